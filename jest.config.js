@@ -1,0 +1,54 @@
+// Two projects: `unit` (next to the code, needs nothing running) and `integration`
+// (`*.int.test.ts`, needs the Redis and ClickHouse that `./dev test` starts).
+const fs = require('node:fs');
+const path = require('node:path');
+
+// Workspace packages resolve to their TypeScript sources, so tests never need a build first.
+const moduleNameMapper = {};
+for (const dir of ['packages']) {
+  for (const name of fs.readdirSync(path.join(__dirname, dir))) {
+    const index = path.join(__dirname, dir, name, 'src', 'index.ts');
+    if (fs.existsSync(index)) moduleNameMapper[`^@depthgate/${name}$`] = index;
+  }
+}
+
+// Dependencies shipped only as ES modules are compiled to CommonJS for Jest by swc.
+const esmOnly = ['http-proxy-middleware', 'jose'];
+
+const common = {
+  testEnvironment: 'node',
+  transform: {
+    '^.+\\.(t|m?j)s$': [
+      '@swc/jest',
+      {
+        jsc: { parser: { syntax: 'typescript' }, target: 'es2024' },
+        module: { type: 'commonjs' },
+        sourceMaps: 'inline',
+      },
+    ],
+  },
+  transformIgnorePatterns: [`/node_modules/(?!(\\.pnpm/)?(${esmOnly.join('|')})[@/])`],
+  moduleNameMapper,
+  moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
+  roots: ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/bench'],
+  modulePathIgnorePatterns: ['<rootDir>/.*/dist/'],
+};
+
+/** @type {import('jest').Config} */
+module.exports = {
+  projects: [
+    {
+      ...common,
+      displayName: 'unit',
+      testMatch: ['**/src/**/*.test.ts'],
+      testPathIgnorePatterns: ['/node_modules/', '\\.int\\.test\\.ts$'],
+    },
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['**/src/**/*.int.test.ts'],
+      testPathIgnorePatterns: ['/node_modules/'],
+      setupFilesAfterEnv: ['<rootDir>/jest.integration-setup.js'],
+    },
+  ],
+};

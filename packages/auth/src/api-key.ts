@@ -1,0 +1,54 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { crc32 } from 'node:zlib';
+
+/**
+ * API keys look like `dg_` + 33 base62 characters of randomness (192 bits) + 6 base62 characters of CRC-32.
+ * The prefix lets secret scanners find leaked keys; the checksum lets them (and us) reject a mistyped or
+ * random string without a store lookup. Keys are stored only as their SHA-256: they are high-entropy secrets,
+ * so a fast hash is enough (no password-style stretching needed), and lookup is by hash, so no comparison of the
+ * secret itself ever happens on a code path whose timing depends on it.
+ */
+export const KEY_PREFIX = 'dg_';
+const RANDOM_BYTES = 24;
+const BODY_LENGTH = 33;
+const CHECKSUM_LENGTH = 6;
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const KEY_PATTERN = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{${BODY_LENGTH + CHECKSUM_LENGTH}}$`);
+
+function base62(value: bigint, length: number): string {
+  let out = '';
+  let v = value;
+  for (let i = 0; i < length; i++) {
+    out = ALPHABET[Number(v % 62n)] + out;
+    v /= 62n;
+  }
+  if (v !== 0n) throw new RangeError('value does not fit');
+  return out;
+}
+
+function checksum(body: string): string {
+  return base62(BigInt(crc32(KEY_PREFIX + body)), CHECKSUM_LENGTH);
+}
+
+export function generateApiKey(): string {
+  const body = base62(BigInt(`0x${randomBytes(RANDOM_BYTES).toString('hex')}`), BODY_LENGTH);
+  return KEY_PREFIX + body + checksum(body);
+}
+
+/** Shape and checksum only; says nothing about whether the key exists. */
+export function isWellFormedApiKey(candidate: string): boolean {
+  if (!KEY_PATTERN.test(candidate)) return false;
+  const body = candidate.slice(KEY_PREFIX.length, KEY_PREFIX.length + BODY_LENGTH);
+  return checksum(body) === candidate.slice(KEY_PREFIX.length + BODY_LENGTH);
+}
+
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+/** Public identifier of a key record, safe to print and log. */
+export function generateKeyId(): string {
+  return `key_${randomBytes(8).toString('hex')}`;
+}
+
+export const KEY_ID_PATTERN = /^key_[0-9a-f]{16}$/;

@@ -1,0 +1,153 @@
+import { Authenticator } from './authenticator';
+import { generateApiKey, hashApiKey } from './api-key';
+import type { KeyRecord, NewKeyInput } from './key-record';
+import type { KeyStore } from './key-store';
+
+/** A KeyStore over a Map, with a switch to make it fail like an unreachable Redis. */
+class FakeStore implements KeyStore {
+  readonly eventsChannel = 'events';
+  readonly records = new Map<string, KeyRecord>();
+  lookups = 0;
+  down = false;
+
+  add(key: string, overrides: Partial<KeyRecord> = {}): KeyRecord {
+    const record: KeyRecord = {
+      id: `key_${String(this.records.size).padStart(16, '0')}`,
+      name: 'test',
+      created_at: new Date(0).toISOString(),
+      revoked_at: null,
+      ticker_prefixes: null,
+      max_data_age_days: null,
+      full_history_prefixes: null,
+      requests_per_minute: null,
+      platforms: null,
+      key_hash: hashApiKey(key),
+      ...overrides,
+    };
+    this.records.set(record.key_hash, record);
+    return record;
+  }
+  async findByHash(hash: string) {
+    this.lookups++;
+    await new Promise((r) => setImmediate(r));
+    if (this.down) throw new Error('Connection is closed.');
+    return this.records.get(hash) ?? null;
+  }
+  create(_input: NewKeyInput): Promise<{ record: KeyRecord; key: string }> {
+    throw new Error('not used');
+  }
+  async get(id: string) {
+    return [...this.records.values()].find((r) => r.id === id) ?? null;
+  }
+  async list() {
+    return [...this.records.values()];
+  }
+  async revoke(id: string) {
+    const r = await this.get(id);
+    if (!r) return null;
+    const revoked = { ...r, revoked_at: new Date().toISOString() };
+    this.records.set(r.key_hash, revoked);
+    return revoked;
+  }
+}
+
+function setup(options: { ttl?: number; stale?: number; max?: number } = {}) {
+  const store = new FakeStore();
+  let now = 1_000_000;
+  const auth = new Authenticator({
+    store,
+    cacheTtlMs: options.ttl ?? 4000,
+    maxStaleMs: options.stale ?? 60_000,
+    maxEntries: options.max ?? 100,
+    now: () => now,
+  });
+  return { store, auth, advance: (ms: number) => (now += ms) };
+}
+
+describe('Authenticator', () => {
+  it('accepts a stored key and answers from the cache afterwards, synchronously', async () => {
+    const { store, auth } = setup();
+    const key = generateApiKey();
+    const record = store.add(key, { requests_per_minute: 7, ticker_prefixes: ['KX'] });
+    const first = await auth.verify(key);
+    expect(first).toMatchObject({
+      status: 'valid',
+      key: { id: record.id, requestsPerMinute: 7, tickerPrefixes: ['kx'] },
+    });
+    for (let i = 0; i < 100; i++) {
+      const again = auth.verify(key);
+      expect(again).not.toBeInstanceOf(Promise);
+      expect(again).toMatchObject({ status: 'valid' });
+    }
+    expect(store.lookups).toBe(1);
+  });
+
+  it('rejects malformed keys without asking the store', async () => {
+    const { store, auth } = setup();
+    expect(await auth.verify('dg_not-a-key')).toEqual({ status: 'invalid' });
+    expect(await auth.verify('')).toEqual({ status: 'invalid' });
+    expect(store.lookups).toBe(0);
+  });
+
+  it('caches unknown keys too (negative cache)', async () => {
+    const { store, auth } = setup();
+    const key = generateApiKey();
+    expect(await auth.verify(key)).toEqual({ status: 'invalid' });
+    expect(await auth.verify(key)).toEqual({ status: 'invalid' });
+    expect(store.lookups).toBe(1);
+  });
+
+  it('sees a revocation once the cache TTL has passed, and at once after invalidate()', async () => {
+    const { store, auth, advance } = setup({ ttl: 4000 });
+    const key = generateApiKey();
+    const record = store.add(key);
+    expect(await auth.verify(key)).toMatchObject({ status: 'valid' });
+    await store.revoke(record.id);
+    advance(3999);
+    expect(await auth.verify(key)).toMatchObject({ status: 'valid' });
+    advance(1);
+    expect(await auth.verify(key)).toEqual({ status: 'revoked' });
+
+    const other = generateApiKey();
+    const otherRecord = store.add(other);
+    expect(await auth.verify(other)).toMatchObject({ status: 'valid' });
+    await store.revoke(otherRecord.id);
+    auth.invalidate(hashApiKey(other));
+    expect(await auth.verify(other)).toEqual({ status: 'revoked' });
+  });
+
+  it('makes one store lookup for concurrent checks of the same key', async () => {
+    const { store, auth } = setup();
+    const key = generateApiKey();
+    store.add(key);
+    const results = await Promise.all(Array.from({ length: 50 }, () => auth.verify(key)));
+    expect(results.every((r) => r.status === 'valid')).toBe(true);
+    expect(store.lookups).toBe(1);
+  });
+
+  it('while the store is down, serves cached answers up to maxStaleMs, then says unavailable', async () => {
+    const { store, auth, advance } = setup({ ttl: 1000, stale: 10_000 });
+    const known = generateApiKey();
+    store.add(known);
+    expect(await auth.verify(known)).toMatchObject({ status: 'valid' });
+    store.down = true;
+    advance(5000);
+    expect(await auth.verify(known)).toMatchObject({ status: 'valid' });
+    expect(await auth.verify(generateApiKey())).toEqual({ status: 'unavailable' });
+    advance(6000);
+    expect(await auth.verify(known)).toEqual({ status: 'unavailable' });
+    store.down = false;
+    expect(await auth.verify(known)).toMatchObject({ status: 'valid' });
+  });
+
+  it('keeps at most maxEntries answers', async () => {
+    const { store, auth } = setup({ max: 3 });
+    const keys = Array.from({ length: 5 }, generateApiKey);
+    for (const k of keys) await auth.verify(k);
+    expect(store.lookups).toBe(5);
+    await auth.verify(keys[4] ?? '');
+    expect(store.lookups).toBe(5);
+    await auth.verify(keys[0] ?? '');
+    expect(store.lookups).toBe(6);
+  });
+});

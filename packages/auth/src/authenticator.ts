@@ -1,0 +1,136 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Logger } from '@depthgate/service-kit';
+import { hashApiKey, isWellFormedApiKey } from './api-key';
+import type { KeyStore } from './key-store';
+import { resolveKey, type ResolvedKey } from './key-record';
+import type { AuthMetrics } from './metrics';
+
+export type VerifyResult =
+  | { status: 'valid'; key: ResolvedKey }
+  | { status: 'invalid' }
+  | { status: 'revoked' }
+  /** The store is unreachable and this key has never been seen (or was seen too long ago). */
+  | { status: 'unavailable' };
+
+type Cached = { status: 'valid'; key: ResolvedKey } | { status: 'invalid' } | { status: 'revoked' };
+
+interface Entry {
+  result: Cached;
+  fetchedAt: number;
+}
+
+export interface AuthenticatorOptions {
+  store: KeyStore;
+  /** A cached answer is trusted this long; it bounds how late a revocation takes effect (at most 5 s). */
+  cacheTtlMs: number;
+  /** While the store is unreachable, a cached answer keeps serving for this long after it was fetched. */
+  maxStaleMs: number;
+  /** Cache capacity (least recently used entries leave first), so sprayed random keys cannot grow memory. */
+  maxEntries: number;
+  logger?: Logger;
+  metrics?: AuthMetrics;
+  now?: () => number;
+}
+
+/**
+ * Checks API keys against the store with an in-process cache of positive and negative answers, so the steady state
+ * costs no Redis round trip per request. Revocations reach every process at once through pub/sub and, should a
+ * message be missed, within `cacheTtlMs` at the latest.
+ */
+export class Authenticator {
+  private readonly cache = new Map<string, Entry>();
+  private readonly inflight = new Map<string, Promise<Cached>>();
+  private readonly now: () => number;
+
+  constructor(private readonly options: AuthenticatorOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Synchronous when the answer is cached and fresh, which is the common case. */
+  verify(candidate: string): VerifyResult | Promise<VerifyResult> {
+    if (!isWellFormedApiKey(candidate)) return this.count({ status: 'invalid' });
+    const hash = hashApiKey(candidate);
+    const entry = this.cache.get(hash);
+    const now = this.now();
+    if (entry && now - entry.fetchedAt < this.options.cacheTtlMs) {
+      this.options.metrics?.cache.inc({ result: 'hit' });
+      return this.count(entry.result);
+    }
+    return this.refresh(hash, entry, now);
+  }
+
+  private async refresh(hash: string, entry: Entry | undefined, now: number): Promise<VerifyResult> {
+    try {
+      const result = await this.fetch(hash);
+      this.options.metrics?.cache.inc({ result: 'miss' });
+      return this.count(result);
+    } catch (err) {
+      if (entry && now - entry.fetchedAt < this.options.maxStaleMs) {
+        this.options.metrics?.cache.inc({ result: 'stale' });
+        this.options.logger?.warn(
+          { err: { message: (err as Error).message } },
+          'key store unreachable: serving a cached key answer',
+        );
+        return this.count(entry.result);
+      }
+      this.options.logger?.error(
+        { err: { message: (err as Error).message } },
+        'key store unreachable: cannot verify key',
+      );
+      return this.count({ status: 'unavailable' });
+    }
+  }
+
+  /** One store lookup per hash at a time, however many requests wait for it. */
+  private fetch(hash: string): Promise<Cached> {
+    let pending = this.inflight.get(hash);
+    if (!pending) {
+      pending = this.lookup(hash).finally(() => this.inflight.delete(hash));
+      this.inflight.set(hash, pending);
+    }
+    return pending;
+  }
+
+  private async lookup(hash: string): Promise<Cached> {
+    const record = await this.options.store.findByHash(hash);
+    let result: Cached;
+    if (!record || !timingSafeEqual(Buffer.from(record.key_hash, 'hex'), Buffer.from(hash, 'hex'))) {
+      result = { status: 'invalid' };
+    } else if (record.revoked_at !== null) {
+      result = { status: 'revoked' };
+    } else {
+      result = { status: 'valid', key: resolveKey(record) };
+    }
+    this.remember(hash, result);
+    return result;
+  }
+
+  private remember(hash: string, result: Cached): void {
+    this.cache.delete(hash);
+    this.cache.set(hash, { result, fetchedAt: this.now() });
+    while (this.cache.size > this.options.maxEntries) {
+      const oldest = this.cache.keys().next().value;
+      if (oldest === undefined) break;
+      this.cache.delete(oldest);
+    }
+  }
+
+  /** Drops the cached answer for a key hash (a create or revoke announced on the events channel). */
+  invalidate(hash: string): void {
+    this.cache.delete(hash);
+  }
+
+  /** Listens for created and revoked keys on a dedicated subscriber connection. */
+  async subscribe(subscriber: Redis): Promise<void> {
+    subscriber.on('message', (channel: string, hash: string) => {
+      if (channel === this.options.store.eventsChannel) this.invalidate(hash);
+    });
+    await subscriber.subscribe(this.options.store.eventsChannel);
+  }
+
+  private count<T extends VerifyResult>(result: T): T {
+    this.options.metrics?.verifications.inc({ result: result.status });
+    return result;
+  }
+}

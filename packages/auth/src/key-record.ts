@@ -1,0 +1,61 @@
+import { z } from 'zod';
+import { KEY_ID_PATTERN } from './api-key';
+import { PLATFORM_KEYS, TICKER_PREFIX_PATTERN, type PlatformKey } from './entitlements';
+
+const prefixList = z.array(z.string().regex(TICKER_PREFIX_PATTERN)).min(1).nullable();
+
+/** A key as stored. `key_hash` is the SHA-256 of the key; the key itself is never stored. */
+export const keyRecordSchema = z.object({
+  id: z.string().regex(KEY_ID_PATTERN),
+  name: z.string().min(1).max(100),
+  created_at: z.string(),
+  revoked_at: z.string().nullable(),
+  ticker_prefixes: prefixList,
+  max_data_age_days: z.number().int().positive().nullable(),
+  full_history_prefixes: prefixList,
+  requests_per_minute: z.number().int().positive().nullable(),
+  platforms: z.array(z.enum(PLATFORM_KEYS)).min(1).nullable(),
+  key_hash: z.string().regex(/^[0-9a-f]{64}$/),
+});
+
+export type KeyRecord = z.infer<typeof keyRecordSchema>;
+
+/** What may be shown about a key: everything but its hash. */
+export type PublicKeyRecord = Omit<KeyRecord, 'key_hash'>;
+
+export function publicView(record: KeyRecord): PublicKeyRecord {
+  const { key_hash: _hash, ...rest } = record;
+  return rest;
+}
+
+export interface NewKeyInput {
+  name: string;
+  ticker_prefixes?: string[] | null;
+  max_data_age_days?: number | null;
+  full_history_prefixes?: string[] | null;
+  requests_per_minute?: number | null;
+  platforms?: PlatformKey[] | null;
+}
+
+/** A valid key as the services use it on each request: prefixes lower-cased once, platforms as a set. */
+export interface ResolvedKey {
+  id: string;
+  name: string;
+  tickerPrefixes: readonly string[] | null;
+  fullHistoryPrefixes: readonly string[] | null;
+  maxDataAgeDays: number | null;
+  requestsPerMinute: number | null;
+  platforms: ReadonlySet<PlatformKey> | null;
+}
+
+export function resolveKey(record: KeyRecord): ResolvedKey {
+  return {
+    id: record.id,
+    name: record.name,
+    tickerPrefixes: record.ticker_prefixes?.map((p) => p.toLowerCase()) ?? null,
+    fullHistoryPrefixes: record.full_history_prefixes?.map((p) => p.toLowerCase()) ?? null,
+    maxDataAgeDays: record.max_data_age_days,
+    requestsPerMinute: record.requests_per_minute,
+    platforms: record.platforms ? new Set(record.platforms) : null,
+  };
+}

@@ -1,0 +1,97 @@
+import type { Redis } from 'ioredis';
+import { generateApiKey, generateKeyId, hashApiKey } from './api-key';
+import { keyRecordSchema, type KeyRecord, type NewKeyInput } from './key-record';
+
+/** Where key records live. The Redis implementation is the real one; tests may use any other. */
+export interface KeyStore {
+  /** Creates a record and returns it with the key, which is never retrievable again. */
+  create(input: NewKeyInput, now?: Date): Promise<{ record: KeyRecord; key: string }>;
+  findByHash(hash: string): Promise<KeyRecord | null>;
+  get(id: string): Promise<KeyRecord | null>;
+  list(): Promise<KeyRecord[]>;
+  /** Marks the key revoked (idempotent). Returns null when no such key exists. */
+  revoke(id: string, now?: Date): Promise<KeyRecord | null>;
+  /** Channel on which changes are announced (the payload is the key hash), so caches can drop entries at once. */
+  readonly eventsChannel: string;
+}
+
+/**
+ * Redis layout, under a configurable prefix (default `dg:`):
+ *   <prefix>key:h:<sha256>  → the record as JSON (the lookup a request does)
+ *   <prefix>key:id:<id>     → the sha256 (to show or revoke by id)
+ *   <prefix>keys            → sorted set of ids by creation time (to list)
+ *   <prefix>key:events      → pub/sub channel announcing the hash of a created or revoked key
+ */
+export class RedisKeyStore implements KeyStore {
+  readonly eventsChannel: string;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix = 'dg:',
+  ) {
+    this.eventsChannel = `${prefix}key:events`;
+  }
+
+  private hashKey(hash: string) {
+    return `${this.prefix}key:h:${hash}`;
+  }
+  private idKey(id: string) {
+    return `${this.prefix}key:id:${id}`;
+  }
+
+  async create(input: NewKeyInput, now = new Date()): Promise<{ record: KeyRecord; key: string }> {
+    const key = generateApiKey();
+    const record = keyRecordSchema.parse({
+      id: generateKeyId(),
+      name: input.name,
+      created_at: now.toISOString(),
+      revoked_at: null,
+      ticker_prefixes: input.ticker_prefixes ?? null,
+      max_data_age_days: input.max_data_age_days ?? null,
+      full_history_prefixes: input.full_history_prefixes ?? null,
+      requests_per_minute: input.requests_per_minute ?? null,
+      platforms: input.platforms ?? null,
+      key_hash: hashApiKey(key),
+    } satisfies KeyRecord);
+    const result = await this.redis
+      .multi()
+      .set(this.hashKey(record.key_hash), JSON.stringify(record), 'NX')
+      .set(this.idKey(record.id), record.key_hash, 'NX')
+      .zadd(`${this.prefix}keys`, String(now.getTime()), record.id)
+      .publish(this.eventsChannel, record.key_hash)
+      .exec();
+    if (!result || result.some(([err]) => err) || result[0]?.[1] !== 'OK' || result[1]?.[1] !== 'OK') {
+      throw new Error('could not store the new key');
+    }
+    return { record, key };
+  }
+
+  async findByHash(hash: string): Promise<KeyRecord | null> {
+    const raw = await this.redis.get(this.hashKey(hash));
+    return raw === null ? null : keyRecordSchema.parse(JSON.parse(raw));
+  }
+
+  async get(id: string): Promise<KeyRecord | null> {
+    const hash = await this.redis.get(this.idKey(id));
+    return hash === null ? null : this.findByHash(hash);
+  }
+
+  async list(): Promise<KeyRecord[]> {
+    const ids = await this.redis.zrange(`${this.prefix}keys`, '0', '-1');
+    const records = await Promise.all(ids.map((id) => this.get(id)));
+    return records.filter((r): r is KeyRecord => r !== null);
+  }
+
+  async revoke(id: string, now = new Date()): Promise<KeyRecord | null> {
+    const record = await this.get(id);
+    if (!record) return null;
+    if (record.revoked_at !== null) return record;
+    const revoked: KeyRecord = { ...record, revoked_at: now.toISOString() };
+    await this.redis
+      .multi()
+      .set(this.hashKey(record.key_hash), JSON.stringify(revoked))
+      .publish(this.eventsChannel, record.key_hash)
+      .exec();
+    return revoked;
+  }
+}

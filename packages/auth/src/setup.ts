@@ -1,0 +1,81 @@
+import type { RequestHandler } from 'express';
+import type { Redis } from 'ioredis';
+import type { Logger } from '@depthgate/service-kit';
+import type { Registry } from 'prom-client';
+import type { ReadinessCheck } from '@depthgate/service-kit';
+import { Authenticator } from './authenticator';
+import { apiKeyAuth } from './caller';
+import type { AuthConfig } from './config';
+import { RedisKeyStore } from './key-store';
+import { AuthMetrics } from './metrics';
+import { createRateLimiter, type FailoverStore } from './rate-limit';
+import { createRedisClient } from './redis';
+
+export interface Auth {
+  redis: Redis;
+  store: RedisKeyStore;
+  authenticator: Authenticator;
+  metrics: AuthMetrics;
+  /** X-API-Key required (gateway). */
+  requireKey: RequestHandler;
+  /** X-API-Key optional; no key means anonymous (history). */
+  optionalKey: RequestHandler;
+  rateLimit: RequestHandler;
+  rateLimitStore: FailoverStore;
+  readiness: ReadinessCheck;
+  close(): Promise<void>;
+}
+
+/** Builds the shared key and rate-limit machinery once per process (never per request). */
+export function createAuth(config: AuthConfig, deps: { logger: Logger; registry: Registry; name: string }): Auth {
+  const redis = createRedisClient(config.REDIS_URL, {
+    name: deps.name,
+    logger: deps.logger,
+    commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
+  });
+  const subscriber = createRedisClient(config.REDIS_URL, {
+    name: `${deps.name}-events`,
+    logger: deps.logger,
+    offlineQueue: true,
+  });
+  const metrics = new AuthMetrics(deps.registry);
+  const store = new RedisKeyStore(redis, config.REDIS_KEY_PREFIX);
+  const authenticator = new Authenticator({
+    store,
+    cacheTtlMs: config.KEY_CACHE_TTL_MS,
+    maxStaleMs: config.KEY_CACHE_MAX_STALE_MS,
+    maxEntries: config.KEY_CACHE_MAX_ENTRIES,
+    logger: deps.logger,
+    metrics,
+  });
+  authenticator.subscribe(subscriber).catch((err: unknown) => {
+    deps.logger.warn(
+      { err: { message: (err as Error).message } },
+      'could not subscribe to key events; relying on the cache TTL',
+    );
+  });
+  const limiter = createRateLimiter({
+    redis,
+    prefix: config.REDIS_KEY_PREFIX,
+    defaultRequestsPerMinute: config.RATE_LIMIT_DEFAULT_RPM,
+    anonymousRequestsPerMinute: config.RATE_LIMIT_ANONYMOUS_RPM,
+    logger: deps.logger,
+    metrics,
+  });
+  return {
+    redis,
+    store,
+    authenticator,
+    metrics,
+    requireKey: apiKeyAuth(authenticator, 'required', metrics),
+    optionalKey: apiKeyAuth(authenticator, 'optional', metrics),
+    rateLimit: limiter.middleware,
+    rateLimitStore: limiter.store,
+    readiness: { name: 'redis', check: async () => redis.status === 'ready' && (await redis.ping()) === 'PONG' },
+    async close() {
+      limiter.store.shutdown();
+      subscriber.disconnect();
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}

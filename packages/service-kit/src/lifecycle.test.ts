@@ -1,0 +1,94 @@
+import http from 'node:http';
+import { Writable } from 'node:stream';
+import express from 'express';
+import request from 'supertest';
+import { healthRoutes } from './health';
+import { Lifecycle, serve } from './lifecycle';
+import { createLogger } from './logger';
+
+const quiet = () =>
+  createLogger({ name: 't', level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
+
+describe('health and readiness', () => {
+  it('/health is the spec body; /ready reflects checks and draining', async () => {
+    const lifecycle = new Lifecycle();
+    let redisUp = true;
+    const app = express();
+    app.use(
+      healthRoutes({
+        lifecycle,
+        checks: [
+          { name: 'redis', check: () => redisUp },
+          { name: 'slow', check: () => new Promise<boolean>((r) => setTimeout(() => r(true), 10)) },
+        ],
+        timeoutMs: 200,
+      }),
+    );
+    expect((await request(app).get('/health')).body).toEqual({ status: 'ok' });
+    const ready = await request(app).get('/ready');
+    expect(ready.status).toBe(200);
+    expect(ready.body).toEqual({ status: 'ready', checks: { redis: true, slow: true } });
+    redisUp = false;
+    const notReady = await request(app).get('/ready');
+    expect(notReady.status).toBe(503);
+    expect(notReady.body.checks.redis).toBe(false);
+    redisUp = true;
+    lifecycle.draining = true;
+    expect((await request(app).get('/ready')).status).toBe(503);
+    expect((await request(app).get('/health')).status).toBe(200);
+  });
+
+  it('a check that hangs counts as not ready after the timeout', async () => {
+    const app = express();
+    app.use(
+      healthRoutes({
+        lifecycle: new Lifecycle(),
+        checks: [{ name: 'hang', check: () => new Promise(() => {}) }],
+        timeoutMs: 50,
+      }),
+    );
+    const res = await request(app).get('/ready');
+    expect(res.status).toBe(503);
+    expect(res.body.checks.hang).toBe(false);
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('lets an in-flight request finish, refuses new connections, then runs hooks', async () => {
+    const lifecycle = new Lifecycle();
+    const order: string[] = [];
+    lifecycle.onShutdown('first', () => void order.push('first'));
+    lifecycle.onShutdown('second', () => void order.push('second'));
+    const app = express();
+    app.get('/slow', (_req, res) => setTimeout(() => res.json({ done: true }), 300));
+    const running = await serve(app, {
+      port: 0,
+      host: '127.0.0.1',
+      logger: quiet(),
+      lifecycle,
+      shutdownDelayMs: 0,
+      drainTimeoutMs: 5000,
+      exit: false,
+    });
+    const inflight = new Promise<string>((resolve, reject) => {
+      http
+        .get(`http://127.0.0.1:${running.port}/slow`, { agent: false }, (res) => {
+          let body = '';
+          res.on('data', (c) => (body += c));
+          res.on('end', () => resolve(body));
+        })
+        .on('error', reject);
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    const done = running.shutdown('test');
+    expect(lifecycle.draining).toBe(true);
+    expect(JSON.parse(await inflight)).toEqual({ done: true });
+    await done;
+    expect(order).toEqual(['second', 'first']);
+    await expect(
+      new Promise((resolve, reject) =>
+        http.get(`http://127.0.0.1:${running.port}/slow`, { agent: false }, resolve).on('error', reject),
+      ),
+    ).rejects.toThrow(/ECONNREFUSED/);
+  });
+});

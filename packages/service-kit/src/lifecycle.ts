@@ -1,0 +1,110 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { RequestListener } from 'node:http';
+import type { Logger } from 'pino';
+
+type Hook = () => Promise<void> | void;
+
+/**
+ * Process lifecycle: readiness turns red as soon as draining starts; shutdown hooks (close Redis, ClickHouse,
+ * flush buffers) run after the HTTP server has drained, in reverse order of registration.
+ */
+export class Lifecycle {
+  draining = false;
+  private readonly hooks: { name: string; hook: Hook }[] = [];
+
+  onShutdown(name: string, hook: Hook): void {
+    this.hooks.push({ name, hook });
+  }
+
+  async runHooks(logger: Logger): Promise<void> {
+    for (const { name, hook } of [...this.hooks].reverse()) {
+      try {
+        await hook();
+      } catch (err) {
+        logger.error({ err, hook: name }, 'shutdown hook failed');
+      }
+    }
+  }
+}
+
+export interface ServeOptions {
+  port: number;
+  host: string;
+  logger: Logger;
+  lifecycle: Lifecycle;
+  /** Time between turning readiness red and refusing new connections, so load balancers stop routing to us. */
+  shutdownDelayMs: number;
+  /** Longest time in-flight requests get to finish before their connections are cut. */
+  drainTimeoutMs: number;
+  /** Exit the process after shutdown (false in tests). */
+  exit?: boolean;
+}
+
+export interface RunningServer {
+  server: http.Server;
+  port: number;
+  shutdown: (reason: string) => Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export async function serve(handler: RequestListener, options: ServeOptions): Promise<RunningServer> {
+  const { logger, lifecycle } = options;
+  const server = http.createServer(
+    {
+      // Longer than the usual 60 s idle timeout of load balancers, so they close idle connections first.
+      keepAliveTimeout: 65_000,
+      headersTimeout: 66_000,
+      requestTimeout: 120_000,
+    },
+    (req, res) => {
+      if (lifecycle.draining) res.setHeader('Connection', 'close');
+      handler(req, res);
+    },
+  );
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  logger.info({ port, host: options.host }, 'listening');
+
+  let shuttingDown: Promise<void> | undefined;
+  const shutdown = (reason: string): Promise<void> => {
+    shuttingDown ??= (async () => {
+      logger.info({ reason }, 'draining');
+      lifecycle.draining = true;
+      await sleep(options.shutdownDelayMs);
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const idleSweep = setInterval(() => server.closeIdleConnections(), 100);
+      let deadline: NodeJS.Timeout | undefined;
+      const drained = await Promise.race([
+        closed.then(() => true),
+        new Promise<boolean>((resolve) => {
+          deadline = setTimeout(() => resolve(false), options.drainTimeoutMs);
+        }),
+      ]);
+      clearTimeout(deadline);
+      clearInterval(idleSweep);
+      if (!drained) {
+        logger.warn({ drainTimeoutMs: options.drainTimeoutMs }, 'drain timeout: closing remaining connections');
+        server.closeAllConnections();
+      }
+      await lifecycle.runHooks(logger);
+      logger.info('stopped');
+      logger.flush?.();
+      if (options.exit !== false) setImmediate(() => process.exit(0));
+    })();
+    return shuttingDown;
+  };
+  if (options.exit !== false) {
+    process.once('SIGTERM', () => void shutdown('SIGTERM'));
+    process.once('SIGINT', () => void shutdown('SIGINT'));
+  }
+  return { server, port, shutdown };
+}

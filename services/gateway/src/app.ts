@@ -1,0 +1,29 @@
+import express, { type Express } from 'express';
+import type { Auth } from '@depthgate/auth';
+import { createServiceApp, type Lifecycle, type Logger, type Registry } from '@depthgate/service-kit';
+import type { GatewayConfig } from './config';
+
+export interface GatewayDeps {
+  config: GatewayConfig;
+  logger: Logger;
+  auth: Auth;
+  registry: Registry;
+  lifecycle: Lifecycle;
+}
+
+/** Builds the gateway app. No side effects: everything it talks to arrives in `deps`. */
+export function createApp(deps: GatewayDeps): Express {
+  const { config, auth } = deps;
+  return createServiceApp({
+    ...deps,
+    readiness: [auth.readiness],
+    trustProxyHops: config.TRUST_PROXY_HOPS,
+    accessLog: config.ACCESS_LOG,
+    routeLabel: (req) => (req.path.startsWith('/api/') ? 'api' : 'internal'),
+    mount: (app) => {
+      const api = express.Router();
+      api.use(auth.requireKey, auth.rateLimit);
+      app.use('/api', api);
+    },
+  });
+}

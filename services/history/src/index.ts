@@ -1,0 +1,2 @@
+export { createApp, type HistoryDeps } from './app';
+export { loadConfig, historyEnvSchema, type HistoryConfig } from './config';
