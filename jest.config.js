@@ -13,7 +13,7 @@ for (const dir of ['packages']) {
 }
 
 // Dependencies shipped only as ES modules are compiled to CommonJS for Jest by swc.
-const esmOnly = ['http-proxy-middleware', 'jose'];
+const esmOnly = ['jose'];
 
 const common = {
   testEnvironment: 'node',

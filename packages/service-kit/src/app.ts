@@ -1,4 +1,4 @@
-import express, { type Express, type Request } from 'express';
+import express, { type Express, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { errorHandler, notFoundHandler } from './errors';
@@ -16,8 +16,10 @@ export interface ServiceAppOptions {
   /** Reverse proxies whose X-Forwarded-For is trusted; a count, never `true`. */
   trustProxyHops: number;
   accessLog: boolean;
-  /** Low-cardinality label of a request for metrics. */
-  routeLabel: (req: Request) => string;
+  /** Extra fields of the access log line, read when the response is done. */
+  accessLogFields?: (req: Request, res: Response) => object;
+  /** Low-cardinality label of a request for metrics, read when the response is done. */
+  routeLabel: (req: Request, res: Response) => string;
   /** Mounts the service's own routes between the common prelude and the 404/error handlers. */
   mount: (app: Express) => void;
 }
@@ -32,7 +34,7 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   app.set('etag', false);
   app.set('trust proxy', options.trustProxyHops);
   app.use(requestId());
-  if (options.accessLog) app.use(accessLog(options.logger));
+  if (options.accessLog) app.use(accessLog(options.logger, options.accessLogFields));
   app.use(httpMetrics(options.registry, options.routeLabel).middleware);
   app.use(healthRoutes({ lifecycle: options.lifecycle, checks: options.readiness }));
   app.get('/metrics', metricsHandler(options.registry));

@@ -1,4 +1,4 @@
-import type { RequestHandler, Request } from 'express';
+import type { RequestHandler, Request, Response } from 'express';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export { Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -26,7 +26,7 @@ export interface HttpMetrics {
 /** Requests by route and status, and their duration. `route` must be low-cardinality (a platform, an endpoint). */
 export function httpMetrics(
   registry: Registry,
-  route: (req: Request) => string,
+  route: (req: Request, res: Response) => string,
 ): { middleware: RequestHandler; metrics: HttpMetrics } {
   const requests = new Counter({
     name: 'http_requests_total',
@@ -44,7 +44,7 @@ export function httpMetrics(
   const middleware: RequestHandler = (req, res, next) => {
     const started = process.hrtime.bigint();
     res.once('close', () => {
-      const r = route(req);
+      const r = route(req, res);
       requests.inc({ route: r, status: String(res.statusCode) });
       duration.observe({ route: r }, Number(process.hrtime.bigint() - started) / 1e9);
     });

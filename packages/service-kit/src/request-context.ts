@@ -28,7 +28,7 @@ export function requestId(): RequestHandler {
 /** One JSON line per finished request: method, path (secrets masked), status, duration, request id. */
 export function accessLog(
   logger: Logger,
-  fields: (req: Parameters<RequestHandler>[0]) => object = () => ({}),
+  fields: (req: Parameters<RequestHandler>[0], res: Parameters<RequestHandler>[1]) => object = () => ({}),
 ): RequestHandler {
   return (req, res, next) => {
     const started = process.hrtime.bigint();
@@ -42,7 +42,7 @@ export function accessLog(
           status: res.statusCode,
           ms: Math.round(ms * 100) / 100,
           aborted: !res.writableFinished,
-          ...fields(req),
+          ...fields(req, res),
         },
         'request',
       );

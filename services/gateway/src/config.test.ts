@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { ConfigError } from '@depthgate/service-kit';
 import { undocumentedSettings } from '@depthgate/test-utils';
 import { loadConfig, gatewayEnvSchema } from './config';
@@ -19,6 +22,41 @@ describe('gateway configuration', () => {
     } catch (err) {
       expect((err as ConfigError).issues.join('\n')).toMatch(/KEY_CACHE_TTL_MS[\s\S]*TRUST_PROXY_HOPS/);
     }
+  });
+
+  it('parses budgets and cache routes, and refuses malformed ones', () => {
+    const config = loadConfig({
+      UPSTREAM_BUDGETS: 'venue-b=100/50,venue-d=0',
+      CACHE_ROUTES: 'venue-b:/markets/*/orderbook=250',
+    });
+    expect(config.budgets['venue-b']).toEqual({ perSecond: 100, burst: 50 });
+    expect(config.budgets['venue-d']).toBeNull();
+    expect(config.budgets['venue-c']).toEqual({ perSecond: 2, burst: 5 });
+    expect(config.cacheRules).toEqual([{ platform: 'venue-b', pattern: '/markets/*/orderbook', ttlMs: 250 }]);
+    expect(() => loadConfig({ UPSTREAM_BUDGETS: 'venue-x=1' })).toThrow(/UPSTREAM_BUDGETS/);
+    expect(() => loadConfig({ CACHE_ROUTES: 'venue-b:markets=1' })).toThrow(/CACHE_ROUTES/);
+    expect(() => loadConfig({ DISABLED_PLATFORMS: 'venue-q' })).toThrow(/DISABLED_PLATFORMS/);
+  });
+
+  it('reads secrets from *_FILE, and refuses partial or doubly given credentials', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gw-'));
+    writeFileSync(path.join(dir, 'secret'), 'c2VjcmV0\n');
+    writeFileSync(path.join(dir, 'pass'), 'pp');
+    const config = loadConfig({
+      COINBASE_API_KEY: 'k',
+      COINBASE_API_SECRET_FILE: path.join(dir, 'secret'),
+      COINBASE_API_PASSPHRASE_FILE: path.join(dir, 'pass'),
+    });
+    expect(config.credentials.coinbase).toEqual({ key: 'k', secret: 'c2VjcmV0', passphrase: 'pp' });
+    expect(() => loadConfig({ COINBASE_API_KEY: 'k' })).toThrow(
+      /Coinbase credentials are incomplete: missing COINBASE_API_SECRET, COINBASE_API_PASSPHRASE/,
+    );
+    expect(() => loadConfig({ KALSHI_PRIVATE_KEY: 'x', KALSHI_PRIVATE_KEY_FILE: '/x' })).toThrow(
+      /either KALSHI_PRIVATE_KEY or KALSHI_PRIVATE_KEY_FILE/,
+    );
+    expect(() => loadConfig({ KALSHI_ACCESS_KEY: 'k', KALSHI_PRIVATE_KEY_FILE: path.join(dir, 'missing') })).toThrow(
+      /cannot read/,
+    );
   });
 
   it('documents every setting in README.md', () => {

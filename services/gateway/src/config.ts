@@ -1,8 +1,22 @@
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { authEnvShape } from '@depthgate/auth';
-import { envBool, envInt, envLogLevel, envString, parseEnv } from '@depthgate/service-kit';
+import { authEnvShape, PLATFORM_KEYS, type PlatformKey } from '@depthgate/auth';
+import {
+  ConfigError,
+  envBool,
+  envInt,
+  envList,
+  envLogLevel,
+  envOptionalString,
+  envString,
+  envUrl,
+  parseEnv,
+} from '@depthgate/service-kit';
 
-/** Every gateway setting, parsed once from the environment. README.md lists them with their defaults. */
+/**
+ * Every gateway setting, parsed once from the environment. README.md lists them with their defaults.
+ * Upstream defaults are the real production URLs from upstreams.md; each is overridable (e.g. the simulator).
+ */
 export const gatewayEnvSchema = z.object({
   ...authEnvShape,
   GATEWAY_PORT: envInt(7080, { min: 0, max: 65535 }),
@@ -13,10 +27,289 @@ export const gatewayEnvSchema = z.object({
   SHUTDOWN_DELAY_MS: envInt(0, { min: 0, max: 120_000 }),
   /** After that, in-flight requests get this long to finish. */
   DRAIN_TIMEOUT_MS: envInt(15_000, { min: 0, max: 600_000 }),
+  /** `/ready` also requires Redis (keys and budgets are shared there). */
+  READY_REQUIRES_REDIS: envBool(true),
+
+  UPSTREAM_VENUE_A_URL: envUrl('https://gamma-api.polymarket.com'),
+  UPSTREAM_VENUE_A_CLOB_URL: envUrl('https://clob.polymarket.com'),
+  UPSTREAM_VENUE_A_DATA_URL: envUrl('https://data-api.polymarket.com'),
+  UPSTREAM_VENUE_A_US_URL: envUrl('https://gateway.polymarket.us'),
+  UPSTREAM_VENUE_A_US_AUTH_URL: envUrl('https://api.polymarket.us'),
+  UPSTREAM_VENUE_B_URL: envUrl('https://api.elections.kalshi.com/trade-api/v2'),
+  UPSTREAM_VENUE_C_URL: envUrl('https://api.gemini.com'),
+  UPSTREAM_VENUE_D_URL: envUrl('https://api.exchange.coinbase.com'),
+  UPSTREAM_VENUE_E_URL: envUrl('https://forecastex.com/api'),
+  UPSTREAM_VENUE_E_PORTAL_URL: envUrl('https://localhost:5000/v1/api'),
+  /** PEM the IBKR Client Portal's certificate must chain to; unset: its self-signed certificate is accepted (that host only). */
+  IBKR_PORTAL_CA_FILE: envOptionalString(),
+  /** Keep-alive call to the portal (`/tickle`), so its session does not expire; 0 disables. */
+  IBKR_TICKLE_INTERVAL_MS: envInt(60_000, { min: 0, max: 3_600_000 }),
+
+  /** Platforms answered with 503 `upstream_unavailable` without calling them. */
+  DISABLED_PLATFORMS: envList([]),
+  /** Whole-request upstream deadline (until the response headers). */
+  UPSTREAM_TIMEOUT_MS: envInt(10_000, { min: 100, max: 300_000 }),
+  UPSTREAM_CONNECT_TIMEOUT_MS: envInt(3_000, { min: 50, max: 60_000 }),
+  /** Longest silence while an upstream body streams before the response is cut. */
+  UPSTREAM_BODY_TIMEOUT_MS: envInt(30_000, { min: 100, max: 600_000 }),
+  /** Keep-alive connections per upstream origin. */
+  UPSTREAM_CONNECTIONS: envInt(64, { min: 1, max: 4096 }),
+
+  /** Per-platform upstream budgets `platform=rate[/burst]` (requests per second), overriding the documented defaults; 0 = unlimited. */
+  UPSTREAM_BUDGETS: envList([]),
+  /** A request over budget waits at most this long for its turn, then gets 429 `upstream_rate_limited`. */
+  UPSTREAM_BUDGET_MAX_WAIT_MS: envInt(1_000, { min: 0, max: 60_000 }),
+
+  /** Consecutive upstream failures (errors, timeouts, 5xx) that open a platform's circuit. */
+  CIRCUIT_FAILURE_THRESHOLD: envInt(5, { min: 1, max: 1000 }),
+  /** How long an open circuit answers 503 before one probe request is let through (half-open). */
+  CIRCUIT_OPEN_MS: envInt(10_000, { min: 100, max: 600_000 }),
+
+  /** Identical concurrent GETs share one upstream call. */
+  COALESCE: envBool(true),
+  /** Opt-in micro-cache: `platform:/path/pattern=ttlMs`, `*` one segment, `**` any rest, e.g. `venue-b:/markets/*\/orderbook=250`. */
+  CACHE_ROUTES: envList([]),
+  CACHE_MAX_BYTES: envInt(64 * 1024 * 1024, { min: 0, max: 4 * 1024 * 1024 * 1024 }),
+  /** Largest upstream body kept for late joiners of a coalesced call or for the cache. */
+  MAX_SHARED_BODY_BYTES: envInt(4 * 1024 * 1024, { min: 0, max: 256 * 1024 * 1024 }),
+
+  /** Reuse a Kalshi RSA-PSS signature for the same method and path this long (0: sign every request). */
+  KALSHI_SIGNATURE_REUSE_MS: envInt(0, { min: 0, max: 5_000 }),
+  KALSHI_ACCESS_KEY: envOptionalString(),
+  KALSHI_PRIVATE_KEY: envOptionalString(),
+  KALSHI_PRIVATE_KEY_FILE: envOptionalString(),
+  POLYMARKET_US_ACCESS_KEY: envOptionalString(),
+  POLYMARKET_US_SECRET_KEY: envOptionalString(),
+  POLYMARKET_US_SECRET_KEY_FILE: envOptionalString(),
+  POLYMARKET_CLOB_ADDRESS: envOptionalString(),
+  POLYMARKET_CLOB_API_KEY: envOptionalString(),
+  POLYMARKET_CLOB_SECRET: envOptionalString(),
+  POLYMARKET_CLOB_SECRET_FILE: envOptionalString(),
+  POLYMARKET_CLOB_PASSPHRASE: envOptionalString(),
+  POLYMARKET_CLOB_PASSPHRASE_FILE: envOptionalString(),
+  /** [U] whether the CLOB L2 signature covers the query string; upstreams.md leaves it open. */
+  POLYMARKET_CLOB_SIGN_QUERY: envBool(false),
+  COINBASE_API_KEY: envOptionalString(),
+  COINBASE_API_SECRET: envOptionalString(),
+  COINBASE_API_SECRET_FILE: envOptionalString(),
+  COINBASE_API_PASSPHRASE: envOptionalString(),
+  COINBASE_API_PASSPHRASE_FILE: envOptionalString(),
+  /** [3P]/[U] whether the Coinbase Exchange signature covers the query string (believed yes). */
+  COINBASE_SIGN_QUERY: envBool(true),
+  COINBASE_JWT_KEY_NAME: envOptionalString(),
+  COINBASE_JWT_PRIVATE_KEY: envOptionalString(),
+  COINBASE_JWT_PRIVATE_KEY_FILE: envOptionalString(),
 });
 
-export type GatewayConfig = z.output<typeof gatewayEnvSchema>;
+export type GatewayEnv = z.output<typeof gatewayEnvSchema>;
+
+export interface KalshiCredentials {
+  accessKey: string;
+  privateKeyPem: string;
+}
+export interface PolymarketUsCredentials {
+  accessKey: string;
+  secretKeyBase64: string;
+}
+export interface PolymarketClobCredentials {
+  address: string;
+  apiKey: string;
+  secret: string;
+  passphrase: string;
+}
+export interface CoinbaseHmacCredentials {
+  key: string;
+  secret: string;
+  passphrase: string;
+}
+export interface CoinbaseJwtCredentials {
+  keyName: string;
+  privateKeyPem: string;
+}
+
+export interface Budget {
+  perSecond: number;
+  burst: number;
+}
+
+export interface CacheRule {
+  platform: PlatformKey;
+  pattern: string;
+  ttlMs: number;
+}
+
+export interface GatewayConfig extends GatewayEnv {
+  credentials: {
+    kalshi?: KalshiCredentials;
+    polymarketUs?: PolymarketUsCredentials;
+    polymarketClob?: PolymarketClobCredentials;
+    coinbase?: CoinbaseHmacCredentials;
+    coinbaseJwt?: CoinbaseJwtCredentials;
+  };
+  ibkrPortalCa?: string;
+  budgets: Record<PlatformKey, Budget | null>;
+  cacheRules: CacheRule[];
+  disabled: ReadonlySet<PlatformKey>;
+}
+
+/**
+ * Documented upstream limits (upstreams.md), as requests per second with a burst. The gateway never sends more to
+ * a platform than this, across all its replicas. Override with UPSTREAM_BUDGETS (e.g. a higher Kalshi tier).
+ */
+export const DEFAULT_BUDGETS: Record<PlatformKey, Budget> = {
+  'venue-a': { perSecond: 400, burst: 400 }, // Gamma general 4,000 / 10 s [V]
+  'venue-a-clob': { perSecond: 150, burst: 150 }, // CLOB /book 1,500 / 10 s [V]
+  'venue-a-us': { perSecond: 20, burst: 20 }, // 20 req/s per key and per IP [V]
+  'venue-b': { perSecond: 20, burst: 20 }, // Kalshi Basic tier 20 reads/s [V]
+  'venue-c': { perSecond: 2, burst: 5 }, // Gemini public 120/min, 5 queued [V]
+  'venue-d': { perSecond: 10, burst: 15 }, // Coinbase public 10/s, bursts 15 [V]
+  'venue-e': { perSecond: 10, burst: 10 }, // IBKR Client Portal ~10/s [U]
+};
+
+function secret(env: GatewayEnv, name: keyof GatewayEnv & string, issues: string[]): string | undefined {
+  const direct = env[name] as string | undefined;
+  const file = env[`${name}_FILE` as keyof GatewayEnv] as string | undefined;
+  if (direct !== undefined && file !== undefined) issues.push(`${name}: set either ${name} or ${name}_FILE, not both`);
+  if (direct !== undefined) return direct;
+  if (file === undefined) return undefined;
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch (err) {
+    issues.push(`${name}_FILE: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    return undefined;
+  }
+}
+
+/** All of a credential's parts, or none; a partial set is a configuration error, not a silent unsigned call. */
+function group<T>(
+  name: string,
+  parts: Record<string, string | undefined>,
+  build: (p: Record<string, string>) => T,
+  issues: string[],
+): T | undefined {
+  const given = Object.entries(parts).filter(([, v]) => v !== undefined);
+  if (given.length === 0) return undefined;
+  const missing = Object.entries(parts)
+    .filter(([, v]) => v === undefined)
+    .map(([k]) => k);
+  if (missing.length > 0) {
+    issues.push(`${name} credentials are incomplete: missing ${missing.join(', ')}`);
+    return undefined;
+  }
+  return build(parts as Record<string, string>);
+}
+
+function isPlatform(value: string): value is PlatformKey {
+  return (PLATFORM_KEYS as readonly string[]).includes(value);
+}
+
+function parseBudgets(entries: string[], issues: string[]): Record<PlatformKey, Budget | null> {
+  const budgets: Record<PlatformKey, Budget | null> = { ...DEFAULT_BUDGETS };
+  for (const entry of entries) {
+    const m = /^([a-z-]+)=(\d+(?:\.\d+)?)(?:\/(\d+))?$/.exec(entry);
+    if (!m || !isPlatform(m[1] ?? '')) {
+      issues.push(`UPSTREAM_BUDGETS: "${entry}" is not platform=rate[/burst] with a known platform`);
+      continue;
+    }
+    const rate = Number(m[2]);
+    budgets[m[1] as PlatformKey] =
+      rate === 0 ? null : { perSecond: rate, burst: m[3] ? Number(m[3]) : Math.max(1, Math.ceil(rate)) };
+  }
+  return budgets;
+}
+
+function parseCacheRules(entries: string[], issues: string[]): CacheRule[] {
+  const rules: CacheRule[] = [];
+  for (const entry of entries) {
+    const m = /^([a-z-]+):(\/[A-Za-z0-9._~*/-]*)=(\d+)$/.exec(entry);
+    if (!m || !isPlatform(m[1] ?? '')) {
+      issues.push(`CACHE_ROUTES: "${entry}" is not platform:/path/pattern=ttlMs with a known platform`);
+      continue;
+    }
+    rules.push({ platform: m[1] as PlatformKey, pattern: m[2] ?? '/', ttlMs: Number(m[3]) });
+  }
+  return rules;
+}
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): GatewayConfig {
-  return parseEnv(gatewayEnvSchema, env);
+  const base = parseEnv(gatewayEnvSchema, env);
+  const issues: string[] = [];
+  const kalshi = group(
+    'Kalshi',
+    { KALSHI_ACCESS_KEY: base.KALSHI_ACCESS_KEY, KALSHI_PRIVATE_KEY: secret(base, 'KALSHI_PRIVATE_KEY', issues) },
+    (p) => ({ accessKey: p.KALSHI_ACCESS_KEY ?? '', privateKeyPem: p.KALSHI_PRIVATE_KEY ?? '' }),
+    issues,
+  );
+  const polymarketUs = group(
+    'Polymarket US',
+    {
+      POLYMARKET_US_ACCESS_KEY: base.POLYMARKET_US_ACCESS_KEY,
+      POLYMARKET_US_SECRET_KEY: secret(base, 'POLYMARKET_US_SECRET_KEY', issues),
+    },
+    (p) => ({ accessKey: p.POLYMARKET_US_ACCESS_KEY ?? '', secretKeyBase64: p.POLYMARKET_US_SECRET_KEY ?? '' }),
+    issues,
+  );
+  const polymarketClob = group(
+    'Polymarket CLOB',
+    {
+      POLYMARKET_CLOB_ADDRESS: base.POLYMARKET_CLOB_ADDRESS,
+      POLYMARKET_CLOB_API_KEY: base.POLYMARKET_CLOB_API_KEY,
+      POLYMARKET_CLOB_SECRET: secret(base, 'POLYMARKET_CLOB_SECRET', issues),
+      POLYMARKET_CLOB_PASSPHRASE: secret(base, 'POLYMARKET_CLOB_PASSPHRASE', issues),
+    },
+    (p) => ({
+      address: p.POLYMARKET_CLOB_ADDRESS ?? '',
+      apiKey: p.POLYMARKET_CLOB_API_KEY ?? '',
+      secret: p.POLYMARKET_CLOB_SECRET ?? '',
+      passphrase: p.POLYMARKET_CLOB_PASSPHRASE ?? '',
+    }),
+    issues,
+  );
+  const coinbase = group(
+    'Coinbase',
+    {
+      COINBASE_API_KEY: base.COINBASE_API_KEY,
+      COINBASE_API_SECRET: secret(base, 'COINBASE_API_SECRET', issues),
+      COINBASE_API_PASSPHRASE: secret(base, 'COINBASE_API_PASSPHRASE', issues),
+    },
+    (p) => ({
+      key: p.COINBASE_API_KEY ?? '',
+      secret: p.COINBASE_API_SECRET ?? '',
+      passphrase: p.COINBASE_API_PASSPHRASE ?? '',
+    }),
+    issues,
+  );
+  const coinbaseJwt = group(
+    'Coinbase JWT',
+    {
+      COINBASE_JWT_KEY_NAME: base.COINBASE_JWT_KEY_NAME,
+      COINBASE_JWT_PRIVATE_KEY: secret(base, 'COINBASE_JWT_PRIVATE_KEY', issues),
+    },
+    (p) => ({ keyName: p.COINBASE_JWT_KEY_NAME ?? '', privateKeyPem: p.COINBASE_JWT_PRIVATE_KEY ?? '' }),
+    issues,
+  );
+  let ibkrPortalCa: string | undefined;
+  if (base.IBKR_PORTAL_CA_FILE) {
+    try {
+      ibkrPortalCa = readFileSync(base.IBKR_PORTAL_CA_FILE, 'utf8');
+    } catch {
+      issues.push(`IBKR_PORTAL_CA_FILE: cannot read ${base.IBKR_PORTAL_CA_FILE}`);
+    }
+  }
+  const disabled = new Set<PlatformKey>();
+  for (const name of base.DISABLED_PLATFORMS) {
+    if (isPlatform(name)) disabled.add(name);
+    else issues.push(`DISABLED_PLATFORMS: unknown platform "${name}"`);
+  }
+  const budgets = parseBudgets(base.UPSTREAM_BUDGETS, issues);
+  const cacheRules = parseCacheRules(base.CACHE_ROUTES, issues);
+  if (issues.length > 0) throw new ConfigError(issues);
+  return {
+    ...base,
+    credentials: { kalshi, polymarketUs, polymarketClob, coinbase, coinbaseJwt },
+    ibkrPortalCa,
+    budgets,
+    cacheRules,
+    disabled,
+  };
 }

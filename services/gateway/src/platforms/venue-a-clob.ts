@@ -1,0 +1,67 @@
+// https://docs.polymarket.com/developers/CLOB/introduction
+import type { GatewayConfig } from '../config';
+import { polymarketClobSigner } from '../signers/polymarket-clob';
+import { appendQuery, makeTarget, type Platform, type Route } from './types';
+
+/** Market data the CLOB serves without authentication. [V] */
+const PUBLIC_ROOTS = new Set([
+  'book',
+  'books',
+  'price',
+  'prices',
+  'midpoint',
+  'midpoints',
+  'spread',
+  'spreads',
+  'prices-history',
+  'last-trade-price',
+  'last-trades-prices',
+  'markets',
+  'sampling-markets',
+  'simplified-markets',
+  'sampling-simplified-markets',
+  'tick-size',
+  'neg-risk',
+  'fee-rate',
+  'time',
+]);
+
+/**
+ * `venue-a-clob`: Polymarket CLOB (order book, prices, spreads) plus the profile and market-statistics routes the
+ * spec files under it, which other Polymarket hosts serve: profiles from Gamma's `/public-profile`, open interest,
+ * holders, positions and live volume from the Data API. That mapping is [U] (upstreams.md §2).
+ * Private CLOB routes carry L2 HMAC headers when credentials are configured.
+ */
+export function clob(config: GatewayConfig): Platform {
+  const credentials = config.credentials.polymarketClob;
+  const signer = credentials
+    ? polymarketClobSigner(credentials, { signQuery: config.POLYMARKET_CLOB_SIGN_QUERY })
+    : undefined;
+  const budget = config.budgets['venue-a-clob'];
+  const main = makeTarget('venue-a-clob', 'venue-a-clob', config.UPSTREAM_VENUE_A_CLOB_URL, { budget, signer });
+  const data = makeTarget('venue-a-clob', 'venue-a-clob/data', config.UPSTREAM_VENUE_A_DATA_URL, { budget });
+  const profiles = makeTarget('venue-a-clob', 'venue-a-clob/gamma', config.UPSTREAM_VENUE_A_URL, { budget });
+  return {
+    key: 'venue-a-clob',
+    title: 'Polymarket CLOB',
+    docs: 'https://docs.polymarket.com/developers/CLOB/introduction',
+    targets: [main, data, profiles],
+    route(resource, query): Route {
+      const [a, b, c, ...rest] = resource.segments;
+      if (rest.length === 0 && a !== undefined && b !== undefined) {
+        if (a === 'profile' && c === undefined) {
+          return { target: profiles, path: '/public-profile', query: appendQuery(query, { address: b }), sign: false };
+        }
+        if (a === 'markets' && c === 'open-interest')
+          return { target: data, path: '/oi', query: appendQuery(query, { market: b }), sign: false };
+        if (a === 'markets' && c === 'top-holders')
+          return { target: data, path: '/holders', query: appendQuery(query, { market: b }), sign: false };
+        if (a === 'markets' && c === 'positions')
+          return { target: data, path: '/positions', query: appendQuery(query, { market: b }), sign: false };
+        if (a === 'events' && c === 'live-volume')
+          return { target: data, path: '/live-volume', query: appendQuery(query, { id: b }), sign: false };
+      }
+      return { target: main, path: resource.path, query, sign: !PUBLIC_ROOTS.has(a ?? '') };
+    },
+  };
+}

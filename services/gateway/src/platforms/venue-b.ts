@@ -1,0 +1,72 @@
+// https://docs.kalshi.com/api-reference
+import type { GatewayConfig } from '../config';
+import { kalshiSigner } from '../signers/kalshi';
+import { joinSegments, makeTarget, type Platform } from './types';
+
+/**
+ * The spec (and Graylayer's docs) name some Kalshi routes with hyphens or under other parents; Kalshi's real
+ * routes use underscores (upstreams.md §4, "Seed paths vs real Kalshi paths"). Leading segments are rewritten;
+ * real paths pass unchanged.
+ */
+export const KALSHI_PATH_ALIASES: readonly (readonly [readonly string[], readonly string[]])[] = [
+  [
+    ['search', 'filters'],
+    ['search', 'filters_by_sport'],
+  ],
+  [
+    ['historical', 'cutoff-timestamps'],
+    ['historical', 'cutoff'],
+  ],
+  [
+    ['exchange', 'series', 'fee-changes'],
+    ['series', 'fee_changes'],
+  ],
+  [
+    ['exchange', 'user-data-timestamp'],
+    ['exchange', 'user_data_timestamp'],
+  ],
+];
+
+/** Kalshi route segments spelled with underscores; their hyphenated spelling is accepted anywhere. */
+const UNDERSCORE_SEGMENTS = new Set([
+  'structured_targets',
+  'incentive_programs',
+  'fee_changes',
+  'user_data_timestamp',
+  'filters_by_sport',
+  'multivariate_event_collections',
+  'live_data',
+  'event_positions',
+  'market_positions',
+  'total_resting_order_value',
+  'endpoint_costs',
+]);
+
+export function kalshiPath(segments: readonly string[]): readonly string[] {
+  for (const [from, to] of KALSHI_PATH_ALIASES) {
+    if (from.every((s, i) => segments[i] === s)) return [...to, ...segments.slice(from.length)];
+  }
+  return segments.map((s) => {
+    const underscored = s.replace(/-/g, '_');
+    return s.includes('-') && UNDERSCORE_SEGMENTS.has(underscored) ? underscored : s;
+  });
+}
+
+/**
+ * `venue-b`: Kalshi Trade API v2. Every request is RSA-PSS-signed when credentials are configured: newer specs mark
+ * order books as private, and signing a public call is harmless (upstreams.md §4).
+ */
+export function kalshi(config: GatewayConfig): Platform {
+  const credentials = config.credentials.kalshi;
+  const target = makeTarget('venue-b', 'venue-b', config.UPSTREAM_VENUE_B_URL, {
+    budget: config.budgets['venue-b'],
+    signer: credentials ? kalshiSigner(credentials, { reuseMs: config.KALSHI_SIGNATURE_REUSE_MS }) : undefined,
+  });
+  return {
+    key: 'venue-b',
+    title: 'Kalshi',
+    docs: 'https://docs.kalshi.com/api-reference',
+    targets: [target],
+    route: (resource, query) => ({ target, path: joinSegments(kalshiPath(resource.segments)), query, sign: true }),
+  };
+}

@@ -1,0 +1,110 @@
+import type { OutgoingHttpHeaders } from 'node:http';
+import type { PlatformKey } from '@depthgate/auth';
+import type { CacheRule } from '../config';
+
+export interface CachedResponse {
+  status: number;
+  headers: OutgoingHttpHeaders;
+  body: Buffer;
+  storedAt: number;
+  expiresAt: number;
+}
+
+/** A route pattern: `*` matches one segment, `**` any rest (including nothing). */
+export function matchesPattern(pattern: string, path: string): boolean {
+  const p = pattern.split('/').slice(1);
+  const s = path.split('/').slice(1);
+  for (let i = 0; i < p.length; i++) {
+    if (p[i] === '**') return true;
+    if (i >= s.length) return false;
+    if (p[i] !== '*' && p[i] !== s[i]) return false;
+  }
+  return p.length === s.length;
+}
+
+/** TTL in ms the caller-facing resource path gets under the opt-in rules (0: not cached). */
+export function ttlFor(rules: readonly CacheRule[], platform: PlatformKey, resourcePath: string): number {
+  for (const rule of rules)
+    if (rule.platform === platform && matchesPattern(rule.pattern, resourcePath)) return rule.ttlMs;
+  return 0;
+}
+
+function directives(value: string | string[] | number | undefined): Map<string, string> {
+  const out = new Map<string, string>();
+  const text = Array.isArray(value) ? value.join(',') : String(value ?? '');
+  for (const part of text.split(',')) {
+    const [k, v] = part.trim().toLowerCase().split('=');
+    if (k) out.set(k, (v ?? '').replace(/"/g, ''));
+  }
+  return out;
+}
+
+/**
+ * How long an upstream response may be kept, given the route's TTL and the upstream's `Cache-Control`
+ * (`no-store`, `no-cache` and `private` forbid it; `s-maxage`/`max-age` can only shorten it).
+ */
+export function storableTtl(routeTtlMs: number, upstreamCacheControl: string | string[] | number | undefined): number {
+  const d = directives(upstreamCacheControl);
+  if (d.has('no-store') || d.has('no-cache') || d.has('private')) return 0;
+  const maxAge = d.get('s-maxage') ?? d.get('max-age');
+  if (maxAge !== undefined && /^\d+$/.test(maxAge)) return Math.min(routeTtlMs, Number(maxAge) * 1000);
+  return routeTtlMs;
+}
+
+/**
+ * How old a cached answer the caller accepts: `no-cache`/`no-store` → none (ms 0), `max-age=N` → N s,
+ * otherwise any fresh entry (Infinity).
+ */
+export function acceptableAgeMs(requestCacheControl: string | undefined): number {
+  if (requestCacheControl === undefined) return Number.POSITIVE_INFINITY;
+  const d = directives(requestCacheControl);
+  if (d.has('no-cache') || d.has('no-store')) return 0;
+  const maxAge = d.get('max-age');
+  if (maxAge !== undefined && /^\d+$/.test(maxAge)) return Number(maxAge) * 1000;
+  return Number.POSITIVE_INFINITY;
+}
+
+/** The micro-cache: fresh entries only, least recently used evicted first, bounded in bytes. */
+export class MicroCache {
+  private readonly entries = new Map<string, CachedResponse>();
+  private bytes = 0;
+
+  constructor(private readonly maxBytes: number) {}
+
+  get(key: string, now: number, maxAgeMs: number): CachedResponse | undefined {
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (now >= entry.expiresAt) {
+      this.delete(key);
+      return undefined;
+    }
+    if (now - entry.storedAt > maxAgeMs) return undefined;
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    return entry;
+  }
+
+  set(key: string, entry: CachedResponse): void {
+    const size = entry.body.length + 512;
+    if (size > this.maxBytes) return;
+    this.delete(key);
+    this.entries.set(key, entry);
+    this.bytes += size;
+    for (const [oldest, old] of this.entries) {
+      if (this.bytes <= this.maxBytes) break;
+      this.entries.delete(oldest);
+      this.bytes -= old.body.length + 512;
+    }
+  }
+
+  private delete(key: string): void {
+    const old = this.entries.get(key);
+    if (!old) return;
+    this.entries.delete(key);
+    this.bytes -= old.body.length + 512;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}

@@ -1,0 +1,286 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Request, Response } from 'express';
+import { Pool } from 'undici';
+import type { PlatformKey } from '@depthgate/auth';
+import { AppError, type Logger } from '@depthgate/service-kit';
+import type { GatewayConfig } from '../config';
+import type { GatewayMetrics } from '../metrics';
+import type { Platform, Route, UpstreamTarget } from '../platforms/types';
+import type { UpstreamBudgets } from './budget';
+import { acceptableAgeMs, MicroCache, storableTtl, ttlFor, type CachedResponse } from './cache';
+import { Circuit, type CircuitState } from './circuit';
+import { callerResponseHeaders, isConditional, upstreamRequestHeaders, varyKey } from './headers';
+import { SharedResponse, type CacheStatus } from './shared-response';
+import { classifyUpstreamError, UpstreamTimeout } from './upstream-errors';
+
+const CIRCUIT_GAUGE: Record<CircuitState, number> = { closed: 0, 'half-open': 1, open: 2 };
+
+export interface ForwarderDeps {
+  config: GatewayConfig;
+  budgets: UpstreamBudgets;
+  metrics: GatewayMetrics;
+  logger: Logger;
+  now?: () => number;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason as Error);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason as Error);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * Sends routed requests upstream and delivers the answers: micro-cache first (opt-in routes), then joining an
+ * identical call already in flight, else a new call that passes the target's circuit and budget, is signed, and
+ * is streamed back through a SharedResponse. Everything here is built once at start-up.
+ */
+export class Forwarder {
+  private readonly pools = new Map<string, Pool>();
+  private readonly circuits = new Map<string, Circuit>();
+  private readonly inflight = new Map<string, SharedResponse>();
+  readonly cache: MicroCache;
+  private readonly now: () => number;
+
+  constructor(private readonly deps: ForwarderDeps) {
+    this.cache = new MicroCache(deps.config.CACHE_MAX_BYTES);
+    this.now = deps.now ?? Date.now;
+  }
+
+  private pool(target: UpstreamTarget): Pool {
+    let pool = this.pools.get(target.id);
+    if (!pool) {
+      const { config } = this.deps;
+      pool = new Pool(target.origin, {
+        connections: config.UPSTREAM_CONNECTIONS,
+        pipelining: 1,
+        keepAliveTimeout: 4_000,
+        keepAliveMaxTimeout: 60_000,
+        headersTimeout: config.UPSTREAM_TIMEOUT_MS,
+        bodyTimeout: config.UPSTREAM_BODY_TIMEOUT_MS,
+        connect: {
+          timeout: config.UPSTREAM_CONNECT_TIMEOUT_MS,
+          ...(target.tls ? { ca: target.tls.ca, rejectUnauthorized: target.tls.verify } : {}),
+        },
+      });
+      this.pools.set(target.id, pool);
+    }
+    return pool;
+  }
+
+  circuit(target: UpstreamTarget): Circuit {
+    let circuit = this.circuits.get(target.id);
+    if (!circuit) {
+      const gauge = this.deps.metrics.circuitState;
+      circuit = new Circuit(this.deps.config.CIRCUIT_FAILURE_THRESHOLD, this.deps.config.CIRCUIT_OPEN_MS, (state) => {
+        gauge.set({ target: target.id }, CIRCUIT_GAUGE[state]);
+        this.deps.logger.warn({ target: target.id, state }, 'upstream circuit changed state');
+      });
+      gauge.set({ target: target.id }, 0);
+      this.circuits.set(target.id, circuit);
+    }
+    return circuit;
+  }
+
+  /** Answers one caller request that has passed authentication, rate limits and routing. */
+  forward(req: Request, res: Response, platform: Platform, route: Route, resourcePath: string): void {
+    const { config, metrics } = this.deps;
+    const method = req.method === 'HEAD' ? 'HEAD' : 'GET';
+    const shareable = !isConditional(req.headers);
+    const key = `${method} ${route.target.id} ${route.path}?${route.query} ${varyKey(req.headers)}`;
+    const ttlMs = method === 'GET' && shareable ? ttlFor(config.cacheRules, platform.key, resourcePath) : 0;
+    res.locals.platform = platform.key;
+
+    if (ttlMs > 0) {
+      const hit = this.cache.get(key, this.now(), acceptableAgeMs(req.headers['cache-control']));
+      if (hit) {
+        this.serveCached(res, hit);
+        this.count(platform.key, 'HIT', res);
+        return;
+      }
+    }
+    if (config.COALESCE && shareable) {
+      const running = this.inflight.get(key);
+      if (running?.joinable) {
+        running.join(res, 'COALESCED');
+        this.count(platform.key, 'COALESCED', res);
+        return;
+      }
+    }
+    const shared = new SharedResponse(config.MAX_SHARED_BODY_BYTES, () => {
+      if (this.inflight.get(key) === shared) this.inflight.delete(key);
+      metrics.inflight.dec();
+    });
+    metrics.inflight.inc();
+    if (config.COALESCE && shareable) this.inflight.set(key, shared);
+    shared.join(res, 'MISS');
+    this.count(platform.key, 'MISS', res);
+    void this.call(shared, req.headers, method, platform, route, (body) => {
+      if (ttlMs <= 0) return;
+      const ttl = storableTtl(ttlMs, body.headers['cache-control']);
+      if (ttl > 0 && body.status === 200) {
+        const now = this.now();
+        this.cache.set(key, { ...body, storedAt: now, expiresAt: now + ttl });
+      }
+    });
+  }
+
+  private count(platform: PlatformKey, result: CacheStatus, res: Response): void {
+    this.deps.metrics.cache.inc({ platform, result });
+    res.locals.cache = result;
+  }
+
+  private serveCached(res: Response, entry: CachedResponse): void {
+    const ageMs = Math.max(0, this.now() - entry.storedAt);
+    res.writeHead(entry.status, {
+      ...entry.headers,
+      'x-cache': 'HIT',
+      age: String(Math.floor(ageMs / 1000)),
+      'x-cache-age-ms': String(ageMs),
+    });
+    res.end(res.req.method === 'HEAD' ? undefined : entry.body);
+  }
+
+  private async call(
+    shared: SharedResponse,
+    incoming: IncomingHttpHeaders,
+    method: 'GET' | 'HEAD',
+    platform: Platform,
+    route: Route,
+    store: (body: NonNullable<ReturnType<SharedResponse['completeBody']>>) => void,
+  ): Promise<void> {
+    const { config, metrics, budgets } = this.deps;
+    const { target } = route;
+    const circuit = this.circuit(target);
+    const signal = shared.abort.signal;
+    let verdict = false;
+    try {
+      if (!circuit.allow(this.now())) {
+        const retry = Math.max(1, Math.ceil(circuit.retryAfterMs(this.now()) / 1000));
+        throw new AppError('upstream_unavailable', `${platform.title} is failing; requests are paused for ${retry} s`, {
+          headers: { 'Retry-After': String(retry) },
+        });
+      }
+      if (target.budget) {
+        const decision = await budgets.take(target.id, target.budget);
+        if (!decision.allowed) {
+          metrics.budgetRejections.inc({ platform: platform.key });
+          const retry = Math.max(1, Math.ceil(decision.waitUs / 1_000_000));
+          throw new AppError(
+            'upstream_rate_limited',
+            `The upstream budget of ${platform.title} (${target.budget.perSecond} requests/s) is exhausted; retry in ${retry} s`,
+            { headers: { 'Retry-After': String(retry) } },
+          );
+        }
+        if (decision.waitUs > 0) {
+          metrics.budgetWaits.inc({ platform: platform.key });
+          await sleep(decision.waitUs / 1000, signal);
+        }
+      }
+      const path = `${target.basePath}${route.path}`;
+      const headers = upstreamRequestHeaders(incoming);
+      if (route.sign && target.signer) {
+        Object.assign(
+          headers,
+          await target.signer.sign({ method, path, query: route.query, body: '', host: target.host }, this.now()),
+        );
+      }
+      const started = performance.now();
+      const timer = setTimeout(
+        () => shared.abort.abort(new UpstreamTimeout(config.UPSTREAM_TIMEOUT_MS)),
+        config.UPSTREAM_TIMEOUT_MS,
+      );
+      let response;
+      try {
+        response = await this.pool(target).request({
+          path: route.query === '' ? path : `${path}?${route.query}`,
+          method,
+          headers,
+          signal,
+        });
+      } finally {
+        clearTimeout(timer);
+      }
+      metrics.upstreamDuration.observe({ platform: platform.key }, (performance.now() - started) / 1000);
+      metrics.upstreamRequests.inc({
+        platform: platform.key,
+        target: target.id,
+        outcome: `${Math.floor(response.statusCode / 100)}xx`,
+      });
+      verdict = true;
+      if (response.statusCode >= 500) circuit.failure(this.now());
+      else circuit.success();
+
+      const body = response.body;
+      shared.pause = () => body.pause();
+      shared.resume = () => body.resume();
+      shared.respond(response.statusCode, callerResponseHeaders(response.headers));
+      body.on('data', (chunk: Buffer) => shared.data(chunk));
+      body.on('error', (err: Error) => {
+        if (!signal.aborted)
+          this.deps.logger.warn({ target: target.id, err: { message: err.message } }, 'upstream body failed');
+        shared.fail({ code: 'bad_gateway', message: `Upstream ${target.host} cut the response short` });
+      });
+      body.on('end', () => {
+        shared.end();
+        const complete = shared.completeBody();
+        if (complete) store(complete);
+      });
+    } catch (err) {
+      if (err instanceof AppError) {
+        if (!verdict) circuit.release();
+        shared.fail({ code: err.code, message: err.message, headers: { ...err.headers } });
+        return;
+      }
+      const reason: unknown = signal.aborted ? signal.reason : err;
+      if (signal.aborted && !(reason instanceof UpstreamTimeout)) {
+        circuit.release(); // every caller left; no verdict on the upstream
+        return;
+      }
+      const classified = classifyUpstreamError(reason, target, config.UPSTREAM_CONNECT_TIMEOUT_MS);
+      metrics.upstreamRequests.inc({ platform: platform.key, target: target.id, outcome: classified.outcome });
+      if (classified.upstreamFault) circuit.failure(this.now());
+      else circuit.release();
+      this.deps.logger.warn(
+        { target: target.id, err: { message: (reason as Error)?.message, code: (reason as { code?: string })?.code } },
+        'upstream call failed',
+      );
+      shared.fail({ code: classified.code, message: classified.message });
+    }
+  }
+
+  /** A call of the gateway's own (IBKR session keep-alive): budget without waiting, no caller, body discarded. */
+  async ping(target: UpstreamTarget, method: string, path: string): Promise<number | undefined> {
+    if (target.budget) {
+      const decision = await this.deps.budgets.take(target.id, target.budget);
+      if (!decision.allowed || decision.waitUs > 0) return undefined;
+    }
+    const full = `${target.basePath}${path}`;
+    const headers = upstreamRequestHeaders({});
+    if (target.signer)
+      Object.assign(
+        headers,
+        await target.signer.sign({ method, path: full, query: '', body: '', host: target.host }, this.now()),
+      );
+    const response = await this.pool(target).request({
+      path: full,
+      method,
+      headers,
+      signal: AbortSignal.timeout(this.deps.config.UPSTREAM_TIMEOUT_MS),
+    });
+    await response.body.dump();
+    return response.statusCode;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.pools.values()].map((p) => p.close().catch(() => p.destroy())));
+  }
+}

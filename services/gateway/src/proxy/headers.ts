@@ -1,0 +1,59 @@
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
+
+/**
+ * Header hygiene, both ways, by allowlist: only these caller headers reach an upstream (never `X-API-Key`,
+ * `Authorization`, cookies, hop-by-hop or forwarding headers), and only these upstream headers reach the caller
+ * (never `Set-Cookie`, `Server`, upstream rate-limit, tracing or CDN headers). `Accept-Encoding` passes, so a
+ * compressed upstream body streams through untouched with its `Content-Encoding`.
+ */
+export const FORWARDED_REQUEST_HEADERS = [
+  'accept',
+  'accept-encoding',
+  'accept-language',
+  'if-none-match',
+  'if-modified-since',
+] as const;
+
+export const FORWARDED_RESPONSE_HEADERS = new Set([
+  'content-type',
+  'content-encoding',
+  'content-length',
+  'content-language',
+  'content-range',
+  'accept-ranges',
+  'cache-control',
+  'expires',
+  'etag',
+  'last-modified',
+  'vary',
+  'retry-after',
+]);
+
+export const USER_AGENT = 'depthgate-gateway/1.0';
+
+export function upstreamRequestHeaders(incoming: IncomingHttpHeaders): Record<string, string> {
+  const out: Record<string, string> = { 'user-agent': USER_AGENT };
+  for (const name of FORWARDED_REQUEST_HEADERS) {
+    const value = incoming[name];
+    if (typeof value === 'string' && value !== '') out[name] = value;
+  }
+  return out;
+}
+
+export function callerResponseHeaders(upstream: Record<string, string | string[] | undefined>): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(upstream)) {
+    if (value !== undefined && FORWARDED_RESPONSE_HEADERS.has(name.toLowerCase())) out[name.toLowerCase()] = value;
+  }
+  return out;
+}
+
+/** A conditional request cannot share an upstream answer with requests that did not ask the same question. */
+export function isConditional(incoming: IncomingHttpHeaders): boolean {
+  return incoming['if-none-match'] !== undefined || incoming['if-modified-since'] !== undefined;
+}
+
+/** The request headers that shape an upstream answer: part of the coalescing and cache key. */
+export function varyKey(incoming: IncomingHttpHeaders): string {
+  return `${incoming.accept ?? ''}|${incoming['accept-encoding'] ?? ''}|${incoming['accept-language'] ?? ''}`;
+}

@@ -1,0 +1,92 @@
+/**
+ * The gateway path `/api/v1/{platform}/{resource}` taken apart once, from the raw request target, before anything
+ * decodes it. The resource becomes a list of decoded segments and one canonical re-encoding of them; nothing else
+ * ever builds an upstream path, so a request cannot leave its platform's base: `.` and `..` segments, encoded
+ * slashes or backslashes (`%2f`, `%5c`), double-encoded dots and slashes (`%252e`), empty segments (`//host`),
+ * control characters, malformed escapes and absolute-form targets (`GET http://host/...`) are all refused with
+ * 400 before any upstream is chosen.
+ */
+
+export const API_PREFIX = '/api/v1/';
+const MAX_TARGET_LENGTH = 4096;
+const MAX_SEGMENT_LENGTH = 512;
+
+export interface GatewayTarget {
+  /** The platform segment as given (lower-cased); resolved against keys and aliases by the caller. */
+  platform: string;
+  /** Decoded resource segments; a trailing slash is kept as a final empty segment. */
+  segments: string[];
+  /** Canonical encoding of `segments`, always starting with `/`. */
+  path: string;
+  /** The raw query string without `?` (passed upstream byte for byte). */
+  query: string;
+}
+
+export type ParseResult = { ok: true; target: GatewayTarget } | { ok: false; reason: string };
+
+// RFC 3986 pchar minus what must stay encoded; anything else is percent-encoded.
+const SAFE = /^[A-Za-z0-9\-._~!$&'()*+,;=:@]$/;
+
+export function encodeSegment(segment: string): string {
+  let out = '';
+  for (const ch of segment) {
+    if (SAFE.test(ch)) out += ch;
+    else for (const byte of Buffer.from(ch, 'utf8')) out += `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
+}
+
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/;
+const DOUBLE_ENCODED = /%(2e|2f|5c)/i;
+
+function checkSegment(raw: string, last: boolean): { ok: true; value: string } | { ok: false; reason: string } {
+  if (raw === '') return last ? { ok: true, value: '' } : { ok: false, reason: 'empty path segment' };
+  if (raw.length > MAX_SEGMENT_LENGTH) return { ok: false, reason: 'path segment too long' };
+  let value: string;
+  try {
+    value = decodeURIComponent(raw);
+  } catch {
+    return { ok: false, reason: 'malformed percent-encoding' };
+  }
+  if (value === '.' || value === '..') return { ok: false, reason: 'dot segments are not allowed' };
+  if (value.includes('/') || value.includes('\\'))
+    return { ok: false, reason: 'encoded slash or backslash in a segment' };
+  if (CONTROL.test(value)) return { ok: false, reason: 'control character in the path' };
+  if (DOUBLE_ENCODED.test(value)) return { ok: false, reason: 'double-encoded dot, slash or backslash' };
+  return { ok: true, value };
+}
+
+/** Parses a raw request target (`req.originalUrl`). */
+export function parseGatewayTarget(rawTarget: string): ParseResult {
+  if (!rawTarget.startsWith('/')) return { ok: false, reason: 'only origin-form request targets are accepted' };
+  if (rawTarget.length > MAX_TARGET_LENGTH) return { ok: false, reason: 'request target too long' };
+  const q = rawTarget.indexOf('?');
+  const rawPath = q === -1 ? rawTarget : rawTarget.slice(0, q);
+  const query = q === -1 ? '' : rawTarget.slice(q + 1);
+  if (!rawPath.startsWith(API_PREFIX)) return { ok: false, reason: `paths start with ${API_PREFIX}` };
+  if (rawPath.includes('\\')) return { ok: false, reason: 'backslash in the path' };
+  const rest = rawPath.slice(API_PREFIX.length);
+  const slash = rest.indexOf('/');
+  const platformRaw = slash === -1 ? rest : rest.slice(0, slash);
+  const platform = checkSegment(platformRaw, false);
+  if (!platform.ok) return platform;
+  const resource = slash === -1 ? '' : rest.slice(slash + 1);
+  if (resource === '') return { ok: false, reason: 'no resource after the platform' };
+  const rawSegments = resource.split('/');
+  const segments: string[] = [];
+  for (let i = 0; i < rawSegments.length; i++) {
+    const checked = checkSegment(rawSegments[i] ?? '', i === rawSegments.length - 1 && i > 0);
+    if (!checked.ok) return checked;
+    segments.push(checked.value);
+  }
+  return {
+    ok: true,
+    target: {
+      platform: platform.value.toLowerCase(),
+      segments,
+      path: `/${segments.map(encodeSegment).join('/')}`,
+      query,
+    },
+  };
+}

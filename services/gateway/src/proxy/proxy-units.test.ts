@@ -1,0 +1,153 @@
+import { acceptableAgeMs, matchesPattern, MicroCache, storableTtl, ttlFor } from './cache';
+import { Circuit } from './circuit';
+import { LocalGcra } from './budget';
+import { callerResponseHeaders, isConditional, upstreamRequestHeaders } from './headers';
+
+describe('micro-cache rules', () => {
+  it('matches * as one segment and ** as any rest', () => {
+    expect(matchesPattern('/markets/*/orderbook', '/markets/KX-1/orderbook')).toBe(true);
+    expect(matchesPattern('/markets/*/orderbook', '/markets/KX-1/orderbook/x')).toBe(false);
+    expect(matchesPattern('/markets/*', '/markets')).toBe(false);
+    expect(matchesPattern('/products/**', '/products/BTC-USD/book')).toBe(true);
+    expect(matchesPattern('/products/**', '/products')).toBe(true);
+    expect(matchesPattern('/time', '/time')).toBe(true);
+    expect(ttlFor([{ platform: 'venue-d', pattern: '/time', ttlMs: 100 }], 'venue-d', '/time')).toBe(100);
+    expect(ttlFor([{ platform: 'venue-d', pattern: '/time', ttlMs: 100 }], 'venue-b', '/time')).toBe(0);
+  });
+
+  it('honours upstream Cache-Control', () => {
+    expect(storableTtl(500, undefined)).toBe(500);
+    expect(storableTtl(500, 'no-store')).toBe(0);
+    expect(storableTtl(500, 'private, max-age=60')).toBe(0);
+    expect(storableTtl(500, 'public, no-cache')).toBe(0);
+    expect(storableTtl(5000, 'max-age=1')).toBe(1000);
+    expect(storableTtl(5000, 's-maxage=2, max-age=1')).toBe(2000);
+    expect(storableTtl(500, 'max-age=60')).toBe(500);
+  });
+
+  it('honours the caller’s Cache-Control', () => {
+    expect(acceptableAgeMs(undefined)).toBe(Number.POSITIVE_INFINITY);
+    expect(acceptableAgeMs('no-cache')).toBe(0);
+    expect(acceptableAgeMs('max-age=2')).toBe(2000);
+  });
+
+  it('expires entries, evicts least recently used past the byte bound, refuses oversize entries', () => {
+    const cache = new MicroCache(3 * (100 + 512));
+    const entry = (n: number, at: number) => ({
+      status: 200,
+      headers: {},
+      body: Buffer.alloc(100, n),
+      storedAt: at,
+      expiresAt: at + 1000,
+    });
+    cache.set('a', entry(1, 0));
+    cache.set('b', entry(2, 0));
+    cache.set('c', entry(3, 0));
+    expect(cache.get('a', 10, Infinity)).toBeDefined(); // a is now most recent
+    cache.set('d', entry(4, 0));
+    expect(cache.get('b', 10, Infinity)).toBeUndefined();
+    expect(cache.get('a', 10, Infinity)?.body[0]).toBe(1);
+    expect(cache.get('a', 999, 500)).toBeUndefined(); // older than the caller accepts
+    expect(cache.get('a', 1000, Infinity)).toBeUndefined(); // expired
+    cache.set('huge', { ...entry(5, 0), body: Buffer.alloc(5000) });
+    expect(cache.get('huge', 1, Infinity)).toBeUndefined();
+  });
+});
+
+describe('circuit breaker', () => {
+  it('opens after the threshold, lets one probe through after the pause, closes on its success', () => {
+    const states: string[] = [];
+    const c = new Circuit(3, 1000, (s) => states.push(s));
+    c.failure(0);
+    c.failure(0);
+    expect(c.allow(0)).toBe(true);
+    c.failure(0);
+    expect(c.state).toBe('open');
+    expect(c.allow(999)).toBe(false);
+    expect(c.retryAfterMs(500)).toBe(500);
+    expect(c.allow(1000)).toBe(true); // the probe
+    expect(c.allow(1000)).toBe(false); // only one
+    c.success();
+    expect(c.state).toBe('closed');
+    expect(states).toEqual(['open', 'half-open', 'closed']);
+  });
+
+  it('reopens when the probe fails; a success resets the count', () => {
+    const c = new Circuit(2, 100);
+    c.failure(0);
+    c.success();
+    c.failure(0);
+    expect(c.state).toBe('closed');
+    c.failure(0);
+    expect(c.state).toBe('open');
+    expect(c.allow(100)).toBe(true);
+    c.failure(100);
+    expect(c.state).toBe('open');
+    expect(c.allow(150)).toBe(false);
+  });
+});
+
+describe('GCRA budget (in-memory twin of the Redis script)', () => {
+  it('allows the burst, then spaces requests by 1/rate, and refuses beyond the longest wait', () => {
+    const g = new LocalGcra();
+    const budget = { perSecond: 10, burst: 3 };
+    const t0 = 1_000_000_000;
+    const decisions = Array.from({ length: 6 }, () => g.take('k', budget, 250_000, t0));
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, true, true, false]);
+    expect(decisions.map((d) => d.waitUs)).toEqual([0, 0, 0, 100_000, 200_000, 300_000]);
+    // A second later the budget has refilled.
+    expect(g.take('k', budget, 0, t0 + 1_000_000)).toEqual({ allowed: true, waitUs: 0 });
+    expect(g.take('other', budget, 0, t0).allowed).toBe(true);
+  });
+});
+
+describe('header hygiene', () => {
+  it('forwards only the allowlisted caller headers', () => {
+    const out = upstreamRequestHeaders({
+      'x-api-key': 'dg_secret',
+      authorization: 'Bearer x',
+      cookie: 'a=b',
+      connection: 'keep-alive, x-foo',
+      'x-foo': 'hop',
+      'proxy-authorization': 'x',
+      'x-forwarded-for': '1.2.3.4',
+      'accept-encoding': 'gzip',
+      accept: 'application/json',
+      'if-none-match': '"e"',
+      te: 'trailers',
+      host: 'gateway.example',
+    });
+    expect(out).toEqual({
+      'user-agent': 'depthgate-gateway/1.0',
+      'accept-encoding': 'gzip',
+      accept: 'application/json',
+      'if-none-match': '"e"',
+    });
+    expect(isConditional({ 'if-none-match': '"e"' })).toBe(true);
+  });
+
+  it('passes only content headers back to the caller', () => {
+    expect(
+      callerResponseHeaders({
+        'Content-Type': 'application/json',
+        'content-encoding': 'gzip',
+        'content-length': '10',
+        'set-cookie': ['a=b'],
+        server: 'cloudflare',
+        'x-ratelimit-remaining': '3',
+        'cf-ray': 'x',
+        'x-request-id': 'upstream-id',
+        'strict-transport-security': 'max-age=1',
+        connection: 'keep-alive',
+        etag: '"1"',
+        'retry-after': '2',
+      }),
+    ).toEqual({
+      'content-type': 'application/json',
+      'content-encoding': 'gzip',
+      'content-length': '10',
+      etag: '"1"',
+      'retry-after': '2',
+    });
+  });
+});

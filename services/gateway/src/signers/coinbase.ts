@@ -1,0 +1,65 @@
+// https://docs.cdp.coinbase.com/exchange/rest-api/authentication
+import { createHmac, createPrivateKey, randomBytes } from 'node:crypto';
+import { SignJWT } from 'jose';
+import type { CoinbaseHmacCredentials, CoinbaseJwtCredentials } from '../config';
+import { withQuery, type SignInput, type Signer, type SignedHeaders, type SyncSigner } from './types';
+
+/**
+ * Coinbase Exchange: base64(HMAC-SHA256(base64decode(secret), seconds + METHOD + requestPath + body)). [V]
+ * The request path includes the query string by default ([3P]/[U]: `signQuery`).
+ */
+export function coinbaseSignature(
+  secretBase64: string,
+  timestampS: number,
+  method: string,
+  requestPath: string,
+  body: string,
+): string {
+  return createHmac('sha256', Buffer.from(secretBase64, 'base64'))
+    .update(`${timestampS}${method.toUpperCase()}${requestPath}${body}`)
+    .digest('base64');
+}
+
+export function coinbaseHmacSigner(credentials: CoinbaseHmacCredentials, options: { signQuery: boolean }): SyncSigner {
+  return {
+    name: 'coinbase-exchange-hmac',
+    headerNames: ['cb-access-key', 'cb-access-sign', 'cb-access-timestamp', 'cb-access-passphrase'],
+    sign(input: SignInput, nowMs: number): SignedHeaders {
+      const ts = Math.floor(nowMs / 1000);
+      const requestPath = options.signQuery ? withQuery(input.path, input.query) : input.path;
+      return {
+        'CB-ACCESS-KEY': credentials.key,
+        'CB-ACCESS-SIGN': coinbaseSignature(credentials.secret, ts, input.method, requestPath, input.body),
+        'CB-ACCESS-TIMESTAMP': String(ts),
+        'CB-ACCESS-PASSPHRASE': credentials.passphrase,
+      };
+    },
+  };
+}
+
+/**
+ * Coinbase CDP keys (Advanced Trade and newer APIs): a JWT per request, ES256 for EC keys or EdDSA for Ed25519 keys,
+ * `kid` = key name, a random `nonce`, claims iss "cdp", sub = key name, nbf = now, exp = now + 120 s and
+ * `uri` = "METHOD host/path" (no scheme, no query). [U] for Coinbase Exchange, which uses HMAC keys.
+ */
+export function coinbaseJwtSigner(credentials: CoinbaseJwtCredentials, options: { nonce?: () => string } = {}): Signer {
+  const key = createPrivateKey(credentials.privateKeyPem);
+  const alg = key.asymmetricKeyType === 'ed25519' ? 'EdDSA' : key.asymmetricKeyType === 'ec' ? 'ES256' : undefined;
+  if (!alg) throw new Error('COINBASE_JWT_PRIVATE_KEY must be an EC P-256 or Ed25519 private key');
+  const nonce = options.nonce ?? (() => randomBytes(16).toString('hex'));
+  return {
+    name: 'coinbase-cdp-jwt',
+    headerNames: ['authorization'],
+    async sign(input: SignInput, nowMs: number): Promise<SignedHeaders> {
+      const now = Math.floor(nowMs / 1000);
+      const jwt = await new SignJWT({ uri: `${input.method.toUpperCase()} ${input.host}${input.path}` })
+        .setProtectedHeader({ alg, kid: credentials.keyName, nonce: nonce(), typ: 'JWT' })
+        .setIssuer('cdp')
+        .setSubject(credentials.keyName)
+        .setNotBefore(now)
+        .setExpirationTime(now + 120)
+        .sign(key);
+      return { Authorization: `Bearer ${jwt}` };
+    },
+  };
+}

@@ -1,0 +1,39 @@
+/**
+ * A signer turns one upstream request into the headers that authenticate it. It is a function of its inputs and
+ * the clock only; it neither sends nor reads anything. Signers that need asynchronous work (JWT signing through
+ * WebCrypto) return a promise; the forwarder awaits it before the request is sent.
+ */
+export interface SignInput {
+  method: string;
+  /** Full upstream path including the platform's base path (e.g. `/trade-api/v2/portfolio/balance`), no query. */
+  path: string;
+  /** Raw query string without `?` ('' when none). */
+  query: string;
+  /** Request body ('' for GET and HEAD). */
+  body: string;
+  /** Upstream host (`api.coinbase.com`), for schemes that sign it. */
+  host: string;
+}
+
+export type SignedHeaders = Record<string, string>;
+
+export interface Signer {
+  readonly name: string;
+  /** Names of the headers this signer sets (lower-case). */
+  readonly headerNames: readonly string[];
+  sign(input: SignInput, nowMs: number): SignedHeaders | Promise<SignedHeaders>;
+}
+
+export function withQuery(path: string, query: string): string {
+  return query === '' ? path : `${path}?${query}`;
+}
+
+/** URL-safe base64 as Polymarket's clients produce it (padding kept). */
+export function base64UrlKeepPadding(buf: Buffer): string {
+  return buf.toString('base64').replace(/\+/g, '-').replace(/\//g, '_');
+}
+
+/** A signer that needs no asynchronous work (every scheme but JWT). */
+export interface SyncSigner extends Signer {
+  sign(input: SignInput, nowMs: number): SignedHeaders;
+}
