@@ -31,7 +31,7 @@ describe('gateway configuration', () => {
     });
     expect(config.budgets['venue-b']).toEqual({ perSecond: 100, burst: 50 });
     expect(config.budgets['venue-d']).toBeNull();
-    expect(config.budgets['venue-c']).toEqual({ perSecond: 2, burst: 5 });
+    expect(config.budgets['venue-c']).toEqual({ perSecond: 1.9, burst: 6 });
     expect(config.cacheRules).toEqual([{ platform: 'venue-b', pattern: '/markets/*/orderbook', ttlMs: 250 }]);
     expect(() => loadConfig({ UPSTREAM_BUDGETS: 'venue-x=1' })).toThrow(/UPSTREAM_BUDGETS/);
     expect(() => loadConfig({ CACHE_ROUTES: 'venue-b:markets=1' })).toThrow(/CACHE_ROUTES/);

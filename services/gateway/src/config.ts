@@ -153,17 +153,19 @@ export interface GatewayConfig extends GatewayEnv {
 }
 
 /**
- * Documented upstream limits (upstreams.md), as requests per second with a burst. The gateway never sends more to
- * a platform than this, across all its replicas. Override with UPSTREAM_BUDGETS (e.g. a higher Kalshi tier).
+ * Upstream budgets from the documented limits (upstreams.md). A limit of L requests per window W becomes a rate of
+ * 0.95·L/W with a burst of 0.05·L: in any window of length W, however it is aligned, GCRA then lets through at
+ * most 0.95·L + 0.05·L = L. Limits documented as token buckets with a burst keep their own burst. All gateway
+ * replicas share each budget through Redis. Override with UPSTREAM_BUDGETS (e.g. a higher Kalshi tier).
  */
 export const DEFAULT_BUDGETS: Record<PlatformKey, Budget> = {
-  'venue-a': { perSecond: 400, burst: 400 }, // Gamma general 4,000 / 10 s [V]
-  'venue-a-clob': { perSecond: 150, burst: 150 }, // CLOB /book 1,500 / 10 s [V]
-  'venue-a-us': { perSecond: 20, burst: 20 }, // 20 req/s per key and per IP [V]
-  'venue-b': { perSecond: 20, burst: 20 }, // Kalshi Basic tier 20 reads/s [V]
-  'venue-c': { perSecond: 2, burst: 5 }, // Gemini public 120/min, 5 queued [V]
-  'venue-d': { perSecond: 10, burst: 15 }, // Coinbase public 10/s, bursts 15 [V]
-  'venue-e': { perSecond: 10, burst: 10 }, // IBKR Client Portal ~10/s [U]
+  'venue-a': { perSecond: 380, burst: 200 }, // Gamma: 4,000 per 10 s [V]
+  'venue-a-clob': { perSecond: 142.5, burst: 75 }, // CLOB /book: 1,500 per 10 s [V]
+  'venue-a-us': { perSecond: 19, burst: 1 }, // 20 per second, per key and per IP [V]
+  'venue-b': { perSecond: 19, burst: 1 }, // Kalshi Basic tier: 20 reads per second [V]
+  'venue-c': { perSecond: 1.9, burst: 6 }, // Gemini public: 120 per minute [V]
+  'venue-d': { perSecond: 10, burst: 15 }, // Coinbase public: token bucket, 10/s with bursts of 15 [V]
+  'venue-e': { perSecond: 9.5, burst: 1 }, // IBKR Client Portal: ~10 per second [U]
 };
 
 function secret(env: GatewayEnv, name: keyof GatewayEnv & string, issues: string[]): string | undefined {

@@ -1,3 +1,4 @@
+import { DEFAULT_BUDGETS } from '../config';
 import { acceptableAgeMs, matchesPattern, MicroCache, storableTtl, ttlFor } from './cache';
 import { Circuit } from './circuit';
 import { LocalGcra } from './budget';
@@ -149,5 +150,30 @@ describe('header hygiene', () => {
       etag: '"1"',
       'retry-after': '2',
     });
+  });
+});
+
+describe('default budgets never exceed the documented limit in any window', () => {
+  it.each([
+    ['venue-b', 20, 1_000],
+    ['venue-a-us', 20, 1_000],
+    ['venue-a-clob', 1_500, 10_000],
+    ['venue-a', 4_000, 10_000],
+    ['venue-c', 120, 60_000],
+  ] as const)('%s: at most %i per %i ms under saturating demand', (platform, limit, windowMs) => {
+    const budget = DEFAULT_BUDGETS[platform];
+    const g = new LocalGcra();
+    const sent: number[] = [];
+    // Saturating demand: at every millisecond, send as many as the limiter lets through without waiting.
+    for (let ms = 0; ms < windowMs * 3; ms++) {
+      while (g.take('k', budget, 0, ms * 1000).allowed) sent.push(ms);
+    }
+    let max = 0;
+    for (let i = 0, j = 0; i < sent.length; i++) {
+      while ((sent[i] ?? 0) - (sent[j] ?? 0) >= windowMs) j++;
+      max = Math.max(max, i - j + 1);
+    }
+    expect(max).toBeLessThanOrEqual(limit);
+    expect(max).toBeGreaterThan(limit * 0.9); // and it does not waste the budget
   });
 });
