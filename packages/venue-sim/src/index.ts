@@ -31,3 +31,4 @@ export { BOOK_PLATFORMS, type BookPlatform } from './book/types';
 export { ENV_NAMES, formatEnvFile, writeEnvFile } from './env';
 export { FAULT_KINDS, type FaultKind } from './http/faults';
 export { FEED_FAULT_KINDS, type FeedFaultKind } from './feeds/feed-hub';
+export * as signers from './signers';

@@ -19,10 +19,12 @@ export function urlSafeBase64(buf: Buffer): string {
 }
 
 /**
- * CLOB L2 [V] headers `POLY_ADDRESS`, `POLY_SIGNATURE`, `POLY_TIMESTAMP`, `POLY_API_KEY`, `POLY_PASSPHRASE`. The signed
- * string `timestamp + METHOD + requestPath + body` is [3P]; HMAC-SHA256 keyed with the base64url-decoded secret,
- * url-safe base64 output and the seconds timestamp are [U]. Whether requestPath includes the query
- * (`clobSignsQuery`) and the allowed skew (`clobTimestampToleranceSec`) are options.
+ * CLOB L2 [V] headers `POLY_ADDRESS`, `POLY_SIGNATURE`, `POLY_TIMESTAMP`, `POLY_API_KEY`, `POLY_PASSPHRASE`.
+ * upstreams.md tags the signed string [3P] and the algorithm [U]; the official py-clob-client
+ * (signing/hmac.py and its test vector, headers/headers.py) settles both: HMAC-SHA256 keyed with the
+ * base64url-decoded secret over `timestamp + METHOD + requestPath + body`, url-safe base64 (padded) output, epoch
+ * seconds. The SDK signs the endpoint path without its query string; `clobSignsQuery` flips that. The allowed skew
+ * (`clobTimestampToleranceSec`) is not documented ([U]).
  */
 export function verifyClob(input: AuthInput, v: ClobVerifier): AuthCheck {
   const address = header(input, 'poly_address');
