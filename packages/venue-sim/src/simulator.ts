@@ -378,10 +378,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 }
 
 function portError(err: unknown, basePort: number): Error {
-  if (err instanceof Error && (err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+  // Duck-typed: errors from Node's core may come from another realm (e.g. under Jest).
+  const e = err as { code?: unknown; message?: unknown };
+  const message = typeof e?.message === 'string' ? e.message : String(err);
+  if (e?.code === 'EADDRINUSE') {
     return new Error(
-      `a simulator port is taken (base ${basePort}: ports ${basePort}-${basePort + 10} must be free): ${err.message}`,
+      `a simulator port is taken (base ${basePort}: ports ${basePort}-${basePort + 10} must be free): ${message}`,
     );
   }
-  return err instanceof Error ? err : new Error(String(err));
+  return err instanceof Error ? err : new Error(message);
 }
