@@ -65,6 +65,8 @@ export interface SimulatorOptions {
   tickers?: Partial<Record<BookPlatform, number>>;
   /** How long emitted book events stay available to `bookAt`/`events`. Default 60 s. */
   historyRetentionMs?: number;
+  /** Cap on retained book events across all tickers (~12 bytes + 32 per level change each). Default 2,000,000. */
+  historyMaxEvents?: number;
   /** Rate limits per host: false = none; a host mapped to null = none for it; defaults per upstreams.md. */
   rateLimits?: false | Partial<Record<string, RateLimitConfig | null>>;
   /** IBKR session idle timeout (without `/tickle`). Default 5 min. */
@@ -165,6 +167,7 @@ export interface ResolvedOptions {
   moving: Set<BookPlatform>;
   tickers: Record<BookPlatform, number>;
   historyRetentionMs: number;
+  historyMaxEvents: number;
   rateLimits: Record<PlatformHost, RateLimitConfig | null>;
   ibkrIdleTimeoutMs: number;
   assumptions: Assumptions;
@@ -252,6 +255,7 @@ export function resolveOptions(o: SimulatorOptions = {}): ResolvedOptions {
     moving,
     tickers,
     historyRetentionMs: int('historyRetentionMs', o.historyRetentionMs, 60_000, 1000, 24 * 3600 * 1000),
+    historyMaxEvents: int('historyMaxEvents', o.historyMaxEvents, 2_000_000, 1000, 100_000_000),
     rateLimits,
     ibkrIdleTimeoutMs: int('ibkrIdleTimeoutMs', o.ibkrIdleTimeoutMs, 300_000, 1, 24 * 3600 * 1000),
     assumptions,

@@ -83,6 +83,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       changesPerUpdate: opts.changesPerUpdate,
       moving: opts.moving,
       retentionMs: opts.historyRetentionMs,
+      maxRetainedEvents: opts.historyMaxEvents,
       clock,
       startPaused: opts.startPaused,
       onListenerError: (err) => opts.logger?.error({ err }, 'feed listener failed'),
@@ -315,9 +316,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       },
       last: (platform, ticker) => {
         const inst = instrument(platform, ticker);
-        const events = engine.events(inst.platform, ticker);
-        const last = events?.[events.length - 1];
-        return { seq: engine.lastSeq(inst.platform, ticker), ts: last ? last.ts : null };
+        const seq = engine.lastSeq(inst.platform, ticker);
+        return { seq, ts: seq > 0 ? (engine.lastTs(inst.platform, ticker) as number) : null };
       },
       pause: () => engine.pause(),
       resume: () => engine.resume(),

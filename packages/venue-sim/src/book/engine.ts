@@ -16,6 +16,8 @@ export interface EngineOptions {
   moving: ReadonlySet<BookPlatform>;
   /** How long emitted events stay available to `bookAt` and `events`. */
   retentionMs: number;
+  /** At most this many retained events across all tickers (split evenly). */
+  maxRetainedEvents?: number;
   clock: () => number;
   /** Reports an exception thrown by a listener (the loop keeps going). */
   onListenerError?: (err: unknown) => void;
@@ -62,12 +64,13 @@ export class BookEngine {
     this.rate = opts.updatesPerSecond;
     this.paused = opts.startPaused ?? false;
     const now = opts.clock();
+    const perTicker = Math.max(1000, Math.ceil((opts.maxRetainedEvents ?? Infinity) / Math.max(1, instruments.length)));
     for (const inst of instruments) {
       const gen = new BookGenerator(inst, new Rng(opts.seed, 'book', inst.platform, inst.ticker));
       const entry: Entry = {
         inst,
         gen,
-        history: new TickerHistory(gen.book.snapshot(), now, CHECKPOINT_EVERY, CHECKPOINT_EVERY_MS),
+        history: new TickerHistory(gen.book.snapshot(), now, CHECKPOINT_EVERY, CHECKPOINT_EVERY_MS, perTicker),
         seq: 0,
         lastTs: now,
       };
@@ -110,6 +113,16 @@ export class BookEngine {
 
   events(platform: BookPlatform, ticker: string, sinceTs?: number): BookEvent[] | undefined {
     return this.byKey.get(key(platform, ticker))?.history.since(sinceTs);
+  }
+
+  /** Time of the last emitted event of a ticker (its start time before the first). */
+  lastTs(platform: BookPlatform, ticker: string): number | undefined {
+    return this.byKey.get(key(platform, ticker))?.lastTs;
+  }
+
+  /** The last emitted event still retained. */
+  lastEvent(platform: BookPlatform, ticker: string): BookEvent | undefined {
+    return this.byKey.get(key(platform, ticker))?.history.last();
   }
 
   get eventsEmitted(): number {

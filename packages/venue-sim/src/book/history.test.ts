@@ -72,3 +72,27 @@ describe('book history', () => {
     expect(engine.events('kalshi', 'KXA', 5_010)?.every((e) => e.ts >= 5_010)).toBe(true);
   });
 });
+
+describe('history storage', () => {
+  test('stays exact across compaction of its arrays and under an event cap', () => {
+    const gen = new BookGenerator(kalshiInstrument('KXBIG', 50), new Rng(8, 'big'));
+    const capped = new TickerHistory(gen.book.snapshot(), 0, 64, 1_000_000, 5_000);
+    const full = new TickerHistory(gen.book.snapshot(), 0, 64, 1_000_000);
+    const books = new Map<number, IntBook>();
+    for (let seq = 1; seq <= 30_000; seq++) {
+      const event: BookEvent = { seq, ts: seq, changes: gen.next(3) };
+      capped.record(event, gen.book);
+      full.record(event, gen.book);
+      if (seq % 997 === 0) books.set(seq, gen.book.snapshot());
+      if (seq % 5_000 === 0) full.prune(seq - 8_000);
+    }
+    expect(capped.retainedEvents).toBeLessThanOrEqual(5_000 + 2 * 64); // pruned at checkpoints
+    expect(capped.at(30_000 - 4_000)).toEqual(full.at(30_000 - 4_000));
+    expect(capped.at(1_000)).toBeUndefined();
+    for (const [seq, book] of books) {
+      if (seq >= 30_000 - 8_000) expect(full.at(seq)).toEqual(book);
+    }
+    expect(full.last()?.seq).toBe(30_000);
+    expect(full.since(29_990).map((e) => e.seq)).toEqual(Array.from({ length: 11 }, (_, i) => 29_990 + i));
+  });
+});

@@ -101,11 +101,7 @@ export function pmUsHosts(ctx: PlatformContext, catalog: PmCatalog): { pub: Host
     markets: e.markets.map(marketJson),
   });
 
-  const lastTs = (slug: string) => {
-    const events = engine.events('polymarketUs', slug);
-    const last = events?.[events.length - 1];
-    return last ? last.ts : (engine.oldestRetainedTs('polymarketUs', slug) ?? null);
-  };
+  const lastTs = (slug: string) => engine.lastTs('polymarketUs', slug) ?? null;
 
   const pub = new Router();
   pub.get('/v1/events', (req) => {

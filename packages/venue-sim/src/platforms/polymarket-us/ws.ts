@@ -126,9 +126,7 @@ export class PmUsFeed {
   }
 
   private lastTs(slug: string): number | null {
-    const events = this.engine.events('polymarketUs', slug);
-    const last = events?.[events.length - 1];
-    return last ? last.ts : (this.engine.oldestRetainedTs('polymarketUs', slug) ?? null);
+    return this.engine.lastTs('polymarketUs', slug) ?? null;
   }
 
   /** The message without its leading `{"requestId":…,`, serialised once per change and shared by subscribers. */
