@@ -40,10 +40,12 @@ export interface CliConfig {
 }
 
 export function parseCli(argv: string[]): CliConfig {
+  // `pnpm --filter @depthgate/venue-sim start -- --port 7190` passes the `--` through.
+  const args = argv[0] === '--' ? argv.slice(1) : argv;
   let values;
   try {
     ({ values } = parseArgs({
-      args: argv,
+      args,
       options: {
         port: { type: 'string' },
         seed: { type: 'string' },

@@ -1,3 +1,4 @@
+// https://www.interactivebrokers.com/campus/ibkr-api-page/cpapi-v1/#session (tickle keeps the brokerage session alive)
 /**
  * The Client Portal gateway session: authenticated until it stays idle (no `/tickle`) longer than the idle timeout,
  * then every API call answers 401 until someone logs in again (the real gateway needs its browser login; here
