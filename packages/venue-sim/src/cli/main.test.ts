@@ -43,6 +43,10 @@ describe('CLI arguments', () => {
     });
   });
 
+  test("a leading '--' (pnpm start -- ...) is ignored", () => {
+    expect(parseCli(['--', '--port', '7190']).options.ports).toEqual({ base: 7190 });
+  });
+
   test.each([
     [['--port', 'x']],
     [['--seed', '-1']],
