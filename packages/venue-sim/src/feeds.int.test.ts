@@ -249,6 +249,24 @@ describe('order-book feeds', () => {
     });
   });
 
+  test('a consumer that stops reading is cut once its backlog passes maxFeedBufferBytes', async () => {
+    sim = await startSimulator({
+      seed: 5,
+      updatesPerSecond: 0,
+      platforms: ['gemini'],
+      maxFeedBufferBytes: 64 * 1024,
+      rateLimits: false,
+    });
+    const g = await geminiClient(sim, sim.books.tickers('gemini'));
+    clients.push(g);
+    (g.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    for (let i = 0; i < 200 && sim.feedFaults.stats('gemini').slowDisconnects === 0; i++) {
+      sim.books.step(500);
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(sim.feedFaults.stats('gemini')).toMatchObject({ slowDisconnects: 1, connections: 0 });
+  });
+
   describe('handshakes and subscriptions', () => {
     test('Kalshi and Polymarket US refuse unsigned or badly signed handshakes with 401; Gemini is public', async () => {
       sim = await startSimulator({ seed: 1, updatesPerSecond: 0 });

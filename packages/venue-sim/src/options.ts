@@ -76,6 +76,8 @@ export interface SimulatorOptions {
   assumptions?: Partial<Assumptions>;
   /** Interval of feed heartbeats (Kalshi ping frames, Gemini/Polymarket US heartbeat messages). Default 10 s; 0 = none. */
   heartbeatIntervalMs?: number;
+  /** A feed connection with more unsent data than this is cut (a consumer too slow to keep up). Default 64 MiB. */
+  maxFeedBufferBytes?: number;
   /** Record requests for `sim.requests()`. Default true. */
   recordRequests?: boolean;
   /** Most recent requests kept. Default 100,000. */
@@ -172,6 +174,7 @@ export interface ResolvedOptions {
   ibkrIdleTimeoutMs: number;
   assumptions: Assumptions;
   heartbeatIntervalMs: number;
+  maxFeedBufferBytes: number;
   recordRequests: boolean;
   maxRecordedRequests: number;
   catalogDate: string;
@@ -260,6 +263,7 @@ export function resolveOptions(o: SimulatorOptions = {}): ResolvedOptions {
     ibkrIdleTimeoutMs: int('ibkrIdleTimeoutMs', o.ibkrIdleTimeoutMs, 300_000, 1, 24 * 3600 * 1000),
     assumptions,
     heartbeatIntervalMs: int('heartbeatIntervalMs', o.heartbeatIntervalMs, 10_000, 0, 3600_000),
+    maxFeedBufferBytes: int('maxFeedBufferBytes', o.maxFeedBufferBytes, 64 * 1024 * 1024, 1024, 2 ** 40),
     recordRequests: o.recordRequests ?? true,
     maxRecordedRequests: int('maxRecordedRequests', o.maxRecordedRequests, 100_000, 1, 10_000_000),
     catalogDate,

@@ -140,6 +140,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     gemini: geminiFeed.hub,
     polymarketUs: pmUsFeed.hub,
   };
+  for (const hub of Object.values(hubs)) hub.maxBufferedBytes = opts.maxFeedBufferBytes;
 
   const hostCtx = {
     log,
@@ -286,7 +287,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       },
       stats: (platform) => {
         const hub = feedHub(platform);
-        return { connections: hub.connections.size, pendingDrops: hub.pendingDrops(), dropped: hub.dropped };
+        return {
+          connections: hub.connections.size,
+          pendingDrops: hub.pendingDrops(),
+          dropped: hub.dropped,
+          slowDisconnects: hub.slowDisconnects,
+        };
       },
     },
     books: {

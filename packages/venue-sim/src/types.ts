@@ -73,7 +73,8 @@ export interface SimFeedFaults {
   stall(platform: string, ms: number, opts?: { ticker?: string }): number;
   /** Forgets pending drops (stalls run out by themselves). */
   clear(): void;
-  stats(platform: string): { connections: number; pendingDrops: number; dropped: number };
+  /** Open connections, drops still pending, messages dropped so far, connections cut for being too slow. */
+  stats(platform: string): { connections: number; pendingDrops: number; dropped: number; slowDisconnects: number };
 }
 
 export interface SimFaults {

@@ -36,6 +36,13 @@ export class FeedHub {
   private nextId = 1;
   /** Messages not sent because of a drop fault. */
   dropped = 0;
+  /**
+   * A connection whose unsent data exceeds this is cut, as exchanges drop consumers that cannot keep up; without it a
+   * stuck client would grow the simulator's memory without bound.
+   */
+  maxBufferedBytes = 64 * 1024 * 1024;
+  /** Connections cut for being too slow. */
+  slowDisconnects = 0;
 
   constructor(private readonly clock: () => number) {
     this.wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 1024 * 1024 });
@@ -80,7 +87,13 @@ export class FeedHub {
       conn.backlog.push(message);
       return;
     }
-    if (conn.ws.readyState === WebSocket.OPEN) conn.ws.send(message);
+    if (conn.ws.readyState !== WebSocket.OPEN) return;
+    if (conn.ws.bufferedAmount > this.maxBufferedBytes) {
+      this.slowDisconnects++;
+      conn.ws.terminate();
+      return;
+    }
+    conn.ws.send(message);
   }
 
   /** Whether the next message about `ticker` is to be dropped (consumes one pending drop). */
