@@ -154,6 +154,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   let tmpDir: string | undefined;
   let control: ControlServer | undefined;
   let stopped = false;
+  let feedFaultIds = 0;
 
   const closeAll = async () => {
     engine.stop();
@@ -272,9 +273,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
             return { id: hub.injectDrop(count, spec.ticker), affected: count };
           }
           case 'disconnect':
-            return { id: `disconnect-${Date.now()}`, affected: hub.disconnect(spec.ticker) };
+            return { id: `disconnect-${++feedFaultIds}`, affected: hub.disconnect(spec.ticker) };
           case 'stall':
-            return { id: `stall-${Date.now()}`, affected: hub.stall(spec.ms ?? 1000, spec.ticker) };
+            return { id: `stall-${++feedFaultIds}`, affected: hub.stall(spec.ms ?? 1000, spec.ticker) };
           default:
             throw new SimError('bad_request', `unknown feed fault kind "${String(spec.kind)}"`);
         }
