@@ -2,10 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { BookEngine } from './book/engine';
-import { BOOK_PLATFORMS, type BookPlatform, type IntBook, type Instrument } from './book/types';
-import { decimalBook, formatLevels } from './book/view';
 import { ControlServer } from './control/control-server';
-import { formatScaled } from './core/decimal';
 import { Rng } from './core/rng';
 import { createCredentials } from './credentials';
 import { type SimFeeds, type SimUrls, writeSecretsAndBuildEnv } from './env';
@@ -36,17 +33,11 @@ import { gammaHost } from './platforms/polymarket/gamma';
 import { buildPmUsCatalog } from './platforms/polymarket-us/catalog';
 import { pmUsHosts } from './platforms/polymarket-us/rest';
 import { PM_US_WS_PATH, PmUsFeed } from './platforms/polymarket-us/ws';
-import type { BookEventView, FeedFaultSpec, KalshiBookView, Simulator } from './types';
+import type { FeedFaultSpec, Simulator } from './types';
+import { createBooksApi } from './books-api';
+import { SimError } from './errors';
 
-export class SimError extends Error {
-  constructor(
-    readonly code: 'not_found' | 'bad_request',
-    message: string,
-  ) {
-    super(message);
-    this.name = 'SimError';
-  }
-}
+export { SimError } from './errors';
 
 /**
  * Starts every simulated host on 127.0.0.1 and the book processes. Resolves once every server listens.
@@ -184,44 +175,6 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     polymarketUs: `${base('pmUsAuth', 'ws')}${PM_US_WS_PATH}`,
   };
 
-  // ---- books --------------------------------------------------------------------------------------------------
-  const bookPlatform = (name: string): BookPlatform => {
-    const p = resolveBookPlatform(name);
-    if (!p) throw new SimError('not_found', `"${name}" has no order books (one of ${BOOK_PLATFORMS.join(', ')})`);
-    return p;
-  };
-  const instrument = (name: string, ticker: string): Instrument => {
-    const p = bookPlatform(name);
-    const inst = engine.instrument(p, ticker);
-    if (!inst) throw new SimError('not_found', `unknown ${p} ticker "${ticker}"`);
-    return inst;
-  };
-  const view = (inst: Instrument, book: IntBook) => {
-    const v = decimalBook(inst, book);
-    if (inst.platform !== 'kalshi') return v;
-    const kv: KalshiBookView = {
-      ...v,
-      yes: v.bids,
-      no: formatLevels(
-        inst,
-        book.asks.map(([p, q]) => [10000 - p, q]),
-      ),
-    };
-    return kv;
-  };
-  const eventView = (inst: Instrument, e: { seq: number; ts: number; changes: number[] }): BookEventView => {
-    const changes = [];
-    for (let i = 0; i < e.changes.length; i += 4) {
-      changes.push({
-        side: e.changes[i] === 0 ? ('bid' as const) : ('ask' as const),
-        price: formatScaled(e.changes[i + 1] as number, inst.priceDecimals),
-        quantity: formatScaled(e.changes[i + 2] as number, inst.qtyDecimals),
-        delta: formatScaled(e.changes[i + 3] as number, inst.qtyDecimals),
-      });
-    }
-    return { seq: e.seq, ts: e.ts, changes };
-  };
-
   const feedHub = (name: string): FeedHub => {
     const p = resolveBookPlatform(name);
     if (p === 'kalshi' || p === 'gemini' || p === 'polymarketUs') return hubs[p];
@@ -296,42 +249,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         };
       },
     },
-    books: {
-      platforms: () => [...BOOK_PLATFORMS],
-      tickers: (platform) =>
-        engine
-          .instruments(bookPlatform(platform))
-          .map((i) => i.ticker)
-          .sort(),
-      book: (platform, ticker) => {
-        const inst = instrument(platform, ticker);
-        const b = engine.book(inst.platform, ticker);
-        return view(inst, b ? b.snapshot() : { bids: [], asks: [] });
-      },
-      bookAt: (platform, ticker, tsMs) => {
-        const inst = instrument(platform, ticker);
-        const b = engine.bookAt(inst.platform, ticker, tsMs);
-        if (!b) {
-          const oldest = engine.oldestRetainedTs(inst.platform, ticker);
-          throw new SimError('not_found', `no retained history of ${ticker} at ${tsMs} (oldest: ${oldest})`);
-        }
-        return view(inst, b);
-      },
-      events: (platform, ticker, sinceMs) => {
-        const inst = instrument(platform, ticker);
-        return (engine.events(inst.platform, ticker, sinceMs) ?? []).map((e) => eventView(inst, e));
-      },
-      last: (platform, ticker) => {
-        const inst = instrument(platform, ticker);
-        const seq = engine.lastSeq(inst.platform, ticker);
-        return { seq, ts: seq > 0 ? (engine.lastTs(inst.platform, ticker) as number) : null };
-      },
-      pause: () => engine.pause(),
-      resume: () => engine.resume(),
-      isPaused: () => engine.isPaused,
-      step: (n = 1) => engine.step(n),
-      setUpdatesPerSecond: (n) => engine.setRate(n),
-    },
+    books: createBooksApi(engine),
     ibkr: {
       expireSession: () => session.expire(),
       login: () => session.login(),

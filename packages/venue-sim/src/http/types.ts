@@ -52,7 +52,7 @@ export interface SimResponse {
 
 export type Handler = (req: SimRequest) => SimResponse | Promise<SimResponse>;
 
-/** `none`: public; `required`: 401 unless the signature verifies; `session`: IBKR session gate. */
+/** `none`: public (a signature, if sent, is still checked); `required`: 401 unless the signature verifies. */
 export type RouteAuth = 'none' | 'required';
 
 /** Result of checking a request's credentials. `absent` = no credential headers at all. */
