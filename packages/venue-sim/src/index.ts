@@ -1,1 +1,34 @@
-export {};
+/**
+ * @depthgate/venue-sim: a faithful local stand-in for the seven upstream market platforms (REST, request signing,
+ * faults, moving order books and WebSocket order-book feeds). See README.md.
+ */
+export { startSimulator, SimError } from './simulator';
+export type {
+  Simulator,
+  SimBooks,
+  SimFaults,
+  SimFeedFaults,
+  SimRateLimits,
+  SimIbkr,
+  FeedFaultSpec,
+  BookEventView,
+  BookChangeView,
+  KalshiBookView,
+  DecimalBook,
+  DecimalLevel,
+  RecordedRequest,
+  FaultSpec,
+  ActiveFault,
+  RateLimitConfig,
+  SimCredentials,
+  SimUrls,
+  SimFeeds,
+} from './types';
+export type { SimulatorOptions, Assumptions, SimLogger } from './options';
+export { DEFAULT_ASSUMPTIONS, DEFAULT_RATE_LIMITS, DEFAULT_TICKERS } from './options';
+export { HOST_KEYS, PLATFORM_NAMES, type HostKey, type PlatformHost } from './hosts';
+export { BOOK_PLATFORMS, type BookPlatform } from './book/types';
+export { ENV_NAMES, formatEnvFile, writeEnvFile } from './env';
+export { FAULT_KINDS, type FaultKind } from './http/faults';
+export { FEED_FAULT_KINDS, type FeedFaultKind } from './feeds/feed-hub';
+export * as signers from './signers';

@@ -1,0 +1,110 @@
+import { Rng } from '../core/rng';
+import { kalshiInstrument } from '../platforms/kalshi/catalog';
+import { BookGenerator } from './generator';
+import { OrderBook } from './order-book';
+import { ASK, BID, type Instrument } from './types';
+
+const spot: Instrument = {
+  platform: 'gemini',
+  ticker: 'BTCUSD',
+  priceDecimals: 2,
+  qtyDecimals: 8,
+  tick: 1,
+  minPrice: 1,
+  maxPrice: Number.MAX_SAFE_INTEGER,
+  initialMid: 8_700_000,
+  maxLevels: 25,
+  initialLevels: 12,
+  window: 40,
+  unit: 1,
+  minUnits: 10_000,
+  maxUnits: 150_000_000,
+  fractionalPercent: 0,
+};
+
+function checkInvariants(gen: BookGenerator): void {
+  const { book, inst } = gen;
+  const bid = book.bids.best();
+  const ask = book.asks.best();
+  expect(book.bids.size).toBeGreaterThanOrEqual(1);
+  expect(book.asks.size).toBeGreaterThanOrEqual(1);
+  expect(book.bids.size).toBeLessThanOrEqual(inst.maxLevels);
+  expect(book.asks.size).toBeLessThanOrEqual(inst.maxLevels);
+  expect(bid as number).toBeLessThan(ask as number);
+  for (const [side, s] of [
+    [BID, book.bids],
+    [ASK, book.asks],
+  ] as const) {
+    let prev: number | undefined;
+    for (const [p, q] of s.levels()) {
+      expect(p % inst.tick).toBe(0);
+      expect(p).toBeGreaterThanOrEqual(inst.minPrice);
+      expect(p).toBeLessThanOrEqual(inst.maxPrice);
+      expect(Number.isSafeInteger(q) && q > 0).toBe(true);
+      if (prev !== undefined) expect(side === BID ? p < prev : p > prev).toBe(true);
+      prev = p;
+    }
+  }
+}
+
+describe('book process', () => {
+  test('a prediction book stays on the 0.01 grid inside [0.01, 0.99], never crossed, over many steps', () => {
+    const gen = new BookGenerator(kalshiInstrument('KXTEST-26MAR07-T1', 50), new Rng(7, 'k'));
+    for (let i = 0; i < 5000; i++) {
+      gen.next(1 + (i % 4));
+      if (i % 50 === 0) checkInvariants(gen);
+    }
+    checkInvariants(gen);
+  });
+
+  test('a book pinned near the bounds cannot leave them', () => {
+    const gen = new BookGenerator(kalshiInstrument('KXLOW', 2), new Rng(3, 'low'));
+    for (let i = 0; i < 3000; i++) gen.next(1);
+    checkInvariants(gen);
+  });
+
+  test('a spot book keeps sizes in whole lots at its precision', () => {
+    const gen = new BookGenerator(spot, new Rng(11, 'spot'));
+    for (let i = 0; i < 3000; i++) gen.next(2);
+    checkInvariants(gen);
+  });
+
+  test('changes report each level once, with delta = new − old, and replaying them rebuilds the book', () => {
+    const gen = new BookGenerator(kalshiInstrument('KXREPLAY', 40), new Rng(5, 'r'));
+    const replica = OrderBook.from(gen.book.snapshot());
+    for (let i = 0; i < 2000; i++) {
+      const before = OrderBook.from(gen.book.snapshot());
+      const changes = gen.next(3);
+      expect(changes.length).toBeGreaterThanOrEqual(4 * 3);
+      const keys = new Set<string>();
+      for (let j = 0; j < changes.length; j += 4) {
+        const [side, price, qty, delta] = changes.slice(j, j + 4) as [0 | 1, number, number, number];
+        expect(keys.has(`${side}:${price}`)).toBe(false);
+        keys.add(`${side}:${price}`);
+        expect(delta).not.toBe(0);
+        expect(qty - before.sideOf(side).get(price)).toBe(delta);
+      }
+      replica.applyChanges(changes);
+      expect(replica.snapshot()).toEqual(gen.book.snapshot());
+    }
+  });
+
+  test('the same seed replays the same changes; another seed does not', () => {
+    const run = (seed: number) => {
+      const gen = new BookGenerator(kalshiInstrument('KXSAME', 50), new Rng(seed, 'same'));
+      return Array.from({ length: 300 }, () => gen.next(2).join(','));
+    };
+    expect(run(42)).toEqual(run(42));
+    expect(run(42)).not.toEqual(run(43));
+  });
+
+  test('the mid price walks', () => {
+    const gen = new BookGenerator(kalshiInstrument('KXWALK', 50), new Rng(9, 'walk'));
+    const mids = new Set<number>();
+    for (let i = 0; i < 3000; i++) {
+      gen.next(1);
+      mids.add(((gen.book.bids.best() as number) + (gen.book.asks.best() as number)) / 2);
+    }
+    expect(mids.size).toBeGreaterThan(5);
+  });
+});

@@ -1,0 +1,167 @@
+import type { Rng } from '../core/rng';
+import { type BookSide, OrderBook } from './order-book';
+import { ASK, BID, type Instrument, type Side } from './types';
+
+/**
+ * The moving-book process of one instrument: a bounded random walk of the mid price, with levels appearing,
+ * resizing and disappearing around it. Pure function of its Rng: the same seed replays the same changes.
+ *
+ * Every step keeps the book sane: best bid < best ask, prices on the tick grid inside [minPrice, maxPrice], at most
+ * `maxLevels` per side, at least one level per side, quantities positive multiples of one lot.
+ */
+export class BookGenerator {
+  readonly book = new OrderBook();
+  private readonly pending = new Map<number, { side: Side; price: number; before: number }>();
+
+  constructor(
+    readonly inst: Instrument,
+    private readonly rng: Rng,
+  ) {
+    this.initialise();
+  }
+
+  private initialise(): void {
+    const { inst, rng } = this;
+    const t = inst.tick;
+    const jitter = rng.range(-3, 3) * t;
+    const mid = clamp(snap(inst.initialMid + jitter, t), inst.minPrice + t, inst.maxPrice - t);
+    const spread = rng.range(1, 3);
+    let bid = clamp(mid - Math.floor(spread / 2) * t, inst.minPrice, inst.maxPrice - t);
+    let ask = clamp(bid + spread * t, bid + t, inst.maxPrice);
+    for (let i = 0; i < inst.initialLevels && bid >= inst.minPrice; i++) {
+      this.book.bids.set(bid, this.randomQty());
+      bid -= rng.range(1, Math.max(1, Math.floor(inst.window / 4))) * t;
+    }
+    for (let i = 0; i < inst.initialLevels && ask <= inst.maxPrice; i++) {
+      this.book.asks.set(ask, this.randomQty());
+      ask += rng.range(1, Math.max(1, Math.floor(inst.window / 4))) * t;
+    }
+  }
+
+  randomQty(): number {
+    const { inst, rng } = this;
+    let q = rng.range(inst.minUnits, inst.maxUnits) * inst.unit;
+    if (inst.unit > 1 && inst.fractionalPercent > 0 && rng.percent(inst.fractionalPercent)) {
+      q += rng.range(1, inst.unit - 1);
+    }
+    return Math.max(q, 1);
+  }
+
+  /**
+   * Advances the process until at least `minChanges` distinct levels changed; returns them flattened as
+   * `[side, price, newQty, delta, ...]` (one entry per level, in the order first touched).
+   */
+  next(minChanges: number): number[] {
+    this.pending.clear();
+    const order: number[] = [];
+    const touch = (side: Side, price: number, qty: number): void => {
+      const key = side === BID ? price : -price - 1;
+      const s = this.book.sideOf(side);
+      if (!this.pending.has(key)) {
+        this.pending.set(key, { side, price, before: s.get(price) });
+        order.push(key);
+      }
+      s.set(price, qty);
+    };
+    let changed = 0;
+    for (let attempt = 0; attempt < 64 && changed < minChanges; attempt++) {
+      this.step(touch);
+      changed = 0;
+      for (const key of order) {
+        const p = this.pending.get(key);
+        if (p && this.book.sideOf(p.side).get(p.price) !== p.before) changed++;
+      }
+    }
+    const out: number[] = [];
+    for (const key of order) {
+      const p = this.pending.get(key);
+      if (!p) continue;
+      const now = this.book.sideOf(p.side).get(p.price);
+      if (now !== p.before) out.push(p.side, p.price, now, now - p.before);
+    }
+    return out;
+  }
+
+  private step(touch: (side: Side, price: number, qty: number) => void): void {
+    const { book, rng } = this;
+    if (book.bids.size === 0) return this.addLevel(BID, touch);
+    if (book.asks.size === 0) return this.addLevel(ASK, touch);
+    const r = rng.int(100);
+    const side: Side = rng.int(2) === 0 ? BID : ASK;
+    if (r < 45) return this.resize(side, touch);
+    if (r < 65) return this.addLevel(side, touch);
+    if (r < 82) {
+      const s = book.sideOf(side);
+      if (s.size <= 1) return this.resize(side, touch);
+      const price = s.prices[rng.int(s.size)] as number;
+      return touch(side, price, 0);
+    }
+    return this.move(side === BID ? 1 : -1, touch);
+  }
+
+  private resize(side: Side, touch: (side: Side, price: number, qty: number) => void): void {
+    const s = this.book.sideOf(side);
+    if (s.size === 0) return this.addLevel(side, touch);
+    const price = s.prices[this.rng.int(s.size)] as number;
+    let qty = this.randomQty();
+    if (qty === s.get(price)) qty += this.inst.unit;
+    touch(side, price, qty);
+  }
+
+  /** A new level: inside the spread sometimes, else up to `window` ticks behind the best price. */
+  private addLevel(side: Side, touch: (side: Side, price: number, qty: number) => void): void {
+    const { inst, rng, book } = this;
+    const t = inst.tick;
+    const s = book.sideOf(side);
+    const bestBid = book.bids.best();
+    const bestAsk = book.asks.best();
+    let price: number | undefined;
+    if (bestBid !== undefined && bestAsk !== undefined && bestAsk - bestBid > t && rng.percent(30)) {
+      price = bestBid + rng.range(1, (bestAsk - bestBid) / t - 1) * t;
+    } else {
+      const anchor = s.best() ?? (side === BID ? (bestAsk ?? inst.initialMid) - t : (bestBid ?? inst.initialMid) + t);
+      const away = (s.size === 0 ? 0 : rng.range(1, inst.window)) * t;
+      price = side === BID ? anchor - away : anchor + away;
+    }
+    if (price < inst.minPrice || price > inst.maxPrice) return this.resize(side, touch);
+    if (side === BID && bestAsk !== undefined && price >= bestAsk) return this.resize(side, touch);
+    if (side === ASK && bestBid !== undefined && price <= bestBid) return this.resize(side, touch);
+    if (s.get(price) !== 0) return touch(side, price, s.get(price) + this.inst.unit);
+    touch(side, price, this.randomQty());
+    this.trim(s, side, touch);
+  }
+
+  /**
+   * The mid-price walk: the best level on one side is consumed and the other side steps into the gap, so the mid
+   * moves by at least one tick in direction `dir` (+1 up, -1 down), never leaving [minPrice, maxPrice].
+   */
+  private move(dir: 1 | -1, touch: (side: Side, price: number, qty: number) => void): void {
+    const { inst, rng, book } = this;
+    const t = inst.tick;
+    const consumed = dir === 1 ? book.asks : book.bids;
+    const advancing = dir === 1 ? book.bids : book.asks;
+    const advSide: Side = dir === 1 ? BID : ASK;
+    if (consumed.size <= 1) return this.resize(consumed.side, touch);
+    touch(consumed.side, consumed.best() as number, 0);
+    const wall = consumed.best() as number;
+    const from = advancing.best() as number;
+    const room = Math.abs(wall - from) / t - 1;
+    if (room >= 1) {
+      const price = from + dir * rng.range(1, Math.min(room, Math.max(1, Math.floor(inst.window / 2)))) * t;
+      touch(advSide, price, this.randomQty());
+      this.trim(advancing, advSide, touch);
+    }
+  }
+
+  private trim(s: BookSide, side: Side, touch: (side: Side, price: number, qty: number) => void): void {
+    while (s.size > this.inst.maxLevels) touch(side, s.worst() as number, 0);
+  }
+}
+
+function clamp(v: number, lo: number, hi: number): number {
+  return Math.min(Math.max(v, lo), hi);
+}
+
+function snap(v: number, tick: number): number {
+  return Math.round(v / tick) * tick;
+}

@@ -1,0 +1,58 @@
+/** The order-book vocabulary shared by every simulated platform. Prices are ticks, quantities lots (see decimal.ts). */
+
+/** Platforms whose order books move. Names match `sim.urls` keys, except `polymarketUs` (both of its hosts). */
+export const BOOK_PLATFORMS = ['kalshi', 'polymarketUs', 'gemini', 'coinbase', 'clob'] as const;
+export type BookPlatform = (typeof BOOK_PLATFORMS)[number];
+
+export const BID = 0;
+export const ASK = 1;
+export type Side = typeof BID | typeof ASK;
+
+/** A level as [price, quantity], scaled integers. */
+export type IntLevel = [number, number];
+
+export interface IntBook {
+  /** Best first: highest price first. */
+  bids: IntLevel[];
+  /** Best first: lowest price first. */
+  asks: IntLevel[];
+}
+
+/**
+ * One emitted book event: every level it changed, flattened as quadruples
+ * `[side, price, newQuantity, delta, side, price, ...]` to keep a long history cheap.
+ */
+export interface BookEvent {
+  /** Per (platform, ticker), 1-based, without gaps. */
+  seq: number;
+  /** Epoch milliseconds; non-decreasing per ticker. */
+  ts: number;
+  changes: number[];
+}
+
+export interface Instrument {
+  platform: BookPlatform;
+  ticker: string;
+  /** Digits after the point of a price on the wire. */
+  priceDecimals: number;
+  /** Digits after the point of a quantity on the wire. */
+  qtyDecimals: number;
+  /** Price grid step, in price units (10^-priceDecimals). */
+  tick: number;
+  /** Inclusive price bounds, in price units. */
+  minPrice: number;
+  maxPrice: number;
+  /** Mid price the process starts from, in price units. */
+  initialMid: number;
+  /** Levels kept per side at most. */
+  maxLevels: number;
+  /** Levels per side at start. */
+  initialLevels: number;
+  /** How far from the best price (in ticks) new levels appear. */
+  window: number;
+  /** Sizes: a whole number of `unit` lots in [minUnits, maxUnits], plus a fraction of a unit `fractionalPercent`% of the time. */
+  unit: number;
+  minUnits: number;
+  maxUnits: number;
+  fractionalPercent: number;
+}

@@ -1,0 +1,23 @@
+import { formatScaled } from '../core/decimal';
+import type { Instrument, IntBook, IntLevel } from './types';
+
+/** A level as exact decimal strings in the venue's precision: [price, quantity]. */
+export type DecimalLevel = [string, string];
+
+export interface DecimalBook {
+  /** Best first. */
+  bids: DecimalLevel[];
+  /** Best first. */
+  asks: DecimalLevel[];
+}
+
+export function formatLevels(inst: Instrument, levels: readonly IntLevel[]): DecimalLevel[] {
+  return levels.map(([p, q]) => [formatScaled(p, inst.priceDecimals), formatScaled(q, inst.qtyDecimals)]);
+}
+
+export function decimalBook(inst: Instrument, book: IntBook): DecimalBook {
+  return { bids: formatLevels(inst, book.bids), asks: formatLevels(inst, book.asks) };
+}
+
+export const price = (inst: Instrument, p: number): string => formatScaled(p, inst.priceDecimals);
+export const qty = (inst: Instrument, q: number): string => formatScaled(q, inst.qtyDecimals);

@@ -1,0 +1,85 @@
+import type { BookEngine } from './book/engine';
+import { BOOK_PLATFORMS, type BookPlatform, type Instrument, type IntBook } from './book/types';
+import { decimalBook, formatLevels } from './book/view';
+import { formatScaled } from './core/decimal';
+import { SimError } from './errors';
+import { resolveBookPlatform } from './options';
+import type { BookEventView, KalshiBookView, SimBooks } from './types';
+
+/** `sim.books`: the engine's books as exact decimal strings, looked up by any platform alias. */
+export function createBooksApi(engine: BookEngine): SimBooks {
+  const bookPlatform = (name: string): BookPlatform => {
+    const p = resolveBookPlatform(name);
+    if (!p) throw new SimError('not_found', `"${name}" has no order books (one of ${BOOK_PLATFORMS.join(', ')})`);
+    return p;
+  };
+  const instrument = (name: string, ticker: string): Instrument => {
+    const p = bookPlatform(name);
+    const inst = engine.instrument(p, ticker);
+    if (!inst) throw new SimError('not_found', `unknown ${p} ticker "${ticker}"`);
+    return inst;
+  };
+  const view = (inst: Instrument, book: IntBook) => {
+    const v = decimalBook(inst, book);
+    if (inst.platform !== 'kalshi') return v;
+    // Kalshi's native view: YES bids, and NO bids at 1 − p of each YES ask.
+    const kv: KalshiBookView = {
+      ...v,
+      yes: v.bids,
+      no: formatLevels(
+        inst,
+        book.asks.map(([p, q]) => [10000 - p, q]),
+      ),
+    };
+    return kv;
+  };
+  const eventView = (inst: Instrument, e: { seq: number; ts: number; changes: number[] }): BookEventView => {
+    const changes = [];
+    for (let i = 0; i < e.changes.length; i += 4) {
+      changes.push({
+        side: e.changes[i] === 0 ? ('bid' as const) : ('ask' as const),
+        price: formatScaled(e.changes[i + 1] as number, inst.priceDecimals),
+        quantity: formatScaled(e.changes[i + 2] as number, inst.qtyDecimals),
+        delta: formatScaled(e.changes[i + 3] as number, inst.qtyDecimals),
+      });
+    }
+    return { seq: e.seq, ts: e.ts, changes };
+  };
+
+  return {
+    platforms: () => [...BOOK_PLATFORMS],
+    tickers: (platform) =>
+      engine
+        .instruments(bookPlatform(platform))
+        .map((i) => i.ticker)
+        .sort(),
+    book: (platform, ticker) => {
+      const inst = instrument(platform, ticker);
+      const b = engine.book(inst.platform, ticker);
+      return view(inst, b ? b.snapshot() : { bids: [], asks: [] });
+    },
+    bookAt: (platform, ticker, tsMs) => {
+      const inst = instrument(platform, ticker);
+      const b = engine.bookAt(inst.platform, ticker, tsMs);
+      if (!b) {
+        const oldest = engine.oldestRetainedTs(inst.platform, ticker);
+        throw new SimError('not_found', `no retained history of ${ticker} at ${tsMs} (oldest: ${oldest})`);
+      }
+      return view(inst, b);
+    },
+    events: (platform, ticker, sinceMs) => {
+      const inst = instrument(platform, ticker);
+      return (engine.events(inst.platform, ticker, sinceMs) ?? []).map((e) => eventView(inst, e));
+    },
+    last: (platform, ticker) => {
+      const inst = instrument(platform, ticker);
+      const seq = engine.lastSeq(inst.platform, ticker);
+      return { seq, ts: seq > 0 ? (engine.lastTs(inst.platform, ticker) as number) : null };
+    },
+    pause: () => engine.pause(),
+    resume: () => engine.resume(),
+    isPaused: () => engine.isPaused,
+    step: (n = 1) => engine.step(n),
+    setUpdatesPerSecond: (n) => engine.setRate(n),
+  };
+}

@@ -1,0 +1,59 @@
+import { parseCli, UsageError } from './main';
+
+describe('CLI arguments', () => {
+  test('defaults: port 7090, seed 42', () => {
+    const c = parseCli([]);
+    expect(c.options.ports).toEqual({ base: 7090 });
+    expect(c.options.seed).toBe(42);
+    expect(c.writeEnv).toBeUndefined();
+  });
+
+  test("./dev up --sim's invocation and the tuning flags", () => {
+    const c = parseCli([
+      '--port',
+      '27090',
+      '--write-env',
+      '.dev/sim/upstreams.env',
+      '--seed',
+      '7',
+      '--updates-per-second',
+      '2000',
+      '--changes-per-update',
+      '4',
+      '--platforms',
+      'kalshi,venue_c',
+      '--tickers',
+      'kalshi=20,gemini=4',
+      '--no-rate-limits',
+      '--kalshi-orderbook-requires-auth',
+      '--ibkr-idle-timeout-ms',
+      '1000',
+    ]);
+    expect(c.writeEnv).toBe('.dev/sim/upstreams.env');
+    expect(c.options).toMatchObject({
+      ports: { base: 27090 },
+      seed: 7,
+      updatesPerSecond: 2000,
+      changesPerUpdate: 4,
+      platforms: ['kalshi', 'venue_c'],
+      tickers: { kalshi: 20, gemini: 4 },
+      rateLimits: false,
+      kalshiOrderbookRequiresAuth: true,
+      ibkrIdleTimeoutMs: 1000,
+    });
+  });
+
+  test("a leading '--' (pnpm start -- ...) is ignored", () => {
+    expect(parseCli(['--', '--port', '7190']).options.ports).toEqual({ base: 7190 });
+  });
+
+  test.each([
+    [['--port', 'x']],
+    [['--seed', '-1']],
+    [['--tickers', 'nasdaq=3']],
+    [['--bogus']],
+    [['--changes-per-update', '0']],
+  ])('refuses %j', (args) => {
+    expect(() => parseCli(args)).toThrow(UsageError);
+  });
+});

@@ -1,0 +1,98 @@
+import type { PlatformHost } from '../hosts';
+
+export interface RateLimitRule {
+  /** Requests allowed per window, sustained. */
+  limit: number;
+  windowMs: number;
+  /** Requests allowed back to back (bucket capacity); default `limit`. */
+  burst?: number;
+}
+
+export interface RateLimitConfig extends RateLimitRule {
+  /**
+   * What happens over the limit: `reject` answers 429 at once; `queue` delays up to `queue` requests and rejects the
+   * rest (Gemini's "5 extra requests are queued"); `delay` never rejects, it holds requests until they fit
+   * (Cloudflare throttling in front of Polymarket's APIs).
+   */
+  overflow?: 'reject' | 'queue' | 'delay';
+  queue?: number;
+  /** Tighter limits for paths starting with `prefix` (checked in addition to the host's limit). */
+  routes?: Array<RateLimitRule & { prefix: string }>;
+}
+
+export type RateDecision = { ok: true; delayMs: number } | { ok: false };
+
+class Bucket {
+  private tokens: number;
+  private last: number;
+  private readonly capacity: number;
+  private readonly perMs: number;
+
+  constructor(rule: RateLimitRule, now: number) {
+    this.capacity = rule.burst ?? rule.limit;
+    this.perMs = rule.limit / rule.windowMs;
+    this.tokens = this.capacity;
+    this.last = now;
+  }
+
+  /** Takes a token, going into debt down to -maxDebt; returns the wait in ms, or -1 when that is not allowed. */
+  take(now: number, maxDebt: number): number {
+    this.tokens = Math.min(this.capacity, this.tokens + (now - this.last) * this.perMs);
+    this.last = now;
+    if (this.tokens >= 1) {
+      this.tokens -= 1;
+      return 0;
+    }
+    if (this.tokens - 1 < -maxDebt) return -1;
+    this.tokens -= 1;
+    return Math.ceil(-this.tokens / this.perMs);
+  }
+}
+
+interface HostLimiter {
+  config: RateLimitConfig;
+  bucket: Bucket;
+  routes: Array<{ prefix: string; bucket: Bucket }>;
+}
+
+/** Token buckets per host (one budget per platform, as all simulated callers share 127.0.0.1). */
+export class RateLimiter {
+  private readonly hosts = new Map<PlatformHost, HostLimiter>();
+
+  constructor(private readonly clock: () => number) {}
+
+  set(host: PlatformHost, config: RateLimitConfig | null): void {
+    if (!config) {
+      this.hosts.delete(host);
+      return;
+    }
+    const now = this.clock();
+    this.hosts.set(host, {
+      config,
+      bucket: new Bucket(config, now),
+      routes: (config.routes ?? []).map((r) => ({ prefix: r.prefix, bucket: new Bucket(r, now) })),
+    });
+  }
+
+  get(host: PlatformHost): RateLimitConfig | null {
+    return this.hosts.get(host)?.config ?? null;
+  }
+
+  check(host: PlatformHost, path: string): RateDecision {
+    const h = this.hosts.get(host);
+    if (!h) return { ok: true, delayMs: 0 };
+    const now = this.clock();
+    const overflow = h.config.overflow ?? 'reject';
+    const maxDebt = overflow === 'delay' ? Infinity : overflow === 'queue' ? (h.config.queue ?? 0) : 0;
+    let wait = 0;
+    for (const r of h.routes) {
+      if (!path.startsWith(r.prefix)) continue;
+      const w = r.bucket.take(now, maxDebt);
+      if (w < 0) return { ok: false };
+      wait = Math.max(wait, w);
+    }
+    const w = h.bucket.take(now, maxDebt);
+    if (w < 0) return { ok: false };
+    return { ok: true, delayMs: Math.max(wait, w) };
+  }
+}

@@ -1,0 +1,96 @@
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { PlatformHost } from '../hosts';
+
+export type AuthState = 'valid' | 'invalid' | 'absent' | 'not_required';
+
+/** What the simulator saw of one request (HTTP or WebSocket handshake). */
+export interface RecordedRequest {
+  /** Monotonic id within one simulator. */
+  id: number;
+  platform: PlatformHost;
+  method: string;
+  /** The path as received, without the query string. */
+  path: string;
+  /** The raw query string without `?`; '' when there is none. */
+  query: string;
+  /** Header names lower-cased, values as received (repeated headers joined by Node's rules). */
+  headers: IncomingHttpHeaders;
+  /** Whether a signature was required and whether it verified. */
+  auth: AuthState;
+  /** Why verification failed (or why the session was refused), when it did. */
+  authError?: string;
+  /** Status answered; 0 when no status line was sent (connection reset, hang, still pending). */
+  status: number;
+  /** The fault applied to this request, if any. */
+  fault?: string;
+  /** Epoch milliseconds of arrival. */
+  receivedAt: number;
+  /** True for a WebSocket handshake. */
+  websocket?: boolean;
+}
+
+export interface SimRequest {
+  platform: PlatformHost;
+  method: string;
+  path: string;
+  query: string;
+  params: URLSearchParams;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+  /** Path parameters of the matched route, decoded. */
+  pathParams: Record<string, string>;
+  record: RecordedRequest;
+  raw: IncomingMessage;
+}
+
+export interface SimResponse {
+  status: number;
+  body: string | Buffer;
+  contentType?: string;
+  headers?: Record<string, string>;
+}
+
+export type Handler = (req: SimRequest) => SimResponse | Promise<SimResponse>;
+
+/** `none`: public (a signature, if sent, is still checked); `required`: 401 unless the signature verifies. */
+export type RouteAuth = 'none' | 'required';
+
+/** Result of checking a request's credentials. `absent` = no credential headers at all. */
+export interface AuthCheck {
+  state: 'valid' | 'invalid' | 'absent';
+  error?: string;
+}
+
+export interface AuthInput {
+  method: string;
+  path: string;
+  query: string;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/** Each platform's own error bodies. */
+export interface PlatformErrors {
+  notFound(req: { path: string }): SimResponse;
+  unauthorized(reason: string): SimResponse;
+  rateLimited(): SimResponse;
+  serverError(status: number): SimResponse;
+}
+
+export function json(status: number, value: unknown, headers?: Record<string, string>): SimResponse {
+  return { status, body: JSON.stringify(value), contentType: 'application/json; charset=utf-8', headers };
+}
+
+/** A body serialised once (catalogue answers that never change). */
+export function rawJson(status: number, body: string): SimResponse {
+  return { status, body, contentType: 'application/json; charset=utf-8' };
+}
+
+export function text(status: number, body: string, contentType = 'text/plain; charset=utf-8'): SimResponse {
+  return { status, body, contentType };
+}
+
+export function header(req: { headers: IncomingHttpHeaders }, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}

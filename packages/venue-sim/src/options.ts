@@ -1,0 +1,274 @@
+import type { BookPlatform } from './book/types';
+import { BOOK_PLATFORMS } from './book/types';
+import type { CredentialOverrides } from './credentials';
+import type { PlatformHost } from './hosts';
+import { resolveHosts } from './hosts';
+import type { RateLimitConfig } from './http/rate-limit';
+
+/** Minimal logger (pino-compatible); the simulator itself never writes to the console. */
+export interface SimLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+/**
+ * Behaviours that upstreams.md tags [3P] (third-party only) or [U] (unverified). Each is a switch, defaulting to the
+ * best available reading of the sources; README.md lists them with their source.
+ */
+export interface Assumptions {
+  /** Kalshi: allowed clock skew of `KALSHI-ACCESS-TIMESTAMP` in ms. [U] (not documented) */
+  kalshiTimestampToleranceMs: number;
+  /** Kalshi: `GET /markets/{ticker}/orderbook` needs a signature. [3P] newer specs mark it required. */
+  kalshiOrderbookRequiresAuth: boolean;
+  /** Kalshi WS snapshot field names: `fp` → `yes_dollars_fp`/`no_dollars_fp` [3P]; `dollars` → `yes_dollars`/`no_dollars` [3P]. */
+  kalshiSnapshotFields: 'fp' | 'dollars';
+  /** Polymarket US: allowed skew of `X-PM-Timestamp` in ms. [V] docs: 30 s. */
+  polymarketUsTimestampToleranceMs: number;
+  /** Polymarket US: `/v1/sports/teams` on the public host answers 401 without credentials. [U] its schema lists a 401. */
+  polymarketUsTeamsRequiresAuth: boolean;
+  /** CLOB L2: allowed skew of `POLY_TIMESTAMP` in seconds; 0 disables the check. [U] */
+  clobTimestampToleranceSec: number;
+  /** CLOB L2: the signed requestPath includes `?query`. [U] (py-clob-client signs the bare path) */
+  clobSignsQuery: boolean;
+  /** CLOB `/price?side=BUY` answers the best bid (true) or the best ask (false). [U] */
+  clobBuyPriceIsBestBid: boolean;
+  /** Coinbase Exchange: the signed requestPath includes `?query`. [3P]/[U] believed yes. */
+  coinbaseSignsQuery: boolean;
+  /** Coinbase Exchange: allowed skew of `CB-ACCESS-TIMESTAMP` in seconds. [U] about 30 s. */
+  coinbaseTimestampToleranceSec: number;
+  /** Coinbase JWT: hosts accepted in the `uri` claim besides the request's own Host header. [U] */
+  coinbaseJwtHosts: string[];
+  /** Any platform: credentials that fail to verify on a public route are refused with 401. [U] */
+  rejectInvalidAuthOnPublicRoutes: boolean;
+  /** Gemini: status for an unknown symbol (`InvalidSymbol`). [U] the error table maps malformed requests to 400. */
+  geminiUnknownSymbolStatus: number;
+  /** IBKR: any API call (not only `/tickle`) counts as activity for the idle timeout. [U] */
+  ibkrAnyRequestKeepsAlive: boolean;
+  /** IBKR: body of the 401 an expired session answers. [3P] "Access Denied". */
+  ibkrUnauthorizedBody: string;
+}
+
+export interface SimulatorOptions {
+  /** Platforms whose order books move (aliases accepted: `kalshi`, `venue-b`, `polymarketUs`, ...). Default: all. Every host answers regardless. */
+  platforms?: string[];
+  seed?: number;
+  /** base: control port; platform hosts follow at base+1..base+10. 0 or absent: free ports. */
+  ports?: { base?: number };
+  /** Book updates per second across all moving tickers (0 = only `sim.books.step()`). Default 50. */
+  updatesPerSecond?: number;
+  /** Distinct levels changed per update (one message for batching feeds). Default 1. */
+  changesPerUpdate?: number | Partial<Record<BookPlatform, number>>;
+  /** Start with the book processes paused. */
+  startPaused?: boolean;
+  /** Number of instruments per book platform (defaults: kalshi 8, polymarketUs 8, gemini 6, coinbase 3, clob 6). */
+  tickers?: Partial<Record<BookPlatform, number>>;
+  /** How long emitted book events stay available to `bookAt`/`events`. Default 60 s. */
+  historyRetentionMs?: number;
+  /** Cap on retained book events across all tickers (~12 bytes + 32 per level change each). Default 2,000,000. */
+  historyMaxEvents?: number;
+  /** Rate limits per host: false = none; a host mapped to null = none for it; defaults per upstreams.md. */
+  rateLimits?: false | Partial<Record<string, RateLimitConfig | null>>;
+  /** IBKR session idle timeout (without `/tickle`). Default 5 min. */
+  ibkrIdleTimeoutMs?: number;
+  /** Shortcut for `assumptions.kalshiOrderbookRequiresAuth`. */
+  kalshiOrderbookRequiresAuth?: boolean;
+  assumptions?: Partial<Assumptions>;
+  /** Interval of feed heartbeats (Kalshi ping frames, Gemini/Polymarket US heartbeat messages). Default 10 s; 0 = none. */
+  heartbeatIntervalMs?: number;
+  /** A feed connection with more unsent data than this is cut (a consumer too slow to keep up). Default 64 MiB. */
+  maxFeedBufferBytes?: number;
+  /** Record requests for `sim.requests()`. Default true. */
+  recordRequests?: boolean;
+  /** Most recent requests kept. Default 100,000. */
+  maxRecordedRequests?: number;
+  /** Day the generated catalogues are anchored to (tickers carry dates). Default 2026-03-07, for stable tickers. */
+  catalogDate?: string;
+  /** Fixed credentials instead of freshly generated ones (the IBKR certificate is always generated). */
+  credentials?: CredentialOverrides;
+  logger?: SimLogger;
+  /** Clock (epoch ms); for tests. */
+  clock?: () => number;
+}
+
+export const DEFAULT_ASSUMPTIONS: Assumptions = {
+  kalshiTimestampToleranceMs: 30_000,
+  kalshiOrderbookRequiresAuth: false,
+  kalshiSnapshotFields: 'fp',
+  polymarketUsTimestampToleranceMs: 30_000,
+  polymarketUsTeamsRequiresAuth: false,
+  clobTimestampToleranceSec: 30,
+  clobSignsQuery: false,
+  clobBuyPriceIsBestBid: true,
+  coinbaseSignsQuery: true,
+  coinbaseTimestampToleranceSec: 30,
+  coinbaseJwtHosts: ['api.exchange.coinbase.com'],
+  rejectInvalidAuthOnPublicRoutes: true,
+  geminiUnknownSymbolStatus: 400,
+  ibkrAnyRequestKeepsAlive: false,
+  ibkrUnauthorizedBody: 'Access Denied',
+};
+
+export const DEFAULT_TICKERS: Record<BookPlatform, number> = {
+  kalshi: 8,
+  polymarketUs: 8,
+  gemini: 6,
+  coinbase: 3,
+  clob: 6,
+};
+
+/**
+ * Each platform's documented limit (upstreams.md). Polymarket's hosts sit behind Cloudflare, which delays rather
+ * than rejects ([V]); Gemini queues 5 extra requests ([V]); IBKR's ~10/s is [U]; ForecastEx has none documented.
+ */
+export const DEFAULT_RATE_LIMITS: Record<PlatformHost, RateLimitConfig | null> = {
+  kalshi: { limit: 20, windowMs: 1000 },
+  coinbase: { limit: 10, windowMs: 1000, burst: 15 },
+  pmUsPublic: { limit: 20, windowMs: 1000 },
+  pmUsAuth: { limit: 20, windowMs: 1000 },
+  gemini: { limit: 120, windowMs: 60_000, overflow: 'queue', queue: 5 },
+  gamma: {
+    limit: 4000,
+    windowMs: 10_000,
+    overflow: 'delay',
+    routes: [
+      { prefix: '/events', limit: 500, windowMs: 10_000 },
+      { prefix: '/markets', limit: 300, windowMs: 10_000 },
+      { prefix: '/tags', limit: 200, windowMs: 10_000 },
+      { prefix: '/public-search', limit: 350, windowMs: 10_000 },
+    ],
+  },
+  clob: {
+    limit: 9000,
+    windowMs: 10_000,
+    overflow: 'delay',
+    routes: [
+      { prefix: '/book', limit: 1500, windowMs: 10_000 },
+      { prefix: '/price', limit: 1500, windowMs: 10_000 },
+      { prefix: '/midpoint', limit: 1500, windowMs: 10_000 },
+      { prefix: '/prices-history', limit: 1000, windowMs: 10_000 },
+      { prefix: '/data/', limit: 900, windowMs: 10_000 },
+    ],
+  },
+  data: {
+    limit: 1000,
+    windowMs: 10_000,
+    overflow: 'delay',
+    routes: [{ prefix: '/trades', limit: 200, windowMs: 10_000 }],
+  },
+  ibkrPortal: { limit: 10, windowMs: 1000, routes: [{ prefix: '/v1/api/tickle', limit: 1, windowMs: 1000 }] },
+  forecastex: null,
+};
+
+export interface ResolvedOptions {
+  seed: number;
+  basePort: number;
+  updatesPerSecond: number;
+  changesPerUpdate: Record<BookPlatform, number>;
+  startPaused: boolean;
+  moving: Set<BookPlatform>;
+  tickers: Record<BookPlatform, number>;
+  historyRetentionMs: number;
+  historyMaxEvents: number;
+  rateLimits: Record<PlatformHost, RateLimitConfig | null>;
+  ibkrIdleTimeoutMs: number;
+  assumptions: Assumptions;
+  heartbeatIntervalMs: number;
+  maxFeedBufferBytes: number;
+  recordRequests: boolean;
+  maxRecordedRequests: number;
+  catalogDate: string;
+  credentials: CredentialOverrides;
+  logger: SimLogger | undefined;
+  clock: () => number;
+}
+
+const BOOK_ALIASES: Record<string, BookPlatform> = {
+  clob: 'clob',
+  'venue-a-clob': 'clob',
+  'polymarket-clob': 'clob',
+  polymarketUs: 'polymarketUs',
+  pmUsPublic: 'polymarketUs',
+  pmUsAuth: 'polymarketUs',
+  'polymarket-us': 'polymarketUs',
+  polymarket_us: 'polymarketUs',
+  'venue-a-us': 'polymarketUs',
+  venue_a_us: 'polymarketUs',
+  kalshi: 'kalshi',
+  'venue-b': 'kalshi',
+  venue_b: 'kalshi',
+  gemini: 'gemini',
+  'venue-c': 'gemini',
+  venue_c: 'gemini',
+  coinbase: 'coinbase',
+  'venue-d': 'coinbase',
+};
+
+/** The book platform a name stands for (`venue_b` → `kalshi`), or undefined. */
+export function resolveBookPlatform(name: string): BookPlatform | undefined {
+  return Object.hasOwn(BOOK_ALIASES, name) ? BOOK_ALIASES[name] : undefined;
+}
+
+function int(name: string, v: number | undefined, fallback: number, min: number, max: number): number {
+  const value = v ?? fallback;
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new RangeError(`${name} must be an integer in [${min}, ${max}], got ${String(v)}`);
+  }
+  return value;
+}
+
+export function resolveOptions(o: SimulatorOptions = {}): ResolvedOptions {
+  const moving = new Set<BookPlatform>();
+  for (const name of o.platforms ?? BOOK_PLATFORMS) {
+    const p = resolveBookPlatform(name);
+    if (p) moving.add(p);
+    else if (!resolveHosts(name)) throw new RangeError(`unknown platform "${name}"`);
+  }
+  const cpu = o.changesPerUpdate;
+  const changesPerUpdate = {} as Record<BookPlatform, number>;
+  for (const p of BOOK_PLATFORMS) {
+    const v = typeof cpu === 'number' ? cpu : (cpu?.[p] ?? 1);
+    changesPerUpdate[p] = int(`changesPerUpdate.${p}`, v, 1, 1, 50);
+  }
+  const tickers = {} as Record<BookPlatform, number>;
+  for (const p of BOOK_PLATFORMS) tickers[p] = int(`tickers.${p}`, o.tickers?.[p], DEFAULT_TICKERS[p], 1, 5000);
+
+  const rateLimits = { ...DEFAULT_RATE_LIMITS };
+  if (o.rateLimits === false) {
+    for (const k of Object.keys(rateLimits) as PlatformHost[]) rateLimits[k] = null;
+  } else if (o.rateLimits) {
+    for (const [name, cfg] of Object.entries(o.rateLimits)) {
+      const hosts = resolveHosts(name);
+      if (!hosts) throw new RangeError(`rateLimits: unknown platform "${name}"`);
+      for (const h of hosts) rateLimits[h] = cfg ?? null;
+    }
+  }
+  const assumptions: Assumptions = { ...DEFAULT_ASSUMPTIONS, ...o.assumptions };
+  if (o.kalshiOrderbookRequiresAuth !== undefined)
+    assumptions.kalshiOrderbookRequiresAuth = o.kalshiOrderbookRequiresAuth;
+  const catalogDate = o.catalogDate ?? '2026-03-07';
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(catalogDate)) throw new RangeError(`catalogDate must be YYYY-MM-DD`);
+
+  return {
+    seed: int('seed', o.seed, 42, 0, 2 ** 31 - 1),
+    basePort: int('ports.base', o.ports?.base, 0, 0, 65535 - 10),
+    updatesPerSecond: int('updatesPerSecond', o.updatesPerSecond, 50, 0, 1_000_000),
+    changesPerUpdate,
+    startPaused: o.startPaused ?? false,
+    moving,
+    tickers,
+    historyRetentionMs: int('historyRetentionMs', o.historyRetentionMs, 60_000, 1000, 24 * 3600 * 1000),
+    historyMaxEvents: int('historyMaxEvents', o.historyMaxEvents, 2_000_000, 1000, 100_000_000),
+    rateLimits,
+    ibkrIdleTimeoutMs: int('ibkrIdleTimeoutMs', o.ibkrIdleTimeoutMs, 300_000, 1, 24 * 3600 * 1000),
+    assumptions,
+    heartbeatIntervalMs: int('heartbeatIntervalMs', o.heartbeatIntervalMs, 10_000, 0, 3600_000),
+    maxFeedBufferBytes: int('maxFeedBufferBytes', o.maxFeedBufferBytes, 64 * 1024 * 1024, 1024, 2 ** 40),
+    recordRequests: o.recordRequests ?? true,
+    maxRecordedRequests: int('maxRecordedRequests', o.maxRecordedRequests, 100_000, 1, 10_000_000),
+    catalogDate,
+    credentials: o.credentials ?? {},
+    logger: o.logger,
+    clock: o.clock ?? Date.now,
+  };
+}

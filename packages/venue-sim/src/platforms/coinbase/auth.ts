@@ -1,0 +1,87 @@
+// https://docs.cdp.coinbase.com/exchange/rest-api/authentication
+import { createHmac, type KeyObject, timingSafeEqual, verify } from 'node:crypto';
+import { type AuthCheck, type AuthInput, header } from '../../http/types';
+
+export interface CoinbaseVerifier {
+  key: string;
+  /** Standard base64, as issued. */
+  secret: string;
+  passphrase: string;
+  signsQuery: boolean;
+  toleranceSec: number;
+  now: () => number;
+  jwt: { keyName: string; publicKey: KeyObject; hosts: readonly string[] };
+}
+
+/**
+ * Coinbase Exchange [V]: `CB-ACCESS-KEY`, `CB-ACCESS-SIGN`, `CB-ACCESS-TIMESTAMP` (seconds) and
+ * `CB-ACCESS-PASSPHRASE`; the sign is `base64(HMAC-SHA256(base64decode(secret), timestamp + METHOD + requestPath +
+ * body))`. Whether requestPath carries the query string is [3P]/[U] (`coinbaseSignsQuery`, default yes); the ±30 s
+ * window is [U]. Errors carry Coinbase's `{"message": ...}` texts ([3P]).
+ *
+ * Also accepted: a CDP-style ES256 JWT in `Authorization: Bearer` ([U] for Exchange): header kid = key name, claims
+ * iss "cdp", sub = key name, nbf/exp at most 120 s apart, uri "METHOD host/path".
+ */
+export function verifyCoinbase(input: AuthInput, v: CoinbaseVerifier): AuthCheck {
+  const authz = header(input, 'authorization');
+  if (authz !== undefined && /^Bearer /i.test(authz)) return verifyJwt(input, authz.slice(7).trim(), v);
+  const key = header(input, 'cb-access-key');
+  const sign = header(input, 'cb-access-sign');
+  const ts = header(input, 'cb-access-timestamp');
+  const pass = header(input, 'cb-access-passphrase');
+  if (key === undefined && sign === undefined && ts === undefined && pass === undefined) return { state: 'absent' };
+  if (!key || key !== v.key) return { state: 'invalid', error: 'Invalid API Key' };
+  if (!pass || pass !== v.passphrase) return { state: 'invalid', error: 'Invalid Passphrase' };
+  if (!ts || !/^\d+(\.\d+)?$/.test(ts)) return { state: 'invalid', error: 'invalid timestamp' };
+  if (Math.abs(v.now() / 1000 - Number(ts)) > v.toleranceSec)
+    return { state: 'invalid', error: 'request timestamp expired' };
+  if (!sign) return { state: 'invalid', error: 'invalid signature' };
+  const requestPath = v.signsQuery && input.query ? `${input.path}?${input.query}` : input.path;
+  const expected = createHmac('sha256', Buffer.from(v.secret, 'base64'))
+    .update(`${ts}${input.method}${requestPath}${input.body.toString('utf8')}`)
+    .digest();
+  const given = Buffer.from(sign, 'base64');
+  const ok = given.length === expected.length && timingSafeEqual(given, expected);
+  return ok ? { state: 'valid' } : { state: 'invalid', error: 'invalid signature' };
+}
+
+function decodePart(part: string | undefined): Record<string, unknown> | undefined {
+  if (!part) return undefined;
+  try {
+    const v: unknown = JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
+    return v && typeof v === 'object' ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function verifyJwt(input: AuthInput, token: string, v: CoinbaseVerifier): AuthCheck {
+  const fail = (error: string): AuthCheck => ({ state: 'invalid', error });
+  const parts = token.split('.');
+  if (parts.length !== 3) return fail('malformed JWT');
+  const head = decodePart(parts[0]);
+  const claims = decodePart(parts[1]);
+  if (!head || !claims) return fail('malformed JWT');
+  if (head.alg !== 'ES256') return fail(`unsupported JWT alg ${String(head.alg)}`);
+  if (head.kid !== v.jwt.keyName) return fail('JWT kid is not the key name');
+  const ok = verify(
+    'sha256',
+    Buffer.from(`${parts[0]}.${parts[1]}`),
+    { key: v.jwt.publicKey, dsaEncoding: 'ieee-p1363' },
+    Buffer.from(parts[2] as string, 'base64url'),
+  );
+  if (!ok) return fail('JWT signature does not verify');
+  if (claims.iss !== 'cdp') return fail('JWT iss must be "cdp"');
+  if (claims.sub !== v.jwt.keyName) return fail('JWT sub is not the key name');
+  const now = Math.floor(v.now() / 1000);
+  const nbf = Number(claims.nbf);
+  const exp = Number(claims.exp);
+  if (!Number.isFinite(nbf) || !Number.isFinite(exp)) return fail('JWT nbf/exp missing');
+  if (exp - nbf > 120) return fail('JWT lifetime exceeds 120 s');
+  if (nbf > now + 5) return fail('JWT not yet valid');
+  if (exp <= now) return fail('JWT expired');
+  const hosts = [header(input, 'host'), ...v.jwt.hosts].filter((h): h is string => !!h);
+  const uris = hosts.map((h) => `${input.method} ${h}${input.path}`);
+  if (!uris.includes(String(claims.uri))) return fail(`JWT uri must be "${uris[0] ?? ''}"`);
+  return { state: 'valid' };
+}

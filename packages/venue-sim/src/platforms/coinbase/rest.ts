@@ -1,0 +1,248 @@
+// https://docs.cdp.coinbase.com/exchange/reference (Exchange REST: products, currencies, time, private)
+import { formatScaled } from '../../core/decimal';
+import { Rng } from '../../core/rng';
+import { isoMillis } from '../../core/time';
+import type { HostDefinition } from '../../http/host-server';
+import { Router } from '../../http/router';
+import { json, type PlatformErrors, type SimRequest } from '../../http/types';
+import type { PlatformContext } from '../context';
+import { verifyCoinbase } from './auth';
+import { CURRENCIES, type CoinbaseCatalog, type CoinbaseProduct } from './catalog';
+
+/** `{"message": ...}` bodies [3P] (`NotFound`, `Public rate limit exceeded`, `invalid signature`). */
+export const coinbaseErrors: PlatformErrors = {
+  notFound: () => json(404, { message: 'NotFound' }),
+  unauthorized: (reason) => json(401, { message: reason }),
+  rateLimited: () => json(429, { message: 'Public rate limit exceeded' }),
+  serverError: (status) => json(status, { message: 'Internal server error' }),
+};
+
+const GRANULARITIES = [60, 300, 900, 3600, 21600, 86400];
+
+export function coinbaseHost(ctx: PlatformContext, catalog: CoinbaseCatalog): HostDefinition {
+  const { engine, opts, credentials, keys } = ctx;
+  const r = new Router();
+  const px = (p: number) => formatScaled(p, 2);
+  const sz = (p: CoinbaseProduct, q: number) => formatScaled(q, p.baseDecimals);
+
+  const productJson = (p: CoinbaseProduct) => ({
+    id: p.id,
+    base_currency: p.base,
+    quote_currency: p.quote,
+    quote_increment: '0.01',
+    base_increment: formatScaled(1, p.baseDecimals),
+    display_name: `${p.base}-${p.quote}`,
+    min_market_funds: '1',
+    margin_enabled: false,
+    post_only: false,
+    limit_only: false,
+    cancel_only: false,
+    status: 'online',
+    status_message: '',
+    trading_disabled: false,
+    fx_stablecoin: false,
+    max_slippage_percentage: '0.02000000',
+    auction_mode: false,
+    high_bid_limit_percentage: '',
+  });
+  const products = JSON.stringify(catalog.products.map(productJson));
+  const currencies = JSON.stringify(
+    CURRENCIES.map((c) => ({
+      id: c.id,
+      name: c.name,
+      min_size: c.min_size,
+      status: 'online',
+      message: '',
+      max_precision: c.max_precision,
+      convertible_to: c.id === 'USD' ? ['USDC'] : [],
+      details: {
+        type: c.type,
+        symbol: c.id === 'USD' ? '$' : '',
+        network_confirmations: c.type === 'crypto' ? 6 : 0,
+        sort_order: 0,
+        crypto_address_link: '',
+        crypto_transaction_link: '',
+        push_payment_methods: c.type === 'crypto' ? ['crypto'] : ['bank_wire'],
+      },
+      default_network: c.network,
+      supported_networks: c.network ? [{ id: c.network, name: c.network, status: 'online' }] : [],
+    })),
+  );
+
+  const product = (req: SimRequest) => catalog.byId.get((req.pathParams.id as string).toUpperCase());
+  const mid = (p: CoinbaseProduct) => {
+    const b = engine.book('coinbase', p.id);
+    const bid = b?.bids.best() ?? p.mid;
+    const ask = b?.asks.best() ?? p.mid;
+    return { bid, ask, last: Math.round((bid + ask) / 2) };
+  };
+
+  r.get('/products', () => ({ status: 200, body: products, contentType: 'application/json; charset=utf-8' }));
+  r.get('/products/:id', (req) => {
+    const p = product(req);
+    return p ? json(200, productJson(p)) : coinbaseErrors.notFound(req);
+  });
+  r.get('/products/:id/ticker', (req) => {
+    const p = product(req);
+    if (!p) return coinbaseErrors.notFound(req);
+    const m = mid(p);
+    return json(200, {
+      ask: px(m.ask),
+      bid: px(m.bid),
+      volume: sz(p, 123_456_789_012),
+      trade_id: 86_326_522 + engine.lastSeq('coinbase', p.id),
+      price: px(m.last),
+      size: sz(p, p.minLots * 3),
+      time: isoMillis(ctx.clock()),
+      rfq_volume: '0',
+    });
+  });
+  r.get('/products/:id/book', (req) => {
+    const p = product(req);
+    if (!p) return coinbaseErrors.notFound(req);
+    const level = req.params.get('level') ?? '1';
+    if (!['1', '2', '3'].includes(level)) return json(400, { message: 'Invalid level' });
+    const book = engine.book('coinbase', p.id);
+    const rng = new Rng(opts.seed, 'coinbase', 'orders', p.id, String(engine.lastSeq('coinbase', p.id)));
+    const side = (s: 'bids' | 'asks') => {
+      const levels = book ? book[s].levels(level === '1' ? 1 : Infinity) : [];
+      if (level === '3') return levels.map(([pr, q]) => [px(pr), sz(p, q), rng.uuid()]);
+      return levels.map(([pr, q], i) => [px(pr), sz(p, q), 1 + ((pr + i) % 7)]);
+    };
+    return json(200, {
+      bids: side('bids'),
+      asks: side('asks'),
+      sequence: 13_051_505_638 + engine.lastSeq('coinbase', p.id),
+      auction_mode: false,
+      auction: null,
+      time: isoMillis(ctx.clock()),
+    });
+  });
+  r.get('/products/:id/candles', (req) => {
+    const p = product(req);
+    if (!p) return coinbaseErrors.notFound(req);
+    const g = Number(req.params.get('granularity') ?? 60);
+    if (!GRANULARITIES.includes(g)) {
+      return json(400, { message: 'Unsupported granularity. Must be one of 60, 300, 900, 3600, 21600, 86400' });
+    }
+    const rng = new Rng(opts.seed, 'coinbase', 'candles', p.id, String(g));
+    const endParam = req.params.get('end');
+    const end = endParam ? Date.parse(endParam) : ctx.clock();
+    if (Number.isNaN(end)) return json(400, { message: 'Invalid end' });
+    let close = mid(p).last;
+    const start = Math.floor(end / 1000 / g) * g;
+    // [[time, low, high, open, close, volume], ...] newest first, JSON numbers.
+    const rows: number[][] = [];
+    for (let i = 0; i < 300; i++) {
+      const open = close + rng.range(-40, 40);
+      const high = Math.max(open, close) + rng.range(0, 20);
+      const low = Math.min(open, close) - rng.range(0, 20);
+      rows.push([start - i * g, low / 100, high / 100, open / 100, close / 100, rng.range(1, 50_000) / 100]);
+      close = open;
+    }
+    return json(200, rows);
+  });
+  r.get('/products/:id/stats', (req) => {
+    const p = product(req);
+    if (!p) return coinbaseErrors.notFound(req);
+    const m = mid(p);
+    return json(200, {
+      open: px(m.last - 1234),
+      high: px(m.last + 2011),
+      low: px(m.last - 3020),
+      last: px(m.last),
+      volume: sz(p, 987_654_321_000),
+      volume_30day: sz(p, 29_876_543_210_000),
+      rfq_volume_24hour: '0',
+      rfq_volume_30day: '0',
+    });
+  });
+  r.get('/products/:id/trades', (req) => {
+    const p = product(req);
+    if (!p) return coinbaseErrors.notFound(req);
+    const limit = Math.min(1000, Math.max(1, Number(req.params.get('limit') ?? 100) || 100));
+    const m = mid(p);
+    const rng = new Rng(opts.seed, 'coinbase', 'trades', p.id);
+    const now = ctx.clock();
+    const first = 86_326_522 + engine.lastSeq('coinbase', p.id);
+    const trades = Array.from({ length: limit }, (_, i) => ({
+      time: isoMillis(now - i * 700),
+      trade_id: first - i,
+      price: px(rng.int(2) ? m.ask : m.bid),
+      size: sz(p, rng.range(p.minLots, p.minLots * 40)),
+      side: rng.int(2) ? 'buy' : 'sell',
+    }));
+    return {
+      ...json(200, trades),
+      headers: { 'cb-before': String(first), 'cb-after': String(first - limit + 1) },
+    };
+  });
+  r.get('/currencies', () => ({ status: 200, body: currencies, contentType: 'application/json; charset=utf-8' }));
+  r.get('/currencies/:id', (req) => {
+    const all = JSON.parse(currencies) as Array<{ id: string }>;
+    const c = all.find((x) => x.id === (req.pathParams.id as string).toUpperCase());
+    return c ? json(200, c) : coinbaseErrors.notFound(req);
+  });
+  r.get('/time', () => {
+    const now = ctx.clock();
+    return json(200, { iso: isoMillis(now), epoch: now / 1000 });
+  });
+
+  const accounts = CURRENCIES.map((c, i) => ({
+    id: new Rng(opts.seed, 'coinbase', 'account', c.id).uuid(),
+    currency: c.id,
+    balance: i === CURRENCIES.length - 2 ? '10000.0000000000000000' : '0.0000000000000000',
+    hold: '0.0000000000000000',
+    available: i === CURRENCIES.length - 2 ? '10000.0000000000000000' : '0.0000000000000000',
+    profile_id: new Rng(opts.seed, 'coinbase', 'profile').uuid(),
+    trading_enabled: true,
+    pending_deposit: '0',
+    display_name: '',
+  }));
+  r.get('/accounts', () => json(200, accounts), 'required');
+  r.get(
+    '/accounts/:id',
+    (req) => {
+      const a = accounts.find((x) => x.id === req.pathParams.id);
+      return a ? json(200, a) : coinbaseErrors.notFound(req);
+    },
+    'required',
+  );
+  r.get('/orders', () => json(200, []), 'required');
+  r.get(
+    '/fills',
+    (req) => {
+      if (!req.params.get('product_id') && !req.params.get('order_id')) {
+        return json(400, { message: 'product_id or order_id is required' });
+      }
+      return json(200, []);
+    },
+    'required',
+  );
+  r.get(
+    '/profiles',
+    () => json(200, [{ id: accounts[0]?.profile_id, user_id: 'sim', name: 'default', active: true, is_default: true }]),
+    'required',
+  );
+
+  return {
+    host: 'coinbase',
+    router: r,
+    errors: coinbaseErrors,
+    rejectInvalidOnPublic: opts.assumptions.rejectInvalidAuthOnPublicRoutes,
+    verify: (input) =>
+      verifyCoinbase(input, {
+        key: credentials.coinbase.key,
+        secret: credentials.coinbase.secret,
+        passphrase: credentials.coinbase.passphrase,
+        signsQuery: opts.assumptions.coinbaseSignsQuery,
+        toleranceSec: opts.assumptions.coinbaseTimestampToleranceSec,
+        now: ctx.clock,
+        jwt: {
+          keyName: credentials.coinbaseJwt.keyName,
+          publicKey: keys.coinbaseJwtPublicKey,
+          hosts: opts.assumptions.coinbaseJwtHosts,
+        },
+      }),
+  };
+}

@@ -1,0 +1,273 @@
+// https://developer.gemini.com/rest-api (market data) and /prediction-markets-spec (events)
+import { formatScaled, formatScaledTrimmed } from '../../core/decimal';
+import { Rng } from '../../core/rng';
+import type { Instrument } from '../../book/types';
+import type { HostDefinition } from '../../http/host-server';
+import { Router } from '../../http/router';
+import { json, type PlatformErrors, type SimRequest, type SimResponse } from '../../http/types';
+import { type PlatformContext, intParam } from '../context';
+import type { GeminiCatalog, GeminiEvent } from './catalog';
+
+/** Error payload `{result: "error", reason, message}` [V] (developer.gemini.com/error-codes); reasons are [3P]/[U]. */
+const geminiError = (status: number, reason: string, message: string) =>
+  json(status, { result: 'error', reason, message });
+
+export const geminiErrors: PlatformErrors = {
+  notFound: (req) => geminiError(404, 'EndpointNotFound', `API entry point \`${req.path}\` not found`),
+  unauthorized: (reason) => geminiError(400, 'InvalidSignature', reason),
+  rateLimited: () => geminiError(429, 'RateLimit', 'Requests were made too frequently'),
+  serverError: (status) =>
+    geminiError(status, status === 503 ? 'Maintenance' : 'ServerError', 'The server encountered an error'),
+};
+
+const TIMEFRAMES: Record<string, number> = {
+  '1m': 60_000,
+  '5m': 300_000,
+  '15m': 900_000,
+  '30m': 1_800_000,
+  '1hr': 3_600_000,
+  '6hr': 21_600_000,
+  '1day': 86_400_000,
+};
+
+export function geminiHost(ctx: PlatformContext, catalog: GeminiCatalog): HostDefinition {
+  const { engine, opts } = ctx;
+  const r = new Router();
+
+  const lookup = (req: SimRequest): Instrument | SimResponse => {
+    const raw = req.pathParams.symbol as string;
+    const inst = catalog.bySymbol.get(raw.toUpperCase());
+    return (
+      inst ??
+      geminiError(
+        opts.assumptions.geminiUnknownSymbolStatus,
+        'InvalidSymbol',
+        `Supplied value '${raw}' is not a valid symbol`,
+      )
+    );
+  };
+  const isInst = (v: Instrument | SimResponse): v is Instrument => 'ticker' in v;
+
+  const best = (inst: Instrument) => {
+    const book = engine.book('gemini', inst.ticker);
+    const bid = book?.bids.best() ?? inst.initialMid - inst.tick;
+    const ask = book?.asks.best() ?? inst.initialMid + inst.tick;
+    return { bid, ask, last: Math.round((bid + ask) / 2 / inst.tick) * inst.tick };
+  };
+  const px = (inst: Instrument, p: number) => formatScaled(p, inst.priceDecimals);
+
+  r.get('/v1/symbols', () =>
+    json(
+      200,
+      [...catalog.bySymbol.keys()].map((s) => s.toLowerCase()),
+    ),
+  );
+  r.get('/v1/symbols/details/:symbol', (req) => {
+    const inst = lookup(req);
+    if (!isInst(inst)) return inst;
+    const spot = catalog.spot.find((s) => s.symbol === inst.ticker);
+    return json(200, {
+      symbol: inst.ticker,
+      base_currency: spot?.base ?? inst.ticker,
+      quote_currency: 'USD',
+      tick_size: Number(`1e-${inst.qtyDecimals}`),
+      quote_increment: Number(`1e-${inst.priceDecimals}`),
+      min_order_size: formatScaledTrimmed(1, inst.qtyDecimals),
+      status: 'open',
+      wrap_enabled: false,
+      product_type: spot ? 'spot' : 'prediction',
+      contract_type: spot ? 'vanilla' : 'binary',
+      contract_price_currency: 'USD',
+    });
+  });
+  r.get('/v1/pubticker/:symbol', (req) => {
+    const inst = lookup(req);
+    if (!isInst(inst)) return inst;
+    const b = best(inst);
+    const spot = catalog.spot.find((s) => s.symbol === inst.ticker);
+    return json(200, {
+      bid: px(inst, b.bid),
+      ask: px(inst, b.ask),
+      volume: {
+        [spot?.base ?? inst.ticker]: formatScaled(
+          12_345_678 * 10 ** Math.max(0, inst.qtyDecimals - 4),
+          inst.qtyDecimals,
+        ),
+        USD: '104482113.32',
+        timestamp: ctx.clock(),
+      },
+      last: px(inst, b.last),
+    });
+  });
+  r.get('/v2/ticker/:symbol', (req) => {
+    const inst = lookup(req);
+    if (!isInst(inst)) return inst;
+    const b = best(inst);
+    const closes = hourly(inst, b.last, 24, opts.seed);
+    return json(200, {
+      symbol: inst.ticker,
+      open: px(inst, closes[0] as number),
+      high: px(inst, Math.max(...closes)),
+      low: px(inst, Math.min(...closes)),
+      close: px(inst, b.last),
+      changes: closes.map((c) => px(inst, c)),
+      bid: px(inst, b.bid),
+      ask: px(inst, b.ask),
+    });
+  });
+  r.get('/v1/book/:symbol', (req) => {
+    const inst = lookup(req);
+    if (!isInst(inst)) return inst;
+    const lb = intParam(req.params, 'limit_bids');
+    const la = intParam(req.params, 'limit_asks');
+    if (lb === null || la === null || (lb ?? 0) < 0 || (la ?? 0) < 0) {
+      return geminiError(400, 'InvalidParameter', 'limit_bids and limit_asks must be non-negative integers');
+    }
+    const book = engine.book('gemini', inst.ticker);
+    const ts = String(Math.floor(ctx.clock() / 1000));
+    // [V] default 50 levels per side; 0 means all.
+    const side = (s: 'bids' | 'asks', limit: number | undefined) =>
+      (book ? book[s].levels(limit === 0 ? Infinity : (limit ?? 50)) : []).map(([p, q]) => ({
+        price: px(inst, p),
+        amount: formatScaled(q, inst.qtyDecimals),
+        timestamp: ts,
+      }));
+    return json(200, { bids: side('bids', lb), asks: side('asks', la) });
+  });
+  r.get('/v1/trades/:symbol', (req) => {
+    const inst = lookup(req);
+    if (!isInst(inst)) return inst;
+    const limit = Math.min(500, Math.max(1, intParam(req.params, 'limit_trades') ?? 50));
+    const b = best(inst);
+    const rng = new Rng(opts.seed, 'gemini', 'trades', inst.ticker);
+    const now = ctx.clock();
+    const trades = Array.from({ length: limit }, (_, i) => {
+      const buy = rng.int(2) === 0;
+      const t = now - i * 1500 - rng.int(1000);
+      return {
+        timestamp: Math.floor(t / 1000),
+        timestampms: t,
+        tid: 2_840_140_800 - i,
+        price: px(inst, buy ? b.ask : b.bid),
+        amount: formatScaled(
+          rng.range(inst.minUnits, Math.max(inst.minUnits, Math.floor(inst.maxUnits / 10))),
+          inst.qtyDecimals,
+        ),
+        exchange: 'gemini',
+        type: buy ? 'buy' : 'sell',
+      };
+    });
+    return json(200, trades);
+  });
+  r.get('/v2/candles/:symbol/:tf', (req) => {
+    const inst = lookup(req);
+    if (!isInst(inst)) return inst;
+    const step = TIMEFRAMES[req.pathParams.tf as string];
+    if (!step)
+      return geminiError(400, 'InvalidParameter', `Supplied value '${req.pathParams.tf}' is not a valid time frame`);
+    const closes = hourly(inst, best(inst).last, 60, opts.seed + step);
+    const now = Math.floor(ctx.clock() / step) * step;
+    const scale = 10 ** inst.priceDecimals;
+    // Gemini candles are JSON numbers: [ms, open, high, low, close, volume], newest first.
+    return json(
+      200,
+      closes
+        .map((c, i) => {
+          const o = closes[i - 1] ?? c;
+          return [
+            now - (closes.length - 1 - i) * step,
+            o / scale,
+            Math.max(o, c) / scale,
+            Math.min(o, c) / scale,
+            c / scale,
+            (i + 1) * 1.5,
+          ];
+        })
+        .reverse(),
+    );
+  });
+
+  const eventJson = (e: GeminiEvent) => ({
+    id: e.id,
+    title: e.title,
+    slug: e.slug,
+    description: e.description,
+    imageUrl: `https://www.gemini.com/images/prediction-markets/${e.slug}.png`,
+    type: e.type,
+    category: e.category,
+    series: e.series,
+    ticker: e.ticker,
+    status: e.status,
+    resolvedAt: null,
+    createdAt: e.createdAt,
+    expiryDate: e.expiryDate,
+    contracts: e.contracts.map((c) => {
+      const inst = catalog.bySymbol.get(c.instrumentSymbol);
+      const book = inst ? engine.book('gemini', inst.ticker) : undefined;
+      const bid = book?.bids.best();
+      const ask = book?.asks.best();
+      const p = (v: number | undefined) => (v === undefined ? null : formatScaled(v, 2));
+      return {
+        id: c.id,
+        label: c.label,
+        abbreviatedName: c.abbreviatedName,
+        instrumentSymbol: c.instrumentSymbol,
+        status: 'active',
+        prices: {
+          bestBid: p(bid),
+          bestAsk: p(ask),
+          lastTradePrice: p(bid),
+          buy: { yes: p(ask), no: bid === undefined ? null : formatScaled(100 - bid, 2) },
+          sell: { yes: p(bid), no: ask === undefined ? null : formatScaled(100 - ask, 2) },
+        },
+      };
+    }),
+  });
+
+  r.get('/v1/prediction-markets/categories', () => json(200, { categories: catalog.categories }));
+  r.get('/v1/prediction-markets/events', (req) => {
+    const limit = intParam(req.params, 'limit');
+    const offset = intParam(req.params, 'offset');
+    if (limit === null || offset === null || (limit !== undefined && (limit < 1 || limit > 500)) || (offset ?? 0) < 0) {
+      return geminiError(400, 'InvalidParameter', 'limit must be 1-500 and offset non-negative');
+    }
+    const statuses = [...req.params.getAll('status'), ...req.params.getAll('status[]')];
+    const categories = [...req.params.getAll('category'), ...req.params.getAll('category[]')];
+    const search = (req.params.get('search') ?? '').toLowerCase();
+    const list = catalog.events.filter(
+      (e) =>
+        (!statuses.length || statuses.includes(e.status)) &&
+        (!categories.length || categories.includes(e.category)) &&
+        (!search || e.title.toLowerCase().includes(search) || e.ticker.toLowerCase().includes(search)),
+    );
+    const o = offset ?? 0;
+    const n = limit ?? 50;
+    return json(200, {
+      data: list.slice(o, o + n).map(eventJson),
+      pagination: { limit: n, offset: o, total: list.length },
+    });
+  });
+  r.get('/v1/prediction-markets/events/:eventTicker', (req) => {
+    const e = catalog.events.find((x) => x.ticker === req.pathParams.eventTicker);
+    return e
+      ? json(200, eventJson(e))
+      : geminiError(404, 'EventNotFound', `Event ${req.pathParams.eventTicker} not found`);
+  });
+
+  return { host: 'gemini', router: r, errors: geminiErrors };
+}
+
+/** Deterministic hourly closes ending at `last` (a small walk on the tick grid). */
+function hourly(inst: Instrument, last: number, n: number, seed: number): number[] {
+  const rng = new Rng(seed, 'gemini', 'closes', inst.ticker);
+  const out = [last];
+  for (let i = 1; i < n; i++) {
+    const prev = out[0] as number;
+    const next = Math.min(
+      inst.maxPrice,
+      Math.max(inst.minPrice, prev + rng.range(-inst.window, inst.window) * inst.tick),
+    );
+    out.unshift(next);
+  }
+  return out;
+}

@@ -1,0 +1,121 @@
+// https://docs.gemini.com/websocket-api/#market-data-version-2
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { formatScaled } from '../../core/decimal';
+import type { BookEngine } from '../../book/engine';
+import { BID, type BookEvent, type Instrument } from '../../book/types';
+import { type FeedConnection, FeedHub, parseJsonObject } from '../../feeds/feed-hub';
+import type { RecordedRequest } from '../../http/types';
+import type { GeminiCatalog } from './catalog';
+
+export const GEMINI_WS_PATH = '/v2/marketdata';
+
+/**
+ * Market Data v2 `l2` ([U] URL, [3P] format): public; after `subscribe`, the first `l2_updates` of a symbol carries
+ * the whole book, later ones only changed levels with their new absolute quantity ("0" removes the level). No
+ * sequence numbers and no timestamps on book changes (only on trades).
+ */
+export class GeminiFeed {
+  readonly hub: FeedHub;
+  private readonly bySymbol = new Map<string, Set<FeedConnection>>();
+
+  constructor(
+    private readonly engine: BookEngine,
+    private readonly catalog: GeminiCatalog,
+    heartbeatIntervalMs: number,
+    private readonly clock: () => number,
+  ) {
+    this.hub = new FeedHub(clock);
+    engine.on('gemini', (inst, event) => this.onEvent(inst, event));
+    this.hub.startHeartbeat(heartbeatIntervalMs, (c) =>
+      this.hub.send(c, `{"type":"heartbeat","timestamp":${this.clock()}}`),
+    );
+  }
+
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, record: RecordedRequest): void {
+    if (record.path !== GEMINI_WS_PATH) {
+      FeedHub.refuse(
+        socket,
+        record,
+        404,
+        JSON.stringify({ result: 'error', reason: 'EndpointNotFound', message: 'not found' }),
+      );
+      return;
+    }
+    this.hub.accept(req, socket, head, record, (conn) => {
+      conn.ws.on('message', (data) => this.onMessage(conn, parseJsonObject(data)));
+      conn.ws.on('close', () => {
+        for (const s of conn.tickers) this.bySymbol.get(s)?.delete(conn);
+      });
+    });
+  }
+
+  private onMessage(conn: FeedConnection, m: Record<string, unknown> | undefined): void {
+    const fail = (message: string) =>
+      this.hub.send(conn, JSON.stringify({ type: 'error', result: 'error', reason: 'InvalidJson', message }));
+    if (!m || (m.type !== 'subscribe' && m.type !== 'unsubscribe') || !Array.isArray(m.subscriptions)) {
+      return fail('expected {"type":"subscribe","subscriptions":[{"name":"l2","symbols":[...]}]}');
+    }
+    for (const s of m.subscriptions as unknown[]) {
+      const sub = s as { name?: unknown; symbols?: unknown };
+      if (sub.name !== 'l2' || !Array.isArray(sub.symbols)) return fail('only the l2 subscription is simulated');
+      for (const raw of sub.symbols) {
+        const inst = typeof raw === 'string' ? this.catalog.bySymbol.get(raw.toUpperCase()) : undefined;
+        if (!inst) {
+          this.hub.send(
+            conn,
+            JSON.stringify({
+              type: 'error',
+              result: 'error',
+              reason: 'InvalidSymbol',
+              message: `invalid symbol ${String(raw)}`,
+            }),
+          );
+          continue;
+        }
+        if (m.type === 'unsubscribe') {
+          conn.tickers.delete(inst.ticker);
+          this.bySymbol.get(inst.ticker)?.delete(conn);
+          continue;
+        }
+        if (conn.tickers.has(inst.ticker)) continue;
+        conn.tickers.add(inst.ticker);
+        let set = this.bySymbol.get(inst.ticker);
+        if (!set) this.bySymbol.set(inst.ticker, (set = new Set()));
+        set.add(conn);
+        this.hub.send(conn, this.fullBook(inst));
+      }
+    }
+  }
+
+  private fullBook(inst: Instrument): string {
+    const book = this.engine.book('gemini', inst.ticker);
+    const changes: string[][] = [];
+    if (book) {
+      for (const [p, q] of book.bids.levels())
+        changes.push(['buy', formatScaled(p, inst.priceDecimals), formatScaled(q, inst.qtyDecimals)]);
+      for (const [p, q] of book.asks.levels())
+        changes.push(['sell', formatScaled(p, inst.priceDecimals), formatScaled(q, inst.qtyDecimals)]);
+    }
+    return JSON.stringify({ type: 'l2_updates', symbol: inst.ticker, changes, trades: [], auction_events: [] });
+  }
+
+  private onEvent(inst: Instrument, event: BookEvent): void {
+    const conns = this.bySymbol.get(inst.ticker);
+    if (!conns || conns.size === 0) return;
+    if (this.hub.shouldDrop(inst.ticker)) return;
+    const ch = event.changes;
+    let changes = '';
+    for (let i = 0; i < ch.length; i += 4) {
+      const q = ch[i + 2] as number;
+      changes += `${i ? ',' : ''}["${ch[i] === BID ? 'buy' : 'sell'}","${formatScaled(ch[i + 1] as number, inst.priceDecimals)}","${q === 0 ? '0' : formatScaled(q, inst.qtyDecimals)}"]`;
+    }
+    const msg = `{"type":"l2_updates","symbol":"${inst.ticker}","changes":[${changes}]}`;
+    for (const conn of conns) this.hub.send(conn, msg);
+  }
+
+  close(): void {
+    this.hub.close();
+    this.bySymbol.clear();
+  }
+}

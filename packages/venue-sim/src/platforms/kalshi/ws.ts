@@ -1,0 +1,234 @@
+// https://docs.kalshi.com/websockets/orderbook-updates
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { formatScaled } from '../../core/decimal';
+import { isoMicros } from '../../core/time';
+import type { BookEngine } from '../../book/engine';
+import type { OrderBook } from '../../book/order-book';
+import { BID, type BookEvent, type Instrument } from '../../book/types';
+import { type FeedConnection, FeedHub, parseJsonObject } from '../../feeds/feed-hub';
+import type { AuthCheck, AuthInput, RecordedRequest } from '../../http/types';
+import type { KalshiCatalog } from './catalog';
+
+export const KALSHI_WS_PATH = '/trade-api/ws/v2';
+
+interface Subscription {
+  sid: number;
+  seq: number;
+  tickers: Set<string>;
+}
+
+interface KalshiConnState {
+  nextSid: number;
+  subs: Map<number, Subscription>;
+}
+
+export interface KalshiFeedOptions {
+  snapshotFields: 'fp' | 'dollars';
+  heartbeatIntervalMs: number;
+  verify: (input: AuthInput) => AuthCheck;
+  unauthorizedBody: (reason: string) => string;
+}
+
+/**
+ * The `orderbook_delta` channel. The handshake is signed like REST (`timestamp + GET + /trade-api/ws/v2`) [V];
+ * `subscribe` answers `subscribed` with a `sid`, then per market an `orderbook_snapshot` followed by
+ * `orderbook_delta` messages, `seq` counting per subscription [V]. Field names are the fixed-point ones seen in
+ * production-shaped fixtures [3P]: dollar strings with 4 decimals, counts with 2.
+ */
+export class KalshiFeed {
+  readonly hub: FeedHub;
+  /** Subscriptions per market ticker. */
+  private readonly byTicker = new Map<string, Set<{ conn: FeedConnection; sub: Subscription }>>();
+
+  constructor(
+    private readonly engine: BookEngine,
+    private readonly catalog: KalshiCatalog,
+    private readonly opts: KalshiFeedOptions,
+    clock: () => number,
+  ) {
+    this.hub = new FeedHub(clock);
+    engine.on('kalshi', (inst, event) => this.onEvent(inst, event));
+    // Kalshi keeps connections alive with WebSocket ping frames [V] (docs: every 10 s).
+    this.hub.startHeartbeat(opts.heartbeatIntervalMs, (c) => c.ws.ping());
+  }
+
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, record: RecordedRequest): void {
+    if (record.path !== KALSHI_WS_PATH) {
+      FeedHub.refuse(socket, record, 404, this.opts.unauthorizedBody('not found'));
+      return;
+    }
+    const check = this.opts.verify({
+      method: 'GET',
+      path: record.path,
+      query: record.query,
+      headers: req.headers,
+      body: Buffer.alloc(0),
+    });
+    record.auth = check.state === 'absent' ? 'absent' : check.state;
+    if (check.error) record.authError = check.error;
+    if (check.state !== 'valid') {
+      FeedHub.refuse(socket, record, 401, this.opts.unauthorizedBody(check.error ?? 'missing credentials'));
+      return;
+    }
+    this.hub.accept(req, socket, head, record, (conn) => {
+      const state: KalshiConnState = { nextSid: 1, subs: new Map() };
+      conn.state = state;
+      conn.ws.on('message', (data) => this.onMessage(conn, state, parseJsonObject(data)));
+      conn.ws.on('close', () => {
+        for (const sub of state.subs.values()) this.unindex(conn, sub);
+      });
+    });
+  }
+
+  private reply(conn: FeedConnection, value: unknown): void {
+    this.hub.send(conn, JSON.stringify(value));
+  }
+
+  private error(conn: FeedConnection, id: unknown, code: number, msg: string): void {
+    this.reply(conn, { id, type: 'error', msg: { code, msg } });
+  }
+
+  private onMessage(conn: FeedConnection, state: KalshiConnState, m: Record<string, unknown> | undefined): void {
+    if (!m) return this.error(conn, null, 1, 'Unable to process message');
+    const id = m.id;
+    const params = (m.params && typeof m.params === 'object' ? m.params : {}) as Record<string, unknown>;
+    switch (m.cmd) {
+      case 'subscribe': {
+        const channels = Array.isArray(params.channels) ? params.channels : [];
+        if (channels.length === 0) return this.error(conn, id, 5, 'Params required');
+        if (!channels.every((c) => c === 'orderbook_delta')) return this.error(conn, id, 8, 'Unknown channel name');
+        const tickers = tickerList(params);
+        if (tickers.length === 0) return this.error(conn, id, 5, 'Params required');
+        const unknown = tickers.find((t) => !this.catalog.marketsByTicker.has(t));
+        if (unknown !== undefined) return this.error(conn, id, 16, `Market not found: ${unknown}`);
+        const sub: Subscription = { sid: state.nextSid++, seq: 0, tickers: new Set(tickers) };
+        state.subs.set(sub.sid, sub);
+        this.reply(conn, { id, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: sub.sid } });
+        for (const t of sub.tickers) this.snapshot(conn, sub, t);
+        this.index(conn, sub);
+        return;
+      }
+      case 'unsubscribe': {
+        const sids = Array.isArray(params.sids) ? params.sids : [];
+        for (const sid of sids) {
+          const sub = typeof sid === 'number' ? state.subs.get(sid) : undefined;
+          if (!sub) return this.error(conn, id, 6, 'Subscription not found');
+          state.subs.delete(sub.sid);
+          this.unindex(conn, sub);
+          this.reply(conn, { id, sid: sub.sid, seq: ++sub.seq, type: 'unsubscribed' });
+        }
+        return;
+      }
+      case 'update_subscription': {
+        const sid =
+          typeof params.sid === 'number' ? params.sid : Array.isArray(params.sids) ? params.sids[0] : undefined;
+        const sub = typeof sid === 'number' ? state.subs.get(sid) : undefined;
+        if (!sub) return this.error(conn, id, 6, 'Subscription not found');
+        const tickers = tickerList(params);
+        const unknown = tickers.find((t) => !this.catalog.marketsByTicker.has(t));
+        if (unknown !== undefined) return this.error(conn, id, 16, `Market not found: ${unknown}`);
+        switch (params.action) {
+          case 'add_markets':
+            this.unindex(conn, sub);
+            for (const t of tickers) sub.tickers.add(t);
+            this.index(conn, sub);
+            for (const t of tickers) this.snapshot(conn, sub, t);
+            break;
+          case 'delete_markets':
+            this.unindex(conn, sub);
+            for (const t of tickers) sub.tickers.delete(t);
+            this.index(conn, sub);
+            break;
+          case 'get_snapshot':
+            for (const t of tickers.length ? tickers : [...sub.tickers])
+              if (sub.tickers.has(t)) this.snapshot(conn, sub, t);
+            break;
+          default:
+            return this.error(conn, id, 5, 'Unknown action');
+        }
+        this.reply(conn, { id, sid: sub.sid, seq: sub.seq, type: 'ok', msg: { market_tickers: [...sub.tickers] } });
+        return;
+      }
+      case 'list_subscriptions':
+        this.reply(conn, {
+          id,
+          type: 'ok',
+          msg: [...state.subs.values()].map((s) => ({ channel: 'orderbook_delta', sid: s.sid })),
+        });
+        return;
+      default:
+        return this.error(conn, id, 2, 'Unknown command');
+    }
+  }
+
+  private index(conn: FeedConnection, sub: Subscription): void {
+    for (const t of sub.tickers) {
+      let set = this.byTicker.get(t);
+      if (!set) this.byTicker.set(t, (set = new Set()));
+      set.add({ conn, sub });
+      conn.tickers.add(t);
+    }
+  }
+
+  private unindex(conn: FeedConnection, sub: Subscription): void {
+    for (const t of sub.tickers) {
+      const set = this.byTicker.get(t);
+      if (!set) continue;
+      for (const e of set) if (e.sub === sub) set.delete(e);
+      if (set.size === 0) this.byTicker.delete(t);
+    }
+  }
+
+  private snapshot(conn: FeedConnection, sub: Subscription, ticker: string): void {
+    const book = this.engine.book('kalshi', ticker) as OrderBook;
+    const market = this.catalog.marketsByTicker.get(ticker);
+    const yes = book.bids
+      .levels()
+      .reverse()
+      .map(([p, q]) => [formatScaled(p, 4), formatScaled(q, 2)]);
+    const no = book.asks
+      .levels()
+      .reverse()
+      .map(([p, q]) => [formatScaled(10000 - p, 4), formatScaled(q, 2)]);
+    const [yk, nk] =
+      this.opts.snapshotFields === 'fp' ? ['yes_dollars_fp', 'no_dollars_fp'] : ['yes_dollars', 'no_dollars'];
+    const msg = { market_ticker: ticker, market_id: market?.market_id, [yk]: yes, [nk]: no };
+    this.hub.send(
+      conn,
+      `{"type":"orderbook_snapshot","sid":${sub.sid},"seq":${++sub.seq},"msg":${JSON.stringify(msg)}}`,
+    );
+  }
+
+  private onEvent(inst: Instrument, event: BookEvent): void {
+    const subs = this.byTicker.get(inst.ticker);
+    const ch = event.changes;
+    if (!subs || subs.size === 0) return;
+    const marketId = this.catalog.marketsByTicker.get(inst.ticker)?.market_id ?? '';
+    const tail = `,"ts":"${isoMicros(event.ts)}","ts_ms":${event.ts}}`;
+    const head = `{"market_ticker":${JSON.stringify(inst.ticker)},"market_id":"${marketId}","price_dollars":"`;
+    for (let i = 0; i < ch.length; i += 4) {
+      const yesSide = ch[i] === BID;
+      const price = yesSide ? (ch[i + 1] as number) : 10000 - (ch[i + 1] as number);
+      const body = `${head}${formatScaled(price, 4)}","delta_fp":"${formatScaled(ch[i + 3] as number, 2)}","side":"${yesSide ? 'yes' : 'no'}"${tail}`;
+      const drop = this.hub.shouldDrop(inst.ticker);
+      for (const { conn, sub } of subs) {
+        const seq = ++sub.seq;
+        if (!drop) this.hub.send(conn, `{"type":"orderbook_delta","sid":${sub.sid},"seq":${seq},"msg":${body}}`);
+      }
+    }
+  }
+
+  close(): void {
+    this.hub.close();
+    this.byTicker.clear();
+  }
+}
+
+function tickerList(params: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  if (typeof params.market_ticker === 'string') out.push(params.market_ticker);
+  if (Array.isArray(params.market_tickers))
+    for (const t of params.market_tickers) if (typeof t === 'string') out.push(t);
+  return [...new Set(out)];
+}

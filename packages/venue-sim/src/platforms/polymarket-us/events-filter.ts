@@ -1,0 +1,173 @@
+// https://docs.polymarket.us/api-reference/events/get-events (protos/gateway/events/v1/events.proto)
+import type { PmEventDef } from './catalog';
+
+/** The query parameters of `GET /v1/events` the simulator honours (upstreams.md §3, [V]). */
+export interface EventsQuery {
+  limit: number;
+  offset: number;
+  active?: boolean;
+  closed?: boolean;
+  archived?: boolean;
+  featured?: boolean;
+  live?: boolean;
+  ended?: boolean;
+  ids: string[];
+  slugs: string[];
+  tagSlug?: string;
+  categories: string[];
+  seriesIds: number[];
+  startDateMin?: number;
+  startDateMax?: number;
+  endDateMin?: number;
+  endDateMax?: number;
+  liquidityMin?: number;
+  liquidityMax?: number;
+  volumeMin?: number;
+  volumeMax?: number;
+  orderBy: string[];
+  orderDirection: 'asc' | 'desc';
+}
+
+/** Default page size. [U] not documented. */
+export const DEFAULT_EVENTS_LIMIT = 20;
+
+export const ORDER_FIELDS = [
+  'id',
+  'title',
+  'slug',
+  'startDate',
+  'endDate',
+  'createdAt',
+  'liquidity',
+  'volume',
+  'featuredOrder',
+] as const;
+
+export type ParseResult = { ok: true; query: EventsQuery } | { ok: false; message: string };
+
+/** Parses the query like the gateway's grpc-gateway does: repeated keys are arrays, bad values are 400s. */
+export function parseEventsQuery(params: URLSearchParams): ParseResult {
+  const q: EventsQuery = {
+    limit: DEFAULT_EVENTS_LIMIT,
+    offset: 0,
+    ids: params.getAll('id'),
+    slugs: params.getAll('slug'),
+    categories: params.getAll('categories'),
+    seriesIds: [],
+    orderBy: params.getAll('orderBy'),
+    orderDirection: 'asc',
+  };
+  const fail = (name: string, value: string, type: string): ParseResult => ({
+    ok: false,
+    message: `parsing field "${name}": invalid ${type} "${value}"`,
+  });
+  for (const name of ['limit', 'offset'] as const) {
+    const v = params.get(name);
+    if (v === null || v === '') continue;
+    if (!/^\d+$/.test(v) || Number(v) > 2 ** 31 - 1) return fail(name, v, 'int32');
+    q[name] = Number(v);
+  }
+  for (const name of ['active', 'closed', 'archived', 'featured', 'live', 'ended'] as const) {
+    const v = params.get(name);
+    if (v === null || v === '') continue;
+    if (v !== 'true' && v !== 'false' && v !== '1' && v !== '0') return fail(name, v, 'bool');
+    q[name] = v === 'true' || v === '1';
+  }
+  for (const v of params.getAll('seriesId')) {
+    if (!/^-?\d+$/.test(v)) return fail('seriesId', v, 'int32');
+    q.seriesIds.push(Number(v));
+  }
+  const tagSlug = params.get('tagSlug');
+  if (tagSlug) q.tagSlug = tagSlug;
+  for (const name of ['startDateMin', 'startDateMax', 'endDateMin', 'endDateMax'] as const) {
+    const v = params.get(name);
+    if (v === null || v === '') continue;
+    const ms = Date.parse(v);
+    if (Number.isNaN(ms)) return fail(name, v, 'date');
+    q[name] = ms;
+  }
+  for (const name of ['liquidityMin', 'liquidityMax', 'volumeMin', 'volumeMax'] as const) {
+    const v = params.get(name);
+    if (v === null || v === '') continue;
+    const n = Number(v);
+    if (!Number.isFinite(n)) return fail(name, v, 'double');
+    q[name] = n;
+  }
+  for (const f of q.orderBy) {
+    if (!(ORDER_FIELDS as readonly string[]).includes(f)) {
+      return { ok: false, message: `invalid orderBy field "${f}" (one of ${ORDER_FIELDS.join(', ')})` };
+    }
+  }
+  const dir = params.get('orderDirection');
+  if (dir !== null && dir !== '') {
+    if (dir !== 'asc' && dir !== 'desc') return fail('orderDirection', dir, 'direction (asc or desc)');
+    q.orderDirection = dir;
+  }
+  return { ok: true, query: q };
+}
+
+const value = (e: PmEventDef, field: string): number | string => {
+  switch (field) {
+    case 'id':
+      return Number(e.id);
+    case 'title':
+      return e.title;
+    case 'slug':
+      return e.slug;
+    case 'startDate':
+      return Date.parse(e.startDate);
+    case 'endDate':
+      return Date.parse(e.endDate);
+    case 'createdAt':
+      return Date.parse(e.createdAt);
+    case 'liquidity':
+      return e.liquidityCents;
+    case 'volume':
+      return e.volumeCents;
+    default:
+      return e.featured ? 0 : 1;
+  }
+};
+
+/** Applies every filter, the ordering, then offset and limit. */
+export function filterEvents(events: readonly PmEventDef[], q: EventsQuery): PmEventDef[] {
+  const cats = q.categories.map((c) => c.toLowerCase());
+  const out = events.filter((e) => {
+    if (q.active !== undefined && e.active !== q.active) return false;
+    if (q.closed !== undefined && e.closed !== q.closed) return false;
+    if (q.archived !== undefined && e.archived !== q.archived) return false;
+    if (q.featured !== undefined && e.featured !== q.featured) return false;
+    if (q.live !== undefined && e.live !== q.live) return false;
+    if (q.ended !== undefined && e.ended !== q.ended) return false;
+    if (q.ids.length && !q.ids.includes(e.id)) return false;
+    if (q.slugs.length && !q.slugs.includes(e.slug)) return false;
+    if (q.tagSlug !== undefined && !e.tags.some((t) => t.slug === q.tagSlug)) return false;
+    if (cats.length && !cats.includes(e.category.toLowerCase())) return false;
+    if (q.seriesIds.length && !q.seriesIds.includes(e.series.id)) return false;
+    const start = Date.parse(e.startDate);
+    const end = Date.parse(e.endDate);
+    if (q.startDateMin !== undefined && start < q.startDateMin) return false;
+    if (q.startDateMax !== undefined && start > q.startDateMax) return false;
+    if (q.endDateMin !== undefined && end < q.endDateMin) return false;
+    if (q.endDateMax !== undefined && end > q.endDateMax) return false;
+    // Liquidity and volume are dollars on the wire; compared in cents to stay exact.
+    if (q.liquidityMin !== undefined && e.liquidityCents < q.liquidityMin * 100) return false;
+    if (q.liquidityMax !== undefined && e.liquidityCents > q.liquidityMax * 100) return false;
+    if (q.volumeMin !== undefined && e.volumeCents < q.volumeMin * 100) return false;
+    if (q.volumeMax !== undefined && e.volumeCents > q.volumeMax * 100) return false;
+    return true;
+  });
+  if (q.orderBy.length) {
+    const sign = q.orderDirection === 'desc' ? -1 : 1;
+    out.sort((a, b) => {
+      for (const f of q.orderBy) {
+        const va = value(a, f);
+        const vb = value(b, f);
+        if (va < vb) return -sign;
+        if (va > vb) return sign;
+      }
+      return Number(a.id) - Number(b.id);
+    });
+  }
+  return out.slice(q.offset, q.offset + q.limit);
+}

@@ -1,0 +1,173 @@
+// https://docs.polymarket.us/api-reference/websocket/markets
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { formatScaled } from '../../core/decimal';
+import type { BookEngine } from '../../book/engine';
+import type { BookEvent, Instrument } from '../../book/types';
+import { type FeedConnection, FeedHub, parseJsonObject } from '../../feeds/feed-hub';
+import type { AuthCheck, AuthInput, RecordedRequest } from '../../http/types';
+import type { PmCatalog } from './catalog';
+import { marketData } from './rest';
+
+export const PM_US_WS_PATH = '/v1/ws/markets';
+
+const TYPES = [
+  'SUBSCRIPTION_TYPE_MARKET_DATA',
+  'SUBSCRIPTION_TYPE_MARKET_DATA_LITE',
+  'SUBSCRIPTION_TYPE_TRADE',
+] as const;
+type SubType = (typeof TYPES)[number];
+
+interface Sub {
+  requestId: string;
+  type: SubType;
+  slugs: Set<string>;
+}
+
+/**
+ * The markets WebSocket on api.polymarket.us [V]: the handshake carries the same Ed25519 headers as REST (signed
+ * path `/v1/ws/markets`); `SUBSCRIPTION_TYPE_MARKET_DATA` sends the whole book of a market on every change, levels
+ * best first, `px.value` with 3 decimals, `qty` with 2; `transactTime` carries the change's millisecond.
+ */
+export class PmUsFeed {
+  readonly hub: FeedHub;
+  private readonly bySlug = new Map<string, Set<{ conn: FeedConnection; sub: Sub }>>();
+
+  constructor(
+    private readonly engine: BookEngine,
+    private readonly catalog: PmCatalog,
+    private readonly verify: (input: AuthInput) => AuthCheck,
+    heartbeatIntervalMs: number,
+    clock: () => number,
+  ) {
+    this.hub = new FeedHub(clock);
+    engine.on('polymarketUs', (inst, event) => this.onEvent(inst, event));
+    this.hub.startHeartbeat(heartbeatIntervalMs, (c) => this.hub.send(c, '{"heartbeat":{}}'));
+  }
+
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, record: RecordedRequest): void {
+    if (record.path !== PM_US_WS_PATH) {
+      FeedHub.refuse(socket, record, 404, JSON.stringify({ code: 5, message: 'Not Found', details: [] }));
+      return;
+    }
+    const check = this.verify({
+      method: 'GET',
+      path: record.path,
+      query: record.query,
+      headers: req.headers,
+      body: Buffer.alloc(0),
+    });
+    record.auth = check.state;
+    if (check.error) record.authError = check.error;
+    if (check.state !== 'valid') {
+      FeedHub.refuse(socket, record, 401, JSON.stringify({ code: 16, message: 'Unauthorized', details: [] }));
+      return;
+    }
+    this.hub.accept(req, socket, head, record, (conn) => {
+      const subs = new Map<string, Sub>();
+      conn.state = subs;
+      conn.ws.on('message', (data) => this.onMessage(conn, subs, parseJsonObject(data)));
+      conn.ws.on('close', () => {
+        for (const s of subs.values()) this.unindex(conn, s);
+      });
+    });
+  }
+
+  private error(conn: FeedConnection, requestId: unknown, error: string): void {
+    this.hub.send(conn, JSON.stringify({ ...(typeof requestId === 'string' ? { requestId } : {}), error }));
+  }
+
+  private onMessage(conn: FeedConnection, subs: Map<string, Sub>, m: Record<string, unknown> | undefined): void {
+    if (!m) return this.error(conn, undefined, 'invalid message');
+    if (m.subscribe && typeof m.subscribe === 'object') {
+      const s = m.subscribe as Record<string, unknown>;
+      const requestId = typeof s.requestId === 'string' ? s.requestId : '';
+      if (!requestId) return this.error(conn, undefined, 'requestId is required');
+      if (!TYPES.includes(s.subscriptionType as SubType))
+        return this.error(conn, requestId, 'unsupported subscriptionType');
+      const slugs = Array.isArray(s.marketSlugs) ? s.marketSlugs.filter((x): x is string => typeof x === 'string') : [];
+      if (slugs.length === 0) return this.error(conn, requestId, 'marketSlugs is required');
+      // [V] at most 100 markets per subscription.
+      if (slugs.length > 100) return this.error(conn, requestId, 'too many marketSlugs (max 100)');
+      const unknown = slugs.find((x) => !this.engine.book('polymarketUs', x));
+      if (unknown !== undefined) return this.error(conn, requestId, `market not found: ${unknown}`);
+      const old = subs.get(requestId);
+      if (old) this.unindex(conn, old);
+      const sub: Sub = { requestId, type: s.subscriptionType as SubType, slugs: new Set(slugs) };
+      subs.set(requestId, sub);
+      for (const slug of sub.slugs) {
+        let set = this.bySlug.get(slug);
+        if (!set) this.bySlug.set(slug, (set = new Set()));
+        set.add({ conn, sub });
+        conn.tickers.add(slug);
+        if (sub.type !== 'SUBSCRIPTION_TYPE_TRADE')
+          this.hub.send(conn, this.frame(sub, this.body(sub.type, slug, this.lastTs(slug))));
+      }
+      return;
+    }
+    if (m.unsubscribe && typeof m.unsubscribe === 'object') {
+      const requestId = (m.unsubscribe as Record<string, unknown>).requestId;
+      const sub = typeof requestId === 'string' ? subs.get(requestId) : undefined;
+      if (!sub) return this.error(conn, requestId, 'subscription not found');
+      subs.delete(sub.requestId);
+      this.unindex(conn, sub);
+      return;
+    }
+    this.error(conn, undefined, 'unknown message');
+  }
+
+  private unindex(conn: FeedConnection, sub: Sub): void {
+    for (const slug of sub.slugs) {
+      const set = this.bySlug.get(slug);
+      if (!set) continue;
+      for (const e of set) if (e.sub === sub && e.conn === conn) set.delete(e);
+      if (set.size === 0) this.bySlug.delete(slug);
+    }
+  }
+
+  private lastTs(slug: string): number | null {
+    return this.engine.lastTs('polymarketUs', slug) ?? null;
+  }
+
+  /** The message without its leading `{"requestId":…,`, serialised once per change and shared by subscribers. */
+  private body(type: SubType, slug: string, ts: number | null): string {
+    if (type === 'SUBSCRIPTION_TYPE_MARKET_DATA') {
+      return `"subscriptionType":"${type}","marketData":${JSON.stringify(marketData(this.engine, slug, ts))}}`;
+    }
+    const book = this.engine.book('polymarketUs', slug);
+    const bid = book?.bids.best();
+    const ask = book?.asks.best();
+    const lite = {
+      marketSlug: slug,
+      ...(bid !== undefined ? { bestBid: { value: formatScaled(bid, 3), currency: 'USD' } } : {}),
+      ...(ask !== undefined ? { bestAsk: { value: formatScaled(ask, 3), currency: 'USD' } } : {}),
+    };
+    return `"subscriptionType":"${type}","marketDataLite":${JSON.stringify(lite)}}`;
+  }
+
+  private frame(sub: Sub, body: string): string {
+    return `{"requestId":${JSON.stringify(sub.requestId)},${body}`;
+  }
+
+  private onEvent(inst: Instrument, event: BookEvent): void {
+    const subs = this.bySlug.get(inst.ticker);
+    if (!subs || subs.size === 0) return;
+    if (this.hub.shouldDrop(inst.ticker)) return;
+    let full: string | undefined;
+    let lite: string | undefined;
+    for (const { conn, sub } of subs) {
+      if (sub.type === 'SUBSCRIPTION_TYPE_MARKET_DATA') {
+        full ??= this.body(sub.type, inst.ticker, event.ts);
+        this.hub.send(conn, this.frame(sub, full));
+      } else if (sub.type === 'SUBSCRIPTION_TYPE_MARKET_DATA_LITE') {
+        lite ??= this.body(sub.type, inst.ticker, event.ts);
+        this.hub.send(conn, this.frame(sub, lite));
+      }
+    }
+  }
+
+  close(): void {
+    this.hub.close();
+    this.bySlug.clear();
+  }
+}

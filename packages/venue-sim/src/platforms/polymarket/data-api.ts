@@ -1,0 +1,140 @@
+// https://docs.polymarket.com/api-reference/core/get-top-holders-for-markets (Data API)
+import { Rng } from '../../core/rng';
+import type { HostDefinition } from '../../http/host-server';
+import { Router } from '../../http/router';
+import { json, type PlatformErrors } from '../../http/types';
+import type { PlatformContext } from '../context';
+import type { PolymarketCatalog } from './catalog';
+
+/** `{"error": ...}` bodies [3P] (captured 400s). */
+export const dataErrors: PlatformErrors = {
+  notFound: () => json(404, { error: 'not found' }),
+  unauthorized: () => json(401, { error: 'unauthorized' }),
+  rateLimited: () => json(429, { error: 'Too Many Requests' }),
+  serverError: (status) => json(status, { error: 'internal error' }),
+};
+
+const required = (name: string) => json(400, { error: `required query param '${name}' not provided` });
+
+export function dataHost(ctx: PlatformContext, catalog: PolymarketCatalog): HostDefinition {
+  const { opts } = ctx;
+  const r = new Router();
+  const byCondition = new Map(catalog.markets.map((m) => [m.conditionId, m]));
+  const profiles = [...catalog.profiles.entries()];
+
+  r.get('/', () => json(200, { data: 'OK' }));
+  r.get('/oi', (req) => {
+    const markets = (req.params.get('market') ?? '').split(',').filter(Boolean);
+    if (markets.length === 0) return required('market');
+    return json(
+      200,
+      markets
+        .filter((c) => byCondition.has(c))
+        .map((c) => ({ market: c, value: (byCondition.get(c)?.liquidityCents ?? 0) / 37 })),
+    );
+  });
+  r.get('/holders', (req) => {
+    const c = req.params.get('market');
+    if (!c) return required('market');
+    const m = byCondition.get(c);
+    if (!m) return json(200, []);
+    const limit = Math.min(20, Math.max(1, Number(req.params.get('limit') ?? 20) || 20));
+    return json(
+      200,
+      m.tokens.map((token, outcomeIndex) => {
+        const rng = new Rng(opts.seed, 'data', 'holders', token);
+        return {
+          token,
+          holders: profiles.slice(0, limit).map(([address, pseudonym]) => ({
+            proxyWallet: address,
+            bio: '',
+            asset: token,
+            pseudonym,
+            amount: rng.range(1_000, 20_000_000) + rng.range(0, 999_999) / 1_000_000,
+            displayUsernamePublic: true,
+            outcomeIndex,
+            name: pseudonym.toLowerCase(),
+            profileImage: '',
+          })),
+        };
+      }),
+    );
+  });
+  r.get('/live-volume', (req) => {
+    const id = req.params.get('id');
+    if (!id) return required('id');
+    const e = catalog.events.find((x) => x.id === id);
+    if (!e) return json(200, [{ total: 0, markets: [] }]);
+    return json(200, [
+      {
+        total: e.volumeCents / 100 / 30,
+        markets: e.markets.map((m) => ({ market: m.conditionId, value: m.volumeCents / 100 / 30 })),
+      },
+    ]);
+  });
+  r.get('/positions', (req) => {
+    const user = req.params.get('user');
+    if (!user) return required('user');
+    if (!/^0x[0-9a-fA-F]{40}$/.test(user)) return json(400, { error: 'invalid user address' });
+    const known = catalog.profiles.has(user.toLowerCase());
+    const m = catalog.markets[0];
+    if (!known || !m) return json(200, []);
+    return json(200, [
+      {
+        proxyWallet: user.toLowerCase(),
+        asset: m.tokens[0],
+        conditionId: m.conditionId,
+        size: 1250.5,
+        avgPrice: m.cents / 100,
+        initialValue: (1250.5 * m.cents) / 100,
+        currentValue: (1250.5 * m.cents) / 100,
+        cashPnl: 0,
+        percentPnl: 0,
+        curPrice: m.cents / 100,
+        redeemable: false,
+        title: m.question,
+        slug: m.slug,
+        outcome: 'Yes',
+        outcomeIndex: 0,
+        endDate: m.endDate,
+      },
+    ]);
+  });
+  r.get('/trades', (req) => {
+    const c = req.params.get('market');
+    const m = c ? byCondition.get(c) : catalog.markets[0];
+    if (!m) return json(200, []);
+    const rng = new Rng(opts.seed, 'data', 'trades', m.conditionId);
+    const limit = Math.min(500, Math.max(1, Number(req.params.get('limit') ?? 100) || 100));
+    const now = Math.floor(ctx.clock() / 1000);
+    return json(
+      200,
+      Array.from({ length: limit }, (_, i) => {
+        const [address, pseudonym] = profiles[i % profiles.length] as [string, string];
+        return {
+          proxyWallet: address,
+          side: rng.int(2) ? 'BUY' : 'SELL',
+          asset: m.tokens[0],
+          conditionId: m.conditionId,
+          size: rng.range(5, 50_000),
+          price: rng.range(Math.max(1, m.cents - 3), Math.min(99, m.cents + 3)) / 100,
+          timestamp: now - i * 37,
+          title: m.question,
+          slug: m.slug,
+          outcome: 'Yes',
+          outcomeIndex: 0,
+          name: pseudonym.toLowerCase(),
+          pseudonym,
+          transactionHash: `0x${rng.hex(64)}`,
+        };
+      }),
+    );
+  });
+  r.get('/value', (req) => {
+    const user = req.params.get('user');
+    if (!user) return required('user');
+    return json(200, [{ user: user.toLowerCase(), value: catalog.profiles.has(user.toLowerCase()) ? 1250.5 : 0 }]);
+  });
+
+  return { host: 'data', router: r, errors: dataErrors };
+}

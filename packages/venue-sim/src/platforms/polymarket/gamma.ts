@@ -1,0 +1,382 @@
+// https://docs.polymarket.com/api-reference/events/list-events (Gamma API)
+import { formatScaled } from '../../core/decimal';
+import type { HostDefinition } from '../../http/host-server';
+import { Router } from '../../http/router';
+import { json, type PlatformErrors, type SimRequest, type SimResponse } from '../../http/types';
+import { type PlatformContext, boolParam, intParam, numberParam } from '../context';
+import type { GammaEventDef, GammaMarketDef, PolymarketCatalog } from './catalog';
+
+/** Gamma's error bodies `{"type": "... error", "error": ...}` [3P] (captured 404s and 422s). */
+export const gammaErrors: PlatformErrors = {
+  notFound: () => json(404, { type: 'not found error', error: 'not found' }),
+  unauthorized: () => json(401, { type: 'unauthorized error', error: 'unauthorized' }),
+  rateLimited: () => json(429, { type: 'rate limit error', error: 'Too Many Requests' }),
+  serverError: (status) => json(status, { type: 'internal error', error: 'internal server error' }),
+};
+
+const validation = (error: string) => json(422, { type: 'validation error', error });
+const notFound = (error: string) => json(404, { type: 'not found error', error });
+
+/** [3P] `limit` is silently clamped to 100; [U] default page size 20. */
+const MAX_LIMIT = 100;
+const DEFAULT_LIMIT = 20;
+
+export function gammaHost(ctx: PlatformContext, catalog: PolymarketCatalog): HostDefinition {
+  const { engine } = ctx;
+  const r = new Router();
+
+  const prices = (m: GammaMarketDef) => {
+    const book = engine.book('clob', m.tokens[0]);
+    const bid = book?.bids.best() ?? m.cents - 1;
+    const ask = book?.asks.best() ?? m.cents + 1;
+    return { bid, ask, mid2: bid + ask };
+  };
+
+  const marketJson = (m: GammaMarketDef) => {
+    const p = prices(m);
+    const yes = formatScaled(p.mid2 * 5, 3);
+    const no = formatScaled(1000 - p.mid2 * 5, 3);
+    return {
+      id: m.id,
+      question: m.question,
+      conditionId: m.conditionId,
+      slug: m.slug,
+      resolutionSource: '',
+      endDate: m.endDate,
+      liquidity: formatScaled(m.liquidityCents, 2),
+      startDate: m.startDate,
+      image: `https://polymarket-upload.s3.us-east-2.amazonaws.com/${m.slug}.png`,
+      icon: `https://polymarket-upload.s3.us-east-2.amazonaws.com/${m.slug}.png`,
+      description: `This market resolves to "Yes" if ${m.question.replace(/\?$/, '').replace(/^Will /, '')}.`,
+      // [V] outcomes, outcomePrices and clobTokenIds are JSON-encoded strings, not arrays.
+      outcomes: '["Yes", "No"]',
+      outcomePrices: JSON.stringify([yes, no]),
+      volume: formatScaled(m.volumeCents, 2),
+      active: m.active,
+      closed: m.closed,
+      marketMakerAddress: '',
+      createdAt: m.startDate,
+      updatedAt: m.startDate,
+      new: false,
+      featured: false,
+      archived: false,
+      restricted: true,
+      groupItemTitle: m.groupItemTitle,
+      questionID: m.questionId,
+      enableOrderBook: true,
+      orderPriceMinTickSize: 0.01,
+      orderMinSize: 5,
+      volumeNum: m.volumeCents / 100,
+      liquidityNum: m.liquidityCents / 100,
+      endDateIso: m.endDate.slice(0, 10),
+      startDateIso: m.startDate.slice(0, 10),
+      clobTokenIds: JSON.stringify(m.tokens),
+      acceptingOrders: true,
+      negRisk: false,
+      bestBid: p.bid / 100,
+      bestAsk: p.ask / 100,
+      spread: (p.ask - p.bid) / 100,
+      lastTradePrice: p.bid / 100,
+    };
+  };
+
+  const eventJson = (e: GammaEventDef) => ({
+    id: e.id,
+    ticker: e.slug,
+    slug: e.slug,
+    title: e.title,
+    description: e.description,
+    resolutionSource: '',
+    startDate: e.startDate,
+    creationDate: e.createdAt,
+    endDate: e.endDate,
+    image: `https://polymarket-upload.s3.us-east-2.amazonaws.com/${e.slug}.png`,
+    icon: `https://polymarket-upload.s3.us-east-2.amazonaws.com/${e.slug}.png`,
+    active: e.active,
+    closed: e.closed,
+    archived: e.archived,
+    new: false,
+    featured: e.featured,
+    restricted: true,
+    liquidity: e.liquidityCents / 100,
+    volume: e.volumeCents / 100,
+    openInterest: 0,
+    createdAt: e.createdAt,
+    updatedAt: e.createdAt,
+    competitive: 0.9,
+    enableOrderBook: true,
+    liquidityClob: e.liquidityCents / 100,
+    negRisk: e.markets.length > 2,
+    commentCount: 0,
+    markets: e.markets.map(marketJson),
+    tags: e.tags,
+    ...(e.seriesSlug ? { seriesSlug: e.seriesSlug } : {}),
+    cyom: false,
+    showAllOutcomes: true,
+    showMarketImages: true,
+  });
+
+  /** Shared list parameters; returns the page or a 422. */
+  const listParams = (
+    req: SimRequest,
+  ): { limit: number; offset: number; ascending: boolean; order?: string } | SimResponse => {
+    const limit = intParam(req.params, 'limit');
+    const offset = intParam(req.params, 'offset');
+    const ascending = boolParam(req.params, 'ascending');
+    if (limit === null || (limit ?? 0) < 0) return validation('limit is invalid');
+    if (offset === null || (offset ?? 0) < 0) return validation('offset is invalid');
+    if (ascending === null) return validation('ascending is invalid');
+    const order = req.params.get('order') ?? undefined;
+    // [V] `ascending` defaults to true and needs `order`.
+    return {
+      limit: Math.min(limit ?? DEFAULT_LIMIT, MAX_LIMIT),
+      offset: offset ?? 0,
+      ascending: ascending ?? true,
+      ...(order ? { order } : {}),
+    };
+  };
+
+  const orderKey = (
+    field: string,
+    item: { volumeCents: number; liquidityCents: number; startDate: string; endDate: string; id: string },
+  ) => {
+    switch (field) {
+      case 'volume':
+      case 'volume_24hr':
+      case 'volumeNum':
+        return item.volumeCents;
+      case 'liquidity':
+      case 'liquidityNum':
+        return item.liquidityCents;
+      case 'start_date':
+      case 'startDate':
+        return Date.parse(item.startDate);
+      case 'end_date':
+      case 'endDate':
+        return Date.parse(item.endDate);
+      default:
+        return Number(item.id);
+    }
+  };
+
+  const sortPage = <
+    T extends { volumeCents: number; liquidityCents: number; startDate: string; endDate: string; id: string },
+  >(
+    items: T[],
+    p: { limit: number; offset: number; ascending: boolean; order?: string },
+  ): T[] => {
+    const list = [...items];
+    if (p.order) {
+      const fields = p.order.split(',');
+      const sign = p.ascending ? 1 : -1;
+      list.sort((a, b) => {
+        for (const f of fields) {
+          const d = orderKey(f, a) - orderKey(f, b);
+          if (d !== 0) return sign * d;
+        }
+        return 0;
+      });
+    }
+    return list.slice(p.offset, p.offset + p.limit);
+  };
+
+  const flagFilters = (req: SimRequest) => {
+    const flags: Partial<Record<'active' | 'closed' | 'archived' | 'featured', boolean>> = {};
+    for (const f of ['active', 'closed', 'archived', 'featured'] as const) {
+      const v = boolParam(req.params, f);
+      if (v === null) return validation(`${f} is invalid`);
+      if (v !== undefined) flags[f] = v;
+    }
+    return flags;
+  };
+
+  r.get('/events', (req) => {
+    const p = listParams(req);
+    if ('status' in p) return p;
+    const flags = flagFilters(req);
+    if ('status' in flags) return flags;
+    const ids = req.params.getAll('id');
+    const slugs = req.params.getAll('slug');
+    const tagId = req.params.get('tag_id');
+    const tagSlug = req.params.get('tag_slug');
+    const bounds: Record<string, number | undefined> = {};
+    for (const b of ['liquidity_min', 'liquidity_max', 'volume_min', 'volume_max'] as const) {
+      const v = numberParam(req.params, b);
+      if (v === null) return validation(`${b} is invalid`);
+      bounds[b] = v;
+    }
+    const dates: Record<string, number | undefined> = {};
+    for (const d of ['start_date_min', 'start_date_max', 'end_date_min', 'end_date_max'] as const) {
+      const v = req.params.get(d);
+      if (v === null || v === '') continue;
+      const ms = Date.parse(v);
+      if (Number.isNaN(ms)) return validation(`${d} is invalid`);
+      dates[d] = ms;
+    }
+    const list = catalog.events.filter((e) => {
+      for (const [f, v] of Object.entries(flags)) if (e[f as keyof typeof flags] !== v) return false;
+      if (ids.length && !ids.includes(e.id)) return false;
+      if (slugs.length && !slugs.includes(e.slug)) return false;
+      if (tagId && !e.tags.some((t) => t.id === tagId)) return false;
+      if (tagSlug && !e.tags.some((t) => t.slug === tagSlug)) return false;
+      if (bounds.liquidity_min !== undefined && e.liquidityCents < bounds.liquidity_min * 100) return false;
+      if (bounds.liquidity_max !== undefined && e.liquidityCents > bounds.liquidity_max * 100) return false;
+      if (bounds.volume_min !== undefined && e.volumeCents < bounds.volume_min * 100) return false;
+      if (bounds.volume_max !== undefined && e.volumeCents > bounds.volume_max * 100) return false;
+      const s = Date.parse(e.startDate);
+      const en = Date.parse(e.endDate);
+      if (dates.start_date_min !== undefined && s < dates.start_date_min) return false;
+      if (dates.start_date_max !== undefined && s > dates.start_date_max) return false;
+      if (dates.end_date_min !== undefined && en < dates.end_date_min) return false;
+      if (dates.end_date_max !== undefined && en > dates.end_date_max) return false;
+      return true;
+    });
+    // [V] /events answers a JSON array.
+    return json(200, sortPage(list, p).map(eventJson));
+  });
+  r.get('/events/slug/:slug', (req) => {
+    const e = catalog.events.find((x) => x.slug === req.pathParams.slug);
+    return e ? json(200, eventJson(e)) : notFound('slug not found');
+  });
+  r.get('/events/:id', (req) => {
+    if (!/^\d{1,12}$/.test(req.pathParams.id as string)) return validation('id is invalid');
+    const e = catalog.events.find((x) => x.id === req.pathParams.id);
+    return e ? json(200, eventJson(e)) : notFound('id not found');
+  });
+
+  r.get('/markets', (req) => {
+    const p = listParams(req);
+    if ('status' in p) return p;
+    const flags = flagFilters(req);
+    if ('status' in flags) return flags;
+    const ids = req.params.getAll('id');
+    const slugs = req.params.getAll('slug');
+    const tokens = req.params.getAll('clob_token_ids');
+    const conditions = req.params.getAll('condition_ids');
+    const list = catalog.markets.filter((m) => {
+      if (flags.active !== undefined && m.active !== flags.active) return false;
+      if (flags.closed !== undefined && m.closed !== flags.closed) return false;
+      if (flags.archived === true || flags.featured === true) return false;
+      if (ids.length && !ids.includes(m.id)) return false;
+      if (slugs.length && !slugs.includes(m.slug)) return false;
+      if (tokens.length && !m.tokens.some((t) => tokens.includes(t))) return false;
+      if (conditions.length && !conditions.includes(m.conditionId)) return false;
+      return true;
+    });
+    return json(200, sortPage(list, p).map(marketJson));
+  });
+  r.get('/markets/slug/:slug', (req) => {
+    const m = catalog.markets.find((x) => x.slug === req.pathParams.slug);
+    return m ? json(200, marketJson(m)) : notFound('slug not found');
+  });
+  r.get('/markets/:id', (req) => {
+    if (!/^\d{1,12}$/.test(req.pathParams.id as string)) return validation('id is invalid');
+    const m = catalog.markets.find((x) => x.id === req.pathParams.id);
+    return m ? json(200, marketJson(m)) : notFound('id not found');
+  });
+
+  r.get('/public-search', (req) => {
+    const q = (req.params.get('q') ?? '').toLowerCase();
+    if (!q) return validation('q is required');
+    const events = catalog.events.filter((e) => e.title.toLowerCase().includes(q) || e.slug.includes(q));
+    const tags = catalog.tags.filter((t) => t.label.toLowerCase().includes(q));
+    return json(200, {
+      events: events.map(eventJson),
+      tags: tags.map((t) => ({ ...t, event_count: catalog.events.filter((e) => e.tags.includes(t)).length })),
+      profiles: [],
+      pagination: { hasMore: false, totalResults: events.length },
+    });
+  });
+  r.get('/tags', () =>
+    json(
+      200,
+      catalog.tags.map((t) => ({ ...t, forceShow: false, isCarousel: false })),
+    ),
+  );
+  r.get('/tags/:id', (req) => {
+    const t = catalog.tags.find((x) => x.id === req.pathParams.id);
+    return t ? json(200, t) : notFound('tag not found');
+  });
+  const series = [
+    {
+      id: '10006',
+      ticker: 'fed-interest-rates',
+      slug: 'fed-interest-rates',
+      title: 'Fed Interest Rates',
+      seriesType: 'single',
+      recurrence: 'monthly',
+      active: true,
+      closed: false,
+      archived: false,
+    },
+    {
+      id: '10192',
+      ticker: 'bitcoin-above',
+      slug: 'bitcoin-above',
+      title: 'Bitcoin Above',
+      seriesType: 'single',
+      recurrence: 'weekly',
+      active: true,
+      closed: false,
+      archived: false,
+    },
+  ];
+  r.get('/series', () => json(200, series));
+  r.get('/series/:id', (req) => {
+    const s = series.find((x) => x.id === req.pathParams.id);
+    return s ? json(200, s) : notFound('id not found');
+  });
+  r.get('/sports', () =>
+    json(200, [
+      {
+        sport: 'nba',
+        image: 'https://polymarket-upload.s3.us-east-2.amazonaws.com/nba.png',
+        resolution: 'https://www.nba.com/',
+        ordering: 'away',
+        tags: '1,745,100639',
+        series: '10345',
+      },
+      {
+        sport: 'nfl',
+        image: 'https://polymarket-upload.s3.us-east-2.amazonaws.com/nfl.png',
+        resolution: 'https://www.nfl.com/',
+        ordering: 'away',
+        tags: '1,450,100639',
+        series: '10187',
+      },
+    ]),
+  );
+  r.get('/teams', (req) => {
+    const league = req.params.get('league');
+    const teams = [
+      { id: 1, name: 'Celtics', league: 'nba', record: '48-16', abbreviation: 'bos', alias: 'Boston Celtics' },
+      { id: 2, name: 'Thunder', league: 'nba', record: '53-12', abbreviation: 'okc', alias: 'Oklahoma City Thunder' },
+      { id: 3, name: 'Chiefs', league: 'nfl', record: '15-2', abbreviation: 'kc', alias: 'Kansas City Chiefs' },
+    ];
+    return json(
+      200,
+      teams.filter((t) => !league || t.league === league),
+    );
+  });
+  r.get('/public-profile', (req) => {
+    const address = req.params.get('address');
+    if (!address) return validation('address is required');
+    if (!/^0x[0-9a-fA-F]{40}$/.test(address)) return validation('address is invalid');
+    const pseudonym = catalog.profiles.get(address.toLowerCase());
+    if (!pseudonym) return notFound('profile not found');
+    return json(200, {
+      createdAt: '2024-10-30T04:02:01.381Z',
+      proxyWallet: address.toLowerCase(),
+      profileImage: '',
+      displayUsernamePublic: true,
+      bio: '',
+      pseudonym,
+      name: pseudonym.toLowerCase(),
+      users: [{ id: address.toLowerCase(), creator: false, mod: false }],
+      xUsername: null,
+      verifiedBadge: false,
+    });
+  });
+
+  return { host: 'gamma', router: r, errors: gammaErrors };
+}

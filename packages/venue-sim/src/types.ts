@@ -1,0 +1,119 @@
+import type { DecimalBook, DecimalLevel } from './book/view';
+import type { BookPlatform } from './book/types';
+import type { SimCredentials } from './credentials';
+import type { SimFeeds, SimUrls } from './env';
+import type { FeedFaultKind } from './feeds/feed-hub';
+import type { ActiveFault, FaultSpec } from './http/faults';
+import type { RateLimitConfig } from './http/rate-limit';
+import type { RecordedRequest } from './http/types';
+
+export type { DecimalBook, DecimalLevel } from './book/view';
+
+/** A Kalshi book: the generic view (YES bids / YES asks) plus the native YES and NO bids, each best first. */
+export interface KalshiBookView extends DecimalBook {
+  yes: DecimalLevel[];
+  /** NO bids: a YES ask at p is a NO bid at 1 − p. */
+  no: DecimalLevel[];
+}
+
+export interface BookChangeView {
+  side: 'bid' | 'ask';
+  price: string;
+  /** The level's new absolute quantity ("0" when removed). */
+  quantity: string;
+  /** Signed change of the level's quantity. */
+  delta: string;
+}
+
+export interface BookEventView {
+  /** Per (platform, ticker), 1-based and gapless. */
+  seq: number;
+  /** Epoch ms; the same instant the feed carries (Kalshi `ts_ms`, Polymarket US `transactTime`). */
+  ts: number;
+  changes: BookChangeView[];
+}
+
+export interface SimBooks {
+  platforms(): BookPlatform[];
+  /** Tickers of a book platform (aliases accepted: `venue_b`, `polymarketUs`, ...), sorted. */
+  tickers(platform: string): string[];
+  /** The current book, exact decimal strings in the venue's precision, best first. */
+  book(platform: string, ticker: string): DecimalBook | KalshiBookView;
+  /** The book as of `tsMs` (every event with ts <= tsMs applied), from the retained history. */
+  bookAt(platform: string, ticker: string, tsMs: number): DecimalBook | KalshiBookView;
+  /** Emitted events with ts >= sinceMs (default: all retained). */
+  events(platform: string, ticker: string, sinceMs?: number): BookEventView[];
+  /** seq and ts of the last event of a ticker (seq 0 before the first). */
+  last(platform: string, ticker: string): { seq: number; ts: number | null };
+  pause(): void;
+  resume(): void;
+  isPaused(): boolean;
+  /** Emits `n` updates now (works while paused; with updatesPerSecond 0 this is the only motion). */
+  step(n?: number): void;
+  setUpdatesPerSecond(n: number): void;
+}
+
+export interface FeedFaultSpec {
+  /** `kalshi`, `gemini` or `polymarketUs` (aliases accepted). */
+  platform: string;
+  kind: FeedFaultKind;
+  /** Only messages about / connections subscribed to this ticker. */
+  ticker?: string;
+  /** drop: how many messages (default 1). */
+  count?: number;
+  /** stall: how long (default 1000). */
+  ms?: number;
+}
+
+export interface SimFeedFaults {
+  /** Applies a feed fault; `affected` is the number of connections (disconnect, stall) or messages (drop). */
+  inject(spec: FeedFaultSpec): { id: string; affected: number };
+  dropNext(platform: string, opts?: { ticker?: string; count?: number }): string;
+  disconnect(platform: string, opts?: { ticker?: string }): number;
+  stall(platform: string, ms: number, opts?: { ticker?: string }): number;
+  /** Forgets pending drops (stalls run out by themselves). */
+  clear(): void;
+  /** Open connections, drops still pending, messages dropped so far, connections cut for being too slow. */
+  stats(platform: string): { connections: number; pendingDrops: number; dropped: number; slowDisconnects: number };
+}
+
+export interface SimFaults {
+  inject(spec: FaultSpec): string;
+  remove(id: string): boolean;
+  clear(): void;
+  list(): ActiveFault[];
+}
+
+export interface SimRateLimits {
+  /** null turns the platform's limit off. */
+  set(platform: string, config: RateLimitConfig | null): void;
+  get(platform: string): RateLimitConfig | null;
+}
+
+export interface SimIbkr {
+  expireSession(): void;
+  login(): void;
+  isAuthenticated(): boolean;
+}
+
+export interface Simulator {
+  urls: SimUrls;
+  feeds: SimFeeds;
+  credentials: SimCredentials;
+  seed: number;
+  /** The upstream variables for the gateway and recorder (secret files in a temp dir removed on stop). */
+  env(): Record<string, string>;
+  /** Recorded requests in arrival order (platform accepts aliases). */
+  requests(filter?: { platform?: string; pathPrefix?: string }): RecordedRequest[];
+  clearRequests(): void;
+  faults: SimFaults;
+  rateLimits: SimRateLimits;
+  feedFaults: SimFeedFaults;
+  books: SimBooks;
+  ibkr: SimIbkr;
+  /** `{ venue_b: [...], venue_c: [...], venue_a_us: [...] }`: the recorded exchanges' tickers. */
+  recordedTickers(): Record<'venue_b' | 'venue_c' | 'venue_a_us', string[]>;
+  stop(): Promise<void>;
+}
+
+export type { RecordedRequest, FaultSpec, ActiveFault, RateLimitConfig, SimCredentials, SimUrls, SimFeeds };
