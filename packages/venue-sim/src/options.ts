@@ -78,6 +78,12 @@ export interface SimulatorOptions {
   heartbeatIntervalMs?: number;
   /** A feed connection with more unsent data than this is cut (a consumer too slow to keep up). Default 64 MiB. */
   maxFeedBufferBytes?: number;
+  /**
+   * Behave like the CDN in front of the real hosts (Cloudflare for Polymarket, Kalshi, Coinbase, Gemini):
+   * `server`, `cf-ray`, a `__cf_bm` `Set-Cookie` and an upstream-timing header on every answer, and gzip for
+   * bodies of 1 KiB or more when the client accepts it. Default true; the IBKR portal never has them.
+   */
+  edge?: boolean;
   /** Record requests for `sim.requests()`. Default true. */
   recordRequests?: boolean;
   /** Most recent requests kept. Default 100,000. */
@@ -175,6 +181,7 @@ export interface ResolvedOptions {
   assumptions: Assumptions;
   heartbeatIntervalMs: number;
   maxFeedBufferBytes: number;
+  edge: boolean;
   recordRequests: boolean;
   maxRecordedRequests: number;
   catalogDate: string;
@@ -264,6 +271,7 @@ export function resolveOptions(o: SimulatorOptions = {}): ResolvedOptions {
     assumptions,
     heartbeatIntervalMs: int('heartbeatIntervalMs', o.heartbeatIntervalMs, 10_000, 0, 3600_000),
     maxFeedBufferBytes: int('maxFeedBufferBytes', o.maxFeedBufferBytes, 64 * 1024 * 1024, 1024, 2 ** 40),
+    edge: o.edge ?? true,
     recordRequests: o.recordRequests ?? true,
     maxRecordedRequests: int('maxRecordedRequests', o.maxRecordedRequests, 100_000, 1, 10_000_000),
     catalogDate,

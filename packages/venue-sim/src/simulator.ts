@@ -132,6 +132,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     polymarketUs: pmUsFeed.hub,
   };
   for (const hub of Object.values(hubs)) hub.maxBufferedBytes = opts.maxFeedBufferBytes;
+  for (const [host, def] of Object.entries(definitions) as Array<[PlatformHost, HostDefinition]>) {
+    def.edge = opts.edge && host !== 'ibkrPortal';
+  }
 
   const hostCtx = {
     log,

@@ -21,6 +21,7 @@ export const USAGE = `usage: venue-sim [options]
   --ibkr-idle-timeout-ms N    IBKR session idle timeout without /tickle (default 300000)
   --kalshi-orderbook-requires-auth   Kalshi's orderbook endpoint needs a signature
   --no-rate-limits            no platform rate limits
+  --no-edge                   no CDN-style headers (Set-Cookie, Server, CF-Ray) and no gzip
   --start-paused              books start paused (POST /control/books/resume)
   --log-level L               pino level (default info)
   --help`;
@@ -58,6 +59,7 @@ export function parseCli(argv: string[]): CliConfig {
         'ibkr-idle-timeout-ms': { type: 'string' },
         'kalshi-orderbook-requires-auth': { type: 'boolean', default: false },
         'no-rate-limits': { type: 'boolean', default: false },
+        'no-edge': { type: 'boolean', default: false },
         'start-paused': { type: 'boolean', default: false },
         'log-level': { type: 'string', default: 'info' },
         help: { type: 'boolean', default: false },
@@ -100,6 +102,7 @@ export function parseCli(argv: string[]): CliConfig {
       : {}),
     ...(values['kalshi-orderbook-requires-auth'] ? { kalshiOrderbookRequiresAuth: true } : {}),
     ...(values['no-rate-limits'] ? { rateLimits: false as const } : {}),
+    ...(values['no-edge'] ? { edge: false } : {}),
     ...(values['start-paused'] ? { startPaused: true } : {}),
   };
   return {

@@ -1,6 +1,8 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { Duplex } from 'node:stream';
+import { randomBytes } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import type { PlatformHost } from '../hosts';
 import type { FaultRegistry } from './faults';
 import type { RateLimiter } from './rate-limit';
@@ -26,6 +28,20 @@ export interface HostDefinition {
   /** WebSocket upgrades (feeds); gets the recorded handshake. */
   upgrade?: (req: IncomingMessage, socket: Duplex, head: Buffer, record: RecordedRequest) => void;
   tls?: { key: string; cert: string };
+  /** CDN-style edge headers and gzip (see SimulatorOptions.edge). */
+  edge?: boolean;
+}
+
+const GZIP_MIN_BYTES = 1024;
+
+/** What the CDN in front of a real host adds to every answer; a gateway must not pass any of it on. */
+function edgeHeaders(): Record<string, string | string[]> {
+  return {
+    server: 'cloudflare',
+    'cf-ray': `${randomBytes(8).toString('hex')}-IAD`,
+    'set-cookie': [`__cf_bm=${randomBytes(24).toString('base64url')}; path=/; HttpOnly; Secure; SameSite=None`],
+    'x-envoy-upstream-service-time': '3',
+  };
 }
 
 export interface HostContext {
@@ -220,12 +236,20 @@ export class HostServer {
   }
 
   private write(res: ServerResponse, response: SimResponse): void {
-    const buf = Buffer.isBuffer(response.body) ? response.body : Buffer.from(response.body);
-    res.writeHead(response.status, {
+    let buf = Buffer.isBuffer(response.body) ? response.body : Buffer.from(response.body);
+    const headers: Record<string, string | string[]> = {
       'content-type': response.contentType ?? 'application/json; charset=utf-8',
-      'content-length': String(buf.length),
-      ...response.headers,
-    });
+    };
+    if (this.def.edge) {
+      Object.assign(headers, edgeHeaders());
+      if (buf.length >= GZIP_MIN_BYTES && /\bgzip\b/.test(String(res.req.headers['accept-encoding'] ?? ''))) {
+        buf = gzipSync(buf);
+        headers['content-encoding'] = 'gzip';
+        headers.vary = 'Accept-Encoding';
+      }
+    }
+    headers['content-length'] = String(buf.length);
+    res.writeHead(response.status, { ...headers, ...response.headers });
     res.end(buf);
   }
 }
