@@ -5,3 +5,4 @@ export { createPlatforms, type Platforms } from './platforms/registry';
 export { UpstreamBudgets } from './proxy/budget';
 export { Forwarder } from './proxy/forwarder';
 export { startKeepAlives } from './keep-alive';
+export { startGateway, type RunningGateway } from './server';

@@ -1,0 +1,585 @@
+import http from 'node:http';
+import { Writable } from 'node:stream';
+import { gunzipSync } from 'node:zlib';
+import { RedisKeyStore, createRedisClient, waitForRedis, type NewKeyInput, type Redis } from '@depthgate/auth';
+import { createLogger } from '@depthgate/service-kit';
+import { freePort, testRedisUrl, uniqueName, waitFor } from '@depthgate/test-utils';
+import { startSimulator, type Simulator } from '@depthgate/venue-sim';
+import { loadConfig } from './config';
+import { startGateway, type RunningGateway } from './server';
+
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+  text: string;
+  json: () => unknown;
+}
+
+/** A raw HTTP GET (node:http, so any header can be sent, hop-by-hop ones included). */
+function call(port: number, path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path, method, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const body = Buffer.concat(chunks);
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body,
+          text: body.toString(),
+          json: () => JSON.parse(body.toString()),
+        });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const logLines: string[] = [];
+const logSink = new Writable({
+  write(chunk, _enc, cb) {
+    logLines.push(String(chunk));
+    cb();
+  },
+});
+const logger = createLogger({ name: 'gateway-test', level: 'info', destination: logSink });
+
+let sim: Simulator;
+let admin: Redis;
+let prefix: string;
+let store: RedisKeyStore;
+const gateways: RunningGateway[] = [];
+let gw: RunningGateway;
+let key: string;
+
+async function gateway(overrides: Record<string, string> = {}, withCredentials = true): Promise<RunningGateway> {
+  const env: Record<string, string> = {
+    ...(withCredentials
+      ? sim.env()
+      : Object.fromEntries(
+          Object.entries(sim.env()).filter(([k]) => k.startsWith('UPSTREAM_') || k === 'IBKR_PORTAL_CA_FILE'),
+        )),
+    REDIS_URL: testRedisUrl(),
+    REDIS_KEY_PREFIX: prefix,
+    GATEWAY_PORT: '0',
+    UPSTREAM_TIMEOUT_MS: '1000',
+    UPSTREAM_CONNECT_TIMEOUT_MS: '500',
+    // Failure tests share this gateway; only the circuit test (own gateway) lets failures open a circuit.
+    CIRCUIT_FAILURE_THRESHOLD: '1000',
+    CIRCUIT_OPEN_MS: '400',
+    UPSTREAM_BUDGETS: 'venue-a=0,venue-a-clob=0,venue-a-us=0,venue-b=0,venue-c=0,venue-d=0,venue-e=0',
+    CACHE_ROUTES: 'venue-d:/time=400',
+    IBKR_TICKLE_INTERVAL_MS: '0',
+    ...overrides,
+  };
+  const running = await startGateway(loadConfig(env), { logger, exit: false });
+  await waitForRedis(running.auth.redis, 5000);
+  gateways.push(running);
+  return running;
+}
+
+async function newKey(input: Partial<NewKeyInput> = {}): Promise<string> {
+  return (await store.create({ name: 'gateway-test', requests_per_minute: 100_000, ...input })).key;
+}
+
+const last = (filter: { platform?: string; pathPrefix?: string }) => sim.requests(filter).at(-1);
+
+beforeAll(async () => {
+  sim = await startSimulator({ seed: 11, updatesPerSecond: 0, rateLimits: false });
+  admin = createRedisClient(testRedisUrl(), { name: 'gw-test-admin', offlineQueue: true });
+  await waitForRedis(admin, 5000);
+  prefix = `${uniqueName('gw')}:`;
+  store = new RedisKeyStore(admin, prefix);
+  key = await newKey();
+  gw = await gateway();
+});
+
+afterAll(async () => {
+  await Promise.all(gateways.map((g) => g.shutdown('test')));
+  admin.disconnect();
+  await sim.stop();
+  // No caller key, upstream secret or signature ever reaches a log line.
+  const logs = logLines.join('');
+  expect(logs).not.toContain(key);
+  const c = sim.credentials;
+  for (const secret of [
+    c.coinbase.secret,
+    c.coinbase.passphrase,
+    c.polymarketClob.secret,
+    c.polymarketClob.passphrase,
+    c.polymarketUs.secretKeyBase64,
+  ]) {
+    expect(logs).not.toContain(secret);
+  }
+  expect(logs).not.toMatch(/BEGIN [A-Z ]*PRIVATE KEY/);
+});
+
+beforeEach(() => {
+  sim.clearRequests();
+  sim.faults.clear();
+});
+
+describe('the spec’s gateway table, against the simulator', () => {
+  const auth = () => ({ 'X-API-Key': key });
+
+  it.each([
+    ['/api/v1/venue-b/search/filters', 'kalshi', '/trade-api/v2/search/filters_by_sport'],
+    ['/api/v1/venue-b/historical/cutoff-timestamps', 'kalshi', '/trade-api/v2/historical/cutoff'],
+    ['/api/v1/venue-b/exchange/announcements', 'kalshi', '/trade-api/v2/exchange/announcements'],
+    ['/api/v1/venue-b/events/multivariate', 'kalshi', '/trade-api/v2/events/multivariate'],
+    ['/api/v1/venue-b/structured-targets', 'kalshi', '/trade-api/v2/structured_targets'],
+    ['/api/v1/venue-b/incentive-programs', 'kalshi', '/trade-api/v2/incentive_programs'],
+    ['/api/v1/venue-a-us/sports', 'pmUsPublic', '/v1/sports'],
+    ['/api/v1/venue-a-us/sports/teams', 'pmUsPublic', '/v1/sports/teams'],
+    ['/api/v1/venue-d/time', 'coinbase', '/time'],
+    ['/api/v1/venue-e/trsrv/event/category-tree', 'ibkrPortal', '/v1/api/trsrv/event/category-tree'],
+  ])('%s → %s %s (200 JSON object, Kalshi signature verified)', async (path, platform, upstreamPath) => {
+    const res = await call(gw.port, path, auth());
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    const body = res.json();
+    expect(typeof body).toBe('object');
+    expect(Array.isArray(body)).toBe(false);
+    const seen = last({ platform });
+    expect(seen).toMatchObject({ method: 'GET', path: upstreamPath, query: '' });
+    if (platform === 'kalshi') expect(seen?.auth).toBe('valid');
+  });
+
+  it('/venue-d/currencies is a JSON array and /venue-d/time is {iso, epoch}', async () => {
+    const currencies = (await call(gw.port, '/api/v1/venue-d/currencies', auth())).json();
+    expect(Array.isArray(currencies)).toBe(true);
+    expect((currencies as object[]).length).toBeGreaterThan(0);
+    const time = (await call(gw.port, '/api/v1/venue-d/time', { ...auth(), 'Cache-Control': 'no-cache' })).json() as {
+      iso: string;
+      epoch: number;
+    };
+    expect(time.iso).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+    expect(typeof time.epoch).toBe('number');
+  });
+
+  it('/venue-a-us/events passes every filter byte for byte and returns the paginated object', async () => {
+    const query =
+      'limit=5&offset=0&active=true&closed=false&archived=false&featured=false&slug=a-b&slug=c-d&tagSlug=sports' +
+      '&categories=sports&categories=politics&seriesId=1&seriesId=2&startDateMin=2026-01-01&startDateMax=2027-01-01' +
+      '&endDateMin=2026-01-01&endDateMax=2028-01-01&liquidityMin=0&liquidityMax=1000000000&volumeMin=0&volumeMax=1000000000' +
+      '&live=false&orderBy=volume&orderDirection=desc';
+    const res = await call(gw.port, `/api/v1/venue-a-us/events?${query}`, auth());
+    expect(res.status).toBe(200);
+    expect(res.json()).toHaveProperty('events');
+    expect(last({ platform: 'pmUsPublic' })).toMatchObject({ path: '/v1/events', query });
+    const all = (
+      await call(gw.port, '/api/v1/venue-a-us/events?limit=2&orderBy=volume&orderDirection=asc', auth())
+    ).json() as { events: unknown[] };
+    expect(all.events.length).toBeLessThanOrEqual(2);
+  });
+
+  it('accepts real platform names as aliases', async () => {
+    expect((await call(gw.port, '/api/v1/kalshi/exchange/announcements', auth())).status).toBe(200);
+    expect((await call(gw.port, '/api/v1/coinbase/time', { ...auth(), 'Cache-Control': 'no-cache' })).status).toBe(200);
+  });
+
+  it('HEAD is forwarded as HEAD', async () => {
+    const res = await call(gw.port, '/api/v1/venue-d/currencies', auth(), 'HEAD');
+    expect(res.status).toBe(200);
+    expect(res.body.length).toBe(0);
+    expect(last({ platform: 'coinbase' })?.method).toBe('HEAD');
+  });
+});
+
+describe('upstream signatures, verified by the simulator', () => {
+  it.each([
+    ['Kalshi RSA-PSS', '/api/v1/venue-b/portfolio/balance', 'kalshi', '/trade-api/v2/portfolio/balance'],
+    ['Polymarket US Ed25519', '/api/v1/venue-a-us/portfolio/positions', 'pmUsAuth', '/v1/portfolio/positions'],
+    ['Polymarket CLOB L2 HMAC', '/api/v1/venue-a-clob/data/orders', 'clob', '/data/orders'],
+    ['Coinbase Exchange HMAC', '/api/v1/venue-d/accounts', 'coinbase', '/accounts'],
+  ])('%s', async (_name, path, platform, upstreamPath) => {
+    const res = await call(gw.port, `${path}?limit=3`, { 'X-API-Key': key });
+    expect(res.status).toBe(200);
+    const seen = last({ platform });
+    expect(seen).toMatchObject({ path: upstreamPath, query: 'limit=3', auth: 'valid' });
+  });
+
+  it('Coinbase CDP JWT', async () => {
+    const jwtGateway = await gateway({
+      COINBASE_API_KEY: '',
+      COINBASE_API_SECRET_FILE: '',
+      COINBASE_API_PASSPHRASE_FILE: '',
+      COINBASE_JWT_KEY_NAME: sim.credentials.coinbaseJwt.keyName,
+      COINBASE_JWT_PRIVATE_KEY: sim.credentials.coinbaseJwt.privateKeyPem,
+    });
+    const res = await call(jwtGateway.port, '/api/v1/venue-d/accounts', { 'X-API-Key': key });
+    expect(res.status).toBe(200);
+    const seen = last({ platform: 'coinbase' });
+    expect(seen?.auth).toBe('valid');
+    expect(String(seen?.headers.authorization)).toMatch(/^Bearer ey/);
+  });
+
+  it('without credentials: public data unsigned, private routes get the upstream’s own 401', async () => {
+    const open = await gateway({}, false);
+    expect((await call(open.port, '/api/v1/venue-b/exchange/announcements', { 'X-API-Key': key })).status).toBe(200);
+    expect(last({ platform: 'kalshi' })?.headers['kalshi-access-signature']).toBeUndefined();
+    const denied = await call(open.port, '/api/v1/venue-b/portfolio/balance', { 'X-API-Key': key });
+    expect(denied.status).toBe(401);
+    expect(last({ platform: 'kalshi' })?.auth).toBe('absent');
+  });
+});
+
+describe('caller side', () => {
+  it('401 with the spec body for missing and invalid keys; /health needs none', async () => {
+    for (const headers of [{}, { 'X-API-Key': 'dg_wrong' }] as Record<string, string>[]) {
+      const res = await call(gw.port, '/api/v1/venue-d/time', headers);
+      expect(res.status).toBe(401);
+      expect(res.json()).toEqual({ error: 'unauthorized', message: 'Invalid API key' });
+    }
+    expect((await call(gw.port, '/health')).json()).toEqual({ status: 'ok' });
+    expect(sim.requests()).toHaveLength(0);
+  });
+
+  it('unknown platform: 404 listing the valid keys', async () => {
+    const res = await call(gw.port, '/api/v1/venue-z/markets', { 'X-API-Key': key });
+    expect(res.status).toBe(404);
+    expect(res.json()).toMatchObject({ error: 'unknown_platform' });
+    expect((res.json() as { message: string }).message).toContain(
+      'venue-a, venue-a-clob, venue-a-us, venue-b, venue-c, venue-d, venue-e',
+    );
+  });
+
+  it('only GET and HEAD: 405 with Allow', async () => {
+    for (const method of ['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']) {
+      const res = await call(gw.port, '/api/v1/venue-d/time', { 'X-API-Key': key }, method);
+      expect(res.status).toBe(405);
+      expect(res.headers.allow).toBe('GET, HEAD');
+      expect(res.json()).toMatchObject({ error: 'method_not_allowed' });
+    }
+    expect(sim.requests()).toHaveLength(0);
+  });
+
+  it("a key's platform allowlist: 403 elsewhere", async () => {
+    const limited = await newKey({ platforms: ['venue-b'] });
+    expect((await call(gw.port, '/api/v1/venue-b/exchange/announcements', { 'X-API-Key': limited })).status).toBe(200);
+    const res = await call(gw.port, '/api/v1/venue-d/currencies', { 'X-API-Key': limited });
+    expect(res.status).toBe(403);
+    expect(res.json()).toMatchObject({ error: 'forbidden' });
+  });
+
+  it('per-key rate limits with their headers', async () => {
+    const three = await newKey({ requests_per_minute: 3 });
+    const statuses = [];
+    for (let i = 0; i < 4; i++)
+      statuses.push(await call(gw.port, '/api/v1/venue-d/currencies', { 'X-API-Key': three }));
+    expect(statuses.map((r) => r.status)).toEqual([200, 200, 200, 429]);
+    expect(statuses[0]?.headers['ratelimit-policy']).toBe('3;w=60');
+    expect(statuses[3]?.json()).toMatchObject({ error: 'rate_limited' });
+    expect(Number(statuses[3]?.headers['retry-after'])).toBeGreaterThan(0);
+  });
+
+  it('X-Request-Id on every response, the caller’s when well-formed', async () => {
+    for (const path of ['/health', '/api/v1/venue-d/currencies', '/api/v1/nope/x', '/nowhere']) {
+      const res = await call(gw.port, path, { 'X-API-Key': key, 'X-Request-Id': 'req-123' });
+      expect(res.headers['x-request-id']).toBe('req-123');
+    }
+    expect((await call(gw.port, '/api/v1/venue-d/currencies')).headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('paths cannot escape their platform', () => {
+  it.each([
+    '/api/v1/venue-b/../../admin',
+    '/api/v1/venue-b/markets/%2e%2e/%2e%2e/x',
+    '/api/v1/venue-b/markets/%2E%2E%2Fx',
+    '/api/v1/venue-b/a%2fb',
+    '/api/v1/venue-b/a%5cb',
+    '/api/v1/venue-b/a\\b',
+    '/api/v1/venue-b//evil.example/x',
+    '/api/v1/venue-b/%252e%252e/x',
+    '/api/v1/venue-b/x%00',
+  ])('%s → 400 and no upstream request', async (path) => {
+    const res = await call(gw.port, path, { 'X-API-Key': key });
+    expect(res.status).toBe(400);
+    expect(res.json()).toMatchObject({ error: 'invalid_path' });
+    expect(sim.requests()).toHaveLength(0);
+  });
+
+  it('an absolute-form request target is refused', async () => {
+    const res = await new Promise<number>((resolve, reject) => {
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port: gw.port,
+          path: 'http://evil.example/api/v1/venue-b/markets',
+          headers: { 'X-API-Key': key },
+          agent: false,
+        },
+        (r) => {
+          r.resume();
+          resolve(r.statusCode ?? 0);
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    expect(res).toBe(400);
+    expect(sim.requests()).toHaveLength(0);
+  });
+});
+
+describe('header hygiene, both ways', () => {
+  it('caller credentials, cookies, hop-by-hop and forwarding headers never reach the upstream', async () => {
+    const res = await call(gw.port, '/api/v1/venue-b/exchange/announcements', {
+      'X-API-Key': key,
+      Authorization: 'Bearer caller-token',
+      Cookie: 'session=caller',
+      Connection: 'keep-alive, X-Hop',
+      'X-Hop': 'hop',
+      'Proxy-Authorization': 'Basic x',
+      'X-Forwarded-For': '6.6.6.6',
+      Forwarded: 'for=6.6.6.6',
+      TE: 'trailers',
+      Accept: 'application/json',
+      'Accept-Language': 'en',
+    });
+    expect(res.status).toBe(200);
+    const seen = last({ platform: 'kalshi' });
+    const names = Object.keys(seen?.headers ?? {});
+    for (const banned of [
+      'x-api-key',
+      'authorization',
+      'cookie',
+      'x-hop',
+      'proxy-authorization',
+      'x-forwarded-for',
+      'forwarded',
+      'te',
+    ]) {
+      expect(names).not.toContain(banned);
+    }
+    expect(JSON.stringify(seen?.headers)).not.toContain(key);
+    expect(seen?.headers.accept).toBe('application/json');
+    expect(seen?.headers['accept-language']).toBe('en');
+    expect(seen?.headers['kalshi-access-key']).toBe(sim.credentials.kalshi.accessKey);
+  });
+
+  it('upstream Set-Cookie and internal headers never reach the caller', async () => {
+    // The simulator, like the CDN in front of the real hosts, sends them:
+    const direct = await new Promise<http.IncomingHttpHeaders>((resolve, reject) =>
+      http
+        .get(`${sim.urls.coinbase}/currencies`, { agent: false }, (r) => (r.resume(), resolve(r.headers)))
+        .on('error', reject),
+    );
+    expect(direct['set-cookie']).toBeDefined();
+    expect(direct.server).toBe('cloudflare');
+    const res = await call(gw.port, '/api/v1/venue-d/currencies', { 'X-API-Key': key });
+    expect(res.status).toBe(200);
+    expect(res.headers['set-cookie']).toBeUndefined();
+    for (const name of Object.keys(res.headers))
+      expect(name).not.toMatch(/^(server|x-powered-by|cf-|x-envoy|x-ratelimit)/);
+  });
+
+  it('Accept-Encoding passes, and a compressed upstream body streams through untouched', async () => {
+    const res = await call(gw.port, '/api/v1/venue-d/currencies', { 'X-API-Key': key, 'Accept-Encoding': 'gzip' });
+    expect(last({ platform: 'coinbase' })?.headers['accept-encoding']).toBe('gzip');
+    expect(res.headers['content-encoding']).toBe('gzip');
+    expect(Array.isArray(JSON.parse(gunzipSync(res.body).toString()))).toBe(true);
+  });
+});
+
+describe('upstream failures, mapped as documented', () => {
+  const get = (path: string, headers: Record<string, string> = {}) =>
+    call(gw.port, path, { 'X-API-Key': key, ...headers });
+
+  it('an upstream 4xx/5xx passes through with its status and body', async () => {
+    sim.faults.inject({ platform: 'gemini', kind: 'status', status: 500, times: 1 });
+    const res = await get('/api/v1/venue-c/prediction-markets/categories');
+    expect(res.status).toBe(500);
+    expect(res.headers['x-request-id']).toBeDefined();
+    const unknown = await get('/api/v1/venue-b/markets/KXNOPE-00XXX00-T0');
+    expect(unknown.status).toBe(404);
+    expect(unknown.text).not.toContain('unknown_platform');
+  });
+
+  it('an HTML error page passes through as it is', async () => {
+    sim.faults.inject({ platform: 'gemini', kind: 'html', status: 502, times: 1 });
+    const res = await get('/api/v1/venue-c/prediction-markets/categories');
+    expect(res.status).toBe(502);
+    expect(res.headers['content-type']).toMatch(/text\/html/);
+  });
+
+  it('a reset connection → 502 bad_gateway', async () => {
+    sim.faults.inject({ platform: 'gemini', kind: 'reset', times: 1 });
+    const res = await get('/api/v1/venue-c/prediction-markets/categories');
+    expect(res.status).toBe(502);
+    expect(res.json()).toMatchObject({ error: 'bad_gateway' });
+  });
+
+  it('a hang → 502 after the timeout; latency within it is fine', async () => {
+    sim.faults.inject({ platform: 'gemini', kind: 'hang', ms: 5000, times: 1 });
+    const res = await get('/api/v1/venue-c/prediction-markets/categories');
+    expect(res.status).toBe(502);
+    expect((res.json() as { message: string }).message).toContain('did not answer within 1000 ms');
+    sim.faults.inject({ platform: 'gemini', kind: 'latency', ms: 200, times: 1 });
+    expect((await get('/api/v1/venue-c/prediction-markets/categories')).status).toBe(200);
+  });
+
+  it('a truncated body is cut short for the caller too, never completed', async () => {
+    sim.faults.inject({ platform: 'coinbase', kind: 'truncate', times: 1 });
+    const outcome = await call(gw.port, '/api/v1/venue-d/currencies', { 'X-API-Key': key }).then(
+      (r) => ({ ok: true, r }),
+      (err: Error) => ({ ok: false, err }),
+    );
+    if (outcome.ok && 'r' in outcome) {
+      // Headers arrived; the body must then fail to parse (it was cut), not be a complete answer.
+      expect(() => JSON.parse(outcome.r.text)).toThrow();
+    } else {
+      expect('err' in outcome && outcome.err.message).toMatch(/aborted|socket hang up|ECONNRESET|premature/i);
+    }
+  });
+
+  it('refused connections and DNS failures → 502; the IBKR portal down → 503 with a clear message', async () => {
+    const closed = await freePort();
+    const broken = await gateway({
+      UPSTREAM_VENUE_C_URL: `http://127.0.0.1:${closed}`,
+      UPSTREAM_VENUE_D_URL: 'http://nonexistent.invalid',
+      UPSTREAM_VENUE_E_PORTAL_URL: `https://127.0.0.1:${closed}/v1/api`,
+    });
+    const refused = await call(broken.port, '/api/v1/venue-c/prediction-markets/categories', { 'X-API-Key': key });
+    expect(refused.status).toBe(502);
+    expect(refused.json()).toMatchObject({ error: 'bad_gateway', message: expect.stringContaining('refused') });
+    const dns = await call(broken.port, '/api/v1/venue-d/currencies', { 'X-API-Key': key });
+    expect(dns.status).toBe(502);
+    expect(dns.json()).toMatchObject({ error: 'bad_gateway' });
+    const portal = await call(broken.port, '/api/v1/venue-e/trsrv/event/category-tree', { 'X-API-Key': key });
+    expect(portal.status).toBe(503);
+    expect(portal.json()).toMatchObject({
+      error: 'upstream_unavailable',
+      message: expect.stringContaining('Client Portal'),
+    });
+  });
+
+  it('a disabled platform → 503 without an upstream call', async () => {
+    const partial = await gateway({ DISABLED_PLATFORMS: 'venue-c' });
+    const res = await call(partial.port, '/api/v1/venue-c/prediction-markets/categories', { 'X-API-Key': key });
+    expect(res.status).toBe(503);
+    expect(res.json()).toMatchObject({ error: 'upstream_unavailable' });
+    expect(sim.requests({ platform: 'gemini' })).toHaveLength(0);
+  });
+
+  it('repeated failures open the circuit (503 without calling), a probe after the pause closes it', async () => {
+    const guarded = await gateway({ CIRCUIT_FAILURE_THRESHOLD: '3' });
+    const get = (path: string) => call(guarded.port, path, { 'X-API-Key': key });
+    sim.faults.inject({ platform: 'gemini', kind: 'status', status: 503, times: 3 });
+    for (let i = 0; i < 3; i++) expect((await get('/api/v1/venue-c/v1/symbols')).status).toBe(503);
+    const before = sim.requests({ platform: 'gemini' }).length;
+    const open = await get('/api/v1/venue-c/v1/symbols');
+    expect(open.status).toBe(503);
+    expect(open.json()).toMatchObject({ error: 'upstream_unavailable' });
+    expect(Number(open.headers['retry-after'])).toBeGreaterThan(0);
+    expect(sim.requests({ platform: 'gemini' })).toHaveLength(before);
+    await new Promise((r) => setTimeout(r, 450));
+    expect((await get('/api/v1/venue-c/v1/symbols')).status).toBe(200);
+    expect((await get('/api/v1/venue-c/v1/symbols')).status).toBe(200);
+  });
+
+  it('a caller that disconnects aborts its upstream request', async () => {
+    sim.faults.inject({ platform: 'gemini', kind: 'hang', ms: 10_000, times: 1 });
+    await new Promise<void>((resolve) => {
+      const req = http.request({
+        host: '127.0.0.1',
+        port: gw.port,
+        path: '/api/v1/venue-c/v1/symbols',
+        headers: { 'X-API-Key': key },
+        agent: false,
+      });
+      req.on('error', () => resolve());
+      req.end();
+      setTimeout(() => {
+        req.destroy();
+        resolve();
+      }, 200);
+    });
+    await waitFor(
+      async () => (await gw.registry.getSingleMetric('gateway_upstream_inflight')?.get())?.values[0]?.value === 0,
+      {
+        timeoutMs: 800,
+        what: 'the upstream call to be aborted',
+      },
+    );
+  });
+});
+
+describe('coalescing and the micro-cache', () => {
+  it('identical concurrent GETs share one upstream call', async () => {
+    sim.faults.inject({ platform: 'coinbase', route: '/products', kind: 'latency', ms: 300, times: 1 });
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () => call(gw.port, '/api/v1/venue-d/products', { 'X-API-Key': key })),
+    );
+    expect(sim.requests({ platform: 'coinbase', pathPrefix: '/products' })).toHaveLength(1);
+    expect(answers.every((a) => a.status === 200 && a.text === answers[0]?.text)).toBe(true);
+    const caches = answers.map((a) => a.headers['x-cache']).sort();
+    expect(caches.filter((c) => c === 'MISS')).toHaveLength(1);
+    expect(caches.filter((c) => c === 'COALESCED')).toHaveLength(9);
+  });
+
+  it('different queries or conditional requests are not merged', async () => {
+    sim.faults.inject({ platform: 'coinbase', route: '/products', kind: 'latency', ms: 200, times: 3 });
+    await Promise.all([
+      call(gw.port, '/api/v1/venue-d/products?a=1', { 'X-API-Key': key }),
+      call(gw.port, '/api/v1/venue-d/products?a=2', { 'X-API-Key': key }),
+      call(gw.port, '/api/v1/venue-d/products?a=1', { 'X-API-Key': key, 'If-None-Match': '"x"' }),
+    ]);
+    expect(sim.requests({ platform: 'coinbase', pathPrefix: '/products' })).toHaveLength(3);
+  });
+
+  it('an opt-in cached route answers HIT until its TTL, and Cache-Control: no-cache bypasses it', async () => {
+    const first = await call(gw.port, '/api/v1/venue-d/time', { 'X-API-Key': key, 'Cache-Control': 'no-cache' });
+    const second = await call(gw.port, '/api/v1/venue-d/time', { 'X-API-Key': key });
+    expect(first.headers['x-cache']).toBe('MISS');
+    expect(second.headers['x-cache']).toBe('HIT');
+    expect(second.text).toBe(first.text);
+    expect(Number(second.headers['x-cache-age-ms'])).toBeLessThan(400);
+    expect(sim.requests({ platform: 'coinbase', pathPrefix: '/time' })).toHaveLength(1);
+    const bypass = await call(gw.port, '/api/v1/venue-d/time', { 'X-API-Key': key, 'Cache-Control': 'no-cache' });
+    expect(bypass.headers['x-cache']).toBe('MISS');
+    await new Promise((r) => setTimeout(r, 450));
+    expect((await call(gw.port, '/api/v1/venue-d/time', { 'X-API-Key': key })).headers['x-cache']).toBe('MISS');
+    expect(sim.requests({ platform: 'coinbase', pathPrefix: '/time' })).toHaveLength(3);
+  });
+});
+
+describe('the upstream budget is shared by all gateway replicas', () => {
+  it('two gateways together never exceed the budget, and refuse what cannot wait', async () => {
+    const budgetPrefix = `${uniqueName('budget')}:`;
+    const limits = {
+      UPSTREAM_BUDGETS: 'venue-c=5/1',
+      UPSTREAM_BUDGET_MAX_WAIT_MS: '300',
+      COALESCE: 'false',
+      REDIS_KEY_PREFIX: budgetPrefix,
+    };
+    const a = await gateway(limits);
+    const b = await gateway(limits);
+    const k = (await new RedisKeyStore(admin, budgetPrefix).create({ name: 'budget', requests_per_minute: 100_000 }))
+      .key;
+    sim.rateLimits.set('gemini', { limit: 5, windowMs: 1000 });
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 16 }, (_, i) =>
+          call((i % 2 ? a : b).port, `/api/v1/venue-c/v1/symbols?i=${i}`, { 'X-API-Key': k }),
+        ),
+      );
+      const ok = answers.filter((r) => r.status === 200).length;
+      const refused = answers.filter((r) => r.status === 429);
+      expect(ok + refused.length).toBe(16);
+      // 5/s with burst 1 and 300 ms of patience: the first, then one every 200 ms for 300 ms → 2 or 3 get through.
+      expect(ok).toBeGreaterThanOrEqual(2);
+      expect(ok).toBeLessThanOrEqual(3);
+      for (const r of refused) expect(r.json()).toMatchObject({ error: 'upstream_rate_limited' });
+      // The simulator's own limit (5/s) never fired.
+      expect(sim.requests({ platform: 'gemini' }).every((r) => r.status !== 429)).toBe(true);
+    } finally {
+      sim.rateLimits.set('gemini', null);
+    }
+  });
+});

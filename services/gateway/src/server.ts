@@ -1,0 +1,71 @@
+import { createAuth, type Auth } from '@depthgate/auth';
+import {
+  Lifecycle,
+  createRegistry,
+  serve,
+  type Logger,
+  type Registry,
+  type RunningServer,
+} from '@depthgate/service-kit';
+import { createApp } from './app';
+import type { GatewayConfig } from './config';
+import { startKeepAlives } from './keep-alive';
+import { GatewayMetrics } from './metrics';
+import { createPlatforms, type Platforms } from './platforms/registry';
+import { UpstreamBudgets } from './proxy/budget';
+import { Forwarder } from './proxy/forwarder';
+
+export interface RunningGateway extends RunningServer {
+  auth: Auth;
+  registry: Registry;
+  platforms: Platforms;
+  forwarder: Forwarder;
+  lifecycle: Lifecycle;
+}
+
+/**
+ * Builds everything the gateway talks to, once, and starts serving: Redis (keys, limits, budgets), platforms and
+ * their signers, the forwarder, keep-alive calls. `exit: false` keeps signals and process exit out of it (tests).
+ */
+export async function startGateway(
+  config: GatewayConfig,
+  options: { logger: Logger; exit?: boolean },
+): Promise<RunningGateway> {
+  const { logger } = options;
+  const registry = createRegistry('gateway');
+  const lifecycle = new Lifecycle();
+  const auth = createAuth(config, { logger, registry, name: 'gateway' });
+  lifecycle.onShutdown('redis', () => auth.close());
+  const metrics = new GatewayMetrics(registry);
+  const budgets = new UpstreamBudgets(
+    auth.redis,
+    config.REDIS_KEY_PREFIX,
+    config.UPSTREAM_BUDGET_MAX_WAIT_MS,
+    logger,
+    (d) => metrics.budgetDegraded.set(d ? 1 : 0),
+  );
+  const platforms = createPlatforms(config);
+  const forwarder = new Forwarder({ config, budgets, metrics, logger });
+  lifecycle.onShutdown('upstreams', () => forwarder.close());
+  const running = await serve(createApp({ config, logger, auth, registry, lifecycle, platforms, forwarder }), {
+    port: config.GATEWAY_PORT,
+    host: config.GATEWAY_HOST,
+    logger,
+    lifecycle,
+    shutdownDelayMs: config.SHUTDOWN_DELAY_MS,
+    drainTimeoutMs: config.DRAIN_TIMEOUT_MS,
+    exit: options.exit,
+  });
+  lifecycle.onShutdown('keep-alives', startKeepAlives(platforms, forwarder, logger));
+  logger.info(
+    {
+      platforms: Object.values(platforms).map((p) => ({
+        key: p.key,
+        targets: p.targets.map((t) => ({ id: t.id, origin: t.origin, signed: t.signer?.name ?? null })),
+      })),
+      disabled: [...config.disabled],
+    },
+    'gateway configured',
+  );
+  return { ...running, auth, registry, platforms, forwarder, lifecycle };
+}
