@@ -13,17 +13,20 @@ cd "$ROOT"
 
 say() { printf '%s\n' "$*" >&2; }
 
-# kustomize: kubectl's built-in (kubectl >= 1.14), else a standalone kustomize binary.
-if command -v kubectl >/dev/null 2>&1 && kubectl kustomize --help >/dev/null 2>&1; then
+# kustomize: kubectl's built-in (kubectl >= 1.27 embeds kustomize 5, which the overlays need), else a standalone
+# kustomize binary (>= 5).
+kubectl_minor() { kubectl version --client 2>/dev/null | sed -n 's/^Client Version: v1\.\([0-9]*\).*/\1/p' | head -n 1; }
+if command -v kubectl >/dev/null 2>&1 && [[ $(kubectl_minor) -ge 27 ]]; then
   render() { kubectl kustomize "$1"; }
   renderer="kubectl $(kubectl version --client 2>/dev/null | sed -n 's/^Client Version: //p' | head -n 1) kustomize"
 elif command -v kustomize >/dev/null 2>&1; then
   render() { kustomize build "$1"; }
   renderer="kustomize $(kustomize version 2>/dev/null | head -n 1)"
 else
-  say "infra/k8s/validate.sh: neither kubectl nor kustomize is installed, so the manifests cannot be rendered."
+  say "infra/k8s/validate.sh: neither kubectl >= 1.27 nor kustomize is installed, so the manifests cannot be rendered."
   say "Install kubectl (it includes kustomize): https://kubernetes.io/docs/tasks/tools/"
-  say "  Debian/Ubuntu: the pkgs.k8s.io apt repository (package kubectl); macOS: brew install kubectl"
+  say "  Debian/Ubuntu: the pkgs.k8s.io apt repository (package kubectl; Debian's own kubernetes-client is too old);"
+  say "  macOS: brew install kubectl"
   say "or a standalone kustomize: https://kubectl.docs.kubernetes.io/installation/kustomize/"
   exit 1
 fi
