@@ -126,6 +126,7 @@ describe('alert rules', () => {
   /** Series that come from Prometheus itself, kube-state-metrics and the kubelet, not from depthgate. */
   const EXTERNAL = new Set([
     'up',
+    'kube_deployment_status_replicas_available',
     'kube_statefulset_status_replicas_ready',
     'kubelet_volume_stats_available_bytes',
     'kubelet_volume_stats_capacity_bytes',
