@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { parser as promql } from '@prometheus-io/lezer-promql';
 import { parse, parseAllDocuments } from 'yaml';
 import { gatewayEnvSchema } from '../../../services/gateway/src/config';
 import { historyEnvSchema } from '../../../services/history/src/config';
@@ -140,6 +141,13 @@ describe('alert rules', () => {
   ]);
   const PROMQL_WORDS = new Set(['by', 'without', 'and', 'or', 'unless', 'on', 'ignoring', 'group_left', 'group_right']);
 
+  function alertExprs(): [string, string][] {
+    const rule = parse(readFileSync(path.join(k8s, 'components', 'monitoring', 'prometheusrule.yaml'), 'utf8')) as Obj;
+    return (rule.spec.groups as Obj[]).flatMap((g) =>
+      (g.rules as Obj[]).map((r): [string, string] => [String(r.alert), String(r.expr)]),
+    );
+  }
+
   function sourcesDefining(): string {
     const texts: string[] = [];
     const walk = (dir: string) => {
@@ -155,9 +163,22 @@ describe('alert rules', () => {
     return texts.join('\n');
   }
 
+  it('are valid PromQL', () => {
+    const invalid: string[] = [];
+    for (const [alert, expr] of alertExprs()) {
+      let error: number | undefined;
+      promql.parse(expr).iterate({
+        enter: (node) => {
+          if (node.type.isError) error ??= node.from;
+        },
+      });
+      if (error !== undefined) invalid.push(`${alert}: syntax error at ${error}: ${expr.slice(error, error + 30)}`);
+    }
+    expect(invalid).toEqual([]);
+  });
+
   it('name metrics the services define', () => {
-    const rule = parse(readFileSync(path.join(k8s, 'components', 'monitoring', 'prometheusrule.yaml'), 'utf8')) as Obj;
-    const exprs = (rule.spec.groups as Obj[]).flatMap((g) => (g.rules as Obj[]).map((r) => String(r.expr)));
+    const exprs = alertExprs().map(([, expr]) => expr);
     // Drop label matchers, ranges and grouping clauses; what remains that is not a function call or a keyword is a
     // metric name.
     const names = new Set<string>();
