@@ -1,0 +1,57 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+/**
+ * Static checks of the images' Dockerfiles (no Docker engine is needed; .github/workflows/images.yml builds them):
+ * the base is pinned by version and digest and the same in every image, the runtime stage gets the production
+ * deployment only and runs as a numeric non-root user, and no secret-looking value is baked in.
+ */
+const root = path.join(__dirname, '..', '..', '..');
+const services = ['gateway', 'history'];
+const read = (service: string) => readFileSync(path.join(root, 'services', service, 'Dockerfile'), 'utf8');
+const nodeImage = (text: string) => /^ARG NODE_IMAGE=(\S+)$/m.exec(text)?.[1];
+
+describe.each(services)('services/%s/Dockerfile', (service) => {
+  const text = read(service);
+  const stages = text.split(/^FROM /m).slice(1);
+  const runtime = stages[stages.length - 1] ?? '';
+
+  it('pins the Node slim base by exact version and digest', () => {
+    expect(nodeImage(text)).toMatch(/^node:24\.\d+\.\d+-bookworm-slim@sha256:[0-9a-f]{64}$/);
+    expect(stages.every((s) => s.startsWith('${NODE_IMAGE} AS '))).toBe(true);
+  });
+
+  it('builds with the lockfile and deploys production dependencies only', () => {
+    expect(text).toContain('pnpm fetch --frozen-lockfile');
+    expect(text).toContain('pnpm install --frozen-lockfile --offline');
+    expect(text).toContain(`--filter @depthgate/${service} --prod deploy`);
+    expect(runtime).toMatch(/^COPY --from=build \/out\/ \/app\/$/m);
+    expect(runtime).not.toMatch(/^RUN /m);
+  });
+
+  it('runs as a numeric non-root user with NODE_ENV=production', () => {
+    const user = /^USER (\d+):(\d+)$/m.exec(runtime);
+    expect(user).not.toBeNull();
+    expect(Number(user?.[1])).toBeGreaterThan(0);
+    expect(runtime).toMatch(/NODE_ENV=production/);
+    expect(runtime).toMatch(/_HOST=0\.0\.0\.0/);
+  });
+
+  it('bakes in no secret', () => {
+    expect(text).not.toMatch(/^(ENV|ARG)\b.*(SECRET|PASSWORD|PRIVATE_KEY|TOKEN|PASSPHRASE|REDIS_URL|CLICKHOUSE_URL)/im);
+    expect(text).not.toMatch(/--mount=type=secret|COPY .*\.(pem|key|env)\b/);
+  });
+});
+
+describe('images', () => {
+  it('share one base image', () => {
+    expect(new Set(services.map((s) => nodeImage(read(s)))).size).toBe(1);
+  });
+
+  it('leave local installs, builds, data and secrets out of the build context', () => {
+    const ignore = readFileSync(path.join(root, '.dockerignore'), 'utf8').split('\n');
+    for (const entry of ['.git', '.dev', '.tools', '**/node_modules', '**/dist', '.env', '.env.*']) {
+      expect(ignore).toContain(entry);
+    }
+  });
+});
