@@ -1,4 +1,4 @@
-import { createAuth, type Auth } from '@depthgate/auth';
+import { createAuth, waitForRedis, type Auth } from '@depthgate/auth';
 import {
   Lifecycle,
   createRegistry,
@@ -56,6 +56,9 @@ export async function startGateway(
     drainTimeoutMs: config.DRAIN_TIMEOUT_MS,
     exit: options.exit,
   });
+  // Keep-alive calls take upstream budget from Redis: start them once Redis answers (or after 5 s without it, when
+  // the budget falls back to counting in process), so a normal start logs no spurious "budgets degraded".
+  await waitForRedis(auth.redis, 5000).catch(() => logger.warn('Redis not reachable yet; starting keep-alive calls anyway'));
   lifecycle.onShutdown('keep-alives', startKeepAlives(platforms, forwarder, logger));
   logger.info(
     {
