@@ -52,6 +52,24 @@ describe('REST on the real upstream paths, in the real shapes', () => {
       expect(p).toMatch(/^0\.\d{2}00$/);
       expect(q).toMatch(/^\d+\.\d{2}$/);
     }
+    // The batch endpoint answers each market exactly as the single-market endpoint does (books are still: 20 u/s,
+    // so pause them for the comparison).
+    sim.books.pause();
+    try {
+      const two = sim.books.tickers('kalshi').slice(0, 2);
+      const batch = (await get(`${k}/markets/orderbooks?tickers=${two.join(',')}&depth=5`)).json as {
+        orderbooks: Array<{ ticker: string; orderbook_fp: unknown }>;
+      };
+      expect(batch.orderbooks.map((b) => b.ticker)).toEqual(two);
+      for (const entry of batch.orderbooks) {
+        const single = (await get(`${k}/markets/${entry.ticker}/orderbook?depth=5`)).json as { orderbook_fp: unknown };
+        expect(entry.orderbook_fp).toEqual(single.orderbook_fp);
+      }
+    } finally {
+      sim.books.resume();
+    }
+    expect((await get(`${k}/markets/orderbooks?tickers=${ticker},KXNOPE-26MAR07-T1`)).status).toBe(404);
+    expect((await get(`${k}/markets/orderbooks`)).status).toBe(400);
     const missing = await get(`${k}/markets/KXNOPE-26MAR07-T1`);
     expect(missing.status).toBe(404);
     expect(missing.json).toEqual({ error: { code: 'not_found', message: 'not found' } });

@@ -114,28 +114,56 @@ export function kalshiHost(ctx: PlatformContext, catalog: KalshiCatalog): HostDe
     return json(200, { markets: p.slice.map(marketJson), cursor: p.cursor });
   });
 
+  // [V] bids only, YES and NO, levels ascending by price; a YES ask at p is a NO bid at 1-p.
+  const orderbookFp = (ticker: string, depth: number | undefined) => {
+    const book = engine.book('kalshi', ticker);
+    if (!book) return undefined;
+    const n = depth ? depth : Infinity;
+    const yes = book.bids.levels(n).map(([p, q]) => [dollars(p), formatScaled(q, 2)]);
+    const no = book.asks.levels(n).map(([p, q]) => [dollars(10000 - p), formatScaled(q, 2)]);
+    return { yes_dollars: yes.reverse(), no_dollars: no.reverse() };
+  };
+  const depthOf = (req: SimRequest) => {
+    const depth = intParam(req.params, 'depth');
+    return depth === null || (depth !== undefined && (depth < 0 || depth > 100)) ? null : depth;
+  };
+  const orderbookAuth = opts.assumptions.kalshiOrderbookRequiresAuth ? authed : 'none';
+
+  // [U] shape: "Get Multiple Market Orderbooks" exists in Kalshi's docs (upstreams.md §4); the per-market entry
+  // carries the ticker and the same `orderbook_fp` as the single-market endpoint. Registered before
+  // /markets/:ticker so `orderbooks` is not taken for a ticker.
+  r.get(
+    '/markets/orderbooks',
+    (req) => {
+      const depth = depthOf(req);
+      if (depth === null) return badRequest('depth must be between 0 and 100');
+      const tickers = (req.params.get('tickers') ?? '').split(',').filter((t) => t !== '');
+      if (tickers.length === 0 || tickers.length > 100) return badRequest('tickers must name 1 to 100 markets');
+      const orderbooks = [];
+      for (const ticker of tickers) {
+        const book = orderbookFp(ticker, depth);
+        if (!book) return kalshiErrors.notFound(req);
+        orderbooks.push({ ticker, orderbook_fp: book });
+      }
+      return json(200, { orderbooks });
+    },
+    orderbookAuth,
+  );
+
   r.get('/markets/:ticker', (req) => {
     const m = catalog.marketsByTicker.get(req.pathParams.ticker as string);
     return m ? json(200, { market: marketJson(m) }) : kalshiErrors.notFound(req);
   });
 
-  // [V] bids only, YES and NO, levels ascending by price; a YES ask at p is a NO bid at 1-p.
   r.get(
     '/markets/:ticker/orderbook',
     (req) => {
-      const ticker = req.pathParams.ticker as string;
-      const book = engine.book('kalshi', ticker);
-      if (!book) return kalshiErrors.notFound(req);
-      const depth = intParam(req.params, 'depth');
-      if (depth === null || (depth !== undefined && (depth < 0 || depth > 100))) {
-        return badRequest('depth must be between 0 and 100');
-      }
-      const n = depth ? depth : Infinity;
-      const yes = book.bids.levels(n).map(([p, q]) => [dollars(p), formatScaled(q, 2)]);
-      const no = book.asks.levels(n).map(([p, q]) => [dollars(10000 - p), formatScaled(q, 2)]);
-      return json(200, { orderbook_fp: { yes_dollars: yes.reverse(), no_dollars: no.reverse() } });
+      const depth = depthOf(req);
+      if (depth === null) return badRequest('depth must be between 0 and 100');
+      const book = orderbookFp(req.pathParams.ticker as string, depth);
+      return book ? json(200, { orderbook_fp: book }) : kalshiErrors.notFound(req);
     },
-    opts.assumptions.kalshiOrderbookRequiresAuth ? authed : 'none',
+    orderbookAuth,
   );
 
   r.get('/events', (req) => {
