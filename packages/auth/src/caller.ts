@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendError } from '@depthgate/service-kit';
 import type { Authenticator, VerifyResult } from './authenticator';
 import type { ResolvedKey } from './key-record';
@@ -7,14 +7,18 @@ import type { AuthMetrics } from './metrics';
 /** Who is calling: a valid key, or (history service only) an anonymous client identified by its IP. */
 export type Caller = { kind: 'key'; key: ResolvedKey } | { kind: 'anonymous'; ip: string };
 
-declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
-  namespace Express {
-    interface Request {
-      caller?: Caller;
-    }
+declare module 'node:http' {
+  interface IncomingMessage {
+    /** Set by apiKeyAuth. */
+    caller?: Caller;
   }
 }
+
+/**
+ * A middleware on Node's own request and response types, so it serves Express apps and plain `node:http` handlers
+ * alike (the gateway runs its API path without Express's router, for speed).
+ */
+export type NodeMiddleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
 
 export const INVALID_KEY_MESSAGE = 'Invalid API key';
 
@@ -22,13 +26,8 @@ export const INVALID_KEY_MESSAGE = 'Invalid API key';
  * `required` (gateway): no key → 401. `optional` (history): no key → anonymous caller.
  * In both modes a key that is present but unknown, malformed or revoked is 401 with the spec's body.
  */
-export function apiKeyAuth(auth: Authenticator, mode: 'required' | 'optional', metrics?: AuthMetrics): RequestHandler {
-  const apply = (
-    result: VerifyResult,
-    req: Parameters<RequestHandler>[0],
-    res: Parameters<RequestHandler>[1],
-    next: () => void,
-  ) => {
+export function apiKeyAuth(auth: Authenticator, mode: 'required' | 'optional', metrics?: AuthMetrics): NodeMiddleware {
+  const apply = (result: VerifyResult, req: IncomingMessage, res: ServerResponse, next: () => void) => {
     switch (result.status) {
       case 'valid':
         req.caller = { kind: 'key', key: result.key };
@@ -53,7 +52,8 @@ export function apiKeyAuth(auth: Authenticator, mode: 'required' | 'optional', m
         sendError(res, 'unauthorized', INVALID_KEY_MESSAGE);
         return;
       }
-      req.caller = { kind: 'anonymous', ip: req.ip ?? req.socket.remoteAddress ?? 'unknown' };
+      // Express computes `ip` from its `trust proxy` hop count; a plain handler sets it the same way (clientIp).
+      req.caller = { kind: 'anonymous', ip: (req as { ip?: string }).ip ?? req.socket.remoteAddress ?? 'unknown' };
       next();
       return;
     }

@@ -1,4 +1,3 @@
-import type { RequestHandler } from 'express';
 import {
   rateLimit,
   ipKeyGenerator,
@@ -7,11 +6,11 @@ import {
   type Store,
   type ClientRateLimitInfo,
 } from 'express-rate-limit';
-import { RedisStore } from 'rate-limit-redis';
 import type { Redis } from 'ioredis';
 import type { Logger } from '@depthgate/service-kit';
 import { sendError } from '@depthgate/service-kit';
-import type { Caller } from './caller';
+import type { Caller, NodeMiddleware } from './caller';
+import { LeasedRedisStore, storeKey } from './leased-store';
 import type { AuthMetrics } from './metrics';
 
 /**
@@ -25,35 +24,21 @@ import type { AuthMetrics } from './metrics';
 export class FailoverStore implements Store {
   readonly localKeys = false;
   readonly prefix: string;
-  private options?: Options;
   private degraded = false;
 
   constructor(
     private readonly redis: Redis,
-    private readonly primary: RedisStore,
+    private readonly primary: LeasedRedisStore,
     private readonly fallback: MemoryStore,
     private readonly logger: Logger | undefined,
     private readonly metrics: AuthMetrics | undefined,
   ) {
     this.prefix = primary.prefix;
-    // Scripts are (re)loaded whenever the connection becomes ready, so a Redis that was down at start-up or
-    // restarted empty is picked up again without a restart of ours.
-    redis.on('ready', () => void this.loadScripts());
   }
 
   init(options: Options): void {
-    this.options = options;
+    this.primary.init(options);
     this.fallback.init(options);
-    void this.loadScripts();
-  }
-
-  private async loadScripts(): Promise<void> {
-    if (!this.options) return;
-    try {
-      await this.primary.init(this.options);
-    } catch {
-      // Reported by increment() when it matters.
-    }
   }
 
   private setDegraded(degraded: boolean, err?: unknown): void {
@@ -91,8 +76,7 @@ export class FailoverStore implements Store {
   }
 
   async decrement(key: string): Promise<void> {
-    if (this.degraded) return this.fallback.decrement(key);
-    await this.primary.decrement(key).catch(() => undefined);
+    if (this.degraded) await this.fallback.decrement(key);
   }
 
   async resetKey(key: string): Promise<void> {
@@ -131,18 +115,15 @@ function bucketFor(caller: Caller | undefined, fallbackIp: string): string {
  * window counted in Redis. Must run after apiKeyAuth. Answers 429 `rate_limited` with `RateLimit`,
  * `RateLimit-Policy` (IETF draft 7) and `Retry-After`.
  */
-export function createRateLimiter(options: RateLimiterOptions): { middleware: RequestHandler; store: FailoverStore } {
+export function createRateLimiter(options: RateLimiterOptions): { middleware: NodeMiddleware; store: FailoverStore } {
   const windowMs = options.windowMs ?? 60_000;
-  const primary = new RedisStore({
-    sendCommand: (command: string, ...args: string[]) =>
-      options.redis.call(command, ...args) as Promise<number | string | (number | string)[]>,
-    prefix: `${options.prefix}rl:`,
-  });
+  const primary = new LeasedRedisStore(options.redis, `${options.prefix}rl:`);
   const store = new FailoverStore(options.redis, primary, new MemoryStore(), options.logger, options.metrics);
   const middleware = rateLimit({
     windowMs,
     limit: (req) => limitFor(req.caller, options),
-    keyGenerator: (req) => bucketFor(req.caller, req.ip ?? req.socket.remoteAddress ?? 'unknown'),
+    keyGenerator: (req) =>
+      storeKey(bucketFor(req.caller, req.ip ?? req.socket.remoteAddress ?? 'unknown'), limitFor(req.caller, options)),
     standardHeaders: 'draft-7',
     legacyHeaders: false,
     store,
@@ -162,5 +143,7 @@ export function createRateLimiter(options: RateLimiterOptions): { middleware: Re
       );
     },
   });
-  return { middleware, store };
+  // express-rate-limit touches only Node's request/response API (and `req.ip`, which keyGenerator does not use for
+  // keyed callers), so the same limiter serves Express and plain node:http handlers.
+  return { middleware: middleware as unknown as NodeMiddleware, store };
 }

@@ -1,10 +1,9 @@
-import type { RequestHandler } from 'express';
 import type { Redis } from 'ioredis';
 import type { Logger } from '@depthgate/service-kit';
 import type { Registry } from 'prom-client';
 import type { ReadinessCheck } from '@depthgate/service-kit';
 import { Authenticator } from './authenticator';
-import { apiKeyAuth } from './caller';
+import { apiKeyAuth, type NodeMiddleware } from './caller';
 import type { AuthConfig } from './config';
 import { RedisKeyStore } from './key-store';
 import { AuthMetrics } from './metrics';
@@ -17,10 +16,10 @@ export interface Auth {
   authenticator: Authenticator;
   metrics: AuthMetrics;
   /** X-API-Key required (gateway). */
-  requireKey: RequestHandler;
+  requireKey: NodeMiddleware;
   /** X-API-Key optional; no key means anonymous (history). */
-  optionalKey: RequestHandler;
-  rateLimit: RequestHandler;
+  optionalKey: NodeMiddleware;
+  rateLimit: NodeMiddleware;
   rateLimitStore: FailoverStore;
   readiness: ReadinessCheck;
   close(): Promise<void>;

@@ -1,12 +1,13 @@
-import express, { type Express, type Request, type Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { errorHandler, notFoundHandler } from './errors';
 import { healthRoutes, type ReadinessCheck } from './health';
 import { ConfigError } from './env';
 import type { Lifecycle } from './lifecycle';
-import { httpMetrics, metricsHandler } from './metrics';
-import { accessLog, requestId } from './request-context';
+import { metricsHandler } from './metrics';
+import { createRequestTracker } from './request-context';
 
 export interface ServiceAppOptions {
   logger: Logger;
@@ -15,27 +16,38 @@ export interface ServiceAppOptions {
   readiness: ReadinessCheck[];
   /** Reverse proxies whose X-Forwarded-For is trusted; a count, never `true`. */
   trustProxyHops: number;
-  accessLog: boolean;
+  /** Request id, metrics and access log for every request; built from the options below when absent. */
+  tracker?: (req: IncomingMessage, res: ServerResponse) => void;
+  accessLog?: boolean;
   /** Extra fields of the access log line, read when the response is done. */
-  accessLogFields?: (req: Request, res: Response) => object;
+  accessLogFields?: (req: IncomingMessage, res: ServerResponse) => object;
   /** Low-cardinality label of a request for metrics, read when the response is done. */
-  routeLabel: (req: Request, res: Response) => string;
+  routeLabel?: (req: IncomingMessage, res: ServerResponse) => string;
   /** Mounts the service's own routes between the common prelude and the 404/error handlers. */
   mount: (app: Express) => void;
 }
 
 /**
- * The shape every depthgate HTTP service shares: request id, access log, HTTP metrics, `/health`, `/ready`,
+ * The shape every depthgate HTTP service shares: request tracking (id, metrics, access log), `/health`, `/ready`,
  * `/metrics`, then the service's routes, then one 404 and one error handler rendering `{"error","message"}`.
  */
 export function createServiceApp(options: ServiceAppOptions): Express {
+  const track =
+    options.tracker ??
+    createRequestTracker({
+      registry: options.registry,
+      accessLog: options.accessLog ? options.logger : undefined,
+      route: options.routeLabel ?? (() => 'all'),
+      fields: options.accessLogFields,
+    });
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', options.trustProxyHops);
-  app.use(requestId());
-  if (options.accessLog) app.use(accessLog(options.logger, options.accessLogFields));
-  app.use(httpMetrics(options.registry, options.routeLabel).middleware);
+  app.use((req, res, next) => {
+    track(req, res);
+    next();
+  });
   app.use(healthRoutes({ lifecycle: options.lifecycle, checks: options.readiness }));
   app.get('/metrics', metricsHandler(options.registry));
   options.mount(app);

@@ -1,4 +1,5 @@
-import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
+import type { ServerResponse } from 'node:http';
+import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 
 /**
@@ -89,13 +90,22 @@ export class AppError extends Error {
  * Writes an error response. When the response has already started (a stream failed half-way), the only honest
  * thing left is to cut the connection so the client sees a truncated body rather than a well-formed lie.
  */
-export function sendError(res: Response, code: ErrorCode, message: string, headers: Record<string, string> = {}): void {
+export function sendError(
+  res: ServerResponse,
+  code: ErrorCode,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
+  const body = JSON.stringify({ error: code, message } satisfies ErrorBody);
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-  res.status(statusFor(code)).json({ error: code, message } satisfies ErrorBody);
+  res.statusCode = statusFor(code);
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
 }
 
 /** 404 for any route no router claimed. */

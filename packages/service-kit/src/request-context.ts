@@ -1,52 +1,95 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
-import { loggableUrl } from './logger';
+import type { Registry } from 'prom-client';
+import { accessLoggerFor, loggableUrl } from './logger';
+import { httpMetrics } from './metrics';
 
-declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
-  namespace Express {
-    interface Request {
-      /** Request id: the caller's `X-Request-Id` when well-formed, else a fresh UUID. Echoed on every response. */
-      id: string;
-    }
+declare module 'node:http' {
+  interface IncomingMessage {
+    /** Request id: the caller's `X-Request-Id` when well-formed, else a fresh UUID. Echoed on every response. */
+    id: string;
   }
 }
 
 const VALID_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** Sets `req.id` and the `X-Request-Id` response header. */
+export function assignRequestId(req: IncomingMessage, res: ServerResponse): string {
+  const given = req.headers['x-request-id'];
+  const id = typeof given === 'string' && VALID_REQUEST_ID.test(given) ? given : randomUUID();
+  req.id = id;
+  res.setHeader('X-Request-Id', id);
+  return id;
+}
+
 export function requestId(): RequestHandler {
   return (req, res, next) => {
-    const given = req.headers['x-request-id'];
-    const id = typeof given === 'string' && VALID_REQUEST_ID.test(given) ? given : randomUUID();
-    req.id = id;
-    res.setHeader('X-Request-Id', id);
+    assignRequestId(req, res);
     next();
   };
 }
 
-/** One JSON line per finished request: method, path (secrets masked), status, duration, request id. */
-export function accessLog(
-  logger: Logger,
-  fields: (req: Parameters<RequestHandler>[0], res: Parameters<RequestHandler>[1]) => object = () => ({}),
-): RequestHandler {
-  return (req, res, next) => {
+export interface RequestTrackerOptions {
+  registry: Registry;
+  /** One JSON line per finished request; omit for none. */
+  accessLog?: Logger;
+  /** Low-cardinality label of a request for metrics, read when the response is done. */
+  route: (req: IncomingMessage, res: ServerResponse) => string;
+  /** Extra access-log fields, read when the response is done. */
+  fields?: (req: IncomingMessage, res: ServerResponse) => object;
+}
+
+/**
+ * What every request gets, whichever way it is served: a request id, HTTP metrics (requests by route and status,
+ * duration) and an access-log line (method, URL with secrets masked, status, duration, request id, whether the
+ * client left early), from a single `close` listener.
+ */
+export function createRequestTracker(
+  options: RequestTrackerOptions,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  const { requests, duration } = httpMetrics(options.registry);
+  const { route, fields } = options;
+  const accessLog = options.accessLog && accessLoggerFor(options.accessLog);
+  return (req, res) => {
+    assignRequestId(req, res);
     const started = process.hrtime.bigint();
     res.once('close', () => {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      logger.info(
-        {
-          req_id: req.id,
-          method: req.method,
-          url: loggableUrl(req.originalUrl),
-          status: res.statusCode,
-          ms: Math.round(ms * 100) / 100,
-          aborted: !res.writableFinished,
-          ...fields(req, res),
-        },
-        'request',
-      );
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const label = route(req, res);
+      requests.inc({ route: label, status: String(res.statusCode) });
+      duration.observe({ route: label }, seconds);
+      if (accessLog)
+        accessLog.info(
+          {
+            req_id: req.id,
+            method: req.method,
+            url: loggableUrl(req.url ?? ''),
+            status: res.statusCode,
+            ms: Math.round(seconds * 100_000) / 100,
+            aborted: !res.writableFinished,
+            ...fields?.(req, res),
+          },
+          'request',
+        );
     });
-    next();
   };
+}
+
+/**
+ * The client's address: the socket peer, or — behind `trustedHops` reverse proxies — the address those proxies
+ * recorded in X-Forwarded-For, counted from the right (never the caller-controlled leftmost entry when fewer hops
+ * are trusted). Matches Express's `trust proxy` set to a hop count.
+ */
+export function clientIp(req: IncomingMessage, trustedHops: number): string {
+  const peer = req.socket.remoteAddress ?? 'unknown';
+  if (trustedHops <= 0) return peer;
+  const header = req.headers['x-forwarded-for'];
+  const forwarded = (Array.isArray(header) ? header.join(',') : (header ?? ''))
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+  const chain = [...forwarded, peer];
+  return chain[Math.max(0, chain.length - 1 - trustedHops)] ?? peer;
 }

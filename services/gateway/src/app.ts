@@ -1,11 +1,18 @@
-import express, { type Express } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Auth } from '@depthgate/auth';
-import { createServiceApp, type Lifecycle, type Logger, type Registry } from '@depthgate/service-kit';
+import {
+  createRequestTracker,
+  createServiceApp,
+  type Lifecycle,
+  type Logger,
+  type Registry,
+} from '@depthgate/service-kit';
 import type { GatewayConfig } from './config';
+import './context';
 import { openApiDocument } from './openapi';
 import type { Platforms } from './platforms/registry';
 import type { Forwarder } from './proxy/forwarder';
-import { apiRoute } from './routes/api';
+import { createApiHandler } from './routes/api';
 
 export interface GatewayDeps {
   config: GatewayConfig;
@@ -17,25 +24,36 @@ export interface GatewayDeps {
   forwarder: Forwarder;
 }
 
-/** Builds the gateway app. No side effects: everything it talks to arrives in `deps`. */
-export function createApp(deps: GatewayDeps): Express {
-  const { config, auth, platforms, forwarder } = deps;
-  const openapi = JSON.stringify(openApiDocument(platforms));
-  return createServiceApp({
+/**
+ * The gateway's request handler: `/api/…` goes to the API pipeline (routes/api.ts); everything else (`/health`,
+ * `/ready`, `/metrics`, `/openapi.json`, 404) to an Express app. One tracker serves both, so ids, metrics and the
+ * access log are the same whichever way a request went. No side effects: everything arrives in `deps`.
+ */
+export function createHandler(deps: GatewayDeps): (req: IncomingMessage, res: ServerResponse) => void {
+  const { config, auth, logger } = deps;
+  const track = createRequestTracker({
+    registry: deps.registry,
+    accessLog: config.ACCESS_LOG ? logger : undefined,
+    route: (req) => req.platform ?? (req.url?.startsWith('/api/') ? 'api' : 'internal'),
+    fields: (req) => ({ platform: req.platform, cache: req.cacheStatus }),
+  });
+  const openapi = JSON.stringify(openApiDocument(deps.platforms));
+  const ops = createServiceApp({
     ...deps,
+    tracker: track,
     readiness: config.READY_REQUIRES_REDIS ? [auth.readiness] : [],
     trustProxyHops: config.TRUST_PROXY_HOPS,
-    accessLog: config.ACCESS_LOG,
-    accessLogFields: (_req, res) => ({ platform: res.locals.platform, cache: res.locals.cache }),
-    routeLabel: (_req, res) => (typeof res.locals.platform === 'string' ? res.locals.platform : 'other'),
     mount: (app) => {
       app.get('/openapi.json', (_req, res) => {
         res.type('application/json').send(openapi);
       });
-      const api = express.Router();
-      api.use(auth.requireKey, auth.rateLimit);
-      api.use('/v1', apiRoute({ config, platforms, forwarder }));
-      app.use('/api', api);
     },
   });
+  const api = createApiHandler({ ...deps, track });
+  // Absolute-form targets (`GET http://host/...`) also go to the API pipeline, which refuses them with 400.
+  return (req, res) => {
+    const url = req.url ?? '';
+    if (url.startsWith('/api/') || !url.startsWith('/')) api(req, res);
+    else ops(req, res);
+  };
 }

@@ -1,4 +1,4 @@
-export { createApp, type GatewayDeps } from './app';
+export { createHandler, type GatewayDeps } from './app';
 export { loadConfig, gatewayEnvSchema, type GatewayConfig } from './config';
 export { GatewayMetrics } from './metrics';
 export { createPlatforms, type Platforms } from './platforms/registry';

@@ -7,7 +7,7 @@ import {
   type Registry,
   type RunningServer,
 } from '@depthgate/service-kit';
-import { createApp } from './app';
+import { createHandler } from './app';
 import type { GatewayConfig } from './config';
 import { startKeepAlives } from './keep-alive';
 import { GatewayMetrics } from './metrics';
@@ -47,7 +47,7 @@ export async function startGateway(
   const platforms = createPlatforms(config);
   const forwarder = new Forwarder({ config, budgets, metrics, logger });
   lifecycle.onShutdown('upstreams', () => forwarder.close());
-  const running = await serve(createApp({ config, logger, auth, registry, lifecycle, platforms, forwarder }), {
+  const running = await serve(createHandler({ config, logger, auth, registry, lifecycle, platforms, forwarder }), {
     port: config.GATEWAY_PORT,
     host: config.GATEWAY_HOST,
     logger,
@@ -58,7 +58,9 @@ export async function startGateway(
   });
   // Keep-alive calls take upstream budget from Redis: start them once Redis answers (or after 5 s without it, when
   // the budget falls back to counting in process), so a normal start logs no spurious "budgets degraded".
-  await waitForRedis(auth.redis, 5000).catch(() => logger.warn('Redis not reachable yet; starting keep-alive calls anyway'));
+  await waitForRedis(auth.redis, 5000).catch(() =>
+    logger.warn('Redis not reachable yet; starting keep-alive calls anyway'),
+  );
   lifecycle.onShutdown('keep-alives', startKeepAlives(platforms, forwarder, logger));
   logger.info(
     {

@@ -19,7 +19,7 @@ export function createApp(deps: HistoryDeps): Express {
     readiness: [auth.readiness],
     trustProxyHops: config.TRUST_PROXY_HOPS,
     accessLog: config.ACCESS_LOG,
-    routeLabel: (req) => (req.path.startsWith('/api/') ? 'api' : 'internal'),
+    routeLabel: (req) => (req.url?.startsWith('/api/') ? 'api' : 'internal'),
     mount: (app) => {
       const api = express.Router();
       api.use(auth.optionalKey, auth.rateLimit);

@@ -1,5 +1,4 @@
-import type { IncomingHttpHeaders } from 'node:http';
-import type { Request, Response } from 'express';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { Pool } from 'undici';
 import type { PlatformKey } from '@depthgate/auth';
 import { AppError, type Logger } from '@depthgate/service-kit';
@@ -91,19 +90,17 @@ export class Forwarder {
   }
 
   /** Answers one caller request that has passed authentication, rate limits and routing. */
-  forward(req: Request, res: Response, platform: Platform, route: Route, resourcePath: string): void {
+  forward(req: IncomingMessage, res: ServerResponse, platform: Platform, route: Route, resourcePath: string): void {
     const { config, metrics } = this.deps;
     const method = req.method === 'HEAD' ? 'HEAD' : 'GET';
     const shareable = !isConditional(req.headers);
     const key = `${method} ${route.target.id} ${route.path}?${route.query} ${varyKey(req.headers)}`;
     const ttlMs = method === 'GET' && shareable ? ttlFor(config.cacheRules, platform.key, resourcePath) : 0;
-    res.locals.platform = platform.key;
-
     if (ttlMs > 0) {
       const hit = this.cache.get(key, this.now(), acceptableAgeMs(req.headers['cache-control']));
       if (hit) {
-        this.serveCached(res, hit);
-        this.count(platform.key, 'HIT', res);
+        this.serveCached(res, hit, method);
+        this.count(platform.key, 'HIT', req);
         return;
       }
     }
@@ -111,7 +108,7 @@ export class Forwarder {
       const running = this.inflight.get(key);
       if (running?.joinable) {
         running.join(res, 'COALESCED');
-        this.count(platform.key, 'COALESCED', res);
+        this.count(platform.key, 'COALESCED', req);
         return;
       }
     }
@@ -122,7 +119,7 @@ export class Forwarder {
     metrics.inflight.inc();
     if (config.COALESCE && shareable) this.inflight.set(key, shared);
     shared.join(res, 'MISS');
-    this.count(platform.key, 'MISS', res);
+    this.count(platform.key, 'MISS', req);
     void this.call(shared, req.headers, method, platform, route, (body) => {
       if (ttlMs <= 0) return;
       const ttl = storableTtl(ttlMs, body.headers['cache-control']);
@@ -133,12 +130,12 @@ export class Forwarder {
     });
   }
 
-  private count(platform: PlatformKey, result: CacheStatus, res: Response): void {
+  private count(platform: PlatformKey, result: CacheStatus, req: IncomingMessage): void {
     this.deps.metrics.cache.inc({ platform, result });
-    res.locals.cache = result;
+    req.cacheStatus = result;
   }
 
-  private serveCached(res: Response, entry: CachedResponse): void {
+  private serveCached(res: ServerResponse, entry: CachedResponse, method: 'GET' | 'HEAD'): void {
     const ageMs = Math.max(0, this.now() - entry.storedAt);
     res.writeHead(entry.status, {
       ...entry.headers,
@@ -146,7 +143,7 @@ export class Forwarder {
       age: String(Math.floor(ageMs / 1000)),
       'x-cache-age-ms': String(ageMs),
     });
-    res.end(res.req.method === 'HEAD' ? undefined : entry.body);
+    res.end(method === 'HEAD' ? undefined : entry.body);
   }
 
   private async call(

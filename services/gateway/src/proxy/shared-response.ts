@@ -1,5 +1,4 @@
-import type { OutgoingHttpHeaders } from 'node:http';
-import type { Response as ServerResponse } from 'express';
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { sendError, type ErrorCode } from '@depthgate/service-kit';
 
 export type CacheStatus = 'HIT' | 'MISS' | 'COALESCED';

@@ -1,51 +1,82 @@
-import type { RequestHandler } from 'express';
-import { AppError } from '@depthgate/service-kit';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Auth } from '@depthgate/auth';
+import { AppError, sendError, type Logger } from '@depthgate/service-kit';
+import type { GatewayConfig } from '../config';
+import '../context';
 import { PLATFORM_KEYS, canonicalPlatform, type Platforms } from '../platforms/registry';
 import type { Forwarder } from '../proxy/forwarder';
 import { parseGatewayTarget } from '../proxy/path';
-import type { GatewayConfig } from '../config';
 
 const ALLOWED_METHODS = 'GET, HEAD';
 // The query goes upstream byte for byte; anything outside printable ASCII must arrive percent-encoded.
 const QUERY_OK = /^[\x21-\x7e]*$/;
 
-/**
- * `GET|HEAD /api/v1/{platform}/{resource}`, after the key and the caller's rate limit have been checked:
- * platform (404 `unknown_platform`), method (405 with `Allow`), the key's platform allowlist (403 `forbidden`),
- * a disabled platform (503), the path (400 `invalid_path`: nothing reaches an upstream), then the forwarder.
- */
-export function apiRoute(deps: { config: GatewayConfig; platforms: Platforms; forwarder: Forwarder }): RequestHandler {
+function routeAndForward(req: IncomingMessage, res: ServerResponse, deps: ApiDeps): void {
   const { config, platforms, forwarder } = deps;
-  return (req, res, next) => {
-    const parsed = parseGatewayTarget(req.originalUrl);
-    if (!parsed.ok) return next(new AppError('invalid_path', `Invalid path: ${parsed.reason}`));
-    const { target } = parsed;
-    const key = canonicalPlatform(target.platform);
-    if (!key) {
-      return next(
-        new AppError(
-          'unknown_platform',
-          `Unknown platform "${target.platform}"; valid platforms: ${PLATFORM_KEYS.join(', ')}`,
-        ),
-      );
-    }
-    res.locals.platform = key;
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      return next(
-        new AppError('method_not_allowed', `Only ${ALLOWED_METHODS} are forwarded`, {
-          headers: { Allow: ALLOWED_METHODS },
-        }),
-      );
-    }
-    const caller = req.caller;
-    if (caller?.kind === 'key' && caller.key.platforms && !caller.key.platforms.has(key)) {
-      return next(new AppError('forbidden', `This API key may not use platform ${key}`));
-    }
-    if (config.disabled.has(key))
-      return next(new AppError('upstream_unavailable', `Platform ${key} is disabled on this gateway`));
-    if (!QUERY_OK.test(target.query))
-      return next(new AppError('invalid_request', 'The query string contains characters that must be percent-encoded'));
-    const platform = platforms[key];
-    forwarder.forward(req, res, platform, platform.route(target, target.query), target.path);
+  const parsed = parseGatewayTarget(req.url ?? '');
+  if (!parsed.ok) return sendError(res, 'invalid_path', `Invalid path: ${parsed.reason}`);
+  const { target } = parsed;
+  const key = canonicalPlatform(target.platform);
+  if (!key) {
+    return sendError(
+      res,
+      'unknown_platform',
+      `Unknown platform "${target.platform}"; valid platforms: ${PLATFORM_KEYS.join(', ')}`,
+    );
+  }
+  req.platform = key;
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    return sendError(res, 'method_not_allowed', `Only ${ALLOWED_METHODS} are forwarded`, { Allow: ALLOWED_METHODS });
+  }
+  const caller = req.caller;
+  if (caller?.kind === 'key' && caller.key.platforms && !caller.key.platforms.has(key)) {
+    return sendError(res, 'forbidden', `This API key may not use platform ${key}`);
+  }
+  if (config.disabled.has(key))
+    return sendError(res, 'upstream_unavailable', `Platform ${key} is disabled on this gateway`);
+  if (!QUERY_OK.test(target.query)) {
+    return sendError(res, 'invalid_request', 'The query string contains characters that must be percent-encoded');
+  }
+  const platform = platforms[key];
+  forwarder.forward(req, res, platform, platform.route(target, target.query), target.path);
+}
+
+export interface ApiDeps {
+  config: GatewayConfig;
+  platforms: Platforms;
+  forwarder: Forwarder;
+  auth: Auth;
+  logger: Logger;
+  /** Request id, metrics and access log (the same tracker the operational endpoints use). */
+  track: (req: IncomingMessage, res: ServerResponse) => void;
+}
+
+/**
+ * Everything under `/api/`: request tracking, the key (401), the caller's rate limit (429), then
+ * `/api/v1/{platform}/{resource}`: platform (404 `unknown_platform`), method (405 with `Allow`), the key's platform
+ * allowlist (403), a disabled platform (503), the path (400 `invalid_path`: nothing reaches an upstream), and the
+ * forwarder. A plain node:http handler rather than Express routes: this is the hot path, and Express's
+ * per-request machinery was measured at about half of a cache hit's cost (docs/benchmarks.md).
+ */
+export function createApiHandler(deps: ApiDeps): (req: IncomingMessage, res: ServerResponse) => void {
+  const { auth, logger } = deps;
+  const fail = (res: ServerResponse, err: unknown) => {
+    if (err instanceof AppError) return sendError(res, err.code, err.message, { ...err.headers });
+    logger.error({ err }, 'unhandled error');
+    sendError(res, 'internal_error', 'Internal server error');
+  };
+  return (req, res) => {
+    deps.track(req, res);
+    auth.requireKey(req, res, (err) => {
+      if (err) return fail(res, err);
+      auth.rateLimit(req, res, (limitErr) => {
+        if (limitErr) return fail(res, limitErr);
+        try {
+          routeAndForward(req, res, deps);
+        } catch (routeErr) {
+          fail(res, routeErr);
+        }
+      });
+    });
   };
 }

@@ -1,0 +1,310 @@
+// Gateway benchmark: in one run, on this machine, against the venue simulator as the upstream:
+//   (a) the upstream directly, (b) nginx proxying the same upstream, (c) the gateway with auth, Redis rate limiting
+//   and request signing, (d) the gateway on a micro-cached route; p50/p99 at a fixed 2,000 req/s (a vs c); and the
+//   polling scenario (50 clients polling 20 order books every 100 ms through a 20 req/s upstream budget).
+// Usage: ./dev bench gateway [--seconds N]   (writes nothing into the repository; prints a Markdown report)
+import { execFileSync } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { request, Agent } from 'undici';
+import {
+  ROOT,
+  fmt,
+  freePort,
+  freePortRange,
+  openLoop,
+  sampleRss,
+  sleep,
+  start,
+  stopAll,
+  tempDir,
+  waitHttp,
+  wrk,
+} from '../lib.mjs';
+
+const args = process.argv.slice(2);
+const SECONDS = Number(args[args.indexOf('--seconds') + 1] || 10) || 10;
+const dir = tempDir('gateway');
+const log = (...a) => console.error('[bench]', ...a);
+
+function parseEnvFile(file) {
+  return Object.fromEntries(
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => /^[A-Z0-9_]+=/.test(l))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
+}
+
+async function main() {
+  // --- Redis, simulator, nginx -------------------------------------------------------------------------------
+  const redisPort = await freePort();
+  const redisDir = path.join(dir, 'redis');
+  execFileSync(path.join(ROOT, 'infra/local/redis.sh'), ['start', '--dir', redisDir, '--port', String(redisPort)], {
+    stdio: 'ignore',
+  });
+  const redisUrl = `redis://127.0.0.1:${redisPort}`;
+  const simBase = await freePortRange(11);
+  const envFile = path.join(dir, 'sim.env');
+  start(
+    'sim',
+    process.execPath,
+    [
+      path.join(ROOT, 'packages/venue-sim/dist/cli.js'),
+      '--port',
+      String(simBase),
+      '--seed',
+      '1',
+      '--write-env',
+      envFile,
+      '--no-rate-limits',
+      '--tickers',
+      'kalshi=20',
+      '--updates-per-second',
+      '200',
+      '--log-level',
+      'warn',
+    ],
+    { logDir: dir },
+  );
+  await waitHttp(`http://127.0.0.1:${simBase}/ready`);
+  const simEnv = parseEnvFile(envFile);
+  const coinbase = simEnv.UPSTREAM_VENUE_D_URL;
+  const coinbasePort = new URL(coinbase).port;
+
+  const nginxPort = await freePort();
+  writeFileSync(
+    path.join(dir, 'nginx.conf'),
+    `worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log ${dir}/nginx-error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log ${dir}/nginx-access.log combined buffer=64k flush=1s;
+  upstream sim { server 127.0.0.1:${coinbasePort}; keepalive 64; }
+  server {
+    listen 127.0.0.1:${nginxPort};
+    location / { proxy_pass http://sim; proxy_http_version 1.1; proxy_set_header Connection ""; }
+  }
+}
+`,
+  );
+  start('nginx', 'nginx', ['-c', path.join(dir, 'nginx.conf'), '-p', dir, '-g', 'daemon off;'], { logDir: dir });
+
+  // --- the gateway under test --------------------------------------------------------------------------------
+  const keyOut = JSON.parse(
+    execFileSync(
+      process.execPath,
+      [
+        path.join(ROOT, 'packages/auth/dist/cli.js'),
+        'create',
+        '--name',
+        'bench',
+        '--requests-per-minute',
+        '100000000',
+        '--json',
+      ],
+      {
+        env: { ...process.env, REDIS_URL: redisUrl },
+        encoding: 'utf8',
+      },
+    ),
+  );
+  const apiKey = keyOut.key;
+  const gatewayPort = await freePort();
+  const gatewayEnv = {
+    ...simEnv,
+    REDIS_URL: redisUrl,
+    GATEWAY_PORT: String(gatewayPort),
+    LOG_LEVEL: 'info',
+    ACCESS_LOG: 'true',
+    UPSTREAM_BUDGETS: 'venue-d=0',
+    CACHE_ROUTES: 'venue-d:/products/*/book=1000',
+    IBKR_TICKLE_INTERVAL_MS: '0',
+  };
+  const gateway = start('gateway', process.execPath, [path.join(ROOT, 'services/gateway/dist/main.js')], {
+    env: gatewayEnv,
+    logDir: dir,
+  });
+  await waitHttp(`http://127.0.0.1:${gatewayPort}/ready`);
+  await waitHttp(`http://127.0.0.1:${nginxPort}/time`);
+  const rss = sampleRss(gateway.pid);
+
+  // Coinbase HMAC headers for the direct and nginx runs, signed as the gateway signs (valid ±30 s).
+  const secret = readFileSync(simEnv.COINBASE_API_SECRET_FILE, 'utf8').trim();
+  const passphrase = readFileSync(simEnv.COINBASE_API_PASSPHRASE_FILE, 'utf8').trim();
+  const signed = () => {
+    const ts = Math.floor(Date.now() / 1000);
+    return {
+      'CB-ACCESS-KEY': simEnv.COINBASE_API_KEY,
+      'CB-ACCESS-SIGN': createHmac('sha256', Buffer.from(secret, 'base64'))
+        .update(`${ts}GET/accounts`)
+        .digest('base64'),
+      'CB-ACCESS-TIMESTAMP': String(ts),
+      'CB-ACCESS-PASSPHRASE': passphrase,
+    };
+  };
+  const key = { 'X-API-Key': apiKey };
+  const run = (label, url, headers) => {
+    wrk(url, { seconds: 2, headers: headers() }); // warm-up
+    const r = wrk(url, { seconds: SECONDS, headers: headers() });
+    log(
+      `${label}: ${fmt(r.rps)} req/s, p50 ${fmt(r.p50, 2)} ms, p99 ${fmt(r.p99, 2)} ms, non-2xx ${r.non2xx} ${r.errors}`,
+    );
+    if (r.non2xx > 0) throw new Error(`${label}: ${r.non2xx} non-2xx answers`);
+    return r;
+  };
+
+  // --- throughput at 64 connections ----------------------------------------------------------------------------
+  const results = {};
+  results.a = run('(a) upstream directly   /accounts', `${coinbase}/accounts`, signed);
+  results.b = run('(b) nginx → upstream    /accounts', `http://127.0.0.1:${nginxPort}/accounts`, signed);
+  results.c = run(
+    '(c) gateway, signed     /accounts',
+    `http://127.0.0.1:${gatewayPort}/api/v1/venue-d/accounts`,
+    () => key,
+  );
+  results.bBook = run(
+    '(b) nginx → upstream    /products/BTC-USD/book',
+    `http://127.0.0.1:${nginxPort}/products/BTC-USD/book`,
+    () => ({}),
+  );
+  results.d = run(
+    '(d) gateway, cached     /products/BTC-USD/book',
+    `http://127.0.0.1:${gatewayPort}/api/v1/venue-d/products/BTC-USD/book`,
+    () => key,
+  );
+
+  // --- added latency at a fixed 2,000 req/s -------------------------------------------------------------------
+  const latencyDirect = await openLoop(`${coinbase}/accounts`, { rate: 2000, seconds: SECONDS, headers: signed() });
+  const latencyGateway = await openLoop(`http://127.0.0.1:${gatewayPort}/api/v1/venue-d/accounts`, {
+    rate: 2000,
+    seconds: SECONDS,
+    headers: key,
+  });
+  log(
+    `2000 req/s direct:  p50 ${fmt(latencyDirect.p50, 2)} ms p99 ${fmt(latencyDirect.p99, 2)} ms errors ${latencyDirect.errors}`,
+  );
+  log(
+    `2000 req/s gateway: p50 ${fmt(latencyGateway.p50, 2)} ms p99 ${fmt(latencyGateway.p99, 2)} ms errors ${latencyGateway.errors}`,
+  );
+
+  // --- polling: 50 clients, 20 books, every 100 ms, through Kalshi's 20 req/s budget ----------------------------
+  const pollPort = await freePort();
+  const poller = start('gateway-polling', process.execPath, [path.join(ROOT, 'services/gateway/dist/main.js')], {
+    env: {
+      ...simEnv,
+      REDIS_URL: redisUrl,
+      GATEWAY_PORT: String(pollPort),
+      LOG_LEVEL: 'warn',
+      // The default Kalshi budget (19/s, burst 1: never more than 20 in any second) stays in force.
+      CACHE_ROUTES: 'venue-b:/markets/*/orderbook=1100,venue-b:/markets/orderbooks=200',
+      IBKR_TICKLE_INTERVAL_MS: '0',
+    },
+    logDir: dir,
+  });
+  await waitHttp(`http://127.0.0.1:${pollPort}/ready`);
+  const pollRss = sampleRss(poller.pid);
+  const control = `http://127.0.0.1:${simBase}`;
+  await fetch(`${control}/control/rate-limits/kalshi`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ limit: 20, windowMs: 1000 }),
+  });
+  const tickers = (await (await fetch(`${control}/control/tickers`)).json()).venue_b.slice(0, 20);
+  const polling = {};
+  for (const variant of ['per-book', 'batch']) {
+    await fetch(`${control}/control/requests`, { method: 'DELETE' });
+    const agent = new Agent({ connections: 64 });
+    const records = [];
+    const until = performance.now() + SECONDS * 1000;
+    await Promise.all(
+      Array.from({ length: 50 }, async (_, client) => {
+        for (let tick = 0; performance.now() < until; tick++) {
+          const due = performance.now() + 100;
+          const path =
+            variant === 'batch'
+              ? `/api/v1/venue-b/markets/orderbooks?tickers=${tickers.join(',')}`
+              : `/api/v1/venue-b/markets/${tickers[(client + tick) % tickers.length]}/orderbook`;
+          try {
+            const res = await request(`http://127.0.0.1:${pollPort}${path}`, { dispatcher: agent, headers: key });
+            await res.body.dump();
+            records.push({
+              client,
+              status: res.statusCode,
+              cache: res.headers['x-cache'],
+              age: Number(res.headers['x-cache-age-ms'] ?? 0),
+            });
+          } catch {
+            records.push({ client, status: 0, cache: 'ERROR', age: NaN });
+          }
+          const rest = due - performance.now();
+          if (rest > 0) await sleep(rest);
+        }
+      }),
+    );
+    await agent.close();
+    const upstream = (await (await fetch(`${control}/control/requests?platform=kalshi`)).json()).requests;
+    const ages = records
+      .filter((r) => r.status === 200)
+      .map((r) => r.age)
+      .sort((x, y) => x - y);
+    const served = new Set(records.filter((r) => r.status === 200).map((r) => r.client)).size;
+    polling[variant] = {
+      requests: records.length,
+      ok: records.filter((r) => r.status === 200).length,
+      failed: records.filter((r) => r.status !== 200).length,
+      clientsServed: served,
+      upstreamCalls: upstream.length,
+      upstream429: upstream.filter((r) => r.status === 429).length,
+      upstreamPerSecond: upstream.length / SECONDS,
+      ageP99: ages[Math.floor(ages.length * 0.99)] ?? NaN,
+      ageMax: ages.at(-1) ?? NaN,
+    };
+    log(`polling ${variant}: ${JSON.stringify(polling[variant])}`);
+  }
+  const peakRss = Math.max(rss.stop(), 0);
+  const peakPollRss = pollRss.stop();
+
+  // --- report ----------------------------------------------------------------------------------------------------
+  const ratio = (x, y) => fmt(x / y, 2);
+  const lines = [
+    `Gateway benchmark (${SECONDS} s per run, wrk -t1 -c64; ${new Date().toISOString()}; ${process.version})`,
+    '',
+    '| configuration | requests/s | p50 ms | p99 ms | vs nginx | target |',
+    '| --- | ---: | ---: | ---: | ---: | --- |',
+    `| (a) upstream directly, /accounts (pre-signed) | ${fmt(results.a.rps)} | ${fmt(results.a.p50, 2)} | ${fmt(results.a.p99, 2)} | ${ratio(results.a.rps, results.b.rps)} | |`,
+    `| (b) nginx → upstream, /accounts (pre-signed) | ${fmt(results.b.rps)} | ${fmt(results.b.p50, 2)} | ${fmt(results.b.p99, 2)} | 1.00 | anchor |`,
+    `| (c) gateway: key auth + Redis rate limit + HMAC signing, /accounts | ${fmt(results.c.rps)} | ${fmt(results.c.p50, 2)} | ${fmt(results.c.p99, 2)} | **${ratio(results.c.rps, results.b.rps)}** | ≥ 0.35 |`,
+    `| (b') nginx → upstream, /products/BTC-USD/book | ${fmt(results.bBook.rps)} | ${fmt(results.bBook.p50, 2)} | ${fmt(results.bBook.p99, 2)} | 1.00 | anchor |`,
+    `| (d) gateway, micro-cached /products/BTC-USD/book | ${fmt(results.d.rps)} | ${fmt(results.d.p50, 2)} | ${fmt(results.d.p99, 2)} | **${ratio(results.d.rps, results.bBook.rps)}** | ≥ 1.0 |`,
+    '',
+    `At a fixed 2,000 req/s (open loop, /accounts): upstream directly p50 ${fmt(latencyDirect.p50, 2)} ms, p99 ${fmt(latencyDirect.p99, 2)} ms; ` +
+      `through the gateway p50 ${fmt(latencyGateway.p50, 2)} ms, p99 ${fmt(latencyGateway.p99, 2)} ms; ` +
+      `**added p99 ${fmt(latencyGateway.p99 - latencyDirect.p99, 2)} ms** (target ≤ 5 ms); errors ${latencyDirect.errors + latencyGateway.errors}.`,
+    '',
+    '| polling: 50 clients × 20 books every 100 ms, Kalshi budget 20 req/s | requests | answered 200 | clients served | upstream calls/s | upstream 429s | data age p99 / max (ms) |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...Object.entries(polling).map(
+      ([v, p]) =>
+        `| ${v === 'batch' ? 'one batch URL (`/markets/orderbooks?tickers=…`), cached 200 ms' : 'a URL per book (`/markets/{t}/orderbook`), cached 1,100 ms'} | ${p.requests} | ${p.ok} | ${p.clientsServed}/50 | ${fmt(p.upstreamPerSecond, 1)} | ${p.upstream429} | ${fmt(p.ageP99)} / ${fmt(p.ageMax)} |`,
+    ),
+    '',
+    `Gateway peak RSS: ${fmt(peakRss, 1)} MiB during (c), (d) and the latency runs; ${fmt(peakPollRss, 1)} MiB in the polling runs (target < 200 MiB).`,
+  ];
+  console.log(lines.join('\n'));
+}
+
+main()
+  .catch((err) => {
+    console.error(err);
+    process.exitCode = 1;
+  })
+  .finally(async () => {
+    await stopAll();
+    execFileSync(path.join(ROOT, 'infra/local/redis.sh'), ['stop', '--dir', path.join(dir, 'redis')], {
+      stdio: 'ignore',
+    });
+    console.error(`[bench] logs in ${dir}`);
+  });

@@ -1,0 +1,167 @@
+// Shared helpers for the benchmarks: processes we start and stop, free ports, wrk, RSS sampling, an open-loop load
+// generator. Plain ES modules so benchmarks run with the project's Node and nothing else.
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { request as undiciRequest, Agent } from 'undici';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+export function tempDir(name) {
+  return mkdtempSync(path.join(os.tmpdir(), `dg-bench-${name}-`));
+}
+
+export async function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Consecutive free ports (the simulator takes base..base+10). */
+export async function freePortRange(count) {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 20000 + Math.floor(Math.random() * 30000);
+    const ok = await Promise.all(
+      Array.from(
+        { length: count },
+        (_, i) =>
+          new Promise((resolve) => {
+            const s = net.createServer();
+            s.once('error', () => resolve(false));
+            s.listen(base + i, '127.0.0.1', () => s.close(() => resolve(true)));
+          }),
+      ),
+    );
+    if (ok.every(Boolean)) return base;
+  }
+  throw new Error('no free port range');
+}
+
+const children = new Set();
+/** Starts a long-running process whose output goes to a log file; stopped by stopAll(). */
+export function start(name, command, args, { env = {}, logDir } = {}) {
+  const log = openSync(path.join(logDir, `${name}.log`), 'a');
+  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', log, log], detached: true });
+  child.name = name;
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  return child;
+}
+
+export async function stopAll() {
+  const pending = [...children].map(
+    (c) =>
+      new Promise((resolve) => {
+        c.once('exit', resolve);
+        try {
+          process.kill(-c.pid, 'SIGTERM');
+        } catch {
+          resolve();
+        }
+        setTimeout(() => {
+          try {
+            process.kill(-c.pid, 'SIGKILL');
+          } catch {
+            /* gone */
+          }
+          resolve();
+        }, 10_000).unref();
+      }),
+  );
+  await Promise.all(pending);
+}
+
+export async function waitHttp(url, { timeoutMs = 30_000, headers = {} } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const res = await fetch(url, { headers });
+      if (res.ok) return;
+    } catch {
+      /* not yet */
+    }
+    if (Date.now() > deadline) throw new Error(`${url} did not come up`);
+    await sleep(100);
+  }
+}
+
+/** Runs wrk and returns requests/s and latency percentiles (ms). */
+export function wrk(url, { connections = 64, seconds = 10, headers = {}, threads = 1 } = {}) {
+  const args = [`-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--latency'];
+  for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}: ${v}`);
+  args.push(url);
+  const out = execFileSync('wrk', args, { encoding: 'utf8' });
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
+  const ms = (label) => {
+    const m = new RegExp(`\\s${label}%\\s+([\\d.]+)(us|ms|s)`).exec(out);
+    if (!m) return NaN;
+    const v = Number(m[1]);
+    return m[2] === 'us' ? v / 1000 : m[2] === 's' ? v * 1000 : v;
+  };
+  const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
+  const errors = /Socket errors: (.*)/.exec(out)?.[1] ?? '';
+  return { rps, p50: ms('50'), p99: ms('99'), non2xx, errors, raw: out };
+}
+
+/** Samples a process's resident set size every `everyMs`; `stop()` returns the peak in MiB. */
+export function sampleRss(pid, everyMs = 200) {
+  let peak = 0;
+  const read = () => {
+    try {
+      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      if (m) peak = Math.max(peak, Number(m[1]) / 1024);
+    } catch {
+      /* exited */
+    }
+  };
+  read();
+  const timer = setInterval(read, everyMs);
+  return { stop: () => (clearInterval(timer), read(), peak), peak: () => peak };
+}
+
+/**
+ * Open-loop load: `rate` requests per second for `seconds`, each timed from its scheduled start (so a slow answer
+ * cannot hide the ones queued behind it). Returns latency percentiles in ms and the error count.
+ */
+export async function openLoop(url, { rate, seconds, headers = {}, connections = 64 }) {
+  const agent = new Agent({ connections, pipelining: 1 });
+  const latencies = [];
+  let errors = 0;
+  const total = rate * seconds;
+  const started = performance.now();
+  const inflight = [];
+  for (let i = 0; i < total; i++) {
+    const due = started + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 1) await sleep(wait);
+    inflight.push(
+      undiciRequest(url, { dispatcher: agent, headers })
+        .then(async (res) => {
+          await res.body.dump();
+          if (res.statusCode !== 200) errors++;
+          latencies.push(performance.now() - due);
+        })
+        .catch(() => errors++),
+    );
+  }
+  await Promise.all(inflight);
+  await agent.close();
+  latencies.sort((a, b) => a - b);
+  const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN;
+  return { p50: pct(50), p99: pct(99), max: latencies.at(-1) ?? NaN, count: latencies.length, errors };
+}
+
+export function cleanup(dir) {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+export const fmt = (n, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
