@@ -52,7 +52,7 @@ export function apiKeyAuth(auth: Authenticator, mode: 'required' | 'optional', m
         sendError(res, 'unauthorized', INVALID_KEY_MESSAGE);
         return;
       }
-      // Express computes `ip` from its `trust proxy` hop count; a plain handler sets it the same way (clientIp).
+      // Express computes `ip` from its `trust proxy` hop count (the history service is an Express app).
       req.caller = { kind: 'anonymous', ip: (req as { ip?: string }).ip ?? req.socket.remoteAddress ?? 'unknown' };
       next();
       return;

@@ -76,20 +76,3 @@ export function createRequestTracker(
     });
   };
 }
-
-/**
- * The client's address: the socket peer, or — behind `trustedHops` reverse proxies — the address those proxies
- * recorded in X-Forwarded-For, counted from the right (never the caller-controlled leftmost entry when fewer hops
- * are trusted). Matches Express's `trust proxy` set to a hop count.
- */
-export function clientIp(req: IncomingMessage, trustedHops: number): string {
-  const peer = req.socket.remoteAddress ?? 'unknown';
-  if (trustedHops <= 0) return peer;
-  const header = req.headers['x-forwarded-for'];
-  const forwarded = (Array.isArray(header) ? header.join(',') : (header ?? ''))
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0);
-  const chain = [...forwarded, peer];
-  return chain[Math.max(0, chain.length - 1 - trustedHops)] ?? peer;
-}
