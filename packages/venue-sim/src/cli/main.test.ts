@@ -8,6 +8,12 @@ describe('CLI arguments', () => {
     expect(c.writeEnv).toBeUndefined();
   });
 
+  test('--max-recorded-requests caps the request record, 0 turns it off', () => {
+    expect(parseCli(['--max-recorded-requests', '500']).options).toMatchObject({ maxRecordedRequests: 500 });
+    expect(parseCli(['--max-recorded-requests', '0']).options).toMatchObject({ recordRequests: false });
+    expect(() => parseCli(['--max-recorded-requests', '-1'])).toThrow(UsageError);
+  });
+
   test("./dev up --sim's invocation and the tuning flags", () => {
     const c = parseCli([
       '--port',

@@ -19,6 +19,8 @@ export const USAGE = `usage: venue-sim [options]
   --tickers p=N,...           instruments per platform, e.g. kalshi=20,gemini=6
   --retention-ms N            how long book events stay queryable (default 60000)
   --ibkr-idle-timeout-ms N    IBKR session idle timeout without /tickle (default 300000)
+  --max-recorded-requests N   requests kept for /control/requests (default 100000; 0 = record none);
+                              keep it small under load, the record is heap the garbage collector walks
   --kalshi-orderbook-requires-auth   Kalshi's orderbook endpoint needs a signature
   --no-rate-limits            no platform rate limits
   --no-edge                   no CDN-style headers (Set-Cookie, Server, CF-Ray) and no gzip
@@ -57,6 +59,7 @@ export function parseCli(argv: string[]): CliConfig {
         tickers: { type: 'string' },
         'retention-ms': { type: 'string' },
         'ibkr-idle-timeout-ms': { type: 'string' },
+        'max-recorded-requests': { type: 'string' },
         'kalshi-orderbook-requires-auth': { type: 'boolean', default: false },
         'no-rate-limits': { type: 'boolean', default: false },
         'no-edge': { type: 'boolean', default: false },
@@ -99,6 +102,11 @@ export function parseCli(argv: string[]): CliConfig {
       : {}),
     ...(values['ibkr-idle-timeout-ms'] !== undefined
       ? { ibkrIdleTimeoutMs: int('--ibkr-idle-timeout-ms', values['ibkr-idle-timeout-ms'], 1, 86_400_000) }
+      : {}),
+    ...(values['max-recorded-requests'] !== undefined
+      ? int('--max-recorded-requests', values['max-recorded-requests'], 0, 10_000_000) === 0
+        ? { recordRequests: false }
+        : { maxRecordedRequests: Number(values['max-recorded-requests']) }
       : {}),
     ...(values['kalshi-orderbook-requires-auth'] ? { kalshiOrderbookRequiresAuth: true } : {}),
     ...(values['no-rate-limits'] ? { rateLimits: false as const } : {}),
