@@ -6,7 +6,6 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { request as undiciRequest, Agent } from 'undici';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -95,11 +94,13 @@ export async function waitHttp(url, { timeoutMs = 30_000, headers = {} } = {}) {
 }
 
 /** Runs wrk and returns requests/s and latency percentiles (ms). */
-export function wrk(url, { connections = 64, seconds = 10, headers = {}, threads = 1 } = {}) {
+export function wrk(url, { connections = 64, seconds = 10, headers = {}, threads = 1, rate } = {}) {
   const args = [`-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--latency'];
+  if (rate) args.push('-s', path.join(ROOT, 'bench/gateway/paced.lua'));
   for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}: ${v}`);
   args.push(url);
-  const out = execFileSync('wrk', args, { encoding: 'utf8' });
+  const env = rate ? { ...process.env, RATE: String(rate), CONNECTIONS: String(connections) } : process.env;
+  const out = execFileSync('wrk', args, { encoding: 'utf8', env });
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
   const ms = (label) => {
     const m = new RegExp(`\\s${label}%\\s+([\\d.]+)(us|ms|s)`).exec(out);
@@ -125,39 +126,8 @@ export function sampleRss(pid, everyMs = 200) {
   };
   read();
   const timer = setInterval(read, everyMs);
+  timer.unref();
   return { stop: () => (clearInterval(timer), read(), peak), peak: () => peak };
-}
-
-/**
- * Open-loop load: `rate` requests per second for `seconds`, each timed from its scheduled start (so a slow answer
- * cannot hide the ones queued behind it). Returns latency percentiles in ms and the error count.
- */
-export async function openLoop(url, { rate, seconds, headers = {}, connections = 64 }) {
-  const agent = new Agent({ connections, pipelining: 1 });
-  const latencies = [];
-  let errors = 0;
-  const total = rate * seconds;
-  const started = performance.now();
-  const inflight = [];
-  for (let i = 0; i < total; i++) {
-    const due = started + (i * 1000) / rate;
-    const wait = due - performance.now();
-    if (wait > 1) await sleep(wait);
-    inflight.push(
-      undiciRequest(url, { dispatcher: agent, headers })
-        .then(async (res) => {
-          await res.body.dump();
-          if (res.statusCode !== 200) errors++;
-          latencies.push(performance.now() - due);
-        })
-        .catch(() => errors++),
-    );
-  }
-  await Promise.all(inflight);
-  await agent.close();
-  latencies.sort((a, b) => a - b);
-  const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN;
-  return { p50: pct(50), p99: pct(99), max: latencies.at(-1) ?? NaN, count: latencies.length, errors };
 }
 
 export function cleanup(dir) {

@@ -26,8 +26,15 @@ function base62(value: bigint, length: number): string {
   return out;
 }
 
+/** Base62 of CRC-32 in plain number arithmetic: checked on every request, so no BigInt allocations. */
 function checksum(body: string): string {
-  return base62(BigInt(crc32(KEY_PREFIX + body)), CHECKSUM_LENGTH);
+  let v = crc32(KEY_PREFIX + body);
+  let out = '';
+  for (let i = 0; i < CHECKSUM_LENGTH; i++) {
+    out = ALPHABET[v % 62] + out;
+    v = Math.floor(v / 62);
+  }
+  return out;
 }
 
 export function generateApiKey(): string {

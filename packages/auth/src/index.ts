@@ -9,4 +9,3 @@ export * from './metrics';
 export * from './rate-limit';
 export * from './redis';
 export * from './setup';
-export * from './leased-store';

@@ -7,7 +7,7 @@ import { apiKeyAuth, type NodeMiddleware } from './caller';
 import type { AuthConfig } from './config';
 import { RedisKeyStore } from './key-store';
 import { AuthMetrics } from './metrics';
-import { createRateLimiter, type FailoverStore } from './rate-limit';
+import { RateLimiter } from './rate-limit';
 import { createRedisClient } from './redis';
 
 export interface Auth {
@@ -20,7 +20,7 @@ export interface Auth {
   /** X-API-Key optional; no key means anonymous (history). */
   optionalKey: NodeMiddleware;
   rateLimit: NodeMiddleware;
-  rateLimitStore: FailoverStore;
+  rateLimiter: RateLimiter;
   readiness: ReadinessCheck;
   close(): Promise<void>;
 }
@@ -53,7 +53,7 @@ export function createAuth(config: AuthConfig, deps: { logger: Logger; registry:
       'could not subscribe to key events; relying on the cache TTL',
     );
   });
-  const limiter = createRateLimiter({
+  const rateLimiter = new RateLimiter({
     redis,
     prefix: config.REDIS_KEY_PREFIX,
     defaultRequestsPerMinute: config.RATE_LIMIT_DEFAULT_RPM,
@@ -68,11 +68,10 @@ export function createAuth(config: AuthConfig, deps: { logger: Logger; registry:
     metrics,
     requireKey: apiKeyAuth(authenticator, 'required', metrics),
     optionalKey: apiKeyAuth(authenticator, 'optional', metrics),
-    rateLimit: limiter.middleware,
-    rateLimitStore: limiter.store,
+    rateLimit: rateLimiter.middleware(),
+    rateLimiter,
     readiness: { name: 'redis', check: async () => redis.status === 'ready' && (await redis.ping()) === 'PONG' },
     async close() {
-      limiter.store.shutdown();
       subscriber.disconnect();
       await redis.quit().catch(() => redis.disconnect());
     },

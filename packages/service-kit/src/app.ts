@@ -8,6 +8,7 @@ import { ConfigError } from './env';
 import type { Lifecycle } from './lifecycle';
 import { metricsHandler } from './metrics';
 import { createRequestTracker } from './request-context';
+import type { AccessLogValue } from './logger';
 
 export interface ServiceAppOptions {
   logger: Logger;
@@ -20,7 +21,7 @@ export interface ServiceAppOptions {
   tracker?: (req: IncomingMessage, res: ServerResponse) => void;
   accessLog?: boolean;
   /** Extra fields of the access log line, read when the response is done. */
-  accessLogFields?: (req: IncomingMessage, res: ServerResponse) => object;
+  accessLogFields?: (req: IncomingMessage, res: ServerResponse) => Record<string, AccessLogValue>;
   /** Low-cardinality label of a request for metrics, read when the response is done. */
   routeLabel?: (req: IncomingMessage, res: ServerResponse) => string;
   /** Mounts the service's own routes between the common prelude and the 404/error handlers. */

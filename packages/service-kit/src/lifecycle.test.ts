@@ -92,3 +92,37 @@ describe('graceful shutdown', () => {
     ).rejects.toThrow(/ECONNREFUSED/);
   });
 });
+
+describe('reusePort', () => {
+  it('lets two processes (here: two servers) share a port only when asked', async () => {
+    const make = (name: string) => {
+      const app = express();
+      app.get('/', (_req, res) => void res.send(name));
+      return app;
+    };
+    const common = { host: '127.0.0.1', logger: quiet(), shutdownDelayMs: 0, drainTimeoutMs: 1000, exit: false };
+    const a = await serve(make('a'), { ...common, port: 0, lifecycle: new Lifecycle(), reusePort: true });
+    const b = await serve(make('b'), { ...common, port: a.port, lifecycle: new Lifecycle(), reusePort: true });
+    expect(b.port).toBe(a.port);
+    await expect(serve(make('c'), { ...common, port: a.port, lifecycle: new Lifecycle() })).rejects.toThrow(
+      /EADDRINUSE/,
+    );
+    const seen = new Set<string>();
+    for (let i = 0; i < 40 && seen.size < 2; i++) {
+      seen.add(
+        await new Promise<string>((resolve, reject) =>
+          http
+            .get(`http://127.0.0.1:${a.port}/`, { agent: false }, (res) => {
+              let body = '';
+              res.on('data', (c) => (body += c));
+              res.on('end', () => resolve(body));
+            })
+            .on('error', reject),
+        ),
+      );
+    }
+    expect([...seen].sort()).toEqual(['a', 'b']);
+    await a.shutdown('test');
+    await b.shutdown('test');
+  });
+});

@@ -39,6 +39,11 @@ export interface ServeOptions {
   drainTimeoutMs: number;
   /** Exit the process after shutdown (false in tests). */
   exit?: boolean;
+  /**
+   * Let several processes listen on the same port (SO_REUSEPORT; Linux spreads connections across them): how a
+   * host runs one process per core without a cluster master. Each process is a full, independent replica.
+   */
+  reusePort?: boolean;
 }
 
 export interface RunningServer {
@@ -65,7 +70,7 @@ export async function serve(handler: RequestListener, options: ServeOptions): Pr
   );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.host, () => {
+    server.listen({ port: options.port, host: options.host, reusePort: options.reusePort ?? false }, () => {
       server.off('error', reject);
       resolve();
     });

@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { accessLoggerFor, createLogger } from './logger';
+import { accessLogWriter, createLogger } from './logger';
 
 it('redacts keys, authorization, cookies and secrets wherever they appear', () => {
   const lines: string[] = [];
@@ -27,7 +27,7 @@ it('redacts keys, authorization, cookies and secrets wherever they appear', () =
   expect(out).toContain('[redacted]');
 });
 
-it('the access-log twin writes to the same stream with the same service name, and skips redaction', () => {
+it('access-log lines go to the same stream in the same format, without a redaction pass', () => {
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk, _enc, cb) {
@@ -36,11 +36,20 @@ it('the access-log twin writes to the same stream with the same service name, an
     },
   });
   const logger = createLogger({ name: 'svc', level: 'info', destination: sink });
-  const access = accessLoggerFor(logger);
-  access.info({ url: '/api/v1/x', status: 200 }, 'request');
+  const write = accessLogWriter(logger);
+  write?.({ url: '/api/v1/x?a="b"', status: 200, aborted: false, skipped: undefined });
   logger.info({ secret: 'S' }, 'other');
   const [a, b] = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
-  expect(a).toMatchObject({ service: 'svc', level: 'info', url: '/api/v1/x', status: 200, msg: 'request' });
-  expect(b).toMatchObject({ service: 'svc', secret: '[redacted]' });
-  expect(access.level).toBe('info');
+  expect(a).toEqual({
+    level: 'info',
+    time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+    service: 'svc',
+    name: 'svc',
+    url: '/api/v1/x?a="b"',
+    status: 200,
+    aborted: false,
+    msg: 'request',
+  });
+  expect(b).toMatchObject({ level: 'info', service: 'svc', name: 'svc', secret: '[redacted]' });
+  expect(accessLogWriter(createLogger({ name: 'svc', level: 'warn', destination: sink }))).toBeUndefined();
 });

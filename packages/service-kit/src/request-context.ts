@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { accessLoggerFor, loggableUrl } from './logger';
+import { accessLogWriter, loggableUrl, type AccessLogValue } from './logger';
 import { httpMetrics } from './metrics';
 
 declare module 'node:http' {
@@ -38,7 +38,7 @@ export interface RequestTrackerOptions {
   /** Low-cardinality label of a request for metrics, read when the response is done. */
   route: (req: IncomingMessage, res: ServerResponse) => string;
   /** Extra access-log fields, read when the response is done. */
-  fields?: (req: IncomingMessage, res: ServerResponse) => object;
+  fields?: (req: IncomingMessage, res: ServerResponse) => Record<string, AccessLogValue>;
 }
 
 /**
@@ -51,28 +51,35 @@ export function createRequestTracker(
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const { requests, duration } = httpMetrics(options.registry);
   const { route, fields } = options;
-  const accessLog = options.accessLog && accessLoggerFor(options.accessLog);
+  const write = options.accessLog && accessLogWriter(options.accessLog);
+  // Label lookups hash their arguments; a child per label set is looked up once.
+  const counters = new Map<string, ReturnType<typeof requests.labels>>();
+  const histograms = new Map<string, ReturnType<typeof duration.labels>>();
   return (req, res) => {
     assignRequestId(req, res);
-    const started = process.hrtime.bigint();
+    const started = performance.now();
     res.once('close', () => {
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const seconds = (performance.now() - started) / 1000;
       const label = route(req, res);
-      requests.inc({ route: label, status: String(res.statusCode) });
-      duration.observe({ route: label }, seconds);
-      if (accessLog)
-        accessLog.info(
-          {
-            req_id: req.id,
-            method: req.method,
-            url: loggableUrl(req.url ?? ''),
-            status: res.statusCode,
-            ms: Math.round(seconds * 100_000) / 100,
-            aborted: !res.writableFinished,
-            ...fields?.(req, res),
-          },
-          'request',
-        );
+      const status = res.statusCode;
+      const countKey = `${label} ${status}`;
+      let counter = counters.get(countKey);
+      if (!counter) counters.set(countKey, (counter = requests.labels(label, String(status))));
+      counter.inc();
+      let histogram = histograms.get(label);
+      if (!histogram) histograms.set(label, (histogram = duration.labels(label)));
+      histogram.observe(seconds);
+      if (write) {
+        const line: Record<string, AccessLogValue> = {
+          req_id: req.id,
+          method: req.method,
+          url: loggableUrl(req.url ?? ''),
+          status,
+          ms: Math.round(seconds * 100_000) / 100,
+          aborted: !res.writableFinished,
+        };
+        write(fields ? Object.assign(line, fields(req, res)) : line);
+      }
     });
   };
 }

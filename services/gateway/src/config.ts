@@ -21,6 +21,8 @@ export const gatewayEnvSchema = z.object({
   ...authEnvShape,
   GATEWAY_PORT: envInt(7080, { min: 0, max: 65535 }),
   GATEWAY_HOST: envString('127.0.0.1'),
+  /** Several gateway processes may listen on the same port (one per core on a host; Kubernetes uses replicas). */
+  GATEWAY_REUSE_PORT: envBool(false),
   LOG_LEVEL: envLogLevel(),
   ACCESS_LOG: envBool(true),
   /** After SIGTERM: readiness turns red, then this long later new connections are refused. */

@@ -55,6 +55,7 @@ export async function startGateway(
     shutdownDelayMs: config.SHUTDOWN_DELAY_MS,
     drainTimeoutMs: config.DRAIN_TIMEOUT_MS,
     exit: options.exit,
+    reusePort: config.GATEWAY_REUSE_PORT,
   });
   // Keep-alive calls take upstream budget from Redis: start them once Redis answers (or after 5 s without it, when
   // the budget falls back to counting in process), so a normal start logs no spurious "budgets degraded".

@@ -10,23 +10,34 @@ export interface CachedResponse {
   expiresAt: number;
 }
 
-/** A route pattern: `*` matches one segment, `**` any rest (including nothing). */
-export function matchesPattern(pattern: string, path: string): boolean {
-  const p = pattern.split('/').slice(1);
-  const s = path.split('/').slice(1);
-  for (let i = 0; i < p.length; i++) {
-    if (p[i] === '**') return true;
-    if (i >= s.length) return false;
-    if (p[i] !== '*' && p[i] !== s[i]) return false;
+/** A route pattern, split: `*` matches one segment, `**` any rest (including nothing). */
+function matchesSegments(pattern: readonly string[], segments: readonly string[]): boolean {
+  for (let i = 0; i < pattern.length; i++) {
+    if (pattern[i] === '**') return true;
+    if (i >= segments.length) return false;
+    if (pattern[i] !== '*' && pattern[i] !== segments[i]) return false;
   }
-  return p.length === s.length;
+  return pattern.length === segments.length;
 }
 
-/** TTL in ms the caller-facing resource path gets under the opt-in rules (0: not cached). */
-export function ttlFor(rules: readonly CacheRule[], platform: PlatformKey, resourcePath: string): number {
-  for (const rule of rules)
-    if (rule.platform === platform && matchesPattern(rule.pattern, resourcePath)) return rule.ttlMs;
-  return 0;
+/** The opt-in micro-cache rules, split once and grouped by platform. */
+export class CacheRules {
+  private readonly byPlatform = new Map<PlatformKey, { pattern: string[]; ttlMs: number }[]>();
+
+  constructor(rules: readonly CacheRule[]) {
+    for (const rule of rules) {
+      const list = this.byPlatform.get(rule.platform) ?? [];
+      list.push({ pattern: rule.pattern.split('/').slice(1), ttlMs: rule.ttlMs });
+      this.byPlatform.set(rule.platform, list);
+    }
+  }
+
+  /** TTL in ms for a caller-facing resource (its decoded segments); 0: not cached. */
+  ttlFor(platform: PlatformKey, segments: readonly string[]): number {
+    const rules = this.byPlatform.get(platform);
+    if (rules) for (const rule of rules) if (matchesSegments(rule.pattern, segments)) return rule.ttlMs;
+    return 0;
+  }
 }
 
 function directives(value: string | string[] | number | undefined): Map<string, string> {

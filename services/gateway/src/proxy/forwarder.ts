@@ -6,7 +6,7 @@ import type { GatewayConfig } from '../config';
 import type { GatewayMetrics } from '../metrics';
 import type { Platform, Route, UpstreamTarget } from '../platforms/types';
 import type { UpstreamBudgets } from './budget';
-import { acceptableAgeMs, MicroCache, storableTtl, ttlFor, type CachedResponse } from './cache';
+import { acceptableAgeMs, CacheRules, MicroCache, storableTtl, type CachedResponse } from './cache';
 import { Circuit, type CircuitState } from './circuit';
 import { callerResponseHeaders, isConditional, upstreamRequestHeaders, varyKey } from './headers';
 import { SharedResponse, type CacheStatus } from './shared-response';
@@ -47,10 +47,12 @@ export class Forwarder {
   private readonly circuits = new Map<string, Circuit>();
   private readonly inflight = new Map<string, SharedResponse>();
   readonly cache: MicroCache;
+  private readonly cacheRules: CacheRules;
   private readonly now: () => number;
 
   constructor(private readonly deps: ForwarderDeps) {
     this.cache = new MicroCache(deps.config.CACHE_MAX_BYTES);
+    this.cacheRules = new CacheRules(deps.config.cacheRules);
     this.now = deps.now ?? Date.now;
   }
 
@@ -90,12 +92,18 @@ export class Forwarder {
   }
 
   /** Answers one caller request that has passed authentication, rate limits and routing. */
-  forward(req: IncomingMessage, res: ServerResponse, platform: Platform, route: Route, resourcePath: string): void {
+  forward(
+    req: IncomingMessage,
+    res: ServerResponse,
+    platform: Platform,
+    route: Route,
+    resource: readonly string[],
+  ): void {
     const { config, metrics } = this.deps;
     const method = req.method === 'HEAD' ? 'HEAD' : 'GET';
     const shareable = !isConditional(req.headers);
     const key = `${method} ${route.target.id} ${route.path}?${route.query} ${varyKey(req.headers)}`;
-    const ttlMs = method === 'GET' && shareable ? ttlFor(config.cacheRules, platform.key, resourcePath) : 0;
+    const ttlMs = method === 'GET' && shareable ? this.cacheRules.ttlFor(platform.key, resource) : 0;
     if (ttlMs > 0) {
       const hit = this.cache.get(key, this.now(), acceptableAgeMs(req.headers['cache-control']));
       if (hit) {

@@ -1,4 +1,4 @@
-import { encodeSegment, parseGatewayTarget } from './path';
+import { encodeSegment, memoizedTargetParser, parseGatewayTarget } from './path';
 
 function ok(target: string) {
   const r = parseGatewayTarget(target);
@@ -113,5 +113,22 @@ describe('gateway path parsing', () => {
       expect(again.ok && again.target.path).toBe(path);
     }
     expect(accepted).toBeGreaterThan(100);
+  });
+});
+
+describe('memoized parsing', () => {
+  it('answers repeated targets from memory, shares frozen results, forgets the least recently used', () => {
+    const parse = memoizedTargetParser(2);
+    const a = parse('/api/v1/venue-b/markets');
+    expect(parse('/api/v1/venue-b/markets')).toBe(a);
+    expect(Object.isFrozen(a)).toBe(true);
+    expect(a.ok && Object.isFrozen(a.target.segments)).toBe(true);
+    parse('/api/v1/venue-b/events');
+    parse('/api/v1/venue-b/series'); // evicts /markets
+    expect(parse('/api/v1/venue-b/markets')).not.toBe(a);
+    expect(parse('/api/v1/venue-b/markets')).toEqual(a);
+    const bad = parse('/api/v1/venue-b/../x');
+    expect(bad.ok).toBe(false);
+    expect(parse('/api/v1/venue-b/../x')).toBe(bad);
   });
 });

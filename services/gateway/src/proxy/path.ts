@@ -90,3 +90,24 @@ export function parseGatewayTarget(rawTarget: string): ParseResult {
     },
   };
 }
+
+/**
+ * parseGatewayTarget with the results of the most recent distinct targets kept (bots poll the same URLs), least
+ * recently used first out. Results are frozen: they are shared between requests.
+ */
+export function memoizedTargetParser(capacity: number): (rawTarget: string) => ParseResult {
+  const memo = new Map<string, ParseResult>();
+  return (rawTarget) => {
+    let result = memo.get(rawTarget);
+    if (result) {
+      memo.delete(rawTarget);
+    } else {
+      result = parseGatewayTarget(rawTarget);
+      if (result.ok) Object.freeze(result.target.segments);
+      Object.freeze(result);
+      if (memo.size >= capacity) memo.delete(memo.keys().next().value as string);
+    }
+    memo.set(rawTarget, result);
+    return result;
+  };
+}

@@ -1,19 +1,27 @@
 import { DEFAULT_BUDGETS } from '../config';
-import { acceptableAgeMs, matchesPattern, MicroCache, storableTtl, ttlFor } from './cache';
+import { acceptableAgeMs, CacheRules, MicroCache, storableTtl } from './cache';
 import { Circuit } from './circuit';
 import { LocalGcra } from './budget';
 import { callerResponseHeaders, isConditional, upstreamRequestHeaders } from './headers';
 
 describe('micro-cache rules', () => {
-  it('matches * as one segment and ** as any rest', () => {
-    expect(matchesPattern('/markets/*/orderbook', '/markets/KX-1/orderbook')).toBe(true);
-    expect(matchesPattern('/markets/*/orderbook', '/markets/KX-1/orderbook/x')).toBe(false);
-    expect(matchesPattern('/markets/*', '/markets')).toBe(false);
-    expect(matchesPattern('/products/**', '/products/BTC-USD/book')).toBe(true);
-    expect(matchesPattern('/products/**', '/products')).toBe(true);
-    expect(matchesPattern('/time', '/time')).toBe(true);
-    expect(ttlFor([{ platform: 'venue-d', pattern: '/time', ttlMs: 100 }], 'venue-d', '/time')).toBe(100);
-    expect(ttlFor([{ platform: 'venue-d', pattern: '/time', ttlMs: 100 }], 'venue-b', '/time')).toBe(0);
+  it('matches * as one segment and ** as any rest, per platform', () => {
+    const rules = new CacheRules([
+      { platform: 'venue-b', pattern: '/markets/*/orderbook', ttlMs: 250 },
+      { platform: 'venue-b', pattern: '/markets/*', ttlMs: 100 },
+      { platform: 'venue-d', pattern: '/products/**', ttlMs: 500 },
+      { platform: 'venue-d', pattern: '/time', ttlMs: 1000 },
+    ]);
+    const ttl = (platform: 'venue-b' | 'venue-d' | 'venue-c', path: string) =>
+      rules.ttlFor(platform, path.split('/').slice(1));
+    expect(ttl('venue-b', '/markets/KX-1/orderbook')).toBe(250);
+    expect(ttl('venue-b', '/markets/KX-1/orderbook/x')).toBe(0);
+    expect(ttl('venue-b', '/markets/KX-1')).toBe(100);
+    expect(ttl('venue-b', '/markets')).toBe(0);
+    expect(ttl('venue-d', '/products/BTC-USD/book')).toBe(500);
+    expect(ttl('venue-d', '/products')).toBe(500);
+    expect(ttl('venue-d', '/time')).toBe(1000);
+    expect(ttl('venue-c', '/time')).toBe(0);
   });
 
   it('honours upstream Cache-Control', () => {

@@ -5,7 +5,7 @@ import type { GatewayConfig } from '../config';
 import '../context';
 import { PLATFORM_KEYS, canonicalPlatform, type Platforms } from '../platforms/registry';
 import type { Forwarder } from '../proxy/forwarder';
-import { parseGatewayTarget } from '../proxy/path';
+import { memoizedTargetParser, type ParseResult } from '../proxy/path';
 
 const ALLOWED_METHODS = 'GET, HEAD';
 // The query goes upstream byte for byte; anything outside printable ASCII must arrive percent-encoded.
@@ -13,7 +13,7 @@ const QUERY_OK = /^[\x21-\x7e]*$/;
 
 function routeAndForward(req: IncomingMessage, res: ServerResponse, deps: ApiDeps): void {
   const { config, platforms, forwarder } = deps;
-  const parsed = parseGatewayTarget(req.url ?? '');
+  const parsed = deps.targets(req.url ?? '');
   if (!parsed.ok) return sendError(res, 'invalid_path', `Invalid path: ${parsed.reason}`);
   const { target } = parsed;
   const key = canonicalPlatform(target.platform);
@@ -38,10 +38,14 @@ function routeAndForward(req: IncomingMessage, res: ServerResponse, deps: ApiDep
     return sendError(res, 'invalid_request', 'The query string contains characters that must be percent-encoded');
   }
   const platform = platforms[key];
-  forwarder.forward(req, res, platform, platform.route(target, target.query), target.path);
+  forwarder.forward(req, res, platform, platform.route(target, target.query), target.segments);
 }
 
-export interface ApiDeps {
+interface ApiDeps extends ApiOptions {
+  targets: (rawTarget: string) => ParseResult;
+}
+
+export interface ApiOptions {
   config: GatewayConfig;
   platforms: Platforms;
   forwarder: Forwarder;
@@ -58,7 +62,8 @@ export interface ApiDeps {
  * forwarder. A plain node:http handler rather than Express routes: this is the hot path, and Express's
  * per-request machinery was measured at about half of a cache hit's cost (docs/benchmarks.md).
  */
-export function createApiHandler(deps: ApiDeps): (req: IncomingMessage, res: ServerResponse) => void {
+export function createApiHandler(options: ApiOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const deps: ApiDeps = { ...options, targets: memoizedTargetParser(2000) };
   const { auth, logger } = deps;
   const fail = (res: ServerResponse, err: unknown) => {
     if (err instanceof AppError) return sendError(res, err.code, err.message, { ...err.headers });

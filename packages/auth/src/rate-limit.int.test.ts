@@ -1,0 +1,77 @@
+import { testRedisUrl, uniqueName } from '@depthgate/test-utils';
+import { RateLimiter, leaseSize, type RateLimitDecision } from './rate-limit';
+import { createRedisClient, waitForRedis, type Redis } from './redis';
+
+describe('leased rate-limit counting in Redis', () => {
+  let redis: Redis;
+  let prefix: string;
+  beforeAll(async () => {
+    redis = createRedisClient(testRedisUrl(), { name: 'lease-test', offlineQueue: true });
+    await waitForRedis(redis, 5000);
+  });
+  afterAll(() => redis.disconnect());
+  beforeEach(() => {
+    prefix = `${uniqueName('lease')}:`;
+  });
+
+  const limiter = (windowMs = 60_000) =>
+    new RateLimiter({ redis, prefix, windowMs, defaultRequestsPerMinute: 600, anonymousRequestsPerMinute: 10 });
+  const used = async (d: RateLimitDecision | Promise<RateLimitDecision>) => (await d).used;
+
+  it('leases 1% of the limit, at least one number', () => {
+    expect([1, 5, 199, 200, 600, 60_000].map(leaseSize)).toEqual([1, 1, 1, 2, 6, 600]);
+  });
+
+  it('counts small limits exactly, one Redis increment per request, across processes', async () => {
+    const a = limiter();
+    const b = limiter();
+    const numbers = [];
+    for (const l of [a, b, a, b, b, a, b]) numbers.push(await used(l.consume('key:k1', 5)));
+    expect(numbers).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(await redis.get(`${prefix}rl:key:k1`)).toBe('7');
+    const sixth = await a.consume('key:k1', 5);
+    expect(sixth).toMatchObject({ allowed: false, limit: 5, remaining: 0 });
+  });
+
+  it('never lets more than the limit through, and loses less than a lease per process', async () => {
+    const a = limiter();
+    const b = limiter();
+    let allowed = 0;
+    const calls: Promise<void>[] = [];
+    for (let i = 0; i < 1500; i++) {
+      const l = i % 3 === 0 ? b : a;
+      calls.push(Promise.resolve(l.consume('key:big', 1000)).then((d) => void (d.allowed && allowed++)));
+    }
+    await Promise.all(calls);
+    expect(allowed).toBeLessThanOrEqual(1000);
+    expect(allowed).toBeGreaterThanOrEqual(1000 - 2 * 9);
+    // 1,500 requests took about 150 leases of 10, not 1,500 round trips.
+    expect(Number(await redis.get(`${prefix}rl:key:big`))).toBeLessThanOrEqual(1500 + 2 * 10);
+  });
+
+  it('decides synchronously while it holds numbers', async () => {
+    const a = limiter();
+    expect(a.consume('key:sync', 1000)).toBeInstanceOf(Promise); // first: a lease from Redis
+    await a.consume('key:sync', 1000);
+    expect(a.consume('key:sync', 1000)).not.toBeInstanceOf(Promise);
+  });
+
+  it('starts over when the window ends, in every process', async () => {
+    const a = limiter(300);
+    const b = limiter(300);
+    expect(await used(a.consume('key:w', 1000))).toBe(1);
+    expect(await used(b.consume('key:w', 1000))).toBe(11);
+    const { resetMs } = await a.consume('key:w', 1000);
+    expect(resetMs).toBeLessThanOrEqual(300);
+    await new Promise((r) => setTimeout(r, 350));
+    expect(await used(b.consume('key:w', 1000))).toBe(1);
+    expect(await used(a.consume('key:w', 1000))).toBe(11);
+  });
+
+  it('reloads its script after Redis forgot it (SCRIPT FLUSH, as after a restart)', async () => {
+    const a = limiter();
+    expect(await used(a.consume('key:f', 5))).toBe(1);
+    await redis.script('FLUSH');
+    expect(await used(a.consume('key:f', 5))).toBe(2);
+  });
+});
