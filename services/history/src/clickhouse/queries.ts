@@ -1,0 +1,128 @@
+/**
+ * Every query the history service (and the generator) runs, in one place. DDL lives in migrations.ts.
+ *
+ * Rows are rendered by ClickHouse as their final JSON text (`FORMAT TabSeparatedRaw`, one object per line), so the
+ * service only moves bytes. The renderings are the canonical output forms (docs/history.md, "Formats"):
+ *
+ * - `ts`: UTC RFC 3339 with exactly three fractional digits, `2026-03-26T14:00:01.193Z`.
+ * - decimals: plain decimal notation with trailing fractional zeros removed (and the point, when nothing is left
+ *   after it): `0.48`, `150`, `-20.5`, `0`. ClickHouse 18.16 prints all 18 stored places and current releases trim
+ *   them; the expression below gives the same text on both (a missing point is added first, then `[.]?0+$` is cut).
+ * - `sequence`: a JSON integer.
+ */
+import type { ExchangeKey } from '@depthgate/auth';
+import { join, lit, sql, type Sql } from './literals';
+import type { RowKind } from './schema';
+
+/** `ts` (Int64 epoch ms) → `"YYYY-MM-DDTHH:MM:SS.mmmZ"` (without the quotes). */
+const TS_TEXT = sql`formatDateTime(toDateTime(intDiv(ts, 1000), 'UTC'), '%FT%T', 'UTC'), '.', substring(toString(1000 + ts % 1000), 2), 'Z'`;
+
+function decimalText(column: Sql): Sql {
+  return sql`replaceRegexpOne(if(position(toString(${column}), '.') = 0, concat(toString(${column}), '.0'), toString(${column})), '[.]?0+$', '')`;
+}
+
+const SNAPSHOT_ROW_JSON = sql`concat('{"ts":"', ${TS_TEXT}, '","side":"', toString(side), '","price":"', ${decimalText(
+  sql`price`,
+)}, '","quantity":"', ${decimalText(sql`quantity`)}, '"}')`;
+
+const DELTA_ROW_JSON = sql`concat('{"ts":"', ${TS_TEXT}, '","sequence":', toString(sequence), ',"side":"', toString(side), '","price":"', ${decimalText(
+  sql`price`,
+)}, '","quantity_delta":"', ${decimalText(sql`quantity_delta`)}, '"}')`;
+
+export interface TimeWindow {
+  /** Inclusive lower bound, epoch ms. */
+  from: number;
+  /** Upper bound, epoch ms; inclusive when `toInclusive`, else exclusive. `null`: unbounded. */
+  to: number | null;
+  toInclusive: boolean;
+}
+
+function windowCondition(w: TimeWindow): Sql {
+  const lower = sql`ts >= ${lit.int(w.from)}`;
+  if (w.to === null) return lower;
+  return w.toInclusive ? sql`${lower} AND ts <= ${lit.int(w.to)}` : sql`${lower} AND ts < ${lit.int(w.to)}`;
+}
+
+/**
+ * Delta rows of one ticker in one time window as JSON lines, in (ts, sequence) order, at most `limit` of them.
+ * The WHERE clause leads with the sort key (exchange, ticker, ts), so only this ticker's granules in this window
+ * are read.
+ */
+export function deltaWindowQuery(db: Sql, exchange: ExchangeKey, ticker: string, w: TimeWindow, limit: number): Sql {
+  return sql`SELECT ${DELTA_ROW_JSON}
+FROM ${db}.deltas
+WHERE exchange = ${lit.exchange(exchange)} AND ticker = ${lit.ticker(ticker)} AND ${windowCondition(w)}
+ORDER BY ts, sequence, side, price
+LIMIT ${lit.int(limit)}
+FORMAT TabSeparatedRaw`;
+}
+
+/**
+ * Snapshot rows of one ticker in one window, `limit` rows rounded up to whole books: every row whose `ts` is at or
+ * before the `ts` of the limit-th row. A book is never cut; the answer may exceed `limit` by less than one book.
+ * Within a book: bids, then asks, each by price ascending.
+ */
+export function snapshotWindowQuery(db: Sql, exchange: ExchangeKey, ticker: string, w: TimeWindow, limit: number): Sql {
+  const where = sql`exchange = ${lit.exchange(exchange)} AND ticker = ${lit.ticker(ticker)} AND ${windowCondition(w)}`;
+  return sql`SELECT ${SNAPSHOT_ROW_JSON}
+FROM ${db}.snapshots
+WHERE ${where}
+  AND ts <= (SELECT max(ts) FROM (SELECT ts FROM ${db}.snapshots WHERE ${where} ORDER BY ts LIMIT ${lit.int(limit)}))
+ORDER BY ts, side, price
+FORMAT TabSeparatedRaw`;
+}
+
+export function windowQuery(
+  kind: RowKind,
+  db: Sql,
+  exchange: ExchangeKey,
+  ticker: string,
+  w: TimeWindow,
+  limit: number,
+): Sql {
+  return kind === 'snapshot'
+    ? snapshotWindowQuery(db, exchange, ticker, w, limit)
+    : deltaWindowQuery(db, exchange, ticker, w, limit);
+}
+
+/**
+ * Catalogue entries (per kind) of the tickers that equal `ticker` ignoring case. Reads the small aggregated
+ * catalogue only, never raw rows.
+ */
+export function catalogueEntryQuery(db: Sql, exchange: ExchangeKey, ticker: string): Sql {
+  return sql`SELECT ticker, toString(kind) AS kind, minMerge(first_ts) AS first_ts, maxMerge(last_ts) AS last_ts,
+  countMerge(row_count) AS row_count
+FROM ${db}.ticker_catalogue
+WHERE exchange = ${lit.exchange(exchange)} AND lower(ticker) = ${lit.ticker(ticker.toLowerCase())}
+GROUP BY ticker, kind
+FORMAT JSONEachRow`;
+}
+
+/**
+ * Tickers of an exchange with their data span, filtered by the request's `prefix` and the key's
+ * `ticker_prefixes` (each case-insensitive; both must hold), in byte order. Prefixes are literal: `startsWith`, not
+ * LIKE, so `_` and `%` mean themselves.
+ */
+export function tickersQuery(
+  db: Sql,
+  exchange: ExchangeKey,
+  options: { prefix?: string; allowedPrefixes?: readonly string[] | null },
+): Sql {
+  const conditions: Sql[] = [sql`exchange = ${lit.exchange(exchange)}`];
+  if (options.prefix) conditions.push(sql`startsWith(lower(ticker), ${lit.ticker(options.prefix.toLowerCase())})`);
+  if (options.allowedPrefixes) {
+    const any = options.allowedPrefixes.map((p) => sql`startsWith(lower(ticker), ${lit.ticker(p.toLowerCase())})`);
+    conditions.push(any.length > 0 ? sql`(${join(any, ' OR ')})` : sql`0`);
+  }
+  return sql`SELECT ticker, minMerge(first_ts) AS first_ts, maxMerge(last_ts) AS last_ts
+FROM ${db}.ticker_catalogue
+WHERE ${join(conditions, ' AND ')}
+GROUP BY ticker
+ORDER BY ticker
+FORMAT JSONEachRow`;
+}
+
+/** Whether a query is still running (tests and diagnostics). */
+export function runningQueryCount(queryId: string): Sql {
+  return sql`SELECT count() AS n FROM system.processes WHERE query_id = ${lit.queryId(queryId)} FORMAT JSONEachRow`;
+}

@@ -1,0 +1,80 @@
+/**
+ * The body of a snapshots/deltas response, written as the rows arrive:
+ *
+ *   {"exchange":"venue_b","ticker":"KX…","rows":[ …row, row… ],"count":N}
+ *
+ * `count` follows `rows` so nothing has to be held back: the number is known only once the last row went out
+ * (JSON objects are unordered; docs/history.md says so). Headers and the opening bytes go out with the first row —
+ * or at the end when there is none — so any failure before that can still be answered with a proper error status.
+ */
+import type { Response } from 'express';
+import { JsonLinesToArray } from './json-lines';
+import type { QueryScope } from './scope';
+
+export class AbortedError extends Error {
+  constructor() {
+    super('the request was aborted');
+    this.name = 'AbortError';
+  }
+}
+
+export class RowsResponse {
+  private readonly lines = new JsonLinesToArray();
+  private started = false;
+
+  constructor(
+    private readonly res: Response,
+    private readonly scope: QueryScope,
+    private readonly head: string,
+  ) {}
+
+  get rows(): number {
+    return this.lines.rows;
+  }
+
+  /** Passes one chunk of ClickHouse output on; resolves once the socket can take more. */
+  async chunk(buffer: Buffer): Promise<void> {
+    for (const part of this.lines.push(buffer)) await this.write(part);
+  }
+
+  /** One window's query finished: its output must have ended on a row boundary. */
+  endOfQuery(): void {
+    this.lines.endOfQuery();
+  }
+
+  finish(): void {
+    this.commit();
+    this.res.end(`],"count":${this.lines.rows}}`);
+  }
+
+  private commit(): void {
+    if (this.started) return;
+    this.started = true;
+    this.scope.committed = true;
+    this.res.status(200);
+    this.res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    this.res.write(this.head);
+  }
+
+  private async write(buffer: Buffer): Promise<void> {
+    this.commit();
+    if (!this.res.write(buffer)) await this.drained();
+  }
+
+  private drained(): Promise<void> {
+    const signal = this.scope.signal;
+    if (signal.aborted) return Promise.reject(new AbortedError());
+    return new Promise((resolve, reject) => {
+      const onDrain = () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const onAbort = () => {
+        this.res.removeListener('drain', onDrain);
+        reject(new AbortedError());
+      };
+      this.res.once('drain', onDrain);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+}
