@@ -42,7 +42,7 @@ export const MIGRATIONS: readonly Migration[] = [
   quantity ${DECIMAL_TYPE}
 ) ENGINE = MergeTree()
 PARTITION BY ${MONTH_OF_TS}
-ORDER BY (exchange, ticker, ts, side, price)
+ORDER BY (exchange, ticker, ts, side, toFloat64(price))
 SETTINGS index_granularity = 8192`,
       sql`CREATE TABLE IF NOT EXISTS ${db}.deltas (
   exchange ${EXCHANGE_ENUM},
