@@ -25,7 +25,7 @@ describe('JsonLinesToArray', () => {
     const whole = run([big]).text;
     for (let trial = 0; trial < 200; trial++) {
       const chunks: string[] = [];
-      for (let at = 0; at < big.length; ) {
+      for (let at = 0; at < big.length;) {
         const n = rng.int(1, 40);
         chunks.push(big.slice(at, at + n));
         at += n;

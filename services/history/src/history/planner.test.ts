@@ -8,9 +8,7 @@ function simulate(input: PlanInput, rows: number[]) {
   const out: number[] = [];
   for (let w = planner.next(); w !== null; w = planner.next()) {
     windows.push(w);
-    const inWindow = rows.filter(
-      (ts) => ts >= w.from && (w.to === null || (w.toInclusive ? ts <= w.to : ts < w.to)),
-    );
+    const inWindow = rows.filter((ts) => ts >= w.from && (w.to === null || (w.toInclusive ? ts <= w.to : ts < w.to)));
     const taken = inWindow.slice(0, planner.remaining);
     out.push(...taken);
     planner.record(taken.length);

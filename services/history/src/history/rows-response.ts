@@ -21,6 +21,9 @@ export class AbortedError extends Error {
 export class RowsResponse {
   private readonly lines = new JsonLinesToArray();
   private started = false;
+  /** Called on the next 'drain'. One listener per response, never removed: the `compression` middleware forwards
+   * `res.on('drain')` to its gzip stream but not `removeListener`, so a listener per wait would pile up there. */
+  private onDrain: (() => void) | undefined;
 
   constructor(
     private readonly res: Response,
@@ -54,6 +57,11 @@ export class RowsResponse {
     this.res.status(200);
     this.res.setHeader('Content-Type', 'application/json; charset=utf-8');
     this.res.write(this.head);
+    this.res.on('drain', () => {
+      const waiter = this.onDrain;
+      this.onDrain = undefined;
+      waiter?.();
+    });
   }
 
   private async write(buffer: Buffer): Promise<void> {
@@ -65,15 +73,14 @@ export class RowsResponse {
     const signal = this.scope.signal;
     if (signal.aborted) return Promise.reject(new AbortedError());
     return new Promise((resolve, reject) => {
-      const onDrain = () => {
+      const onAbort = () => {
+        this.onDrain = undefined;
+        reject(new AbortedError());
+      };
+      this.onDrain = () => {
         signal.removeEventListener('abort', onAbort);
         resolve();
       };
-      const onAbort = () => {
-        this.res.removeListener('drain', onDrain);
-        reject(new AbortedError());
-      };
-      this.res.once('drain', onDrain);
       signal.addEventListener('abort', onAbort, { once: true });
     });
   }
