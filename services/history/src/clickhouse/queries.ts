@@ -7,7 +7,8 @@
  * - `ts`: UTC RFC 3339 with exactly three fractional digits, `2026-03-26T14:00:01.193Z`.
  * - decimals: plain decimal notation with trailing fractional zeros removed (and the point, when nothing is left
  *   after it): `0.48`, `150`, `-20.5`, `0`. ClickHouse 18.16 prints all 18 stored places and current releases trim
- *   them; the expression below gives the same text on both (a missing point is added first, then `[.]?0+$` is cut).
+ *   them; `extract(toString(x), '^-?[0-9]+(?:[.][0-9]*[1-9])?')` keeps the sign, the integer part and the fraction
+ *   up to its last non-zero digit, so both give the same text (and it costs a third of a replace-based trim).
  * - `sequence`: a JSON integer.
  *
  * Never sort or group by a Decimal128 column: on 18.16 sorting by one costs tens of microseconds per comparison
@@ -17,13 +18,12 @@
  */
 import type { ExchangeKey } from '@depthgate/auth';
 import { join, lit, sql, type Sql } from './literals';
-import type { RowKind } from './schema';
 
 /** `ts` (Int64 epoch ms) → `"YYYY-MM-DDTHH:MM:SS.mmmZ"` (without the quotes). */
 const TS_TEXT = sql`formatDateTime(toDateTime(intDiv(ts, 1000), 'UTC'), '%FT%T', 'UTC'), '.', substring(toString(1000 + ts % 1000), 2), 'Z'`;
 
 function decimalText(column: Sql): Sql {
-  return sql`replaceRegexpOne(if(position(toString(${column}), '.') = 0, concat(toString(${column}), '.0'), toString(${column})), '[.]?0+$', '')`;
+  return sql`extract(toString(${column}), '^-?[0-9]+(?:[.][0-9]*[1-9])?')`;
 }
 
 const SNAPSHOT_ROW_JSON = sql`concat('{"ts":"', ${TS_TEXT}, '","side":"', toString(side), '","price":"', ${decimalText(
@@ -51,43 +51,61 @@ function windowCondition(w: TimeWindow): Sql {
 /**
  * Delta rows of one ticker in one time window as JSON lines, in (ts, sequence) order, at most `limit` of them.
  * The WHERE clause leads with the sort key (exchange, ticker, ts), so only this ticker's granules in this window
- * are read.
+ * are read. (The outer ORDER BY costs little on sorted rows and keeps the order whatever a server version's planner
+ * does with subqueries.)
  */
 export function deltaWindowQuery(db: Sql, exchange: ExchangeKey, ticker: string, w: TimeWindow, limit: number): Sql {
+  // The rows are limited first and rendered after, so only the rows sent are turned into text.
   return sql`SELECT ${DELTA_ROW_JSON}
-FROM ${db}.deltas
-WHERE exchange = ${lit.exchange(exchange)} AND ticker = ${lit.ticker(ticker)} AND ${windowCondition(w)}
-ORDER BY ts, sequence, side, toFloat64(price)
-LIMIT ${lit.int(limit)}
+FROM (
+  SELECT ts, sequence, side, price, quantity_delta
+  FROM ${db}.deltas
+  WHERE exchange = ${lit.exchange(exchange)} AND ticker = ${lit.ticker(ticker)} AND ${windowCondition(w)}
+  ORDER BY ts, sequence
+  LIMIT ${lit.int(limit)}
+)
+ORDER BY ts, sequence
 FORMAT TabSeparatedRaw`;
 }
 
 /**
- * Snapshot rows of one ticker in one window, `limit` rows rounded up to whole books: every row whose `ts` is at or
- * before the `ts` of the limit-th row. A book is never cut; the answer may exceed `limit` by less than one book.
- * Within a book: bids, then asks, each by price ascending.
+ * Snapshot rows of one ticker in one window, in (ts, side, price) order: bids, then asks, each by price ascending.
+ * At most `limit` rows; the service asks for a few more than it needs and cuts at the end of a book itself
+ * (routes.ts), falling back to `snapshotBookRestQuery` in the rare case that a book is longer than that slack.
  */
 export function snapshotWindowQuery(db: Sql, exchange: ExchangeKey, ticker: string, w: TimeWindow, limit: number): Sql {
-  const where = sql`exchange = ${lit.exchange(exchange)} AND ticker = ${lit.ticker(ticker)} AND ${windowCondition(w)}`;
   return sql`SELECT ${SNAPSHOT_ROW_JSON}
-FROM ${db}.snapshots
-WHERE ${where}
-  AND ts <= (SELECT max(ts) FROM (SELECT ts FROM ${db}.snapshots WHERE ${where} ORDER BY ts LIMIT ${lit.int(limit)}))
-ORDER BY ts, side, toFloat64(price)
+FROM (
+  SELECT ts, side, price, quantity
+  FROM ${db}.snapshots
+  WHERE exchange = ${lit.exchange(exchange)} AND ticker = ${lit.ticker(ticker)} AND ${windowCondition(w)}
+  ORDER BY ts, side, toFloat64(price), toFloat64(quantity)
+  LIMIT ${lit.int(limit)}
+)
+ORDER BY ts, side, toFloat64(price), toFloat64(quantity)
 FORMAT TabSeparatedRaw`;
 }
 
-export function windowQuery(
-  kind: RowKind,
+/**
+ * The first `limit` snapshot rows of a window rounded up to whole books (every row whose ts is at or before the
+ * ts of the limit-th row), without the first `skip` of them: the exact, two-read form of the cut.
+ */
+export function snapshotBookRestQuery(
   db: Sql,
   exchange: ExchangeKey,
   ticker: string,
   w: TimeWindow,
   limit: number,
+  skip: number,
 ): Sql {
-  return kind === 'snapshot'
-    ? snapshotWindowQuery(db, exchange, ticker, w, limit)
-    : deltaWindowQuery(db, exchange, ticker, w, limit);
+  const where = sql`exchange = ${lit.exchange(exchange)} AND ticker = ${lit.ticker(ticker)} AND ${windowCondition(w)}`;
+  return sql`SELECT ${SNAPSHOT_ROW_JSON}
+FROM ${db}.snapshots
+WHERE ${where}
+  AND ts <= (SELECT max(ts) FROM (SELECT ts FROM ${db}.snapshots WHERE ${where} ORDER BY ts LIMIT ${lit.int(limit)}))
+ORDER BY ts, side, toFloat64(price), toFloat64(quantity)
+LIMIT ${lit.int(skip)}, 1000000000
+FORMAT TabSeparatedRaw`;
 }
 
 /**

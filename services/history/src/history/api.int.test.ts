@@ -11,6 +11,7 @@ const NOW = Date.UTC(2026, 5, 1, 12, 0, 0, 0);
 const A = 'KXBTCD-26MAR07-T100000';
 const B = 'KXETHD-26MAR07-T3000';
 const F = 'KX_UNDERSCORE';
+const DEEP = 'KXDEEP-26JUN01-T1';
 
 const t0 = HISTORY_START_MS - 1;
 const t1 = HISTORY_START_MS;
@@ -61,6 +62,20 @@ beforeAll(async () => {
     BOOKS.flatMap((ts) => book(A, ts)),
   );
   await insertSnapshotRows(h.ch, book(F, t7));
+  // Two books of 1,500 levels: longer than the slack the service reads past the limit to find a book's end.
+  await insertSnapshotRows(
+    h.ch,
+    [t6, t7].flatMap((ts) =>
+      Array.from({ length: 1500 }, (_, i): SnapshotRow => ({
+        exchange: 'venue_b',
+        ticker: DEEP,
+        ts,
+        side: i < 750 ? 'bid' : 'ask',
+        price: i < 750 ? `0.${String(1000 + i).padStart(4, '0')}` : `0.${String(5000 + i).padStart(4, '0')}`,
+        quantity: String(i + 1),
+      })),
+    ),
+  );
   // Equal ts, inserted in three parts in the order 12, 10, 11: the answer must come in sequence order.
   await insertDeltaRows(h.ch, [delta(t1, 12, '-150.00')]);
   await insertDeltaRows(h.ch, [delta(t1, 10, '5.00'), delta(t0, 1, '1')]);
@@ -136,13 +151,14 @@ describe('GET /api/{exchange}/tickers', () => {
   it('lists tickers sorted, with count, for the exchange of the path', async () => {
     const res = await get('/api/venue_b/tickers', full);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ exchange: 'venue_b', count: 3, tickers: [A, B, F] });
+    expect(res.body).toEqual({ exchange: 'venue_b', count: 4, tickers: [A, DEEP, B, F] });
     expect(Object.keys(res.body)).toEqual(['exchange', 'count', 'tickers']);
   });
 
   it('filters by prefix case-insensitively', async () => {
     for (const prefix of ['kxb', 'KXB', 'kXb', A]) {
       expect((await get(`/api/venue_b/tickers?prefix=${prefix}`, full)).body.tickers).toEqual([A]);
+      expect((await get(`/api/venue_b/tickers?prefix=${prefix}`, full)).body.count).toBe(1);
     }
     expect((await get('/api/venue_c/tickers?prefix=btc', full)).body.tickers).toEqual(['BTCUSD']);
     expect((await get('/api/venue_c/tickers?prefix=zzz', full)).body).toEqual({
@@ -171,8 +187,8 @@ describe('GET /api/{exchange}/tickers', () => {
 
   it('lists only tickers with data inside the caller’s window', async () => {
     // B's only row is from March: outside the 2-day window of kx2d and the anonymous day.
-    expect((await get('/api/venue_b/tickers', kx2d)).body.tickers).toEqual([A, F]);
-    expect((await get('/api/venue_b/tickers')).body.tickers).toEqual([A, F]);
+    expect((await get('/api/venue_b/tickers', kx2d)).body.tickers).toEqual([A, DEEP, F]);
+    expect((await get('/api/venue_b/tickers')).body.tickers).toEqual([A, DEEP, F]);
     expect((await get('/api/venue_a_us/tickers')).body.tickers).toEqual([]);
     expect((await get('/api/venue_a_us/tickers', full)).body.tickers).toEqual(['fed-cuts-rates-in-april-2026']);
   });
@@ -213,6 +229,19 @@ describe('GET /api/{exchange}/snapshots/{ticker}', () => {
     expect((await get(`/api/venue_b/snapshots/${A}?limit=5`, full)).body.rows).toEqual([t1, t2].flatMap(bookRows));
     const late = await get(`/api/venue_b/snapshots/${A}?limit=1&start_ts=${iso(t6)}`, full);
     expect(late.body.rows).toEqual(bookRows(t6));
+  });
+
+  it('completes books longer than the rows it reads ahead (1,500-level books)', async () => {
+    const one = await get(`/api/venue_b/snapshots/${DEEP}?limit=1`, full);
+    expect(one.body.count).toBe(1500);
+    expect(new Set(one.body.rows.map((r: { ts: string }) => r.ts))).toEqual(new Set([iso(t6)]));
+    expect(one.body.rows[0]).toEqual({ ts: iso(t6), side: 'bid', price: '0.1', quantity: '1' });
+    expect(one.body.rows[1499]).toEqual({ ts: iso(t6), side: 'ask', price: '0.6499', quantity: '1500' });
+    const both = await get(`/api/venue_b/snapshots/${DEEP}?limit=1600`, full);
+    expect(both.body.count).toBe(3000);
+    expect(both.body.rows.slice(1500)).toEqual(one.body.rows.map((r: object) => ({ ...r, ts: iso(t7) })));
+    const exact = await get(`/api/venue_b/snapshots/${DEEP}?limit=1500`, full);
+    expect(exact.body.count).toBe(1500);
   });
 
   it('clamps start_ts to 7 March 2026 for everyone', async () => {
@@ -292,7 +321,7 @@ describe('GET /api/{exchange}/snapshots/{ticker}', () => {
     const br = await get(`/api/venue_b/snapshots/${A}`, full, { 'Accept-Encoding': 'br' });
     expect(br.headers['content-encoding']).toBeUndefined();
     const tickers = await get('/api/venue_b/tickers', full, { 'Accept-Encoding': 'gzip' });
-    expect(tickers.body.count).toBe(3);
+    expect(tickers.body.count).toBe(4);
   });
 });
 

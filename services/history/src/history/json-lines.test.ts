@@ -65,3 +65,65 @@ describe('JsonLinesToArray', () => {
     expect(() => run(['{"a":1}\n{"b":'])).toThrow(/middle of a row/);
   });
 });
+
+describe('JsonLinesToArray: holding back the last book', () => {
+  const row = (ts: string, n: number) => `{"ts":"2026-03-26T14:00:${ts}.000Z","n":${n}}\n`;
+  const books = [row('01', 1), row('01', 2), row('02', 3), row('02', 4), row('02', 5), row('03', 6), row('03', 7)].join(
+    '',
+  );
+
+  function cut(holdFrom: number, chunks: string[], mayHaveMore: boolean) {
+    const t = new JsonLinesToArray();
+    t.holdFrom(holdFrom);
+    let text = '';
+    for (const c of chunks) for (const part of t.push(Buffer.from(c))) text += part.toString();
+    t.endOfQuery();
+    const { complete, out } = t.releaseBook(mayHaveMore);
+    for (const part of out) text += part.toString();
+    return {
+      complete,
+      rows: t.rows,
+      received: t.received,
+      ns: complete ? JSON.parse(`[${text}]`).map((r: { n: number }) => r.n) : text,
+    };
+  }
+
+  it('passes on the rows before the hold, then the rest of the held row’s book, and drops later books', () => {
+    expect(cut(0, [books], true)).toEqual({ complete: true, rows: 2, received: 7, ns: [1, 2] });
+    expect(cut(1, [books], true)).toEqual({ complete: true, rows: 2, received: 7, ns: [1, 2] });
+    expect(cut(2, [books], true)).toEqual({ complete: true, rows: 5, received: 7, ns: [1, 2, 3, 4, 5] });
+    expect(cut(3, [books], true)).toEqual({ complete: true, rows: 5, received: 7, ns: [1, 2, 3, 4, 5] });
+    expect(cut(5, [books], false)).toEqual({ complete: true, rows: 7, received: 7, ns: [1, 2, 3, 4, 5, 6, 7] });
+  });
+
+  it('whatever the chunking', () => {
+    const rng = new Rng('hold');
+    for (let trial = 0; trial < 200; trial++) {
+      const chunks: string[] = [];
+      for (let at = 0; at < books.length;) {
+        const n = rng.int(1, 50);
+        chunks.push(books.slice(at, at + n));
+        at += n;
+      }
+      const hold = rng.int(0, 6);
+      const expected = cut(hold, [books], true);
+      expect(cut(hold, chunks, true)).toEqual(expected);
+    }
+  });
+
+  it('reports an incomplete book when the held rows ran to the query’s LIMIT without reaching another book', () => {
+    const r = cut(5, [books], true);
+    expect(r.complete).toBe(false);
+    expect(r.rows).toBe(5);
+  });
+
+  it('a hold beyond the received rows changes nothing', () => {
+    expect(cut(100, [books], false)).toEqual({ complete: true, rows: 7, received: 7, ns: [1, 2, 3, 4, 5, 6, 7] });
+  });
+
+  it('still rejects an exception text among held rows', () => {
+    expect(() => cut(1, [row('01', 1), row('01', 2), 'Code: 159. DB::Exception: Timeout exceeded\n'], true)).toThrow(
+      CorruptStreamError,
+    );
+  });
+});

@@ -12,8 +12,8 @@ import { canonicalExchange, type Caller, type ExchangeKey } from '@depthgate/aut
 import { AppError, type Logger } from '@depthgate/service-kit';
 import type { ClickHouse } from '../clickhouse/client';
 import { classifyClickHouseError } from '../clickhouse/errors';
-import { TICKER_PATTERN } from '../clickhouse/literals';
-import { windowQuery } from '../clickhouse/queries';
+import { TICKER_PATTERN, type Sql } from '../clickhouse/literals';
+import { deltaWindowQuery, snapshotBookRestQuery, snapshotWindowQuery } from '../clickhouse/queries';
 import type { RowKind } from '../clickhouse/schema';
 import { canSeeTicker, effectiveRange, windowStart } from './access';
 import type { Endpoint, HistoryMetrics } from './metrics';
@@ -33,6 +33,11 @@ export interface HistoryRoutesDeps {
   maxLimit: number;
   now: () => number;
 }
+
+/** Windows expected to return at most this many rows run on one ClickHouse thread. */
+const SINGLE_THREAD_ROWS = 100_000;
+/** Extra snapshot rows asked for, to find the end of the last book in the same read. */
+export const SNAPSHOT_SLACK_ROWS = 1000;
 
 function unknownTicker(exchange: ExchangeKey, ticker: string): AppError {
   const shown = ticker.length > 80 ? `${ticker.slice(0, 80)}…` : ticker;
@@ -173,14 +178,30 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
         let windows = 0;
         if (span && (to === null || from <= to)) {
           const planner = new WindowPlanner({ from, to, span, limit });
+          const stream = (query: Sql, want: number) =>
+            deps.store.streamQuery(query, scope, (chunk) => out.chunk(chunk), {
+              singleThread: want <= SINGLE_THREAD_ROWS,
+            });
           for (let w = planner.next(); w !== null; w = planner.next()) {
             const before = out.rows;
-            await deps.store.streamQuery(
-              windowQuery(kind, deps.ch.db, exchange, entry.ticker, w, planner.remaining),
-              scope,
-              (chunk) => out.chunk(chunk),
-            );
-            out.endOfQuery();
+            const want = planner.remaining;
+            if (kind === 'delta') {
+              await stream(deltaWindowQuery(deps.ch.db, exchange, entry.ticker, w, want), want);
+              out.endOfQuery();
+            } else {
+              // Snapshots: ask for a few rows more than wanted, hold back from the want-th row on, and pass on
+              // only the rest of that row's book: a book is never cut, and this costs one read, not two.
+              const asked = want + SNAPSHOT_SLACK_ROWS;
+              const receivedBefore = out.received;
+              out.holdFrom(receivedBefore + want - 1);
+              await stream(snapshotWindowQuery(deps.ch.db, exchange, entry.ticker, w, asked), want);
+              out.endOfQuery();
+              if (!(await out.releaseBook(out.received - receivedBefore === asked))) {
+                // That book is longer than the slack: read it to its end exactly (two reads, rarely).
+                await stream(snapshotBookRestQuery(deps.ch.db, exchange, entry.ticker, w, want, want - 1), want);
+                out.endOfQuery();
+              }
+            }
             deps.metrics.rowsStreamed.inc({ endpoint }, out.rows - before);
             planner.record(out.rows - before);
             windows++;

@@ -31,13 +31,35 @@ export class RowsResponse {
     private readonly head: string,
   ) {}
 
+  /** Rows sent so far. */
   get rows(): number {
     return this.lines.rows;
   }
 
+  /** Rows received from ClickHouse so far (sent, held or dropped). */
+  get received(): number {
+    return this.lines.received;
+  }
+
+  /** Holds back received rows from this index on (see JsonLinesToArray.holdFrom). */
+  holdFrom(index: number): void {
+    this.lines.holdFrom(index);
+  }
+
+  /** Sends the held rows of the boundary book; false when the book may go on beyond what was received. */
+  async releaseBook(mayHaveMore: boolean): Promise<boolean> {
+    const { complete, out } = this.lines.releaseBook(mayHaveMore);
+    for (const part of out) await this.write(part);
+    return complete;
+  }
+
   /** Passes one chunk of ClickHouse output on; resolves once the socket can take more. */
   async chunk(buffer: Buffer): Promise<void> {
-    for (const part of this.lines.push(buffer)) await this.write(part);
+    const parts = this.lines.push(buffer);
+    if (parts.length === 0) return;
+    this.commit();
+    // One write (one syscall) for the separator and the rows.
+    if (!this.res.write(parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts))) await this.drained();
   }
 
   /** One window's query finished: its output must have ended on a row boundary. */
@@ -56,7 +78,10 @@ export class RowsResponse {
     this.scope.committed = true;
     this.res.status(200);
     this.res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    // The opening bytes go out with the first rows (corked: one write).
+    this.res.cork();
     this.res.write(this.head);
+    process.nextTick(() => this.res.uncork());
     this.res.on('drain', () => {
       const waiter = this.onDrain;
       this.onDrain = undefined;

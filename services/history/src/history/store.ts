@@ -95,7 +95,12 @@ export class HistoryStore {
    * Runs one window query and hands its raw output to `onChunk` as it arrives; the next chunk is read only after
    * `onChunk` resolved (back-pressure reaches ClickHouse through the socket).
    */
-  async streamQuery(query: Sql, scope: QueryScope, onChunk: (chunk: Buffer) => Promise<void> | void): Promise<void> {
+  async streamQuery(
+    query: Sql,
+    scope: QueryScope,
+    onChunk: (chunk: Buffer) => Promise<void> | void,
+    options: { singleThread?: boolean } = {},
+  ): Promise<void> {
     const queryId = newQueryId();
     const started = process.hrtime.bigint();
     scope.track(queryId);
@@ -104,7 +109,11 @@ export class HistoryStore {
         query: query.text,
         query_id: queryId,
         abort_signal: scope.signal,
-        clickhouse_settings: { max_execution_time: scope.maxExecutionTimeSeconds() },
+        clickhouse_settings: {
+          max_execution_time: scope.maxExecutionTimeSeconds(),
+          // Small windows read a few granules: one thread does it with less overhead, and many run at once.
+          ...(options.singleThread ? { max_threads: 1 } : {}),
+        },
       });
       try {
         for await (const chunk of result.stream as AsyncIterable<Buffer>) {
