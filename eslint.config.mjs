@@ -20,7 +20,7 @@ export default tseslint.config(
   },
   {
     // CLIs, scripts and benchmarks talk to a terminal.
-    files: ['**/src/cli.ts', '**/src/cli/**/*.ts', 'bench/**/*.ts', '**/scripts/**/*.{ts,js,mjs}'],
+    files: ['**/src/cli.ts', '**/src/cli/**/*.ts', 'bench/**/*.{ts,mts}', '**/scripts/**/*.{ts,js,mjs}'],
     rules: { 'no-console': 'off' },
   },
   {
