@@ -177,7 +177,10 @@ describe('renderings', () => {
         quantity_delta: v as string,
       })),
     );
-    const out = await text(deltaWindowQuery(ch.db, 'venue_c', 'DEC', { from: 0, to: null, toInclusive: true }, 100));
+    const window = { from: 0, to: null, toInclusive: true };
+    const out = await text(deltaWindowQuery(ch.db, 'venue_c', 'DEC', window, 100, { renderAfterLimit: true }));
+    // Both placements of the rendering give the same text.
+    expect(await text(deltaWindowQuery(ch.db, 'venue_c', 'DEC', window, 100, { renderAfterLimit: false }))).toBe(out);
     const parsed = out
       .trim()
       .split('\n')

@@ -51,16 +51,36 @@ function windowCondition(w: TimeWindow): Sql {
 /**
  * Delta rows of one ticker in one time window as JSON lines, in (ts, sequence) order, at most `limit` of them.
  * The WHERE clause leads with the sort key (exchange, ticker, ts), so only this ticker's granules in this window
- * are read. (The outer ORDER BY costs little on sorted rows and keeps the order whatever a server version's planner
- * does with subqueries.)
+ * are read.
+ *
+ * Where rows are rendered is a trade-off, chosen per window (`renderAfterLimit`): rendering after the LIMIT (in an
+ * outer query) turns only the rows sent into text, but on one thread; rendering before the sort does it for every
+ * row of the window, but on all of the query's threads. Small windows run on one thread and render after the
+ * limit; large ones render in parallel (measured: 0.6 s against 1.15 s for 862k rows on 2 cores). The outer ORDER BY
+ * costs little on sorted rows and keeps the order whatever a server version's planner does with subqueries.
  */
-export function deltaWindowQuery(db: Sql, exchange: ExchangeKey, ticker: string, w: TimeWindow, limit: number): Sql {
-  // The rows are limited first and rendered after, so only the rows sent are turned into text.
+export function deltaWindowQuery(
+  db: Sql,
+  exchange: ExchangeKey,
+  ticker: string,
+  w: TimeWindow,
+  limit: number,
+  options: { renderAfterLimit: boolean },
+): Sql {
+  const where = sql`exchange = ${lit.exchange(exchange)} AND ticker = ${lit.ticker(ticker)} AND ${windowCondition(w)}`;
+  if (!options.renderAfterLimit) {
+    return sql`SELECT ${DELTA_ROW_JSON}
+FROM ${db}.deltas
+WHERE ${where}
+ORDER BY ts, sequence
+LIMIT ${lit.int(limit)}
+FORMAT TabSeparatedRaw`;
+  }
   return sql`SELECT ${DELTA_ROW_JSON}
 FROM (
   SELECT ts, sequence, side, price, quantity_delta
   FROM ${db}.deltas
-  WHERE exchange = ${lit.exchange(exchange)} AND ticker = ${lit.ticker(ticker)} AND ${windowCondition(w)}
+  WHERE ${where}
   ORDER BY ts, sequence
   LIMIT ${lit.int(limit)}
 )
@@ -72,13 +92,30 @@ FORMAT TabSeparatedRaw`;
  * Snapshot rows of one ticker in one window, in (ts, side, price) order: bids, then asks, each by price ascending.
  * At most `limit` rows; the service asks for a few more than it needs and cuts at the end of a book itself
  * (routes.ts), falling back to `snapshotBookRestQuery` in the rare case that a book is longer than that slack.
+ * `renderAfterLimit` as for deltas.
  */
-export function snapshotWindowQuery(db: Sql, exchange: ExchangeKey, ticker: string, w: TimeWindow, limit: number): Sql {
+export function snapshotWindowQuery(
+  db: Sql,
+  exchange: ExchangeKey,
+  ticker: string,
+  w: TimeWindow,
+  limit: number,
+  options: { renderAfterLimit: boolean },
+): Sql {
+  const where = sql`exchange = ${lit.exchange(exchange)} AND ticker = ${lit.ticker(ticker)} AND ${windowCondition(w)}`;
+  if (!options.renderAfterLimit) {
+    return sql`SELECT ${SNAPSHOT_ROW_JSON}
+FROM ${db}.snapshots
+WHERE ${where}
+ORDER BY ts, side, toFloat64(price), toFloat64(quantity)
+LIMIT ${lit.int(limit)}
+FORMAT TabSeparatedRaw`;
+  }
   return sql`SELECT ${SNAPSHOT_ROW_JSON}
 FROM (
   SELECT ts, side, price, quantity
   FROM ${db}.snapshots
-  WHERE exchange = ${lit.exchange(exchange)} AND ticker = ${lit.ticker(ticker)} AND ${windowCondition(w)}
+  WHERE ${where}
   ORDER BY ts, side, toFloat64(price), toFloat64(quantity)
   LIMIT ${lit.int(limit)}
 )

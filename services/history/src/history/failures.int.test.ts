@@ -99,8 +99,12 @@ describe('a caller that goes away', () => {
     const reader = await slowRead(`${url}/api/venue_b/deltas/${BIG}?limit=${ROWS}`, key);
     expect(reader.status).toBe(200);
     await waitFor(() => reader.received() > 0, { what: 'the first bytes' });
-    // Nobody reads: the service stops reading ClickHouse, whose query waits on its socket.
+    // Nobody reads: the service stops reading ClickHouse, whose query waits on its socket (back-pressure all the
+    // way: the service does not buffer the answer, so the query cannot finish while the caller does not read).
     await waitFor(async () => (await running(h.ch, h.ch.database)).length > 0, { what: 'the query to be running' });
+    await new Promise((r) => setTimeout(r, 1000));
+    expect((await running(h.ch, h.ch.database)).length).toBe(1);
+    expect(reader.received()).toBeLessThan(1_000_000);
     reader.destroy();
     await waitFor(async () => (await running(h.ch, h.ch.database)).length === 0, {
       timeoutMs: 15_000,

@@ -35,7 +35,7 @@ export interface HistoryRoutesDeps {
 }
 
 /** Windows expected to return at most this many rows run on one ClickHouse thread. */
-const SINGLE_THREAD_ROWS = 100_000;
+const SINGLE_THREAD_ROWS = 5000;
 /** Extra snapshot rows asked for, to find the end of the last book in the same read. */
 export const SNAPSHOT_SLACK_ROWS = 1000;
 
@@ -182,11 +182,13 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
             deps.store.streamQuery(query, scope, (chunk) => out.chunk(chunk), {
               singleThread: want <= SINGLE_THREAD_ROWS,
             });
+          // Small windows: one thread, rows rendered after the LIMIT; large ones: rendered in parallel (queries.ts).
+          const render = (want: number) => ({ renderAfterLimit: want <= SINGLE_THREAD_ROWS });
           for (let w = planner.next(); w !== null; w = planner.next()) {
             const before = out.rows;
             const want = planner.remaining;
             if (kind === 'delta') {
-              await stream(deltaWindowQuery(deps.ch.db, exchange, entry.ticker, w, want), want);
+              await stream(deltaWindowQuery(deps.ch.db, exchange, entry.ticker, w, want, render(want)), want);
               out.endOfQuery();
             } else {
               // Snapshots: ask for a few rows more than wanted, hold back from the want-th row on, and pass on
@@ -194,7 +196,7 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
               const asked = want + SNAPSHOT_SLACK_ROWS;
               const receivedBefore = out.received;
               out.holdFrom(receivedBefore + want - 1);
-              await stream(snapshotWindowQuery(deps.ch.db, exchange, entry.ticker, w, asked), want);
+              await stream(snapshotWindowQuery(deps.ch.db, exchange, entry.ticker, w, asked, render(want)), want);
               out.endOfQuery();
               if (!(await out.releaseBook(out.received - receivedBefore === asked))) {
                 // That book is longer than the slack: read it to its end exactly (two reads, rarely).

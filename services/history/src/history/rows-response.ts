@@ -57,9 +57,10 @@ export class RowsResponse {
   async chunk(buffer: Buffer): Promise<void> {
     const parts = this.lines.push(buffer);
     if (parts.length === 0) return;
-    this.commit();
-    // One write (one syscall) for the separator and the rows.
-    if (!this.res.write(parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts))) await this.drained();
+    // One write per chunk. A separator before a chunk is rare (a chunk starting a row, e.g. a window's first), so
+    // copying it in costs little. No cork(): a corked ServerResponse reports no back-pressure below its 64 KiB
+    // high-water mark whatever the socket holds, and a paused client would make us buffer the whole answer.
+    await this.write(parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts));
   }
 
   /** One window's query finished: its output must have ended on a row boundary. */
@@ -78,10 +79,7 @@ export class RowsResponse {
     this.scope.committed = true;
     this.res.status(200);
     this.res.setHeader('Content-Type', 'application/json; charset=utf-8');
-    // The opening bytes go out with the first rows (corked: one write).
-    this.res.cork();
     this.res.write(this.head);
-    process.nextTick(() => this.res.uncork());
     this.res.on('drain', () => {
       const waiter = this.onDrain;
       this.onDrain = undefined;
