@@ -271,11 +271,8 @@ function rssKb(): { rss: number; hwm: number } {
   return { rss: get('VmRSS'), hwm: get('VmHWM') };
 }
 
-async function memory(): Promise<string[]> {
-  const lines = [
-    '| response | gzip | RSS before | peak RSS while streaming | duration |',
-    '| --- | --- | ---: | ---: | ---: |',
-  ];
+async function memory(state: string): Promise<string[]> {
+  const lines: string[] = [];
   const n = QUICK ? 100_000 : 1_000_000;
   for (const kind of ['deltas', 'snapshots'] as Kind[]) {
     const top = (await spans(kind))[0] as Span;
@@ -292,7 +289,7 @@ async function memory(): Promise<string[]> {
       clearInterval(timer);
       peak = Math.max(peak, rssKb().rss);
       lines.push(
-        `| ${fmt(n)} ${kind} (${(r.bytes / 1e6).toFixed(0)} MB sent) | ${gzip ? 'on' : 'off'} | ${(before / 1024).toFixed(0)} MB | ${(peak / 1024).toFixed(0)} MB | ${(r.ms / 1000).toFixed(2)} s |`,
+        `| ${state} | ${fmt(n)} ${kind} (${(r.bytes / 1e6).toFixed(0)} MB sent) | ${gzip ? 'on' : 'off'} | ${(before / 1024).toFixed(0)} MB | ${(peak / 1024).toFixed(0)} MB | ${(r.ms / 1000).toFixed(2)} s |`,
       );
       console.error(lines[lines.length - 1]);
     }
@@ -321,6 +318,12 @@ async function main(): Promise<void> {
   ];
   console.error(header.join('\n'));
   const sections: string[] = [...header];
+  // Memory first on the fresh process (the target's case), and again at the end, after the load phases.
+  const memoryHeader = [
+    '| service | response | gzip | RSS before | peak RSS while streaming | duration |',
+    '| --- | --- | --- | ---: | ---: | ---: |',
+  ];
+  const fresh = !ONLY || ONLY === 'memory' ? await memory('freshly started') : [];
   if (!ONLY || ONLY === 'throughput') sections.push('', '### Throughput', '', ...(await throughput()));
   if (!ONLY || ONLY === 'latency') {
     console.error('measuring latency at 32 concurrent clients …');
@@ -333,7 +336,10 @@ async function main(): Promise<void> {
       ...(process.env.BENCH_LATENCY_GZIP === '0' ? [] : await latency(true)),
     );
   }
-  if (!ONLY || ONLY === 'memory') sections.push('', '### Service memory while streaming', '', ...(await memory()));
+  if (!ONLY || ONLY === 'memory') {
+    const after = ONLY ? [] : await memory('after the runs above');
+    sections.push('', '### Service memory while streaming', '', ...memoryHeader, ...fresh, ...after);
+  }
   sections.push(
     '',
     `Load average after: ${os
