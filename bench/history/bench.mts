@@ -101,12 +101,12 @@ interface Span {
 
 async function spans(kind: Kind): Promise<Span[]> {
   const k = kind === 'snapshots' ? 'snapshot' : 'delta';
-  const rows = await chRows<{ exchange: string; ticker: string; n: string; f: string; l: string }>(
-    `SELECT toString(exchange) AS exchange, ticker, countMerge(row_count) AS n, minMerge(first_ts) AS f, maxMerge(last_ts) AS l
+  const rows = await chRows<{ ex: string; ticker: string; n: string; f: string; l: string }>(
+    `SELECT toString(exchange) AS ex, ticker, countMerge(row_count) AS n, minMerge(first_ts) AS f, maxMerge(last_ts) AS l
      FROM ${DB}.ticker_catalogue WHERE kind = '${k}' GROUP BY exchange, ticker ORDER BY n DESC`,
   );
   return rows.map((r) => ({
-    exchange: r.exchange,
+    exchange: r.ex,
     ticker: r.ticker,
     rows: Number(r.n),
     first: Number(r.f),

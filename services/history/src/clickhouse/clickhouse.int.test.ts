@@ -223,11 +223,11 @@ describe('inserts and the catalogue', () => {
         detected_at: 13000,
       },
     ]);
-    const entries = await rows<{ ticker: string; kind: string; first_ts: string; last_ts: string; row_count: string }>(
+    const entries = await rows<{ ticker: string; kind_name: string; min_ts: string; max_ts: string; n_rows: string }>(
       catalogueEntryQuery(ch.db, 'venue_a_us', 'CAT-TEST'),
     );
     const byKind = Object.fromEntries(
-      entries.map((e) => [e.kind, [Number(e.first_ts), Number(e.last_ts), Number(e.row_count)]]),
+      entries.map((e) => [e.kind_name, [Number(e.min_ts), Number(e.max_ts), Number(e.n_rows)]]),
     );
     expect(byKind).toEqual({ snapshot: [5000, 9000, 3], delta: [7000, 7000, 1] });
     expect(entries.every((e) => e.ticker === 'cat-test')).toBe(true);

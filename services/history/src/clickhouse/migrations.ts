@@ -155,12 +155,12 @@ export async function runMigrations(
 ORDER BY version`.text,
   });
   const rs = await ch.data.query({
-    query: sql`SELECT version, any(checksum) AS checksum FROM ${db}.schema_migrations GROUP BY version ORDER BY version`
+    query: sql`SELECT version, any(checksum) AS recorded FROM ${db}.schema_migrations GROUP BY version ORDER BY version`
       .text,
     format: 'JSONEachRow',
   });
   const recorded = new Map(
-    (await rs.json<{ version: number | string; checksum: string }>()).map((r) => [Number(r.version), r.checksum]),
+    (await rs.json<{ version: number | string; recorded: string }>()).map((r) => [Number(r.version), r.recorded]),
   );
   const known = new Set(migrations.map((m) => m.version));
   const unknown = [...recorded.keys()].filter((v) => !known.has(v));

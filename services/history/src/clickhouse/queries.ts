@@ -146,12 +146,13 @@ FORMAT TabSeparatedRaw`;
 }
 
 /**
- * Catalogue entries (per kind) of the tickers that equal `ticker` ignoring case. Reads the small aggregated
+ * Catalogue entries (per kind) of the tickers that equal `ticker` ignoring case. (Result aliases never reuse a
+ * column's name: the analyzer of current ClickHouse resolves such names differently from 18.16.) Reads the small aggregated
  * catalogue only, never raw rows.
  */
 export function catalogueEntryQuery(db: Sql, exchange: ExchangeKey, ticker: string): Sql {
-  return sql`SELECT ticker, toString(kind) AS kind, minMerge(first_ts) AS first_ts, maxMerge(last_ts) AS last_ts,
-  countMerge(row_count) AS row_count
+  return sql`SELECT ticker, toString(kind) AS kind_name, minMerge(first_ts) AS min_ts, maxMerge(last_ts) AS max_ts,
+  countMerge(row_count) AS n_rows
 FROM ${db}.ticker_catalogue
 WHERE exchange = ${lit.exchange(exchange)} AND lower(ticker) = ${lit.ticker(ticker.toLowerCase())}
 GROUP BY ticker, kind
@@ -174,7 +175,7 @@ export function tickersQuery(
     const any = options.allowedPrefixes.map((p) => sql`startsWith(lower(ticker), ${lit.ticker(p.toLowerCase())})`);
     conditions.push(any.length > 0 ? sql`(${join(any, ' OR ')})` : sql`0`);
   }
-  return sql`SELECT ticker, minMerge(first_ts) AS first_ts, maxMerge(last_ts) AS last_ts
+  return sql`SELECT ticker, minMerge(first_ts) AS min_ts, maxMerge(last_ts) AS max_ts
 FROM ${db}.ticker_catalogue
 WHERE ${join(conditions, ' AND ')}
 GROUP BY ticker

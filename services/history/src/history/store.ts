@@ -55,10 +55,10 @@ export class HistoryStore {
     this.metrics.catalogueCache.inc({ result: 'miss' });
     const rows = await this.json<{
       ticker: string;
-      kind: string;
-      first_ts: string;
-      last_ts: string;
-      row_count: string;
+      kind_name: string;
+      min_ts: string;
+      max_ts: string;
+      n_rows: string;
     }>('catalogue', catalogueEntryQuery(this.ch.db, exchange, ticker), scope);
     const names = [...new Set(rows.map((r) => r.ticker))];
     const name = names.includes(ticker) ? ticker : names.length === 1 ? names[0] : undefined;
@@ -66,8 +66,8 @@ export class HistoryStore {
     if (name !== undefined) {
       entry = { ticker: name, spans: {} };
       for (const r of rows) {
-        if (r.ticker !== name || (r.kind !== 'snapshot' && r.kind !== 'delta')) continue;
-        entry.spans[r.kind] = { firstTs: Number(r.first_ts), lastTs: Number(r.last_ts), rows: Number(r.row_count) };
+        if (r.ticker !== name || (r.kind_name !== 'snapshot' && r.kind_name !== 'delta')) continue;
+        entry.spans[r.kind_name] = { firstTs: Number(r.min_ts), lastTs: Number(r.max_ts), rows: Number(r.n_rows) };
       }
     }
     if (this.cacheTtlMs > 0) {
@@ -83,12 +83,12 @@ export class HistoryStore {
     filters: { prefix?: string; allowedPrefixes?: readonly string[] | null },
     scope: QueryScope,
   ): Promise<TickerSpan[]> {
-    const rows = await this.json<{ ticker: string; first_ts: string; last_ts: string }>(
+    const rows = await this.json<{ ticker: string; min_ts: string; max_ts: string }>(
       'tickers',
       tickersQuery(this.ch.db, exchange, filters),
       scope,
     );
-    return rows.map((r) => ({ ticker: r.ticker, firstTs: Number(r.first_ts), lastTs: Number(r.last_ts) }));
+    return rows.map((r) => ({ ticker: r.ticker, firstTs: Number(r.min_ts), lastTs: Number(r.max_ts) }));
   }
 
   /**
