@@ -20,7 +20,7 @@ export default tseslint.config(
   },
   {
     // CLIs, scripts and benchmarks talk to a terminal.
-    files: ['**/src/cli.ts', '**/src/cli/**/*.ts', 'bench/**/*.{ts,js,mjs}', '**/scripts/**/*.{ts,js,mjs}'],
+    files: ['**/src/cli.ts', '**/src/cli/**/*.ts', 'bench/**/*.{ts,mts,js,mjs}', '**/scripts/**/*.{ts,js,mjs}'],
     rules: { 'no-console': 'off' },
   },
   {

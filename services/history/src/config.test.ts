@@ -21,6 +21,32 @@ describe('history configuration', () => {
     }
   });
 
+  it('has ClickHouse and query defaults, and accepts credentials in the URL', () => {
+    const config = loadConfig({});
+    expect(config.CLICKHOUSE_URL).toBe('http://127.0.0.1:7123');
+    expect(config.CLICKHOUSE_DATABASE).toBe('depthgate');
+    expect(config.DEFAULT_LIMIT).toBe(1000);
+    expect(config.MAX_LIMIT).toBe(1_000_000);
+    expect(config.GZIP_LEVEL).toBe(3);
+    expect(loadConfig({ CLICKHOUSE_URL: 'http://depthgate:ci-only-password@127.0.0.1:8123' }).CLICKHOUSE_URL).toBe(
+      'http://depthgate:ci-only-password@127.0.0.1:8123',
+    );
+  });
+
+  it('rejects a ClickHouse URL with a path, a bad database name and a default limit above the maximum', () => {
+    for (const env of [
+      { CLICKHOUSE_URL: 'http://127.0.0.1:8123/db' },
+      { CLICKHOUSE_URL: 'ftp://127.0.0.1' },
+      { CLICKHOUSE_URL: 'not a url' },
+      { CLICKHOUSE_DATABASE: 'bad-name' },
+      { CLICKHOUSE_DATABASE: 'x`; DROP' },
+      { DEFAULT_LIMIT: '10', MAX_LIMIT: '5' },
+      { GZIP_LEVEL: '0' },
+    ]) {
+      expect(() => loadConfig(env)).toThrow(ConfigError);
+    }
+  });
+
   it('documents every setting in README.md', () => {
     expect(undocumentedSettings(Object.keys(historyEnvSchema.shape))).toEqual([]);
   });

@@ -1,2 +1,3 @@
 export { createApp, type HistoryDeps } from './app';
 export { loadConfig, historyEnvSchema, type HistoryConfig } from './config';
+export * from './clickhouse';

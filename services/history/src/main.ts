@@ -1,6 +1,8 @@
 import { createAuth } from '@depthgate/auth';
 import { Lifecycle, createLogger, createRegistry, runMain, serve } from '@depthgate/service-kit';
 import { createApp } from './app';
+import { createClickHouse } from './clickhouse/client';
+import { migrateWhenReachable } from './clickhouse/startup';
 import { loadConfig } from './config';
 
 runMain(async () => {
@@ -8,9 +10,24 @@ runMain(async () => {
   const logger = createLogger({ name: 'history', level: config.LOG_LEVEL });
   const registry = createRegistry('history');
   const lifecycle = new Lifecycle();
+  const clickhouse = createClickHouse({
+    url: config.CLICKHOUSE_URL,
+    database: config.CLICKHOUSE_DATABASE,
+    maxConnections: config.CLICKHOUSE_MAX_CONNECTIONS,
+    // A socket idle this long is dead: the server's max_execution_time ends every query well before.
+    requestTimeoutMs: config.QUERY_TIMEOUT_MS + 30_000,
+    logger,
+  });
+  lifecycle.onShutdown('clickhouse', () => clickhouse.close());
+  const migrated = await migrateWhenReachable(clickhouse, {
+    url: config.CLICKHOUSE_URL,
+    timeoutMs: config.CLICKHOUSE_STARTUP_TIMEOUT_MS,
+    logger,
+  });
+  logger.info({ database: config.CLICKHOUSE_DATABASE, ...migrated }, 'ClickHouse schema up to date');
   const auth = createAuth(config, { logger, registry, name: 'history' });
   lifecycle.onShutdown('redis', () => auth.close());
-  await serve(createApp({ config, logger, auth, registry, lifecycle }), {
+  await serve(createApp({ config, logger, auth, clickhouse, registry, lifecycle }), {
     port: config.HISTORY_PORT,
     host: config.HISTORY_HOST,
     logger,

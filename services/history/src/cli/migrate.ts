@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+/**
+ * Applies the ClickHouse migrations and exits: 0 when the schema is up to date, 1 with a clear message otherwise.
+ * Reads CLICKHOUSE_URL, CLICKHOUSE_DATABASE and CLICKHOUSE_STARTUP_TIMEOUT_MS (README, Configuration).
+ *
+ *   CLICKHOUSE_URL=http://127.0.0.1:7123 node services/history/dist/cli/migrate.js
+ */
+import { ConfigError } from '@depthgate/service-kit';
+import { createClickHouse } from '../clickhouse/client';
+import { migrateWhenReachable } from '../clickhouse/startup';
+import { loadClickHouseConfig } from '../config';
+
+async function main(): Promise<number> {
+  let config;
+  try {
+    config = loadClickHouseConfig(process.env);
+  } catch (err) {
+    console.error(err instanceof ConfigError ? err.message : String(err));
+    return 1;
+  }
+  const ch = createClickHouse({ url: config.CLICKHOUSE_URL, database: config.CLICKHOUSE_DATABASE });
+  try {
+    const result = await migrateWhenReachable(ch, {
+      url: config.CLICKHOUSE_URL,
+      timeoutMs: Math.min(config.CLICKHOUSE_STARTUP_TIMEOUT_MS, 30_000),
+    });
+    console.error(
+      result.applied.length > 0
+        ? `migrations applied: ${result.applied.join(', ')} (database ${config.CLICKHOUSE_DATABASE} at version ${result.version})`
+        : `schema up to date (database ${config.CLICKHOUSE_DATABASE} at version ${result.version})`,
+    );
+    return 0;
+  } catch (err) {
+    console.error(`error: ${(err as Error).message}`);
+    return 1;
+  } finally {
+    await ch.close();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,230 @@
+/**
+ * What a book looks like on each venue: price grid, size grid, depth and how much changes per message, plus
+ * ticker names in each venue's shapes (docs/history.md, "Data generator"; facts from /work/shared/spec/upstreams.md):
+ *
+ * - venue_b (Kalshi): market tickers `SERIES-EVENT-STRIKE` (`KXBTCD-26MAR07-T100000`); YES prices in dollars on a
+ *   1-cent grid from 0.01 to 0.99 written with 4 places (`0.4800`); contract counts with 2 places (`150.00`);
+ *   one level per delta message.
+ * - venue_a_us (Polymarket US): lowercase hyphenated market slugs; prices with 3 places on a 0.01 or 0.001 grid;
+ *   sizes with 2 places; full-book messages, so several levels change at once.
+ * - venue_c (Gemini): spot pairs (`BTCUSD`: 0.01 price grid, 8-place quantities) and prediction contracts
+ *   (`GEMI-…`: 0.01 grid in [0.01, 0.99], whole contracts); l2 updates carry several changes.
+ *
+ * All amounts are integers of the smallest unit (price units of 10^-priceScale, size units of 10^-qtyScale), held
+ * in safe-integer Numbers: integer arithmetic is exact and the decimal text is produced by `formatUnits`.
+ */
+import type { ExchangeKey } from '@depthgate/auth';
+import { hash32, Rng } from './prng';
+
+export interface BookProfile {
+  /** Decimal places written for prices. */
+  priceScale: number;
+  /** Price grid step, in price units. */
+  tick: number;
+  /** Lowest and highest price on the grid, in price units. */
+  minPrice: number;
+  maxPrice: number;
+  /** Where the fair price starts, in price units. */
+  initialMid: number;
+  /** Largest move of the fair price per message, in ticks. */
+  fairStepTicks: number;
+  /** Gap between neighbouring levels, in ticks: [min, max]. */
+  levelGapTicks: [number, number];
+  /** Decimal places written for sizes. */
+  qtyScale: number;
+  /** Size grid step, in size units. */
+  qtyStep: number;
+  /** A level's size range, in size units. */
+  qtyMin: number;
+  qtyMax: number;
+  /** Levels per side: [min, max]. */
+  levels: [number, number];
+  /** Levels per side the book hovers around. */
+  depth: number;
+  /** Level changes per message: [min, max]. */
+  changesPerEvent: [number, number];
+}
+
+const POW10 = [1, 10, 100, 1000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000];
+
+/** Integer units → exact decimal text with `scale` places (`4800`, 4 → `0.4800`; `-1`, 2 → `-0.01`). */
+export function formatUnits(units: number, scale: number): string {
+  if (!Number.isSafeInteger(units)) throw new RangeError(`not an integer amount: ${units}`);
+  if (scale === 0) return String(units);
+  const neg = units < 0;
+  const u = neg ? -units : units;
+  const p = POW10[scale] as number;
+  const whole = Math.floor(u / p);
+  const frac = u - whole * p;
+  return `${neg ? '-' : ''}${whole}.${String(frac).padStart(scale, '0')}`;
+}
+
+const SPOT_MIDS: Record<string, number> = {
+  BTCUSD: 9_000_000, // 90,000.00
+  ETHUSD: 300_000,
+  SOLUSD: 15_000,
+  LTCUSD: 9_000,
+  DOGEUSD: 20,
+  BTCEUR: 8_300_000,
+};
+
+/** A binary contract's grid: prices in (0, 1) at `priceScale` places; the fair price starts between 0.10 and 0.90. */
+function binaryProfile(priceScale: number, tickUnits: number, rng: Rng) {
+  const top = POW10[priceScale] as number;
+  const mid = Math.round((rng.int(10, 90) * top) / 100 / tickUnits) * tickUnits;
+  return { top, mid };
+}
+
+/** The profile of one ticker: the venue's grid, with per-ticker variety drawn from a hash of the ticker. */
+export function profileFor(exchange: ExchangeKey, ticker: string): BookProfile {
+  const rng = new Rng(`profile:${exchange}:${ticker}`);
+  const profile = venueProfile(exchange, ticker, rng);
+  profile.depth = rng.int(Math.max(profile.levels[0], Math.ceil(profile.levels[1] * 0.6)), profile.levels[1] - 1);
+  return profile;
+}
+
+function venueProfile(exchange: ExchangeKey, ticker: string, rng: Rng): BookProfile {
+  switch (exchange) {
+    case 'venue_b': {
+      const { top, mid } = binaryProfile(4, 100, rng);
+      return {
+        priceScale: 4,
+        tick: 100,
+        minPrice: 100,
+        maxPrice: top - 100,
+        initialMid: mid,
+        fairStepTicks: 1,
+        levelGapTicks: [1, 2],
+        qtyScale: 2,
+        qtyStep: rng.chance(0.2) ? 1 : 100,
+        qtyMin: 100,
+        qtyMax: 500_000,
+        levels: [3, rng.int(8, 20)],
+        depth: 0,
+        changesPerEvent: [1, 1],
+      };
+    }
+    case 'venue_a_us': {
+      const fine = hash32(ticker) % 3 === 0;
+      const tick = fine ? 1 : 10;
+      const { top, mid } = binaryProfile(3, tick, rng);
+      return {
+        priceScale: 3,
+        tick,
+        minPrice: tick,
+        maxPrice: top - tick,
+        initialMid: mid,
+        fairStepTicks: fine ? 3 : 1,
+        levelGapTicks: [1, fine ? 4 : 2],
+        qtyScale: 2,
+        qtyStep: 1,
+        qtyMin: 100,
+        qtyMax: 2_000_000,
+        levels: [3, rng.int(6, 15)],
+        depth: 0,
+        changesPerEvent: [1, 3],
+      };
+    }
+    case 'venue_c': {
+      if (ticker.startsWith('GEMI-') || ticker.includes('-')) {
+        const { top, mid } = binaryProfile(2, 1, rng);
+        return {
+          priceScale: 2,
+          tick: 1,
+          minPrice: 1,
+          maxPrice: top - 1,
+          initialMid: mid,
+          fairStepTicks: 1,
+          levelGapTicks: [1, 2],
+          qtyScale: 0,
+          qtyStep: 1,
+          qtyMin: 1,
+          qtyMax: 5000,
+          levels: [2, rng.int(6, 12)],
+          depth: 0,
+          changesPerEvent: [1, 2],
+        };
+      }
+      const mid = SPOT_MIDS[ticker] ?? 100 + (hash32(ticker) % 50_000);
+      const tick = 1;
+      return {
+        priceScale: 2,
+        tick,
+        minPrice: 1,
+        maxPrice: mid * 10,
+        initialMid: mid,
+        fairStepTicks: Math.max(1, Math.round(mid / 20_000)),
+        levelGapTicks: [1, Math.max(2, Math.round(mid / 50_000))],
+        qtyScale: 8,
+        qtyStep: mid > 1_000_000 ? 1 : 1000,
+        // About $10 to $500,000 of notional per level (mid is in cents, sizes in 10^-8).
+        qtyMin: Math.round(1e11 / mid),
+        qtyMax: Math.round(5e15 / mid),
+        levels: [10, rng.int(20, 40)],
+        depth: 0,
+        changesPerEvent: [1, 4],
+      };
+    }
+  }
+}
+
+const KALSHI_SERIES = [
+  { series: 'KXBTCD', strike: (r: Rng) => `T${r.int(60, 140) * 1000}` },
+  { series: 'KXETHD', strike: (r: Rng) => `T${r.int(20, 60) * 100}` },
+  { series: 'KXHIGHNY', strike: (r: Rng) => `B${r.int(30, 95)}.5` },
+  { series: 'KXFED', strike: (r: Rng) => `T${r.int(300, 500) / 100}` },
+  { series: 'KXINXU', strike: (r: Rng) => `B${r.int(5500, 7000)}` },
+  { series: 'KXBTC15M', strike: (r: Rng) => String(r.int(10, 90)) },
+];
+const MONTHS = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'];
+const SLUG_TEMPLATES = [
+  (r: Rng) => `will-bitcoin-close-above-${r.int(60, 150)}k-on-${r.pick(['mar', 'apr', 'jun', 'dec'])}-${r.int(1, 28)}`,
+  (r: Rng) =>
+    `fed-${r.pick(['cuts', 'holds', 'hikes'])}-rates-in-${r.pick(['april', 'june', 'july', 'september'])}-2026`,
+  (r: Rng) =>
+    `nba-${r.pick(['lal', 'bos', 'nyk', 'gsw', 'mia', 'den'])}-${r.pick(['phi', 'chi', 'dal', 'phx', 'mil'])}-2026-0${r.int(3, 9)}-${String(r.int(1, 28)).padStart(2, '0')}`,
+  (r: Rng) =>
+    `${r.pick(['eth', 'sol', 'xrp'])}-above-${r.int(1, 9)}${r.pick(['000', '00', '0'])}-on-${r.pick(['march', 'may', 'august'])}-${r.int(1, 28)}`,
+  (r: Rng) => `who-wins-the-2026-${r.pick(['world-cup', 'stanley-cup', 'nba-finals', 'masters'])}`,
+];
+const GEMINI_SPOT = ['BTCUSD', 'ETHUSD', 'SOLUSD', 'LTCUSD', 'DOGEUSD', 'BTCEUR'];
+const GEMINI_PREDICTION = [
+  (r: Rng) => `GEMI-FED${r.pick(MONTHS)}26-${r.pick(['DN25', 'UP25', 'HOLD'])}`,
+  (r: Rng) =>
+    `GEMI-BTC26${String(r.int(1, 12)).padStart(2, '0')}${String(r.int(1, 28)).padStart(2, '0')}1600-HI${r.int(60, 150)}000`,
+  (r: Rng) =>
+    `GEMI-NBA-2603${String(r.int(10, 28))}1930-${r.pick(['LAL', 'BOS', 'NYK'])}-${r.pick(['MIA', 'DEN', 'PHX'])}-ML-HOME`,
+];
+
+/** `count` distinct tickers in the exchange's shapes, the same for the same seed. */
+export function generateTickers(exchange: ExchangeKey, count: number, seed: string): string[] {
+  const rng = new Rng(`tickers:${seed}:${exchange}`);
+  const out = new Set<string>();
+  let attempts = 0;
+  while (out.size < count && attempts < count * 50) {
+    attempts++;
+    let t: string;
+    switch (exchange) {
+      case 'venue_b': {
+        const s = rng.pick(KALSHI_SERIES);
+        const date = `26${rng.pick(MONTHS)}${String(rng.int(1, 28)).padStart(2, '0')}`;
+        t =
+          s.series === 'KXBTC15M'
+            ? `${s.series}-${date}${rng.int(10, 23)}${rng.pick(['00', '15', '30', '45'])}-${s.strike(rng)}`
+            : `${s.series}-${date}-${s.strike(rng)}`;
+        break;
+      }
+      case 'venue_a_us':
+        t = rng.pick(SLUG_TEMPLATES)(rng);
+        break;
+      case 'venue_c':
+        t =
+          out.size < GEMINI_SPOT.length && rng.chance(0.6)
+            ? (GEMINI_SPOT[out.size] as string)
+            : rng.pick(GEMINI_PREDICTION)(rng);
+        break;
+    }
+    out.add(t.slice(0, 64));
+  }
+  return [...out].sort();
+}

@@ -1,0 +1,227 @@
+/**
+ * The generator end to end: generated rows served by the API reconstruct every book exactly (spec rule 7), each
+ * series ends with a seed_end gap, and the CLI reads its tickers from the simulator's control API.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import request from 'supertest';
+import { lit, sql } from '../clickhouse/literals';
+import { createHarness, type Harness } from '../test-harness';
+import { planGeneration, runGeneration, tickersFrom } from './seed';
+
+const run = promisify(execFile);
+const SEED_CLI = path.resolve(__dirname, '../../dist/cli/seed.js');
+const FROM = Date.UTC(2026, 4, 1);
+const TO = FROM + 6 * 3_600_000;
+
+interface SnapshotRow {
+  ts: string;
+  side: string;
+  price: string;
+  quantity: string;
+}
+interface DeltaRow {
+  ts: string;
+  sequence: number;
+  side: string;
+  price: string;
+  quantity_delta: string;
+}
+
+/** Exact decimal → BigInt at 18 places (a client's arithmetic, independent of the generator's). */
+function scaled(text: string): bigint {
+  const m = /^(-?)(\d+)(?:\.(\d+))?$/.exec(text);
+  if (!m) throw new Error(`not a decimal string: ${text}`);
+  const v = BigInt(m[2] as string) * 10n ** 18n + BigInt((m[3] ?? '').padEnd(18, '0'));
+  return m[1] === '-' ? -v : v;
+}
+
+function books(rows: SnapshotRow[]): { ts: string; levels: Map<string, bigint> }[] {
+  const out: { ts: string; levels: Map<string, bigint> }[] = [];
+  for (const r of rows) {
+    let last = out[out.length - 1];
+    if (!last || last.ts !== r.ts) out.push((last = { ts: r.ts, levels: new Map() }));
+    last.levels.set(`${r.side} ${scaled(r.price)}`, scaled(r.quantity));
+  }
+  return out;
+}
+
+describe('generated history through the API', () => {
+  let h: Harness;
+  let key: string;
+  const tickers = [
+    { exchange: 'venue_b' as const, ticker: 'KXBTCD-26MAY01-T95000' },
+    { exchange: 'venue_c' as const, ticker: 'BTCUSD' },
+    { exchange: 'venue_a_us' as const, ticker: 'will-bitcoin-close-above-100k-on-may-31' },
+  ];
+
+  beforeAll(async () => {
+    h = await createHarness({ now: TO + 60_000 });
+    key = await h.key({});
+    const { plan } = planGeneration({
+      tickers,
+      from: FROM,
+      to: TO,
+      snapshotIntervalMs: 300_000,
+      seed: 'int',
+      batchRows: 5000,
+      eventsPerMinute: 20,
+    });
+    await runGeneration(h.ch, plan, { workers: 0, url: h.config.CLICKHOUSE_URL });
+  }, 60_000);
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it.each([0, 1, 2])('every book of ticker %i is the previous one plus the deltas in between (rule 7)', async (i) => {
+    const { exchange, ticker } = tickers[i] as (typeof tickers)[number];
+    const snaps = await request(h.app).get(`/api/${exchange}/snapshots/${ticker}?limit=1000000`).set('x-api-key', key);
+    const deltas = await request(h.app).get(`/api/${exchange}/deltas/${ticker}?limit=1000000`).set('x-api-key', key);
+    const all = books(snaps.body.rows as SnapshotRow[]);
+    const changes = deltas.body.rows as DeltaRow[];
+    expect(all.length).toBe(72);
+    expect(changes.length).toBeGreaterThan(1000);
+    let d = 0;
+    for (let b = 0; b + 1 < all.length; b++) {
+      const book = new Map((all[b] as (typeof all)[number]).levels);
+      const next = all[b + 1] as (typeof all)[number];
+      while (d < changes.length && (changes[d] as DeltaRow).ts < next.ts) {
+        const c = changes[d] as DeltaRow;
+        const k = `${c.side} ${scaled(c.price)}`;
+        const q = (book.get(k) ?? 0n) + scaled(c.quantity_delta);
+        if (q === 0n) book.delete(k);
+        else book.set(k, q);
+        d++;
+      }
+      expect(book).toEqual(next.levels);
+    }
+  });
+
+  it('rule 7 literally: a snapshot, then the deltas from its ts, give the next snapshot', async () => {
+    const { exchange, ticker } = tickers[1] as (typeof tickers)[number];
+    const get = (p: string) => request(h.app).get(`/api/${exchange}/${p}`).set('x-api-key', key);
+    const T = new Date(FROM + 2 * 3_600_000 + 123_456).toISOString();
+    const first = (await get(`snapshots/${ticker}?start_ts=${T}&limit=1`)).body.rows as SnapshotRow[];
+    const ts = (first[0] as SnapshotRow).ts;
+    expect(new Set(first.map((r) => r.ts)).size).toBe(1);
+    const nextBook = (await get(`snapshots/${ticker}?start_ts=${new Date(Date.parse(ts) + 1).toISOString()}&limit=1`))
+      .body.rows as SnapshotRow[];
+    const nextTs = (nextBook[0] as SnapshotRow).ts;
+    const between = (
+      await get(
+        `deltas/${ticker}?start_ts=${ts}&end_ts=${new Date(Date.parse(nextTs) - 1).toISOString()}&limit=1000000`,
+      )
+    ).body.rows as DeltaRow[];
+    const book = new Map((books(first)[0] as { levels: Map<string, bigint> }).levels);
+    for (const c of between) {
+      const k = `${c.side} ${scaled(c.price)}`;
+      const q = (book.get(k) ?? 0n) + scaled(c.quantity_delta);
+      if (q === 0n) book.delete(k);
+      else book.set(k, q);
+    }
+    expect(book).toEqual((books(nextBook)[0] as { levels: Map<string, bigint> }).levels);
+  });
+
+  it('marks the end of each generated series with a seed_end gap', async () => {
+    const rs = await h.ch.data.query({
+      query: sql`SELECT exchange, ticker, from_ts, to_ts, reason FROM ${h.ch.db}.gaps ORDER BY exchange, ticker`.text,
+      format: 'JSONEachRow',
+    });
+    const gaps = await rs.json<{ exchange: string; ticker: string; from_ts: string; to_ts: string; reason: string }>();
+    expect(gaps.map((g) => g.ticker).sort()).toEqual(tickers.map((t) => t.ticker).sort());
+    for (const g of gaps) {
+      expect(g.reason).toBe('seed_end');
+      expect(Number(g.to_ts)).toBe(TO);
+      const last = await h.ch.data.query({
+        query: sql`SELECT max(ts) AS m FROM ${h.ch.db}.deltas WHERE ticker = ${lit.ticker(g.ticker)}`.text,
+        format: 'JSONEachRow',
+      });
+      const [{ m }] = (await last.json<{ m: string }>()) as [{ m: string }];
+      expect(Number(g.from_ts)).toBeGreaterThanOrEqual(Number(m));
+      expect(Number(g.from_ts)).toBeLessThan(TO);
+    }
+  });
+});
+
+describe('seed CLI with --tickers-from', () => {
+  let h: Harness;
+  let stub: http.Server;
+  let stubUrl: string;
+  const served = {
+    venue_b: ['KXSIM-26MAY01-T1', 'not a ticker!'],
+    venue_c: ['BTCUSD', 'GEMI-SIM-1'],
+    venue_a_us: ['sim-market-one'],
+    venue_x: ['ignored'],
+  };
+
+  beforeAll(async () => {
+    h = await createHarness();
+    stub = http.createServer((req, res) => {
+      if (req.url === '/control/tickers') {
+        res.setHeader('Content-Type', 'application/json');
+        res.end(JSON.stringify(served));
+      } else {
+        res.statusCode = 404;
+        res.end();
+      }
+    });
+    await new Promise<void>((r) => stub.listen(0, '127.0.0.1', r));
+    stubUrl = `http://127.0.0.1:${(stub.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((r) => stub?.close(r));
+    await h?.close();
+  });
+
+  it('reads the simulator’s ticker lists, skipping what is not a ticker', async () => {
+    const warnings: string[] = [];
+    const list = await tickersFrom(`${stubUrl}/`, { warn: (m) => warnings.push(m) });
+    expect(list).toEqual([
+      { exchange: 'venue_b', ticker: 'KXSIM-26MAY01-T1' },
+      { exchange: 'venue_c', ticker: 'BTCUSD' },
+      { exchange: 'venue_c', ticker: 'GEMI-SIM-1' },
+      { exchange: 'venue_a_us', ticker: 'sim-market-one' },
+    ]);
+    expect(warnings.join('\n')).toMatch(/not a ticker[\s\S]*venue_x/);
+    await expect(tickersFrom('http://127.0.0.1:1')).rejects.toThrow(/could not read the ticker list/);
+  });
+
+  it('`seed --days N --tickers-from URL` (as ./dev up --sim runs it) seeds every ticker once', async () => {
+    if (!existsSync(SEED_CLI)) throw new Error(`${SEED_CLI} is missing: build first (pnpm build; ./dev test does)`);
+    const env = { ...process.env, CLICKHOUSE_URL: h.config.CLICKHOUSE_URL, CLICKHOUSE_DATABASE: h.ch.database };
+    const args = [SEED_CLI, '--days', '0.25', '--tickers-from', stubUrl, '--events-per-minute', '4'];
+    const first = await run(process.execPath, args, { env });
+    expect(first.stderr).toMatch(/generating 4 tickers/);
+    expect(first.stderr).toMatch(/seed_end/);
+
+    const key = await h.key({});
+    h.clock.now = Date.now();
+    const venueC = await request(h.app).get('/api/venue_c/tickers').set('x-api-key', key);
+    expect(venueC.body.tickers).toEqual(['BTCUSD', 'GEMI-SIM-1']);
+    const anonymous = await request(h.app).get('/api/venue_b/tickers');
+    expect(anonymous.body.tickers).toEqual(['KXSIM-26MAY01-T1']);
+
+    const count = async () => {
+      const rs = await h.ch.data.query({
+        query: sql`SELECT count() AS n FROM ${h.ch.db}.deltas`.text,
+        format: 'JSONEachRow',
+      });
+      return Number(((await rs.json<{ n: string }>())[0] as { n: string }).n);
+    };
+    const before = await count();
+    expect(before).toBeGreaterThan(0);
+    const second = await run(process.execPath, args, { env });
+    expect(second.stderr).toMatch(/skipping 4 ticker\(s\) that already hold rows/);
+    expect(await count()).toBe(before);
+
+    const bad = await run(process.execPath, [SEED_CLI, '--days', 'x'], { env }).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect((bad as { code: number }).code).toBe(2);
+    expect((bad as { stderr: string }).stderr).toMatch(/--days must be a positive number/);
+  }, 60_000);
+});

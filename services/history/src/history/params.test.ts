@@ -1,0 +1,131 @@
+import { AppError } from '@depthgate/service-kit';
+import { parseLimit, parseRfc3339, parseTimeRange } from './params';
+
+const T = Date.UTC(2026, 2, 26, 14, 0, 1, 193);
+
+function error(fn: () => unknown): AppError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof AppError) return err;
+    throw err;
+  }
+  throw new Error('expected an AppError');
+}
+
+describe('parseRfc3339', () => {
+  it.each([
+    ['2026-03-26T14:00:01.193Z', T],
+    ['2026-03-26t14:00:01.193z', T],
+    ['2026-03-26 14:00:01.193Z', T],
+    ['2026-03-26T15:00:01.193+01:00', T],
+    ['2026-03-26T10:30:01.193-03:30', T],
+    ['2026-03-26T15:00:01.193 01:00', T], // an unencoded "+" arrives as a space
+    ['2026-03-26T14:00:01.1930Z', T],
+    ['2026-03-26T14:00:01.193000000Z', T],
+    ['2026-03-26T14:00:01Z', T - 193],
+    ['2026-03-26T14:00:01.1Z', T - 93],
+    ['2024-02-29T00:00:00Z', Date.UTC(2024, 1, 29)],
+    ['2000-02-29T00:00:00Z', Date.UTC(2000, 1, 29)],
+    ['0001-01-01T00:00:00Z', -62135596800000],
+    ['2026-03-07T00:00:00+00:00', Date.UTC(2026, 2, 7)],
+    ['2026-03-07T00:00:00-00:00', Date.UTC(2026, 2, 7)],
+  ])('%s', (text, expected) => {
+    expect(parseRfc3339(text)).toBe(expected);
+  });
+
+  it('reads a leap second as the first millisecond of the next minute', () => {
+    expect(parseRfc3339('2016-12-31T23:59:60Z')).toBe(Date.UTC(2017, 0, 1));
+  });
+
+  it('rounds sub-millisecond digits inwards: ceil for a start, floor for an end', () => {
+    expect(parseRfc3339('2026-03-26T14:00:01.1935Z', 'floor')).toBe(T);
+    expect(parseRfc3339('2026-03-26T14:00:01.1935Z', 'ceil')).toBe(T + 1);
+    expect(parseRfc3339('2026-03-26T14:00:01.193000001Z', 'ceil')).toBe(T + 1);
+    expect(parseRfc3339('2026-03-26T14:00:01.193000000Z', 'ceil')).toBe(T);
+  });
+
+  it.each([
+    '',
+    '2026-03-26',
+    '2026-03-26T14:00:01',
+    '2026-03-26T14:00Z',
+    '2026-03-26T14:00:01.Z',
+    '2026-03-26T14:00:01.1234567890Z',
+    '2026-3-26T14:00:01Z',
+    '26-03-26T14:00:01Z',
+    '2026-13-01T00:00:00Z',
+    '2026-00-01T00:00:00Z',
+    '2026-02-29T00:00:00Z',
+    '2100-02-29T00:00:00Z',
+    '2026-04-31T00:00:00Z',
+    '2026-03-00T00:00:00Z',
+    '2026-03-26T24:00:00Z',
+    '2026-03-26T14:60:00Z',
+    '2026-03-26T14:00:61Z',
+    '2026-03-26T14:00:01+24:00',
+    '2026-03-26T14:00:01+01:60',
+    '2026-03-26T14:00:01+0100',
+    '2026-03-26T14:00:01 Z',
+    ' 2026-03-26T14:00:01Z',
+    '2026-03-26T14:00:01Z ',
+    '1774533601193',
+    'now',
+    '２０２６-03-26T14:00:01Z',
+    "2026-03-26T14:00:01Z'; DROP TABLE snapshots",
+  ])('rejects %j', (text) => {
+    expect(parseRfc3339(text)).toBeUndefined();
+  });
+});
+
+describe('parseTimeRange', () => {
+  it('parses both bounds, inclusive', () => {
+    expect(parseTimeRange({ start_ts: '2026-03-26T14:00:01.193Z', end_ts: '2026-03-26T14:00:01.193Z' })).toEqual({
+      start: T,
+      end: T,
+    });
+    expect(parseTimeRange({})).toEqual({});
+  });
+
+  it('answers invalid_timestamp naming the parameter', () => {
+    const e = error(() => parseTimeRange({ start_ts: 'yesterday' }));
+    expect(e.code).toBe('invalid_timestamp');
+    expect(e.status).toBe(400);
+    expect(e.message).toMatch(/^start_ts is not a valid timestamp/);
+    expect(error(() => parseTimeRange({ end_ts: '2026-03-26' })).message).toMatch(/^end_ts/);
+  });
+
+  it('rejects start_ts after end_ts, and a repeated parameter', () => {
+    const e = error(() => parseTimeRange({ start_ts: '2026-03-26T14:00:01.194Z', end_ts: '2026-03-26T14:00:01.193Z' }));
+    expect(e.code).toBe('invalid_timestamp');
+    expect(e.message).toBe('start_ts is after end_ts');
+    expect(error(() => parseTimeRange({ start_ts: ['2026-03-26T14:00:01Z', '2026-03-27T14:00:01Z'] })).code).toBe(
+      'invalid_timestamp',
+    );
+  });
+});
+
+describe('parseLimit', () => {
+  it('defaults, accepts 1 and the maximum', () => {
+    expect(parseLimit({}, 1000, 1_000_000)).toBe(1000);
+    expect(parseLimit({ limit: '1' }, 1000, 1_000_000)).toBe(1);
+    expect(parseLimit({ limit: '1000000' }, 1000, 1_000_000)).toBe(1_000_000);
+    expect(parseLimit({ limit: '007' }, 1000, 1_000_000)).toBe(7);
+  });
+
+  it.each(['0', '-1', '1.5', '1e3', '+5', ' 5', '5 ', '', 'abc', '0x10', '1,000', '9999999999999'])(
+    'rejects %j as invalid_limit',
+    (text) => {
+      const e = error(() => parseLimit({ limit: text }, 1000, 1_000_000));
+      expect(e.code).toBe('invalid_limit');
+      expect(e.status).toBe(400);
+    },
+  );
+
+  it('rejects a limit above the maximum with the maximum in the message', () => {
+    const e = error(() => parseLimit({ limit: '1000001' }, 1000, 1_000_000));
+    expect(e.code).toBe('invalid_limit');
+    expect(e.message).toBe('limit 1000001 is above the maximum of 1000000');
+    expect(error(() => parseLimit({ limit: ['1', '2'] }, 1000, 1_000_000)).code).toBe('invalid_limit');
+  });
+});
