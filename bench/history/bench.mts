@@ -198,9 +198,14 @@ async function throughput(): Promise<string[]> {
   return lines;
 }
 
-async function latency(gzip: boolean): Promise<string[]> {
+/** Who answers in a latency run: the service, or ClickHouse's own HTTP interface given the same windows. */
+type Target = 'service' | 'clickhouse';
+
+/** 1,000-row requests from 32 concurrent clients for `seconds`; returns one table row and the CPU line. */
+async function latencyRun(target: Target, gzip: boolean): Promise<{ row: string; cpu: string }> {
   const clients = 32;
   const seconds = QUICK ? 10 : 30;
+  const limit = 1000;
   const pool = [
     ...(await spans('deltas')).map((s) => ['deltas', s] as const),
     ...(await spans('snapshots')).map((s) => ['snapshots', s] as const),
@@ -210,14 +215,29 @@ async function latency(gzip: boolean): Promise<string[]> {
     seed = (seed * 1103515245 + 12345) & 0x7fffffff;
     return seed / 0x7fffffff;
   };
-  const next = () => {
+  // The same sequence of (kind, ticker, start) for both targets. ClickHouse gets the window the service's planner
+  // would choose (limit × 1.25 rows at the ticker's mean density) and one thread, as the service asks for.
+  const next = (): Promise<Fetched> => {
     const [kind, s] = pool[Math.floor(random() * pool.length)] as (typeof pool)[number];
     const start = s.first + Math.floor(random() * (s.last - s.first) * 0.95);
-    return `${HISTORY_URL}/api/${s.exchange}/${kind}/${s.ticker}?start_ts=${iso(start)}&limit=1000`;
+    if (target === 'service')
+      return fetchRaw(`${HISTORY_URL}/api/${s.exchange}/${kind}/${s.ticker}?start_ts=${iso(start)}&limit=${limit}`, {
+        headers: { 'x-api-key': API_KEY, ...gzipHeaders(gzip) },
+      });
+    const end = start + Math.ceil((limit * 1.25 * (s.last - s.first)) / s.rows);
+    const where = `exchange = '${s.exchange}' AND ticker = '${s.ticker}' AND ts >= ${start} AND ts < ${end}`;
+    const query =
+      kind === 'deltas'
+        ? `SELECT ts, sequence, side, price, quantity_delta FROM ${DB}.deltas WHERE ${where} ORDER BY ts, sequence LIMIT ${limit} FORMAT JSONEachRow`
+        : `SELECT ts, side, price, quantity FROM ${DB}.snapshots WHERE ${where} ORDER BY ts, side, toFloat64(price) LIMIT ${limit} FORMAT JSONEachRow`;
+    return fetchRaw(`${CLICKHOUSE_URL}/?max_threads=1&enable_http_compression=${gzip ? 1 : 0}`, {
+      method: 'POST',
+      body: query,
+      headers: gzipHeaders(gzip),
+    });
   };
   const times: number[] = [];
   let errors = 0;
-  let rowsOut = 0;
   let cpuStart: { service: number; clickhouse: number; self: number } | undefined;
   const warmupUntil = Date.now() + 3000;
   const warm = setTimeout(() => {
@@ -227,30 +247,37 @@ async function latency(gzip: boolean): Promise<string[]> {
   await Promise.all(
     Array.from({ length: clients }, async () => {
       while (Date.now() < stopAt) {
-        const r = await fetchRaw(next(), { headers: { 'x-api-key': API_KEY, ...gzipHeaders(gzip) } });
+        const r = await next();
         if (Date.now() < warmupUntil) continue;
         if (r.status !== 200) errors++;
-        else {
-          times.push(r.ms);
-          rowsOut += 1000;
-        }
+        else times.push(r.ms);
       }
     }),
   );
   clearTimeout(warm);
   const per = (pid: number, start: number) => ((cpuMs(pid) - start) / Math.max(1, times.length)).toFixed(2);
+  const who = target === 'service' ? 'service' : 'ClickHouse directly (JSONEachRow, same windows)';
   const cpu = cpuStart
-    ? `CPU per request: service ${per(SERVICE_PID, cpuStart.service)} ms, ClickHouse ${per(CLICKHOUSE_PID, cpuStart.clickhouse)} ms, load generator ${per(process.pid, cpuStart.self)} ms.`
+    ? `${who}, gzip ${gzip ? 'on' : 'off'}: CPU per request: service ${per(SERVICE_PID, cpuStart.service)} ms, ClickHouse ${per(CLICKHOUSE_PID, cpuStart.clickhouse)} ms, load generator ${per(process.pid, cpuStart.self)} ms.`
     : '';
   const sorted = [...times].sort((a, b) => a - b);
+  const row = `| ${who} | ${gzip ? 'on' : 'off'} | ${fmt(times.length)} | ${errors} | ${fmt(times.length / seconds)} | ${pct(sorted, 50).toFixed(1)} ms | ${pct(sorted, 90).toFixed(1)} ms | ${pct(sorted, 99).toFixed(1)} ms | ${(sorted[sorted.length - 1] ?? 0).toFixed(1)} ms |`;
+  console.error(row);
+  return { row, cpu };
+}
+
+async function latency(): Promise<string[]> {
+  const runs: { row: string; cpu: string }[] = [];
+  for (const gzip of process.env.BENCH_LATENCY_GZIP === '0' ? [false] : [false, true])
+    for (const target of ['service', 'clickhouse'] as Target[]) runs.push(await latencyRun(target, gzip));
   return [
-    `| gzip | clients | requests | errors | requests/s | p50 | p90 | p99 | max |`,
-    `| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |`,
-    `| ${gzip ? 'on' : 'off'} | ${clients} | ${fmt(times.length)} | ${errors} | ${fmt(times.length / seconds)} | ${pct(sorted, 50).toFixed(1)} ms | ${pct(sorted, 90).toFixed(1)} ms | ${pct(sorted, 99).toFixed(1)} ms | ${(sorted[sorted.length - 1] ?? 0).toFixed(1)} ms |`,
+    '| answered by | gzip | requests | errors | requests/s | p50 | p90 | p99 | max |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...runs.map((r) => r.row),
     '',
-    `(1,000-row requests, snapshots and deltas alternating at random over ${pool.length / 2} tickers, random start_ts; ${seconds} s after a 3 s warm-up; about ${fmt(rowsOut / seconds)} rows/s served)`,
+    `(1,000-row requests, snapshots and deltas at random over the data set's tickers, random start_ts, 32 clients; ${QUICK ? 10 : 30} s each after a 3 s warm-up)`,
     '',
-    cpu,
+    ...runs.map((r) => `- ${r.cpu}`),
   ];
 }
 
@@ -327,14 +354,7 @@ async function main(): Promise<void> {
   if (!ONLY || ONLY === 'throughput') sections.push('', '### Throughput', '', ...(await throughput()));
   if (!ONLY || ONLY === 'latency') {
     console.error('measuring latency at 32 concurrent clients …');
-    sections.push(
-      '',
-      '### Latency of 1,000-row queries',
-      '',
-      ...(await latency(false)),
-      '',
-      ...(process.env.BENCH_LATENCY_GZIP === '0' ? [] : await latency(true)),
-    );
+    sections.push('', '### Latency of 1,000-row queries', '', ...(await latency()));
   }
   if (!ONLY || ONLY === 'memory') {
     const after = ONLY ? [] : await memory('after the runs above');

@@ -5,6 +5,7 @@ import type { ClickHouse } from './clickhouse/client';
 import type { HistoryConfig } from './config';
 import { gzipResponses } from './history/gzip';
 import { HistoryMetrics } from './history/metrics';
+import { QueryGate } from './history/query-gate';
 import { historyRoutes, resolveExchange } from './history/routes';
 import { HistoryStore } from './history/store';
 import { openApiDocument } from './openapi';
@@ -26,7 +27,8 @@ const ROUTE_LABEL = /^\/api\/[^/]+\/(tickers|snapshots|deltas)(\/|$)/;
 export function createApp(deps: HistoryDeps): Express {
   const { config, auth, clickhouse } = deps;
   const metrics = new HistoryMetrics(deps.registry);
-  const store = new HistoryStore(clickhouse, metrics, config.CATALOGUE_CACHE_TTL_MS);
+  const gate = new QueryGate(config.CLICKHOUSE_QUERY_CONCURRENCY);
+  const store = new HistoryStore(clickhouse, metrics, config.CATALOGUE_CACHE_TTL_MS, gate);
   const openapi = JSON.stringify(
     openApiDocument({
       defaultLimit: config.DEFAULT_LIMIT,

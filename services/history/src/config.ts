@@ -69,6 +69,11 @@ export const historyEnvSchema = z
     MAX_LIMIT: envInt(1_000_000, { min: 1, max: 100_000_000 }),
     /** gzip level (1 fastest … 9 smallest) of compressed responses. */
     GZIP_LEVEL: envInt(3, { min: 1, max: 9 }),
+    /**
+     * Queries this process has ClickHouse work on at once, each until ClickHouse starts answering; more wait in
+     * arrival order (history/query-gate.ts).
+     */
+    CLICKHOUSE_QUERY_CONCURRENCY: envInt(8, { min: 1, max: 1024 }),
     /** How long a ticker's catalogue entry (first/last ts, row count) is reused before it is read again; 0: never. */
     CATALOGUE_CACHE_TTL_MS: envInt(5000, { min: 0, max: 600_000 }),
   })

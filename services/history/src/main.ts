@@ -2,7 +2,7 @@ import { createAuth } from '@depthgate/auth';
 import { Lifecycle, createLogger, createRegistry, runMain, serve } from '@depthgate/service-kit';
 import { createApp } from './app';
 import { createClickHouse } from './clickhouse/client';
-import { migrateWhenReachable } from './clickhouse/startup';
+import { migrateWhenReachable, verifyReadColumns } from './clickhouse/startup';
 import { loadConfig } from './config';
 
 runMain(async () => {
@@ -24,6 +24,7 @@ runMain(async () => {
     timeoutMs: config.CLICKHOUSE_STARTUP_TIMEOUT_MS,
     logger,
   });
+  await verifyReadColumns(clickhouse);
   logger.info({ database: config.CLICKHOUSE_DATABASE, ...migrated }, 'ClickHouse schema up to date');
   const auth = createAuth(config, { logger, registry, name: 'history' });
   lifecycle.onShutdown('redis', () => auth.close());

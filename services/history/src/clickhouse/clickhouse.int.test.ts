@@ -9,7 +9,9 @@ import { createClickHouse, type ClickHouse } from './client';
 import { insertDeltaRows, insertGapRows, insertSnapshotRows } from './inserts';
 import { TICKER_PATTERN, join, lit, quoteString, sql, type Sql } from './literals';
 import { MIGRATIONS, MigrationError, runMigrations, type Migration } from './migrations';
-import { catalogueEntryQuery, deltaWindowQuery, tickersQuery } from './queries';
+import { RowBinaryToJson } from '../history/row-binary';
+import { catalogueEntryQuery, deltaWindowQuery, snapshotWindowQuery, tickersQuery } from './queries';
+import { verifyReadColumns } from './startup';
 
 let ch: ClickHouse;
 
@@ -32,11 +34,15 @@ async function rows<T>(query: Sql): Promise<T[]> {
     .map((l) => JSON.parse(l) as T);
 }
 
-async function text(query: Sql): Promise<string> {
+async function bytes(query: Sql): Promise<Buffer> {
   const r = await ch.data.exec({ query: query.text });
   const chunks: Buffer[] = [];
   for await (const c of r.stream as AsyncIterable<Buffer>) chunks.push(c);
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
+}
+
+async function text(query: Sql): Promise<string> {
+  return (await bytes(query)).toString('utf8');
 }
 
 describe('migrations', () => {
@@ -178,18 +184,57 @@ describe('renderings', () => {
       })),
     );
     const window = { from: 0, to: null, toInclusive: true };
-    const out = await text(deltaWindowQuery(ch.db, 'venue_c', 'DEC', window, 100, { renderAfterLimit: true }));
-    // Both placements of the rendering give the same text.
-    expect(await text(deltaWindowQuery(ch.db, 'venue_c', 'DEC', window, 100, { renderAfterLimit: false }))).toBe(out);
-    const parsed = out
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { ts: string; price: string; quantity_delta: string; sequence: number });
+    // The window query's RowBinary, as this server version sends it, through the service's renderer.
+    const converter = new RowBinaryToJson('delta');
+    const out = converter.push(await bytes(deltaWindowQuery(ch.db, 'venue_c', 'DEC', window, 100)));
+    converter.endOfQuery();
+    const parsed = JSON.parse(`[${out?.toString('utf8') ?? ''}]`) as {
+      ts: string;
+      price: string;
+      quantity_delta: string;
+      sequence: number;
+    }[];
     expect(parsed.map((r) => r.price)).toEqual(values.map(([, want]) => want));
     expect(parsed.map((r) => r.quantity_delta)).toEqual(values.map(([, want]) => want));
     expect(parsed[0]?.ts).toBe('2026-03-26T14:00:01.193Z');
     expect(parsed[7]?.ts).toBe('2026-03-26T14:00:01.200Z');
     expect(parsed[0]?.sequence).toBe(0);
+  });
+});
+
+describe('the columns the service reads in RowBinary', () => {
+  it('match what the migrations create, and a drifted type stops the service instead of being misread', async () => {
+    await expect(verifyReadColumns(ch)).resolves.toBeUndefined();
+    const drifted = createClickHouse({ url: testClickHouseUrl(), database: uniqueName('drift') });
+    try {
+      await runMigrations(drifted);
+      await drifted.data.command({
+        query: sql`ALTER TABLE ${drifted.db}.snapshots MODIFY COLUMN quantity Float64`.text,
+      });
+      await expect(verifyReadColumns(drifted)).rejects.toThrow(
+        /snapshots\.quantity is Float64, expected Decimal\(38, 18\)/,
+      );
+    } finally {
+      await drifted.data.command({ query: sql`DROP DATABASE IF EXISTS ${drifted.db}`.text });
+      await drifted.close();
+    }
+  });
+
+  it('snapshot rows arrive in their layout and render in book order', async () => {
+    await insertSnapshotRows(ch, [
+      { exchange: 'venue_b', ticker: 'RB-SNAP', ts: 2000, side: 'ask', price: '0.52', quantity: '3' },
+      { exchange: 'venue_b', ticker: 'RB-SNAP', ts: 2000, side: 'bid', price: '0.48', quantity: '10.5' },
+      { exchange: 'venue_b', ticker: 'RB-SNAP', ts: 2000, side: 'bid', price: '0.047', quantity: '1' },
+    ]);
+    const converter = new RowBinaryToJson('snapshot');
+    const window = { from: 0, to: null, toInclusive: true };
+    const out = converter.push(await bytes(snapshotWindowQuery(ch.db, 'venue_b', 'RB-SNAP', window, 10)));
+    converter.endOfQuery();
+    expect(JSON.parse(`[${out?.toString('utf8') ?? ''}]`)).toEqual([
+      { ts: '1970-01-01T00:00:02.000Z', side: 'bid', price: '0.047', quantity: '1' },
+      { ts: '1970-01-01T00:00:02.000Z', side: 'bid', price: '0.48', quantity: '10.5' },
+      { ts: '1970-01-01T00:00:02.000Z', side: 'ask', price: '0.52', quantity: '3' },
+    ]);
   });
 });
 

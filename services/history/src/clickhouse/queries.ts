@@ -1,38 +1,26 @@
 /**
  * Every query the history service (and the generator) runs, in one place. DDL lives in migrations.ts.
  *
- * Rows are rendered by ClickHouse as their final JSON text (`FORMAT TabSeparatedRaw`, one object per line), so the
- * service only moves bytes. The renderings are the canonical output forms (docs/history.md, "Formats"):
- *
- * - `ts`: UTC RFC 3339 with exactly three fractional digits, `2026-03-26T14:00:01.193Z`.
- * - decimals: plain decimal notation with trailing fractional zeros removed (and the point, when nothing is left
- *   after it): `0.48`, `150`, `-20.5`, `0`. ClickHouse 18.16 prints all 18 stored places and current releases trim
- *   them; `extract(toString(x), '^-?[0-9]+(?:[.][0-9]*[1-9])?')` keeps the sign, the integer part and the fraction
- *   up to its last non-zero digit, so both give the same text (and it costs a third of a replace-based trim).
- * - `sequence`: a JSON integer.
+ * Window queries return raw columns in `RowBinary`, the cheapest output of ClickHouse; the service renders the
+ * JSON text (history/row-binary.ts, which also states the column layouts these SELECT lists must keep).
  *
  * Never sort or group by a Decimal128 column: on 18.16 sorting by one costs tens of microseconds per comparison
  * (169k snapshot rows: 107 s to insert with `price` in the sort key, 0.1 s with `toFloat64(price)`), and a GROUP BY
  * with a Decimal128 key crashed the server. Prices are ordered through `toFloat64(price)`; distinct prices of one
- * book are far apart enough for Float64 to keep them distinct, and the output prints the exact decimal.
+ * book are far apart enough for Float64 to keep them distinct, and the output carries the exact decimal.
  */
 import type { ExchangeKey } from '@depthgate/auth';
 import { join, lit, sql, type Sql } from './literals';
+import { READ_COLUMNS, type RowKind } from './schema';
 
-/** `ts` (Int64 epoch ms) → `"YYYY-MM-DDTHH:MM:SS.mmmZ"` (without the quotes). */
-const TS_TEXT = sql`formatDateTime(toDateTime(intDiv(ts, 1000), 'UTC'), '%FT%T', 'UTC'), '.', substring(toString(1000 + ts % 1000), 2), 'Z'`;
-
-function decimalText(column: Sql): Sql {
-  return sql`extract(toString(${column}), '^-?[0-9]+(?:[.][0-9]*[1-9])?')`;
-}
-
-const SNAPSHOT_ROW_JSON = sql`concat('{"ts":"', ${TS_TEXT}, '","side":"', toString(side), '","price":"', ${decimalText(
-  sql`price`,
-)}, '","quantity":"', ${decimalText(sql`quantity`)}, '"}')`;
-
-const DELTA_ROW_JSON = sql`concat('{"ts":"', ${TS_TEXT}, '","sequence":', toString(sequence), ',"side":"', toString(side), '","price":"', ${decimalText(
-  sql`price`,
-)}, '","quantity_delta":"', ${decimalText(sql`quantity_delta`)}, '"}')`;
+const columnList = (kind: RowKind): Sql =>
+  join(
+    READ_COLUMNS[kind].columns.map(([name]) => lit.identifier(name)),
+    ', ',
+  );
+const DELTA_COLUMNS = columnList('delta');
+const SNAPSHOT_COLUMNS = columnList('snapshot');
+const SNAPSHOT_ORDER = sql`ts, side, toFloat64(price), toFloat64(quantity)`;
 
 export interface TimeWindow {
   /** Inclusive lower bound, epoch ms. */
@@ -49,78 +37,32 @@ function windowCondition(w: TimeWindow): Sql {
 }
 
 /**
- * Delta rows of one ticker in one time window as JSON lines, in (ts, sequence) order, at most `limit` of them.
- * The WHERE clause leads with the sort key (exchange, ticker, ts), so only this ticker's granules in this window
- * are read.
- *
- * Where rows are rendered is a trade-off, chosen per window (`renderAfterLimit`): rendering after the LIMIT (in an
- * outer query) turns only the rows sent into text, but on one thread; rendering before the sort does it for every
- * row of the window, but on all of the query's threads. Small windows run on one thread and render after the
- * limit; large ones render in parallel (measured: 0.6 s against 1.15 s for 862k rows on 2 cores). The outer ORDER BY
- * costs little on sorted rows and keeps the order whatever a server version's planner does with subqueries.
+ * Delta rows of one ticker in one time window, in (ts, sequence) order, at most `limit` of them. The WHERE clause
+ * leads with the sort key (exchange, ticker, ts), so only this ticker's granules in this window are read.
  */
-export function deltaWindowQuery(
-  db: Sql,
-  exchange: ExchangeKey,
-  ticker: string,
-  w: TimeWindow,
-  limit: number,
-  options: { renderAfterLimit: boolean },
-): Sql {
+export function deltaWindowQuery(db: Sql, exchange: ExchangeKey, ticker: string, w: TimeWindow, limit: number): Sql {
   const where = sql`exchange = ${lit.exchange(exchange)} AND ticker = ${lit.ticker(ticker)} AND ${windowCondition(w)}`;
-  if (!options.renderAfterLimit) {
-    return sql`SELECT ${DELTA_ROW_JSON}
+  return sql`SELECT ${DELTA_COLUMNS}
 FROM ${db}.deltas
 WHERE ${where}
 ORDER BY ts, sequence
 LIMIT ${lit.int(limit)}
-FORMAT TabSeparatedRaw`;
-  }
-  return sql`SELECT ${DELTA_ROW_JSON}
-FROM (
-  SELECT ts, sequence, side, price, quantity_delta
-  FROM ${db}.deltas
-  WHERE ${where}
-  ORDER BY ts, sequence
-  LIMIT ${lit.int(limit)}
-)
-ORDER BY ts, sequence
-FORMAT TabSeparatedRaw`;
+FORMAT RowBinary`;
 }
 
 /**
  * Snapshot rows of one ticker in one window, in (ts, side, price) order: bids, then asks, each by price ascending.
  * At most `limit` rows; the service asks for a few more than it needs and cuts at the end of a book itself
  * (routes.ts), falling back to `snapshotBookRestQuery` in the rare case that a book is longer than that slack.
- * `renderAfterLimit` as for deltas.
  */
-export function snapshotWindowQuery(
-  db: Sql,
-  exchange: ExchangeKey,
-  ticker: string,
-  w: TimeWindow,
-  limit: number,
-  options: { renderAfterLimit: boolean },
-): Sql {
+export function snapshotWindowQuery(db: Sql, exchange: ExchangeKey, ticker: string, w: TimeWindow, limit: number): Sql {
   const where = sql`exchange = ${lit.exchange(exchange)} AND ticker = ${lit.ticker(ticker)} AND ${windowCondition(w)}`;
-  if (!options.renderAfterLimit) {
-    return sql`SELECT ${SNAPSHOT_ROW_JSON}
+  return sql`SELECT ${SNAPSHOT_COLUMNS}
 FROM ${db}.snapshots
 WHERE ${where}
-ORDER BY ts, side, toFloat64(price), toFloat64(quantity)
+ORDER BY ${SNAPSHOT_ORDER}
 LIMIT ${lit.int(limit)}
-FORMAT TabSeparatedRaw`;
-  }
-  return sql`SELECT ${SNAPSHOT_ROW_JSON}
-FROM (
-  SELECT ts, side, price, quantity
-  FROM ${db}.snapshots
-  WHERE ${where}
-  ORDER BY ts, side, toFloat64(price), toFloat64(quantity)
-  LIMIT ${lit.int(limit)}
-)
-ORDER BY ts, side, toFloat64(price), toFloat64(quantity)
-FORMAT TabSeparatedRaw`;
+FORMAT RowBinary`;
 }
 
 /**
@@ -136,13 +78,13 @@ export function snapshotBookRestQuery(
   skip: number,
 ): Sql {
   const where = sql`exchange = ${lit.exchange(exchange)} AND ticker = ${lit.ticker(ticker)} AND ${windowCondition(w)}`;
-  return sql`SELECT ${SNAPSHOT_ROW_JSON}
+  return sql`SELECT ${SNAPSHOT_COLUMNS}
 FROM ${db}.snapshots
 WHERE ${where}
   AND ts <= (SELECT max(ts) FROM (SELECT ts FROM ${db}.snapshots WHERE ${where} ORDER BY ts LIMIT ${lit.int(limit)}))
-ORDER BY ts, side, toFloat64(price), toFloat64(quantity)
+ORDER BY ${SNAPSHOT_ORDER}
 LIMIT ${lit.int(skip)}, 1000000000
-FORMAT TabSeparatedRaw`;
+FORMAT RowBinary`;
 }
 
 /**

@@ -34,3 +34,30 @@ export const TABLES = {
   catalogue: 'ticker_catalogue',
   migrations: 'schema_migrations',
 } as const;
+
+/**
+ * The columns that window queries read, in the order of their RowBinary layouts (history/row-binary.ts decodes them
+ * by position), with the type each layout assumes, as `system.columns` spells it. `verifyReadColumns` (startup.ts)
+ * checks them against the live tables, so a schema that drifted fails at start-up instead of being misread.
+ */
+export const READ_COLUMNS: Record<RowKind, { table: string; columns: ReadonlyArray<readonly [string, string]> }> = {
+  delta: {
+    table: TABLES.deltas,
+    columns: [
+      ['ts', 'Int64'],
+      ['sequence', 'UInt64'],
+      ['side', SIDE_ENUM.text],
+      ['price', DECIMAL_TYPE.text],
+      ['quantity_delta', DECIMAL_TYPE.text],
+    ],
+  },
+  snapshot: {
+    table: TABLES.snapshots,
+    columns: [
+      ['ts', 'Int64'],
+      ['side', SIDE_ENUM.text],
+      ['price', DECIMAL_TYPE.text],
+      ['quantity', DECIMAL_TYPE.text],
+    ],
+  },
+};

@@ -1,15 +1,23 @@
 /**
  * Failure paths against real servers: a caller that goes away (its query is killed), a query over its time budget
- * (503 query_timeout, query gone), the server's own max_execution_time, and ClickHouse stopped in the middle of a
- * streamed response (the response is cut, /ready turns red, requests get 503, and all recovers when it is back).
+ * (503 query_timeout, query gone), the server's own max_execution_time, the query gate (a slow reader holds no
+ * place; a queued request keeps its budget), and ClickHouse stopped in the middle of a streamed response (the
+ * response is cut, /ready turns red, requests get 503, and all recovers when it is back).
  */
+import { EventEmitter } from 'node:events';
 import http from 'node:http';
+import type { Response } from 'express';
 import request from 'supertest';
+import { createRegistry } from '@depthgate/service-kit';
 import { startPrivateClickHouse, waitFor, type PrivateServer } from '@depthgate/test-utils';
 import { createClickHouse, type ClickHouse } from '../clickhouse/client';
 import { classifyClickHouseError } from '../clickhouse/errors';
 import { lit, sql } from '../clickhouse/literals';
 import { createHarness, type Harness } from '../test-harness';
+import { HistoryMetrics } from './metrics';
+import { GateClosedError, QueryGate } from './query-gate';
+import { QueryScope } from './scope';
+import { HistoryStore } from './store';
 
 const NOW = Date.UTC(2026, 5, 1, 12);
 const BIG = 'KXBIG-26JUN01-T1';
@@ -158,6 +166,63 @@ describe('the time budget', () => {
   });
 });
 
+describe('the ClickHouse query gate (CLICKHOUSE_QUERY_CONCURRENCY)', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await createHarness({ now: NOW, env: { CLICKHOUSE_QUERY_CONCURRENCY: '1' } });
+    await fillBig(h);
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('a caller that stops reading does not hold the place: the next request is answered meanwhile', async () => {
+    const key = await h.key({});
+    const { url } = await h.listen();
+    const reader = await slowRead(`${url}/api/venue_b/deltas/${BIG}?limit=${ROWS}`, key);
+    expect(reader.status).toBe(200);
+    await waitFor(async () => (await running(h.ch, h.ch.database)).length > 0, { what: 'the query to be running' });
+    const other = await request(h.app).get(`/api/venue_b/deltas/${BIG}?limit=5`).set('x-api-key', key);
+    expect(other.status).toBe(200);
+    expect(other.body.count).toBe(5);
+    expect((await running(h.ch, h.ch.database)).length).toBe(1);
+    reader.destroy();
+    await waitFor(async () => (await running(h.ch, h.ch.database)).length === 0, {
+      timeoutMs: 15_000,
+      what: 'the slow reader’s query to be gone',
+    });
+  });
+
+  it('a request waiting for a place keeps its time budget: 503 query_timeout, nothing sent to ClickHouse', async () => {
+    const gate = new QueryGate(1);
+    const metrics = new HistoryMetrics(createRegistry('gate-test', { defaultMetrics: false }));
+    const store = new HistoryStore(h.ch, metrics, 0, gate);
+    const held = await gate.acquire(new AbortController().signal);
+    const res = new EventEmitter() as EventEmitter & { writableFinished: boolean };
+    res.writableFinished = false;
+    const scope = new QueryScope(h.ch, 200, res as unknown as Response);
+    const started = Date.now();
+    try {
+      await expect(store.streamQuery(sql`SELECT 1 FORMAT RowBinary`, scope, () => undefined)).rejects.toBeInstanceOf(
+        GateClosedError,
+      );
+      expect(scope.reason).toBe('timeout');
+      expect(Date.now() - started).toBeGreaterThanOrEqual(150);
+      expect(gate.waiting).toBe(0);
+      expect((await metrics.queueWaiting.get()).values[0]?.value).toBe(0);
+    } finally {
+      scope.dispose();
+      held();
+    }
+    // With the place free again, the same store answers.
+    const scope2 = new QueryScope(h.ch, 5000, res as unknown as Response);
+    const chunks: Buffer[] = [];
+    await store.streamQuery(sql`SELECT toUInt8(7) FORMAT RowBinary`, scope2, (c) => void chunks.push(c));
+    scope2.dispose();
+    expect(Buffer.concat(chunks)).toEqual(Buffer.from([7]));
+  });
+});
+
 describe('ClickHouse stopped', () => {
   let server: PrivateServer;
   let h: Harness;
@@ -187,7 +252,9 @@ describe('ClickHouse stopped', () => {
     const end = await reader.ended;
     expect(end.complete).toBe(false);
     expect(() => JSON.parse(end.body)).toThrow();
-    expect(end.body.endsWith('}')).toBe(false);
+    // The array and the object are never closed: no `],"count":N}` ending.
+    expect(end.body).not.toMatch(/\],"count":\d+\}$/);
+    expect(end.body.startsWith('{"exchange":"venue_b"')).toBe(true);
 
     const ready = await request(h.app).get('/ready');
     expect(ready.status).toBe(503);

@@ -1,4 +1,4 @@
-import { Counter, Histogram, type Registry } from '@depthgate/service-kit';
+import { Counter, Gauge, Histogram, type Registry } from '@depthgate/service-kit';
 
 export type Endpoint = 'tickers' | 'snapshots' | 'deltas';
 export type QueryName = 'catalogue' | 'tickers' | 'window';
@@ -13,6 +13,8 @@ export class HistoryMetrics {
   readonly windows: Histogram<'endpoint'>;
   readonly catalogueCache: Counter<'result'>;
   readonly cutStreams: Counter<'endpoint'>;
+  readonly queueWaiting: Gauge;
+  readonly queueWait: Histogram;
 
   constructor(registry: Registry) {
     this.queryDuration = new Histogram({
@@ -57,6 +59,17 @@ export class HistoryMetrics {
       name: 'history_cut_streams_total',
       help: 'Responses cut mid-stream because ClickHouse failed after the first rows were sent',
       labelNames: ['endpoint'] as const,
+      registers: [registry],
+    });
+    this.queueWaiting = new Gauge({
+      name: 'history_clickhouse_queue_waiting',
+      help: 'Queries waiting for a place under CLICKHOUSE_QUERY_CONCURRENCY',
+      registers: [registry],
+    });
+    this.queueWait = new Histogram({
+      name: 'history_clickhouse_queue_wait_seconds',
+      help: 'Time a query waited for a place under CLICKHOUSE_QUERY_CONCURRENCY before it was sent',
+      buckets: [0.0001, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers: [registry],
     });
   }

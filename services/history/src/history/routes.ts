@@ -173,7 +173,7 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
 
         const { from, to } = effectiveRange(caller, entry.ticker, deps.now(), range);
         const head = `{"exchange":${JSON.stringify(exchange)},"ticker":${JSON.stringify(entry.ticker)},"rows":[`;
-        const out = new RowsResponse(res, scope, head);
+        const out = new RowsResponse(res, scope, head, kind);
         const span = entry.spans[kind];
         let windows = 0;
         if (span && (to === null || from <= to)) {
@@ -182,13 +182,11 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
             deps.store.streamQuery(query, scope, (chunk) => out.chunk(chunk), {
               singleThread: want <= SINGLE_THREAD_ROWS,
             });
-          // Small windows: one thread, rows rendered after the LIMIT; large ones: rendered in parallel (queries.ts).
-          const render = (want: number) => ({ renderAfterLimit: want <= SINGLE_THREAD_ROWS });
           for (let w = planner.next(); w !== null; w = planner.next()) {
             const before = out.rows;
             const want = planner.remaining;
             if (kind === 'delta') {
-              await stream(deltaWindowQuery(deps.ch.db, exchange, entry.ticker, w, want, render(want)), want);
+              await stream(deltaWindowQuery(deps.ch.db, exchange, entry.ticker, w, want), want);
               out.endOfQuery();
             } else {
               // Snapshots: ask for a few rows more than wanted, hold back from the want-th row on, and pass on
@@ -196,7 +194,7 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
               const asked = want + SNAPSHOT_SLACK_ROWS;
               const receivedBefore = out.received;
               out.holdFrom(receivedBefore + want - 1);
-              await stream(snapshotWindowQuery(deps.ch.db, exchange, entry.ticker, w, asked, render(want)), want);
+              await stream(snapshotWindowQuery(deps.ch.db, exchange, entry.ticker, w, asked), want);
               out.endOfQuery();
               if (!(await out.releaseBook(out.received - receivedBefore === asked))) {
                 // That book is longer than the slack: read it to its end exactly (two reads, rarely).

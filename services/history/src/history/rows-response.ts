@@ -8,7 +8,8 @@
  * or at the end when there is none — so any failure before that can still be answered with a proper error status.
  */
 import type { Response } from 'express';
-import { JsonLinesToArray } from './json-lines';
+import type { RowKind } from '../clickhouse/schema';
+import { RowBinaryToJson } from './row-binary';
 import type { QueryScope } from './scope';
 
 export class AbortedError extends Error {
@@ -19,7 +20,7 @@ export class AbortedError extends Error {
 }
 
 export class RowsResponse {
-  private readonly lines = new JsonLinesToArray();
+  private readonly lines: RowBinaryToJson;
   private started = false;
   /** Called on the next 'drain'. One listener per response, never removed: the `compression` middleware forwards
    * `res.on('drain')` to its gzip stream but not `removeListener`, so a listener per wait would pile up there. */
@@ -29,7 +30,10 @@ export class RowsResponse {
     private readonly res: Response,
     private readonly scope: QueryScope,
     private readonly head: string,
-  ) {}
+    kind: RowKind,
+  ) {
+    this.lines = new RowBinaryToJson(kind);
+  }
 
   /** Rows sent so far. */
   get rows(): number {
@@ -41,7 +45,7 @@ export class RowsResponse {
     return this.lines.received;
   }
 
-  /** Holds back received rows from this index on (see JsonLinesToArray.holdFrom). */
+  /** Holds back received rows from this index on (see RowBinaryToJson.holdFrom). */
   holdFrom(index: number): void {
     this.lines.holdFrom(index);
   }
@@ -49,18 +53,16 @@ export class RowsResponse {
   /** Sends the held rows of the boundary book; false when the book may go on beyond what was received. */
   async releaseBook(mayHaveMore: boolean): Promise<boolean> {
     const { complete, out } = this.lines.releaseBook(mayHaveMore);
-    for (const part of out) await this.write(part);
+    if (out) await this.write(out);
     return complete;
   }
 
-  /** Passes one chunk of ClickHouse output on; resolves once the socket can take more. */
+  /** Renders one chunk of ClickHouse output and sends it; resolves once the socket can take more. */
   async chunk(buffer: Buffer): Promise<void> {
-    const parts = this.lines.push(buffer);
-    if (parts.length === 0) return;
-    // One write per chunk. A separator before a chunk is rare (a chunk starting a row, e.g. a window's first), so
-    // copying it in costs little. No cork(): a corked ServerResponse reports no back-pressure below its 64 KiB
-    // high-water mark whatever the socket holds, and a paused client would make us buffer the whole answer.
-    await this.write(parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts));
+    const text = this.lines.push(buffer);
+    // One write per chunk. No cork(): a corked ServerResponse reports no back-pressure below its 64 KiB high-water
+    // mark whatever the socket holds, and a paused client would make us buffer the whole answer.
+    if (text) await this.write(text);
   }
 
   /** One window's query finished: its output must have ended on a row boundary. */

@@ -3,6 +3,7 @@
  * streamed window queries, each under a request's QueryScope (budget, cancellation, query ids for KILL).
  */
 import type { ExchangeKey } from '@depthgate/auth';
+import type { ClickHouseSettings } from '@clickhouse/client';
 import { newQueryId, type ClickHouse } from '../clickhouse/client';
 import { classifyClickHouseError } from '../clickhouse/errors';
 import type { Sql } from '../clickhouse/literals';
@@ -10,6 +11,7 @@ import { catalogueEntryQuery, tickersQuery } from '../clickhouse/queries';
 import type { RowKind } from '../clickhouse/schema';
 import type { HistoryMetrics, QueryName, QueryOutcome } from './metrics';
 import type { KindSpan } from './planner';
+import type { QueryGate } from './query-gate';
 import type { QueryScope } from './scope';
 
 export interface CatalogueEntry {
@@ -38,6 +40,7 @@ export class HistoryStore {
     private readonly ch: ClickHouse,
     private readonly metrics: HistoryMetrics,
     private readonly cacheTtlMs: number,
+    private readonly gate: QueryGate,
   ) {}
 
   /**
@@ -105,15 +108,9 @@ export class HistoryStore {
     const started = process.hrtime.bigint();
     scope.track(queryId);
     try {
-      const result = await this.ch.data.exec({
-        query: query.text,
-        query_id: queryId,
-        abort_signal: scope.signal,
-        clickhouse_settings: {
-          max_execution_time: scope.maxExecutionTimeSeconds(),
-          // Small windows read a few granules: one thread does it with less overhead, and many run at once.
-          ...(options.singleThread ? { max_threads: 1 } : {}),
-        },
+      const result = await this.exec(query, queryId, scope, {
+        // Small windows read a few granules: one thread does it with less overhead, and many run at once.
+        ...(options.singleThread ? { max_threads: 1 } : {}),
       });
       try {
         for await (const chunk of result.stream as AsyncIterable<Buffer>) {
@@ -137,12 +134,7 @@ export class HistoryStore {
     const started = process.hrtime.bigint();
     scope.track(queryId);
     try {
-      const result = await this.ch.data.exec({
-        query: query.text,
-        query_id: queryId,
-        abort_signal: scope.signal,
-        clickhouse_settings: { max_execution_time: scope.maxExecutionTimeSeconds() },
-      });
+      const result = await this.exec(query, queryId, scope, {});
       const chunks: Buffer[] = [];
       for await (const chunk of result.stream as AsyncIterable<Buffer>) chunks.push(chunk);
       const rows = Buffer.concat(chunks)
@@ -157,6 +149,32 @@ export class HistoryStore {
       throw err;
     } finally {
       scope.untrack(queryId);
+    }
+  }
+
+  /**
+   * Sends a query once the gate has a place for it, and frees the place when ClickHouse starts answering (or the
+   * query failed before that).
+   */
+  private async exec(query: Sql, queryId: string, scope: QueryScope, settings: ClickHouseSettings) {
+    const waitStarted = process.hrtime.bigint();
+    this.metrics.queueWaiting.inc();
+    let release: () => void;
+    try {
+      release = await this.gate.acquire(scope.signal);
+    } finally {
+      this.metrics.queueWaiting.dec();
+    }
+    this.metrics.queueWait.observe(Number(process.hrtime.bigint() - waitStarted) / 1e9);
+    try {
+      return await this.ch.data.exec({
+        query: query.text,
+        query_id: queryId,
+        abort_signal: scope.signal,
+        clickhouse_settings: { max_execution_time: scope.maxExecutionTimeSeconds(), ...settings },
+      });
+    } finally {
+      release();
     }
   }
 
