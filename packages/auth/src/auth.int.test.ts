@@ -23,6 +23,7 @@ function config(redisUrl: string, prefix: string, overrides: Partial<AuthConfig>
     RATE_LIMIT_DEFAULT_RPM: 600,
     RATE_LIMIT_ANONYMOUS_RPM: 10,
     TRUST_PROXY_HOPS: 0,
+    READY_REQUIRES_REDIS: true,
     ...overrides,
   };
 }
@@ -43,7 +44,7 @@ async function instance(cfg: AuthConfig, mode: 'required' | 'optional' = 'requir
     logger,
     registry,
     lifecycle: new Lifecycle(),
-    readiness: [auth.readiness],
+    readiness: auth.readiness,
     trustProxyHops: cfg.TRUST_PROXY_HOPS,
     accessLog: false,
     routeLabel: () => 'api',
@@ -216,9 +217,10 @@ describe('Redis stopped mid-test', () => {
     await redis.destroy();
   });
 
-  it('keeps serving cached keys, counts limits per process, answers within 1 s, and recovers', async () => {
+  it('keeps serving cached keys, counts limits per process, answers within 1 s, and recovers (/ready red unless READY_REQUIRES_REDIS=false)', async () => {
     const prefix = `${uniqueName('down')}:`;
     const inst = await instance(config(redis.url, prefix, { KEY_CACHE_TTL_MS: 200 }));
+    const relaxed = await instance(config(redis.url, prefix, { READY_REQUIRES_REDIS: false }));
     const admin = createRedisClient(redis.url, { name: 'admin', offlineQueue: true });
     await waitForRedis(admin, 5000);
     const store = new RedisKeyStore(admin, prefix);
@@ -246,6 +248,8 @@ describe('Redis stopped mid-test', () => {
     expect(unknown.body.error).toBe('service_unavailable');
     expect(await metric(inst.registry, 'rate_limit_store_degraded')).toBe(1);
     expect((await request(inst.app).get('/ready')).status).toBe(503);
+    // READY_REQUIRES_REDIS=false: the instance stays in rotation (it keeps serving, as above).
+    expect((await request(relaxed.app).get('/ready')).status).toBe(200);
 
     await redis.start();
     await waitFor(async () => (await request(inst.app).get('/ready')).status === 200, {

@@ -1,4 +1,4 @@
-import { envInt, envString, envUrl } from '@depthgate/service-kit';
+import { envBool, envInt, envString, envUrl } from '@depthgate/service-kit';
 
 /**
  * Settings of keys and rate limits, shared by both services. Each service spreads these into its own schema,
@@ -23,6 +23,11 @@ export const authEnvShape = {
   RATE_LIMIT_ANONYMOUS_RPM: envInt(10, { min: 1, max: 10_000_000 }),
   /** Number of reverse proxies in front of the service whose X-Forwarded-For is trusted (0: none). Never "true". */
   TRUST_PROXY_HOPS: envInt(0, { min: 0, max: 10 }),
+  /**
+   * `/ready` also requires Redis. Both services keep serving while Redis is down (cached keys, per-process limits),
+   * so behind one Service it is usually better off (infra/k8s sets false and alerts instead).
+   */
+  READY_REQUIRES_REDIS: envBool(true),
 };
 
 export interface AuthConfig {
@@ -35,4 +40,5 @@ export interface AuthConfig {
   RATE_LIMIT_DEFAULT_RPM: number;
   RATE_LIMIT_ANONYMOUS_RPM: number;
   TRUST_PROXY_HOPS: number;
+  READY_REQUIRES_REDIS: boolean;
 }

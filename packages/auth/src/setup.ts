@@ -21,7 +21,8 @@ export interface Auth {
   optionalKey: NodeMiddleware;
   rateLimit: NodeMiddleware;
   rateLimiter: RateLimiter;
-  readiness: ReadinessCheck;
+  /** Readiness checks of this machinery: Redis, unless READY_REQUIRES_REDIS is false. */
+  readiness: ReadinessCheck[];
   close(): Promise<void>;
 }
 
@@ -70,7 +71,9 @@ export function createAuth(config: AuthConfig, deps: { logger: Logger; registry:
     optionalKey: apiKeyAuth(authenticator, 'optional', metrics),
     rateLimit: rateLimiter.middleware(),
     rateLimiter,
-    readiness: { name: 'redis', check: async () => redis.status === 'ready' && (await redis.ping()) === 'PONG' },
+    readiness: config.READY_REQUIRES_REDIS
+      ? [{ name: 'redis', check: async () => redis.status === 'ready' && (await redis.ping()) === 'PONG' }]
+      : [],
     async close() {
       subscriber.disconnect();
       await redis.quit().catch(() => redis.disconnect());

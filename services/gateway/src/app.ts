@@ -41,7 +41,7 @@ export function createHandler(deps: GatewayDeps): (req: IncomingMessage, res: Se
   const ops = createServiceApp({
     ...deps,
     tracker: track,
-    readiness: config.READY_REQUIRES_REDIS ? [auth.readiness] : [],
+    readiness: auth.readiness,
     trustProxyHops: config.TRUST_PROXY_HOPS,
     mount: (app) => {
       app.get('/openapi.json', (_req, res) => {

@@ -29,8 +29,6 @@ export const gatewayEnvSchema = z.object({
   SHUTDOWN_DELAY_MS: envInt(0, { min: 0, max: 120_000 }),
   /** After that, in-flight requests get this long to finish. */
   DRAIN_TIMEOUT_MS: envInt(15_000, { min: 0, max: 600_000 }),
-  /** `/ready` also requires Redis (keys and budgets are shared there). */
-  READY_REQUIRES_REDIS: envBool(true),
 
   UPSTREAM_VENUE_A_URL: envUrl('https://gamma-api.polymarket.com'),
   UPSTREAM_VENUE_A_CLOB_URL: envUrl('https://clob.polymarket.com'),

@@ -38,7 +38,7 @@ export function createApp(deps: HistoryDeps): Express {
   );
   return createServiceApp({
     ...deps,
-    readiness: [auth.readiness, { name: 'clickhouse', check: () => clickhouse.ping(900) }],
+    readiness: [...auth.readiness, { name: 'clickhouse', check: () => clickhouse.ping(900) }],
     trustProxyHops: config.TRUST_PROXY_HOPS,
     accessLog: config.ACCESS_LOG,
     routeLabel: (req) => {
