@@ -25,7 +25,7 @@ import type { AuthMetrics } from './metrics';
  *
  * Answers 429 `rate_limited` with the IETF draft-7 `RateLimit` and `RateLimit-Policy` headers and `Retry-After`.
  * (This replaces express-rate-limit + rate-limit-redis: their per-request promise chain and round trip were measured
- * at a quarter of the gateway's cached-answer cost; see docs/benchmarks.md.)
+ * at a quarter of the gateway's cached-answer cost; see docs/architecture.md.)
  */
 const LEASE_SCRIPT = `
 local total = redis.call('INCRBY', KEYS[1], ARGV[1])
