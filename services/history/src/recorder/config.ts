@@ -98,7 +98,7 @@ export const recorderEnvSchema = z.object({
   /** A row waits at most this long before its batch is sent (rows are queryable about this much later). */
   RECORDER_BATCH_MAX_DELAY_MS: envInt(500, { min: 10, max: 60_000 }),
   /** Sealed batches kept in memory while ClickHouse is slow or away; beyond it they go to the spool. */
-  RECORDER_BUFFER_MAX_BYTES: envInt(64 * MiB, { min: MiB, max: 4096 * MiB }),
+  RECORDER_BUFFER_MAX_BYTES: envInt(64 * MiB, { min: 64 * 1024, max: 4096 * MiB }),
   /** Where batches wait when memory is full; a persistent volume in production. */
   RECORDER_SPOOL_DIR: envString(path.join(os.tmpdir(), 'depthgate-recorder-spool')),
   /** Spool bound: when reached, the feeds are paused (see docs/history.md, backpressure). */

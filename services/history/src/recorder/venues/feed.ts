@@ -36,6 +36,7 @@ export class FeedShard {
   private reconnectTimer: NodeJS.Timeout | undefined;
   private readonly watchdog: NodeJS.Timeout;
   private lastPingAt = 0;
+  private awaitingPongSince = 0;
   private stopped = false;
   private paused = false;
   private readonly log: Logger;
@@ -82,6 +83,7 @@ export class FeedShard {
       this.open = true;
       this.openedAt = this.o.now();
       this.lastFrameAt = this.openedAt;
+      this.awaitingPongSince = 0;
       this.o.metrics.connections.inc({ exchange: protocol.exchange });
       this.log.info({ url: protocol.feedUrl, tickers: this.tickers.size }, 'feed connected');
       this.session = protocol.createSession(this.context(ws));
@@ -106,11 +108,14 @@ export class FeedShard {
         this.replace('disconnect');
       }
     });
-    const alive = () => {
+    // Liveness is what the venue sends by itself: messages, heartbeats, its pings. A pong only answers our ping
+    // (a server whose feed stalled may still answer pings): it proves the connection, not the feed.
+    ws.on('ping', () => {
       if (this.ws === ws) this.lastFrameAt = this.o.now();
-    };
-    ws.on('ping', alive);
-    ws.on('pong', alive);
+    });
+    ws.on('pong', () => {
+      if (this.ws === ws) this.awaitingPongSince = 0;
+    });
     ws.on('error', (err) => {
       if (this.ws === ws) this.log.warn({ err: { message: err.message } }, 'feed connection error');
     });
@@ -186,8 +191,14 @@ export class FeedShard {
       this.replace('stall');
       return;
     }
+    if (this.awaitingPongSince > 0 && now - this.awaitingPongSince > this.o.stallTimeoutMs) {
+      this.log.warn({ silentMs: now - this.awaitingPongSince }, 'no pong: the connection is dead; replacing it');
+      this.replace('stall');
+      return;
+    }
     if (this.o.pingIntervalMs > 0 && now - this.lastPingAt >= this.o.pingIntervalMs) {
       this.lastPingAt = now;
+      if (this.awaitingPongSince === 0) this.awaitingPongSince = now;
       try {
         this.ws.ping();
       } catch {
@@ -221,6 +232,7 @@ export class FeedShard {
   resume(): void {
     this.paused = false;
     this.lastFrameAt = this.o.now();
+    this.awaitingPongSince = 0;
     this.ws?.resume();
   }
 
