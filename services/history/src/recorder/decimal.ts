@@ -75,7 +75,7 @@ export class CanonicalMemo {
   private readonly map = new Map<string, string>();
   constructor(
     private readonly transform: (text: string) => string = canonicalDecimal,
-    private readonly max = 200_000,
+    private readonly max = 20_000,
   ) {}
 
   get(text: string): string {

@@ -1,8 +1,11 @@
 /**
  * Batches of TabSeparated rows on their way to one table. Rows are rendered to text once, as they are produced
- * (no row objects on the hot path); a batch holds its text in chunks of about 64 KiB, the natural key of its last
- * row (for probe-before-retry), its rows and bytes per exchange (for the per-platform buffer and spool gauges) and
- * the event times of its rows in 10 ms runs (for the lag histogram, observed when ClickHouse acknowledges it).
+ * (no row objects on the hot path), and copied at once into 256 KiB buffers taken from a pool and given back when
+ * the batch is in ClickHouse (or on disk): what waits for ClickHouse lives outside the JavaScript heap, so the
+ * garbage collector neither copies nor promotes it, and the strings of the hot path die young. A batch also holds
+ * the natural key of its last row (for probe-before-retry), its rows and bytes per exchange (for the per-platform
+ * buffer and spool gauges) and the event times of its rows in 10 ms runs (for the lag histogram, observed when
+ * ClickHouse acknowledges it).
  */
 import { EXCHANGE_KEYS, type ExchangeKey } from '@depthgate/auth';
 import type { InsertTable } from '../../clickhouse/inserts';
@@ -28,8 +31,10 @@ export interface SealedBatch {
   /** Process-unique id (log lines, tests). */
   id: number;
   table: InsertTable;
-  /** TabSeparated text in chunks (ASCII only: the ticker grammar, digits, enums, reasons). */
-  chunks: string[];
+  /** TabSeparated rows, in order (ASCII only: the ticker grammar, digits, enums, reasons). */
+  chunks: Buffer[];
+  /** Pool buffers behind `chunks`, given back by releaseBatch(). */
+  pooled: Buffer[];
   rows: number;
   bytes: number;
   rowsByExchange: number[];
@@ -48,14 +53,42 @@ export interface SealedBatch {
   lastQueryId?: string;
 }
 
-const CHUNK = 65_536;
+export const CHUNK_BYTES = 256 * 1024;
 const RUN_MS = 10;
 let nextBatchId = 1;
 
+/** Free 256 KiB buffers, reused by the batches (at most `max` kept). */
+class ChunkPool {
+  private readonly free: Buffer[] = [];
+  constructor(private readonly max: number) {}
+
+  take(): Buffer {
+    return this.free.pop() ?? Buffer.allocUnsafeSlow(CHUNK_BYTES);
+  }
+
+  give(b: Buffer): void {
+    if (b.length === CHUNK_BYTES && this.free.length < this.max) this.free.push(b);
+  }
+
+  get size(): number {
+    return this.free.length;
+  }
+}
+
+export const chunkPool = new ChunkPool(64);
+
+/** Gives a written (or spooled) batch's buffers back to the pool; the batch must not be used afterwards. */
+export function releaseBatch(batch: SealedBatch): void {
+  for (const b of batch.pooled) chunkPool.give(b);
+  batch.pooled = [];
+  batch.chunks = [];
+}
+
 /** One batch being filled. */
 export class OpenBatch {
-  readonly chunks: string[] = [];
-  current = '';
+  private readonly full: Buffer[] = [];
+  private cur: Buffer = chunkPool.take();
+  private pos = 0;
   rows = 0;
   bytes = 0;
   readonly rowsByExchange = [0, 0, 0];
@@ -72,15 +105,27 @@ export class OpenBatch {
 
   /** Appends rendered lines (one row or a whole book) of one exchange; `rows` rows at event time `ts`. */
   append(text: string, ex: number, rows: number, ts: number): void {
-    this.current += text;
-    if (this.current.length >= CHUNK) {
-      this.chunks.push(this.current);
-      this.current = '';
+    const length = text.length;
+    if (this.cur.length - this.pos >= length) {
+      this.pos += this.cur.write(text, this.pos, length, 'latin1');
+    } else {
+      // Across buffers: a line may be split, the insert body is their concatenation.
+      let offset = 0;
+      while (offset < length) {
+        if (this.pos === this.cur.length) {
+          this.full.push(this.cur);
+          this.cur = chunkPool.take();
+          this.pos = 0;
+        }
+        const n = Math.min(length - offset, this.cur.length - this.pos);
+        this.pos += this.cur.write(text.slice(offset, offset + n), this.pos, n, 'latin1');
+        offset += n;
+      }
     }
     this.rows += rows;
-    this.bytes += text.length;
+    this.bytes += length;
     this.rowsByExchange[ex] = (this.rowsByExchange[ex] ?? 0) + rows;
-    this.bytesByExchange[ex] = (this.bytesByExchange[ex] ?? 0) + text.length;
+    this.bytesByExchange[ex] = (this.bytesByExchange[ex] ?? 0) + length;
     const bucket = ts - (ts % RUN_MS);
     const at = this.lastRun[ex] ?? -1;
     if (at >= 0 && this.runs[at + 1] === bucket) {
@@ -92,13 +137,15 @@ export class OpenBatch {
   }
 
   seal(): SealedBatch {
-    if (this.current.length > 0) this.chunks.push(this.current);
-    this.current = '';
     if (this.probe === undefined) throw new Error('sealing an empty batch');
+    const pooled = [...this.full, this.cur];
+    const chunks = [...this.full];
+    if (this.pos > 0) chunks.push(this.cur.subarray(0, this.pos));
     return {
       id: nextBatchId++,
       table: this.table,
-      chunks: this.chunks,
+      chunks,
+      pooled,
       rows: this.rows,
       bytes: this.bytes,
       rowsByExchange: this.rowsByExchange,
@@ -107,6 +154,11 @@ export class OpenBatch {
       probe: this.probe,
       maybeWritten: false,
     };
+  }
+
+  /** Gives the buffers back without sealing (an empty batch). */
+  discard(): void {
+    for (const b of [...this.full, this.cur]) chunkPool.give(b);
   }
 }
 
@@ -129,5 +181,5 @@ export class MonthOf {
 }
 
 export function batchText(batch: Pick<SealedBatch, 'chunks'>): string {
-  return batch.chunks.join('');
+  return Buffer.concat(batch.chunks).toString('latin1');
 }

@@ -44,6 +44,7 @@ class TableBatcher {
   private sealOne(b: OpenBatch): void {
     this.open.delete(b.month);
     if (b.rows > 0) this.seal(b.seal());
+    else b.discard();
   }
 
   /** Seals batches older than the delay bound (all of them with `all`). */

@@ -71,7 +71,7 @@ export function encodeRecord(batch: SealedBatch): Buffer {
     maybeWritten: batch.maybeWritten,
   };
   const head = Buffer.from(JSON.stringify(header), 'utf8');
-  const body = Buffer.from(batch.chunks.join(''), 'latin1');
+  const body = batch.chunks.length === 1 ? (batch.chunks[0] as Buffer) : Buffer.concat(batch.chunks);
   const prefix = Buffer.alloc(PREFIX);
   prefix.writeUInt32LE(head.length, 0);
   prefix.writeUInt32LE(body.length, 4);
@@ -106,16 +106,16 @@ export function readRecord(fd: number, offset: number, size: number, file: strin
     return { ok: false, reason: 'corrupt' };
   }
   if (header.v !== 1) return { ok: false, reason: 'corrupt' };
-  const text = body.toString('latin1');
   return {
     ok: true,
     length,
     batch: {
       id: nextSpoolId++,
       table: header.table,
-      chunks: [text],
+      chunks: [Buffer.from(body)],
+      pooled: [],
       rows: header.rows,
-      bytes: text.length,
+      bytes: body.length,
       rowsByExchange: header.rowsByExchange,
       bytesByExchange: header.bytesByExchange,
       runs: header.runs,

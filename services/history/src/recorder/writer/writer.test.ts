@@ -6,7 +6,7 @@ import { createLogger } from '@depthgate/service-kit';
 import type { ClickHouse } from '../../clickhouse/client';
 import { lit } from '../../clickhouse/literals';
 import { LocalBook } from '../book';
-import { MonthOf, type SealedBatch } from './batch';
+import { MonthOf, batchText, type SealedBatch } from './batch';
 import { TsvSink } from './sink';
 import { TableSpool, encodeRecord } from './spool';
 import { Writer } from './writer';
@@ -47,7 +47,7 @@ describe('TsvSink batches', () => {
     sink.snapshot('venue_c', 'BTCUSD', MARCH, book);
     sink.gap('venue_a_us', 'a-b', 1, 2, 'disconnect', 3);
     sink.tick(0, true);
-    const text = Object.fromEntries(sealed.map((b) => [b.table, b.chunks.join('')]));
+    const text = Object.fromEntries(sealed.map((b) => [b.table, batchText(b)]));
     expect(text.deltas).toBe(
       `venue_b\tKX-1\t${MARCH}\t7\tbid\t0.48\t-20.00\nvenue_b\tKX-1\t${MARCH}\t8\task\t0.52\t5\n`,
     );
@@ -88,8 +88,7 @@ describe('TsvSink batches', () => {
     const month = new MonthOf();
     for (const b of sealed) {
       const months = new Set(
-        b.chunks
-          .join('')
+        batchText(b)
           .trim()
           .split('\n')
           .map((l) => month.get(Number(l.split('\t')[2]))),
@@ -125,7 +124,7 @@ describe('spool', () => {
     expect(spool.pendingRecords).toBe(2);
     expect(spool.pendingBytesByExchange).toEqual([0, 0, a.bytes + b.bytes]);
     const first = spool.peek();
-    expect(first?.chunks.join('')).toBe(a.chunks.join(''));
+    expect(batchText(first as SealedBatch)).toBe(batchText(a));
     expect(first?.probe).toEqual(a.probe);
     expect(first?.maybeWritten).toBe(true);
     spool.ack(first as SealedBatch);

@@ -24,7 +24,7 @@ import { newQueryId, type ClickHouse } from '../../clickhouse/client';
 import { classifyClickHouseError } from '../../clickhouse/errors';
 import { insertTsv, type InsertTable } from '../../clickhouse/inserts';
 import { ensureQueryEnded, probeBatch } from '../store';
-import type { SealedBatch } from './batch';
+import { releaseBatch, type SealedBatch } from './batch';
 import { TableSpool } from './spool';
 
 export interface WriterOptions {
@@ -108,6 +108,7 @@ export class Writer {
     const lane = this.lanes[batch.table];
     if (this.stopping && lane.running === undefined) {
       lane.spool.append(batch);
+      releaseBatch(batch);
       return;
     }
     const spoolFull = this.spoolBytes() >= this.o.maxSpoolBytes;
@@ -119,6 +120,7 @@ export class Writer {
     } else {
       try {
         lane.spool.append(batch);
+        releaseBatch(batch);
       } catch (err) {
         this.o.logger.error({ err, table: lane.table }, 'cannot write the spool; keeping the batch in memory');
         this.pushMemory(lane, batch);
@@ -203,6 +205,7 @@ export class Writer {
       if (fromMemory) this.popMemory(lane);
       else lane.spool.ack(batch);
       this.o.onWritten?.(batch, this.now());
+      releaseBatch(batch);
       this.checkPressure();
     }
   }
@@ -283,7 +286,7 @@ export class Writer {
     const file = path.join(dir, `${lane.table}-${this.now()}-${batch.id}.tsv`);
     try {
       mkdirSync(dir, { recursive: true });
-      writeFileSync(file, batch.chunks.join(''));
+      writeFileSync(file, Buffer.concat(batch.chunks));
     } catch (err) {
       this.o.logger.error({ err }, 'cannot write the rejected batch');
     }
@@ -332,6 +335,7 @@ export class Writer {
       // The memory queue is older than anything in the spool: it goes in front.
       const batches = lane.queue.splice(0);
       lane.spool.prepend(batches);
+      for (const b of batches) releaseBatch(b);
       spooled += batches.reduce((n, b) => n + b.rows, 0);
       lane.running = undefined;
     }
