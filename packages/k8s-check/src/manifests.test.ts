@@ -4,6 +4,7 @@ import { parser as promql } from '@prometheus-io/lezer-promql';
 import { parse, parseAllDocuments } from 'yaml';
 import { gatewayEnvSchema } from '../../../services/gateway/src/config';
 import { historyEnvSchema } from '../../../services/history/src/config';
+import { recorderEnvSchema } from '../../../services/history/src/recorder/config';
 
 /**
  * The manifests agree with the services: every variable they set is one the deployable reads (a typo such as
@@ -15,25 +16,10 @@ const root = path.join(__dirname, '..', '..', '..');
 const k8s = path.join(root, 'infra', 'k8s');
 const keysOf = (schema: unknown) => Object.keys((schema as { shape: Record<string, unknown> }).shape);
 
-/**
- * Variables of the history service and the recorder that are being built on another branch (services/history):
- * the manifests already set them. Remove a name once its config schema defines it.
- */
-const PENDING: Record<string, string[]> = {
-  history: ['CLICKHOUSE_URL', 'CLICKHOUSE_DATABASE', 'CLICKHOUSE_MAX_CONNECTIONS'],
-  recorder: [
-    'RECORDER_HOST',
-    'RECORDER_PORT',
-    'RECORDER_SPOOL_DIR',
-    'CLICKHOUSE_URL',
-    'CLICKHOUSE_DATABASE',
-    'LOG_LEVEL',
-  ],
-};
 const known: Record<string, Set<string>> = {
   gateway: new Set([...keysOf(gatewayEnvSchema), 'NODE_OPTIONS']),
-  history: new Set([...keysOf(historyEnvSchema), ...(PENDING.history ?? []), 'NODE_OPTIONS']),
-  recorder: new Set([...(PENDING.recorder ?? []), 'NODE_OPTIONS']),
+  history: new Set([...keysOf(historyEnvSchema), 'NODE_OPTIONS']),
+  recorder: new Set([...keysOf(recorderEnvSchema), 'NODE_OPTIONS']),
 };
 const HOST_PORT: Record<string, [string, string]> = {
   gateway: ['GATEWAY_HOST', 'GATEWAY_PORT'],
@@ -93,7 +79,12 @@ describe.each(services)('base/%s', (service) => {
   });
 
   it('drains within the termination grace period', () => {
-    const drainMs = Number(env.get('SHUTDOWN_DELAY_MS') ?? 0) + Number(env.get('DRAIN_TIMEOUT_MS') ?? 15_000);
+    // The recorder serves no traffic: its HTTP drain is fixed at 2 s (recorder/main.ts), then it flushes its buffer
+    // for at most RECORDER_SHUTDOWN_FLUSH_MS (default 20 s) before spooling the rest.
+    const drainMs =
+      service === 'recorder'
+        ? 2000 + Number(env.get('RECORDER_SHUTDOWN_FLUSH_MS') ?? 20_000)
+        : Number(env.get('SHUTDOWN_DELAY_MS') ?? 0) + Number(env.get('DRAIN_TIMEOUT_MS') ?? 15_000);
     expect(drainMs + 5000).toBeLessThanOrEqual(spec.terminationGracePeriodSeconds * 1000);
   });
 
@@ -107,23 +98,10 @@ describe.each(services)('base/%s', (service) => {
 });
 
 describe('recorder variables', () => {
-  // The recorder is being built on the history branch (services/history/src/recorder). Until it exists, its
-  // variables are the PENDING contract above; once it does, each one the manifests set must appear in its sources,
-  // so a renamed variable fails here instead of in the cluster.
-  const dir = path.join(root, 'services', 'history', 'src', 'recorder');
-  const exists = (() => {
-    try {
-      return readdirSync(dir).length > 0;
-    } catch {
-      return false;
-    }
-  })();
-  it('are the pending contract until the recorder exists, then names its sources read', () => {
+  // Besides the schema check above: each variable the manifests set appears in the recorder's sources, so a renamed
+  // variable fails here instead of in the cluster.
+  it('are named in the sources the recorder is built from', () => {
     const set = [...envFile('recorder').keys(), 'CLICKHOUSE_URL'];
-    if (!exists) {
-      expect(set.filter((name) => !PENDING.recorder?.includes(name))).toEqual([]);
-      return;
-    }
     const sources = readdirSync(path.join(root, 'services', 'history', 'src'), { recursive: true, encoding: 'utf8' })
       .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
       .map((f) => readFileSync(path.join(root, 'services', 'history', 'src', f), 'utf8'))
@@ -157,13 +135,6 @@ describe('alert rules', () => {
     'kube_statefulset_status_replicas_ready',
     'kubelet_volume_stats_available_bytes',
     'kubelet_volume_stats_capacity_bytes',
-  ]);
-  /** The recorder's metric contract (docs/operations.md, Metrics), implemented on the history branch. */
-  const RECORDER = new Set([
-    'recorder_lag_seconds',
-    'recorder_gaps_total',
-    'recorder_buffer_rows',
-    'recorder_spool_bytes',
   ]);
   const PROMQL_WORDS = new Set(['by', 'without', 'and', 'or', 'unless', 'on', 'ignoring', 'group_left', 'group_right']);
 
@@ -220,7 +191,7 @@ describe('alert rules', () => {
     const sources = sourcesDefining();
     const missing = [...names]
       .map((n) => n.replace(/_(bucket|count|sum)$/, ''))
-      .filter((n) => !EXTERNAL.has(n) && !RECORDER.has(n) && !sources.includes(`'${n}'`));
+      .filter((n) => !EXTERNAL.has(n) && !sources.includes(`'${n}'`));
     expect(names.size).toBeGreaterThan(10);
     expect(missing).toEqual([]);
   });

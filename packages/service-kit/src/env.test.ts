@@ -1,5 +1,8 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { z } from 'zod';
-import { ConfigError, envBool, envInt, envList, envOptionalInt, envUrl, parseEnv } from './env';
+import { ConfigError, envBool, envInt, envList, envOptionalInt, envUrl, group, parseEnv, secret } from './env';
 
 const schema = z.object({
   PORT: envInt(8080, { min: 0, max: 65535 }),
@@ -35,5 +38,36 @@ describe('parseEnv', () => {
       const issues = (err as ConfigError).issues.join('\n');
       for (const name of ['PORT', 'ENABLED', 'URL', 'LIMIT']) expect(issues).toContain(name);
     }
+  });
+});
+
+describe('secret and group (credentials)', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'dg-secret-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('reads a secret inline or from its _FILE (trimmed), and reports both set or an unreadable file', () => {
+    const file = path.join(dir, 'key');
+    writeFileSync(file, 'from-file\n');
+    const issues: string[] = [];
+    expect(secret({ K: 'inline' }, 'K', issues)).toBe('inline');
+    expect(secret({ K_FILE: file }, 'K', issues)).toBe('from-file');
+    expect(secret({}, 'K', issues)).toBeUndefined();
+    expect(issues).toEqual([]);
+    secret({ K: 'a', K_FILE: file }, 'K', issues);
+    secret({ K_FILE: path.join(dir, 'missing') }, 'K', issues);
+    expect(issues).toEqual([
+      expect.stringMatching(/either K or K_FILE/),
+      expect.stringMatching(/K_FILE: cannot read .*ENOENT/),
+    ]);
+  });
+
+  it('builds a credential group from all its parts, none, or reports what is missing', () => {
+    const issues: string[] = [];
+    const build = (p: Record<string, string>) => `${p.A}:${p.B}`;
+    expect(group('X', { A: 'a', B: 'b' }, build, issues)).toBe('a:b');
+    expect(group('X', { A: undefined, B: undefined }, build, issues)).toBeUndefined();
+    expect(issues).toEqual([]);
+    expect(group('X', { A: 'a', B: undefined }, build, issues)).toBeUndefined();
+    expect(issues).toEqual(['X credentials are incomplete: missing B']);
   });
 });

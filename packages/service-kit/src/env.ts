@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 
 /**
@@ -104,3 +105,41 @@ export const envOptionalString = () =>
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export const envLogLevel = () => z.enum(LOG_LEVELS).default('info');
+
+/**
+ * A secret given inline (`NAME`) or as a mounted file (`NAME_FILE`, read once, trimmed). Both set is a mistake;
+ * an unreadable file too: each adds an issue instead of throwing, so a configuration lists every problem at once.
+ * Shared by every deployable that holds upstream credentials (gateway, recorder).
+ */
+export function secret(env: Readonly<Record<string, unknown>>, name: string, issues: string[]): string | undefined {
+  const direct = env[name] as string | undefined;
+  const file = env[`${name}_FILE`] as string | undefined;
+  if (direct !== undefined && file !== undefined) issues.push(`${name}: set either ${name} or ${name}_FILE, not both`);
+  if (direct !== undefined) return direct;
+  if (file === undefined) return undefined;
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch (err) {
+    issues.push(`${name}_FILE: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    return undefined;
+  }
+}
+
+/** All of a credential's parts, or none; a partial set is a configuration error, not a silent unsigned call. */
+export function group<T>(
+  name: string,
+  parts: Record<string, string | undefined>,
+  build: (p: Record<string, string>) => T,
+  issues: string[],
+): T | undefined {
+  const given = Object.entries(parts).filter(([, v]) => v !== undefined);
+  if (given.length === 0) return undefined;
+  const missing = Object.entries(parts)
+    .filter(([, v]) => v === undefined)
+    .map(([k]) => k);
+  if (missing.length > 0) {
+    issues.push(`${name} credentials are incomplete: missing ${missing.join(', ')}`);
+    return undefined;
+  }
+  return build(parts as Record<string, string>);
+}

@@ -10,7 +10,11 @@ import {
   envOptionalString,
   envString,
   envUrl,
+  group,
   parseEnv,
+  secret,
+  type KalshiCredentials,
+  type PolymarketUsCredentials,
 } from '@depthgate/service-kit';
 
 /**
@@ -103,14 +107,8 @@ export const gatewayEnvSchema = z.object({
 
 export type GatewayEnv = z.output<typeof gatewayEnvSchema>;
 
-export interface KalshiCredentials {
-  accessKey: string;
-  privateKeyPem: string;
-}
-export interface PolymarketUsCredentials {
-  accessKey: string;
-  secretKeyBase64: string;
-}
+// Shared with the recorder, which signs its feed handshakes with the same credentials.
+export type { KalshiCredentials, PolymarketUsCredentials };
 export interface PolymarketClobCredentials {
   address: string;
   apiKey: string;
@@ -167,39 +165,6 @@ export const DEFAULT_BUDGETS: Record<PlatformKey, Budget> = {
   'venue-d': { perSecond: 10, burst: 15 }, // Coinbase public: token bucket, 10/s with bursts of 15 [V]
   'venue-e': { perSecond: 9.5, burst: 1 }, // IBKR Client Portal: ~10 per second [U]
 };
-
-function secret(env: GatewayEnv, name: keyof GatewayEnv & string, issues: string[]): string | undefined {
-  const direct = env[name] as string | undefined;
-  const file = env[`${name}_FILE` as keyof GatewayEnv] as string | undefined;
-  if (direct !== undefined && file !== undefined) issues.push(`${name}: set either ${name} or ${name}_FILE, not both`);
-  if (direct !== undefined) return direct;
-  if (file === undefined) return undefined;
-  try {
-    return readFileSync(file, 'utf8').trim();
-  } catch (err) {
-    issues.push(`${name}_FILE: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
-    return undefined;
-  }
-}
-
-/** All of a credential's parts, or none; a partial set is a configuration error, not a silent unsigned call. */
-function group<T>(
-  name: string,
-  parts: Record<string, string | undefined>,
-  build: (p: Record<string, string>) => T,
-  issues: string[],
-): T | undefined {
-  const given = Object.entries(parts).filter(([, v]) => v !== undefined);
-  if (given.length === 0) return undefined;
-  const missing = Object.entries(parts)
-    .filter(([, v]) => v === undefined)
-    .map(([k]) => k);
-  if (missing.length > 0) {
-    issues.push(`${name} credentials are incomplete: missing ${missing.join(', ')}`);
-    return undefined;
-  }
-  return build(parts as Record<string, string>);
-}
 
 function isPlatform(value: string): value is PlatformKey {
   return (PLATFORM_KEYS as readonly string[]).includes(value);

@@ -1,20 +1,9 @@
 // https://docs.kalshi.com/getting_started/quick_start_authenticated_requests
-import { constants, createPrivateKey, sign, type KeyObject } from 'node:crypto';
-import type { KalshiCredentials } from '../config';
+import { kalshiHeaders, kalshiPrivateKey, type KalshiCredentials } from '@depthgate/service-kit';
 import type { SignInput, SignedHeaders, SyncSigner } from './types';
 
-/** The signed string: ms timestamp + METHOD + full path (with `/trade-api/v2`, without the query). [V] */
-export function kalshiMessage(timestampMs: number, method: string, path: string): string {
-  return `${timestampMs}${method.toUpperCase()}${path}`;
-}
-
-export function kalshiSignature(key: KeyObject, message: string): string {
-  return sign('sha256', Buffer.from(message, 'utf8'), {
-    key,
-    padding: constants.RSA_PKCS1_PSS_PADDING,
-    saltLength: constants.RSA_PSS_SALTLEN_DIGEST,
-  }).toString('base64');
-}
+// The signing itself is shared with the recorder's feed handshake (@depthgate/service-kit, upstream-auth.ts).
+export { kalshiMessage, kalshiSignature } from '@depthgate/service-kit';
 
 /**
  * Kalshi RSA-PSS (SHA-256, MGF1-SHA256, salt = digest length). An RSA signature costs about a millisecond of CPU,
@@ -22,8 +11,7 @@ export function kalshiSignature(key: KeyObject, message: string): string {
  * the timestamp's age, not its uniqueness); 0 signs every request.
  */
 export function kalshiSigner(credentials: KalshiCredentials, options: { reuseMs: number }): SyncSigner {
-  const key = createPrivateKey(credentials.privateKeyPem);
-  if (key.asymmetricKeyType !== 'rsa') throw new Error('KALSHI_PRIVATE_KEY is not an RSA private key');
+  const key = kalshiPrivateKey(credentials.privateKeyPem);
   const recent = new Map<string, { at: number; headers: SignedHeaders }>();
   return {
     name: 'kalshi-rsa-pss',
@@ -34,11 +22,7 @@ export function kalshiSigner(credentials: KalshiCredentials, options: { reuseMs:
         const hit = recent.get(cacheKey);
         if (hit && nowMs - hit.at < options.reuseMs && nowMs >= hit.at) return hit.headers;
       }
-      const headers = {
-        'KALSHI-ACCESS-KEY': credentials.accessKey,
-        'KALSHI-ACCESS-TIMESTAMP': String(nowMs),
-        'KALSHI-ACCESS-SIGNATURE': kalshiSignature(key, kalshiMessage(nowMs, input.method, input.path)),
-      };
+      const headers = kalshiHeaders(credentials.accessKey, key, input.method, input.path, nowMs);
       if (options.reuseMs > 0) {
         recent.delete(cacheKey);
         recent.set(cacheKey, { at: nowMs, headers });

@@ -1,0 +1,278 @@
+// Recorder benchmark (bench/recorder/run.sh, `./dev bench recorder`): in one run, on this machine,
+//
+//   1. its own ClickHouse (infra/local/clickhouse.sh, data under $DG_DEV_DIR/bench/recorder), the schema migrated;
+//   2. the venue simulator as a process, its books moving at a high rate on the recorded platforms;
+//   3. the recorder as a process (the built entrypoint, dist/recorder/main.js), recording all three feeds;
+//   4. after a warm-up, a steady window: delta rows/s written (count() in ClickHouse at both ends), the recorder's
+//      lag histogram (venue event → insert acknowledged) over the window, its peak RSS, its CPU;
+//   5. the anchor: ClickHouse's own ingest of the same delta rows from a local file (`INSERT … FORMAT TabSeparated`
+//      over HTTP from a TSV export of the window), in the same run.
+//
+// Prints a Markdown table for docs/benchmarks.md. Options: --seconds N (window, 30), --warmup N (10),
+// --ups N (simulator updates/s, 6000), --changes N (levels per update, 20), --tickers p=N,… (simulator instruments),
+// --platforms a,b (kalshi,gemini,polymarketUs). Ports: DG_BENCH_CLICKHOUSE_HTTP_PORT (17226),
+// DG_BENCH_CLICKHOUSE_TCP_PORT (17913).
+import { execFileSync } from 'node:child_process';
+import { createWriteStream, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { ROOT, freePort, freePortRange, fmt, sampleRss, sleep, start, stopAll, waitHttp } from '../lib.mjs';
+
+const args = process.argv.slice(2);
+const opt = (name, fallback) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : fallback;
+};
+const SECONDS = Number(opt('seconds', '30'));
+const WARMUP = Number(opt('warmup', '10'));
+const UPS = Number(opt('ups', '6000'));
+const CHANGES = Number(opt('changes', '20'));
+const TICKERS = opt('tickers', 'kalshi=8,gemini=12,polymarketUs=12');
+const PLATFORMS = opt('platforms', 'kalshi,gemini,polymarketUs');
+const CH_HTTP = Number(process.env.DG_BENCH_CLICKHOUSE_HTTP_PORT ?? 17226);
+const CH_TCP = Number(process.env.DG_BENCH_CLICKHOUSE_TCP_PORT ?? 17913);
+const DEV = process.env.DG_DEV_DIR ?? path.join(ROOT, '.dev');
+const DIR = path.join(DEV, 'bench', 'recorder');
+const DB = 'bench_recorder';
+const CH = `http://127.0.0.1:${CH_HTTP}`;
+
+const log = (...m) => process.stderr.write(`${m.join(' ')}\n`);
+
+async function ch(query, body) {
+  const url = body === undefined ? CH : `${CH}/?query=${encodeURIComponent(query)}`;
+  const res = await fetch(url, { method: 'POST', body: body ?? query });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`ClickHouse ${res.status}: ${text.slice(0, 300)}`);
+  return text.trim();
+}
+
+async function metricValues(url) {
+  const text = await (await fetch(url)).text();
+  const out = new Map();
+  for (const line of text.split('\n')) {
+    if (line.startsWith('#') || line === '') continue;
+    const sp = line.lastIndexOf(' ');
+    out.set(line.slice(0, sp), Number(line.slice(sp + 1)));
+  }
+  return out;
+}
+
+/** Lag quantiles from the difference of two scrapes of recorder_lag_seconds (all exchanges), interpolated. */
+function lagQuantiles(before, after, qs) {
+  const buckets = new Map();
+  for (const [k, v] of after) {
+    const m = /^recorder_lag_seconds_bucket\{.*le="([^"]+)"/.exec(k);
+    if (!m) continue;
+    const le = m[1] === '+Inf' ? Infinity : Number(m[1]);
+    buckets.set(le, (buckets.get(le) ?? 0) + v - (before.get(k) ?? 0));
+  }
+  const bounds = [...buckets.keys()].sort((a, b) => a - b);
+  const total = buckets.get(Infinity) ?? 0;
+  return qs.map((q) => {
+    const rank = q * total;
+    let prevBound = 0;
+    let prevCount = 0;
+    for (const b of bounds) {
+      const c = buckets.get(b) ?? 0;
+      if (c >= rank) {
+        if (b === Infinity) return prevBound;
+        return prevBound + ((b - prevBound) * (rank - prevCount)) / Math.max(1, c - prevCount);
+      }
+      prevBound = b;
+      prevCount = c;
+    }
+    return NaN;
+  });
+}
+
+function cpuSeconds(pid) {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100; // utime + stime, in clock ticks (100 Hz)
+  } catch {
+    return NaN;
+  }
+}
+
+async function main() {
+  for (const f of [
+    'services/history/dist/recorder/main.js',
+    'services/history/dist/cli/migrate.js',
+    'packages/venue-sim/dist/cli.js',
+  ]) {
+    try {
+      statSync(path.join(ROOT, f));
+    } catch {
+      throw new Error(`${f} is missing: build first (./dev bench builds; or pnpm build)`);
+    }
+  }
+  mkdirSync(DIR, { recursive: true });
+  const logDir = DIR;
+  const load0 = os.loadavg();
+
+  log(`==> ClickHouse for the benchmark on ${CH_HTTP}`);
+  execFileSync(
+    path.join(ROOT, 'infra/local/clickhouse.sh'),
+    ['start', '--dir', path.join(DIR, 'clickhouse'), '--http-port', String(CH_HTTP), '--tcp-port', String(CH_TCP)],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  try {
+    await ch(`DROP DATABASE IF EXISTS ${DB}`);
+    execFileSync('node', [path.join(ROOT, 'services/history/dist/cli/migrate.js')], {
+      env: { ...process.env, CLICKHOUSE_URL: CH, CLICKHOUSE_DATABASE: DB },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+
+    log(`==> simulator: ${UPS} updates/s × ${CHANGES} levels on ${PLATFORMS} (${TICKERS})`);
+    const simBase = await freePortRange(11);
+    const envFile = path.join(DIR, 'sim.env');
+    const sim = start(
+      'sim',
+      'node',
+      [
+        path.join(ROOT, 'packages/venue-sim/dist/cli.js'),
+        '--port',
+        String(simBase),
+        '--write-env',
+        envFile,
+        '--updates-per-second',
+        String(UPS),
+        '--changes-per-update',
+        String(CHANGES),
+        '--platforms',
+        PLATFORMS,
+        '--tickers',
+        TICKERS,
+        '--no-rate-limits',
+        '--max-recorded-requests',
+        '0',
+        '--retention-ms',
+        '5000',
+        '--log-level',
+        'warn',
+      ],
+      { logDir },
+    );
+    await waitHttp(`http://127.0.0.1:${simBase}/ready`);
+    const simEnv = Object.fromEntries(
+      readFileSync(envFile, 'utf8')
+        .split('\n')
+        .filter((l) => /^[A-Z0-9_]+=/.test(l))
+        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+    );
+
+    log('==> recorder (dist/recorder/main.js)');
+    const port = await freePort();
+    const spool = path.join(DIR, 'spool');
+    rmSync(spool, { recursive: true, force: true });
+    const recorder = start('recorder', 'node', [path.join(ROOT, 'services/history/dist/recorder/main.js')], {
+      logDir,
+      env: {
+        ...simEnv,
+        CLICKHOUSE_URL: CH,
+        CLICKHOUSE_DATABASE: DB,
+        RECORDER_PORT: String(port),
+        RECORDER_SPOOL_DIR: spool,
+        LOG_LEVEL: 'warn',
+      },
+    });
+    await waitHttp(`http://127.0.0.1:${port}/ready`, { timeoutMs: 60_000 });
+    const rss = sampleRss(recorder.pid, 100);
+    const trace = args.includes('--trace')
+      ? setInterval(async () => {
+          const m = await metricValues(`http://127.0.0.1:${port}/metrics`).catch(() => new Map());
+          const pick = (p) => [...m].filter(([k]) => k.startsWith(p)).reduce((n, [, v]) => n + v, 0);
+          log(
+            `  rss ${fmt(pick('process_resident_memory_bytes') / 2 ** 20)} MiB, heap ${fmt(pick('nodejs_heap_size_used_bytes') / 2 ** 20)}/${fmt(pick('nodejs_heap_size_total_bytes') / 2 ** 20)} MiB, external ${fmt(pick('nodejs_external_memory_bytes') / 2 ** 20)} MiB, buffered rows ${pick('recorder_buffer_rows')}`,
+          );
+        }, 1000)
+      : undefined;
+
+    log(`==> warm-up ${WARMUP} s`);
+    await sleep(WARMUP * 1000);
+    const count = async () => Number(await ch(`SELECT count() FROM ${DB}.deltas`));
+    const metricsUrl = `http://127.0.0.1:${port}/metrics`;
+    const m0 = await metricValues(metricsUrl);
+    const c0 = await count();
+    const ts0 = Number(await ch(`SELECT max(ts) FROM ${DB}.deltas`));
+    const cpu0 = cpuSeconds(recorder.pid);
+    const simCpu0 = cpuSeconds(sim.pid);
+    const t0 = Date.now();
+    log(`==> measuring ${SECONDS} s`);
+    await sleep(SECONDS * 1000);
+    const c1 = await count();
+    const t1 = Date.now();
+    const cpu1 = cpuSeconds(recorder.pid);
+    const simCpu1 = cpuSeconds(sim.pid);
+    const m1 = await metricValues(metricsUrl);
+    const ts1 = Number(await ch(`SELECT max(ts) FROM ${DB}.deltas`));
+    const peakRss = rss.stop();
+    if (trace) clearInterval(trace);
+    const seconds = (t1 - t0) / 1000;
+    const rowsPerSecond = (c1 - c0) / seconds;
+    const [p50, p99] = lagQuantiles(m0, m1, [0.5, 0.99]);
+    const sum = (m, prefix) => [...m].filter(([k]) => k.startsWith(prefix)).reduce((n, [, v]) => n + v, 0);
+    const messages = (sum(m1, 'recorder_messages_total') - sum(m0, 'recorder_messages_total')) / seconds;
+    const gaps = sum(m1, 'recorder_gaps_total');
+    const spooled = sum(m1, 'recorder_spool_bytes');
+
+    // The anchor runs alone: the simulator and the recorder are stopped first.
+    await stopAll();
+    log('==> anchor: ClickHouse ingesting the same rows from a local file');
+    const file = path.join(DIR, 'window.tsv');
+    const res = await fetch(CH, {
+      method: 'POST',
+      body: `SELECT exchange, ticker, ts, sequence, side, price, quantity_delta FROM ${DB}.deltas WHERE ts > ${ts0} AND ts <= ${ts1} FORMAT TabSeparated`,
+    });
+    await pipeline(res.body, createWriteStream(file));
+    await ch(`CREATE TABLE IF NOT EXISTS ${DB}.anchor AS ${DB}.deltas`);
+    await ch(`TRUNCATE TABLE ${DB}.anchor`);
+    const anchorRows = Number(execFileSync('wc', ['-l', file], { encoding: 'utf8' }).trim().split(' ')[0]);
+    const a0 = process.hrtime.bigint();
+    execFileSync('curl', [
+      '-sS',
+      '--fail',
+      '--data-binary',
+      `@${file}`,
+      `${CH}/?query=${encodeURIComponent(`INSERT INTO ${DB}.anchor FORMAT TabSeparated`)}`,
+    ]);
+    const anchorSeconds = Number(process.hrtime.bigint() - a0) / 1e9;
+    const anchorRate = anchorRows / anchorSeconds;
+    rmSync(file, { force: true });
+    const load1 = os.loadavg();
+
+    const out = [
+      `| figure | recorder | anchor |`,
+      `| --- | --- | --- |`,
+      `| delta rows/s into ClickHouse (steady ${fmt(seconds)} s window) | ${fmt(rowsPerSecond)} | ${fmt(anchorRate)} (ClickHouse ingesting the window's ${anchorRows} rows from a local TSV file, one INSERT) |`,
+      `| end-to-end lag p50 / p99 (venue event → insert acknowledged) | ${fmt(p50, 2)} s / ${fmt(p99, 2)} s | target p99 ≤ 2 s |`,
+      `| recorder peak RSS | ${fmt(peakRss)} MiB | target < 300 MiB |`,
+      `| recorder CPU | ${fmt(((cpu1 - cpu0) / seconds) * 100)} % of a core | simulator ${fmt(((simCpu1 - simCpu0) / seconds) * 100)} % |`,
+      `| feed messages/s received | ${fmt(messages)} | |`,
+      `| gaps recorded / spool bytes at the end | ${gaps} / ${spooled} | |`,
+      '',
+      `Simulator: ${UPS} updates/s × ${CHANGES} levels, platforms ${PLATFORMS}, tickers ${TICKERS}. Machine: ${os.cpus().length} cores, ` +
+        `load average before ${load0.map((l) => l.toFixed(2)).join(' ')}, after ${load1.map((l) => l.toFixed(2)).join(' ')}.`,
+    ];
+    process.stdout.write(`${out.join('\n')}\n`);
+  } finally {
+    await stopAll();
+    execFileSync(path.join(ROOT, 'infra/local/clickhouse.sh'), ['stop', '--dir', path.join(DIR, 'clickhouse')], {
+      stdio: 'ignore',
+    });
+  }
+}
+
+main().catch(async (err) => {
+  process.stderr.write(`${err.stack ?? err}\n`);
+  await stopAll();
+  try {
+    execFileSync(path.join(ROOT, 'infra/local/clickhouse.sh'), ['stop', '--dir', path.join(DIR, 'clickhouse')], {
+      stdio: 'ignore',
+    });
+  } catch {
+    /* not running */
+  }
+  process.exit(1);
+});

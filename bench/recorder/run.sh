@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# ./dev bench recorder [--seconds N] [--warmup N] [--ups N] [--changes N] [--tickers p=N,…] [--platforms a,b]:
+# see bench/recorder/run.mjs. Needs a build (./dev bench builds), clickhouse-server and curl.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+command -v curl >/dev/null 2>&1 || { echo "bench/recorder: install curl first" >&2; exit 1; }
+exec node bench/recorder/run.mjs "$@"

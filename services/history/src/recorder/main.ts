@@ -1,0 +1,48 @@
+/**
+ * The recorder's entrypoint (`dist/recorder/main.js`; same image as the history API, its own StatefulSet): records
+ * the order-book feeds of Kalshi, Gemini and Polymarket US into the history tables. docs/history.md, "Recorder".
+ */
+import { Lifecycle, createLogger, createRegistry, createServiceApp, runMain, serve } from '@depthgate/service-kit';
+import { createClickHouse } from '../clickhouse/client';
+import { loadRecorderConfig } from './config';
+import { RecorderMetrics } from './metrics';
+import { startRecorder, type Recorder } from './recorder';
+
+runMain(async () => {
+  const config = loadRecorderConfig();
+  const logger = createLogger({ name: 'recorder', level: config.LOG_LEVEL });
+  const registry = createRegistry('recorder');
+  const metrics = new RecorderMetrics(registry);
+  const lifecycle = new Lifecycle();
+  const clickhouse = createClickHouse({
+    url: config.CLICKHOUSE_URL,
+    database: config.CLICKHOUSE_DATABASE,
+    maxConnections: config.CLICKHOUSE_MAX_CONNECTIONS,
+    requestTimeoutMs: config.RECORDER_INSERT_TIMEOUT_MS + 30_000,
+    logger,
+    application: 'depthgate-recorder',
+  });
+  lifecycle.onShutdown('clickhouse', () => clickhouse.close());
+  const running: { recorder?: Recorder } = {};
+  // Registered before start-up completes, so a SIGTERM during the spool replay still flushes and exits.
+  lifecycle.onShutdown('recorder', () => running.recorder?.stop());
+  const app = createServiceApp({
+    logger,
+    registry,
+    lifecycle,
+    readiness: [{ name: 'recording', check: () => running.recorder?.ready() ?? false }],
+    trustProxyHops: 0,
+    accessLog: false,
+    mount: () => undefined,
+  });
+  // /health answers from the start; /ready once the spool is replayed and the feeds run.
+  await serve(app, {
+    port: config.RECORDER_PORT,
+    host: config.RECORDER_HOST,
+    logger,
+    lifecycle,
+    shutdownDelayMs: 0,
+    drainTimeoutMs: 2000,
+  });
+  running.recorder = await startRecorder({ config, logger, metrics, clickhouse });
+});

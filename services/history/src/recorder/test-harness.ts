@@ -1,0 +1,282 @@
+/**
+ * Integration-test harness of the recorder (not part of the build): the venue simulator in-process, a fresh
+ * ClickHouse database (migrated) on the real ClickHouse of `./dev test` (or a private one), the recorder in-process
+ * (its real start and stop paths) or as the built entrypoint in a child process, and readers for what it wrote.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import type { ExchangeKey } from '@depthgate/auth';
+import { createLogger, createRegistry, type Logger } from '@depthgate/service-kit';
+import { repoRoot, testClickHouseUrl, uniqueName, waitFor } from '@depthgate/test-utils';
+import { startSimulator, type Simulator } from '@depthgate/venue-sim';
+import { createClickHouse, type ClickHouse } from '../clickhouse/client';
+import { sql } from '../clickhouse/literals';
+import { runMigrations } from '../clickhouse/migrations';
+import { loadRecorderConfig, type RecorderConfig } from './config';
+import { formatDecimal, parseDecimal } from './decimal';
+import { RecorderMetrics } from './metrics';
+import { startRecorder, type Recorder } from './recorder';
+import { flat, type FlatBook, type Row } from './test-support';
+
+type SimOptions = NonNullable<Parameters<typeof startSimulator>[0]>;
+
+export const PLATFORM: Record<ExchangeKey, string> = {
+  venue_b: 'kalshi',
+  venue_c: 'gemini',
+  venue_a_us: 'polymarketUs',
+};
+
+/** Settings that make the recorder react within a test's time: fast reconnects, short stall and grace windows. */
+export const FAST_ENV: Record<string, string> = {
+  LOG_LEVEL: 'warn',
+  RECORDER_RECONNECT_MIN_MS: '50',
+  RECORDER_RECONNECT_MAX_MS: '400',
+  RECORDER_STALL_TIMEOUT_MS: '1500',
+  RECORDER_PING_INTERVAL_MS: '500',
+  RECORDER_SNAPSHOT_INTERVAL_MS: '4000',
+  RECORDER_SNAPSHOT_QUIET_MS: '500',
+  RECORDER_RECONCILE_INTERVAL_MS: '600',
+  RECORDER_RECONCILE_GRACE_MS: '800',
+  RECORDER_GEMINI_RESUBSCRIBE_DELAY_MS: '150',
+  RECORDER_BATCH_MAX_DELAY_MS: '100',
+  RECORDER_DISCOVERY_INTERVAL_MS: '0',
+  RECORDER_REST_RATES: 'venue_b=0,venue_c=0,venue_a_us=0',
+  RECORDER_SHUTDOWN_FLUSH_MS: '10000',
+};
+
+export class LogCapture extends Writable {
+  lines: string[] = [];
+  override _write(chunk: Buffer, _e: BufferEncoding, cb: () => void): void {
+    this.lines.push(...chunk.toString().split('\n').filter(Boolean));
+    cb();
+  }
+}
+
+export interface RecorderHarness {
+  sim: Simulator;
+  ch: ClickHouse;
+  database: string;
+  spoolDir: string;
+  env: Record<string, string>;
+  logs: LogCapture;
+  /** The in-process recorder (start/stop with startInProcess/stopInProcess). */
+  recorder?: Recorder;
+  metrics?: RecorderMetrics;
+  startInProcess(extra?: Record<string, string>): Promise<Recorder>;
+  stopInProcess(): Promise<void>;
+  /** Spawns the built entrypoint (`dist/recorder/main.js`) and waits for /ready. */
+  spawnChild(extra?: Record<string, string>): Promise<ChildProcess>;
+  /** SIGTERM, then the exit code. */
+  terminateChild(child: ChildProcess): Promise<number | null>;
+  rows(exchange: ExchangeKey, ticker?: string): Promise<Row[]>;
+  /** Waits until every recorded ticker's book is live (its first snapshot written). */
+  waitLive(recorder?: Recorder): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function createRecorderHarness(
+  options: { sim?: SimOptions; clickhouseUrl?: string; env?: Record<string, string> } = {},
+): Promise<RecorderHarness> {
+  const database = uniqueName('rec');
+  const clickhouseUrl = options.clickhouseUrl ?? testClickHouseUrl();
+  const logs = new LogCapture();
+  const logger: Logger = createLogger({ name: 'recorder-test', level: 'warn', destination: logs });
+  const ch = createClickHouse({ url: clickhouseUrl, database });
+  await runMigrations(ch);
+  const sim = await startSimulator({
+    seed: 11,
+    updatesPerSecond: 200,
+    heartbeatIntervalMs: 200,
+    rateLimits: false,
+    recordRequests: false,
+    historyRetentionMs: 600_000,
+    ...options.sim,
+  });
+  const spoolDir = mkdtempSync(path.join(os.tmpdir(), 'dg-rec-spool-'));
+  const env: Record<string, string> = {
+    ...sim.env(),
+    ...FAST_ENV,
+    CLICKHOUSE_URL: clickhouseUrl,
+    CLICKHOUSE_DATABASE: database,
+    RECORDER_SPOOL_DIR: spoolDir,
+    RECORDER_PORT: '0',
+    ...options.env,
+  };
+  const children = new Set<ChildProcess>();
+  const h: RecorderHarness = {
+    sim,
+    ch,
+    database,
+    spoolDir,
+    env,
+    logs,
+    async startInProcess(extra = {}) {
+      const config: RecorderConfig = loadRecorderConfig({ ...env, ...extra });
+      const registry = createRegistry('recorder-test', { defaultMetrics: false });
+      h.metrics = new RecorderMetrics(registry);
+      const recorderCh = createClickHouse({
+        url: config.CLICKHOUSE_URL,
+        database,
+        requestTimeoutMs: config.RECORDER_INSERT_TIMEOUT_MS + 30_000,
+        logger,
+      });
+      const recorder = await startRecorder({ config, logger, metrics: h.metrics, clickhouse: recorderCh });
+      const stop = recorder.stop.bind(recorder);
+      recorder.stop = async () => {
+        await stop();
+        await recorderCh.close();
+      };
+      h.recorder = recorder;
+      return recorder;
+    },
+    async stopInProcess() {
+      await h.recorder?.stop();
+      h.recorder = undefined;
+    },
+    async spawnChild(extra = {}) {
+      const entry = path.join(repoRoot, 'services/history/dist/recorder/main.js');
+      if (!existsSync(entry)) throw new Error(`${entry} is missing: build first (./dev test builds)`);
+      const port = 20000 + Math.floor(Math.random() * 30000);
+      const child = spawn(process.execPath, [entry], {
+        env: { ...process.env, ...env, RECORDER_PORT: String(port), LOG_LEVEL: 'info', ...extra },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      children.add(child);
+      child.on('exit', () => children.delete(child));
+      child.stdout?.on('data', (c: Buffer) => logs.write(c));
+      child.stderr?.on('data', (c: Buffer) => logs.write(c));
+      await waitFor(
+        async () => {
+          if (child.exitCode !== null) throw new Error(`recorder exited (${child.exitCode})`);
+          const res = await fetch(`http://127.0.0.1:${port}/ready`).catch(() => undefined);
+          return res?.status === 200;
+        },
+        { timeoutMs: 30_000, intervalMs: 100, what: 'the recorder process to be ready' },
+      );
+      return child;
+    },
+    async terminateChild(child) {
+      if (child.exitCode !== null) return child.exitCode;
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      child.kill('SIGTERM');
+      return exited;
+    },
+    async rows(exchange, ticker) {
+      const where = ticker === undefined ? '' : ` AND ticker = '${ticker.replace(/[^A-Za-z0-9._-]/g, '')}'`;
+      const q = async (query: string) => {
+        const rs = await ch.data.query({ query, format: 'TabSeparated' });
+        return (await rs.text())
+          .split('\n')
+          .filter((l) => l !== '')
+          .map((l) => l.split('\t'));
+      };
+      const db = database;
+      const ex = `exchange = '${exchange}'${where}`;
+      const out: Row[] = [];
+      for (const [t, ts, seq, side, price, qd] of await q(
+        `SELECT ticker, ts, sequence, side, toString(price), toString(quantity_delta) FROM ${db}.deltas WHERE ${ex}`,
+      )) {
+        out.push({
+          kind: 'delta',
+          exchange,
+          ticker: t ?? '',
+          ts: Number(ts),
+          sequence: Number(seq),
+          side: side as 'bid' | 'ask',
+          price: formatDecimal(parseDecimal(price ?? '0')),
+          quantityDelta: formatDecimal(parseDecimal(qd ?? '0')),
+        });
+      }
+      for (const [t, ts, side, price, qty] of await q(
+        `SELECT ticker, ts, side, toString(price), toString(quantity) FROM ${db}.snapshots WHERE ${ex}`,
+      )) {
+        out.push({
+          kind: 'snapshot',
+          exchange,
+          ticker: t ?? '',
+          ts: Number(ts),
+          side: side as 'bid' | 'ask',
+          price: formatDecimal(parseDecimal(price ?? '0')),
+          quantity: formatDecimal(parseDecimal(qty ?? '0')),
+        });
+      }
+      for (const [t, from, to, reason] of await q(
+        `SELECT ticker, from_ts, to_ts, reason FROM ${db}.gaps WHERE ${ex}`,
+      )) {
+        out.push({
+          kind: 'gap',
+          exchange,
+          ticker: t ?? '',
+          ts: Number(to),
+          fromTs: Number(from),
+          toTs: Number(to),
+          reason,
+        });
+      }
+      return out;
+    },
+    async waitLive(recorder = h.recorder) {
+      await waitFor(
+        () =>
+          [...(recorder?.venues.values() ?? [])].every(
+            (v) =>
+              v.recorders.size > 0 && [...v.recorders.values()].every((r) => r.live && r.pendingSnapshot === undefined),
+          ),
+        { timeoutMs: 20_000, what: 'every ticker live' },
+      );
+    },
+    async close() {
+      for (const c of children) c.kill('SIGKILL');
+      await h.recorder?.stop().catch(() => undefined);
+      await sim.stop();
+      await ch.data.command({ query: sql`DROP DATABASE IF EXISTS ${ch.db}`.text }).catch(() => undefined);
+      await ch.close();
+      rmSync(spoolDir, { recursive: true, force: true });
+    },
+  };
+  return h;
+}
+
+/** The simulator's book of a ticker at T (every event with ts <= T), flattened. */
+export function simBookAt(sim: Simulator, exchange: ExchangeKey, ticker: string, t: number): FlatBook {
+  return flat(sim.books.bookAt(PLATFORM[exchange], ticker, t));
+}
+
+export function simBookNow(sim: Simulator, exchange: ExchangeKey, ticker: string): FlatBook {
+  return flat(sim.books.book(PLATFORM[exchange], ticker));
+}
+
+/** Every change the simulator emitted for a ticker, as `ts side price delta` (canonical decimals). */
+export function simChanges(sim: Simulator, exchange: ExchangeKey, ticker: string): { ts: number; key: string }[] {
+  const out: { ts: number; key: string }[] = [];
+  for (const e of sim.books.events(PLATFORM[exchange], ticker)) {
+    for (const c of e.changes) {
+      out.push({
+        ts: e.ts,
+        key: `${c.side} ${formatDecimal(parseDecimal(c.price))} ${formatDecimal(parseDecimal(c.delta))}`,
+      });
+    }
+  }
+  return out;
+}
+
+export function deltaKey(r: Row): string {
+  return `${r.side} ${r.price} ${r.quantityDelta}`;
+}
+
+/** A deterministic pseudo-random generator for picking moments. */
+export function prng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,0 +1,184 @@
+// https://docs.gemini.com/websocket-api/#market-data-version-2
+/**
+ * Gemini (`venue_c`): Market Data v2 `l2` on `wss://api.gemini.com/v2/marketdata` ([U] URL, [3P] format). Public.
+ *
+ * - `{"type":"subscribe","subscriptions":[{"name":"l2","symbols":[…]}]}`; the first `l2_updates` of a symbol is its
+ *   whole book, later ones carry changed levels with their new absolute size ("0" removes) — turned into signed
+ *   deltas against our book.
+ * - No sequence numbers and no event times on book changes: rows are stamped with our receive time, and a lost
+ *   message cannot be seen in the feed. The reconciler compares our book with the REST book
+ *   (`/v1/book/{symbol}?limit_bids=0&limit_asks=0`) every RECORDER_RECONCILE_INTERVAL_MS; a mismatch that outlasts
+ *   RECORDER_RECONCILE_GRACE_MS is a gap (from the last verified moment) and the symbol is resubscribed.
+ * - Resubscribing: unsubscribe, wait RECORDER_GEMINI_RESUBSCRIBE_DELAY_MS (updates sent before the unsubscribe was
+ *   processed may still arrive and must not be taken for the new first message), subscribe; the next message is the
+ *   whole book.
+ * - Heartbeats `{"type":"heartbeat","timestamp":…}` keep the connection alive.
+ */
+import { ASK, BID } from '../book';
+import type { RestClient } from './rest';
+import { chunk, parseObject, type RestBook, type SessionContext, type VenueProtocol, type VenueSession } from './types';
+
+class GeminiSession implements VenueSession {
+  /** Subscribed symbols whose next message is their whole book. */
+  private readonly expecting = new Set<string>();
+  /** Symbols between unsubscribe and subscribe (their messages are ignored). */
+  private readonly cooling = new Set<string>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private mark = -1;
+
+  constructor(
+    private readonly ctx: SessionContext,
+    private readonly batch: number,
+    private readonly resubscribeDelayMs: number,
+  ) {}
+
+  watermark(): number {
+    return this.mark;
+  }
+
+  private send(type: 'subscribe' | 'unsubscribe', symbols: readonly string[]): void {
+    for (const part of chunk(symbols, this.batch)) {
+      this.ctx.send(JSON.stringify({ type, subscriptions: [{ name: 'l2', symbols: part }] }));
+    }
+  }
+
+  subscribe(tickers: readonly string[]): void {
+    for (const t of tickers) {
+      this.expecting.add(t);
+      this.cooling.delete(t);
+    }
+    this.send('subscribe', tickers);
+  }
+
+  unsubscribe(tickers: readonly string[]): void {
+    for (const t of tickers) {
+      this.expecting.delete(t);
+      this.cooling.delete(t);
+    }
+    this.send('unsubscribe', tickers);
+  }
+
+  resync(tickers: readonly string[]): void {
+    const list = tickers.filter((t) => !this.cooling.has(t));
+    if (list.length === 0) return;
+    for (const t of list) {
+      this.cooling.add(t);
+      this.expecting.delete(t);
+    }
+    this.send('unsubscribe', list);
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      const again = list.filter((t) => this.cooling.has(t));
+      if (again.length > 0) this.subscribe(again);
+    }, this.resubscribeDelayMs);
+    this.timers.add(timer);
+  }
+
+  onMessage(text: string, receivedAt: number): void {
+    this.mark = receivedAt;
+    const m = parseObject(text);
+    if (!m) return;
+    if (m.type === 'l2_updates') {
+      const symbol = typeof m.symbol === 'string' ? m.symbol.toUpperCase() : '';
+      if (this.cooling.has(symbol)) return;
+      const rec = this.ctx.ticker(symbol);
+      if (rec === undefined || !Array.isArray(m.changes)) return;
+      const changes = m.changes as unknown[];
+      if (this.expecting.delete(symbol)) {
+        const bids: [string, string][] = [];
+        const asks: [string, string][] = [];
+        for (const c of changes) {
+          if (!Array.isArray(c) || typeof c[1] !== 'string' || typeof c[2] !== 'string') continue;
+          (c[0] === 'buy' ? bids : asks).push([c[1], c[2]]);
+        }
+        rec.venueSnapshot(bids, asks, { ts: receivedAt });
+        return;
+      }
+      const t = rec.beginEvent(receivedAt);
+      if (t < 0) return;
+      for (const c of changes) {
+        if (!Array.isArray(c) || typeof c[1] !== 'string' || typeof c[2] !== 'string') continue;
+        rec.applyLevel(t, c[0] === 'buy' ? BID : ASK, c[1], c[2]);
+      }
+      return;
+    }
+    if (m.type === 'error' || m.result === 'error') {
+      const message = String(m.message ?? m.reason ?? '');
+      const symbol = /invalid symbol (\S+)/i.exec(message)?.[1]?.toUpperCase();
+      if (m.reason === 'InvalidSymbol' && symbol !== undefined) {
+        this.expecting.delete(symbol);
+        this.ctx.rejectTicker(symbol, message);
+        return;
+      }
+      this.ctx.logger.warn({ error: m }, 'Gemini feed error');
+    }
+    // heartbeat, trade, candles…: liveness only.
+  }
+
+  close(): void {
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    this.expecting.clear();
+    this.cooling.clear();
+  }
+}
+
+interface GeminiEvent {
+  series?: unknown;
+  status?: unknown;
+  contracts?: { instrumentSymbol?: unknown; status?: unknown }[];
+}
+
+export function geminiProtocol(o: {
+  feedUrl: string;
+  subscribeBatch: number;
+  resubscribeDelayMs: number;
+}): VenueProtocol {
+  return {
+    exchange: 'venue_c',
+    platform: 'Gemini',
+    feedUrl: o.feedUrl,
+    venueClock: false,
+    missingCredentials: false,
+    handshakeHeaders: () => undefined,
+    createSession: (ctx) => new GeminiSession(ctx, o.subscribeBatch, o.resubscribeDelayMs),
+    async listActive(rest: RestClient, series: readonly string[], all: boolean): Promise<string[]> {
+      const out = new Set<string>();
+      if (all) {
+        const symbols = (await rest.json('/v1/symbols')) as unknown;
+        if (Array.isArray(symbols)) for (const s of symbols) if (typeof s === 'string') out.add(s.toUpperCase());
+      }
+      const wanted = new Set(series.map((s) => s.toUpperCase()));
+      if (all || wanted.size > 0) {
+        for (let offset = 0; offset < 100_000; offset += 500) {
+          const body = (await rest.json(`/v1/prediction-markets/events?status=active&limit=500&offset=${offset}`)) as {
+            data?: GeminiEvent[];
+          };
+          const events = body.data ?? [];
+          for (const e of events) {
+            if (!all && !(typeof e.series === 'string' && wanted.has(e.series.toUpperCase()))) continue;
+            for (const c of e.contracts ?? []) {
+              if (typeof c.instrumentSymbol !== 'string') continue;
+              if (c.status !== undefined && c.status !== 'active') continue;
+              out.add(c.instrumentSymbol.toUpperCase());
+            }
+          }
+          if (events.length < 500) break;
+        }
+      }
+      return [...out];
+    },
+    async restBook(rest: RestClient, ticker: string): Promise<RestBook> {
+      const body = (await rest.json(`/v1/book/${encodeURIComponent(ticker)}?limit_bids=0&limit_asks=0`)) as {
+        bids?: { price?: unknown; amount?: unknown }[];
+        asks?: { price?: unknown; amount?: unknown }[];
+      };
+      const side = (list: { price?: unknown; amount?: unknown }[] | undefined): [string, string][] =>
+        (list ?? [])
+          .filter((l) => typeof l.price === 'string' && typeof l.amount === 'string')
+          .map((l) => [l.price as string, l.amount as string]);
+      return { bids: side(body.bids), asks: side(body.asks) };
+    },
+    normalizeTicker: (t) => t.toUpperCase(),
+  };
+}
