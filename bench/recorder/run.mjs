@@ -9,8 +9,9 @@
 //      over HTTP from a TSV export of the window), in the same run.
 //
 // Prints a Markdown table for docs/benchmarks.md. Options: --seconds N (window, 30), --warmup N (10),
-// --ups N (simulator updates/s, 6000), --changes N (levels per update, 20), --tickers p=N,… (simulator instruments),
-// --platforms a,b (kalshi,gemini,polymarketUs). Ports: DG_BENCH_CLICKHOUSE_HTTP_PORT (17226),
+// --ups N (simulator updates/s, 12000), --changes N (levels per update, 20), --tickers p=N,… (simulator instruments),
+// --platforms a,b (kalshi,gemini,polymarketUs), --semi N (recorder's
+// --max-semi-space-size in MiB, 8), --trace (memory every second). Ports: DG_BENCH_CLICKHOUSE_HTTP_PORT (17226),
 // DG_BENCH_CLICKHOUSE_TCP_PORT (17913).
 import { execFileSync } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -26,10 +27,11 @@ const opt = (name, fallback) => {
 };
 const SECONDS = Number(opt('seconds', '30'));
 const WARMUP = Number(opt('warmup', '10'));
-const UPS = Number(opt('ups', '6000'));
+const UPS = Number(opt('ups', '12000'));
 const CHANGES = Number(opt('changes', '20'));
 const TICKERS = opt('tickers', 'kalshi=8,gemini=12,polymarketUs=12');
 const PLATFORMS = opt('platforms', 'kalshi,gemini,polymarketUs');
+const SEMI = Number(opt('semi', '8'));
 const CH_HTTP = Number(process.env.DG_BENCH_CLICKHOUSE_HTTP_PORT ?? 17226);
 const CH_TCP = Number(process.env.DG_BENCH_CLICKHOUSE_TCP_PORT ?? 17913);
 const DEV = process.env.DG_DEV_DIR ?? path.join(ROOT, '.dev');
@@ -166,17 +168,25 @@ async function main() {
     const port = await freePort();
     const spool = path.join(DIR, 'spool');
     rmSync(spool, { recursive: true, force: true });
-    const recorder = start('recorder', 'node', [path.join(ROOT, 'services/history/dist/recorder/main.js')], {
-      logDir,
-      env: {
-        ...simEnv,
-        CLICKHOUSE_URL: CH,
-        CLICKHOUSE_DATABASE: DB,
-        RECORDER_PORT: String(port),
-        RECORDER_SPOOL_DIR: spool,
-        LOG_LEVEL: 'warn',
+    // The memory settings it is deployed with (infra/k8s/base/recorder/statefulset.yaml, the image's
+    // MALLOC_ARENA_MAX); --semi N tries another semi-space size.
+    const recorder = start(
+      'recorder',
+      'node',
+      [`--max-semi-space-size=${SEMI}`, path.join(ROOT, 'services/history/dist/recorder/main.js')],
+      {
+        logDir,
+        env: {
+          ...simEnv,
+          CLICKHOUSE_URL: CH,
+          CLICKHOUSE_DATABASE: DB,
+          RECORDER_PORT: String(port),
+          RECORDER_SPOOL_DIR: spool,
+          LOG_LEVEL: 'warn',
+          MALLOC_ARENA_MAX: '2',
+        },
       },
-    });
+    );
     await waitHttp(`http://127.0.0.1:${port}/ready`, { timeoutMs: 60_000 });
     const rss = sampleRss(recorder.pid, 100);
     const trace = args.includes('--trace')

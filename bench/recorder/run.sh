@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ./dev bench recorder [--seconds N] [--warmup N] [--ups N] [--changes N] [--tickers p=N,…] [--platforms a,b]:
+# ./dev bench recorder [--seconds N] [--warmup N] [--ups N] [--changes N] [--tickers p=N,…] [--platforms a,b] [--semi N]:
 # see bench/recorder/run.mjs. Needs a build (./dev bench builds), clickhouse-server and curl.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
