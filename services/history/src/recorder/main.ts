@@ -24,7 +24,7 @@ runMain(async () => {
   });
   lifecycle.onShutdown('clickhouse', () => clickhouse.close());
   const running: { recorder?: Recorder } = {};
-  // Registered before start-up completes, so a SIGTERM during the spool replay still flushes and exits.
+  // Registered before start-up completes: a SIGTERM during the spool replay exits at once (the spool stays on disk).
   lifecycle.onShutdown('recorder', () => running.recorder?.stop());
   const app = createServiceApp({
     logger,

@@ -214,7 +214,7 @@ describe('TickerRecorder', () => {
     expect(rec.completeVerification(v!, [['1', '13']], [])).toBe('pending');
     rec.applyLevel(rec.beginEvent(400), BID, '1', '13');
     expect(rec.openVerifications).toBe(0);
-    // Never reached: a gap from the moment the request was sent.
+    // Never reached: a gap from the last moment the book was known right (the previous match's request, at 300).
     v = rec.startVerification(500);
     expect(rec.completeVerification(v!, [['1', '99']], [])).toBe('pending');
     clock.now += 501;
@@ -222,6 +222,38 @@ describe('TickerRecorder', () => {
     expect(broken).toEqual(['reconcile_mismatch']);
     expect(rec.live).toBe(false);
     rec.venueSnapshot(bids(['1', '99']), [], { ts: clock.now });
-    expect(sink.of('gap')).toMatchObject([{ fromTs: 400, reason: 'reconcile_mismatch' }]);
+    expect(sink.of('gap')).toMatchObject([{ fromTs: 300, reason: 'reconcile_mismatch' }]);
+  });
+
+  it('starts a REST mismatch gap where the book was last verified, before the changes the loss may hide behind', () => {
+    const { rec, clock, sink } = setup({ venueClock: false });
+    const t0 = clock.now;
+    rec.venueSnapshot(bids(['1', '10']), [['2', '5']], { ts: t0 });
+    const v1 = rec.startVerification(500);
+    expect(rec.completeVerification(v1!, [['1', '10']], [['2', '5']])).toBe('match');
+    rec.applyLevel(rec.beginEvent(t0 + 200), BID, '1', '11');
+    // The venue changed ask 2 → 6 at about t0 + 250; that message never reached us.
+    rec.applyLevel(rec.beginEvent(t0 + 300), BID, '1', '12');
+    clock.now = t0 + 60_000;
+    rec.sweep(clock.now); // a cadence snapshot of our (wrong) book: it proves nothing
+    const cadence = sink.of('snapshot').filter((r) => r.ts > t0);
+    expect(cadence.length).toBeGreaterThan(0);
+    rec.applyLevel(rec.beginEvent(t0 + 70_000), BID, '1', '13');
+    const v2 = rec.startVerification(500);
+    expect(rec.completeVerification(v2!, [['1', '13']], [['2', '6']])).toBe('pending');
+    clock.now = t0 + 70_501;
+    rec.sweep(clock.now);
+    rec.venueSnapshot(bids(['1', '13']), [['2', '6']], { ts: t0 + 80_000 });
+    // Every row after the last verified moment is inside the gap, the cadence snapshot's too.
+    expect(sink.of('gap')).toMatchObject([{ fromTs: t0, toTs: t0 + 80_000, reason: 'reconcile_mismatch' }]);
+  });
+
+  it('counts a whole book (Polymarket US) as verified: a later differing snapshot is a gap from it', () => {
+    const { rec, sink } = setup();
+    rec.venueSnapshot(bids(['0.5', '1']), [], { ts: 1001 });
+    rec.applyWholeBook(rec.beginEvent(2000), bids(['0.5', '2']), []);
+    rec.applyDelta(rec.beginEvent(3000), BID, '0.5', '1'); // a change the venue never made
+    rec.venueSnapshot(bids(['0.5', '2']), [], { ts: 4000 });
+    expect(sink.of('gap')).toMatchObject([{ fromTs: 2000, toTs: 4000, reason: 'snapshot_mismatch' }]);
   });
 });

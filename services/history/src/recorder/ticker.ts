@@ -52,7 +52,7 @@ export interface TickerEnv {
 export type LevelList = Iterable<readonly [string, string]>;
 
 interface Verification {
-  /** ts of the last row written when the REST request was sent: the book was right at least until here. */
+  /** ts of the last row written when the REST request was sent (a match proves the book right here). */
   fromTs: number;
   /** Our book when the REST request was sent (`side:price` → quantity). */
   base: Map<string, bigint>;
@@ -72,6 +72,12 @@ export class TickerRecorder {
   /** Largest ts of any row written for this ticker (delta, snapshot, or the end of a gap). */
   lastTs: number;
   lastSnapshotTs = -1;
+  /**
+   * The last ts at which our book is known to have equalled the venue's: a venue snapshot, a whole book applied, a
+   * REST verification that matched. Cadence snapshots do not count (they are our own book). A loss found without a
+   * sign of when it happened (a REST mismatch, a snapshot that differs) is a gap from here.
+   */
+  verifiedTs = -1;
   sequence: number;
   /** The book is valid: a venue snapshot was applied and nothing has been lost since. */
   live = false;
@@ -148,9 +154,10 @@ export class TickerRecorder {
         // Nothing was lost: keep the continuous series, and record this snapshot at the next exact boundary.
         this.suspect = undefined;
         this.snapshotWanted = true;
+        this.verified(this.lastTs);
         return false;
       }
-      const from = this.lastSnapshotTs >= 0 ? this.lastSnapshotTs : this.lastTs;
+      const from = this.verifiedTs >= 0 ? this.verifiedTs : this.lastTs;
       this.pendingGap = this.suspect ? { ...this.suspect } : { from, reason: 'snapshot_mismatch' };
     }
     this.suspect = undefined;
@@ -179,6 +186,11 @@ export class TickerRecorder {
     }
     this.pendingSnapshot = undefined;
     this.writeSnapshot(s);
+    this.verified(s);
+  }
+
+  private verified(ts: number): void {
+    if (ts > this.verifiedTs) this.verifiedTs = ts;
   }
 
   private writeSnapshot(s: number): void {
@@ -255,6 +267,7 @@ export class TickerRecorder {
     const epoch = ++this.epoch;
     this.diffSide(t, BID, bids, epoch);
     this.diffSide(t, ASK, asks, epoch);
+    this.verified(t); // our book is now the venue's whole book at t
   }
 
   private diffSide(t: number, side: SideCode, levelsIn: LevelList, epoch: number): void {
@@ -316,7 +329,8 @@ export class TickerRecorder {
       if (!v.done && v.rest !== undefined && now >= v.deadline) {
         v.done = true;
         this.endVerifications();
-        this.lose('reconcile_mismatch', v.fromTs);
+        // The loss happened after the book was last known right, not necessarily after this request.
+        this.lose('reconcile_mismatch', this.verifiedTs >= 0 ? this.verifiedTs : v.fromTs);
         this.env.onBroken(this, 'reconcile_mismatch');
         return;
       }
@@ -368,6 +382,7 @@ export class TickerRecorder {
     if (matched) {
       v.done = true;
       v.matched = true;
+      this.verified(v.fromTs);
       this.verifications.splice(this.verifications.indexOf(v), 1);
       return 'match';
     }
@@ -390,6 +405,7 @@ export class TickerRecorder {
       if (v.mismatch?.size === 0) {
         v.done = true;
         v.matched = true;
+        this.verified(v.fromTs);
         this.verifications.splice(i, 1);
       }
     }

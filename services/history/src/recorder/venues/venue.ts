@@ -266,7 +266,7 @@ export class Venue {
   }
 
   private broken(rec: TickerRecorder, reason: GapReason): void {
-    if (rec.live) rec.lose(reason, rec.lastSnapshotTs >= 0 ? rec.lastSnapshotTs : rec.lastTs);
+    if (rec.live) rec.lose(reason, rec.verifiedTs >= 0 ? rec.verifiedTs : rec.lastTs);
     this.log.warn({ ticker: rec.ticker, reason }, 'book lost; resyncing the ticker');
     for (const shard of this.shards) shard.resync([rec.ticker]);
   }

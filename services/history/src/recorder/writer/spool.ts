@@ -8,7 +8,8 @@
  *   u32 header length | u32 body length | u32 CRC-32 of header and body | header (JSON) | body (TabSeparated rows)
  *
  * (little-endian). The header carries what the writer needs besides the rows: row and byte counts per exchange, the
- * natural key of the last row (probe), the lag runs. Every append is written with one write() and fdatasync'd before
+ * natural key of the last row (probe), the lag runs, the query id of an insert attempt abandoned at shutdown (the
+ * replay makes sure that query has ended on the server before it probes, so it cannot commit after the probe). Every append is written with one write() and fdatasync'd before
  * the writer forgets the batch, so a batch acknowledged to the spool survives a crash. A record cut short by a crash
  * (length past the end, CRC mismatch) ends its file: what follows is unreadable and is dropped with an error log.
  * Records are replayed with a probe first (a replay may have succeeded just before a crash), so a record is never
@@ -47,6 +48,8 @@ interface Header {
   runs: number[];
   probe: ProbeKey;
   maybeWritten: boolean;
+  /** The query id of the batch's last insert attempt: a replay makes sure it has ended before it probes. */
+  lastQueryId?: string;
 }
 
 interface SpoolFile {
@@ -69,6 +72,7 @@ export function encodeRecord(batch: SealedBatch): Buffer {
     runs: batch.runs,
     probe: batch.probe,
     maybeWritten: batch.maybeWritten,
+    ...(batch.lastQueryId === undefined ? {} : { lastQueryId: batch.lastQueryId }),
   };
   const head = Buffer.from(JSON.stringify(header), 'utf8');
   const body = batch.chunks.length === 1 ? (batch.chunks[0] as Buffer) : Buffer.concat(batch.chunks);
@@ -122,6 +126,7 @@ export function readRecord(fd: number, offset: number, size: number, file: strin
       probe: header.probe,
       // Always probed before a replay: a replay may have landed just before the process ended.
       maybeWritten: true,
+      ...(typeof header.lastQueryId === 'string' ? { lastQueryId: header.lastQueryId } : {}),
       spool: { file, offset, length },
     },
   };

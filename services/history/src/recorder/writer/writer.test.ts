@@ -118,6 +118,7 @@ describe('spool', () => {
     const dir = tmp();
     const spool = new TableSpool(dir, 'deltas', 1 << 20);
     const a = batch(3, MARCH);
+    a.lastQueryId = 'abandoned-at-shutdown';
     const b = batch(2, APRIL);
     spool.append(a);
     spool.append(b);
@@ -127,9 +128,11 @@ describe('spool', () => {
     expect(batchText(first as SealedBatch)).toBe(batchText(a));
     expect(first?.probe).toEqual(a.probe);
     expect(first?.maybeWritten).toBe(true);
+    expect(first?.lastQueryId).toBe('abandoned-at-shutdown'); // the replay makes sure that insert has ended
     spool.ack(first as SealedBatch);
     const second = spool.peek();
     expect(second?.rows).toBe(2);
+    expect(second?.lastQueryId).toBeUndefined();
     spool.ack(second as SealedBatch);
     expect(spool.peek()).toBeUndefined();
     expect(spool.empty).toBe(true);

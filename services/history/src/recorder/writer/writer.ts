@@ -84,8 +84,6 @@ export class Writer {
   private paused = false;
   private readonly now: () => number;
   private readonly sleeps = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
-  /** ClickHouse refused or failed the last insert attempt (for readiness and logs). */
-  clickhouseFailing = false;
 
   constructor(private readonly o: WriterOptions) {
     this.now = o.now ?? Date.now;
@@ -266,7 +264,6 @@ export class Writer {
           );
         }
         lane.failures++;
-        this.clickhouseFailing = true;
         if (this.stopping) return false;
         await this.sleep(Math.min(5000, 100 * 2 ** Math.min(attempt, 6)) * (0.5 + Math.random() / 2));
       }
@@ -278,7 +275,6 @@ export class Writer {
       this.o.logger.info({ table: lane.table, failures: lane.failures }, 'ClickHouse takes inserts again');
     }
     lane.failures = 0;
-    if (Object.values(this.lanes).every((l) => l.failures === 0)) this.clickhouseFailing = false;
   }
 
   private reject(lane: Lane, batch: SealedBatch, message: string): void {
@@ -325,11 +321,26 @@ export class Writer {
       s.resolve();
     }
     this.sleeps.clear();
+    const abandoned: string[] = [];
     for (const lane of Object.values(this.lanes)) {
+      if (lane.abort && lane.inflight?.lastQueryId) abandoned.push(lane.inflight.lastQueryId);
       lane.abort?.abort(new Error('recorder stopping'));
       lane.signal();
     }
     await Promise.all(Object.values(this.lanes).map((l) => l.running));
+    // An aborted insert may still be running on the server; make sure it has ended, so that the probe before the
+    // replay at the next start cannot miss rows it commits later. If ClickHouse cannot answer now, the spooled
+    // record carries the query id and the replay makes sure instead.
+    await Promise.all(
+      abandoned.map((id) =>
+        ensureQueryEnded(this.o.clickhouse, id, 5000).catch((err: unknown) =>
+          this.o.logger.warn(
+            { queryId: id, err: { message: (err as Error).message } },
+            'could not confirm an aborted insert ended',
+          ),
+        ),
+      ),
+    );
     let spooled = 0;
     for (const lane of Object.values(this.lanes)) {
       // The memory queue is older than anything in the spool: it goes in front.
