@@ -83,11 +83,14 @@ for ((i = 0; i < 600; i++)); do
   sleep 1
 done
 
+# As deployed (infra/k8s/base/history/config.env): 4 queries at ClickHouse at once; CLICKHOUSE_QUERY_CONCURRENCY
+# in the environment overrides it.
 dg_log "==> history service on port $HISTORY_PORT"
 KEY=$(REDIS_URL=$REDIS_URL node "$ROOT/packages/auth/dist/cli.js" create --name bench --requests-per-minute 100000000 | tail -n 1)
 dg_spawn "$DIR/history.pid" "$DIR/history.log" "services/history/dist/main.js" env \
   CLICKHOUSE_URL="$CLICKHOUSE_URL" CLICKHOUSE_DATABASE=$DB REDIS_URL="$REDIS_URL" HISTORY_PORT="$HISTORY_PORT" \
   LOG_LEVEL=warn ACCESS_LOG=false MAX_LIMIT=1000000 QUERY_TIMEOUT_MS=60000 MALLOC_ARENA_MAX=2 \
+  CLICKHOUSE_QUERY_CONCURRENCY="${CLICKHOUSE_QUERY_CONCURRENCY:-4}" \
   node --max-semi-space-size=4 "$ROOT/services/history/dist/main.js"
 dg_wait_http "http://127.0.0.1:$HISTORY_PORT/ready" 60 "$DIR/history.pid" || {
   tail -n 30 "$DIR/history.log" >&2
