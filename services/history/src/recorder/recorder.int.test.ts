@@ -2,6 +2,8 @@
  * The recorder end to end: the venue simulator's three feeds → the recorder → the real ClickHouse, checked against
  * the simulator's own books (rule 7 of the spec) and its list of emitted events.
  */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { ExchangeKey } from '@depthgate/auth';
 import { startPrivateClickHouse, waitFor, type PrivateServer } from '@depthgate/test-utils';
 import { rebuild, type FlatBook, type Row } from './test-support';
@@ -175,7 +177,7 @@ describe('recorder against the simulator and ClickHouse', () => {
     h = undefined;
   });
 
-  it('rebuilds every book by rule 7 as the simulator had it, through drops, disconnects and stalls', async () => {
+  it('rebuilds every book by rule 7 as the simulator had it, through drops, disconnects and stalls on every feed', async () => {
     h = await createRecorderHarness({
       sim: { updatesPerSecond: 150, changesPerUpdate: { gemini: 3, polymarketUs: 2 } },
     });
@@ -203,9 +205,12 @@ describe('recorder against the simulator and ClickHouse', () => {
     // Connections cut; then stalled longer than RECORDER_STALL_TIMEOUT_MS.
     sim.feedFaults.disconnect('kalshi');
     sim.feedFaults.disconnect('polymarketUs');
+    sim.feedFaults.disconnect('gemini');
     await sleep(1000);
+    await h.waitLive();
     sim.feedFaults.stall('kalshi', 2500);
     sim.feedFaults.stall('gemini', 2500);
+    sim.feedFaults.stall('polymarketUs', 2500);
     await sleep(3500);
     await h.waitLive();
     await sleep(1000);
@@ -236,12 +241,14 @@ describe('recorder against the simulator and ClickHouse', () => {
     expect(await reasons('venue_b', k0)).toEqual(new Set(['sequence_gap', 'disconnect', 'stall']));
     for (const t of sim.books.tickers('venue_b')) expect(await reasons('venue_b', t)).toContain('stall');
     for (const t of sim.books.tickers('venue_a_us'))
-      expect(await reasons('venue_a_us', t)).toEqual(new Set(['disconnect']));
+      expect(await reasons('venue_a_us', t)).toEqual(new Set(['disconnect', 'stall']));
     expect(await reasons('venue_c', g0)).toContain('reconcile_mismatch');
     // A stalled Gemini feed is seen either by the stall timeout or, first, by the reconciliation (the REST book moves
     // on while the feed is silent): either way a gap.
     for (const t of sim.books.tickers('venue_c')) {
-      expect([...(await reasons('venue_c', t))].some((r) => r === 'stall' || r === 'reconcile_mismatch')).toBe(true);
+      const found = await reasons('venue_c', t);
+      expect(found).toContain('disconnect');
+      expect([...found].some((r) => r === 'stall' || r === 'reconcile_mismatch')).toBe(true);
     }
     // The lost Kalshi change lies inside its gap, and after each gap comes a snapshot at its end.
     for (const exchange of ALL) {
@@ -352,6 +359,24 @@ describe('recorder durability', () => {
     h = await createRecorderHarness({ sim: { updatesPerSecond: 150, changesPerUpdate: { gemini: 2 } } });
     const first = await h.spawnChild();
     await sleep(2500);
+    // Operations: liveness, and the metrics the issue names, per platform.
+    expect(await (await fetch(`${first.url}/health`)).json()).toEqual({ status: 'ok' });
+    const metrics = await (await fetch(`${first.url}/metrics`)).text();
+    // The sample of `name` whose labels include every given pair (in any order); NaN when there is none.
+    const value = (name: string, labels: string) => {
+      const line = metrics
+        .split('\n')
+        .find((l) => l.startsWith(`${name}{`) && labels.split(',').every((pair) => l.includes(pair)));
+      return Number(line?.slice(line.lastIndexOf(' ') + 1) ?? NaN);
+    };
+    for (const exchange of ALL) {
+      expect(value('recorder_messages_total', `exchange="${exchange}"`)).toBeGreaterThan(0);
+      expect(value('recorder_rows_total', `exchange="${exchange}",table="deltas"`)).toBeGreaterThan(0);
+      expect(value('recorder_lag_seconds_count', `exchange="${exchange}"`)).toBeGreaterThan(0);
+      expect(value('recorder_spool_bytes', `exchange="${exchange}"`)).toBe(0);
+      expect(value('recorder_buffer_rows', `exchange="${exchange}"`)).toBeGreaterThanOrEqual(0);
+      expect(value('recorder_gaps_total', `exchange="${exchange}",reason="disconnect"`)).toBe(0);
+    }
     expect(await h.terminateChild(first)).toBe(0);
     const before = new Map<string, number>();
     for (const exchange of ALL) {
@@ -381,5 +406,77 @@ describe('recorder durability', () => {
     expect(kalshi.inGaps).toBeGreaterThan(0);
     await expectEveryChangeOnce(h, 'venue_a_us', end.at);
     for (const [i, exchange] of VENUE_CLOCK.entries()) await expectRule7(h, exchange, end.at, 400 + i);
+  });
+});
+
+describe('recorder ticker selection', () => {
+  let h: RecorderHarness | undefined;
+  let listing: Server | undefined;
+  afterEach(async () => {
+    await h?.close();
+    await new Promise((r) => listing?.close(r));
+    h = undefined;
+    listing = undefined;
+  });
+
+  it('records configured tickers, listed ones by prefix and series up to the cap, and follows the listing', async () => {
+    h = await createRecorderHarness({ sim: { updatesPerSecond: 150 } });
+    // Kalshi's REST host as the recorder sees it: the simulator's, with markets we "close" left out of the listing.
+    const upstream = h.env.UPSTREAM_VENUE_B_URL as string;
+    const closed = new Set<string>();
+    listing = createServer((req, res) => {
+      void (async () => {
+        const r = await fetch(`${upstream}${(req.url ?? '/').replace(/^\/trade-api\/v2/, '')}`);
+        const body = (await r.json()) as { markets?: { ticker: string }[] };
+        if (body.markets) body.markets = body.markets.filter((m) => !closed.has(m.ticker));
+        res.writeHead(r.status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      })().catch(() => res.writeHead(502).end());
+    });
+    await new Promise<void>((r) => listing!.listen(0, '127.0.0.1', r));
+    const port = (listing.address() as AddressInfo).port;
+    const recorder = await h.startInProcess({
+      RECORDER_EXCHANGES: 'venue_b',
+      UPSTREAM_VENUE_B_URL: `http://127.0.0.1:${port}/trade-api/v2`,
+      RECORDER_VENUE_B_TICKERS: 'KXHIGHNY-26MAR07-T58',
+      RECORDER_VENUE_B_PREFIXES: 'kxbtcd', // case-insensitive
+      RECORDER_VENUE_B_SERIES: 'KXFED',
+      RECORDER_MAX_TICKERS: '6',
+      RECORDER_DISCOVERY_INTERVAL_MS: '300',
+    });
+    const recorded = () => [...(recorder.venues.get('venue_b')?.recorders.keys() ?? [])].sort();
+    // Configured first, then the listing in order (4 KXBTCD, then KXFED): the cap leaves KXFED-26MAR-T4.50 out, and
+    // KXHIGHNY-26MAR07-B56.5 is selected by nothing.
+    const first = [
+      'KXBTCD-26MAR07-T100000',
+      'KXBTCD-26MAR07-T102500',
+      'KXBTCD-26MAR07-T105000',
+      'KXBTCD-26MAR07-T97500',
+      'KXFED-26MAR-T4.25',
+      'KXHIGHNY-26MAR07-T58',
+    ];
+    // (A ticker joins once its resume point is read from ClickHouse.)
+    await waitFor(() => recorded().length >= first.length, { what: 'the first selection' });
+    expect(recorded()).toEqual(first);
+    expect(h.sim.books.tickers('venue_b')).toEqual(expect.arrayContaining([...first, 'KXFED-26MAR-T4.50']));
+    await h.waitLive();
+    await sleep(500);
+    const tickersWithRows = async () => new Set((await h!.rows('venue_b')).map((r) => r.ticker));
+    await waitFor(async () => (await tickersWithRows()).size === first.length, { what: 'rows for every ticker' });
+    expect([...(await tickersWithRows())].sort()).toEqual(first);
+
+    // A market leaves the listing (closed): it is dropped, and the freed place goes to the next listed market.
+    closed.add('KXBTCD-26MAR07-T100000');
+    await waitFor(() => !recorded().includes('KXBTCD-26MAR07-T100000'), { what: 'the closed market dropped' });
+    expect(recorded()).toContain('KXFED-26MAR-T4.50');
+    await waitFor(async () => (await tickersWithRows()).has('KXFED-26MAR-T4.50'), { what: 'the newcomer recorded' });
+
+    // It is listed again: it comes back after a gap `resubscribe`, and the cap pushes the last listed one out.
+    closed.clear();
+    await waitFor(() => JSON.stringify(recorded()) === JSON.stringify(first), { what: 'the first selection again' });
+    await waitFor(
+      async () => gapsOf(await h!.rows('venue_b', 'KXBTCD-26MAR07-T100000')).some((g) => g.reason === 'resubscribe'),
+      { what: 'the resubscribe gap' },
+    );
+    await h.stopInProcess();
   });
 });

@@ -67,8 +67,8 @@ export interface RecorderHarness {
   metrics?: RecorderMetrics;
   startInProcess(extra?: Record<string, string>): Promise<Recorder>;
   stopInProcess(): Promise<void>;
-  /** Spawns the built entrypoint (`dist/recorder/main.js`) and waits for /ready. */
-  spawnChild(extra?: Record<string, string>): Promise<ChildProcess>;
+  /** Spawns the built entrypoint (`dist/recorder/main.js`) and waits for /ready; `url` is its HTTP server. */
+  spawnChild(extra?: Record<string, string>): Promise<ChildProcess & { url: string }>;
   /** SIGTERM, then the exit code. */
   terminateChild(child: ChildProcess): Promise<number | null>;
   rows(exchange: ExchangeKey, ticker?: string): Promise<Row[]>;
@@ -156,7 +156,7 @@ export async function createRecorderHarness(
         },
         { timeoutMs: 30_000, intervalMs: 100, what: 'the recorder process to be ready' },
       );
-      return child;
+      return Object.assign(child, { url: `http://127.0.0.1:${port}` });
     },
     async terminateChild(child) {
       if (child.exitCode !== null) return child.exitCode;
