@@ -7,7 +7,8 @@
 # stopped on exit; the data stays unless --fresh is given next time or the folder is removed.
 #
 # Ports (override when they collide): DG_BENCH_CLICKHOUSE_HTTP_PORT (17223), DG_BENCH_CLICKHOUSE_TCP_PORT (17910),
-# DG_BENCH_REDIS_PORT (17389), DG_BENCH_HISTORY_PORT (17083).
+# DG_BENCH_REDIS_PORT (17389), DG_BENCH_HISTORY_PORT (17083). Diagnosis: DG_BENCH_NODE_FLAGS are added to the
+# service's node flags, DG_BENCH_GEN_FLAGS to the load generator's (e.g. --trace-gc).
 set -euo pipefail
 
 ROOT=${DG_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
@@ -91,7 +92,7 @@ dg_spawn "$DIR/history.pid" "$DIR/history.log" "services/history/dist/main.js" e
   CLICKHOUSE_URL="$CLICKHOUSE_URL" CLICKHOUSE_DATABASE=$DB REDIS_URL="$REDIS_URL" HISTORY_PORT="$HISTORY_PORT" \
   LOG_LEVEL=warn ACCESS_LOG=false MAX_LIMIT=1000000 QUERY_TIMEOUT_MS=60000 MALLOC_ARENA_MAX=2 \
   CLICKHOUSE_QUERY_CONCURRENCY="${CLICKHOUSE_QUERY_CONCURRENCY:-4}" \
-  node --max-semi-space-size=4 "$ROOT/services/history/dist/main.js"
+  node --max-semi-space-size=4 ${DG_BENCH_NODE_FLAGS:-} "$ROOT/services/history/dist/main.js"
 dg_wait_http "http://127.0.0.1:$HISTORY_PORT/ready" 60 "$DIR/history.pid" || {
   tail -n 30 "$DIR/history.log" >&2
   dg_die "the history service did not become ready"
@@ -101,4 +102,4 @@ dg_log "==> measuring (figures on stdout)"
 HISTORY_URL=http://127.0.0.1:$HISTORY_PORT API_KEY=$KEY CLICKHOUSE_URL=$CLICKHOUSE_URL CLICKHOUSE_DATABASE=$DB \
   SERVICE_PID=$(dg_pid_of "$DIR/history.pid") CLICKHOUSE_PID=$(dg_pid_of "$DIR/clickhouse/clickhouse.pid") \
   BENCH_QUICK=$QUICK BENCH_ONLY=$ONLY \
-  node --disable-warning=ExperimentalWarning "$ROOT/bench/history/bench.mts"
+  node --disable-warning=ExperimentalWarning ${DG_BENCH_GEN_FLAGS:-} "$ROOT/bench/history/bench.mts"
