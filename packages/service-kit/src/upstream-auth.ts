@@ -7,6 +7,7 @@
  * Polymarket US: https://docs.polymarket.us/api/authentication
  */
 import { constants, createPrivateKey, createPublicKey, sign, type KeyObject } from 'node:crypto';
+import { envOptionalString, group, secret } from './env';
 
 export interface KalshiCredentials {
   accessKey: string;
@@ -100,4 +101,40 @@ export function polymarketUsHeaders(
     'X-PM-Timestamp': String(nowMs),
     'X-PM-Signature': sign(null, Buffer.from(message, 'utf8'), key).toString('base64'),
   };
+}
+
+/**
+ * The environment variables of the Kalshi and Polymarket US credentials, for the zod schema of every deployable
+ * that signs for them (gateway, recorder): spread into the schema's shape.
+ */
+export const signedVenueEnvShape = {
+  KALSHI_ACCESS_KEY: envOptionalString(),
+  KALSHI_PRIVATE_KEY: envOptionalString(),
+  KALSHI_PRIVATE_KEY_FILE: envOptionalString(),
+  POLYMARKET_US_ACCESS_KEY: envOptionalString(),
+  POLYMARKET_US_SECRET_KEY: envOptionalString(),
+  POLYMARKET_US_SECRET_KEY_FILE: envOptionalString(),
+};
+
+/** The Kalshi and Polymarket US credentials of a parsed environment: each all or none (a partial set is an issue). */
+export function signedVenueCredentials(
+  env: Readonly<Record<string, unknown>> & { KALSHI_ACCESS_KEY?: string; POLYMARKET_US_ACCESS_KEY?: string },
+  issues: string[],
+): { kalshi?: KalshiCredentials; polymarketUs?: PolymarketUsCredentials } {
+  const kalshi = group(
+    'Kalshi',
+    { KALSHI_ACCESS_KEY: env.KALSHI_ACCESS_KEY, KALSHI_PRIVATE_KEY: secret(env, 'KALSHI_PRIVATE_KEY', issues) },
+    (p) => ({ accessKey: p.KALSHI_ACCESS_KEY ?? '', privateKeyPem: p.KALSHI_PRIVATE_KEY ?? '' }),
+    issues,
+  );
+  const polymarketUs = group(
+    'Polymarket US',
+    {
+      POLYMARKET_US_ACCESS_KEY: env.POLYMARKET_US_ACCESS_KEY,
+      POLYMARKET_US_SECRET_KEY: secret(env, 'POLYMARKET_US_SECRET_KEY', issues),
+    },
+    (p) => ({ accessKey: p.POLYMARKET_US_ACCESS_KEY ?? '', secretKeyBase64: p.POLYMARKET_US_SECRET_KEY ?? '' }),
+    issues,
+  );
+  return { ...(kalshi ? { kalshi } : {}), ...(polymarketUs ? { polymarketUs } : {}) };
 }

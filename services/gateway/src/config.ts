@@ -15,6 +15,8 @@ import {
   secret,
   type KalshiCredentials,
   type PolymarketUsCredentials,
+  signedVenueCredentials,
+  signedVenueEnvShape,
 } from '@depthgate/service-kit';
 
 /**
@@ -79,12 +81,7 @@ export const gatewayEnvSchema = z.object({
 
   /** Reuse a Kalshi RSA-PSS signature for the same method and path this long (0: sign every request). */
   KALSHI_SIGNATURE_REUSE_MS: envInt(0, { min: 0, max: 5_000 }),
-  KALSHI_ACCESS_KEY: envOptionalString(),
-  KALSHI_PRIVATE_KEY: envOptionalString(),
-  KALSHI_PRIVATE_KEY_FILE: envOptionalString(),
-  POLYMARKET_US_ACCESS_KEY: envOptionalString(),
-  POLYMARKET_US_SECRET_KEY: envOptionalString(),
-  POLYMARKET_US_SECRET_KEY_FILE: envOptionalString(),
+  ...signedVenueEnvShape,
   POLYMARKET_CLOB_ADDRESS: envOptionalString(),
   POLYMARKET_CLOB_API_KEY: envOptionalString(),
   POLYMARKET_CLOB_SECRET: envOptionalString(),
@@ -201,21 +198,7 @@ function parseCacheRules(entries: string[], issues: string[]): CacheRule[] {
 export function loadConfig(env: Record<string, string | undefined> = process.env): GatewayConfig {
   const base = parseEnv(gatewayEnvSchema, env);
   const issues: string[] = [];
-  const kalshi = group(
-    'Kalshi',
-    { KALSHI_ACCESS_KEY: base.KALSHI_ACCESS_KEY, KALSHI_PRIVATE_KEY: secret(base, 'KALSHI_PRIVATE_KEY', issues) },
-    (p) => ({ accessKey: p.KALSHI_ACCESS_KEY ?? '', privateKeyPem: p.KALSHI_PRIVATE_KEY ?? '' }),
-    issues,
-  );
-  const polymarketUs = group(
-    'Polymarket US',
-    {
-      POLYMARKET_US_ACCESS_KEY: base.POLYMARKET_US_ACCESS_KEY,
-      POLYMARKET_US_SECRET_KEY: secret(base, 'POLYMARKET_US_SECRET_KEY', issues),
-    },
-    (p) => ({ accessKey: p.POLYMARKET_US_ACCESS_KEY ?? '', secretKeyBase64: p.POLYMARKET_US_SECRET_KEY ?? '' }),
-    issues,
-  );
+  const { kalshi, polymarketUs } = signedVenueCredentials(base, issues);
   const polymarketClob = group(
     'Polymarket CLOB',
     {

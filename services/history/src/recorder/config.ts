@@ -8,14 +8,13 @@ import {
   envInt,
   envList,
   envLogLevel,
-  envOptionalString,
   envString,
   envUrl,
-  group,
   parseEnv,
-  secret,
   type KalshiCredentials,
   type PolymarketUsCredentials,
+  signedVenueCredentials,
+  signedVenueEnvShape,
 } from '@depthgate/service-kit';
 import { clickHouseEnvShape } from '../config';
 
@@ -39,12 +38,7 @@ export const recorderEnvSchema = z.object({
   UPSTREAM_VENUE_B_URL: envUrl('https://api.elections.kalshi.com/trade-api/v2'),
   UPSTREAM_VENUE_C_URL: envUrl('https://api.gemini.com'),
   UPSTREAM_VENUE_A_US_URL: envUrl('https://gateway.polymarket.us'),
-  KALSHI_ACCESS_KEY: envOptionalString(),
-  KALSHI_PRIVATE_KEY: envOptionalString(),
-  KALSHI_PRIVATE_KEY_FILE: envOptionalString(),
-  POLYMARKET_US_ACCESS_KEY: envOptionalString(),
-  POLYMARKET_US_SECRET_KEY: envOptionalString(),
-  POLYMARKET_US_SECRET_KEY_FILE: envOptionalString(),
+  ...signedVenueEnvShape,
 
   /**
    * Which tickers, per exchange: explicit lists, prefixes of listed markets (`*`: all), series. None of the three
@@ -136,21 +130,7 @@ function isExchange(v: string): v is ExchangeKey {
 export function loadRecorderConfig(env: Record<string, string | undefined> = process.env): RecorderConfig {
   const base = parseEnv(recorderEnvSchema, env);
   const issues: string[] = [];
-  const kalshi = group(
-    'Kalshi',
-    { KALSHI_ACCESS_KEY: base.KALSHI_ACCESS_KEY, KALSHI_PRIVATE_KEY: secret(base, 'KALSHI_PRIVATE_KEY', issues) },
-    (p) => ({ accessKey: p.KALSHI_ACCESS_KEY ?? '', privateKeyPem: p.KALSHI_PRIVATE_KEY ?? '' }),
-    issues,
-  );
-  const polymarketUs = group(
-    'Polymarket US',
-    {
-      POLYMARKET_US_ACCESS_KEY: base.POLYMARKET_US_ACCESS_KEY,
-      POLYMARKET_US_SECRET_KEY: secret(base, 'POLYMARKET_US_SECRET_KEY', issues),
-    },
-    (p) => ({ accessKey: p.POLYMARKET_US_ACCESS_KEY ?? '', secretKeyBase64: p.POLYMARKET_US_SECRET_KEY ?? '' }),
-    issues,
-  );
+  const { kalshi, polymarketUs } = signedVenueCredentials(base, issues);
   const exchanges: ExchangeKey[] = [];
   for (const e of base.RECORDER_EXCHANGES) {
     if (isExchange(e)) exchanges.push(e);
