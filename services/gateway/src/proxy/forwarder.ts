@@ -54,9 +54,10 @@ interface UpstreamHead {
 
 /**
  * One upstream call through undici's handler API: `sink.onStart` when status and headers are in (the promise then
- * resolves), then the body into `sink`; an error before the start rejects the promise. (Not `pool.request()`: its body stream and promise chain keep about 1.5 KB per request alive across a
- * young-generation collection, which at 1,000 requests/s per process meant a mark-compact pause every 1.5 s;
- * docs/benchmarks.md, gateway.) Aborting `signal` aborts the call at any stage.
+ * resolves), then the body into `sink`; an error before the start rejects the promise. Aborting `signal` aborts the
+ * call at any stage. (Not `pool.request()`: its body stream and promise chain keep about 1.5 KB per request alive
+ * across a young-generation collection, which at 1,000 requests/s per process meant a mark-compact pause every
+ * 1.5 s; docs/benchmarks.md, gateway.)
  */
 function dispatchUpstream(
   pool: Pool,
@@ -77,8 +78,8 @@ function dispatchUpstream(
       },
       onResponseStart(c, statusCode, headers) {
         started = true;
+        resolve(); // first: whatever onStart does, the call is no longer waiting
         sink.onStart({ statusCode, headers, pause: () => c.pause(), resume: () => c.resume() });
-        resolve();
       },
       onResponseData(_c, chunk) {
         sink.onData(chunk);
