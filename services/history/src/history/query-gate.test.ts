@@ -28,6 +28,29 @@ describe('QueryGate', () => {
     await Promise.all(waits);
   });
 
+  it("puts a request's next query ahead of queries of requests that have not started, behind earlier ones", async () => {
+    const gate = new QueryGate(1);
+    const signal = new AbortController().signal;
+    const order: string[] = [];
+    const releases: (() => void)[] = [];
+    const take = (name: string, continuation = false) =>
+      gate.acquire(signal, continuation).then((release) => {
+        order.push(name);
+        releases.push(release);
+      });
+    const waits = [take('a'), take('b'), take('c'), take('a2', true), take('b2', true), take('d')];
+    await tick();
+    expect(order).toEqual(['a']);
+    for (let i = 0; i < 5; i++) {
+      releases[i]?.();
+      await tick();
+    }
+    expect(order).toEqual(['a', 'a2', 'b2', 'b', 'c', 'd']);
+    releases[5]?.();
+    await Promise.all(waits);
+    expect(gate.waiting).toBe(0);
+  });
+
   it('a release counts once, however often it is called', async () => {
     const gate = new QueryGate(1);
     const signal = new AbortController().signal;

@@ -21,6 +21,7 @@ export class GateClosedError extends Error {
 interface Waiter {
   grant: () => void;
   cancel: () => void;
+  continuation: boolean;
 }
 
 export class QueryGate {
@@ -37,9 +38,11 @@ export class QueryGate {
 
   /**
    * Resolves with a release function (safe to call more than once) once a place is free. Rejects with
-   * GateClosedError when `signal` aborts first; the place is then never taken.
+   * GateClosedError when `signal` aborts first; the place is then never taken. A `continuation` (the next query of a
+   * request that already had one: its next window, the rest of a book) waits ahead of the requests that have not
+   * started: it finishes work already begun, and without it a request needing two windows would queue twice.
    */
-  acquire(signal: AbortSignal): Promise<() => void> {
+  acquire(signal: AbortSignal, continuation = false): Promise<() => void> {
     if (signal.aborted) return Promise.reject(new GateClosedError());
     if (this.running < this.limit && this.waiting === 0) {
       this.running++;
@@ -58,9 +61,16 @@ export class QueryGate {
           if (at !== -1) this.queue.splice(at, 1);
           reject(new GateClosedError());
         },
+        continuation,
       };
       signal.addEventListener('abort', onAbort, { once: true });
-      this.queue.push(waiter);
+      if (!continuation) this.queue.push(waiter);
+      else {
+        // Behind the continuations already waiting, ahead of every first query.
+        let at = this.head;
+        while (at < this.queue.length && (this.queue[at] as Waiter).continuation) at++;
+        this.queue.splice(at, 0, waiter);
+      }
     });
   }
 

@@ -23,6 +23,8 @@ export class QueryScope {
   reason: AbortReason | undefined;
   /** True once the response status and first bytes have gone out. */
   committed = false;
+  /** Queries this request has sent to ClickHouse so far (the next one is a continuation, see QueryGate). */
+  queriesSent = 0;
 
   constructor(
     private readonly ch: ClickHouse,

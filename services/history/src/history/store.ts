@@ -161,7 +161,7 @@ export class HistoryStore {
     this.metrics.queueWaiting.inc();
     let release: () => void;
     try {
-      release = await this.gate.acquire(scope.signal);
+      release = await this.gate.acquire(scope.signal, scope.queriesSent++ > 0);
     } finally {
       this.metrics.queueWaiting.dec();
     }
