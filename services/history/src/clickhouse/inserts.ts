@@ -65,7 +65,8 @@ export class RowFormatError extends TypeError {
   }
 }
 
-const DECIMAL = /^-?[0-9]{1,20}(\.[0-9]{1,18})?$/;
+/** A decimal the tables' `Decimal(38, 18)` columns take as text: no exponent, ≤ 20 integer and ≤ 18 fraction digits. */
+export const DECIMAL = /^-?[0-9]{1,20}(\.[0-9]{1,18})?$/;
 const UNSIGNED_DECIMAL = /^[0-9]{1,20}(\.[0-9]{1,18})?$/;
 const REASON = /^[a-z0-9._-]{1,64}$/;
 const UINT64_MAX = 2n ** 64n - 1n;

@@ -3,12 +3,11 @@
  * arithmetic is needed, into BigInt integers scaled by 10^18 (the stored type is `Decimal(38, 18)`, so every value the
  * table can hold is exact here too). Never a JavaScript float.
  */
+import { DECIMAL } from '../clickhouse/inserts';
 
 /** Fraction digits of the scaled integers: the stored type's scale. */
 export const SCALE = 18;
 const ZEROS = '0'.repeat(SCALE);
-/** What the history tables accept (docs/history.md): no exponent, at most 20 integer and 18 fraction digits. */
-const DECIMAL = /^-?[0-9]{1,20}(\.[0-9]{1,18})?$/;
 
 export class DecimalError extends TypeError {
   constructor(value: unknown) {
