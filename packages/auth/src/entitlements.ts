@@ -3,50 +3,17 @@
  * platform names accepted as aliases), ticker-prefix matching, and the history window a caller may see.
  */
 
-export const PLATFORM_KEYS = [
-  'venue-a',
-  'venue-a-clob',
-  'venue-a-us',
-  'venue-b',
-  'venue-c',
-  'venue-d',
-  'venue-e',
-] as const;
-export type PlatformKey = (typeof PLATFORM_KEYS)[number];
-
-/** Real platform names accepted wherever a platform key is (gateway paths, `--platforms`). */
-export const PLATFORM_ALIASES: Readonly<Record<string, PlatformKey>> = {
-  polymarket: 'venue-a',
-  'polymarket-gamma': 'venue-a',
-  'polymarket-clob': 'venue-a-clob',
-  'polymarket-us': 'venue-a-us',
-  kalshi: 'venue-b',
-  gemini: 'venue-c',
-  coinbase: 'venue-d',
-  forecastex: 'venue-e',
-  ibkr: 'venue-e',
-};
-
-export function canonicalPlatform(name: string): PlatformKey | undefined {
-  const lower = name.toLowerCase();
-  if ((PLATFORM_KEYS as readonly string[]).includes(lower)) return lower as PlatformKey;
-  return Object.hasOwn(PLATFORM_ALIASES, lower) ? PLATFORM_ALIASES[lower] : undefined;
-}
-
-export const EXCHANGE_KEYS = ['venue_b', 'venue_c', 'venue_a_us'] as const;
-export type ExchangeKey = (typeof EXCHANGE_KEYS)[number];
-
-export const EXCHANGE_ALIASES: Readonly<Record<string, ExchangeKey>> = {
-  kalshi: 'venue_b',
-  gemini: 'venue_c',
-  polymarket_us: 'venue_a_us',
-};
-
-export function canonicalExchange(name: string): ExchangeKey | undefined {
-  const lower = name.toLowerCase();
-  if ((EXCHANGE_KEYS as readonly string[]).includes(lower)) return lower as ExchangeKey;
-  return Object.hasOwn(EXCHANGE_ALIASES, lower) ? EXCHANGE_ALIASES[lower] : undefined;
-}
+// The platform and exchange vocabularies come from the platforms' descriptors (@depthgate/platforms).
+export {
+  PLATFORM_KEYS,
+  PLATFORM_ALIASES,
+  canonicalPlatform,
+  EXCHANGE_KEYS,
+  EXCHANGE_ALIASES,
+  canonicalExchange,
+  type PlatformKey,
+  type ExchangeKey,
+} from '@depthgate/platforms';
 
 /** Characters a ticker (and so a ticker prefix) may contain on any of the recorded exchanges. */
 export const TICKER_PREFIX_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;

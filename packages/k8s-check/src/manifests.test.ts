@@ -2,9 +2,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parser as promql } from '@prometheus-io/lezer-promql';
 import { parse, parseAllDocuments } from 'yaml';
-import { gatewayEnvSchema } from '../../../services/gateway/src/config';
+import { gatewayEnvNames } from '../../../services/gateway/src/config';
 import { historyEnvSchema } from '../../../services/history/src/config';
-import { recorderEnvSchema } from '../../../services/history/src/recorder/config';
+import { recorderEnvNames } from '../../../services/history/src/recorder/config';
 
 /**
  * The manifests agree with the services: every variable they set is one the deployable reads (a typo such as
@@ -17,9 +17,9 @@ const k8s = path.join(root, 'infra', 'k8s');
 const keysOf = (schema: unknown) => Object.keys((schema as { shape: Record<string, unknown> }).shape);
 
 const known: Record<string, Set<string>> = {
-  gateway: new Set([...keysOf(gatewayEnvSchema), 'NODE_OPTIONS']),
+  gateway: new Set([...gatewayEnvNames(), 'NODE_OPTIONS']),
   history: new Set([...keysOf(historyEnvSchema), 'NODE_OPTIONS']),
-  recorder: new Set([...keysOf(recorderEnvSchema), 'NODE_OPTIONS']),
+  recorder: new Set([...recorderEnvNames(), 'NODE_OPTIONS']),
 };
 const HOST_PORT: Record<string, [string, string]> = {
   gateway: ['GATEWAY_HOST', 'GATEWAY_PORT'],

@@ -6,4 +6,3 @@ export * from './lifecycle';
 export * from './metrics';
 export * from './env';
 export * from './app';
-export * from './upstream-auth';

@@ -132,3 +132,18 @@ export function undocumentedSettings(names: readonly string[]): string[] {
     .map((line) => line.split('|')[1] ?? '');
   return names.filter((name) => !firstColumns.some((cell) => cell.includes(`\`${name}\``)));
 }
+
+/**
+ * The issues of the configuration error that `load` throws. Fails the test when `load` does not throw, or throws
+ * something that is not a configuration error (anything with an `issues` list of strings).
+ */
+export function configIssues(load: () => unknown): string[] {
+  try {
+    load();
+  } catch (err) {
+    const issues = (err as { issues?: unknown }).issues;
+    if (Array.isArray(issues) && issues.every((i) => typeof i === 'string')) return issues as string[];
+    throw err;
+  }
+  throw new Error('expected a configuration error, but the configuration loaded');
+}

@@ -10,7 +10,7 @@ import {
 import type { GatewayConfig } from './config';
 import './context';
 import { openApiDocument } from './openapi';
-import type { Platforms } from './platforms/registry';
+import type { GatewayPlatforms } from './platforms/registry';
 import type { Forwarder } from './proxy/forwarder';
 import { createApiHandler } from './routes/api';
 
@@ -20,7 +20,7 @@ export interface GatewayDeps {
   auth: Auth;
   registry: Registry;
   lifecycle: Lifecycle;
-  platforms: Platforms;
+  platforms: GatewayPlatforms;
   forwarder: Forwarder;
 }
 

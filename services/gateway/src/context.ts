@@ -1,10 +1,9 @@
-import type { PlatformKey } from '@depthgate/auth';
 import type { CacheStatus } from './proxy/shared-response';
 
 /** What the gateway learns about a request while serving it (for metrics and the access log). */
 declare module 'node:http' {
   interface IncomingMessage {
-    platform?: PlatformKey;
+    platform?: string;
     cacheStatus?: CacheStatus;
   }
 }

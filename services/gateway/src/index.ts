@@ -1,7 +1,7 @@
 export { createHandler, type GatewayDeps } from './app';
-export { loadConfig, gatewayEnvSchema, type GatewayConfig } from './config';
+export { loadConfig, gatewayEnvNames, gatewayEnvSchema, type GatewayConfig } from './config';
 export { GatewayMetrics } from './metrics';
-export { createPlatforms, type Platforms } from './platforms/registry';
+export { createPlatforms, ROUTES, type GatewayPlatforms } from './platforms/registry';
 export { UpstreamBudgets } from './proxy/budget';
 export { Forwarder } from './proxy/forwarder';
 export { startKeepAlives } from './keep-alive';

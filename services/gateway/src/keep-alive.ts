@@ -1,14 +1,14 @@
 import type { Logger } from '@depthgate/service-kit';
-import type { Platforms } from './platforms/registry';
+import type { GatewayPlatforms } from './platforms/registry';
 import type { Forwarder } from './proxy/forwarder';
 
 /**
  * Background keep-alive calls platforms ask for (the IBKR Client Portal session expires unless `/tickle` is
  * called about every minute). Runs once at start and then on the interval; failures are logged, never thrown.
  */
-export function startKeepAlives(platforms: Platforms, forwarder: Forwarder, logger: Logger): () => void {
+export function startKeepAlives(platforms: GatewayPlatforms, forwarder: Forwarder, logger: Logger): () => void {
   const timers: NodeJS.Timeout[] = [];
-  for (const platform of Object.values(platforms)) {
+  for (const platform of Object.values(platforms.byKey)) {
     const spec = platform.keepAlive;
     if (!spec) continue;
     let lastOk: boolean | undefined;

@@ -1,5 +1,4 @@
-import { PLATFORM_ALIASES, PLATFORM_KEYS } from '@depthgate/auth';
-import type { Platforms } from './platforms/registry';
+import type { GatewayPlatforms } from './platforms/registry';
 
 const error = (description: string, example: { error: string; message: string }) => ({
   description,
@@ -29,7 +28,8 @@ const SPEC_ENDPOINTS: [string, string][] = [
   ],
 ];
 
-export function openApiDocument(platforms: Platforms): object {
+export function openApiDocument(platforms: GatewayPlatforms): object {
+  const { aliases } = platforms;
   const passThrough = {
     description:
       'The upstream answer: its status, body and content headers, byte for byte (compressed bodies stay compressed).',
@@ -53,7 +53,7 @@ export function openApiDocument(platforms: Platforms): object {
     }),
     '404': error('Unknown platform (the message lists the valid keys)', {
       error: 'unknown_platform',
-      message: `Unknown platform "x"; valid platforms: ${PLATFORM_KEYS.join(', ')}`,
+      message: `Unknown platform "x"; valid platforms: ${platforms.keys.join(', ')}`,
     }),
     '405': error('Only GET and HEAD are forwarded (see the Allow header)', {
       error: 'method_not_allowed',
@@ -80,10 +80,10 @@ export function openApiDocument(platforms: Platforms): object {
     name: 'platform',
     in: 'path',
     required: true,
-    description: `Neutral platform key; real names are accepted as aliases (${Object.entries(PLATFORM_ALIASES)
+    description: `Neutral platform key; real names are accepted as aliases (${Object.entries(aliases)
       .map(([alias, key]) => `${alias} → ${key}`)
       .join(', ')}).`,
-    schema: { type: 'string', enum: [...PLATFORM_KEYS, ...Object.keys(PLATFORM_ALIASES)] },
+    schema: { type: 'string', enum: [...platforms.keys, ...Object.keys(aliases)] },
   };
   const paths: Record<string, object> = {
     '/health': {
@@ -139,7 +139,7 @@ export function openApiDocument(platforms: Platforms): object {
       description:
         'One entry point to seven market platforms. The gateway authenticates to each upstream itself; callers send only X-API-Key. ' +
         'Platforms: ' +
-        Object.values(platforms)
+        Object.values(platforms.byKey)
           .map((p) => `${p.key} (${p.title})`)
           .join(', ') +
         '.',

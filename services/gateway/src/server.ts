@@ -11,14 +11,14 @@ import { createHandler } from './app';
 import type { GatewayConfig } from './config';
 import { startKeepAlives } from './keep-alive';
 import { GatewayMetrics } from './metrics';
-import { createPlatforms, type Platforms } from './platforms/registry';
+import { createPlatforms, type GatewayPlatforms } from './platforms/registry';
 import { UpstreamBudgets } from './proxy/budget';
 import { Forwarder } from './proxy/forwarder';
 
 export interface RunningGateway extends RunningServer {
   auth: Auth;
   registry: Registry;
-  platforms: Platforms;
+  platforms: GatewayPlatforms;
   forwarder: Forwarder;
   lifecycle: Lifecycle;
 }
@@ -65,7 +65,7 @@ export async function startGateway(
   lifecycle.onShutdown('keep-alives', startKeepAlives(platforms, forwarder, logger));
   logger.info(
     {
-      platforms: Object.values(platforms).map((p) => ({
+      platforms: Object.values(platforms.byKey).map((p) => ({
         key: p.key,
         targets: p.targets.map((t) => ({ id: t.id, origin: t.origin, signed: t.signer?.name ?? null })),
       })),

@@ -1,9 +1,15 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { loadConfig } from '../config';
 import { parseGatewayTarget } from '../proxy/path';
-import { createPlatforms } from './registry';
+import { createPlatforms, type GatewayPlatforms } from './registry';
 import { kalshiPath } from './venue-b';
 import type { Platform } from './types';
+
+function platform(platforms: GatewayPlatforms, key: string): Platform {
+  const p = platforms.byKey[key];
+  if (!p) throw new Error(`no platform ${key}`);
+  return p;
+}
 
 function route(platform: Platform, target: string) {
   const parsed = parseGatewayTarget(`/api/v1/${platform.key}${target}`);
@@ -21,7 +27,7 @@ describe('platform routing with production defaults', () => {
   const platforms = createPlatforms(loadConfig({}));
 
   it('maps the spec’s hyphenated Kalshi paths to the real ones and passes real paths unchanged', () => {
-    const k = platforms['venue-b'];
+    const k = platform(platforms, 'venue-b');
     expect(route(k, '/search/filters').url).toBe(
       'https://api.elections.kalshi.com/trade-api/v2/search/filters_by_sport',
     );
@@ -60,7 +66,7 @@ describe('platform routing with production defaults', () => {
   });
 
   it('sends Polymarket US public data to the public host and private routes to the authenticated host', () => {
-    const p = platforms['venue-a-us'];
+    const p = platform(platforms, 'venue-a-us');
     expect(route(p, '/events?limit=5&seriesId=1&seriesId=2&orderDirection=desc')).toMatchObject({
       target: 'venue-a-us',
       url: 'https://gateway.polymarket.us/v1/events?limit=5&seriesId=1&seriesId=2&orderDirection=desc',
@@ -76,7 +82,7 @@ describe('platform routing with production defaults', () => {
   });
 
   it('routes CLOB profiles and market statistics to the hosts that serve them', () => {
-    const c = platforms['venue-a-clob'];
+    const c = platform(platforms, 'venue-a-clob');
     expect(route(c, '/book?token_id=123')).toMatchObject({
       target: 'venue-a-clob',
       url: 'https://clob.polymarket.com/book?token_id=123',
@@ -92,7 +98,7 @@ describe('platform routing with production defaults', () => {
   });
 
   it('puts unversioned Gemini resources under /v1 and keeps explicit versions', () => {
-    const g = platforms['venue-c'];
+    const g = platform(platforms, 'venue-c');
     expect(route(g, '/prediction-markets/events?status=active').url).toBe(
       'https://api.gemini.com/v1/prediction-markets/events?status=active',
     );
@@ -101,7 +107,7 @@ describe('platform routing with production defaults', () => {
   });
 
   it('routes IBKR portal paths to the Client Portal and the rest to the ForecastEx site', () => {
-    const e = platforms['venue-e'];
+    const e = platform(platforms, 'venue-e');
     expect(route(e, '/trsrv/event/category-tree')).toMatchObject({
       target: 'venue-e/portal',
       url: 'https://localhost:5000/v1/api/trsrv/event/category-tree',
@@ -118,7 +124,7 @@ describe('platform routing with production defaults', () => {
   });
 
   it('makes unsigned calls when no credentials are configured', () => {
-    for (const platform of Object.values(platforms)) for (const t of platform.targets) expect(t.signer).toBeUndefined();
+    for (const p of Object.values(platforms.byKey)) for (const t of p.targets) expect(t.signer).toBeUndefined();
   });
 });
 
@@ -145,15 +151,18 @@ describe('signers are attached where credentials are configured', () => {
 
   it('Kalshi signs everything; Coinbase and the CLOB sign private routes only', () => {
     const platforms = createPlatforms(loadConfig(base));
-    expect(route(platforms['venue-b'], '/markets')).toMatchObject({ sign: true, signer: 'kalshi-rsa-pss' });
-    expect(route(platforms['venue-d'], '/accounts')).toMatchObject({ sign: true, signer: 'coinbase-exchange-hmac' });
-    expect(route(platforms['venue-d'], '/currencies').sign).toBe(false);
-    expect(route(platforms['venue-d'], '/products/BTC-USD/book').sign).toBe(false);
-    expect(route(platforms['venue-a-us'], '/portfolio/positions')).toMatchObject({
+    expect(route(platform(platforms, 'venue-b'), '/markets')).toMatchObject({ sign: true, signer: 'kalshi-rsa-pss' });
+    expect(route(platform(platforms, 'venue-d'), '/accounts')).toMatchObject({
+      sign: true,
+      signer: 'coinbase-exchange-hmac',
+    });
+    expect(route(platform(platforms, 'venue-d'), '/currencies').sign).toBe(false);
+    expect(route(platform(platforms, 'venue-d'), '/products/BTC-USD/book').sign).toBe(false);
+    expect(route(platform(platforms, 'venue-a-us'), '/portfolio/positions')).toMatchObject({
       sign: true,
       signer: 'polymarket-us-ed25519',
     });
-    expect(route(platforms['venue-a-clob'], '/data/trades')).toMatchObject({
+    expect(route(platform(platforms, 'venue-a-clob'), '/data/trades')).toMatchObject({
       sign: true,
       signer: 'polymarket-clob-l2',
     });
@@ -163,6 +172,6 @@ describe('signers are attached where credentials are configured', () => {
     const platforms = createPlatforms(
       loadConfig({ ...base, COINBASE_JWT_KEY_NAME: 'organizations/x/apiKeys/y', COINBASE_JWT_PRIVATE_KEY: ec }),
     );
-    expect(route(platforms['venue-d'], '/accounts').signer).toBe('coinbase-cdp-jwt');
+    expect(route(platform(platforms, 'venue-d'), '/accounts').signer).toBe('coinbase-cdp-jwt');
   });
 });

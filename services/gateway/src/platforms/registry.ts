@@ -1,29 +1,69 @@
-import { canonicalPlatform, PLATFORM_KEYS, type PlatformKey } from '@depthgate/auth';
+import {
+  PLATFORMS,
+  platformAliases,
+  resolvePlatformName,
+  type PlatformKey,
+  type Platforms,
+  type Registry,
+} from '@depthgate/platforms';
 import type { GatewayConfig } from '../config';
-import type { Platform } from './types';
-import { gamma } from './venue-a';
-import { clob } from './venue-a-clob';
-import { polymarketUs } from './venue-a-us';
-import { kalshi } from './venue-b';
-import { gemini } from './venue-c';
-import { coinbase } from './venue-d';
-import { forecastex } from './venue-e';
+import { routeContext, type Platform, type RouteModule } from './types';
+import { venueARoutes } from './venue-a';
+import { venueAClobRoutes } from './venue-a-clob';
+import { venueAUsRoutes } from './venue-a-us';
+import { venueBRoutes } from './venue-b';
+import { venueCRoutes } from './venue-c';
+import { venueDRoutes } from './venue-d';
+import { venueERoutes } from './venue-e';
 
-/** One line per platform; a missing platform key is a compile error. */
-const FACTORIES = {
-  'venue-a': gamma,
-  'venue-a-clob': clob,
-  'venue-a-us': polymarketUs,
-  'venue-b': kalshi,
-  'venue-c': gemini,
-  'venue-d': coinbase,
-  'venue-e': forecastex,
-} satisfies Record<PlatformKey, (config: GatewayConfig) => Platform>;
+/** The gateway's part of each platform, one line each; a platform of the registry without one is a compile error. */
+export const ROUTES: { [K in PlatformKey]: RouteModule<Platforms[K]> } = {
+  'venue-a': venueARoutes,
+  'venue-a-clob': venueAClobRoutes,
+  'venue-a-us': venueAUsRoutes,
+  'venue-b': venueBRoutes,
+  'venue-c': venueCRoutes,
+  'venue-d': venueDRoutes,
+  'venue-e': venueERoutes,
+};
 
-export type Platforms = Readonly<Record<PlatformKey, Platform>>;
-
-export function createPlatforms(config: GatewayConfig): Platforms {
-  return Object.fromEntries(PLATFORM_KEYS.map((key) => [key, FACTORIES[key](config)])) as Record<PlatformKey, Platform>;
+/** The platforms the gateway serves, by key, with the name resolution over them (keys and real-name aliases). */
+export interface GatewayPlatforms {
+  readonly byKey: Readonly<Record<string, Platform>>;
+  readonly keys: readonly string[];
+  /** Real names accepted for each key (`kalshi` → `venue-b`). */
+  readonly aliases: Readonly<Record<string, string>>;
+  /** The platform a path's `{platform}` names (a key or an alias, any case), or undefined. */
+  resolve(name: string): Platform | undefined;
 }
 
-export { canonicalPlatform, PLATFORM_KEYS };
+/**
+ * Builds every configured platform: its descriptor (key, title, docs) with the gateway's route module. `routes` and
+ * the registry behind `config` default to the product's platforms; tests add a fixture platform the same way.
+ */
+export function createPlatforms(
+  config: GatewayConfig<Registry>,
+  routes: Readonly<Record<string, RouteModule>> = ROUTES as unknown as Record<string, RouteModule>,
+): GatewayPlatforms {
+  const registry: Registry = Object.fromEntries(
+    Object.entries(config.platforms).map(([key, p]) => [key, p.descriptor]),
+  );
+  const byKey: Record<string, Platform> = {};
+  for (const [key, platform] of Object.entries(config.platforms)) {
+    const module = routes[key];
+    if (!module) throw new Error(`platform ${key} has no route module`);
+    const d = platform.descriptor;
+    byKey[key] = { key, title: d.title, docs: d.docs, ...module(routeContext(platform, config as GatewayConfig)) };
+  }
+  return {
+    byKey,
+    keys: Object.keys(byKey),
+    aliases: platformAliases(registry),
+    resolve: (name) => {
+      const key = resolvePlatformName(name, registry);
+      return key === undefined ? undefined : byKey[key];
+    },
+  };
+}
+
+export { PLATFORMS };

@@ -1,14 +1,13 @@
-import type { PlatformKey } from '@depthgate/auth';
+import { hostId, type AnyDescriptor, type Budget, type ResolvedPlatform, type Signer } from '@depthgate/platforms';
 import type { ErrorCode } from '@depthgate/service-kit';
-import type { Signer } from '../signers/types';
 import { encodeSegment } from '../proxy/path';
-import type { Budget } from '../config';
+import type { GatewayConfig } from '../config';
 
 /** One upstream origin a platform forwards to (a platform may have several: public and authenticated hosts). */
 export interface UpstreamTarget {
   /** Unique name in metrics and logs: `venue-b`, `venue-a-us/auth`. */
   id: string;
-  platform: PlatformKey;
+  platform: string;
   /** `https://api.elections.kalshi.com` */
   origin: string;
   /** Path every request is under, e.g. `/trade-api/v2` ('' for none). */
@@ -48,11 +47,11 @@ export interface KeepAlive {
 }
 
 /**
- * A platform plug-in: its upstream targets, how a resource path maps to one of them (aliases, rewrites), and
- * which requests are signed. Adding a platform is one new file and one registry line (docs/ADD_NEW_PLATFORM.md).
+ * A platform as the gateway serves it: what its descriptor says (key, title, docs), its upstream targets, how a
+ * resource path maps to one of them (aliases, rewrites), and which requests are signed.
  */
 export interface Platform {
-  key: PlatformKey;
+  key: string;
   title: string;
   docs: string;
   targets: readonly UpstreamTarget[];
@@ -60,8 +59,52 @@ export interface Platform {
   keepAlive?: KeepAlive;
 }
 
+/** What a platform's route module is given: its configuration, and a way to build targets on its hosts. */
+export interface RouteContext<D extends AnyDescriptor = AnyDescriptor> {
+  platform: ResolvedPlatform<D>;
+  budget: Budget | null;
+  config: GatewayConfig;
+  /** A target on one of this platform's hosts (id `venue-a-us/auth`), with the platform's budget. */
+  target(host: keyof D['hosts'] & string, options?: TargetOptions): UpstreamTarget;
+}
+
+export interface TargetOptions {
+  signer?: Signer;
+  tls?: UpstreamTarget['tls'];
+  unreachable?: UpstreamTarget['unreachable'];
+  /** Another URL than the host's own (a route served by another platform's host), with its own id. */
+  url?: { id: string; url: string };
+}
+
+/**
+ * The gateway's own part of a platform (docs/ADD_NEW_PLATFORM.md, step 2): from its configuration, the targets and
+ * the `route()` that maps a resource onto one of them. Everything else about the platform is in its descriptor.
+ */
+export type RouteModule<D extends AnyDescriptor = AnyDescriptor> = (
+  ctx: RouteContext<D>,
+) => Pick<Platform, 'targets' | 'route' | 'keepAlive'>;
+
+/** Builds a platform's targets from its configuration (see RouteContext.target). */
+export function routeContext<D extends AnyDescriptor>(
+  platform: ResolvedPlatform<D>,
+  config: GatewayConfig,
+): RouteContext<D> {
+  const key = platform.descriptor.key;
+  const budget = (config.budgets as Record<string, Budget | null>)[key] ?? null;
+  return {
+    platform,
+    budget,
+    config,
+    target(host, options = {}) {
+      const { url, ...rest } = options;
+      const urls = platform.urls as Record<string, string>;
+      return makeTarget(key, url?.id ?? hostId(key, host), url?.url ?? (urls[host] as string), { budget, ...rest });
+    },
+  };
+}
+
 export function makeTarget(
-  platform: PlatformKey,
+  platform: string,
   id: string,
   url: string,
   options: {

@@ -1,7 +1,6 @@
 // https://docs.polymarket.com/developers/CLOB/introduction
-import type { GatewayConfig } from '../config';
-import { polymarketClobSigner } from '../signers/polymarket-clob';
-import { appendQuery, makeTarget, type Platform, type Route } from './types';
+import type { Platforms } from '@depthgate/platforms';
+import { appendQuery, type Route, type RouteModule } from './types';
 
 /** Market data the CLOB serves without authentication. [V] */
 const PUBLIC_ROOTS = new Set([
@@ -32,19 +31,12 @@ const PUBLIC_ROOTS = new Set([
  * holders, positions and live volume from the Data API. That mapping is [U] (upstreams.md §2).
  * Private CLOB routes carry L2 HMAC headers when credentials are configured.
  */
-export function clob(config: GatewayConfig): Platform {
-  const credentials = config.credentials.polymarketClob;
-  const signer = credentials
-    ? polymarketClobSigner(credentials, { signQuery: config.POLYMARKET_CLOB_SIGN_QUERY })
-    : undefined;
-  const budget = config.budgets['venue-a-clob'];
-  const main = makeTarget('venue-a-clob', 'venue-a-clob', config.UPSTREAM_VENUE_A_CLOB_URL, { budget, signer });
-  const data = makeTarget('venue-a-clob', 'venue-a-clob/data', config.UPSTREAM_VENUE_A_DATA_URL, { budget });
-  const profiles = makeTarget('venue-a-clob', 'venue-a-clob/gamma', config.UPSTREAM_VENUE_A_URL, { budget });
+export const venueAClobRoutes: RouteModule<Platforms['venue-a-clob']> = (ctx) => {
+  const main = ctx.target('main', { signer: ctx.platform.signer });
+  const data = ctx.target('data');
+  const gamma = ctx.config.platforms['venue-a'].urls.main;
+  const profiles = ctx.target('main', { url: { id: 'venue-a-clob/gamma', url: gamma } });
   return {
-    key: 'venue-a-clob',
-    title: 'Polymarket CLOB',
-    docs: 'https://docs.polymarket.com/developers/CLOB/introduction',
     targets: [main, data, profiles],
     route(resource, query): Route {
       const [a, b, c, ...rest] = resource.segments;
@@ -64,4 +56,4 @@ export function clob(config: GatewayConfig): Platform {
       return { target: main, path: resource.path, query, sign: !PUBLIC_ROOTS.has(a ?? '') };
     },
   };
-}
+};

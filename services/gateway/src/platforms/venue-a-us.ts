@@ -1,7 +1,6 @@
 // https://docs.polymarket.us/api/introduction
-import type { GatewayConfig } from '../config';
-import { polymarketUsSigner } from '../signers/polymarket-us';
-import { makeTarget, versioned, type Platform } from './types';
+import type { Platforms } from '@depthgate/platforms';
+import { versioned, type RouteModule } from './types';
 
 /** Routes that only the authenticated host serves (orders, portfolio, account). [V] (SDK: authenticated ? api : gateway) */
 const PRIVATE_ROOTS = new Set(['portfolio', 'account', 'accounts', 'orders', 'order', 'balances', 'activities']);
@@ -11,18 +10,10 @@ const PRIVATE_ROOTS = new Set(['portfolio', 'account', 'accounts', 'orders', 'or
  * the public gateway host, unsigned; private routes from the authenticated host, Ed25519-signed when credentials
  * are configured. Resources without a version segment are under `/v1` (`/events` → `/v1/events`).
  */
-export function polymarketUs(config: GatewayConfig): Platform {
-  const credentials = config.credentials.polymarketUs;
-  const budget = config.budgets['venue-a-us'];
-  const publicHost = makeTarget('venue-a-us', 'venue-a-us', config.UPSTREAM_VENUE_A_US_URL, { budget });
-  const authHost = makeTarget('venue-a-us', 'venue-a-us/auth', config.UPSTREAM_VENUE_A_US_AUTH_URL, {
-    budget,
-    signer: credentials ? polymarketUsSigner(credentials) : undefined,
-  });
+export const venueAUsRoutes: RouteModule<Platforms['venue-a-us']> = (ctx) => {
+  const publicHost = ctx.target('main');
+  const authHost = ctx.target('auth', { signer: ctx.platform.signer });
   return {
-    key: 'venue-a-us',
-    title: 'Polymarket US',
-    docs: 'https://docs.polymarket.us/api/introduction',
     targets: [publicHost, authHost],
     route(resource, query) {
       const path = versioned(resource);
@@ -32,4 +23,4 @@ export function polymarketUs(config: GatewayConfig): Platform {
         : { target: publicHost, path, query, sign: false };
     },
   };
-}
+};

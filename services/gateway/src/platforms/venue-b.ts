@@ -1,7 +1,6 @@
 // https://docs.kalshi.com/api-reference
-import type { GatewayConfig } from '../config';
-import { kalshiSigner } from '../signers/kalshi';
-import { joinSegments, makeTarget, type Platform } from './types';
+import type { Platforms } from '@depthgate/platforms';
+import { joinSegments, type RouteModule } from './types';
 
 /**
  * The spec (and Graylayer's docs) name some Kalshi routes with hyphens or under other parents; Kalshi's real
@@ -56,17 +55,10 @@ export function kalshiPath(segments: readonly string[]): readonly string[] {
  * `venue-b`: Kalshi Trade API v2. Every request is RSA-PSS-signed when credentials are configured: newer specs mark
  * order books as private, and signing a public call is harmless (upstreams.md §4).
  */
-export function kalshi(config: GatewayConfig): Platform {
-  const credentials = config.credentials.kalshi;
-  const target = makeTarget('venue-b', 'venue-b', config.UPSTREAM_VENUE_B_URL, {
-    budget: config.budgets['venue-b'],
-    signer: credentials ? kalshiSigner(credentials, { reuseMs: config.KALSHI_SIGNATURE_REUSE_MS }) : undefined,
-  });
+export const venueBRoutes: RouteModule<Platforms['venue-b']> = (ctx) => {
+  const target = ctx.target('main', { signer: ctx.platform.signer });
   return {
-    key: 'venue-b',
-    title: 'Kalshi',
-    docs: 'https://docs.kalshi.com/api-reference',
     targets: [target],
     route: (resource, query) => ({ target, path: joinSegments(kalshiPath(resource.segments)), query, sign: true }),
   };
-}
+};

@@ -1,5 +1,4 @@
 import type { OutgoingHttpHeaders } from 'node:http';
-import type { PlatformKey } from '@depthgate/auth';
 import type { CacheRule } from '../config';
 
 export interface CachedResponse {
@@ -22,7 +21,7 @@ function matchesSegments(pattern: readonly string[], segments: readonly string[]
 
 /** The opt-in micro-cache rules, split once and grouped by platform. */
 export class CacheRules {
-  private readonly byPlatform = new Map<PlatformKey, { pattern: string[]; ttlMs: number }[]>();
+  private readonly byPlatform = new Map<string, { pattern: string[]; ttlMs: number }[]>();
 
   constructor(rules: readonly CacheRule[]) {
     for (const rule of rules) {
@@ -33,7 +32,7 @@ export class CacheRules {
   }
 
   /** TTL in ms for a caller-facing resource (its decoded segments); 0: not cached. */
-  ttlFor(platform: PlatformKey, segments: readonly string[]): number {
+  ttlFor(platform: string, segments: readonly string[]): number {
     const rules = this.byPlatform.get(platform);
     if (rules) for (const rule of rules) if (matchesSegments(rule.pattern, segments)) return rule.ttlMs;
     return 0;

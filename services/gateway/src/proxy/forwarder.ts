@@ -1,6 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
-import type { PlatformKey } from '@depthgate/auth';
 import { AppError, type Logger } from '@depthgate/service-kit';
 import type { GatewayConfig } from '../config';
 import type { GatewayMetrics } from '../metrics';
@@ -198,7 +197,7 @@ export class Forwarder {
     });
   }
 
-  private count(platform: PlatformKey, result: CacheStatus, req: IncomingMessage): void {
+  private count(platform: string, result: CacheStatus, req: IncomingMessage): void {
     this.deps.metrics.cache.inc({ platform, result });
     req.cacheStatus = result;
   }

@@ -1,8 +1,10 @@
-import { DEFAULT_BUDGETS } from '../config';
+import { defaultBudgets, PLATFORMS } from '@depthgate/platforms';
 import { acceptableAgeMs, CacheRules, MicroCache, storableTtl } from './cache';
 import { Circuit } from './circuit';
 import { LocalGcra } from './budget';
 import { callerResponseHeaders, isConditional, upstreamRequestHeaders } from './headers';
+
+const DEFAULT_BUDGETS = defaultBudgets(PLATFORMS);
 
 describe('micro-cache rules', () => {
   it('matches * as one segment and ** as any rest, per platform', () => {

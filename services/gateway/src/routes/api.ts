@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Auth } from '@depthgate/auth';
+import type { Auth, PlatformKey } from '@depthgate/auth';
 import { AppError, sendError, type Logger } from '@depthgate/service-kit';
 import type { GatewayConfig } from '../config';
 import '../context';
-import { PLATFORM_KEYS, canonicalPlatform, type Platforms } from '../platforms/registry';
+import type { GatewayPlatforms } from '../platforms/registry';
 import type { Forwarder } from '../proxy/forwarder';
 import { memoizedTargetParser, type ParseResult } from '../proxy/path';
 
@@ -16,20 +16,21 @@ function routeAndForward(req: IncomingMessage, res: ServerResponse, deps: ApiDep
   const parsed = deps.targets(req.url ?? '');
   if (!parsed.ok) return sendError(res, 'invalid_path', `Invalid path: ${parsed.reason}`);
   const { target } = parsed;
-  const key = canonicalPlatform(target.platform);
-  if (!key) {
+  const platform = platforms.resolve(target.platform);
+  if (!platform) {
     return sendError(
       res,
       'unknown_platform',
-      `Unknown platform "${target.platform}"; valid platforms: ${PLATFORM_KEYS.join(', ')}`,
+      `Unknown platform "${target.platform}"; valid platforms: ${platforms.keys.join(', ')}`,
     );
   }
+  const key = platform.key;
   req.platform = key;
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     return sendError(res, 'method_not_allowed', `Only ${ALLOWED_METHODS} are forwarded`, { Allow: ALLOWED_METHODS });
   }
   const caller = req.caller;
-  if (caller?.kind === 'key' && caller.key.platforms && !caller.key.platforms.has(key)) {
+  if (caller?.kind === 'key' && caller.key.platforms && !caller.key.platforms.has(key as PlatformKey)) {
     return sendError(res, 'forbidden', `This API key may not use platform ${key}`);
   }
   if (config.disabled.has(key))
@@ -37,7 +38,6 @@ function routeAndForward(req: IncomingMessage, res: ServerResponse, deps: ApiDep
   if (!QUERY_OK.test(target.query)) {
     return sendError(res, 'invalid_request', 'The query string contains characters that must be percent-encoded');
   }
-  const platform = platforms[key];
   forwarder.forward(req, res, platform, platform.route(target, target.query), target.segments);
 }
 
@@ -47,7 +47,7 @@ interface ApiDeps extends ApiOptions {
 
 export interface ApiOptions {
   config: GatewayConfig;
-  platforms: Platforms;
+  platforms: GatewayPlatforms;
   forwarder: Forwarder;
   auth: Auth;
   logger: Logger;

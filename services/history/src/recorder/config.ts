@@ -1,29 +1,28 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { EXCHANGE_KEYS, type ExchangeKey } from '@depthgate/auth';
 import {
-  ConfigError,
-  envBool,
-  envInt,
-  envList,
-  envLogLevel,
-  envString,
-  envUrl,
-  parseEnv,
-  type KalshiCredentials,
-  type PolymarketUsCredentials,
-  signedVenueCredentials,
-  signedVenueEnvShape,
-} from '@depthgate/service-kit';
+  EXCHANGE_KEYS,
+  platformEnvNames,
+  RECORDED_PLATFORMS,
+  resolvePlatforms,
+  type EnvParts,
+  type ExchangeKey,
+  type ResolvedPlatforms,
+} from '@depthgate/platforms';
+import { ConfigError, envBool, envInt, envList, envLogLevel, envString, parseEnv } from '@depthgate/service-kit';
 import { clickHouseEnvShape } from '../config';
 
 const MiB = 1024 * 1024;
 
 /**
- * Every recorder setting, parsed once from the environment. README.md ("Recorder") lists them with their defaults.
- * Feed and REST URLs default to the real platforms (upstreams.md); `./dev up --sim` points them at the simulator.
+ * What the recorder configures of each recorded platform (its descriptor in @depthgate/platforms): the feed, the main
+ * REST host (discovery, reconciliation) and the credentials that sign the feed handshake. Defaults are the real
+ * platforms (upstreams.md); `./dev up --sim` points them at the simulator.
  */
+export const RECORDER_PLATFORM_PARTS: EnvParts = { hosts: 'main', feeds: true, credentials: true };
+
+/** Every recorder setting, parsed once from the environment. README.md ("Recorder") lists them with their defaults. */
 export const recorderEnvSchema = z.object({
   ...clickHouseEnvShape,
   RECORDER_PORT: envInt(7082, { min: 0, max: 65535 }),
@@ -32,13 +31,6 @@ export const recorderEnvSchema = z.object({
 
   /** Exchanges to record (those whose feed needs credentials are skipped, with a warning, when none are set). */
   RECORDER_EXCHANGES: envList([...EXCHANGE_KEYS]),
-  FEED_VENUE_B_URL: envUrl('wss://api.elections.kalshi.com/trade-api/ws/v2'),
-  FEED_VENUE_C_URL: envUrl('wss://api.gemini.com/v2/marketdata'),
-  FEED_VENUE_A_US_URL: envUrl('wss://api.polymarket.us/v1/ws/markets'),
-  UPSTREAM_VENUE_B_URL: envUrl('https://api.elections.kalshi.com/trade-api/v2'),
-  UPSTREAM_VENUE_C_URL: envUrl('https://api.gemini.com'),
-  UPSTREAM_VENUE_A_US_URL: envUrl('https://gateway.polymarket.us'),
-  ...signedVenueEnvShape,
 
   /**
    * Which tickers, per exchange: explicit lists, prefixes of listed markets (`*`: all), series. None of the three
@@ -116,7 +108,8 @@ export interface VenueSettings {
 
 export interface RecorderConfig extends RecorderEnv {
   exchanges: ExchangeKey[];
-  credentials: { kalshi?: KalshiCredentials; polymarketUs?: PolymarketUsCredentials };
+  /** Each recorded platform's feed and REST URLs, credentials and signer. */
+  platforms: ResolvedPlatforms<typeof RECORDED_PLATFORMS>;
   venues: Record<ExchangeKey, VenueSettings>;
 }
 
@@ -127,10 +120,15 @@ function isExchange(v: string): v is ExchangeKey {
   return (EXCHANGE_KEYS as readonly string[]).includes(v);
 }
 
+/** Every variable the recorder reads, its own and the recorded platforms' (README completeness). */
+export function recorderEnvNames(): string[] {
+  return [...Object.keys(recorderEnvSchema.shape), ...platformEnvNames(RECORDED_PLATFORMS, RECORDER_PLATFORM_PARTS)];
+}
+
 export function loadRecorderConfig(env: Record<string, string | undefined> = process.env): RecorderConfig {
   const base = parseEnv(recorderEnvSchema, env);
   const issues: string[] = [];
-  const { kalshi, polymarketUs } = signedVenueCredentials(base, issues);
+  const platforms = resolvePlatforms(env, RECORDED_PLATFORMS, RECORDER_PLATFORM_PARTS, issues);
   const exchanges: ExchangeKey[] = [];
   for (const e of base.RECORDER_EXCHANGES) {
     if (isExchange(e)) exchanges.push(e);
@@ -164,7 +162,7 @@ export function loadRecorderConfig(env: Record<string, string | undefined> = pro
   return {
     ...base,
     exchanges,
-    credentials: { kalshi, polymarketUs },
+    platforms,
     venues: {
       venue_b: venue(
         'venue_b',

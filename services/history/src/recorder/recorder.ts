@@ -2,8 +2,8 @@
  * The recorder, put together: feeds → tickers → TSV sink → writer → ClickHouse (docs/history.md, "Recorder").
  * `startRecorder` is what main.ts runs and what the integration tests run in-process; `stop()` is the SIGTERM path.
  */
-import { EXCHANGE_KEYS, type ExchangeKey } from '@depthgate/auth';
-import { kalshiHeaders, kalshiPrivateKey, type Logger } from '@depthgate/service-kit';
+import { EXCHANGE_KEYS, signNow, type ExchangeKey } from '@depthgate/platforms';
+import type { Logger } from '@depthgate/service-kit';
 import type { ClickHouse } from '../clickhouse/client';
 import { classifyClickHouseError } from '../clickhouse/errors';
 import type { RecorderConfig } from './config';
@@ -72,20 +72,20 @@ function protocolFor(exchange: ExchangeKey, config: RecorderConfig): VenueProtoc
   switch (exchange) {
     case 'venue_b':
       return kalshiProtocol({
-        feedUrl: config.FEED_VENUE_B_URL,
-        credentials: config.credentials.kalshi,
+        feedUrl: config.platforms['venue-b'].feeds.main,
+        signer: config.platforms['venue-b'].signer,
         subscribeBatch: config.RECORDER_SUBSCRIBE_BATCH,
       });
     case 'venue_c':
       return geminiProtocol({
-        feedUrl: config.FEED_VENUE_C_URL,
+        feedUrl: config.platforms['venue-c'].feeds.main,
         subscribeBatch: config.RECORDER_SUBSCRIBE_BATCH,
         resubscribeDelayMs: config.RECORDER_GEMINI_RESUBSCRIBE_DELAY_MS,
       });
     case 'venue_a_us':
       return polymarketUsProtocol({
-        feedUrl: config.FEED_VENUE_A_US_URL,
-        credentials: config.credentials.polymarketUs,
+        feedUrl: config.platforms['venue-a-us'].feeds.main,
+        signer: config.platforms['venue-a-us'].signer,
         subscribeBatch: config.RECORDER_SUBSCRIBE_BATCH,
         debounced: config.RECORDER_POLYMARKET_US_DEBOUNCED,
       });
@@ -97,19 +97,21 @@ function restFor(exchange: ExchangeKey, config: RecorderConfig): RestClient {
   switch (exchange) {
     case 'venue_b': {
       // Kalshi: every call signed when credentials are set (newer specs mark the orderbook endpoints private).
-      const creds = config.credentials.kalshi;
-      const key = creds ? kalshiPrivateKey(creds.privateKeyPem) : undefined;
+      const { urls, signer } = config.platforms['venue-b'];
+      const host = new URL(urls.main).host;
       return new RestClient({
         ...common,
-        baseUrl: config.UPSTREAM_VENUE_B_URL,
-        sign: key && creds ? (method, p, now) => kalshiHeaders(creds.accessKey, key, method, p, now) : undefined,
+        baseUrl: urls.main,
+        sign: signer
+          ? (method, path, now) => signNow(signer, { method, path, query: '', body: '', host }, now)
+          : undefined,
       });
     }
     case 'venue_c':
-      return new RestClient({ ...common, baseUrl: config.UPSTREAM_VENUE_C_URL });
+      return new RestClient({ ...common, baseUrl: config.platforms['venue-c'].urls.main });
     case 'venue_a_us':
       // The public host (gateway.polymarket.us) serves listings and books without authentication [V].
-      return new RestClient({ ...common, baseUrl: config.UPSTREAM_VENUE_A_US_URL });
+      return new RestClient({ ...common, baseUrl: config.platforms['venue-a-us'].urls.main });
   }
 }
 

@@ -19,7 +19,7 @@
  * Snapshots carry no time: a snapshot holds from the ts of the next timestamped message of the connection (events
  * are delivered in order), or from its receipt if none follows within RECORDER_SNAPSHOT_QUIET_MS.
  */
-import { kalshiHeaders, kalshiPrivateKey, type KalshiCredentials } from '@depthgate/service-kit';
+import { signNow, type Signer } from '@depthgate/platforms';
 import { ASK, BID } from '../book';
 import { CanonicalMemo, centsToDollars, complementOfOne } from '../decimal';
 import type { TickerRecorder } from '../ticker';
@@ -275,20 +275,21 @@ class KalshiSession implements VenueSession {
 
 export function kalshiProtocol(o: {
   feedUrl: string;
-  credentials: KalshiCredentials | undefined;
+  /** Kalshi's RSA-PSS signer (the descriptor's), when credentials are configured: the feed needs them. */
+  signer: Signer | undefined;
   subscribeBatch: number;
 }): VenueProtocol {
-  const key = o.credentials ? kalshiPrivateKey(o.credentials.privateKeyPem) : undefined;
-  const wsPath = new URL(o.feedUrl).pathname;
+  const { signer } = o;
+  const url = new URL(o.feedUrl);
   return {
     exchange: 'venue_b',
     platform: 'Kalshi',
     feedUrl: o.feedUrl,
     venueClock: true,
-    missingCredentials: key === undefined,
+    missingCredentials: signer === undefined,
     handshakeHeaders(nowMs) {
-      if (!key || !o.credentials) return undefined;
-      return kalshiHeaders(o.credentials.accessKey, key, 'GET', wsPath, nowMs);
+      if (!signer) return undefined;
+      return signNow(signer, { method: 'GET', path: url.pathname, query: '', body: '', host: url.host }, nowMs);
     },
     createSession: (ctx) => new KalshiSession(ctx, o.subscribeBatch),
     async listActive(rest: RestClient, series: readonly string[], all: boolean): Promise<string[]> {

@@ -15,7 +15,7 @@
  *
  * A book whose `transactTime` is T includes the change at T, so the first book holds from T + 1 ms.
  */
-import { polymarketUsHeaders, polymarketUsKey, type PolymarketUsCredentials } from '@depthgate/service-kit';
+import { signNow, type Signer } from '@depthgate/platforms';
 import type { RestClient } from './rest';
 import { chunk, parseObject, type RestBook, type SessionContext, type VenueProtocol, type VenueSession } from './types';
 
@@ -158,22 +158,23 @@ interface PmMarket {
 
 export function polymarketUsProtocol(o: {
   feedUrl: string;
-  credentials: PolymarketUsCredentials | undefined;
+  /** Polymarket US's Ed25519 signer (the descriptor's), when credentials are configured: the feed needs them. */
+  signer: Signer | undefined;
   subscribeBatch: number;
   debounced: boolean;
 }): VenueProtocol {
-  const key = o.credentials ? polymarketUsKey(o.credentials.secretKeyBase64) : undefined;
-  const wsPath = new URL(o.feedUrl).pathname;
+  const { signer } = o;
+  const url = new URL(o.feedUrl);
   const open = (m: PmMarket) => typeof m.slug === 'string' && m.active !== false && m.closed !== true;
   return {
     exchange: 'venue_a_us',
     platform: 'Polymarket US',
     feedUrl: o.feedUrl,
     venueClock: true,
-    missingCredentials: key === undefined,
+    missingCredentials: signer === undefined,
     handshakeHeaders(nowMs) {
-      if (!key || !o.credentials) return undefined;
-      return polymarketUsHeaders(o.credentials.accessKey, key, 'GET', wsPath, nowMs);
+      if (!signer) return undefined;
+      return signNow(signer, { method: 'GET', path: url.pathname, query: '', body: '', host: url.host }, nowMs);
     },
     createSession: (ctx) => new PolymarketUsSession(ctx, Math.min(100, o.subscribeBatch), o.debounced),
     async listActive(rest: RestClient, series: readonly string[], all: boolean): Promise<string[]> {

@@ -77,7 +77,7 @@ describe('Kalshi normalisation', () => {
   });
 
   it('subscribes in batches, records snapshot then deltas at the venue time, and resubscribes on a seq gap', () => {
-    const protocol = kalshiProtocol({ feedUrl: 'ws://x/trade-api/ws/v2', credentials: undefined, subscribeBatch: 2 });
+    const protocol = kalshiProtocol({ feedUrl: 'ws://x/trade-api/ws/v2', signer: undefined, subscribeBatch: 2 });
     const h = harness(protocol, ['A', 'B', 'C']);
     h.session.subscribe(['A', 'B', 'C']);
     expect(h.sent).toEqual([
@@ -147,7 +147,7 @@ describe('Kalshi normalisation', () => {
   });
 
   it('drops a market Kalshi does not know and subscribes the rest again', () => {
-    const protocol = kalshiProtocol({ feedUrl: 'ws://x/trade-api/ws/v2', credentials: undefined, subscribeBatch: 10 });
+    const protocol = kalshiProtocol({ feedUrl: 'ws://x/trade-api/ws/v2', signer: undefined, subscribeBatch: 10 });
     const h = harness(protocol, ['A', 'ZZ']);
     h.session.subscribe(['A', 'ZZ']);
     h.msg({ id: 1, type: 'error', msg: { code: 16, msg: 'Market not found: ZZ' } });
@@ -230,7 +230,7 @@ describe('Polymarket US normalisation', () => {
   it('stores the first book as a snapshot just after its transactTime and diffs later books into deltas', () => {
     const protocol = polymarketUsProtocol({
       feedUrl: 'ws://x/v1/ws/markets',
-      credentials: undefined,
+      signer: undefined,
       subscribeBatch: 500,
       debounced: false,
     });
@@ -265,7 +265,7 @@ describe('Polymarket US normalisation', () => {
   it('keeps subscriptions at 100 markets or fewer', () => {
     const protocol = polymarketUsProtocol({
       feedUrl: 'ws://x/v1/ws/markets',
-      credentials: undefined,
+      signer: undefined,
       subscribeBatch: 500,
       debounced: false,
     });

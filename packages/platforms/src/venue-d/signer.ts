@@ -1,8 +1,17 @@
 // https://docs.cdp.coinbase.com/exchange/rest-api/authentication
 import { createHmac, createPrivateKey, randomBytes } from 'node:crypto';
 import { SignJWT } from 'jose';
-import type { CoinbaseHmacCredentials, CoinbaseJwtCredentials } from '../config';
-import { withQuery, type SignInput, type Signer, type SignedHeaders, type SyncSigner } from './types';
+import { withQuery, type SignInput, type Signer, type SignedHeaders, type SyncSigner } from '../signing';
+
+export interface CoinbaseHmacCredentials {
+  key: string;
+  secret: string;
+  passphrase: string;
+}
+export interface CoinbaseJwtCredentials {
+  keyName: string;
+  privateKeyPem: string;
+}
 
 /**
  * Coinbase Exchange: base64(HMAC-SHA256(base64decode(secret), seconds + METHOD + requestPath + body)). [V]
@@ -37,15 +46,22 @@ export function coinbaseHmacSigner(credentials: CoinbaseHmacCredentials, options
   };
 }
 
+/** The JWT algorithm for a CDP private key: ES256 (EC P-256) or EdDSA (Ed25519); anything else is refused. */
+export function coinbaseJwtAlgorithm(privateKeyPem: string): 'ES256' | 'EdDSA' {
+  const key = createPrivateKey(privateKeyPem);
+  if (key.asymmetricKeyType === 'ed25519') return 'EdDSA';
+  if (key.asymmetricKeyType === 'ec') return 'ES256';
+  throw new Error('COINBASE_JWT_PRIVATE_KEY must be an EC P-256 or Ed25519 private key');
+}
+
 /**
  * Coinbase CDP keys (Advanced Trade and newer APIs): a JWT per request, ES256 for EC keys or EdDSA for Ed25519 keys,
  * `kid` = key name, a random `nonce`, claims iss "cdp", sub = key name, nbf = now, exp = now + 120 s and
  * `uri` = "METHOD host/path" (no scheme, no query). [U] for Coinbase Exchange, which uses HMAC keys.
  */
 export function coinbaseJwtSigner(credentials: CoinbaseJwtCredentials, options: { nonce?: () => string } = {}): Signer {
+  const alg = coinbaseJwtAlgorithm(credentials.privateKeyPem);
   const key = createPrivateKey(credentials.privateKeyPem);
-  const alg = key.asymmetricKeyType === 'ed25519' ? 'EdDSA' : key.asymmetricKeyType === 'ec' ? 'ES256' : undefined;
-  if (!alg) throw new Error('COINBASE_JWT_PRIVATE_KEY must be an EC P-256 or Ed25519 private key');
   const nonce = options.nonce ?? (() => randomBytes(16).toString('hex'));
   return {
     name: 'coinbase-cdp-jwt',

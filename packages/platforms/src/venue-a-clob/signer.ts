@@ -1,7 +1,13 @@
 // https://docs.polymarket.com/developers/CLOB/authentication
 import { createHmac } from 'node:crypto';
-import type { PolymarketClobCredentials } from '../config';
-import { base64UrlKeepPadding, withQuery, type SignInput, type SyncSigner, type SignedHeaders } from './types';
+import { base64UrlKeepPadding, withQuery, type SignInput, type SignedHeaders, type SyncSigner } from '../signing';
+
+export interface PolymarketClobCredentials {
+  address: string;
+  apiKey: string;
+  secret: string;
+  passphrase: string;
+}
 
 /**
  * L2 HMAC: url-safe base64 of HMAC-SHA256, keyed with the base64(url)-decoded secret, over

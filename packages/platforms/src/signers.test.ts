@@ -1,10 +1,10 @@
 import { constants, generateKeyPairSync, verify } from 'node:crypto';
 import { decodeProtectedHeader, importSPKI, jwtVerify } from 'jose';
-import { coinbaseHmacSigner, coinbaseJwtSigner, coinbaseSignature } from './coinbase';
-import { kalshiMessage, kalshiSigner } from './kalshi';
-import { polymarketClobSignature, polymarketClobSigner } from './polymarket-clob';
-import { polymarketUsKey, polymarketUsSigner } from './polymarket-us';
-import type { SignInput } from './types';
+import type { SignInput } from './signing';
+import { polymarketClobSignature, polymarketClobSigner } from './venue-a-clob/signer';
+import { polymarketUsKey, polymarketUsSigner } from './venue-a-us/signer';
+import { kalshiMessage, kalshiSigner } from './venue-b/signer';
+import { coinbaseHmacSigner, coinbaseJwtSigner, coinbaseSignature } from './venue-d/signer';
 
 const get = (path: string, query = '', host = 'example.test'): SignInput => ({
   method: 'GET',

@@ -1,7 +1,8 @@
 /**
  * A signer turns one upstream request into the headers that authenticate it. It is a function of its inputs and
  * the clock only; it neither sends nor reads anything. Signers that need asynchronous work (JWT signing through
- * WebCrypto) return a promise; the forwarder awaits it before the request is sent.
+ * WebCrypto) return a promise; whoever sends the request awaits it first. The gateway signs every forwarded call with
+ * them, the recorder its feed handshakes and REST listings.
  */
 export interface SignInput {
   method: string;
@@ -24,6 +25,11 @@ export interface Signer {
   sign(input: SignInput, nowMs: number): SignedHeaders | Promise<SignedHeaders>;
 }
 
+/** A signer that needs no asynchronous work (every scheme but JWT). */
+export interface SyncSigner extends Signer {
+  sign(input: SignInput, nowMs: number): SignedHeaders;
+}
+
 export function withQuery(path: string, query: string): string {
   return query === '' ? path : `${path}?${query}`;
 }
@@ -33,7 +39,13 @@ export function base64UrlKeepPadding(buf: Buffer): string {
   return buf.toString('base64').replace(/\+/g, '-').replace(/\//g, '_');
 }
 
-/** A signer that needs no asynchronous work (every scheme but JWT). */
-export interface SyncSigner extends Signer {
-  sign(input: SignInput, nowMs: number): SignedHeaders;
+/**
+ * Signs with a signer that must answer at once (a WebSocket handshake built synchronously, as the recorder's
+ * are); throws if the scheme needs asynchronous work.
+ */
+export function signNow(signer: Signer, input: SignInput, nowMs: number): SignedHeaders {
+  const headers = signer.sign(input, nowMs);
+  if (headers instanceof Promise)
+    throw new Error(`signer ${signer.name} is asynchronous; this caller needs headers at once`);
+  return headers;
 }
