@@ -78,8 +78,8 @@ export interface PlatformDescriptor<
   exchange?: { key: X; code: number; aliases: readonly string[] };
   /** REST hosts; `main` first. A host named `auth` is addressed as `venue-a-us/auth` (gateway targets, simulator). */
   hosts: Readonly<Record<'main' | H, UrlSpec>>;
-  /** WebSocket feeds (order books), `main` first. */
-  feeds?: Readonly<Record<'main' | F, UrlSpec>>;
+  /** WebSocket feeds (order books); the platform's own feed is `main`. */
+  feeds?: Readonly<Record<F, UrlSpec>>;
   /** The platform's documented limit as a budget, and where it is documented. */
   budget: Budget & { source: string };
   /** Credentials by id (`hmac`, `jwt`); `{}` for platforms without signing. */

@@ -3,6 +3,7 @@
  * product (keys and aliases, exchanges, environment variables, budgets, credentials, signers, the simulator's hosts,
  * the gateway's routes, OpenAPI) derives from it. Adding a platform: docs/ADD_NEW_PLATFORM.md.
  */
+import type { UrlSpec } from './descriptor';
 import type { Registry } from './env';
 import { venueA } from './venue-a/descriptor';
 import { venueAClob } from './venue-a-clob/descriptor';
@@ -83,6 +84,16 @@ export function canonicalExchange(name: string): ExchangeKey | undefined {
 type RecordedKey = { [K in PlatformKey]: [ExchangeOf<Platforms[K]>] extends [never] ? never : K }[PlatformKey];
 /** The sub-registry of the recorded platforms (the recorder configures only these). */
 export const RECORDED_PLATFORMS = Object.fromEntries(RECORDED.map((d) => [d.key, d])) as Pick<Platforms, RecordedKey>;
+
+type HostNames<D> = D extends { hosts: Readonly<Record<infer H, UrlSpec>> } ? H & string : never;
+type FeedNames<D> = D extends { feeds?: Readonly<Record<infer F, UrlSpec>> } ? F & string : never;
+type Qualified<K extends string, N extends string> = N extends 'main' ? K : `${K}/${N}`;
+/** Host ids of a registry: `venue-b`, `venue-a-us/auth`, … (gateway targets, simulator hosts). */
+export type HostIdOf<R> = { [K in keyof R & string]: Qualified<K, HostNames<R[K]>> }[keyof R & string];
+/** Feed ids of a registry: `venue-b`, … */
+export type FeedIdOf<R> = { [K in keyof R & string]: Qualified<K, FeedNames<R[K]>> }[keyof R & string];
+export type HostId = HostIdOf<Platforms>;
+export type FeedId = FeedIdOf<Platforms>;
 
 export * from './descriptor';
 export * from './env';

@@ -34,7 +34,7 @@ if (values.child) {
   const { startSimulator, signers } = await import('../dist/index.js');
   if (mode === 'rest') {
     const sim = await startSimulator({ updatesPerSecond: 50, rateLimits: false });
-    const base = new URL(sim.urls.kalshi).origin;
+    const base = new URL(sim.urls['venue-b']).origin;
     const result = await runChild({
       mode,
       url: `${base}${values.path}`,
@@ -144,13 +144,13 @@ async function feedClient({ seconds, tickers, feeds, kalshiHeaders, pmHeaders })
       });
     });
   const sockets = await Promise.all([
-    open(feeds.kalshi, kalshiHeaders, {
+    open(feeds['venue-b'], kalshiHeaders, {
       id: 1,
       cmd: 'subscribe',
       params: { channels: ['orderbook_delta'], market_tickers: tickers.venue_b },
     }),
-    open(feeds.gemini, {}, { type: 'subscribe', subscriptions: [{ name: 'l2', symbols: tickers.venue_c }] }),
-    open(feeds.polymarketUs, pmHeaders, {
+    open(feeds['venue-c'], {}, { type: 'subscribe', subscriptions: [{ name: 'l2', symbols: tickers.venue_c }] }),
+    open(feeds['venue-a-us'], pmHeaders, {
       subscribe: {
         requestId: 'bench',
         subscriptionType: 'SUBSCRIPTION_TYPE_MARKET_DATA',

@@ -1,9 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AuthInput } from './http/types';
-import { verifyCoinbase } from './platforms/coinbase/auth';
-import { verifyKalshi } from './platforms/kalshi/auth';
-import { verifyClob } from './platforms/polymarket/clob-auth';
-import { verifyPmUs } from './platforms/polymarket-us/auth';
+import { verifyCoinbase } from './platforms/venue-d/auth';
+import { verifyKalshi } from './platforms/venue-b/auth';
+import { verifyClob } from './platforms/venue-a-clob/clob-auth';
+import { verifyPmUs } from './platforms/venue-a-us/auth';
 import {
   clobSignature,
   clobHeaders,

@@ -3,13 +3,13 @@ import { BOOK_PLATFORMS, type BookPlatform, type Instrument, type IntBook } from
 import { decimalBook, formatLevels } from './book/view';
 import { formatScaled } from './core/decimal';
 import { SimError } from './errors';
-import { resolveBookPlatform } from './options';
+import type { Topology } from './topology';
 import type { BookEventView, KalshiBookView, SimBooks } from './types';
 
 /** `sim.books`: the engine's books as exact decimal strings, looked up by any platform alias. */
-export function createBooksApi(engine: BookEngine): SimBooks {
+export function createBooksApi(engine: BookEngine, topology: Topology): SimBooks {
   const bookPlatform = (name: string): BookPlatform => {
-    const p = resolveBookPlatform(name);
+    const p = topology.resolveBookPlatform(name);
     if (!p) throw new SimError('not_found', `"${name}" has no order books (one of ${BOOK_PLATFORMS.join(', ')})`);
     return p;
   };

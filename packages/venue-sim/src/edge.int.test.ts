@@ -32,9 +32,9 @@ describe('CDN-style edge behaviour', () => {
 
   it('adds Set-Cookie, Server, CF-Ray and a timing header to every answer, errors included', async () => {
     for (const url of [
-      `${sim.urls.coinbase}/currencies`,
-      `${sim.urls.kalshi}/markets/NOPE`,
-      `${sim.urls.pmUsPublic}/v1/sports`,
+      `${sim.urls['venue-d']}/currencies`,
+      `${sim.urls['venue-b']}/markets/NOPE`,
+      `${sim.urls['venue-a-us']}/v1/sports`,
     ]) {
       const { headers } = await raw(url);
       expect(headers['set-cookie']?.[0]).toMatch(/^__cf_bm=/);
@@ -45,25 +45,25 @@ describe('CDN-style edge behaviour', () => {
   });
 
   it('gzips bodies of 1 KiB or more only when the client accepts gzip', async () => {
-    const zipped = await raw(`${sim.urls.coinbase}/currencies`, { 'Accept-Encoding': 'gzip, deflate' });
+    const zipped = await raw(`${sim.urls['venue-d']}/currencies`, { 'Accept-Encoding': 'gzip, deflate' });
     expect(zipped.headers['content-encoding']).toBe('gzip');
     expect(zipped.headers.vary).toBe('Accept-Encoding');
     const unzipped = gunzipSync(zipped.body);
     expect(Number(zipped.headers['content-length'])).toBe(zipped.body.length);
-    const identity = await raw(`${sim.urls.coinbase}/currencies`);
+    const identity = await raw(`${sim.urls['venue-d']}/currencies`);
     expect(identity.headers['content-encoding']).toBeUndefined();
     expect(unzipped.equals(identity.body)).toBe(true);
     expect(identity.body.length).toBeGreaterThanOrEqual(1024);
-    const small = await raw(`${sim.urls.coinbase}/time`, { 'Accept-Encoding': 'gzip' });
+    const small = await raw(`${sim.urls['venue-d']}/time`, { 'Accept-Encoding': 'gzip' });
     expect(small.headers['content-encoding']).toBeUndefined();
   });
 
   it('is off with edge: false, and never on the IBKR portal', async () => {
-    const { headers } = await raw(`${plain.urls.coinbase}/currencies`, { 'Accept-Encoding': 'gzip' });
+    const { headers } = await raw(`${plain.urls['venue-d']}/currencies`, { 'Accept-Encoding': 'gzip' });
     expect(headers['set-cookie']).toBeUndefined();
     expect(headers.server).toBeUndefined();
     expect(headers['content-encoding']).toBeUndefined();
-    const portal = await httpsGet(`${sim.urls.ibkrPortal}/tickle`, sim.credentials.ibkr.certPem);
+    const portal = await httpsGet(`${sim.urls['venue-e/portal']}/tickle`, sim.credentials.ibkr.certPem);
     expect(portal.status).toBe(200);
   });
 });

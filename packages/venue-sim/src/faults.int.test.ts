@@ -37,7 +37,7 @@ describe('injected faults do what they say', () => {
   test('latency: the answer comes at least `ms` later, and is the normal answer', async () => {
     sim.faults.inject({ platform: 'coinbase', route: '/time', kind: 'latency', ms: 300 });
     const t0 = Date.now();
-    const res = await get(`${sim.urls.coinbase}/time`);
+    const res = await get(`${sim.urls['venue-d']}/time`);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(290);
     expect(res.status).toBe(200);
     expect(sim.requests().at(-1)).toMatchObject({ fault: 'latency', status: 200 });
@@ -45,18 +45,18 @@ describe('injected faults do what they say', () => {
 
   test('status: a 5xx in the platform error format, only `times` times and only on its route', async () => {
     sim.faults.inject({ platform: 'venue-b', route: '/trade-api/v2/markets', kind: 'status', status: 503, times: 2 });
-    const a = await get(`${sim.urls.kalshi}/markets`);
+    const a = await get(`${sim.urls['venue-b']}/markets`);
     expect(a.status).toBe(503);
     expect(a.json).toMatchObject({ error: { code: 'internal_server_error' } });
-    expect((await get(`${sim.urls.kalshi}/exchange/status`)).status).toBe(200);
-    expect((await get(`${sim.urls.kalshi}/markets`)).status).toBe(503);
-    expect((await get(`${sim.urls.kalshi}/markets`)).status).toBe(200);
+    expect((await get(`${sim.urls['venue-b']}/exchange/status`)).status).toBe(200);
+    expect((await get(`${sim.urls['venue-b']}/markets`)).status).toBe(503);
+    expect((await get(`${sim.urls['venue-b']}/markets`)).status).toBe(200);
     expect(sim.faults.list()).toEqual([]);
   });
 
   test('reset: the connection is reset without an answer', async () => {
     sim.faults.inject({ platform: 'gemini', kind: 'reset' });
-    const err = (await get(`${sim.urls.gemini}/v1/symbols`).catch((e: unknown) => e)) as Error & {
+    const err = (await get(`${sim.urls['venue-c']}/v1/symbols`).catch((e: unknown) => e)) as Error & {
       cause?: { code?: string };
     };
     expect(err.message).toMatch(/fetch failed/);
@@ -66,7 +66,7 @@ describe('injected faults do what they say', () => {
 
   test('truncate: headers promise the whole body, half arrives, the connection closes', async () => {
     sim.faults.inject({ platform: 'coinbase', route: '/currencies', kind: 'truncate' });
-    const r = await rawGet(`${sim.urls.coinbase}/currencies`);
+    const r = await rawGet(`${sim.urls['venue-d']}/currencies`);
     expect(r.status).toBe(200);
     expect(r.received).toBeLessThan(r.declared);
     expect(r.received).toBeGreaterThan(0);
@@ -75,7 +75,7 @@ describe('injected faults do what they say', () => {
 
   test('html: an HTML error page instead of JSON', async () => {
     sim.faults.inject({ platform: 'polymarketUs', kind: 'html' });
-    const res = await get(`${sim.urls.pmUsPublic}/v1/events`);
+    const res = await get(`${sim.urls['venue-a-us']}/v1/events`);
     expect(res.status).toBe(502);
     expect(res.headers.get('content-type')).toMatch(/text\/html/);
     expect(res.text).toMatch(/<html/);
@@ -83,13 +83,15 @@ describe('injected faults do what they say', () => {
   });
 
   test('hang: no answer at all (the client gives up); with ms, the connection drops after that long', async () => {
-    const id = sim.faults.inject({ platform: 'gamma', kind: 'hang' });
-    const err = await get(`${sim.urls.gamma}/events`, {}, { signal: AbortSignal.timeout(300) }).catch((e: Error) => e);
+    const id = sim.faults.inject({ platform: 'venue-a', kind: 'hang' });
+    const err = await get(`${sim.urls['venue-a']}/events`, {}, { signal: AbortSignal.timeout(300) }).catch(
+      (e: Error) => e,
+    );
     expect((err as Error).name).toMatch(/TimeoutError|AbortError/);
     expect(sim.requests().at(-1)).toMatchObject({ fault: 'hang', status: 0 });
     sim.faults.remove(id);
-    sim.faults.inject({ platform: 'gamma', kind: 'hang', ms: 100 });
-    const dropped = (await get(`${sim.urls.gamma}/events`).catch((e: unknown) => e)) as Error;
+    sim.faults.inject({ platform: 'venue-a', kind: 'hang', ms: 100 });
+    const dropped = (await get(`${sim.urls['venue-a']}/events`).catch((e: unknown) => e)) as Error;
     expect(dropped.message).toMatch(/fetch failed/);
   });
 
@@ -99,22 +101,22 @@ describe('injected faults do what they say', () => {
       { 'content-type': 'application/json' },
       {
         method: 'POST',
-        body: JSON.stringify({ platform: 'data', route: '/oi', kind: 'status', status: 500 }),
+        body: JSON.stringify({ platform: 'venue-a-clob/data', route: '/oi', kind: 'status', status: 500 }),
       },
     );
     expect(res.status).toBe(201);
-    expect((await get(`${sim.urls.data}/oi?market=0x1`)).status).toBe(500);
+    expect((await get(`${sim.urls['venue-a-clob/data']}/oi?market=0x1`)).status).toBe(500);
     const bad = await get(
       `${sim.urls.control}/control/faults`,
       { 'content-type': 'application/json' },
       {
         method: 'POST',
-        body: JSON.stringify({ platform: 'data', kind: 'explode' }),
+        body: JSON.stringify({ platform: 'venue-a-clob/data', kind: 'explode' }),
       },
     );
     expect(bad.status).toBe(400);
     await get(`${sim.urls.control}/control/faults`, {}, { method: 'DELETE' });
-    expect((await get(`${sim.urls.data}/oi?market=0x1`)).status).toBe(200);
+    expect((await get(`${sim.urls['venue-a-clob/data']}/oi?market=0x1`)).status).toBe(200);
   });
 });
 
@@ -136,19 +138,23 @@ describe('rate limits answer 429 in each platform format', () => {
     expect(sim.rateLimits.get('coinbase')).toEqual({ limit: 10, windowMs: 1000, burst: 15 });
     expect(sim.rateLimits.get('venue_a_us')).toEqual({ limit: 20, windowMs: 1000 });
     expect(sim.rateLimits.get('gemini')).toMatchObject({ limit: 120, windowMs: 60_000, queue: 5 });
-    expect(sim.rateLimits.get('gamma')).toMatchObject({ limit: 4000, windowMs: 10_000, overflow: 'delay' });
-    expect(sim.rateLimits.get('ibkr')).toMatchObject({ limit: 10, windowMs: 1000 });
+    expect(sim.rateLimits.get('venue-a')).toMatchObject({ limit: 4000, windowMs: 10_000, overflow: 'delay' });
+    expect(sim.rateLimits.get('venue-e/portal')).toMatchObject({ limit: 10, windowMs: 1000 });
     expect(sim.rateLimits.get('forecastex')).toBeNull();
   });
 
   test.each([
     [
       'kalshi',
-      (s: Simulator) => `${s.urls.kalshi}/exchange/status`,
+      (s: Simulator) => `${s.urls['venue-b']}/exchange/status`,
       { error: { code: 'too_many_requests', message: 'too many requests' } },
     ],
-    ['coinbase', (s: Simulator) => `${s.urls.coinbase}/time`, { message: 'Public rate limit exceeded' }],
-    ['polymarketUs', (s: Simulator) => `${s.urls.pmUsPublic}/v1/sports`, { status: 429, message: 'Too Many Requests' }],
+    ['coinbase', (s: Simulator) => `${s.urls['venue-d']}/time`, { message: 'Public rate limit exceeded' }],
+    [
+      'polymarketUs',
+      (s: Simulator) => `${s.urls['venue-a-us']}/v1/sports`,
+      { status: 429, message: 'Too Many Requests' },
+    ],
   ])('%s', async (platform, url, body) => {
     sim.rateLimits.set(platform, { limit: 3, windowMs: 60_000 });
     const res = await burst(url(sim), 4);
@@ -162,7 +168,7 @@ describe('rate limits answer 429 in each platform format', () => {
     sim.rateLimits.set('gemini', { limit: 2, windowMs: 60_000, overflow: 'queue', queue: 1 });
     const results = await Promise.all(
       [0, 1, 2, 3].map(() =>
-        get(`${sim.urls.gemini}/v1/symbols`, {}, { signal: AbortSignal.timeout(500) }).catch(
+        get(`${sim.urls['venue-c']}/v1/symbols`, {}, { signal: AbortSignal.timeout(500) }).catch(
           (e: unknown) => e as Error,
         ),
       ),
@@ -177,12 +183,12 @@ describe('rate limits answer 429 in each platform format', () => {
   });
 
   test('Polymarket (Cloudflare) delays instead of refusing', async () => {
-    sim.rateLimits.set('gamma', { limit: 2, windowMs: 1000, overflow: 'delay' });
+    sim.rateLimits.set('venue-a', { limit: 2, windowMs: 1000, overflow: 'delay' });
     const t0 = Date.now();
-    const res = await Promise.all([0, 1, 2].map(() => get(`${sim.urls.gamma}/tags`)));
+    const res = await Promise.all([0, 1, 2].map(() => get(`${sim.urls['venue-a']}/tags`)));
     expect(res.map((r) => r.status)).toEqual([200, 200, 200]);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(450);
-    sim.rateLimits.set('gamma', null);
+    sim.rateLimits.set('venue-a', null);
   });
 
   test('limits are settable through the control endpoint', async () => {
@@ -195,8 +201,8 @@ describe('rate limits answer 429 in each platform format', () => {
       },
     );
     expect(put.status).toBe(200);
-    expect((await burst(`${sim.urls.kalshi}/exchange/status`, 2)).map((r) => r.status)).toEqual([200, 429]);
+    expect((await burst(`${sim.urls['venue-b']}/exchange/status`, 2)).map((r) => r.status)).toEqual([200, 429]);
     await get(`${sim.urls.control}/control/rate-limits/venue-b`, {}, { method: 'DELETE' });
-    expect((await get(`${sim.urls.kalshi}/exchange/status`)).status).toBe(200);
+    expect((await get(`${sim.urls['venue-b']}/exchange/status`)).status).toBe(200);
   });
 });

@@ -8,7 +8,7 @@ const geminiPrecision = (s: string): [number, number] => GEMINI_PRECISION[s] ?? 
 
 async function kalshiClient(sim: Simulator, tickers: string[]): Promise<FeedClient> {
   const c = await FeedClient.open(
-    sim.feeds.kalshi,
+    sim.feeds['venue-b'],
     signers.kalshiHeaders(sim.credentials.kalshi, 'GET', '/trade-api/ws/v2'),
   );
   c.send({ id: 1, cmd: 'subscribe', params: { channels: ['orderbook_delta'], market_tickers: tickers } });
@@ -18,7 +18,7 @@ async function kalshiClient(sim: Simulator, tickers: string[]): Promise<FeedClie
 
 async function pmUsClient(sim: Simulator, slugs: string[]): Promise<FeedClient> {
   const c = await FeedClient.open(
-    sim.feeds.polymarketUs,
+    sim.feeds['venue-a-us'],
     signers.polymarketUsHeaders(sim.credentials.polymarketUs, 'GET', '/v1/ws/markets'),
   );
   c.send({ subscribe: { requestId: 'md-1', subscriptionType: 'SUBSCRIPTION_TYPE_MARKET_DATA', marketSlugs: slugs } });
@@ -27,7 +27,7 @@ async function pmUsClient(sim: Simulator, slugs: string[]): Promise<FeedClient> 
 }
 
 async function geminiClient(sim: Simulator, symbols: string[]): Promise<FeedClient> {
-  const c = await FeedClient.open(sim.feeds.gemini);
+  const c = await FeedClient.open(sim.feeds['venue-c']);
   c.send({ type: 'subscribe', subscriptions: [{ name: 'l2', symbols }] });
   await c.until((ms) => ms.filter((m) => m.type === 'l2_updates').length >= symbols.length);
   return c;
@@ -62,7 +62,7 @@ describe('order-book feeds', () => {
     for (const m of k.messages) kr.apply(m);
     expect(kr.gaps).toBe(0);
     for (const ticker of t.venue_b) {
-      const rest = await get(`${sim.urls.kalshi}/markets/${ticker}/orderbook`);
+      const rest = await get(`${sim.urls['venue-b']}/markets/${ticker}/orderbook`);
       expect(kr.book(ticker)).toEqual(restBooks.kalshi(rest.json));
       const truth = sim.books.book('kalshi', ticker);
       expect(kr.book(ticker)).toEqual({ bids: truth.bids, asks: truth.asks });
@@ -70,14 +70,14 @@ describe('order-book feeds', () => {
     const pr = new PmUsRebuild();
     for (const m of p.messages) pr.apply(m);
     for (const slug of t.venue_a_us) {
-      const rest = await get(`${sim.urls.pmUsPublic}/v1/markets/${slug}/book`);
+      const rest = await get(`${sim.urls['venue-a-us']}/v1/markets/${slug}/book`);
       expect(pr.book(slug)).toEqual(restBooks.polymarketUs(rest.json));
       expect(pr.book(slug)).toEqual(sim.books.book('polymarketUs', slug));
     }
     const gr = new GeminiRebuild(geminiPrecision);
     for (const m of g.messages) gr.apply(m);
     for (const symbol of t.venue_c) {
-      const rest = await get(`${sim.urls.gemini}/v1/book/${symbol}?limit_bids=0&limit_asks=0`);
+      const rest = await get(`${sim.urls['venue-c']}/v1/book/${symbol}?limit_bids=0&limit_asks=0`);
       expect(gr.book(symbol)).toEqual(restBooks.gemini(rest.json));
       expect(gr.book(symbol)).toEqual(sim.books.book('gemini', symbol));
     }
@@ -270,14 +270,14 @@ describe('order-book feeds', () => {
   describe('handshakes and subscriptions', () => {
     test('Kalshi and Polymarket US refuse unsigned or badly signed handshakes with 401; Gemini is public', async () => {
       sim = await startSimulator({ seed: 1, updatesPerSecond: 0 });
-      expect((await FeedClient.refused(sim.feeds.kalshi)).status).toBe(401);
+      expect((await FeedClient.refused(sim.feeds['venue-b'])).status).toBe(401);
       const stale = signers.kalshiHeaders(sim.credentials.kalshi, 'GET', '/trade-api/ws/v2', Date.now() - 120_000);
-      const refused = await FeedClient.refused(sim.feeds.kalshi, stale);
+      const refused = await FeedClient.refused(sim.feeds['venue-b'], stale);
       expect(refused.status).toBe(401);
       expect(JSON.parse(refused.body)).toMatchObject({ error: { code: 'authentication_error' } });
       const wrongPath = signers.kalshiHeaders(sim.credentials.kalshi, 'GET', '/trade-api/v2/markets');
-      expect((await FeedClient.refused(sim.feeds.kalshi, wrongPath)).status).toBe(401);
-      expect((await FeedClient.refused(sim.feeds.polymarketUs)).status).toBe(401);
+      expect((await FeedClient.refused(sim.feeds['venue-b'], wrongPath)).status).toBe(401);
+      expect((await FeedClient.refused(sim.feeds['venue-a-us'])).status).toBe(401);
       const handshakes = sim.requests({ platform: 'kalshi', pathPrefix: '/trade-api/ws/v2' });
       expect(handshakes.map((r) => [r.websocket, r.auth, r.status])).toEqual([
         [true, 'absent', 401],
@@ -285,7 +285,7 @@ describe('order-book feeds', () => {
         [true, 'invalid', 401],
       ]);
       expect(handshakes[1]?.authError).toMatch(/stale/);
-      const g = await FeedClient.open(sim.feeds.gemini);
+      const g = await FeedClient.open(sim.feeds['venue-c']);
       clients.push(g);
       expect(sim.requests({ platform: 'gemini' }).at(-1)).toMatchObject({ websocket: true, status: 101 });
     });
@@ -315,7 +315,7 @@ describe('order-book feeds', () => {
     test('Polymarket US rejects more than 100 slugs and unknown slugs; Gemini reports unknown symbols', async () => {
       sim = await startSimulator({ seed: 1, updatesPerSecond: 0 });
       const p = await FeedClient.open(
-        sim.feeds.polymarketUs,
+        sim.feeds['venue-a-us'],
         signers.polymarketUsHeaders(sim.credentials.polymarketUs, 'GET', '/v1/ws/markets'),
       );
       clients.push(p);
@@ -336,7 +336,7 @@ describe('order-book feeds', () => {
       await p.until((ms) => ms.length >= 2);
       expect(p.messages[0]).toMatchObject({ requestId: 'r1', error: expect.stringMatching(/100/) });
       expect(p.messages[1]).toMatchObject({ requestId: 'r2', error: expect.stringMatching(/not found/) });
-      const g = await FeedClient.open(sim.feeds.gemini);
+      const g = await FeedClient.open(sim.feeds['venue-c']);
       clients.push(g);
       g.send({ type: 'subscribe', subscriptions: [{ name: 'l2', symbols: ['NOPEUSD'] }] });
       await g.until((ms) => ms.length >= 1);

@@ -14,11 +14,11 @@ describe('IBKR Client Portal over HTTPS with an idle-expiring session', () => {
     });
   });
   afterAll(() => sim.stop());
-  const call = (path: string) => httpsGet(`${sim.urls.ibkrPortal}${path}`, sim.credentials.ibkr.certPem);
+  const call = (path: string) => httpsGet(`${sim.urls['venue-e/portal']}${path}`, sim.credentials.ibkr.certPem);
 
   test('serves HTTPS only, with a certificate clients can pin', async () => {
-    expect(sim.urls.ibkrPortal).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/v1\/api$/);
-    const plain = await get(sim.urls.ibkrPortal.replace('https:', 'http:') + '/tickle').catch(
+    expect(sim.urls['venue-e/portal']).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/v1\/api$/);
+    const plain = await get(sim.urls['venue-e/portal'].replace('https:', 'http:') + '/tickle').catch(
       (e: unknown) => e as Error,
     );
     expect('status' in plain ? plain.status : 'refused').not.toBe(200);

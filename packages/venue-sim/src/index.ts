@@ -26,9 +26,25 @@ export type {
 } from './types';
 export type { SimulatorOptions, Assumptions, SimLogger } from './options';
 export { DEFAULT_ASSUMPTIONS, DEFAULT_RATE_LIMITS, DEFAULT_TICKERS } from './options';
-export { HOST_KEYS, PLATFORM_NAMES, type HostKey, type PlatformHost } from './hosts';
+export { HOST_IDS, PLATFORM_NAMES, type HostId, type SimPlatformEntry } from './topology';
+export type { SimPlatform, SimPlatformInstance, SimHost, SimFeed } from './platforms/platform';
+export { simPlatform } from './platforms/platform';
+// What a platform module is written with (docs/ADD_NEW_PLATFORM.md, step 3).
+export { Router } from './http/router';
+export {
+  header,
+  json,
+  rawJson,
+  text,
+  type AuthCheck,
+  type AuthInput,
+  type PlatformErrors,
+  type SimRequest,
+  type SimResponse,
+} from './http/types';
+export { SIM_PLATFORMS } from './platforms/registry';
 export { BOOK_PLATFORMS, type BookPlatform } from './book/types';
-export { ENV_NAMES, formatEnvFile, writeEnvFile } from './env';
+export { ENV_NAMES, envNames, formatEnvFile, writeEnvFile } from './env';
 export { FAULT_KINDS, type FaultKind } from './http/faults';
 export { FEED_FAULT_KINDS, type FeedFaultKind } from './feeds/feed-hub';
 export * as signers from './signers';

@@ -1,9 +1,8 @@
 import type { BookPlatform } from './book/types';
 import { BOOK_PLATFORMS } from './book/types';
 import type { CredentialOverrides } from './credentials';
-import type { PlatformHost } from './hosts';
-import { resolveHosts } from './hosts';
 import type { RateLimitConfig } from './http/rate-limit';
+import { DEFAULT_TOPOLOGY, type HostId, type SimPlatformEntry, type Topology } from './topology';
 
 /** Minimal logger (pino-compatible); the simulator itself never writes to the console. */
 export interface SimLogger {
@@ -50,10 +49,15 @@ export interface Assumptions {
 }
 
 export interface SimulatorOptions {
+  /**
+   * Platforms served besides the product's own, by key: a descriptor and the simulator's module for it (how a new
+   * platform is tried out before it joins the registry; docs/ADD_NEW_PLATFORM.md).
+   */
+  extraPlatforms?: Readonly<Record<string, SimPlatformEntry>>;
   /** Platforms whose order books move (aliases accepted: `kalshi`, `venue-b`, `polymarketUs`, ...). Default: all. Every host answers regardless. */
   platforms?: string[];
   seed?: number;
-  /** base: control port; platform hosts follow at base+1..base+10. 0 or absent: free ports. */
+  /** base: control port; platform hosts follow at base+1, base+2, … (HOST_IDS order). 0 or absent: free ports. */
   ports?: { base?: number };
   /** Book updates per second across all moving tickers (0 = only `sim.books.step()`). Default 50. */
   updatesPerSecond?: number;
@@ -124,47 +128,12 @@ export const DEFAULT_TICKERS: Record<BookPlatform, number> = {
 };
 
 /**
- * Each platform's documented limit (upstreams.md). Polymarket's hosts sit behind Cloudflare, which delays rather
- * than rejects ([V]); Gemini queues 5 extra requests ([V]); IBKR's ~10/s is [U]; ForecastEx has none documented.
+ * Each host's documented limit (upstreams.md), as the platform modules declare it. Polymarket's hosts sit behind
+ * Cloudflare, which delays rather than rejects ([V]); Gemini queues 5 extra requests ([V]); IBKR's ~10/s is [U];
+ * ForecastEx has none documented.
  */
-export const DEFAULT_RATE_LIMITS: Record<PlatformHost, RateLimitConfig | null> = {
-  kalshi: { limit: 20, windowMs: 1000 },
-  coinbase: { limit: 10, windowMs: 1000, burst: 15 },
-  pmUsPublic: { limit: 20, windowMs: 1000 },
-  pmUsAuth: { limit: 20, windowMs: 1000 },
-  gemini: { limit: 120, windowMs: 60_000, overflow: 'queue', queue: 5 },
-  gamma: {
-    limit: 4000,
-    windowMs: 10_000,
-    overflow: 'delay',
-    routes: [
-      { prefix: '/events', limit: 500, windowMs: 10_000 },
-      { prefix: '/markets', limit: 300, windowMs: 10_000 },
-      { prefix: '/tags', limit: 200, windowMs: 10_000 },
-      { prefix: '/public-search', limit: 350, windowMs: 10_000 },
-    ],
-  },
-  clob: {
-    limit: 9000,
-    windowMs: 10_000,
-    overflow: 'delay',
-    routes: [
-      { prefix: '/book', limit: 1500, windowMs: 10_000 },
-      { prefix: '/price', limit: 1500, windowMs: 10_000 },
-      { prefix: '/midpoint', limit: 1500, windowMs: 10_000 },
-      { prefix: '/prices-history', limit: 1000, windowMs: 10_000 },
-      { prefix: '/data/', limit: 900, windowMs: 10_000 },
-    ],
-  },
-  data: {
-    limit: 1000,
-    windowMs: 10_000,
-    overflow: 'delay',
-    routes: [{ prefix: '/trades', limit: 200, windowMs: 10_000 }],
-  },
-  ibkrPortal: { limit: 10, windowMs: 1000, routes: [{ prefix: '/v1/api/tickle', limit: 1, windowMs: 1000 }] },
-  forecastex: null,
-};
+export const DEFAULT_RATE_LIMITS: Readonly<Record<HostId, RateLimitConfig | null>> =
+  DEFAULT_TOPOLOGY.defaultRateLimits();
 
 export interface ResolvedOptions {
   seed: number;
@@ -176,7 +145,7 @@ export interface ResolvedOptions {
   tickers: Record<BookPlatform, number>;
   historyRetentionMs: number;
   historyMaxEvents: number;
-  rateLimits: Record<PlatformHost, RateLimitConfig | null>;
+  rateLimits: Record<HostId, RateLimitConfig | null>;
   ibkrIdleTimeoutMs: number;
   assumptions: Assumptions;
   heartbeatIntervalMs: number;
@@ -190,32 +159,6 @@ export interface ResolvedOptions {
   clock: () => number;
 }
 
-const BOOK_ALIASES: Record<string, BookPlatform> = {
-  clob: 'clob',
-  'venue-a-clob': 'clob',
-  'polymarket-clob': 'clob',
-  polymarketUs: 'polymarketUs',
-  pmUsPublic: 'polymarketUs',
-  pmUsAuth: 'polymarketUs',
-  'polymarket-us': 'polymarketUs',
-  polymarket_us: 'polymarketUs',
-  'venue-a-us': 'polymarketUs',
-  venue_a_us: 'polymarketUs',
-  kalshi: 'kalshi',
-  'venue-b': 'kalshi',
-  venue_b: 'kalshi',
-  gemini: 'gemini',
-  'venue-c': 'gemini',
-  venue_c: 'gemini',
-  coinbase: 'coinbase',
-  'venue-d': 'coinbase',
-};
-
-/** The book platform a name stands for (`venue_b` → `kalshi`), or undefined. */
-export function resolveBookPlatform(name: string): BookPlatform | undefined {
-  return Object.hasOwn(BOOK_ALIASES, name) ? BOOK_ALIASES[name] : undefined;
-}
-
 function int(name: string, v: number | undefined, fallback: number, min: number, max: number): number {
   const value = v ?? fallback;
   if (!Number.isInteger(value) || value < min || value > max) {
@@ -224,12 +167,12 @@ function int(name: string, v: number | undefined, fallback: number, min: number,
   return value;
 }
 
-export function resolveOptions(o: SimulatorOptions = {}): ResolvedOptions {
+export function resolveOptions(o: SimulatorOptions = {}, topology: Topology = DEFAULT_TOPOLOGY): ResolvedOptions {
   const moving = new Set<BookPlatform>();
   for (const name of o.platforms ?? BOOK_PLATFORMS) {
-    const p = resolveBookPlatform(name);
+    const p = topology.resolveBookPlatform(name);
     if (p) moving.add(p);
-    else if (!resolveHosts(name)) throw new RangeError(`unknown platform "${name}"`);
+    else if (!topology.resolveHosts(name)) throw new RangeError(`unknown platform "${name}"`);
   }
   const cpu = o.changesPerUpdate;
   const changesPerUpdate = {} as Record<BookPlatform, number>;
@@ -240,12 +183,12 @@ export function resolveOptions(o: SimulatorOptions = {}): ResolvedOptions {
   const tickers = {} as Record<BookPlatform, number>;
   for (const p of BOOK_PLATFORMS) tickers[p] = int(`tickers.${p}`, o.tickers?.[p], DEFAULT_TICKERS[p], 1, 5000);
 
-  const rateLimits = { ...DEFAULT_RATE_LIMITS };
+  const rateLimits = topology.defaultRateLimits();
   if (o.rateLimits === false) {
-    for (const k of Object.keys(rateLimits) as PlatformHost[]) rateLimits[k] = null;
+    for (const k of Object.keys(rateLimits)) rateLimits[k] = null;
   } else if (o.rateLimits) {
     for (const [name, cfg] of Object.entries(o.rateLimits)) {
-      const hosts = resolveHosts(name);
+      const hosts = topology.resolveHosts(name);
       if (!hosts) throw new RangeError(`rateLimits: unknown platform "${name}"`);
       for (const h of hosts) rateLimits[h] = cfg ?? null;
     }
@@ -258,7 +201,7 @@ export function resolveOptions(o: SimulatorOptions = {}): ResolvedOptions {
 
   return {
     seed: int('seed', o.seed, 42, 0, 2 ** 31 - 1),
-    basePort: int('ports.base', o.ports?.base, 0, 0, 65535 - 10),
+    basePort: int('ports.base', o.ports?.base, 0, 0, 65535 - topology.hosts.length),
     updatesPerSecond: int('updatesPerSecond', o.updatesPerSecond, 50, 0, 1_000_000),
     changesPerUpdate,
     startPaused: o.startPaused ?? false,

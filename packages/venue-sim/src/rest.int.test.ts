@@ -10,7 +10,7 @@ describe('REST on the real upstream paths, in the real shapes', () => {
   afterAll(() => sim.stop());
 
   test('Kalshi: the gateway table, listings, market, orderbook and the platform 404', async () => {
-    const k = sim.urls.kalshi;
+    const k = sim.urls['venue-b'];
     const ticker = sim.books.tickers('kalshi')[0] as string;
     const filters = await get(`${k}/search/filters_by_sport`);
     expect(filters.json).toMatchObject({ filters_by_sports: expect.any(Object), sport_ordering: expect.any(Array) });
@@ -80,7 +80,7 @@ describe('REST on the real upstream paths, in the real shapes', () => {
   });
 
   test('Polymarket US public host: events object, sports, teams, markets, book, series, search, 404', async () => {
-    const u = sim.urls.pmUsPublic;
+    const u = sim.urls['venue-a-us'];
     const events = await get(`${u}/v1/events?limit=2&active=true&orderBy=volume&orderDirection=desc`);
     const ev = (events.json as { events: Array<{ volume: number; active: boolean; markets: unknown[] }> }).events;
     expect(ev).toHaveLength(2);
@@ -109,7 +109,7 @@ describe('REST on the real upstream paths, in the real shapes', () => {
   });
 
   test('Coinbase: currencies array, time, products, ticker, book levels, candles, stats, trades, 404', async () => {
-    const c = sim.urls.coinbase;
+    const c = sim.urls['venue-d'];
     const currencies = await get(`${c}/currencies`);
     expect(Array.isArray(currencies.json)).toBe(true);
     expect(currencies.json).toEqual(
@@ -145,7 +145,7 @@ describe('REST on the real upstream paths, in the real shapes', () => {
   });
 
   test('Gemini: prediction-market categories, events, event by ticker; spot symbols, tickers, book, trades, candles', async () => {
-    const g = sim.urls.gemini;
+    const g = sim.urls['venue-c'];
     expect((await get(`${g}/v1/prediction-markets/categories`)).json).toMatchObject({
       categories: expect.arrayContaining(['crypto']),
     });
@@ -186,7 +186,7 @@ describe('REST on the real upstream paths, in the real shapes', () => {
   });
 
   test('Gamma: events array with filters, markets, slugs, search, tags, series, sports, teams, public profile', async () => {
-    const u = sim.urls.gamma;
+    const u = sim.urls['venue-a'];
     const events = (await get(`${u}/events?limit=2&active=true&order=volume&ascending=false`)).json as Array<{
       volume: number;
       markets: Array<{ clobTokenIds: string; slug: string }>;
@@ -221,8 +221,8 @@ describe('REST on the real upstream paths, in the real shapes', () => {
   });
 
   test('CLOB: book (best price last), price, midpoint, spread, prices-history, a NO token mirrors YES, 400/404', async () => {
-    const u = sim.urls.clob;
-    const markets = (await get(`${sim.urls.gamma}/markets?limit=1`)).json as Array<{
+    const u = sim.urls['venue-a-clob'];
+    const markets = (await get(`${sim.urls['venue-a']}/markets?limit=1`)).json as Array<{
       clobTokenIds: string;
       conditionId: string;
     }>;
@@ -259,15 +259,15 @@ describe('REST on the real upstream paths, in the real shapes', () => {
   });
 
   test('Data API: open interest, holders, live volume, positions, and the required-parameter 400', async () => {
-    const u = sim.urls.data;
-    const markets = (await get(`${sim.urls.gamma}/markets?limit=1`)).json as Array<{ conditionId: string }>;
+    const u = sim.urls['venue-a-clob/data'];
+    const markets = (await get(`${sim.urls['venue-a']}/markets?limit=1`)).json as Array<{ conditionId: string }>;
     const c = markets[0]?.conditionId as string;
     expect((await get(`${u}/oi?market=${c}`)).json).toEqual([{ market: c, value: expect.any(Number) }]);
     expect((await get(`${u}/holders?market=${c}`)).json).toEqual([
       expect.objectContaining({ holders: expect.any(Array) }),
       expect.anything(),
     ]);
-    const events = (await get(`${sim.urls.gamma}/events?limit=1`)).json as Array<{ id: string }>;
+    const events = (await get(`${sim.urls['venue-a']}/events?limit=1`)).json as Array<{ id: string }>;
     expect((await get(`${u}/live-volume?id=${events[0]?.id}`)).json).toEqual([
       { total: expect.any(Number), markets: expect.any(Array) },
     ]);
@@ -276,7 +276,7 @@ describe('REST on the real upstream paths, in the real shapes', () => {
   });
 
   test('ForecastEx site: contracts paged and sorted', async () => {
-    const page = (await get(`${sim.urls.forecastex}/contracts?page=1&pageSize=5&sortBy=open_interest&sortOrder=desc`))
+    const page = (await get(`${sim.urls['venue-e']}/contracts?page=1&pageSize=5&sortBy=open_interest&sortOrder=desc`))
       .json as {
       contracts: Array<{ open_interest: number }>;
       total: number;
@@ -284,19 +284,19 @@ describe('REST on the real upstream paths, in the real shapes', () => {
     expect(page.contracts).toHaveLength(5);
     const oi = page.contracts.map((c) => c.open_interest);
     expect(oi).toEqual([...oi].sort((a, b) => b - a));
-    expect((await get(`${sim.urls.forecastex}/contracts?sortBy=price`)).status).toBe(400);
+    expect((await get(`${sim.urls['venue-e']}/contracts?sortBy=price`)).status).toBe(400);
   });
 
   test('every request is recorded: method, path without query, raw query, lower-cased headers, auth, status', async () => {
     sim.clearRequests();
-    await get(`${sim.urls.kalshi}/markets?limit=1&status=open`, { 'X-Trace': 'abc' });
+    await get(`${sim.urls['venue-b']}/markets?limit=1&status=open`, { 'X-Trace': 'abc' });
     const path = '/trade-api/v2/portfolio/balance';
-    await get(`${sim.urls.kalshi}/portfolio/balance`, signers.kalshiHeaders(sim.credentials.kalshi, 'GET', path));
-    await get(`${sim.urls.coinbase}/time`);
+    await get(`${sim.urls['venue-b']}/portfolio/balance`, signers.kalshiHeaders(sim.credentials.kalshi, 'GET', path));
+    await get(`${sim.urls['venue-d']}/time`);
     const k = sim.requests({ platform: 'venue-b' });
     expect(k).toHaveLength(2);
     expect(k[0]).toMatchObject({
-      platform: 'kalshi',
+      platform: 'venue-b',
       method: 'GET',
       path: '/trade-api/v2/markets',
       query: 'limit=1&status=open',

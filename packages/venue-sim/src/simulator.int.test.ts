@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import net from 'node:net';
-import { ENV_NAMES, HOST_KEYS, startSimulator, type Simulator } from './index';
+import { ENV_NAMES, HOST_IDS, startSimulator, type Simulator } from './index';
 import { get } from './test-support/clients';
 
 /** A base port with the 11 ports after it free (several tries; tests run in parallel). */
@@ -26,15 +26,17 @@ describe('the simulator as a whole', () => {
     const sim = await startSimulator({ ports: { base }, updatesPerSecond: 0 });
     try {
       const port = (u: string) => Number(new URL(u).port);
-      expect(HOST_KEYS.map((h) => port(sim.urls[h]))).toEqual(HOST_KEYS.map((_, i) => base + i));
-      for (const u of Object.values(sim.urls)) expect(new URL(u).hostname).toBe('127.0.0.1');
-      expect(sim.urls.kalshi).toBe(`http://127.0.0.1:${base + 6}/trade-api/v2`);
-      expect(sim.urls.ibkrPortal).toBe(`https://127.0.0.1:${base + 9}/v1/api`);
-      expect(sim.urls.forecastex).toBe(`http://127.0.0.1:${base + 10}/api`);
+      expect(['control', ...HOST_IDS].map((h) => port(sim.urls[h] ?? ''))).toEqual(
+        ['control', ...HOST_IDS].map((_, i) => base + i),
+      );
+      for (const u of Object.values(sim.urls)) expect(new URL(u ?? '').hostname).toBe('127.0.0.1');
+      expect(sim.urls['venue-b']).toBe(`http://127.0.0.1:${base + 6}/trade-api/v2`);
+      expect(sim.urls['venue-e']).toBe(`http://127.0.0.1:${base + 9}/api`);
+      expect(sim.urls['venue-e/portal']).toBe(`https://127.0.0.1:${base + 10}/v1/api`);
       expect(sim.feeds).toEqual({
-        kalshi: `ws://127.0.0.1:${base + 6}/trade-api/ws/v2`,
-        gemini: `ws://127.0.0.1:${base + 7}/v2/marketdata`,
-        polymarketUs: `ws://127.0.0.1:${base + 5}/v1/ws/markets`,
+        'venue-a-us': `ws://127.0.0.1:${base + 5}/v1/ws/markets`,
+        'venue-b': `ws://127.0.0.1:${base + 6}/trade-api/ws/v2`,
+        'venue-c': `ws://127.0.0.1:${base + 7}/v2/marketdata`,
       });
       await expect(startSimulator({ ports: { base }, updatesPerSecond: 0 })).rejects.toThrow(/port/);
     } finally {
@@ -52,11 +54,11 @@ describe('the simulator as a whole', () => {
     test('env(): exactly the contract variables; secrets in 0600 files', () => {
       const env = sim.env();
       expect(Object.keys(env)).toEqual([...ENV_NAMES]);
-      expect(env.UPSTREAM_VENUE_B_URL).toBe(sim.urls.kalshi);
-      expect(env.UPSTREAM_VENUE_A_US_URL).toBe(sim.urls.pmUsPublic);
-      expect(env.UPSTREAM_VENUE_A_US_AUTH_URL).toBe(sim.urls.pmUsAuth);
-      expect(env.UPSTREAM_VENUE_E_PORTAL_URL).toBe(sim.urls.ibkrPortal);
-      expect(env.FEED_VENUE_B_URL).toBe(sim.feeds.kalshi);
+      expect(env.UPSTREAM_VENUE_B_URL).toBe(sim.urls['venue-b']);
+      expect(env.UPSTREAM_VENUE_A_US_URL).toBe(sim.urls['venue-a-us']);
+      expect(env.UPSTREAM_VENUE_A_US_AUTH_URL).toBe(sim.urls['venue-a-us/auth']);
+      expect(env.UPSTREAM_VENUE_E_PORTAL_URL).toBe(sim.urls['venue-e/portal']);
+      expect(env.FEED_VENUE_B_URL).toBe(sim.feeds['venue-b']);
       expect(env.KALSHI_ACCESS_KEY).toBe(sim.credentials.kalshi.accessKey);
       for (const [name, value] of Object.entries(env).filter(([n]) => n.endsWith('_FILE'))) {
         expect(statSync(value).mode & 0o777).toBe(0o600);

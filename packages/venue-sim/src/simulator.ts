@@ -1,38 +1,21 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { EXCHANGE_PLATFORMS, hostId } from '@depthgate/platforms';
 import { BookEngine } from './book/engine';
+import type { Instrument } from './book/types';
 import { ControlServer } from './control/control-server';
-import { Rng } from './core/rng';
 import { createCredentials } from './credentials';
-import { type SimFeeds, type SimUrls, writeSecretsAndBuildEnv } from './env';
+import { type SimCredentialEnv, type SimFeeds, type SimUrls, writeSecretsAndBuildEnv } from './env';
 import type { FeedHub } from './feeds/feed-hub';
-import { type PlatformHost, portOffset, resolveHosts } from './hosts';
 import { FAULT_KINDS, FaultRegistry, type FaultSpec } from './http/faults';
 import { type HostDefinition, HostServer } from './http/host-server';
 import { RateLimiter } from './http/rate-limit';
 import { RequestLog } from './http/request-log';
-import { resolveBookPlatform, resolveOptions, type SimulatorOptions } from './options';
+import { resolveOptions, type SimulatorOptions } from './options';
 import type { PlatformContext } from './platforms/context';
-import { coinbaseHost } from './platforms/coinbase/rest';
-import { buildCoinbaseCatalog } from './platforms/coinbase/catalog';
-import { buildGeminiCatalog } from './platforms/gemini/catalog';
-import { geminiHost } from './platforms/gemini/rest';
-import { GEMINI_WS_PATH, GeminiFeed } from './platforms/gemini/ws';
-import { buildIbkrCatalog } from './platforms/ibkr/catalog';
-import { forecastexHost } from './platforms/ibkr/forecastex';
-import { IBKR_PREFIX, ibkrHost } from './platforms/ibkr/portal';
-import { IbkrSession } from './platforms/ibkr/session';
-import { buildKalshiCatalog } from './platforms/kalshi/catalog';
-import { KALSHI_PREFIX, kalshiErrors, kalshiHost } from './platforms/kalshi/rest';
-import { KALSHI_WS_PATH, KalshiFeed } from './platforms/kalshi/ws';
-import { buildPolymarketCatalog } from './platforms/polymarket/catalog';
-import { clobHost } from './platforms/polymarket/clob';
-import { dataHost } from './platforms/polymarket/data-api';
-import { gammaHost } from './platforms/polymarket/gamma';
-import { buildPmUsCatalog } from './platforms/polymarket-us/catalog';
-import { pmUsHosts } from './platforms/polymarket-us/rest';
-import { PM_US_WS_PATH, PmUsFeed } from './platforms/polymarket-us/ws';
+import type { CatalogContext, SimPlatformInstance, SimSession } from './platforms/platform';
+import { DEFAULT_PLATFORMS, Topology, type HostId } from './topology';
 import type { FeedFaultSpec, Simulator } from './types';
 import { createBooksApi } from './books-api';
 import { SimError } from './errors';
@@ -44,98 +27,84 @@ export { SimError } from './errors';
  *
  * ```ts
  * const sim = await startSimulator({ seed: 7 });
- * await fetch(`${sim.urls.kalshi}/markets`);
+ * await fetch(`${sim.urls['venue-b']}/markets`);
  * await sim.stop();
  * ```
  */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
-  const opts = resolveOptions(options);
+  const topology = new Topology({ ...DEFAULT_PLATFORMS, ...options.extraPlatforms });
+  const opts = resolveOptions(options, topology);
   const clock = opts.clock;
   const { credentials, keys } = await createCredentials(opts.credentials);
 
-  const kalshiCat = buildKalshiCatalog(opts.seed, opts.catalogDate, opts.tickers.kalshi);
-  const pmUsCat = buildPmUsCatalog(opts.seed, opts.catalogDate, opts.tickers.polymarketUs);
-  const geminiCat = buildGeminiCatalog(opts.catalogDate, opts.tickers.gemini);
-  const coinbaseCat = buildCoinbaseCatalog(opts.tickers.coinbase);
-  const polyCat = buildPolymarketCatalog(opts.seed, opts.catalogDate, opts.tickers.clob);
-  const ibkrCat = buildIbkrCatalog(opts.seed, opts.catalogDate);
-
-  const engine = new BookEngine(
-    [
-      ...kalshiCat.instruments,
-      ...pmUsCat.instruments,
-      ...geminiCat.instruments,
-      ...coinbaseCat.instruments,
-      ...polyCat.instruments,
-    ],
-    {
-      seed: opts.seed,
-      updatesPerSecond: opts.updatesPerSecond,
-      changesPerUpdate: opts.changesPerUpdate,
-      moving: opts.moving,
-      retentionMs: opts.historyRetentionMs,
-      maxRetainedEvents: opts.historyMaxEvents,
-      clock,
-      startPaused: opts.startPaused,
-      onListenerError: (err) => opts.logger?.error({ err }, 'feed listener failed'),
+  // Catalogues first (seeded, some shared): the book engine needs every moving instrument up front.
+  const shared = new Map<string, unknown>();
+  const catalogCtx: CatalogContext = {
+    seed: opts.seed,
+    catalogDate: opts.catalogDate,
+    tickers: opts.tickers,
+    shared: <T>(name: string, build: () => T): T => {
+      if (!shared.has(name)) shared.set(name, build());
+      return shared.get(name) as T;
     },
-  );
+  };
+  const catalogs = new Map<string, unknown>();
+  const instruments: Instrument[] = [];
+  for (const [key, { sim }] of Object.entries(topology.platforms)) {
+    const built = sim.catalog?.(catalogCtx);
+    catalogs.set(key, built?.catalog);
+    instruments.push(...(built?.instruments ?? []));
+  }
+  const engine = new BookEngine(instruments, {
+    seed: opts.seed,
+    updatesPerSecond: opts.updatesPerSecond,
+    changesPerUpdate: opts.changesPerUpdate,
+    moving: opts.moving,
+    retentionMs: opts.historyRetentionMs,
+    maxRetainedEvents: opts.historyMaxEvents,
+    clock,
+    startPaused: opts.startPaused,
+    onListenerError: (err) => opts.logger?.error({ err }, 'feed listener failed'),
+  });
 
   const ctx: PlatformContext = { opts, engine, credentials, keys, clock };
+  const instances = new Map<string, SimPlatformInstance>();
+  const definitions = new Map<HostId, HostDefinition>();
+  const basePaths = new Map<HostId, string>();
+  for (const [key, { descriptor, sim }] of Object.entries(topology.platforms)) {
+    const instance = sim.create(ctx, catalogs.get(key));
+    instances.set(key, instance);
+    for (const name of Object.keys(descriptor.hosts as object)) {
+      const host = instance.hosts[name];
+      if (!host) throw new Error(`the simulator's module of ${key} has no host "${name}" (its descriptor has)`);
+      const { basePath, ...def } = host;
+      const id = hostId(key, name);
+      definitions.set(id, { ...def, host: id, edge: opts.edge && def.edge !== false });
+      basePaths.set(id, basePath ?? '');
+    }
+    const issued = Object.keys(instance.credentials ?? {}).sort();
+    const declared = (sim.signs ?? [])
+      .flatMap((g) => (descriptor.credentials as Record<string, { vars: { env: string }[] }>)[g]?.vars ?? [])
+      .map((v) => v.env)
+      .sort();
+    if (issued.join() !== declared.join()) {
+      throw new Error(
+        `the simulator's module of ${key} issues ${issued.join(', ')} but declares ${declared.join(', ')}`,
+      );
+    }
+  }
+  const hubs = new Map<string, FeedHub>();
+  for (const [key, instance] of instances) {
+    for (const [name, feed] of Object.entries(instance.feeds ?? {})) {
+      feed.hub.maxBufferedBytes = opts.maxFeedBufferBytes;
+      hubs.set(hostId(key, name), feed.hub);
+    }
+  }
+
   const log = new RequestLog(opts.maxRecordedRequests, opts.recordRequests);
   const faults = new FaultRegistry();
   const limiter = new RateLimiter(clock);
-  for (const [host, cfg] of Object.entries(opts.rateLimits)) limiter.set(host as PlatformHost, cfg);
-  const session = new IbkrSession(opts.ibkrIdleTimeoutMs, clock, new Rng(opts.seed, 'ibkr', 'session').hex(32));
-
-  const kalshi = kalshiHost(ctx, kalshiCat);
-  const kalshiFeed = new KalshiFeed(
-    engine,
-    kalshiCat,
-    {
-      snapshotFields: opts.assumptions.kalshiSnapshotFields,
-      heartbeatIntervalMs: opts.heartbeatIntervalMs,
-      verify: kalshi.verify as NonNullable<HostDefinition['verify']>,
-      unauthorizedBody: (reason) => String(kalshiErrors.unauthorized(reason).body),
-    },
-    clock,
-  );
-  kalshi.upgrade = (req, socket, head, record) => kalshiFeed.upgrade(req, socket, head, record);
-  const pmUs = pmUsHosts(ctx, pmUsCat);
-  const pmUsFeed = new PmUsFeed(
-    engine,
-    pmUsCat,
-    pmUs.auth.verify as NonNullable<HostDefinition['verify']>,
-    opts.heartbeatIntervalMs,
-    clock,
-  );
-  pmUs.auth.upgrade = (req, socket, head, record) => pmUsFeed.upgrade(req, socket, head, record);
-  const gemini = geminiHost(ctx, geminiCat);
-  const geminiFeed = new GeminiFeed(engine, geminiCat, opts.heartbeatIntervalMs, clock);
-  gemini.upgrade = (req, socket, head, record) => geminiFeed.upgrade(req, socket, head, record);
-
-  const definitions: Record<PlatformHost, HostDefinition> = {
-    gamma: gammaHost(ctx, polyCat),
-    clob: clobHost(ctx, polyCat),
-    data: dataHost(ctx, polyCat),
-    pmUsPublic: pmUs.pub,
-    pmUsAuth: pmUs.auth,
-    kalshi,
-    gemini,
-    coinbase: coinbaseHost(ctx, coinbaseCat),
-    ibkrPortal: ibkrHost(ctx, ibkrCat, session),
-    forecastex: forecastexHost(ibkrCat),
-  };
-  const hubs: Record<'kalshi' | 'gemini' | 'polymarketUs', FeedHub> = {
-    kalshi: kalshiFeed.hub,
-    gemini: geminiFeed.hub,
-    polymarketUs: pmUsFeed.hub,
-  };
-  for (const hub of Object.values(hubs)) hub.maxBufferedBytes = opts.maxFeedBufferBytes;
-  for (const [host, def] of Object.entries(definitions) as Array<[PlatformHost, HostDefinition]>) {
-    def.edge = opts.edge && host !== 'ibkrPortal';
-  }
-
+  for (const [host, cfg] of Object.entries(opts.rateLimits)) limiter.set(host, cfg);
   const hostCtx = {
     log,
     faults,
@@ -143,8 +112,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     clock,
     onError: (err: unknown) => opts.logger?.error({ err }, 'request failed'),
   };
-  const servers = new Map<PlatformHost, HostServer>();
-  const ports = {} as Record<PlatformHost | 'control', number>;
+  const servers = new Map<HostId, HostServer>();
+  const ports = new Map<HostId | 'control', number>();
   let tmpDir: string | undefined;
   let control: ControlServer | undefined;
   let stopped = false;
@@ -152,51 +121,76 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 
   const closeAll = async () => {
     engine.stop();
-    kalshiFeed.close();
-    pmUsFeed.close();
-    geminiFeed.close();
+    for (const instance of instances.values()) instance.close?.();
     await Promise.all([...servers.values()].map((s) => s.close()));
     await control?.close();
     if (tmpDir) rmSync(tmpDir, { recursive: true, force: true });
   };
 
   try {
-    for (const [host, def] of Object.entries(definitions) as Array<[PlatformHost, HostDefinition]>) {
+    for (const [id, def] of definitions) {
       const server = new HostServer(def, hostCtx);
-      servers.set(host, server);
-      ports[host] = await server.listen(opts.basePort ? opts.basePort + portOffset(host) : 0);
+      servers.set(id, server);
+      ports.set(id, await server.listen(opts.basePort ? opts.basePort + topology.portOffset(id) : 0));
     }
   } catch (err) {
     await closeAll();
-    throw portError(err, opts.basePort);
+    throw portError(err, opts.basePort, topology.hosts.length);
   }
 
-  const base = (host: PlatformHost | 'control', scheme = 'http') => `${scheme}://127.0.0.1:${ports[host]}`;
-  const feeds: SimFeeds = {
-    kalshi: `${base('kalshi', 'ws')}${KALSHI_WS_PATH}`,
-    gemini: `${base('gemini', 'ws')}${GEMINI_WS_PATH}`,
-    polymarketUs: `${base('pmUsAuth', 'ws')}${PM_US_WS_PATH}`,
+  const origin = (id: HostId, ws = false) => {
+    const scheme = definitions.get(id)?.tls ? 'https' : 'http';
+    return `${ws ? scheme.replace('http', 'ws') : scheme}://127.0.0.1:${ports.get(id)}`;
   };
+  const urls: Record<string, string> = {};
+  for (const id of definitions.keys()) urls[id] = `${origin(id)}${basePaths.get(id) ?? ''}`;
+  const feeds: Record<string, string> = {};
+  for (const [key, instance] of instances) {
+    for (const [name, feed] of Object.entries(instance.feeds ?? {})) {
+      feeds[hostId(key, name)] = `${origin(hostId(key, feed.host), true)}${feed.path}`;
+    }
+  }
+  const credentialEnv: SimCredentialEnv = Object.fromEntries(
+    [...instances].map(([key, instance]) => [key, instance.credentials ?? {}]),
+  );
 
   const feedHub = (name: string): FeedHub => {
-    const p = resolveBookPlatform(name);
-    if (p === 'kalshi' || p === 'gemini' || p === 'polymarketUs') return hubs[p];
-    throw new SimError('not_found', `"${name}" has no WebSocket feed (kalshi, gemini, polymarketUs)`);
+    const key = topology.platformOf(name);
+    const hub = key === undefined ? undefined : hubs.get(key);
+    if (hub) return hub;
+    throw new SimError('not_found', `"${name}" has no WebSocket feed (${[...hubs.keys()].join(', ')})`);
   };
-  const hostsOf = (name: string): readonly PlatformHost[] => {
-    const hosts = resolveHosts(name);
+  const hostsOf = (name: string): readonly HostId[] => {
+    const hosts = topology.resolveHosts(name);
     if (!hosts) throw new SimError('not_found', `unknown platform "${name}"`);
     return hosts;
   };
+  const session = (): SimSession => {
+    const s = instances.get('venue-e')?.session;
+    if (!s) throw new SimError('not_found', 'no platform with a login session');
+    return s;
+  };
+  const bookTickers = (exchangePlatform: string): string[] => {
+    const book = topology.platforms[exchangePlatform]?.sim.book;
+    return book
+      ? engine
+          .instruments(book)
+          .map((i) => i.ticker)
+          .sort()
+      : [];
+  };
 
   const sim: Simulator = {
-    urls: {} as SimUrls,
-    feeds,
+    urls: urls as SimUrls,
+    feeds: feeds as SimFeeds,
     credentials,
     seed: opts.seed,
-    env: () => {
-      tmpDir ??= mkdtempSync(path.join(os.tmpdir(), 'venue-sim-'));
-      return writeSecretsAndBuildEnv(tmpDir, sim.urls, feeds, credentials);
+    env: (dir?: string) => {
+      if (dir === undefined) {
+        tmpDir ??= mkdtempSync(path.join(os.tmpdir(), 'venue-sim-'));
+        dir = tmpDir;
+      }
+      return writeSecretsAndBuildEnv(dir, topology, sim.urls, sim.feeds, credentialEnv);
     },
     requests: (filter = {}) =>
       log.list({
@@ -218,7 +212,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       set: (platform, config) => {
         for (const h of hostsOf(platform)) limiter.set(h, config);
       },
-      get: (platform) => limiter.get(hostsOf(platform)[0] as PlatformHost),
+      get: (platform) => limiter.get(hostsOf(platform)[0] as HostId),
     },
     feedFaults: {
       inject: (spec: FeedFaultSpec) => {
@@ -240,7 +234,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       disconnect: (platform, o = {}) => feedHub(platform).disconnect(o.ticker),
       stall: (platform, ms, o = {}) => feedHub(platform).stall(ms, o.ticker),
       clear: () => {
-        for (const h of Object.values(hubs)) h.clearFaults();
+        for (const h of hubs.values()) h.clearFaults();
       },
       stats: (platform) => {
         const hub = feedHub(platform);
@@ -252,26 +246,16 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         };
       },
     },
-    books: createBooksApi(engine),
+    books: createBooksApi(engine, topology),
     ibkr: {
-      expireSession: () => session.expire(),
-      login: () => session.login(),
-      isAuthenticated: () => session.isAuthenticated(),
+      expireSession: () => session().expire(),
+      login: () => session().login(),
+      isAuthenticated: () => session().isAuthenticated(),
     },
-    recordedTickers: () => ({
-      venue_b: engine
-        .instruments('kalshi')
-        .map((i) => i.ticker)
-        .sort(),
-      venue_c: engine
-        .instruments('gemini')
-        .map((i) => i.ticker)
-        .sort(),
-      venue_a_us: engine
-        .instruments('polymarketUs')
-        .map((i) => i.ticker)
-        .sort(),
-    }),
+    recordedTickers: () =>
+      Object.fromEntries(
+        Object.entries(EXCHANGE_PLATFORMS).map(([exchange, platform]) => [exchange, bookTickers(platform)]),
+      ) as ReturnType<Simulator['recordedTickers']>,
     stop: async () => {
       if (stopped) return;
       stopped = true;
@@ -282,36 +266,24 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 
   try {
     control = new ControlServer(sim, { logger: opts.logger });
-    ports.control = await control.listen(opts.basePort);
+    ports.set('control', await control.listen(opts.basePort));
   } catch (err) {
     await closeAll();
-    throw portError(err, opts.basePort);
+    throw portError(err, opts.basePort, topology.hosts.length);
   }
-  Object.assign(sim.urls, {
-    control: base('control'),
-    gamma: base('gamma'),
-    clob: base('clob'),
-    data: base('data'),
-    pmUsPublic: base('pmUsPublic'),
-    pmUsAuth: base('pmUsAuth'),
-    kalshi: `${base('kalshi')}${KALSHI_PREFIX}`,
-    gemini: base('gemini'),
-    coinbase: base('coinbase'),
-    ibkrPortal: `${base('ibkrPortal', 'https')}${IBKR_PREFIX}`,
-    forecastex: `${base('forecastex')}/api`,
-  } satisfies SimUrls);
+  urls.control = `http://127.0.0.1:${ports.get('control')}`;
   engine.start();
   opts.logger?.info({ urls: sim.urls, seed: opts.seed }, 'venue simulator started');
   return sim;
 }
 
-function portError(err: unknown, basePort: number): Error {
+function portError(err: unknown, basePort: number, hosts: number): Error {
   // Duck-typed: errors from Node's core may come from another realm (e.g. under Jest).
   const e = err as { code?: unknown; message?: unknown };
   const message = typeof e?.message === 'string' ? e.message : String(err);
   if (e?.code === 'EADDRINUSE') {
     return new Error(
-      `a simulator port is taken (base ${basePort}: ports ${basePort}-${basePort + 10} must be free): ${message}`,
+      `a simulator port is taken (base ${basePort}: ports ${basePort}-${basePort + hosts} must be free): ${message}`,
     );
   }
   return err instanceof Error ? err : new Error(message);

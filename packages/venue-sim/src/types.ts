@@ -97,12 +97,17 @@ export interface SimIbkr {
 }
 
 export interface Simulator {
+  /** Base URL of each host by host id (`venue-b`, `venue-a-us/auth`, … as HOST_IDS), and of the control server. */
   urls: SimUrls;
+  /** URL of each WebSocket feed, by platform key (`venue-b`, `venue-c`, `venue-a-us`). */
   feeds: SimFeeds;
   credentials: SimCredentials;
   seed: number;
-  /** The upstream variables for the gateway and recorder (secret files in a temp dir removed on stop). */
-  env(): Record<string, string>;
+  /**
+   * The upstream variables for the gateway and recorder (ENV_NAMES). Secrets are written as files into `dir`, or
+   * into a temporary folder removed on stop.
+   */
+  env(dir?: string): Record<string, string>;
   /** Recorded requests in arrival order (platform accepts aliases). */
   requests(filter?: { platform?: string; pathPrefix?: string }): RecordedRequest[];
   clearRequests(): void;

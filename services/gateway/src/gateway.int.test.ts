@@ -133,10 +133,10 @@ describe('the spec’s gateway table, against the simulator', () => {
     ['/api/v1/venue-b/events/multivariate', 'kalshi', '/trade-api/v2/events/multivariate'],
     ['/api/v1/venue-b/structured-targets', 'kalshi', '/trade-api/v2/structured_targets'],
     ['/api/v1/venue-b/incentive-programs', 'kalshi', '/trade-api/v2/incentive_programs'],
-    ['/api/v1/venue-a-us/sports', 'pmUsPublic', '/v1/sports'],
-    ['/api/v1/venue-a-us/sports/teams', 'pmUsPublic', '/v1/sports/teams'],
+    ['/api/v1/venue-a-us/sports', 'venue-a-us', '/v1/sports'],
+    ['/api/v1/venue-a-us/sports/teams', 'venue-a-us', '/v1/sports/teams'],
     ['/api/v1/venue-d/time', 'coinbase', '/time'],
-    ['/api/v1/venue-e/trsrv/event/category-tree', 'ibkrPortal', '/v1/api/trsrv/event/category-tree'],
+    ['/api/v1/venue-e/trsrv/event/category-tree', 'venue-e/portal', '/v1/api/trsrv/event/category-tree'],
   ])('%s → %s %s (200 JSON object, Kalshi signature verified)', async (path, platform, upstreamPath) => {
     const res = await call(gw.port, path, auth());
     expect(res.status).toBe(200);
@@ -170,7 +170,7 @@ describe('the spec’s gateway table, against the simulator', () => {
     const res = await call(gw.port, `/api/v1/venue-a-us/events?${query}`, auth());
     expect(res.status).toBe(200);
     expect(res.json()).toHaveProperty('events');
-    expect(last({ platform: 'pmUsPublic' })).toMatchObject({ path: '/v1/events', query });
+    expect(last({ platform: 'venue-a-us' })).toMatchObject({ path: '/v1/events', query });
     const all = (
       await call(gw.port, '/api/v1/venue-a-us/events?limit=2&orderBy=volume&orderDirection=asc', auth())
     ).json() as { events: unknown[] };
@@ -193,7 +193,7 @@ describe('the spec’s gateway table, against the simulator', () => {
 describe('upstream signatures, verified by the simulator', () => {
   it.each([
     ['Kalshi RSA-PSS', '/api/v1/venue-b/portfolio/balance', 'kalshi', '/trade-api/v2/portfolio/balance'],
-    ['Polymarket US Ed25519', '/api/v1/venue-a-us/portfolio/positions', 'pmUsAuth', '/v1/portfolio/positions'],
+    ['Polymarket US Ed25519', '/api/v1/venue-a-us/portfolio/positions', 'venue-a-us/auth', '/v1/portfolio/positions'],
     ['Polymarket CLOB L2 HMAC', '/api/v1/venue-a-clob/data/orders', 'clob', '/data/orders'],
     ['Coinbase Exchange HMAC', '/api/v1/venue-d/accounts', 'coinbase', '/accounts'],
   ])('%s', async (_name, path, platform, upstreamPath) => {
@@ -367,7 +367,7 @@ describe('header hygiene, both ways', () => {
     // The simulator, like the CDN in front of the real hosts, sends them:
     const direct = await new Promise<http.IncomingHttpHeaders>((resolve, reject) =>
       http
-        .get(`${sim.urls.coinbase}/currencies`, { agent: false }, (r) => (r.resume(), resolve(r.headers)))
+        .get(`${sim.urls['venue-d']}/currencies`, { agent: false }, (r) => (r.resume(), resolve(r.headers)))
         .on('error', reject),
     );
     expect(direct['set-cookie']).toBeDefined();

@@ -29,7 +29,12 @@ export interface RunningGateway extends RunningServer {
  */
 export async function startGateway(
   config: GatewayConfig,
-  options: { logger: Logger; exit?: boolean },
+  options: {
+    logger: Logger;
+    exit?: boolean;
+    /** Route modules by platform key (default: every platform's, ROUTES); tests add a fixture platform's. */
+    routes?: Parameters<typeof createPlatforms>[1];
+  },
 ): Promise<RunningGateway> {
   const { logger } = options;
   const registry = createRegistry('gateway');
@@ -44,7 +49,7 @@ export async function startGateway(
     logger,
     (d) => metrics.budgetDegraded.set(d ? 1 : 0),
   );
-  const platforms = createPlatforms(config);
+  const platforms = createPlatforms(config, options.routes);
   const forwarder = new Forwarder({ config, budgets, metrics, logger });
   lifecycle.onShutdown('upstreams', () => forwarder.close());
   const running = await serve(createHandler({ config, logger, auth, registry, lifecycle, platforms, forwarder }), {

@@ -1,5 +1,5 @@
 import { Rng } from '../core/rng';
-import { kalshiInstrument } from '../platforms/kalshi/catalog';
+import { kalshiInstrument } from '../platforms/venue-b/catalog';
 import { BookGenerator } from './generator';
 import { OrderBook } from './order-book';
 import { ASK, BID, type Instrument } from './types';

@@ -1,5 +1,5 @@
 import { Rng } from '../core/rng';
-import { kalshiInstrument } from '../platforms/kalshi/catalog';
+import { kalshiInstrument } from '../platforms/venue-b/catalog';
 import { BookEngine } from './engine';
 import { BookGenerator } from './generator';
 import { TickerHistory } from './history';

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createLogger, type Logger } from '@depthgate/service-kit';
 import { BOOK_PLATFORMS, type BookPlatform } from '../book/types';
@@ -10,7 +11,7 @@ export class UsageError extends Error {}
 
 export const USAGE = `usage: venue-sim [options]
 
-  --port P                    control port; platforms listen on P+1..P+10 (default 7090; 0 = free ports)
+  --port P                    control port; platform hosts listen on P+1, P+2, … (default 7090; 0 = free ports)
   --seed N                    seed of catalogues and book processes (default 42)
   --write-env FILE            write the upstream variables to FILE and the secrets next to it (mode 0600)
   --updates-per-second N      book updates per second across all tickers (default 50; 0 = none)
@@ -134,7 +135,7 @@ export async function runCli(
   });
   const sim = await startSimulator({ ...config.options, logger });
   if (config.writeEnv) {
-    writeEnvFile(config.writeEnv, sim.urls, sim.feeds, sim.credentials);
+    writeEnvFile(config.writeEnv, sim.env(path.dirname(path.resolve(config.writeEnv))));
     logger.info({ file: config.writeEnv }, 'wrote upstream variables and test credentials');
   }
   logger.info({ control: sim.urls.control, ready: `${sim.urls.control}/ready` }, 'ready');

@@ -1,4 +1,4 @@
-import type { PlatformHost } from '../hosts';
+import type { HostId } from '../topology';
 
 export const FAULT_KINDS = ['latency', 'status', 'reset', 'truncate', 'html', 'hang'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
@@ -19,7 +19,7 @@ export interface FaultSpec {
 
 export interface ActiveFault extends FaultSpec {
   id: string;
-  hosts: readonly PlatformHost[];
+  hosts: readonly HostId[];
   /** Requests it has applied to so far. */
   applied: number;
 }
@@ -29,7 +29,7 @@ export class FaultRegistry {
   private faults: ActiveFault[] = [];
   private next = 1;
 
-  inject(spec: FaultSpec, hosts: readonly PlatformHost[]): string {
+  inject(spec: FaultSpec, hosts: readonly HostId[]): string {
     const id = `fault-${this.next++}`;
     this.faults.push({ ...spec, id, hosts, applied: 0 });
     return id;
@@ -50,7 +50,7 @@ export class FaultRegistry {
   }
 
   /** The fault to apply to this request (consuming one of its `times`), if any. */
-  take(host: PlatformHost, path: string): ActiveFault | undefined {
+  take(host: HostId, path: string): ActiveFault | undefined {
     if (this.faults.length === 0) return undefined;
     for (const f of this.faults) {
       if (!f.hosts.includes(host)) continue;

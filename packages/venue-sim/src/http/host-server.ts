@@ -3,7 +3,7 @@ import https from 'node:https';
 import type { Duplex } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import type { PlatformHost } from '../hosts';
+import type { HostId } from '../topology';
 import type { FaultRegistry } from './faults';
 import type { RateLimiter } from './rate-limit';
 import type { RequestLog } from './request-log';
@@ -13,7 +13,7 @@ import type { AuthCheck, AuthInput, PlatformErrors, RecordedRequest, SimRequest,
 const MAX_BODY = 1024 * 1024;
 
 export interface HostDefinition {
-  host: PlatformHost;
+  host: HostId;
   router: Router;
   errors: PlatformErrors;
   /** Checks the platform's request signature; absent for hosts without signing. */

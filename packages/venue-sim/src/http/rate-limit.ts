@@ -1,4 +1,4 @@
-import type { PlatformHost } from '../hosts';
+import type { HostId } from '../topology';
 
 export interface RateLimitRule {
   /** Requests allowed per window, sustained. */
@@ -57,11 +57,11 @@ interface HostLimiter {
 
 /** Token buckets per host (one budget per platform, as all simulated callers share 127.0.0.1). */
 export class RateLimiter {
-  private readonly hosts = new Map<PlatformHost, HostLimiter>();
+  private readonly hosts = new Map<HostId, HostLimiter>();
 
   constructor(private readonly clock: () => number) {}
 
-  set(host: PlatformHost, config: RateLimitConfig | null): void {
+  set(host: HostId, config: RateLimitConfig | null): void {
     if (!config) {
       this.hosts.delete(host);
       return;
@@ -74,11 +74,11 @@ export class RateLimiter {
     });
   }
 
-  get(host: PlatformHost): RateLimitConfig | null {
+  get(host: HostId): RateLimitConfig | null {
     return this.hosts.get(host)?.config ?? null;
   }
 
-  check(host: PlatformHost, path: string): RateDecision {
+  check(host: HostId, path: string): RateDecision {
     const h = this.hosts.get(host);
     if (!h) return { ok: true, delayMs: 0 };
     const now = this.clock();

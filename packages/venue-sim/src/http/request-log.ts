@@ -1,9 +1,9 @@
-import type { PlatformHost } from '../hosts';
+import type { HostId } from '../topology';
 import type { RecordedRequest } from './types';
 
 export interface RequestFilter {
   /** A host key or any alias (`kalshi`, `venue-b`, `polymarketUs`, ...), already resolved to hosts. */
-  hosts?: readonly PlatformHost[];
+  hosts?: readonly HostId[];
   pathPrefix?: string;
 }
 

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import type { PlatformHost } from '../hosts';
+import type { HostId } from '../topology';
 
 export type AuthState = 'valid' | 'invalid' | 'absent' | 'not_required';
 
@@ -7,7 +7,7 @@ export type AuthState = 'valid' | 'invalid' | 'absent' | 'not_required';
 export interface RecordedRequest {
   /** Monotonic id within one simulator. */
   id: number;
-  platform: PlatformHost;
+  platform: HostId;
   method: string;
   /** The path as received, without the query string. */
   path: string;
@@ -30,7 +30,7 @@ export interface RecordedRequest {
 }
 
 export interface SimRequest {
-  platform: PlatformHost;
+  platform: HostId;
   method: string;
   path: string;
   query: string;

@@ -1,7 +1,7 @@
 // https://docs.kalshi.com/api-reference
 import { formatScaled } from '../../core/decimal';
 import { DAY_MS, isoMillis, isoSeconds, parseDay } from '../../core/time';
-import type { HostDefinition } from '../../http/host-server';
+import type { SimHost } from '../platform';
 import { Router } from '../../http/router';
 import { json, type PlatformErrors, type SimRequest, type SimResponse } from '../../http/types';
 import { type PlatformContext, decodeCursor, encodeCursor, intParam } from '../context';
@@ -28,7 +28,7 @@ const badRequest = (message: string) => json(400, { error: { code: 'bad_request'
 /** Cents as a dollar string with 4 decimals (`45` → `"0.4500"`). */
 const dollars = (priceE4: number) => formatScaled(priceE4, 4);
 
-export function kalshiHost(ctx: PlatformContext, catalog: KalshiCatalog): HostDefinition {
+export function kalshiHost(ctx: PlatformContext, catalog: KalshiCatalog): SimHost {
   const { engine, opts, credentials, keys } = ctx;
   const day = parseDay(opts.catalogDate);
   const r = new Router(KALSHI_PREFIX);
@@ -350,7 +350,6 @@ export function kalshiHost(ctx: PlatformContext, catalog: KalshiCatalog): HostDe
   r.get('/portfolio/settlements', () => json(200, { settlements: [], cursor: '' }), authed);
 
   return {
-    host: 'kalshi',
     router: r,
     errors: kalshiErrors,
     rejectInvalidOnPublic: opts.assumptions.rejectInvalidAuthOnPublicRoutes,

@@ -1,6 +1,6 @@
 // https://docs.polymarket.com/api-reference/events/list-events (Gamma API)
 import { formatScaled } from '../../core/decimal';
-import type { HostDefinition } from '../../http/host-server';
+import type { SimHost } from '../platform';
 import { Router } from '../../http/router';
 import { json, type PlatformErrors, type SimRequest, type SimResponse } from '../../http/types';
 import { type PlatformContext, boolParam, intParam, numberParam } from '../context';
@@ -21,7 +21,7 @@ const notFound = (error: string) => json(404, { type: 'not found error', error }
 const MAX_LIMIT = 100;
 const DEFAULT_LIMIT = 20;
 
-export function gammaHost(ctx: PlatformContext, catalog: PolymarketCatalog): HostDefinition {
+export function gammaHost(ctx: PlatformContext, catalog: PolymarketCatalog): SimHost {
   const { engine } = ctx;
   const r = new Router();
 
@@ -378,5 +378,5 @@ export function gammaHost(ctx: PlatformContext, catalog: PolymarketCatalog): Hos
     });
   });
 
-  return { host: 'gamma', router: r, errors: gammaErrors };
+  return { router: r, errors: gammaErrors };
 }

@@ -1,10 +1,10 @@
 // https://docs.polymarket.com/api-reference/core/get-top-holders-for-markets (Data API)
 import { Rng } from '../../core/rng';
-import type { HostDefinition } from '../../http/host-server';
+import type { SimHost } from '../platform';
 import { Router } from '../../http/router';
 import { json, type PlatformErrors } from '../../http/types';
 import type { PlatformContext } from '../context';
-import type { PolymarketCatalog } from './catalog';
+import type { PolymarketCatalog } from '../venue-a/catalog';
 
 /** `{"error": ...}` bodies [3P] (captured 400s). */
 export const dataErrors: PlatformErrors = {
@@ -16,7 +16,7 @@ export const dataErrors: PlatformErrors = {
 
 const required = (name: string) => json(400, { error: `required query param '${name}' not provided` });
 
-export function dataHost(ctx: PlatformContext, catalog: PolymarketCatalog): HostDefinition {
+export function dataHost(ctx: PlatformContext, catalog: PolymarketCatalog): SimHost {
   const { opts } = ctx;
   const r = new Router();
   const byCondition = new Map(catalog.markets.map((m) => [m.conditionId, m]));
@@ -136,5 +136,5 @@ export function dataHost(ctx: PlatformContext, catalog: PolymarketCatalog): Host
     return json(200, [{ user: user.toLowerCase(), value: catalog.profiles.has(user.toLowerCase()) ? 1250.5 : 0 }]);
   });
 
-  return { host: 'data', router: r, errors: dataErrors };
+  return { router: r, errors: dataErrors };
 }

@@ -2,7 +2,7 @@
 import { formatScaled } from '../../core/decimal';
 import { Rng } from '../../core/rng';
 import { isoMillis } from '../../core/time';
-import type { HostDefinition } from '../../http/host-server';
+import type { SimHost } from '../platform';
 import { Router } from '../../http/router';
 import { json, type PlatformErrors, type SimRequest } from '../../http/types';
 import type { PlatformContext } from '../context';
@@ -19,7 +19,7 @@ export const coinbaseErrors: PlatformErrors = {
 
 const GRANULARITIES = [60, 300, 900, 3600, 21600, 86400];
 
-export function coinbaseHost(ctx: PlatformContext, catalog: CoinbaseCatalog): HostDefinition {
+export function coinbaseHost(ctx: PlatformContext, catalog: CoinbaseCatalog): SimHost {
   const { engine, opts, credentials, keys } = ctx;
   const r = new Router();
   const px = (p: number) => formatScaled(p, 2);
@@ -226,7 +226,6 @@ export function coinbaseHost(ctx: PlatformContext, catalog: CoinbaseCatalog): Ho
   );
 
   return {
-    host: 'coinbase',
     router: r,
     errors: coinbaseErrors,
     rejectInvalidOnPublic: opts.assumptions.rejectInvalidAuthOnPublicRoutes,

@@ -1,6 +1,6 @@
 // https://www.interactivebrokers.com/campus/ibkr-api-page/cpapi-v1/ (Client Portal Web API v1.0)
 import { formatScaled } from '../../core/decimal';
-import type { HostDefinition } from '../../http/host-server';
+import type { SimHost } from '../platform';
 import { Router } from '../../http/router';
 import { json, type PlatformErrors, type SimRequest, text } from '../../http/types';
 import type { PlatformContext } from '../context';
@@ -20,7 +20,7 @@ export const ibkrErrors = (unauthorizedBody: string): PlatformErrors => ({
 const MONTHS = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'];
 const monthCode = (maturity: string) => `${MONTHS[Number(maturity.slice(4, 6)) - 1]}${maturity.slice(2, 4)}`;
 
-export function ibkrHost(ctx: PlatformContext, catalog: IbkrCatalog, session: IbkrSession): HostDefinition {
+export function ibkrHost(ctx: PlatformContext, catalog: IbkrCatalog, session: IbkrSession): SimHost {
   const { opts, keys } = ctx;
   const r = new Router(IBKR_PREFIX);
   const errors = ibkrErrors(opts.assumptions.ibkrUnauthorizedBody);
@@ -189,7 +189,6 @@ export function ibkrHost(ctx: PlatformContext, catalog: IbkrCatalog, session: Ib
   });
 
   return {
-    host: 'ibkrPortal',
     router: r,
     errors,
     tls: keys.ibkrTls,

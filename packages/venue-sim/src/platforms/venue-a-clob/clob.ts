@@ -3,11 +3,11 @@ import { createHash } from 'node:crypto';
 import { formatScaled, formatScaledTrimmed } from '../../core/decimal';
 import { Rng } from '../../core/rng';
 import type { IntBook } from '../../book/types';
-import type { HostDefinition } from '../../http/host-server';
+import type { SimHost } from '../platform';
 import { Router } from '../../http/router';
 import { json, type PlatformErrors, type SimRequest, type SimResponse, text } from '../../http/types';
 import type { PlatformContext } from '../context';
-import type { GammaMarketDef, PolymarketCatalog } from './catalog';
+import type { GammaMarketDef, PolymarketCatalog } from '../venue-a/catalog';
 import { verifyClob } from './clob-auth';
 
 /** `{"error": ...}` bodies [3P] (captured 400/401/404); the unknown-route 404 is Go's default text [U]. */
@@ -28,7 +28,7 @@ const INTERVALS: Record<string, number> = {
   all: 2_678_400,
 };
 
-export function clobHost(ctx: PlatformContext, catalog: PolymarketCatalog): HostDefinition {
+export function clobHost(ctx: PlatformContext, catalog: PolymarketCatalog): SimHost {
   const { engine, opts, credentials } = ctx;
   const r = new Router();
 
@@ -211,7 +211,6 @@ export function clobHost(ctx: PlatformContext, catalog: PolymarketCatalog): Host
   r.get('/balance-allowance', () => json(200, { balance: '0', allowances: {} }), 'required');
 
   return {
-    host: 'clob',
     router: r,
     errors: clobErrors,
     rejectInvalidOnPublic: opts.assumptions.rejectInvalidAuthOnPublicRoutes,

@@ -2,7 +2,7 @@
 import { formatScaled } from '../../core/decimal';
 import { isoMillis } from '../../core/time';
 import type { BookEngine } from '../../book/engine';
-import type { HostDefinition } from '../../http/host-server';
+import type { SimHost } from '../platform';
 import { Router } from '../../http/router';
 import { type AuthInput, json, type PlatformErrors, type SimRequest } from '../../http/types';
 import type { PlatformContext } from '../context';
@@ -39,7 +39,7 @@ export function marketData(engine: BookEngine, slug: string, lastTs: number | nu
   };
 }
 
-export function pmUsHosts(ctx: PlatformContext, catalog: PmCatalog): { pub: HostDefinition; auth: HostDefinition } {
+export function pmUsHosts(ctx: PlatformContext, catalog: PmCatalog): { pub: SimHost; auth: SimHost } {
   const { engine, opts, credentials, keys } = ctx;
   const verify = (input: AuthInput) =>
     verifyPmUs(input, {
@@ -224,14 +224,12 @@ export function pmUsHosts(ctx: PlatformContext, catalog: PmCatalog): { pub: Host
 
   return {
     pub: {
-      host: 'pmUsPublic',
       router: pub,
       errors: pmUsErrors,
       verify,
       rejectInvalidOnPublic: opts.assumptions.rejectInvalidAuthOnPublicRoutes,
     },
     auth: {
-      host: 'pmUsAuth',
       router: priv,
       errors: pmUsErrors,
       verify,

@@ -1,6 +1,6 @@
 // https://forecastex.com (site API behind the contract listings; upstreams.md §7, not checked against the site)
 import { formatScaled } from '../../core/decimal';
-import type { HostDefinition } from '../../http/host-server';
+import type { SimHost } from '../platform';
 import { Router } from '../../http/router';
 import { json, type PlatformErrors } from '../../http/types';
 import { intParam } from '../context';
@@ -14,7 +14,7 @@ export const forecastexErrors: PlatformErrors = {
   serverError: (status) => json(status, { error: 'Internal Server Error' }),
 };
 
-export function forecastexHost(catalog: IbkrCatalog): HostDefinition {
+export function forecastexHost(catalog: IbkrCatalog): SimHost {
   const r = new Router('/api');
   r.get('/contracts', (req) => {
     const page = intParam(req.params, 'page');
@@ -53,5 +53,5 @@ export function forecastexHost(catalog: IbkrCatalog): HostDefinition {
       })),
     });
   });
-  return { host: 'forecastex', router: r, errors: forecastexErrors };
+  return { router: r, errors: forecastexErrors };
 }

@@ -2,7 +2,7 @@
 import { formatScaled, formatScaledTrimmed } from '../../core/decimal';
 import { Rng } from '../../core/rng';
 import type { Instrument } from '../../book/types';
-import type { HostDefinition } from '../../http/host-server';
+import type { SimHost } from '../platform';
 import { Router } from '../../http/router';
 import { json, type PlatformErrors, type SimRequest, type SimResponse } from '../../http/types';
 import { type PlatformContext, intParam } from '../context';
@@ -30,7 +30,7 @@ const TIMEFRAMES: Record<string, number> = {
   '1day': 86_400_000,
 };
 
-export function geminiHost(ctx: PlatformContext, catalog: GeminiCatalog): HostDefinition {
+export function geminiHost(ctx: PlatformContext, catalog: GeminiCatalog): SimHost {
   const { engine, opts } = ctx;
   const r = new Router();
 
@@ -254,7 +254,7 @@ export function geminiHost(ctx: PlatformContext, catalog: GeminiCatalog): HostDe
       : geminiError(404, 'EventNotFound', `Event ${req.pathParams.eventTicker} not found`);
   });
 
-  return { host: 'gemini', router: r, errors: geminiErrors };
+  return { router: r, errors: geminiErrors };
 }
 
 /** Deterministic hourly closes ending at `last` (a small walk on the tick grid). */

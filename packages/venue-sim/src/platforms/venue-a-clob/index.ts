@@ -1,0 +1,44 @@
+// https://docs.polymarket.com/developers/CLOB/introduction
+import { simPlatform } from '../platform';
+import { polymarketCatalog } from '../venue-a';
+import { clobHost } from './clob';
+import { dataHost } from './data-api';
+
+/** Polymarket CLOB (L2 HMAC verified) and the Data API. Cloudflare delays rather than rejects [V]. */
+export const venueAClobSim = simPlatform({
+  book: 'clob',
+  signs: ['l2'],
+  rateLimits: {
+    main: {
+      limit: 9000,
+      windowMs: 10_000,
+      overflow: 'delay',
+      routes: [
+        { prefix: '/book', limit: 1500, windowMs: 10_000 },
+        { prefix: '/price', limit: 1500, windowMs: 10_000 },
+        { prefix: '/midpoint', limit: 1500, windowMs: 10_000 },
+        { prefix: '/prices-history', limit: 1000, windowMs: 10_000 },
+        { prefix: '/data/', limit: 900, windowMs: 10_000 },
+      ],
+    },
+    data: {
+      limit: 1000,
+      windowMs: 10_000,
+      overflow: 'delay',
+      routes: [{ prefix: '/trades', limit: 200, windowMs: 10_000 }],
+    },
+  },
+  catalog: (c) => {
+    const catalog = polymarketCatalog(c);
+    return { catalog, instruments: catalog.instruments };
+  },
+  create: (ctx, catalog) => ({
+    hosts: { main: clobHost(ctx, catalog), data: dataHost(ctx, catalog) },
+    credentials: {
+      POLYMARKET_CLOB_ADDRESS: ctx.credentials.polymarketClob.address,
+      POLYMARKET_CLOB_API_KEY: ctx.credentials.polymarketClob.apiKey,
+      POLYMARKET_CLOB_SECRET: ctx.credentials.polymarketClob.secret,
+      POLYMARKET_CLOB_PASSPHRASE: ctx.credentials.polymarketClob.passphrase,
+    },
+  }),
+});

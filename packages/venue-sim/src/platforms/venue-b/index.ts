@@ -1,0 +1,41 @@
+// https://docs.kalshi.com/api-reference
+import { kalshiErrors, kalshiHost, KALSHI_PREFIX } from './rest';
+import { KALSHI_WS_PATH, KalshiFeed } from './ws';
+import { buildKalshiCatalog } from './catalog';
+import { simPlatform } from '../platform';
+import type { SimHost } from '../platform';
+
+/** Kalshi: the Trade API v2 host with its `orderbook_delta` WebSocket, RSA-PSS verified. */
+export const venueBSim = simPlatform({
+  book: 'kalshi',
+  signs: ['rsa'],
+  rateLimits: { main: { limit: 20, windowMs: 1000 } },
+  catalog: (c) => {
+    const catalog = buildKalshiCatalog(c.seed, c.catalogDate, c.tickers.kalshi);
+    return { catalog, instruments: catalog.instruments };
+  },
+  create(ctx, catalog) {
+    const main = kalshiHost(ctx, catalog);
+    const feed = new KalshiFeed(
+      ctx.engine,
+      catalog,
+      {
+        snapshotFields: ctx.opts.assumptions.kalshiSnapshotFields,
+        heartbeatIntervalMs: ctx.opts.heartbeatIntervalMs,
+        verify: main.verify as NonNullable<SimHost['verify']>,
+        unauthorizedBody: (reason) => String(kalshiErrors.unauthorized(reason).body),
+      },
+      ctx.clock,
+    );
+    main.upgrade = (req, socket, head, record) => feed.upgrade(req, socket, head, record);
+    return {
+      hosts: { main: { ...main, basePath: KALSHI_PREFIX } },
+      feeds: { main: { host: 'main', path: KALSHI_WS_PATH, hub: feed.hub } },
+      credentials: {
+        KALSHI_ACCESS_KEY: ctx.credentials.kalshi.accessKey,
+        KALSHI_PRIVATE_KEY: ctx.credentials.kalshi.privateKeyPem,
+      },
+      close: () => feed.close(),
+    };
+  },
+});
