@@ -18,6 +18,11 @@ export const ERROR_CODES = [
   'unknown_exchange',
   'unknown_ticker',
   'method_not_allowed',
+  'request_timeout',
+  'payload_too_large',
+  'unsupported_media_type',
+  'expectation_failed',
+  'headers_too_large',
   'rate_limited',
   'upstream_rate_limited',
   'internal_error',
@@ -47,6 +52,16 @@ export function statusFor(code: ErrorCode): number {
       return 404;
     case 'method_not_allowed':
       return 405;
+    case 'request_timeout':
+      return 408;
+    case 'payload_too_large':
+      return 413;
+    case 'unsupported_media_type':
+      return 415;
+    case 'expectation_failed':
+      return 417;
+    case 'headers_too_large':
+      return 431;
     case 'rate_limited':
     case 'upstream_rate_limited':
       return 429;

@@ -6,3 +6,4 @@ export * from './lifecycle';
 export * from './metrics';
 export * from './env';
 export * from './app';
+export * from './client-errors';

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RequestListener } from 'node:http';
 import type { Logger } from 'pino';
+import { answerHttpLayerErrors, missingHost, refuseMissingHost } from './client-errors';
 
 type Hook = () => Promise<void> | void;
 
@@ -62,12 +63,16 @@ export async function serve(handler: RequestListener, options: ServeOptions): Pr
       keepAliveTimeout: 65_000,
       headersTimeout: 66_000,
       requestTimeout: 120_000,
+      // Checked below, so that the refusal has the documented JSON body (Node's own is an empty 400).
+      requireHostHeader: false,
     },
     (req, res) => {
       if (lifecycle.draining) res.setHeader('Connection', 'close');
+      if (missingHost(req)) return refuseMissingHost(req, res);
       handler(req, res);
     },
   );
+  answerHttpLayerErrors(server, logger);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen({ port: options.port, host: options.host, reusePort: options.reusePort ?? false }, () => {

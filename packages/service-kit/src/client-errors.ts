@@ -1,0 +1,89 @@
+import { randomUUID } from 'node:crypto';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { sendError, statusFor, type ErrorCode } from './errors';
+import { assignRequestId } from './request-context';
+
+/** After answering a request Node could not parse, the connection is given this long to drain, then cut. */
+const LINGER_MS = 1000;
+
+/**
+ * What a request Node's HTTP parser refused is answered with (its `clientError` codes, lib/_http_server.js):
+ * headers over `--max-http-header-size` → 431, chunk extensions over their limit → 413, a request not received
+ * within the server's `requestTimeout`/`headersTimeout` → 408, anything else (a malformed request line, header or
+ * chunk) → 400. `undefined`: the peer is gone, there is no one to answer.
+ */
+export function clientErrorAnswer(code: string | undefined): { code: ErrorCode; message: string } | undefined {
+  switch (code) {
+    case 'ECONNRESET':
+    case 'EPIPE':
+      return undefined;
+    case 'HPE_HEADER_OVERFLOW':
+      return { code: 'headers_too_large', message: 'The request line and headers exceed the size limit' };
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return { code: 'payload_too_large', message: 'The chunk extensions exceed the size limit' };
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { code: 'request_timeout', message: 'The request was not received in time' };
+    default:
+      return { code: 'invalid_request', message: 'Malformed HTTP request' };
+  }
+}
+
+/** A whole HTTP/1.1 error response as bytes for the socket: the documented `{"error","message"}`, then close. */
+export function rawErrorResponse(code: ErrorCode, message: string): string {
+  const status = statusFor(code);
+  const body = JSON.stringify({ error: code, message });
+  return (
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? 'Error'}\r\n` +
+    'Content-Type: application/json; charset=utf-8\r\n' +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+    `X-Request-Id: ${randomUUID()}\r\n` +
+    'Connection: close\r\n\r\n' +
+    body
+  );
+}
+
+/** Answers one `clientError`: the error response, then the connection closes (at once when nothing can be said). */
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, logger: Logger): void {
+  const answer = clientErrorAnswer(err.code);
+  // A response of this connection already under way cannot be followed by another (Node's own rule).
+  const pending = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (socket.writableEnded) return; // answered already; the linger timer closes it
+  if (!answer || !socket.writable || pending?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  logger.debug({ err: { code: err.code, message: err.message }, status: statusFor(answer.code) }, 'request refused');
+  socket.end(rawErrorResponse(answer.code, answer.message));
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+}
+
+/** HTTP/1.1 requires Host (RFC 9112 §3.2); Node's own check answers an empty 400, so the server checks it here. */
+export function missingHost(req: IncomingMessage): boolean {
+  return req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1;
+}
+
+/** Answers a request without Host: 400 `invalid_request` in the documented form, connection closed. */
+export function refuseMissingHost(req: IncomingMessage, res: ServerResponse): void {
+  assignRequestId(req, res);
+  res.setHeader('Connection', 'close');
+  sendError(res, 'invalid_request', 'An HTTP/1.1 request must carry a Host header');
+}
+
+/**
+ * Errors Node's HTTP layer would answer itself, as plain text or with an empty body, are answered in the documented
+ * JSON form instead: requests its parser refuses (`clientError`: 400, 408, 413, 431) and expectations other than
+ * `100-continue` (`checkExpectation`: 417). Each closes the connection. Requests without Host are refused by the
+ * request listener (see `missingHost`), which requires `requireHostHeader: false` on the server.
+ */
+export function answerHttpLayerErrors(server: http.Server, logger: Logger): void {
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket, logger));
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    assignRequestId(req, res);
+    res.setHeader('Connection', 'close');
+    sendError(res, 'expectation_failed', 'Only "Expect: 100-continue" is supported');
+  });
+}
