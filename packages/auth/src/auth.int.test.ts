@@ -141,6 +141,30 @@ describe('keys against the real Redis', () => {
     }
   });
 
+  it('takes the key from HTTP Basic (user name) too, with the same 401 for a bad one, in both modes', async () => {
+    const basic = (user: string) => `Basic ${Buffer.from(`${user}:`).toString('base64')}`;
+    const { key } = await store.create({ name: 'basic' });
+    for (const mode of ['required', 'optional'] as const) {
+      const a = await instance(config(testRedisUrl(), prefix), mode);
+      const ok = await request(a.app).get('/api/whoami').set('Authorization', basic(key));
+      expect(ok.status).toBe(200);
+      expect(ok.body).toEqual({ key: expect.stringMatching(/^key_/) });
+      for (const authorization of [basic('dg_000000000000000000000000000000000000000'), basic('nope'), 'Basic !!']) {
+        const bad = await request(a.app).get('/api/whoami').set('Authorization', authorization);
+        expect(bad.status).toBe(401);
+        expect(bad.body).toEqual({ error: 'unauthorized', message: 'Invalid API key' });
+      }
+      // X-API-Key wins: a bad header key is refused even beside a good Basic one.
+      const both = await request(a.app).get('/api/whoami').set('X-API-Key', 'nope').set('Authorization', basic(key));
+      expect(both.status).toBe(401);
+    }
+    // Another scheme is not a key: anonymous where keys are optional, 401 where required.
+    const optional = await instance(config(testRedisUrl(), prefix), 'optional');
+    const bearer = await request(optional.app).get('/api/whoami').set('Authorization', `Bearer ${key}`);
+    expect(bearer.status).toBe(200);
+    expect(bearer.body).toEqual({ ip: expect.any(String) });
+  });
+
   it('limit reached → 429 with RateLimit, RateLimit-Policy and Retry-After', async () => {
     const a = await instance(config(testRedisUrl(), prefix));
     const { key } = await store.create({ name: 'five', requests_per_minute: 5 });

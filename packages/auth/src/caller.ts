@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { sendError } from '@depthgate/service-kit';
 import type { Authenticator, VerifyResult } from './authenticator';
 import type { ResolvedKey } from './key-record';
@@ -22,9 +22,32 @@ export type NodeMiddleware = (req: IncomingMessage, res: ServerResponse, next: (
 
 export const INVALID_KEY_MESSAGE = 'Invalid API key';
 
+const BASIC = /^basic[ \t]+([A-Za-z0-9+/]*={0,2})[ \t]*$/i;
+
+/**
+ * The API key a request presents, or undefined when it presents none: the `X-API-Key` header, else HTTP Basic
+ * (RFC 7617) with the key as the user name and the password empty or ignored, as Stripe and several data APIs take
+ * theirs: for clients that cannot set a header but can put credentials in a URL (`http://dg_…@host/…`, which axios in
+ * Node sends as `Authorization: Basic base64("dg_…:")`). `X-API-Key` wins when both are present. A Basic header that
+ * does not decode presents an empty key (refused like any bad key); other schemes are not ours and are ignored.
+ * There is no query-parameter form: a key in a URL's query would reach logs and upstreams.
+ */
+export function presentedKey(headers: IncomingHttpHeaders): string | undefined {
+  const header = headers['x-api-key'];
+  if (header !== undefined && header !== '') return Array.isArray(header) ? header.join(',') : header;
+  const authorization = headers.authorization;
+  if (authorization === undefined || !/^basic(?:[ \t]|$)/i.test(authorization)) return undefined;
+  const encoded = BASIC.exec(authorization)?.[1];
+  if (encoded === undefined) return '';
+  const credentials = Buffer.from(encoded, 'base64').toString('utf8');
+  const colon = credentials.indexOf(':');
+  return colon === -1 ? credentials : credentials.slice(0, colon);
+}
+
 /**
  * `required` (gateway): no key → 401. `optional` (history): no key → anonymous caller.
- * In both modes a key that is present but unknown, malformed or revoked is 401 with the spec's body.
+ * In both modes a key that is present (presentedKey: header or Basic) but unknown, malformed or revoked is 401 with
+ * the spec's body.
  */
 export function apiKeyAuth(auth: Authenticator, mode: 'required' | 'optional', metrics?: AuthMetrics): NodeMiddleware {
   const apply = (result: VerifyResult, req: IncomingMessage, res: ServerResponse, next: () => void) => {
@@ -45,8 +68,8 @@ export function apiKeyAuth(auth: Authenticator, mode: 'required' | 'optional', m
     }
   };
   return (req, res, next) => {
-    const header = req.headers['x-api-key'];
-    if (header === undefined || header === '') {
+    const key = presentedKey(req.headers);
+    if (key === undefined) {
       metrics?.verifications.inc({ result: 'missing' });
       if (mode === 'required') {
         sendError(res, 'unauthorized', INVALID_KEY_MESSAGE);
@@ -57,7 +80,7 @@ export function apiKeyAuth(auth: Authenticator, mode: 'required' | 'optional', m
       next();
       return;
     }
-    const result = auth.verify(Array.isArray(header) ? header.join(',') : header);
+    const result = auth.verify(key);
     if (result instanceof Promise) {
       result.then((r) => apply(r, req, res, next), next);
     } else {
