@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 
 /**
  * Header hygiene, both ways, by allowlist: only these caller headers reach an upstream (never `X-API-Key`,
- * `Authorization`, cookies, hop-by-hop or forwarding headers), and only these upstream headers reach the caller
+ * `Authorization`, cookies, hop-by-hop or forwarding headers, nor one of these that `Connection` names), and only these upstream headers reach the caller
  * (never `Set-Cookie`, `Server`, upstream rate-limit, tracing or CDN headers). `Accept-Encoding` passes, so a
  * compressed upstream body streams through untouched with its `Content-Encoding`.
  */
@@ -31,11 +31,26 @@ export const FORWARDED_RESPONSE_HEADERS = new Set([
 
 export const USER_AGENT = 'depthgate-gateway/1.0';
 
+/**
+ * Header names the caller lists in `Connection` (RFC 9110 §7.6.1): hop-by-hop by declaration, so never forwarded,
+ * even when otherwise allowed. `undefined` for the usual `keep-alive` / `close` (no per-request work then).
+ */
+export function connectionNamed(connection: string | undefined): Set<string> | undefined {
+  if (connection === undefined || connection === 'keep-alive' || connection === 'close') return undefined;
+  const names = new Set<string>();
+  for (const token of connection.split(',')) {
+    const name = token.trim().toLowerCase();
+    if (name !== '' && name !== 'keep-alive' && name !== 'close') names.add(name);
+  }
+  return names.size === 0 ? undefined : names;
+}
+
 export function upstreamRequestHeaders(incoming: IncomingHttpHeaders): Record<string, string> {
   const out: Record<string, string> = { 'user-agent': USER_AGENT };
+  const hopByHop = connectionNamed(incoming.connection);
   for (const name of FORWARDED_REQUEST_HEADERS) {
     const value = incoming[name];
-    if (typeof value === 'string' && value !== '') out[name] = value;
+    if (typeof value === 'string' && value !== '' && !hopByHop?.has(name)) out[name] = value;
   }
   return out;
 }

@@ -1,4 +1,4 @@
-import { encodeSegment, memoizedTargetParser, parseGatewayTarget } from './path';
+import { encodeSegment, memoizedTargetParser, parseGatewayTarget, parseHostedTarget } from './path';
 
 function ok(target: string) {
   const r = parseGatewayTarget(target);
@@ -16,6 +16,18 @@ describe('gateway path parsing', () => {
     });
     expect(ok('/api/v1/Kalshi/events').platform).toBe('kalshi');
     expect(ok('/api/v1/venue-a-us/events?seriesId=1&seriesId=2').query).toBe('seriesId=1&seriesId=2');
+  });
+
+  it('no resource is the platform root', () => {
+    for (const target of ['/api/v1/venue-a-clob/', '/api/v1/venue-a-clob']) {
+      expect(ok(target)).toEqual({ platform: 'venue-a-clob', segments: [], path: '/', query: '' });
+    }
+    expect(ok('/api/v1/venue-a-clob/?geo_block_token=x').query).toBe('geo_block_token=x');
+  });
+
+  it('keeps path parameters that are not dot segments', () => {
+    expect(ok('/api/v1/venue-b/markets;v=1/x').path).toBe('/markets;v=1/x');
+    expect(ok('/api/v1/venue-b/a..;b').path).toBe('/a..;b');
   });
 
   it('keeps a trailing slash and tickers with dots', () => {
@@ -48,8 +60,13 @@ describe('gateway path parsing', () => {
     ['/api/v1/venue-b/x%0d%0aHost:%20evil', 'control character'],
     ['/api/v1/venue-b/%zz', 'malformed'],
     ['/api/v1/venue-b/%e0%a4%a', 'malformed'],
-    ['/api/v1/venue-b', 'no resource'],
-    ['/api/v1/venue-b/', 'no resource'],
+    ['/api/v1/venue-b/..;/admin', 'dot segments'],
+    ['/api/v1/venue-b/markets/..;x/..;/y', 'dot segments'],
+    ['/api/v1/venue-b/.;jsessionid=1/x', 'dot segments'],
+    ['/api/v1/venue-b/%2e%2e;/x', 'dot segments'],
+    ['/api/v1/venue-b/..%3b/x', 'dot segments'],
+    ['/api/v1/venue-b/markets//', 'empty path segment'],
+    ['/api/v1/', 'empty path segment'],
     ['/api/v1/%2e%2e/markets', 'dot segments'],
     ['http://evil.example/api/v1/venue-b/markets', 'origin-form'],
     ['//evil.example/api/v1/venue-b/markets', 'paths start with'],
@@ -105,6 +122,7 @@ describe('gateway path parsing', () => {
       for (const seg of path.split('/').slice(1)) {
         const decoded = decodeURIComponent(seg);
         expect(decoded === '.' || decoded === '..').toBe(false);
+        expect(decoded.split(';')[0]).not.toMatch(/^\.\.?$/);
         expect(decoded).not.toMatch(/[/\\]/);
         expect(decodeURIComponent(decoded.replace(/%(?![0-9a-f]{2})/gi, '%25'))).not.toMatch(/^\.\.?$|[/\\]/);
       }
@@ -118,7 +136,7 @@ describe('gateway path parsing', () => {
 
 describe('memoized parsing', () => {
   it('answers repeated targets from memory, shares frozen results, forgets the least recently used', () => {
-    const parse = memoizedTargetParser(2);
+    const parse = memoizedTargetParser(parseGatewayTarget, 2);
     const a = parse('/api/v1/venue-b/markets');
     expect(parse('/api/v1/venue-b/markets')).toBe(a);
     expect(Object.isFrozen(a)).toBe(true);
@@ -130,5 +148,29 @@ describe('memoized parsing', () => {
     const bad = parse('/api/v1/venue-b/../x');
     expect(bad.ok).toBe(false);
     expect(parse('/api/v1/venue-b/../x')).toBe(bad);
+  });
+});
+
+describe('targets routed by Host', () => {
+  it('the whole path is the resource; `/` is the root', () => {
+    expect(parseHostedTarget('/v1/events?limit=1')).toEqual({
+      ok: true,
+      target: { segments: ['v1', 'events'], path: '/v1/events', query: 'limit=1' },
+    });
+    expect(parseHostedTarget('/')).toEqual({ ok: true, target: { segments: [], path: '/', query: '' } });
+  });
+
+  it.each([
+    ['/v1/../admin', 'dot segments'],
+    ['/v1/..;/admin', 'dot segments'],
+    ['//evil.example/x', 'empty path segment'],
+    ['/a%2fb', 'encoded slash'],
+    ['/a\\b', 'backslash'],
+    ['http://evil.example/x', 'origin-form'],
+    ['*', 'origin-form'],
+  ])('refuses %s', (target, reason) => {
+    const r = parseHostedTarget(target);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.reason).toContain(reason);
   });
 });

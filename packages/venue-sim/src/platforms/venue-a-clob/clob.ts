@@ -209,6 +209,23 @@ export function clobHost(ctx: PlatformContext, catalog: PolymarketCatalog): SimH
   r.get('/data/order/:id', () => json(404, { error: 'order not found' }), 'required');
   r.get('/trades', () => json(200, []), 'required');
   r.get('/balance-allowance', () => json(200, { balance: '0', allowances: {} }), 'required');
+  // [V] clob-client `areOrdersScoring`: a JSON array of order ids, signed with the body; `{id: scoring}`. No order
+  // of the simulator is ever scoring.
+  r.post(
+    '/orders-scoring',
+    (req) => {
+      let ids: unknown;
+      try {
+        ids = JSON.parse(req.body.toString('utf8'));
+      } catch {
+        return json(400, { error: 'Invalid payload' });
+      }
+      if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string'))
+        return json(400, { error: 'Invalid payload' });
+      return json(200, Object.fromEntries(ids.map((id) => [id, false])));
+    },
+    'required',
+  );
 
   return {
     router: r,
