@@ -13,6 +13,7 @@ import { openApiDocument } from './openapi';
 import type { GatewayPlatforms } from './platforms/registry';
 import type { Forwarder } from './proxy/forwarder';
 import { createApiHandler } from './routes/api';
+import { hostRouter } from './routes/hosts';
 
 export interface GatewayDeps {
   config: GatewayConfig;
@@ -25,9 +26,10 @@ export interface GatewayDeps {
 }
 
 /**
- * The gateway's request handler: `/api/…` goes to the API pipeline (routes/api.ts); everything else (`/health`,
- * `/ready`, `/metrics`, `/openapi.json`, 404) to an Express app. One tracker serves both, so ids, metrics and the
- * access log are the same whichever way a request went. No side effects: everything arrives in `deps`.
+ * The gateway's request handler: a request whose Host names a platform under GATEWAY_BASE_DOMAIN, and `/api/…`, go
+ * to the API pipeline (routes/api.ts); everything else (`/health`, `/ready`, `/metrics`, `/openapi.json`, 404) to an
+ * Express app. One tracker serves both, so ids, metrics and the access log are the same whichever way a request
+ * went. No side effects: everything arrives in `deps`.
  */
 export function createHandler(deps: GatewayDeps): (req: IncomingMessage, res: ServerResponse) => void {
   const { config, auth, logger } = deps;
@@ -50,8 +52,13 @@ export function createHandler(deps: GatewayDeps): (req: IncomingMessage, res: Se
     },
   });
   const api = createApiHandler({ ...deps, track });
+  const byHost = config.baseDomain === undefined ? undefined : hostRouter(config.baseDomain, deps.platforms);
   // Absolute-form targets (`GET http://host/...`) also go to the API pipeline, which refuses them with 400.
   return (req, res) => {
+    if (byHost) {
+      const platform = byHost(req.headers.host);
+      if (platform) return api.hosted(req, res, platform);
+    }
     const url = req.url ?? '';
     if (url.startsWith('/api/') || !url.startsWith('/')) api(req, res);
     else ops(req, res);

@@ -37,6 +37,16 @@ describe('gateway configuration', () => {
     expect(() => loadConfig({ DISABLED_PLATFORMS: 'venue-q' })).toThrow(/DISABLED_PLATFORMS/);
   });
 
+  it('host routing is off unless GATEWAY_BASE_DOMAIN names a domain; the POST body limit has a default', () => {
+    expect(loadConfig({}).baseDomain).toBeUndefined();
+    expect(loadConfig({}).GATEWAY_MAX_BODY_BYTES).toBe(256 * 1024);
+    expect(loadConfig({ GATEWAY_BASE_DOMAIN: 'GW.Example.com.' }).baseDomain).toBe('gw.example.com');
+    expect(loadConfig({ GATEWAY_BASE_DOMAIN: 'localhost' }).baseDomain).toBe('localhost');
+    for (const bad of ['*.example.com', 'gw.example.com:7080', 'http://gw', '-gw.example'])
+      expect(() => loadConfig({ GATEWAY_BASE_DOMAIN: bad })).toThrow(/GATEWAY_BASE_DOMAIN/);
+    expect(() => loadConfig({ GATEWAY_MAX_BODY_BYTES: '0' })).toThrow(/GATEWAY_MAX_BODY_BYTES/);
+  });
+
   it('reads secrets from *_FILE, and refuses partial or doubly given credentials', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'gw-'));
     writeFileSync(path.join(dir, 'secret'), 'c2VjcmV0\n');

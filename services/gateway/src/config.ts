@@ -10,7 +10,16 @@ import {
   type Registry,
   type ResolvedPlatforms,
 } from '@depthgate/platforms';
-import { ConfigError, envBool, envInt, envList, envLogLevel, envString, parseEnv } from '@depthgate/service-kit';
+import {
+  ConfigError,
+  envBool,
+  envInt,
+  envList,
+  envLogLevel,
+  envOptionalString,
+  envString,
+  parseEnv,
+} from '@depthgate/service-kit';
 
 /**
  * Every gateway setting, parsed once from the environment. README.md lists them with their defaults. The platforms'
@@ -23,6 +32,13 @@ export const gatewayEnvSchema = z.object({
   GATEWAY_HOST: envString('127.0.0.1'),
   /** Several gateway processes may listen on the same port (one per core on a host; Kubernetes uses replicas). */
   GATEWAY_REUSE_PORT: envBool(false),
+  /**
+   * Routing by host: a request whose Host is `{platform}.{GATEWAY_BASE_DOMAIN}` goes to that platform with its path
+   * as the resource (for clients that drop path prefixes). Unset: off.
+   */
+  GATEWAY_BASE_DOMAIN: envOptionalString(),
+  /** Largest body of a read-only POST (413 `payload_too_large` above it; never buffered beyond it). */
+  GATEWAY_MAX_BODY_BYTES: envInt(256 * 1024, { min: 1, max: 16 * 1024 * 1024 }),
   LOG_LEVEL: envLogLevel(),
   ACCESS_LOG: envBool(true),
   /** After SIGTERM: readiness turns red, then this long later new connections are refused. */
@@ -76,6 +92,8 @@ export interface GatewayConfig<R extends Registry = typeof PLATFORMS> extends Ga
   budgets: Record<keyof R & string, Budget | null>;
   cacheRules: CacheRule[];
   disabled: ReadonlySet<string>;
+  /** GATEWAY_BASE_DOMAIN lower-cased without a trailing dot, or undefined (host routing off). */
+  baseDomain: string | undefined;
 }
 
 /** Every variable the gateway reads, its own and the platforms' (README completeness). */
@@ -117,6 +135,18 @@ function parseCacheRules(registry: Registry, entries: string[], issues: string[]
   return rules;
 }
 
+const DOMAIN = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*$/;
+
+function parseBaseDomain(value: string | undefined, issues: string[]): string | undefined {
+  if (value === undefined) return undefined;
+  const domain = value.trim().toLowerCase().replace(/\.$/, '');
+  if (!DOMAIN.test(domain)) {
+    issues.push(`GATEWAY_BASE_DOMAIN: "${value}" is not a domain name (e.g. gw.example.com or localhost)`);
+    return undefined;
+  }
+  return domain;
+}
+
 /** Parses the gateway's configuration for the platforms of `registry` (default: every platform). */
 export function loadConfig<R extends Registry = typeof PLATFORMS>(
   env: Record<string, string | undefined> = process.env,
@@ -139,6 +169,7 @@ export function loadConfig<R extends Registry = typeof PLATFORMS>(
   }
   const budgets = parseBudgets(registry, base.UPSTREAM_BUDGETS, issues);
   const cacheRules = parseCacheRules(registry, base.CACHE_ROUTES, issues);
+  const baseDomain = parseBaseDomain(base.GATEWAY_BASE_DOMAIN, issues);
   if (issues.length > 0) throw new ConfigError(issues);
-  return { ...base, platforms, budgets, cacheRules, disabled };
+  return { ...base, platforms, budgets, cacheRules, disabled, baseDomain };
 }

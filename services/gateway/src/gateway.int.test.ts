@@ -1,120 +1,34 @@
 import http from 'node:http';
-import { Writable } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
-import { RedisKeyStore, createRedisClient, waitForRedis, type NewKeyInput, type Redis } from '@depthgate/auth';
-import { createLogger } from '@depthgate/service-kit';
-import { freePort, testRedisUrl, uniqueName, waitFor } from '@depthgate/test-utils';
-import { startSimulator, type Simulator } from '@depthgate/venue-sim';
-import { loadConfig } from './config';
-import { startGateway, type RunningGateway } from './server';
+import { RedisKeyStore, type Redis } from '@depthgate/auth';
+import { freePort, uniqueName, waitFor } from '@depthgate/test-utils';
+import type { Simulator } from '@depthgate/venue-sim';
+import type { RunningGateway } from './server';
+import { call, simSecrets, startGatewayHarness, type GatewayHarness } from './test-harness';
 
-interface Answer {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: Buffer;
-  text: string;
-  json: () => unknown;
-}
-
-/** A raw HTTP GET (node:http, so any header can be sent, hop-by-hop ones included). */
-function call(port: number, path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path, method, headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const body = Buffer.concat(chunks);
-        resolve({
-          status: res.statusCode ?? 0,
-          headers: res.headers,
-          body,
-          text: body.toString(),
-          json: () => JSON.parse(body.toString()),
-        });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-const logLines: string[] = [];
-const logSink = new Writable({
-  write(chunk, _enc, cb) {
-    logLines.push(String(chunk));
-    cb();
-  },
-});
-const logger = createLogger({ name: 'gateway-test', level: 'info', destination: logSink });
-
+let h: GatewayHarness;
 let sim: Simulator;
 let admin: Redis;
-let prefix: string;
-let store: RedisKeyStore;
-const gateways: RunningGateway[] = [];
 let gw: RunningGateway;
 let key: string;
-
-async function gateway(overrides: Record<string, string> = {}, withCredentials = true): Promise<RunningGateway> {
-  const env: Record<string, string> = {
-    ...(withCredentials
-      ? sim.env()
-      : Object.fromEntries(
-          Object.entries(sim.env()).filter(([k]) => k.startsWith('UPSTREAM_') || k === 'IBKR_PORTAL_CA_FILE'),
-        )),
-    REDIS_URL: testRedisUrl(),
-    REDIS_KEY_PREFIX: prefix,
-    GATEWAY_PORT: '0',
-    UPSTREAM_TIMEOUT_MS: '1000',
-    UPSTREAM_CONNECT_TIMEOUT_MS: '500',
-    // Failure tests share this gateway; only the circuit test (own gateway) lets failures open a circuit.
-    CIRCUIT_FAILURE_THRESHOLD: '1000',
-    CIRCUIT_OPEN_MS: '400',
-    UPSTREAM_BUDGETS: 'venue-a=0,venue-a-clob=0,venue-a-us=0,venue-b=0,venue-c=0,venue-d=0,venue-e=0',
-    CACHE_ROUTES: 'venue-d:/time=400',
-    IBKR_TICKLE_INTERVAL_MS: '0',
-    ...overrides,
-  };
-  const running = await startGateway(loadConfig(env), { logger, exit: false });
-  await waitForRedis(running.auth.redis, 5000);
-  gateways.push(running);
-  return running;
-}
-
-async function newKey(input: Partial<NewKeyInput> = {}): Promise<string> {
-  return (await store.create({ name: 'gateway-test', requests_per_minute: 100_000, ...input })).key;
-}
-
-const last = (filter: { platform?: string; pathPrefix?: string }) => sim.requests(filter).at(-1);
+const gateway = (overrides?: Record<string, string>, withCredentials?: boolean) =>
+  h.gateway(overrides, withCredentials);
+const newKey: GatewayHarness['newKey'] = (input) => h.newKey(input);
+const last: GatewayHarness['last'] = (filter) => h.last(filter);
 
 beforeAll(async () => {
-  sim = await startSimulator({ seed: 11, updatesPerSecond: 0, rateLimits: false });
-  admin = createRedisClient(testRedisUrl(), { name: 'gw-test-admin', offlineQueue: true });
-  await waitForRedis(admin, 5000);
-  prefix = `${uniqueName('gw')}:`;
-  store = new RedisKeyStore(admin, prefix);
+  h = await startGatewayHarness();
+  ({ sim, admin } = h);
   key = await newKey();
   gw = await gateway();
 });
 
 afterAll(async () => {
-  await Promise.all(gateways.map((g) => g.shutdown('test')));
-  admin.disconnect();
-  await sim.stop();
+  await h.close();
   // No caller key, upstream secret or signature ever reaches a log line.
-  const logs = logLines.join('');
+  const logs = h.logs();
   expect(logs).not.toContain(key);
-  const c = sim.credentials;
-  for (const secret of [
-    c.coinbase.secret,
-    c.coinbase.passphrase,
-    c.polymarketClob.secret,
-    c.polymarketClob.passphrase,
-    c.polymarketUs.secretKeyBase64,
-  ]) {
-    expect(logs).not.toContain(secret);
-  }
+  for (const secret of simSecrets(sim)) expect(logs).not.toContain(secret);
   expect(logs).not.toMatch(/BEGIN [A-Z ]*PRIVATE KEY/);
 });
 
@@ -297,6 +211,9 @@ describe('paths cannot escape their platform', () => {
     '/api/v1/venue-b//evil.example/x',
     '/api/v1/venue-b/%252e%252e/x',
     '/api/v1/venue-b/x%00',
+    '/api/v1/venue-b/..;/admin',
+    '/api/v1/venue-b/markets/..;x/..;/portfolio/balance',
+    '/api/v1/venue-b/.;/x',
   ])('%s → 400 and no upstream request', async (path) => {
     const res = await call(gw.port, path, { 'X-API-Key': key });
     expect(res.status).toBe(400);

@@ -95,6 +95,50 @@ describe('platform routing with production defaults', () => {
     );
     expect(route(c, '/events/42/live-volume').url).toBe('https://data-api.polymarket.com/live-volume?id=42');
     expect(route(c, '/data/orders').sign).toBe(true);
+    // The root (clob-client getOk) forwards, unsigned.
+    expect(route(c, '/')).toMatchObject({ target: 'venue-a-clob', url: 'https://clob.polymarket.com/', sign: false });
+  });
+
+  it('on mapped CLOB routes the mapping’s own parameter is the only one of its name', () => {
+    const c = platform(platforms, 'venue-a-clob');
+    expect(route(c, '/profile/0xAbC?address=0xEvil&x=1').url).toBe(
+      'https://gamma-api.polymarket.com/public-profile?x=1&address=0xAbC',
+    );
+    expect(route(c, '/markets/0x5f/open-interest?market=0x1&market=0x2').url).toBe(
+      'https://data-api.polymarket.com/oi?market=0x5f',
+    );
+    // However the caller spells the name, and behind a `;` some servers take as a separator.
+    expect(route(c, '/markets/0x5f/positions?mark%65t=0x1&user=u;market=0x2&limit=3&marketx=1').url).toBe(
+      'https://data-api.polymarket.com/positions?limit=3&marketx=1&market=0x5f',
+    );
+    expect(route(c, '/events/42/live-volume?id=7&%69d=8&id').url).toBe(
+      'https://data-api.polymarket.com/live-volume?id=42',
+    );
+  });
+
+  it('declares the read-only POST routes per target: CLOB batch reads, the Polymarket US order preview', () => {
+    const post = (key: string) =>
+      Object.fromEntries(platform(platforms, key).targets.map((t) => [t.id, [...(t.post ?? [])].sort()]));
+    expect(post('venue-a-clob')).toEqual({
+      'venue-a-clob': [
+        '/batch-prices-history',
+        '/books',
+        '/last-trades-prices',
+        '/midpoints',
+        '/orders-scoring',
+        '/prices',
+        '/spreads',
+      ],
+      'venue-a-clob/data': [],
+      'venue-a-clob/gamma': [],
+    });
+    expect(post('venue-a-us')).toEqual({ 'venue-a-us': [], 'venue-a-us/auth': ['/v1/order/preview'] });
+    for (const key of ['venue-a', 'venue-b', 'venue-c', 'venue-d', 'venue-e'])
+      for (const t of platform(platforms, key).targets) expect(t.post).toBeUndefined();
+    expect(route(platform(platforms, 'venue-a-us'), '/order/preview')).toMatchObject({
+      target: 'venue-a-us/auth',
+      url: 'https://api.polymarket.us/v1/order/preview',
+    });
   });
 
   it('puts unversioned Gemini resources under /v1 and keeps explicit versions', () => {

@@ -20,6 +20,11 @@ export interface UpstreamTarget {
   /** How a refused or unreachable connection is reported (default 502 `bad_gateway`). */
   unreachable?: { code: ErrorCode; message: string };
   budget: Budget | null;
+  /**
+   * Paths (relative to the base path, as routes give them) that also accept POST: the platform's read-only calls
+   * that take a JSON body (batch reads). Every other path is GET and HEAD only.
+   */
+  post?: ReadonlySet<string>;
 }
 
 export interface Resource {
@@ -72,6 +77,8 @@ export interface TargetOptions {
   signer?: Signer;
   tls?: UpstreamTarget['tls'];
   unreachable?: UpstreamTarget['unreachable'];
+  /** Read-only paths of this target that accept POST (see UpstreamTarget.post). */
+  post?: readonly string[];
   /** Another URL than the host's own (a route served by another platform's host), with its own id. */
   url?: { id: string; url: string };
 }
@@ -96,9 +103,13 @@ export function routeContext<D extends AnyDescriptor>(
     budget,
     config,
     target(host, options = {}) {
-      const { url, ...rest } = options;
+      const { url, post, ...rest } = options;
       const urls = platform.urls as Record<string, string>;
-      return makeTarget(key, url?.id ?? hostId(key, host), url?.url ?? (urls[host] as string), { budget, ...rest });
+      return makeTarget(key, url?.id ?? hostId(key, host), url?.url ?? (urls[host] as string), {
+        budget,
+        ...rest,
+        ...(post ? { post: new Set(post) } : {}),
+      });
     },
   };
 }
@@ -112,6 +123,7 @@ export function makeTarget(
     signer?: Signer;
     tls?: UpstreamTarget['tls'];
     unreachable?: UpstreamTarget['unreachable'];
+    post?: UpstreamTarget['post'];
   },
 ): UpstreamTarget {
   const parsed = new URL(url);
@@ -127,9 +139,27 @@ export function makeTarget(
 
 export const joinSegments = (segments: readonly string[]): string => `/${segments.map(encodeSegment).join('/')}`;
 
-export function appendQuery(query: string, extra: Record<string, string>): string {
-  const add = new URLSearchParams(extra).toString();
-  return query === '' ? add : `${query}&${add}`;
+/** A query parameter's name as a server decodes it (`+` is a space); a malformed one as given. */
+function paramName(part: string): string {
+  const eq = part.indexOf('=');
+  const raw = (eq === -1 ? part : part.slice(0, eq)).replace(/\+/g, ' ');
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
+/**
+ * The caller's query with `name` set to `value` and to nothing else: a mapped route's own parameter (the address or
+ * market its path names) is the only one of that name the upstream sees. Every parameter the caller gave under that
+ * name is removed, however it is spelt (`addr%65ss=`) and also behind a `;`, which some servers take as a separator.
+ */
+export function setQueryParam(query: string, name: string, value: string): string {
+  const own = `${encodeURIComponent(name)}=${encodeURIComponent(value)}`;
+  if (query === '') return own;
+  const kept = query.split('&').filter((part) => !part.split(';').some((p) => paramName(p) === name));
+  return kept.length === 0 ? own : `${kept.join('&')}&${own}`;
 }
 
 /** Prefixes `/v1` unless the resource already names an API version (`/v1/...`, `/v2/...`). */

@@ -1,6 +1,6 @@
 // https://docs.polymarket.com/developers/CLOB/introduction
 import type { Platforms } from '@depthgate/platforms';
-import { appendQuery, type Route, type RouteModule } from './types';
+import { setQueryParam, type Route, type RouteModule } from './types';
 
 /** Market data the CLOB serves without authentication. [V] */
 const PUBLIC_ROOTS = new Set([
@@ -23,7 +23,26 @@ const PUBLIC_ROOTS = new Set([
   'neg-risk',
   'fee-rate',
   'time',
+  'batch-prices-history',
 ]);
+
+/**
+ * The CLOB's read-only calls that are POSTs with a JSON body; nothing that places, cancels or changes anything.
+ * [V] docs.polymarket.com (orderbook and pricing references) and @polymarket/clob-client 5.8 (`getOrderBooks`,
+ * `getMidpoints`, `getPrices`, `getSpreads`, `getLastTradesPrices`; ccxt 4.5's polymarket `fetchTickers` calls the
+ * same). `/batch-prices-history` [V] "Get batch prices history" (ccxt's implicit `clobPublicPostBatchPricesHistory`).
+ * `/orders-scoring` [V] clob-client `areOrdersScoring`: an L2-authenticated read whose signature covers the body.
+ * Not here: ccxt's implicit `markets/live-activity` POST, which Polymarket does not document [U].
+ */
+export const CLOB_READ_ONLY_POSTS = [
+  '/books',
+  '/midpoints',
+  '/prices',
+  '/spreads',
+  '/last-trades-prices',
+  '/batch-prices-history',
+  '/orders-scoring',
+] as const;
 
 /**
  * `venue-a-clob`: Polymarket CLOB (order book, prices, spreads) plus the profile and market-statistics routes the
@@ -32,7 +51,7 @@ const PUBLIC_ROOTS = new Set([
  * Private CLOB routes carry L2 HMAC headers when credentials are configured.
  */
 export const venueAClobRoutes: RouteModule<Platforms['venue-a-clob']> = (ctx) => {
-  const main = ctx.target('main', { signer: ctx.platform.signer });
+  const main = ctx.target('main', { signer: ctx.platform.signer, post: CLOB_READ_ONLY_POSTS });
   const data = ctx.target('data');
   const gamma = ctx.config.platforms['venue-a'].urls.main;
   const profiles = ctx.target('main', { url: { id: 'venue-a-clob/gamma', url: gamma } });
@@ -42,18 +61,19 @@ export const venueAClobRoutes: RouteModule<Platforms['venue-a-clob']> = (ctx) =>
       const [a, b, c, ...rest] = resource.segments;
       if (rest.length === 0 && a !== undefined && b !== undefined) {
         if (a === 'profile' && c === undefined) {
-          return { target: profiles, path: '/public-profile', query: appendQuery(query, { address: b }), sign: false };
+          return { target: profiles, path: '/public-profile', query: setQueryParam(query, 'address', b), sign: false };
         }
         if (a === 'markets' && c === 'open-interest')
-          return { target: data, path: '/oi', query: appendQuery(query, { market: b }), sign: false };
+          return { target: data, path: '/oi', query: setQueryParam(query, 'market', b), sign: false };
         if (a === 'markets' && c === 'top-holders')
-          return { target: data, path: '/holders', query: appendQuery(query, { market: b }), sign: false };
+          return { target: data, path: '/holders', query: setQueryParam(query, 'market', b), sign: false };
         if (a === 'markets' && c === 'positions')
-          return { target: data, path: '/positions', query: appendQuery(query, { market: b }), sign: false };
+          return { target: data, path: '/positions', query: setQueryParam(query, 'market', b), sign: false };
         if (a === 'events' && c === 'live-volume')
-          return { target: data, path: '/live-volume', query: appendQuery(query, { id: b }), sign: false };
+          return { target: data, path: '/live-volume', query: setQueryParam(query, 'id', b), sign: false };
       }
-      return { target: main, path: resource.path, query, sign: !PUBLIC_ROOTS.has(a ?? '') };
+      // The root (`/`, clob-client `getOk`) is public like the market data.
+      return { target: main, path: resource.path, query, sign: a !== undefined && !PUBLIC_ROOTS.has(a) };
     },
   };
 };

@@ -4,6 +4,7 @@ import { AppError, type Logger } from '@depthgate/service-kit';
 import type { GatewayConfig } from '../config';
 import type { GatewayMetrics } from '../metrics';
 import type { Platform, Route, UpstreamTarget } from '../platforms/types';
+import type { RequestBody } from './body';
 import type { UpstreamBudgets } from './budget';
 import { acceptableAgeMs, CacheRules, MicroCache, storableTtl, type CachedResponse } from './cache';
 import { Circuit, type CircuitState } from './circuit';
@@ -12,6 +13,8 @@ import { SharedResponse, type CacheStatus } from './shared-response';
 import { classifyUpstreamError, UpstreamTimeout } from './upstream-errors';
 
 const CIRCUIT_GAUGE: Record<CircuitState, number> = { closed: 0, 'half-open': 1, open: 2 };
+
+type UpstreamMethod = 'GET' | 'HEAD' | 'POST';
 
 export interface ForwarderDeps {
   config: GatewayConfig;
@@ -150,19 +153,25 @@ export class Forwarder {
     return circuit;
   }
 
-  /** Answers one caller request that has passed authentication, rate limits and routing. */
+  /**
+   * Answers one caller request that has passed authentication, rate limits and routing: a GET or HEAD, or (with its
+   * checked `body`) a POST to one of the platform's read-only POST routes. POSTs share calls and cache entries only
+   * with identical bodies.
+   */
   forward(
     req: IncomingMessage,
     res: ServerResponse,
     platform: Platform,
     route: Route,
     resource: readonly string[],
+    body?: RequestBody,
   ): void {
     const { config, metrics } = this.deps;
-    const method = req.method === 'HEAD' ? 'HEAD' : 'GET';
+    const method: UpstreamMethod = body ? 'POST' : req.method === 'HEAD' ? 'HEAD' : 'GET';
     const shareable = !isConditional(req.headers);
-    const key = `${method} ${route.target.id} ${route.path}?${route.query} ${varyKey(req.headers)}`;
-    const ttlMs = method === 'GET' && shareable ? this.cacheRules.ttlFor(platform.key, resource) : 0;
+    let key = `${method} ${route.target.id} ${route.path}?${route.query} ${varyKey(req.headers)}`;
+    if (body) key += ` ${body.digest}`;
+    const ttlMs = method !== 'HEAD' && shareable ? this.cacheRules.ttlFor(platform.key, resource) : 0;
     if (ttlMs > 0) {
       const hit = this.cache.get(key, this.now(), acceptableAgeMs(req.headers['cache-control']));
       if (hit) {
@@ -187,12 +196,12 @@ export class Forwarder {
     if (config.COALESCE && shareable) this.inflight.set(key, shared);
     shared.join(res, 'MISS');
     this.count(platform.key, 'MISS', req);
-    void this.call(shared, req.headers, method, platform, route, (body) => {
+    void this.call(shared, req.headers, method, platform, route, body, (answer) => {
       if (ttlMs <= 0) return;
-      const ttl = storableTtl(ttlMs, body.headers['cache-control']);
-      if (ttl > 0 && body.status === 200) {
+      const ttl = storableTtl(ttlMs, answer.headers['cache-control']);
+      if (ttl > 0 && answer.status === 200) {
         const now = this.now();
-        this.cache.set(key, { ...body, storedAt: now, expiresAt: now + ttl });
+        this.cache.set(key, { ...answer, storedAt: now, expiresAt: now + ttl });
       }
     });
   }
@@ -202,7 +211,7 @@ export class Forwarder {
     req.cacheStatus = result;
   }
 
-  private serveCached(res: ServerResponse, entry: CachedResponse, method: 'GET' | 'HEAD'): void {
+  private serveCached(res: ServerResponse, entry: CachedResponse, method: UpstreamMethod): void {
     const ageMs = Math.max(0, this.now() - entry.storedAt);
     res.writeHead(entry.status, {
       ...entry.headers,
@@ -216,16 +225,18 @@ export class Forwarder {
   private async call(
     shared: SharedResponse,
     incoming: IncomingHttpHeaders,
-    method: 'GET' | 'HEAD',
+    method: UpstreamMethod,
     platform: Platform,
     route: Route,
-    store: (body: NonNullable<ReturnType<SharedResponse['completeBody']>>) => void,
+    body: RequestBody | undefined,
+    store: (answer: NonNullable<ReturnType<SharedResponse['completeBody']>>) => void,
   ): Promise<void> {
     const { config, metrics, budgets } = this.deps;
     const { target } = route;
     const circuit = this.circuit(target);
     const signal = shared.abort.signal;
     let verdict = false;
+    let status = 0;
     try {
       if (!circuit.allow(this.now())) {
         const retry = Math.max(1, Math.ceil(circuit.retryAfterMs(this.now()) / 1000));
@@ -251,10 +262,14 @@ export class Forwarder {
       }
       const path = `${target.basePath}${route.path}`;
       const headers = upstreamRequestHeaders(incoming);
+      if (body) headers['content-type'] = body.contentType;
       if (route.sign && target.signer) {
         Object.assign(
           headers,
-          await target.signer.sign({ method, path, query: route.query, body: '', host: target.host }, this.now()),
+          await target.signer.sign(
+            { method, path, query: route.query, body: body?.text ?? '', host: target.host },
+            this.now(),
+          ),
         );
       }
       const started = performance.now();
@@ -265,7 +280,7 @@ export class Forwarder {
       try {
         await dispatchUpstream(
           this.pool(target),
-          { path: route.query === '' ? path : `${path}?${route.query}`, method, headers },
+          { path: route.query === '' ? path : `${path}?${route.query}`, method, headers, body: body?.bytes },
           signal,
           {
             // Synchronous with the response's start, so the caller's response exists before the first chunk.
@@ -278,19 +293,26 @@ export class Forwarder {
                 outcome: `${Math.floor(response.statusCode / 100)}xx`,
               });
               verdict = true;
-              if (response.statusCode >= 500) circuit.failure(this.now());
-              else circuit.success();
+              status = response.statusCode;
+              // A 5xx is a failure at once; anything else succeeds only once its body has arrived whole.
+              if (status >= 500) circuit.failure(this.now());
               shared.pause = response.pause;
               shared.resume = response.resume;
               shared.respond(response.statusCode, callerResponseHeaders(response.headers));
             },
             onData: (chunk) => shared.data(chunk),
             onError: (err) => {
-              if (!signal.aborted)
+              if (signal.aborted) {
+                if (status < 500) circuit.release(); // every caller left: no verdict on the upstream
+              } else {
                 this.deps.logger.warn({ target: target.id, err: { message: err.message } }, 'upstream body failed');
+                // A truncated or stalled body is an upstream failure like a refused connection.
+                if (status < 500) circuit.failure(this.now());
+              }
               shared.fail({ code: 'bad_gateway', message: `Upstream ${target.host} cut the response short` });
             },
             onEnd: () => {
+              if (status < 500) circuit.success();
               shared.end();
               const complete = shared.completeBody();
               if (complete) store(complete);

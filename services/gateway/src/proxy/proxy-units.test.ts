@@ -2,7 +2,8 @@ import { defaultBudgets, PLATFORMS } from '@depthgate/platforms';
 import { acceptableAgeMs, CacheRules, MicroCache, storableTtl } from './cache';
 import { Circuit } from './circuit';
 import { LocalGcra } from './budget';
-import { callerResponseHeaders, isConditional, upstreamRequestHeaders } from './headers';
+import { isJsonContentType } from './body';
+import { callerResponseHeaders, connectionNamed, isConditional, upstreamRequestHeaders } from './headers';
 
 const DEFAULT_BUDGETS = defaultBudgets(PLATFORMS);
 
@@ -137,6 +138,22 @@ describe('header hygiene', () => {
     expect(isConditional({ 'if-none-match': '"e"' })).toBe(true);
   });
 
+  it('drops an allowlisted header the caller names in Connection (hop-by-hop by declaration)', () => {
+    const incoming = { accept: 'application/json', 'accept-language': 'en', 'if-none-match': '"e"' };
+    expect(upstreamRequestHeaders({ ...incoming, connection: 'keep-alive, Accept-Language , IF-NONE-MATCH' })).toEqual({
+      'user-agent': 'depthgate-gateway/1.0',
+      accept: 'application/json',
+    });
+    expect(upstreamRequestHeaders({ ...incoming, connection: 'keep-alive' })).toEqual({
+      'user-agent': 'depthgate-gateway/1.0',
+      ...incoming,
+    });
+    expect(connectionNamed(undefined)).toBeUndefined();
+    expect(connectionNamed('close')).toBeUndefined();
+    expect(connectionNamed('Keep-Alive, ,close')).toBeUndefined();
+    expect(connectionNamed('upgrade, Accept')).toEqual(new Set(['upgrade', 'accept']));
+  });
+
   it('passes only content headers back to the caller', () => {
     expect(
       callerResponseHeaders({
@@ -185,5 +202,26 @@ describe('default budgets never exceed the documented limit in any window', () =
     }
     expect(max).toBeLessThanOrEqual(limit);
     expect(max).toBeGreaterThan(limit * 0.9); // and it does not waste the budget
+  });
+});
+
+describe('read-only POST bodies', () => {
+  it.each([
+    ['application/json', true],
+    ['Application/JSON; charset=UTF-8', true],
+    ['application/json; charset="utf-8"', true],
+    ['application/json;charset=utf8', true],
+    ['application/vnd.api+json', true],
+    ['application/problem+json; charset=utf-8', true],
+    ['application/json; charset=iso-8859-1', false],
+    ['application/json-seq', false],
+    ['text/plain', false],
+    ['application/x-www-form-urlencoded', false],
+    ['multipart/form-data; boundary=x', false],
+    ['json', false],
+    ['', false],
+    [undefined, false],
+  ])('Content-Type %s is JSON: %s', (value, expected) => {
+    expect(isJsonContentType(value)).toBe(expected);
   });
 });
