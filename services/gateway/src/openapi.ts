@@ -1,4 +1,5 @@
 import type { GatewayPlatforms } from './platforms/registry';
+import type { Platform } from './platforms/types';
 
 const error = (description: string, example: { error: string; message: string }) => ({
   description,
@@ -28,6 +29,22 @@ const SPEC_ENDPOINTS: [string, string][] = [
   ],
 ];
 
+/**
+ * The read-only POST paths of a platform as callers write them (`/api/v1/{key}{path}`): each target's POST paths,
+ * kept where routing that path leads back to it (true of every route module's today; a check, not an assumption).
+ */
+function postPaths(platform: Platform): string[] {
+  const out: string[] = [];
+  for (const target of platform.targets) {
+    for (const path of target.post ?? []) {
+      const segments = path.split('/').slice(1);
+      const route = platform.route({ segments, path }, '');
+      if (route.target === target && route.path === path) out.push(`/api/v1/${platform.key}${path}`);
+    }
+  }
+  return out;
+}
+
 export function openApiDocument(platforms: GatewayPlatforms): object {
   const { aliases } = platforms;
   const passThrough = {
@@ -46,7 +63,10 @@ export function openApiDocument(platforms: GatewayPlatforms): object {
       'Invalid path (dot segments, encoded slashes or backslashes, `//`, control characters, malformed escapes) or query; nothing reaches an upstream',
       { error: 'invalid_path', message: 'Invalid path: dot segments are not allowed' },
     ),
-    '401': error('X-API-Key missing, unknown or revoked', { error: 'unauthorized', message: 'Invalid API key' }),
+    '401': error('The key (X-API-Key, or HTTP Basic with the key as user name) missing, unknown or revoked', {
+      error: 'unauthorized',
+      message: 'Invalid API key',
+    }),
     '403': error('The key is limited to other platforms', {
       error: 'forbidden',
       message: 'This API key may not use platform venue-b',
@@ -55,10 +75,10 @@ export function openApiDocument(platforms: GatewayPlatforms): object {
       error: 'unknown_platform',
       message: `Unknown platform "x"; valid platforms: ${platforms.keys.join(', ')}`,
     }),
-    '405': error('Only GET and HEAD are forwarded (see the Allow header)', {
-      error: 'method_not_allowed',
-      message: 'Only GET, HEAD are forwarded',
-    }),
+    '405': error(
+      'A method the path does not take: GET and HEAD everywhere, POST only on the read-only POST paths (the Allow header says which)',
+      { error: 'method_not_allowed', message: 'PUT is not forwarded for this path; it accepts GET, HEAD' },
+    ),
     '429': error(
       '`rate_limited`: the caller exceeded its key rate limit (RateLimit, RateLimit-Policy, Retry-After headers). `upstream_rate_limited`: the upstream budget is exhausted (Retry-After). An upstream 429 passes through as it is.',
       { error: 'rate_limited', message: 'Rate limit exceeded: 600 requests per minute; retry in 12 s' },
@@ -75,6 +95,26 @@ export function openApiDocument(platforms: GatewayPlatforms): object {
   const operation = (summary: string) => ({
     summary,
     responses: { '200': passThrough, ...errors },
+  });
+  const postOperation = (summary: string) => ({
+    summary,
+    requestBody: {
+      required: true,
+      description: 'Forwarded byte for byte with its Content-Type; signed where the platform signs bodies',
+      content: { 'application/json': { schema: {} } },
+    },
+    responses: {
+      '200': passThrough,
+      ...errors,
+      '413': error('The body is larger than GATEWAY_MAX_BODY_BYTES (the connection is closed)', {
+        error: 'payload_too_large',
+        message: 'The request body is larger than 262144 bytes',
+      }),
+      '415': error('The body is not JSON: Content-Type not application/json or +json, not UTF-8, or not parseable', {
+        error: 'unsupported_media_type',
+        message: 'The request body is not JSON (UTF-8)',
+      }),
+    },
   });
   const platformParam = {
     name: 'platform',
@@ -129,15 +169,32 @@ export function openApiDocument(platforms: GatewayPlatforms): object {
       get: operation('Forward a GET to the platform named in the path'),
       head: operation('Forward a HEAD'),
     },
+    '/api/v1/{platform}/': {
+      parameters: [platformParam],
+      get: operation('Forward a GET to the platform’s root, `/` (e.g. the CLOB’s health answer)'),
+      head: operation('Forward a HEAD to the platform’s root'),
+    },
   };
   for (const [path, summary] of SPEC_ENDPOINTS) paths[path] = { get: operation(summary) };
+  for (const platform of Object.values(platforms.byKey)) {
+    for (const path of postPaths(platform)) {
+      paths[path] = {
+        get: operation(`Forward a GET to ${platform.title}`),
+        head: operation('Forward a HEAD'),
+        post: postOperation(`Forward a read-only POST (JSON body) to ${platform.title}`),
+      };
+    }
+  }
   return {
     openapi: '3.1.0',
     info: {
       title: 'depthgate gateway',
       version: '1.0.0',
       description:
-        'One entry point to seven market platforms. The gateway authenticates to each upstream itself; callers send only X-API-Key. ' +
+        'One entry point to seven market platforms. The gateway authenticates to each upstream itself; callers send only their ' +
+        'depthgate key, as X-API-Key or as HTTP Basic (the key as user name, password empty). ' +
+        'With GATEWAY_BASE_DOMAIN set, a request to host {platform}.{GATEWAY_BASE_DOMAIN} is routed to that platform with its ' +
+        'whole path as the resource (/v1/events there is /api/v1/{platform}/v1/events here). ' +
         'Platforms: ' +
         Object.values(platforms.byKey)
           .map((p) => `${p.key} (${p.title})`)
@@ -145,7 +202,15 @@ export function openApiDocument(platforms: GatewayPlatforms): object {
         '.',
     },
     components: {
-      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } },
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+        basic: {
+          type: 'http',
+          scheme: 'basic',
+          description:
+            'The key as the user name, password empty or ignored (a URL http://dg_…@host/…); X-API-Key wins when both are sent',
+        },
+      },
       schemas: {
         Error: {
           type: 'object',
@@ -170,7 +235,7 @@ export function openApiDocument(platforms: GatewayPlatforms): object {
         RateLimitPolicy: { description: 'IETF draft 7 policy, e.g. 600;w=60', schema: { type: 'string' } },
       },
     },
-    security: [{ apiKey: [] }],
+    security: [{ apiKey: [] }, { basic: [] }],
     paths,
   };
 }

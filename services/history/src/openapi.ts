@@ -35,7 +35,9 @@ export function openApiDocument(options: { defaultLimit: number; maxLimit: numbe
   ];
   const common = {
     '400': error('invalid_timestamp (start_ts/end_ts not RFC 3339, or start_ts after end_ts) or invalid_limit'),
-    '401': error('unauthorized: an x-api-key was given but is unknown, malformed or revoked'),
+    '401': error(
+      'unauthorized: a key was given (x-api-key, or HTTP Basic with the key as user name) but is unknown, malformed or revoked',
+    ),
     '404': error('unknown_exchange, or unknown_ticker (also for a ticker outside the key’s ticker_prefixes)'),
     '429': error('rate_limited (per key, or per client IP for anonymous callers)'),
     '503': error(
@@ -50,11 +52,12 @@ export function openApiDocument(options: { defaultLimit: number; maxLimit: numbe
       description:
         'Recorded order-book history per exchange and ticker: ticker lists, full-book snapshots and incremental deltas. ' +
         'Rows are sorted by ts ascending; bounds are inclusive; prices and quantities are decimal strings; timestamps are UTC RFC 3339 ' +
-        'with milliseconds. Responses are gzip-compressed when the request sends Accept-Encoding: gzip. Requests without a key are ' +
+        'with milliseconds. Responses are gzip-compressed when the request sends Accept-Encoding: gzip. The key goes in x-api-key or ' +
+        'as HTTP Basic (user name). Requests without a key are ' +
         'anonymous: last day of data, rate-limited per IP. Details: docs/history.md.',
     },
     servers: [{ url: '/' }],
-    security: [{}, { apiKey: [] }],
+    security: [{}, { apiKey: [] }, { basic: [] }],
     paths: {
       '/health': {
         get: {
@@ -131,7 +134,14 @@ export function openApiDocument(options: { defaultLimit: number; maxLimit: numbe
       },
     },
     components: {
-      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+        basic: {
+          type: 'http',
+          scheme: 'basic',
+          description: 'The key as the user name, password empty or ignored; x-api-key wins when both are sent',
+        },
+      },
       parameters: {
         exchange: {
           name: 'exchange',
