@@ -252,6 +252,25 @@ describe('the platform root forwards', () => {
   );
 });
 
+describe('base URLs for clients that address a platform’s other hosts', () => {
+  it('/api/v1/venue-a-clob/data-api/… is the Polymarket Data API (ccxt’s urls.api.data)', async () => {
+    const res = await call(gw.port, '/api/v1/venue-a-clob/data-api/oi?market=0x5f', { 'X-API-Key': key });
+    expect(res.status).toBe(200);
+    expect(h.last({ platform: 'venue-a-clob/data' })).toMatchObject({
+      method: 'GET',
+      path: '/oi',
+      query: 'market=0x5f',
+    });
+  });
+
+  it('/api/v1/venue-b/v1/… is the /v1 API of Kalshi’s host (series search), unsigned', async () => {
+    await call(gw.port, '/api/v1/venue-b/v1/search/series?query=btc', { 'X-API-Key': key });
+    const seen = h.last({ platform: 'kalshi' });
+    expect(seen).toMatchObject({ method: 'GET', path: '/v1/search/series', query: 'query=btc' });
+    expect(seen?.headers['kalshi-access-signature']).toBeUndefined();
+  });
+});
+
 describe('the key as HTTP Basic (user name), for clients that cannot set a header', () => {
   it('is accepted, never forwarded upstream, and X-API-Key wins when both are present', async () => {
     // What axios makes of http://KEY@host/…: the user name, an empty password.

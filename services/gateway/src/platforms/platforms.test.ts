@@ -63,6 +63,12 @@ describe('platform routing with production defaults', () => {
       'https://api.elections.kalshi.com/trade-api/v2/markets/KXBTCD-26MAR07-T100000/orderbook',
     );
     expect(kalshiPath(['markets', 'live-data'])).toEqual(['markets', 'live_data']);
+    // The host's /v1 API (series search), unsigned.
+    expect(route(k, '/v1/search/series?query=btc&page_size=5')).toMatchObject({
+      target: 'venue-b/v1',
+      url: 'https://api.elections.kalshi.com/v1/search/series?query=btc&page_size=5',
+      sign: false,
+    });
   });
 
   it('sends Polymarket US public data to the public host and private routes to the authenticated host', () => {
@@ -95,6 +101,13 @@ describe('platform routing with production defaults', () => {
     );
     expect(route(c, '/events/42/live-volume').url).toBe('https://data-api.polymarket.com/live-volume?id=42');
     expect(route(c, '/data/orders').sign).toBe(true);
+    // The whole Data API under data-api/ (ccxt's urls.api.data).
+    expect(route(c, '/data-api/trades?market=0x5f&limit=500')).toMatchObject({
+      target: 'venue-a-clob/data',
+      url: 'https://data-api.polymarket.com/trades?market=0x5f&limit=500',
+      sign: false,
+    });
+    expect(route(c, '/data-api/').url).toBe('https://data-api.polymarket.com/');
     // The root (clob-client getOk) forwards, unsigned.
     expect(route(c, '/')).toMatchObject({ target: 'venue-a-clob', url: 'https://clob.polymarket.com/', sign: false });
   });

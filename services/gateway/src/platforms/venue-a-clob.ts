@@ -1,6 +1,6 @@
 // https://docs.polymarket.com/developers/CLOB/introduction
 import type { Platforms } from '@depthgate/platforms';
-import { setQueryParam, type Route, type RouteModule } from './types';
+import { joinSegments, setQueryParam, type Route, type RouteModule } from './types';
 
 /** Market data the CLOB serves without authentication. [V] */
 const PUBLIC_ROOTS = new Set([
@@ -47,7 +47,9 @@ export const CLOB_READ_ONLY_POSTS = [
 /**
  * `venue-a-clob`: Polymarket CLOB (order book, prices, spreads) plus the profile and market-statistics routes the
  * spec files under it, which other Polymarket hosts serve: profiles from Gamma's `/public-profile`, open interest,
- * holders, positions and live volume from the Data API. That mapping is [U] (upstreams.md §2).
+ * holders, positions and live volume from the Data API. That mapping is [U] (upstreams.md §2). The whole Data API
+ * is also under `data-api/` (`data-api/trades` → Data API `/trades`), for clients that take its base URL (ccxt's
+ * polymarket `urls.api.data`); the CLOB has no route of that name (its own `data/…` routes are private ledgers).
  * Private CLOB routes carry L2 HMAC headers when credentials are configured.
  */
 export const venueAClobRoutes: RouteModule<Platforms['venue-a-clob']> = (ctx) => {
@@ -59,6 +61,7 @@ export const venueAClobRoutes: RouteModule<Platforms['venue-a-clob']> = (ctx) =>
     targets: [main, data, profiles],
     route(resource, query): Route {
       const [a, b, c, ...rest] = resource.segments;
+      if (a === 'data-api') return { target: data, path: joinSegments(resource.segments.slice(1)), query, sign: false };
       if (rest.length === 0 && a !== undefined && b !== undefined) {
         if (a === 'profile' && c === undefined) {
           return { target: profiles, path: '/public-profile', query: setQueryParam(query, 'address', b), sign: false };

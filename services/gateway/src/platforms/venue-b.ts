@@ -53,12 +53,20 @@ export function kalshiPath(segments: readonly string[]): readonly string[] {
 
 /**
  * `venue-b`: Kalshi Trade API v2. Every request is RSA-PSS-signed when credentials are configured: newer specs mark
- * order books as private, and signing a public call is harmless (upstreams.md §4).
+ * order books as private, and signing a public call is harmless (upstreams.md §4). `v1/…` is the `/v1` API of the
+ * same host (`https://api.elections.kalshi.com/v1`), unsigned: the free-text series search (`v1/search/series`) that
+ * ccxt's prediction kalshi `fetchEvents({ query })` calls; "elections web host only, no auth" [3P] (ccxt 4.5). The
+ * Trade API has no resource named `v1`.
  */
 export const venueBRoutes: RouteModule<Platforms['venue-b']> = (ctx) => {
   const target = ctx.target('main', { signer: ctx.platform.signer });
+  const origin = new URL(ctx.platform.urls.main).origin;
+  const v1 = ctx.target('main', { url: { id: 'venue-b/v1', url: `${origin}/v1` } });
   return {
-    targets: [target],
-    route: (resource, query) => ({ target, path: joinSegments(kalshiPath(resource.segments)), query, sign: true }),
+    targets: [target, v1],
+    route: (resource, query) =>
+      resource.segments[0] === 'v1'
+        ? { target: v1, path: joinSegments(resource.segments.slice(1)), query, sign: false }
+        : { target, path: joinSegments(kalshiPath(resource.segments)), query, sign: true },
   };
 };
