@@ -35,8 +35,10 @@ export const USER_AGENT = 'depthgate-gateway/1.0';
  * Header names the caller lists in `Connection` (RFC 9110 §7.6.1): hop-by-hop by declaration, so never forwarded,
  * even when otherwise allowed. `undefined` for the usual `keep-alive` / `close` (no per-request work then).
  */
+const PLAIN_CONNECTION = /^[ \t]*(?:keep-alive|close)[ \t]*$/i;
+
 export function connectionNamed(connection: string | undefined): Set<string> | undefined {
-  if (connection === undefined || connection === 'keep-alive' || connection === 'close') return undefined;
+  if (connection === undefined || PLAIN_CONNECTION.test(connection)) return undefined;
   const names = new Set<string>();
   for (const token of connection.split(',')) {
     const name = token.trim().toLowerCase();

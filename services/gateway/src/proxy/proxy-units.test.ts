@@ -150,6 +150,7 @@ describe('header hygiene', () => {
     });
     expect(connectionNamed(undefined)).toBeUndefined();
     expect(connectionNamed('close')).toBeUndefined();
+    expect(connectionNamed('Keep-Alive')).toBeUndefined();
     expect(connectionNamed('Keep-Alive, ,close')).toBeUndefined();
     expect(connectionNamed('upgrade, Accept')).toEqual(new Set(['upgrade', 'accept']));
   });
