@@ -182,6 +182,25 @@ describe('read-only POSTs, by each platform’s allowlist', () => {
     expect(sim.requests()).toHaveLength(0);
   });
 
+  it('Expect: 100-continue (curl, for bodies over 1 KiB) gets its 100 and the body is forwarded', async () => {
+    const body = JSON.stringify(Array.from({ length: 40 }, () => ({ token_id: token })));
+    const res = await new Promise<number>((resolve, reject) => {
+      const req = http.request({
+        host: '127.0.0.1',
+        port: gw.port,
+        path: '/api/v1/venue-a-clob/books',
+        method: 'POST',
+        headers: { 'X-API-Key': key, ...JSON_TYPE, Expect: '100-continue', 'Content-Length': Buffer.byteLength(body) },
+        agent: false,
+      });
+      req.on('continue', () => req.end(body));
+      req.on('response', (r) => (r.resume(), resolve(r.statusCode ?? 0)));
+      req.on('error', reject);
+    });
+    expect(res).toBe(200);
+    expect(h.last({ platform: 'clob' })?.headers['content-length']).toBe(String(Buffer.byteLength(body)));
+  });
+
   it('a body that is not JSON → 415, without reaching the upstream', async () => {
     const cases: [Record<string, string>, string | Buffer][] = [
       [{ 'Content-Type': 'text/plain' }, '[]'],

@@ -91,6 +91,7 @@ export function readJsonBody(
   };
   req.on('data', onData);
   req.once('end', () => {
+    if (settled) return; // refused already; this is the rest of the body being discarded
     const bytes = Buffer.concat(chunks, size);
     let text: string;
     try {
