@@ -63,9 +63,22 @@ export function coinbaseHost(ctx: PlatformContext, catalog: CoinbaseCatalog): Si
         crypto_address_link: '',
         crypto_transaction_link: '',
         push_payment_methods: c.type === 'crypto' ? ['crypto'] : ['bank_wire'],
+        min_withdrawal_amount: Number(c.minWithdrawal),
+        max_withdrawal_amount: Number(c.maxWithdrawal),
       },
       default_network: c.network,
-      supported_networks: c.network ? [{ id: c.network, name: c.network, status: 'online' }] : [],
+      supported_networks: c.network
+        ? [
+            {
+              id: c.network,
+              name: c.network,
+              status: 'online',
+              contract_address: '',
+              min_withdrawal_amount: Number(c.minWithdrawal),
+              max_withdrawal_amount: Number(c.maxWithdrawal),
+            },
+          ]
+        : [],
     })),
   );
 
