@@ -105,10 +105,11 @@ export function accountRoutes(
     const page = cursorPage(items, req.params, LEDGER_PAGE);
     return isPage(page) ? json(200, page) : page;
   };
-  const dateParam = (req: SimRequest): string | SimResponse => {
+  /** A route that needs `date` (`YYYY-MM-DD`): 400 without a valid one. */
+  const dated = (answer: (date: string, req: SimRequest) => SimResponse) => (req: SimRequest) => {
     const date = req.params.get('date');
     return date && /^\d{4}-\d{2}-\d{2}$/.test(date) && !Number.isNaN(Date.parse(date))
-      ? date
+      ? answer(date, req)
       : invalid("invalid 'date' (YYYY-MM-DD)");
   };
   const earning = scaledNumber(DAILY_EARNING_CENTS, 2);
@@ -249,10 +250,8 @@ export function accountRoutes(
   // Rewards earned [V shapes]: the resting order earns on its rewarded market.
   r.get(
     '/rewards/user',
-    (req) => {
-      const date = dateParam(req);
-      if (typeof date !== 'string') return date;
-      return ledger(
+    dated((date, req) =>
+      ledger(
         earningMarkets.map((x) => ({
           date,
           condition_id: x.conditionId,
@@ -262,30 +261,26 @@ export function accountRoutes(
           asset_rate: 1,
         })),
         req,
-      );
-    },
+      ),
+    ),
     'required',
   );
   r.get(
     '/rewards/user/total',
-    (req) => {
-      const date = dateParam(req);
-      if (typeof date !== 'string') return date;
-      return json(
+    dated((date) =>
+      json(
         200,
         earningMarkets.length
           ? [{ date, asset_address: USDC_ADDRESS, maker_address: owner, earnings: earning, asset_rate: 1 }]
           : [],
-      );
-    },
+      ),
+    ),
     'required',
   );
   r.get(
     '/rewards/user/markets',
-    (req) => {
-      const date = dateParam(req);
-      if (typeof date !== 'string') return date;
-      return ledger(
+    dated((_date, req) =>
+      ledger(
         markets.rewarded.map(({ m: x, r: rw }) => {
           const earns = earningMarkets.includes(x);
           return {
@@ -299,8 +294,8 @@ export function accountRoutes(
           };
         }),
         req,
-      );
-    },
+      ),
+    ),
     'required',
   );
   r.get(

@@ -379,6 +379,14 @@ describe('Polymarket CLOB', () => {
       expect((await get(`${u}/order-scoring?order_id=${order.id}`, signed('GET', '/order-scoring'))).json).toEqual({
         scoring: true,
       });
+      // The rewards the resting order earns; a day is required.
+      const earnings = (await get(`${u}/rewards/user?date=2026-03-06`, signed('GET', '/rewards/user'))).json as Page<{
+        condition_id: string;
+        earnings: number;
+      }>;
+      expect(earnings.data).toEqual([expect.objectContaining({ condition_id: condition, earnings: 0.42 })]);
+      const noDate = await get(`${u}/rewards/user/total`, signed('GET', '/rewards/user/total'));
+      expect([noDate.status, noDate.json]).toEqual([400, { error: "invalid 'date' (YYYY-MM-DD)" }]);
     });
 
     test('POST /orders-scoring signs its body: the right body verifies, another one does not', async () => {
