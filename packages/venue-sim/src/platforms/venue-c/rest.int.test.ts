@@ -67,6 +67,11 @@ describe('Gemini market data', () => {
       volume: Record<string, unknown>;
     };
     expect(v1.volume).toEqual({ ETH: expect.any(String), USD: expect.any(String), timestamp: T0 });
+    // The quote volume is the base volume at the last price (ccxt derives the VWAP from the two).
+    const v = v1.volume as { ETH: string; USD: string };
+    expect(Math.abs(Number(v.USD) - Number(v.ETH) * Number((v1 as unknown as { last: string }).last))).toBeLessThan(
+      0.01,
+    );
     const book = (await get(`${g}/v1/book/ethusd`)).json as {
       bids: Array<{ price: string }>;
       asks: Array<{ price: string }>;

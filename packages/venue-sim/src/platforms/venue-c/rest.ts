@@ -88,15 +88,15 @@ export function geminiHost(ctx: PlatformContext, catalog: GeminiCatalog): SimHos
     if (!isInst(inst)) return inst;
     const b = best(inst);
     const spot = catalog.spot.find((s) => s.symbol === inst.ticker);
+    // 24 h volume in the base currency, and in USD at the last price (exact: lots × ticks, cut to cents).
+    const baseLots = 12_345_678 * 10 ** Math.max(0, inst.qtyDecimals - 4);
+    const usdCents = (BigInt(baseLots) * BigInt(b.last)) / 10n ** BigInt(inst.qtyDecimals + inst.priceDecimals - 2);
     return json(200, {
       bid: px(inst, b.bid),
       ask: px(inst, b.ask),
       volume: {
-        [spot?.base ?? inst.ticker]: formatScaled(
-          12_345_678 * 10 ** Math.max(0, inst.qtyDecimals - 4),
-          inst.qtyDecimals,
-        ),
-        USD: '104482113.32',
+        [spot?.base ?? inst.ticker]: formatScaled(baseLots, inst.qtyDecimals),
+        USD: formatScaled(Number(usdCents), 2),
         timestamp: ctx.clock(),
       },
       last: px(inst, b.last),
