@@ -64,14 +64,12 @@ describe('Gemini market data', () => {
     const v1 = (await get(`${g}/v1/pubticker/ethusd`)).json as {
       bid: string;
       ask: string;
-      volume: Record<string, unknown>;
+      last: string;
+      volume: { ETH: string; USD: string; timestamp: number };
     };
     expect(v1.volume).toEqual({ ETH: expect.any(String), USD: expect.any(String), timestamp: T0 });
     // The quote volume is the base volume at the last price (ccxt derives the VWAP from the two).
-    const v = v1.volume as { ETH: string; USD: string };
-    expect(Math.abs(Number(v.USD) - Number(v.ETH) * Number((v1 as unknown as { last: string }).last))).toBeLessThan(
-      0.01,
-    );
+    expect(Math.abs(Number(v1.volume.USD) - Number(v1.volume.ETH) * Number(v1.last))).toBeLessThan(0.01);
     const book = (await get(`${g}/v1/book/ethusd`)).json as {
       bids: Array<{ price: string }>;
       asks: Array<{ price: string }>;
