@@ -92,7 +92,7 @@ describe('REST on the real upstream paths, in the real shapes', () => {
       teams: [expect.objectContaining({ league: 'nfl' }), expect.objectContaining({ league: 'nfl' })],
     });
     const slug = sim.books.tickers('polymarketUs')[0] as string;
-    expect((await get(`${u}/v1/markets/slug/${slug}`)).json).toMatchObject({ market: { slug } });
+    expect((await get(`${u}/v1/market/slug/${slug}`)).json).toMatchObject({ market: { slug } });
     const book = (await get(`${u}/v1/markets/${slug}/book`)).json as {
       marketData: { bids: Array<{ px: { value: string; currency: string }; qty: string }>; state: string };
     };

@@ -1,4 +1,4 @@
-import { formatScaled, formatScaledTrimmed, parseScaled } from './decimal';
+import { formatScaled, formatScaledTrimmed, parseScaled, scaledNumber } from './decimal';
 
 describe('exact decimals', () => {
   test('formats scaled integers with the venue precision', () => {
@@ -9,6 +9,12 @@ describe('exact decimals', () => {
     expect(formatScaled(121425, 8)).toBe('0.00121425');
     expect(formatScaled(7, 0)).toBe('7');
     expect(formatScaled(0, 3)).toBe('0.000');
+  });
+
+  test('renders a JSON number whose text is the exact decimal', () => {
+    expect(JSON.stringify([scaledNumber(35, 1), scaledNumber(675, 3), scaledNumber(29, 2), scaledNumber(100, 2)])).toBe(
+      '[3.5,0.675,0.29,1]',
+    );
   });
 
   test('trims trailing zeros only when asked', () => {

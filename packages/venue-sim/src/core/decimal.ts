@@ -52,3 +52,11 @@ export function pow10(n: number): number {
   if (v === undefined) throw new RangeError(`pow10(${n})`);
   return v;
 }
+
+/**
+ * A scaled integer as a JSON number, for platforms whose format is a number (`scaledNumber(35, 1)` → 3.5): parsed
+ * from the exact decimal text, so it serialises back to that text.
+ */
+export function scaledNumber(value: number, decimals: number): number {
+  return Number(formatScaledTrimmed(value, decimals));
+}

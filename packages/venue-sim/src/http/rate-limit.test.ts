@@ -41,7 +41,10 @@ describe('rate limits', () => {
     expect(l.check('gamma', '/events').ok).toBe(true);
     expect(l.check('gamma', '/events?x').ok).toBe(true);
     expect(l.check('gamma', '/events').ok).toBe(false);
+    expect(l.check('gamma', '/events/slug/x').ok).toBe(false);
     expect(l.check('gamma', '/markets').ok).toBe(true);
+    // A prefix ends at a segment boundary: `/events` does not limit `/eventsfoo`.
+    expect(l.check('gamma', '/eventsfoo').ok).toBe(true);
   });
 
   test('null turns a limit off', () => {

@@ -16,8 +16,18 @@ export interface RateLimitConfig extends RateLimitRule {
    */
   overflow?: 'reject' | 'queue' | 'delay';
   queue?: number;
-  /** Tighter limits for paths starting with `prefix` (checked in addition to the host's limit). */
+  /**
+   * Tighter limits for the path `prefix` and everything under it (checked in addition to the host's limit): a
+   * prefix ends at a segment boundary, so `/book` limits `/book` but not `/books` (the CLOB limits them apart).
+   */
   routes?: Array<RateLimitRule & { prefix: string }>;
+}
+
+/** `path` is `prefix` or below it (a prefix ending in `/` matches everything after it). */
+function underPrefix(path: string, prefix: string): boolean {
+  if (!path.startsWith(prefix)) return false;
+  const next = path[prefix.length];
+  return next === undefined || next === '/' || next === '?' || prefix.endsWith('/');
 }
 
 export type RateDecision = { ok: true; delayMs: number } | { ok: false };
@@ -86,7 +96,7 @@ export class RateLimiter {
     const maxDebt = overflow === 'delay' ? Infinity : overflow === 'queue' ? (h.config.queue ?? 0) : 0;
     let wait = 0;
     for (const r of h.routes) {
-      if (!path.startsWith(r.prefix)) continue;
+      if (!underPrefix(path, r.prefix)) continue;
       const w = r.bucket.take(now, maxDebt);
       if (w < 0) return { ok: false };
       wait = Math.max(wait, w);

@@ -1,6 +1,6 @@
 // https://docs.polymarket.com/api-reference/orderbook/get-order-book (CLOB)
 import { createHash } from 'node:crypto';
-import { formatScaled, formatScaledTrimmed } from '../../core/decimal';
+import { formatScaled, formatScaledTrimmed, scaledNumber } from '../../core/decimal';
 import { Rng } from '../../core/rng';
 import type { IntBook } from '../../book/types';
 import type { SimHost } from '../platform';
@@ -8,7 +8,9 @@ import { Router } from '../../http/router';
 import { json, type PlatformErrors, type SimRequest, type SimResponse, text } from '../../http/types';
 import type { PlatformContext } from '../context';
 import type { GammaMarketDef, PolymarketCatalog } from '../venue-a/catalog';
+import { accountRoutes } from './account';
 import { verifyClob } from './clob-auth';
+import { ClobMarkets } from './markets';
 
 /** `{"error": ...}` bodies [3P] (captured 400/401/404); the unknown-route 404 is Go's default text [U]. */
 export const clobErrors: PlatformErrors = {
@@ -28,12 +30,24 @@ const INTERVALS: Record<string, number> = {
   all: 2_678_400,
 };
 
+/** Items one batch request may carry [V] (docs: "Maximum 500 token IDs can be requested per call"). */
+const MAX_BATCH = 500;
+
+type Side = 'BUY' | 'SELL';
+
+/** A token's book with its market: best prices first (`bids[0]` highest, `asks[0]` lowest), in cents. */
+interface TokenBook {
+  market: GammaMarketDef;
+  book: IntBook;
+}
+
 export function clobHost(ctx: PlatformContext, catalog: PolymarketCatalog): SimHost {
   const { engine, opts, credentials } = ctx;
   const r = new Router();
+  const markets = new ClobMarkets(ctx, catalog);
 
   /** The book of a token: its own process for YES, the YES book mirrored at 1 − p for NO. */
-  const bookOf = (tokenId: string): { market: GammaMarketDef; book: IntBook } | undefined => {
+  const bookOf = (tokenId: string): TokenBook | undefined => {
     const t = catalog.tokens.get(tokenId);
     if (!t) return undefined;
     const live = engine.book('clob', t.market.tokens[0]);
@@ -53,8 +67,33 @@ export function clobHost(ctx: PlatformContext, catalog: PolymarketCatalog): SimH
   const missing = () => json(404, { error: 'No orderbook exists for the requested token id' });
   const px = (p: number) => formatScaled(p, 2);
 
-  const bookJson = (tokenId: string, market: GammaMarketDef, book: IntBook) => {
-    // [3P] bids ascend and asks descend: the best price comes last on both sides.
+  // The quotes every price route derives from a token's book (one definition each, for GET and POST alike).
+  const bestBid = (b: TokenBook) => b.book.bids[0]?.[0];
+  const bestAsk = (b: TokenBook) => b.book.asks[0]?.[0];
+  /** `side=BUY` is the price a buyer is quoted; which book side that is, is [U] (`clobBuyPriceIsBestBid`). */
+  const priceOf = (b: TokenBook, side: Side) => {
+    const buyIsBid = opts.assumptions.clobBuyPriceIsBestBid;
+    return side === 'BUY' ? (buyIsBid ? bestBid(b) : bestAsk(b)) : buyIsBid ? bestAsk(b) : bestBid(b);
+  };
+  const midOf = (b: TokenBook) => {
+    const bid = bestBid(b);
+    const ask = bestAsk(b);
+    return bid === undefined || ask === undefined ? undefined : formatScaledTrimmed((bid + ask) * 5, 3);
+  };
+  const spreadOf = (b: TokenBook) => {
+    const bid = bestBid(b);
+    const ask = bestAsk(b);
+    return bid === undefined || ask === undefined ? undefined : formatScaledTrimmed(ask - bid, 2);
+  };
+  /** The last trade: a seller hit the best bid (the book's `last_trade_price` says the same). */
+  const lastTradeOf = (b: TokenBook) => {
+    const bid = bestBid(b);
+    return bid === undefined ? undefined : { price: px(bid), side: 'SELL' as const };
+  };
+
+  const bookJson = (tokenId: string, { market, book }: TokenBook) => {
+    // [3P] bids ascend and asks descend: the best price comes last on both sides (clob-client's market-price
+    // walk and ccxt's ticker read the last element as the best).
     const bids = [...book.bids].reverse().map(([p, q]) => ({ price: px(p), size: formatScaledTrimmed(q, 2) }));
     const asks = [...book.asks].reverse().map(([p, q]) => ({ price: px(p), size: formatScaledTrimmed(q, 2) }));
     const hash = createHash('sha1')
@@ -69,78 +108,66 @@ export function clobHost(ctx: PlatformContext, catalog: PolymarketCatalog): SimH
       asks,
       min_order_size: '5',
       tick_size: '0.01',
-      neg_risk: false,
+      neg_risk: market.negRisk,
       last_trade_price: px(book.bids[0]?.[0] ?? market.cents),
     };
   };
 
+  /** A GET on one token: 400 for a malformed id, 404 for an unknown token or a book side without the price. */
+  const perToken = (derive: (b: TokenBook, id: string) => object | undefined) => (req: SimRequest) => {
+    const id = token(req);
+    if (typeof id !== 'string') return id;
+    const b = bookOf(id);
+    const out = b && derive(b, id);
+    return out === undefined ? missing() : json(200, out);
+  };
+
   r.get('/', () => json(200, 'OK'));
   r.get('/time', () => json(200, Math.floor(ctx.clock() / 1000)));
-  r.get('/book', (req) => {
-    const id = token(req);
-    if (typeof id !== 'string') return id;
-    const b = bookOf(id);
-    return b ? json(200, bookJson(id, b.market, b.book)) : missing();
-  });
-  r.post('/books', (req) => {
-    let body: unknown;
-    try {
-      body = JSON.parse(req.body.toString('utf8'));
-    } catch {
-      return json(400, { error: 'Invalid payload' });
-    }
-    if (!Array.isArray(body)) return json(400, { error: 'Invalid payload' });
-    const out = [];
-    for (const item of body as Array<{ token_id?: unknown }>) {
-      const id = typeof item?.token_id === 'string' ? item.token_id : '';
-      const b = bookOf(id);
-      if (b) out.push(bookJson(id, b.market, b.book));
-    }
-    return json(200, out);
-  });
+  r.get(
+    '/book',
+    perToken((b, id) => bookJson(id, b)),
+  );
   r.get('/price', (req) => {
-    const id = token(req);
-    if (typeof id !== 'string') return id;
     const side = (req.params.get('side') ?? '').toUpperCase();
     if (side !== 'BUY' && side !== 'SELL') return json(400, { error: 'Invalid side' });
-    const b = bookOf(id);
-    if (!b) return missing();
-    const bid = b.book.bids[0]?.[0];
-    const ask = b.book.asks[0]?.[0];
-    const buyIsBid = opts.assumptions.clobBuyPriceIsBestBid;
-    const p = side === 'BUY' ? (buyIsBid ? bid : ask) : buyIsBid ? ask : bid;
-    return p === undefined ? missing() : json(200, { price: px(p) });
+    return perToken((b) => {
+      const p = priceOf(b, side);
+      return p === undefined ? undefined : { price: px(p) };
+    })(req);
   });
-  r.get('/midpoint', (req) => {
-    const id = token(req);
-    if (typeof id !== 'string') return id;
-    const b = bookOf(id);
-    const bid = b?.book.bids[0]?.[0];
-    const ask = b?.book.asks[0]?.[0];
-    if (bid === undefined || ask === undefined) return missing();
-    return json(200, { mid: formatScaledTrimmed((bid + ask) * 5, 3) });
-  });
-  r.get('/spread', (req) => {
-    const id = token(req);
-    if (typeof id !== 'string') return id;
-    const b = bookOf(id);
-    const bid = b?.book.bids[0]?.[0];
-    const ask = b?.book.asks[0]?.[0];
-    if (bid === undefined || ask === undefined) return missing();
-    return json(200, { spread: formatScaledTrimmed(ask - bid, 2) });
-  });
-  r.get('/last-trade-price', (req) => {
-    const id = token(req);
-    if (typeof id !== 'string') return id;
-    const b = bookOf(id);
-    const bid = b?.book.bids[0]?.[0];
-    return bid === undefined ? missing() : json(200, { price: px(bid), side: 'SELL' });
-  });
-  r.get('/tick-size', (req) => {
-    const id = token(req);
-    if (typeof id !== 'string') return id;
-    return bookOf(id) ? json(200, { minimum_tick_size: 0.01 }) : missing();
-  });
+  r.get(
+    '/midpoint',
+    perToken((b) => {
+      const mid = midOf(b);
+      return mid === undefined ? undefined : { mid };
+    }),
+  );
+  r.get(
+    '/spread',
+    perToken((b) => {
+      const spread = spreadOf(b);
+      return spread === undefined ? undefined : { spread };
+    }),
+  );
+  r.get(
+    '/last-trade-price',
+    perToken((b) => lastTradeOf(b)),
+  );
+  r.get(
+    '/tick-size',
+    perToken(() => ({ minimum_tick_size: 0.01 })),
+  );
+  // clob-client's order creation reads these two first [V]: neg_risk picks the exchange contract to sign for.
+  r.get(
+    '/neg-risk',
+    perToken((b) => ({ neg_risk: b.market.negRisk })),
+  );
+  // [V] base fee in basis points; Polymarket charges none on these markets (the market objects' fees say 0 too).
+  r.get(
+    '/fee-rate',
+    perToken(() => ({ base_fee: 0 })),
+  );
   r.get('/prices-history', (req) => {
     const id = token(req, 'market');
     if (typeof id !== 'string') return json(400, { error: "invalid filters: 'market' is required" });
@@ -170,59 +197,148 @@ export function clobHost(ctx: PlatformContext, catalog: PolymarketCatalog): SimH
     }
     const step = fidelity * 60;
     const rng = new Rng(opts.seed, 'clob', 'history', id);
-    const mid2 = (b.book.bids[0]?.[0] ?? 50) + (b.book.asks[0]?.[0] ?? 50);
-    let p = mid2 * 5;
+    let p = ((bestBid(b) ?? 50) + (bestAsk(b) ?? 50)) * 5;
     const points: Array<{ t: number; p: number }> = [];
     for (let t = Math.floor(end / step) * step; t >= start && points.length < 5000; t -= step) {
-      points.push({ t, p: p / 1000 });
+      points.push({ t, p: scaledNumber(p, 3) });
       p = Math.min(990, Math.max(10, p + rng.range(-5, 5)));
     }
+    // The docs (and ccxt) read `{history: [...]}`; clob-client 5.8 types a bare MarketPrice[] (the docs win).
     return json(200, { history: points.reverse() });
   });
-  r.get('/markets/:condition_id', (req) => {
-    const m = catalog.markets.find((x) => x.conditionId === req.pathParams.condition_id);
-    if (!m) return json(404, { error: 'market not found' });
-    return json(200, {
-      condition_id: m.conditionId,
-      question_id: m.questionId,
-      question: m.question,
-      market_slug: m.slug,
-      end_date_iso: m.endDate,
-      active: true,
-      closed: false,
-      accepting_orders: true,
-      enable_order_book: true,
-      minimum_tick_size: 0.01,
-      minimum_order_size: 5,
-      neg_risk: false,
-      tokens: [
-        { token_id: m.tokens[0], outcome: 'Yes', price: m.cents / 100, winner: false },
-        { token_id: m.tokens[1], outcome: 'No', price: (100 - m.cents) / 100, winner: false },
-      ],
-    });
+
+  // Batch reads by query string [V] (the GET twins of the POSTs below): comma-separated `token_ids`.
+  const tokenIds = (req: SimRequest): string[] | SimResponse => {
+    const ids = (req.params.get('token_ids') ?? '').split(',').filter(Boolean);
+    if (ids.length === 0 || ids.length > MAX_BATCH || !ids.every((x) => /^\d+$/.test(x))) {
+      return json(400, { error: 'Invalid token ids' });
+    }
+    return ids;
+  };
+  r.get('/midpoints', (req) => {
+    const ids = tokenIds(req);
+    return Array.isArray(ids) ? json(200, midpoints(ids.map((token_id) => ({ token_id })))) : ids;
+  });
+  r.get('/last-trades-prices', (req) => {
+    const ids = tokenIds(req);
+    return Array.isArray(ids) ? json(200, lastTrades(ids.map((token_id) => ({ token_id })))) : ids;
+  });
+  r.get('/prices', (req) => {
+    const ids = tokenIds(req);
+    if (!Array.isArray(ids)) return ids;
+    const sides = (req.params.get('sides') ?? '').split(',');
+    if (sides.length !== ids.length || !sides.every((s) => s === 'BUY' || s === 'SELL')) {
+      return json(400, { error: 'Invalid sides: one of BUY or SELL per token id, comma-separated' });
+    }
+    return json(200, prices(ids.map((token_id, i) => ({ token_id, side: sides[i] as Side }))));
   });
 
-  // Private ledger (L2).
-  const ledger = () => json(200, { data: [], next_cursor: 'LTE=', limit: 100, count: 0 });
-  r.get('/data/orders', ledger, 'required');
-  r.get('/data/trades', ledger, 'required');
-  r.get('/data/order/:id', () => json(404, { error: 'order not found' }), 'required');
-  r.get('/trades', () => json(200, []), 'required');
-  r.get('/balance-allowance', () => json(200, { balance: '0', allowances: {} }), 'required');
-  // [V] clob-client `areOrdersScoring`: a JSON array of order ids, signed with the body; `{id: scoring}`. No order
-  // of the simulator is ever scoring.
+  markets.register(r);
+  const account = accountRoutes(r, ctx, markets);
+
+  // -------------------------------------------------------------------------------------------------------------
+  // POST routes. The read-only batch reads [V] take a JSON array of `{token_id, side?}` (clob-client
+  // getOrderBooks/getMidpoints/getPrices/getSpreads/getLastTradesPrices, ccxt polymarket fetchTickers) and answer
+  // exactly what the single-token GETs above answer for each token; unknown tokens are left out. The L2
+  // `/orders-scoring` signs its body. Further POST routes belong in this block.
+  // -------------------------------------------------------------------------------------------------------------
+
+  interface BookParam {
+    token_id: string;
+    side?: Side;
+  }
+
+  /** The batch body: 400 `Invalid payload` unless a JSON array (≤ 500) of objects with a numeric `token_id`. */
+  const batchBody = (req: SimRequest, sideRequired: boolean): BookParam[] | SimResponse => {
+    let body: unknown;
+    try {
+      body = JSON.parse(req.body.toString('utf8'));
+    } catch {
+      return json(400, { error: 'Invalid payload' });
+    }
+    if (!Array.isArray(body) || body.length > MAX_BATCH) return json(400, { error: 'Invalid payload' });
+    const out: BookParam[] = [];
+    for (const item of body as unknown[]) {
+      const { token_id: id, side } = (item ?? {}) as { token_id?: unknown; side?: unknown };
+      if (typeof id !== 'string' || !/^\d+$/.test(id)) return json(400, { error: 'Invalid token id' });
+      if (side !== undefined && side !== 'BUY' && side !== 'SELL') return json(400, { error: 'Invalid side' });
+      if (sideRequired && side === undefined) return json(400, { error: 'Invalid side' });
+      out.push({ token_id: id, ...(side !== undefined ? { side } : {}) });
+    }
+    return out;
+  };
+  const known = (params: BookParam[]) =>
+    params.flatMap((p) => {
+      const b = bookOf(p.token_id);
+      return b ? [{ ...p, b }] : [];
+    });
+  /** `{token_id: mid}` [V]. */
+  function midpoints(params: BookParam[]): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const { token_id, b } of known(params)) {
+      const mid = midOf(b);
+      if (mid !== undefined) out[token_id] = mid;
+    }
+    return out;
+  }
+  /** `{token_id: {BUY?, SELL?}}`, prices as JSON numbers as the docs show them [V]. */
+  function prices(params: Array<BookParam & { side: Side }>): Record<string, Partial<Record<Side, number>>> {
+    const out: Record<string, Partial<Record<Side, number>>> = {};
+    for (const { token_id, side, b } of known(params)) {
+      const p = priceOf(b, side as Side);
+      if (p !== undefined) (out[token_id] ??= {})[side as Side] = scaledNumber(p, 2);
+    }
+    return out;
+  }
+  /** `[{token_id, price, side}]` [V]. */
+  function lastTrades(params: BookParam[]): Array<{ token_id: string; price: string; side: Side }> {
+    return known(params).flatMap(({ token_id, b }) => {
+      const last = lastTradeOf(b);
+      return last ? [{ token_id, ...last }] : [];
+    });
+  }
+  const batch =
+    (sideRequired: boolean, answer: (params: BookParam[]) => unknown) =>
+    (req: SimRequest): SimResponse => {
+      const params = batchBody(req, sideRequired);
+      return Array.isArray(params) ? json(200, answer(params)) : params;
+    };
+
+  r.post(
+    '/books',
+    batch(false, (params) => known(params).map(({ token_id, b }) => bookJson(token_id, b))),
+  );
+  r.post('/midpoints', batch(false, midpoints));
+  r.post(
+    '/prices',
+    batch(true, (params) => prices(params as Array<BookParam & { side: Side }>)),
+  );
+  r.post(
+    '/spreads',
+    batch(false, (params) => {
+      const out: Record<string, string> = {};
+      for (const { token_id, b } of known(params)) {
+        const spread = spreadOf(b);
+        if (spread !== undefined) out[token_id] = spread;
+      }
+      return out;
+    }),
+  );
+  r.post('/last-trades-prices', batch(false, lastTrades));
+  // L2, body signed: `["0x…", …]` → `{order id: scoring}` [V].
   r.post(
     '/orders-scoring',
     (req) => {
-      let ids: unknown;
+      let body: unknown;
       try {
-        ids = JSON.parse(req.body.toString('utf8'));
+        body = JSON.parse(req.body.toString('utf8'));
       } catch {
+        body = undefined;
+      }
+      if (!Array.isArray(body) || !body.every((x) => typeof x === 'string')) {
         return json(400, { error: 'Invalid payload' });
       }
-      if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string'))
-        return json(400, { error: 'Invalid payload' });
-      return json(200, Object.fromEntries(ids.map((id) => [id, false])));
+      return json(200, Object.fromEntries((body as string[]).map((id) => [id, account.isScoring(id)])));
     },
     'required',
   );

@@ -1,10 +1,12 @@
 // https://docs.polymarket.com/api-reference/core/get-top-holders-for-markets (Data API)
+import { scaledNumber } from '../../core/decimal';
 import { Rng } from '../../core/rng';
 import type { SimHost } from '../platform';
 import { Router } from '../../http/router';
 import { json, type PlatformErrors } from '../../http/types';
 import type { PlatformContext } from '../context';
-import type { PolymarketCatalog } from '../venue-a/catalog';
+import { type PolymarketCatalog, polymarketImage } from '../venue-a/catalog';
+import { tradeTape } from './trades';
 
 /** `{"error": ...}` bodies [3P] (captured 400s). */
 export const dataErrors: PlatformErrors = {
@@ -30,7 +32,10 @@ export function dataHost(ctx: PlatformContext, catalog: PolymarketCatalog): SimH
       200,
       markets
         .filter((c) => byCondition.has(c))
-        .map((c) => ({ market: c, value: (byCondition.get(c)?.liquidityCents ?? 0) / 37 })),
+        .map((c) => ({
+          market: c,
+          value: scaledNumber(Math.round((byCondition.get(c)?.liquidityCents ?? 0) / 37), 2),
+        })),
     );
   });
   r.get('/holders', (req) => {
@@ -50,7 +55,7 @@ export function dataHost(ctx: PlatformContext, catalog: PolymarketCatalog): SimH
             bio: '',
             asset: token,
             pseudonym,
-            amount: rng.range(1_000, 20_000_000) + rng.range(0, 999_999) / 1_000_000,
+            amount: scaledNumber(rng.range(1_000, 20_000_000) * 1_000_000 + rng.range(0, 999_999), 6),
             displayUsernamePublic: true,
             outcomeIndex,
             name: pseudonym.toLowerCase(),
@@ -67,8 +72,11 @@ export function dataHost(ctx: PlatformContext, catalog: PolymarketCatalog): SimH
     if (!e) return json(200, [{ total: 0, markets: [] }]);
     return json(200, [
       {
-        total: e.volumeCents / 100 / 30,
-        markets: e.markets.map((m) => ({ market: m.conditionId, value: m.volumeCents / 100 / 30 })),
+        total: scaledNumber(Math.floor(e.volumeCents / 30), 2),
+        markets: e.markets.map((m) => ({
+          market: m.conditionId,
+          value: scaledNumber(Math.floor(m.volumeCents / 30), 2),
+        })),
       },
     ]);
   });
@@ -85,12 +93,12 @@ export function dataHost(ctx: PlatformContext, catalog: PolymarketCatalog): SimH
         asset: m.tokens[0],
         conditionId: m.conditionId,
         size: 1250.5,
-        avgPrice: m.cents / 100,
-        initialValue: (1250.5 * m.cents) / 100,
-        currentValue: (1250.5 * m.cents) / 100,
+        avgPrice: scaledNumber(m.cents, 2),
+        initialValue: scaledNumber(12_505 * m.cents, 3),
+        currentValue: scaledNumber(12_505 * m.cents, 3),
         cashPnl: 0,
         percentPnl: 0,
-        curPrice: m.cents / 100,
+        curPrice: scaledNumber(m.cents, 2),
         redeemable: false,
         title: m.question,
         slug: m.slug,
@@ -100,34 +108,39 @@ export function dataHost(ctx: PlatformContext, catalog: PolymarketCatalog): SimH
       },
     ]);
   });
+  // The same tape the CLOB's live activity shows, newest first across the requested markets (all without one).
   r.get('/trades', (req) => {
-    const c = req.params.get('market');
-    const m = c ? byCondition.get(c) : catalog.markets[0];
-    if (!m) return json(200, []);
-    const rng = new Rng(opts.seed, 'data', 'trades', m.conditionId);
+    const wanted = (req.params.get('market') ?? '').split(',').filter(Boolean);
+    const list = wanted.length ? wanted.flatMap((c) => byCondition.get(c) ?? []) : catalog.markets;
     const limit = Math.min(500, Math.max(1, Number(req.params.get('limit') ?? 100) || 100));
     const now = Math.floor(ctx.clock() / 1000);
+    const trades = list
+      .flatMap((m) => tradeTape(opts.seed, catalog, m, now, limit).map((t) => ({ m, t })))
+      .sort((a, b) => b.t.timestamp - a.t.timestamp)
+      .slice(0, limit);
     return json(
       200,
-      Array.from({ length: limit }, (_, i) => {
-        const [address, pseudonym] = profiles[i % profiles.length] as [string, string];
-        return {
-          proxyWallet: address,
-          side: rng.int(2) ? 'BUY' : 'SELL',
-          asset: m.tokens[0],
-          conditionId: m.conditionId,
-          size: rng.range(5, 50_000),
-          price: rng.range(Math.max(1, m.cents - 3), Math.min(99, m.cents + 3)) / 100,
-          timestamp: now - i * 37,
-          title: m.question,
-          slug: m.slug,
-          outcome: 'Yes',
-          outcomeIndex: 0,
-          name: pseudonym.toLowerCase(),
-          pseudonym,
-          transactionHash: `0x${rng.hex(64)}`,
-        };
-      }),
+      trades.map(({ m, t }) => ({
+        proxyWallet: t.wallet,
+        side: t.side,
+        asset: t.asset,
+        conditionId: m.conditionId,
+        size: t.size,
+        price: scaledNumber(t.cents, 2),
+        timestamp: t.timestamp,
+        title: m.question,
+        slug: m.slug,
+        icon: polymarketImage(m.slug),
+        eventSlug: m.eventSlug,
+        outcome: t.outcomeIndex === 0 ? 'Yes' : 'No',
+        outcomeIndex: t.outcomeIndex,
+        name: t.pseudonym.toLowerCase(),
+        pseudonym: t.pseudonym,
+        bio: '',
+        profileImage: '',
+        profileImageOptimized: '',
+        transactionHash: t.transactionHash,
+      })),
     );
   });
   r.get('/value', (req) => {

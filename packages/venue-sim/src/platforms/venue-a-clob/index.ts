@@ -15,6 +15,7 @@ export const venueAClobSim = simPlatform({
       overflow: 'delay',
       routes: [
         { prefix: '/book', limit: 1500, windowMs: 10_000 },
+        { prefix: '/books', limit: 500, windowMs: 10_000 },
         { prefix: '/price', limit: 1500, windowMs: 10_000 },
         { prefix: '/midpoint', limit: 1500, windowMs: 10_000 },
         { prefix: '/prices-history', limit: 1000, windowMs: 10_000 },

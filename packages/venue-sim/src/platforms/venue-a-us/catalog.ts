@@ -9,10 +9,18 @@ export interface PmTag {
   label: string;
 }
 
+/**
+ * A series. The docs' `Series.id` is a string (protos/gateway/series/v1); polymarket-us 0.1.1 types it as a number.
+ * The docs win. The docs' series carry `active` only; the SDK's type also requires `closed` and `archived`.
+ */
 export interface PmSeries {
-  id: number;
+  id: string;
   slug: string;
   title: string;
+  recurrence: string;
+  active: boolean;
+  closed: boolean;
+  archived: boolean;
 }
 
 export interface PmMarketDef {
@@ -31,6 +39,8 @@ export interface PmMarketDef {
   mid: number;
   volume: number;
   hasBook: boolean;
+  /** Settlement price in dollars (1 = YES won, 0 = lost) once the market is settled, else null. */
+  settlement: 0 | 1 | null;
 }
 
 export interface PmEventDef {
@@ -66,11 +76,23 @@ export interface PmCatalog {
   instruments: Instrument[];
 }
 
+const series = (id: string, slug: string, title: string, recurrence: string): PmSeries => ({
+  id,
+  slug,
+  title,
+  recurrence,
+  active: true,
+  closed: false,
+  archived: false,
+});
+
 const SERIES: PmSeries[] = [
-  { id: 1, slug: 'nba', title: 'NBA' },
-  { id: 2, slug: 'fed-decisions', title: 'Fed Decisions' },
-  { id: 3, slug: 'bitcoin-price', title: 'Bitcoin Price' },
-  { id: 4, slug: 'nfl', title: 'NFL' },
+  series('1', 'nba', 'NBA', 'daily'),
+  series('2', 'fed-decisions', 'Fed Decisions', 'monthly'),
+  series('3', 'bitcoin-price', 'Bitcoin Price', 'weekly'),
+  series('4', 'nfl', 'NFL', 'weekly'),
+  // A finished series, so that the status filters have something to tell apart.
+  { ...series('5', 'nba-2025-playoffs', 'NBA 2025 Playoffs', 'annual'), active: false, closed: true, archived: true },
 ];
 
 const TAGS: PmTag[] = [
@@ -252,6 +274,8 @@ export function buildPmUsCatalog(seed: number, catalogDate: string, count: numbe
         mid: m.cents * 10,
         volume: rng.range(1_000, 5_000_000),
         hasBook: state.book,
+        // A settled event's first outcome won.
+        settlement: state.closed ? (ev.markets.length === 0 ? 1 : 0) : null,
       };
       ev.markets.push(def);
       markets.push(def);

@@ -53,7 +53,7 @@ describe('Polymarket US /v1/events filters', () => {
     expect(new Set(cats.map((e) => e.category))).toEqual(new Set(['crypto', 'economics']));
     const series = run('limit=1000&seriesId=1&seriesId=4');
     expect(series.length).toBeGreaterThan(0);
-    expect(series.every((e) => [1, 4].includes(e.series.id))).toBe(true);
+    expect(series.every((e) => ['1', '4'].includes(e.series.id))).toBe(true);
     expect(run('limit=1000&seriesId=999')).toEqual([]);
   });
 

@@ -45,11 +45,49 @@ export const ORDER_FIELDS = [
 
 export type ParseResult = { ok: true; query: EventsQuery } | { ok: false; message: string };
 
+/** The grpc-gateway's message for a query value it cannot parse (answered as a 400, code 3). */
+const failure = (name: string, value: string, type: string) => ({
+  ok: false as const,
+  message: `parsing field "${name}": invalid ${type} "${value}"`,
+});
+
+/** The paging and status flags every Polymarket US listing shares: `limit`, `offset` (int32) and booleans. */
+export interface ListQuery<F extends string> {
+  limit: number;
+  offset: number;
+  flags: Partial<Record<F, boolean>>;
+}
+
+/** Parses `limit`, `offset` and the boolean `flags` as the grpc-gateway does (`true|false|1|0`; else a 400). */
+export function parseListQuery<F extends string>(
+  params: URLSearchParams,
+  flags: readonly F[],
+  defaultLimit = DEFAULT_EVENTS_LIMIT,
+): { ok: true; query: ListQuery<F> } | { ok: false; message: string } {
+  const q: ListQuery<F> = { limit: defaultLimit, offset: 0, flags: {} };
+  for (const name of ['limit', 'offset'] as const) {
+    const v = params.get(name);
+    if (v === null || v === '') continue;
+    if (!/^\d+$/.test(v) || Number(v) > 2 ** 31 - 1) return failure(name, v, 'int32');
+    q[name] = Number(v);
+  }
+  for (const name of flags) {
+    const v = params.get(name);
+    if (v === null || v === '') continue;
+    if (v !== 'true' && v !== 'false' && v !== '1' && v !== '0') return failure(name, v, 'bool');
+    q.flags[name] = v === 'true' || v === '1';
+  }
+  return { ok: true, query: q };
+}
+
 /** Parses the query like the gateway's grpc-gateway does: repeated keys are arrays, bad values are 400s. */
 export function parseEventsQuery(params: URLSearchParams): ParseResult {
+  const list = parseListQuery(params, ['active', 'closed', 'archived', 'featured', 'live', 'ended'] as const);
+  if (!list.ok) return list;
   const q: EventsQuery = {
-    limit: DEFAULT_EVENTS_LIMIT,
-    offset: 0,
+    ...list.query.flags,
+    limit: list.query.limit,
+    offset: list.query.offset,
     ids: params.getAll('id'),
     slugs: params.getAll('slug'),
     categories: params.getAll('categories'),
@@ -57,24 +95,8 @@ export function parseEventsQuery(params: URLSearchParams): ParseResult {
     orderBy: params.getAll('orderBy'),
     orderDirection: 'asc',
   };
-  const fail = (name: string, value: string, type: string): ParseResult => ({
-    ok: false,
-    message: `parsing field "${name}": invalid ${type} "${value}"`,
-  });
-  for (const name of ['limit', 'offset'] as const) {
-    const v = params.get(name);
-    if (v === null || v === '') continue;
-    if (!/^\d+$/.test(v) || Number(v) > 2 ** 31 - 1) return fail(name, v, 'int32');
-    q[name] = Number(v);
-  }
-  for (const name of ['active', 'closed', 'archived', 'featured', 'live', 'ended'] as const) {
-    const v = params.get(name);
-    if (v === null || v === '') continue;
-    if (v !== 'true' && v !== 'false' && v !== '1' && v !== '0') return fail(name, v, 'bool');
-    q[name] = v === 'true' || v === '1';
-  }
   for (const v of params.getAll('seriesId')) {
-    if (!/^-?\d+$/.test(v)) return fail('seriesId', v, 'int32');
+    if (!/^-?\d+$/.test(v)) return failure('seriesId', v, 'int32');
     q.seriesIds.push(Number(v));
   }
   const tagSlug = params.get('tagSlug');
@@ -83,14 +105,14 @@ export function parseEventsQuery(params: URLSearchParams): ParseResult {
     const v = params.get(name);
     if (v === null || v === '') continue;
     const ms = Date.parse(v);
-    if (Number.isNaN(ms)) return fail(name, v, 'date');
+    if (Number.isNaN(ms)) return failure(name, v, 'date');
     q[name] = ms;
   }
   for (const name of ['liquidityMin', 'liquidityMax', 'volumeMin', 'volumeMax'] as const) {
     const v = params.get(name);
     if (v === null || v === '') continue;
     const n = Number(v);
-    if (!Number.isFinite(n)) return fail(name, v, 'double');
+    if (!Number.isFinite(n)) return failure(name, v, 'double');
     q[name] = n;
   }
   for (const f of q.orderBy) {
@@ -100,7 +122,7 @@ export function parseEventsQuery(params: URLSearchParams): ParseResult {
   }
   const dir = params.get('orderDirection');
   if (dir !== null && dir !== '') {
-    if (dir !== 'asc' && dir !== 'desc') return fail('orderDirection', dir, 'direction (asc or desc)');
+    if (dir !== 'asc' && dir !== 'desc') return failure('orderDirection', dir, 'direction (asc or desc)');
     q.orderDirection = dir;
   }
   return { ok: true, query: q };
@@ -143,7 +165,7 @@ export function filterEvents(events: readonly PmEventDef[], q: EventsQuery): PmE
     if (q.slugs.length && !q.slugs.includes(e.slug)) return false;
     if (q.tagSlug !== undefined && !e.tags.some((t) => t.slug === q.tagSlug)) return false;
     if (cats.length && !cats.includes(e.category.toLowerCase())) return false;
-    if (q.seriesIds.length && !q.seriesIds.includes(e.series.id)) return false;
+    if (q.seriesIds.length && !q.seriesIds.includes(Number(e.series.id))) return false;
     const start = Date.parse(e.startDate);
     const end = Date.parse(e.endDate);
     if (q.startDateMin !== undefined && start < q.startDateMin) return false;

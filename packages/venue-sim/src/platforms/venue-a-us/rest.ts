@@ -1,28 +1,16 @@
 // https://docs.polymarket.us/api-reference/introduction
-import { formatScaled } from '../../core/decimal';
+import { formatScaled, scaledNumber } from '../../core/decimal';
 import { isoMillis } from '../../core/time';
 import type { BookEngine } from '../../book/engine';
 import type { SimHost } from '../platform';
 import { Router } from '../../http/router';
-import { type AuthInput, json, type PlatformErrors, type SimRequest } from '../../http/types';
+import { type AuthInput, json, type SimRequest } from '../../http/types';
 import type { PlatformContext } from '../context';
 import { verifyPmUs } from './auth';
 import type { PmCatalog, PmEventDef, PmMarketDef } from './catalog';
-import { filterEvents, parseEventsQuery } from './events-filter';
-
-/**
- * The 429 body is documented ([V], rate-limits.md). The gateway is a grpc-gateway (protos/gateway/...), so other
- * errors use its `{code, message, details}` shape with gRPC codes ([U]: not documented).
- */
-export const pmUsErrors: PlatformErrors = {
-  notFound: () => json(404, { code: 5, message: 'Not Found', details: [] }),
-  unauthorized: () => json(401, { code: 16, message: 'Unauthorized', details: [] }),
-  rateLimited: () => json(429, { status: 429, message: 'Too Many Requests' }),
-  serverError: (status) => json(status, { code: 13, message: 'Internal Server Error', details: [] }),
-};
-
-const invalid = (message: string) => json(400, { code: 3, message, details: [] });
-const amount = (e3: number) => ({ value: formatScaled(e3, 3), currency: 'USD' });
+import { pmUsAccountRoutes } from './account';
+import { filterEvents, parseEventsQuery, parseListQuery } from './events-filter';
+import { amount, int32, invalid, pmUsErrors } from './wire';
 
 /** A Polymarket US `MarketData` object for a slug, from the live book (shared by REST and the feed). */
 export function marketData(engine: BookEngine, slug: string, lastTs: number | null): Record<string, unknown> {
@@ -49,6 +37,8 @@ export function pmUsHosts(ctx: PlatformContext, catalog: PmCatalog): { pub: SimH
       now: ctx.clock,
     });
 
+  // Ids of events, markets, series and tags are strings on the wire (docs' schemas); polymarket-us 0.1.1 types them
+  // as numbers. The docs win. The SDK's `outcome` (not in the docs' Market) is sent too.
   const marketJson = (m: PmMarketDef) => {
     const book = engine.book('polymarketUs', m.slug);
     const bid = book?.bids.best();
@@ -71,7 +61,7 @@ export function pmUsHosts(ctx: PlatformContext, catalog: PmCatalog): { pub: SimH
       volume: m.volume,
       ...(bid !== undefined ? { bestBidQuote: amount(bid) } : {}),
       ...(ask !== undefined ? { bestAskQuote: amount(ask) } : {}),
-      status: m.closed ? 'MARKET_STATUS_SETTLED' : 'MARKET_STATUS_OPEN',
+      status: m.closed ? 'MARKET_STATUS_RESOLVED' : 'MARKET_STATUS_OPEN',
     };
   };
 
@@ -92,8 +82,8 @@ export function pmUsHosts(ctx: PlatformContext, catalog: PmCatalog): { pub: SimH
     featured: e.featured,
     live: e.live,
     ended: e.ended,
-    liquidity: e.liquidityCents / 100,
-    volume: e.volumeCents / 100,
+    liquidity: scaledNumber(e.liquidityCents, 2),
+    volume: scaledNumber(e.volumeCents, 2),
     category: e.category,
     seriesSlug: e.series.slug,
     series: e.series,
@@ -104,6 +94,7 @@ export function pmUsHosts(ctx: PlatformContext, catalog: PmCatalog): { pub: SimH
   const lastTs = (slug: string) => engine.lastTs('polymarketUs', slug) ?? null;
 
   const pub = new Router();
+  // Events [V]: every filter of the docs and the SDK (events-filter.ts).
   pub.get('/v1/events', (req) => {
     const parsed = parseEventsQuery(req.params);
     if (!parsed.ok) return invalid(parsed.message);
@@ -114,30 +105,45 @@ export function pmUsHosts(ctx: PlatformContext, catalog: PmCatalog): { pub: SimH
     return e ? json(200, { event: eventJson(e) }) : pmUsErrors.notFound(req);
   });
   pub.get('/v1/events/:id', (req) => {
-    const e = catalog.events.find((x) => x.id === req.pathParams.id);
+    const id = int32(req.pathParams.id, 'id');
+    if (typeof id !== 'number') return id;
+    const e = catalog.events.find((x) => Number(x.id) === id);
     return e ? json(200, { event: eventJson(e) }) : pmUsErrors.notFound(req);
   });
+
+  // Markets [V]: the list, and one market by id or slug under the singular `/v1/market/…` (markets-schema.json).
   pub.get('/v1/markets', (req) => {
-    const limit = Number(req.params.get('limit') ?? 20);
-    const offset = Number(req.params.get('offset') ?? 0);
-    if (!Number.isInteger(limit) || !Number.isInteger(offset) || limit < 0 || offset < 0) {
-      return invalid('invalid limit or offset');
-    }
-    let list = catalog.markets;
+    const parsed = parseListQuery(req.params, ['active', 'closed', 'archived'] as const);
+    if (!parsed.ok) return invalid(parsed.message);
+    const { limit, offset, flags } = parsed.query;
+    const ids = req.params.getAll('id');
     const slugs = req.params.getAll('slug');
-    if (slugs.length) list = list.filter((m) => slugs.includes(m.slug));
     const eventSlugs = req.params.getAll('eventSlug');
-    if (eventSlugs.length) list = list.filter((m) => eventSlugs.includes(m.eventSlug));
-    for (const flag of ['active', 'closed'] as const) {
-      const v = req.params.get(flag);
-      if (v === 'true' || v === 'false') list = list.filter((m) => m[flag] === (v === 'true'));
-    }
+    const categories = req.params.getAll('categories').map((c) => c.toLowerCase());
+    const list = catalog.markets.filter(
+      (m) =>
+        (flags.active === undefined || m.active === flags.active) &&
+        (flags.closed === undefined || m.closed === flags.closed) &&
+        (flags.archived === undefined || !flags.archived) &&
+        (ids.length === 0 || ids.includes(m.id)) &&
+        (slugs.length === 0 || slugs.includes(m.slug)) &&
+        (eventSlugs.length === 0 || eventSlugs.includes(m.eventSlug)) &&
+        (categories.length === 0 || categories.includes(m.category.toLowerCase())),
+    );
     return json(200, { markets: list.slice(offset, offset + limit).map(marketJson) });
   });
-  pub.get('/v1/markets/slug/:slug', (req) => {
+  pub.get('/v1/market/id/:id', (req) => {
+    const id = int32(req.pathParams.id, 'id');
+    if (typeof id !== 'number') return id;
+    const m = catalog.markets.find((x) => Number(x.id) === id);
+    return m ? json(200, { market: marketJson(m) }) : pmUsErrors.notFound(req);
+  });
+  pub.get('/v1/market/slug/:slug', (req) => {
     const m = catalog.marketsBySlug.get(req.pathParams.slug as string);
     return m ? json(200, { market: marketJson(m) }) : pmUsErrors.notFound(req);
   });
+  // Book and BBO are wrapped in `marketData` on the wire (docs, GetMarketBookResponse / GetMarketBBOResponse);
+  // polymarket-us 0.1.1 declares the inner objects at the top level. The docs win: SDK users read `.marketData`.
   pub.get('/v1/markets/:slug/book', (req) => {
     const slug = req.pathParams.slug as string;
     if (!catalog.marketsBySlug.has(slug)) return pmUsErrors.notFound(req);
@@ -152,6 +158,7 @@ export function pmUsHosts(ctx: PlatformContext, catalog: PmCatalog): { pub: SimH
     return json(200, {
       marketData: {
         marketSlug: slug,
+        ...(bid !== undefined && ask !== undefined ? { currentPx: amount((bid + ask) / 2) } : {}),
         ...(bid !== undefined ? { bestBid: amount(bid) } : {}),
         ...(ask !== undefined ? { bestAsk: amount(ask) } : {}),
         bidDepth: book?.bids.size ?? 0,
@@ -160,14 +167,37 @@ export function pmUsHosts(ctx: PlatformContext, catalog: PmCatalog): { pub: SimH
       },
     });
   });
-  pub.get('/v1/markets/:id', (req) => {
-    const m = catalog.markets.find((x) => x.id === req.pathParams.id);
-    return m ? json(200, { market: marketJson(m) }) : pmUsErrors.notFound(req);
+  // The docs' `{slug, settlement}` (a decimal number); the SDK declares `{marketSlug, settlementPrice, settledAt}`.
+  // The docs win. 404 until the market has settled [V].
+  pub.get('/v1/markets/:slug/settlement', (req) => {
+    const m = catalog.marketsBySlug.get(req.pathParams.slug as string);
+    if (!m || m.settlement === null)
+      return json(404, { code: 5, message: 'market not found or not settled', details: [] });
+    return json(200, { slug: m.slug, settlement: m.settlement });
   });
-  pub.get('/v1/series', () => json(200, { series: catalog.series }));
-  pub.get('/v1/series/:id', (req) => {
-    const s = catalog.series.find((x) => String(x.id) === req.pathParams.id);
-    return s ? json(200, { series: s }) : pmUsErrors.notFound(req);
+
+  // Series [V]: paged, filtered by slug, status and recurrence; one series under `/v1/series/id/{id}`.
+  pub.get('/v1/series', (req) => {
+    const parsed = parseListQuery(req.params, ['active', 'closed', 'archived'] as const);
+    if (!parsed.ok) return invalid(parsed.message);
+    const { limit, offset, flags } = parsed.query;
+    const slugs = req.params.getAll('slug');
+    const recurrence = req.params.get('recurrence');
+    const list = catalog.series.filter(
+      (x) =>
+        (flags.active === undefined || x.active === flags.active) &&
+        (flags.closed === undefined || x.closed === flags.closed) &&
+        (flags.archived === undefined || x.archived === flags.archived) &&
+        (slugs.length === 0 || slugs.includes(x.slug)) &&
+        (!recurrence || x.recurrence === recurrence),
+    );
+    return json(200, { series: list.slice(offset, offset + limit) });
+  });
+  pub.get('/v1/series/id/:id', (req) => {
+    const id = int32(req.pathParams.id, 'id');
+    if (typeof id !== 'number') return id;
+    const x = catalog.series.find((s) => Number(s.id) === id);
+    return x ? json(200, { series: x }) : pmUsErrors.notFound(req);
   });
   pub.get('/v1/tags', () => json(200, { tags: catalog.tags }));
   pub.get('/v1/search', (req: SimRequest) => {
@@ -175,52 +205,56 @@ export function pmUsHosts(ctx: PlatformContext, catalog: PmCatalog): { pub: SimH
     const events = catalog.events.filter((e) => q === '' || e.title.toLowerCase().includes(q) || e.slug.includes(q));
     return json(200, { events: events.map(eventJson) });
   });
-  // Legacy v1 sports data (sports-legacy-schema.json) [V].
+
+  // Legacy v1 sports (sports-legacy-schema.json) [V]: `Sport{sport, image, resolution, ordering, tags, series,
+  // isOperational, automaticResolution}`. polymarket-us 0.1.1 declares `{id, name, slug, leagues?}`, which the docs'
+  // legacy schema does not have; the docs win.
   pub.get('/v1/sports', () =>
     json(200, {
-      sports: [
-        {
-          id: 1,
-          sport: 'nba',
-          label: 'NBA',
-          seriesId: 1,
-          tags: '1,2',
-          ordering: 'home',
-          resolution: 'https://www.nba.com',
-        },
-        {
-          id: 2,
-          sport: 'nfl',
-          label: 'NFL',
-          seriesId: 4,
-          tags: '1,7',
-          ordering: 'home',
-          resolution: 'https://www.nfl.com',
-        },
-      ],
+      sports: SPORTS.map((x) => ({
+        sport: x.sport,
+        image: `https://polymarket.us/images/sports/${x.sport}.png`,
+        resolution: x.resolution,
+        ordering: 'home',
+        tags: x.tags,
+        series: x.series,
+        isOperational: true,
+        automaticResolution: true,
+      })),
     }),
   );
+  const teamsRequireAuth = opts.assumptions.polymarketUsTeamsRequiresAuth ? 'required' : 'none';
   pub.get(
     '/v1/sports/teams',
     (req) => {
-      const league = req.params.get('filters.league');
-      const limit = Number(req.params.get('limit') ?? 100);
-      const offset = Number(req.params.get('offset') ?? 0);
-      const teams = TEAMS.filter((t) => !league || t.league === league);
-      return json(200, { teams: teams.slice(offset, offset + limit) });
+      const parsed = parseListQuery(req.params, [] as const, 100);
+      if (!parsed.ok) return invalid(parsed.message);
+      const { limit, offset } = parsed.query;
+      const leagues = req.params.getAll('filters.league');
+      const teams = TEAMS.filter((t) => leagues.length === 0 || leagues.includes(t.league));
+      return json(200, { teams: teams.slice(offset, offset + limit).map(teamJson) });
     },
-    opts.assumptions.polymarketUsTeamsRequiresAuth ? 'required' : 'none',
+    teamsRequireAuth,
   );
+  // Teams by provider [V] (`GetSportsTeamsForProviderResponse`): a map keyed by the requested team id, which is the
+  // provider's id when `provider` is given, else ours (the key's meaning is [U]).
+  pub.get('/v1/sports/teams/provider', (req) => {
+    const provider = req.params.get('provider');
+    if (provider !== null && !PROVIDERS.includes(provider)) {
+      return invalid(`parsing field "provider": invalid value "${provider}"`);
+    }
+    const league = req.params.get('league');
+    const wanted = req.params.getAll('teamIds');
+    const key = (t: (typeof TEAMS)[number]) =>
+      provider ? (t.providerIds.find((p) => p.provider === provider)?.providerId ?? '') : t.id;
+    const teams = TEAMS.filter(
+      (t) => (!league || t.league === league) && key(t) !== '' && (wanted.length === 0 || wanted.includes(key(t))),
+    );
+    return json(200, { teams: Object.fromEntries(teams.map((t) => [key(t), teamJson(t)])) });
+  });
 
   const priv = new Router();
-  priv.get('/v1/portfolio/positions', () => json(200, { positions: {}, eof: true }), 'required');
-  priv.get('/v1/portfolio/activities', () => json(200, { activities: [] }), 'required');
-  priv.get(
-    '/v1/account/balances',
-    () => json(200, { balances: [{ currency: 'USD', currentBalance: 1000, buyingPower: 1000 }] }),
-    'required',
-  );
-  priv.get('/v1/orders/open', () => json(200, { orders: [] }), 'required');
+  pmUsAccountRoutes(priv, ctx, catalog);
 
   return {
     pub: {
@@ -238,11 +272,48 @@ export function pmUsHosts(ctx: PlatformContext, catalog: PmCatalog): { pub: SimH
   };
 }
 
-const TEAMS = [
-  { id: 101, name: 'Los Angeles Lakers', abbreviation: 'LAL', league: 'nba', alias: 'Lakers', safeName: 'lakers' },
-  { id: 102, name: 'Boston Celtics', abbreviation: 'BOS', league: 'nba', alias: 'Celtics', safeName: 'celtics' },
-  { id: 103, name: 'New York Knicks', abbreviation: 'NYK', league: 'nba', alias: 'Knicks', safeName: 'knicks' },
-  { id: 104, name: 'Miami Heat', abbreviation: 'MIA', league: 'nba', alias: 'Heat', safeName: 'heat' },
-  { id: 201, name: 'Kansas City Chiefs', abbreviation: 'KC', league: 'nfl', alias: 'Chiefs', safeName: 'chiefs' },
-  { id: 202, name: 'Buffalo Bills', abbreviation: 'BUF', league: 'nfl', alias: 'Bills', safeName: 'bills' },
+/** Legacy sports: `series` and `tags` are comma-separated id strings in the docs' schema. */
+const SPORTS = [
+  { sport: 'nba', resolution: 'https://www.nba.com', tags: '1,2', series: '1' },
+  { sport: 'nfl', resolution: 'https://www.nfl.com', tags: '1,7', series: '4' },
 ];
+
+/** Team providers the docs enumerate for `/v1/sports/teams/provider`. */
+const PROVIDERS = [
+  'PROVIDER_SPORTSDATAIO',
+  'PROVIDER_SPORTRADAR',
+  'PROVIDER_OPTICODDS',
+  'PROVIDER_PANDASCORE',
+  'PROVIDER_INFRONT',
+  'PROVIDER_ENETPULSE',
+  'PROVIDER_UFC',
+];
+
+/** Teams. The docs' `SportsTeam.id` is an int64 string; polymarket-us 0.1.1 types it as a number (the docs win). */
+const TEAMS = [
+  team('101', 'Los Angeles Lakers', 'LAL', 'nba', 'Lakers', 3400),
+  team('102', 'Boston Celtics', 'BOS', 'nba', 'Celtics', 3407),
+  team('103', 'New York Knicks', 'NYK', 'nba', 'Knicks', 3414),
+  team('104', 'Miami Heat', 'MIA', 'nba', 'Heat', 3421),
+  team('201', 'Kansas City Chiefs', 'KC', 'nfl', 'Chiefs', 3428),
+  team('202', 'Buffalo Bills', 'BUF', 'nfl', 'Bills', 3435),
+];
+
+function team(id: string, name: string, abbreviation: string, league: string, alias: string, sportradar: number) {
+  return {
+    id,
+    name,
+    abbreviation,
+    league,
+    alias,
+    safeName: alias.toLowerCase(),
+    // The docs' `SportsTeamProvider` is `{provider, providerId}`; the SDK declares `{provider, id}` (the docs win).
+    providerIds: [{ provider: 'PROVIDER_SPORTRADAR', providerId: `sr:competitor:${sportradar}` }],
+  };
+}
+
+const teamJson = (t: (typeof TEAMS)[number]) => ({
+  ...t,
+  record: '0-0',
+  logo: `https://polymarket.us/images/teams/${t.league}/${t.abbreviation.toLowerCase()}.png`,
+});

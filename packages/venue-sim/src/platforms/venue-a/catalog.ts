@@ -1,6 +1,7 @@
 // https://docs.polymarket.com/developers/gamma-markets-api/overview (events, markets, clobTokenIds)
+import { scaledNumber } from '../../core/decimal';
 import { Rng } from '../../core/rng';
-import { DAY_MS, isoMillis, isoSeconds, monthName, parseDay } from '../../core/time';
+import { DAY_MS, isoDay, isoMillis, isoSeconds, monthName, parseDay } from '../../core/time';
 import type { Instrument } from '../../book/types';
 
 export interface GammaTag {
@@ -8,6 +9,32 @@ export interface GammaTag {
   label: string;
   slug: string;
 }
+
+/** A market's liquidity-rewards programme (CLOB `rewards`, Gamma `rewardsMinSize`/`clobRewards`). */
+export interface MarketRewards {
+  /** Minimum order size that earns rewards, in shares. */
+  minSize: number;
+  /** Maximum distance from the midpoint that earns rewards, in tenths of a cent (35 → 3.5¢). */
+  maxSpreadTenthCents: number;
+  /** USDC paid per day across the market, whole dollars. */
+  dailyRate: number;
+  /** Programme start, `YYYY-MM-DD`. */
+  startDate: string;
+}
+
+/** The collateral every reward is paid in: USDC.e on Polygon [V]. */
+export const USDC_ADDRESS = '0x2791Bca1f2de4661ED88A30C99A7a9449Aa84174';
+
+/** `maxSpreadTenthCents` as the platforms print it: cents, one decimal (35 → 3.5). */
+export const rewardsMaxSpread = (r: MarketRewards): number => scaledNumber(r.maxSpreadTenthCents, 1);
+
+/** The image every Polymarket host shows for a market or event slug. */
+export const polymarketImage = (slug: string): string =>
+  `https://polymarket-upload.s3.us-east-2.amazonaws.com/${slug}.png`;
+
+/** A market's resolution text, as Gamma and the CLOB print it. */
+export const marketDescription = (m: { question: string }): string =>
+  `This market resolves to "Yes" if ${m.question.replace(/\?$/, '').replace(/^Will /, '')}.`;
 
 export interface GammaMarketDef {
   id: string;
@@ -18,6 +45,7 @@ export interface GammaMarketDef {
   /** [YES, NO] ERC-1155 token ids (77-digit decimal strings). */
   tokens: [string, string];
   eventId: string;
+  eventSlug: string;
   groupItemTitle: string;
   /** Initial YES probability in cents. */
   cents: number;
@@ -27,6 +55,14 @@ export interface GammaMarketDef {
   endDate: string;
   active: boolean;
   closed: boolean;
+  /** Part of a negative-risk event (mutually exclusive outcomes settled through the NegRisk adapter). */
+  negRisk: boolean;
+  /** The event's NegRisk market id, `''` unless negRisk. */
+  negRiskMarketId: string;
+  /** The market's NegRisk question (request) id, `''` unless negRisk. */
+  negRiskRequestId: string;
+  /** Liquidity rewards, or null when the market pays none (then it is not a "sampling" market). */
+  rewards: MarketRewards | null;
 }
 
 export interface GammaEventDef {
@@ -41,6 +77,8 @@ export interface GammaEventDef {
   closed: boolean;
   archived: boolean;
   featured: boolean;
+  /** Mutually exclusive outcomes (one market per outcome): every market is negRisk. */
+  negRisk: boolean;
   tags: GammaTag[];
   seriesSlug?: string;
   markets: GammaMarketDef[];
@@ -81,6 +119,10 @@ const NBA_TEAMS = [
 interface Seed {
   slug: string;
   title: string;
+  /** The outcomes exclude each other (Fed decision, champion): a negative-risk event. */
+  negRisk: boolean;
+  /** Liquidity rewards on its markets: [min size, max spread in tenths of a cent, USDC per day], or null. */
+  rewards: [number, number, number] | null;
   tags: GammaTag[];
   seriesSlug?: string;
   end: number;
@@ -97,6 +139,8 @@ function seedFor(kind: number, k: number, day: number): Seed {
       return {
         slug: `fed-decision-in-${month}-${y}`,
         title: `Fed decision in ${monthName(m)}?`,
+        negRisk: true,
+        rewards: [50, 35, 25],
         tags: [tag('economy'), tag('fed-rates')],
         seriesSlug: 'fed-interest-rates',
         end: m,
@@ -122,6 +166,8 @@ function seedFor(kind: number, k: number, day: number): Seed {
       return {
         slug: `bitcoin-above-on-${md}`,
         title: `Bitcoin above ___ on ${monthName(end)} ${new Date(end).getUTCDate()}?`,
+        negRisk: false,
+        rewards: null,
         tags: [tag('crypto'), tag('bitcoin')],
         seriesSlug: 'bitcoin-above',
         end,
@@ -138,6 +184,8 @@ function seedFor(kind: number, k: number, day: number): Seed {
       return {
         slug: `${y}-nba-champion`,
         title: `${y} NBA Champion`,
+        negRisk: true,
+        rewards: [100, 45, 10],
         tags: [tag('sports'), tag('nba')],
         end: Date.UTC(y, 5, 30),
         markets: NBA_TEAMS.map((team, i) => ({
@@ -193,22 +241,27 @@ export function buildPolymarketCatalog(seed: number, catalogDate: string, count:
         closed: false,
         archived: false,
         featured: events.length % 2 === 0,
+        negRisk: s.negRisk,
         tags: s.tags,
         ...(s.seriesSlug ? { seriesSlug: s.seriesSlug } : {}),
         markets: [],
         volumeCents: 0,
         liquidityCents: 0,
       };
+      const negRiskMarketId = s.negRisk ? `0x${new Rng(seed, 'gamma', 'negrisk', s.slug).hex(64)}` : '';
       for (const m of s.markets.slice(0, count - markets.length)) {
         const mr = new Rng(seed, 'gamma', 'market', m.slug);
+        const conditionId = `0x${mr.hex(64)}`;
+        const questionId = `0x${mr.hex(64)}`;
         const def: GammaMarketDef = {
           id: String(marketId++),
           question: m.question,
           slug: m.slug,
-          conditionId: `0x${mr.hex(64)}`,
-          questionId: `0x${mr.hex(64)}`,
+          conditionId,
+          questionId,
           tokens: [mr.decimalDigits(77), mr.decimalDigits(77)],
           eventId: ev.id,
+          eventSlug: ev.slug,
           groupItemTitle: m.item,
           cents: m.cents,
           volumeCents: rng.range(10_000_000, 9_000_000_000),
@@ -217,6 +270,20 @@ export function buildPolymarketCatalog(seed: number, catalogDate: string, count:
           endDate: ev.endDate,
           active: true,
           closed: false,
+          negRisk: s.negRisk,
+          negRiskMarketId,
+          // [3P] a NegRisk market's question id is the NegRisk market id with the outcome index in its last byte.
+          negRiskRequestId: s.negRisk
+            ? `${negRiskMarketId.slice(0, 64)}${ev.markets.length.toString(16).padStart(2, '0')}`
+            : '',
+          rewards: s.rewards
+            ? {
+                minSize: s.rewards[0],
+                maxSpreadTenthCents: s.rewards[1],
+                dailyRate: s.rewards[2],
+                startDate: isoDay(day - 20 * DAY_MS),
+              }
+            : null,
         };
         ev.volumeCents += def.volumeCents;
         ev.liquidityCents += def.liquidityCents;

@@ -1,10 +1,19 @@
 // https://docs.polymarket.com/api-reference/events/list-events (Gamma API)
-import { formatScaled } from '../../core/decimal';
+import { formatScaled, scaledNumber } from '../../core/decimal';
 import type { SimHost } from '../platform';
 import { Router } from '../../http/router';
-import { json, type PlatformErrors, type SimRequest, type SimResponse } from '../../http/types';
+import { json, type PlatformErrors, type SimRequest, type SimResponse, text } from '../../http/types';
 import { type PlatformContext, boolParam, intParam, numberParam } from '../context';
-import type { GammaEventDef, GammaMarketDef, PolymarketCatalog } from './catalog';
+import {
+  type GammaEventDef,
+  type GammaMarketDef,
+  type PolymarketCatalog,
+  USDC_ADDRESS,
+  marketDescription,
+  polymarketImage,
+  rewardsMaxSpread,
+} from './catalog';
+import { livePrices, outcomeMids } from './prices';
 
 /** Gamma's error bodies `{"type": "... error", "error": ...}` [3P] (captured 404s and 422s). */
 export const gammaErrors: PlatformErrors = {
@@ -25,17 +34,12 @@ export function gammaHost(ctx: PlatformContext, catalog: PolymarketCatalog): Sim
   const { engine } = ctx;
   const r = new Router();
 
-  const prices = (m: GammaMarketDef) => {
-    const book = engine.book('clob', m.tokens[0]);
-    const bid = book?.bids.best() ?? m.cents - 1;
-    const ask = book?.asks.best() ?? m.cents + 1;
-    return { bid, ask, mid2: bid + ask };
-  };
+  /** 24 h volume: a thirtieth of the total, in dollars with cents. */
+  const volume24hr = (volumeCents: number) => scaledNumber(Math.floor(volumeCents / 30), 2);
 
   const marketJson = (m: GammaMarketDef) => {
-    const p = prices(m);
-    const yes = formatScaled(p.mid2 * 5, 3);
-    const no = formatScaled(1000 - p.mid2 * 5, 3);
+    const p = livePrices(engine, m);
+    const [yes, no] = outcomeMids(engine, m).map((v) => formatScaled(v, 3));
     return {
       id: m.id,
       question: m.question,
@@ -45,9 +49,9 @@ export function gammaHost(ctx: PlatformContext, catalog: PolymarketCatalog): Sim
       endDate: m.endDate,
       liquidity: formatScaled(m.liquidityCents, 2),
       startDate: m.startDate,
-      image: `https://polymarket-upload.s3.us-east-2.amazonaws.com/${m.slug}.png`,
-      icon: `https://polymarket-upload.s3.us-east-2.amazonaws.com/${m.slug}.png`,
-      description: `This market resolves to "Yes" if ${m.question.replace(/\?$/, '').replace(/^Will /, '')}.`,
+      image: polymarketImage(m.slug),
+      icon: polymarketImage(m.slug),
+      description: marketDescription(m),
       // [V] outcomes, outcomePrices and clobTokenIds are JSON-encoded strings, not arrays.
       outcomes: '["Yes", "No"]',
       outcomePrices: JSON.stringify([yes, no]),
@@ -66,17 +70,39 @@ export function gammaHost(ctx: PlatformContext, catalog: PolymarketCatalog): Sim
       enableOrderBook: true,
       orderPriceMinTickSize: 0.01,
       orderMinSize: 5,
-      volumeNum: m.volumeCents / 100,
-      liquidityNum: m.liquidityCents / 100,
+      volumeNum: scaledNumber(m.volumeCents, 2),
+      liquidityNum: scaledNumber(m.liquidityCents, 2),
+      volume24hr: volume24hr(m.volumeCents),
       endDateIso: m.endDate.slice(0, 10),
       startDateIso: m.startDate.slice(0, 10),
       clobTokenIds: JSON.stringify(m.tokens),
       acceptingOrders: true,
-      negRisk: false,
-      bestBid: p.bid / 100,
-      bestAsk: p.ask / 100,
-      spread: (p.ask - p.bid) / 100,
-      lastTradePrice: p.bid / 100,
+      negRisk: m.negRisk,
+      ...(m.negRisk ? { negRiskMarketID: m.negRiskMarketId, negRiskRequestID: m.negRiskRequestId } : {}),
+      // Not yet proposed for resolution: no UMA status (ccxt reads `umaResolutionStatus` === 'resolved').
+      umaResolutionStatuses: '[]',
+      ...(m.rewards
+        ? {
+            rewardsMinSize: m.rewards.minSize,
+            rewardsMaxSpread: rewardsMaxSpread(m.rewards),
+            clobRewards: [
+              {
+                id: m.id,
+                conditionId: m.conditionId,
+                assetAddress: USDC_ADDRESS,
+                rewardsAmount: 0,
+                rewardsDailyRate: m.rewards.dailyRate,
+                startDate: m.rewards.startDate,
+                endDate: '2500-12-31',
+              },
+            ],
+          }
+        : { rewardsMinSize: 0, rewardsMaxSpread: 0, clobRewards: [] }),
+      // The same figures as the CLOB's book (best bid, best ask, the last trade at the best bid).
+      bestBid: scaledNumber(p.bid, 2),
+      bestAsk: scaledNumber(p.ask, 2),
+      spread: scaledNumber(p.ask - p.bid, 2),
+      lastTradePrice: scaledNumber(p.bid, 2),
     };
   };
 
@@ -90,23 +116,26 @@ export function gammaHost(ctx: PlatformContext, catalog: PolymarketCatalog): Sim
     startDate: e.startDate,
     creationDate: e.createdAt,
     endDate: e.endDate,
-    image: `https://polymarket-upload.s3.us-east-2.amazonaws.com/${e.slug}.png`,
-    icon: `https://polymarket-upload.s3.us-east-2.amazonaws.com/${e.slug}.png`,
+    image: polymarketImage(e.slug),
+    icon: polymarketImage(e.slug),
     active: e.active,
     closed: e.closed,
     archived: e.archived,
     new: false,
     featured: e.featured,
     restricted: true,
-    liquidity: e.liquidityCents / 100,
-    volume: e.volumeCents / 100,
+    liquidity: scaledNumber(e.liquidityCents, 2),
+    volume: scaledNumber(e.volumeCents, 2),
+    volume24hr: volume24hr(e.volumeCents),
     openInterest: 0,
+    category: e.tags[0]?.label ?? '',
     createdAt: e.createdAt,
     updatedAt: e.createdAt,
     competitive: 0.9,
     enableOrderBook: true,
-    liquidityClob: e.liquidityCents / 100,
-    negRisk: e.markets.length > 2,
+    liquidityClob: scaledNumber(e.liquidityCents, 2),
+    negRisk: e.negRisk,
+    ...(e.negRisk && e.markets[0] ? { negRiskMarketID: e.markets[0].negRiskMarketId } : {}),
     commentCount: 0,
     markets: e.markets.map(marketJson),
     tags: e.tags,
@@ -190,6 +219,8 @@ export function gammaHost(ctx: PlatformContext, catalog: PolymarketCatalog): Sim
     return flags;
   };
 
+  // [V] a plain-text health check (ccxt fetchStatus reads the body `OK`).
+  r.get('/status', () => text(200, 'OK'));
   r.get('/events', (req) => {
     const p = listParams(req);
     if ('status' in p) return p;

@@ -1,5 +1,5 @@
 // https://developer.gemini.com/rest-api (market data) and /prediction-markets-spec (events)
-import { formatScaled, formatScaledTrimmed } from '../../core/decimal';
+import { formatScaled, formatScaledTrimmed, scaledNumber } from '../../core/decimal';
 import { Rng } from '../../core/rng';
 import type { Instrument } from '../../book/types';
 import type { SimHost } from '../platform';
@@ -56,6 +56,8 @@ export function geminiHost(ctx: PlatformContext, catalog: GeminiCatalog): SimHos
   };
   const px = (inst: Instrument, p: number) => formatScaled(p, inst.priceDecimals);
 
+  // Every instrument with a book: the spot pairs (BTCUSD, ETHUSD, …) and the prediction contracts (GEMI-…), lower
+  // case [3P]. ccxt builds its spot markets from this list (base/quote by suffix, or from the details below).
   r.get('/v1/symbols', () =>
     json(
       200,
@@ -66,18 +68,19 @@ export function geminiHost(ctx: PlatformContext, catalog: GeminiCatalog): SimHos
     const inst = lookup(req);
     if (!isInst(inst)) return inst;
     const spot = catalog.spot.find((s) => s.symbol === inst.ticker);
+    // [3P] `tick_size` is the quantity increment and `quote_increment` the price tick (both JSON numbers). Only
+    // derivatives carry `product_type`/`contract_type`/`contract_price_currency` (ccxt reads the latter as "this is
+    // a swap"), so spot pairs do not; what the prediction contracts' details hold is [U].
     return json(200, {
       symbol: inst.ticker,
       base_currency: spot?.base ?? inst.ticker,
       quote_currency: 'USD',
-      tick_size: Number(`1e-${inst.qtyDecimals}`),
-      quote_increment: Number(`1e-${inst.priceDecimals}`),
+      tick_size: scaledNumber(1, inst.qtyDecimals),
+      quote_increment: scaledNumber(1, inst.priceDecimals),
       min_order_size: formatScaledTrimmed(1, inst.qtyDecimals),
       status: 'open',
       wrap_enabled: false,
-      product_type: spot ? 'spot' : 'prediction',
-      contract_type: spot ? 'vanilla' : 'binary',
-      contract_price_currency: 'USD',
+      ...(spot ? {} : { product_type: 'prediction', contract_type: 'binary', contract_price_currency: 'USD' }),
     });
   });
   r.get('/v1/pubticker/:symbol', (req) => {
@@ -85,15 +88,15 @@ export function geminiHost(ctx: PlatformContext, catalog: GeminiCatalog): SimHos
     if (!isInst(inst)) return inst;
     const b = best(inst);
     const spot = catalog.spot.find((s) => s.symbol === inst.ticker);
+    // 24 h volume in the base currency, and in USD at the last price (exact: lots × ticks, cut to cents).
+    const baseLots = 12_345_678 * 10 ** Math.max(0, inst.qtyDecimals - 4);
+    const usdCents = (BigInt(baseLots) * BigInt(b.last)) / 10n ** BigInt(inst.qtyDecimals + inst.priceDecimals - 2);
     return json(200, {
       bid: px(inst, b.bid),
       ask: px(inst, b.ask),
       volume: {
-        [spot?.base ?? inst.ticker]: formatScaled(
-          12_345_678 * 10 ** Math.max(0, inst.qtyDecimals - 4),
-          inst.qtyDecimals,
-        ),
-        USD: '104482113.32',
+        [spot?.base ?? inst.ticker]: formatScaled(baseLots, inst.qtyDecimals),
+        USD: formatScaled(Number(usdCents), 2),
         timestamp: ctx.clock(),
       },
       last: px(inst, b.last),
@@ -115,6 +118,21 @@ export function geminiHost(ctx: PlatformContext, catalog: GeminiCatalog): SimHos
       ask: px(inst, b.ask),
     });
   });
+  // [3P] every symbol's last price and its change over 24 h (a fraction, 4 decimals), pairs upper case.
+  r.get('/v1/pricefeed', () =>
+    json(
+      200,
+      [...catalog.bySymbol.values()].map((inst) => {
+        const last = best(inst).last;
+        const open = hourly(inst, last, 24, opts.seed)[0] as number;
+        return {
+          pair: inst.ticker,
+          price: px(inst, last),
+          percentChange24h: formatScaled(Math.round(((last - open) * 10_000) / open), 4),
+        };
+      }),
+    ),
+  );
   r.get('/v1/book/:symbol', (req) => {
     const inst = lookup(req);
     if (!isInst(inst)) return inst;

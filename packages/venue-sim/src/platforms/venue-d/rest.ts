@@ -1,5 +1,5 @@
 // https://docs.cdp.coinbase.com/exchange/reference (Exchange REST: products, currencies, time, private)
-import { formatScaled } from '../../core/decimal';
+import { formatScaled, scaledNumber } from '../../core/decimal';
 import { Rng } from '../../core/rng';
 import { isoMillis } from '../../core/time';
 import type { SimHost } from '../platform';
@@ -63,9 +63,22 @@ export function coinbaseHost(ctx: PlatformContext, catalog: CoinbaseCatalog): Si
         crypto_address_link: '',
         crypto_transaction_link: '',
         push_payment_methods: c.type === 'crypto' ? ['crypto'] : ['bank_wire'],
+        min_withdrawal_amount: Number(c.minWithdrawal),
+        max_withdrawal_amount: Number(c.maxWithdrawal),
       },
       default_network: c.network,
-      supported_networks: c.network ? [{ id: c.network, name: c.network, status: 'online' }] : [],
+      supported_networks: c.network
+        ? [
+            {
+              id: c.network,
+              name: c.network,
+              status: 'online',
+              contract_address: '',
+              min_withdrawal_amount: Number(c.minWithdrawal),
+              max_withdrawal_amount: Number(c.maxWithdrawal),
+            },
+          ]
+        : [],
     })),
   );
 
@@ -118,6 +131,29 @@ export function coinbaseHost(ctx: PlatformContext, catalog: CoinbaseCatalog): Si
       time: isoMillis(ctx.clock()),
     });
   });
+  /**
+   * Candles of `g` seconds, newest first, the newest ending at the live price: `[time, low, high, open, close,
+   * volume]` in cents and 0.01 units. One seeded walk per product and granularity, so a window is a slice of it.
+   */
+  const candles = (p: CoinbaseProduct, g: number, fromSec: number, toSec: number) => {
+    const rng = new Rng(opts.seed, 'coinbase', 'candles', p.id, String(g));
+    const newest = Math.floor(ctx.clock() / 1000 / g) * g;
+    // The walk starts now; a window further back than 100 000 candles has none.
+    if ((newest - fromSec) / g > 100_000) return [];
+    let close = mid(p).last;
+    const rows: number[][] = [];
+    for (let t = newest; t >= fromSec; t -= g) {
+      const open = close + rng.range(-40, 40);
+      const high = Math.max(open, close) + rng.range(0, 20);
+      const low = Math.min(open, close) - rng.range(0, 20);
+      const volume = rng.range(1, 50_000);
+      if (t <= toSec) rows.push([t, low, high, open, close, volume]);
+      close = open;
+    }
+    return rows;
+  };
+  const price = (cents: number) => scaledNumber(cents, 2);
+
   r.get('/products/:id/candles', (req) => {
     const p = product(req);
     if (!p) return coinbaseErrors.notFound(req);
@@ -125,22 +161,51 @@ export function coinbaseHost(ctx: PlatformContext, catalog: CoinbaseCatalog): Si
     if (!GRANULARITIES.includes(g)) {
       return json(400, { message: 'Unsupported granularity. Must be one of 60, 300, 900, 3600, 21600, 86400' });
     }
-    const rng = new Rng(opts.seed, 'coinbase', 'candles', p.id, String(g));
+    // [3P] `start` and `end` (ISO 8601) together, at most 300 candles; without them the latest 300.
+    const startParam = req.params.get('start');
     const endParam = req.params.get('end');
-    const end = endParam ? Date.parse(endParam) : ctx.clock();
-    if (Number.isNaN(end)) return json(400, { message: 'Invalid end' });
-    let close = mid(p).last;
-    const start = Math.floor(end / 1000 / g) * g;
-    // [[time, low, high, open, close, volume], ...] newest first, JSON numbers.
-    const rows: number[][] = [];
-    for (let i = 0; i < 300; i++) {
-      const open = close + rng.range(-40, 40);
-      const high = Math.max(open, close) + rng.range(0, 20);
-      const low = Math.min(open, close) - rng.range(0, 20);
-      rows.push([start - i * g, low / 100, high / 100, open / 100, close / 100, rng.range(1, 50_000) / 100]);
-      close = open;
+    const nowSec = Math.floor(ctx.clock() / 1000);
+    const end = endParam ? Date.parse(endParam) / 1000 : nowSec;
+    const start = startParam ? Date.parse(startParam) / 1000 : Math.floor(nowSec / g) * g - 299 * g;
+    if (Number.isNaN(start) || Number.isNaN(end)) return json(400, { message: 'Invalid start or end' });
+    if (end < start) return json(400, { message: 'start must be before end' });
+    if ((end - start) / g > 300) {
+      return json(400, {
+        message: 'granularity too small for the requested time range. Count of aggregations requested exceeds 300',
+      });
     }
-    return json(200, rows);
+    // JSON numbers, as the platform sends them [3P].
+    return json(
+      200,
+      candles(p, g, Math.ceil(start / g) * g, Math.min(end, nowSec)).map(([t, lo, hi, o, c, v]) => [
+        t,
+        price(lo as number),
+        price(hi as number),
+        price(o as number),
+        price(c as number),
+        scaledNumber(v as number, 2),
+      ]),
+    );
+  });
+  // Undocumented, read by ccxt's fetchTickers [3P]: per product, the last 24 hourly candles newest first,
+  // `[time, low, high, open, close]` (the candles' first five columns).
+  r.get('/products/spark-lines', () => {
+    const nowSec = Math.floor(ctx.clock() / 1000);
+    return json(
+      200,
+      Object.fromEntries(
+        catalog.products.map((p) => [
+          p.id,
+          candles(p, 3600, Math.floor(nowSec / 3600) * 3600 - 23 * 3600, nowSec).map(([t, lo, hi, o, c]) => [
+            t,
+            price(lo as number),
+            price(hi as number),
+            price(o as number),
+            price(c as number),
+          ]),
+        ]),
+      ),
+    );
   });
   r.get('/products/:id/stats', (req) => {
     const p = product(req);
