@@ -81,9 +81,20 @@ describe('DeclaredTypes.check against a fixture declaration', () => {
     assert.deepEqual(messages(check(book, value)), [
       '$.extra.note: missing (declared string)',
       '$.byToken.t2: expected number, got string "2"',
-      '$.candle: expected [number, number, (string | undefined)?] (3 elements), got 4',
+      '$.candle[1]: expected number, got string "x"',
       '$.when: expected a timestamp, got string "yesterday"',
     ]);
+  });
+
+  it('requires a tuple’s required elements and accepts elements beyond the declared ones', () => {
+    assert.deepEqual(messages(check(book, { ...validBook(), candle: [1] })), [
+      '$.candle: expected [number, number, (string | undefined)?] (at least 2 elements), got 1',
+    ]);
+    assert.deepEqual(check(book, { ...validBook(), candle: [1, 2, 'c', 4, 5] }), []);
+  });
+
+  it('accepts any answer for a result declared void', () => {
+    assert.deepEqual(check({ module: fixture, path: ['Client', 'refresh()'] }, { refreshed: true }), []);
   });
 
   it('rejects an array where an object is declared and an object where an array is', () => {

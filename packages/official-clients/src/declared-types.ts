@@ -1,6 +1,5 @@
 // The libraries' own declarations as the judge of a response: a JSON value is checked against the TypeScript type
 // a library declares for a method's result, read from the library's .d.ts files with the compiler API.
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import ts from 'typescript';
 
@@ -23,8 +22,6 @@ export interface Problem {
 }
 
 const MAX_PROBLEMS = 50;
-
-const require = createRequire(import.meta.url);
 
 export class DeclaredTypes {
   private readonly program: ts.Program;
@@ -127,7 +124,9 @@ export class DeclaredTypes {
       return;
     }
     if (flags & ts.TypeFlags.Never) return void fail(`nothing is allowed here, got ${show(value)}`);
-    if (flags & (ts.TypeFlags.Undefined | ts.TypeFlags.Void)) {
+    // `void`: a result the library tells its users not to use; whatever the platform answered is fine.
+    if (flags & ts.TypeFlags.Void) return;
+    if (flags & ts.TypeFlags.Undefined) {
       if (value !== undefined) fail(`expected no value, got ${show(value)}`);
       return;
     }
@@ -239,16 +238,18 @@ export class DeclaredTypes {
       return void problems.push({ at, message: `expected ${this.describe(type)}, got ${show(value)}` });
     const elements = this.checker.getTypeArguments(type);
     const { minLength, elementFlags } = type.target;
-    const hasRest = elementFlags.some((f) => f & ts.ElementFlags.Variable);
-    if (value.length < minLength || (!hasRest && value.length > elements.length)) {
+    if (value.length < minLength) {
       problems.push({
         at,
-        message: `expected ${this.describe(type)} (${elements.length} elements), got ${value.length}`,
+        message: `expected ${this.describe(type)} (at least ${minLength} elements), got ${value.length}`,
       });
       return;
     }
+    // Elements beyond the declared ones are accepted, as properties beyond the declared ones are: code written
+    // against the declaration never reads them (ccxt declares `[price, amount]` and adds an order count).
+    const variadic = elementFlags.findIndex((f) => (f & ts.ElementFlags.Variable) !== 0);
     value.forEach((item, i) => {
-      const index = Math.min(i, elements.length - 1);
+      const index = variadic >= 0 && i >= variadic ? variadic : i;
       const element = elements[index];
       if (element) this.visit(element, item, `${at}[${i}]`, problems);
     });
@@ -262,15 +263,22 @@ function entryKey(ref: TypeRef): string {
 /** The declaration file TypeScript would use for an import of the module from this package (ESM, `types` first). */
 function resolveDeclarationFile(ref: TypeRef, options: ts.CompilerOptions): string {
   if (path.isAbsolute(ref.module)) return ref.module;
-  if (ref.file) {
-    const root = path.dirname(require.resolve(`${ref.module}/package.json`, { paths: [import.meta.dirname] }));
-    return path.join(root, ref.file);
-  }
   const from = path.join(import.meta.dirname, 'declared-types.ts');
   const resolved = ts.resolveModuleName(ref.module, from, options, ts.sys, undefined, undefined, ts.ModuleKind.ESNext);
   const file = resolved.resolvedModule?.resolvedFileName;
   if (!file || !/\.d\.[cm]?ts$/.test(file)) throw new Error(`no declaration file found for ${ref.module}`);
-  return file;
+  if (!ref.file) return file;
+  // A file of the package: from the package's root (the folder of its package.json, above its entry).
+  for (let dir = path.dirname(file); dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    const manifest = path.join(dir, 'package.json');
+    if (
+      ts.sys.fileExists(manifest) &&
+      (JSON.parse(ts.sys.readFile(manifest) ?? '{}') as { name?: string }).name === ref.module
+    ) {
+      return path.join(dir, ref.file);
+    }
+  }
+  throw new Error(`no package root found for ${ref.module}`);
 }
 
 function acceptsUndefined(type: ts.Type): boolean {
