@@ -201,6 +201,11 @@ async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   }
 }
 
+/** A shape of documented.d.ts (the platforms' documented answers, where the libraries declare none or contradict). */
+export function documented(name: string): TypeRef {
+  return { module: new URL('./documented.d.ts', import.meta.url).pathname, path: [name] };
+}
+
 /** Reasons for `notCalled`, shared by the tables. */
 export const CHANGES_STATE = 'changes state (creates, amends, cancels or deletes)';
 export const LOCAL = "no request: computed locally, or the client's own plumbing";

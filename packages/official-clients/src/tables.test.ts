@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ClobClient } from '@polymarket/clob-client';
 import ccxt from 'ccxt';
+import * as kalshi from 'kalshi-typescript';
 import { PolymarketUS } from 'polymarket-us';
 import { DeclaredTypes } from './declared-types.ts';
 import type { LibrarySpec } from './harness.ts';
@@ -57,6 +58,13 @@ describe('the contract tables', () => {
       for (const [method, reason] of Object.entries(lib.notCalled)) assert.ok(reason.length > 10, method);
     });
   }
+
+  it('kalshi-typescript: the tables cover all of its API classes', () => {
+    const exported = Object.keys(kalshi).filter(
+      (n) => /^[A-Z]\w*Api$/.test(n) && typeof kalshi[n as keyof typeof kalshi] === 'function',
+    );
+    assert.deepEqual(exported.sort(), Object.keys(KALSHI_API_CLASSES).sort());
+  });
 
   it('kalshi-typescript: the 78 GET operations are called, the 36 that change state are not', () => {
     const kalshi = LIBRARIES.find((l) => l.label === 'kalshi-typescript');

@@ -7,6 +7,7 @@ import type { Catalogue } from '../catalogue.ts';
 import {
   all,
   at,
+  documented,
   nonEmpty,
   present,
   type Access,
@@ -41,11 +42,11 @@ const NONE = 'none-in-this-account';
  * ccxt's market without `symbol` (documented.d.ts), so that the rest of the declaration still counts.
  */
 const PREDICTION_MARKETS = {
-  type: { module: new URL('../documented.d.ts', import.meta.url).pathname, path: ['CcxtPredictionMarkets'] },
+  type: documented('CcxtPredictionMarkets'),
   typeNote: 'ccxt declares Market[], its prediction classes return markets keyed by `market`, without `symbol`',
 };
 const PREDICTION_MARKET_MAP = {
-  type: { module: new URL('../documented.d.ts', import.meta.url).pathname, path: ['CcxtPredictionMarketMap'] },
+  type: documented('CcxtPredictionMarketMap'),
   typeNote: PREDICTION_MARKETS.typeNote,
 };
 

@@ -3,11 +3,17 @@
 import { randomBytes } from 'node:crypto';
 import { AssetType, Chain, ClobClient, Side } from '@polymarket/clob-client';
 import type { Catalogue } from '../catalogue.ts';
-import type { TypeRef } from '../declared-types.ts';
-import { CHANGES_STATE, LOCAL, nonEmpty, present, type Access, type LibrarySpec, type MethodSpec } from '../harness.ts';
+import {
+  CHANGES_STATE,
+  documented,
+  LOCAL,
+  nonEmpty,
+  present,
+  type Access,
+  type LibrarySpec,
+  type MethodSpec,
+} from '../harness.ts';
 
-const DOCUMENTED = new URL('../documented.d.ts', import.meta.url).pathname;
-const documented = (name: string): TypeRef => ({ module: DOCUMENTED, path: [name] });
 const UNTYPED = 'clob-client declares `any`; the shape of the Polymarket docs';
 
 type P = Catalogue['polymarket'];
@@ -53,32 +59,28 @@ const byToken = (value: unknown, c: Catalogue) => {
     : [`answers for ${keys.length} tokens; asked for both of the market's`];
 };
 
+/** A page of markets: clob-client declares `data: any[]`; checked as the docs' market (simplified market). */
+const MARKETS_PAGE = {
+  type: documented('ClobMarketsPage'),
+  typeNote: 'clob-client declares `data: any[]`; the market of the Polymarket docs',
+  expect: nonEmpty('data'),
+};
+const SIMPLIFIED_PAGE = {
+  type: documented('ClobSimplifiedMarketsPage'),
+  typeNote: 'clob-client declares `data: any[]`; the simplified market of the Polymarket docs',
+  expect: nonEmpty('data'),
+};
+
 const NONE = '0x0000000000000000000000000000000000000000000000000000000000000000';
 
 export const CLOB_METHODS: readonly MethodSpec<ClobClient>[] = [
   // Public market data.
   read('getOk', 'public', (c) => c.getOk()),
   read('getServerTime', 'public', (c) => c.getServerTime()),
-  read('getSamplingSimplifiedMarkets', 'public', (c) => c.getSamplingSimplifiedMarkets(), {
-    type: documented('ClobSimplifiedMarketsPage'),
-    typeNote: 'clob-client declares `data: any[]`; the simplified market of the Polymarket docs',
-    expect: nonEmpty('data'),
-  }),
-  read('getSamplingMarkets', 'public', (c) => c.getSamplingMarkets(), {
-    type: documented('ClobMarketsPage'),
-    typeNote: 'clob-client declares `data: any[]`; the market of the Polymarket docs',
-    expect: nonEmpty('data'),
-  }),
-  read('getSimplifiedMarkets', 'public', (c) => c.getSimplifiedMarkets(), {
-    type: documented('ClobSimplifiedMarketsPage'),
-    typeNote: 'clob-client declares `data: any[]`; the simplified market of the Polymarket docs',
-    expect: nonEmpty('data'),
-  }),
-  read('getMarkets', 'public', (c) => c.getMarkets(), {
-    type: documented('ClobMarketsPage'),
-    typeNote: 'clob-client declares `data: any[]`; the market of the Polymarket docs',
-    expect: nonEmpty('data'),
-  }),
+  read('getSamplingSimplifiedMarkets', 'public', (c) => c.getSamplingSimplifiedMarkets(), SIMPLIFIED_PAGE),
+  read('getSamplingMarkets', 'public', (c) => c.getSamplingMarkets(), MARKETS_PAGE),
+  read('getSimplifiedMarkets', 'public', (c) => c.getSimplifiedMarkets(), SIMPLIFIED_PAGE),
+  read('getMarkets', 'public', (c) => c.getMarkets(), MARKETS_PAGE),
   read('getMarket', 'public', (c, p) => c.getMarket(p.conditionId), {
     type: documented('ClobMarket'),
     typeNote: UNTYPED,

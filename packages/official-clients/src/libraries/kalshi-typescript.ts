@@ -1,55 +1,42 @@
 // kalshi-typescript 3.30.0 (Kalshi's generated OpenAPI client): its 78 GET operations, every class.
 import { createRequire } from 'node:module';
 import type { AxiosResponse } from 'axios';
-import {
-  AccountApi,
-  ApiKeysApi,
-  CommunicationsApi,
-  Configuration,
-  EventsApi,
-  ExchangeApi,
-  FcmApi,
-  HistoricalApi,
-  IncentiveProgramsApi,
-  LiveDataApi,
-  MarketApi,
-  MilestoneApi,
-  MultivariateApi,
-  OrderGroupsApi,
-  OrdersApi,
-  PortfolioApi,
-  SearchApi,
-  StructuredTargetsApi,
-} from 'kalshi-typescript';
+import * as kalshi from 'kalshi-typescript';
 import type { Catalogue } from '../catalogue.ts';
 import { at, CHANGES_STATE, nonEmpty, type Access, type LibrarySpec, type MethodSpec } from '../harness.ts';
 
-export const KALSHI_API_CLASSES = {
-  AccountApi,
-  ApiKeysApi,
-  CommunicationsApi,
-  EventsApi,
-  ExchangeApi,
-  FcmApi,
-  HistoricalApi,
-  IncentiveProgramsApi,
-  LiveDataApi,
-  MarketApi,
-  MilestoneApi,
-  MultivariateApi,
-  OrderGroupsApi,
-  OrdersApi,
-  PortfolioApi,
-  SearchApi,
-  StructuredTargetsApi,
-} as const;
+/** kalshi-typescript's API classes (tables.test.ts checks that the package exports no other). */
+export const KALSHI_API_NAMES = [
+  'AccountApi',
+  'ApiKeysApi',
+  'CommunicationsApi',
+  'EventsApi',
+  'ExchangeApi',
+  'FcmApi',
+  'HistoricalApi',
+  'IncentiveProgramsApi',
+  'LiveDataApi',
+  'MarketApi',
+  'MilestoneApi',
+  'MultivariateApi',
+  'OrderGroupsApi',
+  'OrdersApi',
+  'PortfolioApi',
+  'SearchApi',
+  'StructuredTargetsApi',
+] as const;
+
+type ApiName = (typeof KALSHI_API_NAMES)[number];
+export const KALSHI_API_CLASSES = Object.fromEntries(KALSHI_API_NAMES.map((n) => [n, kalshi[n]])) as {
+  [K in ApiName]: (typeof kalshi)[K];
+};
 
 export type KalshiApis = { [K in keyof typeof KALSHI_API_CLASSES]: InstanceType<(typeof KALSHI_API_CLASSES)[K]> };
 
 type K = Catalogue['kalshi'];
 
 /** The axios the library itself loads (its CommonJS build), for an instance of the library's own. */
-type LibraryAxios = NonNullable<ConstructorParameters<typeof MarketApi>[2]>;
+type LibraryAxios = NonNullable<ConstructorParameters<typeof kalshi.MarketApi>[2]>;
 const axios = createRequire(import.meta.url)('axios') as { create(): LibraryAxios };
 
 /** One operation: `Class.method`, called with the catalogue; the value checked is the response body. */
@@ -323,13 +310,13 @@ export const kalshiTypescript: LibrarySpec<KalshiApis> = {
   client(mode, env) {
     const configuration =
       mode === 'direct'
-        ? new Configuration({
+        ? new kalshi.Configuration({
             basePath: env.sim.urls['venue-b'],
             apiKey: env.sim.credentials.kalshi.accessKey,
             privateKeyPem: env.sim.credentials.kalshi.privateKeyPem,
           })
         : // Through the gateway: its path prefix, the depthgate key as a header, no Kalshi credentials at all.
-          new Configuration({
+          new kalshi.Configuration({
             basePath: `${env.gateway.url}/api/v1/venue-b`,
             baseOptions: { headers: { 'X-API-Key': env.gateway.key } },
           });

@@ -4,9 +4,9 @@ import dns from 'node:dns';
 import { PolymarketUS } from 'polymarket-us';
 import { Agent, getGlobalDispatcher, setGlobalDispatcher, type Dispatcher } from 'undici';
 import type { Catalogue } from '../catalogue.ts';
-import type { TypeRef } from '../declared-types.ts';
 import {
   CHANGES_STATE,
+  documented,
   nonEmpty,
   type Access,
   type GatewayAccess,
@@ -14,9 +14,9 @@ import {
   type MethodSpec,
 } from '../harness.ts';
 
-const DOCUMENTED = new URL('../documented.d.ts', import.meta.url).pathname;
-const documented = (name: string): TypeRef => ({ module: DOCUMENTED, path: [name] });
 const STRING_IDS = 'polymarket-us declares numeric ids (and a market `outcome`); the docs: string ids, no `outcome`';
+/** The docs' shape where the SDK's differs only in its ids (and a market's `outcome`). */
+const withStringIds = (shape: string) => ({ type: documented(shape), typeNote: STRING_IDS });
 
 type U = Catalogue['polymarketUs'];
 
@@ -31,32 +31,33 @@ function read(
 
 export const POLYMARKET_US_METHODS: readonly MethodSpec<PolymarketUS>[] = [
   read('events.list', 'public', (c) => c.events.list({ limit: 10 }), {
-    type: documented('UsEventsResponse'),
-    typeNote: STRING_IDS,
+    ...withStringIds('UsEventsResponse'),
     expect: nonEmpty('events'),
   }),
   // The SDK takes numeric ids (the path parameter is an int32); the docs' ids are the same numbers as strings.
-  read('events.retrieve', 'public', (c, u) => c.events.retrieve(Number(u.eventId)), {
-    type: documented('UsEventResponse'),
-    typeNote: STRING_IDS,
-  }),
-  read('events.retrieveBySlug', 'public', (c, u) => c.events.retrieveBySlug(u.eventSlug), {
-    type: documented('UsEventResponse'),
-    typeNote: STRING_IDS,
-  }),
+  read('events.retrieve', 'public', (c, u) => c.events.retrieve(Number(u.eventId)), withStringIds('UsEventResponse')),
+  read(
+    'events.retrieveBySlug',
+    'public',
+    (c, u) => c.events.retrieveBySlug(u.eventSlug),
+    withStringIds('UsEventResponse'),
+  ),
   read('markets.list', 'public', (c) => c.markets.list({ limit: 10 }), {
-    type: documented('UsMarketsResponse'),
-    typeNote: STRING_IDS,
+    ...withStringIds('UsMarketsResponse'),
     expect: nonEmpty('markets'),
   }),
-  read('markets.retrieve', 'public', (c, u) => c.markets.retrieve(Number(u.marketId)), {
-    type: documented('UsMarketResponse'),
-    typeNote: STRING_IDS,
-  }),
-  read('markets.retrieveBySlug', 'public', (c, u) => c.markets.retrieveBySlug(u.slug), {
-    type: documented('UsMarketResponse'),
-    typeNote: STRING_IDS,
-  }),
+  read(
+    'markets.retrieve',
+    'public',
+    (c, u) => c.markets.retrieve(Number(u.marketId)),
+    withStringIds('UsMarketResponse'),
+  ),
+  read(
+    'markets.retrieveBySlug',
+    'public',
+    (c, u) => c.markets.retrieveBySlug(u.slug),
+    withStringIds('UsMarketResponse'),
+  ),
   read('markets.book', 'public', (c, u) => c.markets.book(u.slug), {
     type: documented('UsBookResponse'),
     typeNote: 'polymarket-us declares the book at the top level; the docs (and the platform) wrap it in `marketData`',
@@ -71,8 +72,7 @@ export const POLYMARKET_US_METHODS: readonly MethodSpec<PolymarketUS>[] = [
     typeNote: 'polymarket-us declares `{marketSlug, settlementPrice, settledAt}`; the docs `{slug, settlement}`',
   }),
   read('search.query', 'public', (c, u) => c.search.query({ query: u.searchText, limit: 5 }), {
-    type: documented('UsSearchResponse'),
-    typeNote: STRING_IDS,
+    ...withStringIds('UsSearchResponse'),
     expect: nonEmpty('events'),
   }),
   read('series.list', 'public', (c) => c.series.list({ limit: 10 }), { expect: nonEmpty('series') }),
