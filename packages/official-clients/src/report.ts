@@ -90,7 +90,13 @@ export function renderReport(libraries: readonly LibrarySpec<unknown>[], results
       out.push('');
       out.push('Exceptions:');
       out.push('');
-      for (const m of exceptions) out.push(`- \`${m.name}\`: ${m.exception ?? ''}`);
+      for (const m of exceptions) {
+        const seen = MODES.map((mode) => {
+          const r = find(lib.label, m.name, mode);
+          return `${mode}: ${escape(r?.problems.slice(0, 2).join('; ') || 'passed')}`;
+        });
+        out.push(`- \`${m.name}\`: ${m.exception ?? ''}. Seen: ${seen.join('; ')}`);
+      }
     }
     const byReason = new Map<string, string[]>();
     for (const [method, reason] of Object.entries(lib.notCalled))

@@ -190,11 +190,26 @@ export const gemini: LibrarySpec<Gemini> = {
     );
   },
   methods: [
-    method('fetchCurrencies', 'public', (x) => x.fetchCurrencies({ webApiEnable: true, webApiRetries: 1 }), {
-      expect: nonEmpty(''),
-      exception:
-        'ccxt reads currencies from the HTML of the exchange.gemini.com web page (`="currencyData">` in a script tag), not from a Gemini API; depthgate is an API gateway and the simulator serves APIs',
-    }),
+    // What a user with ccxt's defaults gets (the web page read, once here rather than five times), then the
+    // client's setting back for the other calls.
+    method(
+      'fetchCurrencies',
+      'public',
+      async (x) => {
+        const saved = x.options.fetchCurrencies as unknown;
+        x.options.fetchCurrencies = { webApiEnable: true, webApiRetries: 1 };
+        try {
+          return await x.fetchCurrencies();
+        } finally {
+          x.options.fetchCurrencies = saved;
+        }
+      },
+      {
+        expect: nonEmpty(''),
+        exception:
+          'ccxt reads currencies from the HTML of the exchange.gemini.com web page (`="currencyData">` in a script tag), not from a Gemini API; depthgate is an API gateway and the simulator serves APIs',
+      },
+    ),
     method('fetchMarkets', 'public', (x) => x.fetchMarkets(), {
       typeNote: GEMINI_SPOT_ONLY,
       select: (v) => (Array.isArray(v) ? v.filter((m) => !isContract(m)) : v),
