@@ -31,6 +31,8 @@ const common = {
   moduleNameMapper,
   moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
   roots: ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/bench'],
+  // The official-clients contract suite runs under `node --test` (packages/official-clients/README.md).
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/packages/official-clients/'],
   modulePathIgnorePatterns: ['<rootDir>/.*/dist/'],
 };
 
@@ -41,13 +43,12 @@ module.exports = {
       ...common,
       displayName: 'unit',
       testMatch: ['**/src/**/*.test.ts'],
-      testPathIgnorePatterns: ['/node_modules/', '\\.int\\.test\\.ts$'],
+      testPathIgnorePatterns: [...common.testPathIgnorePatterns, '\\.int\\.test\\.ts$'],
     },
     {
       ...common,
       displayName: 'integration',
       testMatch: ['**/src/**/*.int.test.ts'],
-      testPathIgnorePatterns: ['/node_modules/'],
       setupFilesAfterEnv: ['<rootDir>/jest.integration-setup.js'],
     },
   ],
