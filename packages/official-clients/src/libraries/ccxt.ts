@@ -318,11 +318,10 @@ export const predictionKalshi: LibrarySpec<Kalshi> = {
 // prediction.polymarket -----------------------------------------------------------------------------------------
 
 /**
- * Where ccxt's `data` group (Polymarket's Data API: `/oi`, `/trades`, `/positions`) goes through the gateway. The
- * gateway reaches that host only through its own spec routes under venue-a-clob (`markets/{id}/open-interest`, …),
- * not at the raw paths ccxt builds: these calls show whether it can.
+ * Where ccxt's `data` group (Polymarket's Data API: `/oi`, `/trades`, `/positions`) goes through the gateway: the
+ * gateway serves that host as a whole under `venue-a-clob/data-api/` for clients that take its base URL.
  */
-const dataThroughGateway = (env: Env) => gatewayBase(env, 'venue-a-clob');
+const dataThroughGateway = (env: Env) => `${gatewayBase(env, 'venue-a-clob')}/data-api`;
 
 export const predictionPolymarket: LibrarySpec<Polymarket> = {
   label: 'ccxt prediction.polymarket',
