@@ -7,7 +7,7 @@ const MINUTE_MS = 60_000;
 const TICK = 100;
 const MIN_PRICE = 100;
 const MAX_PRICE = 9900;
-/** The seeded path wanders at most this far from its anchor (15 cents). */
+/** The seeded path wanders at most this far from its anchor (15 cents), less where a price bound is nearer. */
 const MAX_SWING = 1500;
 /** Scales (minutes) of the value noise behind the seeded path, and their weights (out of 10). */
 const SCALES = [30, 360, 4320] as const;
@@ -56,13 +56,14 @@ interface Series extends TapeMarket {
   key: number;
   /** Open interest as a share (percent) of the volume traded so far. */
   oiPercent: number;
-  swingTicks: number;
+  /** How far (ticks) the path may go up and down from the anchor. */
+  upTicks: number;
+  downTicks: number;
   anchorNoise: number;
   /** Recorded live minute bars: minutes ascending, 8 values per bar (bid o/h/l/c, ask o/h/l/c). */
   minutes: number[];
   bars: number[];
-  /** Volume (1e-2 contracts) per epoch day, and prefix sums from the opening day. */
-  dayVolume: Map<number, number>;
+  /** Volume (1e-2 contracts) of the days from the opening day: prefix[i] = days openDay … openDay + i − 1. */
   prefix: number[];
 }
 
@@ -80,16 +81,15 @@ export class KalshiTape {
   constructor(seed: number, markets: readonly TapeMarket[]) {
     for (const m of markets) {
       const key = new Rng(seed, 'kalshi', 'tape', m.ticker).next();
-      const swing = Math.min(MAX_SWING, m.anchor.bid - MIN_PRICE, MAX_PRICE - m.anchor.ask);
       const s: Series = {
         ...m,
         key,
         oiPercent: 20 + (hash32(key, 1) % 41),
-        swingTicks: Math.max(0, Math.floor(swing / TICK)),
+        upTicks: Math.max(0, Math.floor(Math.min(MAX_SWING, MAX_PRICE - m.anchor.ask) / TICK)),
+        downTicks: Math.max(0, Math.floor(Math.min(MAX_SWING, m.anchor.bid - MIN_PRICE) / TICK)),
         anchorNoise: 0,
         minutes: [],
         bars: [],
-        dayVolume: new Map(),
         prefix: [],
       };
       s.anchorNoise = noise(key, m.anchorMinute);
@@ -176,8 +176,10 @@ export class KalshiTape {
     return { bid: b.bid[3], ask: b.ask[3] };
   }
 
+  /** The anchor moved by the noise's change since the anchor minute, scaled to the room above or below it. */
   private pathQuote(s: Series, minute: number): Quote {
-    const delta = Math.round((s.swingTicks * (noise(s.key, minute) - s.anchorNoise)) / 2000) * TICK;
+    const change = noise(s.key, minute) - s.anchorNoise;
+    const delta = Math.round(((change > 0 ? s.upTicks : s.downTicks) * change) / 2000) * TICK;
     return { bid: s.anchor.bid + delta, ask: s.anchor.ask + delta };
   }
 
@@ -209,22 +211,23 @@ export class KalshiTape {
   }
 
   private drawDay(s: Series, day: number): TapeTrade[] {
-    const from = day * DAY_MS;
-    if (from + DAY_MS <= s.openMs || from >= s.endMs) return [];
-    const n = 24 + (hash32(s.key, 10, day) % 97);
     const out: TapeTrade[] = [];
-    for (let i = 0; i < n; i++) {
-      const ts = from + (hash32(s.key, 11, day, i) % DAY_MS);
-      if (ts < s.openMs || ts >= s.endMs) continue;
-      const h = hash32(s.key, 13, day, i);
-      // Mostly small tickets, a few large; one in ten carries a quarter-contract fraction (fractional trading [V]).
-      const whole =
-        h % 100 < 70 ? 1 + ((h >>> 8) % 20) : h % 100 < 95 ? 20 + ((h >>> 8) % 180) : 200 + ((h >>> 8) % 800);
-      const fraction = (h >>> 20) % 10 === 0 ? 25 * (1 + ((h >>> 24) % 3)) : 0;
-      out.push({ ticker: s.ticker, ts, count: whole * 100 + fraction, yes: ((h >>> 28) & 1) === 1, day, index: i });
-    }
+    this.eachDraw(s, day, (ts, h, index) =>
+      out.push({ ticker: s.ticker, ts, count: countOf(h), yes: ((h >>> 28) & 1) === 1, day, index }),
+    );
     out.sort((a, b) => a.ts - b.ts || a.index - b.index);
     return out;
+  }
+
+  /** The day's draws inside the market's window, unsorted: time, the draw's hash (size, side) and its index. */
+  private eachDraw(s: Series, day: number, fn: (ts: number, h: number, index: number) => void): void {
+    const from = day * DAY_MS;
+    if (from + DAY_MS <= s.openMs || from >= s.endMs) return;
+    const n = 24 + (hash32(s.key, 10, day) % 97);
+    for (let i = 0; i < n; i++) {
+      const ts = from + (hash32(s.key, 11, day, i) % DAY_MS);
+      if (ts >= s.openMs && ts < s.endMs) fn(ts, hash32(s.key, 13, day, i), i);
+    }
   }
 
   /** Volume (1e-2 contracts) traded in (fromMs, toMs]. */
@@ -250,7 +253,6 @@ export class KalshiTape {
     const openDay = Math.floor(s.openMs / DAY_MS);
     const day = Math.floor(ts / DAY_MS);
     if (day < openDay) return 0;
-    // prefix[i] = volume of the days openDay … openDay + i - 1.
     if (s.prefix.length === 0) s.prefix.push(0);
     while (s.prefix.length <= day - openDay) {
       const d = openDay + s.prefix.length - 1;
@@ -265,13 +267,9 @@ export class KalshiTape {
   }
 
   private fullDayVolume(s: Series, day: number): number {
-    let v = s.dayVolume.get(day);
-    if (v === undefined) {
-      v = 0;
-      for (const t of this.drawDay(s, day)) v += t.count;
-      s.dayVolume.set(day, v);
-    }
-    return v;
+    let sum = 0;
+    this.eachDraw(s, day, (_ts, h) => (sum += countOf(h)));
+    return sum;
   }
 
   /** The last trade at or before `ts`, if any. */
@@ -303,6 +301,17 @@ export class KalshiTape {
     }
     return min;
   }
+}
+
+/**
+ * A trade's size from its draw, in 1e-2 contracts: mostly small tickets, a few large; one in ten carries a quarter-
+ * contract fraction (fractional trading [V]).
+ */
+function countOf(h: number): number {
+  const pick = h % 100;
+  const whole = pick < 70 ? 1 + ((h >>> 8) % 20) : pick < 95 ? 20 + ((h >>> 8) % 180) : 200 + ((h >>> 8) % 800);
+  const fraction = (h >>> 20) % 10 === 0 ? 25 * (1 + ((h >>> 24) % 3)) : 0;
+  return whole * 100 + fraction;
 }
 
 /** Index of the last element <= x in an ascending array, or -1. */
