@@ -45,15 +45,7 @@ export const historicalRoutes: RouteFamily = (r, api) => {
     return json(200, { ticker: m.ticker, candlesticks: list.map(historicalCandleJson) });
   });
 
-  r.get('/historical/trades', (req) => {
-    const ticker = req.params.get('ticker');
-    const tickers = ticker
-      ? historical.marketsByTicker.has(ticker)
-        ? [ticker]
-        : []
-      : historical.markets.map((m) => m.ticker);
-    return tradePage(api, req, tickers, -Infinity, catalog.cutoffMs - 1);
-  });
+  r.get('/historical/trades', (req) => tradePage(api, req, historical, -Infinity, catalog.cutoffMs - 1));
 };
 
 /**

@@ -152,16 +152,19 @@ function decodeTradeCursor(cursor: string | null): TradeKey | null | undefined {
 }
 
 /**
- * A page of trades of some markets in [fromMs, toMs], newest first. The cursor names the last trade returned, so a
- * walk neither repeats nor skips trades while new ones keep arriving at the head.
+ * `/markets/trades` and `/historical/trades` [V]: a page of the trades of a listing's markets (or of the one named by
+ * `ticker`) in [fromMs, toMs], newest first. The cursor names the last trade returned, so a walk neither repeats nor
+ * skips trades while new ones keep arriving at the head.
  */
 export function tradePage(
   api: KalshiApi,
   req: SimRequest,
-  tickers: readonly string[],
+  listing: KalshiListing,
   fromMs: number,
   toMs: number,
 ): SimResponse {
+  const ticker = req.params.get('ticker');
+  const tickers = ticker ? (listing.marketsByTicker.has(ticker) ? [ticker] : []) : listing.markets.map((m) => m.ticker);
   const q = new Query(req.params);
   const n = q.int('limit', 1, 1000) ?? 100;
   const block = q.bool('is_block_trade');
@@ -176,7 +179,9 @@ export function tradePage(
   const hi = Math.min(toMs, maxTs !== undefined ? maxTs * 1000 + 999 : Infinity);
   const out: TapeTrade[] = [];
   const lastDay = Math.max(api.tape.firstDay(tickers), Math.floor(lo / DAY_MS));
-  for (let day = Math.floor(hi / DAY_MS); day >= lastDay && out.length <= n; day--) {
+  // A cursor's trade is where the walk resumes: nothing after its day needs looking at.
+  const top = cursor ? Math.min(hi, cursor[0]) : hi;
+  for (let day = Math.floor(top / DAY_MS); day >= lastDay && out.length <= n; day--) {
     const trades = tickers
       .flatMap((t) => api.tape.dayTrades(t, day))
       .filter((t) => t.ts >= lo && t.ts <= hi)
@@ -312,16 +317,8 @@ export const marketRoutes: RouteFamily = (r, api) => {
     orderbookAuth,
   );
 
-  r.get('/markets/trades', (req) => {
-    const ticker = req.params.get('ticker');
-    const tickers = ticker
-      ? catalog.marketsByTicker.has(ticker)
-        ? [ticker]
-        : []
-      : catalog.markets.map((m) => m.ticker);
-    // Live trades are those after the historical cutoff [V]; the catalogue's live markets all open after it.
-    return tradePage(api, req, tickers, catalog.cutoffMs, api.now());
-  });
+  // Live trades are those after the historical cutoff [V]; the catalogue's live markets all open after it.
+  r.get('/markets/trades', (req) => tradePage(api, req, catalog, catalog.cutoffMs, api.now()));
 
   r.get('/markets/candlesticks', (req) => {
     const q = new Query(req.params);
