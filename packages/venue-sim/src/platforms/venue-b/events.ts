@@ -5,16 +5,15 @@ import { MAX_CANDLES, candles, periodCount } from './candles';
 import type { KalshiEvent, KalshiMarketDef, KalshiSeries } from './catalog';
 import { badRequest, fp, kalshiErrors, type KalshiApi, Query, type RouteFamily } from './common';
 import { candleJson, candleParams, marketJson } from './markets';
-import { milestoneJson } from './reference';
+import { inForce, milestoneJson } from './reference';
 
 /** Kalshi's `EventData` [V], with its markets when asked for. */
 export function eventJson(api: KalshiApi, e: KalshiEvent, nested: boolean): Record<string, unknown> {
-  const now = api.now();
   // The latest fee change that has taken effect sets the event's override [V: EventFeeChange].
-  const fee = api.reference.eventFeeChanges
-    .filter((c) => c.event_ticker === e.event_ticker && c.scheduledMs <= now)
-    .sort((a, b) => a.scheduledMs - b.scheduledMs)
-    .pop();
+  const fee = inForce(
+    api.reference.eventFeeChanges.filter((c) => c.event_ticker === e.event_ticker),
+    api.now(),
+  );
   return {
     event_ticker: e.event_ticker,
     series_ticker: e.series_ticker,
@@ -47,11 +46,10 @@ function eventOf(api: KalshiApi, ticker: string): KalshiEvent | undefined {
 
 /** The fee structure in force for a series: its latest change that has taken effect, else the default [V]. */
 function seriesFee(api: KalshiApi, s: KalshiSeries): { fee_type: string; fee_multiplier: number } {
-  const now = api.now();
-  const change = api.reference.seriesFeeChanges
-    .filter((c) => c.series_ticker === s.ticker && c.scheduledMs <= now)
-    .sort((a, b) => a.scheduledMs - b.scheduledMs)
-    .pop();
+  const change = inForce(
+    api.reference.seriesFeeChanges.filter((c) => c.series_ticker === s.ticker),
+    api.now(),
+  );
   return change
     ? { fee_type: change.fee_type, fee_multiplier: change.fee_multiplier }
     : { fee_type: 'quadratic', fee_multiplier: 1 };
@@ -240,7 +238,7 @@ export const eventRoutes: RouteFamily = (r, api) => {
       const last = Math.min(Math.floor(end / step), Math.floor(api.now() / 1000 / step));
       const first = Math.ceil(start / step);
       if (last - first + 1 > MAX_CANDLES) return badRequest(`at most ${MAX_CANDLES} forecast periods per request`);
-      const ladder = (liveMarketsOf(api, e) ?? [])
+      const ladder = liveMarketsOf(api, e)
         .filter(
           (m) => m.floor_strike !== undefined && m.cap_strike === undefined && m.strike_type.startsWith('greater'),
         )

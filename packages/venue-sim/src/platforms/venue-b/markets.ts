@@ -9,7 +9,7 @@ import type { TapeTrade } from './tape';
 /** The market as Kalshi's `Market` model has it [V] (every field 3.30 marks required, dollars and fixed-point). */
 export function marketJson(api: KalshiApi, m: KalshiMarketDef): Record<string, unknown> {
   const { tape, ctx } = api;
-  const settled = !tape.has(m.ticker) || Number.isFinite(tape.market(m.ticker)?.endMs ?? Infinity);
+  const settled = api.catalog.historical.marketsByTicker.has(m.ticker);
   const closeMs = Date.parse(m.close_time);
   // A settled market's figures are frozen at its close; a live one's are as of now.
   const asOf = settled ? closeMs - 1 : api.now();

@@ -258,6 +258,13 @@ function gameOf(seed: number, event: KalshiEvent, away: string, home: string, st
   return { event, startMs, endMs, away, home, awayQuarters, homeQuarters };
 }
 
+/** Of scheduled changes, the latest one that has taken effect by `now`. */
+export function inForce<T extends { scheduledMs: number }>(changes: readonly T[], now: number): T | undefined {
+  let best: T | undefined;
+  for (const c of changes) if (c.scheduledMs <= now && (!best || c.scheduledMs >= best.scheduledMs)) best = c;
+  return best;
+}
+
 /** A milestone as Kalshi answers it (without the game behind it). */
 export const milestoneJson = ({ game: _game, ...m }: Milestone): Omit<Milestone, 'game'> => m;
 

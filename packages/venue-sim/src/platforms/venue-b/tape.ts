@@ -52,7 +52,8 @@ export interface TapeMarket {
   liveFromMinute: number;
 }
 
-interface Series extends TapeMarket {
+/** A market's track on the tape: its keys, recorded bars and volume so far. */
+interface Track extends TapeMarket {
   key: number;
   /** Open interest as a share (percent) of the volume traded so far. */
   oiPercent: number;
@@ -75,13 +76,13 @@ interface Series extends TapeMarket {
  * buying YES pays the ask, one buying NO the bid. Volume and open interest follow from the trades.
  */
 export class KalshiTape {
-  private readonly series = new Map<string, Series>();
+  private readonly tracks = new Map<string, Track>();
   private readonly days = new Map<string, TapeTrade[]>();
 
   constructor(seed: number, markets: readonly TapeMarket[]) {
     for (const m of markets) {
       const key = new Rng(seed, 'kalshi', 'tape', m.ticker).next();
-      const s: Series = {
+      const s: Track = {
         ...m,
         key,
         oiPercent: 20 + (hash32(key, 1) % 41),
@@ -94,21 +95,17 @@ export class KalshiTape {
       };
       s.anchorNoise = noise(key, m.anchorMinute);
       if (Number.isFinite(m.liveFromMinute)) this.pushBar(s, m.liveFromMinute, m.anchor.bid, m.anchor.ask);
-      this.series.set(m.ticker, s);
+      this.tracks.set(m.ticker, s);
     }
   }
 
-  has(ticker: string): boolean {
-    return this.series.has(ticker);
-  }
-
   market(ticker: string): TapeMarket | undefined {
-    return this.series.get(ticker);
+    return this.tracks.get(ticker);
   }
 
   /** Records the live book's best bid and ask of a market at `ts` (called for every book change). */
   observe(ticker: string, ts: number, bid: number, ask: number): void {
-    const s = this.series.get(ticker);
+    const s = this.tracks.get(ticker);
     if (!s || s.minutes.length === 0) return;
     const minute = Math.floor(ts / MINUTE_MS);
     const last = s.minutes.length - 1;
@@ -126,7 +123,7 @@ export class KalshiTape {
     b[at + 7] = ask;
   }
 
-  private pushBar(s: Series, minute: number, bid: number, ask: number): void {
+  private pushBar(s: Track, minute: number, bid: number, ask: number): void {
     if (s.minutes.length >= MAX_BARS) {
       s.minutes.splice(0, 1440);
       s.bars.splice(0, 1440 * 8);
@@ -141,7 +138,7 @@ export class KalshiTape {
    * oldest bars; minutes before the oldest kept bar read as that bar's open.
    */
   bar(ticker: string, minute: number): QuoteBar {
-    const s = this.series.get(ticker);
+    const s = this.tracks.get(ticker);
     if (!s) throw new Error(`not on the tape: ${ticker}`);
     if (minute < s.liveFromMinute) {
       const q = this.pathQuote(s, minute);
@@ -177,7 +174,7 @@ export class KalshiTape {
   }
 
   /** The anchor moved by the noise's change since the anchor minute, scaled to the room above or below it. */
-  private pathQuote(s: Series, minute: number): Quote {
+  private pathQuote(s: Track, minute: number): Quote {
     const change = noise(s.key, minute) - s.anchorNoise;
     const delta = Math.round(((change > 0 ? s.upTicks : s.downTicks) * change) / 2000) * TICK;
     return { bid: s.anchor.bid + delta, ask: s.anchor.ask + delta };
@@ -191,7 +188,7 @@ export class KalshiTape {
 
   /** A trade's id: UUID-shaped, named by its draw. */
   tradeId(t: TapeTrade): string {
-    const s = this.series.get(t.ticker) as Series;
+    const s = this.tracks.get(t.ticker) as Track;
     const h = [0, 1, 2, 3].map((i) => hash32(s.key, 12, t.day, t.index, i).toString(16).padStart(8, '0')).join('');
     const variant = ((parseInt(h[16] as string, 16) & 0x3) | 0x8).toString(16);
     return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
@@ -202,7 +199,7 @@ export class KalshiTape {
     const cacheKey = `${ticker}|${day}`;
     const hit = this.days.get(cacheKey);
     if (hit) return hit;
-    const s = this.series.get(ticker);
+    const s = this.tracks.get(ticker);
     if (!s) return [];
     const out = this.drawDay(s, day);
     if (this.days.size >= DAY_CACHE) this.days.delete(this.days.keys().next().value as string);
@@ -210,7 +207,7 @@ export class KalshiTape {
     return out;
   }
 
-  private drawDay(s: Series, day: number): TapeTrade[] {
+  private drawDay(s: Track, day: number): TapeTrade[] {
     const out: TapeTrade[] = [];
     this.eachDraw(s, day, (ts, h, index) =>
       out.push({ ticker: s.ticker, ts, count: countOf(h), yes: ((h >>> 28) & 1) === 1, day, index }),
@@ -220,7 +217,7 @@ export class KalshiTape {
   }
 
   /** The day's draws inside the market's window, unsorted: time, the draw's hash (size, side) and its index. */
-  private eachDraw(s: Series, day: number, fn: (ts: number, h: number, index: number) => void): void {
+  private eachDraw(s: Track, day: number, fn: (ts: number, h: number, index: number) => void): void {
     const from = day * DAY_MS;
     if (from + DAY_MS <= s.openMs || from >= s.endMs) return;
     const n = 24 + (hash32(s.key, 10, day) % 97);
@@ -232,24 +229,24 @@ export class KalshiTape {
 
   /** Volume (1e-2 contracts) traded in (fromMs, toMs]. */
   volume(ticker: string, fromMs: number, toMs: number): number {
-    const s = this.series.get(ticker);
+    const s = this.tracks.get(ticker);
     if (!s || toMs <= fromMs) return 0;
     return this.cumulative(s, toMs) - this.cumulative(s, fromMs);
   }
 
   /** Volume traded up to and including `ts`. */
   cumulativeVolume(ticker: string, ts: number): number {
-    const s = this.series.get(ticker);
+    const s = this.tracks.get(ticker);
     return s ? this.cumulative(s, ts) : 0;
   }
 
   /** Open interest at `ts` (1e-2 contracts): a fixed share of the volume traded so far, in whole hundredths. */
   openInterest(ticker: string, ts: number): number {
-    const s = this.series.get(ticker);
+    const s = this.tracks.get(ticker);
     return s ? Math.floor((this.cumulative(s, ts) * s.oiPercent) / 100) : 0;
   }
 
-  private cumulative(s: Series, ts: number): number {
+  private cumulative(s: Track, ts: number): number {
     const openDay = Math.floor(s.openMs / DAY_MS);
     const day = Math.floor(ts / DAY_MS);
     if (day < openDay) return 0;
@@ -266,7 +263,7 @@ export class KalshiTape {
     return v;
   }
 
-  private fullDayVolume(s: Series, day: number): number {
+  private fullDayVolume(s: Track, day: number): number {
     let sum = 0;
     this.eachDraw(s, day, (_ts, h) => (sum += countOf(h)));
     return sum;
@@ -274,7 +271,7 @@ export class KalshiTape {
 
   /** The last trade at or before `ts`, if any. */
   lastTrade(ticker: string, ts: number): TapeTrade | undefined {
-    const s = this.series.get(ticker);
+    const s = this.tracks.get(ticker);
     if (!s) return undefined;
     for (let day = Math.floor(Math.min(ts, s.endMs - 1) / DAY_MS); day * DAY_MS + DAY_MS > s.openMs; day--) {
       const trades = this.dayTrades(ticker, day);
@@ -296,7 +293,7 @@ export class KalshiTape {
   firstDay(tickers: readonly string[]): number {
     let min = Infinity;
     for (const t of tickers) {
-      const s = this.series.get(t);
+      const s = this.tracks.get(t);
       if (s) min = Math.min(min, Math.floor(s.openMs / DAY_MS));
     }
     return min;
