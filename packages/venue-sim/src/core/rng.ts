@@ -92,3 +92,25 @@ export class Rng {
     return out;
   }
 }
+
+/**
+ * A seeded integer hash: the same inputs always give the same unsigned 32-bit value. For values drawn per index
+ * (per minute, per trade) where building an `Rng` stream for each would cost too much; `key` is typically a stream's
+ * first `next()`. Inputs are safe integers; each is folded in as two 32-bit halves.
+ */
+export function hash32(key: number, ...ints: number[]): number {
+  let h = key >>> 0;
+  for (const v of ints) {
+    h = mix(h ^ (v >>> 0));
+    h = mix(h ^ (Math.floor(v / 0x100000000) >>> 0) ^ 0x9e3779b9);
+  }
+  return mix(h);
+}
+
+/** murmur3's 32-bit finaliser. */
+function mix(x: number): number {
+  let h = x >>> 0;
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}

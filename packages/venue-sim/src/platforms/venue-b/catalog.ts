@@ -3,12 +3,21 @@ import { Rng } from '../../core/rng';
 import { DAY_MS, isoSeconds, kalshiDate, kalshiMonth, parseDay, shortMonthName } from '../../core/time';
 import type { Instrument } from '../../book/types';
 
+export interface SettlementSource {
+  name: string;
+  url: string;
+}
+
 export interface KalshiSeries {
   ticker: string;
   frequency: string;
   title: string;
+  /** Primary category. */
   category: string;
+  /** Discovery categories; the `category` filter of `/series` matches any of them [V]. */
+  categories: string[];
   tags: string[];
+  settlement_sources: SettlementSource[];
 }
 
 export interface KalshiEvent {
@@ -19,6 +28,9 @@ export interface KalshiEvent {
   category: string;
   mutually_exclusive: boolean;
   strike_date: string;
+  settlement_sources: SettlementSource[];
+  /** Sports events: [away, home] team abbreviations. */
+  teams?: readonly [string, string];
 }
 
 export interface KalshiMarketDef {
@@ -37,16 +49,28 @@ export interface KalshiMarketDef {
   rules_primary: string;
   /** Initial mid, in 1e-4 dollars. */
   mid: number;
-  volume: number;
-  open_interest: number;
 }
 
-export interface KalshiCatalog {
-  series: KalshiSeries[];
+/** Events and their markets, with lookups. */
+export interface KalshiListing {
   events: KalshiEvent[];
   markets: KalshiMarketDef[];
+  eventsByTicker: Map<string, KalshiEvent>;
   marketsByTicker: Map<string, KalshiMarketDef>;
+  /** Markets per event ticker, in catalogue order. */
+  marketsByEvent: Map<string, KalshiMarketDef[]>;
+}
+
+export interface KalshiCatalog extends KalshiListing {
+  series: KalshiSeries[];
   instruments: Instrument[];
+  /**
+   * Markets settled before the historical cutoff (`/historical/*` only [V]: the live routes no longer serve them).
+   * They have no moving book; their quotes and trades are the seeded path of the tape.
+   */
+  historical: KalshiListing;
+  /** `market_settled_ts` etc. of `/historical/cutoff`: 90 days before the catalogue date ([V] the live window targets about 3 months). */
+  cutoffMs: number;
 }
 
 interface MarketSeed {
@@ -61,9 +85,24 @@ interface MarketSeed {
 
 interface Template {
   series: KalshiSeries;
-  event(k: number, day: number): { ticker: string; title: string; subTitle: string; date: number; exclusive: boolean };
+  event(
+    k: number,
+    day: number,
+  ): {
+    ticker: string;
+    title: string;
+    subTitle: string;
+    date: number;
+    exclusive: boolean;
+    teams?: readonly [string, string];
+  };
   markets(k: number): MarketSeed[];
 }
+
+const CF_BENCHMARKS: SettlementSource = {
+  name: 'CF Benchmarks',
+  url: 'https://www.cfbenchmarks.com/data/indices/BRTI',
+};
 
 const TEAMS = [
   ['LAL', 'BOS'],
@@ -72,9 +111,29 @@ const TEAMS = [
   ['PHX', 'DAL'],
 ];
 
+/** The teams of the basketball series: name, conference and division. */
+export const NBA_TEAMS: Readonly<Record<string, readonly [string, string, string]>> = {
+  LAL: ['Los Angeles Lakers', 'Western', 'Pacific'],
+  BOS: ['Boston Celtics', 'Eastern', 'Atlantic'],
+  NYK: ['New York Knicks', 'Eastern', 'Atlantic'],
+  MIA: ['Miami Heat', 'Eastern', 'Southeast'],
+  GSW: ['Golden State Warriors', 'Western', 'Pacific'],
+  DEN: ['Denver Nuggets', 'Western', 'Northwest'],
+  PHX: ['Phoenix Suns', 'Western', 'Pacific'],
+  DAL: ['Dallas Mavericks', 'Western', 'Southwest'],
+};
+
 const TEMPLATES: Template[] = [
   {
-    series: { ticker: 'KXBTCD', frequency: 'daily', title: 'Bitcoin price today', category: 'Crypto', tags: ['BTC'] },
+    series: {
+      ticker: 'KXBTCD',
+      frequency: 'daily',
+      title: 'Bitcoin price today',
+      category: 'Crypto',
+      categories: ['Crypto'],
+      tags: ['BTC'],
+      settlement_sources: [CF_BENCHMARKS],
+    },
     event: (k, day) => {
       const d = day + k * DAY_MS;
       return {
@@ -100,7 +159,9 @@ const TEMPLATES: Template[] = [
       frequency: 'daily',
       title: 'Highest temperature in NYC',
       category: 'Climate and Weather',
+      categories: ['Climate and Weather'],
       tags: ['Weather'],
+      settlement_sources: [{ name: 'National Weather Service', url: 'https://www.weather.gov/wrh/climate?wfo=okx' }],
     },
     event: (k, day) => {
       const d = day + k * DAY_MS;
@@ -123,7 +184,11 @@ const TEMPLATES: Template[] = [
       frequency: 'custom',
       title: 'Fed funds rate',
       category: 'Economics',
+      categories: ['Economics', 'Financials'],
       tags: ['Fed', 'Interest rates'],
+      settlement_sources: [
+        { name: 'Federal Reserve', url: 'https://www.federalreserve.gov/monetarypolicy/openmarket.htm' },
+      ],
     },
     event: (k, day) => {
       const d = new Date(day);
@@ -147,7 +212,9 @@ const TEMPLATES: Template[] = [
       frequency: 'custom',
       title: 'Professional Basketball Game',
       category: 'Sports',
+      categories: ['Sports'],
       tags: ['Basketball', 'NBA'],
+      settlement_sources: [{ name: 'NBA', url: 'https://www.nba.com/' }],
     },
     event: (k, day) => {
       const [away, home] = TEAMS[k % TEAMS.length] as [string, string];
@@ -158,6 +225,7 @@ const TEMPLATES: Template[] = [
         subTitle: `${away} vs ${home} (${shortMonthName(d)} ${new Date(d).getUTCDate()})`,
         date: d + 27 * 3600 * 1000,
         exclusive: true,
+        teams: [away, home],
       };
     },
     markets: (k) => {
@@ -174,7 +242,9 @@ const TEMPLATES: Template[] = [
       frequency: 'fifteen_min',
       title: 'Bitcoin price up or down in 15 minutes',
       category: 'Crypto',
+      categories: ['Crypto'],
       tags: ['BTC'],
+      settlement_sources: [CF_BENCHMARKS],
     },
     event: (k, day) => {
       const d = day + 15 * 3600 * 1000 + 30 * 60 * 1000 + k * 15 * 60 * 1000;
@@ -211,12 +281,49 @@ export function kalshiInstrument(ticker: string, midCents: number): Instrument {
   };
 }
 
+/**
+ * The series of the multivariate (combo) events built across the live events; it has no events until a combination
+ * is created in its collection.
+ */
+export const MVE_SERIES: KalshiSeries = {
+  ticker: 'KXMVECROSSCATEGORY',
+  frequency: 'custom',
+  title: 'Combos across categories',
+  category: 'Mixed',
+  categories: ['Mixed'],
+  tags: [],
+  settlement_sources: [],
+};
+
+/** Days before the catalogue date of the historical cutoff, and of the historical catalogue's first events. */
+const CUTOFF_DAYS = 90;
+const HISTORICAL_DAYS = CUTOFF_DAYS + 40;
+
 export function buildKalshiCatalog(seed: number, catalogDate: string, count: number): KalshiCatalog {
   const day = parseDay(catalogDate);
-  const series = TEMPLATES.map((t) => t.series);
+  const live = buildListing(seed, day, count, () => day - 7 * DAY_MS);
+  // As many settled markets as the templates give for two events each, long enough before the cutoff.
+  const historical = buildListing(seed, day - HISTORICAL_DAYS * DAY_MS, Infinity, (close) => close - 2 * DAY_MS, 2);
+  return {
+    series: [...TEMPLATES.map((t) => t.series), MVE_SERIES],
+    ...live,
+    historical,
+    cutoffMs: day - CUTOFF_DAYS * DAY_MS,
+    instruments: live.markets.map((m) => kalshiInstrument(m.ticker, m.mid / 100)),
+  };
+}
+
+/** Events of every template in turn (k = 0, 1, …) until `count` markets, or `eventsPerTemplate` events each. */
+function buildListing(
+  seed: number,
+  day: number,
+  count: number,
+  openTime: (closeMs: number) => number,
+  eventsPerTemplate = Infinity,
+): KalshiListing {
   const events: KalshiEvent[] = [];
   const markets: KalshiMarketDef[] = [];
-  for (let k = 0; markets.length < count; k++) {
+  for (let k = 0; markets.length < count && k < eventsPerTemplate; k++) {
     for (const t of TEMPLATES) {
       if (markets.length >= count) break;
       const ev = t.event(k, day);
@@ -228,6 +335,8 @@ export function buildKalshiCatalog(seed: number, catalogDate: string, count: num
         category: t.series.category,
         mutually_exclusive: ev.exclusive,
         strike_date: isoSeconds(ev.date),
+        settlement_sources: t.series.settlement_sources,
+        ...(ev.teams ? { teams: ev.teams } : {}),
       });
       for (const m of t.markets(k)) {
         if (markets.length >= count) break;
@@ -241,24 +350,28 @@ export function buildKalshiCatalog(seed: number, catalogDate: string, count: num
           title: ev.title,
           yes_sub_title: m.yes,
           no_sub_title: m.yes,
-          open_time: isoSeconds(day - 7 * DAY_MS),
+          open_time: isoSeconds(openTime(ev.date)),
           close_time: isoSeconds(ev.date),
           strike_type: m.strikeType,
           ...(m.floor !== undefined ? { floor_strike: m.floor } : {}),
           ...(m.cap !== undefined ? { cap_strike: m.cap } : {}),
           rules_primary: `If the outcome is ${m.yes} for ${ev.title.replace(/\?$/, '')}, then the market resolves to Yes.`,
           mid: m.cents * 100,
-          volume: rng.range(1_000, 2_000_000),
-          open_interest: rng.range(500, 500_000),
         });
       }
     }
   }
+  const marketsByEvent = new Map<string, KalshiMarketDef[]>();
+  for (const m of markets) {
+    const list = marketsByEvent.get(m.event_ticker) ?? [];
+    list.push(m);
+    marketsByEvent.set(m.event_ticker, list);
+  }
   return {
-    series,
     events,
     markets,
+    eventsByTicker: new Map(events.map((e) => [e.event_ticker, e])),
     marketsByTicker: new Map(markets.map((m) => [m.ticker, m])),
-    instruments: markets.map((m) => kalshiInstrument(m.ticker, m.mid / 100)),
+    marketsByEvent,
   };
 }

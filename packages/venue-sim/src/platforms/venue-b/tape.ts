@@ -1,0 +1,338 @@
+// https://docs.kalshi.com/api-reference/market/get-trades, …/get-market-candlesticks
+import { hash32, Rng } from '../../core/rng';
+import { DAY_MS } from '../../core/time';
+
+const MINUTE_MS = 60_000;
+/** Price units (1e-4 dollars) of one tick (one cent) and the price bounds of a Kalshi book. */
+const TICK = 100;
+const MIN_PRICE = 100;
+const MAX_PRICE = 9900;
+/** The seeded path wanders at most this far from its anchor (15 cents), less where a price bound is nearer. */
+const MAX_SWING = 1500;
+/** Scales (minutes) of the value noise behind the seeded path, and their weights (out of 10). */
+const SCALES = [30, 360, 4320] as const;
+const WEIGHTS = [2, 3, 5] as const;
+/** Minute bars kept per live market (14 days); older ones are forgotten (see `bar`). */
+const MAX_BARS = 14 * 1440;
+const DAY_CACHE = 2048;
+
+/** Best YES bid and ask, in 1e-4 dollars. */
+export interface Quote {
+  bid: number;
+  ask: number;
+}
+
+/** Open, high, low and close of the best YES bid and ask over one minute. */
+export interface QuoteBar {
+  bid: [number, number, number, number];
+  ask: [number, number, number, number];
+}
+
+/** One trade of the tape. `count` in 1e-2 contracts; `yes`: the taker bought YES (hit the ask). */
+export interface TapeTrade {
+  ticker: string;
+  ts: number;
+  count: number;
+  yes: boolean;
+  /** Day (epoch days) and index of its draw, which name it. */
+  day: number;
+  index: number;
+}
+
+/** A market as the tape knows it. */
+export interface TapeMarket {
+  ticker: string;
+  /** Trades exist in [openMs, endMs). */
+  openMs: number;
+  endMs: number;
+  /** The seeded path passes through `anchor` at `anchorMinute` (epoch minutes). */
+  anchorMinute: number;
+  anchor: Quote;
+  /** From this minute on quotes are the live book's (recorded minute by minute); Infinity: the path only. */
+  liveFromMinute: number;
+}
+
+/** A market's track on the tape: its keys, recorded bars and volume so far. */
+interface Track extends TapeMarket {
+  key: number;
+  /** Open interest as a share (percent) of the volume traded so far. */
+  oiPercent: number;
+  /** How far (ticks) the path may go up and down from the anchor. */
+  upTicks: number;
+  downTicks: number;
+  anchorNoise: number;
+  /** Recorded live minute bars: minutes ascending, 8 values per bar (bid o/h/l/c, ask o/h/l/c). */
+  minutes: number[];
+  bars: number[];
+  /** Volume (1e-2 contracts) of the days from the opening day: prefix[i] = days openDay … openDay + i − 1. */
+  prefix: number[];
+}
+
+/**
+ * Kalshi's public trades and the quotes behind its candlesticks, derived from the seed and the moving books so that
+ * repeated calls agree. Quotes are the live book's best bid and ask, recorded per minute since the simulator started
+ * (`observe`, fed by the book engine), and before that a seeded path that ends at the book's first quote. Trades are
+ * drawn per day from the seed (times, sizes, taker sides) and priced at the quote of their minute's start: a taker
+ * buying YES pays the ask, one buying NO the bid. Volume and open interest follow from the trades.
+ */
+export class KalshiTape {
+  private readonly tracks = new Map<string, Track>();
+  private readonly days = new Map<string, TapeTrade[]>();
+
+  constructor(seed: number, markets: readonly TapeMarket[]) {
+    for (const m of markets) {
+      const key = new Rng(seed, 'kalshi', 'tape', m.ticker).next();
+      const s: Track = {
+        ...m,
+        key,
+        oiPercent: 20 + (hash32(key, 1) % 41),
+        upTicks: Math.max(0, Math.floor(Math.min(MAX_SWING, MAX_PRICE - m.anchor.ask) / TICK)),
+        downTicks: Math.max(0, Math.floor(Math.min(MAX_SWING, m.anchor.bid - MIN_PRICE) / TICK)),
+        anchorNoise: 0,
+        minutes: [],
+        bars: [],
+        prefix: [],
+      };
+      s.anchorNoise = noise(key, m.anchorMinute);
+      if (Number.isFinite(m.liveFromMinute)) this.pushBar(s, m.liveFromMinute, m.anchor.bid, m.anchor.ask);
+      this.tracks.set(m.ticker, s);
+    }
+  }
+
+  market(ticker: string): TapeMarket | undefined {
+    return this.tracks.get(ticker);
+  }
+
+  /** Records the live book's best bid and ask of a market at `ts` (called for every book change). */
+  observe(ticker: string, ts: number, bid: number, ask: number): void {
+    const s = this.tracks.get(ticker);
+    if (!s || s.minutes.length === 0) return;
+    const minute = Math.floor(ts / MINUTE_MS);
+    const last = s.minutes.length - 1;
+    if (minute > (s.minutes[last] as number)) {
+      const at = last * 8;
+      this.pushBar(s, minute, s.bars[at + 3] as number, s.bars[at + 7] as number);
+    }
+    const at = (s.minutes.length - 1) * 8;
+    const b = s.bars;
+    b[at + 1] = Math.max(b[at + 1] as number, bid);
+    b[at + 2] = Math.min(b[at + 2] as number, bid);
+    b[at + 3] = bid;
+    b[at + 5] = Math.max(b[at + 5] as number, ask);
+    b[at + 6] = Math.min(b[at + 6] as number, ask);
+    b[at + 7] = ask;
+  }
+
+  private pushBar(s: Track, minute: number, bid: number, ask: number): void {
+    if (s.minutes.length >= MAX_BARS) {
+      s.minutes.splice(0, 1440);
+      s.bars.splice(0, 1440 * 8);
+    }
+    s.minutes.push(minute);
+    s.bars.push(bid, bid, bid, bid, ask, ask, ask, ask);
+  }
+
+  /**
+   * The quotes of one minute. Before the live window: the seeded path (flat within a minute). In it: the recorded
+   * bar, or the last recorded close when the book did not move that minute. A run longer than 14 days forgets its
+   * oldest bars; minutes before the oldest kept bar read as that bar's open.
+   */
+  bar(ticker: string, minute: number): QuoteBar {
+    const s = this.tracks.get(ticker);
+    if (!s) throw new Error(`not on the tape: ${ticker}`);
+    if (minute < s.liveFromMinute) {
+      const q = this.pathQuote(s, minute);
+      return { bid: [q.bid, q.bid, q.bid, q.bid], ask: [q.ask, q.ask, q.ask, q.ask] };
+    }
+    const i = lastAtOrBefore(s.minutes, minute);
+    const b = s.bars;
+    if (i < 0) {
+      const [bid, ask] = [b[0] as number, b[4] as number];
+      return { bid: [bid, bid, bid, bid], ask: [ask, ask, ask, ask] };
+    }
+    const at = i * 8;
+    if (s.minutes[i] === minute) {
+      return {
+        bid: [b[at] as number, b[at + 1] as number, b[at + 2] as number, b[at + 3] as number],
+        ask: [b[at + 4] as number, b[at + 5] as number, b[at + 6] as number, b[at + 7] as number],
+      };
+    }
+    const [bid, ask] = [b[at + 3] as number, b[at + 7] as number];
+    return { bid: [bid, bid, bid, bid], ask: [ask, ask, ask, ask] };
+  }
+
+  /** The quote at the start of a minute (what its trades are priced at). */
+  quoteAt(ticker: string, minute: number): Quote {
+    const b = this.bar(ticker, minute);
+    return { bid: b.bid[0], ask: b.ask[0] };
+  }
+
+  /** The quote at the end of the minute containing `ts` (the close of that minute's bar). */
+  quoteAtTime(ticker: string, ts: number): Quote {
+    const b = this.bar(ticker, Math.floor(ts / MINUTE_MS));
+    return { bid: b.bid[3], ask: b.ask[3] };
+  }
+
+  /** The anchor moved by the noise's change since the anchor minute, scaled to the room above or below it. */
+  private pathQuote(s: Track, minute: number): Quote {
+    const change = noise(s.key, minute) - s.anchorNoise;
+    const delta = Math.round(((change > 0 ? s.upTicks : s.downTicks) * change) / 2000) * TICK;
+    return { bid: s.anchor.bid + delta, ask: s.anchor.ask + delta };
+  }
+
+  /** YES price of a trade, in 1e-4 dollars. */
+  price(t: TapeTrade): number {
+    const q = this.quoteAt(t.ticker, Math.floor(t.ts / MINUTE_MS));
+    return t.yes ? q.ask : q.bid;
+  }
+
+  /** A trade's id: UUID-shaped, named by its draw. */
+  tradeId(t: TapeTrade): string {
+    const s = this.tracks.get(t.ticker) as Track;
+    const h = [0, 1, 2, 3].map((i) => hash32(s.key, 12, t.day, t.index, i).toString(16).padStart(8, '0')).join('');
+    const variant = ((parseInt(h[16] as string, 16) & 0x3) | 0x8).toString(16);
+    return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+  }
+
+  /** The trades of one epoch day inside the market's window, by time (not cut at now: callers bound by time). */
+  dayTrades(ticker: string, day: number): readonly TapeTrade[] {
+    const cacheKey = `${ticker}|${day}`;
+    const hit = this.days.get(cacheKey);
+    if (hit) return hit;
+    const s = this.tracks.get(ticker);
+    if (!s) return [];
+    const out = this.drawDay(s, day);
+    if (this.days.size >= DAY_CACHE) this.days.delete(this.days.keys().next().value as string);
+    this.days.set(cacheKey, out);
+    return out;
+  }
+
+  private drawDay(s: Track, day: number): TapeTrade[] {
+    const out: TapeTrade[] = [];
+    this.eachDraw(s, day, (ts, h, index) =>
+      out.push({ ticker: s.ticker, ts, count: countOf(h), yes: ((h >>> 28) & 1) === 1, day, index }),
+    );
+    out.sort((a, b) => a.ts - b.ts || a.index - b.index);
+    return out;
+  }
+
+  /** The day's draws inside the market's window, unsorted: time, the draw's hash (size, side) and its index. */
+  private eachDraw(s: Track, day: number, fn: (ts: number, h: number, index: number) => void): void {
+    const from = day * DAY_MS;
+    if (from + DAY_MS <= s.openMs || from >= s.endMs) return;
+    const n = 24 + (hash32(s.key, 10, day) % 97);
+    for (let i = 0; i < n; i++) {
+      const ts = from + (hash32(s.key, 11, day, i) % DAY_MS);
+      if (ts >= s.openMs && ts < s.endMs) fn(ts, hash32(s.key, 13, day, i), i);
+    }
+  }
+
+  /** Volume (1e-2 contracts) traded in (fromMs, toMs]. */
+  volume(ticker: string, fromMs: number, toMs: number): number {
+    const s = this.tracks.get(ticker);
+    if (!s || toMs <= fromMs) return 0;
+    return this.cumulative(s, toMs) - this.cumulative(s, fromMs);
+  }
+
+  /** Volume traded up to and including `ts`. */
+  cumulativeVolume(ticker: string, ts: number): number {
+    const s = this.tracks.get(ticker);
+    return s ? this.cumulative(s, ts) : 0;
+  }
+
+  /** Open interest at `ts` (1e-2 contracts): a fixed share of the volume traded so far, in whole hundredths. */
+  openInterest(ticker: string, ts: number): number {
+    const s = this.tracks.get(ticker);
+    return s ? Math.floor((this.cumulative(s, ts) * s.oiPercent) / 100) : 0;
+  }
+
+  private cumulative(s: Track, ts: number): number {
+    const openDay = Math.floor(s.openMs / DAY_MS);
+    const day = Math.floor(ts / DAY_MS);
+    if (day < openDay) return 0;
+    if (s.prefix.length === 0) s.prefix.push(0);
+    while (s.prefix.length <= day - openDay) {
+      const d = openDay + s.prefix.length - 1;
+      s.prefix.push((s.prefix[s.prefix.length - 1] as number) + this.fullDayVolume(s, d));
+    }
+    let v = s.prefix[day - openDay] as number;
+    for (const t of this.dayTrades(s.ticker, day)) {
+      if (t.ts > ts) break;
+      v += t.count;
+    }
+    return v;
+  }
+
+  private fullDayVolume(s: Track, day: number): number {
+    let sum = 0;
+    this.eachDraw(s, day, (_ts, h) => (sum += countOf(h)));
+    return sum;
+  }
+
+  /** The last trade at or before `ts`, if any. */
+  lastTrade(ticker: string, ts: number): TapeTrade | undefined {
+    const s = this.tracks.get(ticker);
+    if (!s) return undefined;
+    for (let day = Math.floor(Math.min(ts, s.endMs - 1) / DAY_MS); day * DAY_MS + DAY_MS > s.openMs; day--) {
+      const trades = this.dayTrades(ticker, day);
+      for (let i = trades.length - 1; i >= 0; i--) if ((trades[i] as TapeTrade).ts <= ts) return trades[i];
+    }
+    return undefined;
+  }
+
+  /** Trades of one market in [fromMs, toMs], oldest first. */
+  tradesBetween(ticker: string, fromMs: number, toMs: number): TapeTrade[] {
+    const out: TapeTrade[] = [];
+    for (let day = Math.floor(fromMs / DAY_MS); day <= Math.floor(toMs / DAY_MS); day++) {
+      for (const t of this.dayTrades(ticker, day)) if (t.ts >= fromMs && t.ts <= toMs) out.push(t);
+    }
+    return out;
+  }
+
+  /** Earliest epoch day any of these markets trades. */
+  firstDay(tickers: readonly string[]): number {
+    let min = Infinity;
+    for (const t of tickers) {
+      const s = this.tracks.get(t);
+      if (s) min = Math.min(min, Math.floor(s.openMs / DAY_MS));
+    }
+    return min;
+  }
+}
+
+/**
+ * A trade's size from its draw, in 1e-2 contracts: mostly small tickets, a few large; one in ten carries a quarter-
+ * contract fraction (fractional trading [V]).
+ */
+function countOf(h: number): number {
+  const pick = h % 100;
+  const whole = pick < 70 ? 1 + ((h >>> 8) % 20) : pick < 95 ? 20 + ((h >>> 8) % 180) : 200 + ((h >>> 8) % 800);
+  const fraction = (h >>> 20) % 10 === 0 ? 25 * (1 + ((h >>> 24) % 3)) : 0;
+  return whole * 100 + fraction;
+}
+
+/** Index of the last element <= x in an ascending array, or -1. */
+function lastAtOrBefore(sorted: readonly number[], x: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((sorted[mid] as number) <= x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo - 1;
+}
+
+/** Seeded value noise in [-1000, 1000]: knots every SCALES[i] minutes, linear between them, weighted. */
+function noise(key: number, minute: number): number {
+  let sum = 0;
+  for (let i = 0; i < SCALES.length; i++) {
+    const scale = SCALES[i] as number;
+    const j = Math.floor(minute / scale);
+    const f = minute - j * scale;
+    const a = (hash32(key, 20 + i, j) % 2001) - 1000;
+    const b = (hash32(key, 20 + i, j + 1) % 2001) - 1000;
+    sum += (WEIGHTS[i] as number) * Math.round((a * (scale - f) + b * f) / scale);
+  }
+  return Math.round(sum / 10);
+}
