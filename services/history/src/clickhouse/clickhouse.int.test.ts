@@ -4,7 +4,7 @@
  * catalogue that follows them.
  */
 import { testClickHouseUrl, uniqueName } from '@depthgate/test-utils';
-import { Rng } from '../generator/prng';
+import { Rng } from '@depthgate/service-kit';
 import { createClickHouse, type ClickHouse } from './client';
 import { insertDeltaRows, insertGapRows, insertSnapshotRows } from './inserts';
 import { TICKER_PATTERN, join, lit, quoteString, sql, type Sql } from './literals';
@@ -114,9 +114,9 @@ describe('literals read back by the server', () => {
     const strings: string[] = ["'; DROP TABLE snapshots; --", '\\', "\\'", '\0', 'x'.repeat(5000)];
     while (strings.length < 2000) {
       let s = '';
-      const n = rng.int(0, 30);
+      const n = rng.range(0, 30);
       for (let i = 0; i < n; i++)
-        s += rng.chance(0.15) ? String.fromCodePoint(rng.int(0x20, 0xd7ff)) : rng.pick(alphabet);
+        s += rng.chance(0.15) ? String.fromCodePoint(rng.range(0x20, 0xd7ff)) : rng.pick(alphabet);
       strings.push(s);
     }
     for (let i = 0; i < strings.length; i += 200) {
@@ -141,7 +141,7 @@ describe('literals read back by the server', () => {
     expect(await list('KX')).toEqual(['KXBA', 'KX_A']);
     const rng = new Rng('prefix-fuzz');
     for (let i = 0; i < 500; i++) {
-      const p = Array.from({ length: rng.int(1, 6) }, () =>
+      const p = Array.from({ length: rng.range(1, 6) }, () =>
         rng.pick(["'", '%', '_', 'K', 'X', '\\', '-', '.', ' ', 'a']),
       ).join('');
       if (TICKER_PATTERN.test(p)) {

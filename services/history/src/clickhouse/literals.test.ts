@@ -1,5 +1,5 @@
 import { EXCHANGE_KEYS } from '@depthgate/auth';
-import { Rng } from '../generator/prng';
+import { Rng } from '@depthgate/service-kit';
 import { LiteralError, Sql, TICKER_PATTERN, join, lit, quoteString, sql } from './literals';
 import { EXCHANGE_CODES } from './schema';
 
@@ -89,10 +89,10 @@ function hostileString(rng: Rng): string {
     '}',
     '$',
   ];
-  const n = rng.int(0, rng.chance(0.1) ? 200 : 20);
+  const n = rng.range(0, rng.chance(0.1) ? 200 : 20);
   let s = '';
   for (let i = 0; i < n; i++) {
-    s += rng.chance(0.2) ? String.fromCodePoint(rng.int(0, 0x2ffff)) : rng.pick(alphabet);
+    s += rng.chance(0.2) ? String.fromCodePoint(rng.range(0, 0x2ffff)) : rng.pick(alphabet);
   }
   return s;
 }

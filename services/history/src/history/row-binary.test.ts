@@ -1,4 +1,4 @@
-import { Rng } from '../generator/prng';
+import { Rng } from '@depthgate/service-kit';
 import { CorruptStreamError, RowBinaryToJson, rowBinarySize, writeDecimal18, writeTimestamp } from './row-binary';
 
 /** Reference: a Decimal(38, 18) from its decimal text, as ClickHouse sends it (16 bytes, little-endian). */
@@ -79,7 +79,7 @@ function convert(kind: 'delta' | 'snapshot', chunks: Buffer[]): { text: string; 
 function randomChunks(rng: Rng, all: Buffer, max: number): Buffer[] {
   const chunks: Buffer[] = [];
   for (let at = 0; at < all.length;) {
-    const n = rng.int(1, max);
+    const n = rng.range(1, max);
     chunks.push(Buffer.from(all.subarray(at, at + n)));
     at += n;
   }
@@ -113,13 +113,13 @@ describe('writeDecimal18', () => {
   it('agrees with BigInt arithmetic on every magnitude, sign and scale (fuzz)', () => {
     const rng = new Rng('decimals');
     for (let i = 0; i < 20_000; i++) {
-      const bits = rng.int(1, 127);
+      const bits = rng.range(1, 127);
       let v = 0n;
-      for (let k = 0; k < bits; k += 24) v = (v << 24n) | BigInt(rng.int(0, 0xffffff));
+      for (let k = 0; k < bits; k += 24) v = (v << 24n) | BigInt(rng.range(0, 0xffffff));
       v &= (1n << BigInt(bits)) - 1n;
       // Values on a decimal grid (few fractional digits) as well as arbitrary ones.
-      if (rng.next() < 0.5) v -= v % 10n ** BigInt(rng.int(0, 18));
-      if (rng.next() < 0.5) v = -v;
+      if (rng.float() < 0.5) v -= v % 10n ** BigInt(rng.range(0, 18));
+      if (rng.float() < 0.5) v = -v;
       expect(render(int128Bytes(v))).toBe(canonical(v));
     }
   });
@@ -130,7 +130,7 @@ describe('writeDecimal18', () => {
     expect(first).toEqual(['0.55', '0.56', '-3.25', '88115.27', '0.55', '88115.27', '-3.25']);
     // Values that collide in the cache's 4,096 slots cannot be mixed up: 20k random values checked twice over.
     const rng = new Rng('cache');
-    const many = Array.from({ length: 20_000 }, () => BigInt(rng.int(0, 2 ** 30)) * 10n ** BigInt(rng.int(0, 12)));
+    const many = Array.from({ length: 20_000 }, () => BigInt(rng.range(0, 2 ** 30)) * 10n ** BigInt(rng.range(0, 12)));
     for (const round of [1, 2])
       for (const v of many) expect([round, render(int128Bytes(v))]).toEqual([round, canonical(v)]);
   });
@@ -152,7 +152,7 @@ describe('writeTimestamp', () => {
     ])
       expect(out.subarray(0, writeTimestamp(ts, out, 0)).toString()).toBe(new Date(ts).toISOString());
     for (let i = 0; i < 5000; i++) {
-      const ts = Math.floor(rng.next() * 253_402_300_799_999);
+      const ts = Math.floor(rng.float() * 253_402_300_799_999);
       expect(out.subarray(0, writeTimestamp(ts, out, 0)).toString()).toBe(new Date(ts).toISOString());
     }
   });
@@ -198,8 +198,8 @@ describe('RowBinaryToJson', () => {
       ts: t + i * 13,
       sequence: i,
       side: i % 3 === 0 ? 'ask' : 'bid',
-      price: `${rng.int(1, 99)}.${rng.int(0, 9999)}`,
-      quantity_delta: `-${rng.int(0, 5000)}.${rng.int(0, 99)}`,
+      price: `${rng.range(1, 99)}.${rng.range(0, 9999)}`,
+      quantity_delta: `-${rng.range(0, 5000)}.${rng.range(0, 99)}`,
     }));
     const all = Buffer.concat(many.map(deltaRow));
     const whole = convert('delta', [all]);
@@ -309,7 +309,7 @@ describe('RowBinaryToJson: holding back the last book', () => {
   it('whatever the chunking', () => {
     const rng = new Rng('hold');
     for (let trial = 0; trial < 200; trial++) {
-      const hold = rng.int(0, 6);
+      const hold = rng.range(0, 6);
       expect(cut(hold, randomChunks(rng, books, 50), true)).toEqual(cut(hold, [books], true));
     }
   });

@@ -5,12 +5,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ExchangeKey } from '@depthgate/auth';
+import { Rng } from '@depthgate/service-kit';
 import { startPrivateClickHouse, waitFor, type PrivateServer } from '@depthgate/test-utils';
 import { rebuild, type FlatBook, type Row } from './test-support';
 import {
   createRecorderHarness,
   deltaKey,
-  prng,
   simBookAt,
   simBookNow,
   simChanges,
@@ -41,7 +41,7 @@ function firstSnapshot(rows: readonly Row[]): number {
 
 /** Rule 7 equals the simulator's book at random moments (and at event times) outside the ticker's gaps. */
 async function expectRule7(h: RecorderHarness, exchange: ExchangeKey, end: number, seed: number): Promise<number> {
-  const rnd = prng(seed);
+  const rng = new Rng(seed, 'rule-7 moments');
   let checked = 0;
   for (const ticker of h.sim.books.tickers(exchange)) {
     const rows = await h.rows(exchange, ticker);
@@ -50,9 +50,9 @@ async function expectRule7(h: RecorderHarness, exchange: ExchangeKey, end: numbe
     expect(Number.isFinite(start)).toBe(true);
     const events = h.sim.books.events(exchange, ticker).filter((e) => e.ts > start && e.ts <= end);
     const moments = new Set<number>();
-    for (let i = 0; i < 12; i++) moments.add(start + Math.floor(rnd() * (end - start)));
+    for (let i = 0; i < 12; i++) moments.add(start + Math.floor(rng.float() * (end - start)));
     for (let i = 0; i < 8 && events.length > 0; i++) {
-      const e = events[Math.floor(rnd() * events.length)];
+      const e = events[Math.floor(rng.float() * events.length)];
       if (e) moments.add(e.ts).add(e.ts - 1);
     }
     for (const t of moments) {

@@ -267,16 +267,4 @@ export function deltaKey(r: Row): string {
   return `${r.side} ${r.price} ${r.quantityDelta}`;
 }
 
-/** A deterministic pseudo-random generator for picking moments. */
-export function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
