@@ -132,3 +132,21 @@ export function undocumentedSettings(names: readonly string[]): string[] {
     .map((line) => line.split('|')[1] ?? '');
   return names.filter((name) => !firstColumns.some((cell) => cell.includes(`\`${name}\``)));
 }
+
+/**
+ * The error `fn` throws, checked to be a `type`: fails (throws) when `fn` returns normally or throws something
+ * else. Lets a test inspect an error's details without `try { … } catch { expect(…) }`, which passes silently when
+ * nothing is thrown.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function thrownBy<E extends Error>(fn: () => unknown, type: abstract new (...args: any[]) => E): E {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof type) return err;
+    throw new Error(`expected a ${type.name}, got ${err instanceof Error ? err.name : typeof err}: ${String(err)}`, {
+      cause: err,
+    });
+  }
+  throw new Error(`expected a ${type.name} to be thrown, but nothing was thrown`);
+}

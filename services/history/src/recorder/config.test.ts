@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '@depthgate/service-kit';
-import { undocumentedSettings } from '@depthgate/test-utils';
+import { thrownBy, undocumentedSettings } from '@depthgate/test-utils';
 import { loadRecorderConfig, recorderEnvSchema } from './config';
 
 describe('recorder configuration', () => {
@@ -74,7 +74,8 @@ describe('recorder configuration', () => {
       { FEED_VENUE_B_URL: 'not a url' },
       { CLICKHOUSE_DATABASE: 'bad-name' },
     ]) {
-      expect(() => loadRecorderConfig(env)).toThrow(ConfigError);
+      const [name] = Object.keys(env);
+      expect(thrownBy(() => loadRecorderConfig(env), ConfigError).issues.join('\n')).toContain(`${name}:`);
     }
   });
 
