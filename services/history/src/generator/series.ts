@@ -11,7 +11,7 @@
  * - everything depends only on (seed, exchange, ticker, options).
  */
 import type { ExchangeKey } from '@depthgate/auth';
-import type { Side } from '../clickhouse/literals';
+import type { Side } from '@depthgate/history-store';
 import { Rng } from '@depthgate/service-kit';
 import { profileFor, type BookProfile } from './profiles';
 

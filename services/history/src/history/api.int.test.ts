@@ -4,8 +4,8 @@
  */
 import request from 'supertest';
 import { DAY_MS, HISTORY_START_MS } from '@depthgate/auth';
-import { insertDeltaRows, insertSnapshotRows, type DeltaRow, type SnapshotRow } from '../clickhouse/inserts';
-import { createHarness, type Harness } from '../test-harness';
+import { insertDeltaRows, insertSnapshotRows, type DeltaRow, type SnapshotRow } from '@depthgate/history-store';
+import { createHarness, type Harness } from '../testing/harness';
 
 const NOW = Date.UTC(2026, 5, 1, 12, 0, 0, 0);
 const A = 'KXBTCD-26MAR07-T100000';

@@ -1,23 +1,14 @@
 /**
  * Failure paths against real servers: a caller that goes away (its query is killed), a query over its time budget
- * (503 query_timeout, query gone), the server's own max_execution_time, the query gate (a slow reader holds no
- * place; a queued request keeps its budget), and ClickHouse stopped in the middle of a streamed response (the
- * response is cut, /ready turns red, requests get 503, and all recovers when it is back).
+ * (503 query_timeout, query gone), the query gate (a slow reader holds no place), and ClickHouse stopped in the
+ * middle of a streamed response (the response is cut, /ready turns red, requests get 503, and all recovers when it
+ * is back). The querier's own cases — a queued query keeps its budget, the server's max_execution_time — are in
+ * packages/history-store (querier.int.test.ts).
  */
-import { EventEmitter } from 'node:events';
 import http from 'node:http';
-import type { Response } from 'express';
 import request from 'supertest';
-import { createRegistry } from '@depthgate/service-kit';
 import { startPrivateClickHouse, waitFor, type PrivateServer } from '@depthgate/test-utils';
-import { createClickHouse, type ClickHouse } from '../clickhouse/client';
-import { classifyClickHouseError } from '../clickhouse/errors';
-import { lit, sql } from '../clickhouse/literals';
-import { createHarness, type Harness } from '../test-harness';
-import { HistoryMetrics } from './metrics';
-import { GateClosedError, QueryGate } from './query-gate';
-import { QueryScope } from './scope';
-import { HistoryStore } from './store';
+import { createHarness, type Harness } from '../testing/harness';
 
 const NOW = Date.UTC(2026, 5, 1, 12);
 const BIG = 'KXBIG-26JUN01-T1';
@@ -25,23 +16,11 @@ const ROWS = 300_000;
 
 /** ROWS delta rows for one ticker, made inside ClickHouse. */
 async function fillBig(h: Harness): Promise<void> {
-  await h.ch.data.command({
-    query: sql`INSERT INTO ${h.ch.db}.deltas
-SELECT 'venue_b', ${lit.ticker(BIG)}, ${lit.int(NOW - 3_600_000)} + number * 10, number, if(number % 2 = 0, 'bid', 'ask'),
-  toDecimal128('0.4800', 18), toDecimal128('150.25', 18)
-FROM system.numbers LIMIT ${lit.int(ROWS)}`.text,
-  });
+  await h.db.fillDeltas({ exchange: 'venue_b', ticker: BIG, fromTs: NOW - 3_600_000, stepMs: 10, rows: ROWS });
 }
 
 /** Running queries that touch the harness's database (other tests share the server). */
-async function running(ch: ClickHouse, database: string): Promise<string[]> {
-  const rs = await ch.control.query({
-    query: sql`SELECT query_id FROM system.processes
-WHERE position(query, ${lit.name(database)}) > 0 AND position(query, 'system.processes') = 0`.text,
-    format: 'JSONEachRow',
-  });
-  return (await rs.json<{ query_id: string }>()).map((r) => r.query_id);
-}
+const running = (h: Harness): Promise<string[]> => h.db.runningQueries();
 
 interface SlowReader {
   status: number;
@@ -109,12 +88,12 @@ describe('a caller that goes away', () => {
     await waitFor(() => reader.received() > 0, { what: 'the first bytes' });
     // Nobody reads: the service stops reading ClickHouse, whose query waits on its socket (back-pressure all the
     // way: the service does not buffer the answer, so the query cannot finish while the caller does not read).
-    await waitFor(async () => (await running(h.ch, h.ch.database)).length > 0, { what: 'the query to be running' });
+    await waitFor(async () => (await running(h)).length > 0, { what: 'the query to be running' });
     await new Promise((r) => setTimeout(r, 1000));
-    expect((await running(h.ch, h.ch.database)).length).toBe(1);
+    expect((await running(h)).length).toBe(1);
     expect(reader.received()).toBeLessThan(1_000_000);
     reader.destroy();
-    await waitFor(async () => (await running(h.ch, h.ch.database)).length === 0, {
+    await waitFor(async () => (await running(h)).length === 0, {
       timeoutMs: 15_000,
       what: 'the query to be gone from system.processes',
     });
@@ -143,26 +122,10 @@ describe('the time budget', () => {
       message: 'The query ran over its time budget of 1 ms and was cancelled; narrow the time range or lower the limit',
     });
     expect(await h.metric('history_query_timeouts_total', { endpoint: 'deltas' })).toBe(1);
-    await waitFor(async () => (await running(h.ch, h.ch.database)).length === 0, {
+    await waitFor(async () => (await running(h)).length === 0, {
       timeoutMs: 15_000,
       what: 'the query to be gone from system.processes',
     });
-  });
-
-  it('ClickHouse’s own max_execution_time ends a query, and is recognised as a timeout', async () => {
-    const started = Date.now();
-    const err = await h.ch.data
-      .exec({
-        query: 'SELECT sum(sipHash64(number)) FROM system.numbers FORMAT TabSeparated',
-        clickhouse_settings: { max_execution_time: 1 },
-      })
-      .then(async (r) => {
-        for await (const _ of r.stream) void _;
-        return undefined;
-      })
-      .catch((e: unknown) => e);
-    expect(classifyClickHouseError(err).kind).toBe('timeout');
-    expect(Date.now() - started).toBeLessThan(30_000);
   });
 });
 
@@ -181,45 +144,16 @@ describe('the ClickHouse query gate (CLICKHOUSE_QUERY_CONCURRENCY)', () => {
     const { url } = await h.listen();
     const reader = await slowRead(`${url}/api/venue_b/deltas/${BIG}?limit=${ROWS}`, key);
     expect(reader.status).toBe(200);
-    await waitFor(async () => (await running(h.ch, h.ch.database)).length > 0, { what: 'the query to be running' });
+    await waitFor(async () => (await running(h)).length > 0, { what: 'the query to be running' });
     const other = await request(h.app).get(`/api/venue_b/deltas/${BIG}?limit=5`).set('x-api-key', key);
     expect(other.status).toBe(200);
     expect(other.body.count).toBe(5);
-    expect((await running(h.ch, h.ch.database)).length).toBe(1);
+    expect((await running(h)).length).toBe(1);
     reader.destroy();
-    await waitFor(async () => (await running(h.ch, h.ch.database)).length === 0, {
+    await waitFor(async () => (await running(h)).length === 0, {
       timeoutMs: 15_000,
       what: 'the slow reader’s query to be gone',
     });
-  });
-
-  it('a request waiting for a place keeps its time budget: 503 query_timeout, nothing sent to ClickHouse', async () => {
-    const gate = new QueryGate(1);
-    const metrics = new HistoryMetrics(createRegistry('gate-test', { defaultMetrics: false }));
-    const store = new HistoryStore(h.ch, metrics, 0, gate);
-    const held = await gate.acquire(new AbortController().signal);
-    const res = new EventEmitter() as EventEmitter & { writableFinished: boolean };
-    res.writableFinished = false;
-    const scope = new QueryScope(h.ch, 200, res as unknown as Response);
-    const started = Date.now();
-    try {
-      await expect(store.streamQuery(sql`SELECT 1 FORMAT RowBinary`, scope, () => undefined)).rejects.toBeInstanceOf(
-        GateClosedError,
-      );
-      expect(scope.reason).toBe('timeout');
-      expect(Date.now() - started).toBeGreaterThanOrEqual(150);
-      expect(gate.waiting).toBe(0);
-      expect((await metrics.queueWaiting.get()).values[0]?.value).toBe(0);
-    } finally {
-      scope.dispose();
-      held();
-    }
-    // With the place free again, the same store answers.
-    const scope2 = new QueryScope(h.ch, 5000, res as unknown as Response);
-    const chunks: Buffer[] = [];
-    await store.streamQuery(sql`SELECT toUInt8(7) FORMAT RowBinary`, scope2, (c) => void chunks.push(c));
-    scope2.dispose();
-    expect(Buffer.concat(chunks)).toEqual(Buffer.from([7]));
   });
 });
 
@@ -241,12 +175,7 @@ describe('ClickHouse stopped', () => {
     const { url } = await h.listen();
     const reader = await slowRead(`${url}/api/venue_b/deltas/${BIG}?limit=${ROWS}`, key);
     expect(reader.status).toBe(200);
-    const probe = createClickHouse({ url: server.url, database: h.ch.database });
-    try {
-      await waitFor(async () => (await running(probe, h.ch.database)).length > 0, { what: 'the query to be running' });
-    } finally {
-      await probe.close();
-    }
+    await waitFor(async () => (await running(h)).length > 0, { what: 'the query to be running' });
     await server.stop();
     reader.resume();
     const end = await reader.ended;

@@ -1,8 +1,7 @@
+import type { QueryObserver } from '@depthgate/history-store';
 import { Counter, Gauge, Histogram, type Registry } from '@depthgate/service-kit';
 
 export type Endpoint = 'tickers' | 'snapshots' | 'deltas';
-export type QueryName = 'catalogue' | 'tickers' | 'window';
-export type QueryOutcome = 'ok' | 'timeout' | 'cancelled' | 'unavailable' | 'error';
 
 /** Query metrics of the history service, registered on the service's registry. */
 export class HistoryMetrics {
@@ -15,6 +14,12 @@ export class HistoryMetrics {
   readonly cutStreams: Counter<'endpoint'>;
   readonly queueWaiting: Gauge;
   readonly queueWait: Histogram;
+  /** What the store's querier reports (queries `catalogue`, `tickers`, `window`), into the metrics above. */
+  readonly queries: QueryObserver = {
+    waiting: (delta) => (delta > 0 ? this.queueWaiting.inc() : this.queueWaiting.dec()),
+    waited: (seconds) => this.queueWait.observe(seconds),
+    ended: (name, outcome, seconds) => this.queryDuration.observe({ query: name, outcome }, seconds),
+  };
 
   constructor(registry: Registry) {
     this.queryDuration = new Histogram({

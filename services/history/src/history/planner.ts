@@ -9,7 +9,7 @@
  * (rows of one `ts`) never straddles two windows. The walk stops as soon as `limit` rows are out; the last window
  * always runs to the end of the requested range, so rows written after the catalogue was read are not missed.
  */
-import type { TimeWindow } from '../clickhouse/queries';
+import type { TimeWindow } from '@depthgate/history-store';
 
 export interface KindSpan {
   firstTs: number;

@@ -9,23 +9,27 @@
  */
 import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
 import { canonicalExchange, type Caller, type ExchangeKey } from '@depthgate/auth';
+import {
+  TICKER_PATTERN,
+  classifyClickHouseError,
+  type HistoryStore,
+  type OrderBookQueries,
+  type QueryScope,
+  type RowKind,
+  type WindowRead,
+} from '@depthgate/history-store';
 import { AppError, type Logger } from '@depthgate/service-kit';
-import type { ClickHouse } from '../clickhouse/client';
-import { classifyClickHouseError } from '../clickhouse/errors';
-import { TICKER_PATTERN, type Sql } from '../clickhouse/literals';
-import { deltaWindowQuery, snapshotBookRestQuery, snapshotWindowQuery } from '../clickhouse/queries';
-import type { RowKind } from '../clickhouse/schema';
 import { canSeeTicker, effectiveRange, windowStart } from './access';
 import type { Endpoint, HistoryMetrics } from './metrics';
 import { parseLimit, parseTimeRange, singleParam } from './params';
 import { WindowPlanner } from './planner';
 import { RowsResponse } from './rows-response';
-import { QueryScope } from './scope';
-import type { HistoryStore } from './store';
+import type { CatalogueCache } from './store';
 
 export interface HistoryRoutesDeps {
-  ch: ClickHouse;
   store: HistoryStore;
+  queries: OrderBookQueries;
+  catalogue: CatalogueCache;
   metrics: HistoryMetrics;
   logger: Logger;
   queryTimeoutMs: number;
@@ -65,7 +69,7 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
   /** Maps a failure to the answer: an AppError to send, or nothing when the connection must be cut. */
   function fail(err: unknown, req: Request, res: Response, scope: QueryScope, endpoint: Endpoint): AppError | null {
     if (err instanceof AppError) return err;
-    if (scope.reason === 'disconnect') {
+    if (scope.reason === 'cancelled') {
       deps.metrics.cancellations.inc({ endpoint });
       deps.logger.debug({ req_id: req.id }, 'caller went away: queries cancelled');
       return null;
@@ -123,7 +127,12 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
     endpoint: Endpoint,
     body: (scope: QueryScope) => Promise<void>,
   ): Promise<void> {
-    const scope = new QueryScope(deps.ch, deps.queryTimeoutMs, res);
+    // Until the answer has started, the scope enforces the budget itself; a caller that goes away cancels it.
+    const scope = deps.store.scope(deps.queryTimeoutMs, { answerStarted: () => res.headersSent });
+    const onClose = () => {
+      if (!res.writableFinished) scope.abort('cancelled');
+    };
+    res.once('close', onClose);
     try {
       await body(scope);
     } catch (err) {
@@ -132,6 +141,7 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
       else if (!res.destroyed) res.destroy();
     } finally {
       scope.dispose();
+      res.off('close', onClose);
     }
   }
 
@@ -145,7 +155,7 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
       // A prefix outside the ticker grammar matches no ticker: the list is empty (and no query is needed).
       if (prefix === '' || TICKER_PATTERN.test(prefix)) {
         const allowedPrefixes = caller?.kind === 'key' ? caller.key.tickerPrefixes : null;
-        const rows = await deps.store.tickers(exchange, { prefix, allowedPrefixes }, scope);
+        const rows = await deps.catalogue.tickers(exchange, { prefix, allowedPrefixes }, scope);
         const now = deps.now();
         // Listed: visible to the caller (rule 4) and with data inside the caller's window for that ticker.
         tickers = rows
@@ -167,26 +177,30 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
         const requested = String(req.params.ticker ?? '');
         if (!TICKER_PATTERN.test(requested)) throw unknownTicker(exchange, requested);
         const caller: Caller | undefined = req.caller;
-        const entry = await deps.store.catalogueEntry(exchange, requested, scope);
+        const entry = await deps.catalogue.catalogueEntry(exchange, requested, scope);
         // A ticker outside the key's ticker_prefixes answers exactly like one that does not exist.
         if (!entry || !canSeeTicker(caller, entry.ticker)) throw unknownTicker(exchange, requested);
 
         const { from, to } = effectiveRange(caller, entry.ticker, deps.now(), range);
         const head = `{"exchange":${JSON.stringify(exchange)},"ticker":${JSON.stringify(entry.ticker)},"rows":[`;
-        const out = new RowsResponse(res, scope, head, kind);
+        const out = new RowsResponse(res, scope.signal, head, kind);
         const span = entry.spans[kind];
         let windows = 0;
         if (span && (to === null || from <= to)) {
           const planner = new WindowPlanner({ from, to, span, limit });
-          const stream = (query: Sql, want: number) =>
-            deps.store.streamQuery(query, scope, (chunk) => out.chunk(chunk), {
-              singleThread: want <= SINGLE_THREAD_ROWS,
-            });
+          const onChunk = (chunk: Buffer) => out.chunk(chunk);
           for (let w = planner.next(); w !== null; w = planner.next()) {
             const before = out.rows;
             const want = planner.remaining;
+            const read = (limit: number): WindowRead => ({
+              exchange,
+              ticker: entry.ticker,
+              window: w,
+              limit,
+              singleThread: want <= SINGLE_THREAD_ROWS,
+            });
             if (kind === 'delta') {
-              await stream(deltaWindowQuery(deps.ch.db, exchange, entry.ticker, w, want), want);
+              await deps.queries.deltas(scope, read(want), onChunk);
               out.endOfQuery();
             } else {
               // Snapshots: ask for a few rows more than wanted, hold back from the want-th row on, and pass on
@@ -194,11 +208,11 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
               const asked = want + SNAPSHOT_SLACK_ROWS;
               const receivedBefore = out.received;
               out.holdFrom(receivedBefore + want - 1);
-              await stream(snapshotWindowQuery(deps.ch.db, exchange, entry.ticker, w, asked), want);
+              await deps.queries.snapshots(scope, read(asked), onChunk);
               out.endOfQuery();
               if (!(await out.releaseBook(out.received - receivedBefore === asked))) {
                 // That book is longer than the slack: read it to its end exactly (two reads, rarely).
-                await stream(snapshotBookRestQuery(deps.ch.db, exchange, entry.ticker, w, want, want - 1), want);
+                await deps.queries.snapshotsToBookEnd(scope, read(want), want - 1, onChunk);
                 out.endOfQuery();
               }
             }

@@ -7,8 +7,8 @@
  * part of the system and the service is the part that scales out, so the text is made here, by straight-line code
  * over the bytes (no per-row objects, no strings): measured in docs/benchmarks.md.
  *
- * The layouts are fixed by the SELECT lists in queries.ts and the column types in migrations.ts (checked at start-up
- * by `checkRowBinaryColumns`):
+ * The layouts are fixed by the window queries' column lists and the tables' column types, both in
+ * @depthgate/history-store (READ_COLUMNS; checked against the live tables at start-up by `verifyReadColumns`):
  *
  *   delta:    ts Int64 | sequence UInt64 | side Enum8 | price Decimal(38,18) | quantity_delta Decimal(38,18)  (49 bytes)
  *   snapshot: ts Int64 | side Enum8 | price Decimal(38,18) | quantity Decimal(38,18)                             (41 bytes)
@@ -26,7 +26,7 @@
  * For snapshots it can hold rows back (`holdFrom`) and then pass on only those of one book (`releaseBook`): rows of a
  * book share their `ts`.
  */
-import type { RowKind } from '../clickhouse/schema';
+import type { RowKind } from '@depthgate/history-store';
 
 export class CorruptStreamError extends Error {
   constructor(message: string) {

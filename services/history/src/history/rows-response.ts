@@ -8,9 +8,8 @@
  * or at the end when there is none — so any failure before that can still be answered with a proper error status.
  */
 import type { Response } from 'express';
-import type { RowKind } from '../clickhouse/schema';
+import type { RowKind } from '@depthgate/history-store';
 import { RowBinaryToJson } from './row-binary';
-import type { QueryScope } from './scope';
 
 export class AbortedError extends Error {
   constructor() {
@@ -28,7 +27,8 @@ export class RowsResponse {
 
   constructor(
     private readonly res: Response,
-    private readonly scope: QueryScope,
+    /** The request's abort signal: a wait for 'drain' ends with it. */
+    private readonly signal: AbortSignal,
     private readonly head: string,
     kind: RowKind,
   ) {
@@ -78,7 +78,6 @@ export class RowsResponse {
   private commit(): void {
     if (this.started) return;
     this.started = true;
-    this.scope.committed = true;
     this.res.status(200);
     this.res.setHeader('Content-Type', 'application/json; charset=utf-8');
     this.res.write(this.head);
@@ -95,7 +94,7 @@ export class RowsResponse {
   }
 
   private drained(): Promise<void> {
-    const signal = this.scope.signal;
+    const signal = this.signal;
     if (signal.aborted) return Promise.reject(new AbortedError());
     return new Promise((resolve, reject) => {
       const onAbort = () => {

@@ -2,6 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { EXCHANGE_KEYS, type ExchangeKey } from '@depthgate/auth';
+import { clickHouseEnvShape } from '@depthgate/history-store';
 import {
   ConfigError,
   envBool,
@@ -16,7 +17,6 @@ import {
   signedVenueCredentials,
   signedVenueEnvShape,
 } from '@depthgate/service-kit';
-import { clickHouseEnvShape } from '../config';
 
 const MiB = 1024 * 1024;
 

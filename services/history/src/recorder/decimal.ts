@@ -3,7 +3,7 @@
  * arithmetic is needed, into BigInt integers scaled by 10^18 (the stored type is `Decimal(38, 18)`, so every value the
  * table can hold is exact here too). Never a JavaScript float.
  */
-import { DECIMAL } from '../clickhouse/inserts';
+import { DECIMAL } from '@depthgate/history-store';
 
 /** Fraction digits of the scaled integers: the stored type's scale. */
 export const SCALE = 18;

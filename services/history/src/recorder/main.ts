@@ -2,8 +2,8 @@
  * The recorder's entrypoint (`dist/recorder/main.js`; same image as the history API, its own StatefulSet): records
  * the order-book feeds of Kalshi, Gemini and Polymarket US into the history tables. docs/history.md, "Recorder".
  */
+import { HistoryStore } from '@depthgate/history-store';
 import { Lifecycle, createLogger, createRegistry, createServiceApp, runMain, serve } from '@depthgate/service-kit';
-import { createClickHouse } from '../clickhouse/client';
 import { loadRecorderConfig } from './config';
 import { RecorderMetrics } from './metrics';
 import { startRecorder, type Recorder } from './recorder';
@@ -14,7 +14,7 @@ runMain(async () => {
   const registry = createRegistry('recorder');
   const metrics = new RecorderMetrics(registry);
   const lifecycle = new Lifecycle();
-  const clickhouse = createClickHouse({
+  const store = new HistoryStore({
     url: config.CLICKHOUSE_URL,
     database: config.CLICKHOUSE_DATABASE,
     maxConnections: config.CLICKHOUSE_MAX_CONNECTIONS,
@@ -22,7 +22,7 @@ runMain(async () => {
     logger,
     application: 'depthgate-recorder',
   });
-  lifecycle.onShutdown('clickhouse', () => clickhouse.close());
+  lifecycle.onShutdown('clickhouse', () => store.close());
   const running: { recorder?: Recorder } = {};
   // Registered before start-up completes: a SIGTERM during the spool replay exits at once (the spool stays on disk).
   lifecycle.onShutdown('recorder', () => running.recorder?.stop());
@@ -44,5 +44,5 @@ runMain(async () => {
     shutdownDelayMs: 0,
     drainTimeoutMs: 2000,
   });
-  running.recorder = await startRecorder({ config, logger, metrics, clickhouse });
+  running.recorder = await startRecorder({ config, logger, metrics, store });
 });

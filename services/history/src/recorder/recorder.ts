@@ -3,13 +3,11 @@
  * `startRecorder` is what main.ts runs and what the integration tests run in-process; `stop()` is the SIGTERM path.
  */
 import { EXCHANGE_KEYS, type ExchangeKey } from '@depthgate/auth';
+import { RecorderStore, waitForSchema, type HistoryStore } from '@depthgate/history-store';
 import { kalshiHeaders, kalshiPrivateKey, type Logger } from '@depthgate/service-kit';
-import type { ClickHouse } from '../clickhouse/client';
-import { classifyClickHouseError } from '../clickhouse/errors';
 import type { RecorderConfig } from './config';
 import { CanonicalMemo } from './decimal';
 import type { RecorderMetrics } from './metrics';
-import { REQUIRED_SCHEMA_VERSION, schemaVersion } from './store';
 import { geminiProtocol } from './venues/gemini';
 import { kalshiProtocol } from './venues/kalshi';
 import { polymarketUsProtocol } from './venues/polymarket-us';
@@ -24,7 +22,7 @@ export interface RecorderDeps {
   config: RecorderConfig;
   logger: Logger;
   metrics: RecorderMetrics;
-  clickhouse: ClickHouse;
+  store: HistoryStore;
 }
 
 export interface Recorder {
@@ -45,27 +43,6 @@ export function monotoneClock(): () => number {
     if (t > last) last = t;
     return last;
   };
-}
-
-async function waitForSchema(ch: ClickHouse, timeoutMs: number, logger: Logger): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let warned = false;
-  for (let delay = 250; ; delay = Math.min(delay * 2, 2000)) {
-    let problem: string;
-    try {
-      const version = await schemaVersion(ch);
-      if (version >= REQUIRED_SCHEMA_VERSION) return;
-      problem = `schema version ${version} < ${REQUIRED_SCHEMA_VERSION} (the history service or the migrate CLI applies the migrations)`;
-    } catch (err) {
-      problem = classifyClickHouseError(err).message;
-    }
-    if (Date.now() + delay > deadline) throw new Error(`ClickHouse is not ready for the recorder: ${problem}`);
-    if (!warned) {
-      logger.warn({ problem }, 'waiting for ClickHouse and the history schema');
-      warned = true;
-    }
-    await new Promise((r) => setTimeout(r, delay));
-  }
 }
 
 function protocolFor(exchange: ExchangeKey, config: RecorderConfig): VenueProtocol {
@@ -114,16 +91,18 @@ function restFor(exchange: ExchangeKey, config: RecorderConfig): RestClient {
 }
 
 export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
-  const { config, logger, metrics, clickhouse } = deps;
+  const { config, logger, metrics } = deps;
   const now = monotoneClock();
   const venues = new Map<ExchangeKey, Venue>();
   let started = false;
   let stopping: Promise<void> | undefined;
 
-  await waitForSchema(clickhouse, config.CLICKHOUSE_STARTUP_TIMEOUT_MS, logger);
+  // The recorder never migrates: the history service or its migrate CLI does.
+  await waitForSchema(deps.store, { timeoutMs: config.CLICKHOUSE_STARTUP_TIMEOUT_MS, logger });
+  const store = new RecorderStore(deps.store);
 
   const writer = new Writer({
-    clickhouse,
+    store,
     spoolDir: config.RECORDER_SPOOL_DIR,
     maxMemoryBytes: config.RECORDER_BUFFER_MAX_BYTES,
     maxSpoolBytes: config.RECORDER_SPOOL_MAX_BYTES,
@@ -191,7 +170,7 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
       new Venue({
         protocol,
         rest: restFor(exchange, config),
-        clickhouse,
+        store,
         sink,
         metrics,
         logger,

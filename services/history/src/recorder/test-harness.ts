@@ -12,9 +12,8 @@ import type { ExchangeKey } from '@depthgate/auth';
 import { createLogger, createRegistry, type Logger } from '@depthgate/service-kit';
 import { repoRoot, testClickHouseUrl, uniqueName, waitFor } from '@depthgate/test-utils';
 import { startSimulator, type Simulator } from '@depthgate/venue-sim';
-import { createClickHouse, type ClickHouse } from '../clickhouse/client';
-import { sql } from '../clickhouse/literals';
-import { runMigrations } from '../clickhouse/migrations';
+import { HistoryStore } from '@depthgate/history-store';
+import { createTestDatabase, type TestDatabase } from '@depthgate/history-store/testing';
 import { loadRecorderConfig, type RecorderConfig } from './config';
 import { formatDecimal, parseDecimal } from './decimal';
 import { RecorderMetrics } from './metrics';
@@ -57,7 +56,8 @@ export class LogCapture extends Writable {
 
 export interface RecorderHarness {
   sim: Simulator;
-  ch: ClickHouse;
+  /** The harness's own handle on the recorder's database (reads, cleanup). */
+  db: TestDatabase;
   database: string;
   spoolDir: string;
   env: Record<string, string>;
@@ -84,8 +84,7 @@ export async function createRecorderHarness(
   const clickhouseUrl = options.clickhouseUrl ?? testClickHouseUrl();
   const logs = new LogCapture();
   const logger: Logger = createLogger({ name: 'recorder-test', level: 'warn', destination: logs });
-  const ch = createClickHouse({ url: clickhouseUrl, database });
-  await runMigrations(ch);
+  const db = await createTestDatabase({ url: clickhouseUrl, database });
   const sim = await startSimulator({
     seed: 11,
     updatesPerSecond: 200,
@@ -108,7 +107,7 @@ export async function createRecorderHarness(
   const children = new Set<ChildProcess>();
   const h: RecorderHarness = {
     sim,
-    ch,
+    db,
     database,
     spoolDir,
     env,
@@ -117,17 +116,18 @@ export async function createRecorderHarness(
       const config: RecorderConfig = loadRecorderConfig({ ...env, ...extra });
       const registry = createRegistry('recorder-test', { defaultMetrics: false });
       h.metrics = new RecorderMetrics(registry);
-      const recorderCh = createClickHouse({
+      const store = new HistoryStore({
         url: config.CLICKHOUSE_URL,
         database,
         requestTimeoutMs: config.RECORDER_INSERT_TIMEOUT_MS + 30_000,
         logger,
+        application: 'depthgate-recorder',
       });
-      const recorder = await startRecorder({ config, logger, metrics: h.metrics, clickhouse: recorderCh });
+      const recorder = await startRecorder({ config, logger, metrics: h.metrics, store });
       const stop = recorder.stop.bind(recorder);
       recorder.stop = async () => {
         await stop();
-        await recorderCh.close();
+        await store.close();
       };
       h.recorder = recorder;
       return recorder;
@@ -165,58 +165,38 @@ export async function createRecorderHarness(
       return exited;
     },
     async rows(exchange, ticker) {
-      const where = ticker === undefined ? '' : ` AND ticker = '${ticker.replace(/[^A-Za-z0-9._-]/g, '')}'`;
-      const q = async (query: string) => {
-        const rs = await ch.data.query({ query, format: 'TabSeparated' });
-        return (await rs.text())
-          .split('\n')
-          .filter((l) => l !== '')
-          .map((l) => l.split('\t'));
-      };
-      const db = database;
-      const ex = `exchange = '${exchange}'${where}`;
-      const out: Row[] = [];
-      for (const [t, ts, seq, side, price, qd] of await q(
-        `SELECT ticker, ts, sequence, side, toString(price), toString(quantity_delta) FROM ${db}.deltas WHERE ${ex}`,
-      )) {
-        out.push({
+      const stored = await db.storedRows({ exchange, ticker });
+      const canonical = (d: string) => formatDecimal(parseDecimal(d));
+      return [
+        ...stored.deltas.map((d): Row => ({
           kind: 'delta',
           exchange,
-          ticker: t ?? '',
-          ts: Number(ts),
-          sequence: Number(seq),
-          side: side as 'bid' | 'ask',
-          price: formatDecimal(parseDecimal(price ?? '0')),
-          quantityDelta: formatDecimal(parseDecimal(qd ?? '0')),
-        });
-      }
-      for (const [t, ts, side, price, qty] of await q(
-        `SELECT ticker, ts, side, toString(price), toString(quantity) FROM ${db}.snapshots WHERE ${ex}`,
-      )) {
-        out.push({
+          ticker: d.ticker,
+          ts: d.ts,
+          sequence: d.sequence,
+          side: d.side,
+          price: canonical(d.price),
+          quantityDelta: canonical(d.quantityDelta),
+        })),
+        ...stored.snapshots.map((s): Row => ({
           kind: 'snapshot',
           exchange,
-          ticker: t ?? '',
-          ts: Number(ts),
-          side: side as 'bid' | 'ask',
-          price: formatDecimal(parseDecimal(price ?? '0')),
-          quantity: formatDecimal(parseDecimal(qty ?? '0')),
-        });
-      }
-      for (const [t, from, to, reason] of await q(
-        `SELECT ticker, from_ts, to_ts, reason FROM ${db}.gaps WHERE ${ex}`,
-      )) {
-        out.push({
+          ticker: s.ticker,
+          ts: s.ts,
+          side: s.side,
+          price: canonical(s.price),
+          quantity: canonical(s.quantity),
+        })),
+        ...stored.gaps.map((g): Row => ({
           kind: 'gap',
           exchange,
-          ticker: t ?? '',
-          ts: Number(to),
-          fromTs: Number(from),
-          toTs: Number(to),
-          reason,
-        });
-      }
-      return out;
+          ticker: g.ticker,
+          ts: g.toTs,
+          fromTs: g.fromTs,
+          toTs: g.toTs,
+          reason: g.reason,
+        })),
+      ];
     },
     async waitLive(recorder = h.recorder) {
       await waitFor(
@@ -232,8 +212,8 @@ export async function createRecorderHarness(
       for (const c of children) c.kill('SIGKILL');
       await h.recorder?.stop().catch(() => undefined);
       await sim.stop();
-      await ch.data.command({ query: sql`DROP DATABASE IF EXISTS ${ch.db}`.text }).catch(() => undefined);
-      await ch.close();
+      await db.drop();
+      await db.close();
       rmSync(spoolDir, { recursive: true, force: true });
     },
   };

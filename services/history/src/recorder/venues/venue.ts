@@ -3,13 +3,11 @@
  * listing, refreshed periodically; markets that leave the listing are dropped), their recorders (resumed from what
  * ClickHouse holds), the feed connections they are spread over, and the REST reconciliation of their books.
  */
+import { TICKER_PATTERN, type RecorderStore } from '@depthgate/history-store';
 import type { Logger } from '@depthgate/service-kit';
-import type { ClickHouse } from '../../clickhouse/client';
-import { TICKER_PATTERN } from '../../clickhouse/literals';
 import type { CanonicalMemo } from '../decimal';
 import type { RecorderMetrics } from '../metrics';
 import type { GapReason, RowSink } from '../rows';
-import { storedTickers } from '../store';
 import { TickerRecorder, type TickerResume } from '../ticker';
 import { FeedShard } from './feed';
 import type { RestClient } from './rest';
@@ -27,7 +25,8 @@ export interface Selection {
 export interface VenueOptions {
   protocol: VenueProtocol;
   rest: RestClient;
-  clickhouse: ClickHouse;
+  /** Where each ticker's stored series ends (its resume point). */
+  store: Pick<RecorderStore, 'storedTickers'>;
   sink: RowSink;
   metrics: RecorderMetrics;
   logger: Logger;
@@ -184,7 +183,7 @@ export class Venue {
     const unknown = list.filter((t) => !this.retired.has(t));
     let stored: Map<string, { lastTs: number; sequence: number }>;
     try {
-      stored = unknown.length > 0 ? await storedTickers(this.o.clickhouse, this.exchange, unknown) : new Map();
+      stored = unknown.length > 0 ? await this.o.store.storedTickers(this.exchange, unknown) : new Map();
     } catch (err) {
       // Cannot know where their series end: try again shortly (they are not recorded meanwhile).
       this.log.warn({ err: { message: (err as Error).message }, tickers: list.length }, 'cannot resume tickers yet');

@@ -8,24 +8,10 @@
  * ClickHouse acknowledges it).
  */
 import { EXCHANGE_KEYS, type ExchangeKey } from '@depthgate/auth';
-import type { InsertTable } from '../../clickhouse/inserts';
+import type { InsertTable, ProbeKey } from '@depthgate/history-store';
 
 export const EXCHANGE_INDEX: Readonly<Record<ExchangeKey, number>> = { venue_b: 0, venue_c: 1, venue_a_us: 2 };
 export { EXCHANGE_KEYS };
-
-/** The natural key of a batch's last row: present in the table ⇔ the (atomic) batch was written. */
-export type ProbeKey =
-  | { table: 'deltas'; exchange: ExchangeKey; ticker: string; ts: number; sequence: number }
-  | { table: 'snapshots'; exchange: ExchangeKey; ticker: string; ts: number }
-  | {
-      table: 'gaps';
-      exchange: ExchangeKey;
-      ticker: string;
-      fromTs: number;
-      toTs: number;
-      reason: string;
-      detectedAt: number;
-    };
 
 export interface SealedBatch {
   /** Process-unique id (log lines, tests). */

@@ -5,7 +5,7 @@
  * a snapshot's book never spans two batches (so the probe of its last book is conclusive).
  */
 import type { ExchangeKey } from '@depthgate/auth';
-import type { InsertTable } from '../../clickhouse/inserts';
+import type { InsertTable } from '@depthgate/history-store';
 import { SIDE_NAME, type LocalBook, type SideCode } from '../book';
 import { formatDecimal } from '../decimal';
 import type { RowSink } from '../rows';

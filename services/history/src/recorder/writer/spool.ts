@@ -30,8 +30,8 @@ import {
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { Logger } from '@depthgate/service-kit';
-import type { InsertTable } from '../../clickhouse/inserts';
-import type { ProbeKey, SealedBatch } from './batch';
+import type { InsertTable, ProbeKey } from '@depthgate/history-store';
+import type { SealedBatch } from './batch';
 
 const PREFIX = 12;
 const FILE_PATTERN = /^(\d{12})\.spool$/;

@@ -3,13 +3,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { createLogger } from '@depthgate/service-kit';
-import type { ClickHouse } from '../../clickhouse/client';
-import { lit } from '../../clickhouse/literals';
+import type { ProbeKey } from '@depthgate/history-store';
 import { LocalBook } from '../book';
 import { MonthOf, batchText, type SealedBatch } from './batch';
 import { TsvSink } from './sink';
 import { TableSpool, encodeRecord } from './spool';
-import { Writer } from './writer';
+import { Writer, type WriterStore } from './writer';
 
 const logger = createLogger({ name: 't', level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
 const dirs: string[] = [];
@@ -185,8 +184,8 @@ describe('spool', () => {
   });
 });
 
-/** A ClickHouse stand-in for the writer's unit tests: records inserts, answers probes, fails on demand. */
-function fakeClickHouse() {
+/** A store stand-in for the writer's unit tests: records inserts, answers probes from them, fails on demand. */
+function fakeStore() {
   const tables = new Map<string, string[]>();
   const state = {
     failNext: 0 as number,
@@ -196,52 +195,38 @@ function fakeClickHouse() {
     inserts: 0,
     probes: 0,
   };
-  const ch = {
-    database: 'db',
-    db: lit.identifier('db'),
-    data: {
-      async insert(o: { table: string; values: AsyncIterable<Buffer | string> }) {
-        let text = '';
-        for await (const c of o.values) text += c.toString();
-        state.inserts++;
-        if (state.rejectNext) {
-          state.rejectNext = false;
-          throw new Error('Code: 27, e.displayText() = DB::Exception: Cannot parse input');
-        }
-        if (state.failNext > 0) {
-          state.failNext--;
-          throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
-        }
-        const table = o.table.split('.').pop()?.replace(/`/g, '') ?? '';
-        tables.set(table, [...(tables.get(table) ?? []), ...text.trim().split('\n')]);
-        if (state.commitThenFail > 0) {
-          state.commitThenFail--;
-          throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
-        }
-      },
-      async query(o: { query: string }) {
-        const m =
-          /FROM `db`\.(\w+) WHERE exchange = '(\w+)' AND ticker = '([^']+)' AND ts = (\d+)(?: AND sequence = (\d+))?/.exec(
-            o.query,
-          );
-        let n = 0;
-        if (/system\.processes/.test(o.query)) n = 0;
-        else if (m) {
-          state.probes++;
-          n = (tables.get(m[1] ?? '') ?? []).filter((l) => {
-            const f = l.split('\t');
-            return f[0] === m[2] && f[1] === m[3] && f[2] === m[4] && (m[5] === undefined || f[3] === m[5]);
-          }).length;
-        }
-        return { text: async () => `${n}\n` };
-      },
+  const store: WriterStore = {
+    async insert(table, source) {
+      let text = '';
+      for await (const c of source as AsyncIterable<Buffer | string>) text += c.toString();
+      state.inserts++;
+      if (state.rejectNext) {
+        state.rejectNext = false;
+        throw new Error('Code: 27, e.displayText() = DB::Exception: Cannot parse input');
+      }
+      if (state.failNext > 0) {
+        state.failNext--;
+        throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+      }
+      tables.set(table, [...(tables.get(table) ?? []), ...text.trim().split('\n')]);
+      if (state.commitThenFail > 0) {
+        state.commitThenFail--;
+        throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+      }
+      return { queryId: 'fake' };
     },
-    control: {},
-    kill: async () => undefined,
-    ping: async () => true,
-    close: async () => undefined,
+    async probeBatch(key: ProbeKey) {
+      state.probes++;
+      if (key.table === 'gaps') return false;
+      return (tables.get(key.table) ?? []).some((l) => {
+        const f = l.split('\t');
+        const sequence = key.table === 'deltas' ? f[3] === String(key.sequence) : true;
+        return f[0] === key.exchange && f[1] === key.ticker && f[2] === String(key.ts) && sequence;
+      });
+    },
+    async ensureQueryEnded() {},
   };
-  return { ch: ch as unknown as ClickHouse, tables, state };
+  return { store, tables, state };
 }
 
 async function until(cond: () => boolean, ms = 5000) {
@@ -253,9 +238,9 @@ async function until(cond: () => boolean, ms = 5000) {
 }
 
 describe('Writer', () => {
-  const make = (ch: ClickHouse, extra: Partial<ConstructorParameters<typeof Writer>[0]> = {}) =>
+  const make = (store: WriterStore, extra: Partial<ConstructorParameters<typeof Writer>[0]> = {}) =>
     new Writer({
-      clickhouse: ch,
+      store,
       spoolDir: tmp(),
       maxMemoryBytes: 1 << 20,
       maxSpoolBytes: 1 << 30,
@@ -272,9 +257,9 @@ describe('Writer', () => {
   };
 
   it('retries a failed insert after a probe: an insert that committed before failing is not written twice', async () => {
-    const { ch, tables, state } = fakeClickHouse();
+    const { store, tables, state } = fakeStore();
     state.commitThenFail = 1;
-    const w = make(ch);
+    const w = make(store);
     w.start();
     w.enqueue(deltas(1));
     await until(() => w.idle);
@@ -284,9 +269,9 @@ describe('Writer', () => {
   });
 
   it('re-inserts after a probe that finds nothing, and inserts once when nothing failed', async () => {
-    const { ch, tables, state } = fakeClickHouse();
+    const { store, tables, state } = fakeStore();
     state.failNext = 2;
-    const w = make(ch);
+    const w = make(store);
     w.start();
     w.enqueue(deltas(1));
     w.enqueue(deltas(10));
@@ -298,10 +283,10 @@ describe('Writer', () => {
   });
 
   it('moves a batch ClickHouse refuses as malformed to rejected/ instead of blocking', async () => {
-    const { ch, state } = fakeClickHouse();
+    const { store, state } = fakeStore();
     state.rejectNext = true;
     const rejected: SealedBatch[] = [];
-    const w = make(ch, { onRejected: (b) => rejected.push(b) });
+    const w = make(store, { onRejected: (b) => rejected.push(b) });
     w.start();
     w.enqueue(deltas(1));
     await until(() => w.idle);
@@ -310,10 +295,10 @@ describe('Writer', () => {
   });
 
   it('spools beyond the memory bound, keeps order, and spools what is left at close', async () => {
-    const { ch, tables, state } = fakeClickHouse();
+    const { store, tables, state } = fakeStore();
     state.failNext = 1_000_000; // ClickHouse away
     const dir = tmp();
-    const w = make(ch, { spoolDir: dir, maxMemoryBytes: 100 });
+    const w = make(store, { spoolDir: dir, maxMemoryBytes: 100 });
     w.start();
     for (let i = 0; i < 5; i++) w.enqueue(deltas(i * 10 + 1));
     expect(w.spoolBytes()).toBeGreaterThan(0);
@@ -321,7 +306,7 @@ describe('Writer', () => {
     expect(tables.get('deltas')).toBeUndefined();
     // Next run: ClickHouse is back; the spool is replayed in order, each batch once.
     state.failNext = 0;
-    const again = make(ch, { spoolDir: dir });
+    const again = make(store, { spoolDir: dir });
     again.start();
     await until(() => again.spoolEmpty && again.idle);
     const seqs = (tables.get('deltas') ?? []).map((l) => Number(l.split('\t')[3]));
@@ -330,10 +315,10 @@ describe('Writer', () => {
   });
 
   it('asks the feeds to pause when the spool is full, and to resume when it drains', async () => {
-    const { ch, state } = fakeClickHouse();
+    const { store, state } = fakeStore();
     state.failNext = 1_000_000;
     const pressure: boolean[] = [];
-    const w = make(ch, { maxMemoryBytes: 1024, maxSpoolBytes: 300, onPressure: (p) => pressure.push(p) });
+    const w = make(store, { maxMemoryBytes: 1024, maxSpoolBytes: 300, onPressure: (p) => pressure.push(p) });
     w.start();
     for (let i = 0; i < 10 && !w.isPaused; i++) w.enqueue(deltas(i * 10 + 1, 5));
     expect(pressure).toEqual([true]);

@@ -7,8 +7,8 @@
  * - A sealed batch goes to memory while the memory queue holds less than RECORDER_BUFFER_MAX_BYTES and that table's
  *   spool is empty; otherwise it is appended to the spool (write + fdatasync) — order per table is kept.
  * - A failed insert is ambiguous (the server may have committed it before the connection broke, or may still be
- *   running it): before the next attempt the lane makes sure the old query is gone (system.processes, KILL QUERY)
- *   and probes for the batch's last row; present means written. Batches are single-part inserts (one month, under
+ *   running it): before the next attempt the lane makes sure the old query is gone (the store kills it and waits
+ *   for it to leave the server's process list) and probes for the batch's last row; present means written. Batches are single-part inserts (one month, under
  *   max_insert_block_size rows), so present-or-absent is all-or-nothing. Retries back off exponentially (with
  *   jitter) up to 5 s. Rows ClickHouse refuses as malformed (which the encoders make impossible) are moved to
  *   `<spool>/rejected/` with an error log instead of blocking the lane forever.
@@ -19,16 +19,16 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { classifyClickHouseError, newQueryId, type InsertTable, type RecorderStore } from '@depthgate/history-store';
 import type { Logger } from '@depthgate/service-kit';
-import { newQueryId, type ClickHouse } from '../../clickhouse/client';
-import { classifyClickHouseError } from '../../clickhouse/errors';
-import { insertTsv, type InsertTable } from '../../clickhouse/inserts';
-import { ensureQueryEnded, probeBatch } from '../store';
 import { releaseBatch, type SealedBatch } from './batch';
 import { TableSpool } from './spool';
 
+/** What the writer needs of the store (a fake stands in for it in the unit tests). */
+export type WriterStore = Pick<RecorderStore, 'insert' | 'probeBatch' | 'ensureQueryEnded'>;
+
 export interface WriterOptions {
-  clickhouse: ClickHouse;
+  store: WriterStore;
   spoolDir: string;
   maxMemoryBytes: number;
   maxSpoolBytes: number;
@@ -214,10 +214,10 @@ export class Writer {
       if (this.stopping) return false;
       try {
         if (batch.maybeWritten) {
-          if (batch.lastQueryId) await ensureQueryEnded(this.o.clickhouse, batch.lastQueryId);
+          if (batch.lastQueryId) await this.o.store.ensureQueryEnded(batch.lastQueryId);
           let present: boolean;
           try {
-            present = await probeBatch(this.o.clickhouse, batch.probe);
+            present = await this.o.store.probeBatch(batch.probe);
           } catch (err) {
             this.o.onProbe?.('failed');
             throw err;
@@ -233,13 +233,13 @@ export class Writer {
           }
         }
         batch.maybeWritten = true;
-        batch.lastQueryId = newQueryId();
+        batch.lastQueryId = newQueryId(`insert-${lane.table}`);
         const abort = new AbortController();
         lane.abort = abort;
         const timer = setTimeout(() => abort.abort(new Error('insert timeout')), this.o.insertTimeoutMs);
         const started = process.hrtime.bigint();
         try {
-          await insertTsv(this.o.clickhouse, lane.table, batch.chunks, {
+          await this.o.store.insert(lane.table, batch.chunks, {
             queryId: batch.lastQueryId,
             signal: abort.signal,
           });
@@ -333,12 +333,14 @@ export class Writer {
     // record carries the query id and the replay makes sure instead.
     await Promise.all(
       abandoned.map((id) =>
-        ensureQueryEnded(this.o.clickhouse, id, 5000).catch((err: unknown) =>
-          this.o.logger.warn(
-            { queryId: id, err: { message: (err as Error).message } },
-            'could not confirm an aborted insert ended',
+        this.o.store
+          .ensureQueryEnded(id, 5000)
+          .catch((err: unknown) =>
+            this.o.logger.warn(
+              { queryId: id, err: { message: (err as Error).message } },
+              'could not confirm an aborted insert ended',
+            ),
           ),
-        ),
       ),
     );
     let spooled = 0;

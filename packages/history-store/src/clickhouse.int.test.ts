@@ -1,53 +1,49 @@
 /**
  * The ClickHouse layer against the real server of `./dev test` (18.16 locally, a current release in CI):
- * migrations, the literal helper read back by the server, the decimal and timestamp renderings, the inserts and the
- * catalogue that follows them.
+ * migrations, the literal helper read back by the server, the inserts and the catalogue that follows them, the
+ * column check of start-up, and the recorder's operations. (The window queries' RowBinary is checked through the
+ * history API's renderer, in services/history.)
  */
-import { testClickHouseUrl, uniqueName } from '@depthgate/test-utils';
 import { Rng } from '@depthgate/service-kit';
-import { createClickHouse, type ClickHouse } from './client';
+import { testClickHouseUrl, uniqueName } from '@depthgate/test-utils';
+import type { Connection } from './connection';
 import { insertDeltaRows, insertGapRows, insertSnapshotRows } from './inserts';
 import { TICKER_PATTERN, join, lit, quoteString, sql, type Sql } from './literals';
 import { MIGRATIONS, MigrationError, runMigrations, type Migration } from './migrations';
-import { RowBinaryToJson } from '../history/row-binary';
-import { catalogueEntryQuery, deltaWindowQuery, snapshotWindowQuery, tickersQuery } from './queries';
-import { verifyReadColumns } from './startup';
+import { OrderBookQueries, tickersQuery } from './queries/order-books';
+import { RecorderStore } from './queries/recorder';
+import { schemaVersion, verifyReadColumns } from './startup';
+import { HistoryStore, connectionOf } from './store';
+import { createTestDatabase, type TestDatabase } from './testing';
 
-let ch: ClickHouse;
+let db: TestDatabase;
+let ch: Connection;
 
 beforeAll(async () => {
-  ch = createClickHouse({ url: testClickHouseUrl(), database: uniqueName('chl') });
-  await runMigrations(ch);
+  db = await createTestDatabase({ url: testClickHouseUrl(), database: uniqueName('chl') });
+  ch = connectionOf(db.store);
 });
 
 afterAll(async () => {
-  await ch.data.command({ query: sql`DROP DATABASE IF EXISTS ${ch.db}`.text });
-  await ch.close();
+  await db.drop();
+  await db.close();
 });
 
-/** Rows of a query as objects (the queries of queries.ts carry their own FORMAT JSONEachRow). */
+/** Rows of a query as objects. */
 async function rows<T>(query: Sql): Promise<T[]> {
-  const q = /FORMAT JSONEachRow\s*$/.test(query.text) ? query : sql`${query} FORMAT JSONEachRow`;
-  return (await text(q))
+  const r = await ch.data.exec({ query: sql`${query} FORMAT JSONEachRow`.text });
+  const chunks: Buffer[] = [];
+  for await (const c of r.stream as AsyncIterable<Buffer>) chunks.push(c);
+  return Buffer.concat(chunks)
+    .toString('utf8')
     .split('\n')
     .filter((l) => l.length > 0)
     .map((l) => JSON.parse(l) as T);
 }
 
-async function bytes(query: Sql): Promise<Buffer> {
-  const r = await ch.data.exec({ query: query.text });
-  const chunks: Buffer[] = [];
-  for await (const c of r.stream as AsyncIterable<Buffer>) chunks.push(c);
-  return Buffer.concat(chunks);
-}
-
-async function text(query: Sql): Promise<string> {
-  return (await bytes(query)).toString('utf8');
-}
-
 describe('migrations', () => {
   it('are applied once, then find nothing to do', async () => {
-    const again = await runMigrations(ch);
+    const again = await runMigrations(db.store);
     expect(again).toEqual({ applied: [], version: MIGRATIONS.length });
     const tables = await rows<{ name: string }>(
       sql`SELECT name FROM system.tables WHERE database = ${lit.name(ch.database)} ORDER BY name`,
@@ -58,7 +54,8 @@ describe('migrations', () => {
   });
 
   it('refuse a recorded migration whose SQL changed, and add columns idempotently', async () => {
-    const scratch = createClickHouse({ url: testClickHouseUrl(), database: uniqueName('mig') });
+    const scratch = new HistoryStore({ url: testClickHouseUrl(), database: uniqueName('mig') });
+    const raw = connectionOf(scratch);
     try {
       const v1: Migration = {
         version: 1,
@@ -72,7 +69,7 @@ describe('migrations', () => {
       };
       expect(await runMigrations(scratch, { migrations: [v1] })).toEqual({ applied: [1], version: 1 });
       // As if migration 2 died after its ALTER and before its record: the column exists, the record does not.
-      await scratch.data.command({ query: sql`ALTER TABLE ${scratch.db}.t ADD COLUMN b String`.text });
+      await raw.data.command({ query: sql`ALTER TABLE ${raw.db}.t ADD COLUMN b String`.text });
       expect(await runMigrations(scratch, { migrations: [v1, v2] })).toEqual({ applied: [2], version: 2 });
       expect(await runMigrations(scratch, { migrations: [v1, v2] })).toEqual({ applied: [], version: 2 });
       const edited: Migration = {
@@ -82,7 +79,7 @@ describe('migrations', () => {
       await expect(runMigrations(scratch, { migrations: [edited, v2] })).rejects.toThrow(MigrationError);
       await expect(runMigrations(scratch, { migrations: [edited, v2] })).rejects.toThrow(/applied with different SQL/);
     } finally {
-      await scratch.data.command({ query: sql`DROP DATABASE IF EXISTS ${scratch.db}`.text });
+      await raw.data.command({ query: sql`DROP DATABASE IF EXISTS ${raw.db}`.text });
       await scratch.close();
     }
   });
@@ -130,7 +127,7 @@ describe('literals read back by the server', () => {
   });
 
   it('hostile tickers and prefixes never reach the server; valid ones match literally (startsWith, no LIKE)', async () => {
-    await insertDeltaRows(ch, [
+    await insertDeltaRows(db.store, [
       { exchange: 'venue_b', ticker: 'KX_A', ts: 1, sequence: 1, side: 'bid', price: '1', quantity_delta: '1' },
       { exchange: 'venue_b', ticker: 'KXBA', ts: 1, sequence: 2, side: 'bid', price: '1', quantity_delta: '1' },
     ]);
@@ -154,100 +151,35 @@ describe('literals read back by the server', () => {
   });
 });
 
-describe('renderings', () => {
-  it('decimals: exact, trailing zeros trimmed; timestamps: UTC RFC 3339 with milliseconds', async () => {
-    const values = [
-      ['0.4800', '0.48'],
-      ['150.00', '150'],
-      ['100', '100'],
-      ['0', '0'],
-      ['0.000', '0'],
-      ['-0.01', '-0.01'],
-      ['-20.50', '-20.5'],
-      ['10', '10'],
-      ['0.00121425', '0.00121425'],
-      ['0.000000000000000001', '0.000000000000000001'],
-      ['12345678901234567890.123456789012345678', '12345678901234567890.123456789012345678'],
-      ['-99999999999999999999.999999999999999999', '-99999999999999999999.999999999999999999'],
-    ];
-    const t = Date.UTC(2026, 2, 26, 14, 0, 1, 193);
-    await insertDeltaRows(
-      ch,
-      values.map(([v], i) => ({
-        exchange: 'venue_c' as const,
-        ticker: 'DEC',
-        ts: t + i,
-        sequence: i,
-        side: 'ask' as const,
-        price: v as string,
-        quantity_delta: v as string,
-      })),
-    );
-    const window = { from: 0, to: null, toInclusive: true };
-    // The window query's RowBinary, as this server version sends it, through the service's renderer.
-    const converter = new RowBinaryToJson('delta');
-    const out = converter.push(await bytes(deltaWindowQuery(ch.db, 'venue_c', 'DEC', window, 100)));
-    converter.endOfQuery();
-    const parsed = JSON.parse(`[${out?.toString('utf8') ?? ''}]`) as {
-      ts: string;
-      price: string;
-      quantity_delta: string;
-      sequence: number;
-    }[];
-    expect(parsed.map((r) => r.price)).toEqual(values.map(([, want]) => want));
-    expect(parsed.map((r) => r.quantity_delta)).toEqual(values.map(([, want]) => want));
-    expect(parsed[0]?.ts).toBe('2026-03-26T14:00:01.193Z');
-    expect(parsed[7]?.ts).toBe('2026-03-26T14:00:01.200Z');
-    expect(parsed[0]?.sequence).toBe(0);
-  });
-});
-
 describe('the columns the service reads in RowBinary', () => {
   it('match what the migrations create, and a drifted type stops the service instead of being misread', async () => {
-    await expect(verifyReadColumns(ch)).resolves.toBeUndefined();
-    const drifted = createClickHouse({ url: testClickHouseUrl(), database: uniqueName('drift') });
+    await expect(verifyReadColumns(db.store)).resolves.toBeUndefined();
+    const drifted = await createTestDatabase({ url: testClickHouseUrl(), database: uniqueName('drift') });
     try {
-      await runMigrations(drifted);
-      await drifted.data.command({
-        query: sql`ALTER TABLE ${drifted.db}.snapshots MODIFY COLUMN quantity Float64`.text,
+      const raw = connectionOf(drifted.store);
+      await raw.data.command({
+        query: sql`ALTER TABLE ${raw.db}.snapshots MODIFY COLUMN quantity Float64`.text,
       });
-      await expect(verifyReadColumns(drifted)).rejects.toThrow(
+      await expect(verifyReadColumns(drifted.store)).rejects.toThrow(
         /snapshots\.quantity is Float64, expected Decimal\(38, 18\)/,
       );
     } finally {
-      await drifted.data.command({ query: sql`DROP DATABASE IF EXISTS ${drifted.db}`.text });
+      await drifted.drop();
       await drifted.close();
     }
-  });
-
-  it('snapshot rows arrive in their layout and render in book order', async () => {
-    await insertSnapshotRows(ch, [
-      { exchange: 'venue_b', ticker: 'RB-SNAP', ts: 2000, side: 'ask', price: '0.52', quantity: '3' },
-      { exchange: 'venue_b', ticker: 'RB-SNAP', ts: 2000, side: 'bid', price: '0.48', quantity: '10.5' },
-      { exchange: 'venue_b', ticker: 'RB-SNAP', ts: 2000, side: 'bid', price: '0.047', quantity: '1' },
-    ]);
-    const converter = new RowBinaryToJson('snapshot');
-    const window = { from: 0, to: null, toInclusive: true };
-    const out = converter.push(await bytes(snapshotWindowQuery(ch.db, 'venue_b', 'RB-SNAP', window, 10)));
-    converter.endOfQuery();
-    expect(JSON.parse(`[${out?.toString('utf8') ?? ''}]`)).toEqual([
-      { ts: '1970-01-01T00:00:02.000Z', side: 'bid', price: '0.047', quantity: '1' },
-      { ts: '1970-01-01T00:00:02.000Z', side: 'bid', price: '0.48', quantity: '10.5' },
-      { ts: '1970-01-01T00:00:02.000Z', side: 'ask', price: '0.52', quantity: '3' },
-    ]);
   });
 });
 
 describe('inserts and the catalogue', () => {
   it('keep decimals exact and keep first/last ts and row counts per ticker without the writer’s help', async () => {
-    await insertSnapshotRows(ch, [
+    await insertSnapshotRows(db.store, [
       { exchange: 'venue_a_us', ticker: 'cat-test', ts: 5000, side: 'bid', price: '0.555', quantity: '0.50' },
       { exchange: 'venue_a_us', ticker: 'cat-test', ts: 5000, side: 'ask', price: '0.560', quantity: '0.80' },
     ]);
-    await insertSnapshotRows(ch, [
+    await insertSnapshotRows(db.store, [
       { exchange: 'venue_a_us', ticker: 'cat-test', ts: 9000, side: 'bid', price: '0.556', quantity: '1' },
     ]);
-    await insertDeltaRows(ch, [
+    await insertDeltaRows(db.store, [
       {
         exchange: 'venue_a_us',
         ticker: 'cat-test',
@@ -258,7 +190,7 @@ describe('inserts and the catalogue', () => {
         quantity_delta: '-0.50',
       },
     ]);
-    await insertGapRows(ch, [
+    await insertGapRows(db.store, [
       {
         exchange: 'venue_a_us',
         ticker: 'cat-test',
@@ -268,12 +200,10 @@ describe('inserts and the catalogue', () => {
         detected_at: 13000,
       },
     ]);
-    const entries = await rows<{ ticker: string; kind_name: string; min_ts: string; max_ts: string; n_rows: string }>(
-      catalogueEntryQuery(ch.db, 'venue_a_us', 'CAT-TEST'),
-    );
-    const byKind = Object.fromEntries(
-      entries.map((e) => [e.kind_name, [Number(e.min_ts), Number(e.max_ts), Number(e.n_rows)]]),
-    );
+    const scope = db.store.scope(10_000);
+    const entries = await new OrderBookQueries(db.store).catalogue(scope, 'venue_a_us', 'CAT-TEST');
+    scope.dispose();
+    const byKind = Object.fromEntries(entries.map((e) => [e.kind, [e.firstTs, e.lastTs, e.rows]]));
     expect(byKind).toEqual({ snapshot: [5000, 9000, 3], delta: [7000, 7000, 1] });
     expect(entries.every((e) => e.ticker === 'cat-test')).toBe(true);
     const stored = await rows<{ p: string; q: string }>(
@@ -294,7 +224,7 @@ describe('inserts and the catalogue', () => {
 
   it('an insert with a malformed row fails before anything is written', async () => {
     await expect(
-      insertSnapshotRows(ch, [
+      insertSnapshotRows(db.store, [
         { exchange: 'venue_b', ticker: 'BAD-1', ts: 1, side: 'bid', price: '0.5', quantity: '1' },
         { exchange: 'venue_b', ticker: 'BAD-1', ts: 2, side: 'bid', price: '1e3', quantity: '1' },
       ]),
@@ -307,5 +237,59 @@ describe('inserts and the catalogue', () => {
 
   it('joins lists of literals', () => {
     expect(join([lit.ticker('A'), lit.ticker('B')], ', ').text).toBe("'A', 'B'");
+  });
+});
+
+describe('the recorder’s operations', () => {
+  const recorder = () => new RecorderStore(db.store);
+
+  it('probe a batch by the natural key of its last row, in each table', async () => {
+    const gap = {
+      exchange: 'venue_c' as const,
+      ticker: 'PROBE',
+      fromTs: 10,
+      toTs: 20,
+      reason: 'stall',
+      detectedAt: 30,
+    };
+    await recorder().insert('deltas', ['venue_c\tPROBE\t1000\t7\tbid\t1.5\t-2\n']);
+    await recorder().insert('snapshots', ['venue_c\tPROBE\t1000\task\t1.6\t3\n']);
+    await recorder().insert('gaps', ['venue_c\tPROBE\t10\t20\tstall\t30\n']);
+    const probe = (key: Parameters<RecorderStore['probeBatch']>[0]) => recorder().probeBatch(key);
+    expect(await probe({ table: 'deltas', exchange: 'venue_c', ticker: 'PROBE', ts: 1000, sequence: 7 })).toBe(true);
+    expect(await probe({ table: 'deltas', exchange: 'venue_c', ticker: 'PROBE', ts: 1000, sequence: 8 })).toBe(false);
+    expect(await probe({ table: 'snapshots', exchange: 'venue_c', ticker: 'PROBE', ts: 1000 })).toBe(true);
+    expect(await probe({ table: 'snapshots', exchange: 'venue_b', ticker: 'PROBE', ts: 1000 })).toBe(false);
+    expect(await probe({ table: 'gaps', ...gap })).toBe(true);
+    expect(await probe({ table: 'gaps', ...gap, reason: 'disconnect' })).toBe(false);
+  });
+
+  it('read where each ticker’s stored series ends (snapshots, deltas and gaps) and its last sequence', async () => {
+    await recorder().insert('deltas', [
+      'venue_b\tEND-1\t5000\t41\tbid\t0.5\t1\n',
+      'venue_b\tEND-1\t5000\t42\task\t0.6\t1\n',
+      'venue_b\tEND-1\t4000\t40\tbid\t0.5\t1\n',
+    ]);
+    await recorder().insert('snapshots', ['venue_b\tEND-2\t7000\tbid\t0.5\t1\n']);
+    await recorder().insert('gaps', ['venue_b\tEND-2\t7000\t9000\tdisconnect\t9001\n']);
+    const stored = await recorder().storedTickers('venue_b', ['END-1', 'END-2', 'END-3']);
+    expect(Object.fromEntries(stored)).toEqual({
+      'END-1': { lastTs: 5000, sequence: 42 },
+      'END-2': { lastTs: 9000, sequence: 0 },
+    });
+  });
+
+  it('make sure a query has ended (one that never ran has)', async () => {
+    await expect(recorder().ensureQueryEnded('dg-insert-deltas-never-sent', 2000)).resolves.toBeUndefined();
+  });
+
+  it('see the schema version of a database, and none where there is no schema', async () => {
+    expect(await schemaVersion(db.store)).toBe(MIGRATIONS.length);
+    const empty = new HistoryStore({ url: testClickHouseUrl(), database: uniqueName('none') });
+    try {
+      expect(await schemaVersion(empty)).toBe(-1);
+    } finally {
+      await empty.close();
+    }
   });
 });

@@ -1,8 +1,11 @@
 /**
- * Every query the history service (and the generator) runs, in one place. DDL lives in migrations.ts.
+ * The queries of the history API's order-book endpoints: the ticker catalogue (one ticker's entry, an exchange's
+ * list) and the time-window reads of snapshot and delta rows. OrderBookQueries runs them through a querier (gate,
+ * budget, cancellation, tags `catalogue`, `tickers`, `window`).
  *
- * Window queries return raw columns in `RowBinary`, the cheapest output of ClickHouse; the service renders the
- * JSON text (history/row-binary.ts, which also states the column layouts these SELECT lists must keep).
+ * Window queries return raw columns in `RowBinary`, the cheapest output of ClickHouse; the history service renders
+ * the JSON text (services/history/src/order-books/row-binary.ts decodes the layouts these column lists fix:
+ * READ_COLUMNS in schema.ts, checked against the live tables at start-up by verifyReadColumns).
  *
  * Never sort or group by a Decimal128 column: on 18.16 sorting by one costs tens of microseconds per comparison
  * (169k snapshot rows: 107 s to insert with `price` in the sort key, 0.1 s with `toFloat64(price)`), and a GROUP BY
@@ -10,8 +13,11 @@
  * book are far apart enough for Float64 to keep them distinct, and the output carries the exact decimal.
  */
 import type { ExchangeKey } from '@depthgate/auth';
-import { join, lit, sql, type Sql } from './literals';
-import { READ_COLUMNS, type RowKind } from './schema';
+import { join, lit, sql, type Sql } from '../literals';
+import { Querier, type QuerierOptions } from '../querier';
+import { READ_COLUMNS, type RowKind } from '../schema';
+import type { QueryScope } from '../scope';
+import type { HistoryStore } from '../store';
 
 const columnList = (kind: RowKind): Sql =>
   join(
@@ -52,8 +58,9 @@ FORMAT RowBinary`;
 
 /**
  * Snapshot rows of one ticker in one window, in (ts, side, price) order: bids, then asks, each by price ascending.
- * At most `limit` rows; the service asks for a few more than it needs and cuts at the end of a book itself
- * (routes.ts), falling back to `snapshotBookRestQuery` in the rare case that a book is longer than that slack.
+ * At most `limit` rows; the history API asks for a few more than it needs and cuts at the end of a book itself
+ * (its order-book reader), falling back to `snapshotBookRestQuery` in the rare case that a book is longer than that
+ * slack.
  */
 export function snapshotWindowQuery(db: Sql, exchange: ExchangeKey, ticker: string, w: TimeWindow, limit: number): Sql {
   const where = sql`exchange = ${lit.exchange(exchange)} AND ticker = ${lit.ticker(ticker)} AND ${windowCondition(w)}`;
@@ -97,8 +104,7 @@ export function catalogueEntryQuery(db: Sql, exchange: ExchangeKey, ticker: stri
   countMerge(row_count) AS n_rows
 FROM ${db}.ticker_catalogue
 WHERE exchange = ${lit.exchange(exchange)} AND lower(ticker) = ${lit.ticker(ticker.toLowerCase())}
-GROUP BY ticker, kind
-FORMAT JSONEachRow`;
+GROUP BY ticker, kind`;
 }
 
 /**
@@ -121,11 +127,95 @@ export function tickersQuery(
 FROM ${db}.ticker_catalogue
 WHERE ${join(conditions, ' AND ')}
 GROUP BY ticker
-ORDER BY ticker
-FORMAT JSONEachRow`;
+ORDER BY ticker`;
 }
 
-/** Whether a query is still running (tests and diagnostics). */
-export function runningQueryCount(queryId: string): Sql {
-  return sql`SELECT count() AS n FROM system.processes WHERE query_id = ${lit.queryId(queryId)} FORMAT JSONEachRow`;
+/** A ticker's catalogue entry for one kind of rows: its stored name, its first and last `ts`, its row count. */
+export interface CatalogueSpan {
+  /** The ticker as stored (the lookup may have used another case). */
+  ticker: string;
+  kind: RowKind;
+  firstTs: number;
+  lastTs: number;
+  rows: number;
+}
+
+export interface TickerSpan {
+  ticker: string;
+  firstTs: number;
+  lastTs: number;
+}
+
+/** One window read of one ticker. */
+export interface WindowRead {
+  exchange: ExchangeKey;
+  /** The ticker as stored. */
+  ticker: string;
+  window: TimeWindow;
+  /** Rows asked for (the query's LIMIT). */
+  limit: number;
+  /** Run on one ClickHouse thread (small windows). */
+  singleThread?: boolean;
+}
+
+const KINDS: ReadonlySet<string> = new Set<RowKind>(['snapshot', 'delta']);
+
+/** The history API's reads, each under the request's QueryScope. */
+export class OrderBookQueries {
+  private readonly q: Querier;
+
+  constructor(store: HistoryStore, options: QuerierOptions = {}) {
+    this.q = new Querier(store, options);
+  }
+
+  /** Catalogue spans (per kind) of the tickers of `exchange` equal to `ticker` ignoring case. */
+  async catalogue(scope: QueryScope, exchange: ExchangeKey, ticker: string): Promise<CatalogueSpan[]> {
+    const rows = await this.q.json(scope, 'catalogue', catalogueEntryQuery(this.q.db, exchange, ticker), (r) => ({
+      ticker: String(r.ticker),
+      kind: String(r.kind_name),
+      firstTs: Number(r.min_ts),
+      lastTs: Number(r.max_ts),
+      rows: Number(r.n_rows),
+    }));
+    return rows.filter((r): r is CatalogueSpan => KINDS.has(r.kind));
+  }
+
+  /** Tickers of an exchange passing both prefix filters, in byte order, with their data span. */
+  tickers(
+    scope: QueryScope,
+    exchange: ExchangeKey,
+    filters: { prefix?: string; allowedPrefixes?: readonly string[] | null },
+  ): Promise<TickerSpan[]> {
+    return this.q.json(scope, 'tickers', tickersQuery(this.q.db, exchange, filters), (r) => ({
+      ticker: String(r.ticker),
+      firstTs: Number(r.min_ts),
+      lastTs: Number(r.max_ts),
+    }));
+  }
+
+  /** Delta rows of a window in RowBinary (the delta layout), chunk by chunk. */
+  deltas(scope: QueryScope, read: WindowRead, onChunk: (chunk: Buffer) => Promise<void> | void): Promise<void> {
+    const query = deltaWindowQuery(this.q.db, read.exchange, read.ticker, read.window, read.limit);
+    return this.q.stream(scope, 'window', query, onChunk, { singleThread: read.singleThread });
+  }
+
+  /** Snapshot rows of a window in RowBinary (the snapshot layout), in book order, chunk by chunk. */
+  snapshots(scope: QueryScope, read: WindowRead, onChunk: (chunk: Buffer) => Promise<void> | void): Promise<void> {
+    const query = snapshotWindowQuery(this.q.db, read.exchange, read.ticker, read.window, read.limit);
+    return this.q.stream(scope, 'window', query, onChunk, { singleThread: read.singleThread });
+  }
+
+  /**
+   * The first `read.limit` snapshot rows of a window rounded up to whole books, without the first `skip` of them:
+   * the exact second read when a book is longer than what `snapshots` returned of it.
+   */
+  snapshotsToBookEnd(
+    scope: QueryScope,
+    read: WindowRead,
+    skip: number,
+    onChunk: (chunk: Buffer) => Promise<void> | void,
+  ): Promise<void> {
+    const query = snapshotBookRestQuery(this.q.db, read.exchange, read.ticker, read.window, read.limit, skip);
+    return this.q.stream(scope, 'window', query, onChunk, { singleThread: read.singleThread });
+  }
 }

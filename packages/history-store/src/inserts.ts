@@ -1,5 +1,7 @@
 /**
- * Streaming inserts of snapshot, delta and gap rows, for the recorder and the data generator.
+ * Streaming inserts of snapshot, delta and gap rows, for the recorder (through RecorderStore) and the data
+ * generator. Inserts do not go through the querier: they are not gated, and their writer owns their deadline and
+ * abort (the recorder probes before it retries one; see queries/recorder.ts).
  *
  * Rows travel as TabSeparated text, one line per row, so decimals stay the exact strings the venue sent (JSON
  * numbers would go through floating point on some paths, and 18.16 rejects decimals given as JSON strings).
@@ -19,8 +21,9 @@
  */
 import { Readable } from 'node:stream';
 import { EXCHANGE_KEYS, type ExchangeKey } from '@depthgate/auth';
-import { newQueryId, type ClickHouse } from './client';
+import { newQueryId } from './connection';
 import { SIDES, TICKER_PATTERN, lit, sql, type Side } from './literals';
+import { connectionOf, type HistoryStore } from './store';
 
 export interface SnapshotRow {
   exchange: ExchangeKey;
@@ -129,13 +132,14 @@ export interface InsertOptions {
  * or the generator, which builds lines from validated parts). Resolves when the server has committed the insert.
  */
 export async function insertTsv(
-  ch: ClickHouse,
+  store: HistoryStore,
   table: InsertTable,
   source: Readable | AsyncIterable<string | Buffer> | Iterable<string | Buffer>,
   options: InsertOptions = {},
 ): Promise<{ queryId: string }> {
+  const ch = connectionOf(store);
   const stream = source instanceof Readable ? source : Readable.from(source, { objectMode: false });
-  const queryId = options.queryId ?? newQueryId();
+  const queryId = options.queryId ?? newQueryId(`insert-${table}`);
   await ch.data.insert({
     table: sql`${ch.db}.${lit.identifier(table)}`.text,
     columns: [...INSERT_COLUMNS[table]],
@@ -161,25 +165,25 @@ async function* batched<T>(rows: Iterable<T> | AsyncIterable<T>, encode: (row: T
 }
 
 export function insertSnapshotRows(
-  ch: ClickHouse,
+  store: HistoryStore,
   rows: Iterable<SnapshotRow> | AsyncIterable<SnapshotRow>,
   options?: InsertOptions,
 ): Promise<{ queryId: string }> {
-  return insertTsv(ch, 'snapshots', batched(rows, encodeSnapshotRow), options);
+  return insertTsv(store, 'snapshots', batched(rows, encodeSnapshotRow), options);
 }
 
 export function insertDeltaRows(
-  ch: ClickHouse,
+  store: HistoryStore,
   rows: Iterable<DeltaRow> | AsyncIterable<DeltaRow>,
   options?: InsertOptions,
 ): Promise<{ queryId: string }> {
-  return insertTsv(ch, 'deltas', batched(rows, encodeDeltaRow), options);
+  return insertTsv(store, 'deltas', batched(rows, encodeDeltaRow), options);
 }
 
 export function insertGapRows(
-  ch: ClickHouse,
+  store: HistoryStore,
   rows: Iterable<GapRow> | AsyncIterable<GapRow>,
   options?: InsertOptions,
 ): Promise<{ queryId: string }> {
-  return insertTsv(ch, 'gaps', batched(rows, encodeGapRow), options);
+  return insertTsv(store, 'gaps', batched(rows, encodeGapRow), options);
 }

@@ -1,5 +1,7 @@
 /**
- * Versioned, idempotent schema migrations, applied at start-up by the service and by `cli/migrate.ts`.
+ * Versioned, idempotent schema migrations, applied at start-up by the history API and by its `migrate` CLI
+ * (migrateWhenReachable, startup.ts). They run on the store's connection directly, not through the querier: DDL at
+ * start-up, before anything is served, needs neither the gate nor a request's budget.
  *
  * - Each migration has a version (1, 2, …), a name and steps. Applied versions are recorded in
  *   `schema_migrations` with a checksum of their SQL; a recorded migration whose SQL changed is an error
@@ -13,9 +15,10 @@
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from '@depthgate/service-kit';
-import type { ClickHouse } from './client';
+import type { Connection } from './connection';
 import { lit, sql, type Sql } from './literals';
 import { DECIMAL_TYPE, EXCHANGE_ENUM, KIND_ENUM, SIDE_ENUM } from './schema';
+import { connectionOf, type HistoryStore } from './store';
 
 export type MigrationStep = Sql | { addColumnIfMissing: { table: string; column: string; type: Sql } };
 
@@ -90,6 +93,9 @@ GROUP BY exchange, ticker`,
   },
 ];
 
+/** The schema version this build reads and writes: the highest migration it knows. */
+export const REQUIRED_SCHEMA_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));
+
 function stepText(step: MigrationStep): string {
   if (step instanceof Object && 'addColumnIfMissing' in step) {
     const { table, column, type } = step.addColumnIfMissing;
@@ -112,7 +118,7 @@ export class MigrationError extends Error {
   }
 }
 
-async function runStep(ch: ClickHouse, db: Sql, step: MigrationStep): Promise<void> {
+async function runStep(ch: Connection, db: Sql, step: MigrationStep): Promise<void> {
   if (step instanceof Object && 'addColumnIfMissing' in step) {
     const { table, column, type } = step.addColumnIfMissing;
     const rs = await ch.data.query({
@@ -139,9 +145,10 @@ export interface MigrationResult {
 
 /** Creates the database if needed and applies every migration not yet recorded, in order. */
 export async function runMigrations(
-  ch: ClickHouse,
+  store: HistoryStore,
   options: { logger?: Logger; migrations?: readonly Migration[] } = {},
 ): Promise<MigrationResult> {
+  const ch = connectionOf(store);
   const migrations = options.migrations ?? MIGRATIONS;
   const db = ch.db;
   await ch.data.command({ query: sql`CREATE DATABASE IF NOT EXISTS ${db}`.text });

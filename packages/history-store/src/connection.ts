@@ -4,19 +4,22 @@ import type { Logger } from '@depthgate/service-kit';
 import { lit, sql, type Sql } from './literals';
 
 /**
- * Connection to ClickHouse over HTTP, built once per process from configuration.
+ * The connection to ClickHouse over HTTP, built once per process from configuration. It never leaves this package
+ * (the main entry exports none of it): callers hold a HistoryStore and run named queries through a querier.
  *
  * Two clients share the URL: `data` carries queries and inserts (its socket pool is sized by configuration), and
  * `control` carries the few small statements that must never queue behind data — `KILL QUERY`, readiness probes.
  * Tables are always named with their database (`db`), so the clients need no default database and work before the
  * database exists (the migrations create it).
  */
-export interface ClickHouse {
+export interface Connection {
   readonly data: ClickHouseClient;
   readonly control: ClickHouseClient;
   /** The database name as an SQL identifier. */
   readonly db: Sql;
   readonly database: string;
+  /** The URL with its password masked, for log lines and error messages. */
+  readonly where: string;
   /** A `SELECT 1` on the control client within `timeoutMs`; false on any failure. */
   ping(timeoutMs?: number): Promise<boolean>;
   /** `KILL QUERY … ASYNC` for one query id; never throws (logs instead). */
@@ -24,7 +27,7 @@ export interface ClickHouse {
   close(): Promise<void>;
 }
 
-export interface ClickHouseOptions {
+export interface ConnectionOptions {
   /** http(s)://[user:pass@]host:port */
   url: string;
   database: string;
@@ -73,11 +76,18 @@ function loggerClass(logger: Logger | undefined) {
   };
 }
 
-export function newQueryId(): string {
-  return `dg-${randomUUID()}`;
+const QUERY_NAME = /^[a-z][a-z0-9_-]{0,39}$/;
+
+/**
+ * A fresh query id, `dg-<name>-<uuid>`: the name tags the query in system.processes and the query log (and is its
+ * metrics label), the UUID makes it unique so it can be killed or probed.
+ */
+export function newQueryId(name: string): string {
+  if (!QUERY_NAME.test(name)) throw new TypeError(`not a query name: ${JSON.stringify(name)}`);
+  return `dg-${name}-${randomUUID()}`;
 }
 
-export function createClickHouse(options: ClickHouseOptions): ClickHouse {
+export function createConnection(options: ConnectionOptions): Connection {
   const { origin, username, password } = parseClickHouseUrl(options.url);
   const common = {
     url: origin,
@@ -107,6 +117,7 @@ export function createClickHouse(options: ClickHouseOptions): ClickHouse {
     control,
     db,
     database: options.database,
+    where: loggableClickHouseUrl(options.url),
     async ping(timeoutMs = 1000) {
       const controller = new AbortController();
       const timer = setTimeout(() => controller.abort(), timeoutMs);

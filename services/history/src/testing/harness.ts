@@ -1,5 +1,5 @@
 /**
- * Integration-test harness (not part of the build): a history app on the real Redis and ClickHouse of
+ * Integration-test harness (src/testing/: not part of the build): a history app on the real Redis and ClickHouse of
  * `./dev test`, with its own ClickHouse database (migrated) and Redis key prefix, a pinned clock, and a way to
  * issue keys. `close()` drops the database and closes every handle.
  */
@@ -15,20 +15,22 @@ import {
   type Auth,
   type NewKeyInput,
 } from '@depthgate/auth';
+import type { HistoryStore } from '@depthgate/history-store';
+import { createTestDatabase, type TestDatabase } from '@depthgate/history-store/testing';
 import { Lifecycle, createLogger, createRegistry, type Registry } from '@depthgate/service-kit';
 import { testClickHouseUrl, testRedisUrl, uniqueName } from '@depthgate/test-utils';
-import { createApp } from './app';
-import { createClickHouse, type ClickHouse } from './clickhouse/client';
-import { sql } from './clickhouse/literals';
-import { runMigrations } from './clickhouse/migrations';
-import { loadConfig, type HistoryConfig } from './config';
+import { createApp } from '../app';
+import { loadConfig, type HistoryConfig } from '../config';
 
 export const quietLogger = () =>
   createLogger({ name: 'test', level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
 
 export interface Harness {
   app: Express;
-  ch: ClickHouse;
+  /** The app's store (inserts go through it). */
+  ch: HistoryStore;
+  /** The harness's database, for what tests read or make beside the app. */
+  db: TestDatabase;
   auth: Auth;
   registry: Registry;
   config: HistoryConfig;
@@ -59,14 +61,14 @@ export async function createHarness(
   });
   const logger = quietLogger();
   const registry = createRegistry('history-test', { defaultMetrics: false });
-  const ch = createClickHouse({
+  const db = await createTestDatabase({
     url: config.CLICKHOUSE_URL,
     database,
     maxConnections: config.CLICKHOUSE_MAX_CONNECTIONS,
     requestTimeoutMs: config.QUERY_TIMEOUT_MS + 30_000,
     logger,
   });
-  await runMigrations(ch);
+  const ch = db.store;
   const auth = createAuth(config, { logger, registry, name: 'history-test' });
   await waitForRedis(auth.redis, 5000);
   const admin = createRedisClient(config.REDIS_URL, { name: 'test-admin', offlineQueue: true });
@@ -76,7 +78,7 @@ export async function createHarness(
     config,
     logger,
     auth,
-    clickhouse: ch,
+    store: ch,
     registry,
     lifecycle: new Lifecycle(),
     now: () => clock.now,
@@ -85,6 +87,7 @@ export async function createHarness(
   return {
     app,
     ch,
+    db,
     auth,
     registry,
     config,
@@ -113,8 +116,8 @@ export async function createHarness(
         s.closeAllConnections();
         await new Promise<void>((resolve) => s.close(() => resolve()));
       }
-      await ch.data.command({ query: sql`DROP DATABASE IF EXISTS ${ch.db}`.text }).catch(() => undefined);
-      await Promise.allSettled([auth.close(), ch.close()]);
+      await db.drop();
+      await Promise.allSettled([auth.close(), db.close()]);
       admin.disconnect();
     },
   };

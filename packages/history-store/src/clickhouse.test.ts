@@ -1,7 +1,7 @@
 import { classifyClickHouseError, serverErrorCode } from './errors';
 import { encodeDeltaRow, encodeGapRow, encodeSnapshotRow, RowFormatError } from './inserts';
 import { MIGRATIONS, migrationChecksum } from './migrations';
-import { loggableClickHouseUrl, parseClickHouseUrl } from './client';
+import { loggableClickHouseUrl, parseClickHouseUrl } from './connection';
 
 describe('classifyClickHouseError', () => {
   it('reads codes from 18.16 and current messages', () => {
