@@ -36,9 +36,10 @@ export const TABLES = {
 } as const;
 
 /**
- * The columns that window queries read, in the order of their RowBinary layouts (history/row-binary.ts decodes them
- * by position), with the type each layout assumes, as `system.columns` spells it. `verifyReadColumns` (startup.ts)
- * checks them against the live tables, so a schema that drifted fails at start-up instead of being misread.
+ * The columns that window queries read, in the order of their RowBinary layouts (the history API's decoder,
+ * services/history/src/order-books/row-binary.ts, reads them by position), with the type each layout assumes, as
+ * `system.columns` spells it. `verifyReadColumns` (startup.ts) checks them against the live tables, so a schema that
+ * drifted fails at start-up instead of being misread.
  */
 export const READ_COLUMNS: Record<RowKind, { table: string; columns: ReadonlyArray<readonly [string, string]> }> = {
   delta: {

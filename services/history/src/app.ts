@@ -3,11 +3,11 @@ import type { Auth } from '@depthgate/auth';
 import { OrderBookQueries, QueryGate, type HistoryStore } from '@depthgate/history-store';
 import { createServiceApp, type Lifecycle, type Logger, type Registry } from '@depthgate/service-kit';
 import type { HistoryConfig } from './config';
-import { gzipResponses } from './history/gzip';
-import { HistoryMetrics } from './history/metrics';
-import { historyRoutes, resolveExchange } from './history/routes';
-import { CatalogueCache } from './history/store';
+import { gzipResponses } from './gzip';
+import { HistoryMetrics } from './metrics';
 import { openApiDocument } from './openapi';
+import { OrderBookReader } from './order-books/reader';
+import { historyRoutes, resolveExchange } from './order-books/routes';
 
 export interface HistoryDeps {
   config: HistoryConfig;
@@ -30,7 +30,7 @@ export function createApp(deps: HistoryDeps): Express {
     gate: new QueryGate(config.CLICKHOUSE_QUERY_CONCURRENCY),
     observer: metrics.queries,
   });
-  const catalogue = new CatalogueCache(queries, metrics, config.CATALOGUE_CACHE_TTL_MS);
+  const reader = new OrderBookReader(queries, metrics, config.CATALOGUE_CACHE_TTL_MS);
   const openapi = JSON.stringify(
     openApiDocument({
       defaultLimit: config.DEFAULT_LIMIT,
@@ -60,8 +60,7 @@ export function createApp(deps: HistoryDeps): Express {
         resolveExchange,
         historyRoutes({
           store,
-          queries,
-          catalogue,
+          reader,
           metrics,
           logger: deps.logger,
           queryTimeoutMs: config.QUERY_TIMEOUT_MS,

@@ -15,7 +15,7 @@ import {
 } from '@depthgate/history-store';
 import { ConfigError } from '@depthgate/service-kit';
 import type { TickerRef } from '../generator/generate';
-import { parseRfc3339 } from '../history/params';
+import { parseRfc3339 } from '../order-books/params';
 import { generateTickers } from '../generator/profiles';
 import { Progress, planGeneration, runGeneration, tickersFrom } from '../generator/seed';
 

@@ -5,7 +5,10 @@
  *   GET /api/{exchange}/snapshots/{ticker}?start_ts&end_ts&limit
  *   GET /api/{exchange}/deltas/{ticker}?start_ts&end_ts&limit
  *
- * Every decided behaviour is listed in docs/history.md ("API"); the rules of the spec are cited where they apply.
+ * Each reads as parse → authorise → read → pipe: parameters (params.ts), what the caller may see (access.ts), the
+ * order-book reader (reader.ts), the response body (responses.ts). Every ClickHouse query of a request runs under
+ * its QueryScope; a failure becomes an error answer, or a cut connection once the answer has started. Every decided
+ * behaviour is listed in docs/history.md ("API"); the rules of the spec are cited where they apply.
  */
 import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
 import { canonicalExchange, type Caller, type ExchangeKey } from '@depthgate/auth';
@@ -13,23 +16,20 @@ import {
   TICKER_PATTERN,
   classifyClickHouseError,
   type HistoryStore,
-  type OrderBookQueries,
   type QueryScope,
   type RowKind,
-  type WindowRead,
 } from '@depthgate/history-store';
 import { AppError, type Logger } from '@depthgate/service-kit';
+import type { Endpoint, HistoryMetrics } from '../metrics';
 import { canSeeTicker, effectiveRange, windowStart } from './access';
-import type { Endpoint, HistoryMetrics } from './metrics';
 import { parseLimit, parseTimeRange, singleParam } from './params';
-import { WindowPlanner } from './planner';
-import { RowsResponse } from './rows-response';
-import type { CatalogueCache } from './store';
+import type { OrderBookReader } from './reader';
+import { RowsResponse, rowsHead } from './responses';
 
 export interface HistoryRoutesDeps {
+  /** Makes each request's QueryScope. */
   store: HistoryStore;
-  queries: OrderBookQueries;
-  catalogue: CatalogueCache;
+  reader: OrderBookReader;
   metrics: HistoryMetrics;
   logger: Logger;
   queryTimeoutMs: number;
@@ -37,11 +37,6 @@ export interface HistoryRoutesDeps {
   maxLimit: number;
   now: () => number;
 }
-
-/** Windows expected to return at most this many rows run on one ClickHouse thread. */
-const SINGLE_THREAD_ROWS = 5000;
-/** Extra snapshot rows asked for, to find the end of the last book in the same read. */
-export const SNAPSHOT_SLACK_ROWS = 1000;
 
 function unknownTicker(exchange: ExchangeKey, ticker: string): AppError {
   const shown = ticker.length > 80 ? `${ticker.slice(0, 80)}…` : ticker;
@@ -155,7 +150,7 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
       // A prefix outside the ticker grammar matches no ticker: the list is empty (and no query is needed).
       if (prefix === '' || TICKER_PATTERN.test(prefix)) {
         const allowedPrefixes = caller?.kind === 'key' ? caller.key.tickerPrefixes : null;
-        const rows = await deps.catalogue.tickers(exchange, { prefix, allowedPrefixes }, scope);
+        const rows = await deps.reader.tickers(scope, exchange, { prefix, allowedPrefixes });
         const now = deps.now();
         // Listed: visible to the caller (rule 4) and with data inside the caller's window for that ticker.
         tickers = rows
@@ -170,59 +165,23 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
     (kind: RowKind, endpoint: Endpoint): RequestHandler =>
     (req, res, next) =>
       guarded(req, res, next, endpoint, async (scope) => {
+        // Parse.
         const exchange = res.locals.exchange as ExchangeKey;
         const query = req.query as Record<string, unknown>;
         const range = parseTimeRange(query);
         const limit = parseLimit(query, deps.defaultLimit, deps.maxLimit);
         const requested = String(req.params.ticker ?? '');
         if (!TICKER_PATTERN.test(requested)) throw unknownTicker(exchange, requested);
+        // Authorise: a ticker outside the key's ticker_prefixes answers exactly like one that does not exist; the
+        // range is clamped to the caller's window.
         const caller: Caller | undefined = req.caller;
-        const entry = await deps.catalogue.catalogueEntry(exchange, requested, scope);
-        // A ticker outside the key's ticker_prefixes answers exactly like one that does not exist.
+        const entry = await deps.reader.entry(scope, exchange, requested);
         if (!entry || !canSeeTicker(caller, entry.ticker)) throw unknownTicker(exchange, requested);
-
         const { from, to } = effectiveRange(caller, entry.ticker, deps.now(), range);
-        const head = `{"exchange":${JSON.stringify(exchange)},"ticker":${JSON.stringify(entry.ticker)},"rows":[`;
-        const out = new RowsResponse(res, scope.signal, head, kind);
-        const span = entry.spans[kind];
-        let windows = 0;
-        if (span && (to === null || from <= to)) {
-          const planner = new WindowPlanner({ from, to, span, limit });
-          const onChunk = (chunk: Buffer) => out.chunk(chunk);
-          for (let w = planner.next(); w !== null; w = planner.next()) {
-            const before = out.rows;
-            const want = planner.remaining;
-            const read = (limit: number): WindowRead => ({
-              exchange,
-              ticker: entry.ticker,
-              window: w,
-              limit,
-              singleThread: want <= SINGLE_THREAD_ROWS,
-            });
-            if (kind === 'delta') {
-              await deps.queries.deltas(scope, read(want), onChunk);
-              out.endOfQuery();
-            } else {
-              // Snapshots: ask for a few rows more than wanted, hold back from the want-th row on, and pass on
-              // only the rest of that row's book: a book is never cut, and this costs one read, not two.
-              const asked = want + SNAPSHOT_SLACK_ROWS;
-              const receivedBefore = out.received;
-              out.holdFrom(receivedBefore + want - 1);
-              await deps.queries.snapshots(scope, read(asked), onChunk);
-              out.endOfQuery();
-              if (!(await out.releaseBook(out.received - receivedBefore === asked))) {
-                // That book is longer than the slack: read it to its end exactly (two reads, rarely).
-                await deps.queries.snapshotsToBookEnd(scope, read(want), want - 1, onChunk);
-                out.endOfQuery();
-              }
-            }
-            deps.metrics.rowsStreamed.inc({ endpoint }, out.rows - before);
-            planner.record(out.rows - before);
-            windows++;
-          }
-        }
-        deps.metrics.windows.observe({ endpoint }, windows);
-        out.finish();
+        // Read, and pipe to the response as the rows come.
+        const out = new RowsResponse(res, scope.signal, rowsHead(exchange, entry.ticker));
+        const count = await deps.reader.read(scope, { kind, exchange, entry, from, to, limit }, out);
+        out.finish(count);
       });
 
   router.get('/snapshots/:ticker', rows('snapshot', 'snapshots'));

@@ -1,4 +1,5 @@
 import { Rng } from '@depthgate/service-kit';
+import { releaseHeldBook } from './reader';
 import { CorruptStreamError, RowBinaryToJson, rowBinarySize, writeDecimal18, writeTimestamp } from './row-binary';
 
 /** Reference: a Decimal(38, 18) from its decimal text, as ClickHouse sends it (16 bytes, little-endian). */
@@ -264,7 +265,7 @@ describe('RowBinaryToJson', () => {
   });
 });
 
-describe('RowBinaryToJson: holding back the last book', () => {
+describe('the never-cut-a-book rule over RowBinaryToJson: holding back the last book', () => {
   const base = Date.UTC(2026, 2, 26, 14, 0, 0);
   // Books at +1 s (2 rows), +2 s (3 rows), +3 s (2 rows); quantity carries the row number.
   const plan: [number, number][] = [
@@ -288,7 +289,7 @@ describe('RowBinaryToJson: holding back the last book', () => {
     let text = '';
     for (const chunk of chunks) text += c.push(chunk)?.toString() ?? '';
     c.endOfQuery();
-    const { complete, out } = c.releaseBook(mayHaveMore);
+    const { complete, out } = releaseHeldBook(c, mayHaveMore);
     text += out?.toString() ?? '';
     return {
       complete,

@@ -23,8 +23,9 @@
  * 2 (`side`) and a timestamp that must fall between 1970 and 9999; exception text is printable ASCII, so the first
  * row it overlaps fails those checks, and a result that does not end on a row boundary is rejected at its end.
  *
- * For snapshots it can hold rows back (`holdFrom`) and then pass on only those of one book (`releaseBook`): rows of a
- * book share their `ts`.
+ * For snapshots it can hold rows back (`holdFrom`, `takeHeld`) so that its caller passes on only those of one book
+ * (`firstBook`, `pass`): rows of a book share their `ts`. Which rows that is — the never-cut-a-book rule — is the
+ * order-book reader's (reader.ts).
  */
 import type { RowKind } from '@depthgate/history-store';
 
@@ -480,28 +481,34 @@ export class RowBinaryToJson {
   }
 
   /**
-   * Ends holding. Passes on the first held row and every following held row of the same book (same ts); drops the
-   * rest. When no row of a later book was held and `mayHaveMore` (the query stopped at its LIMIT), the book may
-   * continue beyond what was received: nothing is passed on and `complete` is false.
+   * Ends holding: the rows held back since `holdFrom` (whole rows, raw), or undefined when no row reached the hold
+   * index. Nothing of them has been passed on or counted in `rows`.
    */
-  releaseBook(mayHaveMore: boolean): { complete: boolean; out: Buffer | undefined } {
+  takeHeld(): Buffer | undefined {
     const held = this.held;
     this.held = undefined;
     this.holdIndex = undefined;
-    if (!held || held.length === 0) return { complete: held ? !mayHaveMore : true, out: undefined };
-    const rows = held.length === 1 ? (held[0] as Buffer) : Buffer.concat(held);
+    if (!held) return undefined;
+    return held.length === 1 ? (held[0] as Buffer) : Buffer.concat(held);
+  }
+
+  /** Of raw rows (as `takeHeld` returns them): how many at the start share the first row's `ts`, of how many. */
+  firstBook(raw: Buffer): { rows: number; of: number } {
     const size = this.layout.size;
-    let included = 1;
-    while (included * size < rows.length && rows.compare(rows, 0, 8, included * size, included * size + 8) === 0)
-      included++;
-    const otherBook = included * size < rows.length;
-    if (!otherBook && mayHaveMore) return { complete: false, out: undefined };
-    this.ensureScratch(included);
+    const of = raw.length / size;
+    let rows = 1;
+    while (rows < of && raw.compare(raw, 0, 8, rows * size, rows * size + 8) === 0) rows++;
+    return { rows, of };
+  }
+
+  /** Passes on the first `count` of raw rows (as `push` passes rows on): their JSON text. */
+  pass(raw: Buffer, count: number): Buffer {
+    this.ensureScratch(count);
     let p = 0;
-    for (let i = 0; i < included; i++) p = this.renderRow(rows, i * size, p);
+    for (let i = 0; i < count; i++) p = this.renderRow(raw, i * this.layout.size, p);
     const out = Buffer.allocUnsafe(p);
     scratch.copy(out, 0, 0, p);
-    return { complete: true, out };
+    return out;
   }
 
   /** Takes `count` whole rows from `src[start]`: renders them into the scratch from `p` on, or holds them. */
