@@ -1,5 +1,5 @@
 /**
- * Integration-test harness of the recorder (not part of the build): the venue simulator in-process, a fresh
+ * Integration-test harness of the recorder (src/testing/: not part of the build): the venue simulator in-process, a fresh
  * ClickHouse database (migrated) on the real ClickHouse of `./dev test` (or a private one), the recorder in-process
  * (its real start and stop paths) or as the built entrypoint in a child process, and readers for what it wrote.
  */
@@ -14,11 +14,11 @@ import { repoRoot, testClickHouseUrl, uniqueName, waitFor } from '@depthgate/tes
 import { startSimulator, type Simulator } from '@depthgate/venue-sim';
 import { HistoryStore } from '@depthgate/history-store';
 import { createTestDatabase, type TestDatabase } from '@depthgate/history-store/testing';
-import { loadRecorderConfig, type RecorderConfig } from './config';
-import { formatDecimal, parseDecimal } from './decimal';
-import { RecorderMetrics } from './metrics';
-import { startRecorder, type Recorder } from './recorder';
-import { flat, type FlatBook, type Row } from './test-support';
+import { loadRecorderConfig, type RecorderConfig } from '../config';
+import { formatDecimal, parseDecimal } from '../decimal';
+import { RecorderMetrics } from '../metrics';
+import { startRecorder, type Recorder } from '../recorder';
+import { flat, type FlatBook, type Row } from './support';
 
 type SimOptions = NonNullable<Parameters<typeof startSimulator>[0]>;
 
@@ -67,7 +67,7 @@ export interface RecorderHarness {
   metrics?: RecorderMetrics;
   startInProcess(extra?: Record<string, string>): Promise<Recorder>;
   stopInProcess(): Promise<void>;
-  /** Spawns the built entrypoint (`dist/recorder/main.js`) and waits for /ready; `url` is its HTTP server. */
+  /** Spawns the built entrypoint (`services/recorder/dist/main.js`) and waits for /ready; `url` is its HTTP server. */
   spawnChild(extra?: Record<string, string>): Promise<ChildProcess & { url: string }>;
   /** SIGTERM, then the exit code. */
   terminateChild(child: ChildProcess): Promise<number | null>;
@@ -137,7 +137,7 @@ export async function createRecorderHarness(
       h.recorder = undefined;
     },
     async spawnChild(extra = {}) {
-      const entry = path.join(repoRoot, 'services/history/dist/recorder/main.js');
+      const entry = path.join(repoRoot, 'services/recorder/dist/main.js');
       if (!existsSync(entry)) throw new Error(`${entry} is missing: build first (./dev test builds)`);
       const port = 20000 + Math.floor(Math.random() * 30000);
       const child = spawn(process.execPath, [entry], {

@@ -1,6 +1,6 @@
 /**
- * The recorder's entrypoint (`dist/recorder/main.js`; same image as the history API, its own StatefulSet): records
- * the order-book feeds of Kalshi, Gemini and Polymarket US into the history tables. docs/history.md, "Recorder".
+ * The recorder's entrypoint (`dist/main.js` of its own image, depthgate-recorder; a StatefulSet of one): records the
+ * order-book feeds of Kalshi, Gemini and Polymarket US into the history tables. docs/history.md, "Recorder".
  */
 import { HistoryStore } from '@depthgate/history-store';
 import { Lifecycle, createLogger, createRegistry, createServiceApp, runMain, serve } from '@depthgate/service-kit';

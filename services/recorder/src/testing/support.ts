@@ -1,11 +1,11 @@
 /**
- * Helpers for the recorder's tests (not part of the build): a sink that keeps rows as objects, and rule-7 book
+ * Helpers for the recorder's tests (src/testing/: not part of the build): a sink that keeps rows as objects, and rule-7 book
  * arithmetic over those rows.
  */
 import type { ExchangeKey } from '@depthgate/auth';
-import { SIDE_NAME, type LocalBook, type SideCode } from './book';
-import { formatDecimal, parseDecimal } from './decimal';
-import type { RowSink } from './rows';
+import { SIDE_NAME, type LocalBook, type SideCode } from '../book';
+import { formatDecimal, parseDecimal } from '../decimal';
+import type { RowSink } from '../rows';
 
 export interface Row {
   kind: 'delta' | 'snapshot' | 'gap';

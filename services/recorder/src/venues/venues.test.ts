@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import type { ExchangeKey } from '@depthgate/auth';
 import { createLogger } from '@depthgate/service-kit';
 import { CanonicalMemo } from '../decimal';
-import { ListSink, rebuild } from '../test-support';
+import { ListSink, rebuild } from '../testing/support';
 import { TickerRecorder } from '../ticker';
 import { geminiProtocol } from './gemini';
 import { kalshiBook, kalshiDelta, kalshiProtocol } from './kalshi';

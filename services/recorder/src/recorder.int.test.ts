@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { ExchangeKey } from '@depthgate/auth';
 import { Rng } from '@depthgate/service-kit';
 import { startPrivateClickHouse, waitFor, type PrivateServer } from '@depthgate/test-utils';
-import { rebuild, type FlatBook, type Row } from './test-support';
+import { rebuild, type FlatBook, type Row } from './testing/support';
 import {
   createRecorderHarness,
   deltaKey,
@@ -16,7 +16,7 @@ import {
   simChanges,
   sleep,
   type RecorderHarness,
-} from './test-harness';
+} from './testing/harness';
 
 jest.setTimeout(120_000);
 

@@ -1,7 +1,7 @@
 import { ASK, BID } from './book';
 import { CanonicalMemo } from './decimal';
 import type { GapReason } from './rows';
-import { ListSink, rebuild } from './test-support';
+import { ListSink, rebuild } from './testing/support';
 import { TickerRecorder, type TickerEnv } from './ticker';
 
 function setup(options: { venueClock?: boolean; resume?: { lastTs: number; sequence: number } } = {}) {
