@@ -21,7 +21,7 @@ import { newQueryId, type Connection } from './connection';
 import { classifyClickHouseError, type ClickHouseFailureKind } from './errors';
 import { sql, type Sql } from './literals';
 import type { QueryGate } from './query-gate';
-import { QueryAbortedError, type QueryScope } from './scope';
+import { QueryAbortedError, QueryScope } from './scope';
 import { connectionOf, type HistoryStore } from './store';
 
 export type QueryOutcome = 'ok' | ClickHouseFailureKind;
@@ -70,6 +70,17 @@ export class Querier {
 
   get database(): string {
     return this.connection.database;
+  }
+
+  /** A small query that is a unit of work of its own: under a scope with a budget of `budgetMs`. */
+  async jsonWithin<T>(budgetMs: number, name: string, query: Sql, row: (r: JsonRow) => T): Promise<T[]> {
+    const connection = this.connection;
+    const scope = new QueryScope((queryId) => connection.kill(queryId), budgetMs);
+    try {
+      return await this.json(scope, name, query, row);
+    } finally {
+      scope.dispose();
+    }
   }
 
   /** Runs a query whose result is small and returns its rows, each through `row`. */

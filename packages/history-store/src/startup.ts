@@ -58,23 +58,16 @@ export async function migrateWhenReachable(
  */
 export async function verifyReadColumns(store: HistoryStore): Promise<void> {
   const tables = Object.values(READ_COLUMNS).map((k) => k.table);
-  const q = new Querier(store);
-  const scope = store.scope(STARTUP_QUERY_MS);
-  let columns: { table: string; name: string; type: string }[];
-  try {
-    columns = await q.json(
-      scope,
-      'columns',
-      sql`SELECT table, name, type FROM system.columns
+  const columns = await new Querier(store).jsonWithin(
+    STARTUP_QUERY_MS,
+    'columns',
+    sql`SELECT table, name, type FROM system.columns
 WHERE database = ${lit.name(store.database)} AND table IN (${join(
-        tables.map((t) => lit.name(t)),
-        ', ',
-      )})`,
-      (r) => ({ table: String(r.table), name: String(r.name), type: String(r.type) }),
-    );
-  } finally {
-    scope.dispose();
-  }
+      tables.map((t) => lit.name(t)),
+      ', ',
+    )})`,
+    (r) => ({ table: String(r.table), name: String(r.name), type: String(r.type) }),
+  );
   const found = new Map(columns.map((c) => [`${c.table}.${c.name}`, c.type]));
   const problems: string[] = [];
   for (const { table, columns: expected } of Object.values(READ_COLUMNS)) {
@@ -92,25 +85,20 @@ WHERE database = ${lit.name(store.database)} AND table IN (${join(
 /** The highest migration version recorded in the store's database, or -1 while the schema is not there. */
 export async function schemaVersion(store: HistoryStore): Promise<number> {
   const q = new Querier(store);
-  const scope = store.scope(STARTUP_QUERY_MS);
-  try {
-    const [exists] = await q.json(
-      scope,
-      'schema-version',
-      sql`SELECT count() AS n FROM system.tables WHERE database = ${lit.name(store.database)} AND name = 'schema_migrations'`,
-      (r) => Number(r.n),
-    );
-    if (!exists) return -1;
-    const [version] = await q.json(
-      scope,
-      'schema-version',
-      sql`SELECT max(version) AS v FROM ${q.db}.schema_migrations`,
-      (r) => Number(r.v),
-    );
-    return version ?? -1;
-  } finally {
-    scope.dispose();
-  }
+  const [exists] = await q.jsonWithin(
+    STARTUP_QUERY_MS,
+    'schema-version',
+    sql`SELECT count() AS n FROM system.tables WHERE database = ${lit.name(store.database)} AND name = 'schema_migrations'`,
+    (r) => Number(r.n),
+  );
+  if (!exists) return -1;
+  const [version] = await q.jsonWithin(
+    STARTUP_QUERY_MS,
+    'schema-version',
+    sql`SELECT max(version) AS v FROM ${q.db}.schema_migrations`,
+    (r) => Number(r.v),
+  );
+  return version ?? -1;
 }
 
 /**

@@ -17,26 +17,21 @@ export async function tickersWithData(
 ): Promise<Set<string>> {
   const q = new Querier(store);
   const found = new Set<string>();
-  const scope = store.scope(timeoutMs);
-  try {
-    for (const exchange of EXCHANGE_KEYS) {
-      const names = tickers.filter((t) => t.exchange === exchange).map((t) => t.ticker);
-      for (let i = 0; i < names.length; i += 500) {
-        const chunk = names.slice(i, i + 500);
-        const rows = await q.json(
-          scope,
-          'seeded-tickers',
-          sql`SELECT ticker FROM ${q.db}.ticker_catalogue
+  for (const exchange of EXCHANGE_KEYS) {
+    const names = tickers.filter((t) => t.exchange === exchange).map((t) => t.ticker);
+    for (let i = 0; i < names.length; i += 500) {
+      const chunk = names.slice(i, i + 500);
+      const rows = await q.jsonWithin(
+        timeoutMs,
+        'seeded-tickers',
+        sql`SELECT ticker FROM ${q.db}.ticker_catalogue
 WHERE exchange = ${lit.exchange(exchange)} AND ticker IN (${join(chunk.map(lit.ticker), ', ')})
 GROUP BY ticker
 HAVING maxMerge(last_ts) >= ${lit.int(from)} AND minMerge(first_ts) < ${lit.int(to)}`,
-          (r) => String(r.ticker),
-        );
-        for (const ticker of rows) found.add(`${exchange}:${ticker}`);
-      }
+        (r) => String(r.ticker),
+      );
+      for (const ticker of rows) found.add(`${exchange}:${ticker}`);
     }
-  } finally {
-    scope.dispose();
   }
   return found;
 }

@@ -8,7 +8,7 @@ import type { Readable } from 'node:stream';
 import type { ExchangeKey } from '@depthgate/auth';
 import { insertTsv, type InsertOptions, type InsertTable } from '../inserts';
 import { join, lit, sql, type Sql } from '../literals';
-import { Querier, type JsonRow } from '../querier';
+import { Querier } from '../querier';
 import { connectionOf, type HistoryStore } from '../store';
 
 /** The natural key of a batch's last row: present in the table ⇔ the (atomic) batch was written. */
@@ -104,14 +104,14 @@ export class RecorderStore {
         ', ',
       );
       // (Aliases never reuse a column's name: current ClickHouse's analyzer resolves those differently from 18.16.)
-      const ends = await this.rows(
+      const ends = await this.q.jsonWithin(
+        timeoutMs,
         'stored-ends',
         sql`SELECT ticker, toString(kind) AS kind_name, maxMerge(last_ts) AS end_ts FROM ${db}.ticker_catalogue
 WHERE exchange = ${lit.exchange(exchange)} AND ticker IN (${list}) GROUP BY ticker, kind
 UNION ALL
 SELECT ticker, 'gap' AS kind_name, max(to_ts) AS end_ts FROM ${db}.gaps
 WHERE exchange = ${lit.exchange(exchange)} AND ticker IN (${list}) GROUP BY ticker`,
-        timeoutMs,
         (r) => ({ ticker: String(r.ticker), kind: String(r.kind_name), ts: Number(r.end_ts) }),
       );
       const lastDelta = new Map<string, number>();
@@ -126,11 +126,11 @@ WHERE exchange = ${lit.exchange(exchange)} AND ticker IN (${list}) GROUP BY tick
         [...lastDelta].map(([t, ts]) => sql`(ticker = ${lit.ticker(t)} AND ts = ${lit.int(ts)})`),
         ' OR ',
       );
-      const sequences = await this.rows(
+      const sequences = await this.q.jsonWithin(
+        timeoutMs,
         'stored-sequences',
         sql`SELECT ticker, max(sequence) AS last_sequence FROM ${db}.deltas
 WHERE exchange = ${lit.exchange(exchange)} AND (${conditions}) GROUP BY ticker`,
-        timeoutMs,
         (r) => ({ ticker: String(r.ticker), sequence: Number(r.last_sequence) }),
       );
       for (const { ticker, sequence } of sequences) {
@@ -141,18 +141,8 @@ WHERE exchange = ${lit.exchange(exchange)} AND (${conditions}) GROUP BY ticker`,
     return out;
   }
 
-  /** One query under a scope of its own budget. */
-  private async rows<T>(name: string, query: Sql, timeoutMs: number, row: (r: JsonRow) => T): Promise<T[]> {
-    const scope = this.store.scope(timeoutMs);
-    try {
-      return await this.q.json(scope, name, query, row);
-    } finally {
-      scope.dispose();
-    }
-  }
-
   private async count(name: string, query: Sql, timeoutMs: number): Promise<number> {
-    const [first] = await this.rows(name, query, timeoutMs, (r) => Number(r.n));
+    const [first] = await this.q.jsonWithin(timeoutMs, name, query, (r) => Number(r.n));
     return first ?? 0;
   }
 }

@@ -6,40 +6,12 @@
  * by jest.config.js and tsconfig.check.json.
  */
 import type { ExchangeKey } from '@depthgate/auth';
+import type { DeltaRow, GapRow, SnapshotRow } from '../inserts';
 import { lit, sql, type Side, type Sql } from '../literals';
 import { runMigrations } from '../migrations';
 import { HistoryStore, connectionOf, type HistoryStoreOptions } from '../store';
 
 export { runMigrations };
-
-export interface StoredDelta {
-  exchange: ExchangeKey;
-  ticker: string;
-  ts: number;
-  sequence: number;
-  side: Side;
-  /** As ClickHouse prints a Decimal(38, 18) (18.16: every place; current releases: trimmed). */
-  price: string;
-  quantityDelta: string;
-}
-
-export interface StoredSnapshot {
-  exchange: ExchangeKey;
-  ticker: string;
-  ts: number;
-  side: Side;
-  price: string;
-  quantity: string;
-}
-
-export interface StoredGap {
-  exchange: ExchangeKey;
-  ticker: string;
-  fromTs: number;
-  toTs: number;
-  reason: string;
-  detectedAt: number;
-}
 
 /** A database of a test's own on the test ClickHouse, with a store on it. */
 export class TestDatabase {
@@ -74,10 +46,14 @@ WHERE position(query, ${lit.name(this.database)}) > 0 AND position(query, 'syste
     return (await rs.json<{ query_id: string }>()).map((r) => r.query_id);
   }
 
-  /** Every stored row, optionally of one exchange and one ticker. */
+  /**
+   * Every stored row, optionally of one exchange and one ticker, in the shapes rows are inserted in; decimals as
+   * ClickHouse prints a Decimal(38, 18) (18.16: every place; current releases: trimmed), gaps ordered by exchange,
+   * ticker and from_ts.
+   */
   async storedRows(
     filter: { exchange?: ExchangeKey; ticker?: string } = {},
-  ): Promise<{ deltas: StoredDelta[]; snapshots: StoredSnapshot[]; gaps: StoredGap[] }> {
+  ): Promise<{ deltas: DeltaRow[]; snapshots: SnapshotRow[]; gaps: GapRow[] }> {
     const ch = connectionOf(this.store);
     const conditions: Sql[] = [sql`1`];
     if (filter.exchange !== undefined) conditions.push(sql`exchange = ${lit.exchange(filter.exchange)}`);
@@ -94,20 +70,20 @@ WHERE position(query, ${lit.name(this.database)}) > 0 AND position(query, 'syste
       await lines(
         sql`SELECT exchange, ticker, ts, sequence, side, toString(price), toString(quantity_delta) FROM ${ch.db}.deltas WHERE ${where}`,
       )
-    ).map(([exchange, ticker, ts, sequence, side, price, quantityDelta]) => ({
+    ).map(([exchange, ticker, ts, sequence, side, price, quantityDelta]): DeltaRow => ({
       exchange: exchange as ExchangeKey,
       ticker: ticker ?? '',
       ts: Number(ts),
       sequence: Number(sequence),
       side: side as Side,
       price: price ?? '',
-      quantityDelta: quantityDelta ?? '',
+      quantity_delta: quantityDelta ?? '',
     }));
     const snapshots = (
       await lines(
         sql`SELECT exchange, ticker, ts, side, toString(price), toString(quantity) FROM ${ch.db}.snapshots WHERE ${where}`,
       )
-    ).map(([exchange, ticker, ts, side, price, quantity]) => ({
+    ).map(([exchange, ticker, ts, side, price, quantity]): SnapshotRow => ({
       exchange: exchange as ExchangeKey,
       ticker: ticker ?? '',
       ts: Number(ts),
@@ -120,41 +96,30 @@ WHERE position(query, ${lit.name(this.database)}) > 0 AND position(query, 'syste
         sql`SELECT exchange, ticker, from_ts, to_ts, reason, detected_at FROM ${ch.db}.gaps WHERE ${where}
 ORDER BY exchange, ticker, from_ts`,
       )
-    ).map(([exchange, ticker, fromTs, toTs, reason, detectedAt]) => ({
+    ).map(([exchange, ticker, fromTs, toTs, reason, detectedAt]): GapRow => ({
       exchange: exchange as ExchangeKey,
       ticker: ticker ?? '',
-      fromTs: Number(fromTs),
-      toTs: Number(toTs),
+      from_ts: Number(fromTs),
+      to_ts: Number(toTs),
       reason: reason ?? '',
-      detectedAt: Number(detectedAt),
+      detected_at: Number(detectedAt),
     }));
     return { deltas, snapshots, gaps };
   }
 
   /** Rows of a table, and how many distinct natural keys they have (fewer keys than rows: something was doubled). */
   async distinctKeys(table: 'deltas' | 'snapshots'): Promise<{ rows: number; keys: number }> {
-    const ch = connectionOf(this.store);
     const key =
       table === 'deltas'
         ? sql`uniqExact(exchange, ticker, ts, sequence)`
         : sql`uniqExact(exchange, ticker, ts, side, toString(price))`;
-    const rs = await ch.data.query({
-      query: sql`SELECT count() AS n, ${key} AS k FROM ${ch.db}.${lit.identifier(table)}`.text,
-      format: 'JSONEachRow',
-    });
-    const [row] = await rs.json<{ n: string | number; k: string | number }>();
-    return { rows: Number(row?.n ?? 0), keys: Number(row?.k ?? 0) };
+    const row = await this.one(sql`SELECT count() AS n, ${key} AS k FROM ${this.table(table)}`);
+    return { rows: Number(row.n ?? 0), keys: Number(row.k ?? 0) };
   }
 
   /** Rows of a table. */
   async rowCount(table: 'deltas' | 'snapshots' | 'gaps'): Promise<number> {
-    const ch = connectionOf(this.store);
-    const rs = await ch.data.query({
-      query: sql`SELECT count() AS n FROM ${ch.db}.${lit.identifier(table)}`.text,
-      format: 'JSONEachRow',
-    });
-    const [row] = await rs.json<{ n: string | number }>();
-    return Number(row?.n ?? 0);
+    return Number((await this.one(sql`SELECT count() AS n FROM ${this.table(table)}`)).n ?? 0);
   }
 
   /** Drops the database (never throws: a test's cleanup must not hide its failure). */
@@ -165,6 +130,17 @@ ORDER BY exchange, ticker, from_ts`,
 
   close(): Promise<void> {
     return this.store.close();
+  }
+
+  private table(name: string): Sql {
+    return sql`${connectionOf(this.store).db}.${lit.identifier(name)}`;
+  }
+
+  /** The one row of an aggregate query. */
+  private async one(query: Sql): Promise<Record<string, string | number | undefined>> {
+    const rs = await connectionOf(this.store).data.query({ query: query.text, format: 'JSONEachRow' });
+    const [row] = await rs.json<Record<string, string | number>>();
+    return row ?? {};
   }
 }
 

@@ -130,11 +130,11 @@ describe('generated history through the API', () => {
     expect(gaps.map((g) => g.ticker).sort()).toEqual(tickers.map((t) => t.ticker).sort());
     for (const g of gaps) {
       expect(g.reason).toBe('seed_end');
-      expect(g.toTs).toBe(TO);
+      expect(g.to_ts).toBe(TO);
       const last = deltas.filter((d) => d.ticker === g.ticker).reduce((m, d) => Math.max(m, d.ts), -1);
       expect(last).toBeGreaterThan(0);
-      expect(g.fromTs).toBeGreaterThanOrEqual(last);
-      expect(g.fromTs).toBeLessThan(TO);
+      expect(g.from_ts).toBeGreaterThanOrEqual(last);
+      expect(g.from_ts).toBeLessThan(TO);
     }
   });
 });
