@@ -68,10 +68,6 @@ export class Querier {
     return this.connection.db;
   }
 
-  get database(): string {
-    return this.connection.database;
-  }
-
   /** A small query that is a unit of work of its own: under a scope with a budget of `budgetMs`. */
   async jsonWithin<T>(budgetMs: number, name: string, query: Sql, row: (r: JsonRow) => T): Promise<T[]> {
     const connection = this.connection;
