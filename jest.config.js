@@ -3,12 +3,15 @@
 const fs = require('node:fs');
 const path = require('node:path');
 
-// Workspace packages resolve to their TypeScript sources, so tests never need a build first.
+// Workspace packages resolve to their TypeScript sources, so tests never need a build first; a package's test
+// helpers (src/testing/index.ts, never built) are its `/testing` entry.
 const moduleNameMapper = {};
 for (const dir of ['packages']) {
   for (const name of fs.readdirSync(path.join(__dirname, dir))) {
     const index = path.join(__dirname, dir, name, 'src', 'index.ts');
     if (fs.existsSync(index)) moduleNameMapper[`^@depthgate/${name}$`] = index;
+    const testing = path.join(__dirname, dir, name, 'src', 'testing', 'index.ts');
+    if (fs.existsSync(testing)) moduleNameMapper[`^@depthgate/${name}/testing$`] = testing;
   }
 }
 

@@ -61,7 +61,8 @@ dg_log "==> ClickHouse and Redis for the benchmark (ports $CH_HTTP, $REDIS_PORT)
 
 chq() { curl -fsS --data-binary "$1" "$CLICKHOUSE_URL/"; }
 
-DATASET="rows=$ROWS seed=bench from=2026-03-07T00:00:00Z to=2026-11-20T00:00:00Z tickers=4/exchange"
+# generator=2: the generator draws from service-kit's Rng since the PRNG was unified; a set made before is regenerated.
+DATASET="rows=$ROWS seed=bench generator=2 from=2026-03-07T00:00:00Z to=2026-11-20T00:00:00Z tickers=4/exchange"
 have=$(chq "SELECT count() FROM system.tables WHERE database = '$DB' AND name = 'deltas'" 2>/dev/null || echo 0)
 if [[ $FRESH == yes || ! -f $DIR/dataset || $(cat "$DIR/dataset") != "$DATASET" || $have == 0 ]]; then
   dg_log "==> generating the data set ($DATASET)"

@@ -2,7 +2,7 @@
 //
 //   1. its own ClickHouse (infra/local/clickhouse.sh, data under $DG_DEV_DIR/bench/recorder), the schema migrated;
 //   2. the venue simulator as a process, its books moving at a high rate on the recorded platforms;
-//   3. the recorder as a process (the built entrypoint, dist/recorder/main.js), recording all three feeds;
+//   3. the recorder as a process (the built entrypoint, services/recorder/dist/main.js), recording all three feeds;
 //   4. after a warm-up, a steady window: delta rows/s written (count() in ClickHouse at both ends), the recorder's
 //      lag histogram (venue event → insert acknowledged) over the window, its peak RSS, its CPU;
 //   5. the anchor: ClickHouse's own ingest of the same delta rows from a local file (`INSERT … FORMAT TabSeparated`
@@ -99,7 +99,7 @@ function cpuSeconds(pid) {
 
 async function main() {
   for (const f of [
-    'services/history/dist/recorder/main.js',
+    'services/recorder/dist/main.js',
     'services/history/dist/cli/migrate.js',
     'packages/venue-sim/dist/cli.js',
   ]) {
@@ -164,7 +164,7 @@ async function main() {
         .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
     );
 
-    log('==> recorder (dist/recorder/main.js)');
+    log('==> recorder (services/recorder/dist/main.js)');
     const port = await freePort();
     const spool = path.join(DIR, 'spool');
     rmSync(spool, { recursive: true, force: true });
@@ -173,7 +173,7 @@ async function main() {
     const recorder = start(
       'recorder',
       'node',
-      [`--max-semi-space-size=${SEMI}`, path.join(ROOT, 'services/history/dist/recorder/main.js')],
+      [`--max-semi-space-size=${SEMI}`, path.join(ROOT, 'services/recorder/dist/main.js')],
       {
         logDir,
         env: {

@@ -1,5 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { parse } from 'yaml';
 
 /**
  * Static checks of the images' Dockerfiles (no Docker engine is needed; .github/workflows/images.yml builds them):
@@ -7,7 +8,10 @@ import path from 'node:path';
  * deployment only and runs as a numeric non-root user, and no secret-looking value is baked in.
  */
 const root = path.join(__dirname, '..', '..', '..');
-const services = ['gateway', 'history'];
+/** Every deployable: a folder of services/ with a Dockerfile. */
+const services = readdirSync(path.join(root, 'services')).filter((s) =>
+  existsSync(path.join(root, 'services', s, 'Dockerfile')),
+);
 const read = (service: string) => readFileSync(path.join(root, 'services', service, 'Dockerfile'), 'utf8');
 const nodeImage = (text: string) => /^ARG NODE_IMAGE=(\S+)$/m.exec(text)?.[1];
 
@@ -44,6 +48,14 @@ describe.each(services)('services/%s/Dockerfile', (service) => {
 });
 
 describe('images', () => {
+  it('are one per deployable, each built by the image workflow', () => {
+    expect(services.sort()).toEqual(['gateway', 'history', 'recorder']);
+    const workflow = parse(readFileSync(path.join(root, '.github', 'workflows', 'images.yml'), 'utf8')) as {
+      jobs: { image: { strategy: { matrix: { service: string[] } } } };
+    };
+    expect([...workflow.jobs.image.strategy.matrix.service].sort()).toEqual(services);
+  });
+
   it('share one base image', () => {
     expect(new Set(services.map((s) => nodeImage(read(s)))).size).toBe(1);
   });

@@ -4,7 +4,7 @@ import { parser as promql } from '@prometheus-io/lezer-promql';
 import { parse, parseAllDocuments } from 'yaml';
 import { gatewayEnvNames } from '../../../services/gateway/src/config';
 import { historyEnvSchema } from '../../../services/history/src/config';
-import { recorderEnvNames } from '../../../services/history/src/recorder/config';
+import { recorderEnvNames } from '../../../services/recorder/src/config';
 
 /**
  * The manifests agree with the services: every variable they set is one the deployable reads (a typo such as
@@ -61,6 +61,10 @@ describe.each(services)('base/%s', (service) => {
   const spec = workload(service).spec.template.spec as Obj;
   const container = spec.containers[0] as Obj;
 
+  it('runs the image built for this deployable', () => {
+    expect(container.image).toMatch(new RegExp(`^ghcr\\.io/depthgate/depthgate-${service}:`));
+  });
+
   it('sets only variables the deployable reads', () => {
     const names = [...env.keys(), ...(container.env as Obj[]).map((e) => e.name as string)];
     expect(names.filter((n) => !known[service]?.has(n))).toEqual([]);
@@ -79,7 +83,7 @@ describe.each(services)('base/%s', (service) => {
   });
 
   it('drains within the termination grace period', () => {
-    // The recorder serves no traffic: its HTTP drain is fixed at 2 s (recorder/main.ts), then it flushes its buffer
+    // The recorder serves no traffic: its HTTP drain is fixed at 2 s (services/recorder/src/main.ts), then it flushes its buffer
     // for at most RECORDER_SHUTDOWN_FLUSH_MS (default 20 s) before spooling the rest.
     const drainMs =
       service === 'recorder'
@@ -102,9 +106,14 @@ describe('recorder variables', () => {
   // variable fails here instead of in the cluster.
   it('are named in the sources the recorder is built from', () => {
     const set = [...envFile('recorder').keys(), 'CLICKHOUSE_URL'];
-    const sources = readdirSync(path.join(root, 'services', 'history', 'src'), { recursive: true, encoding: 'utf8' })
-      .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
-      .map((f) => readFileSync(path.join(root, 'services', 'history', 'src', f), 'utf8'))
+    // Its own, and the store's (the CLICKHOUSE_* settings are defined there).
+    const dirs = [path.join(root, 'services', 'recorder', 'src'), path.join(root, 'packages', 'history-store', 'src')];
+    const sources = dirs
+      .flatMap((dir) =>
+        readdirSync(dir, { recursive: true, encoding: 'utf8' })
+          .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
+          .map((f) => readFileSync(path.join(dir, f), 'utf8')),
+      )
       .join('\n');
     expect(set.filter((name) => !sources.includes(name))).toEqual([]);
   });

@@ -7,3 +7,4 @@ export * from './metrics';
 export * from './env';
 export * from './app';
 export * from './client-errors';
+export * from './rng';

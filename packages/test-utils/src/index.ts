@@ -134,16 +134,19 @@ export function undocumentedSettings(names: readonly string[]): string[] {
 }
 
 /**
- * The issues of the configuration error that `load` throws. Fails the test when `load` does not throw, or throws
- * something that is not a configuration error (anything with an `issues` list of strings).
+ * The error `fn` throws, checked to be a `type`: fails (throws) when `fn` returns normally or throws something
+ * else. Lets a test inspect an error's details without `try { … } catch { expect(…) }`, which passes silently when
+ * nothing is thrown.
  */
-export function configIssues(load: () => unknown): string[] {
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function thrownBy<E extends Error>(fn: () => unknown, type: abstract new (...args: any[]) => E): E {
   try {
-    load();
+    fn();
   } catch (err) {
-    const issues = (err as { issues?: unknown }).issues;
-    if (Array.isArray(issues) && issues.every((i) => typeof i === 'string')) return issues as string[];
-    throw err;
+    if (err instanceof type) return err;
+    throw new Error(`expected a ${type.name}, got ${err instanceof Error ? err.name : typeof err}: ${String(err)}`, {
+      cause: err,
+    });
   }
-  throw new Error('expected a configuration error, but the configuration loaded');
+  throw new Error(`expected a ${type.name} to be thrown, but nothing was thrown`);
 }

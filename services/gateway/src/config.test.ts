@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '@depthgate/service-kit';
-import { configIssues, undocumentedSettings } from '@depthgate/test-utils';
+import { thrownBy, undocumentedSettings } from '@depthgate/test-utils';
 import { gatewayEnvNames, loadConfig } from './config';
 
 describe('gateway configuration', () => {
@@ -17,8 +17,9 @@ describe('gateway configuration', () => {
     expect(() =>
       loadConfig({ KEY_CACHE_TTL_MS: '6000', TRUST_PROXY_HOPS: 'true', RATE_LIMIT_DEFAULT_RPM: '0' }),
     ).toThrow(ConfigError);
-    const issues = configIssues(() =>
-      loadConfig({ KEY_CACHE_TTL_MS: '6000', TRUST_PROXY_HOPS: 'true', UPSTREAM_VENUE_B_URL: 'nope' }),
+    const { issues } = thrownBy(
+      () => loadConfig({ KEY_CACHE_TTL_MS: '6000', TRUST_PROXY_HOPS: 'true', UPSTREAM_VENUE_B_URL: 'nope' }),
+      ConfigError,
     );
     expect(issues.join('\n')).toMatch(/KEY_CACHE_TTL_MS[\s\S]*TRUST_PROXY_HOPS[\s\S]*UPSTREAM_VENUE_B_URL/);
   });

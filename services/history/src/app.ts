@@ -1,20 +1,19 @@
 import express, { type Express } from 'express';
 import type { Auth } from '@depthgate/auth';
+import { OrderBookQueries, QueryGate, type HistoryStore } from '@depthgate/history-store';
 import { createServiceApp, type Lifecycle, type Logger, type Registry } from '@depthgate/service-kit';
-import type { ClickHouse } from './clickhouse/client';
 import type { HistoryConfig } from './config';
-import { gzipResponses } from './history/gzip';
-import { HistoryMetrics } from './history/metrics';
-import { QueryGate } from './history/query-gate';
-import { historyRoutes, resolveExchange } from './history/routes';
-import { HistoryStore } from './history/store';
+import { gzipResponses } from './gzip';
+import { HistoryMetrics } from './metrics';
 import { openApiDocument } from './openapi';
+import { OrderBookReader } from './order-books/reader';
+import { historyRoutes, resolveExchange } from './order-books/routes';
 
 export interface HistoryDeps {
   config: HistoryConfig;
   logger: Logger;
   auth: Auth;
-  clickhouse: ClickHouse;
+  store: HistoryStore;
   registry: Registry;
   lifecycle: Lifecycle;
   /** The clock that windows are computed from (tests pin it). */
@@ -25,10 +24,13 @@ const ROUTE_LABEL = /^\/api\/[^/]+\/(tickers|snapshots|deltas)(\/|$)/;
 
 /** Builds the history app. No side effects: everything it talks to arrives in `deps`. */
 export function createApp(deps: HistoryDeps): Express {
-  const { config, auth, clickhouse } = deps;
+  const { config, auth, store } = deps;
   const metrics = new HistoryMetrics(deps.registry);
-  const gate = new QueryGate(config.CLICKHOUSE_QUERY_CONCURRENCY);
-  const store = new HistoryStore(clickhouse, metrics, config.CATALOGUE_CACHE_TTL_MS, gate);
+  const queries = new OrderBookQueries(store, {
+    gate: new QueryGate(config.CLICKHOUSE_QUERY_CONCURRENCY),
+    observer: metrics.queries,
+  });
+  const reader = new OrderBookReader(queries, metrics, config.CATALOGUE_CACHE_TTL_MS);
   const openapi = JSON.stringify(
     openApiDocument({
       defaultLimit: config.DEFAULT_LIMIT,
@@ -38,7 +40,7 @@ export function createApp(deps: HistoryDeps): Express {
   );
   return createServiceApp({
     ...deps,
-    readiness: [...auth.readiness, { name: 'clickhouse', check: () => clickhouse.ping(900) }],
+    readiness: [...auth.readiness, { name: 'clickhouse', check: () => store.ping(900) }],
     trustProxyHops: config.TRUST_PROXY_HOPS,
     accessLog: config.ACCESS_LOG,
     routeLabel: (req) => {
@@ -57,8 +59,8 @@ export function createApp(deps: HistoryDeps): Express {
         '/:exchange',
         resolveExchange,
         historyRoutes({
-          ch: clickhouse,
           store,
+          reader,
           metrics,
           logger: deps.logger,
           queryTimeoutMs: config.QUERY_TIMEOUT_MS,

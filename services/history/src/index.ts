@@ -1,3 +1,2 @@
 export { createApp, type HistoryDeps } from './app';
 export { loadConfig, historyEnvSchema, type HistoryConfig } from './config';
-export * from './clickhouse';

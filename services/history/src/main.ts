@@ -1,8 +1,7 @@
 import { createAuth } from '@depthgate/auth';
+import { HistoryStore, migrateWhenReachable, verifyReadColumns } from '@depthgate/history-store';
 import { Lifecycle, createLogger, createRegistry, runMain, serve } from '@depthgate/service-kit';
 import { createApp } from './app';
-import { createClickHouse } from './clickhouse/client';
-import { migrateWhenReachable, verifyReadColumns } from './clickhouse/startup';
 import { loadConfig } from './config';
 
 runMain(async () => {
@@ -10,7 +9,7 @@ runMain(async () => {
   const logger = createLogger({ name: 'history', level: config.LOG_LEVEL });
   const registry = createRegistry('history');
   const lifecycle = new Lifecycle();
-  const clickhouse = createClickHouse({
+  const store = new HistoryStore({
     url: config.CLICKHOUSE_URL,
     database: config.CLICKHOUSE_DATABASE,
     maxConnections: config.CLICKHOUSE_MAX_CONNECTIONS,
@@ -18,17 +17,13 @@ runMain(async () => {
     requestTimeoutMs: config.QUERY_TIMEOUT_MS + 30_000,
     logger,
   });
-  lifecycle.onShutdown('clickhouse', () => clickhouse.close());
-  const migrated = await migrateWhenReachable(clickhouse, {
-    url: config.CLICKHOUSE_URL,
-    timeoutMs: config.CLICKHOUSE_STARTUP_TIMEOUT_MS,
-    logger,
-  });
-  await verifyReadColumns(clickhouse);
+  lifecycle.onShutdown('clickhouse', () => store.close());
+  const migrated = await migrateWhenReachable(store, { timeoutMs: config.CLICKHOUSE_STARTUP_TIMEOUT_MS, logger });
+  await verifyReadColumns(store);
   logger.info({ database: config.CLICKHOUSE_DATABASE, ...migrated }, 'ClickHouse schema up to date');
   const auth = createAuth(config, { logger, registry, name: 'history' });
   lifecycle.onShutdown('redis', () => auth.close());
-  await serve(createApp({ config, logger, auth, clickhouse, registry, lifecycle }), {
+  await serve(createApp({ config, logger, auth, store, registry, lifecycle }), {
     port: config.HISTORY_PORT,
     host: config.HISTORY_HOST,
     logger,

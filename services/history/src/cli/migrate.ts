@@ -5,10 +5,8 @@
  *
  *   CLICKHOUSE_URL=http://127.0.0.1:7123 node services/history/dist/cli/migrate.js
  */
+import { HistoryStore, loadClickHouseConfig, migrateWhenReachable } from '@depthgate/history-store';
 import { ConfigError } from '@depthgate/service-kit';
-import { createClickHouse } from '../clickhouse/client';
-import { migrateWhenReachable } from '../clickhouse/startup';
-import { loadClickHouseConfig } from '../config';
 
 async function main(): Promise<number> {
   let config;
@@ -18,10 +16,9 @@ async function main(): Promise<number> {
     console.error(err instanceof ConfigError ? err.message : String(err));
     return 1;
   }
-  const ch = createClickHouse({ url: config.CLICKHOUSE_URL, database: config.CLICKHOUSE_DATABASE });
+  const store = new HistoryStore({ url: config.CLICKHOUSE_URL, database: config.CLICKHOUSE_DATABASE });
   try {
-    const result = await migrateWhenReachable(ch, {
-      url: config.CLICKHOUSE_URL,
+    const result = await migrateWhenReachable(store, {
       timeoutMs: Math.min(config.CLICKHOUSE_STARTUP_TIMEOUT_MS, 30_000),
     });
     console.error(
@@ -34,7 +31,7 @@ async function main(): Promise<number> {
     console.error(`error: ${(err as Error).message}`);
     return 1;
   } finally {
-    await ch.close();
+    await store.close();
   }
 }
 

@@ -6,15 +6,18 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { EXCHANGE_KEYS, HISTORY_START_MS, canonicalExchange, type ExchangeKey } from '@depthgate/auth';
+import {
+  HistoryStore,
+  TICKER_PATTERN,
+  loadClickHouseConfig,
+  migrateWhenReachable,
+  tickersWithData,
+} from '@depthgate/history-store';
 import { ConfigError } from '@depthgate/service-kit';
-import { createClickHouse } from '../clickhouse/client';
-import { TICKER_PATTERN } from '../clickhouse/literals';
-import { migrateWhenReachable } from '../clickhouse/startup';
-import { loadClickHouseConfig } from '../config';
 import type { TickerRef } from '../generator/generate';
-import { parseRfc3339 } from '../history/params';
+import { parseRfc3339 } from '../order-books/params';
 import { generateTickers } from '../generator/profiles';
-import { Progress, planGeneration, runGeneration, tickersFrom, tickersWithData } from '../generator/seed';
+import { Progress, planGeneration, runGeneration, tickersFrom } from '../generator/seed';
 
 const USAGE = `usage: seed [range] [tickers] [shape] [options]
 
@@ -171,11 +174,15 @@ async function main(): Promise<number> {
     return 0;
   }
 
-  const ch = createClickHouse({ url: config.CLICKHOUSE_URL, database: config.CLICKHOUSE_DATABASE, maxConnections: 8 });
+  const store = new HistoryStore({
+    url: config.CLICKHOUSE_URL,
+    database: config.CLICKHOUSE_DATABASE,
+    maxConnections: 8,
+  });
   try {
-    await migrateWhenReachable(ch, { url: config.CLICKHOUSE_URL, timeoutMs: 30_000 });
+    await migrateWhenReachable(store, { timeoutMs: 30_000 });
     if (!values.force) {
-      const taken = await tickersWithData(ch, tickers, from, to);
+      const taken = await tickersWithData(store, tickers, from, to);
       if (taken.size > 0) {
         console.error(
           `skipping ${taken.size} ticker(s) that already hold rows in this range (--force generates them anyway): ${[...taken].slice(0, 5).join(', ')}${taken.size > 5 ? ', …' : ''}`,
@@ -187,14 +194,14 @@ async function main(): Promise<number> {
     console.error(`generating ${describe} (${workers === 0 ? 'in process' : `${workers} worker threads`})`);
     const progress = new Progress(expectedRows);
     const started = Date.now();
-    await runGeneration(ch, plan, { workers, url: config.CLICKHOUSE_URL, onRows: (n) => progress.add(n) });
+    await runGeneration(store, plan, { workers, url: config.CLICKHOUSE_URL, onRows: (n) => progress.add(n) });
     progress.done();
     console.error(
       `done in ${((Date.now() - started) / 1000).toFixed(1)} s; each series ends with a seed_end gap row in ${config.CLICKHOUSE_DATABASE}.gaps`,
     );
     return 0;
   } finally {
-    await ch.close();
+    await store.close();
   }
 }
 

@@ -8,9 +8,7 @@
 import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
 import type { ExchangeKey } from '@depthgate/auth';
-import type { ClickHouse } from '../clickhouse/client';
-import { insertTsv, type InsertTable } from '../clickhouse/inserts';
-import type { Side } from '../clickhouse/literals';
+import { insertTsv, type HistoryStore, type InsertTable, type Side } from '@depthgate/history-store';
 import { formatUnits } from './profiles';
 import { TickerSeries } from './series';
 
@@ -47,7 +45,7 @@ class BatchedInserter {
   private failure: unknown;
 
   constructor(
-    private readonly ch: ClickHouse,
+    private readonly store: HistoryStore,
     private readonly table: InsertTable,
     private readonly batchRows: number,
   ) {}
@@ -56,7 +54,7 @@ class BatchedInserter {
     if (this.failure) throw this.failure;
     if (!this.current) {
       const stream = new PassThrough();
-      const done = insertTsv(this.ch, this.table, stream).catch((err: unknown) => {
+      const done = insertTsv(this.store, this.table, stream).catch((err: unknown) => {
         this.failure ??= err;
         stream.destroy();
         throw err;
@@ -92,13 +90,13 @@ class BatchedInserter {
  * rows handed to ClickHouse (for progress).
  */
 export async function generateInto(
-  ch: ClickHouse,
+  store: HistoryStore,
   plan: GenerationPlan,
   onRows: (rows: number) => void = () => undefined,
   signal?: AbortSignal,
 ): Promise<TickerEnd[]> {
-  const snapshots = new BatchedInserter(ch, 'snapshots', plan.batchRows);
-  const deltas = new BatchedInserter(ch, 'deltas', plan.batchRows);
+  const snapshots = new BatchedInserter(store, 'snapshots', plan.batchRows);
+  const deltas = new BatchedInserter(store, 'deltas', plan.batchRows);
   let snapText = '';
   let snapRows = 0;
   let deltaText = '';

@@ -14,7 +14,7 @@
  * in safe-integer Numbers: integer arithmetic is exact and the decimal text is produced by `formatUnits`.
  */
 import type { ExchangeKey } from '@depthgate/auth';
-import { hash32, Rng } from './prng';
+import { Rng, hash32 } from '@depthgate/service-kit';
 
 export interface BookProfile {
   /** Decimal places written for prices. */
@@ -71,15 +71,15 @@ const SPOT_MIDS: Record<string, number> = {
 /** A binary contract's grid: prices in (0, 1) at `priceScale` places; the fair price starts between 0.10 and 0.90. */
 function binaryProfile(priceScale: number, tickUnits: number, rng: Rng) {
   const top = POW10[priceScale] as number;
-  const mid = Math.round((rng.int(10, 90) * top) / 100 / tickUnits) * tickUnits;
+  const mid = Math.round((rng.range(10, 90) * top) / 100 / tickUnits) * tickUnits;
   return { top, mid };
 }
 
 /** The profile of one ticker: the venue's grid, with per-ticker variety drawn from a hash of the ticker. */
 export function profileFor(exchange: ExchangeKey, ticker: string): BookProfile {
-  const rng = new Rng(`profile:${exchange}:${ticker}`);
+  const rng = new Rng('profile', exchange, ticker);
   const profile = venueProfile(exchange, ticker, rng);
-  profile.depth = rng.int(Math.max(profile.levels[0], Math.ceil(profile.levels[1] * 0.6)), profile.levels[1] - 1);
+  profile.depth = rng.range(Math.max(profile.levels[0], Math.ceil(profile.levels[1] * 0.6)), profile.levels[1] - 1);
   return profile;
 }
 
@@ -99,7 +99,7 @@ function venueProfile(exchange: ExchangeKey, ticker: string, rng: Rng): BookProf
         qtyStep: rng.chance(0.2) ? 1 : 100,
         qtyMin: 100,
         qtyMax: 500_000,
-        levels: [3, rng.int(8, 20)],
+        levels: [3, rng.range(8, 20)],
         depth: 0,
         changesPerEvent: [1, 1],
       };
@@ -120,7 +120,7 @@ function venueProfile(exchange: ExchangeKey, ticker: string, rng: Rng): BookProf
         qtyStep: 1,
         qtyMin: 100,
         qtyMax: 2_000_000,
-        levels: [3, rng.int(6, 15)],
+        levels: [3, rng.range(6, 15)],
         depth: 0,
         changesPerEvent: [1, 3],
       };
@@ -140,7 +140,7 @@ function venueProfile(exchange: ExchangeKey, ticker: string, rng: Rng): BookProf
           qtyStep: 1,
           qtyMin: 1,
           qtyMax: 5000,
-          levels: [2, rng.int(6, 12)],
+          levels: [2, rng.range(6, 12)],
           depth: 0,
           changesPerEvent: [1, 2],
         };
@@ -160,7 +160,7 @@ function venueProfile(exchange: ExchangeKey, ticker: string, rng: Rng): BookProf
         // About $10 to $500,000 of notional per level (mid is in cents, sizes in 10^-8).
         qtyMin: Math.round(1e11 / mid),
         qtyMax: Math.round(5e15 / mid),
-        levels: [10, rng.int(20, 40)],
+        levels: [10, rng.range(20, 40)],
         depth: 0,
         changesPerEvent: [1, 4],
       };
@@ -169,36 +169,37 @@ function venueProfile(exchange: ExchangeKey, ticker: string, rng: Rng): BookProf
 }
 
 const KALSHI_SERIES = [
-  { series: 'KXBTCD', strike: (r: Rng) => `T${r.int(60, 140) * 1000}` },
-  { series: 'KXETHD', strike: (r: Rng) => `T${r.int(20, 60) * 100}` },
-  { series: 'KXHIGHNY', strike: (r: Rng) => `B${r.int(30, 95)}.5` },
-  { series: 'KXFED', strike: (r: Rng) => `T${r.int(300, 500) / 100}` },
-  { series: 'KXINXU', strike: (r: Rng) => `B${r.int(5500, 7000)}` },
-  { series: 'KXBTC15M', strike: (r: Rng) => String(r.int(10, 90)) },
+  { series: 'KXBTCD', strike: (r: Rng) => `T${r.range(60, 140) * 1000}` },
+  { series: 'KXETHD', strike: (r: Rng) => `T${r.range(20, 60) * 100}` },
+  { series: 'KXHIGHNY', strike: (r: Rng) => `B${r.range(30, 95)}.5` },
+  { series: 'KXFED', strike: (r: Rng) => `T${r.range(300, 500) / 100}` },
+  { series: 'KXINXU', strike: (r: Rng) => `B${r.range(5500, 7000)}` },
+  { series: 'KXBTC15M', strike: (r: Rng) => String(r.range(10, 90)) },
 ];
 const MONTHS = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'];
 const SLUG_TEMPLATES = [
-  (r: Rng) => `will-bitcoin-close-above-${r.int(60, 150)}k-on-${r.pick(['mar', 'apr', 'jun', 'dec'])}-${r.int(1, 28)}`,
+  (r: Rng) =>
+    `will-bitcoin-close-above-${r.range(60, 150)}k-on-${r.pick(['mar', 'apr', 'jun', 'dec'])}-${r.range(1, 28)}`,
   (r: Rng) =>
     `fed-${r.pick(['cuts', 'holds', 'hikes'])}-rates-in-${r.pick(['april', 'june', 'july', 'september'])}-2026`,
   (r: Rng) =>
-    `nba-${r.pick(['lal', 'bos', 'nyk', 'gsw', 'mia', 'den'])}-${r.pick(['phi', 'chi', 'dal', 'phx', 'mil'])}-2026-0${r.int(3, 9)}-${String(r.int(1, 28)).padStart(2, '0')}`,
+    `nba-${r.pick(['lal', 'bos', 'nyk', 'gsw', 'mia', 'den'])}-${r.pick(['phi', 'chi', 'dal', 'phx', 'mil'])}-2026-0${r.range(3, 9)}-${String(r.range(1, 28)).padStart(2, '0')}`,
   (r: Rng) =>
-    `${r.pick(['eth', 'sol', 'xrp'])}-above-${r.int(1, 9)}${r.pick(['000', '00', '0'])}-on-${r.pick(['march', 'may', 'august'])}-${r.int(1, 28)}`,
+    `${r.pick(['eth', 'sol', 'xrp'])}-above-${r.range(1, 9)}${r.pick(['000', '00', '0'])}-on-${r.pick(['march', 'may', 'august'])}-${r.range(1, 28)}`,
   (r: Rng) => `who-wins-the-2026-${r.pick(['world-cup', 'stanley-cup', 'nba-finals', 'masters'])}`,
 ];
 const GEMINI_SPOT = ['BTCUSD', 'ETHUSD', 'SOLUSD', 'LTCUSD', 'DOGEUSD', 'BTCEUR'];
 const GEMINI_PREDICTION = [
   (r: Rng) => `GEMI-FED${r.pick(MONTHS)}26-${r.pick(['DN25', 'UP25', 'HOLD'])}`,
   (r: Rng) =>
-    `GEMI-BTC26${String(r.int(1, 12)).padStart(2, '0')}${String(r.int(1, 28)).padStart(2, '0')}1600-HI${r.int(60, 150)}000`,
+    `GEMI-BTC26${String(r.range(1, 12)).padStart(2, '0')}${String(r.range(1, 28)).padStart(2, '0')}1600-HI${r.range(60, 150)}000`,
   (r: Rng) =>
-    `GEMI-NBA-2603${String(r.int(10, 28))}1930-${r.pick(['LAL', 'BOS', 'NYK'])}-${r.pick(['MIA', 'DEN', 'PHX'])}-ML-HOME`,
+    `GEMI-NBA-2603${String(r.range(10, 28))}1930-${r.pick(['LAL', 'BOS', 'NYK'])}-${r.pick(['MIA', 'DEN', 'PHX'])}-ML-HOME`,
 ];
 
 /** `count` distinct tickers in the exchange's shapes, the same for the same seed. */
 export function generateTickers(exchange: ExchangeKey, count: number, seed: string): string[] {
-  const rng = new Rng(`tickers:${seed}:${exchange}`);
+  const rng = new Rng(seed, 'tickers', exchange);
   const out = new Set<string>();
   let attempts = 0;
   while (out.size < count && attempts < count * 50) {
@@ -207,10 +208,10 @@ export function generateTickers(exchange: ExchangeKey, count: number, seed: stri
     switch (exchange) {
       case 'venue_b': {
         const s = rng.pick(KALSHI_SERIES);
-        const date = `26${rng.pick(MONTHS)}${String(rng.int(1, 28)).padStart(2, '0')}`;
+        const date = `26${rng.pick(MONTHS)}${String(rng.range(1, 28)).padStart(2, '0')}`;
         t =
           s.series === 'KXBTC15M'
-            ? `${s.series}-${date}${rng.int(10, 23)}${rng.pick(['00', '15', '30', '45'])}-${s.strike(rng)}`
+            ? `${s.series}-${date}${rng.range(10, 23)}${rng.pick(['00', '15', '30', '45'])}-${s.strike(rng)}`
             : `${s.series}-${date}-${s.strike(rng)}`;
         break;
       }

@@ -2,14 +2,13 @@
  * The data generator behind `./dev seed` and `./dev up --sim`: chooses tickers, sizes the delta rate, skips tickers
  * that already hold data in the range, generates (in worker threads when the job is large), shows progress, and
  * marks where each generated series ends with a `seed_end` gap row — so data recorded later reads like a resync.
+ * Its one read (which tickers already hold rows) is tickersWithData of @depthgate/history-store.
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { EXCHANGE_KEYS, type ExchangeKey } from '@depthgate/auth';
-import type { ClickHouse } from '../clickhouse/client';
-import { insertGapRows } from '../clickhouse/inserts';
-import { TICKER_PATTERN, join, lit, sql } from '../clickhouse/literals';
+import { TICKER_PATTERN, insertGapRows, type HistoryStore } from '@depthgate/history-store';
 import { generateInto, type GenerationPlan, type TickerEnd, type TickerRef } from './generate';
 import { expectedRows } from './series';
 import type { WorkerInput, WorkerMessage } from './worker';
@@ -107,31 +106,6 @@ export function planGeneration(options: PlanOptions): { plan: GenerationPlan; ex
   };
 }
 
-/** Tickers of the list that already have rows (of either kind) overlapping [from, to). */
-export async function tickersWithData(
-  ch: ClickHouse,
-  tickers: TickerRef[],
-  from: number,
-  to: number,
-): Promise<Set<string>> {
-  const found = new Set<string>();
-  for (const exchange of EXCHANGE_KEYS) {
-    const names = tickers.filter((t) => t.exchange === exchange).map((t) => t.ticker);
-    for (let i = 0; i < names.length; i += 500) {
-      const chunk = names.slice(i, i + 500);
-      const rs = await ch.data.query({
-        query: sql`SELECT ticker FROM ${ch.db}.ticker_catalogue
-WHERE exchange = ${lit.exchange(exchange)} AND ticker IN (${join(chunk.map(lit.ticker), ', ')})
-GROUP BY ticker
-HAVING maxMerge(last_ts) >= ${lit.int(from)} AND minMerge(first_ts) < ${lit.int(to)}`.text,
-        format: 'JSONEachRow',
-      });
-      for (const r of await rs.json<{ ticker: string }>()) found.add(`${exchange}:${r.ticker}`);
-    }
-  }
-  return found;
-}
-
 export interface SeedOptions {
   /** 0: generate in this thread; n: in n worker threads (needs the compiled worker.js). */
   workers: number;
@@ -141,12 +115,16 @@ export interface SeedOptions {
 }
 
 /** Runs a plan, then writes one `seed_end` gap row per ticker at the end of its generated series. */
-export async function runGeneration(ch: ClickHouse, plan: GenerationPlan, options: SeedOptions): Promise<TickerEnd[]> {
+export async function runGeneration(
+  store: HistoryStore,
+  plan: GenerationPlan,
+  options: SeedOptions,
+): Promise<TickerEnd[]> {
   const onRows = options.onRows ?? (() => undefined);
   let ends: TickerEnd[];
   const workerFile = path.join(__dirname, 'worker.js');
   if (options.workers <= 0 || plan.tickers.length <= 1 || !existsSync(workerFile)) {
-    ends = await generateInto(ch, plan, onRows);
+    ends = await generateInto(store, plan, onRows);
   } else {
     const n = Math.min(options.workers, plan.tickers.length);
     const shares: TickerRef[][] = Array.from({ length: n }, () => []);
@@ -155,7 +133,7 @@ export async function runGeneration(ch: ClickHouse, plan: GenerationPlan, option
       shares.map(
         (tickers) =>
           new Promise<TickerEnd[]>((resolve, reject) => {
-            const input: WorkerInput = { url: options.url, database: ch.database, plan: { ...plan, tickers } };
+            const input: WorkerInput = { url: options.url, database: store.database, plan: { ...plan, tickers } };
             const worker = new Worker(workerFile, { workerData: input });
             let settled = false;
             worker.on('message', (m: WorkerMessage) => {
@@ -191,7 +169,7 @@ export async function runGeneration(ch: ClickHouse, plan: GenerationPlan, option
       reason: SEED_END_REASON,
       detected_at: detectedAt,
     }));
-  if (gaps.length > 0) await insertGapRows(ch, gaps);
+  if (gaps.length > 0) await insertGapRows(store, gaps);
   return ends;
 }
 

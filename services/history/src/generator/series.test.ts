@@ -1,5 +1,5 @@
 import type { ExchangeKey } from '@depthgate/auth';
-import type { Side } from '../clickhouse/literals';
+import type { Side } from '@depthgate/history-store';
 import { formatUnits, generateTickers } from './profiles';
 import { TickerSeries, expectedRows, type SeriesOptions } from './series';
 

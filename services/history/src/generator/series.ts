@@ -11,8 +11,8 @@
  * - everything depends only on (seed, exchange, ticker, options).
  */
 import type { ExchangeKey } from '@depthgate/auth';
-import type { Side } from '../clickhouse/literals';
-import { Rng } from './prng';
+import type { Side } from '@depthgate/history-store';
+import { Rng } from '@depthgate/service-kit';
 import { profileFor, type BookProfile } from './profiles';
 
 export interface SeriesOptions {
@@ -93,9 +93,9 @@ export class TickerSeries {
   constructor(options: SeriesOptions) {
     this.options = options;
     this.profile = profileFor(options.exchange, options.ticker);
-    this.rng = new Rng(`series:${options.seed}:${options.exchange}:${options.ticker}`);
+    this.rng = new Rng(options.seed, 'series', options.exchange, options.ticker);
     this.fair = this.profile.initialMid;
-    this.sequence = 1 + this.rng.int(0, 999_999) * 1000;
+    this.sequence = 1 + this.rng.range(0, 999_999) * 1000;
     this.nextSnapshotTs = options.from + this.jitter();
     this.meanEventGapMs = options.eventsPerMinute > 0 ? 60_000 / options.eventsPerMinute : Infinity;
     this.nextEventTs = Number.isFinite(this.meanEventGapMs)
@@ -135,7 +135,7 @@ export class TickerSeries {
   }
 
   private jitter(): number {
-    return this.rng.int(0, Math.min(1999, Math.floor(this.options.snapshotIntervalMs / 10)));
+    return this.rng.range(0, Math.min(1999, Math.floor(this.options.snapshotIntervalMs / 10)));
   }
 
   private seedBook(): void {
@@ -155,9 +155,9 @@ export class TickerSeries {
 
   private emitEvent(ts: number, sink: SeriesSink): void {
     const p = this.profile;
-    const step = this.rng.int(-p.fairStepTicks, p.fairStepTicks) * p.tick;
+    const step = this.rng.range(-p.fairStepTicks, p.fairStepTicks) * p.tick;
     this.fair = Math.min(p.maxPrice - p.tick, Math.max(p.minPrice + p.tick, this.fair + step));
-    const changes = this.rng.int(p.changesPerEvent[0], p.changesPerEvent[1]);
+    const changes = this.rng.range(p.changesPerEvent[0], p.changesPerEvent[1]);
     const emit = (side: Side, price: number, delta: number) => {
       if (delta === 0) return;
       sink.delta(ts, this.sequence++, side, price, delta);
@@ -171,7 +171,7 @@ export class TickerSeries {
       const below = levels.size < p.depth;
       const addP = below ? 0.3 : 0.12;
       const removeP = below ? 0.1 : 0.28;
-      const r = this.rng.next();
+      const r = this.rng.float();
       if (levels.size < p.levels[0] || r < addP) {
         const added = this.addLevel(side, emit);
         if (added && levels.size > p.levels[1]) this.removeLevel(side, this.farthest(side), emit);
@@ -213,7 +213,7 @@ export class TickerSeries {
   private quantity(): number {
     const p = this.profile;
     // Log-uniform sizes: many small levels, a few large ones.
-    const x = p.qtyMin * Math.pow(p.qtyMax / p.qtyMin, this.rng.next() ** 2);
+    const x = p.qtyMin * Math.pow(p.qtyMax / p.qtyMin, this.rng.float() ** 2);
     return Math.max(p.qtyStep, Math.round(x / p.qtyStep) * p.qtyStep);
   }
 
@@ -243,7 +243,7 @@ export class TickerSeries {
     const p = this.profile;
     const levels = side === 'bid' ? this.bids : this.asks;
     const old = levels.get(price) as number;
-    let next = Math.round((old * (0.3 + this.rng.next() * 1.4)) / p.qtyStep) * p.qtyStep;
+    let next = Math.round((old * (0.3 + this.rng.float() * 1.4)) / p.qtyStep) * p.qtyStep;
     next = Math.min(p.qtyMax, Math.max(p.qtyStep, next));
     if (next === old) next = old + p.qtyStep;
     levels.set(price, next);

@@ -3,7 +3,7 @@
  * reports rows (for progress) and the end of each ticker's series to the main thread.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { createClickHouse } from '../clickhouse/client';
+import { HistoryStore } from '@depthgate/history-store';
 import { generateInto, type GenerationPlan } from './generate';
 
 export interface WorkerInput {
@@ -21,11 +21,11 @@ async function run(): Promise<void> {
   const input = workerData as WorkerInput;
   const port = parentPort;
   if (!port) throw new Error('generator worker started outside a worker thread');
-  const ch = createClickHouse({ url: input.url, database: input.database, maxConnections: 4 });
+  const store = new HistoryStore({ url: input.url, database: input.database, maxConnections: 4 });
   let pending = 0;
   let lastPost = Date.now();
   try {
-    const ends = await generateInto(ch, input.plan, (rows) => {
+    const ends = await generateInto(store, input.plan, (rows) => {
       pending += rows;
       if (Date.now() - lastPost > 200) {
         port.postMessage({ type: 'rows', rows: pending } satisfies WorkerMessage);
@@ -38,7 +38,7 @@ async function run(): Promise<void> {
   } catch (err) {
     port.postMessage({ type: 'error', message: (err as Error).message } satisfies WorkerMessage);
   } finally {
-    await ch.close();
+    await store.close();
   }
 }
 

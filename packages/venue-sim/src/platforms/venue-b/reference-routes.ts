@@ -1,5 +1,5 @@
 // https://docs.kalshi.com/api-reference (structured-targets, milestone, live-data, multivariate, incentive-programs)
-import { hash32 } from '../../core/rng';
+import { hashInts } from '../../core/rng';
 import { DAY_MS } from '../../core/time';
 import { json } from '../../http/types';
 import { badRequest, fp, kalshiErrors, Query, type RouteFamily } from './common';
@@ -167,7 +167,7 @@ export const referenceRoutes: RouteFamily = (r, api) => {
     for (let minute = first; minute <= last; minute++) {
       const t = minute * MINUTE_MS;
       const hundredths = temperature(api.ctx.opts.seed, t);
-      const degraded = hash32(api.ctx.opts.seed, 31, minute) % 50 === 0;
+      const degraded = hashInts(api.ctx.opts.seed, 31, minute) % 50 === 0;
       points.push({
         t,
         v: hundredths / 100,
@@ -280,6 +280,6 @@ function temperature(seed: number, t: number): number {
   const hourUtc = (t % DAY_MS) / 3_600_000;
   const seasonal = 55 - 20 * Math.cos((2 * Math.PI * (dayOfYear - 20)) / 365.25);
   const daily = 8 * Math.sin((2 * Math.PI * (hourUtc - 13)) / 24);
-  const jitter = ((hash32(seed, 30, Math.floor(t / MINUTE_MS)) % 101) - 50) / 100;
+  const jitter = ((hashInts(seed, 30, Math.floor(t / MINUTE_MS)) % 101) - 50) / 100;
   return Math.round((seasonal + daily + jitter) * 100);
 }

@@ -1,5 +1,5 @@
 // https://docs.kalshi.com/api-reference (structured targets, milestones, live data, multivariate, incentives, fees)
-import { hash32, Rng } from '../../core/rng';
+import { hashInts, Rng } from '../../core/rng';
 import { DAY_MS, isoSeconds } from '../../core/time';
 import { type KalshiCatalog, type KalshiEvent, MVE_SERIES, NBA_TEAMS } from './catalog';
 
@@ -251,7 +251,7 @@ export function buildKalshiReference(seed: number, catalog: KalshiCatalog, day: 
 /** A game's points per quarter, drawn from the seed (no ties). */
 function gameOf(seed: number, event: KalshiEvent, away: string, home: string, startMs: number, endMs: number): Game {
   const key = new Rng(seed, 'kalshi', 'game', event.event_ticker).next();
-  const quarters = (side: number) => [0, 1, 2, 3].map((q) => 20 + (hash32(key, side, q) % 16));
+  const quarters = (side: number) => [0, 1, 2, 3].map((q) => 20 + (hashInts(key, side, q) % 16));
   const awayQuarters = quarters(0);
   const homeQuarters = quarters(1);
   if (sum(awayQuarters) === sum(homeQuarters)) homeQuarters[3] = (homeQuarters[3] as number) + 1;

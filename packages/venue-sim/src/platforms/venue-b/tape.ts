@@ -1,5 +1,5 @@
 // https://docs.kalshi.com/api-reference/market/get-trades, …/get-market-candlesticks
-import { hash32, Rng } from '../../core/rng';
+import { hashInts, Rng } from '../../core/rng';
 import { DAY_MS } from '../../core/time';
 
 const MINUTE_MS = 60_000;
@@ -85,7 +85,7 @@ export class KalshiTape {
       const s: Track = {
         ...m,
         key,
-        oiPercent: 20 + (hash32(key, 1) % 41),
+        oiPercent: 20 + (hashInts(key, 1) % 41),
         upTicks: Math.max(0, Math.floor(Math.min(MAX_SWING, MAX_PRICE - m.anchor.ask) / TICK)),
         downTicks: Math.max(0, Math.floor(Math.min(MAX_SWING, m.anchor.bid - MIN_PRICE) / TICK)),
         anchorNoise: 0,
@@ -189,7 +189,7 @@ export class KalshiTape {
   /** A trade's id: UUID-shaped, named by its draw. */
   tradeId(t: TapeTrade): string {
     const s = this.tracks.get(t.ticker) as Track;
-    const h = [0, 1, 2, 3].map((i) => hash32(s.key, 12, t.day, t.index, i).toString(16).padStart(8, '0')).join('');
+    const h = [0, 1, 2, 3].map((i) => hashInts(s.key, 12, t.day, t.index, i).toString(16).padStart(8, '0')).join('');
     const variant = ((parseInt(h[16] as string, 16) & 0x3) | 0x8).toString(16);
     return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
   }
@@ -220,10 +220,10 @@ export class KalshiTape {
   private eachDraw(s: Track, day: number, fn: (ts: number, h: number, index: number) => void): void {
     const from = day * DAY_MS;
     if (from + DAY_MS <= s.openMs || from >= s.endMs) return;
-    const n = 24 + (hash32(s.key, 10, day) % 97);
+    const n = 24 + (hashInts(s.key, 10, day) % 97);
     for (let i = 0; i < n; i++) {
-      const ts = from + (hash32(s.key, 11, day, i) % DAY_MS);
-      if (ts >= s.openMs && ts < s.endMs) fn(ts, hash32(s.key, 13, day, i), i);
+      const ts = from + (hashInts(s.key, 11, day, i) % DAY_MS);
+      if (ts >= s.openMs && ts < s.endMs) fn(ts, hashInts(s.key, 13, day, i), i);
     }
   }
 
@@ -330,8 +330,8 @@ function noise(key: number, minute: number): number {
     const scale = SCALES[i] as number;
     const j = Math.floor(minute / scale);
     const f = minute - j * scale;
-    const a = (hash32(key, 20 + i, j) % 2001) - 1000;
-    const b = (hash32(key, 20 + i, j + 1) % 2001) - 1000;
+    const a = (hashInts(key, 20 + i, j) % 2001) - 1000;
+    const b = (hashInts(key, 20 + i, j + 1) % 2001) - 1000;
     sum += (WEIGHTS[i] as number) * Math.round((a * (scale - f) + b * f) / scale);
   }
   return Math.round(sum / 10);

@@ -1,0 +1,58 @@
+/**
+ * @depthgate/history-store: the one ClickHouse layer of the order-book history, shared by the history API, the
+ * recorder and the data generator. SQL lives here and nowhere else.
+ *
+ * A process builds one HistoryStore at start-up. Its connection never leaves this package: callers run the named
+ * operations below, each through the querier (query gate, time budget with max_execution_time and a client-side
+ * abort, KILL QUERY on cancellation, a tag per query) or the streaming inserts. Tests reach the tables through
+ * `@depthgate/history-store/testing` (src/testing/, not part of the build).
+ */
+
+// The handle, its per-unit-of-work scope, and what the querier reports.
+export { HistoryStore, type HistoryStoreOptions } from './store';
+export { QueryAbortedError, QueryScope, type AbortReason } from './scope';
+export { QueryGate, GateClosedError } from './query-gate';
+export type { QuerierOptions, QueryObserver, QueryOutcome, StreamOptions } from './querier';
+
+// Configuration and failures.
+export { clickHouseEnvSchema, clickHouseEnvShape, loadClickHouseConfig, type ClickHouseConfig } from './config';
+export { loggableClickHouseUrl, newQueryId } from './connection';
+export { classifyClickHouseError, serverErrorCode, type ClickHouseFailure, type ClickHouseFailureKind } from './errors';
+
+// Vocabulary of the tables.
+export { SIDES, TICKER_PATTERN, type Side } from './literals';
+export type { RowKind } from './schema';
+
+// Start-up.
+export { MigrationError, REQUIRED_SCHEMA_VERSION, type MigrationResult } from './migrations';
+export { migrateWhenReachable, schemaVersion, verifyReadColumns, waitForSchema } from './startup';
+
+// Writes: row formats and streaming inserts (docs/history.md, "Writing").
+export {
+  DECIMAL,
+  INSERT_COLUMNS,
+  RowFormatError,
+  encodeDeltaRow,
+  encodeGapRow,
+  encodeSnapshotRow,
+  insertDeltaRows,
+  insertGapRows,
+  insertSnapshotRows,
+  insertTsv,
+  type DeltaRow,
+  type GapRow,
+  type InsertOptions,
+  type InsertTable,
+  type SnapshotRow,
+} from './inserts';
+
+// The named queries, per caller.
+export {
+  OrderBookQueries,
+  type CatalogueSpan,
+  type TickerSpan,
+  type TimeWindow,
+  type WindowRead,
+} from './queries/order-books';
+export { RecorderStore, type ProbeKey, type StoredTicker } from './queries/recorder';
+export { tickersWithData } from './queries/generator';

@@ -1,0 +1,189 @@
+/**
+ * Streaming inserts of snapshot, delta and gap rows, for the recorder (through RecorderStore) and the data
+ * generator. Inserts do not go through the querier: they are not gated, and their writer owns their deadline and
+ * abort (the recorder probes before it retries one; see queries/recorder.ts).
+ *
+ * Rows travel as TabSeparated text, one line per row, so decimals stay the exact strings the venue sent (JSON
+ * numbers would go through floating point on some paths, and 18.16 rejects decimals given as JSON strings).
+ * Row formats, in column order (docs/history.md, "Insert formats"):
+ *
+ *   snapshots  exchange  ticker  ts  side  price  quantity
+ *   deltas     exchange  ticker  ts  sequence  side  price  quantity_delta
+ *   gaps       exchange  ticker  from_ts  to_ts  reason  detected_at
+ *
+ * `exchange` is `venue_b` | `venue_c` | `venue_a_us`; `ticker` matches `[A-Za-z0-9._-]{1,64}`; `ts`, `from_ts`,
+ * `to_ts`, `detected_at` are epoch milliseconds (UTC); `side` is `bid` | `ask`; `sequence` is an unsigned 64-bit
+ * integer; decimals are plain decimal strings (`-?D{1,20}(.D{1,18})?`, no exponent); `reason` is a short token.
+ * The encoders check every field, so a malformed row fails before it reaches the table.
+ *
+ * One insert of at most `max_insert_block_size` rows (1,048,576 by default) that falls in one month is written as
+ * one part: it lands entirely or not at all. That is what makes probe-before-retry possible for the recorder.
+ */
+import { Readable } from 'node:stream';
+import { EXCHANGE_KEYS, type ExchangeKey } from '@depthgate/platforms';
+import { newQueryId } from './connection';
+import { SIDES, TICKER_PATTERN, lit, sql, type Side } from './literals';
+import { connectionOf, type HistoryStore } from './store';
+
+export interface SnapshotRow {
+  exchange: ExchangeKey;
+  ticker: string;
+  /** Epoch milliseconds of the book. */
+  ts: number;
+  side: Side;
+  price: string;
+  /** The level's size: a non-negative decimal string. */
+  quantity: string;
+}
+
+export interface DeltaRow {
+  exchange: ExchangeKey;
+  ticker: string;
+  /** Epoch milliseconds of the change. */
+  ts: number;
+  /** Orders changes that share a `ts`; strictly increasing per ticker in our data. */
+  sequence: number | bigint;
+  side: Side;
+  price: string;
+  /** Signed change of the level's size. */
+  quantity_delta: string;
+}
+
+export interface GapRow {
+  exchange: ExchangeKey;
+  ticker: string;
+  /** Last good data before the gap (epoch ms). */
+  from_ts: number;
+  /** First good data after it, or when the gap was closed (epoch ms). */
+  to_ts: number;
+  /** A short token: `seed_end`, `sequence_gap`, `disconnect`, … */
+  reason: string;
+  detected_at: number;
+}
+
+export class RowFormatError extends TypeError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RowFormatError';
+  }
+}
+
+/** A decimal the tables' `Decimal(38, 18)` columns take as text: no exponent, ≤ 20 integer and ≤ 18 fraction digits. */
+export const DECIMAL = /^-?[0-9]{1,20}(\.[0-9]{1,18})?$/;
+const UNSIGNED_DECIMAL = /^[0-9]{1,20}(\.[0-9]{1,18})?$/;
+const REASON = /^[a-z0-9._-]{1,64}$/;
+const UINT64_MAX = 2n ** 64n - 1n;
+
+function exchange(v: unknown): string {
+  if (!(EXCHANGE_KEYS as readonly unknown[]).includes(v)) throw new RowFormatError(`bad exchange ${String(v)}`);
+  return v as string;
+}
+function ticker(v: unknown): string {
+  if (typeof v !== 'string' || !TICKER_PATTERN.test(v)) throw new RowFormatError(`bad ticker ${JSON.stringify(v)}`);
+  return v;
+}
+function millis(field: string, v: unknown): string {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new RowFormatError(`bad ${field} ${String(v)}`);
+  return String(v);
+}
+function side(v: unknown): string {
+  if (!(SIDES as readonly unknown[]).includes(v)) throw new RowFormatError(`bad side ${String(v)}`);
+  return v as string;
+}
+function decimal(field: string, v: unknown, pattern = DECIMAL): string {
+  if (typeof v !== 'string' || !pattern.test(v)) throw new RowFormatError(`bad ${field} ${JSON.stringify(v)}`);
+  return v;
+}
+function sequence(v: unknown): string {
+  if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return String(v);
+  if (typeof v === 'bigint' && v >= 0n && v <= UINT64_MAX) return v.toString();
+  throw new RowFormatError(`bad sequence ${String(v)}`);
+}
+
+export function encodeSnapshotRow(r: SnapshotRow): string {
+  return `${exchange(r.exchange)}\t${ticker(r.ticker)}\t${millis('ts', r.ts)}\t${side(r.side)}\t${decimal('price', r.price)}\t${decimal('quantity', r.quantity, UNSIGNED_DECIMAL)}\n`;
+}
+
+export function encodeDeltaRow(r: DeltaRow): string {
+  return `${exchange(r.exchange)}\t${ticker(r.ticker)}\t${millis('ts', r.ts)}\t${sequence(r.sequence)}\t${side(r.side)}\t${decimal('price', r.price)}\t${decimal('quantity_delta', r.quantity_delta)}\n`;
+}
+
+export function encodeGapRow(r: GapRow): string {
+  if (typeof r.reason !== 'string' || !REASON.test(r.reason)) throw new RowFormatError(`bad reason ${r.reason}`);
+  if (r.to_ts < r.from_ts) throw new RowFormatError('gap ends before it starts');
+  return `${exchange(r.exchange)}\t${ticker(r.ticker)}\t${millis('from_ts', r.from_ts)}\t${millis('to_ts', r.to_ts)}\t${r.reason}\t${millis('detected_at', r.detected_at)}\n`;
+}
+
+export const INSERT_COLUMNS = {
+  snapshots: ['exchange', 'ticker', 'ts', 'side', 'price', 'quantity'],
+  deltas: ['exchange', 'ticker', 'ts', 'sequence', 'side', 'price', 'quantity_delta'],
+  gaps: ['exchange', 'ticker', 'from_ts', 'to_ts', 'reason', 'detected_at'],
+} as const;
+export type InsertTable = keyof typeof INSERT_COLUMNS;
+
+export interface InsertOptions {
+  /** Query id of the insert (default: a fresh one); lets a writer probe or kill it. */
+  queryId?: string;
+  signal?: AbortSignal;
+}
+
+/**
+ * Streams already-encoded TabSeparated text into a table. The caller guarantees the format (the encoders above,
+ * or the generator, which builds lines from validated parts). Resolves when the server has committed the insert.
+ */
+export async function insertTsv(
+  store: HistoryStore,
+  table: InsertTable,
+  source: Readable | AsyncIterable<string | Buffer> | Iterable<string | Buffer>,
+  options: InsertOptions = {},
+): Promise<{ queryId: string }> {
+  const ch = connectionOf(store);
+  const stream = source instanceof Readable ? source : Readable.from(source, { objectMode: false });
+  const queryId = options.queryId ?? newQueryId(`insert-${table}`);
+  await ch.data.insert({
+    table: sql`${ch.db}.${lit.identifier(table)}`.text,
+    columns: [...INSERT_COLUMNS[table]],
+    values: stream,
+    format: 'TabSeparated',
+    query_id: queryId,
+    abort_signal: options.signal,
+  });
+  return { queryId };
+}
+
+/** Batches encoded lines into ~64 KiB strings, so the socket sees few large writes. */
+async function* batched<T>(rows: Iterable<T> | AsyncIterable<T>, encode: (row: T) => string): AsyncGenerator<string> {
+  let buffer = '';
+  for await (const row of rows) {
+    buffer += encode(row);
+    if (buffer.length >= 65_536) {
+      yield buffer;
+      buffer = '';
+    }
+  }
+  if (buffer.length > 0) yield buffer;
+}
+
+export function insertSnapshotRows(
+  store: HistoryStore,
+  rows: Iterable<SnapshotRow> | AsyncIterable<SnapshotRow>,
+  options?: InsertOptions,
+): Promise<{ queryId: string }> {
+  return insertTsv(store, 'snapshots', batched(rows, encodeSnapshotRow), options);
+}
+
+export function insertDeltaRows(
+  store: HistoryStore,
+  rows: Iterable<DeltaRow> | AsyncIterable<DeltaRow>,
+  options?: InsertOptions,
+): Promise<{ queryId: string }> {
+  return insertTsv(store, 'deltas', batched(rows, encodeDeltaRow), options);
+}
+
+export function insertGapRows(
+  store: HistoryStore,
+  rows: Iterable<GapRow> | AsyncIterable<GapRow>,
+  options?: InsertOptions,
+): Promise<{ queryId: string }> {
+  return insertTsv(store, 'gaps', batched(rows, encodeGapRow), options);
+}

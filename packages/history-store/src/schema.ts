@@ -1,0 +1,65 @@
+/**
+ * Column vocabularies shared by the DDL (migrations.ts), the queries (queries.ts) and the insert encoders
+ * (inserts.ts). Enum codes are part of the stored data: never renumber them, only append.
+ */
+import { EXCHANGE_CODES } from '@depthgate/platforms';
+import { lit, sql } from './literals';
+
+/** The stored code of each exchange: its descriptor's (packages/platforms), part of the stored data. */
+export { EXCHANGE_CODES };
+export const SIDE_CODES = { bid: 1, ask: 2 } as const;
+export const KIND_CODES = { snapshot: 1, delta: 2 } as const;
+export type RowKind = keyof typeof KIND_CODES;
+
+/** `Enum8('venue_b' = 1, 'venue_c' = 2, 'venue_a_us' = 3)` */
+export const EXCHANGE_ENUM = lit.enum8(EXCHANGE_CODES);
+export const SIDE_ENUM = lit.enum8(SIDE_CODES);
+export const KIND_ENUM = lit.enum8(KIND_CODES);
+
+/**
+ * Prices and quantities: 38 digits, 18 after the point. Kalshi needs 4–6 places, Polymarket US 3, Gemini spot
+ * quantities 8 and some prices 9+; 20 integer digits hold any price or size a venue can express. Decimal128 costs 16
+ * bytes before compression; the columns compress well because books repeat the same grid values.
+ */
+export const DECIMAL_TYPE = sql`Decimal(38, 18)`;
+/** Largest scale a stored decimal may have. */
+export const DECIMAL_SCALE = 18;
+/** Largest number of integer digits a stored decimal may have. */
+export const DECIMAL_INTEGER_DIGITS = 20;
+
+/** Table names (inside the configured database). */
+export const TABLES = {
+  snapshots: 'snapshots',
+  deltas: 'deltas',
+  gaps: 'gaps',
+  catalogue: 'ticker_catalogue',
+  migrations: 'schema_migrations',
+} as const;
+
+/**
+ * The columns that window queries read, in the order of their RowBinary layouts (the history API's decoder,
+ * services/history/src/order-books/row-binary.ts, reads them by position), with the type each layout assumes, as
+ * `system.columns` spells it. `verifyReadColumns` (startup.ts) checks them against the live tables, so a schema that
+ * drifted fails at start-up instead of being misread.
+ */
+export const READ_COLUMNS: Record<RowKind, { table: string; columns: ReadonlyArray<readonly [string, string]> }> = {
+  delta: {
+    table: TABLES.deltas,
+    columns: [
+      ['ts', 'Int64'],
+      ['sequence', 'UInt64'],
+      ['side', SIDE_ENUM.text],
+      ['price', DECIMAL_TYPE.text],
+      ['quantity_delta', DECIMAL_TYPE.text],
+    ],
+  },
+  snapshot: {
+    table: TABLES.snapshots,
+    columns: [
+      ['ts', 'Int64'],
+      ['side', SIDE_ENUM.text],
+      ['price', DECIMAL_TYPE.text],
+      ['quantity', DECIMAL_TYPE.text],
+    ],
+  },
+};

@@ -1,0 +1,156 @@
+/**
+ * `@depthgate/history-store/testing`: what tests of other packages need from the tables beyond the named
+ * operations of the main entry — a migrated database of their own, rows generated inside ClickHouse, the stored rows
+ * read back as ClickHouse prints them, running queries, and dropping it all. The SQL of these helpers lives here, in
+ * the package that owns the schema. Not part of the build (src/testing/ is excluded): only tests import it, mapped
+ * by jest.config.js and tsconfig.check.json.
+ */
+import type { ExchangeKey } from '@depthgate/platforms';
+import type { DeltaRow, GapRow, SnapshotRow } from '../inserts';
+import { lit, sql, type Side, type Sql } from '../literals';
+import { runMigrations } from '../migrations';
+import { HistoryStore, connectionOf, type HistoryStoreOptions } from '../store';
+
+export { runMigrations };
+
+/** A database of a test's own on the test ClickHouse, with a store on it. */
+export class TestDatabase {
+  constructor(readonly store: HistoryStore) {}
+
+  get database(): string {
+    return this.store.database;
+  }
+
+  /**
+   * `rows` delta rows of one ticker made inside ClickHouse (fast, whatever the count): from `fromTs`, `stepMs`
+   * apart, sequence 0, 1, …, sides alternating bid/ask, price 0.48, quantity_delta 150.25.
+   */
+  async fillDeltas(o: { exchange: ExchangeKey; ticker: string; fromTs: number; stepMs: number; rows: number }) {
+    const ch = connectionOf(this.store);
+    await ch.data.command({
+      query: sql`INSERT INTO ${ch.db}.deltas
+SELECT ${lit.exchange(o.exchange)}, ${lit.ticker(o.ticker)}, ${lit.int(o.fromTs)} + number * ${lit.int(o.stepMs)}, number,
+  if(number % 2 = 0, 'bid', 'ask'), toDecimal128('0.4800', 18), toDecimal128('150.25', 18)
+FROM system.numbers LIMIT ${lit.int(o.rows)}`.text,
+    });
+  }
+
+  /** Ids of the running queries that mention this database (other tests share the server), on the control client. */
+  async runningQueries(): Promise<string[]> {
+    const ch = connectionOf(this.store);
+    const rs = await ch.control.query({
+      query: sql`SELECT query_id FROM system.processes
+WHERE position(query, ${lit.name(this.database)}) > 0 AND position(query, 'system.processes') = 0`.text,
+      format: 'JSONEachRow',
+    });
+    return (await rs.json<{ query_id: string }>()).map((r) => r.query_id);
+  }
+
+  /**
+   * Every stored row, optionally of one exchange and one ticker, in the shapes rows are inserted in; decimals as
+   * ClickHouse prints a Decimal(38, 18) (18.16: every place; current releases: trimmed), gaps ordered by exchange,
+   * ticker and from_ts.
+   */
+  async storedRows(
+    filter: { exchange?: ExchangeKey; ticker?: string } = {},
+  ): Promise<{ deltas: DeltaRow[]; snapshots: SnapshotRow[]; gaps: GapRow[] }> {
+    const ch = connectionOf(this.store);
+    const conditions: Sql[] = [sql`1`];
+    if (filter.exchange !== undefined) conditions.push(sql`exchange = ${lit.exchange(filter.exchange)}`);
+    if (filter.ticker !== undefined) conditions.push(sql`ticker = ${lit.ticker(filter.ticker)}`);
+    const where = conditions.reduce((a, b) => sql`${a} AND ${b}`);
+    const lines = async (query: Sql): Promise<string[][]> => {
+      const rs = await ch.data.query({ query: query.text, format: 'TabSeparated' });
+      return (await rs.text())
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => l.split('\t'));
+    };
+    const deltas = (
+      await lines(
+        sql`SELECT exchange, ticker, ts, sequence, side, toString(price), toString(quantity_delta) FROM ${ch.db}.deltas WHERE ${where}`,
+      )
+    ).map(([exchange, ticker, ts, sequence, side, price, quantityDelta]): DeltaRow => ({
+      exchange: exchange as ExchangeKey,
+      ticker: ticker ?? '',
+      ts: Number(ts),
+      sequence: Number(sequence),
+      side: side as Side,
+      price: price ?? '',
+      quantity_delta: quantityDelta ?? '',
+    }));
+    const snapshots = (
+      await lines(
+        sql`SELECT exchange, ticker, ts, side, toString(price), toString(quantity) FROM ${ch.db}.snapshots WHERE ${where}`,
+      )
+    ).map(([exchange, ticker, ts, side, price, quantity]): SnapshotRow => ({
+      exchange: exchange as ExchangeKey,
+      ticker: ticker ?? '',
+      ts: Number(ts),
+      side: side as Side,
+      price: price ?? '',
+      quantity: quantity ?? '',
+    }));
+    const gaps = (
+      await lines(
+        sql`SELECT exchange, ticker, from_ts, to_ts, reason, detected_at FROM ${ch.db}.gaps WHERE ${where}
+ORDER BY exchange, ticker, from_ts`,
+      )
+    ).map(([exchange, ticker, fromTs, toTs, reason, detectedAt]): GapRow => ({
+      exchange: exchange as ExchangeKey,
+      ticker: ticker ?? '',
+      from_ts: Number(fromTs),
+      to_ts: Number(toTs),
+      reason: reason ?? '',
+      detected_at: Number(detectedAt),
+    }));
+    return { deltas, snapshots, gaps };
+  }
+
+  /** Rows of a table, and how many distinct natural keys they have (fewer keys than rows: something was doubled). */
+  async distinctKeys(table: 'deltas' | 'snapshots'): Promise<{ rows: number; keys: number }> {
+    const key =
+      table === 'deltas'
+        ? sql`uniqExact(exchange, ticker, ts, sequence)`
+        : sql`uniqExact(exchange, ticker, ts, side, toString(price))`;
+    const row = await this.one(sql`SELECT count() AS n, ${key} AS k FROM ${this.table(table)}`);
+    return { rows: Number(row.n ?? 0), keys: Number(row.k ?? 0) };
+  }
+
+  /** Rows of a table. */
+  async rowCount(table: 'deltas' | 'snapshots' | 'gaps'): Promise<number> {
+    return Number((await this.one(sql`SELECT count() AS n FROM ${this.table(table)}`)).n ?? 0);
+  }
+
+  /** Drops the database (never throws: a test's cleanup must not hide its failure). */
+  async drop(): Promise<void> {
+    const ch = connectionOf(this.store);
+    await ch.data.command({ query: sql`DROP DATABASE IF EXISTS ${ch.db}`.text }).catch(() => undefined);
+  }
+
+  close(): Promise<void> {
+    return this.store.close();
+  }
+
+  private table(name: string): Sql {
+    return sql`${connectionOf(this.store).db}.${lit.identifier(name)}`;
+  }
+
+  /** The one row of an aggregate query. */
+  private async one(query: Sql): Promise<Record<string, string | number | undefined>> {
+    const rs = await connectionOf(this.store).data.query({ query: query.text, format: 'JSONEachRow' });
+    const [row] = await rs.json<Record<string, string | number>>();
+    return row ?? {};
+  }
+}
+
+/**
+ * A store on `options.database` of the ClickHouse at `options.url`, migrated unless `migrate` is false. Give each
+ * test its own database (`uniqueName` of @depthgate/test-utils) and drop it at the end.
+ */
+export async function createTestDatabase(options: HistoryStoreOptions & { migrate?: boolean }): Promise<TestDatabase> {
+  const { migrate = true, ...storeOptions } = options;
+  const db = new TestDatabase(new HistoryStore(storeOptions));
+  if (migrate) await runMigrations(db.store);
+  return db;
+}

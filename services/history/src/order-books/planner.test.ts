@@ -1,0 +1,86 @@
+import type { TimeWindow } from '@depthgate/history-store';
+import { WindowPlanner, type PlanInput } from './planner';
+
+/** Runs a plan against rows at the given timestamps (sorted), as the service would. */
+function simulate(input: PlanInput, rows: number[]) {
+  const planner = new WindowPlanner(input);
+  const windows: TimeWindow[] = [];
+  const out: number[] = [];
+  for (let w = planner.next(); w !== null; w = planner.next()) {
+    windows.push(w);
+    const inWindow = rows.filter((ts) => ts >= w.from && (w.to === null || (w.toInclusive ? ts <= w.to : ts < w.to)));
+    const taken = inWindow.slice(0, planner.remaining);
+    out.push(...taken);
+    planner.record(taken.length);
+  }
+  return { windows, out };
+}
+
+function expected(rows: number[], from: number, to: number | null, limit: number) {
+  return rows.filter((ts) => ts >= from && (to === null || ts <= to)).slice(0, limit);
+}
+
+describe('WindowPlanner', () => {
+  const uniform = Array.from({ length: 100_000 }, (_, i) => 1_000_000 + i * 100);
+  const span = { firstTs: uniform[0] as number, lastTs: uniform[uniform.length - 1] as number, rows: uniform.length };
+
+  it('answers a limited query from uniform data in one window', () => {
+    const { windows, out } = simulate({ from: 0, to: null, span, limit: 1000 }, uniform);
+    expect(out).toEqual(expected(uniform, 0, null, 1000));
+    expect(windows.length).toBe(1);
+    // Sized for the limit plus 25 %: about 1250 rows of one every 100 ms.
+    expect(windows[0]).toMatchObject({ from: span.firstTs, toInclusive: false });
+    expect(((windows[0] as TimeWindow).to as number) - span.firstTs).toBeGreaterThanOrEqual(124_000);
+    expect(((windows[0] as TimeWindow).to as number) - span.firstTs).toBeLessThanOrEqual(126_000);
+  });
+
+  it('windows are disjoint, ascending and cover the range: the result equals a global sort + limit', () => {
+    // Bursty data: dense at the start, a long gap, sparse at the end, and rows after the catalogue's lastTs.
+    const rows = [
+      ...Array.from({ length: 5000 }, (_, i) => 2_000_000 + i),
+      ...Array.from({ length: 50 }, (_, i) => 900_000_000 + i * 1_000_000),
+      ...Array.from({ length: 10 }, (_, i) => 2_000_000_000 + i),
+    ];
+    const stale = { firstTs: 2_000_000, lastTs: 949_000_000, rows: 5050 };
+    for (const limit of [1, 7, 1000, 5000, 5001, 5055, 100_000]) {
+      for (const [from, to] of [
+        [0, null],
+        [2_000_500, null],
+        [0, 950_000_000],
+        [2_000_000_000, 2_000_000_005],
+        [3_000_000_000, null],
+      ] as [number, number | null][]) {
+        const { windows, out } = simulate({ from, to, span: stale, limit }, rows);
+        expect(out).toEqual(expected(rows, from, to, limit));
+        expect(windows.length).toBeLessThanOrEqual(12);
+        for (let i = 1; i < windows.length; i++) {
+          const prev = windows[i - 1] as TimeWindow;
+          expect(prev.toInclusive).toBe(false);
+          expect((windows[i] as TimeWindow).from).toBe(prev.to);
+        }
+        const last = windows[windows.length - 1];
+        if (last && out.length < limit) expect(last).toMatchObject({ to, toInclusive: true });
+      }
+    }
+  });
+
+  it('queries nothing when the range ends before the first row', () => {
+    const { windows } = simulate({ from: 0, to: span.firstTs - 1, span, limit: 10 }, uniform);
+    expect(windows).toEqual([]);
+  });
+
+  it('still looks after the catalogue’s last row (the catalogue may be a few seconds old)', () => {
+    const { windows } = simulate({ from: span.lastTs + 1, to: null, span, limit: 10 }, uniform);
+    expect(windows).toEqual([{ from: span.lastTs + 1, to: null, toInclusive: true }]);
+  });
+
+  it('grows windows geometrically through sparse stretches', () => {
+    const rows = [1_000_000, ...Array.from({ length: 1000 }, (_, i) => 10_000_000_000 + i)];
+    const { windows, out } = simulate(
+      { from: 0, to: null, span: { firstTs: 1_000_000, lastTs: 10_000_000_999, rows: 1001 }, limit: 500 },
+      rows,
+    );
+    expect(out).toEqual(expected(rows, 0, null, 500));
+    expect(windows.length).toBeLessThanOrEqual(12);
+  });
+});

@@ -1,0 +1,85 @@
+/**
+ * Walks a time range in ascending windows so that a limited query reads about as many rows as it returns.
+ *
+ * ClickHouse 18.16 cannot stop reading early for `ORDER BY ts LIMIT n` (no read-in-order optimisation): it reads
+ * every row of the range, sorts, then cuts. Over months of one ticker that is millions of rows for a 1,000-row
+ * answer. So the range is cut into windows sized from the ticker's row density (from the catalogue): the first is
+ * expected to hold `limit` rows with a margin, and each next one grows geometrically (at least ×2) from the density
+ * observed so far. Windows are disjoint and ascending, so their outputs concatenate in global order, and a book
+ * (rows of one `ts`) never straddles two windows. The walk stops as soon as `limit` rows are out; the last window
+ * always runs to the end of the requested range, so rows written after the catalogue was read are not missed.
+ */
+import type { TimeWindow } from '@depthgate/history-store';
+
+export interface KindSpan {
+  firstTs: number;
+  lastTs: number;
+  rows: number;
+}
+
+export interface PlanInput {
+  /** Inclusive lower bound of the caller's range (already clamped to their window). */
+  from: number;
+  /** Inclusive upper bound, or null for "up to the newest row". */
+  to: number | null;
+  /** What the catalogue knows of this ticker's rows of this kind (may be a few seconds stale). */
+  span: KindSpan;
+  limit: number;
+}
+
+/** Expected rows in the first window, relative to the limit. */
+const MARGIN = 1.25;
+const MIN_SPAN_MS = 1000;
+const MIN_GROWTH = 2;
+const MAX_GROWTH = 64;
+/** After this many windows the next one takes the whole rest of the range. */
+const MAX_WINDOWS = 12;
+
+export class WindowPlanner {
+  /** Rows still wanted. */
+  remaining: number;
+  windows = 0;
+  private cursor: number;
+  private spanMs: number;
+  private done = false;
+  private last: TimeWindow | undefined;
+  /** Beyond this the catalogue knows no rows; the window reaching it is the last. */
+  private readonly horizon: number;
+
+  constructor(private readonly input: PlanInput) {
+    this.remaining = input.limit;
+    this.cursor = Math.max(input.from, input.span.firstTs);
+    this.horizon = input.to === null ? input.span.lastTs : Math.min(input.to, input.span.lastTs);
+    const density = input.span.rows / Math.max(1, input.span.lastTs - input.span.firstTs + 1);
+    this.spanMs = Math.max(MIN_SPAN_MS, Math.ceil((input.limit * MARGIN) / Math.max(density, 1e-12)));
+    if (input.to !== null && this.cursor > input.to) this.done = true;
+  }
+
+  /** The next window to query, or null when the answer is complete. */
+  next(): TimeWindow | null {
+    if (this.done) return null;
+    const end = this.cursor + this.spanMs;
+    this.windows++;
+    if (end > this.horizon || this.windows >= MAX_WINDOWS || !Number.isSafeInteger(end)) {
+      this.last = { from: this.cursor, to: this.input.to, toInclusive: true };
+      this.done = true;
+    } else {
+      this.last = { from: this.cursor, to: end, toInclusive: false };
+      this.cursor = end;
+    }
+    return this.last;
+  }
+
+  /** Reports how many rows the last window returned. */
+  record(rows: number): void {
+    this.remaining -= rows;
+    if (this.remaining <= 0) {
+      this.done = true;
+      return;
+    }
+    if (this.done) return;
+    // Grow from the density this window showed (rows per ms), at least ×2, at most ×64.
+    const needed = rows > 0 ? Math.ceil((this.remaining * MARGIN * this.spanMs) / rows) : Infinity;
+    this.spanMs = Math.min(this.spanMs * MAX_GROWTH, Math.max(this.spanMs * MIN_GROWTH, needed));
+  }
+}

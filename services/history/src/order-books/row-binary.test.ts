@@ -1,0 +1,332 @@
+import { Rng } from '@depthgate/service-kit';
+import { releaseHeldBook } from './reader';
+import { CorruptStreamError, RowBinaryToJson, rowBinarySize, writeDecimal18, writeTimestamp } from './row-binary';
+
+/** Reference: a Decimal(38, 18) from its decimal text, as ClickHouse sends it (16 bytes, little-endian). */
+function decimalBytes(text: string): Buffer {
+  const m = /^(-?)(\d+)(?:\.(\d{1,18}))?$/.exec(text);
+  if (!m) throw new Error(`bad decimal ${text}`);
+  let v = BigInt(m[2] as string) * 10n ** 18n + BigInt((m[3] ?? '').padEnd(18, '0'));
+  if (m[1]) v = -v;
+  return int128Bytes(v);
+}
+
+function int128Bytes(v: bigint): Buffer {
+  let x = BigInt.asUintN(128, v);
+  const b = Buffer.alloc(16);
+  for (let i = 0; i < 16; i++) {
+    b[i] = Number(x & 0xffn);
+    x >>= 8n;
+  }
+  return b;
+}
+
+/** Reference: the canonical text of a scaled integer (units of 1e-18), by BigInt arithmetic. */
+function canonical(v: bigint): string {
+  const negative = v < 0n;
+  const a = negative ? -v : v;
+  let text = `${negative ? '-' : ''}${a / 10n ** 18n}`;
+  const fraction = a % 10n ** 18n;
+  if (fraction !== 0n) text += `.${fraction.toString().padStart(18, '0').replace(/0+$/, '')}`;
+  return text;
+}
+
+function render(bytes: Buffer): string {
+  const out = Buffer.alloc(64);
+  return out.subarray(0, writeDecimal18(bytes, 0, out, 0)).toString('latin1');
+}
+
+function int64(v: bigint): Buffer {
+  const b = Buffer.alloc(8);
+  b.writeBigInt64LE(v);
+  return b;
+}
+
+const SIDE = { bid: 1, ask: 2 } as const;
+
+interface Delta {
+  ts: number;
+  sequence: number | bigint;
+  side: 'bid' | 'ask';
+  price: string;
+  quantity_delta: string;
+}
+interface Snapshot {
+  ts: number;
+  side: 'bid' | 'ask';
+  price: string;
+  quantity: string;
+}
+
+const deltaRow = (r: Delta) =>
+  Buffer.concat([
+    int64(BigInt(r.ts)),
+    int64(BigInt.asIntN(64, BigInt(r.sequence))),
+    Buffer.from([SIDE[r.side]]),
+    decimalBytes(r.price),
+    decimalBytes(r.quantity_delta),
+  ]);
+const snapshotRow = (r: Snapshot) =>
+  Buffer.concat([int64(BigInt(r.ts)), Buffer.from([SIDE[r.side]]), decimalBytes(r.price), decimalBytes(r.quantity)]);
+
+function convert(kind: 'delta' | 'snapshot', chunks: Buffer[]): { text: string; rows: number } {
+  const c = new RowBinaryToJson(kind);
+  let text = '';
+  for (const chunk of chunks) text += c.push(chunk)?.toString('latin1') ?? '';
+  c.endOfQuery();
+  return { text, rows: c.rows };
+}
+
+function randomChunks(rng: Rng, all: Buffer, max: number): Buffer[] {
+  const chunks: Buffer[] = [];
+  for (let at = 0; at < all.length;) {
+    const n = rng.range(1, max);
+    chunks.push(Buffer.from(all.subarray(at, at + n)));
+    at += n;
+  }
+  return chunks;
+}
+
+describe('writeDecimal18', () => {
+  it('renders the canonical text: exact, no exponent, trailing fractional zeros and a bare point removed', () => {
+    const cases: [string, string][] = [
+      ['0.4800', '0.48'],
+      ['150.00', '150'],
+      ['100', '100'],
+      ['0', '0'],
+      ['0.000', '0'],
+      ['-0.01', '-0.01'],
+      ['-20.50', '-20.5'],
+      ['0.00121425', '0.00121425'],
+      ['0.000000000000000001', '0.000000000000000001'],
+      ['-0.000000000000000001', '-0.000000000000000001'],
+      ['18.446744073709551615', '18.446744073709551615'],
+      ['18.446744073709551616', '18.446744073709551616'],
+      ['87000.5', '87000.5'],
+      ['79228162514.264337593543950335', '79228162514.264337593543950335'],
+      ['79228162514.264337593543950336', '79228162514.264337593543950336'],
+      ['12345678901234567890.123456789012345678', '12345678901234567890.123456789012345678'],
+      ['-99999999999999999999.999999999999999999', '-99999999999999999999.999999999999999999'],
+    ];
+    for (const [stored, shown] of cases) expect(render(decimalBytes(stored))).toBe(shown);
+  });
+
+  it('agrees with BigInt arithmetic on every magnitude, sign and scale (fuzz)', () => {
+    const rng = new Rng('decimals');
+    for (let i = 0; i < 20_000; i++) {
+      const bits = rng.range(1, 127);
+      let v = 0n;
+      for (let k = 0; k < bits; k += 24) v = (v << 24n) | BigInt(rng.range(0, 0xffffff));
+      v &= (1n << BigInt(bits)) - 1n;
+      // Values on a decimal grid (few fractional digits) as well as arbitrary ones.
+      if (rng.float() < 0.5) v -= v % 10n ** BigInt(rng.range(0, 18));
+      if (rng.float() < 0.5) v = -v;
+      expect(render(int128Bytes(v))).toBe(canonical(v));
+    }
+  });
+
+  it('gives the same text for a value whether it is freshly formatted or repeated from its cache', () => {
+    const values = ['0.55', '0.56', '-3.25', '88115.27', '0.55', '88115.27', '-3.25'];
+    const first = values.map((v) => render(decimalBytes(v)));
+    expect(first).toEqual(['0.55', '0.56', '-3.25', '88115.27', '0.55', '88115.27', '-3.25']);
+    // Values that collide in the cache's 4,096 slots cannot be mixed up: 20k random values checked twice over.
+    const rng = new Rng('cache');
+    const many = Array.from({ length: 20_000 }, () => BigInt(rng.range(0, 2 ** 30)) * 10n ** BigInt(rng.range(0, 12)));
+    for (const round of [1, 2])
+      for (const v of many) expect([round, render(int128Bytes(v))]).toEqual([round, canonical(v)]);
+  });
+});
+
+describe('writeTimestamp', () => {
+  it('writes UTC RFC 3339 with milliseconds, like Date.toISOString, from 1970 to 9999', () => {
+    const rng = new Rng('ts');
+    const out = Buffer.alloc(32);
+    for (const ts of [
+      0,
+      1,
+      999,
+      1000,
+      86_399_999,
+      86_400_000,
+      Date.UTC(2026, 2, 26, 14, 0, 1, 193),
+      253_402_300_799_999,
+    ])
+      expect(out.subarray(0, writeTimestamp(ts, out, 0)).toString()).toBe(new Date(ts).toISOString());
+    for (let i = 0; i < 5000; i++) {
+      const ts = Math.floor(rng.float() * 253_402_300_799_999);
+      expect(out.subarray(0, writeTimestamp(ts, out, 0)).toString()).toBe(new Date(ts).toISOString());
+    }
+  });
+});
+
+describe('RowBinaryToJson', () => {
+  const t = Date.UTC(2026, 2, 26, 14, 0, 1, 193);
+  const deltas: Delta[] = [
+    { ts: t, sequence: 10, side: 'bid', price: '0.48', quantity_delta: '-150' },
+    { ts: t, sequence: 11, side: 'ask', price: '0.5100', quantity_delta: '20.50' },
+    { ts: t + 7, sequence: 2n ** 53n + 1n, side: 'bid', price: '87000', quantity_delta: '0.00000001' },
+    { ts: t + 1000, sequence: 2n ** 64n - 1n, side: 'ask', price: '1', quantity_delta: '0' },
+  ];
+
+  it('renders delta rows as the members of a JSON array, counting them', () => {
+    const { text, rows } = convert('delta', [Buffer.concat(deltas.map(deltaRow))]);
+    expect(rows).toBe(4);
+    expect(text).toBe(
+      '{"ts":"2026-03-26T14:00:01.193Z","sequence":10,"side":"bid","price":"0.48","quantity_delta":"-150"},' +
+        '{"ts":"2026-03-26T14:00:01.193Z","sequence":11,"side":"ask","price":"0.51","quantity_delta":"20.5"},' +
+        '{"ts":"2026-03-26T14:00:01.200Z","sequence":9007199254740993,"side":"bid","price":"87000","quantity_delta":"0.00000001"},' +
+        '{"ts":"2026-03-26T14:00:02.193Z","sequence":18446744073709551615,"side":"ask","price":"1","quantity_delta":"0"}',
+    );
+  });
+
+  it('renders snapshot rows', () => {
+    const { text, rows } = convert('snapshot', [
+      Buffer.concat([
+        snapshotRow({ ts: t, side: 'bid', price: '0.47', quantity: '100' }),
+        snapshotRow({ ts: t, side: 'ask', price: '0.51', quantity: '7.25' }),
+      ]),
+    ]);
+    expect(rows).toBe(2);
+    expect(JSON.parse(`[${text}]`)).toEqual([
+      { ts: '2026-03-26T14:00:01.193Z', side: 'bid', price: '0.47', quantity: '100' },
+      { ts: '2026-03-26T14:00:01.193Z', side: 'ask', price: '0.51', quantity: '7.25' },
+    ]);
+  });
+
+  it('gives the same bytes however the input is chunked, and joins several queries into one array', () => {
+    const rng = new Rng('chunks');
+    const many: Delta[] = Array.from({ length: 300 }, (_, i) => ({
+      ts: t + i * 13,
+      sequence: i,
+      side: i % 3 === 0 ? 'ask' : 'bid',
+      price: `${rng.range(1, 99)}.${rng.range(0, 9999)}`,
+      quantity_delta: `-${rng.range(0, 5000)}.${rng.range(0, 99)}`,
+    }));
+    const all = Buffer.concat(many.map(deltaRow));
+    const whole = convert('delta', [all]);
+    expect(whole.rows).toBe(300);
+    expect(JSON.parse(`[${whole.text}]`)).toHaveLength(300);
+    for (let trial = 0; trial < 100; trial++) expect(convert('delta', randomChunks(rng, all, 120))).toEqual(whole);
+    // Two queries (time windows), one of them empty, then a third: one array.
+    const c = new RowBinaryToJson('delta');
+    let text = '';
+    for (const part of [all.subarray(0, 49 * 100), Buffer.alloc(0), all.subarray(49 * 100)]) {
+      text += c.push(part)?.toString() ?? '';
+      c.endOfQuery();
+    }
+    expect(text).toBe(whole.text);
+  });
+
+  it('an empty result is an empty array', () => {
+    expect(convert('delta', [])).toEqual({ text: '', rows: 0 });
+  });
+
+  it('rejects an exception appended by ClickHouse after rows (18.16 and current formats), however chunked', () => {
+    const rng = new Rng('exceptions');
+    const rows = Buffer.concat(deltas.map(deltaRow));
+    for (const tail of [
+      'Code: 159, e.displayText() = DB::Exception: Timeout exceeded: elapsed 1.0 seconds, e.what() = DB::Exception\n',
+      'Code: 159. DB::Exception: Timeout exceeded. (TIMEOUT_EXCEEDED) (version 24.8.14.39 (official build))\n',
+      'Code: 394. DB::Exception: Query was cancelled\n',
+      '__exception__\nCode: 394. DB::Exception: Query was cancelled\n',
+    ]) {
+      const all = Buffer.concat([rows, Buffer.from(tail)]);
+      for (const kind of ['delta', 'snapshot'] as const) {
+        expect(() => convert(kind, [all])).toThrow(CorruptStreamError);
+        for (let trial = 0; trial < 20; trial++)
+          expect(() => convert(kind, randomChunks(rng, all, 60))).toThrow(CorruptStreamError);
+        expect(() => convert(kind, [Buffer.from(tail)])).toThrow(CorruptStreamError);
+      }
+    }
+    // The message carries ClickHouse's text, for the log.
+    expect(() =>
+      convert('delta', [Buffer.from('Code: 241, e.displayText() = DB::Exception: Memory limit exceeded')]),
+    ).toThrow(/Code: 241/);
+  });
+
+  it('rejects a result that ends in the middle of a row', () => {
+    const all = Buffer.concat(deltas.map(deltaRow));
+    expect(() => convert('delta', [all.subarray(0, all.length - 1)])).toThrow(/middle of a row/);
+  });
+
+  it('rejects rows with an impossible side or timestamp', () => {
+    const bad = deltaRow(deltas[0] as Delta);
+    bad[16] = 3;
+    expect(() => convert('delta', [bad])).toThrow(CorruptStreamError);
+    expect(() => convert('delta', [deltaRow({ ...(deltas[0] as Delta), ts: -1 })])).toThrow(CorruptStreamError);
+    expect(() => convert('delta', [deltaRow({ ...(deltas[0] as Delta), ts: 253_402_300_800_000 })])).toThrow(
+      CorruptStreamError,
+    );
+  });
+
+  it('knows its row sizes', () => {
+    expect(rowBinarySize('delta')).toBe(deltaRow(deltas[0] as Delta).length);
+    expect(rowBinarySize('snapshot')).toBe(snapshotRow({ ts: 0, side: 'bid', price: '1', quantity: '1' }).length);
+  });
+});
+
+describe('the never-cut-a-book rule over RowBinaryToJson: holding back the last book', () => {
+  const base = Date.UTC(2026, 2, 26, 14, 0, 0);
+  // Books at +1 s (2 rows), +2 s (3 rows), +3 s (2 rows); quantity carries the row number.
+  const plan: [number, number][] = [
+    [1, 1],
+    [1, 2],
+    [2, 3],
+    [2, 4],
+    [2, 5],
+    [3, 6],
+    [3, 7],
+  ];
+  const books = Buffer.concat(
+    plan.map(([s, n]) =>
+      snapshotRow({ ts: base + s * 1000, side: n % 2 ? 'bid' : 'ask', price: '0.5', quantity: `${n}` }),
+    ),
+  );
+
+  function cut(holdFrom: number, chunks: Buffer[], mayHaveMore: boolean) {
+    const c = new RowBinaryToJson('snapshot');
+    c.holdFrom(holdFrom);
+    let text = '';
+    for (const chunk of chunks) text += c.push(chunk)?.toString() ?? '';
+    c.endOfQuery();
+    const { complete, out } = releaseHeldBook(c, mayHaveMore);
+    text += out?.toString() ?? '';
+    return {
+      complete,
+      rows: c.rows,
+      received: c.received,
+      ns: complete ? (JSON.parse(`[${text}]`) as { quantity: string }[]).map((r) => Number(r.quantity)) : text,
+    };
+  }
+
+  it('passes on the rows before the hold, then the rest of the held row’s book, and drops later books', () => {
+    expect(cut(0, [books], true)).toEqual({ complete: true, rows: 2, received: 7, ns: [1, 2] });
+    expect(cut(1, [books], true)).toEqual({ complete: true, rows: 2, received: 7, ns: [1, 2] });
+    expect(cut(2, [books], true)).toEqual({ complete: true, rows: 5, received: 7, ns: [1, 2, 3, 4, 5] });
+    expect(cut(3, [books], true)).toEqual({ complete: true, rows: 5, received: 7, ns: [1, 2, 3, 4, 5] });
+    expect(cut(5, [books], false)).toEqual({ complete: true, rows: 7, received: 7, ns: [1, 2, 3, 4, 5, 6, 7] });
+  });
+
+  it('whatever the chunking', () => {
+    const rng = new Rng('hold');
+    for (let trial = 0; trial < 200; trial++) {
+      const hold = rng.range(0, 6);
+      expect(cut(hold, randomChunks(rng, books, 50), true)).toEqual(cut(hold, [books], true));
+    }
+  });
+
+  it('reports an incomplete book when the held rows ran to the query’s LIMIT without reaching another book', () => {
+    const r = cut(5, [books], true);
+    expect(r.complete).toBe(false);
+    expect(r.rows).toBe(5);
+  });
+
+  it('a hold beyond the received rows changes nothing', () => {
+    expect(cut(100, [books], false)).toEqual({ complete: true, rows: 7, received: 7, ns: [1, 2, 3, 4, 5, 6, 7] });
+  });
+
+  it('still rejects an exception text among held rows', () => {
+    const tail = Buffer.from('Code: 159. DB::Exception: Timeout exceeded\n');
+    expect(() => cut(1, [books.subarray(0, 41 * 2), tail], true)).toThrow(CorruptStreamError);
+  });
+});

@@ -1,0 +1,555 @@
+/**
+ * Turns ClickHouse's `RowBinary` output of a window query into the members of the response's JSON array.
+ *
+ * Why here and not in ClickHouse: rendering a row's JSON text in SQL (`concat`, `formatDateTime`, a decimal trim)
+ * cost ClickHouse 18.16 about 2 ms of its CPU per 1,000-row answer — half of everything it did for the request —
+ * while the raw columns in `RowBinary` cost it the least of every output format. ClickHouse is the shared, stateful
+ * part of the system and the service is the part that scales out, so the text is made here, by straight-line code
+ * over the bytes (no per-row objects, no strings): measured in docs/benchmarks.md.
+ *
+ * The layouts are fixed by the window queries' column lists and the tables' column types, both in
+ * @depthgate/history-store (READ_COLUMNS; checked against the live tables at start-up by `verifyReadColumns`):
+ *
+ *   delta:    ts Int64 | sequence UInt64 | side Enum8 | price Decimal(38,18) | quantity_delta Decimal(38,18)  (49 bytes)
+ *   snapshot: ts Int64 | side Enum8 | price Decimal(38,18) | quantity Decimal(38,18)                             (41 bytes)
+ *
+ * All little-endian; a Decimal(38,18) is a 128-bit two's-complement integer of units of 1e-18.
+ *
+ * The output is the canonical text of docs/history.md ("Formats"): `ts` as UTC RFC 3339 with milliseconds, decimals
+ * in plain notation with trailing fractional zeros (and a bare point) removed, `sequence` as a JSON integer.
+ *
+ * It also guards the stream. When ClickHouse fails after it started sending (a time limit reached, a killed query), it
+ * appends the exception text to a body already sent with status 200. Every row carries a byte that can only be 1 or
+ * 2 (`side`) and a timestamp that must fall between 1970 and 9999; exception text is printable ASCII, so the first
+ * row it overlaps fails those checks, and a result that does not end on a row boundary is rejected at its end.
+ *
+ * For snapshots it can hold rows back (`holdFrom`, `takeHeld`) so that its caller passes on only those of one book
+ * (`firstBook`, `pass`): rows of a book share their `ts`. Which rows that is — the never-cut-a-book rule — is the
+ * order-book reader's (reader.ts).
+ */
+import type { RowKind } from '@depthgate/history-store';
+
+export class CorruptStreamError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CorruptStreamError';
+  }
+}
+
+interface Layout {
+  /** Bytes per row. */
+  size: number;
+  /** Offset of the `side` byte. */
+  side: number;
+  /** Renders the row at `src[o]` into `out[p]`; returns the new end of `out`. */
+  render: (src: Buffer, o: number, out: Buffer, p: number) => number;
+  /** Longest JSON text of one row (every field at its widest), plus one for the separator. */
+  maxText: number;
+}
+
+const SIDE_BID = 1;
+const SIDE_ASK = 2;
+/** 9999-12-31T23:59:59.999Z: the last instant with a four-digit year. */
+const MAX_TS = 253_402_300_799_999;
+const TWO_32 = 4_294_967_296;
+const E9 = 1_000_000_000;
+const COMMA = 0x2c;
+
+/** ASCII of the literal parts of a row. */
+const bytes = (text: string): Buffer => Buffer.from(text, 'latin1');
+const T_DELTA_BID = bytes(',"side":"bid","price":"');
+const T_DELTA_ASK = bytes(',"side":"ask","price":"');
+const T_SNAPSHOT_BID = bytes('bid","price":"');
+const T_SNAPSHOT_ASK = bytes('ask","price":"');
+const T_QUANTITY_DELTA = bytes('","quantity_delta":"');
+const T_QUANTITY = bytes('","quantity":"');
+const T_END = bytes('"}');
+
+/** "00".."99" as byte pairs. */
+const PAIRS = Buffer.alloc(200);
+for (let i = 0; i < 100; i++) {
+  PAIRS[2 * i] = 0x30 + Math.floor(i / 10);
+  PAIRS[2 * i + 1] = 0x30 + (i % 10);
+}
+const DIGITS = Buffer.alloc(24);
+
+/** Unsigned 32-bit little-endian word (as a double: no sign trouble above 2^31). */
+function u32(src: Buffer, o: number): number {
+  return (
+    ((src[o] as number) | ((src[o + 1] as number) << 8) | ((src[o + 2] as number) << 16)) +
+    (src[o + 3] as number) * 16_777_216
+  );
+}
+
+function copy(text: Buffer, out: Buffer, p: number): number {
+  for (let i = 0; i < text.length; i++) out[p + i] = text[i] as number;
+  return p + text.length;
+}
+
+/** `floor(v / 1e9)` for an integer 0 ≤ v < 2^53: a multiplication by the reciprocal, corrected by one step. */
+function div9(v: number): number {
+  const q = Math.floor(v * INV_E9);
+  const r = v - q * E9;
+  return r < 0 ? q - 1 : r >= E9 ? q + 1 : q;
+}
+const INV_E9 = 1 / E9;
+
+/** `floor(v / 100)` for an integer 0 ≤ v < 2^53, as `div9`. */
+function div100(v: number): number {
+  const q = Math.floor(v * 0.01);
+  const r = v - q * 100;
+  return r < 0 ? q - 1 : r >= 100 ? q + 1 : q;
+}
+
+/** A non-negative integer below 2^53 in decimal. */
+function writeInteger(v: number, out: Buffer, p: number): number {
+  if (v < 10) {
+    out[p] = 0x30 + v;
+    return p + 1;
+  }
+  let n = 0;
+  while (v >= 100) {
+    const q = div100(v);
+    const r = (v - q * 100) * 2;
+    DIGITS[n++] = PAIRS[r + 1] as number;
+    DIGITS[n++] = PAIRS[r] as number;
+    v = q;
+  }
+  if (v >= 10) {
+    DIGITS[n++] = PAIRS[v * 2 + 1] as number;
+    DIGITS[n++] = PAIRS[v * 2] as number;
+  } else if (v > 0 || n === 0) DIGITS[n++] = 0x30 + v;
+  while (n > 0) out[p++] = DIGITS[--n] as number;
+  return p;
+}
+
+/** Exactly nine digits of `v` (0 ≤ v < 1e9), zero-padded; with `trim`, trailing zeros are left out. */
+function writeNine(v: number, out: Buffer, p: number, trim: boolean): number {
+  let k = p + 7;
+  for (let i = 0; i < 4; i++) {
+    const q = div100(v);
+    const r = (v - q * 100) * 2;
+    out[k] = PAIRS[r] as number;
+    out[k + 1] = PAIRS[r + 1] as number;
+    k -= 2;
+    v = q;
+  }
+  out[p] = 0x30 + v;
+  let end = p + 9;
+  if (trim) while (out[end - 1] === 0x30) end--;
+  return end;
+}
+
+/** Direct-mapped cache of rendered decimals (prices repeat: a book moves on a grid). 4,096 slots of 40 bytes. */
+const CACHE_BITS = 12;
+const CACHE_KEYS = new Uint32Array(4 << CACHE_BITS);
+const CACHE_LENGTH = Buffer.alloc(1 << CACHE_BITS);
+const CACHE_TEXT = Buffer.alloc(40 << CACHE_BITS);
+
+/** A Decimal(38, 18) at `src[o]` in canonical text; returns the new end of `out`. */
+export function writeDecimal18(src: Buffer, o: number, out: Buffer, p: number): number {
+  const w0 = u32(src, o);
+  const w1 = u32(src, o + 4);
+  const w2 = u32(src, o + 8);
+  const w3 = u32(src, o + 12);
+  const slot =
+    Math.imul(w0 ^ Math.imul(w1, 0x9e3779b1) ^ Math.imul(w2 ^ w3, 0x85ebca6b), 0x2545f491) >>> (32 - CACHE_BITS);
+  const k = slot << 2;
+  const cached = CACHE_LENGTH[slot] as number;
+  if (
+    cached !== 0 &&
+    CACHE_KEYS[k] === w0 &&
+    CACHE_KEYS[k + 1] === w1 &&
+    CACHE_KEYS[k + 2] === w2 &&
+    CACHE_KEYS[k + 3] === w3
+  ) {
+    for (let i = 0, t = slot * 40; i < cached; i++) out[p + i] = CACHE_TEXT[t + i] as number;
+    return p + cached;
+  }
+  const end = formatDecimal18(w0, w1, w2, w3, out, p);
+  CACHE_KEYS[k] = w0;
+  CACHE_KEYS[k + 1] = w1;
+  CACHE_KEYS[k + 2] = w2;
+  CACHE_KEYS[k + 3] = w3;
+  CACHE_LENGTH[slot] = end - p;
+  for (let i = 0, t = slot * 40; i < end - p; i++) CACHE_TEXT[t + i] = out[p + i] as number;
+  return end;
+}
+
+/**
+ * The text of a Decimal(38, 18) given as four little-endian 32-bit words. The magnitude is split into 16-bit limbs
+ * and divided twice by 1e9 in doubles (every intermediate stays below 2^53, so each step is exact); the two
+ * remainders are the 18 fractional digits and the quotient is the integer part. Magnitudes below 2^64 units (18.4)
+ * skip the upper limbs; those of 2^96 units (7.9e10) and more go through BigInt.
+ */
+function formatDecimal18(w0: number, w1: number, w2: number, w3: number, out: Buffer, p: number): number {
+  if (w3 >= 0x80000000) {
+    out[p++] = 0x2d; // '-'
+    // Two's complement: invert and add one.
+    w0 = TWO_32 - 1 - w0;
+    w1 = TWO_32 - 1 - w1;
+    w2 = TWO_32 - 1 - w2;
+    w3 = TWO_32 - 1 - w3;
+    if (++w0 === TWO_32) {
+      w0 = 0;
+      if (++w1 === TWO_32) {
+        w1 = 0;
+        if (++w2 === TWO_32) {
+          w2 = 0;
+          w3++;
+        }
+      }
+    }
+  }
+  if (w3 !== 0) return writeWideDecimal18(w0, w1, w2, w3, out, p);
+  // Limbs of 16 bits, most significant first: a b (w2), c d (w1), e f (w0). Each step below divides
+  // (remainder · 65536 + next limb) < 1e9 · 65536 by 1e9.
+  const c = Math.floor(w1 / 65536);
+  const d = w1 - c * 65536;
+  const e = Math.floor(w0 / 65536);
+  const f = w0 - e * 65536;
+  let cur: number;
+  let quotient: number;
+  if (w2 === 0) {
+    // First division by 1e9 over c d e f; the quotient (< 2^64 / 1e9 < 2^35) is exact as a double.
+    cur = c * 65536 + d;
+    const qd = div9(cur);
+    cur = (cur - qd * E9) * 65536 + e;
+    const qe = div9(cur);
+    cur = (cur - qe * E9) * 65536 + f;
+    const qf = div9(cur);
+    cur -= qf * E9;
+    quotient = (qd * 65536 + qe) * 65536 + qf;
+  } else {
+    const a = Math.floor(w2 / 65536);
+    cur = a * 65536 + (w2 - a * 65536);
+    const qb = div9(cur);
+    cur = (cur - qb * E9) * 65536 + c;
+    const qc = div9(cur);
+    cur = (cur - qc * E9) * 65536 + d;
+    const qd = div9(cur);
+    cur = (cur - qd * E9) * 65536 + e;
+    const qe = div9(cur);
+    cur = (cur - qe * E9) * 65536 + f;
+    const qf = div9(cur);
+    cur -= qf * E9;
+    // The quotient (< 2^96 / 1e9 < 2^67) has the limbs qb·2^64 + qc·2^48 + qd·2^32 + qe·2^16 + qf: divide it
+    // again, limb by limb.
+    let top = qb * 65536 + qc;
+    const rb = div9(top);
+    top = (top - rb * E9) * 65536 + qd;
+    const rd = div9(top);
+    top = (top - rd * E9) * 65536 + qe;
+    const re = div9(top);
+    top = (top - re * E9) * 65536 + qf;
+    const rf = div9(top);
+    // Integer part (< 2^96 / 1e18 < 2^37) and the upper nine fractional digits.
+    const high = top - rf * E9;
+    return writeParts(((rb * 65536 + rd) * 65536 + re) * 65536 + rf, high, cur, out, p);
+  }
+  const ip = div9(quotient);
+  return writeParts(ip, quotient - ip * E9, cur, out, p);
+}
+
+/** `integer.high low` with the fraction (two groups of nine digits) trimmed of trailing zeros. */
+function writeParts(integer: number, high: number, low: number, out: Buffer, p: number): number {
+  p = writeInteger(integer, out, p);
+  if (low === 0) {
+    if (high === 0) return p;
+    out[p] = 0x2e; // '.'
+    return writeNine(high, out, p + 1, true);
+  }
+  out[p] = 0x2e;
+  p = writeNine(high, out, p + 1, false);
+  return writeNine(low, out, p, true);
+}
+
+const SCALE = 10n ** 18n;
+
+function writeWideDecimal18(w0: number, w1: number, w2: number, w3: number, out: Buffer, p: number): number {
+  const v = (BigInt(w3) << 96n) | (BigInt(w2) << 64n) | (BigInt(w1) << 32n) | BigInt(w0);
+  let text = (v / SCALE).toString();
+  const fraction = v % SCALE;
+  if (fraction !== 0n) text += `.${fraction.toString().padStart(18, '0').replace(/0+$/, '')}`;
+  for (let i = 0; i < text.length; i++) out[p + i] = text.charCodeAt(i);
+  return p + text.length;
+}
+
+/** The day part `YYYY-MM-DDT` of the last timestamp rendered, cached: rows of a response mostly share their day. */
+let cachedDay = Number.NaN;
+const DAY_TEXT = Buffer.alloc(11);
+
+/**
+ * A row's opening up to its second field, `{"ts":"2026-03-26T14:00:01.193Z","sequence":` for instance, with the text
+ * of the last timestamp kept: rows of a book, and bursts of deltas, share their `ts`.
+ */
+class TimestampField {
+  private readonly text: Buffer;
+  private ts = Number.NaN;
+
+  constructor(
+    before: string,
+    private readonly after: string,
+  ) {
+    this.text = bytes(`${before}${'0'.repeat(24)}${after}`);
+  }
+
+  get length(): number {
+    return this.text.length;
+  }
+
+  write(ts: number, out: Buffer, p: number): number {
+    const text = this.text;
+    if (ts !== this.ts) {
+      formatTimestamp(ts, text, text.length - this.after.length - 24);
+      this.ts = ts;
+    }
+    for (let i = 0; i < text.length; i++) out[p + i] = text[i] as number;
+    return p + text.length;
+  }
+}
+
+/** `ts` (epoch ms, 0 ≤ ts ≤ MAX_TS) as `YYYY-MM-DDTHH:MM:SS.mmmZ` (tests). */
+export function writeTimestamp(ts: number, out: Buffer, p: number): number {
+  return formatTimestamp(ts, out, p);
+}
+
+function formatTimestamp(ts: number, out: Buffer, p: number): number {
+  const day = Math.floor(ts / 86_400_000);
+  let ms = ts - day * 86_400_000;
+  if (day !== cachedDay) {
+    const iso = new Date(day * 86_400_000).toISOString();
+    for (let i = 0; i < 11; i++) DAY_TEXT[i] = iso.charCodeAt(i);
+    cachedDay = day;
+  }
+  for (let i = 0; i < 11; i++) out[p + i] = DAY_TEXT[i] as number;
+  const h = Math.floor(ms / 3_600_000);
+  ms -= h * 3_600_000;
+  const m = Math.floor(ms / 60_000);
+  ms -= m * 60_000;
+  const s = Math.floor(ms / 1000);
+  ms -= s * 1000;
+  const hundreds = Math.floor(ms / 100);
+  const rest = (ms - hundreds * 100) * 2;
+  out[p + 11] = PAIRS[h * 2] as number;
+  out[p + 12] = PAIRS[h * 2 + 1] as number;
+  out[p + 13] = 0x3a;
+  out[p + 14] = PAIRS[m * 2] as number;
+  out[p + 15] = PAIRS[m * 2 + 1] as number;
+  out[p + 16] = 0x3a;
+  out[p + 17] = PAIRS[s * 2] as number;
+  out[p + 18] = PAIRS[s * 2 + 1] as number;
+  out[p + 19] = 0x2e;
+  out[p + 20] = 0x30 + hundreds;
+  out[p + 21] = PAIRS[rest] as number;
+  out[p + 22] = PAIRS[rest + 1] as number;
+  out[p + 23] = 0x5a; // 'Z'
+  return p + 24;
+}
+
+/** Widest decimal text: sign, 20 integer digits, point, 18 fractional digits. */
+const MAX_DECIMAL_TEXT = 40;
+
+const DELTA_OPENING = new TimestampField('{"ts":"', '","sequence":');
+const SNAPSHOT_OPENING = new TimestampField('{"ts":"', '","side":"');
+
+const DELTA: Layout = {
+  size: 49,
+  side: 16,
+  maxText:
+    DELTA_OPENING.length +
+    20 +
+    T_DELTA_BID.length +
+    MAX_DECIMAL_TEXT +
+    T_QUANTITY_DELTA.length +
+    MAX_DECIMAL_TEXT +
+    T_END.length +
+    1,
+  render(src, o, out, p) {
+    p = DELTA_OPENING.write(u32(src, o + 4) * TWO_32 + u32(src, o), out, p);
+    const hi = u32(src, o + 12);
+    if (hi < 0x200000) p = writeInteger(hi * TWO_32 + u32(src, o + 8), out, p);
+    else {
+      const text = ((BigInt(hi) << 32n) | BigInt(u32(src, o + 8))).toString();
+      for (let i = 0; i < text.length; i++) out[p + i] = text.charCodeAt(i);
+      p += text.length;
+    }
+    p = copy(src[o + 16] === SIDE_BID ? T_DELTA_BID : T_DELTA_ASK, out, p);
+    p = writeDecimal18(src, o + 17, out, p);
+    p = copy(T_QUANTITY_DELTA, out, p);
+    p = writeDecimal18(src, o + 33, out, p);
+    return copy(T_END, out, p);
+  },
+};
+
+const SNAPSHOT: Layout = {
+  size: 41,
+  side: 8,
+  maxText:
+    SNAPSHOT_OPENING.length +
+    T_SNAPSHOT_BID.length +
+    MAX_DECIMAL_TEXT +
+    T_QUANTITY.length +
+    MAX_DECIMAL_TEXT +
+    T_END.length +
+    1,
+  render(src, o, out, p) {
+    p = SNAPSHOT_OPENING.write(u32(src, o + 4) * TWO_32 + u32(src, o), out, p);
+    p = copy(src[o + 8] === SIDE_BID ? T_SNAPSHOT_BID : T_SNAPSHOT_ASK, out, p);
+    p = writeDecimal18(src, o + 9, out, p);
+    p = copy(T_QUANTITY, out, p);
+    p = writeDecimal18(src, o + 25, out, p);
+    return copy(T_END, out, p);
+  },
+};
+
+const LAYOUTS: Record<RowKind, Layout> = { delta: DELTA, snapshot: SNAPSHOT };
+
+/** Bytes per RowBinary row of a kind (tests and the benchmark build rows with it). */
+export function rowBinarySize(kind: RowKind): number {
+  return LAYOUTS[kind].size;
+}
+
+/**
+ * Rendering space shared by every converter of the process: `push` renders into it and copies the result out before
+ * returning, so it is never in use across an await. Grows to the largest chunk seen.
+ */
+let scratch = Buffer.allocUnsafe(256 * 1024);
+
+export class RowBinaryToJson {
+  /** Rows passed on so far. */
+  rows = 0;
+  /** Rows received so far (passed on, held or dropped). */
+  received = 0;
+  private readonly layout: Layout;
+  /** The start of a row split across chunks. */
+  private readonly carry: Buffer;
+  private carried = 0;
+  private anyRow = false;
+  /** When set, the row with this index (0-based, over all received rows) and every later one are held back. */
+  private holdIndex: number | undefined;
+  private held: Buffer[] | undefined;
+
+  constructor(kind: RowKind) {
+    this.layout = LAYOUTS[kind];
+    this.carry = Buffer.alloc(this.layout.size);
+  }
+
+  /**
+   * Converts one chunk of RowBinary output. Returns the JSON text to send (rows separated by commas, a comma before
+   * the first when rows went out before), or undefined when there is none yet. Throws CorruptStreamError on bytes
+   * that cannot be a row.
+   */
+  push(chunk: Buffer): Buffer | undefined {
+    const size = this.layout.size;
+    let start = 0;
+    let p = 0;
+    if (this.carried > 0) {
+      const take = Math.min(size - this.carried, chunk.length);
+      chunk.copy(this.carry, this.carried, 0, take);
+      this.carried += take;
+      if (this.carried < size) return undefined;
+      this.carried = 0;
+      start = take;
+      p = this.rowsAt(Buffer.from(this.carry), 0, 1, p);
+    }
+    const whole = Math.floor((chunk.length - start) / size);
+    p = this.rowsAt(chunk, start, whole, p);
+    const rest = start + whole * size;
+    if (rest < chunk.length) {
+      chunk.copy(this.carry, 0, rest);
+      this.carried = chunk.length - rest;
+    }
+    if (p === 0) return undefined;
+    const out = Buffer.allocUnsafe(p);
+    scratch.copy(out, 0, 0, p);
+    return out;
+  }
+
+  /** The end of one query's output: it must end at a row boundary. */
+  endOfQuery(): void {
+    if (this.carried > 0) {
+      const partial = this.carry.subarray(0, this.carried);
+      this.carried = 0;
+      throw new CorruptStreamError(`the result ended in the middle of a row: ${describe(partial, 0)}`);
+    }
+  }
+
+  /** Rows received from index `index` on (0-based, over the whole response) are held back, not passed on. */
+  holdFrom(index: number): void {
+    this.holdIndex = index;
+  }
+
+  /**
+   * Ends holding: the rows held back since `holdFrom` (whole rows, raw), or undefined when no row reached the hold
+   * index. Nothing of them has been passed on or counted in `rows`.
+   */
+  takeHeld(): Buffer | undefined {
+    const held = this.held;
+    this.held = undefined;
+    this.holdIndex = undefined;
+    if (!held) return undefined;
+    return held.length === 1 ? (held[0] as Buffer) : Buffer.concat(held);
+  }
+
+  /** Of raw rows (as `takeHeld` returns them): how many at the start share the first row's `ts`, of how many. */
+  firstBook(raw: Buffer): { rows: number; of: number } {
+    const size = this.layout.size;
+    const of = raw.length / size;
+    let rows = 1;
+    while (rows < of && raw.compare(raw, 0, 8, rows * size, rows * size + 8) === 0) rows++;
+    return { rows, of };
+  }
+
+  /** Passes on the first `count` of raw rows (as `push` passes rows on): their JSON text. */
+  pass(raw: Buffer, count: number): Buffer {
+    this.ensureScratch(count);
+    let p = 0;
+    for (let i = 0; i < count; i++) p = this.renderRow(raw, i * this.layout.size, p);
+    const out = Buffer.allocUnsafe(p);
+    scratch.copy(out, 0, 0, p);
+    return out;
+  }
+
+  /** Takes `count` whole rows from `src[start]`: renders them into the scratch from `p` on, or holds them. */
+  private rowsAt(src: Buffer, start: number, count: number, p: number): number {
+    const { size, side } = this.layout;
+    this.ensureScratch(count, p);
+    for (let i = 0, o = start; i < count; i++, o += size) {
+      const s = src[o + side];
+      const hi = u32(src, o + 4);
+      if ((s !== SIDE_BID && s !== SIDE_ASK) || hi * TWO_32 + u32(src, o) > MAX_TS)
+        throw new CorruptStreamError(`unexpected data in the result stream: ${describe(src, o)}`);
+      if (this.held) this.held.push(src.subarray(o, o + size));
+      else if (this.received === this.holdIndex) this.held = [src.subarray(o, o + size)];
+      else p = this.renderRow(src, o, p);
+      this.received++;
+    }
+    // Held rows may point into `src`; when it is the carry, it was copied first (push).
+    return p;
+  }
+
+  private renderRow(src: Buffer, o: number, p: number): number {
+    if (this.anyRow) scratch[p++] = COMMA;
+    this.anyRow = true;
+    this.rows++;
+    return this.layout.render(src, o, scratch, p);
+  }
+
+  private ensureScratch(rows: number, used = 0): void {
+    const need = used + rows * this.layout.maxText;
+    if (scratch.length >= need) return;
+    const bigger = Buffer.allocUnsafe(Math.max(need, scratch.length * 2));
+    scratch.copy(bigger, 0, 0, used);
+    scratch = bigger;
+  }
+}
+
+/** A readable excerpt of bytes that are not a row (typically ClickHouse's exception text). */
+function describe(src: Buffer, at: number): string {
+  const text = Buffer.from(src.subarray(at, at + 200))
+    .toString('latin1')
+    .replace(/[^\x20-\x7e]+/g, ' ')
+    .trim();
+  return text === '' ? '(binary data)' : text;
+}

@@ -1,0 +1,97 @@
+import { createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ConfigError } from '@depthgate/service-kit';
+import { thrownBy, undocumentedSettings } from '@depthgate/test-utils';
+import { loadRecorderConfig, recorderEnvNames } from './config';
+
+describe('recorder configuration', () => {
+  it('has working defaults: the real feeds, every listed market, five-minute snapshots', () => {
+    const c = loadRecorderConfig({});
+    expect(c.RECORDER_PORT).toBe(7082);
+    expect(c.RECORDER_HOST).toBe('127.0.0.1');
+    expect(c.platforms['venue-b'].feeds.main).toBe('wss://api.elections.kalshi.com/trade-api/ws/v2');
+    expect(c.platforms['venue-c'].feeds.main).toBe('wss://api.gemini.com/v2/marketdata');
+    expect(c.platforms['venue-a-us'].feeds.main).toBe('wss://api.polymarket.us/v1/ws/markets');
+    expect(c.platforms['venue-b'].urls).toEqual({ main: 'https://api.elections.kalshi.com/trade-api/v2' });
+    expect(c.CLICKHOUSE_URL).toBe('http://127.0.0.1:7123');
+    expect(c.RECORDER_SNAPSHOT_INTERVAL_MS).toBe(300_000);
+    expect(c.exchanges).toEqual(['venue_b', 'venue_c', 'venue_a_us']);
+    expect(c.venues.venue_b).toMatchObject({
+      tickers: [],
+      prefixes: ['*'],
+      series: [],
+      restRate: 10,
+      reconcile: false,
+    });
+    expect(c.venues.venue_c).toMatchObject({ restRate: 1, reconcile: true });
+    expect(c.platforms['venue-b'].credentials).toEqual({});
+    expect(c.platforms['venue-b'].signer).toBeUndefined();
+    expect(c.platforms['venue-a-us'].signer).toBeUndefined();
+  });
+
+  it('records only what is configured once lists, prefixes or series are given', () => {
+    const c = loadRecorderConfig({
+      RECORDER_VENUE_B_SERIES: 'KXBTCD,KXFED',
+      RECORDER_VENUE_C_TICKERS: 'BTCUSD',
+      RECORDER_VENUE_A_US_PREFIXES: 'nba-,nfl-',
+      RECORDER_REST_RATES: 'venue_c=0.5',
+      RECORDER_RECONCILE_EXCHANGES: 'venue_c,venue_a_us',
+    });
+    expect(c.venues.venue_b).toMatchObject({ prefixes: [], series: ['KXBTCD', 'KXFED'] });
+    expect(c.venues.venue_c).toMatchObject({ tickers: ['BTCUSD'], prefixes: [], restRate: 0.5 });
+    expect(c.venues.venue_a_us).toMatchObject({ prefixes: ['nba-', 'nfl-'], reconcile: true });
+  });
+
+  it('reads feed credentials inline or from files, and refuses partial sets', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dg-rec-config-'));
+    try {
+      const pem = generateKeyPairSync('rsa', { modulusLength: 2048 })
+        .privateKey.export({ type: 'pkcs1', format: 'pem' })
+        .toString();
+      writeFileSync(path.join(dir, 'kalshi.pem'), pem);
+      const ed = generateKeyPairSync('ed25519').privateKey;
+      const seed = ed.export({ format: 'der', type: 'pkcs8' }).subarray(-32);
+      const pub = createPublicKey(ed).export({ format: 'der', type: 'spki' }).subarray(-32);
+      const c = loadRecorderConfig({
+        KALSHI_ACCESS_KEY: 'key-id',
+        KALSHI_PRIVATE_KEY_FILE: path.join(dir, 'kalshi.pem'),
+        POLYMARKET_US_ACCESS_KEY: 'pm',
+        POLYMARKET_US_SECRET_KEY: Buffer.concat([seed, pub]).toString('base64'),
+      });
+      expect(c.platforms['venue-b'].credentials.rsa).toEqual({ accessKey: 'key-id', privateKeyPem: pem.trim() });
+      expect(c.platforms['venue-b'].signer?.name).toBe('kalshi-rsa-pss');
+      expect(c.platforms['venue-a-us'].credentials.ed25519?.accessKey).toBe('pm');
+      expect(() =>
+        loadRecorderConfig({
+          POLYMARKET_US_ACCESS_KEY: 'pm',
+          POLYMARKET_US_SECRET_KEY: Buffer.alloc(64).toString('base64'),
+        }),
+      ).toThrow(/public half does not match/);
+      expect(() => loadRecorderConfig({ KALSHI_ACCESS_KEY: 'only-the-id' })).toThrow(
+        /Kalshi credentials are incomplete/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('names every invalid setting', () => {
+    for (const env of [
+      { RECORDER_EXCHANGES: 'venue_x' },
+      { RECORDER_REST_RATES: 'venue_b' },
+      { RECORDER_RECONNECT_MIN_MS: '5000', RECORDER_RECONNECT_MAX_MS: '1000' },
+      { RECORDER_BATCH_MAX_ROWS: '2000000' },
+      { FEED_VENUE_B_URL: 'not a url' },
+      { CLICKHOUSE_DATABASE: 'bad-name' },
+    ]) {
+      const [name] = Object.keys(env);
+      expect(thrownBy(() => loadRecorderConfig(env), ConfigError).issues.join('\n')).toContain(`${name}:`);
+    }
+  });
+
+  it('documents every setting in README.md', () => {
+    expect(undocumentedSettings(recorderEnvNames())).toEqual([]);
+  });
+});

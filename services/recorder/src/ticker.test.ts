@@ -1,0 +1,259 @@
+import { ASK, BID } from './book';
+import { CanonicalMemo } from './decimal';
+import type { GapReason } from './rows';
+import { ListSink, rebuild } from './testing/support';
+import { TickerRecorder, type TickerEnv } from './ticker';
+
+function setup(options: { venueClock?: boolean; resume?: { lastTs: number; sequence: number } } = {}) {
+  const sink = new ListSink();
+  const clock = { now: 1_000_000 };
+  const broken: GapReason[] = [];
+  const env: TickerEnv = {
+    sink,
+    now: () => clock.now,
+    price: new CanonicalMemo(),
+    snapshotIntervalMs: 60_000,
+    quietMs: 1000,
+    venueClock: options.venueClock ?? true,
+    onBroken: (_t, reason) => broken.push(reason),
+  };
+  const rec = new TickerRecorder('venue_b', 'KXTEST-1', options.resume ?? { lastTs: -1, sequence: 0 }, env);
+  return { rec, sink, clock, broken };
+}
+
+const bids = (...l: [string, string][]) => l;
+
+describe('TickerRecorder', () => {
+  it('writes a venue snapshot at the ts of the next event, then deltas with a strictly increasing sequence', () => {
+    const { rec, sink } = setup();
+    expect(rec.venueSnapshot(bids(['0.48', '100']), [['0.52', '50']], { defer: true })).toBe(true);
+    expect(sink.rows).toEqual([]);
+    rec.settle(2000);
+    const t = rec.beginEvent(2000);
+    rec.applyDelta(t, BID, '0.4800', '-20.00');
+    rec.applyDelta(rec.beginEvent(2000), ASK, '0.53', '7');
+    expect(sink.of('snapshot').map((r) => [r.ts, r.side, r.price, r.quantity])).toEqual([
+      [2000, 'bid', '0.48', '100'],
+      [2000, 'ask', '0.52', '50'],
+    ]);
+    const deltas = sink.of('delta');
+    expect(deltas.map((r) => [r.ts, r.side, r.price, r.quantityDelta])).toEqual([
+      [2000, 'bid', '0.48', '-20.00'],
+      [2000, 'ask', '0.53', '7'],
+    ]);
+    expect(deltas.map((r) => r.sequence)).toEqual([2_000_000, 2_000_001]);
+    expect(rebuild(sink.rows, 2000)).toEqual({ 'bid:0.48': '80', 'ask:0.52': '50', 'ask:0.53': '7' });
+  });
+
+  it('keeps the sequence above ts × 1000 and above what is stored (hybrid logical clock)', () => {
+    const { rec, sink } = setup({ resume: { lastTs: 5000, sequence: 9_000_000 } });
+    rec.venueSnapshot(bids(['1', '1']), [], { ts: 6000 });
+    rec.applyDelta(rec.beginEvent(6000), BID, '1', '1');
+    rec.applyDelta(rec.beginEvent(9001), BID, '1', '1');
+    expect(sink.of('delta').map((r) => r.sequence)).toEqual([9_000_001, 9_001_000]);
+  });
+
+  it('records the restart seam as a gap from the stored end to the first snapshot', () => {
+    const { rec, sink } = setup({ resume: { lastTs: 5000, sequence: 10 } });
+    rec.venueSnapshot(bids(['0.5', '1']), [], { ts: 4000 });
+    // Never at or before what is stored: the snapshot goes just after it.
+    expect(sink.of('gap')).toMatchObject([{ fromTs: 5000, toTs: 5001, reason: 'recorder_start' }]);
+    expect(sink.of('snapshot')[0]?.ts).toBe(5001);
+  });
+
+  it('ignores changes while the book is lost, then writes gap, snapshot, deltas', () => {
+    const { rec, sink } = setup();
+    rec.venueSnapshot(bids(['0.5', '10']), [], { ts: 1000 });
+    rec.applyDelta(rec.beginEvent(1500), BID, '0.5', '5');
+    rec.lose('disconnect', 1700);
+    expect(rec.beginEvent(1800)).toBe(-1);
+    rec.venueSnapshot(bids(['0.5', '12']), [['0.6', '3']], { defer: true });
+    rec.settle(2500);
+    rec.applyDelta(rec.beginEvent(2500), ASK, '0.6', '-3');
+    expect(sink.rows.map((r) => r.kind)).toEqual(['snapshot', 'delta', 'gap', 'snapshot', 'snapshot', 'delta']);
+    expect(sink.of('gap')).toMatchObject([{ fromTs: 1700, toTs: 2500, reason: 'disconnect' }]);
+    expect(rebuild(sink.rows, 1600)).toEqual({ 'bid:0.5': '15' });
+    expect(rebuild(sink.rows, 2500)).toEqual({ 'bid:0.5': '12' });
+  });
+
+  it('decides a suspected loss by the next snapshot: equal → no gap, different → gap from the suspicion', () => {
+    const { rec, sink } = setup();
+    rec.venueSnapshot(bids(['0.5', '10']), [], { ts: 1000 });
+    rec.suspectLoss('sequence_gap', 1200);
+    rec.applyDelta(rec.beginEvent(1300), BID, '0.5', '1');
+    expect(rec.venueSnapshot(bids(['0.50', '11.00']), [], { defer: true })).toBe(false);
+    expect(sink.of('gap')).toEqual([]);
+    // The equal snapshot is written from our book at the next boundary, exactly.
+    rec.applyDelta(rec.beginEvent(1400), BID, '0.5', '1');
+    expect(sink.of('snapshot').map((r) => [r.ts, r.quantity])).toEqual([
+      [1000, '10'],
+      [1400, '11'],
+    ]);
+    rec.suspectLoss('sequence_gap', 1450);
+    rec.applyDelta(rec.beginEvent(1500), BID, '0.5', '1');
+    rec.venueSnapshot(bids(['0.5', '20']), [], { defer: true });
+    rec.settle(1600);
+    expect(sink.of('gap')).toMatchObject([{ fromTs: 1450, toTs: 1600, reason: 'sequence_gap' }]);
+    expect(rebuild(sink.rows, 1600)).toEqual({ 'bid:0.5': '20' });
+  });
+
+  it('takes cadence snapshots at the boundary before the next later delta, exactly', () => {
+    const { rec, sink, clock } = setup();
+    rec.venueSnapshot(bids(['0.5', '10']), [], { ts: 1000 });
+    rec.applyDelta(rec.beginEvent(1100), BID, '0.5', '1');
+    clock.now += 61_000;
+    rec.lastActivityAt = clock.now; // a busy ticker: the boundary takes the snapshot, not the sweep
+    rec.sweep(clock.now);
+    expect(rec.snapshotWanted).toBe(true);
+    // Same ts as the last delta: a snapshot here could not hold "after every delta with ts < S".
+    rec.applyDelta(rec.beginEvent(1100), BID, '0.5', '1');
+    expect(sink.of('snapshot')).toHaveLength(1);
+    rec.applyDelta(rec.beginEvent(1200), BID, '0.5', '1');
+    expect(sink.of('snapshot').map((r) => [r.ts, r.quantity])).toEqual([
+      [1000, '10'],
+      [1200, '12'],
+    ]);
+    for (const t of [1000, 1100, 1150, 1200]) expect(rebuild(sink.rows, t)).toBeDefined();
+    expect(rebuild(sink.rows, 1150)).toEqual({ 'bid:0.5': '12' });
+    expect(rebuild(sink.rows, 1200)).toEqual({ 'bid:0.5': '13' });
+  });
+
+  it('snapshots a quiet ticker from the sweep, behind the clock when the venue stamps events', () => {
+    const { rec, sink, clock } = setup();
+    rec.venueSnapshot(bids(['0.5', '10']), [], { ts: 1000 });
+    clock.now += 61_000;
+    rec.sweep(clock.now);
+    expect(sink.of('snapshot').map((r) => r.ts)).toEqual([1000, clock.now - 1000]);
+    // A late delta below the snapshot is raised to it.
+    const t = rec.beginEvent(1500);
+    expect(t).toBe(clock.now - 1000);
+  });
+
+  it('settles a venue snapshot nobody follows at its receipt', () => {
+    const { rec, sink, clock } = setup();
+    rec.venueSnapshot(bids(['0.5', '10']), [], { defer: true });
+    const received = clock.now;
+    clock.now += 999;
+    rec.sweep(clock.now);
+    expect(sink.rows).toEqual([]);
+    clock.now += 1;
+    rec.sweep(clock.now);
+    expect(sink.of('snapshot')[0]?.ts).toBe(received);
+  });
+
+  it('turns absolute sizes into signed deltas (Gemini) and ignores unchanged levels', () => {
+    const { rec, sink } = setup({ venueClock: false });
+    rec.venueSnapshot(bids(['9122.04', '0.00121425']), [['9122.07', '1']], { ts: 100 });
+    let t = rec.beginEvent(200);
+    rec.applyLevel(t, BID, '9122.04', '0.00121425');
+    rec.applyLevel(t, BID, '9122.04', '0.5');
+    rec.applyLevel(t, ASK, '9122.07', '0');
+    rec.applyLevel(t, ASK, '9123', '0');
+    t = rec.beginEvent(300);
+    rec.applyLevel(t, ASK, '9122.08', '2.50000000');
+    expect(sink.of('delta').map((r) => [r.side, r.price, r.quantityDelta])).toEqual([
+      ['bid', '9122.04', '0.49878575'],
+      ['ask', '9122.07', '-1'],
+      ['ask', '9122.08', '2.5'],
+    ]);
+    expect(rebuild(sink.rows, 300)).toEqual({ 'bid:9122.04': '0.5', 'ask:9122.08': '2.5' });
+  });
+
+  it('diffs whole books into deltas (Polymarket US), removals included', () => {
+    const { rec, sink } = setup();
+    rec.venueSnapshot(
+      [
+        ['0.555', '0.50'],
+        ['0.550', '10.00'],
+      ],
+      [['0.560', '0.80']],
+      { ts: 1001 },
+    );
+    rec.applyWholeBook(
+      rec.beginEvent(2000),
+      [
+        ['0.555', '0.50'],
+        ['0.540', '3.00'],
+      ],
+      [
+        ['0.560', '1.80'],
+        ['0.570', '2.00'],
+      ],
+    );
+    expect(
+      sink
+        .of('delta')
+        .map((r) => `${r.side} ${r.price} ${r.quantityDelta}`)
+        .sort(),
+    ).toEqual(['ask 0.56 1', 'ask 0.57 2', 'bid 0.54 3', 'bid 0.55 -10']);
+    expect(rebuild(sink.rows, 2000)).toEqual({
+      'bid:0.555': '0.5',
+      'bid:0.54': '3',
+      'ask:0.56': '1.8',
+      'ask:0.57': '2',
+    });
+  });
+
+  it('reports a level driven negative as a broken book', () => {
+    const { rec, broken } = setup();
+    rec.venueSnapshot(bids(['0.5', '1']), [], { ts: 1000 });
+    rec.applyDelta(rec.beginEvent(1100), BID, '0.5', '-2');
+    expect(broken).toEqual(['book_inconsistent']);
+  });
+
+  it('verifies against a REST book taken before or after changes in flight, and flags a lasting mismatch', () => {
+    const { rec, clock, broken, sink } = setup({ venueClock: false });
+    rec.venueSnapshot(bids(['1', '10']), [], { ts: 100 });
+    // REST answered with a state we reached after the request was sent.
+    let v = rec.startVerification(500);
+    rec.applyLevel(rec.beginEvent(200), BID, '1', '11');
+    rec.applyLevel(rec.beginEvent(300), BID, '1', '12');
+    expect(rec.completeVerification(v!, [['1', '11']], [])).toBe('match');
+    // REST is ahead of us: a change still in flight arrives later.
+    v = rec.startVerification(500);
+    expect(rec.completeVerification(v!, [['1', '13']], [])).toBe('pending');
+    rec.applyLevel(rec.beginEvent(400), BID, '1', '13');
+    expect(rec.openVerifications).toBe(0);
+    // Never reached: a gap from the last moment the book was known right (the previous match's request, at 300).
+    v = rec.startVerification(500);
+    expect(rec.completeVerification(v!, [['1', '99']], [])).toBe('pending');
+    clock.now += 501;
+    rec.sweep(clock.now);
+    expect(broken).toEqual(['reconcile_mismatch']);
+    expect(rec.live).toBe(false);
+    rec.venueSnapshot(bids(['1', '99']), [], { ts: clock.now });
+    expect(sink.of('gap')).toMatchObject([{ fromTs: 300, reason: 'reconcile_mismatch' }]);
+  });
+
+  it('starts a REST mismatch gap where the book was last verified, before the changes the loss may hide behind', () => {
+    const { rec, clock, sink } = setup({ venueClock: false });
+    const t0 = clock.now;
+    rec.venueSnapshot(bids(['1', '10']), [['2', '5']], { ts: t0 });
+    const v1 = rec.startVerification(500);
+    expect(rec.completeVerification(v1!, [['1', '10']], [['2', '5']])).toBe('match');
+    rec.applyLevel(rec.beginEvent(t0 + 200), BID, '1', '11');
+    // The venue changed ask 2 → 6 at about t0 + 250; that message never reached us.
+    rec.applyLevel(rec.beginEvent(t0 + 300), BID, '1', '12');
+    clock.now = t0 + 60_000;
+    rec.sweep(clock.now); // a cadence snapshot of our (wrong) book: it proves nothing
+    const cadence = sink.of('snapshot').filter((r) => r.ts > t0);
+    expect(cadence.length).toBeGreaterThan(0);
+    rec.applyLevel(rec.beginEvent(t0 + 70_000), BID, '1', '13');
+    const v2 = rec.startVerification(500);
+    expect(rec.completeVerification(v2!, [['1', '13']], [['2', '6']])).toBe('pending');
+    clock.now = t0 + 70_501;
+    rec.sweep(clock.now);
+    rec.venueSnapshot(bids(['1', '13']), [['2', '6']], { ts: t0 + 80_000 });
+    // Every row after the last verified moment is inside the gap, the cadence snapshot's too.
+    expect(sink.of('gap')).toMatchObject([{ fromTs: t0, toTs: t0 + 80_000, reason: 'reconcile_mismatch' }]);
+  });
+
+  it('counts a whole book (Polymarket US) as verified: a later differing snapshot is a gap from it', () => {
+    const { rec, sink } = setup();
+    rec.venueSnapshot(bids(['0.5', '1']), [], { ts: 1001 });
+    rec.applyWholeBook(rec.beginEvent(2000), bids(['0.5', '2']), []);
+    rec.applyDelta(rec.beginEvent(3000), BID, '0.5', '1'); // a change the venue never made
+    rec.venueSnapshot(bids(['0.5', '2']), [], { ts: 4000 });
+    expect(sink.of('gap')).toMatchObject([{ fromTs: 2000, toTs: 4000, reason: 'snapshot_mismatch' }]);
+  });
+});

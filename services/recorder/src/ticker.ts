@@ -1,0 +1,452 @@
+/**
+ * One ticker's recording: its book, its clock and its sequence, and the rules that keep the rows it writes
+ * reconstructible by the spec's rule 7 at every moment outside a recorded gap.
+ *
+ * Invariants (docs/history.md, "Recorder"):
+ * - A snapshot at S is the book after every recorded delta with ts < S, and no recorded delta with ts >= S is in it.
+ *   So a snapshot is written strictly after every row already written for the ticker (S > lastTs), and deltas after
+ *   it never get a ts below S (a venue timestamp below the last snapshot is raised to it and counted as clamped).
+ * - `sequence` strictly increases per ticker, across reconnects and restarts: a hybrid logical clock,
+ *   max(last + 1, ts × 1000), resumed from the largest stored value at start.
+ * - When the series is not continuous (disconnect, stall, sequence gap, REST mismatch, restart) a gap row
+ *   (from = last moment known good, to = S) is written, then the snapshot at S, then the deltas.
+ * - Cadence snapshots are taken from our own book at the boundary before the next delta whose ts exceeds every
+ *   written row, which is exact; a ticker that stays quiet gets its snapshot from the sweep instead.
+ */
+import type { ExchangeKey } from '@depthgate/platforms';
+import { ASK, BID, LocalBook, type Level, type SideCode } from './book';
+import { formatDecimal, parseDecimal, type CanonicalMemo } from './decimal';
+import type { GapReason, RowSink } from './rows';
+
+export interface TickerResume {
+  /** Largest ts of any stored row of the ticker (-1: none). */
+  lastTs: number;
+  /** Largest stored sequence (0: none). */
+  sequence: number;
+}
+
+export interface TickerEnv {
+  sink: RowSink;
+  /** Wall clock in epoch ms (monotone non-decreasing). */
+  now: () => number;
+  /** Canonical price text for a venue price string (validated, memoised). */
+  price: CanonicalMemo;
+  /** Cadence of full-book snapshots. */
+  snapshotIntervalMs: number;
+  /**
+   * How long a ticker must be silent before the sweep writes a wanted snapshot or a pending venue snapshot itself,
+   * and how far behind the wall clock that snapshot is put when the venue stamps its own events.
+   */
+  quietMs: number;
+  /** Timestamps are the venue's (Kalshi, Polymarket US), not our receive time (Gemini). */
+  venueClock: boolean;
+  /** The ticker found its book wrong by itself (a level went negative): the feed must resync it. */
+  onBroken: (ticker: TickerRecorder, reason: GapReason) => void;
+  metrics?: {
+    gap(exchange: ExchangeKey, reason: GapReason): void;
+    clamped(exchange: ExchangeKey): void;
+  };
+}
+
+/** Levels as a venue sends them: [price text, quantity text]. */
+export type LevelList = Iterable<readonly [string, string]>;
+
+interface Verification {
+  /** ts of the last row written when the REST request was sent (a match proves the book right here). */
+  fromTs: number;
+  /** Our book when the REST request was sent (`side:price` → quantity). */
+  base: Map<string, bigint>;
+  /** Changes applied since, in order. */
+  log: [string, bigint][];
+  /** Once the REST book is in: its levels, and the keys where it differs from our book now. */
+  rest?: Map<string, bigint>;
+  mismatch?: Set<string>;
+  graceMs: number;
+  deadline: number;
+  done: boolean;
+  matched: boolean;
+}
+
+export class TickerRecorder {
+  book = new LocalBook();
+  /** Largest ts of any row written for this ticker (delta, snapshot, or the end of a gap). */
+  lastTs: number;
+  lastSnapshotTs = -1;
+  /**
+   * The last ts at which our book is known to have equalled the venue's: a venue snapshot, a whole book applied, a
+   * REST verification that matched. Cadence snapshots do not count (they are our own book). A loss found without a
+   * sign of when it happened (a REST mismatch, a snapshot that differs) is a gap from here.
+   */
+  verifiedTs = -1;
+  sequence: number;
+  /** The book is valid: a venue snapshot was applied and nothing has been lost since. */
+  live = false;
+  /** A loss not yet closed by a snapshot. */
+  pendingGap: { from: number; reason: GapReason } | undefined;
+  /** Kalshi: a sequence break that may or may not have touched this ticker (decided by the next snapshot). */
+  suspect: { from: number; reason: GapReason } | undefined;
+  /** A venue snapshot applied to `book` whose ts is not known yet (Kalshi snapshots carry none). */
+  pendingSnapshot: { receivedAt: number } | undefined;
+  snapshotWanted = false;
+  nextSnapshotAt: number;
+  /** Wall time of the last change applied (quiet detection). */
+  lastActivityAt = 0;
+  private epoch = 0;
+  private readonly verifications: Verification[] = [];
+
+  constructor(
+    readonly exchange: ExchangeKey,
+    readonly ticker: string,
+    resume: TickerResume,
+    private readonly env: TickerEnv,
+  ) {
+    this.lastTs = resume.lastTs;
+    this.sequence = resume.sequence;
+    if (resume.lastTs >= 0) this.pendingGap = { from: resume.lastTs, reason: 'recorder_start' };
+    // Spread the first cadence snapshots of many tickers over one interval.
+    this.nextSnapshotAt = env.now() + Math.floor(Math.random() * env.snapshotIntervalMs);
+  }
+
+  // ------------------------------------------------------------------------------------------------------------
+  // Losing and regaining the book
+
+  /**
+   * The series stops being continuous (disconnect, stall, a REST mismatch): what arrives before the next venue
+   * snapshot is ignored. `fromTs` is the last moment the book is known good (the caller's bound: the last message of
+   * a connection that then closed, the last verified state, the last snapshot); a pending suspicion moves it earlier.
+   */
+  lose(reason: GapReason, fromTs: number = this.lastTs): void {
+    if (this.live && this.pendingSnapshot === undefined) {
+      if (this.lastTs >= 0) {
+        this.pendingGap = this.suspect
+          ? { from: Math.min(this.suspect.from, fromTs), reason: this.suspect.reason }
+          : { from: fromTs, reason };
+      }
+    } else if (this.pendingGap === undefined && this.lastTs >= 0) {
+      this.pendingGap = { from: this.lastTs, reason };
+    }
+    this.live = false;
+    this.suspect = undefined;
+    this.pendingSnapshot = undefined;
+    this.snapshotWanted = false;
+    this.endVerifications();
+  }
+
+  /**
+   * Something may have been lost without the book being known wrong (Kalshi: a `seq` skipped on a subscription of
+   * many tickers). The book keeps following the feed; the next venue snapshot decides: equal → nothing was lost
+   * here, different → a gap from `fromTs`.
+   */
+  suspectLoss(reason: GapReason, fromTs: number): void {
+    if (!this.live || this.pendingSnapshot !== undefined || this.suspect !== undefined) return;
+    this.suspect = { from: Math.max(this.lastTs, fromTs), reason };
+  }
+
+  /**
+   * A venue snapshot. `ts` is when it holds from, if the venue says (Polymarket US: transactTime + 1; Gemini: its
+   * receive time); without one (`defer`), its ts is decided by the next timestamped message of the connection
+   * (`settle`) or by the sweep. Returns true when it waits for that.
+   */
+  venueSnapshot(bids: LevelList, asks: LevelList, timing: { ts?: number; defer?: boolean }): boolean {
+    const book = this.buildBook(bids, asks);
+    if (this.live && this.pendingSnapshot === undefined) {
+      if (book.equals(this.book)) {
+        // Nothing was lost: keep the continuous series, and record this snapshot at the next exact boundary.
+        this.suspect = undefined;
+        this.snapshotWanted = true;
+        this.verified(this.lastTs);
+        return false;
+      }
+      const from = this.verifiedTs >= 0 ? this.verifiedTs : this.lastTs;
+      this.pendingGap = this.suspect ? { ...this.suspect } : { from, reason: 'snapshot_mismatch' };
+    }
+    this.suspect = undefined;
+    this.book = book;
+    this.live = true;
+    this.endVerifications();
+    if (timing.defer) {
+      this.pendingSnapshot = { receivedAt: this.env.now() };
+      return true;
+    }
+    this.pendingSnapshot = { receivedAt: this.env.now() };
+    this.settle(timing.ts ?? this.env.now());
+    return false;
+  }
+
+  /** Writes a pending venue snapshot at `ts` (or just after the last row written), with its gap first. */
+  settle(ts: number): void {
+    if (this.pendingSnapshot === undefined) return;
+    const s = Math.max(ts, this.lastTs + 1);
+    const gap = this.pendingGap;
+    if (gap !== undefined) {
+      const from = Math.min(gap.from, s);
+      this.env.sink.gap(this.exchange, this.ticker, from, s, gap.reason, this.env.now());
+      this.env.metrics?.gap(this.exchange, gap.reason);
+      this.pendingGap = undefined;
+    }
+    this.pendingSnapshot = undefined;
+    this.writeSnapshot(s);
+    this.verified(s);
+  }
+
+  private verified(ts: number): void {
+    if (ts > this.verifiedTs) this.verifiedTs = ts;
+  }
+
+  private writeSnapshot(s: number): void {
+    this.env.sink.snapshot(this.exchange, this.ticker, s, this.book);
+    this.lastSnapshotTs = s;
+    if (s > this.lastTs) this.lastTs = s;
+    this.snapshotWanted = false;
+    this.nextSnapshotAt = this.env.now() + this.env.snapshotIntervalMs;
+  }
+
+  // ------------------------------------------------------------------------------------------------------------
+  // Changes
+
+  /**
+   * Starts one venue event at the venue's (or receive) time: writes a pending or wanted snapshot first when due.
+   * Returns the ts the event's rows get, or -1 when the book is not live (the event is ignored).
+   */
+  beginEvent(ts: number): number {
+    if (!this.live) return -1;
+    let t = ts;
+    if (this.pendingSnapshot !== undefined) this.settle(t);
+    else if (this.snapshotWanted && t > this.lastTs) this.writeSnapshot(t);
+    if (t < this.lastSnapshotTs) {
+      t = this.lastSnapshotTs;
+      this.env.metrics?.clamped(this.exchange);
+    }
+    this.lastActivityAt = this.env.now();
+    return t;
+  }
+
+  /** A signed change (Kalshi `delta_fp`) at the event's ts `t` (from beginEvent). */
+  applyDelta(t: number, side: SideCode, priceText: string, deltaText: string): void {
+    const price = this.env.price.get(priceText);
+    const delta = parseDecimal(deltaText);
+    if (delta === 0n) return;
+    const levels = this.book.side(side);
+    const level = levels.get(price);
+    const q = (level?.q ?? 0n) + delta;
+    if (q < 0n) {
+      this.env.onBroken(this, 'book_inconsistent');
+      return;
+    }
+    if (q === 0n) levels.delete(price);
+    else if (level) {
+      level.q = q;
+      level.s = '';
+    } else levels.set(price, { q, s: '', e: this.epoch });
+    this.emit(t, side, price, deltaText, q);
+  }
+
+  /** A new absolute size of a level (Gemini `changes`; "0" removes it). */
+  applyLevel(t: number, side: SideCode, priceText: string, quantityText: string): void {
+    const price = this.env.price.get(priceText);
+    const levels = this.book.side(side);
+    const level = levels.get(price);
+    if (level !== undefined && level.s === quantityText) return;
+    const q = parseDecimal(quantityText);
+    if (q < 0n) throw new RangeError(`negative size ${quantityText}`);
+    const old = level?.q ?? 0n;
+    if (q === old) {
+      if (level) level.s = quantityText;
+      return;
+    }
+    if (q === 0n) levels.delete(price);
+    else if (level) {
+      level.q = q;
+      level.s = quantityText;
+    } else levels.set(price, { q, s: quantityText, e: this.epoch });
+    this.emit(t, side, price, formatDecimal(q - old), q);
+  }
+
+  /** A whole book (Polymarket US sends one per change): the differences to ours become deltas at `t`. */
+  applyWholeBook(t: number, bids: LevelList, asks: LevelList): void {
+    const epoch = ++this.epoch;
+    this.diffSide(t, BID, bids, epoch);
+    this.diffSide(t, ASK, asks, epoch);
+    this.verified(t); // our book is now the venue's whole book at t
+  }
+
+  private diffSide(t: number, side: SideCode, levelsIn: LevelList, epoch: number): void {
+    const levels = this.book.side(side);
+    for (const [priceText, quantityText] of levelsIn) {
+      const price = this.env.price.get(priceText);
+      const level = levels.get(price);
+      if (level !== undefined && level.s === quantityText) {
+        level.e = epoch;
+        continue;
+      }
+      const q = parseDecimal(quantityText);
+      if (q < 0n) throw new RangeError(`negative size ${quantityText}`);
+      const old = level?.q ?? 0n;
+      if (q === 0n) {
+        if (level) {
+          levels.delete(price);
+          this.emit(t, side, price, formatDecimal(-old), 0n);
+        }
+        continue;
+      }
+      if (level) {
+        level.e = epoch;
+        level.s = quantityText;
+        if (q === old) continue;
+        level.q = q;
+      } else levels.set(price, { q, s: quantityText, e: epoch });
+      this.emit(t, side, price, formatDecimal(q - old), q);
+    }
+    for (const [price, level] of levels) {
+      if (level.e === epoch) continue;
+      levels.delete(price);
+      this.emit(t, side, price, formatDecimal(-level.q), 0n);
+    }
+  }
+
+  private emit(t: number, side: SideCode, price: string, quantityDelta: string, newQuantity: bigint): void {
+    const floor = t * 1000;
+    this.sequence = this.sequence + 1 > floor ? this.sequence + 1 : floor;
+    this.env.sink.delta(this.exchange, this.ticker, t, this.sequence, side, price, quantityDelta);
+    if (t > this.lastTs) this.lastTs = t;
+    if (this.verifications.length > 0) this.trackChange(`${side}:${price}`, newQuantity);
+  }
+
+  // ------------------------------------------------------------------------------------------------------------
+  // Cadence and quiet tickers
+
+  /** Called every few hundred ms: due cadence snapshots, snapshots of quiet tickers, overdue verifications. */
+  sweep(now: number): void {
+    if (this.live && this.pendingSnapshot === undefined && now >= this.nextSnapshotAt) this.snapshotWanted = true;
+    if (this.pendingSnapshot !== undefined) {
+      // No timestamped message followed the venue's snapshot: it holds from when it arrived.
+      if (now - this.pendingSnapshot.receivedAt >= this.env.quietMs) this.settle(this.pendingSnapshot.receivedAt);
+    } else if (this.snapshotWanted && this.live && now - this.lastActivityAt >= this.env.quietMs) {
+      // The venue stamps its own events: one still in flight may carry a time up to quietMs behind ours.
+      this.writeSnapshot(Math.max(this.lastTs + 1, this.env.venueClock ? now - this.env.quietMs : now));
+    }
+    for (const v of this.verifications) {
+      if (!v.done && v.rest !== undefined && now >= v.deadline) {
+        v.done = true;
+        this.endVerifications();
+        // The loss happened after the book was last known right, not necessarily after this request.
+        this.lose('reconcile_mismatch', this.verifiedTs >= 0 ? this.verifiedTs : v.fromTs);
+        this.env.onBroken(this, 'reconcile_mismatch');
+        return;
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------------------------
+  // Verification against a REST book (feeds without sequence numbers)
+
+  /** Call when sending a REST book request; pass the result to completeVerification. Undefined when not live. */
+  startVerification(graceMs: number): Verification | undefined {
+    if (!this.live || this.pendingSnapshot !== undefined || this.pendingGap !== undefined) return undefined;
+    const v: Verification = {
+      fromTs: this.lastTs,
+      base: this.book.flatten(),
+      log: [],
+      graceMs,
+      deadline: Number.MAX_SAFE_INTEGER,
+      done: false,
+      matched: false,
+    };
+    this.verifications.push(v);
+    return v;
+  }
+
+  /**
+   * The REST book arrived. It equals our book at some moment near the request, maybe before (changes we applied
+   * since) or after (changes still in flight to us): match if any state from the request's until `graceMs` from now
+   * equals it. Resolves 'match', 'pending' (decided later by trackChange or the sweep) or 'void' (not comparable:
+   * the ticker lost its book meanwhile).
+   */
+  completeVerification(v: Verification, bids: LevelList, asks: LevelList): 'match' | 'pending' | 'void' {
+    if (v.done || !this.verifications.includes(v)) return 'void';
+    const rest = this.buildBook(bids, asks).flatten();
+    const state = new Map(v.base);
+    const mismatch = new Set<string>();
+    for (const [key, q] of rest) if (state.get(key) !== q) mismatch.add(key);
+    for (const key of state.keys()) if (!rest.has(key)) mismatch.add(key);
+    const check = () => mismatch.size === 0;
+    let matched = check();
+    for (const [key, q] of v.log) {
+      if (matched) break;
+      if (q === 0n) state.delete(key);
+      else state.set(key, q);
+      if ((rest.get(key) ?? 0n) === q) mismatch.delete(key);
+      else mismatch.add(key);
+      matched = check();
+    }
+    if (matched) {
+      v.done = true;
+      v.matched = true;
+      this.verified(v.fromTs);
+      this.verifications.splice(this.verifications.indexOf(v), 1);
+      return 'match';
+    }
+    v.rest = rest;
+    v.mismatch = mismatch;
+    v.log = [];
+    v.deadline = this.env.now() + v.graceMs;
+    return 'pending';
+  }
+
+  private trackChange(key: string, q: bigint): void {
+    for (let i = this.verifications.length - 1; i >= 0; i--) {
+      const v = this.verifications[i] as Verification;
+      if (v.rest === undefined) {
+        v.log.push([key, q]);
+        continue;
+      }
+      if ((v.rest.get(key) ?? 0n) === q) v.mismatch?.delete(key);
+      else v.mismatch?.add(key);
+      if (v.mismatch?.size === 0) {
+        v.done = true;
+        v.matched = true;
+        this.verified(v.fromTs);
+        this.verifications.splice(i, 1);
+      }
+    }
+  }
+
+  /** The REST request failed: forget the verification. */
+  cancelVerification(v: Verification): void {
+    v.done = true;
+    const i = this.verifications.indexOf(v);
+    if (i >= 0) this.verifications.splice(i, 1);
+  }
+
+  /** Verifications still open (tests, the reconciler's bookkeeping). */
+  get openVerifications(): number {
+    return this.verifications.length;
+  }
+
+  private endVerifications(): void {
+    for (const v of this.verifications) v.done = true;
+    this.verifications.length = 0;
+  }
+
+  private buildBook(bids: LevelList, asks: LevelList): LocalBook {
+    const book = new LocalBook();
+    for (const [side, list] of [
+      [BID, bids],
+      [ASK, asks],
+    ] as const) {
+      const levels = book.side(side);
+      for (const [priceText, quantityText] of list) {
+        const q = parseDecimal(quantityText);
+        if (q < 0n) throw new RangeError(`negative size ${quantityText}`);
+        if (q === 0n) continue;
+        const price = this.env.price.get(priceText);
+        const existing = levels.get(price);
+        if (existing) existing.q += q;
+        else levels.set(price, { q, s: quantityText, e: this.epoch } satisfies Level);
+      }
+    }
+    return book;
+  }
+}
+
+export type { Verification };

@@ -1,0 +1,80 @@
+/**
+ * One platform's feed behind one interface: the handshake (and its authentication), a session per connection that
+ * subscribes in batches, turns the venue's messages into calls on the tickers' recorders and reports integrity
+ * signals, plus the REST listing (discovery) and REST book (reconciliation) of the platform.
+ */
+import type { ExchangeKey } from '@depthgate/platforms';
+import type { Logger } from '@depthgate/service-kit';
+import type { TickerRecorder } from '../ticker';
+import type { RestClient } from './rest';
+
+export interface SessionContext {
+  readonly exchange: ExchangeKey;
+  readonly logger: Logger;
+  /** Sends a text frame on the connection. */
+  send(text: string): void;
+  /** The recorder of a ticker this connection records, if any. */
+  ticker(ticker: string): TickerRecorder | undefined;
+  /** Receive clock (epoch ms, monotone). */
+  now(): number;
+  /** The venue refused a ticker (unknown market): stop asking for it until the next discovery. */
+  rejectTicker(ticker: string, message: string): void;
+  /** Gives up on this connection: it is closed and replaced (every ticker on it gets a gap). */
+  reconnect(reason: 'disconnect'): void;
+}
+
+export interface VenueSession {
+  /** Subscribes (in the venue's batch sizes); each ticker's first book follows. */
+  subscribe(tickers: readonly string[]): void;
+  unsubscribe(tickers: readonly string[]): void;
+  /** Asks for fresh venue snapshots of tickers whose book was lost or is in doubt. */
+  resync(tickers: readonly string[]): void;
+  onMessage(text: string, receivedAt: number): void;
+  /**
+   * Every event of the venue up to this moment (venue clock; Gemini: our receive clock) has been received on this
+   * connection, unless a loss was detected: a tighter `from` for the gap when the connection drops.
+   */
+  watermark(): number;
+  close(): void;
+}
+
+export interface RestBook {
+  bids: [string, string][];
+  asks: [string, string][];
+}
+
+export interface VenueProtocol {
+  readonly exchange: ExchangeKey;
+  /** Platform name for logs. */
+  readonly platform: string;
+  readonly feedUrl: string;
+  /** Events carry the venue's timestamps (else receive time is used). */
+  readonly venueClock: boolean;
+  /** The feed refuses unauthenticated connections and no credentials are configured: not recorded. */
+  readonly missingCredentials: boolean;
+  /** Headers of the WebSocket handshake (authentication where the platform needs it). */
+  handshakeHeaders(nowMs: number): Record<string, string> | undefined;
+  createSession(ctx: SessionContext): VenueSession;
+  /** Tickers of the platform's active markets (all, or those of the given series). */
+  listActive(rest: RestClient, series: readonly string[], all: boolean): Promise<string[]>;
+  /** The platform's current REST book of a ticker, as bids and asks (reconciliation). */
+  restBook(rest: RestClient, ticker: string): Promise<RestBook>;
+  /** A configured or listed ticker as the feed spells it (Gemini: upper case). */
+  normalizeTicker(ticker: string): string;
+}
+
+/** Parses a JSON object message; undefined when it is not one. */
+export function parseObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const v: unknown = JSON.parse(text);
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function chunk<T>(list: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
+  return out;
+}

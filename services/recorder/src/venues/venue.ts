@@ -1,0 +1,336 @@
+/**
+ * One platform's recording: which tickers (configured lists, prefixes and series, discovery through the REST
+ * listing, refreshed periodically; markets that leave the listing are dropped), their recorders (resumed from what
+ * ClickHouse holds), the feed connections they are spread over, and the REST reconciliation of their books.
+ */
+import { TICKER_PATTERN, type RecorderStore } from '@depthgate/history-store';
+import type { Logger } from '@depthgate/service-kit';
+import type { CanonicalMemo } from '../decimal';
+import type { RecorderMetrics } from '../metrics';
+import type { GapReason, RowSink } from '../rows';
+import { TickerRecorder, type TickerResume } from '../ticker';
+import { FeedShard } from './feed';
+import type { RestClient } from './rest';
+import type { VenueProtocol } from './types';
+
+export interface Selection {
+  /** Always recorded (while the venue accepts them). */
+  tickers: string[];
+  /** Listed markets whose ticker starts with one of these (case-insensitive); `*` is every listed market. */
+  prefixes: string[];
+  /** Every listed market of these series (Kalshi series ticker, Gemini event series, Polymarket US series slug/id). */
+  series: string[];
+}
+
+export interface VenueOptions {
+  protocol: VenueProtocol;
+  rest: RestClient;
+  /** Where each ticker's stored series ends (its resume point). */
+  store: Pick<RecorderStore, 'storedTickers'>;
+  sink: RowSink;
+  metrics: RecorderMetrics;
+  logger: Logger;
+  now: () => number;
+  price: CanonicalMemo;
+  selection: Selection;
+  maxTickers: number;
+  discoveryIntervalMs: number;
+  tickersPerConnection: number;
+  snapshotIntervalMs: number;
+  quietMs: number;
+  stallTimeoutMs: number;
+  pingIntervalMs: number;
+  reconnectMinMs: number;
+  reconnectMaxMs: number;
+  /** 0: no reconciliation. */
+  reconcileIntervalMs: number;
+  reconcileGraceMs: number;
+}
+
+export class Venue {
+  readonly recorders = new Map<string, TickerRecorder>();
+  private readonly shards: FeedShard[] = [];
+  /** Tickers that left the recording: where their series ended, for when they come back. */
+  private readonly retired = new Map<string, TickerResume>();
+  /** Refused by the venue (unknown market): not asked for again before the next discovery. */
+  private readonly refused = new Set<string>();
+  private desired = new Set<string>();
+  private awaiting = new Set<string>();
+  private timers: NodeJS.Timeout[] = [];
+  private stopped = false;
+  private paused = false;
+  private cappedWarned = false;
+  private discovering: Promise<void> | undefined;
+  private reconcileCursor = 0;
+  private reconciling = false;
+  private readonly log: Logger;
+
+  constructor(private readonly o: VenueOptions) {
+    this.log = o.logger.child({ exchange: o.protocol.exchange });
+  }
+
+  get exchange() {
+    return this.o.protocol.exchange;
+  }
+
+  /** First discovery, then feeds; discovery and reconciliation repeat on their intervals. */
+  async start(): Promise<void> {
+    await this.discover();
+    if (this.o.discoveryIntervalMs > 0 && this.listingWanted()) {
+      const t = setInterval(() => void this.discover(), this.o.discoveryIntervalMs);
+      t.unref();
+      this.timers.push(t);
+    }
+    if (this.o.reconcileIntervalMs > 0) {
+      const t = setInterval(() => void this.reconcileNext(), 100);
+      t.unref();
+      this.timers.push(t);
+    }
+  }
+
+  private listingWanted(): boolean {
+    return this.o.selection.prefixes.length > 0 || this.o.selection.series.length > 0;
+  }
+
+  /** Recomputes the wanted tickers from the configuration and the listing, then applies the difference. */
+  discover(): Promise<void> {
+    this.discovering ??= this.discoverOnce().finally(() => {
+      this.discovering = undefined;
+    });
+    return this.discovering;
+  }
+
+  private async discoverOnce(): Promise<void> {
+    const { selection, protocol } = this.o;
+    const wanted: string[] = selection.tickers.map((t) => protocol.normalizeTicker(t));
+    if (this.listingWanted()) {
+      // Prefixes need the whole listing; series alone only their members.
+      const all = selection.prefixes.length > 0;
+      let listed: string[];
+      let bySeries: Set<string>;
+      try {
+        listed = await protocol.listActive(this.o.rest, selection.series, all);
+        bySeries =
+          selection.series.length === 0
+            ? new Set()
+            : all
+              ? new Set(await protocol.listActive(this.o.rest, selection.series, false))
+              : new Set(listed);
+        this.o.metrics.discoveries.inc({ exchange: this.exchange, outcome: 'ok' });
+      } catch (err) {
+        this.o.metrics.discoveries.inc({ exchange: this.exchange, outcome: 'failed' });
+        this.log.warn({ err: { message: (err as Error).message } }, 'discovery failed; keeping the current tickers');
+        // Configured tickers are recorded even when the listing cannot be read.
+        this.apply(new Set([...this.desired, ...wanted]));
+        return;
+      }
+      const prefixes = selection.prefixes.filter((p) => p !== '*').map((p) => p.toLowerCase());
+      const every = selection.prefixes.includes('*');
+      for (const raw of listed.sort()) {
+        const t = protocol.normalizeTicker(raw);
+        const lower = t.toLowerCase();
+        if (every || prefixes.some((p) => lower.startsWith(p)) || bySeries.has(raw)) wanted.push(t);
+      }
+    }
+    this.refused.clear();
+    const valid = wanted.filter((t) => {
+      if (TICKER_PATTERN.test(t)) return true;
+      this.log.warn({ ticker: t.slice(0, 100) }, 'ticker outside the history ticker grammar; not recorded');
+      return false;
+    });
+    let unique = [...new Set(valid)];
+    if (unique.length > this.o.maxTickers) {
+      if (!this.cappedWarned) {
+        this.log.warn(
+          { wanted: unique.length, max: this.o.maxTickers },
+          'more tickers than RECORDER_MAX_TICKERS; recording the configured ones and the first listed',
+        );
+        this.cappedWarned = true;
+      }
+      unique = unique.slice(0, this.o.maxTickers);
+    }
+    this.apply(new Set(unique));
+  }
+
+  private apply(next: Set<string>): void {
+    if (this.stopped) return;
+    const removed = [...this.desired].filter((t) => !next.has(t));
+    const added = [...next].filter((t) => !this.desired.has(t));
+    this.desired = next;
+    if (removed.length > 0) this.removeTickers(removed);
+    if (added.length > 0) {
+      for (const t of added) this.awaiting.add(t);
+      void this.admit();
+    }
+  }
+
+  private removeTickers(tickers: string[]): void {
+    this.log.info({ tickers: tickers.slice(0, 20), count: tickers.length }, 'tickers leave the recording');
+    for (const shard of this.shards) shard.remove(tickers);
+    for (const t of tickers) {
+      this.awaiting.delete(t);
+      const rec = this.recorders.get(t);
+      if (!rec) continue;
+      this.retired.set(t, { lastTs: rec.lastTs, sequence: rec.sequence });
+      this.recorders.delete(t);
+    }
+  }
+
+  /** Creates recorders for the awaited tickers (resumed from ClickHouse) and gives them to connections. */
+  private async admit(): Promise<void> {
+    const list = [...this.awaiting].filter((t) => !this.recorders.has(t) && !this.refused.has(t));
+    if (list.length === 0 || this.stopped) return;
+    const unknown = list.filter((t) => !this.retired.has(t));
+    let stored: Map<string, { lastTs: number; sequence: number }>;
+    try {
+      stored = unknown.length > 0 ? await this.o.store.storedTickers(this.exchange, unknown) : new Map();
+    } catch (err) {
+      // Cannot know where their series end: try again shortly (they are not recorded meanwhile).
+      this.log.warn({ err: { message: (err as Error).message }, tickers: list.length }, 'cannot resume tickers yet');
+      const t = setTimeout(() => void this.admit(), 2000);
+      t.unref();
+      this.timers.push(t);
+      return;
+    }
+    if (this.stopped) return;
+    const admitted: string[] = [];
+    for (const t of list) {
+      if (!this.awaiting.has(t) || this.recorders.has(t)) continue;
+      this.awaiting.delete(t);
+      const retired = this.retired.get(t);
+      const resume: TickerResume = retired ?? stored.get(t) ?? { lastTs: -1, sequence: 0 };
+      this.retired.delete(t);
+      const rec = new TickerRecorder(this.exchange, t, resume, {
+        sink: this.o.sink,
+        now: this.o.now,
+        price: this.o.price,
+        snapshotIntervalMs: this.o.snapshotIntervalMs,
+        quietMs: this.o.quietMs,
+        venueClock: this.o.protocol.venueClock,
+        onBroken: (r, reason) => this.broken(r, reason),
+        metrics: {
+          gap: (exchange, reason) => this.o.metrics.gap(exchange, reason),
+          clamped: (exchange) => this.o.metrics.clamped.inc({ exchange }),
+        },
+      });
+      if (retired !== undefined && rec.pendingGap) rec.pendingGap.reason = 'resubscribe';
+      this.recorders.set(t, rec);
+      admitted.push(t);
+    }
+    if (admitted.length === 0) return;
+    this.log.info({ count: admitted.length, tickers: admitted.slice(0, 20) }, 'recording tickers');
+    this.assign(admitted);
+  }
+
+  private assign(tickers: string[]): void {
+    let rest = tickers;
+    for (const shard of this.shards) {
+      if (rest.length === 0) break;
+      const room = this.o.tickersPerConnection - shard.tickers.size;
+      if (room <= 0) continue;
+      shard.add(rest.slice(0, room));
+      rest = rest.slice(room);
+    }
+    while (rest.length > 0) {
+      const shard = new FeedShard(
+        {
+          protocol: this.o.protocol,
+          logger: this.o.logger,
+          metrics: this.o.metrics,
+          now: this.o.now,
+          recorder: (t) => this.recorders.get(t),
+          rejectTicker: (t, message) => this.refuse(t, message),
+          stallTimeoutMs: this.o.stallTimeoutMs,
+          pingIntervalMs: this.o.pingIntervalMs,
+          reconnectMinMs: this.o.reconnectMinMs,
+          reconnectMaxMs: this.o.reconnectMaxMs,
+        },
+        this.shards.length + 1,
+      );
+      this.shards.push(shard);
+      shard.add(rest.slice(0, this.o.tickersPerConnection));
+      rest = rest.slice(this.o.tickersPerConnection);
+      if (this.paused) shard.pause();
+      shard.start();
+    }
+  }
+
+  private refuse(ticker: string, message: string): void {
+    this.log.warn({ ticker, message }, 'the venue refused a ticker; not recorded until the next discovery');
+    this.refused.add(ticker);
+    const rec = this.recorders.get(ticker);
+    if (rec) this.retired.set(ticker, { lastTs: rec.lastTs, sequence: rec.sequence });
+    this.recorders.delete(ticker);
+    this.desired.delete(ticker);
+  }
+
+  private broken(rec: TickerRecorder, reason: GapReason): void {
+    if (rec.live) rec.lose(reason, rec.verifiedTs >= 0 ? rec.verifiedTs : rec.lastTs);
+    this.log.warn({ ticker: rec.ticker, reason }, 'book lost; resyncing the ticker');
+    for (const shard of this.shards) shard.resync([rec.ticker]);
+  }
+
+  /** Cadence and quiet snapshots, overdue verifications; the tickers gauge. */
+  sweep(now: number): void {
+    let live = 0;
+    for (const rec of this.recorders.values()) {
+      rec.sweep(now);
+      if (rec.live) live++;
+    }
+    this.o.metrics.tickers.set({ exchange: this.exchange, state: 'live' }, live);
+    this.o.metrics.tickers.set({ exchange: this.exchange, state: 'syncing' }, this.recorders.size - live);
+  }
+
+  /** Compares one live ticker's book with the REST book, round robin, paced by the interval and the rate limit. */
+  private async reconcileNext(): Promise<void> {
+    if (this.reconciling || this.stopped || this.paused) return;
+    const live = [...this.recorders.values()].filter((r) => r.live && r.openVerifications === 0);
+    if (live.length === 0) return;
+    const spacing = this.o.reconcileIntervalMs / Math.max(1, this.recorders.size);
+    this.reconciling = true;
+    try {
+      const rec = live[this.reconcileCursor++ % live.length] as TickerRecorder;
+      const v = rec.startVerification(this.o.reconcileGraceMs);
+      if (v) {
+        try {
+          const book = await this.o.protocol.restBook(this.o.rest, rec.ticker);
+          if (this.recorders.get(rec.ticker) === rec) {
+            const result = rec.completeVerification(v, book.bids, book.asks);
+            this.o.metrics.reconciliations.inc({ exchange: this.exchange, result });
+          }
+        } catch (err) {
+          rec.cancelVerification(v);
+          this.o.metrics.reconciliations.inc({ exchange: this.exchange, result: 'failed' });
+          this.log.debug({ err: { message: (err as Error).message }, ticker: rec.ticker }, 'REST book failed');
+        }
+      }
+      await new Promise((r) => setTimeout(r, spacing));
+    } finally {
+      this.reconciling = false;
+    }
+  }
+
+  pause(): void {
+    this.paused = true;
+    for (const s of this.shards) s.pause();
+  }
+
+  resume(): void {
+    this.paused = false;
+    for (const s of this.shards) s.resume();
+  }
+
+  get connectedShards(): number {
+    return this.shards.filter((s) => s.isOpen).length;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const t of this.timers) {
+      clearInterval(t);
+      clearTimeout(t);
+    }
+    this.timers = [];
+    await Promise.all(this.shards.map((s) => s.stop()));
+  }
+}

@@ -1,0 +1,279 @@
+import { Writable } from 'node:stream';
+import type { ExchangeKey } from '@depthgate/platforms';
+import { createLogger } from '@depthgate/service-kit';
+import { CanonicalMemo } from '../decimal';
+import { ListSink, rebuild } from '../testing/support';
+import { TickerRecorder } from '../ticker';
+import { geminiProtocol } from './gemini';
+import { kalshiBook, kalshiDelta, kalshiProtocol } from './kalshi';
+import { polymarketUsProtocol } from './polymarket-us';
+import type { SessionContext, VenueProtocol } from './types';
+
+const logger = createLogger({ name: 't', level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
+
+function harness(protocol: VenueProtocol, tickers: string[], venueClock = protocol.venueClock) {
+  const sink = new ListSink();
+  const clock = { now: 1_000_000 };
+  const sent: unknown[] = [];
+  const rejected: string[] = [];
+  const reconnects: string[] = [];
+  const recs = new Map<string, TickerRecorder>();
+  for (const t of tickers) {
+    recs.set(
+      t,
+      new TickerRecorder(
+        protocol.exchange as ExchangeKey,
+        t,
+        { lastTs: -1, sequence: 0 },
+        {
+          sink,
+          now: () => clock.now,
+          price: new CanonicalMemo(),
+          snapshotIntervalMs: 3_600_000,
+          quietMs: 1000,
+          venueClock,
+          onBroken: () => undefined,
+        },
+      ),
+    );
+  }
+  const ctx: SessionContext = {
+    exchange: protocol.exchange,
+    logger,
+    send: (text) => sent.push(JSON.parse(text)),
+    ticker: (t) => recs.get(t),
+    now: () => clock.now,
+    rejectTicker: (t) => rejected.push(t),
+    reconnect: (r) => reconnects.push(r),
+  };
+  const session = protocol.createSession(ctx);
+  const msg = (m: unknown) => session.onMessage(JSON.stringify(m), clock.now);
+  return { sink, clock, sent, rejected, reconnects, recs, session, msg };
+}
+
+describe('Kalshi normalisation', () => {
+  it('turns NO bids into asks at 1 − price, in every known field shape', () => {
+    expect(kalshiBook({ yes_dollars_fp: [['0.0800', '300.00']], no_dollars_fp: [['0.5400', '20.25']] })).toEqual({
+      bids: [['0.0800', '300.00']],
+      asks: [['0.4600', '20.25']],
+    });
+    expect(kalshiBook({ yes_dollars: [['0.40', '10']], no_dollars: [['0.60', '12']] })).toEqual({
+      bids: [['0.40', '10']],
+      asks: [['0.40', '12']],
+    });
+    expect(kalshiBook({ yes: [[40, 10]], no: [[60, 12]] })).toEqual({ bids: [['0.40', '10']], asks: [['0.40', '12']] });
+    expect(kalshiDelta({ side: 'no', price_dollars: '0.5000', delta_fp: '-20.00', ts_ms: 1772895600123 })).toEqual({
+      side: 2,
+      price: '0.5000',
+      delta: '-20.00',
+      ts: 1772895600123,
+    });
+    expect(kalshiDelta({ side: 'yes', price: 41, delta: 5, ts: '2026-03-07T15:00:00.123000Z' })).toEqual({
+      side: 1,
+      price: '0.41',
+      delta: '5',
+      ts: Date.UTC(2026, 2, 7, 15, 0, 0, 123),
+    });
+  });
+
+  it('subscribes in batches, records snapshot then deltas at the venue time, and resubscribes on a seq gap', () => {
+    const protocol = kalshiProtocol({ feedUrl: 'ws://x/trade-api/ws/v2', signer: undefined, subscribeBatch: 2 });
+    const h = harness(protocol, ['A', 'B', 'C']);
+    h.session.subscribe(['A', 'B', 'C']);
+    expect(h.sent).toEqual([
+      { id: 1, cmd: 'subscribe', params: { channels: ['orderbook_delta'], market_tickers: ['A', 'B'] } },
+      { id: 2, cmd: 'subscribe', params: { channels: ['orderbook_delta'], market_tickers: ['C'] } },
+    ]);
+    h.msg({ id: 1, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 1 } });
+    const snap = (sid: number, seq: number, t: string, yes: string[][], no: string[][]) =>
+      h.msg({
+        type: 'orderbook_snapshot',
+        sid,
+        seq,
+        msg: { market_ticker: t, yes_dollars_fp: yes, no_dollars_fp: no },
+      });
+    const delta = (sid: number, seq: number, t: string, side: string, p: string, d: string, ts: number) =>
+      h.msg({
+        type: 'orderbook_delta',
+        sid,
+        seq,
+        msg: { market_ticker: t, side, price_dollars: p, delta_fp: d, ts_ms: ts },
+      });
+    snap(1, 1, 'A', [['0.4800', '100.00']], [['0.5000', '10.00']]);
+    snap(1, 2, 'B', [['0.1000', '1.00']], []);
+    delta(1, 3, 'A', 'no', '0.5000', '5.00', 5000);
+    delta(1, 4, 'B', 'yes', '0.1000', '1.00', 5001);
+    // Snapshots hold from the first timestamped message after them.
+    expect(h.sink.of('snapshot').map((r) => [r.ticker, r.ts, r.side, r.price, r.quantity])).toEqual([
+      ['A', 5000, 'bid', '0.48', '100'],
+      ['A', 5000, 'ask', '0.5', '10'],
+      ['B', 5000, 'bid', '0.1', '1'],
+    ]);
+    expect(h.sink.of('delta').map((r) => [r.ticker, r.ts, r.side, r.price, r.quantityDelta])).toEqual([
+      ['A', 5000, 'ask', '0.5', '5.00'],
+      ['B', 5001, 'bid', '0.1', '1.00'],
+    ]);
+    h.sent.length = 0;
+    // seq 5 lost (it was B's): both markets are resubscribed on a new sid.
+    delta(1, 6, 'A', 'yes', '0.4800', '1.00', 5010);
+    expect(h.sent).toEqual([
+      { id: 3, cmd: 'subscribe', params: { channels: ['orderbook_delta'], market_tickers: ['A', 'B'] } },
+    ]);
+    h.msg({ id: 3, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 2 } });
+    snap(2, 1, 'A', [['0.4800', '101.00']], [['0.5000', '15.00']]); // equal to our book: no gap for A
+    snap(2, 2, 'B', [['0.1000', '7.00']], []); // B lost +5: gap
+    delta(1, 7, 'A', 'yes', '0.4800', '1.00', 5020); // old sid, ignored for A now
+    delta(2, 3, 'A', 'yes', '0.4800', '1.00', 5020);
+    expect(h.sent.at(-1)).toEqual({ id: 4, cmd: 'unsubscribe', params: { sids: [1] } });
+    expect(h.sink.of('gap')).toMatchObject([{ ticker: 'B', fromTs: 5001, toTs: 5020, reason: 'sequence_gap' }]);
+    expect(
+      rebuild(
+        h.sink
+          .of('delta')
+          .concat(h.sink.of('snapshot'))
+          .filter((r) => r.ticker === 'A'),
+        5020,
+      ),
+    ).toEqual({
+      'bid:0.48': '102',
+      'ask:0.5': '15',
+    });
+    expect(
+      rebuild(
+        h.sink.rows.filter((r) => r.ticker === 'B'),
+        5020,
+      ),
+    ).toEqual({ 'bid:0.1': '7' });
+  });
+
+  it('drops a market Kalshi does not know and subscribes the rest again', () => {
+    const protocol = kalshiProtocol({ feedUrl: 'ws://x/trade-api/ws/v2', signer: undefined, subscribeBatch: 10 });
+    const h = harness(protocol, ['A', 'ZZ']);
+    h.session.subscribe(['A', 'ZZ']);
+    h.msg({ id: 1, type: 'error', msg: { code: 16, msg: 'Market not found: ZZ' } });
+    expect(h.rejected).toEqual(['ZZ']);
+    expect(h.sent.at(-1)).toEqual({
+      id: 2,
+      cmd: 'subscribe',
+      params: { channels: ['orderbook_delta'], market_tickers: ['A'] },
+    });
+  });
+});
+
+describe('Gemini normalisation', () => {
+  it('takes the first l2_updates as the book, later ones as absolute sizes, stamped with receive time', () => {
+    const protocol = geminiProtocol({ feedUrl: 'ws://x/v2/marketdata', subscribeBatch: 50, resubscribeDelayMs: 0 });
+    const h = harness(protocol, ['BTCUSD']);
+    h.session.subscribe(['BTCUSD']);
+    expect(h.sent).toEqual([{ type: 'subscribe', subscriptions: [{ name: 'l2', symbols: ['BTCUSD'] }] }]);
+    h.msg({
+      type: 'l2_updates',
+      symbol: 'BTCUSD',
+      changes: [
+        ['buy', '9122.04', '0.00121425'],
+        ['sell', '9122.07', '0.98942292'],
+      ],
+      trades: [],
+    });
+    h.clock.now += 5;
+    h.msg({
+      type: 'l2_updates',
+      symbol: 'BTCUSD',
+      changes: [
+        ['buy', '9122.04', '0.5'],
+        ['sell', '9122.07', '0'],
+      ],
+    });
+    h.msg({ type: 'heartbeat', timestamp: 1 });
+    expect(h.sink.of('snapshot').map((r) => r.ts)).toEqual([1_000_000, 1_000_000]);
+    expect(h.sink.of('delta').map((r) => [r.ts, r.side, r.price, r.quantityDelta])).toEqual([
+      [1_000_005, 'bid', '9122.04', '0.49878575'],
+      [1_000_005, 'ask', '9122.07', '-0.98942292'],
+    ]);
+    expect(h.session.watermark()).toBe(1_000_005);
+  });
+
+  it('resubscribes after a pause, ignoring updates still in flight, and reports unknown symbols', async () => {
+    const protocol = geminiProtocol({ feedUrl: 'ws://x/v2/marketdata', subscribeBatch: 50, resubscribeDelayMs: 20 });
+    const h = harness(protocol, ['BTCUSD']);
+    h.session.subscribe(['BTCUSD']);
+    h.msg({ type: 'l2_updates', symbol: 'BTCUSD', changes: [['buy', '1', '1']] });
+    h.recs.get('BTCUSD')?.lose('reconcile_mismatch', 0);
+    h.session.resync(['BTCUSD']);
+    expect(h.sent.at(-1)).toEqual({ type: 'unsubscribe', subscriptions: [{ name: 'l2', symbols: ['BTCUSD'] }] });
+    h.msg({ type: 'l2_updates', symbol: 'BTCUSD', changes: [['buy', '1', '3']] });
+    await new Promise((r) => setTimeout(r, 40));
+    expect(h.sent.at(-1)).toEqual({ type: 'subscribe', subscriptions: [{ name: 'l2', symbols: ['BTCUSD'] }] });
+    h.clock.now += 10;
+    h.msg({ type: 'l2_updates', symbol: 'BTCUSD', changes: [['buy', '1', '2']] });
+    expect(h.sink.of('gap')).toMatchObject([{ ticker: 'BTCUSD', fromTs: 0, toTs: 1_000_010 }]);
+    expect(rebuild(h.sink.rows, 1_000_010)).toEqual({ 'bid:1': '2' });
+    h.msg({ type: 'error', result: 'error', reason: 'InvalidSymbol', message: 'invalid symbol NOPE' });
+    expect(h.rejected).toEqual(['NOPE']);
+    h.session.close();
+  });
+});
+
+describe('Polymarket US normalisation', () => {
+  const book = (slug: string, bids: [string, string][], offers: [string, string][], transactTime?: string) => ({
+    requestId: 'dg-md-1',
+    subscriptionType: 'SUBSCRIPTION_TYPE_MARKET_DATA',
+    marketData: {
+      marketSlug: slug,
+      bids: bids.map(([p, q]) => ({ px: { value: p, currency: 'USD' }, qty: q })),
+      offers: offers.map(([p, q]) => ({ px: { value: p, currency: 'USD' }, qty: q })),
+      state: 'MARKET_STATE_OPEN',
+      ...(transactTime ? { transactTime } : {}),
+    },
+  });
+
+  it('stores the first book as a snapshot just after its transactTime and diffs later books into deltas', () => {
+    const protocol = polymarketUsProtocol({
+      feedUrl: 'ws://x/v1/ws/markets',
+      signer: undefined,
+      subscribeBatch: 500,
+      debounced: false,
+    });
+    const h = harness(protocol, ['m-a']);
+    h.session.subscribe(['m-a']);
+    expect(h.sent).toEqual([
+      {
+        subscribe: {
+          requestId: 'dg-md-1',
+          subscriptionType: 'SUBSCRIPTION_TYPE_MARKET_DATA',
+          marketSlugs: ['m-a'],
+          responsesDebounced: false,
+        },
+      },
+    ]);
+    h.msg(book('m-a', [['0.555', '0.50']], [['0.560', '0.80']], '2026-03-07T15:00:00.100Z'));
+    h.msg(book('m-a', [['0.555', '1.50']], [['0.570', '0.80']], '2026-03-07T15:00:00.250Z'));
+    const t0 = Date.UTC(2026, 2, 7, 15, 0, 0, 100);
+    expect(h.sink.of('snapshot').map((r) => r.ts)).toEqual([t0 + 1, t0 + 1]);
+    expect(
+      h.sink
+        .of('delta')
+        .map((r) => [r.ts - t0, r.side, r.price, r.quantityDelta])
+        .sort(),
+    ).toEqual([
+      [150, 'ask', '0.56', '-0.8'],
+      [150, 'ask', '0.57', '0.8'],
+      [150, 'bid', '0.555', '1'],
+    ]);
+  });
+
+  it('keeps subscriptions at 100 markets or fewer', () => {
+    const protocol = polymarketUsProtocol({
+      feedUrl: 'ws://x/v1/ws/markets',
+      signer: undefined,
+      subscribeBatch: 500,
+      debounced: false,
+    });
+    const slugs = Array.from({ length: 250 }, (_, i) => `m-${i}`);
+    const h = harness(protocol, slugs);
+    h.session.subscribe(slugs);
+    expect(h.sent.map((m) => (m as { subscribe: { marketSlugs: string[] } }).subscribe.marketSlugs.length)).toEqual([
+      100, 100, 50,
+    ]);
+  });
+});

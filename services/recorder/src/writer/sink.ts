@@ -1,0 +1,136 @@
+/**
+ * The RowSink the tickers write to: renders each row as a TabSeparated line straight into the open batch of its
+ * table and month, and seals batches when they reach RECORDER_BATCH_MAX_ROWS / RECORDER_BATCH_MAX_BYTES or are
+ * RECORDER_BATCH_MAX_DELAY_MS old. A batch never spans two months (so one insert is one part, all or nothing), and
+ * a snapshot's book never spans two batches (so the probe of its last book is conclusive).
+ */
+import type { ExchangeKey } from '@depthgate/platforms';
+import type { InsertTable } from '@depthgate/history-store';
+import { SIDE_NAME, type LocalBook, type SideCode } from '../book';
+import { formatDecimal } from '../decimal';
+import type { RowSink } from '../rows';
+import { EXCHANGE_INDEX, MonthOf, OpenBatch, type SealedBatch } from './batch';
+
+export interface BatchLimits {
+  maxRows: number;
+  maxBytes: number;
+  maxDelayMs: number;
+}
+
+class TableBatcher {
+  private readonly open = new Map<number, OpenBatch>();
+
+  constructor(
+    private readonly table: InsertTable,
+    private readonly limits: BatchLimits,
+    private readonly now: () => number,
+    private readonly seal: (batch: SealedBatch) => void,
+  ) {}
+
+  batch(month: number): OpenBatch {
+    let b = this.open.get(month);
+    if (b === undefined) {
+      b = new OpenBatch(this.table, month, this.now());
+      this.open.set(month, b);
+    }
+    return b;
+  }
+
+  /** Seals `b` if it reached a size bound. */
+  check(b: OpenBatch): void {
+    if (b.rows >= this.limits.maxRows || b.bytes >= this.limits.maxBytes) this.sealOne(b);
+  }
+
+  private sealOne(b: OpenBatch): void {
+    this.open.delete(b.month);
+    if (b.rows > 0) this.seal(b.seal());
+    else b.discard();
+  }
+
+  /** Seals batches older than the delay bound (all of them with `all`). */
+  tick(now: number, all = false): void {
+    for (const b of [...this.open.values()]) {
+      if (all || now - b.createdAt >= this.limits.maxDelayMs) this.sealOne(b);
+    }
+  }
+
+  get rowsOpen(): number[] {
+    const out = [0, 0, 0];
+    for (const b of this.open.values()) for (let i = 0; i < 3; i++) out[i] = (out[i] ?? 0) + (b.rowsByExchange[i] ?? 0);
+    return out;
+  }
+}
+
+export class TsvSink implements RowSink {
+  private readonly deltas: TableBatcher;
+  private readonly snapshots: TableBatcher;
+  private readonly gaps: TableBatcher;
+  private readonly month = new MonthOf();
+  /** Rows produced, per exchange and table (what the feeds gave; rows written are counted by the writer). */
+  readonly produced = { deltas: [0, 0, 0], snapshots: [0, 0, 0], gaps: [0, 0, 0] };
+
+  constructor(limits: BatchLimits, now: () => number, seal: (batch: SealedBatch) => void) {
+    this.deltas = new TableBatcher('deltas', limits, now, seal);
+    this.snapshots = new TableBatcher('snapshots', limits, now, seal);
+    this.gaps = new TableBatcher('gaps', limits, now, seal);
+  }
+
+  delta(
+    exchange: ExchangeKey,
+    ticker: string,
+    ts: number,
+    sequence: number,
+    side: SideCode,
+    price: string,
+    quantityDelta: string,
+  ): void {
+    const ex = EXCHANGE_INDEX[exchange];
+    const b = this.deltas.batch(this.month.get(ts));
+    b.append(`${exchange}\t${ticker}\t${ts}\t${sequence}\t${SIDE_NAME[side]}\t${price}\t${quantityDelta}\n`, ex, 1, ts);
+    b.probe = { table: 'deltas', exchange, ticker, ts, sequence };
+    this.produced.deltas[ex] = (this.produced.deltas[ex] ?? 0) + 1;
+    this.deltas.check(b);
+  }
+
+  snapshot(exchange: ExchangeKey, ticker: string, ts: number, book: LocalBook): void {
+    if (book.size === 0) return; // an empty book has no rows to write (docs/history.md, "Recorder")
+    const ex = EXCHANGE_INDEX[exchange];
+    const head = `${exchange}\t${ticker}\t${ts}\t`;
+    let text = '';
+    for (const [price, level] of book.bids) text += `${head}bid\t${price}\t${level.s || formatDecimal(level.q)}\n`;
+    for (const [price, level] of book.asks) text += `${head}ask\t${price}\t${level.s || formatDecimal(level.q)}\n`;
+    const b = this.snapshots.batch(this.month.get(ts));
+    b.append(text, ex, book.size, ts);
+    b.probe = { table: 'snapshots', exchange, ticker, ts };
+    this.produced.snapshots[ex] = (this.produced.snapshots[ex] ?? 0) + book.size;
+    this.snapshots.check(b);
+  }
+
+  gap(exchange: ExchangeKey, ticker: string, fromTs: number, toTs: number, reason: string, detectedAt: number): void {
+    const ex = EXCHANGE_INDEX[exchange];
+    const b = this.gaps.batch(0);
+    b.append(`${exchange}\t${ticker}\t${fromTs}\t${toTs}\t${reason}\t${detectedAt}\n`, ex, 1, toTs);
+    b.probe = { table: 'gaps', exchange, ticker, fromTs, toTs, reason, detectedAt };
+    this.produced.gaps[ex] = (this.produced.gaps[ex] ?? 0) + 1;
+    this.gaps.check(b);
+  }
+
+  /** Seals what is old enough; everything with `all` (shutdown, tests). */
+  tick(now: number, all = false): void {
+    // Gaps first, then snapshots, then deltas: the order they take effect in, so a reader never sees deltas
+    // after a gap before the snapshot that closes it was written (when all three are sealed together).
+    this.gaps.tick(now, all);
+    this.snapshots.tick(now, all);
+    this.deltas.tick(now, all);
+  }
+
+  /** Rows in open batches, per exchange index. */
+  openRows(): number[] {
+    const out = [0, 0, 0];
+    for (const t of [this.deltas, this.snapshots, this.gaps]) {
+      const r = t.rowsOpen;
+      for (let i = 0; i < 3; i++) out[i] = (out[i] ?? 0) + (r[i] ?? 0);
+    }
+    return out;
+  }
+}

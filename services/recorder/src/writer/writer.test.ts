@@ -1,0 +1,330 @@
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { createLogger } from '@depthgate/service-kit';
+import type { ProbeKey } from '@depthgate/history-store';
+import { LocalBook } from '../book';
+import { MonthOf, batchText, type SealedBatch } from './batch';
+import { TsvSink } from './sink';
+import { TableSpool, encodeRecord } from './spool';
+import { Writer, type WriterStore } from './writer';
+
+const logger = createLogger({ name: 't', level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
+const dirs: string[] = [];
+const tmp = () => {
+  const d = mkdtempSync(path.join(os.tmpdir(), 'dg-spool-test-'));
+  dirs.push(d);
+  return d;
+};
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+function collect(limits = { maxRows: 1000, maxBytes: 1 << 20, maxDelayMs: 500 }) {
+  const sealed: SealedBatch[] = [];
+  const clock = { now: 0 };
+  const sink = new TsvSink(
+    limits,
+    () => clock.now,
+    (b) => sealed.push(b),
+  );
+  return { sealed, sink, clock };
+}
+
+const MARCH = Date.UTC(2026, 2, 31, 23, 59, 59, 999);
+const APRIL = MARCH + 1;
+
+describe('TsvSink batches', () => {
+  it('renders TabSeparated rows in column order and keys the batch by its last row', () => {
+    const { sink, sealed } = collect();
+    sink.delta('venue_b', 'KX-1', MARCH, 7, 1, '0.48', '-20.00');
+    sink.delta('venue_b', 'KX-1', MARCH, 8, 2, '0.52', '5');
+    const book = new LocalBook();
+    book.bids.set('0.48', { q: 150n * 10n ** 18n, s: '150.00', e: 0 });
+    book.asks.set('0.5', { q: 2025n * 10n ** 16n, s: '', e: 0 });
+    sink.snapshot('venue_c', 'BTCUSD', MARCH, book);
+    sink.gap('venue_a_us', 'a-b', 1, 2, 'disconnect', 3);
+    sink.tick(0, true);
+    const text = Object.fromEntries(sealed.map((b) => [b.table, batchText(b)]));
+    expect(text.deltas).toBe(
+      `venue_b\tKX-1\t${MARCH}\t7\tbid\t0.48\t-20.00\nvenue_b\tKX-1\t${MARCH}\t8\task\t0.52\t5\n`,
+    );
+    expect(text.snapshots).toBe(
+      `venue_c\tBTCUSD\t${MARCH}\tbid\t0.48\t150.00\nvenue_c\tBTCUSD\t${MARCH}\task\t0.5\t20.25\n`,
+    );
+    expect(text.gaps).toBe('venue_a_us\ta-b\t1\t2\tdisconnect\t3\n');
+    const deltas = sealed.find((b) => b.table === 'deltas');
+    expect(deltas?.probe).toEqual({ table: 'deltas', exchange: 'venue_b', ticker: 'KX-1', ts: MARCH, sequence: 8 });
+    expect(deltas?.rowsByExchange).toEqual([2, 0, 0]);
+    expect(sealed.find((b) => b.table === 'snapshots')?.rowsByExchange).toEqual([0, 2, 0]);
+  });
+
+  it('seals at the row bound, the byte bound and the delay bound', () => {
+    const rows = collect({ maxRows: 3, maxBytes: 1 << 20, maxDelayMs: 500 });
+    for (let i = 0; i < 7; i++) rows.sink.delta('venue_b', 'KX-1', MARCH, i, 1, '1', '1');
+    expect(rows.sealed.map((b) => b.rows)).toEqual([3, 3]);
+    rows.clock.now = 499;
+    rows.sink.tick(rows.clock.now);
+    expect(rows.sealed).toHaveLength(2);
+    rows.clock.now = 500;
+    rows.sink.tick(rows.clock.now);
+    expect(rows.sealed.map((b) => b.rows)).toEqual([3, 3, 1]);
+
+    const bytes = collect({ maxRows: 1000, maxBytes: 100, maxDelayMs: 500 });
+    for (let i = 0; i < 5; i++) bytes.sink.delta('venue_b', 'KX-1', MARCH, i, 1, '1', '1');
+    expect(bytes.sealed.length).toBeGreaterThan(0);
+    expect(bytes.sealed.every((b) => b.bytes >= 100 && b.bytes < 200)).toBe(true);
+  });
+
+  it('never lets a batch span two months (one insert = one part)', () => {
+    const { sink, sealed } = collect();
+    sink.delta('venue_b', 'KX-1', MARCH, 1, 1, '1', '1');
+    sink.delta('venue_c', 'BTCUSD', APRIL, 2, 1, '1', '1');
+    sink.delta('venue_b', 'KX-2', MARCH, 3, 1, '1', '1');
+    sink.tick(0, true);
+    expect(sealed.map((b) => b.rows).sort()).toEqual([1, 2]);
+    const month = new MonthOf();
+    for (const b of sealed) {
+      const months = new Set(
+        batchText(b)
+          .trim()
+          .split('\n')
+          .map((l) => month.get(Number(l.split('\t')[2]))),
+      );
+      expect(months.size).toBe(1);
+    }
+  });
+
+  it('keeps a whole book in one batch even past the row bound', () => {
+    const { sink, sealed } = collect({ maxRows: 2, maxBytes: 1 << 20, maxDelayMs: 500 });
+    const book = new LocalBook();
+    for (let i = 1; i <= 5; i++) book.bids.set(String(i), { q: 10n ** 18n, s: '1', e: 0 });
+    sink.snapshot('venue_b', 'KX-1', MARCH, book);
+    expect(sealed.map((b) => b.rows)).toEqual([5]);
+  });
+});
+
+describe('spool', () => {
+  const batch = (rows: number, probeTs: number): SealedBatch => {
+    const { sink, sealed } = collect();
+    for (let i = 0; i < rows; i++) sink.delta('venue_a_us', 'slug-a', probeTs, i + 1, 2, '0.555', '-1.5');
+    sink.tick(0, true);
+    return sealed[0] as SealedBatch;
+  };
+
+  it('round-trips batches in order, deletes drained files, and forces a probe on replay', () => {
+    const dir = tmp();
+    const spool = new TableSpool(dir, 'deltas', 1 << 20);
+    const a = batch(3, MARCH);
+    a.lastQueryId = 'abandoned-at-shutdown';
+    const b = batch(2, APRIL);
+    spool.append(a);
+    spool.append(b);
+    expect(spool.pendingRecords).toBe(2);
+    expect(spool.pendingBytesByExchange).toEqual([0, 0, a.bytes + b.bytes]);
+    const first = spool.peek();
+    expect(batchText(first as SealedBatch)).toBe(batchText(a));
+    expect(first?.probe).toEqual(a.probe);
+    expect(first?.maybeWritten).toBe(true);
+    expect(first?.lastQueryId).toBe('abandoned-at-shutdown'); // the replay makes sure that insert has ended
+    spool.ack(first as SealedBatch);
+    const second = spool.peek();
+    expect(second?.rows).toBe(2);
+    expect(second?.lastQueryId).toBeUndefined();
+    spool.ack(second as SealedBatch);
+    expect(spool.peek()).toBeUndefined();
+    expect(spool.empty).toBe(true);
+    spool.close();
+    // A restart finds what was left, in order.
+    const again = new TableSpool(dir, 'deltas', 1 << 20);
+    expect(again.empty).toBe(true);
+    again.append(batch(1, MARCH));
+    again.close();
+    const third = new TableSpool(dir, 'deltas', 1 << 20);
+    expect(third.pendingRecords).toBe(1);
+    const left = third.peek() as SealedBatch;
+    third.ack(left);
+    expect(readdirSync(path.join(dir, 'deltas'))).toEqual([]);
+    third.close();
+  });
+
+  it('rotates files at the size bound', () => {
+    const dir = tmp();
+    const spool = new TableSpool(dir, 'deltas', 200);
+    for (let i = 0; i < 4; i++) spool.append(batch(2, MARCH + i));
+    expect(readdirSync(path.join(dir, 'deltas')).length).toBeGreaterThan(1);
+    let n = 0;
+    for (let b = spool.peek(); b; b = spool.peek()) {
+      spool.ack(b);
+      n++;
+    }
+    expect(n).toBe(4);
+    spool.close();
+  });
+
+  it('drops a torn record at the end of a file (a crash while spooling) and keeps the rest', () => {
+    const dir = tmp();
+    const good = encodeRecord(batch(2, MARCH));
+    const torn = encodeRecord(batch(3, MARCH)).subarray(0, 40);
+    const sub = path.join(dir, 'deltas');
+    rmSync(sub, { recursive: true, force: true });
+    new TableSpool(dir, 'deltas', 1 << 20).close();
+    writeFileSync(path.join(sub, '000000000001.spool'), Buffer.concat([good, torn]));
+    const corrupt = Buffer.from(encodeRecord(batch(1, MARCH)));
+    corrupt[corrupt.length - 2] = 0x41; // body byte changed: CRC mismatch
+    writeFileSync(path.join(sub, '000000000002.spool'), corrupt);
+    const spool = new TableSpool(dir, 'deltas', 1 << 20, logger);
+    expect(spool.pendingRecords).toBe(1);
+    const b = spool.peek() as SealedBatch;
+    expect(b.rows).toBe(2);
+    spool.ack(b);
+    expect(spool.peek()).toBeUndefined();
+    spool.close();
+  });
+});
+
+/** A store stand-in for the writer's unit tests: records inserts, answers probes from them, fails on demand. */
+function fakeStore() {
+  const tables = new Map<string, string[]>();
+  const state = {
+    failNext: 0 as number,
+    /** Commit the insert, then fail (the ambiguous case). */
+    commitThenFail: 0 as number,
+    rejectNext: false,
+    inserts: 0,
+    probes: 0,
+  };
+  const store: WriterStore = {
+    async insert(table, source) {
+      let text = '';
+      for await (const c of source as AsyncIterable<Buffer | string>) text += c.toString();
+      state.inserts++;
+      if (state.rejectNext) {
+        state.rejectNext = false;
+        throw new Error('Code: 27, e.displayText() = DB::Exception: Cannot parse input');
+      }
+      if (state.failNext > 0) {
+        state.failNext--;
+        throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+      }
+      tables.set(table, [...(tables.get(table) ?? []), ...text.trim().split('\n')]);
+      if (state.commitThenFail > 0) {
+        state.commitThenFail--;
+        throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+      }
+      return { queryId: 'fake' };
+    },
+    async probeBatch(key: ProbeKey) {
+      state.probes++;
+      if (key.table === 'gaps') return false;
+      return (tables.get(key.table) ?? []).some((l) => {
+        const f = l.split('\t');
+        const sequence = key.table === 'deltas' ? f[3] === String(key.sequence) : true;
+        return f[0] === key.exchange && f[1] === key.ticker && f[2] === String(key.ts) && sequence;
+      });
+    },
+    async ensureQueryEnded() {},
+  };
+  return { store, tables, state };
+}
+
+async function until(cond: () => boolean, ms = 5000) {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('timeout');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+describe('Writer', () => {
+  const make = (store: WriterStore, extra: Partial<ConstructorParameters<typeof Writer>[0]> = {}) =>
+    new Writer({
+      store,
+      spoolDir: tmp(),
+      maxMemoryBytes: 1 << 20,
+      maxSpoolBytes: 1 << 30,
+      spoolFileBytes: 1 << 20,
+      insertTimeoutMs: 5000,
+      logger,
+      ...extra,
+    });
+  const deltas = (sequenceFrom: number, rows = 2) => {
+    const { sink, sealed } = collect();
+    for (let i = 0; i < rows; i++) sink.delta('venue_b', 'KX-1', MARCH, sequenceFrom + i, 1, '1', '1');
+    sink.tick(0, true);
+    return sealed[0] as SealedBatch;
+  };
+
+  it('retries a failed insert after a probe: an insert that committed before failing is not written twice', async () => {
+    const { store, tables, state } = fakeStore();
+    state.commitThenFail = 1;
+    const w = make(store);
+    w.start();
+    w.enqueue(deltas(1));
+    await until(() => w.idle);
+    expect(tables.get('deltas')).toHaveLength(2);
+    expect(state.probes).toBe(1);
+    await w.close(1000);
+  });
+
+  it('re-inserts after a probe that finds nothing, and inserts once when nothing failed', async () => {
+    const { store, tables, state } = fakeStore();
+    state.failNext = 2;
+    const w = make(store);
+    w.start();
+    w.enqueue(deltas(1));
+    w.enqueue(deltas(10));
+    await until(() => w.idle);
+    expect(tables.get('deltas')).toHaveLength(4);
+    expect(state.inserts).toBe(4);
+    expect(state.probes).toBe(2);
+    await w.close(1000);
+  });
+
+  it('moves a batch ClickHouse refuses as malformed to rejected/ instead of blocking', async () => {
+    const { store, state } = fakeStore();
+    state.rejectNext = true;
+    const rejected: SealedBatch[] = [];
+    const w = make(store, { onRejected: (b) => rejected.push(b) });
+    w.start();
+    w.enqueue(deltas(1));
+    await until(() => w.idle);
+    expect(rejected).toHaveLength(1);
+    await w.close(1000);
+  });
+
+  it('spools beyond the memory bound, keeps order, and spools what is left at close', async () => {
+    const { store, tables, state } = fakeStore();
+    state.failNext = 1_000_000; // ClickHouse away
+    const dir = tmp();
+    const w = make(store, { spoolDir: dir, maxMemoryBytes: 100 });
+    w.start();
+    for (let i = 0; i < 5; i++) w.enqueue(deltas(i * 10 + 1));
+    expect(w.spoolBytes()).toBeGreaterThan(0);
+    await w.close(50);
+    expect(tables.get('deltas')).toBeUndefined();
+    // Next run: ClickHouse is back; the spool is replayed in order, each batch once.
+    state.failNext = 0;
+    const again = make(store, { spoolDir: dir });
+    again.start();
+    await until(() => again.spoolEmpty && again.idle);
+    const seqs = (tables.get('deltas') ?? []).map((l) => Number(l.split('\t')[3]));
+    expect(seqs).toEqual([1, 2, 11, 12, 21, 22, 31, 32, 41, 42]);
+    await again.close(1000);
+  });
+
+  it('asks the feeds to pause when the spool is full, and to resume when it drains', async () => {
+    const { store, state } = fakeStore();
+    state.failNext = 1_000_000;
+    const pressure: boolean[] = [];
+    const w = make(store, { maxMemoryBytes: 1024, maxSpoolBytes: 300, onPressure: (p) => pressure.push(p) });
+    w.start();
+    for (let i = 0; i < 10 && !w.isPaused; i++) w.enqueue(deltas(i * 10 + 1, 5));
+    expect(pressure).toEqual([true]);
+    state.failNext = 0;
+    await until(() => w.idle);
+    expect(pressure).toEqual([true, false]);
+    await w.close(1000);
+  });
+});
