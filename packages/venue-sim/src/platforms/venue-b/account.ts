@@ -352,10 +352,7 @@ export const accountRoutes: RouteFamily = (r, api) => {
     const accept = orderFilter(q);
     const status = q.get('status');
     const page = q.page(
-      account().orders.filter(
-        (o) =>
-          o.historical === historical && accept(o) && (!status || status === statusOf(o)),
-      ),
+      account().orders.filter((o) => o.historical === historical && accept(o) && (!status || status === statusOf(o))),
       1000,
       100,
     );
@@ -408,8 +405,7 @@ export const accountRoutes: RouteFamily = (r, api) => {
   get('/portfolio/orders', (req) => listOrders(req, false));
   // [V] the contracts that must match before a resting order does (price-time priority); here the quantity queued
   // ahead of it at its price level ([U] whether better-priced levels count too), kept by the book's process.
-  const queuePosition = (o: Order) =>
-    fp(api.ctx.engine.resting('kalshi', o.market.ticker)?.ahead ?? 0);
+  const queuePosition = (o: Order) => fp(api.ctx.engine.resting('kalshi', o.market.ticker)?.ahead ?? 0);
   get('/portfolio/orders/queue_positions', (req) => {
     const q = new Query(req.params);
     // Subaccounts other than the primary hold nothing.
