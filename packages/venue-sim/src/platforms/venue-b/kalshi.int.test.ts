@@ -910,10 +910,17 @@ describe('Kalshi: the reads of kalshi-typescript 3.30 and ccxt prediction.kalshi
     });
 
     test('orders, fills, order groups, RFQs and quotes, FCM and keys refer to each other', async () => {
-      const { orders } = await body<{ orders: Array<Json & { order_id: string; status: string }> }>(
-        '/portfolio/orders',
-        true,
-      );
+      const { orders } = await body<{
+        orders: Array<
+          Json & {
+            order_id: string;
+            status: string;
+            ticker: string;
+            yes_price_dollars: string;
+            remaining_count_fp: string;
+          }
+        >;
+      }>('/portfolio/orders', true);
       const { fills } = await body<{ fills: Array<{ order_id: string }> }>('/portfolio/fills', true);
       expect(fills.every((f) => orders.some((o) => o.order_id === f.order_id && o.status === 'executed'))).toBe(true);
       expect(orders.filter((o) => o.status === 'canceled')).toHaveLength(1);
@@ -927,9 +934,7 @@ describe('Kalshi: the reads of kalshi-typescript 3.30 and ccxt prediction.kalshi
 
       // The resting order is part of its market's public book: its level shows at least its contracts, and its
       // queue position (contracts ahead of it) is the rest of the level at most.
-      const resting = orders.filter((o) => o.status === 'resting') as Array<
-        Json & { order_id: string; ticker: string; yes_price_dollars: string; remaining_count_fp: string }
-      >;
+      const resting = orders.filter((o) => o.status === 'resting');
       expect(resting).toHaveLength(1);
       const [r] = resting as [(typeof resting)[number]];
       const level = (sim.books.book('kalshi', r.ticker) as KalshiBookView).yes.find(
