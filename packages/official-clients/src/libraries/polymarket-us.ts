@@ -17,7 +17,8 @@ import {
 
 const STRING_IDS =
   'polymarket-us declares numeric ids (and a market `outcome`, an event `series`); the docs: string ids, no `outcome`, `seriesSlug`';
-/** The docs' shape where the SDK's differs only in its ids (and a market's `outcome`). */
+const SERIES_IDS = 'polymarket-us declares numeric series ids; the docs: string ids';
+/** The docs' shape where the SDK's differs only in its ids (and a market's `outcome`, an event's series). */
 const withStringIds = (shape: string) => ({ type: documented(shape), typeNote: STRING_IDS });
 
 type U = Catalogue['polymarketUs'];
@@ -79,10 +80,14 @@ export const POLYMARKET_US_METHODS: readonly MethodSpec<PolymarketUS>[] = [
     expect: nonEmpty('events'),
   }),
   read('series.list', 'public', (c) => c.series.list({ limit: 10 }), {
-    ...withStringIds('UsSeriesListResponse'),
+    type: documented('UsSeriesListResponse'),
+    typeNote: SERIES_IDS,
     expect: nonEmpty('series'),
   }),
-  read('series.retrieve', 'public', (c, u) => c.series.retrieve(Number(u.seriesId)), withStringIds('UsSeriesResponse')),
+  read('series.retrieve', 'public', (c, u) => c.series.retrieve(Number(u.seriesId)), {
+    type: documented('UsSeriesResponse'),
+    typeNote: SERIES_IDS,
+  }),
   read('sports.list', 'public', (c) => c.sports.list(), {
     type: documented('UsSportsResponse'),
     typeNote:
