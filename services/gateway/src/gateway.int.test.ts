@@ -4,7 +4,7 @@ import { RedisKeyStore, type Redis } from '@depthgate/auth';
 import { freePort, uniqueName, waitFor } from '@depthgate/test-utils';
 import type { Simulator } from '@depthgate/venue-sim';
 import type { RunningGateway } from './server';
-import { call, simSecrets, startGatewayHarness, type GatewayHarness } from './test-harness';
+import { call, simSecrets, startGatewayHarness, type GatewayHarness } from './testing/harness';
 
 let h: GatewayHarness;
 let sim: Simulator;
