@@ -1,0 +1,43 @@
+/**
+ * Splits a streamed body into lines (`\n`, an optional `\r` before it dropped), decoding UTF-8 as it goes.
+ * `complete` tells whether the body ended with a newline: a line format's last line always does, so a body that
+ * stops inside a line was cut.
+ */
+import { DataError } from './errors.js';
+
+export interface LineSource {
+  lines: AsyncGenerator<string>;
+  /** After `lines` is done: whether the body ended on a line boundary. */
+  complete(): boolean;
+}
+
+export function splitLines(chunks: AsyncIterable<Uint8Array>, where: { url: string; requestId?: string }): LineSource {
+  let complete = true;
+  async function* lines(): AsyncGenerator<string> {
+    const decoder = new TextDecoder('utf-8', { fatal: true });
+    let rest = '';
+    const decode = (chunk?: Uint8Array) => {
+      try {
+        return chunk ? decoder.decode(chunk, { stream: true }) : decoder.decode();
+      } catch {
+        throw new DataError('malformed_body', 'the stream is not UTF-8 text', where);
+      }
+    };
+    for await (const chunk of chunks) {
+      const text = rest + decode(chunk);
+      let start = 0;
+      for (;;) {
+        const nl = text.indexOf('\n', start);
+        if (nl < 0) break;
+        const end = nl > start && text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl;
+        yield text.slice(start, end);
+        start = nl + 1;
+      }
+      rest = start === 0 ? text : text.slice(start);
+    }
+    rest += decode();
+    // A partial last line is never parsed: the caller reports the cut instead of a half row.
+    complete = rest.length === 0;
+  }
+  return { lines: lines(), complete: () => complete };
+}

@@ -1,0 +1,243 @@
+/**
+ * The rows of the history service, typed as they are on the wire (docs/history.md, "Responses" and "Bulk
+ * streams"), and their parsers. Decimals stay strings; `ts` stays the service's text.
+ *
+ * A row is checked when it is parsed: every field present with its type, `side` `bid` or `ask`, decimals in plain
+ * notation, `ts` a valid timestamp, `sequence` a non-negative safe integer. Anything else is a `DataError`
+ * (`malformed_row`) naming the line; nothing half-parsed reaches a book.
+ */
+import { DataError, type DataLocation } from './errors.js';
+import { isDecimal } from './decimal.js';
+import { parseServiceTimestamp, parseTimestamp } from './timestamps.js';
+
+export type Side = 'bid' | 'ask';
+/** The three recorded exchanges (the history service also accepts `kalshi`, `gemini`, `polymarket_us`). */
+export type Exchange = 'venue_b' | 'venue_c' | 'venue_a_us';
+
+/** One price level of a full book at `ts` (every row of a book shares its `ts`). */
+export interface SnapshotRow {
+  ts: string;
+  side: Side;
+  price: string;
+  /** Never negative. */
+  quantity: string;
+  /** When the recorder received it (only with `fields: ['received_ts']`). */
+  received_ts?: string;
+}
+
+/** One level change: add `quantity_delta` to the quantity at (`side`, `price`). */
+export interface DeltaRow {
+  ts: string;
+  /** Orders deltas that share a `ts` (strictly increasing per ticker). */
+  sequence: number;
+  side: Side;
+  price: string;
+  quantity_delta: string;
+  received_ts?: string;
+}
+
+/** A stretch where the recorded series is not continuous: no book can be given for `[from_ts, to_ts)`. */
+export interface Gap {
+  from_ts: string;
+  to_ts: string;
+  reason: string;
+  detected_at: string;
+}
+
+/** A gap as it appears among the rows of a stream (`include: 'gaps'`). */
+export interface GapMarker extends Gap {
+  type: 'gap';
+}
+
+/** The last line of an NDJSON stream: the row count, and where to continue when the stream stopped early. */
+export interface EndLine {
+  type: 'end';
+  count: number;
+  next_cursor: string | null;
+}
+
+export type RowKind = 'snapshot' | 'delta';
+export type RowOf<K extends RowKind> = K extends 'snapshot' ? SnapshotRow : DeltaRow;
+
+const malformed = (why: string, where: DataLocation) => new DataError('malformed_row', why, where);
+
+function checkTs(value: unknown, name: string, where: DataLocation): string {
+  if (typeof value !== 'string' || Number.isNaN(parseTimestamp(value))) {
+    throw malformed(`${name} is not an RFC 3339 timestamp`, where);
+  }
+  return value;
+}
+
+function checkDecimal(value: unknown, name: string, where: DataLocation): string {
+  if (typeof value !== 'string' || !isDecimal(value)) throw malformed(`${name} is not a decimal string`, where);
+  return value;
+}
+
+function checkSide(value: unknown, where: DataLocation): Side {
+  if (value !== 'bid' && value !== 'ask') throw malformed('side is neither "bid" nor "ask"', where);
+  return value;
+}
+
+function checkSequence(value: unknown, where: DataLocation): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
+    throw malformed('sequence is not a non-negative integer', where);
+  }
+  if (!Number.isSafeInteger(value)) {
+    throw malformed('sequence is above 2^53 − 1, which this client cannot hold exactly', where);
+  }
+  return value;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Checks a parsed JSON value as a row of `kind`; returns it typed, or throws `malformed_row`. */
+export function checkRow<K extends RowKind>(kind: K, value: unknown, where: DataLocation): RowOf<K> {
+  if (!isObject(value)) throw malformed('a row is not a JSON object', where);
+  checkTs(value.ts, 'ts', where);
+  checkSide(value.side, where);
+  checkDecimal(value.price, 'price', where);
+  if (kind === 'delta') {
+    checkSequence(value.sequence, where);
+    checkDecimal(value.quantity_delta, 'quantity_delta', where);
+  } else {
+    checkDecimal(value.quantity, 'quantity', where);
+  }
+  if (value.received_ts !== undefined) checkTs(value.received_ts, 'received_ts', where);
+  return value as unknown as RowOf<K>;
+}
+
+export function checkGap(value: unknown, where: DataLocation): Gap {
+  if (!isObject(value)) throw malformed('a gap is not a JSON object', where);
+  checkTs(value.from_ts, 'from_ts', where);
+  checkTs(value.to_ts, 'to_ts', where);
+  if (typeof value.reason !== 'string') throw malformed('a gap has no reason', where);
+  if (value.detected_at !== undefined) checkTs(value.detected_at, 'detected_at', where);
+  return value as unknown as Gap;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// NDJSON lines. The service writes every row with its fields in one order and no spaces; the fast path reads
+// exactly that shape with string scans (about four times cheaper than JSON.parse), and anything else — other key
+// orders, whitespace, escapes — goes through JSON.parse and the same checks, so both paths accept the same rows.
+
+const DELTA_HEAD = '{"ts":"';
+const SEQ = '","sequence":';
+const SIDE_BID = ',"side":"bid","price":"';
+const SIDE_ASK = ',"side":"ask","price":"';
+const QD = '","quantity_delta":"';
+const Q = '","quantity":"';
+const SNAP_BID = '","side":"bid","price":"';
+const SNAP_ASK = '","side":"ask","price":"';
+const RECEIVED = '","received_ts":"';
+const END = '"}';
+
+/** A line of a rows stream: a row, a gap marker, or the end line. */
+export type StreamLine<K extends RowKind> = RowOf<K> | GapMarker | EndLine;
+
+/** Reads the tail of a row after its last decimal at `p`: `"}` or `","received_ts":"…"}`. */
+function tail(line: string, p: number, row: { received_ts?: string }): boolean {
+  if (line.length === p + 2) return line.charCodeAt(p) === 34 && line.charCodeAt(p + 1) === 125;
+  if (!line.startsWith(RECEIVED, p) || !line.endsWith(END) || line.length !== p + RECEIVED.length + 24 + 2) {
+    return false;
+  }
+  const rt = line.slice(p + RECEIVED.length, p + RECEIVED.length + 24);
+  if (Number.isNaN(parseServiceTimestamp(rt))) return false;
+  row.received_ts = rt;
+  return true;
+}
+
+function plainDecimalAt(line: string, from: number, to: number): boolean {
+  if (to <= from) return false;
+  let i = from;
+  if (line.charCodeAt(i) === 45) i++;
+  let digitsBefore = 0;
+  for (; i < to; i++) {
+    const c = line.charCodeAt(i);
+    if (c === 46) break;
+    if (c < 48 || c > 57) return false;
+    digitsBefore++;
+  }
+  if (digitsBefore === 0) return false;
+  if (i === to) return true;
+  i++;
+  if (i === to) return false;
+  for (; i < to; i++) {
+    const c = line.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
+
+/** The fast path for a delta line; undefined when the line is not in the service's exact shape. */
+function fastDelta(line: string): DeltaRow | undefined {
+  if (!line.startsWith(DELTA_HEAD) || !line.startsWith(SEQ, 31)) return undefined;
+  const ts = line.slice(7, 31);
+  if (Number.isNaN(parseServiceTimestamp(ts))) return undefined;
+  let p = 31 + SEQ.length;
+  const seqStart = p;
+  let sequence = 0;
+  for (; p < line.length; p++) {
+    const c = line.charCodeAt(p) - 48;
+    if (c < 0 || c > 9) break;
+    sequence = sequence * 10 + c;
+  }
+  if (p === seqStart || p - seqStart > 15 || (line.charCodeAt(seqStart) === 48 && p - seqStart > 1)) return undefined;
+  let side: Side;
+  if (line.startsWith(SIDE_BID, p)) side = 'bid';
+  else if (line.startsWith(SIDE_ASK, p)) side = 'ask';
+  else return undefined;
+  p += SIDE_BID.length;
+  const priceEnd = line.indexOf('"', p);
+  if (priceEnd < 0 || !plainDecimalAt(line, p, priceEnd) || !line.startsWith(QD, priceEnd)) return undefined;
+  const price = line.slice(p, priceEnd);
+  p = priceEnd + QD.length;
+  const qEnd = line.indexOf('"', p);
+  if (qEnd < 0 || !plainDecimalAt(line, p, qEnd)) return undefined;
+  const row: DeltaRow = { ts, sequence, side, price, quantity_delta: line.slice(p, qEnd) };
+  return tail(line, qEnd, row) ? row : undefined;
+}
+
+function fastSnapshot(line: string): SnapshotRow | undefined {
+  if (!line.startsWith(DELTA_HEAD)) return undefined;
+  let side: Side;
+  if (line.startsWith(SNAP_BID, 31)) side = 'bid';
+  else if (line.startsWith(SNAP_ASK, 31)) side = 'ask';
+  else return undefined;
+  const ts = line.slice(7, 31);
+  if (Number.isNaN(parseServiceTimestamp(ts))) return undefined;
+  const p = 31 + SNAP_BID.length;
+  const priceEnd = line.indexOf('"', p);
+  if (priceEnd < 0 || !plainDecimalAt(line, p, priceEnd) || !line.startsWith(Q, priceEnd)) return undefined;
+  const q = priceEnd + Q.length;
+  const qEnd = line.indexOf('"', q);
+  if (qEnd < 0 || !plainDecimalAt(line, q, qEnd)) return undefined;
+  const row: SnapshotRow = { ts, side, price: line.slice(p, priceEnd), quantity: line.slice(q, qEnd) };
+  return tail(line, qEnd, row) ? row : undefined;
+}
+
+/**
+ * Parses one NDJSON line of a snapshots or deltas stream: a row, a `{"type":"gap",…}` marker or the
+ * `{"type":"end",…}` line. Throws `malformed_row` (with the line number in `where`) for anything else.
+ */
+export function parseLine<K extends RowKind>(kind: K, line: string, where: DataLocation): StreamLine<K> {
+  const fast = kind === 'delta' ? fastDelta(line) : fastSnapshot(line);
+  if (fast !== undefined) return fast as RowOf<K>;
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    throw malformed('not a JSON line', { ...where, text: line });
+  }
+  const at = { ...where, text: line };
+  if (isObject(value) && 'type' in value) {
+    if (value.type === 'gap') return { ...checkGap(value, at), type: 'gap' };
+    if (value.type === 'end') {
+      if (typeof value.count !== 'number' || !(value.next_cursor === null || typeof value.next_cursor === 'string')) {
+        throw malformed('an end line without count and next_cursor', at);
+      }
+      return value as unknown as EndLine;
+    }
+    throw malformed(`unknown line type ${JSON.stringify(value.type)}`, at);
+  }
+  return checkRow(kind, value, at);
+}
