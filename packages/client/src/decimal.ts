@@ -205,24 +205,40 @@ export function formatUnits(units: bigint, scale: number): string {
   return negative && text !== '0' ? `-${text}` : text;
 }
 
+const SMALL_POW10: bigint[] = Array.from({ length: 40 }, (_, i) => 10n ** BigInt(i));
+
 /**
  * Units of 10^-scale of a plain decimal text, or undefined when it is not plain decimal text or has more than
- * `scale` fraction digits (so it cannot be held exactly at that scale). The book's hot path: one BigInt per call.
+ * `scale` fraction digits (so it cannot be held exactly at that scale). The book's hot path: up to 15 digits are
+ * gathered in a number (exact: below 2^53) and scaled as one BigInt, without building strings; longer text goes
+ * through BigInt's own parser.
  */
-export function parseScaled(text: string, scale: number, zeros: string): bigint | undefined {
+export function parseScaled(text: string, scale: number): bigint | undefined {
   const n = text.length;
+  const negative = text.charCodeAt(0) === 45;
+  let i = negative ? 1 : 0;
   let dot = -1;
-  let i = text.charCodeAt(0) === 45 ? 1 : 0;
-  if (i >= n) return undefined;
+  let digits = 0;
+  let value = 0;
   for (; i < n; i++) {
     const c = text.charCodeAt(i);
     if (c === 46) {
-      if (dot >= 0) return undefined;
+      if (dot >= 0 || digits === 0) return undefined;
       dot = i;
-    } else if (c < 48 || c > 57) return undefined;
+    } else if (c >= 48 && c <= 57) {
+      digits++;
+      value = value * 10 + (c - 48);
+    } else return undefined;
   }
-  if (dot < 0) return BigInt(text + zeros);
-  const fraction = n - dot - 1;
-  if (fraction === 0 || fraction > scale || dot === 0 || (dot === 1 && text.charCodeAt(0) === 45)) return undefined;
-  return BigInt(text.slice(0, dot) + text.slice(dot + 1) + zeros.slice(0, scale - fraction));
+  if (digits === 0 || dot === n - 1) return undefined;
+  const fraction = dot < 0 ? 0 : n - dot - 1;
+  if (fraction > scale || scale >= SMALL_POW10.length) return undefined;
+  let units: bigint;
+  if (digits <= 15) units = BigInt(value) * (SMALL_POW10[scale - fraction] as bigint);
+  else {
+    const start = negative ? 1 : 0;
+    const all = dot < 0 ? text.slice(start) : text.slice(start, dot) + text.slice(dot + 1);
+    units = BigInt(all) * (SMALL_POW10[scale - fraction] as bigint);
+  }
+  return negative ? -units : units;
 }

@@ -31,7 +31,6 @@ import { formatTimestamp, parseServiceTimestamp, parseTimestamp } from './timest
 
 /** Fraction digits of quantities inside the book (the stored type's scale). */
 const SCALE = 18;
-const ZEROS = '0'.repeat(SCALE);
 
 interface LevelState {
   /** Canonical price text. */
@@ -206,61 +205,59 @@ export class OrderBook {
    * `ts` first settles the moment before it (cross check).
    */
   apply(delta: DeltaRow): void {
+    // Everything is checked before anything changes: a refused delta leaves the book as it was.
     const ts = delta.ts === this.lastTsText ? this.at : this.tsOf(delta);
-    if (ts !== this.at) {
-      if (ts < this.at) {
-        throw new BookError(
-          'out_of_order',
-          `delta at ${delta.ts} is older than the book (${formatTimestamp(this.at)})`,
-          this.deltaWhere(delta, ts),
-        );
-      }
-      if (this.open) this.settle();
-      this.at = ts;
-      this.lastSeq = -1;
-    } else if (delta.sequence <= this.lastSeq) {
+    const later = ts !== this.at;
+    if (this.snapshotAt === -Infinity) {
+      throw new BookError('no_snapshot', 'a delta applied before any snapshot', this.deltaWhere(delta, ts));
+    }
+    if (later && ts < this.at) {
+      throw new BookError(
+        'out_of_order',
+        `delta at ${delta.ts} is older than the book (${formatTimestamp(this.at)})`,
+        this.deltaWhere(delta, ts),
+      );
+    }
+    if (!later && delta.sequence <= this.lastSeq) {
       throw new BookError(
         'out_of_order',
         `sequence ${delta.sequence} after ${this.lastSeq} at the same ts`,
         this.deltaWhere(delta, ts),
       );
     }
-    if (this.snapshotAt === -Infinity) {
-      throw new BookError('no_snapshot', 'a delta applied before any snapshot', this.deltaWhere(delta, ts));
-    }
-    this.lastSeq = delta.sequence;
-    this.open = true;
     const side =
       delta.side === 'bid' ? this.bidSide : delta.side === 'ask' ? this.askSide : this.side(delta.side, delta);
     const change = quantity(delta.quantity_delta, delta);
     let level = side.byPrice.get(delta.price);
+    let key = delta.price;
     if (level === undefined) {
-      const key = priceKey(delta.price, delta);
+      key = priceKey(delta.price, delta);
       level = side.byPrice.get(key);
-      if (level === undefined) {
-        if (change < 0n) {
-          throw new BookError(
-            'negative_level',
-            `delta ${delta.quantity_delta} at a price with no level`,
-            this.deltaWhere(delta, ts),
-          );
-        }
-        if (change > 0n) side.insert({ price: key, q: change, text: undefined });
-        return;
-      }
     }
-    const q = level.q + change;
-    if (q > 0n) {
-      level.q = q;
-      level.text = undefined;
-    } else if (q === 0n) side.remove(level);
-    else {
+    const q = (level?.q ?? 0n) + change;
+    if (q < 0n) {
       throw new BookError(
         'negative_level',
-        `delta ${delta.quantity_delta} takes the level from ${formatUnits(level.q, SCALE)} to ${formatUnits(q, SCALE)}`,
+        level
+          ? `delta ${delta.quantity_delta} takes the level from ${formatUnits(level.q, SCALE)} to ${formatUnits(q, SCALE)}`
+          : `delta ${delta.quantity_delta} at a price with no level`,
         this.deltaWhere(delta, ts),
       );
     }
+    // A delta of a later moment first settles the moment before it (its cross check).
+    if (later) {
+      if (this.open) this.settle();
+      this.at = ts;
+    }
+    if (this.lastTsText !== delta.ts) this.lastTsText = delta.ts;
+    this.lastSeq = delta.sequence;
+    this.open = true;
+    if (level === undefined) {
+      if (q > 0n) side.insert({ price: key, q, text: undefined });
+    } else if (q > 0n) {
+      level.q = q;
+      level.text = undefined;
+    } else side.remove(level);
   }
 
   /** Applies deltas in order (see `apply`). */
@@ -395,9 +392,7 @@ export class OrderBook {
   private lastTsText: string | undefined;
 
   private tsOf(delta: DeltaRow): number {
-    const ts = rowTs(delta.ts, delta);
-    this.lastTsText = delta.ts;
-    return ts;
+    return rowTs(delta.ts, delta);
   }
 
   private side(side: string, row: object): BookSide {
@@ -424,7 +419,7 @@ function rowTs(text: string, row: object): number {
 }
 
 function quantity(text: string, row: object): bigint {
-  const q = typeof text === 'string' ? parseScaled(text, SCALE, ZEROS) : undefined;
+  const q = typeof text === 'string' ? parseScaled(text, SCALE) : undefined;
   if (q === undefined) {
     throw new DataError('invalid_decimal', `not a decimal with at most ${SCALE} fraction digits`, {
       text: JSON.stringify(row),

@@ -181,7 +181,10 @@ function fastDelta(line: string): DeltaRow | undefined {
     if (c < 0 || c > 9) break;
     sequence = sequence * 10 + c;
   }
-  if (p === seqStart || p - seqStart > 15 || (line.charCodeAt(seqStart) === 48 && p - seqStart > 1)) return undefined;
+  // Up to 16 digits and at most 2^53 − 1 (the recorder's sequences are ts × 1000, 16 digits); longer ones go
+  // through the checked path, which refuses what a number cannot hold exactly.
+  if (p === seqStart || p - seqStart > 16 || sequence > Number.MAX_SAFE_INTEGER) return undefined;
+  if (line.charCodeAt(seqStart) === 48 && p - seqStart > 1) return undefined;
   let side: Side;
   if (line.startsWith(SIDE_BID, p)) side = 'bid';
   else if (line.startsWith(SIDE_ASK, p)) side = 'ask';

@@ -26,11 +26,42 @@ function digits(text: string, from: number, n: number): number {
   return v;
 }
 
+let memoText = '';
+let memoMs = NaN;
+let memoSecondText = '';
+let memoSecondMs = NaN;
+
 /**
  * Epoch milliseconds of the service's timestamp form `YYYY-MM-DDTHH:MM:SS.mmmZ`, or NaN for any other text
- * (including impossible dates). Other RFC 3339 forms go through `parseTimestamp`.
+ * (including impossible dates). Other RFC 3339 forms go through `parseTimestamp`. Rows come in time order and
+ * many share a `ts` or its second, so the last text and the last second are remembered.
  */
 export function parseServiceTimestamp(text: string): number {
+  if (text === memoText) return memoMs;
+  if (
+    text.length === 24 &&
+    text.charCodeAt(19) === 46 &&
+    text.charCodeAt(23) === 90 &&
+    memoSecondText.length === 19 &&
+    text.startsWith(memoSecondText)
+  ) {
+    const ms = digits(text, 20, 3);
+    if (ms < 0) return NaN;
+    memoText = text;
+    memoMs = memoSecondMs + ms;
+    return memoMs;
+  }
+  const ms = parseFresh(text);
+  if (!Number.isNaN(ms)) {
+    memoText = text;
+    memoMs = ms;
+    memoSecondText = text.slice(0, 19);
+    memoSecondMs = Math.floor(ms / 1000) * 1000;
+  }
+  return ms;
+}
+
+function parseFresh(text: string): number {
   if (
     text.length !== 24 ||
     text.charCodeAt(4) !== 45 ||
