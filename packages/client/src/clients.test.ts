@@ -7,7 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { BookError, DataError, HttpError, TransportError } from './errors';
 import { GatewayClient } from './gateway-client';
 import { HistoryClient } from './history-client';
-import type { DeltaRow } from './rows';
+import { OrderBook } from './order-book';
+import type { DeltaRow, Gap, SnapshotRow } from './rows';
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void;
 let server: http.Server;
@@ -158,6 +159,16 @@ describe('GatewayClient', () => {
   });
 });
 
+const coverage = (gaps: unknown[]) => ({
+  exchange: 'venue_b',
+  ticker: 'T',
+  start_ts: iso(T0),
+  end_ts: null,
+  snapshots: { rows: 0, books: 0, first_ts: null, last_ts: null },
+  deltas: { rows: 0, first_ts: null, last_ts: null },
+  gaps,
+});
+
 /** A history service over rows held here: the spec's JSON paging, or NDJSON with cursors. */
 function deltaRows(n: number, perTs: number): DeltaRow[] {
   return Array.from({ length: n }, (_, i) => ({
@@ -297,12 +308,147 @@ describe('HistoryClient: rows', () => {
     expect((err as DataError).code).toBe('stream_cut');
     handler = (req, res) =>
       req.url?.includes('/coverage/')
-        ? json(res, 200, { exchange: 'venue_b', ticker: 'T', gaps: [] })
+        ? json(res, 200, coverage([]))
         : json(res, 200, { exchange: 'venue_b', ticker: 'T', rows: [], count: 0 });
     const none = await new HistoryClient({ baseUrl: base })
       .rebuild('venue_b', 'T', T0, { lookbackMs: 3_600_000 })
       .catch((e: unknown) => e);
     expect(none).toBeInstanceOf(BookError);
     expect((none as BookError).code).toBe('no_snapshot');
+  });
+});
+
+/**
+ * A history service over a recorded series held here (NDJSON streams and coverage as the service answers them), for
+ * rule 7 across snapshots and gaps.
+ */
+function recordedService(series: { snapshots: SnapshotRow[]; deltas: DeltaRow[]; gaps: Gap[] }): Handler {
+  return (req, res) => {
+    const url = new URL(req.url ?? '', 'http://x');
+    const q = url.searchParams;
+    const start = q.has('start_ts') ? Date.parse(q.get('start_ts') as string) : -Infinity;
+    const end = q.has('end_ts') ? Date.parse(q.get('end_ts') as string) : Infinity;
+    const inRange = (ts: string) => Date.parse(ts) >= start && Date.parse(ts) <= end;
+    if (url.pathname.includes('/coverage/')) {
+      return json(
+        res,
+        200,
+        coverage(series.gaps.filter((g) => Date.parse(g.to_ts) >= start && Date.parse(g.from_ts) <= end)),
+      );
+    }
+    const rows = (url.pathname.includes('/snapshots/') ? series.snapshots : series.deltas).filter((r) => inRange(r.ts));
+    res.writeHead(200, { 'Content-Type': 'application/x-ndjson' });
+    res.end(
+      rows.map((r) => JSON.stringify(r) + '\n').join('') +
+        JSON.stringify({ type: 'end', count: rows.length, next_cursor: null }) +
+        '\n',
+    );
+  };
+}
+
+describe('HistoryClient: rule 7 across snapshots and gaps', () => {
+  const s = (ts: number, side: 'bid' | 'ask', price: string, quantity: string): SnapshotRow => ({
+    ts: iso(ts),
+    side,
+    price,
+    quantity,
+  });
+  const d = (ts: number, sequence: number, side: 'bid' | 'ask', price: string, quantity_delta: string): DeltaRow => ({
+    ts: iso(ts),
+    sequence,
+    side,
+    price,
+    quantity_delta,
+  });
+  const M = 60_000;
+  // Book at T0; deltas; a snapshot at T0+5m equal to the replayed book; a gap [T0+7m, T0+9m) closed by an empty
+  // book (no snapshot at its end); deltas after it build a new book.
+  const series = {
+    snapshots: [
+      s(T0, 'bid', '0.4', '10'),
+      s(T0, 'ask', '0.6', '5'),
+      s(T0 + 5 * M, 'bid', '0.4', '7'),
+      s(T0 + 5 * M, 'bid', '0.45', '1'),
+      s(T0 + 5 * M, 'ask', '0.6', '5'),
+    ],
+    deltas: [
+      d(T0, 1, 'bid', '0.4', '-1'), // at the snapshot's ts: applies after it
+      d(T0 + M, 2, 'bid', '0.4', '-2'),
+      d(T0 + M, 3, 'bid', '0.45', '1'),
+      d(T0 + 5 * M, 4, 'ask', '0.6', '-5'),
+      d(T0 + 6 * M, 5, 'ask', '0.55', '2'),
+      d(T0 + 8 * M, 6, 'bid', '0.1', '99'), // inside the gap: never applied
+      d(T0 + 9 * M, 7, 'bid', '0.3', '4'),
+      d(T0 + 10 * M, 8, 'ask', '0.7', '1'),
+    ],
+    gaps: [{ from_ts: iso(T0 + 7 * M), to_ts: iso(T0 + 9 * M), reason: 'reconnect', detected_at: iso(T0 + 9 * M) }],
+  };
+
+  it('rebuild: snapshot + deltas up to at inclusive; in a gap: in_gap; after an empty-book gap: from empty', async () => {
+    handler = recordedService(series);
+    const client = new HistoryClient({ baseUrl: base });
+    const at = async (t: number) => (await client.rebuild('venue_b', 'T', t)).toJSON();
+    expect(await at(T0)).toMatchObject({
+      bids: [{ price: '0.4', quantity: '9' }],
+      asks: [{ price: '0.6', quantity: '5' }],
+    });
+    expect(await at(T0 + M - 1)).toMatchObject({ bids: [{ price: '0.4', quantity: '9' }] });
+    expect(await at(T0 + M)).toMatchObject({
+      bids: [
+        { price: '0.45', quantity: '1' },
+        { price: '0.4', quantity: '7' },
+      ],
+    });
+    expect(await at(T0 + 6 * M)).toMatchObject({
+      snapshot_ts: iso(T0 + 5 * M),
+      asks: [{ price: '0.55', quantity: '2' }],
+    });
+    for (const t of [T0 + 7 * M, T0 + 8 * M, T0 + 9 * M - 1]) {
+      const err = await client.rebuild('venue_b', 'T', t).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(BookError);
+      expect((err as BookError).code).toBe('in_gap');
+    }
+    expect(await at(T0 + 9 * M)).toMatchObject({ bids: [{ price: '0.3', quantity: '4' }], asks: [] });
+    expect(await at(T0 + 11 * M)).toMatchObject({
+      bids: [{ price: '0.3', quantity: '4' }],
+      asks: [{ price: '0.7', quantity: '1' }],
+    });
+  });
+
+  it('replay: a book per moment, the snapshot checked, the gap reported, the restart said', async () => {
+    handler = recordedService(series);
+    const events: string[] = [];
+    for await (const e of new HistoryClient({ baseUrl: base }).replay('venue_b', 'T', { from: T0, to: T0 + 20 * M })) {
+      const t = (ms: number) => `+${(ms - T0) / M}m`;
+      if (e.type === 'book') events.push(`book ${t(e.ts)} ${e.book.checksum()}`);
+      else if (e.type === 'snapshot') events.push(`snapshot ${t(e.ts)}${e.restarted ? ' restarted' : ''}`);
+      else events.push(`gap ${e.gap.reason}`);
+    }
+    const cs = (rows: SnapshotRow[]) => OrderBook.fromSnapshot(rows).checksum();
+    expect(events).toEqual([
+      `book +0m ${cs([s(T0, 'bid', '0.4', '9'), s(T0, 'ask', '0.6', '5')])}`,
+      `book +1m ${cs([s(T0, 'bid', '0.4', '7'), s(T0, 'bid', '0.45', '1'), s(T0, 'ask', '0.6', '5')])}`,
+      'snapshot +5m',
+      `book +5m ${cs([s(T0, 'bid', '0.4', '7'), s(T0, 'bid', '0.45', '1')])}`,
+      `book +6m ${cs([s(T0, 'bid', '0.4', '7'), s(T0, 'bid', '0.45', '1'), s(T0, 'ask', '0.55', '2')])}`,
+      'gap reconnect',
+      'snapshot +9m restarted',
+      `book +9m ${cs([s(T0, 'bid', '0.3', '4')])}`,
+      `book +10m ${cs([s(T0, 'bid', '0.3', '4'), s(T0, 'ask', '0.7', '1')])}`,
+    ]);
+    const strict = new HistoryClient({ baseUrl: base }).replay('venue_b', 'T', { from: T0, onGap: 'error' });
+    const err = await (async () => {
+      for await (const _e of strict) void _e;
+    })().catch((e: unknown) => e);
+    expect((err as BookError).code).toBe('in_gap');
+  });
+
+  it('a snapshot that disagrees with the replayed book outside a gap is snapshot_mismatch', async () => {
+    handler = recordedService({ ...series, deltas: series.deltas.filter((x) => x.sequence !== 3) });
+    const err = await (async () => {
+      for await (const _e of new HistoryClient({ baseUrl: base }).replay('venue_b', 'T', { from: T0 })) void _e;
+    })().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BookError);
+    expect(err).toMatchObject({ code: 'snapshot_mismatch', where: { ts: T0 + 5 * M } });
   });
 });

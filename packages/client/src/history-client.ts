@@ -79,22 +79,75 @@ export interface PageOptions {
   signal?: AbortSignal;
 }
 
-/** How much is recorded for a ticker in a window: first and last `ts` and row counts per kind, and the gaps. */
+/** Rows of one kind inside a coverage window. */
+export interface KindCoverage {
+  rows: number;
+  /** Snapshots only: whole books. */
+  books?: number;
+  /** First and last `ts` inside the window; null when there is none. */
+  first_ts: string | null;
+  last_ts: string | null;
+}
+
+/**
+ * What is recorded for a ticker inside the caller's window (`GET /api/{exchange}/coverage/{ticker}`): first and
+ * last `ts` and row counts per kind, and every gap overlapping the window — so "no rows" (recorded, nothing
+ * happened) is told apart from "not recorded" (a gap).
+ */
 export interface Coverage {
   exchange: string;
   ticker: string;
-  [field: string]: unknown;
+  /** The window actually covered (the request's, clamped to the caller's). */
+  start_ts: string;
+  end_ts: string | null;
+  snapshots: KindCoverage;
+  deltas: KindCoverage;
   gaps: Gap[];
 }
 
-/** The service's book at a moment (`GET /api/{exchange}/book/{ticker}?at=&depth=`). */
-export interface ServiceBook {
+interface ServiceBookHead {
   exchange: string;
   ticker: string;
-  [field: string]: unknown;
-  bids: Level[];
-  asks: Level[];
+  /** The moment asked for (now when none was). */
+  at: string;
 }
+
+/**
+ * The service's book at a moment (`GET /api/{exchange}/book/{ticker}?at=&depth=`): rule 7 on the server.
+ * `in_gap`: the moment lies in a recorded gap, so there is no book; `no_data`: nothing to start from.
+ */
+export type ServiceBook = ServiceBookHead &
+  (
+    | {
+        status: 'ok';
+        /** The snapshot the book was built from; null when it restarted empty at the end of `base_gap`. */
+        snapshot_ts: string | null;
+        /** The last delta applied (null: none since the snapshot). */
+        last_delta: { ts: string; sequence: number } | null;
+        gap: null;
+        base_gap: Gap | null;
+        bids: Level[];
+        asks: Level[];
+      }
+    | {
+        status: 'in_gap';
+        snapshot_ts: null;
+        last_delta: null;
+        gap: Gap;
+        base_gap: null;
+        bids: null;
+        asks: null;
+      }
+    | {
+        status: 'no_data';
+        snapshot_ts: null;
+        last_delta: null;
+        gap: null;
+        base_gap: null;
+        bids: null;
+        asks: null;
+      }
+  );
 
 /** What `replay` yields: the book after a moment's deltas, a snapshot it passed, or a gap it had to skip. */
 export type ReplayEvent =
@@ -110,7 +163,7 @@ export interface ReplayOptions {
   from: Moment;
   /** Last moment (inclusive); omitted: up to the newest row. */
   to?: Moment;
-  /** Yield a `book` event per moment only from here on (default: `from`). */
+  /** Rows per request of the underlying streams (see `RangeOptions.pageSize`). */
   pageSize?: number;
   /** How far back to look for the starting snapshot (default 1 day; the recorder writes one every 5 minutes). */
   lookbackMs?: number;
@@ -182,8 +235,10 @@ export class HistoryClient {
       this.path(exchange, 'coverage', ticker),
       { start_ts: iso(assertMoment(options.start, 'start')), end_ts: iso(assertMoment(options.end, 'end')) },
       options.signal,
-    )) as Coverage;
-    if (!Array.isArray(body.gaps)) throw new DataError('malformed_body', 'a coverage answer without "gaps"');
+    )) as unknown as Coverage;
+    if (!Array.isArray(body.gaps) || typeof body.snapshots !== 'object' || typeof body.deltas !== 'object') {
+      throw new DataError('malformed_body', 'a coverage answer without "snapshots", "deltas" and "gaps"');
+    }
     body.gaps.forEach((g, i) => checkGap(g, { line: i + 1 }));
     return body;
   }
@@ -201,11 +256,19 @@ export class HistoryClient {
       this.path(exchange, 'book', ticker),
       { at: iso(assertMoment(options.at, 'at')), depth: options.depth },
       options.signal,
-    )) as ServiceBook;
+    )) as unknown as ServiceBook;
+    if (body.status === 'in_gap') checkGap(body.gap, {});
+    if (body.status !== 'ok') {
+      const status: unknown = body.status;
+      if (status !== 'in_gap' && status !== 'no_data') {
+        throw new DataError('malformed_body', `a book answer with status ${JSON.stringify(status)}`);
+      }
+      return body;
+    }
     for (const side of ['bids', 'asks'] as const) {
-      const levels = body[side];
+      const levels: unknown = body[side];
       if (!Array.isArray(levels)) throw new DataError('malformed_body', `a book answer without "${side}"`);
-      levels.forEach((l, i) => {
+      levels.forEach((l: { price?: unknown; quantity?: unknown } | null, i) => {
         if (typeof l?.price !== 'string' || typeof l?.quantity !== 'string') {
           throw new DataError('malformed_body', `${side}[${i}] is not {price, quantity}`, { text: JSON.stringify(l) });
         }
@@ -215,9 +278,11 @@ export class HistoryClient {
   }
 
   /**
-   * Rule 7 here: the latest snapshot at or before `at` (looked for up to `lookbackMs` back, default 1 day), then
-   * every delta from its `ts` up to `at` inclusive. The book is settled (cross-checked). Throws `no_snapshot` when
-   * none is found, and `in_gap` when `at` lies in a recorded gap (found through `coverage`, when the service has it).
+   * Rule 7 here, as the service applies it: the latest snapshot at or before `at` (looked for up to `lookbackMs`
+   * back, default 1 day) and every delta from its `ts` up to `at` inclusive — or, when a recorded gap ended after
+   * that snapshot without one (a gap closed by an empty book), an empty book at the gap's end and the deltas from
+   * there. The book is settled (cross-checked). Throws `in_gap` when `at` lies in a recorded gap (known through
+   * `coverage`) and `no_snapshot` when there is nothing to start from.
    */
   async rebuild(
     exchange: string,
@@ -226,115 +291,137 @@ export class HistoryClient {
     options: { lookbackMs?: number; signal?: AbortSignal } = {},
   ): Promise<OrderBook> {
     const t = assertMoment(at, 'at') as number;
-    const gaps = await this.gapsIn(exchange, ticker, t, t, options.signal);
-    const inside = gaps.find((g) => parseTimestamp(g.from_ts) <= t && t < parseTimestamp(g.to_ts));
-    if (inside) {
+    const book = await this.startingBook(exchange, ticker, t, options.lookbackMs, options.signal);
+    let open: Gap | undefined;
+    for await (const event of this.walk(book, exchange, ticker, t, t, { signal: options.signal })) {
+      if (event.type === 'gap') open = event.gap;
+      else if (event.type === 'snapshot' && event.restarted) open = undefined;
+    }
+    if (open !== undefined && t < parseTimestamp(open.to_ts)) {
       throw new BookError(
         'in_gap',
-        `${formatTimestamp(t)} lies in a recorded gap (${inside.reason}, ${inside.from_ts} – ${inside.to_ts})`,
-        {
-          exchange,
-          ticker,
-          ts: t,
-        },
+        `${formatTimestamp(t)} lies in a recorded gap (${open.reason}, ${open.from_ts} – ${open.to_ts})`,
+        { exchange, ticker, ts: t },
       );
     }
-    const book = await this.startingBook(exchange, ticker, t, options.lookbackMs, options.signal);
-    for await (const d of this.deltas(exchange, ticker, { start: book.snapshotTs, end: t, signal: options.signal })) {
-      book.apply(d);
-    }
-    book.settle();
     return book;
   }
 
   /**
-   * The book after each moment from `from` to `to`: starts from the latest snapshot at or before `from`, applies
-   * the deltas in order and yields a `book` event after each `ts` from `from` on; checks the replayed book against
-   * every later snapshot (a difference outside a gap is a `BookError`); at a recorded gap yields a `gap` event (or
-   * throws `in_gap`) and resumes from the snapshot that ends it.
+   * The book after each moment from `from` to `to`: starts from the latest snapshot at or before `from` and
+   * applies the deltas in order, yielding a `book` event after each `ts` from `from` on. Every later snapshot is
+   * checked against the replayed book (a difference outside a gap is a `snapshot_mismatch` error). A recorded gap
+   * yields a `gap` event (or throws `in_gap` with `onGap: 'error'`): no book is given inside it, and the replay
+   * restarts from the snapshot at its end (an empty book when the gap left none), with a `snapshot` event saying so.
    */
   async *replay(exchange: string, ticker: string, options: ReplayOptions): AsyncGenerator<ReplayEvent> {
     const from = assertMoment(options.from, 'from') as number;
     const to = assertMoment(options.to, 'to');
+    const book = await this.startingBook(exchange, ticker, from, options.lookbackMs, options.signal);
+    for await (const event of this.walk(book, exchange, ticker, from, to, options)) {
+      if (event.type === 'gap' && options.onGap === 'error') {
+        const g = event.gap;
+        throw new BookError('in_gap', `the series has a recorded gap (${g.reason}, ${g.from_ts} – ${g.to_ts})`, {
+          exchange,
+          ticker,
+          ts: parseTimestamp(g.from_ts),
+        });
+      }
+      yield event;
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------------------------
+
+  /**
+   * The one replay loop (rebuild and replay): from `book` (at its snapshot) through every delta, later snapshot
+   * and gap up to `to`, in time order; at equal `ts` a gap's start comes first, then a snapshot (the book after
+   * every delta before it), then a restart at a gap's end, then the deltas. Yields `book` events for moments
+   * ≥ `from`, snapshots ≥ `from`, and gaps that end after `from`.
+   */
+  private async *walk(
+    book: OrderBook,
+    exchange: string,
+    ticker: string,
+    from: number,
+    to: number | undefined,
+    options: { pageSize?: number; signal?: AbortSignal },
+  ): AsyncGenerator<ReplayEvent> {
     const signal = options.signal;
-    const book = await this.startingBook(exchange, ticker, from, options.lookbackMs, signal);
-    const start = book.snapshotTs as number;
+    const start = book.ts as number;
     const gaps = (await this.gapsIn(exchange, ticker, start, to, signal))
       .map((g) => ({ gap: g, from: parseTimestamp(g.from_ts), to: parseTimestamp(g.to_ts) }))
-      .filter((g) => g.to > start)
+      .filter((g) => g.to > start && (to === undefined || g.from <= to))
       .sort((a, b) => a.from - b.from);
     const range = { end: to, pageSize: options.pageSize, signal };
     const deltas = this.deltas(exchange, ticker, { ...range, start })[Symbol.asyncIterator]();
     const books = this.books(exchange, ticker, { ...range, start: start + 1 })[Symbol.asyncIterator]();
-    let nextDelta = await deltas.next();
-    let nextBook = await books.next();
-    let gapIndex = 0;
-    /** Inside a gap: deltas are skipped until the snapshot that ends it. */
-    let skipping = false;
-    let pendingTs: number | undefined;
     try {
+      let nextDelta = await deltas.next();
+      let nextBook = await books.next();
+      let gapIndex = 0;
+      /** Inside a gap until this moment (-Infinity: not in one). */
+      let skipUntil = -Infinity;
+      let pending: number | undefined;
       for (;;) {
         const deltaTs = nextDelta.done ? Infinity : parseTimestamp(nextDelta.value.ts);
         const bookTs = nextBook.done ? Infinity : nextBook.value.ts;
         const gap = gaps[gapIndex];
         const gapTs = gap ? gap.from : Infinity;
-        const next = Math.min(deltaTs, bookTs, gapTs);
-        // A moment is complete when the next event is later: yield the book after it.
-        if (pendingTs !== undefined && next > pendingTs) {
+        const restartTs = skipUntil === -Infinity || (to !== undefined && skipUntil > to) ? Infinity : skipUntil;
+        const next = Math.min(deltaTs, bookTs, gapTs, restartTs);
+        // A moment is complete when the next event is later: the book after it.
+        if (pending !== undefined && next > pending) {
           book.settle();
-          if (pendingTs >= from) yield { type: 'book', ts: pendingTs, book };
-          pendingTs = undefined;
+          if (pending >= from) yield { type: 'book', ts: pending, book };
+          pending = undefined;
         }
         if (next === Infinity) break;
-        if (gap && gapTs === next && gapTs <= bookTs && gapTs <= deltaTs) {
+        if (gap && gapTs === next) {
           gapIndex++;
-          if (options.onGap === 'error') {
-            throw new BookError(
-              'in_gap',
-              `the series has a recorded gap (${gap.gap.reason}, ${gap.gap.from_ts} – ${gap.gap.to_ts})`,
-              {
-                exchange,
-                ticker,
-                ts: gap.from,
-              },
-            );
-          }
-          yield { type: 'gap', gap: gap.gap };
-          skipping = true;
+          skipUntil = Math.max(skipUntil, gap.to);
+          if (gap.to > from) yield { type: 'gap', gap: gap.gap };
           continue;
         }
-        if (bookTs === next && bookTs <= deltaTs) {
-          // A snapshot at S is the book after every delta with ts < S: compare (or restart after a gap) before
-          // the deltas at S.
-          const snap = OrderBook.fromSnapshot(nextBook.value.rows, { exchange, ticker });
-          const restarted = skipping;
-          if (!skipping && !snap.equals(book)) {
-            throw new BookError(
-              'snapshot_mismatch',
-              'the replayed book differs from the recorded snapshot at the same moment, outside any recorded gap',
-              { exchange, ticker, ts: bookTs },
-            );
-          }
-          book.loadSnapshot(nextBook.value.rows);
-          skipping = false;
-          yield { type: 'snapshot', ts: bookTs, book, restarted };
+        if (bookTs === next) {
+          const rows = nextBook.value.rows;
           nextBook = await books.next();
+          if (bookTs < skipUntil) continue; // inside a gap: the gap's end decides where the book restarts
+          const restarted = skipUntil !== -Infinity;
+          if (!restarted) {
+            // A snapshot at S is the book after every delta with ts < S: it must equal the replayed book.
+            const snap = OrderBook.fromSnapshot(rows, { exchange, ticker });
+            if (!snap.equals(book)) {
+              throw new BookError(
+                'snapshot_mismatch',
+                'the replayed book differs from the recorded snapshot of the same moment, outside any recorded gap',
+                { exchange, ticker, ts: bookTs },
+              );
+            }
+          }
+          book.loadSnapshot(rows);
+          skipUntil = -Infinity;
+          if (bookTs >= from) yield { type: 'snapshot', ts: bookTs, book, restarted };
+          continue;
+        }
+        if (restartTs === next) {
+          // The gap ended without a snapshot (the book was empty then): it restarts empty.
+          book.loadSnapshot([], restartTs);
+          skipUntil = -Infinity;
+          if (restartTs >= from) yield { type: 'snapshot', ts: restartTs, book, restarted: true };
           continue;
         }
         const d = nextDelta.value as DeltaRow;
-        if (!skipping) {
-          book.apply(d);
-          pendingTs = deltaTs;
-        }
         nextDelta = await deltas.next();
+        if (deltaTs < skipUntil) continue;
+        book.apply(d);
+        pending = deltaTs;
       }
     } finally {
       await deltas.return?.(undefined);
       await books.return?.(undefined);
     }
   }
-
-  // -------------------------------------------------------------------------------------------------------------
 
   /** Snapshot rows grouped into books (one per `ts`). */
   private async *books(
@@ -371,6 +458,15 @@ export class HistoryClient {
       for await (const b of this.books(exchange, ticker, { start: at - w, end: at, signal })) last = b;
       if (last) return OrderBook.fromSnapshot(last.rows, { exchange, ticker });
       if (w >= lookbackMs) {
+        // No snapshot: a gap that ended (closed by an empty book, which writes no rows) is where the book starts.
+        const ended = (await this.gapsIn(exchange, ticker, at - w, at, signal))
+          .map((g) => parseTimestamp(g.to_ts))
+          .filter((t) => t <= at);
+        if (ended.length) {
+          const book = new OrderBook({ exchange, ticker });
+          book.loadSnapshot([], Math.max(...ended));
+          return book;
+        }
         throw new BookError('no_snapshot', `no snapshot within ${lookbackMs} ms before ${formatTimestamp(at)}`, {
           exchange,
           ticker,
@@ -441,8 +537,9 @@ export class HistoryClient {
     let pageLimit = limit;
     for (;;) {
       const url = this.http.url(path, {
+        // A cursor carries the range it walks (the service refuses both).
         start_ts: cursor === undefined ? iso(start) : undefined,
-        end_ts: iso(end),
+        end_ts: cursor === undefined ? iso(end) : undefined,
         limit: pageLimit,
         cursor,
         fields: options.fields?.length ? options.fields.join(',') : undefined,

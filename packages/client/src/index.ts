@@ -33,6 +33,7 @@ export { parseRetryAfter, type ClientOptions, type RetryOptions } from './http.j
 export {
   HistoryClient,
   type Coverage,
+  type KindCoverage,
   type ExtraField,
   type Page,
   type PageOptions,
