@@ -26,9 +26,7 @@ import { connectionOf, type HistoryStore } from './store';
  * each can be rendered for another topology (a cluster renders them `ON CLUSTER`, for its local and distributed
  * tables) without rewriting the migration.
  */
-export type MigrationStep =
-  | Sql
-  | { addColumnIfMissing: { table: string; column: string; type: Sql; default?: Sql } };
+export type MigrationStep = Sql | { addColumnIfMissing: { table: string; column: string; type: Sql; default?: Sql } };
 
 export interface Migration {
   version: number;
@@ -99,6 +97,18 @@ FROM ${db}.deltas
 GROUP BY exchange, ticker`,
     ],
   },
+  {
+    version: 2,
+    name: 'receive times: received_ts on snapshots and deltas',
+    // When the recorder received each row's message (epoch ms, its monotone clock), beside the venue's ts. Rows
+    // written before read it as their ts (the column's DEFAULT, computed for parts that do not have it); inserts
+    // that do not name the column (a spool written by an older recorder) get the same. Plain declarative steps, so
+    // a cluster renders them ON CLUSTER for its local and distributed tables.
+    steps: () => [
+      { addColumnIfMissing: { table: 'snapshots', column: 'received_ts', type: sql`Int64`, default: sql`ts` } },
+      { addColumnIfMissing: { table: 'deltas', column: 'received_ts', type: sql`Int64`, default: sql`ts` } },
+    ],
+  },
 ];
 
 /** The schema version this build reads and writes: the highest migration it knows. */
@@ -142,7 +152,9 @@ WHERE database = ${lit.name(ch.database)} AND table = ${lit.name(table)} AND nam
     const rows = await rs.json<{ n: string | number }>();
     if (Number(rows[0]?.n ?? 0) > 0) return;
     await ch.data.command({
-      query: sql`ALTER TABLE ${db}.${lit.identifier(table)} ADD COLUMN ${lit.identifier(column)} ${columnDefinition(step.addColumnIfMissing)}`.text,
+      query:
+        sql`ALTER TABLE ${db}.${lit.identifier(table)} ADD COLUMN ${lit.identifier(column)} ${columnDefinition(step.addColumnIfMissing)}`
+          .text,
     });
     return;
   }

@@ -23,7 +23,8 @@ const ORDER_OF: Record<RowKind, Sql> = {
 };
 
 function inWindow(exchange: ExchangeKey, ticker: string, w: TimeWindow): Sql {
-  const upper = w.to === null ? sql`` : w.toInclusive ? sql` AND ts <= ${lit.int(w.to)}` : sql` AND ts < ${lit.int(w.to)}`;
+  const upper =
+    w.to === null ? sql`` : w.toInclusive ? sql` AND ts <= ${lit.int(w.to)}` : sql` AND ts < ${lit.int(w.to)}`;
   return sql`exchange = ${lit.exchange(exchange)} AND ticker = ${lit.ticker(ticker)} AND ts >= ${lit.int(w.from)}${upper}`;
 }
 

@@ -136,17 +136,20 @@ FORMAT RowBinary`;
 }
 
 /**
- * Whether a snapshot row of one ticker exists at or after `from` (and at or before `to`): `LIMIT 1` without a sort,
- * so ClickHouse stops at the first row it finds. Tells a page that ended on a whole book whether another follows.
+ * Whether a row of one kind of one ticker exists at or after `from` (and at or before `to`): `LIMIT 1` without a
+ * sort, so ClickHouse stops at the first row it finds. Tells an answer that met its limit at the end of a window
+ * whether more follows.
  */
-export function snapshotExistsQuery(
+export function rowExistsQuery(
   db: Sql,
+  kind: RowKind,
   exchange: ExchangeKey,
   ticker: string,
   from: number,
   to: number | null,
 ): Sql {
-  return sql`SELECT ts FROM ${db}.snapshots
+  const table = kind === 'delta' ? sql`deltas` : sql`snapshots`;
+  return sql`SELECT ts FROM ${db}.${table}
 WHERE ${tickerCondition(exchange, ticker)} AND ${windowCondition({ from, to, toInclusive: true })}
 LIMIT 1`;
 }
@@ -220,13 +223,7 @@ ORDER BY from_ts, to_ts`;
  * What one ticker holds in [from, to] (to null: open): per kind, rows, first and last ts, and for snapshots the
  * number of books (distinct ts). Reads the `ts` column of the ticker's rows in the range only.
  */
-export function coverageQuery(
-  db: Sql,
-  exchange: ExchangeKey,
-  ticker: string,
-  from: number,
-  to: number | null,
-): Sql {
+export function coverageQuery(db: Sql, exchange: ExchangeKey, ticker: string, from: number, to: number | null): Sql {
   const where = sql`${tickerCondition(exchange, ticker)} AND ${windowCondition({ from, to, toInclusive: true })}`;
   return sql`SELECT 'snapshot' AS kind_name, count() AS n_rows, min(ts) AS min_ts, max(ts) AS max_ts,
   uniqExact(ts) AS n_books
@@ -376,16 +373,17 @@ export class OrderBookQueries {
     return this.q.stream(scope, 'window', query, onChunk, { singleThread: read.singleThread });
   }
 
-  /** Whether a snapshot row exists in [from, to] (to null: open). */
-  async snapshotExists(
+  /** Whether a row of a kind exists in [from, to] (to null: open). */
+  async rowExists(
     scope: QueryScope,
+    kind: RowKind,
     exchange: ExchangeKey,
     ticker: string,
     from: number,
     to: number | null,
   ): Promise<boolean> {
-    const rows = await this.q.json(scope, 'exists', snapshotExistsQuery(this.q.db, exchange, ticker, from, to), () => 1);
-    return rows.length > 0;
+    const query = rowExistsQuery(this.q.db, kind, exchange, ticker, from, to);
+    return (await this.q.json(scope, 'exists', query, () => 1)).length > 0;
   }
 
   /** The book's raw material at `at` (bookQuery: BOOK_LAYOUT rows), chunk by chunk. */

@@ -160,10 +160,7 @@ export class TickerSeries {
 
   /** When a message stamped `ts` was received: ts plus a latency, never before the previous message's. */
   private receive(ts: number): number {
-    const latency = Math.min(
-      LATENCY_MAX_MS,
-      LATENCY_MIN_MS + Math.floor(this.latency.exponential(LATENCY_MEAN_MS)),
-    );
+    const latency = Math.min(LATENCY_MAX_MS, LATENCY_MIN_MS + Math.floor(this.latency.exponential(LATENCY_MEAN_MS)));
     this.receivedTs = Math.max(this.receivedTs, ts + latency);
     return this.receivedTs;
   }
