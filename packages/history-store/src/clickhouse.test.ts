@@ -1,5 +1,13 @@
 import { classifyClickHouseError, serverErrorCode } from './errors';
-import { encodeDeltaRow, encodeGapRow, encodeSnapshotRow, RowFormatError } from './inserts';
+import {
+  INSERT_COLUMNS,
+  encodeDeltaRow,
+  encodeGapRow,
+  encodeSnapshotRow,
+  insertColumns,
+  RowFormatError,
+} from './inserts';
+import { lit } from './literals';
 import { MIGRATIONS, migrationChecksum } from './migrations';
 import { loggableClickHouseUrl, parseClickHouseUrl } from './connection';
 
@@ -41,7 +49,7 @@ describe('row encoders', () => {
         price: '0.4800',
         quantity: '150.00',
       }),
-    ).toBe('venue_b\tKXBTCD-26MAR07-T100000\t1774533601193\tbid\t0.4800\t150.00\n');
+    ).toBe('venue_b\tKXBTCD-26MAR07-T100000\t1774533601193\tbid\t0.4800\t150.00\t1774533601193\n');
     expect(
       encodeDeltaRow({
         exchange: 'venue_c',
@@ -51,8 +59,9 @@ describe('row encoders', () => {
         side: 'ask',
         price: '90123.45',
         quantity_delta: '-0.00121425',
+        received_ts: 1774533601215,
       }),
-    ).toBe('venue_c\tBTCUSD\t1774533601193\t18446744073709551615\task\t90123.45\t-0.00121425\n');
+    ).toBe('venue_c\tBTCUSD\t1774533601193\t18446744073709551615\task\t90123.45\t-0.00121425\t1774533601215\n');
     expect(
       encodeGapRow({
         exchange: 'venue_a_us',
@@ -90,6 +99,8 @@ describe('row encoders', () => {
     { price: '0,5' },
     { quantity: '-1' },
     { quantity: 'NaN' },
+    { received_ts: -5 },
+    { received_ts: 1.5 },
   ])('rejects a snapshot row with %j', (override) => {
     expect(() => encodeSnapshotRow({ ...snapshot, ...(override as object) })).toThrow(RowFormatError);
   });
@@ -115,6 +126,29 @@ describe('migrations', () => {
 
   it('migration 1 is frozen (edit it and every deployed database refuses to start: add a migration instead)', () => {
     expect(migrationChecksum(MIGRATIONS[0] as (typeof MIGRATIONS)[number])).toBe('18cdce82c1f4882c6df27d9a1f2e83ea');
+  });
+
+  it('migration 2 adds received_ts (default ts) to the row tables, declaratively', () => {
+    const m = MIGRATIONS[1] as (typeof MIGRATIONS)[number];
+    expect(m.steps(lit.identifier('db')).map((s) => ('addColumnIfMissing' in s ? s.addColumnIfMissing : s))).toEqual([
+      { table: 'snapshots', column: 'received_ts', type: expect.anything(), default: expect.anything() },
+      { table: 'deltas', column: 'received_ts', type: expect.anything(), default: expect.anything() },
+    ]);
+    expect(migrationChecksum(m)).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  it('lines of row format 1 have no received_ts', () => {
+    expect(insertColumns('deltas', 1)).toEqual([
+      'exchange',
+      'ticker',
+      'ts',
+      'sequence',
+      'side',
+      'price',
+      'quantity_delta',
+    ]);
+    expect(insertColumns('deltas')).toEqual([...INSERT_COLUMNS.deltas]);
+    expect(insertColumns('gaps', 1)).toEqual([...INSERT_COLUMNS.gaps]);
   });
 });
 

@@ -20,7 +20,13 @@ import { lit, sql, type Sql } from './literals';
 import { DECIMAL_TYPE, EXCHANGE_ENUM, KIND_ENUM, SIDE_ENUM } from './schema';
 import { connectionOf, type HistoryStore } from './store';
 
-export type MigrationStep = Sql | { addColumnIfMissing: { table: string; column: string; type: Sql } };
+/**
+ * One step of a migration, as data: a statement (`CREATE … IF NOT EXISTS`), or a column to add when it is missing
+ * (with an optional `DEFAULT` expression, which old parts also read the column as). Steps stay declarative so that
+ * each can be rendered for another topology (a cluster renders them `ON CLUSTER`, for its local and distributed
+ * tables) without rewriting the migration.
+ */
+export type MigrationStep = Sql | { addColumnIfMissing: { table: string; column: string; type: Sql; default?: Sql } };
 
 export interface Migration {
   version: number;
@@ -91,15 +97,32 @@ FROM ${db}.deltas
 GROUP BY exchange, ticker`,
     ],
   },
+  {
+    version: 2,
+    name: 'receive times: received_ts on snapshots and deltas',
+    // When the recorder received each row's message (epoch ms, its monotone clock), beside the venue's ts. Rows
+    // written before read it as their ts (the column's DEFAULT, computed for parts that do not have it); inserts
+    // that do not name the column (a spool written by an older recorder) get the same. Plain declarative steps, so
+    // a cluster renders them ON CLUSTER for its local and distributed tables.
+    steps: () => [
+      { addColumnIfMissing: { table: 'snapshots', column: 'received_ts', type: sql`Int64`, default: sql`ts` } },
+      { addColumnIfMissing: { table: 'deltas', column: 'received_ts', type: sql`Int64`, default: sql`ts` } },
+    ],
+  },
 ];
 
 /** The schema version this build reads and writes: the highest migration it knows. */
 export const REQUIRED_SCHEMA_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));
 
+/** What `addColumnIfMissing` adds: the column's type and, when it has one, its default. */
+function columnDefinition(step: { type: Sql; default?: Sql }): Sql {
+  return step.default === undefined ? step.type : sql`${step.type} DEFAULT ${step.default}`;
+}
+
 function stepText(step: MigrationStep): string {
   if (step instanceof Object && 'addColumnIfMissing' in step) {
-    const { table, column, type } = step.addColumnIfMissing;
-    return `addColumnIfMissing ${table}.${column} ${type.text}`;
+    const { table, column } = step.addColumnIfMissing;
+    return `addColumnIfMissing ${table}.${column} ${columnDefinition(step.addColumnIfMissing).text}`;
   }
   return (step as Sql).text;
 }
@@ -120,7 +143,7 @@ export class MigrationError extends Error {
 
 async function runStep(ch: Connection, db: Sql, step: MigrationStep): Promise<void> {
   if (step instanceof Object && 'addColumnIfMissing' in step) {
-    const { table, column, type } = step.addColumnIfMissing;
+    const { table, column } = step.addColumnIfMissing;
     const rs = await ch.data.query({
       query: sql`SELECT count() AS n FROM system.columns
 WHERE database = ${lit.name(ch.database)} AND table = ${lit.name(table)} AND name = ${lit.name(column)}`.text,
@@ -129,7 +152,9 @@ WHERE database = ${lit.name(ch.database)} AND table = ${lit.name(table)} AND nam
     const rows = await rs.json<{ n: string | number }>();
     if (Number(rows[0]?.n ?? 0) > 0) return;
     await ch.data.command({
-      query: sql`ALTER TABLE ${db}.${lit.identifier(table)} ADD COLUMN ${lit.identifier(column)} ${type}`.text,
+      query:
+        sql`ALTER TABLE ${db}.${lit.identifier(table)} ADD COLUMN ${lit.identifier(column)} ${columnDefinition(step.addColumnIfMissing)}`
+          .text,
     });
     return;
   }

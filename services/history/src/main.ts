@@ -21,6 +21,11 @@ runMain(async () => {
   const migrated = await migrateWhenReachable(store, { timeoutMs: config.CLICKHOUSE_STARTUP_TIMEOUT_MS, logger });
   await verifyReadColumns(store);
   logger.info({ database: config.CLICKHOUSE_DATABASE, ...migrated }, 'ClickHouse schema up to date');
+  if (config.cursorSecrets.secret === undefined) {
+    logger.warn(
+      'HISTORY_CURSOR_SECRET is not set: page cursors are signed with a random secret of this process and fail on any other replica or after a restart',
+    );
+  }
   const auth = createAuth(config, { logger, registry, name: 'history' });
   lifecycle.onShutdown('redis', () => auth.close());
   await serve(createApp({ config, logger, auth, store, registry, lifecycle }), {

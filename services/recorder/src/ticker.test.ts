@@ -45,6 +45,28 @@ describe('TickerRecorder', () => {
     expect(rebuild(sink.rows, 2000)).toEqual({ 'bid:0.48': '80', 'ask:0.52': '50', 'ask:0.53': '7' });
   });
 
+  it('stamps every row with the receive clock: a delta its message, a snapshot the newest message it reflects', () => {
+    const { rec, sink, clock } = setup();
+    // A Kalshi-like snapshot (no time of its own) received at 1,000,010, settled by the next event.
+    rec.venueSnapshot(bids(['0.48', '100']), [['0.52', '50']], { defer: true, receivedAt: 1_000_010 });
+    rec.applyDelta(rec.beginEvent(1_000_015, 1_000_020), BID, '0.48', '-20');
+    rec.applyDelta(rec.beginEvent(1_000_030, 1_000_035), ASK, '0.52', '5');
+    // The cadence snapshot is due and the ticker quiet: the sweep writes it (at now − quiet), reflecting the messages
+    // up to the one received at 1,000,035.
+    clock.now = 1_060_000;
+    rec.sweep(clock.now);
+    rec.applyDelta(rec.beginEvent(1_060_000, 1_060_002), BID, '0.48', '1');
+    expect(sink.rows.map((r) => [r.kind, r.ts, r.receivedTs])).toEqual([
+      ['snapshot', 1_000_015, 1_000_010],
+      ['snapshot', 1_000_015, 1_000_010],
+      ['delta', 1_000_015, 1_000_020],
+      ['delta', 1_000_030, 1_000_035],
+      ['snapshot', 1_059_000, 1_000_035],
+      ['snapshot', 1_059_000, 1_000_035],
+      ['delta', 1_060_000, 1_060_002],
+    ]);
+  });
+
   it('keeps the sequence above ts × 1000 and above what is stored (hybrid logical clock)', () => {
     const { rec, sink } = setup({ resume: { lastTs: 5000, sequence: 9_000_000 } });
     rec.venueSnapshot(bids(['1', '1']), [], { ts: 6000 });

@@ -1,6 +1,14 @@
 import { Rng } from '@depthgate/service-kit';
-import { releaseHeldBook } from './reader';
-import { CorruptStreamError, RowBinaryToJson, rowBinarySize, writeDecimal18, writeTimestamp } from './row-binary';
+import {
+  CorruptStreamError,
+  RowRenderer,
+  csvHeader,
+  cutAtBook,
+  decimalText,
+  rowBinarySize,
+  writeDecimal18,
+  writeTimestamp,
+} from './row-binary';
 
 /** Reference: a Decimal(38, 18) from its decimal text, as ClickHouse sends it (16 bytes, little-endian). */
 function decimalBytes(text: string): Buffer {
@@ -70,7 +78,7 @@ const snapshotRow = (r: Snapshot) =>
   Buffer.concat([int64(BigInt(r.ts)), Buffer.from([SIDE[r.side]]), decimalBytes(r.price), decimalBytes(r.quantity)]);
 
 function convert(kind: 'delta' | 'snapshot', chunks: Buffer[]): { text: string; rows: number } {
-  const c = new RowBinaryToJson(kind);
+  const c = new RowRenderer(kind);
   let text = '';
   for (const chunk of chunks) text += c.push(chunk)?.toString('latin1') ?? '';
   c.endOfQuery();
@@ -159,7 +167,7 @@ describe('writeTimestamp', () => {
   });
 });
 
-describe('RowBinaryToJson', () => {
+describe('RowRenderer', () => {
   const t = Date.UTC(2026, 2, 26, 14, 0, 1, 193);
   const deltas: Delta[] = [
     { ts: t, sequence: 10, side: 'bid', price: '0.48', quantity_delta: '-150' },
@@ -208,7 +216,7 @@ describe('RowBinaryToJson', () => {
     expect(JSON.parse(`[${whole.text}]`)).toHaveLength(300);
     for (let trial = 0; trial < 100; trial++) expect(convert('delta', randomChunks(rng, all, 120))).toEqual(whole);
     // Two queries (time windows), one of them empty, then a third: one array.
-    const c = new RowBinaryToJson('delta');
+    const c = new RowRenderer('delta');
     let text = '';
     for (const part of [all.subarray(0, 49 * 100), Buffer.alloc(0), all.subarray(49 * 100)]) {
       text += c.push(part)?.toString() ?? '';
@@ -265,7 +273,7 @@ describe('RowBinaryToJson', () => {
   });
 });
 
-describe('the never-cut-a-book rule over RowBinaryToJson: holding back the last book', () => {
+describe('the never-cut-a-book rule (cutAtBook) over held rows', () => {
   const base = Date.UTC(2026, 2, 26, 14, 0, 0);
   // Books at +1 s (2 rows), +2 s (3 rows), +3 s (2 rows); quantity carries the row number.
   const plan: [number, number][] = [
@@ -283,14 +291,20 @@ describe('the never-cut-a-book rule over RowBinaryToJson: holding back the last 
     ),
   );
 
+  /** As the reader does: hold from a row, then pass on what cutAtBook keeps of the held rows. */
   function cut(holdFrom: number, chunks: Buffer[], mayHaveMore: boolean) {
-    const c = new RowBinaryToJson('snapshot');
+    const c = new RowRenderer('snapshot');
     c.holdFrom(holdFrom);
     let text = '';
     for (const chunk of chunks) text += c.push(chunk)?.toString() ?? '';
     c.endOfQuery();
-    const { complete, out } = releaseHeldBook(c, mayHaveMore);
-    text += out?.toString() ?? '';
+    const held = c.takeHeld();
+    let complete = true;
+    if (held !== undefined) {
+      const r = cutAtBook(held, c.size, 1, mayHaveMore);
+      complete = r.beyond !== 'book-may-continue';
+      if (complete) text += c.pass(held, r.rows).toString();
+    }
     return {
       complete,
       rows: c.rows,
@@ -328,5 +342,14 @@ describe('the never-cut-a-book rule over RowBinaryToJson: holding back the last 
   it('still rejects an exception text among held rows', () => {
     const tail = Buffer.from('Code: 159. DB::Exception: Timeout exceeded\n');
     expect(() => cut(1, [books.subarray(0, 41 * 2), tail], true)).toThrow(CorruptStreamError);
+  });
+
+  it('over a whole window: keeps the want-th row’s book, says what lies beyond', () => {
+    expect(cutAtBook(books, 41, 1, true)).toEqual({ rows: 2, beyond: 'another-book' });
+    expect(cutAtBook(books, 41, 3, true)).toEqual({ rows: 5, beyond: 'another-book' });
+    expect(cutAtBook(books, 41, 6, true)).toEqual({ rows: 7, beyond: 'book-may-continue' });
+    expect(cutAtBook(books, 41, 6, false)).toEqual({ rows: 7, beyond: 'none' });
+    expect(cutAtBook(books, 41, 9, false)).toEqual({ rows: 7, beyond: 'none' });
+    expect(cutAtBook(Buffer.alloc(0), 41, 1, false)).toEqual({ rows: 0, beyond: 'none' });
   });
 });
