@@ -355,7 +355,12 @@ export class HistoryClient {
       .sort((a, b) => a.from - b.from);
     const range = { end: to, pageSize: options.pageSize, signal };
     const deltas = this.deltas(exchange, ticker, { ...range, start })[Symbol.asyncIterator]();
-    const books = this.books(exchange, ticker, { ...range, start: start + 1 })[Symbol.asyncIterator]();
+    // Later snapshots (a range of one moment has none: the service refuses start_ts after end_ts).
+    const books = (
+      to !== undefined && start + 1 > to
+        ? none<{ ts: number; rows: SnapshotRow[] }>()
+        : this.books(exchange, ticker, { ...range, start: start + 1 })
+    )[Symbol.asyncIterator]();
     try {
       let nextDelta = await deltas.next();
       let nextBook = await books.next();
@@ -649,6 +654,11 @@ export class HistoryClient {
     }
     return end.next_cursor;
   }
+}
+
+// eslint-disable-next-line require-yield
+async function* none<T>(): AsyncGenerator<T> {
+  return;
 }
 
 function parseJsonBody(answer: Answer, text: string): Record<string, unknown> {
