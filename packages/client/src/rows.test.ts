@@ -68,7 +68,13 @@ describe('parseLine', () => {
         quantity_delta: `${rand(2) ? '-' : ''}${rand(1e6)}`,
       };
       const compact = JSON.stringify(row);
-      const reordered = JSON.stringify({ side: row.side, ...row });
+      const reordered = JSON.stringify({
+        side: row.side,
+        quantity_delta: row.quantity_delta,
+        ts: row.ts,
+        price: row.price,
+        sequence: row.sequence,
+      });
       const spaced = JSON.stringify(row, null, 1).replace(/\n/g, '');
       for (const text of [compact, reordered, spaced]) expect(parseLine('delta', text, where)).toEqual(row);
       const s: SnapshotRow = { ts: row.ts, side: row.side, price: row.price, quantity: String(rand(1e6)) };
