@@ -20,7 +20,13 @@ export default tseslint.config(
   },
   {
     // CLIs, scripts and benchmarks talk to a terminal.
-    files: ['**/src/cli.ts', '**/src/cli/**/*.ts', 'bench/**/*.{ts,mts,js,mjs}', '**/scripts/**/*.{ts,js,mjs}'],
+    files: [
+      '**/src/cli.ts',
+      '**/src/cli/**/*.ts',
+      'bench/**/*.{ts,mts,js,mjs}',
+      '**/scripts/**/*.{ts,js,mjs}',
+      '**/examples/**/*.{ts,mts,js,mjs}',
+    ],
     rules: { 'no-console': 'off' },
   },
   {
