@@ -38,69 +38,14 @@ while [[ $# -gt 0 ]]; do
 done
 [[ $ROWS =~ ^[1-9][0-9]*$ ]] || dg_die "--rows must be a positive integer"
 
-for f in services/history/dist/main.js services/history/dist/cli/seed.js packages/auth/dist/cli.js; do
-  [[ -f $ROOT/$f ]] || dg_die "$f is missing: build first (./dev bench builds; or pnpm build)"
-done
-
-CLICKHOUSE_URL=http://127.0.0.1:$CH_HTTP
-REDIS_URL=redis://127.0.0.1:$REDIS_PORT
-DB=bench
-mkdir -p "$DIR"
-
-cleanup() {
-  dg_stop "$DIR/history.pid" 20 || true
-  "$ROOT/infra/local/redis.sh" stop --dir "$DIR/redis" || true
-  "$ROOT/infra/local/clickhouse.sh" stop --dir "$DIR/clickhouse" || true
-}
-trap cleanup EXIT
+# shellcheck source=stack.sh
+source "$ROOT/bench/history/stack.sh"
+trap bench_stack_stop EXIT
 trap 'exit 130' INT TERM
-
-dg_log "==> ClickHouse and Redis for the benchmark (ports $CH_HTTP, $REDIS_PORT)"
-"$ROOT/infra/local/clickhouse.sh" start --dir "$DIR/clickhouse" --http-port "$CH_HTTP" --tcp-port "$CH_TCP"
-"$ROOT/infra/local/redis.sh" start --dir "$DIR/redis" --port "$REDIS_PORT"
-
-chq() { curl -fsS --data-binary "$1" "$CLICKHOUSE_URL/"; }
-
-# generator=2: the generator draws from service-kit's Rng since the PRNG was unified; a set made before is regenerated.
-DATASET="rows=$ROWS seed=bench generator=2 from=2026-03-07T00:00:00Z to=2026-11-20T00:00:00Z tickers=4/exchange"
-have=$(chq "SELECT count() FROM system.tables WHERE database = '$DB' AND name = 'deltas'" 2>/dev/null || echo 0)
-if [[ $FRESH == yes || ! -f $DIR/dataset || $(cat "$DIR/dataset") != "$DATASET" || $have == 0 ]]; then
-  dg_log "==> generating the data set ($DATASET)"
-  chq "DROP DATABASE IF EXISTS $DB" >/dev/null
-  rm -f "$DIR/dataset"
-  CLICKHOUSE_URL=$CLICKHOUSE_URL CLICKHOUSE_DATABASE=$DB node "$ROOT/services/history/dist/cli/seed.js" \
-    --from 2026-03-07T00:00:00Z --to 2026-11-20T00:00:00Z --tickers-per-exchange 4 --rows "$ROWS" --seed bench
-  dg_log "==> merging each table into one part per month (OPTIMIZE … FINAL), so every run reads the same layout"
-  chq "OPTIMIZE TABLE $DB.deltas FINAL" >/dev/null
-  chq "OPTIMIZE TABLE $DB.snapshots FINAL" >/dev/null
-  echo "$DATASET" >"$DIR/dataset"
-else
-  dg_log "==> reusing the data set in $DIR ($DATASET; --fresh regenerates)"
-fi
-
-# Let background merges settle so runs compare like with like (at most 10 minutes).
-for ((i = 0; i < 600; i++)); do
-  [[ $(chq "SELECT count() FROM system.merges WHERE database = '$DB'") == 0 ]] && break
-  ((i % 30 == 0)) && dg_log "  waiting for merges to finish ($(chq "SELECT count() FROM system.parts WHERE database = '$DB' AND active") parts)"
-  sleep 1
-done
-
-# As deployed (infra/k8s/base/history/config.env): 4 queries at ClickHouse at once; CLICKHOUSE_QUERY_CONCURRENCY
-# in the environment overrides it.
-dg_log "==> history service on port $HISTORY_PORT"
-KEY=$(REDIS_URL=$REDIS_URL node "$ROOT/packages/auth/dist/cli.js" create --name bench --requests-per-minute 100000000 | tail -n 1)
-dg_spawn "$DIR/history.pid" "$DIR/history.log" "services/history/dist/main.js" env \
-  CLICKHOUSE_URL="$CLICKHOUSE_URL" CLICKHOUSE_DATABASE=$DB REDIS_URL="$REDIS_URL" HISTORY_PORT="$HISTORY_PORT" \
-  LOG_LEVEL=warn ACCESS_LOG=false MAX_LIMIT=1000000 QUERY_TIMEOUT_MS=60000 MALLOC_ARENA_MAX=2 \
-  CLICKHOUSE_QUERY_CONCURRENCY="${CLICKHOUSE_QUERY_CONCURRENCY:-4}" \
-  node --max-semi-space-size=4 ${DG_BENCH_NODE_FLAGS:-} "$ROOT/services/history/dist/main.js"
-dg_wait_http "http://127.0.0.1:$HISTORY_PORT/ready" 60 "$DIR/history.pid" || {
-  tail -n 30 "$DIR/history.log" >&2
-  dg_die "the history service did not become ready"
-}
+bench_stack_start
 
 dg_log "==> measuring (figures on stdout)"
-HISTORY_URL=http://127.0.0.1:$HISTORY_PORT API_KEY=$KEY CLICKHOUSE_URL=$CLICKHOUSE_URL CLICKHOUSE_DATABASE=$DB \
+HISTORY_URL=$HISTORY_URL API_KEY=$KEY CLICKHOUSE_URL=$CLICKHOUSE_URL CLICKHOUSE_DATABASE=$DB \
   SERVICE_PID=$(dg_pid_of "$DIR/history.pid") CLICKHOUSE_PID=$(dg_pid_of "$DIR/clickhouse/clickhouse.pid") \
   BENCH_QUICK=$QUICK BENCH_ONLY=$ONLY \
   node --disable-warning=ExperimentalWarning ${DG_BENCH_GEN_FLAGS:-} "$ROOT/bench/history/bench.mts"

@@ -206,6 +206,8 @@ export function formatUnits(units: bigint, scale: number): string {
 }
 
 const SMALL_POW10: bigint[] = Array.from({ length: 40 }, (_, i) => 10n ** BigInt(i));
+/** 10^0 … 10^15 as doubles (exact). */
+const POW10_NUMBER: number[] = Array.from({ length: 16 }, (_, i) => 10 ** i);
 
 /**
  * Units of 10^-scale of a plain decimal text, or undefined when it is not plain decimal text or has more than
@@ -234,8 +236,15 @@ export function parseScaled(text: string, scale: number): bigint | undefined {
   const fraction = dot < 0 ? 0 : n - dot - 1;
   if (fraction > scale || scale >= SMALL_POW10.length) return undefined;
   let units: bigint;
-  if (digits <= 15) units = BigInt(value) * (SMALL_POW10[scale - fraction] as bigint);
-  else {
+  const shift = scale - fraction;
+  if (digits <= 15) {
+    // One BigInt when the scaled value is still an exact integer in a double (below 2^53), else two.
+    const scaled = value * (POW10_NUMBER[shift] as number);
+    units =
+      shift < POW10_NUMBER.length && scaled <= Number.MAX_SAFE_INTEGER
+        ? BigInt(scaled)
+        : BigInt(value) * (SMALL_POW10[shift] as bigint);
+  } else {
     const start = negative ? 1 : 0;
     const all = dot < 0 ? text.slice(start) : text.slice(start, dot) + text.slice(dot + 1);
     units = BigInt(all) * (SMALL_POW10[scale - fraction] as bigint);

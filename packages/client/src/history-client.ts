@@ -205,14 +205,14 @@ export class HistoryClient {
   snapshots(exchange: string, ticker: string, options?: RangeOptions): AsyncGenerator<SnapshotRow>;
   snapshots(exchange: string, ticker: string, options: RangeWithGaps): AsyncGenerator<SnapshotRow | GapMarker>;
   snapshots(exchange: string, ticker: string, options: RangeOptions & { gaps?: boolean } = {}) {
-    return this.series('snapshot', exchange, ticker, options);
+    return flatten(this.series('snapshot', exchange, ticker, options));
   }
 
   /** Every delta row of a range, in (ts, sequence) order. */
   deltas(exchange: string, ticker: string, options?: RangeOptions): AsyncGenerator<DeltaRow>;
   deltas(exchange: string, ticker: string, options: RangeWithGaps): AsyncGenerator<DeltaRow | GapMarker>;
   deltas(exchange: string, ticker: string, options: RangeOptions & { gaps?: boolean } = {}) {
-    return this.series('delta', exchange, ticker, options);
+    return flatten(this.series('delta', exchange, ticker, options));
   }
 
   /** One JSON page of snapshot rows (the spec's endpoint as it answers). */
@@ -314,21 +314,10 @@ export class HistoryClient {
    * yields a `gap` event (or throws `in_gap` with `onGap: 'error'`): no book is given inside it, and the replay
    * restarts from the snapshot at its end (an empty book when the gap left none), with a `snapshot` event saying so.
    */
-  async *replay(exchange: string, ticker: string, options: ReplayOptions): AsyncGenerator<ReplayEvent> {
+  replay(exchange: string, ticker: string, options: ReplayOptions): AsyncGenerator<ReplayEvent> {
     const from = assertMoment(options.from, 'from') as number;
     const to = assertMoment(options.to, 'to');
-    const book = await this.startingBook(exchange, ticker, from, options.lookbackMs, options.signal);
-    for await (const event of this.walk(book, exchange, ticker, from, to, options)) {
-      if (event.type === 'gap' && options.onGap === 'error') {
-        const g = event.gap;
-        throw new BookError('in_gap', `the series has a recorded gap (${g.reason}, ${g.from_ts} – ${g.to_ts})`, {
-          exchange,
-          ticker,
-          ts: parseTimestamp(g.from_ts),
-        });
-      }
-      yield event;
-    }
+    return this.walk(undefined, exchange, ticker, from, to, options);
   }
 
   // -------------------------------------------------------------------------------------------------------------
@@ -340,36 +329,42 @@ export class HistoryClient {
    * ≥ `from`, snapshots ≥ `from`, and gaps that end after `from`.
    */
   private async *walk(
-    book: OrderBook,
+    start: OrderBook | undefined,
     exchange: string,
     ticker: string,
     from: number,
     to: number | undefined,
-    options: { pageSize?: number; signal?: AbortSignal },
+    options: { pageSize?: number; lookbackMs?: number; signal?: AbortSignal; onGap?: 'event' | 'error' },
   ): AsyncGenerator<ReplayEvent> {
     const signal = options.signal;
-    const start = book.ts as number;
-    const gaps = (await this.gapsIn(exchange, ticker, start, to, signal))
+    // The book to walk from (`rebuild` gives it), else the latest snapshot at or before `from`.
+    const book = start ?? (await this.startingBook(exchange, ticker, from, options.lookbackMs, signal));
+    const begin = book.ts as number;
+    const gaps = (await this.gapsIn(exchange, ticker, begin, to, signal))
       .map((g) => ({ gap: g, from: parseTimestamp(g.from_ts), to: parseTimestamp(g.to_ts) }))
-      .filter((g) => g.to > start && (to === undefined || g.from <= to))
+      .filter((g) => g.to > begin && (to === undefined || g.from <= to))
       .sort((a, b) => a.from - b.from);
     const range = { end: to, pageSize: options.pageSize, signal };
-    const deltas = this.deltas(exchange, ticker, { ...range, start })[Symbol.asyncIterator]();
+    // Deltas come in batches (one per received chunk) and are walked synchronously inside a batch.
+    const deltas = new BatchCursor(
+      this.series('delta', exchange, ticker, { ...range, start: begin }) as AsyncGenerator<DeltaRow[]>,
+    );
     // Later snapshots (a range of one moment has none: the service refuses start_ts after end_ts).
     const books = (
-      to !== undefined && start + 1 > to
+      to !== undefined && begin + 1 > to
         ? none<{ ts: number; rows: SnapshotRow[] }>()
-        : this.books(exchange, ticker, { ...range, start: start + 1 })
+        : this.books(exchange, ticker, { ...range, start: begin + 1 })
     )[Symbol.asyncIterator]();
     try {
-      let nextDelta = await deltas.next();
+      await deltas.fill();
       let nextBook = await books.next();
       let gapIndex = 0;
       /** Inside a gap until this moment (-Infinity: not in one). */
       let skipUntil = -Infinity;
       let pending: number | undefined;
       for (;;) {
-        const deltaTs = nextDelta.done ? Infinity : parseTimestamp(nextDelta.value.ts);
+        const delta = deltas.current();
+        const deltaTs = delta === undefined ? Infinity : parseTimestamp(delta.ts);
         const bookTs = nextBook.done ? Infinity : nextBook.value.ts;
         const gap = gaps[gapIndex];
         const gapTs = gap ? gap.from : Infinity;
@@ -385,7 +380,17 @@ export class HistoryClient {
         if (gap && gapTs === next) {
           gapIndex++;
           skipUntil = Math.max(skipUntil, gap.to);
-          if (gap.to > from) yield { type: 'gap', gap: gap.gap };
+          if (gap.to > from) {
+            if (options.onGap === 'error') {
+              const g = gap.gap;
+              throw new BookError('in_gap', `the series has a recorded gap (${g.reason}, ${g.from_ts} – ${g.to_ts})`, {
+                exchange,
+                ticker,
+                ts: gap.from,
+              });
+            }
+            yield { type: 'gap', gap: gap.gap };
+          }
           continue;
         }
         if (bookTs === next) {
@@ -416,14 +421,14 @@ export class HistoryClient {
           if (restartTs >= from) yield { type: 'snapshot', ts: restartTs, book, restarted: true };
           continue;
         }
-        const d = nextDelta.value as DeltaRow;
-        nextDelta = await deltas.next();
-        if (deltaTs < skipUntil) continue;
-        book.apply(d);
-        pending = deltaTs;
+        if (deltaTs >= skipUntil) {
+          book.apply(delta as DeltaRow);
+          pending = deltaTs;
+        }
+        if (!deltas.advance()) await deltas.fill();
       }
     } finally {
-      await deltas.return?.(undefined);
+      await deltas.close();
       await books.return?.(undefined);
     }
   }
@@ -524,12 +529,16 @@ export class HistoryClient {
     return checkPage(kind, answer, await answer.text());
   }
 
+  /**
+   * A range's rows (and gap markers) in batches — one per received chunk of a stream, or per page — so that readers
+   * iterate arrays and await once per batch, not once per row.
+   */
   private async *series<K extends RowKind>(
     kind: K,
     exchange: string,
     ticker: string,
     options: RangeOptions & { gaps?: boolean },
-  ): AsyncGenerator<RowOf<K> | GapMarker> {
+  ): AsyncGenerator<(RowOf<K> | GapMarker)[]> {
     const limit = options.pageSize ?? DEFAULT_PAGE;
     if (!(Number.isInteger(limit) && limit > 0)) throw new InvalidArgumentError('pageSize must be a positive integer');
     let start = assertMoment(options.start, 'start');
@@ -572,16 +581,18 @@ export class HistoryClient {
       const page = checkPage(kind, answer, await answer.text());
       const rows = page.rows as RowOf<K>[];
       const gaps = options.gaps ? [...(page.gaps ?? [])] : [];
+      const batch: (RowOf<K> | GapMarker)[] = [];
       let given = 0;
       for (const row of rows) {
         while (gaps.length && parseTimestamp((gaps[0] as Gap).from_ts) < parseTimestamp(row.ts)) {
-          yield { ...(gaps.shift() as Gap), type: 'gap' };
+          batch.push({ ...(gaps.shift() as Gap), type: 'gap' });
         }
         if (kind === 'delta' && seen && row.ts === seen.ts && (row as DeltaRow).sequence <= seen.sequence) continue;
         given++;
-        yield row;
+        batch.push(row);
       }
-      for (const g of gaps) yield { ...g, type: 'gap' };
+      for (const g of gaps) batch.push({ ...g, type: 'gap' });
+      if (batch.length) yield batch;
       if (page.next_cursor !== undefined) {
         // A service with cursors says where to go on (null: nothing left).
         if (page.next_cursor === null) return;
@@ -606,54 +617,80 @@ export class HistoryClient {
     }
   }
 
-  /** Reads one NDJSON answer; returns its end line's `next_cursor` (null: the range is done). */
+  /** Reads one NDJSON answer, a batch per chunk; returns its end line's `next_cursor` (null: the range is done). */
   private async *ndjson<K extends RowKind>(
     kind: K,
     answer: Answer,
-  ): AsyncGenerator<RowOf<K> | GapMarker, string | null> {
+  ): AsyncGenerator<(RowOf<K> | GapMarker)[], string | null> {
     const source = splitLines(answer.chunks(), { url: answer.url, requestId: answer.requestId });
-    let line = 0;
+    const where = { url: answer.url, requestId: answer.requestId, line: 0 };
     let end: EndLine | undefined;
     let count = 0;
-    for await (const text of source.lines) {
-      line++;
-      if (end !== undefined) {
-        throw new DataError('malformed_body', 'a line after the end line', {
-          url: answer.url,
-          requestId: answer.requestId,
-          line,
-          text,
-        });
-      }
-      if (text === '') continue;
-      const item = parseLine(kind, text, { url: answer.url, requestId: answer.requestId, line });
-      if ('type' in item) {
-        if (item.type === 'end') {
-          end = item;
+    for await (const lines of source.batches) {
+      const batch: (RowOf<K> | GapMarker)[] = [];
+      for (const text of lines) {
+        where.line++;
+        if (end !== undefined) throw new DataError('malformed_body', 'a line after the end line', { ...where, text });
+        if (text === '') continue;
+        const item = parseLine(kind, text, where);
+        if ('type' in item) {
+          if (item.type === 'end') end = item;
+          else batch.push(item);
           continue;
         }
-        yield item;
-        continue;
+        count++;
+        batch.push(item);
       }
-      count++;
-      yield item;
+      if (batch.length) yield batch;
     }
     if (end === undefined) {
       throw new DataError(
         'stream_cut',
         source.complete() ? 'the stream ended without its end line' : 'the stream ended inside a line',
-        { url: answer.url, requestId: answer.requestId, line },
+        { ...where },
       );
     }
     if (end.count !== count) {
-      throw new DataError('stream_cut', `the end line counts ${end.count} rows, the stream had ${count}`, {
-        url: answer.url,
-        requestId: answer.requestId,
-        line,
-      });
+      throw new DataError('stream_cut', `the end line counts ${end.count} rows, the stream had ${count}`, { ...where });
     }
     return end.next_cursor;
   }
+}
+
+/** Reads batches one item at a time, awaiting only when a batch is used up. */
+class BatchCursor<T> {
+  private batch: T[] = [];
+  private i = 0;
+  constructor(private readonly source: AsyncGenerator<T[]>) {}
+
+  /** Moves to the next item within the batch; false when the batch is used up (then `fill`). */
+  advance(): boolean {
+    return ++this.i < this.batch.length;
+  }
+
+  /** Loads batches until one has an item left, or the source ends. */
+  async fill(): Promise<void> {
+    while (this.i >= this.batch.length) {
+      const r = await this.source.next();
+      if (r.done) return;
+      this.batch = r.value;
+      this.i = 0;
+    }
+  }
+
+  /** The item at hand; undefined once the source has ended. */
+  current(): T | undefined {
+    return this.batch[this.i];
+  }
+
+  async close(): Promise<void> {
+    await this.source.return(undefined);
+  }
+}
+
+/** One item at a time from batches (the public iterators). */
+async function* flatten<T>(batches: AsyncIterable<T[]>): AsyncGenerator<T> {
+  for await (const batch of batches) yield* batch;
 }
 
 // eslint-disable-next-line require-yield

@@ -1,19 +1,21 @@
 /**
- * Splits a streamed body into lines (`\n`, an optional `\r` before it dropped), decoding UTF-8 as it goes.
- * `complete` tells whether the body ended with a newline: a line format's last line always does, so a body that
- * stops inside a line was cut.
+ * Splits a streamed body into lines (`\n`, an optional `\r` before it dropped), decoding UTF-8 as it goes, a chunk at a
+ * time: each step gives every complete line of the bytes received so far, so the readers above iterate arrays
+ * synchronously instead of awaiting once per line. `complete` tells whether the body ended with a newline: a line
+ * format's last line always does, so a body that stops inside a line was cut.
  */
 import { DataError } from './errors.js';
 
 export interface LineSource {
-  lines: AsyncGenerator<string>;
-  /** After `lines` is done: whether the body ended on a line boundary. */
+  /** The complete lines of each chunk (never an empty array). */
+  batches: AsyncGenerator<string[]>;
+  /** After `batches` is done: whether the body ended on a line boundary. */
   complete(): boolean;
 }
 
 export function splitLines(chunks: AsyncIterable<Uint8Array>, where: { url: string; requestId?: string }): LineSource {
   let complete = true;
-  async function* lines(): AsyncGenerator<string> {
+  async function* batches(): AsyncGenerator<string[]> {
     const decoder = new TextDecoder('utf-8', { fatal: true });
     let rest = '';
     const decode = (chunk?: Uint8Array) => {
@@ -25,19 +27,21 @@ export function splitLines(chunks: AsyncIterable<Uint8Array>, where: { url: stri
     };
     for await (const chunk of chunks) {
       const text = rest + decode(chunk);
+      const lines: string[] = [];
       let start = 0;
       for (;;) {
         const nl = text.indexOf('\n', start);
         if (nl < 0) break;
         const end = nl > start && text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl;
-        yield text.slice(start, end);
+        lines.push(text.slice(start, end));
         start = nl + 1;
       }
       rest = start === 0 ? text : text.slice(start);
+      if (lines.length) yield lines;
     }
     rest += decode();
     // A partial last line is never parsed: the caller reports the cut instead of a half row.
     complete = rest.length === 0;
   }
-  return { lines: lines(), complete: () => complete };
+  return { batches: batches(), complete: () => complete };
 }

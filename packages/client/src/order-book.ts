@@ -35,6 +35,11 @@ const SCALE = 18;
 interface LevelState {
   /** Canonical price text. */
   readonly price: string;
+  /**
+   * The price as the nearest double, for ordering only: rounding is monotonic, so a smaller double is a smaller
+   * price; equal doubles are ordered by the exact text (compareCanonical).
+   */
+  readonly approx: number;
   /** Quantity in units of 10^-18; always > 0. */
   q: bigint;
   /** The quantity's canonical text, computed when first asked for after a change. */
@@ -47,14 +52,16 @@ class BookSide {
   readonly sorted: LevelState[] = [];
   constructor(private readonly descending: boolean) {}
 
-  /** Index where `price` is or would go, best first. */
-  private search(price: string): number {
+  /** Index where `level` is or would go, best first. */
+  private search(level: LevelState): number {
     let lo = 0;
     let hi = this.sorted.length;
     const sign = this.descending ? -1 : 1;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (sign * compareCanonical((this.sorted[mid] as LevelState).price, price) < 0) lo = mid + 1;
+      const other = this.sorted[mid] as LevelState;
+      const d = other.approx - level.approx || compareCanonical(other.price, level.price);
+      if (sign * d < 0) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -62,13 +69,16 @@ class BookSide {
 
   insert(level: LevelState): void {
     this.byPrice.set(level.price, level);
-    this.sorted.splice(this.search(level.price), 0, level);
+    const i = this.search(level);
+    if (i === this.sorted.length) this.sorted.push(level);
+    else this.sorted.splice(i, 0, level);
   }
 
   remove(level: LevelState): void {
     this.byPrice.delete(level.price);
-    const i = this.search(level.price);
-    this.sorted.splice(i, 1);
+    const i = this.search(level);
+    if (i === this.sorted.length - 1) this.sorted.pop();
+    else this.sorted.splice(i, 1);
   }
 
   clear(): void {
@@ -190,7 +200,7 @@ export class OrderBook {
           price,
         });
       }
-      if (q > 0n) side.insert({ price, q, text: undefined });
+      if (q > 0n) side.insert({ price, approx: Number(price), q, text: undefined });
     }
     this.at = at;
     this.snapshotAt = at;
@@ -253,7 +263,7 @@ export class OrderBook {
     this.lastSeq = delta.sequence;
     this.open = true;
     if (level === undefined) {
-      if (q > 0n) side.insert({ price: key, q, text: undefined });
+      if (q > 0n) side.insert({ price: key, approx: Number(key), q, text: undefined });
     } else if (q > 0n) {
       level.q = q;
       level.text = undefined;
@@ -274,7 +284,7 @@ export class OrderBook {
     if (!this.checkCrossed) return;
     const bid = this.bidSide.sorted[0];
     const ask = this.askSide.sorted[0];
-    if (bid && ask && compareCanonical(bid.price, ask.price) >= 0) {
+    if (bid && ask && bid.approx >= ask.approx && compareCanonical(bid.price, ask.price) >= 0) {
       throw new BookError('crossed_book', `best bid ${bid.price} is at or above best ask ${ask.price}`, {
         ...this.where(),
         ts: this.at === -Infinity ? undefined : this.at,
@@ -360,7 +370,7 @@ export class OrderBook {
       [this.askSide, copy.askSide],
     ] as const) {
       for (const l of from.sorted) {
-        const c = { price: l.price, q: l.q, text: l.text };
+        const c = { price: l.price, approx: l.approx, q: l.q, text: l.text };
         to.byPrice.set(c.price, c);
         to.sorted.push(c);
       }

@@ -28,44 +28,20 @@ function digits(text: string, from: number, n: number): number {
 
 let memoText = '';
 let memoMs = NaN;
-let memoSecondText = '';
-let memoSecondMs = NaN;
+/** The last valid date (`YYYY-MM-DD`) and its epoch ms at midnight. */
+let memoDateText = '';
+let memoDateMs = NaN;
 
 /**
  * Epoch milliseconds of the service's timestamp form `YYYY-MM-DDTHH:MM:SS.mmmZ`, or NaN for any other text
- * (including impossible dates). Other RFC 3339 forms go through `parseTimestamp`. Rows come in time order and
- * many share a `ts` or its second, so the last text and the last second are remembered.
+ * (including impossible dates). Other RFC 3339 forms go through `parseTimestamp`. Rows come in time order: many
+ * share a `ts`, and nearly all share the date of the one before, so the last text and the last date are
+ * remembered and only the time of day is read.
  */
 export function parseServiceTimestamp(text: string): number {
   if (text === memoText) return memoMs;
   if (
-    text.length === 24 &&
-    text.charCodeAt(19) === 46 &&
-    text.charCodeAt(23) === 90 &&
-    memoSecondText.length === 19 &&
-    text.startsWith(memoSecondText)
-  ) {
-    const ms = digits(text, 20, 3);
-    if (ms < 0) return NaN;
-    memoText = text;
-    memoMs = memoSecondMs + ms;
-    return memoMs;
-  }
-  const ms = parseFresh(text);
-  if (!Number.isNaN(ms)) {
-    memoText = text;
-    memoMs = ms;
-    memoSecondText = text.slice(0, 19);
-    memoSecondMs = Math.floor(ms / 1000) * 1000;
-  }
-  return ms;
-}
-
-function parseFresh(text: string): number {
-  if (
     text.length !== 24 ||
-    text.charCodeAt(4) !== 45 ||
-    text.charCodeAt(7) !== 45 ||
     text.charCodeAt(10) !== 84 ||
     text.charCodeAt(13) !== 58 ||
     text.charCodeAt(16) !== 58 ||
@@ -74,19 +50,55 @@ function parseFresh(text: string): number {
   ) {
     return NaN;
   }
+  let day = memoDateMs;
+  if (memoDateText.length !== 10 || !text.startsWith(memoDateText)) {
+    day = dateMs(text);
+    if (Number.isNaN(day)) return NaN;
+    memoDateText = text.slice(0, 10);
+    memoDateMs = day;
+  }
+  // The time of day, digit by digit: each (code − 48) must be 0–9 (one unsigned comparison: below 0 wraps).
+  const h1 = text.charCodeAt(11) - 48;
+  const h2 = text.charCodeAt(12) - 48;
+  const m1 = text.charCodeAt(14) - 48;
+  const m2 = text.charCodeAt(15) - 48;
+  const s1 = text.charCodeAt(17) - 48;
+  const s2 = text.charCodeAt(18) - 48;
+  const f1 = text.charCodeAt(20) - 48;
+  const f2 = text.charCodeAt(21) - 48;
+  const f3 = text.charCodeAt(22) - 48;
+  if (
+    h1 >>> 0 > 9 ||
+    h2 >>> 0 > 9 ||
+    m1 >>> 0 > 9 ||
+    m2 >>> 0 > 9 ||
+    s1 >>> 0 > 9 ||
+    s2 >>> 0 > 9 ||
+    f1 >>> 0 > 9 ||
+    f2 >>> 0 > 9 ||
+    f3 >>> 0 > 9
+  ) {
+    return NaN;
+  }
+  const h = h1 * 10 + h2;
+  const mi = m1 * 10 + m2;
+  const s = s1 * 10 + s2;
+  if (h > 23 || mi > 59 || s > 59) return NaN;
+  memoText = text;
+  memoMs = day + h * 3_600_000 + mi * 60_000 + s * 1000 + f1 * 100 + f2 * 10 + f3;
+  return memoMs;
+}
+
+/** Epoch ms at midnight of the `YYYY-MM-DD` the text starts with, or NaN (an impossible date too). */
+function dateMs(text: string): number {
+  if (text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45) return NaN;
   const y = digits(text, 0, 4);
   const mo = digits(text, 5, 2);
   const d = digits(text, 8, 2);
-  const h = digits(text, 11, 2);
-  const mi = digits(text, 14, 2);
-  const s = digits(text, 17, 2);
-  const ms = digits(text, 20, 3);
-  if (y < 0 || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 || s < 0 || s > 59 || ms < 0) {
-    return NaN;
-  }
+  if (y < 0 || mo < 1 || mo > 12 || d < 1) return NaN;
   const leap = mo === 2 && ((y % 4 === 0 && y % 100 !== 0) || y % 400 === 0);
   if (d > (DAYS_IN_MONTH[mo - 1] as number) + (leap ? 1 : 0)) return NaN;
-  return daysFromCivil(y, mo, d) * 86_400_000 + h * 3_600_000 + mi * 60_000 + s * 1000 + ms;
+  return daysFromCivil(y, mo, d) * 86_400_000;
 }
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
