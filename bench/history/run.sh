@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# History service benchmark: `./dev bench history [--rows N] [--fresh] [--quick] [--only throughput|latency|memory]`.
+# History service benchmark: `./dev bench history [--rows N] [--fresh] [--quick] [--only PART[,PART…]]`, PART one of
+# throughput, latency, memory, book, bulk, cursor.
 #
 # Starts its own ClickHouse and Redis (infra/local, data under $DG_DEV_DIR/bench/history) and a history service
 # process, generates the data set once (50M rows by default; kept for later runs unless --fresh), then runs
 # bench/history/bench.mts and prints the figures (Markdown, for docs/benchmarks.md). Everything it started is
-# stopped on exit; the data stays unless --fresh is given next time or the folder is removed.
+# stopped on exit; the data stays unless --fresh is given next time or the folder is removed. Its ClickHouse SQL is
+# @depthgate/history-store's (bench/history/dataset.mts and bench.mts import it from the package's build).
 #
 # Ports (override when they collide): DG_BENCH_CLICKHOUSE_HTTP_PORT (17223), DG_BENCH_CLICKHOUSE_TCP_PORT (17910),
 # DG_BENCH_REDIS_PORT (17389), DG_BENCH_HISTORY_PORT (17083). Diagnosis: DG_BENCH_NODE_FLAGS are added to the
@@ -33,12 +35,13 @@ while [[ $# -gt 0 ]]; do
   --quick) QUICK=1; shift ;;
   --only) ONLY=$2; shift 2 ;;
   -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-  *) dg_die "bench history: unknown argument $1 (--rows N, --fresh, --quick, --only throughput|latency|memory)" ;;
+  *) dg_die "bench history: unknown argument $1 (--rows N, --fresh, --quick, --only throughput,latency,memory,book,bulk,cursor)" ;;
   esac
 done
 [[ $ROWS =~ ^[1-9][0-9]*$ ]] || dg_die "--rows must be a positive integer"
 
-for f in services/history/dist/main.js services/history/dist/cli/seed.js packages/auth/dist/cli.js; do
+for f in services/history/dist/main.js services/history/dist/cli/seed.js packages/auth/dist/cli.js \
+  packages/history-store/dist/index.js; do
   [[ -f $ROOT/$f ]] || dg_die "$f is missing: build first (./dev bench builds; or pnpm build)"
 done
 
@@ -59,20 +62,20 @@ dg_log "==> ClickHouse and Redis for the benchmark (ports $CH_HTTP, $REDIS_PORT)
 "$ROOT/infra/local/clickhouse.sh" start --dir "$DIR/clickhouse" --http-port "$CH_HTTP" --tcp-port "$CH_TCP"
 "$ROOT/infra/local/redis.sh" start --dir "$DIR/redis" --port "$REDIS_PORT"
 
-chq() { curl -fsS --data-binary "$1" "$CLICKHOUSE_URL/"; }
+dataset() { CLICKHOUSE_URL=$CLICKHOUSE_URL CLICKHOUSE_DATABASE=$DB node --disable-warning=ExperimentalWarning "$ROOT/bench/history/dataset.mts" "$@"; }
 
-# generator=2: the generator draws from service-kit's Rng since the PRNG was unified; a set made before is regenerated.
-DATASET="rows=$ROWS seed=bench generator=2 from=2026-03-07T00:00:00Z to=2026-11-20T00:00:00Z tickers=4/exchange"
-have=$(chq "SELECT count() FROM system.tables WHERE database = '$DB' AND name = 'deltas'" 2>/dev/null || echo 0)
+# generator=2: the generator draws from service-kit's Rng since the PRNG was unified; generator=3: rows carry
+# received_ts (migration 2). A set made before is regenerated.
+DATASET="rows=$ROWS seed=bench generator=3 from=2026-03-07T00:00:00Z to=2026-11-20T00:00:00Z tickers=4/exchange"
+have=$(dataset exists 2>/dev/null || echo 0)
 if [[ $FRESH == yes || ! -f $DIR/dataset || $(cat "$DIR/dataset") != "$DATASET" || $have == 0 ]]; then
   dg_log "==> generating the data set ($DATASET)"
-  chq "DROP DATABASE IF EXISTS $DB" >/dev/null
+  dataset drop
   rm -f "$DIR/dataset"
   CLICKHOUSE_URL=$CLICKHOUSE_URL CLICKHOUSE_DATABASE=$DB node "$ROOT/services/history/dist/cli/seed.js" \
     --from 2026-03-07T00:00:00Z --to 2026-11-20T00:00:00Z --tickers-per-exchange 4 --rows "$ROWS" --seed bench
   dg_log "==> merging each table into one part per month (OPTIMIZE … FINAL), so every run reads the same layout"
-  chq "OPTIMIZE TABLE $DB.deltas FINAL" >/dev/null
-  chq "OPTIMIZE TABLE $DB.snapshots FINAL" >/dev/null
+  dataset optimize
   echo "$DATASET" >"$DIR/dataset"
 else
   dg_log "==> reusing the data set in $DIR ($DATASET; --fresh regenerates)"
@@ -80,8 +83,8 @@ fi
 
 # Let background merges settle so runs compare like with like (at most 10 minutes).
 for ((i = 0; i < 600; i++)); do
-  [[ $(chq "SELECT count() FROM system.merges WHERE database = '$DB'") == 0 ]] && break
-  ((i % 30 == 0)) && dg_log "  waiting for merges to finish ($(chq "SELECT count() FROM system.parts WHERE database = '$DB' AND active") parts)"
+  [[ $(dataset merges) == 0 ]] && break
+  ((i % 30 == 0)) && dg_log "  waiting for merges to finish"
   sleep 1
 done
 

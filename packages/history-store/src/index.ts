@@ -53,6 +53,7 @@ export {
 // The named queries, per caller.
 export {
   BOOK_LAYOUT,
+  BOOK_LOOK_BACK_MS,
   OrderBookQueries,
   type CatalogueSpan,
   type DeltaResume,

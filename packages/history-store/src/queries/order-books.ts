@@ -180,6 +180,13 @@ ORDER BY ts, sequence
 FORMAT RowBinary`;
 }
 
+/**
+ * How far back the book looks for its snapshot, in turn: a bookQuery over the last 15 minutes finds one where books
+ * come every few minutes; only when it finds none (a quiet or new ticker, a long gap) is it asked again over 4 hours,
+ * 3 days, then the caller's whole window.
+ */
+export const BOOK_LOOK_BACK_MS: readonly number[] = [15 * 60_000, 4 * 3_600_000, 3 * 86_400_000, Infinity];
+
 /** The RowBinary layout of bookQuery's rows: offsets and size. */
 export const BOOK_LAYOUT = { kind: 0, ts: 1, sequence: 9, side: 17, price: 18, quantity: 34, size: 50 } as const;
 

@@ -21,14 +21,15 @@
  * Its reads are the store's OrderBookQueries, each under the request's QueryScope (gate, budget, cancellation).
  */
 import type { ExchangeKey } from '@depthgate/auth';
-import type {
-  KindCoverage,
-  OrderBookQueries,
-  QueryScope,
-  RowKind,
-  StoredGap,
-  TickerSpan,
-  WindowRead,
+import {
+  BOOK_LOOK_BACK_MS,
+  type KindCoverage,
+  type OrderBookQueries,
+  type QueryScope,
+  type RowKind,
+  type StoredGap,
+  type TickerSpan,
+  type WindowRead,
 } from '@depthgate/history-store';
 import type { Endpoint, HistoryMetrics } from '../metrics';
 import { hasSnapshot, rebuildBook, type RebuiltBook } from './book';
@@ -84,8 +85,6 @@ const CACHE_MAX_ENTRIES = 20_000;
 const STREAM_RENDER_ROWS = 4096;
 /** Windows a bulk stream reads ahead of its caller. */
 const STREAM_AHEAD = 2;
-/** How far back the book looks for its snapshot at first, then wider: 15 minutes, 4 hours, 3 days, the window. */
-export const BOOK_LOOK_BACK_MS = [15 * 60_000, 4 * 3_600_000, 3 * 86_400_000, Infinity] as const;
 
 const ENDPOINT: Record<RowKind, Endpoint> = { snapshot: 'snapshots', delta: 'deltas' };
 
