@@ -24,7 +24,7 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
-import { BOOK_LAYOUT, BOOK_LOOK_BACK_MS, benchmarkSql, type AnchorFormat } from '@depthgate/history-store';
+import { BOOK_FIRST_LOOK_BACK_MS, BOOK_LAYOUT, benchmarkSql, type AnchorFormat } from '@depthgate/history-store';
 
 const env = (name: string, fallback?: string): string => {
   const v = process.env[name] ?? fallback;
@@ -397,17 +397,23 @@ interface Moment {
   at: number;
 }
 
-/** ClickHouse answering the service's book reads directly: the gaps, and the book read widened as the service does. */
+/**
+ * ClickHouse answering the service's book reads directly, as the service asks them: the last 15 minutes' snapshots,
+ * deltas and gaps in one read; only when that holds no snapshot and no gap, where the book starts and a read from
+ * there.
+ */
 async function bookFromClickHouse(m: Moment): Promise<boolean> {
-  const gaps = ch(SQL.gapsAt(m.s.exchange, m.s.ticker, m.at));
-  for (const lookBack of BOOK_LOOK_BACK_MS) {
-    const from = Math.max(HISTORY_START, m.at - lookBack);
-    const raw = await ch(SQL.book(m.s.exchange, m.s.ticker, from, m.at), { max_threads: 1 });
-    let snapshot = false;
-    for (let o = 0; o + BOOK_LAYOUT.size <= raw.length && !snapshot; o += BOOK_LAYOUT.size) snapshot = raw[o] === 1;
-    if (snapshot || from === HISTORY_START) break;
+  const first = Math.max(HISTORY_START, m.at - BOOK_FIRST_LOOK_BACK_MS);
+  const raw = await ch(SQL.book(m.s.exchange, m.s.ticker, first, m.at), { max_threads: 1 });
+  let kinds = 0;
+  for (let o = 0; o + BOOK_LAYOUT.size <= raw.length; o += BOOK_LAYOUT.size) kinds |= 1 << (raw[o] as number);
+  if ((kinds & ((1 << 1) | (1 << 3))) === 0 && first > HISTORY_START) {
+    const [base] = await chRows<{ snapshot_ts: string; gap_end: string }>(
+      SQL.bookBase(m.s.exchange, m.s.ticker, HISTORY_START, m.at),
+    );
+    const from = Math.max(Number(base?.snapshot_ts ?? 0), Number(base?.gap_end ?? 0));
+    if (from > 0) await ch(SQL.book(m.s.exchange, m.s.ticker, from, m.at), { max_threads: 1 });
   }
-  await gaps;
   return true;
 }
 

@@ -52,8 +52,8 @@ export {
 
 // The named queries, per caller.
 export {
+  BOOK_FIRST_LOOK_BACK_MS,
   BOOK_LAYOUT,
-  BOOK_LOOK_BACK_MS,
   OrderBookQueries,
   type CatalogueSpan,
   type DeltaResume,
