@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# History service benchmark: `./dev bench history [--rows N] [--fresh] [--quick] [--only throughput|latency|memory]`.
+# History service benchmark: `./dev bench history [--rows N] [--fresh] [--quick] [--only PART[,PART…]]`, PART one of
+# throughput, latency, memory, book, bulk, cursor.
 #
 # Starts its own ClickHouse and Redis (infra/local, data under $DG_DEV_DIR/bench/history) and a history service
 # process, generates the data set once (50M rows by default; kept for later runs unless --fresh), then runs
 # bench/history/bench.mts and prints the figures (Markdown, for docs/benchmarks.md). Everything it started is
-# stopped on exit; the data stays unless --fresh is given next time or the folder is removed.
+# stopped on exit; the data stays unless --fresh is given next time or the folder is removed. Its ClickHouse SQL is
+# @depthgate/history-store's (bench/history/dataset.mts and bench.mts import it from the package's build).
 #
 # Ports (override when they collide): DG_BENCH_CLICKHOUSE_HTTP_PORT (17223), DG_BENCH_CLICKHOUSE_TCP_PORT (17910),
 # DG_BENCH_REDIS_PORT (17389), DG_BENCH_HISTORY_PORT (17083). Diagnosis: DG_BENCH_NODE_FLAGS are added to the
@@ -33,7 +35,7 @@ while [[ $# -gt 0 ]]; do
   --quick) QUICK=1; shift ;;
   --only) ONLY=$2; shift 2 ;;
   -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-  *) dg_die "bench history: unknown argument $1 (--rows N, --fresh, --quick, --only throughput|latency|memory)" ;;
+  *) dg_die "bench history: unknown argument $1 (--rows N, --fresh, --quick, --only throughput,latency,memory,book,bulk,cursor)" ;;
   esac
 done
 [[ $ROWS =~ ^[1-9][0-9]*$ ]] || dg_die "--rows must be a positive integer"

@@ -14,7 +14,8 @@ bench_stack_stop() {
 }
 
 bench_stack_start() {
-  for f in services/history/dist/main.js services/history/dist/cli/seed.js packages/auth/dist/cli.js; do
+  for f in services/history/dist/main.js services/history/dist/cli/seed.js packages/auth/dist/cli.js \
+    packages/history-store/dist/index.js; do
     [[ -f $ROOT/$f ]] || dg_die "$f is missing: build first (./dev bench builds; or pnpm build)"
   done
 
@@ -27,20 +28,20 @@ bench_stack_start() {
   "$ROOT/infra/local/clickhouse.sh" start --dir "$DIR/clickhouse" --http-port "$CH_HTTP" --tcp-port "$CH_TCP"
   "$ROOT/infra/local/redis.sh" start --dir "$DIR/redis" --port "$REDIS_PORT"
 
-  chq() { curl -fsS --data-binary "$1" "$CLICKHOUSE_URL/"; }
+  dataset() { CLICKHOUSE_URL=$CLICKHOUSE_URL CLICKHOUSE_DATABASE=$DB node --disable-warning=ExperimentalWarning "$ROOT/bench/history/dataset.mts" "$@"; }
 
-  # generator=2: the generator draws from service-kit's Rng since the PRNG was unified; a set made before is regenerated.
-  DATASET="rows=$ROWS seed=bench generator=2 from=2026-03-07T00:00:00Z to=2026-11-20T00:00:00Z tickers=4/exchange"
-  have=$(chq "SELECT count() FROM system.tables WHERE database = '$DB' AND name = 'deltas'" 2>/dev/null || echo 0)
+  # generator=2: the generator draws from service-kit's Rng since the PRNG was unified; generator=3: rows carry
+  # received_ts (migration 2). A set made before is regenerated.
+  DATASET="rows=$ROWS seed=bench generator=3 from=2026-03-07T00:00:00Z to=2026-11-20T00:00:00Z tickers=4/exchange"
+  have=$(dataset exists 2>/dev/null || echo 0)
   if [[ $FRESH == yes || ! -f $DIR/dataset || $(cat "$DIR/dataset") != "$DATASET" || $have == 0 ]]; then
     dg_log "==> generating the data set ($DATASET)"
-    chq "DROP DATABASE IF EXISTS $DB" >/dev/null
+    dataset drop
     rm -f "$DIR/dataset"
     CLICKHOUSE_URL=$CLICKHOUSE_URL CLICKHOUSE_DATABASE=$DB node "$ROOT/services/history/dist/cli/seed.js" \
       --from 2026-03-07T00:00:00Z --to 2026-11-20T00:00:00Z --tickers-per-exchange 4 --rows "$ROWS" --seed bench
     dg_log "==> merging each table into one part per month (OPTIMIZE … FINAL), so every run reads the same layout"
-    chq "OPTIMIZE TABLE $DB.deltas FINAL" >/dev/null
-    chq "OPTIMIZE TABLE $DB.snapshots FINAL" >/dev/null
+    dataset optimize
     echo "$DATASET" >"$DIR/dataset"
   else
     dg_log "==> reusing the data set in $DIR ($DATASET; --fresh regenerates)"
@@ -48,8 +49,8 @@ bench_stack_start() {
 
   # Let background merges settle so runs compare like with like (at most 10 minutes).
   for ((i = 0; i < 600; i++)); do
-    [[ $(chq "SELECT count() FROM system.merges WHERE database = '$DB'") == 0 ]] && break
-    ((i % 30 == 0)) && dg_log "  waiting for merges to finish ($(chq "SELECT count() FROM system.parts WHERE database = '$DB' AND active") parts)"
+    [[ $(dataset merges) == 0 ]] && break
+    ((i % 30 == 0)) && dg_log "  waiting for merges to finish"
     sleep 1
   done
 

@@ -52,6 +52,7 @@ export {
 
 // The named queries, per caller.
 export {
+  BOOK_FIRST_LOOK_BACK_MS,
   BOOK_LAYOUT,
   OrderBookQueries,
   type CatalogueSpan,

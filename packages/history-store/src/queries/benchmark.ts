@@ -8,7 +8,7 @@
 import type { ExchangeKey } from '@depthgate/platforms';
 import { lit, sql, type Sql } from '../literals';
 import { READ_COLUMNS, TABLES, type RowKind } from '../schema';
-import { bookQuery, gapsAtQuery, type TimeWindow } from './order-books';
+import { bookBaseQuery, bookQuery, type TimeWindow } from './order-books';
 
 /** The text formats ClickHouse renders the anchors in. */
 export type AnchorFormat = 'JSONEachRow' | 'CSVWithNames';
@@ -71,13 +71,12 @@ ORDER BY ${ORDER_OF[kind].text}${limit.text} FORMAT ${format.text}`;
 ORDER BY ${ORDER_OF[kind]} LIMIT ${lit.int(limit)})`.text,
 
     /** The service's book read (order-books.ts bookQuery), unchanged. */
-    book: (exchange: ExchangeKey, ticker: string, lower: number, at: number): string =>
-      bookQuery(db, exchange, ticker, lower, at).text,
+    book: (exchange: ExchangeKey, ticker: string, from: number, at: number): string =>
+      bookQuery(db, exchange, ticker, from, at).text,
 
-    /** The service's gap read for a book (order-books.ts gapsAtQuery), unchanged, as JSONEachRow. */
-    gapsAt: (exchange: ExchangeKey, ticker: string, at: number): string =>
-      sql`${gapsAtQuery(db, exchange, ticker, at)}
-FORMAT JSONEachRow`.text,
+    /** The service's read of where a book starts when its first read held none (bookBaseQuery), unchanged. */
+    bookBase: (exchange: ExchangeKey, ticker: string, lower: number, at: number): string =>
+      bookBaseQuery(db, exchange, ticker, lower, at).text,
 
     /** `n`: 1 when the data set's tables exist. */
     exists: (): string =>

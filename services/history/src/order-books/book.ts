@@ -1,7 +1,7 @@
 /**
- * The book at a moment, rebuilt by the spec's rule 7 from one read of @depthgate/history-store's bookQuery: the rows
- * of the newest snapshot at or before T (row kind 1) and the deltas from that snapshot's ts to T (row kind 2), in
- * RowBinary (BOOK_LAYOUT). The conventions are the recorder's and the generator's (docs/history.md, "Writing"):
+ * The book at a moment, rebuilt by the spec's rule 7 from one read of @depthgate/history-store's bookQuery: the
+ * snapshots and deltas of a short stretch before T (row kinds 1 and 2) and the gaps around T (3, 4), in RowBinary
+ * (BOOK_LAYOUT). The conventions are the recorder's and the generator's (docs/history.md, "Writing"):
  *
  * - a snapshot at S is the book after every delta with ts < S, so deltas at ts = S apply after it: the book at T is
  *   the snapshot plus every delta with S ≤ ts ≤ T, in (ts, sequence) order;
@@ -20,6 +20,29 @@ const L = BOOK_LAYOUT;
 /** 9999-12-31T23:59:59.999Z, as for rows. */
 const MAX_TS = 253_402_300_799_999;
 
+/** A gap's bounds as a book read carries them. */
+export interface GapBounds {
+  fromTs: number;
+  toTs: number;
+  detectedAt: number;
+}
+
+/** What one bookQuery read holds, sorted out. */
+export interface BookRows {
+  raw: Buffer;
+  /** The newest snapshot's ts in the read; null when it held none. */
+  snapshotTs: number | null;
+  /** Offsets of that snapshot's rows, and of every delta. */
+  snapshot: number[];
+  deltas: number[];
+  /**
+   * Of the gaps the read holds (row kind 3): one covering the moment (from_ts ≤ T < to_ts; the earliest-starting
+   * when gaps overlap), and the last that ended at or before it.
+   */
+  covering: GapBounds | undefined;
+  ended: GapBounds | undefined;
+}
+
 export interface RebuiltBook {
   /** The ts of the snapshot the book started from; null when it restarted empty at a gap's end. */
   snapshotTs: number | null;
@@ -34,34 +57,49 @@ function int128(src: Buffer, o: number): bigint {
   return (src.readBigInt64LE(o + 8) << 64n) | src.readBigUInt64LE(o);
 }
 
-/** Checks every row (kind, side, ts: an exception text appended by ClickHouse is never taken for rows). */
-function check(raw: Buffer): number {
+const E18 = 10n ** 18n;
+
+/**
+ * Sorts a bookQuery result at `at` out, checking every row (an exception text appended by ClickHouse is never a
+ * row).
+ */
+export function bookRows(raw: Buffer, at: number): BookRows {
   if (raw.length % L.size !== 0) throw new CorruptStreamError('the book read ended in the middle of a row');
-  const n = raw.length / L.size;
-  for (let i = 0, o = 0; i < n; i++, o += L.size) {
+  const out: BookRows = { raw, snapshotTs: null, snapshot: [], deltas: [], covering: undefined, ended: undefined };
+  const snapshots: number[] = [];
+  for (let o = 0; o < raw.length; o += L.size) {
     const kind = raw[o + L.kind];
     const side = raw[o + L.side];
     const ts = raw.readBigInt64LE(o + L.ts);
-    if ((kind !== 1 && kind !== 2) || (side !== 1 && side !== 2) || ts < 0n || ts > BigInt(MAX_TS)) {
+    if (kind === undefined || kind < 1 || kind > 3 || (side !== 1 && side !== 2) || ts < 0n || ts > BigInt(MAX_TS)) {
       throw new CorruptStreamError('unexpected data in the book read');
     }
+    if (kind === 1) {
+      snapshots.push(o);
+      if (out.snapshotTs === null || Number(ts) > out.snapshotTs) out.snapshotTs = Number(ts);
+    } else if (kind === 2) out.deltas.push(o);
+    else {
+      const gap = {
+        fromTs: Number(ts),
+        toTs: Number(raw.readBigUInt64LE(o + L.sequence)),
+        detectedAt: Number(int128(raw, o + L.price) / E18),
+      };
+      if (gap.toTs > at) {
+        if (gap.fromTs <= at && (out.covering === undefined || gap.fromTs < out.covering.fromTs)) out.covering = gap;
+      } else if (out.ended === undefined || gap.toTs > out.ended.toTs) out.ended = gap;
+    }
   }
-  return n;
+  out.snapshot = snapshots.filter((o) => Number(raw.readBigInt64LE(o + L.ts)) === out.snapshotTs);
+  return out;
 }
 
 /**
- * The book from a bookQuery result; `restartAt`: the end of the last gap that ended at or before T (when the caller
+ * The book from a bookQuery read; `restartAt`: the end of the last gap that ended at or before T (when the caller
  * may see it). Undefined when there is nothing to start from: no snapshot, and no gap end after which to start empty.
  */
-export function rebuildBook(raw: Buffer, restartAt?: number): RebuiltBook | undefined {
-  const n = check(raw);
-  let snapshotTs: number | null = null;
-  const deltas: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const o = i * L.size;
-    if (raw[o + L.kind] === 1) snapshotTs = Number(raw.readBigInt64LE(o + L.ts));
-    else deltas.push(o);
-  }
+export function rebuildBook(rows: BookRows, restartAt?: number): RebuiltBook | undefined {
+  const { raw } = rows;
+  let snapshotTs = rows.snapshotTs;
   let from: number;
   if (restartAt !== undefined && (snapshotTs === null || restartAt > snapshotTs)) {
     snapshotTs = null;
@@ -73,28 +111,18 @@ export function rebuildBook(raw: Buffer, restartAt?: number): RebuiltBook | unde
   }
   const book: RebuiltBook = { snapshotTs, lastDelta: undefined, bids: new Map(), asks: new Map() };
   const sideOf = (o: number) => (raw[o + L.side] === 1 ? book.bids : book.asks);
-  if (snapshotTs !== null) {
-    for (let i = 0; i < n; i++) {
-      const o = i * L.size;
-      if (raw[o + L.kind] === 1) sideOf(o).set(int128(raw, o + L.price), int128(raw, o + L.quantity));
-    }
-  }
-  // (ts, sequence) order: the query's ORDER BY; checked, and restored if a ClickHouse release ever interleaved.
+  if (snapshotTs !== null)
+    for (const o of rows.snapshot) sideOf(o).set(int128(raw, o + L.price), int128(raw, o + L.quantity));
+  // (ts, sequence) order; the read does not sort (the few deltas are put in order here).
   const key = (o: number) => [raw.readBigInt64LE(o + L.ts), raw.readBigUInt64LE(o + L.sequence)] as const;
-  let ordered = true;
-  for (let i = 1; i < deltas.length && ordered; i++) {
-    const [a, b] = [key(deltas[i - 1] as number), key(deltas[i] as number)];
-    if (a[0] > b[0] || (a[0] === b[0] && a[1] > b[1])) ordered = false;
-  }
-  if (!ordered) {
-    deltas.sort((x, y) => {
+  const deltas = rows.deltas
+    .filter((o) => Number(raw.readBigInt64LE(o + L.ts)) >= from)
+    .sort((x, y) => {
       const [a, b] = [key(x), key(y)];
       return a[0] !== b[0] ? (a[0] < b[0] ? -1 : 1) : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0;
     });
-  }
   for (const o of deltas) {
     const [ts, sequence] = key(o);
-    if (Number(ts) < from) continue;
     const levels = sideOf(o);
     const price = int128(raw, o + L.price);
     const quantity = (levels.get(price) ?? 0n) + int128(raw, o + L.quantity);
@@ -103,12 +131,6 @@ export function rebuildBook(raw: Buffer, restartAt?: number): RebuiltBook | unde
     book.lastDelta = { ts: Number(ts), sequence };
   }
   return book;
-}
-
-/** Whether a bookQuery result holds snapshot rows (the snapshot was found in the range it searched). */
-export function hasSnapshot(raw: Buffer): boolean {
-  for (let o = 0; o + L.size <= raw.length; o += L.size) if (raw[o + L.kind] === 1) return true;
-  return false;
 }
 
 /** A side's levels, best first (bids by price descending, asks ascending), the first `depth`, as decimal text. */

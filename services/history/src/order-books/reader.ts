@@ -21,17 +21,18 @@
  * Its reads are the store's OrderBookQueries, each under the request's QueryScope (gate, budget, cancellation).
  */
 import type { ExchangeKey } from '@depthgate/auth';
-import type {
-  KindCoverage,
-  OrderBookQueries,
-  QueryScope,
-  RowKind,
-  StoredGap,
-  TickerSpan,
-  WindowRead,
+import {
+  BOOK_FIRST_LOOK_BACK_MS,
+  type KindCoverage,
+  type OrderBookQueries,
+  type QueryScope,
+  type RowKind,
+  type StoredGap,
+  type TickerSpan,
+  type WindowRead,
 } from '@depthgate/history-store';
 import type { Endpoint, HistoryMetrics } from '../metrics';
-import { hasSnapshot, rebuildBook, type RebuiltBook } from './book';
+import { bookRows, rebuildBook, type GapBounds, type RebuiltBook } from './book';
 import type { Position } from './cursor';
 import { WindowPlanner, type KindSpan } from './planner';
 import { gapLine } from './responses';
@@ -84,8 +85,6 @@ const CACHE_MAX_ENTRIES = 20_000;
 const STREAM_RENDER_ROWS = 4096;
 /** Windows a bulk stream reads ahead of its caller. */
 const STREAM_AHEAD = 2;
-/** How far back the book looks for its snapshot at first, then wider: 15 minutes, 4 hours, 3 days, the window. */
-export const BOOK_LOOK_BACK_MS = [15 * 60_000, 4 * 3_600_000, 3 * 86_400_000, Infinity] as const;
 
 const ENDPOINT: Record<RowKind, Endpoint> = { snapshot: 'snapshots', delta: 'deltas' };
 
@@ -502,10 +501,12 @@ export class OrderBookReader {
   }
 
   /**
-   * The book of a ticker at `at`, rebuilt by rule 7 from what a caller whose window starts at `lower` may read: the
-   * newest snapshot in [lower, at], looked for first in the last 15 minutes and further back only when there is
-   * none, and the deltas from it to `at`; or, when a gap ended after that snapshot (one closed by an empty book
-   * leaves no snapshot at its to_ts), an empty book at the gap's end. Inside a gap there is no book.
+   * The book of a ticker at `at`, rebuilt by rule 7 from what a caller whose window starts at `lower` may read: one
+   * read of the last BOOK_FIRST_LOOK_BACK_MS (its snapshots, deltas and the gaps around `at`) from which the newest
+   * snapshot and the deltas since apply; when that stretch holds no snapshot and no gap end, a second read finds
+   * where the book starts in the whole window (bookBaseQuery) and a third reads from there. A gap that ended after
+   * the snapshot (one closed by an empty book leaves no snapshot at its to_ts) restarts the book empty at its end.
+   * Inside a gap there is no book.
    */
   async book(
     scope: QueryScope,
@@ -515,25 +516,33 @@ export class OrderBookReader {
     lower: number,
   ): Promise<BookAnswer> {
     const ticker = entry.ticker;
-    const gapsAt = this.queries.gapsAt(scope, exchange, ticker, at);
-    // Not awaited until below: a failure must not go unhandled meanwhile.
-    gapsAt.catch(() => undefined);
-    let raw: Buffer = Buffer.alloc(0);
-    for (const lookBack of BOOK_LOOK_BACK_MS) {
-      const from = Math.max(lower, at - lookBack);
-      raw = await this.collect(scope, (onChunk) =>
-        this.queries.book(scope, { exchange, ticker, lower: from, at }, onChunk),
+    const read = async (from: number) =>
+      bookRows(
+        await this.collect(scope, (onChunk) => this.queries.book(scope, { exchange, ticker, from, at }, onChunk)),
+        at,
       );
-      if (from === lower || hasSnapshot(raw)) break;
-      const { ended } = await gapsAt;
-      if (ended !== undefined && ended.toTs >= from) break;
+    const first = Math.max(lower, at - BOOK_FIRST_LOOK_BACK_MS);
+    let rows = await read(first);
+    if (rows.covering !== undefined)
+      return { status: 'in_gap', gap: await this.fullGap(scope, exchange, ticker, rows.covering) };
+    const ended = (r: typeof rows) => (r.ended !== undefined && r.ended.toTs >= lower ? r.ended : undefined);
+    if (rows.snapshotTs === null && ended(rows) === undefined && first > lower) {
+      const base = await this.queries.bookBase(scope, exchange, ticker, lower, at);
+      const from = Math.max(base.snapshotTs ?? -1, base.gapEnd ?? -1);
+      if (from < 0) return { status: 'no_data' };
+      rows = await read(from);
     }
-    const { covering, ended } = await gapsAt;
-    if (covering !== undefined) return { status: 'in_gap', gap: covering };
-    const restart = ended !== undefined && ended.toTs >= lower ? ended.toTs : undefined;
-    const book = rebuildBook(raw, restart);
+    const restart = ended(rows);
+    const book = rebuildBook(rows, restart?.toTs);
     if (book === undefined) return { status: 'no_data' };
-    return { status: 'ok', book, baseGap: book.snapshotTs === null ? (ended ?? null) : null };
+    const baseGap =
+      book.snapshotTs === null && restart !== undefined ? await this.fullGap(scope, exchange, ticker, restart) : null;
+    return { status: 'ok', book, baseGap };
+  }
+
+  /** A gap as answers show it: its reason is read (a book read carries its bounds only). */
+  private async fullGap(scope: QueryScope, exchange: ExchangeKey, ticker: string, g: GapBounds): Promise<StoredGap> {
+    return (await this.queries.gap(scope, exchange, ticker, g.fromTs, g.toTs)) ?? { ...g, reason: 'unknown' };
   }
 }
 

@@ -533,13 +533,17 @@ export function cutAtBook(
   return { rows: total, beyond: stoppedAtLimit ? 'book-may-continue' : 'none' };
 }
 
-/** A decimal held as a scaled BigInt (units of 1e-18, the Decimal(38, 18) columns) in canonical text. */
+/**
+ * A decimal held as a scaled BigInt (units of 1e-18, the Decimal(38, 18) columns) in canonical text. Any value of 128
+ * bits, which sums of stored amounts stay within.
+ */
 export function decimalText(value: bigint): string {
   const buf = Buffer.alloc(16);
   const v = BigInt.asUintN(128, value);
   buf.writeBigUInt64LE(v & 0xffff_ffff_ffff_ffffn, 0);
   buf.writeBigUInt64LE(v >> 64n, 8);
-  const out = Buffer.alloc(MAX_DECIMAL_TEXT);
+  // Sign, 21 integer digits (2^127 / 10^18), point, 18 fractional digits.
+  const out = Buffer.alloc(MAX_DECIMAL_TEXT + 2);
   return out.subarray(0, writeDecimal18(buf, 0, out, 0)).toString('latin1');
 }
 
