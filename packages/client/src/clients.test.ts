@@ -202,6 +202,22 @@ describe('HistoryClient: rows', () => {
     expect(seen[0]?.url).toContain('format=ndjson');
   });
 
+  it('a service without streams answers JSON of its default size: the client asks again in pages of a known size', async () => {
+    const rows = deltaRows(50, 3);
+    const spec = specDeltas(rows);
+    handler = (req, res, body) => {
+      const url = new URL(req.url ?? '', 'http://x');
+      if (!url.searchParams.has('limit')) url.searchParams.set('limit', '7'); // its DEFAULT_LIMIT
+      req.url = url.pathname + url.search;
+      spec(req, res, body);
+    };
+    const got: DeltaRow[] = [];
+    for await (const r of new HistoryClient({ baseUrl: base }).deltas('venue_b', 'T')) got.push(r);
+    expect(got).toEqual(rows);
+    expect(seen[0]?.url).not.toContain('limit=');
+    expect(seen[1]?.url).toContain('limit=100000');
+  });
+
   it('asks for more at once when one ts holds more deltas than a page', async () => {
     const rows = deltaRows(25, 25);
     handler = specDeltas(rows);

@@ -539,22 +539,24 @@ export class HistoryClient {
     ticker: string,
     options: RangeOptions & { gaps?: boolean },
   ): AsyncGenerator<(RowOf<K> | GapMarker)[]> {
-    const limit = options.pageSize ?? DEFAULT_PAGE;
-    if (!(Number.isInteger(limit) && limit > 0)) throw new InvalidArgumentError('pageSize must be a positive integer');
+    if (options.pageSize !== undefined && !(Number.isInteger(options.pageSize) && options.pageSize > 0)) {
+      throw new InvalidArgumentError('pageSize must be a positive integer');
+    }
     let start = assertMoment(options.start, 'start');
     const end = assertMoment(options.end, 'end');
     const path = this.path(exchange, kind === 'delta' ? 'deltas' : 'snapshots', ticker);
-    const stream = (options.transport ?? 'stream') === 'stream';
+    let stream = (options.transport ?? 'stream') === 'stream';
     let cursor: string | undefined;
     /** Paging by start_ts: the deltas already given at the last ts. */
     let seen: { ts: string; sequence: number } | undefined;
-    let pageLimit = limit;
+    // A stream has no default limit (the whole range, with a cursor if the service stops early); pages do.
+    let pageLimit = options.pageSize ?? DEFAULT_PAGE;
     for (;;) {
       const url = this.http.url(path, {
         // A cursor carries the range it walks (the service refuses both).
         start_ts: cursor === undefined ? iso(start) : undefined,
         end_ts: cursor === undefined ? iso(end) : undefined,
-        limit: pageLimit,
+        limit: stream && options.pageSize === undefined ? undefined : pageLimit,
         cursor,
         fields: options.fields?.length ? options.fields.join(',') : undefined,
         include: options.gaps ? 'gaps' : undefined,
@@ -569,6 +571,12 @@ export class HistoryClient {
         const next = yield* this.ndjson(kind, answer);
         if (next === null) return;
         cursor = next;
+        continue;
+      }
+      if (stream && /^application\/json/i.test(type) && options.pageSize === undefined) {
+        // A service without streams answered a page of its default size: ask again, in pages of a known size.
+        answer.cancel();
+        stream = false;
         continue;
       }
       if (!/^application\/json/i.test(type)) {
