@@ -14,6 +14,7 @@ import {
 } from '@depthgate/history-store';
 import { Rng } from '@depthgate/service-kit';
 import request from 'supertest';
+import { HistoryClient, OrderBook } from '@depthgate/client';
 import { formatUnits } from '../generator/profiles';
 import { TickerSeries } from '../generator/series';
 import { generateInto } from '../generator/generate';
@@ -50,7 +51,7 @@ interface BookBody {
 }
 
 /** A book as `side price` → quantity, canonical (values compared exactly). */
-function flatOf(body: BookBody): Flat {
+function flatOf(body: Pick<BookBody, 'bids' | 'asks'>): Flat {
   const out: Flat = {};
   for (const l of body.bids ?? []) out[`bid ${scaled(l.price)}`] = String(scaled(l.quantity));
   for (const l of body.asks ?? []) out[`ask ${scaled(l.price)}`] = String(scaled(l.quantity));
@@ -59,10 +60,12 @@ function flatOf(body: BookBody): Flat {
 
 let h: Harness;
 let key: string;
+let client: HistoryClient;
 
 beforeAll(async () => {
   h = await createHarness({ now: NOW, env: { RATE_LIMIT_DEFAULT_RPM: '1000000', MAX_LIMIT: '1000000' } });
   key = await h.key({});
+  client = new HistoryClient({ baseUrl: (await h.listen()).url, apiKey: key });
 });
 
 afterAll(async () => {
@@ -75,26 +78,20 @@ const get = (path: string, k: string | undefined = key) => {
 };
 
 /**
- * The book at T from the row endpoints, by rule 7 as a client does it: the last book of the snapshots up to T
- * (asked from 10 minutes before), then every delta from its ts to T, by (ts, sequence).
+ * The book at T from the row endpoints, by rule 7 as a client does it (@depthgate/client's OrderBook, independent of
+ * the service's code): the last book of the snapshots up to T (asked from 10 minutes before), then every delta from
+ * its ts to T, by (ts, sequence).
  */
 async function rowsBook(exchange: string, ticker: string, t: number): Promise<{ flat: Flat; snapshotTs: string }> {
-  const snaps = (
-    await get(`/api/${exchange}/snapshots/${ticker}?start_ts=${iso(t - 600_000)}&end_ts=${iso(t)}&limit=1000000`)
-  ).body as { rows: { ts: string; side: string; price: string; quantity: string }[] };
-  const last = snaps.rows.at(-1)?.ts;
+  const snaps = (await client.snapshotPage(exchange, ticker, { start: t - 600_000, end: t, limit: 1_000_000 })).rows;
+  const last = snaps.at(-1)?.ts;
   if (last === undefined) throw new Error(`no snapshot in the 10 minutes before ${iso(t)}`);
-  const book = new Map<string, bigint>();
-  for (const r of snaps.rows) if (r.ts === last) book.set(`${r.side} ${scaled(r.price)}`, scaled(r.quantity));
-  const deltas = (await get(`/api/${exchange}/deltas/${ticker}?start_ts=${last}&end_ts=${iso(t)}&limit=1000000`))
-    .body as { rows: { side: string; price: string; quantity_delta: string }[] };
-  for (const d of deltas.rows) {
-    const k = `${d.side} ${scaled(d.price)}`;
-    const q = (book.get(k) ?? 0n) + scaled(d.quantity_delta);
-    if (q === 0n) book.delete(k);
-    else book.set(k, q);
-  }
-  return { flat: Object.fromEntries([...book].map(([k, v]) => [k, String(v)])), snapshotTs: last };
+  const deltas = (await client.deltaPage(exchange, ticker, { start: last, end: t, limit: 1_000_000 })).rows;
+  const book = OrderBook.fromRows(
+    snaps.filter((r) => r.ts === last),
+    deltas,
+  );
+  return { flat: flatOf({ bids: book.bids(), asks: book.asks() }), snapshotTs: last };
 }
 
 describe('the book of generated series at random moments', () => {

@@ -14,6 +14,7 @@ import { Rng } from '@depthgate/service-kit';
 import { repoRoot, waitFor } from '@depthgate/test-utils';
 import { startSimulator, type Simulator } from '@depthgate/venue-sim';
 import request from 'supertest';
+import { HistoryClient, OrderBook } from '@depthgate/client';
 import { createHarness, type Harness } from '../testing/harness';
 
 jest.setTimeout(120_000);
@@ -48,12 +49,14 @@ let h: Harness;
 let recorder: ChildProcess | undefined;
 let spool: string;
 let key: string;
+let client: HistoryClient;
 
 beforeAll(async () => {
   const entry = path.join(repoRoot, 'services/recorder/dist/main.js');
   if (!existsSync(entry)) throw new Error(`${entry} is missing: build first (./dev test builds)`);
   h = await createHarness({ env: { RATE_LIMIT_DEFAULT_RPM: '1000000', MAX_LIMIT: '1000000' } });
   key = await h.key({});
+  client = new HistoryClient({ baseUrl: (await h.listen()).url, apiKey: key });
   sim = await startSimulator({
     seed: 13,
     updatesPerSecond: 150,
@@ -211,24 +214,19 @@ describe('the book endpoint on what the recorder recorded', () => {
             at: iso(t),
             book: flatOf(truth.bids, truth.asks),
           });
-          // The same by rule 7 over the row endpoints, from the snapshot the book endpoint used.
-          const snap = (await get(`/api/${exchange}/snapshots/${ticker}?start_ts=${body.snapshot_ts}&limit=1`))
-            .body as {
-            rows: { side: string; price: string; quantity: string }[];
-          };
-          const book = new Map<string, bigint>(
-            snap.rows.map((r) => [`${r.side} ${scaled(r.price)}`, scaled(r.quantity)]),
+          // The same by rule 7 over the row endpoints, from the snapshot the book endpoint used, with
+          // @depthgate/client's OrderBook doing the arithmetic (independent of the service's code).
+          const snapshotTs = body.snapshot_ts as string;
+          const snap = (await client.snapshotPage(exchange, ticker, { start: snapshotTs, limit: 1 })).rows;
+          const deltas = (await client.deltaPage(exchange, ticker, { start: snapshotTs, end: t, limit: 1_000_000 }))
+            .rows;
+          const book = OrderBook.fromRows(snap, deltas);
+          expect(got).toEqual(
+            flatOf(
+              book.bids().map((l) => [l.price, l.quantity]),
+              book.asks().map((l) => [l.price, l.quantity]),
+            ),
           );
-          const deltas = (
-            await get(`/api/${exchange}/deltas/${ticker}?start_ts=${body.snapshot_ts}&end_ts=${iso(t)}&limit=1000000`)
-          ).body as { rows: { side: string; price: string; quantity_delta: string }[] };
-          for (const d of deltas.rows) {
-            const k = `${d.side} ${scaled(d.price)}`;
-            const q = (book.get(k) ?? 0n) + scaled(d.quantity_delta);
-            if (q === 0n) book.delete(k);
-            else book.set(k, q);
-          }
-          expect(got).toEqual(Object.fromEntries([...book].map(([k, v]) => [k, String(v)])));
           compared++;
         }
       }
