@@ -19,7 +19,7 @@ import type { Level } from './checksum.js';
 import {
   checkGap,
   checkRow,
-  parseLine,
+  parseLineAt,
   type DeltaRow,
   type EndLine,
   type Gap,
@@ -634,13 +634,17 @@ export class HistoryClient {
     const where = { url: answer.url, requestId: answer.requestId, line: 0 };
     let end: EndLine | undefined;
     let count = 0;
-    for await (const lines of source.batches) {
+    for await (const { text, bounds } of source.batches) {
       const batch: (RowOf<K> | GapMarker)[] = [];
-      for (const text of lines) {
+      for (let i = 0; i < bounds.length; i += 2) {
+        const from = bounds[i] as number;
+        const to = bounds[i + 1] as number;
         where.line++;
-        if (end !== undefined) throw new DataError('malformed_body', 'a line after the end line', { ...where, text });
-        if (text === '') continue;
-        const item = parseLine(kind, text, where);
+        if (end !== undefined) {
+          throw new DataError('malformed_body', 'a line after the end line', { ...where, text: text.slice(from, to) });
+        }
+        if (from === to) continue;
+        const item = parseLineAt(kind, text, from, to, where);
         if ('type' in item) {
           if (item.type === 'end') end = item;
           else batch.push(item);

@@ -6,16 +6,25 @@
  */
 import { DataError } from './errors.js';
 
+/**
+ * The complete lines of what arrived: line i is `text.slice(bounds[2i], bounds[2i + 1])` (without its newline).
+ * Lines are not cut out of the text, so a reader that parses in place makes no string per line.
+ */
+export interface LineBatch {
+  text: string;
+  bounds: number[];
+}
+
 export interface LineSource {
-  /** The complete lines of each chunk (never an empty array). */
-  batches: AsyncGenerator<string[]>;
+  /** The complete lines of each chunk (never empty). */
+  batches: AsyncGenerator<LineBatch>;
   /** After `batches` is done: whether the body ended on a line boundary. */
   complete(): boolean;
 }
 
 export function splitLines(chunks: AsyncIterable<Uint8Array>, where: { url: string; requestId?: string }): LineSource {
   let complete = true;
-  async function* batches(): AsyncGenerator<string[]> {
+  async function* batches(): AsyncGenerator<LineBatch> {
     const decoder = new TextDecoder('utf-8', { fatal: true });
     let rest = '';
     const decode = (chunk?: Uint8Array) => {
@@ -27,17 +36,16 @@ export function splitLines(chunks: AsyncIterable<Uint8Array>, where: { url: stri
     };
     for await (const chunk of chunks) {
       const text = rest + decode(chunk);
-      const lines: string[] = [];
+      const bounds: number[] = [];
       let start = 0;
       for (;;) {
         const nl = text.indexOf('\n', start);
         if (nl < 0) break;
-        const end = nl > start && text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl;
-        lines.push(text.slice(start, end));
+        bounds.push(start, nl > start && text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl);
         start = nl + 1;
       }
       rest = start === 0 ? text : text.slice(start);
-      if (lines.length) yield lines;
+      if (bounds.length) yield { text, bounds };
     }
     rest += decode();
     // A partial last line is never parsed: the caller reports the cut instead of a half row.

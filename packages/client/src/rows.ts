@@ -134,88 +134,97 @@ const END = '"}';
 /** A line of a rows stream: a row, a gap marker, or the end line. */
 export type StreamLine<K extends RowKind> = RowOf<K> | GapMarker | EndLine;
 
-/** Reads the tail of a row after its last decimal at `p`: `"}` or `","received_ts":"…"}`. */
-function tail(line: string, p: number, row: { received_ts?: string }): boolean {
-  if (line.length === p + 2) return line.charCodeAt(p) === 34 && line.charCodeAt(p + 1) === 125;
-  if (!line.startsWith(RECEIVED, p) || !line.endsWith(END) || line.length !== p + RECEIVED.length + 24 + 2) {
+/**
+ * Reads the tail of a row after its last decimal at `p` (the line ends at `end`): `"}` or
+ * `","received_ts":"…"}`.
+ */
+function tail(text: string, p: number, end: number, row: { received_ts?: string }): boolean {
+  if (end === p + 2) return text.charCodeAt(p) === 34 && text.charCodeAt(p + 1) === 125;
+  if (end !== p + RECEIVED.length + 24 + 2 || !text.startsWith(RECEIVED, p) || !text.startsWith(END, end - 2)) {
     return false;
   }
-  const rt = line.slice(p + RECEIVED.length, p + RECEIVED.length + 24);
+  const rt = text.slice(p + RECEIVED.length, p + RECEIVED.length + 24);
   if (Number.isNaN(parseServiceTimestamp(rt))) return false;
   row.received_ts = rt;
   return true;
 }
 
-function plainDecimalAt(line: string, from: number, to: number): boolean {
+/** Whether `text[from, to)` is a plain decimal (`-?D+(.D+)?`). */
+function plainDecimalAt(text: string, from: number, to: number): boolean {
   if (to <= from) return false;
   let i = from;
-  if (line.charCodeAt(i) === 45) i++;
-  let digitsBefore = 0;
+  if (text.charCodeAt(i) === 45) i++;
+  const intStart = i;
+  let c = 0;
   for (; i < to; i++) {
-    const c = line.charCodeAt(i);
-    if (c === 46) break;
-    if (c < 48 || c > 57) return false;
-    digitsBefore++;
+    c = text.charCodeAt(i);
+    if (c < 48 || c > 57) break;
   }
-  if (digitsBefore === 0) return false;
+  if (i === intStart) return false;
   if (i === to) return true;
-  i++;
-  if (i === to) return false;
+  if (c !== 46 || ++i === to) return false;
   for (; i < to; i++) {
-    const c = line.charCodeAt(i);
+    c = text.charCodeAt(i);
     if (c < 48 || c > 57) return false;
   }
   return true;
 }
 
-/** The fast path for a delta line; undefined when the line is not in the service's exact shape. */
-function fastDelta(line: string): DeltaRow | undefined {
-  if (!line.startsWith(DELTA_HEAD) || !line.startsWith(SEQ, 31)) return undefined;
-  const ts = line.slice(7, 31);
+/**
+ * The fast path for a delta line at `text[s, end)` (the chunk's text: no string is made for the line itself);
+ * undefined when the line is not in the service's exact shape.
+ */
+function fastDelta(text: string, s: number, end: number): DeltaRow | undefined {
+  if (!text.startsWith(DELTA_HEAD, s) || !text.startsWith(SEQ, s + 31)) return undefined;
+  const ts = text.slice(s + 7, s + 31);
   if (Number.isNaN(parseServiceTimestamp(ts))) return undefined;
-  let p = 31 + SEQ.length;
+  let p = s + 31 + SEQ.length;
   const seqStart = p;
   let sequence = 0;
-  for (; p < line.length; p++) {
-    const c = line.charCodeAt(p) - 48;
+  for (; p < end; p++) {
+    const c = text.charCodeAt(p) - 48;
     if (c < 0 || c > 9) break;
     sequence = sequence * 10 + c;
   }
   // Up to 16 digits and at most 2^53 − 1 (the recorder's sequences are ts × 1000, 16 digits); longer ones go
   // through the checked path, which refuses what a number cannot hold exactly.
   if (p === seqStart || p - seqStart > 16 || sequence > Number.MAX_SAFE_INTEGER) return undefined;
-  if (line.charCodeAt(seqStart) === 48 && p - seqStart > 1) return undefined;
+  if (text.charCodeAt(seqStart) === 48 && p - seqStart > 1) return undefined;
   let side: Side;
-  if (line.startsWith(SIDE_BID, p)) side = 'bid';
-  else if (line.startsWith(SIDE_ASK, p)) side = 'ask';
+  if (text.startsWith(SIDE_BID, p)) side = 'bid';
+  else if (text.startsWith(SIDE_ASK, p)) side = 'ask';
   else return undefined;
   p += SIDE_BID.length;
-  const priceEnd = line.indexOf('"', p);
-  if (priceEnd < 0 || !plainDecimalAt(line, p, priceEnd) || !line.startsWith(QD, priceEnd)) return undefined;
-  const price = line.slice(p, priceEnd);
+  const priceEnd = text.indexOf('"', p);
+  if (priceEnd < 0 || priceEnd >= end || !plainDecimalAt(text, p, priceEnd) || !text.startsWith(QD, priceEnd)) {
+    return undefined;
+  }
+  const price = text.slice(p, priceEnd);
   p = priceEnd + QD.length;
-  const qEnd = line.indexOf('"', p);
-  if (qEnd < 0 || !plainDecimalAt(line, p, qEnd)) return undefined;
-  const row: DeltaRow = { ts, sequence, side, price, quantity_delta: line.slice(p, qEnd) };
-  return tail(line, qEnd, row) ? row : undefined;
+  const qEnd = text.indexOf('"', p);
+  if (qEnd < 0 || qEnd >= end || !plainDecimalAt(text, p, qEnd)) return undefined;
+  const row: DeltaRow = { ts, sequence, side, price, quantity_delta: text.slice(p, qEnd) };
+  return tail(text, qEnd, end, row) ? row : undefined;
 }
 
-function fastSnapshot(line: string): SnapshotRow | undefined {
-  if (!line.startsWith(DELTA_HEAD)) return undefined;
+function fastSnapshot(text: string, s: number, end: number): SnapshotRow | undefined {
+  if (!text.startsWith(DELTA_HEAD, s)) return undefined;
   let side: Side;
-  if (line.startsWith(SNAP_BID, 31)) side = 'bid';
-  else if (line.startsWith(SNAP_ASK, 31)) side = 'ask';
+  if (text.startsWith(SNAP_BID, s + 31)) side = 'bid';
+  else if (text.startsWith(SNAP_ASK, s + 31)) side = 'ask';
   else return undefined;
-  const ts = line.slice(7, 31);
+  const ts = text.slice(s + 7, s + 31);
   if (Number.isNaN(parseServiceTimestamp(ts))) return undefined;
-  const p = 31 + SNAP_BID.length;
-  const priceEnd = line.indexOf('"', p);
-  if (priceEnd < 0 || !plainDecimalAt(line, p, priceEnd) || !line.startsWith(Q, priceEnd)) return undefined;
+  const p = s + 31 + SNAP_BID.length;
+  const priceEnd = text.indexOf('"', p);
+  if (priceEnd < 0 || priceEnd >= end || !plainDecimalAt(text, p, priceEnd) || !text.startsWith(Q, priceEnd)) {
+    return undefined;
+  }
   const q = priceEnd + Q.length;
-  const qEnd = line.indexOf('"', q);
-  if (qEnd < 0 || !plainDecimalAt(line, q, qEnd)) return undefined;
-  const row: SnapshotRow = { ts, side, price: line.slice(p, priceEnd), quantity: line.slice(q, qEnd) };
-  return tail(line, qEnd, row) ? row : undefined;
+  const qEnd = text.indexOf('"', q);
+  if (qEnd < 0 || qEnd >= end || !plainDecimalAt(text, q, qEnd)) return undefined;
+  const row: SnapshotRow = { ts, side, price: text.slice(p, priceEnd), quantity: text.slice(q, qEnd) };
+  return tail(text, qEnd, end, row) ? row : undefined;
 }
 
 /**
@@ -223,8 +232,20 @@ function fastSnapshot(line: string): SnapshotRow | undefined {
  * `{"type":"end",…}` line. Throws `malformed_row` (with the line number in `where`) for anything else.
  */
 export function parseLine<K extends RowKind>(kind: K, line: string, where: DataLocation): StreamLine<K> {
-  const fast = kind === 'delta' ? fastDelta(line) : fastSnapshot(line);
+  return parseLineAt(kind, line, 0, line.length, where);
+}
+
+/** `parseLine` of the line at `text[start, end)` (a chunk of a stream holds many lines). */
+export function parseLineAt<K extends RowKind>(
+  kind: K,
+  text: string,
+  start: number,
+  end: number,
+  where: DataLocation,
+): StreamLine<K> {
+  const fast = kind === 'delta' ? fastDelta(text, start, end) : fastSnapshot(text, start, end);
   if (fast !== undefined) return fast as RowOf<K>;
+  const line = start === 0 && end === text.length ? text : text.slice(start, end);
   let value: unknown;
   try {
     value = JSON.parse(line);
