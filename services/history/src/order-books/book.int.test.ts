@@ -14,7 +14,7 @@ import {
 } from '@depthgate/history-store';
 import { Rng } from '@depthgate/service-kit';
 import request from 'supertest';
-import { HistoryClient, OrderBook } from '@depthgate/client';
+import { Decimal, HistoryClient, OrderBook } from '@depthgate/client';
 import { formatUnits } from '../generator/profiles';
 import { TickerSeries } from '../generator/series';
 import { generateInto } from '../generator/generate';
@@ -23,14 +23,6 @@ import { createHarness, type Harness } from '../testing/harness';
 const NOW = Date.UTC(2026, 5, 1, 12, 0, 0, 0);
 const FROM = NOW - 6 * 3_600_000;
 const iso = (ms: number) => new Date(ms).toISOString();
-
-/** Exact decimal → BigInt at 18 places (a client's arithmetic, independent of the service's). */
-function scaled(text: string): bigint {
-  const m = /^(-?)(\d+)(?:\.(\d+))?$/.exec(text);
-  if (!m) throw new Error(`not a decimal string: ${text}`);
-  const v = BigInt(m[2] as string) * 10n ** 18n + BigInt((m[3] ?? '').padEnd(18, '0'));
-  return m[1] === '-' ? -v : v;
-}
 
 type Flat = Record<string, string>;
 interface Level {
@@ -53,8 +45,8 @@ interface BookBody {
 /** A book as `side price` → quantity, canonical (values compared exactly). */
 function flatOf(body: Pick<BookBody, 'bids' | 'asks'>): Flat {
   const out: Flat = {};
-  for (const l of body.bids ?? []) out[`bid ${scaled(l.price)}`] = String(scaled(l.quantity));
-  for (const l of body.asks ?? []) out[`ask ${scaled(l.price)}`] = String(scaled(l.quantity));
+  for (const l of body.bids ?? []) out[`bid ${Decimal.parse(l.price)}`] = String(Decimal.parse(l.quantity));
+  for (const l of body.asks ?? []) out[`ask ${Decimal.parse(l.price)}`] = String(Decimal.parse(l.quantity));
   return out;
 }
 
@@ -122,9 +114,9 @@ describe('the book of generated series at random moments', () => {
     const p = series.profile;
     const out: Flat = {};
     for (const [price, q] of bids)
-      out[`bid ${scaled(formatUnits(price, p.priceScale))}`] = String(scaled(formatUnits(q, p.qtyScale)));
+      out[`bid ${Decimal.parse(formatUnits(price, p.priceScale))}`] = String(Decimal.parse(formatUnits(q, p.qtyScale)));
     for (const [price, q] of asks)
-      out[`ask ${scaled(formatUnits(price, p.priceScale))}`] = String(scaled(formatUnits(q, p.qtyScale)));
+      out[`ask ${Decimal.parse(formatUnits(price, p.priceScale))}`] = String(Decimal.parse(formatUnits(q, p.qtyScale)));
     return out;
   }
 
@@ -152,11 +144,11 @@ describe('the book of generated series at random moments', () => {
         expect(body.snapshot_ts).toBe(fromRows.snapshotTs);
         expect(flatOf(body)).toEqual(generatorBook(exchange, ticker, t));
         // Best first on both sides, exact decimals.
-        const bids = (body.bids ?? []).map((l) => scaled(l.price));
-        const asks = (body.asks ?? []).map((l) => scaled(l.price));
-        expect([...bids].sort((a, b) => (a < b ? 1 : -1))).toEqual(bids);
-        expect([...asks].sort((a, b) => (a < b ? -1 : 1))).toEqual(asks);
-        if ((bids[0] ?? 0n) > 0n && (asks[0] ?? 0n) > 0n) expect((bids[0] as bigint) < (asks[0] as bigint)).toBe(true);
+        const bids = (body.bids ?? []).map((l) => Decimal.parse(l.price));
+        const asks = (body.asks ?? []).map((l) => Decimal.parse(l.price));
+        expect([...bids].sort((a, b) => b.cmp(a))).toEqual(bids);
+        expect([...asks].sort((a, b) => a.cmp(b))).toEqual(asks);
+        if (bids[0] && asks[0]) expect(bids[0].lt(asks[0])).toBe(true);
         if (body.last_delta) expect(body.last_delta.ts <= iso(t)).toBe(true);
       }
     },

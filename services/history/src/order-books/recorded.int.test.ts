@@ -14,7 +14,7 @@ import { Rng } from '@depthgate/service-kit';
 import { repoRoot, waitFor } from '@depthgate/test-utils';
 import { startSimulator, type Simulator } from '@depthgate/venue-sim';
 import request from 'supertest';
-import { HistoryClient, OrderBook } from '@depthgate/client';
+import { Decimal, HistoryClient, OrderBook } from '@depthgate/client';
 import { createHarness, type Harness } from '../testing/harness';
 
 jest.setTimeout(120_000);
@@ -23,19 +23,11 @@ const PLATFORM: Record<ExchangeKey, string> = { venue_b: 'kalshi', venue_c: 'gem
 const iso = (ms: number) => new Date(ms).toISOString();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Exact decimal → BigInt at 18 places. */
-function scaled(text: string): bigint {
-  const m = /^(-?)(\d+)(?:\.(\d+))?$/.exec(text);
-  if (!m) throw new Error(`not a decimal string: ${text}`);
-  const v = BigInt(m[2] as string) * 10n ** 18n + BigInt((m[3] ?? '').padEnd(18, '0'));
-  return m[1] === '-' ? -v : v;
-}
-
 type Flat = Record<string, string>;
 const flatOf = (bids: [string, string][], asks: [string, string][]): Flat => {
   const out: Flat = {};
-  for (const [p, q] of bids) if (scaled(q) !== 0n) out[`bid ${scaled(p)}`] = String(scaled(q));
-  for (const [p, q] of asks) if (scaled(q) !== 0n) out[`ask ${scaled(p)}`] = String(scaled(q));
+  for (const [p, q] of bids) if (!Decimal.parse(q).isZero()) out[`bid ${Decimal.parse(p)}`] = String(Decimal.parse(q));
+  for (const [p, q] of asks) if (!Decimal.parse(q).isZero()) out[`ask ${Decimal.parse(p)}`] = String(Decimal.parse(q));
   return out;
 };
 
