@@ -19,6 +19,7 @@ import type { Level } from './checksum.js';
 import {
   checkGap,
   checkRow,
+  lastParsedTs,
   parseLineAt,
   type DeltaRow,
   type EndLine,
@@ -169,6 +170,12 @@ export interface ReplayOptions {
   lookbackMs?: number;
   /** Gaps as `gap` events (default) or as a `BookError` (`in_gap`) that ends the replay. */
   onGap?: 'event' | 'error';
+  /**
+   * Check the replayed book against every recorded snapshot of the range (default true; a difference outside a gap
+   * is a `snapshot_mismatch` error). `false` reads only the deltas (and the snapshot that ends a gap): about half
+   * the work where a ticker's snapshots hold as many rows as its deltas.
+   */
+  verifySnapshots?: boolean;
   signal?: AbortSignal;
 }
 
@@ -334,7 +341,13 @@ export class HistoryClient {
     ticker: string,
     from: number,
     to: number | undefined,
-    options: { pageSize?: number; lookbackMs?: number; signal?: AbortSignal; onGap?: 'event' | 'error' },
+    options: {
+      pageSize?: number;
+      lookbackMs?: number;
+      signal?: AbortSignal;
+      onGap?: 'event' | 'error';
+      verifySnapshots?: boolean;
+    },
   ): AsyncGenerator<ReplayEvent> {
     const signal = options.signal;
     // The book to walk from (`rebuild` gives it), else the latest snapshot at or before `from`.
@@ -347,11 +360,11 @@ export class HistoryClient {
     const range = { end: to, pageSize: options.pageSize, signal };
     // Deltas come in batches (one per received chunk) and are walked synchronously inside a batch.
     const deltas = new BatchCursor(
-      this.series('delta', exchange, ticker, { ...range, start: begin }) as AsyncGenerator<DeltaRow[]>,
+      this.series('delta', exchange, ticker, { ...range, start: begin }) as AsyncGenerator<Batch<DeltaRow>>,
     );
     // Later snapshots (a range of one moment has none: the service refuses start_ts after end_ts).
     const books = (
-      to !== undefined && begin + 1 > to
+      (to !== undefined && begin + 1 > to) || options.verifySnapshots === false
         ? none<{ ts: number; rows: SnapshotRow[] }>()
         : this.books(exchange, ticker, { ...range, start: begin + 1 })
     )[Symbol.asyncIterator]();
@@ -364,7 +377,7 @@ export class HistoryClient {
       let pending: number | undefined;
       for (;;) {
         const delta = deltas.current();
-        const deltaTs = delta === undefined ? Infinity : parseTimestamp(delta.ts);
+        const deltaTs = deltas.currentTs();
         const bookTs = nextBook.done ? Infinity : nextBook.value.ts;
         const gap = gaps[gapIndex];
         const gapTs = gap ? gap.from : Infinity;
@@ -398,31 +411,40 @@ export class HistoryClient {
           nextBook = await books.next();
           if (bookTs < skipUntil) continue; // inside a gap: the gap's end decides where the book restarts
           const restarted = skipUntil !== -Infinity;
-          if (!restarted) {
-            // A snapshot at S is the book after every delta with ts < S: it must equal the replayed book.
-            const snap = OrderBook.fromSnapshot(rows, { exchange, ticker });
-            if (!snap.equals(book)) {
-              throw new BookError(
-                'snapshot_mismatch',
-                'the replayed book differs from the recorded snapshot of the same moment, outside any recorded gap',
-                { exchange, ticker, ts: bookTs },
-              );
-            }
+          if (restarted) book.loadSnapshot(rows);
+          // A snapshot at S is the book after every delta with ts < S: it must equal the replayed book.
+          else if (book.equalsSnapshot(rows)) book.passSnapshot(bookTs);
+          else {
+            throw new BookError(
+              'snapshot_mismatch',
+              'the replayed book differs from the recorded snapshot of the same moment, outside any recorded gap',
+              { exchange, ticker, ts: bookTs },
+            );
           }
-          book.loadSnapshot(rows);
           skipUntil = -Infinity;
           if (bookTs >= from) yield { type: 'snapshot', ts: bookTs, book, restarted };
           continue;
         }
         if (restartTs === next) {
-          // The gap ended without a snapshot (the book was empty then): it restarts empty.
-          book.loadSnapshot([], restartTs);
+          // The gap ended without a snapshot (the book was empty then): it restarts empty. Without the snapshots'
+          // stream, the snapshot at the gap's end (if any) is read here.
+          const rows: SnapshotRow[] = [];
+          if (options.verifySnapshots === false) {
+            for await (const batch of this.series('snapshot', exchange, ticker, {
+              start: restartTs,
+              end: restartTs,
+              signal,
+            })) {
+              for (const r of batch) if (!('type' in r)) rows.push(r);
+            }
+          }
+          book.loadSnapshot(rows, restartTs);
           skipUntil = -Infinity;
           if (restartTs >= from) yield { type: 'snapshot', ts: restartTs, book, restarted: true };
           continue;
         }
         if (deltaTs >= skipUntil) {
-          book.apply(delta as DeltaRow);
+          book.applyAt(delta as DeltaRow, deltaTs);
           pending = deltaTs;
         }
         if (!deltas.advance()) await deltas.fill();
@@ -442,14 +464,20 @@ export class HistoryClient {
     let rows: SnapshotRow[] = [];
     let text: string | undefined;
     let ts = 0;
-    for await (const row of this.snapshots(exchange, ticker, options)) {
-      if (row.ts !== text) {
-        if (rows.length) yield { ts, rows };
-        rows = [];
-        text = row.ts;
-        ts = parseTimestamp(row.ts);
+    const done: { ts: number; rows: SnapshotRow[] }[] = [];
+    for await (const batch of this.series('snapshot', exchange, ticker, options) as AsyncGenerator<SnapshotRow[]>) {
+      for (const row of batch) {
+        if (row.ts !== text) {
+          if (rows.length) done.push({ ts, rows });
+          rows = [];
+          text = row.ts;
+          ts = parseTimestamp(row.ts);
+        }
+        rows.push(row);
       }
-      rows.push(row);
+      // The books completed by this batch (the last one may go on in the next).
+      for (const book of done) yield book;
+      done.length = 0;
     }
     if (rows.length) yield { ts, rows };
   }
@@ -538,7 +566,7 @@ export class HistoryClient {
     exchange: string,
     ticker: string,
     options: RangeOptions & { gaps?: boolean },
-  ): AsyncGenerator<(RowOf<K> | GapMarker)[]> {
+  ): AsyncGenerator<Batch<RowOf<K> | GapMarker>> {
     if (options.pageSize !== undefined && !(Number.isInteger(options.pageSize) && options.pageSize > 0)) {
       throw new InvalidArgumentError('pageSize must be a positive integer');
     }
@@ -629,13 +657,15 @@ export class HistoryClient {
   private async *ndjson<K extends RowKind>(
     kind: K,
     answer: Answer,
-  ): AsyncGenerator<(RowOf<K> | GapMarker)[], string | null> {
+  ): AsyncGenerator<Batch<RowOf<K> | GapMarker>, string | null> {
     const source = splitLines(answer.chunks(), { url: answer.url, requestId: answer.requestId });
     const where = { url: answer.url, requestId: answer.requestId, line: 0 };
     let end: EndLine | undefined;
     let count = 0;
     for await (const { text, bounds } of source.batches) {
-      const batch: (RowOf<K> | GapMarker)[] = [];
+      const batch: Batch<RowOf<K> | GapMarker> = [];
+      const ms: number[] = [];
+      batch.ms = ms;
       for (let i = 0; i < bounds.length; i += 2) {
         const from = bounds[i] as number;
         const to = bounds[i + 1] as number;
@@ -647,11 +677,15 @@ export class HistoryClient {
         const item = parseLineAt(kind, text, from, to, where);
         if ('type' in item) {
           if (item.type === 'end') end = item;
-          else batch.push(item);
+          else {
+            batch.push(item);
+            ms.push(lastParsedTs());
+          }
           continue;
         }
         count++;
         batch.push(item);
+        ms.push(lastParsedTs());
       }
       if (batch.length) yield batch;
     }
@@ -669,11 +703,21 @@ export class HistoryClient {
   }
 }
 
+/** Items of a stream as they arrived; from NDJSON, with each item's `ts` in epoch ms (read once, by the parser). */
+type Batch<T> = T[] & { ms?: number[] };
+
 /** Reads batches one item at a time, awaiting only when a batch is used up. */
-class BatchCursor<T> {
-  private batch: T[] = [];
+class BatchCursor<T extends { ts: string }> {
+  private batch: Batch<T> = [];
   private i = 0;
-  constructor(private readonly source: AsyncGenerator<T[]>) {}
+  constructor(private readonly source: AsyncGenerator<Batch<T>>) {}
+
+  /** The `ts` of the item at hand in epoch ms (Infinity once the source has ended). */
+  currentTs(): number {
+    const item = this.batch[this.i];
+    if (item === undefined) return Infinity;
+    return this.batch.ms?.[this.i] ?? parseTimestamp(item.ts);
+  }
 
   /** Moves to the next item within the batch; false when the batch is used up (then `fill`). */
   advance(): boolean {

@@ -187,6 +187,29 @@ describe('OrderBook: rule 7', () => {
   });
 });
 
+describe('equalsSnapshot', () => {
+  it('is true exactly when the rows hold the book’s levels, by value', () => {
+    const book = OrderBook.fromSnapshot(BOOK);
+    expect(book.equalsSnapshot(BOOK)).toBe(true);
+    expect(
+      book.equalsSnapshot(
+        BOOK.map((r) => ({
+          ...r,
+          price: `${r.price}00`,
+          quantity: r.quantity.includes('.') ? `${r.quantity}0` : `${r.quantity}.0`,
+        })),
+      ),
+    ).toBe(true);
+    expect(book.equalsSnapshot([...BOOK, snap(T0, 'bid', '0.1', '0')])).toBe(true);
+    expect(book.equalsSnapshot(BOOK.slice(1))).toBe(false);
+    expect(book.equalsSnapshot([...BOOK, snap(T0, 'bid', '0.1', '1')])).toBe(false);
+    expect(book.equalsSnapshot(BOOK.map((r, i) => (i === 0 ? { ...r, quantity: '100.000001' } : r)))).toBe(false);
+    // A price given twice in place of another level is not the same book.
+    expect(book.equalsSnapshot([BOOK[0], BOOK[0], BOOK[2], BOOK[3]] as SnapshotRow[])).toBe(false);
+    expect(book.equalsSnapshot(BOOK.map((r) => ({ ...r, side: r.side === 'bid' ? 'ask' : 'bid' })))).toBe(false);
+  });
+});
+
 describe('checksum', () => {
   it('is the CRC-32 of the interleaved top levels in canonical text', () => {
     expect(crc32('')).toBe(0);

@@ -44,6 +44,8 @@ interface LevelState {
   q: bigint;
   /** The quantity's canonical text, computed when first asked for after a change. */
   text: string | undefined;
+  /** The last `equalsSnapshot` comparison that met this level (a price given twice is caught). */
+  mark: number;
 }
 
 class BookSide {
@@ -200,7 +202,7 @@ export class OrderBook {
           price,
         });
       }
-      if (q > 0n) side.insert({ price, approx: Number(price), q, text: undefined });
+      if (q > 0n) side.insert({ price, approx: Number(price), q, text: undefined, mark: 0 });
     }
     this.at = at;
     this.snapshotAt = at;
@@ -215,8 +217,12 @@ export class OrderBook {
    * `ts` first settles the moment before it (cross check).
    */
   apply(delta: DeltaRow): void {
+    this.applyAt(delta, delta.ts === this.lastTsText ? this.at : this.tsOf(delta));
+  }
+
+  /** @internal `apply` with the delta's `ts` already read (epoch ms): the stream readers parse it once. */
+  applyAt(delta: DeltaRow, ts: number): void {
     // Everything is checked before anything changes: a refused delta leaves the book as it was.
-    const ts = delta.ts === this.lastTsText ? this.at : this.tsOf(delta);
     const later = ts !== this.at;
     if (this.snapshotAt === -Infinity) {
       throw new BookError('no_snapshot', 'a delta applied before any snapshot', this.deltaWhere(delta, ts));
@@ -263,7 +269,7 @@ export class OrderBook {
     this.lastSeq = delta.sequence;
     this.open = true;
     if (level === undefined) {
-      if (q > 0n) side.insert({ price: key, approx: Number(key), q, text: undefined });
+      if (q > 0n) side.insert({ price: key, approx: Number(key), q, text: undefined, mark: 0 });
     } else if (q > 0n) {
       level.q = q;
       level.text = undefined;
@@ -357,6 +363,39 @@ export class OrderBook {
     return this.lastSeq < 0 ? undefined : this.lastSeq;
   }
 
+  /**
+   * Whether the rows of a snapshot hold exactly this book's levels, by value (what `replay` checks at every recorded
+   * snapshot, without building a second book). Rows must be valid snapshot rows.
+   */
+  equalsSnapshot(rows: Iterable<SnapshotRow>): boolean {
+    const mark = ++OrderBook.marks;
+    let levels = 0;
+    for (const row of rows) {
+      const q = quantity(row.quantity, row);
+      if (q === 0n) continue;
+      const side = this.side(row.side, row);
+      const level = side.byPrice.get(row.price) ?? side.byPrice.get(priceKey(row.price, row));
+      if (level === undefined || level.q !== q || level.mark === mark) return false;
+      level.mark = mark;
+      levels++;
+    }
+    return levels === this.bidSide.sorted.length + this.askSide.sorted.length;
+  }
+
+  /**
+   * @internal `replay`: the book equals the snapshot recorded at `ts` (checked with `equalsSnapshot`), which it now
+   * stands at, as if loaded from it.
+   */
+  passSnapshot(ts: number): void {
+    this.settle();
+    this.at = ts;
+    this.snapshotAt = ts;
+    this.lastSeq = -1;
+    this.lastTsText = undefined;
+  }
+
+  private static marks = 0;
+
   /** Same levels with the same quantities (by value). */
   equals(other: OrderBook): boolean {
     return sameSide(this.bidSide, other.bidSide) && sameSide(this.askSide, other.askSide);
@@ -370,7 +409,7 @@ export class OrderBook {
       [this.askSide, copy.askSide],
     ] as const) {
       for (const l of from.sorted) {
-        const c = { price: l.price, approx: l.approx, q: l.q, text: l.text };
+        const c = { price: l.price, approx: l.approx, q: l.q, text: l.text, mark: 0 };
         to.byPrice.set(c.price, c);
         to.sorted.push(c);
       }

@@ -131,6 +131,14 @@ const SNAP_ASK = '","side":"ask","price":"';
 const RECEIVED = '","received_ts":"';
 const END = '"}';
 
+/** Epoch ms of the `ts` (or a gap's `from_ts`) of the line `parseLineAt` read last; NaN for an end line. */
+let lastTs = NaN;
+
+/** @internal The `ts` of the line parsed last, in epoch ms (the stream readers keep it beside the row). */
+export function lastParsedTs(): number {
+  return lastTs;
+}
+
 /** A line of a rows stream: a row, a gap marker, or the end line. */
 export type StreamLine<K extends RowKind> = RowOf<K> | GapMarker | EndLine;
 
@@ -149,25 +157,23 @@ function tail(text: string, p: number, end: number, row: { received_ts?: string 
   return true;
 }
 
-/** Whether `text[from, to)` is a plain decimal (`-?D+(.D+)?`). */
-function plainDecimalAt(text: string, from: number, to: number): boolean {
-  if (to <= from) return false;
-  let i = from;
-  if (text.charCodeAt(i) === 45) i++;
-  const intStart = i;
-  let c = 0;
-  for (; i < to; i++) {
-    c = text.charCodeAt(i);
-    if (c < 48 || c > 57) break;
+/**
+ * Where the plain decimal (`-?D+(.D+)?`) starting at `p` ends on the closing quote: the quote's index, or -1 when
+ * the text there is anything else. One pass for the scan and the check.
+ */
+function decimalEnd(text: string, p: number, end: number): number {
+  if (text.charCodeAt(p) === 45) p++;
+  const intStart = p;
+  let c = text.charCodeAt(p);
+  while (c >= 48 && c <= 57) c = text.charCodeAt(++p);
+  if (p === intStart) return -1;
+  if (c === 46) {
+    const fracStart = ++p;
+    c = text.charCodeAt(p);
+    while (c >= 48 && c <= 57) c = text.charCodeAt(++p);
+    if (p === fracStart) return -1;
   }
-  if (i === intStart) return false;
-  if (i === to) return true;
-  if (c !== 46 || ++i === to) return false;
-  for (; i < to; i++) {
-    c = text.charCodeAt(i);
-    if (c < 48 || c > 57) return false;
-  }
-  return true;
+  return c === 34 && p < end ? p : -1;
 }
 
 /**
@@ -177,7 +183,9 @@ function plainDecimalAt(text: string, from: number, to: number): boolean {
 function fastDelta(text: string, s: number, end: number): DeltaRow | undefined {
   if (!text.startsWith(DELTA_HEAD, s) || !text.startsWith(SEQ, s + 31)) return undefined;
   const ts = text.slice(s + 7, s + 31);
-  if (Number.isNaN(parseServiceTimestamp(ts))) return undefined;
+  const tsMs = parseServiceTimestamp(ts);
+  if (Number.isNaN(tsMs)) return undefined;
+  lastTs = tsMs;
   let p = s + 31 + SEQ.length;
   const seqStart = p;
   let sequence = 0;
@@ -195,14 +203,12 @@ function fastDelta(text: string, s: number, end: number): DeltaRow | undefined {
   else if (text.startsWith(SIDE_ASK, p)) side = 'ask';
   else return undefined;
   p += SIDE_BID.length;
-  const priceEnd = text.indexOf('"', p);
-  if (priceEnd < 0 || priceEnd >= end || !plainDecimalAt(text, p, priceEnd) || !text.startsWith(QD, priceEnd)) {
-    return undefined;
-  }
+  const priceEnd = decimalEnd(text, p, end);
+  if (priceEnd < 0 || !text.startsWith(QD, priceEnd)) return undefined;
   const price = text.slice(p, priceEnd);
   p = priceEnd + QD.length;
-  const qEnd = text.indexOf('"', p);
-  if (qEnd < 0 || qEnd >= end || !plainDecimalAt(text, p, qEnd)) return undefined;
+  const qEnd = decimalEnd(text, p, end);
+  if (qEnd < 0) return undefined;
   const row: DeltaRow = { ts, sequence, side, price, quantity_delta: text.slice(p, qEnd) };
   return tail(text, qEnd, end, row) ? row : undefined;
 }
@@ -214,15 +220,15 @@ function fastSnapshot(text: string, s: number, end: number): SnapshotRow | undef
   else if (text.startsWith(SNAP_ASK, s + 31)) side = 'ask';
   else return undefined;
   const ts = text.slice(s + 7, s + 31);
-  if (Number.isNaN(parseServiceTimestamp(ts))) return undefined;
+  const tsMs = parseServiceTimestamp(ts);
+  if (Number.isNaN(tsMs)) return undefined;
+  lastTs = tsMs;
   const p = s + 31 + SNAP_BID.length;
-  const priceEnd = text.indexOf('"', p);
-  if (priceEnd < 0 || priceEnd >= end || !plainDecimalAt(text, p, priceEnd) || !text.startsWith(Q, priceEnd)) {
-    return undefined;
-  }
+  const priceEnd = decimalEnd(text, p, end);
+  if (priceEnd < 0 || !text.startsWith(Q, priceEnd)) return undefined;
   const q = priceEnd + Q.length;
-  const qEnd = text.indexOf('"', q);
-  if (qEnd < 0 || qEnd >= end || !plainDecimalAt(text, q, qEnd)) return undefined;
+  const qEnd = decimalEnd(text, q, end);
+  if (qEnd < 0) return undefined;
   const row: SnapshotRow = { ts, side, price: text.slice(p, priceEnd), quantity: text.slice(q, qEnd) };
   return tail(text, qEnd, end, row) ? row : undefined;
 }
@@ -254,7 +260,12 @@ export function parseLineAt<K extends RowKind>(
   }
   const at = { ...where, text: line };
   if (isObject(value) && 'type' in value) {
-    if (value.type === 'gap') return { ...checkGap(value, at), type: 'gap' };
+    if (value.type === 'gap') {
+      const gap: GapMarker = { ...checkGap(value, at), type: 'gap' };
+      lastTs = parseTimestamp(gap.from_ts);
+      return gap;
+    }
+    lastTs = NaN;
     if (value.type === 'end') {
       if (typeof value.count !== 'number' || !(value.next_cursor === null || typeof value.next_cursor === 'string')) {
         throw malformed('an end line without count and next_cursor', at);
@@ -263,5 +274,7 @@ export function parseLineAt<K extends RowKind>(
     }
     throw malformed(`unknown line type ${JSON.stringify(value.type)}`, at);
   }
-  return checkRow(kind, value, at);
+  const row = checkRow(kind, value, at);
+  lastTs = parseTimestamp(row.ts);
+  return row;
 }
