@@ -15,14 +15,8 @@ ROOT=${DG_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 DEV=${DG_DEV_DIR:-$ROOT/.dev}
 # shellcheck source=../../infra/local/lib.sh
 source "$ROOT/infra/local/lib.sh"
-
-CH_HTTP=${DG_BENCH_CLICKHOUSE_HTTP_PORT:-17223}
-CH_TCP=${DG_BENCH_CLICKHOUSE_TCP_PORT:-17910}
-REDIS_PORT=${DG_BENCH_REDIS_PORT:-17389}
-HISTORY_PORT=${DG_BENCH_HISTORY_PORT:-17083}
-DIR=$DEV/bench/history
-ROWS=50000000
-FRESH=no
+# shellcheck source=../history/stack.sh
+source "$ROOT/bench/history/stack.sh"
 ROUNDS=15
 
 while [[ $# -gt 0 ]]; do
@@ -36,8 +30,6 @@ done
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || dg_die "--rounds must be a positive integer"
 [[ -f $ROOT/packages/client/dist/esm/index.js ]] || dg_die "packages/client is not built: pnpm build (./dev bench builds)"
 
-# shellcheck source=../history/stack.sh
-source "$ROOT/bench/history/stack.sh"
 trap bench_stack_stop EXIT
 trap 'exit 130' INT TERM
 bench_stack_start

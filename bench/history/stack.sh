@@ -5,7 +5,16 @@
 # FRESH=yes or the recipe changed), and a history service process as deployed. Sets CLICKHOUSE_URL, REDIS_URL, DB,
 # KEY and HISTORY_URL; `bench_stack_stop` stops everything it started (the data stays).
 #
-# Expects ROOT, DIR, ROWS, FRESH, CH_HTTP, CH_TCP, REDIS_PORT, HISTORY_PORT.
+# Expects ROOT and DEV, and infra/local/lib.sh sourced. Sourcing it sets the defaults below, which a run.sh's
+# arguments may change before `bench_stack_start`.
+
+CH_HTTP=${DG_BENCH_CLICKHOUSE_HTTP_PORT:-17223}
+CH_TCP=${DG_BENCH_CLICKHOUSE_TCP_PORT:-17910}
+REDIS_PORT=${DG_BENCH_REDIS_PORT:-17389}
+HISTORY_PORT=${DG_BENCH_HISTORY_PORT:-17083}
+DIR=$DEV/bench/history
+ROWS=50000000
+FRESH=no
 
 bench_stack_stop() {
   dg_stop "$DIR/history.pid" 20 || true

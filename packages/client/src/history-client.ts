@@ -106,7 +106,7 @@ export interface Coverage {
   gaps: Gap[];
 }
 
-interface ServiceBookHead {
+export interface ServiceBookHead {
   exchange: string;
   ticker: string;
   /** The moment asked for (now when none was). */

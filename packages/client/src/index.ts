@@ -24,6 +24,7 @@ export {
   type Gap,
   type GapMarker,
   type RowKind,
+  type RowOf,
   type Side,
   type SnapshotRow,
   type StreamLine,
@@ -42,6 +43,7 @@ export {
   type ReplayEvent,
   type ReplayOptions,
   type ServiceBook,
+  type ServiceBookHead,
 } from './history-client.js';
 export {
   GatewayClient,
