@@ -4,7 +4,16 @@ import globals from 'globals';
 
 export default tseslint.config(
   {
-    ignores: ['**/dist/**', '**/node_modules/**', '.dev/**', '.tools/**', 'coverage/**', 'infra/k8s/schemas/**'],
+    ignores: [
+      '**/dist/**',
+      '**/node_modules/**',
+      '.dev/**',
+      '.tools/**',
+      'coverage/**',
+      'infra/k8s/schemas/**',
+      // @depthgate/client's API reference, generated on demand (not committed)
+      'docs/client-api/**',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,
