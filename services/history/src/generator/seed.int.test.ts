@@ -10,6 +10,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import request from 'supertest';
 import { createHarness, type Harness } from '../testing/harness';
+import { scaled } from '../testing/pages';
 import { planGeneration, runGeneration, tickersFrom } from './seed';
 
 const run = promisify(execFile);
@@ -29,14 +30,6 @@ interface DeltaRow {
   side: string;
   price: string;
   quantity_delta: string;
-}
-
-/** Exact decimal → BigInt at 18 places (a client's arithmetic, independent of the generator's). */
-function scaled(text: string): bigint {
-  const m = /^(-?)(\d+)(?:\.(\d+))?$/.exec(text);
-  if (!m) throw new Error(`not a decimal string: ${text}`);
-  const v = BigInt(m[2] as string) * 10n ** 18n + BigInt((m[3] ?? '').padEnd(18, '0'));
-  return m[1] === '-' ? -v : v;
 }
 
 function books(rows: SnapshotRow[]): { ts: string; levels: Map<string, bigint> }[] {

@@ -18,20 +18,13 @@ import { formatUnits } from '../generator/profiles';
 import { TickerSeries } from '../generator/series';
 import { generateInto } from '../generator/generate';
 import { createHarness, type Harness } from '../testing/harness';
+import { ruleSeven, scaled, type FlatBook } from '../testing/pages';
 
 const NOW = Date.UTC(2026, 5, 1, 12, 0, 0, 0);
 const FROM = NOW - 6 * 3_600_000;
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** Exact decimal → BigInt at 18 places (a client's arithmetic, independent of the service's). */
-function scaled(text: string): bigint {
-  const m = /^(-?)(\d+)(?:\.(\d+))?$/.exec(text);
-  if (!m) throw new Error(`not a decimal string: ${text}`);
-  const v = BigInt(m[2] as string) * 10n ** 18n + BigInt((m[3] ?? '').padEnd(18, '0'));
-  return m[1] === '-' ? -v : v;
-}
-
-type Flat = Record<string, string>;
+type Flat = FlatBook;
 interface Level {
   price: string;
   quantity: string;
@@ -84,17 +77,15 @@ async function rowsBook(exchange: string, ticker: string, t: number): Promise<{ 
   ).body as { rows: { ts: string; side: string; price: string; quantity: string }[] };
   const last = snaps.rows.at(-1)?.ts;
   if (last === undefined) throw new Error(`no snapshot in the 10 minutes before ${iso(t)}`);
-  const book = new Map<string, bigint>();
-  for (const r of snaps.rows) if (r.ts === last) book.set(`${r.side} ${scaled(r.price)}`, scaled(r.quantity));
   const deltas = (await get(`/api/${exchange}/deltas/${ticker}?start_ts=${last}&end_ts=${iso(t)}&limit=1000000`))
     .body as { rows: { side: string; price: string; quantity_delta: string }[] };
-  for (const d of deltas.rows) {
-    const k = `${d.side} ${scaled(d.price)}`;
-    const q = (book.get(k) ?? 0n) + scaled(d.quantity_delta);
-    if (q === 0n) book.delete(k);
-    else book.set(k, q);
-  }
-  return { flat: Object.fromEntries([...book].map(([k, v]) => [k, String(v)])), snapshotTs: last };
+  return {
+    flat: ruleSeven(
+      snaps.rows.filter((r) => r.ts === last),
+      deltas.rows,
+    ),
+    snapshotTs: last,
+  };
 }
 
 describe('the book of generated series at random moments', () => {

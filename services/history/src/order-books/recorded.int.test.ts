@@ -15,6 +15,7 @@ import { repoRoot, waitFor } from '@depthgate/test-utils';
 import { startSimulator, type Simulator } from '@depthgate/venue-sim';
 import request from 'supertest';
 import { createHarness, type Harness } from '../testing/harness';
+import { ruleSeven, scaled, type FlatBook } from '../testing/pages';
 
 jest.setTimeout(120_000);
 
@@ -22,15 +23,7 @@ const PLATFORM: Record<ExchangeKey, string> = { venue_b: 'kalshi', venue_c: 'gem
 const iso = (ms: number) => new Date(ms).toISOString();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Exact decimal → BigInt at 18 places. */
-function scaled(text: string): bigint {
-  const m = /^(-?)(\d+)(?:\.(\d+))?$/.exec(text);
-  if (!m) throw new Error(`not a decimal string: ${text}`);
-  const v = BigInt(m[2] as string) * 10n ** 18n + BigInt((m[3] ?? '').padEnd(18, '0'));
-  return m[1] === '-' ? -v : v;
-}
-
-type Flat = Record<string, string>;
+type Flat = FlatBook;
 const flatOf = (bids: [string, string][], asks: [string, string][]): Flat => {
   const out: Flat = {};
   for (const [p, q] of bids) if (scaled(q) !== 0n) out[`bid ${scaled(p)}`] = String(scaled(q));
@@ -216,19 +209,10 @@ describe('the book endpoint on what the recorder recorded', () => {
             .body as {
             rows: { side: string; price: string; quantity: string }[];
           };
-          const book = new Map<string, bigint>(
-            snap.rows.map((r) => [`${r.side} ${scaled(r.price)}`, scaled(r.quantity)]),
-          );
           const deltas = (
             await get(`/api/${exchange}/deltas/${ticker}?start_ts=${body.snapshot_ts}&end_ts=${iso(t)}&limit=1000000`)
           ).body as { rows: { side: string; price: string; quantity_delta: string }[] };
-          for (const d of deltas.rows) {
-            const k = `${d.side} ${scaled(d.price)}`;
-            const q = (book.get(k) ?? 0n) + scaled(d.quantity_delta);
-            if (q === 0n) book.delete(k);
-            else book.set(k, q);
-          }
-          expect(got).toEqual(Object.fromEntries([...book].map(([k, v]) => [k, String(v)])));
+          expect(got).toEqual(ruleSeven(snap.rows, deltas.rows));
           compared++;
         }
       }

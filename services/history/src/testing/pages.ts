@@ -1,6 +1,7 @@
 /**
  * Reading the history API's answers in tests (src/testing/: not part of the build): every format parsed line by
- * line into rows, gap markers and the end line, and walks that follow next_cursor or the Link header page by page.
+ * line into rows, gap markers and the end line, walks that follow next_cursor or the Link header page by page, and a
+ * client's exact arithmetic on the decimals and books the answers carry.
  */
 import { gunzipSync } from 'node:zlib';
 import request from 'supertest';
@@ -163,4 +164,33 @@ export async function walk(
     rows: items.flatMap((i) => ('row' in i ? [i.row] : [])),
     gaps: items.flatMap((i) => ('gap' in i ? [i.gap] : [])),
   };
+}
+
+/** Exact decimal text → BigInt at 18 places (a client's arithmetic, independent of the service's). */
+export function scaled(text: string): bigint {
+  const m = /^(-?)(\d+)(?:\.(\d+))?$/.exec(text);
+  if (!m) throw new Error(`not a decimal string: ${text}`);
+  const v = BigInt(m[2] as string) * 10n ** 18n + BigInt((m[3] ?? '').padEnd(18, '0'));
+  return m[1] === '-' ? -v : v;
+}
+
+/** A book as `side price` → quantity, both scaled, as text (books compare exactly, whatever their decimals' form). */
+export type FlatBook = Record<string, string>;
+
+/**
+ * Rule 7 as a client applies it: the snapshot rows (one book), then the deltas in the order given, adding
+ * quantity_delta at (side, price) and removing a level that reaches zero.
+ */
+export function ruleSeven(
+  snapshot: readonly { side: string; price: string; quantity: string }[],
+  deltas: readonly { side: string; price: string; quantity_delta: string }[],
+): FlatBook {
+  const book = new Map<string, bigint>(snapshot.map((r) => [`${r.side} ${scaled(r.price)}`, scaled(r.quantity)]));
+  for (const d of deltas) {
+    const k = `${d.side} ${scaled(d.price)}`;
+    const q = (book.get(k) ?? 0n) + scaled(d.quantity_delta);
+    if (q === 0n) book.delete(k);
+    else book.set(k, q);
+  }
+  return Object.fromEntries([...book].map(([k, v]) => [k, String(v)]));
 }
