@@ -193,6 +193,43 @@ function cpuMeter() {
   });
 }
 
+/**
+ * `runs` interleaved timings of the service's `url` and ClickHouse answering `anchor` itself, gzip off or on: the
+ * median rows/s of each for `count` rows, and the bytes each sent.
+ */
+async function interleaved(
+  url: string,
+  anchor: string,
+  count: number,
+  gzip: boolean,
+  runs: number,
+): Promise<{ ourRate: number; theirRate: number; ourBytes: number; theirBytes: number }> {
+  const ours: number[] = [];
+  const theirs: number[] = [];
+  let ourBytes = 0;
+  let theirBytes = 0;
+  for (let i = 0; i < runs; i++) {
+    const a = await fetchRaw(url, { headers: keyHeaders(gzip) });
+    if (a.status !== 200) throw new Error(`service answered ${a.status}`);
+    ours.push(a.ms);
+    ourBytes = a.bytes;
+    const b = await fetchRaw(`${CLICKHOUSE_URL}/?enable_http_compression=${gzip ? 1 : 0}`, {
+      method: 'POST',
+      body: anchor,
+      headers: { 'accept-encoding': gzip ? 'gzip' : 'identity' },
+    });
+    if (b.status !== 200) throw new Error(`ClickHouse answered ${b.status}`);
+    theirs.push(b.ms);
+    theirBytes = b.bytes;
+  }
+  return {
+    ourRate: (count * 1000) / median(ours),
+    theirRate: (count * 1000) / median(theirs),
+    ourBytes,
+    theirBytes,
+  };
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // 1. Throughput of JSON pages
 
@@ -223,29 +260,10 @@ async function throughput(): Promise<string[]> {
         format: 'JSONEachRow',
       });
       for (const gzip of [false, true]) {
-        const ours: number[] = [];
-        const theirs: number[] = [];
-        let ourBytes = 0;
-        let theirBytes = 0;
         const runs = n >= 1_000_000 ? 3 : n >= 100_000 ? 5 : 9;
-        for (let i = 0; i < runs; i++) {
-          const a = await fetchRaw(serviceUrl(kind, top, range, `limit=${n}`), { headers: keyHeaders(gzip) });
-          if (a.status !== 200) throw new Error(`service answered ${a.status}`);
-          ours.push(a.ms);
-          ourBytes = a.bytes;
-          const b = await fetchRaw(`${CLICKHOUSE_URL}/?enable_http_compression=${gzip ? 1 : 0}`, {
-            method: 'POST',
-            body: anchor,
-            headers: { 'accept-encoding': gzip ? 'gzip' : 'identity' },
-          });
-          if (b.status !== 200) throw new Error(`ClickHouse answered ${b.status}`);
-          theirs.push(b.ms);
-          theirBytes = b.bytes;
-        }
-        const ourRate = (count * 1000) / median(ours);
-        const theirRate = (count * 1000) / median(theirs);
+        const r = await interleaved(serviceUrl(kind, top, range, `limit=${n}`), anchor, count, gzip, runs);
         lines.push(
-          `| ${fmt(count)} | ${kind} | ${gzip ? 'on' : 'off'} | ${fmt(ourRate)} | ${fmt(theirRate)} | ${(ourRate / theirRate).toFixed(2)}× | ${(ourBytes / 1e6).toFixed(1)} | ${(theirBytes / 1e6).toFixed(1)} |`,
+          `| ${fmt(count)} | ${kind} | ${gzip ? 'on' : 'off'} | ${fmt(r.ourRate)} | ${fmt(r.theirRate)} | ${(r.ourRate / r.theirRate).toFixed(2)}× | ${(r.ourBytes / 1e6).toFixed(1)} | ${(r.theirBytes / 1e6).toFixed(1)} |`,
         );
         console.error(lines[lines.length - 1]);
       }
@@ -537,29 +555,18 @@ async function bulk(): Promise<{ lines: string[]; ndjsonBytesPerSecond: number }
       if (check.status !== 200 || served !== count)
         throw new Error(`${kind} ${format}: service ${served} rows, ClickHouse ${count}`);
       for (const gzip of [false, true]) {
-        const ours: number[] = [];
-        const theirs: number[] = [];
-        let ourBytes = 0;
-        let theirBytes = 0;
-        for (let i = 0; i < (QUICK ? 3 : 5); i++) {
-          const a = await fetchRaw(serviceUrl(kind, top, range, `format=${format}`), { headers: keyHeaders(gzip) });
-          if (a.status !== 200) throw new Error(`service answered ${a.status}`);
-          ours.push(a.ms);
-          ourBytes = a.bytes;
-          const b = await fetchRaw(`${CLICKHOUSE_URL}/?enable_http_compression=${gzip ? 1 : 0}`, {
-            method: 'POST',
-            body: anchor,
-            headers: { 'accept-encoding': gzip ? 'gzip' : 'identity' },
-          });
-          if (b.status !== 200) throw new Error(`ClickHouse answered ${b.status}`);
-          theirs.push(b.ms);
-          theirBytes = b.bytes;
+        const r = await interleaved(
+          serviceUrl(kind, top, range, `format=${format}`),
+          anchor,
+          count,
+          gzip,
+          QUICK ? 3 : 5,
+        );
+        if (kind === 'deltas' && format === 'ndjson' && !gzip) {
+          ndjsonBytesPerSecond = (r.ourBytes * r.ourRate) / count;
         }
-        const ourRate = (count * 1000) / median(ours);
-        const theirRate = (count * 1000) / median(theirs);
-        if (kind === 'deltas' && format === 'ndjson' && !gzip) ndjsonBytesPerSecond = (ourBytes * 1000) / median(ours);
         lines.push(
-          `| ${fmt(count)} | ${kind} | ${format.toUpperCase()} | ${gzip ? 'on' : 'off'} | ${fmt(ourRate)} | ${fmt(theirRate)} | ${anchorFormat} | ${(ourRate / theirRate).toFixed(2)}× | ${(ourBytes / 1e6).toFixed(1)} | ${(theirBytes / 1e6).toFixed(1)} |`,
+          `| ${fmt(count)} | ${kind} | ${format.toUpperCase()} | ${gzip ? 'on' : 'off'} | ${fmt(r.ourRate)} | ${fmt(r.theirRate)} | ${anchorFormat} | ${(r.ourRate / r.theirRate).toFixed(2)}× | ${(r.ourBytes / 1e6).toFixed(1)} | ${(r.theirBytes / 1e6).toFixed(1)} |`,
         );
         console.error(lines[lines.length - 1]);
       }

@@ -151,6 +151,25 @@ describe('TickerRecorder', () => {
     expect(t).toBe(clock.now - 1000);
   });
 
+  it('a quiet ticker on a silent connection (a stall not yet detected) gets no snapshot until a frame arrives', () => {
+    const { rec, sink, clock } = setup();
+    rec.venueSnapshot(bids(['0.5', '10']), [], { ts: 1000 });
+    const heard = clock.now;
+    clock.now += 61_000;
+    // Nothing heard on the connection for a minute: an event stamped before now − quiet may still be held back.
+    rec.sweep(clock.now, heard);
+    expect(sink.of('snapshot').map((r) => r.ts)).toEqual([1000]);
+    // A heartbeat arrives: everything sent before it has arrived, the snapshot is exact.
+    rec.sweep(clock.now, clock.now - 200);
+    expect(sink.of('snapshot').map((r) => r.ts)).toEqual([1000, clock.now - 1000]);
+    // Receive-stamped feeds (Gemini) need no frame: their snapshot at now holds what was received.
+    const gemini = setup({ venueClock: false });
+    gemini.rec.venueSnapshot(bids(['0.5', '10']), [], { ts: 1000 });
+    gemini.clock.now += 61_000;
+    gemini.rec.sweep(gemini.clock.now, 0);
+    expect(gemini.sink.of('snapshot').map((r) => r.ts)).toEqual([1000, gemini.clock.now]);
+  });
+
   it('settles a venue snapshot nobody follows at its receipt', () => {
     const { rec, sink, clock } = setup();
     rec.venueSnapshot(bids(['0.5', '10']), [], { defer: true });

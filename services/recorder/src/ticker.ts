@@ -330,15 +330,22 @@ export class TickerRecorder {
   // ------------------------------------------------------------------------------------------------------------
   // Cadence and quiet tickers
 
-  /** Called every few hundred ms: due cadence snapshots, snapshots of quiet tickers, overdue verifications. */
-  sweep(now: number): void {
+  /**
+   * Called every few hundred ms: due cadence snapshots, snapshots of quiet tickers, overdue verifications.
+   * `heardAt`: when the ticker's connection last received a frame (default: now).
+   */
+  sweep(now: number, heardAt: number = now): void {
     if (this.live && this.pendingSnapshot === undefined && now >= this.nextSnapshotAt) this.snapshotWanted = true;
     if (this.pendingSnapshot !== undefined) {
       // No timestamped message followed the venue's snapshot: it holds from when it arrived.
       if (now - this.pendingSnapshot.receivedAt >= this.env.quietMs) this.settle(this.pendingSnapshot.receivedAt);
     } else if (this.snapshotWanted && this.live && now - this.lastActivityAt >= this.env.quietMs) {
-      // The venue stamps its own events: one still in flight may carry a time up to quietMs behind ours.
-      this.writeSnapshot(Math.max(this.lastTs + 1, this.env.venueClock ? now - this.env.quietMs : now));
+      // The venue stamps its own events: one still in flight may carry a time up to quietMs behind ours. And the
+      // ticker is quiet, or its feed silently stalled: only a frame received since that time (a heartbeat, another
+      // ticker's event) shows that everything sent before it has arrived — else wait (a stall ends in a gap from
+      // before this snapshot, which would otherwise hide changes the stall kept back).
+      const at = this.env.venueClock ? now - this.env.quietMs : now;
+      if (!this.env.venueClock || heardAt >= at) this.writeSnapshot(Math.max(this.lastTs + 1, at));
     }
     for (const v of this.verifications) {
       if (!v.done && v.rest !== undefined && now >= v.deadline) {

@@ -55,7 +55,7 @@ export class WindowPlanner {
   private last: TimeWindow | undefined;
   /** Beyond this the catalogue knows no rows; the window reaching it is the last. */
   private readonly horizon: number;
-  private readonly windowRows: number;
+  private windowRows: number;
   private readonly maxWindows: number;
 
   constructor(private readonly input: PlanInput) {
@@ -91,6 +91,11 @@ export class WindowPlanner {
       this.cursor = end;
     }
     return this.last;
+  }
+
+  /** Changes the cap of the windows to come (a stream starts with small windows, so its first rows go out soon). */
+  capWindowRows(rows: number): void {
+    this.windowRows = rows;
   }
 
   /** Reports how many rows the last window returned (read to its end). */

@@ -71,9 +71,12 @@ export interface ReadResult {
   gaps: StoredGap[];
 }
 
-/** Where the rendered rows go; resolves when more may be written. */
+/**
+ * Where the rendered rows go. `write` resolves when more may be written, with true when everything written so far
+ * has left the process's buffers (the socket or the gzip stream took it): a buffer written before is then free.
+ */
 export interface RowsSink {
-  write(text: Buffer): Promise<void>;
+  write(text: Buffer): Promise<boolean>;
 }
 
 /** Windows expected to return at most this many rows run on one ClickHouse thread. */
@@ -83,8 +86,19 @@ export const SNAPSHOT_SLACK_ROWS = 1000;
 const CACHE_MAX_ENTRIES = 20_000;
 /** Rows rendered at once from a bulk stream's window (bounds the rendering buffer). */
 const STREAM_RENDER_ROWS = 4096;
+/**
+ * Rendered slices at least this long are Node buffers of their own (Buffer.allocUnsafe pools only those under 4 KiB),
+ * so a bulk stream may render the next slice into one the response no longer holds.
+ */
+const REUSED_SLICE_BYTES = 8192;
 /** Windows a bulk stream reads ahead of its caller. */
 const STREAM_AHEAD = 2;
+/**
+ * A bulk stream's first window holds at most this many rows, each next one four times more up to its cap: the first
+ * rows go out after a short read, and the pipeline (ClickHouse reading the next window while this one is rendered)
+ * fills at once.
+ */
+const STREAM_FIRST_WINDOW_ROWS = 4096;
 
 const ENDPOINT: Record<RowKind, Endpoint> = { snapshot: 'snapshots', delta: 'deltas' };
 
@@ -294,12 +308,13 @@ export class OrderBookReader {
     const produce = async () => {
       const span = entry.spans[kind];
       if (!span || (to !== null && start.ts > to)) return;
+      let cap = Math.min(STREAM_FIRST_WINDOW_ROWS, options.windowRows);
       const planner = new WindowPlanner({
         from: start.ts,
         to,
         span,
         limit: read.limit,
-        windowRows: options.windowRows,
+        windowRows: cap,
         maxWindows: Infinity,
       });
       let position = start;
@@ -310,7 +325,7 @@ export class OrderBookReader {
           next = position;
           return;
         }
-        const want = Math.min(planner.remaining, options.windowRows);
+        const want = Math.min(planner.remaining, cap);
         const read1 = (asked: number): WindowRead => ({
           exchange: read.exchange,
           ticker: entry.ticker,
@@ -329,6 +344,8 @@ export class OrderBookReader {
           queue.push(step.window);
           notify();
         }
+        cap = Math.min(cap * 4, options.windowRows);
+        planner.capWindowRows(cap);
         if (step.continueAt === undefined) {
           planner.record(step.window.rows);
           position = { ts: window.to === null ? Number.MAX_SAFE_INTEGER : window.to, sequence: 0n, skip: 0 };
@@ -349,6 +366,7 @@ export class OrderBookReader {
         }
       }
     };
+    let slab: Buffer | undefined;
     const consume = async () => {
       for (;;) {
         const item = queue.shift();
@@ -360,8 +378,12 @@ export class OrderBookReader {
         notify();
         for (let i = 0; i < item.rows; i += STREAM_RENDER_ROWS) {
           const n = Math.min(STREAM_RENDER_ROWS, item.rows - i);
-          const text = rows.push(item.raw.subarray(i * rows.size, (i + n) * rows.size));
-          if (text) await out.write(text);
+          // Into the buffer of the slice before, once the response let go of it: a long stream then allocates its
+          // text once, not once per slice (hundreds of MB that only the garbage collector would give back).
+          const text = rows.push(item.raw.subarray(i * rows.size, (i + n) * rows.size), slab);
+          if (text === undefined) continue;
+          const flushed = await out.write(text);
+          slab = flushed && text.length >= REUSED_SLICE_BYTES ? Buffer.from(text.buffer, text.byteOffset) : undefined;
         }
         rows.endOfQuery();
         this.metrics.rowsStreamed.inc({ endpoint }, item.rows);

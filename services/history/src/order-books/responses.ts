@@ -121,17 +121,22 @@ export class RowsResponse implements RowsSink {
   /**
    * Sends rendered rows (one write each: no cork(), since a corked ServerResponse reports no back-pressure below its
    * 64 KiB high-water mark whatever the socket holds, and a paused client would make us buffer the whole answer);
-   * resolves once the socket can take more. The first HOLD_BYTES are held (see above).
+   * resolves once the socket can take more: true when a 'drain' said everything written so far has left our buffers
+   * (so `text` is free again), false when that is not known. The first HOLD_BYTES are held (see above).
    */
-  async write(text: Buffer): Promise<void> {
+  async write(text: Buffer): Promise<boolean> {
     if (this.held) {
       this.held.push(text);
       this.heldBytes += text.length;
-      if (this.heldBytes < HOLD_BYTES) return;
+      if (this.heldBytes < HOLD_BYTES) return false;
+      // What was held is copied into one write: the held buffers are free now.
       if (!this.commit(null)) await this.drained();
-      return;
+      return true;
     }
-    if (!this.res.write(text)) await this.drained();
+    if (this.res.write(text)) return false;
+    // 'drain': the socket (or the gzip stream) took everything written so far.
+    await this.drained();
+    return true;
   }
 
   /** Closes the body: the end of the array and object, or the end line. */

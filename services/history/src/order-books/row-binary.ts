@@ -48,8 +48,13 @@ interface Layout {
   size: number;
   /** Offset of the `side` byte. */
   side: number;
-  /** Renders the row at `src[o]` into `out[p]` (a JSON object, or a CSV line without its newline); returns the new end. */
-  render: (src: Buffer, o: number, out: Buffer, p: number) => number;
+  /** The row carries `received_ts` after its own columns. */
+  received: boolean;
+  /**
+   * Renders the row at `src[o]` into `out[p]` (a JSON object, or a CSV line without its newline), with `received_ts`
+   * when `received`; returns the new end.
+   */
+  render: (src: Buffer, o: number, out: Buffer, p: number, received: boolean) => number;
   /** Longest text of one row (every field at its widest), plus one for the separator. */
   maxText: number;
 }
@@ -387,97 +392,77 @@ const CSV_RECEIVED = new TimestampField(',', '');
 /** `received_ts` is read after the layout's own columns (the window queries' `extra`). */
 const RECEIVED_BYTES = 8;
 
-function deltaJson(receivedTs: boolean): Layout {
-  return {
-    size: 49 + (receivedTs ? RECEIVED_BYTES : 0),
-    side: 16,
-    maxText:
-      DELTA_OPENING.length +
-      MAX_SEQUENCE_TEXT +
-      T_DELTA_BID.length +
-      MAX_DECIMAL_TEXT +
-      T_QUANTITY_DELTA.length +
-      MAX_DECIMAL_TEXT +
-      (receivedTs ? RECEIVED_CLOSING.length : T_END.length) +
-      1,
-    render(src, o, out, p) {
-      p = DELTA_OPENING.write(readTs(src, o), out, p);
-      p = writeSequence(src, o + 8, out, p);
-      p = copy(src[o + 16] === SIDE_BID ? T_DELTA_BID : T_DELTA_ASK, out, p);
-      p = writeDecimal18(src, o + 17, out, p);
-      p = copy(T_QUANTITY_DELTA, out, p);
-      p = writeDecimal18(src, o + 33, out, p);
-      return receivedTs ? RECEIVED_CLOSING.write(readTs(src, o + 49), out, p) : copy(T_END, out, p);
-    },
-  };
+// One plain function per row shape, `received` a flag: a renderer's call site sees at most four functions (V8 keeps
+// such a call polymorphic and fast; one closure per variant would make it megamorphic).
+
+function renderDeltaJson(src: Buffer, o: number, out: Buffer, p: number, received: boolean): number {
+  p = DELTA_OPENING.write(readTs(src, o), out, p);
+  p = writeSequence(src, o + 8, out, p);
+  p = copy(src[o + 16] === SIDE_BID ? T_DELTA_BID : T_DELTA_ASK, out, p);
+  p = writeDecimal18(src, o + 17, out, p);
+  p = copy(T_QUANTITY_DELTA, out, p);
+  p = writeDecimal18(src, o + 33, out, p);
+  return received ? RECEIVED_CLOSING.write(readTs(src, o + 49), out, p) : copy(T_END, out, p);
 }
 
-function snapshotJson(receivedTs: boolean): Layout {
-  return {
-    size: 41 + (receivedTs ? RECEIVED_BYTES : 0),
-    side: 8,
-    maxText:
-      SNAPSHOT_OPENING.length +
-      T_SNAPSHOT_BID.length +
-      MAX_DECIMAL_TEXT +
-      T_QUANTITY.length +
-      MAX_DECIMAL_TEXT +
-      (receivedTs ? RECEIVED_CLOSING.length : T_END.length) +
-      1,
-    render(src, o, out, p) {
-      p = SNAPSHOT_OPENING.write(readTs(src, o), out, p);
-      p = copy(src[o + 8] === SIDE_BID ? T_SNAPSHOT_BID : T_SNAPSHOT_ASK, out, p);
-      p = writeDecimal18(src, o + 9, out, p);
-      p = copy(T_QUANTITY, out, p);
-      p = writeDecimal18(src, o + 25, out, p);
-      return receivedTs ? RECEIVED_CLOSING.write(readTs(src, o + 41), out, p) : copy(T_END, out, p);
-    },
-  };
+function renderSnapshotJson(src: Buffer, o: number, out: Buffer, p: number, received: boolean): number {
+  p = SNAPSHOT_OPENING.write(readTs(src, o), out, p);
+  p = copy(src[o + 8] === SIDE_BID ? T_SNAPSHOT_BID : T_SNAPSHOT_ASK, out, p);
+  p = writeDecimal18(src, o + 9, out, p);
+  p = copy(T_QUANTITY, out, p);
+  p = writeDecimal18(src, o + 25, out, p);
+  return received ? RECEIVED_CLOSING.write(readTs(src, o + 41), out, p) : copy(T_END, out, p);
 }
 
 /** `ts,sequence,side,price,quantity_delta[,received_ts]` */
-function deltaCsv(receivedTs: boolean): Layout {
-  return {
-    size: 49 + (receivedTs ? RECEIVED_BYTES : 0),
-    side: 16,
-    maxText: CSV_TS.length + MAX_SEQUENCE_TEXT + T_CSV_BID.length + 2 * MAX_DECIMAL_TEXT + 1 + CSV_RECEIVED.length + 1,
-    render(src, o, out, p) {
-      p = CSV_TS.write(readTs(src, o), out, p);
-      p = writeSequence(src, o + 8, out, p);
-      p = copy(src[o + 16] === SIDE_BID ? T_CSV_BID : T_CSV_ASK, out, p);
-      p = writeDecimal18(src, o + 17, out, p);
-      p = copy(T_COMMA, out, p);
-      p = writeDecimal18(src, o + 33, out, p);
-      return receivedTs ? CSV_RECEIVED.write(readTs(src, o + 49), out, p) : p;
-    },
-  };
+function renderDeltaCsv(src: Buffer, o: number, out: Buffer, p: number, received: boolean): number {
+  p = CSV_TS.write(readTs(src, o), out, p);
+  p = writeSequence(src, o + 8, out, p);
+  p = copy(src[o + 16] === SIDE_BID ? T_CSV_BID : T_CSV_ASK, out, p);
+  p = writeDecimal18(src, o + 17, out, p);
+  p = copy(T_COMMA, out, p);
+  p = writeDecimal18(src, o + 33, out, p);
+  return received ? CSV_RECEIVED.write(readTs(src, o + 49), out, p) : p;
 }
 
 /** `ts,side,price,quantity[,received_ts]` */
-function snapshotCsv(receivedTs: boolean): Layout {
+function renderSnapshotCsv(src: Buffer, o: number, out: Buffer, p: number, received: boolean): number {
+  p = CSV_SNAPSHOT_TS.write(readTs(src, o), out, p);
+  p = copy(src[o + 8] === SIDE_BID ? T_CSV_BID : T_CSV_ASK, out, p);
+  p = writeDecimal18(src, o + 9, out, p);
+  p = copy(T_COMMA, out, p);
+  p = writeDecimal18(src, o + 25, out, p);
+  return received ? CSV_RECEIVED.write(readTs(src, o + 41), out, p) : p;
+}
+
+const DELTA_JSON_TEXT =
+  DELTA_OPENING.length + MAX_SEQUENCE_TEXT + T_DELTA_BID.length + 2 * MAX_DECIMAL_TEXT + T_QUANTITY_DELTA.length;
+const SNAPSHOT_JSON_TEXT = SNAPSHOT_OPENING.length + T_SNAPSHOT_BID.length + 2 * MAX_DECIMAL_TEXT + T_QUANTITY.length;
+const DELTA_CSV_TEXT = CSV_TS.length + MAX_SEQUENCE_TEXT + T_CSV_BID.length + 2 * MAX_DECIMAL_TEXT + 1;
+const SNAPSHOT_CSV_TEXT = CSV_SNAPSHOT_TS.length + T_CSV_BID.length + 2 * MAX_DECIMAL_TEXT + 1;
+
+function layout(kind: RowKind, csv: boolean, received: boolean): Layout {
+  const delta = kind === 'delta';
+  const closing = csv ? (received ? CSV_RECEIVED.length : 0) : received ? RECEIVED_CLOSING.length : T_END.length;
   return {
-    size: 41 + (receivedTs ? RECEIVED_BYTES : 0),
-    side: 8,
-    maxText: CSV_SNAPSHOT_TS.length + T_CSV_BID.length + 2 * MAX_DECIMAL_TEXT + 1 + CSV_RECEIVED.length + 1,
-    render(src, o, out, p) {
-      p = CSV_SNAPSHOT_TS.write(readTs(src, o), out, p);
-      p = copy(src[o + 8] === SIDE_BID ? T_CSV_BID : T_CSV_ASK, out, p);
-      p = writeDecimal18(src, o + 9, out, p);
-      p = copy(T_COMMA, out, p);
-      p = writeDecimal18(src, o + 25, out, p);
-      return receivedTs ? CSV_RECEIVED.write(readTs(src, o + 41), out, p) : p;
-    },
+    size: (delta ? 49 : 41) + (received ? RECEIVED_BYTES : 0),
+    side: delta ? 16 : 8,
+    received,
+    render: delta ? (csv ? renderDeltaCsv : renderDeltaJson) : csv ? renderSnapshotCsv : renderSnapshotJson,
+    // (plus one for the separator)
+    maxText:
+      (delta ? (csv ? DELTA_CSV_TEXT : DELTA_JSON_TEXT) : csv ? SNAPSHOT_CSV_TEXT : SNAPSHOT_JSON_TEXT) + closing + 1,
   };
 }
 
 const LAYOUTS = {
   delta: {
-    json: [deltaJson(false), deltaJson(true)],
-    csv: [deltaCsv(false), deltaCsv(true)],
+    json: [layout('delta', false, false), layout('delta', false, true)],
+    csv: [layout('delta', true, false), layout('delta', true, true)],
   },
   snapshot: {
-    json: [snapshotJson(false), snapshotJson(true)],
-    csv: [snapshotCsv(false), snapshotCsv(true)],
+    json: [layout('snapshot', false, false), layout('snapshot', false, true)],
+    csv: [layout('snapshot', true, false), layout('snapshot', true, true)],
   },
 } as const;
 
@@ -631,10 +616,11 @@ export class RowRenderer {
 
   /**
    * Converts one chunk of RowBinary output. Returns the text to send (JSON: rows separated by commas, a comma before
-   * the first when rows went out before; line formats: a line per row), or undefined when there is none yet. Throws
+   * the first when rows went out before; line formats: a line per row), or undefined when there is none yet: in
+   * `into` when it is long enough (a buffer the caller no longer needs), else in a new buffer. Throws
    * CorruptStreamError on bytes that cannot be a row.
    */
-  push(chunk: Buffer): Buffer | undefined {
+  push(chunk: Buffer, into?: Buffer): Buffer | undefined {
     const size = this.layout.size;
     let start = 0;
     let p = 0;
@@ -655,7 +641,7 @@ export class RowRenderer {
       this.carried = chunk.length - rest;
     }
     if (p === 0) return undefined;
-    const out = Buffer.allocUnsafe(p);
+    const out = into !== undefined && into.length >= p ? into.subarray(0, p) : Buffer.allocUnsafe(p);
     scratch.copy(out, 0, 0, p);
     return out;
   }
@@ -691,6 +677,7 @@ export class RowRenderer {
     this.ensureScratch(count);
     let p = 0;
     for (let i = 0; i < count; i++) p = this.renderRow(raw, i * this.layout.size, p);
+    this.noteLastKey(raw, 0, count);
     const out = Buffer.allocUnsafe(p);
     scratch.copy(out, 0, 0, p);
     return out;
@@ -713,6 +700,7 @@ export class RowRenderer {
   private rowsAt(src: Buffer, start: number, count: number, p: number): number {
     const { size, side } = this.layout;
     this.ensureScratch(count, p);
+    let rendered = 0;
     for (let i = 0, o = start; i < count; i++, o += size) {
       const s = src[o + side];
       const hi = u32(src, o + 4);
@@ -720,36 +708,59 @@ export class RowRenderer {
         throw new CorruptStreamError(`unexpected data in the result stream: ${describe(src, o)}`);
       if (this.held) this.held.push(src.subarray(o, o + size));
       else if (this.received === this.holdIndex) this.held = [src.subarray(o, o + size)];
-      else p = this.renderRow(src, o, p);
+      else {
+        p = this.renderRow(src, o, p);
+        rendered++;
+      }
       this.received++;
     }
+    // The rows passed on come first (holding starts after them).
+    this.noteLastKey(src, start, rendered);
     // Held rows may point into `src`; when it is the carry, it was copied first (push).
     return p;
   }
 
   private renderRow(src: Buffer, o: number, p: number): number {
-    const ts = readTs(src, o);
-    if (ts > this.nextMarkerTs) p = this.placeMarkers(ts, p);
+    if (this.markerTs.length > 0) {
+      const ts = readTs(src, o);
+      if (ts > this.nextMarkerTs) p = this.placeMarkers(ts, p);
+    }
+    const layout = this.layout;
     if (this.lines) {
-      p = this.layout.render(src, o, scratch, p);
+      p = layout.render(src, o, scratch, p, layout.received);
       scratch[p++] = NEWLINE;
     } else {
       if (this.anyRow) scratch[p++] = COMMA;
-      p = this.layout.render(src, o, scratch, p);
+      p = layout.render(src, o, scratch, p, layout.received);
     }
     this.anyRow = true;
     this.rows++;
-    // The key: ts, and for deltas the sequence (8 bytes after it).
-    const seqLo = this.kind === 'delta' ? u32(src, o + 8) : 0;
-    const seqHi = this.kind === 'delta' ? u32(src, o + 12) : 0;
-    if (ts === this.lastTs && seqLo === this.lastSeqLo && seqHi === this.lastSeqHi) this.lastRun++;
-    else {
-      this.lastTs = ts;
-      this.lastSeqLo = seqLo;
-      this.lastSeqHi = seqHi;
-      this.lastRun = 1;
-    }
     return p;
+  }
+
+  /**
+   * Notes the key of the last of `count` rows passed on from `src[start]` (one after another), and how many rows in a
+   * row carried it: counted back from the last, on to the rows passed on before when all of these carry it.
+   */
+  private noteLastKey(src: Buffer, start: number, count: number): void {
+    if (count === 0) return;
+    const size = this.layout.size;
+    const last = start + (count - 1) * size;
+    const keyBytes = this.kind === 'delta' ? 16 : 8;
+    let run = 1;
+    while (
+      run < count &&
+      src.compare(src, last - run * size, last - run * size + keyBytes, last, last + keyBytes) === 0
+    )
+      run++;
+    const ts = readTs(src, last);
+    const seqLo = this.kind === 'delta' ? u32(src, last + 8) : 0;
+    const seqHi = this.kind === 'delta' ? u32(src, last + 12) : 0;
+    const continues = run === count && ts === this.lastTs && seqLo === this.lastSeqLo && seqHi === this.lastSeqHi;
+    this.lastRun = continues ? this.lastRun + run : run;
+    this.lastTs = ts;
+    this.lastSeqLo = seqLo;
+    this.lastSeqHi = seqHi;
   }
 
   /**

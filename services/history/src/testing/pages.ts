@@ -1,6 +1,7 @@
 /**
  * Reading the history API's answers in tests (src/testing/: not part of the build): every format parsed line by
  * line into rows, gap markers and the end line, and walks that follow next_cursor or the Link header page by page.
+ * (A client's exact arithmetic on the answers' decimals and books is @depthgate/client's: Decimal, OrderBook.)
  */
 import { gunzipSync } from 'node:zlib';
 import request from 'supertest';
