@@ -133,7 +133,8 @@ describe('transport', () => {
     const real = globalThis.fetch;
     // A browser's window.fetch refuses any `this` but the window itself or undefined.
     const strict = function (this: unknown, input: RequestInfo | URL, init?: RequestInit) {
-      if (this !== undefined && this !== globalThis) throw new TypeError("Failed to execute 'fetch': Illegal invocation");
+      if (this !== undefined && this !== globalThis)
+        throw new TypeError("Failed to execute 'fetch': Illegal invocation");
       return real(input, init);
     } as typeof fetch;
     globalThis.fetch = strict;

@@ -143,7 +143,8 @@ export function openApiDocument(options: {
       },
       '/explorer': {
         get: {
-          summary: 'The Explorer: a page to browse what was recorded (coverage and gaps, the book at any moment, changes)',
+          summary:
+            'The Explorer: a page to browse what was recorded (coverage and gaps, the book at any moment, changes)',
           description:
             'An HTML page built at build time; its assets live under /explorer/assets/ with content-hashed names (cached for a year, immutable). Served with a strict Content-Security-Policy (same origin only, no inline script). It calls this API from the browser as the caller: anonymously, or with a key typed into the page (kept in memory, sent as x-api-key). /explorer/ redirects here. docs/explorer.md.',
           security: [],
@@ -427,7 +428,10 @@ export function openApiDocument(options: {
               properties: {
                 start_ts: { $ref: '#/components/schemas/Timestamp' },
                 rule: { enum: ['anonymous', 'max_data_age_days', 'full_history_prefix', 'full_history'] },
-                days: { oneOf: [{ type: 'integer' }, { type: 'null' }], description: 'Days the rule allows; null: full history' },
+                days: {
+                  oneOf: [{ type: 'integer' }, { type: 'null' }],
+                  description: 'Days the rule allows; null: full history',
+                },
               },
               required: ['start_ts', 'rule', 'days'],
             },

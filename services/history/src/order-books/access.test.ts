@@ -56,7 +56,11 @@ describe('callerWindow', () => {
       days: 30,
     });
     const k = key({ maxDataAgeDays: 2, fullHistoryPrefixes: ['kx'] });
-    expect(callerWindow(k, 'KXBTCD', NOW)).toEqual({ start: HISTORY_START_MS, rule: 'full_history_prefix', days: null });
+    expect(callerWindow(k, 'KXBTCD', NOW)).toEqual({
+      start: HISTORY_START_MS,
+      rule: 'full_history_prefix',
+      days: null,
+    });
     expect(callerWindow(k, 'BTCUSD', NOW).rule).toBe('max_data_age_days');
     expect(callerWindow(key(), 'X', NOW)).toEqual({ start: HISTORY_START_MS, rule: 'full_history', days: null });
     // Clamped to the start of history, the rule stays the one that applies.

@@ -394,13 +394,13 @@ describe('coverage', () => {
     expect(anon.start_ts).toBe(iso(NOW - DAY_MS));
     expect(anon.window).toEqual({ start_ts: iso(NOW - DAY_MS), rule: 'anonymous', days: 1 });
     // A key's max_data_age_days, and full_history_prefixes matching the ticker.
-    const limited = await h.key({ maxDataAgeDays: 2 });
+    const limited = await h.key({ max_data_age_days: 2 });
     expect((await get('/api/venue_c/coverage/COV', limited)).body.window).toEqual({
       start_ts: iso(NOW - 2 * DAY_MS),
       rule: 'max_data_age_days',
       days: 2,
     });
-    const full = await h.key({ maxDataAgeDays: 2, fullHistoryPrefixes: ['co'] });
+    const full = await h.key({ max_data_age_days: 2, full_history_prefixes: ['co'] });
     expect((await get('/api/venue_c/coverage/COV', full)).body.window).toEqual({
       start_ts: iso(HISTORY_START_MS),
       rule: 'full_history_prefix',
