@@ -30,7 +30,10 @@ export function describeProblem(
 ): Problem {
   const what = STEP[c.step];
   if (err instanceof HttpError) {
-    const said = err.error ? `${err.status} ${err.error}: ${err.message}` : `${err.status}: ${err.message}`;
+    // The service's own message (`{"error","message"}`); HttpError.message also names the request.
+    const json = err.json as { message?: unknown } | undefined;
+    const message = typeof json?.message === 'string' ? json.message : err.body.slice(0, 200);
+    const said = err.error ? `${err.status} ${err.error}: ${message}` : `${err.status}: ${message}`;
     const id = err.requestId ? ` (request id ${err.requestId})` : '';
     switch (err.error) {
       case 'unauthorized':
@@ -52,7 +55,7 @@ export function describeProblem(
       case 'unknown_exchange':
         return { kind: 'input', retry: false, text: `The service does not know the exchange ${c.exchange}.` };
       case 'invalid_timestamp':
-        return { kind: 'input', retry: false, text: `The service refused the moment: ${err.message}` };
+        return { kind: 'input', retry: false, text: `The service refused the moment: ${message}` };
       case 'rate_limited': {
         const wait = err.retryAfterMs === undefined ? '' : ` Try again in ${showDuration(err.retryAfterMs)}.`;
         return {

@@ -61,9 +61,11 @@ function send(req: Request, res: Response, file: ExplorerFile, headers: Record<s
     res.status(304).end();
     return;
   }
-  const encoding = req.acceptsEncodings('br', 'gzip', 'identity');
+  // Brotli whenever it is accepted (smaller than gzip for the same text), else gzip, else the bytes as built.
+  const encoding =
+    req.acceptsEncodings('br') === 'br' ? 'br' : req.acceptsEncodings('gzip') === 'gzip' ? 'gzip' : 'identity';
   const body = encoding === 'br' ? file.br : encoding === 'gzip' ? file.gzip : file.body;
-  if (body !== file.body) res.setHeader('Content-Encoding', encoding as string);
+  if (encoding !== 'identity') res.setHeader('Content-Encoding', encoding);
   res.setHeader('Content-Length', body.length);
   res.status(200).end(body);
 }
