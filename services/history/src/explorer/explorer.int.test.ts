@@ -338,6 +338,14 @@ describe('the Explorer page', () => {
     const restarted = await expectBookMatchesEndpoint(page, 'venue_b', TICKERS.venue_b, end.at);
     expect(restarted.answer.snapshot_ts).toBe(end.at);
     expect(restarted.shown.bids.length + restarted.shown.asks.length).toBeGreaterThan(10);
+    // The picture in the README (docs/explorer.png is a copy): the top of the page at this state.
+    await page.getByLabel('Levels per side').selectOption('10');
+    await page.waitForSelector('.book[data-depth="10"][aria-busy="false"]');
+    await page.screenshot({
+      path: path.join(SHOTS, 'explorer-readme.png'),
+      fullPage: true,
+      clip: { x: 0, y: 0, width: 1280, height: 1560 },
+    });
 
     // The snippets name the moment and no key.
     await hasText(page.locator('#snippet-list'), `/api/venue_b/book/${TICKERS.venue_b}?at=`);
