@@ -132,7 +132,7 @@ describe('transport', () => {
     handler = (_req, res) => json(res, 200, { exchange: 'venue_b', count: 0, tickers: [] });
     const real = globalThis.fetch;
     // A browser's window.fetch refuses any `this` but the window itself or undefined.
-    const strict = function (this: unknown, input: RequestInfo | URL, init?: RequestInit) {
+    const strict = function (this: unknown, input: Parameters<typeof fetch>[0], init?: RequestInit) {
       if (this !== undefined && this !== globalThis)
         throw new TypeError("Failed to execute 'fetch': Illegal invocation");
       return real(input, init);
