@@ -8,6 +8,7 @@
 import type { ExchangeKey } from '@depthgate/platforms';
 import type { DeltaRow, GapRow, SnapshotRow } from '../inserts';
 import { lit, sql, type Side, type Sql } from '../literals';
+import { Layout } from '../layout';
 import { runMigrations } from '../migrations';
 import { HistoryStore, connectionOf, type HistoryStoreOptions } from '../store';
 
@@ -122,10 +123,11 @@ ORDER BY exchange, ticker, from_ts`,
     return Number((await this.one(sql`SELECT count() AS n FROM ${this.table(table)}`)).n ?? 0);
   }
 
-  /** Drops the database (never throws: a test's cleanup must not hide its failure). */
+  /** Drops the database, on every server of a cluster (never throws: a test's cleanup must not hide its failure). */
   async drop(): Promise<void> {
     const ch = connectionOf(this.store);
-    await ch.data.command({ query: sql`DROP DATABASE IF EXISTS ${ch.db}`.text }).catch(() => undefined);
+    const layout = new Layout(ch.db, ch.database, ch.cluster);
+    await ch.data.command({ query: layout.dropDatabase().text }).catch(() => undefined);
   }
 
   close(): Promise<void> {

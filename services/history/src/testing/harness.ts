@@ -15,7 +15,7 @@ import {
   type Auth,
   type NewKeyInput,
 } from '@depthgate/auth';
-import type { HistoryStore } from '@depthgate/history-store';
+import { storeOptions, type HistoryStore } from '@depthgate/history-store';
 import { createTestDatabase, type TestDatabase } from '@depthgate/history-store/testing';
 import { Lifecycle, createLogger, createRegistry, type Registry } from '@depthgate/service-kit';
 import { testClickHouseUrl, testRedisUrl, uniqueName } from '@depthgate/test-utils';
@@ -62,9 +62,7 @@ export async function createHarness(
   const logger = quietLogger();
   const registry = createRegistry('history-test', { defaultMetrics: false });
   const db = await createTestDatabase({
-    url: config.CLICKHOUSE_URL,
-    database,
-    maxConnections: config.CLICKHOUSE_MAX_CONNECTIONS,
+    ...storeOptions(config),
     requestTimeoutMs: config.QUERY_TIMEOUT_MS + 30_000,
     logger,
   });
