@@ -117,6 +117,9 @@ EOF
     <profiles>
         <default>
             <max_threads>2</max_threads>
+            <!-- Deterministic for tests: the first replica of each shard takes reads and inserts while it is up
+                 (tests stop it to see the other take over). Production keeps the default, random. -->
+            <load_balancing>in_order</load_balancing>
             <max_memory_usage>1000000000</max_memory_usage>
 $pools
         </default>

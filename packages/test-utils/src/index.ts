@@ -150,3 +150,55 @@ export function thrownBy<E extends Error>(fn: () => unknown, type: abstract new 
   }
   throw new Error(`expected a ${type.name} to be thrown, but nothing was thrown`);
 }
+
+/** A server of the local ClickHouse cluster (infra/local/clickhouse-cluster.sh). */
+export interface ClusterNode {
+  name: string;
+  shard: number;
+  replica: number;
+  url: string;
+}
+
+export interface TestCluster {
+  /** The cluster's name in the servers' `remote_servers` (CLICKHOUSE_CLUSTER). */
+  name: string;
+  nodes: ClusterNode[];
+  node(name: string): ClusterNode;
+  /** Stops one server: SIGTERM, or SIGKILL with `kill` (a crash). */
+  stopNode(name: string, options?: { kill?: boolean }): Promise<void>;
+  startNode(name: string): Promise<void>;
+}
+
+/**
+ * The ClickHouse cluster `./dev test --cluster` started (TEST_CLICKHOUSE_CLUSTER_DIR: 2 shards × 2 replicas and a
+ * ZooKeeper), with its servers and a way to stop and start each of them.
+ */
+export function testCluster(): TestCluster {
+  const dir = requireEnv('TEST_CLICKHOUSE_CLUSTER_DIR');
+  const described = JSON.parse(readFileSync(path.join(dir, 'cluster.json'), 'utf8')) as {
+    name: string;
+    nodes: { name: string; shard: number; replica: number; httpPort: number }[];
+  };
+  const script = path.join(repoRoot, 'infra/local/clickhouse-cluster.sh');
+  const nodes = described.nodes.map((n) => ({
+    name: n.name,
+    shard: n.shard,
+    replica: n.replica,
+    url: `http://127.0.0.1:${n.httpPort}`,
+  }));
+  return {
+    name: described.name,
+    nodes,
+    node(name) {
+      const found = nodes.find((n) => n.name === name);
+      if (!found) throw new Error(`no node ${name} in the test cluster`);
+      return found;
+    },
+    async stopNode(name, options = {}) {
+      await run(script, ['node-stop', '--dir', dir, '--node', name, ...(options.kill ? ['--kill'] : [])]);
+    },
+    async startNode(name) {
+      await run(script, ['node-start', '--dir', dir, '--node', name]);
+    },
+  };
+}

@@ -6,9 +6,10 @@
  * by jest.config.js and tsconfig.check.json.
  */
 import type { ExchangeKey } from '@depthgate/platforms';
-import type { DeltaRow, GapRow, SnapshotRow } from '../inserts';
+import { Readable } from 'node:stream';
+import { INSERT_COLUMNS, encodeDeltaRow, type DeltaRow, type GapRow, type SnapshotRow } from '../inserts';
 import { lit, sql, type Side, type Sql } from '../literals';
-import { Layout } from '../layout';
+import { LOCAL_SUFFIX, Layout, SHARDING_KEY } from '../layout';
 import { runMigrations } from '../migrations';
 import { HistoryStore, connectionOf, type HistoryStoreOptions } from '../store';
 
@@ -155,4 +156,93 @@ export async function createTestDatabase(options: HistoryStoreOptions & { migrat
   const db = new TestDatabase(new HistoryStore(storeOptions));
   if (migrate) await runMigrations(db.store);
   return db;
+}
+
+export { chdbDir, startCurrentClickHouse, type CurrentClickHouse } from './current-clickhouse';
+
+/** One server of a cluster, seen on its own: its tables, its shard's rows, its replication. */
+export class ClusterNodeView {
+  private readonly store: HistoryStore;
+
+  constructor(url: string, database: string) {
+    this.store = new HistoryStore({ url, database });
+  }
+
+  /** The tables of the database on this server, with their engines, by name. */
+  async tables(): Promise<Record<string, string>> {
+    const ch = connectionOf(this.store);
+    const rs = await ch.data.query({
+      query: sql`SELECT name, engine FROM system.tables WHERE database = ${lit.name(ch.database)}`.text,
+      format: 'JSONEachRow',
+    });
+    return Object.fromEntries((await rs.json<{ name: string; engine: string }>()).map((r) => [r.name, r.engine]));
+  }
+
+  /** Rows this server holds of a table (its shard's replicated `<table>_local`). */
+  async localRows(table: 'snapshots' | 'deltas' | 'gaps'): Promise<number> {
+    const ch = connectionOf(this.store);
+    const rs = await ch.data.query({
+      query: sql`SELECT count() AS n FROM ${ch.db}.${lit.identifier(`${table}${LOCAL_SUFFIX}`)}`.text,
+      format: 'JSONEachRow',
+    });
+    return Number((await rs.json<{ n: string }>())[0]?.n ?? 0);
+  }
+
+  /** The distinct tickers this server holds of a table (its shard's replicated `<table>_local`), in order. */
+  async localTickers(table: 'snapshots' | 'deltas' | 'gaps'): Promise<string[]> {
+    const ch = connectionOf(this.store);
+    const rs = await ch.data.query({
+      query: sql`SELECT DISTINCT ticker FROM ${ch.db}.${lit.identifier(`${table}${LOCAL_SUFFIX}`)} ORDER BY ticker`
+        .text,
+      format: 'JSONEachRow',
+    });
+    return (await rs.json<{ ticker: string }>()).map((r) => r.ticker);
+  }
+
+  /** The tables of the database on this server that have a column, with its type and default, by table name. */
+  async column(name: string): Promise<{ table: string; type: string; default_expression: string }[]> {
+    const ch = connectionOf(this.store);
+    const rs = await ch.data.query({
+      query: sql`SELECT table, type, default_expression FROM system.columns
+WHERE database = ${lit.name(ch.database)} AND name = ${lit.name(name)} ORDER BY table`.text,
+      format: 'JSONEachRow',
+    });
+    return rs.json();
+  }
+
+  /** Inserts delta rows into this server's shard table directly (`deltas_local`), bypassing the Distributed table. */
+  async insertLocalDeltas(rows: readonly DeltaRow[]): Promise<void> {
+    const ch = connectionOf(this.store);
+    await ch.data.insert({
+      table: sql`${ch.db}.${lit.identifier(`deltas${LOCAL_SUFFIX}`)}`.text,
+      format: 'TabSeparated',
+      values: Readable.from([rows.map(encodeDeltaRow).join('')], { objectMode: false }),
+      columns: [...INSERT_COLUMNS.deltas],
+    });
+  }
+
+  /** The shard (1-based, shards of equal weight) the Distributed tables send a ticker's rows to. */
+  async shardOf(exchange: ExchangeKey, ticker: string, shards: number): Promise<number> {
+    const ch = connectionOf(this.store);
+    const rs = await ch.data.query({
+      query: sql`SELECT ${SHARDING_KEY} % ${lit.int(shards)} AS slot
+FROM (SELECT ${lit.exchange(exchange)} AS exchange, ${lit.ticker(ticker)} AS ticker)`.text,
+      format: 'JSONEachRow',
+    });
+    return Number((await rs.json<{ slot: string | number }>())[0]?.slot) + 1;
+  }
+
+  /** Waits until this replica has fetched every part its shard's other replicas hold (SYSTEM SYNC REPLICA). */
+  async sync(): Promise<void> {
+    const ch = connectionOf(this.store);
+    for (const table of ['snapshots', 'deltas', 'gaps', 'ticker_catalogue']) {
+      await ch.data.command({
+        query: sql`SYSTEM SYNC REPLICA ${ch.db}.${lit.identifier(`${table}${LOCAL_SUFFIX}`)}`.text,
+      });
+    }
+  }
+
+  close(): Promise<void> {
+    return this.store.close();
+  }
 }
