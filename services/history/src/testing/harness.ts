@@ -11,6 +11,7 @@ import {
   RedisKeyStore,
   createAuth,
   createRedisClient,
+  redisTarget,
   waitForRedis,
   type Auth,
   type NewKeyInput,
@@ -69,7 +70,8 @@ export async function createHarness(
   const ch = db.store;
   const auth = createAuth(config, { logger, registry, name: 'history-test' });
   await waitForRedis(auth.redis, 5000);
-  const admin = createRedisClient(config.REDIS_URL, { name: 'test-admin', offlineQueue: true });
+  const admin = createRedisClient(redisTarget(config), { name: 'test-admin', offlineQueue: true });
+  await waitForRedis(admin, 10_000);
   const store = new RedisKeyStore(admin, prefix);
   const clock = { now: options.now ?? Date.now() };
   const app = createApp({
