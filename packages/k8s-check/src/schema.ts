@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { CustomKindValidator } from './crds';
 import { describe, type Finding, type K8sObject } from './findings';
 import { findKind, KINDS, type KindSpec } from './kinds';
 import { UnknownFieldChecker } from './strict';
@@ -37,6 +38,7 @@ function dotted(pointer: string): string {
 export class SchemaValidator {
   private readonly models = new Map<string, Promise<ModelClass>>();
   private strict?: UnknownFieldChecker;
+  private custom?: CustomKindValidator;
 
   constructor(private readonly options: { unknownFields?: boolean } = {}) {}
 
@@ -49,13 +51,16 @@ export class SchemaValidator {
   private async validateOne(obj: K8sObject): Promise<Finding[]> {
     const object = describe(obj);
     const spec = findKind(obj.apiVersion, obj.kind);
+    this.custom ??= new CustomKindValidator();
+    const custom = spec ? undefined : this.custom.find(obj.apiVersion, obj.kind);
+    if (custom) return this.custom.validate(obj, custom);
     if (!spec) {
       return [
         {
           object,
           rule: 'unknown-kind',
           path: '',
-          message: `apiVersion ${JSON.stringify(obj.apiVersion)} kind ${JSON.stringify(obj.kind)} is not a kind of the supported Kubernetes API (packages/k8s-check/src/kinds.ts)`,
+          message: `apiVersion ${JSON.stringify(obj.apiVersion)} kind ${JSON.stringify(obj.kind)} is not a kind of the supported Kubernetes API (packages/k8s-check/src/kinds.ts) nor of a vendored CRD (packages/k8s-check/crds/)`,
         },
       ];
     }
