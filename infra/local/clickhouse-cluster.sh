@@ -169,12 +169,8 @@ status)
 node-stop)
   [[ -n $node ]] || dg_die "node-stop: --node is required"
   node_line "$node" >/dev/null
-  pidfile=$dir/$node/clickhouse.pid
-  if [[ $kill == yes ]] && dg_alive "$pidfile"; then
-    pid=$(dg_pid_of "$pidfile")
-    kill -KILL "$pid" 2>/dev/null || true
-    for ((i = 0; i < 100; i++)); do dg_running "$pid" || break; sleep 0.1; done
-    rm -f "$pidfile"
+  if [[ $kill == yes ]]; then
+    dg_kill "$dir/$node/clickhouse.pid"
     dg_log "  $node killed"
   else
     "$here/clickhouse.sh" stop --dir "$dir/$node"

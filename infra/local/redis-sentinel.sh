@@ -152,15 +152,7 @@ stop)
   ;;
 node-stop)
   [[ $node == a || $node == b ]] || dg_die "node-stop: --node a|b"
-  pidfile=$dir/$node/redis.pid
-  if [[ $kill == yes ]] && dg_alive "$pidfile"; then
-    pid=$(dg_pid_of "$pidfile")
-    kill -KILL "$pid" 2>/dev/null || true
-    for ((i = 0; i < 100; i++)); do dg_running "$pid" || break; sleep 0.1; done
-    rm -f "$pidfile"
-  else
-    dg_stop "$pidfile" 10
-  fi
+  if [[ $kill == yes ]]; then dg_kill "$dir/$node/redis.pid"; else dg_stop "$dir/$node/redis.pid" 10; fi
   ;;
 node-start)
   [[ $node == a || $node == b ]] || dg_die "node-start: --node a|b"

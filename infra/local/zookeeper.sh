@@ -23,11 +23,13 @@ done
 pidfile=$dir/zookeeper.pid
 ZK_JAR=${DG_ZOOKEEPER_JAR:-/usr/share/java/zookeeper.jar}
 
-# ruok → imok over the client port (the four-letter word is allowed in our zoo.cfg).
+# Serving requests: `srvr` over the client port names the server's mode (the four-letter word is allowed in our
+# zoo.cfg). `ruok` is not enough: it answers while a restarted server still loads its data, and ClickHouse 18.16 exits
+# at start when ZooKeeper refuses the tables it has.
 zk_ok() {
   local answer
-  answer=$(timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"; printf ruok >&3; cat <&3' _ "$1" 2>/dev/null) || return 1
-  [[ $answer == imok ]]
+  answer=$(timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"; printf srvr >&3; cat <&3' _ "$1" 2>/dev/null) || return 1
+  [[ $answer == *"Mode: standalone"* ]]
 }
 
 case $cmd in

@@ -14,7 +14,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { parseAllDocuments } from 'yaml';
-import { describe, type Finding, type K8sObject } from './findings';
+import { describe, dotted, type Finding, type K8sObject } from './findings';
 
 type Schema = Record<string, unknown>;
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -45,15 +45,6 @@ export function loadCustomKinds(dir: string = CRD_DIR): CustomKind[] {
     }
   }
   return kinds;
-}
-
-/** `/spec/templates/0/name` → `spec.templates[0].name` */
-function dotted(pointer: string): string {
-  return pointer
-    .split('/')
-    .filter((s) => s !== '')
-    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce((acc, s) => (/^\d+$/.test(s) ? `${acc}[${s}]` : acc === '' ? s : `${acc}.${s}`), '');
 }
 
 /** Keys the schema does not declare, below every object schema with `properties` that does not keep unknown fields. */

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { CustomKindValidator } from './crds';
-import { describe, type Finding, type K8sObject } from './findings';
+import { describe, dotted, type Finding, type K8sObject } from './findings';
 import { findKind, KINDS, type KindSpec } from './kinds';
 import { UnknownFieldChecker } from './strict';
 
@@ -20,15 +20,6 @@ async function loadModel(spec: KindSpec): Promise<ModelClass> {
   const model = mod[spec.kind];
   if (typeof model !== 'function') throw new Error(`${spec.module} does not export ${spec.kind}`);
   return model as ModelClass;
-}
-
-/** `/spec/template/spec/containers/0/image` → `spec.template.spec.containers[0].image` */
-function dotted(pointer: string): string {
-  return pointer
-    .split('/')
-    .filter((s) => s !== '')
-    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce((acc, s) => (/^\d+$/.test(s) ? `${acc}[${s}]` : acc === '' ? s : `${acc}.${s}`), '');
 }
 
 /**

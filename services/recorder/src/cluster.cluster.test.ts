@@ -3,18 +3,12 @@
  * while it takes its shard's inserts, and brought back, costs no row and doubles none; a batch whose insert failed
  * after it was written is sent again and stored once, with no probe.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { Writable } from 'node:stream';
 import { HistoryStore, RecorderStore } from '@depthgate/history-store';
 import { ClusterNodeView, createTestDatabase } from '@depthgate/history-store/testing';
-import { createLogger } from '@depthgate/service-kit';
 import { testCluster, uniqueName, waitFor } from '@depthgate/test-utils';
 import { createRecorderHarness, sleep, type RecorderHarness } from './testing/harness';
-import type { SealedBatch } from './writer/batch';
-import { TsvSink } from './writer/sink';
-import { Writer, type WriterStore } from './writer/writer';
+import { deltaBatch, testWriter } from './testing/support';
+import type { WriterStore } from './writer/writer';
 
 jest.setTimeout(240_000);
 
@@ -112,34 +106,12 @@ describe('the recorder on a cluster', () => {
       },
       ensureQueryEnded: (id) => real.ensureQueryEnded(id),
     };
-    const spoolDir = mkdtempSync(path.join(os.tmpdir(), 'dg-clw-'));
-    const logger = createLogger({
-      name: 't',
-      level: 'silent',
-      destination: new Writable({ write: (_c, _e, cb) => cb() }),
-    });
-    const writer = new Writer({
-      store: flaky,
-      spoolDir,
-      maxMemoryBytes: 1 << 24,
-      maxSpoolBytes: 1 << 30,
-      spoolFileBytes: 1 << 24,
-      insertTimeoutMs: 5000,
-      logger,
-    });
+    const { writer, dispose } = testWriter(flaky);
     try {
-      const sealed: SealedBatch[] = [];
-      const sink = new TsvSink(
-        { maxRows: 1_000_000, maxBytes: 1 << 24, maxDelayMs: 1000 },
-        () => 0,
-        (b) => sealed.push(b),
-      );
       const ts = Date.UTC(2026, 2, 15);
-      for (let t = 0; t < 16; t++) {
-        for (let i = 0; i < 40; i++)
-          sink.delta('venue_c', `PAIR${t}USD`, ts + i, i + 1, i % 2 === 0 ? 1 : 2, '101.25', '0.5');
-      }
-      sink.tick(0, true);
+      const sealed = Array.from({ length: 16 }, (_, t) =>
+        deltaBatch(40, { exchange: 'venue_c', ticker: `PAIR${t}USD`, ts }),
+      );
       writer.start();
       for (const b of sealed) writer.enqueue(b);
       await waitFor(() => writer.idle, { timeoutMs: 30_000 });
@@ -147,11 +119,10 @@ describe('the recorder on a cluster', () => {
       expect(probes).toBe(0);
       expect(await db.distinctKeys('deltas')).toEqual({ rows: 640, keys: 640 });
     } finally {
-      await writer.close(1000);
+      await dispose();
       await store.close();
       await db.drop();
       await db.close();
-      rmSync(spoolDir, { recursive: true, force: true });
     }
   });
 });
