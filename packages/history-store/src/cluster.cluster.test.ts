@@ -10,7 +10,7 @@ import { lit, sql } from './literals';
 import { MIGRATIONS, runMigrations, type Migration } from './migrations';
 import { OrderBookQueries } from './queries/order-books';
 import { HistoryStore, connectionOf } from './store';
-import { ClusterNodeView, createTestDatabase, type TestDatabase } from './testing';
+import { ClusterNodeView, copyOlderRows, createTestDatabase, type TestDatabase } from './testing';
 
 jest.setTimeout(120_000);
 
@@ -188,5 +188,36 @@ describe('inserts through the Distributed tables', () => {
     expect(part.length).toBeLessThan(batch.length);
     await insertDeltaRows(db.store, batch);
     expect(await db.distinctKeys('deltas')).toEqual({ rows: 1000 + batch.length, keys: 1000 + batch.length });
+  });
+});
+
+describe('moving from one server to the cluster (docs/operations.md)', () => {
+  let old: TestDatabase;
+  let db: TestDatabase;
+
+  beforeAll(async () => {
+    old = await createTestDatabase({ url: entry.url, database: uniqueName('clold') });
+    db = await createTestDatabase({ url: entry.url, database: uniqueName('clnew'), cluster: cluster.name });
+  });
+
+  afterAll(async () => {
+    await Promise.all([old.drop(), db.drop()]);
+    await Promise.allSettled([old.close(), db.close()]);
+  });
+
+  it("copies every row below the new recorder's first row, per ticker, and the result equals the old server", async () => {
+    const tickers = ['KXMOVE-A', 'KXMOVE-B', 'KXMOVE-C', 'KXMOVE-D'];
+    const from = Date.UTC(2026, 2, 31, 23, 0, 0);
+    const rows = deltas(tickers, 400, from);
+    await insertDeltaRows(old.store, rows);
+    // The cluster's own recorder began at a different moment for each ticker (and not at all for one of them).
+    const cuts = new Map(tickers.slice(0, 3).map((t, i) => [t, from + (100 + 100 * i) * 1000]));
+    await insertDeltaRows(
+      db.store,
+      rows.filter((r) => cuts.has(r.ticker) && r.ts >= (cuts.get(r.ticker) as number)),
+    );
+    await copyOlderRows(db.store, 'deltas', { address: entry.native, database: old.database });
+    expect(await db.distinctKeys('deltas')).toEqual(await old.distinctKeys('deltas'));
+    expect(await db.rowCount('deltas')).toBe(rows.length);
   });
 });

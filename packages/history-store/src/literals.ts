@@ -131,6 +131,10 @@ export const lit = {
   zooKeeperPath(value: string): Sql {
     return trusted(quoteString(checkedString('ZooKeeper path', ZOOKEEPER_PATH_PATTERN, value)));
   },
+  /** A server's `host:port` as a string literal (the `remote()` table function's first argument). */
+  address(value: string): Sql {
+    return trusted(quoteString(checkedString('address', /^[A-Za-z0-9.-]{1,253}:[0-9]{1,5}$/, value)));
+  },
   /** A replica name as a string literal (a replicated engine's second argument). */
   replicaName(value: string): Sql {
     return trusted(quoteString(checkedString('replica name', REPLICA_NAME_PATTERN, value)));

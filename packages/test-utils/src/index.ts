@@ -157,6 +157,8 @@ export interface ClusterNode {
   shard: number;
   replica: number;
   url: string;
+  /** Its native protocol's address (`127.0.0.1:port`), for `remote()`. */
+  native: string;
 }
 
 export interface TestCluster {
@@ -177,7 +179,7 @@ export function testCluster(): TestCluster {
   const dir = requireEnv('TEST_CLICKHOUSE_CLUSTER_DIR');
   const described = JSON.parse(readFileSync(path.join(dir, 'cluster.json'), 'utf8')) as {
     name: string;
-    nodes: { name: string; shard: number; replica: number; httpPort: number }[];
+    nodes: { name: string; shard: number; replica: number; httpPort: number; tcpPort: number }[];
   };
   const script = path.join(repoRoot, 'infra/local/clickhouse-cluster.sh');
   const nodes = described.nodes.map((n) => ({
@@ -185,6 +187,7 @@ export function testCluster(): TestCluster {
     shard: n.shard,
     replica: n.replica,
     url: `http://127.0.0.1:${n.httpPort}`,
+    native: `127.0.0.1:${n.tcpPort}`,
   }));
   return {
     name: described.name,

@@ -8,7 +8,7 @@
 import type { ExchangeKey } from '@depthgate/platforms';
 import { Readable } from 'node:stream';
 import { INSERT_COLUMNS, encodeDeltaRow, type DeltaRow, type GapRow, type SnapshotRow } from '../inserts';
-import { lit, sql, type Side, type Sql } from '../literals';
+import { join, lit, sql, type Side, type Sql } from '../literals';
 import { LOCAL_SUFFIX, Layout, SHARDING_KEY } from '../layout';
 import { runMigrations } from '../migrations';
 import { HistoryStore, connectionOf, type HistoryStoreOptions } from '../store';
@@ -245,4 +245,33 @@ FROM (SELECT ${lit.exchange(exchange)} AS exchange, ${lit.ticker(ticker)} AS tic
   close(): Promise<void> {
     return this.store.close();
   }
+}
+
+/**
+ * Step 4 of docs/operations.md, "Moving to a ClickHouse cluster": copies a table's rows from the old server's
+ * database (`remote()`, its native port; the `default` user) into the cluster through the Distributed table — every
+ * row older than the first row the cluster already holds of its ticker (what the cluster's own recorder began with),
+ * all rows of a ticker it does not hold. The statements are the document's.
+ */
+export async function copyOlderRows(
+  target: HistoryStore,
+  table: 'deltas' | 'snapshots' | 'gaps',
+  from: { address: string; database: string },
+): Promise<void> {
+  const ch = connectionOf(target);
+  const columns = join(
+    INSERT_COLUMNS[table].map((c) => lit.bare(c)),
+    ', ',
+  );
+  const ts = lit.bare(table === 'gaps' ? 'from_ts' : 'ts');
+  await ch.data.command({
+    query: sql`CREATE TABLE IF NOT EXISTS ${ch.db}.cut ENGINE = Memory AS
+SELECT exchange, ticker, minMerge(first_ts) AS first_ts FROM ${ch.db}.ticker_catalogue GROUP BY exchange, ticker`.text,
+  });
+  await ch.data.command({
+    query: sql`INSERT INTO ${ch.db}.${lit.bare(table)}
+SELECT ${columns} FROM remote(${lit.address(from.address)}, ${lit.identifier(from.database)}.${lit.bare(table)})
+ANY LEFT JOIN (SELECT exchange, ticker, first_ts FROM ${ch.db}.cut) USING (exchange, ticker)
+WHERE first_ts = 0 OR ${ts} < first_ts`.text,
+  });
 }
