@@ -8,7 +8,7 @@
  * 2. p50/p99 latency of 1,000-row queries from 32 concurrent keep-alive clients (this Node process, node:http);
  * 3. the service's peak RSS while it streams 1M rows (sampled from /proc every 20 ms).
  *
- * Environment: HISTORY_URL, API_KEY, CLICKHOUSE_URL, CLICKHOUSE_DATABASE, SERVICE_PID; BENCH_QUICK=1 for a short
+ * Environment: HISTORY_URL, API_KEY, CLICKHOUSE_URL, CLICKHOUSE_DATABASE, CLICKHOUSE_CLUSTER, SERVICE_PID; BENCH_QUICK=1 for a short
  * run (10k/100k only, 10 s of latency).
  */
 import { readFileSync } from 'node:fs';
@@ -24,6 +24,8 @@ const HISTORY_URL = env('HISTORY_URL');
 const API_KEY = env('API_KEY');
 const CLICKHOUSE_URL = env('CLICKHOUSE_URL');
 const DB = env('CLICKHOUSE_DATABASE', 'bench');
+/** Cluster mode (`run.sh --cluster`): the cluster the tables are spread over. */
+const CLUSTER = process.env.CLICKHOUSE_CLUSTER ?? '';
 const SERVICE_PID = Number(env('SERVICE_PID'));
 const CLICKHOUSE_PID = Number(env('CLICKHOUSE_PID', '0'));
 const ONLY = process.env.BENCH_ONLY;
@@ -326,18 +328,19 @@ async function memory(state: string): Promise<string[]> {
 
 async function main(): Promise<void> {
   const [version] = await chRows<{ v: string }>('SELECT version() AS v');
-  const totals = await chRows<{ table: string; rows: string; bytes: string; parts: string }>(
-    `SELECT table, sum(rows) AS rows, sum(bytes_on_disk) AS bytes, count() AS parts FROM system.parts
-     WHERE database = '${DB}' AND active AND table IN ('snapshots', 'deltas') GROUP BY table ORDER BY table`,
-  ).catch(async () =>
-    chRows<{ table: string; rows: string; bytes: string; parts: string }>(
-      `SELECT table, sum(rows) AS rows, sum(bytes) AS bytes, count() AS parts FROM system.parts
-       WHERE database = '${DB}' AND active AND table IN ('snapshots', 'deltas') GROUP BY table ORDER BY table`,
-    ),
-  );
+  // In cluster mode the rows are in each shard's `_local` tables: one replica of every shard, summed.
+  const parts = CLUSTER ? `cluster('${CLUSTER}', system, parts)` : 'system.parts';
+  const suffix = CLUSTER ? '_local' : '';
+  const totalsQuery = (bytes: string) =>
+    `SELECT replaceOne(table, '_local', '') AS name, sum(rows) AS rows, sum(${bytes}) AS bytes, count() AS parts
+     FROM ${parts} WHERE database = '${DB}' AND active AND table IN ('snapshots${suffix}', 'deltas${suffix}')
+     GROUP BY name ORDER BY name`;
+  const totals = await chRows<{ name: string; rows: string; bytes: string; parts: string }>(
+    totalsQuery('bytes_on_disk'),
+  ).catch(async () => chRows<{ name: string; rows: string; bytes: string; parts: string }>(totalsQuery('bytes')));
   const total = totals.reduce((n, t) => n + Number(t.rows), 0);
   const header = [
-    `Data set: ${fmt(total)} rows (${totals.map((t) => `${t.table} ${fmt(Number(t.rows))} rows, ${(Number(t.bytes) / 2 ** 20).toFixed(0)} MiB on disk in ${t.parts} parts`).join('; ')}).`,
+    `Data set: ${fmt(total)} rows (${totals.map((t) => `${t.name} ${fmt(Number(t.rows))} rows, ${(Number(t.bytes) / 2 ** 20).toFixed(0)} MiB on disk in ${t.parts} parts`).join('; ')}).`,
     `ClickHouse ${version?.v}; Node ${process.version}; ${os.cpus().length} cores (${os.cpus()[0]?.model.trim()}); load average before: ${os
       .loadavg()
       .map((l) => l.toFixed(2))
