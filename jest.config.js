@@ -6,7 +6,9 @@ const path = require('node:path');
 
 // Workspace packages resolve to their TypeScript sources, so tests never need a build first; a package's test
 // helpers (src/testing/index.ts, never built) are its `/testing` entry.
-const moduleNameMapper = {};
+// packages/client writes its relative imports with `.js` (ES modules need the extension); Jest resolves them to
+// the TypeScript sources.
+const moduleNameMapper = { '^(\\.{1,2}/.*)\\.js$': '$1' };
 for (const dir of ['packages']) {
   for (const name of fs.readdirSync(path.join(__dirname, dir))) {
     const index = path.join(__dirname, dir, name, 'src', 'index.ts');

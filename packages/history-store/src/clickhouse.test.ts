@@ -1,5 +1,12 @@
 import { classifyClickHouseError, serverErrorCode } from './errors';
-import { encodeDeltaRow, encodeGapRow, encodeSnapshotRow, RowFormatError } from './inserts';
+import {
+  INSERT_COLUMNS,
+  encodeDeltaRow,
+  encodeGapRow,
+  encodeSnapshotRow,
+  insertColumns,
+  RowFormatError,
+} from './inserts';
 import { MIGRATIONS, migrationChecksum, type Migration } from './migrations';
 import { conditionalSettings, loggableClickHouseUrl, parseClickHouseUrl } from './connection';
 import { Layout } from './layout';
@@ -43,7 +50,7 @@ describe('row encoders', () => {
         price: '0.4800',
         quantity: '150.00',
       }),
-    ).toBe('venue_b\tKXBTCD-26MAR07-T100000\t1774533601193\tbid\t0.4800\t150.00\n');
+    ).toBe('venue_b\tKXBTCD-26MAR07-T100000\t1774533601193\tbid\t0.4800\t150.00\t1774533601193\n');
     expect(
       encodeDeltaRow({
         exchange: 'venue_c',
@@ -53,8 +60,9 @@ describe('row encoders', () => {
         side: 'ask',
         price: '90123.45',
         quantity_delta: '-0.00121425',
+        received_ts: 1774533601215,
       }),
-    ).toBe('venue_c\tBTCUSD\t1774533601193\t18446744073709551615\task\t90123.45\t-0.00121425\n');
+    ).toBe('venue_c\tBTCUSD\t1774533601193\t18446744073709551615\task\t90123.45\t-0.00121425\t1774533601215\n');
     expect(
       encodeGapRow({
         exchange: 'venue_a_us',
@@ -92,6 +100,8 @@ describe('row encoders', () => {
     { price: '0,5' },
     { quantity: '-1' },
     { quantity: 'NaN' },
+    { received_ts: -5 },
+    { received_ts: 1.5 },
   ])('rejects a snapshot row with %j', (override) => {
     expect(() => encodeSnapshotRow({ ...snapshot, ...(override as object) })).toThrow(RowFormatError);
   });
@@ -117,6 +127,33 @@ describe('migrations', () => {
 
   it('migration 1 is frozen (edit it and every deployed database refuses to start: add a migration instead)', () => {
     expect(migrationChecksum(MIGRATIONS[0] as (typeof MIGRATIONS)[number])).toBe('18cdce82c1f4882c6df27d9a1f2e83ea');
+  });
+
+  it('migration 2 adds received_ts (default ts) to the row tables, declaratively', () => {
+    const m = MIGRATIONS[1] as (typeof MIGRATIONS)[number];
+    const steps = m.steps(lit.identifier('db')).map((s) => {
+      if (!('addColumnIfMissing' in s)) throw new Error(`migration 2 has an undeclared step: ${JSON.stringify(s)}`);
+      return { ...s.addColumnIfMissing, type: s.addColumnIfMissing.type.text };
+    });
+    expect(steps).toEqual([
+      { table: 'snapshots', column: 'received_ts', type: 'Int64 DEFAULT ts' },
+      { table: 'deltas', column: 'received_ts', type: 'Int64 DEFAULT ts' },
+    ]);
+    expect(migrationChecksum(m)).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  it('lines of row format 1 have no received_ts', () => {
+    expect(insertColumns('deltas', 1)).toEqual([
+      'exchange',
+      'ticker',
+      'ts',
+      'sequence',
+      'side',
+      'price',
+      'quantity_delta',
+    ]);
+    expect(insertColumns('deltas')).toEqual([...INSERT_COLUMNS.deltas]);
+    expect(insertColumns('gaps', 1)).toEqual([...INSERT_COLUMNS.gaps]);
   });
 });
 

@@ -145,6 +145,18 @@ export const MIGRATIONS: readonly Migration[] = [
       },
     ],
   },
+  {
+    version: 2,
+    name: 'receive times: received_ts on snapshots and deltas',
+    // When the recorder received each row's message (epoch ms, its monotone clock), beside the venue's ts. Rows
+    // written before read it as their ts (the column's DEFAULT, computed for parts that do not have it); inserts
+    // that do not name the column (a spool written by an older recorder) get the same. Plain declarative steps, so
+    // a cluster renders them ON CLUSTER for its local and distributed tables.
+    steps: () => [
+      { addColumnIfMissing: { table: 'snapshots', column: 'received_ts', type: sql`Int64 DEFAULT ts` } },
+      { addColumnIfMissing: { table: 'deltas', column: 'received_ts', type: sql`Int64 DEFAULT ts` } },
+    ],
+  },
 ];
 
 /** The schema version this build reads and writes: the highest migration it knows. */

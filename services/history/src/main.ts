@@ -22,6 +22,11 @@ runMain(async () => {
     { database: config.CLICKHOUSE_DATABASE, cluster: config.CLICKHOUSE_CLUSTER, ...migrated },
     'ClickHouse schema up to date',
   );
+  if (config.cursorSecrets.secret === undefined) {
+    logger.warn(
+      'HISTORY_CURSOR_SECRET is not set: page cursors are signed with a random secret of this process and fail on any other replica or after a restart',
+    );
+  }
   const auth = createAuth(config, { logger, registry, name: 'history' });
   lifecycle.onShutdown('redis', () => auth.close());
   await serve(createApp({ config, logger, auth, store, registry, lifecycle }), {

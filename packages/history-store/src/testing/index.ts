@@ -25,12 +25,12 @@ export class TestDatabase {
 
   /**
    * `rows` delta rows of one ticker made inside ClickHouse (fast, whatever the count): from `fromTs`, `stepMs`
-   * apart, sequence 0, 1, …, sides alternating bid/ask, price 0.48, quantity_delta 150.25.
+   * apart, sequence 0, 1, …, sides alternating bid/ask, price 0.48, quantity_delta 150.25 (received_ts: their ts).
    */
   async fillDeltas(o: { exchange: ExchangeKey; ticker: string; fromTs: number; stepMs: number; rows: number }) {
     const ch = connectionOf(this.store);
     await ch.data.command({
-      query: sql`INSERT INTO ${ch.db}.deltas
+      query: sql`INSERT INTO ${ch.db}.deltas (exchange, ticker, ts, sequence, side, price, quantity_delta)
 SELECT ${lit.exchange(o.exchange)}, ${lit.ticker(o.ticker)}, ${lit.int(o.fromTs)} + number * ${lit.int(o.stepMs)}, number,
   if(number % 2 = 0, 'bid', 'ask'), toDecimal128('0.4800', 18), toDecimal128('150.25', 18)
 FROM system.numbers LIMIT ${lit.int(o.rows)}`.text,

@@ -36,6 +36,8 @@ export interface Harness {
   registry: Registry;
   config: HistoryConfig;
   clock: { now: number };
+  /** The app's lifecycle (tests set `draining`). */
+  lifecycle: Lifecycle;
   /** Issues a key in this harness's Redis namespace; returns the key string. */
   key(input: Omit<NewKeyInput, 'name'> & { name?: string }): Promise<string>;
   /** Serves the app on a loopback port (for tests that need a real socket). */
@@ -74,13 +76,14 @@ export async function createHarness(
   await waitForRedis(admin, 10_000);
   const store = new RedisKeyStore(admin, prefix);
   const clock = { now: options.now ?? Date.now() };
+  const lifecycle = new Lifecycle();
   const app = createApp({
     config,
     logger,
     auth,
     store: ch,
     registry,
-    lifecycle: new Lifecycle(),
+    lifecycle,
     now: () => clock.now,
   });
   const servers: http.Server[] = [];
@@ -92,6 +95,7 @@ export async function createHarness(
     registry,
     config,
     clock,
+    lifecycle,
     async key(input) {
       const { key } = await store.create({ name: 'test', ...input });
       return key;

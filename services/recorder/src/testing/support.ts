@@ -28,6 +28,8 @@ export interface Row {
   fromTs?: number;
   toTs?: number;
   reason?: string;
+  /** The recorder's receive clock for the row (deltas and snapshots). */
+  receivedTs?: number;
 }
 
 export class ListSink implements RowSink {
@@ -41,17 +43,37 @@ export class ListSink implements RowSink {
     side: SideCode,
     price: string,
     quantityDelta: string,
+    receivedTs: number,
   ): void {
-    this.rows.push({ kind: 'delta', exchange, ticker, ts, sequence, side: SIDE_NAME[side], price, quantityDelta });
+    this.rows.push({
+      kind: 'delta',
+      exchange,
+      ticker,
+      ts,
+      sequence,
+      side: SIDE_NAME[side],
+      price,
+      quantityDelta,
+      receivedTs,
+    });
   }
 
-  snapshot(exchange: ExchangeKey, ticker: string, ts: number, book: LocalBook): void {
+  snapshot(exchange: ExchangeKey, ticker: string, ts: number, book: LocalBook, receivedTs: number): void {
     for (const [side, levels] of [
       ['bid', book.bids],
       ['ask', book.asks],
     ] as const) {
       for (const [price, level] of levels) {
-        this.rows.push({ kind: 'snapshot', exchange, ticker, ts, side, price, quantity: formatDecimal(level.q) });
+        this.rows.push({
+          kind: 'snapshot',
+          exchange,
+          ticker,
+          ts,
+          side,
+          price,
+          quantity: formatDecimal(level.q),
+          receivedTs,
+        });
       }
     }
   }
@@ -145,7 +167,7 @@ export function deltaBatch(rows: number, o: { exchange: ExchangeKey; ticker: str
     (b) => sealed.push(b),
   );
   for (let i = 0; i < rows; i++)
-    sink.delta(o.exchange, o.ticker, o.ts + i, i + 1, i % 2 === 0 ? 1 : 2, '0.4200', '-3.50');
+    sink.delta(o.exchange, o.ticker, o.ts + i, i + 1, i % 2 === 0 ? 1 : 2, '0.4200', '-3.50', o.ts + i);
   sink.tick(0, true);
   return sealed[0] as SealedBatch;
 }

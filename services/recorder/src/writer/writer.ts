@@ -245,6 +245,7 @@ export class Writer {
           await this.o.store.insert(lane.table, batch.chunks, {
             queryId: batch.lastQueryId,
             signal: abort.signal,
+            rowFormat: batch.rowFormat,
           });
         } finally {
           clearTimeout(timer);
