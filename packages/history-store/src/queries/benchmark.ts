@@ -1,13 +1,14 @@
 /**
- * The SQL of the history benchmark (bench/history), which talks to ClickHouse over plain HTTP and imports this from
+ * The SQL of the benchmarks (bench/history, bench/client, bench/recorder), which talk to ClickHouse over plain HTTP and import this from
  * the package's build: ClickHouse answering the service's reads by itself (the anchors the service is measured
  * against, in ClickHouse's own text formats), what the benchmark needs to choose its ranges, and the upkeep of its
  * data set. Kept here so that ClickHouse SQL lives in this package only; where the benchmark sends the service's own
  * reads to ClickHouse (the book at a moment), it uses the builders of order-books.ts unchanged.
  */
 import type { ExchangeKey } from '@depthgate/platforms';
+import { INSERT_COLUMNS } from '../inserts';
 import { LOCAL_SUFFIX } from '../layout';
-import { lit, sql, type Sql } from '../literals';
+import { join, lit, sql, type Sql } from '../literals';
 import { READ_COLUMNS, TABLES, type RowKind } from '../schema';
 import { bookBaseQuery, bookQuery, type TimeWindow } from './order-books';
 
@@ -41,6 +42,10 @@ export function benchmarkSql(database: string, cluster?: string) {
   const table = (kind: RowKind) => sql`${db}.${TABLE_OF[kind]}`;
   const local = (kind: RowKind) =>
     cluster === undefined ? TABLES[`${kind}s`] : `${TABLES[`${kind}s`]}${LOCAL_SUFFIX}`;
+  const deltaColumns = join(
+    INSERT_COLUMNS.deltas.map((c) => lit.bare(c)),
+    ', ',
+  );
   const onCluster = cluster === undefined ? sql`` : sql` ON CLUSTER ${lit.cluster(cluster)}`;
   const columns = (kind: RowKind, receivedTs: boolean) =>
     [...READ_COLUMNS[kind].columns, ...(receivedTs ? READ_COLUMNS[kind].extra : [])].map(([c]) => c).join(', ');
@@ -111,6 +116,24 @@ ORDER BY ${ORDER_OF[kind]} LIMIT ${lit.int(limit)})`.text,
 FROM ${cluster === undefined ? sql`system.parts` : sql`cluster(${lit.name(cluster)}, system, parts)`}
 WHERE database = ${name} AND active AND table IN (${lit.name(local('snapshot'))}, ${lit.name(local('delta'))})
 GROUP BY name ORDER BY name`.text,
+
+    /** `n`: the rows of a kind. */
+    rowCount: (kind: RowKind): string => sql`SELECT count() AS n FROM ${table(kind)}`.text,
+
+    /** `ts`: the newest ts of a kind (0 when there is none). */
+    maxTs: (kind: RowKind): string => sql`SELECT max(ts) AS ts FROM ${table(kind)}`.text,
+
+    /**
+     * The recorder benchmark's anchor: the delta rows of a window (`after` < ts ≤ `upTo`) exactly as the recorder
+     * inserted them (its columns, TabSeparated), to be inserted again by `insertAnchor` into `anchor`, a table like
+     * `deltas` that `createAnchor` makes and `truncateAnchor` empties.
+     */
+    exportDeltas: (after: number, upTo: number): string =>
+      sql`SELECT ${deltaColumns} FROM ${table('delta')}
+WHERE ts > ${lit.int(after)} AND ts <= ${lit.int(upTo)} FORMAT TabSeparated`.text,
+    createAnchor: (): string => sql`CREATE TABLE IF NOT EXISTS ${db}.anchor AS ${table('delta')}`.text,
+    truncateAnchor: (): string => sql`TRUNCATE TABLE ${db}.anchor`.text,
+    insertAnchor: (): string => sql`INSERT INTO ${db}.anchor (${deltaColumns}) FORMAT TabSeparated`.text,
 
     /** `v`: the server's version. */
     version: (): string => sql`SELECT version() AS v`.text,
