@@ -1,5 +1,6 @@
-// Two projects: `unit` (next to the code, needs nothing running) and `integration`
-// (`*.int.test.ts`, needs the Redis and ClickHouse that `./dev test` starts).
+// Three projects: `unit` (next to the code, needs nothing running), `integration` (`*.int.test.ts`, needs the Redis
+// and ClickHouse that `./dev test` starts) and `cluster` (`*.cluster.test.ts`, needs the ClickHouse cluster and the
+// Redis that `./dev test --cluster` starts).
 const fs = require('node:fs');
 const path = require('node:path');
 
@@ -48,12 +49,18 @@ module.exports = {
       ...common,
       displayName: 'unit',
       testMatch: ['**/src/**/*.test.ts'],
-      testPathIgnorePatterns: [...common.testPathIgnorePatterns, '\\.int\\.test\\.ts$'],
+      testPathIgnorePatterns: [...common.testPathIgnorePatterns, '\\.int\\.test\\.ts$', '\\.cluster\\.test\\.ts$'],
     },
     {
       ...common,
       displayName: 'integration',
       testMatch: ['**/src/**/*.int.test.ts'],
+      setupFilesAfterEnv: ['<rootDir>/jest.integration-setup.js'],
+    },
+    {
+      ...common,
+      displayName: 'cluster',
+      testMatch: ['**/src/**/*.cluster.test.ts'],
       setupFilesAfterEnv: ['<rootDir>/jest.integration-setup.js'],
     },
   ],

@@ -18,8 +18,8 @@
  * Every ClickHouse query of the benchmark comes from @depthgate/history-store's build (`benchmarkSql`, and for the
  * book the service's own builders): no SQL is written here.
  *
- * Environment: HISTORY_URL, API_KEY, CLICKHOUSE_URL, CLICKHOUSE_DATABASE, SERVICE_PID, CLICKHOUSE_PID; BENCH_QUICK=1
- * for a short run; BENCH_ONLY=throughput|latency|memory|book|bulk|cursor (comma-separated) for some parts.
+ * Environment: HISTORY_URL, API_KEY, CLICKHOUSE_URL, CLICKHOUSE_DATABASE, CLICKHOUSE_CLUSTER (cluster mode), SERVICE_PID,
+ * CLICKHOUSE_PID; BENCH_QUICK=1 for a short run; BENCH_ONLY=throughput|latency|memory|book|bulk|cursor (comma-separated) for some parts.
  */
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -35,6 +35,8 @@ const HISTORY_URL = env('HISTORY_URL');
 const API_KEY = env('API_KEY');
 const CLICKHOUSE_URL = env('CLICKHOUSE_URL');
 const DB = env('CLICKHOUSE_DATABASE', 'bench');
+/** Cluster mode (`run.sh --cluster`): the cluster the tables are spread over. */
+const CLUSTER = process.env.CLICKHOUSE_CLUSTER ?? '';
 const SERVICE_PID = Number(env('SERVICE_PID'));
 const CLICKHOUSE_PID = Number(env('CLICKHOUSE_PID', '0'));
 const ONLY = new Set((process.env.BENCH_ONLY ?? '').split(',').filter((s) => s !== ''));
@@ -42,7 +44,7 @@ const QUICK = process.env.BENCH_QUICK === '1';
 const wanted = (part: string) => ONLY.size === 0 || ONLY.has(part);
 /** The earliest ts the bench key may read (a key without max_data_age_days: the start of history). */
 const HISTORY_START = Date.UTC(2026, 2, 7);
-const SQL = benchmarkSql(DB);
+const SQL = benchmarkSql(DB, CLUSTER === '' ? undefined : CLUSTER);
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 
@@ -656,10 +658,10 @@ async function cursorWalk(): Promise<string[]> {
 
 async function main(): Promise<void> {
   const [version] = await chRows<{ v: string }>(SQL.version());
-  const totals = await chRows<{ table: string; rows: string; bytes: string; parts: string }>(SQL.tableSizes());
+  const totals = await chRows<{ name: string; rows: string; bytes: string; parts: string }>(SQL.tableSizes());
   const total = totals.reduce((n, t) => n + Number(t.rows), 0);
   const header = [
-    `Data set: ${fmt(total)} rows (${totals.map((t) => `${t.table} ${fmt(Number(t.rows))} rows, ${(Number(t.bytes) / 2 ** 20).toFixed(0)} MiB on disk in ${t.parts} parts`).join('; ')}).`,
+    `Data set: ${fmt(total)} rows (${totals.map((t) => `${t.name} ${fmt(Number(t.rows))} rows, ${(Number(t.bytes) / 2 ** 20).toFixed(0)} MiB on disk in ${t.parts} parts`).join('; ')}).`,
     `ClickHouse ${version?.v}; Node ${process.version}; ${os.cpus().length} cores (${os.cpus()[0]?.model.trim()}); load average before: ${os
       .loadavg()
       .map((l) => l.toFixed(2))

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# History service benchmark: `./dev bench history [--rows N] [--fresh] [--quick] [--only PART[,PART…]]`, PART one of
-# throughput, latency, memory, book, bulk, cursor.
+# History service benchmark: `./dev bench history [--rows N] [--fresh] [--quick] [--only PART[,PART…]] [--cluster]`,
+# PART one of throughput, latency, memory, book, bulk, cursor.
+#
+# --cluster: the same on a local ClickHouse cluster (infra/local/clickhouse-cluster.sh: 2 shards × 2 replicas and a
+# ZooKeeper, ports from DG_BENCH_CLUSTER_PORT, 17300) in cluster mode (CLICKHOUSE_CLUSTER): the data set goes in
+# through the Distributed tables, the service and the ClickHouse anchor read through them on the first server.
 #
 # Starts its own ClickHouse and Redis (infra/local, data under $DG_DEV_DIR/bench/history) and a history service
 # process, generates the data set once (50M rows by default; kept for later runs unless --fresh), then runs
@@ -28,8 +32,9 @@ while [[ $# -gt 0 ]]; do
   --fresh) FRESH=yes; shift ;;
   --quick) QUICK=1; shift ;;
   --only) ONLY=$2; shift 2 ;;
-  -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-  *) dg_die "bench history: unknown argument $1 (--rows N, --fresh, --quick, --only throughput,latency,memory,book,bulk,cursor)" ;;
+  --cluster) CLUSTER=depthgate; shift ;;
+  -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) dg_die "bench history: unknown argument $1 (--rows N, --fresh, --quick, --only throughput,latency,memory,book,bulk,cursor, --cluster)" ;;
   esac
 done
 [[ $ROWS =~ ^[1-9][0-9]*$ ]] || dg_die "--rows must be a positive integer"
@@ -40,6 +45,6 @@ bench_stack_start
 
 dg_log "==> measuring (figures on stdout)"
 HISTORY_URL=$HISTORY_URL API_KEY=$KEY CLICKHOUSE_URL=$CLICKHOUSE_URL CLICKHOUSE_DATABASE=$DB \
-  SERVICE_PID=$(dg_pid_of "$DIR/history.pid") CLICKHOUSE_PID=$(dg_pid_of "$DIR/clickhouse/clickhouse.pid") \
+  CLICKHOUSE_CLUSTER=$CLUSTER SERVICE_PID=$(dg_pid_of "$DIR/history.pid") CLICKHOUSE_PID=$(dg_pid_of "$CH_PIDFILE") \
   BENCH_QUICK=$QUICK BENCH_ONLY=$ONLY \
   node --disable-warning=ExperimentalWarning ${DG_BENCH_GEN_FLAGS:-} "$ROOT/bench/history/bench.mts"

@@ -23,6 +23,7 @@ import { createWriteStream, mkdirSync, readFileSync, rmSync, statSync } from 'no
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { benchmarkSql } from '@depthgate/history-store';
 import { ROOT, freePort, freePortRange, fmt, sampleRss, sleep, start, stopAll, waitHttp } from '../lib.mjs';
 
 const args = process.argv.slice(2);
@@ -43,6 +44,8 @@ const CH_TCP = Number(process.env.DG_BENCH_CLICKHOUSE_TCP_PORT ?? 17913);
 const DEV = process.env.DG_DEV_DIR ?? path.join(ROOT, '.dev');
 const DIR = path.join(DEV, 'bench', 'recorder');
 const DB = 'bench_recorder';
+/** Every ClickHouse query of the benchmark, from @depthgate/history-store's build. */
+const SQL = benchmarkSql(DB);
 const CH = `http://127.0.0.1:${CH_HTTP}`;
 
 const log = (...m) => process.stderr.write(`${m.join(' ')}\n`);
@@ -126,7 +129,7 @@ async function main() {
     { stdio: ['ignore', 'ignore', 'inherit'] },
   );
   try {
-    await ch(`DROP DATABASE IF EXISTS ${DB}`);
+    await ch(SQL.dropDatabase());
     execFileSync('node', [path.join(ROOT, 'services/history/dist/cli/migrate.js')], {
       env: { ...process.env, CLICKHOUSE_URL: CH, CLICKHOUSE_DATABASE: DB },
       stdio: ['ignore', 'ignore', 'inherit'],
@@ -205,7 +208,7 @@ async function main() {
         }, 1000)
       : undefined;
 
-    const count = async () => Number(await ch(`SELECT count() FROM ${DB}.deltas`));
+    const count = async () => Number(await ch(SQL.rowCount('delta')));
     const metricsUrl = `http://127.0.0.1:${port}/metrics`;
     const sum = (m, prefix) => [...m].filter(([k]) => k.startsWith(prefix)).reduce((n, [, v]) => n + v, 0);
     const produced = (m) =>
@@ -216,7 +219,7 @@ async function main() {
     await sleep(WARMUP * 1000);
     const m0 = await metricValues(metricsUrl);
     const c0 = await count();
-    const ts0 = Number(await ch(`SELECT max(ts) FROM ${DB}.deltas`));
+    const ts0 = Number(await ch(SQL.maxTs('delta')));
     const cpu0 = cpuSeconds(recorder.pid);
     const simCpu0 = cpuSeconds(sim.pid);
     const t0 = Date.now();
@@ -227,7 +230,7 @@ async function main() {
     const cpu1 = cpuSeconds(recorder.pid);
     const simCpu1 = cpuSeconds(sim.pid);
     const m1 = await metricValues(metricsUrl);
-    const ts1 = Number(await ch(`SELECT max(ts) FROM ${DB}.deltas`));
+    const ts1 = Number(await ch(SQL.maxTs('delta')));
     const seconds = (t1 - t0) / 1000;
     const rowsPerSecond = (c1 - c0) / seconds;
     const producedPerSecond = (produced(m1) - produced(m0)) / seconds;
@@ -266,11 +269,11 @@ async function main() {
     const file = path.join(DIR, 'window.tsv');
     const res = await fetch(CH, {
       method: 'POST',
-      body: `SELECT exchange, ticker, ts, sequence, side, price, quantity_delta FROM ${DB}.deltas WHERE ts > ${ts0} AND ts <= ${ts1} FORMAT TabSeparated`,
+      body: SQL.exportDeltas(ts0, ts1),
     });
     await pipeline(res.body, createWriteStream(file));
-    await ch(`CREATE TABLE IF NOT EXISTS ${DB}.anchor AS ${DB}.deltas`);
-    await ch(`TRUNCATE TABLE ${DB}.anchor`);
+    await ch(SQL.createAnchor());
+    await ch(SQL.truncateAnchor());
     const anchorRows = Number(execFileSync('wc', ['-l', file], { encoding: 'utf8' }).trim().split(' ')[0]);
     const a0 = process.hrtime.bigint();
     execFileSync('curl', [
@@ -278,7 +281,7 @@ async function main() {
       '--fail',
       '--data-binary',
       `@${file}`,
-      `${CH}/?query=${encodeURIComponent(`INSERT INTO ${DB}.anchor FORMAT TabSeparated`)}`,
+      `${CH}/?query=${encodeURIComponent(SQL.insertAnchor())}`,
     ]);
     const anchorSeconds = Number(process.hrtime.bigint() - a0) / 1e9;
     const anchorRate = anchorRows / anchorSeconds;

@@ -15,7 +15,13 @@ export { QueryGate, GateClosedError } from './query-gate';
 export type { QuerierOptions, QueryObserver, QueryOutcome, StreamOptions } from './querier';
 
 // Configuration and failures.
-export { clickHouseEnvSchema, clickHouseEnvShape, loadClickHouseConfig, type ClickHouseConfig } from './config';
+export {
+  clickHouseEnvSchema,
+  clickHouseEnvShape,
+  loadClickHouseConfig,
+  storeOptions,
+  type ClickHouseConfig,
+} from './config';
 export { loggableClickHouseUrl, newQueryId } from './connection';
 export { classifyClickHouseError, serverErrorCode, type ClickHouseFailure, type ClickHouseFailureKind } from './errors';
 

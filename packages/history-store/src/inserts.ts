@@ -21,7 +21,9 @@
  * `rowFormat: 1`, its rows take the column's default, their `ts`.
  *
  * One insert of at most `max_insert_block_size` rows (1,048,576 by default) that falls in one month is written as
- * one part: it lands entirely or not at all. That is what makes probe-before-retry possible for the recorder.
+ * one part: it lands entirely or not at all (`async_insert` is pinned off where the server has it: connection.ts).
+ * That is what makes probe-before-retry possible for the recorder on one server; on a cluster the insert goes
+ * through the Distributed table, synchronously, and each shard's replicated table deduplicates a block sent again.
  */
 import { Readable } from 'node:stream';
 import { EXCHANGE_KEYS, type ExchangeKey } from '@depthgate/platforms';
@@ -165,6 +167,7 @@ export async function insertTsv(
   const ch = connectionOf(store);
   const stream = source instanceof Readable ? source : Readable.from(source, { objectMode: false });
   const queryId = options.queryId ?? newQueryId(`insert-${table}`);
+  const settings = await ch.settingsFor('insert');
   await ch.data.insert({
     table: sql`${ch.db}.${lit.identifier(table)}`.text,
     columns: insertColumns(table, options.rowFormat) as [string, ...string[]],
@@ -172,6 +175,7 @@ export async function insertTsv(
     format: 'TabSeparated',
     query_id: queryId,
     abort_signal: options.signal,
+    clickhouse_settings: settings,
   });
   return { queryId };
 }

@@ -1,12 +1,14 @@
 /**
- * The SQL of the history benchmark (bench/history), which talks to ClickHouse over plain HTTP and imports this from
+ * The SQL of the benchmarks (bench/history, bench/client, bench/recorder), which talk to ClickHouse over plain HTTP and import this from
  * the package's build: ClickHouse answering the service's reads by itself (the anchors the service is measured
  * against, in ClickHouse's own text formats), what the benchmark needs to choose its ranges, and the upkeep of its
  * data set. Kept here so that ClickHouse SQL lives in this package only; where the benchmark sends the service's own
  * reads to ClickHouse (the book at a moment), it uses the builders of order-books.ts unchanged.
  */
 import type { ExchangeKey } from '@depthgate/platforms';
-import { lit, sql, type Sql } from '../literals';
+import { INSERT_COLUMNS } from '../inserts';
+import { LOCAL_SUFFIX } from '../layout';
+import { join, lit, sql, type Sql } from '../literals';
 import { READ_COLUMNS, TABLES, type RowKind } from '../schema';
 import { bookBaseQuery, bookQuery, type TimeWindow } from './order-books';
 
@@ -28,11 +30,23 @@ function inWindow(exchange: ExchangeKey, ticker: string, w: TimeWindow): Sql {
   return sql`exchange = ${lit.exchange(exchange)} AND ticker = ${lit.ticker(ticker)} AND ts >= ${lit.int(w.from)}${upper}`;
 }
 
-/** The benchmark's queries on one database, as SQL text. */
-export function benchmarkSql(database: string) {
+/**
+ * The benchmark's queries on one database, as SQL text. With `cluster` (cluster mode, layout.ts), reads go through
+ * the Distributed tables as the service's do, while the upkeep (merging, sizes) addresses each shard's `_local`
+ * tables: `optimize` and `syncReplica` are then sent to the servers themselves (one replica of each shard merges,
+ * every replica syncs).
+ */
+export function benchmarkSql(database: string, cluster?: string) {
   const db = lit.identifier(database);
   const name = lit.name(database);
   const table = (kind: RowKind) => sql`${db}.${TABLE_OF[kind]}`;
+  const local = (kind: RowKind) =>
+    cluster === undefined ? TABLES[`${kind}s`] : `${TABLES[`${kind}s`]}${LOCAL_SUFFIX}`;
+  const deltaColumns = join(
+    INSERT_COLUMNS.deltas.map((c) => lit.bare(c)),
+    ', ',
+  );
+  const onCluster = cluster === undefined ? sql`` : sql` ON CLUSTER ${lit.cluster(cluster)}`;
   const columns = (kind: RowKind, receivedTs: boolean) =>
     [...READ_COLUMNS[kind].columns, ...(receivedTs ? READ_COLUMNS[kind].extra : [])].map(([c]) => c).join(', ');
   return {
@@ -82,19 +96,44 @@ ORDER BY ${ORDER_OF[kind]} LIMIT ${lit.int(limit)})`.text,
     exists: (): string =>
       sql`SELECT count() AS n FROM system.tables WHERE database = ${name} AND name = ${lit.name(TABLES.deltas)}`.text,
 
-    dropDatabase: (): string => sql`DROP DATABASE IF EXISTS ${db}`.text,
+    dropDatabase: (): string => sql`DROP DATABASE IF EXISTS ${db}${onCluster}`.text,
 
-    /** Merges each partition of a table into one part, so every run reads the same layout. */
-    optimize: (kind: RowKind): string => sql`OPTIMIZE TABLE ${table(kind)} FINAL`.text,
+    /**
+     * Merges each partition of a table into one part, so every run reads the same layout (in cluster mode: the
+     * shard's table, sent to one replica of each shard).
+     */
+    optimize: (kind: RowKind): string => sql`OPTIMIZE TABLE ${db}.${lit.identifier(local(kind))} FINAL`.text,
+
+    /** Cluster mode: waits until this replica holds what its shard's other replicas wrote and merged. */
+    syncReplica: (kind: RowKind): string => sql`SYSTEM SYNC REPLICA ${db}.${lit.identifier(local(kind))}`.text,
 
     /** `n`: merges running on the database. */
     merges: (): string => sql`SELECT count() AS n FROM system.merges WHERE database = ${name}`.text,
 
-    /** Per table: `table`, `rows`, `bytes` on disk, `parts` (active). */
+    /** Per table: `name` (snapshots, deltas), `rows`, `bytes` on disk, `parts` (active). */
     tableSizes: (): string =>
-      sql`SELECT table, sum(rows) AS rows, sum(bytes_on_disk) AS bytes, count() AS parts FROM system.parts
-WHERE database = ${name} AND active AND table IN (${lit.name(TABLES.snapshots)}, ${lit.name(TABLES.deltas)})
-GROUP BY table ORDER BY table`.text,
+      sql`SELECT replaceOne(table, ${lit.name(LOCAL_SUFFIX)}, '') AS name, sum(rows) AS rows, sum(bytes_on_disk) AS bytes, count() AS parts
+FROM ${cluster === undefined ? sql`system.parts` : sql`cluster(${lit.name(cluster)}, system, parts)`}
+WHERE database = ${name} AND active AND table IN (${lit.name(local('snapshot'))}, ${lit.name(local('delta'))})
+GROUP BY name ORDER BY name`.text,
+
+    /** `n`: the rows of a kind. */
+    rowCount: (kind: RowKind): string => sql`SELECT count() AS n FROM ${table(kind)}`.text,
+
+    /** `ts`: the newest ts of a kind (0 when there is none). */
+    maxTs: (kind: RowKind): string => sql`SELECT max(ts) AS ts FROM ${table(kind)}`.text,
+
+    /**
+     * The recorder benchmark's anchor: the delta rows of a window (`after` < ts ≤ `upTo`) exactly as the recorder
+     * inserted them (its columns, TabSeparated), to be inserted again by `insertAnchor` into `anchor`, a table like
+     * `deltas` that `createAnchor` makes and `truncateAnchor` empties.
+     */
+    exportDeltas: (after: number, upTo: number): string =>
+      sql`SELECT ${deltaColumns} FROM ${table('delta')}
+WHERE ts > ${lit.int(after)} AND ts <= ${lit.int(upTo)} FORMAT TabSeparated`.text,
+    createAnchor: (): string => sql`CREATE TABLE IF NOT EXISTS ${db}.anchor AS ${table('delta')}`.text,
+    truncateAnchor: (): string => sql`TRUNCATE TABLE ${db}.anchor`.text,
+    insertAnchor: (): string => sql`INSERT INTO ${db}.anchor (${deltaColumns}) FORMAT TabSeparated`.text,
 
     /** `v`: the server's version. */
     version: (): string => sql`SELECT version() AS v`.text,

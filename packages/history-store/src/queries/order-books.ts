@@ -245,14 +245,15 @@ FROM ${db}.deltas WHERE ${where}`;
 /**
  * Catalogue entries (per kind) of the tickers that equal `ticker` ignoring case. (Result aliases never reuse a
  * column's name: the analyzer of current ClickHouse resolves such names differently from 18.16.) Reads the small aggregated
- * catalogue only, never raw rows.
+ * catalogue only, never raw rows. Ordered, so that every server (and a cluster's merge of its shards) answers alike.
  */
 export function catalogueEntryQuery(db: Sql, exchange: ExchangeKey, ticker: string): Sql {
   return sql`SELECT ticker, toString(kind) AS kind_name, minMerge(first_ts) AS min_ts, maxMerge(last_ts) AS max_ts,
   countMerge(row_count) AS n_rows
 FROM ${db}.ticker_catalogue
 WHERE exchange = ${lit.exchange(exchange)} AND lower(ticker) = ${lit.ticker(ticker.toLowerCase())}
-GROUP BY ticker, kind`;
+GROUP BY ticker, kind
+ORDER BY ticker, kind`;
 }
 
 /**

@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import request from 'supertest';
+import { storeOptions } from '@depthgate/history-store';
 import { HistoryClient, OrderBook, type SnapshotRow } from '@depthgate/client';
 import { createHarness, type Harness } from '../testing/harness';
 import { planGeneration, runGeneration, tickersFrom } from './seed';
@@ -41,7 +42,7 @@ describe('generated history through the API', () => {
       batchRows: 5000,
       eventsPerMinute: 20,
     });
-    await runGeneration(h.ch, plan, { workers: 0, url: h.config.CLICKHOUSE_URL });
+    await runGeneration(h.ch, plan, { workers: 0, store: storeOptions(h.config) });
   }, 60_000);
   afterAll(async () => {
     await h?.close();

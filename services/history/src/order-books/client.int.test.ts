@@ -4,7 +4,7 @@
  * `replay`) gives exactly the service's book endpoint at random moments, and says `in_gap` where the service does;
  * error answers arrive as typed errors with the request id.
  */
-import { insertGapRows, type GapRow } from '@depthgate/history-store';
+import { insertGapRows, storeOptions, type GapRow } from '@depthgate/history-store';
 import { Rng } from '@depthgate/service-kit';
 import { BookError, HistoryClient, HttpError, bookChecksum, type DeltaRow } from '@depthgate/client';
 import { planGeneration, runGeneration } from '../generator/seed';
@@ -39,7 +39,7 @@ beforeAll(async () => {
     batchRows: 5000,
     eventsPerMinute: 30,
   });
-  await runGeneration(h.ch, plan, { workers: 0, url: h.config.CLICKHOUSE_URL });
+  await runGeneration(h.ch, plan, { workers: 0, store: storeOptions(h.config) });
   const rows: GapRow[] = [];
   for (const { exchange, ticker } of TICKERS) {
     const books = [...new Set((await h.db.storedRows({ exchange, ticker })).snapshots.map((s) => s.ts))].sort(

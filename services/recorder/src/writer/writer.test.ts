@@ -233,9 +233,13 @@ function legacyRecord(): Buffer {
   return Buffer.concat([prefix, head, body]);
 }
 
-/** A store stand-in for the writer's unit tests: records inserts, answers probes from them, fails on demand. */
-function fakeStore() {
+/**
+ * A store stand-in for the writer's unit tests: records inserts, answers probes from them, fails on demand. With
+ * `deduplicates`, it drops a block identical to one it holds, as the replicated tables of cluster mode do.
+ */
+function fakeStore(options: { deduplicates?: boolean } = {}) {
   const tables = new Map<string, string[]>();
+  const blocks = new Set<string>();
   /** The row format each insert was made with, in order. */
   const formats: (number | undefined)[] = [];
   const state = {
@@ -247,8 +251,8 @@ function fakeStore() {
     probes: 0,
   };
   const store: WriterStore = {
-    async insert(table, source, options) {
-      formats.push(options?.rowFormat);
+    async insert(table, source, insertOptions) {
+      formats.push(insertOptions?.rowFormat);
       let text = '';
       for await (const c of source as AsyncIterable<Buffer | string>) text += c.toString();
       state.inserts++;
@@ -260,7 +264,10 @@ function fakeStore() {
         state.failNext--;
         throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
       }
-      tables.set(table, [...(tables.get(table) ?? []), ...text.trim().split('\n')]);
+      if (!(options.deduplicates && blocks.has(`${table}\n${text}`))) {
+        blocks.add(`${table}\n${text}`);
+        tables.set(table, [...(tables.get(table) ?? []), ...text.trim().split('\n')]);
+      }
       if (state.commitThenFail > 0) {
         state.commitThenFail--;
         throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
@@ -277,6 +284,7 @@ function fakeStore() {
       });
     },
     async ensureQueryEnded() {},
+    retriesDeduplicated: options.deduplicates ?? false,
   };
   return { store, tables, state, formats };
 }
@@ -317,6 +325,21 @@ describe('Writer', () => {
     await until(() => w.idle);
     expect(tables.get('deltas')).toHaveLength(2);
     expect(state.probes).toBe(1);
+    await w.close(1000);
+  });
+
+  it('on a cluster sends the same bytes again without a probe: the tables drop the block they already hold', async () => {
+    const { store, tables, state } = fakeStore({ deduplicates: true });
+    state.commitThenFail = 1;
+    state.failNext = 1;
+    const w = make(store);
+    w.start();
+    w.enqueue(deltas(1));
+    w.enqueue(deltas(10));
+    await until(() => w.idle);
+    expect(tables.get('deltas')).toHaveLength(4);
+    expect(state.inserts).toBe(4);
+    expect(state.probes).toBe(0);
     await w.close(1000);
   });
 
