@@ -36,6 +36,11 @@ const AXIS = {
   font: '12px system-ui, sans-serif',
 };
 
+/** A filled step line (`align` 1: each value holds until the next point; -1: from the previous one). */
+function steppedArea(label: string, stroke: string, fill: string, width: number, align: 1 | -1): uPlot.Series {
+  return { label, stroke, fill, width, paths: uPlot.paths.stepped?.({ align }), points: { show: false } };
+}
+
 /** uPlot sized to its container, following it as it resizes. */
 abstract class Chart {
   protected plot: uPlot | undefined;
@@ -115,17 +120,7 @@ export class Timeline extends Chart {
         // The data runs from the window's start to its end, so the x scale spans exactly the window.
         scales: { x: { time: true }, y: { range: [0, 1.15] } },
         axes: [{ ...AXIS }, { show: false }],
-        series: [
-          {},
-          {
-            label: 'recorded',
-            stroke: THEME.recorded,
-            fill: THEME.recordedFill,
-            width: 1,
-            paths: uPlot.paths.stepped?.({ align: 1 }),
-            points: { show: false },
-          },
-        ],
+        series: [{}, steppedArea('recorded', THEME.recorded, THEME.recordedFill, 1, 1)],
         hooks: {
           draw: [(u) => this.drawOverlays(u)],
           setCursor: [(u) => this.showTip(u)],
@@ -233,22 +228,9 @@ export class DepthChart extends Chart {
         ],
         series: [
           {},
-          {
-            label: 'bids',
-            stroke: THEME.bid,
-            fill: THEME.bidFill,
-            width: 2,
-            paths: uPlot.paths.stepped?.({ align: -1 }),
-            points: { show: false },
-          },
-          {
-            label: 'asks',
-            stroke: THEME.ask,
-            fill: THEME.askFill,
-            width: 2,
-            paths: uPlot.paths.stepped?.({ align: 1 }),
-            points: { show: false },
-          },
+          // A bid level's total holds down to the next lower price, an ask level's up to the next higher one.
+          steppedArea('bids', THEME.bid, THEME.bidFill, 2, -1),
+          steppedArea('asks', THEME.ask, THEME.askFill, 2, 1),
         ],
       },
       [x, b, a],
