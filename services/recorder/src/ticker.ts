@@ -14,8 +14,16 @@
  *   written row, which is exact; a ticker that stays quiet gets its snapshot from the sweep instead.
  */
 import type { ExchangeKey } from '@depthgate/platforms';
-import { ASK, BID, LocalBook, type Level, type SideCode } from './book';
-import { formatDecimal, parseDecimal, type CanonicalMemo } from './decimal';
+import {
+  ASK,
+  BID,
+  LocalBook,
+  type Level,
+  type SideCode,
+  formatDecimal,
+  parseDecimal,
+  type CanonicalMemo,
+} from '@depthgate/order-books';
 import type { GapReason, RowSink } from './rows';
 
 export interface TickerResume {

@@ -3,8 +3,7 @@
  * arithmetic over those rows.
  */
 import type { ExchangeKey } from '@depthgate/platforms';
-import { SIDE_NAME, type LocalBook, type SideCode } from '../book';
-import { formatDecimal, parseDecimal } from '../decimal';
+import { SIDE_NAME, type LocalBook, type SideCode, formatDecimal, parseDecimal } from '@depthgate/order-books';
 import type { RowSink } from '../rows';
 
 export interface Row {

@@ -20,8 +20,7 @@
  * are delivered in order), or from its receipt if none follows within RECORDER_SNAPSHOT_QUIET_MS.
  */
 import { signNow, type Signer } from '@depthgate/platforms';
-import { ASK, BID } from '../book';
-import { CanonicalMemo, centsToDollars, complementOfOne } from '../decimal';
+import { ASK, BID, CanonicalMemo, centsToDollars, complementOfOne } from '@depthgate/order-books';
 import type { TickerRecorder } from '../ticker';
 import type { RestClient } from './rest';
 import { chunk, parseObject, type RestBook, type SessionContext, type VenueProtocol, type VenueSession } from './types';
