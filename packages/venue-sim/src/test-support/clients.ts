@@ -40,16 +40,29 @@ export function httpsGet(
   });
 }
 
-/** A WebSocket client that keeps every message and can wait for the next ones. */
+/**
+ * A WebSocket client that keeps every message and can wait for the next ones: `texts` as received, `messages` the
+ * JSON ones (the elements of a JSON array each count as one, as the CLOB sends its initial books in one array).
+ */
 export class FeedClient {
   readonly messages: Array<Record<string, unknown>> = [];
+  readonly texts: string[] = [];
   closed = false;
   closeCode = 0;
   private waiters: Array<() => void> = [];
 
   private constructor(readonly ws: WebSocket) {
     ws.on('message', (data) => {
-      this.messages.push(JSON.parse(String(data)) as Record<string, unknown>);
+      const text = String(data);
+      this.texts.push(text);
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch {
+        value = undefined;
+      }
+      if (Array.isArray(value)) this.messages.push(...(value as Array<Record<string, unknown>>));
+      else if (value !== undefined) this.messages.push(value as Record<string, unknown>);
       this.wake();
     });
     ws.on('close', (code) => {
@@ -93,7 +106,7 @@ export class FeedClient {
   }
 
   send(value: unknown): void {
-    this.ws.send(JSON.stringify(value));
+    this.ws.send(typeof value === 'string' ? value : JSON.stringify(value));
   }
 
   /** Waits until `predicate(messages)` holds. */

@@ -37,12 +37,36 @@ export function verifyCoinbase(input: AuthInput, v: CoinbaseVerifier): AuthCheck
     return { state: 'invalid', error: 'request timestamp expired' };
   if (!sign) return { state: 'invalid', error: 'invalid signature' };
   const requestPath = v.signsQuery && input.query ? `${input.path}?${input.query}` : input.path;
-  const expected = createHmac('sha256', Buffer.from(v.secret, 'base64'))
-    .update(`${ts}${input.method}${requestPath}${input.body.toString('utf8')}`)
-    .digest();
-  const given = Buffer.from(sign, 'base64');
-  const ok = given.length === expected.length && timingSafeEqual(given, expected);
+  const ok = signatureMatches(v.secret, `${ts}${input.method}${requestPath}${input.body.toString('utf8')}`, sign);
   return ok ? { state: 'valid' } : { state: 'invalid', error: 'invalid signature' };
+}
+
+function signatureMatches(secret: string, prehash: string, sign: string): boolean {
+  const expected = createHmac('sha256', Buffer.from(secret, 'base64')).update(prehash).digest();
+  const given = Buffer.from(sign, 'base64');
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/**
+ * The WebSocket feed's authenticated subscribe [3P] (Coinbase's help pages and ccxt's `authenticate`): the message
+ * carries `key`, `passphrase`, `timestamp` (seconds) and `signature`, signed as a REST `GET /users/self/verify` with an
+ * empty body, within the same timestamp window.
+ */
+export function verifyCoinbaseSubscribe(m: Record<string, unknown>, v: CoinbaseVerifier): AuthCheck {
+  const str = (x: unknown) => (typeof x === 'string' ? x : typeof x === 'number' ? String(x) : undefined);
+  const key = str(m.key);
+  const sign = str(m.signature);
+  const ts = str(m.timestamp);
+  const pass = str(m.passphrase);
+  if (key === undefined && sign === undefined && ts === undefined && pass === undefined) return { state: 'absent' };
+  if (!key || key !== v.key) return { state: 'invalid', error: 'Invalid API Key' };
+  if (!pass || pass !== v.passphrase) return { state: 'invalid', error: 'Invalid Passphrase' };
+  if (!ts || !/^\d+(\.\d+)?$/.test(ts)) return { state: 'invalid', error: 'invalid timestamp' };
+  if (Math.abs(v.now() / 1000 - Number(ts)) > v.toleranceSec)
+    return { state: 'invalid', error: 'request timestamp expired' };
+  if (!sign || !signatureMatches(v.secret, `${ts}GET/users/self/verify`, sign))
+    return { state: 'invalid', error: 'invalid signature' };
+  return { state: 'valid' };
 }
 
 function decodePart(part: string | undefined): Record<string, unknown> | undefined {
