@@ -81,6 +81,11 @@ export class LocalBook {
     return true;
   }
 
+  /** A side's levels as [price, quantity] text as the venue spelt them (canonical price where it gave none). */
+  pairs(side: SideCode): [string, string][] {
+    return [...this.side(side)].map(([key, level]) => [level.p ?? key, level.s]);
+  }
+
   /** The levels of a side ordered by price, ascending or descending. */
   sorted(side: SideCode, order: 'asc' | 'desc'): Level[] {
     const entries = [...this.side(side)].map(([key, level]) => [parseDecimal(key), level] as const);

@@ -15,6 +15,7 @@ export const ERROR_CODES = [
   'forbidden',
   'not_found',
   'unknown_platform',
+  'unknown_channel',
   'unknown_exchange',
   'unknown_ticker',
   'method_not_allowed',
@@ -25,6 +26,7 @@ export const ERROR_CODES = [
   'headers_too_large',
   'rate_limited',
   'upstream_rate_limited',
+  'too_many_connections',
   'internal_error',
   'bad_gateway',
   'service_unavailable',
@@ -47,6 +49,7 @@ export function statusFor(code: ErrorCode): number {
       return 403;
     case 'not_found':
     case 'unknown_platform':
+    case 'unknown_channel':
     case 'unknown_exchange':
     case 'unknown_ticker':
       return 404;
@@ -64,6 +67,7 @@ export function statusFor(code: ErrorCode): number {
       return 431;
     case 'rate_limited':
     case 'upstream_rate_limited':
+    case 'too_many_connections':
       return 429;
     case 'internal_error':
       return 500;

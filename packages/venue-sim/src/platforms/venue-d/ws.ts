@@ -79,7 +79,7 @@ export class CoinbaseFeed {
     this.hub.accept(req, socket, head, record, (conn) => {
       const channels = new Map<Channel, Set<string>>();
       conn.state = channels;
-      conn.ws.on('message', (data) => this.onMessage(conn, channels, parseJsonObject(data)));
+      conn.ws.on('message', (data) => this.onMessage(conn, channels, parseJsonObject(data), record));
       conn.ws.on('close', () => {
         for (const products of channels.values()) for (const p of products) this.subs.get(p)?.delete(conn);
       });
@@ -90,10 +90,12 @@ export class CoinbaseFeed {
     this.hub.send(conn, JSON.stringify({ type: 'error', message, reason }));
   }
 
+  /** A signed subscribe is verified here; its result is the connection's recorded `auth` (the handshake has none). */
   private onMessage(
     conn: FeedConnection,
     channels: Map<Channel, Set<string>>,
     m: Record<string, unknown> | undefined,
+    record: RecordedRequest,
   ): void {
     if (!m || (m.type !== 'subscribe' && m.type !== 'unsubscribe')) {
       return this.error(conn, 'Failed to subscribe', 'type must be subscribe or unsubscribe');
@@ -116,6 +118,8 @@ export class CoinbaseFeed {
     if (pairs.length === 0) return fail('No channels or product ids provided');
     if (m.type === 'subscribe' && pairs.some(([c]) => c === 'level2')) {
       const check = verifyCoinbaseSubscribe(m, this.verifier);
+      record.auth = check.state;
+      if (check.error) record.authError = check.error;
       if (check.state === 'absent') return fail('level2 channel requires authentication');
       if (check.state !== 'valid') {
         return this.error(conn, 'Authentication Failed', JSON.stringify({ message: check.error }));
