@@ -155,7 +155,7 @@ function complement(price: string): string {
 
 /** One market's book: price → size, both canonical. */
 class Side extends Map<string, string> {
-  set(price: string, size: string): this {
+  override set(price: string, size: string): this {
     const p = canon(price);
     if (scaled(size) === 0n) super.delete(p);
     else super.set(p, canon(size));

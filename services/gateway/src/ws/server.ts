@@ -327,7 +327,13 @@ export class WsGateway {
       });
     }
     if (socket.destroyed) return this.limits.close(connId);
+    // A handshake the WebSocket library refuses (a bad Sec-WebSocket-Key) never opens: give its place back.
+    let opened = false;
+    socket.once('close', () => {
+      if (!opened) this.limits.close(connId);
+    });
     this.wss.handleUpgrade(req, socket, head, (ws) => {
+      opened = true;
       const id = this.nextId++;
       const m = this.d.metrics.forPlatform(platform);
       const client = new ClientConnection({

@@ -184,8 +184,17 @@ export interface PlatformStream<H = unknown> {
   reconcile?: Reconcile;
 }
 
+/** One message of a platform's protocol, for the AsyncAPI document: its name, what it is, an example. */
+export interface MessageDoc {
+  name: string;
+  summary: string;
+  example: unknown;
+}
+
 /** The gateway's part of a platform's stream (one per platform with a feed), registered in ws/registry.ts. */
 export interface StreamModule<D extends AnyDescriptor = AnyDescriptor> {
+  /** What clients send and receive (AsyncAPI, `/asyncapi.json`); the notice and error forms included. */
+  readonly docs: { send: readonly MessageDoc[]; receive: readonly MessageDoc[] };
   /** Channel names accepted in `/ws/{platform}/{channel}`. */
   readonly channels: readonly string[];
   /** The platform's own feed paths, accepted after `/ws/v1/{platform}` and on a host routed to the platform. */

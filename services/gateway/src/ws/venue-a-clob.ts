@@ -163,7 +163,7 @@ class ClobUpstream implements UpstreamSession {
     // One message per client, with the items of its assets; built once per distinct set of assets.
     const head = { ...e };
     delete head.price_changes;
-    const built = new Map<string, string>();
+    const built = new Map<string, Buffer>();
     const served = new Set<ClientLink>();
     const own = (sub: Subscriber) => (sub.handle as ClobSubs).assets;
     for (const t of topics) {
@@ -172,13 +172,13 @@ class ClobUpstream implements UpstreamSession {
         served.add(sub.client);
         const mine = [...byAsset.keys()].filter((a) => own(sub).has(a));
         const key = mine.join(',');
-        let text = built.get(key);
-        if (text === undefined) {
+        let bytes = built.get(key);
+        if (bytes === undefined) {
           const kept = mine.flatMap((a) => byAsset.get(a) ?? []);
-          text = JSON.stringify({ market: e.market, price_changes: kept, ...head });
-          built.set(key, text);
+          bytes = Buffer.from(JSON.stringify({ market: e.market, price_changes: kept, ...head }));
+          built.set(key, bytes);
         }
-        return text;
+        return bytes;
       });
     }
     for (const t of doubtful) this.ctx.gap(t, 'book_mismatch');
@@ -236,6 +236,76 @@ class ClobClient {
 }
 
 export const venueAClobStream: StreamModule<Platforms['venue-a-clob']> = {
+  docs: {
+    send: [
+      {
+        name: 'market',
+        summary: 'Subscribes assets (again: adds)',
+        example: {
+          assets_ids: ['65818619657568813474341868652308942079804919287380422192892211131408793125422'],
+          type: 'market',
+        },
+      },
+      {
+        name: 'operation',
+        summary: 'Adds or removes assets',
+        example: {
+          assets_ids: ['65818619657568813474341868652308942079804919287380422192892211131408793125422'],
+          operation: 'unsubscribe',
+        },
+      },
+      { name: 'PING', summary: 'The text PING; answered PONG', example: 'PING' },
+    ],
+    receive: [
+      {
+        name: 'book',
+        summary: 'An asset’s whole book: first, and after every resync',
+        example: {
+          event_type: 'book',
+          asset_id: '6581…',
+          market: '0xbd31…',
+          bids: [{ price: '0.48', size: '30' }],
+          asks: [{ price: '0.52', size: '25' }],
+          timestamp: '1772895600000',
+          hash: '…',
+        },
+      },
+      {
+        name: 'price_change',
+        summary: 'New level sizes of the client’s assets, with each asset’s best prices',
+        example: {
+          market: '0xbd31…',
+          price_changes: [
+            { asset_id: '6581…', price: '0.5', size: '200', side: 'BUY', hash: '…', best_bid: '0.5', best_ask: '0.52' },
+          ],
+          timestamp: '1772895600123',
+          event_type: 'price_change',
+        },
+      },
+      {
+        name: 'last_trade_price',
+        summary: 'The platform’s message, verbatim',
+        example: { event_type: 'last_trade_price', asset_id: '6581…', price: '0.5' },
+      },
+      {
+        name: 'depthgate_notice',
+        summary: 'The gateway’s resync notice',
+        example: {
+          event_type: 'depthgate_notice',
+          notice: 'resync',
+          reason: 'book_mismatch',
+          asset_id: '6581…',
+          market: '0xbd31…',
+          timestamp: '1772895600200',
+        },
+      },
+      {
+        name: 'depthgate_error',
+        summary: 'The gateway’s refusal (the platform has no error message)',
+        example: { event_type: 'depthgate_error', error: 'invalid_message', message: 'invalid asset id "x"' },
+      },
+    ],
+  },
   channels: [CHANNEL],
   paths: ['/ws/market'],
   limits: {

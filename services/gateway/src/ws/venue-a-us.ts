@@ -147,11 +147,14 @@ class PmUsClient {
     const bad = slugs.find((x) => !SLUG.test(x));
     if (bad !== undefined) return this.error(requestId, `invalid market slug "${bad.slice(0, 100)}"`);
     const unique = [...new Set(slugs)];
-    const old = this.subs.get(requestId);
-    const refused = await this.ctx.reserve(unique.length - (old?.length ?? 0));
-    if (refused !== undefined) return this.error(requestId, `depthgate: ${refused}`);
     // The same requestId again replaces that subscription, as the platform does.
-    if (old) this.ctx.detach(old);
+    const old = this.subs.get(requestId);
+    if (old) {
+      this.subs.delete(requestId);
+      this.ctx.detach(old);
+    }
+    const refused = await this.ctx.reserve(unique.length);
+    if (refused !== undefined) return this.error(requestId, `depthgate: ${refused}`);
     const channel = channelOf(type as string, s.responsesDebounced === true);
     const h: PmUsSub = { requestId };
     this.subs.set(
@@ -170,6 +173,56 @@ class PmUsClient {
 }
 
 export const venueAUsStream: StreamModule<Platforms['venue-a-us']> = {
+  docs: {
+    send: [
+      {
+        name: 'subscribe',
+        summary: 'MARKET_DATA, MARKET_DATA_LITE or TRADE for at most 100 markets; the same requestId replaces',
+        example: {
+          subscribe: {
+            requestId: 'md-1',
+            subscriptionType: 'SUBSCRIPTION_TYPE_MARKET_DATA',
+            marketSlugs: ['btc-above-100k-on-march-31-2026'],
+          },
+        },
+      },
+      { name: 'unsubscribe', summary: 'Ends a subscription', example: { unsubscribe: { requestId: 'md-1' } } },
+    ],
+    receive: [
+      {
+        name: 'marketData',
+        summary:
+          'The whole book of a market, every change (the client’s requestId); a late joiner gets the last one at once',
+        example: {
+          requestId: 'md-1',
+          subscriptionType: 'SUBSCRIPTION_TYPE_MARKET_DATA',
+          marketData: {
+            marketSlug: 'btc-above-100k-on-march-31-2026',
+            bids: [{ px: { value: '0.410', currency: 'USD' }, qty: '1926.00' }],
+            offers: [],
+          },
+        },
+      },
+      { name: 'heartbeat', summary: 'Every 10 s', example: { heartbeat: {} } },
+      {
+        name: 'depthgateNotice',
+        summary: 'The gateway’s resync notice; the next marketData is the fresh book',
+        example: {
+          requestId: 'md-1',
+          depthgateNotice: {
+            notice: 'resync',
+            reason: 'upstream_disconnect',
+            marketSlug: 'btc-above-100k-on-march-31-2026',
+          },
+        },
+      },
+      {
+        name: 'error',
+        summary: 'The platform’s error form',
+        example: { requestId: 'md-1', error: 'too many marketSlugs (max 100)' },
+      },
+    ],
+  },
   channels: ['markets'],
   paths: ['/v1/ws/markets'],
   keyHeader: 'x-pm-access-key',

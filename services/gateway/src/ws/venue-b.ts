@@ -439,6 +439,114 @@ const kalshiStream = {
 };
 
 export const venueBStream: StreamModule<Platforms['venue-b']> = {
+  docs: {
+    send: [
+      {
+        name: 'subscribe',
+        summary: 'One subscription (sid) per channel; named markets only',
+        example: {
+          id: 1,
+          cmd: 'subscribe',
+          params: { channels: ['orderbook_delta'], market_tickers: ['KXBTCD-26MAR07-T100000'] },
+        },
+      },
+      {
+        name: 'unsubscribe',
+        summary: 'Ends subscriptions',
+        example: { id: 2, cmd: 'unsubscribe', params: { sids: [1] } },
+      },
+      {
+        name: 'update_subscription',
+        summary: 'add_markets, delete_markets, or get_snapshot (the kept book, at once)',
+        example: {
+          id: 3,
+          cmd: 'update_subscription',
+          params: { sid: 1, market_tickers: ['KXBTCD-26MAR07-T100000'], action: 'get_snapshot' },
+        },
+      },
+      {
+        name: 'list_subscriptions',
+        summary: 'The connection’s subscriptions',
+        example: { id: 4, cmd: 'list_subscriptions' },
+      },
+    ],
+    receive: [
+      {
+        name: 'subscribed',
+        summary: 'Per channel, with its sid',
+        example: { id: 1, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 1 } },
+      },
+      {
+        name: 'orderbook_snapshot',
+        summary: 'The whole book (YES and NO bids): first, after every resync, and on get_snapshot',
+        example: {
+          type: 'orderbook_snapshot',
+          sid: 1,
+          seq: 1,
+          msg: {
+            market_ticker: 'KXBTCD-26MAR07-T100000',
+            yes_dollars_fp: [['0.4500', '1355.00']],
+            no_dollars_fp: [['0.5300', '12.00']],
+          },
+        },
+      },
+      {
+        name: 'orderbook_delta',
+        summary: 'A signed change of one level; seq counts per sid',
+        example: {
+          type: 'orderbook_delta',
+          sid: 1,
+          seq: 2,
+          msg: {
+            market_ticker: 'KXBTCD-26MAR07-T100000',
+            price_dollars: '0.4500',
+            delta_fp: '-20.00',
+            side: 'yes',
+            ts: '2026-03-07T15:00:00.123000Z',
+          },
+        },
+      },
+      {
+        name: 'ticker',
+        summary: 'Kalshi’s ticker message, re-framed with the client’s sid',
+        example: {
+          type: 'ticker',
+          sid: 2,
+          msg: { market_ticker: 'KXBTCD-26MAR07-T100000', yes_bid_dollars: '0.4500' },
+        },
+      },
+      {
+        name: 'trade',
+        summary: 'Kalshi’s trade message, with the client’s sid and seq',
+        example: {
+          type: 'trade',
+          sid: 3,
+          seq: 1,
+          msg: { market_ticker: 'KXBTCD-26MAR07-T100000', count_fp: '10.00', taker_side: 'yes' },
+        },
+      },
+      {
+        name: 'depthgate_notice',
+        summary:
+          'The gateway’s resync notice: the subscription’s book (or trades) is being resynced; a snapshot follows',
+        example: {
+          type: 'depthgate_notice',
+          sid: 1,
+          msg: {
+            notice: 'resync',
+            reason: 'sequence_gap',
+            channel: 'orderbook_delta',
+            market_ticker: 'KXBTCD-26MAR07-T100000',
+          },
+        },
+      },
+      {
+        name: 'error',
+        summary: 'Kalshi’s error form and codes; the gateway’s own refusals start with "depthgate:"',
+        example: { id: 1, type: 'error', msg: { code: 16, msg: 'Market not found: KXNOSUCH' } },
+      },
+    ],
+  },
   channels: KALSHI_CHANNELS,
   paths: ['/trade-api/ws/v2'],
   // Kalshi's limits on WebSocket connections and subscriptions are not documented [U]: conservative values.

@@ -63,6 +63,9 @@ const initialMessage = (symbol: string, changes: Change[], trades: unknown = [],
   JSON.stringify({ type: 'l2_updates', symbol, changes, trades, auction_events: auctions });
 
 class GeminiUpstream implements UpstreamSession {
+  /** Topics just subscribed: their next `l2_updates` is the whole book [3P]. */
+  private readonly fresh = new Set<Topic>();
+
   constructor(
     private readonly ctx: UpstreamContext,
     private readonly resubscribeDelayMs: number,
@@ -74,10 +77,12 @@ class GeminiUpstream implements UpstreamSession {
   }
 
   subscribe(topics: readonly Topic[]): void {
+    for (const t of topics) this.fresh.add(t);
     this.send('subscribe', topics);
   }
 
   unsubscribe(topics: readonly Topic[]): void {
+    for (const t of topics) this.fresh.delete(t);
     this.send('unsubscribe', topics);
   }
 
@@ -110,15 +115,14 @@ class GeminiUpstream implements UpstreamSession {
     if (type !== 'l2_updates') return;
     const changes = changesOf(m);
     const state = t.state as GeminiBook | undefined;
-    // [3P] the first message after a subscribe is the whole book, with `trades` and `auction_events`.
-    const initial = 'auction_events' in m && 'trades' in m;
-    if (t.status === 'live' && state) {
+    if (!this.fresh.delete(t)) {
+      // A change of a live book; or, while resyncing, the old subscription's tail (the fresh book follows).
+      if (t.status !== 'live' || !state) return;
       for (const [side, p, q] of changes) state.book.setLevel(CHANGE_SIDE[side] as SideCode, p, q);
       t.version++;
       this.ctx.deliver(t, text);
       return;
     }
-    if (t.status === 'resyncing' && !initial) return; // the old subscription's tail; the fresh book follows
     const book = bookFrom(changes);
     t.state = { book } satisfies GeminiBook;
     if (!state) return this.ctx.snapshot(t, text);
@@ -185,6 +189,50 @@ class GeminiClient {
 }
 
 export const venueCStream: StreamModule<Platforms['venue-c']> = {
+  docs: {
+    send: [
+      {
+        name: 'subscribe',
+        summary: 'l2 of symbols',
+        example: { type: 'subscribe', subscriptions: [{ name: 'l2', symbols: ['BTCUSD'] }] },
+      },
+      {
+        name: 'unsubscribe',
+        summary: 'Stops symbols',
+        example: { type: 'unsubscribe', subscriptions: [{ name: 'l2', symbols: ['BTCUSD'] }] },
+      },
+    ],
+    receive: [
+      {
+        name: 'l2_updates',
+        summary:
+          'First (and after a resync) the whole book with trades and auction_events — after a resync also every vanished level with size "0" — then changed levels with their new size',
+        example: {
+          type: 'l2_updates',
+          symbol: 'BTCUSD',
+          changes: [['buy', '87123.42', '1.40467712']],
+          trades: [],
+          auction_events: [],
+        },
+      },
+      {
+        name: 'trade',
+        summary: 'Gemini’s trade message',
+        example: { type: 'trade', symbol: 'BTCUSD', price: '87123.42', quantity: '0.01', side: 'buy' },
+      },
+      { name: 'heartbeat', summary: 'Every 5 s', example: { type: 'heartbeat', timestamp: 1772895600000 } },
+      {
+        name: 'depthgate_notice',
+        summary: 'The gateway’s resync notice',
+        example: { type: 'depthgate_notice', notice: 'resync', reason: 'book_mismatch', symbol: 'BTCUSD' },
+      },
+      {
+        name: 'error',
+        summary: 'Gemini’s error form',
+        example: { type: 'error', result: 'error', reason: 'InvalidSymbol', message: 'invalid symbol NOPE' },
+      },
+    ],
+  },
   channels: ['l2'],
   paths: ['/v2/marketdata'],
   // Gemini documents no WebSocket subscription limits [U]; public REST is 120/min [V].

@@ -284,6 +284,95 @@ class CoinbaseClient {
 }
 
 export const venueDStream: StreamModule<Platforms['venue-d']> = {
+  docs: {
+    send: [
+      {
+        name: 'subscribe',
+        summary: 'Channels for products; authentication fields are ignored (the gateway signs its own)',
+        example: {
+          type: 'subscribe',
+          product_ids: ['BTC-USD'],
+          channels: ['level2', { name: 'ticker', product_ids: ['ETH-USD'] }],
+        },
+      },
+      {
+        name: 'unsubscribe',
+        summary: 'Stops channels of products',
+        example: { type: 'unsubscribe', product_ids: ['BTC-USD'], channels: ['level2'] },
+      },
+    ],
+    receive: [
+      {
+        name: 'subscriptions',
+        summary: 'The connection’s channels',
+        example: { type: 'subscriptions', channels: [{ name: 'level2', product_ids: ['BTC-USD'] }] },
+      },
+      {
+        name: 'snapshot',
+        summary: 'The whole book: first, and after every resync',
+        example: {
+          type: 'snapshot',
+          product_id: 'BTC-USD',
+          bids: [['87118.91', '0.92554796']],
+          asks: [['87119.02', '0.10000000']],
+        },
+      },
+      {
+        name: 'l2update',
+        summary: 'Changed levels with their new size',
+        example: {
+          type: 'l2update',
+          product_id: 'BTC-USD',
+          changes: [['buy', '87118.85', '0.88079795']],
+          time: '2026-03-07T15:00:00.123000Z',
+        },
+      },
+      {
+        name: 'ticker',
+        summary: 'After each trade; the last one first',
+        example: {
+          type: 'ticker',
+          product_id: 'BTC-USD',
+          price: '87118.95',
+          best_bid: '87118.91',
+          best_ask: '87119.02',
+        },
+      },
+      {
+        name: 'match',
+        summary: 'Each trade; `last_match` first',
+        example: {
+          type: 'match',
+          trade_id: 86326523,
+          product_id: 'BTC-USD',
+          price: '87118.91',
+          size: '0.01',
+          side: 'buy',
+        },
+      },
+      {
+        name: 'heartbeat',
+        summary: 'Every second per product',
+        example: { type: 'heartbeat', product_id: 'BTC-USD', sequence: 13051505700, last_trade_id: 86326523 },
+      },
+      {
+        name: 'depthgate_notice',
+        summary: 'The gateway’s resync notice',
+        example: {
+          type: 'depthgate_notice',
+          notice: 'resync',
+          reason: 'upstream_stall',
+          channel: 'level2',
+          product_id: 'BTC-USD',
+        },
+      },
+      {
+        name: 'error',
+        summary: 'Coinbase’s error form',
+        example: { type: 'error', message: 'Failed to subscribe', reason: 'full is not a valid channel' },
+      },
+    ],
+  },
   channels: COINBASE_CHANNELS,
   paths: ['/'],
   limits: {
