@@ -150,3 +150,5 @@ export function thrownBy<E extends Error>(fn: () => unknown, type: abstract new 
   }
   throw new Error(`expected a ${type.name} to be thrown, but nothing was thrown`);
 }
+
+export { WsTestClient, type WsOpenOptions } from './ws-client';

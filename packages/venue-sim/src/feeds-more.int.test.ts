@@ -42,7 +42,7 @@ describe('feeds: Polymarket CLOB market channel, Coinbase Exchange, Kalshi ticke
     await sim?.stop();
   });
   const open = async (url: string | undefined, headers?: Record<string, string>) => {
-    const c = await FeedClient.open(url as string, headers);
+    const c = await FeedClient.open(url as string, { headers });
     clients.push(c);
     return c;
   };

@@ -1,5 +1,5 @@
 import { DECIMAL as STORED } from '@depthgate/history-store';
-import { DECIMAL } from '@depthgate/order-books';
+import { DECIMAL } from '@depthgate/feeds';
 
 describe('decimal bounds', () => {
   it('the order books parse exactly what the history tables hold (Decimal(38, 18))', () => {

@@ -23,7 +23,7 @@ import {
   formatDecimal,
   parseDecimal,
   type CanonicalMemo,
-} from '@depthgate/order-books';
+} from '@depthgate/feeds';
 import type { GapReason, RowSink } from './rows';
 
 export interface TickerResume {

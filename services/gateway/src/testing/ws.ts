@@ -1,129 +1,17 @@
 /**
- * WebSocket test helpers (not part of the build): a client that keeps what it receives, and each platform's book as
- * a client rebuilds it from the messages it got — written from the platforms' documented formats, independently of
- * the gateway's own book-keeping — to compare with the venue's book (the simulator's truth).
+ * WebSocket test helpers (not part of the build): the shared test client (`@depthgate/test-utils`), and each
+ * platform's book as a client rebuilds it from the messages it got — written from the platforms' documented formats,
+ * independently of the gateway's own book-keeping — to compare with the venue's book (the simulator's truth).
  */
-import { WebSocket, type ClientOptions } from 'ws';
+import { WsTestClient, type WsOpenOptions } from '@depthgate/test-utils';
 import type { DecimalBook, Simulator } from '@depthgate/venue-sim';
 
-export interface WsOpenOptions {
-  headers?: Record<string, string>;
-  protocols?: string[];
-  /** Options of the `ws` client (e.g. a tiny receive buffer for a slow client). */
-  client?: ClientOptions;
-}
+export { WsTestClient as WsClient } from '@depthgate/test-utils';
 
-/** A WebSocket client that keeps every message and can wait for the next ones. */
-export class WsClient {
-  /** JSON messages (the elements of a JSON array each count as one). */
-  readonly messages: Record<string, unknown>[] = [];
-  readonly texts: string[] = [];
-  closed = false;
-  closeCode = 0;
-  closeReason = '';
-  private waiters: (() => void)[] = [];
-
-  private constructor(readonly ws: WebSocket) {
-    ws.on('message', (data) => {
-      const text = String(data);
-      this.texts.push(text);
-      let value: unknown;
-      try {
-        value = JSON.parse(text);
-      } catch {
-        value = undefined;
-      }
-      if (Array.isArray(value)) this.messages.push(...(value as Record<string, unknown>[]));
-      else if (value !== null && typeof value === 'object') this.messages.push(value as Record<string, unknown>);
-      this.wake();
-    });
-    ws.on('close', (code, reason) => {
-      this.closed = true;
-      this.closeCode = code;
-      this.closeReason = reason.toString();
-      this.wake();
-    });
-    ws.on('error', () => undefined);
-  }
-
-  static open(url: string, o: WsOpenOptions = {}): Promise<WsClient> {
-    return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url, o.protocols ?? [], { headers: o.headers, perMessageDeflate: false, ...o.client });
-      const client = new WsClient(ws);
-      ws.once('open', () => resolve(client));
-      ws.once('unexpected-response', (_req, res) => reject(new Error(`handshake refused: ${res.statusCode}`)));
-      ws.once('error', reject);
-    });
-  }
-
-  /** The status and JSON body of a refused handshake. */
-  static refused(url: string, o: WsOpenOptions = {}): Promise<{ status: number; body: unknown }> {
-    return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url, o.protocols ?? [], { headers: o.headers });
-      ws.once('open', () => {
-        ws.terminate();
-        reject(new Error('handshake unexpectedly accepted'));
-      });
-      ws.once('unexpected-response', (_req, res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString();
-          let body: unknown = text;
-          try {
-            body = JSON.parse(text);
-          } catch {
-            /* not JSON */
-          }
-          resolve({ status: res.statusCode ?? 0, body });
-        });
-      });
-      ws.once('error', () => undefined);
-    });
-  }
-
-  private wake(): void {
-    const w = this.waiters;
-    this.waiters = [];
-    for (const f of w) f();
-  }
-
-  send(value: unknown): void {
-    this.ws.send(typeof value === 'string' ? value : JSON.stringify(value));
-  }
-
-  /** Waits until `predicate` holds (a bound for failing, not a timing assertion). */
-  async until(predicate: () => boolean, what = 'condition', timeoutMs = 15_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!predicate()) {
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`timed out waiting for ${what} (${this.messages.length} messages)`);
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, Math.min(left, 100));
-        this.waiters.push(() => {
-          clearTimeout(t);
-          resolve();
-        });
-      });
-    }
-  }
-
-  /** Waits for the connection to close (a closing handshake or a cut). */
-  async untilClosed(timeoutMs = 15_000): Promise<void> {
-    await this.until(() => this.closed, 'the connection to close', timeoutMs);
-  }
-
-  ofType(field: string, value: unknown): Record<string, unknown>[] {
-    return this.messages.filter((m) => m[field] === value);
-  }
-
-  close(): Promise<void> {
-    if (this.closed) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.ws.once('close', () => resolve());
-      this.ws.terminate();
-    });
-  }
+/** A refused handshake's status and JSON body (the gateway's refusals are JSON). */
+export async function refused(url: string, o: WsOpenOptions = {}): Promise<{ status: number; body: unknown }> {
+  const r = await WsTestClient.refused(url, o);
+  return { status: r.status, body: r.json ?? r.body };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -216,7 +104,7 @@ export class ClientBooks {
   }
 
   /** Applies the messages received since the last call. */
-  update(client: WsClient): this {
+  update(client: WsTestClient): this {
     for (; this.applied < client.messages.length; this.applied++) this.apply(client.messages[this.applied] ?? {});
     return this;
   }
@@ -298,7 +186,7 @@ export class ClientBooks {
 /** Waits until the client's rebuilt book of `market` is the venue's, then returns both (for the assertion). */
 export async function settle(
   sim: Simulator,
-  client: WsClient,
+  client: WsTestClient,
   books: ClientBooks,
   platform: BookPlatform,
   market: string,

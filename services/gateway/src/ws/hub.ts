@@ -5,7 +5,7 @@
  * doubt (sequence gap, impossible change, a REST book that disagrees), every subscriber gets the gateway's notice
  * and then the platform's own fresh snapshot; it is never left silently stale.
  */
-import { canonicalDecimal, parseDecimal } from '@depthgate/order-books';
+import { canonicalDecimal, parseDecimal } from '@depthgate/feeds';
 import type { Logger } from '@depthgate/service-kit';
 import type { PlatformWsMetrics, WsMetrics } from './metrics';
 import {

@@ -1,11 +1,12 @@
 /**
- * One upstream WebSocket connection of a platform and the topics subscribed on it: connects with fresh handshake
- * headers (signed where the platform needs it), hands the module's session every message, keeps it alive (ping
- * frames or the platform's text ping), notices stalls, paces what it sends to the platform's message limit, and
- * reconnects with jittered exponential backoff. When it ends, every topic on it is resynced on the next
- * connection; the hub tells their subscribers.
+ * One upstream WebSocket connection of a platform and the topics subscribed on it. The connection itself (fresh
+ * handshake headers, signed where the platform needs it; ping frames or the platform's text ping; stall detection;
+ * jittered exponential backoff) is `@depthgate/feeds`' FeedSocket, shared with the recorder; this batches topics into
+ * the module's subscribe messages, paces what it sends to the platform's message limit, and hands the module's
+ * session every message. When it ends, every topic on it is resynced on the next connection; the hub tells their
+ * subscribers.
  */
-import WebSocket from 'ws';
+import { FeedSocket } from '@depthgate/feeds';
 import type { Logger } from '@depthgate/service-kit';
 import type { PlatformStream, ResyncReason, Topic, UpstreamContext, UpstreamLinkRef, UpstreamSession } from './types';
 
@@ -32,17 +33,10 @@ export interface UpstreamOptions {
 export class UpstreamConnection implements UpstreamLinkRef {
   /** Topics by key. */
   readonly topics = new Map<string, Topic>();
-  open = false;
-  private ws: WebSocket | undefined;
+  private readonly socket: FeedSocket<ResyncReason>;
   private session: UpstreamSession | undefined;
-  private attempt = 0;
-  private openedAt = 0;
-  private lastFrameAt = 0;
-  private lastPingAt = 0;
-  private lostReason: ResyncReason | undefined;
-  private reconnectTimer: NodeJS.Timeout | undefined;
-  private readonly watchdog: NodeJS.Timeout;
-  private stopped = false;
+  /** Counts connections: a session acts on the connection it was opened on only. */
+  private epoch = 0;
   /** Messages waiting for the platform's message budget. */
   private readonly queue: string[] = [];
   private tokens: number;
@@ -60,95 +54,56 @@ export class UpstreamConnection implements UpstreamLinkRef {
   ) {
     this.log = o.logger.child({ platform: o.platform, upstream: id });
     this.tokens = o.messagesPerSecond;
-    const tick = Math.max(20, Math.min(1000, Math.floor(Math.min(o.stallMs, o.pingMs) / 4)));
-    this.watchdog = setInterval(() => this.check(), tick);
-    this.watchdog.unref();
+    const keepAlive = o.stream.keepAlive;
+    this.socket = new FeedSocket<ResyncReason>({
+      logger: this.log,
+      handshake: (nowMs) => o.stream.handshake(nowMs),
+      stallMs: o.stallMs,
+      pingMs: o.pingMs,
+      ...(keepAlive === 'ping' ? {} : { keepAliveText: keepAlive.text }),
+      reconnectMinMs: o.reconnectMinMs,
+      reconnectMaxMs: o.reconnectMaxMs,
+      beforeConnect: o.connectSlot,
+      causes: { disconnect: 'upstream_disconnect', stall: 'upstream_stall', unusable: 'upstream_error' },
+      onOpen: () => this.opened(),
+      onMessage: (text) => {
+        o.onMessage();
+        this.session?.onMessage(text);
+      },
+      onClose: (e) => this.closed(e),
+    });
+  }
+
+  get open(): boolean {
+    return this.socket.isOpen;
   }
 
   start(): void {
-    void this.connect();
+    this.socket.start();
   }
 
-  private async connect(): Promise<void> {
-    if (this.stopped) return;
-    await this.o.connectSlot();
-    if (this.stopped) return;
-    let url: string;
-    let headers: Record<string, string> | undefined;
-    try {
-      ({ url, headers } = this.o.stream.handshake(Date.now()));
-    } catch (err) {
-      this.log.error({ err }, 'cannot build the upstream handshake');
-      this.scheduleReconnect();
-      return;
-    }
-    const ws = new WebSocket(url, {
-      headers,
-      perMessageDeflate: false,
-      handshakeTimeout: 15_000,
-      maxPayload: 256 * 1024 * 1024,
-      skipUTF8Validation: true,
-    });
-    this.ws = ws;
-    this.lostReason = undefined;
-    ws.on('open', () => {
-      if (this.ws !== ws) return;
-      this.open = true;
-      this.openedAt = Date.now();
-      this.lastFrameAt = this.openedAt;
-      this.lastPingAt = this.openedAt;
-      this.log.info({ topics: this.topics.size }, 'upstream connected');
-      this.session = this.o.stream.openSession(this.context(ws));
-      this.pendingSubscribe = [];
-      this.pendingUnsubscribe = [];
-      if (this.topics.size > 0) this.session.subscribe([...this.topics.values()]);
-      this.o.onOpen(this);
-    });
-    ws.on('message', (data: Buffer | Buffer[] | ArrayBuffer) => {
-      if (this.ws !== ws) return;
-      this.lastFrameAt = Date.now();
-      this.o.onMessage();
-      const text = Array.isArray(data)
-        ? Buffer.concat(data).toString('utf8')
-        : Buffer.isBuffer(data)
-          ? data.toString('utf8')
-          : Buffer.from(data).toString('utf8');
-      try {
-        this.session?.onMessage(text);
-      } catch (err) {
-        this.log.error({ err, message: text.slice(0, 300) }, 'unusable upstream message; reconnecting');
-        this.replace('upstream_error');
-      }
-    });
-    // Liveness is what the upstream sends by itself (messages, heartbeats, its pings, answers to the platform's
-    // text ping). A pong only answers our ping frame: it proves the connection, not the feed.
-    ws.on('ping', () => {
-      if (this.ws === ws) this.lastFrameAt = Date.now();
-    });
-    ws.on('unexpected-response', (_req, res) => {
-      if (this.ws !== ws) return;
-      this.log.warn({ status: res.statusCode }, 'upstream refused the handshake');
-      res.resume();
-      ws.terminate();
-    });
-    ws.on('error', (err) => {
-      if (this.ws === ws) this.log.warn({ err: { message: err.message } }, 'upstream connection error');
-    });
-    ws.on('close', (code, reason) => {
-      if (this.ws === ws) this.closed(code, reason.toString());
-    });
+  private opened(): void {
+    this.log.info({ topics: this.topics.size }, 'upstream connected');
+    this.session = this.o.stream.openSession(this.context(++this.epoch));
+    this.pendingSubscribe = [];
+    this.pendingUnsubscribe = [];
+    if (this.topics.size > 0) this.session.subscribe([...this.topics.values()]);
+    this.o.onOpen(this);
   }
 
-  private context(ws: WebSocket): UpstreamContext {
+  private context(epoch: number): UpstreamContext {
+    const current = () => this.epoch === epoch && this.socket.isOpen;
     return {
       ...this.o.hub,
       logger: this.log,
       send: (text) => {
-        if (this.ws === ws) this.enqueue(text);
+        if (current()) this.enqueue(text);
       },
       topic: (channel, market) => this.topics.get(`${channel} ${market}`),
       topics: () => this.topics.values(),
-      reconnect: (reason) => this.replace(reason),
+      reconnect: (reason) => {
+        if (current()) this.socket.replace(reason);
+      },
     };
   }
 
@@ -163,13 +118,12 @@ export class UpstreamConnection implements UpstreamLinkRef {
     const rate = this.o.messagesPerSecond;
     this.tokens = Math.min(rate, this.tokens + ((now - this.lastRefill) * rate) / 1000);
     this.lastRefill = now;
-    const ws = this.ws;
-    while (this.queue.length > 0 && this.tokens >= 1 && ws && ws.readyState === WebSocket.OPEN) {
-      ws.send(this.queue.shift() as string);
+    while (this.queue.length > 0 && this.tokens >= 1 && this.socket.send(this.queue[0] as string)) {
+      this.queue.shift();
       this.tokens -= 1;
       this.o.onSent();
     }
-    if (this.queue.length > 0 && !this.drainTimer) {
+    if (this.queue.length > 0 && this.socket.isOpen && !this.drainTimer) {
       this.drainTimer = setTimeout(
         () => {
           this.drainTimer = undefined;
@@ -214,82 +168,21 @@ export class UpstreamConnection implements UpstreamLinkRef {
     });
   }
 
-  /** Closes the connection for `reason`; the close handler resyncs its topics and reconnects. */
-  private replace(reason: ResyncReason): void {
-    if (!this.ws) return;
-    this.lostReason = reason;
-    this.ws.terminate();
-  }
-
-  private closed(code: number, reason: string): void {
-    const wasOpen = this.open;
-    this.open = false;
+  private closed(e: { code: number; reason: string; cause: ResyncReason; wasOpen: boolean; stopping: boolean }): void {
     this.session = undefined;
-    this.ws = undefined;
+    this.epoch++;
     this.queue.length = 0;
-    const cause = this.lostReason ?? 'upstream_disconnect';
-    if (this.stopped) return;
-    if (wasOpen && Date.now() - this.openedAt > 60_000) this.attempt = 0;
-    this.log.warn({ code, reason, cause, attempt: this.attempt, topics: this.topics.size }, 'upstream closed');
-    this.o.onLost(this, cause);
-    this.scheduleReconnect();
-  }
-
-  private scheduleReconnect(): void {
-    if (this.stopped || this.reconnectTimer) return;
-    const { reconnectMinMs: min, reconnectMaxMs: max } = this.o;
-    const ceiling = Math.min(max, min * 2 ** Math.min(this.attempt, 20));
-    const delay = min / 2 + Math.random() * Math.max(0, ceiling - min / 2);
-    this.attempt++;
-    this.reconnectTimer = setTimeout(() => {
-      this.reconnectTimer = undefined;
-      void this.connect();
-    }, delay);
-  }
-
-  private check(): void {
-    if (!this.open || !this.ws) return;
-    const now = Date.now();
-    if (now - this.lastFrameAt > this.o.stallMs) {
-      this.log.warn({ silentMs: now - this.lastFrameAt }, 'upstream stalled: replacing the connection');
-      this.replace('upstream_stall');
-      return;
-    }
-    if (now - this.lastPingAt >= this.o.pingMs) {
-      this.lastPingAt = now;
-      const keepAlive = this.o.stream.keepAlive;
-      if (keepAlive === 'ping') {
-        try {
-          this.ws.ping();
-        } catch {
-          /* closing */
-        }
-      } else {
-        this.enqueue(keepAlive.text);
-      }
-    }
+    if (e.stopping) return;
+    this.log.warn(
+      { code: e.code, reason: e.reason, cause: e.cause, attempt: this.socket.attempts, topics: this.topics.size },
+      'upstream closed',
+    );
+    if (e.wasOpen) this.o.onLost(this, e.cause);
   }
 
   /** Closes the connection and stops reconnecting. */
   stop(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.watchdog);
-    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     if (this.drainTimer) clearTimeout(this.drainTimer);
-    const ws = this.ws;
-    if (!ws) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = setTimeout(() => {
-        ws.terminate();
-        resolve();
-      }, 2000);
-      done.unref();
-      ws.once('close', () => {
-        clearTimeout(done);
-        resolve();
-      });
-      if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
-      else ws.close(1000, 'gateway stopping');
-    });
+    return this.socket.stop('gateway stopping');
   }
 }

@@ -17,8 +17,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { Platforms } from '@depthgate/platforms';
-import { ASK, BID, canonicalDecimal, LocalBook, type SideCode } from '@depthgate/order-books';
-import { parseObject, stringList } from './json';
+import { ASK, BID, canonicalDecimal, LocalBook, type SideCode } from '@depthgate/feeds';
+import { parseObject, stringList } from './protocol';
 import type {
   ClientContext,
   ClientLink,

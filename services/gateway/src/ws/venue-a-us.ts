@@ -12,8 +12,8 @@
  * polymarket-us's `ws` sends no header but its own, so the gateway also takes the caller's depthgate key as the
  * library's key id (`X-PM-Access-Key`).
  */
-import { signNow, type Platforms } from '@depthgate/platforms';
-import { parseObject, stringList } from './json';
+import { feedHandshakeHeaders, type Platforms } from '@depthgate/platforms';
+import { parseObject, stringList } from './protocol';
 import type {
   ClientContext,
   ResyncReason,
@@ -235,16 +235,10 @@ export const venueAUsStream: StreamModule<Platforms['venue-a-us']> = {
     source: 'Polymarket US: 100 markets per subscription, 20 requests/s per key [V]; WebSocket limits [U]',
   },
   create(ctx) {
-    const url = new URL(ctx.platform.feeds.main);
     const signer = ctx.platform.signer;
+    const feedUrl = ctx.platform.feeds.main;
     return {
-      handshake: (nowMs) => ({
-        url: url.toString(),
-        // [V] the same Ed25519 headers as REST, over GET and the WebSocket path.
-        headers: signer
-          ? signNow(signer, { method: 'GET', path: url.pathname, query: '', body: '', host: url.host }, nowMs)
-          : undefined,
-      }),
+      handshake: (nowMs) => ({ url: feedUrl, headers: feedHandshakeHeaders(signer, feedUrl, nowMs) }),
       keepAlive: 'ping',
       clientHeartbeat: { intervalMs: 10_000, message: () => '{"heartbeat":{}}' },
       // [V] the markets WebSocket requires an API key, even for market data.

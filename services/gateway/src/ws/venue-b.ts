@@ -15,9 +15,9 @@
  * them) to give a client that subscribes later Kalshi's own snapshot at once; a delta that would take a level below
  * zero is a resync too. Trades lost in a `seq` gap cannot be resent: subscribers get the notice.
  */
-import { signNow, type Platforms } from '@depthgate/platforms';
-import { ASK, BID, formatFixed, fractionDigits, LocalBook, type SideCode } from '@depthgate/order-books';
-import { parseObject, stringList } from './json';
+import { feedHandshakeHeaders, type Platforms } from '@depthgate/platforms';
+import { ASK, BID, formatFixed, fractionDigits, LocalBook, type SideCode } from '@depthgate/feeds';
+import { parseObject, stringList } from './protocol';
 import type {
   ClientContext,
   ResyncReason,
@@ -558,16 +558,10 @@ export const venueBStream: StreamModule<Platforms['venue-b']> = {
     source: 'Kalshi documents no WebSocket limits [U]; conservative defaults',
   },
   create(ctx) {
-    const url = new URL(ctx.platform.feeds.main);
     const signer = ctx.platform.signer;
+    const feedUrl = ctx.platform.feeds.main;
     return {
-      handshake: (nowMs) => ({
-        url: url.toString(),
-        // [V] the handshake is signed like REST, over GET and the WebSocket path.
-        headers: signer
-          ? signNow(signer, { method: 'GET', path: url.pathname, query: '', body: '', host: url.host }, nowMs)
-          : undefined,
-      }),
+      handshake: (nowMs) => ({ url: feedUrl, headers: feedHandshakeHeaders(signer, feedUrl, nowMs) }),
       keepAlive: 'ping',
       // Kalshi's WebSocket API needs an API key for its order-book channel [V]; the gateway holds one or none.
       unavailable: signer ? undefined : 'Kalshi streams need KALSHI_ACCESS_KEY and KALSHI_PRIVATE_KEY on the gateway',

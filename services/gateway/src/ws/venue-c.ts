@@ -13,8 +13,8 @@
  * the old one that is gone, so that applying it to any earlier state gives the platform's book.
  */
 import type { Platforms } from '@depthgate/platforms';
-import { ASK, BID, LocalBook, type SideCode } from '@depthgate/order-books';
-import { parseObject, stringList } from './json';
+import { ASK, BID, LocalBook, type SideCode } from '@depthgate/feeds';
+import { parseObject, stringList } from './protocol';
 import type {
   ClientContext,
   ResyncReason,

@@ -18,8 +18,8 @@
  */
 import { createHmac } from 'node:crypto';
 import type { Platforms } from '@depthgate/platforms';
-import { ASK, BID, LocalBook, type SideCode } from '@depthgate/order-books';
-import { parseObject, stringList } from './json';
+import { ASK, BID, LocalBook, type SideCode } from '@depthgate/feeds';
+import { parseObject, stringList } from './protocol';
 import type {
   ClientContext,
   ResyncReason,

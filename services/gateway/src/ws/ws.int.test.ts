@@ -1,7 +1,7 @@
 import { signers, type Simulator } from '@depthgate/venue-sim';
 import type { RunningGateway } from '../server';
 import { simSecrets, startGatewayHarness, type GatewayHarness } from '../test-harness';
-import { ClientBooks, settle, WsClient, type BookPlatform } from '../testing/ws';
+import { ClientBooks, refused, settle, WsClient, type BookPlatform } from '../testing/ws';
 
 /** Upstream liveness and resync settings scaled down so that faults resolve within a test. */
 const WS_ENV = {
@@ -287,7 +287,7 @@ describe('caller authentication and limits', () => {
     clients.push(query);
     expect(h.logs()).toContain('api_key=[redacted]');
     expect(h.logs()).not.toContain(key);
-    expect(await WsClient.refused(url('/ws/v1/kalshi'), { protocols: [key] })).toEqual({
+    expect(await refused(url('/ws/v1/kalshi'), { protocols: [key] })).toEqual({
       status: 400,
       body: {
         error: 'invalid_request',
@@ -298,20 +298,20 @@ describe('caller authentication and limits', () => {
 
   test('missing, unknown and revoked keys get 401; a platform outside the key’s allowlist 403', async () => {
     const invalid = { status: 401, body: { error: 'unauthorized', message: 'Invalid API key' } };
-    expect(await WsClient.refused(url('/ws/v1/kalshi'))).toEqual(invalid);
-    expect(await WsClient.refused(url('/ws/v1/kalshi'), { headers: { 'X-API-Key': 'dg_nope' } })).toEqual(invalid);
+    expect(await refused(url('/ws/v1/kalshi'))).toEqual(invalid);
+    expect(await refused(url('/ws/v1/kalshi'), { headers: { 'X-API-Key': 'dg_nope' } })).toEqual(invalid);
     const { record, key: revoked } = await h.store.create({ name: 'revoked' });
     await h.store.revoke(record.id);
-    expect(await WsClient.refused(url('/ws/v1/kalshi'), { headers: { 'X-API-Key': revoked } })).toEqual(invalid);
+    expect(await refused(url('/ws/v1/kalshi'), { headers: { 'X-API-Key': revoked } })).toEqual(invalid);
     const coinbaseOnly = await h.newKey({ platforms: ['venue-d'] });
-    expect(await WsClient.refused(url('/ws/v1/kalshi'), { headers: { 'X-API-Key': coinbaseOnly } })).toEqual({
+    expect(await refused(url('/ws/v1/kalshi'), { headers: { 'X-API-Key': coinbaseOnly } })).toEqual({
       status: 403,
       body: { error: 'forbidden', message: 'This API key may not use platform venue-b' },
     });
     // The platform's own key header carries the caller's key only where the platform's client has no other way.
     const pm = await WsClient.open(url('/ws/v1/venue-a-us'), { headers: { 'X-PM-Access-Key': key } });
     clients.push(pm);
-    expect(await WsClient.refused(url('/ws/v1/kalshi'), { headers: { 'X-PM-Access-Key': key } })).toEqual(invalid);
+    expect(await refused(url('/ws/v1/kalshi'), { headers: { 'X-PM-Access-Key': key } })).toEqual(invalid);
   });
 
   test('a key revoked while its connections are open: they are closed with 4001 within the key cache TTL', async () => {
@@ -333,7 +333,7 @@ describe('caller authentication and limits', () => {
     const a = await WsClient.open(url('/ws/v1/kalshi'), { headers });
     const b = await WsClient.open(url('/ws/v1/kalshi'), { headers });
     clients.push(a, b);
-    expect(await WsClient.refused(url('/ws/v1/kalshi'), { headers })).toEqual({
+    expect(await refused(url('/ws/v1/kalshi'), { headers })).toEqual({
       status: 429,
       body: { error: 'too_many_connections', message: 'This API key may hold 2 WebSocket connections at once' },
     });
@@ -400,31 +400,29 @@ describe('caller authentication and limits', () => {
 
 describe('bad input', () => {
   test('unknown platforms, platforms without a stream, unknown channels and paths: 404 with the gateway’s error', async () => {
-    expect(await WsClient.refused(url('/ws/v1/nope'), { headers: { 'X-API-Key': key } })).toMatchObject({
+    expect(await refused(url('/ws/v1/nope'), { headers: { 'X-API-Key': key } })).toMatchObject({
       status: 404,
       body: {
         error: 'unknown_platform',
         message: expect.stringContaining('venue-a-clob, venue-a-us, venue-b, venue-c, venue-d'),
       },
     });
-    expect(await WsClient.refused(url('/ws/v1/venue-e'), { headers: { 'X-API-Key': key } })).toMatchObject({
+    expect(await refused(url('/ws/v1/venue-e'), { headers: { 'X-API-Key': key } })).toMatchObject({
       status: 404,
       body: { error: 'unknown_platform', message: expect.stringContaining('has no WebSocket stream') },
     });
-    expect(await WsClient.refused(url('/ws/kalshi/fills'), { headers: { 'X-API-Key': key } })).toEqual({
+    expect(await refused(url('/ws/kalshi/fills'), { headers: { 'X-API-Key': key } })).toEqual({
       status: 404,
       body: {
         error: 'unknown_channel',
         message: 'Unknown channel "fills" of venue-b; channels: orderbook_delta, ticker, trade',
       },
     });
-    expect(await WsClient.refused(url('/ws/v1/kalshi/v2/marketdata'), { headers: { 'X-API-Key': key } })).toMatchObject(
-      {
-        status: 404,
-        body: { error: 'not_found' },
-      },
-    );
-    expect(await WsClient.refused(url('/elsewhere'), { headers: { 'X-API-Key': key } })).toMatchObject({ status: 404 });
+    expect(await refused(url('/ws/v1/kalshi/v2/marketdata'), { headers: { 'X-API-Key': key } })).toMatchObject({
+      status: 404,
+      body: { error: 'not_found' },
+    });
+    expect(await refused(url('/elsewhere'), { headers: { 'X-API-Key': key } })).toMatchObject({ status: 404 });
   });
 
   test.each([

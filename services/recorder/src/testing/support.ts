@@ -3,7 +3,7 @@
  * arithmetic over those rows.
  */
 import type { ExchangeKey } from '@depthgate/platforms';
-import { SIDE_NAME, type LocalBook, type SideCode, formatDecimal, parseDecimal } from '@depthgate/order-books';
+import { SIDE_NAME, type LocalBook, type SideCode, formatDecimal, parseDecimal } from '@depthgate/feeds';
 import type { RowSink } from '../rows';
 
 export interface Row {

@@ -14,7 +14,7 @@
  *   whole book.
  * - Heartbeats `{"type":"heartbeat","timestamp":…}` keep the connection alive.
  */
-import { ASK, BID } from '@depthgate/order-books';
+import { ASK, BID } from '@depthgate/feeds';
 import type { RestClient } from './rest';
 import { chunk, parseObject, type RestBook, type SessionContext, type VenueProtocol, type VenueSession } from './types';
 

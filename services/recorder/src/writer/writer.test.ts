@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { createLogger } from '@depthgate/service-kit';
 import type { ProbeKey } from '@depthgate/history-store';
-import { LocalBook } from '@depthgate/order-books';
+import { LocalBook } from '@depthgate/feeds';
 import { MonthOf, batchText, type SealedBatch } from './batch';
 import { TsvSink } from './sink';
 import { TableSpool, encodeRecord } from './spool';
