@@ -3,23 +3,38 @@
  * shared topics), the bound on what it may have unsent (a client that cannot keep up is closed, never left to fall
  * behind), the bound on what it may send, and its part of its key's limits.
  */
+import type { Duplex } from 'node:stream';
 import type { RawData, WebSocket } from 'ws';
 import type { Logger } from '@depthgate/service-kit';
 import { CLOSE } from './close-codes';
+import { Frame, frameHeader } from './frame';
 import type { StreamHub, SubscriberOwner } from './hub';
 import type { KeyLimits } from './limits';
 import type { PlatformWsMetrics } from './metrics';
 import type { ClientContext, ClientLink, ClientSession, Outgoing, PlatformStream, Subscriber } from './types';
 
-const TEXT = { binary: false } as const;
 /** A closing client that does not finish the closing handshake is cut this much later. */
 const CLOSE_GRACE_MS = 5_000;
+
+/**
+ * Clients written to in this turn of the event loop, their sockets corked: every frame a client gets in one turn
+ * (the fan-out of all the upstream messages read in that turn) leaves in one write, not one system call per frame —
+ * most of the cost of fanning out to many clients.
+ */
+const corked: ClientConnection[] = [];
+let uncorkScheduled = false;
+function uncorkAll(): void {
+  uncorkScheduled = false;
+  for (const client of corked.splice(0)) client.uncork();
+}
 
 export interface ClientOptions {
   id: number;
   /** Unique across replicas: its entry in the key's shared count. */
   connId: string;
   ws: WebSocket;
+  /** The connection's socket (the upgraded HTTP socket `ws` writes to). */
+  socket: Duplex;
   platform: string;
   hub: StreamHub;
   stream: PlatformStream;
@@ -47,6 +62,7 @@ export class ClientConnection implements ClientLink, SubscriberOwner {
   private queue: Promise<void> = Promise.resolve();
   private tokens: number;
   private lastRefill = Date.now();
+  private corked = false;
 
   constructor(private readonly o: ClientOptions) {
     this.id = o.id;
@@ -113,15 +129,43 @@ export class ClientConnection implements ClientLink, SubscriberOwner {
     this.session.dropped?.(sub);
   }
 
+  /** Bytes waiting to be sent to the client. */
+  get buffered(): number {
+    return this.o.ws.bufferedAmount;
+  }
+
   send(data: Outgoing): void {
     if (!this.open) return;
-    const ws = this.o.ws;
-    if (ws.bufferedAmount > this.o.maxBufferedBytes) {
-      this.cut('slowConsumer', 'slow_consumer');
-      return;
+    if (!this.corked) {
+      // What is still unsent from earlier turns is how far behind the client is (this turn's frames wait for the
+      // uncork, and a burst is not a slow consumer).
+      if (this.o.ws.bufferedAmount > this.o.maxBufferedBytes) {
+        this.cut('slowConsumer', 'slow_consumer');
+        return;
+      }
+      this.corked = true;
+      this.o.socket.cork();
+      corked.push(this);
+      if (!uncorkScheduled) {
+        uncorkScheduled = true;
+        setImmediate(uncorkAll);
+      }
     }
-    ws.send(data, TEXT);
+    // The frame is written straight to the socket `ws` owns (ws/frame.ts): one write, no copy of a shared message.
+    const socket = this.o.socket;
+    if (data instanceof Frame) {
+      socket.write(data.bytes);
+    } else {
+      const payload = typeof data === 'string' ? Buffer.from(data) : data;
+      socket.write(frameHeader(payload.length));
+      socket.write(payload);
+    }
     this.messagesOut++;
+  }
+
+  uncork(): void {
+    this.corked = false;
+    this.o.socket.uncork();
   }
 
   private onMessage(data: RawData, isBinary: boolean): void {

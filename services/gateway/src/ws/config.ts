@@ -16,7 +16,12 @@ export const wsEnvShape = {
   /** Largest client message; a larger one closes the connection with 1009. */
   WS_MAX_MESSAGE_BYTES: envInt(64 * 1024, { min: 256, max: 16 * 1024 * 1024 }),
   /** A client whose unsent data passes this is closed with 4009 (slow consumer). */
-  WS_MAX_BUFFERED_BYTES: envInt(4 * 1024 * 1024, { min: 1024, max: 1024 * 1024 * 1024 }),
+  WS_MAX_BUFFERED_BYTES: envInt(1024 * 1024, { min: 1024, max: 1024 * 1024 * 1024 }),
+  /**
+   * All clients' unsent data together, per process: above it, the clients furthest behind are closed with 4009 until
+   * it is below again (checked every 100 ms), so that many slow clients cannot exhaust the heap.
+   */
+  WS_MAX_BUFFERED_TOTAL_BYTES: envInt(64 * 1024 * 1024, { min: 1024, max: 64 * 1024 * 1024 * 1024 }),
   /** Client messages per second (bursts of twice as many); more close the connection with 4429. */
   WS_CLIENT_MESSAGES_PER_SECOND: envInt(50, { min: 1, max: 100_000 }),
   /** The gateway pings every client this often; one that has not answered the previous ping is closed (4008). */

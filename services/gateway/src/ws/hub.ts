@@ -7,6 +7,7 @@
  */
 import { canonicalDecimal, parseDecimal } from '@depthgate/feeds';
 import type { Logger } from '@depthgate/service-kit';
+import { Frame } from './frame';
 import type { PlatformWsMetrics, WsMetrics } from './metrics';
 import {
   Topic,
@@ -250,9 +251,9 @@ export class StreamHub {
         sent++;
       }
     } else {
-      // Encoded once for every client.
-      const bytes = typeof out === 'string' && topic.subscribers.size > 1 ? Buffer.from(out) : out;
-      for (const sub of topic.subscribers) sub.client.send(bytes);
+      // Framed once for every client.
+      const frame = out instanceof Frame ? out : Frame.text(out);
+      for (const sub of topic.subscribers) sub.client.send(frame);
       sent = topic.subscribers.size;
     }
     this.m.messagesOut.inc(sent);

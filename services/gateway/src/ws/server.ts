@@ -21,6 +21,7 @@ import type { Forwarder } from '../proxy/forwarder';
 import { hostRouter } from '../routes/hosts';
 import { ClientConnection } from './client';
 import { CLOSE } from './close-codes';
+import { Frame } from './frame';
 import { StreamHub } from './hub';
 import { KeyLimits } from './limits';
 import type { WsMetrics } from './metrics';
@@ -124,11 +125,12 @@ export class WsGateway {
     this.every(config.WS_CLIENT_PING_MS, () => {
       for (const c of this.clients) c.ping();
     });
+    this.every(100, () => this.boundBuffers());
     for (const [key, entry] of this.streams) {
       const beat = entry.stream.clientHeartbeat;
       if (!beat) continue;
       this.every(beat.intervalMs, () => {
-        const message = Buffer.from(beat.message());
+        const message = Frame.text(beat.message());
         for (const c of this.clients) if (c.platform === key) c.send(message);
       });
     }
@@ -340,6 +342,7 @@ export class WsGateway {
         id,
         connId,
         ws,
+        socket,
         platform,
         hub: entry.hub,
         stream: entry.stream,
@@ -409,6 +412,23 @@ export class WsGateway {
           group.checking = false;
         });
       } else apply(r);
+    }
+  }
+
+  /**
+   * The process-wide bound on unsent data (WS_MAX_BUFFERED_TOTAL_BYTES): while all clients together hold more, the
+   * ones furthest behind are closed as slow consumers (4009). Each client's own bound is checked on every send.
+   */
+  private boundBuffers(): void {
+    const cap = this.d.config.WS_MAX_BUFFERED_TOTAL_BYTES;
+    let total = 0;
+    for (const c of this.clients) total += c.buffered;
+    if (total <= cap) return;
+    const behind = [...this.clients].sort((a, b) => b.buffered - a.buffered);
+    for (const c of behind) {
+      if (total <= cap) break;
+      total -= c.buffered;
+      c.cut('slowConsumer', 'slow_consumer');
     }
   }
 

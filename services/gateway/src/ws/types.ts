@@ -12,8 +12,10 @@ import type { GatewayConfig } from '../config';
 import type { Forwarder } from '../proxy/forwarder';
 import type { UpstreamTarget } from '../platforms/types';
 
-/** What a client is sent: text, or the same text already encoded once for every client that gets it. */
-export type Outgoing = string | Buffer;
+import type { Frame } from './frame';
+
+/** What a client is sent: text, or a message framed once for every client that gets it. */
+export type Outgoing = string | Buffer | Frame;
 /** A message built per subscriber (Kalshi's `sid`/`seq`, Polymarket US's `requestId`); undefined sends nothing. */
 export type PerSubscriber = (sub: Subscriber) => Outgoing | undefined;
 

@@ -18,6 +18,7 @@
 import { createHash } from 'node:crypto';
 import type { Platforms } from '@depthgate/platforms';
 import { ASK, BID, canonicalDecimal, LocalBook, type SideCode } from '@depthgate/feeds';
+import { Frame } from './frame';
 import { parseObject, stringList } from './protocol';
 import type {
   ClientContext,
@@ -163,7 +164,7 @@ class ClobUpstream implements UpstreamSession {
     // One message per client, with the items of its assets; built once per distinct set of assets.
     const head = { ...e };
     delete head.price_changes;
-    const built = new Map<string, Buffer>();
+    const built = new Map<string, Frame>();
     const served = new Set<ClientLink>();
     const own = (sub: Subscriber) => (sub.handle as ClobSubs).assets;
     for (const t of topics) {
@@ -175,7 +176,7 @@ class ClobUpstream implements UpstreamSession {
         let bytes = built.get(key);
         if (bytes === undefined) {
           const kept = mine.flatMap((a) => byAsset.get(a) ?? []);
-          bytes = Buffer.from(JSON.stringify({ market: e.market, price_changes: kept, ...head }));
+          bytes = Frame.text(JSON.stringify({ market: e.market, price_changes: kept, ...head }));
           built.set(key, bytes);
         }
         return bytes;
