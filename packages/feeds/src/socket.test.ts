@@ -90,4 +90,84 @@ describe('FeedSocket', () => {
     expect(s.connections).toHaveLength(1);
     await s.close();
   });
+
+  it('holds messages the owner does not admit, in order, and hands them over when it does', async () => {
+    const s = await server();
+    const got: string[] = [];
+    let budget = 3;
+    const socket = new FeedSocket<'d' | 's' | 'u'>({
+      logger: quiet,
+      handshake: () => ({ url: s.url }),
+      stallMs: 10_000,
+      pingMs: 0,
+      reconnectMinMs: 10,
+      reconnectMaxMs: 20,
+      causes: { disconnect: 'd', stall: 's', unusable: 'u' },
+      admit: () => budget > 0,
+      onOpen: () => undefined,
+      onMessage: (text) => {
+        budget--;
+        got.push(text);
+      },
+      onClose: () => undefined,
+    });
+    socket.start();
+    await until(() => s.connections.length === 1 && socket.isOpen, 'the connection');
+    // One read holding many messages: three are admitted, the rest wait.
+    for (let i = 0; i < 10; i++) s.connections[0]?.ws.send(`m${i}`);
+    await until(() => got.length === 3, 'the admitted messages');
+    await new Promise((r) => setTimeout(r, 30));
+    expect(got).toEqual(['m0', 'm1', 'm2']);
+    budget = 100;
+    await until(() => got.length === 10, 'the held messages');
+    expect(got).toEqual(Array.from({ length: 10 }, (_, i) => `m${i}`));
+    // Reading resumed: later messages come through.
+    s.connections[0]?.ws.send('after');
+    await until(() => got.length === 11, 'a message after the hold');
+    // Held messages of a connection that ends go with it.
+    budget = 0;
+    s.connections[0]?.ws.send('lost');
+    await new Promise((r) => setTimeout(r, 30));
+    s.connections[0]?.ws.terminate();
+    await until(() => s.connections.length === 2 && socket.isOpen, 'the next connection');
+    budget = 100;
+    s.connections[1]?.ws.send('fresh');
+    await until(() => got.length === 12, "the next connection's message");
+    expect(got.at(-1)).toBe('fresh');
+    await socket.stop();
+    await s.close();
+  });
+
+  it('does not take a hold for a stall: the feed was not silent, it was not read', async () => {
+    const s = await server();
+    const got: string[] = [];
+    const closes: string[] = [];
+    let admit = false;
+    const socket = new FeedSocket<'d' | 's' | 'u'>({
+      logger: quiet,
+      handshake: () => ({ url: s.url }),
+      stallMs: 100,
+      pingMs: 0,
+      reconnectMinMs: 10,
+      reconnectMaxMs: 20,
+      causes: { disconnect: 'd', stall: 's', unusable: 'u' },
+      admit: () => admit,
+      onOpen: () => undefined,
+      onMessage: (text) => got.push(text),
+      onClose: (e) => closes.push(e.cause),
+    });
+    socket.start();
+    await until(() => s.connections.length === 1 && socket.isOpen, 'the connection');
+    s.connections[0]?.ws.send('held');
+    // Held for several stall periods.
+    await new Promise((r) => setTimeout(r, 500));
+    expect(closes).toEqual([]);
+    expect(got).toEqual([]);
+    admit = true;
+    await until(() => got.length === 1, 'the held message');
+    expect(closes).toEqual([]);
+    expect(s.connections).toHaveLength(1);
+    await socket.stop();
+    await s.close();
+  });
 });

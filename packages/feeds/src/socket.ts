@@ -32,6 +32,13 @@ export interface FeedSocketOptions<C extends string> {
   pongTimeoutMs?: number;
   reconnectMinMs: number;
   reconnectMaxMs: number;
+  /**
+   * Asked before each message is handed over: false holds it, and every message after it, with reading paused, until
+   * it answers true (asked again a millisecond later). The owner's bound on the work and memory one turn of the event
+   * loop may take (one read of the socket can hold hundreds of messages). Held messages go with their connection;
+   * while any are held the feed is not checked for stalls (it is not silent, it is not read).
+   */
+  admit?: () => boolean;
   /** Receive clock (default Date.now). */
   now?: () => number;
   /** Waits for the platform's connection budget before each attempt. */
@@ -58,6 +65,9 @@ export class FeedSocket<C extends string> {
   private readonly watchdog: NodeJS.Timeout;
   private stopped = false;
   private paused = false;
+  /** Messages received but not yet admitted, in order, with the connection they came on. */
+  private held: Array<{ ws: WebSocket; text: string; at: number }> = [];
+  private releaseTimer: NodeJS.Timeout | undefined;
   private readonly now: () => number;
 
   constructor(private readonly o: FeedSocketOptions<C>) {
@@ -116,13 +126,15 @@ export class FeedSocket<C extends string> {
         : Buffer.isBuffer(data)
           ? data.toString('utf8')
           : Buffer.from(data).toString('utf8');
-      try {
-        this.o.onMessage(text, now);
-      } catch (err) {
-        // A message the owner cannot use (malformed decimal, unexpected shape): what it touched is in doubt.
-        this.o.logger.error({ err, message: text.slice(0, 300) }, 'unusable feed message; reconnecting');
-        this.replace(this.o.causes.unusable);
+      if (this.held.length > 0 || (this.o.admit !== undefined && !this.o.admit())) {
+        this.held.push({ ws, text, at: now });
+        if (this.held.length === 1) {
+          ws.pause();
+          this.scheduleRelease();
+        }
+        return;
       }
+      this.deliver(text, now);
     });
     ws.on('ping', () => {
       if (this.ws === ws) this.lastFrameAt = this.now();
@@ -144,6 +156,44 @@ export class FeedSocket<C extends string> {
     });
   }
 
+  private deliver(text: string, at: number): void {
+    try {
+      this.o.onMessage(text, at);
+    } catch (err) {
+      // A message the owner cannot use (malformed decimal, unexpected shape): what it touched is in doubt.
+      this.o.logger.error({ err, message: text.slice(0, 300) }, 'unusable feed message; reconnecting');
+      this.replace(this.o.causes.unusable);
+    }
+  }
+
+  private scheduleRelease(): void {
+    this.releaseTimer ??= setTimeout(() => {
+      this.releaseTimer = undefined;
+      this.release();
+    }, 1);
+  }
+
+  /** Hands over held messages while the owner admits them; reading resumes when none is left. */
+  private release(): void {
+    for (;;) {
+      const next = this.held[0];
+      if (next === undefined) break;
+      if (next.ws !== this.ws) {
+        this.held = [];
+        break;
+      }
+      if (this.o.admit !== undefined && !this.o.admit()) {
+        this.scheduleRelease();
+        return;
+      }
+      this.held.shift();
+      this.deliver(next.text, next.at);
+    }
+    // Liveness was not checked while messages were held (the feed was not silent; it was not read).
+    this.lastFrameAt = this.now();
+    if (!this.paused) this.ws?.resume();
+  }
+
   /** Sends a text frame; false when the connection is not open. */
   send(text: string): boolean {
     const ws = this.ws;
@@ -163,6 +213,7 @@ export class FeedSocket<C extends string> {
     const wasOpen = this.open;
     this.open = false;
     this.ws = undefined;
+    this.held = [];
     // A connection that lived a while starts the backoff afresh.
     if (wasOpen && this.now() - this.openedAt > 60_000) this.attempt = 0;
     const cause = this.cause ?? this.o.causes.disconnect;
@@ -190,7 +241,7 @@ export class FeedSocket<C extends string> {
 
   /** Stall detection and keep-alives. */
   private check(): void {
-    if (!this.open || !this.ws || this.paused) return;
+    if (!this.open || !this.ws || this.paused || this.held.length > 0) return;
     const now = this.now();
     if (now - this.lastFrameAt > this.o.stallMs) {
       this.o.logger.warn({ silentMs: now - this.lastFrameAt }, 'feed stalled: replacing the connection');
@@ -228,13 +279,15 @@ export class FeedSocket<C extends string> {
     this.paused = false;
     this.lastFrameAt = this.now();
     this.awaitingPongSince = 0;
-    this.ws?.resume();
+    if (this.held.length === 0) this.ws?.resume();
   }
 
   /** Closes the connection and stops reconnecting. */
   stop(reason = 'stopping'): Promise<void> {
     this.stopped = true;
     clearInterval(this.watchdog);
+    if (this.releaseTimer) clearTimeout(this.releaseTimer);
+    this.held = [];
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     this.reconnectTimer = undefined;
     const ws = this.ws;
