@@ -7,7 +7,7 @@ import type { Duplex } from 'node:stream';
 import type { RawData, WebSocket } from 'ws';
 import type { Logger } from '@depthgate/service-kit';
 import { CLOSE } from './close-codes';
-import { Frame, frameHeader } from './frame';
+import { Frame } from './frame';
 import type { StreamHub, SubscriberOwner } from './hub';
 import type { KeyLimits } from './limits';
 import type { PlatformWsMetrics } from './metrics';
@@ -23,9 +23,51 @@ const CLOSE_GRACE_MS = 5_000;
  */
 const corked: ClientConnection[] = [];
 let uncorkScheduled = false;
+/** Clients that had bytes unsent at the last uncork (the only ones whose unsent bytes can be above zero since). */
+const behind = new Set<ClientConnection>();
+
+/**
+ * What the process's clients hold unsent, for the upstream connections' admission of messages (a turn's fan-out is
+ * bounded, and nothing more is read while the clients together are too far behind).
+ */
+export const outbound = {
+  /** Bytes written to clients in this turn (not yet uncorked). */
+  turnBytes: 0,
+  /** Bytes the clients' sockets held unsent at the last uncork (or the last `measure()`). */
+  unsent: 0,
+  /** Measures `unsent` again. */
+  measure(): number {
+    let unsent = 0;
+    for (const c of behind) {
+      const b = c.open ? c.buffered : 0;
+      if (b === 0) behind.delete(c);
+      else unsent += b;
+    }
+    this.unsent = unsent;
+    return unsent;
+  },
+};
+
 function uncorkAll(): void {
   uncorkScheduled = false;
-  for (const client of corked.splice(0)) client.uncork();
+  for (const client of corked.splice(0)) {
+    client.uncork();
+    behind.add(client);
+  }
+  outbound.turnBytes = 0;
+  outbound.measure();
+}
+
+/**
+ * The upstream connections' admission of their next message: while this turn's writes stay under `turnBytes` and,
+ * with them, what all clients hold unsent stays under `totalBytes`.
+ */
+export function admitUpstream(turnBytes: number, totalBytes: number): () => boolean {
+  return () => {
+    if (outbound.turnBytes >= turnBytes) return false;
+    if (outbound.unsent + outbound.turnBytes <= totalBytes) return true;
+    return outbound.measure() + outbound.turnBytes <= totalBytes;
+  };
 }
 
 export interface ClientOptions {
@@ -152,14 +194,9 @@ export class ClientConnection implements ClientLink, SubscriberOwner {
       }
     }
     // The frame is written straight to the socket `ws` owns (ws/frame.ts): one write, no copy of a shared message.
-    const socket = this.o.socket;
-    if (data instanceof Frame) {
-      socket.write(data.bytes);
-    } else {
-      const payload = typeof data === 'string' ? Buffer.from(data) : data;
-      socket.write(frameHeader(payload.length));
-      socket.write(payload);
-    }
+    const bytes = data instanceof Frame ? data.bytes : Frame.encode(data);
+    this.o.socket.write(bytes);
+    outbound.turnBytes += bytes.length;
     this.messagesOut++;
   }
 

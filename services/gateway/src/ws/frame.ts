@@ -10,25 +10,31 @@ export class Frame {
   constructor(readonly bytes: Buffer) {}
 
   static text(payload: string | Buffer): Frame {
-    const data = typeof payload === 'string' ? Buffer.from(payload) : payload;
-    const header = frameHeader(data.length);
-    return new Frame(Buffer.concat([header, data], header.length + data.length));
+    return new Frame(Frame.encode(payload));
+  }
+
+  /** The frame's bytes: header and payload in one buffer (one allocation, one write). */
+  static encode(payload: string | Buffer): Buffer {
+    const length = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
+    const head = length < 126 ? 2 : length < 65_536 ? 4 : 10;
+    const out = Buffer.allocUnsafe(head + length);
+    writeHeader(out, length);
+    if (typeof payload === 'string') out.write(payload, head);
+    else payload.copy(out, head);
+    return out;
   }
 }
 
-/** The header of an unmasked final text frame of `length` bytes. */
-export function frameHeader(length: number): Buffer {
-  if (length < 126) return Buffer.from([0x81, length]);
-  if (length < 65_536) {
-    const h = Buffer.allocUnsafe(4);
-    h[0] = 0x81;
-    h[1] = 126;
-    h.writeUInt16BE(length, 2);
-    return h;
+/** The header of an unmasked final text frame of `length` bytes, at the start of `out`. */
+function writeHeader(out: Buffer, length: number): void {
+  out[0] = 0x81;
+  if (length < 126) {
+    out[1] = length;
+  } else if (length < 65_536) {
+    out[1] = 126;
+    out.writeUInt16BE(length, 2);
+  } else {
+    out[1] = 127;
+    out.writeBigUInt64BE(BigInt(length), 2);
   }
-  const h = Buffer.allocUnsafe(10);
-  h[0] = 0x81;
-  h[1] = 127;
-  h.writeBigUInt64BE(BigInt(length), 2);
-  return h;
 }

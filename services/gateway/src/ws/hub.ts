@@ -40,6 +40,8 @@ export interface HubOptions {
   reconcileGraceMs: number;
   /** The platform's REST book, for reconciliation. */
   rest?: RestAccess;
+  /** Whether an upstream message may be handled now (see admitUpstream in client.ts). */
+  admit?: () => boolean;
 }
 
 /** Each subscriber's client is told when the hub drops it (its topic failed). */
@@ -168,6 +170,7 @@ export class StreamHub {
         pingMs: this.o.pingMs,
         reconnectMinMs: this.o.reconnectMinMs,
         reconnectMaxMs: this.o.reconnectMaxMs,
+        ...(this.o.admit ? { admit: this.o.admit } : {}),
         messagesPerSecond: this.o.limits.messagesPerSecond,
         connectSlot: () => this.connectSlot(),
         hub,

@@ -19,7 +19,7 @@ import type { GatewayPlatforms } from '../platforms/registry';
 import type { Platform } from '../platforms/types';
 import type { Forwarder } from '../proxy/forwarder';
 import { hostRouter } from '../routes/hosts';
-import { ClientConnection } from './client';
+import { admitUpstream, ClientConnection } from './client';
 import { CLOSE } from './close-codes';
 import { Frame } from './frame';
 import { StreamHub } from './hub';
@@ -32,6 +32,11 @@ import type { PlatformStream, StreamModule } from './types';
 export const KEY_SUBPROTOCOL = 'depthgate';
 const KEY_TOKEN = /^dg_[A-Za-z0-9]+$/;
 const PATH_OK = /^\/[A-Za-z0-9._~/-]*$/;
+/**
+ * What one turn of the event loop may write to clients before upstream messages wait for the next: a read of an
+ * upstream socket can hold hundreds of messages, each written to every client of its topic.
+ */
+const TURN_BYTES = 4 * 1024 * 1024;
 
 export interface WsGatewayDeps {
   config: GatewayConfig;
@@ -87,6 +92,10 @@ export class WsGateway {
       maxPayload: config.WS_MAX_MESSAGE_BYTES,
       handleProtocols: (protocols) => (protocols.has(KEY_SUBPROTOCOL) ? KEY_SUBPROTOCOL : false),
     });
+    // Upstream messages are handled while one turn's writes to clients stay under TURN_BYTES and all clients'
+    // unsent bytes under WS_MAX_BUFFERED_TOTAL_BYTES; the clients furthest behind are cut (boundBuffers).
+    const cap = config.WS_MAX_BUFFERED_TOTAL_BYTES;
+    const admit = admitUpstream(Math.min(TURN_BYTES, Math.max(1, Math.floor(cap / 4))), cap);
     for (const [key, module] of Object.entries(STREAMS) as [string, StreamModule][]) {
       const platform = d.platforms.byKey[key];
       const resolved = (
@@ -110,6 +119,7 @@ export class WsGateway {
         reconcileIntervalMs: config.WS_RECONCILE_INTERVAL_MS,
         reconcileGraceMs: config.WS_RECONCILE_GRACE_MS,
         ...(main ? { rest: { forwarder: d.forwarder, target: main } } : {}),
+        admit,
       });
       this.streams.set(key, { platform, module, stream, hub });
     }

@@ -19,6 +19,8 @@ export interface UpstreamOptions {
   reconnectMinMs: number;
   reconnectMaxMs: number;
   messagesPerSecond: number;
+  /** Whether the next message may be handled now; false holds it (and reading) for a moment. */
+  admit?: () => boolean;
   /** Waits for the platform's connection budget (new connections per second). */
   connectSlot: () => Promise<void>;
   /** The hub's side of the session context (everything but sending and this connection's topics). */
@@ -63,6 +65,7 @@ export class UpstreamConnection implements UpstreamLinkRef {
       ...(keepAlive === 'ping' ? {} : { keepAliveText: keepAlive.text }),
       reconnectMinMs: o.reconnectMinMs,
       reconnectMaxMs: o.reconnectMaxMs,
+      ...(o.admit ? { admit: o.admit } : {}),
       beforeConnect: o.connectSlot,
       causes: { disconnect: 'upstream_disconnect', stall: 'upstream_stall', unusable: 'upstream_error' },
       onOpen: () => this.opened(),
