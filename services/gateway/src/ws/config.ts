@@ -18,8 +18,9 @@ export const wsEnvShape = {
   /** A client whose unsent data passes this is closed with 4009 (slow consumer). */
   WS_MAX_BUFFERED_BYTES: envInt(1024 * 1024, { min: 1024, max: 1024 * 1024 * 1024 }),
   /**
-   * All clients' unsent data together, per process: above it, the clients furthest behind are closed with 4009 until
-   * it is below again (checked every 100 ms), so that many slow clients cannot exhaust the heap.
+   * All clients' unsent data together, per process: above it, upstream messages wait (ws/client.ts, admitUpstream)
+   * and the clients furthest behind are closed with 4009 until it is below again (checked every 100 ms), so that many
+   * slow clients cannot exhaust the heap.
    */
   WS_MAX_BUFFERED_TOTAL_BYTES: envInt(64 * 1024 * 1024, { min: 1024, max: 64 * 1024 * 1024 * 1024 }),
   /** Client messages per second (bursts of twice as many); more close the connection with 4429. */

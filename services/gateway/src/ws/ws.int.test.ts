@@ -75,6 +75,8 @@ interface Case {
   market: () => string;
   subscribe: (market: string) => unknown;
   isSnapshot: (m: Record<string, unknown>) => boolean;
+  /** A live change to a book (none on Polymarket US, whose every message is the whole book). */
+  isUpdate: (m: Record<string, unknown>) => boolean;
   /** The gateway's notice in this platform's form. */
   isNotice: (m: Record<string, unknown>) => boolean;
   noticeReason: (m: Record<string, unknown>) => unknown;
@@ -92,6 +94,7 @@ const CASES: Case[] = [
     market: () => sim.books.tickers('kalshi')[0] as string,
     subscribe: (t) => ({ id: 1, cmd: 'subscribe', params: { channels: ['orderbook_delta'], market_tickers: [t] } }),
     isSnapshot: (m) => m.type === 'orderbook_snapshot',
+    isUpdate: (m) => m.type === 'orderbook_delta',
     isNotice: (m) => m.type === 'depthgate_notice',
     noticeReason: (m) => (m.msg as { reason: string }).reason,
   },
@@ -104,6 +107,7 @@ const CASES: Case[] = [
     market: () => sim.books.tickers('clob')[0] as string,
     subscribe: (a) => ({ assets_ids: [a], type: 'market' }),
     isSnapshot: (m) => m.event_type === 'book',
+    isUpdate: (m) => m.event_type === 'price_change',
     isNotice: (m) => m.event_type === 'depthgate_notice',
     noticeReason: (m) => m.reason,
   },
@@ -118,6 +122,7 @@ const CASES: Case[] = [
       subscribe: { requestId: 'md-1', subscriptionType: 'SUBSCRIPTION_TYPE_MARKET_DATA', marketSlugs: [slug] },
     }),
     isSnapshot: (m) => m.marketData !== undefined,
+    isUpdate: () => false,
     isNotice: (m) => m.depthgateNotice !== undefined,
     noticeReason: (m) => (m.depthgateNotice as { reason: string }).reason,
   },
@@ -130,6 +135,7 @@ const CASES: Case[] = [
     market: () => sim.books.tickers('gemini')[0] as string,
     subscribe: (s) => ({ type: 'subscribe', subscriptions: [{ name: 'l2', symbols: [s] }] }),
     isSnapshot: (m) => m.type === 'l2_updates' && 'auction_events' in m,
+    isUpdate: (m) => m.type === 'l2_updates' && !('auction_events' in m),
     isNotice: (m) => m.type === 'depthgate_notice',
     noticeReason: (m) => m.reason,
   },
@@ -142,6 +148,7 @@ const CASES: Case[] = [
     market: () => 'BTC-USD',
     subscribe: (p) => ({ type: 'subscribe', product_ids: [p], channels: ['level2'] }),
     isSnapshot: (m) => m.type === 'snapshot',
+    isUpdate: (m) => m.type === 'l2update',
     isNotice: (m) => m.type === 'depthgate_notice',
     noticeReason: (m) => m.reason,
   },
@@ -197,6 +204,13 @@ describe.each(CASES)('$platform through /ws', (c) => {
     // Served from the gateway's book: the upstream was not asked again.
     expect(sim.feedFaults.received(c.feed).filter((m) => m.includes(market))).toEqual([]);
     move(c, market, 30);
+    // The snapshot first, then live messages.
+    if (c.platform !== 'venue-a-us') {
+      await late.until((ms) => ms.some(c.isUpdate), 'a live message');
+      expect(late.messages.findIndex(c.isSnapshot)).toBeLessThan(late.messages.findIndex(c.isUpdate));
+    } else {
+      await late.until((ms) => ms.filter(c.isSnapshot).length > 1, 'a live message');
+    }
     for (const client of [early, late]) {
       const books = new ClientBooks(c.book);
       const { client: seen, venue } = await settle(sim, client, books, c.book, market);
@@ -395,6 +409,79 @@ describe('caller authentication and limits', () => {
     expect(fast.closed).toBe(false);
     expect(seen).toEqual(venue);
     expect(books.seqGaps).toBe(0);
+  });
+  test('while all clients together hold more than WS_MAX_BUFFERED_TOTAL_BYTES unsent, those furthest behind are cut', async () => {
+    // Each client may hold much more than the process may hold for all of them: the process-wide bound acts.
+    const g = await h.gateway({
+      ...WS_ENV,
+      WS_MAX_BUFFERED_BYTES: String(256 * 1024 * 1024),
+      WS_MAX_BUFFERED_TOTAL_BYTES: '32768',
+    });
+    const market = kalshi.market();
+    const subscribe = kalshi.subscribe(market);
+    const fast = await open('/ws/v1/kalshi', {}, g);
+    const slow = [await open('/ws/v1/kalshi', {}, g), await open('/ws/v1/kalshi', {}, g)];
+    for (const x of [fast, ...slow]) {
+      x.send(subscribe);
+      await x.until(() => x.messages.some(kalshi.isSnapshot), 'a snapshot');
+    }
+    const sockets = slow.map((x) => (x.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket);
+    for (const s of sockets) s.pause();
+    while ((await metric('gateway_ws_drops_total', { platform: 'venue-b', reason: 'slow_consumer' }, g)) < 2) {
+      move(kalshi, market, 200);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    for (const s of sockets) s.resume();
+    for (const x of slow) {
+      await x.untilClosed();
+      expect(x.closeCode).toBe(4009);
+    }
+    const books = new ClientBooks('kalshi');
+    const { client: seen, venue } = await settle(sim, fast, books, 'kalshi', market);
+    expect(fast.closed).toBe(false);
+    expect(seen).toEqual(venue);
+    expect(books.seqGaps).toBe(0);
+  });
+});
+
+describe('metrics', () => {
+  test('connections, subscriptions, upstream subscriptions and connections, messages in and out, resyncs', async () => {
+    const g = await h.gateway(WS_ENV);
+    const kalshi = CASES[0] as Case;
+    const m = (name: string, labels: Record<string, string> = {}) =>
+      metric(name, { platform: 'venue-b', ...labels }, g);
+    const market = kalshi.market();
+    const x = await open(kalshi.path, {}, g);
+    expect(await m('gateway_ws_handshakes_total', { result: 'accepted' })).toBe(1);
+    expect(await m('gateway_ws_connections')).toBe(1);
+    x.send(kalshi.subscribe(market));
+    await x.until(() => x.messages.some(kalshi.isSnapshot), 'the snapshot');
+    move(kalshi, market, 5);
+    await x.until(() => x.messages.some(kalshi.isUpdate), 'live messages');
+    expect(await m('gateway_ws_subscriptions')).toBe(1);
+    expect(await m('gateway_ws_upstream_subscriptions')).toBe(1);
+    expect(await m('gateway_ws_upstream_connections')).toBe(1);
+    expect(await m('gateway_ws_messages_in_total', { source: 'client' })).toBe(1);
+    expect(await m('gateway_ws_messages_out_total', { destination: 'upstream' })).toBeGreaterThanOrEqual(1);
+    expect(await m('gateway_ws_messages_in_total', { source: 'upstream' })).toBeGreaterThan(0);
+
+    expect(sim.feedFaults.disconnect('venue-b')).toBeGreaterThan(0);
+    await x.until(
+      () => x.messages.some(kalshi.isNotice) && x.messages.filter(kalshi.isSnapshot).length === 2,
+      'the notice and the fresh snapshot',
+    );
+    await x.sync();
+    expect(await m('gateway_ws_resyncs_total', { reason: 'upstream_disconnect' })).toBe(1);
+    await eventually(async () => (await m('gateway_ws_upstream_connections')) === 1, 'the upstream connection back');
+    // Every message of the shared topic counts (snapshots, live messages, the notice); the protocol's own replies
+    // (Kalshi's `subscribed`) are the session's.
+    const fromTopic = x.messages.filter((msg) => msg.type !== 'subscribed').length;
+    expect(await m('gateway_ws_messages_out_total', { destination: 'client' })).toBe(fromTopic);
+
+    await x.close();
+    await eventually(async () => (await m('gateway_ws_connections')) === 0, 'the connection closed');
+    expect(await m('gateway_ws_subscriptions')).toBe(0);
+    expect(await m('gateway_ws_upstream_subscriptions')).toBe(0);
   });
 });
 
