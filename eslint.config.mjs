@@ -4,7 +4,16 @@ import globals from 'globals';
 
 export default tseslint.config(
   {
-    ignores: ['**/dist/**', '**/node_modules/**', '.dev/**', '.tools/**', 'coverage/**', 'infra/k8s/schemas/**'],
+    ignores: [
+      '**/dist/**',
+      '**/node_modules/**',
+      '.dev/**',
+      '.tools/**',
+      'coverage/**',
+      'infra/k8s/schemas/**',
+      // @depthgate/client's API reference, generated on demand (not committed)
+      'docs/client-api/**',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,
@@ -20,7 +29,13 @@ export default tseslint.config(
   },
   {
     // CLIs, scripts and benchmarks talk to a terminal.
-    files: ['**/src/cli.ts', '**/src/cli/**/*.ts', 'bench/**/*.{ts,mts,js,mjs}', '**/scripts/**/*.{ts,js,mjs}'],
+    files: [
+      '**/src/cli.ts',
+      '**/src/cli/**/*.ts',
+      'bench/**/*.{ts,mts,js,mjs}',
+      '**/scripts/**/*.{ts,js,mjs}',
+      '**/examples/**/*.{ts,mts,js,mjs}',
+    ],
     rules: { 'no-console': 'off' },
   },
   {

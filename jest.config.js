@@ -1,11 +1,14 @@
-// Two projects: `unit` (next to the code, needs nothing running) and `integration`
-// (`*.int.test.ts`, needs the Redis and ClickHouse that `./dev test` starts).
+// Three projects: `unit` (next to the code, needs nothing running), `integration` (`*.int.test.ts`, needs the Redis
+// and ClickHouse that `./dev test` starts) and `cluster` (`*.cluster.test.ts`, needs the ClickHouse cluster and the
+// Redis that `./dev test --cluster` starts).
 const fs = require('node:fs');
 const path = require('node:path');
 
 // Workspace packages resolve to their TypeScript sources, so tests never need a build first; a package's test
 // helpers (src/testing/index.ts, never built) are its `/testing` entry.
-const moduleNameMapper = {};
+// packages/client writes its relative imports with `.js` (ES modules need the extension); Jest resolves them to
+// the TypeScript sources.
+const moduleNameMapper = { '^(\\.{1,2}/.*)\\.js$': '$1' };
 for (const dir of ['packages']) {
   for (const name of fs.readdirSync(path.join(__dirname, dir))) {
     const index = path.join(__dirname, dir, name, 'src', 'index.ts');
@@ -46,12 +49,18 @@ module.exports = {
       ...common,
       displayName: 'unit',
       testMatch: ['**/src/**/*.test.ts'],
-      testPathIgnorePatterns: [...common.testPathIgnorePatterns, '\\.int\\.test\\.ts$'],
+      testPathIgnorePatterns: [...common.testPathIgnorePatterns, '\\.int\\.test\\.ts$', '\\.cluster\\.test\\.ts$'],
     },
     {
       ...common,
       displayName: 'integration',
       testMatch: ['**/src/**/*.int.test.ts'],
+      setupFilesAfterEnv: ['<rootDir>/jest.integration-setup.js'],
+    },
+    {
+      ...common,
+      displayName: 'cluster',
+      testMatch: ['**/src/**/*.cluster.test.ts'],
       setupFilesAfterEnv: ['<rootDir>/jest.integration-setup.js'],
     },
   ],

@@ -1,19 +1,30 @@
 /**
  * History service benchmark (run by bench/history/run.sh, which starts everything it needs). Measures, on the
- * data set already loaded:
+ * data set already loaded, every figure beside its anchor measured in the same run:
  *
- * 1. rows/s of 10k, 100k and 1M-row snapshot and delta responses, gzip off and on, beside ClickHouse's own HTTP
- *    interface returning the same rows as JSONEachRow (its default gzip level 3 when gzip is on) — interleaved runs,
- *    median of each; the target is ≥ 0.7× ClickHouse;
- * 2. p50/p99 latency of 1,000-row queries from 32 concurrent keep-alive clients (this Node process, node:http);
- * 3. the service's peak RSS while it streams 1M rows (sampled from /proc every 20 ms).
+ * 1. throughput: rows/s of 10k, 100k and 1M-row snapshot and delta responses (JSON), gzip off and on, beside
+ *    ClickHouse's own HTTP interface returning the same rows as JSONEachRow — interleaved runs, median of each;
+ * 2. latency: p50/p99 of 1,000-row queries from 32 concurrent keep-alive clients, beside ClickHouse given the same
+ *    windows;
+ * 3. memory: the service's peak RSS while it streams 1M rows;
+ * 4. book: the book at a random moment from 32 clients, beside ClickHouse answering the same snapshot-and-delta and
+ *    gap queries (the service's own SQL) directly; CPU per book answer beside paging the same deltas as 1,000-row
+ *    JSON through the service;
+ * 5. bulk: NDJSON and CSV rows/s beside ClickHouse's own JSONEachRow and CSVWithNames for the same rows, gzip off
+ *    and on; then the service's RSS while it streams a whole month of the busiest ticker to a reader that reads at
+ *    5 % of the NDJSON rate just measured;
+ * 6. cursor: 1M deltas walked in 1,000-row pages by next_cursor: the last pages beside the first.
  *
- * Environment: HISTORY_URL, API_KEY, CLICKHOUSE_URL, CLICKHOUSE_DATABASE, SERVICE_PID; BENCH_QUICK=1 for a short
- * run (10k/100k only, 10 s of latency).
+ * Every ClickHouse query of the benchmark comes from @depthgate/history-store's build (`benchmarkSql`, and for the
+ * book the service's own builders): no SQL is written here.
+ *
+ * Environment: HISTORY_URL, API_KEY, CLICKHOUSE_URL, CLICKHOUSE_DATABASE, CLICKHOUSE_CLUSTER (cluster mode), SERVICE_PID,
+ * CLICKHOUSE_PID; BENCH_QUICK=1 for a short run; BENCH_ONLY=throughput|latency|memory|book|bulk|cursor (comma-separated) for some parts.
  */
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
+import { BOOK_FIRST_LOOK_BACK_MS, BOOK_LAYOUT, benchmarkSql, type AnchorFormat } from '@depthgate/history-store';
 
 const env = (name: string, fallback?: string): string => {
   const v = process.env[name] ?? fallback;
@@ -24,11 +35,16 @@ const HISTORY_URL = env('HISTORY_URL');
 const API_KEY = env('API_KEY');
 const CLICKHOUSE_URL = env('CLICKHOUSE_URL');
 const DB = env('CLICKHOUSE_DATABASE', 'bench');
+/** Cluster mode (`run.sh --cluster`): the cluster the tables are spread over. */
+const CLUSTER = process.env.CLICKHOUSE_CLUSTER ?? '';
 const SERVICE_PID = Number(env('SERVICE_PID'));
 const CLICKHOUSE_PID = Number(env('CLICKHOUSE_PID', '0'));
-const ONLY = process.env.BENCH_ONLY;
+const ONLY = new Set((process.env.BENCH_ONLY ?? '').split(',').filter((s) => s !== ''));
 const QUICK = process.env.BENCH_QUICK === '1';
-if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(DB)) throw new Error('bad database name');
+const wanted = (part: string) => ONLY.size === 0 || ONLY.has(part);
+/** The earliest ts the bench key may read (a key without max_data_age_days: the start of history). */
+const HISTORY_START = Date.UTC(2026, 2, 7);
+const SQL = benchmarkSql(DB, CLUSTER === '' ? undefined : CLUSTER);
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 
@@ -40,10 +56,19 @@ interface Fetched {
   headers: http.IncomingHttpHeaders;
 }
 
-/** One HTTP exchange; the body is kept only when asked (large bodies are counted, not stored). */
+/**
+ * One HTTP exchange; the body is kept only when asked (large bodies are counted, not stored). `readBytesPerSecond`
+ * reads no faster than that (a slow reader: it pauses the response between chunks).
+ */
 function fetchRaw(
   url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string; keep?: boolean } = {},
+  options: {
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string;
+    keep?: boolean;
+    readBytesPerSecond?: number;
+  } = {},
 ): Promise<Fetched> {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
@@ -53,6 +78,14 @@ function fetchRaw(
       res.on('data', (c: Buffer) => {
         bytes += c.length;
         if (options.keep) chunks.push(c);
+        const rate = options.readBytesPerSecond;
+        if (rate !== undefined) {
+          const due = (bytes / rate) * 1000 - Number(process.hrtime.bigint() - started) / 1e6;
+          if (due > 0) {
+            res.pause();
+            setTimeout(() => res.resume(), due);
+          }
+        }
       });
       res.on('end', () =>
         resolve({
@@ -70,15 +103,18 @@ function fetchRaw(
   });
 }
 
-async function ch(query: string): Promise<string> {
-  const r = await fetchRaw(CLICKHOUSE_URL, { method: 'POST', body: query, keep: true });
-  const text = r.body?.toString('utf8') ?? '';
-  if (r.status !== 200) throw new Error(`ClickHouse ${r.status}: ${text.slice(0, 300)}`);
-  return text;
+/** A query to ClickHouse over HTTP (the benchmark's text from history-store), its body. */
+async function ch(query: string, settings: Record<string, string | number> = {}): Promise<Buffer> {
+  const params = new URLSearchParams(Object.entries(settings).map(([k, v]): [string, string] => [k, String(v)]));
+  const r = await fetchRaw(`${CLICKHOUSE_URL}/?${params.toString()}`, { method: 'POST', body: query, keep: true });
+  const body = r.body ?? Buffer.alloc(0);
+  if (r.status !== 200) throw new Error(`ClickHouse ${r.status}: ${body.toString('utf8').slice(0, 300)}`);
+  return body;
 }
 
 async function chRows<T>(query: string): Promise<T[]> {
   return (await ch(`${query} FORMAT JSONEachRow`))
+    .toString('utf8')
     .split('\n')
     .filter((l) => l.length > 0)
     .map((l) => JSON.parse(l) as T);
@@ -89,10 +125,21 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const pct = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+const keyHeaders = (gzip: boolean) => ({ 'x-api-key': API_KEY, 'accept-encoding': gzip ? 'gzip' : 'identity' });
+
+/** A seeded sequence, so that the service and ClickHouse are given the same work. */
+function randomFrom(seed: number): () => number {
+  let s = seed;
+  return () => {
+    s = (s * 1103515245 + 12345) & 0x7fffffff;
+    return s / 0x7fffffff;
+  };
+}
 
 type Kind = 'snapshots' | 'deltas';
+const ROW_KIND = { snapshots: 'snapshot', deltas: 'delta' } as const;
 interface Span {
-  exchange: string;
+  exchange: 'venue_b' | 'venue_c' | 'venue_a_us';
   ticker: string;
   rows: number;
   first: number;
@@ -100,13 +147,9 @@ interface Span {
 }
 
 async function spans(kind: Kind): Promise<Span[]> {
-  const k = kind === 'snapshots' ? 'snapshot' : 'delta';
-  const rows = await chRows<{ ex: string; ticker: string; n: string; f: string; l: string }>(
-    `SELECT toString(exchange) AS ex, ticker, countMerge(row_count) AS n, minMerge(first_ts) AS f, maxMerge(last_ts) AS l
-     FROM ${DB}.ticker_catalogue WHERE kind = '${k}' GROUP BY exchange, ticker ORDER BY n DESC`,
-  );
+  const rows = await chRows<{ ex: string; ticker: string; n: string; f: string; l: string }>(SQL.spans(ROW_KIND[kind]));
   return rows.map((r) => ({
-    exchange: r.ex,
+    exchange: r.ex as Span['exchange'],
     ticker: r.ticker,
     rows: Number(r.n),
     first: Number(r.f),
@@ -116,169 +159,15 @@ async function spans(kind: Kind): Promise<Span[]> {
 
 /** [start, end] of the first `n` rows of a ticker at or after `from` (end = ts of the n-th row). */
 async function rangeFor(kind: Kind, s: Span, n: number, from: number): Promise<[number, number]> {
-  const [row] = await chRows<{ ts: string }>(
-    `SELECT ts FROM ${DB}.${kind} WHERE exchange = '${s.exchange}' AND ticker = '${s.ticker}' AND ts >= ${from}
-     ORDER BY ts LIMIT 1 OFFSET ${n - 1}`,
-  );
+  const [row] = await chRows<{ ts: string }>(SQL.nthTs(ROW_KIND[kind], s.exchange, s.ticker, from, n));
   if (!row) throw new Error(`${s.ticker} has fewer than ${n} ${kind} rows after ${iso(from)}`);
   return [from, Number(row.ts)];
 }
 
-function clickhouseQuery(kind: Kind, s: Span, [start, end]: [number, number], n: number): string {
-  const where = `exchange = '${s.exchange}' AND ticker = '${s.ticker}' AND ts >= ${start} AND ts <= ${end}`;
-  // The same rows the service returns: for snapshots every row up to the n-th row's ts (whole books).
-  return kind === 'deltas'
-    ? `SELECT ts, sequence, side, price, quantity_delta FROM ${DB}.deltas WHERE ${where} ORDER BY ts, sequence LIMIT ${n} FORMAT JSONEachRow`
-    : `SELECT ts, side, price, quantity FROM ${DB}.snapshots WHERE ${where} ORDER BY ts, side, toFloat64(price) FORMAT JSONEachRow`;
-}
+const inclusive = ([from, to]: [number, number]) => ({ from, to, toInclusive: true });
 
-function countQuery(kind: Kind, s: Span, [start, end]: [number, number], n: number): string {
-  const where = `exchange = '${s.exchange}' AND ticker = '${s.ticker}' AND ts >= ${start} AND ts <= ${end}`;
-  return kind === 'deltas'
-    ? `SELECT count() FROM (SELECT ts FROM ${DB}.deltas WHERE ${where} ORDER BY ts, sequence LIMIT ${n})`
-    : `SELECT count() FROM ${DB}.snapshots WHERE ${where}`;
-}
-
-function serviceUrl(kind: Kind, s: Span, [start, end]: [number, number], n: number): string {
-  return `${HISTORY_URL}/api/${s.exchange}/${kind}/${s.ticker}?start_ts=${iso(start)}&end_ts=${iso(end)}&limit=${n}`;
-}
-
-const gzipHeaders = (gzip: boolean) => ({ 'accept-encoding': gzip ? 'gzip' : 'identity' });
-
-async function throughput(): Promise<string[]> {
-  const lines = [
-    '| rows | endpoint | gzip | service rows/s | ClickHouse JSONEachRow rows/s | ratio | service MB | ClickHouse MB |',
-    '| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |',
-  ];
-  const sizes = QUICK ? [10_000, 100_000] : [10_000, 100_000, 1_000_000];
-  for (const kind of ['deltas', 'snapshots'] as Kind[]) {
-    const top = (await spans(kind))[0] as Span;
-    for (const n of sizes) {
-      const range = await rangeFor(kind, top, n, top.first + Math.floor((top.last - top.first) / 5));
-      // Check once (untimed) that both sides return the same number of rows.
-      const check = await fetchRaw(serviceUrl(kind, top, range, n), {
-        headers: { 'x-api-key': API_KEY, ...gzipHeaders(false) },
-        keep: true,
-      });
-      const count = Number(/"count":(\d+)\}$/.exec(check.body?.toString('utf8').slice(-40) ?? '')?.[1]);
-      const chCount = Number((await ch(countQuery(kind, top, range, n))).trim());
-      if (check.status !== 200 || count !== chCount)
-        throw new Error(`row counts differ for ${kind} ${n}: service ${count}, ClickHouse ${chCount}`);
-      for (const gzip of [false, true]) {
-        const ours: number[] = [];
-        const theirs: number[] = [];
-        let ourBytes = 0;
-        let theirBytes = 0;
-        const runs = n >= 1_000_000 ? 3 : n >= 100_000 ? 5 : 9;
-        for (let i = 0; i < runs; i++) {
-          const a = await fetchRaw(serviceUrl(kind, top, range, n), {
-            headers: { 'x-api-key': API_KEY, ...gzipHeaders(gzip) },
-          });
-          if (a.status !== 200) throw new Error(`service answered ${a.status}`);
-          ours.push(a.ms);
-          ourBytes = a.bytes;
-          const b = await fetchRaw(`${CLICKHOUSE_URL}/?enable_http_compression=${gzip ? 1 : 0}`, {
-            method: 'POST',
-            body: clickhouseQuery(kind, top, range, n),
-            headers: gzipHeaders(gzip),
-          });
-          if (b.status !== 200) throw new Error(`ClickHouse answered ${b.status}`);
-          theirs.push(b.ms);
-          theirBytes = b.bytes;
-        }
-        const ourRate = (count * 1000) / median(ours);
-        const theirRate = (count * 1000) / median(theirs);
-        lines.push(
-          `| ${fmt(count)} | ${kind} | ${gzip ? 'on' : 'off'} | ${fmt(ourRate)} | ${fmt(theirRate)} | ${(ourRate / theirRate).toFixed(2)}× | ${(ourBytes / 1e6).toFixed(1)} | ${(theirBytes / 1e6).toFixed(1)} |`,
-        );
-        console.error(lines[lines.length - 1]);
-      }
-    }
-  }
-  return lines;
-}
-
-/** Who answers in a latency run: the service, or ClickHouse's own HTTP interface given the same windows. */
-type Target = 'service' | 'clickhouse';
-
-/** 1,000-row requests from 32 concurrent clients for `seconds`; returns one table row and the CPU line. */
-async function latencyRun(target: Target, gzip: boolean): Promise<{ row: string; cpu: string }> {
-  const clients = 32;
-  const seconds = QUICK ? 10 : 30;
-  const limit = 1000;
-  const pool = [
-    ...(await spans('deltas')).map((s) => ['deltas', s] as const),
-    ...(await spans('snapshots')).map((s) => ['snapshots', s] as const),
-  ];
-  let seed = 12345;
-  const random = () => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    return seed / 0x7fffffff;
-  };
-  // The same sequence of (kind, ticker, start) for both targets. ClickHouse gets the window the service's planner
-  // would choose (limit × 1.25 rows at the ticker's mean density) and one thread, as the service asks for.
-  const next = (): Promise<Fetched> => {
-    const [kind, s] = pool[Math.floor(random() * pool.length)] as (typeof pool)[number];
-    const start = s.first + Math.floor(random() * (s.last - s.first) * 0.95);
-    if (target === 'service')
-      return fetchRaw(`${HISTORY_URL}/api/${s.exchange}/${kind}/${s.ticker}?start_ts=${iso(start)}&limit=${limit}`, {
-        headers: { 'x-api-key': API_KEY, ...gzipHeaders(gzip) },
-      });
-    const end = start + Math.ceil((limit * 1.25 * (s.last - s.first)) / s.rows);
-    const where = `exchange = '${s.exchange}' AND ticker = '${s.ticker}' AND ts >= ${start} AND ts < ${end}`;
-    const query =
-      kind === 'deltas'
-        ? `SELECT ts, sequence, side, price, quantity_delta FROM ${DB}.deltas WHERE ${where} ORDER BY ts, sequence LIMIT ${limit} FORMAT JSONEachRow`
-        : `SELECT ts, side, price, quantity FROM ${DB}.snapshots WHERE ${where} ORDER BY ts, side, toFloat64(price) LIMIT ${limit} FORMAT JSONEachRow`;
-    return fetchRaw(`${CLICKHOUSE_URL}/?max_threads=1&enable_http_compression=${gzip ? 1 : 0}`, {
-      method: 'POST',
-      body: query,
-      headers: gzipHeaders(gzip),
-    });
-  };
-  const times: number[] = [];
-  let errors = 0;
-  let cpuStart: { service: number; clickhouse: number; self: number } | undefined;
-  const warmupUntil = Date.now() + 3000;
-  const warm = setTimeout(() => {
-    cpuStart = { service: cpuMs(SERVICE_PID), clickhouse: cpuMs(CLICKHOUSE_PID), self: cpuMs(process.pid) };
-  }, 3000);
-  const stopAt = warmupUntil + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: clients }, async () => {
-      while (Date.now() < stopAt) {
-        const r = await next();
-        if (Date.now() < warmupUntil) continue;
-        if (r.status !== 200) errors++;
-        else times.push(r.ms);
-      }
-    }),
-  );
-  clearTimeout(warm);
-  const per = (pid: number, start: number) => ((cpuMs(pid) - start) / Math.max(1, times.length)).toFixed(2);
-  const who = target === 'service' ? 'service' : 'ClickHouse directly (JSONEachRow, same windows)';
-  const cpu = cpuStart
-    ? `${who}, gzip ${gzip ? 'on' : 'off'}: CPU per request: service ${per(SERVICE_PID, cpuStart.service)} ms, ClickHouse ${per(CLICKHOUSE_PID, cpuStart.clickhouse)} ms, load generator ${per(process.pid, cpuStart.self)} ms.`
-    : '';
-  const sorted = [...times].sort((a, b) => a - b);
-  const row = `| ${who} | ${gzip ? 'on' : 'off'} | ${fmt(times.length)} | ${errors} | ${fmt(times.length / seconds)} | ${pct(sorted, 50).toFixed(1)} ms | ${pct(sorted, 90).toFixed(1)} ms | ${pct(sorted, 99).toFixed(1)} ms | ${(sorted[sorted.length - 1] ?? 0).toFixed(1)} ms |`;
-  console.error(row);
-  return { row, cpu };
-}
-
-async function latency(): Promise<string[]> {
-  const runs: { row: string; cpu: string }[] = [];
-  for (const gzip of process.env.BENCH_LATENCY_GZIP === '0' ? [false] : [false, true])
-    for (const target of ['service', 'clickhouse'] as Target[]) runs.push(await latencyRun(target, gzip));
-  return [
-    '| answered by | gzip | requests | errors | requests/s | p50 | p90 | p99 | max |',
-    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-    ...runs.map((r) => r.row),
-    '',
-    `(1,000-row requests, snapshots and deltas at random over the data set's tickers, random start_ts, 32 clients; ${QUICK ? 10 : 30} s each after a 3 s warm-up)`,
-    '',
-    ...runs.map((r) => `- ${r.cpu}`),
-  ];
+function serviceUrl(kind: Kind, s: Span, [start, end]: [number, number], query: string): string {
+  return `${HISTORY_URL}/api/${s.exchange}/${kind}/${s.ticker}?start_ts=${iso(start)}&end_ts=${iso(end)}&${query}`;
 }
 
 /** CPU time (user + system) a process has used, in ms (0 when unknown). */
@@ -292,11 +181,211 @@ function cpuMs(pid: number): number {
   }
 }
 
-function rssKb(): { rss: number; hwm: number } {
+function rssKb(): number {
   const status = readFileSync(`/proc/${SERVICE_PID}/status`, 'utf8');
-  const get = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-  return { rss: get('VmRSS'), hwm: get('VmHWM') };
+  return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? NaN);
 }
+
+/** CPU of the service and ClickHouse between start() and stop(), per unit of work. */
+function cpuMeter() {
+  const start = { service: cpuMs(SERVICE_PID), clickhouse: cpuMs(CLICKHOUSE_PID) };
+  return (units: number) => ({
+    service: (cpuMs(SERVICE_PID) - start.service) / Math.max(1, units),
+    clickhouse: (cpuMs(CLICKHOUSE_PID) - start.clickhouse) / Math.max(1, units),
+  });
+}
+
+/**
+ * `runs` interleaved timings of the service's `url` and ClickHouse answering `anchor` itself, gzip off or on: the
+ * median rows/s of each for `count` rows, and the bytes each sent.
+ */
+async function interleaved(
+  url: string,
+  anchor: string,
+  count: number,
+  gzip: boolean,
+  runs: number,
+): Promise<{ ourRate: number; theirRate: number; ourBytes: number; theirBytes: number }> {
+  const ours: number[] = [];
+  const theirs: number[] = [];
+  let ourBytes = 0;
+  let theirBytes = 0;
+  for (let i = 0; i < runs; i++) {
+    const a = await fetchRaw(url, { headers: keyHeaders(gzip) });
+    if (a.status !== 200) throw new Error(`service answered ${a.status}`);
+    ours.push(a.ms);
+    ourBytes = a.bytes;
+    const b = await fetchRaw(`${CLICKHOUSE_URL}/?enable_http_compression=${gzip ? 1 : 0}`, {
+      method: 'POST',
+      body: anchor,
+      headers: { 'accept-encoding': gzip ? 'gzip' : 'identity' },
+    });
+    if (b.status !== 200) throw new Error(`ClickHouse answered ${b.status}`);
+    theirs.push(b.ms);
+    theirBytes = b.bytes;
+  }
+  return {
+    ourRate: (count * 1000) / median(ours),
+    theirRate: (count * 1000) / median(theirs),
+    ourBytes,
+    theirBytes,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 1. Throughput of JSON pages
+
+async function throughput(): Promise<string[]> {
+  const lines = [
+    '| rows | endpoint | gzip | service rows/s | ClickHouse JSONEachRow rows/s | ratio | service MB | ClickHouse MB |',
+    '| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |',
+  ];
+  const sizes = QUICK ? [10_000, 100_000] : [10_000, 100_000, 1_000_000];
+  for (const kind of ['deltas', 'snapshots'] as Kind[]) {
+    const top = (await spans(kind))[0] as Span;
+    for (const n of sizes) {
+      const range = await rangeFor(kind, top, n, top.first + Math.floor((top.last - top.first) / 5));
+      const limit = kind === 'deltas' ? n : undefined;
+      const check = await fetchRaw(serviceUrl(kind, top, range, `limit=${n}`), {
+        headers: keyHeaders(false),
+        keep: true,
+      });
+      const count = Number(/"count":(\d+)\}$/.exec(check.body?.toString('utf8').slice(-40) ?? '')?.[1]);
+      const [chCount] = await chRows<{ n: string }>(
+        SQL.count(ROW_KIND[kind], top.exchange, top.ticker, inclusive(range), limit),
+      );
+      if (check.status !== 200 || count !== Number(chCount?.n)) {
+        throw new Error(`row counts differ for ${kind} ${n}: service ${count}, ClickHouse ${chCount?.n}`);
+      }
+      const anchor = SQL.rows(ROW_KIND[kind], top.exchange, top.ticker, inclusive(range), {
+        limit,
+        format: 'JSONEachRow',
+      });
+      for (const gzip of [false, true]) {
+        const runs = n >= 1_000_000 ? 3 : n >= 100_000 ? 5 : 9;
+        const r = await interleaved(serviceUrl(kind, top, range, `limit=${n}`), anchor, count, gzip, runs);
+        lines.push(
+          `| ${fmt(count)} | ${kind} | ${gzip ? 'on' : 'off'} | ${fmt(r.ourRate)} | ${fmt(r.theirRate)} | ${(r.ourRate / r.theirRate).toFixed(2)}× | ${(r.ourBytes / 1e6).toFixed(1)} | ${(r.theirBytes / 1e6).toFixed(1)} |`,
+        );
+        console.error(lines[lines.length - 1]);
+      }
+    }
+  }
+  return lines;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 2. Latency of 1,000-row pages at 32 clients
+
+/** Runs `next` from `clients` concurrent loops for `seconds` after a 3 s warm-up; latencies and CPU per request. */
+async function closedLoop(
+  clients: number,
+  seconds: number,
+  next: () => Promise<{ ok: boolean; units?: number }>,
+): Promise<{
+  times: number[];
+  errors: number;
+  units: number;
+  cpu: { service: number; clickhouse: number; self: number };
+}> {
+  const times: number[] = [];
+  let errors = 0;
+  let units = 0;
+  let meter: ReturnType<typeof cpuMeter> | undefined;
+  let selfStart = 0;
+  const warmupUntil = Date.now() + 3000;
+  const warm = setTimeout(() => {
+    meter = cpuMeter();
+    selfStart = cpuMs(process.pid);
+  }, 3000);
+  const stopAt = warmupUntil + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (Date.now() < stopAt) {
+        const started = process.hrtime.bigint();
+        const r = await next();
+        const ms = Number(process.hrtime.bigint() - started) / 1e6;
+        if (Date.now() < warmupUntil || meter === undefined) continue;
+        if (!r.ok) errors++;
+        else {
+          times.push(ms);
+          units += r.units ?? 1;
+        }
+      }
+    }),
+  );
+  clearTimeout(warm);
+  const per = meter ? meter(times.length) : { service: NaN, clickhouse: NaN };
+  return {
+    times: times.sort((a, b) => a - b),
+    errors,
+    units,
+    cpu: { ...per, self: (cpuMs(process.pid) - selfStart) / Math.max(1, times.length) },
+  };
+}
+
+function latencyRow(who: string, gzip: string, seconds: number, r: Awaited<ReturnType<typeof closedLoop>>): string {
+  const t = r.times;
+  return `| ${who} | ${gzip} | ${fmt(t.length)} | ${r.errors} | ${fmt(t.length / seconds)} | ${pct(t, 50).toFixed(1)} ms | ${pct(t, 90).toFixed(1)} ms | ${pct(t, 99).toFixed(1)} ms | ${(t[t.length - 1] ?? 0).toFixed(1)} ms |`;
+}
+
+async function latency(): Promise<string[]> {
+  const clients = 32;
+  const seconds = QUICK ? 10 : 30;
+  const limit = 1000;
+  const pool = [
+    ...(await spans('deltas')).map((s) => ['deltas', s] as const),
+    ...(await spans('snapshots')).map((s) => ['snapshots', s] as const),
+  ];
+  const rows: string[] = [];
+  const cpu: string[] = [];
+  for (const gzip of process.env.BENCH_LATENCY_GZIP === '0' ? [false] : [false, true]) {
+    for (const target of ['service', 'clickhouse'] as const) {
+      // The same sequence of (kind, ticker, start) for both. ClickHouse gets the window the service's planner would
+      // choose (limit × 1.25 rows at the ticker's mean density) and one thread, as the service asks for.
+      const random = randomFrom(12345);
+      const r = await closedLoop(clients, seconds, async () => {
+        const [kind, s] = pool[Math.floor(random() * pool.length)] as (typeof pool)[number];
+        const start = s.first + Math.floor(random() * (s.last - s.first) * 0.95);
+        if (target === 'service') {
+          const a = await fetchRaw(
+            `${HISTORY_URL}/api/${s.exchange}/${kind}/${s.ticker}?start_ts=${iso(start)}&limit=${limit}`,
+            {
+              headers: keyHeaders(gzip),
+            },
+          );
+          return { ok: a.status === 200 };
+        }
+        const end = start + Math.ceil((limit * 1.25 * (s.last - s.first)) / s.rows);
+        const window = { from: start, to: end, toInclusive: false };
+        const b = await fetchRaw(`${CLICKHOUSE_URL}/?max_threads=1&enable_http_compression=${gzip ? 1 : 0}`, {
+          method: 'POST',
+          body: SQL.rows(ROW_KIND[kind], s.exchange, s.ticker, window, { limit, format: 'JSONEachRow' }),
+          headers: { 'accept-encoding': gzip ? 'gzip' : 'identity' },
+        });
+        return { ok: b.status === 200 };
+      });
+      const who = target === 'service' ? 'service' : 'ClickHouse directly (JSONEachRow, same windows)';
+      rows.push(latencyRow(who, gzip ? 'on' : 'off', seconds, r));
+      console.error(rows[rows.length - 1]);
+      cpu.push(
+        `- ${who}, gzip ${gzip ? 'on' : 'off'}: CPU per request: service ${r.cpu.service.toFixed(2)} ms, ClickHouse ${r.cpu.clickhouse.toFixed(2)} ms, load generator ${r.cpu.self.toFixed(2)} ms.`,
+      );
+    }
+  }
+  return [
+    '| answered by | gzip | requests | errors | requests/s | p50 | p90 | p99 | max |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...rows,
+    '',
+    `(1,000-row requests, snapshots and deltas at random over the data set's tickers, random start_ts, ${clients} clients; ${seconds} s each after a 3 s warm-up)`,
+    '',
+    ...cpu,
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 3. Memory while streaming 1M rows
 
 async function memory(state: string): Promise<string[]> {
   const lines: string[] = [];
@@ -305,16 +394,12 @@ async function memory(state: string): Promise<string[]> {
     const top = (await spans(kind))[0] as Span;
     const range = await rangeFor(kind, top, n, top.first);
     for (const gzip of [false, true]) {
-      const before = rssKb().rss;
+      const before = rssKb();
       let peak = before;
-      const timer = setInterval(() => {
-        peak = Math.max(peak, rssKb().rss);
-      }, 20);
-      const r = await fetchRaw(serviceUrl(kind, top, range, n), {
-        headers: { 'x-api-key': API_KEY, ...gzipHeaders(gzip) },
-      });
+      const timer = setInterval(() => (peak = Math.max(peak, rssKb())), 20);
+      const r = await fetchRaw(serviceUrl(kind, top, range, `limit=${n}`), { headers: keyHeaders(gzip) });
       clearInterval(timer);
-      peak = Math.max(peak, rssKb().rss);
+      peak = Math.max(peak, rssKb());
       lines.push(
         `| ${state} | ${fmt(n)} ${kind} (${(r.bytes / 1e6).toFixed(0)} MB sent) | ${gzip ? 'on' : 'off'} | ${(before / 1024).toFixed(0)} MB | ${(peak / 1024).toFixed(0)} MB | ${(r.ms / 1000).toFixed(2)} s |`,
       );
@@ -324,20 +409,259 @@ async function memory(state: string): Promise<string[]> {
   return lines;
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// 4. The book at a random moment
+
+interface Moment {
+  s: Span;
+  at: number;
+}
+
+/**
+ * ClickHouse answering the service's book reads directly, as the service asks them: the last 15 minutes' snapshots,
+ * deltas and gaps in one read; only when that holds no snapshot and no gap, where the book starts and a read from
+ * there.
+ */
+async function bookFromClickHouse(m: Moment): Promise<boolean> {
+  const first = Math.max(HISTORY_START, m.at - BOOK_FIRST_LOOK_BACK_MS);
+  const raw = await ch(SQL.book(m.s.exchange, m.s.ticker, first, m.at), { max_threads: 1 });
+  let kinds = 0;
+  for (let o = 0; o + BOOK_LAYOUT.size <= raw.length; o += BOOK_LAYOUT.size) kinds |= 1 << (raw[o] as number);
+  if ((kinds & ((1 << 1) | (1 << 3))) === 0 && first > HISTORY_START) {
+    const [base] = await chRows<{ snapshot_ts: string; gap_end: string }>(
+      SQL.bookBase(m.s.exchange, m.s.ticker, HISTORY_START, m.at),
+    );
+    const from = Math.max(Number(base?.snapshot_ts ?? 0), Number(base?.gap_end ?? 0));
+    if (from > 0) await ch(SQL.book(m.s.exchange, m.s.ticker, from, m.at), { max_threads: 1 });
+  }
+  return true;
+}
+
+async function book(): Promise<string[]> {
+  const clients = 32;
+  const seconds = QUICK ? 10 : 30;
+  const tickers = await spans('deltas');
+  const moment = (random: () => number): Moment => {
+    const s = tickers[Math.floor(random() * tickers.length)] as Span;
+    return { s, at: s.first + 600_000 + Math.floor(random() * (s.last - s.first - 600_000)) };
+  };
+  const lines: string[] = [];
+  const cpu: string[] = [];
+  // Where each moment's book started (from the service's answers): the deltas a client would page instead.
+  const snapshotOf = new Map<string, number>();
+  const key = (m: Moment) => `${m.s.exchange}/${m.s.ticker}@${m.at}`;
+  for (const target of ['service', 'clickhouse'] as const) {
+    const random = randomFrom(777);
+    const r = await closedLoop(clients, seconds, async () => {
+      const m = moment(random);
+      if (target === 'clickhouse') return { ok: await bookFromClickHouse(m) };
+      const a = await fetchRaw(`${HISTORY_URL}/api/${m.s.exchange}/book/${m.s.ticker}?at=${iso(m.at)}`, {
+        headers: keyHeaders(false),
+        keep: true,
+      });
+      if (a.status !== 200) return { ok: false };
+      const body = JSON.parse(a.body?.toString('utf8') ?? '{}') as { status: string; snapshot_ts: string | null };
+      if (body.snapshot_ts) snapshotOf.set(key(m), Date.parse(body.snapshot_ts));
+      return { ok: body.status === 'ok' };
+    });
+    const who =
+      target === 'service' ? 'service: GET /book?at=T' : 'ClickHouse directly (the same book and gap queries)';
+    lines.push(latencyRow(who, 'off', seconds, r));
+    console.error(lines[lines.length - 1]);
+    cpu.push(
+      `- ${who}: CPU per book: service ${r.cpu.service.toFixed(2)} ms, ClickHouse ${r.cpu.clickhouse.toFixed(2)} ms, together ${(r.cpu.service + r.cpu.clickhouse).toFixed(2)} ms.`,
+    );
+  }
+  // The same moments rebuilt by paging: the deltas from the snapshot to T as 1,000-row JSON pages (cursor walk), and
+  // the same with the snapshot fetched too — what a client does without the book endpoint.
+  for (const withSnapshot of [false, true]) {
+    const random = randomFrom(777);
+    let deltaRows = 0;
+    let pages = 0;
+    const r = await closedLoop(clients, seconds, async () => {
+      const m = moment(random);
+      const s = snapshotOf.get(key(m));
+      if (s === undefined) return { ok: true, units: 0 };
+      if (withSnapshot) {
+        const snap = await fetchRaw(
+          `${HISTORY_URL}/api/${m.s.exchange}/snapshots/${m.s.ticker}?start_ts=${iso(s)}&limit=1`,
+          {
+            headers: keyHeaders(false),
+          },
+        );
+        if (snap.status !== 200) return { ok: false };
+      }
+      let url: string | undefined =
+        `${HISTORY_URL}/api/${m.s.exchange}/deltas/${m.s.ticker}?start_ts=${iso(s)}&end_ts=${iso(m.at)}&limit=1000&format=json`;
+      while (url !== undefined) {
+        const page = await fetchRaw(url, { headers: keyHeaders(false), keep: true });
+        if (page.status !== 200) return { ok: false };
+        const body = JSON.parse(page.body?.toString('utf8') ?? '{}') as { count: number; next_cursor: string | null };
+        deltaRows += body.count;
+        pages++;
+        url = body.next_cursor
+          ? `${HISTORY_URL}/api/${m.s.exchange}/deltas/${m.s.ticker}?limit=1000&format=json&cursor=${body.next_cursor}`
+          : undefined;
+      }
+      return { ok: true };
+    });
+    const who = withSnapshot
+      ? 'paging the snapshot and the deltas to T (1,000-row JSON pages)'
+      : 'paging the deltas from the snapshot to T (1,000-row JSON pages)';
+    lines.push(latencyRow(who, 'off', seconds, r));
+    console.error(lines[lines.length - 1]);
+    cpu.push(
+      `- ${who}: CPU per rebuilt book: service ${r.cpu.service.toFixed(2)} ms, ClickHouse ${r.cpu.clickhouse.toFixed(2)} ms, together ${(r.cpu.service + r.cpu.clickhouse).toFixed(2)} ms (${(deltaRows / Math.max(1, r.times.length)).toFixed(0)} deltas in ${(pages / Math.max(1, r.times.length)).toFixed(2)} pages per book).`,
+    );
+  }
+  return [
+    '| answered by | gzip | books | errors | books/s | p50 | p90 | p99 | max |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...lines,
+    '',
+    `(the book at a random moment of a random ticker, the same sequence for every row, ${clients} clients, ${seconds} s each after a 3 s warm-up)`,
+    '',
+    ...cpu,
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 5. Bulk streams
+
+async function bulk(): Promise<{ lines: string[]; ndjsonBytesPerSecond: number }> {
+  const lines = [
+    '| rows | endpoint | format | gzip | service rows/s | ClickHouse rows/s | anchor | ratio | service MB | ClickHouse MB |',
+    '| ---: | --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: |',
+  ];
+  const n = QUICK ? 100_000 : 1_000_000;
+  let ndjsonBytesPerSecond = 0;
+  for (const kind of ['deltas', 'snapshots'] as Kind[]) {
+    const top = (await spans(kind))[0] as Span;
+    const range = await rangeFor(kind, top, n, top.first + Math.floor((top.last - top.first) / 3));
+    const [counted] = await chRows<{ n: string }>(
+      SQL.count(ROW_KIND[kind], top.exchange, top.ticker, inclusive(range)),
+    );
+    const count = Number(counted?.n);
+    for (const [format, anchorFormat] of [
+      ['ndjson', 'JSONEachRow'],
+      ['csv', 'CSVWithNames'],
+    ] as [string, AnchorFormat][]) {
+      const anchor = SQL.rows(ROW_KIND[kind], top.exchange, top.ticker, inclusive(range), { format: anchorFormat });
+      const check = await fetchRaw(serviceUrl(kind, top, range, `format=${format}`), {
+        headers: keyHeaders(false),
+        keep: true,
+      });
+      const text = check.body?.toString('utf8') ?? '';
+      const end = text.slice(text.lastIndexOf('\n', text.length - 2) + 1);
+      const served = format === 'ndjson' ? (JSON.parse(end) as { count: number }).count : Number(end.split(',')[1]);
+      if (check.status !== 200 || served !== count)
+        throw new Error(`${kind} ${format}: service ${served} rows, ClickHouse ${count}`);
+      for (const gzip of [false, true]) {
+        const r = await interleaved(
+          serviceUrl(kind, top, range, `format=${format}`),
+          anchor,
+          count,
+          gzip,
+          QUICK ? 3 : 5,
+        );
+        if (kind === 'deltas' && format === 'ndjson' && !gzip) {
+          ndjsonBytesPerSecond = (r.ourBytes * r.ourRate) / count;
+        }
+        lines.push(
+          `| ${fmt(count)} | ${kind} | ${format.toUpperCase()} | ${gzip ? 'on' : 'off'} | ${fmt(r.ourRate)} | ${fmt(r.theirRate)} | ${anchorFormat} | ${(r.ourRate / r.theirRate).toFixed(2)}× | ${(r.ourBytes / 1e6).toFixed(1)} | ${(r.theirBytes / 1e6).toFixed(1)} |`,
+        );
+        console.error(lines[lines.length - 1]);
+      }
+    }
+  }
+  return { lines, ndjsonBytesPerSecond };
+}
+
+/** RSS while a whole month of the busiest ticker streams as NDJSON to a reader at `bytesPerSecond`. */
+async function slowStream(bytesPerSecond: number): Promise<string[]> {
+  const top = (await spans('deltas'))[0] as Span;
+  // The month of the range's middle, whole.
+  const mid = new Date(top.first + (top.last - top.first) / 2);
+  const from = Date.UTC(mid.getUTCFullYear(), mid.getUTCMonth(), 1);
+  const to = Date.UTC(mid.getUTCFullYear(), mid.getUTCMonth() + 1, 1) - 1;
+  const [counted] = await chRows<{ n: string }>(SQL.count('delta', top.exchange, top.ticker, inclusive([from, to])));
+  const lines: string[] = [];
+  for (const gzip of [false, true]) {
+    const before = rssKb();
+    let peak = before;
+    const timer = setInterval(() => (peak = Math.max(peak, rssKb())), 50);
+    const meter = cpuMeter();
+    const r = await fetchRaw(
+      `${HISTORY_URL}/api/${top.exchange}/deltas/${top.ticker}?start_ts=${iso(from)}&end_ts=${iso(to)}&format=ndjson`,
+      {
+        headers: keyHeaders(gzip),
+        readBytesPerSecond: gzip ? bytesPerSecond / 8 : bytesPerSecond,
+        keep: false,
+      },
+    );
+    clearInterval(timer);
+    peak = Math.max(peak, rssKb());
+    const cpu = meter(1);
+    lines.push(
+      `| ${iso(from).slice(0, 7)}, ${top.ticker}: ${fmt(Number(counted?.n))} deltas (${(r.bytes / 1e6).toFixed(0)} MB sent) | ${gzip ? 'on' : 'off'} | ${((gzip ? bytesPerSecond / 8 : bytesPerSecond) / 1e6).toFixed(1)} MB/s | ${(before / 1024).toFixed(0)} MB | ${(peak / 1024).toFixed(0)} MB | ${(r.ms / 1000).toFixed(1)} s | ${(cpu.clickhouse / 1000).toFixed(1)} s |`,
+    );
+    console.error(lines[lines.length - 1]);
+  }
+  return [
+    '| stream | gzip | reader | RSS before | peak RSS | duration | ClickHouse CPU |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
+    ...lines,
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 6. A cursor walk through 1M deltas
+
+async function cursorWalk(): Promise<string[]> {
+  const total = QUICK ? 100_000 : 1_000_000;
+  const pageRows = 1000;
+  const top = (await spans('deltas'))[0] as Span;
+  const start = top.first + Math.floor((top.last - top.first) / 4);
+  const times: number[] = [];
+  const cpu: { service: number; clickhouse: number }[] = [];
+  let url: string | undefined =
+    `${HISTORY_URL}/api/${top.exchange}/deltas/${top.ticker}?start_ts=${iso(start)}&limit=${pageRows}&format=json`;
+  let rows = 0;
+  while (url !== undefined && rows < total) {
+    const meter = cpuMeter();
+    const page = await fetchRaw(url, { headers: keyHeaders(false), keep: true });
+    if (page.status !== 200) throw new Error(`page ${times.length + 1}: ${page.status}`);
+    cpu.push(meter(1));
+    times.push(page.ms);
+    const body = JSON.parse(page.body?.toString('utf8') ?? '{}') as { count: number; next_cursor: string | null };
+    rows += body.count;
+    url = body.next_cursor
+      ? `${HISTORY_URL}/api/${top.exchange}/deltas/${top.ticker}?limit=${pageRows}&format=json&cursor=${body.next_cursor}`
+      : undefined;
+  }
+  const first = times.slice(0, 50);
+  const last = times.slice(-50);
+  const cpuOf = (xs: typeof cpu) => xs.reduce((n, c) => n + c.service + c.clickhouse, 0) / Math.max(1, xs.length);
+  return [
+    `${fmt(rows)} deltas of ${top.ticker} from ${iso(start)}, ${fmt(times.length)} pages of ${fmt(pageRows)} rows, one client, following next_cursor:`,
+    '',
+    '| pages | median time | mean CPU (service + ClickHouse) |',
+    '| --- | ---: | ---: |',
+    `| first page | ${(times[0] ?? NaN).toFixed(2)} ms | ${cpuOf(cpu.slice(0, 1)).toFixed(1)} ms |`,
+    `| first 50 | ${median(first).toFixed(2)} ms | ${cpuOf(cpu.slice(0, 50)).toFixed(2)} ms |`,
+    `| last 50 | ${median(last).toFixed(2)} ms | ${cpuOf(cpu.slice(-50)).toFixed(2)} ms |`,
+    `| last page | ${(times[times.length - 1] ?? NaN).toFixed(2)} ms | ${cpuOf(cpu.slice(-1)).toFixed(1)} ms |`,
+    '',
+    `Last 50 pages / first 50 pages: ${(median(last) / median(first)).toFixed(2)}× by time, ${(cpuOf(cpu.slice(-50)) / cpuOf(cpu.slice(0, 50))).toFixed(2)}× by CPU (target ≤ 1.5×). (CPU per page is read from /proc in 10 ms ticks: single pages are noisy, 50 are not.)`,
+  ];
+}
+
 async function main(): Promise<void> {
-  const [version] = await chRows<{ v: string }>('SELECT version() AS v');
-  const totals = await chRows<{ table: string; rows: string; bytes: string; parts: string }>(
-    `SELECT table, sum(rows) AS rows, sum(bytes_on_disk) AS bytes, count() AS parts FROM system.parts
-     WHERE database = '${DB}' AND active AND table IN ('snapshots', 'deltas') GROUP BY table ORDER BY table`,
-  ).catch(async () =>
-    chRows<{ table: string; rows: string; bytes: string; parts: string }>(
-      `SELECT table, sum(rows) AS rows, sum(bytes) AS bytes, count() AS parts FROM system.parts
-       WHERE database = '${DB}' AND active AND table IN ('snapshots', 'deltas') GROUP BY table ORDER BY table`,
-    ),
-  );
+  const [version] = await chRows<{ v: string }>(SQL.version());
+  const totals = await chRows<{ name: string; rows: string; bytes: string; parts: string }>(SQL.tableSizes());
   const total = totals.reduce((n, t) => n + Number(t.rows), 0);
   const header = [
-    `Data set: ${fmt(total)} rows (${totals.map((t) => `${t.table} ${fmt(Number(t.rows))} rows, ${(Number(t.bytes) / 2 ** 20).toFixed(0)} MiB on disk in ${t.parts} parts`).join('; ')}).`,
+    `Data set: ${fmt(total)} rows (${totals.map((t) => `${t.name} ${fmt(Number(t.rows))} rows, ${(Number(t.bytes) / 2 ** 20).toFixed(0)} MiB on disk in ${t.parts} parts`).join('; ')}).`,
     `ClickHouse ${version?.v}; Node ${process.version}; ${os.cpus().length} cores (${os.cpus()[0]?.model.trim()}); load average before: ${os
       .loadavg()
       .map((l) => l.toFixed(2))
@@ -350,14 +674,34 @@ async function main(): Promise<void> {
     '| service | response | gzip | RSS before | peak RSS while streaming | duration |',
     '| --- | --- | --- | ---: | ---: | ---: |',
   ];
-  const fresh = !ONLY || ONLY === 'memory' ? await memory('freshly started') : [];
-  if (!ONLY || ONLY === 'throughput') sections.push('', '### Throughput', '', ...(await throughput()));
-  if (!ONLY || ONLY === 'latency') {
+  const fresh = wanted('memory') ? await memory('freshly started') : [];
+  if (wanted('throughput')) sections.push('', '### Throughput (JSON pages)', '', ...(await throughput()));
+  if (wanted('latency')) {
     console.error('measuring latency at 32 concurrent clients …');
     sections.push('', '### Latency of 1,000-row queries', '', ...(await latency()));
   }
-  if (!ONLY || ONLY === 'memory') {
-    const after = ONLY ? [] : await memory('after the runs above');
+  if (wanted('book')) {
+    console.error('measuring the book at a moment at 32 concurrent clients …');
+    sections.push('', '### The book at a random moment', '', ...(await book()));
+  }
+  if (wanted('bulk')) {
+    console.error('measuring bulk streams …');
+    const b = await bulk();
+    sections.push('', '### Bulk streams (NDJSON, CSV)', '', ...b.lines);
+    const rate = b.ndjsonBytesPerSecond * 0.05;
+    sections.push(
+      '',
+      `A whole month of the busiest ticker to a slow reader: it reads at 5 % of the uncompressed NDJSON rate measured above (${(b.ndjsonBytesPerSecond / 1e6).toFixed(0)} MB/s), with gzip at an eighth of that; the service's RSS sampled every 50 ms:`,
+      '',
+      ...(await slowStream(rate)),
+    );
+  }
+  if (wanted('cursor')) {
+    console.error('walking 1M deltas by cursor …');
+    sections.push('', '### Cursor paging', '', ...(await cursorWalk()));
+  }
+  if (wanted('memory')) {
+    const after = ONLY.size === 1 ? [] : await memory('after the runs above');
     sections.push('', '### Service memory while streaming', '', ...memoryHeader, ...fresh, ...after);
   }
   sections.push(

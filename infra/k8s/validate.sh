@@ -2,7 +2,8 @@
 # Offline validation of the Kubernetes manifests (run by `./dev test`, and on its own):
 #   1. renders every overlay under infra/k8s/overlays with kustomize (`kubectl kustomize`, else `kustomize build`);
 #   2. checks every rendered object with packages/k8s-check: the Kubernetes schema of its kind (kubernetes-models,
-#      Kubernetes v1.36 OpenAPI, pinned in the lockfile: no network), unknown fields, unknown or removed kinds, and
+#      Kubernetes v1.36 OpenAPI, pinned in the lockfile: no network; the vendored CRDs of packages/k8s-check/crds for
+#      the ClickHouse operator's resources, whose pod templates are checked as pods), unknown fields, unknown or removed kinds, and
 #      the deployment policy (probes, resources, image tags, non-root, read-only root filesystem, capabilities,
 #      seccomp, no host namespaces, hostPath or hostPort, no Secret data).
 # Exit 0 when every overlay renders and passes; 1 otherwise, with every finding listed.
@@ -43,7 +44,9 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 failed=0
 rendered=()
-for dir in infra/k8s/overlays/*/; do
+# The overlays (depthgate itself) and infra/k8s/databases (ClickHouse cluster and Redis Sentinel, for operators who
+# run them in the cluster).
+for dir in infra/k8s/overlays/*/ infra/k8s/databases/; do
   name=$(basename "$dir")
   if render "$dir" >"$out/$name.yaml" 2>"$out/$name.err"; then
     rendered+=("$out/$name.yaml")

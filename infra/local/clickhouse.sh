@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Start, stop or check a local ClickHouse as an unprivileged process (Debian's 18.16 or any later build).
-#   infra/local/clickhouse.sh start  --dir DIR --http-port PORT --tcp-port PORT
+# --config-d / --users-d add files to the server's config.d / users.d folders, which ClickHouse merges over our
+# config.xml / users.xml (a node of the local cluster, infra/local/clickhouse-cluster.sh, gets its cluster that way).
+#   infra/local/clickhouse.sh start  --dir DIR --http-port PORT --tcp-port PORT [--config-d FILE]... [--users-d FILE]...
 #   infra/local/clickhouse.sh stop   --dir DIR
 #   infra/local/clickhouse.sh status --dir DIR
 set -euo pipefail
@@ -11,11 +13,14 @@ source "$here/lib.sh"
 cmd=${1:-}
 shift || true
 dir="" http_port="" tcp_port=""
+config_d=() users_d=()
 while [[ $# -gt 0 ]]; do
   case $1 in
   --dir) dir=$2; shift 2 ;;
   --http-port) http_port=$2; shift 2 ;;
   --tcp-port) tcp_port=$2; shift 2 ;;
+  --config-d) config_d+=("$2"); shift 2 ;;
+  --users-d) users_d+=("$2"); shift 2 ;;
   *) dg_die "clickhouse.sh: unknown argument $1" ;;
   esac
 done
@@ -48,6 +53,9 @@ start)
     -e "s#@HTTP_PORT@#$http_port#g" -e "s#@TCP_PORT@#$tcp_port#g" \
     "$here/clickhouse/config.xml" >"$dir/config/config.xml"
   cp "$here/clickhouse/users.xml" "$dir/config/users.xml"
+  rm -rf "$dir/config/config.d" "$dir/config/users.d"
+  if ((${#config_d[@]})); then mkdir -p "$dir/config/config.d" && cp "${config_d[@]}" "$dir/config/config.d/"; fi
+  if ((${#users_d[@]})); then mkdir -p "$dir/config/users.d" && cp "${users_d[@]}" "$dir/config/users.d/"; fi
   dg_unpriv_prepare "$dir"
   dg_spawn "$pidfile" "$dir/log/stdout.log" "--config-file=$dir/config/config.xml" \
     "${DG_UNPRIV_PREFIX[@]}" "$server" "--config-file=$dir/config/config.xml"

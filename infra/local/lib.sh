@@ -63,6 +63,20 @@ dg_stop() {
   rm -f "$pidfile"
 }
 
+# dg_kill PIDFILE: SIGKILL at once (a crash, for tests that kill a server), wait until it is gone, remove the pid file.
+dg_kill() {
+  local pidfile=$1 pid i
+  if dg_alive "$pidfile"; then
+    pid=$(dg_pid_of "$pidfile")
+    kill -KILL "$pid" 2>/dev/null || true
+    for ((i = 0; i < 100; i++)); do
+      dg_running "$pid" || break
+      sleep 0.1
+    done
+  fi
+  rm -f "$pidfile"
+}
+
 # dg_port_busy PORT: something listens on 127.0.0.1:PORT.
 dg_port_busy() {
   (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null

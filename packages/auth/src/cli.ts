@@ -12,12 +12,13 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { envString, envUrl, parseEnv } from '@depthgate/service-kit';
+import { envString, parseEnv } from '@depthgate/service-kit';
+import { redisEnvShape } from './config';
 import { KEY_ID_PATTERN } from './api-key';
 import { canonicalPlatform, PLATFORM_KEYS, TICKER_PREFIX_PATTERN, type PlatformKey } from './entitlements';
 import { publicView, type KeyRecord, type NewKeyInput } from './key-record';
 import { RedisKeyStore } from './key-store';
-import { createRedisClient, waitForRedis } from './redis';
+import { createRedisClient, redisTarget, waitForRedis } from './redis';
 
 class UsageError extends Error {}
 
@@ -172,11 +173,8 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
     return 2;
   }
 
-  const config = parseEnv(
-    z.object({ REDIS_URL: envUrl('redis://127.0.0.1:7379'), REDIS_KEY_PREFIX: envString('dg:') }),
-    env,
-  );
-  const redis = createRedisClient(config.REDIS_URL, {
+  const config = parseEnv(z.object({ ...redisEnvShape, REDIS_KEY_PREFIX: envString('dg:') }), env);
+  const redis = createRedisClient(redisTarget(config), {
     name: 'depthgate-keys-cli',
     offlineQueue: true,
     commandTimeoutMs: 5000,

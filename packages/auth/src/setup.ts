@@ -8,7 +8,7 @@ import type { AuthConfig } from './config';
 import { RedisKeyStore } from './key-store';
 import { AuthMetrics } from './metrics';
 import { RateLimiter } from './rate-limit';
-import { createRedisClient } from './redis';
+import { createRedisClient, redisTarget } from './redis';
 
 export interface Auth {
   redis: Redis;
@@ -28,12 +28,13 @@ export interface Auth {
 
 /** Builds the shared key and rate-limit machinery once per process (never per request). */
 export function createAuth(config: AuthConfig, deps: { logger: Logger; registry: Registry; name: string }): Auth {
-  const redis = createRedisClient(config.REDIS_URL, {
+  const target = redisTarget(config);
+  const redis = createRedisClient(target, {
     name: deps.name,
     logger: deps.logger,
     commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
   });
-  const subscriber = createRedisClient(config.REDIS_URL, {
+  const subscriber = createRedisClient(target, {
     name: `${deps.name}-events`,
     logger: deps.logger,
     offlineQueue: true,
@@ -76,7 +77,9 @@ export function createAuth(config: AuthConfig, deps: { logger: Logger; registry:
       : [],
     async close() {
       subscriber.disconnect();
-      await redis.quit().catch(() => redis.disconnect());
+      await redis.quit().catch(() => undefined);
+      // After QUIT too: with Sentinel, this also closes the connections that watch the sentinels for a failover.
+      redis.disconnect();
     },
   };
 }

@@ -158,7 +158,12 @@ describe('FeedSocket', () => {
     });
     socket.start();
     await until(() => s.connections.length === 1 && socket.isOpen, 'the connection');
+    const opened = socket.heardAt;
+    expect(opened).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, 20)); // the clock moves on: the frame's time is later than the opening's
     s.connections[0]?.ws.send('held');
+    await until(() => socket.heardAt > opened, 'the frame heard');
+    const heard = socket.heardAt;
     // Held for several stall periods.
     await new Promise((r) => setTimeout(r, 500));
     expect(closes).toEqual([]);
@@ -167,6 +172,8 @@ describe('FeedSocket', () => {
     await until(() => got.length === 1, 'the held message');
     expect(closes).toEqual([]);
     expect(s.connections).toHaveLength(1);
+    // Handing over held messages is not hearing anything new.
+    expect(socket.heardAt).toBe(heard);
     await socket.stop();
     await s.close();
   });

@@ -57,7 +57,10 @@ export class FeedSocket<C extends string> {
   private open = false;
   private attempt = 0;
   private openedAt = 0;
+  /** Liveness: the last frame, or when checking resumed after a pause or a hold. */
   private lastFrameAt = 0;
+  /** The last frame received (the handshake's answer counts as the first). */
+  private lastHeardAt = 0;
   private lastPingAt = 0;
   private awaitingPongSince = 0;
   private cause: C | undefined;
@@ -80,6 +83,15 @@ export class FeedSocket<C extends string> {
 
   get isOpen(): boolean {
     return this.open;
+  }
+
+  /**
+   * When the open connection last received a frame (data, heartbeat, control, a ping from the feed); 0 while it is
+   * not open. Frames come in order, so everything the feed sent before that frame has arrived. Unlike the stall
+   * clock, resuming after a pause or a hold does not move it: nothing was heard then.
+   */
+  get heardAt(): number {
+    return this.open ? this.lastHeardAt : 0;
   }
 
   start(): void {
@@ -112,6 +124,7 @@ export class FeedSocket<C extends string> {
       this.open = true;
       this.openedAt = this.now();
       this.lastFrameAt = this.openedAt;
+      this.lastHeardAt = this.openedAt;
       this.lastPingAt = this.openedAt;
       this.awaitingPongSince = 0;
       if (this.paused) ws.pause();
@@ -121,6 +134,7 @@ export class FeedSocket<C extends string> {
       if (this.ws !== ws) return;
       const now = this.now();
       this.lastFrameAt = now;
+      this.lastHeardAt = now;
       const text = Array.isArray(data)
         ? Buffer.concat(data).toString('utf8')
         : Buffer.isBuffer(data)
@@ -137,7 +151,9 @@ export class FeedSocket<C extends string> {
       this.deliver(text, now);
     });
     ws.on('ping', () => {
-      if (this.ws === ws) this.lastFrameAt = this.now();
+      if (this.ws !== ws) return;
+      this.lastFrameAt = this.now();
+      this.lastHeardAt = this.lastFrameAt;
     });
     ws.on('pong', () => {
       if (this.ws === ws) this.awaitingPongSince = 0;

@@ -7,7 +7,7 @@
 import { Rng } from '@depthgate/service-kit';
 import { testClickHouseUrl, uniqueName } from '@depthgate/test-utils';
 import type { Connection } from './connection';
-import { insertDeltaRows, insertGapRows, insertSnapshotRows } from './inserts';
+import { insertDeltaRows, insertGapRows, insertSnapshotRows, insertTsv } from './inserts';
 import { TICKER_PATTERN, join, lit, quoteString, sql, type Sql } from './literals';
 import { MIGRATIONS, MigrationError, runMigrations, type Migration } from './migrations';
 import { OrderBookQueries, tickersQuery } from './queries/order-books';
@@ -81,6 +81,52 @@ describe('migrations', () => {
     } finally {
       await raw.data.command({ query: sql`DROP DATABASE IF EXISTS ${raw.db}`.text });
       await scratch.close();
+    }
+  });
+});
+
+describe('migration 2: receive times', () => {
+  it('adds received_ts to a database of migration 1, where rows written before read it as their ts', async () => {
+    const old = new HistoryStore({ url: testClickHouseUrl(), database: uniqueName('mig2') });
+    const raw = connectionOf(old);
+    try {
+      expect(await runMigrations(old, { migrations: MIGRATIONS.slice(0, 1) })).toEqual({ applied: [1], version: 1 });
+      // As the recorder and the generator wrote before: six and seven columns.
+      await insertTsv(old, 'snapshots', ['venue_b\tOLD-1\t1000\tbid\t0.5\t2\n'], { rowFormat: 1 });
+      await insertTsv(old, 'deltas', ['venue_b\tOLD-1\t1500\t1\tbid\t0.5\t-1\n'], { rowFormat: 1 });
+      expect(await runMigrations(old)).toEqual({ applied: [2], version: 2 });
+      expect(await runMigrations(old)).toEqual({ applied: [], version: 2 });
+      await insertDeltaRows(old, [
+        {
+          exchange: 'venue_b',
+          ticker: 'OLD-1',
+          ts: 2000,
+          sequence: 2,
+          side: 'ask',
+          price: '0.6',
+          quantity_delta: '1',
+          received_ts: 2040,
+        },
+      ]);
+      const read = async (query: Sql) => {
+        const r = await raw.data.query({ query: query.text, format: 'JSONEachRow' });
+        return (await r.json<{ ts: string; received_ts: string }>()).map((x) => [Number(x.ts), Number(x.received_ts)]);
+      };
+      expect(await read(sql`SELECT ts, received_ts FROM ${raw.db}.snapshots`)).toEqual([[1000, 1000]]);
+      expect(await read(sql`SELECT ts, received_ts FROM ${raw.db}.deltas ORDER BY ts`)).toEqual([
+        [1500, 1500],
+        [2000, 2040],
+      ]);
+      // Merged into one part, the old rows keep their value.
+      await raw.data.command({ query: sql`OPTIMIZE TABLE ${raw.db}.deltas FINAL`.text });
+      expect(await read(sql`SELECT ts, received_ts FROM ${raw.db}.deltas ORDER BY ts`)).toEqual([
+        [1500, 1500],
+        [2000, 2040],
+      ]);
+      await expect(verifyReadColumns(old)).resolves.toBeUndefined();
+    } finally {
+      await raw.data.command({ query: sql`DROP DATABASE IF EXISTS ${raw.db}`.text });
+      await old.close();
     }
   });
 });
@@ -252,8 +298,8 @@ describe('the recorder’s operations', () => {
       reason: 'stall',
       detectedAt: 30,
     };
-    await recorder().insert('deltas', ['venue_c\tPROBE\t1000\t7\tbid\t1.5\t-2\n']);
-    await recorder().insert('snapshots', ['venue_c\tPROBE\t1000\task\t1.6\t3\n']);
+    await recorder().insert('deltas', ['venue_c\tPROBE\t1000\t7\tbid\t1.5\t-2\t1004\n']);
+    await recorder().insert('snapshots', ['venue_c\tPROBE\t1000\task\t1.6\t3\t1002\n']);
     await recorder().insert('gaps', ['venue_c\tPROBE\t10\t20\tstall\t30\n']);
     const probe = (key: Parameters<RecorderStore['probeBatch']>[0]) => recorder().probeBatch(key);
     expect(await probe({ table: 'deltas', exchange: 'venue_c', ticker: 'PROBE', ts: 1000, sequence: 7 })).toBe(true);
@@ -266,17 +312,36 @@ describe('the recorder’s operations', () => {
 
   it('read where each ticker’s stored series ends (snapshots, deltas and gaps) and its last sequence', async () => {
     await recorder().insert('deltas', [
-      'venue_b\tEND-1\t5000\t41\tbid\t0.5\t1\n',
-      'venue_b\tEND-1\t5000\t42\task\t0.6\t1\n',
-      'venue_b\tEND-1\t4000\t40\tbid\t0.5\t1\n',
+      'venue_b\tEND-1\t5000\t41\tbid\t0.5\t1\t5001\n',
+      'venue_b\tEND-1\t5000\t42\task\t0.6\t1\t5001\n',
+      'venue_b\tEND-1\t4000\t40\tbid\t0.5\t1\t4003\n',
     ]);
-    await recorder().insert('snapshots', ['venue_b\tEND-2\t7000\tbid\t0.5\t1\n']);
+    await recorder().insert('snapshots', ['venue_b\tEND-2\t7000\tbid\t0.5\t1\t7000\n']);
     await recorder().insert('gaps', ['venue_b\tEND-2\t7000\t9000\tdisconnect\t9001\n']);
     const stored = await recorder().storedTickers('venue_b', ['END-1', 'END-2', 'END-3']);
     expect(Object.fromEntries(stored)).toEqual({
       'END-1': { lastTs: 5000, sequence: 42 },
       'END-2': { lastTs: 9000, sequence: 0 },
     });
+  });
+
+  it('insert lines of row format 1 (a spool of a recorder older than migration 2): received_ts reads their ts', async () => {
+    await recorder().insert('deltas', ['venue_b\tFMT-1\t9000\t1\tbid\t0.5\t1\n'], { rowFormat: 1 });
+    await recorder().insert('snapshots', ['venue_b\tFMT-1\t9000\tbid\t0.5\t1\n'], { rowFormat: 1 });
+    await recorder().insert('deltas', ['venue_b\tFMT-1\t9001\t2\tbid\t0.5\t1\t9017\n']);
+    const got = await rows<{ ts: string; received_ts: string }>(
+      sql`SELECT ts, received_ts FROM ${ch.db}.deltas WHERE ticker = ${lit.ticker('FMT-1')} ORDER BY ts
+UNION ALL SELECT ts, received_ts FROM ${ch.db}.snapshots WHERE ticker = ${lit.ticker('FMT-1')}`,
+    );
+    expect(
+      got
+        .map((r) => [Number(r.ts), Number(r.received_ts)])
+        .sort((a, b) => (a[0] as number) - (b[0] as number) || (a[1] as number) - (b[1] as number)),
+    ).toEqual([
+      [9000, 9000],
+      [9000, 9000],
+      [9001, 9017],
+    ]);
   });
 
   it('make sure a query has ended (one that never ran has)', async () => {

@@ -1,7 +1,16 @@
 import { classifyClickHouseError, serverErrorCode } from './errors';
-import { encodeDeltaRow, encodeGapRow, encodeSnapshotRow, RowFormatError } from './inserts';
-import { MIGRATIONS, migrationChecksum } from './migrations';
-import { loggableClickHouseUrl, parseClickHouseUrl } from './connection';
+import {
+  INSERT_COLUMNS,
+  encodeDeltaRow,
+  encodeGapRow,
+  encodeSnapshotRow,
+  insertColumns,
+  RowFormatError,
+} from './inserts';
+import { MIGRATIONS, migrationChecksum, type Migration } from './migrations';
+import { conditionalSettings, loggableClickHouseUrl, parseClickHouseUrl } from './connection';
+import { Layout } from './layout';
+import { LiteralError, lit, sql } from './literals';
 
 describe('classifyClickHouseError', () => {
   it('reads codes from 18.16 and current messages', () => {
@@ -41,7 +50,7 @@ describe('row encoders', () => {
         price: '0.4800',
         quantity: '150.00',
       }),
-    ).toBe('venue_b\tKXBTCD-26MAR07-T100000\t1774533601193\tbid\t0.4800\t150.00\n');
+    ).toBe('venue_b\tKXBTCD-26MAR07-T100000\t1774533601193\tbid\t0.4800\t150.00\t1774533601193\n');
     expect(
       encodeDeltaRow({
         exchange: 'venue_c',
@@ -51,8 +60,9 @@ describe('row encoders', () => {
         side: 'ask',
         price: '90123.45',
         quantity_delta: '-0.00121425',
+        received_ts: 1774533601215,
       }),
-    ).toBe('venue_c\tBTCUSD\t1774533601193\t18446744073709551615\task\t90123.45\t-0.00121425\n');
+    ).toBe('venue_c\tBTCUSD\t1774533601193\t18446744073709551615\task\t90123.45\t-0.00121425\t1774533601215\n');
     expect(
       encodeGapRow({
         exchange: 'venue_a_us',
@@ -90,6 +100,8 @@ describe('row encoders', () => {
     { price: '0,5' },
     { quantity: '-1' },
     { quantity: 'NaN' },
+    { received_ts: -5 },
+    { received_ts: 1.5 },
   ])('rejects a snapshot row with %j', (override) => {
     expect(() => encodeSnapshotRow({ ...snapshot, ...(override as object) })).toThrow(RowFormatError);
   });
@@ -116,6 +128,33 @@ describe('migrations', () => {
   it('migration 1 is frozen (edit it and every deployed database refuses to start: add a migration instead)', () => {
     expect(migrationChecksum(MIGRATIONS[0] as (typeof MIGRATIONS)[number])).toBe('18cdce82c1f4882c6df27d9a1f2e83ea');
   });
+
+  it('migration 2 adds received_ts (default ts) to the row tables, declaratively', () => {
+    const m = MIGRATIONS[1] as (typeof MIGRATIONS)[number];
+    const steps = m.steps(lit.identifier('db')).map((s) => {
+      if (!('addColumnIfMissing' in s)) throw new Error(`migration 2 has an undeclared step: ${JSON.stringify(s)}`);
+      return { ...s.addColumnIfMissing, type: s.addColumnIfMissing.type.text };
+    });
+    expect(steps).toEqual([
+      { table: 'snapshots', column: 'received_ts', type: 'Int64 DEFAULT ts' },
+      { table: 'deltas', column: 'received_ts', type: 'Int64 DEFAULT ts' },
+    ]);
+    expect(migrationChecksum(m)).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  it('lines of row format 1 have no received_ts', () => {
+    expect(insertColumns('deltas', 1)).toEqual([
+      'exchange',
+      'ticker',
+      'ts',
+      'sequence',
+      'side',
+      'price',
+      'quantity_delta',
+    ]);
+    expect(insertColumns('deltas')).toEqual([...INSERT_COLUMNS.deltas]);
+    expect(insertColumns('gaps', 1)).toEqual([...INSERT_COLUMNS.gaps]);
+  });
 });
 
 describe('ClickHouse URLs', () => {
@@ -127,5 +166,76 @@ describe('ClickHouse URLs', () => {
     });
     expect(parseClickHouseUrl('http://127.0.0.1:7123')).toEqual({ origin: 'http://127.0.0.1:7123' });
     expect(loggableClickHouseUrl('http://user:secret@127.0.0.1:8123')).toBe('http://user:***@127.0.0.1:8123');
+  });
+});
+
+describe('cluster layout (CLICKHOUSE_CLUSTER)', () => {
+  const db = lit.identifier('hist');
+  const cluster = new Layout(db, 'hist', 'depthgate');
+  const statements = (MIGRATIONS[0] as Migration)
+    .steps(db)
+    .flatMap((step) =>
+      'createTable' in step
+        ? cluster.createTable(step.createTable)
+        : 'createMaterializedView' in step
+          ? [cluster.createView(step.createMaterializedView)]
+          : [],
+    )
+    .map((s) => s.text);
+
+  it('creates every table as a Replicated table on every shard plus a Distributed table sharded by (exchange, ticker)', () => {
+    expect(statements).toHaveLength(10);
+    expect(statements[0]).toContain(
+      "CREATE TABLE IF NOT EXISTS `hist`.snapshots_local ON CLUSTER 'depthgate' (\n  exchange Enum8(",
+    );
+    expect(statements[0]).toContain(
+      "ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/hist/snapshots', '{replica}')\nPARTITION BY toYYYYMM(",
+    );
+    expect(statements[1]).toMatch(
+      /^CREATE TABLE IF NOT EXISTS `hist`\.snapshots ON CLUSTER 'depthgate' \(\n {2}exchange Enum8\([^)]*\),\n {2}ticker String,[^]*\n\) ENGINE = Distributed\('depthgate', 'hist', 'snapshots_local', cityHash64\(toString\(exchange\), ticker\)\)$/,
+    );
+    expect(statements[6]).toContain(
+      "ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/{shard}/hist/ticker_catalogue'",
+    );
+  });
+
+  it("builds the catalogue per shard: each view reads and feeds the shard's own tables", () => {
+    expect(statements[8]).toBe(
+      "CREATE MATERIALIZED VIEW IF NOT EXISTS `hist`.snapshots_catalogue_mv ON CLUSTER 'depthgate' TO `hist`.ticker_catalogue_local AS\n" +
+        "SELECT exchange, ticker, CAST('snapshot' AS Enum8('snapshot' = 1, 'delta' = 2)) AS kind,\n" +
+        '  minState(ts) AS first_ts, maxState(ts) AS last_ts, countState() AS row_count\n' +
+        'FROM `hist`.snapshots_local\nGROUP BY exchange, ticker',
+    );
+  });
+
+  it('keeps one replicated record of migrations on every server, and names the cluster only in cluster mode', () => {
+    expect(cluster.migrationsTable().text).toContain("schema_migrations ON CLUSTER 'depthgate' (\n  version UInt32,");
+    expect(cluster.migrationsTable().text).toContain(
+      "ENGINE = ReplicatedMergeTree('/clickhouse/tables/all/hist/schema_migrations', '{shard}-{replica}')",
+    );
+    const single = new Layout(db, 'hist', undefined);
+    expect(single.migrationsTable().text).not.toContain('CLUSTER');
+    expect(single.addColumn('deltas', 'received_ts', sql`Int64 DEFAULT ts`).text).toBe(
+      'ALTER TABLE `hist`.deltas ADD COLUMN `received_ts` Int64 DEFAULT ts',
+    );
+    expect(cluster.addColumn('deltas', 'received_ts', sql`Int64 DEFAULT ts`).text).toBe(
+      "ALTER TABLE `hist`.deltas_local ON CLUSTER 'depthgate' ADD COLUMN `received_ts` Int64 DEFAULT ts",
+    );
+    expect(() => single.createDistributed('deltas', [])).toThrow(/cluster only/);
+    expect(() => new Layout(db, 'hist', "x' OR 1")).toThrow(LiteralError);
+  });
+});
+
+describe('settings pinned only where the server knows them', () => {
+  it('turn async inserts off on current servers, and skip unused shards on a cluster', () => {
+    expect(conditionalSettings(new Set(), undefined)).toEqual({ insert: {}, read: {} });
+    expect(conditionalSettings(new Set(['async_insert', 'optimize_skip_unused_shards']), undefined)).toEqual({
+      insert: { async_insert: 0 },
+      read: {},
+    });
+    expect(conditionalSettings(new Set(['async_insert', 'optimize_skip_unused_shards']), 'depthgate')).toEqual({
+      insert: { async_insert: 0 },
+      read: { optimize_skip_unused_shards: 1 },
+    });
   });
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import type { Logger } from '@depthgate/service-kit';
-import { lit, sql, type Sql } from './literals';
+import { join, lit, sql, type Sql } from './literals';
 
 /**
  * The connection to ClickHouse over HTTP, built once per process from configuration. It never leaves this package
@@ -18,8 +18,15 @@ export interface Connection {
   /** The database name as an SQL identifier. */
   readonly db: Sql;
   readonly database: string;
+  /** The ClickHouse cluster the tables are spread over (CLICKHOUSE_CLUSTER); undefined: one server. */
+  readonly cluster: string | undefined;
   /** The URL with its password masked, for log lines and error messages. */
   readonly where: string;
+  /**
+   * Settings an insert or a read needs for its correctness that only some servers know (asked once, see
+   * `conditionalSettings`); an unknown setting fails a query on 18.16, so each is sent only where it exists.
+   */
+  settingsFor(kind: 'insert' | 'read'): Promise<ClickHouseSettings>;
   /** A `SELECT 1` on the control client within `timeoutMs`; false on any failure. */
   ping(timeoutMs?: number): Promise<boolean>;
   /** `KILL QUERY … ASYNC` for one query id; never throws (logs instead). */
@@ -31,6 +38,8 @@ export interface ConnectionOptions {
   /** http(s)://[user:pass@]host:port */
   url: string;
   database: string;
+  /** The cluster (in the servers' `remote_servers`) the tables are spread over; omitted: one server. */
+  cluster?: string;
   /** Sockets of the data client. */
   maxConnections?: number;
   /** Idle-socket timeout of one request on the data client (the server's own limits end queries earlier). */
@@ -76,6 +85,45 @@ function loggerClass(logger: Logger | undefined) {
   };
 }
 
+/**
+ * Settings every request carries on a cluster, known to 18.16 and to current releases alike:
+ * - an insert through a Distributed table returns only once every shard has committed its rows (not when they are
+ *   queued on the server we talk to), so an acknowledged batch is stored and a failed one can be sent again;
+ * - a retried block is recognised by each shard's replicated table and not written twice (the default, pinned
+ *   because the recorder's retries rely on it: docs/history.md, "Idempotence");
+ * - a read never leaves out a shard it cannot reach (it fails instead), and avoids a replica more than 2 s behind
+ *   (one catching up after an outage) while another is current.
+ */
+export const CLUSTER_SETTINGS: ClickHouseSettings = {
+  insert_distributed_sync: 1,
+  insert_deduplicate: 1,
+  skip_unavailable_shards: 0,
+  max_replica_delay_for_distributed_queries: '2',
+  fallback_to_stale_replicas_for_distributed_queries: 1,
+};
+
+/**
+ * Settings pinned only where the server knows them (asked once through system.settings):
+ * - `async_insert = 0` on every insert. Current ClickHouse (26.2 and later) queues inserts server-side by default:
+ *   several inserts may merge into one part, and rows already queued are written after their query was cancelled.
+ *   Our writers need one insert = one part, all or nothing, committed or not by the time the query has ended (the
+ *   recorder's probe-before-retry, and on a cluster the shards' block deduplication, which sees one block per
+ *   insert). The recorder already batches (RECORDER_BATCH_*), which is what the queue would do for it.
+ * - `optimize_skip_unused_shards = 1` on reads on a cluster: a query for one (exchange, ticker) is sent to the shard
+ *   holding it only (19.x and later; 18.16 asks every shard, the others answer from their primary index).
+ */
+export function conditionalSettings(
+  known: ReadonlySet<string>,
+  cluster: string | undefined,
+): { insert: ClickHouseSettings; read: ClickHouseSettings } {
+  const insert: ClickHouseSettings = {};
+  const read: ClickHouseSettings = {};
+  if (known.has('async_insert')) insert.async_insert = 0;
+  if (cluster !== undefined && known.has('optimize_skip_unused_shards')) read.optimize_skip_unused_shards = 1;
+  return { insert, read };
+}
+const CONDITIONAL_SETTING_NAMES = ['async_insert', 'optimize_skip_unused_shards'];
+
 const QUERY_NAME = /^[a-z][a-z0-9_-]{0,39}$/;
 
 /**
@@ -100,7 +148,7 @@ export function createConnection(options: ConnectionOptions): Connection {
     ...common,
     max_open_connections: options.maxConnections ?? 64,
     request_timeout: options.requestTimeoutMs ?? 300_000,
-    clickhouse_settings: options.settings ?? {},
+    clickhouse_settings: { ...(options.cluster === undefined ? {} : CLUSTER_SETTINGS), ...options.settings },
     keep_alive: { enabled: true, idle_socket_ttl: 2500 },
   });
   const control = createClient({
@@ -111,13 +159,36 @@ export function createConnection(options: ConnectionOptions): Connection {
   });
   const db = lit.identifier(options.database);
   const logger = options.logger;
+  if (options.cluster !== undefined) lit.cluster(options.cluster);
+  // Asked once per process, on first use; a failed attempt is asked again by the next insert or read.
+  let conditional: Promise<{ insert: ClickHouseSettings; read: ClickHouseSettings }> | undefined;
+  const askConditional = async () => {
+    const names = join(
+      CONDITIONAL_SETTING_NAMES.map((n) => lit.name(n)),
+      ', ',
+    );
+    const rs = await control.query({
+      query: sql`SELECT name FROM system.settings WHERE name IN (${names})`.text,
+      format: 'JSONEachRow',
+    });
+    const known = new Set((await rs.json<{ name: string }>()).map((r) => r.name));
+    return conditionalSettings(known, options.cluster);
+  };
 
   return {
     data,
     control,
     db,
     database: options.database,
+    cluster: options.cluster,
     where: loggableClickHouseUrl(options.url),
+    async settingsFor(kind) {
+      conditional ??= askConditional().catch((err: unknown) => {
+        conditional = undefined;
+        throw err;
+      });
+      return (await conditional)[kind];
+    },
     async ping(timeoutMs = 1000) {
       const controller = new AbortController();
       const timer = setTimeout(() => controller.abort(), timeoutMs);

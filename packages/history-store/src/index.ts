@@ -15,13 +15,19 @@ export { QueryGate, GateClosedError } from './query-gate';
 export type { QuerierOptions, QueryObserver, QueryOutcome, StreamOptions } from './querier';
 
 // Configuration and failures.
-export { clickHouseEnvSchema, clickHouseEnvShape, loadClickHouseConfig, type ClickHouseConfig } from './config';
+export {
+  clickHouseEnvSchema,
+  clickHouseEnvShape,
+  loadClickHouseConfig,
+  storeOptions,
+  type ClickHouseConfig,
+} from './config';
 export { loggableClickHouseUrl, newQueryId } from './connection';
 export { classifyClickHouseError, serverErrorCode, type ClickHouseFailure, type ClickHouseFailureKind } from './errors';
 
 // Vocabulary of the tables.
 export { SIDES, TICKER_PATTERN, type Side } from './literals';
-export type { RowKind } from './schema';
+export { EXTRA_FIELDS, type ExtraField, type RowKind } from './schema';
 
 // Start-up.
 export { MigrationError, REQUIRED_SCHEMA_VERSION, type MigrationResult } from './migrations';
@@ -29,8 +35,12 @@ export { migrateWhenReachable, schemaVersion, verifyReadColumns, waitForSchema }
 
 // Writes: row formats and streaming inserts (docs/history.md, "Writing").
 export {
+  CURRENT_ROW_FORMAT,
   DECIMAL,
   INSERT_COLUMNS,
+  ROW_FORMATS,
+  insertColumns,
+  type RowFormat,
   RowFormatError,
   encodeDeltaRow,
   encodeGapRow,
@@ -48,11 +58,17 @@ export {
 
 // The named queries, per caller.
 export {
+  BOOK_FIRST_LOOK_BACK_MS,
+  BOOK_LAYOUT,
   OrderBookQueries,
   type CatalogueSpan,
+  type DeltaResume,
+  type KindCoverage,
+  type StoredGap,
   type TickerSpan,
   type TimeWindow,
   type WindowRead,
 } from './queries/order-books';
+export { benchmarkSql, type AnchorFormat, type BenchmarkSql } from './queries/benchmark';
 export { RecorderStore, type ProbeKey, type StoredTicker } from './queries/recorder';
 export { tickersWithData } from './queries/generator';

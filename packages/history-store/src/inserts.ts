@@ -5,19 +5,25 @@
  *
  * Rows travel as TabSeparated text, one line per row, so decimals stay the exact strings the venue sent (JSON
  * numbers would go through floating point on some paths, and 18.16 rejects decimals given as JSON strings).
- * Row formats, in column order (docs/history.md, "Insert formats"):
+ * Row formats, in column order (docs/history.md, "Writing: formats and idempotence"), row format 2 (the current one,
+ * since migration 2):
  *
- *   snapshots  exchange  ticker  ts  side  price  quantity
- *   deltas     exchange  ticker  ts  sequence  side  price  quantity_delta
+ *   snapshots  exchange  ticker  ts  side  price  quantity  received_ts
+ *   deltas     exchange  ticker  ts  sequence  side  price  quantity_delta  received_ts
  *   gaps       exchange  ticker  from_ts  to_ts  reason  detected_at
  *
- * `exchange` is `venue_b` | `venue_c` | `venue_a_us`; `ticker` matches `[A-Za-z0-9._-]{1,64}`; `ts`, `from_ts`,
- * `to_ts`, `detected_at` are epoch milliseconds (UTC); `side` is `bid` | `ask`; `sequence` is an unsigned 64-bit
- * integer; decimals are plain decimal strings (`-?D{1,20}(.D{1,18})?`, no exponent); `reason` is a short token.
- * The encoders check every field, so a malformed row fails before it reaches the table.
+ * `exchange` is `venue_b` | `venue_c` | `venue_a_us`; `ticker` matches `[A-Za-z0-9._-]{1,64}`; `ts`, `received_ts`,
+ * `from_ts`, `to_ts`, `detected_at` are epoch milliseconds (UTC); `side` is `bid` | `ask`; `sequence` is an unsigned
+ * 64-bit integer; decimals are plain decimal strings (`-?D{1,20}(.D{1,18})?`, no exponent); `reason` is a short
+ * token. The encoders check every field, so a malformed row fails before it reaches the table.
+ *
+ * Row format 1 is the same without `received_ts` (what recorders before migration 2 spooled): inserted with
+ * `rowFormat: 1`, its rows take the column's default, their `ts`.
  *
  * One insert of at most `max_insert_block_size` rows (1,048,576 by default) that falls in one month is written as
- * one part: it lands entirely or not at all. That is what makes probe-before-retry possible for the recorder.
+ * one part: it lands entirely or not at all (`async_insert` is pinned off where the server has it: connection.ts).
+ * That is what makes probe-before-retry possible for the recorder on one server; on a cluster the insert goes
+ * through the Distributed table, synchronously, and each shard's replicated table deduplicates a block sent again.
  */
 import { Readable } from 'node:stream';
 import { EXCHANGE_KEYS, type ExchangeKey } from '@depthgate/platforms';
@@ -34,6 +40,8 @@ export interface SnapshotRow {
   price: string;
   /** The level's size: a non-negative decimal string. */
   quantity: string;
+  /** When the book was received (epoch ms); default: `ts`. */
+  received_ts?: number;
 }
 
 export interface DeltaRow {
@@ -47,6 +55,8 @@ export interface DeltaRow {
   price: string;
   /** Signed change of the level's size. */
   quantity_delta: string;
+  /** When the change was received (epoch ms); default: `ts`. */
+  received_ts?: number;
 }
 
 export interface GapRow {
@@ -101,11 +111,11 @@ function sequence(v: unknown): string {
 }
 
 export function encodeSnapshotRow(r: SnapshotRow): string {
-  return `${exchange(r.exchange)}\t${ticker(r.ticker)}\t${millis('ts', r.ts)}\t${side(r.side)}\t${decimal('price', r.price)}\t${decimal('quantity', r.quantity, UNSIGNED_DECIMAL)}\n`;
+  return `${exchange(r.exchange)}\t${ticker(r.ticker)}\t${millis('ts', r.ts)}\t${side(r.side)}\t${decimal('price', r.price)}\t${decimal('quantity', r.quantity, UNSIGNED_DECIMAL)}\t${millis('received_ts', r.received_ts ?? r.ts)}\n`;
 }
 
 export function encodeDeltaRow(r: DeltaRow): string {
-  return `${exchange(r.exchange)}\t${ticker(r.ticker)}\t${millis('ts', r.ts)}\t${sequence(r.sequence)}\t${side(r.side)}\t${decimal('price', r.price)}\t${decimal('quantity_delta', r.quantity_delta)}\n`;
+  return `${exchange(r.exchange)}\t${ticker(r.ticker)}\t${millis('ts', r.ts)}\t${sequence(r.sequence)}\t${side(r.side)}\t${decimal('price', r.price)}\t${decimal('quantity_delta', r.quantity_delta)}\t${millis('received_ts', r.received_ts ?? r.ts)}\n`;
 }
 
 export function encodeGapRow(r: GapRow): string {
@@ -114,17 +124,34 @@ export function encodeGapRow(r: GapRow): string {
   return `${exchange(r.exchange)}\t${ticker(r.ticker)}\t${millis('from_ts', r.from_ts)}\t${millis('to_ts', r.to_ts)}\t${r.reason}\t${millis('detected_at', r.detected_at)}\n`;
 }
 
+/** The columns of each table's TabSeparated lines, in the current row format (2). */
 export const INSERT_COLUMNS = {
-  snapshots: ['exchange', 'ticker', 'ts', 'side', 'price', 'quantity'],
-  deltas: ['exchange', 'ticker', 'ts', 'sequence', 'side', 'price', 'quantity_delta'],
+  snapshots: ['exchange', 'ticker', 'ts', 'side', 'price', 'quantity', 'received_ts'],
+  deltas: ['exchange', 'ticker', 'ts', 'sequence', 'side', 'price', 'quantity_delta', 'received_ts'],
   gaps: ['exchange', 'ticker', 'from_ts', 'to_ts', 'reason', 'detected_at'],
 } as const;
 export type InsertTable = keyof typeof INSERT_COLUMNS;
+
+/**
+ * Versions of the line formats: 1 before migration 2 (no `received_ts`), 2 since. A writer that keeps encoded lines
+ * (the recorder's spool) records the version with them, so lines written by an older build still insert.
+ */
+export const ROW_FORMATS = [1, 2] as const;
+export type RowFormat = (typeof ROW_FORMATS)[number];
+export const CURRENT_ROW_FORMAT: RowFormat = 2;
+
+/** The columns of a table's lines in a row format. */
+export function insertColumns(table: InsertTable, rowFormat: RowFormat = CURRENT_ROW_FORMAT): string[] {
+  const columns: readonly string[] = INSERT_COLUMNS[table];
+  return rowFormat === 1 ? columns.filter((c) => c !== 'received_ts') : [...columns];
+}
 
 export interface InsertOptions {
   /** Query id of the insert (default: a fresh one); lets a writer probe or kill it. */
   queryId?: string;
   signal?: AbortSignal;
+  /** The line format of the text (default: the current one). */
+  rowFormat?: RowFormat;
 }
 
 /**
@@ -140,13 +167,15 @@ export async function insertTsv(
   const ch = connectionOf(store);
   const stream = source instanceof Readable ? source : Readable.from(source, { objectMode: false });
   const queryId = options.queryId ?? newQueryId(`insert-${table}`);
+  const settings = await ch.settingsFor('insert');
   await ch.data.insert({
     table: sql`${ch.db}.${lit.identifier(table)}`.text,
-    columns: [...INSERT_COLUMNS[table]],
+    columns: insertColumns(table, options.rowFormat) as [string, ...string[]],
     values: stream,
     format: 'TabSeparated',
     query_id: queryId,
     abort_signal: options.signal,
+    clickhouse_settings: settings,
   });
   return { queryId };
 }

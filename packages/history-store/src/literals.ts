@@ -14,6 +14,12 @@ export const TICKER_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
 export const IDENTIFIER_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 /** Query ids we generate (`dg-` + a UUID) and any similar token. */
 export const QUERY_ID_PATTERN = /^[A-Za-z0-9_-]{1,100}$/;
+/** A cluster's name in the servers' `remote_servers` (operators name them `replicated`, `all-sharded`, …). */
+export const CLUSTER_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
+/** A ZooKeeper path of a replicated table: absolute, with `{shard}`-style macros. */
+const ZOOKEEPER_PATH_PATTERN = /^(\/[A-Za-z0-9_.{}-]+)+$/;
+/** A replica's name in a replicated engine: macros and a separator (`{shard}-{replica}`). */
+const REPLICA_NAME_PATTERN = /^[A-Za-z0-9_.{}-]{1,100}$/;
 
 export const SIDES = ['bid', 'ask'] as const;
 export type Side = (typeof SIDES)[number];
@@ -109,6 +115,29 @@ export const lit = {
   /** A database/table/column name, back-quoted. */
   identifier(value: string): Sql {
     return trusted(`\`${checkedString('identifier', IDENTIFIER_PATTERN, value)}\``);
+  },
+  /**
+   * A table or column name as written in our DDL, unquoted (`ticker`, `snapshots`): the identifier grammar is a
+   * plain word. Migration 1 was written that way, and its text is part of its checksum.
+   */
+  bare(value: string): Sql {
+    return trusted(checkedString('identifier', IDENTIFIER_PATTERN, value));
+  },
+  /** A cluster name as a string literal (`ON CLUSTER 'name'`, the Distributed engine's first argument). */
+  cluster(value: string): Sql {
+    return trusted(quoteString(checkedString('cluster name', CLUSTER_PATTERN, value)));
+  },
+  /** A ZooKeeper path as a string literal (a replicated engine's first argument). */
+  zooKeeperPath(value: string): Sql {
+    return trusted(quoteString(checkedString('ZooKeeper path', ZOOKEEPER_PATH_PATTERN, value)));
+  },
+  /** A server's `host:port` as a string literal (the `remote()` table function's first argument). */
+  address(value: string): Sql {
+    return trusted(quoteString(checkedString('address', /^[A-Za-z0-9.-]{1,253}:[0-9]{1,5}$/, value)));
+  },
+  /** A replica name as a string literal (a replicated engine's second argument). */
+  replicaName(value: string): Sql {
+    return trusted(quoteString(checkedString('replica name', REPLICA_NAME_PATTERN, value)));
   },
   /** An `Enum8(...)` type from names (identifier grammar) and codes in [-128, 127]. */
   enum8(codes: Readonly<Record<string, number>>): Sql {

@@ -10,85 +10,151 @@
  *   way, or two replicas starting at once, converge on the same schema. Duplicate records are harmless.
  * - The SQL runs on ClickHouse 18.16 and on current releases: no codecs, no `IF NOT EXISTS` on columns (checked
  *   through system.columns instead), no DateTime64.
+ * - Steps are declarations (`createTable`, `createMaterializedView`, `addColumnIfMissing`), rendered by layout.ts
+ *   for one server or for a cluster (`CLICKHOUSE_CLUSTER`): there a table becomes a Replicated table `ON CLUSTER`
+ *   plus a Distributed table, a view reads and feeds the shards' own tables, an added column reaches both. A raw
+ *   `Sql` step still runs on one server, and stops a cluster's migration with a message naming it. The checksum is
+ *   taken over the single-server text, so it is the same in both layouts (and migration 1's never changed).
  *
  * Why the tables look like this: docs/history.md ("Schema").
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from '@depthgate/service-kit';
 import type { Connection } from './connection';
+import { LOCAL_SUFFIX, Layout, type TableSpec, type ViewSpec } from './layout';
 import { lit, sql, type Sql } from './literals';
 import { DECIMAL_TYPE, EXCHANGE_ENUM, KIND_ENUM, SIDE_ENUM } from './schema';
 import { connectionOf, type HistoryStore } from './store';
 
-export type MigrationStep = Sql | { addColumnIfMissing: { table: string; column: string; type: Sql } };
+/**
+ * One step of a migration. The declared kinds run on a single server and on a cluster (layout.ts renders them for
+ * each); a raw statement (`Sql`) runs on a single server only — on a cluster the runner refuses it, naming the
+ * migration, because it cannot know which of the tables it means.
+ */
+export type MigrationStep =
+  | Sql
+  | { createTable: TableSpec }
+  | { createMaterializedView: ViewSpec }
+  | { addColumnIfMissing: { table: string; column: string; type: Sql } };
 
 export interface Migration {
   version: number;
   name: string;
+  /** The steps, in order; `db` is the database as an identifier (for raw statements). */
   steps: (db: Sql) => MigrationStep[];
 }
 
 /** Millisecond epoch → month partition, in UTC whatever the server's time zone. */
 const MONTH_OF_TS = sql`toYYYYMM(toDateTime(intDiv(ts, 1000), 'UTC'))`;
+const GRANULARITY = sql`index_granularity = 8192`;
+
+/** The catalogue rows (per ticker and kind) of one block of `table`'s rows. */
+const catalogueOf =
+  (table: string, kind: 'snapshot' | 'delta') =>
+  (t: (name: string) => Sql): Sql =>
+    sql`SELECT exchange, ticker, CAST(${lit.token(kind)} AS ${KIND_ENUM}) AS kind,
+  minState(ts) AS first_ts, maxState(ts) AS last_ts, countState() AS row_count
+FROM ${t(table)}
+GROUP BY exchange, ticker`;
 
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     name: 'order-book history: snapshots, deltas, gaps, ticker catalogue',
-    steps: (db) => [
-      sql`CREATE TABLE IF NOT EXISTS ${db}.snapshots (
-  exchange ${EXCHANGE_ENUM},
-  ticker String,
-  ts Int64,
-  side ${SIDE_ENUM},
-  price ${DECIMAL_TYPE},
-  quantity ${DECIMAL_TYPE}
-) ENGINE = MergeTree()
-PARTITION BY ${MONTH_OF_TS}
-ORDER BY (exchange, ticker, ts, side, toFloat64(price))
-SETTINGS index_granularity = 8192`,
-      sql`CREATE TABLE IF NOT EXISTS ${db}.deltas (
-  exchange ${EXCHANGE_ENUM},
-  ticker String,
-  ts Int64,
-  sequence UInt64,
-  side ${SIDE_ENUM},
-  price ${DECIMAL_TYPE},
-  quantity_delta ${DECIMAL_TYPE}
-) ENGINE = MergeTree()
-PARTITION BY ${MONTH_OF_TS}
-ORDER BY (exchange, ticker, ts, sequence)
-SETTINGS index_granularity = 8192`,
-      sql`CREATE TABLE IF NOT EXISTS ${db}.gaps (
-  exchange ${EXCHANGE_ENUM},
-  ticker String,
-  from_ts Int64,
-  to_ts Int64,
-  reason String,
-  detected_at Int64
-) ENGINE = MergeTree()
-ORDER BY (exchange, ticker, from_ts)
-SETTINGS index_granularity = 8192`,
-      sql`CREATE TABLE IF NOT EXISTS ${db}.ticker_catalogue (
-  exchange ${EXCHANGE_ENUM},
-  ticker String,
-  kind ${KIND_ENUM},
-  first_ts AggregateFunction(min, Int64),
-  last_ts AggregateFunction(max, Int64),
-  row_count AggregateFunction(count)
-) ENGINE = AggregatingMergeTree()
-ORDER BY (exchange, ticker, kind)
-SETTINGS index_granularity = 8192`,
-      sql`CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.snapshots_catalogue_mv TO ${db}.ticker_catalogue AS
-SELECT exchange, ticker, CAST('snapshot' AS ${KIND_ENUM}) AS kind,
-  minState(ts) AS first_ts, maxState(ts) AS last_ts, countState() AS row_count
-FROM ${db}.snapshots
-GROUP BY exchange, ticker`,
-      sql`CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.deltas_catalogue_mv TO ${db}.ticker_catalogue AS
-SELECT exchange, ticker, CAST('delta' AS ${KIND_ENUM}) AS kind,
-  minState(ts) AS first_ts, maxState(ts) AS last_ts, countState() AS row_count
-FROM ${db}.deltas
-GROUP BY exchange, ticker`,
+    steps: () => [
+      {
+        createTable: {
+          name: 'snapshots',
+          columns: [
+            ['exchange', EXCHANGE_ENUM],
+            ['ticker', sql`String`],
+            ['ts', sql`Int64`],
+            ['side', SIDE_ENUM],
+            ['price', DECIMAL_TYPE],
+            ['quantity', DECIMAL_TYPE],
+          ],
+          engine: 'MergeTree',
+          partitionBy: MONTH_OF_TS,
+          orderBy: sql`(exchange, ticker, ts, side, toFloat64(price))`,
+          settings: GRANULARITY,
+        },
+      },
+      {
+        createTable: {
+          name: 'deltas',
+          columns: [
+            ['exchange', EXCHANGE_ENUM],
+            ['ticker', sql`String`],
+            ['ts', sql`Int64`],
+            ['sequence', sql`UInt64`],
+            ['side', SIDE_ENUM],
+            ['price', DECIMAL_TYPE],
+            ['quantity_delta', DECIMAL_TYPE],
+          ],
+          engine: 'MergeTree',
+          partitionBy: MONTH_OF_TS,
+          orderBy: sql`(exchange, ticker, ts, sequence)`,
+          settings: GRANULARITY,
+        },
+      },
+      {
+        createTable: {
+          name: 'gaps',
+          columns: [
+            ['exchange', EXCHANGE_ENUM],
+            ['ticker', sql`String`],
+            ['from_ts', sql`Int64`],
+            ['to_ts', sql`Int64`],
+            ['reason', sql`String`],
+            ['detected_at', sql`Int64`],
+          ],
+          engine: 'MergeTree',
+          orderBy: sql`(exchange, ticker, from_ts)`,
+          settings: GRANULARITY,
+        },
+      },
+      {
+        createTable: {
+          name: 'ticker_catalogue',
+          columns: [
+            ['exchange', EXCHANGE_ENUM],
+            ['ticker', sql`String`],
+            ['kind', KIND_ENUM],
+            ['first_ts', sql`AggregateFunction(min, Int64)`],
+            ['last_ts', sql`AggregateFunction(max, Int64)`],
+            ['row_count', sql`AggregateFunction(count)`],
+          ],
+          engine: 'AggregatingMergeTree',
+          orderBy: sql`(exchange, ticker, kind)`,
+          settings: GRANULARITY,
+        },
+      },
+      {
+        createMaterializedView: {
+          name: 'snapshots_catalogue_mv',
+          to: 'ticker_catalogue',
+          select: catalogueOf('snapshots', 'snapshot'),
+        },
+      },
+      {
+        createMaterializedView: {
+          name: 'deltas_catalogue_mv',
+          to: 'ticker_catalogue',
+          select: catalogueOf('deltas', 'delta'),
+        },
+      },
+    ],
+  },
+  {
+    version: 2,
+    name: 'receive times: received_ts on snapshots and deltas',
+    // When the recorder received each row's message (epoch ms, its monotone clock), beside the venue's ts. Rows
+    // written before read it as their ts (the column's DEFAULT, computed for parts that do not have it); inserts
+    // that do not name the column (a spool written by an older recorder) get the same. Plain declarative steps, so
+    // a cluster renders them ON CLUSTER for its local and distributed tables.
+    steps: () => [
+      { addColumnIfMissing: { table: 'snapshots', column: 'received_ts', type: sql`Int64 DEFAULT ts` } },
+      { addColumnIfMissing: { table: 'deltas', column: 'received_ts', type: sql`Int64 DEFAULT ts` } },
     ],
   },
 ];
@@ -96,18 +162,41 @@ GROUP BY exchange, ticker`,
 /** The schema version this build reads and writes: the highest migration it knows. */
 export const REQUIRED_SCHEMA_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));
 
-function stepText(step: MigrationStep): string {
+/** What a declared table looks like after the steps seen so far: its declaration plus the columns added since. */
+type DeclaredTables = Map<string, TableSpec>;
+
+function declare(tables: DeclaredTables, step: MigrationStep): void {
+  if ('createTable' in step) {
+    if (!tables.has(step.createTable.name)) tables.set(step.createTable.name, step.createTable);
+  } else if ('addColumnIfMissing' in step) {
+    const { table, column, type } = step.addColumnIfMissing;
+    const spec = tables.get(table);
+    if (spec && !spec.columns.some(([name]) => name === column))
+      tables.set(table, { ...spec, columns: [...spec.columns, [column, type]] });
+  }
+}
+
+/** A step's text for the checksum: its single-server form, so the checksum is the same in both layouts. */
+function stepText(step: MigrationStep, layout: Layout): string {
   if (step instanceof Object && 'addColumnIfMissing' in step) {
     const { table, column, type } = step.addColumnIfMissing;
     return `addColumnIfMissing ${table}.${column} ${type.text}`;
   }
-  return (step as Sql).text;
+  if ('createTable' in step)
+    return layout
+      .createTable(step.createTable)
+      .map((s) => s.text)
+      .join('\n;\n');
+  if ('createMaterializedView' in step) return layout.createView(step.createMaterializedView).text;
+  return step.text;
 }
 
-/** Checksum of a migration's SQL, independent of the database it is applied to. */
+/** Checksum of a migration's SQL, independent of the database it is applied to and of the layout. */
 export function migrationChecksum(migration: Migration): string {
+  const db = lit.identifier('db');
+  const layout = new Layout(db, 'db', undefined);
   const hash = createHash('sha256');
-  for (const step of migration.steps(lit.identifier('db'))) hash.update(`${stepText(step)}\n;\n`);
+  for (const step of migration.steps(db)) hash.update(`${stepText(step, layout)}\n;\n`);
   return hash.digest('hex').slice(0, 32);
 }
 
@@ -118,22 +207,50 @@ export class MigrationError extends Error {
   }
 }
 
-async function runStep(ch: Connection, db: Sql, step: MigrationStep): Promise<void> {
+async function hasColumn(ch: Connection, table: string, column: string): Promise<boolean> {
+  const rs = await ch.data.query({
+    query: sql`SELECT count() AS n FROM system.columns
+WHERE database = ${lit.name(ch.database)} AND table = ${lit.name(table)} AND name = ${lit.name(column)}`.text,
+    format: 'JSONEachRow',
+  });
+  const rows = await rs.json<{ n: string | number }>();
+  return Number(rows[0]?.n ?? 0) > 0;
+}
+
+async function run(ch: Connection, statements: Sql | Sql[]): Promise<void> {
+  for (const statement of Array.isArray(statements) ? statements : [statements]) {
+    await ch.data.command({ query: statement.text });
+  }
+}
+
+/** Runs one step in the store's layout; `tables` holds every table as declared up to and including this step. */
+async function runStep(ch: Connection, layout: Layout, step: MigrationStep, tables: DeclaredTables): Promise<void> {
+  if (step instanceof Object && 'createTable' in step) return run(ch, layout.createTable(step.createTable));
+  if (step instanceof Object && 'createMaterializedView' in step)
+    return run(ch, layout.createView(step.createMaterializedView));
   if (step instanceof Object && 'addColumnIfMissing' in step) {
     const { table, column, type } = step.addColumnIfMissing;
-    const rs = await ch.data.query({
-      query: sql`SELECT count() AS n FROM system.columns
-WHERE database = ${lit.name(ch.database)} AND table = ${lit.name(table)} AND name = ${lit.name(column)}`.text,
-      format: 'JSONEachRow',
-    });
-    const rows = await rs.json<{ n: string | number }>();
-    if (Number(rows[0]?.n ?? 0) > 0) return;
-    await ch.data.command({
-      query: sql`ALTER TABLE ${db}.${lit.identifier(table)} ADD COLUMN ${lit.identifier(column)} ${type}`.text,
-    });
+    if (layout.cluster === undefined) {
+      if (!(await hasColumn(ch, table, column))) await run(ch, layout.addColumn(table, column, type));
+      return;
+    }
+    const spec = tables.get(table);
+    if (!spec) throw new Error(`addColumnIfMissing: ${table} is not a table declared by a migration (createTable)`);
+    if (!(await hasColumn(ch, `${table}${LOCAL_SUFFIX}`, column))) await run(ch, layout.addColumn(table, column, type));
+    // A Distributed table takes no ALTER ON CLUSTER on 18.16 (its shards are replicated, it is not): it holds no
+    // rows, so it is re-created with the columns declared so far. Reads through it fail for that moment.
+    if (!(await hasColumn(ch, table, column))) {
+      await run(ch, [layout.dropDistributed(table), layout.createDistributed(table, spec.columns)]);
+    }
     return;
   }
-  await ch.data.command({ query: (step as Sql).text });
+  if (layout.cluster !== undefined) {
+    throw new Error(
+      `a raw SQL step cannot run on a cluster (CLICKHOUSE_CLUSTER=${layout.cluster}): declare it as createTable, ` +
+        'createMaterializedView or addColumnIfMissing (packages/history-store/src/migrations.ts)',
+    );
+  }
+  await run(ch, step as Sql);
 }
 
 export interface MigrationResult {
@@ -150,17 +267,9 @@ export async function runMigrations(
 ): Promise<MigrationResult> {
   const ch = connectionOf(store);
   const migrations = options.migrations ?? MIGRATIONS;
+  const layout = new Layout(ch.db, ch.database, ch.cluster);
   const db = ch.db;
-  await ch.data.command({ query: sql`CREATE DATABASE IF NOT EXISTS ${db}`.text });
-  await ch.data.command({
-    query: sql`CREATE TABLE IF NOT EXISTS ${db}.schema_migrations (
-  version UInt32,
-  name String,
-  checksum String,
-  applied_at DateTime
-) ENGINE = MergeTree()
-ORDER BY version`.text,
-  });
+  await run(ch, [layout.createDatabase(), layout.migrationsTable()]);
   const rs = await ch.data.query({
     query: sql`SELECT version, any(checksum) AS recorded FROM ${db}.schema_migrations GROUP BY version ORDER BY version`
       .text,
@@ -178,9 +287,11 @@ ORDER BY version`.text,
     );
   }
   const applied: number[] = [];
+  const tables: DeclaredTables = new Map();
   for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
     const checksum = migrationChecksum(migration);
     const seen = recorded.get(migration.version);
+    const steps = migration.steps(db);
     if (seen !== undefined) {
       if (seen !== checksum) {
         throw new MigrationError(
@@ -188,12 +299,17 @@ ORDER BY version`.text,
             `(recorded checksum ${seen}, this build ${checksum}); add a new migration instead of editing it`,
         );
       }
+      for (const step of steps) declare(tables, step);
       continue;
     }
-    options.logger?.info({ version: migration.version, name: migration.name }, 'applying migration');
-    for (const step of migration.steps(db)) {
+    options.logger?.info(
+      { version: migration.version, name: migration.name, cluster: layout.cluster },
+      'applying migration',
+    );
+    for (const step of steps) {
+      declare(tables, step);
       try {
-        await runStep(ch, db, step);
+        await runStep(ch, layout, step, tables);
       } catch (err) {
         throw new MigrationError(
           `migration ${migration.version} (${migration.name}) failed: ${(err as Error).message}`,

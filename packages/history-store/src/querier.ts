@@ -165,11 +165,12 @@ export class Querier {
       this.observer.waited?.(seconds(waitStarted));
     }
     try {
+      const pinned = await this.connection.settingsFor('read');
       return await this.connection.data.exec({
         query: query.text,
         query_id: queryId,
         abort_signal: scope.signal,
-        clickhouse_settings: { max_execution_time: scope.maxExecutionTimeSeconds(), ...settings },
+        clickhouse_settings: { ...pinned, max_execution_time: scope.maxExecutionTimeSeconds(), ...settings },
       });
     } finally {
       release();

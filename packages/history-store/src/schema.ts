@@ -10,6 +10,12 @@ export { EXCHANGE_CODES };
 export const SIDE_CODES = { bid: 1, ask: 2 } as const;
 export const KIND_CODES = { snapshot: 1, delta: 2 } as const;
 export type RowKind = keyof typeof KIND_CODES;
+/**
+ * Columns a row read may add after the spec's (migration 2): when the recorder received the row's message, epoch
+ * ms. Rows written before it read as their `ts`.
+ */
+export const EXTRA_FIELDS = ['received_ts'] as const;
+export type ExtraField = (typeof EXTRA_FIELDS)[number];
 
 /** `Enum8('venue_b' = 1, 'venue_c' = 2, 'venue_a_us' = 3)` */
 export const EXCHANGE_ENUM = lit.enum8(EXCHANGE_CODES);
@@ -39,10 +45,18 @@ export const TABLES = {
 /**
  * The columns that window queries read, in the order of their RowBinary layouts (the history API's decoder,
  * services/history/src/order-books/row-binary.ts, reads them by position), with the type each layout assumes, as
- * `system.columns` spells it. `verifyReadColumns` (startup.ts) checks them against the live tables, so a schema that
- * drifted fails at start-up instead of being misread.
+ * `system.columns` spells it; `extra` are read after them when a request asks for them (`fields=received_ts`).
+ * `verifyReadColumns` (startup.ts) checks them all against the live tables, so a schema that drifted fails at
+ * start-up instead of being misread.
  */
-export const READ_COLUMNS: Record<RowKind, { table: string; columns: ReadonlyArray<readonly [string, string]> }> = {
+export const READ_COLUMNS: Record<
+  RowKind,
+  {
+    table: string;
+    columns: ReadonlyArray<readonly [string, string]>;
+    extra: ReadonlyArray<readonly [ExtraField, string]>;
+  }
+> = {
   delta: {
     table: TABLES.deltas,
     columns: [
@@ -52,6 +66,7 @@ export const READ_COLUMNS: Record<RowKind, { table: string; columns: ReadonlyArr
       ['price', DECIMAL_TYPE.text],
       ['quantity_delta', DECIMAL_TYPE.text],
     ],
+    extra: [['received_ts', 'Int64']],
   },
   snapshot: {
     table: TABLES.snapshots,
@@ -61,5 +76,6 @@ export const READ_COLUMNS: Record<RowKind, { table: string; columns: ReadonlyArr
       ['price', DECIMAL_TYPE.text],
       ['quantity', DECIMAL_TYPE.text],
     ],
+    extra: [['received_ts', 'Int64']],
   },
 };

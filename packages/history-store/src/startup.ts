@@ -70,8 +70,8 @@ WHERE database = ${lit.name(store.database)} AND table IN (${join(
   );
   const found = new Map(columns.map((c) => [`${c.table}.${c.name}`, c.type]));
   const problems: string[] = [];
-  for (const { table, columns: expected } of Object.values(READ_COLUMNS)) {
-    for (const [name, type] of expected) {
+  for (const { table, columns, extra } of Object.values(READ_COLUMNS)) {
+    for (const [name, type] of [...columns, ...extra]) {
       const actual = found.get(`${table}.${name}`);
       if (actual !== type) problems.push(`${table}.${name} is ${actual ?? 'missing'}, expected ${type}`);
     }

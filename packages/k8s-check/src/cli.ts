@@ -7,6 +7,7 @@
  *   node packages/k8s-check/dist/cli.js --json FILE…      findings as one JSON array on stdout
  */
 import { readFileSync } from 'node:fs';
+import { embeddedObjects } from './crds';
 import { formatFinding, type Finding } from './findings';
 import { parseManifests } from './load';
 import { checkPolicy } from './policy';
@@ -23,8 +24,10 @@ async function main(argv: string[]): Promise<number> {
   const findings: Finding[] = [];
   let count = 0;
   for (const file of files) {
-    const { objects, findings: parseFindings } = parseManifests(readFileSync(file, 'utf8'), file);
-    count += objects.length;
+    const { objects: parsed, findings: parseFindings } = parseManifests(readFileSync(file, 'utf8'), file);
+    count += parsed.length;
+    // An operator's resource is checked with the pods, claims and services its templates become.
+    const objects = [...parsed, ...parsed.flatMap(embeddedObjects)];
     findings.push(...parseFindings, ...(await validator.validate(objects)), ...checkPolicy(objects));
   }
   if (json) {

@@ -44,3 +44,12 @@ export function describe(obj: K8sObject): string {
 export function formatFinding(f: Finding): string {
   return `${f.object}: [${f.rule}] ${f.path ? `${f.path}: ` : ''}${f.message}`;
 }
+
+/** A JSON pointer as a dotted path: `/spec/template/spec/containers/0/image` → `spec.template.spec.containers[0].image` */
+export function dotted(pointer: string): string {
+  return pointer
+    .split('/')
+    .filter((s) => s !== '')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((acc, s) => (/^\d+$/.test(s) ? `${acc}[${s}]` : acc === '' ? s : `${acc}.${s}`), '');
+}

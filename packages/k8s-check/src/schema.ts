@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { describe, type Finding, type K8sObject } from './findings';
+import { CustomKindValidator } from './crds';
+import { describe, dotted, type Finding, type K8sObject } from './findings';
 import { findKind, KINDS, type KindSpec } from './kinds';
 import { UnknownFieldChecker } from './strict';
 
@@ -21,15 +22,6 @@ async function loadModel(spec: KindSpec): Promise<ModelClass> {
   return model as ModelClass;
 }
 
-/** `/spec/template/spec/containers/0/image` → `spec.template.spec.containers[0].image` */
-function dotted(pointer: string): string {
-  return pointer
-    .split('/')
-    .filter((s) => s !== '')
-    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce((acc, s) => (/^\d+$/.test(s) ? `${acc}[${s}]` : acc === '' ? s : `${acc}.${s}`), '');
-}
-
 /**
  * Validates each object against the Kubernetes schema of its kind (types, enums, formats, required fields), reports
  * unknown kinds and API versions, and unknown fields. Resolves to the findings; never throws for a bad object.
@@ -37,6 +29,7 @@ function dotted(pointer: string): string {
 export class SchemaValidator {
   private readonly models = new Map<string, Promise<ModelClass>>();
   private strict?: UnknownFieldChecker;
+  private custom?: CustomKindValidator;
 
   constructor(private readonly options: { unknownFields?: boolean } = {}) {}
 
@@ -49,13 +42,16 @@ export class SchemaValidator {
   private async validateOne(obj: K8sObject): Promise<Finding[]> {
     const object = describe(obj);
     const spec = findKind(obj.apiVersion, obj.kind);
+    this.custom ??= new CustomKindValidator();
+    const custom = spec ? undefined : this.custom.find(obj.apiVersion, obj.kind);
+    if (custom) return this.custom.validate(obj, custom);
     if (!spec) {
       return [
         {
           object,
           rule: 'unknown-kind',
           path: '',
-          message: `apiVersion ${JSON.stringify(obj.apiVersion)} kind ${JSON.stringify(obj.kind)} is not a kind of the supported Kubernetes API (packages/k8s-check/src/kinds.ts)`,
+          message: `apiVersion ${JSON.stringify(obj.apiVersion)} kind ${JSON.stringify(obj.kind)} is not a kind of the supported Kubernetes API (packages/k8s-check/src/kinds.ts) nor of a vendored CRD (packages/k8s-check/crds/)`,
         },
       ];
     }

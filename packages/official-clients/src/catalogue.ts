@@ -11,11 +11,15 @@ export interface Catalogue {
     eventTicker: string;
     seriesTicker: string;
     milestone?: { id: string; type: string };
+    /** An event with live data: the game of that milestone (the simulator's live data are games'). */
+    liveEventTicker?: string;
     structuredTargetId?: string;
     collectionTicker?: string;
     historicalTicker?: string;
     /** Objects of the simulator's account, when it has any (absent: a by-id read expects the 404). */
     orderId?: string;
+    /** An order of the account resting on a book (it has a queue position). */
+    restingOrderId?: string;
     orderGroupId?: string;
     rfqId?: string;
     quoteId?: string;
@@ -35,9 +39,14 @@ export interface Catalogue {
     eventId: string;
     eventSlug: string;
     orderId?: string;
+    /** The account's read-only API key (to validate), and its open RFQ request (to read the best quote of). */
+    readonlyKey?: string;
+    rfqRequestId?: string;
   };
   polymarketUs: {
     slug: string;
+    /** A market that has settled (it has a settlement). */
+    settledSlug?: string;
     marketId: string;
     eventId: string;
     eventSlug: string;
@@ -95,16 +104,16 @@ export async function readCatalogue(sim: Simulator, now = Date.now()): Promise<C
   const gammaEvent =
     gammaEvents.find((e) => Array.isArray(e.markets) && (e.markets as Json[]).some((m) => m.id === market.id)) ??
     gammaEvents[0];
-  const clobOrders = await get(
-    'venue-a-clob',
-    '/data/orders',
-    signers.clobHeaders(sim.credentials.polymarketClob, 'GET', '/data/orders'),
-  );
+  const clobSigned = (path: string) =>
+    get('venue-a-clob', path, signers.clobHeaders(sim.credentials.polymarketClob, 'GET', path));
+  const clobOrders = await clobSigned('/data/orders');
+  const readonlyKeys = await clobSigned('/auth/readonly-api-keys');
 
   // Polymarket US.
   const usMarket = ((await get('venue-a-us', '/v1/markets?limit=1')) as { markets?: Json[] } | undefined)?.markets?.[0];
   const usEvent = ((await get('venue-a-us', '/v1/events?limit=1')) as { events?: Json[] } | undefined)?.events?.[0];
   const usSeries = ((await get('venue-a-us', '/v1/series')) as { series?: Json[] } | undefined)?.series?.[0];
+  const usSettled = first(await get('venue-a-us', '/v1/markets?closed=true&limit=1'), 'markets', 'slug');
   if (!usMarket || !usEvent || !usSeries)
     throw new Error('the simulator lists no Polymarket US market, event or series');
   const usOrders = await get(
@@ -127,6 +136,9 @@ export async function readCatalogue(sim: Simulator, now = Date.now()): Promise<C
       eventTicker,
       seriesTicker,
       milestone: milestone ? { id: String(milestone.id), type: String(milestone.type) } : undefined,
+      liveEventTicker: Array.isArray(milestone?.primary_event_tickers)
+        ? (milestone.primary_event_tickers as unknown[]).map(String)[0]
+        : undefined,
       structuredTargetId: first(await get('venue-b', '/structured_targets'), 'structured_targets', 'id'),
       collectionTicker: first(
         await get('venue-b', '/multivariate_event_collections'),
@@ -135,6 +147,7 @@ export async function readCatalogue(sim: Simulator, now = Date.now()): Promise<C
       ),
       historicalTicker: first(await get('venue-b', '/historical/markets?limit=1'), 'markets', 'ticker'),
       orderId: first(await kalshiSigned('/portfolio/orders'), 'orders', 'order_id'),
+      restingOrderId: first(await kalshiSigned('/portfolio/orders?status=resting'), 'orders', 'order_id'),
       orderGroupId: first(await kalshiSigned('/portfolio/order_groups'), 'order_groups', 'id'),
       rfqId: first(await kalshiSigned('/communications/rfqs'), 'rfqs', 'id'),
       quoteId: first(await kalshiSigned('/communications/quotes'), 'quotes', 'id'),
@@ -151,15 +164,18 @@ export async function readCatalogue(sim: Simulator, now = Date.now()): Promise<C
       eventId: String(gammaEvent?.id ?? ''),
       eventSlug: String(gammaEvent?.slug ?? ''),
       orderId: first(clobOrders, 'data', 'id'),
+      readonlyKey: Array.isArray(readonlyKeys) && typeof readonlyKeys[0] === 'string' ? readonlyKeys[0] : undefined,
+      rfqRequestId: first(await clobSigned('/rfq/data/requests'), 'data', 'requestId'),
     },
     polymarketUs: {
       slug: String(usMarket.slug),
+      settledSlug: usSettled,
       marketId: String(usMarket.id),
       eventId: String(usEvent.id),
       eventSlug: String(usEvent.slug),
       seriesId: String(usSeries.id),
       searchText: String(usEvent.title ?? '').split(/\s+/)[0] ?? '',
-      league: String((usEvent.series as Json | undefined)?.slug ?? usSeries.slug),
+      league: String(usEvent.seriesSlug ?? usSeries.slug),
       orderId: first(usOrders, 'orders', 'id'),
     },
     gemini: { symbol: geminiSymbol, unified: `${geminiSymbol.slice(0, -3).toUpperCase()}/USD` },

@@ -232,6 +232,12 @@ export function nonEmpty(...paths: string[]): (value: unknown) => string[] {
     });
 }
 
+/** Catalogue entries a call cannot do without (an object the simulator should list): throws when it lists none. */
+export function need<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`the simulator's catalogue lists no ${what}`);
+  return value;
+}
+
 /** Fields that must hold a value (not undefined, not null): what a loosely typed library's parsers filled in. */
 export function present(...paths: string[]): (value: unknown) => string[] {
   return (value) =>

@@ -11,6 +11,11 @@ export const ERROR_CODES = [
   'invalid_path',
   'invalid_timestamp',
   'invalid_limit',
+  'invalid_cursor',
+  'invalid_depth',
+  'invalid_format',
+  'invalid_fields',
+  'invalid_include',
   'unauthorized',
   'forbidden',
   'not_found',
@@ -42,6 +47,11 @@ export function statusFor(code: ErrorCode): number {
     case 'invalid_path':
     case 'invalid_timestamp':
     case 'invalid_limit':
+    case 'invalid_cursor':
+    case 'invalid_depth':
+    case 'invalid_format':
+    case 'invalid_fields':
+    case 'invalid_include':
       return 400;
     case 'unauthorized':
       return 401;

@@ -76,52 +76,70 @@ export interface PrivateServer {
  * A Redis of the test's own, started with the same script a person uses (infra/local/redis.sh), for tests
  * that stop and restart it without disturbing other tests.
  */
-export async function startPrivateRedis(options: { persist?: boolean } = {}): Promise<PrivateServer> {
-  const port = await freePort();
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'dg-redis-'));
-  const script = path.join(repoRoot, 'infra/local/redis.sh');
-  const server: PrivateServer = {
+export function startPrivateRedis(options: { persist?: boolean } = {}): Promise<PrivateServer> {
+  return privateServer('infra/local/redis.sh', 1, ([port]) => ({
     url: `redis://127.0.0.1:${port}`,
-    port,
-    dir,
-    start: async () => {
-      await run(script, ['start', '--dir', dir, '--port', String(port), ...(options.persist ? ['--persist'] : [])]);
-    },
-    stop: async () => {
-      await run(script, ['stop', '--dir', dir]);
-    },
-    destroy: async () => {
-      await server.stop();
-      if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
-    },
-  };
-  await server.start();
-  return server;
+    args: ['--port', String(port), ...(options.persist ? ['--persist'] : [])],
+  }));
 }
 
 /** A ClickHouse of the test's own (infra/local/clickhouse.sh), for tests that stop and restart it. */
-export async function startPrivateClickHouse(): Promise<PrivateServer> {
-  const port = await freePort();
-  const tcpPort = await freePort();
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'dg-clickhouse-'));
-  const script = path.join(repoRoot, 'infra/local/clickhouse.sh');
-  const server: PrivateServer = {
+export function startPrivateClickHouse(): Promise<PrivateServer> {
+  return privateServer('infra/local/clickhouse.sh', 2, ([port, tcpPort]) => ({
     url: `http://127.0.0.1:${port}`,
-    port,
-    dir,
-    start: async () => {
-      await run(script, ['start', '--dir', dir, '--http-port', String(port), '--tcp-port', String(tcpPort)]);
-    },
-    stop: async () => {
-      await run(script, ['stop', '--dir', dir]);
-    },
-    destroy: async () => {
-      await server.stop();
-      if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
-    },
-  };
-  await server.start();
-  return server;
+    args: ['--http-port', String(port), '--tcp-port', String(tcpPort)],
+  }));
+}
+
+/** A server started by an infra/local script (`start|stop --dir DIR …`) on free ports, in a fresh folder. */
+function privateServer(
+  scriptPath: string,
+  portCount: number,
+  describe: (ports: number[]) => { url: string; args: string[] },
+): Promise<PrivateServer> {
+  const script = path.join(repoRoot, scriptPath);
+  return onFreePorts(portCount, async (ports) => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), `dg-${path.basename(scriptPath, '.sh')}-`));
+    const { url, args } = describe(ports);
+    const server: PrivateServer = {
+      url,
+      port: ports[0] as number,
+      dir,
+      start: async () => {
+        await run(script, ['start', '--dir', dir, ...args]);
+      },
+      stop: async () => {
+        await run(script, ['stop', '--dir', dir]);
+      },
+      destroy: async () => {
+        await server.stop();
+        if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
+      },
+    };
+    try {
+      await server.start();
+    } catch (err) {
+      rmSync(dir, { recursive: true, force: true });
+      throw err;
+    }
+    return server;
+  });
+}
+
+/**
+ * Runs `start` on `count` free ports, again on fresh ones (up to 5 times) when a port was taken in between: another
+ * process on this shared machine may bind a port after `freePort` found it free and before the server does.
+ */
+async function onFreePorts<T>(count: number, start: (ports: number[]) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const ports: number[] = [];
+    for (let i = 0; i < count; i++) ports.push(await freePort());
+    try {
+      return await start(ports);
+    } catch (err) {
+      if (attempt >= 5 || !/is taken by another process/.test(String((err as Error).message))) throw err;
+    }
+  }
 }
 
 /** Names of configuration variables that README.md does not document in the first column of a table row. */
@@ -149,6 +167,61 @@ export function thrownBy<E extends Error>(fn: () => unknown, type: abstract new 
     });
   }
   throw new Error(`expected a ${type.name} to be thrown, but nothing was thrown`);
+}
+
+/** A server of the local ClickHouse cluster (infra/local/clickhouse-cluster.sh). */
+export interface ClusterNode {
+  name: string;
+  shard: number;
+  replica: number;
+  url: string;
+  /** Its native protocol's address (`127.0.0.1:port`), for `remote()`. */
+  native: string;
+}
+
+export interface TestCluster {
+  /** The cluster's name in the servers' `remote_servers` (CLICKHOUSE_CLUSTER). */
+  name: string;
+  nodes: ClusterNode[];
+  node(name: string): ClusterNode;
+  /** Stops one server: SIGTERM, or SIGKILL with `kill` (a crash). */
+  stopNode(name: string, options?: { kill?: boolean }): Promise<void>;
+  startNode(name: string): Promise<void>;
+}
+
+/**
+ * The ClickHouse cluster `./dev test --cluster` started (TEST_CLICKHOUSE_CLUSTER_DIR: 2 shards × 2 replicas and a
+ * ZooKeeper), with its servers and a way to stop and start each of them.
+ */
+export function testCluster(): TestCluster {
+  const dir = requireEnv('TEST_CLICKHOUSE_CLUSTER_DIR');
+  const described = JSON.parse(readFileSync(path.join(dir, 'cluster.json'), 'utf8')) as {
+    name: string;
+    nodes: { name: string; shard: number; replica: number; httpPort: number; tcpPort: number }[];
+  };
+  const script = path.join(repoRoot, 'infra/local/clickhouse-cluster.sh');
+  const nodes = described.nodes.map((n) => ({
+    name: n.name,
+    shard: n.shard,
+    replica: n.replica,
+    url: `http://127.0.0.1:${n.httpPort}`,
+    native: `127.0.0.1:${n.tcpPort}`,
+  }));
+  return {
+    name: described.name,
+    nodes,
+    node(name) {
+      const found = nodes.find((n) => n.name === name);
+      if (!found) throw new Error(`no node ${name} in the test cluster`);
+      return found;
+    },
+    async stopNode(name, options = {}) {
+      await run(script, ['node-stop', '--dir', dir, '--node', name, ...(options.kill ? ['--kill'] : [])]);
+    },
+    async startNode(name) {
+      await run(script, ['node-start', '--dir', dir, '--node', name]);
+    },
+  };
 }
 
 export { WsTestClient, type WsOpenOptions } from './ws-client';

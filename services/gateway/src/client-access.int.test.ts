@@ -8,7 +8,7 @@ import http from 'node:http';
 import net from 'node:net';
 import type { Simulator } from '@depthgate/venue-sim';
 import type { RunningGateway } from './server';
-import { call, simSecrets, startGatewayHarness, type Answer, type GatewayHarness } from './test-harness';
+import { call, simSecrets, startGatewayHarness, type Answer, type GatewayHarness } from './testing/harness';
 
 let h: GatewayHarness;
 let sim: Simulator;

@@ -2,9 +2,10 @@ import http from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { RedisKeyStore, type Redis } from '@depthgate/auth';
 import { freePort, uniqueName, waitFor } from '@depthgate/test-utils';
+import { GatewayClient, HttpError, type Platform } from '@depthgate/client';
 import type { Simulator } from '@depthgate/venue-sim';
 import type { RunningGateway } from './server';
-import { call, simSecrets, startGatewayHarness, type GatewayHarness } from './test-harness';
+import { call, simSecrets, startGatewayHarness, type GatewayHarness } from './testing/harness';
 
 let h: GatewayHarness;
 let sim: Simulator;
@@ -15,6 +16,12 @@ const gateway = (overrides?: Record<string, string>, withCredentials?: boolean) 
   h.gateway(overrides, withCredentials);
 const newKey: GatewayHarness['newKey'] = (input) => h.newKey(input);
 const last: GatewayHarness['last'] = (filter) => h.last(filter);
+/** The project's own client on a gateway of this suite (no retries unless asked: the statuses are the point). */
+const clientOf = (
+  g: RunningGateway,
+  apiKey = key,
+  options: Partial<ConstructorParameters<typeof GatewayClient>[0]> = {},
+) => new GatewayClient({ baseUrl: `http://127.0.0.1:${g.port}`, apiKey, retry: { retries: 0 }, ...options });
 
 beforeAll(async () => {
   h = await startGatewayHarness();
@@ -41,36 +48,43 @@ describe('the spec’s gateway table, against the simulator', () => {
   const auth = () => ({ 'X-API-Key': key });
 
   it.each([
-    ['/api/v1/venue-b/search/filters', 'kalshi', '/trade-api/v2/search/filters_by_sport'],
-    ['/api/v1/venue-b/historical/cutoff-timestamps', 'kalshi', '/trade-api/v2/historical/cutoff'],
-    ['/api/v1/venue-b/exchange/announcements', 'kalshi', '/trade-api/v2/exchange/announcements'],
-    ['/api/v1/venue-b/events/multivariate', 'kalshi', '/trade-api/v2/events/multivariate'],
-    ['/api/v1/venue-b/structured-targets', 'kalshi', '/trade-api/v2/structured_targets'],
-    ['/api/v1/venue-b/incentive-programs', 'kalshi', '/trade-api/v2/incentive_programs'],
-    ['/api/v1/venue-a-us/sports', 'venue-a-us', '/v1/sports'],
-    ['/api/v1/venue-a-us/sports/teams', 'venue-a-us', '/v1/sports/teams'],
-    ['/api/v1/venue-d/time', 'coinbase', '/time'],
-    ['/api/v1/venue-e/trsrv/event/category-tree', 'venue-e/portal', '/v1/api/trsrv/event/category-tree'],
-  ])('%s → %s %s (200 JSON object, Kalshi signature verified)', async (path, platform, upstreamPath) => {
-    const res = await call(gw.port, path, auth());
-    expect(res.status).toBe(200);
-    expect(res.headers['content-type']).toMatch(/^application\/json/);
-    const body = res.json();
-    expect(typeof body).toBe('object');
-    expect(Array.isArray(body)).toBe(false);
-    const seen = last({ platform });
-    expect(seen).toMatchObject({ method: 'GET', path: upstreamPath, query: '' });
-    if (platform === 'kalshi') expect(seen?.auth).toBe('valid');
-  });
+    ['venue-b', 'search/filters', 'kalshi', '/trade-api/v2/search/filters_by_sport'],
+    ['venue-b', 'historical/cutoff-timestamps', 'kalshi', '/trade-api/v2/historical/cutoff'],
+    ['venue-b', 'exchange/announcements', 'kalshi', '/trade-api/v2/exchange/announcements'],
+    ['venue-b', 'events/multivariate', 'kalshi', '/trade-api/v2/events/multivariate'],
+    ['venue-b', 'structured-targets', 'kalshi', '/trade-api/v2/structured_targets'],
+    ['venue-b', 'incentive-programs', 'kalshi', '/trade-api/v2/incentive_programs'],
+    ['venue-a-us', 'sports', 'venue-a-us', '/v1/sports'],
+    ['venue-a-us', 'sports/teams', 'venue-a-us', '/v1/sports/teams'],
+    ['venue-d', 'time', 'coinbase', '/time'],
+    ['venue-e', 'trsrv/event/category-tree', 'venue-e/portal', '/v1/api/trsrv/event/category-tree'],
+  ] as [Platform, string, string, string][])(
+    '/api/v1/%s/%s → %s %s (200 JSON object, Kalshi signature verified)',
+    async (platform, resource, upstream, upstreamPath) => {
+      const res = await clientOf(gw).get(platform, resource);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(typeof res.data).toBe('object');
+      expect(Array.isArray(res.data)).toBe(false);
+      const seen = last({ platform: upstream });
+      expect(seen).toMatchObject({ method: 'GET', path: upstreamPath, query: '' });
+      if (upstream === 'kalshi') expect(seen?.auth).toBe('valid');
+    },
+  );
 
   it('/venue-d/currencies is a JSON array and /venue-d/time is {iso, epoch}', async () => {
-    const currencies = (await call(gw.port, '/api/v1/venue-d/currencies', auth())).json();
+    const client = clientOf(gw);
+    const currencies = (await client.get<object[]>('venue-d', 'currencies')).data;
     expect(Array.isArray(currencies)).toBe(true);
-    expect((currencies as object[]).length).toBeGreaterThan(0);
-    const time = (await call(gw.port, '/api/v1/venue-d/time', { ...auth(), 'Cache-Control': 'no-cache' })).json() as {
-      iso: string;
-      epoch: number;
-    };
+    expect(currencies.length).toBeGreaterThan(0);
+    const time = (
+      await client.get<{ iso: string; epoch: number }>(
+        'venue-d',
+        'time',
+        {},
+        { headers: { 'Cache-Control': 'no-cache' } },
+      )
+    ).data;
     expect(time.iso).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
     expect(typeof time.epoch).toBe('number');
   });
@@ -92,8 +106,9 @@ describe('the spec’s gateway table, against the simulator', () => {
   });
 
   it('accepts real platform names as aliases', async () => {
-    expect((await call(gw.port, '/api/v1/kalshi/exchange/announcements', auth())).status).toBe(200);
-    expect((await call(gw.port, '/api/v1/coinbase/time', { ...auth(), 'Cache-Control': 'no-cache' })).status).toBe(200);
+    const client = clientOf(gw);
+    expect((await client.get('kalshi', 'exchange/announcements')).status).toBe(200);
+    expect((await client.get('coinbase', 'time', {}, { headers: { 'Cache-Control': 'no-cache' } })).status).toBe(200);
   });
 
   it('HEAD is forwarded as HEAD', async () => {
@@ -111,7 +126,8 @@ describe('upstream signatures, verified by the simulator', () => {
     ['Polymarket CLOB L2 HMAC', '/api/v1/venue-a-clob/data/orders', 'clob', '/data/orders'],
     ['Coinbase Exchange HMAC', '/api/v1/venue-d/accounts', 'coinbase', '/accounts'],
   ])('%s', async (_name, path, platform, upstreamPath) => {
-    const res = await call(gw.port, `${path}?limit=3`, { 'X-API-Key': key });
+    const [, , , target, ...resource] = path.split('/');
+    const res = await clientOf(gw).get(target as Platform, resource.join('/'), { limit: 3 });
     expect(res.status).toBe(200);
     const seen = last({ platform });
     expect(seen).toMatchObject({ path: upstreamPath, query: 'limit=3', auth: 'valid' });
@@ -173,11 +189,9 @@ describe('caller side', () => {
   });
 
   it("a key's platform allowlist: 403 elsewhere", async () => {
-    const limited = await newKey({ platforms: ['venue-b'] });
-    expect((await call(gw.port, '/api/v1/venue-b/exchange/announcements', { 'X-API-Key': limited })).status).toBe(200);
-    const res = await call(gw.port, '/api/v1/venue-d/currencies', { 'X-API-Key': limited });
-    expect(res.status).toBe(403);
-    expect(res.json()).toMatchObject({ error: 'forbidden' });
+    const limited = clientOf(gw, await newKey({ platforms: ['venue-b'] }));
+    expect((await limited.get('venue-b', 'exchange/announcements')).status).toBe(200);
+    await expect(limited.get('venue-d', 'currencies')).rejects.toMatchObject({ status: 403, error: 'forbidden' });
   });
 
   it('per-key rate limits with their headers', async () => {
@@ -555,5 +569,50 @@ describe('streaming a large upstream body', () => {
       upstream.closeAllConnections();
       await new Promise((r) => upstream.close(r));
     }
+  });
+});
+
+describe('the project’s GatewayClient against the gateway', () => {
+  it('sends the key as HTTP Basic; the same answers', async () => {
+    const basic = clientOf(gw, key, { keyIn: 'basic' });
+    expect((await basic.get('venue-d', 'currencies')).status).toBe(200);
+    expect(last({ platform: 'coinbase' })?.headers.authorization).toBeUndefined();
+    await expect(clientOf(gw, 'dg_wrong', { keyIn: 'basic' }).get('venue-d', 'currencies')).rejects.toMatchObject({
+      status: 401,
+      error: 'unauthorized',
+    });
+  });
+
+  it('a read-only POST reaches the upstream with its JSON body; other POSTs do not compile', async () => {
+    const [token] = sim.books.tickers('clob');
+    const books = await clientOf(gw).post<{ asset_id: string }[]>('venue-a-clob', 'books', [{ token_id: token }]);
+    expect(books.status).toBe(200);
+    expect(books.data.map((b) => b.asset_id)).toEqual([token]);
+    expect(last({ platform: 'clob' })).toMatchObject({ method: 'POST', path: '/books', status: 200 });
+    // @ts-expect-error: the gateway answers 405 for a POST that is not a read-only one
+    await expect(clientOf(gw).post('venue-b', 'portfolio/orders', {})).rejects.toMatchObject({ status: 405 });
+  });
+
+  it('429 from the key’s rate limit: retried within the bound, and past it an HttpError with Retry-After and request id', async () => {
+    const one = await newKey({ requests_per_minute: 1 });
+    const client = clientOf(gw, one, { retry: { retries: 3, maxDelayMs: 2000 } });
+    expect((await client.get('venue-d', 'currencies')).status).toBe(200);
+    const started = sim.requests().length;
+    const err = (await client.get('venue-d', 'currencies').catch((e: unknown) => e)) as HttpError;
+    expect(err).toBeInstanceOf(HttpError);
+    expect(err).toMatchObject({ status: 429, error: 'rate_limited' });
+    expect(err.retryAfterMs).toBeGreaterThan(2000);
+    expect(err.requestId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(sim.requests().length).toBe(started);
+  });
+
+  it('an upstream’s own error body passes through as the error’s json', async () => {
+    const open = await gateway({}, false);
+    const err = (await clientOf(open)
+      .get('venue-b', 'portfolio/balance')
+      .catch((e: unknown) => e)) as HttpError;
+    expect(err).toBeInstanceOf(HttpError);
+    expect(err.status).toBe(401);
+    expect(err.json).toEqual(expect.any(Object));
   });
 });

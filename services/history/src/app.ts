@@ -6,8 +6,9 @@ import type { HistoryConfig } from './config';
 import { gzipResponses } from './gzip';
 import { HistoryMetrics } from './metrics';
 import { openApiDocument } from './openapi';
+import { CursorCodec } from './order-books/cursor';
 import { OrderBookReader } from './order-books/reader';
-import { historyRoutes, resolveExchange } from './order-books/routes';
+import { MAX_BOOK_DEPTH, historyRoutes, resolveExchange } from './order-books/routes';
 
 export interface HistoryDeps {
   config: HistoryConfig;
@@ -20,7 +21,7 @@ export interface HistoryDeps {
   now?: () => number;
 }
 
-const ROUTE_LABEL = /^\/api\/[^/]+\/(tickers|snapshots|deltas)(\/|$)/;
+const ROUTE_LABEL = /^\/api\/[^/]+\/(tickers|snapshots|deltas|coverage|book)(\/|$)/;
 
 /** Builds the history app. No side effects: everything it talks to arrives in `deps`. */
 export function createApp(deps: HistoryDeps): Express {
@@ -31,11 +32,13 @@ export function createApp(deps: HistoryDeps): Express {
     observer: metrics.queries,
   });
   const reader = new OrderBookReader(queries, metrics, config.CATALOGUE_CACHE_TTL_MS);
+  const cursors = new CursorCodec(config.cursorSecrets);
   const openapi = JSON.stringify(
     openApiDocument({
       defaultLimit: config.DEFAULT_LIMIT,
       maxLimit: config.MAX_LIMIT,
       queryTimeoutMs: config.QUERY_TIMEOUT_MS,
+      maxBookDepth: MAX_BOOK_DEPTH,
     }),
   );
   return createServiceApp({
@@ -67,6 +70,9 @@ export function createApp(deps: HistoryDeps): Express {
           defaultLimit: config.DEFAULT_LIMIT,
           maxLimit: config.MAX_LIMIT,
           now: deps.now ?? Date.now,
+          cursors,
+          streamWindowRows: config.STREAM_WINDOW_ROWS,
+          draining: () => deps.lifecycle.draining,
         }),
       );
       app.use('/api', api);

@@ -1,7 +1,16 @@
 import { z } from 'zod';
 import { authEnvShape } from '@depthgate/auth';
 import { clickHouseEnvShape } from '@depthgate/history-store';
-import { envBool, envInt, envLogLevel, envString, parseEnv } from '@depthgate/service-kit';
+import {
+  ConfigError,
+  envBool,
+  envInt,
+  envLogLevel,
+  envOptionalString,
+  envString,
+  parseEnv,
+  secret,
+} from '@depthgate/service-kit';
 
 /** Every history-service setting, parsed once from the environment. README.md lists them with their defaults. */
 export const historyEnvSchema = z
@@ -34,6 +43,17 @@ export const historyEnvSchema = z
     CLICKHOUSE_QUERY_CONCURRENCY: envInt(8, { min: 1, max: 1024 }),
     /** How long a ticker's catalogue entry (first/last ts, row count) is reused before it is read again; 0: never. */
     CATALOGUE_CACHE_TTL_MS: envInt(5000, { min: 0, max: 600_000 }),
+    /**
+     * Signs page cursors (inline, or `_FILE`: a mounted file). Every replica must have the same one, or a cursor one
+     * replica issued fails on another; unset: a random secret per process (cursors then work on that process only).
+     */
+    HISTORY_CURSOR_SECRET: envOptionalString(),
+    HISTORY_CURSOR_SECRET_FILE: envOptionalString(),
+    /** The secret before the current one, still accepted (not used to sign) while a new secret rolls out. */
+    HISTORY_CURSOR_SECRET_PREVIOUS: envOptionalString(),
+    HISTORY_CURSOR_SECRET_PREVIOUS_FILE: envOptionalString(),
+    /** Rows per ClickHouse query of a bulk stream (NDJSON, CSV); each is read whole, two at most ahead of the caller. */
+    STREAM_WINDOW_ROWS: envInt(65_536, { min: 1000, max: 1_000_000 }),
   })
   .superRefine((c, ctx) => {
     if (c.DEFAULT_LIMIT > c.MAX_LIMIT) {
@@ -41,8 +61,30 @@ export const historyEnvSchema = z
     }
   });
 
-export type HistoryConfig = z.output<typeof historyEnvSchema>;
+export interface HistoryConfig extends z.output<typeof historyEnvSchema> {
+  /** The cursor secrets, resolved (inline or from their files). */
+  cursorSecrets: { secret?: string; previous?: string };
+}
+
+/** Shortest cursor secret accepted (characters): 32 random bytes in hex or base64 are longer. */
+const MIN_SECRET_LENGTH = 32;
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): HistoryConfig {
-  return parseEnv(historyEnvSchema, env);
+  const base = parseEnv(historyEnvSchema, env);
+  const issues: string[] = [];
+  const current = secret(base, 'HISTORY_CURSOR_SECRET', issues);
+  const previous = secret(base, 'HISTORY_CURSOR_SECRET_PREVIOUS', issues);
+  for (const [name, value] of [
+    ['HISTORY_CURSOR_SECRET', current],
+    ['HISTORY_CURSOR_SECRET_PREVIOUS', previous],
+  ] as const) {
+    if (value !== undefined && value.length < MIN_SECRET_LENGTH) {
+      issues.push(`${name}: at least ${MIN_SECRET_LENGTH} characters (e.g. openssl rand -hex 32)`);
+    }
+  }
+  if (previous !== undefined && current === undefined) {
+    issues.push('HISTORY_CURSOR_SECRET_PREVIOUS: only with HISTORY_CURSOR_SECRET (the secret that signs)');
+  }
+  if (issues.length > 0) throw new ConfigError(issues);
+  return { ...base, cursorSecrets: { secret: current, previous } };
 }

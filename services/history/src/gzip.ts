@@ -4,6 +4,9 @@
  * `compression` would prefer Brotli when a client offers it, and Brotli is several times slower than gzip level 3
  * on streamed JSON. So the request's Accept-Encoding is first reduced to what we serve: `gzip` (also offered by
  * `*`) and `identity`, keeping their q-values. A client that only accepts other codings gets identity.
+ *
+ * What is compressed: what `compression` takes as compressible (JSON, CSV and other text types), and NDJSON, which
+ * its media-type database does not list.
  */
 import compression from 'compression';
 import type { RequestHandler } from 'express';
@@ -22,7 +25,12 @@ export function gzipOnlyAcceptEncoding(header: string | undefined): string | und
 }
 
 export function gzipResponses(level: number): RequestHandler {
-  const compress = compression({ level, threshold: 1024 });
+  const compress = compression({
+    level,
+    threshold: 1024,
+    filter: (req, res) =>
+      compression.filter(req, res) || String(res.getHeader('Content-Type') ?? '').startsWith('application/x-ndjson'),
+  });
   return (req, res, next) => {
     const normalized = gzipOnlyAcceptEncoding(req.headers['accept-encoding']);
     if (normalized === undefined) delete req.headers['accept-encoding'];

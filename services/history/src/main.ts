@@ -1,5 +1,5 @@
 import { createAuth } from '@depthgate/auth';
-import { HistoryStore, migrateWhenReachable, verifyReadColumns } from '@depthgate/history-store';
+import { HistoryStore, migrateWhenReachable, storeOptions, verifyReadColumns } from '@depthgate/history-store';
 import { Lifecycle, createLogger, createRegistry, runMain, serve } from '@depthgate/service-kit';
 import { createApp } from './app';
 import { loadConfig } from './config';
@@ -10,9 +10,7 @@ runMain(async () => {
   const registry = createRegistry('history');
   const lifecycle = new Lifecycle();
   const store = new HistoryStore({
-    url: config.CLICKHOUSE_URL,
-    database: config.CLICKHOUSE_DATABASE,
-    maxConnections: config.CLICKHOUSE_MAX_CONNECTIONS,
+    ...storeOptions(config),
     // A socket idle this long is dead: the server's max_execution_time ends every query well before.
     requestTimeoutMs: config.QUERY_TIMEOUT_MS + 30_000,
     logger,
@@ -20,7 +18,15 @@ runMain(async () => {
   lifecycle.onShutdown('clickhouse', () => store.close());
   const migrated = await migrateWhenReachable(store, { timeoutMs: config.CLICKHOUSE_STARTUP_TIMEOUT_MS, logger });
   await verifyReadColumns(store);
-  logger.info({ database: config.CLICKHOUSE_DATABASE, ...migrated }, 'ClickHouse schema up to date');
+  logger.info(
+    { database: config.CLICKHOUSE_DATABASE, cluster: config.CLICKHOUSE_CLUSTER, ...migrated },
+    'ClickHouse schema up to date',
+  );
+  if (config.cursorSecrets.secret === undefined) {
+    logger.warn(
+      'HISTORY_CURSOR_SECRET is not set: page cursors are signed with a random secret of this process and fail on any other replica or after a restart',
+    );
+  }
   const auth = createAuth(config, { logger, registry, name: 'history' });
   lifecycle.onShutdown('redis', () => auth.close());
   await serve(createApp({ config, logger, auth, store, registry, lifecycle }), {

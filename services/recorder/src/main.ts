@@ -2,7 +2,7 @@
  * The recorder's entrypoint (`dist/main.js` of its own image, depthgate-recorder; a StatefulSet of one): records the
  * order-book feeds of Kalshi, Gemini and Polymarket US into the history tables. docs/history.md, "Recorder".
  */
-import { HistoryStore } from '@depthgate/history-store';
+import { HistoryStore, storeOptions } from '@depthgate/history-store';
 import { Lifecycle, createLogger, createRegistry, createServiceApp, runMain, serve } from '@depthgate/service-kit';
 import { loadRecorderConfig } from './config';
 import { RecorderMetrics } from './metrics';
@@ -15,9 +15,7 @@ runMain(async () => {
   const metrics = new RecorderMetrics(registry);
   const lifecycle = new Lifecycle();
   const store = new HistoryStore({
-    url: config.CLICKHOUSE_URL,
-    database: config.CLICKHOUSE_DATABASE,
-    maxConnections: config.CLICKHOUSE_MAX_CONNECTIONS,
+    ...storeOptions(config),
     requestTimeoutMs: config.RECORDER_INSERT_TIMEOUT_MS + 30_000,
     logger,
     application: 'depthgate-recorder',

@@ -5,6 +5,8 @@ import type { LocalBook, SideCode } from '@depthgate/feeds';
  * Where a ticker's rows go (the writer's batches, or a list in tests). Calls arrive in the order the rows must
  * take effect: a gap, then the snapshot that closes it, then deltas. Every value is already validated: tickers match
  * the ticker grammar, timestamps and sequences are safe non-negative integers, decimals are exact decimal text.
+ * `receivedTs` is the recorder's receive clock (epoch ms, never going backwards): for a delta, when its message
+ * arrived; for a snapshot, when the newest message it reflects arrived.
  */
 export interface RowSink {
   delta(
@@ -15,9 +17,10 @@ export interface RowSink {
     side: SideCode,
     price: string,
     quantityDelta: string,
+    receivedTs: number,
   ): void;
   /** Every level of `book` as one snapshot at `ts` (the book after every delta with ts < `ts`). */
-  snapshot(exchange: ExchangeKey, ticker: string, ts: number, book: LocalBook): void;
+  snapshot(exchange: ExchangeKey, ticker: string, ts: number, book: LocalBook, receivedTs: number): void;
   gap(exchange: ExchangeKey, ticker: string, fromTs: number, toTs: number, reason: string, detectedAt: number): void;
 }
 

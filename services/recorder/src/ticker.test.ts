@@ -44,6 +44,28 @@ describe('TickerRecorder', () => {
     expect(rebuild(sink.rows, 2000)).toEqual({ 'bid:0.48': '80', 'ask:0.52': '50', 'ask:0.53': '7' });
   });
 
+  it('stamps every row with the receive clock: a delta its message, a snapshot the newest message it reflects', () => {
+    const { rec, sink, clock } = setup();
+    // A Kalshi-like snapshot (no time of its own) received at 1,000,010, settled by the next event.
+    rec.venueSnapshot(bids(['0.48', '100']), [['0.52', '50']], { defer: true, receivedAt: 1_000_010 });
+    rec.applyDelta(rec.beginEvent(1_000_015, 1_000_020), BID, '0.48', '-20');
+    rec.applyDelta(rec.beginEvent(1_000_030, 1_000_035), ASK, '0.52', '5');
+    // The cadence snapshot is due and the ticker quiet: the sweep writes it (at now − quiet), reflecting the messages
+    // up to the one received at 1,000,035.
+    clock.now = 1_060_000;
+    rec.sweep(clock.now);
+    rec.applyDelta(rec.beginEvent(1_060_000, 1_060_002), BID, '0.48', '1');
+    expect(sink.rows.map((r) => [r.kind, r.ts, r.receivedTs])).toEqual([
+      ['snapshot', 1_000_015, 1_000_010],
+      ['snapshot', 1_000_015, 1_000_010],
+      ['delta', 1_000_015, 1_000_020],
+      ['delta', 1_000_030, 1_000_035],
+      ['snapshot', 1_059_000, 1_000_035],
+      ['snapshot', 1_059_000, 1_000_035],
+      ['delta', 1_060_000, 1_060_002],
+    ]);
+  });
+
   it('keeps the sequence above ts × 1000 and above what is stored (hybrid logical clock)', () => {
     const { rec, sink } = setup({ resume: { lastTs: 5000, sequence: 9_000_000 } });
     rec.venueSnapshot(bids(['1', '1']), [], { ts: 6000 });
@@ -126,6 +148,25 @@ describe('TickerRecorder', () => {
     // A late delta below the snapshot is raised to it.
     const t = rec.beginEvent(1500);
     expect(t).toBe(clock.now - 1000);
+  });
+
+  it('a quiet ticker on a silent connection (a stall not yet detected) gets no snapshot until a frame arrives', () => {
+    const { rec, sink, clock } = setup();
+    rec.venueSnapshot(bids(['0.5', '10']), [], { ts: 1000 });
+    const heard = clock.now;
+    clock.now += 61_000;
+    // Nothing heard on the connection for a minute: an event stamped before now − quiet may still be held back.
+    rec.sweep(clock.now, heard);
+    expect(sink.of('snapshot').map((r) => r.ts)).toEqual([1000]);
+    // A heartbeat arrives: everything sent before it has arrived, the snapshot is exact.
+    rec.sweep(clock.now, clock.now - 200);
+    expect(sink.of('snapshot').map((r) => r.ts)).toEqual([1000, clock.now - 1000]);
+    // Receive-stamped feeds (Gemini) need no frame: their snapshot at now holds what was received.
+    const gemini = setup({ venueClock: false });
+    gemini.rec.venueSnapshot(bids(['0.5', '10']), [], { ts: 1000 });
+    gemini.clock.now += 61_000;
+    gemini.rec.sweep(gemini.clock.now, 0);
+    expect(gemini.sink.of('snapshot').map((r) => r.ts)).toEqual([1000, gemini.clock.now]);
   });
 
   it('settles a venue snapshot nobody follows at its receipt', () => {

@@ -12,6 +12,9 @@
  *   (from = last moment known good, to = S) is written, then the snapshot at S, then the deltas.
  * - Cadence snapshots are taken from our own book at the boundary before the next delta whose ts exceeds every
  *   written row, which is exact; a ticker that stays quiet gets its snapshot from the sweep instead.
+ * - Every row carries its receive time (`received_ts`, the connection's monotone clock): a delta, when its message
+ *   arrived; a snapshot, when the newest message it reflects arrived (the venue snapshot itself, or the last change
+ *   applied to our book before a cadence snapshot).
  */
 import type { ExchangeKey } from '@depthgate/platforms';
 import {
@@ -99,6 +102,10 @@ export class TickerRecorder {
   nextSnapshotAt: number;
   /** Wall time of the last change applied (quiet detection). */
   lastActivityAt = 0;
+  /** Receive time of the newest message our book reflects (a snapshot row's received_ts). */
+  private knownAt = 0;
+  /** Receive time of the event being applied (its delta rows' received_ts). */
+  private eventReceivedAt = 0;
   private epoch = 0;
   private readonly verifications: Verification[] = [];
 
@@ -153,16 +160,23 @@ export class TickerRecorder {
   /**
    * A venue snapshot. `ts` is when it holds from, if the venue says (Polymarket US: transactTime + 1; Gemini: its
    * receive time); without one (`defer`), its ts is decided by the next timestamped message of the connection
-   * (`settle`) or by the sweep. Returns true when it waits for that.
+   * (`settle`) or by the sweep. `receivedAt` is when its message arrived (default: now). Returns true when it waits
+   * for that.
    */
-  venueSnapshot(bids: LevelList, asks: LevelList, timing: { ts?: number; defer?: boolean }): boolean {
+  venueSnapshot(
+    bids: LevelList,
+    asks: LevelList,
+    timing: { ts?: number; defer?: boolean; receivedAt?: number },
+  ): boolean {
     const book = this.buildBook(bids, asks);
+    const receivedAt = timing.receivedAt ?? this.env.now();
     if (this.live && this.pendingSnapshot === undefined) {
       if (book.equals(this.book)) {
         // Nothing was lost: keep the continuous series, and record this snapshot at the next exact boundary.
         this.suspect = undefined;
         this.snapshotWanted = true;
         this.verified(this.lastTs);
+        if (receivedAt > this.knownAt) this.knownAt = receivedAt;
         return false;
       }
       const from = this.verifiedTs >= 0 ? this.verifiedTs : this.lastTs;
@@ -172,12 +186,9 @@ export class TickerRecorder {
     this.book = book;
     this.live = true;
     this.endVerifications();
-    if (timing.defer) {
-      this.pendingSnapshot = { receivedAt: this.env.now() };
-      return true;
-    }
-    this.pendingSnapshot = { receivedAt: this.env.now() };
-    this.settle(timing.ts ?? this.env.now());
+    this.pendingSnapshot = { receivedAt };
+    if (timing.defer) return true;
+    this.settle(timing.ts ?? receivedAt);
     return false;
   }
 
@@ -192,6 +203,7 @@ export class TickerRecorder {
       this.env.metrics?.gap(this.exchange, gap.reason);
       this.pendingGap = undefined;
     }
+    this.knownAt = this.pendingSnapshot.receivedAt;
     this.pendingSnapshot = undefined;
     this.writeSnapshot(s);
     this.verified(s);
@@ -202,7 +214,7 @@ export class TickerRecorder {
   }
 
   private writeSnapshot(s: number): void {
-    this.env.sink.snapshot(this.exchange, this.ticker, s, this.book);
+    this.env.sink.snapshot(this.exchange, this.ticker, s, this.book, this.knownAt);
     this.lastSnapshotTs = s;
     if (s > this.lastTs) this.lastTs = s;
     this.snapshotWanted = false;
@@ -213,14 +225,17 @@ export class TickerRecorder {
   // Changes
 
   /**
-   * Starts one venue event at the venue's (or receive) time: writes a pending or wanted snapshot first when due.
-   * Returns the ts the event's rows get, or -1 when the book is not live (the event is ignored).
+   * Starts one venue event at the venue's (or receive) time, whose message arrived at `receivedAt` (default: now):
+   * writes a pending or wanted snapshot first when due. Returns the ts the event's rows get, or -1 when the book is
+   * not live (the event is ignored).
    */
-  beginEvent(ts: number): number {
+  beginEvent(ts: number, receivedAt: number = this.env.now()): number {
     if (!this.live) return -1;
     let t = ts;
     if (this.pendingSnapshot !== undefined) this.settle(t);
     else if (this.snapshotWanted && t > this.lastTs) this.writeSnapshot(t);
+    this.eventReceivedAt = receivedAt;
+    if (receivedAt > this.knownAt) this.knownAt = receivedAt;
     if (t < this.lastSnapshotTs) {
       t = this.lastSnapshotTs;
       this.env.metrics?.clamped(this.exchange);
@@ -315,7 +330,7 @@ export class TickerRecorder {
   private emit(t: number, side: SideCode, price: string, quantityDelta: string, newQuantity: bigint): void {
     const floor = t * 1000;
     this.sequence = this.sequence + 1 > floor ? this.sequence + 1 : floor;
-    this.env.sink.delta(this.exchange, this.ticker, t, this.sequence, side, price, quantityDelta);
+    this.env.sink.delta(this.exchange, this.ticker, t, this.sequence, side, price, quantityDelta, this.eventReceivedAt);
     if (t > this.lastTs) this.lastTs = t;
     if (this.verifications.length > 0) this.trackChange(`${side}:${price}`, newQuantity);
   }
@@ -323,15 +338,22 @@ export class TickerRecorder {
   // ------------------------------------------------------------------------------------------------------------
   // Cadence and quiet tickers
 
-  /** Called every few hundred ms: due cadence snapshots, snapshots of quiet tickers, overdue verifications. */
-  sweep(now: number): void {
+  /**
+   * Called every few hundred ms: due cadence snapshots, snapshots of quiet tickers, overdue verifications.
+   * `heardAt`: when the ticker's connection last received a frame (default: now).
+   */
+  sweep(now: number, heardAt: number = now): void {
     if (this.live && this.pendingSnapshot === undefined && now >= this.nextSnapshotAt) this.snapshotWanted = true;
     if (this.pendingSnapshot !== undefined) {
       // No timestamped message followed the venue's snapshot: it holds from when it arrived.
       if (now - this.pendingSnapshot.receivedAt >= this.env.quietMs) this.settle(this.pendingSnapshot.receivedAt);
     } else if (this.snapshotWanted && this.live && now - this.lastActivityAt >= this.env.quietMs) {
-      // The venue stamps its own events: one still in flight may carry a time up to quietMs behind ours.
-      this.writeSnapshot(Math.max(this.lastTs + 1, this.env.venueClock ? now - this.env.quietMs : now));
+      // The venue stamps its own events: one still in flight may carry a time up to quietMs behind ours. And the
+      // ticker is quiet, or its feed silently stalled: only a frame received since that time (a heartbeat, another
+      // ticker's event) shows that everything sent before it has arrived — else wait (a stall ends in a gap from
+      // before this snapshot, which would otherwise hide changes the stall kept back).
+      const at = this.env.venueClock ? now - this.env.quietMs : now;
+      if (!this.env.venueClock || heardAt >= at) this.writeSnapshot(Math.max(this.lastTs + 1, at));
     }
     for (const v of this.verifications) {
       if (!v.done && v.rest !== undefined && now >= v.deadline) {

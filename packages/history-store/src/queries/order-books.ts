@@ -1,7 +1,9 @@
 /**
  * The queries of the history API's order-book endpoints: the ticker catalogue (one ticker's entry, an exchange's
- * list) and the time-window reads of snapshot and delta rows. OrderBookQueries runs them through a querier (gate,
- * budget, cancellation, tags `catalogue`, `tickers`, `window`).
+ * list), the time-window reads of snapshot and delta rows, the book at a moment (its snapshot and the deltas since,
+ * in one read, and the gaps around it), the gaps of a range and a ticker's coverage. OrderBookQueries runs them
+ * through a querier (gate, budget, cancellation, tags `catalogue`, `tickers`, `window`, `exists`, `book`, `gaps`,
+ * `coverage`).
  *
  * Window queries return raw columns in `RowBinary`, the cheapest output of ClickHouse; the history service renders
  * the JSON text (services/history/src/order-books/row-binary.ts decodes the layouts these column lists fix:
@@ -14,18 +16,19 @@
  */
 import type { ExchangeKey } from '@depthgate/platforms';
 import { join, lit, sql, type Sql } from '../literals';
-import { Querier, type QuerierOptions } from '../querier';
-import { READ_COLUMNS, type RowKind } from '../schema';
+import { Querier, type JsonRow, type QuerierOptions } from '../querier';
+import { READ_COLUMNS, SIDE_ENUM, type RowKind } from '../schema';
 import type { QueryScope } from '../scope';
 import type { HistoryStore } from '../store';
 
-const columnList = (kind: RowKind): Sql =>
+/** The columns of a window read: the layout's, then `received_ts` when asked for. */
+const columnList = (kind: RowKind, receivedTs = false): Sql =>
   join(
-    READ_COLUMNS[kind].columns.map(([name]) => lit.identifier(name)),
+    [...READ_COLUMNS[kind].columns, ...(receivedTs ? READ_COLUMNS[kind].extra : [])].map(([name]) =>
+      lit.identifier(name),
+    ),
     ', ',
   );
-const DELTA_COLUMNS = columnList('delta');
-const SNAPSHOT_COLUMNS = columnList('snapshot');
 const SNAPSHOT_ORDER = sql`ts, side, toFloat64(price), toFloat64(quantity)`;
 
 export interface TimeWindow {
@@ -42,17 +45,48 @@ function windowCondition(w: TimeWindow): Sql {
   return w.toInclusive ? sql`${lower} AND ts <= ${lit.int(w.to)}` : sql`${lower} AND ts < ${lit.int(w.to)}`;
 }
 
+const tickerCondition = (exchange: ExchangeKey, ticker: string): Sql =>
+  sql`exchange = ${lit.exchange(exchange)} AND ticker = ${lit.ticker(ticker)}`;
+
+/**
+ * Where a delta read resumes inside its first window (a cursor's position): at the row (window.from, `sequence`),
+ * leaving out the first `skip` rows that carry exactly that (ts, sequence) — they went out on the previous page.
+ * Counting them instead of reading strictly after the key keeps a page boundary exact even between rows that share
+ * both values.
+ */
+export interface DeltaResume {
+  sequence: bigint;
+  skip: number;
+}
+
+export interface WindowQueryOptions {
+  /** Add `received_ts` after the layout's columns. */
+  receivedTs?: boolean;
+  /** Deltas: resume at this key of the window's first millisecond (see DeltaResume). */
+  resume?: DeltaResume;
+}
+
 /**
  * Delta rows of one ticker in one time window, in (ts, sequence) order, at most `limit` of them. The WHERE clause
  * leads with the sort key (exchange, ticker, ts), so only this ticker's granules in this window are read.
  */
-export function deltaWindowQuery(db: Sql, exchange: ExchangeKey, ticker: string, w: TimeWindow, limit: number): Sql {
-  const where = sql`exchange = ${lit.exchange(exchange)} AND ticker = ${lit.ticker(ticker)} AND ${windowCondition(w)}`;
-  return sql`SELECT ${DELTA_COLUMNS}
+export function deltaWindowQuery(
+  db: Sql,
+  exchange: ExchangeKey,
+  ticker: string,
+  w: TimeWindow,
+  limit: number,
+  options: WindowQueryOptions = {},
+): Sql {
+  const resume = options.resume;
+  const after =
+    resume === undefined ? sql`` : sql` AND (ts > ${lit.int(w.from)} OR sequence >= ${lit.int(resume.sequence)})`;
+  const offset = resume !== undefined && resume.skip > 0 ? sql`${lit.int(resume.skip)}, ` : sql``;
+  return sql`SELECT ${columnList('delta', options.receivedTs)}
 FROM ${db}.deltas
-WHERE ${where}
+WHERE ${tickerCondition(exchange, ticker)} AND ${windowCondition(w)}${after}
 ORDER BY ts, sequence
-LIMIT ${lit.int(limit)}
+LIMIT ${offset}${lit.int(limit)}
 FORMAT RowBinary`;
 }
 
@@ -62,11 +96,17 @@ FORMAT RowBinary`;
  * (its order-book reader), falling back to `snapshotBookRestQuery` in the rare case that a book is longer than that
  * slack.
  */
-export function snapshotWindowQuery(db: Sql, exchange: ExchangeKey, ticker: string, w: TimeWindow, limit: number): Sql {
-  const where = sql`exchange = ${lit.exchange(exchange)} AND ticker = ${lit.ticker(ticker)} AND ${windowCondition(w)}`;
-  return sql`SELECT ${SNAPSHOT_COLUMNS}
+export function snapshotWindowQuery(
+  db: Sql,
+  exchange: ExchangeKey,
+  ticker: string,
+  w: TimeWindow,
+  limit: number,
+  options: WindowQueryOptions = {},
+): Sql {
+  return sql`SELECT ${columnList('snapshot', options.receivedTs)}
 FROM ${db}.snapshots
-WHERE ${where}
+WHERE ${tickerCondition(exchange, ticker)} AND ${windowCondition(w)}
 ORDER BY ${SNAPSHOT_ORDER}
 LIMIT ${lit.int(limit)}
 FORMAT RowBinary`;
@@ -83,9 +123,10 @@ export function snapshotBookRestQuery(
   w: TimeWindow,
   limit: number,
   skip: number,
+  options: WindowQueryOptions = {},
 ): Sql {
-  const where = sql`exchange = ${lit.exchange(exchange)} AND ticker = ${lit.ticker(ticker)} AND ${windowCondition(w)}`;
-  return sql`SELECT ${SNAPSHOT_COLUMNS}
+  const where = sql`${tickerCondition(exchange, ticker)} AND ${windowCondition(w)}`;
+  return sql`SELECT ${columnList('snapshot', options.receivedTs)}
 FROM ${db}.snapshots
 WHERE ${where}
   AND ts <= (SELECT max(ts) FROM (SELECT ts FROM ${db}.snapshots WHERE ${where} ORDER BY ts LIMIT ${lit.int(limit)}))
@@ -95,16 +136,124 @@ FORMAT RowBinary`;
 }
 
 /**
+ * Whether a row of one kind of one ticker exists at or after `from` (and at or before `to`): `LIMIT 1` without a
+ * sort, so ClickHouse stops at the first row it finds. Tells an answer that met its limit at the end of a window
+ * whether more follows.
+ */
+export function rowExistsQuery(
+  db: Sql,
+  kind: RowKind,
+  exchange: ExchangeKey,
+  ticker: string,
+  from: number,
+  to: number | null,
+): Sql {
+  const table = kind === 'delta' ? sql`deltas` : sql`snapshots`;
+  return sql`SELECT ts FROM ${db}.${table}
+WHERE ${tickerCondition(exchange, ticker)} AND ${windowCondition({ from, to, toInclusive: true })}
+LIMIT 1`;
+}
+
+/**
+ * The raw material of the book of one ticker at `at`, in one read (RowBinary, BOOK_LAYOUT rows, in no particular
+ * order): every snapshot row in [from, at] (row kind 1), every delta in [from, at] (row kind 2), and every gap that
+ * overlaps [from, at] (row kind 3): one that covers `at`, or ended in the range. A gap row carries from_ts as its
+ * ts, to_ts as its sequence and detected_at as its price; its reason is read apart (gapQuery), only when an answer
+ * shows the gap. (Three reads of a few granules each: on 18.16 every table read costs about 0.8 ms of CPU whatever
+ * it returns, so the book reads nothing it does not need.)
+ *
+ * Rule 7 of the spec: the snapshot at S is the book after every delta with ts < S, so the book at T is the newest
+ * snapshot at or before T plus the deltas with S ≤ ts ≤ T; a gap closed by an empty book (no snapshot at its to_ts)
+ * restarts it empty at its end. `from` is a short look back (BOOK_FIRST_LOOK_BACK_MS: books come every few minutes,
+ * so the newest is almost always in it, and reading a few books and the deltas since costs about what one book costs,
+ * since ClickHouse reads whole granules) or, when that held none, the base bookBaseQuery found. Plain range reads on
+ * the primary key: no subquery, no sort (the service orders the few deltas itself).
+ *
+ *   row_kind UInt8 | ts Int64 | row_sequence UInt64 | side Enum8 | price Decimal(38,18) | quantity Decimal(38,18)
+ */
+export function bookQuery(db: Sql, exchange: ExchangeKey, ticker: string, from: number, at: number): Sql {
+  const key = tickerCondition(exchange, ticker);
+  const range = sql`ts >= ${lit.int(from)} AND ts <= ${lit.int(at)}`;
+  const gapColumns = sql`from_ts, toUInt64(to_ts), CAST('bid' AS ${SIDE_ENUM}), toDecimal128(detected_at, 18), toDecimal128(0, 18)`;
+  return sql`SELECT toUInt8(1) AS row_kind, ts, toUInt64(0) AS row_sequence, side, price, quantity AS row_quantity
+FROM ${db}.snapshots WHERE ${key} AND ${range}
+UNION ALL
+SELECT toUInt8(2), ts, sequence, side, price, quantity_delta
+FROM ${db}.deltas WHERE ${key} AND ${range}
+UNION ALL
+SELECT toUInt8(3), ${gapColumns}
+FROM ${db}.gaps WHERE ${key} AND from_ts <= ${lit.int(at)} AND to_ts >= ${lit.int(from)}
+FORMAT RowBinary`;
+}
+
+/** The RowBinary layout of bookQuery's rows: offsets and size. */
+export const BOOK_LAYOUT = { kind: 0, ts: 1, sequence: 9, side: 17, price: 18, quantity: 34, size: 50 } as const;
+
+/** How far back the book's first read looks (bookQuery). */
+export const BOOK_FIRST_LOOK_BACK_MS = 15 * 60_000;
+
+/**
+ * Where the book at `at` starts when its first read held none: the newest snapshot ts and the newest gap end in
+ * [lower, at] (`snapshot_ts`, `gap_end`; 0 when there is none). Reads the ticker's snapshot keys and gaps only.
+ */
+export function bookBaseQuery(db: Sql, exchange: ExchangeKey, ticker: string, lower: number, at: number): Sql {
+  const key = tickerCondition(exchange, ticker);
+  const range = (column: Sql) => sql`${column} >= ${lit.int(lower)} AND ${column} <= ${lit.int(at)}`;
+  return sql`SELECT (SELECT max(ts) FROM ${db}.snapshots WHERE ${key} AND ${range(sql`ts`)}) AS snapshot_ts,
+  (SELECT max(to_ts) FROM ${db}.gaps WHERE ${key} AND ${range(sql`to_ts`)}) AS gap_end`;
+}
+
+/** One recorded gap of a ticker by its bounds (its reason and detected_at). */
+export function gapQuery(db: Sql, exchange: ExchangeKey, ticker: string, fromTs: number, toTs: number): Sql {
+  return sql`SELECT from_ts, to_ts, reason, detected_at FROM ${db}.gaps
+WHERE ${tickerCondition(exchange, ticker)} AND from_ts = ${lit.int(fromTs)} AND to_ts = ${lit.int(toTs)}
+LIMIT 1`;
+}
+
+/**
+ * Gaps of one ticker that overlap [from, to] (to null: open) and start at or after `startingFrom` (a page that
+ * continues a walk leaves out the gaps the pages before it showed), ordered by from_ts.
+ */
+export function gapsQuery(
+  db: Sql,
+  exchange: ExchangeKey,
+  ticker: string,
+  range: { from: number; to: number | null; startingFrom?: number },
+): Sql {
+  const conditions: Sql[] = [tickerCondition(exchange, ticker), sql`to_ts >= ${lit.int(range.from)}`];
+  if (range.to !== null) conditions.push(sql`from_ts <= ${lit.int(range.to)}`);
+  if (range.startingFrom !== undefined) conditions.push(sql`from_ts >= ${lit.int(range.startingFrom)}`);
+  return sql`SELECT from_ts, to_ts, reason, detected_at FROM ${db}.gaps
+WHERE ${join(conditions, ' AND ')}
+ORDER BY from_ts, to_ts`;
+}
+
+/**
+ * What one ticker holds in [from, to] (to null: open): per kind, rows, first and last ts, and for snapshots the
+ * number of books (distinct ts). Reads the `ts` column of the ticker's rows in the range only.
+ */
+export function coverageQuery(db: Sql, exchange: ExchangeKey, ticker: string, from: number, to: number | null): Sql {
+  const where = sql`${tickerCondition(exchange, ticker)} AND ${windowCondition({ from, to, toInclusive: true })}`;
+  return sql`SELECT 'snapshot' AS kind_name, count() AS n_rows, min(ts) AS min_ts, max(ts) AS max_ts,
+  uniqExact(ts) AS n_books
+FROM ${db}.snapshots WHERE ${where}
+UNION ALL
+SELECT 'delta', count(), min(ts), max(ts), toUInt64(0)
+FROM ${db}.deltas WHERE ${where}`;
+}
+
+/**
  * Catalogue entries (per kind) of the tickers that equal `ticker` ignoring case. (Result aliases never reuse a
  * column's name: the analyzer of current ClickHouse resolves such names differently from 18.16.) Reads the small aggregated
- * catalogue only, never raw rows.
+ * catalogue only, never raw rows. Ordered, so that every server (and a cluster's merge of its shards) answers alike.
  */
 export function catalogueEntryQuery(db: Sql, exchange: ExchangeKey, ticker: string): Sql {
   return sql`SELECT ticker, toString(kind) AS kind_name, minMerge(first_ts) AS min_ts, maxMerge(last_ts) AS max_ts,
   countMerge(row_count) AS n_rows
 FROM ${db}.ticker_catalogue
 WHERE exchange = ${lit.exchange(exchange)} AND lower(ticker) = ${lit.ticker(ticker.toLowerCase())}
-GROUP BY ticker, kind`;
+GROUP BY ticker, kind
+ORDER BY ticker, kind`;
 }
 
 /**
@@ -156,7 +305,36 @@ export interface WindowRead {
   limit: number;
   /** Run on one ClickHouse thread (small windows). */
   singleThread?: boolean;
+  /** Read `received_ts` too, after the layout's columns. */
+  receivedTs?: boolean;
+  /** Deltas: resume inside the window's first millisecond (a cursor's position). */
+  resume?: DeltaResume;
 }
+
+/** A recorded gap of a ticker (epoch ms). */
+export interface StoredGap {
+  fromTs: number;
+  toTs: number;
+  reason: string;
+  detectedAt: number;
+}
+
+/** What one ticker holds of one kind in a range. */
+export interface KindCoverage {
+  rows: number;
+  /** null when there are no rows. */
+  firstTs: number | null;
+  lastTs: number | null;
+  /** Snapshots: distinct books; deltas: 0. */
+  books: number;
+}
+
+const gapOf = (r: JsonRow): StoredGap => ({
+  fromTs: Number(r.from_ts),
+  toTs: Number(r.to_ts),
+  reason: String(r.reason),
+  detectedAt: Number(r.detected_at),
+});
 
 const KINDS: ReadonlySet<string> = new Set<RowKind>(['snapshot', 'delta']);
 
@@ -195,14 +373,99 @@ export class OrderBookQueries {
 
   /** Delta rows of a window in RowBinary (the delta layout), chunk by chunk. */
   deltas(scope: QueryScope, read: WindowRead, onChunk: (chunk: Buffer) => Promise<void> | void): Promise<void> {
-    const query = deltaWindowQuery(this.q.db, read.exchange, read.ticker, read.window, read.limit);
+    const query = deltaWindowQuery(this.q.db, read.exchange, read.ticker, read.window, read.limit, read);
     return this.q.stream(scope, 'window', query, onChunk, { singleThread: read.singleThread });
   }
 
   /** Snapshot rows of a window in RowBinary (the snapshot layout), in book order, chunk by chunk. */
   snapshots(scope: QueryScope, read: WindowRead, onChunk: (chunk: Buffer) => Promise<void> | void): Promise<void> {
-    const query = snapshotWindowQuery(this.q.db, read.exchange, read.ticker, read.window, read.limit);
+    const query = snapshotWindowQuery(this.q.db, read.exchange, read.ticker, read.window, read.limit, read);
     return this.q.stream(scope, 'window', query, onChunk, { singleThread: read.singleThread });
+  }
+
+  /** Whether a row of a kind exists in [from, to] (to null: open). */
+  async rowExists(
+    scope: QueryScope,
+    kind: RowKind,
+    exchange: ExchangeKey,
+    ticker: string,
+    from: number,
+    to: number | null,
+  ): Promise<boolean> {
+    const query = rowExistsQuery(this.q.db, kind, exchange, ticker, from, to);
+    return (await this.q.json(scope, 'exists', query, () => 1)).length > 0;
+  }
+
+  /** The book's raw material at `at` from `from` on (bookQuery: BOOK_LAYOUT rows), chunk by chunk. */
+  book(
+    scope: QueryScope,
+    read: { exchange: ExchangeKey; ticker: string; from: number; at: number },
+    onChunk: (chunk: Buffer) => Promise<void> | void,
+  ): Promise<void> {
+    const query = bookQuery(this.q.db, read.exchange, read.ticker, read.from, read.at);
+    return this.q.stream(scope, 'book', query, onChunk, { singleThread: true });
+  }
+
+  /** Where the book at `at` starts, from [lower, at]: the newest snapshot's ts and gap end (undefined: none). */
+  async bookBase(
+    scope: QueryScope,
+    exchange: ExchangeKey,
+    ticker: string,
+    lower: number,
+    at: number,
+  ): Promise<{ snapshotTs: number | undefined; gapEnd: number | undefined }> {
+    const [row] = await this.q.json(scope, 'book', bookBaseQuery(this.q.db, exchange, ticker, lower, at), (r) => r);
+    const some = (v: unknown) => (Number(v) > 0 ? Number(v) : undefined);
+    return { snapshotTs: some(row?.snapshot_ts), gapEnd: some(row?.gap_end) };
+  }
+
+  /** A recorded gap by its bounds. */
+  async gap(
+    scope: QueryScope,
+    exchange: ExchangeKey,
+    ticker: string,
+    fromTs: number,
+    toTs: number,
+  ): Promise<StoredGap | undefined> {
+    const [gap] = await this.q.json(scope, 'gaps', gapQuery(this.q.db, exchange, ticker, fromTs, toTs), gapOf);
+    return gap;
+  }
+
+  /** Gaps overlapping [from, to] that start at or after `startingFrom`, by from_ts. */
+  gaps(
+    scope: QueryScope,
+    exchange: ExchangeKey,
+    ticker: string,
+    range: { from: number; to: number | null; startingFrom?: number },
+  ): Promise<StoredGap[]> {
+    return this.q.json(scope, 'gaps', gapsQuery(this.q.db, exchange, ticker, range), gapOf);
+  }
+
+  /** Rows, first and last ts (and books) per kind in [from, to]. */
+  async coverage(
+    scope: QueryScope,
+    exchange: ExchangeKey,
+    ticker: string,
+    from: number,
+    to: number | null,
+  ): Promise<Record<RowKind, KindCoverage>> {
+    const out: Record<RowKind, KindCoverage> = {
+      snapshot: { rows: 0, firstTs: null, lastTs: null, books: 0 },
+      delta: { rows: 0, firstTs: null, lastTs: null, books: 0 },
+    };
+    const rows = await this.q.json(scope, 'coverage', coverageQuery(this.q.db, exchange, ticker, from, to), (r) => r);
+    for (const r of rows) {
+      const kind = String(r.kind_name);
+      if (kind !== 'snapshot' && kind !== 'delta') continue;
+      const n = Number(r.n_rows);
+      out[kind] = {
+        rows: n,
+        firstTs: n > 0 ? Number(r.min_ts) : null,
+        lastTs: n > 0 ? Number(r.max_ts) : null,
+        books: Number(r.n_books),
+      };
+    }
+    return out;
   }
 
   /**
@@ -215,7 +478,7 @@ export class OrderBookQueries {
     skip: number,
     onChunk: (chunk: Buffer) => Promise<void> | void,
   ): Promise<void> {
-    const query = snapshotBookRestQuery(this.q.db, read.exchange, read.ticker, read.window, read.limit, skip);
+    const query = snapshotBookRestQuery(this.q.db, read.exchange, read.ticker, read.window, read.limit, skip, read);
     return this.q.stream(scope, 'window', query, onChunk, { singleThread: read.singleThread });
   }
 }

@@ -6,8 +6,10 @@
  * by jest.config.js and tsconfig.check.json.
  */
 import type { ExchangeKey } from '@depthgate/platforms';
-import type { DeltaRow, GapRow, SnapshotRow } from '../inserts';
-import { lit, sql, type Side, type Sql } from '../literals';
+import { Readable } from 'node:stream';
+import { INSERT_COLUMNS, encodeDeltaRow, type DeltaRow, type GapRow, type SnapshotRow } from '../inserts';
+import { join, lit, sql, type Side, type Sql } from '../literals';
+import { LOCAL_SUFFIX, Layout, SHARDING_KEY } from '../layout';
 import { runMigrations } from '../migrations';
 import { HistoryStore, connectionOf, type HistoryStoreOptions } from '../store';
 
@@ -23,12 +25,12 @@ export class TestDatabase {
 
   /**
    * `rows` delta rows of one ticker made inside ClickHouse (fast, whatever the count): from `fromTs`, `stepMs`
-   * apart, sequence 0, 1, …, sides alternating bid/ask, price 0.48, quantity_delta 150.25.
+   * apart, sequence 0, 1, …, sides alternating bid/ask, price 0.48, quantity_delta 150.25 (received_ts: their ts).
    */
   async fillDeltas(o: { exchange: ExchangeKey; ticker: string; fromTs: number; stepMs: number; rows: number }) {
     const ch = connectionOf(this.store);
     await ch.data.command({
-      query: sql`INSERT INTO ${ch.db}.deltas
+      query: sql`INSERT INTO ${ch.db}.deltas (exchange, ticker, ts, sequence, side, price, quantity_delta)
 SELECT ${lit.exchange(o.exchange)}, ${lit.ticker(o.ticker)}, ${lit.int(o.fromTs)} + number * ${lit.int(o.stepMs)}, number,
   if(number % 2 = 0, 'bid', 'ask'), toDecimal128('0.4800', 18), toDecimal128('150.25', 18)
 FROM system.numbers LIMIT ${lit.int(o.rows)}`.text,
@@ -122,10 +124,11 @@ ORDER BY exchange, ticker, from_ts`,
     return Number((await this.one(sql`SELECT count() AS n FROM ${this.table(table)}`)).n ?? 0);
   }
 
-  /** Drops the database (never throws: a test's cleanup must not hide its failure). */
+  /** Drops the database, on every server of a cluster (never throws: a test's cleanup must not hide its failure). */
   async drop(): Promise<void> {
     const ch = connectionOf(this.store);
-    await ch.data.command({ query: sql`DROP DATABASE IF EXISTS ${ch.db}`.text }).catch(() => undefined);
+    const layout = new Layout(ch.db, ch.database, ch.cluster);
+    await ch.data.command({ query: layout.dropDatabase().text }).catch(() => undefined);
   }
 
   close(): Promise<void> {
@@ -153,4 +156,122 @@ export async function createTestDatabase(options: HistoryStoreOptions & { migrat
   const db = new TestDatabase(new HistoryStore(storeOptions));
   if (migrate) await runMigrations(db.store);
   return db;
+}
+
+export { chdbDir, startCurrentClickHouse, type CurrentClickHouse } from './current-clickhouse';
+
+/** One server of a cluster, seen on its own: its tables, its shard's rows, its replication. */
+export class ClusterNodeView {
+  private readonly store: HistoryStore;
+
+  constructor(url: string, database: string) {
+    this.store = new HistoryStore({ url, database });
+  }
+
+  /** The tables of the database on this server, with their engines, by name. */
+  async tables(): Promise<Record<string, string>> {
+    const ch = connectionOf(this.store);
+    const rs = await ch.data.query({
+      query: sql`SELECT name, engine FROM system.tables WHERE database = ${lit.name(ch.database)}`.text,
+      format: 'JSONEachRow',
+    });
+    return Object.fromEntries((await rs.json<{ name: string; engine: string }>()).map((r) => [r.name, r.engine]));
+  }
+
+  /** Rows this server holds of a table (its shard's replicated `<table>_local`). */
+  async localRows(table: 'snapshots' | 'deltas' | 'gaps'): Promise<number> {
+    const ch = connectionOf(this.store);
+    const rs = await ch.data.query({
+      query: sql`SELECT count() AS n FROM ${ch.db}.${lit.identifier(`${table}${LOCAL_SUFFIX}`)}`.text,
+      format: 'JSONEachRow',
+    });
+    return Number((await rs.json<{ n: string }>())[0]?.n ?? 0);
+  }
+
+  /** The distinct tickers this server holds of a table (its shard's replicated `<table>_local`), in order. */
+  async localTickers(table: 'snapshots' | 'deltas' | 'gaps'): Promise<string[]> {
+    const ch = connectionOf(this.store);
+    const rs = await ch.data.query({
+      query: sql`SELECT DISTINCT ticker FROM ${ch.db}.${lit.identifier(`${table}${LOCAL_SUFFIX}`)} ORDER BY ticker`
+        .text,
+      format: 'JSONEachRow',
+    });
+    return (await rs.json<{ ticker: string }>()).map((r) => r.ticker);
+  }
+
+  /** The tables of the database on this server that have a column, with its type and default, by table name. */
+  async column(name: string): Promise<{ table: string; type: string; default_expression: string }[]> {
+    const ch = connectionOf(this.store);
+    const rs = await ch.data.query({
+      query: sql`SELECT table, type, default_expression FROM system.columns
+WHERE database = ${lit.name(ch.database)} AND name = ${lit.name(name)} ORDER BY table`.text,
+      format: 'JSONEachRow',
+    });
+    return rs.json();
+  }
+
+  /** Inserts delta rows into this server's shard table directly (`deltas_local`), bypassing the Distributed table. */
+  async insertLocalDeltas(rows: readonly DeltaRow[]): Promise<void> {
+    const ch = connectionOf(this.store);
+    await ch.data.insert({
+      table: sql`${ch.db}.${lit.identifier(`deltas${LOCAL_SUFFIX}`)}`.text,
+      format: 'TabSeparated',
+      values: Readable.from([rows.map(encodeDeltaRow).join('')], { objectMode: false }),
+      columns: [...INSERT_COLUMNS.deltas],
+    });
+  }
+
+  /** The shard (1-based, shards of equal weight) the Distributed tables send a ticker's rows to. */
+  async shardOf(exchange: ExchangeKey, ticker: string, shards: number): Promise<number> {
+    const ch = connectionOf(this.store);
+    const rs = await ch.data.query({
+      query: sql`SELECT ${SHARDING_KEY} % ${lit.int(shards)} AS slot
+FROM (SELECT ${lit.exchange(exchange)} AS exchange, ${lit.ticker(ticker)} AS ticker)`.text,
+      format: 'JSONEachRow',
+    });
+    return Number((await rs.json<{ slot: string | number }>())[0]?.slot) + 1;
+  }
+
+  /** Waits until this replica has fetched every part its shard's other replicas hold (SYSTEM SYNC REPLICA). */
+  async sync(): Promise<void> {
+    const ch = connectionOf(this.store);
+    for (const table of ['snapshots', 'deltas', 'gaps', 'ticker_catalogue']) {
+      await ch.data.command({
+        query: sql`SYSTEM SYNC REPLICA ${ch.db}.${lit.identifier(`${table}${LOCAL_SUFFIX}`)}`.text,
+      });
+    }
+  }
+
+  close(): Promise<void> {
+    return this.store.close();
+  }
+}
+
+/**
+ * Step 4 of docs/operations.md, "Moving to a ClickHouse cluster": copies a table's rows from the old server's
+ * database (`remote()`, its native port; the `default` user) into the cluster through the Distributed table — every
+ * row older than the first row the cluster already holds of its ticker (what the cluster's own recorder began with),
+ * all rows of a ticker it does not hold. The statements are the document's.
+ */
+export async function copyOlderRows(
+  target: HistoryStore,
+  table: 'deltas' | 'snapshots' | 'gaps',
+  from: { address: string; database: string },
+): Promise<void> {
+  const ch = connectionOf(target);
+  const columns = join(
+    INSERT_COLUMNS[table].map((c) => lit.bare(c)),
+    ', ',
+  );
+  const ts = lit.bare(table === 'gaps' ? 'from_ts' : 'ts');
+  await ch.data.command({
+    query: sql`CREATE TABLE IF NOT EXISTS ${ch.db}.cut ENGINE = Memory AS
+SELECT exchange, ticker, minMerge(first_ts) AS first_ts FROM ${ch.db}.ticker_catalogue GROUP BY exchange, ticker`.text,
+  });
+  await ch.data.command({
+    query: sql`INSERT INTO ${ch.db}.${lit.bare(table)}
+SELECT ${columns} FROM remote(${lit.address(from.address)}, ${lit.identifier(from.database)}.${lit.bare(table)})
+ANY LEFT JOIN (SELECT exchange, ticker, first_ts FROM ${ch.db}.cut) USING (exchange, ticker)
+WHERE first_ts = 0 OR ${ts} < first_ts`.text,
+  });
 }

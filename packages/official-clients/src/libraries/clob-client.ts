@@ -6,6 +6,7 @@ import type { Catalogue } from '../catalogue.ts';
 import {
   CHANGES_STATE,
   documented,
+  need,
   LOCAL,
   nonEmpty,
   present,
@@ -72,6 +73,8 @@ const SIMPLIFIED_PAGE = {
 };
 
 const NONE = '0x0000000000000000000000000000000000000000000000000000000000000000';
+/** An RFQ request id of no account (the ids are UUIDs). */
+const NONE_UUID = '00000000-0000-0000-0000-000000000000';
 
 export const CLOB_METHODS: readonly MethodSpec<ClobClient>[] = [
   // Public market data.
@@ -109,7 +112,7 @@ export const CLOB_METHODS: readonly MethodSpec<ClobClient>[] = [
   }),
   read('getPrices', 'public', (c, p) => c.getPrices(books(p)), {
     type: documented('ClobPrices'),
-    typeNote: UNTYPED,
+    typeNote: 'clob-client declares `any`; the Polymarket docs: prices as JSON numbers',
     expect: byToken,
   }),
   read('getSpread', 'public', (c, p) => c.getSpread(p.yesToken), { type: documented('ClobSpread'), typeNote: UNTYPED }),
@@ -138,8 +141,16 @@ export const CLOB_METHODS: readonly MethodSpec<ClobClient>[] = [
       expect: nonEmpty('history'),
     },
   ),
-  read('validateReadonlyApiKey', 'public', (c, p) => c.validateReadonlyApiKey(p.address, NONE)),
-  read('getCurrentRewards', 'public', (c) => c.getCurrentRewards()),
+  // The account's own read-only key, which validates ('OK'); another key is a 401.
+  read('validateReadonlyApiKey', 'public', (c, p) =>
+    c.validateReadonlyApiKey(p.address, need(p.readonlyKey, 'read-only API key of the account')),
+  ),
+  read('getCurrentRewards', 'public', (c) => c.getCurrentRewards(), {
+    type: documented('ClobCurrentRewards'),
+    typeNote:
+      'clob-client declares `MarketReward[]` (with question, slugs, image, tokens); the Polymarket docs’ rows carry the programmes only',
+    expect: nonEmpty(''),
+  }),
   read('getRawRewardsForMarket', 'public', (c, p) => c.getRawRewardsForMarket(p.conditionId)),
   read('getMarketTradesEvents', 'public', (c, p) => c.getMarketTradesEvents(p.conditionId)),
   // Computed by the library from the order book it reads.
@@ -149,7 +160,12 @@ export const CLOB_METHODS: readonly MethodSpec<ClobClient>[] = [
   }),
 
   // The account's (L2 HMAC-signed) reads.
-  read('getApiKeys', 'private', (c) => c.getApiKeys()),
+  read('getApiKeys', 'private', (c) => c.getApiKeys(), {
+    type: documented('ClobApiKeys'),
+    typeNote:
+      'clob-client declares `ApiKeyCreds[]`; the Polymarket docs (secrets never sent back) and rs-clob-client: key ids',
+    expect: nonEmpty('apiKeys'),
+  }),
   read('getClosedOnlyMode', 'private', (c) => c.getClosedOnlyMode()),
   read('getReadonlyApiKeys', 'private', (c) => c.getReadonlyApiKeys()),
   read('getBuilderApiKeys', 'private', (c) => c.getBuilderApiKeys()),
@@ -172,10 +188,14 @@ export const CLOB_METHODS: readonly MethodSpec<ClobClient>[] = [
   read('getTotalEarningsForUserForDay', 'private', (c, _p, cat) => c.getTotalEarningsForUserForDay(cat.day)),
   read('getUserEarningsAndMarketsConfig', 'private', (c, _p, cat) => c.getUserEarningsAndMarketsConfig(cat.day)),
   read('getRewardPercentages', 'private', (c) => c.getRewardPercentages()),
-  read('rfq.getRfqRequests', 'private', (c) => c.rfq.getRfqRequests({ limit: 10 })),
-  read('rfq.getRfqRequesterQuotes', 'private', (c) => c.rfq.getRfqRequesterQuotes({ limit: 10 })),
+  read('rfq.getRfqRequests', 'private', (c) => c.rfq.getRfqRequests({ limit: 10 }), { expect: nonEmpty('data') }),
+  read('rfq.getRfqRequesterQuotes', 'private', (c) => c.rfq.getRfqRequesterQuotes({ limit: 10 }), {
+    expect: nonEmpty('data'),
+  }),
   read('rfq.getRfqQuoterQuotes', 'private', (c) => c.rfq.getRfqQuoterQuotes({ limit: 10 })),
-  read('rfq.getRfqBestQuote', 'private', (c) => c.rfq.getRfqBestQuote({})),
+  read('rfq.getRfqBestQuote', 'private', (c, p) => c.rfq.getRfqBestQuote({ requestId: p.rfqRequestId ?? NONE_UUID }), {
+    absent: (cat) => !cat.polymarket.rfqRequestId,
+  }),
   read('rfq.rfqConfig', 'private', (c) => c.rfq.rfqConfig()),
 ];
 

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import type { AxiosResponse } from 'axios';
 import * as kalshi from 'kalshi-typescript';
 import type { Catalogue } from '../catalogue.ts';
-import { at, CHANGES_STATE, nonEmpty, type Access, type LibrarySpec, type MethodSpec } from '../harness.ts';
+import { at, CHANGES_STATE, need, nonEmpty, type Access, type LibrarySpec, type MethodSpec } from '../harness.ts';
 
 /** kalshi-typescript's API classes (tables.test.ts checks that the package exports no other). */
 export const KALSHI_API_NAMES = [
@@ -53,12 +53,6 @@ function op<C extends keyof KalshiApis>(
     call: async (apis, catalogue) => (await call(apis[cls], catalogue.kalshi, catalogue)).data,
     ...more,
   };
-}
-
-/** Catalogue entries a call cannot do without (a public object the simulator should list). */
-function need<T>(value: T | undefined, what: string): T {
-  if (value === undefined) throw new Error(`the simulator's catalogue lists no ${what}`);
-  return value;
 }
 
 /** A placeholder id for an account object the simulator's account does not have (`absent`). */
@@ -160,7 +154,11 @@ export const KALSHI_METHODS: readonly MethodSpec<KalshiApis>[] = [
   op('IncentiveProgramsApi', 'getIncentivePrograms', 'public', (a) => a.getIncentivePrograms('all', 'all'), {
     expect: nonEmpty('incentive_programs'),
   }),
-  op('LiveDataApi', 'getEventLiveData', 'public', (a, k) => a.getEventLiveData(k.eventTicker)),
+  // [V] event-keyed live data "such as crypto price charts, commodity price timeseries, and weather observations": not
+  // every event has some (the first event's, a crypto one here, has none in the simulator); a game's event does.
+  op('LiveDataApi', 'getEventLiveData', 'public', (a, k) =>
+    a.getEventLiveData(need(k.liveEventTicker, 'event with live data')),
+  ),
   op('LiveDataApi', 'getGameStats', 'public', (a, k) => a.getGameStats(need(k.milestone, 'milestone').id)),
   op('LiveDataApi', 'getLiveData', 'public', (a, k) => {
     const milestone = need(k.milestone, 'milestone');
@@ -220,10 +218,13 @@ export const KALSHI_METHODS: readonly MethodSpec<KalshiApis>[] = [
   }),
   op('OrderGroupsApi', 'getOrderGroups', 'private', (a) => a.getOrderGroups()),
   op('OrdersApi', 'getOrder', 'private', (a, k) => a.getOrder(k.orderId ?? NONE), { absent: (c) => !c.kalshi.orderId }),
-  op('OrdersApi', 'getOrderQueuePosition', 'private', (a, k) => a.getOrderQueuePosition(k.orderId ?? NONE), {
-    absent: (c) => !c.kalshi.orderId,
+  op('OrdersApi', 'getOrderQueuePosition', 'private', (a, k) => a.getOrderQueuePosition(k.restingOrderId ?? NONE), {
+    absent: (c) => !c.kalshi.restingOrderId,
   }),
-  op('OrdersApi', 'getOrderQueuePositions', 'private', (a, k) => a.getOrderQueuePositions(`${k.ticker},${k.ticker2}`)),
+  op('OrdersApi', 'getOrderQueuePositions', 'private', (a, k) => a.getOrderQueuePositions(`${k.ticker},${k.ticker2}`), {
+    // The account's resting order is on the first of the two markets.
+    expect: nonEmpty('queue_positions'),
+  }),
   op('OrdersApi', 'getOrders', 'private', (a) =>
     a.getOrders(undefined, undefined, undefined, undefined, undefined, 10),
   ),

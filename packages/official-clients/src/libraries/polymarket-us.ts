@@ -7,6 +7,7 @@ import type { Catalogue } from '../catalogue.ts';
 import {
   CHANGES_STATE,
   documented,
+  need,
   nonEmpty,
   type Access,
   type GatewayAccess,
@@ -14,8 +15,10 @@ import {
   type MethodSpec,
 } from '../harness.ts';
 
-const STRING_IDS = 'polymarket-us declares numeric ids (and a market `outcome`); the docs: string ids, no `outcome`';
-/** The docs' shape where the SDK's differs only in its ids (and a market's `outcome`). */
+const STRING_IDS =
+  'polymarket-us declares numeric ids (and a market `outcome`, an event `series`); the docs: string ids, no `outcome`, `seriesSlug`';
+const SERIES_IDS = 'polymarket-us declares numeric series ids; the docs: string ids';
+/** The docs' shape where the SDK's differs only in its ids (and a market's `outcome`, an event's series). */
 const withStringIds = (shape: string) => ({ type: documented(shape), typeNote: STRING_IDS });
 
 type U = Catalogue['polymarketUs'];
@@ -67,7 +70,8 @@ export const POLYMARKET_US_METHODS: readonly MethodSpec<PolymarketUS>[] = [
     type: documented('UsBboResponse'),
     typeNote: 'polymarket-us declares the BBO at the top level; the docs (and the platform) wrap it in `marketData`',
   }),
-  read('markets.settlement', 'public', (c, u) => c.markets.settlement(u.slug), {
+  // A settled market's (an open one has none yet: 404).
+  read('markets.settlement', 'public', (c, u) => c.markets.settlement(need(u.settledSlug, 'settled market')), {
     type: documented('UsSettlementResponse'),
     typeNote: 'polymarket-us declares `{marketSlug, settlementPrice, settledAt}`; the docs `{slug, settlement}`',
   }),
@@ -75,10 +79,27 @@ export const POLYMARKET_US_METHODS: readonly MethodSpec<PolymarketUS>[] = [
     ...withStringIds('UsSearchResponse'),
     expect: nonEmpty('events'),
   }),
-  read('series.list', 'public', (c) => c.series.list({ limit: 10 }), { expect: nonEmpty('series') }),
-  read('series.retrieve', 'public', (c, u) => c.series.retrieve(Number(u.seriesId))),
-  read('sports.list', 'public', (c) => c.sports.list(), { expect: nonEmpty('sports') }),
-  read('sports.teams', 'public', (c, u) => c.sports.teams({ league: u.league }), { expect: nonEmpty('teams') }),
+  read('series.list', 'public', (c) => c.series.list({ limit: 10 }), {
+    type: documented('UsSeriesListResponse'),
+    typeNote: SERIES_IDS,
+    expect: nonEmpty('series'),
+  }),
+  read('series.retrieve', 'public', (c, u) => c.series.retrieve(Number(u.seriesId)), {
+    type: documented('UsSeriesResponse'),
+    typeNote: SERIES_IDS,
+  }),
+  read('sports.list', 'public', (c) => c.sports.list(), {
+    type: documented('UsSportsResponse'),
+    typeNote:
+      'polymarket-us declares `{id, name, slug, leagues?}`; the docs’ legacy sports: `{sport, image, resolution, ordering, tags, series, …}`',
+    expect: nonEmpty('sports'),
+  }),
+  read('sports.teams', 'public', (c, u) => c.sports.teams({ league: u.league }), {
+    type: documented('UsSportsTeamsResponse'),
+    typeNote:
+      'polymarket-us declares numeric team ids and providers `{provider, id}`; the docs: string ids, `{provider, providerId}`',
+    expect: nonEmpty('teams'),
+  }),
   read('orders.list', 'private', (c) => c.orders.list()),
   read('orders.retrieve', 'private', (c, u) => c.orders.retrieve(u.orderId ?? 'none-in-this-account'), {
     absent: (cat) => !cat.polymarketUs.orderId,

@@ -2,7 +2,7 @@ import { Rng } from '../core/rng';
 import { BookGenerator } from './generator';
 import { TickerHistory } from './history';
 import type { OrderBook } from './order-book';
-import type { BookEvent, BookPlatform, Instrument, IntBook } from './types';
+import type { BookEvent, BookPlatform, Instrument, IntBook, RestingOrder } from './types';
 
 export type BookListener = (inst: Instrument, event: BookEvent, book: OrderBook) => void;
 
@@ -97,6 +97,11 @@ export class BookEngine {
   /** The live book (do not mutate). */
   book(platform: BookPlatform, ticker: string): OrderBook | undefined {
     return this.byKey.get(key(platform, ticker))?.gen.book;
+  }
+
+  /** The account's resting order in a book (`Instrument.resting`) and the quantity queued ahead of it now. */
+  resting(platform: BookPlatform, ticker: string): (RestingOrder & { ahead: number }) | undefined {
+    return this.byKey.get(key(platform, ticker))?.gen.resting;
   }
 
   lastSeq(platform: BookPlatform, ticker: string): number {

@@ -107,4 +107,30 @@ describe('book process', () => {
     }
     expect(mids.size).toBeGreaterThan(5);
   });
+
+  test("an account's resting order stays in its level's size, is never traded through, and only moves up the queue", () => {
+    const inst = { ...kalshiInstrument('KXREST', 50), resting: { side: BID, price: 4500, qty: 10_000 } as const };
+    const gen = new BookGenerator(inst, new Rng(13, 'rest'));
+    const own = () => gen.book.bids.get(4500);
+    let ahead = gen.resting?.ahead as number;
+    // The level held others' quantity when the book started: all of it is ahead of the order.
+    const initiallyAhead = ahead;
+    expect(initiallyAhead).toBeGreaterThan(0);
+    expect(own()).toBe(ahead + 10_000);
+    let sawOthersBehind = false;
+    for (let i = 0; i < 5000; i++) {
+      gen.next(1 + (i % 3));
+      const now = gen.resting?.ahead as number;
+      expect(own()).toBeGreaterThanOrEqual(10_000);
+      expect(now).toBeLessThanOrEqual(ahead);
+      expect(now).toBeLessThanOrEqual(own() - 10_000);
+      expect(gen.book.asks.best() as number).toBeGreaterThan(4500);
+      if (own() - 10_000 > now) sawOthersBehind = true;
+      ahead = now;
+      if (i % 50 === 0) checkInvariants(gen);
+    }
+    // The process did exercise the level: others joined behind the order, and the queue ahead of it shrank.
+    expect(sawOthersBehind).toBe(true);
+    expect(ahead).toBeLessThan(initiallyAhead);
+  });
 });

@@ -1,23 +1,43 @@
 import type { Rng } from '../core/rng';
 import { type BookSide, OrderBook } from './order-book';
-import { ASK, BID, type Instrument, type Side } from './types';
+import { ASK, BID, type Instrument, type RestingOrder, type Side } from './types';
 
 /**
  * The moving-book process of one instrument: a bounded random walk of the mid price, with levels appearing,
  * resizing and disappearing around it. Pure function of its Rng: the same seed replays the same changes.
  *
  * Every step keeps the book sane: best bid < best ask, prices on the tick grid inside [minPrice, maxPrice], at most
- * `maxLevels` per side, at least one level per side, quantities positive multiples of one lot.
+ * `maxLevels` per side, at least one level per side, quantities positive multiples of one lot. An account's resting
+ * order (`inst.resting`) stays in its level: the level never holds less than the order, and is never traded through.
  */
 export class BookGenerator {
   readonly book = new OrderBook();
   private readonly pending = new Map<number, { side: Side; price: number; before: number }>();
+  /** Quantity queued ahead of the resting order at its level. */
+  private ahead = 0;
 
   constructor(
     readonly inst: Instrument,
     private readonly rng: Rng,
   ) {
     this.initialise();
+  }
+
+  /** The account's resting order and the quantity ahead of it in its level's queue, if the book has one. */
+  get resting(): (RestingOrder & { ahead: number }) | undefined {
+    return this.inst.resting ? { ...this.inst.resting, ahead: this.ahead } : undefined;
+  }
+
+  /** Sets a level, never below the resting order's quantity at its price; keeps the queue ahead of it. */
+  private setLevel(side: Side, price: number, qty: number): void {
+    const r = this.inst.resting;
+    if (r?.side !== side || r.price !== price) {
+      this.book.sideOf(side).set(price, qty);
+      return;
+    }
+    const level = Math.max(qty, r.qty);
+    this.book.sideOf(side).set(price, level);
+    this.ahead = Math.min(this.ahead, level - r.qty);
   }
 
   private initialise(): void {
@@ -35,6 +55,18 @@ export class BookGenerator {
     for (let i = 0; i < inst.initialLevels && ask <= inst.maxPrice; i++) {
       this.book.asks.set(ask, this.randomQty());
       ask += rng.range(1, Math.max(1, Math.floor(inst.window / 4))) * t;
+    }
+    const r = inst.resting;
+    if (r) {
+      // Placed before the book starts: whatever already rests at its price is ahead of it; nothing crosses it.
+      const own = this.book.sideOf(r.side);
+      const other = this.book.sideOf(r.side === BID ? ASK : BID);
+      this.ahead = own.get(r.price);
+      own.set(r.price, this.ahead + r.qty);
+      for (let p = other.best(); p !== undefined && (r.side === BID ? p <= r.price : p >= r.price); p = other.best()) {
+        other.set(p, 0);
+      }
+      this.trim(own, r.side, (side, price, qty) => this.setLevel(side, price, qty));
     }
   }
 
@@ -61,7 +93,7 @@ export class BookGenerator {
         this.pending.set(key, { side, price, before: s.get(price) });
         order.push(key);
       }
-      s.set(price, qty);
+      this.setLevel(side, price, qty);
     };
     let changed = 0;
     for (let attempt = 0; attempt < 64 && changed < minChanges; attempt++) {
@@ -153,8 +185,15 @@ export class BookGenerator {
     }
   }
 
+  /** Drops the worst levels beyond `maxLevels` (never the resting order's: the next worse one goes instead). */
   private trim(s: BookSide, side: Side, touch: (side: Side, price: number, qty: number) => void): void {
-    while (s.size > this.inst.maxLevels) touch(side, s.worst() as number, 0);
+    const r = this.inst.resting;
+    const kept = r?.side === side ? r.price : undefined;
+    while (s.size > this.inst.maxLevels) {
+      const worst = s.prices.findLast((p) => p !== kept);
+      if (worst === undefined) return;
+      touch(side, worst, 0);
+    }
   }
 }
 

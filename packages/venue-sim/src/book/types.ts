@@ -55,4 +55,20 @@ export interface Instrument {
   minUnits: number;
   maxUnits: number;
   fractionalPercent: number;
+  /** An order of the simulated account resting in this book (see `RestingOrder`). */
+  resting?: RestingOrder;
+}
+
+/**
+ * A limit order of the simulated account resting in a book, part of its level's public size: the level at its price
+ * always holds at least its quantity (the rest is other traders'), and the book's process never trades through it.
+ * Time priority: the level's other quantity when the book starts is queued ahead of it, what joins later queues
+ * behind it, and the quantity ahead of it never exceeds the level's other quantity (it only shrinks).
+ */
+export interface RestingOrder {
+  side: Side;
+  /** Price units. */
+  price: number;
+  /** Quantity units. */
+  qty: number;
 }

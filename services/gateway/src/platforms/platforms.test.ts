@@ -112,6 +112,24 @@ describe('platform routing with production defaults', () => {
     expect(route(c, '/')).toMatchObject({ target: 'venue-a-clob', url: 'https://clob.polymarket.com/', sign: false });
   });
 
+  it('signs only the private CLOB routes: public rewards, live activity and key validation go unsigned', () => {
+    const c = platform(platforms, 'venue-a-clob');
+    const signs = (path: string) => route(c, path).sign;
+    expect(signs('/rewards/markets/current')).toBe(false);
+    expect(signs('/rewards/markets/0x5f')).toBe(false);
+    expect(signs('/live-activity/events/0x5f')).toBe(false);
+    expect(signs('/auth/validate-readonly-api-key?address=0x1&key=k')).toBe(false);
+    expect(signs('/markets/0x5f')).toBe(false);
+    // The account's rewards and keys, and anything not known to be public, are signed.
+    expect(signs('/rewards/user?date=2026-03-06')).toBe(true);
+    expect(signs('/rewards/user/markets')).toBe(true);
+    expect(signs('/rewards')).toBe(true);
+    expect(signs('/auth/api-keys')).toBe(true);
+    expect(signs('/auth/readonly-api-keys')).toBe(true);
+    expect(signs('/notifications')).toBe(true);
+    expect(signs('/rfq/data/best-quote')).toBe(true);
+  });
+
   it('on mapped CLOB routes the mapping’s own parameter is the only one of its name', () => {
     const c = platform(platforms, 'venue-a-clob');
     expect(route(c, '/profile/0xAbC?address=0xEvil&x=1').url).toBe(

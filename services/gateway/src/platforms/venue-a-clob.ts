@@ -2,29 +2,44 @@
 import type { Platforms } from '@depthgate/platforms';
 import { joinSegments, setQueryParam, type Route, type RouteModule } from './types';
 
-/** Market data the CLOB serves without authentication. [V] */
-const PUBLIC_ROOTS = new Set([
-  'book',
-  'books',
-  'price',
-  'prices',
-  'midpoint',
-  'midpoints',
-  'spread',
-  'spreads',
-  'prices-history',
-  'last-trade-price',
-  'last-trades-prices',
-  'markets',
-  'sampling-markets',
-  'simplified-markets',
-  'sampling-simplified-markets',
-  'tick-size',
-  'neg-risk',
-  'fee-rate',
-  'time',
-  'batch-prices-history',
-]);
+/**
+ * The CLOB's public routes, by their leading path segments (everything else is L2-signed). Market data [V]
+ * (docs.polymarket.com orderbook, pricing and markets references), the rewards programmes of markets [V] (docs:
+ * "Get current active rewards configurations", "Get raw rewards for a specific market"; `rewards/user…` is the
+ * account's and signed), and what @polymarket/clob-client 5.8 calls without L2 headers [V]: `getMarketTradesEvents`
+ * (`live-activity/events/{condition_id}`) and `validateReadonlyApiKey` (`auth/validate-readonly-api-key`; the rest
+ * of `auth/…` is signed).
+ */
+const PUBLIC_PATHS: readonly (readonly string[])[] = [
+  ['book'],
+  ['books'],
+  ['price'],
+  ['prices'],
+  ['midpoint'],
+  ['midpoints'],
+  ['spread'],
+  ['spreads'],
+  ['prices-history'],
+  ['last-trade-price'],
+  ['last-trades-prices'],
+  ['markets'],
+  ['sampling-markets'],
+  ['simplified-markets'],
+  ['sampling-simplified-markets'],
+  ['tick-size'],
+  ['neg-risk'],
+  ['fee-rate'],
+  ['time'],
+  ['batch-prices-history'],
+  ['rewards', 'markets'],
+  ['live-activity'],
+  ['auth', 'validate-readonly-api-key'],
+];
+
+/** Whether a CLOB path is public; the root (`/`, clob-client `getOk`) is. */
+function isPublic(segments: readonly string[]): boolean {
+  return segments.length === 0 || PUBLIC_PATHS.some((prefix) => prefix.every((s, i) => segments[i] === s));
+}
 
 /**
  * The CLOB's read-only calls that are POSTs with a JSON body; nothing that places, cancels or changes anything.
@@ -75,8 +90,7 @@ export const venueAClobRoutes: RouteModule<Platforms['venue-a-clob']> = (ctx) =>
         if (a === 'events' && c === 'live-volume')
           return { target: data, path: '/live-volume', query: setQueryParam(query, 'id', b), sign: false };
       }
-      // The root (`/`, clob-client `getOk`) is public like the market data.
-      return { target: main, path: resource.path, query, sign: a !== undefined && !PUBLIC_ROOTS.has(a) };
+      return { target: main, path: resource.path, query, sign: !isPublic(resource.segments) };
     },
   };
 };

@@ -1,6 +1,6 @@
 import { signers, type Simulator } from '@depthgate/venue-sim';
 import type { RunningGateway } from '../server';
-import { simSecrets, startGatewayHarness, type GatewayHarness } from '../test-harness';
+import { simSecrets, startGatewayHarness, type GatewayHarness } from '../testing/harness';
 import { ClientBooks, refused, settle, WsClient, type BookPlatform } from '../testing/ws';
 
 /** Upstream liveness and resync settings scaled down so that faults resolve within a test. */

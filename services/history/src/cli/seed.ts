@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Fills ClickHouse with generated order-book history (behind `./dev seed` and the first `./dev up --sim`).
- * Reads CLICKHOUSE_URL and CLICKHOUSE_DATABASE; applies the migrations first. See docs/history.md.
+ * Reads CLICKHOUSE_URL, CLICKHOUSE_DATABASE and CLICKHOUSE_CLUSTER; applies the migrations first. See docs/history.md.
  */
 import os from 'node:os';
 import { parseArgs } from 'node:util';
@@ -11,6 +11,7 @@ import {
   TICKER_PATTERN,
   loadClickHouseConfig,
   migrateWhenReachable,
+  storeOptions,
   tickersWithData,
 } from '@depthgate/history-store';
 import { ConfigError } from '@depthgate/service-kit';
@@ -174,11 +175,7 @@ async function main(): Promise<number> {
     return 0;
   }
 
-  const store = new HistoryStore({
-    url: config.CLICKHOUSE_URL,
-    database: config.CLICKHOUSE_DATABASE,
-    maxConnections: 8,
-  });
+  const store = new HistoryStore({ ...storeOptions(config), maxConnections: 8 });
   try {
     await migrateWhenReachable(store, { timeoutMs: 30_000 });
     if (!values.force) {
@@ -194,7 +191,7 @@ async function main(): Promise<number> {
     console.error(`generating ${describe} (${workers === 0 ? 'in process' : `${workers} worker threads`})`);
     const progress = new Progress(expectedRows);
     const started = Date.now();
-    await runGeneration(store, plan, { workers, url: config.CLICKHOUSE_URL, onRows: (n) => progress.add(n) });
+    await runGeneration(store, plan, { workers, store: storeOptions(config), onRows: (n) => progress.add(n) });
     progress.done();
     console.error(
       `done in ${((Date.now() - started) / 1000).toFixed(1)} s; each series ends with a seed_end gap row in ${config.CLICKHOUSE_DATABASE}.gaps`,

@@ -1,5 +1,6 @@
 /**
- * Generates the series of a set of tickers and streams them into ClickHouse as TabSeparated inserts.
+ * Generates the series of a set of tickers and streams them into ClickHouse as TabSeparated inserts (the current row
+ * format of @depthgate/history-store, `received_ts` last).
  *
  * Time-major: every ticker advances one hour, then the next hour, so each insert holds a stretch of time for all
  * of its tickers and lands in few partitions (one part per month touched). Inserts rotate every `batchRows` rows
@@ -146,12 +147,12 @@ export async function generateInto(
           return text;
         };
         s.advance(t + STEP_MS, {
-          snapshotLevel(ts: number, side: Side, p: number, q: number) {
-            snapText += `${prefix}${ts}\t${side}\t${price(p)}\t${formatUnits(q, qtyScale)}\n`;
+          snapshotLevel(ts: number, side: Side, p: number, q: number, received: number) {
+            snapText += `${prefix}${ts}\t${side}\t${price(p)}\t${formatUnits(q, qtyScale)}\t${received}\n`;
             snapRows++;
           },
-          delta(ts: number, sequence: number, side: Side, p: number, change: number) {
-            deltaText += `${prefix}${ts}\t${sequence}\t${side}\t${price(p)}\t${formatUnits(change, qtyScale)}\n`;
+          delta(ts: number, sequence: number, side: Side, p: number, change: number, received: number) {
+            deltaText += `${prefix}${ts}\t${sequence}\t${side}\t${price(p)}\t${formatUnits(change, qtyScale)}\t${received}\n`;
             deltaRows++;
           },
         });

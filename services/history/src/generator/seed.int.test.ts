@@ -9,6 +9,8 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import request from 'supertest';
+import { storeOptions } from '@depthgate/history-store';
+import { HistoryClient, OrderBook, type SnapshotRow } from '@depthgate/client';
 import { createHarness, type Harness } from '../testing/harness';
 import { planGeneration, runGeneration, tickersFrom } from './seed';
 
@@ -17,41 +19,10 @@ const SEED_CLI = path.resolve(__dirname, '../../dist/cli/seed.js');
 const FROM = Date.UTC(2026, 4, 1);
 const TO = FROM + 6 * 3_600_000;
 
-interface SnapshotRow {
-  ts: string;
-  side: string;
-  price: string;
-  quantity: string;
-}
-interface DeltaRow {
-  ts: string;
-  sequence: number;
-  side: string;
-  price: string;
-  quantity_delta: string;
-}
-
-/** Exact decimal → BigInt at 18 places (a client's arithmetic, independent of the generator's). */
-function scaled(text: string): bigint {
-  const m = /^(-?)(\d+)(?:\.(\d+))?$/.exec(text);
-  if (!m) throw new Error(`not a decimal string: ${text}`);
-  const v = BigInt(m[2] as string) * 10n ** 18n + BigInt((m[3] ?? '').padEnd(18, '0'));
-  return m[1] === '-' ? -v : v;
-}
-
-function books(rows: SnapshotRow[]): { ts: string; levels: Map<string, bigint> }[] {
-  const out: { ts: string; levels: Map<string, bigint> }[] = [];
-  for (const r of rows) {
-    let last = out[out.length - 1];
-    if (!last || last.ts !== r.ts) out.push((last = { ts: r.ts, levels: new Map() }));
-    last.levels.set(`${r.side} ${scaled(r.price)}`, scaled(r.quantity));
-  }
-  return out;
-}
-
 describe('generated history through the API', () => {
   let h: Harness;
   let key: string;
+  let client: HistoryClient;
   const tickers = [
     { exchange: 'venue_b' as const, ticker: 'KXBTCD-26MAY01-T95000' },
     { exchange: 'venue_c' as const, ticker: 'BTCUSD' },
@@ -61,6 +32,7 @@ describe('generated history through the API', () => {
   beforeAll(async () => {
     h = await createHarness({ now: TO + 60_000 });
     key = await h.key({});
+    client = new HistoryClient({ baseUrl: (await h.listen()).url, apiKey: key });
     const { plan } = planGeneration({
       tickers,
       from: FROM,
@@ -70,7 +42,7 @@ describe('generated history through the API', () => {
       batchRows: 5000,
       eventsPerMinute: 20,
     });
-    await runGeneration(h.ch, plan, { workers: 0, url: h.config.CLICKHOUSE_URL });
+    await runGeneration(h.ch, plan, { workers: 0, store: storeOptions(h.config) });
   }, 60_000);
   afterAll(async () => {
     await h?.close();
@@ -78,51 +50,32 @@ describe('generated history through the API', () => {
 
   it.each([0, 1, 2])('every book of ticker %i is the previous one plus the deltas in between (rule 7)', async (i) => {
     const { exchange, ticker } = tickers[i] as (typeof tickers)[number];
-    const snaps = await request(h.app).get(`/api/${exchange}/snapshots/${ticker}?limit=1000000`).set('x-api-key', key);
-    const deltas = await request(h.app).get(`/api/${exchange}/deltas/${ticker}?limit=1000000`).set('x-api-key', key);
-    const all = books(snaps.body.rows as SnapshotRow[]);
-    const changes = deltas.body.rows as DeltaRow[];
-    expect(all.length).toBe(72);
-    expect(changes.length).toBeGreaterThan(1000);
-    let d = 0;
-    for (let b = 0; b + 1 < all.length; b++) {
-      const book = new Map((all[b] as (typeof all)[number]).levels);
-      const next = all[b + 1] as (typeof all)[number];
-      while (d < changes.length && (changes[d] as DeltaRow).ts < next.ts) {
-        const c = changes[d] as DeltaRow;
-        const k = `${c.side} ${scaled(c.price)}`;
-        const q = (book.get(k) ?? 0n) + scaled(c.quantity_delta);
-        if (q === 0n) book.delete(k);
-        else book.set(k, q);
-        d++;
-      }
-      expect(book).toEqual(next.levels);
+    // The client's replay checks every snapshot against the book it rebuilt from the previous one and the deltas
+    // in between, exactly (a difference is a snapshot_mismatch error); the seed_end gap ends the series.
+    let books = 1;
+    let changes = 0;
+    for await (const e of client.replay(exchange, ticker, { from: FROM + 300_000, to: TO - 1 })) {
+      if (e.type === 'snapshot') {
+        expect(e.restarted).toBe(false);
+        books++;
+      } else if (e.type === 'book') changes++;
+      else expect(e.gap.reason).toBe('seed_end');
     }
+    expect(books).toBe(72);
+    expect(changes).toBeGreaterThan(500);
   });
 
   it('rule 7 literally: a snapshot, then the deltas from its ts, give the next snapshot', async () => {
     const { exchange, ticker } = tickers[1] as (typeof tickers)[number];
-    const get = (p: string) => request(h.app).get(`/api/${exchange}/${p}`).set('x-api-key', key);
-    const T = new Date(FROM + 2 * 3_600_000 + 123_456).toISOString();
-    const first = (await get(`snapshots/${ticker}?start_ts=${T}&limit=1`)).body.rows as SnapshotRow[];
-    const ts = (first[0] as SnapshotRow).ts;
+    const T = FROM + 2 * 3_600_000 + 123_456;
+    const first = (await client.snapshotPage(exchange, ticker, { start: T, limit: 1 })).rows;
+    const ts = Date.parse((first[0] as SnapshotRow).ts);
     expect(new Set(first.map((r) => r.ts)).size).toBe(1);
-    const nextBook = (await get(`snapshots/${ticker}?start_ts=${new Date(Date.parse(ts) + 1).toISOString()}&limit=1`))
-      .body.rows as SnapshotRow[];
-    const nextTs = (nextBook[0] as SnapshotRow).ts;
-    const between = (
-      await get(
-        `deltas/${ticker}?start_ts=${ts}&end_ts=${new Date(Date.parse(nextTs) - 1).toISOString()}&limit=1000000`,
-      )
-    ).body.rows as DeltaRow[];
-    const book = new Map((books(first)[0] as { levels: Map<string, bigint> }).levels);
-    for (const c of between) {
-      const k = `${c.side} ${scaled(c.price)}`;
-      const q = (book.get(k) ?? 0n) + scaled(c.quantity_delta);
-      if (q === 0n) book.delete(k);
-      else book.set(k, q);
-    }
-    expect(book).toEqual((books(nextBook)[0] as { levels: Map<string, bigint> }).levels);
+    const nextBook = (await client.snapshotPage(exchange, ticker, { start: ts + 1, limit: 1 })).rows;
+    const nextTs = Date.parse((nextBook[0] as SnapshotRow).ts);
+    const between = (await client.deltaPage(exchange, ticker, { start: ts, end: nextTs - 1, limit: 1_000_000 })).rows;
+    expect(between.length).toBeGreaterThan(0);
+    expect(OrderBook.fromRows(first, between).equals(OrderBook.fromSnapshot(nextBook))).toBe(true);
   });
 
   it('marks the end of each generated series with a seed_end gap', async () => {

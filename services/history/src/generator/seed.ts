@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { EXCHANGE_KEYS, type ExchangeKey } from '@depthgate/auth';
-import { TICKER_PATTERN, insertGapRows, type HistoryStore } from '@depthgate/history-store';
+import { TICKER_PATTERN, insertGapRows, type HistoryStore, type HistoryStoreOptions } from '@depthgate/history-store';
 import { generateInto, type GenerationPlan, type TickerEnd, type TickerRef } from './generate';
 import { expectedRows } from './series';
 import type { WorkerInput, WorkerMessage } from './worker';
@@ -109,8 +109,8 @@ export function planGeneration(options: PlanOptions): { plan: GenerationPlan; ex
 export interface SeedOptions {
   /** 0: generate in this thread; n: in n worker threads (needs the compiled worker.js). */
   workers: number;
-  /** Connection of the workers (each opens its own). */
-  url: string;
+  /** Where the workers insert (each opens its own store). */
+  store: HistoryStoreOptions;
   onRows?: (rows: number) => void;
 }
 
@@ -133,7 +133,7 @@ export async function runGeneration(
       shares.map(
         (tickers) =>
           new Promise<TickerEnd[]>((resolve, reject) => {
-            const input: WorkerInput = { url: options.url, database: store.database, plan: { ...plan, tickers } };
+            const input: WorkerInput = { store: options.store, plan: { ...plan, tickers } };
             const worker = new Worker(workerFile, { workerData: input });
             let settled = false;
             worker.on('message', (m: WorkerMessage) => {

@@ -6,12 +6,14 @@ import { TickerSeries, expectedRows, type SeriesOptions } from './series';
 interface Snap {
   ts: number;
   levels: Map<string, bigint>;
+  received: number;
 }
 interface Delta {
   ts: number;
   sequence: number;
   key: string;
   change: bigint;
+  received: number;
 }
 
 /** Parses a decimal string to a BigInt at 18 places — independently of how the generator made it. */
@@ -32,22 +34,24 @@ function collect(
   const deltas: Delta[] = [];
   const p = series.profile;
   const sink = {
-    snapshotLevel(ts: number, side: Side, price: number, quantity: number) {
+    snapshotLevel(ts: number, side: Side, price: number, quantity: number, received: number) {
       let last = snaps[snaps.length - 1];
       if (!last || last.ts !== ts) {
-        last = { ts, levels: new Map() };
+        last = { ts, levels: new Map(), received };
         snaps.push(last);
       }
+      if (last.received !== received) throw new Error(`levels of the book at ${ts} received at different times`);
       const key = `${side} ${scaled(formatUnits(price, p.priceScale))}`;
       if (last.levels.has(key)) throw new Error(`level ${key} twice in the snapshot at ${ts}`);
       last.levels.set(key, scaled(formatUnits(quantity, p.qtyScale)));
     },
-    delta(ts: number, sequence: number, side: Side, price: number, change: number) {
+    delta(ts: number, sequence: number, side: Side, price: number, change: number, received: number) {
       deltas.push({
         ts,
         sequence,
         key: `${side} ${scaled(formatUnits(price, p.priceScale))}`,
         change: scaled(formatUnits(change, p.qtyScale)),
+        received,
       });
     },
   };
@@ -129,6 +133,26 @@ describe('generated series', () => {
       expect((deltas[deltas.length - 1] as Delta).ts).toBeLessThan(base.to);
     },
   );
+
+  it('receive times: ts plus a latency of 2 to 750 ms, never going backwards, one per message', () => {
+    const { snaps, deltas } = collect({ ...base, exchange: 'venue_b', ticker: 'KXBTCD-26MAR07-T100000' });
+    const rows = [...snaps.map((s) => ({ ts: s.ts, received: s.received })), ...deltas].sort(
+      (a, b) => a.ts - b.ts || a.received - b.received,
+    );
+    const latencies = rows.map((r) => r.received - r.ts);
+    expect(Math.min(...latencies)).toBeGreaterThanOrEqual(2);
+    expect(Math.max(...latencies)).toBeLessThanOrEqual(750);
+    for (let i = 1; i < rows.length; i++) {
+      expect((rows[i] as { received: number }).received).toBeGreaterThanOrEqual(
+        (rows[i - 1] as { received: number }).received,
+      );
+    }
+    // Rows of one message share their receive time; most messages arrive within 100 ms.
+    const byTs = new Map<number, Set<number>>();
+    for (const d of deltas) byTs.set(d.ts, (byTs.get(d.ts) ?? new Set()).add(d.received));
+    expect([...byTs.values()].every((set) => set.size === 1)).toBe(true);
+    expect(latencies.filter((l) => l <= 100).length / latencies.length).toBeGreaterThan(0.9);
+  });
 
   it('is deterministic for a seed, whatever the walking steps; another seed differs', () => {
     const options = { ...base, exchange: 'venue_b' as const, ticker: 'KXFED-26APR-T4.25' };

@@ -8,6 +8,9 @@
  * - `sequence` increases strictly, by one per row; the rows of one message share a ts;
  * - no delta is zero; a level's size never goes below zero and a removal subtracts exactly what was there;
  * - the book is never crossed (best bid < best ask);
+ * - every row has a receive time (`received_ts`): its ts plus a seeded latency (a few ms to a few hundred, drawn per
+ *   message from a stream of its own, so the rows themselves do not depend on it), never going backwards, as the
+ *   recorder's monotone receive clock;
  * - everything depends only on (seed, exchange, ticker, options).
  */
 import type { ExchangeKey } from '@depthgate/auth';
@@ -30,9 +33,14 @@ export interface SeriesOptions {
 
 /** Receives rows in time order. Amounts are integer units; `profile` says their scales. */
 export interface SeriesSink {
-  snapshotLevel(ts: number, side: Side, price: number, quantity: number): void;
-  delta(ts: number, sequence: number, side: Side, price: number, quantityDelta: number): void;
+  snapshotLevel(ts: number, side: Side, price: number, quantity: number, receivedTs: number): void;
+  delta(ts: number, sequence: number, side: Side, price: number, quantityDelta: number, receivedTs: number): void;
 }
+
+/** Receive latency of a generated message: at least this, plus an exponential tail of this mean, capped. */
+const LATENCY_MIN_MS = 2;
+const LATENCY_MEAN_MS = 25;
+const LATENCY_MAX_MS = 750;
 
 /** One side of the book: sizes by price, and the prices kept sorted best-first (at most a few dozen). */
 class Levels {
@@ -78,6 +86,9 @@ export class TickerSeries {
   readonly profile: BookProfile;
   readonly options: SeriesOptions;
   private readonly rng: Rng;
+  /** Receive latencies: a stream of its own, so adding it left every generated row as it was. */
+  private readonly latency: Rng;
+  private receivedTs = -1;
   private readonly bids = new Levels(true);
   private readonly asks = new Levels(false);
   private fair: number;
@@ -94,6 +105,7 @@ export class TickerSeries {
     this.options = options;
     this.profile = profileFor(options.exchange, options.ticker);
     this.rng = new Rng(options.seed, 'series', options.exchange, options.ticker);
+    this.latency = new Rng(options.seed, 'latency', options.exchange, options.ticker);
     this.fair = this.profile.initialMid;
     this.sequence = 1 + this.rng.range(0, 999_999) * 1000;
     this.nextSnapshotTs = options.from + this.jitter();
@@ -146,9 +158,17 @@ export class TickerSeries {
     }
   }
 
+  /** When a message stamped `ts` was received: ts plus a latency, never before the previous message's. */
+  private receive(ts: number): number {
+    const latency = Math.min(LATENCY_MAX_MS, LATENCY_MIN_MS + Math.floor(this.latency.exponential(LATENCY_MEAN_MS)));
+    this.receivedTs = Math.max(this.receivedTs, ts + latency);
+    return this.receivedTs;
+  }
+
   private emitSnapshot(ts: number, sink: SeriesSink): void {
-    for (const [price, qty] of this.bids.sizes) sink.snapshotLevel(ts, 'bid', price, qty);
-    for (const [price, qty] of this.asks.sizes) sink.snapshotLevel(ts, 'ask', price, qty);
+    const received = this.receive(ts);
+    for (const [price, qty] of this.bids.sizes) sink.snapshotLevel(ts, 'bid', price, qty, received);
+    for (const [price, qty] of this.asks.sizes) sink.snapshotLevel(ts, 'ask', price, qty, received);
     this.rows += this.bids.size + this.asks.size;
     if (ts > this.lastTs) this.lastTs = ts;
   }
@@ -158,9 +178,10 @@ export class TickerSeries {
     const step = this.rng.range(-p.fairStepTicks, p.fairStepTicks) * p.tick;
     this.fair = Math.min(p.maxPrice - p.tick, Math.max(p.minPrice + p.tick, this.fair + step));
     const changes = this.rng.range(p.changesPerEvent[0], p.changesPerEvent[1]);
+    const received = this.receive(ts);
     const emit = (side: Side, price: number, delta: number) => {
       if (delta === 0) return;
-      sink.delta(ts, this.sequence++, side, price, delta);
+      sink.delta(ts, this.sequence++, side, price, delta, received);
       this.rows++;
       if (ts > this.lastTs) this.lastTs = ts;
     };

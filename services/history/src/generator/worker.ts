@@ -3,12 +3,11 @@
  * reports rows (for progress) and the end of each ticker's series to the main thread.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { HistoryStore } from '@depthgate/history-store';
+import { HistoryStore, type HistoryStoreOptions } from '@depthgate/history-store';
 import { generateInto, type GenerationPlan } from './generate';
 
 export interface WorkerInput {
-  url: string;
-  database: string;
+  store: HistoryStoreOptions;
   plan: GenerationPlan;
 }
 
@@ -21,7 +20,7 @@ async function run(): Promise<void> {
   const input = workerData as WorkerInput;
   const port = parentPort;
   if (!port) throw new Error('generator worker started outside a worker thread');
-  const store = new HistoryStore({ url: input.url, database: input.database, maxConnections: 4 });
+  const store = new HistoryStore({ ...input.store, maxConnections: 4 });
   let pending = 0;
   let lastPost = Date.now();
   try {

@@ -1,5 +1,15 @@
 import { AppError } from '@depthgate/service-kit';
-import { parseLimit, parseRfc3339, parseTimeRange } from './params';
+import {
+  parseAt,
+  parseDepth,
+  parseFields,
+  parseFormat,
+  parseInclude,
+  parseLimit,
+  parseRfc3339,
+  parseStreamLimit,
+  parseTimeRange,
+} from './params';
 
 const T = Date.UTC(2026, 2, 26, 14, 0, 1, 193);
 
@@ -127,5 +137,52 @@ describe('parseLimit', () => {
     expect(e.code).toBe('invalid_limit');
     expect(e.message).toBe('limit 1000001 is above the maximum of 1000000');
     expect(error(() => parseLimit({ limit: ['1', '2'] }, 1000, 1_000_000)).code).toBe('invalid_limit');
+  });
+});
+
+describe('the parameters added for backtesters', () => {
+  it('format: the parameter wins; else the Accept type of highest quality; JSON when none is known', () => {
+    expect(parseFormat({ format: 'CSV' }, 'application/x-ndjson')).toEqual({ format: 'csv', explicit: true });
+    expect(parseFormat({}, undefined)).toEqual({ format: 'json', explicit: false });
+    expect(parseFormat({}, 'application/x-ndjson').format).toBe('ndjson');
+    expect(parseFormat({}, 'application/ndjson').format).toBe('ndjson');
+    expect(parseFormat({}, 'text/csv; charset=utf-8').format).toBe('csv');
+    expect(parseFormat({}, 'application/json, text/csv').format).toBe('json');
+    expect(parseFormat({}, 'text/csv;q=0.5, application/x-ndjson;q=0.9').format).toBe('ndjson');
+    expect(parseFormat({}, '*/*, text/csv').format).toBe('csv');
+    expect(parseFormat({}, 'text/html').format).toBe('json');
+    expect(parseFormat({}, 'text/csv;q=0').format).toBe('json');
+    expect(error(() => parseFormat({ format: 'parquet' }, undefined)).code).toBe('invalid_format');
+    expect(error(() => parseFormat({ format: ['csv', 'json'] }, undefined)).code).toBe('invalid_format');
+  });
+
+  it('fields: received_ts only; include: gaps only', () => {
+    expect(parseFields({})).toEqual([]);
+    expect(parseFields({ fields: 'received_ts' })).toEqual(['received_ts']);
+    expect(parseFields({ fields: 'received_ts,received_ts' })).toEqual(['received_ts']);
+    for (const fields of ['', 'ts', 'received_ts,x', 'RECEIVED_TS']) {
+      expect(error(() => parseFields({ fields })).message).toMatch(/received_ts/);
+    }
+    expect(parseInclude({})).toEqual({ gaps: false });
+    expect(parseInclude({ include: 'gaps' })).toEqual({ gaps: true });
+    expect(error(() => parseInclude({ include: 'gaps,trades' })).code).toBe('invalid_include');
+  });
+
+  it('at: RFC 3339, sub-milliseconds rounded down; depth: 1 to the maximum', () => {
+    expect(parseAt({ at: '2026-03-26T14:00:01.1939Z' })).toBe(T);
+    expect(parseAt({})).toBeUndefined();
+    expect(error(() => parseAt({ at: '1774533601193' })).code).toBe('invalid_timestamp');
+    expect(parseDepth({ depth: '25' }, 100)).toBe(25);
+    expect(parseDepth({}, 100)).toBeUndefined();
+    for (const depth of ['0', '-1', '101', '1e2', '2.5', '', 'ten']) {
+      expect(error(() => parseDepth({ depth }, 100)).message).toMatch(/at most 100/);
+    }
+  });
+
+  it('a stream’s limit: none by default, any positive integer', () => {
+    expect(parseStreamLimit({})).toBe(Infinity);
+    expect(parseStreamLimit({ limit: '50000000' })).toBe(50_000_000);
+    for (const limit of ['0', '-3', '1.5', 'all'])
+      expect(error(() => parseStreamLimit({ limit })).code).toBe('invalid_limit');
   });
 });

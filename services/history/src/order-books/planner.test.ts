@@ -84,3 +84,52 @@ describe('WindowPlanner', () => {
     expect(windows.length).toBeLessThanOrEqual(12);
   });
 });
+
+describe('WindowPlanner for bulk streams (windowRows, resumeAt)', () => {
+  const rows = [
+    ...Array.from({ length: 30_000 }, (_, i) => 1_000_000 + i * 10),
+    ...Array.from({ length: 5000 }, () => 1_400_000), // 5,000 rows at one ms
+    ...Array.from({ length: 2000 }, (_, i) => 9_000_000 + i * 1000),
+  ];
+  const span = { firstTs: rows[0] as number, lastTs: rows[rows.length - 1] as number, rows: rows.length };
+
+  /** Reads as a stream does: a cap per window; a window stopped by its cap continues from its last row. */
+  function stream(windowRows: number, limit = Infinity) {
+    const planner = new WindowPlanner({ from: 0, to: null, span, limit, windowRows, maxWindows: Infinity });
+    const out: number[] = [];
+    let skip = 0;
+    let windows = 0;
+    for (let w = planner.next(); w !== null; w = planner.next()) {
+      windows++;
+      const inWindow = rows.filter((ts) => ts >= w.from && (w.to === null || (w.toInclusive ? ts <= w.to : ts < w.to)));
+      const fresh = inWindow.slice(skip);
+      const want = Math.min(windowRows, planner.remaining);
+      const taken = fresh.slice(0, want);
+      out.push(...taken);
+      if (fresh.length > want) {
+        const last = taken[taken.length - 1] as number;
+        // The rows at the last ts already read are left out of the next window.
+        skip = taken.filter((ts) => ts === last).length + (last === w.from ? skip : 0);
+        planner.resumeAt(last, taken.length);
+      } else {
+        skip = 0;
+        planner.record(taken.length);
+      }
+      expect(taken.length).toBeLessThanOrEqual(windowRows);
+    }
+    return { out, windows };
+  }
+
+  it('reads every row once, in order, in windows of at most windowRows rows, without a cap on their number', () => {
+    for (const windowRows of [1000, 4096, 7000]) {
+      const { out, windows } = stream(windowRows);
+      expect(out).toEqual(rows);
+      expect(windows).toBeGreaterThanOrEqual(Math.ceil(rows.length / windowRows));
+      expect(windows).toBeLessThan(rows.length / windowRows + 40);
+    }
+  });
+
+  it('stops at its limit', () => {
+    expect(stream(1000, 12_345).out).toEqual(rows.slice(0, 12_345));
+  });
+});

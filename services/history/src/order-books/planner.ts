@@ -8,6 +8,11 @@
  * observed so far. Windows are disjoint and ascending, so their outputs concatenate in global order, and a book
  * (rows of one `ts`) never straddles two windows. The walk stops as soon as `limit` rows are out; the last window
  * always runs to the end of the requested range, so rows written after the catalogue was read are not missed.
+ *
+ * A bulk stream walks an unbounded range with a cap of `windowRows` rows per query (each query's result is held in
+ * memory whole, docs/history.md, "Bulk streams"): windows are sized for that many rows, there is no cap on their
+ * number, and a window that its row cap cut short is continued from where it stopped (`resumeAt`), so the next
+ * query starts at the first row not yet read instead of at the window's end.
  */
 import type { TimeWindow } from '@depthgate/history-store';
 
@@ -24,7 +29,12 @@ export interface PlanInput {
   to: number | null;
   /** What the catalogue knows of this ticker's rows of this kind (may be a few seconds stale). */
   span: KindSpan;
+  /** Rows wanted in all (Infinity: the whole range). */
   limit: number;
+  /** Rows one window is sized for at most (default: no cap, windows are sized for what is still wanted). */
+  windowRows?: number;
+  /** After this many windows the next one takes the whole rest of the range (default 12; Infinity: never). */
+  maxWindows?: number;
 }
 
 /** Expected rows in the first window, relative to the limit. */
@@ -45,14 +55,27 @@ export class WindowPlanner {
   private last: TimeWindow | undefined;
   /** Beyond this the catalogue knows no rows; the window reaching it is the last. */
   private readonly horizon: number;
+  private windowRows: number;
+  private readonly maxWindows: number;
 
   constructor(private readonly input: PlanInput) {
     this.remaining = input.limit;
+    this.windowRows = input.windowRows ?? Infinity;
+    this.maxWindows = input.maxWindows ?? MAX_WINDOWS;
     this.cursor = Math.max(input.from, input.span.firstTs);
     this.horizon = input.to === null ? input.span.lastTs : Math.min(input.to, input.span.lastTs);
     const density = input.span.rows / Math.max(1, input.span.lastTs - input.span.firstTs + 1);
-    this.spanMs = Math.max(MIN_SPAN_MS, Math.ceil((input.limit * MARGIN) / Math.max(density, 1e-12)));
+    this.spanMs = this.spanFor(density);
     if (input.to !== null && this.cursor > input.to) this.done = true;
+  }
+
+  /** Rows the next window should hold. */
+  private get target(): number {
+    return Math.min(this.remaining, this.windowRows);
+  }
+
+  private spanFor(density: number): number {
+    return Math.max(MIN_SPAN_MS, Math.ceil((this.target * MARGIN) / Math.max(density, 1e-12)));
   }
 
   /** The next window to query, or null when the answer is complete. */
@@ -60,7 +83,7 @@ export class WindowPlanner {
     if (this.done) return null;
     const end = this.cursor + this.spanMs;
     this.windows++;
-    if (end > this.horizon || this.windows >= MAX_WINDOWS || !Number.isSafeInteger(end)) {
+    if (end > this.horizon || this.windows >= this.maxWindows || !Number.isSafeInteger(end)) {
       this.last = { from: this.cursor, to: this.input.to, toInclusive: true };
       this.done = true;
     } else {
@@ -70,7 +93,12 @@ export class WindowPlanner {
     return this.last;
   }
 
-  /** Reports how many rows the last window returned. */
+  /** Changes the cap of the windows to come (a stream starts with small windows, so its first rows go out soon). */
+  capWindowRows(rows: number): void {
+    this.windowRows = rows;
+  }
+
+  /** Reports how many rows the last window returned (read to its end). */
   record(rows: number): void {
     this.remaining -= rows;
     if (this.remaining <= 0) {
@@ -79,7 +107,24 @@ export class WindowPlanner {
     }
     if (this.done) return;
     // Grow from the density this window showed (rows per ms), at least ×2, at most ×64.
-    const needed = rows > 0 ? Math.ceil((this.remaining * MARGIN * this.spanMs) / rows) : Infinity;
+    const needed = rows > 0 ? Math.ceil((this.target * MARGIN * this.spanMs) / rows) : Infinity;
     this.spanMs = Math.min(this.spanMs * MAX_GROWTH, Math.max(this.spanMs * MIN_GROWTH, needed));
+  }
+
+  /**
+   * The last window stopped at its row cap after `rows` rows, the last of them at `ts`: the walk goes on from `ts`
+   * (rows at `ts` not yet read are the caller's to skip into), with windows sized from the density just seen.
+   */
+  resumeAt(ts: number, rows: number): void {
+    const window = this.last;
+    this.remaining -= rows;
+    if (this.remaining <= 0 || window === undefined) {
+      this.done = true;
+      return;
+    }
+    const density = rows / Math.max(1, ts - window.from + 1);
+    this.spanMs = this.spanFor(density);
+    this.cursor = ts;
+    this.done = false;
   }
 }

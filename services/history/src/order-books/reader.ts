@@ -5,16 +5,38 @@
  *   in-process; an exchange's ticker list.
  * - The window planner (planner.ts): a range is read in ascending time windows sized from the ticker's row density,
  *   so a limited read costs about what it returns.
- * - The never-cut-a-book rule, with its slack: an answer of snapshots ends at the end of a book, whatever its limit.
- * - Rendering: each window's RowBinary becomes JSON text (row-binary.ts), handed to the response as it arrives.
+ * - The never-cut-a-book rule, with its slack: an answer of snapshots ends at the end of a book, whatever its limit
+ *   (`cutAtBook` of row-binary.ts decides, for pages and for bulk streams alike).
+ * - Where an answer was cut: the position its next page begins at (a cursor's), by a look-ahead row for deltas and
+ *   the book after the last one for snapshots.
+ * - Rendering: each window's RowBinary becomes JSON, NDJSON or CSV text (row-binary.ts), with gap markers among the
+ *   rows, handed to the response as it arrives.
+ * - Two ways to read rows: `read`, a page (at most MAX_LIMIT rows), streams each query's output to the caller as it
+ *   comes, so a slow reader holds its ClickHouse query, within the query budget; `stream`, a bulk stream (as long as
+ *   the range), reads bounded windows whole into memory, at most two ahead of the caller, so a slow reader holds no
+ *   query at all and memory stays flat.
+ * - The book at a moment (`book`): its snapshot and the deltas since in one read, the gaps around it, rule 7 applied.
+ * - A ticker's coverage and gaps.
  *
  * Its reads are the store's OrderBookQueries, each under the request's QueryScope (gate, budget, cancellation).
  */
 import type { ExchangeKey } from '@depthgate/auth';
-import type { OrderBookQueries, QueryScope, RowKind, TickerSpan, WindowRead } from '@depthgate/history-store';
+import {
+  BOOK_FIRST_LOOK_BACK_MS,
+  type KindCoverage,
+  type OrderBookQueries,
+  type QueryScope,
+  type RowKind,
+  type StoredGap,
+  type TickerSpan,
+  type WindowRead,
+} from '@depthgate/history-store';
 import type { Endpoint, HistoryMetrics } from '../metrics';
+import { bookRows, rebuildBook, type GapBounds, type RebuiltBook } from './book';
+import type { Position } from './cursor';
 import { WindowPlanner, type KindSpan } from './planner';
-import { RowBinaryToJson } from './row-binary';
+import { gapLine } from './responses';
+import { CorruptStreamError, cutAtBook, rowBinarySize, rowKey, RowRenderer, type TextFormat } from './row-binary';
 
 export interface CatalogueEntry {
   /** The ticker as stored (the request may have used another case). */
@@ -22,21 +44,39 @@ export interface CatalogueEntry {
   spans: Partial<Record<RowKind, KindSpan>>;
 }
 
-/** What one answer asks for: rows of one kind of one ticker, from `from` to `to` (inclusive), at most `limit`. */
+/** What one answer asks for: rows of one kind of one ticker, from `start` to `to` (inclusive), at most `limit`. */
 export interface BookRead {
   kind: RowKind;
   exchange: ExchangeKey;
   entry: CatalogueEntry;
-  /** Inclusive, epoch ms (already clamped to what the caller may see). */
-  from: number;
+  /** The first row to read (already clamped to what the caller may see); see Position. */
+  start: Position;
   /** Inclusive, epoch ms; null: up to the newest row. */
   to: number | null;
+  /** Rows wanted (Infinity: the whole range; bulk streams only). */
   limit: number;
+  format: TextFormat;
+  receivedTs: boolean;
+  /** Gap markers to place among the rows (by from_ts), when asked for. */
+  gaps?: readonly StoredGap[];
 }
 
-/** Where the rendered rows go: JSON text of array members, comma-separated; resolves when more may be written. */
+/** How a read ended. */
+export interface ReadResult {
+  /** Rows written. */
+  rows: number;
+  /** Where the rest begins, when the limit (or a drain) cut the answer; null when it is complete. */
+  next: Position | null;
+  /** The gap markers placed (all of those given, when the answer is complete). */
+  gaps: StoredGap[];
+}
+
+/**
+ * Where the rendered rows go. `write` resolves when more may be written, with true when everything written so far
+ * has left the process's buffers (the socket or the gzip stream took it): a buffer written before is then free.
+ */
 export interface RowsSink {
-  write(text: Buffer): Promise<void>;
+  write(text: Buffer): Promise<boolean>;
 }
 
 /** Windows expected to return at most this many rows run on one ClickHouse thread. */
@@ -44,31 +84,40 @@ const SINGLE_THREAD_ROWS = 5000;
 /** Extra snapshot rows asked for, to find the end of the last book in the same read. */
 export const SNAPSHOT_SLACK_ROWS = 1000;
 const CACHE_MAX_ENTRIES = 20_000;
+/** Rows rendered at once from a bulk stream's window (bounds the rendering buffer). */
+const STREAM_RENDER_ROWS = 4096;
+/**
+ * Rendered slices at least this long are Node buffers of their own (Buffer.allocUnsafe pools only those under 4 KiB),
+ * so a bulk stream may render the next slice into one the response no longer holds.
+ */
+const REUSED_SLICE_BYTES = 8192;
+/** Windows a bulk stream reads ahead of its caller. */
+const STREAM_AHEAD = 2;
+/**
+ * A bulk stream's first window holds at most this many rows, each next one four times more up to its cap: the first
+ * rows go out after a short read, and the pipeline (ClickHouse reading the next window while this one is rendered)
+ * fills at once.
+ */
+const STREAM_FIRST_WINDOW_ROWS = 4096;
 
 const ENDPOINT: Record<RowKind, Endpoint> = { snapshot: 'snapshots', delta: 'deltas' };
 
-/**
- * The never-cut-a-book rule, applied to the rows a snapshot window held back from the limit-th row on: pass on that
- * row's book and drop the rest. When every held row belongs to that book and the read stopped at its LIMIT
- * (`mayHaveMore`), the book may go on beyond what was received: nothing is passed on, `complete` is false, and the
- * book's end must be read exactly. No held rows (the window returned fewer than the limit): nothing to cut.
- */
-export function releaseHeldBook(
-  rows: RowBinaryToJson,
-  mayHaveMore: boolean,
-): { complete: boolean; out: Buffer | undefined } {
-  const held = rows.takeHeld();
-  if (held === undefined) return { complete: true, out: undefined };
-  const book = rows.firstBook(held);
-  const anotherBookFollows = book.rows < book.of;
-  if (!anotherBookFollows && mayHaveMore) return { complete: false, out: undefined };
-  return { complete: true, out: rows.pass(held, book.rows) };
+/** What one window of a bulk stream yields: raw rows to render, and whether the walk continues. */
+interface StreamWindow {
+  raw: Buffer;
+  rows: number;
 }
 
 interface CachedEntry {
   entry: CatalogueEntry | null;
   expires: number;
 }
+
+/** A book at a moment, as the reader finds it. */
+export type BookAnswer =
+  | { status: 'ok'; book: RebuiltBook; baseGap: StoredGap | null }
+  | { status: 'in_gap'; gap: StoredGap }
+  | { status: 'no_data' };
 
 export class OrderBookReader {
   private readonly cache = new Map<string, CachedEntry>();
@@ -118,24 +167,52 @@ export class OrderBookReader {
     return this.queries.tickers(scope, exchange, filters);
   }
 
+  /** Gaps of a ticker overlapping [from, to] that start at or after `startingFrom`, by from_ts. */
+  gaps(
+    scope: QueryScope,
+    exchange: ExchangeKey,
+    ticker: string,
+    range: { from: number; to: number | null; startingFrom?: number },
+  ): Promise<StoredGap[]> {
+    return this.queries.gaps(scope, exchange, ticker, range);
+  }
+
+  /** What a ticker holds in [from, to], per kind. */
+  coverage(
+    scope: QueryScope,
+    exchange: ExchangeKey,
+    ticker: string,
+    from: number,
+    to: number | null,
+  ): Promise<Record<RowKind, KindCoverage>> {
+    return this.queries.coverage(scope, exchange, ticker, from, to);
+  }
+
   /**
-   * Reads the rows `read` asks for, window by window, and writes their JSON text to `out` as it arrives (the next
-   * chunk is read only once `out` took the last). Resolves with the number of rows written.
+   * A page: reads the rows `read` asks for, window by window, and writes their text to `out` as it arrives (the next
+   * chunk is read only once `out` took the last). Deltas read one row more than the limit, held back: present, the
+   * answer was cut there. Snapshots end on a whole book; a book that follows in the slack says the answer was cut,
+   * else a one-row query asks.
    */
-  async read(scope: QueryScope, read: BookRead, out: RowsSink): Promise<number> {
-    const { kind, exchange, entry, from, to, limit } = read;
+  async read(scope: QueryScope, read: BookRead, out: RowsSink): Promise<ReadResult> {
+    const { kind, exchange, entry, start, to, limit } = read;
     const endpoint = ENDPOINT[kind];
-    const rows = new RowBinaryToJson(kind);
+    const rows = this.renderer(read);
     const pass = async (chunk: Buffer) => {
       const text = rows.push(chunk);
       if (text) await out.write(text);
     };
     const span = entry.spans[kind];
     let windows = 0;
-    if (span && (to === null || from <= to)) {
-      const planner = new WindowPlanner({ from, to, span, limit });
+    /** Known that more rows follow the answer (true), that none do (false), or not yet known. */
+    let more: boolean | undefined;
+    if (span && (to === null || start.ts <= to)) {
+      const lookAhead = kind === 'delta' ? 1 : 0;
+      if (lookAhead > 0) rows.holdFrom(limit);
+      const planner = new WindowPlanner({ from: start.ts, to, span, limit: limit + lookAhead });
       for (let window = planner.next(); window !== null; window = planner.next()) {
-        const before = rows.rows;
+        const receivedBefore = rows.received;
+        const renderedBefore = rows.rows;
         const want = planner.remaining;
         const at = (asked: number): WindowRead => ({
           exchange,
@@ -143,44 +220,358 @@ export class OrderBookReader {
           window,
           limit: asked,
           singleThread: want <= SINGLE_THREAD_ROWS,
+          receivedTs: read.receivedTs,
+          resume: windows === 0 ? resumeOf(kind, start) : undefined,
         });
         if (kind === 'delta') {
           await this.queries.deltas(scope, at(want), pass);
           rows.endOfQuery();
+          planner.record(rows.received - receivedBefore);
         } else {
-          await this.snapshots(scope, at, want, rows, pass, out);
+          if ((await this.snapshots(scope, at, want, rows, pass, out)) === 'another-book') more = true;
+          planner.record(rows.rows - renderedBefore);
         }
-        this.metrics.rowsStreamed.inc({ endpoint }, rows.rows - before);
-        planner.record(rows.rows - before);
+        this.metrics.rowsStreamed.inc({ endpoint }, rows.rows - renderedBefore);
         windows++;
+      }
+      if (kind === 'delta') more = rows.takeHeld() !== undefined;
+      else if (more === undefined && planner.remaining <= 0) {
+        // The limit was met at the end of a window: does a book follow?
+        const last = rows.lastKey();
+        more =
+          last !== undefined && (await this.queries.rowExists(scope, kind, exchange, entry.ticker, last.ts + 1, to));
       }
     }
     this.metrics.windows.observe({ endpoint }, windows);
-    return rows.rows;
+    return this.ending(read, rows, more === true ? this.nextPosition(read, rows) : null, out);
   }
 
   /**
    * One window of snapshots, never cutting a book: ask for SNAPSHOT_SLACK_ROWS rows more than wanted, hold back the
-   * received rows from the want-th on, and pass on only the rest of that row's book (releaseHeldBook) — one read,
-   * not two. When that book is longer than the slack, read it to its end exactly (a second read, rarely).
+   * received rows from the want-th on, and pass on only the rest of that row's book (cutAtBook) — one read, not
+   * two. When that book is longer than the slack, read it to its end exactly (a second read, rarely). Returns what
+   * the held rows showed beyond that book.
    */
   private async snapshots(
     scope: QueryScope,
     at: (asked: number) => WindowRead,
     want: number,
-    rows: RowBinaryToJson,
+    rows: RowRenderer,
     pass: (chunk: Buffer) => Promise<void>,
     out: RowsSink,
-  ): Promise<void> {
+  ): Promise<'another-book' | 'book-may-continue' | 'none'> {
     const asked = want + SNAPSHOT_SLACK_ROWS;
     const receivedBefore = rows.received;
     rows.holdFrom(receivedBefore + want - 1);
     await this.queries.snapshots(scope, at(asked), pass);
     rows.endOfQuery();
-    const { complete, out: book } = releaseHeldBook(rows, rows.received - receivedBefore === asked);
-    if (book) await out.write(book);
-    if (complete) return;
+    const held = rows.takeHeld();
+    if (held === undefined) return 'none';
+    const cut = cutAtBook(held, rows.size, 1, rows.received - receivedBefore === asked);
+    if (cut.beyond !== 'book-may-continue') {
+      await out.write(rows.pass(held, cut.rows));
+      return cut.beyond;
+    }
     await this.queries.snapshotsToBookEnd(scope, at(want), want - 1, pass);
     rows.endOfQuery();
+    return 'book-may-continue';
+  }
+
+  /**
+   * A bulk stream: every row of the range (or `limit` of them), in windows of at most `windowRows` rows, each read
+   * from ClickHouse whole before it is rendered, at most STREAM_AHEAD windows ahead of the caller: a slow caller
+   * holds no ClickHouse query, memory stays flat, and a fast one finds the next window read while it takes this
+   * one. `stop()` is asked between windows (the service is draining): the stream then ends early, with a cursor.
+   */
+  async stream(
+    scope: QueryScope,
+    read: BookRead,
+    out: RowsSink,
+    options: { windowRows: number; stop: () => boolean },
+  ): Promise<ReadResult> {
+    const { kind, entry, start, to } = read;
+    const endpoint = ENDPOINT[kind];
+    const rows = this.renderer(read);
+    const queue: StreamWindow[] = [];
+    let wake: (() => void) | undefined;
+    let producing = true;
+    let failure: unknown;
+    const notify = () => {
+      const w = wake;
+      wake = undefined;
+      w?.();
+    };
+    const waitChange = () => new Promise<void>((resolve) => (wake = resolve));
+
+    let next: Position | null = null;
+    let windows = 0;
+    const produce = async () => {
+      const span = entry.spans[kind];
+      if (!span || (to !== null && start.ts > to)) return;
+      let cap = Math.min(STREAM_FIRST_WINDOW_ROWS, options.windowRows);
+      const planner = new WindowPlanner({
+        from: start.ts,
+        to,
+        span,
+        limit: read.limit,
+        windowRows: cap,
+        maxWindows: Infinity,
+      });
+      let position = start;
+      for (let window = planner.next(); window !== null; window = planner.next()) {
+        while (queue.length >= STREAM_AHEAD && failure === undefined) await waitChange();
+        if (failure !== undefined) return;
+        if (options.stop()) {
+          next = position;
+          return;
+        }
+        const want = Math.min(planner.remaining, cap);
+        const read1 = (asked: number): WindowRead => ({
+          exchange: read.exchange,
+          ticker: entry.ticker,
+          window,
+          limit: asked,
+          singleThread: want <= SINGLE_THREAD_ROWS,
+          receivedTs: read.receivedTs,
+          resume: position.ts === window.from ? resumeOf(kind, position) : undefined,
+        });
+        const step =
+          kind === 'delta'
+            ? await this.deltaWindow(scope, read1, want)
+            : await this.snapshotWindow(scope, read1, want, rows.size);
+        windows++;
+        if (step.window.rows > 0) {
+          queue.push(step.window);
+          notify();
+        }
+        cap = Math.min(cap * 4, options.windowRows);
+        planner.capWindowRows(cap);
+        if (step.continueAt === undefined) {
+          planner.record(step.window.rows);
+          position = { ts: window.to === null ? Number.MAX_SAFE_INTEGER : window.to, sequence: 0n, skip: 0 };
+        } else {
+          planner.resumeAt(step.continueAt.ts, step.window.rows);
+          position = step.continueAt;
+        }
+        if (planner.remaining <= 0) {
+          // The limit is met: is there more? The window's own look-ahead says so when it saw a row beyond; the last
+          // window of the range, read to its end, says no; else a one-row query asks.
+          const more =
+            step.more ??
+            (window.toInclusive
+              ? false
+              : await this.queries.rowExists(scope, kind, read.exchange, entry.ticker, position.ts, to));
+          if (more) next = position;
+          return;
+        }
+      }
+    };
+    let slab: Buffer | undefined;
+    const consume = async () => {
+      for (;;) {
+        const item = queue.shift();
+        if (item === undefined) {
+          if (!producing || failure !== undefined) return;
+          await waitChange();
+          continue;
+        }
+        notify();
+        for (let i = 0; i < item.rows; i += STREAM_RENDER_ROWS) {
+          const n = Math.min(STREAM_RENDER_ROWS, item.rows - i);
+          // Into the buffer of the slice before, once the response let go of it: a long stream then allocates its
+          // text once, not once per slice (hundreds of MB that only the garbage collector would give back).
+          const text = rows.push(item.raw.subarray(i * rows.size, (i + n) * rows.size), slab);
+          if (text === undefined) continue;
+          const flushed = await out.write(text);
+          slab = flushed && text.length >= REUSED_SLICE_BYTES ? Buffer.from(text.buffer, text.byteOffset) : undefined;
+        }
+        rows.endOfQuery();
+        this.metrics.rowsStreamed.inc({ endpoint }, item.rows);
+      }
+    };
+    const producer = produce()
+      .catch((err: unknown) => {
+        failure ??= err;
+      })
+      .finally(() => {
+        producing = false;
+        notify();
+      });
+    try {
+      await consume();
+    } catch (err) {
+      failure ??= err;
+      notify();
+    }
+    await producer;
+    if (failure !== undefined) throw failure;
+    this.metrics.windows.observe({ endpoint }, windows);
+    return this.ending(read, rows, next, out);
+  }
+
+  /**
+   * One window of a bulk stream's deltas: ask for one row more than wanted. All of them there: the window stopped at
+   * its cap, and the next begins at the key of the last row kept (after the run of rows that carried it). Fewer:
+   * the window is read to its end.
+   */
+  private async deltaWindow(
+    scope: QueryScope,
+    at: (asked: number) => WindowRead,
+    want: number,
+  ): Promise<{ window: StreamWindow; continueAt?: Position; more?: boolean }> {
+    const read = at(want + 1);
+    const raw = await this.collect(scope, (onChunk) => this.queries.deltas(scope, read, onChunk));
+    const size = rowBinarySize('delta', read.receivedTs);
+    const got = raw.length / size;
+    if (got <= want) return { window: { raw, rows: got } };
+    const kept = raw.subarray(0, want * size);
+    const last = rowKey('delta', kept, (want - 1) * size);
+    let run = 1;
+    while (
+      run < want &&
+      kept.compare(
+        kept,
+        (want - 1 - run) * size,
+        (want - 1 - run) * size + 16,
+        (want - 1) * size,
+        (want - 1) * size + 16,
+      ) === 0
+    ) {
+      run++;
+    }
+    const resume = read.resume;
+    const sameAsResume = resume !== undefined && read.window.from === last.ts && resume.sequence === last.sequence;
+    return {
+      window: { raw: kept, rows: want },
+      continueAt: {
+        ts: last.ts,
+        sequence: last.sequence,
+        skip: run + (sameAsResume && run === want ? resume.skip : 0),
+      },
+      more: true,
+    };
+  }
+
+  /**
+   * One window of a bulk stream's snapshots: the never-cut-a-book rule as in pages (cutAtBook over the window's
+   * rows). Another book after the want-th row's: the window stopped there, the next begins at that book.
+   */
+  private async snapshotWindow(
+    scope: QueryScope,
+    at: (asked: number) => WindowRead,
+    want: number,
+    size: number,
+  ): Promise<{ window: StreamWindow; continueAt?: Position; more?: boolean }> {
+    const asked = want + SNAPSHOT_SLACK_ROWS;
+    const read = at(asked);
+    const raw = await this.collect(scope, (onChunk) => this.queries.snapshots(scope, read, onChunk));
+    const cut = cutAtBook(raw, size, want, raw.length / size === asked);
+    if (cut.beyond === 'none') return { window: { raw, rows: cut.rows } };
+    let kept = raw.subarray(0, cut.rows * size);
+    if (cut.beyond === 'book-may-continue') {
+      const rest = await this.collect(scope, (onChunk) =>
+        this.queries.snapshotsToBookEnd(scope, at(want), want - 1, onChunk),
+      );
+      kept = Buffer.concat([raw.subarray(0, (want - 1) * size), rest]);
+    }
+    const rows = kept.length / size;
+    const lastTs = rowKey('snapshot', kept, (rows - 1) * size).ts;
+    return {
+      window: { raw: kept, rows },
+      continueAt: { ts: lastTs + 1, sequence: 0n, skip: 0 },
+      more: cut.beyond === 'another-book' ? true : undefined,
+    };
+  }
+
+  /** A whole query's RowBinary output, checked to end on a row boundary. */
+  private async collect(scope: QueryScope, run: (onChunk: (chunk: Buffer) => void) => Promise<void>): Promise<Buffer> {
+    const chunks: Buffer[] = [];
+    await run((chunk) => void chunks.push(chunk));
+    return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+  }
+
+  private renderer(read: BookRead): RowRenderer {
+    const rows = new RowRenderer(read.kind, { format: read.format, receivedTs: read.receivedTs });
+    if (read.gaps && read.gaps.length > 0) {
+      const lines =
+        read.format === 'json' ? undefined : read.gaps.map((g) => gapLine(read.format as 'ndjson' | 'csv', g));
+      rows.setMarkers(
+        read.gaps.map((g) => g.fromTs),
+        lines,
+      );
+    }
+    return rows;
+  }
+
+  /** The next page's first row, after what `rows` passed on. */
+  private nextPosition(read: BookRead, rows: RowRenderer): Position | null {
+    const last = rows.lastKey();
+    if (last === undefined) return read.start;
+    if (read.kind === 'snapshot') return { ts: last.ts + 1, sequence: 0n, skip: 0 };
+    // Every row of the page carried the key it resumed at: the rows left out then are left out again.
+    const continued = last.ts === read.start.ts && last.sequence === read.start.sequence && last.run === rows.rows;
+    return { ts: last.ts, sequence: last.sequence, skip: last.run + (continued ? read.start.skip : 0) };
+  }
+
+  /** Places the markers a complete answer still owes (after its last row), and says how the read ended. */
+  private async ending(read: BookRead, rows: RowRenderer, next: Position | null, out: RowsSink): Promise<ReadResult> {
+    if (next === null) {
+      const tail = rows.passRemainingMarkers();
+      if (tail) await out.write(tail);
+    }
+    return { rows: rows.rows, next, gaps: (read.gaps ?? []).slice(0, rows.markersPassed) };
+  }
+
+  /**
+   * The book of a ticker at `at`, rebuilt by rule 7 from what a caller whose window starts at `lower` may read: one
+   * read of the last BOOK_FIRST_LOOK_BACK_MS (its snapshots, deltas and the gaps around `at`) from which the newest
+   * snapshot and the deltas since apply; when that stretch holds no snapshot and no gap end, a second read finds
+   * where the book starts in the whole window (bookBaseQuery) and a third reads from there. A gap that ended after
+   * the snapshot (one closed by an empty book leaves no snapshot at its to_ts) restarts the book empty at its end.
+   * Inside a gap there is no book.
+   */
+  async book(
+    scope: QueryScope,
+    exchange: ExchangeKey,
+    entry: CatalogueEntry,
+    at: number,
+    lower: number,
+  ): Promise<BookAnswer> {
+    const ticker = entry.ticker;
+    const read = async (from: number) =>
+      bookRows(
+        await this.collect(scope, (onChunk) => this.queries.book(scope, { exchange, ticker, from, at }, onChunk)),
+        at,
+      );
+    const first = Math.max(lower, at - BOOK_FIRST_LOOK_BACK_MS);
+    let rows = await read(first);
+    if (rows.covering !== undefined)
+      return { status: 'in_gap', gap: await this.fullGap(scope, exchange, ticker, rows.covering) };
+    const ended = (r: typeof rows) => (r.ended !== undefined && r.ended.toTs >= lower ? r.ended : undefined);
+    if (rows.snapshotTs === null && ended(rows) === undefined && first > lower) {
+      const base = await this.queries.bookBase(scope, exchange, ticker, lower, at);
+      const from = Math.max(base.snapshotTs ?? -1, base.gapEnd ?? -1);
+      if (from < 0) return { status: 'no_data' };
+      rows = await read(from);
+    }
+    const restart = ended(rows);
+    const book = rebuildBook(rows, restart?.toTs);
+    if (book === undefined) return { status: 'no_data' };
+    const baseGap =
+      book.snapshotTs === null && restart !== undefined ? await this.fullGap(scope, exchange, ticker, restart) : null;
+    return { status: 'ok', book, baseGap };
+  }
+
+  /** A gap as answers show it: its reason is read (a book read carries its bounds only). */
+  private async fullGap(scope: QueryScope, exchange: ExchangeKey, ticker: string, g: GapBounds): Promise<StoredGap> {
+    return (await this.queries.gap(scope, exchange, ticker, g.fromTs, g.toTs)) ?? { ...g, reason: 'unknown' };
   }
 }
+
+/** A delta read resumes inside its first millisecond; a snapshot read never needs to. */
+function resumeOf(kind: RowKind, position: Position): WindowRead['resume'] {
+  if (kind !== 'delta' || (position.sequence === 0n && position.skip === 0)) return undefined;
+  return { sequence: position.sequence, skip: position.skip };
+}
+
+export { CorruptStreamError };

@@ -1,16 +1,29 @@
 /**
- * The body of a snapshots/deltas response, written as the reader hands over rows:
+ * The body of a snapshots/deltas response, written as the reader hands over rows, in one of three formats
+ * (docs/history.md, "Responses" and "Bulk streams"):
  *
- *   {"exchange":"venue_b","ticker":"KX…","rows":[ …row, row… ],"count":N}
+ *   json     {"exchange":"venue_b","ticker":"KX…","rows":[ …row, row… ],"count":N}
+ *            (with a parameter added after the spec — cursor, fields, include, format — also "gaps" when asked for
+ *            and "next_cursor" before the closing brace)
+ *   ndjson   one row object per line, gap markers {"type":"gap",…} among them, and a last line
+ *            {"type":"end","count":N,"next_cursor":…}
+ *   csv      a header line, one row per line, gap markers `#gap,…` among them, and a last line `#end,N,next_cursor`
  *
- * `count` follows `rows` so nothing has to be held back: the number is known only once the last row went out
- * (JSON objects are unordered; docs/history.md says so). Headers and the opening bytes go out with the first row —
- * or at the end when there is none — so any failure before that can still be answered with a proper error status.
- * Whether that moment has come is the response's own state (`res.headersSent`); nothing else records it.
+ * `count` follows the rows so nothing has to be held back: the number is known only once the last row went out
+ * (JSON objects are unordered; docs/history.md says so). The first HOLD_BYTES of the body are held back before the
+ * headers go out, so a page that ends within them (every page of a few thousand rows) can carry `Link: <…>;
+ * rel="next"` — whether the limit cut it is known only at its end — and any failure before that still gets a
+ * proper error status. Longer answers start streaming without it (the body's next_cursor, or the end line, says
+ * it). Whether the headers have gone is the response's own state (`res.headersSent`); nothing else records it.
  */
 import type { ExchangeKey } from '@depthgate/auth';
+import type { RowKind, StoredGap } from '@depthgate/history-store';
 import type { Response } from 'express';
 import type { RowsSink } from './reader';
+import { csvHeader, timestampText, type TextFormat } from './row-binary';
+
+/** Body bytes held before the headers go out (so a short page can carry its Link header). */
+export const HOLD_BYTES = 1024 * 1024;
 
 export class AbortedError extends Error {
   constructor() {
@@ -19,13 +32,81 @@ export class AbortedError extends Error {
   }
 }
 
-/** The opening of a rows body, up to the first row. */
+/** The opening of a JSON rows body, up to the first row. */
 export function rowsHead(exchange: ExchangeKey, ticker: string): string {
   return `{"exchange":${JSON.stringify(exchange)},"ticker":${JSON.stringify(ticker)},"rows":[`;
 }
 
+const CONTENT_TYPE: Record<TextFormat, string> = {
+  json: 'application/json; charset=utf-8',
+  ndjson: 'application/x-ndjson; charset=utf-8',
+  csv: 'text/csv; charset=utf-8; header=present',
+};
+
+/** A gap as every answer shows it. */
+export function gapJson(g: StoredGap): string {
+  return `{"from_ts":"${timestampText(g.fromTs)}","to_ts":"${timestampText(g.toTs)}","reason":${JSON.stringify(g.reason)},"detected_at":"${timestampText(g.detectedAt)}"}`;
+}
+
+/** A gap marker as a line of a line format: NDJSON `{"type":"gap",…}`, CSV `#gap,from_ts,to_ts,reason,detected_at`. */
+export function gapLine(format: 'ndjson' | 'csv', g: StoredGap): Buffer {
+  const text =
+    format === 'ndjson'
+      ? `{"type":"gap",${gapJson(g).slice(1)}\n`
+      : `#gap,${timestampText(g.fromTs)},${timestampText(g.toTs)},${g.reason},${timestampText(g.detectedAt)}\n`;
+  return Buffer.from(text, 'latin1');
+}
+
+/** How an answer of rows is framed. */
+export interface RowsFraming {
+  format: TextFormat;
+  kind: RowKind;
+  exchange: ExchangeKey;
+  ticker: string;
+  receivedTs: boolean;
+  /** JSON: the envelope of the extended answer (next_cursor, and gaps when asked for). */
+  extended: boolean;
+  includeGaps: boolean;
+}
+
+/** How an answer ended. */
+export interface RowsEnding {
+  count: number;
+  /** Where the next page begins, when the limit (or a drain) cut the answer. */
+  nextCursor: string | null;
+  /** The path and query of the next page (the Link header). */
+  nextLink: string | null;
+  /** JSON with include=gaps: the gaps this answer placed. */
+  gaps: StoredGap[];
+}
+
+function opening(f: RowsFraming): string {
+  switch (f.format) {
+    case 'json':
+      return rowsHead(f.exchange, f.ticker);
+    case 'ndjson':
+      return '';
+    case 'csv':
+      return csvHeader(f.kind, f.receivedTs);
+  }
+}
+
+function closing(f: RowsFraming, e: RowsEnding): string {
+  const cursor = e.nextCursor === null ? 'null' : JSON.stringify(e.nextCursor);
+  switch (f.format) {
+    case 'json':
+      if (!f.extended) return `],"count":${e.count}}`;
+      return `],"count":${e.count}${f.includeGaps ? `,"gaps":[${e.gaps.map(gapJson).join(',')}]` : ''},"next_cursor":${cursor}}`;
+    case 'ndjson':
+      return `{"type":"end","count":${e.count},"next_cursor":${cursor}}\n`;
+    case 'csv':
+      return `#end,${e.count},${e.nextCursor ?? ''}\n`;
+  }
+}
+
 export class RowsResponse implements RowsSink {
-  private started = false;
+  private held: Buffer[] | undefined = [];
+  private heldBytes = 0;
   /** Called on the next 'drain'. One listener per response, never removed: the `compression` middleware forwards
    * `res.on('drain')` to its gzip stream but not `removeListener`, so a listener per wait would pile up there. */
   private onDrain: (() => void) | undefined;
@@ -34,36 +115,55 @@ export class RowsResponse implements RowsSink {
     private readonly res: Response,
     /** The request's abort signal: a wait for 'drain' ends with it. */
     private readonly signal: AbortSignal,
-    private readonly head: string,
+    private readonly framing: RowsFraming,
   ) {}
 
   /**
-   * Sends rendered rows (one write: no cork(), since a corked ServerResponse reports no back-pressure below its
+   * Sends rendered rows (one write each: no cork(), since a corked ServerResponse reports no back-pressure below its
    * 64 KiB high-water mark whatever the socket holds, and a paused client would make us buffer the whole answer);
-   * resolves once the socket can take more.
+   * resolves once the socket can take more: true when a 'drain' said everything written so far has left our buffers
+   * (so `text` is free again), false when that is not known. The first HOLD_BYTES are held (see above).
    */
-  async write(text: Buffer): Promise<void> {
-    this.commit();
-    if (!this.res.write(text)) await this.drained();
+  async write(text: Buffer): Promise<boolean> {
+    if (this.held) {
+      this.held.push(text);
+      this.heldBytes += text.length;
+      if (this.heldBytes < HOLD_BYTES) return false;
+      // What was held is copied into one write: the held buffers are free now.
+      if (!this.commit(null)) await this.drained();
+      return true;
+    }
+    if (this.res.write(text)) return false;
+    // 'drain': the socket (or the gzip stream) took everything written so far.
+    await this.drained();
+    return true;
   }
 
-  /** Closes the array and the object with the number of rows sent. */
-  finish(count: number): void {
-    this.commit();
-    this.res.end(`],"count":${count}}`);
+  /** Closes the body: the end of the array and object, or the end line. */
+  finish(ending: RowsEnding): void {
+    if (this.held) this.commit(ending.nextLink);
+    this.res.end(closing(this.framing, ending));
   }
 
-  private commit(): void {
-    if (this.started) return;
-    this.started = true;
-    this.res.status(200);
-    this.res.setHeader('Content-Type', 'application/json; charset=utf-8');
-    this.res.write(this.head);
-    this.res.on('drain', () => {
+  /** Sends the headers (with Link when `link`), the opening and what was held; false when the socket is full. */
+  private commit(link: string | null): boolean {
+    const held = this.held ?? [];
+    this.held = undefined;
+    const res = this.res;
+    res.status(200);
+    res.setHeader('Content-Type', CONTENT_TYPE[this.framing.format]);
+    res.vary('Accept');
+    if (this.framing.format === 'csv') {
+      const name = `${this.framing.exchange}-${this.framing.ticker}-${this.framing.kind === 'delta' ? 'deltas' : 'snapshots'}.csv`;
+      res.setHeader('Content-Disposition', `inline; filename="${name}"`);
+    }
+    if (link !== null) res.setHeader('Link', `<${link}>; rel="next"`);
+    res.on('drain', () => {
       const waiter = this.onDrain;
       this.onDrain = undefined;
       waiter?.();
     });
+    return res.write(Buffer.concat([Buffer.from(opening(this.framing), 'latin1'), ...held]));
   }
 
   private drained(): Promise<void> {

@@ -1,9 +1,14 @@
 /**
- * The spec's history endpoints:
+ * The history endpoints, the spec's three and what backtesters need beside them:
  *
  *   GET /api/{exchange}/tickers?prefix=
- *   GET /api/{exchange}/snapshots/{ticker}?start_ts&end_ts&limit
- *   GET /api/{exchange}/deltas/{ticker}?start_ts&end_ts&limit
+ *   GET /api/{exchange}/snapshots/{ticker}?start_ts&end_ts&limit[&cursor&format&fields&include]
+ *   GET /api/{exchange}/deltas/{ticker}?start_ts&end_ts&limit[&cursor&format&fields&include]
+ *   GET /api/{exchange}/coverage/{ticker}?start_ts&end_ts
+ *   GET /api/{exchange}/book/{ticker}?at&depth
+ *
+ * The spec's three answer byte for byte as the spec's requests always did; what the added parameters change is in
+ * docs/history.md ("API").
  *
  * Each reads as parse → authorise → read → pipe: parameters (params.ts), what the caller may see (access.ts), the
  * order-book reader (reader.ts), the response body (responses.ts). Every ClickHouse query of a request runs under
@@ -22,9 +27,25 @@ import {
 import { AppError, type Logger } from '@depthgate/service-kit';
 import type { Endpoint, HistoryMetrics } from '../metrics';
 import { canSeeTicker, effectiveRange, windowStart } from './access';
-import { parseLimit, parseTimeRange, singleParam } from './params';
-import type { OrderBookReader } from './reader';
-import { RowsResponse, rowsHead } from './responses';
+import { levels } from './book';
+import type { CursorCodec, Position } from './cursor';
+import {
+  parseAt,
+  parseDepth,
+  parseFields,
+  parseFormat,
+  parseInclude,
+  parseLimit,
+  parseStreamLimit,
+  parseTimeRange,
+  singleParam,
+} from './params';
+import type { BookRead, CatalogueEntry, OrderBookReader } from './reader';
+import { RowsResponse, gapJson } from './responses';
+import { timestampText } from './row-binary';
+
+/** Most levels per side the book endpoint returns (`depth`). */
+export const MAX_BOOK_DEPTH = 10_000;
 
 export interface HistoryRoutesDeps {
   /** Makes each request's QueryScope. */
@@ -36,6 +57,11 @@ export interface HistoryRoutesDeps {
   defaultLimit: number;
   maxLimit: number;
   now: () => number;
+  cursors: CursorCodec;
+  /** Rows per ClickHouse query of a bulk stream (each read whole into memory). */
+  streamWindowRows: number;
+  /** The service is draining: a bulk stream ends at its next window, with a cursor. */
+  draining: () => boolean;
 }
 
 function unknownTicker(exchange: ExchangeKey, ticker: string): AppError {
@@ -161,30 +187,186 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
     }),
   );
 
+  /** The ticker of the path as stored, if the caller may see it; else the answer of a ticker that does not exist. */
+  async function visibleEntry(scope: QueryScope, req: Request, exchange: ExchangeKey): Promise<CatalogueEntry> {
+    const requested = String(req.params.ticker ?? '');
+    if (!TICKER_PATTERN.test(requested)) throw unknownTicker(exchange, requested);
+    // A ticker outside the key's ticker_prefixes answers exactly like one that does not exist.
+    const entry = await deps.reader.entry(scope, exchange, requested);
+    if (!entry || !canSeeTicker(req.caller, entry.ticker)) throw unknownTicker(exchange, requested);
+    return entry;
+  }
+
   const rows =
     (kind: RowKind, endpoint: Endpoint): RequestHandler =>
     (req, res, next) =>
       guarded(req, res, next, endpoint, async (scope) => {
-        // Parse.
+        // Parse: every parameter, before any query.
         const exchange = res.locals.exchange as ExchangeKey;
         const query = req.query as Record<string, unknown>;
+        const cursorText = singleParam(query, 'cursor', 'invalid_cursor');
         const range = parseTimeRange(query);
-        const limit = parseLimit(query, deps.defaultLimit, deps.maxLimit);
-        const requested = String(req.params.ticker ?? '');
-        if (!TICKER_PATTERN.test(requested)) throw unknownTicker(exchange, requested);
-        // Authorise: a ticker outside the key's ticker_prefixes answers exactly like one that does not exist; the
-        // range is clamped to the caller's window.
+        if (cursorText !== undefined && (range.start !== undefined || range.end !== undefined)) {
+          throw new AppError(
+            'invalid_cursor',
+            'a cursor carries the range it walks: give cursor without start_ts and end_ts',
+          );
+        }
+        const { format, explicit } = parseFormat(query, req.headers.accept);
+        const fields = parseFields(query);
+        const include = parseInclude(query);
+        const bulk = format !== 'json';
+        const limit = bulk ? parseStreamLimit(query) : parseLimit(query, deps.defaultLimit, deps.maxLimit);
+        // Authorise, and place the read inside the caller's window.
+        const entry = await visibleEntry(scope, req, exchange);
         const caller: Caller | undefined = req.caller;
-        const entry = await deps.reader.entry(scope, exchange, requested);
-        if (!entry || !canSeeTicker(caller, entry.ticker)) throw unknownTicker(exchange, requested);
-        const { from, to } = effectiveRange(caller, entry.ticker, deps.now(), range);
+        const cursor =
+          cursorText === undefined
+            ? undefined
+            : deps.cursors.decode(cursorText, { kind, exchange, ticker: entry.ticker, caller });
+        const earliest = windowStart(caller, entry.ticker, deps.now());
+        let start: Position = cursor?.position ?? { ts: range.start ?? earliest, sequence: 0n, skip: 0 };
+        if (start.ts < earliest) start = { ts: earliest, sequence: 0n, skip: 0 };
+        const to = cursor ? cursor.to : (range.end ?? null);
+        // Gap markers: those overlapping the range; a page that continues a walk leaves out those its predecessors
+        // placed (every marker at F went out with the first row after F, and the previous page ended at or after F
+        // only if F is below its last row's ts).
+        const lastTs = cursor && (kind === 'delta' ? cursor.position.ts : cursor.position.ts - 1);
+        const gaps = include.gaps
+          ? to !== null && start.ts > to
+            ? []
+            : await deps.reader.gaps(scope, exchange, entry.ticker, {
+                from: lastTs ?? start.ts,
+                to,
+                startingFrom: lastTs,
+              })
+          : undefined;
         // Read, and pipe to the response as the rows come.
-        const out = new RowsResponse(res, scope.signal, rowsHead(exchange, entry.ticker));
-        const count = await deps.reader.read(scope, { kind, exchange, entry, from, to, limit }, out);
-        out.finish(count);
+        const read: BookRead = {
+          kind,
+          exchange,
+          entry,
+          start,
+          to,
+          limit,
+          format,
+          receivedTs: fields.includes('received_ts'),
+          gaps,
+        };
+        const out = new RowsResponse(res, scope.signal, {
+          format,
+          kind,
+          exchange,
+          ticker: entry.ticker,
+          receivedTs: read.receivedTs,
+          extended: cursorText !== undefined || explicit || fields.length > 0 || include.gaps,
+          includeGaps: include.gaps,
+        });
+        const result = bulk
+          ? await deps.reader.stream(scope, read, out, { windowRows: deps.streamWindowRows, stop: deps.draining })
+          : await deps.reader.read(scope, read, out);
+        const nextCursor =
+          result.next === null
+            ? null
+            : deps.cursors.encode({ kind, exchange, ticker: entry.ticker, position: result.next, to }, caller);
+        out.finish({
+          count: result.rows,
+          nextCursor,
+          nextLink: nextCursor === null ? null : nextLink(exchange, endpoint, entry.ticker, query, nextCursor),
+          gaps: result.gaps,
+        });
       });
 
   router.get('/snapshots/:ticker', rows('snapshot', 'snapshots'));
   router.get('/deltas/:ticker', rows('delta', 'deltas'));
+
+  router.get('/coverage/:ticker', (req, res, next) =>
+    guarded(req, res, next, 'coverage', async (scope) => {
+      const exchange = res.locals.exchange as ExchangeKey;
+      const range = parseTimeRange(req.query as Record<string, unknown>);
+      const entry = await visibleEntry(scope, req, exchange);
+      const { from, to } = effectiveRange(req.caller, entry.ticker, deps.now(), range);
+      const empty = to !== null && to < from;
+      const [coverage, gaps] = empty
+        ? [undefined, []]
+        : await Promise.all([
+            deps.reader.coverage(scope, exchange, entry.ticker, from, to),
+            deps.reader.gaps(scope, exchange, entry.ticker, { from, to }),
+          ]);
+      const iso = (ts: number | null | undefined) => (ts === null || ts === undefined ? null : timestampText(ts));
+      const kind = (k: RowKind) => ({
+        rows: coverage?.[k].rows ?? 0,
+        ...(k === 'snapshot' ? { books: coverage?.[k].books ?? 0 } : {}),
+        first_ts: iso(coverage?.[k].firstTs),
+        last_ts: iso(coverage?.[k].lastTs),
+      });
+      res
+        .type('application/json')
+        .send(
+          `{"exchange":${JSON.stringify(exchange)},"ticker":${JSON.stringify(entry.ticker)},` +
+            `"start_ts":"${timestampText(from)}","end_ts":${to === null ? 'null' : `"${timestampText(to)}"`},` +
+            `"snapshots":${JSON.stringify(kind('snapshot'))},"deltas":${JSON.stringify(kind('delta'))},` +
+            `"gaps":[${gaps.map(gapJson).join(',')}]}`,
+        );
+    }),
+  );
+
+  router.get('/book/:ticker', (req, res, next) =>
+    guarded(req, res, next, 'book', async (scope) => {
+      const exchange = res.locals.exchange as ExchangeKey;
+      const query = req.query as Record<string, unknown>;
+      const givenAt = parseAt(query);
+      const depth = parseDepth(query, MAX_BOOK_DEPTH);
+      const entry = await visibleEntry(scope, req, exchange);
+      const now = deps.now();
+      const earliest = windowStart(req.caller, entry.ticker, now);
+      const at = givenAt ?? now;
+      if (at < earliest) {
+        throw new AppError(
+          'invalid_timestamp',
+          `at ${timestampText(at)} is before the start of your window for ${entry.ticker}, ${timestampText(earliest)}`,
+        );
+      }
+      const answer = await deps.reader.book(scope, exchange, entry, at, earliest);
+      const head = `{"exchange":${JSON.stringify(exchange)},"ticker":${JSON.stringify(entry.ticker)},"at":"${timestampText(at)}"`;
+      if (answer.status !== 'ok') {
+        const gap = answer.status === 'in_gap' ? gapJson(answer.gap) : 'null';
+        res
+          .type('application/json')
+          .send(
+            `${head},"status":"${answer.status}","snapshot_ts":null,"last_delta":null,"gap":${gap},"base_gap":null,"bids":null,"asks":null}`,
+          );
+        return;
+      }
+      const { book, baseGap } = answer;
+      const last = book.lastDelta;
+      res
+        .type('application/json')
+        .send(
+          `${head},"status":"ok","snapshot_ts":${book.snapshotTs === null ? 'null' : `"${timestampText(book.snapshotTs)}"`},` +
+            `"last_delta":${last === undefined ? 'null' : `{"ts":"${timestampText(last.ts)}","sequence":${last.sequence}}`},` +
+            `"gap":null,"base_gap":${baseGap === null ? 'null' : gapJson(baseGap)},` +
+            `"bids":${JSON.stringify(levels(book.bids, 'descending', depth))},` +
+            `"asks":${JSON.stringify(levels(book.asks, 'ascending', depth))}}`,
+        );
+    }),
+  );
   return router;
+}
+
+/** The path and query of the next page: the same request with `cursor` in place of start_ts and end_ts. */
+function nextLink(
+  exchange: ExchangeKey,
+  endpoint: Endpoint,
+  ticker: string,
+  query: Record<string, unknown>,
+  cursor: string,
+): string {
+  const params = new URLSearchParams();
+  for (const name of ['limit', 'format', 'fields', 'include']) {
+    const value = query[name];
+    if (typeof value === 'string') params.set(name, value);
+  }
+  params.set('cursor', cursor);
+  return `/api/${exchange}/${endpoint}/${encodeURIComponent(ticker)}?${params.toString()}`;
 }

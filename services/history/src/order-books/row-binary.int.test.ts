@@ -6,7 +6,7 @@
 import { OrderBookQueries, insertDeltaRows, insertSnapshotRows, type WindowRead } from '@depthgate/history-store';
 import { createTestDatabase, type TestDatabase } from '@depthgate/history-store/testing';
 import { testClickHouseUrl, uniqueName } from '@depthgate/test-utils';
-import { RowBinaryToJson } from './row-binary';
+import { RowRenderer } from './row-binary';
 
 let db: TestDatabase;
 let queries: OrderBookQueries;
@@ -23,7 +23,7 @@ afterAll(async () => {
 
 /** A whole window read, rendered. */
 async function render(kind: 'delta' | 'snapshot', read: WindowRead): Promise<unknown[]> {
-  const converter = new RowBinaryToJson(kind);
+  const converter = new RowRenderer(kind);
   const texts: Buffer[] = [];
   const scope = db.store.scope(10_000);
   try {

@@ -1,6 +1,14 @@
 import { Rng } from '@depthgate/service-kit';
-import { releaseHeldBook } from './reader';
-import { CorruptStreamError, RowBinaryToJson, rowBinarySize, writeDecimal18, writeTimestamp } from './row-binary';
+import {
+  CorruptStreamError,
+  RowRenderer,
+  csvHeader,
+  cutAtBook,
+  decimalText,
+  rowBinarySize,
+  writeDecimal18,
+  writeTimestamp,
+} from './row-binary';
 
 /** Reference: a Decimal(38, 18) from its decimal text, as ClickHouse sends it (16 bytes, little-endian). */
 function decimalBytes(text: string): Buffer {
@@ -70,7 +78,7 @@ const snapshotRow = (r: Snapshot) =>
   Buffer.concat([int64(BigInt(r.ts)), Buffer.from([SIDE[r.side]]), decimalBytes(r.price), decimalBytes(r.quantity)]);
 
 function convert(kind: 'delta' | 'snapshot', chunks: Buffer[]): { text: string; rows: number } {
-  const c = new RowBinaryToJson(kind);
+  const c = new RowRenderer(kind);
   let text = '';
   for (const chunk of chunks) text += c.push(chunk)?.toString('latin1') ?? '';
   c.endOfQuery();
@@ -159,7 +167,7 @@ describe('writeTimestamp', () => {
   });
 });
 
-describe('RowBinaryToJson', () => {
+describe('RowRenderer', () => {
   const t = Date.UTC(2026, 2, 26, 14, 0, 1, 193);
   const deltas: Delta[] = [
     { ts: t, sequence: 10, side: 'bid', price: '0.48', quantity_delta: '-150' },
@@ -208,7 +216,7 @@ describe('RowBinaryToJson', () => {
     expect(JSON.parse(`[${whole.text}]`)).toHaveLength(300);
     for (let trial = 0; trial < 100; trial++) expect(convert('delta', randomChunks(rng, all, 120))).toEqual(whole);
     // Two queries (time windows), one of them empty, then a third: one array.
-    const c = new RowBinaryToJson('delta');
+    const c = new RowRenderer('delta');
     let text = '';
     for (const part of [all.subarray(0, 49 * 100), Buffer.alloc(0), all.subarray(49 * 100)]) {
       text += c.push(part)?.toString() ?? '';
@@ -265,7 +273,7 @@ describe('RowBinaryToJson', () => {
   });
 });
 
-describe('the never-cut-a-book rule over RowBinaryToJson: holding back the last book', () => {
+describe('the never-cut-a-book rule (cutAtBook) over held rows', () => {
   const base = Date.UTC(2026, 2, 26, 14, 0, 0);
   // Books at +1 s (2 rows), +2 s (3 rows), +3 s (2 rows); quantity carries the row number.
   const plan: [number, number][] = [
@@ -283,14 +291,20 @@ describe('the never-cut-a-book rule over RowBinaryToJson: holding back the last 
     ),
   );
 
+  /** As the reader does: hold from a row, then pass on what cutAtBook keeps of the held rows. */
   function cut(holdFrom: number, chunks: Buffer[], mayHaveMore: boolean) {
-    const c = new RowBinaryToJson('snapshot');
+    const c = new RowRenderer('snapshot');
     c.holdFrom(holdFrom);
     let text = '';
     for (const chunk of chunks) text += c.push(chunk)?.toString() ?? '';
     c.endOfQuery();
-    const { complete, out } = releaseHeldBook(c, mayHaveMore);
-    text += out?.toString() ?? '';
+    const held = c.takeHeld();
+    let complete = true;
+    if (held !== undefined) {
+      const r = cutAtBook(held, c.size, 1, mayHaveMore);
+      complete = r.beyond !== 'book-may-continue';
+      if (complete) text += c.pass(held, r.rows).toString();
+    }
     return {
       complete,
       rows: c.rows,
@@ -328,5 +342,111 @@ describe('the never-cut-a-book rule over RowBinaryToJson: holding back the last 
   it('still rejects an exception text among held rows', () => {
     const tail = Buffer.from('Code: 159. DB::Exception: Timeout exceeded\n');
     expect(() => cut(1, [books.subarray(0, 41 * 2), tail], true)).toThrow(CorruptStreamError);
+  });
+
+  it('over a whole window: keeps the want-th row’s book, says what lies beyond', () => {
+    expect(cutAtBook(books, 41, 1, true)).toEqual({ rows: 2, beyond: 'another-book' });
+    expect(cutAtBook(books, 41, 3, true)).toEqual({ rows: 5, beyond: 'another-book' });
+    expect(cutAtBook(books, 41, 6, true)).toEqual({ rows: 7, beyond: 'book-may-continue' });
+    expect(cutAtBook(books, 41, 6, false)).toEqual({ rows: 7, beyond: 'none' });
+    expect(cutAtBook(books, 41, 9, false)).toEqual({ rows: 7, beyond: 'none' });
+    expect(cutAtBook(Buffer.alloc(0), 41, 1, false)).toEqual({ rows: 0, beyond: 'none' });
+  });
+});
+
+describe('line formats, received_ts, keys and gap markers', () => {
+  const t = Date.UTC(2026, 2, 26, 14, 0, 1, 193);
+  const withReceived = (row: Buffer, received: number) => Buffer.concat([row, int64(BigInt(received))]);
+  const d = (ts: number, sequence: number | bigint, side: 'bid' | 'ask', price: string, q: string) =>
+    deltaRow({ ts, sequence, side, price, quantity_delta: q });
+
+  function render(kind: 'delta' | 'snapshot', raw: Buffer, options: ConstructorParameters<typeof RowRenderer>[1]) {
+    const c = new RowRenderer(kind, options);
+    const text = c.push(raw)?.toString('latin1') ?? '';
+    c.endOfQuery();
+    return { c, text };
+  }
+
+  it('NDJSON: the JSON rows, one a line; CSV: the same values in the header’s columns', () => {
+    const raw = Buffer.concat([d(t, 10, 'bid', '0.48', '-150'), d(t + 7, 2n ** 64n - 1n, 'ask', '0.5100', '20.50')]);
+    const json = JSON.parse(`[${render('delta', raw, {}).text}]`) as unknown[];
+    const ndjson = render('delta', raw, { format: 'ndjson' }).text;
+    expect(ndjson.endsWith('\n')).toBe(true);
+    expect(
+      ndjson
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as unknown),
+    ).toEqual(json);
+    expect(render('delta', raw, { format: 'csv' }).text).toBe(
+      '2026-03-26T14:00:01.193Z,10,bid,0.48,-150\n2026-03-26T14:00:01.200Z,18446744073709551615,ask,0.51,20.5\n',
+    );
+    expect(csvHeader('delta', false)).toBe('ts,sequence,side,price,quantity_delta\n');
+    expect(csvHeader('snapshot', true)).toBe('ts,side,price,quantity,received_ts\n');
+    const snap = snapshotRow({ ts: t, side: 'ask', price: '90123.46', quantity: '1.5' });
+    expect(render('snapshot', snap, { format: 'csv' }).text).toBe('2026-03-26T14:00:01.193Z,ask,90123.46,1.5\n');
+  });
+
+  it('received_ts: read after the layout’s columns, written last', () => {
+    const raw = withReceived(d(t, 10, 'bid', '0.48', '-150'), t + 42);
+    expect(rowBinarySize('delta', true)).toBe(raw.length);
+    expect(JSON.parse(render('delta', raw, { receivedTs: true }).text)).toEqual({
+      ts: '2026-03-26T14:00:01.193Z',
+      sequence: 10,
+      side: 'bid',
+      price: '0.48',
+      quantity_delta: '-150',
+      received_ts: '2026-03-26T14:00:01.235Z',
+    });
+    expect(render('delta', raw, { receivedTs: true, format: 'csv' }).text).toBe(
+      '2026-03-26T14:00:01.193Z,10,bid,0.48,-150,2026-03-26T14:00:01.235Z\n',
+    );
+    const snap = withReceived(snapshotRow({ ts: t, side: 'bid', price: '1', quantity: '2' }), t + 3);
+    expect(rowBinarySize('snapshot', true)).toBe(snap.length);
+    expect(JSON.parse(render('snapshot', snap, { receivedTs: true }).text)).toMatchObject({
+      received_ts: '2026-03-26T14:00:01.196Z',
+    });
+  });
+
+  it('knows the key of the last row passed on and how many rows in a row carried it', () => {
+    const raw = Buffer.concat([d(t, 1, 'bid', '1', '1'), d(t, 2, 'bid', '1', '1'), d(t, 2, 'bid', '1', '1')]);
+    const { c } = render('delta', raw, {});
+    expect(c.lastKey()).toEqual({ ts: t, sequence: 2n, run: 2 });
+    expect(new RowRenderer('delta').lastKey()).toBeUndefined();
+  });
+
+  it('places a marker at F after every row with ts ≤ F and before the first with ts > F; the rest at the end', () => {
+    const raw = Buffer.concat([d(t, 1, 'bid', '1', '1'), d(t + 5, 2, 'bid', '1', '1'), d(t + 9, 3, 'bid', '1', '1')]);
+    const marker = (n: string) => Buffer.from(`#${n}\n`);
+    const c = new RowRenderer('delta', { format: 'csv' });
+    c.setMarkers([t - 10, t + 5, t + 5, t + 100], [marker('a'), marker('b'), marker('c'), marker('d')]);
+    // Rendered in pieces: the markers go where they belong whatever the chunking.
+    let text = '';
+    for (let i = 0; i < raw.length; i += 30) text += c.push(raw.subarray(i, i + 30))?.toString() ?? '';
+    expect(c.markersPassed).toBe(3);
+    text += c.passRemainingMarkers()?.toString() ?? '';
+    expect(text.split('\n').map((l) => l.split(',')[0])).toEqual([
+      '#a',
+      '2026-03-26T14:00:01.193Z',
+      '2026-03-26T14:00:01.198Z',
+      '#b',
+      '#c',
+      '2026-03-26T14:00:01.202Z',
+      '#d',
+      '',
+    ]);
+    // JSON: counted, not written.
+    const j = new RowRenderer('delta');
+    j.setMarkers([t + 5], [marker('x')]);
+    const json = j.push(raw)?.toString() ?? '';
+    expect(JSON.parse(`[${json}]`)).toHaveLength(3);
+    expect(j.markersPassed).toBe(1);
+    expect(j.passRemainingMarkers()).toBeUndefined();
+  });
+
+  it('decimalText and BigInt amounts agree with the row renderer', () => {
+    for (const v of [0n, 1n, -1n, 480000000000000000n, -150n * 10n ** 18n, 2n ** 127n - 1n, -(2n ** 127n)]) {
+      expect(decimalText(v)).toBe(canonical(v));
+    }
   });
 });

@@ -1,5 +1,6 @@
 /**
- * Turns ClickHouse's `RowBinary` output of a window query into the members of the response's JSON array.
+ * Turns ClickHouse's `RowBinary` output of a window query into the rows of the answer: the members of the response's
+ * JSON array, NDJSON lines or CSV lines (docs/history.md, "Bulk streams"), with `received_ts` when asked for.
  *
  * Why here and not in ClickHouse: rendering a row's JSON text in SQL (`concat`, `formatDateTime`, a decimal trim)
  * cost ClickHouse 18.16 about 2 ms of its CPU per 1,000-row answer — half of everything it did for the request —
@@ -13,7 +14,8 @@
  *   delta:    ts Int64 | sequence UInt64 | side Enum8 | price Decimal(38,18) | quantity_delta Decimal(38,18)  (49 bytes)
  *   snapshot: ts Int64 | side Enum8 | price Decimal(38,18) | quantity Decimal(38,18)                             (41 bytes)
  *
- * All little-endian; a Decimal(38,18) is a 128-bit two's-complement integer of units of 1e-18.
+ * and, when a request asks for it, `received_ts Int64` after them (57 and 49 bytes). All little-endian; a
+ * Decimal(38,18) is a 128-bit two's-complement integer of units of 1e-18.
  *
  * The output is the canonical text of docs/history.md ("Formats"): `ts` as UTC RFC 3339 with milliseconds, decimals
  * in plain notation with trailing fractional zeros (and a bare point) removed, `sequence` as a JSON integer.
@@ -23,9 +25,11 @@
  * 2 (`side`) and a timestamp that must fall between 1970 and 9999; exception text is printable ASCII, so the first
  * row it overlaps fails those checks, and a result that does not end on a row boundary is rejected at its end.
  *
- * For snapshots it can hold rows back (`holdFrom`, `takeHeld`) so that its caller passes on only those of one book
- * (`firstBook`, `pass`): rows of a book share their `ts`. Which rows that is — the never-cut-a-book rule — is the
- * order-book reader's (reader.ts).
+ * It can hold rows back (`holdFrom`, `takeHeld`) so that its caller passes on only some of them (`pass`): the rest of
+ * one book (the never-cut-a-book rule, `cutAtBook`, applied by the order-book reader), or none (the look-ahead row
+ * that tells a delta page it was cut). It remembers the key of the last row it passed on (`lastKey`: ts, sequence and
+ * how many rows in a row carried them), where a next page continues. And it places gap markers among the rows
+ * (`setMarkers`): a marker at F goes after every row with ts ≤ F and before the first with ts > F.
  */
 import type { RowKind } from '@depthgate/history-store';
 
@@ -36,14 +40,22 @@ export class CorruptStreamError extends Error {
   }
 }
 
+/** How rows are written: members of a JSON array, NDJSON lines, or CSV lines. */
+export type TextFormat = 'json' | 'ndjson' | 'csv';
+
 interface Layout {
   /** Bytes per row. */
   size: number;
   /** Offset of the `side` byte. */
   side: number;
-  /** Renders the row at `src[o]` into `out[p]`; returns the new end of `out`. */
-  render: (src: Buffer, o: number, out: Buffer, p: number) => number;
-  /** Longest JSON text of one row (every field at its widest), plus one for the separator. */
+  /** The row carries `received_ts` after its own columns. */
+  received: boolean;
+  /**
+   * Renders the row at `src[o]` into `out[p]` (a JSON object, or a CSV line without its newline), with `received_ts`
+   * when `received`; returns the new end.
+   */
+  render: (src: Buffer, o: number, out: Buffer, p: number, received: boolean) => number;
+  /** Longest text of one row (every field at its widest), plus one for the separator. */
   maxText: number;
 }
 
@@ -54,6 +66,7 @@ const MAX_TS = 253_402_300_799_999;
 const TWO_32 = 4_294_967_296;
 const E9 = 1_000_000_000;
 const COMMA = 0x2c;
+const NEWLINE = 0x0a;
 
 /** ASCII of the literal parts of a row. */
 const bytes = (text: string): Buffer => Buffer.from(text, 'latin1');
@@ -64,6 +77,9 @@ const T_SNAPSHOT_ASK = bytes('ask","price":"');
 const T_QUANTITY_DELTA = bytes('","quantity_delta":"');
 const T_QUANTITY = bytes('","quantity":"');
 const T_END = bytes('"}');
+const T_CSV_BID = bytes(',bid,');
+const T_CSV_ASK = bytes(',ask,');
+const T_COMMA = bytes(',');
 
 /** "00".."99" as byte pairs. */
 const PAIRS = Buffer.alloc(200);
@@ -349,65 +365,178 @@ function formatTimestamp(ts: number, out: Buffer, p: number): number {
 
 /** Widest decimal text: sign, 20 integer digits, point, 18 fractional digits. */
 const MAX_DECIMAL_TEXT = 40;
+/** Widest UInt64 in decimal. */
+const MAX_SEQUENCE_TEXT = 20;
+
+/** Epoch ms of the Int64 at `src[o]` (a valid row's: between 0 and MAX_TS, so exact as a double). */
+function readTs(src: Buffer, o: number): number {
+  return u32(src, o + 4) * TWO_32 + u32(src, o);
+}
+
+/** A UInt64 at `src[o]` in decimal (exact above 2^53 too); returns the new end of `out`. */
+function writeSequence(src: Buffer, o: number, out: Buffer, p: number): number {
+  const hi = u32(src, o + 4);
+  if (hi < 0x200000) return writeInteger(hi * TWO_32 + u32(src, o), out, p);
+  const text = ((BigInt(hi) << 32n) | BigInt(u32(src, o))).toString();
+  for (let i = 0; i < text.length; i++) out[p + i] = text.charCodeAt(i);
+  return p + text.length;
+}
 
 const DELTA_OPENING = new TimestampField('{"ts":"', '","sequence":');
 const SNAPSHOT_OPENING = new TimestampField('{"ts":"', '","side":"');
+const RECEIVED_CLOSING = new TimestampField('","received_ts":"', '"}');
+const CSV_TS = new TimestampField('', ',');
+const CSV_SNAPSHOT_TS = new TimestampField('', '');
+const CSV_RECEIVED = new TimestampField(',', '');
 
-const DELTA: Layout = {
-  size: 49,
-  side: 16,
-  maxText:
-    DELTA_OPENING.length +
-    20 +
-    T_DELTA_BID.length +
-    MAX_DECIMAL_TEXT +
-    T_QUANTITY_DELTA.length +
-    MAX_DECIMAL_TEXT +
-    T_END.length +
-    1,
-  render(src, o, out, p) {
-    p = DELTA_OPENING.write(u32(src, o + 4) * TWO_32 + u32(src, o), out, p);
-    const hi = u32(src, o + 12);
-    if (hi < 0x200000) p = writeInteger(hi * TWO_32 + u32(src, o + 8), out, p);
-    else {
-      const text = ((BigInt(hi) << 32n) | BigInt(u32(src, o + 8))).toString();
-      for (let i = 0; i < text.length; i++) out[p + i] = text.charCodeAt(i);
-      p += text.length;
-    }
-    p = copy(src[o + 16] === SIDE_BID ? T_DELTA_BID : T_DELTA_ASK, out, p);
-    p = writeDecimal18(src, o + 17, out, p);
-    p = copy(T_QUANTITY_DELTA, out, p);
-    p = writeDecimal18(src, o + 33, out, p);
-    return copy(T_END, out, p);
+/** `received_ts` is read after the layout's own columns (the window queries' `extra`). */
+const RECEIVED_BYTES = 8;
+
+// One plain function per row shape, `received` a flag: a renderer's call site sees at most four functions (V8 keeps
+// such a call polymorphic and fast; one closure per variant would make it megamorphic).
+
+function renderDeltaJson(src: Buffer, o: number, out: Buffer, p: number, received: boolean): number {
+  p = DELTA_OPENING.write(readTs(src, o), out, p);
+  p = writeSequence(src, o + 8, out, p);
+  p = copy(src[o + 16] === SIDE_BID ? T_DELTA_BID : T_DELTA_ASK, out, p);
+  p = writeDecimal18(src, o + 17, out, p);
+  p = copy(T_QUANTITY_DELTA, out, p);
+  p = writeDecimal18(src, o + 33, out, p);
+  return received ? RECEIVED_CLOSING.write(readTs(src, o + 49), out, p) : copy(T_END, out, p);
+}
+
+function renderSnapshotJson(src: Buffer, o: number, out: Buffer, p: number, received: boolean): number {
+  p = SNAPSHOT_OPENING.write(readTs(src, o), out, p);
+  p = copy(src[o + 8] === SIDE_BID ? T_SNAPSHOT_BID : T_SNAPSHOT_ASK, out, p);
+  p = writeDecimal18(src, o + 9, out, p);
+  p = copy(T_QUANTITY, out, p);
+  p = writeDecimal18(src, o + 25, out, p);
+  return received ? RECEIVED_CLOSING.write(readTs(src, o + 41), out, p) : copy(T_END, out, p);
+}
+
+/** `ts,sequence,side,price,quantity_delta[,received_ts]` */
+function renderDeltaCsv(src: Buffer, o: number, out: Buffer, p: number, received: boolean): number {
+  p = CSV_TS.write(readTs(src, o), out, p);
+  p = writeSequence(src, o + 8, out, p);
+  p = copy(src[o + 16] === SIDE_BID ? T_CSV_BID : T_CSV_ASK, out, p);
+  p = writeDecimal18(src, o + 17, out, p);
+  p = copy(T_COMMA, out, p);
+  p = writeDecimal18(src, o + 33, out, p);
+  return received ? CSV_RECEIVED.write(readTs(src, o + 49), out, p) : p;
+}
+
+/** `ts,side,price,quantity[,received_ts]` */
+function renderSnapshotCsv(src: Buffer, o: number, out: Buffer, p: number, received: boolean): number {
+  p = CSV_SNAPSHOT_TS.write(readTs(src, o), out, p);
+  p = copy(src[o + 8] === SIDE_BID ? T_CSV_BID : T_CSV_ASK, out, p);
+  p = writeDecimal18(src, o + 9, out, p);
+  p = copy(T_COMMA, out, p);
+  p = writeDecimal18(src, o + 25, out, p);
+  return received ? CSV_RECEIVED.write(readTs(src, o + 41), out, p) : p;
+}
+
+const DELTA_JSON_TEXT =
+  DELTA_OPENING.length + MAX_SEQUENCE_TEXT + T_DELTA_BID.length + 2 * MAX_DECIMAL_TEXT + T_QUANTITY_DELTA.length;
+const SNAPSHOT_JSON_TEXT = SNAPSHOT_OPENING.length + T_SNAPSHOT_BID.length + 2 * MAX_DECIMAL_TEXT + T_QUANTITY.length;
+const DELTA_CSV_TEXT = CSV_TS.length + MAX_SEQUENCE_TEXT + T_CSV_BID.length + 2 * MAX_DECIMAL_TEXT + 1;
+const SNAPSHOT_CSV_TEXT = CSV_SNAPSHOT_TS.length + T_CSV_BID.length + 2 * MAX_DECIMAL_TEXT + 1;
+
+function layout(kind: RowKind, csv: boolean, received: boolean): Layout {
+  const delta = kind === 'delta';
+  const closing = csv ? (received ? CSV_RECEIVED.length : 0) : received ? RECEIVED_CLOSING.length : T_END.length;
+  return {
+    size: (delta ? 49 : 41) + (received ? RECEIVED_BYTES : 0),
+    side: delta ? 16 : 8,
+    received,
+    render: delta ? (csv ? renderDeltaCsv : renderDeltaJson) : csv ? renderSnapshotCsv : renderSnapshotJson,
+    // (plus one for the separator)
+    maxText:
+      (delta ? (csv ? DELTA_CSV_TEXT : DELTA_JSON_TEXT) : csv ? SNAPSHOT_CSV_TEXT : SNAPSHOT_JSON_TEXT) + closing + 1,
+  };
+}
+
+const LAYOUTS = {
+  delta: {
+    json: [layout('delta', false, false), layout('delta', false, true)],
+    csv: [layout('delta', true, false), layout('delta', true, true)],
   },
-};
-
-const SNAPSHOT: Layout = {
-  size: 41,
-  side: 8,
-  maxText:
-    SNAPSHOT_OPENING.length +
-    T_SNAPSHOT_BID.length +
-    MAX_DECIMAL_TEXT +
-    T_QUANTITY.length +
-    MAX_DECIMAL_TEXT +
-    T_END.length +
-    1,
-  render(src, o, out, p) {
-    p = SNAPSHOT_OPENING.write(u32(src, o + 4) * TWO_32 + u32(src, o), out, p);
-    p = copy(src[o + 8] === SIDE_BID ? T_SNAPSHOT_BID : T_SNAPSHOT_ASK, out, p);
-    p = writeDecimal18(src, o + 9, out, p);
-    p = copy(T_QUANTITY, out, p);
-    p = writeDecimal18(src, o + 25, out, p);
-    return copy(T_END, out, p);
+  snapshot: {
+    json: [layout('snapshot', false, false), layout('snapshot', false, true)],
+    csv: [layout('snapshot', true, false), layout('snapshot', true, true)],
   },
-};
+} as const;
 
-const LAYOUTS: Record<RowKind, Layout> = { delta: DELTA, snapshot: SNAPSHOT };
+function layoutOf(kind: RowKind, format: TextFormat, receivedTs: boolean): Layout {
+  return LAYOUTS[kind][format === 'csv' ? 'csv' : 'json'][receivedTs ? 1 : 0];
+}
+
+/** The CSV header line of a kind's rows. */
+export function csvHeader(kind: RowKind, receivedTs: boolean): string {
+  const columns = kind === 'delta' ? 'ts,sequence,side,price,quantity_delta' : 'ts,side,price,quantity';
+  return `${columns}${receivedTs ? ',received_ts' : ''}\n`;
+}
 
 /** Bytes per RowBinary row of a kind (tests and the benchmark build rows with it). */
-export function rowBinarySize(kind: RowKind): number {
-  return LAYOUTS[kind].size;
+export function rowBinarySize(kind: RowKind, receivedTs = false): number {
+  return layoutOf(kind, 'json', receivedTs).size;
+}
+
+/** The key of a row: its ts, and for deltas its sequence. */
+export interface RowKey {
+  ts: number;
+  sequence: bigint;
+}
+
+/** The key of the row at `src[o]`. */
+export function rowKey(kind: RowKind, src: Buffer, o: number): RowKey {
+  return {
+    ts: readTs(src, o),
+    sequence: kind === 'delta' ? (BigInt(u32(src, o + 12)) << 32n) | BigInt(u32(src, o + 8)) : 0n,
+  };
+}
+
+/**
+ * The never-cut-a-book rule over raw snapshot rows of one query (`raw`, whole rows of `size` bytes): of the first
+ * `want` rows, keep them and the rest of the want-th row's book (rows of a book share their ts). Returns how many
+ * rows to pass on, and what lies beyond them: `another-book` (a later book is there: the book is complete),
+ * `book-may-continue` (the query stopped at its LIMIT inside that book: read its end exactly), or `none` (the query
+ * returned everything there is; fewer than `want` rows is this case too).
+ */
+export function cutAtBook(
+  raw: Buffer,
+  size: number,
+  want: number,
+  stoppedAtLimit: boolean,
+): { rows: number; beyond: 'another-book' | 'book-may-continue' | 'none' } {
+  const total = raw.length / size;
+  if (total < want || want < 1)
+    return { rows: total, beyond: stoppedAtLimit && total > 0 ? 'book-may-continue' : 'none' };
+  const at = (want - 1) * size;
+  let n = want;
+  while (n < total && raw.compare(raw, at, at + 8, n * size, n * size + 8) === 0) n++;
+  if (n < total) return { rows: n, beyond: 'another-book' };
+  return { rows: total, beyond: stoppedAtLimit ? 'book-may-continue' : 'none' };
+}
+
+/**
+ * A decimal held as a scaled BigInt (units of 1e-18, the Decimal(38, 18) columns) in canonical text. Any value of 128
+ * bits, which sums of stored amounts stay within.
+ */
+export function decimalText(value: bigint): string {
+  const buf = Buffer.alloc(16);
+  const v = BigInt.asUintN(128, value);
+  buf.writeBigUInt64LE(v & 0xffff_ffff_ffff_ffffn, 0);
+  buf.writeBigUInt64LE(v >> 64n, 8);
+  // Sign, 21 integer digits (2^127 / 10^18), point, 18 fractional digits.
+  const out = Buffer.alloc(MAX_DECIMAL_TEXT + 2);
+  return out.subarray(0, writeDecimal18(buf, 0, out, 0)).toString('latin1');
+}
+
+/** `ts` (epoch ms) as the canonical timestamp text, `YYYY-MM-DDTHH:MM:SS.mmmZ`. */
+export function timestampText(ts: number): string {
+  const out = Buffer.alloc(24);
+  formatTimestamp(ts, out, 0);
+  return out.toString('latin1');
 }
 
 /**
@@ -416,12 +545,23 @@ export function rowBinarySize(kind: RowKind): number {
  */
 let scratch = Buffer.allocUnsafe(256 * 1024);
 
-export class RowBinaryToJson {
+export interface RenderOptions {
+  /** Default `json`: members of an array, comma-separated. `ndjson` and `csv`: one line per row. */
+  format?: TextFormat;
+  /** Rows carry `received_ts` after their own columns (RowBinary and text). */
+  receivedTs?: boolean;
+}
+
+export class RowRenderer {
   /** Rows passed on so far. */
   rows = 0;
   /** Rows received so far (passed on, held or dropped). */
   received = 0;
+  /** Gap markers placed so far (written, for line formats; only counted for JSON). */
+  markersPassed = 0;
+  readonly size: number;
   private readonly layout: Layout;
+  private readonly lines: boolean;
   /** The start of a row split across chunks. */
   private readonly carry: Buffer;
   private carried = 0;
@@ -429,18 +569,58 @@ export class RowBinaryToJson {
   /** When set, the row with this index (0-based, over all received rows) and every later one are held back. */
   private holdIndex: number | undefined;
   private held: Buffer[] | undefined;
+  /** The last row passed on: its ts and sequence (two 32-bit halves), and how many rows in a row carried them. */
+  private lastTs = -1;
+  private lastSeqHi = 0;
+  private lastSeqLo = 0;
+  private lastRun = 0;
+  /** Gap markers: their ts (F) in order, and their text for line formats. */
+  private markerTs: readonly number[] = [];
+  private markerText: readonly Buffer[] | undefined;
+  private nextMarkerTs = Infinity;
+  /** Bytes of the marker text not yet placed: reserved in the scratch with the rows. */
+  private markerBytesLeft = 0;
 
-  constructor(kind: RowKind) {
-    this.layout = LAYOUTS[kind];
+  constructor(
+    private readonly kind: RowKind,
+    options: RenderOptions = {},
+  ) {
+    const format = options.format ?? 'json';
+    this.layout = layoutOf(kind, format, options.receivedTs ?? false);
+    this.size = this.layout.size;
+    this.lines = format !== 'json';
     this.carry = Buffer.alloc(this.layout.size);
   }
 
   /**
-   * Converts one chunk of RowBinary output. Returns the JSON text to send (rows separated by commas, a comma before
-   * the first when rows went out before), or undefined when there is none yet. Throws CorruptStreamError on bytes
-   * that cannot be a row.
+   * Gap markers to place among the rows: `ts` (each a gap's from_ts, ascending) and, for line formats, the text of
+   * each (one line each). A marker goes after every row with ts ≤ its ts and before the first with ts > it; for JSON
+   * they are only counted (`markersPassed`), the caller lists them apart.
    */
-  push(chunk: Buffer): Buffer | undefined {
+  setMarkers(ts: readonly number[], text?: readonly Buffer[]): void {
+    this.markerTs = ts;
+    this.markerText = this.lines ? text : undefined;
+    this.nextMarkerTs = ts[this.markersPassed] ?? Infinity;
+    this.markerBytesLeft = (this.markerText ?? []).slice(this.markersPassed).reduce((n, t) => n + t.length, 0);
+  }
+
+  /** Places every marker not yet placed (the end of a complete answer): their text for line formats. */
+  passRemainingMarkers(): Buffer | undefined {
+    const from = this.markersPassed;
+    this.markersPassed = this.markerTs.length;
+    this.nextMarkerTs = Infinity;
+    this.markerBytesLeft = 0;
+    if (!this.markerText || from >= this.markerText.length) return undefined;
+    return Buffer.concat(this.markerText.slice(from));
+  }
+
+  /**
+   * Converts one chunk of RowBinary output. Returns the text to send (JSON: rows separated by commas, a comma before
+   * the first when rows went out before; line formats: a line per row), or undefined when there is none yet: in
+   * `into` when it is long enough (a buffer the caller no longer needs), else in a new buffer. Throws
+   * CorruptStreamError on bytes that cannot be a row.
+   */
+  push(chunk: Buffer, into?: Buffer): Buffer | undefined {
     const size = this.layout.size;
     let start = 0;
     let p = 0;
@@ -461,7 +641,7 @@ export class RowBinaryToJson {
       this.carried = chunk.length - rest;
     }
     if (p === 0) return undefined;
-    const out = Buffer.allocUnsafe(p);
+    const out = into !== undefined && into.length >= p ? into.subarray(0, p) : Buffer.allocUnsafe(p);
     scratch.copy(out, 0, 0, p);
     return out;
   }
@@ -492,29 +672,35 @@ export class RowBinaryToJson {
     return held.length === 1 ? (held[0] as Buffer) : Buffer.concat(held);
   }
 
-  /** Of raw rows (as `takeHeld` returns them): how many at the start share the first row's `ts`, of how many. */
-  firstBook(raw: Buffer): { rows: number; of: number } {
-    const size = this.layout.size;
-    const of = raw.length / size;
-    let rows = 1;
-    while (rows < of && raw.compare(raw, 0, 8, rows * size, rows * size + 8) === 0) rows++;
-    return { rows, of };
-  }
-
-  /** Passes on the first `count` of raw rows (as `push` passes rows on): their JSON text. */
+  /** Passes on the first `count` of raw rows (as `push` passes rows on): their text. */
   pass(raw: Buffer, count: number): Buffer {
     this.ensureScratch(count);
     let p = 0;
     for (let i = 0; i < count; i++) p = this.renderRow(raw, i * this.layout.size, p);
+    this.noteLastKey(raw, 0, count);
     const out = Buffer.allocUnsafe(p);
     scratch.copy(out, 0, 0, p);
     return out;
+  }
+
+  /**
+   * The key of the last row passed on, and how many rows passed on in a row carried it (a next page resumes there,
+   * leaving those out); undefined when none was.
+   */
+  lastKey(): (RowKey & { run: number }) | undefined {
+    if (this.lastTs < 0) return undefined;
+    return {
+      ts: this.lastTs,
+      sequence: this.kind === 'delta' ? (BigInt(this.lastSeqHi) << 32n) | BigInt(this.lastSeqLo) : 0n,
+      run: this.lastRun,
+    };
   }
 
   /** Takes `count` whole rows from `src[start]`: renders them into the scratch from `p` on, or holds them. */
   private rowsAt(src: Buffer, start: number, count: number, p: number): number {
     const { size, side } = this.layout;
     this.ensureScratch(count, p);
+    let rendered = 0;
     for (let i = 0, o = start; i < count; i++, o += size) {
       const s = src[o + side];
       const hi = u32(src, o + 4);
@@ -522,22 +708,81 @@ export class RowBinaryToJson {
         throw new CorruptStreamError(`unexpected data in the result stream: ${describe(src, o)}`);
       if (this.held) this.held.push(src.subarray(o, o + size));
       else if (this.received === this.holdIndex) this.held = [src.subarray(o, o + size)];
-      else p = this.renderRow(src, o, p);
+      else {
+        p = this.renderRow(src, o, p);
+        rendered++;
+      }
       this.received++;
     }
+    // The rows passed on come first (holding starts after them).
+    this.noteLastKey(src, start, rendered);
     // Held rows may point into `src`; when it is the carry, it was copied first (push).
     return p;
   }
 
   private renderRow(src: Buffer, o: number, p: number): number {
-    if (this.anyRow) scratch[p++] = COMMA;
+    if (this.markerTs.length > 0) {
+      const ts = readTs(src, o);
+      if (ts > this.nextMarkerTs) p = this.placeMarkers(ts, p);
+    }
+    const layout = this.layout;
+    if (this.lines) {
+      p = layout.render(src, o, scratch, p, layout.received);
+      scratch[p++] = NEWLINE;
+    } else {
+      if (this.anyRow) scratch[p++] = COMMA;
+      p = layout.render(src, o, scratch, p, layout.received);
+    }
     this.anyRow = true;
     this.rows++;
-    return this.layout.render(src, o, scratch, p);
+    return p;
   }
 
+  /**
+   * Notes the key of the last of `count` rows passed on from `src[start]` (one after another), and how many rows in a
+   * row carried it: counted back from the last, on to the rows passed on before when all of these carry it.
+   */
+  private noteLastKey(src: Buffer, start: number, count: number): void {
+    if (count === 0) return;
+    const size = this.layout.size;
+    const last = start + (count - 1) * size;
+    const keyBytes = this.kind === 'delta' ? 16 : 8;
+    let run = 1;
+    while (
+      run < count &&
+      src.compare(src, last - run * size, last - run * size + keyBytes, last, last + keyBytes) === 0
+    )
+      run++;
+    const ts = readTs(src, last);
+    const seqLo = this.kind === 'delta' ? u32(src, last + 8) : 0;
+    const seqHi = this.kind === 'delta' ? u32(src, last + 12) : 0;
+    const continues = run === count && ts === this.lastTs && seqLo === this.lastSeqLo && seqHi === this.lastSeqHi;
+    this.lastRun = continues ? this.lastRun + run : run;
+    this.lastTs = ts;
+    this.lastSeqLo = seqLo;
+    this.lastSeqHi = seqHi;
+  }
+
+  /**
+   * Places the markers whose ts is below `ts` (the next row's) at `scratch[p]` (room for them was reserved with the
+   * rows'); returns the new end.
+   */
+  private placeMarkers(ts: number, p: number): number {
+    while (ts > this.nextMarkerTs) {
+      const text = this.markerText?.[this.markersPassed];
+      if (text) {
+        p = copy(text, scratch, p);
+        this.markerBytesLeft -= text.length;
+      }
+      this.markersPassed++;
+      this.nextMarkerTs = this.markerTs[this.markersPassed] ?? Infinity;
+    }
+    return p;
+  }
+
+  /** Room in the scratch for `rows` rows (and every marker not yet placed) after `used` bytes. */
   private ensureScratch(rows: number, used = 0): void {
-    const need = used + rows * this.layout.maxText;
+    const need = used + rows * this.layout.maxText + this.markerBytesLeft;
     if (scratch.length >= need) return;
     const bigger = Buffer.allocUnsafe(Math.max(need, scratch.length * 2));
     scratch.copy(bigger, 0, 0, used);

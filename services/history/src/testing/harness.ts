@@ -11,11 +11,12 @@ import {
   RedisKeyStore,
   createAuth,
   createRedisClient,
+  redisTarget,
   waitForRedis,
   type Auth,
   type NewKeyInput,
 } from '@depthgate/auth';
-import type { HistoryStore } from '@depthgate/history-store';
+import { storeOptions, type HistoryStore } from '@depthgate/history-store';
 import { createTestDatabase, type TestDatabase } from '@depthgate/history-store/testing';
 import { Lifecycle, createLogger, createRegistry, type Registry } from '@depthgate/service-kit';
 import { testClickHouseUrl, testRedisUrl, uniqueName } from '@depthgate/test-utils';
@@ -35,6 +36,8 @@ export interface Harness {
   registry: Registry;
   config: HistoryConfig;
   clock: { now: number };
+  /** The app's lifecycle (tests set `draining`). */
+  lifecycle: Lifecycle;
   /** Issues a key in this harness's Redis namespace; returns the key string. */
   key(input: Omit<NewKeyInput, 'name'> & { name?: string }): Promise<string>;
   /** Serves the app on a loopback port (for tests that need a real socket). */
@@ -62,25 +65,25 @@ export async function createHarness(
   const logger = quietLogger();
   const registry = createRegistry('history-test', { defaultMetrics: false });
   const db = await createTestDatabase({
-    url: config.CLICKHOUSE_URL,
-    database,
-    maxConnections: config.CLICKHOUSE_MAX_CONNECTIONS,
+    ...storeOptions(config),
     requestTimeoutMs: config.QUERY_TIMEOUT_MS + 30_000,
     logger,
   });
   const ch = db.store;
   const auth = createAuth(config, { logger, registry, name: 'history-test' });
   await waitForRedis(auth.redis, 5000);
-  const admin = createRedisClient(config.REDIS_URL, { name: 'test-admin', offlineQueue: true });
+  const admin = createRedisClient(redisTarget(config), { name: 'test-admin', offlineQueue: true });
+  await waitForRedis(admin, 10_000);
   const store = new RedisKeyStore(admin, prefix);
   const clock = { now: options.now ?? Date.now() };
+  const lifecycle = new Lifecycle();
   const app = createApp({
     config,
     logger,
     auth,
     store: ch,
     registry,
-    lifecycle: new Lifecycle(),
+    lifecycle,
     now: () => clock.now,
   });
   const servers: http.Server[] = [];
@@ -92,6 +95,7 @@ export async function createHarness(
     registry,
     config,
     clock,
+    lifecycle,
     async key(input) {
       const { key } = await store.create({ name: 'test', ...input });
       return key;

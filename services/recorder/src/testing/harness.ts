@@ -12,7 +12,7 @@ import type { ExchangeKey } from '@depthgate/platforms';
 import { createLogger, createRegistry, type Logger } from '@depthgate/service-kit';
 import { repoRoot, testClickHouseUrl, uniqueName, waitFor } from '@depthgate/test-utils';
 import { startSimulator, type Simulator } from '@depthgate/venue-sim';
-import { HistoryStore } from '@depthgate/history-store';
+import { HistoryStore, storeOptions } from '@depthgate/history-store';
 import { createTestDatabase, type TestDatabase } from '@depthgate/history-store/testing';
 import { loadRecorderConfig, type RecorderConfig } from '../config';
 import { formatDecimal, parseDecimal } from '@depthgate/feeds';
@@ -84,7 +84,7 @@ export async function createRecorderHarness(
   const clickhouseUrl = options.clickhouseUrl ?? testClickHouseUrl();
   const logs = new LogCapture();
   const logger: Logger = createLogger({ name: 'recorder-test', level: 'warn', destination: logs });
-  const db = await createTestDatabase({ url: clickhouseUrl, database });
+  const db = await createTestDatabase({ url: clickhouseUrl, database, cluster: options.env?.CLICKHOUSE_CLUSTER });
   const sim = await startSimulator({
     seed: 11,
     updatesPerSecond: 200,
@@ -117,8 +117,7 @@ export async function createRecorderHarness(
       const registry = createRegistry('recorder-test', { defaultMetrics: false });
       h.metrics = new RecorderMetrics(registry);
       const store = new HistoryStore({
-        url: config.CLICKHOUSE_URL,
-        database,
+        ...storeOptions(config),
         requestTimeoutMs: config.RECORDER_INSERT_TIMEOUT_MS + 30_000,
         logger,
         application: 'depthgate-recorder',

@@ -2,9 +2,17 @@
  * Helpers for the recorder's tests (src/testing/: not part of the build): a sink that keeps rows as objects, and rule-7 book
  * arithmetic over those rows.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
 import type { ExchangeKey } from '@depthgate/platforms';
+import { createLogger } from '@depthgate/service-kit';
 import { SIDE_NAME, type LocalBook, type SideCode, formatDecimal, parseDecimal } from '@depthgate/feeds';
 import type { RowSink } from '../rows';
+import type { SealedBatch } from '../writer/batch';
+import { TsvSink } from '../writer/sink';
+import { Writer, type WriterOptions, type WriterStore } from '../writer/writer';
 
 export interface Row {
   kind: 'delta' | 'snapshot' | 'gap';
@@ -19,6 +27,8 @@ export interface Row {
   fromTs?: number;
   toTs?: number;
   reason?: string;
+  /** The recorder's receive clock for the row (deltas and snapshots). */
+  receivedTs?: number;
 }
 
 export class ListSink implements RowSink {
@@ -32,17 +42,37 @@ export class ListSink implements RowSink {
     side: SideCode,
     price: string,
     quantityDelta: string,
+    receivedTs: number,
   ): void {
-    this.rows.push({ kind: 'delta', exchange, ticker, ts, sequence, side: SIDE_NAME[side], price, quantityDelta });
+    this.rows.push({
+      kind: 'delta',
+      exchange,
+      ticker,
+      ts,
+      sequence,
+      side: SIDE_NAME[side],
+      price,
+      quantityDelta,
+      receivedTs,
+    });
   }
 
-  snapshot(exchange: ExchangeKey, ticker: string, ts: number, book: LocalBook): void {
+  snapshot(exchange: ExchangeKey, ticker: string, ts: number, book: LocalBook, receivedTs: number): void {
     for (const [side, levels] of [
       ['bid', book.bids],
       ['ask', book.asks],
     ] as const) {
       for (const [price, level] of levels) {
-        this.rows.push({ kind: 'snapshot', exchange, ticker, ts, side, price, quantity: formatDecimal(level.q) });
+        this.rows.push({
+          kind: 'snapshot',
+          exchange,
+          ticker,
+          ts,
+          side,
+          price,
+          quantity: formatDecimal(level.q),
+          receivedTs,
+        });
       }
     }
   }
@@ -97,4 +127,46 @@ export function rebuild(rows: readonly Row[], t: number): FlatBook | undefined {
   const out: FlatBook = {};
   for (const [k, q] of book) out[k] = formatDecimal(q);
   return out;
+}
+
+/**
+ * A writer for tests on a store of their own: a spool in a fresh temporary folder, bounds far above what a test writes,
+ * a silent logger. `dispose()` closes it and removes the spool.
+ */
+export function testWriter(
+  store: WriterStore,
+  options: Partial<WriterOptions> = {},
+): { writer: Writer; dispose(): Promise<void> } {
+  const spoolDir = mkdtempSync(path.join(os.tmpdir(), 'dg-writer-'));
+  const writer = new Writer({
+    store,
+    spoolDir,
+    maxMemoryBytes: 1 << 24,
+    maxSpoolBytes: 1 << 30,
+    spoolFileBytes: 1 << 24,
+    insertTimeoutMs: 5000,
+    logger: createLogger({ name: 'test', level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) }),
+    ...options,
+  });
+  return {
+    writer,
+    async dispose() {
+      await writer.close(1000);
+      rmSync(spoolDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** One sealed batch of `rows` delta rows of one ticker (consecutive ts and sequences from 1). */
+export function deltaBatch(rows: number, o: { exchange: ExchangeKey; ticker: string; ts: number }): SealedBatch {
+  const sealed: SealedBatch[] = [];
+  const sink = new TsvSink(
+    { maxRows: 1_000_000, maxBytes: 1 << 24, maxDelayMs: 1000 },
+    () => 0,
+    (b) => sealed.push(b),
+  );
+  for (let i = 0; i < rows; i++)
+    sink.delta(o.exchange, o.ticker, o.ts + i, i + 1, i % 2 === 0 ? 1 : 2, '0.4200', '-3.50', o.ts + i);
+  sink.tick(0, true);
+  return sealed[0] as SealedBatch;
 }

@@ -67,6 +67,14 @@ export class FeedShard {
     return this.socket.isOpen;
   }
 
+  /**
+   * When the open connection last received a frame (data, heartbeat, control, a ping from the venue); 0 while it is
+   * not open. Frames come in order, so everything the venue sent before that frame has arrived.
+   */
+  get heardAt(): number {
+    return this.socket.heardAt;
+  }
+
   start(): void {
     this.socket.start();
   }

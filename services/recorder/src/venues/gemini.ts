@@ -91,10 +91,10 @@ class GeminiSession implements VenueSession {
           if (!Array.isArray(c) || typeof c[1] !== 'string' || typeof c[2] !== 'string') continue;
           (c[0] === 'buy' ? bids : asks).push([c[1], c[2]]);
         }
-        rec.venueSnapshot(bids, asks, { ts: receivedAt });
+        rec.venueSnapshot(bids, asks, { ts: receivedAt, receivedAt });
         return;
       }
-      const t = rec.beginEvent(receivedAt);
+      const t = rec.beginEvent(receivedAt, receivedAt);
       if (t < 0) return;
       for (const c of changes) {
         if (!Array.isArray(c) || typeof c[1] !== 'string' || typeof c[2] !== 'string') continue;

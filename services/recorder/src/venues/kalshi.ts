@@ -173,7 +173,7 @@ class KalshiSession implements VenueSession {
         if (sub.lastSeq !== undefined && seq !== sub.lastSeq + 1 && !sub.retiring) this.sequenceGap(sid, sub);
         sub.lastSeq = seq;
       }
-      if (type === 'orderbook_snapshot') this.snapshot(sid, sub, ticker, msg);
+      if (type === 'orderbook_snapshot') this.snapshot(sid, sub, ticker, msg, receivedAt);
       else this.delta(sid, ticker, msg, receivedAt);
       return;
     }
@@ -226,7 +226,13 @@ class KalshiSession implements VenueSession {
     else this.dropSubscription(sid);
   }
 
-  private snapshot(sid: number, sub: Subscription, ticker: string, msg: Record<string, unknown>): void {
+  private snapshot(
+    sid: number,
+    sub: Subscription,
+    ticker: string,
+    msg: Record<string, unknown>,
+    receivedAt: number,
+  ): void {
     const rec = this.ctx.ticker(ticker);
     if (rec === undefined) return;
     const previous = this.active.get(ticker);
@@ -242,7 +248,7 @@ class KalshiSession implements VenueSession {
     }
     sub.tickers.add(ticker);
     const book = kalshiBook(msg);
-    if (rec.venueSnapshot(book.bids, book.asks, { defer: true })) this.pending.add(rec);
+    if (rec.venueSnapshot(book.bids, book.asks, { defer: true, receivedAt })) this.pending.add(rec);
   }
 
   private delta(sid: number, ticker: string, msg: Record<string, unknown>, receivedAt: number): void {
@@ -259,7 +265,7 @@ class KalshiSession implements VenueSession {
     if (this.active.get(ticker) !== sid) return;
     const rec = this.ctx.ticker(ticker);
     if (rec === undefined) return;
-    const t = rec.beginEvent(ts);
+    const t = rec.beginEvent(ts, receivedAt);
     if (t < 0) return;
     rec.applyDelta(t, d.side, d.price, d.delta);
   }

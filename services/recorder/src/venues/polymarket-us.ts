@@ -121,12 +121,12 @@ class PolymarketUsSession implements VenueSession {
       const bids = levels(data.bids);
       const asks = levels(data.offers);
       if (this.expecting.delete(slug)) {
-        rec.venueSnapshot(bids, asks, { ts: venueTs !== undefined ? venueTs + 1 : receivedAt });
+        rec.venueSnapshot(bids, asks, { ts: venueTs !== undefined ? venueTs + 1 : receivedAt, receivedAt });
         return;
       }
       const ts = venueTs ?? receivedAt;
       if (ts > this.mark) this.mark = ts;
-      const t = rec.beginEvent(ts);
+      const t = rec.beginEvent(ts, receivedAt);
       if (t < 0) return;
       rec.applyWholeBook(t, bids, asks);
       return;

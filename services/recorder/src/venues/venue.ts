@@ -273,8 +273,10 @@ export class Venue {
   /** Cadence and quiet snapshots, overdue verifications; the tickers gauge. */
   sweep(now: number): void {
     let live = 0;
-    for (const rec of this.recorders.values()) {
-      rec.sweep(now);
+    const heardAt = new Map<string, number>();
+    for (const shard of this.shards) for (const t of shard.tickers) heardAt.set(t, shard.heardAt);
+    for (const [ticker, rec] of this.recorders) {
+      rec.sweep(now, heardAt.get(ticker) ?? 0);
       if (rec.live) live++;
     }
     this.o.metrics.tickers.set({ exchange: this.exchange, state: 'live' }, live);

@@ -8,7 +8,7 @@
  * ClickHouse acknowledges it).
  */
 import { EXCHANGE_KEYS, type ExchangeKey } from '@depthgate/platforms';
-import type { InsertTable, ProbeKey } from '@depthgate/history-store';
+import { CURRENT_ROW_FORMAT, type InsertTable, type ProbeKey, type RowFormat } from '@depthgate/history-store';
 
 /** Position of each exchange in the per-exchange arrays: EXCHANGE_KEYS order (by stored code). */
 export const EXCHANGE_INDEX = Object.fromEntries(EXCHANGE_KEYS.map((e, i) => [e, i])) as Readonly<
@@ -20,6 +20,11 @@ export interface SealedBatch {
   /** Process-unique id (log lines, tests). */
   id: number;
   table: InsertTable;
+  /**
+   * The line format of `chunks` (@depthgate/history-store ROW_FORMATS): the current one for batches made by this
+   * build; a batch replayed from a spool written by an older build keeps the format it was written in.
+   */
+  rowFormat: RowFormat;
   /** TabSeparated rows, in order (ASCII only: the ticker grammar, digits, enums, reasons). */
   chunks: Buffer[];
   /** Pool buffers behind `chunks`, given back by releaseBatch(). */
@@ -133,6 +138,7 @@ export class OpenBatch {
     return {
       id: nextBatchId++,
       table: this.table,
+      rowFormat: CURRENT_ROW_FORMAT,
       chunks,
       pooled,
       rows: this.rows,

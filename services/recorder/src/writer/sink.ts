@@ -1,6 +1,6 @@
 /**
- * The RowSink the tickers write to: renders each row as a TabSeparated line straight into the open batch of its
- * table and month, and seals batches when they reach RECORDER_BATCH_MAX_ROWS / RECORDER_BATCH_MAX_BYTES or are
+ * The RowSink the tickers write to: renders each row as a TabSeparated line (the current row format of
+ * @depthgate/history-store, `received_ts` last) straight into the open batch of its table and month, and seals batches when they reach RECORDER_BATCH_MAX_ROWS / RECORDER_BATCH_MAX_BYTES or are
  * RECORDER_BATCH_MAX_DELAY_MS old. A batch never spans two months (so one insert is one part, all or nothing), and
  * a snapshot's book never spans two batches (so the probe of its last book is conclusive).
  */
@@ -82,22 +82,29 @@ export class TsvSink implements RowSink {
     side: SideCode,
     price: string,
     quantityDelta: string,
+    receivedTs: number,
   ): void {
     const ex = EXCHANGE_INDEX[exchange];
     const b = this.deltas.batch(this.month.get(ts));
-    b.append(`${exchange}\t${ticker}\t${ts}\t${sequence}\t${SIDE_NAME[side]}\t${price}\t${quantityDelta}\n`, ex, 1, ts);
+    b.append(
+      `${exchange}\t${ticker}\t${ts}\t${sequence}\t${SIDE_NAME[side]}\t${price}\t${quantityDelta}\t${receivedTs}\n`,
+      ex,
+      1,
+      ts,
+    );
     b.probe = { table: 'deltas', exchange, ticker, ts, sequence };
     this.produced.deltas[ex] = (this.produced.deltas[ex] ?? 0) + 1;
     this.deltas.check(b);
   }
 
-  snapshot(exchange: ExchangeKey, ticker: string, ts: number, book: LocalBook): void {
+  snapshot(exchange: ExchangeKey, ticker: string, ts: number, book: LocalBook, receivedTs: number): void {
     if (book.size === 0) return; // an empty book has no rows to write (docs/history.md, "Recorder")
     const ex = EXCHANGE_INDEX[exchange];
     const head = `${exchange}\t${ticker}\t${ts}\t`;
+    const tail = `\t${receivedTs}\n`;
     let text = '';
-    for (const [price, level] of book.bids) text += `${head}bid\t${price}\t${level.s || formatDecimal(level.q)}\n`;
-    for (const [price, level] of book.asks) text += `${head}ask\t${price}\t${level.s || formatDecimal(level.q)}\n`;
+    for (const [price, level] of book.bids) text += `${head}bid\t${price}\t${level.s || formatDecimal(level.q)}${tail}`;
+    for (const [price, level] of book.asks) text += `${head}ask\t${price}\t${level.s || formatDecimal(level.q)}${tail}`;
     const b = this.snapshots.batch(this.month.get(ts));
     b.append(text, ex, book.size, ts);
     b.probe = { table: 'snapshots', exchange, ticker, ts };

@@ -7,7 +7,10 @@
  *
  *   u32 header length | u32 body length | u32 CRC-32 of header and body | header (JSON) | body (TabSeparated rows)
  *
- * (little-endian). The header carries what the writer needs besides the rows: row and byte counts per exchange, the
+ * (little-endian). The header carries what the writer needs besides the rows: the line format of the rows (`rowFormat`,
+ * @depthgate/history-store ROW_FORMATS; absent in records of recorders older than migration 2, whose lines have no
+ * `received_ts`: those are format 1 and are inserted as such, their rows reading `received_ts` = `ts`), row and byte
+ * counts per exchange, the
  * natural key of the last row (probe), the lag runs, the query id of an insert attempt abandoned at shutdown (the
  * replay makes sure that query has ended on the server before it probes, so it cannot commit after the probe). Every append is written with one write() and fdatasync'd before
  * the writer forgets the batch, so a batch acknowledged to the spool survives a crash. A record cut short by a crash
@@ -30,7 +33,7 @@ import {
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { Logger } from '@depthgate/service-kit';
-import type { InsertTable, ProbeKey } from '@depthgate/history-store';
+import { ROW_FORMATS, type InsertTable, type ProbeKey, type RowFormat } from '@depthgate/history-store';
 import type { SealedBatch } from './batch';
 
 const PREFIX = 12;
@@ -42,6 +45,8 @@ const fileNumber = (name: string) => Number(FILE_PATTERN.exec(name)?.[1] ?? FIRS
 interface Header {
   v: 1;
   table: InsertTable;
+  /** Absent: format 1 (written before migration 2). */
+  rowFormat?: RowFormat;
   rows: number;
   rowsByExchange: number[];
   bytesByExchange: number[];
@@ -66,6 +71,7 @@ export function encodeRecord(batch: SealedBatch): Buffer {
   const header: Header = {
     v: 1,
     table: batch.table,
+    rowFormat: batch.rowFormat,
     rows: batch.rows,
     rowsByExchange: batch.rowsByExchange,
     bytesByExchange: batch.bytesByExchange,
@@ -110,12 +116,15 @@ export function readRecord(fd: number, offset: number, size: number, file: strin
     return { ok: false, reason: 'corrupt' };
   }
   if (header.v !== 1) return { ok: false, reason: 'corrupt' };
+  const rowFormat = header.rowFormat ?? 1;
+  if (!(ROW_FORMATS as readonly unknown[]).includes(rowFormat)) return { ok: false, reason: 'corrupt' };
   return {
     ok: true,
     length,
     batch: {
       id: nextSpoolId++,
       table: header.table,
+      rowFormat,
       chunks: [Buffer.from(body)],
       pooled: [],
       rows: header.rows,

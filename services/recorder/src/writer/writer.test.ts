@@ -1,7 +1,8 @@
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
+import { crc32 } from 'node:zlib';
 import { createLogger } from '@depthgate/service-kit';
 import type { ProbeKey } from '@depthgate/history-store';
 import { LocalBook } from '@depthgate/feeds';
@@ -38,21 +39,23 @@ const APRIL = MARCH + 1;
 describe('TsvSink batches', () => {
   it('renders TabSeparated rows in column order and keys the batch by its last row', () => {
     const { sink, sealed } = collect();
-    sink.delta('venue_b', 'KX-1', MARCH, 7, 1, '0.48', '-20.00');
-    sink.delta('venue_b', 'KX-1', MARCH, 8, 2, '0.52', '5');
+    sink.delta('venue_b', 'KX-1', MARCH, 7, 1, '0.48', '-20.00', MARCH + 40);
+    sink.delta('venue_b', 'KX-1', MARCH, 8, 2, '0.52', '5', MARCH + 41);
     const book = new LocalBook();
     book.bids.set('0.48', { q: 150n * 10n ** 18n, s: '150.00', e: 0 });
     book.asks.set('0.5', { q: 2025n * 10n ** 16n, s: '', e: 0 });
-    sink.snapshot('venue_c', 'BTCUSD', MARCH, book);
+    sink.snapshot('venue_c', 'BTCUSD', MARCH, book, MARCH - 3);
     sink.gap('venue_a_us', 'a-b', 1, 2, 'disconnect', 3);
     sink.tick(0, true);
     const text = Object.fromEntries(sealed.map((b) => [b.table, batchText(b)]));
     expect(text.deltas).toBe(
-      `venue_b\tKX-1\t${MARCH}\t7\tbid\t0.48\t-20.00\nvenue_b\tKX-1\t${MARCH}\t8\task\t0.52\t5\n`,
+      `venue_b\tKX-1\t${MARCH}\t7\tbid\t0.48\t-20.00\t${MARCH + 40}\nvenue_b\tKX-1\t${MARCH}\t8\task\t0.52\t5\t${MARCH + 41}\n`,
     );
     expect(text.snapshots).toBe(
-      `venue_c\tBTCUSD\t${MARCH}\tbid\t0.48\t150.00\nvenue_c\tBTCUSD\t${MARCH}\task\t0.5\t20.25\n`,
+      `venue_c\tBTCUSD\t${MARCH}\tbid\t0.48\t150.00\t${MARCH - 3}\nvenue_c\tBTCUSD\t${MARCH}\task\t0.5\t20.25\t${MARCH - 3}\n`,
     );
+    // The line format is recorded with the batch (the spool keeps it): the current one, received_ts last.
+    expect(sealed.every((b) => b.rowFormat === 2)).toBe(true);
     expect(text.gaps).toBe('venue_a_us\ta-b\t1\t2\tdisconnect\t3\n');
     const deltas = sealed.find((b) => b.table === 'deltas');
     expect(deltas?.probe).toEqual({ table: 'deltas', exchange: 'venue_b', ticker: 'KX-1', ts: MARCH, sequence: 8 });
@@ -62,7 +65,7 @@ describe('TsvSink batches', () => {
 
   it('seals at the row bound, the byte bound and the delay bound', () => {
     const rows = collect({ maxRows: 3, maxBytes: 1 << 20, maxDelayMs: 500 });
-    for (let i = 0; i < 7; i++) rows.sink.delta('venue_b', 'KX-1', MARCH, i, 1, '1', '1');
+    for (let i = 0; i < 7; i++) rows.sink.delta('venue_b', 'KX-1', MARCH, i, 1, '1', '1', MARCH);
     expect(rows.sealed.map((b) => b.rows)).toEqual([3, 3]);
     rows.clock.now = 499;
     rows.sink.tick(rows.clock.now);
@@ -72,16 +75,16 @@ describe('TsvSink batches', () => {
     expect(rows.sealed.map((b) => b.rows)).toEqual([3, 3, 1]);
 
     const bytes = collect({ maxRows: 1000, maxBytes: 100, maxDelayMs: 500 });
-    for (let i = 0; i < 5; i++) bytes.sink.delta('venue_b', 'KX-1', MARCH, i, 1, '1', '1');
+    for (let i = 0; i < 5; i++) bytes.sink.delta('venue_b', 'KX-1', MARCH, i, 1, '1', '1', MARCH);
     expect(bytes.sealed.length).toBeGreaterThan(0);
     expect(bytes.sealed.every((b) => b.bytes >= 100 && b.bytes < 200)).toBe(true);
   });
 
   it('never lets a batch span two months (one insert = one part)', () => {
     const { sink, sealed } = collect();
-    sink.delta('venue_b', 'KX-1', MARCH, 1, 1, '1', '1');
-    sink.delta('venue_c', 'BTCUSD', APRIL, 2, 1, '1', '1');
-    sink.delta('venue_b', 'KX-2', MARCH, 3, 1, '1', '1');
+    sink.delta('venue_b', 'KX-1', MARCH, 1, 1, '1', '1', MARCH);
+    sink.delta('venue_c', 'BTCUSD', APRIL, 2, 1, '1', '1', APRIL);
+    sink.delta('venue_b', 'KX-2', MARCH, 3, 1, '1', '1', MARCH);
     sink.tick(0, true);
     expect(sealed.map((b) => b.rows).sort()).toEqual([1, 2]);
     const month = new MonthOf();
@@ -100,7 +103,7 @@ describe('TsvSink batches', () => {
     const { sink, sealed } = collect({ maxRows: 2, maxBytes: 1 << 20, maxDelayMs: 500 });
     const book = new LocalBook();
     for (let i = 1; i <= 5; i++) book.bids.set(String(i), { q: 10n ** 18n, s: '1', e: 0 });
-    sink.snapshot('venue_b', 'KX-1', MARCH, book);
+    sink.snapshot('venue_b', 'KX-1', MARCH, book, MARCH);
     expect(sealed.map((b) => b.rows)).toEqual([5]);
   });
 });
@@ -108,7 +111,7 @@ describe('TsvSink batches', () => {
 describe('spool', () => {
   const batch = (rows: number, probeTs: number): SealedBatch => {
     const { sink, sealed } = collect();
-    for (let i = 0; i < rows; i++) sink.delta('venue_a_us', 'slug-a', probeTs, i + 1, 2, '0.555', '-1.5');
+    for (let i = 0; i < rows; i++) sink.delta('venue_a_us', 'slug-a', probeTs, i + 1, 2, '0.555', '-1.5', probeTs);
     sink.tick(0, true);
     return sealed[0] as SealedBatch;
   };
@@ -163,6 +166,24 @@ describe('spool', () => {
     spool.close();
   });
 
+  it('reads a record an older recorder wrote (no rowFormat, lines without received_ts) as row format 1', () => {
+    const dir = tmp();
+    mkdirSync(path.join(dir, 'deltas'), { recursive: true });
+    writeFileSync(path.join(dir, 'deltas', '100000000000.spool'), legacyRecord());
+    const spool = new TableSpool(dir, 'deltas', 1 << 20);
+    const b = spool.peek() as SealedBatch;
+    expect(b.rowFormat).toBe(1);
+    expect(b.rows).toBe(2);
+    expect(batchText(b)).toBe(LEGACY_LINES);
+    spool.ack(b);
+    spool.close();
+    // What this build spools says its format.
+    const fresh = new TableSpool(tmp(), 'deltas', 1 << 20);
+    fresh.append(batch(1, MARCH));
+    expect(fresh.peek()?.rowFormat).toBe(2);
+    fresh.close();
+  });
+
   it('drops a torn record at the end of a file (a crash while spooling) and keeps the rest', () => {
     const dir = tmp();
     const good = encodeRecord(batch(2, MARCH));
@@ -184,9 +205,43 @@ describe('spool', () => {
   });
 });
 
-/** A store stand-in for the writer's unit tests: records inserts, answers probes from them, fails on demand. */
-function fakeStore() {
+/** Two delta lines of row format 1 (before migration 2: no received_ts). */
+const LEGACY_LINES = `venue_b\tKX-OLD\t${MARCH}\t1\tbid\t0.48\t5\nvenue_b\tKX-OLD\t${MARCH}\t2\task\t0.52\t-5\n`;
+
+/**
+ * A spool record byte for byte as recorders before migration 2 wrote it: u32 header length, u32 body length, u32
+ * CRC-32 of header then body, a JSON header without `rowFormat`, the TabSeparated body.
+ */
+function legacyRecord(): Buffer {
+  const head = Buffer.from(
+    JSON.stringify({
+      v: 1,
+      table: 'deltas',
+      rows: 2,
+      rowsByExchange: [2, 0, 0],
+      bytesByExchange: [LEGACY_LINES.length, 0, 0],
+      runs: [0, MARCH - (MARCH % 10), 2],
+      probe: { table: 'deltas', exchange: 'venue_b', ticker: 'KX-OLD', ts: MARCH, sequence: 2 },
+      maybeWritten: false,
+    }),
+  );
+  const body = Buffer.from(LEGACY_LINES, 'latin1');
+  const prefix = Buffer.alloc(12);
+  prefix.writeUInt32LE(head.length, 0);
+  prefix.writeUInt32LE(body.length, 4);
+  prefix.writeUInt32LE(crc32(body, crc32(head)), 8);
+  return Buffer.concat([prefix, head, body]);
+}
+
+/**
+ * A store stand-in for the writer's unit tests: records inserts, answers probes from them, fails on demand. With
+ * `deduplicates`, it drops a block identical to one it holds, as the replicated tables of cluster mode do.
+ */
+function fakeStore(options: { deduplicates?: boolean } = {}) {
   const tables = new Map<string, string[]>();
+  const blocks = new Set<string>();
+  /** The row format each insert was made with, in order. */
+  const formats: (number | undefined)[] = [];
   const state = {
     failNext: 0 as number,
     /** Commit the insert, then fail (the ambiguous case). */
@@ -196,7 +251,8 @@ function fakeStore() {
     probes: 0,
   };
   const store: WriterStore = {
-    async insert(table, source) {
+    async insert(table, source, insertOptions) {
+      formats.push(insertOptions?.rowFormat);
       let text = '';
       for await (const c of source as AsyncIterable<Buffer | string>) text += c.toString();
       state.inserts++;
@@ -208,7 +264,10 @@ function fakeStore() {
         state.failNext--;
         throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
       }
-      tables.set(table, [...(tables.get(table) ?? []), ...text.trim().split('\n')]);
+      if (!(options.deduplicates && blocks.has(`${table}\n${text}`))) {
+        blocks.add(`${table}\n${text}`);
+        tables.set(table, [...(tables.get(table) ?? []), ...text.trim().split('\n')]);
+      }
       if (state.commitThenFail > 0) {
         state.commitThenFail--;
         throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
@@ -225,8 +284,9 @@ function fakeStore() {
       });
     },
     async ensureQueryEnded() {},
+    retriesDeduplicated: options.deduplicates ?? false,
   };
-  return { store, tables, state };
+  return { store, tables, state, formats };
 }
 
 async function until(cond: () => boolean, ms = 5000) {
@@ -251,7 +311,7 @@ describe('Writer', () => {
     });
   const deltas = (sequenceFrom: number, rows = 2) => {
     const { sink, sealed } = collect();
-    for (let i = 0; i < rows; i++) sink.delta('venue_b', 'KX-1', MARCH, sequenceFrom + i, 1, '1', '1');
+    for (let i = 0; i < rows; i++) sink.delta('venue_b', 'KX-1', MARCH, sequenceFrom + i, 1, '1', '1', MARCH);
     sink.tick(0, true);
     return sealed[0] as SealedBatch;
   };
@@ -265,6 +325,21 @@ describe('Writer', () => {
     await until(() => w.idle);
     expect(tables.get('deltas')).toHaveLength(2);
     expect(state.probes).toBe(1);
+    await w.close(1000);
+  });
+
+  it('on a cluster sends the same bytes again without a probe: the tables drop the block they already hold', async () => {
+    const { store, tables, state } = fakeStore({ deduplicates: true });
+    state.commitThenFail = 1;
+    state.failNext = 1;
+    const w = make(store);
+    w.start();
+    w.enqueue(deltas(1));
+    w.enqueue(deltas(10));
+    await until(() => w.idle);
+    expect(tables.get('deltas')).toHaveLength(4);
+    expect(state.inserts).toBe(4);
+    expect(state.probes).toBe(0);
     await w.close(1000);
   });
 
@@ -312,6 +387,21 @@ describe('Writer', () => {
     const seqs = (tables.get('deltas') ?? []).map((l) => Number(l.split('\t')[3]));
     expect(seqs).toEqual([1, 2, 11, 12, 21, 22, 31, 32, 41, 42]);
     await again.close(1000);
+  });
+
+  it('replays a spool an older recorder left (row format 1) with the old columns, then inserts its own rows', async () => {
+    const { store, tables, formats } = fakeStore();
+    const dir = tmp();
+    mkdirSync(path.join(dir, 'deltas'), { recursive: true });
+    writeFileSync(path.join(dir, 'deltas', '100000000000.spool'), legacyRecord());
+    const w = make(store, { spoolDir: dir });
+    w.start();
+    await until(() => w.spoolEmpty && w.idle);
+    w.enqueue(deltas(10));
+    await until(() => w.idle);
+    expect(formats).toEqual([1, 2]);
+    expect(tables.get('deltas')?.map((l) => l.split('\t').length)).toEqual([7, 7, 8, 8]);
+    await w.close(1000);
   });
 
   it('asks the feeds to pause when the spool is full, and to resume when it drains', async () => {

@@ -8,9 +8,11 @@
  *   spool is empty; otherwise it is appended to the spool (write + fdatasync) — order per table is kept.
  * - A failed insert is ambiguous (the server may have committed it before the connection broke, or may still be
  *   running it): before the next attempt the lane makes sure the old query is gone (the store kills it and waits
- *   for it to leave the server's process list) and probes for the batch's last row; present means written. Batches are single-part inserts (one month, under
- *   max_insert_block_size rows), so present-or-absent is all-or-nothing. Retries back off exponentially (with
- *   jitter) up to 5 s. Rows ClickHouse refuses as malformed (which the encoders make impossible) are moved to
+ *   for it to leave the server's process list) and probes for the batch's last row; present means written. Batches
+ *   are single-part inserts (one month, under max_insert_block_size rows), so present-or-absent is all-or-nothing.
+ *   On a cluster (`retriesDeduplicated`) there is no probe: the same bytes go again, and every shard's replicated
+ *   table drops the block it already holds (a batch spread over shards may have reached some and not others, which
+ *   a probe of one row could not tell). Retries back off exponentially (with jitter) up to 5 s. Rows ClickHouse refuses as malformed (which the encoders make impossible) are moved to
  *   `<spool>/rejected/` with an error log instead of blocking the lane forever.
  * - When the spool holds RECORDER_SPOOL_MAX_BYTES, `onPressure(true)` asks the feeds to stop reading; they are
  *   resumed below 80 % of both bounds.
@@ -25,7 +27,7 @@ import { releaseBatch, type SealedBatch } from './batch';
 import { TableSpool } from './spool';
 
 /** What the writer needs of the store (a fake stands in for it in the unit tests). */
-export type WriterStore = Pick<RecorderStore, 'insert' | 'probeBatch' | 'ensureQueryEnded'>;
+export type WriterStore = Pick<RecorderStore, 'insert' | 'probeBatch' | 'ensureQueryEnded' | 'retriesDeduplicated'>;
 
 export interface WriterOptions {
   store: WriterStore;
@@ -213,7 +215,8 @@ export class Writer {
     for (let attempt = 0; ; attempt++) {
       if (this.stopping) return false;
       try {
-        if (batch.maybeWritten) {
+        // On a cluster a batch sent again is dropped by every shard that already has it (RecorderStore): no probe.
+        if (batch.maybeWritten && !this.o.store.retriesDeduplicated) {
           if (batch.lastQueryId) await this.o.store.ensureQueryEnded(batch.lastQueryId);
           let present: boolean;
           try {
@@ -242,6 +245,7 @@ export class Writer {
           await this.o.store.insert(lane.table, batch.chunks, {
             queryId: batch.lastQueryId,
             signal: abort.signal,
+            rowFormat: batch.rowFormat,
           });
         } finally {
           clearTimeout(timer);

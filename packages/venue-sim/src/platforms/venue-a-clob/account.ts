@@ -304,16 +304,119 @@ export function accountRoutes(
     'required',
   );
 
-  // RFQ (clob-client `client.rfq`): the account has no requests or quotes. Pages as the library types them;
-  // the config's fields are [U].
-  const rfqPage = (req: SimRequest) => {
-    const limit = Math.min(100, Math.max(1, Number(req.params.get('limit') ?? 100) || 100));
-    return json(200, { data: [], next_cursor: END_CURSOR, limit, count: 0, total_count: 0 });
+  // RFQ (clob-client `client.rfq`): the account requested a quote to buy 100 YES at the market's price when the
+  // simulator started, and one quoter offers them a cent higher. The current docs no longer describe these
+  // `/rfq/data/*` reads; names and types follow clob-client 5.8's `RfqRequest`/`RfqQuote` (Polymarket's rs-clob-client
+  // reads the same names; it takes `expiry` as Unix seconds where clob-client declares a date: [U]). [V] docs'
+  // RFQ overview: a request lives 10 minutes, in STATE_ACCEPTING_QUOTES; the expired states' names are [U].
+  const rfq = m && rfqOf(m, ctx.clock(), owner, counterparty ?? `0x${rng.hex(40)}`, rng);
+  const rfqPage = <T>(items: T[], req: SimRequest) => {
+    const limit = Math.min(100, Math.max(1, Number(req.params.get('limit') ?? 50) || 50));
+    return json(200, {
+      data: items.slice(0, limit),
+      next_cursor: END_CURSOR,
+      limit,
+      count: items.length,
+      total_count: items.length,
+    });
   };
-  r.get('/rfq/data/requests', rfqPage, 'required');
-  r.get('/rfq/data/requester/quotes', rfqPage, 'required');
-  r.get('/rfq/data/quoter/quotes', rfqPage, 'required');
-  r.get('/rfq/data/best-quote', () => json(404, { error: 'no quote found' }), 'required');
+  /** The account's requests, by the filters clob-client sends (repeated `requestIds`, `markets`; `state`). */
+  const requests = (req: SimRequest) => {
+    if (!rfq) return [];
+    const ids = req.params.getAll('requestIds');
+    const conditions = req.params.getAll('markets');
+    const state = req.params.get('state');
+    const active = ctx.clock() < rfq.expiresMs;
+    return (ids.length === 0 || ids.includes(rfq.request.requestId)) &&
+      (conditions.length === 0 || conditions.includes(rfq.request.condition)) &&
+      (!state || (state === 'active') === active)
+      ? [rfq.requestJson(ctx.clock())]
+      : [];
+  };
+  r.get('/rfq/data/requests', (req) => rfqPage(requests(req), req), 'required');
+  r.get(
+    '/rfq/data/requester/quotes',
+    (req) => {
+      const ids = req.params.getAll('quoteIds');
+      const quotes = requests(req).length > 0 && rfq ? [rfq.quoteJson(ctx.clock())] : [];
+      return rfqPage(
+        quotes.filter((q) => ids.length === 0 || ids.includes(q.quoteId)),
+        req,
+      );
+    },
+    'required',
+  );
+  // The account quotes nobody's requests.
+  r.get('/rfq/data/quoter/quotes', (req) => rfqPage([], req), 'required');
+  r.get(
+    '/rfq/data/best-quote',
+    (req) => {
+      const id = req.params.get('requestId');
+      if (!id) return invalid("'requestId' is required");
+      return rfq && id === rfq.request.requestId && ctx.clock() < rfq.expiresMs
+        ? json(200, rfq.quoteJson(ctx.clock()))
+        : json(404, { error: 'no quote found' });
+    },
+    'required',
+  );
   r.get('/rfq/config', () => json(200, { enabled: true, quote_expiry_seconds: 30, min_size_usdc: '1' }), 'required');
   return { isScoring };
+}
+
+/** Docs [V]: "RequestTTL 10 minutes". */
+const RFQ_TTL_MS = 10 * 60_000;
+
+/** The account's open RFQ request on market `m` (100 YES at its price) and a quoter's offer a cent above it. */
+function rfqOf(m: GammaMarketDef, createdMs: number, owner: string, quoter: string, rng: Rng) {
+  const expiresMs = createdMs + RFQ_TTL_MS;
+  const [token = '', complement = ''] = m.tokens;
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const request = {
+    requestId: rng.uuid(),
+    userAddress: owner,
+    proxyAddress: owner,
+    token,
+    complement,
+    condition: m.conditionId,
+    side: 'BUY',
+    // Tokens received, USDC given (whole tokens; cents).
+    sizeIn: '100',
+    sizeOut: formatScaled(100 * m.cents, 2),
+    price: scaledNumber(m.cents, 2),
+  };
+  const quote = {
+    quoteId: rng.uuid(),
+    requestId: request.requestId,
+    userAddress: quoter,
+    proxyAddress: quoter,
+    complement,
+    condition: m.conditionId,
+    token,
+    // The quoter sells the tokens the requester buys: the same token, so the match is complementary.
+    side: 'SELL',
+    sizeIn: formatScaled(100 * (m.cents + 1), 2),
+    sizeOut: '100',
+    price: scaledNumber(m.cents + 1, 2),
+    matchType: 'COMPLEMENTARY',
+  };
+  const open = (now: number) => now < expiresMs;
+  return {
+    expiresMs,
+    request,
+    requestJson: (now: number) => ({
+      ...request,
+      acceptedQuoteId: '',
+      state: open(now) ? 'STATE_ACCEPTING_QUOTES' : 'STATE_EXPIRED',
+      expiry: iso(expiresMs),
+      createdAt: iso(createdMs),
+      updatedAt: iso(createdMs + 1000),
+    }),
+    quoteJson: (now: number) => ({
+      ...quote,
+      state: open(now) ? 'STATE_ACTIVE' : 'STATE_EXPIRED',
+      expiry: iso(expiresMs),
+      createdAt: iso(createdMs + 1000),
+      updatedAt: iso(createdMs + 1000),
+    }),
+  };
 }

@@ -334,6 +334,30 @@ describe('Polymarket CLOB', () => {
       expect(sim.requests({ platform: 'venue-a-clob', pathPrefix: '/rfq' }).at(-1)?.auth).toBe('valid');
     });
 
+    test("RFQ: the account's open request, the quote on it as the best quote; filters; unknown and missing ids", async () => {
+      const rfq = async <T>(path: string) =>
+        (await get(`${u}${path}`, signed('GET', path.split('?')[0] as string))).json as T;
+      type Request = { requestId: string; condition: string; token: string; price: number; state: string };
+      type Quote = { quoteId: string; requestId: string; token: string; side: string; price: number; state: string };
+      const requests = await rfq<Page<Request>>('/rfq/data/requests');
+      expect(requests).toMatchObject({ next_cursor: 'LTE=', count: 1 });
+      const [request] = requests.data as [Request];
+      expect(request).toMatchObject({ state: 'STATE_ACCEPTING_QUOTES', side: 'BUY' });
+      expect((await rfq<Page<Request>>(`/rfq/data/requests?requestIds=${request.requestId}`)).data).toEqual([request]);
+      expect((await rfq<Page<Request>>(`/rfq/data/requests?markets=${request.condition}`)).data).toEqual([request]);
+      expect((await rfq<Page<Request>>(`/rfq/data/requests?markets=0x${'0'.repeat(64)}`)).data).toEqual([]);
+      expect((await rfq<Page<Request>>('/rfq/data/requests?state=inactive')).data).toEqual([]);
+      const quotes = await rfq<Page<Quote>>('/rfq/data/requester/quotes');
+      const [quote] = quotes.data as [Quote];
+      expect(quote).toMatchObject({ requestId: request.requestId, token: request.token, side: 'SELL' });
+      expect(quote.price).toBeGreaterThan(request.price);
+      expect((await rfq<Page<Quote>>('/rfq/data/quoter/quotes')).data).toEqual([]);
+      expect(await rfq(`/rfq/data/best-quote?requestId=${request.requestId}`)).toEqual(quote);
+      const unknown = await get(`${u}/rfq/data/best-quote?requestId=nope`, signed('GET', '/rfq/data/best-quote'));
+      expect(unknown.status).toBe(404);
+      expect((await get(`${u}/rfq/data/best-quote`, signed('GET', '/rfq/data/best-quote'))).status).toBe(400);
+    });
+
     test('the account: one resting order and one fill, by id and in the pages; filters apply', async () => {
       const orders = (await get(`${u}/data/orders`, signed('GET', '/data/orders'))).json as Page<{
         id: string;

@@ -38,7 +38,8 @@ export function pmUsHosts(ctx: PlatformContext, catalog: PmCatalog): { pub: SimH
     });
 
   // Ids of events, markets, series and tags are strings on the wire (docs' schemas); polymarket-us 0.1.1 types them
-  // as numbers. The docs win. The SDK's `outcome` (not in the docs' Market) is sent too.
+  // as numbers. The docs win. The SDK's `outcome` (not in the docs' Market) is sent too. An event names its series by
+  // `seriesSlug` (events-schema.json `gateway.market.v1.Event` has no `series` object; the SDK's is optional).
   const marketJson = (m: PmMarketDef) => {
     const book = engine.book('polymarketUs', m.slug);
     const bid = book?.bids.best();
@@ -86,7 +87,6 @@ export function pmUsHosts(ctx: PlatformContext, catalog: PmCatalog): { pub: SimH
     volume: scaledNumber(e.volumeCents, 2),
     category: e.category,
     seriesSlug: e.series.slug,
-    series: e.series,
     tags: e.tags,
     markets: e.markets.map(marketJson),
   });

@@ -1,4 +1,5 @@
 // https://docs.kalshi.com/api-reference/portfolio/get-balance (and the other private reads)
+import { BID } from '../../book/types';
 import { Rng } from '../../core/rng';
 import { DAY_MS, isoDay, isoMillis, isoSeconds } from '../../core/time';
 import { json, type SimRequest } from '../../http/types';
@@ -6,7 +7,10 @@ import type { KalshiMarketDef } from './catalog';
 import { badRequest, dollars, fp, kalshiErrors, type KalshiApi, Query, type RouteFamily, unixSeconds } from './common';
 import { SETTLEMENT_TIMER_SECONDS } from './markets';
 
-/** An order of the simulated account: a taker order filled by one trade of the tape, or a canceled one. */
+/**
+ * An order of the simulated account: a taker order filled by one trade of the tape, a canceled one, or the one
+ * resting in its market's book (`remaining` > 0).
+ */
 interface Order {
   id: string;
   clientId: string;
@@ -19,6 +23,8 @@ interface Order {
   /** Filled contracts, 1e-2 (whole contracts). */
   filled: number;
   initial: number;
+  /** Contracts still resting on the book, 1e-2. */
+  remaining: number;
   ts: number;
   /** Taker fee, 1e-4 dollars (whole cents). */
   fee: number;
@@ -34,8 +40,13 @@ interface Settlement {
   revenue: number;
 }
 
-/** Cost of an order's fill, 1e-4 dollars: contracts times the price of the side bought. */
-const costOf = (o: Order) => (o.filled * (o.yes ? o.yesPrice : 10000 - o.yesPrice)) / 100;
+/** Cost of contracts of an order, 1e-4 dollars: contracts (1e-2) times the price of the side bought. */
+const costAt = (o: Order, contracts: number) => (contracts * (o.yes ? o.yesPrice : 10000 - o.yesPrice)) / 100;
+/** Cost of an order's fill. */
+const costOf = (o: Order) => costAt(o, o.filled);
+
+/** [V] an order is resting until matched or canceled, executed once fully matched. */
+const statusOf = (o: Order) => (o.remaining > 0 ? 'resting' : o.filled > 0 ? 'executed' : 'canceled');
 
 /**
  * Kalshi's general trading fee [V] (fee schedule, "General Trading Fees"): 0.07 × C × P × (1 − P), rounded up to the
@@ -52,10 +63,11 @@ const DEPOSIT_CENTS = 1_000_000;
 const TRANSFER_CENTS = 10_000;
 
 /**
- * The signed-in account, seeded: a deposit, a transfer of part of it to the margined exchange, three taker orders filled hours before the simulator started (each one
- * of the tape's trades), a canceled order, one order on a market that has since settled (and its settlement), an open
- * RFQ with one quote, an order group and one FCM subtrader. Balance, positions and portfolio value follow from them
- * and from the live books.
+ * The signed-in account, seeded: a deposit, a transfer of part of it to the margined exchange, three taker orders
+ * filled hours before the simulator started (each one of the tape's trades), a canceled order, the order resting in
+ * the first market's book (catalog.ts `accountRestingOrder`), one order on a market that has since settled (and its
+ * settlement), an open RFQ with one quote, an order group and one FCM subtrader. Balance, positions and portfolio
+ * value follow from them and from the live books.
  */
 export class KalshiAccount {
   readonly userId: string;
@@ -98,6 +110,7 @@ export class KalshiAccount {
         yesPrice,
         filled,
         initial: filled,
+        remaining: 0,
         ts: trade.ts,
         fee: takerFee(filled, yesPrice),
         historical,
@@ -134,11 +147,30 @@ export class KalshiAccount {
         yesPrice: Math.max(100, q.bid - 500),
         filled: 0,
         initial: 1000,
+        remaining: 0,
         ts,
         fee: 0,
         historical: false,
         groupId: this.groupId,
       });
+      const resting = api.ctx.engine.resting('kalshi', first.ticker);
+      if (resting) {
+        this.orders.push({
+          id: id('order', 'resting'),
+          clientId: id('client-order', 'resting'),
+          fillId: '',
+          market: first,
+          yes: resting.side === BID,
+          yesPrice: resting.price,
+          filled: 0,
+          initial: resting.qty,
+          remaining: resting.qty,
+          ts: startedMs - 10 * 60_000,
+          fee: 0,
+          historical: false,
+          groupId: this.groupId,
+        });
+      }
       const rfqTs = startedMs - 20 * 60_000;
       const rq = tape.quoteAtTime(first.ticker, rfqTs);
       this.rfq = {
@@ -158,11 +190,12 @@ export class KalshiAccount {
   }
 
   /**
-   * Cash in 1e-4 dollars: the deposit, less every fill's cost and fee, plus settlement payouts; on one exchange
-   * index (the transfer sits on 1, the rest on 0) or on all of them.
+   * Available cash in 1e-4 dollars: the deposit, less every fill's cost and fee and what the resting orders hold
+   * ([V] `balance` is "the amount available for trading"; that a resting buy holds its cost is [U]), plus settlement
+   * payouts; on one exchange index (the transfer sits on 1, the rest on 0) or on all of them.
    */
   balance(exchangeIndex?: number): number {
-    let cash = DEPOSIT_CENTS * 100;
+    let cash = DEPOSIT_CENTS * 100 - this.restingValue();
     for (const o of this.orders) cash -= costOf(o) + o.fee;
     for (const s of this.settlements) cash += s.revenue * 100;
     if (exchangeIndex === 0) return cash - TRANSFER_CENTS * 100;
@@ -180,6 +213,15 @@ export class KalshiAccount {
       value += (o.filled * price) / 100;
     }
     return Math.floor(value / 100);
+  }
+
+  /** What the resting orders would cost if matched, 1e-4 dollars. */
+  restingValue(): number {
+    return this.orders.reduce((v, o) => v + costAt(o, o.remaining), 0);
+  }
+
+  resting(): Order[] {
+    return this.orders.filter((o) => o.remaining > 0);
   }
 
   liveFills(): Order[] {
@@ -207,18 +249,18 @@ function orderJson(account: KalshiAccount, o: Order): Record<string, unknown> {
     ticker: o.market.ticker,
     ...sideFields(o),
     type: 'limit',
-    status: o.filled > 0 ? 'executed' : 'canceled',
+    status: statusOf(o),
     yes_price_dollars: dollars(o.yesPrice),
     no_price_dollars: dollars(10000 - o.yesPrice),
     fill_count_fp: fp(o.filled),
-    remaining_count_fp: fp(0),
+    remaining_count_fp: fp(o.remaining),
     initial_count_fp: fp(o.initial),
     taker_fill_cost_dollars: dollars(costOf(o)),
     maker_fill_cost_dollars: dollars(0),
     taker_fees_dollars: dollars(o.fee),
     maker_fees_dollars: dollars(0),
     created_time: isoMillis(o.ts),
-    last_update_time: isoMillis(o.filled > 0 ? o.ts : o.ts + 60_000),
+    last_update_time: isoMillis(statusOf(o) === 'canceled' ? o.ts + 60_000 : o.ts),
     self_trade_prevention_type: 'taker_at_cross',
     ...(o.groupId ? { order_group_id: o.groupId } : {}),
     cancel_order_on_pause: false,
@@ -310,10 +352,7 @@ export const accountRoutes: RouteFamily = (r, api) => {
     const accept = orderFilter(q);
     const status = q.get('status');
     const page = q.page(
-      account().orders.filter(
-        (o) =>
-          o.historical === historical && accept(o) && (!status || status === (o.filled > 0 ? 'executed' : 'canceled')),
-      ),
+      account().orders.filter((o) => o.historical === historical && accept(o) && (!status || status === statusOf(o))),
       1000,
       100,
     );
@@ -364,12 +403,31 @@ export const accountRoutes: RouteFamily = (r, api) => {
     });
   });
   get('/portfolio/orders', (req) => listOrders(req, false));
+  // [V] the contracts that must match before a resting order does (price-time priority); here the quantity queued
+  // ahead of it at its price level ([U] whether better-priced levels count too), kept by the book's process.
+  const queuePosition = (o: Order) => fp(api.ctx.engine.resting('kalshi', o.market.ticker)?.ahead ?? 0);
   get('/portfolio/orders/queue_positions', (req) => {
     const q = new Query(req.params);
-    q.int('subaccount', 0, 63);
+    // Subaccounts other than the primary hold nothing.
+    const primary = (q.int('subaccount', 0, 63) ?? 0) === 0;
+    const tickers = q.commaList('market_tickers');
+    const event = q.get('event_ticker');
     if (q.error) return q.error;
-    // No order of the account rests on a book, so none has a queue position.
-    return json(200, { queue_positions: [] });
+    const orders = account()
+      .resting()
+      .filter(
+        (o) =>
+          primary &&
+          (tickers.length === 0 || tickers.includes(o.market.ticker)) &&
+          (!event || o.market.event_ticker === event),
+      );
+    return json(200, {
+      queue_positions: orders.map((o) => ({
+        order_id: o.id,
+        market_ticker: o.market.ticker,
+        queue_position_fp: queuePosition(o),
+      })),
+    });
   });
   get('/portfolio/orders/:order_id', (req) => {
     const o = account().orders.find((x) => x.id === req.pathParams.order_id && !x.historical);
@@ -377,8 +435,9 @@ export const accountRoutes: RouteFamily = (r, api) => {
   });
   get('/portfolio/orders/:order_id/queue_position', (req) => {
     const o = account().orders.find((x) => x.id === req.pathParams.order_id);
+    if (!o) return kalshiErrors.notFound(req);
     // [U] an order that does not rest has no queue position: Kalshi's answer for it is not documented.
-    return o ? badRequest('order is not resting') : kalshiErrors.notFound(req);
+    return o.remaining > 0 ? json(200, { queue_position_fp: queuePosition(o) }) : badRequest('order is not resting');
   });
   get('/portfolio/fills', (req) => listFills(req, false));
   get('/portfolio/positions', (req) => listPositions(req, false));
@@ -458,12 +517,14 @@ export const accountRoutes: RouteFamily = (r, api) => {
       : kalshiErrors.notFound(req),
   );
   emptyList('/portfolio/subaccounts/transfers', 'transfers', 1000);
-  get('/portfolio/summary/total_resting_order_value', () =>
-    json(200, {
-      total_resting_order_value: 0,
-      resting_order_value_breakdown: [{ exchange_index: 0, balance: dollars(0) }],
-    }),
-  );
+  get('/portfolio/summary/total_resting_order_value', () => {
+    const value = account().restingValue();
+    // [V] `total_resting_order_value` in cents; the breakdown per exchange index in dollars.
+    return json(200, {
+      total_resting_order_value: Math.round(value / 100),
+      resting_order_value_breakdown: [{ exchange_index: 0, balance: dollars(value) }],
+    });
+  });
   get('/portfolio/subaccounts/balances', () =>
     json(200, {
       subaccount_balances: [0, 1].map((i) => ({

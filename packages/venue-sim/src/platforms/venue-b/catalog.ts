@@ -1,7 +1,7 @@
 // https://docs.kalshi.com/api-reference (series → events → markets; ticker shapes from upstreams.md §4)
 import { Rng } from '../../core/rng';
 import { DAY_MS, isoSeconds, kalshiDate, kalshiMonth, parseDay, shortMonthName } from '../../core/time';
-import type { Instrument } from '../../book/types';
+import { BID, type Instrument, type RestingOrder } from '../../book/types';
 
 export interface SettlementSource {
   name: string;
@@ -282,6 +282,15 @@ export function kalshiInstrument(ticker: string, midCents: number): Instrument {
 }
 
 /**
+ * The simulated account's resting order: a YES bid of 100 contracts five cents under the first live market's
+ * catalogue price, placed before the simulator starts. It is part of that market's public book (its level's size
+ * includes it, book/types.ts `RestingOrder`); account.ts reads it back from the book engine.
+ */
+function accountRestingOrder(inst: Instrument): RestingOrder {
+  return { side: BID, price: Math.max(inst.minPrice, inst.initialMid - 5 * inst.tick), qty: 100 * 100 };
+}
+
+/**
  * The series of the multivariate (combo) events built across the live events; it has no events until a combination
  * is created in its collection.
  */
@@ -309,7 +318,10 @@ export function buildKalshiCatalog(seed: number, catalogDate: string, count: num
     ...live,
     historical,
     cutoffMs: day - CUTOFF_DAYS * DAY_MS,
-    instruments: live.markets.map((m) => kalshiInstrument(m.ticker, m.mid / 100)),
+    instruments: live.markets.map((m, i) => {
+      const inst = kalshiInstrument(m.ticker, m.mid / 100);
+      return i === 0 ? { ...inst, resting: accountRestingOrder(inst) } : inst;
+    }),
   };
 }
 

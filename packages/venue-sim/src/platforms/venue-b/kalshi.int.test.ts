@@ -771,6 +771,21 @@ describe('Kalshi: the reads of kalshi-typescript 3.30 and ccxt prediction.kalshi
         city: 'nyc',
         calibrations: [expect.objectContaining({ stations: expect.any(Array) })],
       });
+      // The docs' example city answers too, with its own station and a warmer climate than New York's.
+      const miami = await body<{
+        city: string;
+        timeseries: Array<{ v: number; stations?: Array<{ station_id: string }> }>;
+      }>('/live_data/weather/miami?last_sec=600&detailed=true');
+      expect(miami.city).toBe('miami');
+      expect(miami.timeseries.length).toBe(r.timeseries.length);
+      expect(miami.timeseries[0]?.stations?.[0]?.station_id).toBe('KMIA');
+      const mean = (x: { timeseries: Array<{ v: number }> }) =>
+        x.timeseries.reduce((v, p) => v + p.v, 0) / x.timeseries.length;
+      expect(mean(miami)).toBeGreaterThan(mean(r));
+      const cal = await body<{ calibrations: Array<{ city_reference_c: number }> }>(
+        '/live_data/weather/miami/calibrations',
+      );
+      expect(cal.calibrations[0]?.city_reference_c).toBe(25);
     });
   });
 
@@ -809,7 +824,7 @@ describe('Kalshi: the reads of kalshi-typescript 3.30 and ccxt prediction.kalshi
       expect(await body('/account/endpoint_costs')).toEqual({ default_cost: 10, endpoint_costs: [] });
     });
 
-    test('the account adds up: balance = deposit − fills and fees + payouts; positions from fills; value at the books', async () => {
+    test('the account adds up: balance = deposit − fills, fees and resting orders + payouts; positions from fills; value at the books', async () => {
       const fills = [
         ...(await body<{ fills: Array<Json & { count_fp: string }> }>('/portfolio/fills', true)).fills,
         ...(await body<{ fills: Array<Json & { count_fp: string }> }>('/historical/fills', true)).fills,
@@ -829,9 +844,22 @@ describe('Kalshi: the reads of kalshi-typescript 3.30 and ccxt prediction.kalshi
         true,
       );
       expect(settlements).toHaveLength(1);
+      // What the resting order holds: its remaining contracts at its price, not available for trading.
+      const { orders: resting } = await body<{
+        orders: Array<{ remaining_count_fp: string; yes_price_dollars: string }>;
+      }>('/portfolio/orders?status=resting', true);
+      expect(resting).toHaveLength(1);
+      const held = resting.reduce((v, o) => v + (units(o.remaining_count_fp) * units(o.yes_price_dollars)) / 100, 0);
+      const summary = await body<{
+        total_resting_order_value: number;
+        resting_order_value_breakdown: Array<{ balance: string }>;
+      }>('/portfolio/summary/total_resting_order_value', true);
+      expect(units(summary.resting_order_value_breakdown[0]?.balance as string)).toBe(held);
+      expect(summary.total_resting_order_value).toBe(held / 100);
       const cash =
         deposits.reduce((v, d) => v + d.amount_cents * 100, 0) -
-        spent +
+        spent -
+        held +
         settlements.reduce((v, s) => v + s.revenue * 100, 0);
       const balance = await body<{
         balance: number;
@@ -882,19 +910,51 @@ describe('Kalshi: the reads of kalshi-typescript 3.30 and ccxt prediction.kalshi
     });
 
     test('orders, fills, order groups, RFQs and quotes, FCM and keys refer to each other', async () => {
-      const { orders } = await body<{ orders: Array<Json & { order_id: string; status: string }> }>(
-        '/portfolio/orders',
-        true,
-      );
+      const { orders } = await body<{
+        orders: Array<
+          Json & {
+            order_id: string;
+            status: string;
+            ticker: string;
+            yes_price_dollars: string;
+            remaining_count_fp: string;
+          }
+        >;
+      }>('/portfolio/orders', true);
       const { fills } = await body<{ fills: Array<{ order_id: string }> }>('/portfolio/fills', true);
       expect(fills.every((f) => orders.some((o) => o.order_id === f.order_id && o.status === 'executed'))).toBe(true);
       expect(orders.filter((o) => o.status === 'canceled')).toHaveLength(1);
       for (const o of orders)
         expect((await body<{ order: Json }>(`/portfolio/orders/${o.order_id}`, true)).order).toEqual(o);
       expect((await body<{ orders: Json[] }>('/portfolio/orders?status=canceled', true)).orders).toHaveLength(1);
-      expect((await priv(`/portfolio/orders/${orders[0]?.order_id}/queue_position`)).status).toBe(400);
+      const done = orders.find((o) => o.status !== 'resting');
+      expect((await priv(`/portfolio/orders/${done?.order_id}/queue_position`)).status).toBe(400);
       expect((await priv('/portfolio/orders/nope')).status).toBe(404);
-      expect(await body('/portfolio/orders/queue_positions', true)).toEqual({ queue_positions: [] });
+      expect((await priv('/portfolio/orders/nope/queue_position')).status).toBe(404);
+
+      // The resting order is part of its market's public book: its level shows at least its contracts, and its
+      // queue position (contracts ahead of it) is the rest of the level at most.
+      const resting = orders.filter((o) => o.status === 'resting');
+      expect(resting).toHaveLength(1);
+      const [r] = resting as [(typeof resting)[number]];
+      const level = (sim.books.book('kalshi', r.ticker) as KalshiBookView).yes.find(
+        ([p]) => units(p) === units(r.yes_price_dollars),
+      );
+      const size = units(level?.[1] ?? '0');
+      expect(size).toBeGreaterThanOrEqual(units(r.remaining_count_fp));
+      const { queue_position_fp } = await body<{ queue_position_fp: string }>(
+        `/portfolio/orders/${r.order_id}/queue_position`,
+        true,
+      );
+      expect(queue_position_fp).toMatch(FP);
+      expect(units(queue_position_fp)).toBeLessThanOrEqual(size - units(r.remaining_count_fp));
+      const positions = { queue_positions: [{ order_id: r.order_id, market_ticker: r.ticker, queue_position_fp }] };
+      expect(await body('/portfolio/orders/queue_positions', true)).toEqual(positions);
+      expect(await body(`/portfolio/orders/queue_positions?market_tickers=${r.ticker},OTHER`, true)).toEqual(positions);
+      expect(await body('/portfolio/orders/queue_positions?market_tickers=OTHER', true)).toEqual({
+        queue_positions: [],
+      });
+      expect(await body('/portfolio/orders/queue_positions?subaccount=1', true)).toEqual({ queue_positions: [] });
       const { order_groups } = await body<{ order_groups: Array<{ id: string }> }>('/portfolio/order_groups', true);
       const group = await body<{ orders: string[] }>(`/portfolio/order_groups/${order_groups[0]?.id}`, true);
       expect(group.orders.sort()).toEqual(

@@ -3,7 +3,7 @@ import { hashInts } from '../../core/rng';
 import { DAY_MS } from '../../core/time';
 import { json } from '../../http/types';
 import { badRequest, fp, kalshiErrors, Query, type RouteFamily } from './common';
-import { type Game, type Milestone, milestoneJson, sum } from './reference';
+import { type Game, type Milestone, milestoneJson, sum, type WeatherCity } from './reference';
 
 const MINUTE_MS = 60_000;
 
@@ -166,8 +166,8 @@ export const referenceRoutes: RouteFamily = (r, api) => {
     const points = [];
     for (let minute = first; minute <= last; minute++) {
       const t = minute * MINUTE_MS;
-      const hundredths = temperature(api.ctx.opts.seed, t);
-      const degraded = hashInts(api.ctx.opts.seed, 31, minute) % 50 === 0;
+      const hundredths = temperature(api.ctx.opts.seed, city, t);
+      const degraded = hashInts(api.ctx.opts.seed, 31, city.n, minute) % 50 === 0;
       points.push({
         t,
         v: hundredths / 100,
@@ -208,7 +208,8 @@ export const referenceRoutes: RouteFamily = (r, api) => {
           config_version: `${req.pathParams.city}-temperature-v1.0`,
           effective_at_ms: effective,
           published_at_ms: effective - DAY_MS,
-          city_reference_c: 12.5,
+          // The city's yearly mean in °C, to a tenth.
+          city_reference_c: Math.round(((city.meanF - 32) * 50) / 9) / 10,
           stations: [{ station_id: city.station, weight: 1, offset_c: 0 }],
           change_reason: 'initial calibration',
         },
@@ -272,14 +273,14 @@ export const referenceRoutes: RouteFamily = (r, api) => {
 };
 
 /**
- * Central Park temperature in 1e-2 °F at minute `t`: a seasonal swing, a daily one peaking mid-afternoon, and seeded
+ * A city's temperature in 1e-2 °F at minute `t`: its seasonal swing, a daily one peaking mid-afternoon, and seeded
  * jitter. Rounded to hundredths as the index publishes it [V].
  */
-function temperature(seed: number, t: number): number {
+function temperature(seed: number, city: WeatherCity, t: number): number {
   const dayOfYear = (t / DAY_MS) % 365.25;
   const hourUtc = (t % DAY_MS) / 3_600_000;
-  const seasonal = 55 - 20 * Math.cos((2 * Math.PI * (dayOfYear - 20)) / 365.25);
+  const seasonal = city.meanF - city.swingF * Math.cos((2 * Math.PI * (dayOfYear - 20)) / 365.25);
   const daily = 8 * Math.sin((2 * Math.PI * (hourUtc - 13)) / 24);
-  const jitter = ((hashInts(seed, 30, Math.floor(t / MINUTE_MS)) % 101) - 50) / 100;
+  const jitter = ((hashInts(seed, 30, city.n, Math.floor(t / MINUTE_MS)) % 101) - 50) / 100;
   return Math.round((seasonal + daily + jitter) * 100);
 }

@@ -104,9 +104,30 @@ export interface KalshiReference {
   incentivePrograms: IncentiveProgram[];
   seriesFeeChanges: SeriesFeeChange[];
   eventFeeChanges: EventFeeChange[];
-  /** Weather index cities: id → station, for `/live_data/weather/{city}` (the temperature series). */
-  weatherCities: Map<string, { station: string; name: string; series: string }>;
+  /** Weather index cities by id, for `/live_data/weather/{city}` and its calibrations. */
+  weatherCities: Map<string, WeatherCity>;
 }
+
+/** A city of Kalshi's temperature index: its station and a climate for the seeded readings. */
+export interface WeatherCity {
+  /** Index within the list (draws of different cities differ). */
+  n: number;
+  station: string;
+  name: string;
+  /** Yearly mean and half the seasonal swing of the readings, °F. */
+  meanF: number;
+  swingF: number;
+}
+
+/**
+ * The index cities: the docs' own example city id `miami` [V] (docs.kalshi.com get-weather-index, "Index city ID
+ * (e.g. miami)") and `nyc`; the ids of the other cities are not in the docs ([3P] lists thirteen, nyc among them).
+ * Stations: the airports and park the cities' temperature markets name [U].
+ */
+const WEATHER_CITIES: ReadonlyArray<[string, Omit<WeatherCity, 'n'>]> = [
+  ['miami', { station: 'KMIA', name: 'Miami (Miami International Airport)', meanF: 77, swingF: 8 }],
+  ['nyc', { station: 'KNYC', name: 'New York City (Central Park)', meanF: 55, swingF: 20 }],
+];
 
 const uuid = (seed: number, ...labels: string[]) => new Rng(seed, 'kalshi', ...labels).uuid();
 
@@ -244,7 +265,7 @@ export function buildKalshiReference(seed: number, catalog: KalshiCatalog, day: 
           },
         ]
       : [],
-    weatherCities: new Map([['nyc', { station: 'KNYC', name: 'New York City (Central Park)', series: 'KXHIGHNY' }]]),
+    weatherCities: new Map(WEATHER_CITIES.map(([id, city], n) => [id, { ...city, n }])),
   };
 }
 

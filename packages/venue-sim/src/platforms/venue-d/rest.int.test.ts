@@ -1,4 +1,4 @@
-import { startSimulator, type Simulator } from '../../index';
+import { signers, startSimulator, type Simulator } from '../../index';
 import { get } from '../../test-support/clients';
 
 /** Coinbase Exchange as ccxt's `coinbaseexchange` reads it without keys: spark lines, candles windows, products. */
@@ -68,5 +68,18 @@ describe('Coinbase Exchange market data', () => {
     expect([l1.bids, l1.asks]).toEqual([l2.bids.slice(0, 1), l2.asks.slice(0, 1)]);
     const ticker = bodies[0] as { bid: string; ask: string };
     expect([ticker.bid, ticker.ask]).toEqual([l2.bids[0]?.[0], l2.asks[0]?.[0]]);
+  });
+
+  test("one order by id or client id: Coinbase's 404 once the signature is verified (the account has no orders)", async () => {
+    for (const id of ['7d0f7d8e-dd34-4d9c-a846-06f431c381ba', 'client:0f1e2d3c-aaaa-4bbb-8ccc-123456789abc']) {
+      const path = `/orders/${id}`;
+      const res = await get(
+        `${c}${path}`,
+        signers.coinbaseHeaders(sim.credentials.coinbase, 'GET', path, '', Math.floor(T0 / 1000)),
+      );
+      expect([res.status, res.json]).toEqual([404, { message: 'NotFound' }]);
+      expect(sim.requests({ platform: 'venue-d', pathPrefix: '/orders/' }).at(-1)?.auth).toBe('valid');
+      expect((await get(`${c}${path}`)).status).toBe(401);
+    }
   });
 });

@@ -275,6 +275,8 @@ export function coinbaseHost(ctx: PlatformContext, catalog: CoinbaseCatalog): Si
     'required',
   );
   r.get('/orders', () => json(200, []), 'required');
+  // [V] one order by id, or by `client:<client_oid>` (docs, Get single order); the account has none: Coinbase's 404.
+  r.get('/orders/:id', (req) => coinbaseErrors.notFound(req), 'required');
   r.get(
     '/fills',
     (req) => {

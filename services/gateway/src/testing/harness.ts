@@ -9,8 +9,8 @@ import { RedisKeyStore, createRedisClient, waitForRedis, type NewKeyInput, type 
 import { createLogger } from '@depthgate/service-kit';
 import { testRedisUrl, uniqueName } from '@depthgate/test-utils';
 import { startSimulator, type Simulator, type SimulatorOptions } from '@depthgate/venue-sim';
-import { loadConfig } from './config';
-import { startGateway, type RunningGateway } from './server';
+import { loadConfig } from '../config';
+import { startGateway, type RunningGateway } from '../server';
 
 export interface Answer {
   status: number;

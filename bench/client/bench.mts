@@ -1,0 +1,234 @@
+/**
+ * @depthgate/client benchmark (run by bench/client/run.sh, which starts the history benchmark's stack):
+ *
+ * 1. finds the busiest ticker of the data set (most deltas, from `coverage`) and its busiest whole day;
+ * 2. downloads that day's deltas as the service's NDJSON stream, and the snapshot the day starts from;
+ * 3. measures, in interleaved rounds on the same bytes (median of each):
+ *    - anchor: the raw parse — the bytes decoded, split into lines, `JSON.parse` of each line;
+ *    - the client's replay as a caller runs it: `HistoryClient.replay` over the day (NDJSON lines parsed, rows
+ *      checked, every delta applied to an `OrderBook`, the book yielded after every moment), with the answers
+ *      served from memory through `fetch` (a Response per request), so the network is not in the figure;
+ *    - the same with `verifySnapshots: false` (the day's later snapshots are not read and compared);
+ *    - without the async iteration: `parseLine` + `OrderBook.apply` in a loop (parse and book alone);
+ * 4. once, over the network: the same replay against the running service.
+ *
+ * Environment: HISTORY_URL, API_KEY, BENCH_ROUNDS.
+ */
+import os from 'node:os';
+import { HistoryClient, OrderBook, parseLine, type SnapshotRow } from '@depthgate/client';
+
+const env = (name: string, fallback?: string): string => {
+  const v = process.env[name] ?? fallback;
+  if (v === undefined) throw new Error(`${name} is not set (run bench/client/run.sh)`);
+  return v;
+};
+const HISTORY_URL = env('HISTORY_URL');
+const API_KEY = env('API_KEY');
+const ROUNDS = Number(env('BENCH_ROUNDS', '15'));
+const DAY = 86_400_000;
+const EXCHANGES = ['venue_b', 'venue_c', 'venue_a_us'];
+
+const client = new HistoryClient({ baseUrl: HISTORY_URL, apiKey: API_KEY });
+const iso = (ms: number) => new Date(ms).toISOString();
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+const best = (xs: number[]) => Math.min(...xs);
+
+async function busiest(): Promise<{ exchange: string; ticker: string; day: number; rows: number }> {
+  let best = { exchange: '', ticker: '', rows: -1, first: 0, last: 0 };
+  for (const exchange of EXCHANGES) {
+    for (const ticker of await client.tickers(exchange)) {
+      const c = await client.coverage(exchange, ticker);
+      if (c.deltas.rows > best.rows) {
+        best = {
+          exchange,
+          ticker,
+          rows: c.deltas.rows,
+          first: Date.parse(c.deltas.first_ts as string),
+          last: Date.parse(c.deltas.last_ts as string),
+        };
+      }
+    }
+  }
+  // Its busiest whole UTC day.
+  let day = { day: 0, rows: -1 };
+  for (let d = Math.ceil(best.first / DAY) * DAY; d + DAY <= best.last; d += DAY) {
+    const c = await client.coverage(best.exchange, best.ticker, { start: d, end: d + DAY - 1 });
+    if (c.deltas.rows > day.rows) day = { day: d, rows: c.deltas.rows };
+  }
+  return { exchange: best.exchange, ticker: best.ticker, day: day.day, rows: day.rows };
+}
+
+async function download(path: string): Promise<Uint8Array> {
+  const res = await fetch(`${HISTORY_URL}${path}`, {
+    headers: { 'X-API-Key': API_KEY, Accept: 'application/x-ndjson' },
+  });
+  if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+  return new Uint8Array(await res.arrayBuffer());
+}
+
+/** A fetch that answers from memory, by path: what the replay asks for. */
+function memoryFetch(bodies: { coverage: string; snapshots: Uint8Array; deltas: Uint8Array }): typeof fetch {
+  return async (input) => {
+    const url = new URL(String(input));
+    const kind = url.pathname.split('/')[3];
+    if (kind === 'coverage') return new Response(bodies.coverage, { headers: { 'Content-Type': 'application/json' } });
+    const body = kind === 'snapshots' ? bodies.snapshots : bodies.deltas;
+    return new Response(body, { headers: { 'Content-Type': 'application/x-ndjson' } });
+  };
+}
+
+function rawParse(bytes: Uint8Array): number {
+  const text = new TextDecoder().decode(bytes);
+  let n = 0;
+  let start = 0;
+  for (;;) {
+    const nl = text.indexOf('\n', start);
+    if (nl < 0) break;
+    const o = JSON.parse(text.slice(start, nl)) as { type?: string };
+    if (o.type === undefined) n++;
+    start = nl + 1;
+  }
+  return n;
+}
+
+function loopReplay(bytes: Uint8Array, snapshot: SnapshotRow[]): number {
+  const text = new TextDecoder().decode(bytes);
+  const book = OrderBook.fromSnapshot(snapshot);
+  let n = 0;
+  let start = 0;
+  let line = 0;
+  for (;;) {
+    const nl = text.indexOf('\n', start);
+    if (nl < 0) break;
+    const item = parseLine('delta', text.slice(start, nl), { line: ++line });
+    if (!('type' in item)) {
+      book.apply(item);
+      n++;
+    }
+    start = nl + 1;
+  }
+  book.settle();
+  return n;
+}
+
+async function clientReplay(
+  memory: HistoryClient,
+  exchange: string,
+  ticker: string,
+  from: number,
+  to: number,
+  verifySnapshots = true,
+) {
+  let moments = 0;
+  let checksum = 0;
+  for await (const e of memory.replay(exchange, ticker, { from, to, verifySnapshots })) {
+    if (e.type === 'book') {
+      moments++;
+      checksum = e.book.depth();
+    }
+  }
+  return { moments, checksum };
+}
+
+async function main(): Promise<void> {
+  const load = os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
+  const target = await busiest();
+  const { exchange, ticker, day } = target;
+  const to = day + DAY - 1;
+  // The day's deltas from the snapshot it starts from (rule 7): that snapshot, and every delta from its ts.
+  const start = await client.rebuild(exchange, ticker, day);
+  const from = start.snapshotTs as number;
+  const snapshotRows: SnapshotRow[] = [];
+  for await (const r of client.snapshots(exchange, ticker, { start: from, end: from })) snapshotRows.push(r);
+  const q = (s: number, e: number) => `start_ts=${iso(s)}&end_ts=${iso(e)}&format=ndjson`;
+  const deltas = await download(`/api/${exchange}/deltas/${encodeURIComponent(ticker)}?${q(from, to)}`);
+  const snapshots = await download(`/api/${exchange}/snapshots/${encodeURIComponent(ticker)}?${q(from, from)}`);
+  const coverage = JSON.stringify({
+    exchange,
+    ticker,
+    start_ts: iso(from),
+    end_ts: iso(to),
+    snapshots: { rows: 0, books: 0, first_ts: null, last_ts: null },
+    deltas: { rows: 0, first_ts: null, last_ts: null },
+    gaps: [],
+  });
+  // The replay also reads the day's later snapshots (to check the book against them): serve those from memory too.
+  const laterSnapshots = await download(`/api/${exchange}/snapshots/${encodeURIComponent(ticker)}?${q(from + 1, to)}`);
+  const rows = rawParse(deltas);
+  const memory = new HistoryClient({
+    baseUrl: 'http://memory.invalid',
+    fetch: (input, init) => {
+      const url = new URL(String(input));
+      const startTs = url.searchParams.get('start_ts');
+      const body =
+        url.pathname.includes('/snapshots/') && startTs !== null && Date.parse(startTs) > from
+          ? laterSnapshots
+          : snapshots;
+      return memoryFetch({ coverage, snapshots: body, deltas })(input, init);
+    },
+  });
+
+  const anchor: number[] = [];
+  const replay: number[] = [];
+  const quick: number[] = [];
+  const loop: number[] = [];
+  let moments = 0;
+  for (let r = 0; r < ROUNDS + 2; r++) {
+    let t = performance.now();
+    if (rawParse(deltas) !== rows) throw new Error('raw parse count changed');
+    const a = performance.now() - t;
+    t = performance.now();
+    moments = (await clientReplay(memory, exchange, ticker, from, to)).moments;
+    const b = performance.now() - t;
+    t = performance.now();
+    if (loopReplay(deltas, snapshotRows) !== rows) throw new Error('loop replay count changed');
+    const c = performance.now() - t;
+    t = performance.now();
+    if ((await clientReplay(memory, exchange, ticker, from, to, false)).moments !== moments) {
+      throw new Error('the replay without snapshot checks saw other moments');
+    }
+    const d = performance.now() - t;
+    if (r >= 2) {
+      anchor.push(a);
+      replay.push(b);
+      loop.push(c);
+      quick.push(d);
+    }
+  }
+  const t = performance.now();
+  const live = await clientReplay(client, exchange, ticker, from, to);
+  const liveMs = performance.now() - t;
+
+  const perSec = (ms: number) => Math.round((rows / ms) * 1000);
+  const fmt = (n: number) => n.toLocaleString('en-US');
+  console.log(
+    `\n${ticker} (${exchange}), ${iso(day).slice(0, 10)}: ${fmt(rows)} deltas (${fmt(moments)} moments), ` +
+      `${(deltas.length / 1e6).toFixed(1)} MB of NDJSON; Node ${process.version}, ${os.cpus().length} cores, ` +
+      `load average ${load} at the start; ${ROUNDS} interleaved rounds (median, and the best round)\n`,
+  );
+  console.log('| what | median ms | deltas/s | vs raw parse | best ms | deltas/s |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
+  const rowOf = (name: string, xs: number[]) =>
+    console.log(
+      `| ${name} | ${median(xs).toFixed(1)} | ${fmt(perSec(median(xs)))} | ${(median(anchor) / median(xs)).toFixed(2)}× | ` +
+        `${best(xs).toFixed(1)} | ${fmt(perSec(best(xs)))} |`,
+    );
+  rowOf('raw parse of the NDJSON (split lines, JSON.parse each) — anchor', anchor);
+  rowOf(
+    '**client `replay()`**: stream parsed, rows checked, every delta applied, a book per moment, checked against each of the day’s snapshots',
+    replay,
+  );
+  rowOf('**client `replay({ verifySnapshots: false })`**: the same without reading the later snapshots', quick);
+  rowOf('client `parseLine` + `OrderBook.apply` in a loop', loop);
+  rowOf('client `replay()` against the running service (network, once)', [liveMs]);
+  if (live.moments !== moments)
+    throw new Error(`the live replay saw ${live.moments} moments, the memory one ${moments}`);
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});

@@ -1,0 +1,484 @@
+/**
+ * The transport and both clients against small local HTTP servers written for each case (real sockets, so cut
+ * streams and stalls are real): retries and their bound, error answers, timeouts, keys, NDJSON and JSON paging.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { BookError, DataError, HttpError, TransportError } from './errors';
+import { GatewayClient } from './gateway-client';
+import { HistoryClient } from './history-client';
+import { OrderBook } from './order-book';
+import type { DeltaRow, Gap, SnapshotRow } from './rows';
+
+type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void;
+let server: http.Server;
+let base: string;
+let handler: Handler;
+const seen: { url: string; headers: http.IncomingHttpHeaders; body: string }[] = [];
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      seen.push({ url: req.url ?? '', headers: req.headers, body });
+      handler(req, res, body);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+});
+beforeEach(() => {
+  seen.length = 0;
+});
+
+const json = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'X-Request-Id': 'srv-1', ...headers });
+  res.end(JSON.stringify(body));
+};
+const T0 = Date.UTC(2026, 2, 26, 14);
+const iso = (ms: number) => new Date(ms).toISOString();
+const fast = { retry: { baseDelayMs: 1 } };
+
+describe('transport', () => {
+  it('retries 429 and 503 after Retry-After, with a new request id per attempt, and the key in X-API-Key', async () => {
+    let n = 0;
+    handler = (_req, res) => {
+      n++;
+      if (n === 1) return json(res, 429, { error: 'rate_limited', message: 'slow down' }, { 'Retry-After': '0' });
+      if (n === 2) return json(res, 503, { error: 'service_unavailable', message: 'x' }, { 'Retry-After': '0' });
+      json(res, 200, { exchange: 'venue_b', count: 1, tickers: ['KXA'] });
+    };
+    const client = new HistoryClient({ baseUrl: base, apiKey: 'dg_key', ...fast });
+    expect(await client.tickers('venue_b', { prefix: 'kx' })).toEqual(['KXA']);
+    expect(seen.map((s) => s.url)).toEqual(Array(3).fill('/api/venue_b/tickers?prefix=kx'));
+    expect(seen.every((s) => s.headers['x-api-key'] === 'dg_key')).toBe(true);
+    expect(new Set(seen.map((s) => s.headers['x-request-id'])).size).toBe(3);
+  });
+
+  it('does not wait for a Retry-After beyond its bound: the error says how long', async () => {
+    handler = (_req, res) =>
+      json(res, 503, { error: 'upstream_unavailable', message: 'circuit open' }, { 'Retry-After': '120' });
+    const client = new GatewayClient({ baseUrl: base, retry: { maxDelayMs: 1000 } });
+    const err = await client.get('kalshi', 'markets').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(HttpError);
+    expect(err).toMatchObject({
+      code: 'http_error',
+      status: 503,
+      error: 'upstream_unavailable',
+      retryAfterMs: 120_000,
+      requestId: 'srv-1',
+    });
+    expect(seen).toHaveLength(1);
+  });
+
+  it('gives up after the last retry with the last answer’s error', async () => {
+    handler = (_req, res) =>
+      json(res, 429, { error: 'rate_limited', message: 'Too many requests' }, { 'Retry-After': '0' });
+    const client = new HistoryClient({ baseUrl: base, retry: { retries: 2 } });
+    await expect(client.tickers('venue_b')).rejects.toMatchObject({
+      code: 'http_error',
+      status: 429,
+      error: 'rate_limited',
+    });
+    expect(seen).toHaveLength(3);
+  });
+
+  it('a non-JSON error body is its own code, with the status, the body and the request id', async () => {
+    handler = (_req, res) => {
+      res.writeHead(502, { 'Content-Type': 'text/html', 'X-Request-Id': 'proxy-9' });
+      res.end('<html><body>Bad Gateway</body></html>');
+    };
+    const err = (await new HistoryClient({ baseUrl: base }).tickers('venue_b').catch((e: unknown) => e)) as HttpError;
+    expect(err).toBeInstanceOf(HttpError);
+    expect(err.code).toBe('non_json_error_body');
+    expect(err.status).toBe(502);
+    expect(err.requestId).toBe('proxy-9');
+    expect(err.message).toContain('not JSON (text/html)');
+    expect(err.body).toContain('Bad Gateway');
+    expect(seen).toHaveLength(1);
+  });
+
+  it('a request without an answer times out; a refused connection is retried, then network_error', async () => {
+    handler = () => undefined; // never answers
+    const slow = new HistoryClient({ baseUrl: base, timeoutMs: 100 });
+    const err = (await slow.tickers('venue_b').catch((e: unknown) => e)) as TransportError;
+    expect(err).toBeInstanceOf(TransportError);
+    expect(err.code).toBe('timeout');
+    expect(err.requestId).toBe(seen[0]?.headers['x-request-id']);
+    const refused = new HistoryClient({ baseUrl: 'http://127.0.0.1:1', retry: { retries: 1, baseDelayMs: 1 } });
+    await expect(refused.tickers('venue_b')).rejects.toMatchObject({ code: 'network_error' });
+    const aborted = new AbortController();
+    aborted.abort();
+    await expect(slow.tickers('venue_b', { signal: aborted.signal })).rejects.toMatchObject({ code: 'aborted' });
+  });
+
+  it('sends the key as HTTP Basic when asked; refuses a URL with credentials', async () => {
+    handler = (_req, res) => json(res, 200, { exchange: 'venue_b', count: 0, tickers: [] });
+    await new HistoryClient({ baseUrl: base, apiKey: 'dg_abc', keyIn: 'basic' }).tickers('venue_b');
+    expect(seen[0]?.headers.authorization).toBe(`Basic ${Buffer.from('dg_abc:').toString('base64')}`);
+    expect(seen[0]?.headers['x-api-key']).toBeUndefined();
+    expect(() => new HistoryClient({ baseUrl: 'http://dg_abc@127.0.0.1/' })).toThrow(/credentials/);
+  });
+});
+
+describe('GatewayClient', () => {
+  it('GETs /api/v1/{platform}/{resource} with the query, and read-only POSTs with a JSON body', async () => {
+    handler = (req, res, body) =>
+      json(res, 200, { method: req.method, body: body ? JSON.parse(body) : null }, { 'X-Cache': 'MISS' });
+    const gw = new GatewayClient({ baseUrl: `${base}/`, apiKey: 'dg_k' });
+    const got = await gw.get<{ method: string }>('venue-b', 'markets/KX A/orderbook', {
+      depth: 5,
+      tickers: ['A', 'B'],
+      x: undefined,
+    });
+    expect(seen[0]?.url).toBe('/api/v1/venue-b/markets/KX%20A/orderbook?depth=5&tickers=A&tickers=B');
+    expect(got).toMatchObject({ status: 200, data: { method: 'GET' }, cache: 'MISS', requestId: 'srv-1' });
+    const posted = await gw.post('venue-a-clob', 'books', [{ token_id: '1' }]);
+    expect(seen[1]?.url).toBe('/api/v1/venue-a-clob/books');
+    expect(seen[1]?.headers['content-type']).toBe('application/json');
+    expect(posted.data).toEqual({ method: 'POST', body: [{ token_id: '1' }] });
+    await expect(gw.get('venue-b', '../admin')).rejects.toMatchObject({ code: 'invalid_argument' });
+  });
+
+  it('passes an upstream’s own JSON error through as http_error with its body', async () => {
+    handler = (_req, res) => json(res, 404, { code: 'not_found', details: 'no market' });
+    const err = (await new GatewayClient({ baseUrl: base })
+      .get('kalshi', 'markets/X')
+      .catch((e: unknown) => e)) as HttpError;
+    expect(err.code).toBe('http_error');
+    expect(err.error).toBeUndefined();
+    expect(err.json).toEqual({ code: 'not_found', details: 'no market' });
+  });
+});
+
+const coverage = (gaps: unknown[]) => ({
+  exchange: 'venue_b',
+  ticker: 'T',
+  start_ts: iso(T0),
+  end_ts: null,
+  snapshots: { rows: 0, books: 0, first_ts: null, last_ts: null },
+  deltas: { rows: 0, first_ts: null, last_ts: null },
+  gaps,
+});
+
+/** A history service over rows held here: the spec's JSON paging, or NDJSON with cursors. */
+function deltaRows(n: number, perTs: number): DeltaRow[] {
+  return Array.from({ length: n }, (_, i) => ({
+    ts: iso(T0 + Math.floor(i / perTs) * 10),
+    sequence: 100 + i,
+    side: 'bid' as const,
+    price: '0.4',
+    quantity_delta: i % 2 ? '-1' : '2',
+  }));
+}
+
+function specDeltas(rows: DeltaRow[]): Handler {
+  return (req, res) => {
+    const q = new URL(req.url ?? '', 'http://x').searchParams;
+    const start = q.has('start_ts') ? Date.parse(q.get('start_ts') as string) : -Infinity;
+    const limit = Number(q.get('limit') ?? 1000);
+    const page = rows.filter((r) => Date.parse(r.ts) >= start).slice(0, limit);
+    json(res, 200, { exchange: 'venue_b', ticker: 'T', rows: page, count: page.length });
+  };
+}
+
+describe('HistoryClient: rows', () => {
+  it('pages the spec’s JSON endpoint by start_ts, skipping sequences already given, through equal-ts runs', async () => {
+    const rows = deltaRows(95, 7); // 7 rows per ts; pages of 10 cut runs
+    handler = specDeltas(rows);
+    const client = new HistoryClient({ baseUrl: base });
+    const got: DeltaRow[] = [];
+    for await (const r of client.deltas('venue_b', 'T', { pageSize: 10 })) got.push(r);
+    expect(got).toEqual(rows);
+    expect(seen.length).toBeGreaterThan(10);
+    expect(seen[0]?.url).toContain('format=ndjson');
+  });
+
+  it('a service without streams answers JSON of its default size: the client asks again in pages of a known size', async () => {
+    const rows = deltaRows(50, 3);
+    const spec = specDeltas(rows);
+    handler = (req, res, body) => {
+      const url = new URL(req.url ?? '', 'http://x');
+      if (!url.searchParams.has('limit')) url.searchParams.set('limit', '7'); // its DEFAULT_LIMIT
+      req.url = url.pathname + url.search;
+      spec(req, res, body);
+    };
+    const got: DeltaRow[] = [];
+    for await (const r of new HistoryClient({ baseUrl: base }).deltas('venue_b', 'T')) got.push(r);
+    expect(got).toEqual(rows);
+    expect(seen[0]?.url).not.toContain('limit=');
+    expect(seen[1]?.url).toContain('limit=100000');
+  });
+
+  it('asks for more at once when one ts holds more deltas than a page', async () => {
+    const rows = deltaRows(25, 25);
+    handler = specDeltas(rows);
+    const got: DeltaRow[] = [];
+    for await (const r of new HistoryClient({ baseUrl: base }).deltas('venue_b', 'T', { pageSize: 10 })) got.push(r);
+    expect(got).toEqual(rows);
+  });
+
+  it('reads NDJSON and follows next_cursor until the end line says null', async () => {
+    const rows = deltaRows(30, 3);
+    handler = (req, res) => {
+      const q = new URL(req.url ?? '', 'http://x').searchParams;
+      const from = Number(q.get('cursor') ?? 0);
+      const page = rows.slice(from, from + 12);
+      const next = from + 12 < rows.length ? String(from + 12) : null;
+      res.writeHead(200, { 'Content-Type': 'application/x-ndjson; charset=utf-8' });
+      const gap =
+        from === 12
+          ? `{"type":"gap","from_ts":"${rows[13]?.ts}","to_ts":"${rows[14]?.ts}","reason":"reconnect","detected_at":"${rows[14]?.ts}"}\n`
+          : '';
+      res.end(
+        page.map((r) => JSON.stringify(r)).join('\n') +
+          '\n' +
+          gap +
+          JSON.stringify({ type: 'end', count: page.length, next_cursor: next }) +
+          '\n',
+      );
+    };
+    const got = [];
+    for await (const r of new HistoryClient({ baseUrl: base }).deltas('venue_b', 'T', { gaps: true })) got.push(r);
+    expect(got.filter((r) => !('type' in r))).toEqual(rows);
+    expect(got.filter((r) => 'type' in r)).toHaveLength(1);
+    expect(seen.map((s) => new URL(s.url, 'http://x').searchParams.get('cursor'))).toEqual([null, '12', '24']);
+  });
+
+  const ndjsonCase =
+    (body: string, cut = false): Handler =>
+    (_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/x-ndjson' });
+      if (cut) {
+        res.write(body);
+        setTimeout(() => res.destroy(), 20);
+      } else res.end(body);
+    };
+  const line = (r: DeltaRow) => JSON.stringify(r) + '\n';
+  const rows3 = deltaRows(3, 1);
+
+  it.each([
+    ['a connection cut mid-stream', ndjsonCase(line(rows3[0] as DeltaRow) + '{"ts":"2026-03', true), 'stream_cut'],
+    ['a stream that ends without its end line', ndjsonCase(rows3.map(line).join('')), 'stream_cut'],
+    ['a stream that ends inside a line', ndjsonCase(line(rows3[0] as DeltaRow) + '{"ts":"2026'), 'stream_cut'],
+    [
+      'an end line that counts other rows',
+      ndjsonCase(rows3.map(line).join('') + '{"type":"end","count":4,"next_cursor":null}\n'),
+      'stream_cut',
+    ],
+    [
+      'a malformed row',
+      ndjsonCase(
+        line(rows3[0] as DeltaRow) +
+          '{"ts":"2026-03-26T14:00:00.000Z","sequence":1,"side":"bid","price":"x","quantity_delta":"1"}\n',
+      ),
+      'malformed_row',
+    ],
+    [
+      'a body of another type',
+      (_req: http.IncomingMessage, res: http.ServerResponse) => {
+        res.writeHead(200, { 'Content-Type': 'text/html' });
+        res.end('<html>');
+      },
+      'malformed_body',
+    ],
+    [
+      'a JSON page whose count disagrees',
+      (_req: http.IncomingMessage, res: http.ServerResponse) =>
+        json(res, 200, { exchange: 'venue_b', ticker: 'T', rows: rows3, count: 4 }),
+      'malformed_body',
+    ],
+  ] as [string, Handler, string][])('%s is a typed error, never a short series or a book', async (_what, h, code) => {
+    handler = h;
+    const client = new HistoryClient({ baseUrl: base });
+    const err = await (async () => {
+      for await (const _r of client.deltas('venue_b', 'T')) void _r;
+    })().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DataError);
+    expect((err as DataError).code).toBe(code);
+  });
+
+  it('rebuild fails on a cut delta stream instead of returning a book', async () => {
+    handler = (req, res) => {
+      const path = new URL(req.url ?? '', 'http://x').pathname;
+      if (path.includes('/coverage/')) return json(res, 404, { error: 'not_found', message: 'Not found' });
+      res.writeHead(200, { 'Content-Type': 'application/x-ndjson' });
+      if (path.includes('/snapshots/')) {
+        return res.end(
+          `{"ts":"${iso(T0)}","side":"bid","price":"0.4","quantity":"5"}\n{"type":"end","count":1,"next_cursor":null}\n`,
+        );
+      }
+      res.write(line(rows3[0] as DeltaRow));
+      setTimeout(() => res.destroy(), 20);
+    };
+    const err = await new HistoryClient({ baseUrl: base }).rebuild('venue_b', 'T', T0 + 100).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DataError);
+    expect((err as DataError).code).toBe('stream_cut');
+    handler = (req, res) =>
+      req.url?.includes('/coverage/')
+        ? json(res, 200, coverage([]))
+        : json(res, 200, { exchange: 'venue_b', ticker: 'T', rows: [], count: 0 });
+    const none = await new HistoryClient({ baseUrl: base })
+      .rebuild('venue_b', 'T', T0, { lookbackMs: 3_600_000 })
+      .catch((e: unknown) => e);
+    expect(none).toBeInstanceOf(BookError);
+    expect((none as BookError).code).toBe('no_snapshot');
+  });
+});
+
+/**
+ * A history service over a recorded series held here (NDJSON streams and coverage as the service answers them), for
+ * rule 7 across snapshots and gaps.
+ */
+function recordedService(series: { snapshots: SnapshotRow[]; deltas: DeltaRow[]; gaps: Gap[] }): Handler {
+  return (req, res) => {
+    const url = new URL(req.url ?? '', 'http://x');
+    const q = url.searchParams;
+    const start = q.has('start_ts') ? Date.parse(q.get('start_ts') as string) : -Infinity;
+    const end = q.has('end_ts') ? Date.parse(q.get('end_ts') as string) : Infinity;
+    const inRange = (ts: string) => Date.parse(ts) >= start && Date.parse(ts) <= end;
+    if (url.pathname.includes('/coverage/')) {
+      return json(
+        res,
+        200,
+        coverage(series.gaps.filter((g) => Date.parse(g.to_ts) >= start && Date.parse(g.from_ts) <= end)),
+      );
+    }
+    const rows = (url.pathname.includes('/snapshots/') ? series.snapshots : series.deltas).filter((r) => inRange(r.ts));
+    res.writeHead(200, { 'Content-Type': 'application/x-ndjson' });
+    res.end(
+      rows.map((r) => JSON.stringify(r) + '\n').join('') +
+        JSON.stringify({ type: 'end', count: rows.length, next_cursor: null }) +
+        '\n',
+    );
+  };
+}
+
+describe('HistoryClient: rule 7 across snapshots and gaps', () => {
+  const s = (ts: number, side: 'bid' | 'ask', price: string, quantity: string): SnapshotRow => ({
+    ts: iso(ts),
+    side,
+    price,
+    quantity,
+  });
+  const d = (ts: number, sequence: number, side: 'bid' | 'ask', price: string, quantity_delta: string): DeltaRow => ({
+    ts: iso(ts),
+    sequence,
+    side,
+    price,
+    quantity_delta,
+  });
+  const M = 60_000;
+  // Book at T0; deltas; a snapshot at T0+5m equal to the replayed book; a gap [T0+7m, T0+9m) closed by an empty
+  // book (no snapshot at its end); deltas after it build a new book.
+  const series = {
+    snapshots: [
+      s(T0, 'bid', '0.4', '10'),
+      s(T0, 'ask', '0.6', '5'),
+      s(T0 + 5 * M, 'bid', '0.4', '7'),
+      s(T0 + 5 * M, 'bid', '0.45', '1'),
+      s(T0 + 5 * M, 'ask', '0.6', '5'),
+    ],
+    deltas: [
+      d(T0, 1, 'bid', '0.4', '-1'), // at the snapshot's ts: applies after it
+      d(T0 + M, 2, 'bid', '0.4', '-2'),
+      d(T0 + M, 3, 'bid', '0.45', '1'),
+      d(T0 + 5 * M, 4, 'ask', '0.6', '-5'),
+      d(T0 + 6 * M, 5, 'ask', '0.55', '2'),
+      d(T0 + 8 * M, 6, 'bid', '0.1', '99'), // inside the gap: never applied
+      d(T0 + 9 * M, 7, 'bid', '0.3', '4'),
+      d(T0 + 10 * M, 8, 'ask', '0.7', '1'),
+    ],
+    gaps: [{ from_ts: iso(T0 + 7 * M), to_ts: iso(T0 + 9 * M), reason: 'reconnect', detected_at: iso(T0 + 9 * M) }],
+  };
+
+  it('rebuild: snapshot + deltas up to at inclusive; in a gap: in_gap; after an empty-book gap: from empty', async () => {
+    handler = recordedService(series);
+    const client = new HistoryClient({ baseUrl: base });
+    const at = async (t: number) => (await client.rebuild('venue_b', 'T', t)).toJSON();
+    expect(await at(T0)).toMatchObject({
+      bids: [{ price: '0.4', quantity: '9' }],
+      asks: [{ price: '0.6', quantity: '5' }],
+    });
+    expect(await at(T0 + M - 1)).toMatchObject({ bids: [{ price: '0.4', quantity: '9' }] });
+    expect(await at(T0 + M)).toMatchObject({
+      bids: [
+        { price: '0.45', quantity: '1' },
+        { price: '0.4', quantity: '7' },
+      ],
+    });
+    expect(await at(T0 + 6 * M)).toMatchObject({
+      snapshot_ts: iso(T0 + 5 * M),
+      asks: [{ price: '0.55', quantity: '2' }],
+    });
+    for (const t of [T0 + 7 * M, T0 + 8 * M, T0 + 9 * M - 1]) {
+      const err = await client.rebuild('venue_b', 'T', t).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(BookError);
+      expect((err as BookError).code).toBe('in_gap');
+    }
+    expect(await at(T0 + 9 * M)).toMatchObject({ bids: [{ price: '0.3', quantity: '4' }], asks: [] });
+    expect(await at(T0 + 11 * M)).toMatchObject({
+      bids: [{ price: '0.3', quantity: '4' }],
+      asks: [{ price: '0.7', quantity: '1' }],
+    });
+  });
+
+  it('replay: a book per moment, the snapshot checked, the gap reported, the restart said', async () => {
+    handler = recordedService(series);
+    const events: string[] = [];
+    for await (const e of new HistoryClient({ baseUrl: base }).replay('venue_b', 'T', { from: T0, to: T0 + 20 * M })) {
+      const t = (ms: number) => `+${(ms - T0) / M}m`;
+      if (e.type === 'book') events.push(`book ${t(e.ts)} ${e.book.checksum()}`);
+      else if (e.type === 'snapshot') events.push(`snapshot ${t(e.ts)}${e.restarted ? ' restarted' : ''}`);
+      else events.push(`gap ${e.gap.reason}`);
+    }
+    const cs = (rows: SnapshotRow[]) => OrderBook.fromSnapshot(rows).checksum();
+    expect(events).toEqual([
+      `book +0m ${cs([s(T0, 'bid', '0.4', '9'), s(T0, 'ask', '0.6', '5')])}`,
+      `book +1m ${cs([s(T0, 'bid', '0.4', '7'), s(T0, 'bid', '0.45', '1'), s(T0, 'ask', '0.6', '5')])}`,
+      'snapshot +5m',
+      `book +5m ${cs([s(T0, 'bid', '0.4', '7'), s(T0, 'bid', '0.45', '1')])}`,
+      `book +6m ${cs([s(T0, 'bid', '0.4', '7'), s(T0, 'bid', '0.45', '1'), s(T0, 'ask', '0.55', '2')])}`,
+      'gap reconnect',
+      'snapshot +9m restarted',
+      `book +9m ${cs([s(T0, 'bid', '0.3', '4')])}`,
+      `book +10m ${cs([s(T0, 'bid', '0.3', '4'), s(T0, 'ask', '0.7', '1')])}`,
+    ]);
+    // Without the snapshot checks: the same books, no checkpoint events, the restart after the gap still said.
+    const quick: string[] = [];
+    const replay = new HistoryClient({ baseUrl: base }).replay('venue_b', 'T', {
+      from: T0,
+      to: T0 + 20 * M,
+      verifySnapshots: false,
+    });
+    for await (const e of replay) {
+      const t = (ms: number) => `+${(ms - T0) / M}m`;
+      if (e.type === 'book') quick.push(`book ${t(e.ts)} ${e.book.checksum()}`);
+      else if (e.type === 'snapshot') quick.push(`snapshot ${t(e.ts)}${e.restarted ? ' restarted' : ''}`);
+      else quick.push(`gap ${e.gap.reason}`);
+    }
+    expect(quick).toEqual(events.filter((e) => e !== 'snapshot +5m'));
+    const strict = new HistoryClient({ baseUrl: base }).replay('venue_b', 'T', { from: T0, onGap: 'error' });
+    const err = await (async () => {
+      for await (const _e of strict) void _e;
+    })().catch((e: unknown) => e);
+    expect((err as BookError).code).toBe('in_gap');
+  });
+
+  it('a snapshot that disagrees with the replayed book outside a gap is snapshot_mismatch', async () => {
+    handler = recordedService({ ...series, deltas: series.deltas.filter((x) => x.sequence !== 3) });
+    const err = await (async () => {
+      for await (const _e of new HistoryClient({ baseUrl: base }).replay('venue_b', 'T', { from: T0 })) void _e;
+    })().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BookError);
+    expect(err).toMatchObject({ code: 'snapshot_mismatch', where: { ts: T0 + 5 * M } });
+  });
+});

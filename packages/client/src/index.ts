@@ -1,0 +1,58 @@
+/**
+ * `@depthgate/client`: typed clients for the depthgate gateway and history service, with exact order-book
+ * reconstruction. Runs wherever `fetch` does (Node ≥ 18, browsers, workers); imports nothing of Node's.
+ */
+export { Decimal, canonicalDecimal, compareCanonical, isCanonicalDecimal, isDecimal } from './decimal.js';
+export {
+  BookError,
+  DataError,
+  DepthgateError,
+  HttpError,
+  InvalidArgumentError,
+  TransportError,
+  type BookLocation,
+  type DataLocation,
+  type ErrorCode,
+} from './errors.js';
+export { bookChecksum, checksumText, crc32, type Level } from './checksum.js';
+export { OrderBook, type Best, type BookState, type OrderBookOptions } from './order-book.js';
+export {
+  parseLine,
+  type DeltaRow,
+  type EndLine,
+  type Exchange,
+  type Gap,
+  type GapMarker,
+  type RowKind,
+  type RowOf,
+  type Side,
+  type SnapshotRow,
+  type StreamLine,
+} from './rows.js';
+export { formatTimestamp, parseTimestamp, type Moment } from './timestamps.js';
+export { parseRetryAfter, type ClientOptions, type RetryOptions } from './http.js';
+export {
+  HistoryClient,
+  type Coverage,
+  type KindCoverage,
+  type ExtraField,
+  type Page,
+  type PageOptions,
+  type RangeOptions,
+  type RangeWithGaps,
+  type ReplayEvent,
+  type ReplayOptions,
+  type ServiceBook,
+  type ServiceBookHead,
+} from './history-client.js';
+export {
+  GatewayClient,
+  type CallOptions,
+  type GatewayResponse,
+  type Platform,
+  type PlatformAlias,
+  type PlatformKey,
+  type Query,
+  type QueryValue,
+  type ReadOnlyPosts,
+} from './gateway-client.js';

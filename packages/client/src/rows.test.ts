@@ -1,0 +1,142 @@
+import { thrownBy } from '@depthgate/test-utils';
+import { DataError } from './errors';
+import { parseLine, type DeltaRow, type SnapshotRow } from './rows';
+import { formatTimestamp, parseServiceTimestamp, parseTimestamp } from './timestamps';
+
+const where = { url: 'GET http://h/api/venue_b/deltas/T', line: 7 };
+
+describe('parseLine', () => {
+  it('reads the service’s delta and snapshot lines, with and without received_ts', () => {
+    expect(
+      parseLine(
+        'delta',
+        '{"ts":"2026-03-26T14:00:01.193Z","sequence":1774533601193000,"side":"bid","price":"0.48","quantity_delta":"-150"}',
+        where,
+      ),
+    ).toEqual({
+      ts: '2026-03-26T14:00:01.193Z',
+      sequence: 1774533601193000,
+      side: 'bid',
+      price: '0.48',
+      quantity_delta: '-150',
+    });
+    expect(
+      parseLine(
+        'snapshot',
+        '{"ts":"2026-03-26T14:00:01.193Z","side":"ask","price":"0.5","quantity":"20.25","received_ts":"2026-03-26T14:00:01.201Z"}',
+        where,
+      ),
+    ).toEqual({
+      ts: '2026-03-26T14:00:01.193Z',
+      side: 'ask',
+      price: '0.5',
+      quantity: '20.25',
+      received_ts: '2026-03-26T14:00:01.201Z',
+    });
+    expect(
+      parseLine(
+        'delta',
+        '{"type":"gap","from_ts":"2026-03-26T14:00:01.193Z","to_ts":"2026-03-26T14:05:00.000Z","reason":"reconnect","detected_at":"2026-03-26T14:00:02.000Z"}',
+        where,
+      ),
+    ).toEqual({
+      type: 'gap',
+      from_ts: '2026-03-26T14:00:01.193Z',
+      to_ts: '2026-03-26T14:05:00.000Z',
+      reason: 'reconnect',
+      detected_at: '2026-03-26T14:00:02.000Z',
+    });
+    expect(parseLine('delta', '{"type":"end","count":3,"next_cursor":null}', where)).toEqual({
+      type: 'end',
+      count: 3,
+      next_cursor: null,
+    });
+  });
+
+  it('the fast path and JSON.parse accept the same rows (other key orders, spaces, escapes go the slow way)', () => {
+    let seed = 3;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    for (let i = 0; i < 2000; i++) {
+      const row: DeltaRow = {
+        ts: formatTimestamp(Date.UTC(2026, rand(12), 1 + rand(28), rand(24), rand(60), rand(60), rand(1000))),
+        sequence: rand(2) ? rand(1000) : 1_774_533_601_193_000 + rand(1e6),
+        side: rand(2) ? 'bid' : 'ask',
+        price: `${rand(100)}.${rand(100000)}`,
+        quantity_delta: `${rand(2) ? '-' : ''}${rand(1e6)}`,
+      };
+      const compact = JSON.stringify(row);
+      const reordered = JSON.stringify({
+        side: row.side,
+        quantity_delta: row.quantity_delta,
+        ts: row.ts,
+        price: row.price,
+        sequence: row.sequence,
+      });
+      const spaced = JSON.stringify(row, null, 1).replace(/\n/g, '');
+      for (const text of [compact, reordered, spaced]) expect(parseLine('delta', text, where)).toEqual(row);
+      const s: SnapshotRow = { ts: row.ts, side: row.side, price: row.price, quantity: String(rand(1e6)) };
+      expect(parseLine('snapshot', JSON.stringify(s), where)).toEqual(s);
+    }
+  });
+
+  it.each([
+    ['not JSON', '{"ts":"2026-03-26T14:00:01.193Z","sequence":1,"side":"bid","price":"0.48","quantity_delta":"-1"'],
+    ['a bad side', '{"ts":"2026-03-26T14:00:01.193Z","sequence":1,"side":"buy","price":"0.48","quantity_delta":"-1"}'],
+    [
+      'a number price',
+      '{"ts":"2026-03-26T14:00:01.193Z","sequence":1,"side":"bid","price":0.48,"quantity_delta":"-1"}',
+    ],
+    [
+      'an exponent',
+      '{"ts":"2026-03-26T14:00:01.193Z","sequence":1,"side":"bid","price":"4.8e-1","quantity_delta":"-1"}',
+    ],
+    [
+      'an impossible date',
+      '{"ts":"2026-02-30T14:00:01.193Z","sequence":1,"side":"bid","price":"0.48","quantity_delta":"-1"}',
+    ],
+    ['a missing field', '{"ts":"2026-03-26T14:00:01.193Z","sequence":1,"side":"bid","price":"0.48"}'],
+    [
+      'a fractional sequence',
+      '{"ts":"2026-03-26T14:00:01.193Z","sequence":1.5,"side":"bid","price":"0.48","quantity_delta":"1"}',
+    ],
+    [
+      'a sequence above 2^53',
+      '{"ts":"2026-03-26T14:00:01.193Z","sequence":9007199254740993,"side":"bid","price":"0.48","quantity_delta":"1"}',
+    ],
+    ['an unknown line type', '{"type":"trailer","count":1}'],
+    ['an array', '[1,2]'],
+  ])('a line with %s is malformed_row, naming the line', (_what, text) => {
+    const err = thrownBy(() => parseLine('delta', text, where), DataError);
+    expect(err.code).toBe('malformed_row');
+    expect(err.where.line).toBe(7);
+    expect(err.message).toContain('line 7');
+  });
+});
+
+describe('timestamps', () => {
+  it('parses the service’s form and any RFC 3339 time exactly', () => {
+    for (const ms of [0, 1_772_841_600_000, 1_774_533_601_193, 4_102_444_799_999, 951_782_400_000]) {
+      expect(parseServiceTimestamp(formatTimestamp(ms))).toBe(ms);
+    }
+    expect(parseTimestamp('2026-03-07T01:00:00.250+01:00')).toBe(Date.UTC(2026, 2, 7, 0, 0, 0, 250));
+    expect(parseTimestamp('2026-03-07 00:00:00.1234Z')).toBe(Date.UTC(2026, 2, 7, 0, 0, 0, 123));
+    expect(parseServiceTimestamp('2024-02-29T00:00:00.000Z')).toBe(Date.UTC(2024, 1, 29));
+    for (const bad of [
+      '2025-02-29T00:00:00.000Z',
+      '2026-13-01T00:00:00.000Z',
+      '2026-03-07',
+      'x',
+      '2026-03-07T24:00:00.000Z',
+    ]) {
+      expect(parseTimestamp(bad)).toBeNaN();
+    }
+    // Same second, other milliseconds (the remembered second), then another second.
+    expect(parseServiceTimestamp('2026-03-26T14:00:01.999Z')).toBe(Date.UTC(2026, 2, 26, 14, 0, 1, 999));
+    expect(parseServiceTimestamp('2026-03-26T14:00:01.000Z')).toBe(Date.UTC(2026, 2, 26, 14, 0, 1, 0));
+    expect(parseServiceTimestamp('2026-03-26T14:00:01.0x0Z')).toBeNaN();
+    expect(parseServiceTimestamp('2026-03-26T14:00:02.000Z')).toBe(Date.UTC(2026, 2, 26, 14, 0, 2, 0));
+  });
+});

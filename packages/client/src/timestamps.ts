@@ -1,0 +1,144 @@
+/**
+ * Timestamps: the service writes UTC RFC 3339 with exactly three fraction digits (`2026-03-26T14:00:01.193Z`) and
+ * reads any RFC 3339 date-time. Rows keep the text; the book works in epoch milliseconds, parsed here without a
+ * `Date` on the hot path.
+ */
+
+/** Days from 1970-01-01 to the given civil date (proleptic Gregorian; H. Hinnant's days_from_civil). */
+function daysFromCivil(y: number, m: number, d: number): number {
+  y -= m <= 2 ? 1 : 0;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const doy = Math.floor((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5) + d - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146097 + doe - 719468;
+}
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+function digits(text: string, from: number, n: number): number {
+  let v = 0;
+  for (let i = from; i < from + n; i++) {
+    const c = text.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) return -1;
+    v = v * 10 + c;
+  }
+  return v;
+}
+
+let memoText = '';
+let memoMs = NaN;
+/** The last valid date (`YYYY-MM-DD`) and its epoch ms at midnight. */
+let memoDateText = '';
+let memoDateMs = NaN;
+
+/**
+ * Epoch milliseconds of the service's timestamp form `YYYY-MM-DDTHH:MM:SS.mmmZ`, or NaN for any other text
+ * (including impossible dates). Other RFC 3339 forms go through `parseTimestamp`. Rows come in time order: many
+ * share a `ts`, and nearly all share the date of the one before, so the last text and the last date are
+ * remembered and only the time of day is read.
+ */
+export function parseServiceTimestamp(text: string): number {
+  if (text === memoText) return memoMs;
+  if (
+    text.length !== 24 ||
+    text.charCodeAt(10) !== 84 ||
+    text.charCodeAt(13) !== 58 ||
+    text.charCodeAt(16) !== 58 ||
+    text.charCodeAt(19) !== 46 ||
+    text.charCodeAt(23) !== 90
+  ) {
+    return NaN;
+  }
+  let day = memoDateMs;
+  if (memoDateText.length !== 10 || !text.startsWith(memoDateText)) {
+    day = dateMs(text);
+    if (Number.isNaN(day)) return NaN;
+    memoDateText = text.slice(0, 10);
+    memoDateMs = day;
+  }
+  // The time of day, digit by digit: each (code − 48) must be 0–9 (one unsigned comparison: below 0 wraps).
+  const h1 = text.charCodeAt(11) - 48;
+  const h2 = text.charCodeAt(12) - 48;
+  const m1 = text.charCodeAt(14) - 48;
+  const m2 = text.charCodeAt(15) - 48;
+  const s1 = text.charCodeAt(17) - 48;
+  const s2 = text.charCodeAt(18) - 48;
+  const f1 = text.charCodeAt(20) - 48;
+  const f2 = text.charCodeAt(21) - 48;
+  const f3 = text.charCodeAt(22) - 48;
+  if (
+    h1 >>> 0 > 9 ||
+    h2 >>> 0 > 9 ||
+    m1 >>> 0 > 9 ||
+    m2 >>> 0 > 9 ||
+    s1 >>> 0 > 9 ||
+    s2 >>> 0 > 9 ||
+    f1 >>> 0 > 9 ||
+    f2 >>> 0 > 9 ||
+    f3 >>> 0 > 9
+  ) {
+    return NaN;
+  }
+  const h = h1 * 10 + h2;
+  const mi = m1 * 10 + m2;
+  const s = s1 * 10 + s2;
+  if (h > 23 || mi > 59 || s > 59) return NaN;
+  memoText = text;
+  memoMs = day + h * 3_600_000 + mi * 60_000 + s * 1000 + f1 * 100 + f2 * 10 + f3;
+  return memoMs;
+}
+
+/** Epoch ms at midnight of the `YYYY-MM-DD` the text starts with, or NaN (an impossible date too). */
+function dateMs(text: string): number {
+  if (text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45) return NaN;
+  const y = digits(text, 0, 4);
+  const mo = digits(text, 5, 2);
+  const d = digits(text, 8, 2);
+  if (y < 0 || mo < 1 || mo > 12 || d < 1) return NaN;
+  const leap = mo === 2 && ((y % 4 === 0 && y % 100 !== 0) || y % 400 === 0);
+  if (d > (DAYS_IN_MONTH[mo - 1] as number) + (leap ? 1 : 0)) return NaN;
+  return daysFromCivil(y, mo, d) * 86_400_000;
+}
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
+
+/** Epoch milliseconds of any RFC 3339 date-time (sub-milliseconds dropped), or NaN. */
+export function parseTimestamp(text: string): number {
+  const fast = parseServiceTimestamp(text);
+  if (!Number.isNaN(fast)) return fast;
+  const m = typeof text === 'string' ? RFC3339.exec(text) : null;
+  if (!m) return NaN;
+  const [, y, mo, d, h, mi, s, frac, sign, oh, om] = m;
+  const year = Number(y);
+  const month = Number(mo);
+  const day = Number(d);
+  const leap = month === 2 && ((year % 4 === 0 && year % 100 !== 0) || year % 400 === 0);
+  if (month < 1 || month > 12 || day < 1 || day > (DAYS_IN_MONTH[month - 1] as number) + (leap ? 1 : 0)) return NaN;
+  if (Number(h) > 23 || Number(mi) > 59 || Number(s) > 60 || Number(oh ?? 0) > 23 || Number(om ?? 0) > 59) return NaN;
+  const offset = sign ? (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om)) : 0;
+  const ms = Number((frac ?? '').padEnd(3, '0').slice(0, 3));
+  return (
+    daysFromCivil(year, month, day) * 86_400_000 +
+    Number(h) * 3_600_000 +
+    Number(mi) * 60_000 +
+    Number(s) * 1000 +
+    ms -
+    offset * 60_000
+  );
+}
+
+/** The service's form of an epoch-ms moment: `2026-03-26T14:00:01.193Z`. */
+export function formatTimestamp(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** A moment as callers give it: epoch ms, a `Date`, or RFC 3339 text. */
+export type Moment = number | Date | string;
+
+/** Epoch ms of a moment; NaN when it is not one. */
+export function momentMs(m: Moment): number {
+  if (typeof m === 'number') return Number.isFinite(m) ? Math.floor(m) : NaN;
+  if (m instanceof Date) return m.getTime();
+  return parseTimestamp(m);
+}

@@ -1,0 +1,239 @@
+/**
+ * The project's SQL on current ClickHouse: the real migrations, inserts and every named query run on the engine of
+ * the `chdb` npm package (ClickHouse 26.7, through its HTTP stand-in, testing/current-clickhouse-server.ts) and on
+ * the test ClickHouse of `./dev test` (Debian's 18.16 locally, the CI's service container there), on the same rows;
+ * the answers must be identical — RowBinary windows byte for byte, the JSON queries row for row.
+ */
+import { Rng } from '@depthgate/service-kit';
+import type { ExchangeKey } from '@depthgate/platforms';
+import { testClickHouseUrl, uniqueName } from '@depthgate/test-utils';
+import type { DeltaRow, GapRow, SnapshotRow } from './inserts';
+import { insertDeltaRows, insertGapRows, insertSnapshotRows } from './inserts';
+import { OrderBookQueries, type TimeWindow } from './queries/order-books';
+import { RecorderStore, type ProbeKey } from './queries/recorder';
+import { tickersWithData } from './queries/generator';
+import { schemaVersion, verifyReadColumns } from './startup';
+import type { HistoryStore } from './store';
+import { createTestDatabase, startCurrentClickHouse, type CurrentClickHouse, type TestDatabase } from './testing';
+
+jest.setTimeout(180_000);
+
+/** 23:00 on 31 March to 01:00 on 1 April 2026 (UTC): the rows span two monthly partitions. */
+const FROM = Date.UTC(2026, 2, 31, 23, 0, 0);
+const TO = Date.UTC(2026, 3, 1, 1, 0, 0);
+const TICKERS: Record<ExchangeKey, string[]> = {
+  venue_b: ['KXBTCD-26MAR31-T84000', 'KXFED-26APR-T4.25', 'kxlower-case'],
+  venue_c: ['BTCUSD', 'GEMI-FEDJAN26-DN25'],
+  venue_a_us: ['fed-cuts-rates-in-april-2026'],
+};
+
+/** Decimal text of many shapes: grid prices, 18 places, 20 integer digits, trailing zeros, negative changes. */
+function decimal(rng: Rng, signed: boolean): string {
+  const shape = rng.int(6);
+  const sign = signed && rng.chance(0.5) ? '-' : '';
+  if (shape === 0) return `${sign}0.${String(rng.int(99) + 1).padStart(2, '0')}00`;
+  if (shape === 1) return `${sign}${rng.int(100_000)}.${String(rng.int(1e9)).padStart(9, '0')}${'0'.repeat(9)}`;
+  if (shape === 2) return `${sign}${'9'.repeat(20)}.${'1'.repeat(18)}`;
+  if (shape === 3) return `${sign}${rng.int(1000)}`;
+  if (shape === 4) return `${sign}0.000000000000000001`;
+  return `${sign}${rng.int(90_000) + 10_000}.${rng.int(100)}`;
+}
+
+function generate(): { snapshots: SnapshotRow[]; deltas: DeltaRow[]; gaps: GapRow[] } {
+  const snapshots: SnapshotRow[] = [];
+  const deltas: DeltaRow[] = [];
+  const gaps: GapRow[] = [];
+  for (const [exchange, tickers] of Object.entries(TICKERS) as [ExchangeKey, string[]][]) {
+    for (const ticker of tickers) {
+      const rng = new Rng(42, exchange, ticker);
+      let sequence = 1;
+      for (let ts = FROM; ts < TO; ts += 60_000) {
+        const levels = 2 + rng.int(6);
+        for (let i = 0; i < levels; i++) {
+          const price = `${rng.int(1000) + i * 1000}.${rng.int(100)}`;
+          snapshots.push({ exchange, ticker, ts, side: 'bid', price, quantity: decimal(rng, false) });
+          snapshots.push({ exchange, ticker, ts, side: 'ask', price: `${price}5`, quantity: decimal(rng, false) });
+        }
+        // Changes until the next snapshot, several sharing one ts.
+        let at = ts;
+        for (let i = 0; i < 25; i++) {
+          at += rng.chance(0.3) ? 0 : rng.int(2000) + 1;
+          if (at >= ts + 60_000) break;
+          deltas.push({
+            exchange,
+            ticker,
+            ts: at,
+            sequence: sequence++,
+            side: rng.chance(0.5) ? 'bid' : 'ask',
+            price: decimal(rng, false),
+            quantity_delta: decimal(rng, true),
+          });
+        }
+      }
+      gaps.push({
+        exchange,
+        ticker,
+        from_ts: FROM + 600_000,
+        to_ts: FROM + 660_000,
+        reason: 'disconnect',
+        detected_at: FROM + 661_000,
+      });
+      gaps.push({ exchange, ticker, from_ts: TO - 1, to_ts: TO, reason: 'seed_end', detected_at: TO + 5 });
+    }
+  }
+  return { snapshots, deltas, gaps };
+}
+
+/** Inserts in batches of `size` (several parts, both months). */
+async function fill(store: HistoryStore, rows: ReturnType<typeof generate>, size = 2500): Promise<void> {
+  for (let i = 0; i < rows.snapshots.length; i += size)
+    await insertSnapshotRows(store, rows.snapshots.slice(i, i + size));
+  for (let i = 0; i < rows.deltas.length; i += size) await insertDeltaRows(store, rows.deltas.slice(i, i + size));
+  await insertGapRows(store, rows.gaps);
+}
+
+/** Every named query of the package, with its answer (RowBinary as hex, the rest as returned). */
+async function answers(store: HistoryStore, rows: ReturnType<typeof generate>): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  const q = new OrderBookQueries(store);
+  const scope = store.scope(60_000);
+  const bytes = async (run: (onChunk: (c: Buffer) => void) => Promise<void>) => {
+    const chunks: Buffer[] = [];
+    await run((c) => void chunks.push(c));
+    return Buffer.concat(chunks).toString('hex');
+  };
+  try {
+    out.version = await schemaVersion(store);
+    for (const [exchange, tickers] of Object.entries(TICKERS) as [ExchangeKey, string[]][]) {
+      out[`tickers ${exchange}`] = await q.tickers(scope, exchange, {});
+      out[`tickers ${exchange} prefixed`] = await q.tickers(scope, exchange, {
+        prefix: 'kx',
+        allowedPrefixes: ['KXB', 'kxl', 'BTC', 'fed'],
+      });
+      out[`tickers ${exchange} none allowed`] = await q.tickers(scope, exchange, { allowedPrefixes: [] });
+      // (A map: its order is not part of the answer.)
+      out[`stored ${exchange}`] = [
+        ...(await new RecorderStore(store).storedTickers(exchange, [...tickers, 'absent'])).entries(),
+      ].sort(([a], [b]) => (a < b ? -1 : 1));
+      out[`seeded ${exchange}`] = [
+        ...(await tickersWithData(
+          store,
+          tickers.map((ticker) => ({ exchange, ticker })),
+          FROM + 3_600_000,
+          TO,
+        )),
+      ].sort();
+      for (const ticker of tickers) {
+        for (const variant of [ticker, ticker.toUpperCase(), ticker.toLowerCase()]) {
+          out[`catalogue ${exchange} ${variant}`] = await q.catalogue(scope, exchange, variant);
+        }
+        const windows: [string, TimeWindow][] = [
+          ['all', { from: FROM, to: null, toInclusive: false }],
+          ['first month', { from: FROM, to: Date.UTC(2026, 3, 1), toInclusive: false }],
+          ['inclusive', { from: FROM + 120_000, to: FROM + 240_000, toInclusive: true }],
+          ['empty', { from: TO + 1, to: null, toInclusive: false }],
+        ];
+        for (const [name, window] of windows) {
+          for (const limit of [1, 37, 5000]) {
+            for (const singleThread of [false, true]) {
+              const read = { exchange, ticker, window, limit, singleThread };
+              const key = `${exchange} ${ticker} ${name} ${limit} ${singleThread ? '1' : 'n'} thread(s)`;
+              out[`deltas ${key}`] = await bytes((c) => q.deltas(scope, read, c));
+              out[`snapshots ${key}`] = await bytes((c) => q.snapshots(scope, read, c));
+              out[`book rest ${key}`] = await bytes((c) => q.snapshotsToBookEnd(scope, read, Math.min(3, limit), c));
+            }
+          }
+        }
+      }
+    }
+    const probes: ProbeKey[] = [];
+    const d = rows.deltas[rows.deltas.length - 1] as DeltaRow;
+    const s = rows.snapshots[100] as SnapshotRow;
+    const g = rows.gaps[0] as GapRow;
+    probes.push({ table: 'deltas', exchange: d.exchange, ticker: d.ticker, ts: d.ts, sequence: Number(d.sequence) });
+    probes.push({
+      table: 'deltas',
+      exchange: d.exchange,
+      ticker: d.ticker,
+      ts: d.ts,
+      sequence: Number(d.sequence) + 1,
+    });
+    probes.push({ table: 'snapshots', exchange: s.exchange, ticker: s.ticker, ts: s.ts });
+    probes.push({ table: 'snapshots', exchange: s.exchange, ticker: s.ticker, ts: s.ts + 1 });
+    probes.push({
+      table: 'gaps',
+      exchange: g.exchange,
+      ticker: g.ticker,
+      fromTs: g.from_ts,
+      toTs: g.to_ts,
+      reason: g.reason,
+      detectedAt: g.detected_at,
+    });
+    probes.push({
+      table: 'gaps',
+      exchange: g.exchange,
+      ticker: g.ticker,
+      fromTs: g.from_ts,
+      toTs: g.to_ts,
+      reason: 'other',
+      detectedAt: g.detected_at,
+    });
+    out.probes = await Promise.all(probes.map((p) => new RecorderStore(store).probeBatch(p)));
+  } finally {
+    scope.dispose();
+  }
+  return out;
+}
+
+describe('the SQL on current ClickHouse (chdb) answers as on the test ClickHouse', () => {
+  let current: CurrentClickHouse;
+  let reference: TestDatabase;
+  let now: TestDatabase;
+  const rows = generate();
+
+  beforeAll(async () => {
+    current = await startCurrentClickHouse();
+    const database = uniqueName('cur');
+    reference = await createTestDatabase({ url: testClickHouseUrl(), database });
+    now = await createTestDatabase({ url: current.url, database });
+    await Promise.all([fill(reference.store, rows), fill(now.store, rows)]);
+  });
+
+  afterAll(async () => {
+    await reference?.drop();
+    await Promise.allSettled([reference?.close(), now?.close()]);
+    await current?.close();
+  });
+
+  it('runs on the engine of chdb 3.4 (ClickHouse 26.x), whose inserts are queued by default', async () => {
+    expect(current.version).toMatch(/^26\./);
+    expect((await current.state()).defaults).toEqual({ async_insert: '1', wait_for_async_insert: '1' });
+  });
+
+  it('applies the migrations and reads the columns the RowBinary reader assumes on both', async () => {
+    await verifyReadColumns(reference.store);
+    await verifyReadColumns(now.store);
+    expect(await schemaVersion(now.store)).toBe(await schemaVersion(reference.store));
+  });
+
+  it('writes every insert synchronously there: async_insert = 0 is pinned where the server knows it', async () => {
+    const { inserts } = await current.state();
+    expect(inserts.length).toBeGreaterThan(10);
+    for (const insert of inserts) {
+      expect(insert.settings.async_insert).toBe('0');
+      expect(insert.queued).toBe(false);
+    }
+  });
+
+  it('answers every named query identically: windows byte for byte, the rest row for row', async () => {
+    const expected = await answers(reference.store, rows);
+    const actual = await answers(now.store, rows);
+    expect(Object.keys(actual)).toEqual(Object.keys(expected));
+    for (const key of Object.keys(expected)) expect([key, actual[key]]).toEqual([key, expected[key]]);
+    // The comparison covers real rows, not empty answers.
+    expect((expected['deltas venue_b KXBTCD-26MAR31-T84000 all 5000 n thread(s)'] as string).length).toBeGreaterThan(
+      40_000,
+    );
+    expect(expected.probes).toEqual([true, false, true, false, true, false]);
+  });
+});

@@ -1,0 +1,196 @@
+/**
+ * `@depthgate/client` against the real history service (ClickHouse and Redis of `./dev test`), on generated books
+ * with recorded gaps: its iterators give exactly the service's rows whichever way they page; its rule 7 (`rebuild`,
+ * `replay`) gives exactly the service's book endpoint at random moments, and says `in_gap` where the service does;
+ * error answers arrive as typed errors with the request id.
+ */
+import { insertGapRows, storeOptions, type GapRow } from '@depthgate/history-store';
+import { Rng } from '@depthgate/service-kit';
+import { BookError, HistoryClient, HttpError, bookChecksum, type DeltaRow } from '@depthgate/client';
+import { planGeneration, runGeneration } from '../generator/seed';
+import { createHarness, type Harness } from '../testing/harness';
+
+const FROM = Date.UTC(2026, 4, 1);
+const TO = FROM + 3 * 3_600_000;
+const TICKERS = [
+  { exchange: 'venue_b' as const, ticker: 'KXBTCD-26MAY01-T95000' },
+  { exchange: 'venue_c' as const, ticker: 'BTCUSD' },
+];
+const iso = (ms: number) => new Date(ms).toISOString();
+
+let h: Harness;
+let url: string;
+let key: string;
+let client: HistoryClient;
+/** Per ticker: the gaps inserted, each ending at a stored snapshot (as the recorder writes them). */
+const gaps = new Map<string, { from: number; to: number }[]>();
+
+beforeAll(async () => {
+  h = await createHarness({ now: TO + 60_000, env: { RATE_LIMIT_DEFAULT_RPM: '1000000' } });
+  key = await h.key({});
+  ({ url } = await h.listen());
+  client = new HistoryClient({ baseUrl: url, apiKey: key });
+  const { plan } = planGeneration({
+    tickers: TICKERS,
+    from: FROM,
+    to: TO,
+    snapshotIntervalMs: 300_000,
+    seed: 'client',
+    batchRows: 5000,
+    eventsPerMinute: 30,
+  });
+  await runGeneration(h.ch, plan, { workers: 0, store: storeOptions(h.config) });
+  const rows: GapRow[] = [];
+  for (const { exchange, ticker } of TICKERS) {
+    const books = [...new Set((await h.db.storedRows({ exchange, ticker })).snapshots.map((s) => s.ts))].sort(
+      (a, b) => a - b,
+    );
+    // A gap from inside one 5-minute stretch to the book that ends a later one.
+    const list = [
+      { from: (books[4] as number) + 61_000, to: books[6] as number },
+      { from: (books[20] as number) + 1_000, to: books[21] as number },
+    ];
+    gaps.set(ticker, list);
+    for (const g of list)
+      rows.push({ exchange, ticker, from_ts: g.from, to_ts: g.to, reason: 'reconnect', detected_at: g.to });
+  }
+  await insertGapRows(h.ch, rows);
+}, 60_000);
+
+afterAll(async () => {
+  await h?.close();
+});
+
+describe.each(TICKERS)('$exchange $ticker', ({ exchange, ticker }) => {
+  it('deltas() and snapshots() give exactly the service’s rows, streamed or paged, with cursors or start_ts', async () => {
+    const all = await client.deltaPage(exchange, ticker, { start: FROM, limit: 1_000_000 });
+    const books = await client.snapshotPage(exchange, ticker, { start: FROM, limit: 1_000_000 });
+    expect(all.count).toBeGreaterThan(3000);
+    const collect = async <R>(it: AsyncIterable<R>) => {
+      const out: R[] = [];
+      for await (const r of it) out.push(r);
+      return out;
+    };
+    for (const transport of ['stream', 'pages'] as const) {
+      const deltas = await collect(client.deltas(exchange, ticker, { start: FROM, pageSize: 777, transport }));
+      expect(deltas).toEqual(all.rows);
+      const snapshots = await collect(client.snapshots(exchange, ticker, { start: FROM, pageSize: 100, transport }));
+      expect(snapshots).toEqual(books.rows);
+    }
+    // With gap markers: the rows are the same, and every inserted gap is among them once, in time order.
+    const marked = await collect(client.deltas(exchange, ticker, { start: FROM, gaps: true, pageSize: 1000 }));
+    expect(marked.filter((r): r is DeltaRow => !('type' in r))).toEqual(all.rows);
+    const markers = marked.filter((r) => 'type' in r);
+    const recorded = (await client.coverage(exchange, ticker, { start: FROM })).gaps;
+    expect(recorded).toHaveLength(3); // the two inserted and the generator's seed_end
+    expect(markers.map((m) => ('from_ts' in m ? m.from_ts : ''))).toEqual(recorded.map((g) => g.from_ts));
+  });
+
+  it('rebuild(at) equals the service’s book at 120 random moments (and checksums agree); in a gap both say so', async () => {
+    const rng = new Rng('client-book', ticker);
+    const first = (await client.coverage(exchange, ticker)).snapshots.first_ts as string;
+    const start = Date.parse(first);
+    const list = gaps.get(ticker) ?? [];
+    const moments = Array.from({ length: 120 }, () => start + Math.floor(rng.float() * (TO - start - 120_000)));
+    for (const g of list) moments.push(g.from, g.from + 1, g.to - 1, g.to);
+    let inGap = 0;
+    const expectedInGap = moments.filter((at) => list.some((g) => at >= g.from && at < g.to)).length;
+    for (const at of moments) {
+      const service = await client.book(exchange, ticker, { at });
+      const insideGap = list.some((g) => at >= g.from && at < g.to);
+      if (insideGap) {
+        expect([iso(at), service.status]).toEqual([iso(at), 'in_gap']);
+        const err = await client.rebuild(exchange, ticker, at).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(BookError);
+        expect((err as BookError).code).toBe('in_gap');
+        inGap++;
+        continue;
+      }
+      if (service.status !== 'ok') throw new Error(`${iso(at)}: the service answered ${service.status}`);
+      const book = await client.rebuild(exchange, ticker, at);
+      expect({ at: iso(at), bids: book.bids(), asks: book.asks() }).toEqual({
+        at: iso(at),
+        bids: service.bids,
+        asks: service.asks,
+      });
+      expect(book.snapshotTs === undefined ? null : iso(book.snapshotTs)).toBe(service.snapshot_ts);
+      expect(book.checksum()).toBe(bookChecksum(service.bids, service.asks));
+    }
+    expect(inGap).toBe(expectedInGap);
+    expect(inGap).toBeGreaterThanOrEqual(list.length * 2);
+  });
+
+  it('replay walks the range: every later snapshot equals the replayed book, gaps are reported and restarted from', async () => {
+    let books = 0;
+    let snapshots = 0;
+    let restarts = 0;
+    const seenGaps: string[] = [];
+    let last: number | undefined;
+    const first = Date.parse((await client.coverage(exchange, ticker)).snapshots.first_ts as string);
+    for await (const e of client.replay(exchange, ticker, { from: first, to: TO - 1 })) {
+      if (e.type === 'book') {
+        expect(last === undefined || e.ts > last).toBe(true);
+        last = e.ts;
+        books++;
+      } else if (e.type === 'snapshot') {
+        snapshots++;
+        if (e.restarted) restarts++;
+      } else seenGaps.push(e.gap.from_ts);
+    }
+    // The inserted gaps, restarted from at their ends, and the generator's seed_end gap, which ends at TO.
+    const recorded = (await client.coverage(exchange, ticker, { start: first })).gaps;
+    expect(seenGaps).toEqual(recorded.map((g) => g.from_ts));
+    expect(recorded.map((g) => g.reason)).toEqual(['reconnect', 'reconnect', 'seed_end']);
+    expect(restarts).toBe(2);
+    expect(snapshots).toBeGreaterThan(30);
+    expect(books).toBeGreaterThan(1000);
+  });
+});
+
+describe('errors and keys', () => {
+  const { exchange, ticker } = TICKERS[0] as (typeof TICKERS)[number];
+
+  it('an unknown ticker, a bad key, a moment before the window: HttpError with the service’s code and request id', async () => {
+    const unknown = (await client.book(exchange, 'KXNOPE-1').catch((e: unknown) => e)) as HttpError;
+    expect(unknown).toBeInstanceOf(HttpError);
+    expect(unknown).toMatchObject({ status: 404, error: 'unknown_ticker', code: 'http_error' });
+    expect(unknown.requestId).toMatch(/^[0-9a-f-]{36}$/);
+    const bad = new HistoryClient({ baseUrl: url, apiKey: 'dg_not-a-key' });
+    await expect(bad.tickers(exchange)).rejects.toMatchObject({ status: 401, error: 'unauthorized' });
+    const anonymous = new HistoryClient({ baseUrl: url });
+    await expect(anonymous.book(exchange, ticker, { at: TO - 2 * 86_400_000 })).rejects.toMatchObject({
+      status: 400,
+      error: 'invalid_timestamp',
+    });
+    // The same key as HTTP Basic.
+    expect(await new HistoryClient({ baseUrl: url, apiKey: key, keyIn: 'basic' }).tickers(exchange)).toContain(ticker);
+  });
+
+  it('fields=received_ts: rows carry the receive time (generated rows: their ts)', async () => {
+    let n = 0;
+    for await (const r of client.deltas(exchange, ticker, {
+      start: FROM,
+      end: FROM + 600_000,
+      fields: ['received_ts'],
+    })) {
+      expect(r.received_ts).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+      n++;
+    }
+    expect(n).toBeGreaterThan(10);
+  });
+
+  it('a rate limit whose Retry-After is beyond the client’s bound is not waited for', async () => {
+    const limited = await createHarness({ now: TO + 60_000, env: { RATE_LIMIT_ANONYMOUS_RPM: '1' } });
+    try {
+      const { url: u } = await limited.listen();
+      const c = new HistoryClient({ baseUrl: u, retry: { maxDelayMs: 1000 } });
+      await c.tickers(exchange);
+      const err = (await c.tickers(exchange).catch((e: unknown) => e)) as HttpError;
+      expect(err).toBeInstanceOf(HttpError);
+      expect(err).toMatchObject({ status: 429, error: 'rate_limited' });
+      expect(err.retryAfterMs).toBeGreaterThan(1000);
+    } finally {
+      await limited.close();
+    }
+  });
+});
