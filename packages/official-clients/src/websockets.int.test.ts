@@ -4,47 +4,24 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import dns from 'node:dns';
-import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import ccxt from 'ccxt';
 import { PolymarketUS } from 'polymarket-us';
-import { RedisKeyStore, createRedisClient, waitForRedis, type Redis } from '@depthgate/auth';
-import { loadConfig, startGateway, type RunningGateway } from '@depthgate/gateway';
-import { createLogger } from '@depthgate/service-kit';
-import { testRedisUrl, uniqueName } from '@depthgate/test-utils';
-import { startSimulator, type Simulator } from '@depthgate/venue-sim';
+import type { RunningGateway } from '@depthgate/gateway';
+import type { Simulator } from '@depthgate/venue-sim';
+import { BASE_DOMAIN, startContractStack, type ContractStack } from './stack.ts';
 
-/** `{platform}.gw.test` reaches a platform's stream at its own path (GATEWAY_BASE_DOMAIN). */
-const BASE_DOMAIN = 'gw.test';
-
+let stack: ContractStack;
 let sim: Simulator;
 let gateway: RunningGateway;
-let admin: Redis;
 let key: string;
 let rest: string;
 let ws: string;
 const originalLookup = dns.lookup;
 
 before(async () => {
-  sim = await startSimulator({ seed: 11, updatesPerSecond: 0, rateLimits: false, heartbeatIntervalMs: 500 });
-  admin = createRedisClient(testRedisUrl(), { name: 'ws-contract-admin', offlineQueue: true });
-  await waitForRedis(admin, 5000);
-  const prefix = `${uniqueName('ws-contract')}:`;
-  ({ key } = await new RedisKeyStore(admin, prefix).create({ name: 'official-clients-ws', requests_per_minute: 1e6 }));
-  const silent = new Writable({ write: (_chunk, _enc, cb) => cb() });
-  gateway = await startGateway(
-    loadConfig({
-      ...sim.env(),
-      REDIS_URL: testRedisUrl(),
-      REDIS_KEY_PREFIX: prefix,
-      GATEWAY_PORT: '0',
-      GATEWAY_BASE_DOMAIN: BASE_DOMAIN,
-      UPSTREAM_BUDGETS: 'venue-a=0,venue-a-clob=0,venue-a-us=0,venue-b=0,venue-c=0,venue-d=0,venue-e=0',
-      IBKR_TICKLE_INTERVAL_MS: '0',
-    }),
-    { logger: createLogger({ name: 'ws-contract-gateway', level: 'error', destination: silent }), exit: false },
-  );
-  await waitForRedis(gateway.auth.redis, 5000);
+  stack = await startContractStack('ws-contract', { heartbeatIntervalMs: 500 });
+  ({ sim, gateway, key } = stack);
   rest = `http://127.0.0.1:${gateway.port}/api/v1`;
   ws = `ws://127.0.0.1:${gateway.port}/ws/v1`;
   // What a user does where `*.gw.test` (their GATEWAY_BASE_DOMAIN) is not in DNS: resolve it to the gateway.
@@ -62,9 +39,7 @@ before(async () => {
 
 after(async () => {
   (dns as { lookup: unknown }).lookup = originalLookup;
-  await gateway?.shutdown('test');
-  admin?.disconnect();
-  await sim?.stop();
+  await stack?.close();
 });
 
 /** The venue's book (best first) as numbers, as ccxt holds it. */

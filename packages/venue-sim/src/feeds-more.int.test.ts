@@ -47,7 +47,8 @@ describe('feeds: Polymarket CLOB market channel, Coinbase Exchange, Kalshi ticke
     return c;
   };
 
-  test('CLOB: books for the subscribed assets, price_change items for them only, a book equal to GET /book', async () => {
+  /** A simulator with one CLOB market; its YES asset. */
+  const clobSim = async () => {
     sim = await startSimulator({
       seed: 4,
       updatesPerSecond: 0,
@@ -55,7 +56,11 @@ describe('feeds: Polymarket CLOB market channel, Coinbase Exchange, Kalshi ticke
       tickers: { clob: 1 },
       rateLimits: false,
     });
-    const yes = sim.books.tickers('clob')[0] as string;
+    return sim.books.tickers('clob')[0] as string;
+  };
+
+  test('CLOB: books for the subscribed assets, price_change items for them only, a book equal to GET /book', async () => {
+    const yes = await clobSim();
     const market = (await get(`${sim.urls['venue-a-clob']}/book?token_id=${yes}`)).json as { market: string };
     const c = await open(sim.feeds['venue-a-clob']);
     c.send({ assets_ids: [yes, '42'], type: 'market' });
@@ -97,14 +102,7 @@ describe('feeds: Polymarket CLOB market channel, Coinbase Exchange, Kalshi ticke
   });
 
   test('CLOB: the NO asset mirrors the YES book; unsubscribe stops the items; drop, disconnect and stall apply', async () => {
-    sim = await startSimulator({
-      seed: 4,
-      updatesPerSecond: 0,
-      platforms: ['clob'],
-      tickers: { clob: 1 },
-      rateLimits: false,
-    });
-    const yes = sim.books.tickers('clob')[0] as string;
+    const yes = await clobSim();
     const gamma = (await get(`${sim.urls['venue-a']}/markets?clob_token_ids=${yes}`)).json as {
       clobTokenIds: string;
     }[];

@@ -17,9 +17,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { Platforms } from '@depthgate/platforms';
-import { ASK, BID, canonicalDecimal, LocalBook, type SideCode } from '@depthgate/feeds';
+import { ASK, BID, canonicalDecimal, LocalBook, type SideCode, parseObject, stringList } from '@depthgate/feeds';
 import { Frame } from './frame';
-import { parseObject, stringList } from './protocol';
 import type {
   ClientContext,
   ClientLink,

@@ -12,8 +12,8 @@
  * polymarket-us's `ws` sends no header but its own, so the gateway also takes the caller's depthgate key as the
  * library's key id (`X-PM-Access-Key`).
  */
+import { parseObject, stringList } from '@depthgate/feeds';
 import { feedHandshakeHeaders, type Platforms } from '@depthgate/platforms';
-import { parseObject, stringList } from './protocol';
 import type {
   ClientContext,
   ResyncReason,

@@ -16,8 +16,16 @@
  * zero is a resync too. Trades lost in a `seq` gap cannot be resent: subscribers get the notice.
  */
 import { feedHandshakeHeaders, type Platforms } from '@depthgate/platforms';
-import { ASK, BID, formatFixed, fractionDigits, LocalBook, type SideCode } from '@depthgate/feeds';
-import { parseObject, stringList } from './protocol';
+import {
+  ASK,
+  BID,
+  formatFixed,
+  fractionDigits,
+  LocalBook,
+  type SideCode,
+  parseObject,
+  stringList,
+} from '@depthgate/feeds';
 import type {
   ClientContext,
   ResyncReason,

@@ -13,8 +13,7 @@
  * the old one that is gone, so that applying it to any earlier state gives the platform's book.
  */
 import type { Platforms } from '@depthgate/platforms';
-import { ASK, BID, LocalBook, type SideCode } from '@depthgate/feeds';
-import { parseObject, stringList } from './protocol';
+import { ASK, BID, LocalBook, type SideCode, parseObject, stringList } from '@depthgate/feeds';
 import type {
   ClientContext,
   ResyncReason,

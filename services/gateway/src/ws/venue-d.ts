@@ -18,8 +18,7 @@
  */
 import { createHmac } from 'node:crypto';
 import type { Platforms } from '@depthgate/platforms';
-import { ASK, BID, LocalBook, type SideCode } from '@depthgate/feeds';
-import { parseObject, stringList } from './protocol';
+import { ASK, BID, LocalBook, type SideCode, parseObject, stringList } from '@depthgate/feeds';
 import type {
   ClientContext,
   ResyncReason,

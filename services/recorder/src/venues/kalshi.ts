@@ -20,10 +20,10 @@
  * are delivered in order), or from its receipt if none follows within RECORDER_SNAPSHOT_QUIET_MS.
  */
 import { feedHandshakeHeaders, type Signer } from '@depthgate/platforms';
-import { ASK, BID, CanonicalMemo, centsToDollars, complementOfOne } from '@depthgate/feeds';
+import { ASK, BID, CanonicalMemo, centsToDollars, complementOfOne, parseObject } from '@depthgate/feeds';
 import type { TickerRecorder } from '../ticker';
 import type { RestClient } from './rest';
-import { chunk, parseObject, type RestBook, type SessionContext, type VenueProtocol, type VenueSession } from './types';
+import { chunk, type RestBook, type SessionContext, type VenueProtocol, type VenueSession } from './types';
 
 interface Subscription {
   tickers: Set<string>;

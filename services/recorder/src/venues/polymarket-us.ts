@@ -15,9 +15,10 @@
  *
  * A book whose `transactTime` is T includes the change at T, so the first book holds from T + 1 ms.
  */
+import { parseObject } from '@depthgate/feeds';
 import { feedHandshakeHeaders, type Signer } from '@depthgate/platforms';
 import type { RestClient } from './rest';
-import { chunk, parseObject, type RestBook, type SessionContext, type VenueProtocol, type VenueSession } from './types';
+import { chunk, type RestBook, type SessionContext, type VenueProtocol, type VenueSession } from './types';
 
 interface PmLevel {
   px?: { value?: unknown };

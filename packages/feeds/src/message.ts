@@ -1,3 +1,5 @@
+/** Reading the platforms' JSON feed messages (the recorder's venues and the gateway's stream modules alike). */
+
 /** A message as a JSON object, or undefined (not JSON, or another JSON value). */
 export function parseObject(text: string): Record<string, unknown> | undefined {
   try {
