@@ -14,7 +14,36 @@ export function tempDir(name) {
   return mkdtempSync(path.join(os.tmpdir(), `dg-bench-${name}-`));
 }
 
+/** Whether `port` can be listened on now. */
+function available(port) {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
+}
+
+/**
+ * On a shared machine, `DG_BENCH_PORT_BASE=31400` keeps every port the benchmarks pick within base … base + 999
+ * (handed out upwards, each checked free); without it the system picks.
+ */
+const PORT_BASE = Number(process.env.DG_BENCH_PORT_BASE ?? 0);
+let portCursor = PORT_BASE;
+
+async function fromBase(count) {
+  for (; portCursor + count <= PORT_BASE + 1000; portCursor++) {
+    const ok = await Promise.all(Array.from({ length: count }, (_, i) => available(portCursor + i)));
+    if (ok.every(Boolean)) {
+      const base = portCursor;
+      portCursor += count;
+      return base;
+    }
+  }
+  throw new Error(`no ${count} free consecutive ports left in DG_BENCH_PORT_BASE … +999`);
+}
+
 export async function freePort() {
+  if (PORT_BASE > 0) return fromBase(1);
   return new Promise((resolve, reject) => {
     const s = net.createServer();
     s.on('error', reject);
@@ -27,19 +56,10 @@ export async function freePort() {
 
 /** Consecutive free ports (the simulator takes base..base+10). */
 export async function freePortRange(count) {
+  if (PORT_BASE > 0) return fromBase(count);
   for (let attempt = 0; attempt < 50; attempt++) {
     const base = 20000 + Math.floor(Math.random() * 30000);
-    const ok = await Promise.all(
-      Array.from(
-        { length: count },
-        (_, i) =>
-          new Promise((resolve) => {
-            const s = net.createServer();
-            s.once('error', () => resolve(false));
-            s.listen(base + i, '127.0.0.1', () => s.close(() => resolve(true)));
-          }),
-      ),
-    );
+    const ok = await Promise.all(Array.from({ length: count }, (_, i) => available(base + i)));
     if (ok.every(Boolean)) return base;
   }
   throw new Error('no free port range');

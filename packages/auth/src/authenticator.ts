@@ -47,13 +47,17 @@ export class Authenticator {
     this.now = options.now ?? Date.now;
   }
 
-  /** Synchronous when the answer is cached and fresh, which is the common case. */
-  verify(candidate: string): VerifyResult | Promise<VerifyResult> {
+  /**
+   * Synchronous when the answer is cached and fresh, which is the common case. `maxAgeMs` (at most the cache TTL)
+   * asks for an answer at most that old: the WebSocket proxy re-checks open connections' keys on an interval and so
+   * still closes a revoked key's sockets within the TTL.
+   */
+  verify(candidate: string, maxAgeMs = this.options.cacheTtlMs): VerifyResult | Promise<VerifyResult> {
     if (!isWellFormedApiKey(candidate)) return this.count({ status: 'invalid' });
     const hash = hashApiKey(candidate);
     const entry = this.cache.get(hash);
     const now = this.now();
-    if (entry && now - entry.fetchedAt < this.options.cacheTtlMs) {
+    if (entry && now - entry.fetchedAt < Math.min(maxAgeMs, this.options.cacheTtlMs)) {
       this.options.metrics?.cache.inc({ result: 'hit' });
       return this.count(entry.result);
     }

@@ -3,7 +3,8 @@
  * API key administration (behind `./dev keys`). Keys are issued by hand on request (spec, Authentication 3).
  *
  *   create --name N [--ticker-prefixes KX,BTC] [--max-data-age-days 30] [--full-history-prefixes KXBTC]
- *          [--requests-per-minute 600] [--platforms venue-b,venue-d] [--json]
+ *          [--requests-per-minute 600] [--platforms venue-b,venue-d] [--ws-max-connections 10]
+ *          [--ws-max-subscriptions 200] [--json]
  *   list [--json]          show ID [--json]          revoke ID [--json]
  *
  * `create` prints the new key alone on its last line (with --json: the record plus the key, one JSON line).
@@ -23,7 +24,8 @@ class UsageError extends Error {}
 
 const USAGE = `usage:
   keys create --name NAME [--ticker-prefixes P1,P2] [--max-data-age-days N] [--full-history-prefixes P1,P2]
-              [--requests-per-minute N] [--platforms venue-b,venue-d] [--json]
+              [--requests-per-minute N] [--platforms venue-b,venue-d] [--ws-max-connections N]
+              [--ws-max-subscriptions N] [--json]
   keys list [--json]
   keys show ID [--json]
   keys revoke ID [--json]`;
@@ -77,6 +79,8 @@ function parseCreate(args: string[]): { input: NewKeyInput; json: boolean } {
       'full-history-prefixes': { type: 'string' },
       'requests-per-minute': { type: 'string' },
       platforms: { type: 'string' },
+      'ws-max-connections': { type: 'string' },
+      'ws-max-subscriptions': { type: 'string' },
       json: { type: 'boolean', default: false },
     },
     allowPositionals: true,
@@ -95,6 +99,8 @@ function parseCreate(args: string[]): { input: NewKeyInput; json: boolean } {
       full_history_prefixes: prefixes('--full-history-prefixes', values['full-history-prefixes']),
       requests_per_minute: positiveInt('--requests-per-minute', values['requests-per-minute']),
       platforms: platforms(values.platforms),
+      ws_max_connections: positiveInt('--ws-max-connections', values['ws-max-connections']),
+      ws_max_subscriptions: positiveInt('--ws-max-subscriptions', values['ws-max-subscriptions']),
     },
   };
 }
@@ -124,6 +130,8 @@ function describe(record: KeyRecord): string {
     `  full_history_prefixes  ${v.full_history_prefixes ? v.full_history_prefixes.join(', ') : '-'}`,
     `  requests_per_minute    ${v.requests_per_minute ?? 'default'}`,
     `  platforms              ${list(v.platforms)}`,
+    `  ws_max_connections     ${v.ws_max_connections ?? 'default'}`,
+    `  ws_max_subscriptions   ${v.ws_max_subscriptions ?? 'default'}`,
   ].join('\n');
 }
 

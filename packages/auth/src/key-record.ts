@@ -15,6 +15,9 @@ export const keyRecordSchema = z.object({
   full_history_prefixes: prefixList,
   requests_per_minute: z.number().int().positive().nullable(),
   platforms: z.array(z.enum(PLATFORM_KEYS)).min(1).nullable(),
+  /** The gateway's WebSocket limits for this key (null: the gateway's defaults); absent in older records. */
+  ws_max_connections: z.number().int().positive().nullable().optional(),
+  ws_max_subscriptions: z.number().int().positive().nullable().optional(),
   key_hash: z.string().regex(/^[0-9a-f]{64}$/),
 });
 
@@ -35,6 +38,8 @@ export interface NewKeyInput {
   full_history_prefixes?: string[] | null;
   requests_per_minute?: number | null;
   platforms?: PlatformKey[] | null;
+  ws_max_connections?: number | null;
+  ws_max_subscriptions?: number | null;
 }
 
 /** A valid key as the services use it on each request: prefixes lower-cased once, platforms as a set. */
@@ -46,6 +51,9 @@ export interface ResolvedKey {
   maxDataAgeDays: number | null;
   requestsPerMinute: number | null;
   platforms: ReadonlySet<PlatformKey> | null;
+  /** Open WebSocket connections and subscriptions this key may hold (null: the gateway's defaults). */
+  wsMaxConnections?: number | null;
+  wsMaxSubscriptions?: number | null;
 }
 
 export function resolveKey(record: KeyRecord): ResolvedKey {
@@ -57,5 +65,7 @@ export function resolveKey(record: KeyRecord): ResolvedKey {
     maxDataAgeDays: record.max_data_age_days,
     requestsPerMinute: record.requests_per_minute,
     platforms: record.platforms ? new Set(record.platforms) : null,
+    wsMaxConnections: record.ws_max_connections ?? null,
+    wsMaxSubscriptions: record.ws_max_subscriptions ?? null,
   };
 }

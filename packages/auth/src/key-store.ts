@@ -51,6 +51,8 @@ export class RedisKeyStore implements KeyStore {
       full_history_prefixes: input.full_history_prefixes ?? null,
       requests_per_minute: input.requests_per_minute ?? null,
       platforms: input.platforms ?? null,
+      ws_max_connections: input.ws_max_connections ?? null,
+      ws_max_subscriptions: input.ws_max_subscriptions ?? null,
       key_hash: hashApiKey(key),
     } satisfies KeyRecord);
     const result = await this.redis

@@ -3,51 +3,29 @@
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
-import { RedisKeyStore, createRedisClient, waitForRedis, type Redis } from '@depthgate/auth';
-import { loadConfig, startGateway, type RunningGateway } from '@depthgate/gateway';
-import { createLogger } from '@depthgate/service-kit';
-import { repoRoot, testRedisUrl, uniqueName } from '@depthgate/test-utils';
-import { startSimulator, type Simulator } from '@depthgate/venue-sim';
+import type { RunningGateway } from '@depthgate/gateway';
+import { repoRoot } from '@depthgate/test-utils';
+import type { Simulator } from '@depthgate/venue-sim';
 import { readCatalogue } from './catalogue.ts';
 import { DeclaredTypes } from './declared-types.ts';
 import { MODES, runMethod, type Env, type LibrarySpec, type Mode, type Result } from './harness.ts';
 import { LIBRARIES } from './libraries/index.ts';
 import { REPORT_PATH, renderReport } from './report.ts';
+import { BASE_DOMAIN, startContractStack, type ContractStack } from './stack.ts';
 
-/** `{platform}.gw.test` reaches a platform at its own root (GATEWAY_BASE_DOMAIN); resolved by the test's dispatcher. */
-const BASE_DOMAIN = 'gw.test';
-
+let stack: ContractStack;
 let sim: Simulator;
 let gateway: RunningGateway;
-let admin: Redis;
 let env: Env;
 let types: DeclaredTypes;
 const results: Result[] = [];
 const clients = new Map<string, unknown>();
 
 before(async () => {
-  sim = await startSimulator({ seed: 11, updatesPerSecond: 0, rateLimits: false });
-  admin = createRedisClient(testRedisUrl(), { name: 'contract-admin', offlineQueue: true });
-  await waitForRedis(admin, 5000);
-  const prefix = `${uniqueName('contract')}:`;
-  const { key } = await new RedisKeyStore(admin, prefix).create({ name: 'official-clients', requests_per_minute: 1e6 });
-  const silent = new Writable({ write: (_chunk, _enc, cb) => cb() });
-  gateway = await startGateway(
-    loadConfig({
-      ...sim.env(),
-      REDIS_URL: testRedisUrl(),
-      REDIS_KEY_PREFIX: prefix,
-      GATEWAY_PORT: '0',
-      GATEWAY_BASE_DOMAIN: BASE_DOMAIN,
-      // No upstream budgets (each read is one call among hundreds), no keep-alive calls in the request record.
-      UPSTREAM_BUDGETS: 'venue-a=0,venue-a-clob=0,venue-a-us=0,venue-b=0,venue-c=0,venue-d=0,venue-e=0',
-      IBKR_TICKLE_INTERVAL_MS: '0',
-    }),
-    { logger: createLogger({ name: 'contract-gateway', level: 'error', destination: silent }), exit: false },
-  );
-  await waitForRedis(gateway.auth.redis, 5000);
+  stack = await startContractStack('contract');
+  ({ sim, gateway } = stack);
+  const { key } = stack;
   const catalogue = await readCatalogue(sim);
   env = {
     sim,
@@ -60,9 +38,7 @@ before(async () => {
 });
 
 after(async () => {
-  await gateway?.shutdown('test');
-  admin?.disconnect();
-  await sim?.stop();
+  await stack?.close();
 });
 
 function clientFor(lib: LibrarySpec<unknown>, mode: Mode): unknown {

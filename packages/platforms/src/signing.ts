@@ -49,3 +49,17 @@ export function signNow(signer: Signer, input: SignInput, nowMs: number): Signed
     throw new Error(`signer ${signer.name} is asynchronous; this caller needs headers at once`);
   return headers;
 }
+
+/**
+ * The headers of a feed handshake that authenticates like the platform's REST API (Kalshi's RSA-PSS, Polymarket US's
+ * Ed25519) [V]: the signer's headers over `GET` and the WebSocket path, no query, no body; undefined without a signer.
+ */
+export function feedHandshakeHeaders(
+  signer: Signer | undefined,
+  feedUrl: string,
+  nowMs: number,
+): SignedHeaders | undefined {
+  if (!signer) return undefined;
+  const url = new URL(feedUrl);
+  return signNow(signer, { method: 'GET', path: url.pathname, query: '', body: '', host: url.host }, nowMs);
+}

@@ -20,6 +20,7 @@ export const ERROR_CODES = [
   'forbidden',
   'not_found',
   'unknown_platform',
+  'unknown_channel',
   'unknown_exchange',
   'unknown_ticker',
   'method_not_allowed',
@@ -30,6 +31,7 @@ export const ERROR_CODES = [
   'headers_too_large',
   'rate_limited',
   'upstream_rate_limited',
+  'too_many_connections',
   'internal_error',
   'bad_gateway',
   'service_unavailable',
@@ -57,6 +59,7 @@ export function statusFor(code: ErrorCode): number {
       return 403;
     case 'not_found':
     case 'unknown_platform':
+    case 'unknown_channel':
     case 'unknown_exchange':
     case 'unknown_ticker':
       return 404;
@@ -74,6 +77,7 @@ export function statusFor(code: ErrorCode): number {
       return 431;
     case 'rate_limited':
     case 'upstream_rate_limited':
+    case 'too_many_connections':
       return 429;
     case 'internal_error':
       return 500;

@@ -13,9 +13,28 @@ type Hook = () => Promise<void> | void;
 export class Lifecycle {
   draining = false;
   private readonly hooks: { name: string; hook: Hook }[] = [];
+  private readonly drainHooks: { name: string; hook: Hook }[] = [];
 
   onShutdown(name: string, hook: Hook): void {
     this.hooks.push({ name, hook });
+  }
+
+  /**
+   * Runs when the server stops accepting connections, before it waits for open ones: for connections that would
+   * otherwise never end by themselves (WebSockets are told to reconnect elsewhere).
+   */
+  onDrain(name: string, hook: Hook): void {
+    this.drainHooks.push({ name, hook });
+  }
+
+  async runDrainHooks(logger: Logger): Promise<void> {
+    for (const { name, hook } of this.drainHooks) {
+      try {
+        await hook();
+      } catch (err) {
+        logger.error({ err, hook: name }, 'drain hook failed');
+      }
+    }
   }
 
   async runHooks(logger: Logger): Promise<void> {
@@ -90,6 +109,7 @@ export async function serve(handler: RequestListener, options: ServeOptions): Pr
       lifecycle.draining = true;
       await sleep(options.shutdownDelayMs);
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      await lifecycle.runDrainHooks(logger);
       server.closeIdleConnections();
       const idleSweep = setInterval(() => server.closeIdleConnections(), 100);
       let deadline: NodeJS.Timeout | undefined;

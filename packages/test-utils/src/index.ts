@@ -223,3 +223,5 @@ export function testCluster(): TestCluster {
     },
   };
 }
+
+export { WsTestClient, type WsOpenOptions } from './ws-client';

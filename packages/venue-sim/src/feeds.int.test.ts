@@ -7,20 +7,18 @@ const GEMINI_PRECISION: Record<string, [number, number]> = { BTCUSD: [2, 8], ETH
 const geminiPrecision = (s: string): [number, number] => GEMINI_PRECISION[s] ?? [2, 0];
 
 async function kalshiClient(sim: Simulator, tickers: string[]): Promise<FeedClient> {
-  const c = await FeedClient.open(
-    sim.feeds['venue-b'],
-    signers.kalshiHeaders(sim.credentials.kalshi, 'GET', '/trade-api/ws/v2'),
-  );
+  const c = await FeedClient.open(sim.feeds['venue-b'], {
+    headers: signers.kalshiHeaders(sim.credentials.kalshi, 'GET', '/trade-api/ws/v2'),
+  });
   c.send({ id: 1, cmd: 'subscribe', params: { channels: ['orderbook_delta'], market_tickers: tickers } });
   await c.until((ms) => ms.filter((m) => m.type === 'orderbook_snapshot').length === tickers.length);
   return c;
 }
 
 async function pmUsClient(sim: Simulator, slugs: string[]): Promise<FeedClient> {
-  const c = await FeedClient.open(
-    sim.feeds['venue-a-us'],
-    signers.polymarketUsHeaders(sim.credentials.polymarketUs, 'GET', '/v1/ws/markets'),
-  );
+  const c = await FeedClient.open(sim.feeds['venue-a-us'], {
+    headers: signers.polymarketUsHeaders(sim.credentials.polymarketUs, 'GET', '/v1/ws/markets'),
+  });
   c.send({ subscribe: { requestId: 'md-1', subscriptionType: 'SUBSCRIPTION_TYPE_MARKET_DATA', marketSlugs: slugs } });
   await c.until((ms) => ms.filter((m) => m.marketData).length >= slugs.length);
   return c;
@@ -272,11 +270,11 @@ describe('order-book feeds', () => {
       sim = await startSimulator({ seed: 1, updatesPerSecond: 0 });
       expect((await FeedClient.refused(sim.feeds['venue-b'])).status).toBe(401);
       const stale = signers.kalshiHeaders(sim.credentials.kalshi, 'GET', '/trade-api/ws/v2', Date.now() - 120_000);
-      const refused = await FeedClient.refused(sim.feeds['venue-b'], stale);
+      const refused = await FeedClient.refused(sim.feeds['venue-b'], { headers: stale });
       expect(refused.status).toBe(401);
       expect(JSON.parse(refused.body)).toMatchObject({ error: { code: 'authentication_error' } });
       const wrongPath = signers.kalshiHeaders(sim.credentials.kalshi, 'GET', '/trade-api/v2/markets');
-      expect((await FeedClient.refused(sim.feeds['venue-b'], wrongPath)).status).toBe(401);
+      expect((await FeedClient.refused(sim.feeds['venue-b'], { headers: wrongPath })).status).toBe(401);
       expect((await FeedClient.refused(sim.feeds['venue-a-us'])).status).toBe(401);
       const handshakes = sim.requests({ platform: 'kalshi', pathPrefix: '/trade-api/ws/v2' });
       expect(handshakes.map((r) => [r.websocket, r.auth, r.status])).toEqual([
@@ -314,10 +312,9 @@ describe('order-book feeds', () => {
 
     test('Polymarket US rejects more than 100 slugs and unknown slugs; Gemini reports unknown symbols', async () => {
       sim = await startSimulator({ seed: 1, updatesPerSecond: 0 });
-      const p = await FeedClient.open(
-        sim.feeds['venue-a-us'],
-        signers.polymarketUsHeaders(sim.credentials.polymarketUs, 'GET', '/v1/ws/markets'),
-      );
+      const p = await FeedClient.open(sim.feeds['venue-a-us'], {
+        headers: signers.polymarketUsHeaders(sim.credentials.polymarketUs, 'GET', '/v1/ws/markets'),
+      });
       clients.push(p);
       p.send({
         subscribe: {

@@ -34,9 +34,11 @@ describe('the simulator as a whole', () => {
       expect(sim.urls['venue-e']).toBe(`http://127.0.0.1:${base + 9}/api`);
       expect(sim.urls['venue-e/portal']).toBe(`https://127.0.0.1:${base + 10}/v1/api`);
       expect(sim.feeds).toEqual({
+        'venue-a-clob': `ws://127.0.0.1:${base + 2}/ws/market`,
         'venue-a-us': `ws://127.0.0.1:${base + 5}/v1/ws/markets`,
         'venue-b': `ws://127.0.0.1:${base + 6}/trade-api/ws/v2`,
         'venue-c': `ws://127.0.0.1:${base + 7}/v2/marketdata`,
+        'venue-d': `ws://127.0.0.1:${base + 8}/`,
       });
       await expect(startSimulator({ ports: { base }, updatesPerSecond: 0 })).rejects.toThrow(/port/);
     } finally {

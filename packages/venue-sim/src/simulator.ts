@@ -236,6 +236,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       clear: () => {
         for (const h of hubs.values()) h.clearFaults();
       },
+      received: (platform) => [...feedHub(platform).received],
+      clearReceived: (platform) => {
+        feedHub(platform).received.length = 0;
+      },
       stats: (platform) => {
         const hub = feedHub(platform);
         return {

@@ -75,6 +75,10 @@ export interface SimFeedFaults {
   clear(): void;
   /** Open connections, drops still pending, messages dropped so far, connections cut for being too slow. */
   stats(platform: string): { connections: number; pendingDrops: number; dropped: number; slowDisconnects: number };
+  /** The text messages clients sent to the platform's feed (the last 10,000, oldest first). */
+  received(platform: string): string[];
+  /** Forgets the received messages. */
+  clearReceived(platform: string): void;
 }
 
 export interface SimFaults {

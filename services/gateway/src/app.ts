@@ -10,6 +10,7 @@ import {
 import type { GatewayConfig } from './config';
 import './context';
 import { openApiDocument } from './openapi';
+import { asyncApiDocument } from './ws/asyncapi';
 import type { GatewayPlatforms } from './platforms/registry';
 import type { Forwarder } from './proxy/forwarder';
 import { createApiHandler } from './routes/api';
@@ -27,7 +28,8 @@ export interface GatewayDeps {
 
 /**
  * The gateway's request handler: a request whose Host names a platform under GATEWAY_BASE_DOMAIN, and `/api/…`, go
- * to the API pipeline (routes/api.ts); everything else (`/health`, `/ready`, `/metrics`, `/openapi.json`, 404) to an
+ * to the API pipeline (routes/api.ts); everything else (`/health`, `/ready`, `/metrics`, `/openapi.json`,
+ * `/asyncapi.json`, 404) to an
  * Express app. One tracker serves both, so ids, metrics and the access log are the same whichever way a request
  * went. No side effects: everything arrives in `deps`.
  */
@@ -40,6 +42,7 @@ export function createHandler(deps: GatewayDeps): (req: IncomingMessage, res: Se
     fields: (req) => ({ platform: req.platform, cache: req.cacheStatus }),
   });
   const openapi = JSON.stringify(openApiDocument(deps.platforms));
+  const asyncapi = JSON.stringify(asyncApiDocument(deps.platforms));
   const ops = createServiceApp({
     ...deps,
     tracker: track,
@@ -48,6 +51,9 @@ export function createHandler(deps: GatewayDeps): (req: IncomingMessage, res: Se
     mount: (app) => {
       app.get('/openapi.json', (_req, res) => {
         res.type('application/json').send(openapi);
+      });
+      app.get('/asyncapi.json', (_req, res) => {
+        res.type('application/json').send(asyncapi);
       });
     },
   });

@@ -20,6 +20,7 @@ import {
   envString,
   parseEnv,
 } from '@depthgate/service-kit';
+import { wsEnvShape } from './ws/config';
 
 /**
  * Every gateway setting, parsed once from the environment. README.md lists them with their defaults. The platforms'
@@ -73,6 +74,8 @@ export const gatewayEnvSchema = z.object({
   CACHE_MAX_BYTES: envInt(64 * 1024 * 1024, { min: 0, max: 4 * 1024 * 1024 * 1024 }),
   /** Largest upstream body kept for late joiners of a coalesced call or for the cache. */
   MAX_SHARED_BODY_BYTES: envInt(4 * 1024 * 1024, { min: 0, max: 256 * 1024 * 1024 }),
+
+  ...wsEnvShape,
 });
 
 export type GatewayEnv = z.output<typeof gatewayEnvSchema>;

@@ -6,3 +6,6 @@ export { UpstreamBudgets } from './proxy/budget';
 export { Forwarder } from './proxy/forwarder';
 export { startKeepAlives } from './keep-alive';
 export { startGateway, type RunningGateway } from './server';
+export { WsGateway, KEY_SUBPROTOCOL } from './ws/server';
+export { CLOSE } from './ws/close-codes';
+export { STREAMS } from './ws/registry';

@@ -14,6 +14,8 @@ import { GatewayMetrics } from './metrics';
 import { createPlatforms, type GatewayPlatforms } from './platforms/registry';
 import { UpstreamBudgets } from './proxy/budget';
 import { Forwarder } from './proxy/forwarder';
+import { WsMetrics } from './ws/metrics';
+import { WsGateway } from './ws/server';
 
 export interface RunningGateway extends RunningServer {
   auth: Auth;
@@ -21,6 +23,8 @@ export interface RunningGateway extends RunningServer {
   platforms: GatewayPlatforms;
   forwarder: Forwarder;
   lifecycle: Lifecycle;
+  /** The WebSocket proxy (undefined with WS_ENABLED=false). */
+  ws: WsGateway | undefined;
 }
 
 /**
@@ -62,6 +66,22 @@ export async function startGateway(
     exit: options.exit,
     reusePort: config.GATEWAY_REUSE_PORT,
   });
+  const ws = config.WS_ENABLED
+    ? new WsGateway({
+        config,
+        logger,
+        auth,
+        metrics: new WsMetrics(registry),
+        platforms,
+        forwarder,
+        draining: () => lifecycle.draining,
+      })
+    : undefined;
+  if (ws) {
+    running.server.on('upgrade', (req, socket, head) => ws.upgrade(req, socket, head));
+    // Open WebSockets never end by themselves: at drain they are told to reconnect elsewhere.
+    lifecycle.onDrain('websockets', () => ws.stop());
+  }
   // Keep-alive calls take upstream budget from Redis: start them once Redis answers (or after 5 s without it, when
   // the budget falls back to counting in process), so a normal start logs no spurious "budgets degraded".
   await waitForRedis(auth.redis, 5000).catch(() =>
@@ -78,5 +98,5 @@ export async function startGateway(
     },
     'gateway configured',
   );
-  return { ...running, auth, registry, platforms, forwarder, lifecycle };
+  return { ...running, auth, registry, platforms, forwarder, lifecycle, ws };
 }

@@ -6,7 +6,7 @@ import { EXCHANGE_KEYS, signNow, type ExchangeKey } from '@depthgate/platforms';
 import { RecorderStore, waitForSchema, type HistoryStore } from '@depthgate/history-store';
 import type { Logger } from '@depthgate/service-kit';
 import type { RecorderConfig } from './config';
-import { CanonicalMemo } from './decimal';
+import { CanonicalMemo } from '@depthgate/feeds';
 import type { RecorderMetrics } from './metrics';
 import { geminiProtocol } from './venues/gemini';
 import { kalshiProtocol } from './venues/kalshi';

@@ -1,5 +1,5 @@
 import type { ExchangeKey } from '@depthgate/platforms';
-import type { LocalBook, SideCode } from './book';
+import type { LocalBook, SideCode } from '@depthgate/feeds';
 
 /**
  * Where a ticker's rows go (the writer's batches, or a list in tests). Calls arrive in the order the rows must

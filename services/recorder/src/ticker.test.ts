@@ -1,5 +1,4 @@
-import { ASK, BID } from './book';
-import { CanonicalMemo } from './decimal';
+import { ASK, BID, CanonicalMemo } from '@depthgate/feeds';
 import type { GapReason } from './rows';
 import { ListSink, rebuild } from './testing/support';
 import { TickerRecorder, type TickerEnv } from './ticker';

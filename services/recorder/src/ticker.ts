@@ -17,8 +17,16 @@
  *   applied to our book before a cadence snapshot).
  */
 import type { ExchangeKey } from '@depthgate/platforms';
-import { ASK, BID, LocalBook, type Level, type SideCode } from './book';
-import { formatDecimal, parseDecimal, type CanonicalMemo } from './decimal';
+import {
+  ASK,
+  BID,
+  LocalBook,
+  type Level,
+  type SideCode,
+  formatDecimal,
+  parseDecimal,
+  type CanonicalMemo,
+} from '@depthgate/feeds';
 import type { GapReason, RowSink } from './rows';
 
 export interface TickerResume {

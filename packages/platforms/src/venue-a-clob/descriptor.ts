@@ -21,6 +21,13 @@ export const venueAClob = definePlatform({
       description: 'Polymarket Data API (CLOB market statistics routes)',
     },
   },
+  feeds: {
+    main: {
+      env: 'FEED_VENUE_A_CLOB_URL',
+      default: 'wss://ws-subscriptions-clob.polymarket.com/ws/market',
+      description: 'Polymarket CLOB market channel WebSocket (`book`, `price_change`, `last_trade_price`)',
+    },
+  },
   budget: { perSecond: 142.5, burst: 75, source: 'CLOB /book: 1,500 per 10 s [V]' },
   credentials: {
     l2: credential<PolymarketClobCredentials>({

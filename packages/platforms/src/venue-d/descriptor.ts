@@ -26,6 +26,13 @@ export const venueD = definePlatform({
       description: 'Coinbase Exchange',
     },
   },
+  feeds: {
+    main: {
+      env: 'FEED_VENUE_D_URL',
+      default: 'wss://ws-feed.exchange.coinbase.com',
+      description: 'Coinbase Exchange WebSocket feed (`level2`, `ticker`, `heartbeat`, `matches`)',
+    },
+  },
   budget: { perSecond: 10, burst: 15, source: 'Coinbase public: token bucket, 10/s with bursts of 15 [V]' },
   credentials: {
     hmac: credential<CoinbaseHmacCredentials>({

@@ -4,6 +4,8 @@ import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import type { RecordedRequest } from '../http/types';
 
 export const FEED_FAULT_KINDS = ['drop', 'disconnect', 'stall'] as const;
+/** Client messages a feed keeps for inspection. */
+const RECEIVED_KEPT = 10_000;
 export type FeedFaultKind = (typeof FEED_FAULT_KINDS)[number];
 
 /** One client connection of a feed, with what it subscribed to and its stall state. */
@@ -43,6 +45,8 @@ export class FeedHub {
   maxBufferedBytes = 64 * 1024 * 1024;
   /** Connections cut for being too slow. */
   slowDisconnects = 0;
+  /** The last text messages clients sent (at most RECEIVED_KEPT), oldest first: what reached the platform. */
+  readonly received: string[] = [];
 
   constructor(private readonly clock: () => number) {
     this.wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 1024 * 1024 });
@@ -60,6 +64,11 @@ export class FeedHub {
       record.status = 101;
       const conn = new FeedConnection(ws);
       this.connections.add(conn);
+      ws.on('message', (data, isBinary) => {
+        if (isBinary) return;
+        this.received.push(String(data));
+        if (this.received.length > RECEIVED_KEPT) this.received.splice(0, this.received.length - RECEIVED_KEPT);
+      });
       ws.on('close', () => this.connections.delete(conn));
       ws.on('error', () => ws.terminate());
       onOpen(conn);

@@ -1,5 +1,4 @@
 import https from 'node:https';
-import { WebSocket } from 'ws';
 
 export interface HttpResult {
   status: number;
@@ -40,100 +39,5 @@ export function httpsGet(
   });
 }
 
-/** A WebSocket client that keeps every message and can wait for the next ones. */
-export class FeedClient {
-  readonly messages: Array<Record<string, unknown>> = [];
-  closed = false;
-  closeCode = 0;
-  private waiters: Array<() => void> = [];
-
-  private constructor(readonly ws: WebSocket) {
-    ws.on('message', (data) => {
-      this.messages.push(JSON.parse(String(data)) as Record<string, unknown>);
-      this.wake();
-    });
-    ws.on('close', (code) => {
-      this.closed = true;
-      this.closeCode = code;
-      this.wake();
-    });
-  }
-
-  static open(url: string, headers: Record<string, string> = {}): Promise<FeedClient> {
-    return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url, { headers, perMessageDeflate: false });
-      const client = new FeedClient(ws);
-      ws.once('open', () => resolve(client));
-      ws.once('unexpected-response', (_req, res) => reject(new Error(`handshake refused: ${res.statusCode}`)));
-      ws.once('error', reject);
-    });
-  }
-
-  /** Resolves with the HTTP status of a refused handshake. */
-  static refused(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
-    return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url, { headers });
-      ws.once('open', () => {
-        ws.terminate();
-        reject(new Error('handshake unexpectedly accepted'));
-      });
-      ws.once('unexpected-response', (_req, res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
-      });
-      ws.once('error', () => undefined);
-    });
-  }
-
-  private wake(): void {
-    const w = this.waiters;
-    this.waiters = [];
-    for (const f of w) f();
-  }
-
-  send(value: unknown): void {
-    this.ws.send(JSON.stringify(value));
-  }
-
-  /** Waits until `predicate(messages)` holds. */
-  async until(predicate: (messages: Array<Record<string, unknown>>) => boolean, timeoutMs = 10_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!predicate(this.messages)) {
-      if (this.closed) throw new Error('connection closed while waiting');
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`timed out after ${timeoutMs} ms with ${this.messages.length} messages`);
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, left);
-        this.waiters.push(() => {
-          clearTimeout(t);
-          resolve();
-        });
-      });
-    }
-  }
-
-  /**
-   * Round trip through the server: ping frames are answered after everything the server wrote before, so once the
-   * pong is back every message sent before `sync()` was called has arrived.
-   */
-  sync(): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error('no pong')), 10_000);
-      this.ws.once('pong', () => {
-        clearTimeout(t);
-        // 'message' events for frames read before the pong are already emitted.
-        setImmediate(resolve);
-      });
-      this.ws.ping();
-    });
-  }
-
-  close(): Promise<void> {
-    if (this.closed) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.ws.once('close', () => resolve());
-      this.ws.terminate();
-    });
-  }
-}
+/** The WebSocket test client, shared with the gateway's tests. */
+export { WsTestClient as FeedClient } from '@depthgate/test-utils';

@@ -347,6 +347,26 @@ export class Forwarder {
 
   /** A call of the gateway's own (IBKR session keep-alive): budget without waiting, no caller, body discarded. */
   async ping(target: UpstreamTarget, method: string, path: string): Promise<number | undefined> {
+    const response = await this.own(target, method, path, '');
+    await response?.body.dump();
+    return response?.statusCode;
+  }
+
+  /**
+   * A read of the gateway's own (the WebSocket proxy's book reconciliation): budget without waiting, no caller; the
+   * JSON body of a 200, else undefined.
+   */
+  async readJson(target: UpstreamTarget, path: string, query: string): Promise<unknown> {
+    const response = await this.own(target, 'GET', path, query);
+    if (!response) return undefined;
+    if (response.statusCode !== 200) {
+      await response.body.dump();
+      return undefined;
+    }
+    return response.body.json();
+  }
+
+  private async own(target: UpstreamTarget, method: string, path: string, query: string) {
     if (target.budget) {
       const decision = await this.deps.budgets.take(target.id, target.budget);
       if (!decision.allowed || decision.waitUs > 0) return undefined;
@@ -356,16 +376,14 @@ export class Forwarder {
     if (target.signer)
       Object.assign(
         headers,
-        await target.signer.sign({ method, path: full, query: '', body: '', host: target.host }, this.now()),
+        await target.signer.sign({ method, path: full, query, body: '', host: target.host }, this.now()),
       );
-    const response = await this.pool(target).request({
-      path: full,
+    return this.pool(target).request({
+      path: query === '' ? full : `${full}?${query}`,
       method,
       headers,
       signal: AbortSignal.timeout(this.deps.config.UPSTREAM_TIMEOUT_MS),
     });
-    await response.body.dump();
-    return response.statusCode;
   }
 
   async close(): Promise<void> {

@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import { RedisKeyStore, createRedisClient, waitForRedis, type NewKeyInput, type Redis } from '@depthgate/auth';
 import { createLogger } from '@depthgate/service-kit';
 import { testRedisUrl, uniqueName } from '@depthgate/test-utils';
-import { startSimulator, type Simulator } from '@depthgate/venue-sim';
+import { startSimulator, type Simulator, type SimulatorOptions } from '@depthgate/venue-sim';
 import { loadConfig } from '../config';
 import { startGateway, type RunningGateway } from '../server';
 
@@ -67,7 +67,7 @@ export interface GatewayHarness {
   close(): Promise<void>;
 }
 
-export async function startGatewayHarness(): Promise<GatewayHarness> {
+export async function startGatewayHarness(simOptions: SimulatorOptions = {}): Promise<GatewayHarness> {
   const logLines: string[] = [];
   const logSink = new Writable({
     write(chunk, _enc, cb) {
@@ -76,7 +76,7 @@ export async function startGatewayHarness(): Promise<GatewayHarness> {
     },
   });
   const logger = createLogger({ name: 'gateway-test', level: 'info', destination: logSink });
-  const sim = await startSimulator({ seed: 11, updatesPerSecond: 0, rateLimits: false });
+  const sim = await startSimulator({ seed: 11, updatesPerSecond: 0, rateLimits: false, ...simOptions });
   const admin = createRedisClient(testRedisUrl(), { name: 'gw-test-admin', offlineQueue: true });
   await waitForRedis(admin, 5000);
   const prefix = `${uniqueName('gw')}:`;

@@ -15,7 +15,7 @@ import { startSimulator, type Simulator } from '@depthgate/venue-sim';
 import { HistoryStore, storeOptions } from '@depthgate/history-store';
 import { createTestDatabase, type TestDatabase } from '@depthgate/history-store/testing';
 import { loadRecorderConfig, type RecorderConfig } from '../config';
-import { formatDecimal, parseDecimal } from '../decimal';
+import { formatDecimal, parseDecimal } from '@depthgate/feeds';
 import { RecorderMetrics } from '../metrics';
 import { startRecorder, type Recorder } from '../recorder';
 import { flat, type FlatBook, type Row } from './support';

@@ -14,9 +14,9 @@
  *   whole book.
  * - Heartbeats `{"type":"heartbeat","timestamp":…}` keep the connection alive.
  */
-import { ASK, BID } from '../book';
+import { ASK, BID, parseObject } from '@depthgate/feeds';
 import type { RestClient } from './rest';
-import { chunk, parseObject, type RestBook, type SessionContext, type VenueProtocol, type VenueSession } from './types';
+import { chunk, type RestBook, type SessionContext, type VenueProtocol, type VenueSession } from './types';
 
 class GeminiSession implements VenueSession {
   /** Subscribed symbols whose next message is their whole book. */

@@ -19,12 +19,11 @@
  * Snapshots carry no time: a snapshot holds from the ts of the next timestamped message of the connection (events
  * are delivered in order), or from its receipt if none follows within RECORDER_SNAPSHOT_QUIET_MS.
  */
-import { signNow, type Signer } from '@depthgate/platforms';
-import { ASK, BID } from '../book';
-import { CanonicalMemo, centsToDollars, complementOfOne } from '../decimal';
+import { feedHandshakeHeaders, type Signer } from '@depthgate/platforms';
+import { ASK, BID, CanonicalMemo, centsToDollars, complementOfOne, parseObject } from '@depthgate/feeds';
 import type { TickerRecorder } from '../ticker';
 import type { RestClient } from './rest';
-import { chunk, parseObject, type RestBook, type SessionContext, type VenueProtocol, type VenueSession } from './types';
+import { chunk, type RestBook, type SessionContext, type VenueProtocol, type VenueSession } from './types';
 
 interface Subscription {
   tickers: Set<string>;
@@ -286,17 +285,13 @@ export function kalshiProtocol(o: {
   subscribeBatch: number;
 }): VenueProtocol {
   const { signer } = o;
-  const url = new URL(o.feedUrl);
   return {
     exchange: 'venue_b',
     platform: 'Kalshi',
     feedUrl: o.feedUrl,
     venueClock: true,
     missingCredentials: signer === undefined,
-    handshakeHeaders(nowMs) {
-      if (!signer) return undefined;
-      return signNow(signer, { method: 'GET', path: url.pathname, query: '', body: '', host: url.host }, nowMs);
-    },
+    handshakeHeaders: (nowMs) => feedHandshakeHeaders(signer, o.feedUrl, nowMs),
     createSession: (ctx) => new KalshiSession(ctx, o.subscribeBatch),
     async listActive(rest: RestClient, series: readonly string[], all: boolean): Promise<string[]> {
       const out = new Set<string>();

@@ -15,9 +15,10 @@
  *
  * A book whose `transactTime` is T includes the change at T, so the first book holds from T + 1 ms.
  */
-import { signNow, type Signer } from '@depthgate/platforms';
+import { parseObject } from '@depthgate/feeds';
+import { feedHandshakeHeaders, type Signer } from '@depthgate/platforms';
 import type { RestClient } from './rest';
-import { chunk, parseObject, type RestBook, type SessionContext, type VenueProtocol, type VenueSession } from './types';
+import { chunk, type RestBook, type SessionContext, type VenueProtocol, type VenueSession } from './types';
 
 interface PmLevel {
   px?: { value?: unknown };
@@ -164,7 +165,6 @@ export function polymarketUsProtocol(o: {
   debounced: boolean;
 }): VenueProtocol {
   const { signer } = o;
-  const url = new URL(o.feedUrl);
   const open = (m: PmMarket) => typeof m.slug === 'string' && m.active !== false && m.closed !== true;
   return {
     exchange: 'venue_a_us',
@@ -172,10 +172,7 @@ export function polymarketUsProtocol(o: {
     feedUrl: o.feedUrl,
     venueClock: true,
     missingCredentials: signer === undefined,
-    handshakeHeaders(nowMs) {
-      if (!signer) return undefined;
-      return signNow(signer, { method: 'GET', path: url.pathname, query: '', body: '', host: url.host }, nowMs);
-    },
+    handshakeHeaders: (nowMs) => feedHandshakeHeaders(signer, o.feedUrl, nowMs),
     createSession: (ctx) => new PolymarketUsSession(ctx, Math.min(100, o.subscribeBatch), o.debounced),
     async listActive(rest: RestClient, series: readonly string[], all: boolean): Promise<string[]> {
       const out = new Set<string>();

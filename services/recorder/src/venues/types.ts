@@ -63,16 +63,6 @@ export interface VenueProtocol {
   normalizeTicker(ticker: string): string;
 }
 
-/** Parses a JSON object message; undefined when it is not one. */
-export function parseObject(text: string): Record<string, unknown> | undefined {
-  try {
-    const v: unknown = JSON.parse(text);
-    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 export function chunk<T>(list: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));

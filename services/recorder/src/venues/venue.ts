@@ -5,7 +5,7 @@
  */
 import { TICKER_PATTERN, type RecorderStore } from '@depthgate/history-store';
 import type { Logger } from '@depthgate/service-kit';
-import type { CanonicalMemo } from '../decimal';
+import type { CanonicalMemo } from '@depthgate/feeds';
 import type { RecorderMetrics } from '../metrics';
 import type { GapReason, RowSink } from '../rows';
 import { TickerRecorder, type TickerResume } from '../ticker';

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import type { ExchangeKey } from '@depthgate/platforms';
 import { createLogger } from '@depthgate/service-kit';
-import { CanonicalMemo } from '../decimal';
+import { CanonicalMemo } from '@depthgate/feeds';
 import { ListSink, rebuild } from '../testing/support';
 import { TickerRecorder } from '../ticker';
 import { geminiProtocol } from './gemini';

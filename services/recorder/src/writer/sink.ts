@@ -6,8 +6,7 @@
  */
 import type { ExchangeKey } from '@depthgate/platforms';
 import type { InsertTable } from '@depthgate/history-store';
-import { SIDE_NAME, type LocalBook, type SideCode } from '../book';
-import { formatDecimal } from '../decimal';
+import { SIDE_NAME, type LocalBook, type SideCode, formatDecimal } from '@depthgate/feeds';
 import type { RowSink } from '../rows';
 import { EXCHANGE_INDEX, MonthOf, OpenBatch, type SealedBatch } from './batch';
 

@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import { createLogger } from '@depthgate/service-kit';
 import type { ProbeKey } from '@depthgate/history-store';
-import { LocalBook } from '../book';
+import { LocalBook } from '@depthgate/feeds';
 import { MonthOf, batchText, type SealedBatch } from './batch';
 import { TsvSink } from './sink';
 import { TableSpool, encodeRecord } from './spool';

@@ -1,14 +1,13 @@
 // https://docs.polymarket.com/api-reference/orderbook/get-order-book (CLOB)
-import { createHash } from 'node:crypto';
 import { formatScaled, formatScaledTrimmed, scaledNumber } from '../../core/decimal';
 import { Rng } from '../../core/rng';
-import type { IntBook } from '../../book/types';
 import type { SimHost } from '../platform';
 import { Router } from '../../http/router';
 import { json, type PlatformErrors, type SimRequest, type SimResponse, text } from '../../http/types';
 import type { PlatformContext } from '../context';
-import type { GammaMarketDef, PolymarketCatalog } from '../venue-a/catalog';
+import type { PolymarketCatalog } from '../venue-a/catalog';
 import { accountRoutes } from './account';
+import { bookSummary, tokenBook, type TokenBook } from './books';
 import { verifyClob } from './clob-auth';
 import { ClobMarkets } from './markets';
 
@@ -35,30 +34,12 @@ const MAX_BATCH = 500;
 
 type Side = 'BUY' | 'SELL';
 
-/** A token's book with its market: best prices first (`bids[0]` highest, `asks[0]` lowest), in cents. */
-interface TokenBook {
-  market: GammaMarketDef;
-  book: IntBook;
-}
-
 export function clobHost(ctx: PlatformContext, catalog: PolymarketCatalog): SimHost {
   const { engine, opts, credentials } = ctx;
   const r = new Router();
   const markets = new ClobMarkets(ctx, catalog);
 
-  /** The book of a token: its own process for YES, the YES book mirrored at 1 − p for NO. */
-  const bookOf = (tokenId: string): TokenBook | undefined => {
-    const t = catalog.tokens.get(tokenId);
-    if (!t) return undefined;
-    const live = engine.book('clob', t.market.tokens[0]);
-    if (!live) return undefined;
-    const yes: IntBook = { bids: live.bids.levels(), asks: live.asks.levels() };
-    if (t.yes) return { market: t.market, book: yes };
-    return {
-      market: t.market,
-      book: { bids: yes.asks.map(([p, q]) => [100 - p, q]), asks: yes.bids.map(([p, q]) => [100 - p, q]) },
-    };
-  };
+  const bookOf = (tokenId: string) => tokenBook(engine, catalog, tokenId);
   const token = (req: SimRequest, name = 'token_id'): string | SimResponse => {
     const id = req.params.get(name);
     if (!id || !/^\d+$/.test(id)) return json(400, { error: 'Invalid token id' });
@@ -91,27 +72,7 @@ export function clobHost(ctx: PlatformContext, catalog: PolymarketCatalog): SimH
     return bid === undefined ? undefined : { price: px(bid), side: 'SELL' as const };
   };
 
-  const bookJson = (tokenId: string, { market, book }: TokenBook) => {
-    // [3P] bids ascend and asks descend: the best price comes last on both sides (clob-client's market-price
-    // walk and ccxt's ticker read the last element as the best).
-    const bids = [...book.bids].reverse().map(([p, q]) => ({ price: px(p), size: formatScaledTrimmed(q, 2) }));
-    const asks = [...book.asks].reverse().map(([p, q]) => ({ price: px(p), size: formatScaledTrimmed(q, 2) }));
-    const hash = createHash('sha1')
-      .update(JSON.stringify([tokenId, bids, asks]))
-      .digest('hex');
-    return {
-      market: market.conditionId,
-      asset_id: tokenId,
-      timestamp: String(ctx.clock()),
-      hash,
-      bids,
-      asks,
-      min_order_size: '5',
-      tick_size: '0.01',
-      neg_risk: market.negRisk,
-      last_trade_price: px(book.bids[0]?.[0] ?? market.cents),
-    };
-  };
+  const bookJson = (tokenId: string, b: TokenBook) => bookSummary(tokenId, b, ctx.clock());
 
   /** A GET on one token: 400 for a malformed id, 404 for an unknown token or a book side without the price. */
   const perToken = (derive: (b: TokenBook, id: string) => object | undefined) => (req: SimRequest) => {

@@ -3,8 +3,13 @@ import { simPlatform } from '../platform';
 import { polymarketCatalog } from '../venue-a';
 import { clobHost } from './clob';
 import { dataHost } from './data-api';
+import { CLOB_WS_PATH, ClobMarketFeed } from './ws';
 
-/** Polymarket CLOB (L2 HMAC verified) and the Data API. Cloudflare delays rather than rejects [V]. */
+/**
+ * Polymarket CLOB (L2 HMAC verified), its market channel WebSocket (served on the CLOB host at `/ws/market`; the
+ * platform's is on its own host, `ws-subscriptions-clob.polymarket.com`) and the Data API. Cloudflare delays rather
+ * than rejects [V].
+ */
 export const venueAClobSim = simPlatform({
   book: 'clob',
   signs: ['l2'],
@@ -33,13 +38,20 @@ export const venueAClobSim = simPlatform({
     const catalog = polymarketCatalog(c);
     return { catalog, instruments: catalog.instruments };
   },
-  create: (ctx, catalog) => ({
-    hosts: { main: clobHost(ctx, catalog), data: dataHost(ctx, catalog) },
-    credentials: {
-      POLYMARKET_CLOB_ADDRESS: ctx.credentials.polymarketClob.address,
-      POLYMARKET_CLOB_API_KEY: ctx.credentials.polymarketClob.apiKey,
-      POLYMARKET_CLOB_SECRET: ctx.credentials.polymarketClob.secret,
-      POLYMARKET_CLOB_PASSPHRASE: ctx.credentials.polymarketClob.passphrase,
-    },
-  }),
+  create(ctx, catalog) {
+    const main = clobHost(ctx, catalog);
+    const feed = new ClobMarketFeed(ctx.engine, catalog, ctx.clock);
+    main.upgrade = (req, socket, head, record) => feed.upgrade(req, socket, head, record);
+    return {
+      hosts: { main, data: dataHost(ctx, catalog) },
+      feeds: { main: { host: 'main', path: CLOB_WS_PATH, hub: feed.hub } },
+      credentials: {
+        POLYMARKET_CLOB_ADDRESS: ctx.credentials.polymarketClob.address,
+        POLYMARKET_CLOB_API_KEY: ctx.credentials.polymarketClob.apiKey,
+        POLYMARKET_CLOB_SECRET: ctx.credentials.polymarketClob.secret,
+        POLYMARKET_CLOB_PASSPHRASE: ctx.credentials.polymarketClob.passphrase,
+      },
+      close: () => feed.close(),
+    };
+  },
 });

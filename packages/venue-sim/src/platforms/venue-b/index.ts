@@ -20,6 +20,7 @@ export const venueBSim = simPlatform({
       ctx.engine,
       catalog,
       {
+        seed: ctx.opts.seed,
         snapshotFields: ctx.opts.assumptions.kalshiSnapshotFields,
         heartbeatIntervalMs: ctx.opts.heartbeatIntervalMs,
         verify: main.verify as NonNullable<SimHost['verify']>,

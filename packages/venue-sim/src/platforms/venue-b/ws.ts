@@ -5,6 +5,8 @@ import { formatScaled } from '../../core/decimal';
 import { isoMicros } from '../../core/time';
 import type { BookEngine } from '../../book/engine';
 import type { OrderBook } from '../../book/order-book';
+import { Rng } from '@depthgate/service-kit';
+import { derivedTrades, type DerivedTrade } from '../../book/trades';
 import { BID, type BookEvent, type Instrument } from '../../book/types';
 import { type FeedConnection, FeedHub, parseJsonObject } from '../../feeds/feed-hub';
 import type { AuthCheck, AuthInput, RecordedRequest } from '../../http/types';
@@ -12,10 +14,23 @@ import type { KalshiCatalog } from './catalog';
 
 export const KALSHI_WS_PATH = '/trade-api/ws/v2';
 
+/** The channels simulated: the order book, and the public ticker and trade channels [V]. */
+export const KALSHI_CHANNELS = ['orderbook_delta', 'ticker', 'trade'] as const;
+type Channel = (typeof KALSHI_CHANNELS)[number];
+
 interface Subscription {
   sid: number;
   seq: number;
+  channel: Channel;
   tickers: Set<string>;
+}
+
+/** What a market's last `ticker` message said, to send the next only when something changed. */
+interface TickerState {
+  bid: number | undefined;
+  ask: number | undefined;
+  last: number | undefined;
+  volume: number;
 }
 
 interface KalshiConnState {
@@ -24,6 +39,7 @@ interface KalshiConnState {
 }
 
 export interface KalshiFeedOptions {
+  seed: number;
   snapshotFields: 'fp' | 'dollars';
   heartbeatIntervalMs: number;
   verify: (input: AuthInput) => AuthCheck;
@@ -31,24 +47,30 @@ export interface KalshiFeedOptions {
 }
 
 /**
- * The `orderbook_delta` channel. The handshake is signed like REST (`timestamp + GET + /trade-api/ws/v2`) [V];
- * `subscribe` answers `subscribed` with a `sid`, then per market an `orderbook_snapshot` followed by
- * `orderbook_delta` messages, `seq` counting per subscription [V]. Field names are the fixed-point ones seen in
- * production-shaped fixtures [3P]: dollar strings with 4 decimals, counts with 2.
+ * The `orderbook_delta`, `ticker` and `trade` channels. The handshake is signed like REST (`timestamp + GET +
+ * /trade-api/ws/v2`) [V]; `subscribe` answers one `subscribed` with a `sid` per channel, then, on `orderbook_delta`, per
+ * market an `orderbook_snapshot` followed by `orderbook_delta` messages, `seq` counting per subscription [V]. Field
+ * names are the fixed-point ones seen in production-shaped fixtures [3P]: dollar strings with 4 decimals, counts with
+ * 2. `trade` messages (with `seq`) and `ticker` messages (without; sent when the best prices or the last trade
+ * change) carry both the legacy cent integers and the dollar strings [3P]; the engine moves books without orders,
+ * so a reduction of the top of a side is read as a trade (book/trades.ts).
  */
 export class KalshiFeed {
   readonly hub: FeedHub;
   /** Subscriptions per market ticker. */
   private readonly byTicker = new Map<string, Set<{ conn: FeedConnection; sub: Subscription }>>();
+  private readonly tickers = new Map<string, TickerState>();
+  private readonly rng: Rng;
 
   constructor(
     private readonly engine: BookEngine,
     private readonly catalog: KalshiCatalog,
     private readonly opts: KalshiFeedOptions,
-    clock: () => number,
+    private readonly clock: () => number,
   ) {
     this.hub = new FeedHub(clock);
-    engine.on('kalshi', (inst, event) => this.onEvent(inst, event));
+    this.rng = new Rng(opts.seed, 'kalshi', 'feed');
+    engine.on('kalshi', (inst, event, book) => this.onEvent(inst, event, book));
     // Kalshi keeps connections alive with WebSocket ping frames [V] (docs: every 10 s).
     this.hub.startHeartbeat(opts.heartbeatIntervalMs, (c) => c.ws.ping());
   }
@@ -97,16 +119,19 @@ export class KalshiFeed {
       case 'subscribe': {
         const channels = Array.isArray(params.channels) ? params.channels : [];
         if (channels.length === 0) return this.error(conn, id, 5, 'Params required');
-        if (!channels.every((c) => c === 'orderbook_delta')) return this.error(conn, id, 8, 'Unknown channel name');
+        if (!channels.every((c) => (KALSHI_CHANNELS as readonly unknown[]).includes(c)))
+          return this.error(conn, id, 8, 'Unknown channel name');
         const tickers = tickerList(params);
         if (tickers.length === 0) return this.error(conn, id, 5, 'Params required');
         const unknown = tickers.find((t) => !this.catalog.marketsByTicker.has(t));
         if (unknown !== undefined) return this.error(conn, id, 16, `Market not found: ${unknown}`);
-        const sub: Subscription = { sid: state.nextSid++, seq: 0, tickers: new Set(tickers) };
-        state.subs.set(sub.sid, sub);
-        this.reply(conn, { id, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: sub.sid } });
-        for (const t of sub.tickers) this.snapshot(conn, sub, t);
-        this.index(conn, sub);
+        for (const channel of new Set(channels as Channel[])) {
+          const sub: Subscription = { sid: state.nextSid++, seq: 0, channel, tickers: new Set(tickers) };
+          state.subs.set(sub.sid, sub);
+          this.reply(conn, { id, type: 'subscribed', msg: { channel, sid: sub.sid } });
+          if (channel === 'orderbook_delta') for (const t of sub.tickers) this.snapshot(conn, sub, t);
+          this.index(conn, sub);
+        }
         return;
       }
       case 'unsubscribe': {
@@ -133,7 +158,7 @@ export class KalshiFeed {
             this.unindex(conn, sub);
             for (const t of tickers) sub.tickers.add(t);
             this.index(conn, sub);
-            for (const t of tickers) this.snapshot(conn, sub, t);
+            if (sub.channel === 'orderbook_delta') for (const t of tickers) this.snapshot(conn, sub, t);
             break;
           case 'delete_markets':
             this.unindex(conn, sub);
@@ -141,6 +166,7 @@ export class KalshiFeed {
             this.index(conn, sub);
             break;
           case 'get_snapshot':
+            if (sub.channel !== 'orderbook_delta') return this.error(conn, id, 13, 'Unsupported action');
             for (const t of tickers.length ? tickers : [...sub.tickers])
               if (sub.tickers.has(t)) this.snapshot(conn, sub, t);
             break;
@@ -154,7 +180,7 @@ export class KalshiFeed {
         this.reply(conn, {
           id,
           type: 'ok',
-          msg: [...state.subs.values()].map((s) => ({ channel: 'orderbook_delta', sid: s.sid })),
+          msg: [...state.subs.values()].map((s) => ({ channel: s.channel, sid: s.sid })),
         });
         return;
       default:
@@ -200,23 +226,86 @@ export class KalshiFeed {
     );
   }
 
-  private onEvent(inst: Instrument, event: BookEvent): void {
+  private onEvent(inst: Instrument, event: BookEvent, book: OrderBook): void {
     const subs = this.byTicker.get(inst.ticker);
-    const ch = event.changes;
+    const trades = derivedTrades(event, book);
+    const ticker = this.tickerChange(inst.ticker, book, trades);
     if (!subs || subs.size === 0) return;
+    const ch = event.changes;
     const marketId = this.catalog.marketsByTicker.get(inst.ticker)?.market_id ?? '';
     const tail = `,"ts":"${isoMicros(event.ts)}","ts_ms":${event.ts}}`;
     const head = `{"market_ticker":${JSON.stringify(inst.ticker)},"market_id":"${marketId}","price_dollars":"`;
+    const has = (channel: Channel) => [...subs].some((e) => e.sub.channel === channel);
+    // A dropped message is dropped for every subscriber of the channel, as a lost upstream message would be.
+    const drop = (channel: Channel) => has(channel) && this.hub.shouldDrop(inst.ticker);
     for (let i = 0; i < ch.length; i += 4) {
+      const dropped = drop('orderbook_delta');
       const yesSide = ch[i] === BID;
       const price = yesSide ? (ch[i + 1] as number) : 10000 - (ch[i + 1] as number);
       const body = `${head}${formatScaled(price, 4)}","delta_fp":"${formatScaled(ch[i + 3] as number, 2)}","side":"${yesSide ? 'yes' : 'no'}"${tail}`;
-      const drop = this.hub.shouldDrop(inst.ticker);
       for (const { conn, sub } of subs) {
+        if (sub.channel !== 'orderbook_delta') continue;
         const seq = ++sub.seq;
-        if (!drop) this.hub.send(conn, `{"type":"orderbook_delta","sid":${sub.sid},"seq":${seq},"msg":${body}}`);
+        if (!dropped) this.hub.send(conn, `{"type":"orderbook_delta","sid":${sub.sid},"seq":${seq},"msg":${body}}`);
       }
     }
+    const tradeBodies = trades.map((t) => {
+      const yes = t.price;
+      const count = t.size;
+      return JSON.stringify({
+        trade_id: this.rng.uuid(),
+        market_ticker: inst.ticker,
+        yes_price: Math.round(yes / 100),
+        no_price: Math.round((10000 - yes) / 100),
+        yes_price_dollars: formatScaled(yes, 4),
+        no_price_dollars: formatScaled(10000 - yes, 4),
+        count: Math.floor(count / 100),
+        count_fp: formatScaled(count, 2),
+        // A resting YES bid filled by a seller: the taker took NO.
+        taker_side: t.makerSide === BID ? 'no' : 'yes',
+        ts: Math.floor(event.ts / 1000),
+      });
+    });
+    for (const body of tradeBodies) {
+      const dropped = drop('trade');
+      for (const { conn, sub } of subs) {
+        if (sub.channel !== 'trade') continue;
+        const seq = ++sub.seq;
+        if (!dropped) this.hub.send(conn, `{"type":"trade","sid":${sub.sid},"seq":${seq},"msg":${body}}`);
+      }
+    }
+    if (ticker !== undefined && !drop('ticker')) {
+      for (const { conn, sub } of subs)
+        if (sub.channel === 'ticker') this.hub.send(conn, `{"type":"ticker","sid":${sub.sid},"msg":${ticker}}`);
+    }
+  }
+
+  /** The market's `ticker` body when its best prices or last trade changed with this event, else undefined. */
+  private tickerChange(ticker: string, book: OrderBook, trades: readonly DerivedTrade[]): string | undefined {
+    const prev = this.tickers.get(ticker) ?? { bid: undefined, ask: undefined, last: undefined, volume: 0 };
+    const next: TickerState = {
+      bid: book.bids.best(),
+      ask: book.asks.best(),
+      last: trades.at(-1)?.price ?? prev.last,
+      volume: prev.volume + trades.reduce((n, t) => n + t.size, 0),
+    };
+    this.tickers.set(ticker, next);
+    if (next.bid === prev.bid && next.ask === prev.ask && next.last === prev.last) return undefined;
+    const cents = (p: number | undefined) => (p === undefined ? 0 : Math.round(p / 100));
+    const dollars = (p: number | undefined) => (p === undefined ? '' : formatScaled(p, 4));
+    return JSON.stringify({
+      market_ticker: ticker,
+      market_id: this.catalog.marketsByTicker.get(ticker)?.market_id ?? '',
+      price: cents(next.last),
+      yes_bid: cents(next.bid),
+      yes_ask: cents(next.ask),
+      price_dollars: dollars(next.last),
+      yes_bid_dollars: dollars(next.bid),
+      yes_ask_dollars: dollars(next.ask),
+      volume: Math.floor(next.volume / 100),
+      volume_fp: formatScaled(next.volume, 2),
+      ts: Math.floor(this.clock() / 1000),
+    });
   }
 
   close(): void {

@@ -25,24 +25,54 @@ export interface CoinbaseVerifier {
 export function verifyCoinbase(input: AuthInput, v: CoinbaseVerifier): AuthCheck {
   const authz = header(input, 'authorization');
   if (authz !== undefined && /^Bearer /i.test(authz)) return verifyJwt(input, authz.slice(7).trim(), v);
-  const key = header(input, 'cb-access-key');
-  const sign = header(input, 'cb-access-sign');
-  const ts = header(input, 'cb-access-timestamp');
-  const pass = header(input, 'cb-access-passphrase');
+  const requestPath = v.signsQuery && input.query ? `${input.path}?${input.query}` : input.path;
+  return verifySigned(
+    {
+      key: header(input, 'cb-access-key'),
+      sign: header(input, 'cb-access-sign'),
+      ts: header(input, 'cb-access-timestamp'),
+      pass: header(input, 'cb-access-passphrase'),
+    },
+    (ts) => `${ts}${input.method}${requestPath}${input.body.toString('utf8')}`,
+    v,
+  );
+}
+
+/** The key, passphrase, timestamp window and HMAC signature of `prehash(timestamp)`, wherever they were carried. */
+function verifySigned(
+  f: { key: string | undefined; sign: string | undefined; ts: string | undefined; pass: string | undefined },
+  prehash: (ts: string) => string,
+  v: CoinbaseVerifier,
+): AuthCheck {
+  const { key, sign, ts, pass } = f;
   if (key === undefined && sign === undefined && ts === undefined && pass === undefined) return { state: 'absent' };
   if (!key || key !== v.key) return { state: 'invalid', error: 'Invalid API Key' };
   if (!pass || pass !== v.passphrase) return { state: 'invalid', error: 'Invalid Passphrase' };
   if (!ts || !/^\d+(\.\d+)?$/.test(ts)) return { state: 'invalid', error: 'invalid timestamp' };
   if (Math.abs(v.now() / 1000 - Number(ts)) > v.toleranceSec)
     return { state: 'invalid', error: 'request timestamp expired' };
-  if (!sign) return { state: 'invalid', error: 'invalid signature' };
-  const requestPath = v.signsQuery && input.query ? `${input.path}?${input.query}` : input.path;
-  const expected = createHmac('sha256', Buffer.from(v.secret, 'base64'))
-    .update(`${ts}${input.method}${requestPath}${input.body.toString('utf8')}`)
-    .digest();
+  if (!sign || !signatureMatches(v.secret, prehash(ts), sign)) return { state: 'invalid', error: 'invalid signature' };
+  return { state: 'valid' };
+}
+
+function signatureMatches(secret: string, prehash: string, sign: string): boolean {
+  const expected = createHmac('sha256', Buffer.from(secret, 'base64')).update(prehash).digest();
   const given = Buffer.from(sign, 'base64');
-  const ok = given.length === expected.length && timingSafeEqual(given, expected);
-  return ok ? { state: 'valid' } : { state: 'invalid', error: 'invalid signature' };
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/**
+ * The WebSocket feed's authenticated subscribe [3P] (Coinbase's help pages and ccxt's `authenticate`): the message
+ * carries `key`, `passphrase`, `timestamp` (seconds) and `signature`, signed as a REST `GET /users/self/verify` with an
+ * empty body, within the same timestamp window.
+ */
+export function verifyCoinbaseSubscribe(m: Record<string, unknown>, v: CoinbaseVerifier): AuthCheck {
+  const str = (x: unknown) => (typeof x === 'string' ? x : typeof x === 'number' ? String(x) : undefined);
+  return verifySigned(
+    { key: str(m.key), sign: str(m.signature), ts: str(m.timestamp), pass: str(m.passphrase) },
+    (ts) => `${ts}GET/users/self/verify`,
+    v,
+  );
 }
 
 function decodePart(part: string | undefined): Record<string, unknown> | undefined {

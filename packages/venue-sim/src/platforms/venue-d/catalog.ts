@@ -98,6 +98,10 @@ export const CURRENCIES = [
   },
 ];
 
+/** Where the simulated products' `sequence` numbers (a product's event count) and trade ids start. */
+export const SEQUENCE_BASE = 13_051_505_638;
+export const TRADE_ID_BASE = 86_326_522;
+
 export interface CoinbaseCatalog {
   products: CoinbaseProduct[];
   byId: Map<string, CoinbaseProduct>;

@@ -1,9 +1,10 @@
 // https://docs.cdp.coinbase.com/exchange/reference
 import { simPlatform } from '../platform';
 import { buildCoinbaseCatalog } from './catalog';
-import { coinbaseHost } from './rest';
+import { coinbaseHost, coinbaseVerifier } from './rest';
+import { COINBASE_WS_PATH, CoinbaseFeed } from './ws';
 
-/** Coinbase Exchange: public market data, HMAC- or CDP-JWT-verified private routes. */
+/** Coinbase Exchange: public market data, HMAC- or CDP-JWT-verified private routes, and its WebSocket feed. */
 export const venueDSim = simPlatform({
   book: 'coinbase',
   // HMAC only: with JWT credentials set too, the gateway would prefer the JWT.
@@ -14,12 +15,19 @@ export const venueDSim = simPlatform({
     const catalog = buildCoinbaseCatalog(c.tickers.coinbase);
     return { catalog, instruments: catalog.instruments };
   },
-  create: (ctx, catalog) => ({
-    hosts: { main: coinbaseHost(ctx, catalog) },
-    credentials: {
-      COINBASE_API_KEY: ctx.credentials.coinbase.key,
-      COINBASE_API_SECRET: ctx.credentials.coinbase.secret,
-      COINBASE_API_PASSPHRASE: ctx.credentials.coinbase.passphrase,
-    },
-  }),
+  create(ctx, catalog) {
+    const main = coinbaseHost(ctx, catalog);
+    const feed = new CoinbaseFeed(ctx, catalog, coinbaseVerifier(ctx));
+    main.upgrade = (req, socket, head, record) => feed.upgrade(req, socket, head, record);
+    return {
+      hosts: { main },
+      feeds: { main: { host: 'main', path: COINBASE_WS_PATH, hub: feed.hub } },
+      credentials: {
+        COINBASE_API_KEY: ctx.credentials.coinbase.key,
+        COINBASE_API_SECRET: ctx.credentials.coinbase.secret,
+        COINBASE_API_PASSPHRASE: ctx.credentials.coinbase.passphrase,
+      },
+      close: () => feed.close(),
+    };
+  },
 });

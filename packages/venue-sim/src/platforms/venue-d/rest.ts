@@ -6,8 +6,8 @@ import type { SimHost } from '../platform';
 import { Router } from '../../http/router';
 import { json, type PlatformErrors, type SimRequest } from '../../http/types';
 import type { PlatformContext } from '../context';
-import { verifyCoinbase } from './auth';
-import { CURRENCIES, type CoinbaseCatalog, type CoinbaseProduct } from './catalog';
+import { verifyCoinbase, type CoinbaseVerifier } from './auth';
+import { CURRENCIES, SEQUENCE_BASE, TRADE_ID_BASE, type CoinbaseCatalog, type CoinbaseProduct } from './catalog';
 
 /** `{"message": ...}` bodies [3P] (`NotFound`, `Public rate limit exceeded`, `invalid signature`). */
 export const coinbaseErrors: PlatformErrors = {
@@ -20,7 +20,8 @@ export const coinbaseErrors: PlatformErrors = {
 const GRANULARITIES = [60, 300, 900, 3600, 21600, 86400];
 
 export function coinbaseHost(ctx: PlatformContext, catalog: CoinbaseCatalog): SimHost {
-  const { engine, opts, credentials, keys } = ctx;
+  const { engine, opts } = ctx;
+  const verifier = coinbaseVerifier(ctx);
   const r = new Router();
   const px = (p: number) => formatScaled(p, 2);
   const sz = (p: CoinbaseProduct, q: number) => formatScaled(q, p.baseDecimals);
@@ -103,7 +104,7 @@ export function coinbaseHost(ctx: PlatformContext, catalog: CoinbaseCatalog): Si
       ask: px(m.ask),
       bid: px(m.bid),
       volume: sz(p, 123_456_789_012),
-      trade_id: 86_326_522 + engine.lastSeq('coinbase', p.id),
+      trade_id: TRADE_ID_BASE + engine.lastSeq('coinbase', p.id),
       price: px(m.last),
       size: sz(p, p.minLots * 3),
       time: isoMillis(ctx.clock()),
@@ -125,7 +126,7 @@ export function coinbaseHost(ctx: PlatformContext, catalog: CoinbaseCatalog): Si
     return json(200, {
       bids: side('bids'),
       asks: side('asks'),
-      sequence: 13_051_505_638 + engine.lastSeq('coinbase', p.id),
+      sequence: SEQUENCE_BASE + engine.lastSeq('coinbase', p.id),
       auction_mode: false,
       auction: null,
       time: isoMillis(ctx.clock()),
@@ -229,7 +230,7 @@ export function coinbaseHost(ctx: PlatformContext, catalog: CoinbaseCatalog): Si
     const m = mid(p);
     const rng = new Rng(opts.seed, 'coinbase', 'trades', p.id);
     const now = ctx.clock();
-    const first = 86_326_522 + engine.lastSeq('coinbase', p.id);
+    const first = TRADE_ID_BASE + engine.lastSeq('coinbase', p.id);
     const trades = Array.from({ length: limit }, (_, i) => ({
       time: isoMillis(now - i * 700),
       trade_id: first - i,
@@ -296,19 +297,24 @@ export function coinbaseHost(ctx: PlatformContext, catalog: CoinbaseCatalog): Si
     router: r,
     errors: coinbaseErrors,
     rejectInvalidOnPublic: opts.assumptions.rejectInvalidAuthOnPublicRoutes,
-    verify: (input) =>
-      verifyCoinbase(input, {
-        key: credentials.coinbase.key,
-        secret: credentials.coinbase.secret,
-        passphrase: credentials.coinbase.passphrase,
-        signsQuery: opts.assumptions.coinbaseSignsQuery,
-        toleranceSec: opts.assumptions.coinbaseTimestampToleranceSec,
-        now: ctx.clock,
-        jwt: {
-          keyName: credentials.coinbaseJwt.keyName,
-          publicKey: keys.coinbaseJwtPublicKey,
-          hosts: opts.assumptions.coinbaseJwtHosts,
-        },
-      }),
+    verify: (input) => verifyCoinbase(input, verifier),
+  };
+}
+
+/** The simulator's Coinbase credentials and assumptions, as REST and the feed's signed subscribe verify them. */
+export function coinbaseVerifier(ctx: PlatformContext): CoinbaseVerifier {
+  const { opts, credentials, keys } = ctx;
+  return {
+    key: credentials.coinbase.key,
+    secret: credentials.coinbase.secret,
+    passphrase: credentials.coinbase.passphrase,
+    signsQuery: opts.assumptions.coinbaseSignsQuery,
+    toleranceSec: opts.assumptions.coinbaseTimestampToleranceSec,
+    now: ctx.clock,
+    jwt: {
+      keyName: credentials.coinbaseJwt.keyName,
+      publicKey: keys.coinbaseJwtPublicKey,
+      hosts: opts.assumptions.coinbaseJwtHosts,
+    },
   };
 }

@@ -1,17 +1,23 @@
 /**
- * Exact decimals for the recorder: prices and quantities travel as the venue's strings and are parsed, where
- * arithmetic is needed, into BigInt integers scaled by 10^18 (the stored type is `Decimal(38, 18)`, so every value the
- * table can hold is exact here too). Never a JavaScript float.
+ * Exact decimals for order books: prices and quantities travel as the venue's strings and are parsed, where
+ * arithmetic is needed, into BigInt integers scaled by 10^18. The bounds are those of the history tables'
+ * `Decimal(38, 18)` (20 integer and 18 fraction digits; history-store's DECIMAL, which a recorder test holds equal),
+ * so every value the recorder stores is exact here too, and every quantity a platform sends fits. Never a
+ * JavaScript float.
  */
-import { DECIMAL } from '@depthgate/history-store';
 
-/** Fraction digits of the scaled integers: the stored type's scale. */
+/** Plain decimal text within the bounds above: no exponent, no `+`, no spaces. */
+export const DECIMAL = /^-?[0-9]{1,20}(\.[0-9]{1,18})?$/;
+
+/** Fraction digits of the scaled integers. */
 export const SCALE = 18;
 const ZEROS = '0'.repeat(SCALE);
 
 export class DecimalError extends TypeError {
   constructor(value: unknown) {
-    super(`not a decimal the history tables can hold: ${JSON.stringify(String(value)).slice(0, 60)}`);
+    super(
+      `not an exact decimal (at most 20 integer and 18 fraction digits): ${JSON.stringify(String(value)).slice(0, 60)}`,
+    );
     this.name = 'DecimalError';
   }
 }
@@ -86,4 +92,21 @@ export class CanonicalMemo {
     }
     return out;
   }
+}
+
+/** Digits after the point of decimal text (`"20.25"` → 2, `"3"` → 0). */
+export function fractionDigits(text: string): number {
+  const dot = text.indexOf('.');
+  return dot < 0 ? 0 : text.length - dot - 1;
+}
+
+/**
+ * A scaled integer as text with at least `places` fraction digits (more when the value needs them): the format a
+ * venue uses for a quantity it computed, e.g. Kalshi's counts with 2 decimals (`300` → `"300.00"`).
+ */
+export function formatFixed(value: bigint, places: number): string {
+  const text = formatDecimal(value);
+  const have = fractionDigits(text);
+  if (have >= places) return text;
+  return `${text}${have === 0 ? '.' : ''}${'0'.repeat(places - have)}`;
 }

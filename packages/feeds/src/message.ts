@@ -1,0 +1,16 @@
+/** Reading the platforms' JSON feed messages (the recorder's venues and the gateway's stream modules alike). */
+
+/** A message as a JSON object, or undefined (not JSON, or another JSON value). */
+export function parseObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const v: unknown = JSON.parse(text);
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The strings of an array value, or undefined when it is not an array of strings. */
+export function stringList(v: unknown): string[] | undefined {
+  return Array.isArray(v) && v.every((x) => typeof x === 'string') ? (v as string[]) : undefined;
+}

@@ -1,0 +1,310 @@
+// https://docs.cdp.coinbase.com/exchange/websocket-feed/channels
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { Rng } from '@depthgate/service-kit';
+import type { BookEngine } from '../../book/engine';
+import type { OrderBook } from '../../book/order-book';
+import { derivedTrades } from '../../book/trades';
+import { BID, type BookEvent, type Instrument } from '../../book/types';
+import { formatScaled } from '../../core/decimal';
+import { isoMicros } from '../../core/time';
+import { type FeedConnection, FeedHub, parseJsonObject } from '../../feeds/feed-hub';
+import type { RecordedRequest } from '../../http/types';
+import type { PlatformContext } from '../context';
+import { verifyCoinbaseSubscribe, type CoinbaseVerifier } from './auth';
+import { SEQUENCE_BASE, TRADE_ID_BASE, type CoinbaseCatalog, type CoinbaseProduct } from './catalog';
+
+export const COINBASE_WS_PATH = '/';
+
+export const COINBASE_CHANNELS = ['level2', 'level2_batch', 'ticker', 'heartbeat', 'matches'] as const;
+type Channel = (typeof COINBASE_CHANNELS)[number];
+
+/** `level2_batch` gathers a product's changes over this window [V] (50 ms). */
+const BATCH_MS = 50;
+
+interface LastTrade {
+  tradeId: number;
+  price: number;
+  size: number;
+  side: 'buy' | 'sell';
+  time: string;
+}
+
+/**
+ * The Exchange WebSocket feed (`wss://ws-feed.exchange.coinbase.com`) [V]: `{"type":"subscribe","product_ids":[…],
+ * "channels":["level2", {"name":"ticker","product_ids":[…]}]}` (and `unsubscribe`) is answered with the connection's
+ * whole `subscriptions` list, then each new channel's initial message. Channels:
+ * - `level2`: a `snapshot` (bids and asks, best first, `[price, size]`), then `l2update`s whose `changes` carry a
+ *   level's new size ("0.00000000" removes it) [V]. It needs the signed subscribe (`key`, `passphrase`, `timestamp`,
+ *   `signature` over `timestamp + GET/users/self/verify`) [3P]; `level2_batch` is the same, public, gathered in 50 ms
+ *   windows [V].
+ * - `matches`: a `last_match` when subscribed, then a `match` per trade [V]; `ticker`: the product's ticker when
+ *   subscribed [U], then one after each trade [V]; `heartbeat`: one per product every second with the product's
+ *   `sequence` and `last_trade_id` [V] (or at the simulator's heartbeat interval when that is shorter).
+ * The engine moves books without orders; a reduction of the top of a side is read as a trade (book/trades.ts).
+ * Errors are `{"type":"error","message",…,"reason"}` [3P].
+ */
+export class CoinbaseFeed {
+  readonly hub: FeedHub;
+  /** product → connection → its channels for that product. */
+  private readonly subs = new Map<string, Map<FeedConnection, Set<Channel>>>();
+  private readonly lastTrade = new Map<string, LastTrade>();
+  private readonly lastMatch = new Map<string, Record<string, unknown>>();
+  private readonly tradeIds = new Map<string, number>();
+  private readonly batch = new Map<string, Map<string, string>>();
+  private batchTimer: NodeJS.Timeout | undefined;
+  private readonly rng: Rng;
+  private readonly engine: BookEngine;
+  private readonly clock: () => number;
+
+  constructor(
+    ctx: PlatformContext,
+    private readonly catalog: CoinbaseCatalog,
+    private readonly verifier: CoinbaseVerifier,
+  ) {
+    this.engine = ctx.engine;
+    this.clock = ctx.clock;
+    this.rng = new Rng(ctx.opts.seed, 'coinbase', 'feed');
+    this.hub = new FeedHub(ctx.clock);
+    this.engine.on('coinbase', (inst, event, book) => this.onEvent(inst, event, book));
+    const beat = ctx.opts.heartbeatIntervalMs;
+    if (beat > 0) this.hub.startHeartbeat(Math.min(1000, beat), (c) => this.heartbeat(c));
+  }
+
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, record: RecordedRequest): void {
+    if (record.path !== COINBASE_WS_PATH) {
+      FeedHub.refuse(socket, record, 404, JSON.stringify({ message: 'NotFound' }));
+      return;
+    }
+    this.hub.accept(req, socket, head, record, (conn) => {
+      const channels = new Map<Channel, Set<string>>();
+      conn.state = channels;
+      conn.ws.on('message', (data) => this.onMessage(conn, channels, parseJsonObject(data), record));
+      conn.ws.on('close', () => {
+        for (const products of channels.values()) for (const p of products) this.subs.get(p)?.delete(conn);
+      });
+    });
+  }
+
+  private error(conn: FeedConnection, message: string, reason: string): void {
+    this.hub.send(conn, JSON.stringify({ type: 'error', message, reason }));
+  }
+
+  /** A signed subscribe is verified here; its result is the connection's recorded `auth` (the handshake has none). */
+  private onMessage(
+    conn: FeedConnection,
+    channels: Map<Channel, Set<string>>,
+    m: Record<string, unknown> | undefined,
+    record: RecordedRequest,
+  ): void {
+    if (!m || (m.type !== 'subscribe' && m.type !== 'unsubscribe')) {
+      return this.error(conn, 'Failed to subscribe', 'type must be subscribe or unsubscribe');
+    }
+    const fail = (reason: string) => this.error(conn, 'Failed to subscribe', reason);
+    const top = Array.isArray(m.product_ids) ? (m.product_ids as unknown[]) : [];
+    const pairs: [Channel, string][] = [];
+    for (const raw of Array.isArray(m.channels) ? (m.channels as unknown[]) : []) {
+      const c = raw as { name?: unknown; product_ids?: unknown };
+      const name = typeof raw === 'string' ? raw : c.name;
+      if (typeof name !== 'string' || !(COINBASE_CHANNELS as readonly string[]).includes(name)) {
+        return fail(`${String(name)} is not a valid channel`);
+      }
+      const products = typeof raw === 'string' ? top : Array.isArray(c.product_ids) ? c.product_ids : top;
+      for (const p of products as unknown[]) {
+        if (typeof p !== 'string' || !this.catalog.byId.has(p)) return fail(`${String(p)} is not a valid product`);
+        pairs.push([name as Channel, p]);
+      }
+    }
+    if (pairs.length === 0) return fail('No channels or product ids provided');
+    if (m.type === 'subscribe' && pairs.some(([c]) => c === 'level2')) {
+      const check = verifyCoinbaseSubscribe(m, this.verifier);
+      record.auth = check.state;
+      if (check.error) record.authError = check.error;
+      if (check.state === 'absent') return fail('level2 channel requires authentication');
+      if (check.state !== 'valid') {
+        return this.error(conn, 'Authentication Failed', JSON.stringify({ message: check.error }));
+      }
+    }
+    const added: [Channel, string][] = [];
+    for (const [c, p] of pairs) {
+      let products = channels.get(c);
+      let byConn = this.subs.get(p);
+      if (m.type === 'subscribe') {
+        if (!products) channels.set(c, (products = new Set()));
+        if (products.has(p)) continue;
+        products.add(p);
+        if (!byConn) this.subs.set(p, (byConn = new Map()));
+        let own = byConn.get(conn);
+        if (!own) byConn.set(conn, (own = new Set()));
+        own.add(c);
+        conn.tickers.add(p);
+        added.push([c, p]);
+      } else {
+        products?.delete(p);
+        byConn?.get(conn)?.delete(c);
+        if (byConn?.get(conn)?.size === 0) {
+          byConn.delete(conn);
+          conn.tickers.delete(p);
+        }
+      }
+    }
+    const list = COINBASE_CHANNELS.filter((c) => (channels.get(c)?.size ?? 0) > 0).map((c) => ({
+      name: c,
+      product_ids: [...(channels.get(c) as Set<string>)],
+    }));
+    this.hub.send(conn, JSON.stringify({ type: 'subscriptions', channels: list }));
+    for (const [c, p] of added) {
+      if (c === 'level2' || c === 'level2_batch') this.hub.send(conn, this.snapshot(p));
+      else if (c === 'ticker') this.hub.send(conn, this.ticker(p));
+      else if (c === 'matches') {
+        const last = this.lastMatch.get(p);
+        if (last) this.hub.send(conn, JSON.stringify({ ...last, type: 'last_match' }));
+      }
+    }
+  }
+
+  private product(id: string): CoinbaseProduct {
+    return this.catalog.byId.get(id) as CoinbaseProduct;
+  }
+
+  private sequence(id: string): number {
+    return SEQUENCE_BASE + this.engine.lastSeq('coinbase', id);
+  }
+
+  private snapshot(id: string): string {
+    const p = this.product(id);
+    const book = this.engine.book('coinbase', id);
+    const side = (s: 'bids' | 'asks') =>
+      (book?.[s].levels() ?? []).map(([pr, q]) => [formatScaled(pr, 2), formatScaled(q, p.baseDecimals)]);
+    const ts = this.engine.lastTs('coinbase', id) ?? this.clock();
+    return JSON.stringify({
+      type: 'snapshot',
+      product_id: id,
+      bids: side('bids'),
+      asks: side('asks'),
+      time: isoMicros(ts),
+    });
+  }
+
+  private ticker(id: string): string {
+    const p = this.product(id);
+    const book = this.engine.book('coinbase', id);
+    const bid = book?.bids.best() ?? p.mid;
+    const ask = book?.asks.best() ?? p.mid;
+    const last = this.lastTrade.get(id);
+    const price = last?.price ?? Math.round((bid + ask) / 2);
+    const px = (x: number) => formatScaled(x, 2);
+    const sz = (x: number) => formatScaled(x, p.baseDecimals);
+    return JSON.stringify({
+      type: 'ticker',
+      sequence: this.sequence(id),
+      product_id: id,
+      price: px(price),
+      open_24h: px(price - 1234),
+      volume_24h: sz(123_456_789_012),
+      low_24h: px(price - 3020),
+      high_24h: px(price + 2011),
+      volume_30d: sz(29_876_543_210_000),
+      best_bid: px(bid),
+      best_bid_size: sz(book?.bids.get(bid) ?? 0),
+      best_ask: px(ask),
+      best_ask_size: sz(book?.asks.get(ask) ?? 0),
+      side: last?.side ?? 'buy',
+      time: last?.time ?? isoMicros(this.engine.lastTs('coinbase', id) ?? this.clock()),
+      trade_id: last?.tradeId ?? TRADE_ID_BASE,
+      last_size: sz(last?.size ?? 0),
+    });
+  }
+
+  private heartbeat(conn: FeedConnection): void {
+    const channels = conn.state as Map<Channel, Set<string>> | undefined;
+    for (const id of channels?.get('heartbeat') ?? []) {
+      this.hub.send(
+        conn,
+        JSON.stringify({
+          type: 'heartbeat',
+          last_trade_id: this.lastTrade.get(id)?.tradeId ?? TRADE_ID_BASE,
+          product_id: id,
+          sequence: this.sequence(id),
+          time: isoMicros(this.clock()),
+        }),
+      );
+    }
+  }
+
+  private onEvent(inst: Instrument, event: BookEvent, book: OrderBook): void {
+    const id = inst.ticker;
+    const p = this.product(id);
+    const time = isoMicros(event.ts);
+    const sequence = SEQUENCE_BASE + event.seq;
+    const matches: string[] = [];
+    for (const t of derivedTrades(event, book)) {
+      const tradeId = (this.tradeIds.get(id) ?? TRADE_ID_BASE) + 1;
+      this.tradeIds.set(id, tradeId);
+      const side = t.makerSide === BID ? 'buy' : 'sell';
+      this.lastTrade.set(id, { tradeId, price: t.price, size: t.size, side, time });
+      const match = {
+        type: 'match',
+        trade_id: tradeId,
+        maker_order_id: this.rng.uuid(),
+        taker_order_id: this.rng.uuid(),
+        side,
+        size: formatScaled(t.size, p.baseDecimals),
+        price: formatScaled(t.price, 2),
+        product_id: id,
+        sequence,
+        time,
+      };
+      this.lastMatch.set(id, match);
+      matches.push(JSON.stringify(match));
+    }
+    const conns = this.subs.get(id);
+    if (!conns || conns.size === 0 || this.hub.shouldDrop(id)) return;
+    const changes: string[] = [];
+    for (let i = 0; i < event.changes.length; i += 4) {
+      const ch = event.changes;
+      changes.push(
+        `["${ch[i] === BID ? 'buy' : 'sell'}","${formatScaled(ch[i + 1] as number, 2)}","${formatScaled(ch[i + 2] as number, p.baseDecimals)}"]`,
+      );
+    }
+    const l2update = `{"type":"l2update","product_id":"${id}","changes":[${changes.join(',')}],"time":"${time}"}`;
+    const ticker = matches.length > 0 ? this.ticker(id) : undefined;
+    let batched = false;
+    for (const [conn, channels] of conns) {
+      if (channels.has('level2')) this.hub.send(conn, l2update);
+      if (channels.has('level2_batch')) batched = true;
+      if (channels.has('matches')) for (const m of matches) this.hub.send(conn, m);
+      if (ticker && channels.has('ticker')) this.hub.send(conn, ticker);
+    }
+    if (batched) this.addToBatch(id, event.changes, p);
+  }
+
+  /** A product's changes over the window, the last size of each level kept. */
+  private addToBatch(id: string, ch: readonly number[], p: CoinbaseProduct): void {
+    let levels = this.batch.get(id);
+    if (!levels) this.batch.set(id, (levels = new Map()));
+    for (let i = 0; i < ch.length; i += 4) {
+      const side = ch[i] === BID ? 'buy' : 'sell';
+      const price = formatScaled(ch[i + 1] as number, 2);
+      levels.set(`${side}:${price}`, `["${side}","${price}","${formatScaled(ch[i + 2] as number, p.baseDecimals)}"]`);
+    }
+    this.batchTimer ??= setTimeout(() => this.flushBatch(), BATCH_MS);
+  }
+
+  private flushBatch(): void {
+    this.batchTimer = undefined;
+    const time = isoMicros(this.clock());
+    for (const [id, levels] of this.batch) {
+      const msg = `{"type":"l2update","product_id":"${id}","changes":[${[...levels.values()].join(',')}],"time":"${time}"}`;
+      for (const [conn, channels] of this.subs.get(id) ?? [])
+        if (channels.has('level2_batch')) this.hub.send(conn, msg);
+    }
+    this.batch.clear();
+  }
+
+  close(): void {
+    if (this.batchTimer) clearTimeout(this.batchTimer);
+    this.hub.close();
+    this.subs.clear();
+  }
+}

@@ -1,0 +1,27 @@
+/**
+ * Every close code the gateway's WebSocket proxy uses, with its reason text: one table, documented in README.md
+ * ("WebSocket proxy") and the AsyncAPI document. RFC 6455 codes where one fits; the 4000-4999 range (private use)
+ * otherwise, numbered after the HTTP status they correspond to.
+ */
+export const CLOSE = {
+  /** The gateway is shutting down (drain): reconnect, another replica answers. */
+  goingAway: { code: 1001, reason: 'gateway shutting down' },
+  /** A binary frame: every platform's protocol is JSON text. */
+  unsupportedData: { code: 1003, reason: 'binary frames are not accepted' },
+  /** A client message larger than WS_MAX_MESSAGE_BYTES (the WebSocket library's own code and text). */
+  tooBig: { code: 1009, reason: 'Max payload size exceeded' },
+  /** An unexpected failure of the gateway. */
+  internal: { code: 1011, reason: 'internal error' },
+  /** The key was revoked (or is no longer valid) while the connection was open. */
+  revoked: { code: 4001, reason: 'API key revoked' },
+  /** The client stopped answering pings. */
+  unresponsive: { code: 4008, reason: 'no pong within the ping interval' },
+  /** The client does not read fast enough: its send buffer passed WS_MAX_BUFFERED_BYTES. */
+  slowConsumer: { code: 4009, reason: 'slow consumer: send buffer above the limit' },
+  /** A message the platform's protocol has no error reply for (Polymarket CLOB), malformed. */
+  invalidMessage: { code: 4400, reason: 'invalid message' },
+  /** More messages than WS_CLIENT_MESSAGES_PER_SECOND allows. */
+  tooManyMessages: { code: 4429, reason: 'too many messages' },
+} as const;
+
+export type CloseName = keyof typeof CLOSE;
