@@ -39,6 +39,11 @@ export default tseslint.config(
     rules: { 'no-console': 'off' },
   },
   {
+    // The Explorer page runs in browsers (services/history/explorer, bundled by Vite).
+    files: ['services/history/explorer/src/**/*.ts'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
+  {
     files: ['**/*.js', '**/*.cjs'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },

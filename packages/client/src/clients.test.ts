@@ -127,6 +127,24 @@ describe('transport', () => {
     expect(seen[0]?.headers['x-api-key']).toBeUndefined();
     expect(() => new HistoryClient({ baseUrl: 'http://dg_abc@127.0.0.1/' })).toThrow(/credentials/);
   });
+
+  it('calls fetch as a plain function, as a browser’s fetch must be called (else "Illegal invocation")', async () => {
+    handler = (_req, res) => json(res, 200, { exchange: 'venue_b', count: 0, tickers: [] });
+    const real = globalThis.fetch;
+    // A browser's window.fetch refuses any `this` but the window itself or undefined.
+    const strict = function (this: unknown, input: Parameters<typeof fetch>[0], init?: RequestInit) {
+      if (this !== undefined && this !== globalThis)
+        throw new TypeError("Failed to execute 'fetch': Illegal invocation");
+      return real(input, init);
+    } as typeof fetch;
+    globalThis.fetch = strict;
+    try {
+      expect(await new HistoryClient({ baseUrl: base }).tickers('venue_b')).toEqual([]);
+      expect(await new HistoryClient({ baseUrl: base, fetch: strict }).tickers('venue_b')).toEqual([]);
+    } finally {
+      globalThis.fetch = real;
+    }
+  });
 });
 
 describe('GatewayClient', () => {

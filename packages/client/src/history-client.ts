@@ -104,6 +104,21 @@ export interface Coverage {
   snapshots: KindCoverage;
   deltas: KindCoverage;
   gaps: Gap[];
+  /** The caller's window for the ticker and why it starts there (a service older than the field leaves it out). */
+  window?: CallerWindow;
+}
+
+/**
+ * The caller's window for a ticker and the rule that sets it: `anonymous` (no key: the last day),
+ * `max_data_age_days` (the key's limit), `full_history_prefix` (the key's `full_history_prefixes` match the ticker),
+ * `full_history` (a key without a limit).
+ */
+export interface CallerWindow {
+  /** The earliest `ts` the caller may read. */
+  start_ts: string;
+  rule: 'anonymous' | 'max_data_age_days' | 'full_history_prefix' | 'full_history';
+  /** Days the rule allows; null for full history. */
+  days: number | null;
 }
 
 export interface ServiceBookHead {

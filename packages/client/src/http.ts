@@ -115,7 +115,9 @@ export class Transport {
     this.base = url.href.replace(/\/+$/, '');
     const f = options.fetch ?? (globalThis as { fetch?: typeof globalThis.fetch }).fetch;
     if (!f) throw new TypeError('no fetch in this environment: pass options.fetch');
-    this.fetchFn = f;
+    // Called as a plain function, never as a method of this object: a browser's fetch called with another `this`
+    // than the window (or undefined) throws "Illegal invocation" before sending anything.
+    this.fetchFn = (input, init) => f(input, init);
     this.retries = options.retry?.retries ?? 3;
     this.maxDelayMs = options.retry?.maxDelayMs ?? 60_000;
     this.baseDelayMs = options.retry?.baseDelayMs ?? 500;

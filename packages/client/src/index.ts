@@ -33,6 +33,7 @@ export { formatTimestamp, parseTimestamp, type Moment } from './timestamps.js';
 export { parseRetryAfter, type ClientOptions, type RetryOptions } from './http.js';
 export {
   HistoryClient,
+  type CallerWindow,
   type Coverage,
   type KindCoverage,
   type ExtraField,

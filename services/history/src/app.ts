@@ -3,6 +3,8 @@ import type { Auth } from '@depthgate/auth';
 import { OrderBookQueries, QueryGate, type HistoryStore } from '@depthgate/history-store';
 import { createServiceApp, type Lifecycle, type Logger, type Registry } from '@depthgate/service-kit';
 import type { HistoryConfig } from './config';
+import type { ExplorerAssets } from './explorer/assets';
+import { explorerRoutes } from './explorer/routes';
 import { gzipResponses } from './gzip';
 import { HistoryMetrics } from './metrics';
 import { openApiDocument } from './openapi';
@@ -19,6 +21,8 @@ export interface HistoryDeps {
   lifecycle: Lifecycle;
   /** The clock that windows are computed from (tests pin it). */
   now?: () => number;
+  /** The Explorer page's built files (explorer/assets.ts); undefined: not built, `/explorer` says so. */
+  explorer?: ExplorerAssets;
 }
 
 const ROUTE_LABEL = /^\/api\/[^/]+\/(tickers|snapshots|deltas|coverage|book)(\/|$)/;
@@ -48,6 +52,7 @@ export function createApp(deps: HistoryDeps): Express {
     accessLog: config.ACCESS_LOG,
     routeLabel: (req) => {
       const path = req.url ?? '';
+      if (path.startsWith('/explorer')) return 'explorer';
       if (!path.startsWith('/api/')) return 'internal';
       return ROUTE_LABEL.exec(path)?.[1] ?? 'api';
     },
@@ -56,6 +61,7 @@ export function createApp(deps: HistoryDeps): Express {
       app.get('/openapi.json', gzip, (_req, res) => {
         res.type('application/json').send(openapi);
       });
+      if (config.EXPLORER_ENABLED) app.use(explorerRoutes(deps.explorer));
       const api = express.Router();
       api.use(gzip, auth.optionalKey, auth.rateLimit);
       api.use(

@@ -54,6 +54,8 @@ export const historyEnvSchema = z
     HISTORY_CURSOR_SECRET_PREVIOUS_FILE: envOptionalString(),
     /** Rows per ClickHouse query of a bulk stream (NDJSON, CSV); each is read whole, two at most ahead of the caller. */
     STREAM_WINDOW_ROWS: envInt(65_536, { min: 1000, max: 1_000_000 }),
+    /** Serve the Explorer page at /explorer (docs/explorer.md); false: /explorer is 404 like any unknown path. */
+    EXPLORER_ENABLED: envBool(true),
   })
   .superRefine((c, ctx) => {
     if (c.DEFAULT_LIMIT > c.MAX_LIMIT) {

@@ -1,8 +1,10 @@
+import path from 'node:path';
 import { createAuth } from '@depthgate/auth';
 import { HistoryStore, migrateWhenReachable, storeOptions, verifyReadColumns } from '@depthgate/history-store';
 import { Lifecycle, createLogger, createRegistry, runMain, serve } from '@depthgate/service-kit';
 import { createApp } from './app';
 import { loadConfig } from './config';
+import { loadExplorerAssets } from './explorer/assets';
 
 runMain(async () => {
   const config = loadConfig();
@@ -27,9 +29,17 @@ runMain(async () => {
       'HISTORY_CURSOR_SECRET is not set: page cursors are signed with a random secret of this process and fail on any other replica or after a restart',
     );
   }
+  // The Explorer page, built beside this file (dist/explorer-page) by the build.
+  const explorer = config.EXPLORER_ENABLED ? loadExplorerAssets(path.join(__dirname, 'explorer-page')) : undefined;
+  if (config.EXPLORER_ENABLED && !explorer) {
+    logger.warn(
+      { dir: path.join(__dirname, 'explorer-page') },
+      'the Explorer page was not built: /explorer answers 503',
+    );
+  }
   const auth = createAuth(config, { logger, registry, name: 'history' });
   lifecycle.onShutdown('redis', () => auth.close());
-  await serve(createApp({ config, logger, auth, store, registry, lifecycle }), {
+  await serve(createApp({ config, logger, auth, store, registry, lifecycle, explorer }), {
     port: config.HISTORY_PORT,
     host: config.HISTORY_HOST,
     logger,

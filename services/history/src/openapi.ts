@@ -141,6 +141,19 @@ export function openApiDocument(options: {
           responses: { '200': { description: 'ready' }, '503': { description: 'not ready or draining' } },
         },
       },
+      '/explorer': {
+        get: {
+          summary:
+            'The Explorer: a page to browse what was recorded (coverage and gaps, the book at any moment, changes)',
+          description:
+            'An HTML page built at build time; its assets live under /explorer/assets/ with content-hashed names (cached for a year, immutable). Served with a strict Content-Security-Policy (same origin only, no inline script). It calls this API from the browser as the caller: anonymously, or with a key typed into the page (kept in memory, sent as x-api-key). /explorer/ redirects here. docs/explorer.md.',
+          security: [],
+          responses: {
+            '200': { description: 'The page', content: { 'text/html': { schema: { type: 'string' } } } },
+            '304': { description: 'Not modified (If-None-Match matched the ETag)' },
+          },
+        },
+      },
       '/api/{exchange}/tickers': {
         get: {
           summary: 'Tickers of an exchange, sorted (byte order)',
@@ -408,8 +421,22 @@ export function openApiDocument(options: {
             snapshots: { $ref: '#/components/schemas/KindCoverage' },
             deltas: { $ref: '#/components/schemas/KindCoverage' },
             gaps: { type: 'array', items: { $ref: '#/components/schemas/Gap' } },
+            window: {
+              type: 'object',
+              description:
+                'The caller’s window for this ticker and the rule that sets it, so that older data being absent can be explained: anonymous (the last day), max_data_age_days (the key’s limit), full_history_prefix (the key’s full_history_prefixes match the ticker), full_history (a key without a limit). Never before 2026-03-07.',
+              properties: {
+                start_ts: { $ref: '#/components/schemas/Timestamp' },
+                rule: { enum: ['anonymous', 'max_data_age_days', 'full_history_prefix', 'full_history'] },
+                days: {
+                  oneOf: [{ type: 'integer' }, { type: 'null' }],
+                  description: 'Days the rule allows; null: full history',
+                },
+              },
+              required: ['start_ts', 'rule', 'days'],
+            },
           },
-          required: ['exchange', 'ticker', 'start_ts', 'end_ts', 'snapshots', 'deltas', 'gaps'],
+          required: ['exchange', 'ticker', 'start_ts', 'end_ts', 'snapshots', 'deltas', 'gaps', 'window'],
         },
         Level: {
           type: 'object',

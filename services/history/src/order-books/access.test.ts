@@ -1,5 +1,5 @@
 import { DAY_MS, HISTORY_START_MS, type Caller, type ResolvedKey } from '@depthgate/auth';
-import { canSeeTicker, effectiveRange, windowStart } from './access';
+import { callerWindow, canSeeTicker, effectiveRange, windowStart } from './access';
 
 const NOW = Date.UTC(2026, 5, 1, 12, 0, 0, 0);
 
@@ -44,6 +44,31 @@ describe('windowStart', () => {
     expect(windowStart(k, 'kxbtcd-x', NOW)).toBe(HISTORY_START_MS);
     expect(windowStart(k, 'KXETHD-26MAR07', NOW)).toBe(NOW - 2 * DAY_MS);
     expect(windowStart(k, 'KXBT', NOW)).toBe(NOW - 2 * DAY_MS);
+  });
+});
+
+describe('callerWindow', () => {
+  it('names the rule that sets the window, and its days', () => {
+    expect(callerWindow(anonymous, 'X', NOW)).toEqual({ start: NOW - DAY_MS, rule: 'anonymous', days: 1 });
+    expect(callerWindow(key({ maxDataAgeDays: 30 }), 'X', NOW)).toEqual({
+      start: NOW - 30 * DAY_MS,
+      rule: 'max_data_age_days',
+      days: 30,
+    });
+    const k = key({ maxDataAgeDays: 2, fullHistoryPrefixes: ['kx'] });
+    expect(callerWindow(k, 'KXBTCD', NOW)).toEqual({
+      start: HISTORY_START_MS,
+      rule: 'full_history_prefix',
+      days: null,
+    });
+    expect(callerWindow(k, 'BTCUSD', NOW).rule).toBe('max_data_age_days');
+    expect(callerWindow(key(), 'X', NOW)).toEqual({ start: HISTORY_START_MS, rule: 'full_history', days: null });
+    // Clamped to the start of history, the rule stays the one that applies.
+    expect(callerWindow(key({ maxDataAgeDays: 3650 }), 'X', NOW)).toEqual({
+      start: HISTORY_START_MS,
+      rule: 'max_data_age_days',
+      days: 3650,
+    });
   });
 });
 

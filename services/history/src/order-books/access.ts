@@ -13,19 +13,46 @@ export function canSeeTicker(caller: Caller | undefined, ticker: string): boolea
 }
 
 /**
- * The earliest `ts` the caller may read for a ticker (inclusive, epoch ms):
+ * Which rule sets a caller's window for a ticker (docs/history.md, "Windows and entitlements"), so that an answer can
+ * say why older data is not shown: `anonymous` (no key: the last day), `max_data_age_days` (the key's limit),
+ * `full_history_prefix` (the key's `full_history_prefixes` match the ticker), `full_history` (a key without a limit).
+ */
+export type WindowRule = 'anonymous' | 'max_data_age_days' | 'full_history_prefix' | 'full_history';
+
+export interface CallerWindow {
+  /** The earliest `ts` the caller may read (inclusive, epoch ms). */
+  start: number;
+  rule: WindowRule;
+  /** The days the rule allows (`anonymous`: 1, `max_data_age_days`: the key's), null for full history. */
+  days: number | null;
+}
+
+/**
+ * The caller's window for a ticker:
  * - anonymous: the last day (`now − 1 day`);
  * - a key whose `full_history_prefixes` match the ticker: the start of history;
  * - a key with `max_data_age_days`: `now − days`;
  * - otherwise the start of history.
  * Never earlier than 7 March 2026 00:00 UTC. Windows roll with the clock to the millisecond.
  */
-export function windowStart(caller: Caller | undefined, ticker: string, now: number): number {
-  if (caller?.kind !== 'key') return Math.max(HISTORY_START_MS, now - ANONYMOUS_WINDOW_DAYS * DAY_MS);
+export function callerWindow(caller: Caller | undefined, ticker: string, now: number): CallerWindow {
+  const since = (days: number) => Math.max(HISTORY_START_MS, now - days * DAY_MS);
+  if (caller?.kind !== 'key') {
+    return { start: since(ANONYMOUS_WINDOW_DAYS), rule: 'anonymous', days: ANONYMOUS_WINDOW_DAYS };
+  }
   const key = caller.key;
-  if (key.fullHistoryPrefixes !== null && matchesAnyPrefix(ticker, key.fullHistoryPrefixes)) return HISTORY_START_MS;
-  if (key.maxDataAgeDays !== null) return Math.max(HISTORY_START_MS, now - key.maxDataAgeDays * DAY_MS);
-  return HISTORY_START_MS;
+  if (key.fullHistoryPrefixes !== null && matchesAnyPrefix(ticker, key.fullHistoryPrefixes)) {
+    return { start: HISTORY_START_MS, rule: 'full_history_prefix', days: null };
+  }
+  if (key.maxDataAgeDays !== null) {
+    return { start: since(key.maxDataAgeDays), rule: 'max_data_age_days', days: key.maxDataAgeDays };
+  }
+  return { start: HISTORY_START_MS, rule: 'full_history', days: null };
+}
+
+/** The earliest `ts` the caller may read for a ticker (inclusive, epoch ms): `callerWindow(…).start`. */
+export function windowStart(caller: Caller | undefined, ticker: string, now: number): number {
+  return callerWindow(caller, ticker, now).start;
 }
 
 /** The caller's request range clamped to what it may see: `[from, to]`, both inclusive; `to` null = open. */

@@ -387,10 +387,28 @@ describe('coverage', () => {
         },
         { from_ts: iso(T + 2000), to_ts: iso(T + 5000), reason: 'disconnect', detected_at: iso(T + 5001) },
       ],
+      window: { start_ts: iso(HISTORY_START_MS), rule: 'full_history', days: null },
     });
-    // Anonymous: the last day only.
+    // Anonymous: the last day only, and the answer says why.
     const anon = (await get('/api/venue_c/coverage/COV', '')).body;
     expect(anon.start_ts).toBe(iso(NOW - DAY_MS));
+    expect(anon.window).toEqual({ start_ts: iso(NOW - DAY_MS), rule: 'anonymous', days: 1 });
+    // A key's max_data_age_days, and full_history_prefixes matching the ticker.
+    const limited = await h.key({ max_data_age_days: 2 });
+    expect((await get('/api/venue_c/coverage/COV', limited)).body.window).toEqual({
+      start_ts: iso(NOW - 2 * DAY_MS),
+      rule: 'max_data_age_days',
+      days: 2,
+    });
+    const full = await h.key({ max_data_age_days: 2, full_history_prefixes: ['co'] });
+    expect((await get('/api/venue_c/coverage/COV', full)).body.window).toEqual({
+      start_ts: iso(HISTORY_START_MS),
+      rule: 'full_history_prefix',
+      days: null,
+    });
+    // start_ts narrows the figures, not the window.
+    const narrowed = (await get(`/api/venue_c/coverage/COV?start_ts=${iso(T)}`, '')).body;
+    expect([narrowed.start_ts, narrowed.window.start_ts]).toEqual([iso(T), iso(NOW - DAY_MS)]);
     expect(anon.snapshots).toEqual({ rows: 3, books: 2, first_ts: iso(T), last_ts: iso(T + 1000) });
     expect(anon.gaps.map((g: { reason: string }) => g.reason)).toEqual(['disconnect']);
     // A range with nothing recorded in it, and none inside a gap: "no rows" is not "not recorded".

@@ -4,7 +4,7 @@
  *   GET /api/{exchange}/tickers?prefix=
  *   GET /api/{exchange}/snapshots/{ticker}?start_ts&end_ts&limit[&cursor&format&fields&include]
  *   GET /api/{exchange}/deltas/{ticker}?start_ts&end_ts&limit[&cursor&format&fields&include]
- *   GET /api/{exchange}/coverage/{ticker}?start_ts&end_ts
+ *   GET /api/{exchange}/coverage/{ticker}?start_ts&end_ts   (also: the caller's window for the ticker, and why)
  *   GET /api/{exchange}/book/{ticker}?at&depth
  *
  * The spec's three answer byte for byte as the spec's requests always did; what the added parameters change is in
@@ -26,7 +26,7 @@ import {
 } from '@depthgate/history-store';
 import { AppError, type Logger } from '@depthgate/service-kit';
 import type { Endpoint, HistoryMetrics } from '../metrics';
-import { canSeeTicker, effectiveRange, windowStart } from './access';
+import { callerWindow, canSeeTicker, effectiveRange, windowStart } from './access';
 import { levels } from './book';
 import type { CursorCodec, Position } from './cursor';
 import {
@@ -285,7 +285,9 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
       const exchange = res.locals.exchange as ExchangeKey;
       const range = parseTimeRange(req.query as Record<string, unknown>);
       const entry = await visibleEntry(scope, req, exchange);
-      const { from, to } = effectiveRange(req.caller, entry.ticker, deps.now(), range);
+      const now = deps.now();
+      const window = callerWindow(req.caller, entry.ticker, now);
+      const { from, to } = effectiveRange(req.caller, entry.ticker, now, range);
       const empty = to !== null && to < from;
       const [coverage, gaps] = empty
         ? [undefined, []]
@@ -306,7 +308,8 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
           `{"exchange":${JSON.stringify(exchange)},"ticker":${JSON.stringify(entry.ticker)},` +
             `"start_ts":"${timestampText(from)}","end_ts":${to === null ? 'null' : `"${timestampText(to)}"`},` +
             `"snapshots":${JSON.stringify(kind('snapshot'))},"deltas":${JSON.stringify(kind('delta'))},` +
-            `"gaps":[${gaps.map(gapJson).join(',')}]}`,
+            `"gaps":[${gaps.map(gapJson).join(',')}],` +
+            `"window":{"start_ts":"${timestampText(window.start)}","rule":"${window.rule}","days":${window.days ?? 'null'}}}`,
         );
     }),
   );

@@ -22,6 +22,7 @@ import { Lifecycle, createLogger, createRegistry, type Registry } from '@depthga
 import { testClickHouseUrl, testRedisUrl, uniqueName } from '@depthgate/test-utils';
 import { createApp } from '../app';
 import { loadConfig, type HistoryConfig } from '../config';
+import { loadExplorerAssets } from '../explorer/assets';
 
 export const quietLogger = () =>
   createLogger({ name: 'test', level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
@@ -40,6 +41,8 @@ export interface Harness {
   lifecycle: Lifecycle;
   /** Issues a key in this harness's Redis namespace; returns the key string. */
   key(input: Omit<NewKeyInput, 'name'> & { name?: string }): Promise<string>;
+  /** Revokes a key issued by `key()`. */
+  revoke(key: string): Promise<void>;
   /** Serves the app on a loopback port (for tests that need a real socket). */
   listen(): Promise<{ url: string; server: http.Server }>;
   metric(name: string, labels?: Record<string, string>): Promise<number>;
@@ -47,7 +50,13 @@ export interface Harness {
 }
 
 export async function createHarness(
-  options: { env?: Record<string, string>; clickhouseUrl?: string; now?: number } = {},
+  options: {
+    env?: Record<string, string>;
+    clickhouseUrl?: string;
+    now?: number;
+    /** Serve the Explorer page built into this directory (dist/explorer-page). */
+    explorerDir?: string;
+  } = {},
 ): Promise<Harness> {
   const database = uniqueName('hist');
   const prefix = `${uniqueName('t')}:`;
@@ -85,8 +94,10 @@ export async function createHarness(
     registry,
     lifecycle,
     now: () => clock.now,
+    explorer: options.explorerDir === undefined ? undefined : loadExplorerAssets(options.explorerDir),
   });
   const servers: http.Server[] = [];
+  const issued = new Map<string, string>();
   return {
     app,
     ch,
@@ -97,8 +108,14 @@ export async function createHarness(
     clock,
     lifecycle,
     async key(input) {
-      const { key } = await store.create({ name: 'test', ...input });
+      const { key, record } = await store.create({ name: 'test', ...input });
+      issued.set(key, record.id);
       return key;
+    },
+    async revoke(key) {
+      const id = issued.get(key);
+      if (id === undefined) throw new Error('revoke: not a key of this harness');
+      await store.revoke(id);
     },
     async listen() {
       const server = http.createServer(app);

@@ -1,0 +1,41 @@
+import { formatHash, parseHash } from './state';
+
+describe('the view in the address', () => {
+  it('reads exchange, ticker, moment and depth, and writes them back the same', () => {
+    const { state, problems } = parseHash('#/venue_b/KXBTCD-26MAR07-T100000?at=2026-11-22T11:00:00.000Z&depth=5');
+    expect(problems).toEqual([]);
+    expect(state).toEqual({
+      exchange: 'venue_b',
+      ticker: 'KXBTCD-26MAR07-T100000',
+      at: Date.UTC(2026, 10, 22, 11),
+      depth: 5,
+    });
+    expect(formatHash(state)).toBe('#/venue_b/KXBTCD-26MAR07-T100000?at=2026-11-22T11%3A00%3A00.000Z&depth=5');
+    expect(parseHash(formatHash(state)).state).toEqual(state);
+    expect(formatHash({ ...state, depth: null })).toMatch(/depth=all$/);
+    expect(formatHash({ ...state, depth: 10 })).not.toMatch(/depth/);
+  });
+
+  it('takes aliases and any case for the exchange; empty is the default view', () => {
+    expect(parseHash('#/Gemini/BTCUSD').state).toMatchObject({ exchange: 'venue_c', ticker: 'BTCUSD' });
+    expect(parseHash('#/polymarket_us').state.exchange).toBe('venue_a_us');
+    expect(parseHash('').state).toEqual({ exchange: 'venue_b', depth: 10 });
+    expect(parseHash('#/').problems).toEqual([]);
+  });
+
+  it('says what it could not read instead of showing something else', () => {
+    expect(parseHash('#/nyse/IBM').problems).toEqual([
+      'Unknown exchange "nyse" in the address: use venue_b, venue_c or venue_a_us.',
+    ]);
+    expect(parseHash('#/venue_b/bad ticker!').problems[0]).toMatch(/is not a ticker/);
+    expect(parseHash('#/venue_b/X?at=yesterday').problems).toEqual([
+      '"yesterday" in the address is not an RFC 3339 time.',
+    ]);
+    expect(parseHash('#/venue_b/X?at=2026-02-30T00:00:00Z').problems).toHaveLength(1);
+    expect(parseHash('#/venue_b/X?depth=7').problems).toEqual(['depth=7 in the address: use 5, 10, 25, 50 or all.']);
+    expect(parseHash('#/venue_b/X/more').problems).toEqual([
+      'The address has more after the ticker than this page reads.',
+    ]);
+    expect(parseHash('#/venue_b/%E0%A4%A').problems[0]).toMatch(/is not a ticker/);
+  });
+});
