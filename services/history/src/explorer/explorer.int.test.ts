@@ -354,7 +354,15 @@ describe('the Explorer page', () => {
 
     // A narrow screen: nothing wider than the viewport.
     await page.setViewportSize({ width: 390, height: 844 });
-    await page.waitForFunction('document.documentElement.scrollWidth <= window.innerWidth');
+    // A function, not a string: a string predicate is eval'd in the page, which its CSP (rightly) refuses once the
+    // first check fails and polling begins; a function is compiled by the DevTools protocol, outside the CSP.
+    await page.waitForFunction(() => {
+      const page = globalThis as unknown as {
+        document: { documentElement: { scrollWidth: number } };
+        innerWidth: number;
+      };
+      return page.document.documentElement.scrollWidth <= page.innerWidth;
+    });
     await shot(page, 'explorer-narrow');
 
     expect(unexpected(seen)).toEqual([]);
