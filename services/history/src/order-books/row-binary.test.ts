@@ -267,6 +267,39 @@ describe('RowRenderer', () => {
     );
   });
 
+  it('writes every sequence exactly: runs that count up, jumps, and values near 2^31, 2^53 and 2^64 (fuzz)', () => {
+    const rng = new Rng('sequences');
+    const sequences: bigint[] = [];
+    for (const base of [
+      0n,
+      999n,
+      2n ** 31n - 3n,
+      123_456_789n,
+      1_795_433_640_816_000n,
+      2n ** 53n - 2500n,
+      2n ** 53n - 5n,
+      2n ** 64n - 9n,
+    ]) {
+      // A run that counts up (through thousands boundaries), then jumps back and forth around the base.
+      for (let i = 0n; i < 1500n && base + i < 2n ** 64n; i += 1n) sequences.push(base + i);
+      for (let i = 0; i < 200; i++) {
+        const v = base + BigInt(rng.range(0, 5000)) - 2500n;
+        if (v >= 0n && v < 2n ** 64n) sequences.push(v);
+      }
+    }
+    for (let i = 0; i < 2000; i++) sequences.push(BigInt(rng.range(0, 2 ** 30)) * BigInt(rng.range(0, 2 ** 30)));
+    const raw = Buffer.concat(
+      sequences.map((sequence) => deltaRow({ ts: t, sequence, side: 'bid', price: '1', quantity_delta: '1' })),
+    );
+    const csv = new RowRenderer('delta', { format: 'csv' }).push(raw)?.toString('latin1') ?? '';
+    expect(
+      csv
+        .trim()
+        .split('\n')
+        .map((line) => line.split(',')[1]),
+    ).toEqual(sequences.map(String));
+  });
+
   it('knows its row sizes', () => {
     expect(rowBinarySize('delta')).toBe(deltaRow(deltas[0] as Delta).length);
     expect(rowBinarySize('snapshot')).toBe(snapshotRow({ ts: 0, side: 'bid', price: '1', quantity: '1' }).length);
