@@ -37,7 +37,15 @@ import { bookRows, rebuildBook, type GapBounds, type RebuiltBook } from './book'
 import type { Position } from './cursor';
 import { WindowPlanner, type KindSpan } from './planner';
 import { gapLine } from './responses';
-import { CorruptStreamError, cutAtBook, rowBinarySize, rowKey, RowRenderer, type TextFormat } from './row-binary';
+import {
+  CorruptStreamError,
+  cutAtBook,
+  rowBinarySize,
+  RowChunks,
+  rowKey,
+  RowRenderer,
+  type TextFormat,
+} from './row-binary';
 
 export interface CatalogueEntry {
   /** The ticker as stored (the request may have used another case). */
@@ -114,50 +122,11 @@ const STREAM_FIRST_WINDOW_ROWS = 4096;
 
 const ENDPOINT: Record<RowKind, Endpoint> = { snapshot: 'snapshots', delta: 'deltas' };
 
-/** What one window of a bulk stream yields: raw rows to render, and whether the walk continues. */
-interface StreamWindow {
-  raw: Buffer;
-  rows: number;
-}
-
-/** One window read: its rows, and where the rest of its range begins when its row cap cut it. */
+/** One window of a bulk stream read: its rows, and where the rest of its range begins when its row cap cut it. */
 interface WindowStep {
-  window: StreamWindow;
+  rows: RowChunks;
   continueAt?: Position;
   more?: boolean;
-}
-
-/**
- * The memory a bulk stream reads its windows into, reused from window to window: a window's buffer is taken back
- * once the window is rendered. Allocating one per window instead (or concatenating the query's chunks) made tens of
- * MB a second of external memory that only a full garbage collection gives back, several per million rows.
- */
-class WindowBuffers {
-  private readonly free: ArrayBuffer[] = [];
-  private readonly own = new WeakSet<ArrayBuffer>();
-
-  /** A buffer of at least `bytes` bytes (a free one when one is long enough). */
-  take(bytes: number): Buffer {
-    const i = this.free.findIndex((b) => b.byteLength >= bytes);
-    if (i >= 0) return Buffer.from(this.free.splice(i, 1)[0] as ArrayBuffer);
-    const fresh = Buffer.allocUnsafeSlow(bytes);
-    this.own.add(fresh.buffer as ArrayBuffer);
-    return fresh;
-  }
-
-  /**
-   * Takes back the buffer `raw` lies in, if it is one of ours (a window may also be a concatenation); the shortest
-   * free ones are let go beyond `keep`.
-   */
-  give(raw: Buffer, keep: number): void {
-    const buffer = raw.buffer as ArrayBuffer;
-    if (!this.own.has(buffer) || this.free.includes(buffer)) return;
-    this.free.push(buffer);
-    if (this.free.length > keep) {
-      this.free.sort((a, b) => b.byteLength - a.byteLength);
-      this.free.length = keep;
-    }
-  }
 }
 
 interface CachedEntry {
@@ -345,8 +314,7 @@ export class OrderBookReader {
     const { kind, entry, start, to } = read;
     const endpoint = ENDPOINT[kind];
     const rows = this.renderer(read);
-    const queue: StreamWindow[] = [];
-    const buffers = new WindowBuffers();
+    const queue: RowChunks[] = [];
     let wake: (() => void) | undefined;
     let producing = true;
     let failure: unknown;
@@ -390,9 +358,7 @@ export class OrderBookReader {
           resume: from.ts === window.from ? resumeOf(kind, from) : undefined,
         });
         const result =
-          kind === 'delta'
-            ? this.deltaWindow(scope, at, want, buffers)
-            : this.snapshotWindow(scope, at, want, rows.size, buffers);
+          kind === 'delta' ? this.deltaWindow(scope, at, want) : this.snapshotWindow(scope, at, want, rows.size);
         // Awaited in turn; one still running when the stream failed must not become an unhandled rejection.
         result.catch(() => undefined);
         return { window, result };
@@ -429,15 +395,15 @@ export class OrderBookReader {
         const step = await job.result;
         if (failure !== undefined) return;
         windows++;
-        if (step.window.rows > 0) {
-          queue.push(step.window);
+        if (step.rows.rows > 0) {
+          queue.push(step.rows);
           notify();
         }
-        delivered += step.window.rows;
+        delivered += step.rows.rows;
         const { window } = job;
         if (step.continueAt !== undefined) {
           // Its row cap cut the window: the rest of its range comes next, before the windows started after it.
-          planner.observe(step.window.rows, step.continueAt.ts - window.from + 1);
+          planner.observe(step.rows.rows, step.continueAt.ts - window.from + 1);
           if (delivered >= limit) {
             cut = true;
             return;
@@ -446,7 +412,7 @@ export class OrderBookReader {
           jobs.unshift(launch(rest, step.continueAt, Math.min(cap, limit - delivered)));
           continue;
         }
-        if (window.to !== null) planner.observe(step.window.rows, window.to - window.from);
+        if (window.to !== null) planner.observe(step.rows.rows, window.to - window.from);
         if (delivered >= limit) {
           // The limit is met at the end of a window: is there more? The window's own look-ahead says so when it saw
           // a row beyond; the last window of the range, read to its end, says no; else a one-row query asks.
@@ -481,15 +447,22 @@ export class OrderBookReader {
             continue;
           }
           notify();
-          for (let i = 0; i < item.rows; i += STREAM_RENDER_ROWS) {
-            const n = Math.min(STREAM_RENDER_ROWS, item.rows - i);
-            const text = rows.push(item.raw.subarray(i * rows.size, (i + n) * rows.size), spare.pop());
+          // Rendered a few chunks at a time, about STREAM_RENDER_ROWS rows.
+          const group: Buffer[] = [];
+          let grouped = 0;
+          for (let i = 0; i < item.chunks.length; i++) {
+            const chunk = item.chunks[i] as Buffer;
+            group.push(chunk);
+            grouped += chunk.length;
+            if (grouped < STREAM_RENDER_ROWS * item.size && i < item.chunks.length - 1) continue;
+            const text = rows.push(group, spare.pop());
+            group.length = 0;
+            grouped = 0;
             if (text === undefined) continue;
             await settle();
             sent = { written: out.write(text), text };
           }
           rows.endOfQuery();
-          buffers.give(item.raw, STREAM_HELD + 1);
           this.metrics.rowsStreamed.inc({ endpoint }, item.rows);
         }
       } finally {
@@ -523,38 +496,21 @@ export class OrderBookReader {
    * its cap, and the next begins at the key of the last row kept (after the run of rows that carried it). Fewer:
    * the window is read to its end.
    */
-  private async deltaWindow(
-    scope: QueryScope,
-    at: (asked: number) => WindowRead,
-    want: number,
-    buffers: WindowBuffers,
-  ): Promise<WindowStep> {
+  private async deltaWindow(scope: QueryScope, at: (asked: number) => WindowRead, want: number): Promise<WindowStep> {
     const read = at(want + 1);
-    const size = rowBinarySize('delta', read.receivedTs);
-    const raw = await this.collectInto(buffers, (want + 1) * size, (onChunk) =>
+    const raw = await this.collectRows(rowBinarySize('delta', read.receivedTs), (onChunk) =>
       this.queries.deltas(scope, read, onChunk),
     );
-    const got = raw.length / size;
-    if (got <= want) return { window: { raw, rows: got } };
-    const kept = raw.subarray(0, want * size);
-    const last = rowKey('delta', kept, (want - 1) * size);
+    if (raw.rows <= want) return { rows: raw };
+    const kept = raw.first(want);
+    const lastRow = kept.row(want - 1);
+    const last = rowKey('delta', lastRow, 0);
     let run = 1;
-    while (
-      run < want &&
-      kept.compare(
-        kept,
-        (want - 1 - run) * size,
-        (want - 1 - run) * size + 16,
-        (want - 1) * size,
-        (want - 1) * size + 16,
-      ) === 0
-    ) {
-      run++;
-    }
+    while (run < want && kept.row(want - 1 - run).compare(lastRow, 0, 16, 0, 16) === 0) run++;
     const resume = read.resume;
     const sameAsResume = resume !== undefined && read.window.from === last.ts && resume.sequence === last.sequence;
     return {
-      window: { raw: kept, rows: want },
+      rows: kept,
       continueAt: {
         ts: last.ts,
         sequence: last.sequence,
@@ -566,33 +522,32 @@ export class OrderBookReader {
 
   /**
    * One window of a bulk stream's snapshots: the never-cut-a-book rule as in pages (cutAtBook over the window's
-   * rows). Another book after the want-th row's: the window stopped there, the next begins at that book.
+   * rows from the want-th on). Another book after the want-th row's: the window stopped there, the next begins at
+   * that book.
    */
   private async snapshotWindow(
     scope: QueryScope,
     at: (asked: number) => WindowRead,
     want: number,
     size: number,
-    buffers: WindowBuffers,
   ): Promise<WindowStep> {
     const asked = want + SNAPSHOT_SLACK_ROWS;
     const read = at(asked);
-    const raw = await this.collectInto(buffers, asked * size, (onChunk) =>
-      this.queries.snapshots(scope, read, onChunk),
-    );
-    const cut = cutAtBook(raw, size, want, raw.length / size === asked);
-    if (cut.beyond === 'none') return { window: { raw, rows: cut.rows } };
-    let kept = raw.subarray(0, cut.rows * size);
+    const raw = await this.collectRows(size, (onChunk) => this.queries.snapshots(scope, read, onChunk));
+    if (raw.rows < want) return { rows: raw };
+    // The want-th row and those after it (at most the slack): the rest of its book, and whether another follows.
+    const cut = cutAtBook(raw.from(want - 1), size, 1, raw.rows === asked);
+    if (cut.beyond === 'none') return { rows: raw };
+    let kept = raw.first(want - 1 + cut.rows);
     if (cut.beyond === 'book-may-continue') {
-      const rest = await this.collect(scope, (onChunk) =>
+      const rest = await this.collectRows(size, (onChunk) =>
         this.queries.snapshotsToBookEnd(scope, at(want), want - 1, onChunk),
       );
-      kept = Buffer.concat([raw.subarray(0, (want - 1) * size), rest]);
+      kept = raw.first(want - 1).concat(rest);
     }
-    const rows = kept.length / size;
-    const lastTs = rowKey('snapshot', kept, (rows - 1) * size).ts;
+    const lastTs = rowKey('snapshot', kept.row(kept.rows - 1), 0).ts;
     return {
-      window: { raw: kept, rows },
+      rows: kept,
       continueAt: { ts: lastTs + 1, sequence: 0n, skip: 0 },
       more: cut.beyond === 'another-book' ? true : undefined,
     };
@@ -605,26 +560,14 @@ export class OrderBookReader {
     return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
   }
 
-  /**
-   * A whole query's output read into a buffer of `buffers` with room for `bytes` (its LIMIT's rows); more (an
-   * exception text after them) goes on in a longer one.
-   */
-  private async collectInto(
-    buffers: WindowBuffers,
-    bytes: number,
+  /** A whole query's RowBinary output, as the chunks it arrived in. */
+  private async collectRows(
+    size: number,
     run: (onChunk: (chunk: Buffer) => void) => Promise<void>,
-  ): Promise<Buffer> {
-    let into = buffers.take(bytes);
-    let at = 0;
-    await run((chunk) => {
-      if (at + chunk.length > into.length) {
-        const longer = buffers.take(Math.max(into.length * 2, at + chunk.length));
-        into.copy(longer, 0, 0, at);
-        into = longer;
-      }
-      at += chunk.copy(into, at);
-    });
-    return into.subarray(0, at);
+  ): Promise<RowChunks> {
+    const rows = new RowChunks(size);
+    await run((chunk) => rows.add(chunk));
+    return rows;
   }
 
   private renderer(read: BookRead): RowRenderer {

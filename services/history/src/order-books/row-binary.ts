@@ -636,6 +636,75 @@ export function timestampText(ts: number): string {
 }
 
 /**
+ * The raw rows of one query, held in the chunks they arrived in. Not copied into one buffer: a bulk stream's
+ * windows are a quarter of a million rows, and buffers that size, allocated window after window, were what the
+ * process kept of its streams after they ended (malloc does not give back memory freed in the middle of its heap).
+ */
+export class RowChunks {
+  readonly chunks: Buffer[] = [];
+  bytes = 0;
+
+  constructor(readonly size: number) {}
+
+  /** Whole rows held (an incomplete last one is not counted; the renderer rejects it). */
+  get rows(): number {
+    return Math.floor(this.bytes / this.size);
+  }
+
+  add(chunk: Buffer): void {
+    if (chunk.length === 0) return;
+    this.chunks.push(chunk);
+    this.bytes += chunk.length;
+  }
+
+  /** The first `rows` rows (sharing their bytes). */
+  first(rows: number): RowChunks {
+    const out = new RowChunks(this.size);
+    let left = rows * this.size;
+    for (const chunk of this.chunks) {
+      if (left <= 0) break;
+      out.add(chunk.length <= left ? chunk : chunk.subarray(0, left));
+      left -= chunk.length;
+    }
+    return out;
+  }
+
+  /** These rows, then those of `more`. */
+  concat(more: RowChunks): RowChunks {
+    const out = new RowChunks(this.size);
+    for (const chunk of [...this.chunks, ...more.chunks]) out.add(chunk);
+    return out;
+  }
+
+  /** Row `i`'s bytes (a view when they lie in one chunk, else a copy). */
+  row(i: number): Buffer {
+    return this.slice(i * this.size, (i + 1) * this.size);
+  }
+
+  /** Rows `from` to the last as one buffer (a copy when they span chunks). */
+  from(i: number): Buffer {
+    return this.slice(i * this.size, this.rows * this.size);
+  }
+
+  private slice(begin: number, end: number): Buffer {
+    let at = 0;
+    let k = 0;
+    while (k < this.chunks.length && at + (this.chunks[k] as Buffer).length <= begin)
+      at += (this.chunks[k++] as Buffer).length;
+    const first = this.chunks[k];
+    if (first !== undefined && end - at <= first.length) return first.subarray(begin - at, end - at);
+    const out = Buffer.allocUnsafe(end - begin);
+    for (let p = 0; p < out.length && k < this.chunks.length; k++) {
+      const chunk = this.chunks[k] as Buffer;
+      const from = Math.max(0, begin - at);
+      p += chunk.copy(out, p, from, Math.min(chunk.length, from + out.length - p));
+      at += chunk.length;
+    }
+    return out;
+  }
+}
+
+/**
  * Rendering space shared by every converter of the process: `push` renders into it and copies the result out before
  * returning, so it is never in use across an await. Grows to the largest chunk seen.
  */
@@ -711,20 +780,30 @@ export class RowRenderer {
   }
 
   /**
-   * Converts one chunk of RowBinary output. Returns the text to send (JSON: rows separated by commas, a comma before
+   * Converts one chunk of RowBinary output, or several one after another. Returns the text to send (JSON: rows separated by commas, a comma before
    * the first when rows went out before; line formats: a line per row), or undefined when there is none yet: in
    * `into` when it is long enough (a buffer the caller no longer needs), else in a new buffer. Throws
    * CorruptStreamError on bytes that cannot be a row.
    */
-  push(chunk: Buffer, into?: Buffer): Buffer | undefined {
+  push(input: Buffer | readonly Buffer[], into?: Buffer): Buffer | undefined {
+    let p = 0;
+    if (Buffer.isBuffer(input)) p = this.take(input, p);
+    else for (const chunk of input) p = this.take(chunk, p);
+    if (p === 0) return undefined;
+    const out = into !== undefined && into.length >= p ? into.subarray(0, p) : Buffer.allocUnsafe(p);
+    scratch.copy(out, 0, 0, p);
+    return out;
+  }
+
+  /** Renders the whole rows of `chunk` (and the one it completes) into the scratch from `p` on; the new end. */
+  private take(chunk: Buffer, p: number): number {
     const size = this.layout.size;
     let start = 0;
-    let p = 0;
     if (this.carried > 0) {
       const take = Math.min(size - this.carried, chunk.length);
       chunk.copy(this.carry, this.carried, 0, take);
       this.carried += take;
-      if (this.carried < size) return undefined;
+      if (this.carried < size) return p;
       this.carried = 0;
       start = take;
       p = this.rowsAt(Buffer.from(this.carry), 0, 1, p);
@@ -736,10 +815,7 @@ export class RowRenderer {
       chunk.copy(this.carry, 0, rest);
       this.carried = chunk.length - rest;
     }
-    if (p === 0) return undefined;
-    const out = into !== undefined && into.length >= p ? into.subarray(0, p) : Buffer.allocUnsafe(p);
-    scratch.copy(out, 0, 0, p);
-    return out;
+    return p;
   }
 
   /** The end of one query's output: it must end at a row boundary. */
