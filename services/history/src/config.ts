@@ -52,8 +52,11 @@ export const historyEnvSchema = z
     /** The secret before the current one, still accepted (not used to sign) while a new secret rolls out. */
     HISTORY_CURSOR_SECRET_PREVIOUS: envOptionalString(),
     HISTORY_CURSOR_SECRET_PREVIOUS_FILE: envOptionalString(),
-    /** Rows per ClickHouse query of a bulk stream (NDJSON, CSV); each is read whole, two at most ahead of the caller. */
-    STREAM_WINDOW_ROWS: envInt(65_536, { min: 1000, max: 1_000_000 }),
+    /**
+     * Most rows per ClickHouse query of a bulk stream (NDJSON, CSV); each is read whole, two at once, three at most
+     * ahead of the caller (docs/history.md, "Bulk streams").
+     */
+    STREAM_WINDOW_ROWS: envInt(262_144, { min: 1000, max: 1_000_000 }),
     /** Serve the Explorer page at /explorer (docs/explorer.md); false: /explorer is 404 like any unknown path. */
     EXPLORER_ENABLED: envBool(true),
   })

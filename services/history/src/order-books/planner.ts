@@ -10,9 +10,10 @@
  * always runs to the end of the requested range, so rows written after the catalogue was read are not missed.
  *
  * A bulk stream walks an unbounded range with a cap of `windowRows` rows per query (each query's result is held in
- * memory whole, docs/history.md, "Bulk streams"): windows are sized for that many rows, there is no cap on their
- * number, and a window that its row cap cut short is continued from where it stopped (`resumeAt`), so the next
- * query starts at the first row not yet read instead of at the window's end.
+ * memory whole, docs/history.md, "Bulk streams"): there is no cap on the number of windows, each is sized from the
+ * density seen so far (`observe`) to hold `margin` of its cap rather than grown, and windows are planned before the
+ * results of those ahead of them (a stream reads two at once). A window its cap cut short is continued by the
+ * stream itself, over the rest of that window's range.
  */
 import type { TimeWindow } from '@depthgate/history-store';
 
@@ -35,6 +36,8 @@ export interface PlanInput {
   windowRows?: number;
   /** After this many windows the next one takes the whole rest of the range (default 12; Infinity: never). */
   maxWindows?: number;
+  /** Rows a window is expected to hold, relative to those it is sized for (default 1.25: a few more). */
+  margin?: number;
 }
 
 /** Expected rows in the first window, relative to the limit. */
@@ -57,8 +60,10 @@ export class WindowPlanner {
   private readonly horizon: number;
   private windowRows: number;
   private readonly maxWindows: number;
+  private readonly margin: number;
 
   constructor(private readonly input: PlanInput) {
+    this.margin = input.margin ?? MARGIN;
     this.remaining = input.limit;
     this.windowRows = input.windowRows ?? Infinity;
     this.maxWindows = input.maxWindows ?? MAX_WINDOWS;
@@ -75,7 +80,7 @@ export class WindowPlanner {
   }
 
   private spanFor(density: number): number {
-    return Math.max(MIN_SPAN_MS, Math.ceil((this.target * MARGIN) / Math.max(density, 1e-12)));
+    return Math.max(MIN_SPAN_MS, Math.ceil((this.target * this.margin) / Math.max(density, 1e-12)));
   }
 
   /** The next window to query, or null when the answer is complete. */
@@ -95,6 +100,9 @@ export class WindowPlanner {
 
   /** Changes the cap of the windows to come (a stream starts with small windows, so its first rows go out soon). */
   capWindowRows(rows: number): void {
+    // The span planned so far was sized for the old cap: scaled with it.
+    if (Number.isFinite(this.windowRows) && rows !== this.windowRows)
+      this.spanMs = Math.max(MIN_SPAN_MS, Math.ceil((this.spanMs * rows) / this.windowRows));
     this.windowRows = rows;
   }
 
@@ -107,24 +115,16 @@ export class WindowPlanner {
     }
     if (this.done) return;
     // Grow from the density this window showed (rows per ms), at least ×2, at most ×64.
-    const needed = rows > 0 ? Math.ceil((this.target * MARGIN * this.spanMs) / rows) : Infinity;
+    const needed = rows > 0 ? Math.ceil((this.target * this.margin * this.spanMs) / rows) : Infinity;
     this.spanMs = Math.min(this.spanMs * MAX_GROWTH, Math.max(this.spanMs * MIN_GROWTH, needed));
   }
 
   /**
-   * The last window stopped at its row cap after `rows` rows, the last of them at `ts`: the walk goes on from `ts`
-   * (rows at `ts` not yet read are the caller's to skip into), with windows sized from the density just seen.
+   * A bulk stream's window held `rows` rows over `ms` milliseconds: the windows still to be planned are sized from
+   * that density, for their row cap (a stream plans its windows ahead of their results, and sizes them for a number
+   * of rows rather than growing them to find the rows; one that held none is followed by one 64 times longer).
    */
-  resumeAt(ts: number, rows: number): void {
-    const window = this.last;
-    this.remaining -= rows;
-    if (this.remaining <= 0 || window === undefined) {
-      this.done = true;
-      return;
-    }
-    const density = rows / Math.max(1, ts - window.from + 1);
-    this.spanMs = this.spanFor(density);
-    this.cursor = ts;
-    this.done = false;
+  observe(rows: number, ms: number): void {
+    this.spanMs = rows > 0 ? this.spanFor(rows / Math.max(1, ms)) : this.spanMs * MAX_GROWTH;
   }
 }

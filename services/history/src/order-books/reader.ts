@@ -13,8 +13,8 @@
  *   rows, handed to the response as it arrives.
  * - Two ways to read rows: `read`, a page (at most MAX_LIMIT rows), streams each query's output to the caller as it
  *   comes, so a slow reader holds its ClickHouse query, within the query budget; `stream`, a bulk stream (as long as
- *   the range), reads bounded windows whole into memory, at most two ahead of the caller, so a slow reader holds no
- *   query at all and memory stays flat.
+ *   the range), reads bounded windows whole into memory, two at once and at most three ahead of the caller, so a
+ *   slow reader holds no query at all and memory stays flat.
  * - The book at a moment (`book`): its snapshot and the deltas since in one read, the gaps around it, rule 7 applied.
  * - A ticker's coverage and gaps.
  *
@@ -29,6 +29,7 @@ import {
   type RowKind,
   type StoredGap,
   type TickerSpan,
+  type TimeWindow,
   type WindowRead,
 } from '@depthgate/history-store';
 import type { Endpoint, HistoryMetrics } from '../metrics';
@@ -36,7 +37,15 @@ import { bookRows, rebuildBook, type GapBounds, type RebuiltBook } from './book'
 import type { Position } from './cursor';
 import { WindowPlanner, type KindSpan } from './planner';
 import { gapLine } from './responses';
-import { CorruptStreamError, cutAtBook, rowBinarySize, rowKey, RowRenderer, type TextFormat } from './row-binary';
+import {
+  CorruptStreamError,
+  cutAtBook,
+  rowBinarySize,
+  RowChunks,
+  rowKey,
+  RowRenderer,
+  type TextFormat,
+} from './row-binary';
 
 export interface CatalogueEntry {
   /** The ticker as stored (the request may have used another case). */
@@ -91,8 +100,19 @@ const STREAM_RENDER_ROWS = 4096;
  * so a bulk stream may render the next slice into one the response no longer holds.
  */
 const REUSED_SLICE_BYTES = 8192;
-/** Windows a bulk stream reads ahead of its caller. */
-const STREAM_AHEAD = 2;
+/** Windows a bulk stream holds read (or being read) ahead of the one its caller is taking. */
+const STREAM_HELD = 3;
+/**
+ * Windows a bulk stream reads at once. ClickHouse 18.16 sorts a window whole before it sends a row, and one query's
+ * sort barely uses a second core: two windows read side by side keep it ahead of the rendering (docs/history.md).
+ */
+const STREAM_IN_FLIGHT = 2;
+/**
+ * A bulk stream's windows are sized (from the rows per ms seen so far) to hold this share of their row cap, so that
+ * the cap seldom cuts one: a window it cuts is continued by a query that must wait for it, while whole windows are
+ * planned, and read, ahead of each other.
+ */
+const STREAM_WINDOW_FILL = 0.8;
 /**
  * A bulk stream's first window holds at most this many rows, each next one four times more up to its cap: the first
  * rows go out after a short read, and the pipeline (ClickHouse reading the next window while this one is rendered)
@@ -102,10 +122,11 @@ const STREAM_FIRST_WINDOW_ROWS = 4096;
 
 const ENDPOINT: Record<RowKind, Endpoint> = { snapshot: 'snapshots', delta: 'deltas' };
 
-/** What one window of a bulk stream yields: raw rows to render, and whether the walk continues. */
-interface StreamWindow {
-  raw: Buffer;
-  rows: number;
+/** One window of a bulk stream read: its rows, and where the rest of its range begins when its row cap cut it. */
+interface WindowStep {
+  rows: RowChunks;
+  continueAt?: Position;
+  more?: boolean;
 }
 
 interface CachedEntry {
@@ -279,9 +300,10 @@ export class OrderBookReader {
 
   /**
    * A bulk stream: every row of the range (or `limit` of them), in windows of at most `windowRows` rows, each read
-   * from ClickHouse whole before it is rendered, at most STREAM_AHEAD windows ahead of the caller: a slow caller
-   * holds no ClickHouse query, memory stays flat, and a fast one finds the next window read while it takes this
-   * one. `stop()` is asked between windows (the service is draining): the stream then ends early, with a cursor.
+   * from ClickHouse whole (into memory, at ClickHouse's pace) before it is rendered, two at once, and at most
+   * STREAM_HELD of them ahead of the caller: a slow caller holds no ClickHouse query, memory stays flat, and a fast
+   * one finds the next windows read while it takes this one. `stop()` is asked before each window is started (the
+   * service is draining): the stream then ends after the windows already started, with a cursor.
    */
   async stream(
     scope: QueryScope,
@@ -292,7 +314,7 @@ export class OrderBookReader {
     const { kind, entry, start, to } = read;
     const endpoint = ENDPOINT[kind];
     const rows = this.renderer(read);
-    const queue: StreamWindow[] = [];
+    const queue: RowChunks[] = [];
     let wake: (() => void) | undefined;
     let producing = true;
     let failure: unknown;
@@ -303,90 +325,148 @@ export class OrderBookReader {
     };
     const waitChange = () => new Promise<void>((resolve) => (wake = resolve));
 
-    let next: Position | null = null;
+    /** The stream stops before the end of its range (its limit, or a drain): it ends with a cursor. */
+    let cut = false;
     let windows = 0;
     const produce = async () => {
       const span = entry.spans[kind];
       if (!span || (to !== null && start.ts > to)) return;
+      const limit = read.limit;
+      // Windows are read side by side only when the stream runs to the end of its range: with a limit, a window
+      // could not start before those ahead of it said how many rows they hold.
+      const inFlight = limit === Infinity ? STREAM_IN_FLIGHT : 1;
       let cap = Math.min(STREAM_FIRST_WINDOW_ROWS, options.windowRows);
       const planner = new WindowPlanner({
         from: start.ts,
         to,
         span,
-        limit: read.limit,
+        limit: Infinity,
         windowRows: cap,
         maxWindows: Infinity,
+        margin: STREAM_WINDOW_FILL,
       });
-      let position = start;
-      for (let window = planner.next(); window !== null; window = planner.next()) {
-        while (queue.length >= STREAM_AHEAD && failure === undefined) await waitChange();
-        if (failure !== undefined) return;
-        if (options.stop()) {
-          next = position;
-          return;
-        }
-        const want = Math.min(planner.remaining, cap);
-        const read1 = (asked: number): WindowRead => ({
+      /** Windows started, in the order of their rows. */
+      const jobs: { window: TimeWindow; result: Promise<WindowStep> }[] = [];
+      const launch = (window: TimeWindow, from: Position, want: number) => {
+        const at = (asked: number): WindowRead => ({
           exchange: read.exchange,
           ticker: entry.ticker,
           window,
           limit: asked,
           singleThread: want <= SINGLE_THREAD_ROWS,
           receivedTs: read.receivedTs,
-          resume: position.ts === window.from ? resumeOf(kind, position) : undefined,
+          resume: from.ts === window.from ? resumeOf(kind, from) : undefined,
         });
-        const step =
-          kind === 'delta'
-            ? await this.deltaWindow(scope, read1, want)
-            : await this.snapshotWindow(scope, read1, want, rows.size);
+        const result =
+          kind === 'delta' ? this.deltaWindow(scope, at, want) : this.snapshotWindow(scope, at, want, rows.size);
+        // Awaited in turn; one still running when the stream failed must not become an unhandled rejection.
+        result.catch(() => undefined);
+        return { window, result };
+      };
+      let delivered = 0;
+      /** Where the first window not yet started begins. */
+      let position = start;
+      let planned = planner.next();
+      let stopping = false;
+      for (;;) {
+        // Start windows while there is room: `inFlight` read at once, STREAM_HELD held in all (read or being read,
+        // and not yet taken by the caller).
+        while (planned !== null && !stopping && jobs.length < inFlight && jobs.length + queue.length < STREAM_HELD) {
+          if (options.stop()) {
+            stopping = true;
+            break;
+          }
+          jobs.push(launch(planned, position, Math.min(cap, limit - delivered)));
+          position = { ts: planned.to ?? Number.MAX_SAFE_INTEGER, sequence: 0n, skip: 0 };
+          cap = Math.min(cap * 4, options.windowRows);
+          planner.capWindowRows(cap);
+          planned = planner.next();
+        }
+        const job = jobs.shift();
+        if (job === undefined) {
+          if (planned === null) return;
+          cut = stopping;
+          if (stopping) return;
+          // Every place is held by windows the caller has not taken yet.
+          await waitChange();
+          if (failure !== undefined) return;
+          continue;
+        }
+        const step = await job.result;
+        if (failure !== undefined) return;
         windows++;
-        if (step.window.rows > 0) {
-          queue.push(step.window);
+        if (step.rows.rows > 0) {
+          queue.push(step.rows);
           notify();
         }
-        cap = Math.min(cap * 4, options.windowRows);
-        planner.capWindowRows(cap);
-        if (step.continueAt === undefined) {
-          planner.record(step.window.rows);
-          position = { ts: window.to === null ? Number.MAX_SAFE_INTEGER : window.to, sequence: 0n, skip: 0 };
-        } else {
-          planner.resumeAt(step.continueAt.ts, step.window.rows);
-          position = step.continueAt;
+        delivered += step.rows.rows;
+        const { window } = job;
+        if (step.continueAt !== undefined) {
+          // Its row cap cut the window: the rest of its range comes next, before the windows started after it.
+          planner.observe(step.rows.rows, step.continueAt.ts - window.from + 1);
+          if (delivered >= limit) {
+            cut = true;
+            return;
+          }
+          const rest: TimeWindow = { from: step.continueAt.ts, to: window.to, toInclusive: window.toInclusive };
+          jobs.unshift(launch(rest, step.continueAt, Math.min(cap, limit - delivered)));
+          continue;
         }
-        if (planner.remaining <= 0) {
-          // The limit is met: is there more? The window's own look-ahead says so when it saw a row beyond; the last
-          // window of the range, read to its end, says no; else a one-row query asks.
-          const more =
+        if (window.to !== null) planner.observe(step.rows.rows, window.to - window.from);
+        if (delivered >= limit) {
+          // The limit is met at the end of a window: is there more? The window's own look-ahead says so when it saw
+          // a row beyond; the last window of the range, read to its end, says no; else a one-row query asks.
+          cut =
             step.more ??
-            (window.toInclusive
+            (window.toInclusive || window.to === null
               ? false
-              : await this.queries.rowExists(scope, kind, read.exchange, entry.ticker, position.ts, to));
-          if (more) next = position;
+              : await this.queries.rowExists(scope, kind, read.exchange, entry.ticker, window.to, to));
           return;
         }
       }
     };
-    let slab: Buffer | undefined;
+    // Rendered text goes out while the next slice is rendered (the socket, or the gzip stream on its thread, takes
+    // one slice while this thread makes the next): two slices in flight at most. A slice's buffer is rendered into
+    // again once a 'drain' said the response let go of it — a long stream then allocates its text a few times, not
+    // once per slice (hundreds of MB that only the garbage collector would give back).
+    const spare: Buffer[] = [];
+    let sent: { written: Promise<boolean>; text: Buffer } | undefined;
+    const settle = async () => {
+      if (sent === undefined) return;
+      const { written, text } = sent;
+      sent = undefined;
+      if ((await written) && text.length >= REUSED_SLICE_BYTES) spare.push(Buffer.from(text.buffer, text.byteOffset));
+    };
     const consume = async () => {
-      for (;;) {
-        const item = queue.shift();
-        if (item === undefined) {
-          if (!producing || failure !== undefined) return;
-          await waitChange();
-          continue;
+      try {
+        for (;;) {
+          const item = queue.shift();
+          if (item === undefined) {
+            if (!producing || failure !== undefined) return;
+            await waitChange();
+            continue;
+          }
+          notify();
+          // Rendered a few chunks at a time, about STREAM_RENDER_ROWS rows.
+          const group: Buffer[] = [];
+          let grouped = 0;
+          for (let i = 0; i < item.chunks.length; i++) {
+            const chunk = item.chunks[i] as Buffer;
+            group.push(chunk);
+            grouped += chunk.length;
+            if (grouped < STREAM_RENDER_ROWS * item.size && i < item.chunks.length - 1) continue;
+            const text = rows.push(group, spare.pop());
+            group.length = 0;
+            grouped = 0;
+            if (text === undefined) continue;
+            await settle();
+            sent = { written: out.write(text), text };
+          }
+          rows.endOfQuery();
+          this.metrics.rowsStreamed.inc({ endpoint }, item.rows);
         }
-        notify();
-        for (let i = 0; i < item.rows; i += STREAM_RENDER_ROWS) {
-          const n = Math.min(STREAM_RENDER_ROWS, item.rows - i);
-          // Into the buffer of the slice before, once the response let go of it: a long stream then allocates its
-          // text once, not once per slice (hundreds of MB that only the garbage collector would give back).
-          const text = rows.push(item.raw.subarray(i * rows.size, (i + n) * rows.size), slab);
-          if (text === undefined) continue;
-          const flushed = await out.write(text);
-          slab = flushed && text.length >= REUSED_SLICE_BYTES ? Buffer.from(text.buffer, text.byteOffset) : undefined;
-        }
-        rows.endOfQuery();
-        this.metrics.rowsStreamed.inc({ endpoint }, item.rows);
+      } finally {
+        await settle();
       }
     };
     const producer = produce()
@@ -406,7 +486,9 @@ export class OrderBookReader {
     await producer;
     if (failure !== undefined) throw failure;
     this.metrics.windows.observe({ endpoint }, windows);
-    return this.ending(read, rows, next, out);
+    // A cut stream continues after its last row, as a page does (not at the end of its last window: a gap marker
+    // between the two would be placed by neither).
+    return this.ending(read, rows, cut ? this.nextPosition(read, rows) : null, out);
   }
 
   /**
@@ -414,35 +496,21 @@ export class OrderBookReader {
    * its cap, and the next begins at the key of the last row kept (after the run of rows that carried it). Fewer:
    * the window is read to its end.
    */
-  private async deltaWindow(
-    scope: QueryScope,
-    at: (asked: number) => WindowRead,
-    want: number,
-  ): Promise<{ window: StreamWindow; continueAt?: Position; more?: boolean }> {
+  private async deltaWindow(scope: QueryScope, at: (asked: number) => WindowRead, want: number): Promise<WindowStep> {
     const read = at(want + 1);
-    const raw = await this.collect(scope, (onChunk) => this.queries.deltas(scope, read, onChunk));
-    const size = rowBinarySize('delta', read.receivedTs);
-    const got = raw.length / size;
-    if (got <= want) return { window: { raw, rows: got } };
-    const kept = raw.subarray(0, want * size);
-    const last = rowKey('delta', kept, (want - 1) * size);
+    const raw = await this.collectRows(rowBinarySize('delta', read.receivedTs), (onChunk) =>
+      this.queries.deltas(scope, read, onChunk),
+    );
+    if (raw.rows <= want) return { rows: raw };
+    const kept = raw.first(want);
+    const lastRow = kept.row(want - 1);
+    const last = rowKey('delta', lastRow, 0);
     let run = 1;
-    while (
-      run < want &&
-      kept.compare(
-        kept,
-        (want - 1 - run) * size,
-        (want - 1 - run) * size + 16,
-        (want - 1) * size,
-        (want - 1) * size + 16,
-      ) === 0
-    ) {
-      run++;
-    }
+    while (run < want && kept.row(want - 1 - run).compare(lastRow, 0, 16, 0, 16) === 0) run++;
     const resume = read.resume;
     const sameAsResume = resume !== undefined && read.window.from === last.ts && resume.sequence === last.sequence;
     return {
-      window: { raw: kept, rows: want },
+      rows: kept,
       continueAt: {
         ts: last.ts,
         sequence: last.sequence,
@@ -454,30 +522,32 @@ export class OrderBookReader {
 
   /**
    * One window of a bulk stream's snapshots: the never-cut-a-book rule as in pages (cutAtBook over the window's
-   * rows). Another book after the want-th row's: the window stopped there, the next begins at that book.
+   * rows from the want-th on). Another book after the want-th row's: the window stopped there, the next begins at
+   * that book.
    */
   private async snapshotWindow(
     scope: QueryScope,
     at: (asked: number) => WindowRead,
     want: number,
     size: number,
-  ): Promise<{ window: StreamWindow; continueAt?: Position; more?: boolean }> {
+  ): Promise<WindowStep> {
     const asked = want + SNAPSHOT_SLACK_ROWS;
     const read = at(asked);
-    const raw = await this.collect(scope, (onChunk) => this.queries.snapshots(scope, read, onChunk));
-    const cut = cutAtBook(raw, size, want, raw.length / size === asked);
-    if (cut.beyond === 'none') return { window: { raw, rows: cut.rows } };
-    let kept = raw.subarray(0, cut.rows * size);
+    const raw = await this.collectRows(size, (onChunk) => this.queries.snapshots(scope, read, onChunk));
+    if (raw.rows < want) return { rows: raw };
+    // The want-th row and those after it (at most the slack): the rest of its book, and whether another follows.
+    const cut = cutAtBook(raw.from(want - 1), size, 1, raw.rows === asked);
+    if (cut.beyond === 'none') return { rows: raw };
+    let kept = raw.first(want - 1 + cut.rows);
     if (cut.beyond === 'book-may-continue') {
-      const rest = await this.collect(scope, (onChunk) =>
+      const rest = await this.collectRows(size, (onChunk) =>
         this.queries.snapshotsToBookEnd(scope, at(want), want - 1, onChunk),
       );
-      kept = Buffer.concat([raw.subarray(0, (want - 1) * size), rest]);
+      kept = raw.first(want - 1).concat(rest);
     }
-    const rows = kept.length / size;
-    const lastTs = rowKey('snapshot', kept, (rows - 1) * size).ts;
+    const lastTs = rowKey('snapshot', kept.row(kept.rows - 1), 0).ts;
     return {
-      window: { raw: kept, rows },
+      rows: kept,
       continueAt: { ts: lastTs + 1, sequence: 0n, skip: 0 },
       more: cut.beyond === 'another-book' ? true : undefined,
     };
@@ -488,6 +558,16 @@ export class OrderBookReader {
     const chunks: Buffer[] = [];
     await run((chunk) => void chunks.push(chunk));
     return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+  }
+
+  /** A whole query's RowBinary output, as the chunks it arrived in. */
+  private async collectRows(
+    size: number,
+    run: (onChunk: (chunk: Buffer) => void) => Promise<void>,
+  ): Promise<RowChunks> {
+    const rows = new RowChunks(size);
+    await run((chunk) => rows.add(chunk));
+    return rows;
   }
 
   private renderer(read: BookRead): RowRenderer {

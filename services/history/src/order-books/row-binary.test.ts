@@ -1,6 +1,7 @@
 import { Rng } from '@depthgate/service-kit';
 import {
   CorruptStreamError,
+  RowChunks,
   RowRenderer,
   csvHeader,
   cutAtBook,
@@ -267,9 +268,92 @@ describe('RowRenderer', () => {
     );
   });
 
+  it('writes every sequence exactly: runs that count up, jumps, and values near 2^31, 2^53 and 2^64 (fuzz)', () => {
+    const rng = new Rng('sequences');
+    const sequences: bigint[] = [];
+    for (const base of [
+      0n,
+      999n,
+      2n ** 31n - 3n,
+      123_456_789n,
+      1_795_433_640_816_000n,
+      2n ** 53n - 2500n,
+      2n ** 53n - 5n,
+      2n ** 64n - 9n,
+    ]) {
+      // A run that counts up (through thousands boundaries), then jumps back and forth around the base.
+      for (let i = 0n; i < 1500n && base + i < 2n ** 64n; i += 1n) sequences.push(base + i);
+      for (let i = 0; i < 200; i++) {
+        const v = base + BigInt(rng.range(0, 5000)) - 2500n;
+        if (v >= 0n && v < 2n ** 64n) sequences.push(v);
+      }
+    }
+    for (let i = 0; i < 2000; i++) sequences.push(BigInt(rng.range(0, 2 ** 30)) * BigInt(rng.range(0, 2 ** 30)));
+    const raw = Buffer.concat(
+      sequences.map((sequence) => deltaRow({ ts: t, sequence, side: 'bid', price: '1', quantity_delta: '1' })),
+    );
+    const csv = new RowRenderer('delta', { format: 'csv' }).push(raw)?.toString('latin1') ?? '';
+    expect(
+      csv
+        .trim()
+        .split('\n')
+        .map((line) => line.split(',')[1]),
+    ).toEqual(sequences.map(String));
+  });
+
   it('knows its row sizes', () => {
     expect(rowBinarySize('delta')).toBe(deltaRow(deltas[0] as Delta).length);
     expect(rowBinarySize('snapshot')).toBe(snapshotRow({ ts: 0, side: 'bid', price: '1', quantity: '1' }).length);
+  });
+});
+
+describe('RowChunks: the rows of one query as they arrived', () => {
+  const t = Date.UTC(2026, 2, 26, 14, 0, 1, 193);
+  const rows = Array.from({ length: 40 }, (_, i) =>
+    deltaRow({ ts: t + Math.floor(i / 3), sequence: i, side: 'bid', price: '1', quantity_delta: `${i}` }),
+  );
+  const all = Buffer.concat(rows);
+
+  it('finds each row, the first rows and the tail however the rows were chunked', () => {
+    const rng = new Rng('row-chunks');
+    for (let trial = 0; trial < 50; trial++) {
+      const held = new RowChunks(49);
+      for (const chunk of randomChunks(rng, all, 150)) held.add(chunk);
+      expect(held.rows).toBe(40);
+      for (let i = 0; i < 40; i++) expect(held.row(i)).toEqual(rows[i]);
+      const n = rng.range(1, 40);
+      const first = held.first(n);
+      expect([first.rows, first.bytes, Buffer.concat(first.chunks)]).toEqual([n, n * 49, all.subarray(0, n * 49)]);
+      expect(held.from(n - 1)).toEqual(all.subarray((n - 1) * 49));
+      const more = new RowChunks(49);
+      more.add(all.subarray(0, 49 * 2));
+      expect(Buffer.concat(first.concat(more).chunks)).toEqual(
+        Buffer.concat([all.subarray(0, n * 49), rows[0] as Buffer, rows[1] as Buffer]),
+      );
+    }
+  });
+
+  it('counts whole rows only (a partial last row is the renderer’s to reject)', () => {
+    const held = new RowChunks(49);
+    held.add(all.subarray(0, 49 * 3 + 10));
+    expect([held.rows, held.bytes]).toEqual([3, 49 * 3 + 10]);
+    const c = new RowRenderer('delta');
+    c.push(held.chunks);
+    expect(() => c.endOfQuery()).toThrow(/middle of a row/);
+  });
+
+  it('renders several chunks at once as it renders them one by one', () => {
+    const rng = new Rng('push-many');
+    const chunks = randomChunks(rng, all, 120);
+    const one = new RowRenderer('delta', { format: 'ndjson' });
+    const byOne = chunks.map((c) => one.push(c)?.toString('latin1') ?? '').join('');
+    const many = new RowRenderer('delta', { format: 'ndjson' });
+    const byMany = [chunks.slice(0, 5), chunks.slice(5, 6), chunks.slice(6)]
+      .map((group) => many.push(group)?.toString('latin1') ?? '')
+      .join('');
+    expect(byMany).toBe(byOne);
+    expect(byOne.split('\n')).toHaveLength(41);
+    expect(many.rows).toBe(40);
   });
 });
 

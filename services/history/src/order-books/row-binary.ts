@@ -63,6 +63,7 @@ const SIDE_BID = 1;
 const SIDE_ASK = 2;
 /** 9999-12-31T23:59:59.999Z: the last instant with a four-digit year. */
 const MAX_TS = 253_402_300_799_999;
+const TWO_31 = 2_147_483_648;
 const TWO_32 = 4_294_967_296;
 const E9 = 1_000_000_000;
 const COMMA = 0x2c;
@@ -91,15 +92,26 @@ const DIGITS = Buffer.alloc(24);
 
 /** Unsigned 32-bit little-endian word (as a double: no sign trouble above 2^31). */
 function u32(src: Buffer, o: number): number {
+  return i32(src, o) >>> 0;
+}
+
+/**
+ * Signed 32-bit little-endian word. The hot paths below read words this way: an int32 stays a small integer that V8
+ * passes and stores unboxed, where a word above 2^31 as a double becomes a heap number at every call or store (tens
+ * of MB of garbage per million rows).
+ */
+function i32(src: Buffer, o: number): number {
   return (
-    ((src[o] as number) | ((src[o + 1] as number) << 8) | ((src[o + 2] as number) << 16)) +
-    (src[o + 3] as number) * 16_777_216
+    (src[o] as number) | ((src[o + 1] as number) << 8) | ((src[o + 2] as number) << 16) | ((src[o + 3] as number) << 24)
   );
 }
 
+/** `text` into `out` at `p`: byte by byte when short, else by `set` (a memory copy, about 10 ns whatever its length). */
 function copy(text: Buffer, out: Buffer, p: number): number {
-  for (let i = 0; i < text.length; i++) out[p + i] = text[i] as number;
-  return p + text.length;
+  const n = text.length;
+  if (n > 12) out.set(text, p);
+  else for (let i = 0; i < n; i++) out[p + i] = text[i] as number;
+  return p + n;
 }
 
 /** `floor(v / 1e9)` for an integer 0 ≤ v < 2^53: a multiplication by the reciprocal, corrected by one step. */
@@ -119,31 +131,63 @@ function div100(v: number): number {
 
 /** A non-negative integer below 2^53 in decimal. */
 function writeInteger(v: number, out: Buffer, p: number): number {
-  if (v < 10) {
-    out[p] = 0x30 + v;
-    return p + 1;
-  }
+  if (v < TWO_31) return writeSmallInteger(v, out, p);
   let n = 0;
-  while (v >= 100) {
+  while (v >= TWO_31) {
     const q = div100(v);
     const r = (v - q * 100) * 2;
     DIGITS[n++] = PAIRS[r + 1] as number;
     DIGITS[n++] = PAIRS[r] as number;
     v = q;
   }
-  if (v >= 10) {
-    DIGITS[n++] = PAIRS[v * 2 + 1] as number;
-    DIGITS[n++] = PAIRS[v * 2] as number;
-  } else if (v > 0 || n === 0) DIGITS[n++] = 0x30 + v;
+  p = writeSmallInteger(v, out, p);
   while (n > 0) out[p++] = DIGITS[--n] as number;
   return p;
+}
+
+/** A non-negative integer below 2^31 in decimal (int32 arithmetic: `/ 100 | 0` is a multiplication). */
+function writeSmallInteger(v: number, out: Buffer, p: number): number {
+  const digits =
+    v < 100_000
+      ? v < 100
+        ? v < 10
+          ? 1
+          : 2
+        : v < 1000
+          ? 3
+          : v < 10_000
+            ? 4
+            : 5
+      : v < 10_000_000
+        ? v < 1_000_000
+          ? 6
+          : 7
+        : v < 100_000_000
+          ? 8
+          : v < 1_000_000_000
+            ? 9
+            : 10;
+  let k = p + digits;
+  while (v >= 100) {
+    const q = (v / 100) | 0;
+    const r = (v - q * 100) * 2;
+    out[--k] = PAIRS[r + 1] as number;
+    out[--k] = PAIRS[r] as number;
+    v = q;
+  }
+  // What is left (below 100) goes first, at p.
+  if (v >= 10) {
+    out[p] = PAIRS[v * 2] as number;
+    out[p + 1] = PAIRS[v * 2 + 1] as number;
+  } else out[p] = 0x30 + v;
+  return p + digits;
 }
 
 /** Exactly nine digits of `v` (0 ≤ v < 1e9), zero-padded; with `trim`, trailing zeros are left out. */
 function writeNine(v: number, out: Buffer, p: number, trim: boolean): number {
   let k = p + 7;
   for (let i = 0; i < 4; i++) {
-    const q = div100(v);
+    const q = (v / 100) | 0;
     const r = (v - q * 100) * 2;
     out[k] = PAIRS[r] as number;
     out[k + 1] = PAIRS[r + 1] as number;
@@ -158,16 +202,16 @@ function writeNine(v: number, out: Buffer, p: number, trim: boolean): number {
 
 /** Direct-mapped cache of rendered decimals (prices repeat: a book moves on a grid). 4,096 slots of 40 bytes. */
 const CACHE_BITS = 12;
-const CACHE_KEYS = new Uint32Array(4 << CACHE_BITS);
+const CACHE_KEYS = new Int32Array(4 << CACHE_BITS);
 const CACHE_LENGTH = Buffer.alloc(1 << CACHE_BITS);
 const CACHE_TEXT = Buffer.alloc(40 << CACHE_BITS);
 
 /** A Decimal(38, 18) at `src[o]` in canonical text; returns the new end of `out`. */
 export function writeDecimal18(src: Buffer, o: number, out: Buffer, p: number): number {
-  const w0 = u32(src, o);
-  const w1 = u32(src, o + 4);
-  const w2 = u32(src, o + 8);
-  const w3 = u32(src, o + 12);
+  const w0 = i32(src, o);
+  const w1 = i32(src, o + 4);
+  const w2 = i32(src, o + 8);
+  const w3 = i32(src, o + 12);
   const slot =
     Math.imul(w0 ^ Math.imul(w1, 0x9e3779b1) ^ Math.imul(w2 ^ w3, 0x85ebca6b), 0x2545f491) >>> (32 - CACHE_BITS);
   const k = slot << 2;
@@ -193,39 +237,37 @@ export function writeDecimal18(src: Buffer, o: number, out: Buffer, p: number): 
 }
 
 /**
- * The text of a Decimal(38, 18) given as four little-endian 32-bit words. The magnitude is split into 16-bit limbs
- * and divided twice by 1e9 in doubles (every intermediate stays below 2^53, so each step is exact); the two
- * remainders are the 18 fractional digits and the quotient is the integer part. Magnitudes below 2^64 units (18.4)
- * skip the upper limbs; those of 2^96 units (7.9e10) and more go through BigInt.
+ * The text of a Decimal(38, 18) given as four little-endian 32-bit words (int32, as read). The magnitude is split
+ * into 16-bit limbs and divided twice by 1e9 in doubles (every intermediate stays below 2^53, so each step is exact);
+ * the two remainders are the 18 fractional digits and the quotient is the integer part. Magnitudes below 2^64 units
+ * (18.4) skip the upper limbs; those of 2^96 units (7.9e10) and more go through BigInt. Every value passed on is
+ * below 2^31 (see i32).
  */
 function formatDecimal18(w0: number, w1: number, w2: number, w3: number, out: Buffer, p: number): number {
-  if (w3 >= 0x80000000) {
+  if (w3 < 0) {
     out[p++] = 0x2d; // '-'
     // Two's complement: invert and add one.
-    w0 = TWO_32 - 1 - w0;
-    w1 = TWO_32 - 1 - w1;
-    w2 = TWO_32 - 1 - w2;
-    w3 = TWO_32 - 1 - w3;
-    if (++w0 === TWO_32) {
-      w0 = 0;
-      if (++w1 === TWO_32) {
-        w1 = 0;
-        if (++w2 === TWO_32) {
-          w2 = 0;
-          w3++;
-        }
+    w0 = ~w0;
+    w1 = ~w1;
+    w2 = ~w2;
+    w3 = ~w3;
+    w0 = (w0 + 1) | 0;
+    if (w0 === 0) {
+      w1 = (w1 + 1) | 0;
+      if (w1 === 0) {
+        w2 = (w2 + 1) | 0;
+        if (w2 === 0) w3 = (w3 + 1) | 0;
       }
     }
   }
   if (w3 !== 0) return writeWideDecimal18(w0, w1, w2, w3, out, p);
-  // Limbs of 16 bits, most significant first: a b (w2), c d (w1), e f (w0). Each step below divides
-  // (remainder · 65536 + next limb) < 1e9 · 65536 by 1e9.
-  const c = Math.floor(w1 / 65536);
-  const d = w1 - c * 65536;
-  const e = Math.floor(w0 / 65536);
-  const f = w0 - e * 65536;
+  // Limbs of 16 bits, most significant first: c d (w1), e f (w0), below w2 (one limb of 32 bits). Each step below
+  // divides (remainder · 65536 + next limb) < 1e9 · 65536 by 1e9.
+  const c = w1 >>> 16;
+  const d = w1 & 0xffff;
+  const e = w0 >>> 16;
+  const f = w0 & 0xffff;
   let cur: number;
-  let quotient: number;
   if (w2 === 0) {
     // First division by 1e9 over c d e f; the quotient (< 2^64 / 1e9 < 2^35) is exact as a double.
     cur = c * 65536 + d;
@@ -235,41 +277,48 @@ function formatDecimal18(w0: number, w1: number, w2: number, w3: number, out: Bu
     cur = (cur - qe * E9) * 65536 + f;
     const qf = div9(cur);
     cur -= qf * E9;
-    quotient = (qd * 65536 + qe) * 65536 + qf;
-  } else {
-    const a = Math.floor(w2 / 65536);
-    cur = a * 65536 + (w2 - a * 65536);
-    const qb = div9(cur);
-    cur = (cur - qb * E9) * 65536 + c;
-    const qc = div9(cur);
-    cur = (cur - qc * E9) * 65536 + d;
-    const qd = div9(cur);
-    cur = (cur - qd * E9) * 65536 + e;
-    const qe = div9(cur);
-    cur = (cur - qe * E9) * 65536 + f;
-    const qf = div9(cur);
-    cur -= qf * E9;
-    // The quotient (< 2^96 / 1e9 < 2^67) has the limbs qb·2^64 + qc·2^48 + qd·2^32 + qe·2^16 + qf: divide it
-    // again, limb by limb.
-    let top = qb * 65536 + qc;
-    const rb = div9(top);
-    top = (top - rb * E9) * 65536 + qd;
-    const rd = div9(top);
-    top = (top - rd * E9) * 65536 + qe;
-    const re = div9(top);
-    top = (top - re * E9) * 65536 + qf;
-    const rf = div9(top);
-    // Integer part (< 2^96 / 1e18 < 2^37) and the upper nine fractional digits.
-    const high = top - rf * E9;
-    return writeParts(((rb * 65536 + rd) * 65536 + re) * 65536 + rf, high, cur, out, p);
+    const quotient = (qd * 65536 + qe) * 65536 + qf;
+    // Integer part (< 19) and the upper nine fractional digits.
+    const ip = div9(quotient);
+    return writeParts(0, ip, quotient - ip * E9, cur, out, p);
   }
-  const ip = div9(quotient);
-  return writeParts(ip, quotient - ip * E9, cur, out, p);
+  cur = w2 >>> 0;
+  const qb = div9(cur);
+  cur = (cur - qb * E9) * 65536 + c;
+  const qc = div9(cur);
+  cur = (cur - qc * E9) * 65536 + d;
+  const qd = div9(cur);
+  cur = (cur - qd * E9) * 65536 + e;
+  const qe = div9(cur);
+  cur = (cur - qe * E9) * 65536 + f;
+  const qf = div9(cur);
+  cur -= qf * E9;
+  // The quotient (< 2^96 / 1e9 < 2^67) has the limbs qb·2^64 + qc·2^48 + qd·2^32 + qe·2^16 + qf: divide it
+  // again, limb by limb.
+  let top = qb * 65536 + qc;
+  const rb = div9(top);
+  top = (top - rb * E9) * 65536 + qd;
+  const rd = div9(top);
+  top = (top - rd * E9) * 65536 + qe;
+  const re = div9(top);
+  top = (top - re * E9) * 65536 + qf;
+  const rf = div9(top);
+  // Integer part (< 2^96 / 1e18 < 2^37), in two: its digits above the lower nine, and those nine.
+  const integer = ((rb * 65536 + rd) * 65536 + re) * 65536 + rf;
+  const upper = div9(integer);
+  return writeParts(upper, integer - upper * E9, top - rf * E9, cur, out, p);
 }
 
-/** `integer.high low` with the fraction (two groups of nine digits) trimmed of trailing zeros. */
-function writeParts(integer: number, high: number, low: number, out: Buffer, p: number): number {
-  p = writeInteger(integer, out, p);
+/**
+ * `integer.high low` with the fraction (two groups of nine digits) trimmed of trailing zeros; the integer part is
+ * `upper · 1e9 + lower`.
+ */
+function writeParts(upper: number, lower: number, high: number, low: number, out: Buffer, p: number): number {
+  if (upper === 0) p = writeInteger(lower, out, p);
+  else {
+    p = writeInteger(upper, out, p);
+    p = writeNine(lower, out, p, false);
+  }
   if (low === 0) {
     if (high === 0) return p;
     out[p] = 0x2e; // '.'
@@ -283,7 +332,7 @@ function writeParts(integer: number, high: number, low: number, out: Buffer, p: 
 const SCALE = 10n ** 18n;
 
 function writeWideDecimal18(w0: number, w1: number, w2: number, w3: number, out: Buffer, p: number): number {
-  const v = (BigInt(w3) << 96n) | (BigInt(w2) << 64n) | (BigInt(w1) << 32n) | BigInt(w0);
+  const v = (BigInt(w3 >>> 0) << 96n) | (BigInt(w2 >>> 0) << 64n) | (BigInt(w1 >>> 0) << 32n) | BigInt(w0 >>> 0);
   let text = (v / SCALE).toString();
   const fraction = v % SCALE;
   if (fraction !== 0n) text += `.${fraction.toString().padStart(18, '0').replace(/0+$/, '')}`;
@@ -301,7 +350,9 @@ const DAY_TEXT = Buffer.alloc(11);
  */
 class TimestampField {
   private readonly text: Buffer;
-  private ts = Number.NaN;
+  /** The Int64 whose text `text` holds, as two int32 words (-1 high: none yet, no valid ts has it). */
+  private lo = 0;
+  private hi = -1;
 
   constructor(
     before: string,
@@ -314,14 +365,20 @@ class TimestampField {
     return this.text.length;
   }
 
-  write(ts: number, out: Buffer, p: number): number {
+  /** The field for the Int64 timestamp at `src[o]` (a valid one: see readTs). */
+  write(src: Buffer, o: number, out: Buffer, p: number): number {
     const text = this.text;
-    if (ts !== this.ts) {
-      formatTimestamp(ts, text, text.length - this.after.length - 24);
-      this.ts = ts;
+    const lo = i32(src, o);
+    const hi = i32(src, o + 4);
+    if (lo !== this.lo || hi !== this.hi) {
+      // Day and millisecond of the day (small integers) go to the formatter, not the timestamp (a boxed double).
+      const ts = hi * TWO_32 + (lo >>> 0);
+      const day = Math.floor(ts / DAY_MS);
+      formatDayTime(day, ts - day * DAY_MS, text, text.length - this.after.length - 24);
+      this.lo = lo;
+      this.hi = hi;
     }
-    for (let i = 0; i < text.length; i++) out[p + i] = text[i] as number;
-    return p + text.length;
+    return copy(text, out, p);
   }
 }
 
@@ -330,11 +387,17 @@ export function writeTimestamp(ts: number, out: Buffer, p: number): number {
   return formatTimestamp(ts, out, p);
 }
 
+const DAY_MS = 86_400_000;
+
 function formatTimestamp(ts: number, out: Buffer, p: number): number {
-  const day = Math.floor(ts / 86_400_000);
-  let ms = ts - day * 86_400_000;
+  const day = Math.floor(ts / DAY_MS);
+  return formatDayTime(day, ts - day * DAY_MS, out, p);
+}
+
+/** Day `day` (since 1970-01-01) at `ms` milliseconds of that day, as formatTimestamp writes it. */
+function formatDayTime(day: number, ms: number, out: Buffer, p: number): number {
   if (day !== cachedDay) {
-    const iso = new Date(day * 86_400_000).toISOString();
+    const iso = new Date(day * DAY_MS).toISOString();
     for (let i = 0; i < 11; i++) DAY_TEXT[i] = iso.charCodeAt(i);
     cachedDay = day;
   }
@@ -370,14 +433,47 @@ const MAX_SEQUENCE_TEXT = 20;
 
 /** Epoch ms of the Int64 at `src[o]` (a valid row's: between 0 and MAX_TS, so exact as a double). */
 function readTs(src: Buffer, o: number): number {
-  return u32(src, o + 4) * TWO_32 + u32(src, o);
+  return i32(src, o + 4) * TWO_32 + (i32(src, o) >>> 0);
 }
+
+/**
+ * The decimal text of the last sequence's thousands (its digits but the last three), kept: sequences of a ticker
+ * mostly count up, so a thousand rows in a row share them. `SEQUENCE_THOUSANDS[0]` is their value (-1: none).
+ */
+const SEQUENCE_THOUSANDS = new Float64Array([-1]);
+const SEQUENCE_PREFIX = Buffer.alloc(MAX_SEQUENCE_TEXT);
+let sequencePrefixLength = 0;
 
 /** A UInt64 at `src[o]` in decimal (exact above 2^53 too); returns the new end of `out`. */
 function writeSequence(src: Buffer, o: number, out: Buffer, p: number): number {
-  const hi = u32(src, o + 4);
-  if (hi < 0x200000) return writeInteger(hi * TWO_32 + u32(src, o), out, p);
-  const text = ((BigInt(hi) << 32n) | BigInt(u32(src, o))).toString();
+  const hi = i32(src, o + 4);
+  if (hi >= 0 && hi < 0x200000) {
+    const v = hi * TWO_32 + (i32(src, o) >>> 0);
+    let thousands = Math.floor(v * 0.001);
+    let units = v - thousands * 1000;
+    // v · 0.001 is rounded: correct the quotient by one step either way.
+    if (units < 0) {
+      thousands--;
+      units += 1000;
+    } else if (units >= 1000) {
+      thousands++;
+      units -= 1000;
+    }
+    if (thousands === 0) return writeInteger(units, out, p);
+    if (thousands !== SEQUENCE_THOUSANDS[0]) {
+      sequencePrefixLength = writeInteger(thousands, SEQUENCE_PREFIX, 0);
+      SEQUENCE_THOUSANDS[0] = thousands;
+    }
+    for (let i = 0; i < sequencePrefixLength; i++) out[p + i] = SEQUENCE_PREFIX[i] as number;
+    p += sequencePrefixLength;
+    const hundreds = (units / 100) | 0;
+    const rest = (units - hundreds * 100) * 2;
+    out[p] = 0x30 + hundreds;
+    out[p + 1] = PAIRS[rest] as number;
+    out[p + 2] = PAIRS[rest + 1] as number;
+    return p + 3;
+  }
+  const text = ((BigInt(hi >>> 0) << 32n) | BigInt(i32(src, o) >>> 0)).toString();
   for (let i = 0; i < text.length; i++) out[p + i] = text.charCodeAt(i);
   return p + text.length;
 }
@@ -396,43 +492,43 @@ const RECEIVED_BYTES = 8;
 // such a call polymorphic and fast; one closure per variant would make it megamorphic).
 
 function renderDeltaJson(src: Buffer, o: number, out: Buffer, p: number, received: boolean): number {
-  p = DELTA_OPENING.write(readTs(src, o), out, p);
+  p = DELTA_OPENING.write(src, o, out, p);
   p = writeSequence(src, o + 8, out, p);
   p = copy(src[o + 16] === SIDE_BID ? T_DELTA_BID : T_DELTA_ASK, out, p);
   p = writeDecimal18(src, o + 17, out, p);
   p = copy(T_QUANTITY_DELTA, out, p);
   p = writeDecimal18(src, o + 33, out, p);
-  return received ? RECEIVED_CLOSING.write(readTs(src, o + 49), out, p) : copy(T_END, out, p);
+  return received ? RECEIVED_CLOSING.write(src, o + 49, out, p) : copy(T_END, out, p);
 }
 
 function renderSnapshotJson(src: Buffer, o: number, out: Buffer, p: number, received: boolean): number {
-  p = SNAPSHOT_OPENING.write(readTs(src, o), out, p);
+  p = SNAPSHOT_OPENING.write(src, o, out, p);
   p = copy(src[o + 8] === SIDE_BID ? T_SNAPSHOT_BID : T_SNAPSHOT_ASK, out, p);
   p = writeDecimal18(src, o + 9, out, p);
   p = copy(T_QUANTITY, out, p);
   p = writeDecimal18(src, o + 25, out, p);
-  return received ? RECEIVED_CLOSING.write(readTs(src, o + 41), out, p) : copy(T_END, out, p);
+  return received ? RECEIVED_CLOSING.write(src, o + 41, out, p) : copy(T_END, out, p);
 }
 
 /** `ts,sequence,side,price,quantity_delta[,received_ts]` */
 function renderDeltaCsv(src: Buffer, o: number, out: Buffer, p: number, received: boolean): number {
-  p = CSV_TS.write(readTs(src, o), out, p);
+  p = CSV_TS.write(src, o, out, p);
   p = writeSequence(src, o + 8, out, p);
   p = copy(src[o + 16] === SIDE_BID ? T_CSV_BID : T_CSV_ASK, out, p);
   p = writeDecimal18(src, o + 17, out, p);
   p = copy(T_COMMA, out, p);
   p = writeDecimal18(src, o + 33, out, p);
-  return received ? CSV_RECEIVED.write(readTs(src, o + 49), out, p) : p;
+  return received ? CSV_RECEIVED.write(src, o + 49, out, p) : p;
 }
 
 /** `ts,side,price,quantity[,received_ts]` */
 function renderSnapshotCsv(src: Buffer, o: number, out: Buffer, p: number, received: boolean): number {
-  p = CSV_SNAPSHOT_TS.write(readTs(src, o), out, p);
+  p = CSV_SNAPSHOT_TS.write(src, o, out, p);
   p = copy(src[o + 8] === SIDE_BID ? T_CSV_BID : T_CSV_ASK, out, p);
   p = writeDecimal18(src, o + 9, out, p);
   p = copy(T_COMMA, out, p);
   p = writeDecimal18(src, o + 25, out, p);
-  return received ? CSV_RECEIVED.write(readTs(src, o + 41), out, p) : p;
+  return received ? CSV_RECEIVED.write(src, o + 41, out, p) : p;
 }
 
 const DELTA_JSON_TEXT =
@@ -540,6 +636,75 @@ export function timestampText(ts: number): string {
 }
 
 /**
+ * The raw rows of one query, held in the chunks they arrived in. Not copied into one buffer: a bulk stream's
+ * windows are a quarter of a million rows, and buffers that size, allocated window after window, were what the
+ * process kept of its streams after they ended (malloc does not give back memory freed in the middle of its heap).
+ */
+export class RowChunks {
+  readonly chunks: Buffer[] = [];
+  bytes = 0;
+
+  constructor(readonly size: number) {}
+
+  /** Whole rows held (an incomplete last one is not counted; the renderer rejects it). */
+  get rows(): number {
+    return Math.floor(this.bytes / this.size);
+  }
+
+  add(chunk: Buffer): void {
+    if (chunk.length === 0) return;
+    this.chunks.push(chunk);
+    this.bytes += chunk.length;
+  }
+
+  /** The first `rows` rows (sharing their bytes). */
+  first(rows: number): RowChunks {
+    const out = new RowChunks(this.size);
+    let left = rows * this.size;
+    for (const chunk of this.chunks) {
+      if (left <= 0) break;
+      out.add(chunk.length <= left ? chunk : chunk.subarray(0, left));
+      left -= chunk.length;
+    }
+    return out;
+  }
+
+  /** These rows, then those of `more`. */
+  concat(more: RowChunks): RowChunks {
+    const out = new RowChunks(this.size);
+    for (const chunk of [...this.chunks, ...more.chunks]) out.add(chunk);
+    return out;
+  }
+
+  /** Row `i`'s bytes (a view when they lie in one chunk, else a copy). */
+  row(i: number): Buffer {
+    return this.slice(i * this.size, (i + 1) * this.size);
+  }
+
+  /** Rows `from` to the last as one buffer (a copy when they span chunks). */
+  from(i: number): Buffer {
+    return this.slice(i * this.size, this.rows * this.size);
+  }
+
+  private slice(begin: number, end: number): Buffer {
+    let at = 0;
+    let k = 0;
+    while (k < this.chunks.length && at + (this.chunks[k] as Buffer).length <= begin)
+      at += (this.chunks[k++] as Buffer).length;
+    const first = this.chunks[k];
+    if (first !== undefined && end - at <= first.length) return first.subarray(begin - at, end - at);
+    const out = Buffer.allocUnsafe(end - begin);
+    for (let p = 0; p < out.length && k < this.chunks.length; k++) {
+      const chunk = this.chunks[k] as Buffer;
+      const from = Math.max(0, begin - at);
+      p += chunk.copy(out, p, from, Math.min(chunk.length, from + out.length - p));
+      at += chunk.length;
+    }
+    return out;
+  }
+}
+
+/**
  * Rendering space shared by every converter of the process: `push` renders into it and copies the result out before
  * returning, so it is never in use across an await. Grows to the largest chunk seen.
  */
@@ -615,20 +780,30 @@ export class RowRenderer {
   }
 
   /**
-   * Converts one chunk of RowBinary output. Returns the text to send (JSON: rows separated by commas, a comma before
+   * Converts one chunk of RowBinary output, or several one after another. Returns the text to send (JSON: rows separated by commas, a comma before
    * the first when rows went out before; line formats: a line per row), or undefined when there is none yet: in
    * `into` when it is long enough (a buffer the caller no longer needs), else in a new buffer. Throws
    * CorruptStreamError on bytes that cannot be a row.
    */
-  push(chunk: Buffer, into?: Buffer): Buffer | undefined {
+  push(input: Buffer | readonly Buffer[], into?: Buffer): Buffer | undefined {
+    let p = 0;
+    if (Buffer.isBuffer(input)) p = this.take(input, p);
+    else for (const chunk of input) p = this.take(chunk, p);
+    if (p === 0) return undefined;
+    const out = into !== undefined && into.length >= p ? into.subarray(0, p) : Buffer.allocUnsafe(p);
+    scratch.copy(out, 0, 0, p);
+    return out;
+  }
+
+  /** Renders the whole rows of `chunk` (and the one it completes) into the scratch from `p` on; the new end. */
+  private take(chunk: Buffer, p: number): number {
     const size = this.layout.size;
     let start = 0;
-    let p = 0;
     if (this.carried > 0) {
       const take = Math.min(size - this.carried, chunk.length);
       chunk.copy(this.carry, this.carried, 0, take);
       this.carried += take;
-      if (this.carried < size) return undefined;
+      if (this.carried < size) return p;
       this.carried = 0;
       start = take;
       p = this.rowsAt(Buffer.from(this.carry), 0, 1, p);
@@ -640,10 +815,7 @@ export class RowRenderer {
       chunk.copy(this.carry, 0, rest);
       this.carried = chunk.length - rest;
     }
-    if (p === 0) return undefined;
-    const out = into !== undefined && into.length >= p ? into.subarray(0, p) : Buffer.allocUnsafe(p);
-    scratch.copy(out, 0, 0, p);
-    return out;
+    return p;
   }
 
   /** The end of one query's output: it must end at a row boundary. */
@@ -703,8 +875,8 @@ export class RowRenderer {
     let rendered = 0;
     for (let i = 0, o = start; i < count; i++, o += size) {
       const s = src[o + side];
-      const hi = u32(src, o + 4);
-      if ((s !== SIDE_BID && s !== SIDE_ASK) || hi * TWO_32 + u32(src, o) > MAX_TS)
+      const hi = i32(src, o + 4);
+      if ((s !== SIDE_BID && s !== SIDE_ASK) || hi < 0 || hi * TWO_32 + (i32(src, o) >>> 0) > MAX_TS)
         throw new CorruptStreamError(`unexpected data in the result stream: ${describe(src, o)}`);
       if (this.held) this.held.push(src.subarray(o, o + size));
       else if (this.received === this.holdIndex) this.held = [src.subarray(o, o + size)];
