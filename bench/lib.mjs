@@ -76,26 +76,34 @@ export function start(name, command, args, { env = {}, logDir } = {}) {
   return child;
 }
 
+/** Stops the processes start() started (their process groups: SIGTERM, SIGKILL after 10 s) and waits for them. */
 export async function stopAll() {
-  const pending = [...children].map(
-    (c) =>
-      new Promise((resolve) => {
-        c.once('exit', resolve);
-        try {
-          process.kill(-c.pid, 'SIGTERM');
-        } catch {
-          resolve();
-        }
-        setTimeout(() => {
+  await stopSome([...children].map((c) => c.pid));
+}
+
+/** Stops the given processes of start()'s (by pid), as stopAll() does. */
+export async function stopSome(pids) {
+  const pending = [...children]
+    .filter((c) => pids.includes(c.pid))
+    .map(
+      (c) =>
+        new Promise((resolve) => {
+          c.once('exit', resolve);
           try {
-            process.kill(-c.pid, 'SIGKILL');
+            process.kill(-c.pid, 'SIGTERM');
           } catch {
-            /* gone */
+            resolve();
           }
-          resolve();
-        }, 10_000).unref();
-      }),
-  );
+          setTimeout(() => {
+            try {
+              process.kill(-c.pid, 'SIGKILL');
+            } catch {
+              /* gone */
+            }
+            resolve();
+          }, 10_000).unref();
+        }),
+    );
   await Promise.all(pending);
 }
 

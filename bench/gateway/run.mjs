@@ -4,72 +4,24 @@
 //   reached in (b) in this same run (a vs c: loads set from this machine's measured capacity, never fixed ones);
 //   and the polling scenario (50 clients polling 20 order books every 100 ms through a 20 req/s upstream budget).
 // Usage: ./dev bench gateway [--seconds N]   (writes nothing into the repository; prints a Markdown report)
-import { execFileSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { request, Agent } from 'undici';
-import {
-  ROOT,
-  fmt,
-  freePort,
-  freePortRange,
-  sampleRss,
-  sleep,
-  start,
-  stopAll,
-  tempDir,
-  waitHttp,
-  wrk,
-} from '../lib.mjs';
+import { ROOT, fmt, freePort, sampleRss, sleep, start, stopAll, tempDir, waitHttp, wrk } from '../lib.mjs';
+import { startGateways, startStack } from './stack.mjs';
 
 const args = process.argv.slice(2);
 const SECONDS = Number(args[args.indexOf('--seconds') + 1] || 10) || 10;
 const dir = tempDir('gateway');
 const log = (...a) => console.error('[bench]', ...a);
-
-function parseEnvFile(file) {
-  return Object.fromEntries(
-    readFileSync(file, 'utf8')
-      .split('\n')
-      .filter((l) => /^[A-Z0-9_]+=/.test(l))
-      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
-  );
-}
+let stopStack = () => {};
 
 async function main() {
   // --- Redis, simulator, nginx -------------------------------------------------------------------------------
-  const redisPort = await freePort();
-  const redisDir = path.join(dir, 'redis');
-  execFileSync(path.join(ROOT, 'infra/local/redis.sh'), ['start', '--dir', redisDir, '--port', String(redisPort)], {
-    stdio: 'ignore',
-  });
-  const redisUrl = `redis://127.0.0.1:${redisPort}`;
-  const simBase = await freePortRange(11);
-  const envFile = path.join(dir, 'sim.env');
-  start(
-    'sim',
-    process.execPath,
-    [
-      path.join(ROOT, 'packages/venue-sim/dist/cli.js'),
-      '--port',
-      String(simBase),
-      '--seed',
-      '1',
-      '--write-env',
-      envFile,
-      '--no-rate-limits',
-      '--tickers',
-      'kalshi=20',
-      '--updates-per-second',
-      '0',
-      '--log-level',
-      'warn',
-    ],
-    { logDir: dir },
-  );
-  await waitHttp(`http://127.0.0.1:${simBase}/ready`);
-  const simEnv = parseEnvFile(envFile);
+  const stack = await startStack(dir);
+  const { simEnv, simBase, redisUrl, apiKey } = stack;
+  stopStack = stack.stop;
   const coinbase = simEnv.UPSTREAM_VENUE_D_URL;
   const coinbasePort = new URL(coinbase).port;
 
@@ -93,60 +45,27 @@ http {
   start('nginx', 'nginx', ['-c', path.join(dir, 'nginx.conf'), '-p', dir, '-g', 'daemon off;'], { logDir: dir });
 
   // --- the gateway under test --------------------------------------------------------------------------------
-  const keyOut = JSON.parse(
-    execFileSync(
-      process.execPath,
-      [
-        path.join(ROOT, 'packages/auth/dist/cli.js'),
-        'create',
-        '--name',
-        'bench',
-        '--requests-per-minute',
-        '100000000',
-        '--json',
-      ],
-      {
-        env: { ...process.env, REDIS_URL: redisUrl },
-        encoding: 'utf8',
-      },
-    ),
-  );
-  const apiKey = keyOut.key;
   // Identical concurrent GETs would be coalesced into fewer upstream calls, which measures coalescing rather than
   // the proxy: (c) and the latency runs use a gateway with COALESCE=false; a second one, as deployed, shows what
-  // coalescing adds to the same load.
-  const gatewayEnv = (port, extra) => ({
-    ...simEnv,
-    REDIS_URL: redisUrl,
-    GATEWAY_PORT: String(port),
-    LOG_LEVEL: 'info',
-    ACCESS_LOG: 'true',
-    UPSTREAM_BUDGETS: 'venue-d=0',
-    CACHE_ROUTES: 'venue-d:/products/*/book=1000',
-    IBKR_TICKLE_INTERVAL_MS: '0',
-    // As deployed (infra/k8s/base/gateway/deployment.yaml).
-    NODE_OPTIONS: '--max-old-space-size=384 --max-semi-space-size=8',
-    ...extra,
-  });
-  // The gateway as a 2-core host runs it: one process per core on the same port (GATEWAY_REUSE_PORT), each an
-  // independent replica; nginx runs `worker_processes auto` for the same reason.
+  // coalescing adds to the same load. Each is two processes on one port, as a 2-core host runs it; nginx runs
+  // `worker_processes auto` for the same reason.
   const PROCESSES = 2;
   const gatewayPort = await freePort();
   const coalescingPort = await freePort();
-  const gatewayPids = [];
-  for (let i = 0; i < PROCESSES; i++) {
-    const env = { COALESCE: 'false', GATEWAY_REUSE_PORT: 'true' };
-    gatewayPids.push(
-      start(`gateway-${i}`, process.execPath, [path.join(ROOT, 'services/gateway/dist/main.js')], {
-        env: gatewayEnv(gatewayPort, env),
-        logDir: dir,
-      }).pid,
-    );
-    start(`gateway-coalescing-${i}`, process.execPath, [path.join(ROOT, 'services/gateway/dist/main.js')], {
-      env: gatewayEnv(coalescingPort, { ACCESS_LOG: 'false', GATEWAY_REUSE_PORT: 'true' }),
-      logDir: dir,
-    });
-  }
+  const gatewayPids = startGateways(stack, {
+    name: 'gateway',
+    port: gatewayPort,
+    processes: PROCESSES,
+    env: { COALESCE: 'false' },
+    logDir: dir,
+  });
+  startGateways(stack, {
+    name: 'gateway-coalescing',
+    port: coalescingPort,
+    processes: PROCESSES,
+    env: { ACCESS_LOG: 'false' },
+    logDir: dir,
+  });
   await waitHttp(`http://127.0.0.1:${gatewayPort}/ready`);
   await waitHttp(`http://127.0.0.1:${coalescingPort}/ready`);
   await waitHttp(`http://127.0.0.1:${nginxPort}/time`);
@@ -354,8 +273,6 @@ main()
   })
   .finally(async () => {
     await stopAll();
-    execFileSync(path.join(ROOT, 'infra/local/redis.sh'), ['stop', '--dir', path.join(dir, 'redis')], {
-      stdio: 'ignore',
-    });
+    stopStack();
     console.error(`[bench] logs in ${dir}`);
   });

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # ./dev bench gateway [--seconds N]: see bench/gateway/run.mjs. Needs nginx and wrk (Debian: nginx-light, wrk).
+# ./dev bench gateway --ab A B [...]: two gateway configurations or builds side by side, see bench/gateway/ab.mjs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 missing=()
@@ -13,4 +14,7 @@ if ((${#missing[@]})); then
     exit 1
   fi
 fi
+for arg in "$@"; do
+  [[ $arg == --ab ]] && exec node bench/gateway/ab.mjs "$@"
+done
 exec node bench/gateway/run.mjs "$@"

@@ -1,0 +1,107 @@
+// What the gateway benchmarks share: Redis, the venue simulator as every upstream, a bench key, gateway processes.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT, freePort, freePortRange, start, waitHttp } from '../lib.mjs';
+
+function parseEnvFile(file) {
+  return Object.fromEntries(
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => /^[A-Z0-9_]+=/.test(l))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
+}
+
+/**
+ * Redis and the simulator (seed 1, no rate limits, 20 Kalshi tickers, books still) in `dir`, and a key allowed
+ * 100M requests a minute. Returns what the gateways need; `stop()` stops Redis (the simulator with stopAll()).
+ */
+export async function startStack(dir) {
+  const redisPort = await freePort();
+  const redisDir = path.join(dir, 'redis');
+  execFileSync(path.join(ROOT, 'infra/local/redis.sh'), ['start', '--dir', redisDir, '--port', String(redisPort)], {
+    stdio: 'ignore',
+  });
+  const redisUrl = `redis://127.0.0.1:${redisPort}`;
+  const simBase = await freePortRange(11);
+  const envFile = path.join(dir, 'sim.env');
+  start(
+    'sim',
+    process.execPath,
+    [
+      path.join(ROOT, 'packages/venue-sim/dist/cli.js'),
+      '--port',
+      String(simBase),
+      '--seed',
+      '1',
+      '--write-env',
+      envFile,
+      '--no-rate-limits',
+      '--tickers',
+      'kalshi=20',
+      '--updates-per-second',
+      '0',
+      '--log-level',
+      'warn',
+    ],
+    { logDir: dir },
+  );
+  await waitHttp(`http://127.0.0.1:${simBase}/ready`);
+  const simEnv = parseEnvFile(envFile);
+  const keyOut = JSON.parse(
+    execFileSync(
+      process.execPath,
+      [
+        path.join(ROOT, 'packages/auth/dist/cli.js'),
+        'create',
+        '--name',
+        'bench',
+        '--requests-per-minute',
+        '100000000',
+        '--json',
+      ],
+      { env: { ...process.env, REDIS_URL: redisUrl }, encoding: 'utf8' },
+    ),
+  );
+  return {
+    simEnv,
+    simBase,
+    redisUrl,
+    apiKey: keyOut.key,
+    stop: () => execFileSync(path.join(ROOT, 'infra/local/redis.sh'), ['stop', '--dir', redisDir], { stdio: 'ignore' }),
+  };
+}
+
+/** The environment of a benchmarked gateway process: as deployed, except what `extra` says. */
+export function gatewayEnv(stack, port, extra = {}) {
+  return {
+    ...stack.simEnv,
+    REDIS_URL: stack.redisUrl,
+    GATEWAY_PORT: String(port),
+    LOG_LEVEL: 'info',
+    ACCESS_LOG: 'true',
+    UPSTREAM_BUDGETS: 'venue-d=0',
+    CACHE_ROUTES: 'venue-d:/products/*/book=1000',
+    IBKR_TICKLE_INTERVAL_MS: '0',
+    // As deployed (infra/k8s/base/gateway/deployment.yaml).
+    NODE_OPTIONS: '--max-old-space-size=384 --max-semi-space-size=8',
+    ...extra,
+  };
+}
+
+/**
+ * The gateway as a 2-core host runs it: `processes` processes on one port (GATEWAY_REUSE_PORT), each an independent
+ * replica. `root` is the checkout whose build runs (another worktree to compare builds); `nodeFlags` go before the
+ * script (e.g. --trace-gc).
+ */
+export function startGateways(stack, { name, port, processes = 2, env = {}, root = ROOT, nodeFlags = [], logDir }) {
+  return Array.from(
+    { length: processes },
+    (_, i) =>
+      start(`${name}-${i}`, process.execPath, [...nodeFlags, path.join(root, 'services/gateway/dist/main.js')], {
+        env: gatewayEnv(stack, port, { GATEWAY_REUSE_PORT: 'true', ...env }),
+        logDir,
+      }).pid,
+  );
+}
