@@ -5,6 +5,8 @@
 //        [--seconds 6] [--fractions 0.25,0.5]
 //   e.g. ./dev bench gateway --ab 'ws-on' 'ws-off:WS_ENABLED=false'
 //        ./dev bench gateway --ab 'main' 'before@/work/wt-base'     (ROOT: another checkout, built)
+//        ./dev bench gateway --ab 'default' 'flag:NODE_FLAGS=--no-foo --bar'  (NODE_FLAGS: node/V8 flags, which
+//        NODE_OPTIONS does not take)
 //
 // Why not two runs of run.mjs: a gateway process's tail latency depends on state it keeps for its lifetime (what the
 // JIT optimised during its warm-up, how V8 sized its heap), so two launches of the same build differ by a factor of
@@ -52,7 +54,9 @@ function parseSpec(spec) {
     }
   }
   const [name, root] = head.split('@');
-  return { name, root, env };
+  const nodeFlags = env.NODE_FLAGS ? env.NODE_FLAGS.split(' ').filter(Boolean) : [];
+  delete env.NODE_FLAGS;
+  return { name, root, env, nodeFlags };
 }
 const variants = specs.map(parseSpec);
 if (variants[0].name === variants[1].name) throw new Error('the two variants need different names');
@@ -101,7 +105,7 @@ try {
         port,
         env: { COALESCE: 'false', ...variants[v].env },
         ...(variants[v].root ? { root: variants[v].root } : {}),
-        nodeFlags: ['--trace-gc'],
+        nodeFlags: ['--trace-gc', ...variants[v].nodeFlags],
         logDir: dir,
       });
       running[v] = { port, pids, logs: pids.map((_, i) => `${dir}/${name}-${i}.log`) };
