@@ -8,7 +8,7 @@ import { startGateway } from './server';
 // objects are then born old, keep their young children alive through every scavenge until the next full collection,
 // and the process runs a mark-compact every 0.3–1 s for the rest of its life instead of every 10–30 s. 17 of 44
 // gateway processes started by the A/B benchmark fell into that state, with about twice the GC pauses and a higher
-// REST p99; none of 20 without pretenuring (docs/benchmarks.md, "GC modes"; `./dev bench gateway --ab`). Set here
+// REST p99; none of 36 without pretenuring (docs/benchmarks.md, "GC modes"; `./dev bench gateway --ab`). Set here
 // rather than on the command line (NODE_OPTIONS refuses V8 flags) so that every way of starting the gateway has it.
 setFlagsFromString('--no-allocation-site-pretenuring');
 
