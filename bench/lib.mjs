@@ -107,6 +107,16 @@ export async function stopSome(pids) {
   await Promise.all(pending);
 }
 
+/** The simulator's `--write-env` file (KEY=value lines) as an object. */
+export function parseEnvFile(file) {
+  return Object.fromEntries(
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => /^[A-Z0-9_]+=/.test(l))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
+}
+
 export async function waitHttp(url, { timeoutMs = 30_000, headers = {} } = {}) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -1,17 +1,7 @@
 // What the gateway benchmarks share: Redis, the venue simulator as every upstream, a bench key, gateway processes.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, freePort, freePortRange, start, waitHttp } from '../lib.mjs';
-
-function parseEnvFile(file) {
-  return Object.fromEntries(
-    readFileSync(file, 'utf8')
-      .split('\n')
-      .filter((l) => /^[A-Z0-9_]+=/.test(l))
-      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
-  );
-}
+import { ROOT, freePort, freePortRange, parseEnvFile, start, waitHttp } from '../lib.mjs';
 
 /**
  * Redis and the simulator (seed 1, no rate limits, 20 Kalshi tickers, books still) in `dir`, and a key allowed

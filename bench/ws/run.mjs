@@ -23,6 +23,7 @@ import {
   fmt,
   freePort,
   freePortRange,
+  parseEnvFile,
   sampleRss,
   sleep,
   start,
@@ -44,15 +45,6 @@ const dir = tempDir('ws');
 const log = (...a) => console.error('[bench]', ...a);
 const require = createRequire(import.meta.url);
 const { kalshiSigner, feedHandshakeHeaders } = require(path.join(ROOT, 'packages/platforms/dist/index.js'));
-
-function parseEnvFile(file) {
-  return Object.fromEntries(
-    readFileSync(file, 'utf8')
-      .split('\n')
-      .filter((l) => /^[A-Z0-9_]+=/.test(l))
-      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
-  );
-}
 
 /** Counts messages and samples latency (every 10th client) from the `ts_ms` every Kalshi delta carries. */
 class Clients {
