@@ -478,10 +478,16 @@ async function book(): Promise<string[]> {
     const random = randomFrom(777);
     let deltaRows = 0;
     let pages = 0;
+    let drawn = 0;
+    let unknown = 0;
     const r = await closedLoop(clients, seconds, async () => {
       const m = moment(random);
+      drawn++;
       const s = snapshotOf.get(key(m));
-      if (s === undefined) return { ok: true, units: 0 };
+      if (s === undefined) {
+        unknown++;
+        return { ok: true, units: 0 };
+      }
       if (withSnapshot) {
         const snap = await fetchRaw(
           `${HISTORY_URL}/api/${m.s.exchange}/snapshots/${m.s.ticker}?start_ts=${iso(s)}&limit=1`,
@@ -511,7 +517,7 @@ async function book(): Promise<string[]> {
     lines.push(latencyRow(who, 'off', seconds, r));
     console.error(lines[lines.length - 1]);
     cpu.push(
-      `- ${who}: CPU per rebuilt book: service ${r.cpu.service.toFixed(2)} ms, ClickHouse ${r.cpu.clickhouse.toFixed(2)} ms, together ${(r.cpu.service + r.cpu.clickhouse).toFixed(2)} ms (${(deltaRows / Math.max(1, r.times.length)).toFixed(0)} deltas in ${(pages / Math.max(1, r.times.length)).toFixed(2)} pages per book).`,
+      `- ${who}: CPU per rebuilt book: service ${r.cpu.service.toFixed(2)} ms, ClickHouse ${r.cpu.clickhouse.toFixed(2)} ms, together ${(r.cpu.service + r.cpu.clickhouse).toFixed(2)} ms (${(deltaRows / Math.max(1, r.times.length)).toFixed(0)} deltas in ${(pages / Math.max(1, r.times.length)).toFixed(2)} pages per book; ${fmt(unknown)} of the ${fmt(drawn)} moments drawn, warm-up included, had no snapshot ts from the service's answers).`,
     );
   }
   return [
