@@ -14,7 +14,8 @@
 #
 # Ports (override when they collide): DG_BENCH_CLICKHOUSE_HTTP_PORT (17223), DG_BENCH_CLICKHOUSE_TCP_PORT (17910),
 # DG_BENCH_REDIS_PORT (17389), DG_BENCH_HISTORY_PORT (17083). Diagnosis: DG_BENCH_NODE_FLAGS are added to the
-# service's node flags, DG_BENCH_GEN_FLAGS to the load generator's (e.g. --trace-gc).
+# service's node flags, DG_BENCH_GEN_FLAGS to the load generator's (e.g. --trace-gc), DG_BENCH_SERVICE_ENV
+# (VAR=value …) to the service's environment only (e.g. LD_PRELOAD=… to try another malloc).
 set -euo pipefail
 
 ROOT=${DG_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}

@@ -95,11 +95,24 @@ bench_stack_start() {
   # in the environment overrides it.
   dg_log "==> history service on port $HISTORY_PORT"
   KEY=$(REDIS_URL=$REDIS_URL node "$ROOT/packages/auth/dist/cli.js" create --name bench --requests-per-minute 100000000 | tail -n 1)
+  # As the image runs it (services/history/Dockerfile): on jemalloc, which returns freed pages after a second.
+  local jemalloc
+  jemalloc=$(find /usr/lib /usr/local/lib -name libjemalloc.so.2 -print -quit 2>/dev/null || true)
+  if [[ -z $jemalloc && $EUID -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libjemalloc2 >&2 || true
+    jemalloc=$(find /usr/lib /usr/local/lib -name libjemalloc.so.2 -print -quit 2>/dev/null || true)
+  fi
+  if [[ -n $jemalloc ]]; then
+    jemalloc="LD_PRELOAD=$jemalloc MALLOC_CONF=background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0"
+  else
+    dg_log "warning: libjemalloc2 is not installed; the service runs on glibc's malloc, unlike its image (RSS higher)"
+    jemalloc="MALLOC_ARENA_MAX=2"
+  fi
   dg_spawn "$DIR/history.pid" "$DIR/history.log" "services/history/dist/main.js" env \
     CLICKHOUSE_URL="$CLICKHOUSE_URL" CLICKHOUSE_DATABASE=$DB CLICKHOUSE_CLUSTER=$CLUSTER REDIS_URL="$REDIS_URL" \
     HISTORY_PORT="$HISTORY_PORT" \
-    LOG_LEVEL=warn ACCESS_LOG=false MAX_LIMIT=1000000 QUERY_TIMEOUT_MS=60000 MALLOC_ARENA_MAX=2 \
-    CLICKHOUSE_QUERY_CONCURRENCY="${CLICKHOUSE_QUERY_CONCURRENCY:-4}" \
+    LOG_LEVEL=warn ACCESS_LOG=false MAX_LIMIT=1000000 QUERY_TIMEOUT_MS=60000 $jemalloc \
+    CLICKHOUSE_QUERY_CONCURRENCY="${CLICKHOUSE_QUERY_CONCURRENCY:-4}" ${DG_BENCH_SERVICE_ENV:-} \
     node --max-semi-space-size=4 ${DG_BENCH_NODE_FLAGS:-} "$ROOT/services/history/dist/main.js"
   dg_wait_http "http://127.0.0.1:$HISTORY_PORT/ready" 60 "$DIR/history.pid" || {
     tail -n 30 "$DIR/history.log" >&2
