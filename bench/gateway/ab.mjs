@@ -90,9 +90,9 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const stack = await startStack(dir);
 const key = { 'X-API-Key': stack.apiKey };
 const url = (port) => `http://127.0.0.1:${port}/api/v1/venue-d/accounts`;
-// results[fraction][variant] = { p99: [], p50: [], launchP99: [], ticks, requests, rates: [] }
+// results.get(fraction)[variant]: every round's p99 and p50, and each launch's median p99.
 const results = new Map(FRACTIONS.map((f) => [f, variants.map(() => ({ p99: [], p50: [], launchP99: [] }))]));
-const totals = variants.map(() => ({ ticks: 0, requests: 0, markCompacts: 0, pauseMs: 0, gcRequests: 0 }));
+const totals = variants.map(() => ({ ticks: 0, requests: 0, markCompacts: 0, pauseMs: 0 }));
 try {
   for (let launch = 0; launch < LAUNCHES; launch++) {
     const order = launch % 2 ? [1, 0] : [0, 1];

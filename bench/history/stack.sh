@@ -103,7 +103,8 @@ bench_stack_start() {
     jemalloc=$(find /usr/lib /usr/local/lib -name libjemalloc.so.2 -print -quit 2>/dev/null || true)
   fi
   if [[ -n $jemalloc ]]; then
-    jemalloc="LD_PRELOAD=$jemalloc MALLOC_CONF=background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0"
+    # The image's own settings, read from its Dockerfile (one place).
+    jemalloc="LD_PRELOAD=$jemalloc $(grep -Eo 'MALLOC_CONF=[^ ]+' "$ROOT/services/history/Dockerfile")"
   else
     dg_log "warning: libjemalloc2 is not installed; the service runs on glibc's malloc, unlike its image (RSS higher)"
     jemalloc="MALLOC_ARENA_MAX=2"

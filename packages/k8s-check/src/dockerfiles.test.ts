@@ -47,6 +47,24 @@ describe.each(services)('services/%s/Dockerfile', (service) => {
   });
 });
 
+describe('services/history/Dockerfile', () => {
+  // The history service runs on jemalloc (docs/benchmarks.md, "Book, bulk streams and cursors"), copied from the build
+  // stage so that the runtime stage runs no package manager; bench/history/stack.sh reads MALLOC_CONF from here.
+  const stages = read('history')
+    .split(/^FROM /m)
+    .slice(1);
+  const [build, runtime] = [stages[0] ?? '', stages[stages.length - 1] ?? ''];
+
+  it('preloads jemalloc from a folder the runtime stage copies from the build stage', () => {
+    const preload = /^\s*LD_PRELOAD=(\S+)\/libjemalloc\.so\.2\b/m.exec(runtime)?.[1];
+    expect(preload).toBeDefined();
+    const copy = new RegExp(`^COPY --from=build (\\S+) ${preload}/$`, 'm').exec(runtime);
+    expect(copy).not.toBeNull();
+    expect(build).toContain(`test -s ${copy?.[1]}libjemalloc.so.2`);
+    expect(runtime).toMatch(/^\s*MALLOC_CONF=\S*dirty_decay_ms:\d+/m);
+  });
+});
+
 describe('images', () => {
   it('are one per deployable, each built by the image workflow', () => {
     expect(services.sort()).toEqual(['gateway', 'history', 'recorder']);

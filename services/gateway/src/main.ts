@@ -9,7 +9,8 @@ import { startGateway } from './server';
 // and the process runs a mark-compact every 0.3–1 s for the rest of its life instead of every 10–30 s. 17 of 44
 // gateway processes started by the A/B benchmark fell into that state, with about twice the GC pauses and a higher
 // REST p99; none of 36 without pretenuring (docs/benchmarks.md, "GC modes"; `./dev bench gateway --ab`). Set here
-// rather than on the command line (NODE_OPTIONS refuses V8 flags) so that every way of starting the gateway has it.
+// rather than on the command line (NODE_OPTIONS refuses V8 flags) so that every way of starting the gateway process
+// has it: its image, ./dev up, the benchmarks (tests that start the gateway in their own process do not).
 setFlagsFromString('--no-allocation-site-pretenuring');
 
 runMain(async () => {
