@@ -9,7 +9,7 @@
  * 3. memory: the service's peak RSS while it streams 1M rows;
  * 4. book: the book at a random moment from 32 clients, beside ClickHouse answering the same snapshot-and-delta and
  *    gap queries (the service's own SQL) directly; CPU per book answer beside paging the same deltas as 1,000-row
- *    JSON through the service;
+ *    JSON through the service; `reads`: the book's table reads one at a time, beside one page's read;
  * 5. bulk: NDJSON and CSV rows/s beside ClickHouse's own JSONEachRow and CSVWithNames for the same rows, gzip off
  *    and on; then the service's RSS while it streams a whole month of the busiest ticker to a reader that reads at
  *    5 % of the NDJSON rate just measured;
@@ -19,7 +19,7 @@
  * book the service's own builders): no SQL is written here.
  *
  * Environment: HISTORY_URL, API_KEY, CLICKHOUSE_URL, CLICKHOUSE_DATABASE, CLICKHOUSE_CLUSTER (cluster mode), SERVICE_PID,
- * CLICKHOUSE_PID; BENCH_QUICK=1 for a short run; BENCH_ONLY=throughput|latency|memory|book|bulk|cursor (comma-separated) for some parts.
+ * CLICKHOUSE_PID; BENCH_QUICK=1 for a short run; BENCH_ONLY=throughput|latency|memory|book|reads|bulk|cursor (comma-separated) for some parts.
  */
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -531,6 +531,70 @@ async function book(): Promise<string[]> {
   ];
 }
 
+/**
+ * What a book's reads cost ClickHouse, one at a time: for the book's moments (the same sequence), the service's book
+ * read, each of its three table reads alone, and one page of the deltas from the book's snapshot to T (the service's
+ * page read, 1,000-row limit), each form over every moment in a row on one connection after a warm-up, with
+ * `max_threads=1` as the service asks; ClickHouse's CPU per query from /proc. Shows why a book cannot cost less than
+ * one page of its deltas: it reads what that page reads and the snapshot and the gaps, and every table read has a
+ * fixed cost whatever it returns.
+ */
+async function reads(): Promise<string[]> {
+  const n = QUICK ? 100 : 300;
+  const tickers = await spans('deltas');
+  const random = randomFrom(777);
+  const moments: { s: Span; at: number; from: number; snapshot: number }[] = [];
+  while (moments.length < n) {
+    const s = tickers[Math.floor(random() * tickers.length)] as Span;
+    const at = s.first + 600_000 + Math.floor(random() * (s.last - s.first - 600_000));
+    const from = Math.max(HISTORY_START, at - BOOK_FIRST_LOOK_BACK_MS);
+    // The book's snapshot: the newest snapshot row in the book's read (moments whose read holds none are skipped).
+    const raw = await ch(SQL.book(s.exchange, s.ticker, from, at), { max_threads: 1 });
+    let snapshot = -1;
+    for (let o = 0; o + BOOK_LAYOUT.size <= raw.length; o += BOOK_LAYOUT.size) {
+      if (raw[o + BOOK_LAYOUT.kind] === 1)
+        snapshot = Math.max(snapshot, Number(raw.readBigInt64LE(o + BOOK_LAYOUT.ts)));
+    }
+    if (snapshot >= 0) moments.push({ s, at, from, snapshot });
+  }
+  type M = (typeof moments)[number];
+  const forms: [string, (m: M) => string][] = [
+    [
+      'the book read (snapshots, deltas and gaps in one UNION ALL), as the service sends it',
+      (m) => SQL.book(m.s.exchange, m.s.ticker, m.from, m.at),
+    ],
+    [
+      "its snapshot read alone (the 15 minutes' snapshots)",
+      (m) => SQL.bookPart('snapshots', m.s.exchange, m.s.ticker, m.from, m.at),
+    ],
+    [
+      "its delta read alone (the 15 minutes' deltas)",
+      (m) => SQL.bookPart('deltas', m.s.exchange, m.s.ticker, m.from, m.at),
+    ],
+    ['its gap read alone', (m) => SQL.bookPart('gaps', m.s.exchange, m.s.ticker, m.from, m.at)],
+    [
+      "one page of deltas from the book's snapshot to T (the service's page read) — anchor",
+      (m) => SQL.deltaPage(m.s.exchange, m.s.ticker, m.snapshot, m.at),
+    ],
+    ['a query that reads no table (`SELECT version()`)', () => SQL.version()],
+  ];
+  const lines = ['| ClickHouse query, one at a time | CPU per query | time per query |', '| --- | ---: | ---: |'];
+  for (const [who, query] of forms) {
+    for (const m of moments.slice(0, 30)) await ch(query(m), { max_threads: 1 });
+    const cpu0 = cpuMs(CLICKHOUSE_PID);
+    const t0 = performance.now();
+    for (const m of moments) await ch(query(m), { max_threads: 1 });
+    const ms = performance.now() - t0;
+    lines.push(`| ${who} | ${((cpuMs(CLICKHOUSE_PID) - cpu0) / n).toFixed(2)} ms | ${(ms / n).toFixed(2)} ms |`);
+    console.error(lines[lines.length - 1]);
+  }
+  return [
+    ...lines,
+    '',
+    `(${n} moments of the book phase's sequence, each form over all of them in a row on one connection, \`max_threads=1\`, after 30 warm-up queries; CPU of the ClickHouse server from /proc)`,
+  ];
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // 5. Bulk streams
 
@@ -689,6 +753,10 @@ async function main(): Promise<void> {
   if (wanted('book')) {
     console.error('measuring the book at a moment at 32 concurrent clients …');
     sections.push('', '### The book at a random moment', '', ...(await book()));
+  }
+  if (wanted('reads')) {
+    console.error("measuring the book's reads one at a time …");
+    sections.push('', "### The book's reads, one at a time", '', ...(await reads()));
   }
   if (wanted('bulk')) {
     console.error('measuring bulk streams …');

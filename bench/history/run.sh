@@ -35,7 +35,7 @@ while [[ $# -gt 0 ]]; do
   --only) ONLY=$2; shift 2 ;;
   --cluster) CLUSTER=depthgate; shift ;;
   -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-  *) dg_die "bench history: unknown argument $1 (--rows N, --fresh, --quick, --only throughput,latency,memory,book,bulk,cursor, --cluster)" ;;
+  *) dg_die "bench history: unknown argument $1 (--rows N, --fresh, --quick, --only throughput,latency,memory,book,reads,bulk,cursor, --cluster)" ;;
   esac
 done
 [[ $ROWS =~ ^[1-9][0-9]*$ ]] || dg_die "--rows must be a positive integer"

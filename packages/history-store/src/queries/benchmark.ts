@@ -10,7 +10,7 @@ import { INSERT_COLUMNS } from '../inserts';
 import { LOCAL_SUFFIX } from '../layout';
 import { join, lit, sql, type Sql } from '../literals';
 import { READ_COLUMNS, TABLES, type RowKind } from '../schema';
-import { bookBaseQuery, bookQuery, type TimeWindow } from './order-books';
+import { bookBaseQuery, bookQuery, bookReads, deltaWindowQuery, type TimeWindow } from './order-books';
 
 /** The text formats ClickHouse renders the anchors in. */
 export type AnchorFormat = 'JSONEachRow' | 'CSVWithNames';
@@ -87,6 +87,24 @@ ORDER BY ${ORDER_OF[kind]} LIMIT ${lit.int(limit)})`.text,
     /** The service's book read (order-books.ts bookQuery), unchanged. */
     book: (exchange: ExchangeKey, ticker: string, from: number, at: number): string =>
       bookQuery(db, exchange, ticker, from, at).text,
+
+    /** One of the book read's three table reads (order-books.ts bookReads) alone, in RowBinary. */
+    bookPart: (
+      part: 'snapshots' | 'deltas' | 'gaps',
+      exchange: ExchangeKey,
+      ticker: string,
+      from: number,
+      at: number,
+    ): string =>
+      sql`${bookReads(db, exchange, ticker, from, at)[part]}
+FORMAT RowBinary`.text,
+
+    /**
+     * The service's read of one page of deltas (order-books.ts deltaWindowQuery, unchanged) over [from, to]: 1,000
+     * rows and the one more it holds back to know whether the page was cut.
+     */
+    deltaPage: (exchange: ExchangeKey, ticker: string, from: number, to: number): string =>
+      deltaWindowQuery(db, exchange, ticker, { from, to, toInclusive: true }, 1001).text,
 
     /** The service's read of where a book starts when its first read held none (bookBaseQuery), unchanged. */
     bookBase: (exchange: ExchangeKey, ticker: string, lower: number, at: number): string =>

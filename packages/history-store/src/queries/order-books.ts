@@ -172,18 +172,31 @@ LIMIT 1`;
  *   row_kind UInt8 | ts Int64 | row_sequence UInt64 | side Enum8 | price Decimal(38,18) | quantity Decimal(38,18)
  */
 export function bookQuery(db: Sql, exchange: ExchangeKey, ticker: string, from: number, at: number): Sql {
+  const { snapshots, deltas, gaps } = bookReads(db, exchange, ticker, from, at);
+  return sql`${snapshots}
+UNION ALL
+${deltas}
+UNION ALL
+${gaps}
+FORMAT RowBinary`;
+}
+
+/**
+ * The three reads of bookQuery (its SELECTs, without a format): each is also run alone by the history benchmark, to
+ * show what each table read of a book costs beside one page of deltas (bench/history, part `reads`).
+ */
+export function bookReads(db: Sql, exchange: ExchangeKey, ticker: string, from: number, at: number) {
   const key = tickerCondition(exchange, ticker);
   const range = sql`ts >= ${lit.int(from)} AND ts <= ${lit.int(at)}`;
   const gapColumns = sql`from_ts, toUInt64(to_ts), CAST('bid' AS ${SIDE_ENUM}), toDecimal128(detected_at, 18), toDecimal128(0, 18)`;
-  return sql`SELECT toUInt8(1) AS row_kind, ts, toUInt64(0) AS row_sequence, side, price, quantity AS row_quantity
-FROM ${db}.snapshots WHERE ${key} AND ${range}
-UNION ALL
-SELECT toUInt8(2), ts, sequence, side, price, quantity_delta
-FROM ${db}.deltas WHERE ${key} AND ${range}
-UNION ALL
-SELECT toUInt8(3), ${gapColumns}
-FROM ${db}.gaps WHERE ${key} AND from_ts <= ${lit.int(at)} AND to_ts >= ${lit.int(from)}
-FORMAT RowBinary`;
+  return {
+    snapshots: sql`SELECT toUInt8(1) AS row_kind, ts, toUInt64(0) AS row_sequence, side, price, quantity AS row_quantity
+FROM ${db}.snapshots WHERE ${key} AND ${range}`,
+    deltas: sql`SELECT toUInt8(2), ts, sequence, side, price, quantity_delta
+FROM ${db}.deltas WHERE ${key} AND ${range}`,
+    gaps: sql`SELECT toUInt8(3), ${gapColumns}
+FROM ${db}.gaps WHERE ${key} AND from_ts <= ${lit.int(at)} AND to_ts >= ${lit.int(from)}`,
+  };
 }
 
 /** The RowBinary layout of bookQuery's rows: offsets and size. */
