@@ -17,7 +17,7 @@
 // window, 0.5), --changes N (levels per update, 20), --tickers p=N,… (simulator instruments),
 // --platforms a,b (kalshi,gemini,polymarketUs), --semi N (recorder's
 // --max-semi-space-size in MiB, 8), --trace (memory every second). Ports: DG_BENCH_CLICKHOUSE_HTTP_PORT (17226),
-// DG_BENCH_CLICKHOUSE_TCP_PORT (17913).
+// DG_BENCH_CLICKHOUSE_TCP_PORT (17913). DG_BENCH_NODE_FLAGS: more node flags for the recorder (e.g. --trace-gc).
 import { execFileSync } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
@@ -178,11 +178,13 @@ async function main() {
     const spool = path.join(DIR, 'spool');
     rmSync(spool, { recursive: true, force: true });
     // The memory settings it is deployed with (infra/k8s/base/recorder/statefulset.yaml, the image's
-    // MALLOC_ARENA_MAX); --semi N tries another semi-space size.
+    // MALLOC_ARENA_MAX); --semi N tries another semi-space size, DG_BENCH_NODE_FLAGS adds node/V8 flags (diagnosis,
+    // e.g. --trace-gc: the recorder's log, recorder.log in the benchmark's log directory).
+    const nodeFlags = (process.env.DG_BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '');
     const recorder = start(
       'recorder',
       'node',
-      [`--max-semi-space-size=${SEMI}`, path.join(ROOT, 'services/recorder/dist/main.js')],
+      [`--max-semi-space-size=${SEMI}`, ...nodeFlags, path.join(ROOT, 'services/recorder/dist/main.js')],
       {
         logDir,
         env: {
