@@ -141,12 +141,17 @@ export class RowsResponse implements RowsSink {
 
   /** Closes the body: the end of the array and object, or the end line. */
   finish(ending: RowsEnding): void {
-    if (this.held) this.commit(ending.nextLink);
-    this.res.end(closing(this.framing, ending));
+    const last = closing(this.framing, ending);
+    // Held to the end: the whole answer goes in one piece, so it is gzipped in one call with its length (gzip.ts).
+    if (this.held) this.commit(ending.nextLink, last);
+    else this.res.end(last);
   }
 
-  /** Sends the headers (with Link when `link`), the opening and what was held; false when the socket is full. */
-  private commit(link: string | null): boolean {
+  /**
+   * Sends the headers (with Link when `link`), the opening and what was held — and, given `last`, the end of the body
+   * with them; false when the socket is full.
+   */
+  private commit(link: string | null, last?: string): boolean {
     const held = this.held ?? [];
     this.held = undefined;
     const res = this.res;
@@ -158,12 +163,17 @@ export class RowsResponse implements RowsSink {
       res.setHeader('Content-Disposition', `inline; filename="${name}"`);
     }
     if (link !== null) res.setHeader('Link', `<${link}>; rel="next"`);
+    const head = Buffer.from(opening(this.framing), 'latin1');
+    if (last !== undefined) {
+      res.end(Buffer.concat([head, ...held, Buffer.from(last, 'utf8')]));
+      return true;
+    }
     res.on('drain', () => {
       const waiter = this.onDrain;
       this.onDrain = undefined;
       waiter?.();
     });
-    return res.write(Buffer.concat([Buffer.from(opening(this.framing), 'latin1'), ...held]));
+    return res.write(Buffer.concat([head, ...held]));
   }
 
   private drained(): Promise<void> {
