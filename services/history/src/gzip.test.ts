@@ -20,6 +20,10 @@ describe('gzipOnlyAcceptEncoding', () => {
     ['x-gzip', 'gzip'],
     ['GZIP', 'gzip'],
     ['', 'identity'],
+    ['gzip;q=0, *', 'gzip;q=0'],
+    ['*, x-gzip;q=0', 'gzip;q=0'],
+    ['*;q=0.1, gzip', 'gzip'],
+    ['identity, *', 'identity, gzip'],
   ])('%j → %j', (header, expected) => {
     expect(gzipOnlyAcceptEncoding(header)).toBe(expected);
   });
@@ -101,6 +105,7 @@ describe('gzipResponses', () => {
     ['no Accept-Encoding', '/one/page', undefined],
     ['gzip refused', '/one/page', 'gzip;q=0, identity'],
     ['only other codings', '/one/page', 'br'],
+    ['gzip refused, anything else welcome', '/one/page', 'gzip;q=0, *'],
     ['below the threshold', '/one/small', 'gzip'],
     ['Cache-Control: no-transform', '/no-transform', 'gzip'],
     ['a type that is not text', '/binary', 'gzip'],
@@ -116,6 +121,24 @@ describe('gzipResponses', () => {
     const r = await get('/one/page', 'identity, gzip');
     expect(r.headers['content-encoding']).toBe('gzip');
     expect(gunzipSync(r.body).toString()).toBe(bodies.page);
+  });
+
+  it('takes the stream for every answer above level 4 (one call would hold the event loop too long)', async () => {
+    const app = express();
+    app.use(gzipResponses(6));
+    app.get('/page', (_req, res) => {
+      res.type('application/json').send(bodies.page);
+    });
+    const level6 = app.listen(0, '127.0.0.1');
+    await once(level6, 'listening');
+    try {
+      const r = await get(`http://127.0.0.1:${(level6.address() as AddressInfo).port}/page`, 'gzip');
+      expect(r.headers['content-encoding']).toBe('gzip');
+      expect(r.headers['transfer-encoding']).toBe('chunked');
+      expect(gunzipSync(r.body).toString()).toBe(bodies.page);
+    } finally {
+      await new Promise<void>((resolve) => level6.close(() => resolve()));
+    }
   });
 
   it('answers HEAD with the headers only', async () => {
