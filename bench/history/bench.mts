@@ -417,13 +417,22 @@ interface Moment {
   at: number;
 }
 
+/** A random moment of a random ticker (the book phases' sequence, given the same seed). */
+function randomMoment(tickers: Span[], random: () => number): Moment {
+  const s = tickers[Math.floor(random() * tickers.length)] as Span;
+  return { s, at: s.first + 600_000 + Math.floor(random() * (s.last - s.first - 600_000)) };
+}
+
+/** Where the service's first book read starts for a moment: BOOK_FIRST_LOOK_BACK_MS before it, within history. */
+const firstBookRead = (m: Moment) => Math.max(HISTORY_START, m.at - BOOK_FIRST_LOOK_BACK_MS);
+
 /**
  * ClickHouse answering the service's book reads directly, as the service asks them: the last 15 minutes' snapshots,
  * deltas and gaps in one read; only when that holds no snapshot and no gap, where the book starts and a read from
  * there.
  */
 async function bookFromClickHouse(m: Moment): Promise<boolean> {
-  const first = Math.max(HISTORY_START, m.at - BOOK_FIRST_LOOK_BACK_MS);
+  const first = firstBookRead(m);
   const raw = await ch(SQL.book(m.s.exchange, m.s.ticker, first, m.at), { max_threads: 1 });
   let kinds = 0;
   for (let o = 0; o + BOOK_LAYOUT.size <= raw.length; o += BOOK_LAYOUT.size) kinds |= 1 << (raw[o] as number);
@@ -441,10 +450,6 @@ async function book(): Promise<string[]> {
   const clients = 32;
   const seconds = QUICK ? 10 : 30;
   const tickers = await spans('deltas');
-  const moment = (random: () => number): Moment => {
-    const s = tickers[Math.floor(random() * tickers.length)] as Span;
-    return { s, at: s.first + 600_000 + Math.floor(random() * (s.last - s.first - 600_000)) };
-  };
   const lines: string[] = [];
   const cpu: string[] = [];
   // Where each moment's book started (from the service's answers): the deltas a client would page instead.
@@ -453,7 +458,7 @@ async function book(): Promise<string[]> {
   for (const target of ['service', 'clickhouse'] as const) {
     const random = randomFrom(777);
     const r = await closedLoop(clients, seconds, async () => {
-      const m = moment(random);
+      const m = randomMoment(tickers, random);
       if (target === 'clickhouse') return { ok: await bookFromClickHouse(m) };
       const a = await fetchRaw(`${HISTORY_URL}/api/${m.s.exchange}/book/${m.s.ticker}?at=${iso(m.at)}`, {
         headers: keyHeaders(false),
@@ -481,7 +486,7 @@ async function book(): Promise<string[]> {
     let drawn = 0;
     let unknown = 0;
     const r = await closedLoop(clients, seconds, async () => {
-      const m = moment(random);
+      const m = randomMoment(tickers, random);
       drawn++;
       const s = snapshotOf.get(key(m));
       if (s === undefined) {
@@ -543,11 +548,10 @@ async function reads(): Promise<string[]> {
   const n = QUICK ? 100 : 300;
   const tickers = await spans('deltas');
   const random = randomFrom(777);
-  const moments: { s: Span; at: number; from: number; snapshot: number }[] = [];
+  const moments: (Moment & { from: number; snapshot: number })[] = [];
   while (moments.length < n) {
-    const s = tickers[Math.floor(random() * tickers.length)] as Span;
-    const at = s.first + 600_000 + Math.floor(random() * (s.last - s.first - 600_000));
-    const from = Math.max(HISTORY_START, at - BOOK_FIRST_LOOK_BACK_MS);
+    const { s, at } = randomMoment(tickers, random);
+    const from = firstBookRead({ s, at });
     // The book's snapshot: the newest snapshot row in the book's read (moments whose read holds none are skipped).
     const raw = await ch(SQL.book(s.exchange, s.ticker, from, at), { max_threads: 1 });
     let snapshot = -1;

@@ -10,11 +10,10 @@
  *
  * A response sent in one piece (`res.end(body)` with nothing written before: every JSON page, book, coverage and
  * error answer) of up to ONE_SHOT_MAX_BYTES, at levels up to ONE_SHOT_MAX_LEVEL (the default is 3), is compressed in
- * one synchronous zlib call here, and `compression`, seeing
- * it already encoded, passes it through. Its zlib stream costs, beside the compression itself, about 0.2 ms a
- * response of thread-pool hand-offs and stream events: for a 1,000-row page (~90 KB) 0.67 ms against 0.46 ms for
- * one call, and one call took the service's CPU per gzip request from 1.91–2.01 to 1.69–1.70 ms in the latency
- * benchmark (docs/benchmarks.md). Larger bodies, and everything written in pieces (bulk streams, long pages), go
+ * one synchronous zlib call here, and `compression`, seeing it already encoded, passes it through. Its zlib stream
+ * costs, beside the compression itself, about 0.2 ms a response of thread-pool hand-offs and stream events: for a
+ * 1,000-row page (~90 KB) 0.67 ms against 0.46 ms for one call, and one call took the service's CPU per gzip request
+ * from 1.91–2.01 to 1.69–1.70 ms in the latency benchmark (docs/benchmarks.md). Larger bodies, and everything written in pieces (bulk streams, long pages), go
  * through `compression`'s stream, off the event loop.
  */
 import { gzipSync } from 'node:zlib';
