@@ -39,8 +39,8 @@ export default tseslint.config(
     rules: { 'no-console': 'off' },
   },
   {
-    // The Explorer page runs in browsers (services/history/explorer, bundled by Vite).
-    files: ['services/history/explorer/src/**/*.ts'],
+    // The Explorer page runs in browsers (packages/explorer, bundled by Vite).
+    files: ['packages/explorer/src/**/*.ts'],
     languageOptions: { globals: { ...globals.browser } },
   },
   {

@@ -34,7 +34,7 @@ bench_stack_stop() {
 }
 
 bench_stack_start() {
-  for f in services/history/dist/main.js services/history/dist/cli/seed.js packages/auth/dist/cli.js \
+  for f in services/history/dist/main.js packages/history-tools/dist/cli/seed.js packages/auth/dist/cli.js \
     packages/history-store/dist/index.js; do
     [[ -f $ROOT/$f ]] || dg_die "$f is missing: build first (./dev bench builds; or pnpm build)"
   done
@@ -75,7 +75,7 @@ bench_stack_start() {
     dataset drop
     rm -f "$DIR/dataset"
     CLICKHOUSE_URL=$CLICKHOUSE_URL CLICKHOUSE_DATABASE=$DB CLICKHOUSE_CLUSTER=$CLUSTER \
-      node "$ROOT/services/history/dist/cli/seed.js" \
+      node "$ROOT/packages/history-tools/dist/cli/seed.js" \
       --from 2026-03-07T00:00:00Z --to 2026-11-20T00:00:00Z --tickers-per-exchange 4 --rows "$ROWS" --seed bench
     dg_log "==> merging each table into one part per month (OPTIMIZE … FINAL), so every run reads the same layout"
     dataset optimize

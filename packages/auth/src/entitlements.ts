@@ -11,8 +11,11 @@ export {
   EXCHANGE_KEYS,
   EXCHANGE_ALIASES,
   canonicalExchange,
+  EXCHANGES,
+  HISTORY_START_MS,
   type PlatformKey,
   type ExchangeKey,
+  type Exchanges,
 } from '@depthgate/platforms';
 
 /** Characters a ticker (and so a ticker prefix) may contain on any of the recorded exchanges. */
@@ -26,7 +29,5 @@ export function matchesAnyPrefix(ticker: string, lowerPrefixes: readonly string[
 }
 
 export const DAY_MS = 86_400_000;
-/** Recorded history begins on 7 March 2026 (spec, Limits). */
-export const HISTORY_START_MS = Date.UTC(2026, 2, 7);
 /** Anonymous callers see the last day only (spec, rule 3). */
 export const ANONYMOUS_WINDOW_DAYS = 1;

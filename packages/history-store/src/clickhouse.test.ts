@@ -84,7 +84,8 @@ describe('row encoders', () => {
     quantity: '1',
   };
   it.each([
-    { exchange: 'kalshi' },
+    { exchange: 'venue-b' },
+    { exchange: "venue_b'" },
     { ticker: 'KX\tinjected' },
     { ticker: 'KX\nvenue_b' },
     { ticker: '' },

@@ -30,8 +30,17 @@ export { SIDES, TICKER_PATTERN, type Side } from './literals';
 export { EXTRA_FIELDS, type ExtraField, type RowKind } from './schema';
 
 // Start-up.
-export { MigrationError, REQUIRED_SCHEMA_VERSION, type MigrationResult } from './migrations';
-export { migrateWhenReachable, schemaVersion, verifyReadColumns, waitForSchema } from './startup';
+export {
+  MIGRATIONS,
+  MigrationError,
+  REQUIRED_SCHEMA_VERSION,
+  exchangesMigration,
+  runMigrations,
+  storedExchanges,
+  type Migration,
+  type MigrationResult,
+} from './migrations';
+export { migrateWhenReachable, schemaVersion, verifyExchanges, verifyReadColumns, waitForSchema } from './startup';
 
 // Writes: row formats and streaming inserts (docs/history.md, "Writing").
 export {

@@ -12,7 +12,7 @@
  *   deltas     exchange  ticker  ts  sequence  side  price  quantity_delta  received_ts
  *   gaps       exchange  ticker  from_ts  to_ts  reason  detected_at
  *
- * `exchange` is `venue_b` | `venue_c` | `venue_a_us`; `ticker` matches `[A-Za-z0-9._-]{1,64}`; `ts`, `received_ts`,
+ * `exchange` is a recorded exchange's key (`venue_b`, …: the stored Enum8's members); `ticker` matches `[A-Za-z0-9._-]{1,64}`; `ts`, `received_ts`,
  * `from_ts`, `to_ts`, `detected_at` are epoch milliseconds (UTC); `side` is `bid` | `ask`; `sequence` is an unsigned
  * 64-bit integer; decimals are plain decimal strings (`-?D{1,20}(.D{1,18})?`, no exponent); `reason` is a short
  * token. The encoders check every field, so a malformed row fails before it reaches the table.
@@ -26,7 +26,7 @@
  * through the Distributed table, synchronously, and each shard's replicated table deduplicates a block sent again.
  */
 import { Readable } from 'node:stream';
-import { EXCHANGE_KEYS, type ExchangeKey } from '@depthgate/platforms';
+import { EXCHANGE_KEY_PATTERN, type ExchangeKey } from '@depthgate/platforms';
 import { newQueryId } from './connection';
 import { SIDES, TICKER_PATTERN, lit, sql, type Side } from './literals';
 import { connectionOf, type HistoryStore } from './store';
@@ -85,7 +85,7 @@ const REASON = /^[a-z0-9._-]{1,64}$/;
 const UINT64_MAX = 2n ** 64n - 1n;
 
 function exchange(v: unknown): string {
-  if (!(EXCHANGE_KEYS as readonly unknown[]).includes(v)) throw new RowFormatError(`bad exchange ${String(v)}`);
+  if (typeof v !== 'string' || !EXCHANGE_KEY_PATTERN.test(v)) throw new RowFormatError(`bad exchange ${String(v)}`);
   return v as string;
 }
 function ticker(v: unknown): string {

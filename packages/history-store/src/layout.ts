@@ -138,6 +138,11 @@ SETTINGS ${spec.settings}`;
 ${spec.select((name) => this.local(name))}`;
   }
 
+  /** Changes a column's type in the table holding the rows (on a cluster: every shard's replicated table). */
+  modifyColumn(table: string, column: string, type: Sql): Sql {
+    return sql`ALTER TABLE ${this.local(table)}${this.on} MODIFY COLUMN ${lit.identifier(column)} ${type}`;
+  }
+
   /** Adds a column to the table holding the rows (on a cluster: every shard's replicated table). */
   addColumn(table: string, column: string, type: Sql): Sql {
     return sql`ALTER TABLE ${this.local(table)}${this.on} ADD COLUMN ${lit.identifier(column)} ${type}`;

@@ -6,7 +6,7 @@
  * identifiers, query ids. SQL is built with the `sql` template tag, which accepts nothing but `Sql` fragments made
  * here: a plain string can never be interpolated by mistake (it throws at run time and fails to type-check).
  */
-import { EXCHANGE_KEYS, type ExchangeKey } from '@depthgate/platforms';
+import { EXCHANGE_KEY_PATTERN, type ExchangeKey } from '@depthgate/platforms';
 
 /** Characters a ticker (or a ticker prefix) may contain on any recorded exchange; at most 64 of them. */
 export const TICKER_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
@@ -92,9 +92,13 @@ export const lit = {
     }
     throw new LiteralError(`not an integer: ${typeof value}`);
   },
+  /**
+   * An exchange key (the exchange grammar of @depthgate/platforms). Which exchanges exist is the stored Enum8's to
+   * say: ClickHouse refuses a member it does not have, and the services check the Enum8 against their registry at
+   * start-up (startup.ts, verifyExchanges).
+   */
   exchange(value: ExchangeKey): Sql {
-    if (!(EXCHANGE_KEYS as readonly unknown[]).includes(value)) throw new LiteralError('not an exchange key');
-    return trusted(quoteString(value));
+    return trusted(quoteString(checkedString('exchange key', EXCHANGE_KEY_PATTERN, value)));
   },
   side(value: Side): Sql {
     if (!(SIDES as readonly unknown[]).includes(value)) throw new LiteralError('not a side');

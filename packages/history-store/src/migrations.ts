@@ -22,8 +22,9 @@ import { createHash } from 'node:crypto';
 import type { Logger } from '@depthgate/service-kit';
 import type { Connection } from './connection';
 import { LOCAL_SUFFIX, Layout, type TableSpec, type ViewSpec } from './layout';
-import { lit, sql, type Sql } from './literals';
-import { DECIMAL_TYPE, EXCHANGE_ENUM, KIND_ENUM, SIDE_ENUM } from './schema';
+import { Sql, lit, sql } from './literals';
+import { EXCHANGES, type ExchangeKey } from '@depthgate/platforms';
+import { DECIMAL_TYPE, EXCHANGE_COLUMN, FIRST_EXCHANGES, KIND_ENUM, SIDE_ENUM } from './schema';
 import { connectionOf, type HistoryStore } from './store';
 
 /**
@@ -35,7 +36,9 @@ export type MigrationStep =
   | Sql
   | { createTable: TableSpec }
   | { createMaterializedView: ViewSpec }
-  | { addColumnIfMissing: { table: string; column: string; type: Sql } };
+  | { addColumnIfMissing: { table: string; column: string; type: Sql } }
+  /** The `exchange` column of every table declared so far gains these members (key → stored code). */
+  | { addExchanges: Readonly<Record<string, number>> };
 
 export interface Migration {
   version: number;
@@ -43,6 +46,9 @@ export interface Migration {
   /** The steps, in order; `db` is the database as an identifier (for raw statements). */
   steps: (db: Sql) => MigrationStep[];
 }
+
+/** Migration 1's `exchange` type: `Enum8('venue_b' = 1, 'venue_c' = 2, 'venue_a_us' = 3)`. */
+const EXCHANGE_ENUM = lit.enum8(FIRST_EXCHANGES);
 
 /** Millisecond epoch → month partition, in UTC whatever the server's time zone. */
 const MONTH_OF_TS = sql`toYYYYMM(toDateTime(intDiv(ts, 1000), 'UTC'))`;
@@ -159,28 +165,104 @@ export const MIGRATIONS: readonly Migration[] = [
   },
 ];
 
+/**
+ * A recorded exchange's migration line (docs/ADD_NEW_PLATFORM.md, "Recording it"): the stored `exchange` columns gain
+ * the exchanges' keys, under their descriptors' codes. `codes` defaults to the product's registry; a test with a
+ * fixture exchange passes its own.
+ */
+export function exchangesMigration(
+  version: number,
+  keys: readonly ExchangeKey[],
+  codes: Readonly<Record<string, number>> = EXCHANGES.codes,
+): Migration {
+  const members = Object.fromEntries(
+    keys.map((k) => {
+      const code = codes[k];
+      if (code === undefined) throw new Error(`exchangesMigration: ${k} is not a recorded exchange of the registry`);
+      return [k, code];
+    }),
+  );
+  return { version, name: `exchanges: ${keys.join(', ')}`, steps: () => [{ addExchanges: members }] };
+}
+
+/** Every exchange the stored `exchange` Enum8 has once these migrations ran (key → code). */
+export function storedExchanges(migrations: readonly Migration[] = MIGRATIONS): Record<string, number> {
+  const out: Record<string, number> = { ...FIRST_EXCHANGES };
+  const db = lit.identifier('db');
+  for (const m of migrations)
+    for (const step of m.steps(db)) if (isStep(step, 'addExchanges')) Object.assign(out, step.addExchanges);
+  return out;
+}
+
 /** The schema version this build reads and writes: the highest migration it knows. */
 export const REQUIRED_SCHEMA_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));
 
-/** What a declared table looks like after the steps seen so far: its declaration plus the columns added since. */
-type DeclaredTables = Map<string, TableSpec>;
+/**
+ * What the schema looks like after the steps seen so far: each declared table (its declaration, plus the columns
+ * added and the column types changed since) and the members of the `exchange` Enum8.
+ */
+interface Declared {
+  tables: Map<string, TableSpec>;
+  exchanges: Record<string, number>;
+}
 
-function declare(tables: DeclaredTables, step: MigrationStep): void {
-  if ('createTable' in step) {
+function isStep<K extends 'createTable' | 'createMaterializedView' | 'addColumnIfMissing' | 'addExchanges'>(
+  step: MigrationStep,
+  kind: K,
+): step is Extract<MigrationStep, Record<K, unknown>> {
+  return !(step instanceof Sql) && kind in step;
+}
+
+/** The exchange Enum8 once `added` joins `current`; a key or code that would change a stored member is an error. */
+function withExchanges(
+  current: Record<string, number>,
+  added: Readonly<Record<string, number>>,
+): Record<string, number> {
+  const next = { ...current };
+  for (const [key, code] of Object.entries(added)) {
+    const holder = Object.entries(next).find(([, c]) => c === code)?.[0];
+    if ((holder !== undefined && holder !== key) || (next[key] !== undefined && next[key] !== code)) {
+      throw new MigrationError(
+        `addExchanges: ${key} = ${code} conflicts with the stored ${holder ?? key} = ${next[holder ?? key]}`,
+      );
+    }
+    next[key] = code;
+  }
+  return next;
+}
+
+function declare(declared: Declared, step: MigrationStep): void {
+  const { tables } = declared;
+  if (isStep(step, 'createTable')) {
     if (!tables.has(step.createTable.name)) tables.set(step.createTable.name, step.createTable);
-  } else if ('addColumnIfMissing' in step) {
+  } else if (isStep(step, 'addColumnIfMissing')) {
     const { table, column, type } = step.addColumnIfMissing;
     const spec = tables.get(table);
     if (spec && !spec.columns.some(([name]) => name === column))
       tables.set(table, { ...spec, columns: [...spec.columns, [column, type]] });
+  } else if (isStep(step, 'addExchanges')) {
+    declared.exchanges = withExchanges(declared.exchanges, step.addExchanges);
+    const type = lit.enum8(declared.exchanges);
+    for (const [name, spec] of tables) {
+      if (!spec.columns.some(([c]) => c === EXCHANGE_COLUMN)) continue;
+      tables.set(name, {
+        ...spec,
+        columns: spec.columns.map(([c, t]) => (c === EXCHANGE_COLUMN ? ([c, type] as const) : ([c, t] as const))),
+      });
+    }
   }
 }
 
 /** A step's text for the checksum: its single-server form, so the checksum is the same in both layouts. */
 function stepText(step: MigrationStep, layout: Layout): string {
-  if (step instanceof Object && 'addColumnIfMissing' in step) {
+  if (isStep(step, 'addColumnIfMissing')) {
     const { table, column, type } = step.addColumnIfMissing;
     return `addColumnIfMissing ${table}.${column} ${type.text}`;
+  }
+  if (isStep(step, 'addExchanges')) {
+    return `addExchanges ${Object.entries(step.addExchanges)
+      .map(([k, c]) => `${k}=${c}`)
+      .join(',')}`;
   }
   if ('createTable' in step)
     return layout
@@ -207,6 +289,29 @@ export class MigrationError extends Error {
   }
 }
 
+async function columnType(ch: Connection, table: string, column: string): Promise<string | undefined> {
+  const rs = await ch.data.query({
+    query: sql`SELECT type FROM system.columns
+WHERE database = ${lit.name(ch.database)} AND table = ${lit.name(table)} AND name = ${lit.name(column)}`.text,
+    format: 'JSONEachRow',
+  });
+  const rows = await rs.json<{ type: string }>();
+  return rows[0]?.type;
+}
+
+/** The members of an `Enum8(…)` type as system.columns spells it (`Enum8('venue_b' = 1, …)`). */
+export function enumMembers(type: string | undefined): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const m of (type ?? '').matchAll(/'((?:[^'\\]|\\.)*)' = (-?\d+)/g)) out.set(m[1] as string, Number(m[2]));
+  return out;
+}
+
+/** Whether a stored Enum8 has every member (with its code). */
+function enumCovers(type: string | undefined, members: Readonly<Record<string, number>>): boolean {
+  const stored = enumMembers(type);
+  return Object.entries(members).every(([k, c]) => stored.get(k) === c);
+}
+
 async function hasColumn(ch: Connection, table: string, column: string): Promise<boolean> {
   const rs = await ch.data.query({
     query: sql`SELECT count() AS n FROM system.columns
@@ -223,12 +328,32 @@ async function run(ch: Connection, statements: Sql | Sql[]): Promise<void> {
   }
 }
 
-/** Runs one step in the store's layout; `tables` holds every table as declared up to and including this step. */
-async function runStep(ch: Connection, layout: Layout, step: MigrationStep, tables: DeclaredTables): Promise<void> {
-  if (step instanceof Object && 'createTable' in step) return run(ch, layout.createTable(step.createTable));
-  if (step instanceof Object && 'createMaterializedView' in step)
-    return run(ch, layout.createView(step.createMaterializedView));
-  if (step instanceof Object && 'addColumnIfMissing' in step) {
+/** Runs one step in the store's layout; `declared` is the schema as declared up to and including this step. */
+async function runStep(ch: Connection, layout: Layout, step: MigrationStep, declared: Declared): Promise<void> {
+  const { tables } = declared;
+  if (isStep(step, 'createTable')) return run(ch, layout.createTable(step.createTable));
+  if (isStep(step, 'createMaterializedView')) return run(ch, layout.createView(step.createMaterializedView));
+  if (isStep(step, 'addExchanges')) {
+    // Adding members to an Enum8 rewrites no data (a metadata change, allowed on a key column, 18.16 and current).
+    // Idempotent: a table whose column already has the type is left alone.
+    const type = lit.enum8(declared.exchanges);
+    for (const [name, spec] of tables) {
+      if (!spec.columns.some(([c]) => c === EXCHANGE_COLUMN)) continue;
+      const holder = layout.cluster === undefined ? name : `${name}${LOCAL_SUFFIX}`;
+      if (!enumCovers(await columnType(ch, holder, EXCHANGE_COLUMN), declared.exchanges)) {
+        await run(ch, layout.modifyColumn(name, EXCHANGE_COLUMN, type));
+      }
+      // A Distributed table takes no ALTER ON CLUSTER on 18.16: it holds no rows, so it is re-created (as below).
+      if (
+        layout.cluster !== undefined &&
+        !enumCovers(await columnType(ch, name, EXCHANGE_COLUMN), declared.exchanges)
+      ) {
+        await run(ch, [layout.dropDistributed(name), layout.createDistributed(name, spec.columns)]);
+      }
+    }
+    return;
+  }
+  if (isStep(step, 'addColumnIfMissing')) {
     const { table, column, type } = step.addColumnIfMissing;
     if (layout.cluster === undefined) {
       if (!(await hasColumn(ch, table, column))) await run(ch, layout.addColumn(table, column, type));
@@ -287,7 +412,7 @@ export async function runMigrations(
     );
   }
   const applied: number[] = [];
-  const tables: DeclaredTables = new Map();
+  const declared: Declared = { tables: new Map(), exchanges: { ...FIRST_EXCHANGES } };
   for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
     const checksum = migrationChecksum(migration);
     const seen = recorded.get(migration.version);
@@ -299,7 +424,7 @@ export async function runMigrations(
             `(recorded checksum ${seen}, this build ${checksum}); add a new migration instead of editing it`,
         );
       }
-      for (const step of steps) declare(tables, step);
+      for (const step of steps) declare(declared, step);
       continue;
     }
     options.logger?.info(
@@ -307,9 +432,9 @@ export async function runMigrations(
       'applying migration',
     );
     for (const step of steps) {
-      declare(tables, step);
+      declare(declared, step);
       try {
-        await runStep(ch, layout, step, tables);
+        await runStep(ch, layout, step, declared);
       } catch (err) {
         throw new MigrationError(
           `migration ${migration.version} (${migration.name}) failed: ${(err as Error).message}`,

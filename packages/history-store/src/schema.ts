@@ -2,11 +2,8 @@
  * Column vocabularies shared by the DDL (migrations.ts), the queries (queries.ts) and the insert encoders
  * (inserts.ts). Enum codes are part of the stored data: never renumber them, only append.
  */
-import { EXCHANGE_CODES } from '@depthgate/platforms';
 import { lit, sql } from './literals';
 
-/** The stored code of each exchange: its descriptor's (packages/platforms), part of the stored data. */
-export { EXCHANGE_CODES };
 export const SIDE_CODES = { bid: 1, ask: 2 } as const;
 export const KIND_CODES = { snapshot: 1, delta: 2 } as const;
 export type RowKind = keyof typeof KIND_CODES;
@@ -17,8 +14,14 @@ export type RowKind = keyof typeof KIND_CODES;
 export const EXTRA_FIELDS = ['received_ts'] as const;
 export type ExtraField = (typeof EXTRA_FIELDS)[number];
 
-/** `Enum8('venue_b' = 1, 'venue_c' = 2, 'venue_a_us' = 3)` */
-export const EXCHANGE_ENUM = lit.enum8(EXCHANGE_CODES);
+/**
+ * The exchanges migration 1 created the tables with. Later recorded exchanges join the stored `exchange` Enum8
+ * through their migration line (migrations.ts, `exchangesMigration`); the codes are their descriptors'
+ * (packages/platforms), part of the stored data.
+ */
+export const FIRST_EXCHANGES: Readonly<Record<string, number>> = { venue_b: 1, venue_c: 2, venue_a_us: 3 };
+/** The name of the column that holds the exchange in every table of the history. */
+export const EXCHANGE_COLUMN = 'exchange';
 export const SIDE_ENUM = lit.enum8(SIDE_CODES);
 export const KIND_ENUM = lit.enum8(KIND_CODES);
 

@@ -3,12 +3,19 @@
  * migrate CLI), check the columns the RowBinary reader assumes (the history API), wait for the schema (the recorder,
  * which never migrates). Each retries an unreachable ClickHouse, which may start after us.
  */
+import type { Exchanges } from '@depthgate/platforms';
 import type { Logger } from '@depthgate/service-kit';
 import { classifyClickHouseError } from './errors';
 import { join, lit, sql } from './literals';
-import { MigrationError, REQUIRED_SCHEMA_VERSION, runMigrations, type MigrationResult } from './migrations';
+import {
+  MigrationError,
+  REQUIRED_SCHEMA_VERSION,
+  enumMembers,
+  runMigrations,
+  type MigrationResult,
+} from './migrations';
 import { Querier } from './querier';
-import { READ_COLUMNS } from './schema';
+import { EXCHANGE_COLUMN, READ_COLUMNS } from './schema';
 import { connectionOf, type HistoryStore } from './store';
 
 /** Start-up reads are small; this bounds each of them. */
@@ -80,6 +87,33 @@ WHERE database = ${lit.name(store.database)} AND table IN (${join(
     throw new Error(
       `the ClickHouse tables in ${store.database} do not match what the service reads: ${problems.join('; ')}`,
     );
+}
+
+/**
+ * Checks that the stored `exchange` Enum8 of every table has each exchange of the registry under its code: an
+ * exchange added to the registry without its migration line (docs/ADD_NEW_PLATFORM.md) stops the service or the
+ * recorder at start-up, naming it, instead of failing every insert or read of that exchange later.
+ */
+export async function verifyExchanges(store: HistoryStore, exchanges: Exchanges): Promise<void> {
+  const columns = await new Querier(store).jsonWithin(
+    STARTUP_QUERY_MS,
+    'exchange-columns',
+    sql`SELECT table, type FROM system.columns
+WHERE database = ${lit.name(store.database)} AND name = ${lit.name(EXCHANGE_COLUMN)}`,
+    (r) => ({ table: String(r.table), type: String(r.type) }),
+  );
+  const problems: string[] = [];
+  for (const { table, type } of columns) {
+    const stored = enumMembers(type);
+    const missing = exchanges.list.filter((e) => stored.get(e.key) !== e.code).map((e) => `${e.key} = ${e.code}`);
+    if (missing.length > 0) problems.push(`${table}.${EXCHANGE_COLUMN} lacks ${missing.join(', ')}`);
+  }
+  if (problems.length > 0) {
+    throw new Error(
+      `the ClickHouse tables in ${store.database} do not store every recorded exchange (${problems.join('; ')}): ` +
+        'a recorded exchange needs its migration line (exchangesMigration, docs/ADD_NEW_PLATFORM.md)',
+    );
+  }
 }
 
 /** The highest migration version recorded in the store's database, or -1 while the schema is not there. */

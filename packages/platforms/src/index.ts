@@ -5,6 +5,7 @@
  */
 import type { UrlSpec } from './descriptor';
 import type { Registry } from './env';
+import { exchangesOf, type Exchanges } from './exchanges';
 import { venueA } from './venue-a/descriptor';
 import { venueAClob } from './venue-a-clob/descriptor';
 import { venueAUs } from './venue-a-us/descriptor';
@@ -53,37 +54,34 @@ type ExchangeOf<D> = D extends { exchange?: { key: infer E } } ? E : never;
 /** The history service's exchange keys: `venue_b`, `venue_c`, `venue_a_us`. */
 export type ExchangeKey = { [K in PlatformKey]: ExchangeOf<Platforms[K]> }[PlatformKey];
 
-/** Recorded platforms, by their stored code (1, 2, 3: the order of every per-exchange array). */
-const RECORDED = Object.values(PLATFORMS as Registry)
-  .filter((d) => d.exchange !== undefined)
-  .sort((a, b) => (a.exchange?.code ?? 0) - (b.exchange?.code ?? 0));
-
+/** The product's recorded exchanges (exchanges.ts): every list of them derives from this one. */
+export const EXCHANGES = exchangesOf(PLATFORMS) as Exchanges<ExchangeKey>;
 /** Exchange keys in the order of their stored codes. */
-export const EXCHANGE_KEYS = RECORDED.map((d) => d.exchange?.key) as ExchangeKey[];
-
+export const EXCHANGE_KEYS: readonly ExchangeKey[] = EXCHANGES.keys;
 /** The ClickHouse Enum8 code of each exchange (part of the stored data: never renumbered). */
-export const EXCHANGE_CODES = Object.fromEntries(RECORDED.map((d) => [d.exchange?.key, d.exchange?.code])) as Readonly<
-  Record<ExchangeKey, number>
->;
-
+export const EXCHANGE_CODES = EXCHANGES.codes;
 /** The platform key of each exchange (`venue_b` → `venue-b`). */
-export const EXCHANGE_PLATFORMS = Object.fromEntries(RECORDED.map((d) => [d.exchange?.key, d.key])) as Readonly<
-  Record<ExchangeKey, PlatformKey>
->;
-
-export const EXCHANGE_ALIASES: Readonly<Record<string, ExchangeKey>> = Object.fromEntries(
-  RECORDED.flatMap((d) => (d.exchange?.aliases ?? []).map((alias) => [alias, d.exchange?.key])),
-);
+export const EXCHANGE_PLATFORMS = EXCHANGES.platforms as Readonly<Record<ExchangeKey, PlatformKey>>;
+export const EXCHANGE_ALIASES = EXCHANGES.aliases;
 
 export function canonicalExchange(name: string): ExchangeKey | undefined {
-  const lower = name.toLowerCase();
-  if ((EXCHANGE_KEYS as readonly string[]).includes(lower)) return lower as ExchangeKey;
-  return Object.hasOwn(EXCHANGE_ALIASES, lower) ? EXCHANGE_ALIASES[lower] : undefined;
+  return EXCHANGES.canonical(name);
 }
 
 type RecordedKey = { [K in PlatformKey]: [ExchangeOf<Platforms[K]>] extends [never] ? never : K }[PlatformKey];
 /** The sub-registry of the recorded platforms (the recorder configures only these). */
-export const RECORDED_PLATFORMS = Object.fromEntries(RECORDED.map((d) => [d.key, d])) as Pick<Platforms, RecordedKey>;
+export const RECORDED_PLATFORMS = Object.fromEntries(
+  EXCHANGES.list.map((e) => [e.platform, PLATFORMS[e.platform as PlatformKey]]),
+) as Pick<Platforms, RecordedKey>;
+
+/** The sub-registry of the recorded platforms of any registry (a test's, with a fixture platform). */
+export function recordedPlatforms(registry: Registry): Registry {
+  return Object.fromEntries(
+    Object.values(registry)
+      .filter((d) => d.exchange !== undefined)
+      .map((d) => [d.key, d]),
+  );
+}
 
 type HostNames<D> = D extends { hosts: Readonly<Record<infer H, UrlSpec>> } ? H & string : never;
 type FeedNames<D> = D extends { feeds?: Readonly<Record<infer F, UrlSpec>> } ? F & string : never;
@@ -96,6 +94,7 @@ export type HostId = HostIdOf<Platforms>;
 export type FeedId = FeedIdOf<Platforms>;
 
 export * from './descriptor';
+export * from './exchanges';
 export * from './env';
 export * from './signing';
 export {

@@ -8,3 +8,4 @@ export * from './env';
 export * from './app';
 export * from './client-errors';
 export * from './rng';
+export * from './timestamps';

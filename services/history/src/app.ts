@@ -1,5 +1,5 @@
 import express, { type Express } from 'express';
-import type { Auth } from '@depthgate/auth';
+import { EXCHANGES, type Auth, type ExchangeKey, type Exchanges } from '@depthgate/auth';
 import { OrderBookQueries, QueryGate, type HistoryStore } from '@depthgate/history-store';
 import { createServiceApp, type Lifecycle, type Logger, type Registry } from '@depthgate/service-kit';
 import type { HistoryConfig } from './config';
@@ -23,6 +23,8 @@ export interface HistoryDeps {
   now?: () => number;
   /** The Explorer page's built files (explorer/assets.ts); undefined: not built, `/explorer` says so. */
   explorer?: ExplorerAssets;
+  /** The recorded exchanges served (default: the product's registry; a test adds a fixture exchange). */
+  exchanges?: Exchanges<ExchangeKey>;
 }
 
 const ROUTE_LABEL = /^\/api\/[^/]+\/(tickers|snapshots|deltas|coverage|book)(\/|$)/;
@@ -30,13 +32,14 @@ const ROUTE_LABEL = /^\/api\/[^/]+\/(tickers|snapshots|deltas|coverage|book)(\/|
 /** Builds the history app. No side effects: everything it talks to arrives in `deps`. */
 export function createApp(deps: HistoryDeps): Express {
   const { config, auth, store } = deps;
+  const exchanges = deps.exchanges ?? EXCHANGES;
   const metrics = new HistoryMetrics(deps.registry);
   const queries = new OrderBookQueries(store, {
     gate: new QueryGate(config.CLICKHOUSE_QUERY_CONCURRENCY),
     observer: metrics.queries,
   });
   const reader = new OrderBookReader(queries, metrics, config.CATALOGUE_CACHE_TTL_MS);
-  const cursors = new CursorCodec(config.cursorSecrets);
+  const cursors = new CursorCodec(config.cursorSecrets, exchanges);
   const openapi = JSON.stringify(
     openApiDocument({
       defaultLimit: config.DEFAULT_LIMIT,
@@ -66,7 +69,7 @@ export function createApp(deps: HistoryDeps): Express {
       api.use(gzip, auth.optionalKey, auth.rateLimit);
       api.use(
         '/:exchange',
-        resolveExchange,
+        resolveExchange(exchanges),
         historyRoutes({
           store,
           reader,

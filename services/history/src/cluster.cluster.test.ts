@@ -8,7 +8,7 @@ import type { ExchangeKey } from '@depthgate/auth';
 import { storeOptions } from '@depthgate/history-store';
 import { ClusterNodeView } from '@depthgate/history-store/testing';
 import { testCluster } from '@depthgate/test-utils';
-import { planGeneration, runGeneration } from './generator/seed';
+import { planGeneration, runGeneration } from '@depthgate/history-tools';
 import { createHarness, type Harness } from './testing/harness';
 
 jest.setTimeout(240_000);

@@ -1,10 +1,16 @@
-import path from 'node:path';
 import { createAuth } from '@depthgate/auth';
-import { HistoryStore, migrateWhenReachable, storeOptions, verifyReadColumns } from '@depthgate/history-store';
+import { EXCHANGES } from '@depthgate/auth';
+import {
+  HistoryStore,
+  migrateWhenReachable,
+  storeOptions,
+  verifyExchanges,
+  verifyReadColumns,
+} from '@depthgate/history-store';
 import { Lifecycle, createLogger, createRegistry, runMain, serve } from '@depthgate/service-kit';
 import { createApp } from './app';
 import { loadConfig } from './config';
-import { loadExplorerAssets } from './explorer/assets';
+import { explorerBuildDir, loadExplorerAssets } from './explorer/assets';
 
 runMain(async () => {
   const config = loadConfig();
@@ -20,6 +26,7 @@ runMain(async () => {
   lifecycle.onShutdown('clickhouse', () => store.close());
   const migrated = await migrateWhenReachable(store, { timeoutMs: config.CLICKHOUSE_STARTUP_TIMEOUT_MS, logger });
   await verifyReadColumns(store);
+  await verifyExchanges(store, EXCHANGES);
   logger.info(
     { database: config.CLICKHOUSE_DATABASE, cluster: config.CLICKHOUSE_CLUSTER, ...migrated },
     'ClickHouse schema up to date',
@@ -29,13 +36,10 @@ runMain(async () => {
       'HISTORY_CURSOR_SECRET is not set: page cursors are signed with a random secret of this process and fail on any other replica or after a restart',
     );
   }
-  // The Explorer page, built beside this file (dist/explorer-page) by the build.
-  const explorer = config.EXPLORER_ENABLED ? loadExplorerAssets(path.join(__dirname, 'explorer-page')) : undefined;
+  // The Explorer page, as @depthgate/explorer's build left it.
+  const explorer = config.EXPLORER_ENABLED ? loadExplorerAssets(explorerBuildDir()) : undefined;
   if (config.EXPLORER_ENABLED && !explorer) {
-    logger.warn(
-      { dir: path.join(__dirname, 'explorer-page') },
-      'the Explorer page was not built: /explorer answers 503',
-    );
+    logger.warn({ dir: explorerBuildDir() }, 'the Explorer page was not built: /explorer answers 503');
   }
   const auth = createAuth(config, { logger, registry, name: 'history' });
   lifecycle.onShutdown('redis', () => auth.close());

@@ -2,16 +2,22 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import {
-  EXCHANGE_KEYS,
-  platformEnvNames,
+  Exchanges,
+  PLATFORMS,
   RECORDED_PLATFORMS,
+  exchangesOf,
+  platformEnvNames,
+  recordedPlatforms,
   resolvePlatforms,
   type EnvParts,
   type ExchangeKey,
+  type Registry,
+  type ResolvedPlatform,
   type ResolvedPlatforms,
 } from '@depthgate/platforms';
 import { clickHouseEnvShape } from '@depthgate/history-store';
-import { ConfigError, envBool, envInt, envList, envLogLevel, envString, parseEnv } from '@depthgate/service-kit';
+import { ConfigError, envInt, envList, envLogLevel, envString, parseEnv } from '@depthgate/service-kit';
+import { ADAPTERS, type Adapters } from './venues/registry';
 
 const MiB = 1024 * 1024;
 
@@ -22,29 +28,13 @@ const MiB = 1024 * 1024;
  */
 export const RECORDER_PLATFORM_PARTS: EnvParts = { hosts: 'main', feeds: true, credentials: true };
 
-/** Every recorder setting, parsed once from the environment. README.md ("Recorder") lists them with their defaults. */
-export const recorderEnvSchema = z.object({
+/** The recorder's own settings (those of every exchange and adapter are added by `recorderEnvShape`). */
+const ownShape = {
   ...clickHouseEnvShape,
   RECORDER_PORT: envInt(7082, { min: 0, max: 65535 }),
   RECORDER_HOST: envString('127.0.0.1'),
   LOG_LEVEL: envLogLevel(),
 
-  /** Exchanges to record (those whose feed needs credentials are skipped, with a warning, when none are set). */
-  RECORDER_EXCHANGES: envList([...EXCHANGE_KEYS]),
-
-  /**
-   * Which tickers, per exchange: explicit lists, prefixes of listed markets (`*`: all), series. None of the three
-   * set: every listed market (up to RECORDER_MAX_TICKERS).
-   */
-  RECORDER_VENUE_B_TICKERS: envList([]),
-  RECORDER_VENUE_B_PREFIXES: envList([]),
-  RECORDER_VENUE_B_SERIES: envList([]),
-  RECORDER_VENUE_C_TICKERS: envList([]),
-  RECORDER_VENUE_C_PREFIXES: envList([]),
-  RECORDER_VENUE_C_SERIES: envList([]),
-  RECORDER_VENUE_A_US_TICKERS: envList([]),
-  RECORDER_VENUE_A_US_PREFIXES: envList([]),
-  RECORDER_VENUE_A_US_SERIES: envList([]),
   /** At most this many tickers per exchange (configured ones first). */
   RECORDER_MAX_TICKERS: envInt(1000, { min: 1, max: 100_000 }),
   /** How often the REST listings are read again (new markets join, closed ones leave); 0: only at start. */
@@ -67,16 +57,10 @@ export const recorderEnvSchema = z.object({
   RECORDER_PING_INTERVAL_MS: envInt(10_000, { min: 0, max: 600_000 }),
   RECORDER_RECONNECT_MIN_MS: envInt(500, { min: 10, max: 60_000 }),
   RECORDER_RECONNECT_MAX_MS: envInt(30_000, { min: 10, max: 600_000 }),
-  /** Exchanges whose books are compared with the venue's REST book (those without sequence numbers). */
-  RECORDER_RECONCILE_EXCHANGES: envList(['venue_c']),
   /** Each ticker is compared at most this often. */
   RECORDER_RECONCILE_INTERVAL_MS: envInt(60_000, { min: 100, max: 86_400_000 }),
   /** A mismatch lasting this long after the REST answer is a gap (and the ticker is resubscribed). */
   RECORDER_RECONCILE_GRACE_MS: envInt(3000, { min: 0, max: 600_000 }),
-  /** Gemini: pause between unsubscribing and subscribing a symbol again (updates still in flight are ignored). */
-  RECORDER_GEMINI_RESUBSCRIBE_DELAY_MS: envInt(1000, { min: 0, max: 60_000 }),
-  /** Polymarket US `responsesDebounced` [U]. */
-  RECORDER_POLYMARKET_US_DEBOUNCED: envBool(false),
 
   /** An insert holds at most this many rows (one part: under max_insert_block_size). */
   RECORDER_BATCH_MAX_ROWS: envInt(200_000, { min: 1, max: 1_000_000 }),
@@ -94,9 +78,49 @@ export const recorderEnvSchema = z.object({
   RECORDER_INSERT_TIMEOUT_MS: envInt(30_000, { min: 1000, max: 600_000 }),
   /** After SIGTERM, buffered rows get this long to reach ClickHouse; the rest is spooled. */
   RECORDER_SHUTDOWN_FLUSH_MS: envInt(20_000, { min: 0, max: 300_000 }),
-});
+};
 
-export type RecorderEnv = z.output<typeof recorderEnvSchema>;
+/** The ticker selection variables of an exchange: `RECORDER_VENUE_B_TICKERS`, `…_PREFIXES`, `…_SERIES`. */
+export function selectionEnv(exchange: string): { tickers: string; prefixes: string; series: string } {
+  const p = `RECORDER_${Exchanges.envName(exchange)}`;
+  return { tickers: `${p}_TICKERS`, prefixes: `${p}_PREFIXES`, series: `${p}_SERIES` };
+}
+
+/**
+ * Every recorder setting, as a zod shape, for a registry's recorded exchanges and their adapters: the recorder's
+ * own; per exchange, which tickers (explicit lists, prefixes of listed markets — `*`: all —, series; none of the
+ * three set: every listed market, up to RECORDER_MAX_TICKERS); which exchanges to record and to reconcile; each
+ * adapter's own settings. README.md ("Recorder") lists them with their defaults.
+ */
+export function recorderEnvShape(exchanges: Exchanges, adapters: Adapters) {
+  const perExchange: Record<string, z.ZodType> = {};
+  for (const e of exchanges.keys) {
+    const names = selectionEnv(e);
+    perExchange[names.tickers] = envList([]);
+    perExchange[names.prefixes] = envList([]);
+    perExchange[names.series] = envList([]);
+    Object.assign(perExchange, adapterOf(adapters, e).settings);
+  }
+  return {
+    ...ownShape,
+    /** Exchanges to record (those whose feed needs credentials are skipped, with a warning, when none are set). */
+    RECORDER_EXCHANGES: envList([...exchanges.keys]),
+    /** Exchanges whose books are compared with the venue's REST book (by default those without sequence numbers). */
+    RECORDER_RECONCILE_EXCHANGES: envList(exchanges.keys.filter((e) => adapterOf(adapters, e).reconcile)),
+    ...perExchange,
+  };
+}
+
+function adapterOf(adapters: Adapters, exchange: string) {
+  const adapter = adapters[exchange];
+  if (!adapter) throw new Error(`the recorder has no adapter for the recorded exchange ${exchange}`);
+  return adapter;
+}
+
+export type RecorderEnv = z.output<z.ZodObject<typeof ownShape>> & {
+  RECORDER_EXCHANGES: string[];
+  RECORDER_RECONCILE_EXCHANGES: string[];
+};
 
 export interface VenueSettings {
   tickers: string[];
@@ -104,84 +128,91 @@ export interface VenueSettings {
   series: string[];
   restRate: number;
   reconcile: boolean;
+  /** The adapter's own settings, parsed. */
+  adapter: Record<string, unknown>;
 }
 
 export interface RecorderConfig extends RecorderEnv {
+  /** The exchanges to record, by stored code. */
   exchanges: ExchangeKey[];
-  /** Each recorded platform's feed and REST URLs, credentials and signer. */
-  platforms: ResolvedPlatforms<typeof RECORDED_PLATFORMS>;
+  /** Every recorded exchange of the registry (the vocabulary the writer counts rows by). */
+  registry: Exchanges<ExchangeKey>;
+  /** Each recorded platform's feed and REST URLs, credentials and signer, by platform key. */
+  platforms: ResolvedPlatforms<typeof RECORDED_PLATFORMS> & Readonly<Record<string, ResolvedPlatform>>;
   venues: Record<ExchangeKey, VenueSettings>;
-}
-
-/** Public REST limits (upstreams.md) with headroom: Kalshi 20/s (Basic), Gemini 120/min (≤1/s advised), PM US 20/s. */
-export const DEFAULT_REST_RATES: Record<ExchangeKey, number> = { venue_b: 10, venue_c: 1, venue_a_us: 10 };
-
-function isExchange(v: string): v is ExchangeKey {
-  return (EXCHANGE_KEYS as readonly string[]).includes(v);
+  adapters: Adapters;
 }
 
 /** Every variable the recorder reads, its own and the recorded platforms' (README completeness). */
-export function recorderEnvNames(): string[] {
-  return [...Object.keys(recorderEnvSchema.shape), ...platformEnvNames(RECORDED_PLATFORMS, RECORDER_PLATFORM_PARTS)];
+export function recorderEnvNames(registry: Registry = PLATFORMS, adapters: Adapters = ADAPTERS): string[] {
+  return [
+    ...Object.keys(recorderEnvShape(exchangesOf(registry), adapters)),
+    ...platformEnvNames(recordedPlatforms(registry), RECORDER_PLATFORM_PARTS),
+  ];
 }
 
-export function loadRecorderConfig(env: Record<string, string | undefined> = process.env): RecorderConfig {
-  const base = parseEnv(recorderEnvSchema, env);
+/**
+ * Parses the recorder's configuration: the product's registry and adapters by default; a test that adds a fixture
+ * recorded exchange passes its registry and adapters.
+ */
+export function loadRecorderConfig(
+  env: Record<string, string | undefined> = process.env,
+  registry: Registry = PLATFORMS,
+  adapters: Adapters = ADAPTERS,
+): RecorderConfig {
+  const exchanges = exchangesOf(registry) as Exchanges<ExchangeKey>;
+  const base = parseEnv(z.object(recorderEnvShape(exchanges, adapters)), env) as RecorderEnv & Record<string, unknown>;
   const issues: string[] = [];
-  const platforms = resolvePlatforms(env, RECORDED_PLATFORMS, RECORDER_PLATFORM_PARTS, issues);
-  const exchanges: ExchangeKey[] = [];
+  const platforms = resolvePlatforms(env, recordedPlatforms(registry), RECORDER_PLATFORM_PARTS, issues);
+  const known = exchanges.describe();
+  const chosen: ExchangeKey[] = [];
   for (const e of base.RECORDER_EXCHANGES) {
-    if (isExchange(e)) exchanges.push(e);
-    else issues.push(`RECORDER_EXCHANGES: unknown exchange "${e}" (venue_b, venue_c, venue_a_us)`);
+    if (exchanges.has(e)) chosen.push(e);
+    else issues.push(`RECORDER_EXCHANGES: unknown exchange "${e}" (${known})`);
   }
-  const rates = { ...DEFAULT_REST_RATES };
+  const rates: Record<string, number> = Object.fromEntries(
+    exchanges.keys.map((e) => [e, adapterOf(adapters, e).restRate]),
+  );
   for (const entry of base.RECORDER_REST_RATES) {
-    const m = /^([a-z_]+)=(\d+(?:\.\d+)?)$/.exec(entry);
-    if (!m || !isExchange(m[1] ?? '')) {
+    const m = /^([a-z0-9_]+)=(\d+(?:\.\d+)?)$/.exec(entry);
+    if (!m || !exchanges.has(m[1] ?? '')) {
       issues.push(`RECORDER_REST_RATES: "${entry}" is not exchange=requestsPerSecond`);
       continue;
     }
-    rates[m[1] as ExchangeKey] = Number(m[2]);
+    rates[m[1] as string] = Number(m[2]);
   }
   const reconcile = new Set<string>();
   for (const e of base.RECORDER_RECONCILE_EXCHANGES) {
-    if (isExchange(e)) reconcile.add(e);
+    if (exchanges.has(e)) reconcile.add(e);
     else issues.push(`RECORDER_RECONCILE_EXCHANGES: unknown exchange "${e}"`);
   }
   if (base.RECORDER_RECONNECT_MIN_MS > base.RECORDER_RECONNECT_MAX_MS) {
     issues.push('RECORDER_RECONNECT_MIN_MS: must not exceed RECORDER_RECONNECT_MAX_MS');
   }
   if (issues.length > 0) throw new ConfigError(issues);
-  const venue = (e: ExchangeKey, tickers: string[], prefixes: string[], series: string[]): VenueSettings => ({
-    tickers,
-    prefixes: tickers.length === 0 && prefixes.length === 0 && series.length === 0 ? ['*'] : prefixes,
-    series,
-    restRate: rates[e],
-    reconcile: reconcile.has(e),
-  });
+  const venues = {} as Record<ExchangeKey, VenueSettings>;
+  for (const e of exchanges.keys) {
+    const names = selectionEnv(e);
+    const tickers = base[names.tickers] as string[];
+    const prefixes = base[names.prefixes] as string[];
+    const series = base[names.series] as string[];
+    venues[e] = {
+      tickers,
+      prefixes: tickers.length === 0 && prefixes.length === 0 && series.length === 0 ? ['*'] : prefixes,
+      series,
+      restRate: rates[e] as number,
+      reconcile: reconcile.has(e),
+      adapter: Object.fromEntries(Object.keys(adapterOf(adapters, e).settings).map((k) => [k, base[k]])),
+    };
+  }
+  // Exchanges in stored-code order, whatever order RECORDER_EXCHANGES lists them in.
+  const exchangesToRecord = exchanges.keys.filter((e) => chosen.includes(e));
   return {
     ...base,
-    exchanges,
-    platforms,
-    venues: {
-      venue_b: venue(
-        'venue_b',
-        base.RECORDER_VENUE_B_TICKERS,
-        base.RECORDER_VENUE_B_PREFIXES,
-        base.RECORDER_VENUE_B_SERIES,
-      ),
-      venue_c: venue(
-        'venue_c',
-        base.RECORDER_VENUE_C_TICKERS,
-        base.RECORDER_VENUE_C_PREFIXES,
-        base.RECORDER_VENUE_C_SERIES,
-      ),
-      venue_a_us: venue(
-        'venue_a_us',
-        base.RECORDER_VENUE_A_US_TICKERS,
-        base.RECORDER_VENUE_A_US_PREFIXES,
-        base.RECORDER_VENUE_A_US_SERIES,
-      ),
-    },
+    exchanges: exchangesToRecord,
+    registry: exchanges,
+    platforms: platforms as RecorderConfig['platforms'],
+    venues,
+    adapters,
   };
 }

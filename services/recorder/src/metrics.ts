@@ -116,7 +116,8 @@ export class RecorderMetrics {
   readonly discoveries: Counter<'exchange' | 'outcome'>;
   readonly paused: Gauge;
 
-  constructor(registry: Registry) {
+  /** `exchanges`: the recorded exchanges whose series start at 0 (the product's unless a test adds a fixture). */
+  constructor(registry: Registry, exchanges: readonly string[] = EXCHANGE_KEYS) {
     const registers = [registry];
     this.messages = new Counter({
       name: 'recorder_messages_total',
@@ -226,7 +227,7 @@ export class RecorderMetrics {
       help: '1 while the feeds are paused because the buffer and the spool are full',
       registers,
     });
-    for (const exchange of EXCHANGE_KEYS) {
+    for (const exchange of exchanges) {
       this.bufferRows.set({ exchange }, 0);
       this.spoolBytes.set({ exchange }, 0);
       for (const reason of GAP_REASONS) this.gaps.inc({ exchange, reason }, 0);

@@ -2,19 +2,16 @@
  * The recorder, put together: feeds → tickers → TSV sink → writer → ClickHouse (docs/history.md, "Recorder").
  * `startRecorder` is what main.ts runs and what the integration tests run in-process; `stop()` is the SIGTERM path.
  */
-import { EXCHANGE_KEYS, signNow, type ExchangeKey } from '@depthgate/platforms';
-import { RecorderStore, waitForSchema, type HistoryStore } from '@depthgate/history-store';
+import { signNow, type ExchangeKey } from '@depthgate/platforms';
+import { RecorderStore, verifyExchanges, waitForSchema, type HistoryStore } from '@depthgate/history-store';
 import type { Logger } from '@depthgate/service-kit';
 import type { RecorderConfig } from './config';
 import { CanonicalMemo } from '@depthgate/feeds';
 import type { RecorderMetrics } from './metrics';
-import { geminiProtocol } from './venues/gemini';
-import { kalshiProtocol } from './venues/kalshi';
-import { polymarketUsProtocol } from './venues/polymarket-us';
 import { RestClient } from './venues/rest';
 import type { VenueProtocol } from './venues/types';
 import { Venue } from './venues/venue';
-import { EXCHANGE_INDEX } from './writer/batch';
+import { exchangeIndex } from './writer/batch';
 import { TsvSink } from './writer/sink';
 import { Writer } from './writer/writer';
 
@@ -45,62 +42,47 @@ export function monotoneClock(): () => number {
   };
 }
 
-function protocolFor(exchange: ExchangeKey, config: RecorderConfig): VenueProtocol {
-  switch (exchange) {
-    case 'venue_b':
-      return kalshiProtocol({
-        feedUrl: config.platforms['venue-b'].feeds.main,
-        signer: config.platforms['venue-b'].signer,
-        subscribeBatch: config.RECORDER_SUBSCRIBE_BATCH,
-      });
-    case 'venue_c':
-      return geminiProtocol({
-        feedUrl: config.platforms['venue-c'].feeds.main,
-        subscribeBatch: config.RECORDER_SUBSCRIBE_BATCH,
-        resubscribeDelayMs: config.RECORDER_GEMINI_RESUBSCRIBE_DELAY_MS,
-      });
-    case 'venue_a_us':
-      return polymarketUsProtocol({
-        feedUrl: config.platforms['venue-a-us'].feeds.main,
-        signer: config.platforms['venue-a-us'].signer,
-        subscribeBatch: config.RECORDER_SUBSCRIBE_BATCH,
-        debounced: config.RECORDER_POLYMARKET_US_DEBOUNCED,
-      });
-  }
-}
-
-function restFor(exchange: ExchangeKey, config: RecorderConfig): RestClient {
-  const common = { ratePerSecond: config.venues[exchange].restRate, timeoutMs: config.RECORDER_REST_TIMEOUT_MS };
-  switch (exchange) {
-    case 'venue_b': {
-      // Kalshi: every call signed when credentials are set (newer specs mark the orderbook endpoints private).
-      const { urls, signer } = config.platforms['venue-b'];
-      const host = new URL(urls.main).host;
-      return new RestClient({
-        ...common,
-        baseUrl: urls.main,
-        sign: signer
-          ? (method, path, now) => signNow(signer, { method, path, query: '', body: '', host }, now)
-          : undefined,
-      });
-    }
-    case 'venue_c':
-      return new RestClient({ ...common, baseUrl: config.platforms['venue-c'].urls.main });
-    case 'venue_a_us':
-      // The public host (gateway.polymarket.us) serves listings and books without authentication [V].
-      return new RestClient({ ...common, baseUrl: config.platforms['venue-a-us'].urls.main });
-  }
+/** The feed protocol and REST client of one recorded exchange, from its adapter (venues/registry.ts). */
+function venueParts(exchange: ExchangeKey, config: RecorderConfig): { protocol: VenueProtocol; rest: RestClient } {
+  const info = config.registry.info(exchange);
+  const adapter = config.adapters[exchange];
+  const platform = config.platforms[info.platform];
+  if (!adapter || !platform) throw new Error(`${exchange} has no recorder adapter or platform configuration`);
+  const settings = config.venues[exchange];
+  const protocol = adapter.protocol({
+    exchange,
+    title: info.title,
+    platform,
+    settings: settings.adapter,
+    subscribeBatch: config.RECORDER_SUBSCRIBE_BATCH,
+  });
+  const { signer } = platform;
+  const baseUrl = platform.urls.main as string;
+  const host = new URL(baseUrl).host;
+  const rest = new RestClient({
+    baseUrl,
+    ratePerSecond: settings.restRate,
+    timeoutMs: config.RECORDER_REST_TIMEOUT_MS,
+    sign:
+      adapter.signedRest && signer
+        ? (method, path, now) => signNow(signer, { method, path, query: '', body: '', host }, now)
+        : undefined,
+  });
+  return { protocol, rest };
 }
 
 export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
   const { config, logger, metrics } = deps;
   const now = monotoneClock();
+  /** The exchange behind a per-exchange counter's index (a spool of an older build may count one no longer known). */
+  const exchangeAt = (i: number): string => config.registry.byCode(i + 1) ?? `code_${i + 1}`;
   const venues = new Map<ExchangeKey, Venue>();
   let started = false;
   let stopping: Promise<void> | undefined;
 
   // The recorder never migrates: the history service or its migrate CLI does.
   await waitForSchema(deps.store, { timeoutMs: config.CLICKHOUSE_STARTUP_TIMEOUT_MS, logger });
+  await verifyExchanges(deps.store, config.registry);
   const store = new RecorderStore(deps.store);
 
   const writer = new Writer({
@@ -120,14 +102,14 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
       }
     },
     onWritten: (batch, ackAt) => {
-      for (let i = 0; i < 3; i++) {
+      for (let i = 0; i < batch.rowsByExchange.length; i++) {
         const n = batch.rowsByExchange[i] ?? 0;
-        if (n > 0) metrics.rowsWritten.inc({ exchange: EXCHANGE_KEYS[i] as string, table: batch.table }, n);
+        if (n > 0) metrics.rowsWritten.inc({ exchange: exchangeAt(i), table: batch.table }, n);
       }
       if (batch.table === 'gaps') return;
       const runs = batch.runs;
       for (let i = 0; i + 2 < runs.length; i += 3) {
-        const exchange = EXCHANGE_KEYS[runs[i] as number] as string;
+        const exchange = exchangeAt(runs[i] as number);
         metrics.lag.observe({ exchange }, Math.max(0, ackAt - (runs[i + 1] as number)) / 1000, runs[i + 2] as number);
       }
     },
@@ -146,6 +128,7 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
     },
     now,
     (batch) => writer.enqueue(batch),
+    config.registry.codes,
   );
   writer.start();
 
@@ -158,7 +141,7 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
 
   const price = new CanonicalMemo();
   for (const exchange of config.exchanges) {
-    const protocol = protocolFor(exchange, config);
+    const { protocol, rest } = venueParts(exchange, config);
     if (protocol.missingCredentials) {
       logger.warn(
         { exchange, platform: protocol.platform },
@@ -171,7 +154,7 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
       exchange,
       new Venue({
         protocol,
-        rest: restFor(exchange, config),
+        rest,
         store,
         sink,
         metrics,
@@ -194,13 +177,14 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
     );
   }
 
-  const produced = { deltas: [0, 0, 0], snapshots: [0, 0, 0], gaps: [0, 0, 0] };
+  const produced: Record<'deltas' | 'snapshots' | 'gaps', number[]> = { deltas: [], snapshots: [], gaps: [] };
   const gauges = () => {
     const buffered = writer.bufferedRows();
     const open = sink.openRows();
     const spooled = writer.spoolBytesByExchange();
-    for (const exchange of EXCHANGE_KEYS) {
-      const i = EXCHANGE_INDEX[exchange];
+    for (const e of config.registry.list) {
+      const exchange = e.key;
+      const i = exchangeIndex(e.code);
       metrics.bufferRows.set({ exchange }, (buffered[i] ?? 0) + (open[i] ?? 0));
       metrics.spoolBytes.set({ exchange }, spooled[i] ?? 0);
       for (const table of ['deltas', 'snapshots', 'gaps'] as const) {

@@ -12,7 +12,7 @@ export const venueAUs = definePlatform({
   covers: 'Events, markets, series, sports, search',
   docs: 'https://docs.polymarket.us/api/introduction',
   aliases: ['polymarket-us'],
-  exchange: { key: 'venue_a_us', code: 3, aliases: ['polymarket_us'] },
+  exchange: { key: 'venue_a_us', code: 3, aliases: ['polymarket_us', 'polymarket-us'] },
   hosts: {
     main: {
       env: 'UPSTREAM_VENUE_A_US_URL',

@@ -1,5 +1,5 @@
 /**
- * The Explorer page's built files (Vite: services/history/explorer → dist/explorer-page, see explorer/vite.config.mts),
+ * The Explorer page's built files (@depthgate/explorer: packages/explorer, built by Vite into its dist/),
  * read once at start-up into memory with their gzip and Brotli forms, so a request costs no file system access and
  * only files the build produced can be answered (no path ever reaches the file system).
  */
@@ -7,6 +7,11 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+
+/** Where the Explorer package's build is (its dist/ folder, beside its package.json): the history image ships it. */
+export function explorerBuildDir(): string {
+  return path.join(path.dirname(require.resolve('@depthgate/explorer/package.json')), 'dist');
+}
 
 export interface ExplorerFile {
   body: Buffer;

@@ -1,7 +1,7 @@
 /**
  * The Explorer page in a real browser: Debian's Chromium (headless), driven by playwright-core, against the history
  * app on the real Redis and ClickHouse of `./dev test`, with generated books for one ticker per exchange and a
- * recorded gap. The page is the build's (dist/explorer-page: `pnpm build` runs before the integration tests).
+ * recorded gap. The page is @depthgate/explorer's build (packages/explorer/dist: `pnpm build` runs before the integration tests).
  *
  * Nothing here waits for a duration: every step waits for a state the page shows (an attribute, a text, a row).
  * Screenshots go to DG_SCREENSHOT_DIR (default .dev/artifacts/explorer; CI keeps them as artifacts).
@@ -12,14 +12,15 @@ import path from 'node:path';
 import { insertGapRows } from '@depthgate/history-store';
 import { HistoryClient, formatTimestamp, parseTimestamp, type ServiceBook } from '@depthgate/client';
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
-import { generateInto } from '../generator/generate';
+import { generateInto } from '@depthgate/history-tools';
 import { createHarness, type Harness } from '../testing/harness';
+import { explorerBuildDir } from './assets';
 import { EXPLORER_CSP } from './routes';
 
 const CHROMIUM = process.env.DG_CHROMIUM ?? '/usr/bin/chromium';
 const ROOT = path.resolve(__dirname, '..', '..', '..', '..');
 const SHOTS = process.env.DG_SCREENSHOT_DIR ?? path.join(ROOT, '.dev', 'artifacts', 'explorer');
-const PAGE_DIR = path.resolve(__dirname, '..', '..', 'dist', 'explorer-page');
+const PAGE_DIR = explorerBuildDir();
 /** The flags Debian's Chromium needs here (root, no GPU, no network but loopback). */
 const FLAGS = [
   '--headless',

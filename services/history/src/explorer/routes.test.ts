@@ -88,7 +88,8 @@ describe('GET /explorer', () => {
     expect(unbuilt.status).toBe(503);
     expect(unbuilt.body).toEqual({
       error: 'service_unavailable',
-      message: 'The Explorer page was not built into this deployment (the build writes it to dist/explorer-page)',
+      message:
+        'The Explorer page was not built into this deployment (the build of @depthgate/explorer writes it to packages/explorer/dist)',
     });
     expect(loadExplorerAssets(path.join(dir, 'missing'))).toBeUndefined();
   });

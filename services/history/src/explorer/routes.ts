@@ -78,7 +78,7 @@ export function explorerRoutes(assets: ExplorerAssets | undefined): Router {
       next(
         new AppError(
           'service_unavailable',
-          'The Explorer page was not built into this deployment (the build writes it to dist/explorer-page)',
+          'The Explorer page was not built into this deployment (the build of @depthgate/explorer writes it to packages/explorer/dist)',
         ),
       );
       return;

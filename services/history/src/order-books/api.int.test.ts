@@ -404,7 +404,7 @@ describe('errors', () => {
 
   it('unknown exchange → 404 unknown_exchange; real platform names are accepted as aliases', async () => {
     expect(await expectError('/api/venue_x/tickers', 404, 'unknown_exchange')).toBe(
-      'Unknown exchange "venue_x": use venue_b, venue_c or venue_a_us',
+      'Unknown exchange "venue_x": use venue_b (kalshi), venue_c (gemini), venue_a_us (polymarket_us, polymarket-us)',
     );
     await expectError(`/api/nope/snapshots/${A}`, 404, 'unknown_exchange');
     const alias = await get(`/api/kalshi/snapshots/${A}?limit=1`, full);

@@ -15,9 +15,9 @@ import {
 import { Rng } from '@depthgate/service-kit';
 import request from 'supertest';
 import { Decimal, HistoryClient, OrderBook } from '@depthgate/client';
-import { formatUnits } from '../generator/profiles';
-import { TickerSeries } from '../generator/series';
-import { generateInto } from '../generator/generate';
+import { formatUnits } from '@depthgate/history-tools';
+import { TickerSeries } from '@depthgate/history-tools';
+import { generateInto } from '@depthgate/history-tools';
 import { createHarness, type Harness } from '../testing/harness';
 
 const NOW = Date.UTC(2026, 5, 1, 12, 0, 0, 0);

@@ -7,7 +7,7 @@
 import { insertGapRows, storeOptions, type GapRow } from '@depthgate/history-store';
 import { Rng } from '@depthgate/service-kit';
 import { BookError, HistoryClient, HttpError, bookChecksum, type DeltaRow } from '@depthgate/client';
-import { planGeneration, runGeneration } from '../generator/seed';
+import { planGeneration, runGeneration } from '@depthgate/history-tools';
 import { createHarness, type Harness } from '../testing/harness';
 
 const FROM = Date.UTC(2026, 4, 1);

@@ -4,8 +4,8 @@
  *
  * A cursor is base64url of
  *
- *   version u8 (1) | kind u8 (1 snapshot, 2 delta) | exchange u8 (1 + its place in EXCHANGE_KEYS, which follows the
- *   stored codes) | ticker length u8 | ticker |
+ *   version u8 (1) | kind u8 (1 snapshot, 2 delta) | exchange u8 (its stored code, @depthgate/platforms) |
+ *   ticker length u8 | ticker |
  *   caller tag (8 bytes) | position: ts i64, sequence u64, skip u32 | end of the range i64 (-1: open) |
  *   HMAC-SHA256 of all the above, first 16 bytes
  *
@@ -20,7 +20,7 @@
  * signs with a random secret of its own (a warning at start-up): cursors then work against that process only.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { EXCHANGE_KEYS, type Caller, type ExchangeKey } from '@depthgate/auth';
+import { EXCHANGES, type Caller, type ExchangeKey, type Exchanges } from '@depthgate/auth';
 import { TICKER_PATTERN, type RowKind } from '@depthgate/history-store';
 import { AppError } from '@depthgate/service-kit';
 
@@ -47,9 +47,6 @@ const MAC_BYTES = 16;
 const TAG_BYTES = 8;
 const UINT64_MAX = 2n ** 64n - 1n;
 
-const exchangeCode = (exchange: ExchangeKey): number => EXCHANGE_KEYS.indexOf(exchange) + 1;
-const exchangeOf = (code: number): ExchangeKey | undefined => EXCHANGE_KEYS[code - 1];
-
 function invalid(message: string): AppError {
   return new AppError('invalid_cursor', message);
 }
@@ -59,9 +56,12 @@ export class CursorCodec {
 
   /**
    * `secret` signs and verifies; `previous` only verifies (a rotation in progress). Without `secret`, a random one
-   * (`random` is true then).
+   * (`random` is true then). `exchanges`: the recorded exchanges (the product's unless a test adds a fixture).
    */
-  constructor(secrets: { secret?: string; previous?: string }) {
+  constructor(
+    secrets: { secret?: string; previous?: string },
+    private readonly exchanges: Exchanges<ExchangeKey> = EXCHANGES,
+  ) {
     const current = secrets.secret !== undefined ? Buffer.from(secrets.secret, 'utf8') : randomBytes(32);
     this.secrets = [current, ...(secrets.previous !== undefined ? [Buffer.from(secrets.previous, 'utf8')] : [])];
     this.random = secrets.secret === undefined;
@@ -75,7 +75,7 @@ export class CursorCodec {
     let o = 0;
     o = body.writeUInt8(CURSOR_VERSION, o);
     o = body.writeUInt8(KIND_CODE[data.kind], o);
-    o = body.writeUInt8(exchangeCode(data.exchange), o);
+    o = body.writeUInt8(this.exchanges.codes[data.exchange], o);
     o = body.writeUInt8(ticker.length, o);
     o += ticker.copy(body, o);
     o += callerTag(this.secrets[0] as Buffer, caller).copy(body, o);
@@ -113,7 +113,7 @@ export class CursorCodec {
     }
     let o = 4;
     const kind: RowKind = raw.readUInt8(1) === KIND_CODE.delta ? 'delta' : 'snapshot';
-    const exchange = exchangeOf(raw.readUInt8(2));
+    const exchange = this.exchanges.byCode(raw.readUInt8(2));
     const ticker = body.toString('latin1', o, o + tickerLength);
     o += tickerLength;
     const tag = body.subarray(o, o + TAG_BYTES);

@@ -16,7 +16,7 @@
  * behaviour is listed in docs/history.md ("API"); the rules of the spec are cited where they apply.
  */
 import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
-import { canonicalExchange, type Caller, type ExchangeKey } from '@depthgate/auth';
+import type { Caller, ExchangeKey, Exchanges } from '@depthgate/auth';
 import {
   TICKER_PATTERN,
   classifyClickHouseError,
@@ -69,20 +69,24 @@ function unknownTicker(exchange: ExchangeKey, ticker: string): AppError {
   return new AppError('unknown_ticker', `Unknown ticker ${JSON.stringify(shown)} on ${exchange}`);
 }
 
-/** `/:exchange` → the canonical exchange key (aliases and case accepted), else 404 unknown_exchange. */
-export const resolveExchange: RequestHandler = (req, res, next) => {
-  const given = String(req.params.exchange ?? '');
-  const exchange = canonicalExchange(given);
-  if (!exchange) {
-    const shown = given.length > 40 ? `${given.slice(0, 40)}…` : given;
-    next(
-      new AppError('unknown_exchange', `Unknown exchange ${JSON.stringify(shown)}: use venue_b, venue_c or venue_a_us`),
-    );
-    return;
-  }
-  res.locals.exchange = exchange;
-  next();
-};
+/**
+ * `/:exchange` → the canonical exchange key (aliases and case accepted), else 404 unknown_exchange naming every
+ * exchange with its aliases.
+ */
+export function resolveExchange(exchanges: Exchanges<ExchangeKey>): RequestHandler {
+  const known = exchanges.describe();
+  return (req, res, next) => {
+    const given = String(req.params.exchange ?? '');
+    const exchange = exchanges.canonical(given);
+    if (!exchange) {
+      const shown = given.length > 40 ? `${given.slice(0, 40)}…` : given;
+      next(new AppError('unknown_exchange', `Unknown exchange ${JSON.stringify(shown)}: use ${known}`));
+      return;
+    }
+    res.locals.exchange = exchange;
+    next();
+  };
+}
 
 export function historyRoutes(deps: HistoryRoutesDeps): Router {
   const router = express.Router({ mergeParams: true });

@@ -54,7 +54,7 @@ export async function createHarness(
     env?: Record<string, string>;
     clickhouseUrl?: string;
     now?: number;
-    /** Serve the Explorer page built into this directory (dist/explorer-page). */
+    /** Serve the Explorer page built into this directory (packages/explorer/dist). */
     explorerDir?: string;
   } = {},
 ): Promise<Harness> {

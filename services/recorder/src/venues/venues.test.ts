@@ -4,9 +4,9 @@ import { createLogger } from '@depthgate/service-kit';
 import { CanonicalMemo } from '@depthgate/feeds';
 import { ListSink, rebuild } from '../testing/support';
 import { TickerRecorder } from '../ticker';
-import { geminiProtocol } from './gemini';
-import { kalshiBook, kalshiDelta, kalshiProtocol } from './kalshi';
-import { polymarketUsProtocol } from './polymarket-us';
+import { venueAUsProtocol } from './venue-a-us';
+import { venueBBook, venueBDelta, venueBProtocol } from './venue-b';
+import { venueCProtocol } from './venue-c';
 import type { SessionContext, VenueProtocol } from './types';
 
 const logger = createLogger({ name: 't', level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
@@ -53,22 +53,22 @@ function harness(protocol: VenueProtocol, tickers: string[], venueClock = protoc
 
 describe('Kalshi normalisation', () => {
   it('turns NO bids into asks at 1 − price, in every known field shape', () => {
-    expect(kalshiBook({ yes_dollars_fp: [['0.0800', '300.00']], no_dollars_fp: [['0.5400', '20.25']] })).toEqual({
+    expect(venueBBook({ yes_dollars_fp: [['0.0800', '300.00']], no_dollars_fp: [['0.5400', '20.25']] })).toEqual({
       bids: [['0.0800', '300.00']],
       asks: [['0.4600', '20.25']],
     });
-    expect(kalshiBook({ yes_dollars: [['0.40', '10']], no_dollars: [['0.60', '12']] })).toEqual({
+    expect(venueBBook({ yes_dollars: [['0.40', '10']], no_dollars: [['0.60', '12']] })).toEqual({
       bids: [['0.40', '10']],
       asks: [['0.40', '12']],
     });
-    expect(kalshiBook({ yes: [[40, 10]], no: [[60, 12]] })).toEqual({ bids: [['0.40', '10']], asks: [['0.40', '12']] });
-    expect(kalshiDelta({ side: 'no', price_dollars: '0.5000', delta_fp: '-20.00', ts_ms: 1772895600123 })).toEqual({
+    expect(venueBBook({ yes: [[40, 10]], no: [[60, 12]] })).toEqual({ bids: [['0.40', '10']], asks: [['0.40', '12']] });
+    expect(venueBDelta({ side: 'no', price_dollars: '0.5000', delta_fp: '-20.00', ts_ms: 1772895600123 })).toEqual({
       side: 2,
       price: '0.5000',
       delta: '-20.00',
       ts: 1772895600123,
     });
-    expect(kalshiDelta({ side: 'yes', price: 41, delta: 5, ts: '2026-03-07T15:00:00.123000Z' })).toEqual({
+    expect(venueBDelta({ side: 'yes', price: 41, delta: 5, ts: '2026-03-07T15:00:00.123000Z' })).toEqual({
       side: 1,
       price: '0.41',
       delta: '5',
@@ -77,7 +77,13 @@ describe('Kalshi normalisation', () => {
   });
 
   it('subscribes in batches, records snapshot then deltas at the venue time, and resubscribes on a seq gap', () => {
-    const protocol = kalshiProtocol({ feedUrl: 'ws://x/trade-api/ws/v2', signer: undefined, subscribeBatch: 2 });
+    const protocol = venueBProtocol({
+      exchange: 'venue_b',
+      platform: 'Kalshi',
+      feedUrl: 'ws://x/trade-api/ws/v2',
+      signer: undefined,
+      subscribeBatch: 2,
+    });
     const h = harness(protocol, ['A', 'B', 'C']);
     h.session.subscribe(['A', 'B', 'C']);
     expect(h.sent).toEqual([
@@ -147,7 +153,13 @@ describe('Kalshi normalisation', () => {
   });
 
   it('drops a market Kalshi does not know and subscribes the rest again', () => {
-    const protocol = kalshiProtocol({ feedUrl: 'ws://x/trade-api/ws/v2', signer: undefined, subscribeBatch: 10 });
+    const protocol = venueBProtocol({
+      exchange: 'venue_b',
+      platform: 'Kalshi',
+      feedUrl: 'ws://x/trade-api/ws/v2',
+      signer: undefined,
+      subscribeBatch: 10,
+    });
     const h = harness(protocol, ['A', 'ZZ']);
     h.session.subscribe(['A', 'ZZ']);
     h.msg({ id: 1, type: 'error', msg: { code: 16, msg: 'Market not found: ZZ' } });
@@ -162,7 +174,13 @@ describe('Kalshi normalisation', () => {
 
 describe('Gemini normalisation', () => {
   it('takes the first l2_updates as the book, later ones as absolute sizes, stamped with receive time', () => {
-    const protocol = geminiProtocol({ feedUrl: 'ws://x/v2/marketdata', subscribeBatch: 50, resubscribeDelayMs: 0 });
+    const protocol = venueCProtocol({
+      exchange: 'venue_c',
+      platform: 'Gemini',
+      feedUrl: 'ws://x/v2/marketdata',
+      subscribeBatch: 50,
+      resubscribeDelayMs: 0,
+    });
     const h = harness(protocol, ['BTCUSD']);
     h.session.subscribe(['BTCUSD']);
     expect(h.sent).toEqual([{ type: 'subscribe', subscriptions: [{ name: 'l2', symbols: ['BTCUSD'] }] }]);
@@ -194,7 +212,13 @@ describe('Gemini normalisation', () => {
   });
 
   it('resubscribes after a pause, ignoring updates still in flight, and reports unknown symbols', async () => {
-    const protocol = geminiProtocol({ feedUrl: 'ws://x/v2/marketdata', subscribeBatch: 50, resubscribeDelayMs: 20 });
+    const protocol = venueCProtocol({
+      exchange: 'venue_c',
+      platform: 'Gemini',
+      feedUrl: 'ws://x/v2/marketdata',
+      subscribeBatch: 50,
+      resubscribeDelayMs: 20,
+    });
     const h = harness(protocol, ['BTCUSD']);
     h.session.subscribe(['BTCUSD']);
     h.msg({ type: 'l2_updates', symbol: 'BTCUSD', changes: [['buy', '1', '1']] });
@@ -228,7 +252,9 @@ describe('Polymarket US normalisation', () => {
   });
 
   it('stores the first book as a snapshot just after its transactTime and diffs later books into deltas', () => {
-    const protocol = polymarketUsProtocol({
+    const protocol = venueAUsProtocol({
+      exchange: 'venue_a_us',
+      platform: 'Polymarket US',
       feedUrl: 'ws://x/v1/ws/markets',
       signer: undefined,
       subscribeBatch: 500,
@@ -263,7 +289,9 @@ describe('Polymarket US normalisation', () => {
   });
 
   it('keeps subscriptions at 100 markets or fewer', () => {
-    const protocol = polymarketUsProtocol({
+    const protocol = venueAUsProtocol({
+      exchange: 'venue_a_us',
+      platform: 'Polymarket US',
       feedUrl: 'ws://x/v1/ws/markets',
       signer: undefined,
       subscribeBatch: 500,

@@ -7,14 +7,21 @@
  * buffer and spool gauges) and the event times of its rows in 10 ms runs (for the lag histogram, observed when
  * ClickHouse acknowledges it).
  */
-import { EXCHANGE_KEYS, type ExchangeKey } from '@depthgate/platforms';
 import { CURRENT_ROW_FORMAT, type InsertTable, type ProbeKey, type RowFormat } from '@depthgate/history-store';
 
-/** Position of each exchange in the per-exchange arrays: EXCHANGE_KEYS order (by stored code). */
-export const EXCHANGE_INDEX = Object.fromEntries(EXCHANGE_KEYS.map((e, i) => [e, i])) as Readonly<
-  Record<ExchangeKey, number>
->;
-export { EXCHANGE_KEYS };
+/**
+ * Per-exchange counts (rows, bytes, lag runs) are arrays indexed by the exchange's stored code − 1 (the descriptor's
+ * code, @depthgate/platforms): stable across builds, so a spool written by one build is counted right by the next.
+ */
+export function exchangeIndex(code: number): number {
+  return code - 1;
+}
+
+/** Adds `from` into `into` (times `sign`), growing it as needed. */
+export function addCounts(into: number[], from: readonly number[], sign = 1): void {
+  while (into.length < from.length) into.push(0);
+  for (let i = 0; i < from.length; i++) into[i] = (into[i] ?? 0) + sign * (from[i] ?? 0);
+}
 
 export interface SealedBatch {
   /** Process-unique id (log lines, tests). */
@@ -85,10 +92,10 @@ export class OpenBatch {
   private pos = 0;
   rows = 0;
   bytes = 0;
-  readonly rowsByExchange = [0, 0, 0];
-  readonly bytesByExchange = [0, 0, 0];
+  readonly rowsByExchange: number[] = [];
+  readonly bytesByExchange: number[] = [];
   readonly runs: number[] = [];
-  private readonly lastRun = [-1, -1, -1];
+  private readonly lastRun: number[] = [];
   probe: ProbeKey | undefined;
 
   constructor(
@@ -118,6 +125,11 @@ export class OpenBatch {
     }
     this.rows += rows;
     this.bytes += length;
+    // Dense arrays up to the highest exchange index seen (spool headers keep them as JSON).
+    while (this.rowsByExchange.length <= ex) {
+      this.rowsByExchange.push(0);
+      this.bytesByExchange.push(0);
+    }
     this.rowsByExchange[ex] = (this.rowsByExchange[ex] ?? 0) + rows;
     this.bytesByExchange[ex] = (this.bytesByExchange[ex] ?? 0) + length;
     const bucket = ts - (ts % RUN_MS);

@@ -4,11 +4,11 @@
  * RECORDER_BATCH_MAX_DELAY_MS old. A batch never spans two months (so one insert is one part, all or nothing), and
  * a snapshot's book never spans two batches (so the probe of its last book is conclusive).
  */
-import type { ExchangeKey } from '@depthgate/platforms';
+import { EXCHANGE_CODES, type ExchangeKey } from '@depthgate/platforms';
 import type { InsertTable } from '@depthgate/history-store';
 import { SIDE_NAME, type LocalBook, type SideCode, formatDecimal } from '@depthgate/feeds';
 import type { RowSink } from '../rows';
-import { EXCHANGE_INDEX, MonthOf, OpenBatch, type SealedBatch } from './batch';
+import { MonthOf, OpenBatch, addCounts, exchangeIndex, type SealedBatch } from './batch';
 
 export interface BatchLimits {
   maxRows: number;
@@ -54,8 +54,8 @@ class TableBatcher {
   }
 
   get rowsOpen(): number[] {
-    const out = [0, 0, 0];
-    for (const b of this.open.values()) for (let i = 0; i < 3; i++) out[i] = (out[i] ?? 0) + (b.rowsByExchange[i] ?? 0);
+    const out: number[] = [];
+    for (const b of this.open.values()) addCounts(out, b.rowsByExchange);
     return out;
   }
 }
@@ -66,9 +66,15 @@ export class TsvSink implements RowSink {
   private readonly gaps: TableBatcher;
   private readonly month = new MonthOf();
   /** Rows produced, per exchange and table (what the feeds gave; rows written are counted by the writer). */
-  readonly produced = { deltas: [0, 0, 0], snapshots: [0, 0, 0], gaps: [0, 0, 0] };
+  readonly produced: Record<'deltas' | 'snapshots' | 'gaps', number[]> = { deltas: [], snapshots: [], gaps: [] };
 
-  constructor(limits: BatchLimits, now: () => number, seal: (batch: SealedBatch) => void) {
+  /** `codes`: each exchange's stored code (its per-exchange counters sit at code − 1); the product's by default. */
+  constructor(
+    limits: BatchLimits,
+    now: () => number,
+    seal: (batch: SealedBatch) => void,
+    private readonly codes: Readonly<Record<string, number>> = EXCHANGE_CODES,
+  ) {
     this.deltas = new TableBatcher('deltas', limits, now, seal);
     this.snapshots = new TableBatcher('snapshots', limits, now, seal);
     this.gaps = new TableBatcher('gaps', limits, now, seal);
@@ -84,7 +90,7 @@ export class TsvSink implements RowSink {
     quantityDelta: string,
     receivedTs: number,
   ): void {
-    const ex = EXCHANGE_INDEX[exchange];
+    const ex = exchangeIndex(this.codes[exchange] as number);
     const b = this.deltas.batch(this.month.get(ts));
     b.append(
       `${exchange}\t${ticker}\t${ts}\t${sequence}\t${SIDE_NAME[side]}\t${price}\t${quantityDelta}\t${receivedTs}\n`,
@@ -99,7 +105,7 @@ export class TsvSink implements RowSink {
 
   snapshot(exchange: ExchangeKey, ticker: string, ts: number, book: LocalBook, receivedTs: number): void {
     if (book.size === 0) return; // an empty book has no rows to write (docs/history.md, "Recorder")
-    const ex = EXCHANGE_INDEX[exchange];
+    const ex = exchangeIndex(this.codes[exchange] as number);
     const head = `${exchange}\t${ticker}\t${ts}\t`;
     const tail = `\t${receivedTs}\n`;
     let text = '';
@@ -113,7 +119,7 @@ export class TsvSink implements RowSink {
   }
 
   gap(exchange: ExchangeKey, ticker: string, fromTs: number, toTs: number, reason: string, detectedAt: number): void {
-    const ex = EXCHANGE_INDEX[exchange];
+    const ex = exchangeIndex(this.codes[exchange] as number);
     const b = this.gaps.batch(0);
     b.append(`${exchange}\t${ticker}\t${fromTs}\t${toTs}\t${reason}\t${detectedAt}\n`, ex, 1, toTs);
     b.probe = { table: 'gaps', exchange, ticker, fromTs, toTs, reason, detectedAt };
@@ -132,11 +138,8 @@ export class TsvSink implements RowSink {
 
   /** Rows in open batches, per exchange index. */
   openRows(): number[] {
-    const out = [0, 0, 0];
-    for (const t of [this.deltas, this.snapshots, this.gaps]) {
-      const r = t.rowsOpen;
-      for (let i = 0; i < 3; i++) out[i] = (out[i] ?? 0) + (r[i] ?? 0);
-    }
+    const out: number[] = [];
+    for (const t of [this.deltas, this.snapshots, this.gaps]) addCounts(out, t.rowsOpen);
     return out;
   }
 }

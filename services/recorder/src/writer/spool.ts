@@ -34,7 +34,7 @@ import path from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { Logger } from '@depthgate/service-kit';
 import { ROW_FORMATS, type InsertTable, type ProbeKey, type RowFormat } from '@depthgate/history-store';
-import type { SealedBatch } from './batch';
+import { addCounts, type SealedBatch } from './batch';
 
 const PREFIX = 12;
 const FILE_PATTERN = /^(\d{12})\.spool$/;
@@ -150,8 +150,8 @@ export class TableSpool {
   private readFd: { name: string; fd: number } | undefined;
   private head: SealedBatch | undefined;
   /** Payload bytes pending, per exchange index (the `recorder_spool_bytes` gauge). */
-  readonly pendingBytesByExchange = [0, 0, 0];
-  readonly pendingRowsByExchange = [0, 0, 0];
+  readonly pendingBytesByExchange: number[] = [];
+  readonly pendingRowsByExchange: number[] = [];
   /** Records pending. */
   pendingRecords = 0;
 
@@ -209,10 +209,8 @@ export class TableSpool {
   }
 
   private count(batch: SealedBatch, sign: 1 | -1): void {
-    for (let i = 0; i < 3; i++) {
-      this.pendingBytesByExchange[i] = (this.pendingBytesByExchange[i] ?? 0) + sign * (batch.bytesByExchange[i] ?? 0);
-      this.pendingRowsByExchange[i] = (this.pendingRowsByExchange[i] ?? 0) + sign * (batch.rowsByExchange[i] ?? 0);
-    }
+    addCounts(this.pendingBytesByExchange, batch.bytesByExchange, sign);
+    addCounts(this.pendingRowsByExchange, batch.rowsByExchange, sign);
     this.pendingRecords += sign;
   }
 

@@ -23,7 +23,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { classifyClickHouseError, newQueryId, type InsertTable, type RecorderStore } from '@depthgate/history-store';
 import type { Logger } from '@depthgate/service-kit';
-import { releaseBatch, type SealedBatch } from './batch';
+import { addCounts, releaseBatch, type SealedBatch } from './batch';
 import { TableSpool } from './spool';
 
 /** What the writer needs of the store (a fake stands in for it in the unit tests). */
@@ -81,7 +81,7 @@ class Lane {
 export class Writer {
   private readonly lanes: Record<InsertTable, Lane>;
   private memoryBytes = 0;
-  private readonly memoryRows = [0, 0, 0];
+  private readonly memoryRows: number[] = [];
   private stopping = false;
   private paused = false;
   private readonly now: () => number;
@@ -133,14 +133,14 @@ export class Writer {
   private pushMemory(lane: Lane, batch: SealedBatch): void {
     lane.queue.push(batch);
     this.memoryBytes += batch.bytes;
-    for (let i = 0; i < 3; i++) this.memoryRows[i] = (this.memoryRows[i] ?? 0) + (batch.rowsByExchange[i] ?? 0);
+    addCounts(this.memoryRows, batch.rowsByExchange);
   }
 
   private popMemory(lane: Lane): void {
     const batch = lane.queue.shift();
     if (!batch) return;
     this.memoryBytes -= batch.bytes;
-    for (let i = 0; i < 3; i++) this.memoryRows[i] = (this.memoryRows[i] ?? 0) - (batch.rowsByExchange[i] ?? 0);
+    addCounts(this.memoryRows, batch.rowsByExchange, -1);
   }
 
   private checkPressure(): void {
@@ -166,10 +166,8 @@ export class Writer {
 
   /** Payload bytes waiting in the spool, per exchange index. */
   spoolBytesByExchange(): number[] {
-    const out = [0, 0, 0];
-    for (const lane of Object.values(this.lanes)) {
-      for (let i = 0; i < 3; i++) out[i] = (out[i] ?? 0) + (lane.spool.pendingBytesByExchange[i] ?? 0);
-    }
+    const out: number[] = [];
+    for (const lane of Object.values(this.lanes)) addCounts(out, lane.spool.pendingBytesByExchange);
     return out;
   }
 

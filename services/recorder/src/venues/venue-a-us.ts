@@ -16,7 +16,9 @@
  * A book whose `transactTime` is T includes the change at T, so the first book holds from T + 1 ms.
  */
 import { parseObject } from '@depthgate/feeds';
-import { feedHandshakeHeaders, type Signer } from '@depthgate/platforms';
+import { feedHandshakeHeaders, type ExchangeKey, type Signer } from '@depthgate/platforms';
+import { envBool } from '@depthgate/service-kit';
+import { defineAdapter } from './adapter';
 import type { RestClient } from './rest';
 import { chunk, type RestBook, type SessionContext, type VenueProtocol, type VenueSession } from './types';
 
@@ -42,7 +44,7 @@ function transactTime(v: unknown): number | undefined {
   return Number.isNaN(ms) ? undefined : ms;
 }
 
-class PolymarketUsSession implements VenueSession {
+class VenueAUsSession implements VenueSession {
   private nextRequest = 1;
   private readonly requests = new Map<string, Set<string>>();
   private readonly requestOf = new Map<string, string>();
@@ -157,7 +159,9 @@ interface PmMarket {
   closed?: unknown;
 }
 
-export function polymarketUsProtocol(o: {
+export function venueAUsProtocol(o: {
+  exchange: ExchangeKey;
+  platform: string;
   feedUrl: string;
   /** Polymarket US's Ed25519 signer (the descriptor's), when credentials are configured: the feed needs them. */
   signer: Signer | undefined;
@@ -167,13 +171,13 @@ export function polymarketUsProtocol(o: {
   const { signer } = o;
   const open = (m: PmMarket) => typeof m.slug === 'string' && m.active !== false && m.closed !== true;
   return {
-    exchange: 'venue_a_us',
-    platform: 'Polymarket US',
+    exchange: o.exchange,
+    platform: o.platform,
     feedUrl: o.feedUrl,
     venueClock: true,
     missingCredentials: signer === undefined,
     handshakeHeaders: (nowMs) => feedHandshakeHeaders(signer, o.feedUrl, nowMs),
-    createSession: (ctx) => new PolymarketUsSession(ctx, Math.min(100, o.subscribeBatch), o.debounced),
+    createSession: (ctx) => new VenueAUsSession(ctx, Math.min(100, o.subscribeBatch), o.debounced),
     async listActive(rest: RestClient, series: readonly string[], all: boolean): Promise<string[]> {
       const out = new Set<string>();
       const page = 100;
@@ -213,3 +217,25 @@ export function polymarketUsProtocol(o: {
     normalizeTicker: (t) => t,
   };
 }
+
+/**
+ * The recorder's adapter of Polymarket US: 20 requests per second, so 10. The public host serves listings and books
+ * without authentication [V]; the feed needs the Ed25519 credentials.
+ */
+export const venueAUsRecorder = defineAdapter({
+  restRate: 10,
+  reconcile: false,
+  settings: {
+    /** Polymarket US `responsesDebounced` [U]. */
+    RECORDER_POLYMARKET_US_DEBOUNCED: envBool(false),
+  },
+  protocol: (ctx) =>
+    venueAUsProtocol({
+      exchange: ctx.exchange,
+      platform: ctx.title,
+      feedUrl: ctx.platform.feeds.main as string,
+      signer: ctx.platform.signer,
+      subscribeBatch: ctx.subscribeBatch,
+      debounced: ctx.settings.RECORDER_POLYMARKET_US_DEBOUNCED,
+    }),
+});

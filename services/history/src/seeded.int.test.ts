@@ -11,11 +11,11 @@ import { promisify } from 'node:util';
 import request from 'supertest';
 import { storeOptions } from '@depthgate/history-store';
 import { HistoryClient, OrderBook, type SnapshotRow } from '@depthgate/client';
-import { createHarness, type Harness } from '../testing/harness';
-import { planGeneration, runGeneration, tickersFrom } from './seed';
+import { createHarness, type Harness } from './testing/harness';
+import { planGeneration, runGeneration, tickersFrom } from '@depthgate/history-tools';
 
 const run = promisify(execFile);
-const SEED_CLI = path.resolve(__dirname, '../../dist/cli/seed.js');
+const SEED_CLI = path.resolve(__dirname, '../../../packages/history-tools/dist/cli/seed.js');
 const FROM = Date.UTC(2026, 4, 1);
 const TO = FROM + 6 * 3_600_000;
 

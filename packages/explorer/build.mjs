@@ -1,4 +1,4 @@
-// Builds the Explorer page into services/history/dist/explorer-page (vite.config.mts). Run by the root `pnpm build`
+// Builds the Explorer page into packages/explorer/dist (vite.config.mts). Run by the root `pnpm build`
 // after `tsc -b` (the page imports @depthgate/client's ES module build) and by services/history/Dockerfile.
 import { fileURLToPath } from 'node:url';
 import { build } from 'vite';

@@ -15,10 +15,13 @@
  * - Heartbeats `{"type":"heartbeat","timestamp":…}` keep the connection alive.
  */
 import { ASK, BID, parseObject } from '@depthgate/feeds';
+import { envInt } from '@depthgate/service-kit';
+import type { ExchangeKey } from '@depthgate/platforms';
+import { defineAdapter } from './adapter';
 import type { RestClient } from './rest';
 import { chunk, type RestBook, type SessionContext, type VenueProtocol, type VenueSession } from './types';
 
-class GeminiSession implements VenueSession {
+class VenueCSession implements VenueSession {
   /** Subscribed symbols whose next message is their whole book. */
   private readonly expecting = new Set<string>();
   /** Symbols between unsubscribe and subscribe (their messages are ignored). */
@@ -129,19 +132,21 @@ interface GeminiEvent {
   contracts?: { instrumentSymbol?: unknown; status?: unknown }[];
 }
 
-export function geminiProtocol(o: {
+export function venueCProtocol(o: {
+  exchange: ExchangeKey;
+  platform: string;
   feedUrl: string;
   subscribeBatch: number;
   resubscribeDelayMs: number;
 }): VenueProtocol {
   return {
-    exchange: 'venue_c',
-    platform: 'Gemini',
+    exchange: o.exchange,
+    platform: o.platform,
     feedUrl: o.feedUrl,
     venueClock: false,
     missingCredentials: false,
     handshakeHeaders: () => undefined,
-    createSession: (ctx) => new GeminiSession(ctx, o.subscribeBatch, o.resubscribeDelayMs),
+    createSession: (ctx) => new VenueCSession(ctx, o.subscribeBatch, o.resubscribeDelayMs),
     async listActive(rest: RestClient, series: readonly string[], all: boolean): Promise<string[]> {
       const out = new Set<string>();
       if (all) {
@@ -182,3 +187,24 @@ export function geminiProtocol(o: {
     normalizeTicker: (t) => t.toUpperCase(),
   };
 }
+
+/**
+ * The recorder's adapter of Gemini: 120 public requests per minute (at most one per second advised), so 1 per
+ * second; no sequence numbers and no event times, so its books are reconciled against REST by default.
+ */
+export const venueCRecorder = defineAdapter({
+  restRate: 1,
+  reconcile: true,
+  settings: {
+    /** Pause between unsubscribing and subscribing a symbol again (updates still in flight are ignored). */
+    RECORDER_GEMINI_RESUBSCRIBE_DELAY_MS: envInt(1000, { min: 0, max: 60_000 }),
+  },
+  protocol: (ctx) =>
+    venueCProtocol({
+      exchange: ctx.exchange,
+      platform: ctx.title,
+      feedUrl: ctx.platform.feeds.main as string,
+      subscribeBatch: ctx.subscribeBatch,
+      resubscribeDelayMs: ctx.settings.RECORDER_GEMINI_RESUBSCRIBE_DELAY_MS,
+    }),
+});

@@ -14,9 +14,9 @@ import {
   storeOptions,
   tickersWithData,
 } from '@depthgate/history-store';
-import { ConfigError } from '@depthgate/service-kit';
+import { ConfigError, parseRfc3339 } from '@depthgate/service-kit';
 import type { TickerRef } from '../generator/generate';
-import { parseRfc3339 } from '../order-books/params';
+
 import { generateTickers } from '../generator/profiles';
 import { Progress, planGeneration, runGeneration, tickersFrom } from '../generator/seed';
 

@@ -1,11 +1,11 @@
 /**
- * Builds the Explorer page (`GET /explorer` of the history service) into services/history/dist/explorer-page:
- * index.html and content-hashed assets under assets/, which the service serves from memory with a year of caching
- * (src/explorer/assets.ts). Run by the root `pnpm build` (after `tsc -b`, which builds @depthgate/client's ES
- * modules that the page imports) and by the history Dockerfile.
+ * Builds the Explorer page (`GET /explorer` of the history service) into packages/explorer/dist: index.html and
+ * content-hashed assets under assets/, which the history service serves from memory with a year of caching
+ * (services/history/src/explorer/assets.ts). Run by the root `pnpm build` (after `tsc -b`, which builds
+ * @depthgate/client's ES modules that the page imports) and by the history Dockerfile.
  *
  * Nothing is inlined (no data: URIs, no inline script or style): the page runs under `script-src 'self'` and
- * `style-src 'self'`. `pnpm exec vite --config services/history/explorer/vite.config.mts` serves it for development,
+ * `style-src 'self'`. `pnpm --filter @depthgate/explorer dev` serves it for development,
  * with /api proxied to a history service on 127.0.0.1:7081 (`./dev up`).
  */
 import { fileURLToPath } from 'node:url';
@@ -19,7 +19,7 @@ export default defineConfig({
   publicDir: false,
   logLevel: 'warn',
   build: {
-    outDir: fileURLToPath(new URL('../dist/explorer-page', import.meta.url)),
+    outDir: fileURLToPath(new URL('./dist', import.meta.url)),
     emptyOutDir: true,
     assetsDir: 'assets',
     assetsInlineLimit: 0,

@@ -19,7 +19,8 @@
  * Snapshots carry no time: a snapshot holds from the ts of the next timestamped message of the connection (events
  * are delivered in order), or from its receipt if none follows within RECORDER_SNAPSHOT_QUIET_MS.
  */
-import { feedHandshakeHeaders, type Signer } from '@depthgate/platforms';
+import { feedHandshakeHeaders, type ExchangeKey, type Signer } from '@depthgate/platforms';
+import { defineAdapter } from './adapter';
 import { ASK, BID, CanonicalMemo, centsToDollars, complementOfOne, parseObject } from '@depthgate/feeds';
 import type { TickerRecorder } from '../ticker';
 import type { RestClient } from './rest';
@@ -51,7 +52,7 @@ function levelsOf(v: unknown, legacyCents: boolean): LevelPair[] {
 }
 
 /** A Kalshi book message (`yes_*`/`no_*` bids) as bids and asks: NO bids become asks at 1 − price. */
-export function kalshiBook(msg: Record<string, unknown>): RestBook {
+export function venueBBook(msg: Record<string, unknown>): RestBook {
   let yes: LevelPair[];
   let no: LevelPair[];
   if ('yes_dollars_fp' in msg || 'no_dollars_fp' in msg) {
@@ -71,7 +72,7 @@ export function kalshiBook(msg: Record<string, unknown>): RestBook {
 }
 
 /** A delta message's fields: side (bid for YES, ask for NO), YES-side price, signed change, event ms. */
-export function kalshiDelta(
+export function venueBDelta(
   msg: Record<string, unknown>,
 ): { side: typeof BID | typeof ASK; price: string; delta: string; ts: number | undefined } | undefined {
   const side = msg.side;
@@ -99,7 +100,7 @@ export function kalshiDelta(
     : { side: ASK, price: complement.get(rawPrice), delta, ts };
 }
 
-class KalshiSession implements VenueSession {
+class VenueBSession implements VenueSession {
   private nextId = 1;
   private readonly subs = new Map<number, Subscription>();
   /** The subscription whose messages a market follows. */
@@ -247,12 +248,12 @@ class KalshiSession implements VenueSession {
       }
     }
     sub.tickers.add(ticker);
-    const book = kalshiBook(msg);
+    const book = venueBBook(msg);
     if (rec.venueSnapshot(book.bids, book.asks, { defer: true, receivedAt })) this.pending.add(rec);
   }
 
   private delta(sid: number, ticker: string, msg: Record<string, unknown>, receivedAt: number): void {
-    const d = kalshiDelta(msg);
+    const d = venueBDelta(msg);
     if (d === undefined) return;
     const ts = d.ts ?? receivedAt;
     // Events arrive in order: any timestamped message fixes when the snapshots before it hold from.
@@ -278,7 +279,9 @@ class KalshiSession implements VenueSession {
   }
 }
 
-export function kalshiProtocol(o: {
+export function venueBProtocol(o: {
+  exchange: ExchangeKey;
+  platform: string;
   feedUrl: string;
   /** Kalshi's RSA-PSS signer (the descriptor's), when credentials are configured: the feed needs them. */
   signer: Signer | undefined;
@@ -286,13 +289,13 @@ export function kalshiProtocol(o: {
 }): VenueProtocol {
   const { signer } = o;
   return {
-    exchange: 'venue_b',
-    platform: 'Kalshi',
+    exchange: o.exchange,
+    platform: o.platform,
     feedUrl: o.feedUrl,
     venueClock: true,
     missingCredentials: signer === undefined,
     handshakeHeaders: (nowMs) => feedHandshakeHeaders(signer, o.feedUrl, nowMs),
-    createSession: (ctx) => new KalshiSession(ctx, o.subscribeBatch),
+    createSession: (ctx) => new VenueBSession(ctx, o.subscribeBatch),
     async listActive(rest: RestClient, series: readonly string[], all: boolean): Promise<string[]> {
       const out = new Set<string>();
       const scopes = all ? [undefined] : series;
@@ -316,8 +319,25 @@ export function kalshiProtocol(o: {
     async restBook(rest: RestClient, ticker: string): Promise<RestBook> {
       const body = (await rest.json(`/markets/${encodeURIComponent(ticker)}/orderbook`)) as Record<string, unknown>;
       const book = (body.orderbook_fp ?? body.orderbook ?? {}) as Record<string, unknown>;
-      return kalshiBook(book);
+      return venueBBook(book);
     },
     normalizeTicker: (t) => t,
   };
 }
+
+/** The recorder's adapter of Kalshi: 20 reads per second on the Basic tier, so 10; sequence numbers, no reconciling. */
+export const venueBRecorder = defineAdapter({
+  restRate: 10,
+  reconcile: false,
+  settings: {},
+  // Kalshi: every call signed when credentials are set (newer specs mark the orderbook endpoints private).
+  signedRest: true,
+  protocol: (ctx) =>
+    venueBProtocol({
+      exchange: ctx.exchange,
+      platform: ctx.title,
+      feedUrl: ctx.platform.feeds.main as string,
+      signer: ctx.platform.signer,
+      subscribeBatch: ctx.subscribeBatch,
+    }),
+});

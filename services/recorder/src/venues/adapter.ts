@@ -1,0 +1,44 @@
+/**
+ * The recorder's part of a recorded exchange (docs/ADD_NEW_PLATFORM.md, "Recording it"): how its feed is spoken
+ * (a VenueProtocol), how fast its REST API may be read, whether its books are reconciled against REST by default, and
+ * any settings of its own. Everything else — the exchange key, its platform's URLs, credentials and signer — comes
+ * from the descriptor (@depthgate/platforms); the adapters are a map keyed by exchange (registry.ts), so an exchange
+ * without one is a compile error.
+ */
+import type { z } from 'zod';
+import type { ExchangeKey, ResolvedPlatform } from '@depthgate/platforms';
+import type { VenueProtocol } from './types';
+
+export interface AdapterContext<S extends z.ZodRawShape = z.ZodRawShape> {
+  /** The exchange key (`venue_b`). */
+  exchange: ExchangeKey;
+  /** The platform's real name, for logs (`Kalshi`). */
+  title: string;
+  /** The platform as the recorder configured it: `urls.main`, `feeds.main`, credentials and signer. */
+  platform: ResolvedPlatform;
+  /** The adapter's own settings, parsed with the recorder's (`settings` below). */
+  settings: z.output<z.ZodObject<S>>;
+  /** Markets per subscribe message (RECORDER_SUBSCRIBE_BATCH). */
+  subscribeBatch: number;
+}
+
+export interface RecorderAdapter<S extends z.ZodRawShape = z.ZodRawShape> {
+  /** REST requests per second by default (discovery, reconciliation): inside the platform's documented limit. */
+  restRate: number;
+  /** Whether its books are compared with the REST book by default (feeds without sequence numbers). */
+  reconcile: boolean;
+  /** Settings of this adapter alone (zod shape of environment variables, each with a default; README lists them). */
+  settings: S;
+  /** The feed's protocol for this configuration. */
+  protocol(ctx: AdapterContext<S>): VenueProtocol;
+  /** Whether its REST calls are signed with the platform's signer when credentials are configured (Kalshi's are). */
+  signedRest?: boolean;
+}
+
+/** Declares an adapter with its settings' types inferred. */
+export function defineAdapter<S extends z.ZodRawShape>(adapter: RecorderAdapter<S>): RecorderAdapter<S> {
+  return adapter;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a map holds adapters of any settings
+export type AnyAdapter = RecorderAdapter<any>;
