@@ -15,7 +15,7 @@
  * Environment: HISTORY_URL, API_KEY, BENCH_ROUNDS.
  */
 import os from 'node:os';
-import { HistoryClient, OrderBook, parseLine, type SnapshotRow } from '@depthgate/client';
+import { EXCHANGES as RECORDED, HistoryClient, OrderBook, parseLine, type SnapshotRow } from '@depthgate/client';
 
 const env = (name: string, fallback?: string): string => {
   const v = process.env[name] ?? fallback;
@@ -26,7 +26,7 @@ const HISTORY_URL = env('HISTORY_URL');
 const API_KEY = env('API_KEY');
 const ROUNDS = Number(env('BENCH_ROUNDS', '15'));
 const DAY = 86_400_000;
-const EXCHANGES = ['venue_b', 'venue_c', 'venue_a_us'];
+const EXCHANGES = RECORDED.map((e) => e.key);
 
 const client = new HistoryClient({ baseUrl: HISTORY_URL, apiKey: API_KEY });
 const iso = (ms: number) => new Date(ms).toISOString();

@@ -25,6 +25,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import { BOOK_FIRST_LOOK_BACK_MS, BOOK_LAYOUT, benchmarkSql, type AnchorFormat } from '@depthgate/history-store';
+import type { ExchangeKey } from '@depthgate/platforms';
 
 const env = (name: string, fallback?: string): string => {
   const v = process.env[name] ?? fallback;
@@ -139,7 +140,7 @@ function randomFrom(seed: number): () => number {
 type Kind = 'snapshots' | 'deltas';
 const ROW_KIND = { snapshots: 'snapshot', deltas: 'delta' } as const;
 interface Span {
-  exchange: 'venue_b' | 'venue_c' | 'venue_a_us';
+  exchange: ExchangeKey;
   ticker: string;
   rows: number;
   first: number;

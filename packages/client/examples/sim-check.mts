@@ -28,10 +28,18 @@
  * Needs the stack's simulator (SIM_URL), history service (HISTORY_URL) and a key with room for a few thousand
  * requests a minute (API_KEY; the demo key's 600 a minute would make this wait on 429s).
  */
-import { BookError, Decimal, HistoryClient, bookChecksum, type Level, type OrderBook } from '@depthgate/client';
+import {
+  BookError,
+  Decimal,
+  EXCHANGES as RECORDED,
+  HistoryClient,
+  bookChecksum,
+  type Exchange,
+  type Level,
+  type OrderBook,
+} from '@depthgate/client';
 
-const EXCHANGES = ['venue_b', 'venue_c', 'venue_a_us'] as const;
-type Exchange = (typeof EXCHANGES)[number];
+const EXCHANGES: readonly Exchange[] = RECORDED.map((e) => e.key);
 
 const args = new Map<string, string>();
 for (let i = 2; i < process.argv.length; i++) {

@@ -29,6 +29,7 @@ export {
   type SnapshotRow,
   type StreamLine,
 } from './rows.js';
+export { EXCHANGES } from './exchanges.js';
 export { formatTimestamp, parseTimestamp, type Moment } from './timestamps.js';
 export { parseRetryAfter, type ClientOptions, type RetryOptions } from './http.js';
 export {

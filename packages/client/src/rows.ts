@@ -11,8 +11,8 @@ import { isDecimal } from './decimal.js';
 import { parseServiceTimestamp, parseTimestamp } from './timestamps.js';
 
 export type Side = 'bid' | 'ask';
-/** The three recorded exchanges (the history service also accepts `kalshi`, `gemini`, `polymarket_us`). */
-export type Exchange = 'venue_b' | 'venue_c' | 'venue_a_us';
+/** A recorded exchange's key (the history service also accepts each one's aliases: `EXCHANGES`). */
+export type { Exchange } from './exchanges.js';
 
 /** One price level of a full book at `ts` (every row of a book shares its `ts`). */
 export interface SnapshotRow {

@@ -20,7 +20,7 @@ import { bestOf, fromLocalInput, showCount, showDuration, showTime, toLocalInput
 import { describeProblem, windowText, type Step } from './messages';
 import { TickerPicker } from './picker';
 import { snippets } from './snippets';
-import { depthOf, formatHash, parseHash, type ExchangeKey, type ViewState } from './state';
+import { EXCHANGES, depthOf, formatHash, parseHash, type ExchangeKey, type ViewState } from './state';
 
 const CHANGES_PAGE = 100;
 /** A rolling window (anonymous, max_data_age_days) moves on while a page is open: stay this far inside it. */
@@ -95,8 +95,11 @@ class Explorer {
     });
     this.timeline = new Timeline(el('timeline'), el('timeline-tip'), (ms) => this.setMoment(ms));
     this.depthChart = new DepthChart(el('depth-chart'));
+    // One option per recorded exchange, from the list generated from the platform registry.
+    const select = el<HTMLSelectElement>('exchange');
+    for (const e of EXCHANGES) select.add(new Option(`${e.key} (${e.name})`, e.key));
     this.wire();
-    el<HTMLSelectElement>('exchange').value = state.exchange;
+    select.value = state.exchange;
     el<HTMLSelectElement>('depth').value = state.depth === null ? 'all' : String(state.depth);
     if (problems.length) this.problem(problems.join(' '), { retry: false });
     void this.loadTickers();

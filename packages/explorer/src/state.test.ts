@@ -25,7 +25,7 @@ describe('the view in the address', () => {
 
   it('says what it could not read instead of showing something else', () => {
     expect(parseHash('#/nyse/IBM').problems).toEqual([
-      'Unknown exchange "nyse" in the address: use venue_b, venue_c or venue_a_us.',
+      'Unknown exchange "nyse" in the address: use venue_b, venue_c, venue_a_us.',
     ]);
     expect(parseHash('#/venue_b/bad ticker!').problems[0]).toMatch(/is not a ticker/);
     expect(parseHash('#/venue_b/X?at=yesterday').problems).toEqual([

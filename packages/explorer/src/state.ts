@@ -6,15 +6,11 @@
  * The key is never part of it (nor of any URL). Parsing is strict and says what it could not read, so a bad link
  * gives a visible message instead of a silently different view.
  */
-import { formatTimestamp, parseTimestamp } from '@depthgate/client';
+import { EXCHANGES, formatTimestamp, parseTimestamp, type Exchange } from '@depthgate/client';
 
-export const EXCHANGES = [
-  { key: 'venue_b', name: 'Kalshi', aliases: ['kalshi'] },
-  { key: 'venue_c', name: 'Gemini', aliases: ['gemini'] },
-  { key: 'venue_a_us', name: 'Polymarket US', aliases: ['polymarket_us', 'polymarket-us'] },
-] as const;
-
-export type ExchangeKey = (typeof EXCHANGES)[number]['key'];
+/** The recorded exchanges, as the client lists them (generated from the platform registry). */
+export { EXCHANGES };
+export type ExchangeKey = Exchange;
 
 /** Levels per side the page offers; null is every level. */
 export const DEPTHS = [5, 10, 25, 50, null] as const;
@@ -43,7 +39,7 @@ export function exchangeName(key: ExchangeKey): string {
 
 /** Reads a fragment (with or without its `#`); problems name what was ignored and why. */
 export function parseHash(hash: string): { state: ViewState; problems: string[] } {
-  const state: ViewState = { exchange: 'venue_b', depth: DEFAULT_DEPTH };
+  const state: ViewState = { exchange: EXCHANGES[0].key, depth: DEFAULT_DEPTH };
   const problems: string[] = [];
   const text = hash.replace(/^#/, '');
   if (text === '' || text === '/') return { state, problems };
@@ -60,7 +56,7 @@ export function parseHash(hash: string): { state: ViewState; problems: string[] 
     if (exchange) state.exchange = exchange;
     else {
       problems.push(
-        `Unknown exchange ${JSON.stringify(clip(exchangeText))} in the address: use venue_b, venue_c or venue_a_us.`,
+        `Unknown exchange ${JSON.stringify(clip(exchangeText))} in the address: use ${EXCHANGES.map((e) => e.key).join(', ')}.`,
       );
       return { state, problems };
     }

@@ -126,11 +126,10 @@ export function exchangesOf(registry: Registry): Exchanges {
  * (`pnpm run generate`, run by `pnpm run build`), and a unit test fails when the committed file is stale.
  */
 export function renderClientExchanges(exchanges: Exchanges): string {
+  // Single-quoted, as the repository's formatter writes them (the file passes its check unchanged).
+  const q = (text: string) => `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
   const entries = exchanges.list.map(
-    (e) =>
-      `  { key: ${JSON.stringify(e.key)}, name: ${JSON.stringify(e.title)}, aliases: [${e.aliases
-        .map((a) => JSON.stringify(a))
-        .join(', ')}] },`,
+    (e) => `  { key: ${q(e.key)}, name: ${q(e.title)}, aliases: [${e.aliases.map(q).join(', ')}] },`,
   );
   return `// Generated from the platform registry (packages/platforms) by \`pnpm run generate\`; do not edit.
 /** The history service's exchanges, by stored code: key, the platform's real name, and the aliases paths accept. */

@@ -5,7 +5,7 @@
  */
 import os from 'node:os';
 import { parseArgs } from 'node:util';
-import { EXCHANGE_KEYS, HISTORY_START_MS, canonicalExchange, type ExchangeKey } from '@depthgate/auth';
+import { EXCHANGES, EXCHANGE_KEYS, HISTORY_START_MS, canonicalExchange, type ExchangeKey } from '@depthgate/platforms';
 import {
   HistoryStore,
   TICKER_PATTERN,
@@ -29,7 +29,7 @@ tickers (default: --tickers-per-exchange 4):
   --tickers-from URL            every ticker of the venue simulator (GET URL/control/tickers)
   --ticker EXCHANGE:TICKER      one ticker (repeatable), e.g. venue_b:KXBTCD-26MAR07-T100000
   --tickers-per-exchange N      N generated tickers per exchange, in each venue's shapes
-  --exchanges LIST              only these exchanges (venue_b,venue_c,venue_a_us)
+  --exchanges LIST              only these exchanges (${EXCHANGE_KEYS.join(",")})
 shape:
   --snapshot-interval-minutes M full book every M minutes (default 5, like the recorder)
   --events-per-minute E         mean delta messages per minute and ticker (default 6)
@@ -119,7 +119,7 @@ async function main(): Promise<number> {
   const exchanges: ExchangeKey[] = values.exchanges
     ? values.exchanges.split(',').map((e) => {
         const key = canonicalExchange(e.trim());
-        if (!key) throw new UsageError(`unknown exchange "${e}" (venue_b, venue_c, venue_a_us)`);
+        if (!key) throw new UsageError(`unknown exchange "${e}" (${EXCHANGES.describe()})`);
         return key;
       })
     : [...EXCHANGE_KEYS];

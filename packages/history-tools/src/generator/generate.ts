@@ -8,7 +8,7 @@
  */
 import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
-import type { ExchangeKey } from '@depthgate/auth';
+import type { ExchangeKey } from '@depthgate/platforms';
 import { insertTsv, type HistoryStore, type InsertTable, type Side } from '@depthgate/history-store';
 import { formatUnits } from './profiles';
 import { TickerSeries } from './series';

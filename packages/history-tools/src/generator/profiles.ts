@@ -13,7 +13,7 @@
  * All amounts are integers of the smallest unit (price units of 10^-priceScale, size units of 10^-qtyScale), held
  * in safe-integer Numbers: integer arithmetic is exact and the decimal text is produced by `formatUnits`.
  */
-import type { ExchangeKey } from '@depthgate/auth';
+import type { ExchangeKey } from '@depthgate/platforms';
 import { Rng, hash32 } from '@depthgate/service-kit';
 
 export interface BookProfile {
@@ -83,9 +83,46 @@ export function profileFor(exchange: ExchangeKey, ticker: string): BookProfile {
   return profile;
 }
 
-function venueProfile(exchange: ExchangeKey, ticker: string, rng: Rng): BookProfile {
-  switch (exchange) {
-    case 'venue_b': {
+const KALSHI_SERIES = [
+  { series: 'KXBTCD', strike: (r: Rng) => `T${r.range(60, 140) * 1000}` },
+  { series: 'KXETHD', strike: (r: Rng) => `T${r.range(20, 60) * 100}` },
+  { series: 'KXHIGHNY', strike: (r: Rng) => `B${r.range(30, 95)}.5` },
+  { series: 'KXFED', strike: (r: Rng) => `T${r.range(300, 500) / 100}` },
+  { series: 'KXINXU', strike: (r: Rng) => `B${r.range(5500, 7000)}` },
+  { series: 'KXBTC15M', strike: (r: Rng) => String(r.range(10, 90)) },
+];
+const MONTHS = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'];
+const SLUG_TEMPLATES = [
+  (r: Rng) =>
+    `will-bitcoin-close-above-${r.range(60, 150)}k-on-${r.pick(['mar', 'apr', 'jun', 'dec'])}-${r.range(1, 28)}`,
+  (r: Rng) =>
+    `fed-${r.pick(['cuts', 'holds', 'hikes'])}-rates-in-${r.pick(['april', 'june', 'july', 'september'])}-2026`,
+  (r: Rng) =>
+    `nba-${r.pick(['lal', 'bos', 'nyk', 'gsw', 'mia', 'den'])}-${r.pick(['phi', 'chi', 'dal', 'phx', 'mil'])}-2026-0${r.range(3, 9)}-${String(r.range(1, 28)).padStart(2, '0')}`,
+  (r: Rng) =>
+    `${r.pick(['eth', 'sol', 'xrp'])}-above-${r.range(1, 9)}${r.pick(['000', '00', '0'])}-on-${r.pick(['march', 'may', 'august'])}-${r.range(1, 28)}`,
+  (r: Rng) => `who-wins-the-2026-${r.pick(['world-cup', 'stanley-cup', 'nba-finals', 'masters'])}`,
+];
+const GEMINI_SPOT = ['BTCUSD', 'ETHUSD', 'SOLUSD', 'LTCUSD', 'DOGEUSD', 'BTCEUR'];
+const GEMINI_PREDICTION = [
+  (r: Rng) => `GEMI-FED${r.pick(MONTHS)}26-${r.pick(['DN25', 'UP25', 'HOLD'])}`,
+  (r: Rng) =>
+    `GEMI-BTC26${String(r.range(1, 12)).padStart(2, '0')}${String(r.range(1, 28)).padStart(2, '0')}1600-HI${r.range(60, 150)}000`,
+  (r: Rng) =>
+    `GEMI-NBA-2603${String(r.range(10, 28))}1930-${r.pick(['LAL', 'BOS', 'NYK'])}-${r.pick(['MIA', 'DEN', 'PHX'])}-ML-HOME`,
+];
+
+/** A venue's shapes: its book profiles (drawn from `rng`, seeded by the ticker) and its tickers. */
+interface VenueShapes {
+  book(ticker: string, rng: Rng): BookProfile;
+  /** A ticker in the venue's shapes; `drawn` is how many distinct tickers were drawn so far. */
+  ticker(rng: Rng, drawn: number): string;
+}
+
+/** Each recorded exchange's shapes, one entry each; an exchange without one is a compile error. */
+const SHAPES: { readonly [E in ExchangeKey]: VenueShapes } = {
+  venue_b: {
+    book(_ticker, rng) {
       const { top, mid } = binaryProfile(4, 100, rng);
       return {
         priceScale: 4,
@@ -103,29 +140,17 @@ function venueProfile(exchange: ExchangeKey, ticker: string, rng: Rng): BookProf
         depth: 0,
         changesPerEvent: [1, 1],
       };
-    }
-    case 'venue_a_us': {
-      const fine = hash32(ticker) % 3 === 0;
-      const tick = fine ? 1 : 10;
-      const { top, mid } = binaryProfile(3, tick, rng);
-      return {
-        priceScale: 3,
-        tick,
-        minPrice: tick,
-        maxPrice: top - tick,
-        initialMid: mid,
-        fairStepTicks: fine ? 3 : 1,
-        levelGapTicks: [1, fine ? 4 : 2],
-        qtyScale: 2,
-        qtyStep: 1,
-        qtyMin: 100,
-        qtyMax: 2_000_000,
-        levels: [3, rng.range(6, 15)],
-        depth: 0,
-        changesPerEvent: [1, 3],
-      };
-    }
-    case 'venue_c': {
+    },
+    ticker(rng) {
+      const s = rng.pick(KALSHI_SERIES);
+      const date = `26${rng.pick(MONTHS)}${String(rng.range(1, 28)).padStart(2, '0')}`;
+      return s.series === 'KXBTC15M'
+        ? `${s.series}-${date}${rng.range(10, 23)}${rng.pick(['00', '15', '30', '45'])}-${s.strike(rng)}`
+        : `${s.series}-${date}-${s.strike(rng)}`;
+    },
+  },
+  venue_c: {
+    book(ticker, rng) {
       if (ticker.startsWith('GEMI-') || ticker.includes('-')) {
         const { top, mid } = binaryProfile(2, 1, rng);
         return {
@@ -164,68 +189,54 @@ function venueProfile(exchange: ExchangeKey, ticker: string, rng: Rng): BookProf
         depth: 0,
         changesPerEvent: [1, 4],
       };
-    }
-  }
-}
+    },
+    ticker(rng, drawn) {
+      return drawn < GEMINI_SPOT.length && rng.chance(0.6)
+        ? (GEMINI_SPOT[drawn] as string)
+        : rng.pick(GEMINI_PREDICTION)(rng);
+    },
+  },
+  venue_a_us: {
+    book(ticker, rng) {
+      const fine = hash32(ticker) % 3 === 0;
+      const tick = fine ? 1 : 10;
+      const { top, mid } = binaryProfile(3, tick, rng);
+      return {
+        priceScale: 3,
+        tick,
+        minPrice: tick,
+        maxPrice: top - tick,
+        initialMid: mid,
+        fairStepTicks: fine ? 3 : 1,
+        levelGapTicks: [1, fine ? 4 : 2],
+        qtyScale: 2,
+        qtyStep: 1,
+        qtyMin: 100,
+        qtyMax: 2_000_000,
+        levels: [3, rng.range(6, 15)],
+        depth: 0,
+        changesPerEvent: [1, 3],
+      };
+    },
+    ticker(rng) {
+      return rng.pick(SLUG_TEMPLATES)(rng);
+    },
+  },
+};
 
-const KALSHI_SERIES = [
-  { series: 'KXBTCD', strike: (r: Rng) => `T${r.range(60, 140) * 1000}` },
-  { series: 'KXETHD', strike: (r: Rng) => `T${r.range(20, 60) * 100}` },
-  { series: 'KXHIGHNY', strike: (r: Rng) => `B${r.range(30, 95)}.5` },
-  { series: 'KXFED', strike: (r: Rng) => `T${r.range(300, 500) / 100}` },
-  { series: 'KXINXU', strike: (r: Rng) => `B${r.range(5500, 7000)}` },
-  { series: 'KXBTC15M', strike: (r: Rng) => String(r.range(10, 90)) },
-];
-const MONTHS = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'];
-const SLUG_TEMPLATES = [
-  (r: Rng) =>
-    `will-bitcoin-close-above-${r.range(60, 150)}k-on-${r.pick(['mar', 'apr', 'jun', 'dec'])}-${r.range(1, 28)}`,
-  (r: Rng) =>
-    `fed-${r.pick(['cuts', 'holds', 'hikes'])}-rates-in-${r.pick(['april', 'june', 'july', 'september'])}-2026`,
-  (r: Rng) =>
-    `nba-${r.pick(['lal', 'bos', 'nyk', 'gsw', 'mia', 'den'])}-${r.pick(['phi', 'chi', 'dal', 'phx', 'mil'])}-2026-0${r.range(3, 9)}-${String(r.range(1, 28)).padStart(2, '0')}`,
-  (r: Rng) =>
-    `${r.pick(['eth', 'sol', 'xrp'])}-above-${r.range(1, 9)}${r.pick(['000', '00', '0'])}-on-${r.pick(['march', 'may', 'august'])}-${r.range(1, 28)}`,
-  (r: Rng) => `who-wins-the-2026-${r.pick(['world-cup', 'stanley-cup', 'nba-finals', 'masters'])}`,
-];
-const GEMINI_SPOT = ['BTCUSD', 'ETHUSD', 'SOLUSD', 'LTCUSD', 'DOGEUSD', 'BTCEUR'];
-const GEMINI_PREDICTION = [
-  (r: Rng) => `GEMI-FED${r.pick(MONTHS)}26-${r.pick(['DN25', 'UP25', 'HOLD'])}`,
-  (r: Rng) =>
-    `GEMI-BTC26${String(r.range(1, 12)).padStart(2, '0')}${String(r.range(1, 28)).padStart(2, '0')}1600-HI${r.range(60, 150)}000`,
-  (r: Rng) =>
-    `GEMI-NBA-2603${String(r.range(10, 28))}1930-${r.pick(['LAL', 'BOS', 'NYK'])}-${r.pick(['MIA', 'DEN', 'PHX'])}-ML-HOME`,
-];
+function venueProfile(exchange: ExchangeKey, ticker: string, rng: Rng): BookProfile {
+  return SHAPES[exchange].book(ticker, rng);
+}
 
 /** `count` distinct tickers in the exchange's shapes, the same for the same seed. */
 export function generateTickers(exchange: ExchangeKey, count: number, seed: string): string[] {
   const rng = new Rng(seed, 'tickers', exchange);
+  const shapes = SHAPES[exchange];
   const out = new Set<string>();
   let attempts = 0;
   while (out.size < count && attempts < count * 50) {
     attempts++;
-    let t: string;
-    switch (exchange) {
-      case 'venue_b': {
-        const s = rng.pick(KALSHI_SERIES);
-        const date = `26${rng.pick(MONTHS)}${String(rng.range(1, 28)).padStart(2, '0')}`;
-        t =
-          s.series === 'KXBTC15M'
-            ? `${s.series}-${date}${rng.range(10, 23)}${rng.pick(['00', '15', '30', '45'])}-${s.strike(rng)}`
-            : `${s.series}-${date}-${s.strike(rng)}`;
-        break;
-      }
-      case 'venue_a_us':
-        t = rng.pick(SLUG_TEMPLATES)(rng);
-        break;
-      case 'venue_c':
-        t =
-          out.size < GEMINI_SPOT.length && rng.chance(0.6)
-            ? (GEMINI_SPOT[out.size] as string)
-            : rng.pick(GEMINI_PREDICTION)(rng);
-        break;
-    }
-    out.add(t.slice(0, 64));
+    out.add(shapes.ticker(rng, out.size).slice(0, 64));
   }
   return [...out].sort();
 }

@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { EXCHANGE_KEYS, type ExchangeKey } from '@depthgate/auth';
+import { EXCHANGE_KEYS, type ExchangeKey } from '@depthgate/platforms';
 import { TICKER_PATTERN, insertGapRows, type HistoryStore, type HistoryStoreOptions } from '@depthgate/history-store';
 import { generateInto, type GenerationPlan, type TickerEnd, type TickerRef } from './generate';
 import { expectedRows } from './series';

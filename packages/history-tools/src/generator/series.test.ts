@@ -1,4 +1,4 @@
-import type { ExchangeKey } from '@depthgate/auth';
+import type { ExchangeKey } from '@depthgate/platforms';
 import type { Side } from '@depthgate/history-store';
 import { formatUnits, generateTickers } from './profiles';
 import { TickerSeries, expectedRows, type SeriesOptions } from './series';

@@ -13,7 +13,7 @@
  *   recorder's monotone receive clock;
  * - everything depends only on (seed, exchange, ticker, options).
  */
-import type { ExchangeKey } from '@depthgate/auth';
+import type { ExchangeKey } from '@depthgate/platforms';
 import type { Side } from '@depthgate/history-store';
 import { Rng } from '@depthgate/service-kit';
 import { profileFor, type BookProfile } from './profiles';
