@@ -1,6 +1,6 @@
-import { otherCredentials } from './test-support/credentials';
+import { otherCredentials } from './testing/credentials';
 import { signers, startSimulator, type Simulator } from './index';
-import { get } from './test-support/clients';
+import { get } from './testing/clients';
 
 describe('private routes answer 401 in the platform format unless the request is signed as the platform signs', () => {
   let sim: Simulator;

@@ -12,7 +12,7 @@ import {
   kalshiHeaders,
   polymarketUsHeaders,
 } from './signers';
-import { otherCredentials, testCredentials } from './test-support/credentials';
+import { otherCredentials, testCredentials } from './testing/credentials';
 
 const NOW = 1_774_000_000_000;
 const lower = (h: Record<string, string>): IncomingHttpHeaders =>

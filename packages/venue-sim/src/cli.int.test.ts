@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { parseCli, runCli } from './cli/main';
 import { ENV_NAMES } from './env';
-import { get } from './test-support/clients';
+import { get } from './testing/clients';
 
 describe('CLI', () => {
   let dir: string;

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { startSimulator, type Simulator } from './index';
-import { httpsGet } from './test-support/clients';
+import { httpsGet } from './testing/clients';
 
 function raw(
   url: string,

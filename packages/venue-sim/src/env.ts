@@ -6,7 +6,9 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { hostId, type CredentialGroups, type FeedId, type HostId as KnownHostId } from '@depthgate/platforms';
-import { DEFAULT_TOPOLOGY, type HostId, type Topology } from './topology';
+import { DEFAULT_TOPOLOGY } from './default-topology';
+import type { HostId } from './http/types';
+import type { Topology } from './topology';
 
 /**
  * Base URL of every host (`http://127.0.0.1:p/trade-api/v2` for `venue-b`), and the control server's; hosts of

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { startSimulator, type Simulator } from './index';
-import { get } from './test-support/clients';
+import { get } from './testing/clients';
 
 function rawGet(url: string): Promise<{ status: number; declared: number; received: number; aborted: boolean }> {
   return new Promise((resolve, reject) => {

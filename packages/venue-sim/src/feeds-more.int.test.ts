@@ -1,6 +1,6 @@
 import { parseScaled } from './core/decimal';
 import { signers, startSimulator, type Simulator } from './index';
-import { FeedClient, get } from './test-support/clients';
+import { FeedClient, get } from './testing/clients';
 
 /** A book rebuilt from absolute level sizes, levels as exact decimal text keyed by price value. */
 class AbsoluteBook {

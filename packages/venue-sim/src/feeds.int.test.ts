@@ -1,7 +1,7 @@
 import { formatScaled, parseScaled } from './core/decimal';
 import { signers, startSimulator, type Simulator } from './index';
-import { FeedClient, get } from './test-support/clients';
-import { GeminiRebuild, KalshiRebuild, PmUsRebuild, restBooks } from './test-support/rebuild';
+import { FeedClient, get } from './testing/clients';
+import { GeminiRebuild, KalshiRebuild, PmUsRebuild, restBooks } from './testing/rebuild';
 
 const GEMINI_PRECISION: Record<string, [number, number]> = { BTCUSD: [2, 8], ETHUSD: [2, 6], SOLUSD: [3, 6] };
 const geminiPrecision = (s: string): [number, number] => GEMINI_PRECISION[s] ?? [2, 0];

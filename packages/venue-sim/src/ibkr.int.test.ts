@@ -1,5 +1,5 @@
 import { startSimulator, type Simulator } from './index';
-import { get, httpsGet } from './test-support/clients';
+import { get, httpsGet } from './testing/clients';
 
 describe('IBKR Client Portal over HTTPS with an idle-expiring session', () => {
   let sim: Simulator;

@@ -24,9 +24,10 @@ export type {
   SimUrls,
   SimFeeds,
 } from './types';
-export type { SimulatorOptions, Assumptions, SimLogger } from './options';
-export { DEFAULT_ASSUMPTIONS, DEFAULT_RATE_LIMITS, DEFAULT_TICKERS } from './options';
-export { HOST_IDS, PLATFORM_NAMES, type HostId, type SimPlatformEntry } from './topology';
+export type { SimulatorOptions } from './options';
+export { DEFAULT_ASSUMPTIONS, DEFAULT_TICKERS, type Assumptions, type SimLogger } from './settings';
+export { DEFAULT_RATE_LIMITS, HOST_IDS, PLATFORM_NAMES } from './default-topology';
+export type { SimPlatformEntry } from './topology';
 export type { SimPlatform, SimPlatformInstance, SimHost, SimFeed } from './platforms/platform';
 export { simPlatform } from './platforms/platform';
 // What a platform module is written with (docs/ADD_NEW_PLATFORM.md, step 3).
@@ -38,6 +39,7 @@ export {
   text,
   type AuthCheck,
   type AuthInput,
+  type HostId,
   type PlatformErrors,
   type SimRequest,
   type SimResponse,

@@ -1,52 +1,18 @@
-import type { BookPlatform } from './book/types';
-import { BOOK_PLATFORMS } from './book/types';
+/**
+ * What a simulator is started with (SimulatorOptions), and how it becomes the settings every part reads
+ * (resolveOptions → ResolvedOptions, settings.ts).
+ */
+import { BOOK_PLATFORMS, type BookPlatform } from './book/types';
 import type { CredentialOverrides } from './credentials';
 import type { RateLimitConfig } from './http/rate-limit';
-import { DEFAULT_TOPOLOGY, type HostId, type SimPlatformEntry, type Topology } from './topology';
-
-/** Minimal logger (pino-compatible); the simulator itself never writes to the console. */
-export interface SimLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
-/**
- * Behaviours that upstreams.md tags [3P] (third-party only) or [U] (unverified). Each is a switch, defaulting to the
- * best available reading of the sources; README.md lists them with their source.
- */
-export interface Assumptions {
-  /** Kalshi: allowed clock skew of `KALSHI-ACCESS-TIMESTAMP` in ms. [U] (not documented) */
-  kalshiTimestampToleranceMs: number;
-  /** Kalshi: `GET /markets/{ticker}/orderbook` needs a signature. [3P] newer specs mark it required. */
-  kalshiOrderbookRequiresAuth: boolean;
-  /** Kalshi WS snapshot field names: `fp` → `yes_dollars_fp`/`no_dollars_fp` [3P]; `dollars` → `yes_dollars`/`no_dollars` [3P]. */
-  kalshiSnapshotFields: 'fp' | 'dollars';
-  /** Polymarket US: allowed skew of `X-PM-Timestamp` in ms. [V] docs: 30 s. */
-  polymarketUsTimestampToleranceMs: number;
-  /** Polymarket US: `/v1/sports/teams` on the public host answers 401 without credentials. [U] its schema lists a 401. */
-  polymarketUsTeamsRequiresAuth: boolean;
-  /** CLOB L2: allowed skew of `POLY_TIMESTAMP` in seconds; 0 disables the check. [U] */
-  clobTimestampToleranceSec: number;
-  /** CLOB L2: the signed requestPath includes `?query`. [U] (py-clob-client signs the bare path) */
-  clobSignsQuery: boolean;
-  /** CLOB `/price?side=BUY` answers the best bid (true) or the best ask (false). [U] */
-  clobBuyPriceIsBestBid: boolean;
-  /** Coinbase Exchange: the signed requestPath includes `?query`. [3P]/[U] believed yes. */
-  coinbaseSignsQuery: boolean;
-  /** Coinbase Exchange: allowed skew of `CB-ACCESS-TIMESTAMP` in seconds. [U] about 30 s. */
-  coinbaseTimestampToleranceSec: number;
-  /** Coinbase JWT: hosts accepted in the `uri` claim besides the request's own Host header. [U] */
-  coinbaseJwtHosts: string[];
-  /** Any platform: credentials that fail to verify on a public route are refused with 401. [U] */
-  rejectInvalidAuthOnPublicRoutes: boolean;
-  /** Gemini: status for an unknown symbol (`InvalidSymbol`). [U] the error table maps malformed requests to 400. */
-  geminiUnknownSymbolStatus: number;
-  /** IBKR: any API call (not only `/tickle`) counts as activity for the idle timeout. [U] */
-  ibkrAnyRequestKeepsAlive: boolean;
-  /** IBKR: body of the 401 an expired session answers. [3P] "Access Denied". */
-  ibkrUnauthorizedBody: string;
-}
+import {
+  DEFAULT_ASSUMPTIONS,
+  DEFAULT_TICKERS,
+  type Assumptions,
+  type ResolvedOptions,
+  type SimLogger,
+} from './settings';
+import type { SimPlatformEntry, Topology } from './topology';
 
 export interface SimulatorOptions {
   /**
@@ -101,64 +67,6 @@ export interface SimulatorOptions {
   clock?: () => number;
 }
 
-export const DEFAULT_ASSUMPTIONS: Assumptions = {
-  kalshiTimestampToleranceMs: 30_000,
-  kalshiOrderbookRequiresAuth: false,
-  kalshiSnapshotFields: 'fp',
-  polymarketUsTimestampToleranceMs: 30_000,
-  polymarketUsTeamsRequiresAuth: false,
-  clobTimestampToleranceSec: 30,
-  clobSignsQuery: false,
-  clobBuyPriceIsBestBid: true,
-  coinbaseSignsQuery: true,
-  coinbaseTimestampToleranceSec: 30,
-  coinbaseJwtHosts: ['api.exchange.coinbase.com'],
-  rejectInvalidAuthOnPublicRoutes: true,
-  geminiUnknownSymbolStatus: 400,
-  ibkrAnyRequestKeepsAlive: false,
-  ibkrUnauthorizedBody: 'Access Denied',
-};
-
-export const DEFAULT_TICKERS: Record<BookPlatform, number> = {
-  kalshi: 8,
-  polymarketUs: 8,
-  gemini: 6,
-  coinbase: 3,
-  clob: 6,
-};
-
-/**
- * Each host's documented limit (upstreams.md), as the platform modules declare it. Polymarket's hosts sit behind
- * Cloudflare, which delays rather than rejects ([V]); Gemini queues 5 extra requests ([V]); IBKR's ~10/s is [U];
- * ForecastEx has none documented.
- */
-export const DEFAULT_RATE_LIMITS: Readonly<Record<HostId, RateLimitConfig | null>> =
-  DEFAULT_TOPOLOGY.defaultRateLimits();
-
-export interface ResolvedOptions {
-  seed: number;
-  basePort: number;
-  updatesPerSecond: number;
-  changesPerUpdate: Record<BookPlatform, number>;
-  startPaused: boolean;
-  moving: Set<BookPlatform>;
-  tickers: Record<BookPlatform, number>;
-  historyRetentionMs: number;
-  historyMaxEvents: number;
-  rateLimits: Record<HostId, RateLimitConfig | null>;
-  ibkrIdleTimeoutMs: number;
-  assumptions: Assumptions;
-  heartbeatIntervalMs: number;
-  maxFeedBufferBytes: number;
-  edge: boolean;
-  recordRequests: boolean;
-  maxRecordedRequests: number;
-  catalogDate: string;
-  credentials: CredentialOverrides;
-  logger: SimLogger | undefined;
-  clock: () => number;
-}
-
 function int(name: string, v: number | undefined, fallback: number, min: number, max: number): number {
   const value = v ?? fallback;
   if (!Number.isInteger(value) || value < min || value > max) {
@@ -167,7 +75,7 @@ function int(name: string, v: number | undefined, fallback: number, min: number,
   return value;
 }
 
-export function resolveOptions(o: SimulatorOptions = {}, topology: Topology = DEFAULT_TOPOLOGY): ResolvedOptions {
+export function resolveOptions(o: SimulatorOptions, topology: Topology): ResolvedOptions {
   const moving = new Set<BookPlatform>();
   for (const name of o.platforms ?? BOOK_PLATFORMS) {
     const p = topology.resolveBookPlatform(name);

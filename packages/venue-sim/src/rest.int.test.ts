@@ -1,5 +1,5 @@
 import { signers, startSimulator, type Simulator } from './index';
-import { get } from './test-support/clients';
+import { get } from './testing/clients';
 
 /** The upstream endpoints the gateway forwards to (spec gateway table and upstreams.md), per platform. */
 describe('REST on the real upstream paths, in the real shapes', () => {

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import net from 'node:net';
 import { ENV_NAMES, HOST_IDS, startSimulator, type Simulator } from './index';
-import { get } from './test-support/clients';
+import { get } from './testing/clients';
 
 /** A base port with the 11 ports after it free (several tries; tests run in parallel). */
 async function freeBase(): Promise<number> {

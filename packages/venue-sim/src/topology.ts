@@ -4,14 +4,13 @@
  * `venue-a-us/auth`), each on its own 127.0.0.1 port at a fixed offset from the base port (control = base, then the
  * hosts in registry order). Names accepted wherever a platform is named (faults, rate limits, request filters, books,
  * feeds): host ids, platform keys and their real-name aliases, exchange keys and theirs, and the book engine's names.
+ * The product's own topology is default-topology.ts.
  */
-import { hostId, PLATFORM_KEYS, PLATFORMS, type AnyDescriptor } from '@depthgate/platforms';
+import { hostId, type AnyDescriptor } from '@depthgate/platforms';
 import type { BookPlatform } from './book/types';
 import type { RateLimitConfig } from './http/rate-limit';
-import { SIM_PLATFORMS, type AnySimPlatform } from './platforms/registry';
-
-/** `venue-b`, `venue-a-us/auth`, … */
-export type HostId = string;
+import type { HostId } from './http/types';
+import type { AnySimPlatform } from './platforms/platform';
 
 export interface SimPlatformEntry {
   descriptor: AnyDescriptor;
@@ -83,14 +82,3 @@ export class Topology {
     return out;
   }
 }
-
-/** The product's platforms, each with its simulator module. */
-export const DEFAULT_PLATFORMS: Readonly<Record<string, SimPlatformEntry>> = Object.fromEntries(
-  PLATFORM_KEYS.map((key) => [key, { descriptor: PLATFORMS[key], sim: SIM_PLATFORMS[key] }]),
-);
-
-export const DEFAULT_TOPOLOGY = new Topology(DEFAULT_PLATFORMS);
-/** Host ids of the default simulator, in port order (base + 1, base + 2, …). */
-export const HOST_IDS: readonly HostId[] = DEFAULT_TOPOLOGY.hosts.map((h) => h.id);
-/** Every name the default simulator accepts for a platform. */
-export const PLATFORM_NAMES: readonly string[] = DEFAULT_TOPOLOGY.names();

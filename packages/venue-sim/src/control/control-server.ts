@@ -4,7 +4,7 @@ import { FEED_FAULT_KINDS } from '../feeds/feed-hub';
 import { FAULT_KINDS } from '../http/faults';
 import { Router } from '../http/router';
 import { json, type SimRequest, type SimResponse } from '../http/types';
-import type { SimLogger } from '../options';
+import type { SimLogger } from '../settings';
 import type { Simulator } from '../types';
 
 const faultSchema = z.object({

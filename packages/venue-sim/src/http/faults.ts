@@ -1,4 +1,4 @@
-import type { HostId } from '../topology';
+import type { HostId } from './types';
 
 export const FAULT_KINDS = ['latency', 'status', 'reset', 'truncate', 'html', 'hang'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];

@@ -3,12 +3,11 @@ import https from 'node:https';
 import type { Duplex } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import type { HostId } from '../topology';
 import type { FaultRegistry } from './faults';
 import type { RateLimiter } from './rate-limit';
 import type { RequestLog } from './request-log';
 import type { Router } from './router';
-import type { AuthCheck, AuthInput, PlatformErrors, RecordedRequest, SimRequest, SimResponse } from './types';
+import type { AuthCheck, AuthInput, HostId, PlatformErrors, RecordedRequest, SimRequest, SimResponse } from './types';
 
 const MAX_BODY = 1024 * 1024;
 

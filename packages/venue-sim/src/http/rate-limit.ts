@@ -1,4 +1,4 @@
-import type { HostId } from '../topology';
+import type { HostId } from './types';
 
 export interface RateLimitRule {
   /** Requests allowed per window, sustained. */

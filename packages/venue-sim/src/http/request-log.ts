@@ -1,5 +1,4 @@
-import type { HostId } from '../topology';
-import type { RecordedRequest } from './types';
+import type { HostId, RecordedRequest } from './types';
 
 export interface RequestFilter {
   /** A host key or any alias (`kalshi`, `venue-b`, `polymarketUs`, ...), already resolved to hosts. */

@@ -1,5 +1,10 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import type { HostId } from '../topology';
+
+/**
+ * A host the simulator serves, named as the gateway names its targets: `venue-b`, `venue-a-us/auth`, … (the
+ * topology assigns them: topology.ts).
+ */
+export type HostId = string;
 
 export type AuthState = 'valid' | 'invalid' | 'absent' | 'not_required';
 

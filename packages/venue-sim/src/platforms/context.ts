@@ -1,6 +1,6 @@
 import type { BookEngine } from '../book/engine';
 import type { SimCredentials, VerificationKeys } from '../credentials';
-import type { ResolvedOptions } from '../options';
+import type { ResolvedOptions } from '../settings';
 
 /** What every platform module is built from. */
 export interface PlatformContext {

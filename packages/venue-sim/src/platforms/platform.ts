@@ -64,6 +64,9 @@ export interface SimPlatform<C = unknown> {
   create(ctx: PlatformContext, catalog: C): SimPlatformInstance;
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each module has its own catalogue type
+export type AnySimPlatform = SimPlatform<any>;
+
 /** Declares a platform module with its catalogue type inferred. */
 export function simPlatform<C>(p: SimPlatform<C>): SimPlatform<C> {
   return p;

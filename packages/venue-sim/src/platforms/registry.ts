@@ -1,5 +1,5 @@
 import type { PlatformKey } from '@depthgate/platforms';
-import type { SimPlatform } from './platform';
+import type { AnySimPlatform } from './platform';
 import { venueASim } from './venue-a';
 import { venueAClobSim } from './venue-a-clob';
 import { venueAUsSim } from './venue-a-us';
@@ -7,9 +7,6 @@ import { venueBSim } from './venue-b';
 import { venueCSim } from './venue-c';
 import { venueDSim } from './venue-d';
 import { venueESim } from './venue-e';
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each module has its own catalogue type
-export type AnySimPlatform = SimPlatform<any>;
 
 /** The simulator's part of each platform, one line each; a platform without one is a compile error. */
 export const SIM_PLATFORMS: { readonly [K in PlatformKey]: AnySimPlatform } = {

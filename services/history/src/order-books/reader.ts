@@ -35,8 +35,8 @@ import {
 import type { Endpoint, HistoryMetrics } from '../metrics';
 import { bookRows, rebuildBook, type GapBounds, type RebuiltBook } from './book';
 import type { Position } from './cursor';
+import { gapLine } from './gaps';
 import { WindowPlanner, type KindSpan } from './planner';
-import { gapLine } from './responses';
 import {
   CorruptStreamError,
   cutAtBook,

@@ -19,8 +19,9 @@
 import type { ExchangeKey } from '@depthgate/auth';
 import type { RowKind, StoredGap } from '@depthgate/history-store';
 import type { Response } from 'express';
+import { gapJson } from './gaps';
 import type { RowsSink } from './reader';
-import { csvHeader, timestampText, type TextFormat } from './row-binary';
+import { csvHeader, type TextFormat } from './row-binary';
 
 /** Body bytes held before the headers go out (so a short page can carry its Link header). */
 export const HOLD_BYTES = 1024 * 1024;
@@ -42,20 +43,6 @@ const CONTENT_TYPE: Record<TextFormat, string> = {
   ndjson: 'application/x-ndjson; charset=utf-8',
   csv: 'text/csv; charset=utf-8; header=present',
 };
-
-/** A gap as every answer shows it. */
-export function gapJson(g: StoredGap): string {
-  return `{"from_ts":"${timestampText(g.fromTs)}","to_ts":"${timestampText(g.toTs)}","reason":${JSON.stringify(g.reason)},"detected_at":"${timestampText(g.detectedAt)}"}`;
-}
-
-/** A gap marker as a line of a line format: NDJSON `{"type":"gap",…}`, CSV `#gap,from_ts,to_ts,reason,detected_at`. */
-export function gapLine(format: 'ndjson' | 'csv', g: StoredGap): Buffer {
-  const text =
-    format === 'ndjson'
-      ? `{"type":"gap",${gapJson(g).slice(1)}\n`
-      : `#gap,${timestampText(g.fromTs)},${timestampText(g.toTs)},${g.reason},${timestampText(g.detectedAt)}\n`;
-  return Buffer.from(text, 'latin1');
-}
 
 /** How an answer of rows is framed. */
 export interface RowsFraming {

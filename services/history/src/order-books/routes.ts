@@ -29,6 +29,7 @@ import type { Endpoint, HistoryMetrics } from '../metrics';
 import { callerWindow, canSeeTicker, effectiveRange, windowStart } from './access';
 import { levels } from './book';
 import type { CursorCodec, Position } from './cursor';
+import { gapJson } from './gaps';
 import {
   parseAt,
   parseDepth,
@@ -41,7 +42,7 @@ import {
   singleParam,
 } from './params';
 import type { BookRead, CatalogueEntry, OrderBookReader } from './reader';
-import { RowsResponse, gapJson } from './responses';
+import { RowsResponse } from './responses';
 import { timestampText } from './row-binary';
 
 /** Most levels per side the book endpoint returns (`depth`). */

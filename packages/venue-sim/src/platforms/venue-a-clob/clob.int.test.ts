@@ -1,5 +1,5 @@
 import { signers, startSimulator, type Simulator } from '../../index';
-import { get, type HttpResult } from '../../test-support/clients';
+import { get, type HttpResult } from '../../testing/clients';
 
 /** The CLOB (and its Data API) as @polymarket/clob-client 5.8 and ccxt's polymarket read them: shapes and consistency. */
 

@@ -1,5 +1,5 @@
 import { signers, startSimulator, type Simulator } from '../../index';
-import { get } from '../../test-support/clients';
+import { get } from '../../testing/clients';
 
 /** Polymarket US as polymarket-us 0.1.1 reads it, in the docs' shapes: detail paths, series, sports, account. */
 

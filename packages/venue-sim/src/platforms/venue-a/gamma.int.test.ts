@@ -1,5 +1,5 @@
 import { startSimulator, type Simulator } from '../../index';
-import { get } from '../../test-support/clients';
+import { get } from '../../testing/clients';
 
 /** Gamma as ccxt's prediction.polymarket reads it: events with their markets, JSON-encoded outcome fields, status. */
 

@@ -1,5 +1,5 @@
 import { signers, startSimulator, type KalshiBookView, type Simulator } from '../../index';
-import { get, type HttpResult } from '../../test-support/clients';
+import { get, type HttpResult } from '../../testing/clients';
 
 /**
  * The Kalshi host as the official clients read it (kalshi-typescript 3.30, ccxt's prediction.kalshi): shapes, the

@@ -1,5 +1,5 @@
 import { startSimulator, type Simulator } from '../../index';
-import { get } from '../../test-support/clients';
+import { get } from '../../testing/clients';
 
 /** Gemini as ccxt's `gemini` reads it without keys: symbols (spot and contracts), details, price feed, tickers. */
 

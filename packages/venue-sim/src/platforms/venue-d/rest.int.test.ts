@@ -1,5 +1,5 @@
 import { signers, startSimulator, type Simulator } from '../../index';
-import { get } from '../../test-support/clients';
+import { get } from '../../testing/clients';
 
 /** Coinbase Exchange as ccxt's `coinbaseexchange` reads it without keys: spark lines, candles windows, products. */
 
