@@ -15,7 +15,7 @@
 // Prints a Markdown table for docs/benchmarks.md. Options: --seconds N (each window, 30), --warmup N (10),
 // --ups N (simulator updates/s in the capacity window, 12000), --load F (fraction of the capacity in the lag
 // window, 0.5), --changes N (levels per update, 20), --tickers p=N,… (simulator instruments),
-// --platforms a,b (kalshi,gemini,polymarketUs), --semi N (recorder's
+// --platforms a,b (venue-b,venue-c,venue-a-us), --semi N (recorder's
 // --max-semi-space-size in MiB, 8), --trace (memory every second). Ports: DG_BENCH_CLICKHOUSE_HTTP_PORT (17226),
 // DG_BENCH_CLICKHOUSE_TCP_PORT (17913). DG_BENCH_NODE_FLAGS: more node flags for the recorder (e.g. --trace-gc).
 import { execFileSync } from 'node:child_process';
@@ -36,8 +36,8 @@ const WARMUP = Number(opt('warmup', '10'));
 const UPS = Number(opt('ups', '12000'));
 const LOAD = Number(opt('load', '0.5'));
 const CHANGES = Number(opt('changes', '20'));
-const TICKERS = opt('tickers', 'kalshi=8,gemini=12,polymarketUs=12');
-const PLATFORMS = opt('platforms', 'kalshi,gemini,polymarketUs');
+const TICKERS = opt('tickers', 'venue-b=8,venue-c=12,venue-a-us=12');
+const PLATFORMS = opt('platforms', 'venue-b,venue-c,venue-a-us');
 const SEMI = Number(opt('semi', '8'));
 const CH_HTTP = Number(process.env.DG_BENCH_CLICKHOUSE_HTTP_PORT ?? 17226);
 const CH_TCP = Number(process.env.DG_BENCH_CLICKHOUSE_TCP_PORT ?? 17913);

@@ -116,7 +116,7 @@ interface Counts {
 
 async function main(): Promise<void> {
   if (DISCONNECT) {
-    for (const platform of ['kalshi', 'gemini', 'polymarketUs']) {
+    for (const platform of EXCHANGES) {
       const res = await fetch(`${SIM_URL}/control/feed-faults`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },

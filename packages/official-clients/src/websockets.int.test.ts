@@ -114,7 +114,7 @@ describe('the official clients’ WebSocket parts, through the gateway', () => {
   });
 
   it('ccxt prediction.polymarket watchOrderBook (urls.api.ws is the market channel)', async () => {
-    const token = sim.books.tickers('clob')[0] as string;
+    const token = sim.books.tickers('venue-a-clob')[0] as string;
     const x = new ccxt.prediction.polymarket({
       enableRateLimit: false,
       urls: {
@@ -136,14 +136,14 @@ describe('the official clients’ WebSocket parts, through the gateway', () => {
         const b = (await x.watchOrderBook(token)) as unknown as { bids: number[][]; asks: number[][] };
         return { bids: b.bids, asks: b.asks };
       };
-      await watchUntilVenue(bestFirst, 'clob', token);
+      await watchUntilVenue(bestFirst, 'venue-a-clob', token);
     } finally {
       await x.close();
     }
   });
 
   it('polymarket-us ws.markets(): apiBaseUrl {platform}.{domain}, the depthgate key as its keyId', async () => {
-    const slug = sim.books.tickers('polymarketUs')[0] as string;
+    const slug = sim.books.tickers('venue-a-us')[0] as string;
     const client = new PolymarketUS({
       // Its WebSocket URL is the origin of apiBaseUrl plus /v1/ws/markets; it sends only its own signed headers.
       apiBaseUrl: `http://venue-a-us.${BASE_DOMAIN}:${gateway.port}`,
@@ -162,14 +162,14 @@ describe('the official clients’ WebSocket parts, through the gateway', () => {
       const deadline = Date.now() + 15_000;
       for (;;) {
         const last = books.at(-1);
-        const want = sim.books.book('polymarketUs', slug);
+        const want = sim.books.book('venue-a-us', slug);
         const got = last && {
           bids: last.bids.map((l) => [l.px.value, l.qty]),
           asks: last.offers.map((l) => [l.px.value, l.qty]),
         };
         if (got && JSON.stringify(got) === JSON.stringify({ bids: want.bids, asks: want.asks })) break;
         if (Date.now() > deadline) assert.deepEqual(got, want);
-        move('polymarketUs', slug, 1);
+        move('venue-a-us', slug, 1);
         await new Promise((r) => setTimeout(r, 50));
       }
     } finally {

@@ -55,4 +55,3 @@ export function parseRfc3339(text: string, rounding: 'floor' | 'ceil' = 'floor')
   const base = utcMillis(year, month, day, hour, minute, second, millis);
   return base - offsetMinutes * 60_000 + (below && rounding === 'ceil' ? 1 : 0);
 }
-

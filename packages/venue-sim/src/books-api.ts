@@ -1,16 +1,18 @@
 import type { BookEngine } from './book/engine';
-import { BOOK_PLATFORMS, type BookPlatform, type Instrument, type IntBook } from './book/types';
-import { decimalBook, formatLevels } from './book/view';
+import type { BookPlatform, Instrument, IntBook } from './book/types';
+import { decimalBook } from './book/view';
 import { formatScaled } from './core/decimal';
 import { SimError } from './errors';
 import type { Topology } from './topology';
-import type { BookEventView, KalshiBookView, SimBooks } from './types';
+import type { BookEventView, SimBooks } from './types';
 
 /** `sim.books`: the engine's books as exact decimal strings, looked up by any platform alias. */
 export function createBooksApi(engine: BookEngine, topology: Topology): SimBooks {
   const bookPlatform = (name: string): BookPlatform => {
     const p = topology.resolveBookPlatform(name);
-    if (!p) throw new SimError('not_found', `"${name}" has no order books (one of ${BOOK_PLATFORMS.join(', ')})`);
+    if (!p) {
+      throw new SimError('not_found', `"${name}" has no order books (one of ${topology.bookPlatforms().join(', ')})`);
+    }
     return p;
   };
   const instrument = (name: string, ticker: string): Instrument => {
@@ -21,17 +23,8 @@ export function createBooksApi(engine: BookEngine, topology: Topology): SimBooks
   };
   const view = (inst: Instrument, book: IntBook) => {
     const v = decimalBook(inst, book);
-    if (inst.platform !== 'kalshi') return v;
-    // Kalshi's native view: YES bids, and NO bids at 1 − p of each YES ask.
-    const kv: KalshiBookView = {
-      ...v,
-      yes: v.bids,
-      no: formatLevels(
-        inst,
-        book.asks.map(([p, q]) => [10000 - p, q]),
-      ),
-    };
-    return kv;
+    const native = topology.platforms[inst.platform]?.sim.book?.view;
+    return native ? native(v, inst, book) : v;
   };
   const eventView = (inst: Instrument, e: { seq: number; ts: number; changes: number[] }): BookEventView => {
     const changes = [];
@@ -47,7 +40,7 @@ export function createBooksApi(engine: BookEngine, topology: Topology): SimBooks
   };
 
   return {
-    platforms: () => [...BOOK_PLATFORMS],
+    platforms: () => topology.bookPlatforms(),
     tickers: (platform) =>
       engine
         .instruments(bookPlatform(platform))

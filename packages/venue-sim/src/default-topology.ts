@@ -19,6 +19,12 @@ export const DEFAULT_TOPOLOGY = new Topology(DEFAULT_PLATFORMS);
 export const HOST_IDS: readonly HostId[] = DEFAULT_TOPOLOGY.hosts.map((h) => h.id);
 /** Every name the default simulator accepts for a platform. */
 export const PLATFORM_NAMES: readonly string[] = DEFAULT_TOPOLOGY.names();
+/** The platforms whose books move (their modules declare `book`), by neutral key. */
+export const BOOK_PLATFORMS: readonly string[] = DEFAULT_TOPOLOGY.bookPlatforms();
+/** How many instruments each of them moves by default (the `tickers` option overrides). */
+export const DEFAULT_TICKERS: Readonly<Record<string, number>> = Object.fromEntries(
+  BOOK_PLATFORMS.map((p) => [p, DEFAULT_PLATFORMS[p]?.sim.book?.tickers ?? 0]),
+);
 
 /**
  * Each host's documented limit (upstreams.md), as the platform modules declare it. Polymarket's hosts sit behind

@@ -74,7 +74,7 @@ describe('injected faults do what they say', () => {
   });
 
   test('html: an HTML error page instead of JSON', async () => {
-    sim.faults.inject({ platform: 'polymarketUs', kind: 'html' });
+    sim.faults.inject({ platform: 'venue-a-us', kind: 'html' });
     const res = await get(`${sim.urls['venue-a-us']}/v1/events`);
     expect(res.status).toBe(502);
     expect(res.headers.get('content-type')).toMatch(/text\/html/);
@@ -151,7 +151,7 @@ describe('rate limits answer 429 in each platform format', () => {
     ],
     ['coinbase', (s: Simulator) => `${s.urls['venue-d']}/time`, { message: 'Public rate limit exceeded' }],
     [
-      'polymarketUs',
+      'venue-a-us',
       (s: Simulator) => `${s.urls['venue-a-us']}/v1/sports`,
       { status: 429, message: 'Too Many Requests' },
     ],

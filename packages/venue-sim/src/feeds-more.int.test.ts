@@ -52,11 +52,11 @@ describe('feeds: Polymarket CLOB market channel, Coinbase Exchange, Kalshi ticke
     sim = await startSimulator({
       seed: 4,
       updatesPerSecond: 0,
-      platforms: ['clob'],
-      tickers: { clob: 1 },
+      platforms: ['venue-a-clob'],
+      tickers: { 'venue-a-clob': 1 },
       rateLimits: false,
     });
-    return sim.books.tickers('clob')[0] as string;
+    return sim.books.tickers('venue-a-clob')[0] as string;
   };
 
   test('CLOB: books for the subscribed assets, price_change items for them only, a book equal to GET /book', async () => {
@@ -136,7 +136,7 @@ describe('feeds: Polymarket CLOB market channel, Coinbase Exchange, Kalshi ticke
 
     c.send({ assets_ids: [yes], operation: 'subscribe' });
     await c.until((ms) => ms.filter((m) => m.event_type === 'book').length === 3);
-    sim.feedFaults.dropNext('clob', { ticker: yes });
+    sim.feedFaults.dropNext('venue-a-clob', { ticker: yes });
     const n0 = c.messages.filter((m) => m.event_type === 'price_change').length;
     sim.books.step(10);
     await c.sync();

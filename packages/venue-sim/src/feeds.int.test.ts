@@ -43,7 +43,7 @@ describe('order-book feeds', () => {
     sim = await startSimulator({
       seed: 3,
       updatesPerSecond: 3000,
-      changesPerUpdate: { gemini: 3, polymarketUs: 2 },
+      changesPerUpdate: { gemini: 3, 'venue-a-us': 2 },
       rateLimits: false,
     });
     const t = sim.recordedTickers();
@@ -70,7 +70,7 @@ describe('order-book feeds', () => {
     for (const slug of t.venue_a_us) {
       const rest = await get(`${sim.urls['venue-a-us']}/v1/markets/${slug}/book`);
       expect(pr.book(slug)).toEqual(restBooks.polymarketUs(rest.json));
-      expect(pr.book(slug)).toEqual(sim.books.book('polymarketUs', slug));
+      expect(pr.book(slug)).toEqual(sim.books.book('venue-a-us', slug));
     }
     const gr = new GeminiRebuild(geminiPrecision);
     for (const m of g.messages) gr.apply(m);
@@ -98,7 +98,7 @@ describe('order-book feeds', () => {
     for (const slug of t.venue_a_us) {
       const tt = pr.transactTime(slug) as string;
       expect(tt).toMatch(/\.\d{3}Z$/);
-      expect(sim.books.bookAt('polymarketUs', slug, Date.parse(tt))).toEqual(pr.book(slug));
+      expect(sim.books.bookAt('venue-a-us', slug, Date.parse(tt))).toEqual(pr.book(slug));
     }
     // The emitted events tell the same story as the feed: Kalshi deltas are the events' changes.
     const ticker = t.venue_b[0] as string;
@@ -148,7 +148,7 @@ describe('order-book feeds', () => {
   });
 
   describe('feed faults', () => {
-    const oneTicker = async (platform: 'kalshi' | 'gemini' | 'polymarketUs') => {
+    const oneTicker = async (platform: 'kalshi' | 'gemini' | 'venue-a-us') => {
       sim = await startSimulator({ seed: 5, updatesPerSecond: 0, platforms: [platform], rateLimits: false });
     };
 
@@ -186,18 +186,18 @@ describe('order-book feeds', () => {
     });
 
     test('Polymarket US drop: one whole-book message is missing; the next one heals the book', async () => {
-      await oneTicker('polymarketUs');
-      const slug = sim.books.tickers('polymarketUs')[0] as string;
+      await oneTicker('venue-a-us');
+      const slug = sim.books.tickers('venue-a-us')[0] as string;
       const c = await pmUsClient(sim, [slug]);
       clients.push(c);
-      sim.feedFaults.dropNext('polymarketUs');
-      const before = sim.books.last('polymarketUs', slug).seq;
-      while (sim.books.last('polymarketUs', slug).seq < before + 5) sim.books.step(1);
+      sim.feedFaults.dropNext('venue-a-us');
+      const before = sim.books.last('venue-a-us', slug).seq;
+      while (sim.books.last('venue-a-us', slug).seq < before + 5) sim.books.step(1);
       await c.sync();
       expect(c.messages.filter((m) => m.marketData)).toHaveLength(1 + 5 - 1);
       const r = new PmUsRebuild();
       for (const m of c.messages) r.apply(m);
-      expect(r.book(slug)).toEqual(sim.books.book('polymarketUs', slug));
+      expect(r.book(slug)).toEqual(sim.books.book('venue-a-us', slug));
     });
 
     test('disconnect cuts every connection of the platform (or of one ticker) without a close frame', async () => {

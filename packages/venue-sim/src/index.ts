@@ -25,8 +25,8 @@ export type {
   SimFeeds,
 } from './types';
 export type { SimulatorOptions } from './options';
-export { DEFAULT_ASSUMPTIONS, DEFAULT_TICKERS, type Assumptions, type SimLogger } from './settings';
-export { DEFAULT_RATE_LIMITS, HOST_IDS, PLATFORM_NAMES } from './default-topology';
+export { DEFAULT_ASSUMPTIONS, type Assumptions, type SimLogger } from './settings';
+export { BOOK_PLATFORMS, DEFAULT_RATE_LIMITS, DEFAULT_TICKERS, HOST_IDS, PLATFORM_NAMES } from './default-topology';
 export type { SimPlatformEntry } from './topology';
 export type { SimPlatform, SimPlatformInstance, SimHost, SimFeed } from './platforms/platform';
 export { simPlatform } from './platforms/platform';
@@ -45,7 +45,7 @@ export {
   type SimResponse,
 } from './http/types';
 export { SIM_PLATFORMS } from './platforms/registry';
-export { BOOK_PLATFORMS, type BookPlatform } from './book/types';
+export type { BookPlatform } from './book/types';
 export { ENV_NAMES, envNames, formatEnvFile, writeEnvFile } from './env';
 export { FAULT_KINDS, type FaultKind } from './http/faults';
 export { FEED_FAULT_KINDS, type FeedFaultKind } from './feeds/feed-hub';

@@ -2,16 +2,10 @@
  * What a simulator is started with (SimulatorOptions), and how it becomes the settings every part reads
  * (resolveOptions → ResolvedOptions, settings.ts).
  */
-import { BOOK_PLATFORMS, type BookPlatform } from './book/types';
+import type { BookPlatform } from './book/types';
 import type { CredentialOverrides } from './credentials';
 import type { RateLimitConfig } from './http/rate-limit';
-import {
-  DEFAULT_ASSUMPTIONS,
-  DEFAULT_TICKERS,
-  type Assumptions,
-  type ResolvedOptions,
-  type SimLogger,
-} from './settings';
+import { DEFAULT_ASSUMPTIONS, type Assumptions, type ResolvedOptions, type SimLogger } from './settings';
 import type { SimPlatformEntry, Topology } from './topology';
 
 export interface SimulatorOptions {
@@ -20,19 +14,19 @@ export interface SimulatorOptions {
    * platform is tried out before it joins the registry; docs/ADD_NEW_PLATFORM.md).
    */
   extraPlatforms?: Readonly<Record<string, SimPlatformEntry>>;
-  /** Platforms whose order books move (aliases accepted: `kalshi`, `venue-b`, `polymarketUs`, ...). Default: all. Every host answers regardless. */
+  /** Platforms whose order books move (any name of one: `venue-b`, `kalshi`, `venue_b`, …). Default: all. Every host answers regardless. */
   platforms?: string[];
   seed?: number;
   /** base: control port; platform hosts follow at base+1, base+2, … (HOST_IDS order). 0 or absent: free ports. */
   ports?: { base?: number };
   /** Book updates per second across all moving tickers (0 = only `sim.books.step()`). Default 50. */
   updatesPerSecond?: number;
-  /** Distinct levels changed per update (one message for batching feeds). Default 1. */
-  changesPerUpdate?: number | Partial<Record<BookPlatform, number>>;
+  /** Distinct levels changed per update (one message for batching feeds), for all or per platform (any of its names). Default 1. */
+  changesPerUpdate?: number | Readonly<Record<string, number>>;
   /** Start with the book processes paused. */
   startPaused?: boolean;
-  /** Number of instruments per book platform (defaults: kalshi 8, polymarketUs 8, gemini 6, coinbase 3, clob 6). */
-  tickers?: Partial<Record<BookPlatform, number>>;
+  /** Instruments per book platform, by any of its names (defaults: each platform module's `book.tickers`: venue-b 8, venue-a-us 8, venue-c 6, venue-d 3, venue-a-clob 6). */
+  tickers?: Readonly<Record<string, number>>;
   /** How long emitted book events stay available to `bookAt`/`events`. Default 60 s. */
   historyRetentionMs?: number;
   /** Cap on retained book events across all tickers (~12 bytes + 32 per level change each). Default 2,000,000. */
@@ -76,20 +70,34 @@ function int(name: string, v: number | undefined, fallback: number, min: number,
 }
 
 export function resolveOptions(o: SimulatorOptions, topology: Topology): ResolvedOptions {
+  const books = topology.bookPlatforms();
   const moving = new Set<BookPlatform>();
-  for (const name of o.platforms ?? BOOK_PLATFORMS) {
+  for (const name of o.platforms ?? books) {
     const p = topology.resolveBookPlatform(name);
     if (p) moving.add(p);
     else if (!topology.resolveHosts(name)) throw new RangeError(`unknown platform "${name}"`);
   }
+  /** A per-platform option, its keys resolved to book platforms (any name of one). */
+  const perPlatform = (option: string, given: Readonly<Record<string, number>> | undefined) => {
+    const out = new Map<BookPlatform, number>();
+    for (const [name, v] of Object.entries(given ?? {})) {
+      const p = topology.resolveBookPlatform(name);
+      if (!p) throw new RangeError(`${option}: "${name}" has no order books (${books.join(', ')})`);
+      out.set(p, v);
+    }
+    return out;
+  };
   const cpu = o.changesPerUpdate;
-  const changesPerUpdate = {} as Record<BookPlatform, number>;
-  for (const p of BOOK_PLATFORMS) {
-    const v = typeof cpu === 'number' ? cpu : (cpu?.[p] ?? 1);
+  const cpuOf = typeof cpu === 'number' ? undefined : perPlatform('changesPerUpdate', cpu);
+  const tickersOf = perPlatform('tickers', o.tickers);
+  const changesPerUpdate: Record<BookPlatform, number> = {};
+  const tickers: Record<BookPlatform, number> = {};
+  for (const p of books) {
+    const v = typeof cpu === 'number' ? cpu : (cpuOf?.get(p) ?? 1);
     changesPerUpdate[p] = int(`changesPerUpdate.${p}`, v, 1, 1, 50);
+    const fallback = topology.platforms[p]?.sim.book?.tickers ?? 1;
+    tickers[p] = int(`tickers.${p}`, tickersOf.get(p), fallback, 1, 5000);
   }
-  const tickers = {} as Record<BookPlatform, number>;
-  for (const p of BOOK_PLATFORMS) tickers[p] = int(`tickers.${p}`, o.tickers?.[p], DEFAULT_TICKERS[p], 1, 5000);
 
   const rateLimits = topology.defaultRateLimits();
   if (o.rateLimits === false) {

@@ -91,7 +91,7 @@ describe('REST on the real upstream paths, in the real shapes', () => {
     expect((await get(`${u}/v1/sports/teams?filters.league=nfl`)).json).toMatchObject({
       teams: [expect.objectContaining({ league: 'nfl' }), expect.objectContaining({ league: 'nfl' })],
     });
-    const slug = sim.books.tickers('polymarketUs')[0] as string;
+    const slug = sim.books.tickers('venue-a-us')[0] as string;
     expect((await get(`${u}/v1/market/slug/${slug}`)).json).toMatchObject({ market: { slug } });
     const book = (await get(`${u}/v1/markets/${slug}/book`)).json as {
       marketData: { bids: Array<{ px: { value: string; currency: string }; qty: string }>; state: string };
@@ -204,7 +204,9 @@ describe('REST on the real upstream paths, in the real shapes', () => {
     });
     expect((await get(`${u}/events/slug/nope`)).json).toEqual({ type: 'not found error', error: 'slug not found' });
     expect((await get(`${u}/markets/abc`)).status).toBe(422);
-    expect((await get(`${u}/markets?limit=500`)).json).toHaveLength(Math.min(100, sim.books.tickers('clob').length));
+    expect((await get(`${u}/markets?limit=500`)).json).toHaveLength(
+      Math.min(100, sim.books.tickers('venue-a-clob').length),
+    );
     expect((await get(`${u}/events?tag_slug=nba`)).json).toEqual(
       expect.arrayContaining([expect.objectContaining({ slug: expect.stringMatching(/nba/) })]),
     );

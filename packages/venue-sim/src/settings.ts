@@ -69,14 +69,6 @@ export const DEFAULT_ASSUMPTIONS: Assumptions = {
   ibkrUnauthorizedBody: 'Access Denied',
 };
 
-export const DEFAULT_TICKERS: Record<BookPlatform, number> = {
-  kalshi: 8,
-  polymarketUs: 8,
-  gemini: 6,
-  coinbase: 3,
-  clob: 6,
-};
-
 export interface ResolvedOptions {
   seed: number;
   basePort: number;

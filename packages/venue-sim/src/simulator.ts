@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { EXCHANGE_PLATFORMS, hostId } from '@depthgate/platforms';
+import { hostId } from '@depthgate/platforms';
 import { BookEngine } from './book/engine';
 import type { Instrument } from './book/types';
 import { ControlServer } from './control/control-server';
@@ -44,7 +44,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const catalogCtx: CatalogContext = {
     seed: opts.seed,
     catalogDate: opts.catalogDate,
-    tickers: opts.tickers,
+    tickers: (platform) => {
+      const n = opts.tickers[platform];
+      if (n === undefined) throw new Error(`${platform} has no moving books (its simulator module declares no book)`);
+      return n;
+    },
     shared: <T>(name: string, build: () => T): T => {
       if (!shared.has(name)) shared.set(name, build());
       return shared.get(name) as T;
@@ -172,15 +176,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     if (!s) throw new SimError('not_found', 'no platform with a login session');
     return s;
   };
-  const bookTickers = (exchangePlatform: string): string[] => {
-    const book = topology.platforms[exchangePlatform]?.sim.book;
-    return book
-      ? engine
-          .instruments(book)
-          .map((i) => i.ticker)
-          .sort()
-      : [];
-  };
+  const bookTickers = (platform: string): string[] =>
+    engine
+      .instruments(platform)
+      .map((i) => i.ticker)
+      .sort();
 
   const sim: Simulator = {
     urls: urls as SimUrls,
@@ -260,7 +260,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     },
     recordedTickers: () =>
       Object.fromEntries(
-        Object.entries(EXCHANGE_PLATFORMS).map(([exchange, platform]) => [exchange, bookTickers(platform)]),
+        Object.entries(topology.recordedBooks()).map(([exchange, platform]) => [exchange, bookTickers(platform)]),
       ) as ReturnType<Simulator['recordedTickers']>,
     stop: async () => {
       if (stopped) return;

@@ -3,7 +3,8 @@
  * simulator's platform modules: a host per descriptor host, named as the gateway names its targets (`venue-b`,
  * `venue-a-us/auth`), each on its own 127.0.0.1 port at a fixed offset from the base port (control = base, then the
  * hosts in registry order). Names accepted wherever a platform is named (faults, rate limits, request filters, books,
- * feeds): host ids, platform keys and their real-name aliases, exchange keys and theirs, and the book engine's names.
+ * feeds): host ids, platform keys and their real-name aliases, exchange keys and theirs. A platform whose module
+ * declares `book` has moving books, kept under its key (the book engine's partition).
  * The product's own topology is default-topology.ts.
  */
 import { hostId, type AnyDescriptor } from '@depthgate/platforms';
@@ -41,10 +42,9 @@ export class Topology {
       }
       const names = [key, ...descriptor.aliases];
       if (descriptor.exchange) names.push(descriptor.exchange.key, ...descriptor.exchange.aliases);
-      if (sim.book) names.push(sim.book);
       for (const n of names) {
         if (!this.byName.has(n)) this.byName.set(n, own);
-        if (sim.book) this.books.set(n, sim.book);
+        if (sim.book) this.books.set(n, key);
       }
     }
     this.hosts = hosts;
@@ -60,9 +60,25 @@ export class Topology {
     return this.byName.get(name);
   }
 
-  /** The book engine partition a name stands for (`venue_b`, `kalshi`, `venue-b` → `kalshi`), or undefined. */
+  /** The book platform a name stands for (`venue_b`, `kalshi`, `venue-b` → `venue-b`), or undefined. */
   resolveBookPlatform(name: string): BookPlatform | undefined {
     return this.books.get(name);
+  }
+
+  /** The platforms with moving books, in registry order. */
+  bookPlatforms(): BookPlatform[] {
+    return Object.entries(this.platforms)
+      .filter(([, p]) => p.sim.book !== undefined)
+      .map(([key]) => key);
+  }
+
+  /** The recorded exchanges among them: exchange key → platform key (`venue_b` → `venue-b`). */
+  recordedBooks(): Record<string, BookPlatform> {
+    const out: Record<string, BookPlatform> = {};
+    for (const [key, { descriptor, sim }] of Object.entries(this.platforms)) {
+      if (sim.book && descriptor.exchange) out[descriptor.exchange.key] = key;
+    }
+    return out;
   }
 
   /** The platform key a name stands for (a key, a host id, an alias). */

@@ -1,3 +1,4 @@
+import type { ExchangeKey } from '@depthgate/platforms';
 import type { DecimalBook, DecimalLevel } from './book/view';
 import type { BookPlatform } from './book/types';
 import type { SimCredentials } from './credentials';
@@ -35,7 +36,7 @@ export interface BookEventView {
 
 export interface SimBooks {
   platforms(): BookPlatform[];
-  /** Tickers of a book platform (aliases accepted: `venue_b`, `polymarketUs`, ...), sorted. */
+  /** Tickers of a book platform (any of its names: `venue-b`, `venue_b`, `kalshi`, ...), sorted. */
   tickers(platform: string): string[];
   /** The current book, exact decimal strings in the venue's precision, best first. */
   book(platform: string, ticker: string): DecimalBook | KalshiBookView;
@@ -54,7 +55,7 @@ export interface SimBooks {
 }
 
 export interface FeedFaultSpec {
-  /** `kalshi`, `gemini` or `polymarketUs` (aliases accepted). */
+  /** A platform with a feed (any of its names: `venue-b`, `kalshi`, `venue_a_us`, …). */
   platform: string;
   kind: FeedFaultKind;
   /** Only messages about / connections subscribed to this ticker. */
@@ -120,8 +121,8 @@ export interface Simulator {
   feedFaults: SimFeedFaults;
   books: SimBooks;
   ibkr: SimIbkr;
-  /** `{ venue_b: [...], venue_c: [...], venue_a_us: [...] }`: the recorded exchanges' tickers. */
-  recordedTickers(): Record<'venue_b' | 'venue_c' | 'venue_a_us', string[]>;
+  /** `{ venue_b: [...], venue_c: [...], …}`: the tickers of every recorded exchange (extra platforms' too). */
+  recordedTickers(): Record<ExchangeKey, string[]> & Readonly<Record<string, string[]>>;
   stop(): Promise<void>;
 }
 

@@ -24,7 +24,7 @@ beforeAll(async () => {
   sim = h.sim;
   key = await h.newKey();
   gw = await h.gateway();
-  const [first] = sim.books.tickers('clob');
+  const [first] = sim.books.tickers('venue-a-clob');
   if (!first) throw new Error('the simulator lists no CLOB token');
   token = first;
 });
@@ -53,7 +53,7 @@ describe('read-only POSTs, by each platform’s allowlist', () => {
     expect(res.headers['x-cache']).toBe('MISS');
     const books = res.json() as { asset_id: string; bids: unknown[]; asks: unknown[] }[];
     expect(books.map((b) => b.asset_id)).toEqual([token, token]);
-    const seen = h.last({ platform: 'clob' });
+    const seen = h.last({ platform: 'venue-a-clob' });
     expect(seen).toMatchObject({ method: 'POST', path: '/books', query: '', status: 200 });
     expect(seen?.headers['content-type']).toBe('application/json');
     expect(seen?.headers['content-length']).toBe(String(Buffer.byteLength(body)));
@@ -66,7 +66,11 @@ describe('read-only POSTs, by each platform’s allowlist', () => {
     const res = await post(gw.port, '/api/v1/venue-a-clob/orders-scoring', '["0xA","0xB"]');
     expect(res.status).toBe(200);
     expect(res.json()).toEqual({ '0xA': false, '0xB': false });
-    expect(h.last({ platform: 'clob' })).toMatchObject({ method: 'POST', path: '/orders-scoring', auth: 'valid' });
+    expect(h.last({ platform: 'venue-a-clob' })).toMatchObject({
+      method: 'POST',
+      path: '/orders-scoring',
+      auth: 'valid',
+    });
   });
 
   it('the upstream receives the body byte for byte, with the caller’s Content-Type, and nothing of the caller’s key', async () => {
@@ -198,7 +202,7 @@ describe('read-only POSTs, by each platform’s allowlist', () => {
       req.on('error', reject);
     });
     expect(res).toBe(200);
-    expect(h.last({ platform: 'clob' })?.headers['content-length']).toBe(String(Buffer.byteLength(body)));
+    expect(h.last({ platform: 'venue-a-clob' })?.headers['content-length']).toBe(String(Buffer.byteLength(body)));
   });
 
   it('a body that is not JSON → 415, without reaching the upstream', async () => {
@@ -224,7 +228,7 @@ describe('read-only POSTs, by each platform’s allowlist', () => {
   });
 
   it('identical concurrent POSTs share one upstream call; different bodies never do', async () => {
-    sim.faults.inject({ platform: 'clob', route: '/books', kind: 'latency', ms: 300, times: 3 });
+    sim.faults.inject({ platform: 'venue-a-clob', route: '/books', kind: 'latency', ms: 300, times: 3 });
     const one = JSON.stringify([{ token_id: token }]);
     const other = JSON.stringify([{ token_id: token, side: 'SELL' }]);
     const answers = await Promise.all([
@@ -232,7 +236,7 @@ describe('read-only POSTs, by each platform’s allowlist', () => {
       post(gw.port, '/api/v1/venue-a-clob/books', other),
     ]);
     expect(answers.every((a) => a.status === 200)).toBe(true);
-    expect(sim.requests({ platform: 'clob', pathPrefix: '/books' })).toHaveLength(2);
+    expect(sim.requests({ platform: 'venue-a-clob', pathPrefix: '/books' })).toHaveLength(2);
     const caches = answers.slice(0, 5).map((a) => a.headers['x-cache']);
     expect(caches.filter((c) => c === 'COALESCED')).toHaveLength(4);
     expect(answers[5]?.headers['x-cache']).toBe('MISS');
@@ -244,7 +248,7 @@ describe('read-only POSTs, by each platform’s allowlist', () => {
     expect((await post(cached.port, '/api/v1/venue-a-clob/books', one)).headers['x-cache']).toBe('MISS');
     expect((await post(cached.port, '/api/v1/venue-a-clob/books', one)).headers['x-cache']).toBe('HIT');
     expect((await post(cached.port, '/api/v1/venue-a-clob/books', `${one} `)).headers['x-cache']).toBe('MISS');
-    expect(sim.requests({ platform: 'clob', pathPrefix: '/books' })).toHaveLength(2);
+    expect(sim.requests({ platform: 'venue-a-clob', pathPrefix: '/books' })).toHaveLength(2);
   });
 
   it('each POST takes a slot of the upstream budget like any call', async () => {
@@ -255,7 +259,7 @@ describe('read-only POSTs, by each platform’s allowlist', () => {
     const refused = await send('[ ]');
     expect(refused.status).toBe(429);
     expect(refused.json()).toMatchObject({ error: 'upstream_rate_limited' });
-    expect(sim.requests({ platform: 'clob' })).toHaveLength(1);
+    expect(sim.requests({ platform: 'venue-a-clob' })).toHaveLength(1);
   });
 });
 
@@ -266,7 +270,7 @@ describe('the platform root forwards', () => {
       const res = await call(gw.port, path, { 'X-API-Key': key });
       expect(res.status).toBe(200);
       expect(res.json()).toBe('OK');
-      expect(h.last({ platform: 'clob' })).toMatchObject({ method: 'GET', path: '/' });
+      expect(h.last({ platform: 'venue-a-clob' })).toMatchObject({ method: 'GET', path: '/' });
     },
   );
 });
@@ -363,7 +367,7 @@ describe('routing by host (GATEWAY_BASE_DOMAIN)', () => {
       JSON.stringify([{ token_id: token }]),
     );
     expect(books.status).toBe(200);
-    expect(h.last({ platform: 'clob' })).toMatchObject({ method: 'POST', path: '/books' });
+    expect(h.last({ platform: 'venue-a-clob' })).toMatchObject({ method: 'POST', path: '/books' });
   });
 
   it('the same checks apply: key, path, method', async () => {

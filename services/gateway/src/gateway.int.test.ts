@@ -584,11 +584,11 @@ describe('the project’s GatewayClient against the gateway', () => {
   });
 
   it('a read-only POST reaches the upstream with its JSON body; other POSTs do not compile', async () => {
-    const [token] = sim.books.tickers('clob');
+    const [token] = sim.books.tickers('venue-a-clob');
     const books = await clientOf(gw).post<{ asset_id: string }[]>('venue-a-clob', 'books', [{ token_id: token }]);
     expect(books.status).toBe(200);
     expect(books.data.map((b) => b.asset_id)).toEqual([token]);
-    expect(last({ platform: 'clob' })).toMatchObject({ method: 'POST', path: '/books', status: 200 });
+    expect(last({ platform: 'venue-a-clob' })).toMatchObject({ method: 'POST', path: '/books', status: 200 });
     // @ts-expect-error: the gateway answers 405 for a POST that is not a read-only one
     await expect(clientOf(gw).post('venue-b', 'portfolio/orders', {})).rejects.toMatchObject({ status: 405 });
   });

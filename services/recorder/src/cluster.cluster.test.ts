@@ -31,7 +31,7 @@ describe('the recorder on a cluster', () => {
   it('loses and doubles no row when replicas die mid-recording and come back (0 lost, 0 duplicated)', async () => {
     h = await createRecorderHarness({
       clickhouseUrl: entry.url,
-      sim: { updatesPerSecond: 300, changesPerUpdate: { gemini: 4, polymarketUs: 3 } },
+      sim: { updatesPerSecond: 300, changesPerUpdate: { gemini: 4, 'venue-a-us': 3 } },
       env: { CLICKHOUSE_CLUSTER: cluster.name, RECORDER_INSERT_TIMEOUT_MS: '3000' },
     });
     const recorder = await h.startInProcess();

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import {
   Exchanges,
   PLATFORMS,
-  RECORDED_PLATFORMS,
+  type RECORDED_PLATFORMS,
   exchangesOf,
   platformEnvNames,
   recordedPlatforms,

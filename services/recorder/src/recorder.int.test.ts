@@ -171,7 +171,7 @@ describe('recorder against the simulator and ClickHouse', () => {
 
   it('rebuilds every book by rule 7 as the simulator had it, through drops, disconnects and stalls on every feed', async () => {
     h = await createRecorderHarness({
-      sim: { updatesPerSecond: 150, changesPerUpdate: { gemini: 3, polymarketUs: 2 } },
+      sim: { updatesPerSecond: 150, changesPerUpdate: { gemini: 3, 'venue-a-us': 2 } },
     });
     const sim = h.sim;
     await h.startInProcess();
@@ -196,13 +196,13 @@ describe('recorder against the simulator and ClickHouse', () => {
     await sleep(1000);
     // Connections cut; then stalled longer than RECORDER_STALL_TIMEOUT_MS.
     sim.feedFaults.disconnect('kalshi');
-    sim.feedFaults.disconnect('polymarketUs');
+    sim.feedFaults.disconnect('venue-a-us');
     sim.feedFaults.disconnect('gemini');
     await sleep(1000);
     await h.waitLive();
     sim.feedFaults.stall('kalshi', 2500);
     sim.feedFaults.stall('gemini', 2500);
-    sim.feedFaults.stall('polymarketUs', 2500);
+    sim.feedFaults.stall('venue-a-us', 2500);
     await sleep(3500);
     await h.waitLive();
     await sleep(1000);
@@ -268,7 +268,7 @@ describe('recorder durability', () => {
     ch = await startPrivateClickHouse();
     h = await createRecorderHarness({
       clickhouseUrl: ch.url,
-      sim: { updatesPerSecond: 300, changesPerUpdate: { gemini: 4, polymarketUs: 3 } },
+      sim: { updatesPerSecond: 300, changesPerUpdate: { gemini: 4, 'venue-a-us': 3 } },
       env: { RECORDER_BUFFER_MAX_BYTES: String(128 * 1024), RECORDER_BATCH_MAX_ROWS: '2000' },
     });
     const recorder = await h.startInProcess();

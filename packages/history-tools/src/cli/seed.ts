@@ -29,7 +29,7 @@ tickers (default: --tickers-per-exchange 4):
   --tickers-from URL            every ticker of the venue simulator (GET URL/control/tickers)
   --ticker EXCHANGE:TICKER      one ticker (repeatable), e.g. venue_b:KXBTCD-26MAR07-T100000
   --tickers-per-exchange N      N generated tickers per exchange, in each venue's shapes
-  --exchanges LIST              only these exchanges (${EXCHANGE_KEYS.join(",")})
+  --exchanges LIST              only these exchanges (${EXCHANGE_KEYS.join(',')})
 shape:
   --snapshot-interval-minutes M full book every M minutes (default 5, like the recorder)
   --events-per-minute E         mean delta messages per minute and ticker (default 6)

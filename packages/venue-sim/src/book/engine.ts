@@ -225,7 +225,7 @@ export class BookEngine {
   }
 
   private advance(entry: Entry): BookEvent | undefined {
-    const changes = entry.gen.next(this.opts.changesPerUpdate[entry.inst.platform]);
+    const changes = entry.gen.next(this.opts.changesPerUpdate[entry.inst.platform] ?? 1);
     if (changes.length === 0) return undefined;
     const ts = Math.max(this.opts.clock(), entry.lastTs);
     entry.lastTs = ts;

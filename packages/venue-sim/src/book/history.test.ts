@@ -47,16 +47,16 @@ describe('book history', () => {
     const engine = new BookEngine([kalshiInstrument('KXA', 50), kalshiInstrument('KXB', 30)], {
       seed: 4,
       updatesPerSecond: 0,
-      changesPerUpdate: { kalshi: 2, polymarketUs: 1, gemini: 1, coinbase: 1, clob: 1 },
+      changesPerUpdate: { kalshi: 2, 'venue-a-us': 1, gemini: 1, coinbase: 1, 'venue-a-clob': 1 },
       moving: new Set(['kalshi']),
       retentionMs: 60_000,
       clock: () => now,
     });
     const seen: Array<{ ticker: string; seq: number; ts: number }> = [];
-    engine.on('kalshi', (inst, e, book) => {
+    engine.on('venue-b', (inst, e, book) => {
       seen.push({ ticker: inst.ticker, seq: e.seq, ts: e.ts });
       // The listener runs after the book changed: replaying must give the live book.
-      const replay = OrderBook.from(engine.bookAt('kalshi', inst.ticker, e.ts) as IntBook);
+      const replay = OrderBook.from(engine.bookAt('venue-b', inst.ticker, e.ts) as IntBook);
       expect(replay.snapshot()).toEqual(book.snapshot());
     });
     for (let i = 0; i < 50; i++) {
@@ -67,9 +67,9 @@ describe('book history', () => {
     for (const t of ['KXA', 'KXB']) {
       const seqs = seen.filter((s) => s.ticker === t).map((s) => s.seq);
       expect(seqs).toEqual(seqs.map((_, i) => i + 1));
-      expect(engine.lastSeq('kalshi', t)).toBe(seqs.length);
+      expect(engine.lastSeq('venue-b', t)).toBe(seqs.length);
     }
-    expect(engine.events('kalshi', 'KXA', 5_010)?.every((e) => e.ts >= 5_010)).toBe(true);
+    expect(engine.events('venue-b', 'KXA', 5_010)?.every((e) => e.ts >= 5_010)).toBe(true);
   });
 });
 

@@ -1,8 +1,10 @@
 /** The order-book vocabulary shared by every simulated platform. Prices are ticks, quantities lots (see decimal.ts). */
 
-/** Platforms whose order books move. Names match `sim.urls` keys, except `polymarketUs` (both of its hosts). */
-export const BOOK_PLATFORMS = ['kalshi', 'polymarketUs', 'gemini', 'coinbase', 'clob'] as const;
-export type BookPlatform = (typeof BOOK_PLATFORMS)[number];
+/**
+ * A platform whose order books move: its neutral key (`venue-b`), as its simulator module declares `book`
+ * (platforms/platform.ts). The engine keeps one partition per such platform.
+ */
+export type BookPlatform = string;
 
 export const BID = 0;
 export const ASK = 1;

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createLogger, type Logger } from '@depthgate/service-kit';
-import { BOOK_PLATFORMS, type BookPlatform } from '../book/types';
+import { BOOK_PLATFORMS, DEFAULT_TOPOLOGY } from '../default-topology';
 import { writeEnvFile } from '../env';
 import type { SimulatorOptions } from '../options';
 import { startSimulator } from '../simulator';
@@ -17,7 +17,7 @@ export const USAGE = `usage: venue-sim [options]
   --updates-per-second N      book updates per second across all tickers (default 50; 0 = none)
   --changes-per-update N      levels changed per update (default 1)
   --platforms a,b             platforms whose books move (default all: ${BOOK_PLATFORMS.join(',')})
-  --tickers p=N,...           instruments per platform, e.g. kalshi=20,gemini=6
+  --tickers p=N,...           instruments per platform (any of its names), e.g. venue-b=20,gemini=6
   --retention-ms N            how long book events stay queryable (default 60000)
   --ibkr-idle-timeout-ms N    IBKR session idle timeout without /tickle (default 300000)
   --max-recorded-requests N   requests kept for /control/requests (default 100000; 0 = record none);
@@ -74,11 +74,11 @@ export function parseCli(argv: string[]): CliConfig {
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
-  const tickers: Partial<Record<BookPlatform, number>> = {};
+  const tickers: Record<string, number> = {};
   for (const pair of (values.tickers ?? '').split(',').filter(Boolean)) {
-    const [name, n] = pair.split('=');
-    if (!BOOK_PLATFORMS.includes(name as BookPlatform)) throw new UsageError(`--tickers: unknown platform "${name}"`);
-    tickers[name as BookPlatform] = int(`--tickers ${name}`, n, 1, 5000);
+    const [name = '', n] = pair.split('=');
+    if (!DEFAULT_TOPOLOGY.resolveBookPlatform(name)) throw new UsageError(`--tickers: unknown platform "${name}"`);
+    tickers[name] = int(`--tickers ${name}`, n, 1, 5000) as number;
   }
   const options: SimulatorOptions = {
     ports: { base: int('--port', values.port, 0, 65525) ?? 7090 },

@@ -1,7 +1,7 @@
 import type { HostId, RecordedRequest } from './types';
 
 export interface RequestFilter {
-  /** A host key or any alias (`kalshi`, `venue-b`, `polymarketUs`, ...), already resolved to hosts. */
+  /** A host key or any alias (`kalshi`, `venue-b`, `venue_a_us`, ...), already resolved to hosts. */
   hosts?: readonly HostId[];
   pathPrefix?: string;
 }

@@ -4,7 +4,8 @@
  * and its documented rate limits. Everything else about the platform (keys, aliases, variable names) comes from the
  * descriptor; the simulator assigns ports and URLs and writes the environment.
  */
-import type { Instrument, BookPlatform } from '../book/types';
+import type { BookPlatform, Instrument, IntBook } from '../book/types';
+import type { DecimalBook } from '../book/view';
 import type { FeedHub } from '../feeds/feed-hub';
 import type { HostDefinition } from '../http/host-server';
 import type { RateLimitConfig } from '../http/rate-limit';
@@ -46,15 +47,22 @@ export interface SimPlatformInstance {
 export interface CatalogContext {
   seed: number;
   catalogDate: string;
-  /** Instruments per book platform. */
-  tickers: Record<BookPlatform, number>;
+  /** How many instruments a book platform moves (by platform key, `venue-b`). */
+  tickers(platform: BookPlatform): number;
   /** A catalogue built once per simulator and shared by the platforms that serve it (Gamma and the CLOB). */
   shared<T>(name: string, build: () => T): T;
 }
 
 export interface SimPlatform<C = unknown> {
-  /** The engine partition its moving books live in, if it has any. */
-  book?: BookPlatform;
+  /**
+   * Present when the platform has moving books (one engine partition, under its key): how many instruments it
+   * moves by default (the `tickers` option overrides), and its native view of a book for `sim.books`, if it has one
+   * besides bids and asks (Kalshi: YES and NO bids).
+   */
+  book?: {
+    tickers: number;
+    view?(book: DecimalBook, inst: Instrument, ints: IntBook): DecimalBook;
+  };
   /** The descriptor's credential groups it issues test credentials for (their values: `credentials` of the instance). */
   signs?: readonly string[];
   /** Its documented request limits per descriptor host (null: none documented). */

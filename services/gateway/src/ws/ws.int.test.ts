@@ -104,7 +104,7 @@ const CASES: Case[] = [
     book: 'clob',
     feed: 'venue-a-clob',
     path: '/ws/v1/polymarket-clob/ws/market',
-    market: () => sim.books.tickers('clob')[0] as string,
+    market: () => sim.books.tickers('venue-a-clob')[0] as string,
     subscribe: (a) => ({ assets_ids: [a], type: 'market' }),
     isSnapshot: (m) => m.event_type === 'book',
     isUpdate: (m) => m.event_type === 'price_change',
@@ -117,7 +117,7 @@ const CASES: Case[] = [
     book: 'polymarketUs',
     feed: 'venue-a-us',
     path: '/ws/v1/venue-a-us',
-    market: () => sim.books.tickers('polymarketUs')[0] as string,
+    market: () => sim.books.tickers('venue-a-us')[0] as string,
     subscribe: (slug) => ({
       subscribe: { requestId: 'md-1', subscriptionType: 'SUBSCRIPTION_TYPE_MARKET_DATA', marketSlugs: [slug] },
     }),
@@ -583,7 +583,7 @@ describe('bad input', () => {
 describe('routing by host, and draining', () => {
   test('with GATEWAY_BASE_DOMAIN, {platform}.{domain}/{its own path} is that platform’s stream (polymarket-us’s ws)', async () => {
     const g = await h.gateway({ ...WS_ENV, GATEWAY_BASE_DOMAIN: 'localhost' });
-    const slug = sim.books.tickers('polymarketUs')[0] as string;
+    const slug = sim.books.tickers('venue-a-us')[0] as string;
     // The library signs with its own key id: the gateway takes the depthgate key from it and re-signs upstream.
     const headers = {
       Host: `venue-a-us.localhost:${g.port}`,

@@ -9,7 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { ExchangeKey } from '@depthgate/auth';
+import { EXCHANGE_KEYS } from '@depthgate/auth';
 import { Rng } from '@depthgate/service-kit';
 import { repoRoot, waitFor } from '@depthgate/test-utils';
 import { startSimulator, type Simulator } from '@depthgate/venue-sim';
@@ -19,7 +19,6 @@ import { createHarness, type Harness } from '../testing/harness';
 
 jest.setTimeout(120_000);
 
-const PLATFORM: Record<ExchangeKey, string> = { venue_b: 'kalshi', venue_c: 'gemini', venue_a_us: 'polymarketUs' };
 const iso = (ms: number) => new Date(ms).toISOString();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -56,7 +55,7 @@ beforeAll(async () => {
     rateLimits: false,
     recordRequests: false,
     historyRetentionMs: 600_000,
-    changesPerUpdate: { gemini: 3, polymarketUs: 2 },
+    changesPerUpdate: { gemini: 3, 'venue-a-us': 2 },
   });
   spool = mkdtempSync(path.join(os.tmpdir(), 'dg-hist-rec-'));
   const port = 20000 + Math.floor(Math.random() * 30000);
@@ -109,7 +108,7 @@ const get = (p: string) => request(h.app).get(p).set('x-api-key', key);
 async function recording(): Promise<void> {
   await waitFor(
     async () => {
-      for (const exchange of Object.keys(PLATFORM) as ExchangeKey[]) {
+      for (const exchange of EXCHANGE_KEYS) {
         for (const ticker of sim.books.tickers(exchange)) {
           const res = await get(`/api/${exchange}/coverage/${ticker}`);
           if (res.status !== 200 || res.body.snapshots.rows === 0) return false;
@@ -140,7 +139,7 @@ describe('the book endpoint on what the recorder recorded', () => {
     await sleep(2000);
     // Gaps: a disconnect of every feed, then a stall of Kalshi's.
     sim.feedFaults.disconnect('kalshi');
-    sim.feedFaults.disconnect('polymarketUs');
+    sim.feedFaults.disconnect('venue-a-us');
     sim.feedFaults.disconnect('gemini');
     await sleep(1500);
     sim.feedFaults.stall('kalshi', 2500);
@@ -169,7 +168,7 @@ describe('the book endpoint on what the recorder recorded', () => {
         const start = Date.parse(coverage.snapshots.first_ts);
         const gaps = coverage.gaps.map((g) => ({ from: Date.parse(g.from_ts), to: Date.parse(g.to_ts) }));
         expect(gaps.length).toBeGreaterThan(0);
-        const events = sim.books.events(PLATFORM[exchange], ticker).filter((e) => e.ts > start && e.ts <= end);
+        const events = sim.books.events(exchange, ticker).filter((e) => e.ts > start && e.ts <= end);
         const moments = new Set<number>();
         for (let i = 0; i < 10; i++) moments.add(start + Math.floor(rng.float() * (end - start)));
         for (let i = 0; i < 6 && events.length > 0; i++) {
@@ -200,10 +199,10 @@ describe('the book endpoint on what the recorder recorded', () => {
             (body.bids ?? []).map((l) => [l.price, l.quantity]),
             (body.asks ?? []).map((l) => [l.price, l.quantity]),
           );
-          const truth = sim.books.bookAt(PLATFORM[exchange], ticker, t);
+          const truth = sim.books.bookAt(exchange, ticker, t);
           if (JSON.stringify(got) !== JSON.stringify(flatOf(truth.bids, truth.asks))) {
             const near = sim.books
-              .events(PLATFORM[exchange], ticker)
+              .events(exchange, ticker)
               .filter((e) => Math.abs(e.ts - t) < 50)
               .map((e) => `${e.ts}:${e.changes.map((c) => `${c.side}${c.price}/${c.delta}`).join(',')}`);
             throw new Error(
@@ -248,7 +247,7 @@ describe('the book endpoint on what the recorder recorded', () => {
   });
 
   it('rows carry the recorder’s receive clock: present, never going backwards along a ticker’s deltas', async () => {
-    for (const exchange of Object.keys(PLATFORM) as ExchangeKey[]) {
+    for (const exchange of EXCHANGE_KEYS) {
       for (const ticker of sim.books.tickers(exchange)) {
         const res = await get(`/api/${exchange}/deltas/${ticker}?fields=received_ts&format=ndjson`);
         const rows = res.text

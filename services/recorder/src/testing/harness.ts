@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import type { ExchangeKey } from '@depthgate/platforms';
+import { EXCHANGE_KEYS, type ExchangeKey } from '@depthgate/platforms';
 import { createLogger, createRegistry, type Logger } from '@depthgate/service-kit';
 import { repoRoot, testClickHouseUrl, uniqueName, waitFor } from '@depthgate/test-utils';
 import { startSimulator, type Simulator } from '@depthgate/venue-sim';
@@ -21,12 +21,6 @@ import { startRecorder, type Recorder } from '../recorder';
 import { flat, type FlatBook, type Row } from './support';
 
 type SimOptions = NonNullable<Parameters<typeof startSimulator>[0]>;
-
-export const PLATFORM: Record<ExchangeKey, string> = {
-  venue_b: 'kalshi',
-  venue_c: 'gemini',
-  venue_a_us: 'polymarketUs',
-};
 
 /** Settings that make the recorder react within a test's time: fast reconnects, short stall and grace windows. */
 export const FAST_ENV: Record<string, string> = {
@@ -42,7 +36,7 @@ export const FAST_ENV: Record<string, string> = {
   RECORDER_GEMINI_RESUBSCRIBE_DELAY_MS: '150',
   RECORDER_BATCH_MAX_DELAY_MS: '100',
   RECORDER_DISCOVERY_INTERVAL_MS: '0',
-  RECORDER_REST_RATES: 'venue_b=0,venue_c=0,venue_a_us=0',
+  RECORDER_REST_RATES: EXCHANGE_KEYS.map((e) => `${e}=0`).join(','),
   RECORDER_SHUTDOWN_FLUSH_MS: '10000',
 };
 
@@ -221,17 +215,17 @@ export async function createRecorderHarness(
 
 /** The simulator's book of a ticker at T (every event with ts <= T), flattened. */
 export function simBookAt(sim: Simulator, exchange: ExchangeKey, ticker: string, t: number): FlatBook {
-  return flat(sim.books.bookAt(PLATFORM[exchange], ticker, t));
+  return flat(sim.books.bookAt(exchange, ticker, t));
 }
 
 export function simBookNow(sim: Simulator, exchange: ExchangeKey, ticker: string): FlatBook {
-  return flat(sim.books.book(PLATFORM[exchange], ticker));
+  return flat(sim.books.book(exchange, ticker));
 }
 
 /** Every change the simulator emitted for a ticker, as `ts side price delta` (canonical decimals). */
 export function simChanges(sim: Simulator, exchange: ExchangeKey, ticker: string): { ts: number; key: string }[] {
   const out: { ts: number; key: string }[] = [];
-  for (const e of sim.books.events(PLATFORM[exchange], ticker)) {
+  for (const e of sim.books.events(exchange, ticker)) {
     for (const c of e.changes) {
       out.push({
         ts: e.ts,

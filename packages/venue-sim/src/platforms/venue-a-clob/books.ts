@@ -15,7 +15,7 @@ export interface TokenBook {
 export function tokenBook(engine: BookEngine, catalog: PolymarketCatalog, tokenId: string): TokenBook | undefined {
   const t = catalog.tokens.get(tokenId);
   if (!t) return undefined;
-  const live = engine.book('clob', t.market.tokens[0]);
+  const live = engine.book('venue-a-clob', t.market.tokens[0]);
   if (!live) return undefined;
   const yes: IntBook = { bids: live.bids.levels(), asks: live.asks.levels() };
   if (t.yes) return { market: t.market, book: yes };

@@ -96,7 +96,9 @@ describe('Polymarket CLOB', () => {
 
   test('market listings page with next_cursor and end at LTE=; sampling markets are the rewarded ones', async () => {
     const all = await walk<ClobMarket>('/markets');
-    expect(all.items.map((m) => m.condition_id)).toEqual(sim.books.tickers('clob').map(() => expect.any(String)));
+    expect(all.items.map((m) => m.condition_id)).toEqual(
+      sim.books.tickers('venue-a-clob').map(() => expect.any(String)),
+    );
     const sampling = await walk<ClobMarket>('/sampling-markets');
     expect(sampling.items.length).toBeGreaterThan(0);
     expect(sampling.items.length).toBeLessThan(all.items.length);

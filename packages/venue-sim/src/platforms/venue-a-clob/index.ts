@@ -11,7 +11,7 @@ import { CLOB_WS_PATH, ClobMarketFeed } from './ws';
  * than rejects [V].
  */
 export const venueAClobSim = simPlatform({
-  book: 'clob',
+  book: { tickers: 6 },
   signs: ['l2'],
   rateLimits: {
     main: {

@@ -37,7 +37,7 @@ export class ClobMarketFeed {
     private readonly clock: () => number,
   ) {
     this.hub = new FeedHub(clock);
-    engine.on('clob', (inst, event) => this.onEvent(inst, event));
+    engine.on('venue-a-clob', (inst, event) => this.onEvent(inst, event));
   }
 
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, record: RecordedRequest): void {
@@ -92,7 +92,7 @@ export class ClobMarketFeed {
       if (!set) this.byAsset.set(a, (set = new Set()));
       set.add(conn);
       const yes = b.market.tokens[0];
-      books.push({ event_type: 'book', ...bookSummary(a, b, this.engine.lastTs('clob', yes) ?? this.clock()) });
+      books.push({ event_type: 'book', ...bookSummary(a, b, this.engine.lastTs('venue-a-clob', yes) ?? this.clock()) });
     }
     if (books.length > 0) this.hub.send(conn, JSON.stringify(books));
   }

@@ -210,7 +210,7 @@ function eventSeed(kind: number, k: number, day: number): EventSeed {
 
 export function pmUsInstrument(slug: string, midE3: number): Instrument {
   return {
-    platform: 'polymarketUs',
+    platform: 'venue-a-us',
     ticker: slug,
     priceDecimals: 3,
     qtyDecimals: 2,

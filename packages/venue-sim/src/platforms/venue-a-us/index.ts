@@ -7,11 +7,11 @@ import { PM_US_WS_PATH, PmUsFeed } from './ws';
 
 /** Polymarket US: the public gateway host, the authenticated host (Ed25519) and its markets WebSocket. */
 export const venueAUsSim = simPlatform({
-  book: 'polymarketUs',
+  book: { tickers: 8 },
   signs: ['ed25519'],
   rateLimits: { main: { limit: 20, windowMs: 1000 }, auth: { limit: 20, windowMs: 1000 } },
   catalog: (c) => {
-    const catalog = buildPmUsCatalog(c.seed, c.catalogDate, c.tickers.polymarketUs);
+    const catalog = buildPmUsCatalog(c.seed, c.catalogDate, c.tickers('venue-a-us'));
     return { catalog, instruments: catalog.instruments };
   },
   create(ctx, catalog) {

@@ -80,13 +80,13 @@ describe('Polymarket US', () => {
     expect(settlements.map((s) => s.slug)).toEqual(closed.map((m) => m.slug));
     expect(settlements.every((s) => s.settlement === 0 || s.settlement === 1)).toBe(true);
     expect(settlements.some((s) => s.settlement === 1)).toBe(true);
-    const open = sim.books.tickers('polymarketUs')[0] as string;
+    const open = sim.books.tickers('venue-a-us')[0] as string;
     expect((await get(`${u}/v1/markets/${open}/settlement`)).status).toBe(404);
     expect((await get(`${u}/v1/markets/no-such-market/settlement`)).status).toBe(404);
   });
 
   test('book and BBO wrapped in marketData, the best prices equal', async () => {
-    const slug = sim.books.tickers('polymarketUs')[0] as string;
+    const slug = sim.books.tickers('venue-a-us')[0] as string;
     const book = (await get(`${u}/v1/markets/${slug}/book`)).json as {
       marketData: { bids: Array<{ px: { value: string } }>; offers: Array<{ px: { value: string } }> };
     };

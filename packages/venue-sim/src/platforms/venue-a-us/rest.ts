@@ -14,7 +14,7 @@ import { amount, int32, invalid, pmUsErrors } from './wire';
 
 /** A Polymarket US `MarketData` object for a slug, from the live book (shared by REST and the feed). */
 export function marketData(engine: BookEngine, slug: string, lastTs: number | null): Record<string, unknown> {
-  const book = engine.book('polymarketUs', slug);
+  const book = engine.book('venue-a-us', slug);
   const levels = (side: 'bids' | 'asks') =>
     (book ? book[side].levels() : []).map(([p, q]) => ({ px: amount(p), qty: formatScaled(q, 2) }));
   return {
@@ -41,7 +41,7 @@ export function pmUsHosts(ctx: PlatformContext, catalog: PmCatalog): { pub: SimH
   // as numbers. The docs win. The SDK's `outcome` (not in the docs' Market) is sent too. An event names its series by
   // `seriesSlug` (events-schema.json `gateway.market.v1.Event` has no `series` object; the SDK's is optional).
   const marketJson = (m: PmMarketDef) => {
-    const book = engine.book('polymarketUs', m.slug);
+    const book = engine.book('venue-a-us', m.slug);
     const bid = book?.bids.best();
     const ask = book?.asks.best();
     return {
@@ -91,7 +91,7 @@ export function pmUsHosts(ctx: PlatformContext, catalog: PmCatalog): { pub: SimH
     markets: e.markets.map(marketJson),
   });
 
-  const lastTs = (slug: string) => engine.lastTs('polymarketUs', slug) ?? null;
+  const lastTs = (slug: string) => engine.lastTs('venue-a-us', slug) ?? null;
 
   const pub = new Router();
   // Events [V]: every filter of the docs and the SDK (events-filter.ts).
@@ -152,7 +152,7 @@ export function pmUsHosts(ctx: PlatformContext, catalog: PmCatalog): { pub: SimH
   pub.get('/v1/markets/:slug/bbo', (req) => {
     const slug = req.pathParams.slug as string;
     if (!catalog.marketsBySlug.has(slug)) return pmUsErrors.notFound(req);
-    const book = engine.book('polymarketUs', slug);
+    const book = engine.book('venue-a-us', slug);
     const bid = book?.bids.best();
     const ask = book?.asks.best();
     return json(200, {

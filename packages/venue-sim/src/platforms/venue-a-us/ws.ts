@@ -41,7 +41,7 @@ export class PmUsFeed {
     clock: () => number,
   ) {
     this.hub = new FeedHub(clock);
-    engine.on('polymarketUs', (inst, event) => this.onEvent(inst, event));
+    engine.on('venue-a-us', (inst, event) => this.onEvent(inst, event));
     this.hub.startHeartbeat(heartbeatIntervalMs, (c) => this.hub.send(c, '{"heartbeat":{}}'));
   }
 
@@ -89,7 +89,7 @@ export class PmUsFeed {
       if (slugs.length === 0) return this.error(conn, requestId, 'marketSlugs is required');
       // [V] at most 100 markets per subscription.
       if (slugs.length > 100) return this.error(conn, requestId, 'too many marketSlugs (max 100)');
-      const unknown = slugs.find((x) => !this.engine.book('polymarketUs', x));
+      const unknown = slugs.find((x) => !this.engine.book('venue-a-us', x));
       if (unknown !== undefined) return this.error(conn, requestId, `market not found: ${unknown}`);
       const old = subs.get(requestId);
       if (old) this.unindex(conn, old);
@@ -126,7 +126,7 @@ export class PmUsFeed {
   }
 
   private lastTs(slug: string): number | null {
-    return this.engine.lastTs('polymarketUs', slug) ?? null;
+    return this.engine.lastTs('venue-a-us', slug) ?? null;
   }
 
   /** The message without its leading `{"requestId":…,`, serialised once per change and shared by subscribers. */
@@ -134,7 +134,7 @@ export class PmUsFeed {
     if (type === 'SUBSCRIPTION_TYPE_MARKET_DATA') {
       return `"subscriptionType":"${type}","marketData":${JSON.stringify(marketData(this.engine, slug, ts))}}`;
     }
-    const book = this.engine.book('polymarketUs', slug);
+    const book = this.engine.book('venue-a-us', slug);
     const bid = book?.bids.best();
     const ask = book?.asks.best();
     const lite = {

@@ -201,7 +201,7 @@ function seedFor(kind: number, k: number, day: number): Seed {
 
 export function clobInstrument(tokenId: string, cents: number): Instrument {
   return {
-    platform: 'clob',
+    platform: 'venue-a-clob',
     ticker: tokenId,
     priceDecimals: 2,
     qtyDecimals: 2,

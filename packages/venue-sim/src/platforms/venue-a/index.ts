@@ -5,7 +5,7 @@ import { gammaHost } from './gamma';
 
 /** The Polymarket catalogue, shared by Gamma and the CLOB (its markets' token ids are the CLOB's books). */
 export const polymarketCatalog = (c: CatalogContext) =>
-  c.shared('polymarket', () => buildPolymarketCatalog(c.seed, c.catalogDate, c.tickers.clob));
+  c.shared('polymarket', () => buildPolymarketCatalog(c.seed, c.catalogDate, c.tickers('venue-a-clob')));
 
 /** Polymarket Gamma: markets, events, tags, series, search. Cloudflare delays rather than rejects [V]. */
 export const venueASim = simPlatform({

@@ -9,7 +9,7 @@ export interface LivePrices {
 }
 
 export function livePrices(engine: BookEngine, m: GammaMarketDef): LivePrices {
-  const book = engine.book('clob', m.tokens[0]);
+  const book = engine.book('venue-a-clob', m.tokens[0]);
   return { bid: book?.bids.best() ?? m.cents - 1, ask: book?.asks.best() ?? m.cents + 1 };
 }
 

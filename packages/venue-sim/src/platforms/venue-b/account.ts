@@ -153,7 +153,7 @@ export class KalshiAccount {
         historical: false,
         groupId: this.groupId,
       });
-      const resting = api.ctx.engine.resting('kalshi', first.ticker);
+      const resting = api.ctx.engine.resting('venue-b', first.ticker);
       if (resting) {
         this.orders.push({
           id: id('order', 'resting'),
@@ -207,7 +207,7 @@ export class KalshiAccount {
   portfolioValue(): number {
     let value = 0;
     for (const o of this.liveFills()) {
-      const book = this.api.ctx.engine.book('kalshi', o.market.ticker);
+      const book = this.api.ctx.engine.book('venue-b', o.market.ticker);
       if (!book) continue;
       const price = o.yes ? (book.bids.best() ?? 0) : 10000 - (book.asks.best() ?? 10000);
       value += (o.filled * price) / 100;
@@ -405,7 +405,7 @@ export const accountRoutes: RouteFamily = (r, api) => {
   get('/portfolio/orders', (req) => listOrders(req, false));
   // [V] the contracts that must match before a resting order does (price-time priority); here the quantity queued
   // ahead of it at its price level ([U] whether better-priced levels count too), kept by the book's process.
-  const queuePosition = (o: Order) => fp(api.ctx.engine.resting('kalshi', o.market.ticker)?.ahead ?? 0);
+  const queuePosition = (o: Order) => fp(api.ctx.engine.resting('venue-b', o.market.ticker)?.ahead ?? 0);
   get('/portfolio/orders/queue_positions', (req) => {
     const q = new Query(req.params);
     // Subaccounts other than the primary hold nothing.

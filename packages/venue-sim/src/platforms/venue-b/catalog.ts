@@ -263,7 +263,7 @@ const TEMPLATES: Template[] = [
 
 export function kalshiInstrument(ticker: string, midCents: number): Instrument {
   return {
-    platform: 'kalshi',
+    platform: 'venue-b',
     ticker,
     priceDecimals: 4,
     qtyDecimals: 2,

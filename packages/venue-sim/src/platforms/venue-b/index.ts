@@ -2,16 +2,29 @@
 import { kalshiErrors, kalshiHost, KALSHI_PREFIX } from './rest';
 import { KALSHI_WS_PATH, KalshiFeed } from './ws';
 import { buildKalshiCatalog } from './catalog';
+import { formatLevels } from '../../book/view';
+import type { KalshiBookView } from '../../types';
 import { simPlatform } from '../platform';
 import type { SimHost } from '../platform';
 
 /** Kalshi: the Trade API v2 host with its `orderbook_delta` WebSocket, RSA-PSS verified. */
 export const venueBSim = simPlatform({
-  book: 'kalshi',
+  book: {
+    tickers: 8,
+    // Kalshi's native view: YES bids, and NO bids at 1 − p of each YES ask.
+    view: (v, inst, book): KalshiBookView => ({
+      ...v,
+      yes: v.bids,
+      no: formatLevels(
+        inst,
+        book.asks.map(([p, q]) => [10000 - p, q]),
+      ),
+    }),
+  },
   signs: ['rsa'],
   rateLimits: { main: { limit: 20, windowMs: 1000 } },
   catalog: (c) => {
-    const catalog = buildKalshiCatalog(c.seed, c.catalogDate, c.tickers.kalshi);
+    const catalog = buildKalshiCatalog(c.seed, c.catalogDate, c.tickers('venue-b'));
     return { catalog, instruments: catalog.instruments };
   },
   create(ctx, catalog) {

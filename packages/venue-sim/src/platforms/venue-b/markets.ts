@@ -19,7 +19,7 @@ export function marketJson(api: KalshiApi, m: KalshiMarketDef): Record<string, u
   let ask: number;
   let bidSize = 0;
   let askSize = 0;
-  const book = settled ? undefined : ctx.engine.book('kalshi', m.ticker);
+  const book = settled ? undefined : ctx.engine.book('venue-b', m.ticker);
   if (book) {
     bid = book.bids.best() ?? 0;
     ask = book.asks.best() ?? 10000;
@@ -285,7 +285,7 @@ export const marketRoutes: RouteFamily = (r, api) => {
 
   // [V] bids only, YES and NO, levels ascending by price; a YES ask at p is a NO bid at 1-p.
   const orderbookFp = (ticker: string, depth: number) => {
-    const book = ctx.engine.book('kalshi', ticker);
+    const book = ctx.engine.book('venue-b', ticker);
     if (!book) return undefined;
     const n = depth > 0 ? depth : Infinity;
     const yes = book.bids.levels(n).map(([p, q]) => [dollars(p), fp(q)]);

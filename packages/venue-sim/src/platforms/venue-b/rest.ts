@@ -31,7 +31,7 @@ export function kalshiHost(ctx: PlatformContext, catalog: KalshiCatalog): SimHos
   const startMinute = Math.floor(startedMs / MINUTE_MS);
   const tape = new KalshiTape(opts.seed, [
     ...catalog.markets.map((m) => {
-      const book = engine.book('kalshi', m.ticker);
+      const book = engine.book('venue-b', m.ticker);
       return {
         ticker: m.ticker,
         openMs: Date.parse(m.open_time),
@@ -50,7 +50,7 @@ export function kalshiHost(ctx: PlatformContext, catalog: KalshiCatalog): SimHos
       liveFromMinute: Infinity,
     })),
   ]);
-  engine.on('kalshi', (inst, event, book) =>
+  engine.on('venue-b', (inst, event, book) =>
     tape.observe(inst.ticker, event.ts, book.bids.best() ?? 0, book.asks.best() ?? 10000),
   );
   const api: KalshiApi = {

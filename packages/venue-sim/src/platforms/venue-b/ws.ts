@@ -70,7 +70,7 @@ export class KalshiFeed {
   ) {
     this.hub = new FeedHub(clock);
     this.rng = new Rng(opts.seed, 'kalshi', 'feed');
-    engine.on('kalshi', (inst, event, book) => this.onEvent(inst, event, book));
+    engine.on('venue-b', (inst, event, book) => this.onEvent(inst, event, book));
     // Kalshi keeps connections alive with WebSocket ping frames [V] (docs: every 10 s).
     this.hub.startHeartbeat(opts.heartbeatIntervalMs, (c) => c.ws.ping());
   }
@@ -207,7 +207,7 @@ export class KalshiFeed {
   }
 
   private snapshot(conn: FeedConnection, sub: Subscription, ticker: string): void {
-    const book = this.engine.book('kalshi', ticker) as OrderBook;
+    const book = this.engine.book('venue-b', ticker) as OrderBook;
     const market = this.catalog.marketsByTicker.get(ticker);
     const yes = book.bids
       .levels()

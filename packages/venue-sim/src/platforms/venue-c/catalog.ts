@@ -84,7 +84,7 @@ const SPOT: GeminiSpot[] = [
 
 function spotInstrument(s: GeminiSpot): Instrument {
   return {
-    platform: 'gemini',
+    platform: 'venue-c',
     ticker: s.symbol,
     priceDecimals: s.priceDecimals,
     qtyDecimals: s.qtyDecimals,
@@ -105,7 +105,7 @@ function spotInstrument(s: GeminiSpot): Instrument {
 /** Prediction contracts: 0.01 grid in [0.01, 0.99]; whole contracts ([U] quantity precision). */
 export function contractInstrument(symbol: string, cents: number): Instrument {
   return {
-    platform: 'gemini',
+    platform: 'venue-c',
     ticker: symbol,
     priceDecimals: 2,
     qtyDecimals: 0,

@@ -6,11 +6,11 @@ import { GEMINI_WS_PATH, GeminiFeed } from './ws';
 
 /** Gemini: REST (spot and prediction markets) and the market data v2 WebSocket. Public; no signing. */
 export const venueCSim = simPlatform({
-  book: 'gemini',
+  book: { tickers: 6 },
   // 120 per minute; 5 extra requests are queued, anything beyond gets 429 [V].
   rateLimits: { main: { limit: 120, windowMs: 60_000, overflow: 'queue', queue: 5 } },
   catalog: (c) => {
-    const catalog = buildGeminiCatalog(c.catalogDate, c.tickers.gemini);
+    const catalog = buildGeminiCatalog(c.catalogDate, c.tickers('venue-c'));
     return { catalog, instruments: catalog.instruments };
   },
   create(ctx, catalog) {

@@ -49,7 +49,7 @@ export function geminiHost(ctx: PlatformContext, catalog: GeminiCatalog): SimHos
   const isInst = (v: Instrument | SimResponse): v is Instrument => 'ticker' in v;
 
   const best = (inst: Instrument) => {
-    const book = engine.book('gemini', inst.ticker);
+    const book = engine.book('venue-c', inst.ticker);
     const bid = book?.bids.best() ?? inst.initialMid - inst.tick;
     const ask = book?.asks.best() ?? inst.initialMid + inst.tick;
     return { bid, ask, last: Math.round((bid + ask) / 2 / inst.tick) * inst.tick };
@@ -141,7 +141,7 @@ export function geminiHost(ctx: PlatformContext, catalog: GeminiCatalog): SimHos
     if (lb === null || la === null || (lb ?? 0) < 0 || (la ?? 0) < 0) {
       return geminiError(400, 'InvalidParameter', 'limit_bids and limit_asks must be non-negative integers');
     }
-    const book = engine.book('gemini', inst.ticker);
+    const book = engine.book('venue-c', inst.ticker);
     const ts = String(Math.floor(ctx.clock() / 1000));
     // [V] default 50 levels per side; 0 means all.
     const side = (s: 'bids' | 'asks', limit: number | undefined) =>
@@ -221,7 +221,7 @@ export function geminiHost(ctx: PlatformContext, catalog: GeminiCatalog): SimHos
     expiryDate: e.expiryDate,
     contracts: e.contracts.map((c) => {
       const inst = catalog.bySymbol.get(c.instrumentSymbol);
-      const book = inst ? engine.book('gemini', inst.ticker) : undefined;
+      const book = inst ? engine.book('venue-c', inst.ticker) : undefined;
       const bid = book?.bids.best();
       const ask = book?.asks.best();
       const p = (v: number | undefined) => (v === undefined ? null : formatScaled(v, 2));

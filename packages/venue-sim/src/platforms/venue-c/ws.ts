@@ -26,7 +26,7 @@ export class GeminiFeed {
     private readonly clock: () => number,
   ) {
     this.hub = new FeedHub(clock);
-    engine.on('gemini', (inst, event) => this.onEvent(inst, event));
+    engine.on('venue-c', (inst, event) => this.onEvent(inst, event));
     this.hub.startHeartbeat(heartbeatIntervalMs, (c) =>
       this.hub.send(c, `{"type":"heartbeat","timestamp":${this.clock()}}`),
     );
@@ -89,7 +89,7 @@ export class GeminiFeed {
   }
 
   private fullBook(inst: Instrument): string {
-    const book = this.engine.book('gemini', inst.ticker);
+    const book = this.engine.book('venue-c', inst.ticker);
     const changes: string[][] = [];
     if (book) {
       for (const [p, q] of book.bids.levels())

@@ -114,7 +114,7 @@ export function buildCoinbaseCatalog(count: number): CoinbaseCatalog {
     products,
     byId: new Map(products.map((p) => [p.id, p])),
     instruments: products.map((p) => ({
-      platform: 'coinbase',
+      platform: 'venue-d',
       ticker: p.id,
       priceDecimals: 2,
       qtyDecimals: p.baseDecimals,

@@ -6,13 +6,13 @@ import { COINBASE_WS_PATH, CoinbaseFeed } from './ws';
 
 /** Coinbase Exchange: public market data, HMAC- or CDP-JWT-verified private routes, and its WebSocket feed. */
 export const venueDSim = simPlatform({
-  book: 'coinbase',
+  book: { tickers: 3 },
   // HMAC only: with JWT credentials set too, the gateway would prefer the JWT.
   signs: ['hmac'],
   // Public: token bucket, 10/s with bursts of 15 [V].
   rateLimits: { main: { limit: 10, windowMs: 1000, burst: 15 } },
   catalog: (c) => {
-    const catalog = buildCoinbaseCatalog(c.tickers.coinbase);
+    const catalog = buildCoinbaseCatalog(c.tickers('venue-d'));
     return { catalog, instruments: catalog.instruments };
   },
   create(ctx, catalog) {

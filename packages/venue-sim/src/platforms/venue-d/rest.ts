@@ -85,7 +85,7 @@ export function coinbaseHost(ctx: PlatformContext, catalog: CoinbaseCatalog): Si
 
   const product = (req: SimRequest) => catalog.byId.get((req.pathParams.id as string).toUpperCase());
   const mid = (p: CoinbaseProduct) => {
-    const b = engine.book('coinbase', p.id);
+    const b = engine.book('venue-d', p.id);
     const bid = b?.bids.best() ?? p.mid;
     const ask = b?.asks.best() ?? p.mid;
     return { bid, ask, last: Math.round((bid + ask) / 2) };
@@ -104,7 +104,7 @@ export function coinbaseHost(ctx: PlatformContext, catalog: CoinbaseCatalog): Si
       ask: px(m.ask),
       bid: px(m.bid),
       volume: sz(p, 123_456_789_012),
-      trade_id: TRADE_ID_BASE + engine.lastSeq('coinbase', p.id),
+      trade_id: TRADE_ID_BASE + engine.lastSeq('venue-d', p.id),
       price: px(m.last),
       size: sz(p, p.minLots * 3),
       time: isoMillis(ctx.clock()),
@@ -116,8 +116,8 @@ export function coinbaseHost(ctx: PlatformContext, catalog: CoinbaseCatalog): Si
     if (!p) return coinbaseErrors.notFound(req);
     const level = req.params.get('level') ?? '1';
     if (!['1', '2', '3'].includes(level)) return json(400, { message: 'Invalid level' });
-    const book = engine.book('coinbase', p.id);
-    const rng = new Rng(opts.seed, 'coinbase', 'orders', p.id, String(engine.lastSeq('coinbase', p.id)));
+    const book = engine.book('venue-d', p.id);
+    const rng = new Rng(opts.seed, 'coinbase', 'orders', p.id, String(engine.lastSeq('venue-d', p.id)));
     const side = (s: 'bids' | 'asks') => {
       const levels = book ? book[s].levels(level === '1' ? 1 : Infinity) : [];
       if (level === '3') return levels.map(([pr, q]) => [px(pr), sz(p, q), rng.uuid()]);
@@ -126,7 +126,7 @@ export function coinbaseHost(ctx: PlatformContext, catalog: CoinbaseCatalog): Si
     return json(200, {
       bids: side('bids'),
       asks: side('asks'),
-      sequence: SEQUENCE_BASE + engine.lastSeq('coinbase', p.id),
+      sequence: SEQUENCE_BASE + engine.lastSeq('venue-d', p.id),
       auction_mode: false,
       auction: null,
       time: isoMillis(ctx.clock()),
@@ -230,7 +230,7 @@ export function coinbaseHost(ctx: PlatformContext, catalog: CoinbaseCatalog): Si
     const m = mid(p);
     const rng = new Rng(opts.seed, 'coinbase', 'trades', p.id);
     const now = ctx.clock();
-    const first = TRADE_ID_BASE + engine.lastSeq('coinbase', p.id);
+    const first = TRADE_ID_BASE + engine.lastSeq('venue-d', p.id);
     const trades = Array.from({ length: limit }, (_, i) => ({
       time: isoMillis(now - i * 700),
       trade_id: first - i,

@@ -66,7 +66,7 @@ export class CoinbaseFeed {
     this.clock = ctx.clock;
     this.rng = new Rng(ctx.opts.seed, 'coinbase', 'feed');
     this.hub = new FeedHub(ctx.clock);
-    this.engine.on('coinbase', (inst, event, book) => this.onEvent(inst, event, book));
+    this.engine.on('venue-d', (inst, event, book) => this.onEvent(inst, event, book));
     const beat = ctx.opts.heartbeatIntervalMs;
     if (beat > 0) this.hub.startHeartbeat(Math.min(1000, beat), (c) => this.heartbeat(c));
   }
@@ -168,15 +168,15 @@ export class CoinbaseFeed {
   }
 
   private sequence(id: string): number {
-    return SEQUENCE_BASE + this.engine.lastSeq('coinbase', id);
+    return SEQUENCE_BASE + this.engine.lastSeq('venue-d', id);
   }
 
   private snapshot(id: string): string {
     const p = this.product(id);
-    const book = this.engine.book('coinbase', id);
+    const book = this.engine.book('venue-d', id);
     const side = (s: 'bids' | 'asks') =>
       (book?.[s].levels() ?? []).map(([pr, q]) => [formatScaled(pr, 2), formatScaled(q, p.baseDecimals)]);
-    const ts = this.engine.lastTs('coinbase', id) ?? this.clock();
+    const ts = this.engine.lastTs('venue-d', id) ?? this.clock();
     return JSON.stringify({
       type: 'snapshot',
       product_id: id,
@@ -188,7 +188,7 @@ export class CoinbaseFeed {
 
   private ticker(id: string): string {
     const p = this.product(id);
-    const book = this.engine.book('coinbase', id);
+    const book = this.engine.book('venue-d', id);
     const bid = book?.bids.best() ?? p.mid;
     const ask = book?.asks.best() ?? p.mid;
     const last = this.lastTrade.get(id);
@@ -210,7 +210,7 @@ export class CoinbaseFeed {
       best_ask: px(ask),
       best_ask_size: sz(book?.asks.get(ask) ?? 0),
       side: last?.side ?? 'buy',
-      time: last?.time ?? isoMicros(this.engine.lastTs('coinbase', id) ?? this.clock()),
+      time: last?.time ?? isoMicros(this.engine.lastTs('venue-d', id) ?? this.clock()),
       trade_id: last?.tradeId ?? TRADE_ID_BASE,
       last_size: sz(last?.size ?? 0),
     });
