@@ -9,7 +9,7 @@ const path = require('node:path');
 // packages/client writes its relative imports with `.js` (ES modules need the extension); Jest resolves them to
 // the TypeScript sources.
 const moduleNameMapper = { '^(\\.{1,2}/.*)\\.js$': '$1' };
-for (const dir of ['packages']) {
+for (const dir of ['packages', 'services']) {
   for (const name of fs.readdirSync(path.join(__dirname, dir))) {
     const index = path.join(__dirname, dir, name, 'src', 'index.ts');
     if (fs.existsSync(index)) moduleNameMapper[`^@depthgate/${name}$`] = index;

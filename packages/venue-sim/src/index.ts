@@ -44,8 +44,12 @@ export {
   type SimRequest,
   type SimResponse,
 } from './http/types';
+// …and, for a platform with moving books and a feed (docs/ADD_NEW_PLATFORM.md, "Recording it"):
+export { ASK, BID, type BookEvent, type BookPlatform, type Instrument } from './book/types';
+export type { BookEngine } from './book/engine';
+export { FeedConnection, FeedHub, parseJsonObject } from './feeds/feed-hub';
+export { formatScaled } from './core/decimal';
 export { SIM_PLATFORMS } from './platforms/registry';
-export type { BookPlatform } from './book/types';
 export { ENV_NAMES, envNames, formatEnvFile, writeEnvFile } from './env';
 export { FAULT_KINDS, type FaultKind } from './http/faults';
 export { FEED_FAULT_KINDS, type FeedFaultKind } from './feeds/feed-hub';

@@ -10,7 +10,7 @@ import { Readable } from 'node:stream';
 import { INSERT_COLUMNS, encodeDeltaRow, type DeltaRow, type GapRow, type SnapshotRow } from '../inserts';
 import { join, lit, sql, type Side, type Sql } from '../literals';
 import { LOCAL_SUFFIX, Layout, SHARDING_KEY } from '../layout';
-import { runMigrations } from '../migrations';
+import { runMigrations, type Migration } from '../migrations';
 import { HistoryStore, connectionOf, type HistoryStoreOptions } from '../store';
 
 export { runMigrations };
@@ -151,10 +151,12 @@ ORDER BY exchange, ticker, from_ts`,
  * A store on `options.database` of the ClickHouse at `options.url`, migrated unless `migrate` is false. Give each
  * test its own database (`uniqueName` of @depthgate/test-utils) and drop it at the end.
  */
-export async function createTestDatabase(options: HistoryStoreOptions & { migrate?: boolean }): Promise<TestDatabase> {
-  const { migrate = true, ...storeOptions } = options;
+export async function createTestDatabase(
+  options: HistoryStoreOptions & { migrate?: boolean; migrations?: readonly Migration[] },
+): Promise<TestDatabase> {
+  const { migrate = true, migrations, ...storeOptions } = options;
   const db = new TestDatabase(new HistoryStore(storeOptions));
-  if (migrate) await runMigrations(db.store);
+  if (migrate) await runMigrations(db.store, { migrations });
   return db;
 }
 

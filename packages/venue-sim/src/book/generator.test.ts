@@ -5,7 +5,7 @@ import { OrderBook } from './order-book';
 import { ASK, BID, type Instrument } from './types';
 
 const spot: Instrument = {
-  platform: 'gemini',
+  platform: 'venue-c',
   ticker: 'BTCUSD',
   priceDecimals: 2,
   qtyDecimals: 8,

@@ -47,8 +47,8 @@ describe('book history', () => {
     const engine = new BookEngine([kalshiInstrument('KXA', 50), kalshiInstrument('KXB', 30)], {
       seed: 4,
       updatesPerSecond: 0,
-      changesPerUpdate: { kalshi: 2, 'venue-a-us': 1, gemini: 1, coinbase: 1, 'venue-a-clob': 1 },
-      moving: new Set(['kalshi']),
+      changesPerUpdate: { 'venue-b': 2 },
+      moving: new Set(['venue-b']),
       retentionMs: 60_000,
       clock: () => now,
     });

@@ -8,16 +8,17 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { EXCHANGE_KEYS, type ExchangeKey } from '@depthgate/platforms';
+import { EXCHANGE_KEYS, type ExchangeKey, type Registry } from '@depthgate/platforms';
 import { createLogger, createRegistry, type Logger } from '@depthgate/service-kit';
 import { repoRoot, testClickHouseUrl, uniqueName, waitFor } from '@depthgate/test-utils';
 import { startSimulator, type Simulator } from '@depthgate/venue-sim';
-import { HistoryStore, storeOptions } from '@depthgate/history-store';
+import { HistoryStore, storeOptions, type Migration } from '@depthgate/history-store';
 import { createTestDatabase, type TestDatabase } from '@depthgate/history-store/testing';
 import { loadRecorderConfig, type RecorderConfig } from '../config';
 import { formatDecimal, parseDecimal } from '@depthgate/feeds';
 import { RecorderMetrics } from '../metrics';
 import { startRecorder, type Recorder } from '../recorder';
+import type { Adapters } from '../venues/registry';
 import { flat, type FlatBook, type Row } from './support';
 
 type SimOptions = NonNullable<Parameters<typeof startSimulator>[0]>;
@@ -72,13 +73,26 @@ export interface RecorderHarness {
 }
 
 export async function createRecorderHarness(
-  options: { sim?: SimOptions; clickhouseUrl?: string; env?: Record<string, string> } = {},
+  options: {
+    sim?: SimOptions;
+    clickhouseUrl?: string;
+    env?: Record<string, string>;
+    /** A test's own platform registry and recorder adapters (a fixture exchange), and the migrations they need. */
+    registry?: Registry;
+    adapters?: Adapters;
+    migrations?: readonly Migration[];
+  } = {},
 ): Promise<RecorderHarness> {
   const database = uniqueName('rec');
   const clickhouseUrl = options.clickhouseUrl ?? testClickHouseUrl();
   const logs = new LogCapture();
   const logger: Logger = createLogger({ name: 'recorder-test', level: 'warn', destination: logs });
-  const db = await createTestDatabase({ url: clickhouseUrl, database, cluster: options.env?.CLICKHOUSE_CLUSTER });
+  const db = await createTestDatabase({
+    url: clickhouseUrl,
+    database,
+    cluster: options.env?.CLICKHOUSE_CLUSTER,
+    migrations: options.migrations,
+  });
   const sim = await startSimulator({
     seed: 11,
     updatesPerSecond: 200,
@@ -107,9 +121,9 @@ export async function createRecorderHarness(
     env,
     logs,
     async startInProcess(extra = {}) {
-      const config: RecorderConfig = loadRecorderConfig({ ...env, ...extra });
+      const config: RecorderConfig = loadRecorderConfig({ ...env, ...extra }, options.registry, options.adapters);
       const registry = createRegistry('recorder-test', { defaultMetrics: false });
-      h.metrics = new RecorderMetrics(registry);
+      h.metrics = new RecorderMetrics(registry, config.registry.keys);
       const store = new HistoryStore({
         ...storeOptions(config),
         requestTimeoutMs: config.RECORDER_INSERT_TIMEOUT_MS + 30_000,
