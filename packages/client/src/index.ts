@@ -32,21 +32,21 @@ export {
 export { EXCHANGES } from './exchanges.js';
 export { formatTimestamp, parseTimestamp, type Moment } from './timestamps.js';
 export { parseRetryAfter, type ClientOptions, type RetryOptions } from './http.js';
-export {
-  HistoryClient,
-  type CallerWindow,
-  type Coverage,
-  type KindCoverage,
-  type ExtraField,
-  type Page,
-  type PageOptions,
-  type RangeOptions,
-  type RangeWithGaps,
-  type ReplayEvent,
-  type ReplayOptions,
-  type ServiceBook,
-  type ServiceBookHead,
-} from './history-client.js';
+export { HistoryClient } from './history-client.js';
+export type {
+  CallerWindow,
+  Coverage,
+  KindCoverage,
+  ExtraField,
+  Page,
+  PageOptions,
+  RangeOptions,
+  RangeWithGaps,
+  ReplayEvent,
+  ReplayOptions,
+  ServiceBook,
+  ServiceBookHead,
+} from './history-types.js';
 export {
   GatewayClient,
   type CallOptions,

@@ -47,7 +47,7 @@ export const TABLES = {
 
 /**
  * The columns that window queries read, in the order of their RowBinary layouts (the history API's decoder,
- * services/history/src/order-books/row-binary.ts, reads them by position), with the type each layout assumes, as
+ * services/history/src/order-books/row-binary/, reads them by position), with the type each layout assumes, as
  * `system.columns` spells it; `extra` are read after them when a request asks for them (`fields=received_ts`).
  * `verifyReadColumns` (startup.ts) checks them all against the live tables, so a schema that drifted fails at
  * start-up instead of being misread.

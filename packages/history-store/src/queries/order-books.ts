@@ -6,7 +6,7 @@
  * `coverage`).
  *
  * Window queries return raw columns in `RowBinary`, the cheapest output of ClickHouse; the history service renders
- * the JSON text (services/history/src/order-books/row-binary.ts decodes the layouts these column lists fix:
+ * the JSON text (services/history/src/order-books/row-binary/ decodes the layouts these column lists fix:
  * READ_COLUMNS in schema.ts, checked against the live tables at start-up by verifyReadColumns).
  *
  * Never sort or group by a Decimal128 column: on 18.16 sorting by one costs tens of microseconds per comparison

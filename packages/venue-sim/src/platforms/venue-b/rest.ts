@@ -3,7 +3,7 @@ import { parseDay } from '../../core/time';
 import { Router } from '../../http/router';
 import type { PlatformContext } from '../context';
 import type { SimHost } from '../platform';
-import { accountRoutes } from './account';
+import { accountRoutes } from './account-routes';
 import { verifyKalshi } from './auth';
 import type { KalshiCatalog } from './catalog';
 import { KALSHI_PREFIX, type KalshiApi, kalshiErrors } from './common';

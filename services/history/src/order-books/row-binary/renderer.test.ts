@@ -1,82 +1,7 @@
 import { Rng } from '@depthgate/service-kit';
-import {
-  CorruptStreamError,
-  RowChunks,
-  RowRenderer,
-  csvHeader,
-  cutAtBook,
-  decimalText,
-  rowBinarySize,
-  writeDecimal18,
-  writeTimestamp,
-} from './row-binary';
-
-/** Reference: a Decimal(38, 18) from its decimal text, as ClickHouse sends it (16 bytes, little-endian). */
-function decimalBytes(text: string): Buffer {
-  const m = /^(-?)(\d+)(?:\.(\d{1,18}))?$/.exec(text);
-  if (!m) throw new Error(`bad decimal ${text}`);
-  let v = BigInt(m[2] as string) * 10n ** 18n + BigInt((m[3] ?? '').padEnd(18, '0'));
-  if (m[1]) v = -v;
-  return int128Bytes(v);
-}
-
-function int128Bytes(v: bigint): Buffer {
-  let x = BigInt.asUintN(128, v);
-  const b = Buffer.alloc(16);
-  for (let i = 0; i < 16; i++) {
-    b[i] = Number(x & 0xffn);
-    x >>= 8n;
-  }
-  return b;
-}
-
-/** Reference: the canonical text of a scaled integer (units of 1e-18), by BigInt arithmetic. */
-function canonical(v: bigint): string {
-  const negative = v < 0n;
-  const a = negative ? -v : v;
-  let text = `${negative ? '-' : ''}${a / 10n ** 18n}`;
-  const fraction = a % 10n ** 18n;
-  if (fraction !== 0n) text += `.${fraction.toString().padStart(18, '0').replace(/0+$/, '')}`;
-  return text;
-}
-
-function render(bytes: Buffer): string {
-  const out = Buffer.alloc(64);
-  return out.subarray(0, writeDecimal18(bytes, 0, out, 0)).toString('latin1');
-}
-
-function int64(v: bigint): Buffer {
-  const b = Buffer.alloc(8);
-  b.writeBigInt64LE(v);
-  return b;
-}
-
-const SIDE = { bid: 1, ask: 2 } as const;
-
-interface Delta {
-  ts: number;
-  sequence: number | bigint;
-  side: 'bid' | 'ask';
-  price: string;
-  quantity_delta: string;
-}
-interface Snapshot {
-  ts: number;
-  side: 'bid' | 'ask';
-  price: string;
-  quantity: string;
-}
-
-const deltaRow = (r: Delta) =>
-  Buffer.concat([
-    int64(BigInt(r.ts)),
-    int64(BigInt.asIntN(64, BigInt(r.sequence))),
-    Buffer.from([SIDE[r.side]]),
-    decimalBytes(r.price),
-    decimalBytes(r.quantity_delta),
-  ]);
-const snapshotRow = (r: Snapshot) =>
-  Buffer.concat([int64(BigInt(r.ts)), Buffer.from([SIDE[r.side]]), decimalBytes(r.price), decimalBytes(r.quantity)]);
+import { deltaRow, int64, randomChunks, snapshotRow, type Delta } from '../../testing/row-binary';
+import { csvHeader, cutAtBook, rowBinarySize } from './layouts';
+import { CorruptStreamError, RowRenderer } from './renderer';
 
 function convert(kind: 'delta' | 'snapshot', chunks: Buffer[]): { text: string; rows: number } {
   const c = new RowRenderer(kind);
@@ -85,88 +10,6 @@ function convert(kind: 'delta' | 'snapshot', chunks: Buffer[]): { text: string; 
   c.endOfQuery();
   return { text, rows: c.rows };
 }
-
-function randomChunks(rng: Rng, all: Buffer, max: number): Buffer[] {
-  const chunks: Buffer[] = [];
-  for (let at = 0; at < all.length;) {
-    const n = rng.range(1, max);
-    chunks.push(Buffer.from(all.subarray(at, at + n)));
-    at += n;
-  }
-  return chunks;
-}
-
-describe('writeDecimal18', () => {
-  it('renders the canonical text: exact, no exponent, trailing fractional zeros and a bare point removed', () => {
-    const cases: [string, string][] = [
-      ['0.4800', '0.48'],
-      ['150.00', '150'],
-      ['100', '100'],
-      ['0', '0'],
-      ['0.000', '0'],
-      ['-0.01', '-0.01'],
-      ['-20.50', '-20.5'],
-      ['0.00121425', '0.00121425'],
-      ['0.000000000000000001', '0.000000000000000001'],
-      ['-0.000000000000000001', '-0.000000000000000001'],
-      ['18.446744073709551615', '18.446744073709551615'],
-      ['18.446744073709551616', '18.446744073709551616'],
-      ['87000.5', '87000.5'],
-      ['79228162514.264337593543950335', '79228162514.264337593543950335'],
-      ['79228162514.264337593543950336', '79228162514.264337593543950336'],
-      ['12345678901234567890.123456789012345678', '12345678901234567890.123456789012345678'],
-      ['-99999999999999999999.999999999999999999', '-99999999999999999999.999999999999999999'],
-    ];
-    for (const [stored, shown] of cases) expect(render(decimalBytes(stored))).toBe(shown);
-  });
-
-  it('agrees with BigInt arithmetic on every magnitude, sign and scale (fuzz)', () => {
-    const rng = new Rng('decimals');
-    for (let i = 0; i < 20_000; i++) {
-      const bits = rng.range(1, 127);
-      let v = 0n;
-      for (let k = 0; k < bits; k += 24) v = (v << 24n) | BigInt(rng.range(0, 0xffffff));
-      v &= (1n << BigInt(bits)) - 1n;
-      // Values on a decimal grid (few fractional digits) as well as arbitrary ones.
-      if (rng.float() < 0.5) v -= v % 10n ** BigInt(rng.range(0, 18));
-      if (rng.float() < 0.5) v = -v;
-      expect(render(int128Bytes(v))).toBe(canonical(v));
-    }
-  });
-
-  it('gives the same text for a value whether it is freshly formatted or repeated from its cache', () => {
-    const values = ['0.55', '0.56', '-3.25', '88115.27', '0.55', '88115.27', '-3.25'];
-    const first = values.map((v) => render(decimalBytes(v)));
-    expect(first).toEqual(['0.55', '0.56', '-3.25', '88115.27', '0.55', '88115.27', '-3.25']);
-    // Values that collide in the cache's 4,096 slots cannot be mixed up: 20k random values checked twice over.
-    const rng = new Rng('cache');
-    const many = Array.from({ length: 20_000 }, () => BigInt(rng.range(0, 2 ** 30)) * 10n ** BigInt(rng.range(0, 12)));
-    for (const round of [1, 2])
-      for (const v of many) expect([round, render(int128Bytes(v))]).toEqual([round, canonical(v)]);
-  });
-});
-
-describe('writeTimestamp', () => {
-  it('writes UTC RFC 3339 with milliseconds, like Date.toISOString, from 1970 to 9999', () => {
-    const rng = new Rng('ts');
-    const out = Buffer.alloc(32);
-    for (const ts of [
-      0,
-      1,
-      999,
-      1000,
-      86_399_999,
-      86_400_000,
-      Date.UTC(2026, 2, 26, 14, 0, 1, 193),
-      253_402_300_799_999,
-    ])
-      expect(out.subarray(0, writeTimestamp(ts, out, 0)).toString()).toBe(new Date(ts).toISOString());
-    for (let i = 0; i < 5000; i++) {
-      const ts = Math.floor(rng.float() * 253_402_300_799_999);
-      expect(out.subarray(0, writeTimestamp(ts, out, 0)).toString()).toBe(new Date(ts).toISOString());
-    }
-  });
-});
 
 describe('RowRenderer', () => {
   const t = Date.UTC(2026, 2, 26, 14, 0, 1, 193);
@@ -304,56 +147,6 @@ describe('RowRenderer', () => {
   it('knows its row sizes', () => {
     expect(rowBinarySize('delta')).toBe(deltaRow(deltas[0] as Delta).length);
     expect(rowBinarySize('snapshot')).toBe(snapshotRow({ ts: 0, side: 'bid', price: '1', quantity: '1' }).length);
-  });
-});
-
-describe('RowChunks: the rows of one query as they arrived', () => {
-  const t = Date.UTC(2026, 2, 26, 14, 0, 1, 193);
-  const rows = Array.from({ length: 40 }, (_, i) =>
-    deltaRow({ ts: t + Math.floor(i / 3), sequence: i, side: 'bid', price: '1', quantity_delta: `${i}` }),
-  );
-  const all = Buffer.concat(rows);
-
-  it('finds each row, the first rows and the tail however the rows were chunked', () => {
-    const rng = new Rng('row-chunks');
-    for (let trial = 0; trial < 50; trial++) {
-      const held = new RowChunks(49);
-      for (const chunk of randomChunks(rng, all, 150)) held.add(chunk);
-      expect(held.rows).toBe(40);
-      for (let i = 0; i < 40; i++) expect(held.row(i)).toEqual(rows[i]);
-      const n = rng.range(1, 40);
-      const first = held.first(n);
-      expect([first.rows, first.bytes, Buffer.concat(first.chunks)]).toEqual([n, n * 49, all.subarray(0, n * 49)]);
-      expect(held.from(n - 1)).toEqual(all.subarray((n - 1) * 49));
-      const more = new RowChunks(49);
-      more.add(all.subarray(0, 49 * 2));
-      expect(Buffer.concat(first.concat(more).chunks)).toEqual(
-        Buffer.concat([all.subarray(0, n * 49), rows[0] as Buffer, rows[1] as Buffer]),
-      );
-    }
-  });
-
-  it('counts whole rows only (a partial last row is the renderer’s to reject)', () => {
-    const held = new RowChunks(49);
-    held.add(all.subarray(0, 49 * 3 + 10));
-    expect([held.rows, held.bytes]).toEqual([3, 49 * 3 + 10]);
-    const c = new RowRenderer('delta');
-    c.push(held.chunks);
-    expect(() => c.endOfQuery()).toThrow(/middle of a row/);
-  });
-
-  it('renders several chunks at once as it renders them one by one', () => {
-    const rng = new Rng('push-many');
-    const chunks = randomChunks(rng, all, 120);
-    const one = new RowRenderer('delta', { format: 'ndjson' });
-    const byOne = chunks.map((c) => one.push(c)?.toString('latin1') ?? '').join('');
-    const many = new RowRenderer('delta', { format: 'ndjson' });
-    const byMany = [chunks.slice(0, 5), chunks.slice(5, 6), chunks.slice(6)]
-      .map((group) => many.push(group)?.toString('latin1') ?? '')
-      .join('');
-    expect(byMany).toBe(byOne);
-    expect(byOne.split('\n')).toHaveLength(41);
-    expect(many.rows).toBe(40);
   });
 });
 
@@ -526,11 +319,5 @@ describe('line formats, received_ts, keys and gap markers', () => {
     expect(JSON.parse(`[${json}]`)).toHaveLength(3);
     expect(j.markersPassed).toBe(1);
     expect(j.passRemainingMarkers()).toBeUndefined();
-  });
-
-  it('decimalText and BigInt amounts agree with the row renderer', () => {
-    for (const v of [0n, 1n, -1n, 480000000000000000n, -150n * 10n ** 18n, 2n ** 127n - 1n, -(2n ** 127n)]) {
-      expect(decimalText(v)).toBe(canonical(v));
-    }
   });
 });

@@ -1,0 +1,290 @@
+/**
+ * Rule 7 on this side (docs/history.md), for `HistoryClient.rebuild` and `replay`: the book from the latest snapshot
+ * at or before a moment (`startingBook`), then every delta, later snapshot and recorded gap of the range in time
+ * order (`walk`, over the rows of history-series.ts; gaps from the coverage endpoint). Gaps are reported, never
+ * papered over; a replayed book that differs from a recorded snapshot is an error.
+ */
+import { BookError } from './errors.js';
+import type { Transport } from './http.js';
+import { assertMoment, getCoverage } from './history-requests.js';
+import { series, type Batch } from './history-series.js';
+import type { RangeOptions, ReplayEvent } from './history-types.js';
+import { OrderBook } from './order-book.js';
+import type { DeltaRow, Gap, SnapshotRow } from './rows.js';
+import { formatTimestamp, parseTimestamp, type Moment } from './timestamps.js';
+
+/**
+ * `HistoryClient.rebuild`: the book at `at` from the latest snapshot at or before it (or a gap's end), walked up to
+ * `at`; `in_gap` when `at` lies in a recorded gap.
+ */
+export async function rebuildAt(
+  http: Transport,
+  exchange: string,
+  ticker: string,
+  at: Moment,
+  options: { lookbackMs?: number; signal?: AbortSignal },
+): Promise<OrderBook> {
+  const t = assertMoment(at, 'at') as number;
+  const book = await startingBook(http, exchange, ticker, t, options.lookbackMs, options.signal);
+  let open: Gap | undefined;
+  for await (const event of walk(http, book, exchange, ticker, t, t, { signal: options.signal })) {
+    if (event.type === 'gap') open = event.gap;
+    else if (event.type === 'snapshot' && event.restarted) open = undefined;
+  }
+  if (open !== undefined && t < parseTimestamp(open.to_ts)) {
+    throw new BookError(
+      'in_gap',
+      `${formatTimestamp(t)} lies in a recorded gap (${open.reason}, ${open.from_ts} – ${open.to_ts})`,
+      { exchange, ticker, ts: t },
+    );
+  }
+  return book;
+}
+
+/**
+ * The one replay loop (rebuild and replay): from `book` (at its snapshot) through every delta, later snapshot
+ * and gap up to `to`, in time order; at equal `ts` a gap's start comes first, then a snapshot (the book after
+ * every delta before it), then a restart at a gap's end, then the deltas. Yields `book` events for moments
+ * ≥ `from`, snapshots ≥ `from`, and gaps that end after `from`.
+ */
+export async function* walk(
+  http: Transport,
+  start: OrderBook | undefined,
+  exchange: string,
+  ticker: string,
+  from: number,
+  to: number | undefined,
+  options: {
+    pageSize?: number;
+    lookbackMs?: number;
+    signal?: AbortSignal;
+    onGap?: 'event' | 'error';
+    verifySnapshots?: boolean;
+  },
+): AsyncGenerator<ReplayEvent> {
+  const signal = options.signal;
+  // The book to walk from (`rebuild` gives it), else the latest snapshot at or before `from`.
+  const book = start ?? (await startingBook(http, exchange, ticker, from, options.lookbackMs, signal));
+  const begin = book.ts as number;
+  const gaps = (await gapsIn(http, exchange, ticker, begin, to, signal))
+    .map((g) => ({ gap: g, from: parseTimestamp(g.from_ts), to: parseTimestamp(g.to_ts) }))
+    .filter((g) => g.to > begin && (to === undefined || g.from <= to))
+    .sort((a, b) => a.from - b.from);
+  const range = { end: to, pageSize: options.pageSize, signal };
+  // Deltas come in batches (one per received chunk) and are walked synchronously inside a batch.
+  const deltas = new BatchCursor(
+    series(http, 'delta', exchange, ticker, { ...range, start: begin }) as AsyncGenerator<Batch<DeltaRow>>,
+  );
+  // Later snapshots (a range of one moment has none: the service refuses start_ts after end_ts).
+  const books = (
+    (to !== undefined && begin + 1 > to) || options.verifySnapshots === false
+      ? none<{ ts: number; rows: SnapshotRow[] }>()
+      : booksIn(http, exchange, ticker, { ...range, start: begin + 1 })
+  )[Symbol.asyncIterator]();
+  try {
+    await deltas.fill();
+    let nextBook = await books.next();
+    let gapIndex = 0;
+    /** Inside a gap until this moment (-Infinity: not in one). */
+    let skipUntil = -Infinity;
+    let pending: number | undefined;
+    for (;;) {
+      const delta = deltas.current();
+      const deltaTs = deltas.currentTs();
+      const bookTs = nextBook.done ? Infinity : nextBook.value.ts;
+      const gap = gaps[gapIndex];
+      const gapTs = gap ? gap.from : Infinity;
+      const restartTs = skipUntil === -Infinity || (to !== undefined && skipUntil > to) ? Infinity : skipUntil;
+      const next = Math.min(deltaTs, bookTs, gapTs, restartTs);
+      // A moment is complete when the next event is later: the book after it.
+      if (pending !== undefined && next > pending) {
+        book.settle();
+        if (pending >= from) yield { type: 'book', ts: pending, book };
+        pending = undefined;
+      }
+      if (next === Infinity) break;
+      if (gap && gapTs === next) {
+        gapIndex++;
+        skipUntil = Math.max(skipUntil, gap.to);
+        if (gap.to > from) {
+          if (options.onGap === 'error') {
+            const g = gap.gap;
+            throw new BookError('in_gap', `the series has a recorded gap (${g.reason}, ${g.from_ts} – ${g.to_ts})`, {
+              exchange,
+              ticker,
+              ts: gap.from,
+            });
+          }
+          yield { type: 'gap', gap: gap.gap };
+        }
+        continue;
+      }
+      if (bookTs === next) {
+        const rows = nextBook.value.rows;
+        nextBook = await books.next();
+        if (bookTs < skipUntil) continue; // inside a gap: the gap's end decides where the book restarts
+        const restarted = skipUntil !== -Infinity;
+        if (restarted) book.loadSnapshot(rows);
+        // A snapshot at S is the book after every delta with ts < S: it must equal the replayed book.
+        else if (book.equalsSnapshot(rows)) book.passSnapshot(bookTs);
+        else {
+          throw new BookError(
+            'snapshot_mismatch',
+            'the replayed book differs from the recorded snapshot of the same moment, outside any recorded gap',
+            { exchange, ticker, ts: bookTs },
+          );
+        }
+        skipUntil = -Infinity;
+        if (bookTs >= from) yield { type: 'snapshot', ts: bookTs, book, restarted };
+        continue;
+      }
+      if (restartTs === next) {
+        // The gap ended without a snapshot (the book was empty then): it restarts empty. Without the snapshots'
+        // stream, the snapshot at the gap's end (if any) is read here.
+        const rows: SnapshotRow[] = [];
+        if (options.verifySnapshots === false) {
+          for await (const batch of series(http, 'snapshot', exchange, ticker, {
+            start: restartTs,
+            end: restartTs,
+            signal,
+          })) {
+            for (const r of batch) if (!('type' in r)) rows.push(r);
+          }
+        }
+        book.loadSnapshot(rows, restartTs);
+        skipUntil = -Infinity;
+        if (restartTs >= from) yield { type: 'snapshot', ts: restartTs, book, restarted: true };
+        continue;
+      }
+      if (deltaTs >= skipUntil) {
+        book.applyAt(delta as DeltaRow, deltaTs);
+        pending = deltaTs;
+      }
+      if (!deltas.advance()) await deltas.fill();
+    }
+  } finally {
+    await deltas.close();
+    await books.return?.(undefined);
+  }
+}
+
+/** Snapshot rows grouped into books (one per `ts`). */
+async function* booksIn(
+  http: Transport,
+  exchange: string,
+  ticker: string,
+  options: RangeOptions,
+): AsyncGenerator<{ ts: number; rows: SnapshotRow[] }> {
+  let rows: SnapshotRow[] = [];
+  let text: string | undefined;
+  let ts = 0;
+  const done: { ts: number; rows: SnapshotRow[] }[] = [];
+  for await (const batch of series(http, 'snapshot', exchange, ticker, options) as AsyncGenerator<SnapshotRow[]>) {
+    for (const row of batch) {
+      if (row.ts !== text) {
+        if (rows.length) done.push({ ts, rows });
+        rows = [];
+        text = row.ts;
+        ts = parseTimestamp(row.ts);
+      }
+      rows.push(row);
+    }
+    // The books completed by this batch (the last one may go on in the next).
+    for (const book of done) yield book;
+    done.length = 0;
+  }
+  if (rows.length) yield { ts, rows };
+}
+
+/** The latest snapshot at or before `at`, as a book: windows growing backwards from `at`. */
+async function startingBook(
+  http: Transport,
+  exchange: string,
+  ticker: string,
+  at: number,
+  lookbackMs = 86_400_000,
+  signal?: AbortSignal,
+): Promise<OrderBook> {
+  for (let span = 15 * 60_000; ; span *= 4) {
+    const w = Math.min(span, lookbackMs);
+    let last: { ts: number; rows: SnapshotRow[] } | undefined;
+    for await (const b of booksIn(http, exchange, ticker, { start: at - w, end: at, signal })) last = b;
+    if (last) return OrderBook.fromSnapshot(last.rows, { exchange, ticker });
+    if (w >= lookbackMs) {
+      // No snapshot: a gap that ended (closed by an empty book, which writes no rows) is where the book starts.
+      const ended = (await gapsIn(http, exchange, ticker, at - w, at, signal))
+        .map((g) => parseTimestamp(g.to_ts))
+        .filter((t) => t <= at);
+      if (ended.length) {
+        const book = new OrderBook({ exchange, ticker });
+        book.loadSnapshot([], Math.max(...ended));
+        return book;
+      }
+      throw new BookError('no_snapshot', `no snapshot within ${lookbackMs} ms before ${formatTimestamp(at)}`, {
+        exchange,
+        ticker,
+        ts: at,
+      });
+    }
+  }
+}
+
+/** Gaps overlapping [from, to] from `coverage`; none when the service has no coverage endpoint (404 not_found). */
+async function gapsIn(
+  http: Transport,
+  exchange: string,
+  ticker: string,
+  from: number,
+  to: number | undefined,
+  signal?: AbortSignal,
+) {
+  try {
+    return (await getCoverage(http, exchange, ticker, { start: from, end: to, signal })).gaps;
+  } catch (err) {
+    if ((err as { error?: string }).error === 'not_found') return [];
+    throw err;
+  }
+}
+
+/** Reads batches one item at a time, awaiting only when a batch is used up. */
+class BatchCursor<T extends { ts: string }> {
+  private batch: Batch<T> = [];
+  private i = 0;
+  constructor(private readonly source: AsyncGenerator<Batch<T>>) {}
+
+  /** The `ts` of the item at hand in epoch ms (Infinity once the source has ended). */
+  currentTs(): number {
+    const item = this.batch[this.i];
+    if (item === undefined) return Infinity;
+    return this.batch.ms?.[this.i] ?? parseTimestamp(item.ts);
+  }
+
+  /** Moves to the next item within the batch; false when the batch is used up (then `fill`). */
+  advance(): boolean {
+    return ++this.i < this.batch.length;
+  }
+
+  /** Loads batches until one has an item left, or the source ends. */
+  async fill(): Promise<void> {
+    while (this.i >= this.batch.length) {
+      const r = await this.source.next();
+      if (r.done) return;
+      this.batch = r.value;
+      this.i = 0;
+    }
+  }
+
+  /** The item at hand; undefined once the source has ended. */
+  current(): T | undefined {
+    return this.batch[this.i];
+  }
+
+  async close(): Promise<void> {
+    await this.source.return(undefined);
+  }
+}
+
+// eslint-disable-next-line require-yield
+async function* none<T>(): AsyncGenerator<T> {
+  return;
+}

@@ -1,0 +1,177 @@
+/**
+ * The history service's one-request calls: the URL of each endpoint, its query built from checked arguments, and its
+ * JSON answer checked before it is returned (a malformed body is a `DataError`, never a wrong result).
+ */
+import { DataError, InvalidArgumentError } from './errors.js';
+import type { Answer, Transport } from './http.js';
+import type { Coverage, Page, PageOptions, ServiceBook } from './history-types.js';
+import { checkGap, checkRow, type RowKind, type RowOf } from './rows.js';
+import { formatTimestamp, momentMs, type Moment } from './timestamps.js';
+
+const EXCHANGE = /^[A-Za-z0-9_]{1,32}$/;
+
+export function assertMoment(value: Moment | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = momentMs(value);
+  if (Number.isNaN(ms)) throw new InvalidArgumentError(`${name} is not a moment (epoch ms, Date or RFC 3339)`);
+  return ms;
+}
+
+export const iso = (ms: number | undefined) => (ms === undefined ? undefined : formatTimestamp(ms));
+
+/** The path of an endpoint (`/api/{exchange}/{endpoint}[/{ticker}]`), the exchange key checked. */
+export function historyPath(exchange: string, endpoint: string, ticker?: string): string {
+  if (!EXCHANGE.test(exchange)) throw new InvalidArgumentError(`not an exchange key: ${JSON.stringify(exchange)}`);
+  return `/api/${exchange}/${endpoint}${ticker === undefined ? '' : `/${encodeURIComponent(ticker)}`}`;
+}
+
+async function getJson(
+  http: Transport,
+  path: string,
+  query: Record<string, string | number | undefined>,
+  signal?: AbortSignal,
+) {
+  const answer = await http.request(http.url(path, query), {
+    signal,
+    headers: { Accept: 'application/json' },
+  });
+  return parseJsonBody(answer, await answer.text());
+}
+
+/** `GET /api/{exchange}/tickers`: the tickers with data in the caller's window. */
+export async function getTickers(
+  http: Transport,
+  exchange: string,
+  options: { prefix?: string; signal?: AbortSignal },
+): Promise<string[]> {
+  const body = await getJson(http, historyPath(exchange, 'tickers'), { prefix: options.prefix }, options.signal);
+  const tickers = (body as { tickers?: unknown }).tickers;
+  if (!Array.isArray(tickers) || !tickers.every((t) => typeof t === 'string')) {
+    throw new DataError('malformed_body', 'a tickers answer without a "tickers" list of strings');
+  }
+  return tickers as string[];
+}
+
+/** One JSON page of a kind's rows. */
+export async function getPage<K extends RowKind>(
+  http: Transport,
+  kind: K,
+  exchange: string,
+  ticker: string,
+  options: PageOptions,
+): Promise<Page<RowOf<K>>> {
+  const answer = await http.request(
+    http.url(historyPath(exchange, kind === 'delta' ? 'deltas' : 'snapshots', ticker), {
+      start_ts: iso(assertMoment(options.start, 'start')),
+      end_ts: iso(assertMoment(options.end, 'end')),
+      limit: options.limit,
+      cursor: options.cursor,
+      fields: options.fields?.length ? options.fields.join(',') : undefined,
+      include: options.gaps ? 'gaps' : undefined,
+    }),
+    { signal: options.signal, headers: { Accept: 'application/json' } },
+  );
+  return checkPage(kind, answer, await answer.text());
+}
+
+/** `GET /api/{exchange}/coverage/{ticker}`: what is recorded in a window, and every gap overlapping it. */
+export async function getCoverage(
+  http: Transport,
+  exchange: string,
+  ticker: string,
+  options: { start?: Moment; end?: Moment; signal?: AbortSignal },
+): Promise<Coverage> {
+  const body = (await getJson(
+    http,
+    historyPath(exchange, 'coverage', ticker),
+    { start_ts: iso(assertMoment(options.start, 'start')), end_ts: iso(assertMoment(options.end, 'end')) },
+    options.signal,
+  )) as unknown as Coverage;
+  if (!Array.isArray(body.gaps) || typeof body.snapshots !== 'object' || typeof body.deltas !== 'object') {
+    throw new DataError('malformed_body', 'a coverage answer without "snapshots", "deltas" and "gaps"');
+  }
+  body.gaps.forEach((g, i) => checkGap(g, { line: i + 1 }));
+  return body;
+}
+
+/** `GET /api/{exchange}/book/{ticker}`: the service's book at a moment. */
+export async function getBook(
+  http: Transport,
+  exchange: string,
+  ticker: string,
+  options: { at?: Moment; depth?: number; signal?: AbortSignal },
+): Promise<ServiceBook> {
+  if (options.depth !== undefined && !(Number.isInteger(options.depth) && options.depth > 0)) {
+    throw new InvalidArgumentError('depth must be a positive integer');
+  }
+  const body = (await getJson(
+    http,
+    historyPath(exchange, 'book', ticker),
+    { at: iso(assertMoment(options.at, 'at')), depth: options.depth },
+    options.signal,
+  )) as unknown as ServiceBook;
+  if (body.status === 'in_gap') checkGap(body.gap, {});
+  if (body.status !== 'ok') {
+    const status: unknown = body.status;
+    if (status !== 'in_gap' && status !== 'no_data') {
+      throw new DataError('malformed_body', `a book answer with status ${JSON.stringify(status)}`);
+    }
+    return body;
+  }
+  for (const side of ['bids', 'asks'] as const) {
+    const levels: unknown = body[side];
+    if (!Array.isArray(levels)) throw new DataError('malformed_body', `a book answer without "${side}"`);
+    levels.forEach((l: { price?: unknown; quantity?: unknown } | null, i) => {
+      if (typeof l?.price !== 'string' || typeof l?.quantity !== 'string') {
+        throw new DataError('malformed_body', `${side}[${i}] is not {price, quantity}`, { text: JSON.stringify(l) });
+      }
+    });
+  }
+  return body;
+}
+
+function parseJsonBody(answer: Answer, text: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    const cut = text.startsWith('{') && !text.trimEnd().endsWith('}');
+    throw new DataError(
+      cut ? 'stream_cut' : 'malformed_body',
+      cut ? 'the JSON body ends early' : 'the body is not JSON',
+      {
+        url: answer.url,
+        requestId: answer.requestId,
+        text: text.slice(0, 200),
+      },
+    );
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new DataError('malformed_body', 'the body is not a JSON object', {
+      url: answer.url,
+      requestId: answer.requestId,
+    });
+  }
+  return value as Record<string, unknown>;
+}
+
+/** A JSON page of rows, checked: its rows, `count`, gaps and `next_cursor`. */
+export function checkPage<K extends RowKind>(kind: K, answer: Answer, text: string): Page<RowOf<K>> {
+  const body = parseJsonBody(answer, text);
+  const where = { url: answer.url, requestId: answer.requestId };
+  if (!Array.isArray(body.rows) || typeof body.count !== 'number') {
+    throw new DataError('malformed_body', 'a rows answer without "rows" and "count"', where);
+  }
+  if (body.count !== body.rows.length) {
+    throw new DataError('malformed_body', `"count" is ${body.count} but ${body.rows.length} rows came`, where);
+  }
+  body.rows.forEach((r, i) => checkRow(kind, r, { ...where, line: i + 1 }));
+  if (body.gaps !== undefined) {
+    if (!Array.isArray(body.gaps)) throw new DataError('malformed_body', '"gaps" is not a list', where);
+    body.gaps.forEach((g, i) => checkGap(g, { ...where, line: i + 1 }));
+  }
+  if (body.next_cursor !== undefined && body.next_cursor !== null && typeof body.next_cursor !== 'string') {
+    throw new DataError('malformed_body', '"next_cursor" is neither a string nor null', where);
+  }
+  return body as unknown as Page<RowOf<K>>;
+}

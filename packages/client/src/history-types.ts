@@ -1,0 +1,169 @@
+/**
+ * The shapes of `HistoryClient`'s calls: the options each takes and the answers of the history service
+ * (docs/history.md) as they are returned.
+ */
+import type { Level } from './checksum.js';
+import type { OrderBook } from './order-book.js';
+import type { Gap } from './rows.js';
+import type { Moment } from './timestamps.js';
+
+/** Extra row fields the service adds when asked (`fields=`). */
+export type ExtraField = 'received_ts';
+
+export interface RangeOptions {
+  /** Inclusive lower bound (clamped by the service to the caller's window). */
+  start?: Moment;
+  /** Inclusive upper bound; omitted: up to the newest row. */
+  end?: Moment;
+  /** Rows per request (default 100,000; the service's `MAX_LIMIT` is the most it takes). */
+  pageSize?: number;
+  /** `['received_ts']`: rows carry when the recorder received them. */
+  fields?: readonly ExtraField[];
+  /**
+   * `stream` (default): ask for NDJSON and read it as it arrives (a service without streams answers JSON, which is
+   * read instead); `pages`: JSON pages of `pageSize` rows.
+   */
+  transport?: 'stream' | 'pages';
+  signal?: AbortSignal;
+}
+
+export interface RangeWithGaps extends RangeOptions {
+  /** Interleave the recorded gaps overlapping the range as `{type: 'gap', …}` items, in time order. */
+  gaps: true;
+}
+
+/** One page of rows as the JSON endpoint answers it. */
+export interface Page<R> {
+  exchange: string;
+  ticker: string;
+  rows: R[];
+  count: number;
+  /** Where the next page starts when `limit` cut this one (a service with cursors); null when nothing is left. */
+  next_cursor?: string | null;
+  /** With `include=gaps`: the gaps among these rows. */
+  gaps?: Gap[];
+}
+
+export interface PageOptions {
+  start?: Moment;
+  end?: Moment;
+  limit?: number;
+  cursor?: string;
+  fields?: readonly ExtraField[];
+  gaps?: boolean;
+  signal?: AbortSignal;
+}
+
+/** Rows of one kind inside a coverage window. */
+export interface KindCoverage {
+  rows: number;
+  /** Snapshots only: whole books. */
+  books?: number;
+  /** First and last `ts` inside the window; null when there is none. */
+  first_ts: string | null;
+  last_ts: string | null;
+}
+
+/**
+ * What is recorded for a ticker inside the caller's window (`GET /api/{exchange}/coverage/{ticker}`): first and
+ * last `ts` and row counts per kind, and every gap overlapping the window — so "no rows" (recorded, nothing
+ * happened) is told apart from "not recorded" (a gap).
+ */
+export interface Coverage {
+  exchange: string;
+  ticker: string;
+  /** The window actually covered (the request's, clamped to the caller's). */
+  start_ts: string;
+  end_ts: string | null;
+  snapshots: KindCoverage;
+  deltas: KindCoverage;
+  gaps: Gap[];
+  /** The caller's window for the ticker and why it starts there (a service older than the field leaves it out). */
+  window?: CallerWindow;
+}
+
+/**
+ * The caller's window for a ticker and the rule that sets it: `anonymous` (no key: the last day),
+ * `max_data_age_days` (the key's limit), `full_history_prefix` (the key's `full_history_prefixes` match the ticker),
+ * `full_history` (a key without a limit).
+ */
+export interface CallerWindow {
+  /** The earliest `ts` the caller may read. */
+  start_ts: string;
+  rule: 'anonymous' | 'max_data_age_days' | 'full_history_prefix' | 'full_history';
+  /** Days the rule allows; null for full history. */
+  days: number | null;
+}
+
+export interface ServiceBookHead {
+  exchange: string;
+  ticker: string;
+  /** The moment asked for (now when none was). */
+  at: string;
+}
+
+/**
+ * The service's book at a moment (`GET /api/{exchange}/book/{ticker}?at=&depth=`): rule 7 on the server.
+ * `in_gap`: the moment lies in a recorded gap, so there is no book; `no_data`: nothing to start from.
+ */
+export type ServiceBook = ServiceBookHead &
+  (
+    | {
+        status: 'ok';
+        /** The snapshot the book was built from; null when it restarted empty at the end of `base_gap`. */
+        snapshot_ts: string | null;
+        /** The last delta applied (null: none since the snapshot). */
+        last_delta: { ts: string; sequence: number } | null;
+        gap: null;
+        base_gap: Gap | null;
+        bids: Level[];
+        asks: Level[];
+      }
+    | {
+        status: 'in_gap';
+        snapshot_ts: null;
+        last_delta: null;
+        gap: Gap;
+        base_gap: null;
+        bids: null;
+        asks: null;
+      }
+    | {
+        status: 'no_data';
+        snapshot_ts: null;
+        last_delta: null;
+        gap: null;
+        base_gap: null;
+        bids: null;
+        asks: null;
+      }
+  );
+
+/** What `replay` yields: the book after a moment's deltas, a snapshot it passed, or a gap it had to skip. */
+export type ReplayEvent =
+  /** The book after every delta with this `ts` (the same `OrderBook` each time: copy what you keep). */
+  | { type: 'book'; ts: number; book: OrderBook }
+  /** A recorded gap: no book is given for `[from_ts, to_ts)`; the replay resumes from the next snapshot. */
+  | { type: 'gap'; gap: Gap }
+  /** A snapshot inside the range: the replayed book was checked against it (or restarted from it after a gap). */
+  | { type: 'snapshot'; ts: number; book: OrderBook; restarted: boolean };
+
+export interface ReplayOptions {
+  /** First moment of interest (the replay starts from the latest snapshot at or before it). */
+  from: Moment;
+  /** Last moment (inclusive); omitted: up to the newest row. */
+  to?: Moment;
+  /** Rows per request of the underlying streams (see `RangeOptions.pageSize`). */
+  pageSize?: number;
+  /** How far back to look for the starting snapshot (default 1 day; the recorder writes one every 5 minutes). */
+  lookbackMs?: number;
+  /** Gaps as `gap` events (default) or as a `BookError` (`in_gap`) that ends the replay. */
+  onGap?: 'event' | 'error';
+  /**
+   * Check the replayed book against every recorded snapshot of the range (default true; a difference outside a gap
+   * is a `snapshot_mismatch` error). `false` reads only the deltas (and the snapshot that ends a gap): about half
+   * the work where a ticker's snapshots hold as many rows as its deltas.
+   */
+  verifySnapshots?: boolean;
+  signal?: AbortSignal;
+}

@@ -1,0 +1,54 @@
+import { Rng } from '@depthgate/service-kit';
+import { deltaRow, randomChunks } from '../../testing/row-binary';
+import { RowRenderer } from './renderer';
+import { RowChunks } from './row-chunks';
+
+describe('RowChunks: the rows of one query as they arrived', () => {
+  const t = Date.UTC(2026, 2, 26, 14, 0, 1, 193);
+  const rows = Array.from({ length: 40 }, (_, i) =>
+    deltaRow({ ts: t + Math.floor(i / 3), sequence: i, side: 'bid', price: '1', quantity_delta: `${i}` }),
+  );
+  const all = Buffer.concat(rows);
+
+  it('finds each row, the first rows and the tail however the rows were chunked', () => {
+    const rng = new Rng('row-chunks');
+    for (let trial = 0; trial < 50; trial++) {
+      const held = new RowChunks(49);
+      for (const chunk of randomChunks(rng, all, 150)) held.add(chunk);
+      expect(held.rows).toBe(40);
+      for (let i = 0; i < 40; i++) expect(held.row(i)).toEqual(rows[i]);
+      const n = rng.range(1, 40);
+      const first = held.first(n);
+      expect([first.rows, first.bytes, Buffer.concat(first.chunks)]).toEqual([n, n * 49, all.subarray(0, n * 49)]);
+      expect(held.from(n - 1)).toEqual(all.subarray((n - 1) * 49));
+      const more = new RowChunks(49);
+      more.add(all.subarray(0, 49 * 2));
+      expect(Buffer.concat(first.concat(more).chunks)).toEqual(
+        Buffer.concat([all.subarray(0, n * 49), rows[0] as Buffer, rows[1] as Buffer]),
+      );
+    }
+  });
+
+  it('counts whole rows only (a partial last row is the renderer’s to reject)', () => {
+    const held = new RowChunks(49);
+    held.add(all.subarray(0, 49 * 3 + 10));
+    expect([held.rows, held.bytes]).toEqual([3, 49 * 3 + 10]);
+    const c = new RowRenderer('delta');
+    c.push(held.chunks);
+    expect(() => c.endOfQuery()).toThrow(/middle of a row/);
+  });
+
+  it('renders several chunks at once as it renders them one by one', () => {
+    const rng = new Rng('push-many');
+    const chunks = randomChunks(rng, all, 120);
+    const one = new RowRenderer('delta', { format: 'ndjson' });
+    const byOne = chunks.map((c) => one.push(c)?.toString('latin1') ?? '').join('');
+    const many = new RowRenderer('delta', { format: 'ndjson' });
+    const byMany = [chunks.slice(0, 5), chunks.slice(5, 6), chunks.slice(6)]
+      .map((group) => many.push(group)?.toString('latin1') ?? '')
+      .join('');
+    expect(byMany).toBe(byOne);
+    expect(byOne.split('\n')).toHaveLength(41);
+    expect(many.rows).toBe(40);
+  });
+});
