@@ -123,7 +123,7 @@ describe('upstream signatures, verified by the simulator', () => {
   it.each([
     ['Kalshi RSA-PSS', '/api/v1/venue-b/portfolio/balance', 'kalshi', '/trade-api/v2/portfolio/balance'],
     ['Polymarket US Ed25519', '/api/v1/venue-a-us/portfolio/positions', 'venue-a-us/auth', '/v1/portfolio/positions'],
-    ['Polymarket CLOB L2 HMAC', '/api/v1/venue-a-clob/data/orders', 'clob', '/data/orders'],
+    ['Polymarket CLOB L2 HMAC', '/api/v1/venue-a-clob/data/orders', 'venue-a-clob', '/data/orders'],
     ['Coinbase Exchange HMAC', '/api/v1/venue-d/accounts', 'coinbase', '/accounts'],
   ])('%s', async (_name, path, platform, upstreamPath) => {
     const [, , , target, ...resource] = path.split('/');

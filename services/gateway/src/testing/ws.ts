@@ -80,7 +80,7 @@ export function venueBook(sim: Simulator, platform: string, market: string): Dec
   return { bids: c(b.bids), asks: c(b.asks) };
 }
 
-export type BookPlatform = 'kalshi' | 'clob' | 'polymarketUs' | 'gemini' | 'coinbase';
+export type BookPlatform = 'venue-b' | 'venue-a-clob' | 'venue-a-us' | 'venue-c' | 'venue-d';
 
 /**
  * A client's books on one platform, rebuilt from the messages in arrival order by the platform's documented rules:
@@ -115,7 +115,7 @@ export class ClientBooks {
 
   apply(m: Record<string, unknown>): void {
     switch (this.platform) {
-      case 'kalshi': {
+      case 'venue-b': {
         if (m.type !== 'orderbook_snapshot' && m.type !== 'orderbook_delta') return;
         const sid = m.sid as number;
         const seq = m.seq as number;
@@ -137,7 +137,7 @@ export class ClientBooks {
         else b.asks.add(complement(msg.price_dollars as string), msg.delta_fp as string);
         return;
       }
-      case 'clob': {
+      case 'venue-a-clob': {
         if (m.event_type === 'book') {
           const b = this.book(m.asset_id as string, true);
           for (const l of m.bids as { price: string; size: string }[]) b.bids.set(l.price, l.size);
@@ -151,7 +151,7 @@ export class ClientBooks {
         }
         return;
       }
-      case 'polymarketUs': {
+      case 'venue-a-us': {
         const md = m.marketData as Record<string, unknown> | undefined;
         if (!md) return;
         const b = this.book(md.marketSlug as string, true);
@@ -159,14 +159,14 @@ export class ClientBooks {
         for (const l of md.offers as { px: { value: string }; qty: string }[]) b.asks.set(l.px.value, l.qty);
         return;
       }
-      case 'gemini': {
+      case 'venue-c': {
         if (m.type !== 'l2_updates') return;
         const b = this.book(m.symbol as string);
         for (const [side, p, q] of m.changes as [string, string, string][])
           (side === 'buy' ? b.bids : b.asks).set(p, q);
         return;
       }
-      case 'coinbase': {
+      case 'venue-d': {
         if (m.type === 'snapshot') {
           const b = this.book(m.product_id as string, true);
           for (const [p, q] of m.bids as [string, string][]) b.bids.set(p, q);

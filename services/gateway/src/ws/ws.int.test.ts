@@ -88,7 +88,7 @@ const CASES: Case[] = [
   {
     platform: 'venue-b',
     afterDrop: 3,
-    book: 'kalshi',
+    book: 'venue-b',
     feed: 'venue-b',
     path: '/ws/v1/kalshi',
     market: () => sim.books.tickers('kalshi')[0] as string,
@@ -101,7 +101,7 @@ const CASES: Case[] = [
   {
     platform: 'venue-a-clob',
     afterDrop: 1,
-    book: 'clob',
+    book: 'venue-a-clob',
     feed: 'venue-a-clob',
     path: '/ws/v1/polymarket-clob/ws/market',
     market: () => sim.books.tickers('venue-a-clob')[0] as string,
@@ -114,7 +114,7 @@ const CASES: Case[] = [
   {
     platform: 'venue-a-us',
     afterDrop: 2,
-    book: 'polymarketUs',
+    book: 'venue-a-us',
     feed: 'venue-a-us',
     path: '/ws/v1/venue-a-us',
     market: () => sim.books.tickers('venue-a-us')[0] as string,
@@ -129,7 +129,7 @@ const CASES: Case[] = [
   {
     platform: 'venue-c',
     afterDrop: 1,
-    book: 'gemini',
+    book: 'venue-c',
     feed: 'venue-c',
     path: '/ws/v1/gemini/v2/marketdata',
     market: () => sim.books.tickers('gemini')[0] as string,
@@ -142,7 +142,7 @@ const CASES: Case[] = [
   {
     platform: 'venue-d',
     afterDrop: 1,
-    book: 'coinbase',
+    book: 'venue-d',
     feed: 'venue-d',
     path: '/ws/v1/coinbase',
     market: () => 'BTC-USD',
@@ -404,8 +404,8 @@ describe('caller authentication and limits', () => {
     await slow.untilClosed();
     expect(slow.closeCode).toBe(4009);
     expect(slow.closeReason).toBe('slow consumer: send buffer above the limit');
-    const books = new ClientBooks('kalshi');
-    const { client: seen, venue } = await settle(sim, fast, books, 'kalshi', market);
+    const books = new ClientBooks('venue-b');
+    const { client: seen, venue } = await settle(sim, fast, books, 'venue-b', market);
     expect(fast.closed).toBe(false);
     expect(seen).toEqual(venue);
     expect(books.seqGaps).toBe(0);
@@ -436,8 +436,8 @@ describe('caller authentication and limits', () => {
       await x.untilClosed();
       expect(x.closeCode).toBe(4009);
     }
-    const books = new ClientBooks('kalshi');
-    const { client: seen, venue } = await settle(sim, fast, books, 'kalshi', market);
+    const books = new ClientBooks('venue-b');
+    const { client: seen, venue } = await settle(sim, fast, books, 'venue-b', market);
     expect(fast.closed).toBe(false);
     expect(seen).toEqual(venue);
     expect(books.seqGaps).toBe(0);
