@@ -142,9 +142,9 @@ async function onFreePorts<T>(count: number, start: (ports: number[]) => Promise
   }
 }
 
-/** Names of configuration variables that README.md does not document in the first column of a table row. */
+/** Names of configuration variables that docs/configuration.md does not document in a table row's first column. */
 export function undocumentedSettings(names: readonly string[]): string[] {
-  const firstColumns = readFileSync(path.join(repoRoot, 'README.md'), 'utf8')
+  const firstColumns = readFileSync(path.join(repoRoot, 'docs', 'configuration.md'), 'utf8')
     .split('\n')
     .filter((line) => line.startsWith('| '))
     .map((line) => line.split('|')[1] ?? '');

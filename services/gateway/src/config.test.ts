@@ -70,7 +70,7 @@ describe('gateway configuration', () => {
     );
   });
 
-  it('documents every setting in README.md', () => {
+  it('documents every setting in docs/configuration.md', () => {
     expect(undocumentedSettings(gatewayEnvNames())).toEqual([]);
   });
 });

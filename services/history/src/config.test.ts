@@ -44,7 +44,7 @@ describe('history configuration', () => {
     }
   });
 
-  it('documents every setting in README.md', () => {
+  it('documents every setting in docs/configuration.md', () => {
     expect(undocumentedSettings(Object.keys(historyEnvSchema.shape))).toEqual([]);
   });
 });

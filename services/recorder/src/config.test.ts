@@ -91,7 +91,7 @@ describe('recorder configuration', () => {
     }
   });
 
-  it('documents every setting in README.md', () => {
+  it('documents every setting in docs/configuration.md', () => {
     expect(undocumentedSettings(recorderEnvNames())).toEqual([]);
   });
 });
