@@ -46,8 +46,8 @@ start)
     dg_log "  clickhouse already running (pid $(dg_pid_of "$pidfile"), http port $http_port)"
     exit 0
   fi
-  dg_port_busy "$http_port" && dg_die "port $http_port is taken by another process; set another ClickHouse port (see README)"
-  dg_port_busy "$tcp_port" && dg_die "port $tcp_port is taken by another process; set another ClickHouse port (see README)"
+  dg_port_busy "$http_port" && dg_die "port $http_port is taken by another process; set another ClickHouse port (docs/development.md)"
+  dg_port_busy "$tcp_port" && dg_die "port $tcp_port is taken by another process; set another ClickHouse port (docs/development.md)"
   mkdir -p "$dir/config" "$dir/data" "$dir/tmp" "$dir/user_files" "$dir/format_schemas" "$dir/log"
   sed -e "s#@DATA_DIR@#$dir#g" -e "s#@CONFIG_DIR@#$dir/config#g" \
     -e "s#@HTTP_PORT@#$http_port#g" -e "s#@TCP_PORT@#$tcp_port#g" \

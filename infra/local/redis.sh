@@ -30,7 +30,7 @@ start)
     dg_log "  redis already running (pid $(dg_pid_of "$pidfile"), port $port)"
     exit 0
   fi
-  dg_port_busy "$port" && dg_die "port $port is taken by another process; set another Redis port (see README)"
+  dg_port_busy "$port" && dg_die "port $port is taken by another process; set another Redis port (docs/development.md)"
   mkdir -p "$dir/data"
   sed -e "s#@PORT@#$port#g" -e "s#@DATA_DIR@#$dir/data#g" -e "s#@PERSIST@#$persist#g" \
     "$here/redis/redis.conf" >"$dir/redis.conf"

@@ -6,7 +6,7 @@ const HOST_PORT = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/;
 
 /**
  * Where Redis is: one address (REDIS_URL), or a master found through Redis Sentinel. Shared by both services and the
- * keys CLI (README, "Redis Sentinel"; docs/operations.md).
+ * keys CLI (docs/configuration.md; docs/operations.md, "Redis").
  */
 export const redisEnvShape = {
   /**
@@ -36,7 +36,7 @@ export const redisEnvShape = {
 
 /**
  * Settings of keys and rate limits, shared by both services. Each service spreads these into its own schema,
- * so both read the same variable names with the same defaults (README lists them).
+ * so both read the same variable names with the same defaults (docs/configuration.md lists them).
  */
 export const authEnvShape = {
   ...redisEnvShape,

@@ -23,7 +23,7 @@ export interface RedisTarget {
   tlsCaFile?: string;
 }
 
-/** The target a deployable's settings describe (README, "Redis Sentinel"). */
+/** The target a deployable's settings describe (docs/configuration.md; docs/operations.md, "Redis"). */
 export function redisTarget(config: RedisConfig): RedisTarget {
   return {
     url: config.REDIS_URL,

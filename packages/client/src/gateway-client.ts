@@ -1,5 +1,5 @@
 /**
- * `GatewayClient`: the gateway's `/api/v1/{platform}/{resource}` (README.md, "The gateway") as typed calls. The
+ * `GatewayClient`: the gateway's `/api/v1/{platform}/{resource}` (docs/gateway.md) as typed calls. The
  * gateway forwards the resource and query to the platform and signs for it; this client sends the depthgate key
  * (`X-API-Key`, or HTTP Basic with `keyIn: 'basic'`), retries 429 and 503 after their `Retry-After` (bounded),
  * and turns error answers — the gateway's own `{"error","message"}` or an upstream's body passed through — into
@@ -20,7 +20,7 @@ export type Platform = PlatformKey | PlatformAlias;
 
 /**
  * The read-only POST paths per platform, as the gateway's route modules list them
- * (`services/gateway/src/platforms/<key>.ts`; README.md, "Read-only POSTs").
+ * (`services/gateway/src/platforms/<key>.ts`; docs/gateway.md, "Read-only POSTs").
  */
 export interface ReadOnlyPosts {
   'venue-a-clob':

@@ -1,6 +1,6 @@
 /**
  * The ClickHouse settings every deployable that uses the store reads (the history API, its CLIs, the recorder):
- * one shape, spread into each deployable's own schema. README.md lists every one of them.
+ * one shape, spread into each deployable's own schema. docs/configuration.md lists every one of them.
  */
 import { z } from 'zod';
 import { envInt, envOptionalString, envString, parseEnv } from '@depthgate/service-kit';

@@ -18,7 +18,7 @@ export interface UrlSpec {
   env: string;
   /** The real platform's URL: the production default. It may carry a base path (`/trade-api/v2`). */
   default: string;
-  /** What it serves, for the README and logs. */
+  /** What it serves, for the docs and logs. */
   description: string;
 }
 

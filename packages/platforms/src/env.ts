@@ -86,7 +86,7 @@ export function platformEnvShape(registry: Registry, parts: EnvParts): Shape {
   return shape;
 }
 
-/** Every variable name a deployable reads for these platforms (README completeness, simulator env files). */
+/** Every variable name a deployable reads for these platforms (docs/configuration.md completeness, simulator env files). */
 export function platformEnvNames(registry: Registry, parts: EnvParts): string[] {
   return Object.keys(platformEnvShape(registry, parts));
 }

@@ -23,7 +23,7 @@ import {
 import { wsEnvShape } from './ws/config';
 
 /**
- * Every gateway setting, parsed once from the environment. README.md lists them with their defaults. The platforms'
+ * Every gateway setting, parsed once from the environment. docs/configuration.md lists them with their defaults. The platforms'
  * own variables (upstream URLs, credentials, platform settings) come from their descriptors (@depthgate/platforms):
  * defaults are the real production URLs; each is overridable (e.g. the simulator).
  */
@@ -99,7 +99,7 @@ export interface GatewayConfig<R extends Registry = typeof PLATFORMS> extends Ga
   baseDomain: string | undefined;
 }
 
-/** Every variable the gateway reads, its own and the platforms' (README completeness). */
+/** Every variable the gateway reads, its own and the platforms' (docs/configuration.md completeness). */
 export function gatewayEnvNames(registry: Registry = PLATFORMS): string[] {
   return [...Object.keys(gatewayEnvSchema.shape), ...platformEnvNames(registry, ALL_PARTS)];
 }

@@ -12,7 +12,7 @@ import {
   secret,
 } from '@depthgate/service-kit';
 
-/** Every history-service setting, parsed once from the environment. README.md lists them with their defaults. */
+/** Every history-service setting, parsed once from the environment. docs/configuration.md lists them with their defaults. */
 export const historyEnvSchema = z
   .object({
     ...authEnvShape,

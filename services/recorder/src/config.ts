@@ -90,7 +90,7 @@ export function selectionEnv(exchange: string): { tickers: string; prefixes: str
  * Every recorder setting, as a zod shape, for a registry's recorded exchanges and their adapters: the recorder's
  * own; per exchange, which tickers (explicit lists, prefixes of listed markets — `*`: all —, series; none of the
  * three set: every listed market, up to RECORDER_MAX_TICKERS); which exchanges to record and to reconcile; each
- * adapter's own settings. README.md ("Recorder") lists them with their defaults.
+ * adapter's own settings. docs/configuration.md ("Recorder") lists them with their defaults.
  */
 export function recorderEnvShape(exchanges: Exchanges, adapters: Adapters) {
   const perExchange: Record<string, z.ZodType> = {};
@@ -143,7 +143,7 @@ export interface RecorderConfig extends RecorderEnv {
   adapters: Adapters;
 }
 
-/** Every variable the recorder reads, its own and the recorded platforms' (README completeness). */
+/** Every variable the recorder reads, its own and the recorded platforms' (docs/configuration.md completeness). */
 export function recorderEnvNames(registry: Registry = PLATFORMS, adapters: Adapters = ADAPTERS): string[] {
   return [
     ...Object.keys(recorderEnvShape(exchangesOf(registry), adapters)),

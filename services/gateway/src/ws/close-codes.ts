@@ -1,7 +1,7 @@
 /**
- * Every close code the gateway's WebSocket proxy uses, with its reason text: one table, documented in README.md
- * ("WebSocket proxy") and the AsyncAPI document. RFC 6455 codes where one fits; the 4000-4999 range (private use)
- * otherwise, numbered after the HTTP status they correspond to.
+ * Every close code the gateway's WebSocket proxy uses, with its reason text: one table, documented in
+ * docs/websockets.md ("Refusals and close codes") and the AsyncAPI document. RFC 6455 codes where one fits; the
+ * 4000-4999 range (private use) otherwise, numbered after the HTTP status they correspond to.
  */
 export const CLOSE = {
   /** The gateway is shutting down (drain): reconnect, another replica answers. */

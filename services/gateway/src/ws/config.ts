@@ -1,7 +1,7 @@
 import { envBool, envInt } from '@depthgate/service-kit';
 
 /**
- * The WebSocket proxy's settings (README.md, "WebSocket proxy"), part of the gateway's one schema (config.ts). The
+ * The WebSocket proxy's settings (docs/configuration.md, "Gateway"; docs/websockets.md), part of the gateway's one schema (config.ts). The
  * upstream feed URLs are the platforms' descriptors' (`FEED_VENUE_*_URL`).
  */
 export const wsEnvShape = {

@@ -1,6 +1,6 @@
 import { Counter, Gauge, type Registry } from '@depthgate/service-kit';
 
-/** The WebSocket proxy's metrics (README.md, "WebSocket proxy"), by platform. */
+/** The WebSocket proxy's metrics (docs/websockets.md; docs/operations.md, "Metrics"), by platform. */
 export class WsMetrics {
   readonly connections: Gauge<'platform'>;
   readonly handshakes: Counter<'platform' | 'result'>;

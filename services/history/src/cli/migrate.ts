@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
  * Applies the ClickHouse migrations and exits: 0 when the schema is up to date, 1 with a clear message otherwise.
- * Reads CLICKHOUSE_URL, CLICKHOUSE_DATABASE, CLICKHOUSE_CLUSTER and CLICKHOUSE_STARTUP_TIMEOUT_MS (README,
- * Configuration).
+ * Reads CLICKHOUSE_URL, CLICKHOUSE_DATABASE, CLICKHOUSE_CLUSTER and CLICKHOUSE_STARTUP_TIMEOUT_MS
+ * (docs/configuration.md).
  *
  *   CLICKHOUSE_URL=http://127.0.0.1:7123 node services/history/dist/cli/migrate.js
  */

@@ -27,7 +27,7 @@ export interface RecorderAdapter<S extends z.ZodRawShape = z.ZodRawShape> {
   restRate: number;
   /** Whether its books are compared with the REST book by default (feeds without sequence numbers). */
   reconcile: boolean;
-  /** Settings of this adapter alone (zod shape of environment variables, each with a default; README lists them). */
+  /** Settings of this adapter alone (zod shape of environment variables, each with a default; docs/configuration.md lists them). */
   settings: S;
   /** The feed's protocol for this configuration. */
   protocol(ctx: AdapterContext<S>): VenueProtocol;
