@@ -16,7 +16,7 @@ import {
 } from '@depthgate/history-store';
 import { ConfigError } from '@depthgate/service-kit';
 import type { TickerRef } from '../generator/generate';
-import { parseRfc3339 } from '../order-books/params';
+import { parseRfc3339 } from '../contract/rfc3339';
 import { generateTickers } from '../generator/profiles';
 import { Progress, planGeneration, runGeneration, tickersFrom } from '../generator/seed';
 

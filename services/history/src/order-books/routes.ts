@@ -16,7 +16,7 @@
  * behaviour is listed in docs/history.md ("API"); the rules of the spec are cited where they apply.
  */
 import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
-import { canonicalExchange, type Caller, type ExchangeKey } from '@depthgate/auth';
+import type { Caller, ExchangeKey } from '@depthgate/auth';
 import {
   TICKER_PATTERN,
   classifyClickHouseError,
@@ -25,6 +25,7 @@ import {
   type RowKind,
 } from '@depthgate/history-store';
 import { AppError, type Logger } from '@depthgate/service-kit';
+import { cursorParam, prefixParam, readExchange, readParam, unknownExchange } from '../contract/params';
 import type { Endpoint, HistoryMetrics } from '../metrics';
 import { callerWindow, canSeeTicker, effectiveRange, windowStart } from './access';
 import { levels } from './book';
@@ -38,7 +39,6 @@ import {
   parseLimit,
   parseStreamLimit,
   parseTimeRange,
-  singleParam,
 } from './params';
 import type { BookRead, CatalogueEntry, OrderBookReader } from './reader';
 import { RowsResponse, gapJson } from './responses';
@@ -72,12 +72,9 @@ function unknownTicker(exchange: ExchangeKey, ticker: string): AppError {
 /** `/:exchange` → the canonical exchange key (aliases and case accepted), else 404 unknown_exchange. */
 export const resolveExchange: RequestHandler = (req, res, next) => {
   const given = String(req.params.exchange ?? '');
-  const exchange = canonicalExchange(given);
+  const exchange = readExchange(given);
   if (!exchange) {
-    const shown = given.length > 40 ? `${given.slice(0, 40)}…` : given;
-    next(
-      new AppError('unknown_exchange', `Unknown exchange ${JSON.stringify(shown)}: use venue_b, venue_c or venue_a_us`),
-    );
+    next(unknownExchange(given));
     return;
   }
   res.locals.exchange = exchange;
@@ -170,7 +167,7 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
     guarded(req, res, next, 'tickers', async (scope) => {
       const exchange = res.locals.exchange as ExchangeKey;
       const query = req.query as Record<string, unknown>;
-      const prefix = singleParam(query, 'prefix', 'invalid_request') ?? '';
+      const prefix = readParam(query, prefixParam) ?? '';
       const caller = req.caller;
       let tickers: string[] = [];
       // A prefix outside the ticker grammar matches no ticker: the list is empty (and no query is needed).
@@ -204,7 +201,7 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
         // Parse: every parameter, before any query.
         const exchange = res.locals.exchange as ExchangeKey;
         const query = req.query as Record<string, unknown>;
-        const cursorText = singleParam(query, 'cursor', 'invalid_cursor');
+        const cursorText = readParam(query, cursorParam);
         const range = parseTimeRange(query);
         if (cursorText !== undefined && (range.start !== undefined || range.end !== undefined)) {
           throw new AppError(
