@@ -6,8 +6,9 @@
  * request (supertest, fetch, node:http, a client over a real socket), and the problems are kept until `take()`.
  * An answer is checked for:
  *
- * - an operation of the document for its method and path (HEAD as GET); a path no operation claims must be answered
- *   as the document's `notFound` says (by default: not checked);
+ * - an operation of the document for its method and path (HEAD as GET; a path parameter that ends a template may
+ *   span segments when no template matches otherwise, as the gateway's `{resource}` does); a path no operation
+ *   claims must be answered as the document's `notFound` says (by default: not checked);
  * - its status among the operation's responses, and its media type among that response's `content` (none when the
  *   response has no content);
  * - its body (decoded from gzip or br) against the media type's schema, by ajv in JSON Schema 2020-12 mode (the
@@ -100,8 +101,27 @@ function decoded(answer: Answer): Buffer {
 interface Route {
   template: string;
   pattern: RegExp;
+  /** The pattern with a last parameter that may span segments (`/api/v1/{platform}/{resource}`), if it ends in one. */
+  greedy: RegExp | undefined;
   params: number;
   item: Record<string, unknown>;
+}
+
+/** The path template as a pattern; `greedy`: its last parameter, when it ends the path, may contain slashes. */
+function templatePattern(template: string, greedy: boolean): RegExp | undefined {
+  const parts = template.split(/(\{[^}]+\})/).filter((p) => p !== '');
+  if (greedy && !(parts.at(-1) ?? '').startsWith('{')) return undefined;
+  return new RegExp(
+    `^${parts
+      .map((part, i) =>
+        part.startsWith('{')
+          ? greedy && i === parts.length - 1
+            ? '(.+)'
+            : '([^/]+)'
+          : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+      )
+      .join('')}$`,
+  );
 }
 
 export class ContractChecker {
@@ -119,12 +139,8 @@ export class ContractChecker {
         template,
         item,
         params: (template.match(/\{[^}]+\}/g) ?? []).length,
-        pattern: new RegExp(
-          `^${template
-            .split(/(\{[^}]+\})/)
-            .map((part) => (part.startsWith('{') ? '([^/]+)' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
-            .join('')}$`,
-        ),
+        pattern: templatePattern(template, false) as RegExp,
+        greedy: templatePattern(template, true),
       }))
       // A literal path wins over a templated one.
       .sort((a, b) => a.params - b.params);
@@ -153,7 +169,8 @@ export class ContractChecker {
     const method = answer.method.toLowerCase();
     const path = answer.url.split('?')[0] ?? '';
     const what = `${answer.method} ${answer.url.length > 120 ? `${answer.url.slice(0, 120)}…` : answer.url} → ${answer.status}`;
-    const route = this.routes.find((r) => r.pattern.test(path));
+    const route =
+      this.routes.find((r) => r.pattern.test(path)) ?? this.routes.find((r) => r.greedy?.test(path) ?? false);
     const operation = route && ((route.item[method] ?? (method === 'head' ? route.item.get : undefined)) as Operation);
     if (!route || !operation) {
       const notFound = this.options.notFound;
@@ -329,5 +346,36 @@ export class ContractChecker {
   /** The problems found since the last call. */
   take(): string[] {
     return this.problems.splice(0);
+  }
+}
+
+/**
+ * Fails the tests of a file when answers broke the contract: create one at the top level of a test harness module
+ * (so the `afterEach` it registers is the importing file's own), `watch` each checker, `release` it when its app
+ * closes (which throws for what the last test left).
+ */
+export class ContractWatch {
+  private readonly checkers = new Set<ContractChecker>();
+
+  constructor() {
+    const afterEach = (globalThis as { afterEach?: (fn: () => void) => void }).afterEach;
+    afterEach?.(() => ContractWatch.fail([...this.checkers]));
+  }
+
+  watch(checker: ContractChecker): ContractChecker {
+    this.checkers.add(checker);
+    return checker;
+  }
+
+  release(checker: ContractChecker): void {
+    this.checkers.delete(checker);
+    ContractWatch.fail([checker]);
+  }
+
+  private static fail(checkers: ContractChecker[]): void {
+    const problems = checkers.flatMap((c) => c.take());
+    if (problems.length > 0) {
+      throw new Error(`${problems.length} answer(s) broke the OpenAPI contract:\n${problems.join('\n')}`);
+    }
   }
 }

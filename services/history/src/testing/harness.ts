@@ -24,23 +24,13 @@ import {
 import { storeOptions, type HistoryStore } from '@depthgate/history-store';
 import { createTestDatabase, type TestDatabase } from '@depthgate/history-store/testing';
 import { Lifecycle, createLogger, createRegistry, type Registry } from '@depthgate/service-kit';
-import { ContractChecker, testClickHouseUrl, testRedisUrl, uniqueName } from '@depthgate/test-utils';
+import { ContractChecker, ContractWatch, testClickHouseUrl, testRedisUrl, uniqueName } from '@depthgate/test-utils';
 import { createApp, historyOpenApi } from '../app';
 import { loadConfig, type HistoryConfig } from '../config';
 import { loadExplorerAssets } from '../explorer/assets';
 
-/** The checkers of the harnesses open in this test file. */
-const checkers = new Set<ContractChecker>();
-
-function contractProblems(checker: ContractChecker[]): void {
-  const problems = checker.flatMap((c) => c.take());
-  if (problems.length > 0) {
-    throw new Error(`${problems.length} answer(s) broke the OpenAPI contract:\n${problems.join('\n')}`);
-  }
-}
-
-// A file's tests import this module at their top level, so this hook is the file's own.
-if (typeof afterEach === 'function') afterEach(() => contractProblems([...checkers]));
+/** Fails a test during which an answer broke the contract (this module is imported by the test file itself). */
+const contractWatch = new ContractWatch();
 
 export const quietLogger = () =>
   createLogger({ name: 'test', level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
@@ -109,7 +99,7 @@ export async function createHarness(
   const contract = await ContractChecker.create(historyOpenApi(config), {
     notFound: { status: 404, schema: '#/components/schemas/Error404' },
   });
-  checkers.add(contract);
+  contractWatch.watch(contract);
   const app = contract.observe(
     createApp({
       config,
@@ -167,8 +157,7 @@ export async function createHarness(
       await db.drop();
       await Promise.allSettled([auth.close(), db.close()]);
       admin.disconnect();
-      checkers.delete(contract);
-      contractProblems([contract]);
+      contractWatch.release(contract);
     },
   };
 }
