@@ -8,7 +8,8 @@
  *
  * - an operation of the document for its method and path (HEAD as GET; a path parameter that ends a template may
  *   span segments when no template matches otherwise, as the gateway's `{resource}` does); a path no operation
- *   claims must be answered as the document's `notFound` says (by default: not checked);
+ *   claims must be answered as the option `notFound` says, a method a path does not take as `wrongMethod` says
+ *   (by default: not checked);
  * - its status among the operation's responses, and its media type among that response's `content` (none when the
  *   response has no content);
  * - its body (decoded from gzip or br) against the media type's schema, by ajv in JSON Schema 2020-12 mode (the
@@ -52,11 +53,17 @@ export interface Answer {
   status: number;
   headers: Record<string, string | string[] | number | undefined>;
   body: Buffer;
+  /** The request's Host header. */
+  host?: string;
 }
 
 export interface ContractCheckerOptions {
   /** A path no operation claims must be answered with this status and body schema (a JSON pointer). */
   notFound?: { status: number; schema: string };
+  /** A method a path does not take must be answered so (the gateway: 405); by default as `notFound` says. */
+  wrongMethod?: { status: number; schema: string };
+  /** The document's path an answer is for, when it is not the request's (a gateway's platform hosts). */
+  path?: (answer: Answer) => string | undefined;
   /** Answers not to check (e.g. a gateway's pass-through answers). */
   skip?: (answer: Answer) => boolean;
 }
@@ -126,6 +133,7 @@ function templatePattern(template: string, greedy: boolean): RegExp | undefined 
 
 export class ContractChecker {
   private readonly routes: Route[];
+  /** By JSON pointer, and by the schema's text. */
   private readonly validators = new Map<string, ValidateFunction>();
   private readonly problems: string[] = [];
 
@@ -167,17 +175,22 @@ export class ContractChecker {
   check(answer: Answer): string[] {
     if (this.options.skip?.(answer)) return [];
     const method = answer.method.toLowerCase();
-    const path = answer.url.split('?')[0] ?? '';
+    // An absolute-form target (`GET http://host/path`) is about its path.
+    const target = answer.url.startsWith('/')
+      ? answer.url
+      : URL.canParse(answer.url)
+        ? new URL(answer.url).pathname
+        : '';
+    const path = this.options.path?.(answer) ?? target.split('?')[0] ?? '';
     const what = `${answer.method} ${answer.url.length > 120 ? `${answer.url.slice(0, 120)}…` : answer.url} → ${answer.status}`;
     const route =
       this.routes.find((r) => r.pattern.test(path)) ?? this.routes.find((r) => r.greedy?.test(path) ?? false);
     const operation = route && ((route.item[method] ?? (method === 'head' ? route.item.get : undefined)) as Operation);
     if (!route || !operation) {
-      const notFound = this.options.notFound;
-      if (!notFound) return [];
-      if (answer.status !== notFound.status)
-        return [`${what}: no operation of the contract, yet not ${notFound.status}`];
-      return this.body(what, answer, 'application/json', notFound.schema);
+      const rule = route ? (this.options.wrongMethod ?? this.options.notFound) : this.options.notFound;
+      if (!rule) return [];
+      if (answer.status !== rule.status) return [`${what}: no operation of the contract, yet not ${rule.status}`];
+      return this.body(what, answer, 'application/json', rule.schema);
     }
     const at = [route.template, route.item[method] ? method : 'get'];
     const responses = operation.responses ?? {};
@@ -214,7 +227,10 @@ export class ContractChecker {
     if (validate === undefined) {
       const schema = at(this.doc, schemaPointer);
       if (schema === undefined) throw new Error(`no schema at ${schemaPointer}`);
-      validate = this.ajv.compile(localRefs(schema as object));
+      // Many responses share one schema (a $ref): compiled once.
+      const text = JSON.stringify(localRefs(schema as object));
+      validate = this.validators.get(text) ?? this.ajv.compile(JSON.parse(text) as object);
+      this.validators.set(text, validate);
       this.validators.set(schemaPointer, validate);
     }
     return validate;
@@ -322,6 +338,7 @@ export class ContractChecker {
   record(req: IncomingMessage, res: ServerResponse): void {
     const method = req.method ?? 'GET';
     const url = req.url ?? '';
+    const host = req.headers.host;
     const chunks: Buffer[] = [];
     const keep = (chunk: unknown, encoding: unknown) => {
       if (typeof chunk === 'string') chunks.push(Buffer.from(chunk, (encoding as BufferEncoding) || 'utf8'));
@@ -338,7 +355,14 @@ export class ContractChecker {
       return (end as (...a: unknown[]) => ServerResponse).call(this, chunk, ...rest);
     } as ServerResponse['end'];
     res.once('finish', () => {
-      const answer = { method, url, status: res.statusCode, headers: res.getHeaders(), body: Buffer.concat(chunks) };
+      const answer = {
+        method,
+        url,
+        host,
+        status: res.statusCode,
+        headers: res.getHeaders(),
+        body: Buffer.concat(chunks),
+      };
       this.problems.push(...this.check(answer));
     });
   }
@@ -378,4 +402,30 @@ export class ContractWatch {
       throw new Error(`${problems.length} answer(s) broke the OpenAPI contract:\n${problems.join('\n')}`);
     }
   }
+}
+
+/** Every operation's responses as `method path status media-type` (`-` for a response without content). */
+export function responseShapes(doc: OpenApiDocument): string[] {
+  const components = (doc.components ?? {}) as { responses?: Record<string, ResponseObject> };
+  return Object.entries((doc.paths ?? {}) as Record<string, Record<string, Operation>>).flatMap(([path, item]) =>
+    Object.entries(item).flatMap(([method, op]) =>
+      Object.entries(op.responses ?? {}).flatMap(([status, r]) => {
+        const response = r.$ref === undefined ? r : (components.responses?.[r.$ref.split('/').at(-1) ?? ''] ?? r);
+        const types = Object.keys(response.content ?? {});
+        return (types.length > 0 ? types : ['-']).map((type) => `${method} ${path} ${status} ${type}`);
+      }),
+    ),
+  );
+}
+
+/** Every text under one of `keys` (`description`, `summary`…) anywhere in a document. */
+export function documentTexts(value: unknown, keys: readonly string[], out = new Set<string>()): Set<string> {
+  if (Array.isArray(value)) for (const v of value) documentTexts(v, keys, out);
+  else if (value !== null && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      if (keys.includes(k) && typeof v === 'string') out.add(v);
+      else documentTexts(v, keys, out);
+    }
+  }
+  return out;
 }

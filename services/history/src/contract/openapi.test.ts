@@ -4,6 +4,7 @@
  * component it had is still there, with the same meaning; what the generated one adds or words differently is
  * listed here, so a change of the contract is a change of this list.
  */
+import { documentTexts, responseShapes } from '@depthgate/test-utils';
 import handWritten from '../testing/openapi-hand-written.json';
 import { openApiDocument } from './openapi';
 
@@ -28,17 +29,6 @@ const operations = (doc: Json) =>
     Object.entries(item).map(([method, op]) => ({ path, method, op })),
   );
 
-function strings(value: unknown, keys: string[], out = new Set<string>()): Set<string> {
-  if (Array.isArray(value)) for (const v of value) strings(v, keys, out);
-  else if (value !== null && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      if (keys.includes(k) && typeof v === 'string') out.add(v);
-      else strings(v, keys, out);
-    }
-  }
-  return out;
-}
-
 /** A parameter's schema as it constrains values: type, enum, bounds, default, pattern, format. */
 function constraints(doc: Json, schema: Json): Json {
   const s = resolve(doc, schema);
@@ -62,21 +52,14 @@ describe('the generated OpenAPI document against the hand-written one', () => {
   });
 
   it('keeps every description and summary (a longer text may only add to one)', () => {
-    const now = [...strings(generated, ['description', 'summary'])];
-    const lost = [...strings(old, ['description', 'summary'])].filter((d) => !now.some((n) => n.startsWith(d)));
+    const now = [...documentTexts(generated, ['description', 'summary'])];
+    const lost = [...documentTexts(old, ['description', 'summary'])].filter((d) => !now.some((n) => n.startsWith(d)));
     expect(lost).toEqual([]);
   });
 
   it('keeps every path, method, status and media type, and adds only those listed', () => {
-    const shape = (doc: Json) =>
-      operations(doc).flatMap(({ path, method, op }) =>
-        Object.entries(op.responses as Record<string, Json>).flatMap(([status, r]) => {
-          const content = Object.keys((resolve(doc, r).content as Json | undefined) ?? {});
-          return (content.length > 0 ? content : ['-']).map((type) => `${method} ${path} ${status} ${type}`);
-        }),
-      );
-    const before = shape(old);
-    const after = shape(generated);
+    const before = responseShapes(old as never);
+    const after = responseShapes(generated as never);
     // A response without content may have gained a body's description: `-` stands for any media type then.
     const kept = (x: string) =>
       after.includes(x) || (x.endsWith(' -') && after.some((a) => a.startsWith(x.slice(0, -1))));
