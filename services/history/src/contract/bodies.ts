@@ -30,33 +30,49 @@ export const Decimal = z
     examples: ['0.48', '150', '-20.5'],
   });
 
-export const Side = z.enum(['bid', 'ask']);
+export const Side = z.enum(['bid', 'ask']).meta({ description: 'The book’s side' });
 
-const receivedTs = Timestamp.optional().meta({ description: 'With fields=received_ts only' });
+const receivedTs = Timestamp.optional().meta({
+  description:
+    'With fields=received_ts only: when the recorder received it (rows recorded before receive times were kept: ts)',
+});
+const ts = Timestamp.meta({ description: 'The venue’s time of the book or change (rows are sorted by it)' });
+const price = Decimal.meta({ description: 'The level’s price' });
+const exchange = z.string().meta({ description: 'The neutral exchange key (whatever alias the path used)' });
+const ticker = z.string().meta({ description: 'The ticker as stored' });
 
 /** One price level of a full book at `ts`. Field order is the wire's (and the CSV columns', csvColumns). */
 export const SnapshotRow = z
-  .object({ ts: Timestamp, side: Side, price: Decimal, quantity: Decimal, received_ts: receivedTs })
+  .object({
+    ts,
+    side: Side,
+    price,
+    quantity: Decimal.meta({ description: 'The quantity at the level (every row of a book shares its ts)' }),
+    received_ts: receivedTs,
+  })
   .meta({ id: 'SnapshotRow' });
 
 /** One level change: add `quantity_delta` at (`side`, `price`). */
 export const DeltaRow = z
   .object({
-    ts: Timestamp,
-    sequence: z.number().int().min(0),
+    ts,
+    sequence: z.number().int().min(0).meta({ description: 'Orders the deltas of a ticker that share a ts' }),
     side: Side,
-    price: Decimal,
-    quantity_delta: Decimal,
+    price,
+    quantity_delta: Decimal.meta({ description: 'To add to the quantity at (side, price); a level at 0 is gone' }),
     received_ts: receivedTs,
   })
   .meta({ id: 'DeltaRow' });
 
 export const Gap = z
   .object({
-    from_ts: Timestamp,
-    to_ts: Timestamp,
-    reason: z.string().meta({ examples: ['disconnect', 'stall', 'sequence_gap', 'recorder_start', 'seed_end'] }),
-    detected_at: Timestamp,
+    from_ts: Timestamp.meta({ description: 'The last moment known complete' }),
+    to_ts: Timestamp.meta({ description: 'The first moment complete again' }),
+    reason: z.string().meta({
+      description: 'Why (docs/history.md, Recorder: Gaps)',
+      examples: ['disconnect', 'stall', 'sequence_gap', 'recorder_start', 'seed_end'],
+    }),
+    detected_at: Timestamp.meta({ description: 'When the gap was recorded' }),
   })
   .meta({
     id: 'Gap',
@@ -64,12 +80,14 @@ export const Gap = z
   });
 
 /** A gap among the lines of a stream (`include=gaps`). */
-export const GapLine = z.object({ type: z.literal('gap'), ...Gap.shape }).meta({ id: 'GapLine' });
+export const GapLine = z
+  .object({ type: z.literal('gap').meta({ description: 'A gap marker, not a row' }), ...Gap.shape })
+  .meta({ id: 'GapLine' });
 
 /** The last line of an NDJSON stream. */
 export const EndLine = z
   .object({
-    type: z.literal('end'),
+    type: z.literal('end').meta({ description: 'The last line: a stream without it was cut' }),
     count: z.number().int().min(0).meta({ description: 'Rows in the stream (gap lines not counted)' }),
     next_cursor: z.string().nullable().meta({ description: 'Where the rest begins, when the stream stopped early' }),
   })
@@ -81,8 +99,8 @@ const EXTENDED =
 function rowsPage<R extends z.ZodType>(row: R, id: string) {
   return z
     .object({
-      exchange: z.string(),
-      ticker: z.string(),
+      exchange,
+      ticker,
       rows: z.array(row),
       count: z.number().int().min(0),
       gaps: z.array(Gap).optional(),
@@ -120,13 +138,17 @@ export function csvColumns(kind: 'snapshot' | 'delta', receivedTs: boolean): str
 }
 
 export const TickerList = z
-  .object({ exchange: z.string(), count: z.number().int().min(0), tickers: z.array(z.string()) })
+  .object({
+    exchange,
+    count: z.number().int().min(0),
+    tickers: z.array(z.string()).meta({ description: 'Sorted in byte (ASCII) order' }),
+  })
   .meta({ id: 'TickerList' });
 
 const kindCoverage = {
-  rows: z.number().int().min(0),
-  first_ts: Timestamp.nullable(),
-  last_ts: Timestamp.nullable(),
+  rows: z.number().int().min(0).meta({ description: 'Rows inside the range' }),
+  first_ts: Timestamp.nullable().meta({ description: 'The first ts inside the range; null: none' }),
+  last_ts: Timestamp.nullable().meta({ description: 'The last ts inside the range; null: none' }),
 };
 /** Deltas inside a coverage range. */
 export const KindCoverage = z.object(kindCoverage).meta({ id: 'KindCoverage' });
@@ -151,13 +173,13 @@ export const CallerWindow = z
 
 export const Coverage = z
   .object({
-    exchange: z.string(),
-    ticker: z.string(),
-    start_ts: Timestamp,
-    end_ts: Timestamp.nullable(),
-    snapshots: SnapshotCoverage,
-    deltas: KindCoverage,
-    gaps: z.array(Gap),
+    exchange,
+    ticker,
+    start_ts: Timestamp.meta({ description: 'The range the figures cover: start_ts clamped to the caller’s window' }),
+    end_ts: Timestamp.nullable().meta({ description: 'The range’s end; null: up to the newest row' }),
+    snapshots: SnapshotCoverage.meta({ description: 'Snapshot rows and books inside the range' }),
+    deltas: KindCoverage.meta({ description: 'Delta rows inside the range' }),
+    gaps: z.array(Gap).meta({ description: 'Every gap overlapping the range, with its recorded bounds' }),
     window: CallerWindow,
   })
   .meta({ id: 'Coverage' });
@@ -166,7 +188,11 @@ export const Level = z.object({ price: Decimal, quantity: Decimal }).meta({ id: 
 
 const STATUS =
   'ok: the book; in_gap: at falls inside a recorded gap (gap), there is no book; no_data: nothing to start from in the caller’s window (no snapshot at or before at)';
-const bookHead = { exchange: z.string(), ticker: z.string(), at: Timestamp };
+const bookHead = {
+  exchange,
+  ticker,
+  at: Timestamp.meta({ description: 'The moment asked for (now when none was)' }),
+};
 
 /** The book at a moment: `ok` with the book, or `in_gap` / `no_data` without one. */
 export const Book = z
@@ -185,15 +211,15 @@ export const Book = z
       base_gap: Gap.nullable().meta({
         description: 'A gap closed by an empty book (no snapshot at its to_ts): the book restarted empty at its end',
       }),
-      bids: z.array(Level).meta({ description: 'Best (highest) first' }),
-      asks: z.array(Level).meta({ description: 'Best (lowest) first' }),
+      bids: z.array(Level).meta({ description: 'Best (highest) first; null unless ok' }),
+      asks: z.array(Level).meta({ description: 'Best (lowest) first; null unless ok' }),
     }),
     z.object({
       ...bookHead,
       status: z.literal('in_gap'),
       snapshot_ts: z.null(),
       last_delta: z.null(),
-      gap: Gap,
+      gap: Gap.meta({ description: 'in_gap: the gap at falls in' }),
       base_gap: z.null(),
       bids: z.null(),
       asks: z.null(),
