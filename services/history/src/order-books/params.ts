@@ -46,14 +46,12 @@ export function parseTimeRange(query: Record<string, unknown>): TimeRange {
   return range;
 }
 
-/** The parameters whose schema the configuration sets, built once per setting (an app has one). */
+/** The parameters whose schema the configuration sets, built once per setting (an app has one: the last is kept). */
 function memo<A extends number[], T>(build: (...args: A) => QueryParam<T>): (...args: A) => QueryParam<T> {
-  const built = new Map<string, QueryParam<T>>();
+  let last: { args: A; param: QueryParam<T> } | undefined;
   return (...args) => {
-    const key = args.join();
-    let param = built.get(key);
-    if (param === undefined) built.set(key, (param = build(...args)));
-    return param;
+    if (last === undefined || args.some((a, i) => a !== last?.args[i])) last = { args, param: build(...args) };
+    return last.param;
   };
 }
 const pageLimit = memo((defaultLimit: number, maxLimit: number) => pageLimitParam({ defaultLimit, maxLimit }));
