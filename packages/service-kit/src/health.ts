@@ -1,4 +1,6 @@
 import { Router } from 'express';
+import type * as z from 'zod';
+import type { HealthBody, ReadyBody } from './contract';
 import type { Lifecycle } from './lifecycle';
 
 export interface ReadinessCheck {
@@ -31,18 +33,20 @@ export function healthRoutes(options: { lifecycle: Lifecycle; checks: ReadinessC
   const router = Router();
   const timeoutMs = options.timeoutMs ?? 1000;
   router.get('/health', (_req, res) => {
-    res.json({ status: 'ok' });
+    res.json({ status: 'ok' } satisfies z.output<typeof HealthBody>);
   });
   router.get('/ready', async (_req, res) => {
     res.setHeader('Cache-Control', 'no-store');
     if (options.lifecycle.draining) {
-      res.status(503).json({ status: 'draining', checks: {} });
+      res.status(503).json({ status: 'draining', checks: {} } satisfies z.output<typeof ReadyBody>);
       return;
     }
     const results = await Promise.all(options.checks.map((c) => withTimeout(c, timeoutMs)));
     const checks = Object.fromEntries(options.checks.map((c, i) => [c.name, results[i] === true]));
     const ready = results.every((r) => r === true);
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks });
+    res
+      .status(ready ? 200 : 503)
+      .json({ status: ready ? 'ready' : 'not_ready', checks } satisfies z.output<typeof ReadyBody>);
   });
   return router;
 }

@@ -1,4 +1,5 @@
 export * from './errors';
+export * from './contract';
 export * from './logger';
 export * from './request-context';
 export * from './health';

@@ -225,3 +225,4 @@ export function testCluster(): TestCluster {
 }
 
 export { WsTestClient, type WsOpenOptions } from './ws-client';
+export * from './contract';

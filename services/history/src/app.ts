@@ -7,7 +7,7 @@ import type { ExplorerAssets } from './explorer/assets';
 import { explorerRoutes } from './explorer/routes';
 import { gzipResponses } from './gzip';
 import { HistoryMetrics } from './metrics';
-import { openApiDocument } from './openapi';
+import { openApiDocument } from './contract/openapi';
 import { CursorCodec } from './order-books/cursor';
 import { OrderBookReader } from './order-books/reader';
 import { MAX_BOOK_DEPTH, historyRoutes, resolveExchange } from './order-books/routes';
@@ -27,6 +27,16 @@ export interface HistoryDeps {
   exchanges?: Exchanges<ExchangeKey>;
 }
 
+/** The service's OpenAPI document under `config` (served at /openapi.json; the tests check every answer by it). */
+export function historyOpenApi(config: HistoryConfig): ReturnType<typeof openApiDocument> {
+  return openApiDocument({
+    defaultLimit: config.DEFAULT_LIMIT,
+    maxLimit: config.MAX_LIMIT,
+    queryTimeoutMs: config.QUERY_TIMEOUT_MS,
+    maxBookDepth: MAX_BOOK_DEPTH,
+  });
+}
+
 const ROUTE_LABEL = /^\/api\/[^/]+\/(tickers|snapshots|deltas|coverage|book)(\/|$)/;
 
 /** Builds the history app. No side effects: everything it talks to arrives in `deps`. */
@@ -40,14 +50,7 @@ export function createApp(deps: HistoryDeps): Express {
   });
   const reader = new OrderBookReader(queries, metrics, config.CATALOGUE_CACHE_TTL_MS);
   const cursors = new CursorCodec(config.cursorSecrets, exchanges);
-  const openapi = JSON.stringify(
-    openApiDocument({
-      defaultLimit: config.DEFAULT_LIMIT,
-      maxLimit: config.MAX_LIMIT,
-      queryTimeoutMs: config.QUERY_TIMEOUT_MS,
-      maxBookDepth: MAX_BOOK_DEPTH,
-    }),
-  );
+  const openapi = JSON.stringify(historyOpenApi(config));
   return createServiceApp({
     ...deps,
     readiness: [...auth.readiness, { name: 'clickhouse', check: () => store.ping(900) }],

@@ -16,7 +16,6 @@ import {
 } from '@depthgate/history-store';
 import { ConfigError, parseRfc3339 } from '@depthgate/service-kit';
 import type { TickerRef } from '../generator/generate';
-
 import { generateTickers } from '../generator/profiles';
 import { Progress, planGeneration, runGeneration, tickersFrom } from '../generator/seed';
 

@@ -2,14 +2,21 @@
  * Integration-test harness (not part of the build): the simulator, keys in a Redis namespace of their own, gateways
  * configured against the simulator (with or without its credentials), a raw HTTP client and the log lines of every
  * gateway started, so a suite can assert that no key or secret was ever logged.
+ *
+ * Every answer a gateway of the harness gives itself — /health, /ready, /metrics, /openapi.json, /asyncapi.json,
+ * and its own errors — is checked against its generated OpenAPI document (ContractChecker, @depthgate/test-utils);
+ * an answer that breaks it fails the test it finished in. Upstream answers passed through (they carry X-Cache) are
+ * the upstream's, not the gateway's contract, and are not checked.
  */
 import http from 'node:http';
 import { Writable } from 'node:stream';
 import { RedisKeyStore, createRedisClient, waitForRedis, type NewKeyInput, type Redis } from '@depthgate/auth';
 import { createLogger } from '@depthgate/service-kit';
-import { testRedisUrl, uniqueName } from '@depthgate/test-utils';
+import { ContractChecker, ContractWatch, testRedisUrl, uniqueName } from '@depthgate/test-utils';
 import { startSimulator, type Simulator, type SimulatorOptions } from '@depthgate/venue-sim';
 import { loadConfig } from '../config';
+import { openApiDocument } from '../openapi';
+import { hostRouter } from '../routes/hosts';
 import { startGateway, type RunningGateway } from '../server';
 
 export interface Answer {
@@ -49,6 +56,9 @@ export function call(
   });
 }
 
+/** Fails a test during which an answer broke the contract (this module is imported by the test file itself). */
+const contractWatch = new ContractWatch();
+
 export interface GatewayHarness {
   sim: Simulator;
   admin: Redis;
@@ -82,6 +92,7 @@ export async function startGatewayHarness(simOptions: SimulatorOptions = {}): Pr
   const prefix = `${uniqueName('gw')}:`;
   const store = new RedisKeyStore(admin, prefix);
   const gateways: RunningGateway[] = [];
+  const checkers: ContractChecker[] = [];
   return {
     sim,
     admin,
@@ -108,9 +119,24 @@ export async function startGatewayHarness(simOptions: SimulatorOptions = {}): Pr
         IBKR_TICKLE_INTERVAL_MS: '0',
         ...overrides,
       };
-      const running = await startGateway(loadConfig(env), { logger, exit: false });
+      const config = loadConfig(env);
+      const running = await startGateway(config, { logger, exit: false });
       await waitForRedis(running.auth.redis, 5000);
       gateways.push(running);
+      const byHost = config.baseDomain === undefined ? undefined : hostRouter(config.baseDomain, running.platforms);
+      const checker = await ContractChecker.create(openApiDocument(running.platforms), {
+        notFound: { status: 404, schema: '#/components/schemas/Error404' },
+        wrongMethod: { status: 405, schema: '#/components/schemas/Error405' },
+        skip: (answer) => answer.headers['x-cache'] !== undefined,
+        // A request to {platform}.GATEWAY_BASE_DOMAIN is /api/v1/{platform}/… (the document says so).
+        path: (answer) => {
+          const hosted = byHost?.(answer.host);
+          return hosted ? `/api/v1/${hosted.key}${answer.url.split('?')[0] ?? ''}` : undefined;
+        },
+      });
+      checkers.push(contractWatch.watch(checker));
+      // Ahead of the gateway's own listener, so that everything it writes is seen.
+      running.server.prependListener('request', (req, res) => checker.record(req, res));
       return running;
     },
     async newKey(input = {}) {
@@ -122,6 +148,7 @@ export async function startGatewayHarness(simOptions: SimulatorOptions = {}): Pr
       await Promise.all(gateways.map((g) => g.shutdown('test')));
       admin.disconnect();
       await sim.stop();
+      for (const checker of checkers) contractWatch.release(checker);
     },
   };
 }

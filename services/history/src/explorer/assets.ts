@@ -29,7 +29,8 @@ export interface ExplorerAssets {
   assets: ReadonlyMap<string, ExplorerFile>;
 }
 
-const TYPES: Record<string, string> = {
+/** Media types of the built files, by extension (anything else is application/octet-stream). */
+export const ASSET_TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
@@ -50,7 +51,7 @@ function file(fullPath: string): ExplorerFile {
           params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: body.length },
         })
       : body,
-    type: TYPES[path.extname(fullPath)] ?? 'application/octet-stream',
+    type: ASSET_TYPES[path.extname(fullPath)] ?? 'application/octet-stream',
     etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`,
   };
 }

@@ -1,22 +1,28 @@
 /**
- * Query parameters of the history endpoints, parsed strictly. Each failure is an AppError with the code and
- * message the caller sees (docs/history.md, "Errors").
+ * Query parameters of the history endpoints, read through their schemas (contract/params.ts: the one definition of
+ * each, which the OpenAPI document is generated from), in the order the endpoints check them. Each failure is an
+ * AppError with the code and message the caller sees (docs/history.md, "Errors").
  */
-import { EXTRA_FIELDS, type ExtraField } from '@depthgate/history-store';
-import { AppError, parseRfc3339, type ErrorCode } from '@depthgate/service-kit';
+import type { ExtraField } from '@depthgate/history-store';
+import { AppError } from '@depthgate/service-kit';
+import {
+  atParam,
+  depthParam,
+  endTsParam,
+  fieldsParam,
+  formatParam,
+  includeParam,
+  pageLimitParam,
+  paramText,
+  parseParam,
+  readParam,
+  startTsParam,
+  streamLimitParam,
+  type QueryParam,
+} from '../contract/params';
 import type { TextFormat } from './row-binary';
 
 export { parseRfc3339 } from '@depthgate/service-kit';
-
-const TIMESTAMP_HINT = 'expected an RFC 3339 timestamp such as 2026-03-07T00:00:00Z or 2026-03-07T01:00:00.250+01:00';
-
-/** A single string value of a query parameter, or undefined; a repeated parameter is an error. */
-export function singleParam(query: Record<string, unknown>, name: string, code: ErrorCode): string | undefined {
-  const v = query[name];
-  if (v === undefined) return undefined;
-  if (typeof v !== 'string') throw new AppError(code, `${name} must be given at most once`);
-  return v;
-}
 
 export interface TimeRange {
   /** Inclusive, epoch ms; undefined when not given. */
@@ -26,41 +32,34 @@ export interface TimeRange {
 }
 
 export function parseTimeRange(query: Record<string, unknown>): TimeRange {
+  // Both are checked for repetition before either is parsed.
+  const startText = paramText(query, startTsParam);
+  const endText = paramText(query, endTsParam);
   const range: TimeRange = {};
-  const startText = singleParam(query, 'start_ts', 'invalid_timestamp');
-  const endText = singleParam(query, 'end_ts', 'invalid_timestamp');
-  if (startText !== undefined) {
-    range.start = parseRfc3339(startText, 'ceil');
-    if (range.start === undefined) {
-      throw new AppError('invalid_timestamp', `start_ts is not a valid timestamp: ${TIMESTAMP_HINT}`);
-    }
-  }
-  if (endText !== undefined) {
-    range.end = parseRfc3339(endText, 'floor');
-    if (range.end === undefined) {
-      throw new AppError('invalid_timestamp', `end_ts is not a valid timestamp: ${TIMESTAMP_HINT}`);
-    }
-  }
-  if (range.start !== undefined && range.end !== undefined && range.start > range.end) {
+  const start = parseParam(startTsParam, startText);
+  const end = parseParam(endTsParam, endText);
+  if (start !== undefined) range.start = start;
+  if (end !== undefined) range.end = end;
+  if (start !== undefined && end !== undefined && start > end) {
     throw new AppError('invalid_timestamp', 'start_ts is after end_ts');
   }
   return range;
 }
 
-/** `limit`: a positive decimal integer up to `max`; absent → `defaultLimit`. */
+/** The parameters whose schema the configuration sets, built once per setting (an app has one: the last is kept). */
+function memo<A extends number[], T>(build: (...args: A) => QueryParam<T>): (...args: A) => QueryParam<T> {
+  let last: { args: A; param: QueryParam<T> } | undefined;
+  return (...args) => {
+    if (last === undefined || args.some((a, i) => a !== last?.args[i])) last = { args, param: build(...args) };
+    return last.param;
+  };
+}
+const pageLimit = memo((defaultLimit: number, maxLimit: number) => pageLimitParam({ defaultLimit, maxLimit }));
+const depth = memo(depthParam);
+
+/** `limit` of a JSON page: a positive decimal integer up to `max`; absent → `defaultLimit`. */
 export function parseLimit(query: Record<string, unknown>, defaultLimit: number, max: number): number {
-  const text = singleParam(query, 'limit', 'invalid_limit');
-  if (text === undefined) return defaultLimit;
-  if (!/^[0-9]{1,12}$/.test(text)) {
-    throw new AppError(
-      'invalid_limit',
-      `limit must be a positive integer (at most ${max}), got "${text.slice(0, 40)}"`,
-    );
-  }
-  const n = Number(text);
-  if (n < 1) throw new AppError('invalid_limit', `limit must be a positive integer (at most ${max}), got "${text}"`);
-  if (n > max) throw new AppError('invalid_limit', `limit ${n} is above the maximum of ${max}`);
-  return n;
+  return readParam(query, pageLimit(defaultLimit, max)) ?? defaultLimit;
 }
 
 /**
@@ -68,34 +67,17 @@ export function parseLimit(query: Record<string, unknown>, defaultLimit: number,
  * stream's memory does not grow with it.
  */
 export function parseStreamLimit(query: Record<string, unknown>): number {
-  const text = singleParam(query, 'limit', 'invalid_limit');
-  if (text === undefined) return Infinity;
-  const n = /^[0-9]{1,15}$/.test(text) ? Number(text) : NaN;
-  if (!(n >= 1)) throw new AppError('invalid_limit', `limit must be a positive integer, got "${text.slice(0, 40)}"`);
-  return n;
+  return readParam(query, streamLimitParam) ?? Infinity;
 }
 
 /** `at` (the book endpoint): an RFC 3339 moment, sub-milliseconds rounded down; undefined when not given. */
 export function parseAt(query: Record<string, unknown>): number | undefined {
-  const text = singleParam(query, 'at', 'invalid_timestamp');
-  if (text === undefined) return undefined;
-  const at = parseRfc3339(text, 'floor');
-  if (at === undefined) throw new AppError('invalid_timestamp', `at is not a valid timestamp: ${TIMESTAMP_HINT}`);
-  return at;
+  return readParam(query, atParam);
 }
 
 /** `depth` (the book endpoint): levels per side, a positive integer up to `max`; undefined (every level) when absent. */
 export function parseDepth(query: Record<string, unknown>, max: number): number | undefined {
-  const text = singleParam(query, 'depth', 'invalid_depth');
-  if (text === undefined) return undefined;
-  const n = /^[0-9]{1,12}$/.test(text) ? Number(text) : NaN;
-  if (!(n >= 1 && n <= max)) {
-    throw new AppError(
-      'invalid_depth',
-      `depth must be a positive integer of levels per side, at most ${max}, got "${text.slice(0, 40)}"`,
-    );
-  }
-  return n;
+  return readParam(query, depth(max));
 }
 
 /** Media types of the row formats, as `Accept` and `format=` name them. */
@@ -107,7 +89,6 @@ const MEDIA_TYPES: Record<string, TextFormat> = {
   'application/*': 'json',
   '*/*': 'json',
 };
-const FORMATS: readonly TextFormat[] = ['json', 'ndjson', 'csv'];
 
 /**
  * The answer's format: `format=json|ndjson|csv` when given (it wins), else the `Accept` type of highest quality among
@@ -118,17 +99,8 @@ export function parseFormat(
   query: Record<string, unknown>,
   accept: string | undefined,
 ): { format: TextFormat; explicit: boolean } {
-  const text = singleParam(query, 'format', 'invalid_format');
-  if (text !== undefined) {
-    const format = FORMATS.find((f) => f === text.toLowerCase());
-    if (format === undefined) {
-      throw new AppError(
-        'invalid_format',
-        `format must be json, ndjson or csv, got "${text.slice(0, 40)}" (or ask with Accept: application/x-ndjson or text/csv)`,
-      );
-    }
-    return { format, explicit: true };
-  }
+  const format = readParam(query, formatParam);
+  if (format !== undefined) return { format, explicit: true };
   let best: { format: TextFormat; q: number; wildcard: boolean } | undefined;
   for (const part of (accept ?? '').split(',')) {
     const [type = '', ...params] = part.split(';').map((x) => x.trim().toLowerCase());
@@ -147,29 +119,11 @@ export function parseFormat(
 
 /** `fields`: extra fields of the rows, comma-separated; only `received_ts` exists. */
 export function parseFields(query: Record<string, unknown>): ExtraField[] {
-  const text = singleParam(query, 'fields', 'invalid_fields');
-  if (text === undefined) return [];
-  const names = text.split(',').map((n) => n.trim());
-  for (const name of names) {
-    if (!(EXTRA_FIELDS as readonly string[]).includes(name)) {
-      throw new AppError(
-        'invalid_fields',
-        `fields names fields to add to the rows: ${EXTRA_FIELDS.join(', ')}; "${name.slice(0, 40)}" is not one`,
-      );
-    }
-  }
-  return [...new Set(names)] as ExtraField[];
+  const names = readParam(query, fieldsParam);
+  return names === undefined ? [] : [...new Set(names)];
 }
 
 /** `include`: what to add among the rows, comma-separated; only `gaps` exists. */
 export function parseInclude(query: Record<string, unknown>): { gaps: boolean } {
-  const text = singleParam(query, 'include', 'invalid_include');
-  if (text === undefined) return { gaps: false };
-  const names = text.split(',').map((n) => n.trim());
-  for (const name of names) {
-    if (name !== 'gaps') {
-      throw new AppError('invalid_include', `include may name gaps only; "${name.slice(0, 40)}" is not known`);
-    }
-  }
-  return { gaps: true };
+  return { gaps: readParam(query, includeParam) !== undefined };
 }

@@ -25,6 +25,7 @@ import {
   type RowKind,
 } from '@depthgate/history-store';
 import { AppError, type Logger } from '@depthgate/service-kit';
+import { cursorParam, exchangeReader, prefixParam, readParam } from '../contract/params';
 import type { Endpoint, HistoryMetrics } from '../metrics';
 import { callerWindow, canSeeTicker, effectiveRange, windowStart } from './access';
 import { levels } from './book';
@@ -39,7 +40,6 @@ import {
   parseLimit,
   parseStreamLimit,
   parseTimeRange,
-  singleParam,
 } from './params';
 import type { BookRead, CatalogueEntry, OrderBookReader } from './reader';
 import { RowsResponse } from './responses';
@@ -75,13 +75,12 @@ function unknownTicker(exchange: ExchangeKey, ticker: string): AppError {
  * exchange with its aliases.
  */
 export function resolveExchange(exchanges: Exchanges<ExchangeKey>): RequestHandler {
-  const known = exchanges.describe();
+  const reader = exchangeReader(exchanges);
   return (req, res, next) => {
     const given = String(req.params.exchange ?? '');
-    const exchange = exchanges.canonical(given);
+    const exchange = reader.read(given);
     if (!exchange) {
-      const shown = given.length > 40 ? `${given.slice(0, 40)}…` : given;
-      next(new AppError('unknown_exchange', `Unknown exchange ${JSON.stringify(shown)}: use ${known}`));
+      next(reader.unknown(given));
       return;
     }
     res.locals.exchange = exchange;
@@ -175,7 +174,7 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
     guarded(req, res, next, 'tickers', async (scope) => {
       const exchange = res.locals.exchange as ExchangeKey;
       const query = req.query as Record<string, unknown>;
-      const prefix = singleParam(query, 'prefix', 'invalid_request') ?? '';
+      const prefix = readParam(query, prefixParam) ?? '';
       const caller = req.caller;
       let tickers: string[] = [];
       // A prefix outside the ticker grammar matches no ticker: the list is empty (and no query is needed).
@@ -209,7 +208,7 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
         // Parse: every parameter, before any query.
         const exchange = res.locals.exchange as ExchangeKey;
         const query = req.query as Record<string, unknown>;
-        const cursorText = singleParam(query, 'cursor', 'invalid_cursor');
+        const cursorText = readParam(query, cursorParam);
         const range = parseTimeRange(query);
         if (cursorText !== undefined && (range.start !== undefined || range.end !== undefined)) {
           throw new AppError(

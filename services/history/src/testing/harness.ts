@@ -2,6 +2,11 @@
  * Integration-test harness (src/testing/: not part of the build): a history app on the real Redis and ClickHouse of
  * `./dev test`, with its own ClickHouse database (migrated) and Redis key prefix, a pinned clock, and a way to
  * issue keys. `close()` drops the database and closes every handle.
+ *
+ * Every answer the app finishes — to supertest, fetch, node:http or a client over `listen()` — is checked against
+ * the service's generated OpenAPI document (ContractChecker, @depthgate/test-utils): an answer that breaks the
+ * contract fails the test during which it finished (the check runs after each test of a file that uses the
+ * harness), or `close()` when it finished after the last one.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,10 +24,13 @@ import {
 import { storeOptions, type HistoryStore } from '@depthgate/history-store';
 import { createTestDatabase, type TestDatabase } from '@depthgate/history-store/testing';
 import { Lifecycle, createLogger, createRegistry, type Registry } from '@depthgate/service-kit';
-import { testClickHouseUrl, testRedisUrl, uniqueName } from '@depthgate/test-utils';
-import { createApp } from '../app';
+import { ContractChecker, ContractWatch, testClickHouseUrl, testRedisUrl, uniqueName } from '@depthgate/test-utils';
+import { createApp, historyOpenApi } from '../app';
 import { loadConfig, type HistoryConfig } from '../config';
 import { loadExplorerAssets } from '../explorer/assets';
+
+/** Fails a test during which an answer broke the contract (this module is imported by the test file itself). */
+const contractWatch = new ContractWatch();
 
 export const quietLogger = () =>
   createLogger({ name: 'test', level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
@@ -39,6 +47,8 @@ export interface Harness {
   clock: { now: number };
   /** The app's lifecycle (tests set `draining`). */
   lifecycle: Lifecycle;
+  /** Checks every answer of `app` against the generated OpenAPI document. */
+  contract: ContractChecker;
   /** Issues a key in this harness's Redis namespace; returns the key string. */
   key(input: Omit<NewKeyInput, 'name'> & { name?: string }): Promise<string>;
   /** Revokes a key issued by `key()`. */
@@ -86,16 +96,22 @@ export async function createHarness(
   const store = new RedisKeyStore(admin, prefix);
   const clock = { now: options.now ?? Date.now() };
   const lifecycle = new Lifecycle();
-  const app = createApp({
-    config,
-    logger,
-    auth,
-    store: ch,
-    registry,
-    lifecycle,
-    now: () => clock.now,
-    explorer: options.explorerDir === undefined ? undefined : loadExplorerAssets(options.explorerDir),
+  const contract = await ContractChecker.create(historyOpenApi(config), {
+    notFound: { status: 404, schema: '#/components/schemas/Error404' },
   });
+  contractWatch.watch(contract);
+  const app = contract.observe(
+    createApp({
+      config,
+      logger,
+      auth,
+      store: ch,
+      registry,
+      lifecycle,
+      now: () => clock.now,
+      explorer: options.explorerDir === undefined ? undefined : loadExplorerAssets(options.explorerDir),
+    }),
+  );
   const servers: http.Server[] = [];
   const issued = new Map<string, string>();
   return {
@@ -107,6 +123,7 @@ export async function createHarness(
     config,
     clock,
     lifecycle,
+    contract,
     async key(input) {
       const { key, record } = await store.create({ name: 'test', ...input });
       issued.set(key, record.id);
@@ -140,6 +157,7 @@ export async function createHarness(
       await db.drop();
       await Promise.allSettled([auth.close(), db.close()]);
       admin.disconnect();
+      contractWatch.release(contract);
     },
   };
 }

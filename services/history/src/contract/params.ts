@@ -1,0 +1,264 @@
+/**
+ * The history endpoints' parameters, each defined once: the zod schema that parses its text (order-books/params.ts
+ * reads every parameter through it), the error code and message a caller gets when it does not parse, and the
+ * description the OpenAPI document shows (contract/openapi.ts). Built once, at module load or (for what the
+ * configuration sets) once per app; never per request.
+ *
+ * A parameter's schema takes the query string's text and returns the typed value. Numbers and lists are read from
+ * their text by a `preprocess` step and checked by the schema after it, so the document shows the typed value
+ * (`integer`, an `enum`, an `array`), as OpenAPI describes query parameters; timestamps stay strings
+ * (`format: date-time`) with their parser as a transform.
+ */
+import * as z from 'zod';
+import { EXCHANGES, type ExchangeKey, type Exchanges } from '@depthgate/auth';
+import { EXTRA_FIELDS, TICKER_PATTERN, type ExtraField } from '@depthgate/history-store';
+import { AppError, type ErrorCode } from '@depthgate/service-kit';
+import { parseRfc3339 } from '@depthgate/service-kit';
+
+/** A query parameter: its name, the schema that parses its text, and how a failure reads. */
+export interface QueryParam<T> {
+  name: string;
+  code: ErrorCode;
+  /** Parses the parameter's text; absent (undefined) gives the schema's default, or undefined. */
+  schema: z.ZodType<T | undefined, unknown>;
+  /** The message of a text the schema refused. */
+  message: (text: string, issue: z.core.$ZodIssue) => string;
+  /** For the OpenAPI document. */
+  description: string;
+  /** A list given comma-separated (OpenAPI `style: form, explode: false`). */
+  list?: boolean;
+}
+
+/** The text of a query parameter, or undefined; a repeated parameter is an error (with the parameter's code). */
+export function paramText(query: Record<string, unknown>, param: QueryParam<unknown>): string | undefined {
+  const value = query[param.name];
+  if (value !== undefined && typeof value !== 'string') {
+    throw new AppError(param.code, `${param.name} must be given at most once`);
+  }
+  return value;
+}
+
+/** A parameter's value from its text (undefined: absent) by its schema; a refused text is an error. */
+export function parseParam<T>(param: QueryParam<T>, text: string | undefined): T | undefined {
+  const result = param.schema.safeParse(text);
+  if (result.success) return result.data;
+  throw new AppError(param.code, param.message(text ?? '', result.error.issues[0] as z.core.$ZodIssue));
+}
+
+/** The value of a query parameter by its schema (`paramText`, then `parseParam`). */
+export function readParam<T>(query: Record<string, unknown>, param: QueryParam<T>): T | undefined {
+  return parseParam(param, paramText(query, param));
+}
+
+const quoted = (text: string) => `"${text.slice(0, 40)}"`;
+
+/** The text of a positive decimal integer of at most `digits` digits as a number; any other value as it is. */
+const integerText = (digits: number) => {
+  const pattern = new RegExp(`^[0-9]{1,${digits}}$`);
+  return (value: unknown) => (typeof value === 'string' && pattern.test(value) ? Number(value) : value);
+};
+
+/** A comma-separated list as its trimmed names; any other value as it is. */
+const listText = (value: unknown) => (typeof value === 'string' ? value.split(',').map((n) => n.trim()) : value);
+
+/** The name a list's refusal is about: the element at the issue's path. */
+const listItem = (text: string, issue: z.core.$ZodIssue) => {
+  const names = text.split(',').map((n) => n.trim());
+  const at = issue.path[0];
+  return typeof at === 'number' ? (names[at] ?? '') : text;
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// Path parameters
+
+/**
+ * `{exchange}`: an exchange key, a real platform name (alias), in any case; the value is the neutral key. The keys
+ * and aliases are the registry's recorded exchanges (@depthgate/platforms' `EXCHANGES`, or a test's with a fixture):
+ * this is the one place the history API takes them from.
+ */
+export function exchangeParamOf(exchanges: Exchanges<ExchangeKey>) {
+  return z
+    .preprocess((v) => (typeof v === 'string' ? (exchanges.canonical(v) ?? v) : v), z.enum(exchanges.keys))
+    .meta({
+      param: {
+        id: 'exchange',
+        description: `Neutral exchange key; real platform names are accepted as aliases, in any case: ${exchanges.describe()}.`,
+      },
+    });
+}
+
+/** The product's `{exchange}` (its OpenAPI document describes this one). */
+export const exchangeParam = exchangeParamOf(EXCHANGES);
+
+/** Reads an `{exchange}` against a registry's exchanges: the neutral key, or the 404 naming every one and its aliases. */
+export function exchangeReader(exchanges: Exchanges<ExchangeKey> = EXCHANGES) {
+  const param = exchanges === EXCHANGES ? exchangeParam : exchangeParamOf(exchanges);
+  const known = exchanges.describe();
+  return {
+    read(given: string): ExchangeKey | undefined {
+      const result = param.safeParse(given);
+      return result.success ? result.data : undefined;
+    },
+    unknown(given: string): AppError {
+      const shown = given.length > 40 ? `${given.slice(0, 40)}…` : given;
+      return new AppError('unknown_exchange', `Unknown exchange ${JSON.stringify(shown)}: use ${known}`);
+    },
+  };
+}
+
+/** `{ticker}`: the stored ticker's grammar; anything else is a ticker that does not exist (404 unknown_ticker). */
+export const tickerParam = z
+  .string()
+  .regex(TICKER_PATTERN)
+  .meta({
+    param: {
+      id: 'ticker',
+      description: 'Matched exactly, else case-insensitively when exactly one stored ticker matches.',
+    },
+  });
+
+// ---------------------------------------------------------------------------------------------------------------
+// Query parameters
+
+const TIMESTAMP_HINT = 'expected an RFC 3339 timestamp such as 2026-03-07T00:00:00Z or 2026-03-07T01:00:00.250+01:00';
+
+/** An RFC 3339 moment to epoch ms, sub-milliseconds rounded as `rounding` says. */
+function timestampParam(name: string, rounding: 'floor' | 'ceil', description: string): QueryParam<number> {
+  return {
+    name,
+    code: 'invalid_timestamp',
+    schema: z
+      .string()
+      .meta({ format: 'date-time' })
+      .transform((text, ctx) => {
+        const ms = parseRfc3339(text, rounding);
+        if (ms === undefined) {
+          ctx.issues.push({ code: 'custom', message: 'not RFC 3339', input: text });
+          return z.NEVER;
+        }
+        return ms;
+      })
+      .optional(),
+    message: () => `${name} is not a valid timestamp: ${TIMESTAMP_HINT}`,
+    description,
+  };
+}
+
+export const startTsParam = timestampParam(
+  'start_ts',
+  'ceil',
+  'RFC 3339 timestamp; rows at or after it. Clamped to the caller’s window (max_data_age_days, anonymous: last day) and to 2026-03-07T00:00:00Z.',
+);
+export const endTsParam = timestampParam(
+  'end_ts',
+  'floor',
+  'RFC 3339 timestamp; rows at or before it. Default: no upper bound.',
+);
+export const atParam = timestampParam(
+  'at',
+  'floor',
+  'RFC 3339 moment (sub-milliseconds round down); default: now (the newest state). Before the caller’s window: 400 invalid_timestamp naming the window’s start.',
+);
+
+export const prefixParam: QueryParam<string> = {
+  name: 'prefix',
+  code: 'invalid_request',
+  schema: z.string().optional(),
+  message: () => 'prefix is not text',
+  description:
+    'Case-insensitive prefix filter. Taken literally (_ and % are not wildcards); a prefix outside the ticker grammar ([A-Za-z0-9._-], at most 64) matches no ticker: the list is empty.',
+};
+
+export const cursorParam: QueryParam<string> = {
+  name: 'cursor',
+  code: 'invalid_cursor',
+  schema: z.string().optional(),
+  message: () => 'cursor is not text',
+  description:
+    'Continue a walk: the next_cursor of the previous page (or the cursor of its Link header), as it came. It carries the range, so start_ts and end_ts may not be given with it; it is bound to this exchange, ticker, endpoint and caller (else 400 invalid_cursor). The next page begins exactly after the previous one: no row twice, none skipped, whole books for snapshots.',
+};
+
+export interface LimitOptions {
+  defaultLimit: number;
+  maxLimit: number;
+}
+
+const limitDescription = (o: LimitOptions) =>
+  `Maximum rows, applied after sorting by ts so the earliest rows are kept. JSON: default ${o.defaultLimit}, maximum ${o.maxLimit} (a larger value is answered 400 invalid_limit). NDJSON and CSV: no default (the whole range) and no maximum. Snapshots are rounded up to whole books. An answer the limit cut carries next_cursor (and, when its body is at most 1 MiB, a Link header).`;
+
+/** `limit` of a JSON page: 1 to `maxLimit`, `defaultLimit` when absent. */
+export function pageLimitParam(o: LimitOptions): QueryParam<number> {
+  return {
+    name: 'limit',
+    code: 'invalid_limit',
+    schema: z.preprocess(integerText(12), z.number().int().min(1).max(o.maxLimit)).prefault(o.defaultLimit),
+    message: (text, issue) =>
+      issue.code === 'too_big'
+        ? `limit ${Number(text)} is above the maximum of ${o.maxLimit}`
+        : `limit must be a positive integer (at most ${o.maxLimit}), got ${quoted(text)}`,
+    description: limitDescription(o),
+  };
+}
+
+const streamLimitSchema = z.preprocess(integerText(15), z.number().int().min(1));
+
+/** `limit` of a bulk stream (NDJSON, CSV): any positive integer, none (the whole range) when absent. */
+export const streamLimitParam: QueryParam<number> = {
+  name: 'limit',
+  code: 'invalid_limit',
+  schema: streamLimitSchema.optional(),
+  message: (text) => `limit must be a positive integer, got ${quoted(text)}`,
+  description: 'Maximum rows of a stream',
+};
+
+/** `limit` as the document shows it: either reading (a page's or a stream's), with the page's default. */
+export function documentedLimitParam(o: LimitOptions): QueryParam<number> {
+  return { ...streamLimitParam, schema: streamLimitSchema.prefault(o.defaultLimit), description: limitDescription(o) };
+}
+
+export const TEXT_FORMATS = ['json', 'ndjson', 'csv'] as const;
+export type TextFormat = (typeof TEXT_FORMATS)[number];
+
+export const formatParam: QueryParam<TextFormat> = {
+  name: 'format',
+  code: 'invalid_format',
+  schema: z.preprocess((v) => (typeof v === 'string' ? v.toLowerCase() : v), z.enum(TEXT_FORMATS)).optional(),
+  message: (text) =>
+    `format must be json, ndjson or csv, got ${quoted(text)} (or ask with Accept: application/x-ndjson or text/csv)`,
+  description:
+    'json (the default), ndjson or csv; wins over Accept (application/json, application/x-ndjson or application/ndjson, text/csv). NDJSON and CSV are bulk streams of the whole range, with a last line that says how they ended.',
+};
+
+export const fieldsParam: QueryParam<ExtraField[]> = {
+  name: 'fields',
+  code: 'invalid_fields',
+  schema: z.preprocess(listText, z.array(z.enum(EXTRA_FIELDS))).optional(),
+  message: (text, issue) =>
+    `fields names fields to add to the rows: ${EXTRA_FIELDS.join(', ')}; ${quoted(listItem(text, issue))} is not one`,
+  description:
+    'Fields to add to every row, comma-separated: received_ts (when the recorder received the row, UTC RFC 3339; rows recorded before receive times were kept have their ts).',
+  list: true,
+};
+
+export const INCLUDES = ['gaps'] as const;
+
+export const includeParam: QueryParam<(typeof INCLUDES)[number][]> = {
+  name: 'include',
+  code: 'invalid_include',
+  schema: z.preprocess(listText, z.array(z.enum(INCLUDES))).optional(),
+  message: (text, issue) => `include may name gaps only; ${quoted(listItem(text, issue))} is not known`,
+  description:
+    'gaps: the recorded gaps of the range among the rows (NDJSON: {"type":"gap",…} lines, CSV: #gap lines, in time order; JSON: a gaps array).',
+  list: true,
+};
+
+/** `depth` (the book): levels per side, 1 to `max`; every level when absent. */
+export function depthParam(max: number): QueryParam<number> {
+  return {
+    name: 'depth',
+    code: 'invalid_depth',
+    schema: z.preprocess(integerText(12), z.number().int().min(1).max(max)).optional(),
+    message: (text) => `depth must be a positive integer of levels per side, at most ${max}, got ${quoted(text)}`,
+    description: `Levels per side, best first; default: every level. 1 to ${max} (else 400 invalid_depth).`,
+  };
+}
