@@ -202,6 +202,8 @@ export class KalshiFeed {
       const set = this.byTicker.get(t);
       if (!set) continue;
       for (const e of set) if (e.sub === sub) set.delete(e);
+      // The connection stops following t unless another of its subscriptions does (feed faults select by ticker).
+      if (![...set].some((e) => e.conn === conn)) conn.tickers.delete(t);
       if (set.size === 0) this.byTicker.delete(t);
     }
   }
