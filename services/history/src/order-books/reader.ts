@@ -553,8 +553,8 @@ export class OrderBookReader {
     };
   }
 
-  /** A whole query's RowBinary output, checked to end on a row boundary. */
-  private async collect(scope: QueryScope, run: (onChunk: (chunk: Buffer) => void) => Promise<void>): Promise<Buffer> {
+  /** A whole query's RowBinary output in one buffer (bookRows checks its rows). */
+  private async collect(run: (onChunk: (chunk: Buffer) => void) => Promise<void>): Promise<Buffer> {
     const chunks: Buffer[] = [];
     await run((chunk) => void chunks.push(chunk));
     return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
@@ -619,10 +619,7 @@ export class OrderBookReader {
   ): Promise<BookAnswer> {
     const ticker = entry.ticker;
     const read = async (from: number) =>
-      bookRows(
-        await this.collect(scope, (onChunk) => this.queries.book(scope, { exchange, ticker, from, at }, onChunk)),
-        at,
-      );
+      bookRows(await this.collect((onChunk) => this.queries.book(scope, { exchange, ticker, from, at }, onChunk)), at);
     const first = Math.max(lower, at - BOOK_FIRST_LOOK_BACK_MS);
     let rows = await read(first);
     if (rows.covering !== undefined)
