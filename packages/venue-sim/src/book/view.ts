@@ -18,6 +18,3 @@ export function formatLevels(inst: Instrument, levels: readonly IntLevel[]): Dec
 export function decimalBook(inst: Instrument, book: IntBook): DecimalBook {
   return { bids: formatLevels(inst, book.bids), asks: formatLevels(inst, book.asks) };
 }
-
-export const price = (inst: Instrument, p: number): string => formatScaled(p, inst.priceDecimals);
-export const qty = (inst: Instrument, q: number): string => formatScaled(q, inst.qtyDecimals);

@@ -24,7 +24,7 @@ import { EXCHANGE_KEYS, type Caller, type ExchangeKey } from '@depthgate/auth';
 import { TICKER_PATTERN, type RowKind } from '@depthgate/history-store';
 import { AppError } from '@depthgate/service-kit';
 
-export const CURSOR_VERSION = 1;
+const CURSOR_VERSION = 1;
 
 /** Where a read begins: its first row (see the module comment). */
 export interface Position {

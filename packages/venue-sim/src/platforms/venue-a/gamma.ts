@@ -16,7 +16,7 @@ import {
 import { livePrices, outcomeMids } from './prices';
 
 /** Gamma's error bodies `{"type": "... error", "error": ...}` [3P] (captured 404s and 422s). */
-export const gammaErrors: PlatformErrors = {
+const gammaErrors: PlatformErrors = {
   notFound: () => json(404, { type: 'not found error', error: 'not found' }),
   unauthorized: () => json(401, { type: 'unauthorized error', error: 'unauthorized' }),
   rateLimited: () => json(429, { type: 'rate limit error', error: 'Too Many Requests' }),

@@ -15,7 +15,7 @@ import type { KalshiCatalog } from './catalog';
 export const KALSHI_WS_PATH = '/trade-api/ws/v2';
 
 /** The channels simulated: the order book, and the public ticker and trade channels [V]. */
-export const KALSHI_CHANNELS = ['orderbook_delta', 'ticker', 'trade'] as const;
+const KALSHI_CHANNELS = ['orderbook_delta', 'ticker', 'trade'] as const;
 type Channel = (typeof KALSHI_CHANNELS)[number];
 
 interface Subscription {
