@@ -71,7 +71,6 @@ class Explorer {
   private state: ViewState;
   private readonly origin = location.origin;
   private readonly tickers = new Map<ExchangeKey, string[]>();
-  private coverage: Coverage | undefined;
   /** The moments the slider spans: the caller's window (or the first row after its start) to the newest row. */
   private range: { lo: number; hi: number } | undefined;
   private book: ServiceBook | undefined;
@@ -312,7 +311,6 @@ class Explorer {
     // The service names the ticker as stored (a case-insensitive match finds it).
     this.state.ticker = coverage.ticker;
     this.picker.setValue(coverage.ticker);
-    this.coverage = coverage;
     this.showCoverage(coverage);
     section.dataset.state = 'ready';
     const span = recordedSpan(coverage);
@@ -645,7 +643,6 @@ class Explorer {
 
   private resetTicker(keepTicker = false): void {
     for (const step of ['coverage', 'book', 'changes'] as const) this.inflight.get(step)?.abort();
-    this.coverage = undefined;
     this.range = undefined;
     this.book = undefined;
     this.changes = [];

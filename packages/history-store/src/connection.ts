@@ -94,7 +94,7 @@ function loggerClass(logger: Logger | undefined) {
  * - a read never leaves out a shard it cannot reach (it fails instead), and avoids a replica more than 2 s behind
  *   (one catching up after an outage) while another is current.
  */
-export const CLUSTER_SETTINGS: ClickHouseSettings = {
+const CLUSTER_SETTINGS: ClickHouseSettings = {
   insert_distributed_sync: 1,
   insert_deduplicate: 1,
   skip_unavailable_shards: 0,

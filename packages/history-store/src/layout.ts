@@ -20,7 +20,7 @@
 import { join, lit, sql, type Sql } from './literals';
 
 /** The MergeTree engines a declared table may use; on a cluster each becomes its `Replicated` form. */
-export type MergeTreeEngine = 'MergeTree' | 'AggregatingMergeTree' | 'ReplacingMergeTree' | 'SummingMergeTree';
+type MergeTreeEngine = 'MergeTree' | 'AggregatingMergeTree' | 'ReplacingMergeTree' | 'SummingMergeTree';
 
 /** A table of the history, declared once for both layouts. */
 export interface TableSpec {
@@ -49,7 +49,7 @@ export const SHARDING_KEY = sql`cityHash64(toString(exchange), ticker)`;
 export const LOCAL_SUFFIX = '_local';
 
 /** ZooKeeper path of a sharded table's replicas; `{shard}` and `{replica}` are every server's macros. */
-export function replicaPath(database: string, table: string): string {
+function replicaPath(database: string, table: string): string {
   return `/clickhouse/tables/{shard}/${database}/${table}`;
 }
 

@@ -13,7 +13,7 @@ export const TICKER_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
 /** Database, table and column names. */
 export const IDENTIFIER_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 /** Query ids we generate (`dg-` + a UUID) and any similar token. */
-export const QUERY_ID_PATTERN = /^[A-Za-z0-9_-]{1,100}$/;
+const QUERY_ID_PATTERN = /^[A-Za-z0-9_-]{1,100}$/;
 /** A cluster's name in the servers' `remote_servers` (operators name them `replicated`, `all-sharded`, …). */
 export const CLUSTER_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 /** A ZooKeeper path of a replicated table: absolute, with `{shard}`-style macros. */

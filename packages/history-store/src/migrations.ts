@@ -32,7 +32,7 @@ import { connectionOf, type HistoryStore } from './store';
  * each); a raw statement (`Sql`) runs on a single server only — on a cluster the runner refuses it, naming the
  * migration, because it cannot know which of the tables it means.
  */
-export type MigrationStep =
+type MigrationStep =
   | Sql
   | { createTable: TableSpec }
   | { createMaterializedView: ViewSpec }

@@ -4,8 +4,8 @@
  */
 import { lit, sql } from './literals';
 
-export const SIDE_CODES = { bid: 1, ask: 2 } as const;
-export const KIND_CODES = { snapshot: 1, delta: 2 } as const;
+const SIDE_CODES = { bid: 1, ask: 2 } as const;
+const KIND_CODES = { snapshot: 1, delta: 2 } as const;
 export type RowKind = keyof typeof KIND_CODES;
 /**
  * Columns a row read may add after the spec's (migration 2): when the recorder received the row's message, epoch
@@ -31,10 +31,6 @@ export const KIND_ENUM = lit.enum8(KIND_CODES);
  * bytes before compression; the columns compress well because books repeat the same grid values.
  */
 export const DECIMAL_TYPE = sql`Decimal(38, 18)`;
-/** Largest scale a stored decimal may have. */
-export const DECIMAL_SCALE = 18;
-/** Largest number of integer digits a stored decimal may have. */
-export const DECIMAL_INTEGER_DIGITS = 20;
 
 /** Table names (inside the configured database). */
 export const TABLES = {

@@ -26,7 +26,7 @@ export interface CustomKind {
 }
 
 /** Where the vendored CRDs are (this package's `crds/`). */
-export const CRD_DIR = path.resolve(__dirname, '..', 'crds');
+const CRD_DIR = path.resolve(__dirname, '..', 'crds');
 
 /** Every served version of every CRD in `dir`. */
 export function loadCustomKinds(dir: string = CRD_DIR): CustomKind[] {

@@ -225,6 +225,23 @@ describe('order-book feeds', () => {
       expect(kb.closed).toBe(false);
     });
 
+    test('a ticker fault spares a Kalshi connection that no longer follows the ticker', async () => {
+      sim = await startSimulator({ seed: 5, updatesPerSecond: 0, rateLimits: false });
+      const [a, b] = sim.books.tickers('kalshi') as [string, string];
+      const c = await kalshiClient(sim, [a, b]);
+      clients.push(c);
+      c.send({ id: 2, cmd: 'update_subscription', params: { sid: 1, action: 'delete_markets', market_tickers: [a] } });
+      // A second subscription (another channel) to b, then unsubscribed: b is still followed by the first.
+      c.send({ id: 3, cmd: 'subscribe', params: { channels: ['ticker'], market_tickers: [b] } });
+      await c.until((ms) => ms.some((m) => m.type === 'subscribed' && m.id === 3));
+      c.send({ id: 4, cmd: 'unsubscribe', params: { sids: [2] } });
+      await c.until((ms) => ms.some((m) => m.type === 'unsubscribed'));
+      expect(sim.feedFaults.disconnect('kalshi', { ticker: a })).toBe(0);
+      expect(c.closed).toBe(false);
+      expect(sim.feedFaults.disconnect('kalshi', { ticker: b })).toBe(1);
+      await c.until(() => c.closed);
+    });
+
     test('stall: nothing is delivered for the stall while the book moves, then the backlog arrives in order', async () => {
       await oneTicker('kalshi');
       const ticker = sim.books.tickers('kalshi')[0] as string;

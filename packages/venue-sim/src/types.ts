@@ -1,5 +1,5 @@
 import type { ExchangeKey } from '@depthgate/platforms';
-import type { DecimalBook, DecimalLevel } from './book/view';
+import type { DecimalBook, KalshiBookView } from './book/view';
 import type { BookPlatform } from './book/types';
 import type { SimCredentials } from './credentials';
 import type { SimFeeds, SimUrls } from './env';
@@ -8,14 +8,7 @@ import type { ActiveFault, FaultSpec } from './http/faults';
 import type { RateLimitConfig } from './http/rate-limit';
 import type { RecordedRequest } from './http/types';
 
-export type { DecimalBook, DecimalLevel } from './book/view';
-
-/** A Kalshi book: the generic view (YES bids / YES asks) plus the native YES and NO bids, each best first. */
-export interface KalshiBookView extends DecimalBook {
-  yes: DecimalLevel[];
-  /** NO bids: a YES ask at p is a NO bid at 1 − p. */
-  no: DecimalLevel[];
-}
+export type { DecimalBook, DecimalLevel, KalshiBookView } from './book/view';
 
 export interface BookChangeView {
   side: 'bid' | 'ask';

@@ -78,7 +78,7 @@ export const gatewayEnvSchema = z.object({
   ...wsEnvShape,
 });
 
-export type GatewayEnv = z.output<typeof gatewayEnvSchema>;
+type GatewayEnv = z.output<typeof gatewayEnvSchema>;
 
 export type { Budget };
 

@@ -96,7 +96,7 @@ FORMAT RowBinary`;
  * (its order-book reader), falling back to `snapshotBookRestQuery` in the rare case that a book is longer than that
  * slack.
  */
-export function snapshotWindowQuery(
+function snapshotWindowQuery(
   db: Sql,
   exchange: ExchangeKey,
   ticker: string,
@@ -116,7 +116,7 @@ FORMAT RowBinary`;
  * The first `limit` snapshot rows of a window rounded up to whole books (every row whose ts is at or before the
  * ts of the limit-th row), without the first `skip` of them: the exact, two-read form of the cut.
  */
-export function snapshotBookRestQuery(
+function snapshotBookRestQuery(
   db: Sql,
   exchange: ExchangeKey,
   ticker: string,
@@ -140,7 +140,7 @@ FORMAT RowBinary`;
  * sort, so ClickHouse stops at the first row it finds. Tells an answer that met its limit at the end of a window
  * whether more follows.
  */
-export function rowExistsQuery(
+function rowExistsQuery(
   db: Sql,
   kind: RowKind,
   exchange: ExchangeKey,
@@ -217,7 +217,7 @@ export function bookBaseQuery(db: Sql, exchange: ExchangeKey, ticker: string, lo
 }
 
 /** One recorded gap of a ticker by its bounds (its reason and detected_at). */
-export function gapQuery(db: Sql, exchange: ExchangeKey, ticker: string, fromTs: number, toTs: number): Sql {
+function gapQuery(db: Sql, exchange: ExchangeKey, ticker: string, fromTs: number, toTs: number): Sql {
   return sql`SELECT from_ts, to_ts, reason, detected_at FROM ${db}.gaps
 WHERE ${tickerCondition(exchange, ticker)} AND from_ts = ${lit.int(fromTs)} AND to_ts = ${lit.int(toTs)}
 LIMIT 1`;
@@ -227,7 +227,7 @@ LIMIT 1`;
  * Gaps of one ticker that overlap [from, to] (to null: open) and start at or after `startingFrom` (a page that
  * continues a walk leaves out the gaps the pages before it showed), ordered by from_ts.
  */
-export function gapsQuery(
+function gapsQuery(
   db: Sql,
   exchange: ExchangeKey,
   ticker: string,
@@ -245,7 +245,7 @@ ORDER BY from_ts, to_ts`;
  * What one ticker holds in [from, to] (to null: open): per kind, rows, first and last ts, and for snapshots the
  * number of books (distinct ts). Reads the `ts` column of the ticker's rows in the range only.
  */
-export function coverageQuery(db: Sql, exchange: ExchangeKey, ticker: string, from: number, to: number | null): Sql {
+function coverageQuery(db: Sql, exchange: ExchangeKey, ticker: string, from: number, to: number | null): Sql {
   const where = sql`${tickerCondition(exchange, ticker)} AND ${windowCondition({ from, to, toInclusive: true })}`;
   return sql`SELECT 'snapshot' AS kind_name, count() AS n_rows, min(ts) AS min_ts, max(ts) AS max_ts,
   uniqExact(ts) AS n_books
@@ -260,7 +260,7 @@ FROM ${db}.deltas WHERE ${where}`;
  * column's name: the analyzer of current ClickHouse resolves such names differently from 18.16.) Reads the small aggregated
  * catalogue only, never raw rows. Ordered, so that every server (and a cluster's merge of its shards) answers alike.
  */
-export function catalogueEntryQuery(db: Sql, exchange: ExchangeKey, ticker: string): Sql {
+function catalogueEntryQuery(db: Sql, exchange: ExchangeKey, ticker: string): Sql {
   return sql`SELECT ticker, toString(kind) AS kind_name, minMerge(first_ts) AS min_ts, maxMerge(last_ts) AS max_ts,
   countMerge(row_count) AS n_rows
 FROM ${db}.ticker_catalogue

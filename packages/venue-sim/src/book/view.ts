@@ -11,6 +11,13 @@ export interface DecimalBook {
   asks: DecimalLevel[];
 }
 
+/** A Kalshi book: the generic view (YES bids / YES asks) plus the native YES and NO bids, each best first. */
+export interface KalshiBookView extends DecimalBook {
+  yes: DecimalLevel[];
+  /** NO bids: a YES ask at p is a NO bid at 1 − p. */
+  no: DecimalLevel[];
+}
+
 export function formatLevels(inst: Instrument, levels: readonly IntLevel[]): DecimalLevel[] {
   return levels.map(([p, q]) => [formatScaled(p, inst.priceDecimals), formatScaled(q, inst.qtyDecimals)]);
 }
@@ -18,6 +25,3 @@ export function formatLevels(inst: Instrument, levels: readonly IntLevel[]): Dec
 export function decimalBook(inst: Instrument, book: IntBook): DecimalBook {
   return { bids: formatLevels(inst, book.bids), asks: formatLevels(inst, book.asks) };
 }
-
-export const price = (inst: Instrument, p: number): string => formatScaled(p, inst.priceDecimals);
-export const qty = (inst: Instrument, q: number): string => formatScaled(q, inst.qtyDecimals);

@@ -54,7 +54,7 @@ export class ControlServer {
 
   constructor(
     private readonly sim: Simulator,
-    private readonly deps: { logger?: SimLogger | undefined },
+    deps: { logger?: SimLogger | undefined },
   ) {
     this.routes();
     this.server = http.createServer((req, res) => {

@@ -46,13 +46,6 @@ export function parseScaled(text: string, decimals: number): number | null {
   return m[1] ? -value : value;
 }
 
-/** 10^n as a safe integer. */
-export function pow10(n: number): number {
-  const v = POW10[n];
-  if (v === undefined) throw new RangeError(`pow10(${n})`);
-  return v;
-}
-
 /**
  * A scaled integer as a JSON number, for platforms whose format is a number (`scaledNumber(35, 1)` → 3.5): parsed
  * from the exact decimal text, so it serialises back to that text.

@@ -1,6 +1,6 @@
 import type { HostId } from './types';
 
-export interface RateLimitRule {
+interface RateLimitRule {
   /** Requests allowed per window, sustained. */
   limit: number;
   windowMs: number;

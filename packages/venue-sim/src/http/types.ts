@@ -6,7 +6,7 @@ import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
  */
 export type HostId = string;
 
-export type AuthState = 'valid' | 'invalid' | 'absent' | 'not_required';
+type AuthState = 'valid' | 'invalid' | 'absent' | 'not_required';
 
 /** What the simulator saw of one request (HTTP or WebSocket handshake). */
 export interface RecordedRequest {

@@ -1,5 +1,4 @@
 import {
-  PLATFORMS,
   platformAliases,
   resolvePlatformName,
   type PlatformKey,
@@ -65,5 +64,3 @@ export function createPlatforms(
     },
   };
 }
-
-export { PLATFORMS };

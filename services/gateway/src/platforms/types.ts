@@ -44,7 +44,7 @@ export interface Route {
   sign: boolean;
 }
 
-export interface KeepAlive {
+interface KeepAlive {
   target: UpstreamTarget;
   method: string;
   path: string;
@@ -73,7 +73,7 @@ export interface RouteContext<D extends AnyDescriptor = AnyDescriptor> {
   target(host: keyof D['hosts'] & string, options?: TargetOptions): UpstreamTarget;
 }
 
-export interface TargetOptions {
+interface TargetOptions {
   signer?: Signer;
   tls?: UpstreamTarget['tls'];
   unreachable?: UpstreamTarget['unreachable'];
@@ -114,7 +114,7 @@ export function routeContext<D extends AnyDescriptor>(
   };
 }
 
-export function makeTarget(
+function makeTarget(
   platform: string,
   id: string,
   url: string,

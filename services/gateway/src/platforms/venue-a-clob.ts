@@ -49,7 +49,7 @@ function isPublic(segments: readonly string[]): boolean {
  * `/orders-scoring` [V] clob-client `areOrdersScoring`: an L2-authenticated read whose signature covers the body.
  * Not here: ccxt's implicit `markets/live-activity` POST, which Polymarket does not document [U].
  */
-export const CLOB_READ_ONLY_POSTS = [
+const CLOB_READ_ONLY_POSTS = [
   '/books',
   '/midpoints',
   '/prices',

@@ -7,7 +7,7 @@ import { joinSegments, type RouteModule } from './types';
  * routes use underscores (upstreams.md §4, "Seed paths vs real Kalshi paths"). Leading segments are rewritten;
  * real paths pass unchanged.
  */
-export const KALSHI_PATH_ALIASES: readonly (readonly [readonly string[], readonly string[]])[] = [
+const KALSHI_PATH_ALIASES: readonly (readonly [readonly string[], readonly string[]])[] = [
   [
     ['search', 'filters'],
     ['search', 'filters_by_sport'],

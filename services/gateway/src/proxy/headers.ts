@@ -6,7 +6,7 @@ import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
  * (never `Set-Cookie`, `Server`, upstream rate-limit, tracing or CDN headers). `Accept-Encoding` passes, so a
  * compressed upstream body streams through untouched with its `Content-Encoding`.
  */
-export const FORWARDED_REQUEST_HEADERS = [
+const FORWARDED_REQUEST_HEADERS = [
   'accept',
   'accept-encoding',
   'accept-language',
@@ -14,7 +14,7 @@ export const FORWARDED_REQUEST_HEADERS = [
   'if-modified-since',
 ] as const;
 
-export const FORWARDED_RESPONSE_HEADERS = new Set([
+const FORWARDED_RESPONSE_HEADERS = new Set([
   'content-type',
   'content-encoding',
   'content-length',
@@ -29,7 +29,7 @@ export const FORWARDED_RESPONSE_HEADERS = new Set([
   'retry-after',
 ]);
 
-export const USER_AGENT = 'depthgate-gateway/1.0';
+const USER_AGENT = 'depthgate-gateway/1.0';
 
 /**
  * Header names the caller lists in `Connection` (RFC 9110 §7.6.1): hop-by-hop by declaration, so never forwarded,

@@ -9,7 +9,7 @@
  * or `/` on a platform's host) is the platform's root, `/`.
  */
 
-export const API_PREFIX = '/api/v1/';
+const API_PREFIX = '/api/v1/';
 const MAX_TARGET_LENGTH = 4096;
 const MAX_SEGMENT_LENGTH = 512;
 
@@ -23,7 +23,7 @@ export interface ParsedResource {
   query: string;
 }
 
-export interface GatewayTarget extends ParsedResource {
+interface GatewayTarget extends ParsedResource {
   /** The platform segment as given (lower-cased); resolved against keys and aliases by the caller. */
   platform: string;
 }

@@ -30,7 +30,7 @@ const behind = new Set<ClientConnection>();
  * What the process's clients hold unsent, for the upstream connections' admission of messages (a turn's fan-out is
  * bounded, and nothing more is read while the clients together are too far behind).
  */
-export const outbound = {
+const outbound = {
   /** Bytes written to clients in this turn (not yet uncorked). */
   turnBytes: 0,
   /** Bytes the clients' sockets held unsent at the last uncork (or the last `measure()`). */

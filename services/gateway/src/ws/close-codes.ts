@@ -23,5 +23,3 @@ export const CLOSE = {
   /** More messages than WS_CLIENT_MESSAGES_PER_SECOND allows. */
   tooManyMessages: { code: 4429, reason: 'too many messages' },
 } as const;
-
-export type CloseName = keyof typeof CLOSE;

@@ -149,7 +149,7 @@ export interface UpstreamLimits {
 }
 
 /** The REST book a module compares its kept book with (platforms whose feeds carry no sequence numbers). */
-export interface Reconcile {
+interface Reconcile {
   /** Path (and query) of the REST book of a market, relative to the platform's main host. */
   path(market: string): string;
   /** The REST answer as [price, size] text per side. */
@@ -159,7 +159,7 @@ export interface Reconcile {
 }
 
 /** What a platform's stream is built from. */
-export interface StreamContext<D extends AnyDescriptor = AnyDescriptor> {
+interface StreamContext<D extends AnyDescriptor = AnyDescriptor> {
   platform: ResolvedPlatform<D>;
   config: GatewayConfig;
   logger: Logger;
@@ -187,7 +187,7 @@ export interface PlatformStream<H = unknown> {
 }
 
 /** One message of a platform's protocol, for the AsyncAPI document: its name, what it is, an example. */
-export interface MessageDoc {
+interface MessageDoc {
   name: string;
   summary: string;
   example: unknown;

@@ -24,7 +24,7 @@ import type {
   UpstreamSession,
 } from './types';
 
-export const PM_US_TYPES = [
+const PM_US_TYPES = [
   'SUBSCRIPTION_TYPE_MARKET_DATA',
   'SUBSCRIPTION_TYPE_MARKET_DATA_LITE',
   'SUBSCRIPTION_TYPE_TRADE',

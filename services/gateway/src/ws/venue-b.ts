@@ -36,7 +36,7 @@ import type {
   UpstreamSession,
 } from './types';
 
-export const KALSHI_CHANNELS = ['orderbook_delta', 'ticker', 'trade'] as const;
+const KALSHI_CHANNELS = ['orderbook_delta', 'ticker', 'trade'] as const;
 const TICKER = /^[A-Za-z0-9._-]{1,100}$/;
 /** Markets one command may name: the gateway's bound on one message's work. */
 const MAX_MARKETS_PER_COMMAND = 1000;

@@ -29,7 +29,7 @@ import type {
   UpstreamSession,
 } from './types';
 
-export const COINBASE_CHANNELS = ['level2', 'level2_batch', 'ticker', 'heartbeat', 'matches'] as const;
+const COINBASE_CHANNELS = ['level2', 'level2_batch', 'ticker', 'heartbeat', 'matches'] as const;
 type ClientChannel = (typeof COINBASE_CHANNELS)[number];
 /** The topic a client channel shares: both book channels are one book. */
 const TOPIC_OF: Record<ClientChannel, string> = {

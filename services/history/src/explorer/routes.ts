@@ -85,7 +85,7 @@ export function explorerRoutes(assets: ExplorerAssets | undefined): Router {
     }
     send(req, res, assets.index, PAGE);
   });
-  router.get('/explorer/', (req, res) => {
+  router.get('/explorer/', (_req, res) => {
     res.redirect(308, '/explorer');
   });
   router.get('/explorer/assets/:name', (req, res, next) => {

@@ -17,7 +17,7 @@ export function canSeeTicker(caller: Caller | undefined, ticker: string): boolea
  * say why older data is not shown: `anonymous` (no key: the last day), `max_data_age_days` (the key's limit),
  * `full_history_prefix` (the key's `full_history_prefixes` match the ticker), `full_history` (a key without a limit).
  */
-export type WindowRule = 'anonymous' | 'max_data_age_days' | 'full_history_prefix' | 'full_history';
+type WindowRule = 'anonymous' | 'max_data_age_days' | 'full_history_prefix' | 'full_history';
 
 export interface CallerWindow {
   /** The earliest `ts` the caller may read (inclusive, epoch ms). */

@@ -24,7 +24,7 @@ import { EXCHANGES, type Caller, type ExchangeKey, type Exchanges } from '@depth
 import { TICKER_PATTERN, type RowKind } from '@depthgate/history-store';
 import { AppError } from '@depthgate/service-kit';
 
-export const CURSOR_VERSION = 1;
+const CURSOR_VERSION = 1;
 
 /** Where a read begins: its first row (see the module comment). */
 export interface Position {

@@ -37,15 +37,7 @@ import { bookRows, rebuildBook, type GapBounds, type RebuiltBook } from './book'
 import type { Position } from './cursor';
 import { gapLine } from './gaps';
 import { WindowPlanner, type KindSpan } from './planner';
-import {
-  CorruptStreamError,
-  cutAtBook,
-  rowBinarySize,
-  RowChunks,
-  rowKey,
-  RowRenderer,
-  type TextFormat,
-} from './row-binary';
+import { cutAtBook, rowBinarySize, RowChunks, rowKey, RowRenderer, type TextFormat } from './row-binary';
 
 export interface CatalogueEntry {
   /** The ticker as stored (the request may have used another case). */
@@ -91,7 +83,7 @@ export interface RowsSink {
 /** Windows expected to return at most this many rows run on one ClickHouse thread. */
 const SINGLE_THREAD_ROWS = 5000;
 /** Extra snapshot rows asked for, to find the end of the last book in the same read. */
-export const SNAPSHOT_SLACK_ROWS = 1000;
+const SNAPSHOT_SLACK_ROWS = 1000;
 const CACHE_MAX_ENTRIES = 20_000;
 /** Rows rendered at once from a bulk stream's window (bounds the rendering buffer). */
 const STREAM_RENDER_ROWS = 4096;
@@ -553,8 +545,8 @@ export class OrderBookReader {
     };
   }
 
-  /** A whole query's RowBinary output, checked to end on a row boundary. */
-  private async collect(scope: QueryScope, run: (onChunk: (chunk: Buffer) => void) => Promise<void>): Promise<Buffer> {
+  /** A whole query's RowBinary output in one buffer (bookRows checks its rows). */
+  private async collect(run: (onChunk: (chunk: Buffer) => void) => Promise<void>): Promise<Buffer> {
     const chunks: Buffer[] = [];
     await run((chunk) => void chunks.push(chunk));
     return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
@@ -619,10 +611,7 @@ export class OrderBookReader {
   ): Promise<BookAnswer> {
     const ticker = entry.ticker;
     const read = async (from: number) =>
-      bookRows(
-        await this.collect(scope, (onChunk) => this.queries.book(scope, { exchange, ticker, from, at }, onChunk)),
-        at,
-      );
+      bookRows(await this.collect((onChunk) => this.queries.book(scope, { exchange, ticker, from, at }, onChunk)), at);
     const first = Math.max(lower, at - BOOK_FIRST_LOOK_BACK_MS);
     let rows = await read(first);
     if (rows.covering !== undefined)
@@ -653,5 +642,3 @@ function resumeOf(kind: RowKind, position: Position): WindowRead['resume'] {
   if (kind !== 'delta' || (position.sequence === 0n && position.skip === 0)) return undefined;
   return { sequence: position.sequence, skip: position.skip };
 }
-
-export { CorruptStreamError };

@@ -24,9 +24,9 @@ import type { RowsSink } from './reader';
 import { csvHeader, type TextFormat } from './row-binary';
 
 /** Body bytes held before the headers go out (so a short page can carry its Link header). */
-export const HOLD_BYTES = 1024 * 1024;
+const HOLD_BYTES = 1024 * 1024;
 
-export class AbortedError extends Error {
+class AbortedError extends Error {
   constructor() {
     super('the request was aborted');
     this.name = 'AbortError';
@@ -34,7 +34,7 @@ export class AbortedError extends Error {
 }
 
 /** The opening of a JSON rows body, up to the first row. */
-export function rowsHead(exchange: ExchangeKey, ticker: string): string {
+function rowsHead(exchange: ExchangeKey, ticker: string): string {
   return `{"exchange":${JSON.stringify(exchange)},"ticker":${JSON.stringify(ticker)},"rows":[`;
 }
 

@@ -29,7 +29,7 @@ export function tokenBook(engine: BookEngine, catalog: PolymarketCatalog, tokenI
 export const clobPrice = (cents: number): string => formatScaled(cents, 2);
 export const clobSize = (lots: number): string => formatScaledTrimmed(lots, 2);
 
-export interface ClobLevel {
+interface ClobLevel {
   price: string;
   size: string;
 }

@@ -14,7 +14,7 @@ export interface ClobVerifier {
 }
 
 /** url-safe base64 with padding, like Python's `base64.urlsafe_b64encode`. */
-export function urlSafeBase64(buf: Buffer): string {
+function urlSafeBase64(buf: Buffer): string {
   return buf.toString('base64').replace(/\+/g, '-').replace(/\//g, '_');
 }
 

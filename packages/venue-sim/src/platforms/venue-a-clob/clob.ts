@@ -12,7 +12,7 @@ import { verifyClob } from './clob-auth';
 import { ClobMarkets } from './markets';
 
 /** `{"error": ...}` bodies [3P] (captured 400/401/404); the unknown-route 404 is Go's default text [U]. */
-export const clobErrors: PlatformErrors = {
+const clobErrors: PlatformErrors = {
   notFound: () => text(404, '404 page not found'),
   unauthorized: () => json(401, { error: 'Unauthorized/Invalid api key' }),
   rateLimited: () => json(429, { error: 'Too Many Requests' }),

@@ -9,7 +9,7 @@ import { type PolymarketCatalog, polymarketImage } from '../venue-a/catalog';
 import { tradeTape } from './trades';
 
 /** `{"error": ...}` bodies [3P] (captured 400s). */
-export const dataErrors: PlatformErrors = {
+const dataErrors: PlatformErrors = {
   notFound: () => json(404, { error: 'not found' }),
   unauthorized: () => json(401, { error: 'unauthorized' }),
   rateLimited: () => json(429, { error: 'Too Many Requests' }),

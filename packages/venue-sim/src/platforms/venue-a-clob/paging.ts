@@ -6,7 +6,6 @@ import { json, type SimResponse } from '../../http/types';
  * `""` is the beginning and `"LTE="` (base64 of -1) the end. Every paged answer carries `data` (an array, possibly
  * empty) and a `next_cursor`; the libraries loop until they see `"LTE="` (clob-client's `END_CURSOR`).
  */
-export const INITIAL_CURSOR = 'MA==';
 export const END_CURSOR = 'LTE=';
 
 export interface Page<T> {
@@ -19,7 +18,7 @@ export interface Page<T> {
 const encode = (offset: number) => Buffer.from(String(offset)).toString('base64');
 
 /** The offset a cursor points at: 0 for none, -1 for the end, null when it is not one of ours. */
-export function decodeCursor(cursor: string | null): number | null {
+function decodeCursor(cursor: string | null): number | null {
   if (cursor === null || cursor === '') return 0;
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(cursor)) return null;
   const text = Buffer.from(cursor, 'base64').toString('utf8');

@@ -3,7 +3,7 @@ import { Rng } from '../../core/rng';
 import { DAY_MS, isoSeconds, monthName, parseDay } from '../../core/time';
 import type { Instrument } from '../../book/types';
 
-export interface PmTag {
+interface PmTag {
   id: string;
   slug: string;
   label: string;
@@ -13,7 +13,7 @@ export interface PmTag {
  * A series. The docs' `Series.id` is a string (protos/gateway/series/v1); polymarket-us 0.1.1 types it as a number.
  * The docs win. The docs' series carry `active` only; the SDK's type also requires `closed` and `archived`.
  */
-export interface PmSeries {
+interface PmSeries {
   id: string;
   slug: string;
   title: string;
@@ -208,7 +208,7 @@ function eventSeed(kind: number, k: number, day: number): EventSeed {
   }
 }
 
-export function pmUsInstrument(slug: string, midE3: number): Instrument {
+function pmUsInstrument(slug: string, midE3: number): Instrument {
   return {
     platform: 'venue-a-us',
     ticker: slug,

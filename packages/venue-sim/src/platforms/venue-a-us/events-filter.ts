@@ -31,7 +31,7 @@ export interface EventsQuery {
 /** Default page size. [U] not documented. */
 export const DEFAULT_EVENTS_LIMIT = 20;
 
-export const ORDER_FIELDS = [
+const ORDER_FIELDS = [
   'id',
   'title',
   'slug',

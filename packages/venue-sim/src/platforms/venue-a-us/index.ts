@@ -18,7 +18,6 @@ export const venueAUsSim = simPlatform({
     const hosts = pmUsHosts(ctx, catalog);
     const feed = new PmUsFeed(
       ctx.engine,
-      catalog,
       hosts.auth.verify as NonNullable<SimHost['verify']>,
       ctx.opts.heartbeatIntervalMs,
       ctx.clock,

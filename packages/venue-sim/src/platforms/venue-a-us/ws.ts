@@ -6,7 +6,6 @@ import type { BookEngine } from '../../book/engine';
 import type { BookEvent, Instrument } from '../../book/types';
 import { type FeedConnection, FeedHub, parseJsonObject } from '../../feeds/feed-hub';
 import type { AuthCheck, AuthInput, RecordedRequest } from '../../http/types';
-import type { PmCatalog } from './catalog';
 import { marketData } from './rest';
 
 export const PM_US_WS_PATH = '/v1/ws/markets';
@@ -35,7 +34,6 @@ export class PmUsFeed {
 
   constructor(
     private readonly engine: BookEngine,
-    private readonly catalog: PmCatalog,
     private readonly verify: (input: AuthInput) => AuthCheck,
     heartbeatIntervalMs: number,
     clock: () => number,

@@ -4,7 +4,7 @@ import { Rng } from '../../core/rng';
 import { DAY_MS, isoDay, isoMillis, isoSeconds, monthName, parseDay } from '../../core/time';
 import type { Instrument } from '../../book/types';
 
-export interface GammaTag {
+interface GammaTag {
   id: string;
   label: string;
   slug: string;
@@ -97,7 +97,7 @@ export interface PolymarketCatalog {
   instruments: Instrument[];
 }
 
-export const GAMMA_TAGS: GammaTag[] = [
+const GAMMA_TAGS: GammaTag[] = [
   { id: '2', label: 'Politics', slug: 'politics' },
   { id: '21', label: 'Crypto', slug: 'crypto' },
   { id: '100', label: 'Economy', slug: 'economy' },
@@ -199,7 +199,7 @@ function seedFor(kind: number, k: number, day: number): Seed {
   }
 }
 
-export function clobInstrument(tokenId: string, cents: number): Instrument {
+function clobInstrument(tokenId: string, cents: number): Instrument {
   return {
     platform: 'venue-a-clob',
     ticker: tokenId,

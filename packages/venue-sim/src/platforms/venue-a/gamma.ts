@@ -16,7 +16,7 @@ import {
 import { livePrices, outcomeMids } from './prices';
 
 /** Gamma's error bodies `{"type": "... error", "error": ...}` [3P] (captured 404s and 422s). */
-export const gammaErrors: PlatformErrors = {
+const gammaErrors: PlatformErrors = {
   notFound: () => json(404, { type: 'not found error', error: 'not found' }),
   unauthorized: () => json(401, { type: 'unauthorized error', error: 'unauthorized' }),
   rateLimited: () => json(429, { type: 'rate limit error', error: 'Too Many Requests' }),
@@ -29,6 +29,24 @@ const notFound = (error: string) => json(404, { type: 'not found error', error }
 /** [3P] `limit` is silently clamped to 100; [U] default page size 20. */
 const MAX_LIMIT = 100;
 const DEFAULT_LIMIT = 20;
+
+/** `{base}/slug/:slug` and `{base}/:id` (a numeric id): one item, or Gamma's 404 (422 for a malformed id). */
+function itemRoutes<T extends { id: string; slug: string }>(
+  r: Router,
+  base: string,
+  items: readonly T[],
+  render: (item: T) => unknown,
+): void {
+  r.get(`${base}/slug/:slug`, (req) => {
+    const item = items.find((x) => x.slug === req.pathParams.slug);
+    return item ? json(200, render(item)) : notFound('slug not found');
+  });
+  r.get(`${base}/:id`, (req) => {
+    if (!/^\d{1,12}$/.test(req.pathParams.id as string)) return validation('id is invalid');
+    const item = items.find((x) => x.id === req.pathParams.id);
+    return item ? json(200, render(item)) : notFound('id not found');
+  });
+}
 
 export function gammaHost(ctx: PlatformContext, catalog: PolymarketCatalog): SimHost {
   const { engine } = ctx;
@@ -265,15 +283,7 @@ export function gammaHost(ctx: PlatformContext, catalog: PolymarketCatalog): Sim
     // [V] /events answers a JSON array.
     return json(200, sortPage(list, p).map(eventJson));
   });
-  r.get('/events/slug/:slug', (req) => {
-    const e = catalog.events.find((x) => x.slug === req.pathParams.slug);
-    return e ? json(200, eventJson(e)) : notFound('slug not found');
-  });
-  r.get('/events/:id', (req) => {
-    if (!/^\d{1,12}$/.test(req.pathParams.id as string)) return validation('id is invalid');
-    const e = catalog.events.find((x) => x.id === req.pathParams.id);
-    return e ? json(200, eventJson(e)) : notFound('id not found');
-  });
+  itemRoutes(r, '/events', catalog.events, eventJson);
 
   r.get('/markets', (req) => {
     const p = listParams(req);
@@ -296,15 +306,7 @@ export function gammaHost(ctx: PlatformContext, catalog: PolymarketCatalog): Sim
     });
     return json(200, sortPage(list, p).map(marketJson));
   });
-  r.get('/markets/slug/:slug', (req) => {
-    const m = catalog.markets.find((x) => x.slug === req.pathParams.slug);
-    return m ? json(200, marketJson(m)) : notFound('slug not found');
-  });
-  r.get('/markets/:id', (req) => {
-    if (!/^\d{1,12}$/.test(req.pathParams.id as string)) return validation('id is invalid');
-    const m = catalog.markets.find((x) => x.id === req.pathParams.id);
-    return m ? json(200, marketJson(m)) : notFound('id not found');
-  });
+  itemRoutes(r, '/markets', catalog.markets, marketJson);
 
   r.get('/public-search', (req) => {
     const q = (req.params.get('q') ?? '').toLowerCase();

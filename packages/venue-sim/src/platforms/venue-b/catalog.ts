@@ -3,7 +3,7 @@ import { Rng } from '../../core/rng';
 import { DAY_MS, isoSeconds, kalshiDate, kalshiMonth, parseDay, shortMonthName } from '../../core/time';
 import { BID, type Instrument, type RestingOrder } from '../../book/types';
 
-export interface SettlementSource {
+interface SettlementSource {
   name: string;
   url: string;
 }

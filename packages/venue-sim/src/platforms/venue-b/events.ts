@@ -8,7 +8,7 @@ import { candleJson, candleParams, marketJson } from './markets';
 import { inForce, milestoneJson } from './reference';
 
 /** Kalshi's `EventData` [V], with its markets when asked for. */
-export function eventJson(api: KalshiApi, e: KalshiEvent, nested: boolean): Record<string, unknown> {
+function eventJson(api: KalshiApi, e: KalshiEvent, nested: boolean): Record<string, unknown> {
   // The latest fee change that has taken effect sets the event's override [V: EventFeeChange].
   const fee = inForce(
     api.reference.eventFeeChanges.filter((c) => c.event_ticker === e.event_ticker),

@@ -2,8 +2,7 @@
 import { kalshiErrors, kalshiHost, KALSHI_PREFIX } from './rest';
 import { KALSHI_WS_PATH, KalshiFeed } from './ws';
 import { buildKalshiCatalog } from './catalog';
-import { formatLevels } from '../../book/view';
-import type { KalshiBookView } from '../../types';
+import { formatLevels, type KalshiBookView } from '../../book/view';
 import { simPlatform } from '../platform';
 import type { SimHost } from '../platform';
 

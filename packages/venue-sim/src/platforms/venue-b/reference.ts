@@ -3,7 +3,7 @@ import { hashInts, Rng } from '../../core/rng';
 import { DAY_MS, isoSeconds } from '../../core/time';
 import { type KalshiCatalog, type KalshiEvent, MVE_SERIES, NBA_TEAMS } from './catalog';
 
-export interface StructuredTarget {
+interface StructuredTarget {
   id: string;
   name: string;
   type: string;
@@ -40,7 +40,7 @@ export interface Game {
   homeQuarters: number[];
 }
 
-export interface MultivariateCollection {
+interface MultivariateCollection {
   collection_ticker: string;
   series_ticker: string;
   title: string;
@@ -63,7 +63,7 @@ export interface MultivariateCollection {
   functional_description: string;
 }
 
-export interface IncentiveProgram {
+interface IncentiveProgram {
   id: string;
   market_id: string;
   market_ticker: string;
@@ -79,7 +79,7 @@ export interface IncentiveProgram {
   targetSize: number;
 }
 
-export interface SeriesFeeChange {
+interface SeriesFeeChange {
   id: string;
   series_ticker: string;
   fee_type: string;
@@ -87,7 +87,7 @@ export interface SeriesFeeChange {
   scheduledMs: number;
 }
 
-export interface EventFeeChange {
+interface EventFeeChange {
   id: string;
   event_ticker: string;
   series_ticker: string;

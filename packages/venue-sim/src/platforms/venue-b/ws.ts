@@ -15,7 +15,7 @@ import type { KalshiCatalog } from './catalog';
 export const KALSHI_WS_PATH = '/trade-api/ws/v2';
 
 /** The channels simulated: the order book, and the public ticker and trade channels [V]. */
-export const KALSHI_CHANNELS = ['orderbook_delta', 'ticker', 'trade'] as const;
+const KALSHI_CHANNELS = ['orderbook_delta', 'ticker', 'trade'] as const;
 type Channel = (typeof KALSHI_CHANNELS)[number];
 
 interface Subscription {
@@ -202,6 +202,8 @@ export class KalshiFeed {
       const set = this.byTicker.get(t);
       if (!set) continue;
       for (const e of set) if (e.sub === sub) set.delete(e);
+      // The connection stops following t unless another of its subscriptions does (feed faults select by ticker).
+      if (![...set].some((e) => e.conn === conn)) conn.tickers.delete(t);
       if (set.size === 0) this.byTicker.delete(t);
     }
   }

@@ -2,7 +2,7 @@
 import { DAY_MS, isoSeconds, parseDay } from '../../core/time';
 import type { Instrument } from '../../book/types';
 
-export interface GeminiSpot {
+interface GeminiSpot {
   symbol: string;
   base: string;
   quote: string;
@@ -15,7 +15,7 @@ export interface GeminiSpot {
   maxLots: number;
 }
 
-export interface GeminiContract {
+interface GeminiContract {
   id: string;
   label: string;
   abbreviatedName: string;
@@ -103,7 +103,7 @@ function spotInstrument(s: GeminiSpot): Instrument {
 }
 
 /** Prediction contracts: 0.01 grid in [0.01, 0.99]; whole contracts ([U] quantity precision). */
-export function contractInstrument(symbol: string, cents: number): Instrument {
+function contractInstrument(symbol: string, cents: number): Instrument {
   return {
     platform: 'venue-c',
     ticker: symbol,

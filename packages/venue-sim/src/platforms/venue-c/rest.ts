@@ -12,7 +12,7 @@ import type { GeminiCatalog, GeminiEvent } from './catalog';
 const geminiError = (status: number, reason: string, message: string) =>
   json(status, { result: 'error', reason, message });
 
-export const geminiErrors: PlatformErrors = {
+const geminiErrors: PlatformErrors = {
   notFound: (req) => geminiError(404, 'EndpointNotFound', `API entry point \`${req.path}\` not found`),
   unauthorized: (reason) => geminiError(400, 'InvalidSignature', reason),
   rateLimited: () => geminiError(429, 'RateLimit', 'Requests were made too frequently'),

@@ -10,7 +10,7 @@ import { verifyCoinbase, type CoinbaseVerifier } from './auth';
 import { CURRENCIES, SEQUENCE_BASE, TRADE_ID_BASE, type CoinbaseCatalog, type CoinbaseProduct } from './catalog';
 
 /** `{"message": ...}` bodies [3P] (`NotFound`, `Public rate limit exceeded`, `invalid signature`). */
-export const coinbaseErrors: PlatformErrors = {
+const coinbaseErrors: PlatformErrors = {
   notFound: () => json(404, { message: 'NotFound' }),
   unauthorized: (reason) => json(401, { message: reason }),
   rateLimited: () => json(429, { message: 'Public rate limit exceeded' }),

@@ -16,7 +16,7 @@ import { SEQUENCE_BASE, TRADE_ID_BASE, type CoinbaseCatalog, type CoinbaseProduc
 
 export const COINBASE_WS_PATH = '/';
 
-export const COINBASE_CHANNELS = ['level2', 'level2_batch', 'ticker', 'heartbeat', 'matches'] as const;
+const COINBASE_CHANNELS = ['level2', 'level2_batch', 'ticker', 'heartbeat', 'matches'] as const;
 type Channel = (typeof COINBASE_CHANNELS)[number];
 
 /** `level2_batch` gathers a product's changes over this window [V] (50 ms). */

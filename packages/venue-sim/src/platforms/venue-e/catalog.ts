@@ -2,7 +2,7 @@
 import { Rng } from '../../core/rng';
 import { DAY_MS, parseDay } from '../../core/time';
 
-export interface ForecastMarket {
+interface ForecastMarket {
   /** Underlying (index) conid. */
   conid: number;
   symbol: string;
@@ -26,7 +26,7 @@ export interface ForecastContract {
   volume: number;
 }
 
-export interface CategoryNode {
+interface CategoryNode {
   label: string;
   parentId?: string;
   markets: Array<{ name: string; symbol: string; exchange: string; conid: number }>;

@@ -7,7 +7,7 @@ import { intParam } from '../context';
 import type { IbkrCatalog } from './catalog';
 
 /** [U] every shape here: only the query parameters are documented (Graylayer's forecastex page). */
-export const forecastexErrors: PlatformErrors = {
+const forecastexErrors: PlatformErrors = {
   notFound: () => json(404, { error: 'Not Found' }),
   unauthorized: () => json(401, { error: 'Unauthorized' }),
   rateLimited: () => json(429, { error: 'Too Many Requests' }),

@@ -10,7 +10,7 @@ import type { IbkrSession } from './session';
 export const IBKR_PREFIX = '/v1/api';
 
 /** [U] the portal's error bodies beyond the session 401 are not documented. */
-export const ibkrErrors = (unauthorizedBody: string): PlatformErrors => ({
+const ibkrErrors = (unauthorizedBody: string): PlatformErrors => ({
   notFound: () => text(404, 'Not Found'),
   unauthorized: () => text(401, unauthorizedBody),
   rateLimited: () => text(429, 'Too Many Requests'),
