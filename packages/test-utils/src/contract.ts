@@ -414,29 +414,3 @@ export class ContractWatch {
     }
   }
 }
-
-/** Every operation's responses as `method path status media-type` (`-` for a response without content). */
-export function responseShapes(doc: OpenApiDocument): string[] {
-  const components = (doc.components ?? {}) as { responses?: Record<string, ResponseObject> };
-  return Object.entries((doc.paths ?? {}) as Record<string, Record<string, Operation>>).flatMap(([path, item]) =>
-    Object.entries(item).flatMap(([method, op]) =>
-      Object.entries(op.responses ?? {}).flatMap(([status, r]) => {
-        const response = r.$ref === undefined ? r : (components.responses?.[r.$ref.split('/').at(-1) ?? ''] ?? r);
-        const types = Object.keys(response.content ?? {});
-        return (types.length > 0 ? types : ['-']).map((type) => `${method} ${path} ${status} ${type}`);
-      }),
-    ),
-  );
-}
-
-/** Every text under one of `keys` (`description`, `summary`…) anywhere in a document. */
-export function documentTexts(value: unknown, keys: readonly string[], out = new Set<string>()): Set<string> {
-  if (Array.isArray(value)) for (const v of value) documentTexts(v, keys, out);
-  else if (value !== null && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      if (keys.includes(k) && typeof v === 'string') out.add(v);
-      else documentTexts(v, keys, out);
-    }
-  }
-  return out;
-}
