@@ -49,3 +49,55 @@ export const ReadyBody = z
       .meta({ description: 'Each dependency by name: true when it answered in time (empty while draining)' }),
   })
   .meta({ id: 'Ready' });
+
+/** A JSON document a service serves about itself (its OpenAPI, the gateway's AsyncAPI): only what says which it is. */
+export function documentBody(key: string, version: string) {
+  return z.looseObject({ [key]: z.literal(version), info: z.looseObject({ title: z.string() }) });
+}
+
+const json = (schema: z.ZodType) => ({ 'application/json': { schema } });
+
+/**
+ * What every service answers itself, as OpenAPI path items (zod-openapi's form): `/health`, `/ready` (its summary
+ * names the service's checks), `/metrics` and `/openapi.json`. Each service's generated document starts from these.
+ */
+export function servicePaths(o: { readySummary: string }) {
+  return {
+    '/health': {
+      get: {
+        summary: 'Liveness',
+        security: [],
+        responses: { '200': { description: 'The process is up', content: json(HealthBody) } },
+      },
+    },
+    '/ready': {
+      get: {
+        summary: o.readySummary,
+        security: [],
+        responses: {
+          '200': { description: 'Ready', content: json(ReadyBody) },
+          '503': { description: 'Not ready, or draining', content: json(ReadyBody) },
+        },
+      },
+    },
+    '/metrics': {
+      get: {
+        summary: 'Prometheus metrics',
+        security: [],
+        responses: {
+          '200': {
+            description: 'Metrics in the Prometheus text format',
+            content: { 'text/plain': { schema: z.string() } },
+          },
+        },
+      },
+    },
+    '/openapi.json': {
+      get: {
+        summary: 'This document',
+        security: [],
+        responses: { '200': { description: 'OpenAPI 3.1', content: json(documentBody('openapi', '3.1.0')) } },
+      },
+    },
+  };
+}

@@ -6,7 +6,7 @@
  */
 import * as z from 'zod';
 import { createDocument, type ZodOpenApiPathsObject, type ZodOpenApiResponseObject, type oas32 } from 'zod-openapi';
-import { HealthBody, ReadyBody, errorBodySchema, type ErrorBody } from '@depthgate/service-kit';
+import { documentBody, errorBodySchema, servicePaths, type ErrorBody } from '@depthgate/service-kit';
 import type { GatewayPlatforms } from './platforms/registry';
 import type { Platform } from './platforms/types';
 
@@ -30,10 +30,6 @@ function error(status: number, description: string, example: ErrorBody): ZodOpen
     content: { 'application/json': { schema: errorBodySchema(status), example } },
   };
 }
-
-/** A JSON document (this one, the AsyncAPI one): only what says which it is. */
-const document = (key: string, version: string) =>
-  z.looseObject({ [key]: z.literal(version), info: z.looseObject({ title: z.string() }) });
 
 /** The spec's gateway table, with what each call is forwarded to. */
 const SPEC_ENDPOINTS: [string, string][] = [
@@ -166,47 +162,12 @@ export function openApiDocument(platforms: GatewayPlatforms): oas32.OpenAPIObjec
     param: { description: 'The platform-specific path forwarded upstream (may contain slashes).' },
   });
   const paths: ZodOpenApiPathsObject = {
-    '/health': {
-      get: {
-        summary: 'Liveness',
-        security: [],
-        responses: { '200': { description: 'Up', content: json(HealthBody) } },
-      },
-    },
-    '/ready': {
-      get: {
-        summary: 'Readiness: Redis reachable and not draining',
-        security: [],
-        responses: {
-          '200': { description: 'Ready', content: json(ReadyBody) },
-          '503': { description: 'Not ready', content: json(ReadyBody) },
-        },
-      },
-    },
-    '/metrics': {
-      get: {
-        summary: 'Prometheus metrics',
-        security: [],
-        responses: {
-          '200': {
-            description: 'Metrics in the Prometheus text format',
-            content: { 'text/plain': { schema: z.string() } },
-          },
-        },
-      },
-    },
-    '/openapi.json': {
-      get: {
-        summary: 'This document',
-        security: [],
-        responses: { '200': { description: 'OpenAPI 3.1', content: json(document('openapi', '3.1.0')) } },
-      },
-    },
+    ...servicePaths({ readySummary: 'Readiness: Redis reachable and not draining' }),
     '/asyncapi.json': {
       get: {
         summary: 'The WebSocket proxy’s AsyncAPI document (docs/websockets.md)',
         security: [],
-        responses: { '200': { description: 'AsyncAPI 3.0', content: json(document('asyncapi', '3.0.0')) } },
+        responses: { '200': { description: 'AsyncAPI 3.0', content: json(documentBody('asyncapi', '3.0.0')) } },
       },
     },
     '/api/v1/{platform}/{resource}': {

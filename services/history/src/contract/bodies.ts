@@ -236,8 +236,3 @@ export const Book = z
     }),
   ])
   .meta({ id: 'Book', description: `The book, or why there is none. ${STATUS}` });
-
-/** `/openapi.json` itself: an OpenAPI 3.1 document (its own schema is OpenAPI's; here only what says so). */
-export const OpenApiBody = z
-  .looseObject({ openapi: z.literal('3.1.0'), info: z.looseObject({ title: z.string() }), paths: z.looseObject({}) })
-  .meta({ description: 'This document' });

@@ -6,19 +6,9 @@
  */
 import * as z from 'zod';
 import { createDocument, type ZodOpenApiResponseObject, type oas32 } from 'zod-openapi';
-import { HealthBody, ReadyBody, errorBodySchema } from '@depthgate/service-kit';
+import { errorBodySchema, servicePaths } from '@depthgate/service-kit';
 import { ASSET_TYPES } from '../explorer/assets';
-import {
-  Book,
-  Coverage,
-  CsvBody,
-  DeltaLine,
-  DeltaPage,
-  OpenApiBody,
-  SnapshotLine,
-  SnapshotPage,
-  TickerList,
-} from './bodies';
+import { Book, Coverage, CsvBody, DeltaLine, DeltaPage, SnapshotLine, SnapshotPage, TickerList } from './bodies';
 import {
   atParam,
   cursorParam,
@@ -138,42 +128,7 @@ export function openApiDocument(options: OpenApiOptions): oas32.OpenAPIObject {
       servers: [{ url: '/' }],
       security: [{}, { apiKey: [] }, { basic: [] }],
       paths: {
-        '/health': {
-          get: {
-            summary: 'Liveness',
-            security: [],
-            responses: { '200': { description: 'The process is up', content: json(HealthBody) } },
-          },
-        },
-        '/ready': {
-          get: {
-            summary: 'Readiness: ClickHouse and Redis answer and the process is not draining',
-            security: [],
-            responses: {
-              '200': { description: 'ready', content: json(ReadyBody) },
-              '503': { description: 'not ready or draining', content: json(ReadyBody) },
-            },
-          },
-        },
-        '/metrics': {
-          get: {
-            summary: 'Prometheus metrics',
-            security: [],
-            responses: {
-              '200': {
-                description: 'Metrics in the Prometheus text format',
-                content: { 'text/plain': { schema: z.string() } },
-              },
-            },
-          },
-        },
-        '/openapi.json': {
-          get: {
-            summary: 'This document',
-            security: [],
-            responses: { '200': { description: 'OpenAPI 3.1', content: json(OpenApiBody) } },
-          },
-        },
+        ...servicePaths({ readySummary: 'Readiness: ClickHouse and Redis answer and the process is not draining' }),
         '/explorer': {
           get: {
             summary:
