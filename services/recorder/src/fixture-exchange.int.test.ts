@@ -42,7 +42,7 @@ import {
 import { recorderEnvNames } from './config';
 import { defineAdapter } from './venues/adapter';
 import { ADAPTERS } from './venues/registry';
-import { chunk, type RestBook, type SessionContext, type VenueProtocol, type VenueSession } from './venues/types';
+import { chunk, type RestBook, type SessionContext, type FeedProtocol, type VenueSession } from './venues/types';
 import { createRecorderHarness, type RecorderHarness } from './testing/harness';
 
 jest.setTimeout(120_000);
@@ -126,13 +126,9 @@ const fixtureRecorder = defineAdapter({
   restRate: 5,
   reconcile: false,
   settings: {},
-  protocol: (ctx): VenueProtocol => ({
-    exchange: ctx.exchange,
-    platform: ctx.title,
-    feedUrl: ctx.platform.feeds.main as string,
+  protocol: (ctx): FeedProtocol => ({
     venueClock: true,
-    missingCredentials: false,
-    handshakeHeaders: () => undefined,
+    signedHandshake: false,
     createSession: (session) => new FixtureSession(session, ctx.subscribeBatch),
     async listActive(rest) {
       return ((await rest.json('/markets')) as { markets: string[] }).markets;

@@ -9,7 +9,7 @@ import type { RecorderConfig } from './config';
 import { CanonicalMemo } from '@depthgate/feeds';
 import type { RecorderMetrics } from './metrics';
 import { RestClient } from './venues/rest';
-import type { VenueProtocol } from './venues/types';
+import { venueProtocol, type VenueProtocol } from './venues/types';
 import { Venue } from './venues/venue';
 import { exchangeIndex } from './writer/batch';
 import { TsvSink } from './writer/sink';
@@ -49,14 +49,11 @@ function venueParts(exchange: ExchangeKey, config: RecorderConfig): { protocol: 
   const platform = config.platforms[info.platform];
   if (!adapter || !platform) throw new Error(`${exchange} has no recorder adapter or platform configuration`);
   const settings = config.venues[exchange];
-  const protocol = adapter.protocol({
-    exchange,
-    title: info.title,
-    platform,
-    settings: settings.adapter,
-    subscribeBatch: config.RECORDER_SUBSCRIBE_BATCH,
-  });
   const { signer } = platform;
+  const protocol = venueProtocol(
+    adapter.protocol({ settings: settings.adapter, subscribeBatch: config.RECORDER_SUBSCRIBE_BATCH }),
+    { exchange, platform: info.title, feedUrl: platform.feeds.main as string, signer },
+  );
   const baseUrl = platform.urls.main as string;
   const host = new URL(baseUrl).host;
   const rest = new RestClient({

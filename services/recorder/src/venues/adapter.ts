@@ -6,16 +6,9 @@
  * without one is a compile error.
  */
 import type { z } from 'zod';
-import type { ExchangeKey, ResolvedPlatform } from '@depthgate/platforms';
-import type { VenueProtocol } from './types';
+import type { FeedProtocol } from './types';
 
 export interface AdapterContext<S extends z.ZodRawShape = z.ZodRawShape> {
-  /** The exchange key (`venue_b`). */
-  exchange: ExchangeKey;
-  /** The platform's real name, for logs (`Kalshi`). */
-  title: string;
-  /** The platform as the recorder configured it: `urls.main`, `feeds.main`, credentials and signer. */
-  platform: ResolvedPlatform;
   /** The adapter's own settings, parsed with the recorder's (`settings` below). */
   settings: z.output<z.ZodObject<S>>;
   /** Markets per subscribe message (RECORDER_SUBSCRIBE_BATCH). */
@@ -29,8 +22,8 @@ export interface RecorderAdapter<S extends z.ZodRawShape = z.ZodRawShape> {
   reconcile: boolean;
   /** Settings of this adapter alone (zod shape of environment variables, each with a default; docs/configuration.md lists them). */
   settings: S;
-  /** The feed's protocol for this configuration. */
-  protocol(ctx: AdapterContext<S>): VenueProtocol;
+  /** The feed's protocol for this configuration (where it is reached — URL, handshake — comes from the descriptor). */
+  protocol(ctx: AdapterContext<S>): FeedProtocol;
   /** Whether its REST calls are signed with the platform's signer when credentials are configured (Kalshi's are). */
   signedRest?: boolean;
 }

@@ -3,7 +3,7 @@
  * subscribes in batches, turns the venue's messages into calls on the tickers' recorders and reports integrity
  * signals, plus the REST listing (discovery) and REST book (reconciliation) of the platform.
  */
-import type { ExchangeKey } from '@depthgate/platforms';
+import { feedHandshakeHeaders, type ExchangeKey, type Signer } from '@depthgate/platforms';
 import type { Logger } from '@depthgate/service-kit';
 import type { TickerRecorder } from '../ticker';
 import type { RestClient } from './rest';
@@ -43,17 +43,12 @@ export interface RestBook {
   asks: [string, string][];
 }
 
-export interface VenueProtocol {
-  readonly exchange: ExchangeKey;
-  /** Platform name for logs. */
-  readonly platform: string;
-  readonly feedUrl: string;
+/** A feed's protocol, as its adapter defines it (venues/venue-<x>.ts): what the venue says and how it is read. */
+export interface FeedProtocol {
   /** Events carry the venue's timestamps (else receive time is used). */
   readonly venueClock: boolean;
-  /** The feed refuses unauthenticated connections and no credentials are configured: not recorded. */
-  readonly missingCredentials: boolean;
-  /** Headers of the WebSocket handshake (authentication where the platform needs it). */
-  handshakeHeaders(nowMs: number): Record<string, string> | undefined;
+  /** The handshake is signed with the platform's credentials (the feed refuses unauthenticated connections). */
+  readonly signedHandshake: boolean;
   createSession(ctx: SessionContext): VenueSession;
   /** Tickers of the platform's active markets (all, or those of the given series). */
   listActive(rest: RestClient, series: readonly string[], all: boolean): Promise<string[]>;
@@ -61,6 +56,37 @@ export interface VenueProtocol {
   restBook(rest: RestClient, ticker: string): Promise<RestBook>;
   /** A configured or listed ticker as the feed spells it (Gemini: upper case). */
   normalizeTicker(ticker: string): string;
+}
+
+/** A feed's protocol where the recorder reaches it: the exchange, the platform's feed URL and its handshake. */
+export interface VenueProtocol extends FeedProtocol {
+  readonly exchange: ExchangeKey;
+  /** Platform name for logs. */
+  readonly platform: string;
+  readonly feedUrl: string;
+  /** The handshake must be signed and no credentials are configured: not recorded. */
+  readonly missingCredentials: boolean;
+  /** Headers of the WebSocket handshake (the platform's signature where it needs one). */
+  handshakeHeaders(nowMs: number): Record<string, string> | undefined;
+}
+
+/** Places a feed protocol: its exchange, its platform's name, feed URL and signer (the descriptor's). */
+export function venueProtocol(
+  feed: FeedProtocol,
+  where: { exchange: ExchangeKey; platform: string; feedUrl: string; signer: Signer | undefined },
+): VenueProtocol {
+  const { signer, feedUrl } = where;
+  return {
+    ...where,
+    venueClock: feed.venueClock,
+    signedHandshake: feed.signedHandshake,
+    missingCredentials: feed.signedHandshake && signer === undefined,
+    handshakeHeaders: (nowMs) => (feed.signedHandshake ? feedHandshakeHeaders(signer, feedUrl, nowMs) : undefined),
+    createSession: (ctx) => feed.createSession(ctx),
+    listActive: (rest, series, all) => feed.listActive(rest, series, all),
+    restBook: (rest, ticker) => feed.restBook(rest, ticker),
+    normalizeTicker: (ticker) => feed.normalizeTicker(ticker),
+  };
 }
 
 export function chunk<T>(list: readonly T[], size: number): T[][] {

@@ -16,11 +16,10 @@
  * A book whose `transactTime` is T includes the change at T, so the first book holds from T + 1 ms.
  */
 import { parseObject } from '@depthgate/feeds';
-import { feedHandshakeHeaders, type ExchangeKey, type Signer } from '@depthgate/platforms';
 import { envBool } from '@depthgate/service-kit';
 import { defineAdapter } from './adapter';
 import type { RestClient } from './rest';
-import { chunk, type RestBook, type SessionContext, type VenueProtocol, type VenueSession } from './types';
+import { chunk, type RestBook, type SessionContext, type FeedProtocol, type VenueSession } from './types';
 
 interface PmLevel {
   px?: { value?: unknown };
@@ -159,24 +158,11 @@ interface PmMarket {
   closed?: unknown;
 }
 
-export function venueAUsProtocol(o: {
-  exchange: ExchangeKey;
-  platform: string;
-  feedUrl: string;
-  /** Polymarket US's Ed25519 signer (the descriptor's), when credentials are configured: the feed needs them. */
-  signer: Signer | undefined;
-  subscribeBatch: number;
-  debounced: boolean;
-}): VenueProtocol {
-  const { signer } = o;
+export function venueAUsProtocol(o: { subscribeBatch: number; debounced: boolean }): FeedProtocol {
   const open = (m: PmMarket) => typeof m.slug === 'string' && m.active !== false && m.closed !== true;
   return {
-    exchange: o.exchange,
-    platform: o.platform,
-    feedUrl: o.feedUrl,
     venueClock: true,
-    missingCredentials: signer === undefined,
-    handshakeHeaders: (nowMs) => feedHandshakeHeaders(signer, o.feedUrl, nowMs),
+    signedHandshake: true,
     createSession: (ctx) => new VenueAUsSession(ctx, Math.min(100, o.subscribeBatch), o.debounced),
     async listActive(rest: RestClient, series: readonly string[], all: boolean): Promise<string[]> {
       const out = new Set<string>();
@@ -231,10 +217,6 @@ export const venueAUsRecorder = defineAdapter({
   },
   protocol: (ctx) =>
     venueAUsProtocol({
-      exchange: ctx.exchange,
-      platform: ctx.title,
-      feedUrl: ctx.platform.feeds.main as string,
-      signer: ctx.platform.signer,
       subscribeBatch: ctx.subscribeBatch,
       debounced: ctx.settings.RECORDER_POLYMARKET_US_DEBOUNCED,
     }),

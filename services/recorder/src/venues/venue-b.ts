@@ -19,12 +19,11 @@
  * Snapshots carry no time: a snapshot holds from the ts of the next timestamped message of the connection (events
  * are delivered in order), or from its receipt if none follows within RECORDER_SNAPSHOT_QUIET_MS.
  */
-import { feedHandshakeHeaders, type ExchangeKey, type Signer } from '@depthgate/platforms';
 import { defineAdapter } from './adapter';
 import { ASK, BID, CanonicalMemo, centsToDollars, complementOfOne, parseObject } from '@depthgate/feeds';
 import type { TickerRecorder } from '../ticker';
 import type { RestClient } from './rest';
-import { chunk, type RestBook, type SessionContext, type VenueProtocol, type VenueSession } from './types';
+import { chunk, type RestBook, type SessionContext, type FeedProtocol, type VenueSession } from './types';
 
 interface Subscription {
   tickers: Set<string>;
@@ -279,22 +278,10 @@ class VenueBSession implements VenueSession {
   }
 }
 
-export function venueBProtocol(o: {
-  exchange: ExchangeKey;
-  platform: string;
-  feedUrl: string;
-  /** Kalshi's RSA-PSS signer (the descriptor's), when credentials are configured: the feed needs them. */
-  signer: Signer | undefined;
-  subscribeBatch: number;
-}): VenueProtocol {
-  const { signer } = o;
+export function venueBProtocol(o: { subscribeBatch: number }): FeedProtocol {
   return {
-    exchange: o.exchange,
-    platform: o.platform,
-    feedUrl: o.feedUrl,
     venueClock: true,
-    missingCredentials: signer === undefined,
-    handshakeHeaders: (nowMs) => feedHandshakeHeaders(signer, o.feedUrl, nowMs),
+    signedHandshake: true,
     createSession: (ctx) => new VenueBSession(ctx, o.subscribeBatch),
     async listActive(rest: RestClient, series: readonly string[], all: boolean): Promise<string[]> {
       const out = new Set<string>();
@@ -334,10 +321,6 @@ export const venueBRecorder = defineAdapter({
   signedRest: true,
   protocol: (ctx) =>
     venueBProtocol({
-      exchange: ctx.exchange,
-      platform: ctx.title,
-      feedUrl: ctx.platform.feeds.main as string,
-      signer: ctx.platform.signer,
       subscribeBatch: ctx.subscribeBatch,
     }),
 });

@@ -16,10 +16,9 @@
  */
 import { ASK, BID, parseObject } from '@depthgate/feeds';
 import { envInt } from '@depthgate/service-kit';
-import type { ExchangeKey } from '@depthgate/platforms';
 import { defineAdapter } from './adapter';
 import type { RestClient } from './rest';
-import { chunk, type RestBook, type SessionContext, type VenueProtocol, type VenueSession } from './types';
+import { chunk, type RestBook, type SessionContext, type FeedProtocol, type VenueSession } from './types';
 
 class VenueCSession implements VenueSession {
   /** Subscribed symbols whose next message is their whole book. */
@@ -132,20 +131,10 @@ interface GeminiEvent {
   contracts?: { instrumentSymbol?: unknown; status?: unknown }[];
 }
 
-export function venueCProtocol(o: {
-  exchange: ExchangeKey;
-  platform: string;
-  feedUrl: string;
-  subscribeBatch: number;
-  resubscribeDelayMs: number;
-}): VenueProtocol {
+export function venueCProtocol(o: { subscribeBatch: number; resubscribeDelayMs: number }): FeedProtocol {
   return {
-    exchange: o.exchange,
-    platform: o.platform,
-    feedUrl: o.feedUrl,
     venueClock: false,
-    missingCredentials: false,
-    handshakeHeaders: () => undefined,
+    signedHandshake: false,
     createSession: (ctx) => new VenueCSession(ctx, o.subscribeBatch, o.resubscribeDelayMs),
     async listActive(rest: RestClient, series: readonly string[], all: boolean): Promise<string[]> {
       const out = new Set<string>();
@@ -201,9 +190,6 @@ export const venueCRecorder = defineAdapter({
   },
   protocol: (ctx) =>
     venueCProtocol({
-      exchange: ctx.exchange,
-      platform: ctx.title,
-      feedUrl: ctx.platform.feeds.main as string,
       subscribeBatch: ctx.subscribeBatch,
       resubscribeDelayMs: ctx.settings.RECORDER_GEMINI_RESUBSCRIBE_DELAY_MS,
     }),

@@ -7,7 +7,11 @@ import { TickerRecorder } from '../ticker';
 import { venueAUsProtocol } from './venue-a-us';
 import { venueBBook, venueBDelta, venueBProtocol } from './venue-b';
 import { venueCProtocol } from './venue-c';
-import type { SessionContext, VenueProtocol } from './types';
+import { venueProtocol, type FeedProtocol, type SessionContext, type VenueProtocol } from './types';
+
+/** A feed protocol placed as the recorder places it (no credentials: nothing is signed). */
+const placed = (feed: FeedProtocol, exchange: ExchangeKey): VenueProtocol =>
+  venueProtocol(feed, { exchange, platform: exchange, feedUrl: 'ws://x', signer: undefined });
 
 const logger = createLogger({ name: 't', level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
 
@@ -77,13 +81,7 @@ describe('Kalshi normalisation', () => {
   });
 
   it('subscribes in batches, records snapshot then deltas at the venue time, and resubscribes on a seq gap', () => {
-    const protocol = venueBProtocol({
-      exchange: 'venue_b',
-      platform: 'Kalshi',
-      feedUrl: 'ws://x/trade-api/ws/v2',
-      signer: undefined,
-      subscribeBatch: 2,
-    });
+    const protocol = placed(venueBProtocol({ subscribeBatch: 2 }), 'venue_b');
     const h = harness(protocol, ['A', 'B', 'C']);
     h.session.subscribe(['A', 'B', 'C']);
     expect(h.sent).toEqual([
@@ -153,13 +151,7 @@ describe('Kalshi normalisation', () => {
   });
 
   it('drops a market Kalshi does not know and subscribes the rest again', () => {
-    const protocol = venueBProtocol({
-      exchange: 'venue_b',
-      platform: 'Kalshi',
-      feedUrl: 'ws://x/trade-api/ws/v2',
-      signer: undefined,
-      subscribeBatch: 10,
-    });
+    const protocol = placed(venueBProtocol({ subscribeBatch: 10 }), 'venue_b');
     const h = harness(protocol, ['A', 'ZZ']);
     h.session.subscribe(['A', 'ZZ']);
     h.msg({ id: 1, type: 'error', msg: { code: 16, msg: 'Market not found: ZZ' } });
@@ -174,13 +166,7 @@ describe('Kalshi normalisation', () => {
 
 describe('Gemini normalisation', () => {
   it('takes the first l2_updates as the book, later ones as absolute sizes, stamped with receive time', () => {
-    const protocol = venueCProtocol({
-      exchange: 'venue_c',
-      platform: 'Gemini',
-      feedUrl: 'ws://x/v2/marketdata',
-      subscribeBatch: 50,
-      resubscribeDelayMs: 0,
-    });
+    const protocol = placed(venueCProtocol({ subscribeBatch: 50, resubscribeDelayMs: 0 }), 'venue_c');
     const h = harness(protocol, ['BTCUSD']);
     h.session.subscribe(['BTCUSD']);
     expect(h.sent).toEqual([{ type: 'subscribe', subscriptions: [{ name: 'l2', symbols: ['BTCUSD'] }] }]);
@@ -212,13 +198,7 @@ describe('Gemini normalisation', () => {
   });
 
   it('resubscribes after a pause, ignoring updates still in flight, and reports unknown symbols', async () => {
-    const protocol = venueCProtocol({
-      exchange: 'venue_c',
-      platform: 'Gemini',
-      feedUrl: 'ws://x/v2/marketdata',
-      subscribeBatch: 50,
-      resubscribeDelayMs: 20,
-    });
+    const protocol = placed(venueCProtocol({ subscribeBatch: 50, resubscribeDelayMs: 20 }), 'venue_c');
     const h = harness(protocol, ['BTCUSD']);
     h.session.subscribe(['BTCUSD']);
     h.msg({ type: 'l2_updates', symbol: 'BTCUSD', changes: [['buy', '1', '1']] });
@@ -252,14 +232,7 @@ describe('Polymarket US normalisation', () => {
   });
 
   it('stores the first book as a snapshot just after its transactTime and diffs later books into deltas', () => {
-    const protocol = venueAUsProtocol({
-      exchange: 'venue_a_us',
-      platform: 'Polymarket US',
-      feedUrl: 'ws://x/v1/ws/markets',
-      signer: undefined,
-      subscribeBatch: 500,
-      debounced: false,
-    });
+    const protocol = placed(venueAUsProtocol({ subscribeBatch: 500, debounced: false }), 'venue_a_us');
     const h = harness(protocol, ['m-a']);
     h.session.subscribe(['m-a']);
     expect(h.sent).toEqual([
@@ -289,14 +262,7 @@ describe('Polymarket US normalisation', () => {
   });
 
   it('keeps subscriptions at 100 markets or fewer', () => {
-    const protocol = venueAUsProtocol({
-      exchange: 'venue_a_us',
-      platform: 'Polymarket US',
-      feedUrl: 'ws://x/v1/ws/markets',
-      signer: undefined,
-      subscribeBatch: 500,
-      debounced: false,
-    });
+    const protocol = placed(venueAUsProtocol({ subscribeBatch: 500, debounced: false }), 'venue_a_us');
     const slugs = Array.from({ length: 250 }, (_, i) => `m-${i}`);
     const h = harness(protocol, slugs);
     h.session.subscribe(slugs);
