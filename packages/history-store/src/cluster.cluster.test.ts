@@ -7,7 +7,7 @@ import type { ExchangeKey } from '@depthgate/platforms';
 import { testCluster, uniqueName, waitFor } from '@depthgate/test-utils';
 import { insertDeltaRows, type DeltaRow } from './inserts';
 import { lit, sql } from './literals';
-import { MIGRATIONS, runMigrations, type Migration } from './migrations';
+import { MIGRATIONS, enumMembers, exchangesMigration, runMigrations, type Migration } from './migrations';
 import { OrderBookQueries } from './queries/order-books';
 import { HistoryStore, connectionOf } from './store';
 import { ClusterNodeView, copyOlderRows, createTestDatabase, type TestDatabase } from './testing';
@@ -107,6 +107,30 @@ describe('migrations on a cluster', () => {
     }
     await waitFor(async () => (await runMigrations(elsewhere, { migrations })).version === 2, { timeoutMs: 20_000 });
     expect(await runMigrations(elsewhere, { migrations })).toEqual({ applied: [], version: 2 });
+  });
+
+  it('take an exchange’s migration line: every shard’s table and every Distributed table store it, idempotently', async () => {
+    const migrations = [
+      ...MIGRATIONS,
+      exchangesMigration(MIGRATIONS.length + 1, ['venue_f' as ExchangeKey], { venue_f: 99 }),
+    ];
+    expect(await runMigrations(store, { migrations })).toEqual({ applied: [3], version: 3 });
+    const types = await views(database, (v) => v.column('exchange'));
+    for (const node of cluster.nodes) {
+      for (const { table, type } of types[node.name] ?? []) {
+        if (table.endsWith('_mv')) continue; // a view keeps the type it was created with: it only passes rows on
+        expect([table, enumMembers(type).get('venue_f')]).toEqual([table, 99]);
+      }
+    }
+    await insertDeltaRows(
+      store,
+      deltas(['FIX-1'], 3).map((r) => ({ ...r, exchange: 'venue_f' as ExchangeKey })),
+    );
+    await syncAll(database);
+    const byNode = await views(database, (v) => v.localTickers('deltas'));
+    expect(Object.values(byNode).filter((tickers) => tickers.includes('FIX-1'))).toHaveLength(2); // one shard, 2 replicas
+    await waitFor(async () => (await runMigrations(elsewhere, { migrations })).version === 3, { timeoutMs: 20_000 });
+    expect(await runMigrations(elsewhere, { migrations })).toEqual({ applied: [], version: 3 });
   });
 
   it('refuse a raw SQL step on a cluster, naming the migration', async () => {
