@@ -1,0 +1,166 @@
+/**
+ * The recorder's durability end to end: ClickHouse stopped and restarted under it (the spool fills and drains),
+ * SIGTERM while ClickHouse is away (the spool replays at the next start), a restart of the built entrypoint (a gap
+ * and a snapshot at the seam). The simulator's books are the truth, as in recorder.int.test.ts.
+ */
+import { startPrivateClickHouse, waitFor, type PrivateServer } from '@depthgate/test-utils';
+import { createRecorderHarness, deltaKey, simChanges, sleep, type RecorderHarness } from './testing/harness';
+import {
+  ALL,
+  VENUE_CLOCK,
+  expectEveryChangeOnce,
+  expectNoDuplicates,
+  expectRule7,
+  gapsOf,
+  quietMoment,
+  type Gap,
+} from './testing/checks';
+
+jest.setTimeout(120_000);
+
+describe('recorder durability', () => {
+  let h: RecorderHarness | undefined;
+  let ch: PrivateServer | undefined;
+  afterEach(async () => {
+    await h?.close();
+    await ch?.destroy();
+    h = undefined;
+    ch = undefined;
+  });
+
+  it('loses and duplicates nothing while ClickHouse is stopped and restarted; the spool fills and drains', async () => {
+    ch = await startPrivateClickHouse();
+    h = await createRecorderHarness({
+      clickhouseUrl: ch.url,
+      sim: { updatesPerSecond: 300, changesPerUpdate: { gemini: 4, 'venue-a-us': 3 } },
+      env: { RECORDER_BUFFER_MAX_BYTES: String(128 * 1024), RECORDER_BATCH_MAX_ROWS: '2000' },
+    });
+    const recorder = await h.startInProcess();
+    await h.waitLive();
+    await sleep(1500);
+    await ch.stop();
+    let spooled = 0;
+    const started = Date.now();
+    while (Date.now() - started < 6000) {
+      spooled = Math.max(spooled, recorder.writer.spoolBytes());
+      await sleep(100);
+    }
+    expect(spooled).toBeGreaterThan(0);
+    await ch.start();
+    await waitFor(() => recorder.writer.spoolEmpty, { timeoutMs: 60_000, what: 'the spool to drain' });
+    const end = await quietMoment(h);
+    await waitFor(() => recorder.writer.idle && recorder.sink.openRows().every((n) => n === 0), {
+      timeoutMs: 30_000,
+      what: 'everything written',
+    });
+    await h.stopInProcess();
+
+    for (const exchange of ALL) expect(gapsOf(await h.rows(exchange))).toEqual([]);
+    const kalshi = await expectEveryChangeOnce(h, 'venue_b', end.at);
+    expect(kalshi.inGaps).toBe(0);
+    expect((await expectEveryChangeOnce(h, 'venue_a_us', end.at)).inGaps).toBe(0);
+    // Gemini: the recorded deltas, in sequence order, are the simulator's changes after the first book.
+    for (const ticker of h.sim.books.tickers('venue_c')) {
+      const deltas = (await h.rows('venue_c', ticker))
+        .filter((r) => r.kind === 'delta')
+        .sort((a, b) => (a.sequence ?? 0) - (b.sequence ?? 0))
+        .map(deltaKey);
+      const emitted = simChanges(h.sim, 'venue_c', ticker).map((c) => c.key);
+      expect(deltas.length).toBeGreaterThan(0);
+      expect(deltas).toEqual(emitted.slice(emitted.length - deltas.length));
+    }
+    await expectNoDuplicates(h);
+    for (const [i, exchange] of VENUE_CLOCK.entries()) await expectRule7(h, exchange, end.at, 200 + i);
+  });
+
+  it('spools at SIGTERM while ClickHouse is down and replays the spool at the next start, exactly once', async () => {
+    ch = await startPrivateClickHouse();
+    h = await createRecorderHarness({
+      clickhouseUrl: ch.url,
+      sim: { updatesPerSecond: 200, changesPerUpdate: { gemini: 2 } },
+      env: { RECORDER_SHUTDOWN_FLUSH_MS: '500' },
+    });
+    await h.startInProcess();
+    await h.waitLive();
+    await sleep(1000);
+    await ch.stop();
+    await sleep(1500);
+    h.sim.books.pause();
+    await sleep(300);
+    const pausedAt = Date.now();
+    await h.stopInProcess(); // cannot reach ClickHouse: everything buffered goes to the spool
+    await ch.start();
+    h.sim.books.resume();
+    const second = await h.startInProcess(); // replays the spool before recording
+    await h.waitLive(second);
+    await sleep(1000);
+    const end = await quietMoment(h);
+    await h.stopInProcess();
+
+    // The first run's changes up to the pause are all there, once; the restart seam is a gap.
+    await expectNoDuplicates(h);
+    const kalshi = await expectEveryChangeOnce(h, 'venue_b', end.at);
+    expect(kalshi.recorded).toBeGreaterThan(50);
+    for (const exchange of ALL) {
+      for (const ticker of h.sim.books.tickers(exchange)) {
+        const gaps = gapsOf(await h.rows(exchange, ticker));
+        expect(gaps.map((g) => g.reason)).toEqual(['recorder_start']);
+        expect(gaps[0]?.from).toBeLessThanOrEqual(pausedAt);
+      }
+    }
+    for (const [i, exchange] of VENUE_CLOCK.entries()) await expectRule7(h, exchange, end.at, 300 + i);
+  });
+
+  it('flushes on SIGTERM and resumes after a restart of the built entrypoint: a gap and a snapshot at the seam', async () => {
+    h = await createRecorderHarness({ sim: { updatesPerSecond: 150, changesPerUpdate: { gemini: 2 } } });
+    const first = await h.spawnChild();
+    await sleep(2500);
+    // Operations: liveness, and the metrics the issue names, per platform.
+    expect(await (await fetch(`${first.url}/health`)).json()).toEqual({ status: 'ok' });
+    const metrics = await (await fetch(`${first.url}/metrics`)).text();
+    // The sample of `name` whose labels include every given pair (in any order); NaN when there is none.
+    const value = (name: string, labels: string) => {
+      const line = metrics
+        .split('\n')
+        .find((l) => l.startsWith(`${name}{`) && labels.split(',').every((pair) => l.includes(pair)));
+      return Number(line?.slice(line.lastIndexOf(' ') + 1) ?? NaN);
+    };
+    for (const exchange of ALL) {
+      expect(value('recorder_messages_total', `exchange="${exchange}"`)).toBeGreaterThan(0);
+      expect(value('recorder_rows_total', `exchange="${exchange}",table="deltas"`)).toBeGreaterThan(0);
+      expect(value('recorder_lag_seconds_count', `exchange="${exchange}"`)).toBeGreaterThan(0);
+      expect(value('recorder_spool_bytes', `exchange="${exchange}"`)).toBe(0);
+      expect(value('recorder_buffer_rows', `exchange="${exchange}"`)).toBeGreaterThanOrEqual(0);
+      expect(value('recorder_gaps_total', `exchange="${exchange}",reason="disconnect"`)).toBe(0);
+    }
+    expect(await h.terminateChild(first)).toBe(0);
+    const before = new Map<string, number>();
+    for (const exchange of ALL) {
+      for (const r of await h.rows(exchange))
+        before.set(`${exchange} ${r.ticker}`, Math.max(before.get(`${exchange} ${r.ticker}`) ?? -1, r.ts));
+    }
+    await sleep(800);
+    const second = await h.spawnChild();
+    await sleep(2500);
+    const end = await quietMoment(h);
+    expect(await h.terminateChild(second)).toBe(0);
+
+    await expectNoDuplicates(h);
+    for (const exchange of ALL) {
+      for (const ticker of h.sim.books.tickers(exchange)) {
+        const rows = await h.rows(exchange, ticker);
+        const gaps = gapsOf(rows);
+        expect(gaps.map((g) => g.reason)).toEqual(['recorder_start']);
+        const gap = gaps[0] as Gap;
+        // From where the first run's rows end to the first snapshot of the second run.
+        expect(gap.from).toBe(before.get(`${exchange} ${ticker}`));
+        expect(rows.some((r) => r.kind === 'snapshot' && r.ts === gap.to)).toBe(true);
+        expect(rows.some((r) => r.kind === 'delta' && r.ts > gap.to)).toBe(true);
+      }
+    }
+    const kalshi = await expectEveryChangeOnce(h, 'venue_b', end.at);
+    expect(kalshi.inGaps).toBeGreaterThan(0);
+    await expectEveryChangeOnce(h, 'venue_a_us', end.at);
+    for (const [i, exchange] of VENUE_CLOCK.entries()) await expectRule7(h, exchange, end.at, 400 + i);
+  });
+});

@@ -1,0 +1,156 @@
+/**
+ * What the recorder's end-to-end tests check against the simulator (recorder.int.test.ts, durability.int.test.ts):
+ * rule 7 at random moments, every change recorded once or inside a gap, no duplicate rows, quiet moments for the
+ * receive-clocked feed.
+ */
+import type { ExchangeKey } from '@depthgate/platforms';
+import { Rng } from '@depthgate/service-kit';
+import { rebuild, type FlatBook, type Row } from './support';
+import { deltaKey, simBookAt, simBookNow, simChanges, sleep, type RecorderHarness } from './harness';
+
+export const VENUE_CLOCK: ExchangeKey[] = ['venue_b', 'venue_a_us'];
+export const ALL: ExchangeKey[] = ['venue_b', 'venue_c', 'venue_a_us'];
+
+export interface Gap {
+  from: number;
+  to: number;
+  reason: string;
+}
+
+export function gapsOf(rows: readonly Row[]): Gap[] {
+  return rows
+    .filter((r) => r.kind === 'gap')
+    .map((r) => ({ from: r.fromTs as number, to: r.toTs as number, reason: r.reason as string }));
+}
+
+export function firstSnapshot(rows: readonly Row[]): number {
+  return Math.min(...rows.filter((r) => r.kind === 'snapshot').map((r) => r.ts));
+}
+
+/** Rule 7 equals the simulator's book at random moments (and at event times) outside the ticker's gaps. */
+export async function expectRule7(
+  h: RecorderHarness,
+  exchange: ExchangeKey,
+  end: number,
+  seed: number,
+): Promise<number> {
+  const rng = new Rng(seed, 'rule-7 moments');
+  let checked = 0;
+  for (const ticker of h.sim.books.tickers(exchange)) {
+    const rows = await h.rows(exchange, ticker);
+    const gaps = gapsOf(rows);
+    const start = firstSnapshot(rows);
+    expect(Number.isFinite(start)).toBe(true);
+    const events = h.sim.books.events(exchange, ticker).filter((e) => e.ts > start && e.ts <= end);
+    const moments = new Set<number>();
+    for (let i = 0; i < 12; i++) moments.add(start + Math.floor(rng.float() * (end - start)));
+    for (let i = 0; i < 8 && events.length > 0; i++) {
+      const e = events[Math.floor(rng.float() * events.length)];
+      if (e) moments.add(e.ts).add(e.ts - 1);
+    }
+    for (const t of moments) {
+      if (t < start || gaps.some((g) => t >= g.from && t < g.to)) continue;
+      const got = rebuild(rows, t);
+      const want = simBookAt(h.sim, exchange, ticker, t);
+      if (JSON.stringify(sorted(got)) !== JSON.stringify(sorted(want))) {
+        throw new Error(
+          `${exchange} ${ticker} at ${t}: rebuilt ${JSON.stringify(sorted(got))}\n  simulator ${JSON.stringify(sorted(want))}\n  gaps ${JSON.stringify(gaps)}`,
+        );
+      }
+      checked++;
+    }
+  }
+  return checked;
+}
+
+export function sorted(book: FlatBook | undefined): [string, string][] {
+  return Object.entries(book ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
+}
+
+/**
+ * Every change the simulator emitted after the ticker's first snapshot (and up to `end`) is recorded exactly once,
+ * unless it falls inside a recorded gap; nothing is recorded that the simulator did not emit.
+ */
+export async function expectEveryChangeOnce(
+  h: RecorderHarness,
+  exchange: ExchangeKey,
+  end: number,
+): Promise<{ recorded: number; inGaps: number }> {
+  let recorded = 0;
+  let inGaps = 0;
+  for (const ticker of h.sim.books.tickers(exchange)) {
+    const rows = await h.rows(exchange, ticker);
+    const gaps = gapsOf(rows);
+    const start = firstSnapshot(rows);
+    const counts = new Map<string, number>();
+    for (const r of rows) {
+      if (r.kind !== 'delta') continue;
+      const k = `${r.ts} ${deltaKey(r)}`;
+      counts.set(k, (counts.get(k) ?? 0) + 1);
+    }
+    for (const c of simChanges(h.sim, exchange, ticker)) {
+      if (c.ts <= start || c.ts > end) continue;
+      const k = `${c.ts} ${c.key}`;
+      const n = counts.get(k) ?? 0;
+      if (n > 0) {
+        counts.set(k, n - 1);
+        recorded++;
+        continue;
+      }
+      if (!gaps.some((g) => c.ts >= g.from && c.ts <= g.to)) {
+        throw new Error(
+          `${exchange} ${ticker}: change ${k} is neither recorded nor inside a gap ${JSON.stringify(gaps)}`,
+        );
+      }
+      inGaps++;
+    }
+    const phantoms = [...counts].filter(([k, n]) => n > 0 && Number(k.split(' ')[0]) > start);
+    expect(phantoms).toEqual([]);
+  }
+  return { recorded, inGaps };
+}
+
+/** No (ticker, ts, sequence) twice, and sequences increase with ts per ticker. */
+export async function expectNoDuplicates(h: RecorderHarness): Promise<void> {
+  const deltas = await h.db.distinctKeys('deltas');
+  expect(deltas.rows).toBeGreaterThan(0);
+  expect(deltas.keys).toBe(deltas.rows);
+  const snapshots = await h.db.distinctKeys('snapshots');
+  expect(snapshots.keys).toBe(snapshots.rows);
+  for (const exchange of ALL) {
+    const rows = (await h.rows(exchange)).filter((r) => r.kind === 'delta');
+    const byTicker = new Map<string, Row[]>();
+    for (const r of rows) byTicker.set(r.ticker, [...(byTicker.get(r.ticker) ?? []), r]);
+    for (const list of byTicker.values()) {
+      list.sort((a, b) => (a.sequence ?? 0) - (b.sequence ?? 0));
+      for (let i = 1; i < list.length; i++) {
+        expect((list[i] as Row).ts).toBeGreaterThanOrEqual((list[i - 1] as Row).ts);
+      }
+    }
+  }
+}
+
+/** Pauses the books, lets everything in flight arrive and be written, returns the quiet moment. */
+export async function quietMoment(h: RecorderHarness): Promise<{ at: number; gemini: Map<string, FlatBook> }> {
+  h.sim.books.pause();
+  await sleep(400);
+  const at = Date.now();
+  const gemini = new Map(h.sim.books.tickers('venue_c').map((t) => [t, simBookNow(h.sim, 'venue_c', t)]));
+  await sleep(300);
+  return { at, gemini };
+}
+
+export function expectGeminiAt(rows: Map<string, Row[]>, q: { at: number; gemini: Map<string, FlatBook> }): void {
+  for (const [ticker, want] of q.gemini) {
+    const list = rows.get(ticker) ?? [];
+    const gaps = gapsOf(list);
+    if (gaps.some((g) => q.at >= g.from && q.at < g.to)) continue;
+    expect([ticker, sorted(rebuild(list, q.at))]).toEqual([ticker, sorted(want)]);
+  }
+}
+
+export async function geminiRows(h: RecorderHarness): Promise<Map<string, Row[]>> {
+  const out = new Map<string, Row[]>();
+  for (const r of await h.rows('venue_c')) out.set(r.ticker, [...(out.get(r.ticker) ?? []), r]);
+  return out;
+}
