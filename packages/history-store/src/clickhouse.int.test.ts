@@ -7,7 +7,7 @@
 import { Rng } from '@depthgate/service-kit';
 import { testClickHouseUrl, uniqueName } from '@depthgate/test-utils';
 import type { Connection } from './connection';
-import { insertDeltaRows, insertGapRows, insertSnapshotRows, insertTsv } from './inserts';
+import { insertDeltaRows, insertGapRows, insertSnapshotRows, insertTradeRows, insertTsv } from './inserts';
 import { TICKER_PATTERN, join, lit, quoteString, sql, type Sql } from './literals';
 import { MIGRATIONS, MigrationError, runMigrations, type Migration } from './migrations';
 import { OrderBookQueries, tickersQuery } from './queries/order-books';
@@ -94,8 +94,9 @@ describe('migration 2: receive times', () => {
       // As the recorder and the generator wrote before: six and seven columns.
       await insertTsv(old, 'snapshots', ['venue_b\tOLD-1\t1000\tbid\t0.5\t2\n'], { rowFormat: 1 });
       await insertTsv(old, 'deltas', ['venue_b\tOLD-1\t1500\t1\tbid\t0.5\t-1\n'], { rowFormat: 1 });
-      expect(await runMigrations(old)).toEqual({ applied: [2], version: 2 });
-      expect(await runMigrations(old)).toEqual({ applied: [], version: 2 });
+      const two = { migrations: MIGRATIONS.slice(0, 2) };
+      expect(await runMigrations(old, two)).toEqual({ applied: [2], version: 2 });
+      expect(await runMigrations(old, two)).toEqual({ applied: [], version: 2 });
       await insertDeltaRows(old, [
         {
           exchange: 'venue_b',
@@ -124,6 +125,92 @@ describe('migration 2: receive times', () => {
         [2000, 2040],
       ]);
       await expect(verifyReadColumns(old)).resolves.toBeUndefined();
+    } finally {
+      await raw.data.command({ query: sql`DROP DATABASE IF EXISTS ${raw.db}`.text });
+      await old.close();
+    }
+  });
+});
+
+describe('migration 3: trades', () => {
+  it('adds the trades table (one row per trade id when read), its catalogue rows and gaps.stream to a database of migration 2', async () => {
+    const old = new HistoryStore({ url: testClickHouseUrl(), database: uniqueName('mig3') });
+    const raw = connectionOf(old);
+    try {
+      expect(await runMigrations(old, { migrations: MIGRATIONS.slice(0, 2) })).toEqual({ applied: [1, 2], version: 2 });
+      // A gap as a recorder before migration 3 spooled it: six columns.
+      await insertTsv(old, 'gaps', ['venue_b\tOLD-1\t1000\t2000\tdisconnect\t2100\n'], { rowFormat: 2 });
+      expect(await runMigrations(old)).toEqual({ applied: [3], version: 3 });
+      const trade = {
+        exchange: 'venue_b' as const,
+        ticker: 'OLD-1',
+        ts: 3000,
+        sequence: 3_000_000,
+        trade_id: 'd91bc706-ee49-470d-82d8-11418bda6fed',
+        price: '0.3600',
+        size: '136.00',
+        side: 'sell' as const,
+        venue_side: 'no',
+        received_ts: 3004,
+      };
+      // The same trade written twice (a retried batch, a second writer) and a second trade at the same ms.
+      await insertTradeRows(old, [trade]);
+      await insertTradeRows(old, [
+        { ...trade, sequence: 3_000_007, received_ts: 3010 },
+        { ...trade, trade_id: 'other' },
+      ]);
+      await insertGapRows(old, [
+        {
+          exchange: 'venue_b',
+          ticker: 'OLD-1',
+          from_ts: 2500,
+          to_ts: 2600,
+          reason: 'disconnect',
+          detected_at: 2700,
+          stream: 'trades',
+        },
+      ]);
+      const rows = async (query: Sql) =>
+        (await raw.data.query({ query: query.text, format: 'JSONEachRow' })).json<Record<string, string>>();
+      const read = sql`SELECT trade_id, toString(price) AS p, toString(size) AS s, side, venue_side FROM ${raw.db}.trades
+WHERE exchange = 'venue_b' AND ticker = 'OLD-1' ORDER BY ts, trade_id LIMIT 1 BY ts, trade_id`;
+      const expected = [
+        { trade_id: 'd91bc706-ee49-470d-82d8-11418bda6fed', p: '0.36', s: '136', side: 'sell', venue_side: 'no' },
+        { trade_id: 'other', p: '0.36', s: '136', side: 'sell', venue_side: 'no' },
+      ];
+      const canonical = (list: Record<string, string>[]) =>
+        list.map((r) => ({ ...r, p: String(Number(r.p)), s: String(Number(r.s)) }));
+      expect(canonical(await rows(read))).toEqual(expected);
+      await raw.data.command({ query: sql`OPTIMIZE TABLE ${raw.db}.trades FINAL`.text });
+      expect(canonical(await rows(read))).toEqual(expected);
+      expect(await rows(sql`SELECT count() AS n FROM ${raw.db}.trades`)).toEqual([{ n: '2' }]);
+      expect(
+        await rows(
+          sql`SELECT ticker, toString(minMerge(first_ts)) AS first, toString(maxMerge(last_ts)) AS last FROM ${raw.db}.trades_catalogue GROUP BY ticker`,
+        ),
+      ).toEqual([{ ticker: 'OLD-1', first: '3000', last: '3000' }]);
+      expect(await rows(sql`SELECT from_ts, toString(stream) AS st FROM ${raw.db}.gaps ORDER BY from_ts`)).toEqual([
+        { from_ts: '1000', st: 'book' },
+        { from_ts: '2500', st: 'trades' },
+      ]);
+      expect(
+        await new RecorderStore(old).probeBatch({
+          table: 'trades',
+          exchange: 'venue_b',
+          ticker: 'OLD-1',
+          ts: 3000,
+          tradeId: 'other',
+        }),
+      ).toBe(true);
+      expect(
+        await new RecorderStore(old).probeBatch({
+          table: 'trades',
+          exchange: 'venue_b',
+          ticker: 'OLD-1',
+          ts: 3001,
+          tradeId: 'other',
+        }),
+      ).toBe(false);
     } finally {
       await raw.data.command({ query: sql`DROP DATABASE IF EXISTS ${raw.db}`.text });
       await old.close();
@@ -300,7 +387,7 @@ describe('the recorder’s operations', () => {
     };
     await recorder().insert('deltas', ['venue_c\tPROBE\t1000\t7\tbid\t1.5\t-2\t1004\n']);
     await recorder().insert('snapshots', ['venue_c\tPROBE\t1000\task\t1.6\t3\t1002\n']);
-    await recorder().insert('gaps', ['venue_c\tPROBE\t10\t20\tstall\t30\n']);
+    await recorder().insert('gaps', ['venue_c\tPROBE\t10\t20\tstall\t30\tbook\n']);
     const probe = (key: Parameters<RecorderStore['probeBatch']>[0]) => recorder().probeBatch(key);
     expect(await probe({ table: 'deltas', exchange: 'venue_c', ticker: 'PROBE', ts: 1000, sequence: 7 })).toBe(true);
     expect(await probe({ table: 'deltas', exchange: 'venue_c', ticker: 'PROBE', ts: 1000, sequence: 8 })).toBe(false);
@@ -317,7 +404,7 @@ describe('the recorder’s operations', () => {
       'venue_b\tEND-1\t4000\t40\tbid\t0.5\t1\t4003\n',
     ]);
     await recorder().insert('snapshots', ['venue_b\tEND-2\t7000\tbid\t0.5\t1\t7000\n']);
-    await recorder().insert('gaps', ['venue_b\tEND-2\t7000\t9000\tdisconnect\t9001\n']);
+    await recorder().insert('gaps', ['venue_b\tEND-2\t7000\t9000\tdisconnect\t9001\ttrades\n']);
     const stored = await recorder().storedTickers('venue_b', ['END-1', 'END-2', 'END-3']);
     expect(Object.fromEntries(stored)).toEqual({
       'END-1': { lastTs: 5000, sequence: 42 },

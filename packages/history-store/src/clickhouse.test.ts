@@ -4,10 +4,11 @@ import {
   encodeDeltaRow,
   encodeGapRow,
   encodeSnapshotRow,
+  encodeTradeRow,
   insertColumns,
   RowFormatError,
 } from './inserts';
-import { MIGRATIONS, migrationChecksum, type Migration } from './migrations';
+import { MIGRATIONS, migrationChecksum, storedExchanges, type Migration } from './migrations';
 import { conditionalSettings, loggableClickHouseUrl, parseClickHouseUrl } from './connection';
 import { Layout } from './layout';
 import { LiteralError, lit, sql } from './literals';
@@ -72,7 +73,7 @@ describe('row encoders', () => {
         reason: 'seed_end',
         detected_at: 3,
       }),
-    ).toBe('venue_a_us\tfed-cuts\t1\t2\tseed_end\t3\n');
+    ).toBe('venue_a_us\tfed-cuts\t1\t2\tseed_end\t3\tbook\n');
   });
 
   const snapshot = {
@@ -105,6 +106,53 @@ describe('row encoders', () => {
     { received_ts: 1.5 },
   ])('rejects a snapshot row with %j', (override) => {
     expect(() => encodeSnapshotRow({ ...snapshot, ...(override as object) })).toThrow(RowFormatError);
+  });
+
+  it('encode trades with the venue’s id and side kept, the taker’s side normalised', () => {
+    const trade = {
+      exchange: 'venue_b' as const,
+      ticker: 'KXBTCD-26MAR07-T100000',
+      ts: 1774533601193,
+      sequence: 1774533601193000,
+      trade_id: 'd91bc706-ee49-470d-82d8-11418bda6fed',
+      price: '0.3600',
+      size: '136.00',
+      side: 'sell' as const,
+      venue_side: 'no',
+      received_ts: 1774533601200,
+    };
+    expect(encodeTradeRow(trade)).toBe(
+      'venue_b\tKXBTCD-26MAR07-T100000\t1774533601193\t1774533601193000\td91bc706-ee49-470d-82d8-11418bda6fed\t0.3600\t136.00\tsell\tno\t1774533601200\n',
+    );
+    expect(encodeTradeRow({ ...trade, venue_side: '', received_ts: undefined })).toMatch(/\tsell\t\t1774533601193\n$/);
+    for (const bad of [
+      { trade_id: '' },
+      { trade_id: 'a\tb' },
+      { trade_id: 'a\\b' },
+      { trade_id: 'x'.repeat(129) },
+      { side: 'yes' },
+      { size: '0' },
+      { size: '0.000' },
+      { size: '-1' },
+      { price: '1e3' },
+      { venue_side: 'b\nx' },
+    ]) {
+      expect(() => encodeTradeRow({ ...trade, ...(bad as object) })).toThrow(RowFormatError);
+    }
+  });
+
+  it('encode gaps with the stream they interrupt (the book by default)', () => {
+    const gap = {
+      exchange: 'venue_b' as const,
+      ticker: 'KX',
+      from_ts: 1,
+      to_ts: 2,
+      reason: 'disconnect',
+      detected_at: 3,
+    };
+    expect(encodeGapRow(gap)).toBe('venue_b\tKX\t1\t2\tdisconnect\t3\tbook\n');
+    expect(encodeGapRow({ ...gap, stream: 'trades' })).toBe('venue_b\tKX\t1\t2\tdisconnect\t3\ttrades\n');
+    expect(() => encodeGapRow({ ...gap, stream: 'bars' as never })).toThrow(RowFormatError);
   });
 
   it('rejects bad sequences and gap reasons', () => {
@@ -154,7 +202,33 @@ describe('migrations', () => {
       'quantity_delta',
     ]);
     expect(insertColumns('deltas')).toEqual([...INSERT_COLUMNS.deltas]);
-    expect(insertColumns('gaps', 1)).toEqual([...INSERT_COLUMNS.gaps]);
+    expect(insertColumns('gaps', 1)).toEqual(['exchange', 'ticker', 'from_ts', 'to_ts', 'reason', 'detected_at']);
+  });
+
+  it('lines of row format 2 have no gap stream and no trades; format 3 has both', () => {
+    expect(insertColumns('gaps', 2)).toEqual(['exchange', 'ticker', 'from_ts', 'to_ts', 'reason', 'detected_at']);
+    expect(insertColumns('gaps', 3)).toEqual([...INSERT_COLUMNS.gaps]);
+    expect(insertColumns('gaps')).toContain('stream');
+    expect(() => insertColumns('trades', 2)).toThrow(RowFormatError);
+    expect(insertColumns('trades')).toEqual([...INSERT_COLUMNS.trades]);
+  });
+
+  it('migration 3 adds the trades table with its own catalogue, and gaps.stream (default book), declaratively', () => {
+    const m = MIGRATIONS[2] as (typeof MIGRATIONS)[number];
+    const steps = m.steps(lit.identifier('db'));
+    expect(steps.map((s) => Object.keys(s)[0])).toEqual([
+      'createTable',
+      'createTable',
+      'createMaterializedView',
+      'addColumnIfMissing',
+    ]);
+    const trades = steps[0] as { createTable: { name: string; engine: string; orderBy: { text: string } } };
+    expect([trades.createTable.name, trades.createTable.engine, trades.createTable.orderBy.text]).toEqual([
+      'trades',
+      'ReplacingMergeTree',
+      '(exchange, ticker, ts, trade_id)',
+    ]);
+    expect(storedExchanges()).toEqual(storedExchanges(MIGRATIONS.slice(0, 2)));
   });
 });
 

@@ -91,7 +91,7 @@ describe('migrations on a cluster', () => {
   });
 
   it('take migration 2 (received_ts) on a migrated cluster: a column on every shard and Distributed table, idempotently', async () => {
-    const migrations = MIGRATIONS;
+    const migrations = MIGRATIONS.slice(0, 2);
     expect(migrations.map((m) => m.version)).toEqual([1, 2]);
     expect(await runMigrations(store, { migrations })).toEqual({ applied: [2], version: 2 });
     await insertDeltaRows(store, deltas(['KXRECV-1'], 3));
@@ -109,12 +109,30 @@ describe('migrations on a cluster', () => {
     expect(await runMigrations(elsewhere, { migrations })).toEqual({ applied: [], version: 2 });
   });
 
+  it('take migration 3 (trades): a replicated trades table per shard and its Distributed table, its catalogue view, gaps.stream', async () => {
+    expect(await runMigrations(store, { migrations: MIGRATIONS.slice(0, 3) })).toEqual({ applied: [3], version: 3 });
+    const tables = await views(database, (v) => v.tables());
+    const streams = await views(database, (v) => v.column('stream'));
+    for (const node of cluster.nodes) {
+      expect(tables[node.name]).toMatchObject({
+        trades: 'Distributed',
+        trades_local: 'ReplicatedReplacingMergeTree',
+        trades_catalogue_mv: 'MaterializedView',
+      });
+      expect((streams[node.name] ?? []).map((c) => [c.table, c.default_expression])).toEqual([
+        ['gaps', "'book'"],
+        ['gaps_local', "'book'"],
+      ]);
+    }
+  });
+
   it('take an exchange’s migration line: every shard’s table and every Distributed table store it, idempotently', async () => {
     const migrations = [
       ...MIGRATIONS,
       exchangesMigration(MIGRATIONS.length + 1, ['venue_f' as ExchangeKey], { venue_f: 99 }),
     ];
-    expect(await runMigrations(store, { migrations })).toEqual({ applied: [3], version: 3 });
+    const line = MIGRATIONS.length + 1;
+    expect(await runMigrations(store, { migrations })).toEqual({ applied: [line], version: line });
     const types = await views(database, (v) => v.column('exchange'));
     for (const node of cluster.nodes) {
       for (const { table, type } of types[node.name] ?? []) {
@@ -129,8 +147,10 @@ describe('migrations on a cluster', () => {
     await syncAll(database);
     const byNode = await views(database, (v) => v.localTickers('deltas'));
     expect(Object.values(byNode).filter((tickers) => tickers.includes('FIX-1'))).toHaveLength(2); // one shard, 2 replicas
-    await waitFor(async () => (await runMigrations(elsewhere, { migrations })).version === 3, { timeoutMs: 20_000 });
-    expect(await runMigrations(elsewhere, { migrations })).toEqual({ applied: [], version: 3 });
+    await waitFor(async () => (await runMigrations(elsewhere, { migrations })).version === line, {
+      timeoutMs: 20_000,
+    });
+    expect(await runMigrations(elsewhere, { migrations })).toEqual({ applied: [], version: line });
   });
 
   it('refuse a raw SQL step on a cluster, naming the migration', async () => {

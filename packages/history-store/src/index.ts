@@ -26,8 +26,16 @@ export { loggableClickHouseUrl, newQueryId } from './connection';
 export { classifyClickHouseError, serverErrorCode, type ClickHouseFailure, type ClickHouseFailureKind } from './errors';
 
 // Vocabulary of the tables.
-export { SIDES, TICKER_PATTERN, type Side } from './literals';
-export { EXTRA_FIELDS, type ExtraField, type RowKind } from './schema';
+export { SIDES, TICKER_PATTERN, VENUE_TEXT_PATTERN, type Side } from './literals';
+export {
+  EXTRA_FIELDS,
+  STREAM_CODES,
+  TRADE_SIDE_CODES,
+  type ExtraField,
+  type GapStream,
+  type RowKind,
+  type TradeSide,
+} from './schema';
 
 // Start-up.
 export {
@@ -54,15 +62,18 @@ export {
   encodeDeltaRow,
   encodeGapRow,
   encodeSnapshotRow,
+  encodeTradeRow,
   insertDeltaRows,
   insertGapRows,
   insertSnapshotRows,
+  insertTradeRows,
   insertTsv,
   type DeltaRow,
   type GapRow,
   type InsertOptions,
   type InsertTable,
   type SnapshotRow,
+  type TradeRow,
 } from './inserts';
 
 // The named queries, per caller.

@@ -5,20 +5,25 @@
  *
  * Rows travel as TabSeparated text, one line per row, so decimals stay the exact strings the venue sent (JSON
  * numbers would go through floating point on some paths, and 18.16 rejects decimals given as JSON strings).
- * Row formats, in column order (docs/history.md, "Writing: formats and idempotence"), row format 2 (the current one,
- * since migration 2):
+ * Row formats, in column order (docs/history.md, "Writing: formats and idempotence"), row format 3 (the current one,
+ * since migration 3):
  *
  *   snapshots  exchange  ticker  ts  side  price  quantity  received_ts
  *   deltas     exchange  ticker  ts  sequence  side  price  quantity_delta  received_ts
- *   gaps       exchange  ticker  from_ts  to_ts  reason  detected_at
+ *   trades     exchange  ticker  ts  sequence  trade_id  price  size  side  venue_side  received_ts
+ *   gaps       exchange  ticker  from_ts  to_ts  reason  detected_at  stream
  *
  * `exchange` is a recorded exchange's key (`venue_b`, …: the stored Enum8's members); `ticker` matches `[A-Za-z0-9._-]{1,64}`; `ts`, `received_ts`,
  * `from_ts`, `to_ts`, `detected_at` are epoch milliseconds (UTC); `side` is `bid` | `ask`; `sequence` is an unsigned
  * 64-bit integer; decimals are plain decimal strings (`-?D{1,20}(.D{1,18})?`, no exponent); `reason` is a short
  * token. The encoders check every field, so a malformed row fails before it reaches the table.
  *
- * Row format 1 is the same without `received_ts` (what recorders before migration 2 spooled): inserted with
- * `rowFormat: 1`, its rows take the column's default, their `ts`.
+ * `side` of a trade is the taker's, `buy` | `sell`; `trade_id` and `venue_side` are venue text (printable ASCII, no
+ * tab or backslash, at most 128 characters: VENUE_TEXT_PATTERN); `stream` of a gap is `book` | `trades`.
+ *
+ * Row format 2 is format 3 without trades and without a gap's `stream` (what recorders before migration 3 spooled:
+ * their gaps are book gaps, the column's default); format 1 is format 2 without `received_ts` (before migration 2):
+ * inserted with `rowFormat: 1`, its rows take the column's default, their `ts`.
  *
  * One insert of at most `max_insert_block_size` rows (1,048,576 by default) that falls in one month is written as
  * one part: it lands entirely or not at all (`async_insert` is pinned off where the server has it: connection.ts).
@@ -28,7 +33,11 @@
 import { Readable } from 'node:stream';
 import { EXCHANGE_KEY_PATTERN, type ExchangeKey } from '@depthgate/platforms';
 import { newQueryId } from './connection';
-import { SIDES, TICKER_PATTERN, lit, sql, type Side } from './literals';
+import { SIDES, TICKER_PATTERN, VENUE_TEXT_PATTERN, lit, sql, type Side } from './literals';
+import { STREAM_CODES, TRADE_SIDE_CODES, type GapStream, type TradeSide } from './schema';
+
+const TRADE_SIDES = Object.keys(TRADE_SIDE_CODES) as TradeSide[];
+const GAP_STREAMS = Object.keys(STREAM_CODES) as GapStream[];
 import { connectionOf, type HistoryStore } from './store';
 
 export interface SnapshotRow {
@@ -59,6 +68,26 @@ export interface DeltaRow {
   received_ts?: number;
 }
 
+export interface TradeRow {
+  exchange: ExchangeKey;
+  ticker: string;
+  /** Epoch milliseconds of the trade (the venue's time). */
+  ts: number;
+  /** The ticker's sequence, shared with its deltas: (ts, sequence) orders both in arrival order. */
+  sequence: number | bigint;
+  /** The venue's trade id, or a deterministic one from the message (docs/history.md, "Trades"). */
+  trade_id: string;
+  price: string;
+  /** A positive decimal string. */
+  size: string;
+  /** The taker's side, normalised to the book. */
+  side: TradeSide;
+  /** The venue's side field as sent ('' when it has none). */
+  venue_side: string;
+  /** When the trade was received (epoch ms); default: `ts`. */
+  received_ts?: number;
+}
+
 export interface GapRow {
   exchange: ExchangeKey;
   ticker: string;
@@ -69,6 +98,8 @@ export interface GapRow {
   /** A short token: `seed_end`, `sequence_gap`, `disconnect`, … */
   reason: string;
   detected_at: number;
+  /** What the gap interrupts; default: the book. */
+  stream?: GapStream;
 }
 
 export class RowFormatError extends TypeError {
@@ -82,6 +113,7 @@ export class RowFormatError extends TypeError {
 export const DECIMAL = /^-?[0-9]{1,20}(\.[0-9]{1,18})?$/;
 const UNSIGNED_DECIMAL = /^[0-9]{1,20}(\.[0-9]{1,18})?$/;
 const REASON = /^[a-z0-9._-]{1,64}$/;
+const POSITIVE_DECIMAL = /^(?!0+(\.0+)?$)[0-9]{1,20}(\.[0-9]{1,18})?$/;
 const UINT64_MAX = 2n ** 64n - 1n;
 
 function exchange(v: unknown): string {
@@ -104,6 +136,11 @@ function decimal(field: string, v: unknown, pattern = DECIMAL): string {
   if (typeof v !== 'string' || !pattern.test(v)) throw new RowFormatError(`bad ${field} ${JSON.stringify(v)}`);
   return v;
 }
+function text(field: string, v: unknown): string {
+  if (typeof v !== 'string' || !VENUE_TEXT_PATTERN.test(v))
+    throw new RowFormatError(`bad ${field} ${JSON.stringify(v)}`);
+  return v;
+}
 function sequence(v: unknown): string {
   if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return String(v);
   if (typeof v === 'bigint' && v >= 0n && v <= UINT64_MAX) return v.toString();
@@ -118,32 +155,44 @@ export function encodeDeltaRow(r: DeltaRow): string {
   return `${exchange(r.exchange)}\t${ticker(r.ticker)}\t${millis('ts', r.ts)}\t${sequence(r.sequence)}\t${side(r.side)}\t${decimal('price', r.price)}\t${decimal('quantity_delta', r.quantity_delta)}\t${millis('received_ts', r.received_ts ?? r.ts)}\n`;
 }
 
+export function encodeTradeRow(r: TradeRow): string {
+  if (!(TRADE_SIDES as readonly unknown[]).includes(r.side)) throw new RowFormatError(`bad side ${String(r.side)}`);
+  const id = text('trade_id', r.trade_id);
+  if (id === '') throw new RowFormatError('empty trade_id');
+  return `${exchange(r.exchange)}\t${ticker(r.ticker)}\t${millis('ts', r.ts)}\t${sequence(r.sequence)}\t${id}\t${decimal('price', r.price)}\t${decimal('size', r.size, POSITIVE_DECIMAL)}\t${r.side}\t${text('venue_side', r.venue_side)}\t${millis('received_ts', r.received_ts ?? r.ts)}\n`;
+}
+
 export function encodeGapRow(r: GapRow): string {
   if (typeof r.reason !== 'string' || !REASON.test(r.reason)) throw new RowFormatError(`bad reason ${r.reason}`);
   if (r.to_ts < r.from_ts) throw new RowFormatError('gap ends before it starts');
-  return `${exchange(r.exchange)}\t${ticker(r.ticker)}\t${millis('from_ts', r.from_ts)}\t${millis('to_ts', r.to_ts)}\t${r.reason}\t${millis('detected_at', r.detected_at)}\n`;
+  const stream = r.stream ?? 'book';
+  if (!(GAP_STREAMS as readonly unknown[]).includes(stream)) throw new RowFormatError(`bad stream ${String(stream)}`);
+  return `${exchange(r.exchange)}\t${ticker(r.ticker)}\t${millis('from_ts', r.from_ts)}\t${millis('to_ts', r.to_ts)}\t${r.reason}\t${millis('detected_at', r.detected_at)}\t${stream}\n`;
 }
 
-/** The columns of each table's TabSeparated lines, in the current row format (2). */
+/** The columns of each table's TabSeparated lines, in the current row format (3). */
 export const INSERT_COLUMNS = {
   snapshots: ['exchange', 'ticker', 'ts', 'side', 'price', 'quantity', 'received_ts'],
   deltas: ['exchange', 'ticker', 'ts', 'sequence', 'side', 'price', 'quantity_delta', 'received_ts'],
-  gaps: ['exchange', 'ticker', 'from_ts', 'to_ts', 'reason', 'detected_at'],
+  trades: ['exchange', 'ticker', 'ts', 'sequence', 'trade_id', 'price', 'size', 'side', 'venue_side', 'received_ts'],
+  gaps: ['exchange', 'ticker', 'from_ts', 'to_ts', 'reason', 'detected_at', 'stream'],
 } as const;
 export type InsertTable = keyof typeof INSERT_COLUMNS;
 
 /**
- * Versions of the line formats: 1 before migration 2 (no `received_ts`), 2 since. A writer that keeps encoded lines
- * (the recorder's spool) records the version with them, so lines written by an older build still insert.
+ * Versions of the line formats: 1 before migration 2 (no `received_ts`), 2 before migration 3 (no trades, no gap
+ * `stream`), 3 since. A writer that keeps encoded lines (the recorder's spool) records the version with them, so
+ * lines written by an older build still insert.
  */
-export const ROW_FORMATS = [1, 2] as const;
+export const ROW_FORMATS = [1, 2, 3] as const;
 export type RowFormat = (typeof ROW_FORMATS)[number];
-export const CURRENT_ROW_FORMAT: RowFormat = 2;
+export const CURRENT_ROW_FORMAT: RowFormat = 3;
 
 /** The columns of a table's lines in a row format. */
 export function insertColumns(table: InsertTable, rowFormat: RowFormat = CURRENT_ROW_FORMAT): string[] {
+  if (table === 'trades' && rowFormat < 3) throw new RowFormatError(`row format ${rowFormat} has no trades`);
   const columns: readonly string[] = INSERT_COLUMNS[table];
-  return rowFormat === 1 ? columns.filter((c) => c !== 'received_ts') : [...columns];
+  return columns.filter((c) => (rowFormat >= 2 || c !== 'received_ts') && (rowFormat >= 3 || c !== 'stream'));
 }
 
 export interface InsertOptions {
@@ -207,6 +256,14 @@ export function insertDeltaRows(
   options?: InsertOptions,
 ): Promise<{ queryId: string }> {
   return insertTsv(store, 'deltas', batched(rows, encodeDeltaRow), options);
+}
+
+export function insertTradeRows(
+  store: HistoryStore,
+  rows: Iterable<TradeRow> | AsyncIterable<TradeRow>,
+  options?: InsertOptions,
+): Promise<{ queryId: string }> {
+  return insertTsv(store, 'trades', batched(rows, encodeTradeRow), options);
 }
 
 export function insertGapRows(

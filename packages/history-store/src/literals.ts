@@ -12,6 +12,8 @@ import { EXCHANGE_KEY_PATTERN, type ExchangeKey } from '@depthgate/platforms';
 export const TICKER_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
 /** Database, table and column names. */
 export const IDENTIFIER_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+/** Venue text kept as it came (a trade id, a venue's side): printable ASCII without tab or backslash, 0–128 chars. */
+export const VENUE_TEXT_PATTERN = /^[\x20-\x5b\x5d-\x7e]{0,128}$/;
 /** Query ids we generate (`dg-` + a UUID) and any similar token. */
 const QUERY_ID_PATTERN = /^[A-Za-z0-9_-]{1,100}$/;
 /** A cluster's name in the servers' `remote_servers` (operators name them `replicated`, `all-sharded`, …). */
@@ -153,6 +155,10 @@ export const lit = {
       return `${quoteString(name)} = ${code}`;
     });
     return trusted(`Enum8(${parts.join(', ')})`);
+  },
+  /** Venue text as the inserts accept it (a trade id, a venue's side: printable ASCII, no tab or backslash). */
+  text(value: string): Sql {
+    return trusted(quoteString(checkedString('venue text', VENUE_TEXT_PATTERN, value)));
   },
   queryId(value: string): Sql {
     return trusted(quoteString(checkedString('query id', QUERY_ID_PATTERN, value)));

@@ -5,8 +5,18 @@
 import { lit, sql } from './literals';
 
 const SIDE_CODES = { bid: 1, ask: 2 } as const;
-const KIND_CODES = { snapshot: 1, delta: 2 } as const;
-export type RowKind = keyof typeof KIND_CODES;
+/** The kinds of book rows the ticker catalogue counts (migration 1); trades have their own catalogue (migration 3). */
+export const FIRST_KINDS: Readonly<Record<string, number>> = { snapshot: 1, delta: 2 };
+/** The kinds of book rows (the snapshots and deltas endpoints, their RowBinary layouts). */
+export type RowKind = 'snapshot' | 'delta';
+/** A trade's side: the taker's, normalised to the book (migration 3). */
+export const TRADE_SIDE_CODES = { buy: 1, sell: 2 } as const;
+export type TradeSide = keyof typeof TRADE_SIDE_CODES;
+export const TRADE_SIDE_ENUM = lit.enum8(TRADE_SIDE_CODES);
+/** What a gap interrupts (migration 3): the book, or the trades. */
+export const STREAM_CODES = { book: 1, trades: 2 } as const;
+export type GapStream = keyof typeof STREAM_CODES;
+export const STREAM_ENUM = lit.enum8(STREAM_CODES);
 /**
  * Columns a row read may add after the spec's (migration 2): when the recorder received the row's message, epoch
  * ms. Rows written before it read as their `ts`.
@@ -23,7 +33,6 @@ export const FIRST_EXCHANGES: Readonly<Record<string, number>> = { venue_b: 1, v
 /** The name of the column that holds the exchange in every table of the history. */
 export const EXCHANGE_COLUMN = 'exchange';
 export const SIDE_ENUM = lit.enum8(SIDE_CODES);
-export const KIND_ENUM = lit.enum8(KIND_CODES);
 
 /**
  * Prices and quantities: 38 digits, 18 after the point. Kalshi needs 4–6 places, Polymarket US 3, Gemini spot

@@ -1,5 +1,6 @@
 import type { ExchangeKey } from '@depthgate/platforms';
 import type { LocalBook, SideCode } from '@depthgate/feeds';
+import type { GapStream } from '@depthgate/history-store';
 
 /**
  * Where a ticker's rows go (the writer's batches, or a list in tests). Calls arrive in the order the rows must
@@ -21,7 +22,16 @@ export interface RowSink {
   ): void;
   /** Every level of `book` as one snapshot at `ts` (the book after every delta with ts < `ts`). */
   snapshot(exchange: ExchangeKey, ticker: string, ts: number, book: LocalBook, receivedTs: number): void;
-  gap(exchange: ExchangeKey, ticker: string, fromTs: number, toTs: number, reason: string, detectedAt: number): void;
+  /** A gap of the book (default) or of the trades (`stream`). */
+  gap(
+    exchange: ExchangeKey,
+    ticker: string,
+    fromTs: number,
+    toTs: number,
+    reason: string,
+    detectedAt: number,
+    stream?: GapStream,
+  ): void;
 }
 
 /** Why a series stopped being continuous; the `reason` of a gap row and the label of `recorder_gaps_total`. */

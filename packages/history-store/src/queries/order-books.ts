@@ -17,7 +17,7 @@
 import type { ExchangeKey } from '@depthgate/platforms';
 import { join, lit, sql, type Sql } from '../literals';
 import { Querier, type JsonRow, type QuerierOptions } from '../querier';
-import { READ_COLUMNS, SIDE_ENUM, type RowKind } from '../schema';
+import { READ_COLUMNS, SIDE_ENUM, type GapStream, type RowKind } from '../schema';
 import type { QueryScope } from '../scope';
 import type { HistoryStore } from '../store';
 
@@ -47,6 +47,10 @@ function windowCondition(w: TimeWindow): Sql {
 
 const tickerCondition = (exchange: ExchangeKey, ticker: string): Sql =>
   sql`exchange = ${lit.exchange(exchange)} AND ticker = ${lit.ticker(ticker)}`;
+
+/** The gaps of one stream (migration 3): the book's, or the trades'. */
+const streamCondition = (stream: GapStream): Sql => sql`stream = ${lit.token(stream)}`;
+const BOOK_GAPS = streamCondition('book');
 
 /**
  * Where a delta read resumes inside its first window (a cursor's position): at the row (window.from, `sequence`),
@@ -195,7 +199,7 @@ FROM ${db}.snapshots WHERE ${key} AND ${range}`,
     deltas: sql`SELECT toUInt8(2), ts, sequence, side, price, quantity_delta
 FROM ${db}.deltas WHERE ${key} AND ${range}`,
     gaps: sql`SELECT toUInt8(3), ${gapColumns}
-FROM ${db}.gaps WHERE ${key} AND from_ts <= ${lit.int(at)} AND to_ts >= ${lit.int(from)}`,
+FROM ${db}.gaps WHERE ${key} AND ${BOOK_GAPS} AND from_ts <= ${lit.int(at)} AND to_ts >= ${lit.int(from)}`,
   };
 }
 
@@ -213,13 +217,13 @@ export function bookBaseQuery(db: Sql, exchange: ExchangeKey, ticker: string, lo
   const key = tickerCondition(exchange, ticker);
   const range = (column: Sql) => sql`${column} >= ${lit.int(lower)} AND ${column} <= ${lit.int(at)}`;
   return sql`SELECT (SELECT max(ts) FROM ${db}.snapshots WHERE ${key} AND ${range(sql`ts`)}) AS snapshot_ts,
-  (SELECT max(to_ts) FROM ${db}.gaps WHERE ${key} AND ${range(sql`to_ts`)}) AS gap_end`;
+  (SELECT max(to_ts) FROM ${db}.gaps WHERE ${key} AND ${BOOK_GAPS} AND ${range(sql`to_ts`)}) AS gap_end`;
 }
 
-/** One recorded gap of a ticker by its bounds (its reason and detected_at). */
+/** One recorded book gap of a ticker by its bounds (its reason and detected_at). */
 function gapQuery(db: Sql, exchange: ExchangeKey, ticker: string, fromTs: number, toTs: number): Sql {
   return sql`SELECT from_ts, to_ts, reason, detected_at FROM ${db}.gaps
-WHERE ${tickerCondition(exchange, ticker)} AND from_ts = ${lit.int(fromTs)} AND to_ts = ${lit.int(toTs)}
+WHERE ${tickerCondition(exchange, ticker)} AND ${BOOK_GAPS} AND from_ts = ${lit.int(fromTs)} AND to_ts = ${lit.int(toTs)}
 LIMIT 1`;
 }
 
@@ -231,9 +235,13 @@ function gapsQuery(
   db: Sql,
   exchange: ExchangeKey,
   ticker: string,
-  range: { from: number; to: number | null; startingFrom?: number },
+  range: { from: number; to: number | null; startingFrom?: number; stream?: GapStream },
 ): Sql {
-  const conditions: Sql[] = [tickerCondition(exchange, ticker), sql`to_ts >= ${lit.int(range.from)}`];
+  const conditions: Sql[] = [
+    tickerCondition(exchange, ticker),
+    streamCondition(range.stream ?? 'book'),
+    sql`to_ts >= ${lit.int(range.from)}`,
+  ];
   if (range.to !== null) conditions.push(sql`from_ts <= ${lit.int(range.to)}`);
   if (range.startingFrom !== undefined) conditions.push(sql`from_ts >= ${lit.int(range.startingFrom)}`);
   return sql`SELECT from_ts, to_ts, reason, detected_at FROM ${db}.gaps
@@ -449,7 +457,8 @@ export class OrderBookQueries {
     scope: QueryScope,
     exchange: ExchangeKey,
     ticker: string,
-    range: { from: number; to: number | null; startingFrom?: number },
+    /** `stream`: the book's gaps (default) or the trades'. */
+    range: { from: number; to: number | null; startingFrom?: number; stream?: GapStream },
   ): Promise<StoredGap[]> {
     return this.q.json(scope, 'gaps', gapsQuery(this.q.db, exchange, ticker, range), gapOf);
   }

@@ -5,7 +5,7 @@
  * a snapshot's book never spans two batches (so the probe of its last book is conclusive).
  */
 import { EXCHANGE_CODES, type ExchangeKey } from '@depthgate/platforms';
-import type { InsertTable } from '@depthgate/history-store';
+import type { GapStream, InsertTable } from '@depthgate/history-store';
 import { SIDE_NAME, type LocalBook, type SideCode, formatDecimal } from '@depthgate/feeds';
 import type { RowSink } from '../rows';
 import { MonthOf, OpenBatch, addCounts, exchangeIndex, type SealedBatch } from './batch';
@@ -118,10 +118,18 @@ export class TsvSink implements RowSink {
     this.snapshots.check(b);
   }
 
-  gap(exchange: ExchangeKey, ticker: string, fromTs: number, toTs: number, reason: string, detectedAt: number): void {
+  gap(
+    exchange: ExchangeKey,
+    ticker: string,
+    fromTs: number,
+    toTs: number,
+    reason: string,
+    detectedAt: number,
+    stream: GapStream = 'book',
+  ): void {
     const ex = exchangeIndex(this.codes[exchange] as number);
     const b = this.gaps.batch(0);
-    b.append(`${exchange}\t${ticker}\t${fromTs}\t${toTs}\t${reason}\t${detectedAt}\n`, ex, 1, toTs);
+    b.append(`${exchange}\t${ticker}\t${fromTs}\t${toTs}\t${reason}\t${detectedAt}\t${stream}\n`, ex, 1, toTs);
     b.probe = { table: 'gaps', exchange, ticker, fromTs, toTs, reason, detectedAt };
     this.produced.gaps[ex] = (this.produced.gaps[ex] ?? 0) + 1;
     this.gaps.check(b);

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import { createLogger } from '@depthgate/service-kit';
-import type { ProbeKey } from '@depthgate/history-store';
+import { CURRENT_ROW_FORMAT, type ProbeKey } from '@depthgate/history-store';
 import { LocalBook } from '@depthgate/feeds';
 import { MonthOf, batchText, type SealedBatch } from './batch';
 import { TsvSink } from './sink';
@@ -55,8 +55,8 @@ describe('TsvSink batches', () => {
       `venue_c\tBTCUSD\t${MARCH}\tbid\t0.48\t150.00\t${MARCH - 3}\nvenue_c\tBTCUSD\t${MARCH}\task\t0.5\t20.25\t${MARCH - 3}\n`,
     );
     // The line format is recorded with the batch (the spool keeps it): the current one, received_ts last.
-    expect(sealed.every((b) => b.rowFormat === 2)).toBe(true);
-    expect(text.gaps).toBe('venue_a_us\ta-b\t1\t2\tdisconnect\t3\n');
+    expect(sealed.every((b) => b.rowFormat === 3)).toBe(true);
+    expect(text.gaps).toBe('venue_a_us\ta-b\t1\t2\tdisconnect\t3\tbook\n');
     const deltas = sealed.find((b) => b.table === 'deltas');
     expect(deltas?.probe).toEqual({ table: 'deltas', exchange: 'venue_b', ticker: 'KX-1', ts: MARCH, sequence: 8 });
     expect(deltas?.rowsByExchange).toEqual([2]);
@@ -180,7 +180,7 @@ describe('spool', () => {
     // What this build spools says its format.
     const fresh = new TableSpool(tmp(), 'deltas', 1 << 20);
     fresh.append(batch(1, MARCH));
-    expect(fresh.peek()?.rowFormat).toBe(2);
+    expect(fresh.peek()?.rowFormat).toBe(CURRENT_ROW_FORMAT);
     fresh.close();
   });
 
@@ -399,7 +399,7 @@ describe('Writer', () => {
     await until(() => w.spoolEmpty && w.idle);
     w.enqueue(deltas(10));
     await until(() => w.idle);
-    expect(formats).toEqual([1, 2]);
+    expect(formats).toEqual([1, CURRENT_ROW_FORMAT]);
     expect(tables.get('deltas')?.map((l) => l.split('\t').length)).toEqual([7, 7, 8, 8]);
     await w.close(1000);
   });
