@@ -119,10 +119,10 @@ describe('migrations on a cluster', () => {
         trades_local: 'ReplicatedReplacingMergeTree',
         trades_catalogue_mv: 'MaterializedView',
       });
-      expect((streams[node.name] ?? []).map((c) => [c.table, c.default_expression])).toEqual([
-        ['gaps', "'book'"],
-        ['gaps_local', "'book'"],
-      ]);
+      // The default reads `CAST('book', 'Enum8(…)')` on the server: what matters is the type and that it is book.
+      expect((streams[node.name] ?? []).map((c) => [c.table, c.type, c.default_expression.includes("'book'")])).toEqual(
+        ['gaps', 'gaps_local'].map((table) => [table, "Enum8('book' = 1, 'trades' = 2)", true]),
+      );
     }
   });
 
