@@ -15,6 +15,12 @@
  * - Every row carries its receive time (`received_ts`, the connection's monotone clock): a delta, when its message
  *   arrived; a snapshot, when the newest message it reflects arrived (the venue snapshot itself, or the last change
  *   applied to our book before a cadence snapshot).
+ * - Trades are recorded whatever the book's state, at the venue's time (never clamped: the same trade must get the
+ *   same ts from the feed and from REST), with the ticker's sequence (so deltas and trades interleave in arrival
+ *   order), once per trade id: a bounded set of the ticker's recent ids, and, around a window the feed missed, the
+ *   ids seen inside it, drop a trade already recorded. When the feed stops carrying the ticker's trades
+ *   (interruptTrades) and carries them again (the first venue snapshot after it: settle), the window between goes to
+ *   `onTradeWindow` to be read back from REST; what cannot be read back becomes a trades gap.
  */
 import type { ExchangeKey } from '@depthgate/platforms';
 import {
@@ -27,7 +33,9 @@ import {
   parseDecimal,
   type CanonicalMemo,
 } from '@depthgate/feeds';
-import type { GapReason, RowSink } from './rows';
+import { VENUE_TEXT_PATTERN } from '@depthgate/history-store';
+import type { GapReason, RowSink, TradeGapReason } from './rows';
+import type { TradeWindow, VenueTrade } from './venues/trades';
 
 export interface TickerResume {
   /** Largest ts of any stored row of the ticker (-1: none). */
@@ -53,10 +61,60 @@ export interface TickerEnv {
   venueClock: boolean;
   /** The ticker found its book wrong by itself (a level went negative): the feed must resync it. */
   onBroken: (ticker: TickerRecorder, reason: GapReason) => void;
+  /**
+   * The feed carries the ticker's trades again after a window it missed: read the window back (then
+   * `completeTradeWindow`). Absent: trades are not recorded, and no windows are kept.
+   */
+  onTradeWindow?: (ticker: TickerRecorder, window: OpenTradeWindow) => void;
   metrics?: {
     gap(exchange: ExchangeKey, reason: GapReason): void;
     clamped(exchange: ExchangeKey): void;
+    tradeGap?(exchange: ExchangeKey, reason: TradeGapReason): void;
+    tradeDeduplicated?(exchange: ExchangeKey): void;
   };
+}
+
+/** How many of a ticker's most recent trade ids it keeps to drop a trade it already recorded. */
+export const RECENT_TRADE_IDS = 512;
+
+/** The last `max` trade ids of a ticker (and their ts), oldest forgotten first. */
+class RecentTrades {
+  private readonly ids = new Set<string>();
+  private readonly ring: { id: string; ts: number }[] = [];
+  private next = 0;
+
+  constructor(private readonly max: number) {}
+
+  has(id: string): boolean {
+    return this.ids.has(id);
+  }
+
+  add(id: string, ts: number): void {
+    if (this.ring.length < this.max) this.ring.push({ id, ts });
+    else {
+      const old = this.ring[this.next] as { id: string; ts: number };
+      this.ids.delete(old.id);
+      this.ring[this.next] = { id, ts };
+      this.next = (this.next + 1) % this.max;
+    }
+    this.ids.add(id);
+  }
+
+  /** Ids of the kept trades at or after `ts`. */
+  since(ts: number): string[] {
+    return this.ring.filter((r) => r.ts >= ts).map((r) => r.id);
+  }
+}
+
+/**
+ * A window whose trades the feed did not carry: from the moment it stopped (`gapFrom`: trades before were all
+ * received) to the moment it carried them again (`to`), read back from `from` (the newest trade held, or `gapFrom`).
+ */
+export interface OpenTradeWindow extends TradeWindow {
+  /** Trades before this moment were all received: what cannot be read back is a gap from here. */
+  gapFrom: number;
+  /** Ids recorded at or after `from` (the held ones, and those the feed brought since): a REST copy is dropped. */
+  known: Set<string>;
 }
 
 /** Levels as a venue sends them: [price text, quantity text]. */
@@ -108,6 +166,15 @@ export class TickerRecorder {
   private eventReceivedAt = 0;
   private epoch = 0;
   private readonly verifications: Verification[] = [];
+  /** The newest trade recorded (by ts): a window's REST read starts from it. */
+  private lastTrade: { ts: number; id: string } | undefined;
+  private readonly recentTrades = new RecentTrades(RECENT_TRADE_IDS);
+  /** Feed trades before this ts are replays of what was recorded (or stored) before a window: dropped. */
+  private replayBefore = -1;
+  /** The feed stopped carrying the ticker's trades and has not carried them again yet. */
+  tradeBreak: OpenTradeWindow | undefined;
+  /** Windows waiting for (or in) their REST read. */
+  readonly tradeWindows: OpenTradeWindow[] = [];
 
   constructor(
     readonly exchange: ExchangeKey,
@@ -117,7 +184,11 @@ export class TickerRecorder {
   ) {
     this.lastTs = resume.lastTs;
     this.sequence = resume.sequence;
-    if (resume.lastTs >= 0) this.pendingGap = { from: resume.lastTs, reason: 'recorder_start' };
+    if (resume.lastTs >= 0) {
+      this.pendingGap = { from: resume.lastTs, reason: 'recorder_start' };
+      // Everything up to the stored end is stored: the trades after it are read back once the feed carries them.
+      if (env.onTradeWindow) this.openTradeBreak(resume.lastTs + 1, resume.lastTs + 1);
+    }
     // Spread the first cadence snapshots of many tickers over one interval.
     this.nextSnapshotAt = env.now() + Math.floor(Math.random() * env.snapshotIntervalMs);
   }
@@ -207,6 +278,8 @@ export class TickerRecorder {
     this.pendingSnapshot = undefined;
     this.writeSnapshot(s);
     this.verified(s);
+    // The feed that sent this book carries the ticker's trades again (adapters subscribe trades first).
+    this.resumeTrades(s);
   }
 
   private verified(ts: number): void {
@@ -333,6 +406,124 @@ export class TickerRecorder {
     this.env.sink.delta(this.exchange, this.ticker, t, this.sequence, side, price, quantityDelta, this.eventReceivedAt);
     if (t > this.lastTs) this.lastTs = t;
     if (this.verifications.length > 0) this.trackChange(`${side}:${price}`, newQuantity);
+  }
+
+  // ------------------------------------------------------------------------------------------------------------
+  // Trades
+
+  /**
+   * A trade the feed brought (`source` 'feed') or REST gave back ('backfill'). Recorded unless the ticker already
+   * holds its id (then counted as deduplicated); returns whether it was recorded. Throws on a value the tables cannot
+   * hold (an id outside the venue-text grammar, a decimal out of bounds, a size that is not positive).
+   */
+  trade(t: VenueTrade, receivedAt: number = this.env.now(), source: 'feed' | 'backfill' = 'feed'): boolean {
+    if (!this.env.onTradeWindow) return false;
+    if (!Number.isSafeInteger(t.ts) || t.ts < 0) throw new RangeError(`bad trade time ${String(t.ts)}`);
+    if (t.id === '' || !VENUE_TEXT_PATTERN.test(t.id)) throw new RangeError(`bad trade id ${JSON.stringify(t.id)}`);
+    if (!VENUE_TEXT_PATTERN.test(t.venueSide)) throw new RangeError(`bad trade side ${JSON.stringify(t.venueSide)}`);
+    const price = this.env.price.get(t.price);
+    const q = parseDecimal(t.size);
+    if (q <= 0n) throw new RangeError(`trade size ${t.size} is not positive`);
+    if (this.knowsTrade(t.id) || (source === 'feed' && t.ts < this.replayBefore)) {
+      this.env.metrics?.tradeDeduplicated?.(this.exchange);
+      return false;
+    }
+    const floor = t.ts * 1000;
+    this.sequence = this.sequence + 1 > floor ? this.sequence + 1 : floor;
+    this.env.sink.trade(
+      this.exchange,
+      this.ticker,
+      t.ts,
+      this.sequence,
+      t.id,
+      price,
+      formatDecimal(q),
+      t.side,
+      t.venueSide,
+      receivedAt,
+    );
+    this.recentTrades.add(t.id, t.ts);
+    if (this.lastTrade === undefined || t.ts >= this.lastTrade.ts) this.lastTrade = { ts: t.ts, id: t.id };
+    if (this.tradeBreak && t.ts >= this.tradeBreak.from) this.tradeBreak.known.add(t.id);
+    for (const w of this.tradeWindows) if (t.ts >= w.from && t.ts <= w.to) w.known.add(t.id);
+    return true;
+  }
+
+  private knowsTrade(id: string): boolean {
+    if (this.recentTrades.has(id) || this.tradeBreak?.known.has(id)) return true;
+    for (const w of this.tradeWindows) if (w.known.has(id)) return true;
+    return false;
+  }
+
+  /**
+   * The feed stops carrying this ticker's trades (its connection closed or stalled, its subscription is being
+   * replaced): a window opens. `fromTs` is the feed's watermark (every event up to it was received; Gemini: our
+   * receive clock). The window is read from the newest trade held; its gap would start where trades are known
+   * complete. An open window keeps its (earlier) start.
+   */
+  interruptTrades(fromTs: number): void {
+    if (!this.env.onTradeWindow || this.tradeBreak !== undefined) return;
+    const held = this.lastTrade?.ts;
+    let gapFrom: number;
+    if (this.env.venueClock) gapFrom = Math.max(fromTs, held ?? -1, this.lastTs);
+    // Receive-clocked feed: its watermark is not the trades' clock; the newest trade held is.
+    else gapFrom = held ?? (fromTs >= 0 ? fromTs - this.env.quietMs : this.lastTs);
+    // Nothing recorded yet: recording starts with the next connection, nothing was missed.
+    if (gapFrom < 0) return;
+    this.openTradeBreak(held ?? gapFrom, gapFrom);
+  }
+
+  private openTradeBreak(from: number, gapFrom: number): void {
+    this.tradeBreak = {
+      from,
+      to: -1,
+      gapFrom: Math.max(from, gapFrom),
+      last: this.lastTrade ? { ...this.lastTrade } : undefined,
+      known: new Set(this.recentTrades.since(from)),
+    };
+    if (from > this.replayBefore) this.replayBefore = from;
+  }
+
+  private resumeTrades(ts: number): void {
+    const w = this.tradeBreak;
+    if (w === undefined) return;
+    this.tradeBreak = undefined;
+    w.to = Math.max(ts, w.gapFrom);
+    this.tradeWindows.push(w);
+    this.env.onTradeWindow?.(this, w);
+  }
+
+  /**
+   * A window's read is over: `trades` (REST's, any order) are recorded in time order where they fall inside it and
+   * are not held yet; `missing` parts (within the window, after `gapFrom`) become trades gaps with `reason`. Returns
+   * how many trades were recorded.
+   */
+  completeTradeWindow(
+    w: OpenTradeWindow,
+    trades: readonly VenueTrade[],
+    missing: readonly { from: number; to: number }[] = [],
+    reason: TradeGapReason = 'backfill_incomplete',
+    receivedAt: number = this.env.now(),
+  ): number {
+    const i = this.tradeWindows.indexOf(w);
+    if (i < 0) return 0;
+    let recorded = 0;
+    const inside = trades.filter((t) => t.ts >= w.from && t.ts <= w.to).sort((a, b) => a.ts - b.ts);
+    for (const t of inside) if (this.trade(t, receivedAt, 'backfill')) recorded++;
+    this.tradeWindows.splice(i, 1);
+    for (const m of missing) {
+      const from = Math.max(m.from, w.gapFrom);
+      const to = Math.min(m.to, w.to);
+      if (from > to) continue;
+      this.env.sink.gap(this.exchange, this.ticker, from, to, reason, this.env.now(), 'trades');
+      this.env.metrics?.tradeGap?.(this.exchange, reason);
+    }
+    return recorded;
+  }
+
+  /** Where this ticker's series ends, trades included (it resumes from here if it comes back). */
+  resumePoint(): TickerResume {
+    return { lastTs: Math.max(this.lastTs, this.lastTrade?.ts ?? -1), sequence: this.sequence };
   }
 
   // ------------------------------------------------------------------------------------------------------------

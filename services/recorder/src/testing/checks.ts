@@ -17,9 +17,10 @@ export interface Gap {
   reason: string;
 }
 
-export function gapsOf(rows: readonly Row[]): Gap[] {
+/** The book's gaps among the rows (`stream`: the trades' gaps). */
+export function gapsOf(rows: readonly Row[], stream: 'book' | 'trades' = 'book'): Gap[] {
   return rows
-    .filter((r) => r.kind === 'gap')
+    .filter((r) => r.kind === 'gap' && (r.stream ?? 'book') === stream)
     .map((r) => ({ from: r.fromTs as number, to: r.toTs as number, reason: r.reason as string }));
 }
 
