@@ -25,6 +25,33 @@ export interface BookEventView {
   /** Epoch ms; the same instant the feed carries (Kalshi `ts_ms`, Polymarket US `transactTime`). */
   ts: number;
   changes: BookChangeView[];
+  /** The trades the event made (the fills of one taker order), as `sim.trades` lists them. */
+  trades: SimTrade[];
+}
+
+/**
+ * A trade the simulator emitted, as its venue publishes it on every path (WebSocket, REST): the tests' oracle
+ * (`sim.trades`, `GET /control/trades`).
+ */
+export interface SimTrade {
+  /**
+   * The venue's trade id as text: Kalshi a UUID, Gemini its `tid`, Coinbase its `trade_id`, the Polymarket CLOB its
+   * `transaction_hash`. null where the venue sends none (Polymarket US: a trade is named by its market and its
+   * `tradeTime`, unique per trade in the simulator; README.md).
+   */
+  id: string | null;
+  ticker: string;
+  /** The ticker's trade number: 1, 2, … without gaps. */
+  no: number;
+  /** Epoch ms: the trade's time as the venue gives it, the same on every path. */
+  ts: number;
+  /** Exact decimal in the venue's precision, on the book's price scale (Kalshi: the YES price in dollars). */
+  price: string;
+  size: string;
+  /** The taker's side on the book: `buy` (it lifted asks) or `sell` (it hit bids); Kalshi's book is YES. */
+  side: 'buy' | 'sell';
+  /** The venue's own side field as sent (Kalshi `taker_side`, Coinbase the maker's `side`, the CLOB `BUY`/`SELL`, …). */
+  venueSide: string;
 }
 
 export interface SimBooks {
@@ -113,6 +140,11 @@ export interface Simulator {
   rateLimits: SimRateLimits;
   feedFaults: SimFeedFaults;
   books: SimBooks;
+  /**
+   * Every trade the books made on a platform (any of its names), or of one ticker, with ts >= sinceMs: the retained
+   * ones (the history's retention), in time order (ties: by ticker, then number).
+   */
+  trades(platform: string, ticker?: string, sinceMs?: number): SimTrade[];
   ibkr: SimIbkr;
   /** `{ venue_b: [...], venue_c: [...], …}`: the tickers of every recorded exchange (extra platforms' too). */
   recordedTickers(): Record<ExchangeKey, string[]> & Readonly<Record<string, string[]>>;
