@@ -5,11 +5,10 @@
  * descriptor; the simulator assigns ports and URLs and writes the environment.
  */
 import type { BookPlatform, Instrument, IntBook, TimedTrade } from '../book/types';
-import type { DecimalBook } from '../book/view';
+import type { DecimalBook, SimTrade } from '../book/view';
 import type { FeedHub } from '../feeds/feed-hub';
 import type { HostDefinition } from '../http/host-server';
 import type { RateLimitConfig } from '../http/rate-limit';
-import type { SimTrade } from '../types';
 import type { PlatformContext } from './context';
 
 /** A fake host as a platform module defines it; the simulator names it (`venue-a-us/auth`) and serves it. */

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import type { BookEngine } from '../../book/engine';
 import { BID, type Instrument, type TimedTrade } from '../../book/types';
 import { hashInts, Rng } from '../../core/rng';
-import type { SimTrade } from '../../types';
+import type { SimTrade } from '../../book/view';
 import type { GammaMarketDef, PolymarketCatalog } from '../venue-a/catalog';
 import { clobPrice, clobSize } from './books';
 

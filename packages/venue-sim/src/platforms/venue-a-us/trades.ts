@@ -2,7 +2,7 @@
 import { BID, type Instrument, type TimedTrade } from '../../book/types';
 import { formatScaled } from '../../core/decimal';
 import { isoMillis } from '../../core/time';
-import type { SimTrade } from '../../types';
+import type { SimTrade } from '../../book/view';
 import { amount } from './wire';
 
 /**

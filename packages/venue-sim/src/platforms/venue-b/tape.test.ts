@@ -1,7 +1,7 @@
 import { DAY_MS } from '../../core/time';
 import { ASK, BID } from '../../book/types';
 import { KalshiTape, type TapeMarket } from './tape';
-import { KalshiTradeIds } from './trades';
+import { KalshiTradeIds } from './trade-ids';
 
 const MINUTE = 60_000;
 const START = Date.parse('2026-11-23T10:00:00Z');

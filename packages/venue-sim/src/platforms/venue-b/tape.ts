@@ -3,7 +3,7 @@ import { hashInts, Rng } from '../../core/rng';
 import { DAY_MS } from '../../core/time';
 import { BID, type Trade } from '../../book/types';
 import { uuidOf } from '../../core/ids';
-import { KalshiTradeIds } from './trades';
+import { KalshiTradeIds } from './trade-ids';
 
 const MINUTE_MS = 60_000;
 /** Price units (1e-4 dollars) of one tick (one cent) and the price bounds of a Kalshi book. */

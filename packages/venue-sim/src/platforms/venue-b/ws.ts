@@ -9,7 +9,8 @@ import { BID, type BookEvent, type Instrument, type Trade } from '../../book/typ
 import { type FeedConnection, FeedHub, parseJsonObject } from '../../feeds/feed-hub';
 import type { AuthCheck, AuthInput, RecordedRequest } from '../../http/types';
 import type { KalshiCatalog } from './catalog';
-import { kalshiTrade, KalshiTradeIds } from './trades';
+import { KalshiTradeIds } from './trade-ids';
+import { kalshiTrade } from './trades';
 
 export const KALSHI_WS_PATH = '/trade-api/ws/v2';
 

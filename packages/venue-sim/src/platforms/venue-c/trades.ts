@@ -1,7 +1,7 @@
 // https://developer.gemini.com/trading/rest-api/market-data/list-trades, docs.gemini.com/websocket/market-data/v2
 import { BID, type Instrument, type TimedTrade } from '../../book/types';
 import { formatScaled } from '../../core/decimal';
-import type { SimTrade } from '../../types';
+import type { SimTrade } from '../../book/view';
 import type { GeminiCatalog } from './catalog';
 
 /**

@@ -5,7 +5,7 @@ import { uuidOf } from '../../core/ids';
 import { formatScaled } from '../../core/decimal';
 import { Rng } from '../../core/rng';
 import { isoMicros, isoMillis } from '../../core/time';
-import type { SimTrade } from '../../types';
+import type { SimTrade } from '../../book/view';
 import { SEQUENCE_BASE, TRADE_ID_BASE } from './catalog';
 
 /**
