@@ -176,6 +176,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     if (!s) throw new SimError('not_found', 'no platform with a login session');
     return s;
   };
+  const { books, trades } = createBooksApi(engine, topology, (inst, t) =>
+    instances.get(inst.platform)?.trade?.(inst, t),
+  );
   const bookTickers = (platform: string): string[] =>
     engine
       .instruments(platform)
@@ -252,7 +255,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         };
       },
     },
-    books: createBooksApi(engine, topology),
+    books,
+    trades,
     ibkr: {
       expireSession: () => session().expire(),
       login: () => session().login(),

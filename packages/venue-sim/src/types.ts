@@ -1,5 +1,5 @@
 import type { ExchangeKey } from '@depthgate/platforms';
-import type { DecimalBook, KalshiBookView } from './book/view';
+import type { DecimalBook, KalshiBookView, SimTrade } from './book/view';
 import type { BookPlatform } from './book/types';
 import type { SimCredentials } from './credentials';
 import type { SimFeeds, SimUrls } from './env';
@@ -8,7 +8,7 @@ import type { ActiveFault, FaultSpec } from './http/faults';
 import type { RateLimitConfig } from './http/rate-limit';
 import type { RecordedRequest } from './http/types';
 
-export type { DecimalBook, DecimalLevel, KalshiBookView } from './book/view';
+export type { DecimalBook, DecimalLevel, KalshiBookView, SimTrade } from './book/view';
 
 export interface BookChangeView {
   side: 'bid' | 'ask';
@@ -25,6 +25,8 @@ export interface BookEventView {
   /** Epoch ms; the same instant the feed carries (Kalshi `ts_ms`, Polymarket US `transactTime`). */
   ts: number;
   changes: BookChangeView[];
+  /** The trades the event made (the fills of one taker order), as `sim.trades` lists them. */
+  trades: SimTrade[];
 }
 
 export interface SimBooks {
@@ -113,6 +115,11 @@ export interface Simulator {
   rateLimits: SimRateLimits;
   feedFaults: SimFeedFaults;
   books: SimBooks;
+  /**
+   * Every trade the books made on a platform (any of its names), or of one ticker, with ts >= sinceMs: the retained
+   * ones (the history's retention), in time order (ties: by ticker, then number).
+   */
+  trades(platform: string, ticker?: string, sinceMs?: number): SimTrade[];
   ibkr: SimIbkr;
   /** `{ venue_b: [...], venue_c: [...], …}`: the tickers of every recorded exchange (extra platforms' too). */
   recordedTickers(): Record<ExchangeKey, string[]> & Readonly<Record<string, string[]>>;

@@ -285,21 +285,33 @@ describe('Polymarket CLOB', () => {
     });
   });
 
-  test('live activity and the Data API’s trades are one tape: both outcomes, the market’s tokens', async () => {
+  test('live activity and the Data API’s trades are the YES book’s own trades, as the simulator lists them', async () => {
+    for (let i = 0; i < 5000 && sim.trades('venue-a-clob', yes).length < 4; i++) sim.books.step(1);
+    const emitted = sim.trades('venue-a-clob', yes).reverse();
+    expect(emitted.length).toBeGreaterThanOrEqual(4);
     const events = (await get(`${u}/live-activity/events/${condition}`)).json as Array<{
       market: { condition_id: string; asset_id: string };
       transaction_hash: string;
       price: string;
+      size: string;
+      side: string;
       outcome_index: number;
       timestamp: string;
     }>;
-    expect(events.length).toBeGreaterThan(2);
-    expect(new Set(events.map((e) => e.market.asset_id))).toEqual(new Set([yes, no]));
-    for (const e of events) expect(e.price).toMatch(/^0\.\d\d$/);
-    const data = (await get(`${sim.urls['venue-a-clob/data']}/trades?market=${condition}&limit=${events.length}`))
-      .json as Array<{ asset: string; transactionHash: string; outcomeIndex: number; timestamp: number }>;
-    expect(data.map((t) => [t.transactionHash, t.asset, t.outcomeIndex, String(t.timestamp)])).toEqual(
-      events.map((e) => [e.transaction_hash, e.market.asset_id, e.outcome_index, e.timestamp]),
+    expect(
+      events.map((e) => [e.transaction_hash, e.market.asset_id, e.price, e.size, e.side, e.outcome_index]),
+    ).toEqual(emitted.map((o) => [o.id, yes, o.price, o.size, o.venueSide, 0]));
+    const data = (await get(`${sim.urls['venue-a-clob/data']}/trades?market=${condition}`)).json as Array<{
+      asset: string;
+      transactionHash: string;
+      outcomeIndex: number;
+      timestamp: number;
+      price: number;
+      size: number;
+      side: string;
+    }>;
+    expect(data.map((t) => [t.transactionHash, t.asset, t.outcomeIndex, t.timestamp, t.price, t.size, t.side])).toEqual(
+      emitted.map((o) => [o.id, yes, 0, Math.floor(o.ts / 1000), Number(o.price), Number(o.size), o.venueSide]),
     );
     expect((await get(`${u}/live-activity/events/0x${'0'.repeat(64)}`)).json).toEqual([]);
   });

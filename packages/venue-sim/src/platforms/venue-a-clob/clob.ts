@@ -10,6 +10,7 @@ import { accountRoutes } from './account';
 import { bookSummary, tokenBook, type TokenBook } from './books';
 import { verifyClob } from './clob-auth';
 import { ClobMarkets } from './markets';
+import type { ClobTrades } from './trades';
 
 /** `{"error": ...}` bodies [3P] (captured 400/401/404); the unknown-route 404 is Go's default text [U]. */
 const clobErrors: PlatformErrors = {
@@ -34,10 +35,10 @@ const MAX_BATCH = 500;
 
 type Side = 'BUY' | 'SELL';
 
-export function clobHost(ctx: PlatformContext, catalog: PolymarketCatalog): SimHost {
+export function clobHost(ctx: PlatformContext, catalog: PolymarketCatalog, trades: ClobTrades): SimHost {
   const { engine, opts, credentials } = ctx;
   const r = new Router();
-  const markets = new ClobMarkets(ctx, catalog);
+  const markets = new ClobMarkets(ctx, catalog, trades);
 
   const bookOf = (tokenId: string) => tokenBook(engine, catalog, tokenId);
   const token = (req: SimRequest, name = 'token_id'): string | SimResponse => {

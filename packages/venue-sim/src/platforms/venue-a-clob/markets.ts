@@ -17,7 +17,8 @@ import {
 } from '../venue-a/catalog';
 import { outcomeMids } from '../venue-a/prices';
 import { cursorPage, isPage } from './paging';
-import { tradeTape } from './trades';
+import { clobSize } from './books';
+import type { ClobTrades } from './trades';
 
 /** Page sizes: `/markets` and its variants [U] (1 000 in captured answers), rewards per the docs [V]. */
 const MARKETS_PAGE = 1000;
@@ -36,6 +37,7 @@ export class ClobMarkets {
   constructor(
     private readonly ctx: PlatformContext,
     readonly catalog: PolymarketCatalog,
+    private readonly trades: ClobTrades,
   ) {
     this.byCondition = new Map(catalog.markets.map((m) => [m.conditionId, m]));
     this.events = new Map(catalog.events.map((e) => [e.id, e]));
@@ -209,10 +211,9 @@ export class ClobMarkets {
     r.get('/live-activity/events/:condition_id', (req) => {
       const m = this.market(req.pathParams.condition_id);
       if (!m) return json(200, []);
-      const now = Math.floor(this.ctx.clock() / 1000);
       return json(
         200,
-        tradeTape(this.ctx.opts.seed, this.catalog, m, now, LIVE_ACTIVITY_TRADES).map((t) => ({
+        this.trades.marketTrades(m, this.ctx.clock(), LIVE_ACTIVITY_TRADES).map((t) => ({
           event_type: 'trade',
           market: {
             condition_id: m.conditionId,
@@ -229,13 +230,13 @@ export class ClobMarkets {
             pseudonym: t.pseudonym,
           },
           side: t.side,
-          size: String(t.size),
+          size: clobSize(t.size),
           fee_rate_bps: '0',
           price: formatScaled(t.cents, 2),
           outcome: t.outcomeIndex === 0 ? 'Yes' : 'No',
           outcome_index: t.outcomeIndex,
           transaction_hash: t.transactionHash,
-          timestamp: String(t.timestamp),
+          timestamp: String(Math.floor(t.ts / 1000)),
         })),
       );
     });

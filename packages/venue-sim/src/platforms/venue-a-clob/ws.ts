@@ -7,8 +7,9 @@ import type { BookEngine } from '../../book/engine';
 import { BID, type BookEvent, type Instrument } from '../../book/types';
 import { type FeedConnection, FeedHub } from '../../feeds/feed-hub';
 import type { RecordedRequest } from '../../http/types';
-import type { PolymarketCatalog } from '../venue-a/catalog';
+import type { GammaMarketDef, PolymarketCatalog } from '../venue-a/catalog';
 import { bookSummary, clobPrice, clobSize, tokenBook } from './books';
+import type { ClobTrades } from './trades';
 
 export const CLOB_WS_PATH = '/ws/market';
 
@@ -24,8 +25,10 @@ const TOKEN_ID = /^\d{1,100}$/;
  * ("0" removes the level), side (BUY bids, SELL asks), an order hash and the asset's `best_bid`/`best_ask` after the
  * message [V]. A YES book change is also a NO book change (the NO book is the YES book mirrored at 1 − p), so one
  * message carries both assets' items, as the platform's does [3P]; a connection gets the items of the assets it
- * subscribed. Keep-alive: the client sends the text `PING`, the server answers `PONG` [3P]; there are no server
- * heartbeats. Malformed messages are answered with the text `INVALID OPERATION` [U].
+ * subscribed. Each trade of the YES book then comes as a `last_trade_price` of the YES asset [V] (trades.ts), after
+ * the `price_change` of the levels it took; a connection subscribed to the NO asset only does not get it.
+ * Keep-alive: the client sends the text `PING`, the server answers `PONG` [3P]; there are no server heartbeats.
+ * Malformed messages are answered with the text `INVALID OPERATION` [U].
  */
 export class ClobMarketFeed {
   readonly hub: FeedHub;
@@ -34,6 +37,7 @@ export class ClobMarketFeed {
   constructor(
     private readonly engine: BookEngine,
     private readonly catalog: PolymarketCatalog,
+    private readonly trades: ClobTrades,
     private readonly clock: () => number,
   ) {
     this.hub = new FeedHub(clock);
@@ -104,7 +108,23 @@ export class ClobMarketFeed {
     const yesSubs = this.byAsset.get(yes);
     const noSubs = this.byAsset.get(no);
     if (!yesSubs?.size && !noSubs?.size) return;
-    if (this.hub.shouldDrop(yes)) return;
+    // A drop fault drops one message for every subscriber: the book change, or one trade.
+    if (!this.hub.shouldDrop(yes)) this.sendChanges(t.market, event, yesSubs, noSubs);
+    if (!yesSubs?.size) return;
+    for (const trade of event.trades) {
+      if (this.hub.shouldDrop(yes)) continue;
+      const msg = this.trades.lastTradePrice(t.market, { ...trade, ts: event.ts, seq: event.seq });
+      for (const conn of yesSubs) this.hub.send(conn, msg);
+    }
+  }
+
+  private sendChanges(
+    market: GammaMarketDef,
+    event: BookEvent,
+    yesSubs: Set<FeedConnection> | undefined,
+    noSubs: Set<FeedConnection> | undefined,
+  ): void {
+    const [yes, no] = market.tokens;
     const yesBook = tokenBook(this.engine, this.catalog, yes);
     const noBook = tokenBook(this.engine, this.catalog, no);
     if (!yesBook || !noBook) return;
@@ -131,7 +151,7 @@ export class ClobMarketFeed {
       );
     }
     const frame = (items: string[]) =>
-      `{"market":"${t.market.conditionId}","price_changes":[${items.join(',')}],"timestamp":"${event.ts}","event_type":"price_change"}`;
+      `{"market":"${market.conditionId}","price_changes":[${items.join(',')}],"timestamp":"${event.ts}","event_type":"price_change"}`;
     let both: string | undefined;
     let onlyYes: string | undefined;
     let onlyNo: string | undefined;

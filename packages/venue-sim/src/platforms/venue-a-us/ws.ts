@@ -7,6 +7,7 @@ import type { BookEvent, Instrument } from '../../book/types';
 import { type FeedConnection, FeedHub, parseJsonObject } from '../../feeds/feed-hub';
 import type { AuthCheck, AuthInput, RecordedRequest } from '../../http/types';
 import { marketData } from './rest';
+import { pmUsTrade } from './trades';
 
 export const PM_US_WS_PATH = '/v1/ws/markets';
 
@@ -27,6 +28,7 @@ interface Sub {
  * The markets WebSocket on api.polymarket.us [V]: the handshake carries the same Ed25519 headers as REST (signed
  * path `/v1/ws/markets`); `SUBSCRIPTION_TYPE_MARKET_DATA` sends the whole book of a market on every change, levels
  * best first, `px.value` with 3 decimals, `qty` with 2; `transactTime` carries the change's millisecond.
+ * `SUBSCRIPTION_TYPE_TRADE` sends a `trade` per fill of the books, after the book message of its event (trades.ts).
  */
 export class PmUsFeed {
   readonly hub: FeedHub;
@@ -150,17 +152,32 @@ export class PmUsFeed {
   private onEvent(inst: Instrument, event: BookEvent): void {
     const subs = this.bySlug.get(inst.ticker);
     if (!subs || subs.size === 0) return;
-    if (this.hub.shouldDrop(inst.ticker)) return;
-    let full: string | undefined;
-    let lite: string | undefined;
-    for (const { conn, sub } of subs) {
-      if (sub.type === 'SUBSCRIPTION_TYPE_MARKET_DATA') {
-        full ??= this.body(sub.type, inst.ticker, event.ts);
-        this.hub.send(conn, this.frame(sub, full));
-      } else if (sub.type === 'SUBSCRIPTION_TYPE_MARKET_DATA_LITE') {
-        lite ??= this.body(sub.type, inst.ticker, event.ts);
-        this.hub.send(conn, this.frame(sub, lite));
+    let books = false;
+    let trades = false;
+    for (const { sub } of subs) {
+      if (sub.type === 'SUBSCRIPTION_TYPE_TRADE') trades = true;
+      else books = true;
+    }
+    // A drop fault drops one message for every subscriber: the book's, or one trade's.
+    if (books && !this.hub.shouldDrop(inst.ticker)) {
+      let full: string | undefined;
+      let lite: string | undefined;
+      for (const { conn, sub } of subs) {
+        if (sub.type === 'SUBSCRIPTION_TYPE_MARKET_DATA') {
+          full ??= this.body(sub.type, inst.ticker, event.ts);
+          this.hub.send(conn, this.frame(sub, full));
+        } else if (sub.type === 'SUBSCRIPTION_TYPE_MARKET_DATA_LITE') {
+          lite ??= this.body(sub.type, inst.ticker, event.ts);
+          this.hub.send(conn, this.frame(sub, lite));
+        }
       }
+    }
+    if (!trades) return;
+    for (const t of event.trades) {
+      if (this.hub.shouldDrop(inst.ticker)) continue;
+      const body = `"subscriptionType":"SUBSCRIPTION_TYPE_TRADE","trade":${pmUsTrade.ws(inst, { ...t, ts: event.ts, seq: event.seq })}}`;
+      for (const { conn, sub } of subs)
+        if (sub.type === 'SUBSCRIPTION_TYPE_TRADE') this.hub.send(conn, this.frame(sub, body));
     }
   }
 
