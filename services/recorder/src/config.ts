@@ -68,6 +68,8 @@ const ownShape = {
   RECORDER_TRADES_BACKFILL_MAX_PAGES: envInt(20, { min: 1, max: 10_000 }),
   /** A missed window is read back this long after the feed carries the ticker's trades again (REST may lag). */
   RECORDER_TRADES_BACKFILL_DELAY_MS: envInt(2000, { min: 0, max: 600_000 }),
+  /** Each ticker's trades are read back from REST this often, for trades a feed lost silently (0: never). */
+  RECORDER_TRADES_AUDIT_INTERVAL_MS: envInt(60_000, { min: 0, max: 86_400_000 }),
 
   /** An insert holds at most this many rows (one part: under max_insert_block_size). */
   RECORDER_BATCH_MAX_ROWS: envInt(200_000, { min: 1, max: 1_000_000 }),

@@ -105,7 +105,7 @@ export class RecorderMetrics {
   readonly tradeGaps: Counter<'exchange' | 'reason'>;
   readonly tradesDeduplicated: Counter<'exchange'>;
   readonly tradesBackfilled: Counter<'exchange'>;
-  readonly backfills: Counter<'exchange' | 'outcome'>;
+  readonly backfills: Counter<'exchange' | 'kind' | 'outcome'>;
   readonly bufferRows: Gauge<'exchange'>;
   readonly spoolBytes: Gauge<'exchange'>;
   readonly inserts: Histogram<'table' | 'outcome'>;
@@ -173,8 +173,8 @@ export class RecorderMetrics {
     });
     this.backfills = new Counter({
       name: 'recorder_backfills_total',
-      help: 'Trade windows read back from REST, per exchange and outcome (complete, incomplete, failed, none)',
-      labelNames: ['exchange', 'outcome'] as const,
+      help: 'Trade windows read back from REST, per exchange, kind (missed, audit) and outcome (complete, incomplete, failed, abandoned, none)',
+      labelNames: ['exchange', 'kind', 'outcome'] as const,
       registers,
     });
     this.bufferRows = new Gauge({

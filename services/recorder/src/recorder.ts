@@ -181,6 +181,7 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
         trades,
         backfillMaxPages: config.RECORDER_TRADES_BACKFILL_MAX_PAGES,
         backfillDelayMs: config.RECORDER_TRADES_BACKFILL_DELAY_MS,
+        tradeAuditIntervalMs: config.RECORDER_TRADES_AUDIT_INTERVAL_MS,
       }),
     );
   }

@@ -399,7 +399,8 @@ describe('TickerRecorder trades', () => {
     rec.settle(3000);
     expect(windows).toHaveLength(1);
     const w = windows[0] as OpenTradeWindow;
-    expect([w.from, w.gapFrom, w.to, w.last]).toEqual([1600, 1800, 3000, { ts: 1600, id: 'held-3' }]);
+    // Read from the newest trade held; forward readers (Gemini) start from the newest one before it.
+    expect([w.from, w.gapFrom, w.to, w.last]).toEqual([1600, 1800, 3000, { ts: 1500, id: 'held-1' }]);
     // REST gives back the window (and more): what is held, or outside, is dropped; the rest goes in in time order.
     const recorded = rec.completeTradeWindow(w, [
       trade(3100, 'after-window'),
@@ -422,7 +423,7 @@ describe('TickerRecorder trades', () => {
     expect(rec.tradeWindows).toEqual([]);
   });
 
-  it('records what a window could not read back as a trades gap, from where trades were known complete', () => {
+  it('records what a window could not read back as a trades gap', () => {
     const { rec, sink, windows } = tradesSetup();
     rec.venueSnapshot(bids(['0.5', '10']), [], { ts: 1000 });
     rec.trade(trade(1500, 'held'));
@@ -430,11 +431,11 @@ describe('TickerRecorder trades', () => {
     rec.interruptTrades(1800);
     rec.venueSnapshot(bids(['0.5', '10']), [], { ts: 3000 });
     const w = windows[0] as OpenTradeWindow;
-    // The venue's pages ran out at 2400: [1500, 2400] was not read, of which [1800, 2400] may have had trades.
-    rec.completeTradeWindow(w, [trade(2500, 'got')], [{ from: 1500, to: 2400 }], 'backfill_incomplete');
+    // The venue's pages ran out at 2400: [1500, 2400] was not read (clipped to the window).
+    rec.completeTradeWindow(w, [trade(2500, 'got')], [{ from: 0, to: 2400 }], 'backfill_incomplete');
     expect(sink.of('gap').map((g) => [g.stream, g.fromTs, g.toTs, g.reason])).toEqual([
       ['book', 1800, 3000, 'stall'],
-      ['trades', 1800, 2400, 'backfill_incomplete'],
+      ['trades', 1500, 2400, 'backfill_incomplete'],
     ]);
     // Completing it again does nothing.
     expect(rec.completeTradeWindow(w, [trade(2600, 'late')], [{ from: 0, to: 9999 }])).toBe(0);
@@ -447,7 +448,7 @@ describe('TickerRecorder trades', () => {
     expect(rec.trade(trade(5001, 'fresh'))).toBe(true);
     rec.venueSnapshot(bids(['0.5', '1']), [], { ts: 6000 });
     expect(windows.map((w) => [w.from, w.gapFrom, w.to, w.last])).toEqual([[5001, 5001, 6000, undefined]]);
-    expect([...(windows[0] as OpenTradeWindow).known]).toEqual(['fresh']);
+    expect([...(windows[0] as OpenTradeWindow).known.keys()]).toEqual(['fresh']);
   });
 
   it('on a receive-clocked feed starts a window at the newest trade held, not at the receive-time watermark', () => {
@@ -469,7 +470,77 @@ describe('TickerRecorder trades', () => {
     rec.venueSnapshot(bids(['1', '1']), [], { ts: 1000 });
     rec.interruptTrades(1500);
     expect(rec.trade(trade(1600, 'x'))).toBe(false);
-    expect(rec.tradeBreak).toBeUndefined();
+    expect(rec.tradeWindow).toBeUndefined();
     expect(sink.of('trade')).toEqual([]);
+  });
+});
+
+describe('TickerRecorder trade audits', () => {
+  it('closes its open window every audit interval (not while the feed is stopped or a read is pending)', () => {
+    const sink = new ListSink();
+    const clock = { now: 1_000_000 };
+    const windows: OpenTradeWindow[] = [];
+    const rec = new TickerRecorder(
+      'venue_b',
+      'KX-1',
+      { lastTs: -1, sequence: 0 },
+      {
+        sink,
+        now: () => clock.now,
+        price: new CanonicalMemo(),
+        snapshotIntervalMs: 3_600_000,
+        quietMs: 500,
+        venueClock: true,
+        onBroken: () => undefined,
+        onTradeWindow: (_r, w) => windows.push(w),
+        tradeAuditIntervalMs: 60_000,
+      },
+    );
+    const t = (ts: number, id: string): VenueTrade => ({
+      ts,
+      id,
+      price: '0.5',
+      size: '1',
+      side: 'buy',
+      venueSide: 'yes',
+    });
+    rec.trade(t(999_000, 'before-any-book'));
+    // Trades flow once the first book is in: the open window starts there (its first audit somewhere in an interval).
+    rec.venueSnapshot(bids(['0.5', '1']), [], { ts: 1_000_000 });
+    expect(rec.tradeWindow?.from).toBe(1_000_000);
+    rec.trade(t(1_000_100, 'a'));
+    clock.now += 60_000;
+    rec.trade(t(1_059_800, 'in-flight-margin'));
+    rec.sweep(clock.now);
+    expect(windows.map((w) => [w.kind, w.from, w.to, [...w.known.keys()]])).toEqual([
+      ['audit', 1_000_000, 1_059_500, ['a', 'in-flight-margin']],
+    ]);
+    // The next window starts where it ended, knowing what was recorded since.
+    expect([rec.tradeWindow?.from, [...(rec.tradeWindow?.known.keys() ?? [])]]).toEqual([
+      1_059_500,
+      ['in-flight-margin'],
+    ]);
+    // A trade the feed lost silently comes back from REST; the others are known.
+    const first = windows[0] as OpenTradeWindow;
+    clock.now += 60_000;
+    rec.sweep(clock.now);
+    expect(windows).toHaveLength(1); // the previous read is still pending
+    expect(rec.completeTradeWindow(first, [t(1_000_100, 'a'), t(1_020_000, 'lost-on-the-feed')])).toBe(1);
+    // The feed stops: no audit while it is stopped; the open window becomes the missed one.
+    rec.lose('disconnect', 1_119_000);
+    rec.interruptTrades(1_119_000);
+    clock.now += 60_000;
+    rec.sweep(clock.now);
+    expect(windows).toHaveLength(1);
+    rec.venueSnapshot(bids(['0.5', '1']), [], { ts: 1_180_000 });
+    expect(windows.slice(1).map((w) => [w.kind, w.from, w.gapFrom, w.to])).toEqual([
+      ['missed', 1_059_500, 1_119_000, 1_180_000],
+    ]);
+    expect(sink.of('trade').map((r) => r.tradeId)).toEqual([
+      'before-any-book',
+      'a',
+      'in-flight-margin',
+      'lost-on-the-feed',
+    ]);
   });
 });

@@ -17,10 +17,11 @@
  *   applied to our book before a cadence snapshot).
  * - Trades are recorded whatever the book's state, at the venue's time (never clamped: the same trade must get the
  *   same ts from the feed and from REST), with the ticker's sequence (so deltas and trades interleave in arrival
- *   order), once per trade id: a bounded set of the ticker's recent ids, and, around a window the feed missed, the
- *   ids seen inside it, drop a trade already recorded. When the feed stops carrying the ticker's trades
+ *   order), once per trade id: a bounded set of the ticker's recent ids, and the ids recorded inside each window
+ *   being checked, drop a trade already recorded. When the feed stops carrying the ticker's trades
  *   (interruptTrades) and carries them again (the first venue snapshot after it: settle), the window between goes to
- *   `onTradeWindow` to be read back from REST; what cannot be read back becomes a trades gap.
+ *   `onTradeWindow` to be read back from REST; so does, every audit interval, the window since the last one (trades
+ *   lost silently); what cannot be read back becomes a trades gap.
  */
 import type { ExchangeKey } from '@depthgate/platforms';
 import {
@@ -62,10 +63,12 @@ export interface TickerEnv {
   /** The ticker found its book wrong by itself (a level went negative): the feed must resync it. */
   onBroken: (ticker: TickerRecorder, reason: GapReason) => void;
   /**
-   * The feed carries the ticker's trades again after a window it missed: read the window back (then
+   * A window of the ticker's trades closed (the feed missed it, or its audit is due): read it back (then
    * `completeTradeWindow`). Absent: trades are not recorded, and no windows are kept.
    */
   onTradeWindow?: (ticker: TickerRecorder, window: OpenTradeWindow) => void;
+  /** Every ticker's trades are read back this often, to find trades the feed lost silently (0 or absent: never). */
+  tradeAuditIntervalMs?: number;
   metrics?: {
     gap(exchange: ExchangeKey, reason: GapReason): void;
     clamped(exchange: ExchangeKey): void;
@@ -100,21 +103,35 @@ class RecentTrades {
     this.ids.add(id);
   }
 
-  /** Ids of the kept trades at or after `ts`. */
-  since(ts: number): string[] {
-    return this.ring.filter((r) => r.ts >= ts).map((r) => r.id);
+  /** The kept trades at or after `ts`, as id → ts. */
+  since(ts: number): [string, number][] {
+    return this.ring.filter((r) => r.ts >= ts).map((r) => [r.id, r.ts]);
+  }
+
+  /** The newest kept trade before `ts`. */
+  newestBefore(ts: number): { ts: number; id: string } | undefined {
+    let best: { id: string; ts: number } | undefined;
+    for (const r of this.ring) if (r.ts < ts && (best === undefined || r.ts >= best.ts)) best = r;
+    return best && { ts: best.ts, id: best.id };
   }
 }
 
 /**
- * A window whose trades the feed did not carry: from the moment it stopped (`gapFrom`: trades before were all
- * received) to the moment it carried them again (`to`), read back from `from` (the newest trade held, or `gapFrom`).
+ * A stretch of a ticker's trades [`from`, `to`] checked against the venue's REST trades: one the feed missed (it
+ * stopped carrying them, from `gapFrom`, until `to`), or a periodic audit (trades a feed without sequence numbers may
+ * have lost silently).
  */
 export interface OpenTradeWindow extends TradeWindow {
-  /** Trades before this moment were all received: what cannot be read back is a gap from here. */
+  /** Trades before this moment were received on the feed: a venue without trade history has a gap from here. */
   gapFrom: number;
-  /** Ids recorded at or after `from` (the held ones, and those the feed brought since): a REST copy is dropped. */
-  known: Set<string>;
+  /** Trades recorded at or after `from` (id → ts): a REST copy of one is dropped. */
+  known: Map<string, number>;
+  /** `missed`: the feed stopped carrying the ticker's trades while it was open; `audit`: a periodic check. */
+  kind: 'missed' | 'audit';
+  /** The feed stopped while it was open (and has not carried trades again yet, while it is open). */
+  broken: boolean;
+  /** Wall clock when it opened (its audit is due an interval later). */
+  openedAt: number;
 }
 
 /** Levels as a venue sends them: [price text, quantity text]. */
@@ -171,9 +188,12 @@ export class TickerRecorder {
   private readonly recentTrades = new RecentTrades(RECENT_TRADE_IDS);
   /** Feed trades before this ts are replays of what was recorded (or stored) before a window: dropped. */
   private replayBefore = -1;
-  /** The feed stopped carrying the ticker's trades and has not carried them again yet. */
-  tradeBreak: OpenTradeWindow | undefined;
-  /** Windows waiting for (or in) their REST read. */
+  /**
+   * The open window: trades recorded in it are known by id. Audited tickers always have one (closed and read back
+   * every audit interval); others only while their feed is stopped.
+   */
+  tradeWindow: OpenTradeWindow | undefined;
+  /** Closed windows waiting for (or in) their REST read. */
   readonly tradeWindows: OpenTradeWindow[] = [];
 
   constructor(
@@ -187,7 +207,11 @@ export class TickerRecorder {
     if (resume.lastTs >= 0) {
       this.pendingGap = { from: resume.lastTs, reason: 'recorder_start' };
       // Everything up to the stored end is stored: the trades after it are read back once the feed carries them.
-      if (env.onTradeWindow) this.openTradeBreak(resume.lastTs + 1, resume.lastTs + 1);
+      if (env.onTradeWindow) {
+        this.openTradeWindow(resume.lastTs + 1).broken = true;
+        (this.tradeWindow as OpenTradeWindow).kind = 'missed';
+        this.replayBefore = resume.lastTs + 1;
+      }
     }
     // Spread the first cadence snapshots of many tickers over one interval.
     this.nextSnapshotAt = env.now() + Math.floor(Math.random() * env.snapshotIntervalMs);
@@ -444,59 +468,109 @@ export class TickerRecorder {
     );
     this.recentTrades.add(t.id, t.ts);
     if (this.lastTrade === undefined || t.ts >= this.lastTrade.ts) this.lastTrade = { ts: t.ts, id: t.id };
-    if (this.tradeBreak && t.ts >= this.tradeBreak.from) this.tradeBreak.known.add(t.id);
-    for (const w of this.tradeWindows) if (t.ts >= w.from && t.ts <= w.to) w.known.add(t.id);
+    const open = this.tradeWindow;
+    if (open !== undefined && t.ts >= open.from) open.known.set(t.id, t.ts);
+    for (const w of this.tradeWindows) if (t.ts >= w.from && t.ts <= w.to) w.known.set(t.id, t.ts);
     return true;
   }
 
   private knowsTrade(id: string): boolean {
-    if (this.recentTrades.has(id) || this.tradeBreak?.known.has(id)) return true;
+    if (this.recentTrades.has(id) || this.tradeWindow?.known.has(id)) return true;
     for (const w of this.tradeWindows) if (w.known.has(id)) return true;
     return false;
   }
 
+  private get auditing(): boolean {
+    return (this.env.tradeAuditIntervalMs ?? 0) > 0;
+  }
+
+  /** A window from `from` (inclusive), read forward from the newest trade held before it (Gemini's `since_tid`). */
+  private openTradeWindow(from: number, known = new Map<string, number>()): OpenTradeWindow {
+    const w: OpenTradeWindow = {
+      from,
+      to: -1,
+      gapFrom: from,
+      last: this.recentTrades.newestBefore(from),
+      known,
+      kind: 'audit',
+      broken: false,
+      openedAt: this.env.now(),
+    };
+    this.tradeWindow = w;
+    return w;
+  }
+
   /**
    * The feed stops carrying this ticker's trades (its connection closed or stalled, its subscription is being
-   * replaced): a window opens. `fromTs` is the feed's watermark (every event up to it was received; Gemini: our
-   * receive clock). The window is read from the newest trade held; its gap would start where trades are known
-   * complete. An open window keeps its (earlier) start.
+   * replaced): the open window (or, when trades are not audited, a new one from the newest trade held) becomes a
+   * missed window, read back once the feed carries them again. `fromTs` is the feed's watermark (every event up to it
+   * was received; Gemini: our receive clock): a venue without trade history has a gap from there.
    */
   interruptTrades(fromTs: number): void {
-    if (!this.env.onTradeWindow || this.tradeBreak !== undefined) return;
+    if (!this.env.onTradeWindow) return;
     const held = this.lastTrade?.ts;
     let gapFrom: number;
     if (this.env.venueClock) gapFrom = Math.max(fromTs, held ?? -1, this.lastTs);
     // Receive-clocked feed: its watermark is not the trades' clock; the newest trade held is.
     else gapFrom = held ?? (fromTs >= 0 ? fromTs - this.env.quietMs : this.lastTs);
-    // Nothing recorded yet: recording starts with the next connection, nothing was missed.
-    if (gapFrom < 0) return;
-    this.openTradeBreak(held ?? gapFrom, gapFrom);
+    let w = this.tradeWindow;
+    if (w === undefined) {
+      // Nothing recorded yet: recording starts with the next connection, nothing was missed.
+      if (gapFrom < 0) return;
+      w = this.openTradeWindow(held ?? gapFrom, new Map(this.recentTrades.since(held ?? gapFrom)));
+    }
+    if (w.broken) return; // an earlier stop is still open: it keeps its start
+    w.broken = true;
+    w.kind = 'missed';
+    w.gapFrom = Math.max(w.from, gapFrom);
+    // What the feed sends again from before the newest trade held was received before (or is read back by REST).
+    if (held !== undefined && held > this.replayBefore) this.replayBefore = held;
   }
 
-  private openTradeBreak(from: number, gapFrom: number): void {
-    this.tradeBreak = {
-      from,
-      to: -1,
-      gapFrom: Math.max(from, gapFrom),
-      last: this.lastTrade ? { ...this.lastTrade } : undefined,
-      known: new Set(this.recentTrades.since(from)),
-    };
-    if (from > this.replayBefore) this.replayBefore = from;
-  }
-
+  /** The feed carries the ticker's trades again (the first book after a stop, or the very first). */
   private resumeTrades(ts: number): void {
-    const w = this.tradeBreak;
-    if (w === undefined) return;
-    this.tradeBreak = undefined;
-    w.to = Math.max(ts, w.gapFrom);
+    const w = this.tradeWindow;
+    if (w === undefined) {
+      // From now on trades flow: audited windows start here (the first audits of many tickers spread over an interval).
+      if (this.auditing && this.env.onTradeWindow) {
+        this.openTradeWindow(ts).openedAt -= Math.floor(Math.random() * (this.env.tradeAuditIntervalMs ?? 0));
+      }
+      return;
+    }
+    if (w.broken) this.closeTradeWindow(Math.max(ts, w.gapFrom));
+  }
+
+  /** Closes the open window at `to` and hands it to `onTradeWindow`; an audited ticker's next window starts there. */
+  private closeTradeWindow(to: number): void {
+    const w = this.tradeWindow as OpenTradeWindow;
+    w.to = to;
     this.tradeWindows.push(w);
+    this.tradeWindow = undefined;
+    if (this.auditing) {
+      const known = new Map<string, number>();
+      for (const [id, ts] of w.known) if (ts >= to) known.set(id, ts);
+      this.openTradeWindow(to, known);
+    }
     this.env.onTradeWindow?.(this, w);
   }
 
   /**
+   * A periodic check of trades the feed may have lost silently (Kalshi's and Gemini's trades carry no sequence):
+   * every RECORDER_TRADES_AUDIT_INTERVAL_MS the open window closes at now − quietMs (trades in flight arrive first) and
+   * is read back like a missed one — unless the feed is stopped or the previous window is still being read.
+   */
+  auditTrades(now: number): void {
+    const w = this.tradeWindow;
+    if (w === undefined || w.broken || this.tradeWindows.length > 0) return;
+    if (now - w.openedAt < (this.env.tradeAuditIntervalMs ?? 0) || !this.auditing) return;
+    const to = now - this.env.quietMs;
+    if (to >= w.from) this.closeTradeWindow(to);
+  }
+
+  /**
    * A window's read is over: `trades` (REST's, any order) are recorded in time order where they fall inside it and
-   * are not held yet; `missing` parts (within the window, after `gapFrom`) become trades gaps with `reason`. Returns
-   * how many trades were recorded.
+   * are not held yet; `missing` parts (clipped to the window) become trades gaps with `reason`. Returns how many
+   * trades were recorded.
    */
   completeTradeWindow(
     w: OpenTradeWindow,
@@ -512,7 +586,7 @@ export class TickerRecorder {
     for (const t of inside) if (this.trade(t, receivedAt, 'backfill')) recorded++;
     this.tradeWindows.splice(i, 1);
     for (const m of missing) {
-      const from = Math.max(m.from, w.gapFrom);
+      const from = Math.max(m.from, w.from);
       const to = Math.min(m.to, w.to);
       if (from > to) continue;
       this.env.sink.gap(this.exchange, this.ticker, from, to, reason, this.env.now(), 'trades');
@@ -534,6 +608,7 @@ export class TickerRecorder {
    * `heardAt`: when the ticker's connection last received a frame (default: now).
    */
   sweep(now: number, heardAt: number = now): void {
+    this.auditTrades(now);
     if (this.live && this.pendingSnapshot === undefined && now >= this.nextSnapshotAt) this.snapshotWanted = true;
     if (this.pendingSnapshot !== undefined) {
       // No timestamped message followed the venue's snapshot: it holds from when it arrived.

@@ -18,7 +18,7 @@ const trade = (ts: number, id: string): VenueTrade => ({
   venueSide: 'yes',
 });
 
-function setup(history: TradeHistory, o: { delayMs?: number; current?: boolean } = {}) {
+function setup(history: TradeHistory, o: { delayMs?: number; current?: boolean; auditMs?: number } = {}) {
   const sink = new ListSink();
   const clock = { now: 1_000_000 };
   const counts = new Map<string, number>();
@@ -57,12 +57,13 @@ function setup(history: TradeHistory, o: { delayMs?: number; current?: boolean }
       venueClock: true,
       onBroken: () => undefined,
       onTradeWindow: (r, w) => backfiller.add(r, w),
+      tradeAuditIntervalMs: o.auditMs,
     },
   );
-  /** The ticker holds a trade at 1000, its feed stops at `from`, and carries trades again at `to`. */
+  /** The ticker holds a trade at `from` − 500, its feed stops at `from`, and carries trades again at `to`. */
   const miss = (from: number, to: number) => {
-    rec.venueSnapshot([['0.5', '1']], [], { ts: Math.min(from, 999) });
-    rec.trade(trade(Math.min(from, 1000), `held-${from}`));
+    rec.venueSnapshot([['0.5', '1']], [], { ts: from - 600 });
+    rec.trade(trade(from - 500, `held-${from}`));
     rec.lose('disconnect', from);
     rec.interruptTrades(from);
     rec.venueSnapshot([['0.5', '1']], [], { ts: to });
@@ -92,10 +93,11 @@ describe('TradeBackfiller', () => {
     const h = setup(history);
     h.miss(1500, 3000);
     await h.until(() => h.backfiller.pending === 0);
-    expect(asked).toEqual([{ from: 1000, to: 3000, last: { ts: 1000, id: 'held-1500' } }]);
+    // Read from the trade held (trades are not audited here: the window opened when the feed stopped).
+    expect(asked).toEqual([{ from: 1000, to: 3000, last: undefined }]);
     expect(h.sink.of('trade').map((r) => r.tradeId)).toEqual(['held-1500', 'missed']);
     expect(h.tradeGaps()).toEqual([]);
-    expect(h.counts.get('backfills venue_b complete')).toBe(1);
+    expect(h.counts.get('backfills venue_b missed complete')).toBe(1);
     expect(h.counts.get('backfilled venue_b')).toBe(1);
   });
 
@@ -125,7 +127,7 @@ describe('TradeBackfiller', () => {
     const h = setup({ cannot: 'no history' });
     h.miss(1500, 3000);
     expect(h.tradeGaps()).toEqual([[1500, 3000, 'no_backfill']]);
-    expect(h.counts.get('backfills venue_b none')).toBe(1);
+    expect(h.counts.get('backfills venue_b missed none')).toBe(1);
   });
 
   it('gives up after its attempts: the window is a gap backfill_failed', async () => {
@@ -139,8 +141,9 @@ describe('TradeBackfiller', () => {
     h.miss(1500, 3000);
     await h.until(() => h.backfiller.pending === 0);
     expect(calls).toBe(BACKFILL_ATTEMPTS);
-    expect(h.tradeGaps()).toEqual([[1500, 3000, 'backfill_failed']]);
-    expect(h.counts.get('backfills venue_b failed')).toBe(1);
+    // The whole window: trades before the stop were not checked either.
+    expect(h.tradeGaps()).toEqual([[1000, 3000, 'backfill_failed']]);
+    expect(h.counts.get('backfills venue_b missed failed')).toBe(1);
   });
 
   it('reads only what the venue keeps: an older part of the window is a gap backfill_incomplete', async () => {
@@ -155,16 +158,27 @@ describe('TradeBackfiller', () => {
     h.miss(1500, 3000);
     await h.until(() => h.backfiller.pending === 0);
     // now − reach = 1200: from there the window is read by time (the trade held at 1000 is older than the venue
-    // keeps); [1000, 1200] lies before 1500, where trades were known complete, so it is no gap.
+    // keeps), and [1000, 1200] is a gap.
     expect(asked).toEqual([{ from: 1200, to: 3000 }]);
     expect(h.sink.of('trade').map((r) => r.tradeId)).toEqual(['held-1500', 'kept']);
-    expect(h.tradeGaps()).toEqual([[2600, 2800, 'backfill_incomplete']]);
-    expect(h.counts.get('backfills venue_b incomplete')).toBe(1);
-    // Reach at 2000: [1500, 2000] may have had trades nobody can give back.
-    const gone = setup({ reachMs: 998_000, fetch: () => Promise.resolve({ trades: [] }) });
+    expect(h.tradeGaps()).toEqual([
+      [1000, 1200, 'backfill_incomplete'],
+      [2600, 2800, 'backfill_incomplete'],
+    ]);
+    expect(h.counts.get('backfills venue_b missed incomplete')).toBe(1);
+    // Reach beyond the window: all of it is a gap, and nothing is asked.
+    let calls = 0;
+    const gone = setup({
+      reachMs: 990_000,
+      fetch: () => {
+        calls++;
+        return Promise.resolve({ trades: [] });
+      },
+    });
     gone.miss(1500, 3000);
     await gone.until(() => gone.backfiller.pending === 0);
-    expect(gone.tradeGaps()).toEqual([[1500, 2000, 'backfill_incomplete']]);
+    expect(gone.tradeGaps()).toEqual([[1000, 3000, 'backfill_incomplete']]);
+    expect(calls).toBe(0);
   });
 
   it('at stop turns the window being read and those waiting into gaps backfill_failed', async () => {
@@ -177,10 +191,22 @@ describe('TradeBackfiller', () => {
     await new Promise((r) => setTimeout(r, 20));
     await h.backfiller.stop();
     expect(h.tradeGaps()).toEqual([
-      [1500, 3000, 'backfill_failed'],
-      [3500, 5000, 'backfill_failed'],
+      [1000, 3000, 'backfill_failed'],
+      [3000, 5000, 'backfill_failed'],
     ]);
     expect(h.rec.tradeWindows).toEqual([]);
+  });
+
+  it('leaves an audit the stop cut short undone, without a gap', async () => {
+    const h = setup({ fetch: () => Promise.resolve({ trades: [] }) }, { auditMs: 1000, delayMs: 60_000 });
+    h.rec.venueSnapshot([['0.5', '1']], [], { ts: 1000 });
+    h.clock.now += 1000;
+    h.rec.sweep(h.clock.now);
+    expect(h.rec.tradeWindows.map((w) => w.kind)).toEqual(['audit']);
+    await h.backfiller.stop();
+    expect(h.tradeGaps()).toEqual([]);
+    expect(h.rec.tradeWindows).toEqual([]);
+    expect(h.counts.get('backfills venue_b audit abandoned')).toBe(1);
   });
 
   it('writes nothing but a gap for a ticker that left the recording meanwhile', async () => {
@@ -197,6 +223,6 @@ describe('TradeBackfiller', () => {
     h.miss(1500, 3000);
     await h.until(() => h.backfiller.pending === 0);
     expect(calls).toBe(0);
-    expect(h.tradeGaps()).toEqual([[1500, 3000, 'backfill_failed']]);
+    expect(h.tradeGaps()).toEqual([[1000, 3000, 'backfill_failed']]);
   });
 });

@@ -1,12 +1,13 @@
 /**
- * The trades a feed missed, read back (docs/history.md, "Recorder", "Trades the feed missed"). When a ticker's feed
- * carries its trades again after a window it missed (a disconnect, a stall, a resubscription, a restart), the window
- * comes here: one exchange's windows are read one at a time from the venue's REST trades, after a short delay (a
+ * The trades a feed missed, read back (docs/history.md, "Recorder", "Trades"). When a ticker's feed carries its
+ * trades again after a window it missed (a disconnect, a stall, a resubscription, a restart), or its periodic audit
+ * is due (trades a feed without sequence numbers may lose silently), the window comes here: one exchange's windows are read one at a time from the venue's REST trades, after a short delay (a
  * venue's REST may lag its feed), through the exchange's RestClient (so within its REST rate, shared with discovery
  * and reconciliation) and at most RECORDER_TRADES_BACKFILL_MAX_PAGES requests each. What cannot be read back is a
- * trades gap: the whole window where the venue has no trade history (`no_backfill`) or the read failed three times
- * or the recorder stopped first (`backfill_failed`); the part older than the venue's history or beyond the page
- * budget (`backfill_incomplete`).
+ * trades gap: where the venue has no trade history, the window from where the feed stopped (`no_backfill`); the whole
+ * window when the read failed three times or the recorder stopped first (`backfill_failed`; an audit the stop cut
+ * short is left undone instead); the part older than the venue's history or beyond the page budget
+ * (`backfill_incomplete`).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ExchangeKey } from '@depthgate/platforms';
@@ -50,7 +51,7 @@ export class TradeBackfiller {
     const history = this.o.history;
     if (!canBackfill(history)) {
       rec.completeTradeWindow(w, [], [{ from: w.gapFrom, to: w.to }], 'no_backfill');
-      this.o.metrics.backfills.inc({ exchange: this.o.exchange, outcome: 'none' });
+      this.o.metrics.backfills.inc({ exchange: this.o.exchange, kind: w.kind, outcome: 'none' });
       return;
     }
     if (this.stopped) return this.failed(rec, w);
@@ -70,7 +71,10 @@ export class TradeBackfiller {
     this.paused = paused;
   }
 
-  /** Stops reading: the window being read and those waiting become gaps `backfill_failed`. */
+  /**
+   * Stops reading: the missed windows being read or waiting become gaps `backfill_failed` (after a restart only what
+   * follows the stored end is read back); audits waiting are left undone.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     this.stopping.abort();
@@ -95,8 +99,14 @@ export class TradeBackfiller {
   }
 
   private failed(rec: TickerRecorder, w: OpenTradeWindow, err?: unknown): void {
-    rec.completeTradeWindow(w, [], [{ from: w.gapFrom, to: w.to }], 'backfill_failed');
-    this.o.metrics.backfills.inc({ exchange: this.o.exchange, outcome: 'failed' });
+    if (this.stopped && w.kind === 'audit') {
+      // An audit cut short by a stop is left undone, as the window still open is: the feed carried those trades.
+      rec.completeTradeWindow(w, []);
+      this.o.metrics.backfills.inc({ exchange: this.o.exchange, kind: w.kind, outcome: 'abandoned' });
+      return;
+    }
+    rec.completeTradeWindow(w, [], [{ from: w.from, to: w.to }], 'backfill_failed');
+    this.o.metrics.backfills.inc({ exchange: this.o.exchange, kind: w.kind, outcome: 'failed' });
     this.o.logger.warn(
       { ticker: rec.ticker, from: w.gapFrom, to: w.to, err: err ? { message: (err as Error).message } : undefined },
       'trades backfill failed; the window is a trades gap',
@@ -116,6 +126,12 @@ export class TradeBackfiller {
         window = { from: Math.min(reach, window.to), to: window.to };
       }
     }
+    if (window.from >= window.to && missing.length > 0) {
+      // Nothing left the venue still keeps.
+      rec.completeTradeWindow(w, [], missing, 'backfill_incomplete');
+      this.o.metrics.backfills.inc({ exchange, kind: w.kind, outcome: 'incomplete' });
+      return;
+    }
     const signal = this.stopping.signal;
     for (let attempt = 1; ; attempt++) {
       try {
@@ -123,7 +139,11 @@ export class TradeBackfiller {
         if (result.missing) missing.push(result.missing);
         const recorded = rec.completeTradeWindow(w, result.trades, missing, 'backfill_incomplete');
         this.o.metrics.tradesBackfilled.inc({ exchange }, recorded);
-        this.o.metrics.backfills.inc({ exchange, outcome: missing.length > 0 ? 'incomplete' : 'complete' });
+        this.o.metrics.backfills.inc({
+          exchange,
+          kind: w.kind,
+          outcome: missing.length > 0 ? 'incomplete' : 'complete',
+        });
         if (missing.length > 0) {
           this.o.logger.warn({ ticker: rec.ticker, missing }, 'trades backfill could not reach the whole window');
         }

@@ -305,7 +305,8 @@ describe('Gemini trades', () => {
       { ...feedTrade, tid: 13, timestamp: 1_000_001 },
     ]);
     expect(h.windows.map(({ window: w }) => [w.from, w.to, w.last])).toEqual([
-      [1_000_001, 1_000_050, { ts: 1_000_001, id: '13' }],
+      // Read forward (since_tid) from the newest trade held before the window.
+      [1_000_001, 1_000_050, { ts: 999_990, id: '12' }],
     ]);
     expect(h.sink.of('trade').map((r) => r.tradeId)).toEqual(['11', '12', '13', '14']);
     h.session.close();

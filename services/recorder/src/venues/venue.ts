@@ -13,7 +13,7 @@ import { TickerRecorder, type TickerResume } from '../ticker';
 import { TradeBackfiller } from './backfill';
 import { FeedShard } from './feed';
 import type { RestClient } from './rest';
-import type { TradeHistory } from './trades';
+import { canBackfill, type TradeHistory } from './trades';
 import type { VenueProtocol } from './types';
 
 export interface Selection {
@@ -54,6 +54,8 @@ export interface VenueOptions {
   backfillMaxPages: number;
   /** A window is read this long after the feed carries the ticker's trades again (RECORDER_TRADES_BACKFILL_DELAY_MS). */
   backfillDelayMs: number;
+  /** Each ticker's trades are read back this often where the venue can (RECORDER_TRADES_AUDIT_INTERVAL_MS; 0: never). */
+  tradeAuditIntervalMs: number;
 }
 
 export class Venue {
@@ -234,6 +236,7 @@ export class Venue {
         venueClock: this.o.protocol.venueClock,
         onBroken: (r, reason) => this.broken(r, reason),
         onTradeWindow: this.backfiller ? (r, w) => this.backfiller?.add(r, w) : undefined,
+        tradeAuditIntervalMs: this.o.trades && canBackfill(this.o.trades) ? this.o.tradeAuditIntervalMs : 0,
         metrics: {
           gap: (exchange, reason) => this.o.metrics.gap(exchange, reason),
           clamped: (exchange) => this.o.metrics.clamped.inc({ exchange }),
