@@ -207,7 +207,7 @@ export class ClusterNodeView {
   }
 
   /** Rows this server holds of a table (its shard's replicated `<table>_local`). */
-  async localRows(table: 'snapshots' | 'deltas' | 'gaps'): Promise<number> {
+  async localRows(table: 'snapshots' | 'deltas' | 'trades' | 'gaps'): Promise<number> {
     const ch = connectionOf(this.store);
     const rs = await ch.data.query({
       query: sql`SELECT count() AS n FROM ${ch.db}.${lit.identifier(`${table}${LOCAL_SUFFIX}`)}`.text,
