@@ -1,7 +1,7 @@
 import type { QueryObserver } from '@depthgate/history-store';
 import { Counter, Gauge, Histogram, type Registry } from '@depthgate/service-kit';
 
-export type Endpoint = 'tickers' | 'snapshots' | 'deltas' | 'coverage' | 'book';
+export type Endpoint = 'tickers' | 'snapshots' | 'deltas' | 'trades' | 'bars' | 'coverage' | 'book';
 
 /** Query metrics of the history service, registered on the service's registry. */
 export class HistoryMetrics {
