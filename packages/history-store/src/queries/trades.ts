@@ -197,6 +197,7 @@ export function barsQuery(
   from: number,
   to: number | null,
   limit: number,
+  format: 'RowBinary' | 'JSONEachRow' = 'RowBinary',
 ): Sql {
   const where = sql`${tickerCondition(exchange, ticker)} AND ${windowCondition({ from, to, toInclusive: false })}`;
   const hi = (v: Sql) => sql`CAST(${v} AS Decimal(38, 9))`;
@@ -224,7 +225,7 @@ FROM (
 GROUP BY bar_ts
 ORDER BY bar_ts
 LIMIT ${lit.int(limit)}
-FORMAT RowBinary`;
+FORMAT ${format === 'JSONEachRow' ? sql`JSONEachRow` : sql`RowBinary`}`;
 }
 
 /** The kinds the catalogue knows spans of (the book's catalogue per kind, the trades' own). */
