@@ -38,10 +38,10 @@ export async function readParquet(bytes: Buffer): Promise<ParquetAnswer> {
         ? `strftime("${name}", '%Y-%m-%dT%H:%M:%S.%gZ') AS "${name}"`
         : `CAST("${name}" AS VARCHAR) AS "${name}"`,
     );
-    const raw =
-      select.length === 0
-        ? []
-        : (await db.runAndReadAll(`SELECT ${select.join(', ')} FROM ${source}`)).getRowObjectsJson();
+    // (DuckDB's SQL, reading a Parquet answer in a test: not the ClickHouse layer the lint rule keeps SQL in.)
+    // eslint-disable-next-line no-restricted-syntax
+    const query = `SELECT ${select.join(', ')} FROM ${source}`;
+    const raw = select.length === 0 ? [] : (await db.runAndReadAll(query)).getRowObjectsJson();
     const rows = raw.map((r) =>
       Object.fromEntries(
         Object.entries(r).map(([name, value]) => {
@@ -53,14 +53,12 @@ export async function readParquet(bytes: Buffer): Promise<ParquetAnswer> {
         }),
       ),
     );
-    const kv = (
-      await db.runAndReadAll(
-        `SELECT decode(key) AS k, decode(value) AS v FROM parquet_kv_metadata('${file}') ORDER BY k`,
-      )
-    ).getRowObjectsJson();
-    const groups = (
-      await db.runAndReadAll(`SELECT count(DISTINCT row_group_id) AS n FROM parquet_metadata('${file}')`)
-    ).getRowObjectsJson();
+    // eslint-disable-next-line no-restricted-syntax
+    const kvQuery = `SELECT decode(key) AS k, decode(value) AS v FROM parquet_kv_metadata('${file}') ORDER BY k`;
+    const kv = (await db.runAndReadAll(kvQuery)).getRowObjectsJson();
+    // eslint-disable-next-line no-restricted-syntax
+    const groupsQuery = `SELECT count(DISTINCT row_group_id) AS n FROM parquet_metadata('${file}')`;
+    const groups = (await db.runAndReadAll(groupsQuery)).getRowObjectsJson();
     return {
       rows,
       metadata: Object.fromEntries(kv.map((r) => [String(r.k), String(r.v)])),
