@@ -119,3 +119,19 @@ describe('Parquet answers (ParquetStream, through the row renderer)', () => {
     expect(Object.keys(back.types)).toEqual(['ts', 'trade_id', 'price', 'size', 'side']);
   });
 });
+
+describe('Parquet encodings at their edges', () => {
+  it('INT64 columns: large jumps (DELTA_BINARY_PACKED over 2^32 and near 2^51) and values beyond it (PLAIN)', async () => {
+    const sequences = [0n, 1n, 2n ** 32n, 2n ** 32n + 1n, 2n ** 50n, 2n ** 51n - 1n, 5n, 2n ** 31n, 2n ** 31n - 1n];
+    const rows = (list: bigint[]) =>
+      list.map((sequence, i) => deltaRow({ ts: T + i, sequence, side: 'bid', price: '1', quantity_delta: '-1' }));
+    for (const list of [sequences, [...sequences, 2n ** 63n + 7n, 2n ** 64n - 1n]]) {
+      const { lines, file } = both('delta', 0, [Buffer.concat(rows(list))], 1000);
+      const back = await readParquet(file);
+      expect(back.rows.map((r) => BigInt(String(r.sequence === undefined ? '' : r.sequence)))).toHaveLength(
+        list.length,
+      );
+      expect(back.rows).toEqual(lines);
+    }
+  });
+});

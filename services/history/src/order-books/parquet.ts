@@ -222,7 +222,12 @@ class BitPacker {
   }
 }
 
-const bitWidth = (max: number): number => (max <= 0 ? 0 : Math.floor(Math.log2(max)) + 1);
+/** Bits a non-negative integer below 2^53 needs (exactly: no floating-point logarithm). */
+function bitWidth(max: number): number {
+  if (max <= 0) return 0;
+  if (max < TWO_32) return 32 - Math.clz32(max);
+  return 64 - Math.clz32(Math.floor(max / TWO_32));
+}
 
 /**
  * `values` as RLE/bit-packed hybrid runs of `width` bits (parquet-format Encodings.md): one bit-packed run of

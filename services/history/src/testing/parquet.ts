@@ -11,6 +11,8 @@ import { DuckDBInstance } from '@duckdb/node-api';
 
 export interface ParquetAnswer {
   rows: Record<string, string | number>[];
+  /** Every value as DuckDB writes it as text (exact: sequences above 2^53 too). */
+  texts: Record<string, string>[];
   metadata: Record<string, string>;
   rowGroups: number;
   /** Column name → DuckDB's type (e.g. `TIMESTAMP WITH TIME ZONE`, `DECIMAL(38,18)`, `UBIGINT`, `VARCHAR`). */
@@ -61,6 +63,7 @@ export async function readParquet(bytes: Buffer): Promise<ParquetAnswer> {
     const groups = (await db.runAndReadAll(groupsQuery)).getRowObjectsJson();
     return {
       rows,
+      texts: raw.map((r) => Object.fromEntries(Object.entries(r).map(([name, value]) => [name, String(value)]))),
       metadata: Object.fromEntries(kv.map((r) => [String(r.k), String(r.v)])),
       rowGroups: Number(groups[0]?.n ?? 0),
       types,
