@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta, timezone
-from typing import Optional, Union
+from typing import Optional, Tuple, Union
 
 from .errors import InvalidArgumentError
 
@@ -57,21 +57,22 @@ def parse_ms(text: str) -> Optional[int]:
     return days * 86_400_000 + h * 3_600_000 + mi * 60_000 + s * 1000 + ms - offset * 60_000
 
 
-_memo_text = ""
-_memo_dt = EPOCH
+#: The last text read and its datetime, as one tuple: replaced whole, so threads never see a text with another's value.
+_memo: Tuple[str, datetime] = ("", EPOCH)
 
 
 def parse_timestamp(text: str) -> Optional[datetime]:
     """The UTC datetime of an RFC 3339 date-time (sub-milliseconds dropped), or None when it is not one. Rows come in
     time order and many share a ``ts``, so the last text read is remembered."""
-    global _memo_text, _memo_dt
-    if text == _memo_text:
-        return _memo_dt
+    global _memo
+    memo = _memo
+    if text == memo[0]:
+        return memo[1]
     ms = parse_ms(text)
     if ms is None:
         return None
     dt = EPOCH + timedelta(milliseconds=ms)
-    _memo_text, _memo_dt = text, dt
+    _memo = (text, dt)
     return dt
 
 
