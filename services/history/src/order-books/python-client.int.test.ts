@@ -6,8 +6,9 @@
  * Then Debian's python3 runs clients/python/integration (the sim check of examples/sim_check.py): 1,000 random
  * moments per exchange and every gap's edges, where the book the Python client rebuilds must equal the simulator's
  * book at that moment (and the service must say `in_gap` where the client has no book); a sample goes through
- * `rebuild` and the service's book endpoint too. Last, the TypeScript client rebuilds the same sample: both clients
- * must give the same levels and the same checksum at every moment.
+ * `rebuild` and the service's book endpoint too; and the worked backtest (examples/backtest.py, walkthrough.py) runs
+ * on the recording. Last, the TypeScript client rebuilds the same sample: both clients must give the same levels and
+ * the same checksum at every moment.
  *
  * The Python interpreter: DG_PYTHON (`./dev test` sets it), else /usr/bin/python3, else python3 on the PATH.
  */
