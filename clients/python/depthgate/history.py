@@ -48,7 +48,7 @@ def _optional_moment(value: Optional[Moment], name: str) -> Optional[datetime]:
 def _fields(kind: str, fields: Sequence[str]) -> Sequence[str]:
     if isinstance(fields, str):
         fields = [f.strip() for f in fields.split(",") if f.strip()]
-    allowed = _FIELDS[kind]
+    allowed = _FIELDS.get(kind, ())
     for f in fields:
         if f not in allowed:
             raise InvalidArgumentError(f"fields: {f!r} is not one of {', '.join(allowed)}")

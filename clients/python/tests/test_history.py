@@ -2,6 +2,7 @@
 followed (and without cursors, by start_ts), gap markers kept, cut streams refused; rule 7 here — rebuild,
 replay, books_at — across gaps, restarts and snapshots, against a plain model; to_pandas."""
 
+import json
 import unittest
 from datetime import timedelta
 from decimal import Decimal
@@ -12,7 +13,7 @@ from depthgate.replay import BookEvent, GapEvent, SnapshotEvent
 from depthgate.rows import DELTAS, SNAPSHOTS, Where
 from depthgate.timestamps import from_ms, parse_ms
 
-from fakes import T0, FakeHistory, Reply, Server, delta, gap, pairs, snap
+from fakes import T0, FakeHistory, Reply, Request, Server, delta, gap, pairs, snap
 
 # A ticker's history: a book at T0, deltas (two at one ts), a snapshot at T0+100 equal to the book then; a gap
 # (T0+150, T0+200) closed by a snapshot, with a delta inside it that must never be applied; a gap (T0+300, T0+350)
@@ -186,6 +187,43 @@ class RowsTest(Fixture):
                 it = call()
                 next(iter(it))  # type: ignore[call-overload]
         self.assertEqual(len(self.history.server.requests), before)
+
+
+class TradesAndBarsTest(unittest.TestCase):
+    """The trades API as documented (/work/notes/trades-design.md, "Wire"), served by a local stand-in: to be
+    checked against the history service once it serves these endpoints."""
+
+    def test_trades_stream_bars_pages_and_trade_lines_among_deltas(self) -> None:
+        trade = {"ts": "2026-03-26T14:00:01.193Z", "trade_id": "t-1", "price": "0.48", "size": "3", "side": "buy"}
+        bar = {"ts": "2026-03-26T14:00:00.000Z", "open": "0.4", "high": "0.5", "low": "0.39", "close": "0.45",
+               "volume": "120", "vwap": "0.4425", "trades": 9}
+
+        def handler(r: Request) -> Reply:
+            if r.path.endswith("/trades/KXT"):
+                lines = [json.dumps(trade), json.dumps({**trade, "trade_id": "t-2", "side": "sell"}),
+                         json.dumps({"type": "end", "count": 2, "next_cursor": None})]
+                return Reply(200, {"Content-Type": "application/x-ndjson"}, [("\n".join(lines) + "\n").encode()])
+            if r.path.endswith("/bars/KXT"):
+                second = r.q("cursor") == "p2"
+                rows = [{**bar, "ts": "2026-03-26T14:01:00.000Z"}] if second else [bar]
+                return Reply.json({"exchange": "venue_b", "ticker": "KXT", "rows": rows, "count": 1,
+                                   "next_cursor": None if second else "p2"})
+            lines = [json.dumps(DELTA_ROWS[0]), json.dumps({"type": "trade", **trade}),
+                     json.dumps({"type": "end", "count": 2, "next_cursor": None})]
+            return Reply(200, {"Content-Type": "application/x-ndjson"}, [("\n".join(lines) + "\n").encode()])
+
+        with Server(handler) as server:
+            client = HistoryClient(server.url)
+            trades = list(client.trades("venue_b", "KXT", fields=["venue_side", "sequence"]))
+            self.assertEqual([(t.trade_id, t.side, t.price) for t in trades], [("t-1", "buy", Decimal("0.48")), ("t-2", "sell", Decimal("0.48"))])
+            self.assertEqual((server.requests[-1].path, server.requests[-1].q("fields")), ("/api/venue_b/trades/KXT", "venue_side,sequence"))
+            bars = list(client.bars("venue_b", "KXT", "1m", start=T0))
+            self.assertEqual([b.ts for b in bars], [from_ms(T0 - 1193), from_ms(T0 - 1193 + 60_000)])
+            self.assertEqual((bars[0].vwap, bars[0].trades), (Decimal("0.4425"), 9))
+            self.assertEqual([r.q("interval") for r in server.requests[-2:]], ["1m", "1m"])
+            mixed = list(client.deltas("venue_b", "KXT", trades=True))
+            self.assertEqual([type(m).__name__ for m in mixed], ["DeltaRow", "TradeRow"])
+            self.assertEqual(server.requests[-1].q("include"), "trades")
 
 
 class RuleSevenTest(Fixture):
