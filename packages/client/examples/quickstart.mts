@@ -45,6 +45,14 @@ for await (const e of history.replay('venue_b', ticker, { from: Date.now() - 30_
 }
 console.log(moments, 'moments replayed');
 
+// A service's error: its code is the error's `code`.
+try {
+  await history.book('venue_b', 'NO-SUCH-TICKER');
+} catch (err) {
+  if (err instanceof HttpError) console.log('history error', err.status, err.code);
+  else throw err;
+}
+
 // Exact arithmetic.
 console.log(Decimal.parse('0.1').add('0.2').toString(), Decimal.parse('0.47').add('0.48').half().toString());
 
@@ -54,6 +62,7 @@ console.log('kalshi markets', markets.data.markets.length, 'request id', markets
 try {
   await gateway.get('kalshi', 'markets/NO-SUCH-MARKET');
 } catch (err) {
-  if (err instanceof HttpError) console.log('error', err.status, err.code, err.requestId);
+  // An upstream's own error body (Kalshi's), passed through: code `http_error`, the body in `json`.
+  if (err instanceof HttpError) console.log('gateway error', err.status, err.code, err.requestId);
   else throw err;
 }

@@ -70,7 +70,7 @@ describe('transport', () => {
     );
     expect(err).toBeInstanceOf(HttpError);
     expect(err).toMatchObject({
-      code: 'http_error',
+      code: 'upstream_unavailable',
       status: 503,
       error: 'upstream_unavailable',
       retryAfterMs: 120_000,
@@ -84,7 +84,7 @@ describe('transport', () => {
       json(res, 429, { error: 'rate_limited', message: 'Too many requests' }, { 'Retry-After': '0' });
     const client = new HistoryClient({ baseUrl: base, retry: { retries: 2 } });
     await expect(client.tickers('venue_b')).rejects.toMatchObject({
-      code: 'http_error',
+      code: 'rate_limited',
       status: 429,
       error: 'rate_limited',
     });
@@ -454,8 +454,8 @@ describe('HistoryClient: rule 7 across snapshots and gaps', () => {
     const events: string[] = [];
     for await (const e of new HistoryClient({ baseUrl: base }).replay('venue_b', 'T', { from: T0, to: T0 + 20 * M })) {
       const t = (ms: number) => `+${(ms - T0) / M}m`;
-      if (e.type === 'book') events.push(`book ${t(e.ts)} ${e.book.checksum()}`);
-      else if (e.type === 'snapshot') events.push(`snapshot ${t(e.ts)}${e.restarted ? ' restarted' : ''}`);
+      if (e.type === 'book') events.push(`book ${t(e.at)} ${e.book.checksum()}`);
+      else if (e.type === 'snapshot') events.push(`snapshot ${t(e.at)}${e.restarted ? ' restarted' : ''}`);
       else events.push(`gap ${e.gap.reason}`);
     }
     const cs = (rows: SnapshotRow[]) => OrderBook.fromSnapshot(rows).checksum();
@@ -479,8 +479,8 @@ describe('HistoryClient: rule 7 across snapshots and gaps', () => {
     });
     for await (const e of replay) {
       const t = (ms: number) => `+${(ms - T0) / M}m`;
-      if (e.type === 'book') quick.push(`book ${t(e.ts)} ${e.book.checksum()}`);
-      else if (e.type === 'snapshot') quick.push(`snapshot ${t(e.ts)}${e.restarted ? ' restarted' : ''}`);
+      if (e.type === 'book') quick.push(`book ${t(e.at)} ${e.book.checksum()}`);
+      else if (e.type === 'snapshot') quick.push(`snapshot ${t(e.at)}${e.restarted ? ' restarted' : ''}`);
       else quick.push(`gap ${e.gap.reason}`);
     }
     expect(quick).toEqual(events.filter((e) => e !== 'snapshot +5m'));

@@ -42,7 +42,8 @@ export type ErrorCode =
 export class DepthgateError extends Error {
   override name = 'DepthgateError';
   constructor(
-    readonly code: ErrorCode,
+    /** What happened; an HttpError's is the service's own error code (`unknown_ticker`, `rate_limited`, …). */
+    readonly code: ErrorCode | ServiceErrorCode,
     message: string,
     options?: { cause?: unknown },
   ) {
@@ -50,12 +51,26 @@ export class DepthgateError extends Error {
   }
 }
 
-/** An error answer of the service (`code` `http_error` or `non_json_error_body`). */
+/**
+ * An error code a depthgate service answers with (`{"error": code, "message": …}`: `unauthorized`, `rate_limited`,
+ * `unknown_ticker`, `invalid_timestamp`, … — the services' OpenAPI documents list them per status). Any string: a
+ * newer service may add codes.
+ */
+export type ServiceErrorCode = string & {};
+
+/**
+ * An error answer. Its `code` is the service's own error code when the body carries one (`unknown_ticker`,
+ * `rate_limited`, …); `http_error` when the body is JSON without one (an upstream's own error object, passed through
+ * by the gateway: see `json`); `non_json_error_body` when the body is not JSON.
+ */
 export class HttpError extends DepthgateError {
   override name = 'HttpError';
   /** HTTP status of the answer. */
   readonly status: number;
-  /** The service's error code (`"rate_limited"`, `"unknown_ticker"`…); undefined when the body has none. */
+  /**
+   * The service's error code, as `code` (undefined when the body has none).
+   * @deprecated since 0.2.0: read `code`.
+   */
   readonly error: string | undefined;
   /** The body parsed as JSON (an upstream's own error object through the gateway); undefined when not JSON. */
   readonly json: unknown;
@@ -78,7 +93,7 @@ export class HttpError extends DepthgateError {
     body: string;
   }) {
     super(
-      init.json === undefined ? 'non_json_error_body' : 'http_error',
+      init.error ?? (init.json === undefined ? 'non_json_error_body' : 'http_error'),
       `${init.url} → ${init.status}${init.error ? ` ${init.error}` : ''}: ${init.message}${
         init.requestId ? ` (request id ${init.requestId})` : ''
       }`,

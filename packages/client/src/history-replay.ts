@@ -99,7 +99,7 @@ export async function* walk(
       // A moment is complete when the next event is later: the book after it.
       if (pending !== undefined && next > pending) {
         book.settle();
-        if (pending >= from) yield { type: 'book', ts: pending, book };
+        if (pending >= from) yield { type: 'book', ts: formatTimestamp(pending), at: pending, book };
         pending = undefined;
       }
       if (next === Infinity) break;
@@ -135,7 +135,7 @@ export async function* walk(
           );
         }
         skipUntil = -Infinity;
-        if (bookTs >= from) yield { type: 'snapshot', ts: bookTs, book, restarted };
+        if (bookTs >= from) yield { type: 'snapshot', ts: formatTimestamp(bookTs), at: bookTs, book, restarted };
         continue;
       }
       if (restartTs === next) {
@@ -153,7 +153,9 @@ export async function* walk(
         }
         book.loadSnapshot(rows, restartTs);
         skipUntil = -Infinity;
-        if (restartTs >= from) yield { type: 'snapshot', ts: restartTs, book, restarted: true };
+        if (restartTs >= from) {
+          yield { type: 'snapshot', ts: formatTimestamp(restartTs), at: restartTs, book, restarted: true };
+        }
         continue;
       }
       if (deltaTs >= skipUntil) {
@@ -241,7 +243,7 @@ async function gapsIn(
   try {
     return (await getCoverage(http, exchange, ticker, { start: from, end: to, signal })).gaps;
   } catch (err) {
-    if ((err as { error?: string }).error === 'not_found') return [];
+    if ((err as { code?: string }).code === 'not_found') return [];
     throw err;
   }
 }

@@ -8,7 +8,8 @@ import type { Coverage, Page, PageOptions, ServiceBook } from './history-types.j
 import { checkGap, checkRow, type RowKind, type RowOf } from './rows.js';
 import { formatTimestamp, momentMs, type Moment } from './timestamps.js';
 
-const EXCHANGE = /^[A-Za-z0-9_]{1,32}$/;
+/** An exchange key or one of its aliases (`polymarket-us`): a path segment that needs no escaping. */
+const EXCHANGE = /^[A-Za-z0-9_-]{1,32}$/;
 
 export function assertMoment(value: Moment | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;

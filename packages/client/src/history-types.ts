@@ -140,13 +140,17 @@ export type ServiceBook = ServiceBookHead &
   );
 
 /** What `replay` yields: the book after a moment's deltas, a snapshot it passed, or a gap it had to skip. */
+/**
+ * What `replay()` yields. `ts` is the moment as the rows spell it (UTC RFC 3339 with milliseconds, the same text as
+ * the rows' `ts`), `at` the same moment in epoch milliseconds (for arithmetic).
+ */
 export type ReplayEvent =
   /** The book after every delta with this `ts` (the same `OrderBook` each time: copy what you keep). */
-  | { type: 'book'; ts: number; book: OrderBook }
+  | { type: 'book'; ts: string; at: number; book: OrderBook }
   /** A recorded gap: no book is given for `[from_ts, to_ts)`; the replay resumes from the next snapshot. */
   | { type: 'gap'; gap: Gap }
   /** A snapshot inside the range: the replayed book was checked against it (or restarted from it after a gap). */
-  | { type: 'snapshot'; ts: number; book: OrderBook; restarted: boolean };
+  | { type: 'snapshot'; ts: string; at: number; book: OrderBook; restarted: boolean };
 
 export interface ReplayOptions {
   /** First moment of interest (the replay starts from the latest snapshot at or before it). */

@@ -30,10 +30,13 @@ export { SIDES, TICKER_PATTERN, VENUE_TEXT_PATTERN, type Side } from './literals
 export {
   EXTRA_FIELDS,
   STREAM_CODES,
+  TRADE_EXTRA_FIELDS,
   TRADE_SIDE_CODES,
   type ExtraField,
   type GapStream,
+  type ReadKind,
   type RowKind,
+  type TradeExtraField,
   type TradeSide,
 } from './schema';
 
@@ -89,6 +92,7 @@ export {
   type TimeWindow,
   type WindowRead,
 } from './queries/order-books';
+export { BAR_INTERVALS, BAR_LAYOUT, type BarInterval } from './queries/trades';
 export { benchmarkSql, type AnchorFormat, type BenchmarkSql } from './queries/benchmark';
 export { RecorderStore, type ProbeKey, type StoredTicker } from './queries/recorder';
 export { tickersWithData } from './queries/generator';

@@ -23,6 +23,14 @@ export const STREAM_ENUM = lit.enum8(STREAM_CODES);
  */
 export const EXTRA_FIELDS = ['received_ts'] as const;
 export type ExtraField = (typeof EXTRA_FIELDS)[number];
+/**
+ * Fields a trade read may add (the trades endpoint's `fields`): `received_ts` (as for book rows), the venue's own side
+ * field as sent, and the ticker's `sequence` (always read: it orders the trades; shown only when asked for).
+ */
+export const TRADE_EXTRA_FIELDS = ['received_ts', 'venue_side', 'sequence'] as const;
+export type TradeExtraField = (typeof TRADE_EXTRA_FIELDS)[number];
+/** What a window read returns: book rows of a kind, or trades. */
+export type ReadKind = RowKind | 'trade';
 
 /**
  * The exchanges migration 1 created the tables with. Later recorded exchanges join the stored `exchange` Enum8
@@ -45,24 +53,28 @@ export const DECIMAL_TYPE = sql`Decimal(38, 18)`;
 export const TABLES = {
   snapshots: 'snapshots',
   deltas: 'deltas',
+  trades: 'trades',
   gaps: 'gaps',
   catalogue: 'ticker_catalogue',
+  tradesCatalogue: 'trades_catalogue',
   migrations: 'schema_migrations',
 } as const;
 
 /**
  * The columns that window queries read, in the order of their RowBinary layouts (the history API's decoder,
  * services/history/src/order-books/row-binary/, reads them by position), with the type each layout assumes, as
- * `system.columns` spells it; `extra` are read after them when a request asks for them (`fields=received_ts`).
- * `verifyReadColumns` (startup.ts) checks them all against the live tables, so a schema that drifted fails at
- * start-up instead of being misread.
+ * `system.columns` spells it; `extra` are read after them when a request asks for them (`fields=received_ts`, and for
+ * trades `fields=venue_side`), in this order; `tail` always comes last: the columns of variable width (a trade's
+ * id), after every fixed one. `verifyReadColumns` (startup.ts) checks them all against the live tables, so a schema
+ * that drifted fails at start-up instead of being misread.
  */
 export const READ_COLUMNS: Record<
-  RowKind,
+  ReadKind,
   {
     table: string;
     columns: ReadonlyArray<readonly [string, string]>;
-    extra: ReadonlyArray<readonly [ExtraField, string]>;
+    extra: ReadonlyArray<readonly [string, string]>;
+    tail: ReadonlyArray<readonly [string, string]>;
   }
 > = {
   delta: {
@@ -75,6 +87,7 @@ export const READ_COLUMNS: Record<
       ['quantity_delta', DECIMAL_TYPE.text],
     ],
     extra: [['received_ts', 'Int64']],
+    tail: [],
   },
   snapshot: {
     table: TABLES.snapshots,
@@ -85,5 +98,21 @@ export const READ_COLUMNS: Record<
       ['quantity', DECIMAL_TYPE.text],
     ],
     extra: [['received_ts', 'Int64']],
+    tail: [],
+  },
+  trade: {
+    table: TABLES.trades,
+    columns: [
+      ['ts', 'Int64'],
+      ['sequence', 'UInt64'],
+      ['side', TRADE_SIDE_ENUM.text],
+      ['price', DECIMAL_TYPE.text],
+      ['size', DECIMAL_TYPE.text],
+    ],
+    extra: [
+      ['received_ts', 'Int64'],
+      ['venue_side', 'String'],
+    ],
+    tail: [['trade_id', 'String']],
   },
 };

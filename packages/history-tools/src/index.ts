@@ -14,4 +14,10 @@ export {
   type PlanOptions,
   type SeedOptions,
 } from './generator/seed';
-export { TickerSeries, expectedRows, type SeriesOptions, type SeriesSink } from './generator/series';
+export {
+  TickerSeries,
+  expectedRows,
+  type GeneratedTrade,
+  type SeriesOptions,
+  type SeriesSink,
+} from './generator/series';

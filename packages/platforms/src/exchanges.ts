@@ -141,3 +141,24 @@ ${entries.join('\n')}
 export type Exchange = (typeof EXCHANGES)[number]['key'];
 `;
 }
+
+/**
+ * The same list as Python source (clients/python/depthgate/exchanges.py), for the Python client, which is standard
+ * library only and cannot read the registry either; written and checked with the TypeScript one.
+ */
+export function renderPythonExchanges(exchanges: Exchanges): string {
+  const q = (text: string) => JSON.stringify(text);
+  const entries = exchanges.list.map(
+    (e) =>
+      `    {"key": ${q(e.key)}, "name": ${q(e.title)}, "aliases": (${e.aliases.map(q).join(', ')}${e.aliases.length === 1 ? ',' : ''})},`,
+  );
+  return `# Generated from the platform registry (packages/platforms) by \`pnpm run generate\`; do not edit.
+"""The history service's exchanges, by stored code: key, the platform's real name, and the aliases paths accept."""
+
+from typing import Dict, Tuple, Union
+
+EXCHANGES: Tuple[Dict[str, Union[str, Tuple[str, ...]]], ...] = (
+${entries.join('\n')}
+)
+`;
+}

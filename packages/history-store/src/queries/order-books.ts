@@ -17,9 +17,20 @@
 import type { ExchangeKey } from '@depthgate/platforms';
 import { join, lit, sql, type Sql } from '../literals';
 import { Querier, type JsonRow, type QuerierOptions } from '../querier';
-import { READ_COLUMNS, SIDE_ENUM, type GapStream, type RowKind } from '../schema';
+import { READ_COLUMNS, SIDE_ENUM, type GapStream, type ReadKind, type RowKind } from '../schema';
 import type { QueryScope } from '../scope';
 import type { HistoryStore } from '../store';
+import { tickerCondition, windowCondition, type DeltaResume, type TimeWindow } from './conditions';
+import {
+  CATALOGUE_KINDS,
+  barsQuery,
+  interleavedWindowQuery,
+  tradeRowExistsQuery,
+  tradeWindowQuery,
+  type TradeReadOptions,
+} from './trades';
+
+export type { DeltaResume, TimeWindow } from './conditions';
 
 /** The columns of a window read: the layout's, then `received_ts` when asked for. */
 const columnList = (kind: RowKind, receivedTs = false): Sql =>
@@ -31,37 +42,9 @@ const columnList = (kind: RowKind, receivedTs = false): Sql =>
   );
 const SNAPSHOT_ORDER = sql`ts, side, toFloat64(price), toFloat64(quantity)`;
 
-export interface TimeWindow {
-  /** Inclusive lower bound, epoch ms. */
-  from: number;
-  /** Upper bound, epoch ms; inclusive when `toInclusive`, else exclusive. `null`: unbounded. */
-  to: number | null;
-  toInclusive: boolean;
-}
-
-function windowCondition(w: TimeWindow): Sql {
-  const lower = sql`ts >= ${lit.int(w.from)}`;
-  if (w.to === null) return lower;
-  return w.toInclusive ? sql`${lower} AND ts <= ${lit.int(w.to)}` : sql`${lower} AND ts < ${lit.int(w.to)}`;
-}
-
-const tickerCondition = (exchange: ExchangeKey, ticker: string): Sql =>
-  sql`exchange = ${lit.exchange(exchange)} AND ticker = ${lit.ticker(ticker)}`;
-
 /** The gaps of one stream (migration 3): the book's, or the trades'. */
 const streamCondition = (stream: GapStream): Sql => sql`stream = ${lit.token(stream)}`;
 const BOOK_GAPS = streamCondition('book');
-
-/**
- * Where a delta read resumes inside its first window (a cursor's position): at the row (window.from, `sequence`),
- * leaving out the first `skip` rows that carry exactly that (ts, sequence) — they went out on the previous page.
- * Counting them instead of reading strictly after the key keeps a page boundary exact even between rows that share
- * both values.
- */
-export interface DeltaResume {
-  sequence: bigint;
-  skip: number;
-}
 
 export interface WindowQueryOptions {
   /** Add `received_ts` after the layout's columns. */
@@ -264,17 +247,26 @@ FROM ${db}.deltas WHERE ${where}`;
 }
 
 /**
- * Catalogue entries (per kind) of the tickers that equal `ticker` ignoring case. (Result aliases never reuse a
- * column's name: the analyzer of current ClickHouse resolves such names differently from 18.16.) Reads the small aggregated
- * catalogue only, never raw rows. Ordered, so that every server (and a cluster's merge of its shards) answers alike.
+ * Catalogue entries (per kind) of the tickers that equal `ticker` ignoring case: the book's catalogue per kind, and
+ * the trades' own (kind `trade`). (Result aliases never reuse a column's name: the analyzer of current ClickHouse
+ * resolves such names differently from 18.16.) Reads the small aggregated catalogues only, never raw rows. Ordered,
+ * so that every server (and a cluster's merge of its shards) answers alike.
  */
 function catalogueEntryQuery(db: Sql, exchange: ExchangeKey, ticker: string): Sql {
-  return sql`SELECT ticker, toString(kind) AS kind_name, minMerge(first_ts) AS min_ts, maxMerge(last_ts) AS max_ts,
-  countMerge(row_count) AS n_rows
-FROM ${db}.ticker_catalogue
-WHERE exchange = ${lit.exchange(exchange)} AND lower(ticker) = ${lit.ticker(ticker.toLowerCase())}
-GROUP BY ticker, kind
-ORDER BY ticker, kind`;
+  const where = sql`exchange = ${lit.exchange(exchange)} AND lower(ticker) = ${lit.ticker(ticker.toLowerCase())}`;
+  return sql`SELECT ticker_name, kind_name, min_ts, max_ts, n_rows FROM (
+  SELECT ticker AS ticker_name, toString(kind) AS kind_name, minMerge(first_ts) AS min_ts, maxMerge(last_ts) AS max_ts,
+    countMerge(row_count) AS n_rows
+  FROM ${db}.ticker_catalogue
+  WHERE ${where}
+  GROUP BY ticker, kind
+  UNION ALL
+  SELECT ticker, 'trade', minMerge(first_ts), maxMerge(last_ts), countMerge(row_count)
+  FROM ${db}.trades_catalogue
+  WHERE ${where}
+  GROUP BY ticker
+)
+ORDER BY ticker_name, kind_name`;
 }
 
 /**
@@ -304,7 +296,7 @@ ORDER BY ticker`;
 export interface CatalogueSpan {
   /** The ticker as stored (the lookup may have used another case). */
   ticker: string;
-  kind: RowKind;
+  kind: ReadKind;
   firstTs: number;
   lastTs: number;
   rows: number;
@@ -357,8 +349,6 @@ const gapOf = (r: JsonRow): StoredGap => ({
   detectedAt: Number(r.detected_at),
 });
 
-const KINDS: ReadonlySet<string> = new Set<RowKind>(['snapshot', 'delta']);
-
 /** The history API's reads, each under the request's QueryScope. */
 export class OrderBookQueries {
   private readonly q: Querier;
@@ -370,13 +360,13 @@ export class OrderBookQueries {
   /** Catalogue spans (per kind) of the tickers of `exchange` equal to `ticker` ignoring case. */
   async catalogue(scope: QueryScope, exchange: ExchangeKey, ticker: string): Promise<CatalogueSpan[]> {
     const rows = await this.q.json(scope, 'catalogue', catalogueEntryQuery(this.q.db, exchange, ticker), (r) => ({
-      ticker: String(r.ticker),
+      ticker: String(r.ticker_name),
       kind: String(r.kind_name),
       firstTs: Number(r.min_ts),
       lastTs: Number(r.max_ts),
       rows: Number(r.n_rows),
     }));
-    return rows.filter((r): r is CatalogueSpan => KINDS.has(r.kind));
+    return rows.filter((r): r is CatalogueSpan => CATALOGUE_KINDS.has(r.kind));
   }
 
   /** Tickers of an exchange passing both prefix filters, in byte order, with their data span. */
@@ -398,22 +388,58 @@ export class OrderBookQueries {
     return this.q.stream(scope, 'window', query, onChunk, { singleThread: read.singleThread });
   }
 
+  /**
+   * Trades of a window in RowBinary (the trade layout: `received_ts` and `venue_side` when asked for), one row per
+   * trade, in (ts, sequence) order, chunk by chunk.
+   */
+  trades(
+    scope: QueryScope,
+    read: WindowRead & Pick<TradeReadOptions, 'venueSide'>,
+    onChunk: (chunk: Buffer) => Promise<void> | void,
+  ): Promise<void> {
+    const query = tradeWindowQuery(this.q.db, read.exchange, read.ticker, read.window, read.limit, read);
+    return this.q.stream(scope, 'window', query, onChunk, { singleThread: read.singleThread });
+  }
+
+  /** Deltas and trades of a window interleaved by (ts, sequence), in RowBinary (the interleaved layout). */
+  interleaved(scope: QueryScope, read: WindowRead, onChunk: (chunk: Buffer) => Promise<void> | void): Promise<void> {
+    const query = interleavedWindowQuery(this.q.db, read.exchange, read.ticker, read.window, read.limit, read);
+    return this.q.stream(scope, 'window', query, onChunk, { singleThread: read.singleThread });
+  }
+
+  /**
+   * The bars of the trades with `from` ≤ ts < `to` (null: open), at most `limit`, in RowBinary (BAR_LAYOUT), whole:
+   * a page of bars is small.
+   */
+  async bars(
+    scope: QueryScope,
+    read: { exchange: ExchangeKey; ticker: string; intervalMs: number; from: number; to: number | null; limit: number },
+  ): Promise<Buffer> {
+    const query = barsQuery(this.q.db, read.exchange, read.ticker, read.intervalMs, read.from, read.to, read.limit);
+    const chunks: Buffer[] = [];
+    await this.q.stream(scope, 'bars', query, (chunk) => void chunks.push(chunk));
+    return Buffer.concat(chunks);
+  }
+
   /** Snapshot rows of a window in RowBinary (the snapshot layout), in book order, chunk by chunk. */
   snapshots(scope: QueryScope, read: WindowRead, onChunk: (chunk: Buffer) => Promise<void> | void): Promise<void> {
     const query = snapshotWindowQuery(this.q.db, read.exchange, read.ticker, read.window, read.limit, read);
     return this.q.stream(scope, 'window', query, onChunk, { singleThread: read.singleThread });
   }
 
-  /** Whether a row of a kind exists in [from, to] (to null: open). */
+  /** Whether a row of a kind (interleaved: a delta or a trade) exists in [from, to] (to null: open). */
   async rowExists(
     scope: QueryScope,
-    kind: RowKind,
+    kind: ReadKind | 'interleaved',
     exchange: ExchangeKey,
     ticker: string,
     from: number,
     to: number | null,
   ): Promise<boolean> {
-    const query = rowExistsQuery(this.q.db, kind, exchange, ticker, from, to);
+    const query =
+      kind === 'trade' || kind === 'interleaved'
+        ? tradeRowExistsQuery(this.q.db, kind, exchange, ticker, from, to)
+        : rowExistsQuery(this.q.db, kind, exchange, ticker, from, to);
     return (await this.q.json(scope, 'exists', query, () => 1)).length > 0;
   }
 

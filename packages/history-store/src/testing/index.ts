@@ -150,6 +150,20 @@ FROM ${ch.db}.trades WHERE ${where}`,
     return Number((await this.one(sql`SELECT count() AS n FROM ${this.table(table)}`)).n ?? 0);
   }
 
+  /**
+   * Stops (or starts again) the background merges of a table on this server, so that rows written twice stay two
+   * rows until `merge` (a replacing table keeps one of them when it merges: when depends on the server).
+   */
+  async merges(table: 'trades' | 'deltas' | 'snapshots', running: boolean): Promise<void> {
+    const verb = running ? sql`START` : sql`STOP`;
+    await connectionOf(this.store).data.command({ query: sql`SYSTEM ${verb} MERGES ${this.table(table)}`.text });
+  }
+
+  /** Merges every part of a table now (`OPTIMIZE … FINAL`; merges must be running). */
+  async merge(table: 'trades' | 'deltas' | 'snapshots'): Promise<void> {
+    await connectionOf(this.store).data.command({ query: sql`OPTIMIZE TABLE ${this.table(table)} FINAL`.text });
+  }
+
   /** Drops the database, on every server of a cluster (never throws: a test's cleanup must not hide its failure). */
   async drop(): Promise<void> {
     const ch = connectionOf(this.store);

@@ -234,7 +234,7 @@ describe('answers that drift from the contract are caught', () => {
     ],
     [
       'an unknown route answered',
-      () => json('/api/venue_b/trades/KX', 200, { rows: [] }),
+      () => json('/api/venue_b/quotes/KX', 200, { rows: [] }),
       'no operation of the contract, yet not 404',
     ],
     [

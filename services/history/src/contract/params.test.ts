@@ -4,9 +4,11 @@ import {
   parseFields,
   parseFormat,
   parseInclude,
+  parseInterval,
   parseLimit,
   parseStreamLimit,
   parseTimeRange,
+  parseTradeFields,
 } from '../order-books/params';
 import { exchangeReader, readParam, cursorParam, prefixParam } from './params';
 
@@ -67,8 +69,8 @@ describe('the parameters read through their schemas answer exactly as before', (
     ],
     [
       'invalid_format',
-      'format must be json, ndjson or csv, got "Parquet" (or ask with Accept: application/x-ndjson or text/csv)',
-      () => parseFormat({ format: 'Parquet' }, undefined),
+      'format must be json, ndjson, csv or parquet, got "xlsx" (or ask with Accept: application/x-ndjson, text/csv or application/vnd.apache.parquet)',
+      () => parseFormat({ format: 'xlsx' }, undefined),
     ],
     [
       'invalid_fields',
@@ -82,9 +84,17 @@ describe('the parameters read through their schemas answer exactly as before', (
     ],
     [
       'invalid_include',
-      'include may name gaps only; "trades" is not known',
-      () => parseInclude({ include: 'gaps,trades' }),
+      'include may name gaps and trades only; "bogus" is not known',
+      () => parseInclude({ include: 'gaps,bogus' }),
     ],
+    [
+      'invalid_fields',
+      'fields names fields to add to the trades: received_ts, venue_side, sequence; "quantity" is not one',
+      () => parseTradeFields({ fields: 'sequence,quantity' }),
+    ],
+    ['invalid_interval', 'interval must be 1m, 5m, 1h, 1d, got "7m"', () => parseInterval({ interval: '7m' })],
+    ['invalid_interval', 'interval is required: 1m, 5m, 1h, 1d', () => parseInterval({})],
+    ['invalid_interval', 'interval must be given at most once', () => parseInterval({ interval: ['1m', '5m'] })],
     [
       'invalid_depth',
       'depth must be a positive integer of levels per side, at most 10000, got "10001"',
@@ -101,7 +111,15 @@ describe('the parameters read through their schemas answer exactly as before', (
     expect(parseLimit({}, 1000, 5000)).toBe(1000);
     expect(parseStreamLimit({ limit: '123456789012345' })).toBe(123456789012345);
     expect(parseFields({ fields: ' received_ts ,received_ts' })).toEqual(['received_ts']);
-    expect(parseInclude({ include: 'gaps,gaps' })).toEqual({ gaps: true });
+    expect(parseInclude({ include: 'gaps,gaps' })).toEqual({ gaps: true, trades: false });
+    expect(parseInclude({ include: 'trades, gaps' })).toEqual({ gaps: true, trades: true });
+    expect(parseTradeFields({ fields: 'sequence,received_ts,venue_side,sequence' })).toEqual([
+      'sequence',
+      'received_ts',
+      'venue_side',
+    ]);
+    expect(parseInterval({ interval: '1h' })).toBe('1h');
+    expect(parseFormat({ format: 'Parquet' }, 'text/csv')).toEqual({ format: 'parquet', explicit: true });
     expect(parseFormat({ format: 'NDJSON' }, 'text/csv')).toEqual({ format: 'ndjson', explicit: true });
     expect(readParam({}, prefixParam)).toBeUndefined();
     expect(readParam({ cursor: 'abc' }, cursorParam)).toBe('abc');

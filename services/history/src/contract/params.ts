@@ -11,7 +11,15 @@
  */
 import * as z from 'zod';
 import { EXCHANGES, type ExchangeKey, type Exchanges } from '@depthgate/auth';
-import { EXTRA_FIELDS, TICKER_PATTERN, type ExtraField } from '@depthgate/history-store';
+import {
+  BAR_INTERVALS,
+  EXTRA_FIELDS,
+  TICKER_PATTERN,
+  TRADE_EXTRA_FIELDS,
+  type BarInterval,
+  type ExtraField,
+  type TradeExtraField,
+} from '@depthgate/history-store';
 import { AppError, type ErrorCode } from '@depthgate/service-kit';
 import { parseRfc3339 } from '@depthgate/service-kit';
 
@@ -218,15 +226,18 @@ export function documentedLimitParam(o: LimitOptions): QueryParam<number> {
 
 export const TEXT_FORMATS = ['json', 'ndjson', 'csv'] as const;
 export type TextFormat = (typeof TEXT_FORMATS)[number];
+/** The formats of a rows answer: the text ones, and Parquet (a bulk stream's rows as a columnar file). */
+export const ROW_FORMATS = [...TEXT_FORMATS, 'parquet'] as const;
+export type RowFormat = (typeof ROW_FORMATS)[number];
 
-export const formatParam: QueryParam<TextFormat> = {
+export const formatParam: QueryParam<RowFormat> = {
   name: 'format',
   code: 'invalid_format',
-  schema: z.preprocess((v) => (typeof v === 'string' ? v.toLowerCase() : v), z.enum(TEXT_FORMATS)).optional(),
+  schema: z.preprocess((v) => (typeof v === 'string' ? v.toLowerCase() : v), z.enum(ROW_FORMATS)).optional(),
   message: (text) =>
-    `format must be json, ndjson or csv, got ${quoted(text)} (or ask with Accept: application/x-ndjson or text/csv)`,
+    `format must be json, ndjson, csv or parquet, got ${quoted(text)} (or ask with Accept: application/x-ndjson, text/csv or application/vnd.apache.parquet)`,
   description:
-    'json (the default), ndjson or csv; wins over Accept (application/json, application/x-ndjson or application/ndjson, text/csv). NDJSON and CSV are bulk streams of the whole range, with a last line that says how they ended.',
+    'json (the default), ndjson, csv or parquet; wins over Accept (application/json, application/x-ndjson or application/ndjson, text/csv, application/vnd.apache.parquet). NDJSON, CSV and Parquet are bulk streams of the whole range; NDJSON and CSV end with a line that says how they ended, Parquet says it in its footer’s key-value metadata (depthgate.count, depthgate.next_cursor, depthgate.gaps).',
 };
 
 export const fieldsParam: QueryParam<ExtraField[]> = {
@@ -236,20 +247,46 @@ export const fieldsParam: QueryParam<ExtraField[]> = {
   message: (text, issue) =>
     `fields names fields to add to the rows: ${EXTRA_FIELDS.join(', ')}; ${quoted(listItem(text, issue))} is not one`,
   description:
-    'Fields to add to every row, comma-separated: received_ts (when the recorder received the row, UTC RFC 3339; rows recorded before receive times were kept have their ts).',
+    'Fields to add to every row, comma-separated: received_ts (when the recorder received the row, UTC RFC 3339; rows recorded before receive times were kept have their ts). With include=trades, the trade lines get it too.',
   list: true,
 };
 
-export const INCLUDES = ['gaps'] as const;
+/** `fields` of the trades endpoint. */
+export const tradeFieldsParam: QueryParam<TradeExtraField[]> = {
+  name: 'fields',
+  code: 'invalid_fields',
+  schema: z.preprocess(listText, z.array(z.enum(TRADE_EXTRA_FIELDS))).optional(),
+  message: (text, issue) =>
+    `fields names fields to add to the trades: ${TRADE_EXTRA_FIELDS.join(', ')}; ${quoted(listItem(text, issue))} is not one`,
+  description:
+    'Fields to add to every trade, comma-separated, written in this order after the others: received_ts (when the recorder received it, UTC RFC 3339), venue_side (the venue’s own side field as sent, or empty), sequence (the ticker’s counter shared with its deltas: (ts, sequence) orders trades and deltas as they arrived).',
+  list: true,
+};
 
-export const includeParam: QueryParam<(typeof INCLUDES)[number][]> = {
+export const INCLUDES = ['gaps', 'trades'] as const;
+export type Include = (typeof INCLUDES)[number];
+
+export const includeParam: QueryParam<Include[]> = {
   name: 'include',
   code: 'invalid_include',
   schema: z.preprocess(listText, z.array(z.enum(INCLUDES))).optional(),
-  message: (text, issue) => `include may name gaps only; ${quoted(listItem(text, issue))} is not known`,
+  message: (text, issue) => `include may name gaps and trades only; ${quoted(listItem(text, issue))} is not known`,
   description:
-    'gaps: the recorded gaps of the range among the rows (NDJSON: {"type":"gap",…} lines, CSV: #gap lines, in time order; JSON: a gaps array).',
+    'What to add among the rows, comma-separated. gaps: the recorded gaps of the range (NDJSON: {"type":"gap",…} lines, CSV: #gap lines, in time order; JSON: a gaps array) — the book’s gaps, and on the trades endpoint the trades’; trades (deltas only, not with format=parquet): the ticker’s trades interleaved with the deltas in one time order, (ts, sequence) — NDJSON and JSON rows {"type":"trade",…}, CSV #trade lines — with include=gaps also the trades’ gaps ({"type":"trades_gap",…}, #trades_gap, a trades_gaps array). The limit counts trades and deltas alike.',
   list: true,
+};
+
+/** `interval` of the bars: one of BAR_INTERVALS, required. */
+export const intervalParam: QueryParam<BarInterval> = {
+  name: 'interval',
+  code: 'invalid_interval',
+  schema: z.enum(Object.keys(BAR_INTERVALS) as [BarInterval, ...BarInterval[]]),
+  message: (text) =>
+    text === ''
+      ? `interval is required: ${Object.keys(BAR_INTERVALS).join(', ')}`
+      : `interval must be ${Object.keys(BAR_INTERVALS).join(', ')}, got ${quoted(text)}`,
+  description:
+    'The bars’ length: 1m, 5m, 1h or 1d. Bars start at whole multiples of it since 1970-01-01T00:00:00Z (1d: UTC days).',
 };
 
 /** `depth` (the book): levels per side, 1 to `max`; every level when absent. */

@@ -442,7 +442,7 @@ describe('errors', () => {
   });
 
   it('an unknown route → 404 not_found; a bad key → 401 unauthorized', async () => {
-    await expectError('/api/venue_b/trades/X', 404, 'not_found');
+    await expectError('/api/venue_b/quotes/X', 404, 'not_found');
     expect(await expectError('/api/venue_b/tickers', 401, 'unauthorized', 'dg_not-a-key')).toBe('Invalid API key');
   });
 });

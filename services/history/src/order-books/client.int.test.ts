@@ -129,8 +129,9 @@ describe.each(TICKERS)('$exchange $ticker', ({ exchange, ticker }) => {
     const first = Date.parse((await client.coverage(exchange, ticker)).snapshots.first_ts as string);
     for await (const e of client.replay(exchange, ticker, { from: first, to: TO - 1 })) {
       if (e.type === 'book') {
-        expect(last === undefined || e.ts > last).toBe(true);
-        last = e.ts;
+        expect(last === undefined || e.at > last).toBe(true);
+        expect(Date.parse(e.ts)).toBe(e.at);
+        last = e.at;
         books++;
       } else if (e.type === 'snapshot') {
         snapshots++;
@@ -153,14 +154,14 @@ describe('errors and keys', () => {
   it('an unknown ticker, a bad key, a moment before the window: HttpError with the service’s code and request id', async () => {
     const unknown = (await client.book(exchange, 'KXNOPE-1').catch((e: unknown) => e)) as HttpError;
     expect(unknown).toBeInstanceOf(HttpError);
-    expect(unknown).toMatchObject({ status: 404, error: 'unknown_ticker', code: 'http_error' });
+    expect(unknown).toMatchObject({ status: 404, code: 'unknown_ticker', error: 'unknown_ticker' });
     expect(unknown.requestId).toMatch(/^[0-9a-f-]{36}$/);
     const bad = new HistoryClient({ baseUrl: url, apiKey: 'dg_not-a-key' });
-    await expect(bad.tickers(exchange)).rejects.toMatchObject({ status: 401, error: 'unauthorized' });
+    await expect(bad.tickers(exchange)).rejects.toMatchObject({ status: 401, code: 'unauthorized' });
     const anonymous = new HistoryClient({ baseUrl: url });
     await expect(anonymous.book(exchange, ticker, { at: TO - 2 * 86_400_000 })).rejects.toMatchObject({
       status: 400,
-      error: 'invalid_timestamp',
+      code: 'invalid_timestamp',
     });
     // The same key as HTTP Basic.
     expect(await new HistoryClient({ baseUrl: url, apiKey: key, keyIn: 'basic' }).tickers(exchange)).toContain(ticker);

@@ -9,6 +9,7 @@ import {
   parseRfc3339,
   parseStreamLimit,
   parseTimeRange,
+  parseTradeFields,
 } from './params';
 
 const T = Date.UTC(2026, 2, 26, 14, 0, 1, 193);
@@ -152,20 +153,25 @@ describe('the parameters added for backtesters', () => {
     expect(parseFormat({}, '*/*, text/csv').format).toBe('csv');
     expect(parseFormat({}, 'text/html').format).toBe('json');
     expect(parseFormat({}, 'text/csv;q=0').format).toBe('json');
-    expect(error(() => parseFormat({ format: 'parquet' }, undefined)).code).toBe('invalid_format');
+    expect(parseFormat({}, 'application/vnd.apache.parquet').format).toBe('parquet');
+    expect(parseFormat({ format: 'parquet' }, undefined).format).toBe('parquet');
+    expect(error(() => parseFormat({ format: 'arrow' }, undefined)).code).toBe('invalid_format');
     expect(error(() => parseFormat({ format: ['csv', 'json'] }, undefined)).code).toBe('invalid_format');
   });
 
-  it('fields: received_ts only; include: gaps only', () => {
+  it('fields: received_ts only (trades: also venue_side and sequence); include: gaps and trades', () => {
     expect(parseFields({})).toEqual([]);
     expect(parseFields({ fields: 'received_ts' })).toEqual(['received_ts']);
     expect(parseFields({ fields: 'received_ts,received_ts' })).toEqual(['received_ts']);
     for (const fields of ['', 'ts', 'received_ts,x', 'RECEIVED_TS']) {
       expect(error(() => parseFields({ fields })).message).toMatch(/received_ts/);
     }
-    expect(parseInclude({})).toEqual({ gaps: false });
-    expect(parseInclude({ include: 'gaps' })).toEqual({ gaps: true });
-    expect(error(() => parseInclude({ include: 'gaps,trades' })).code).toBe('invalid_include');
+    expect(error(() => parseFields({ fields: 'venue_side' })).code).toBe('invalid_fields');
+    expect(parseTradeFields({ fields: 'venue_side' })).toEqual(['venue_side']);
+    expect(parseInclude({})).toEqual({ gaps: false, trades: false });
+    expect(parseInclude({ include: 'gaps' })).toEqual({ gaps: true, trades: false });
+    expect(parseInclude({ include: 'gaps,trades' })).toEqual({ gaps: true, trades: true });
+    expect(error(() => parseInclude({ include: 'bogus' })).code).toBe('invalid_include');
   });
 
   it('at: RFC 3339, sub-milliseconds rounded down; depth: 1 to the maximum', () => {

@@ -26,6 +26,8 @@ import {
   type KindCoverage,
   type OrderBookQueries,
   type QueryScope,
+  type GapStream,
+  type ReadKind,
   type RowKind,
   type StoredGap,
   type TickerSpan,
@@ -33,21 +35,43 @@ import {
   type WindowRead,
 } from '@depthgate/history-store';
 import type { Endpoint, HistoryMetrics } from '../metrics';
+import { barsJson } from './bars';
 import { bookRows, rebuildBook, type GapBounds, type RebuiltBook } from './book';
 import type { Position } from './cursor';
-import { gapLine } from './gaps';
+import { gapLine, type Marker } from './gaps';
 import { WindowPlanner, type KindSpan } from './planner';
-import { cutAtBook, rowBinarySize, RowChunks, rowKey, RowRenderer, type TextFormat } from './row-binary';
+import {
+  cutAtBook,
+  RowChunks,
+  rowKey,
+  RowRenderer,
+  type ColumnarSink,
+  type Layout,
+  type SeriesKind,
+  type TextFormat,
+} from './row-binary';
 
 export interface CatalogueEntry {
   /** The ticker as stored (the request may have used another case). */
   ticker: string;
-  spans: Partial<Record<RowKind, KindSpan>>;
+  spans: Partial<Record<ReadKind, KindSpan>>;
+}
+
+/** What the catalogue knows of a kind's rows (interleaved: the deltas' and the trades' together). */
+export function spanOf(entry: CatalogueEntry, kind: SeriesKind): KindSpan | undefined {
+  if (kind !== 'interleaved') return entry.spans[kind];
+  const { delta, trade } = entry.spans;
+  if (delta === undefined || trade === undefined) return delta ?? trade;
+  return {
+    firstTs: Math.min(delta.firstTs, trade.firstTs),
+    lastTs: Math.max(delta.lastTs, trade.lastTs),
+    rows: delta.rows + trade.rows,
+  };
 }
 
 /** What one answer asks for: rows of one kind of one ticker, from `start` to `to` (inclusive), at most `limit`. */
 export interface BookRead {
-  kind: RowKind;
+  kind: SeriesKind;
   exchange: ExchangeKey;
   entry: CatalogueEntry;
   /** The first row to read (already clamped to what the caller may see); see Position. */
@@ -58,8 +82,14 @@ export interface BookRead {
   limit: number;
   format: TextFormat;
   receivedTs: boolean;
+  /** Trades: read (and render) `venue_side`. */
+  venueSide?: boolean;
+  /** Trades: render `sequence`. */
+  sequence?: boolean;
+  /** The rows go to this columnar sink (Parquet) instead of being rendered as text (`format` is then `json`). */
+  columnar?: ColumnarSink;
   /** Gap markers to place among the rows (by from_ts), when asked for. */
-  gaps?: readonly StoredGap[];
+  gaps?: readonly Marker[];
 }
 
 /** How a read ended. */
@@ -69,7 +99,7 @@ export interface ReadResult {
   /** Where the rest begins, when the limit (or a drain) cut the answer; null when it is complete. */
   next: Position | null;
   /** The gap markers placed (all of those given, when the answer is complete). */
-  gaps: StoredGap[];
+  gaps: Marker[];
 }
 
 /**
@@ -85,6 +115,8 @@ const SINGLE_THREAD_ROWS = 5000;
 /** Extra snapshot rows asked for, to find the end of the last book in the same read. */
 const SNAPSHOT_SLACK_ROWS = 1000;
 const CACHE_MAX_ENTRIES = 20_000;
+/** After this many windows a page of bars reads the rest of its range at once. */
+const MAX_BAR_WINDOWS = 8;
 /** Rows rendered at once from a bulk stream's window (bounds the rendering buffer). */
 const STREAM_RENDER_ROWS = 4096;
 /**
@@ -112,7 +144,12 @@ const STREAM_WINDOW_FILL = 0.8;
  */
 const STREAM_FIRST_WINDOW_ROWS = 4096;
 
-const ENDPOINT: Record<RowKind, Endpoint> = { snapshot: 'snapshots', delta: 'deltas' };
+const ENDPOINT: Record<SeriesKind, Endpoint> = {
+  snapshot: 'snapshots',
+  delta: 'deltas',
+  trade: 'trades',
+  interleaved: 'deltas',
+};
 
 /** One window of a bulk stream read: its rows, and where the rest of its range begins when its row cap cut it. */
 interface WindowStep {
@@ -180,14 +217,71 @@ export class OrderBookReader {
     return this.queries.tickers(scope, exchange, filters);
   }
 
-  /** Gaps of a ticker overlapping [from, to] that start at or after `startingFrom`, by from_ts. */
+  /**
+   * Gaps of a ticker overlapping [from, to] that start at or after `startingFrom`, by from_ts: of the book (default)
+   * or of its trades.
+   */
   gaps(
     scope: QueryScope,
     exchange: ExchangeKey,
     ticker: string,
-    range: { from: number; to: number | null; startingFrom?: number },
+    range: { from: number; to: number | null; startingFrom?: number; stream?: GapStream },
   ): Promise<StoredGap[]> {
     return this.queries.gaps(scope, exchange, ticker, range);
+  }
+
+  /**
+   * A page of bars: those starting at or after `from` (a bar's start) built from the trades up to `to` (inclusive;
+   * null: the newest), at most `limit`, and where the next page begins (the bar after the last, when there is one).
+   * Read in time windows, as pages of rows are: a window of `limit + 1` intervals holds at most the bars wanted (and
+   * the one more that says the page was cut), so the first window reads no more than a dense page needs; a sparse
+   * ticker's windows then grow fourfold, from where its trades begin (the catalogue), and the last one always runs
+   * to the end of the range (trades newer than the cached catalogue are not missed).
+   */
+  async bars(
+    scope: QueryScope,
+    q: {
+      exchange: ExchangeKey;
+      entry: CatalogueEntry;
+      intervalMs: number;
+      from: number;
+      to: number | null;
+      limit: number;
+    },
+  ): Promise<{ rows: string[]; next: number | null }> {
+    const { entry, intervalMs } = q;
+    const span = entry.spans.trade;
+    if (span === undefined || (q.to !== null && q.from > q.to)) return { rows: [], next: null };
+    const want = q.limit + 1;
+    const end = q.to === null ? null : q.to + 1;
+    const horizon = q.to === null ? span.lastTs : Math.min(q.to, span.lastTs);
+    let at = Math.max(q.from, Math.floor(span.firstTs / intervalMs) * intervalMs);
+    let length = want * intervalMs;
+    const rows: string[] = [];
+    const starts: number[] = [];
+    let windows = 0;
+    while (rows.length < want) {
+      windows++;
+      const windowEnd = at + length;
+      const last = windowEnd > horizon || windows >= MAX_BAR_WINDOWS || !Number.isSafeInteger(windowEnd);
+      const raw = await this.queries.bars(scope, {
+        exchange: q.exchange,
+        ticker: entry.ticker,
+        intervalMs,
+        from: at,
+        to: last ? end : windowEnd,
+        limit: want - rows.length,
+      });
+      const page = barsJson(raw, intervalMs);
+      rows.push(...page.rows);
+      starts.push(...page.starts);
+      if (last) break;
+      at = windowEnd;
+      length *= 4;
+    }
+    this.metrics.windows.observe({ endpoint: 'bars' }, windows);
+    if (rows.length < want) return { rows, next: null };
+    return { rows: rows.slice(0, q.limit), next: starts[q.limit] as number };
   }
 
   /** What a ticker holds in [from, to], per kind. */
@@ -215,12 +309,13 @@ export class OrderBookReader {
       const text = rows.push(chunk);
       if (text) await out.write(text);
     };
-    const span = entry.spans[kind];
+    const span = spanOf(entry, kind);
+    const keyed = kind !== 'snapshot';
     let windows = 0;
     /** Known that more rows follow the answer (true), that none do (false), or not yet known. */
     let more: boolean | undefined;
     if (span && (to === null || start.ts <= to)) {
-      const lookAhead = kind === 'delta' ? 1 : 0;
+      const lookAhead = keyed ? 1 : 0;
       if (lookAhead > 0) rows.holdFrom(limit);
       const planner = new WindowPlanner({ from: start.ts, to, span, limit: limit + lookAhead });
       for (let window = planner.next(); window !== null; window = planner.next()) {
@@ -236,8 +331,8 @@ export class OrderBookReader {
           receivedTs: read.receivedTs,
           resume: windows === 0 ? resumeOf(kind, start) : undefined,
         });
-        if (kind === 'delta') {
-          await this.queries.deltas(scope, at(want), pass);
+        if (keyed) {
+          await this.windowQuery(scope, read, at(want), pass);
           rows.endOfQuery();
           planner.record(rows.received - receivedBefore);
         } else {
@@ -247,7 +342,7 @@ export class OrderBookReader {
         this.metrics.rowsStreamed.inc({ endpoint }, rows.rows - renderedBefore);
         windows++;
       }
-      if (kind === 'delta') more = rows.takeHeld() !== undefined;
+      if (keyed) more = rows.takeHeld() !== undefined;
       else if (more === undefined && planner.remaining <= 0) {
         // The limit was met at the end of a window: does a book follow?
         const last = rows.lastKey();
@@ -321,7 +416,7 @@ export class OrderBookReader {
     let cut = false;
     let windows = 0;
     const produce = async () => {
-      const span = entry.spans[kind];
+      const span = spanOf(entry, kind);
       if (!span || (to !== null && start.ts > to)) return;
       const limit = read.limit;
       // Windows are read side by side only when the stream runs to the end of its range: with a limit, a window
@@ -350,7 +445,9 @@ export class OrderBookReader {
           resume: from.ts === window.from ? resumeOf(kind, from) : undefined,
         });
         const result =
-          kind === 'delta' ? this.deltaWindow(scope, at, want) : this.snapshotWindow(scope, at, want, rows.size);
+          kind === 'snapshot'
+            ? this.snapshotWindow(scope, at, want, rows.size)
+            : this.keyedWindow(scope, read, rows.layout, at, want);
         // Awaited in turn; one still running when the stream failed must not become an unhandled rejection.
         result.catch(() => undefined);
         return { window, result };
@@ -484,19 +581,23 @@ export class OrderBookReader {
   }
 
   /**
-   * One window of a bulk stream's deltas: ask for one row more than wanted. All of them there: the window stopped at
-   * its cap, and the next begins at the key of the last row kept (after the run of rows that carried it). Fewer:
-   * the window is read to its end.
+   * One window of a bulk stream's deltas (or trades, or the two interleaved): ask for one row more than wanted. All
+   * of them there: the window stopped at its cap, and the next begins at the key of the last row kept (after the run
+   * of rows that carried it). Fewer: the window is read to its end.
    */
-  private async deltaWindow(scope: QueryScope, at: (asked: number) => WindowRead, want: number): Promise<WindowStep> {
+  private async keyedWindow(
+    scope: QueryScope,
+    book: BookRead,
+    layout: Layout,
+    at: (asked: number) => WindowRead,
+    want: number,
+  ): Promise<WindowStep> {
     const read = at(want + 1);
-    const raw = await this.collectRows(rowBinarySize('delta', read.receivedTs), (onChunk) =>
-      this.queries.deltas(scope, read, onChunk),
-    );
+    const raw = await this.collectRows(layout, (onChunk) => this.windowQuery(scope, book, read, onChunk));
     if (raw.rows <= want) return { rows: raw };
     const kept = raw.first(want);
     const lastRow = kept.row(want - 1);
-    const last = rowKey('delta', lastRow, 0);
+    const last = rowKey(book.kind, lastRow, 0);
     let run = 1;
     while (run < want && kept.row(want - 1 - run).compare(lastRow, 0, 16, 0, 16) === 0) run++;
     const resume = read.resume;
@@ -552,21 +653,46 @@ export class OrderBookReader {
     return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
   }
 
+  /** The window query of a keyed kind: deltas, trades, or the two interleaved. */
+  private windowQuery(
+    scope: QueryScope,
+    book: BookRead,
+    read: WindowRead,
+    onChunk: (chunk: Buffer) => Promise<void> | void,
+  ): Promise<void> {
+    switch (book.kind) {
+      case 'trade':
+        return this.queries.trades(scope, { ...read, venueSide: book.venueSide === true }, onChunk);
+      case 'interleaved':
+        return this.queries.interleaved(scope, read, onChunk);
+      default:
+        return this.queries.deltas(scope, read, onChunk);
+    }
+  }
+
   /** A whole query's RowBinary output, as the chunks it arrived in. */
   private async collectRows(
-    size: number,
+    layout: Layout | number,
     run: (onChunk: (chunk: Buffer) => void) => Promise<void>,
   ): Promise<RowChunks> {
-    const rows = new RowChunks(size);
+    const rows = new RowChunks(layout);
     await run((chunk) => rows.add(chunk));
     return rows;
   }
 
   private renderer(read: BookRead): RowRenderer {
-    const rows = new RowRenderer(read.kind, { format: read.format, receivedTs: read.receivedTs });
+    const rows = new RowRenderer(read.kind, {
+      format: read.format,
+      receivedTs: read.receivedTs,
+      venueSide: read.venueSide,
+      sequence: read.sequence,
+      columnar: read.columnar,
+    });
     if (read.gaps && read.gaps.length > 0) {
       const lines =
-        read.format === 'json' ? undefined : read.gaps.map((g) => gapLine(read.format as 'ndjson' | 'csv', g));
+        read.format === 'json' || read.columnar !== undefined
+          ? undefined
+          : read.gaps.map((g) => gapLine(read.format as 'ndjson' | 'csv', g));
       rows.setMarkers(
         read.gaps.map((g) => g.fromTs),
         lines,
@@ -637,8 +763,8 @@ export class OrderBookReader {
   }
 }
 
-/** A delta read resumes inside its first millisecond; a snapshot read never needs to. */
-function resumeOf(kind: RowKind, position: Position): WindowRead['resume'] {
-  if (kind !== 'delta' || (position.sequence === 0n && position.skip === 0)) return undefined;
+/** A delta (or trade) read resumes inside its first millisecond; a snapshot read never needs to. */
+function resumeOf(kind: SeriesKind, position: Position): WindowRead['resume'] {
+  if (kind === 'snapshot' || (position.sequence === 0n && position.skip === 0)) return undefined;
   return { sequence: position.sequence, skip: position.skip };
 }

@@ -3,10 +3,18 @@
  * window queries' column lists and the tables' column types, both in @depthgate/history-store (READ_COLUMNS; checked
  * against the live tables at start-up by `verifyReadColumns`):
  *
- *   delta:    ts Int64 | sequence UInt64 | side Enum8 | price Decimal(38,18) | quantity_delta Decimal(38,18)  (49 bytes)
- *   snapshot: ts Int64 | side Enum8 | price Decimal(38,18) | quantity Decimal(38,18)                             (41 bytes)
+ *   delta:       ts Int64 | sequence UInt64 | side Enum8 | price Decimal(38,18) | quantity_delta Decimal(38,18) (49 bytes)
+ *   snapshot:    ts Int64 | side Enum8 | price Decimal(38,18) | quantity Decimal(38,18)                            (41 bytes)
+ *   trade:       ts Int64 | sequence UInt64 | side Enum8 (buy, sell) | price Decimal(38,18) | size Decimal(38,18)  (49 bytes)
+ *                [| received_ts Int64] [| venue_side String] | trade_id String
+ *   interleaved: ts Int64 | sequence UInt64 | row_kind UInt8 (1 delta, 2 trade) | side UInt8 | price | amount
+ *                (quantity_delta or size) Decimal(38,18)                                                            (50 bytes)
+ *                [| received_ts Int64] | trade_id String ('' for a delta)
  *
- * and, when a request asks for it, `received_ts Int64` after them (57 and 49 bytes). All little-endian.
+ * and, when a request asks for it, `received_ts Int64` after the fixed columns (book rows: 57 and 49 bytes). All
+ * little-endian. A String is its length (ULEB128) and its bytes: the rows of the trade layouts have a variable width,
+ * and the renderer finds where each ends (`rowLength`). Stored trade ids and venue sides are printable ASCII of at
+ * most 128 characters (VENUE_TEXT_PATTERN), so a longer length is bytes that are not a row.
  */
 import type { RowKind } from '@depthgate/history-store';
 import {
@@ -24,19 +32,34 @@ import {
 /** How rows are written: members of a JSON array, NDJSON lines, or CSV lines. */
 export type TextFormat = 'json' | 'ndjson' | 'csv';
 
+/**
+ * What a window read returns: book rows of a kind, trades, or a ticker's deltas and trades interleaved (the deltas
+ * endpoint with `include=trades`).
+ */
+export type SeriesKind = RowKind | 'trade' | 'interleaved';
+
+/** Optional fields a row renders (bits): `received_ts`; trades also `venue_side` and `sequence`. */
+export const FIELD_RECEIVED = 1;
+export const FIELD_VENUE_SIDE = 2;
+export const FIELD_SEQUENCE = 4;
+
 export interface Layout {
-  /** Bytes per row. */
+  /** Bytes of the fixed columns (of the whole row, when it has no String). */
   size: number;
-  /** Offset of the `side` byte. */
+  /** String columns after the fixed ones (0: every row is `size` bytes). */
+  strings: number;
+  /** Offset of the `side` byte (1 or 2 in every valid row). */
   side: number;
-  /** The row carries `received_ts` after its own columns. */
-  received: boolean;
+  /** Offset of the row-kind byte (interleaved rows: 1 or 2), or -1. */
+  kind: number;
+  /** The optional fields (FIELD_*) the rows carry and render. */
+  fields: number;
   /**
-   * Renders the row at `src[o]` into `out[p]` (a JSON object, or a CSV line without its newline), with `received_ts`
-   * when `received`; returns the new end.
+   * Renders the row at `src[o]` into `out[p]` (a JSON object, or a CSV line without its newline) with the optional
+   * `fields`; returns the new end.
    */
-  render: (src: Buffer, o: number, out: Buffer, p: number, received: boolean) => number;
-  /** Longest text of one row (every field at its widest), plus one for the separator. */
+  render: (src: Buffer, o: number, out: Buffer, p: number, fields: number) => number;
+  /** Longest text of one row's fixed columns (every field at its widest), plus one for the separator. */
   maxText: number;
 }
 
@@ -44,6 +67,8 @@ export const SIDE_BID = 1;
 export const SIDE_ASK = 2;
 /** 9999-12-31T23:59:59.999Z: the last instant with a four-digit year. */
 export const MAX_TS = 253_402_300_799_999;
+/** Longest stored venue text (VENUE_TEXT_PATTERN). */
+export const MAX_VENUE_TEXT = 128;
 
 /** ASCII of the literal parts of a row. */
 const T_DELTA_BID = bytes(',"side":"bid","price":"');
@@ -56,10 +81,23 @@ const T_END = bytes('"}');
 const T_CSV_BID = bytes(',bid,');
 const T_CSV_ASK = bytes(',ask,');
 const T_COMMA = bytes(',');
+const T_PRICE = bytes(',"price":"');
+const T_SIZE = bytes('","size":"');
+const T_SIDE_BUY = bytes('","side":"buy"');
+const T_SIDE_SELL = bytes('","side":"sell"');
+const T_VENUE_SIDE = bytes(',"venue_side":');
+const T_SEQUENCE = bytes(',"sequence":');
+const T_CLOSE = bytes('}');
+const T_CSV_BUY = bytes(',buy');
+const T_CSV_SELL = bytes(',sell');
+const T_CSV_TRADE = bytes('#trade,');
 
 const DELTA_OPENING = new TimestampField('{"ts":"', '","sequence":');
 const SNAPSHOT_OPENING = new TimestampField('{"ts":"', '","side":"');
+const TRADE_OPENING = new TimestampField('{"ts":"', '","trade_id":');
+const TRADE_LINE_OPENING = new TimestampField('{"type":"trade","ts":"', '","trade_id":');
 const RECEIVED_CLOSING = new TimestampField('","received_ts":"', '"}');
+const RECEIVED_FIELD = new TimestampField(',"received_ts":"', '"');
 const CSV_TS = new TimestampField('', ',');
 const CSV_SNAPSHOT_TS = new TimestampField('', '');
 const CSV_RECEIVED = new TimestampField(',', '');
@@ -67,47 +105,243 @@ const CSV_RECEIVED = new TimestampField(',', '');
 /** `received_ts` is read after the layout's own columns (the window queries' `extra`). */
 const RECEIVED_BYTES = 8;
 
-// One plain function per row shape, `received` a flag: a renderer's call site sees at most four functions (V8 keeps
+// One plain function per row shape, the optional fields a flag: a renderer's call site sees few functions (V8 keeps
 // such a call polymorphic and fast; one closure per variant would make it megamorphic).
 
-function renderDeltaJson(src: Buffer, o: number, out: Buffer, p: number, received: boolean): number {
+function renderDeltaJson(src: Buffer, o: number, out: Buffer, p: number, fields: number): number {
   p = DELTA_OPENING.write(src, o, out, p);
   p = writeSequence(src, o + 8, out, p);
   p = copy(src[o + 16] === SIDE_BID ? T_DELTA_BID : T_DELTA_ASK, out, p);
   p = writeDecimal18(src, o + 17, out, p);
   p = copy(T_QUANTITY_DELTA, out, p);
   p = writeDecimal18(src, o + 33, out, p);
-  return received ? RECEIVED_CLOSING.write(src, o + 49, out, p) : copy(T_END, out, p);
+  return (fields & FIELD_RECEIVED) !== 0 ? RECEIVED_CLOSING.write(src, o + 49, out, p) : copy(T_END, out, p);
 }
 
-function renderSnapshotJson(src: Buffer, o: number, out: Buffer, p: number, received: boolean): number {
+function renderSnapshotJson(src: Buffer, o: number, out: Buffer, p: number, fields: number): number {
   p = SNAPSHOT_OPENING.write(src, o, out, p);
   p = copy(src[o + 8] === SIDE_BID ? T_SNAPSHOT_BID : T_SNAPSHOT_ASK, out, p);
   p = writeDecimal18(src, o + 9, out, p);
   p = copy(T_QUANTITY, out, p);
   p = writeDecimal18(src, o + 25, out, p);
-  return received ? RECEIVED_CLOSING.write(src, o + 41, out, p) : copy(T_END, out, p);
+  return (fields & FIELD_RECEIVED) !== 0 ? RECEIVED_CLOSING.write(src, o + 41, out, p) : copy(T_END, out, p);
 }
 
 /** `ts,sequence,side,price,quantity_delta[,received_ts]` */
-function renderDeltaCsv(src: Buffer, o: number, out: Buffer, p: number, received: boolean): number {
+function renderDeltaCsv(src: Buffer, o: number, out: Buffer, p: number, fields: number): number {
   p = CSV_TS.write(src, o, out, p);
   p = writeSequence(src, o + 8, out, p);
   p = copy(src[o + 16] === SIDE_BID ? T_CSV_BID : T_CSV_ASK, out, p);
   p = writeDecimal18(src, o + 17, out, p);
   p = copy(T_COMMA, out, p);
   p = writeDecimal18(src, o + 33, out, p);
-  return received ? CSV_RECEIVED.write(src, o + 49, out, p) : p;
+  return (fields & FIELD_RECEIVED) !== 0 ? CSV_RECEIVED.write(src, o + 49, out, p) : p;
 }
 
 /** `ts,side,price,quantity[,received_ts]` */
-function renderSnapshotCsv(src: Buffer, o: number, out: Buffer, p: number, received: boolean): number {
+function renderSnapshotCsv(src: Buffer, o: number, out: Buffer, p: number, fields: number): number {
   p = CSV_SNAPSHOT_TS.write(src, o, out, p);
   p = copy(src[o + 8] === SIDE_BID ? T_CSV_BID : T_CSV_ASK, out, p);
   p = writeDecimal18(src, o + 9, out, p);
   p = copy(T_COMMA, out, p);
   p = writeDecimal18(src, o + 25, out, p);
-  return received ? CSV_RECEIVED.write(src, o + 41, out, p) : p;
+  return (fields & FIELD_RECEIVED) !== 0 ? CSV_RECEIVED.write(src, o + 41, out, p) : p;
+}
+
+/**
+ * The length of the String at `src[q]` (ULEB128: one byte below 128, two up to 16,383), or -1 when its length bytes
+ * run past `end`. A stored venue text is at most MAX_VENUE_TEXT long: a longer length returns -2 (not a row).
+ */
+function stringLength(src: Buffer, q: number, end: number): number {
+  if (q >= end) return -1;
+  const b0 = src[q] as number;
+  if (b0 < 0x80) return b0;
+  if (q + 1 >= end) return -1;
+  const b1 = src[q + 1] as number;
+  const n = (b0 & 0x7f) | (b1 << 7);
+  return b1 >= 0x80 || n > MAX_VENUE_TEXT ? -2 : n;
+}
+
+/** Bytes the length of a String of `n` bytes takes (n ≤ MAX_VENUE_TEXT). */
+const lengthBytes = (n: number): number => (n < 0x80 ? 1 : 2);
+
+/**
+ * Bytes of the row at `src[o]` when it lies whole before `end`; -1 when it does not (yet); -2 when its bytes cannot
+ * be a row (a String longer than any stored one).
+ */
+export function rowLength(layout: Layout, src: Buffer, o: number, end: number): number {
+  let q = o + layout.size;
+  if (layout.strings === 0) return q <= end ? layout.size : -1;
+  for (let k = 0; k < layout.strings; k++) {
+    const n = stringLength(src, q, end);
+    if (n < 0) return n;
+    q += lengthBytes(n) + n;
+  }
+  return q <= end ? q - o : -1;
+}
+
+/** A stored venue text as a JSON string: `"` and `\` escaped, control characters as \u00XX (none are stored). */
+function writeJsonString(src: Buffer, q: number, n: number, out: Buffer, p: number): number {
+  out[p++] = 0x22;
+  for (let i = 0; i < n; i++) {
+    const c = src[q + i] as number;
+    if (c === 0x22 || c === 0x5c) {
+      out[p++] = 0x5c;
+      out[p++] = c;
+    } else if (c < 0x20) {
+      out[p++] = 0x3f; // '?': never stored (VENUE_TEXT_PATTERN); not passed on as a control character
+    } else out[p++] = c;
+  }
+  out[p++] = 0x22;
+  return p;
+}
+
+/** A stored venue text as a CSV field: quoted (RFC 4180, quotes doubled) when it holds a comma or a quote. */
+function writeCsvField(src: Buffer, q: number, n: number, out: Buffer, p: number): number {
+  let quote = false;
+  for (let i = 0; i < n; i++) {
+    const c = src[q + i] as number;
+    if (c === 0x2c || c === 0x22 || c < 0x20) {
+      quote = true;
+      break;
+    }
+  }
+  if (!quote) {
+    for (let i = 0; i < n; i++) out[p + i] = src[q + i] as number;
+    return p + n;
+  }
+  out[p++] = 0x22;
+  for (let i = 0; i < n; i++) {
+    const c = src[q + i] as number;
+    if (c === 0x22) out[p++] = 0x22;
+    out[p++] = c < 0x20 ? 0x3f : c;
+  }
+  out[p++] = 0x22;
+  return p;
+}
+
+/**
+ * Where the Strings of a trade row begin: `venue` (when the row carries it) and the trade id, as offsets of their
+ * length bytes, in TRADE_STRINGS (never in use across calls: each render reads it at once).
+ */
+const TRADE_STRINGS = new Int32Array(2);
+function tradeStrings(src: Buffer, o: number, fields: number): void {
+  let q = o + 49 + ((fields & FIELD_RECEIVED) !== 0 ? RECEIVED_BYTES : 0);
+  if ((fields & FIELD_VENUE_SIDE) !== 0) {
+    TRADE_STRINGS[0] = q;
+    const n = src[q] as number;
+    q += n < 0x80 ? 1 + n : 2 + ((n & 0x7f) | ((src[q + 1] as number) << 7));
+  }
+  TRADE_STRINGS[1] = q;
+}
+
+/** The String whose length bytes are at `src[q]` as JSON (or CSV) text. */
+function writeStringAt(src: Buffer, q: number, out: Buffer, p: number, csv: boolean): number {
+  const b0 = src[q] as number;
+  const n = b0 < 0x80 ? b0 : (b0 & 0x7f) | ((src[q + 1] as number) << 7);
+  const at = q + lengthBytes(n);
+  return csv ? writeCsvField(src, at, n, out, p) : writeJsonString(src, at, n, out, p);
+}
+
+/** `{"ts","trade_id","price","size","side"[,"received_ts"][,"venue_side"][,"sequence"]}` */
+function renderTradeJson(src: Buffer, o: number, out: Buffer, p: number, fields: number): number {
+  tradeStrings(src, o, fields);
+  p = TRADE_OPENING.write(src, o, out, p);
+  return tradeJsonRest(src, o, out, p, fields);
+}
+
+/** A trade row's JSON after its `"trade_id":` (shared by the trade lines of the interleaved stream). */
+function tradeJsonRest(src: Buffer, o: number, out: Buffer, p: number, fields: number): number {
+  p = writeStringAt(src, TRADE_STRINGS[1] as number, out, p, false);
+  p = copy(T_PRICE, out, p);
+  p = writeDecimal18(src, o + 17, out, p);
+  p = copy(T_SIZE, out, p);
+  p = writeDecimal18(src, o + 33, out, p);
+  p = copy(src[o + 16] === SIDE_BID ? T_SIDE_BUY : T_SIDE_SELL, out, p);
+  if ((fields & FIELD_RECEIVED) !== 0) p = RECEIVED_FIELD.write(src, o + 49, out, p);
+  if ((fields & FIELD_VENUE_SIDE) !== 0) {
+    p = copy(T_VENUE_SIDE, out, p);
+    p = writeStringAt(src, TRADE_STRINGS[0] as number, out, p, false);
+  }
+  if ((fields & FIELD_SEQUENCE) !== 0) {
+    p = copy(T_SEQUENCE, out, p);
+    p = writeSequence(src, o + 8, out, p);
+  }
+  return copy(T_CLOSE, out, p);
+}
+
+/** `ts,trade_id,price,size,side[,received_ts][,venue_side][,sequence]` */
+function renderTradeCsv(src: Buffer, o: number, out: Buffer, p: number, fields: number): number {
+  tradeStrings(src, o, fields);
+  p = CSV_TS.write(src, o, out, p);
+  p = writeStringAt(src, TRADE_STRINGS[1] as number, out, p, true);
+  p = copy(T_COMMA, out, p);
+  p = writeDecimal18(src, o + 17, out, p);
+  p = copy(T_COMMA, out, p);
+  p = writeDecimal18(src, o + 33, out, p);
+  p = copy(src[o + 16] === SIDE_BID ? T_CSV_BUY : T_CSV_SELL, out, p);
+  if ((fields & FIELD_RECEIVED) !== 0) p = CSV_RECEIVED.write(src, o + 49, out, p);
+  if ((fields & FIELD_VENUE_SIDE) !== 0) {
+    p = copy(T_COMMA, out, p);
+    p = writeStringAt(src, TRADE_STRINGS[0] as number, out, p, true);
+  }
+  if ((fields & FIELD_SEQUENCE) !== 0) {
+    p = copy(T_COMMA, out, p);
+    p = writeSequence(src, o + 8, out, p);
+  }
+  return p;
+}
+
+const ROW_KIND_DELTA = 1;
+
+/**
+ * An interleaved row: a delta row as the deltas endpoint writes it, or a trade line
+ * `{"type":"trade","ts","trade_id","price","size","side"[,"received_ts"]}`. (Offsets one byte on from the delta
+ * layout's: the row-kind byte comes before the side.)
+ */
+function renderInterleavedJson(src: Buffer, o: number, out: Buffer, p: number, fields: number): number {
+  const received = (fields & FIELD_RECEIVED) !== 0;
+  if (src[o + 16] === ROW_KIND_DELTA) {
+    p = DELTA_OPENING.write(src, o, out, p);
+    p = writeSequence(src, o + 8, out, p);
+    p = copy(src[o + 17] === SIDE_BID ? T_DELTA_BID : T_DELTA_ASK, out, p);
+    p = writeDecimal18(src, o + 18, out, p);
+    p = copy(T_QUANTITY_DELTA, out, p);
+    p = writeDecimal18(src, o + 34, out, p);
+    return received ? RECEIVED_CLOSING.write(src, o + 50, out, p) : copy(T_END, out, p);
+  }
+  p = TRADE_LINE_OPENING.write(src, o, out, p);
+  p = writeStringAt(src, o + 50 + (received ? RECEIVED_BYTES : 0), out, p, false);
+  p = copy(T_PRICE, out, p);
+  p = writeDecimal18(src, o + 18, out, p);
+  p = copy(T_SIZE, out, p);
+  p = writeDecimal18(src, o + 34, out, p);
+  p = copy(src[o + 17] === SIDE_BID ? T_SIDE_BUY : T_SIDE_SELL, out, p);
+  if (received) p = RECEIVED_FIELD.write(src, o + 50, out, p);
+  return copy(T_CLOSE, out, p);
+}
+
+/** A delta line in the header's columns, or `#trade,ts,trade_id,price,size,side[,received_ts]`. */
+function renderInterleavedCsv(src: Buffer, o: number, out: Buffer, p: number, fields: number): number {
+  const received = (fields & FIELD_RECEIVED) !== 0;
+  if (src[o + 16] === ROW_KIND_DELTA) {
+    p = CSV_TS.write(src, o, out, p);
+    p = writeSequence(src, o + 8, out, p);
+    p = copy(src[o + 17] === SIDE_BID ? T_CSV_BID : T_CSV_ASK, out, p);
+    p = writeDecimal18(src, o + 18, out, p);
+    p = copy(T_COMMA, out, p);
+    p = writeDecimal18(src, o + 34, out, p);
+    return received ? CSV_RECEIVED.write(src, o + 50, out, p) : p;
+  }
+  p = copy(T_CSV_TRADE, out, p);
+  p = CSV_TS.write(src, o, out, p);
+  p = writeStringAt(src, o + 50 + (received ? RECEIVED_BYTES : 0), out, p, true);
+  p = copy(T_COMMA, out, p);
+  p = writeDecimal18(src, o + 18, out, p);
+  p = copy(T_COMMA, out, p);
+  p = writeDecimal18(src, o + 34, out, p);
+  p = copy(src[o + 17] === SIDE_BID ? T_CSV_BUY : T_CSV_SELL, out, p);
+  return received ? CSV_RECEIVED.write(src, o + 50, out, p) : p;
 }
 
 const DELTA_JSON_TEXT =
@@ -115,14 +349,32 @@ const DELTA_JSON_TEXT =
 const SNAPSHOT_JSON_TEXT = SNAPSHOT_OPENING.length + T_SNAPSHOT_BID.length + 2 * MAX_DECIMAL_TEXT + T_QUANTITY.length;
 const DELTA_CSV_TEXT = CSV_TS.length + MAX_SEQUENCE_TEXT + T_CSV_BID.length + 2 * MAX_DECIMAL_TEXT + 1;
 const SNAPSHOT_CSV_TEXT = CSV_SNAPSHOT_TS.length + T_CSV_BID.length + 2 * MAX_DECIMAL_TEXT + 1;
+/** A trade's fixed text, every optional field included (its Strings are counted apart: `stringText`). */
+const TRADE_TEXT =
+  TRADE_LINE_OPENING.length +
+  T_PRICE.length +
+  T_SIZE.length +
+  2 * MAX_DECIMAL_TEXT +
+  T_SIDE_SELL.length +
+  RECEIVED_FIELD.length +
+  T_VENUE_SIDE.length +
+  T_SEQUENCE.length +
+  MAX_SEQUENCE_TEXT +
+  T_CSV_TRADE.length +
+  8;
 
-function layout(kind: RowKind, csv: boolean, received: boolean): Layout {
+/** Longest text a String of `n` bytes becomes (every byte escaped or doubled, and its quotes). */
+export const stringText = (n: number): number => 2 * n + 2;
+
+function bookLayout(kind: RowKind, csv: boolean, received: boolean): Layout {
   const delta = kind === 'delta';
   const closing = csv ? (received ? CSV_RECEIVED.length : 0) : received ? RECEIVED_CLOSING.length : T_END.length;
   return {
     size: (delta ? 49 : 41) + (received ? RECEIVED_BYTES : 0),
+    strings: 0,
     side: delta ? 16 : 8,
-    received,
+    kind: -1,
+    fields: received ? FIELD_RECEIVED : 0,
     render: delta ? (csv ? renderDeltaCsv : renderDeltaJson) : csv ? renderSnapshotCsv : renderSnapshotJson,
     // (plus one for the separator)
     maxText:
@@ -130,44 +382,72 @@ function layout(kind: RowKind, csv: boolean, received: boolean): Layout {
   };
 }
 
-const LAYOUTS = {
+function tradeLayout(kind: 'trade' | 'interleaved', csv: boolean, fields: number): Layout {
+  const received = (fields & FIELD_RECEIVED) !== 0;
+  const trade = kind === 'trade';
+  const venue = trade && (fields & FIELD_VENUE_SIDE) !== 0;
+  return {
+    size: (trade ? 49 : 50) + (received ? RECEIVED_BYTES : 0),
+    strings: venue ? 2 : 1,
+    side: trade ? 16 : 17,
+    kind: trade ? -1 : 16,
+    fields: trade ? fields : fields & FIELD_RECEIVED,
+    render: trade ? (csv ? renderTradeCsv : renderTradeJson) : csv ? renderInterleavedCsv : renderInterleavedJson,
+    maxText: Math.max(TRADE_TEXT, DELTA_JSON_TEXT + RECEIVED_CLOSING.length) + 1,
+  };
+}
+
+const BOOK_LAYOUTS = {
   delta: {
-    json: [layout('delta', false, false), layout('delta', false, true)],
-    csv: [layout('delta', true, false), layout('delta', true, true)],
+    json: [bookLayout('delta', false, false), bookLayout('delta', false, true)],
+    csv: [bookLayout('delta', true, false), bookLayout('delta', true, true)],
   },
   snapshot: {
-    json: [layout('snapshot', false, false), layout('snapshot', false, true)],
-    csv: [layout('snapshot', true, false), layout('snapshot', true, true)],
+    json: [bookLayout('snapshot', false, false), bookLayout('snapshot', false, true)],
+    csv: [bookLayout('snapshot', true, false), bookLayout('snapshot', true, true)],
   },
 } as const;
 
-/** The layout of a kind's rows in a format (CSV, or JSON for both JSON formats), with `received_ts` or not. */
-export function layoutOf(kind: RowKind, format: TextFormat, receivedTs: boolean): Layout {
-  return LAYOUTS[kind][format === 'csv' ? 'csv' : 'json'][receivedTs ? 1 : 0];
+/**
+ * The layout of a kind's rows in a format (CSV, or JSON for both JSON formats; Parquet reads the rows of the JSON
+ * layout), with the optional fields asked for (FIELD_*; `true`: `received_ts`).
+ */
+export function layoutOf(kind: SeriesKind, format: TextFormat | 'parquet', fields: number | boolean = 0): Layout {
+  const flags = fields === true ? FIELD_RECEIVED : fields === false ? 0 : fields;
+  const csv = format === 'csv';
+  if (kind === 'trade' || kind === 'interleaved') return tradeLayout(kind, csv, flags);
+  return BOOK_LAYOUTS[kind][csv ? 'csv' : 'json'][(flags & FIELD_RECEIVED) !== 0 ? 1 : 0];
 }
 
-/** The CSV header line of a kind's rows. */
-export function csvHeader(kind: RowKind, receivedTs: boolean): string {
-  const columns = kind === 'delta' ? 'ts,sequence,side,price,quantity_delta' : 'ts,side,price,quantity';
-  return `${columns}${receivedTs ? ',received_ts' : ''}\n`;
+/** The CSV header line of a kind's rows (interleaved: the deltas', trade lines being `#trade` lines). */
+export function csvHeader(kind: SeriesKind, fields: number | boolean): string {
+  const flags = fields === true ? FIELD_RECEIVED : fields === false ? 0 : fields;
+  const received = (flags & FIELD_RECEIVED) !== 0 ? ',received_ts' : '';
+  if (kind === 'trade') {
+    const venue = (flags & FIELD_VENUE_SIDE) !== 0 ? ',venue_side' : '';
+    const sequence = (flags & FIELD_SEQUENCE) !== 0 ? ',sequence' : '';
+    return `ts,trade_id,price,size,side${received}${venue}${sequence}\n`;
+  }
+  const columns = kind === 'snapshot' ? 'ts,side,price,quantity' : 'ts,sequence,side,price,quantity_delta';
+  return `${columns}${received}\n`;
 }
 
-/** Bytes per RowBinary row of a kind (tests and the benchmark build rows with it). */
+/** Bytes per RowBinary row of a book kind (tests and the benchmark build rows with it). */
 export function rowBinarySize(kind: RowKind, receivedTs = false): number {
   return layoutOf(kind, 'json', receivedTs).size;
 }
 
-/** The key of a row: its ts, and for deltas its sequence. */
+/** The key of a row: its ts, and (every kind but snapshots) its sequence. */
 export interface RowKey {
   ts: number;
   sequence: bigint;
 }
 
 /** The key of the row at `src[o]`. */
-export function rowKey(kind: RowKind, src: Buffer, o: number): RowKey {
+export function rowKey(kind: SeriesKind, src: Buffer, o: number): RowKey {
   return {
     ts: readTs(src, o),
-    sequence: kind === 'delta' ? (BigInt(u32(src, o + 12)) << 32n) | BigInt(u32(src, o + 8)) : 0n,
+    sequence: kind !== 'snapshot' ? (BigInt(u32(src, o + 12)) << 32n) | BigInt(u32(src, o + 8)) : 0n,
   };
 }
 

@@ -1,0 +1,120 @@
+"""Timestamps: the service writes UTC RFC 3339 with exactly three fraction digits (``2026-03-26T14:00:01.193Z``) and
+reads any RFC 3339 date-time. Rows carry :class:`~datetime.datetime` values, aware and in UTC, at millisecond
+precision (what the tables store).
+
+A *moment* given to a call is an aware :class:`~datetime.datetime` (a ``pandas.Timestamp`` is one), RFC 3339 text,
+or an ``int`` of epoch milliseconds (as the TypeScript client takes; the client sends RFC 3339 to the service
+either way). Naive datetimes, floats and dates without a time are refused: each is a guess about a time zone or a
+unit.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+from typing import Optional, Tuple, Union
+
+from .errors import InvalidArgumentError
+
+UTC = timezone.utc
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MS = timedelta(milliseconds=1)
+
+_RFC3339 = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))"
+)
+_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+Moment = Union[datetime, str, int]
+
+
+def _leap(y: int) -> bool:
+    return y % 4 == 0 and (y % 100 != 0 or y % 400 == 0)
+
+
+def parse_ms(text: str) -> Optional[int]:
+    """Epoch milliseconds of an RFC 3339 date-time (sub-milliseconds dropped), or None when it is not one
+    (including impossible dates, leap seconds and offsets beyond ±23:59)."""
+    if not isinstance(text, str):
+        return None
+    m = _RFC3339.fullmatch(text)
+    if m is None:
+        return None
+    y, mo, d, h, mi, s = (int(m.group(i)) for i in range(1, 7))
+    if y < 1 or not 1 <= mo <= 12 or d < 1 or d > _DAYS[mo - 1] + (1 if mo == 2 and _leap(y) else 0):
+        return None
+    if h > 23 or mi > 59 or s > 59:
+        return None
+    offset = 0
+    if m.group(9):
+        oh, om = int(m.group(10)), int(m.group(11))
+        if oh > 23 or om > 59:
+            return None
+        offset = (oh * 60 + om) * (-1 if m.group(9) == "-" else 1)
+    frac = m.group(7) or ""
+    ms = int((frac + "000")[:3])
+    days = (datetime(y, mo, d) - datetime(1970, 1, 1)).days
+    return days * 86_400_000 + h * 3_600_000 + mi * 60_000 + s * 1000 + ms - offset * 60_000
+
+
+#: The last text read and its datetime, as one tuple: replaced whole, so threads never see a text with another's value.
+_memo: Tuple[str, datetime] = ("", EPOCH)
+
+
+def parse_timestamp(text: str) -> Optional[datetime]:
+    """The UTC datetime of an RFC 3339 date-time (sub-milliseconds dropped), or None when it is not one. Rows come in
+    time order and many share a ``ts``, so the last text read is remembered."""
+    global _memo
+    memo = _memo
+    if text == memo[0]:
+        return memo[1]
+    ms = parse_ms(text)
+    if ms is None:
+        return None
+    dt = EPOCH + timedelta(milliseconds=ms)
+    _memo = (text, dt)
+    return dt
+
+
+def from_ms(ms: int) -> datetime:
+    """The UTC datetime of epoch milliseconds."""
+    return EPOCH + timedelta(milliseconds=ms)
+
+
+def to_ms(dt: datetime) -> int:
+    """Epoch milliseconds of an aware datetime (sub-milliseconds dropped, towards the past)."""
+    return (dt - EPOCH) // _MS
+
+
+def format_timestamp(dt: datetime) -> str:
+    """The service's form: ``2026-03-26T14:00:01.193Z`` (UTC, milliseconds)."""
+    u = dt.astimezone(UTC)
+    return u.strftime("%Y-%m-%dT%H:%M:%S.") + f"{u.microsecond // 1000:03d}Z"
+
+
+def moment(value: Moment, name: str = "moment") -> datetime:
+    """A caller's moment as a UTC datetime at millisecond precision; :class:`InvalidArgumentError` when it is not
+    one (a naive datetime, a float, text that is not RFC 3339, a year outside 1970–9999)."""
+    if isinstance(value, bool):
+        raise InvalidArgumentError(f"{name} is a bool, not a moment")
+    if isinstance(value, datetime):
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise InvalidArgumentError(
+                f"{name} is a naive datetime: give one with a time zone (datetime.now(timezone.utc))"
+            )
+        dt = value.astimezone(UTC)
+        dt = dt.replace(microsecond=dt.microsecond // 1000 * 1000)
+        # pandas.Timestamp is a datetime subclass; the rest of the client works with plain datetimes.
+        return datetime(dt.year, dt.month, dt.day, dt.hour, dt.minute, dt.second, dt.microsecond, tzinfo=UTC)
+    if isinstance(value, int):
+        if not 0 <= value <= 253_402_300_799_999:
+            raise InvalidArgumentError(f"{name} {value} is not epoch milliseconds between 1970 and 9999")
+        return from_ms(value)
+    if isinstance(value, str):
+        ms = parse_ms(value)
+        if ms is None or not 0 <= ms <= 253_402_300_799_999:
+            raise InvalidArgumentError(f"{name} {value!r} is not an RFC 3339 date-time (e.g. 2026-03-26T14:00:00Z)")
+        return from_ms(ms)
+    raise InvalidArgumentError(
+        f"{name} must be an aware datetime, RFC 3339 text or epoch milliseconds (int), not {type(value).__name__}"
+    )
