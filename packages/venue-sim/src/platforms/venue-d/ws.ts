@@ -212,9 +212,9 @@ export class CoinbaseFeed {
         conn,
         JSON.stringify({
           type: 'heartbeat',
+          sequence: this.sequence(id),
           last_trade_id: this.trades.tradeId(this.engine.lastTradeNo('venue-d', id)),
           product_id: id,
-          sequence: this.sequence(id),
           time: isoMicros(this.clock()),
         }),
       );
