@@ -14,8 +14,11 @@ export interface TokenBook {
   book: IntBook;
 }
 
+/** Every price of the 0.01 grid as the CLOB spells it (formatted once: every hash spells every level). */
+const PRICES: readonly string[] = Array.from({ length: 101 }, (_, c) => formatScaledTrimmed(c, 2));
+
 /** Prices and sizes as the CLOB spells them on REST and WebSocket alike: the shortest form ("0.5", "0.57", "120"). */
-export const clobPrice = (cents: number): string => formatScaledTrimmed(cents, 2);
+export const clobPrice = (cents: number): string => PRICES[cents] ?? formatScaledTrimmed(cents, 2);
 export const clobSize = (lots: number): string => formatScaledTrimmed(lots, 2);
 
 /** A YES book seen from the NO token: a YES bid at p is a NO ask at 1 − p. */
