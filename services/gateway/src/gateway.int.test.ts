@@ -181,11 +181,12 @@ describe('caller side', () => {
   });
 
   it('a history exchange key in a gateway path: 404 saying the gateway spells its keys with "-"', async () => {
-    for (const [given, key2] of [
+    const cases: [string, string][] = [
       ['venue_b', 'venue-b'],
       ['polymarket_us', 'venue-a-us'],
       ['VENUE_A_US', 'venue-a-us'], // the path's platform is read in lower case
-    ]) {
+    ];
+    for (const [given, key2] of cases) {
       const res = await call(gw.port, `/api/v1/${given}/markets`, { 'X-API-Key': key });
       expect([given, res.status]).toEqual([given, 404]);
       expect((res.json() as { message: string }).message).toMatch(
