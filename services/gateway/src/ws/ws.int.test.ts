@@ -494,7 +494,8 @@ describe('bad input', () => {
       status: 404,
       body: {
         error: 'unknown_platform',
-        message: expect.stringContaining('venue-a-clob, venue-a-us, venue-b, venue-c, venue-d'),
+        message:
+          'Unknown platform "nope"; platforms with a stream: venue-a-clob (polymarket-clob), venue-a-us (polymarket-us), venue-b (kalshi), venue-c (gemini), venue-d (coinbase)',
       },
     });
     expect(await refused(url('/ws/v1/venue-e'), { headers: { 'X-API-Key': key } })).toMatchObject({
