@@ -24,7 +24,8 @@ const esmOnly = ['jose', 'hyparquet-writer', 'hyparquet'];
 const common = {
   testEnvironment: 'node',
   transform: {
-    '^.+\\.(t|m?j)s$': [
+    // `.mts`: packages/client/examples, whose modules the unit tests import (backtest-example.test.ts).
+    '^.+\\.(m?t|m?j)s$': [
       '@swc/jest',
       {
         jsc: { parser: { syntax: 'typescript' }, target: 'es2024' },

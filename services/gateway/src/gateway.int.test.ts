@@ -169,13 +169,32 @@ describe('caller side', () => {
     expect(sim.requests()).toHaveLength(0);
   });
 
-  it('unknown platform: 404 listing the valid keys', async () => {
+  it('unknown platform: 404 listing the valid keys with their real-name aliases', async () => {
     const res = await call(gw.port, '/api/v1/venue-z/markets', { 'X-API-Key': key });
     expect(res.status).toBe(404);
-    expect(res.json()).toMatchObject({ error: 'unknown_platform' });
-    expect((res.json() as { message: string }).message).toContain(
-      'venue-a, venue-a-clob, venue-a-us, venue-b, venue-c, venue-d, venue-e',
-    );
+    expect(res.json()).toEqual({
+      error: 'unknown_platform',
+      message:
+        'Unknown platform "venue-z"; valid platforms: venue-a (polymarket, polymarket-gamma), venue-a-clob (polymarket-clob), venue-a-us (polymarket-us), venue-b (kalshi), venue-c (gemini), venue-d (coinbase), venue-e (forecastex, ibkr)',
+    });
+    expect(sim.requests()).toHaveLength(0);
+  });
+
+  it('a history exchange key in a gateway path: 404 saying the gateway spells its keys with "-"', async () => {
+    const cases: [string, string][] = [
+      ['venue_b', 'venue-b'],
+      ['polymarket_us', 'venue-a-us'],
+      ['VENUE_A_US', 'venue-a-us'], // the path's platform is read in lower case
+    ];
+    for (const [given, key2] of cases) {
+      const res = await call(gw.port, `/api/v1/${given}/markets`, { 'X-API-Key': key });
+      expect([given, res.status]).toEqual([given, 404]);
+      expect((res.json() as { message: string }).message).toMatch(
+        new RegExp(
+          `^Unknown platform "${given.toLowerCase()}" \\("_" spells the history service's exchange keys; the gateway's platform keys use "-": ${key2}\\); valid platforms: venue-a \\(`,
+        ),
+      );
+    }
   });
 
   it('only GET and HEAD: 405 with Allow', async () => {

@@ -97,9 +97,9 @@ export function openApiDocument(platforms: GatewayPlatforms): oas32.OpenAPIObjec
       error: 'forbidden',
       message: 'This API key may not use platform venue-b',
     }),
-    '404': error(404, 'Unknown platform (the message lists the valid keys)', {
+    '404': error(404, 'Unknown platform (the message lists the valid keys with their aliases)', {
       error: 'unknown_platform',
-      message: `Unknown platform "x"; valid platforms: ${platforms.keys.join(', ')}`,
+      message: platforms.unknown('venue_b', 'valid platforms'),
     }),
     '405': error(
       405,

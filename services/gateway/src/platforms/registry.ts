@@ -34,6 +34,12 @@ export interface GatewayPlatforms {
   readonly aliases: Readonly<Record<string, string>>;
   /** The platform a path's `{platform}` names (a key or an alias, any case), or undefined. */
   resolve(name: string): Platform | undefined;
+  /**
+   * The 404 message for a name that is no platform: `Unknown platform "x"; <what>: venue-a (polymarket,
+   * polymarket-gamma), …` over `keys` (default: every platform), and, for a name spelled as a history exchange key
+   * (`venue_b`, `polymarket_us`), the rule that tells the two apart.
+   */
+  unknown(name: string, what: string, keys?: readonly string[]): string;
 }
 
 /**
@@ -54,13 +60,29 @@ export function createPlatforms(
     const d = platform.descriptor;
     byKey[key] = { key, title: d.title, docs: d.docs, ...module(routeContext(platform, config as GatewayConfig)) };
   }
+  const resolve = (name: string) => {
+    const key = resolvePlatformName(name, registry);
+    return key === undefined ? undefined : byKey[key];
+  };
+  const aliases = platformAliases(registry);
+  const keys = Object.keys(byKey);
   return {
     byKey,
-    keys: Object.keys(byKey),
-    aliases: platformAliases(registry),
-    resolve: (name) => {
-      const key = resolvePlatformName(name, registry);
-      return key === undefined ? undefined : byKey[key];
+    keys,
+    aliases,
+    resolve,
+    unknown(name, what, listed = keys) {
+      const named = listed.map((key) => {
+        const real = Object.keys(aliases).filter((alias) => aliases[alias] === key);
+        return real.length > 0 ? `${key} (${real.join(', ')})` : key;
+      });
+      // `venue_b`, `polymarket_us`: the history's spelling (exchange keys use "_"; the gateway's keys use "-").
+      const dashed = name.includes('_') ? resolve(name.replace(/_/g, '-')) : undefined;
+      const rule = dashed
+        ? ` ("_" spells the history service's exchange keys; the gateway's platform keys use "-": ${dashed.key})`
+        : '';
+      const shown = name.length > 40 ? `${name.slice(0, 40)}…` : name;
+      return `Unknown platform "${shown}"${rule}; ${what}: ${named.join(', ')}`;
     },
   };
 }

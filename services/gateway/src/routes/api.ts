@@ -76,11 +76,7 @@ const routeByPath: Router = (req, res, deps) => {
   const { target } = parsed;
   const platform = deps.platforms.resolve(target.platform);
   if (!platform) {
-    return sendError(
-      res,
-      'unknown_platform',
-      `Unknown platform "${target.platform}"; valid platforms: ${deps.platforms.keys.join(', ')}`,
-    );
+    return sendError(res, 'unknown_platform', deps.platforms.unknown(target.platform, 'valid platforms'));
   }
   forwardTo(req, res, deps, platform, target);
 };

@@ -212,7 +212,7 @@ export class WsGateway {
     if (!platform) {
       return {
         code: 'unknown_platform',
-        message: `Unknown platform "${name}"; platforms with a stream: ${this.platformKeys.join(', ')}`,
+        message: this.d.platforms.unknown(name, 'platforms with a stream', this.platformKeys),
       };
     }
     const entry = this.streams.get(platform.key);

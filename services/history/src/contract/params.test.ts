@@ -140,4 +140,17 @@ describe('the parameters read through their schemas answer exactly as before', (
       `Unknown exchange "${'x'.repeat(40)}…": use venue_b (kalshi), venue_c (gemini), venue_a_us (polymarket_us, polymarket-us)`,
     ]);
   });
+
+  it('{exchange} spelled as a gateway platform key: the message states the rule and the key', () => {
+    const { read: readExchange, unknown: unknownExchange } = exchangeReader();
+    expect(readExchange('venue-b')).toBeUndefined();
+    expect(unknownExchange('venue-b').message).toBe(
+      'Unknown exchange "venue-b" ("-" spells the gateway\'s platform keys; the history\'s exchange keys use "_": venue_b): use venue_b (kalshi), venue_c (gemini), venue_a_us (polymarket_us, polymarket-us)',
+    );
+    expect(unknownExchange('Venue-A-US').message).toMatch(/exchange keys use "_": venue_a_us\): use /);
+    // A platform the history does not record gets the list alone.
+    expect(unknownExchange('venue-d').message).toBe(
+      'Unknown exchange "venue-d": use venue_b (kalshi), venue_c (gemini), venue_a_us (polymarket_us, polymarket-us)',
+    );
+  });
 });

@@ -109,7 +109,12 @@ export function exchangeReader(exchanges: Exchanges<ExchangeKey> = EXCHANGES) {
     },
     unknown(given: string): AppError {
       const shown = given.length > 40 ? `${given.slice(0, 40)}…` : given;
-      return new AppError('unknown_exchange', `Unknown exchange ${JSON.stringify(shown)}: use ${known}`);
+      // `venue-b`, `venue-a-us`: the gateway's spelling (its platform keys use "-"; exchange keys use "_").
+      const underscored = given.includes('-') ? exchanges.canonical(given.replace(/-/g, '_')) : undefined;
+      const rule = underscored
+        ? ` ("-" spells the gateway's platform keys; the history's exchange keys use "_": ${underscored})`
+        : '';
+      return new AppError('unknown_exchange', `Unknown exchange ${JSON.stringify(shown)}${rule}: use ${known}`);
     },
   };
 }

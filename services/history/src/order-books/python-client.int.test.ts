@@ -8,7 +8,8 @@
  * book at that moment (and the service must say `in_gap` where the client has no book); a sample goes through
  * `rebuild` and the service's book endpoint too; and the worked backtest (examples/backtest.py, walkthrough.py) runs
  * on the recording. Last, the TypeScript client rebuilds the same sample: both clients must give the same levels and
- * the same checksum at every moment.
+ * the same checksum at every moment. And the TypeScript worked backtest (packages/client/examples/backtest.mts) runs on
+ * every recorded ticker beside the Python one: both must report the same books, quotes, fills, inventory and P&L.
  *
  * The Python interpreter: DG_PYTHON (`./dev test` sets it), else /usr/bin/python3, else python3 on the PATH.
  */
@@ -96,15 +97,22 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Runs a command; resolves with its exit code and output (never blocks the event loop: the services run here). */
+/**
+ * Runs a command; resolves with its exit code, its stdout and both streams together (never blocks the event loop:
+ * the services run here).
+ */
 function run(command: string, args: string[], env: Record<string, string>, cwd: string) {
-  return new Promise<{ code: number | null; output: string }>((resolve, reject) => {
+  return new Promise<{ code: number | null; output: string; stdout: string }>((resolve, reject) => {
     const child = spawn(command, args, { cwd, env: { ...process.env, ...env } });
     let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => {
+      output += d.toString();
+      stdout += d.toString();
+    });
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, output }));
+    child.on('close', (code) => resolve({ code, output, stdout }));
   });
 }
 
@@ -169,5 +177,130 @@ describe('the Python client on recorded books', () => {
     expect(report.rebuilt.length).toBeGreaterThanOrEqual(3 * 12);
     expect(books).toBeGreaterThan(3 * 6);
     expect(gaps).toBeGreaterThanOrEqual(3 * 2);
+  });
+});
+
+/** What a worked backtest printed (examples/backtest.py and backtest.mts print the same report). */
+interface BacktestReport {
+  from: number;
+  to: number;
+  rule: string;
+  why: string | undefined;
+  books: number;
+  quotes: number;
+  fills: number;
+  /** The fills printed (the first 20), times in epoch ms. */
+  listed: { ts: number; side: string; size: string; price: string; inventory: string; rule: string }[];
+  inventory: string;
+  cash: string;
+  pnl: string;
+  mark: string;
+}
+
+/** Epoch ms of an RFC 3339 time as either example prints it (`…T…:….123Z`, or Python's `…T…:….123000+00:00`). */
+function printedMs(text: string): number {
+  const m = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,6}))?(?:Z|\+00:00)$/.exec(text);
+  if (m === null) throw new Error(`not a printed UTC time: ${text}`);
+  return Date.parse(`${m[1]}.${(m[2] ?? '').padEnd(3, '0').slice(0, 3)}Z`);
+}
+
+function parseBacktest(stdout: string): BacktestReport {
+  const lines = stdout.split('\n');
+  const head = lines
+    .map((l) => /^\S+ \S+ from (\S+) to (\S+), fills by (book|trades)(?: \(auto: (.*)\))?$/.exec(l))
+    .find((m) => m !== null);
+  const counts = lines.map((l) => /^(\d+) books, (\d+) quotes placed, (\d+) fills$/.exec(l)).find((m) => m !== null);
+  const tail = lines.map((l) => /^inventory (\S+), cash (\S+), P&L (\S+) \((.*)\)$/.exec(l)).find((m) => m !== null);
+  if (!head || !counts || !tail) throw new Error(`not a backtest's report:\n${stdout}`);
+  const listed = lines.flatMap((l) => {
+    const m = /^ {2}(\S+) {2}(buy|sell) +(\S+) @ (\S+) +inventory +(\S+) {2}\((.*)\)$/.exec(l);
+    return m === null
+      ? []
+      : [{ ts: printedMs(m[1] as string), side: m[2], size: m[3], price: m[4], inventory: m[5], rule: m[6] }];
+  }) as BacktestReport['listed'];
+  return {
+    from: printedMs(head[1] as string),
+    to: printedMs(head[2] as string),
+    rule: head[3] as string,
+    why: head[4],
+    books: Number(counts[1]),
+    quotes: Number(counts[2]),
+    fills: Number(counts[3]),
+    listed,
+    inventory: tail[1] as string,
+    cash: tail[2] as string,
+    pnl: tail[3] as string,
+    mark: tail[4] as string,
+  };
+}
+
+describe('the worked backtest in TypeScript and in Python, on the same recording', () => {
+  const env = () => ({ HISTORY_URL: historyUrl, API_KEY: key, PYTHONDONTWRITEBYTECODE: '1' });
+  const common = (exchange: string, ticker: string) => [
+    '--exchange',
+    exchange,
+    '--ticker',
+    ticker,
+    '--end',
+    new Date(end).toISOString(),
+    '--minutes',
+    '10',
+  ];
+  const python3 = async (args: string[]) => {
+    const r = await run(python, ['clients/python/examples/backtest.py', ...args], env(), repoRoot);
+    if (r.code !== 0) throw new Error(`backtest.py ${args.join(' ')} exited ${r.code}:\n${r.output}`);
+    return parseBacktest(r.stdout);
+  };
+  const node = async (args: string[]) => {
+    const r = await run(process.execPath, ['packages/client/examples/backtest.mts', ...args], env(), repoRoot);
+    if (r.code !== 0) throw new Error(`backtest.mts ${args.join(' ')} exited ${r.code}:\n${r.output}`);
+    return parseBacktest(r.stdout);
+  };
+  /** Whether the history serves trades (the switch of `--fills auto`). */
+  const tradesServed = async (exchange: string, ticker: string) =>
+    (await fetch(`${historyUrl}/api/${exchange}/trades/${ticker}?limit=1`, { headers: { 'x-api-key': key } }))
+      .status === 200;
+
+  it('gives the same books, quotes, fills, inventory and P&L on every recorded ticker, by either fill rule', async () => {
+    const seen = { tickers: 0, books: 0, book: 0, trades: 0, traded: 0 };
+    for (const exchange of EXCHANGE_KEYS) {
+      for (const ticker of sim.books.tickers(exchange)) {
+        const args = common(exchange, ticker);
+        const [py, ts] = await Promise.all([python3([...args, '--fills', 'book']), node([...args, '--fills', 'book'])]);
+        expect({ exchange, ticker, ...ts }).toEqual({ exchange, ticker, ...py });
+        expect(ts.rule).toBe('book');
+        seen.tickers++;
+        seen.books += ts.books;
+        seen.book += ts.fills;
+        // The trades rule, where the history serves trades (the trades endpoint: docs/history.md, "Trades").
+        if (await tradesServed(exchange, ticker)) {
+          const rule = [...args, '--fills', 'trades'];
+          const [pyTrades, tsTrades] = await Promise.all([python3(rule), node(rule)]);
+          expect({ exchange, ticker, ...tsTrades }).toEqual({ exchange, ticker, ...pyTrades });
+          expect(tsTrades.rule).toBe('trades');
+          seen.traded++;
+          seen.trades += tsTrades.fills;
+        }
+      }
+    }
+    // Not two empty reports: the recording's books moved, and the market maker traded on them.
+    expect(seen.tickers).toBeGreaterThanOrEqual(3);
+    expect(seen.books).toBeGreaterThan(100);
+    expect(seen.book).toBeGreaterThan(5);
+    if (seen.traded > 0) expect(seen.trades).toBeGreaterThan(0);
+  });
+
+  it('fills from trades by itself where the history serves them, from the book where it does not', async () => {
+    const ticker = sim.books.tickers('venue_b')[0] as string;
+    const args = common('venue_b', ticker);
+    const auto = await node(args);
+    if (await tradesServed('venue_b', ticker)) {
+      expect([auto.rule, auto.why]).toEqual(['trades', 'the history serves trades']);
+      // The trades rule, in both languages.
+      expect(auto).toEqual({ ...(await python3([...args, '--fills', 'trades'])), why: auto.why });
+    } else {
+      expect([auto.rule, auto.why]).toEqual(['book', 'the history serves no trades yet']);
+      expect(auto).toEqual({ ...(await python3(args)), why: auto.why });
+    }
   });
 });

@@ -1,6 +1,7 @@
 // https://docs.polymarket.com/developers/CLOB/introduction
 import { simPlatform } from '../platform';
 import { polymarketCatalog } from '../venue-a';
+import { ClobBooks } from './books';
 import { clobHost } from './clob';
 import { dataHost } from './data-api';
 import { ClobTrades } from './trades';
@@ -41,8 +42,9 @@ export const venueAClobSim = simPlatform({
   },
   create(ctx, catalog) {
     const trades = new ClobTrades(ctx.opts.seed, ctx.engine, catalog);
-    const main = clobHost(ctx, catalog, trades);
-    const feed = new ClobMarketFeed(ctx.engine, catalog, trades, ctx.clock);
+    const books = new ClobBooks(ctx.engine, catalog);
+    const main = clobHost(ctx, books, trades);
+    const feed = new ClobMarketFeed(ctx.engine, books, trades, ctx.clock);
     main.upgrade = (req, socket, head, record) => feed.upgrade(req, socket, head, record);
     return {
       hosts: { main, data: dataHost(ctx, catalog, trades) },

@@ -40,7 +40,8 @@ export class PmUsFeed {
     heartbeatIntervalMs: number,
     clock: () => number,
   ) {
-    this.hub = new FeedHub(clock);
+    // No sequence on this feed [V]: a swap of two messages is invisible but for `transactTime`.
+    this.hub = new FeedHub(clock, { reorder: true });
     engine.on('venue-a-us', (inst, event) => this.onEvent(inst, event));
     this.hub.startHeartbeat(heartbeatIntervalMs, (c) => this.hub.send(c, '{"heartbeat":{}}'));
   }
@@ -158,26 +159,40 @@ export class PmUsFeed {
       if (sub.type === 'SUBSCRIPTION_TYPE_TRADE') trades = true;
       else books = true;
     }
-    // A drop fault drops one message for every subscriber: the book's, or one trade's.
-    if (books && !this.hub.shouldDrop(inst.ticker)) {
-      let full: string | undefined;
-      let lite: string | undefined;
+    // A drop fault drops one message for every subscriber: the book's, or one trade's; a reorder swaps the next two.
+    const conns = new Set<FeedConnection>();
+    for (const { conn } of subs) conns.add(conn);
+    /** Each connection's frames of one message (one per subscription of the kind it concerns). */
+    const frames = (text: (sub: Sub) => string | undefined) => {
+      const out = new Map<FeedConnection, string[]>();
       for (const { conn, sub } of subs) {
-        if (sub.type === 'SUBSCRIPTION_TYPE_MARKET_DATA') {
-          full ??= this.body(sub.type, inst.ticker, event.ts);
-          this.hub.send(conn, this.frame(sub, full));
-        } else if (sub.type === 'SUBSCRIPTION_TYPE_MARKET_DATA_LITE') {
-          lite ??= this.body(sub.type, inst.ticker, event.ts);
-          this.hub.send(conn, this.frame(sub, lite));
-        }
+        const t = text(sub);
+        if (t === undefined) continue;
+        const list = out.get(conn);
+        if (list) list.push(t);
+        else out.set(conn, [t]);
       }
+      return (conn: FeedConnection) => out.get(conn);
+    };
+    if (books) {
+      this.hub.publish(inst.ticker, conns, () => {
+        let full: string | undefined;
+        let lite: string | undefined;
+        return frames((sub) => {
+          if (sub.type === 'SUBSCRIPTION_TYPE_MARKET_DATA')
+            return this.frame(sub, (full ??= this.body(sub.type, inst.ticker, event.ts)));
+          if (sub.type === 'SUBSCRIPTION_TYPE_MARKET_DATA_LITE')
+            return this.frame(sub, (lite ??= this.body(sub.type, inst.ticker, event.ts)));
+          return undefined;
+        });
+      });
     }
     if (!trades) return;
     for (const t of event.trades) {
-      if (this.hub.shouldDrop(inst.ticker)) continue;
-      const body = `"subscriptionType":"SUBSCRIPTION_TYPE_TRADE","trade":${pmUsTrade.ws(inst, { ...t, ts: event.ts, seq: event.seq })}}`;
-      for (const { conn, sub } of subs)
-        if (sub.type === 'SUBSCRIPTION_TYPE_TRADE') this.hub.send(conn, this.frame(sub, body));
+      this.hub.publish(inst.ticker, conns, () => {
+        const body = `"subscriptionType":"SUBSCRIPTION_TYPE_TRADE","trade":${pmUsTrade.ws(inst, { ...t, ts: event.ts, seq: event.seq })}}`;
+        return frames((sub) => (sub.type === 'SUBSCRIPTION_TYPE_TRADE' ? this.frame(sub, body) : undefined));
+      });
     }
   }
 

@@ -68,6 +68,7 @@ export class KalshiFeed {
     private readonly opts: KalshiFeedOptions,
     private readonly clock: () => number,
   ) {
+    // Every book message carries its subscription's `seq` [V], which would reveal a swap: no reorder fault here.
     this.hub = new FeedHub(clock);
     this.ids = new KalshiTradeIds(opts.seed);
     engine.on('venue-b', (inst, event, book) => this.onEvent(inst, event, book));

@@ -31,7 +31,8 @@ export class GeminiFeed {
     heartbeatIntervalMs: number,
     private readonly clock: () => number,
   ) {
-    this.hub = new FeedHub(clock);
+    // market data v2 carries no sequence [V]: a swap of two messages is invisible.
+    this.hub = new FeedHub(clock, { reorder: true });
     engine.on('venue-c', (inst, event) => this.onEvent(inst, event));
     this.hub.startHeartbeat(heartbeatIntervalMs, (c) =>
       this.hub.send(c, `{"type":"heartbeat","timestamp":${this.clock()}}`),
@@ -114,24 +115,21 @@ export class GeminiFeed {
   private onEvent(inst: Instrument, event: BookEvent): void {
     const conns = this.bySymbol.get(inst.ticker);
     if (!conns || conns.size === 0) return;
-    // A drop fault drops one message: the book's, or one trade's.
-    if (!this.hub.shouldDrop(inst.ticker)) this.sendChanges(conns, inst, event);
+    // A drop fault drops one message: the book's, or one trade's; a reorder swaps the symbol's next two.
+    this.hub.publish(inst.ticker, conns, () => this.changes(inst, event));
     for (const t of event.trades) {
-      if (this.hub.shouldDrop(inst.ticker)) continue;
-      const msg = this.trades.ws(inst, { ...t, ts: event.ts, seq: event.seq });
-      for (const conn of conns) this.hub.send(conn, msg);
+      this.hub.publish(inst.ticker, conns, () => this.trades.ws(inst, { ...t, ts: event.ts, seq: event.seq }));
     }
   }
 
-  private sendChanges(conns: Set<FeedConnection>, inst: Instrument, event: BookEvent): void {
+  private changes(inst: Instrument, event: BookEvent): string {
     const ch = event.changes;
     let changes = '';
     for (let i = 0; i < ch.length; i += 4) {
       const q = ch[i + 2] as number;
       changes += `${i ? ',' : ''}["${ch[i] === BID ? 'buy' : 'sell'}","${formatScaled(ch[i + 1] as number, inst.priceDecimals)}","${q === 0 ? '0' : formatScaled(q, inst.qtyDecimals)}"]`;
     }
-    const msg = `{"type":"l2_updates","symbol":"${inst.ticker}","changes":[${changes}]}`;
-    for (const conn of conns) this.hub.send(conn, msg);
+    return `{"type":"l2_updates","symbol":"${inst.ticker}","changes":[${changes}]}`;
   }
 
   close(): void {

@@ -24,14 +24,16 @@ const BATCH_MS = 50;
  * The Exchange WebSocket feed (`wss://ws-feed.exchange.coinbase.com`) [V]: `{"type":"subscribe","product_ids":[…],
  * "channels":["level2", {"name":"ticker","product_ids":[…]}]}` (and `unsubscribe`) is answered with the connection's
  * whole `subscriptions` list, then each new channel's initial message. Channels:
- * - `level2`: a `snapshot` (bids and asks, best first, `[price, size]`), then `l2update`s whose `changes` carry a
- *   level's new size ("0.00000000" removes it) [V]. It needs the signed subscribe (`key`, `passphrase`, `timestamp`,
- *   `signature` over `timestamp + GET/users/self/verify`) [3P]; `level2_batch` is the same, public, gathered in 50 ms
- *   windows [V].
+ * - `level2`: a `snapshot` (bids and asks, best first, `[price, size]`; no `time`, no `sequence`), then `l2update`s
+ *   whose `changes` carry a level's new size ("0.00000000" removes it) and whose `time` is the change's [V]; neither
+ *   carries a sequence [V]. It needs the signed subscribe (`key`, `passphrase`, `timestamp`, `signature` over
+ *   `timestamp + GET/users/self/verify`) [3P]; `level2_batch` is the same, public, gathered in 50 ms windows [V].
  * - `matches`: a `last_match` when subscribed (once the product traded), then a `match` per trade of the books, each
- *   with its own `sequence` (trades.ts) [V]; `ticker`: the product's ticker when subscribed [U], then one after each
- *   event that traded [V]; `heartbeat`: one per product every second with the product's `sequence` and
- *   `last_trade_id` [V] (or at the simulator's heartbeat interval when that is shorter).
+ *   with its own `sequence` and the next `trade_id` (trades.ts) [V]; `ticker`: the product's ticker when subscribed
+ *   [U], then one after each event that traded [V]; `heartbeat`: one per product every second with the product's
+ *   `sequence` (the REST book's) and `last_trade_id` [V] (or at the simulator's heartbeat interval when shorter).
+ * A lost match shows as a `trade_id` gap on `matches` and as a heartbeat `last_trade_id` ahead of the last match seen;
+ * a lost `l2update` shows nowhere on the stream (the real feed's neither), only against the REST book.
  * Errors are `{"type":"error","message",…,"reason"}` [3P].
  */
 export class CoinbaseFeed {
@@ -51,7 +53,9 @@ export class CoinbaseFeed {
   ) {
     this.engine = ctx.engine;
     this.clock = ctx.clock;
-    this.hub = new FeedHub(ctx.clock);
+    // level2 messages carry no sequence [V]: a swap of two of them is invisible, so they may be reordered (matches,
+    // which carry one, never are).
+    this.hub = new FeedHub(ctx.clock, { reorder: true });
     this.engine.on('venue-d', (inst, event) => this.onEvent(inst, event));
     const beat = ctx.opts.heartbeatIntervalMs;
     if (beat > 0) this.hub.startHeartbeat(Math.min(1000, beat), (c) => this.heartbeat(c));
@@ -166,14 +170,8 @@ export class CoinbaseFeed {
     const book = this.engine.book('venue-d', id);
     const side = (s: 'bids' | 'asks') =>
       (book?.[s].levels() ?? []).map(([pr, q]) => [formatScaled(pr, 2), formatScaled(q, p.baseDecimals)]);
-    const ts = this.engine.lastTs('venue-d', id) ?? this.clock();
-    return JSON.stringify({
-      type: 'snapshot',
-      product_id: id,
-      bids: side('bids'),
-      asks: side('asks'),
-      time: isoMicros(ts),
-    });
+    // [V] the docs' snapshot has no `time` (nor a sequence); ccxt reads none.
+    return JSON.stringify({ type: 'snapshot', product_id: id, bids: side('bids'), asks: side('asks') });
   }
 
   private ticker(id: string): string {
@@ -214,9 +212,9 @@ export class CoinbaseFeed {
         conn,
         JSON.stringify({
           type: 'heartbeat',
+          sequence: this.sequence(id),
           last_trade_id: this.trades.tradeId(this.engine.lastTradeNo('venue-d', id)),
           product_id: id,
-          sequence: this.sequence(id),
           time: isoMicros(this.clock()),
         }),
       );
@@ -238,7 +236,8 @@ export class CoinbaseFeed {
       matches ||= channels.has('matches');
       tickers ||= channels.has('ticker');
     }
-    // A drop fault drops one message for every subscriber: the book change, or one match.
+    // A drop fault drops one message for every subscriber: the book change (on level2 and level2_batch alike), or one
+    // match. A reorder swaps the book's next two messages (l2update or batch).
     if ((books || batched) && !this.hub.shouldDrop(id)) {
       if (books) {
         const ch = event.changes;
@@ -247,7 +246,7 @@ export class CoinbaseFeed {
           changes += `${i ? ',' : ''}["${ch[i] === BID ? 'buy' : 'sell'}","${formatScaled(ch[i + 1] as number, 2)}","${formatScaled(ch[i + 2] as number, p.baseDecimals)}"]`;
         }
         const l2update = `{"type":"l2update","product_id":"${id}","changes":[${changes}],"time":"${isoMicros(event.ts)}"}`;
-        for (const [conn, channels] of conns) if (channels.has('level2')) this.hub.send(conn, l2update);
+        this.hub.deliver(id, conns.keys(), (conn) => (conns.get(conn)?.has('level2') ? l2update : undefined));
       }
       if (batched) this.addToBatch(id, event.changes, p);
     }
@@ -282,8 +281,8 @@ export class CoinbaseFeed {
     const time = isoMicros(this.clock());
     for (const [id, levels] of this.batch) {
       const msg = `{"type":"l2update","product_id":"${id}","changes":[${[...levels.values()].join(',')}],"time":"${time}"}`;
-      for (const [conn, channels] of this.subs.get(id) ?? [])
-        if (channels.has('level2_batch')) this.hub.send(conn, msg);
+      const subs = this.subs.get(id);
+      if (subs) this.hub.deliver(id, subs.keys(), (conn) => (subs.get(conn)?.has('level2_batch') ? msg : undefined));
     }
     this.batch.clear();
   }
