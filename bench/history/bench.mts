@@ -752,7 +752,7 @@ async function tradeStreams(): Promise<string[]> {
     '| ---: | --- | --- | ---: | ---: | --- | ---: | ---: | ---: |',
   ];
   const top = (await spans('trades'))[0] as Span;
-  const n = Math.min(QUICK ? 100_000 : 1_000_000, Math.floor(top.rows * 0.9));
+  const n = Math.min(QUICK ? 100_000 : 1_000_000, Math.floor(top.rows * 0.6)); // from a third of the span on
   const range = await rangeFor('trades', top, n, top.first);
   const [counted] = await chRows<{ n: string }>(SQL.count('trade', top.exchange, top.ticker, inclusive(range)));
   const count = Number(counted?.n);
@@ -844,7 +844,7 @@ async function parquet(): Promise<string[]> {
   ];
   for (const kind of ['deltas', 'snapshots', 'trades'] as Kind[]) {
     const top = (await spans(kind))[0] as Span;
-    const n = Math.min(QUICK ? 100_000 : 1_000_000, Math.floor(top.rows * 0.9));
+    const n = Math.min(QUICK ? 100_000 : 1_000_000, Math.floor(top.rows * 0.6)); // from a third of the span on
     const range = await rangeFor(kind, top, n, top.first + Math.floor((top.last - top.first) / 3));
     const [counted] = await chRows<{ n: string }>(
       SQL.count(ROW_KIND[kind], top.exchange, top.ticker, inclusive(range)),
