@@ -31,4 +31,4 @@ export {
 } from './layouts';
 export { CorruptStreamError, RowRenderer, type ColumnarSink, type RenderOptions } from './renderer';
 export { RowChunks } from './row-chunks';
-export { decimalText, timestampText } from './text';
+export { bytes, copy, decimalText, timestampText, writeDecimal18, writeTimestamp } from './text';
