@@ -14,7 +14,8 @@ const EXCHANGE = /^[A-Za-z0-9_-]{1,32}$/;
 export function assertMoment(value: Moment | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
   const ms = momentMs(value);
-  if (Number.isNaN(ms)) throw new InvalidArgumentError(`${name} is not a moment (epoch ms, Date or RFC 3339)`);
+  if (Number.isNaN(ms))
+    throw new InvalidArgumentError(`${name} is not a moment (epoch ms, Date, or RFC 3339 or 13-digit epoch-ms text)`);
   return ms;
 }
 

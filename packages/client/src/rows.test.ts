@@ -1,7 +1,7 @@
 import { thrownBy } from '@depthgate/test-utils';
 import { DataError } from './errors';
 import { checkRow, parseLine, type DeltaRow, type SnapshotRow } from './rows';
-import { formatTimestamp, parseServiceTimestamp, parseTimestamp } from './timestamps';
+import { formatTimestamp, momentMs, parseServiceTimestamp, parseTimestamp } from './timestamps';
 
 const where = { url: 'GET http://h/api/venue_b/deltas/T', line: 7 };
 
@@ -220,5 +220,22 @@ describe('timestamps', () => {
     expect(parseServiceTimestamp('2026-03-26T14:00:01.000Z')).toBe(Date.UTC(2026, 2, 26, 14, 0, 1, 0));
     expect(parseServiceTimestamp('2026-03-26T14:00:01.0x0Z')).toBeNaN();
     expect(parseServiceTimestamp('2026-03-26T14:00:02.000Z')).toBe(Date.UTC(2026, 2, 26, 14, 0, 2, 0));
+  });
+
+  it('reads a moment by the history API’s rule: epoch ms (a number or 13 digits of text), a Date, RFC 3339', () => {
+    const T = Date.UTC(2026, 2, 26, 14, 0, 1, 193);
+    for (const m of [
+      T,
+      T + 0.9,
+      new Date(T),
+      '2026-03-26T14:00:01.193Z',
+      '2026-03-26T15:00:01.1939+01:00',
+      String(T),
+    ]) {
+      expect(momentMs(m)).toBe(T);
+    }
+    for (const bad of ['1774533601', '-1774533601193', '1774533601193.5', '01774533601193', ' 1774533601193', NaN]) {
+      expect(momentMs(bad)).toBeNaN();
+    }
   });
 });

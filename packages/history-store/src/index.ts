@@ -53,7 +53,7 @@ export {
 } from './migrations';
 export { migrateWhenReachable, schemaVersion, verifyExchanges, verifyReadColumns, waitForSchema } from './startup';
 
-// Writes: row formats and streaming inserts (docs/history.md, "Writing").
+// Writes: row formats and streaming inserts (docs/history-internals.md, "Writing: formats and idempotence").
 export {
   CURRENT_ROW_FORMAT,
   DECIMAL,

@@ -5,7 +5,7 @@
  *
  * Rows travel as TabSeparated text, one line per row, so decimals stay the exact strings the venue sent (JSON
  * numbers would go through floating point on some paths, and 18.16 rejects decimals given as JSON strings).
- * Row formats, in column order (docs/history.md, "Writing: formats and idempotence"), row format 3 (the current one,
+ * Row formats, in column order (docs/history-internals.md, "Writing: formats and idempotence"), row format 3 (the current one,
  * since migration 3):
  *
  *   snapshots  exchange  ticker  ts  side  price  quantity  received_ts
@@ -75,7 +75,7 @@ export interface TradeRow {
   ts: number;
   /** The ticker's sequence, shared with its deltas: (ts, sequence) orders both in arrival order. */
   sequence: number | bigint;
-  /** The venue's trade id, or a deterministic one from the message (docs/history.md, "Trades"). */
+  /** The venue's trade id, or a deterministic one from the message (docs/history-internals.md, "Recorder", "Trades"). */
   trade_id: string;
   price: string;
   /** A positive decimal string. */

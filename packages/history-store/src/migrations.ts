@@ -16,7 +16,7 @@
  *   `Sql` step still runs on one server, and stops a cluster's migration with a message naming it. The checksum is
  *   taken over the single-server text, so it is the same in both layouts (and migration 1's never changed).
  *
- * Why the tables look like this: docs/history.md ("Schema").
+ * Why the tables look like this: docs/history-internals.md ("Schema").
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from '@depthgate/service-kit';
@@ -179,8 +179,8 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     version: 3,
     name: 'trades: the trades table and its catalogue; gaps say what they cover',
-    // Trades of every recorded exchange (docs/history.md, "Trades"): the venue's trade id, exact price and size, the
-    // taker's side normalised beside the venue's own, the venue's time and our receive time, and the ticker's
+    // Trades of every recorded exchange (docs/history-internals.md, "Schema"): the venue's trade id, exact price and
+    // size, the taker's side normalised beside the venue's own, the venue's time and our receive time, and the ticker's
     // sequence shared with its deltas (so the two interleave in arrival order). Stored once: the recorder drops a
     // trade id it already wrote, the key (… ts, trade_id) of a replacing engine merges what still arrives twice, and
     // every read takes one row per (ts, trade_id). The trades have a catalogue of their own (first and last ts, rows

@@ -57,7 +57,7 @@ export class RecorderStore {
     return insertTsv(this.store, table, source, options);
   }
 
-  /** Whether the batch whose last row has this natural key is in its table (docs/history.md, probe-before-retry). */
+  /** Whether the batch whose last row has this natural key is in its table (docs/history-internals.md, probe-before-retry). */
   async probeBatch(key: ProbeKey, timeoutMs = 10_000): Promise<boolean> {
     const db = this.q.db;
     const where = sql`exchange = ${lit.exchange(key.exchange)} AND ticker = ${lit.ticker(key.ticker)}`;

@@ -75,7 +75,7 @@ export const TradeRow = z
     ts: Timestamp.meta({ description: 'The venue’s time of the trade (trades are sorted by it, then by sequence)' }),
     trade_id: z.string().meta({
       description:
-        'The venue’s trade id, or where the venue gives none a deterministic one: h: and 16 hex digits (docs/history.md, Trades)',
+        'The venue’s trade id, or where the venue gives none a deterministic one: h: and 16 hex digits (docs/history-internals.md, Recorder: Trades)',
     }),
     price: Decimal.meta({ description: 'The price, on the book’s scale (Kalshi: the YES price)' }),
     size: Decimal.meta({ description: 'The size traded (positive)' }),
@@ -126,7 +126,7 @@ export const Gap = z
     from_ts: Timestamp.meta({ description: 'The last moment known complete' }),
     to_ts: Timestamp.meta({ description: 'The first moment complete again' }),
     reason: z.string().meta({
-      description: 'Why (docs/history.md, Recorder: Gaps)',
+      description: 'Why (docs/history-internals.md, Recorder: Gaps)',
       examples: ['disconnect', 'stall', 'sequence_gap', 'recorder_start', 'seed_end'],
     }),
     detected_at: Timestamp.meta({ description: 'When the gap was recorded' }),

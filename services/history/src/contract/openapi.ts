@@ -93,7 +93,7 @@ export function openApiDocument(options: OpenApiOptions): oas32.OpenAPIObject {
   const common = {
     '400': error(
       400,
-      'invalid_timestamp (start_ts/end_ts/at not RFC 3339, start_ts after end_ts, at before the caller’s window), invalid_limit, invalid_cursor (malformed, altered, another format, or issued for another exchange, ticker, endpoint, interval or caller), invalid_format, invalid_fields, invalid_include (an unknown name; include=trades elsewhere than on deltas, or with format=parquet), invalid_interval or invalid_depth',
+      'invalid_timestamp (start_ts/end_ts/at neither RFC 3339 nor 13-digit epoch milliseconds, start_ts after end_ts, at before the caller’s window), invalid_limit, invalid_cursor (malformed, altered, another format, or issued for another exchange, ticker, endpoint, interval or caller), invalid_format, invalid_fields, invalid_include (an unknown name; include=trades elsewhere than on deltas, or with format=parquet), invalid_interval or invalid_depth',
     ),
     '401': error(
       401,

@@ -22,7 +22,8 @@ function failure(fn: () => unknown): { code: string; status: number; message: st
   throw new Error('expected an AppError');
 }
 
-const HINT = 'expected an RFC 3339 timestamp such as 2026-03-07T00:00:00Z or 2026-03-07T01:00:00.250+01:00';
+const HINT =
+  'expected an RFC 3339 timestamp such as 2026-03-07T00:00:00Z or 2026-03-07T01:00:00.250+01:00, or integer epoch milliseconds (13 digits) such as 1772841600000';
 
 describe('the parameters read through their schemas answer exactly as before', () => {
   it.each([
@@ -31,6 +32,16 @@ describe('the parameters read through their schemas answer exactly as before', (
       'invalid_timestamp',
       `end_ts is not a valid timestamp: ${HINT}`,
       () => parseTimeRange({ end_ts: '2026-02-30T00:00:00Z' }),
+    ],
+    [
+      'invalid_timestamp',
+      `start_ts is not a valid timestamp (1772841600 looks like epoch seconds; give milliseconds, 1772841600000): ${HINT}`,
+      () => parseTimeRange({ start_ts: '1772841600' }),
+    ],
+    [
+      'invalid_timestamp',
+      `end_ts is not a valid timestamp: ${HINT}`,
+      () => parseTimeRange({ end_ts: '-1772841600000' }),
     ],
     ['invalid_timestamp', 'start_ts must be given at most once', () => parseTimeRange({ start_ts: ['a', 'b'] })],
     // Both are checked for repetition before either is parsed.

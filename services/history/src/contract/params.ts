@@ -6,8 +6,8 @@
  *
  * A parameter's schema takes the query string's text and returns the typed value. Numbers and lists are read from
  * their text by a `preprocess` step and checked by the schema after it, so the document shows the typed value
- * (`integer`, an `enum`, an `array`), as OpenAPI describes query parameters; timestamps stay strings
- * (`format: date-time`) with their parser as a transform.
+ * (`integer`, an `enum`, an `array`), as OpenAPI describes query parameters; timestamps stay strings (RFC 3339,
+ * `format: date-time`, or epoch milliseconds, a pattern) with their parser as a transform.
  */
 import * as z from 'zod';
 import { EXCHANGES, type ExchangeKey, type Exchanges } from '@depthgate/auth';
@@ -20,8 +20,7 @@ import {
   type ExtraField,
   type TradeExtraField,
 } from '@depthgate/history-store';
-import { AppError, type ErrorCode } from '@depthgate/service-kit';
-import { parseRfc3339 } from '@depthgate/service-kit';
+import { AppError, EPOCH_MS_PATTERN, looksLikeEpochSeconds, parseMoment, type ErrorCode } from '@depthgate/service-kit';
 
 /** A query parameter: its name, the schema that parses its text, and how a failure reads. */
 export interface QueryParam<T> {
@@ -133,44 +132,55 @@ export const tickerParam = z
 // ---------------------------------------------------------------------------------------------------------------
 // Query parameters
 
-const TIMESTAMP_HINT = 'expected an RFC 3339 timestamp such as 2026-03-07T00:00:00Z or 2026-03-07T01:00:00.250+01:00';
+/** The one rule of every timestamp parameter, as its refusal and its OpenAPI description state it. */
+export const TIMESTAMP_HINT =
+  'expected an RFC 3339 timestamp such as 2026-03-07T00:00:00Z or 2026-03-07T01:00:00.250+01:00, or integer epoch milliseconds (13 digits) such as 1772841600000';
 
-/** An RFC 3339 moment to epoch ms, sub-milliseconds rounded as `rounding` says. */
+/** The forms, for a parameter's description. */
+const TIMESTAMP_FORMS =
+  'An RFC 3339 timestamp (any offset) or integer epoch milliseconds (13 digits, e.g. 1772841600000; epoch seconds are refused)';
+
+/**
+ * A moment parameter: RFC 3339 or integer epoch milliseconds (service-kit's `parseMoment`, the one parser of every
+ * timestamp parameter) to epoch ms; RFC 3339's sub-milliseconds rounded as `rounding` says.
+ */
 function timestampParam(name: string, rounding: 'floor' | 'ceil', description: string): QueryParam<number> {
   return {
     name,
     code: 'invalid_timestamp',
     schema: z
-      .string()
-      .meta({ format: 'date-time' })
+      .union([z.string().meta({ format: 'date-time' }), z.string().regex(EPOCH_MS_PATTERN)])
       .transform((text, ctx) => {
-        const ms = parseRfc3339(text, rounding);
+        const ms = parseMoment(text, rounding);
         if (ms === undefined) {
-          ctx.issues.push({ code: 'custom', message: 'not RFC 3339', input: text });
+          ctx.issues.push({ code: 'custom', message: 'not a timestamp', input: text });
           return z.NEVER;
         }
         return ms;
       })
       .optional(),
-    message: () => `${name} is not a valid timestamp: ${TIMESTAMP_HINT}`,
-    description,
+    message: (text) =>
+      looksLikeEpochSeconds(text)
+        ? `${name} is not a valid timestamp (${text} looks like epoch seconds; give milliseconds, ${text}000): ${TIMESTAMP_HINT}`
+        : `${name} is not a valid timestamp: ${TIMESTAMP_HINT}`,
+    description: `${TIMESTAMP_FORMS}; ${description}`,
   };
 }
 
 export const startTsParam = timestampParam(
   'start_ts',
   'ceil',
-  'RFC 3339 timestamp; rows at or after it. Clamped to the caller’s window (max_data_age_days, anonymous: last day) and to 2026-03-07T00:00:00Z.',
+  'rows at or after it (sub-milliseconds round up). Clamped to the caller’s window (max_data_age_days, anonymous: last day) and to 2026-03-07T00:00:00Z.',
 );
 export const endTsParam = timestampParam(
   'end_ts',
   'floor',
-  'RFC 3339 timestamp; rows at or before it. Default: no upper bound.',
+  'rows at or before it (sub-milliseconds round down). Default: no upper bound.',
 );
 export const atParam = timestampParam(
   'at',
   'floor',
-  'RFC 3339 moment (sub-milliseconds round down); default: now (the newest state). Before the caller’s window: 400 invalid_timestamp naming the window’s start.',
+  'the moment (sub-milliseconds round down); default: now (the newest state). Before the caller’s window: 400 invalid_timestamp naming the window’s start.',
 );
 
 export const prefixParam: QueryParam<string> = {

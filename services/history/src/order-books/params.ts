@@ -24,7 +24,7 @@ import {
   type RowFormat,
 } from '../contract/params';
 
-export { parseRfc3339 } from '@depthgate/service-kit';
+export { parseMoment, parseRfc3339 } from '@depthgate/service-kit';
 
 export interface TimeRange {
   /** Inclusive, epoch ms; undefined when not given. */
@@ -72,7 +72,7 @@ export function parseStreamLimit(query: Record<string, unknown>): number {
   return readParam(query, streamLimitParam) ?? Infinity;
 }
 
-/** `at` (the book endpoint): an RFC 3339 moment, sub-milliseconds rounded down; undefined when not given. */
+/** `at` (the book endpoint): an RFC 3339 moment (sub-milliseconds rounded down) or epoch milliseconds; undefined when not given. */
 export function parseAt(query: Record<string, unknown>): number | undefined {
   return readParam(query, atParam);
 }
