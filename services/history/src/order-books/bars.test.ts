@@ -40,9 +40,17 @@ describe('bars', () => {
       ]);
     const one = bar(Date.UTC(2026, 2, 26, 14, 1), 3n);
     expect(one.length).toBe(BAR_LAYOUT.size);
-    expect(barsJson(one, 60_000).rows).toEqual([
+    expect(
+      barsJson(one, 60_000)
+        .text.toString('latin1')
+        .split(/,(?=\{)/),
+    ).toEqual([
       '{"ts":"2026-03-26T14:01:00.000Z","open":"0.48","high":"0.51","low":"0.47","close":"0.5","volume":"12.5","vwap":"0.48","trades":3}',
     ]);
+    const two = barsJson(Buffer.concat([one, bar(Date.UTC(2026, 2, 26, 14, 2), 1n)]), 60_000);
+    expect(JSON.parse(`[${two.text.toString('latin1')}]`)).toHaveLength(2);
+    expect(two.text.toString('latin1', 0, two.ends[0])).toBe(barsJson(one, 60_000).text.toString('latin1'));
+    expect(two.starts).toEqual([Date.UTC(2026, 2, 26, 14, 1), Date.UTC(2026, 2, 26, 14, 2)]);
     expect(() => barsJson(bar(60_001, 1n), 60_000)).toThrow(CorruptStreamError);
     expect(() => barsJson(bar(60_000, 0n), 60_000)).toThrow(CorruptStreamError);
     expect(() => barsJson(one.subarray(1), 60_000)).toThrow(CorruptStreamError);

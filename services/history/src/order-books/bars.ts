@@ -13,9 +13,32 @@ import { bytes, copy, CorruptStreamError, writeDecimal18, writeTimestamp } from 
 
 const MAX_TS = 253_402_300_799_999;
 
-/** A little-endian two's-complement Int128 at `src[o]`. */
+/**
+ * A little-endian two's-complement Int128 at `src[o]`; one 64-bit read when its high half is 0 (a bar's prices,
+ * volumes and notional parts mostly: they are never negative).
+ */
 function int128(src: Buffer, o: number): bigint {
+  if (src.readUInt32LE(o + 8) === 0 && src.readUInt32LE(o + 12) === 0) return src.readBigUInt64LE(o);
   return BigInt.asIntN(128, (src.readBigUInt64LE(o + 8) << 64n) | src.readBigUInt64LE(o));
+}
+
+const TWO_32 = 4_294_967_296;
+const TWO_64 = 1n << 64n;
+
+/** An Int64 (or a UInt64 below 2^63) at `src[o]` as a number: exact below 2^53, which starts and counts are. */
+const int64 = (src: Buffer, o: number): number => src.readInt32LE(o + 4) * TWO_32 + src.readUInt32LE(o);
+
+/** `v` as a little-endian Int128 at `out[0]`. */
+function writeInt128(v: bigint, out: Buffer): void {
+  if (v >= 0n && v < TWO_64) {
+    out.writeBigUInt64LE(v, 0);
+    out.writeUInt32LE(0, 8);
+    out.writeUInt32LE(0, 12);
+    return;
+  }
+  const u = BigInt.asUintN(128, v);
+  out.writeBigUInt64LE(u & 0xffff_ffff_ffff_ffffn, 0);
+  out.writeBigUInt64LE(u >> 64n, 8);
 }
 
 /** `n / d` rounded to the nearest integer, halves away from zero (d ≠ 0). */
@@ -49,11 +72,19 @@ const B_TRADES = bytes('","trades":');
 const B_END = bytes('}');
 
 /**
- * A bar's JSON `{"ts","open","high","low","close","volume","vwap","trades"}` into `out` from 0 (its length returned):
+ * A bar's JSON `{"ts","open","high","low","close","volume","vwap","trades"}` into `out` at `p` (where it ends returned):
  * the prices and the volume straight from the row's Decimal128s at `src[o]` (BAR_LAYOUT), the VWAP from `vwap[0]`.
  */
-function writeBarText(src: Buffer, o: number, ts: number, vwap: Buffer, trades: bigint, out: Buffer): number {
-  let p = copy(B_TS, out, 0);
+function writeBarText(
+  src: Buffer,
+  o: number,
+  ts: number,
+  vwap: Buffer,
+  trades: number,
+  out: Buffer,
+  p: number,
+): number {
+  p = copy(B_TS, out, p);
   p = writeTimestamp(ts, out, p);
   p = copy(B_OPEN, out, p);
   p = writeDecimal18(src, o + BAR_LAYOUT.open, out, p);
@@ -72,37 +103,48 @@ function writeBarText(src: Buffer, o: number, ts: number, vwap: Buffer, trades: 
   return copy(B_END, out, p);
 }
 
-/** A bar's JSON text at most (its fixed text, a timestamp, six decimals and a count). */
+/** A bar's JSON text at most (its fixed text, a timestamp, six decimals, a count and the comma before it). */
 const MAX_BAR_TEXT = 256;
 
+/** The bars of one query: their JSON objects one after the other (comma-separated), where each ends, its start. */
+export interface BarsText {
+  text: Buffer;
+  /** `ends[i]`: the end of bar i's object in `text` (the next begins one byte on, after its comma). */
+  ends: number[];
+  starts: number[];
+}
+
 /**
- * The bars of a query's output, each as its JSON object; `intervalMs` checks their starts. Each is written into one
- * scratch buffer straight from its RowBinary decimals (only the VWAP goes through BigInt), then taken as one string.
+ * The bars of a query's output as their JSON objects, comma-separated; `intervalMs` checks their starts. Written into
+ * one buffer straight from the RowBinary decimals (only the VWAP goes through BigInt): no string per bar.
  */
-export function barsJson(raw: Buffer, intervalMs: number): { rows: string[]; starts: number[] } {
+export function barsJson(raw: Buffer, intervalMs: number): BarsText {
   const size = BAR_LAYOUT.size;
   if (raw.length % size !== 0) throw new CorruptStreamError('the bars ended in the middle of a row');
-  const rows: string[] = [];
+  const ends: number[] = [];
   const starts: number[] = [];
-  const out = Buffer.allocUnsafe(MAX_BAR_TEXT);
+  const out = Buffer.allocUnsafe((raw.length / size) * MAX_BAR_TEXT);
   const vwap = Buffer.allocUnsafe(16);
+  let p = 0;
   for (let o = 0; o < raw.length; o += size) {
-    const ts = Number(raw.readBigInt64LE(o + BAR_LAYOUT.ts));
-    const trades = raw.readBigUInt64LE(o + BAR_LAYOUT.trades);
-    if (ts < 0 || ts > MAX_TS || ts % intervalMs !== 0 || trades < 1n) {
+    const ts = int64(raw, o + BAR_LAYOUT.ts);
+    const trades = int64(raw, o + BAR_LAYOUT.trades);
+    if (ts < 0 || ts > MAX_TS || ts % intervalMs !== 0 || trades < 1 || !Number.isSafeInteger(trades)) {
       throw new CorruptStreamError(`unexpected data in the bars: ${raw.toString('latin1', o, o + 80)}`);
     }
-    const v = vwapOf(
-      int128(raw, o + BAR_LAYOUT.notionalHi),
-      int128(raw, o + BAR_LAYOUT.notionalMid),
-      int128(raw, o + BAR_LAYOUT.notionalLo),
-      int128(raw, o + BAR_LAYOUT.volume),
+    writeInt128(
+      vwapOf(
+        int128(raw, o + BAR_LAYOUT.notionalHi),
+        int128(raw, o + BAR_LAYOUT.notionalMid),
+        int128(raw, o + BAR_LAYOUT.notionalLo),
+        int128(raw, o + BAR_LAYOUT.volume),
+      ),
+      vwap,
     );
-    const u = BigInt.asUintN(128, v);
-    vwap.writeBigUInt64LE(u & 0xffff_ffff_ffff_ffffn, 0);
-    vwap.writeBigUInt64LE(u >> 64n, 8);
-    rows.push(out.toString('latin1', 0, writeBarText(raw, o, ts, vwap, trades, out)));
+    if (p > 0) out[p++] = 0x2c;
+    p = writeBarText(raw, o, ts, vwap, trades, out, p);
+    ends.push(p);
     starts.push(ts);
   }
-  return { rows, starts };
+  return { text: out.subarray(0, p), ends, starts };
 }

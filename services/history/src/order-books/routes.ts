@@ -376,9 +376,15 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
       res
         .type('application/json')
         .send(
-          `{"exchange":${JSON.stringify(exchange)},"ticker":${JSON.stringify(entry.ticker)},"interval":"${interval}",` +
-            `"rows":[${page.rows.join(',')}],"count":${page.rows.length},` +
-            `"next_cursor":${nextCursor === null ? 'null' : JSON.stringify(nextCursor)}}`,
+          Buffer.concat([
+            Buffer.from(
+              `{"exchange":${JSON.stringify(exchange)},"ticker":${JSON.stringify(entry.ticker)},"interval":"${interval}","rows":[`,
+            ),
+            page.body,
+            Buffer.from(
+              `],"count":${page.count},"next_cursor":${nextCursor === null ? 'null' : JSON.stringify(nextCursor)}}`,
+            ),
+          ]),
         );
     }),
   );
