@@ -1,4 +1,4 @@
-import { parseScaled } from './core/decimal';
+import { formatScaled, parseScaled } from './core/decimal';
 import { signers, startSimulator, type SimTrade, type Simulator } from './index';
 import { FeedClient, get } from './testing/clients';
 
@@ -361,6 +361,67 @@ describe('trades on every path', () => {
       }
       const times = msgs.map((m) => (m.trade as { tradeTime: string }).tradeTime);
       expect(new Set(times).size).toBe(times.length);
+    });
+
+    test('MARKET_DATA stats count the trades published: sharesTraded, lastTradePx, highPx, lowPx; LITE, book and BBO agree', async () => {
+      const slug = sim.books.tickers('venue-a-us')[1] as string;
+      const c = await open(
+        sim.feeds['venue-a-us'],
+        signers.polymarketUsHeaders(sim.credentials.polymarketUs, 'GET', '/v1/ws/markets', now),
+      );
+      for (const [requestId, subscriptionType] of [
+        ['md', 'SUBSCRIPTION_TYPE_MARKET_DATA'],
+        ['lite', 'SUBSCRIPTION_TYPE_MARKET_DATA_LITE'],
+        ['tr', 'SUBSCRIPTION_TYPE_TRADE'],
+      ]) {
+        c.send({ subscribe: { requestId, subscriptionType, marketSlugs: [slug] } });
+      }
+      await c.sync();
+      trade('venue-a-us', slug, 6);
+      await c.sync();
+      type Stats = { sharesTraded: string; lastTradePx?: { value: string }; highPx?: { value: string } } & Json;
+      // Every book message counts every trade made up to its change; the trades of that change follow it, so the trade
+      // messages received before it add up to the count's growth since the first book at most.
+      const units = (v: string) => parseScaled(v, 2) as number;
+      const books = c.messages
+        .filter((m) => m.marketData)
+        .map((m) => m.marketData as { stats: Stats; transactTime: string });
+      const first = units(books[0]?.stats.sharesTraded ?? '');
+      let traded = 0;
+      for (const m of c.messages) {
+        if (m.trade) traded += units((m.trade as { quantity: { value: string } }).quantity.value);
+        if (!m.marketData) continue;
+        const md = m.marketData as { stats: Stats; transactTime: string };
+        const made = sim.trades('venue-a-us', slug).filter((t) => t.ts <= Date.parse(md.transactTime));
+        expect(units(md.stats.sharesTraded)).toBe(made.reduce((n, t) => n + units(t.size), 0));
+        expect(units(md.stats.sharesTraded) - first).toBeGreaterThanOrEqual(traded);
+      }
+      expect(books.length).toBeGreaterThan(6);
+      // The last book: every trade since the start, all of them published since the first; the prices of the last,
+      // the highest and the lowest trade.
+      const all = sim.trades('venue-a-us', slug);
+      const px = (v: string) => parseScaled(v, 3) as number;
+      const prices = all.map((t) => px(t.price));
+      const last = books.at(-1) as { stats: Stats };
+      expect(last.stats).toEqual({
+        sharesTraded: formatScaled(
+          all.reduce((n, t) => n + units(t.size), 0),
+          2,
+        ),
+        lastTradePx: { value: all.at(-1)?.price, currency: 'USD' },
+        highPx: { value: all.find((t) => px(t.price) === Math.max(...prices))?.price, currency: 'USD' },
+        lowPx: { value: all.find((t) => px(t.price) === Math.min(...prices))?.price, currency: 'USD' },
+      });
+      expect(units(last.stats.sharesTraded) - first).toBe(traded);
+      const lite = c.messages.filter((m) => m.marketDataLite).at(-1)?.marketDataLite as Json;
+      expect(lite).toMatchObject({ sharesTraded: last.stats.sharesTraded, lastTradePx: last.stats.lastTradePx });
+      const rest = await body<{ marketData: { stats: Stats } }>(`${sim.urls['venue-a-us']}/v1/markets/${slug}/book`);
+      expect(rest.marketData.stats).toEqual(last.stats);
+      const bbo = await body<{ marketData: Json }>(`${sim.urls['venue-a-us']}/v1/markets/${slug}/bbo`);
+      expect(bbo.marketData).toMatchObject({
+        sharesTraded: last.stats.sharesTraded,
+        lastTradePx: last.stats.lastTradePx,
+      });
     });
   });
 

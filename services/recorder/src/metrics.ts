@@ -105,6 +105,7 @@ export class RecorderMetrics {
   readonly tradeGaps: Counter<'exchange' | 'reason'>;
   readonly tradesDeduplicated: Counter<'exchange'>;
   readonly tradesBackfilled: Counter<'exchange'>;
+  readonly tradeCountExcess: Counter<'exchange'>;
   readonly backfills: Counter<'exchange' | 'kind' | 'outcome'>;
   readonly bufferRows: Gauge<'exchange'>;
   readonly spoolBytes: Gauge<'exchange'>;
@@ -168,6 +169,12 @@ export class RecorderMetrics {
     this.tradesBackfilled = new Counter({
       name: 'recorder_trades_backfilled_total',
       help: "Trades read back from the venue's REST API after the feed missed them",
+      labelNames: ['exchange'] as const,
+      registers,
+    });
+    this.tradeCountExcess = new Counter({
+      name: 'recorder_trade_count_excess_total',
+      help: 'Book messages whose count of the traded quantity was below the trades received (the trade count audit; should stay 0)',
       labelNames: ['exchange'] as const,
       registers,
     });
@@ -262,6 +269,7 @@ export class RecorderMetrics {
       for (const reason of TRADE_GAP_REASONS) this.tradeGaps.inc({ exchange, reason }, 0);
       this.tradesDeduplicated.inc({ exchange }, 0);
       this.tradesBackfilled.inc({ exchange }, 0);
+      this.tradeCountExcess.inc({ exchange }, 0);
     }
   }
 

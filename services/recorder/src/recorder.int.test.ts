@@ -22,6 +22,7 @@ import {
   gapsOf,
   geminiRows,
   quietMoment,
+  type KnownLoss,
   tradesAuditedPast,
 } from './testing/checks';
 
@@ -78,14 +79,22 @@ describe('recorder against the simulator and ClickHouse', () => {
     await h.waitLive();
     await sleep(1000);
     // Runs of lost messages, trades among them: Kalshi's and Gemini's trades carry no sequence, so only the audit of
-    // their REST trades finds them. (Polymarket US has neither sequence nor history: a message it loses cannot be
-    // seen, a book change or a trade — docs/history.md, "Known limits".)
+    // their REST trades finds them. Polymarket US has neither sequence nor trade history: its next whole book heals
+    // a lost book change, and the traded quantity its books count shows a lost trade (a trades gap `missed_trades`).
+    const lossy = sim.books.tickers('venue_a_us')[1] as string;
+    const pmUsBefore = sim.trades('venue_a_us', lossy).length;
+    const lossFrom = Date.now();
     sim.feedFaults.dropNext('kalshi', { ticker: sim.books.tickers('venue_b')[1] as string, count: 15 });
     sim.feedFaults.dropNext('gemini', { ticker: sim.books.tickers('venue_c')[1] as string, count: 15 });
-    await waitFor(
-      () => sim.feedFaults.stats('kalshi').pendingDrops + sim.feedFaults.stats('gemini').pendingDrops === 0,
-      { timeoutMs: 20_000, what: 'the runs of lost messages' },
-    );
+    sim.feedFaults.dropNext('venue-a-us', { ticker: lossy, count: 30 });
+    const drops = () =>
+      sim.feedFaults.stats('kalshi').pendingDrops +
+      sim.feedFaults.stats('gemini').pendingDrops +
+      sim.feedFaults.stats('venue-a-us').pendingDrops;
+    await waitFor(() => drops() === 0, { timeoutMs: 20_000, what: 'the runs of lost messages' });
+    const lossDone = Date.now();
+    // Trades were made while Polymarket US's messages were lost (some of those lost are trades).
+    expect(sim.trades('venue_a_us', lossy).length - pmUsBefore).toBeGreaterThan(5);
     await h.waitLive();
     // Gemini's feed stalls while its books trade more than the 50 trades its first book after a reconnect carries:
     // the rest only its REST trades give back.
@@ -108,7 +117,8 @@ describe('recorder against the simulator and ClickHouse', () => {
     await h.stopInProcess();
 
     // Every trade the simulator made is stored once: Kalshi and Gemini read what their feeds lost back from REST;
-    // what Polymarket US's feed missed (it has no trade history) lies inside its trades gaps.
+    // what Polymarket US's feed missed (it has no trade history) lies inside its trades gaps: the windows its
+    // connections were down (`no_backfill`), and the trades its books counted that never arrived (`missed_trades`).
     for (const exchange of ['venue_b', 'venue_c'] as const) {
       const trades = await expectEveryTradeOnce(h, exchange, end.at, { gaps: false });
       expect(trades.stored).toBeGreaterThan(50);
@@ -120,14 +130,19 @@ describe('recorder against the simulator and ClickHouse', () => {
     expect(pmUs.inGaps).toBeGreaterThan(0);
     for (const t of sim.books.tickers('venue_a_us')) {
       expect(new Set(gapsOf(await h.rows('venue_a_us', t), 'trades').map((g) => g.reason))).toEqual(
-        new Set(['no_backfill']),
+        new Set(t === lossy ? ['no_backfill', 'missed_trades'] : ['no_backfill']),
       );
     }
     expect(await expectTradesProducedOnce(h, recorder)).toBeGreaterThan(0);
 
+    // Polymarket US's lost book messages left its book behind, without a gap, until the next book (the first change
+    // after the run of losses ended heals it): a known limit the book checks leave out.
+    const healedAt = sim.books.events('venue_a_us', lossy).find((e) => e.ts > lossDone)?.ts;
+    expect(healedAt).toBeDefined();
+    const known: KnownLoss[] = [{ ticker: lossy, from: lossFrom, to: healedAt as number }];
     // Rule 7 at random moments and at event times, Kalshi and Polymarket US (venue timestamps).
     for (const [i, exchange] of VENUE_CLOCK.entries()) {
-      expect(await expectRule7(h, exchange, end.at, 100 + i)).toBeGreaterThan(50);
+      expect(await expectRule7(h, exchange, end.at, 100 + i, known)).toBeGreaterThan(50);
     }
     // Gemini is stamped on receipt: compare at the quiet moments.
     const gRows = await geminiRows(h);
@@ -137,7 +152,7 @@ describe('recorder against the simulator and ClickHouse', () => {
     const kalshi = await expectEveryChangeOnce(h, 'venue_b', end.at);
     expect(kalshi.recorded).toBeGreaterThan(100);
     expect(kalshi.inGaps).toBeGreaterThan(0);
-    await expectEveryChangeOnce(h, 'venue_a_us', end.at);
+    await expectEveryChangeOnce(h, 'venue_a_us', end.at, known);
     await expectNoDuplicates(h);
 
     // The gaps say what happened.

@@ -77,7 +77,8 @@ export type GapReason = (typeof GAP_REASONS)[number];
  * Why trades may be missing in a window (a gap with `stream` `trades`; the label of `recorder_trade_gaps_total`).
  * A window opens when the feed stops carrying a ticker's trades (a disconnect, a stall, a resubscription, a restart:
  * the book's gap says which) and closes when it carries them again; the recorder reads the window's trades back from
- * the venue's REST API where it has one, and records a trades gap for what it could not read.
+ * the venue's REST API where it has one, and records a trades gap for what it could not read. The trade count audit
+ * records one for trades a venue counts that its feed never brought (`missed_trades`).
  */
 export const TRADE_GAP_REASONS = [
   /** The venue publishes no trade history (Polymarket US): the window's trades cannot be read back. */
@@ -86,5 +87,10 @@ export const TRADE_GAP_REASONS = [
   'backfill_failed',
   /** The venue's history did not reach back far enough, or the window needed more requests than its budget. */
   'backfill_incomplete',
+  /**
+   * The venue's book messages count more traded quantity than the feed's trades brought (Polymarket US
+   * `stats.sharesTraded`): trade messages were lost silently between two book messages (the trade count audit).
+   */
+  'missed_trades',
 ] as const;
 export type TradeGapReason = (typeof TRADE_GAP_REASONS)[number];

@@ -305,6 +305,7 @@ describe('TickerRecorder trades', () => {
     const clock = { now: 1_000_000 };
     const windows: OpenTradeWindow[] = [];
     const deduplicated: string[] = [];
+    const counted: string[] = [];
     const env: TickerEnv = {
       sink,
       now: () => clock.now,
@@ -318,10 +319,12 @@ describe('TickerRecorder trades', () => {
         gap: () => undefined,
         clamped: () => undefined,
         tradeDeduplicated: (e) => deduplicated.push(e),
+        tradeGap: (e, reason) => counted.push(`gap ${e} ${reason}`),
+        tradeCountExcess: (e, t, quantity) => counted.push(`excess ${e} ${t} ${quantity ?? 'restarted'}`),
       },
     };
     const rec = new TickerRecorder('venue_b', 'KXTEST-1', options.resume ?? { lastTs: -1, sequence: 0 }, env);
-    return { rec, sink, clock, windows, deduplicated };
+    return { rec, sink, clock, windows, deduplicated, counted };
   }
   const trade = (ts: number, id: string, over: Partial<VenueTrade> = {}): VenueTrade => ({
     ts,
@@ -459,6 +462,35 @@ describe('TickerRecorder trades', () => {
     rec.lose('disconnect');
     rec.venueSnapshot(bids(['1', '1']), [], { ts: 1_002_000 });
     expect(windows.map((w) => [w.from, w.gapFrom, w.to])).toEqual([[999_500, 999_500, 1_002_000]]);
+  });
+
+  it("checks the feed's trades against the venue's count (the trade count audit): a shortfall is a trades gap", () => {
+    const { rec, sink, counted } = tradesSetup();
+    rec.venueSnapshot(bids(['0.5', '10']), [], { ts: 1001 });
+    rec.tradesCounted('40.00', 1000);
+    rec.tradesCounted('40.75', 1100);
+    rec.trade(trade(1100, 'a', { size: '0.75' }));
+    rec.trade(trade(1100, 'a', { size: '0.75' })); // a replay of a trade held is not counted twice
+    rec.tradesCounted('41.75', 1200);
+    // The feed's trade of 1 at 1200 is lost (one REST gave back is not the feed's: not counted).
+    rec.trade(trade(1200, 'rest', { size: '1' }), 1200, 'backfill');
+    rec.tradesCounted('41.75', 1300);
+    rec.tradesCounted('41.75', 1400);
+    expect(sink.of('gap').map((g) => [g.stream, g.fromTs, g.toTs, g.reason])).toEqual([
+      ['trades', 1100, 1200, 'missed_trades'],
+    ]);
+    // More received than counted: reported, no gap, measured again from the previous book.
+    rec.trade(trade(1400, 'b', { size: '2' }));
+    rec.tradesCounted('42.75', 1500);
+    rec.tradesCounted('41', 1600); // the count went back (a venue restart)
+    expect(counted).toEqual([
+      'gap venue_b missed_trades',
+      'excess venue_b KXTEST-1 1',
+      'excess venue_b KXTEST-1 restarted',
+    ]);
+    expect(sink.of('gap')).toHaveLength(1);
+    expect(() => rec.tradesCounted('-1', 1700)).toThrow(/negative/);
+    expect(() => rec.tradesCounted('1e3', 1700)).toThrow(/exact decimal/);
   });
 
   it('opens no window for a ticker that recorded nothing yet, nor when trades are not recorded', () => {

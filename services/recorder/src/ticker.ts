@@ -21,7 +21,8 @@
  *   being checked, drop a trade already recorded. When the feed stops carrying the ticker's trades
  *   (interruptTrades) and carries them again (the first venue snapshot after it: settle), the window between goes to
  *   `onTradeWindow` to be read back from REST; so does, every audit interval, the window since the last one (trades
- *   lost silently); what cannot be read back becomes a trades gap.
+ *   lost silently); what cannot be read back becomes a trades gap. Where the venue's book messages count the
+ *   traded quantity (`tradesCounted`), trades it counts that never arrived are a trades gap too (`TradeCountAudit`).
  */
 import type { ExchangeKey } from '@depthgate/platforms';
 import {
@@ -36,6 +37,7 @@ import {
 } from '@depthgate/feeds';
 import { VENUE_TEXT_PATTERN } from '@depthgate/history-store';
 import type { GapReason, RowSink, TradeGapReason } from './rows';
+import { TradeCountAudit } from './trade-count';
 import type { TradeWindow, VenueTrade } from './venues/trades';
 
 export interface TickerResume {
@@ -74,6 +76,8 @@ export interface TickerEnv {
     clamped(exchange: ExchangeKey): void;
     tradeGap?(exchange: ExchangeKey, reason: TradeGapReason): void;
     tradeDeduplicated?(exchange: ExchangeKey): void;
+    /** The trade count audit found more trades than the venue counts (`quantity`), or the count went back. */
+    tradeCountExcess?(exchange: ExchangeKey, ticker: string, quantity: string | undefined): void;
   };
 }
 
@@ -195,6 +199,8 @@ export class TickerRecorder {
   tradeWindow: OpenTradeWindow | undefined;
   /** Closed windows waiting for (or in) their REST read. */
   readonly tradeWindows: OpenTradeWindow[] = [];
+  /** The feed's trades checked against the venue's traded quantity in its book messages (`tradesCounted`). */
+  private readonly tradeCount = new TradeCountAudit();
 
   constructor(
     readonly exchange: ExchangeKey,
@@ -467,6 +473,7 @@ export class TickerRecorder {
       receivedAt,
     );
     this.recentTrades.add(t.id, t.ts);
+    if (source === 'feed') this.tradeCount.trade(q);
     if (this.lastTrade === undefined || t.ts >= this.lastTrade.ts) this.lastTrade = { ts: t.ts, id: t.id };
     const open = this.tradeWindow;
     if (open !== undefined && t.ts >= open.from) open.known.set(t.id, t.ts);
@@ -508,6 +515,8 @@ export class TickerRecorder {
    */
   interruptTrades(fromTs: number): void {
     if (!this.env.onTradeWindow) return;
+    // The next subscription's first count is the audit's new baseline (this window's gap covers what it missed).
+    this.tradeCount.reset();
     const held = this.lastTrade?.ts;
     let gapFrom: number;
     if (this.env.venueClock) gapFrom = Math.max(fromTs, held ?? -1, this.lastTs);
@@ -565,6 +574,27 @@ export class TickerRecorder {
     if (now - w.openedAt < (this.env.tradeAuditIntervalMs ?? 0) || !this.auditing) return;
     const to = now - this.env.quietMs;
     if (to >= w.from) this.closeTradeWindow(to);
+  }
+
+  /**
+   * The trade count audit's hook, for adapters whose book messages carry the market's cumulative traded quantity
+   * (Polymarket US `stats.sharesTraded`): `total` (exact decimal text) as the book message at venue time `ts` gives it,
+   * every trade up to that book's change counted, that change's trades to follow on the feed. Trades it counts that
+   * never arrived are a trades gap `missed_trades` from the book of the last check that held to the previous one
+   * (`TradeCountAudit`). Throws on a count that is not a non-negative decimal (a malformed message).
+   */
+  tradesCounted(total: string, ts: number): void {
+    if (!this.env.onTradeWindow) return;
+    const count = parseDecimal(total);
+    if (count < 0n) throw new RangeError(`negative traded quantity ${total}`);
+    const check = this.tradeCount.book(count, ts);
+    if (check.kind === 'missed') {
+      this.env.sink.gap(this.exchange, this.ticker, check.from, check.to, 'missed_trades', this.env.now(), 'trades');
+      this.env.metrics?.tradeGap?.(this.exchange, 'missed_trades');
+    } else if (check.kind === 'excess' || check.kind === 'restarted') {
+      const quantity = check.kind === 'excess' ? formatDecimal(check.quantity) : undefined;
+      this.env.metrics?.tradeCountExcess?.(this.exchange, this.ticker, quantity);
+    }
   }
 
   /**

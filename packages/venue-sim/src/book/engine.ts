@@ -40,6 +40,21 @@ interface Entry {
   lastTs: number;
   /** The last trade made, kept beyond the retention (a feed's "last trade" outlives it). */
   lastTrade: TimedTrade | undefined;
+  /** Every trade since the engine started, summed up (`tradeStats`). */
+  stats: TradeStats;
+}
+
+/**
+ * A ticker's trades since the engine started, summed up as a venue's market statistics report them (Polymarket US
+ * `stats`): the quantity traded, and the highest and lowest prices traded (undefined before the first trade).
+ * Updated with each event before its listeners run, so a message built for an event counts that event's trades.
+ */
+export interface TradeStats {
+  /** Quantity units (10^-qtyDecimals), summed over every trade (a bigint: the sum outgrows a safe integer). */
+  volume: bigint;
+  /** Price units. */
+  high: number | undefined;
+  low: number | undefined;
 }
 
 const CHECKPOINT_EVERY = 512;
@@ -87,6 +102,7 @@ export class BookEngine {
         seq: 0,
         lastTs: now,
         lastTrade: undefined,
+        stats: { volume: 0n, high: undefined, low: undefined },
       };
       this.entries.push(entry);
       this.byKey.set(key(inst.platform, inst.ticker), entry);
@@ -157,6 +173,11 @@ export class BookEngine {
   /** A ticker's last trade, retained or not. */
   lastTrade(platform: BookPlatform, ticker: string): TimedTrade | undefined {
     return this.byKey.get(key(platform, ticker))?.lastTrade;
+  }
+
+  /** A ticker's trades since the engine started, summed up (`TradeStats`; the last trade is `lastTrade`). */
+  tradeStats(platform: BookPlatform, ticker: string): Readonly<TradeStats> | undefined {
+    return this.byKey.get(key(platform, ticker))?.stats;
   }
 
   /**
@@ -273,7 +294,15 @@ export class BookEngine {
     entry.lastTs = ts;
     const trades = entry.gen.trades;
     const event: BookEvent = { seq: ++entry.seq, ts, changes, trades };
-    if (trades.length > 0) entry.lastTrade = { ...(trades[trades.length - 1] as Trade), ts, seq: event.seq };
+    if (trades.length > 0) {
+      entry.lastTrade = { ...(trades[trades.length - 1] as Trade), ts, seq: event.seq };
+      const stats = entry.stats;
+      for (const t of trades) {
+        stats.volume += BigInt(t.size);
+        if (stats.high === undefined || t.price > stats.high) stats.high = t.price;
+        if (stats.low === undefined || t.price < stats.low) stats.low = t.price;
+      }
+    }
     entry.history.record(event, entry.gen.book);
     this.totalEvents++;
     const list = this.listeners.get(entry.inst.platform);

@@ -1,4 +1,5 @@
 import { placed, sessionHarness as harness } from '../testing/support';
+import type { TickerRecorder } from '../ticker';
 import type { RestClient } from './rest';
 import { deterministicTradeId, rfc3339Millis, type TradeWindow } from './trades';
 import { venueAUsProtocol, venueAUsTrade, venueAUsTradeId } from './venue-a-us';
@@ -465,5 +466,92 @@ describe('Polymarket US trades', () => {
     second.msg(trade());
     second.msg(trade({ tradeTime: '2024-01-15T10:30:00.124Z' }));
     expect(second.sink.of('trade').map((r) => r.tradeId)).toEqual(ids);
+  });
+
+  describe('the trade count audit (MARKET_DATA stats.sharesTraded)', () => {
+    const T = (ms: number) => Date.UTC(2024, 0, 15, 10, 30, 0, ms);
+    const at = (ms: number) => new Date(T(ms)).toISOString();
+    const book = (ms: number, sharesTraded: string, qty = '10.00') => ({
+      requestId: 'dg-md-2',
+      subscriptionType: 'SUBSCRIPTION_TYPE_MARKET_DATA',
+      marketData: {
+        marketSlug: 'm-a',
+        bids: [{ px: { value: '0.500', currency: 'USD' }, qty }],
+        offers: [{ px: { value: '0.600', currency: 'USD' }, qty: '5.00' }],
+        state: 'MARKET_STATE_OPEN',
+        stats: { sharesTraded, lastTradePx: { value: '0.500', currency: 'USD' } },
+        transactTime: at(ms),
+      },
+    });
+    const fill = (ms: number, size: string) => trade({ tradeTime: at(ms), quantity: { value: size, currency: 'USD' } });
+    const setup = () => {
+      const protocol = placed(venueAUsProtocol({ subscribeBatch: 500, debounced: false, trades: true }), 'venue_a_us');
+      const h = harness(protocol, ['m-a'], { trades: true });
+      h.session.subscribe(['m-a']);
+      const gaps = () =>
+        h.sink
+          .of('gap')
+          .filter((g) => g.stream === 'trades')
+          .map((g) => [g.fromTs, g.toTs, g.reason]);
+      return { h, gaps };
+    };
+
+    it('a trade message lost between two books is one trades gap `missed_trades` over its book change', () => {
+      const { h, gaps } = setup();
+      h.msg(book(100, '1000.00')); // the subscription's snapshot
+      h.msg(book(200, '1000.10', '9.90'));
+      h.msg(fill(200, '0.10'));
+      h.msg(book(300, '1000.30', '9.70'));
+      // the trade of 0.20 at 300 is lost
+      h.msg(book(400, '1000.30', '12.00'));
+      expect(gaps()).toEqual([[T(200), T(300), 'missed_trades']]);
+      // Re-baselined: the next trades, all received, add nothing.
+      h.msg(book(500, '1000.35', '11.95'));
+      h.msg(fill(500, '0.05'));
+      h.msg(book(600, '1000.35', '12.95'));
+      expect(gaps()).toHaveLength(1);
+      expect(h.sink.of('trade').map((r) => r.size)).toEqual(['0.1', '0.05']);
+    });
+
+    it('no gap while every trade arrives (0.1 + 0.2 = 0.3 exactly), nor when trades are not recorded', () => {
+      const { h, gaps } = setup();
+      h.msg(book(100, '7.00'));
+      h.msg(book(200, '7.30', '9.70'));
+      h.msg(fill(200, '0.10'));
+      h.msg(fill(200, '0.20'));
+      h.msg(book(300, '7.30', '11.00'));
+      h.msg(book(400, '7.30', '12.00'));
+      expect(gaps()).toEqual([]);
+      const protocol = placed(venueAUsProtocol({ subscribeBatch: 500, debounced: false, trades: false }), 'venue_a_us');
+      const off = harness(protocol, ['m-a']);
+      off.session.subscribe(['m-a']);
+      off.msg(book(100, '7.00'));
+      off.msg(book(200, '7.30', '9.70'));
+      off.msg(book(300, '7.30', '11.00'));
+      expect(off.sink.of('gap')).toEqual([]);
+    });
+
+    it('after a reconnect the first book is the new baseline: what was traded meanwhile is the window, not a gap of its own', () => {
+      const { h, gaps } = setup();
+      h.msg(book(100, '1.00'));
+      h.msg(book(200, '2.00', '9.00'));
+      h.msg(fill(200, '1.00'));
+      const rec = h.recs.get('m-a') as TickerRecorder;
+      rec.lose('disconnect', T(200));
+      rec.interruptTrades(T(200));
+      h.session.subscribe(['m-a']); // the next connection
+      h.msg(fill(700, '3.00')); // a trade before its first book
+      h.msg(book(900, '9.00', '4.00'));
+      h.msg(book(1000, '9.50', '3.50'));
+      h.msg(fill(1000, '0.50'));
+      h.msg(book(1100, '9.50', '5.00'));
+      expect(gaps()).toEqual([]);
+      // (Polymarket US has no trade history: that window becomes a trades gap `no_backfill`.)
+      expect(h.windows.map((w) => [w.window.gapFrom, w.window.to])).toEqual([[T(200), T(900) + 1]]);
+      // A loss after it is measured from the new baseline.
+      h.msg(book(1200, '10.00', '4.50'));
+      h.msg(book(1300, '10.00', '6.00'));
+      expect(gaps()).toEqual([[T(1100), T(1200), 'missed_trades']]);
+    });
   });
 });

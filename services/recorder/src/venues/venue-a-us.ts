@@ -21,7 +21,10 @@
  * deterministic (`venueAUsTradeId`). The book is the market's long (YES) side: the taker's intent says what it did
  * to it (BUY_LONG or SELL_SHORT: `buy`; SELL_LONG or BUY_SHORT: `sell`), its `side` where there is no intent; the
  * price is taken as the long side's [U for short intents]. Polymarket US publishes no trade history: a window the
- * feed missed (a disconnect, a stall, a restart) is a trades gap (`no_backfill`).
+ * feed missed (a disconnect, a stall, a restart) is a trades gap (`no_backfill`). A trade message lost on a live
+ * connection shows in the books' `stats.sharesTraded` [V] (the market's traded quantity; each book counts every trade
+ * up to its change, whose trades follow it [U on the venue: the simulator's order]): the trade count audit
+ * (`TickerRecorder.tradesCounted`) makes the shortfall a trades gap (`missed_trades`).
  */
 import { parseObject } from '@depthgate/feeds';
 import { envBool } from '@depthgate/service-kit';
@@ -218,6 +221,9 @@ class VenueAUsSession implements VenueSession {
       const rec = this.ctx.ticker(slug);
       if (rec === undefined) return;
       const venueTs = transactTime(data.transactTime);
+      // The trade count audit: every trade up to this book's change counted, that change's trades follow.
+      const counted = (data.stats as { sharesTraded?: unknown } | undefined)?.sharesTraded;
+      if (this.trades && typeof counted === 'string') rec.tradesCounted(counted, venueTs ?? receivedAt);
       const bids = levels(data.bids);
       const asks = levels(data.offers);
       if (this.expecting.delete(slug)) {

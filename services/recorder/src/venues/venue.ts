@@ -242,6 +242,15 @@ export class Venue {
           clamped: (exchange) => this.o.metrics.clamped.inc({ exchange }),
           tradeGap: (exchange, reason) => this.o.metrics.tradeGaps.inc({ exchange, reason }),
           tradeDeduplicated: (exchange) => this.o.metrics.tradesDeduplicated.inc({ exchange }),
+          tradeCountExcess: (exchange, ticker, quantity) => {
+            this.o.metrics.tradeCountExcess.inc({ exchange });
+            this.log.warn(
+              { ticker, quantity },
+              quantity === undefined
+                ? "the venue's traded quantity went back; the trade count audit starts again"
+                : 'more trades received than the venue counts; the trade count audit starts again',
+            );
+          },
         },
       });
       if (retired !== undefined && rec.pendingGap) rec.pendingGap.reason = 'resubscribe';

@@ -1,12 +1,11 @@
 // https://docs.polymarket.us/api-reference/websocket/markets
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { formatScaled } from '../../core/decimal';
 import type { BookEngine } from '../../book/engine';
 import type { BookEvent, Instrument } from '../../book/types';
 import { type FeedConnection, FeedHub, parseJsonObject } from '../../feeds/feed-hub';
 import type { AuthCheck, AuthInput, RecordedRequest } from '../../http/types';
-import { marketData } from './rest';
+import { marketData, marketDataLite } from './rest';
 import { pmUsTrade } from './trades';
 
 export const PM_US_WS_PATH = '/v1/ws/markets';
@@ -135,15 +134,7 @@ export class PmUsFeed {
     if (type === 'SUBSCRIPTION_TYPE_MARKET_DATA') {
       return `"subscriptionType":"${type}","marketData":${JSON.stringify(marketData(this.engine, slug, ts))}}`;
     }
-    const book = this.engine.book('venue-a-us', slug);
-    const bid = book?.bids.best();
-    const ask = book?.asks.best();
-    const lite = {
-      marketSlug: slug,
-      ...(bid !== undefined ? { bestBid: { value: formatScaled(bid, 3), currency: 'USD' } } : {}),
-      ...(ask !== undefined ? { bestAsk: { value: formatScaled(ask, 3), currency: 'USD' } } : {}),
-    };
-    return `"subscriptionType":"${type}","marketDataLite":${JSON.stringify(lite)}}`;
+    return `"subscriptionType":"${type}","marketDataLite":${JSON.stringify(marketDataLite(this.engine, slug))}}`;
   }
 
   private frame(sub: Sub, body: string): string {
