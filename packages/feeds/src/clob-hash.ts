@@ -11,7 +11,7 @@
  * and asks in the venue's order (best last). Sources: py-clob-client 0.34.4 `generate_orderbook_summary_hash`
  * ("Go server-side payload field order"; its test vectors are this module's known answers), clob-client's
  * `generateOrderBookSummaryHash` (correct on a REST `/book` parsed as is), and recorded production messages
- * (notes: docs/history.md, "Verified books").
+ * (how the simulator emits it: packages/venue-sim/README.md, "Polymarket CLOB market channel").
  *
  * The recipe has changed over time; each known revision is kept, newest first, so a book can be checked against the
  * one its venue used:

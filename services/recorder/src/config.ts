@@ -80,7 +80,7 @@ const ownShape = {
   RECORDER_BUFFER_MAX_BYTES: envInt(64 * MiB, { min: 64 * 1024, max: 4096 * MiB }),
   /** Where batches wait when memory is full; a persistent volume in production. */
   RECORDER_SPOOL_DIR: envString(path.join(os.tmpdir(), 'depthgate-recorder-spool')),
-  /** Spool bound: when reached, the feeds are paused (see docs/history.md, backpressure). */
+  /** Spool bound: when reached, the feeds are paused (see docs/history-internals.md, backpressure). */
   RECORDER_SPOOL_MAX_BYTES: envInt(8 * 1024 * MiB, { min: MiB, max: Number.MAX_SAFE_INTEGER }),
   RECORDER_SPOOL_FILE_BYTES: envInt(64 * MiB, { min: 64 * 1024, max: 1024 * MiB }),
   /** One insert may take this long before it is abandoned (then probed and retried). */

@@ -1,5 +1,5 @@
 /**
- * The recorder, put together: feeds → tickers → TSV sink → writer → ClickHouse (docs/history.md, "Recorder").
+ * The recorder, put together: feeds → tickers → TSV sink → writer → ClickHouse (docs/history-internals.md, "Recorder").
  * `startRecorder` is what main.ts runs and what the integration tests run in-process; `stop()` is the SIGTERM path.
  */
 import { signNow, type ExchangeKey } from '@depthgate/platforms';

@@ -2,7 +2,7 @@
  * One ticker's recording: its book, its clock and its sequence, and the rules that keep the rows it writes
  * reconstructible by the spec's rule 7 at every moment outside a recorded gap.
  *
- * Invariants (docs/history.md, "Recorder"):
+ * Invariants (docs/history-internals.md, "Recorder"):
  * - A snapshot at S is the book after every recorded delta with ts < S, and no recorded delta with ts >= S is in it.
  *   So a snapshot is written strictly after every row already written for the ticker (S > lastTs), and deltas after
  *   it never get a ts below S (a venue timestamp below the last snapshot is raised to it and counted as clamped).

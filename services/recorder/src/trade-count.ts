@@ -1,5 +1,5 @@
 /**
- * The trade count audit (docs/history.md, "Recorder", "Trades"): where a venue's book messages carry the market's
+ * The trade count audit (docs/history-internals.md, "Recorder", "Trades"): where a venue's book messages carry the market's
  * cumulative traded quantity (Polymarket US `stats.sharesTraded`), the trades a feed received are checked against it,
  * so a trade message lost silently (no trade id sequence, no REST history to read it back from) becomes a trades gap.
  *

@@ -35,7 +35,7 @@ export function firstSnapshot(rows: readonly Row[]): number {
 /**
  * A stretch of a ticker where the recorded book is known to differ from the venue's without a gap: a Polymarket US
  * book message lost (no sequence shows it) leaves the book behind until the next one, whose diff carries the lost
- * change at its later time (docs/history.md, "Known limits"). `from` and `to` inclusive.
+ * change at its later time (docs/history-internals.md, "Known limits"). `from` and `to` inclusive.
  */
 export interface KnownLoss {
   ticker: string;

@@ -1,5 +1,5 @@
 /**
- * The trades a feed missed, read back (docs/history.md, "Recorder", "Trades"). When a ticker's feed carries its
+ * The trades a feed missed, read back (docs/history-internals.md, "Recorder", "Trades"). When a ticker's feed carries its
  * trades again after a window it missed (a disconnect, a stall, a resubscription, a restart), or its periodic audit
  * is due (trades a feed without sequence numbers may lose silently), the window comes here: one exchange's windows are read one at a time from the venue's REST trades, after a short delay (a
  * venue's REST may lag its feed), through the exchange's RestClient (so within its REST rate, shared with discovery

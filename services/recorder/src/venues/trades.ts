@@ -1,6 +1,6 @@
 /**
  * Trades as the adapters hand them to the recorder, the windows in which a feed did not carry a ticker's trades, and
- * how an adapter reads such a window back from its venue's REST API (docs/history.md, "Recorder", "Trades").
+ * how an adapter reads such a window back from its venue's REST API (docs/history-internals.md, "Recorder", "Trades").
  */
 import { createHash } from 'node:crypto';
 import type { TradeSide } from '@depthgate/history-store';

@@ -110,7 +110,7 @@ export class TsvSink implements RowSink {
   }
 
   snapshot(exchange: ExchangeKey, ticker: string, ts: number, book: LocalBook, receivedTs: number): void {
-    if (book.size === 0) return; // an empty book has no rows to write (docs/history.md, "Recorder")
+    if (book.size === 0) return; // an empty book has no rows to write (docs/history-internals.md, "Recorder")
     const ex = exchangeIndex(this.codes[exchange] as number);
     const head = `${exchange}\t${ticker}\t${ts}\t`;
     const tail = `\t${receivedTs}\n`;
