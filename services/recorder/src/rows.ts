@@ -9,6 +9,25 @@ import type { GapStream, TradeSide } from '@depthgate/history-store';
  * `receivedTs` is the recorder's receive clock (epoch ms, never going backwards): for a delta, when its message
  * arrived; for a snapshot, when the newest message it reflects arrived.
  */
+/**
+ * One trade at the venue's `ts` (the same whichever path brought it), `sequence` from the ticker's counter shared with
+ * its deltas; `price` and `size` canonical decimal text (price on the book's scale), `side` the taker's side
+ * normalised to the book, `venueSide` the venue's own side field as sent, `tradeId` the venue's id or a deterministic
+ * one (both printable ASCII without tab or backslash, at most 128 characters).
+ */
+export interface RecordedTrade {
+  exchange: ExchangeKey;
+  ticker: string;
+  ts: number;
+  sequence: number;
+  tradeId: string;
+  price: string;
+  size: string;
+  side: TradeSide;
+  venueSide: string;
+  receivedTs: number;
+}
+
 export interface RowSink {
   delta(
     exchange: ExchangeKey,
@@ -22,24 +41,8 @@ export interface RowSink {
   ): void;
   /** Every level of `book` as one snapshot at `ts` (the book after every delta with ts < `ts`). */
   snapshot(exchange: ExchangeKey, ticker: string, ts: number, book: LocalBook, receivedTs: number): void;
-  /**
-   * One trade at the venue's `ts` (the same whichever path brought it), `sequence` from the ticker's counter shared
-   * with its deltas; `price` and `size` canonical decimal text (price on the book's scale), `side` the taker's side
-   * normalised to the book, `venueSide` the venue's own side field as sent, `tradeId` the venue's id or a
-   * deterministic one (both printable ASCII without tab or backslash, at most 128 characters).
-   */
-  trade(
-    exchange: ExchangeKey,
-    ticker: string,
-    ts: number,
-    sequence: number,
-    tradeId: string,
-    price: string,
-    size: string,
-    side: TradeSide,
-    venueSide: string,
-    receivedTs: number,
-  ): void;
+  /** One trade (RecordedTrade). */
+  trade(trade: RecordedTrade): void;
   /** A gap of the book (default) or of the trades (`stream`). */
   gap(
     exchange: ExchangeKey,

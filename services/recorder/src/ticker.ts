@@ -460,18 +460,18 @@ export class TickerRecorder {
     }
     const floor = t.ts * 1000;
     this.sequence = this.sequence + 1 > floor ? this.sequence + 1 : floor;
-    this.env.sink.trade(
-      this.exchange,
-      this.ticker,
-      t.ts,
-      this.sequence,
-      t.id,
+    this.env.sink.trade({
+      exchange: this.exchange,
+      ticker: this.ticker,
+      ts: t.ts,
+      sequence: this.sequence,
+      tradeId: t.id,
       price,
-      formatDecimal(q),
-      t.side,
-      t.venueSide,
-      receivedAt,
-    );
+      size: formatDecimal(q),
+      side: t.side,
+      venueSide: t.venueSide,
+      receivedTs: receivedAt,
+    });
     this.recentTrades.add(t.id, t.ts);
     if (source === 'feed') this.tradeCount.trade(q);
     if (this.lastTrade === undefined || t.ts >= this.lastTrade.ts) this.lastTrade = { ts: t.ts, id: t.id };

@@ -9,7 +9,7 @@ import { Writable } from 'node:stream';
 import type { ExchangeKey } from '@depthgate/platforms';
 import { createLogger } from '@depthgate/service-kit';
 import { CanonicalMemo, SIDE_NAME, type LocalBook, type SideCode, formatDecimal, parseDecimal } from '@depthgate/feeds';
-import type { RowSink } from '../rows';
+import type { RecordedTrade, RowSink } from '../rows';
 import { TickerRecorder, type OpenTradeWindow } from '../ticker';
 import { venueProtocol, type FeedProtocol, type SessionContext, type VenueProtocol } from '../venues/types';
 import type { SealedBatch } from '../writer/batch';
@@ -86,31 +86,8 @@ export class ListSink implements RowSink {
     }
   }
 
-  trade(
-    exchange: ExchangeKey,
-    ticker: string,
-    ts: number,
-    sequence: number,
-    tradeId: string,
-    price: string,
-    size: string,
-    side: 'buy' | 'sell',
-    venueSide: string,
-    receivedTs: number,
-  ): void {
-    this.rows.push({
-      kind: 'trade',
-      exchange,
-      ticker,
-      ts,
-      sequence,
-      tradeId,
-      price,
-      size,
-      tradeSide: side,
-      venueSide,
-      receivedTs,
-    });
+  trade({ side, ...trade }: RecordedTrade): void {
+    this.rows.push({ kind: 'trade', ...trade, tradeSide: side });
   }
 
   gap(

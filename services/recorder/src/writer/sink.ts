@@ -5,9 +5,9 @@
  * a snapshot's book never spans two batches (so the probe of its last book is conclusive).
  */
 import { EXCHANGE_CODES, type ExchangeKey } from '@depthgate/platforms';
-import type { GapStream, InsertTable, TradeSide } from '@depthgate/history-store';
+import type { GapStream, InsertTable } from '@depthgate/history-store';
 import { SIDE_NAME, type LocalBook, type SideCode, formatDecimal } from '@depthgate/feeds';
-import type { RowSink } from '../rows';
+import type { RecordedTrade, RowSink } from '../rows';
 import { MonthOf, OpenBatch, addCounts, exchangeIndex, type SealedBatch } from './batch';
 
 export interface BatchLimits {
@@ -124,23 +124,13 @@ export class TsvSink implements RowSink {
     this.snapshots.check(b);
   }
 
-  trade(
-    exchange: ExchangeKey,
-    ticker: string,
-    ts: number,
-    sequence: number,
-    tradeId: string,
-    price: string,
-    size: string,
-    side: TradeSide,
-    venueSide: string,
-    receivedTs: number,
-  ): void {
+  trade(t: RecordedTrade): void {
+    const { exchange, ticker, ts, tradeId, receivedTs } = t;
     const ex = exchangeIndex(this.codes[exchange] as number);
     const b = this.trades.batch(this.month.get(ts));
     // The lag of a trade runs from its receipt: a trade read back from REST after a disconnect is late by design.
     b.append(
-      `${exchange}\t${ticker}\t${ts}\t${sequence}\t${tradeId}\t${price}\t${size}\t${side}\t${venueSide}\t${receivedTs}\n`,
+      `${exchange}\t${ticker}\t${ts}\t${t.sequence}\t${tradeId}\t${t.price}\t${t.size}\t${t.side}\t${t.venueSide}\t${receivedTs}\n`,
       ex,
       1,
       receivedTs,

@@ -65,9 +65,42 @@ describe('TsvSink batches', () => {
 
   it('renders trades in row format 3, keyed by their ts and trade id, with lag runs from their receipt', () => {
     const { sink, sealed } = collect();
-    sink.trade('venue_b', 'KX-1', MARCH, 9, 'd91bc706-ee49', '0.36', '136', 'sell', 'no', MARCH + 40);
-    sink.trade('venue_c', 'BTCUSD', APRIL, 10, '2840140800042677', '9004.21', '0.0911', 'buy', 'buy', APRIL + 2);
-    sink.trade('venue_c', 'BTCUSD', MARCH - 5000, 11, '2840140800042600', '9004.2', '1', 'buy', 'buy', APRIL + 3);
+    sink.trade({
+      exchange: 'venue_b',
+      ticker: 'KX-1',
+      ts: MARCH,
+      sequence: 9,
+      tradeId: 'd91bc706-ee49',
+      price: '0.36',
+      size: '136',
+      side: 'sell',
+      venueSide: 'no',
+      receivedTs: MARCH + 40,
+    });
+    sink.trade({
+      exchange: 'venue_c',
+      ticker: 'BTCUSD',
+      ts: APRIL,
+      sequence: 10,
+      tradeId: '2840140800042677',
+      price: '9004.21',
+      size: '0.0911',
+      side: 'buy',
+      venueSide: 'buy',
+      receivedTs: APRIL + 2,
+    });
+    sink.trade({
+      exchange: 'venue_c',
+      ticker: 'BTCUSD',
+      ts: MARCH - 5000,
+      sequence: 11,
+      tradeId: '2840140800042600',
+      price: '9004.2',
+      size: '1',
+      side: 'buy',
+      venueSide: 'buy',
+      receivedTs: APRIL + 3,
+    });
     sink.tick(0, true);
     const trades = sealed.filter((b) => b.table === 'trades');
     // One batch per month, as every table.
@@ -377,8 +410,30 @@ describe('Writer', () => {
     const w = make(store);
     w.start();
     const { sink, sealed } = collect();
-    sink.trade('venue_b', 'KX-1', MARCH, 1, 't-1', '0.5', '1', 'buy', 'yes', MARCH);
-    sink.trade('venue_b', 'KX-1', MARCH, 2, 't-2', '0.5', '2', 'sell', 'no', MARCH);
+    sink.trade({
+      exchange: 'venue_b',
+      ticker: 'KX-1',
+      ts: MARCH,
+      sequence: 1,
+      tradeId: 't-1',
+      price: '0.5',
+      size: '1',
+      side: 'buy',
+      venueSide: 'yes',
+      receivedTs: MARCH,
+    });
+    sink.trade({
+      exchange: 'venue_b',
+      ticker: 'KX-1',
+      ts: MARCH,
+      sequence: 2,
+      tradeId: 't-2',
+      price: '0.5',
+      size: '2',
+      side: 'sell',
+      venueSide: 'no',
+      receivedTs: MARCH,
+    });
     sink.tick(0, true);
     expect(sealed.map((b) => b.table)).toEqual(['trades']);
     w.enqueue(sealed[0] as SealedBatch);
