@@ -4,6 +4,7 @@
  */
 import type { ExchangeKey } from '@depthgate/platforms';
 import { lit, sql, type Sql } from '../literals';
+import { VENUE_SEQ_BYTES } from '../schema';
 
 export interface TimeWindow {
   /** Inclusive lower bound, epoch ms. */
@@ -31,4 +32,12 @@ export const tickerCondition = (exchange: ExchangeKey, ticker: string): Sql =>
 export interface DeltaResume {
   sequence: bigint;
   skip: number;
+}
+
+/**
+ * A column as a window read selects it (schema.ts READ_COLUMNS): `venue_seq` as a `FixedString(VENUE_SEQ_BYTES)` —
+ * zero-padded, so the rows keep a fixed width whatever the venue's text — every other column as it is.
+ */
+export function readColumn(name: string): Sql {
+  return name === 'venue_seq' ? sql`toFixedString(venue_seq, ${lit.int(VENUE_SEQ_BYTES)})` : lit.identifier(name);
 }
