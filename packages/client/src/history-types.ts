@@ -4,11 +4,13 @@
  */
 import type { Level } from './checksum.js';
 import type { OrderBook } from './order-book.js';
-import type { Gap } from './rows.js';
+import type { Bar, BarInterval, DeltaRow, Gap, TradeLine } from './rows.js';
 import type { Moment } from './timestamps.js';
 
 /** Extra row fields the service adds when asked (`fields=`). */
 export type ExtraField = 'received_ts';
+/** Extra fields of trades: `received_ts`, the venue's own side, and the ticker's counter shared with the deltas. */
+export type TradeField = 'received_ts' | 'venue_side' | 'sequence';
 
 export interface RangeOptions {
   /** Inclusive lower bound (clamped by the service to the caller's window). */
@@ -32,6 +34,35 @@ export interface RangeWithGaps extends RangeOptions {
   gaps: true;
 }
 
+/** `deltas()`'s options: with `trades`, the ticker's trades interleaved (`include=trades`). */
+export interface DeltaRangeOptions extends RangeOptions {
+  gaps?: boolean;
+  /**
+   * Interleave the ticker's trades with the deltas in one (`ts`, `sequence`) order, the order they arrived in, as
+   * `{type: 'trade', …}` items; with `gaps` also the trades' gaps as `{type: 'trades_gap', …}` items.
+   */
+  trades?: boolean;
+}
+
+/** `trades()`'s options. */
+export interface TradeRangeOptions extends Omit<RangeOptions, 'fields'> {
+  /** `received_ts`, `venue_side`, `sequence`: fields added to every trade. */
+  fields?: readonly TradeField[];
+  /** Interleave the trades' gaps (where trades may be missing) as `{type: 'gap', …}` items, in time order. */
+  gaps?: boolean;
+}
+
+/** `bars()`'s options (bars come in JSON pages: no `transport` or `fields`). */
+export interface BarRangeOptions {
+  /** Inclusive lower bound, rounded up by the service to a bar's start. */
+  start?: Moment;
+  /** Inclusive upper bound (it cuts the last bar). */
+  end?: Moment;
+  /** Bars per request (default 100,000). */
+  pageSize?: number;
+  signal?: AbortSignal;
+}
+
 /** One page of rows as the JSON endpoint answers it. */
 export interface Page<R> {
   exchange: string;
@@ -52,6 +83,45 @@ export interface PageOptions {
   fields?: readonly ExtraField[];
   gaps?: boolean;
   signal?: AbortSignal;
+}
+
+/** `deltaPage()`'s options: `trades` interleaves the ticker's trades among the rows (`include=trades`). */
+export interface DeltaPageOptions extends PageOptions {
+  trades?: boolean;
+}
+
+/** `tradePage()`'s options. */
+export interface TradePageOptions extends Omit<PageOptions, 'fields'> {
+  fields?: readonly TradeField[];
+}
+
+/** `barPage()`'s options. */
+export interface BarPageOptions {
+  start?: Moment;
+  end?: Moment;
+  limit?: number;
+  cursor?: string;
+  signal?: AbortSignal;
+}
+
+/**
+ * A JSON page of deltas with `trades: true`: trade lines among the delta rows (the limit and `count` count both),
+ * and with `gaps: true` the trades' gaps in `trades_gaps` beside the book's in `gaps`.
+ */
+export interface DeltaPage extends Page<DeltaRow | TradeLine> {
+  trades_gaps?: Gap[];
+}
+
+/** A JSON page of bars (`GET /api/{exchange}/bars/{ticker}`). */
+export interface BarPage {
+  exchange: string;
+  ticker: string;
+  interval: BarInterval;
+  /** By `ts`; intervals without trades have no bar. */
+  rows: Bar[];
+  count: number;
+  /** Where the next page begins; null: the walk is complete. */
+  next_cursor: string | null;
 }
 
 /** Rows of one kind inside a coverage window. */
@@ -139,7 +209,6 @@ export type ServiceBook = ServiceBookHead &
       }
   );
 
-/** What `replay` yields: the book after a moment's deltas, a snapshot it passed, or a gap it had to skip. */
 /**
  * What `replay()` yields. `ts` is the moment as the rows spell it (UTC RFC 3339 with milliseconds, the same text as
  * the rows' `ts`), `at` the same moment in epoch milliseconds (for arithmetic).
@@ -151,6 +220,31 @@ export type ReplayEvent =
   | { type: 'gap'; gap: Gap }
   /** A snapshot inside the range: the replayed book was checked against it (or restarted from it after a gap). */
   | { type: 'snapshot'; ts: string; at: number; book: OrderBook; restarted: boolean };
+
+/**
+ * What `events()` yields, in (`ts`, `sequence`) order — the order the book's changes and the trades arrived in. `ts`
+ * is the moment as the rows spell it, `at` the same moment in epoch milliseconds. The book is the same `OrderBook`
+ * each time, kept current: copy (`clone()`) what you keep.
+ */
+export type MarketEvent =
+  /**
+   * One change of the book, applied: `book` is the book after it. Changes sharing a `ts` come one by one, and the
+   * book may cross between two of them (a venue's whole-book update is recorded level by level): the cross check
+   * runs once the moment is complete, before the next event of a later `ts`.
+   */
+  | { type: 'delta'; ts: string; at: number; delta: DeltaRow; book: OrderBook }
+  /**
+   * A trade, in the order it arrived among the changes: `book` is the book current then (a trade changes nothing by
+   * itself: the changes the venue sent for it follow). `null` inside a recorded gap of the book, where there is no
+   * book: the trade is still given.
+   */
+  | { type: 'trade'; ts: string; at: number; trade: TradeLine; book: OrderBook | null }
+  /** A recorded snapshot: the book was checked against it (or restarted from it after a gap). */
+  | { type: 'snapshot'; ts: string; at: number; book: OrderBook; restarted: boolean }
+  /** A recorded gap of the book: no book for `[from_ts, to_ts)`; it resumes from the next snapshot. */
+  | { type: 'gap'; gap: Gap }
+  /** A recorded gap of the trades: trades of `[from_ts, to_ts)` may be missing (the book is not affected). */
+  | { type: 'trades_gap'; gap: Gap };
 
 export interface ReplayOptions {
   /** First moment of interest (the replay starts from the latest snapshot at or before it). */
@@ -170,4 +264,12 @@ export interface ReplayOptions {
    */
   verifySnapshots?: boolean;
   signal?: AbortSignal;
+}
+
+/** `events()`'s options: `replay()`'s, and receive times. */
+export interface EventsOptions extends ReplayOptions {
+  /** `['received_ts']`: deltas and trades carry when the recorder received them. */
+  fields?: readonly ExtraField[];
+  /** Gaps (of the book and of the trades) as events (default) or as a `BookError` (`in_gap`) that ends the walk. */
+  onGap?: 'event' | 'error';
 }

@@ -1,6 +1,6 @@
 import type { ExchangeKey } from '@depthgate/platforms';
 import type { LocalBook, SideCode } from '@depthgate/feeds';
-import type { GapStream } from '@depthgate/history-store';
+import type { GapStream, TradeSide } from '@depthgate/history-store';
 
 /**
  * Where a ticker's rows go (the writer's batches, or a list in tests). Calls arrive in the order the rows must
@@ -22,6 +22,24 @@ export interface RowSink {
   ): void;
   /** Every level of `book` as one snapshot at `ts` (the book after every delta with ts < `ts`). */
   snapshot(exchange: ExchangeKey, ticker: string, ts: number, book: LocalBook, receivedTs: number): void;
+  /**
+   * One trade at the venue's `ts` (the same whichever path brought it), `sequence` from the ticker's counter shared
+   * with its deltas; `price` and `size` canonical decimal text (price on the book's scale), `side` the taker's side
+   * normalised to the book, `venueSide` the venue's own side field as sent, `tradeId` the venue's id or a
+   * deterministic one (both printable ASCII without tab or backslash, at most 128 characters).
+   */
+  trade(
+    exchange: ExchangeKey,
+    ticker: string,
+    ts: number,
+    sequence: number,
+    tradeId: string,
+    price: string,
+    size: string,
+    side: TradeSide,
+    venueSide: string,
+    receivedTs: number,
+  ): void;
   /** A gap of the book (default) or of the trades (`stream`). */
   gap(
     exchange: ExchangeKey,
@@ -54,3 +72,19 @@ export const GAP_REASONS = [
   'resubscribe',
 ] as const;
 export type GapReason = (typeof GAP_REASONS)[number];
+
+/**
+ * Why trades may be missing in a window (a gap with `stream` `trades`; the label of `recorder_trade_gaps_total`).
+ * A window opens when the feed stops carrying a ticker's trades (a disconnect, a stall, a resubscription, a restart:
+ * the book's gap says which) and closes when it carries them again; the recorder reads the window's trades back from
+ * the venue's REST API where it has one, and records a trades gap for what it could not read.
+ */
+export const TRADE_GAP_REASONS = [
+  /** The venue publishes no trade history (Polymarket US): the window's trades cannot be read back. */
+  'no_backfill',
+  /** Reading the window back failed (REST errors after retries, or the recorder stopped first). */
+  'backfill_failed',
+  /** The venue's history did not reach back far enough, or the window needed more requests than its budget. */
+  'backfill_incomplete',
+] as const;
+export type TradeGapReason = (typeof TRADE_GAP_REASONS)[number];

@@ -190,6 +190,20 @@ WHERE ts > ${lit.int(after)} AND ts <= ${lit.int(upTo)} FORMAT TabSeparated`.tex
     truncateAnchor: (): string => sql`TRUNCATE TABLE ${db}.anchor`.text,
     insertAnchor: (): string => sql`INSERT INTO ${db}.anchor (${deltaColumns}) FORMAT TabSeparated`.text,
 
+    /**
+     * The recorder benchmark's reconciliation count: every stored trade row as `ex`, `ticker`, `id`, `ts`, `px`, `sz`
+     * (price and size, decimal text), `sd` (side), `vs` (venue side); a trade stored twice and not merged yet is two
+     * rows. (Not grouped: 18.16 crashes grouping by a Decimal(38, 18) column.)
+     */
+    storedTrades: (): string =>
+      sql`SELECT toString(exchange) AS ex, ticker, trade_id AS id, ts, toString(price) AS px, toString(size) AS sz,
+toString(side) AS sd, venue_side AS vs FROM ${db}.trades FORMAT JSONEachRow`.text,
+
+    /** The trades gaps: `ex`, `ticker`, `f` (from_ts), `t` (to_ts), `reason`. */
+    tradeGaps: (): string =>
+      sql`SELECT toString(exchange) AS ex, ticker, from_ts AS f, to_ts AS t, reason FROM ${db}.gaps
+WHERE stream = 'trades' FORMAT JSONEachRow`.text,
+
     /** `v`: the server's version. */
     version: (): string => sql`SELECT version() AS v`.text,
   };

@@ -63,6 +63,33 @@ describe('TsvSink batches', () => {
     expect(sealed.find((b) => b.table === 'snapshots')?.rowsByExchange).toEqual([0, 2]);
   });
 
+  it('renders trades in row format 3, keyed by their ts and trade id, with lag runs from their receipt', () => {
+    const { sink, sealed } = collect();
+    sink.trade('venue_b', 'KX-1', MARCH, 9, 'd91bc706-ee49', '0.36', '136', 'sell', 'no', MARCH + 40);
+    sink.trade('venue_c', 'BTCUSD', APRIL, 10, '2840140800042677', '9004.21', '0.0911', 'buy', 'buy', APRIL + 2);
+    sink.trade('venue_c', 'BTCUSD', MARCH - 5000, 11, '2840140800042600', '9004.2', '1', 'buy', 'buy', APRIL + 3);
+    sink.tick(0, true);
+    const trades = sealed.filter((b) => b.table === 'trades');
+    // One batch per month, as every table.
+    expect(trades.map((b) => b.rows).sort()).toEqual([1, 2]);
+    const march = trades.find((b) => b.rows === 2) as SealedBatch;
+    expect(batchText(march)).toBe(
+      `venue_b\tKX-1\t${MARCH}\t9\td91bc706-ee49\t0.36\t136\tsell\tno\t${MARCH + 40}\n` +
+        `venue_c\tBTCUSD\t${MARCH - 5000}\t11\t2840140800042600\t9004.2\t1\tbuy\tbuy\t${APRIL + 3}\n`,
+    );
+    expect(march.rowFormat).toBe(CURRENT_ROW_FORMAT);
+    expect(march.probe).toEqual({
+      table: 'trades',
+      exchange: 'venue_c',
+      ticker: 'BTCUSD',
+      ts: MARCH - 5000,
+      tradeId: '2840140800042600',
+    });
+    // A trade read back late (by REST) is not counted as lagging by its age: its runs start at its receipt.
+    expect(march.runs).toEqual([0, MARCH + 40 - ((MARCH + 40) % 10), 1, 1, APRIL, 1]);
+    expect(sink.produced.trades).toEqual([1, 2]);
+  });
+
   it('seals at the row bound, the byte bound and the delay bound', () => {
     const rows = collect({ maxRows: 3, maxBytes: 1 << 20, maxDelayMs: 500 });
     for (let i = 0; i < 7; i++) rows.sink.delta('venue_b', 'KX-1', MARCH, i, 1, '1', '1', MARCH);
@@ -279,8 +306,9 @@ function fakeStore(options: { deduplicates?: boolean } = {}) {
       if (key.table === 'gaps') return false;
       return (tables.get(key.table) ?? []).some((l) => {
         const f = l.split('\t');
-        const sequence = key.table === 'deltas' ? f[3] === String(key.sequence) : true;
-        return f[0] === key.exchange && f[1] === key.ticker && f[2] === String(key.ts) && sequence;
+        const rest =
+          key.table === 'deltas' ? f[3] === String(key.sequence) : key.table === 'trades' ? f[4] === key.tradeId : true;
+        return f[0] === key.exchange && f[1] === key.ticker && f[2] === String(key.ts) && rest;
       });
     },
     async ensureQueryEnded() {},
@@ -340,6 +368,25 @@ describe('Writer', () => {
     expect(tables.get('deltas')).toHaveLength(4);
     expect(state.inserts).toBe(4);
     expect(state.probes).toBe(0);
+    await w.close(1000);
+  });
+
+  it('writes trades through their own lane and probes a trades batch by its last trade before a retry', async () => {
+    const { store, tables, state } = fakeStore();
+    state.commitThenFail = 1;
+    const w = make(store);
+    w.start();
+    const { sink, sealed } = collect();
+    sink.trade('venue_b', 'KX-1', MARCH, 1, 't-1', '0.5', '1', 'buy', 'yes', MARCH);
+    sink.trade('venue_b', 'KX-1', MARCH, 2, 't-2', '0.5', '2', 'sell', 'no', MARCH);
+    sink.tick(0, true);
+    expect(sealed.map((b) => b.table)).toEqual(['trades']);
+    w.enqueue(sealed[0] as SealedBatch);
+    await until(() => w.idle);
+    // It committed, the answer was lost, the probe found its last trade: not inserted again.
+    expect(tables.get('trades')?.map((l) => l.split('\t')[4])).toEqual(['t-1', 't-2']);
+    expect(state.inserts).toBe(1);
+    expect(state.probes).toBe(1);
     await w.close(1000);
   });
 

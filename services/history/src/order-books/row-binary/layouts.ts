@@ -221,12 +221,13 @@ function writeCsvField(src: Buffer, q: number, n: number, out: Buffer, p: number
 }
 
 /**
- * Where the Strings of a trade row begin: `venue` (when the row carries it) and the trade id, as offsets of their
- * length bytes, in TRADE_STRINGS (never in use across calls: each render reads it at once).
+ * Where the Strings of a trade begin: `venue` (when the row carries it) and the trade id, as offsets of their length
+ * bytes, in TRADE_STRINGS (never in use across calls: each render reads it at once). `shift`: 1 in an interleaved
+ * row (its row-kind byte comes before the side), else 0.
  */
 const TRADE_STRINGS = new Int32Array(2);
-function tradeStrings(src: Buffer, o: number, fields: number): void {
-  let q = o + 49 + ((fields & FIELD_RECEIVED) !== 0 ? RECEIVED_BYTES : 0);
+function tradeStrings(src: Buffer, o: number, shift: number, fields: number): void {
+  let q = o + 49 + shift + ((fields & FIELD_RECEIVED) !== 0 ? RECEIVED_BYTES : 0);
   if ((fields & FIELD_VENUE_SIDE) !== 0) {
     TRADE_STRINGS[0] = q;
     const n = src[q] as number;
@@ -243,54 +244,93 @@ function writeStringAt(src: Buffer, q: number, out: Buffer, p: number, csv: bool
   return csv ? writeCsvField(src, at, n, out, p) : writeJsonString(src, at, n, out, p);
 }
 
-/** `{"ts","trade_id","price","size","side"[,"received_ts"][,"venue_side"][,"sequence"]}` */
-function renderTradeJson(src: Buffer, o: number, out: Buffer, p: number, fields: number): number {
-  tradeStrings(src, o, fields);
-  p = TRADE_OPENING.write(src, o, out, p);
-  return tradeJsonRest(src, o, out, p, fields);
+/** The texts around a trade's values in one format: a trade row, or a trade line of the interleaved stream. */
+interface TradeText {
+  csv: boolean;
+  /** Before the ts (CSV's `#trade,` of a trade line), empty for the others. */
+  prefix: Buffer;
+  /** The ts and what comes before the trade id. */
+  opening: TimestampField;
+  price: Buffer;
+  size: Buffer;
+  buy: Buffer;
+  sell: Buffer;
+  received: TimestampField;
+  venueSide: Buffer;
+  sequence: Buffer;
+  close: Buffer;
 }
 
-/** A trade row's JSON after its `"trade_id":` (shared by the trade lines of the interleaved stream). */
-function tradeJsonRest(src: Buffer, o: number, out: Buffer, p: number, fields: number): number {
-  p = writeStringAt(src, TRADE_STRINGS[1] as number, out, p, false);
-  p = copy(T_PRICE, out, p);
-  p = writeDecimal18(src, o + 17, out, p);
-  p = copy(T_SIZE, out, p);
-  p = writeDecimal18(src, o + 33, out, p);
-  p = copy(src[o + 16] === SIDE_BID ? T_SIDE_BUY : T_SIDE_SELL, out, p);
-  if ((fields & FIELD_RECEIVED) !== 0) p = RECEIVED_FIELD.write(src, o + 49, out, p);
+const EMPTY = Buffer.alloc(0);
+const JSON_TRADE: TradeText = {
+  csv: false,
+  prefix: EMPTY,
+  opening: TRADE_OPENING,
+  price: T_PRICE,
+  size: T_SIZE,
+  buy: T_SIDE_BUY,
+  sell: T_SIDE_SELL,
+  received: RECEIVED_FIELD,
+  venueSide: T_VENUE_SIDE,
+  sequence: T_SEQUENCE,
+  close: T_CLOSE,
+};
+const JSON_TRADE_LINE: TradeText = { ...JSON_TRADE, opening: TRADE_LINE_OPENING };
+const CSV_TRADE: TradeText = {
+  csv: true,
+  prefix: EMPTY,
+  opening: CSV_TS,
+  price: T_COMMA,
+  size: T_COMMA,
+  buy: T_CSV_BUY,
+  sell: T_CSV_SELL,
+  received: CSV_RECEIVED,
+  venueSide: T_COMMA,
+  sequence: T_COMMA,
+  close: EMPTY,
+};
+const CSV_TRADE_LINE: TradeText = { ...CSV_TRADE, prefix: T_CSV_TRADE };
+
+/**
+ * A trade in one format (`t`), every format through this one function: JSON
+ * `{"ts","trade_id","price","size","side"[,"received_ts"][,"venue_side"][,"sequence"]}` (a trade line opens with
+ * `"type":"trade"`), CSV `ts,trade_id,price,size,side[,received_ts][,venue_side][,sequence]` (a trade line opens
+ * with `#trade,`). `shift` as in tradeStrings; an interleaved row's `fields` carry received_ts at most (its layout).
+ */
+function renderTrade(
+  src: Buffer,
+  o: number,
+  shift: number,
+  out: Buffer,
+  p: number,
+  fields: number,
+  t: TradeText,
+): number {
+  tradeStrings(src, o, shift, fields);
+  if (t.prefix.length > 0) p = copy(t.prefix, out, p);
+  p = t.opening.write(src, o, out, p);
+  p = writeStringAt(src, TRADE_STRINGS[1] as number, out, p, t.csv);
+  p = copy(t.price, out, p);
+  p = writeDecimal18(src, o + 17 + shift, out, p);
+  p = copy(t.size, out, p);
+  p = writeDecimal18(src, o + 33 + shift, out, p);
+  p = copy(src[o + 16 + shift] === SIDE_BID ? t.buy : t.sell, out, p);
+  if ((fields & FIELD_RECEIVED) !== 0) p = t.received.write(src, o + 49 + shift, out, p);
   if ((fields & FIELD_VENUE_SIDE) !== 0) {
-    p = copy(T_VENUE_SIDE, out, p);
-    p = writeStringAt(src, TRADE_STRINGS[0] as number, out, p, false);
+    p = copy(t.venueSide, out, p);
+    p = writeStringAt(src, TRADE_STRINGS[0] as number, out, p, t.csv);
   }
   if ((fields & FIELD_SEQUENCE) !== 0) {
-    p = copy(T_SEQUENCE, out, p);
+    p = copy(t.sequence, out, p);
     p = writeSequence(src, o + 8, out, p);
   }
-  return copy(T_CLOSE, out, p);
+  return t.close.length > 0 ? copy(t.close, out, p) : p;
 }
 
-/** `ts,trade_id,price,size,side[,received_ts][,venue_side][,sequence]` */
-function renderTradeCsv(src: Buffer, o: number, out: Buffer, p: number, fields: number): number {
-  tradeStrings(src, o, fields);
-  p = CSV_TS.write(src, o, out, p);
-  p = writeStringAt(src, TRADE_STRINGS[1] as number, out, p, true);
-  p = copy(T_COMMA, out, p);
-  p = writeDecimal18(src, o + 17, out, p);
-  p = copy(T_COMMA, out, p);
-  p = writeDecimal18(src, o + 33, out, p);
-  p = copy(src[o + 16] === SIDE_BID ? T_CSV_BUY : T_CSV_SELL, out, p);
-  if ((fields & FIELD_RECEIVED) !== 0) p = CSV_RECEIVED.write(src, o + 49, out, p);
-  if ((fields & FIELD_VENUE_SIDE) !== 0) {
-    p = copy(T_COMMA, out, p);
-    p = writeStringAt(src, TRADE_STRINGS[0] as number, out, p, true);
-  }
-  if ((fields & FIELD_SEQUENCE) !== 0) {
-    p = copy(T_COMMA, out, p);
-    p = writeSequence(src, o + 8, out, p);
-  }
-  return p;
-}
+const renderTradeJson = (src: Buffer, o: number, out: Buffer, p: number, fields: number): number =>
+  renderTrade(src, o, 0, out, p, fields, JSON_TRADE);
+const renderTradeCsv = (src: Buffer, o: number, out: Buffer, p: number, fields: number): number =>
+  renderTrade(src, o, 0, out, p, fields, CSV_TRADE);
 
 const ROW_KIND_DELTA = 1;
 
@@ -300,48 +340,26 @@ const ROW_KIND_DELTA = 1;
  * layout's: the row-kind byte comes before the side.)
  */
 function renderInterleavedJson(src: Buffer, o: number, out: Buffer, p: number, fields: number): number {
-  const received = (fields & FIELD_RECEIVED) !== 0;
-  if (src[o + 16] === ROW_KIND_DELTA) {
-    p = DELTA_OPENING.write(src, o, out, p);
-    p = writeSequence(src, o + 8, out, p);
-    p = copy(src[o + 17] === SIDE_BID ? T_DELTA_BID : T_DELTA_ASK, out, p);
-    p = writeDecimal18(src, o + 18, out, p);
-    p = copy(T_QUANTITY_DELTA, out, p);
-    p = writeDecimal18(src, o + 34, out, p);
-    return received ? RECEIVED_CLOSING.write(src, o + 50, out, p) : copy(T_END, out, p);
-  }
-  p = TRADE_LINE_OPENING.write(src, o, out, p);
-  p = writeStringAt(src, o + 50 + (received ? RECEIVED_BYTES : 0), out, p, false);
-  p = copy(T_PRICE, out, p);
+  if (src[o + 16] !== ROW_KIND_DELTA) return renderTrade(src, o, 1, out, p, fields, JSON_TRADE_LINE);
+  p = DELTA_OPENING.write(src, o, out, p);
+  p = writeSequence(src, o + 8, out, p);
+  p = copy(src[o + 17] === SIDE_BID ? T_DELTA_BID : T_DELTA_ASK, out, p);
   p = writeDecimal18(src, o + 18, out, p);
-  p = copy(T_SIZE, out, p);
+  p = copy(T_QUANTITY_DELTA, out, p);
   p = writeDecimal18(src, o + 34, out, p);
-  p = copy(src[o + 17] === SIDE_BID ? T_SIDE_BUY : T_SIDE_SELL, out, p);
-  if (received) p = RECEIVED_FIELD.write(src, o + 50, out, p);
-  return copy(T_CLOSE, out, p);
+  return (fields & FIELD_RECEIVED) !== 0 ? RECEIVED_CLOSING.write(src, o + 50, out, p) : copy(T_END, out, p);
 }
 
 /** A delta line in the header's columns, or `#trade,ts,trade_id,price,size,side[,received_ts]`. */
 function renderInterleavedCsv(src: Buffer, o: number, out: Buffer, p: number, fields: number): number {
-  const received = (fields & FIELD_RECEIVED) !== 0;
-  if (src[o + 16] === ROW_KIND_DELTA) {
-    p = CSV_TS.write(src, o, out, p);
-    p = writeSequence(src, o + 8, out, p);
-    p = copy(src[o + 17] === SIDE_BID ? T_CSV_BID : T_CSV_ASK, out, p);
-    p = writeDecimal18(src, o + 18, out, p);
-    p = copy(T_COMMA, out, p);
-    p = writeDecimal18(src, o + 34, out, p);
-    return received ? CSV_RECEIVED.write(src, o + 50, out, p) : p;
-  }
-  p = copy(T_CSV_TRADE, out, p);
+  if (src[o + 16] !== ROW_KIND_DELTA) return renderTrade(src, o, 1, out, p, fields, CSV_TRADE_LINE);
   p = CSV_TS.write(src, o, out, p);
-  p = writeStringAt(src, o + 50 + (received ? RECEIVED_BYTES : 0), out, p, true);
-  p = copy(T_COMMA, out, p);
+  p = writeSequence(src, o + 8, out, p);
+  p = copy(src[o + 17] === SIDE_BID ? T_CSV_BID : T_CSV_ASK, out, p);
   p = writeDecimal18(src, o + 18, out, p);
   p = copy(T_COMMA, out, p);
   p = writeDecimal18(src, o + 34, out, p);
-  p = copy(src[o + 17] === SIDE_BID ? T_CSV_BUY : T_CSV_SELL, out, p);
-  return received ? CSV_RECEIVED.write(src, o + 50, out, p) : p;
+  return (fields & FIELD_RECEIVED) !== 0 ? CSV_RECEIVED.write(src, o + 50, out, p) : p;
 }
 
 const DELTA_JSON_TEXT =
