@@ -351,7 +351,7 @@ ORDER BY table`.text,
       // (The catalogue views keep their own columns: an exchange line alters tables.)
       for (const { table, type } of found.filter((c) => !c.table.endsWith('_mv')))
         expect([table, type]).toEqual([table, expect.stringContaining("'venue_f' = 99")]);
-      await insertTsv(scratch, 'verifications', ['venue_f\tF-1\t1000\trest\t1100\n'], { rowFormat: 4 });
+      await insertTsv(scratch, 'verifications', ['venue_f\tF-1\t1000\trest_book\t1100\n'], { rowFormat: 4 });
     } finally {
       await raw.data.command({ query: sql`DROP DATABASE IF EXISTS ${raw.db}`.text });
       await scratch.close();
@@ -359,7 +359,7 @@ ORDER BY table`.text,
   });
 
   it('verification points: the last at or before a moment (inside the window) and the first after it, and per method in a range', async () => {
-    const point = (ts: number, method: 'rest' | 'checksum' | 'snapshot') => ({
+    const point = (ts: number, method: 'rest_book' | 'checksum' | 'snapshot') => ({
       exchange: 'venue_c' as const,
       ticker: 'VER-1',
       ts,
@@ -367,42 +367,48 @@ ORDER BY table`.text,
       detected_at: ts + 250,
     });
     await insertVerificationRows(db.store, [
-      point(10_000, 'rest'),
+      point(10_000, 'rest_book'),
       point(20_000, 'checksum'),
       point(30_000, 'snapshot'),
     ]);
     // The same point stored twice (a retried batch) counts once; another ticker is never seen.
-    await insertVerificationRows(db.store, [point(20_000, 'checksum'), { ...point(25_000, 'rest'), ticker: 'VER-2' }]);
+    await insertVerificationRows(db.store, [
+      point(20_000, 'checksum'),
+      { ...point(25_000, 'rest_book'), ticker: 'VER-2' },
+    ]);
     const q = new OrderBookQueries(db.store);
     const scope = db.store.scope(10_000);
     try {
       const around = (at: number, lower = 0) => q.verifiedAround(scope, 'venue_c', 'VER-1', lower, at);
-      expect(await around(20_000)).toEqual({ before: 20_000, after: 30_000 });
-      expect(await around(25_000)).toEqual({ before: 20_000, after: 30_000 });
-      expect(await around(9_999)).toEqual({ before: null, after: 10_000 });
-      expect(await around(30_000)).toEqual({ before: 30_000, after: null });
-      expect(await around(40_000)).toEqual({ before: 30_000, after: null });
+      const p10 = { ts: 10_000, method: 'rest_book' };
+      const p20 = { ts: 20_000, method: 'checksum' };
+      const p30 = { ts: 30_000, method: 'snapshot' };
+      expect(await around(20_000)).toEqual({ before: p20, after: p30 });
+      expect(await around(25_000)).toEqual({ before: p20, after: p30 });
+      expect(await around(9_999)).toEqual({ before: null, after: p10 });
+      expect(await around(30_000)).toEqual({ before: p30, after: null });
+      expect(await around(40_000)).toEqual({ before: p30, after: null });
       // The caller's window starts after the last one before: it is not shown.
-      expect(await around(25_000, 20_001)).toEqual({ before: null, after: 30_000 });
+      expect(await around(25_000, 20_001)).toEqual({ before: null, after: p30 });
       expect(await q.verifiedAround(scope, 'venue_c', 'NONE', 0, 25_000)).toEqual({ before: null, after: null });
       const coverage = await q.coverage(scope, 'venue_c', 'VER-1', 0, null);
       expect(coverage.verification).toEqual({
         count: 3,
         firstTs: 10_000,
         lastTs: 30_000,
-        methods: { rest: 1, checksum: 1, snapshot: 1 },
+        methods: { rest_book: 1, checksum: 1, snapshot: 1 },
       });
       expect((await q.coverage(scope, 'venue_c', 'VER-1', 15_000, 25_000)).verification).toEqual({
         count: 1,
         firstTs: 20_000,
         lastTs: 20_000,
-        methods: { rest: 0, checksum: 1, snapshot: 0 },
+        methods: { rest_book: 0, checksum: 1, snapshot: 0 },
       });
       expect((await q.coverage(scope, 'venue_c', 'VER-1', 31_000, null)).verification).toEqual({
         count: 0,
         firstTs: null,
         lastTs: null,
-        methods: { rest: 0, checksum: 0, snapshot: 0 },
+        methods: { rest_book: 0, checksum: 0, snapshot: 0 },
       });
     } finally {
       scope.dispose();
@@ -410,7 +416,7 @@ ORDER BY table`.text,
     const recorder = new RecorderStore(db.store);
     const key = { table: 'verifications' as const, exchange: 'venue_c' as const, ticker: 'VER-1', ts: 30_000 };
     expect(await recorder.probeBatch({ ...key, method: 'snapshot', detectedAt: 30_250 })).toBe(true);
-    expect(await recorder.probeBatch({ ...key, method: 'rest', detectedAt: 30_250 })).toBe(false);
+    expect(await recorder.probeBatch({ ...key, method: 'rest_book', detectedAt: 30_250 })).toBe(false);
   });
 });
 

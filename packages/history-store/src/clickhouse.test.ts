@@ -206,7 +206,7 @@ describe('row encoders', () => {
     const gap = { exchange: 'venue_b' as const, ticker: 'KX', from_ts: 1, to_ts: 2, reason: 'stall', detected_at: 3 };
     expect(encodeGapRow(gap, 2)).toBe('venue_b\tKX\t1\t2\tstall\t3\n');
     expect(() => encodeGapRow({ ...gap, stream: 'trades' }, 2)).toThrow(RowFormatError);
-    const point = { exchange: 'venue_b' as const, ticker: 'KX', ts: 1, method: 'rest' as const, detected_at: 2 };
+    const point = { exchange: 'venue_b' as const, ticker: 'KX', ts: 1, method: 'rest_book' as const, detected_at: 2 };
     expect(() => encodeVerificationRow(point, 3)).toThrow(/no verifications/);
     // An array index passed by map() is no row format.
     expect(() => [delta].map(encodeDeltaRow as (r: typeof delta, i: number) => string)).toThrow(/no row format 0/);
@@ -217,10 +217,10 @@ describe('row encoders', () => {
       exchange: 'venue_c' as const,
       ticker: 'BTCUSD',
       ts: 1774533601193,
-      method: 'rest' as const,
+      method: 'rest_book' as const,
       detected_at: 1774533601400,
     };
-    expect(encodeVerificationRow(point)).toBe('venue_c\tBTCUSD\t1774533601193\trest\t1774533601400\n');
+    expect(encodeVerificationRow(point)).toBe('venue_c\tBTCUSD\t1774533601193\trest_book\t1774533601400\n');
     expect(encodeVerificationRow({ ...point, method: 'checksum' })).toContain('\tchecksum\t');
     expect(encodeVerificationRow({ ...point, method: 'snapshot' })).toContain('\tsnapshot\t');
     for (const bad of [
@@ -318,7 +318,7 @@ describe('migrations', () => {
     const delta = { ...snapshot, sequence: 1, quantity_delta: '1' };
     expect(fields(encodeDeltaRow(delta))).toBe(insertColumns('deltas', 4).length);
     expect(
-      fields(encodeVerificationRow({ exchange: 'venue_b', ticker: 'KX', ts: 1, method: 'rest', detected_at: 2 })),
+      fields(encodeVerificationRow({ exchange: 'venue_b', ticker: 'KX', ts: 1, method: 'rest_book', detected_at: 2 })),
     ).toBe(5);
   });
 
@@ -343,7 +343,7 @@ describe('migrations', () => {
           "exchange Enum8('venue_b' = 1, 'venue_c' = 2, 'venue_a_us' = 3)",
           'ticker String',
           'ts Int64',
-          "method Enum8('rest' = 1, 'checksum' = 2, 'snapshot' = 3)",
+          "method Enum8('rest_book' = 1, 'checksum' = 2, 'snapshot' = 3)",
           'detected_at Int64',
         ],
       ],

@@ -22,7 +22,7 @@
  * `side` of a trade is the taker's, `buy` | `sell`; `trade_id` and `venue_side` are venue text (printable ASCII, no
  * tab or backslash, at most 128 characters: VENUE_TEXT_PATTERN); `stream` of a gap is `book` | `trades`;
  * `venue_seq` is the venue's own ordering of the row's message (VENUE_SEQ_PATTERN: at most 48 characters of
- * `[A-Za-z0-9:._/+=-]`, '' where it has none); `method` of a verification is `rest` | `checksum` | `snapshot`.
+ * `[A-Za-z0-9:._/+=-]`, '' where it has none); `method` of a verification is `rest_book` | `checksum` | `snapshot`.
  *
  * Row format 3 is format 4 without `venue_seq` and without verifications (what the recorder and the generator write
  * until they move to 4: inserted with `rowFormat: 3`, the default of `insertTsv`, their rows read `venue_seq` ''); format

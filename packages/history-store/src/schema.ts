@@ -40,7 +40,7 @@ export const VENUE_SEQ_BYTES = 48;
  * How a verification point was obtained (migration 4): the venue's REST book compared with the recorder's, a venue
  * checksum (Polymarket CLOB's `hash`) that matched, or a venue snapshot (a resubscription's) equal to the book.
  */
-export const VERIFICATION_METHOD_CODES = { rest: 1, checksum: 2, snapshot: 3 } as const;
+export const VERIFICATION_METHOD_CODES = { rest_book: 1, checksum: 2, snapshot: 3 } as const;
 export type VerificationMethod = keyof typeof VERIFICATION_METHOD_CODES;
 export const VERIFICATION_METHODS = Object.keys(VERIFICATION_METHOD_CODES) as VerificationMethod[];
 export const VERIFICATION_METHOD_ENUM = lit.enum8(VERIFICATION_METHOD_CODES);

@@ -36,8 +36,10 @@ export interface DeltaResume {
 
 /**
  * A column as a window read selects it (schema.ts READ_COLUMNS): `venue_seq` as a `FixedString(VENUE_SEQ_BYTES)` —
- * zero-padded, so the rows keep a fixed width whatever the venue's text — every other column as it is.
+ * zero-padded, so the rows keep a fixed width whatever the venue's text; cut to that width first, so that a longer
+ * value written past the encoders (VENUE_SEQ_PATTERN) cannot fail the read — every other column as it is.
  */
 export function readColumn(name: string): Sql {
-  return name === 'venue_seq' ? sql`toFixedString(venue_seq, ${lit.int(VENUE_SEQ_BYTES)})` : lit.identifier(name);
+  const width = lit.int(VENUE_SEQ_BYTES);
+  return name === 'venue_seq' ? sql`toFixedString(substring(venue_seq, 1, ${width}), ${width})` : lit.identifier(name);
 }

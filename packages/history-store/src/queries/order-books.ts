@@ -21,6 +21,7 @@ import {
   READ_COLUMNS,
   SIDE_ENUM,
   VERIFICATION_METHODS,
+  VERIFICATION_METHOD_CODES,
   type GapStream,
   type ReadKind,
   type RowKind,
@@ -266,16 +267,19 @@ GROUP BY method`;
 
 /**
  * The verification points of one ticker around `at`: the last at or before it, not before `lower` (the caller's
- * window: nothing before it is shown), and the first after it; -1 where there is none. Two primary-key range reads
- * of the ticker's verification moments.
+ * window: nothing before it is shown), and the first after it, each with its method's code (n = 0: none; the method
+ * is read as its code, as an Enum8 aggregated over no rows is not a member on 18.16). Two primary-key range reads of
+ * the ticker's verification points, one row each (`before`, then `after`). Of two methods at the same moment the
+ * greater code is named (a tie is the same moment confirmed twice).
  */
 function verifiedAroundQuery(db: Sql, exchange: ExchangeKey, ticker: string, lower: number, at: number): Sql {
   const key = tickerCondition(exchange, ticker);
-  const none = sql`toInt64(-1)`;
-  return sql`SELECT
-  (SELECT if(count() > 0, max(ts), ${none}) FROM ${db}.verifications
-   WHERE ${key} AND ts >= ${lit.int(lower)} AND ts <= ${lit.int(at)}) AS before_ts,
-  (SELECT if(count() > 0, min(ts), ${none}) FROM ${db}.verifications WHERE ${key} AND ts > ${lit.int(at)}) AS after_ts`;
+  const code = sql`CAST(method AS Int8)`;
+  return sql`SELECT 'before' AS which, count() AS n, max(ts) AS point_ts, argMax(${code}, ts * 4 + ${code}) AS method_code
+FROM ${db}.verifications WHERE ${key} AND ts >= ${lit.int(lower)} AND ts <= ${lit.int(at)}
+UNION ALL
+SELECT 'after', count(), min(ts), argMin(${code}, ts * 4 - ${code})
+FROM ${db}.verifications WHERE ${key} AND ts > ${lit.int(at)}`;
 }
 
 /**
@@ -389,12 +393,18 @@ export interface VerificationCoverage {
 /** What one ticker holds in a range: per kind of book row, and its verification points. */
 export type TickerCoverage = Record<RowKind, KindCoverage> & { verification: VerificationCoverage };
 
-/** The verification points around a moment (epoch ms; null: none). */
+/** A moment the recorder found the book equal to the venue's, and how. */
+export interface VerificationPoint {
+  ts: number;
+  method: VerificationMethod;
+}
+
+/** The verification points around a moment (null: none). */
 export interface VerifiedAround {
   /** The last at or before the moment (inside the caller's window). */
-  before: number | null;
+  before: VerificationPoint | null;
   /** The first after it. */
-  after: number | null;
+  after: VerificationPoint | null;
 }
 
 const gapOf = (r: JsonRow): StoredGap => ({
@@ -594,9 +604,14 @@ export class OrderBookQueries {
     at: number,
   ): Promise<VerifiedAround> {
     const query = verifiedAroundQuery(this.q.db, exchange, ticker, lower, at);
-    const [row] = await this.q.json(scope, 'verified', query, (r) => r);
-    const some = (v: unknown) => (v === undefined || Number(v) < 0 ? null : Number(v));
-    return { before: some(row?.before_ts), after: some(row?.after_ts) };
+    const out: VerifiedAround = { before: null, after: null };
+    for (const r of await this.q.json(scope, 'verified', query, (r) => r)) {
+      const which = r.which === 'before' ? 'before' : r.which === 'after' ? 'after' : undefined;
+      const method = VERIFICATION_METHODS.find((m) => VERIFICATION_METHOD_CODES[m] === Number(r.method_code));
+      if (which === undefined || Number(r.n) === 0 || method === undefined) continue;
+      out[which] = { ts: Number(r.point_ts), method };
+    }
+    return out;
   }
 
   /**
