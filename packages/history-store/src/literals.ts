@@ -23,7 +23,7 @@ export const VENUE_TEXT_PATTERN = /^[\x20-\x5b\x5d-\x7e]{0,128}$/;
  * checksum; letters, digits and `:._/+=-`, at most 48 characters (VENUE_SEQ_BYTES), '' where the venue has none.
  * Nothing in it needs quoting in JSON or CSV.
  */
-export const VENUE_SEQ_PATTERN = /^[A-Za-z0-9:._\/+=-]{0,48}$/;
+export const VENUE_SEQ_PATTERN = /^[A-Za-z0-9:._/+=-]{0,48}$/;
 /** Query ids we generate (`dg-` + a UUID) and any similar token. */
 const QUERY_ID_PATTERN = /^[A-Za-z0-9_-]{1,100}$/;
 /** A cluster's name in the servers' `remote_servers` (operators name them `replicated`, `all-sharded`, …). */
