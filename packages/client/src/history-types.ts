@@ -7,10 +7,16 @@ import type { OrderBook } from './order-book.js';
 import type { Bar, BarInterval, DeltaRow, Gap, TradeLine } from './rows.js';
 import type { Moment } from './timestamps.js';
 
-/** Extra row fields the service adds when asked (`fields=`). */
-export type ExtraField = 'received_ts';
-/** Extra fields of trades: `received_ts`, the venue's own side, and the ticker's counter shared with the deltas. */
-export type TradeField = 'received_ts' | 'venue_side' | 'sequence';
+/**
+ * Extra row fields the service adds when asked (`fields=`): when the recorder received the row, and the venue's own
+ * ordering of its message (`venue_seq`: Kalshi `sid:seq`, Coinbase `sequence`, …; empty where the venue has none).
+ */
+export type ExtraField = 'received_ts' | 'venue_seq';
+/**
+ * Extra fields of trades: `received_ts`, the venue's own side, the ticker's counter shared with the deltas, and the
+ * venue's own ordering of the trade's message.
+ */
+export type TradeField = 'received_ts' | 'venue_side' | 'sequence' | 'venue_seq';
 
 export interface RangeOptions {
   /** Inclusive lower bound (clamped by the service to the caller's window). */
@@ -19,7 +25,7 @@ export interface RangeOptions {
   end?: Moment;
   /** Rows per request (default 100,000; the service's `MAX_LIMIT` is the most it takes). */
   pageSize?: number;
-  /** `['received_ts']`: rows carry when the recorder received them. */
+  /** `['received_ts']`: rows carry when the recorder received them; `venue_seq`: the venue's own ordering. */
   fields?: readonly ExtraField[];
   /**
    * `stream` (default): ask for NDJSON and read it as it arrives (a service without streams answers JSON, which is
@@ -46,7 +52,7 @@ export interface DeltaRangeOptions extends RangeOptions {
 
 /** `trades()`'s options. */
 export interface TradeRangeOptions extends Omit<RangeOptions, 'fields'> {
-  /** `received_ts`, `venue_side`, `sequence`: fields added to every trade. */
+  /** `received_ts`, `venue_side`, `sequence`, `venue_seq`: fields added to every trade. */
   fields?: readonly TradeField[];
   /** Interleave the trades' gaps (where trades may be missing) as `{type: 'gap', …}` items, in time order. */
   gaps?: boolean;
@@ -150,6 +156,31 @@ export interface Coverage {
   gaps: Gap[];
   /** The caller's window for the ticker and why it starts there (a service older than the field leaves it out). */
   window?: CallerWindow;
+  /** The moments the recorder confirmed its book equal to the venue's, inside the window (a service older than the field leaves it out). */
+  verifications?: VerificationCoverage;
+}
+
+/** How a recorded book was confirmed equal to the venue's: its REST book, a venue checksum, a venue snapshot. */
+export type VerificationMethod = 'rest_book' | 'checksum' | 'snapshot';
+
+/** The verification points inside a coverage window. */
+export interface VerificationCoverage {
+  count: number;
+  first_ts: string | null;
+  /** The newest moment the recorded book was confirmed; null: none inside the window. */
+  last_ts: string | null;
+  methods: Record<VerificationMethod, number>;
+}
+
+/**
+ * The confirmations around a book's moment: the last at or before it (inside the caller's window) and the first
+ * after it, each with its method; null: none. Both set and no gap between them: the book was confirmed on both sides.
+ */
+export interface BookVerified {
+  before: string | null;
+  before_method: VerificationMethod | null;
+  after: string | null;
+  after_method: VerificationMethod | null;
 }
 
 /**
@@ -170,6 +201,8 @@ export interface ServiceBookHead {
   ticker: string;
   /** The moment asked for (now when none was). */
   at: string;
+  /** The confirmations around `at` (docs/history.md, "Verified books"). */
+  verified: BookVerified;
 }
 
 /**

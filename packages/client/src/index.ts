@@ -45,6 +45,7 @@ export type {
   BarPage,
   BarPageOptions,
   BarRangeOptions,
+  BookVerified,
   CallerWindow,
   Coverage,
   DeltaPage,
@@ -65,6 +66,8 @@ export type {
   TradeField,
   TradePageOptions,
   TradeRangeOptions,
+  VerificationCoverage,
+  VerificationMethod,
 } from './history-types.js';
 export {
   GatewayClient,

@@ -25,6 +25,8 @@ export interface SnapshotRow {
   quantity: string;
   /** When the recorder received it (only with `fields: ['received_ts']`). */
   received_ts?: string;
+  /** The venue's own ordering of its message, or empty (only with `fields: ['venue_seq']`). */
+  venue_seq?: string;
 }
 
 /** One level change: add `quantity_delta` to the quantity at (`side`, `price`). */
@@ -36,11 +38,12 @@ export interface DeltaRow {
   price: string;
   quantity_delta: string;
   received_ts?: string;
+  venue_seq?: string;
 }
 
 /**
  * One trade (`GET /api/{exchange}/trades/{ticker}`): each trade once, in (`ts`, `sequence`) order.
- * `received_ts`, `venue_side` and `sequence` only when asked for (`fields`).
+ * `received_ts`, `venue_side`, `sequence` and `venue_seq` only when asked for (`fields`).
  */
 export interface TradeRow {
   ts: string;
@@ -57,6 +60,8 @@ export interface TradeRow {
   venue_side?: string;
   /** The ticker's counter shared with its deltas: (`ts`, `sequence`) orders trades and deltas as they arrived. */
   sequence?: number;
+  /** The venue's own ordering of the trade's message, or empty (`fields: ['venue_seq']`). */
+  venue_seq?: string;
 }
 
 /** A trade among the deltas (`include=trades`, the deltas' `trades` option): typed, so it is never taken for one. */
@@ -68,6 +73,7 @@ export interface TradeLine {
   size: string;
   side: TradeSide;
   received_ts?: string;
+  venue_seq?: string;
 }
 
 /** The bar intervals of `GET /api/{exchange}/bars/{ticker}`. */
@@ -210,6 +216,7 @@ export function checkRow<K extends RowKind>(kind: K, value: unknown, where: Data
     }
   }
   if (value.received_ts !== undefined) checkTs(value.received_ts, 'received_ts', where);
+  if (value.venue_seq !== undefined) checkString(value.venue_seq, 'venue_seq', where);
   return value as unknown as RowOf<K>;
 }
 
@@ -218,6 +225,7 @@ export function checkTradeLine(value: unknown, where: DataLocation): TradeLine {
   if (!isObject(value) || value.type !== 'trade') throw malformed('not a trade line', where);
   checkTradeFields(value, where);
   if (value.received_ts !== undefined) checkTs(value.received_ts, 'received_ts', where);
+  if (value.venue_seq !== undefined) checkString(value.venue_seq, 'venue_seq', where);
   return value as unknown as TradeLine;
 }
 

@@ -5,7 +5,7 @@
  */
 import type { ExchangeKey } from '@depthgate/platforms';
 import { testCluster, uniqueName, waitFor } from '@depthgate/test-utils';
-import { insertDeltaRows, type DeltaRow } from './inserts';
+import { insertDeltaRows, insertVerificationRows, type DeltaRow } from './inserts';
 import { lit, sql } from './literals';
 import { MIGRATIONS, enumMembers, exchangesMigration, runMigrations, type Migration } from './migrations';
 import { OrderBookQueries } from './queries/order-books';
@@ -124,6 +124,44 @@ describe('migrations on a cluster', () => {
         ['gaps', 'gaps_local'].map((table) => [table, "Enum8('book' = 1, 'trades' = 2)", true]),
       );
     }
+  });
+
+  it('take migration 4 (venue sequences, verification points): venue_seq on every shard and Distributed table, a replicated verifications table and its Distributed table', async () => {
+    expect(await runMigrations(store, { migrations: MIGRATIONS.slice(0, 4) })).toEqual({ applied: [4], version: 4 });
+    const tables = await views(database, (v) => v.tables());
+    const venueSeqs = await views(database, (v) => v.column('venue_seq'));
+    for (const node of cluster.nodes) {
+      expect(tables[node.name]).toMatchObject({
+        verifications: 'Distributed',
+        verifications_local: 'ReplicatedMergeTree',
+      });
+      expect((venueSeqs[node.name] ?? []).map((c) => [c.table, c.type, c.default_expression])).toEqual(
+        ['deltas', 'deltas_local', 'snapshots', 'snapshots_local', 'trades', 'trades_local'].map((table) => [
+          table,
+          'String',
+          "''",
+        ]),
+      );
+    }
+    // A verification point written through the Distributed table is read back around a moment from another server.
+    await insertVerificationRows(store, [
+      { exchange: 'venue_b', ticker: 'KXVER-1', ts: 5000, method: 'rest_book', detected_at: 5100 },
+    ]);
+    await syncAll(database);
+    const q = new OrderBookQueries(elsewhere);
+    const scope = elsewhere.scope(10_000);
+    try {
+      expect(await q.verifiedAround(scope, 'venue_b', 'KXVER-1', 0, 6000)).toEqual({
+        before: { ts: 5000, method: 'rest_book' },
+        after: null,
+      });
+    } finally {
+      scope.dispose();
+    }
+    await waitFor(async () => (await runMigrations(elsewhere, { migrations: MIGRATIONS.slice(0, 4) })).version === 4, {
+      timeoutMs: 20_000,
+    });
+    expect(await runMigrations(elsewhere, { migrations: MIGRATIONS.slice(0, 4) })).toEqual({ applied: [], version: 4 });
   });
 
   it('take an exchange’s migration line: every shard’s table and every Distributed table store it, idempotently', async () => {

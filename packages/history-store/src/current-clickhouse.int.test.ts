@@ -7,8 +7,9 @@
 import { Rng } from '@depthgate/service-kit';
 import type { ExchangeKey } from '@depthgate/platforms';
 import { testClickHouseUrl, uniqueName } from '@depthgate/test-utils';
-import type { DeltaRow, GapRow, SnapshotRow, TradeRow } from './inserts';
-import { insertDeltaRows, insertGapRows, insertSnapshotRows, insertTradeRows } from './inserts';
+import type { DeltaRow, GapRow, SnapshotRow, TradeRow, VerificationRow } from './inserts';
+import { insertDeltaRows, insertGapRows, insertSnapshotRows, insertTradeRows, insertVerificationRows } from './inserts';
+import { VERIFICATION_METHODS } from './schema';
 import { OrderBookQueries, type TimeWindow } from './queries/order-books';
 import { BAR_INTERVALS } from './queries/trades';
 import { RecorderStore, type ProbeKey } from './queries/recorder';
@@ -55,22 +56,47 @@ function generate(): {
   gaps: GapRow[];
   trades: TradeRow[];
   secondWriter: TradeRow[];
+  verifications: VerificationRow[];
 } {
   const snapshots: SnapshotRow[] = [];
   const deltas: DeltaRow[] = [];
   const gaps: GapRow[] = [];
   const trades: TradeRow[] = [];
   const secondWriter: TradeRow[] = [];
+  const verifications: VerificationRow[] = [];
   for (const [exchange, tickers] of Object.entries(TICKERS) as [ExchangeKey, string[]][]) {
     for (const ticker of tickers) {
       const rng = new Rng(42, exchange, ticker);
       let sequence = 1;
+      // The venue's own sequence (migration 4): on most rows, of several shapes, '' on the others; the longest.
+      const venueSeq = (): string => {
+        const shape = rng.int(4);
+        if (shape === 0) return '';
+        if (shape === 1) return `${rng.int(20) + 1}:${rng.int(1e9)}`;
+        if (shape === 2) return String(rng.int(1e12));
+        return 'Zz9:._/+=-'.repeat(5).slice(0, 48);
+      };
       for (let ts = FROM; ts < TO; ts += 60_000) {
         const levels = 2 + rng.int(6);
+        const bookSeq = venueSeq();
         for (let i = 0; i < levels; i++) {
           const price = `${rng.int(1000) + i * 1000}.${rng.int(100)}`;
-          snapshots.push({ exchange, ticker, ts, side: 'bid', price, quantity: decimal(rng, false) });
-          snapshots.push({ exchange, ticker, ts, side: 'ask', price: `${price}5`, quantity: decimal(rng, false) });
+          const venue_seq = bookSeq;
+          snapshots.push({ exchange, ticker, ts, side: 'bid', price, quantity: decimal(rng, false), venue_seq });
+          snapshots.push({
+            exchange,
+            ticker,
+            ts,
+            side: 'ask',
+            price: `${price}5`,
+            quantity: decimal(rng, false),
+            venue_seq,
+          });
+        }
+        // A verification point every few minutes, each method in turn (detected a little later).
+        if ((ts - FROM) % 300_000 === 0) {
+          const method = VERIFICATION_METHODS[((ts - FROM) / 300_000) % VERIFICATION_METHODS.length] as never;
+          verifications.push({ exchange, ticker, ts: ts + rng.int(1000), method, detected_at: ts + 2000 });
         }
         // Changes until the next snapshot, several sharing one ts.
         let at = ts;
@@ -85,6 +111,7 @@ function generate(): {
             side: rng.chance(0.5) ? 'bid' : 'ask',
             price: decimal(rng, false),
             quantity_delta: decimal(rng, true),
+            venue_seq: venueSeq(),
           });
           // Trades between the changes, sharing their counter (and a few their ts); some written twice, as a
           // retried insert (the same row, in the same block) or a second writer (another sequence and receive time,
@@ -101,6 +128,7 @@ function generate(): {
               side: rng.chance(0.5) ? 'buy' : 'sell',
               venue_side: rng.chance(0.5) ? 'yes' : '',
               received_ts: at + 3,
+              venue_seq: venueSeq(),
             };
             trades.push(trade);
             if (rng.chance(0.1)) trades.push({ ...trade });
@@ -128,7 +156,7 @@ function generate(): {
       });
     }
   }
-  return { snapshots, deltas, gaps, trades, secondWriter };
+  return { snapshots, deltas, gaps, trades, secondWriter, verifications };
 }
 
 /** Inserts in batches of `size` (several parts, both months). */
@@ -140,6 +168,9 @@ async function fill(store: HistoryStore, rows: ReturnType<typeof generate>, size
   for (let i = 0; i < rows.trades.length; i += 700) await insertTradeRows(store, rows.trades.slice(i, i + 700));
   await insertTradeRows(store, rows.secondWriter);
   await insertGapRows(store, rows.gaps);
+  await insertVerificationRows(store, rows.verifications);
+  // A point stored twice (a retried batch).
+  await insertVerificationRows(store, rows.verifications.slice(0, 3));
 }
 
 /** Every named query of the package, with its answer (RowBinary as hex, the rest as returned). */
@@ -199,7 +230,39 @@ async function answers(store: HistoryStore, rows: ReturnType<typeof generate>): 
               out[`interleaved received ${key}`] = await bytes((c) =>
                 q.interleaved(scope, { ...read, receivedTs: true }, c),
               );
+              if (limit === 37) {
+                // The venue's sequences (migration 4): FixedString-padded in every window read.
+                const venue = { ...read, venueSeq: true };
+                out[`deltas venue_seq ${key}`] = await bytes((c) => q.deltas(scope, venue, c));
+                out[`snapshots venue_seq ${key}`] = await bytes((c) => q.snapshots(scope, venue, c));
+                out[`book rest venue_seq ${key}`] = await bytes((c) => q.snapshotsToBookEnd(scope, venue, 3, c));
+                out[`trades every field ${key}`] = await bytes((c) =>
+                  q.trades(scope, { ...venue, receivedTs: true, venueSide: true }, c),
+                );
+                out[`interleaved venue_seq ${key}`] = await bytes((c) =>
+                  q.interleaved(scope, { ...venue, receivedTs: true }, c),
+                );
+              }
             }
+          }
+        }
+        // Coverage (with the verification points) and the points around moments, inside and outside a window.
+        for (const [from, to] of [
+          [FROM, null],
+          [FROM + 300_000, FROM + 1_500_000],
+          [TO + 1, null],
+        ] as const) {
+          out[`coverage ${exchange} ${ticker} ${from} ${to}`] = await q.coverage(scope, exchange, ticker, from, to);
+        }
+        for (const at of [FROM - 1, FROM + 300_500, FROM + 1_234_567, TO + 60_000]) {
+          for (const lower of [0, FROM + 600_000]) {
+            out[`verified ${exchange} ${ticker} ${at} ${lower}`] = await q.verifiedAround(
+              scope,
+              exchange,
+              ticker,
+              lower,
+              Math.max(at, lower),
+            );
           }
         }
         // Resumed inside a millisecond (a cursor's position), at a trade's key and past a few rows.
@@ -291,6 +354,10 @@ async function answers(store: HistoryStore, rows: ReturnType<typeof generate>): 
       reason: 'other',
       detectedAt: g.detected_at,
     });
+    const v = rows.verifications[5] as VerificationRow;
+    const verification = { table: 'verifications' as const, exchange: v.exchange, ticker: v.ticker, ts: v.ts };
+    probes.push({ ...verification, method: v.method, detectedAt: v.detected_at });
+    probes.push({ ...verification, method: v.method, detectedAt: v.detected_at + 1 });
     out.probes = await Promise.all(probes.map((p) => new RecorderStore(store).probeBatch(p)));
   } finally {
     scope.dispose();
@@ -350,7 +417,17 @@ describe('the SQL on current ClickHouse (chdb) answers as on the test ClickHouse
     expect((expected['deltas venue_b KXBTCD-26MAR31-T84000 all 5000 n thread(s)'] as string).length).toBeGreaterThan(
       40_000,
     );
-    expect(expected.probes).toEqual([true, false, true, false, true, false]);
+    expect(expected.probes).toEqual([true, false, true, false, true, false, true, false]);
+    // The venue's sequences and the verification points are read, not empty.
+    const ticker = 'venue_b KXBTCD-26MAR31-T84000';
+    expect((expected[`deltas venue_seq ${ticker} all 37 n thread(s)`] as string).length).toBe(37 * (49 + 48) * 2);
+    expect(expected[`coverage ${ticker} ${FROM} null`]).toMatchObject({
+      verification: { count: 24, methods: { rest_book: 8, checksum: 8, snapshot: 8 } },
+    });
+    expect(expected[`verified ${ticker} ${FROM + 1_234_567} 0`]).toMatchObject({
+      before: { method: 'checksum' },
+      after: { method: 'snapshot' },
+    });
     expect((expected['trades venue_b KXBTCD-26MAR31-T84000 all 5000 n thread(s)'] as string).length).toBeGreaterThan(
       10_000,
     );

@@ -26,18 +26,22 @@ export { loggableClickHouseUrl, newQueryId } from './connection';
 export { classifyClickHouseError, serverErrorCode, type ClickHouseFailure, type ClickHouseFailureKind } from './errors';
 
 // Vocabulary of the tables.
-export { SIDES, TICKER_PATTERN, VENUE_TEXT_PATTERN, type Side } from './literals';
+export { SIDES, TICKER_PATTERN, VENUE_SEQ_PATTERN, VENUE_TEXT_PATTERN, type Side } from './literals';
 export {
   EXTRA_FIELDS,
   STREAM_CODES,
   TRADE_EXTRA_FIELDS,
   TRADE_SIDE_CODES,
+  VENUE_SEQ_BYTES,
+  VERIFICATION_METHODS,
+  VERIFICATION_METHOD_CODES,
   type ExtraField,
   type GapStream,
   type ReadKind,
   type RowKind,
   type TradeExtraField,
   type TradeSide,
+  type VerificationMethod,
 } from './schema';
 
 // Start-up.
@@ -58,6 +62,7 @@ export {
   CURRENT_ROW_FORMAT,
   DECIMAL,
   INSERT_COLUMNS,
+  LATEST_ROW_FORMAT,
   ROW_FORMATS,
   insertColumns,
   type RowFormat,
@@ -66,17 +71,20 @@ export {
   encodeGapRow,
   encodeSnapshotRow,
   encodeTradeRow,
+  encodeVerificationRow,
   insertDeltaRows,
   insertGapRows,
   insertSnapshotRows,
   insertTradeRows,
   insertTsv,
+  insertVerificationRows,
   type DeltaRow,
   type GapRow,
   type InsertOptions,
   type InsertTable,
   type SnapshotRow,
   type TradeRow,
+  type VerificationRow,
 } from './inserts';
 
 // The named queries, per caller.
@@ -88,8 +96,11 @@ export {
   type DeltaResume,
   type KindCoverage,
   type StoredGap,
+  type TickerCoverage,
   type TickerSpan,
   type TimeWindow,
+  type VerificationCoverage,
+  type VerifiedAround,
   type WindowRead,
 } from './queries/order-books';
 export { BAR_INTERVALS, BAR_LAYOUT, type BarInterval } from './queries/trades';

@@ -32,6 +32,7 @@ import {
   SIDE_ENUM,
   STREAM_ENUM,
   TRADE_SIDE_ENUM,
+  VERIFICATION_METHOD_ENUM,
 } from './schema';
 import { connectionOf, type HistoryStore } from './store';
 
@@ -238,6 +239,41 @@ GROUP BY exchange, ticker`,
       { addColumnIfMissing: { table: 'gaps', column: 'stream', type: sql`${STREAM_ENUM} DEFAULT 'book'` } },
     ],
   },
+  {
+    version: 4,
+    name: 'venue sequences on the rows; verification points',
+    // The venue's own ordering of the message each row came from (docs/history.md, "Venue sequences"): Kalshi's
+    // `sid:seq`, Coinbase's `sequence`, Gemini's socket sequence where the socket carries one, '' where the protocol
+    // has none — beside the synthesized `sequence`, never instead of it. Rows written before read ''; so do inserts
+    // that do not name the column (row formats 1–3).
+    //
+    // Verification points (docs/history.md, "Verification"): each moment the recorder found its book equal to the
+    // venue's — a REST book, a venue checksum, a resubscription's snapshot — so that the history can say, for any
+    // moment, the last agreement before it and the next after it. `ts` is the moment the book agreed (the venue's
+    // time of the state compared, epoch ms), `detected_at` when the recorder established it. Sorted like the other
+    // tables by (exchange, ticker, ts): a moment's neighbours are a primary-key range read.
+    steps: () => [
+      { addColumnIfMissing: { table: 'snapshots', column: 'venue_seq', type: sql`String DEFAULT ''` } },
+      { addColumnIfMissing: { table: 'deltas', column: 'venue_seq', type: sql`String DEFAULT ''` } },
+      { addColumnIfMissing: { table: 'trades', column: 'venue_seq', type: sql`String DEFAULT ''` } },
+      {
+        createTable: {
+          name: 'verifications',
+          columns: [
+            ['exchange', EXCHANGE_ENUM],
+            ['ticker', sql`String`],
+            ['ts', sql`Int64`],
+            ['method', VERIFICATION_METHOD_ENUM],
+            ['detected_at', sql`Int64`],
+          ],
+          engine: 'MergeTree',
+          partitionBy: MONTH_OF_TS,
+          orderBy: sql`(exchange, ticker, ts)`,
+          settings: GRANULARITY,
+        },
+      },
+    ],
+  },
 ];
 
 /**
@@ -312,10 +348,26 @@ function withMembers(current: Record<string, number>, added: Readonly<Record<str
   return next;
 }
 
+/**
+ * A declared table as it is created now: each of its Enum8 columns that a migration extended (the `exchange` column
+ * of every table) has the members declared so far, whatever the declaration wrote — so a table created after a
+ * recorded exchange's migration line has that exchange too. (The checksum stays over the text as written.)
+ */
+function withDeclaredEnums(spec: TableSpec, enums: Declared['enums']): TableSpec {
+  return {
+    ...spec,
+    columns: spec.columns.map(([c, t]) => {
+      const members = enums.get(c);
+      return members === undefined ? ([c, t] as const) : ([c, lit.enum8(members)] as const);
+    }),
+  };
+}
+
 function declare(declared: Declared, step: MigrationStep): void {
   const { tables } = declared;
   if (isStep(step, 'createTable')) {
-    if (!tables.has(step.createTable.name)) tables.set(step.createTable.name, step.createTable);
+    const { name } = step.createTable;
+    if (!tables.has(name)) tables.set(name, withDeclaredEnums(step.createTable, declared.enums));
   } else if (isStep(step, 'addColumnIfMissing')) {
     const { table, column, type } = step.addColumnIfMissing;
     const spec = tables.get(table);
@@ -416,7 +468,8 @@ async function run(ch: Connection, statements: Sql | Sql[]): Promise<void> {
 /** Runs one step in the store's layout; `declared` is the schema as declared up to and including this step. */
 async function runStep(ch: Connection, layout: Layout, step: MigrationStep, declared: Declared): Promise<void> {
   const { tables } = declared;
-  if (isStep(step, 'createTable')) return run(ch, layout.createTable(step.createTable));
+  if (isStep(step, 'createTable'))
+    return run(ch, layout.createTable(tables.get(step.createTable.name) ?? step.createTable));
   if (isStep(step, 'createMaterializedView')) return run(ch, layout.createView(step.createMaterializedView));
   if (isStep(step, 'extendEnum')) {
     // Adding members to an Enum8 rewrites no data (a metadata change, allowed on a key column, 18.16 and current).

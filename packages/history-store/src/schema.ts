@@ -18,17 +18,33 @@ export const STREAM_CODES = { book: 1, trades: 2 } as const;
 export type GapStream = keyof typeof STREAM_CODES;
 export const STREAM_ENUM = lit.enum8(STREAM_CODES);
 /**
- * Columns a row read may add after the spec's (migration 2): when the recorder received the row's message, epoch
- * ms. Rows written before it read as their `ts`.
+ * Columns a row read may add after the spec's: when the recorder received the row's message, epoch ms (migration 2;
+ * rows written before it read as their `ts`), and the venue's own ordering of the message the row came from
+ * (migration 4; '' where the venue has none, and on rows written before it).
  */
-export const EXTRA_FIELDS = ['received_ts'] as const;
+export const EXTRA_FIELDS = ['received_ts', 'venue_seq'] as const;
 export type ExtraField = (typeof EXTRA_FIELDS)[number];
 /**
  * Fields a trade read may add (the trades endpoint's `fields`): `received_ts` (as for book rows), the venue's own side
- * field as sent, and the ticker's `sequence` (always read: it orders the trades; shown only when asked for).
+ * field as sent, the ticker's `sequence` (always read: it orders the trades; shown only when asked for), and
+ * `venue_seq` (as for book rows).
  */
-export const TRADE_EXTRA_FIELDS = ['received_ts', 'venue_side', 'sequence'] as const;
+export const TRADE_EXTRA_FIELDS = ['received_ts', 'venue_side', 'sequence', 'venue_seq'] as const;
 export type TradeExtraField = (typeof TRADE_EXTRA_FIELDS)[number];
+/**
+ * The longest `venue_seq` stored (VENUE_SEQ_PATTERN): window reads take it as a `FixedString` of this width, so that
+ * their RowBinary rows keep a fixed width (a shorter value is padded with zero bytes, which the reader drops).
+ */
+export const VENUE_SEQ_BYTES = 48;
+/**
+ * How a verification point was obtained (migration 4): the venue's REST book compared with the recorder's, a venue
+ * checksum (Polymarket CLOB's `hash`) that matched, or a venue snapshot (a resubscription's) equal to the book.
+ */
+export const VERIFICATION_METHOD_CODES = { rest_book: 1, checksum: 2, snapshot: 3 } as const;
+export type VerificationMethod = keyof typeof VERIFICATION_METHOD_CODES;
+export const VERIFICATION_METHODS = Object.keys(VERIFICATION_METHOD_CODES) as VerificationMethod[];
+export const VERIFICATION_METHOD_ENUM = lit.enum8(VERIFICATION_METHOD_CODES);
+
 /** What a window read returns: book rows of a kind, or trades. */
 export type ReadKind = RowKind | 'trade';
 
@@ -57,14 +73,16 @@ export const TABLES = {
   gaps: 'gaps',
   catalogue: 'ticker_catalogue',
   tradesCatalogue: 'trades_catalogue',
+  verifications: 'verifications',
   migrations: 'schema_migrations',
 } as const;
 
 /**
  * The columns that window queries read, in the order of their RowBinary layouts (the history API's decoder,
  * services/history/src/order-books/row-binary/, reads them by position), with the type each layout assumes, as
- * `system.columns` spells it; `extra` are read after them when a request asks for them (`fields=received_ts`, and for
- * trades `fields=venue_side`), in this order; `tail` always comes last: the columns of variable width (a trade's
+ * `system.columns` spells it; `extra` are read after them when a request asks for them (`fields=received_ts`,
+ * `fields=venue_seq` — read as `FixedString(VENUE_SEQ_BYTES)`, so it stays among the fixed columns — and for trades
+ * `fields=venue_side`, a String), in this order; `tail` always comes last: the columns of variable width (a trade's
  * id), after every fixed one. `verifyReadColumns` (startup.ts) checks them all against the live tables, so a schema
  * that drifted fails at start-up instead of being misread.
  */
@@ -86,7 +104,10 @@ export const READ_COLUMNS: Record<
       ['price', DECIMAL_TYPE.text],
       ['quantity_delta', DECIMAL_TYPE.text],
     ],
-    extra: [['received_ts', 'Int64']],
+    extra: [
+      ['received_ts', 'Int64'],
+      ['venue_seq', 'String'],
+    ],
     tail: [],
   },
   snapshot: {
@@ -97,7 +118,10 @@ export const READ_COLUMNS: Record<
       ['price', DECIMAL_TYPE.text],
       ['quantity', DECIMAL_TYPE.text],
     ],
-    extra: [['received_ts', 'Int64']],
+    extra: [
+      ['received_ts', 'Int64'],
+      ['venue_seq', 'String'],
+    ],
     tail: [],
   },
   trade: {
@@ -111,6 +135,7 @@ export const READ_COLUMNS: Record<
     ],
     extra: [
       ['received_ts', 'Int64'],
+      ['venue_seq', 'String'],
       ['venue_side', 'String'],
     ],
     tail: [['trade_id', 'String']],

@@ -18,8 +18,8 @@
  *   header's columns are the row's fields in the row schema's order, each data line the row in those columns
  *   (integers as numbers; a field may be quoted as RFC 4180 says), `#gap,from_ts,to_ts,reason,detected_at` a
  *   `{"type":"gap",…}` line (`#trades_gap,…` a `{"type":"trades_gap",…}` one), `#trade,ts,trade_id,price,size,side
- *   [,received_ts]` a `{"type":"trade",…}` line and `#end,count,next_cursor` the `{"type":"end",…}` line. Other media
- *   types (Parquet) are not read.
+ *   [,received_ts][,venue_seq]` (the header's optional columns) a `{"type":"trade",…}` line and
+ *   `#end,count,next_cursor` the `{"type":"end",…}` line. Other media types (Parquet) are not read.
  *
  * Formats (`format: date-time`) are not asserted: the schemas carry patterns where the wire form matters.
  * An answer cut before its end (the connection closed without finishing) is not checked: it is no answer.
@@ -317,6 +317,7 @@ export class ContractChecker {
       throw new Error(`${what}: CSV header "${columns.join()}" is not the row's fields in order (${names.join()})`);
     }
     const integer = columns.map((name) => properties[name]?.type === 'integer');
+    const tradeExtras = columns.filter((name) => name === 'received_ts' || name === 'venue_seq');
     return lines.map((line) => {
       const f = csvFields(line);
       if (f[0] === '#gap' || f[0] === '#trades_gap') {
@@ -325,9 +326,18 @@ export class ContractChecker {
         return { type, from_ts: f[1], to_ts: f[2], reason: f[3], detected_at: f[4] };
       }
       if (f[0] === '#trade') {
-        if (f.length !== 6 && f.length !== 7) return { type: 'trade', fields: f.length };
-        const [, ts, trade_id, price, size, side, received_ts] = f;
-        return { type: 'trade', ts, trade_id, price, size, side, ...(f.length === 7 ? { received_ts } : {}) };
+        // A trade line carries the optional fields the header's rows carry (received_ts, venue_seq), in its order.
+        if (f.length !== 6 + tradeExtras.length) return { type: 'trade', fields: f.length };
+        const [, ts, trade_id, price, size, side, ...extras] = f;
+        return {
+          type: 'trade',
+          ts,
+          trade_id,
+          price,
+          size,
+          side,
+          ...Object.fromEntries(tradeExtras.map((name, i) => [name, extras[i]])),
+        };
       }
       if (f[0] === '#end') {
         if (f.length !== 3 || !/^[0-9]+$/.test(f[1] ?? '')) return { type: 'end', fields: f };

@@ -65,6 +65,12 @@ export const GAP_REASONS = [
   'sequence_gap',
   /** The venue's REST book did not match ours (Gemini, whose feed has neither sequence nor timestamps). */
   'reconcile_mismatch',
+  /**
+   * The venue's own book — a checksum (Polymarket CLOB's `hash`) that a REST book confirmed, a REST book on the
+   * reconciliation schedule, a resubscription's snapshot — differed from ours: from the last verified moment (a
+   * `verifications` point) to the detection; the book re-bases on the venue's.
+   */
+  'divergence',
   /** A delta would have made a level negative: our book had missed something. */
   'book_inconsistent',
   /** A fresh venue snapshot differed from our book without any other sign of loss. */

@@ -4,6 +4,7 @@
  */
 import type { ExchangeKey } from '@depthgate/platforms';
 import { lit, sql, type Sql } from '../literals';
+import { VENUE_SEQ_BYTES } from '../schema';
 
 export interface TimeWindow {
   /** Inclusive lower bound, epoch ms. */
@@ -31,4 +32,14 @@ export const tickerCondition = (exchange: ExchangeKey, ticker: string): Sql =>
 export interface DeltaResume {
   sequence: bigint;
   skip: number;
+}
+
+/**
+ * A column as a window read selects it (schema.ts READ_COLUMNS): `venue_seq` as a `FixedString(VENUE_SEQ_BYTES)` —
+ * zero-padded, so the rows keep a fixed width whatever the venue's text; cut to that width first, so that a longer
+ * value written past the encoders (VENUE_SEQ_PATTERN) cannot fail the read — every other column as it is.
+ */
+export function readColumn(name: string): Sql {
+  const width = lit.int(VENUE_SEQ_BYTES);
+  return name === 'venue_seq' ? sql`toFixedString(substring(venue_seq, 1, ${width}), ${width})` : lit.identifier(name);
 }

@@ -17,10 +17,19 @@
 import type { ExchangeKey } from '@depthgate/platforms';
 import { join, lit, sql, type Sql } from '../literals';
 import { Querier, type JsonRow, type QuerierOptions } from '../querier';
-import { READ_COLUMNS, SIDE_ENUM, type GapStream, type ReadKind, type RowKind } from '../schema';
+import {
+  READ_COLUMNS,
+  SIDE_ENUM,
+  VERIFICATION_METHODS,
+  VERIFICATION_METHOD_CODES,
+  type GapStream,
+  type ReadKind,
+  type RowKind,
+  type VerificationMethod,
+} from '../schema';
 import type { QueryScope } from '../scope';
 import type { HistoryStore } from '../store';
-import { tickerCondition, windowCondition, type DeltaResume, type TimeWindow } from './conditions';
+import { readColumn, tickerCondition, windowCondition, type DeltaResume, type TimeWindow } from './conditions';
 import {
   CATALOGUE_KINDS,
   barsQuery,
@@ -32,14 +41,16 @@ import {
 
 export type { DeltaResume, TimeWindow } from './conditions';
 
-/** The columns of a window read: the layout's, then `received_ts` when asked for. */
-const columnList = (kind: RowKind, receivedTs = false): Sql =>
-  join(
-    [...READ_COLUMNS[kind].columns, ...(receivedTs ? READ_COLUMNS[kind].extra : [])].map(([name]) =>
-      lit.identifier(name),
-    ),
+/** The columns of a window read: the layout's, then `received_ts` and `venue_seq` when asked for. */
+const columnList = (kind: RowKind, options: WindowQueryOptions): Sql => {
+  const asked = READ_COLUMNS[kind].extra.filter(([name]) =>
+    name === 'received_ts' ? options.receivedTs === true : options.venueSeq === true,
+  );
+  return join(
+    [...READ_COLUMNS[kind].columns, ...asked].map(([name]) => readColumn(name)),
     ', ',
   );
+};
 const SNAPSHOT_ORDER = sql`ts, side, toFloat64(price), toFloat64(quantity)`;
 
 /** The gaps of one stream (migration 3): the book's, or the trades'. */
@@ -49,6 +60,8 @@ const BOOK_GAPS = streamCondition('book');
 export interface WindowQueryOptions {
   /** Add `received_ts` after the layout's columns. */
   receivedTs?: boolean;
+  /** Add `venue_seq` (a FixedString(VENUE_SEQ_BYTES)) after them. */
+  venueSeq?: boolean;
   /** Deltas: resume at this key of the window's first millisecond (see DeltaResume). */
   resume?: DeltaResume;
 }
@@ -69,7 +82,7 @@ export function deltaWindowQuery(
   const after =
     resume === undefined ? sql`` : sql` AND (ts > ${lit.int(w.from)} OR sequence >= ${lit.int(resume.sequence)})`;
   const offset = resume !== undefined && resume.skip > 0 ? sql`${lit.int(resume.skip)}, ` : sql``;
-  return sql`SELECT ${columnList('delta', options.receivedTs)}
+  return sql`SELECT ${columnList('delta', options)}
 FROM ${db}.deltas
 WHERE ${tickerCondition(exchange, ticker)} AND ${windowCondition(w)}${after}
 ORDER BY ts, sequence
@@ -91,7 +104,7 @@ function snapshotWindowQuery(
   limit: number,
   options: WindowQueryOptions = {},
 ): Sql {
-  return sql`SELECT ${columnList('snapshot', options.receivedTs)}
+  return sql`SELECT ${columnList('snapshot', options)}
 FROM ${db}.snapshots
 WHERE ${tickerCondition(exchange, ticker)} AND ${windowCondition(w)}
 ORDER BY ${SNAPSHOT_ORDER}
@@ -113,7 +126,7 @@ function snapshotBookRestQuery(
   options: WindowQueryOptions = {},
 ): Sql {
   const where = sql`${tickerCondition(exchange, ticker)} AND ${windowCondition(w)}`;
-  return sql`SELECT ${columnList('snapshot', options.receivedTs)}
+  return sql`SELECT ${columnList('snapshot', options)}
 FROM ${db}.snapshots
 WHERE ${where}
   AND ts <= (SELECT max(ts) FROM (SELECT ts FROM ${db}.snapshots WHERE ${where} ORDER BY ts LIMIT ${lit.int(limit)}))
@@ -234,7 +247,9 @@ ORDER BY from_ts, to_ts`;
 
 /**
  * What one ticker holds in [from, to] (to null: open): per kind, rows, first and last ts, and for snapshots the
- * number of books (distinct ts). Reads the `ts` column of the ticker's rows in the range only.
+ * number of books (distinct ts); and per verification method (kind `verification:<method>`, a row per method that
+ * has any), its verification points — distinct moments, so a point stored twice counts once — and the first and
+ * last. Reads the `ts` column of the ticker's rows in the range only (and the verifications' `method`).
  */
 function coverageQuery(db: Sql, exchange: ExchangeKey, ticker: string, from: number, to: number | null): Sql {
   const where = sql`${tickerCondition(exchange, ticker)} AND ${windowCondition({ from, to, toInclusive: true })}`;
@@ -243,7 +258,28 @@ function coverageQuery(db: Sql, exchange: ExchangeKey, ticker: string, from: num
 FROM ${db}.snapshots WHERE ${where}
 UNION ALL
 SELECT 'delta', count(), min(ts), max(ts), toUInt64(0)
-FROM ${db}.deltas WHERE ${where}`;
+FROM ${db}.deltas WHERE ${where}
+UNION ALL
+SELECT concat('verification:', toString(method)), uniqExact(ts), min(ts), max(ts), toUInt64(0)
+FROM ${db}.verifications WHERE ${where}
+GROUP BY method`;
+}
+
+/**
+ * The verification points of one ticker around `at`: the last at or before it, not before `lower` (the caller's
+ * window: nothing before it is shown), and the first after it, each with its method's code (n = 0: none; the method
+ * is read as its code, as an Enum8 aggregated over no rows is not a member on 18.16). Two primary-key range reads of
+ * the ticker's verification points, one row each (`before`, then `after`). Of two methods at the same moment the
+ * greater code is named (a tie is the same moment confirmed twice).
+ */
+function verifiedAroundQuery(db: Sql, exchange: ExchangeKey, ticker: string, lower: number, at: number): Sql {
+  const key = tickerCondition(exchange, ticker);
+  const code = sql`CAST(method AS Int8)`;
+  return sql`SELECT 'before' AS which, count() AS n, max(ts) AS point_ts, argMax(${code}, ts * 4 + ${code}) AS method_code
+FROM ${db}.verifications WHERE ${key} AND ts >= ${lit.int(lower)} AND ts <= ${lit.int(at)}
+UNION ALL
+SELECT 'after', count(), min(ts), argMin(${code}, ts * 4 - ${code})
+FROM ${db}.verifications WHERE ${key} AND ts > ${lit.int(at)}`;
 }
 
 /**
@@ -320,6 +356,8 @@ export interface WindowRead {
   singleThread?: boolean;
   /** Read `received_ts` too, after the layout's columns. */
   receivedTs?: boolean;
+  /** Read `venue_seq` too (a FixedString(VENUE_SEQ_BYTES)), after `received_ts`. */
+  venueSeq?: boolean;
   /** Deltas: resume inside the window's first millisecond (a cursor's position). */
   resume?: DeltaResume;
 }
@@ -340,6 +378,33 @@ export interface KindCoverage {
   lastTs: number | null;
   /** Snapshots: distinct books; deltas: 0. */
   books: number;
+}
+
+/** A ticker's verification points in a range: how many (per method), the first and the last. */
+export interface VerificationCoverage {
+  /** Distinct (moment, method) points. */
+  count: number;
+  /** null when there is none. */
+  firstTs: number | null;
+  lastTs: number | null;
+  methods: Record<VerificationMethod, number>;
+}
+
+/** What one ticker holds in a range: per kind of book row, and its verification points. */
+export type TickerCoverage = Record<RowKind, KindCoverage> & { verification: VerificationCoverage };
+
+/** A moment the recorder found the book equal to the venue's, and how. */
+export interface VerificationPoint {
+  ts: number;
+  method: VerificationMethod;
+}
+
+/** The verification points around a moment (null: none). */
+export interface VerifiedAround {
+  /** The last at or before the moment (inside the caller's window). */
+  before: VerificationPoint | null;
+  /** The first after it. */
+  after: VerificationPoint | null;
 }
 
 const gapOf = (r: JsonRow): StoredGap => ({
@@ -489,29 +554,62 @@ export class OrderBookQueries {
     return this.q.json(scope, 'gaps', gapsQuery(this.q.db, exchange, ticker, range), gapOf);
   }
 
-  /** Rows, first and last ts (and books) per kind in [from, to]. */
+  /** Rows, first and last ts (and books) per kind in [from, to], and the verification points there. */
   async coverage(
     scope: QueryScope,
     exchange: ExchangeKey,
     ticker: string,
     from: number,
     to: number | null,
-  ): Promise<Record<RowKind, KindCoverage>> {
-    const out: Record<RowKind, KindCoverage> = {
+  ): Promise<TickerCoverage> {
+    const methods = Object.fromEntries(VERIFICATION_METHODS.map((m) => [m, 0])) as Record<VerificationMethod, number>;
+    const out: TickerCoverage = {
       snapshot: { rows: 0, firstTs: null, lastTs: null, books: 0 },
       delta: { rows: 0, firstTs: null, lastTs: null, books: 0 },
+      verification: { count: 0, firstTs: null, lastTs: null, methods },
     };
     const rows = await this.q.json(scope, 'coverage', coverageQuery(this.q.db, exchange, ticker, from, to), (r) => r);
     for (const r of rows) {
       const kind = String(r.kind_name);
-      if (kind !== 'snapshot' && kind !== 'delta') continue;
       const n = Number(r.n_rows);
+      const method = kind.startsWith('verification:') ? kind.slice('verification:'.length) : undefined;
+      if (method !== undefined && n > 0 && (VERIFICATION_METHODS as readonly string[]).includes(method)) {
+        const v = out.verification;
+        v.methods[method as VerificationMethod] = n;
+        v.count += n;
+        v.firstTs = Math.min(v.firstTs ?? Infinity, Number(r.min_ts));
+        v.lastTs = Math.max(v.lastTs ?? -Infinity, Number(r.max_ts));
+        continue;
+      }
+      if (kind !== 'snapshot' && kind !== 'delta') continue;
       out[kind] = {
         rows: n,
         firstTs: n > 0 ? Number(r.min_ts) : null,
         lastTs: n > 0 ? Number(r.max_ts) : null,
         books: Number(r.n_books),
       };
+    }
+    return out;
+  }
+
+  /**
+   * The verification points of a ticker around `at`: the last at or before it (not before `lower`, the caller's
+   * window's start) and the first after it.
+   */
+  async verifiedAround(
+    scope: QueryScope,
+    exchange: ExchangeKey,
+    ticker: string,
+    lower: number,
+    at: number,
+  ): Promise<VerifiedAround> {
+    const query = verifiedAroundQuery(this.q.db, exchange, ticker, lower, at);
+    const out: VerifiedAround = { before: null, after: null };
+    for (const r of await this.q.json(scope, 'verified', query, (r) => r)) {
+      const which = r.which === 'before' ? 'before' : r.which === 'after' ? 'after' : undefined;
+      const method = VERIFICATION_METHODS.find((m) => VERIFICATION_METHOD_CODES[m] === Number(r.method_code));
+      if (which === undefined || Number(r.n) === 0 || method === undefined) continue;
+      out[which] = { ts: Number(r.point_ts), method };
     }
     return out;
   }

@@ -9,6 +9,7 @@ import type { ExchangeKey } from '@depthgate/platforms';
 import { insertTsv, type InsertOptions, type InsertTable } from '../inserts';
 import { join, lit, sql, type Sql } from '../literals';
 import { Querier } from '../querier';
+import type { VerificationMethod } from '../schema';
 import { connectionOf, type HistoryStore } from '../store';
 
 /** The natural key of a batch's last row: present in the table ⇔ the (atomic) batch was written. */
@@ -23,6 +24,14 @@ export type ProbeKey =
       fromTs: number;
       toTs: number;
       reason: string;
+      detectedAt: number;
+    }
+  | {
+      table: 'verifications';
+      exchange: ExchangeKey;
+      ticker: string;
+      ts: number;
+      method: VerificationMethod;
       detectedAt: number;
     };
 
@@ -76,6 +85,11 @@ export class RecorderStore {
         query = sql`SELECT count() AS n FROM ${db}.gaps WHERE ${where} AND from_ts = ${lit.int(key.fromTs)} AND to_ts = ${lit.int(
           key.toTs,
         )} AND reason = ${lit.token(key.reason)} AND detected_at = ${lit.int(key.detectedAt)}`;
+        break;
+      case 'verifications':
+        query = sql`SELECT count() AS n FROM ${db}.verifications WHERE ${where} AND ts = ${lit.int(key.ts)} AND method = ${lit.token(
+          key.method,
+        )} AND detected_at = ${lit.int(key.detectedAt)}`;
         break;
     }
     return (await this.count('probe', query, timeoutMs)) > 0;

@@ -35,12 +35,14 @@
 import type { ExchangeKey } from '@depthgate/platforms';
 import { join, lit, sql, type Sql } from '../literals';
 import { READ_COLUMNS, type ReadKind } from '../schema';
-import { tickerCondition, windowCondition, type DeltaResume, type TimeWindow } from './conditions';
+import { readColumn, tickerCondition, windowCondition, type DeltaResume, type TimeWindow } from './conditions';
 
 /** What a trade window read adds to the layout's columns. */
 export interface TradeReadOptions {
   /** Add `received_ts` after the fixed columns. */
   receivedTs?: boolean;
+  /** Add `venue_seq` (a FixedString(VENUE_SEQ_BYTES)) after it. */
+  venueSeq?: boolean;
   /** Add `venue_side` (a String) after them. */
   venueSide?: boolean;
   /** Resume at this key of the window's first millisecond (a cursor's position; DeltaResume). */
@@ -56,7 +58,12 @@ const identifiers = (names: readonly string[]): Sql =>
 /** The columns of a trade read, in the RowBinary layout's order: fixed columns, the extras asked for, the id. */
 function tradeColumnNames(o: TradeReadOptions): string[] {
   const { columns, extra, tail } = READ_COLUMNS.trade;
-  const asked = extra.filter(([name]) => (name === 'received_ts' ? o.receivedTs : o.venueSide) === true);
+  const wanted: Record<string, boolean | undefined> = {
+    received_ts: o.receivedTs,
+    venue_seq: o.venueSeq,
+    venue_side: o.venueSide,
+  };
+  const asked = extra.filter(([name]) => wanted[name] === true);
   return [...columns, ...asked, ...tail].map(([name]) => name);
 }
 
@@ -86,20 +93,25 @@ export function tradeWindowQuery(
   limit: number,
   options: TradeReadOptions = {},
 ): Sql {
-  const columns = identifiers(tradeColumnNames(options));
-  const deduplicated = sql`SELECT ${columns}
+  const names = tradeColumnNames(options);
+  const columns = join(
+    names.map((n) => readColumn(n)),
+    ', ',
+  );
+  const deduplicated = (selected: Sql) => sql`SELECT ${selected}
 FROM ${db}.trades
 WHERE ${tickerCondition(exchange, ticker)} AND ${windowCondition(w)}
 ORDER BY ${TRADE_ORDER}
 ${ONE_PER_TRADE}`;
   const resume = options.resume;
   if (resume === undefined) {
-    return sql`${deduplicated}
+    return sql`${deduplicated(columns)}
 LIMIT ${lit.int(limit)}
 FORMAT RowBinary`;
   }
+  // (The inner read keeps the stored columns; the outer one shapes them.)
   return sql`SELECT ${columns}
-FROM (${deduplicated})
+FROM (${deduplicated(identifiers(names))})
 WHERE ${resumeCondition(w, resume)}
 ORDER BY ${TRADE_ORDER}
 ${limitClause(limit, resume)}
@@ -112,7 +124,7 @@ FORMAT RowBinary`;
  *
  *   ts Int64 | sequence UInt64 | row_kind UInt8 (1 delta, 2 trade) | side UInt8 (delta: 1 bid, 2 ask; trade: 1 buy,
  *   2 sell) | price Decimal(38,18) | amount Decimal(38,18) (quantity_delta, or size) | [received_ts Int64] |
- *   trade_id String ('' for a delta)
+ *   [venue_seq FixedString(VENUE_SEQ_BYTES)] | trade_id String ('' for a delta)
  *
  * Ties of (ts, sequence) — none in recorded data, where the two share the ticker's counter — put a delta first.
  */
@@ -122,24 +134,30 @@ export function interleavedWindowQuery(
   ticker: string,
   w: TimeWindow,
   limit: number,
-  options: { receivedTs?: boolean; resume?: DeltaResume } = {},
+  options: { receivedTs?: boolean; venueSeq?: boolean; resume?: DeltaResume } = {},
 ): Sql {
   const where = sql`${tickerCondition(exchange, ticker)} AND ${windowCondition(w)}`;
   const received = options.receivedTs === true ? sql`, received_ts` : sql``;
-  const trades = sql`SELECT ts, sequence, side, price, size${received}, trade_id
+  const venueSeq = options.venueSeq === true;
+  const stored = venueSeq ? sql`, venue_seq` : sql``;
+  const fixed = venueSeq ? sql`, ${readColumn('venue_seq')}` : sql``;
+  // (An alias that is no column's name: current ClickHouse's analyzer resolves those differently from 18.16.)
+  const named = venueSeq ? sql`${fixed} AS venue_seq_text` : sql``;
+  const outer = venueSeq ? sql`, venue_seq_text` : sql``;
+  const trades = sql`SELECT ts, sequence, side, price, size${received}${stored}, trade_id
   FROM ${db}.trades
   WHERE ${where}
   ORDER BY ${TRADE_ORDER}
   ${ONE_PER_TRADE}`;
   const resume = options.resume;
   const after = resume === undefined ? sql`` : sql`\nWHERE ${resumeCondition(w, resume)}`;
-  return sql`SELECT ts, sequence, row_kind, side_code, price, amount${received}, trade_id
+  return sql`SELECT ts, sequence, row_kind, side_code, price, amount${received}${outer}, trade_id
 FROM (
-  SELECT ts, sequence, toUInt8(1) AS row_kind, toUInt8(side) AS side_code, price, quantity_delta AS amount${received}, '' AS trade_id
+  SELECT ts, sequence, toUInt8(1) AS row_kind, toUInt8(side) AS side_code, price, quantity_delta AS amount${received}${named}, '' AS trade_id
   FROM ${db}.deltas
   WHERE ${where}
   UNION ALL
-  SELECT ts, sequence, toUInt8(2), toUInt8(side), price, size${received}, trade_id
+  SELECT ts, sequence, toUInt8(2), toUInt8(side), price, size${received}${fixed}, trade_id
   FROM (${trades})
 )${after}
 ORDER BY ts, sequence, row_kind, trade_id

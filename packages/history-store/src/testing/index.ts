@@ -258,7 +258,7 @@ WHERE database = ${lit.name(ch.database)} AND name = ${lit.name(name)} ORDER BY 
     await ch.data.insert({
       table: sql`${ch.db}.${lit.identifier(`deltas${LOCAL_SUFFIX}`)}`.text,
       format: 'TabSeparated',
-      values: Readable.from([rows.map(encodeDeltaRow).join('')], { objectMode: false }),
+      values: Readable.from([rows.map((r) => encodeDeltaRow(r)).join('')], { objectMode: false }),
       columns: [...INSERT_COLUMNS.deltas],
     });
   }

@@ -8,7 +8,7 @@
  * listed), so a field added or renamed by accident breaks the contract in the tests.
  */
 import * as z from 'zod';
-import { BAR_INTERVALS, type BarInterval } from '@depthgate/history-store';
+import { BAR_INTERVALS, VENUE_SEQ_PATTERN, type BarInterval } from '@depthgate/history-store';
 
 /** UTC RFC 3339 with exactly three fractional digits, as every answer writes a moment. */
 export const Timestamp = z
@@ -41,6 +41,15 @@ const receivedTs = Timestamp.optional().meta({
   description:
     'With fields=received_ts only: when the recorder received it (rows recorded before receive times were kept: ts)',
 });
+const venueSeq = z
+  .string()
+  .regex(VENUE_SEQ_PATTERN)
+  .optional()
+  .meta({
+    description:
+      'With fields=venue_seq only: the venue’s own ordering of the message the row came from (Kalshi sid:seq, Coinbase sequence, …), empty where the venue has none or the row was recorded before it was kept',
+    examples: ['3:1042', '89455013270', ''],
+  });
 const ts = Timestamp.meta({ description: 'The venue’s time of the book or change (rows are sorted by it)' });
 const price = Decimal.meta({ description: 'The level’s price' });
 const exchange = z.string().meta({ description: 'The neutral exchange key (whatever alias the path used)' });
@@ -54,6 +63,7 @@ export const SnapshotRow = z
     price,
     quantity: Decimal.meta({ description: 'The quantity at the level (every row of a book shares its ts)' }),
     received_ts: receivedTs,
+    venue_seq: venueSeq,
   })
   .meta({ id: 'SnapshotRow' });
 
@@ -66,6 +76,7 @@ export const DeltaRow = z
     price,
     quantity_delta: Decimal.meta({ description: 'To add to the quantity at (side, price); a level at 0 is gone' }),
     received_ts: receivedTs,
+    venue_seq: venueSeq,
   })
   .meta({ id: 'DeltaRow' });
 
@@ -88,6 +99,7 @@ export const TradeRow = z
       description:
         'With fields=sequence only: the ticker’s counter shared with its deltas; (ts, sequence) orders trades and deltas as they arrived',
     }),
+    venue_seq: venueSeq,
   })
   .meta({ id: 'TradeRow' });
 
@@ -101,6 +113,7 @@ export const TradeLine = z
     size: TradeRow.shape.size,
     side: TradeSide,
     received_ts: receivedTs,
+    venue_seq: venueSeq,
   })
   .meta({ id: 'TradeLine' });
 
@@ -234,7 +247,7 @@ export const TradeLines = z
 /** The CSV body, described in prose; its lines are the NDJSON lines in columns (csvColumns). */
 export const CsvBody = z.string().meta({
   description:
-    'A header line, one row per line in the header’s columns, gap markers #gap,from_ts,to_ts,reason,detected_at (with include=gaps) among them, and a last line #end,count,next_cursor (empty when complete). Deltas with include=trades: trade lines #trade,ts,trade_id,price,size,side[,received_ts] among the rows, and #trades_gap lines with include=gaps. A trade id or venue side holding a comma or a quote is quoted (RFC 4180).',
+    'A header line, one row per line in the header’s columns, gap markers #gap,from_ts,to_ts,reason,detected_at (with include=gaps) among them, and a last line #end,count,next_cursor (empty when complete). Deltas with include=trades: trade lines #trade,ts,trade_id,price,size,side[,received_ts][,venue_seq] among the rows, and #trades_gap lines with include=gaps. A trade id or venue side holding a comma or a quote is quoted (RFC 4180).',
 });
 
 /**
@@ -251,7 +264,7 @@ export const ParquetBody = z.string().meta({
 export function csvColumns(kind: 'snapshot' | 'delta' | 'trade', fields: boolean | readonly string[]): string[] {
   const shape = kind === 'delta' ? DeltaRow.shape : kind === 'trade' ? TradeRow.shape : SnapshotRow.shape;
   const asked = fields === true ? ['received_ts'] : fields === false ? [] : fields;
-  const optional = ['received_ts', 'venue_side'].concat(kind === 'trade' ? ['sequence'] : []);
+  const optional = ['received_ts', 'venue_side', 'venue_seq'].concat(kind === 'trade' ? ['sequence'] : []);
   return Object.keys(shape).filter((n) => !optional.includes(n) || asked.includes(n));
 }
 
@@ -275,6 +288,28 @@ export const SnapshotCoverage = z
   .object({ ...kindCoverage, books: z.number().int().min(0).meta({ description: 'Snapshots only: distinct books' }) })
   .meta({ id: 'SnapshotCoverage' });
 
+const METHODS =
+  'rest_book (the venue’s REST book), checksum (a venue checksum that matched), snapshot (a venue snapshot equal to the book)';
+const methodCount = z.number().int().min(0);
+/** The verification points inside a coverage range (docs/history.md, "Verified books"). */
+export const VerificationCoverage = z
+  .object({
+    count: z
+      .number()
+      .int()
+      .min(0)
+      .meta({ description: 'Verification points inside the range (each moment and method once)' }),
+    first_ts: Timestamp.nullable().meta({ description: 'The first inside the range; null: none' }),
+    last_ts: Timestamp.nullable().meta({
+      description:
+        'The last inside the range (the newest moment the recorded book was confirmed equal to the venue’s); null: none',
+    }),
+    methods: z
+      .object({ rest_book: methodCount, checksum: methodCount, snapshot: methodCount })
+      .meta({ description: `Points per method: ${METHODS}` }),
+  })
+  .meta({ id: 'VerificationCoverage' });
+
 export const WINDOW_RULES = ['anonymous', 'max_data_age_days', 'full_history_prefix', 'full_history'] as const;
 
 export const CallerWindow = z
@@ -297,6 +332,9 @@ export const Coverage = z
     end_ts: Timestamp.nullable().meta({ description: 'The range’s end; null: up to the newest row' }),
     snapshots: SnapshotCoverage.meta({ description: 'Snapshot rows and books inside the range' }),
     deltas: KindCoverage.meta({ description: 'Delta rows inside the range' }),
+    verifications: VerificationCoverage.meta({
+      description: 'The moments the recorder confirmed its book equal to the venue’s, inside the range',
+    }),
     gaps: z.array(Gap).meta({ description: 'Every gap overlapping the range, with its recorded bounds' }),
     window: CallerWindow,
   })
@@ -311,6 +349,24 @@ const bookHead = {
   ticker,
   at: Timestamp.meta({ description: 'The moment asked for (now when none was)' }),
 };
+
+const VerificationMethod = z.enum(['rest_book', 'checksum', 'snapshot']).meta({ description: METHODS });
+/** The verification points around a book's moment (docs/history.md, "Verified books"). */
+export const Verified = z
+  .object({
+    before: Timestamp.nullable().meta({
+      description:
+        'The last moment at or before at (inside the caller’s window) the recorded book equalled the venue’s; null: none',
+    }),
+    before_method: VerificationMethod.nullable().meta({ description: 'How before was established; null with it' }),
+    after: Timestamp.nullable().meta({ description: 'The first such moment after at; null: none (yet)' }),
+    after_method: VerificationMethod.nullable().meta({ description: 'How after was established; null with it' }),
+  })
+  .meta({
+    id: 'Verified',
+    description:
+      'Whether the book at this moment lies between two confirmations: the recorder compares its book with the venue’s own (a REST book, a checksum, a resubscription’s snapshot). With both set and no gap between them, the book at `at` was confirmed on both sides; a mismatch is recorded as a gap (reason divergence) from the last confirmation to its detection.',
+  });
 
 /** The book at a moment: `ok` with the book, or `in_gap` / `no_data` without one. */
 export const Book = z
@@ -331,6 +387,7 @@ export const Book = z
       }),
       bids: z.array(Level).meta({ description: 'Best (highest) first; null unless ok' }),
       asks: z.array(Level).meta({ description: 'Best (lowest) first; null unless ok' }),
+      verified: Verified,
     }),
     z.object({
       ...bookHead,
@@ -341,6 +398,7 @@ export const Book = z
       base_gap: z.null(),
       bids: z.null(),
       asks: z.null(),
+      verified: Verified,
     }),
     z.object({
       ...bookHead,
@@ -351,6 +409,7 @@ export const Book = z
       base_gap: z.null(),
       bids: z.null(),
       asks: z.null(),
+      verified: Verified,
     }),
   ])
   .meta({ id: 'Book', description: `The book, or why there is none. ${STATUS}` });

@@ -31,6 +31,8 @@ import {
   type TradeLine as ClientTradeLine,
   type TradeRow as ClientTradeRow,
   type TradesGapMarker as ClientTradesGapMarker,
+  type VerificationCoverage as ClientVerificationCoverage,
+  type BookVerified as ClientBookVerified,
 } from '@depthgate/client';
 import type { errorBodySchema } from '@depthgate/service-kit';
 import {
@@ -57,6 +59,8 @@ import {
   type TradePage,
   type TradeRow,
   type TradesGapLine,
+  type VerificationCoverage,
+  type Verified,
 } from './bodies';
 
 /** A and B are assignable to each other. */
@@ -97,6 +101,8 @@ const _kindCoverage: Accepts<ClientKindCoverage, Out<typeof KindCoverage>> = tru
 const _snapshotCoverage: Accepts<ClientKindCoverage, Out<typeof SnapshotCoverage>> = true;
 const _coverage: Accepts<ClientCoverage, Out<typeof Coverage>> = true;
 const _coverageLooser: Same<Out<typeof Coverage>, ClientCoverage> = false;
+const _verificationCoverage: Same<Out<typeof VerificationCoverage>, ClientVerificationCoverage> = true;
+const _verified: Same<Out<typeof Verified>, ClientBookVerified> = true;
 // tickers() gives the answer's list; an error answer's code is HttpError.error.
 const _tickers: Same<Out<typeof TickerList>['tickers'], Awaited<ReturnType<HistoryClient['tickers']>>> = true;
 const _errorCode: Accepts<NonNullable<HttpError['error']>, Out<ReturnType<typeof errorBodySchema>>['error']> = true;

@@ -85,12 +85,12 @@ describe('the parameters read through their schemas answer exactly as before', (
     ],
     [
       'invalid_fields',
-      'fields names fields to add to the rows: received_ts; "Ts" is not one',
+      'fields names fields to add to the rows: received_ts, venue_seq; "Ts" is not one',
       () => parseFields({ fields: 'received_ts, Ts' }),
     ],
     [
       'invalid_fields',
-      'fields names fields to add to the rows: received_ts; "" is not one',
+      'fields names fields to add to the rows: received_ts, venue_seq; "" is not one',
       () => parseFields({ fields: '' }),
     ],
     [
@@ -100,7 +100,7 @@ describe('the parameters read through their schemas answer exactly as before', (
     ],
     [
       'invalid_fields',
-      'fields names fields to add to the trades: received_ts, venue_side, sequence; "quantity" is not one',
+      'fields names fields to add to the trades: received_ts, venue_side, sequence, venue_seq; "quantity" is not one',
       () => parseTradeFields({ fields: 'sequence,quantity' }),
     ],
     ['invalid_interval', 'interval must be 1m, 5m, 1h, 1d, got "7m"', () => parseInterval({ interval: '7m' })],

@@ -189,7 +189,7 @@ export const prefixParam: QueryParam<string> = {
   schema: z.string().optional(),
   message: () => 'prefix is not text',
   description:
-    'Case-insensitive prefix filter. Taken literally (_ and % are not wildcards); a prefix outside the ticker grammar ([A-Za-z0-9._-], at most 64) matches no ticker: the list is empty.',
+    'Case-insensitive prefix filter. Taken literally (_ and % are not wildcards); a prefix outside the ticker grammar ([A-Za-z0-9._-], at most 128) matches no ticker: the list is empty.',
 };
 
 export const cursorParam: QueryParam<string> = {
@@ -262,7 +262,7 @@ export const fieldsParam: QueryParam<ExtraField[]> = {
   message: (text, issue) =>
     `fields names fields to add to the rows: ${EXTRA_FIELDS.join(', ')}; ${quoted(listItem(text, issue))} is not one`,
   description:
-    'Fields to add to every row, comma-separated: received_ts (when the recorder received the row, UTC RFC 3339; rows recorded before receive times were kept have their ts). With include=trades, the trade lines get it too.',
+    'Fields to add to every row, comma-separated, in this order after the others: received_ts (when the recorder received the row, UTC RFC 3339; rows recorded before receive times were kept have their ts), venue_seq (the venue’s own ordering of the message the row came from — Kalshi sid:seq, Coinbase sequence, … — or empty where the venue has none and on rows recorded before it was kept). With include=trades, the trade lines get them too.',
   list: true,
 };
 
@@ -274,7 +274,7 @@ export const tradeFieldsParam: QueryParam<TradeExtraField[]> = {
   message: (text, issue) =>
     `fields names fields to add to the trades: ${TRADE_EXTRA_FIELDS.join(', ')}; ${quoted(listItem(text, issue))} is not one`,
   description:
-    'Fields to add to every trade, comma-separated, written in this order after the others: received_ts (when the recorder received it, UTC RFC 3339), venue_side (the venue’s own side field as sent, or empty), sequence (the ticker’s counter shared with its deltas: (ts, sequence) orders trades and deltas as they arrived).',
+    'Fields to add to every trade, comma-separated, written in this order after the others: received_ts (when the recorder received it, UTC RFC 3339), venue_side (the venue’s own side field as sent, or empty), sequence (the ticker’s counter shared with its deltas: (ts, sequence) orders trades and deltas as they arrived), venue_seq (the venue’s own ordering of the message the trade came from, or empty).',
   list: true,
 };
 

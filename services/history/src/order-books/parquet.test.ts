@@ -1,8 +1,23 @@
 import { Rng } from '@depthgate/service-kit';
 import { readParquet } from '../testing/parquet';
-import { deltaRow, randomChunks, snapshotRow, tradeRow, type Delta, type Trade } from '../testing/row-binary';
+import {
+  deltaRow,
+  randomChunks,
+  snapshotRow,
+  tradeRow,
+  venueSeqBytes,
+  type Delta,
+  type Trade,
+} from '../testing/row-binary';
 import { ParquetStream } from './parquet';
-import { FIELD_RECEIVED, FIELD_SEQUENCE, FIELD_VENUE_SIDE, RowRenderer, type SeriesKind } from './row-binary';
+import {
+  FIELD_RECEIVED,
+  FIELD_SEQUENCE,
+  FIELD_VENUE_SEQ,
+  FIELD_VENUE_SIDE,
+  RowRenderer,
+  type SeriesKind,
+} from './row-binary';
 
 const T = Date.UTC(2026, 2, 26, 14, 0, 1, 193);
 
@@ -12,6 +27,7 @@ function both(kind: SeriesKind, fields: number, chunks: Buffer[], groupRows: num
     receivedTs: (fields & FIELD_RECEIVED) !== 0,
     venueSide: (fields & FIELD_VENUE_SIDE) !== 0,
     sequence: (fields & FIELD_SEQUENCE) !== 0,
+    venueSeq: (fields & FIELD_VENUE_SEQ) !== 0,
   };
   const ndjson = new RowRenderer(kind, { ...options, format: 'ndjson' });
   const parquet = new ParquetStream(kind, fields, groupRows);
@@ -109,6 +125,56 @@ describe('Parquet answers (ParquetStream, through the row renderer)', () => {
     ]);
     expect(back.rows).toEqual(lines);
     expect(back.rows[1]).toMatchObject({ trade_id: 'x"1', venue_side: 'yes', side: 'buy', sequence: 5001 });
+  });
+
+  it('holds venue_seq as a string column after the others (dictionary when it repeats), on book rows and trades', async () => {
+    const rows = deltas
+      .slice(0, 900)
+      .map((d, i) =>
+        Buffer.concat([
+          deltaRow(d),
+          Buffer.from(new BigInt64Array([BigInt(d.ts + 2)]).buffer),
+          venueSeqBytes(i % 5 === 0 ? '' : i % 2 ? `3:${1000 + i}` : 'Zz9:._/+=-'.repeat(5).slice(0, 48)),
+        ]),
+      );
+    const { lines, file } = both(
+      'delta',
+      FIELD_RECEIVED | FIELD_VENUE_SEQ,
+      randomChunks(rng, Buffer.concat(rows), 3000),
+      256,
+    );
+    const back = await readParquet(file);
+    expect(back.types).toMatchObject({ received_ts: 'TIMESTAMP WITH TIME ZONE', venue_seq: 'VARCHAR' });
+    expect(Object.keys(back.types).slice(-2)).toEqual(['received_ts', 'venue_seq']);
+    expect(back.rows).toEqual(lines);
+    expect(back.rows.slice(0, 2).map((r) => r.venue_seq)).toEqual(['', '3:1001']);
+    const trades = Buffer.concat(
+      [0, 1, 2].map((i) =>
+        tradeRow({
+          ts: T + i,
+          sequence: i,
+          trade_id: `t${i}`,
+          price: '1',
+          size: '2',
+          side: 'buy',
+          venue_seq: `9${i}`,
+          venue_side: 'yes',
+        }),
+      ),
+    );
+    const traded = both('trade', FIELD_VENUE_SIDE | FIELD_VENUE_SEQ, [trades], 100);
+    const backTrades = await readParquet(traded.file);
+    expect(Object.keys(backTrades.types)).toEqual([
+      'ts',
+      'trade_id',
+      'price',
+      'size',
+      'side',
+      'venue_side',
+      'venue_seq',
+    ]);
+    expect(backTrades.rows).toEqual(traded.lines);
+    expect(backTrades.rows.map((r) => r.venue_seq)).toEqual(['90', '91', '92']);
   });
 
   it('an answer without rows is a file with the schema and no row group', async () => {

@@ -9,7 +9,7 @@
  *   sequence          INT64 INTEGER(64, unsigned) (UINT_64)      DELTA_BINARY_PACKED
  *   price, quantity, quantity_delta, size
  *                     FIXED_LEN_BYTE_ARRAY(16) DECIMAL(38, 18)   dictionary, else PLAIN
- *   side, trade_id, venue_side
+ *   side, trade_id, venue_side, venue_seq
  *                     BYTE_ARRAY STRING                          dictionary, else PLAIN
  *
  * Every page ZSTD-compressed. Decimals are exact: the stored Decimal(38, 18) is the column's unscaled 128-bit
@@ -33,7 +33,14 @@ import { ByteWriter } from 'hyparquet-writer';
 import { writePageHeader } from 'hyparquet-writer/src/datapage.js';
 import { writeMetadata } from 'hyparquet-writer/src/metadata.js';
 import type { ColumnarSink } from './row-binary';
-import { FIELD_RECEIVED, FIELD_SEQUENCE, FIELD_VENUE_SIDE, type SeriesKind } from './row-binary';
+import {
+  FIELD_RECEIVED,
+  FIELD_SEQUENCE,
+  FIELD_VENUE_SEQ,
+  FIELD_VENUE_SIDE,
+  VENUE_SEQ_BYTES,
+  type SeriesKind,
+} from './row-binary';
 
 export const PARQUET_CONTENT_TYPE = 'application/vnd.apache.parquet';
 
@@ -45,12 +52,13 @@ type SchemaElement = FileMetaData['schema'][number];
 type ColumnChunk = FileMetaData['row_groups'][number]['columns'][number];
 
 /** How a column's values are taken from a row, and stored. */
-type ColumnType = 'timestamp' | 'uint64' | 'decimal' | 'side' | 'string';
+/** (`padded`: a string in a zero-padded fixed-width field of the row, `venue_seq`.) */
+type ColumnType = 'timestamp' | 'uint64' | 'decimal' | 'side' | 'string' | 'padded';
 
 interface ColumnSpec {
   name: string;
   type: ColumnType;
-  /** Fixed columns: the value's offset in the row (JSON layout). Strings: which String of the row (0, 1). */
+  /** Fixed columns (and padded): the value's offset in the row (JSON layout). Strings: which String of the row (0, 1). */
   at: number;
   /** Sides: the names of codes 1 and 2. */
   names?: readonly [string, string];
@@ -73,6 +81,13 @@ const TRADE_SIDES = ['buy', 'sell'] as const;
  */
 export function parquetColumns(kind: SeriesKind, fields: number): ColumnSpec[] {
   const received = (fields & FIELD_RECEIVED) !== 0;
+  /** received_ts and venue_seq after the row's own columns (which end at `end`), as asked for. */
+  const extras = (end: number): ColumnSpec[] => [
+    ...(received ? [{ name: 'received_ts', type: 'timestamp' as const, at: end }] : []),
+    ...((fields & FIELD_VENUE_SEQ) !== 0
+      ? [{ name: 'venue_seq', type: 'padded' as const, at: end + (received ? 8 : 0) }]
+      : []),
+  ];
   switch (kind) {
     case 'snapshot':
       return [
@@ -80,7 +95,7 @@ export function parquetColumns(kind: SeriesKind, fields: number): ColumnSpec[] {
         { name: 'side', type: 'side', at: 8, names: BOOK_SIDES },
         { name: 'price', type: 'decimal', at: 9 },
         { name: 'quantity', type: 'decimal', at: 25 },
-        ...(received ? [{ name: 'received_ts', type: 'timestamp' as const, at: 41 }] : []),
+        ...extras(41),
       ];
     case 'delta':
       return [
@@ -89,19 +104,24 @@ export function parquetColumns(kind: SeriesKind, fields: number): ColumnSpec[] {
         { name: 'side', type: 'side', at: 16, names: BOOK_SIDES },
         { name: 'price', type: 'decimal', at: 17 },
         { name: 'quantity_delta', type: 'decimal', at: 33 },
-        ...(received ? [{ name: 'received_ts', type: 'timestamp' as const, at: 49 }] : []),
+        ...extras(49),
       ];
     case 'trade': {
       const venue = (fields & FIELD_VENUE_SIDE) !== 0;
+      const [receivedTs, venueSeq] = [
+        extras(49).filter((c) => c.name === 'received_ts'),
+        extras(49).filter((c) => c.name === 'venue_seq'),
+      ];
       return [
         { name: 'ts', type: 'timestamp', at: 0 },
         { name: 'trade_id', type: 'string', at: venue ? 1 : 0 },
         { name: 'price', type: 'decimal', at: 17 },
         { name: 'size', type: 'decimal', at: 33 },
         { name: 'side', type: 'side', at: 16, names: TRADE_SIDES },
-        ...(received ? [{ name: 'received_ts', type: 'timestamp' as const, at: 49 }] : []),
+        ...receivedTs,
         ...(venue ? [{ name: 'venue_side', type: 'string' as const, at: 0 }] : []),
         ...((fields & FIELD_SEQUENCE) !== 0 ? [{ name: 'sequence', type: 'uint64' as const, at: 8 }] : []),
+        ...venueSeq,
       ];
     }
     case 'interleaved':
@@ -135,6 +155,7 @@ function schemaElement(c: ColumnSpec): SchemaElement {
       };
     case 'side':
     case 'string':
+    case 'padded':
       return { ...base, type: 'BYTE_ARRAY', converted_type: 'UTF8', logical_type: { type: 'STRING' } };
   }
 }
@@ -370,9 +391,10 @@ class ColumnBuffer {
     readonly spec: ColumnSpec,
     rows: number,
   ) {
-    const width = spec.type === 'decimal' ? 16 : spec.type === 'side' ? 0 : spec.type === 'string' ? 24 : 8;
+    const text = spec.type === 'string' || spec.type === 'padded';
+    const width = spec.type === 'decimal' ? 16 : spec.type === 'side' ? 0 : text ? 24 : 8;
     this.data = new Bytes(Math.max(16, width * rows));
-    if (spec.type === 'string') this.ends = new Int32Array(rows);
+    if (text) this.ends = new Int32Array(rows);
     if (spec.type === 'side') this.codes = new Uint8Array(rows);
   }
 }
@@ -438,7 +460,10 @@ export class ParquetStream implements ColumnarSink {
     this.schema = [{ name: 'schema', num_children: this.columns.length }, ...this.columns.map(schemaElement)];
     this.buffers = this.columns.map((c) => new ColumnBuffer(c, rowGroupRows));
     this.stringCount = this.columns.filter((c) => c.type === 'string').length;
-    this.fixedSize = (kind === 'snapshot' ? 41 : 49) + ((fields & FIELD_RECEIVED) !== 0 ? 8 : 0);
+    this.fixedSize =
+      (kind === 'snapshot' ? 41 : 49) +
+      ((fields & FIELD_RECEIVED) !== 0 ? 8 : 0) +
+      ((fields & FIELD_VENUE_SEQ) !== 0 ? VENUE_SEQ_BYTES : 0);
     this.offset = MAGIC.length;
   }
 
@@ -475,6 +500,14 @@ export class ParquetStream implements ColumnarSink {
           const b0 = src[q] as number;
           const n = b0 < 0x80 ? b0 : (b0 & 0x7f) | ((src[q + 1] as number) << 7);
           const at = q + (b0 < 0x80 ? 1 : 2);
+          data.append(src, at, at + n);
+          (buffer.ends as Int32Array)[row] = data.length;
+          break;
+        }
+        case 'padded': {
+          const at = o + spec.at;
+          let n = 0;
+          while (n < VENUE_SEQ_BYTES && src[at + n] !== 0) n++;
           data.append(src, at, at + n);
           (buffer.ends as Int32Array)[row] = data.length;
           break;
@@ -562,6 +595,7 @@ export class ParquetStream implements ColumnarSink {
       case 'side':
         return this.encodeSide(buffer, rows);
       case 'string':
+      case 'padded':
         return this.encodeStrings(buffer, rows);
     }
   }

@@ -23,15 +23,15 @@
 import type { ExchangeKey } from '@depthgate/auth';
 import {
   BOOK_FIRST_LOOK_BACK_MS,
-  type KindCoverage,
   type OrderBookQueries,
   type QueryScope,
   type GapStream,
   type ReadKind,
-  type RowKind,
   type StoredGap,
+  type TickerCoverage,
   type TickerSpan,
   type TimeWindow,
+  type VerifiedAround,
   type WindowRead,
 } from '@depthgate/history-store';
 import type { Endpoint, HistoryMetrics } from '../metrics';
@@ -86,6 +86,8 @@ export interface BookRead {
   venueSide?: boolean;
   /** Trades: render `sequence`. */
   sequence?: boolean;
+  /** Read (and render) the venue's own sequence, `venue_seq`. */
+  venueSeq?: boolean;
   /** The rows go to this columnar sink (Parquet) instead of being rendered as text (`format` is then `json`). */
   columnar?: ColumnarSink;
   /** Gap markers to place among the rows (by from_ts), when asked for. */
@@ -327,15 +329,29 @@ export class OrderBookReader {
     return { body: Buffer.concat(texts), count: taken, next };
   }
 
-  /** What a ticker holds in [from, to], per kind. */
+  /** What a ticker holds in [from, to], per kind, and its verification points there. */
   coverage(
     scope: QueryScope,
     exchange: ExchangeKey,
     ticker: string,
     from: number,
     to: number | null,
-  ): Promise<Record<RowKind, KindCoverage>> {
+  ): Promise<TickerCoverage> {
     return this.queries.coverage(scope, exchange, ticker, from, to);
+  }
+
+  /**
+   * The verification points around `at` (docs/history.md, "Verified books"): the last at or before it, from `lower`
+   * (the caller's window) on, and the first after it.
+   */
+  verifiedAround(
+    scope: QueryScope,
+    exchange: ExchangeKey,
+    ticker: string,
+    lower: number,
+    at: number,
+  ): Promise<VerifiedAround> {
+    return this.queries.verifiedAround(scope, exchange, ticker, lower, at);
   }
 
   /**
@@ -372,6 +388,7 @@ export class OrderBookReader {
           limit: asked,
           singleThread: want <= SINGLE_THREAD_ROWS,
           receivedTs: read.receivedTs,
+          venueSeq: read.venueSeq === true,
           resume: windows === 0 ? resumeOf(kind, start) : undefined,
         });
         if (keyed) {
@@ -485,6 +502,7 @@ export class OrderBookReader {
           limit: asked,
           singleThread: want <= SINGLE_THREAD_ROWS,
           receivedTs: read.receivedTs,
+          venueSeq: read.venueSeq === true,
           resume: from.ts === window.from ? resumeOf(kind, from) : undefined,
         });
         const result =
@@ -729,6 +747,7 @@ export class OrderBookReader {
       receivedTs: read.receivedTs,
       venueSide: read.venueSide,
       sequence: read.sequence,
+      venueSeq: read.venueSeq,
       columnar: read.columnar,
     });
     if (read.gaps && read.gaps.length > 0) {

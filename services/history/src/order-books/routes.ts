@@ -8,7 +8,7 @@
  *   GET /api/{exchange}/trades/{ticker}?start_ts&end_ts&limit[&cursor&format&fields&include]
  *   GET /api/{exchange}/bars/{ticker}?interval&start_ts&end_ts&limit[&cursor]   (OHLCV, VWAP, trade count)
  *   GET /api/{exchange}/coverage/{ticker}?start_ts&end_ts   (also: the caller's window for the ticker, and why)
- *   GET /api/{exchange}/book/{ticker}?at&depth
+ *   GET /api/{exchange}/book/{ticker}?at&depth   (also: the verification points around at)
  *
  * The spec's three answer byte for byte as the spec's requests always did; what the added parameters change is in
  * docs/history.md ("API").
@@ -23,11 +23,13 @@ import type { Caller, ExchangeKey, Exchanges } from '@depthgate/auth';
 import {
   BAR_INTERVALS,
   TICKER_PATTERN,
+  VERIFICATION_METHODS,
   classifyClickHouseError,
   type GapStream,
   type HistoryStore,
   type QueryScope,
   type RowKind,
+  type VerifiedAround,
 } from '@depthgate/history-store';
 import { AppError, type Logger } from '@depthgate/service-kit';
 import { cursorParam, exchangeReader, prefixParam, readParam } from '../contract/params';
@@ -51,7 +53,14 @@ import {
 } from './params';
 import type { BookRead, CatalogueEntry, OrderBookReader } from './reader';
 import { RowsResponse } from './responses';
-import { FIELD_RECEIVED, FIELD_SEQUENCE, FIELD_VENUE_SIDE, timestampText, type SeriesKind } from './row-binary';
+import {
+  FIELD_RECEIVED,
+  FIELD_SEQUENCE,
+  FIELD_VENUE_SEQ,
+  FIELD_VENUE_SIDE,
+  timestampText,
+  type SeriesKind,
+} from './row-binary';
 
 /** Most levels per side the book endpoint returns (`depth`). */
 export const MAX_BOOK_DEPTH = 10_000;
@@ -240,7 +249,8 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
         const fields =
           (fieldNames.includes('received_ts') ? FIELD_RECEIVED : 0) |
           (fieldNames.includes('venue_side') ? FIELD_VENUE_SIDE : 0) |
-          (fieldNames.includes('sequence') ? FIELD_SEQUENCE : 0);
+          (fieldNames.includes('sequence') ? FIELD_SEQUENCE : 0) |
+          (fieldNames.includes('venue_seq') ? FIELD_VENUE_SEQ : 0);
         const bulk = format !== 'json';
         const limit = bulk ? parseStreamLimit(query) : parseLimit(query, deps.defaultLimit, deps.maxLimit);
         // Authorise, and place the read inside the caller's window.
@@ -288,6 +298,7 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
           receivedTs: (fields & FIELD_RECEIVED) !== 0,
           venueSide: (fields & FIELD_VENUE_SIDE) !== 0,
           sequence: (fields & FIELD_SEQUENCE) !== 0,
+          venueSeq: (fields & FIELD_VENUE_SEQ) !== 0,
           columnar: parquet,
           gaps,
         };
@@ -411,12 +422,20 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
         first_ts: iso(coverage?.[k].firstTs),
         last_ts: iso(coverage?.[k].lastTs),
       });
+      const v = coverage?.verification;
+      const verifications = {
+        count: v?.count ?? 0,
+        first_ts: iso(v?.firstTs),
+        last_ts: iso(v?.lastTs),
+        methods: Object.fromEntries(VERIFICATION_METHODS.map((m) => [m, v?.methods[m] ?? 0])),
+      };
       res
         .type('application/json')
         .send(
           `{"exchange":${JSON.stringify(exchange)},"ticker":${JSON.stringify(entry.ticker)},` +
             `"start_ts":"${timestampText(from)}","end_ts":${to === null ? 'null' : `"${timestampText(to)}"`},` +
             `"snapshots":${JSON.stringify(kind('snapshot'))},"deltas":${JSON.stringify(kind('delta'))},` +
+            `"verifications":${JSON.stringify(verifications)},` +
             `"gaps":[${gaps.map(gapJson).join(',')}],` +
             `"window":{"start_ts":"${timestampText(window.start)}","rule":"${window.rule}","days":${window.days ?? 'null'}}}`,
         );
@@ -439,14 +458,18 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
           `at ${timestampText(at)} is before the start of your window for ${entry.ticker}, ${timestampText(earliest)}`,
         );
       }
-      const answer = await deps.reader.book(scope, exchange, entry, at, earliest);
+      const [answer, around] = await Promise.all([
+        deps.reader.book(scope, exchange, entry, at, earliest),
+        deps.reader.verifiedAround(scope, exchange, entry.ticker, earliest, at),
+      ]);
       const head = `{"exchange":${JSON.stringify(exchange)},"ticker":${JSON.stringify(entry.ticker)},"at":"${timestampText(at)}"`;
+      const verified = `"verified":${verifiedJson(around)}`;
       if (answer.status !== 'ok') {
         const gap = answer.status === 'in_gap' ? gapJson(answer.gap) : 'null';
         res
           .type('application/json')
           .send(
-            `${head},"status":"${answer.status}","snapshot_ts":null,"last_delta":null,"gap":${gap},"base_gap":null,"bids":null,"asks":null}`,
+            `${head},"status":"${answer.status}","snapshot_ts":null,"last_delta":null,"gap":${gap},"base_gap":null,"bids":null,"asks":null,${verified}}`,
           );
         return;
       }
@@ -459,11 +482,24 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
             `"last_delta":${last === undefined ? 'null' : `{"ts":"${timestampText(last.ts)}","sequence":${last.sequence}}`},` +
             `"gap":null,"base_gap":${baseGap === null ? 'null' : gapJson(baseGap)},` +
             `"bids":${JSON.stringify(levels(book.bids, 'descending', depth))},` +
-            `"asks":${JSON.stringify(levels(book.asks, 'ascending', depth))}}`,
+            `"asks":${JSON.stringify(levels(book.asks, 'ascending', depth))},${verified}}`,
         );
     }),
   );
   return router;
+}
+
+/**
+ * `verified` of a book answer: the verification points around its moment, each as its moment and method (null:
+ * none) — `{"before":…,"before_method":…,"after":…,"after_method":…}`.
+ */
+function verifiedJson(around: VerifiedAround): string {
+  const ts = (p: VerifiedAround['before']) => (p === null ? 'null' : `"${timestampText(p.ts)}"`);
+  const method = (p: VerifiedAround['before']) => (p === null ? 'null' : `"${p.method}"`);
+  return (
+    `{"before":${ts(around.before)},"before_method":${method(around.before)},` +
+    `"after":${ts(around.after)},"after_method":${method(around.after)}}`
+  );
 }
 
 /** The first multiple of `step` at or after `ts`. */

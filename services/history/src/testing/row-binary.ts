@@ -76,7 +76,15 @@ export interface Trade {
   size: string;
   side: 'buy' | 'sell';
   received_ts?: number;
+  venue_seq?: string;
   venue_side?: string;
+}
+
+/** A `venue_seq` as window reads take it: FixedString(48), the text zero-padded. */
+export function venueSeqBytes(text: string): Buffer {
+  const b = Buffer.alloc(48);
+  b.write(text, 'latin1');
+  return b;
 }
 
 const TRADE_SIDE = { buy: 1, sell: 2 } as const;
@@ -89,8 +97,8 @@ export function stringBytes(text: string): Buffer {
 }
 
 /**
- * A row of the trade layout: the fixed columns, `received_ts` and `venue_side` when the trade has them (a read that
- * asked for them), and the id.
+ * A row of the trade layout: the fixed columns, `received_ts`, `venue_seq` and `venue_side` when the trade has them
+ * (a read that asked for them), and the id.
  */
 export const tradeRow = (r: Trade) =>
   Buffer.concat([
@@ -100,12 +108,20 @@ export const tradeRow = (r: Trade) =>
     decimalBytes(r.price),
     decimalBytes(r.size),
     ...(r.received_ts === undefined ? [] : [int64(BigInt(r.received_ts))]),
+    ...(r.venue_seq === undefined ? [] : [venueSeqBytes(r.venue_seq)]),
     ...(r.venue_side === undefined ? [] : [stringBytes(r.venue_side)]),
     stringBytes(r.trade_id),
   ]);
 
-/** A row of the interleaved layout: a delta (row kind 1) or a trade (row kind 2), `received_ts` when given. */
-export function interleavedRow(r: ({ kind: 'delta' } & Delta) | ({ kind: 'trade' } & Trade), receivedTs?: number) {
+/**
+ * A row of the interleaved layout: a delta (row kind 1) or a trade (row kind 2), `received_ts` and `venue_seq` when
+ * given.
+ */
+export function interleavedRow(
+  r: ({ kind: 'delta' } & Delta) | ({ kind: 'trade' } & Trade),
+  receivedTs?: number,
+  venueSeq?: string,
+) {
   const delta = r.kind === 'delta';
   return Buffer.concat([
     int64(BigInt(r.ts)),
@@ -114,6 +130,7 @@ export function interleavedRow(r: ({ kind: 'delta' } & Delta) | ({ kind: 'trade'
     decimalBytes(r.price),
     decimalBytes(delta ? r.quantity_delta : r.size),
     ...(receivedTs === undefined ? [] : [int64(BigInt(receivedTs))]),
+    ...(venueSeq === undefined ? [] : [venueSeqBytes(venueSeq)]),
     stringBytes(delta ? '' : r.trade_id),
   ]);
 }

@@ -1,6 +1,6 @@
 /**
  * Turns ClickHouse's `RowBinary` output of a window query into the rows of the answer: the members of the response's
- * JSON array, NDJSON lines or CSV lines (docs/history.md, "Bulk streams"), with `received_ts` when asked for — or
+ * JSON array, NDJSON lines or CSV lines (docs/history.md, "Bulk streams"), with `received_ts` and `venue_seq` when asked for — or
  * hands each row to a columnar sink (Parquet, parquet.ts).
  *
  * Why here and not in ClickHouse: rendering a row's JSON text in SQL (`concat`, `formatDateTime`, a decimal trim)
@@ -20,10 +20,12 @@ export {
   cutAtBook,
   FIELD_RECEIVED,
   FIELD_SEQUENCE,
+  FIELD_VENUE_SEQ,
   FIELD_VENUE_SIDE,
   layoutOf,
   rowBinarySize,
   rowKey,
+  VENUE_SEQ_BYTES,
   type Layout,
   type RowKey,
   type SeriesKind,

@@ -6,17 +6,18 @@
  *   delta:       ts Int64 | sequence UInt64 | side Enum8 | price Decimal(38,18) | quantity_delta Decimal(38,18) (49 bytes)
  *   snapshot:    ts Int64 | side Enum8 | price Decimal(38,18) | quantity Decimal(38,18)                            (41 bytes)
  *   trade:       ts Int64 | sequence UInt64 | side Enum8 (buy, sell) | price Decimal(38,18) | size Decimal(38,18)  (49 bytes)
- *                [| received_ts Int64] [| venue_side String] | trade_id String
+ *                [| received_ts Int64] [| venue_seq FixedString(48)] [| venue_side String] | trade_id String
  *   interleaved: ts Int64 | sequence UInt64 | row_kind UInt8 (1 delta, 2 trade) | side UInt8 | price | amount
  *                (quantity_delta or size) Decimal(38,18)                                                            (50 bytes)
- *                [| received_ts Int64] | trade_id String ('' for a delta)
+ *                [| received_ts Int64] [| venue_seq FixedString(48)] | trade_id String ('' for a delta)
  *
- * and, when a request asks for it, `received_ts Int64` after the fixed columns (book rows: 57 and 49 bytes). All
- * little-endian. A String is its length (ULEB128) and its bytes: the rows of the trade layouts have a variable width,
+ * and, when a request asks for them, `received_ts Int64` and then `venue_seq FixedString(48)` after the fixed columns
+ * of the book rows too (`fields=received_ts`: 57 and 49 bytes; `fields=venue_seq`: 48 bytes more, the venue's text
+ * padded with zero bytes, so every book row still has one width). All little-endian. A String is its length (ULEB128) and its bytes: the rows of the trade layouts have a variable width,
  * and the renderer finds where each ends (`rowLength`). Stored trade ids and venue sides are printable ASCII of at
  * most 128 characters (VENUE_TEXT_PATTERN), so a longer length is bytes that are not a row.
  */
-import type { RowKind } from '@depthgate/history-store';
+import { VENUE_SEQ_BYTES as HISTORY_VENUE_SEQ_BYTES, type RowKind } from '@depthgate/history-store';
 import {
   bytes,
   copy,
@@ -38,10 +39,13 @@ export type TextFormat = 'json' | 'ndjson' | 'csv';
  */
 export type SeriesKind = RowKind | 'trade' | 'interleaved';
 
-/** Optional fields a row renders (bits): `received_ts`; trades also `venue_side` and `sequence`. */
+/** Optional fields a row renders (bits): `received_ts`, `venue_seq`; trades also `venue_side` and `sequence`. */
 export const FIELD_RECEIVED = 1;
 export const FIELD_VENUE_SIDE = 2;
 export const FIELD_SEQUENCE = 4;
+export const FIELD_VENUE_SEQ = 8;
+/** The optional fields every kind of row has (book rows, trades, the interleaved stream's lines). */
+const FIELDS_OF_EVERY_ROW = FIELD_RECEIVED | FIELD_VENUE_SEQ;
 
 export interface Layout {
   /** Bytes of the fixed columns (of the whole row, when it has no String). */
@@ -69,6 +73,8 @@ export const SIDE_ASK = 2;
 export const MAX_TS = 253_402_300_799_999;
 /** Longest stored venue text (VENUE_TEXT_PATTERN). */
 export const MAX_VENUE_TEXT = 128;
+/** Bytes of a `venue_seq` as window reads take it (history-store VENUE_SEQ_BYTES): zero-padded. */
+export const VENUE_SEQ_BYTES = HISTORY_VENUE_SEQ_BYTES;
 
 /** ASCII of the literal parts of a row. */
 const T_DELTA_BID = bytes(',"side":"bid","price":"');
@@ -87,6 +93,8 @@ const T_SIDE_BUY = bytes('","side":"buy"');
 const T_SIDE_SELL = bytes('","side":"sell"');
 const T_VENUE_SIDE = bytes(',"venue_side":');
 const T_SEQUENCE = bytes(',"sequence":');
+const T_VENUE_SEQ = bytes(',"venue_seq":');
+const T_QUOTE = bytes('"');
 const T_CLOSE = bytes('}');
 const T_CSV_BUY = bytes(',buy');
 const T_CSV_SELL = bytes(',sell');
@@ -96,7 +104,6 @@ const DELTA_OPENING = new TimestampField('{"ts":"', '","sequence":');
 const SNAPSHOT_OPENING = new TimestampField('{"ts":"', '","side":"');
 const TRADE_OPENING = new TimestampField('{"ts":"', '","trade_id":');
 const TRADE_LINE_OPENING = new TimestampField('{"type":"trade","ts":"', '","trade_id":');
-const RECEIVED_CLOSING = new TimestampField('","received_ts":"', '"}');
 const RECEIVED_FIELD = new TimestampField(',"received_ts":"', '"');
 const CSV_TS = new TimestampField('', ',');
 const CSV_SNAPSHOT_TS = new TimestampField('', '');
@@ -104,6 +111,44 @@ const CSV_RECEIVED = new TimestampField(',', '');
 
 /** `received_ts` is read after the layout's own columns (the window queries' `extra`). */
 const RECEIVED_BYTES = 8;
+
+/**
+ * The optional fields of a row (`fields`: FIELD_RECEIVED, FIELD_VENUE_SEQ) read from `src[at]` on, as JSON members
+ * after a quoted value's last character: closes that value, adds them, closes the object.
+ */
+function jsonExtras(src: Buffer, at: number, out: Buffer, p: number, fields: number): number {
+  if ((fields & FIELDS_OF_EVERY_ROW) === 0) return copy(T_END, out, p);
+  p = copy(T_QUOTE, out, p);
+  if ((fields & FIELD_RECEIVED) !== 0) {
+    p = RECEIVED_FIELD.write(src, at, out, p);
+    at += RECEIVED_BYTES;
+  }
+  if ((fields & FIELD_VENUE_SEQ) !== 0) {
+    p = copy(T_VENUE_SEQ, out, p);
+    p = writeJsonString(src, at, paddedLength(src, at), out, p);
+  }
+  return copy(T_CLOSE, out, p);
+}
+
+/** The same as CSV columns, after the row's others. */
+function csvExtras(src: Buffer, at: number, out: Buffer, p: number, fields: number): number {
+  if ((fields & FIELD_RECEIVED) !== 0) {
+    p = CSV_RECEIVED.write(src, at, out, p);
+    at += RECEIVED_BYTES;
+  }
+  if ((fields & FIELD_VENUE_SEQ) !== 0) {
+    p = copy(T_COMMA, out, p);
+    p = writeCsvField(src, at, paddedLength(src, at), out, p);
+  }
+  return p;
+}
+
+/** The length of the zero-padded `venue_seq` at `src[at]`: up to its first zero byte. */
+function paddedLength(src: Buffer, at: number): number {
+  let n = 0;
+  while (n < VENUE_SEQ_BYTES && src[at + n] !== 0) n++;
+  return n;
+}
 
 // One plain function per row shape, the optional fields a flag: a renderer's call site sees few functions (V8 keeps
 // such a call polymorphic and fast; one closure per variant would make it megamorphic).
@@ -115,7 +160,7 @@ function renderDeltaJson(src: Buffer, o: number, out: Buffer, p: number, fields:
   p = writeDecimal18(src, o + 17, out, p);
   p = copy(T_QUANTITY_DELTA, out, p);
   p = writeDecimal18(src, o + 33, out, p);
-  return (fields & FIELD_RECEIVED) !== 0 ? RECEIVED_CLOSING.write(src, o + 49, out, p) : copy(T_END, out, p);
+  return jsonExtras(src, o + 49, out, p, fields);
 }
 
 function renderSnapshotJson(src: Buffer, o: number, out: Buffer, p: number, fields: number): number {
@@ -124,10 +169,10 @@ function renderSnapshotJson(src: Buffer, o: number, out: Buffer, p: number, fiel
   p = writeDecimal18(src, o + 9, out, p);
   p = copy(T_QUANTITY, out, p);
   p = writeDecimal18(src, o + 25, out, p);
-  return (fields & FIELD_RECEIVED) !== 0 ? RECEIVED_CLOSING.write(src, o + 41, out, p) : copy(T_END, out, p);
+  return jsonExtras(src, o + 41, out, p, fields);
 }
 
-/** `ts,sequence,side,price,quantity_delta[,received_ts]` */
+/** `ts,sequence,side,price,quantity_delta[,received_ts][,venue_seq]` */
 function renderDeltaCsv(src: Buffer, o: number, out: Buffer, p: number, fields: number): number {
   p = CSV_TS.write(src, o, out, p);
   p = writeSequence(src, o + 8, out, p);
@@ -135,17 +180,17 @@ function renderDeltaCsv(src: Buffer, o: number, out: Buffer, p: number, fields: 
   p = writeDecimal18(src, o + 17, out, p);
   p = copy(T_COMMA, out, p);
   p = writeDecimal18(src, o + 33, out, p);
-  return (fields & FIELD_RECEIVED) !== 0 ? CSV_RECEIVED.write(src, o + 49, out, p) : p;
+  return csvExtras(src, o + 49, out, p, fields);
 }
 
-/** `ts,side,price,quantity[,received_ts]` */
+/** `ts,side,price,quantity[,received_ts][,venue_seq]` */
 function renderSnapshotCsv(src: Buffer, o: number, out: Buffer, p: number, fields: number): number {
   p = CSV_SNAPSHOT_TS.write(src, o, out, p);
   p = copy(src[o + 8] === SIDE_BID ? T_CSV_BID : T_CSV_ASK, out, p);
   p = writeDecimal18(src, o + 9, out, p);
   p = copy(T_COMMA, out, p);
   p = writeDecimal18(src, o + 25, out, p);
-  return (fields & FIELD_RECEIVED) !== 0 ? CSV_RECEIVED.write(src, o + 41, out, p) : p;
+  return csvExtras(src, o + 41, out, p, fields);
 }
 
 /**
@@ -227,7 +272,7 @@ function writeCsvField(src: Buffer, q: number, n: number, out: Buffer, p: number
  */
 const TRADE_STRINGS = new Int32Array(2);
 function tradeStrings(src: Buffer, o: number, shift: number, fields: number): void {
-  let q = o + 49 + shift + ((fields & FIELD_RECEIVED) !== 0 ? RECEIVED_BYTES : 0);
+  let q = o + 49 + shift + extraBytes(fields);
   if ((fields & FIELD_VENUE_SIDE) !== 0) {
     TRADE_STRINGS[0] = q;
     const n = src[q] as number;
@@ -235,6 +280,10 @@ function tradeStrings(src: Buffer, o: number, shift: number, fields: number): vo
   }
   TRADE_STRINGS[1] = q;
 }
+
+/** Bytes of the optional fixed fields a row carries after its own columns (received_ts, venue_seq). */
+const extraBytes = (fields: number): number =>
+  ((fields & FIELD_RECEIVED) !== 0 ? RECEIVED_BYTES : 0) + ((fields & FIELD_VENUE_SEQ) !== 0 ? VENUE_SEQ_BYTES : 0);
 
 /** The String whose length bytes are at `src[q]` as JSON (or CSV) text. */
 function writeStringAt(src: Buffer, q: number, out: Buffer, p: number, csv: boolean): number {
@@ -258,6 +307,7 @@ interface TradeText {
   received: TimestampField;
   venueSide: Buffer;
   sequence: Buffer;
+  venueSeq: Buffer;
   close: Buffer;
 }
 
@@ -273,6 +323,7 @@ const JSON_TRADE: TradeText = {
   received: RECEIVED_FIELD,
   venueSide: T_VENUE_SIDE,
   sequence: T_SEQUENCE,
+  venueSeq: T_VENUE_SEQ,
   close: T_CLOSE,
 };
 const JSON_TRADE_LINE: TradeText = { ...JSON_TRADE, opening: TRADE_LINE_OPENING };
@@ -287,15 +338,17 @@ const CSV_TRADE: TradeText = {
   received: CSV_RECEIVED,
   venueSide: T_COMMA,
   sequence: T_COMMA,
+  venueSeq: T_COMMA,
   close: EMPTY,
 };
 const CSV_TRADE_LINE: TradeText = { ...CSV_TRADE, prefix: T_CSV_TRADE };
 
 /**
  * A trade in one format (`t`), every format through this one function: JSON
- * `{"ts","trade_id","price","size","side"[,"received_ts"][,"venue_side"][,"sequence"]}` (a trade line opens with
- * `"type":"trade"`), CSV `ts,trade_id,price,size,side[,received_ts][,venue_side][,sequence]` (a trade line opens
- * with `#trade,`). `shift` as in tradeStrings; an interleaved row's `fields` carry received_ts at most (its layout).
+ * `{"ts","trade_id","price","size","side"[,"received_ts"][,"venue_side"][,"sequence"][,"venue_seq"]}` (a trade line
+ * opens with `"type":"trade"`), CSV `ts,trade_id,price,size,side[,received_ts][,venue_side][,sequence][,venue_seq]`
+ * (a trade line opens with `#trade,`). `shift` as in tradeStrings; an interleaved row's `fields` carry received_ts
+ * and venue_seq at most (its layout).
  */
 function renderTrade(
   src: Buffer,
@@ -324,6 +377,12 @@ function renderTrade(
     p = copy(t.sequence, out, p);
     p = writeSequence(src, o + 8, out, p);
   }
+  if ((fields & FIELD_VENUE_SEQ) !== 0) {
+    const at = o + 49 + shift + ((fields & FIELD_RECEIVED) !== 0 ? RECEIVED_BYTES : 0);
+    p = copy(t.venueSeq, out, p);
+    const n = paddedLength(src, at);
+    p = t.csv ? writeCsvField(src, at, n, out, p) : writeJsonString(src, at, n, out, p);
+  }
   return t.close.length > 0 ? copy(t.close, out, p) : p;
 }
 
@@ -336,7 +395,7 @@ const ROW_KIND_DELTA = 1;
 
 /**
  * An interleaved row: a delta row as the deltas endpoint writes it, or a trade line
- * `{"type":"trade","ts","trade_id","price","size","side"[,"received_ts"]}`. (Offsets one byte on from the delta
+ * `{"type":"trade","ts","trade_id","price","size","side"[,"received_ts"][,"venue_seq"]}`. (Offsets one byte on from the delta
  * layout's: the row-kind byte comes before the side.)
  */
 function renderInterleavedJson(src: Buffer, o: number, out: Buffer, p: number, fields: number): number {
@@ -347,10 +406,10 @@ function renderInterleavedJson(src: Buffer, o: number, out: Buffer, p: number, f
   p = writeDecimal18(src, o + 18, out, p);
   p = copy(T_QUANTITY_DELTA, out, p);
   p = writeDecimal18(src, o + 34, out, p);
-  return (fields & FIELD_RECEIVED) !== 0 ? RECEIVED_CLOSING.write(src, o + 50, out, p) : copy(T_END, out, p);
+  return jsonExtras(src, o + 50, out, p, fields);
 }
 
-/** A delta line in the header's columns, or `#trade,ts,trade_id,price,size,side[,received_ts]`. */
+/** A delta line in the header's columns, or `#trade,ts,trade_id,price,size,side[,received_ts][,venue_seq]`. */
 function renderInterleavedCsv(src: Buffer, o: number, out: Buffer, p: number, fields: number): number {
   if (src[o + 16] !== ROW_KIND_DELTA) return renderTrade(src, o, 1, out, p, fields, CSV_TRADE_LINE);
   p = CSV_TS.write(src, o, out, p);
@@ -359,7 +418,7 @@ function renderInterleavedCsv(src: Buffer, o: number, out: Buffer, p: number, fi
   p = writeDecimal18(src, o + 18, out, p);
   p = copy(T_COMMA, out, p);
   p = writeDecimal18(src, o + 34, out, p);
-  return (fields & FIELD_RECEIVED) !== 0 ? CSV_RECEIVED.write(src, o + 50, out, p) : p;
+  return csvExtras(src, o + 50, out, p, fields);
 }
 
 const DELTA_JSON_TEXT =
@@ -384,46 +443,53 @@ const TRADE_TEXT =
 /** Longest text a String of `n` bytes becomes (every byte escaped or doubled, and its quotes). */
 export const stringText = (n: number): number => 2 * n + 2;
 
-function bookLayout(kind: RowKind, csv: boolean, received: boolean): Layout {
+/** Longest text of the optional fields of every row (`jsonExtras`, `csvExtras`; JSON is the longer). */
+const extrasText = (fields: number): number =>
+  (fields & FIELDS_OF_EVERY_ROW) === 0
+    ? T_END.length
+    : T_QUOTE.length +
+      ((fields & FIELD_RECEIVED) !== 0 ? RECEIVED_FIELD.length : 0) +
+      ((fields & FIELD_VENUE_SEQ) !== 0 ? T_VENUE_SEQ.length + stringText(VENUE_SEQ_BYTES) : 0) +
+      T_CLOSE.length;
+
+function bookLayout(kind: RowKind, csv: boolean, fields: number): Layout {
   const delta = kind === 'delta';
-  const closing = csv ? (received ? CSV_RECEIVED.length : 0) : received ? RECEIVED_CLOSING.length : T_END.length;
   return {
-    size: (delta ? 49 : 41) + (received ? RECEIVED_BYTES : 0),
+    size: (delta ? 49 : 41) + extraBytes(fields),
     strings: 0,
     side: delta ? 16 : 8,
     kind: -1,
-    fields: received ? FIELD_RECEIVED : 0,
+    fields,
     render: delta ? (csv ? renderDeltaCsv : renderDeltaJson) : csv ? renderSnapshotCsv : renderSnapshotJson,
     // (plus one for the separator)
     maxText:
-      (delta ? (csv ? DELTA_CSV_TEXT : DELTA_JSON_TEXT) : csv ? SNAPSHOT_CSV_TEXT : SNAPSHOT_JSON_TEXT) + closing + 1,
+      (delta ? (csv ? DELTA_CSV_TEXT : DELTA_JSON_TEXT) : csv ? SNAPSHOT_CSV_TEXT : SNAPSHOT_JSON_TEXT) +
+      extrasText(fields) +
+      1,
   };
 }
 
 function tradeLayout(kind: 'trade' | 'interleaved', csv: boolean, fields: number): Layout {
-  const received = (fields & FIELD_RECEIVED) !== 0;
   const trade = kind === 'trade';
   const venue = trade && (fields & FIELD_VENUE_SIDE) !== 0;
+  const venueSeq = (fields & FIELD_VENUE_SEQ) !== 0 ? T_VENUE_SEQ.length + stringText(VENUE_SEQ_BYTES) : 0;
   return {
-    size: (trade ? 49 : 50) + (received ? RECEIVED_BYTES : 0),
+    size: (trade ? 49 : 50) + extraBytes(fields),
     strings: venue ? 2 : 1,
     side: trade ? 16 : 17,
     kind: trade ? -1 : 16,
-    fields: trade ? fields : fields & FIELD_RECEIVED,
+    fields: trade ? fields : fields & FIELDS_OF_EVERY_ROW,
     render: trade ? (csv ? renderTradeCsv : renderTradeJson) : csv ? renderInterleavedCsv : renderInterleavedJson,
-    maxText: Math.max(TRADE_TEXT, DELTA_JSON_TEXT + RECEIVED_CLOSING.length) + 1,
+    maxText: Math.max(TRADE_TEXT + venueSeq, DELTA_JSON_TEXT + extrasText(fields)) + 1,
   };
 }
 
+/** The book layouts, per kind and format, by their optional fields (received_ts and venue_seq: 0 to 3). */
+const bookLayouts = (kind: RowKind, csv: boolean): Layout[] =>
+  [0, FIELD_RECEIVED, FIELD_VENUE_SEQ, FIELD_RECEIVED | FIELD_VENUE_SEQ].map((f) => bookLayout(kind, csv, f));
 const BOOK_LAYOUTS = {
-  delta: {
-    json: [bookLayout('delta', false, false), bookLayout('delta', false, true)],
-    csv: [bookLayout('delta', true, false), bookLayout('delta', true, true)],
-  },
-  snapshot: {
-    json: [bookLayout('snapshot', false, false), bookLayout('snapshot', false, true)],
-    csv: [bookLayout('snapshot', true, false), bookLayout('snapshot', true, true)],
-  },
+  delta: { json: bookLayouts('delta', false), csv: bookLayouts('delta', true) },
+  snapshot: { json: bookLayouts('snapshot', false), csv: bookLayouts('snapshot', true) },
 } as const;
 
 /**
@@ -434,20 +500,22 @@ export function layoutOf(kind: SeriesKind, format: TextFormat | 'parquet', field
   const flags = fields === true ? FIELD_RECEIVED : fields === false ? 0 : fields;
   const csv = format === 'csv';
   if (kind === 'trade' || kind === 'interleaved') return tradeLayout(kind, csv, flags);
-  return BOOK_LAYOUTS[kind][csv ? 'csv' : 'json'][(flags & FIELD_RECEIVED) !== 0 ? 1 : 0];
+  const index = ((flags & FIELD_RECEIVED) !== 0 ? 1 : 0) + ((flags & FIELD_VENUE_SEQ) !== 0 ? 2 : 0);
+  return BOOK_LAYOUTS[kind][csv ? 'csv' : 'json'][index] as Layout;
 }
 
 /** The CSV header line of a kind's rows (interleaved: the deltas', trade lines being `#trade` lines). */
 export function csvHeader(kind: SeriesKind, fields: number | boolean): string {
   const flags = fields === true ? FIELD_RECEIVED : fields === false ? 0 : fields;
   const received = (flags & FIELD_RECEIVED) !== 0 ? ',received_ts' : '';
+  const venueSeq = (flags & FIELD_VENUE_SEQ) !== 0 ? ',venue_seq' : '';
   if (kind === 'trade') {
     const venue = (flags & FIELD_VENUE_SIDE) !== 0 ? ',venue_side' : '';
     const sequence = (flags & FIELD_SEQUENCE) !== 0 ? ',sequence' : '';
-    return `ts,trade_id,price,size,side${received}${venue}${sequence}\n`;
+    return `ts,trade_id,price,size,side${received}${venue}${sequence}${venueSeq}\n`;
   }
   const columns = kind === 'snapshot' ? 'ts,side,price,quantity' : 'ts,sequence,side,price,quantity_delta';
-  return `${columns}${received}\n`;
+  return `${columns}${received}${venueSeq}\n`;
 }
 
 /** Bytes per RowBinary row of a book kind (tests and the benchmark build rows with it). */

@@ -6,10 +6,20 @@ import {
   randomChunks,
   snapshotRow,
   tradeRow,
+  venueSeqBytes,
   type Delta,
   type Trade,
 } from '../../testing/row-binary';
-import { csvHeader, cutAtBook, FIELD_RECEIVED, FIELD_SEQUENCE, FIELD_VENUE_SIDE, rowBinarySize } from './layouts';
+import {
+  csvHeader,
+  cutAtBook,
+  FIELD_RECEIVED,
+  FIELD_SEQUENCE,
+  FIELD_VENUE_SEQ,
+  FIELD_VENUE_SIDE,
+  layoutOf,
+  rowBinarySize,
+} from './layouts';
 import { CorruptStreamError, RowRenderer } from './renderer';
 
 function convert(kind: 'delta' | 'snapshot', chunks: Buffer[]): { text: string; rows: number } {
@@ -294,6 +304,68 @@ describe('line formats, received_ts, keys and gap markers', () => {
     });
   });
 
+  it('venue_seq: read after received_ts as 48 zero-padded bytes, written after it; empty and full width', () => {
+    const longest = 'Zz9:._/+=-'.repeat(5).slice(0, 48);
+    const raw = Buffer.concat([
+      withReceived(d(t, 10, 'bid', '0.48', '-150'), t + 42),
+      venueSeqBytes('3:1042'),
+      withReceived(d(t + 1, 11, 'ask', '0.5', '2'), t + 43),
+      venueSeqBytes(''),
+      withReceived(d(t + 2, 12, 'ask', '0.5', '-2'), t + 44),
+      venueSeqBytes(longest),
+    ]);
+    const both = { receivedTs: true, venueSeq: true };
+    expect(layoutOf('delta', 'json', FIELD_RECEIVED | FIELD_VENUE_SEQ).size).toBe(raw.length / 3);
+    const rows = JSON.parse(`[${render('delta', raw, both).text}]`) as Record<string, unknown>[];
+    expect(rows[0]).toEqual({
+      ts: '2026-03-26T14:00:01.193Z',
+      sequence: 10,
+      side: 'bid',
+      price: '0.48',
+      quantity_delta: '-150',
+      received_ts: '2026-03-26T14:00:01.235Z',
+      venue_seq: '3:1042',
+    });
+    expect(rows.map((r) => r.venue_seq)).toEqual(['3:1042', '', longest]);
+    expect(render('delta', raw, { ...both, format: 'csv' }).text.split('\n')).toEqual([
+      '2026-03-26T14:00:01.193Z,10,bid,0.48,-150,2026-03-26T14:00:01.235Z,3:1042',
+      '2026-03-26T14:00:01.194Z,11,ask,0.5,2,2026-03-26T14:00:01.236Z,',
+      `2026-03-26T14:00:01.195Z,12,ask,0.5,-2,2026-03-26T14:00:01.237Z,${longest}`,
+      '',
+    ]);
+    expect(csvHeader('delta', FIELD_RECEIVED | FIELD_VENUE_SEQ)).toBe(
+      'ts,sequence,side,price,quantity_delta,received_ts,venue_seq\n',
+    );
+    // Without received_ts, on snapshots: right after the row's own columns; the same text however chunked.
+    const snaps = Buffer.concat([
+      snapshotRow({ ts: t, side: 'bid', price: '1', quantity: '2' }),
+      venueSeqBytes('89455013270'),
+      snapshotRow({ ts: t, side: 'ask', price: '1.5', quantity: '3' }),
+      venueSeqBytes('89455013270'),
+    ]);
+    expect(layoutOf('snapshot', 'csv', FIELD_VENUE_SEQ).size).toBe(41 + 48);
+    const whole = render('snapshot', snaps, { venueSeq: true, format: 'ndjson' }).text;
+    expect(whole).toBe(
+      '{"ts":"2026-03-26T14:00:01.193Z","side":"bid","price":"1","quantity":"2","venue_seq":"89455013270"}\n' +
+        '{"ts":"2026-03-26T14:00:01.193Z","side":"ask","price":"1.5","quantity":"3","venue_seq":"89455013270"}\n',
+    );
+    expect(csvHeader('snapshot', FIELD_VENUE_SEQ)).toBe('ts,side,price,quantity,venue_seq\n');
+    const rng = new Rng('venue_seq');
+    for (let trial = 0; trial < 30; trial++) {
+      const c = new RowRenderer('snapshot', { venueSeq: true, format: 'ndjson' });
+      let text = '';
+      for (const chunk of randomChunks(rng, snaps, 40)) text += c.push(chunk)?.toString('latin1') ?? '';
+      c.endOfQuery();
+      expect(text).toBe(whole);
+    }
+    // A value ClickHouse holds that the encoders would refuse still makes valid JSON and CSV (escaped, quoted).
+    const odd = Buffer.concat([d(t, 1, 'bid', '1', '1'), venueSeqBytes('a"b,c')]);
+    expect(JSON.parse(render('delta', odd, { venueSeq: true }).text)).toMatchObject({ venue_seq: 'a"b,c' });
+    expect(render('delta', odd, { venueSeq: true, format: 'csv' }).text).toBe(
+      '2026-03-26T14:00:01.193Z,1,bid,1,1,"a""b,c"\n',
+    );
+  });
+
   it('knows the key of the last row passed on and how many rows in a row carried it', () => {
     const raw = Buffer.concat([d(t, 1, 'bid', '1', '1'), d(t, 2, 'bid', '1', '1'), d(t, 2, 'bid', '1', '1')]);
     const { c } = render('delta', raw, {});
@@ -402,6 +474,51 @@ describe('trades, and deltas with trades interleaved (rows of a variable width)'
     ]);
     expect(render('trade', [raw], { ...options('all'), format: 'csv' }).text.split('\n')[1]).toBe(
       '2026-03-26T14:00:01.193Z,"a,""b""",90123.45,0.00121425,buy,2026-03-26T14:00:01.235Z,yes,11',
+    );
+  });
+
+  it('with venue_seq too: read after received_ts (before the Strings), written last, on trade rows and trade lines', () => {
+    const r = { ...withFields(trades[1] as Trade), venue_seq: '7:99' };
+    const raw = tradeRow(r);
+    const all = { ...options('all'), venueSeq: true };
+    expect(JSON.parse(render('trade', [raw], all).text)).toEqual({
+      ts: '2026-03-26T14:00:01.193Z',
+      trade_id: 'a,"b"',
+      price: '90123.45',
+      size: '0.00121425',
+      side: 'buy',
+      received_ts: '2026-03-26T14:00:01.235Z',
+      venue_side: 'yes',
+      sequence: 11,
+      venue_seq: '7:99',
+    });
+    expect(render('trade', [raw], { ...all, format: 'csv' }).text).toBe(
+      '2026-03-26T14:00:01.193Z,"a,""b""",90123.45,0.00121425,buy,2026-03-26T14:00:01.235Z,yes,11,7:99\n',
+    );
+    expect(csvHeader('trade', FIELD_RECEIVED | FIELD_VENUE_SIDE | FIELD_SEQUENCE | FIELD_VENUE_SEQ)).toBe(
+      'ts,trade_id,price,size,side,received_ts,venue_side,sequence,venue_seq\n',
+    );
+    // Without received_ts and venue_side: right after the fixed columns.
+    const bare = tradeRow({ ...(trades[0] as Trade), venue_seq: '' });
+    expect(JSON.parse(render('trade', [bare], { venueSeq: true }).text)).toMatchObject({
+      trade_id: 'd91bc706-ee49-470d-82d8-11418bda6fed',
+      venue_seq: '',
+    });
+    const lines = Buffer.concat([
+      interleavedRow(
+        { kind: 'delta', ts: t, sequence: 9, side: 'bid', price: '0.48', quantity_delta: '-150' },
+        t + 1,
+        '5:1',
+      ),
+      interleavedRow({ kind: 'trade', ...(trades[1] as Trade) }, t + 2, '5:2'),
+    ]);
+    expect(render('interleaved', [lines], { format: 'ndjson', receivedTs: true, venueSeq: true }).text).toBe(
+      '{"ts":"2026-03-26T14:00:01.193Z","sequence":9,"side":"bid","price":"0.48","quantity_delta":"-150","received_ts":"2026-03-26T14:00:01.194Z","venue_seq":"5:1"}\n' +
+        '{"type":"trade","ts":"2026-03-26T14:00:01.193Z","trade_id":"a,\\"b\\"","price":"90123.45","size":"0.00121425","side":"buy","received_ts":"2026-03-26T14:00:01.195Z","venue_seq":"5:2"}\n',
+    );
+    expect(render('interleaved', [lines], { format: 'csv', venueSeq: true, receivedTs: true }).text).toBe(
+      '2026-03-26T14:00:01.193Z,9,bid,0.48,-150,2026-03-26T14:00:01.194Z,5:1\n' +
+        '#trade,2026-03-26T14:00:01.193Z,"a,""b""",90123.45,0.00121425,buy,2026-03-26T14:00:01.195Z,5:2\n',
     );
   });
 

@@ -16,6 +16,7 @@
 import {
   FIELD_RECEIVED,
   FIELD_SEQUENCE,
+  FIELD_VENUE_SEQ,
   FIELD_VENUE_SIDE,
   layoutOf,
   MAX_TS,
@@ -66,6 +67,8 @@ export interface RenderOptions {
   venueSide?: boolean;
   /** Trades: `sequence` is rendered (it is always read). */
   sequence?: boolean;
+  /** Rows carry `venue_seq` (a FixedString after received_ts), rendered last. */
+  venueSeq?: boolean;
   /** The rows go to this sink (a columnar format) instead of being rendered as text. */
   columnar?: ColumnarSink;
 }
@@ -111,7 +114,8 @@ export class RowRenderer {
     const fields =
       (options.receivedTs === true ? FIELD_RECEIVED : 0) |
       (options.venueSide === true ? FIELD_VENUE_SIDE : 0) |
-      (options.sequence === true ? FIELD_SEQUENCE : 0);
+      (options.sequence === true ? FIELD_SEQUENCE : 0) |
+      (options.venueSeq === true ? FIELD_VENUE_SEQ : 0);
     this.layout = layoutOf(kind, format, fields);
     this.size = this.layout.size;
     this.columnar = options.columnar;
