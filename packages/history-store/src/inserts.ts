@@ -120,7 +120,7 @@ export interface GapRow {
   stream?: GapStream;
 }
 
-/** A moment the recorder found its book equal to the venue's (docs/history.md, "Verification"). */
+/** A moment the recorder found its book equal to the venue's (docs/history.md#verified-books). */
 export interface VerificationRow {
   exchange: ExchangeKey;
   ticker: string;

@@ -247,7 +247,7 @@ GROUP BY exchange, ticker`,
     // has none — beside the synthesized `sequence`, never instead of it. Rows written before read ''; so do inserts
     // that do not name the column (row formats 1–3).
     //
-    // Verification points (docs/history.md, "Verification"): each moment the recorder found its book equal to the
+    // Verification points (docs/history.md#verified-books): each moment the recorder found its book equal to the
     // venue's — a REST book, a venue checksum, a resubscription's snapshot — so that the history can say, for any
     // moment, the last agreement before it and the next after it. `ts` is the moment the book agreed (the venue's
     // time of the state compared, epoch ms), `detected_at` when the recorder established it. Sorted like the other
