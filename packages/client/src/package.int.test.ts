@@ -26,7 +26,9 @@ let env: Record<string, string>;
 
 beforeAll(async () => {
   gw = await startGatewayHarness();
-  const gateway = await gw.gateway();
+  // The harness's 1 s upstream timeout is for the gateway's own timeout tests; here a loaded machine (the stack's
+  // books trading at start) must not turn a slow answer into a 502.
+  const gateway = await gw.gateway({ UPSTREAM_TIMEOUT_MS: '30000' });
   const key = await gw.newKey();
   // One Redis namespace for both services: the key works on both, as the demo key of `./dev up` does.
   h = await createHarness({ env: { REDIS_KEY_PREFIX: gw.prefix } });
