@@ -5,15 +5,32 @@
  *
  * Columns, REQUIRED (never null), in the NDJSON row's field order:
  *
- *   ts, received_ts   INT64 TIMESTAMP(MILLIS, isAdjustedToUTC)   DELTA_BINARY_PACKED
- *   sequence          INT64 INTEGER(64, unsigned) (UINT_64)      DELTA_BINARY_PACKED
+ *   ts, received_ts   INT64 TIMESTAMP(MILLIS, isAdjustedToUTC)   PLAIN or DELTA_BINARY_PACKED
+ *   sequence          INT64 INTEGER(64, unsigned) (UINT_64)      PLAIN or DELTA_BINARY_PACKED
  *   price, quantity, quantity_delta, size
- *                     FIXED_LEN_BYTE_ARRAY(16) DECIMAL(38, 18)   dictionary, else PLAIN
+ *                     FIXED_LEN_BYTE_ARRAY(16) DECIMAL(38, 18)   dictionary when values repeat much, else PLAIN
  *   side, trade_id, venue_side
  *                     BYTE_ARRAY STRING                          dictionary, else PLAIN
  *
- * Every page ZSTD-compressed. Decimals are exact: the stored Decimal(38, 18) is the column's unscaled 128-bit
- * integer, big-endian as Parquet wants it (readers give pandas `decimal.Decimal`, DuckDB `DECIMAL(38,18)`).
+ * Each column chunk is one page (a dictionary page before it when there is one), ZSTD level 1. Decimals are exact:
+ * the stored Decimal(38, 18) is the column's unscaled 128-bit integer, big-endian as Parquet wants it (readers give
+ * pandas `decimal.Decimal`, DuckDB `DECIMAL(38,18)`).
+ *
+ * Which encoding, measured column by column on the benchmark's rows (1M deltas of its busiest ticker; bytes a row
+ * after ZSTD; docs/benchmarks.md, issue 23):
+ * - INT64: PLAIN keeps the repeats ZSTD finds (the rows of one message share a ts: 1.12 B against 1.21 delta-packed,
+ *   whose miniblocks are as wide as their largest delta, zeros included), DELTA_BINARY_PACKED a constant step (a
+ *   sequence counting one a row: 0.07 B against 1.02). So both are compressed and the smaller kept, on a stream's
+ *   first row group and every TRIAL_EVERY-th (the groups between take the last winner).
+ * - Decimals: a dictionary pays only when a value repeats in about DICTIONARY_SHARE rows (a book's prices across
+ *   snapshots: 0.50 B against 0.77 PLAIN); the deltas' prices (22k distinct in a row group: 3.25 B against 2.84) and
+ *   sizes (6.9 B PLAIN, 8.0 in a dictionary) do not. Dictionary indexes wider than 4 bits are written in whole bytes
+ *   (8 or 16 bits, which the RLE/bit-packed hybrid allows): ZSTD then finds a snapshot's run of levels again in the
+ *   next snapshot, which bit-packing at an odd width hides from it (0.50 B against 0.94).
+ * - What is left is the values' own entropy at 18 places: a size with 8 decimals stored as its 128-bit unscaled
+ *   integer (times 10^10) has 6–7 bytes of noise, and no standard encoding divides that out: DELTA_LENGTH_BYTE_ARRAY
+ *   of minimal big-endian bytes (a BYTE_ARRAY decimal) saved 3 % on the deltas' sizes and lost on the snapshots' and
+ *   trades'; DELTA_BYTE_ARRAY and BYTE_STREAM_SPLIT lost everywhere.
  *
  * What the NDJSON's gap markers and end line say goes into the file's footer (key-value metadata), the only place
  * Parquet has for it — the footer is written last, when the answer's end is known: `depthgate.count` (rows),
@@ -38,8 +55,12 @@ import { i32 } from './row-binary/text';
 
 export const PARQUET_CONTENT_TYPE = 'application/vnd.apache.parquet';
 
-/** Rows per row group: a group's column buffers are 7.5 MB for deltas with received_ts. */
-export const ROW_GROUP_ROWS = 131_072;
+/**
+ * Rows per row group: a group's column buffers are 3.7 MB for deltas with received_ts. A row group is encoded at once
+ * when it is full, while the rows after it wait: smaller groups keep that wait short (the answer's last group is
+ * encoded after the last row came), at a cost in size below 1 % against groups twice as large.
+ */
+export const ROW_GROUP_ROWS = 65_536;
 
 type FileMetaData = Parameters<typeof writeMetadata>[1];
 type SchemaElement = FileMetaData['schema'][number];
@@ -303,8 +324,12 @@ const BOUNDS = new Int32Array(2);
 const DICTIONARY_TRIAL = 4096;
 /** Decimals: a dictionary is kept while it holds at most one distinct value in this many. */
 const DICTIONARY_SHARE = 8;
-/** INT64 columns: both encodings are tried on a stream's first row group and every this many after. */
-const INT64_TRIAL_EVERY = 8;
+/**
+ * Where two encodings each win on some data (INT64: PLAIN or DELTA_BINARY_PACKED; dictionary indexes: bit-packed or
+ * in whole bytes), both are compressed on a stream's first row group and every this many after, and the smaller
+ * kept; the row groups between take the last trial's winner.
+ */
+const TRIAL_EVERY = 8;
 
 /** An open-addressing hash table from 16-byte values (four int32 words) or byte strings to dictionary indexes. */
 class Dictionary {
@@ -396,6 +421,8 @@ class ColumnBuffer {
   codes: Uint8Array | undefined;
   /** INT64 columns: the encoding that compressed smaller at the last trial (encodeInt64). */
   int64Winner: 'PLAIN' | 'DELTA_BINARY_PACKED' | undefined;
+  /** Dictionary columns: whether indexes in whole bytes compressed smaller at the last trial (dictionaryChunk). */
+  wideIndexes: boolean | undefined;
 
   constructor(
     readonly spec: ColumnSpec,
@@ -613,11 +640,11 @@ export class ParquetStream implements ColumnarSink {
    * whichever compresses smaller. Neither wins everywhere: a constant step (a sequence counting one per row) packs to
    * a few bits a block, while timestamps shared by the rows of one message compress better PLAIN (ZSTD finds each
    * repeat; a miniblock of deltas is as wide as its largest, zeros included). Both are compressed on a stream's first
-   * row group and every INT64_TRIAL_EVERY-th after; the row groups between take the last one's winner.
+   * row group and every TRIAL_EVERY-th after; the row groups between take the last one's winner.
    */
   private encodeInt64(buffer: ColumnBuffer, rows: number): EncodedChunk {
     const plain = () => this.dataOnly(buffer.bytes.subarray(0, rows * 8), rows, 'PLAIN', 'INT64');
-    const trial = this.rowGroups.length % INT64_TRIAL_EVERY === 0;
+    const trial = this.rowGroups.length % TRIAL_EVERY === 0;
     if (!trial && buffer.int64Winner === 'PLAIN') return plain();
     const words = buffer.words;
     const values = new Float64Array(rows);
@@ -664,7 +691,7 @@ export class ParquetStream implements ColumnarSink {
         reverse16(src, i * 16, values, index * 16);
       }
     }
-    return this.dictionaryChunk(values, dictionary.size, indexes, rows, 'FIXED_LEN_BYTE_ARRAY');
+    return this.dictionaryChunk(buffer, values, dictionary.size, indexes, rows, 'FIXED_LEN_BYTE_ARRAY');
   }
 
   /** Sides: a dictionary of the two names. */
@@ -680,7 +707,7 @@ export class ParquetStream implements ColumnarSink {
       values.length += 4;
       values.append(Buffer.from(name, 'latin1'));
     }
-    return this.dictionaryChunk(values.view(), 2, indexes, rows, 'BYTE_ARRAY');
+    return this.dictionaryChunk(buffer, values.view(), 2, indexes, rows, 'BYTE_ARRAY');
   }
 
   /** Strings: a dictionary when they repeat, else PLAIN (length, bytes). */
@@ -733,7 +760,7 @@ export class ParquetStream implements ColumnarSink {
         'BYTE_ARRAY',
       );
     const values = plain(dictionary.size, (k) => firsts[k] as number);
-    return this.dictionaryChunk(values, dictionary.size, indexes, rows, 'BYTE_ARRAY');
+    return this.dictionaryChunk(buffer, values, dictionary.size, indexes, rows, 'BYTE_ARRAY');
   }
 
   private plainChunk(body: Buffer, rows: number, physical: SchemaElement['type']): EncodedChunk {
@@ -770,6 +797,7 @@ export class ParquetStream implements ColumnarSink {
   }
 
   private dictionaryChunk(
+    buffer: ColumnBuffer,
     values: Buffer,
     count: number,
     indexes: Int32Array,
@@ -780,25 +808,38 @@ export class ParquetStream implements ColumnarSink {
       { type: 'DICTIONARY_PAGE', dictionary_page_header: { num_values: count, encoding: 'PLAIN' } },
       values,
     );
-    // Indexes of a few bits are bit-packed; wider ones take whole bytes (8 or 16 bits), so that ZSTD finds the runs
-    // that repeat (the levels of one book snapshot after another), which bit-packing at an odd width hides from it.
+    // Indexes of a few bits are bit-packed. Wider ones are bit-packed, or written in whole bytes (8 or 16 bits), which
+    // lets ZSTD find runs that repeat (the levels of one book snapshot after another) that bit-packing at an odd width
+    // hides from it, but costs where indexes do not repeat in runs: both are tried as INT64's encodings are.
     const bits = Math.max(1, bitWidth(count - 1));
-    const width = bits <= 4 ? bits : bits <= 8 ? 8 : 16;
-    const body = new Bytes(Math.ceil((rows * width) / 8) + 16);
-    body.byte(width);
-    writeHybrid(body, indexes, rows, width);
-    const data = page(
-      {
-        type: 'DATA_PAGE',
-        data_page_header: {
-          num_values: rows,
-          encoding: 'RLE_DICTIONARY',
-          definition_level_encoding: 'RLE',
-          repetition_level_encoding: 'RLE',
+    const indexPage = (width: number) => {
+      const body = new Bytes(Math.ceil((rows * width) / 8) + 16);
+      body.byte(width);
+      writeHybrid(body, indexes, rows, width);
+      return page(
+        {
+          type: 'DATA_PAGE',
+          data_page_header: {
+            num_values: rows,
+            encoding: 'RLE_DICTIONARY',
+            definition_level_encoding: 'RLE',
+            repetition_level_encoding: 'RLE',
+          },
         },
-      },
-      body.view(),
-    );
+        body.view(),
+      );
+    };
+    const bytes = bits <= 8 ? 8 : 16;
+    let data: ReturnType<typeof page>;
+    if (bits <= 4) data = indexPage(bits);
+    else if (this.rowGroups.length % TRIAL_EVERY !== 0 && buffer.wideIndexes !== undefined)
+      data = indexPage(buffer.wideIndexes ? bytes : bits);
+    else {
+      const packed = indexPage(bits);
+      const whole = indexPage(bytes);
+      buffer.wideIndexes = whole.length < packed.length;
+      data = buffer.wideIndexes ? whole : packed;
+    }
     return {
       pages: [...dictionary.bytes, ...data.bytes],
       bytes: dictionary.length + data.length,
