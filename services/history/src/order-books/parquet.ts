@@ -16,20 +16,22 @@
  * the stored Decimal(38, 18) is the column's unscaled 128-bit integer, big-endian as Parquet wants it (readers give
  * pandas `decimal.Decimal`, DuckDB `DECIMAL(38,18)`).
  *
- * Which encoding, measured column by column on the benchmark's rows (1M deltas of its busiest ticker; bytes a row
- * after ZSTD; docs/benchmarks.md, issue 23):
- * - INT64: PLAIN keeps the repeats ZSTD finds (the rows of one message share a ts: 1.12 B against 1.21 delta-packed,
+ * Which encoding, measured column by column on the benchmark's rows (1M deltas and snapshots of its busiest ticker,
+ * SOLUSD; bytes a row after ZSTD; docs/benchmarks.md, issue 23):
+ * - INT64: PLAIN keeps the repeats ZSTD finds (the rows of one message share a ts: 1.09 B against 1.19 delta-packed,
  *   whose miniblocks are as wide as their largest delta, zeros included), DELTA_BINARY_PACKED a constant step (a
- *   sequence counting one a row: 0.07 B against 1.02). So both are compressed and the smaller kept, on a stream's
+ *   sequence counting one a row: 0.05 B against 1.02). So both are compressed and the smaller kept, on a stream's
  *   first row group and every TRIAL_EVERY-th (the groups between take the last winner).
- * - Decimals: a dictionary pays only when a value repeats in about DICTIONARY_SHARE rows (a book's prices across
- *   snapshots: 0.50 B against 0.77 PLAIN); the deltas' prices (22k distinct in a row group: 3.25 B against 2.84) and
- *   sizes (6.9 B PLAIN, 8.0 in a dictionary) do not. Dictionary indexes wider than 4 bits are written in whole bytes
- *   (8 or 16 bits, which the RLE/bit-packed hybrid allows): ZSTD then finds a snapshot's run of levels again in the
- *   next snapshot, which bit-packing at an odd width hides from it (0.50 B against 0.94).
+ * - Decimals: a dictionary pays only when a value repeats in about DICTIONARY_SHARE rows: the snapshots' prices (0.49
+ *   B against 0.77 PLAIN) and the deltas' (490 distinct in a row group: 1.15 B against 1.66), not the sizes (7.8 B
+ *   PLAIN, 8.3 in a dictionary), nor BTCUSD's delta prices (22k distinct in a row group: 3.25 B against 2.84).
+ *   Dictionary indexes wider than 4 bits are bit-packed or written in whole bytes (8 or 16 bits, which the RLE/
+ *   bit-packed hybrid allows), tried as INT64's encodings are: in whole bytes ZSTD finds a snapshot's run of levels
+ *   again in the next snapshot, which bit-packing at an odd width hides from it (0.49 B against 0.94), but indexes in
+ *   no particular order compress better bit-packed (the deltas' prices: 1.18 B against 1.29).
  * - What is left is the values' own entropy at 18 places: a size with 8 decimals stored as its 128-bit unscaled
- *   integer (times 10^10) has 6–7 bytes of noise, and no standard encoding divides that out: DELTA_LENGTH_BYTE_ARRAY
- *   of minimal big-endian bytes (a BYTE_ARRAY decimal) saved 3 % on the deltas' sizes and lost on the snapshots' and
+ *   integer (times 10^10) has 6–8 bytes of noise, and no standard encoding divides that out: DELTA_LENGTH_BYTE_ARRAY
+ *   of minimal big-endian bytes (a BYTE_ARRAY decimal) saved 1.5–3 % on the deltas' sizes, lost on the snapshots' and
  *   trades'; DELTA_BYTE_ARRAY and BYTE_STREAM_SPLIT lost everywhere.
  *
  * What the NDJSON's gap markers and end line say goes into the file's footer (key-value metadata), the only place
