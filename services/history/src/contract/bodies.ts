@@ -257,7 +257,7 @@ export const CsvBody = z.string().meta({
 export const ParquetBody = z.string().meta({
   format: 'binary',
   description:
-    'An Apache Parquet file: the rows, one column per field of the NDJSON row (timestamps TIMESTAMP(MILLIS, UTC), decimals DECIMAL(38,18), sequences UINT64, the rest strings), in row groups of 131,072 rows; its footer’s key-value metadata holds depthgate.count, depthgate.next_cursor (absent when complete), depthgate.gaps (with include=gaps: a JSON array of gaps), depthgate.exchange, depthgate.ticker, depthgate.endpoint.',
+    'An Apache Parquet file: the rows, one column per field of the NDJSON row (timestamps TIMESTAMP(MILLIS, UTC), decimals DECIMAL(38,18), sequences UINT64, the rest strings), in row groups of 65,536 rows; its footer’s key-value metadata holds depthgate.count, depthgate.next_cursor (absent when complete), depthgate.gaps (with include=gaps: a JSON array of gaps), depthgate.exchange, depthgate.ticker, depthgate.endpoint.',
 });
 
 /** The columns of a CSV stream: the row's fields in wire order, the optional ones only when asked for. */

@@ -201,3 +201,42 @@ describe('Parquet encodings at their edges', () => {
     }
   });
 });
+
+describe('Parquet encodings chosen by the values', () => {
+  it('each row group takes the encoding that suits its values: INT64 PLAIN or DELTA_BINARY_PACKED, decimals in a dictionary (indexes bit-packed, or in whole bytes) or PLAIN', async () => {
+    const rng = new Rng('parquet-encodings');
+    const group = 2048;
+    const rows: Delta[] = [];
+    let ts = T;
+    for (let i = 0; i < group * 10; i++) {
+      const g = Math.floor(i / group);
+      // Groups 0-7: a timestamp shared by runs of 64 rows, then a jump of up to 2^30 ms (PLAIN compresses the runs;
+      // deltas would take 30 bits in every miniblock holding a jump). Groups 8-9: one ms a row (deltas pack it).
+      ts += g < 8 ? (i % 64 === 0 ? rng.range(1, 2 ** 30) : 0) : 1;
+      // Prices: 40 levels over and over, as a book's snapshots (indexes in whole bytes compress smaller: 8 bits),
+      // 3 distinct (bit-packed, 2 bits), 270 levels over and over (16 bits), then every value distinct (PLAIN).
+      // Sizes: 100 distinct values in random order (in whole bytes: ZSTD packs them below 7 bits), then 260 (in the
+      // first group's winner: 16 bits), then every value distinct.
+      const levels = g < 4 ? 40 : g < 6 ? 3 : 270;
+      rows.push({
+        ts,
+        sequence: 7_000_000 + i,
+        side: rng.chance(0.5) ? 'bid' : 'ask',
+        price: g < 8 ? `${100 + (i % levels)}.125` : `${i}.000000000000000001`,
+        quantity_delta: g < 8 ? `${rng.range(1, g < 4 ? 100 : 260)}.5` : `-${rng.range(0, 1e9)}.${rng.range(0, 1e6)}`,
+      });
+    }
+    const { lines, file } = both('delta', 0, [Buffer.concat(rows.map(deltaRow))], group);
+    const back = await readParquet(file);
+    expect(back.rows).toEqual(lines);
+    expect(back.rows).toHaveLength(group * 10);
+    const plain = 'PLAIN, RLE';
+    const delta = 'DELTA_BINARY_PACKED, RLE';
+    const dictionary = 'PLAIN, RLE, RLE_DICTIONARY';
+    // INT64: both tried on the first row group and the ninth; the groups between take the last trial's winner.
+    expect(back.encodings.ts).toEqual([...Array<string>(8).fill(plain), delta, delta]);
+    expect(back.encodings.sequence).toEqual(Array<string>(10).fill(delta));
+    expect(back.encodings.price).toEqual([...Array<string>(8).fill(dictionary), plain, plain]);
+    expect(back.encodings.quantity_delta).toEqual([...Array<string>(8).fill(dictionary), plain, plain]);
+  });
+});

@@ -5,15 +5,34 @@
  *
  * Columns, REQUIRED (never null), in the NDJSON row's field order:
  *
- *   ts, received_ts   INT64 TIMESTAMP(MILLIS, isAdjustedToUTC)   DELTA_BINARY_PACKED
- *   sequence          INT64 INTEGER(64, unsigned) (UINT_64)      DELTA_BINARY_PACKED
+ *   ts, received_ts   INT64 TIMESTAMP(MILLIS, isAdjustedToUTC)   PLAIN or DELTA_BINARY_PACKED
+ *   sequence          INT64 INTEGER(64, unsigned) (UINT_64)      PLAIN or DELTA_BINARY_PACKED
  *   price, quantity, quantity_delta, size
- *                     FIXED_LEN_BYTE_ARRAY(16) DECIMAL(38, 18)   dictionary, else PLAIN
+ *                     FIXED_LEN_BYTE_ARRAY(16) DECIMAL(38, 18)   dictionary when values repeat much, else PLAIN
  *   side, trade_id, venue_side, venue_seq
  *                     BYTE_ARRAY STRING                          dictionary, else PLAIN
  *
- * Every page ZSTD-compressed. Decimals are exact: the stored Decimal(38, 18) is the column's unscaled 128-bit
- * integer, big-endian as Parquet wants it (readers give pandas `decimal.Decimal`, DuckDB `DECIMAL(38,18)`).
+ * Each column chunk is one page (a dictionary page before it when there is one), ZSTD level 1. Decimals are exact:
+ * the stored Decimal(38, 18) is the column's unscaled 128-bit integer, big-endian as Parquet wants it (readers give
+ * pandas `decimal.Decimal`, DuckDB `DECIMAL(38,18)`).
+ *
+ * Which encoding, measured column by column on the benchmark's rows (1M deltas and snapshots of its busiest ticker,
+ * SOLUSD; bytes a row after ZSTD; docs/benchmarks.md, issue 23):
+ * - INT64: PLAIN keeps the repeats ZSTD finds (the rows of one message share a ts: 1.09 B against 1.19 delta-packed,
+ *   whose miniblocks are as wide as their largest delta, zeros included), DELTA_BINARY_PACKED a constant step (a
+ *   sequence counting one a row: 0.05 B against 1.02). So both are compressed and the smaller kept, on a stream's
+ *   first row group and every TRIAL_EVERY-th (the groups between take the last winner).
+ * - Decimals: a dictionary pays only when a value repeats in about DICTIONARY_SHARE rows: the snapshots' prices (0.49
+ *   B against 0.77 PLAIN) and the deltas' (490 distinct in a row group: 1.15 B against 1.66), not the sizes (7.8 B
+ *   PLAIN, 8.3 in a dictionary), nor BTCUSD's delta prices (22k distinct in a row group: 3.25 B against 2.84).
+ *   Dictionary indexes wider than 4 bits are bit-packed or written in whole bytes (8 or 16 bits, which the RLE/
+ *   bit-packed hybrid allows), tried as INT64's encodings are: in whole bytes ZSTD finds a snapshot's run of levels
+ *   again in the next snapshot, which bit-packing at an odd width hides from it (0.49 B against 0.94), but indexes in
+ *   no particular order compress better bit-packed (the deltas' prices: 1.18 B against 1.29).
+ * - What is left is the values' own entropy at 18 places: a size with 8 decimals stored as its 128-bit unscaled
+ *   integer (times 10^10) has 6–8 bytes of noise, and no standard encoding divides that out: DELTA_LENGTH_BYTE_ARRAY
+ *   of minimal big-endian bytes (a BYTE_ARRAY decimal) saved 1.5–3 % on the deltas' sizes, lost on the snapshots' and
+ *   trades'; DELTA_BYTE_ARRAY and BYTE_STREAM_SPLIT lost everywhere.
  *
  * What the NDJSON's gap markers and end line say goes into the file's footer (key-value metadata), the only place
  * Parquet has for it — the footer is written last, when the answer's end is known: `depthgate.count` (rows),
@@ -41,11 +60,16 @@ import {
   VENUE_SEQ_BYTES,
   type SeriesKind,
 } from './row-binary';
+import { i32 } from './row-binary/text';
 
 export const PARQUET_CONTENT_TYPE = 'application/vnd.apache.parquet';
 
-/** Rows per row group: a group's column buffers are 7.5 MB for deltas with received_ts. */
-export const ROW_GROUP_ROWS = 131_072;
+/**
+ * Rows per row group: a group's column buffers are 3.7 MB for deltas with received_ts. A row group is encoded at once
+ * when it is full, while the rows after it wait: smaller groups keep that wait short (the answer's last group is
+ * encoded after the last row came), at a cost in size below 1 % against groups twice as large.
+ */
+export const ROW_GROUP_ROWS = 65_536;
 
 type FileMetaData = Parameters<typeof writeMetadata>[1];
 type SchemaElement = FileMetaData['schema'][number];
@@ -160,16 +184,16 @@ function schemaElement(c: ColumnSpec): SchemaElement {
   }
 }
 
-/** A growable byte buffer (page bodies, string columns). */
+/** A growable byte buffer (page bodies, column buffers), of its own memory (at offset 0: word views align). */
 class Bytes {
   buf: Buffer;
   length = 0;
   constructor(capacity: number) {
-    this.buf = Buffer.allocUnsafe(capacity);
+    this.buf = Buffer.allocUnsafeSlow(capacity);
   }
   ensure(more: number): void {
     if (this.length + more <= this.buf.length) return;
-    const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.length + more));
+    const bigger = Buffer.allocUnsafeSlow(Math.max(this.buf.length * 2, this.length + more));
     this.buf.copy(bigger, 0, 0, this.length);
     this.buf = bigger;
   }
@@ -258,6 +282,21 @@ function writeHybrid(out: Bytes, values: Int32Array, count: number, width: numbe
   const groups = Math.ceil(count / 8);
   out.uleb(groups * 2 + 1);
   if (width === 0) return;
+  if (width === 8 || width === 16) {
+    // Whole bytes (little-endian): LSB-first packing of 8- or 16-bit values is their bytes in order.
+    const bytes = width / 8;
+    out.ensure(groups * 8 * bytes);
+    const buf = out.buf;
+    let p = out.length;
+    for (let i = 0; i < count; i++) {
+      const v = values[i] as number;
+      buf[p++] = v & 0xff;
+      if (bytes === 2) buf[p++] = v >>> 8;
+    }
+    buf.fill(0, p, out.length + groups * 8 * bytes);
+    out.length += groups * 8 * bytes;
+    return;
+  }
   const packer = new BitPacker(out);
   for (let i = 0; i < groups * 8; i++) packer.put(i < count ? (values[i] as number) : 0, width);
   packer.flush();
@@ -301,8 +340,19 @@ function writeDeltaBinaryPacked(out: Bytes, values: Float64Array, count: number)
 
 const BOUNDS = new Int32Array(2);
 
-/** After this many values, a dictionary holding more than half of them is given up (the values hardly repeat). */
+/**
+ * After this many values, a dictionary holding more than one in DICTIONARY_SHARE of them (decimals; strings: more
+ * than half) is given up: the values repeat too little.
+ */
 const DICTIONARY_TRIAL = 4096;
+/** Decimals: a dictionary is kept while it holds at most one distinct value in this many. */
+const DICTIONARY_SHARE = 8;
+/**
+ * Where two encodings each win on some data (INT64: PLAIN or DELTA_BINARY_PACKED; dictionary indexes: bit-packed or
+ * in whole bytes), both are compressed on a stream's first row group and every this many after, and the smaller
+ * kept; the row groups between take the last trial's winner.
+ */
+const TRIAL_EVERY = 8;
 
 /** An open-addressing hash table from 16-byte values (four int32 words) or byte strings to dictionary indexes. */
 class Dictionary {
@@ -318,12 +368,12 @@ class Dictionary {
     this.keys = new Int32Array(words * 1024);
   }
 
-  /** The index of the 16-byte value at `src[o]` (added when new), or -1 when the dictionary is full. */
-  indexOfWords(src: Buffer, o: number): number {
-    const w0 = src.readInt32LE(o);
-    const w1 = src.readInt32LE(o + 4);
-    const w2 = src.readInt32LE(o + 8);
-    const w3 = src.readInt32LE(o + 12);
+  /** The index of the 16-byte value `src[o, o + 4)` (added when new), or -1 when the dictionary is full. */
+  indexOfWords(src: Int32Array, o: number): number {
+    const w0 = src[o] as number;
+    const w1 = src[o + 1] as number;
+    const w2 = src[o + 2] as number;
+    const w3 = src[o + 3] as number;
     let h = Math.imul(w0 ^ Math.imul(w1, 0x9e3779b1) ^ Math.imul(w2 ^ w3, 0x85ebca6b), 0x2545f491) & this.mask;
     for (;;) {
       const at = this.slots[h] as number;
@@ -380,20 +430,32 @@ class Dictionary {
 
 /** One column's values of the row group being filled. */
 class ColumnBuffer {
-  /** Fixed columns: the values' bytes as the rows had them (little-endian); strings: their bytes end to end. */
+  /** Fixed columns: 32-bit words per value (2, or 4 for decimals). */
+  readonly wordsPerValue: number;
+  /** Fixed columns: the values as the rows had them (little-endian), `wordsPerValue` words each. */
+  readonly words: Int32Array;
+  /** The same memory as bytes. */
+  readonly bytes: Buffer;
+  /** Strings: their bytes end to end. */
   readonly data: Bytes;
   /** Strings: where each value ends in `data`. */
   ends: Int32Array | undefined;
   /** Sides: the codes (1, 2). */
   codes: Uint8Array | undefined;
+  /** INT64 columns: the encoding that compressed smaller at the last trial (encodeInt64). */
+  int64Winner: 'PLAIN' | 'DELTA_BINARY_PACKED' | undefined;
+  /** Dictionary columns: whether indexes in whole bytes compressed smaller at the last trial (dictionaryChunk). */
+  wideIndexes: boolean | undefined;
 
   constructor(
     readonly spec: ColumnSpec,
     rows: number,
   ) {
+    this.wordsPerValue = spec.type === 'decimal' ? 4 : spec.type === 'timestamp' || spec.type === 'uint64' ? 2 : 0;
+    this.words = new Int32Array(this.wordsPerValue * rows);
+    this.bytes = Buffer.from(this.words.buffer, 0, this.words.byteLength);
     const text = spec.type === 'string' || spec.type === 'padded';
-    const width = spec.type === 'decimal' ? 16 : spec.type === 'side' ? 0 : text ? 24 : 8;
-    this.data = new Bytes(Math.max(16, width * rows));
+    this.data = new Bytes(text ? Math.max(16, 24 * rows) : 0);
     if (text) this.ends = new Int32Array(rows);
     if (spec.type === 'side') this.codes = new Uint8Array(rows);
   }
@@ -439,6 +501,9 @@ export class ParquetStream implements ColumnarSink {
   readonly columns: ColumnSpec[];
   private readonly schema: SchemaElement[];
   private readonly buffers: ColumnBuffer[];
+  /** The buffers of the fixed columns (timestamps, integers, decimals), and the others (sides, strings). */
+  private readonly fixed: ColumnBuffer[];
+  private readonly others: ColumnBuffer[];
   private rows = 0;
   private total = 0;
   /** Bytes written so far (the magic, and every row group), where the next row group begins. */
@@ -459,6 +524,8 @@ export class ParquetStream implements ColumnarSink {
     this.columns = parquetColumns(kind, fields);
     this.schema = [{ name: 'schema', num_children: this.columns.length }, ...this.columns.map(schemaElement)];
     this.buffers = this.columns.map((c) => new ColumnBuffer(c, rowGroupRows));
+    this.fixed = this.buffers.filter((b) => b.wordsPerValue > 0);
+    this.others = this.buffers.filter((b) => b.wordsPerValue === 0);
     this.stringCount = this.columns.filter((c) => c.type === 'string').length;
     this.fixedSize =
       (kind === 'snapshot' ? 41 : 49) +
@@ -478,41 +545,46 @@ export class ParquetStream implements ColumnarSink {
       }
     }
     const row = this.rows;
-    for (const buffer of this.buffers) {
-      const { spec, data } = buffer;
-      switch (spec.type) {
-        case 'timestamp':
-        case 'uint64':
-          data.ensure(8);
-          src.copy(data.buf, data.length, o + spec.at, o + spec.at + 8);
-          data.length += 8;
-          break;
-        case 'decimal':
-          data.ensure(16);
-          src.copy(data.buf, data.length, o + spec.at, o + spec.at + 16);
-          data.length += 16;
-          break;
-        case 'side':
-          (buffer.codes as Uint8Array)[row] = src[o + spec.at] as number;
-          break;
-        case 'string': {
-          const q = this.strings[spec.at] as number;
-          const b0 = src[q] as number;
-          const n = b0 < 0x80 ? b0 : (b0 & 0x7f) | ((src[q + 1] as number) << 7);
-          const at = q + (b0 < 0x80 ? 1 : 2);
-          data.append(src, at, at + n);
-          (buffer.ends as Int32Array)[row] = data.length;
-          break;
-        }
-        case 'padded': {
-          const at = o + spec.at;
-          let n = 0;
-          while (n < VENUE_SEQ_BYTES && src[at + n] !== 0) n++;
-          data.append(src, at, at + n);
-          (buffer.ends as Int32Array)[row] = data.length;
-          break;
-        }
+    // The fixed columns word by word (4-byte reads of the row; the columns' words are aligned).
+    const fixed = this.fixed;
+    for (let k = 0; k < fixed.length; k++) {
+      const buffer = fixed[k] as ColumnBuffer;
+      const w = buffer.words;
+      const n = buffer.wordsPerValue;
+      const q = o + buffer.spec.at;
+      const d = row * n;
+      w[d] = i32(src, q);
+      w[d + 1] = i32(src, q + 4);
+      if (n === 4) {
+        w[d + 2] = i32(src, q + 8);
+        w[d + 3] = i32(src, q + 12);
       }
+    }
+    for (const buffer of this.others) {
+      const { spec, data } = buffer;
+      if (spec.type === 'side') {
+        (buffer.codes as Uint8Array)[row] = src[o + spec.at] as number;
+        continue;
+      }
+      let at: number;
+      let n: number;
+      if (spec.type === 'padded') {
+        // A zero-padded fixed-width field of the row (venue_seq).
+        at = o + spec.at;
+        n = 0;
+        while (n < VENUE_SEQ_BYTES && src[at + n] !== 0) n++;
+      } else {
+        const q = this.strings[spec.at] as number;
+        const b0 = src[q] as number;
+        n = b0 < 0x80 ? b0 : (b0 & 0x7f) | ((src[q + 1] as number) << 7);
+        at = q + (b0 < 0x80 ? 1 : 2);
+      }
+      data.ensure(n);
+      const buf = data.buf;
+      let p = data.length;
+      for (let j = at; j < at + n; j++) buf[p++] = src[j] as number;
+      data.length = p;
+      (buffer.ends as Int32Array)[row] = p;
     }
     this.rows++;
     if (this.rows === this.rowGroupRows) this.writeRowGroup();
@@ -582,7 +654,7 @@ export class ParquetStream implements ColumnarSink {
     this.total += this.rows;
     this.rows = 0;
     // The buffers are filled again (what was encoded from them was copied).
-    for (const b of this.buffers) b.data.length = 0;
+    for (const b of this.others) b.data.length = 0;
   }
 
   private encodeColumn(buffer: ColumnBuffer, rows: number): EncodedChunk {
@@ -600,42 +672,53 @@ export class ParquetStream implements ColumnarSink {
     }
   }
 
-  /** INT64: DELTA_BINARY_PACKED when every value is below DELTA_LIMIT, else PLAIN (the row's bytes as they are). */
+  /**
+   * INT64: PLAIN (the row's bytes as they are) or, when every value is below DELTA_LIMIT, DELTA_BINARY_PACKED —
+   * whichever compresses smaller. Neither wins everywhere: a constant step (a sequence counting one per row) packs to
+   * a few bits a block, while timestamps shared by the rows of one message compress better PLAIN (ZSTD finds each
+   * repeat; a miniblock of deltas is as wide as its largest, zeros included). Both are compressed on a stream's first
+   * row group and every TRIAL_EVERY-th after; the row groups between take the last one's winner.
+   */
   private encodeInt64(buffer: ColumnBuffer, rows: number): EncodedChunk {
-    const src = buffer.data.buf;
+    const plain = () => this.dataOnly(buffer.bytes.subarray(0, rows * 8), rows, 'PLAIN', 'INT64');
+    const trial = this.rowGroups.length % TRIAL_EVERY === 0;
+    if (!trial && buffer.int64Winner === 'PLAIN') return plain();
+    const words = buffer.words;
     const values = new Float64Array(rows);
-    let small = true;
     for (let i = 0; i < rows; i++) {
-      const hi = src.readUInt32LE(i * 8 + 4);
-      const v = hi * TWO_32 + src.readUInt32LE(i * 8);
-      if (hi >= 0x80000 || v >= DELTA_LIMIT) {
-        small = false;
-        break;
-      }
+      const hi = (words[2 * i + 1] as number) >>> 0;
+      const v = hi * TWO_32 + ((words[2 * i] as number) >>> 0);
+      if (hi >= 0x80000 || v >= DELTA_LIMIT) return plain();
       values[i] = v;
     }
-    if (!small) return this.plainChunk(buffer.data.view(), rows, 'INT64');
     const body = new Bytes(rows + 64);
     writeDeltaBinaryPacked(body, values, rows);
-    return this.dataOnly(body.view(), rows, 'DELTA_BINARY_PACKED', 'INT64');
+    const delta = this.dataOnly(body.view(), rows, 'DELTA_BINARY_PACKED', 'INT64');
+    if (!trial) return delta;
+    const other = plain();
+    const winner = delta.bytes < other.bytes ? delta : other;
+    buffer.int64Winner = winner === delta ? 'DELTA_BINARY_PACKED' : 'PLAIN';
+    return winner;
   }
 
-  /** Decimals: a dictionary of the distinct values when it pays (a book's prices), else PLAIN; big-endian. */
+  /**
+   * Decimals: a dictionary of the distinct values when they repeat much (at most one distinct value in
+   * DICTIONARY_SHARE rows: a book's prices in snapshots), else PLAIN; big-endian. A dictionary of fewer repeats
+   * compresses worse than the values PLAIN (measured: docs/benchmarks.md, issue 23).
+   */
   private encodeDecimal(buffer: ColumnBuffer, rows: number): EncodedChunk {
-    const src = buffer.data.buf;
+    const words = buffer.words;
     const dictionary = new Dictionary(4);
     const indexes = new Int32Array(rows);
-    let useDictionary = true;
+    const most = Math.floor(rows / DICTIONARY_SHARE) + 16;
     for (let i = 0; i < rows; i++) {
-      const index = dictionary.indexOfWords(src, i * 16);
-      if (index < 0 || dictionary.size > rows / 2 + 16) {
-        useDictionary = false;
-        break;
-      }
+      const index = dictionary.indexOfWords(words, i * 4);
+      if (index < 0 || dictionary.size > most || (i === DICTIONARY_TRIAL && dictionary.size * DICTIONARY_SHARE > i))
+        return this.plainChunk(bigEndian16(buffer.bytes, rows), rows, 'FIXED_LEN_BYTE_ARRAY');
       indexes[i] = index;
     }
-    if (!useDictionary) return this.plainChunk(bigEndian16(src, rows), rows, 'FIXED_LEN_BYTE_ARRAY');
     // The dictionary's values in index order: the first occurrence of each.
+    const src = buffer.bytes;
     const values = Buffer.allocUnsafe(dictionary.size * 16);
     const seen = new Uint8Array(dictionary.size);
     for (let i = 0; i < rows; i++) {
@@ -645,7 +728,7 @@ export class ParquetStream implements ColumnarSink {
         reverse16(src, i * 16, values, index * 16);
       }
     }
-    return this.dictionaryChunk(values, dictionary.size, indexes, rows, 'FIXED_LEN_BYTE_ARRAY');
+    return this.dictionaryChunk(buffer, values, dictionary.size, indexes, rows, 'FIXED_LEN_BYTE_ARRAY');
   }
 
   /** Sides: a dictionary of the two names. */
@@ -661,7 +744,7 @@ export class ParquetStream implements ColumnarSink {
       values.length += 4;
       values.append(Buffer.from(name, 'latin1'));
     }
-    return this.dictionaryChunk(values.view(), 2, indexes, rows, 'BYTE_ARRAY');
+    return this.dictionaryChunk(buffer, values.view(), 2, indexes, rows, 'BYTE_ARRAY');
   }
 
   /** Strings: a dictionary when they repeat, else PLAIN (length, bytes). */
@@ -689,18 +772,23 @@ export class ParquetStream implements ColumnarSink {
       }
       indexes[i] = index;
     }
+    // (Values of at most 128 bytes: copied byte by byte, cheaper than a call per value.)
     const plain = (count: number, row: (k: number) => number) => {
-      const out = new Bytes(buffer.data.length + 4 * count);
+      const out = Buffer.allocUnsafe(buffer.data.length + 4 * count);
+      let p = 0;
       for (let k = 0; k < count; k++) {
         const i = row(k);
         const from = i === 0 ? 0 : (ends[i - 1] as number);
         const to = ends[i] as number;
-        out.ensure(4 + to - from);
-        out.buf.writeUInt32LE(to - from, out.length);
-        out.length += 4;
-        out.append(src, from, to);
+        const n = to - from;
+        out[p] = n;
+        out[p + 1] = 0;
+        out[p + 2] = 0;
+        out[p + 3] = 0;
+        p += 4;
+        for (let j = from; j < to; j++) out[p++] = src[j] as number;
       }
-      return out.view();
+      return out.subarray(0, p);
     };
     if (!useDictionary)
       return this.plainChunk(
@@ -709,7 +797,7 @@ export class ParquetStream implements ColumnarSink {
         'BYTE_ARRAY',
       );
     const values = plain(dictionary.size, (k) => firsts[k] as number);
-    return this.dictionaryChunk(values, dictionary.size, indexes, rows, 'BYTE_ARRAY');
+    return this.dictionaryChunk(buffer, values, dictionary.size, indexes, rows, 'BYTE_ARRAY');
   }
 
   private plainChunk(body: Buffer, rows: number, physical: SchemaElement['type']): EncodedChunk {
@@ -746,6 +834,7 @@ export class ParquetStream implements ColumnarSink {
   }
 
   private dictionaryChunk(
+    buffer: ColumnBuffer,
     values: Buffer,
     count: number,
     indexes: Int32Array,
@@ -756,22 +845,38 @@ export class ParquetStream implements ColumnarSink {
       { type: 'DICTIONARY_PAGE', dictionary_page_header: { num_values: count, encoding: 'PLAIN' } },
       values,
     );
-    const width = Math.max(1, bitWidth(count - 1));
-    const body = new Bytes(Math.ceil((rows * width) / 8) + 16);
-    body.byte(width);
-    writeHybrid(body, indexes, rows, width);
-    const data = page(
-      {
-        type: 'DATA_PAGE',
-        data_page_header: {
-          num_values: rows,
-          encoding: 'RLE_DICTIONARY',
-          definition_level_encoding: 'RLE',
-          repetition_level_encoding: 'RLE',
+    // Indexes of a few bits are bit-packed. Wider ones are bit-packed, or written in whole bytes (8 or 16 bits), which
+    // lets ZSTD find runs that repeat (the levels of one book snapshot after another) that bit-packing at an odd width
+    // hides from it, but costs where indexes do not repeat in runs: both are tried as INT64's encodings are.
+    const bits = Math.max(1, bitWidth(count - 1));
+    const indexPage = (width: number) => {
+      const body = new Bytes(Math.ceil((rows * width) / 8) + 16);
+      body.byte(width);
+      writeHybrid(body, indexes, rows, width);
+      return page(
+        {
+          type: 'DATA_PAGE',
+          data_page_header: {
+            num_values: rows,
+            encoding: 'RLE_DICTIONARY',
+            definition_level_encoding: 'RLE',
+            repetition_level_encoding: 'RLE',
+          },
         },
-      },
-      body.view(),
-    );
+        body.view(),
+      );
+    };
+    const bytes = bits <= 8 ? 8 : 16;
+    let data: ReturnType<typeof page>;
+    if (bits <= 4) data = indexPage(bits);
+    else if (this.rowGroups.length % TRIAL_EVERY !== 0 && buffer.wideIndexes !== undefined)
+      data = indexPage(buffer.wideIndexes ? bytes : bits);
+    else {
+      const packed = indexPage(bits);
+      const whole = indexPage(bytes);
+      buffer.wideIndexes = whole.length < packed.length;
+      data = buffer.wideIndexes ? whole : packed;
+    }
     return {
       pages: [...dictionary.bytes, ...data.bytes],
       bytes: dictionary.length + data.length,
@@ -784,10 +889,23 @@ export class ParquetStream implements ColumnarSink {
   }
 }
 
-/** 16-byte little-endian values, each reversed (Parquet's DECIMAL in a FIXED_LEN_BYTE_ARRAY is big-endian). */
-function bigEndian16(src: Buffer, rows: number): Buffer {
-  const out = Buffer.allocUnsafe(rows * 16);
-  for (let i = 0; i < rows; i++) reverse16(src, i * 16, out, i * 16);
+/**
+ * The 16-byte little-endian values of `data`, each reversed in place (Parquet's DECIMAL in a FIXED_LEN_BYTE_ARRAY is
+ * big-endian): each 8-byte half reversed (Buffer.swap64), then the halves swapped. `data` (at a 4-byte boundary) is
+ * refilled afterwards.
+ */
+function bigEndian16(data: Buffer, rows: number): Buffer {
+  const out = data.subarray(0, rows * 16);
+  out.swap64();
+  const words = new Int32Array(out.buffer, out.byteOffset, rows * 4);
+  for (let i = 0; i < words.length; i += 4) {
+    const a = words[i] as number;
+    const b = words[i + 1] as number;
+    words[i] = words[i + 2] as number;
+    words[i + 1] = words[i + 3] as number;
+    words[i + 2] = a;
+    words[i + 3] = b;
+  }
   return out;
 }
 

@@ -17,6 +17,8 @@ export interface ParquetAnswer {
   rowGroups: number;
   /** Column name → DuckDB's type (e.g. `TIMESTAMP WITH TIME ZONE`, `DECIMAL(38,18)`, `UBIGINT`, `VARCHAR`). */
   types: Record<string, string>;
+  /** Column name → the encodings of its chunk in each row group, as the footer lists them (`PLAIN, RLE`, …). */
+  encodings: Record<string, string[]>;
 }
 
 /** A decimal's text without trailing fractional zeros (and without a bare point), as the service writes it. */
@@ -61,12 +63,19 @@ export async function readParquet(bytes: Buffer): Promise<ParquetAnswer> {
     // eslint-disable-next-line no-restricted-syntax
     const groupsQuery = `SELECT count(DISTINCT row_group_id) AS n FROM parquet_metadata('${file}')`;
     const groups = (await db.runAndReadAll(groupsQuery)).getRowObjectsJson();
+    // eslint-disable-next-line no-restricted-syntax
+    const chunksQuery = `SELECT path_in_schema AS c, encodings AS e FROM parquet_metadata('${file}') ORDER BY row_group_id, column_id`;
+    const encodings: Record<string, string[]> = {};
+    for (const r of (await db.runAndReadAll(chunksQuery)).getRowObjectsJson()) {
+      (encodings[String(r.c)] ??= []).push(String(r.e));
+    }
     return {
       rows,
       texts: raw.map((r) => Object.fromEntries(Object.entries(r).map(([name, value]) => [name, String(value)]))),
       metadata: Object.fromEntries(kv.map((r) => [String(r.k), String(r.v)])),
       rowGroups: Number(groups[0]?.n ?? 0),
       types,
+      encodings,
     };
   } finally {
     db.closeSync();
