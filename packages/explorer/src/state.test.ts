@@ -42,4 +42,13 @@ describe('the view in the address', () => {
     ]);
     expect(parseHash('#/venue_b/%E0%A4%A').problems[0]).toMatch(/is not a ticker/);
   });
+
+  it('takes tickers of up to 128 characters (a Polymarket CLOB token id has 77 digits), not 129', () => {
+    const tokenId = '71321045679252212594626385532706912750332728571942532289631379312455583992563';
+    expect(parseHash(`#/venue_b/${tokenId}`).state.ticker).toBe(tokenId);
+    expect(parseHash(`#/venue_b/${'x'.repeat(128)}`).state.ticker).toBe('x'.repeat(128));
+    const long = parseHash(`#/venue_b/${'x'.repeat(129)}`);
+    expect(long.state.ticker).toBeUndefined();
+    expect(long.problems[0]).toMatch(/is not a ticker/);
+  });
 });

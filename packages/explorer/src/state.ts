@@ -26,7 +26,7 @@ export interface ViewState {
 }
 
 /** The history service's ticker grammar (`TICKER_PATTERN` of @depthgate/history-store). */
-const TICKER = /^[A-Za-z0-9._-]{1,64}$/;
+const TICKER = /^[A-Za-z0-9._-]{1,128}$/;
 
 export function exchangeOf(text: string): ExchangeKey | undefined {
   const t = text.toLowerCase();

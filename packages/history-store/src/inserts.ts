@@ -13,7 +13,7 @@
  *   trades     exchange  ticker  ts  sequence  trade_id  price  size  side  venue_side  received_ts
  *   gaps       exchange  ticker  from_ts  to_ts  reason  detected_at  stream
  *
- * `exchange` is a recorded exchange's key (`venue_b`, …: the stored Enum8's members); `ticker` matches `[A-Za-z0-9._-]{1,64}`; `ts`, `received_ts`,
+ * `exchange` is a recorded exchange's key (`venue_b`, …: the stored Enum8's members); `ticker` matches `[A-Za-z0-9._-]{1,128}`; `ts`, `received_ts`,
  * `from_ts`, `to_ts`, `detected_at` are epoch milliseconds (UTC); `side` is `bid` | `ask`; `sequence` is an unsigned
  * 64-bit integer; decimals are plain decimal strings (`-?D{1,20}(.D{1,18})?`, no exponent); `reason` is a short
  * token. The encoders check every field, so a malformed row fails before it reaches the table.

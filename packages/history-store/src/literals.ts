@@ -8,8 +8,12 @@
  */
 import { EXCHANGE_KEY_PATTERN, type ExchangeKey } from '@depthgate/platforms';
 
-/** Characters a ticker (or a ticker prefix) may contain on any recorded exchange; at most 64 of them. */
-export const TICKER_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+/**
+ * Characters a ticker (or a ticker prefix) may contain on any recorded exchange; at most 128 of them (Polymarket
+ * CLOB's outcome token ids are decimal numbers of about 77 digits). The same grammar: auth's TICKER_PREFIX_PATTERN,
+ * the Explorer's copy (packages/explorer/src/state.ts).
+ */
+export const TICKER_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
 /** Database, table and column names. */
 export const IDENTIFIER_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 /** Venue text kept as it came (a trade id, a venue's side): printable ASCII without tab or backslash, 0–128 chars. */
@@ -106,7 +110,7 @@ export const lit = {
     if (!(SIDES as readonly unknown[]).includes(value)) throw new LiteralError('not a side');
     return trusted(quoteString(value));
   },
-  /** A ticker or a ticker prefix: letters, digits, `.`, `_`, `-`; 1–64 characters. */
+  /** A ticker or a ticker prefix: letters, digits, `.`, `_`, `-`; 1–128 characters. */
   ticker(value: string): Sql {
     return trusted(quoteString(checkedString('ticker', TICKER_PATTERN, value)));
   },

@@ -189,7 +189,7 @@ export const prefixParam: QueryParam<string> = {
   schema: z.string().optional(),
   message: () => 'prefix is not text',
   description:
-    'Case-insensitive prefix filter. Taken literally (_ and % are not wildcards); a prefix outside the ticker grammar ([A-Za-z0-9._-], at most 64) matches no ticker: the list is empty.',
+    'Case-insensitive prefix filter. Taken literally (_ and % are not wildcards); a prefix outside the ticker grammar ([A-Za-z0-9._-], at most 128) matches no ticker: the list is empty.',
 };
 
 export const cursorParam: QueryParam<string> = {
