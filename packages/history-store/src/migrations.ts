@@ -238,6 +238,9 @@ GROUP BY exchange, ticker`,
       { addColumnIfMissing: { table: 'gaps', column: 'stream', type: sql`${STREAM_ENUM} DEFAULT 'book'` } },
     ],
   },
+  // Version 4 is another change's (venue sequences and verification points); this line does not depend on it.
+  // Polymarket's CLOB and Coinbase Exchange recorded (docs/ADD_NEW_PLATFORM.md, "Recording it").
+  exchangesMigration(5, ['venue_a_clob', 'venue_d']),
 ];
 
 /**

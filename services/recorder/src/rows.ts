@@ -65,6 +65,12 @@ export const GAP_REASONS = [
   'sequence_gap',
   /** The venue's REST book did not match ours (Gemini, whose feed has neither sequence nor timestamps). */
   'reconcile_mismatch',
+  /**
+   * The venue's own book — a checksum (Polymarket CLOB's `hash`) that a REST book confirmed, a REST book on the
+   * reconciliation schedule, a resubscription's snapshot — differed from ours: from the last verified moment (a
+   * `verifications` point) to the detection; the book re-bases on the venue's.
+   */
+  'divergence',
   /** A delta would have made a level negative: our book had missed something. */
   'book_inconsistent',
   /** A fresh venue snapshot differed from our book without any other sign of loss. */
@@ -73,6 +79,12 @@ export const GAP_REASONS = [
   'recorder_start',
   /** The ticker left the recording (its market closed or left the configuration) and came back. */
   'resubscribe',
+  /**
+   * A venue message could not be read (not JSON, cut short, a field its kind needs missing or malformed): the books
+   * it may have changed — its ticker's, or every ticker of the connection when it names none readably — are in doubt
+   * from the last verified moment until the venue's fresh book (counted in `recorder_malformed_messages_total`).
+   */
+  'malformed_message',
 ] as const;
 export type GapReason = (typeof GAP_REASONS)[number];
 
