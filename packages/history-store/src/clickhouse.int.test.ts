@@ -9,7 +9,7 @@ import { testClickHouseUrl, uniqueName } from '@depthgate/test-utils';
 import type { Connection } from './connection';
 import { insertDeltaRows, insertGapRows, insertSnapshotRows, insertTradeRows, insertTsv } from './inserts';
 import { TICKER_PATTERN, join, lit, quoteString, sql, type Sql } from './literals';
-import { MIGRATIONS, MigrationError, runMigrations, type Migration } from './migrations';
+import { MIGRATIONS, MigrationError, REQUIRED_SCHEMA_VERSION, runMigrations, type Migration } from './migrations';
 import { OrderBookQueries, tickersQuery } from './queries/order-books';
 import { RecorderStore } from './queries/recorder';
 import { schemaVersion, verifyReadColumns } from './startup';
@@ -44,7 +44,7 @@ async function rows<T>(query: Sql): Promise<T[]> {
 describe('migrations', () => {
   it('are applied once, then find nothing to do', async () => {
     const again = await runMigrations(db.store);
-    expect(again).toEqual({ applied: [], version: MIGRATIONS.length });
+    expect(again).toEqual({ applied: [], version: REQUIRED_SCHEMA_VERSION });
     const tables = await rows<{ name: string }>(
       sql`SELECT name FROM system.tables WHERE database = ${lit.name(ch.database)} ORDER BY name`,
     );
@@ -143,7 +143,7 @@ describe('migration 3: trades', () => {
       expect(await runMigrations(old, { migrations: MIGRATIONS.slice(0, 2) })).toEqual({ applied: [1, 2], version: 2 });
       // A gap as a recorder before migration 3 spooled it: six columns.
       await insertTsv(old, 'gaps', ['venue_b\tOLD-1\t1000\t2000\tdisconnect\t2100\n'], { rowFormat: 2 });
-      expect(await runMigrations(old)).toEqual({ applied: [3], version: 3 });
+      expect(await runMigrations(old, { migrations: MIGRATIONS.slice(0, 3) })).toEqual({ applied: [3], version: 3 });
       const trade = {
         exchange: 'venue_b' as const,
         ticker: 'OLD-1',
@@ -214,6 +214,79 @@ WHERE exchange = 'venue_b' AND ticker = 'OLD-1' ORDER BY ts, trade_id LIMIT 1 BY
           tradeId: 'other',
         }),
       ).toBe(false);
+    } finally {
+      await raw.data.command({ query: sql`DROP DATABASE IF EXISTS ${raw.db}`.text });
+      await old.close();
+    }
+  });
+});
+
+describe('migration 5: Polymarket CLOB and Coinbase', () => {
+  it("extends every table's exchange Enum8 of a database of migration 3, idempotently, and their rows go through", async () => {
+    const old = new HistoryStore({ url: testClickHouseUrl(), database: uniqueName('mig5') });
+    const raw = connectionOf(old);
+    try {
+      expect(await runMigrations(old, { migrations: MIGRATIONS.slice(0, 3) })).toEqual({
+        applied: [1, 2, 3],
+        version: 3,
+      });
+      expect(await runMigrations(old)).toEqual({ applied: [5], version: 5 });
+      expect(await runMigrations(old)).toEqual({ applied: [], version: 5 });
+      const token = '71321045679252212594626385532706912750332728571942532289631379312455583992563';
+      await insertDeltaRows(old, [
+        {
+          exchange: 'venue_a_clob',
+          ticker: token,
+          ts: 1000,
+          sequence: 1,
+          side: 'bid',
+          price: '0.5',
+          quantity_delta: '7',
+        },
+        {
+          exchange: 'venue_d',
+          ticker: 'BTC-USD',
+          ts: 1000,
+          sequence: 1,
+          side: 'ask',
+          price: '90000.01',
+          quantity_delta: '0.5',
+        },
+      ]);
+      await insertTradeRows(old, [
+        {
+          exchange: 'venue_d',
+          ticker: 'BTC-USD',
+          ts: 1001,
+          sequence: 2,
+          trade_id: '86327327',
+          price: '90000.01',
+          size: '0.06469797',
+          side: 'buy',
+          venue_side: 'sell',
+          received_ts: 1002,
+        },
+      ]);
+      await insertGapRows(old, [
+        { exchange: 'venue_a_clob', ticker: token, from_ts: 900, to_ts: 950, reason: 'divergence', detected_at: 960 },
+      ]);
+      const rows = async (query: Sql) =>
+        (await raw.data.query({ query: query.text, format: 'JSONEachRow' })).json<Record<string, string>>();
+      expect(await rows(sql`SELECT toString(exchange) AS e, ticker FROM ${raw.db}.deltas ORDER BY exchange`)).toEqual([
+        { e: 'venue_a_clob', ticker: token },
+        { e: 'venue_d', ticker: 'BTC-USD' },
+      ]);
+      expect(await rows(sql`SELECT toString(exchange) AS e FROM ${raw.db}.trades`)).toEqual([{ e: 'venue_d' }]);
+      expect(await rows(sql`SELECT toString(exchange) AS e, reason FROM ${raw.db}.gaps`)).toEqual([
+        { e: 'venue_a_clob', reason: 'divergence' },
+      ]);
+      const types = await rows(
+        sql`SELECT table, type FROM system.columns WHERE database = ${lit.name(raw.database)} AND name = 'exchange' ORDER BY table`,
+      );
+      // Every table (the catalogue views keep the type they were created with; they only pass rows on).
+      const tables = types.filter((t) => !(t.table as string).endsWith('_mv'));
+      expect(tables.length).toBeGreaterThanOrEqual(6);
+      for (const t of tables) expect([t.table, t.type]).toEqual([t.table, expect.stringContaining("'venue_d' = 5")]);
     } finally {
       await raw.data.command({ query: sql`DROP DATABASE IF EXISTS ${raw.db}`.text });
       await old.close();
@@ -439,7 +512,7 @@ UNION ALL SELECT ts, received_ts FROM ${ch.db}.snapshots WHERE ticker = ${lit.ti
   });
 
   it('see the schema version of a database, and none where there is no schema', async () => {
-    expect(await schemaVersion(db.store)).toBe(MIGRATIONS.length);
+    expect(await schemaVersion(db.store)).toBe(REQUIRED_SCHEMA_VERSION);
     const empty = new HistoryStore({ url: testClickHouseUrl(), database: uniqueName('none') });
     try {
       expect(await schemaVersion(empty)).toBe(-1);
