@@ -316,6 +316,14 @@ export class TickerRecorder {
     if (ts > this.verifiedTs) this.verifiedTs = ts;
   }
 
+  /**
+   * The venue's own checksum of the book (Polymarket CLOB's `hash`) matched ours as of `ts` (the ts the event's rows
+   * got): the book is known right there. A loss found later is a gap from here at the earliest.
+   */
+  checksumMatched(ts: number): void {
+    if (this.live && this.pendingSnapshot === undefined) this.verified(ts);
+  }
+
   private writeSnapshot(s: number): void {
     this.env.sink.snapshot(this.exchange, this.ticker, s, this.book, this.knownAt);
     this.lastSnapshotTs = s;
@@ -534,6 +542,20 @@ export class TickerRecorder {
     w.gapFrom = Math.max(w.from, gapFrom);
     // What the feed sends again from before the newest trade held was received before (or is read back by REST).
     if (held !== undefined && held > this.replayBefore) this.replayBefore = held;
+  }
+
+  /**
+   * The feed shows that it lost trades before `to` while it kept running (Coinbase: a `trade_id` skipped on the
+   * matches channel, a heartbeat's `last_trade_id` naming a trade never received): the stretch from the newest trade
+   * held to `to` is read back from REST (or, where the venue cannot, becomes a trades gap). Call it before recording
+   * the trade that showed the loss. Nothing happens while the feed is already stopped (that window covers it).
+   */
+  tradesMissed(to: number): void {
+    if (!this.env.onTradeWindow || this.tradeWindow?.broken) return;
+    const held = this.lastTrade?.ts;
+    this.interruptTrades(held ?? to);
+    const w = this.tradeWindow;
+    if (w?.broken) this.closeTradeWindow(Math.max(to, w.gapFrom));
   }
 
   /** The feed carries the ticker's trades again (the first book after a stop, or the very first). */

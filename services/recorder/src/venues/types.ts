@@ -21,6 +21,15 @@ export interface SessionContext {
   rejectTicker(ticker: string, message: string): void;
   /** Gives up on this connection: it is closed and replaced (every ticker on it gets a gap). */
   reconnect(reason: 'disconnect'): void;
+  /** The platform's REST API, within the exchange's REST rate (a session's own checks: the CLOB's hash confirmation). */
+  readonly rest: RestClient;
+  /**
+   * A venue message could not be read: counted (`recorder_malformed_messages_total`) and logged with the start of its
+   * text. The session then makes the books it may have changed a gap (`malformed_message`) and asks for fresh ones.
+   */
+  malformed(problem: string, text: string): void;
+  /** A venue checksum was checked against a book (`recorder_checksums_total`). */
+  checksum(result: 'match' | 'explained' | 'divergence' | 'unchecked'): void;
 }
 
 export interface VenueSession {

@@ -275,6 +275,7 @@ export class Venue {
       const shard = new FeedShard(
         {
           protocol: this.o.protocol,
+          rest: this.o.rest,
           logger: this.o.logger,
           metrics: this.o.metrics,
           now: this.o.now,
