@@ -5,7 +5,7 @@
  * `divergence` gap, a lost Coinbase match is read back from REST.
  */
 import { waitFor } from '@depthgate/test-utils';
-import { createRecorderHarness, sleep, type RecorderHarness } from './testing/harness';
+import { FAST_ENV, createRecorderHarness, sleep, type RecorderHarness } from './testing/harness';
 import { expectEveryChangeOnce, expectEveryTradeOnce, expectRule7, gapsOf, tradesAuditedPast } from './testing/checks';
 
 jest.setTimeout(120_000);
@@ -54,7 +54,11 @@ describe('recorder: Polymarket CLOB and Coinbase against the simulator', () => {
     await sleep(500);
     const end = Date.now();
     await tradesAuditedPast(recorder, end);
+    // A quiet CLOB market is not a stalled feed: the recorder's keep-alive `PING` (every RECORDER_PING_INTERVAL_MS)
+    // is answered `PONG`, so twice the stall timeout without a book change replaces no connection.
+    await sleep(2 * Number(FAST_ENV.RECORDER_STALL_TIMEOUT_MS));
     await h.stopInProcess();
+    expect(gapsOf(await h.rows('venue_a_clob')).filter((g) => g.reason === 'stall')).toEqual([]);
 
     for (const exchange of ['venue_a_clob', 'venue_d'] as const) {
       expect([exchange, (await expectRule7(h, exchange, end, 24)) > 0]).toEqual([exchange, true]);

@@ -47,6 +47,7 @@ export class FeedShard {
       stallMs: o.stallTimeoutMs,
       pingMs: o.pingIntervalMs,
       pongTimeoutMs: o.stallTimeoutMs,
+      ...(protocol.keepAliveText === undefined ? {} : { keepAliveText: protocol.keepAliveText }),
       reconnectMinMs: o.reconnectMinMs,
       reconnectMaxMs: o.reconnectMaxMs,
       now: o.now,

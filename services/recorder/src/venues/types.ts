@@ -58,6 +58,11 @@ export interface FeedProtocol {
   readonly venueClock: boolean;
   /** The handshake is signed with the platform's credentials (the feed refuses unauthenticated connections). */
   readonly signedHandshake: boolean;
+  /**
+   * The text the venue wants as a keep-alive instead of WebSocket pings (sent every `RECORDER_PING_INTERVAL_MS`; its
+   * answer is a message, so it counts as liveness).
+   */
+  readonly keepAliveText?: string;
   createSession(ctx: SessionContext): VenueSession;
   /** Tickers of the platform's active markets (all, or those of the given series). */
   listActive(rest: RestClient, series: readonly string[], all: boolean): Promise<string[]>;
@@ -89,6 +94,7 @@ export function venueProtocol(
     ...where,
     venueClock: feed.venueClock,
     signedHandshake: feed.signedHandshake,
+    ...(feed.keepAliveText === undefined ? {} : { keepAliveText: feed.keepAliveText }),
     missingCredentials: feed.signedHandshake && signer === undefined,
     handshakeHeaders: (nowMs) => (feed.signedHandshake ? feedHandshakeHeaders(signer, feedUrl, nowMs) : undefined),
     createSession: (ctx) => feed.createSession(ctx),

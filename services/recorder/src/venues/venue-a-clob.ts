@@ -5,7 +5,9 @@
  *
  * - Public. `{"assets_ids":[…],"type":"market"}` first, then `{"assets_ids":[…],"operation":"subscribe"|"unsubscribe"}`
  *   [V]; no confirmation. Each newly subscribed asset gets its `book` (initial books may come as a JSON array of
- *   `book` events [3P]). Keep-alive: the text `PING` every 10 s, answered `PONG` [3P].
+ *   `book` events [3P]). Keep-alive: the text `PING` (the venue asks for one every 10 s), answered `PONG` [3P]: the
+ *   feed socket sends it every `RECORDER_PING_INTERVAL_MS` (10 s by default), so a quiet market's connection stays
+ *   alive under any stall timeout longer than that.
  * - A `book` (`bids`/`asks` as `{price, size}`, `timestamp` ms, `hash`) is the asset's whole book: the first after a
  *   subscription is stored as the venue's snapshot, holding from `timestamp` + 1 (it includes the change at its
  *   time); later ones (the venue sends one after each trade [V]) are diffed against ours. A `price_change` carries,
@@ -120,8 +122,6 @@ export function venueAClobTrade(m: Record<string, unknown>): VenueTrade | undefi
   return { ts: Number(timestamp), id, price, size, side: side === 'BUY' ? 'buy' : 'sell', venueSide: side };
 }
 
-const PING_MS = 10_000;
-
 class VenueAClobSession implements VenueSession {
   /** Assets subscribed on this connection. */
   private readonly assets = new Set<string>();
@@ -135,17 +135,13 @@ class VenueAClobSession implements VenueSession {
   private revision: ClobHashRevision = '2025-12';
   private started = false;
   private closed = false;
-  private readonly ping: NodeJS.Timeout;
   private mark = -1;
 
   constructor(
     private readonly ctx: SessionContext,
     private readonly batch: number,
     private readonly trades: boolean,
-  ) {
-    this.ping = setInterval(() => this.ctx.send('PING'), PING_MS);
-    this.ping.unref();
-  }
+  ) {}
 
   watermark(): number {
     return this.mark;
@@ -396,7 +392,6 @@ class VenueAClobSession implements VenueSession {
 
   close(): void {
     this.closed = true;
-    clearInterval(this.ping);
     this.assets.clear();
     this.expecting.clear();
     this.settings.clear();
@@ -417,6 +412,7 @@ export function venueAClobProtocol(o: { subscribeBatch: number; trades: boolean 
   return {
     venueClock: true,
     signedHandshake: false,
+    keepAliveText: 'PING',
     createSession: (ctx) => new VenueAClobSession(ctx, o.subscribeBatch, o.trades),
     /** The tokens of every open market with an order book, or (series) of the given markets (condition ids). */
     async listActive(rest: RestClient, series: readonly string[], all: boolean): Promise<string[]> {
