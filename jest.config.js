@@ -19,7 +19,7 @@ for (const dir of ['packages', 'services']) {
 }
 
 // Dependencies shipped only as ES modules are compiled to CommonJS for Jest by swc.
-const esmOnly = ['jose'];
+const esmOnly = ['jose', 'hyparquet-writer', 'hyparquet'];
 
 const common = {
   testEnvironment: 'node',

@@ -14,12 +14,17 @@
  *    and on; then the service's RSS while it streams a whole month of the busiest ticker to a reader that reads at
  *    5 % of the NDJSON rate just measured;
  * 6. cursor: 1M deltas walked in 1,000-row pages by next_cursor: the last pages beside the first.
+ * 7. trades (issue 23): the trades' NDJSON and CSV streams beside ClickHouse's own JSONEachRow and CSVWithNames for
+ *    the same rows (one per trade, in the service's order), gzip off and on; 1-minute bars over a whole month of the
+ *    busiest ticker, p50/p99 beside ClickHouse answering the same aggregation (the service's bars query) directly;
+ *    Parquet streams of deltas, snapshots and trades: rows/s beside the NDJSON stream of the same rows, and the
+ *    file's size beside the gzipped NDJSON.
  *
  * Every ClickHouse query of the benchmark comes from @depthgate/history-store's build (`benchmarkSql`, and for the
  * book the service's own builders): no SQL is written here.
  *
  * Environment: HISTORY_URL, API_KEY, CLICKHOUSE_URL, CLICKHOUSE_DATABASE, CLICKHOUSE_CLUSTER (cluster mode), SERVICE_PID,
- * CLICKHOUSE_PID; BENCH_QUICK=1 for a short run; BENCH_ONLY=throughput|latency|memory|book|reads|bulk|cursor (comma-separated) for some parts.
+ * CLICKHOUSE_PID; BENCH_QUICK=1 for a short run; BENCH_ONLY=throughput|latency|memory|book|reads|bulk|cursor|trades (comma-separated) for some parts.
  */
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -137,8 +142,8 @@ function randomFrom(seed: number): () => number {
   };
 }
 
-type Kind = 'snapshots' | 'deltas';
-const ROW_KIND = { snapshots: 'snapshot', deltas: 'delta' } as const;
+type Kind = 'snapshots' | 'deltas' | 'trades';
+const ROW_KIND = { snapshots: 'snapshot', deltas: 'delta', trades: 'trade' } as const;
 interface Span {
   exchange: ExchangeKey;
   ticker: string;
@@ -731,6 +736,151 @@ async function cursorWalk(): Promise<string[]> {
   ];
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// 7. Trades: their streams, bars, and Parquet
+
+/** The count a stream's end line gives (NDJSON or CSV). */
+function endCount(format: string, text: string): number {
+  const end = text.slice(text.lastIndexOf('\n', text.length - 2) + 1);
+  return format === 'ndjson' ? (JSON.parse(end) as { count: number }).count : Number(end.split(',')[1]);
+}
+
+/** Trades NDJSON and CSV beside ClickHouse's JSONEachRow and CSVWithNames for the same rows (target ≥ 1.0×). */
+async function tradeStreams(): Promise<string[]> {
+  const lines = [
+    '| rows | format | gzip | service rows/s | ClickHouse rows/s | anchor | ratio | service MB | ClickHouse MB |',
+    '| ---: | --- | --- | ---: | ---: | --- | ---: | ---: | ---: |',
+  ];
+  const top = (await spans('trades'))[0] as Span;
+  const n = Math.min(QUICK ? 100_000 : 1_000_000, Math.floor(top.rows * 0.6)); // from a third of the span on
+  const range = await rangeFor('trades', top, n, top.first);
+  const [counted] = await chRows<{ n: string }>(SQL.count('trade', top.exchange, top.ticker, inclusive(range)));
+  const count = Number(counted?.n);
+  for (const [format, anchorFormat] of [
+    ['ndjson', 'JSONEachRow'],
+    ['csv', 'CSVWithNames'],
+  ] as [string, AnchorFormat][]) {
+    const url = serviceUrl('trades', top, range, `format=${format}`);
+    const check = await fetchRaw(url, { headers: keyHeaders(false), keep: true });
+    const served = endCount(format, check.body?.toString('utf8') ?? '');
+    if (check.status !== 200 || served !== count)
+      throw new Error(`trades ${format}: service ${served}, ClickHouse ${count}`);
+    const anchor = SQL.rows('trade', top.exchange, top.ticker, inclusive(range), { format: anchorFormat });
+    for (const gzip of [false, true]) {
+      const r = await interleaved(url, anchor, count, gzip, QUICK ? 3 : 5);
+      lines.push(
+        `| ${fmt(count)} | ${format.toUpperCase()} | ${gzip ? 'on' : 'off'} | ${fmt(r.ourRate)} | ${fmt(r.theirRate)} | ${anchorFormat} | ${(r.ourRate / r.theirRate).toFixed(2)}× | ${(r.ourBytes / 1e6).toFixed(1)} | ${(r.theirBytes / 1e6).toFixed(1)} |`,
+      );
+      console.error(lines[lines.length - 1]);
+    }
+  }
+  return [`${top.ticker} (${top.exchange}), the first ${fmt(count)} trades:`, '', ...lines];
+}
+
+/**
+ * 1-minute bars over a whole month of the busiest ticker: the service (`/bars?interval=1m`, one page holding the
+ * month) beside ClickHouse answering the service's bars query itself in JSONEachRow, interleaved, p50/p99 of each
+ * (target: the service's p99 ≤ ClickHouse's).
+ */
+async function bars(): Promise<string[]> {
+  const top = (await spans('trades'))[0] as Span;
+  const mid = new Date(top.first + (top.last - top.first) / 2);
+  const from = Date.UTC(mid.getUTCFullYear(), mid.getUTCMonth(), 1);
+  const to = Date.UTC(mid.getUTCFullYear(), mid.getUTCMonth() + 1, 1);
+  const url = `${HISTORY_URL}/api/${top.exchange}/bars/${top.ticker}?interval=1m&start_ts=${iso(from)}&end_ts=${iso(to - 1)}&limit=100000`;
+  const check = await fetchRaw(url, { headers: keyHeaders(false), keep: true });
+  const page = JSON.parse(check.body?.toString('utf8') ?? '{}') as { count: number; next_cursor: string | null };
+  const anchor = SQL.bars(top.exchange, top.ticker, 60_000, from, to, 'JSONEachRow');
+  const theirRows = (await ch(anchor))
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l !== '').length;
+  if (check.status !== 200 || page.next_cursor !== null || page.count !== theirRows)
+    throw new Error(`bars: service ${check.status} ${page.count} bars, ClickHouse ${theirRows}`);
+  const [trades] = await chRows<{ n: string }>(
+    SQL.count('trade', top.exchange, top.ticker, { from, to, toInclusive: false }),
+  );
+  const runs = QUICK ? 20 : 100;
+  const ours: number[] = [];
+  const theirs: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    await fetchRaw(url, { headers: keyHeaders(false) });
+    await ch(anchor);
+  }
+  const meter = cpuMeter();
+  for (let i = 0; i < runs; i++) {
+    ours.push((await fetchRaw(url, { headers: keyHeaders(false) })).ms);
+    const t0 = performance.now();
+    await ch(anchor);
+    theirs.push(performance.now() - t0);
+  }
+  const cpu = meter(runs);
+  ours.sort((a, b) => a - b);
+  theirs.sort((a, b) => a - b);
+  const row = (who: string, t: number[]) =>
+    `| ${who} | ${pct(t, 50).toFixed(1)} ms | ${pct(t, 90).toFixed(1)} ms | ${pct(t, 99).toFixed(1)} ms | ${(t[t.length - 1] ?? 0).toFixed(1)} ms |`;
+  const lines = [
+    `${iso(from).slice(0, 7)}, ${top.ticker} (${top.exchange}): ${fmt(Number(trades?.n))} trades, ${fmt(page.count)} one-minute bars; ${runs} requests each, alternating, one client, after 5 warm-up rounds:`,
+    '',
+    '| answered by | p50 | p90 | p99 | max |',
+    '| --- | ---: | ---: | ---: | ---: |',
+    row('service: GET /bars?interval=1m (one page: the month)', ours),
+    row('ClickHouse directly: the same aggregation (the service’s bars query, JSONEachRow)', theirs),
+    '',
+    `p99 service / ClickHouse: ${(pct(ours, 99) / pct(theirs, 99)).toFixed(2)}× (target ≤ 1.0×). CPU per round (both requests): service ${cpu.service.toFixed(1)} ms, ClickHouse ${cpu.clickhouse.toFixed(1)} ms.`,
+  ];
+  for (const l of lines) console.error(l);
+  return lines;
+}
+
+/**
+ * Parquet beside NDJSON for the same rows: rows/s of each (gzip off; Parquet is compressed in its pages), and the
+ * file's size beside the gzipped NDJSON's (targets: ≥ 1.0× the NDJSON rows/s, ≤ 0.3× the gzipped size).
+ */
+async function parquet(): Promise<string[]> {
+  const lines = [
+    '| rows | endpoint | NDJSON rows/s | Parquet rows/s | ratio | NDJSON MB | gzipped NDJSON MB | Parquet MB | Parquet / gzipped NDJSON |',
+    '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ];
+  for (const kind of ['deltas', 'snapshots', 'trades'] as Kind[]) {
+    const top = (await spans(kind))[0] as Span;
+    const n = Math.min(QUICK ? 100_000 : 1_000_000, Math.floor(top.rows * 0.6)); // from a third of the span on
+    const range = await rangeFor(kind, top, n, top.first + Math.floor((top.last - top.first) / 3));
+    const [counted] = await chRows<{ n: string }>(
+      SQL.count(ROW_KIND[kind], top.exchange, top.ticker, inclusive(range)),
+    );
+    const count = Number(counted?.n);
+    const nd = serviceUrl(kind, top, range, 'format=ndjson');
+    const pq = serviceUrl(kind, top, range, 'format=parquet');
+    const check = await fetchRaw(pq, { headers: keyHeaders(false), keep: true });
+    const body = check.body ?? Buffer.alloc(0);
+    if (check.status !== 200 || body.subarray(body.length - 4).toString() !== 'PAR1')
+      throw new Error(`${kind} parquet: ${check.status}, ${body.length} bytes`);
+    if (!body.includes(Buffer.from(`depthgate.count`)) || !body.includes(Buffer.from(String(count))))
+      throw new Error(`${kind} parquet: the footer does not say ${count} rows`);
+    const ours: number[] = [];
+    const theirs: number[] = [];
+    let ndBytes = 0;
+    let pqBytes = 0;
+    for (let i = 0; i < (QUICK ? 3 : 5); i++) {
+      const a = await fetchRaw(nd, { headers: keyHeaders(false) });
+      const b = await fetchRaw(pq, { headers: keyHeaders(false) });
+      theirs.push(a.ms);
+      ours.push(b.ms);
+      ndBytes = a.bytes;
+      pqBytes = b.bytes;
+    }
+    const gz = await fetchRaw(nd, { headers: keyHeaders(true) });
+    const ndRate = (count * 1000) / median(theirs);
+    const pqRate = (count * 1000) / median(ours);
+    lines.push(
+      `| ${fmt(count)} | ${kind} | ${fmt(ndRate)} | ${fmt(pqRate)} | ${(pqRate / ndRate).toFixed(2)}× | ${(ndBytes / 1e6).toFixed(1)} | ${(gz.bytes / 1e6).toFixed(1)} | ${(pqBytes / 1e6).toFixed(1)} | ${(pqBytes / gz.bytes).toFixed(2)}× |`,
+    );
+    console.error(lines[lines.length - 1]);
+  }
+  return lines;
+}
+
 async function main(): Promise<void> {
   const [version] = await chRows<{ v: string }>(SQL.version());
   const totals = await chRows<{ name: string; rows: string; bytes: string; parts: string }>(SQL.tableSizes());
@@ -778,6 +928,12 @@ async function main(): Promise<void> {
   if (wanted('cursor')) {
     console.error('walking 1M deltas by cursor …');
     sections.push('', '### Cursor paging', '', ...(await cursorWalk()));
+  }
+  if (wanted('trades')) {
+    console.error('measuring the trades: streams, bars, Parquet …');
+    sections.push('', '### Trades streams (NDJSON, CSV)', '', ...(await tradeStreams()));
+    sections.push('', '### One-minute bars over a month', '', ...(await bars()));
+    sections.push('', '### Parquet beside NDJSON', '', ...(await parquet()));
   }
   if (wanted('memory')) {
     const after = ONLY.size === 1 ? [] : await memory('after the runs above');

@@ -40,6 +40,7 @@ switch (process.argv[2]) {
     if (cluster === undefined) {
       await run(SQL.optimize('delta'));
       await run(SQL.optimize('snapshot'));
+      await run(SQL.optimize('trade'));
       break;
     }
     const nodesFile = process.env.CLICKHOUSE_CLUSTER_NODES;
@@ -55,10 +56,12 @@ switch (process.argv[2]) {
     for (const node of nodes.filter((n) => n.first)) {
       await run(SQL.optimize('delta'), node.url);
       await run(SQL.optimize('snapshot'), node.url);
+      await run(SQL.optimize('trade'), node.url);
     }
     for (const node of nodes) {
       await run(SQL.syncReplica('delta'), node.url);
       await run(SQL.syncReplica('snapshot'), node.url);
+      await run(SQL.syncReplica('trade'), node.url);
     }
     break;
   }

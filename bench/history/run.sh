@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # History service benchmark: `./dev bench history [--rows N] [--fresh] [--quick] [--only PART[,PART…]] [--cluster]`,
-# PART one of throughput, latency, memory, book, bulk, cursor.
+# PART one of throughput, latency, memory, book, reads, bulk, cursor, trades (the trades' streams, bars and Parquet).
 #
 # --cluster: the same on a local ClickHouse cluster (infra/local/clickhouse-cluster.sh: 2 shards × 2 replicas and a
 # ZooKeeper, ports from DG_BENCH_CLUSTER_PORT, 17300) in cluster mode (CLICKHOUSE_CLUSTER): the data set goes in
@@ -35,7 +35,7 @@ while [[ $# -gt 0 ]]; do
   --only) ONLY=$2; shift 2 ;;
   --cluster) CLUSTER=depthgate; shift ;;
   -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-  *) dg_die "bench history: unknown argument $1 (--rows N, --fresh, --quick, --only throughput,latency,memory,book,reads,bulk,cursor, --cluster)" ;;
+  *) dg_die "bench history: unknown argument $1 (--rows N, --fresh, --quick, --only throughput,latency,memory,book,reads,bulk,cursor,trades, --cluster)" ;;
   esac
 done
 [[ $ROWS =~ ^[1-9][0-9]*$ ]] || dg_die "--rows must be a positive integer"

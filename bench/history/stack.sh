@@ -67,8 +67,9 @@ bench_stack_start() {
   }
 
   # generator=2: the generator draws from service-kit's Rng since the PRNG was unified; generator=3: rows carry
-  # received_ts (migration 2). A set made before is regenerated.
-  DATASET="rows=$ROWS seed=bench generator=3 from=2026-03-07T00:00:00Z to=2026-11-20T00:00:00Z tickers=4/exchange"
+  # received_ts (migration 2); generator=4: the generator writes trades (migration 3), which take sequence numbers
+  # from the deltas. A set made before is regenerated.
+  DATASET="rows=$ROWS seed=bench generator=4 from=2026-03-07T00:00:00Z to=2026-11-20T00:00:00Z tickers=4/exchange"
   have=$(dataset exists 2>/dev/null || echo 0)
   if [[ $FRESH == yes || ! -f $DIR/dataset || $(cat "$DIR/dataset") != "$DATASET" || $have == 0 ]]; then
     dg_log "==> generating the data set ($DATASET)"
@@ -77,7 +78,7 @@ bench_stack_start() {
     CLICKHOUSE_URL=$CLICKHOUSE_URL CLICKHOUSE_DATABASE=$DB CLICKHOUSE_CLUSTER=$CLUSTER \
       node "$ROOT/packages/history-tools/dist/cli/seed.js" \
       --from 2026-03-07T00:00:00Z --to 2026-11-20T00:00:00Z --tickers-per-exchange 4 --rows "$ROWS" --seed bench
-    dg_log "==> merging each table into one part per month (OPTIMIZE … FINAL), so every run reads the same layout"
+    dg_log "==> merging each table (snapshots, deltas, trades) into one part per month (OPTIMIZE … FINAL), so every run reads the same layout"
     dataset optimize
     echo "$DATASET" >"$DIR/dataset"
   else

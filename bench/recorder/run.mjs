@@ -1,22 +1,37 @@
 // Recorder benchmark (bench/recorder/run.sh, `./dev bench recorder`): in one run, on this machine,
 //
 //   1. its own ClickHouse (infra/local/clickhouse.sh, data under $DG_DEV_DIR/bench/recorder), the schema migrated;
-//   2. the venue simulator as a process, its books moving at a high rate on the recorded platforms;
+//   2. the venue simulator as a process, its books moving (and trading) at a high rate on the recorded platforms;
 //   3. the recorder as a process (the built entrypoint, services/recorder/dist/main.js), recording all three feeds;
 //   4. capacity: after a warm-up, a steady window with the simulator as fast as asked (--ups, high enough that the
 //      recorder or the simulator is the limit): delta rows/s written (count() in ClickHouse at both ends) — the
-//      recorder's measured maximum on this machine — its peak RSS and CPU;
-//   5. lag: the simulator slowed (PUT /control/books/rate) to produce 50 % of that maximum, a warm-up, then a
-//      window of the recorder's lag histogram (venue event → insert acknowledged). The load is a fraction of the
-//      capacity measured in this run, so the figure means the same on any machine;
+//      recorder's measured maximum on this machine — its peak RSS and CPU; with `--trades both` (the default) once
+//      with trades off (RECORDER_TRADES=false) and once with them on, a recorder started afresh for each, so the
+//      capacity with trades is set beside the capacity without them (the issue's ≥ 0.9×), as delta rows per second of
+//      the recorder's own CPU (its capacity on its one core): when the simulator or the machine's other load is the
+//      window's limit, raw rows/s would compare the simulator's two runs instead (both are printed);
+//   5. lag: the simulator slowed (PUT /control/books/rate) to produce 50 % of that maximum (the last mode's: trades
+//      on), a warm-up, then a window of the recorder's lag histogram (venue event → insert acknowledged; a trade
+//      from its receipt). The load is a fraction of the capacity measured in this run, so the figure means the same
+//      on any machine;
 //   6. the anchor: ClickHouse's own ingest of the capacity window's delta rows from a local file
 //      (`INSERT … FORMAT TabSeparated` over HTTP from a TSV export of the window), in the same run.
+//
+// `--faults` runs the reconciliation measurement instead: a recording of --minutes N (10) at --ups (default 200
+// there) with drop (1–20 messages of one ticker), disconnect and stall faults injected in turn on every feed every
+// --fault-every S seconds (20); then the books stop, the recorder gets two audit intervals to read its last windows
+// back, stops (SIGTERM), and every trade the simulator made (its control API, GET /control/trades) after each
+// ticker's first snapshot is looked up in ClickHouse: stored exactly once, stored more than once, missing inside a
+// trades gap, missing outside any gap. Stalls last --stall-timeout-ms (15000, the recorder's RECORDER_STALL_TIMEOUT_MS
+// in that run: above the simulator's 10 s heartbeats, so quiet books are no stall) + 3 s;
+// RECORDER_TRADES_AUDIT_INTERVAL_MS is --audit-ms (15000).
 //
 // Prints a Markdown table for docs/benchmarks.md. Options: --seconds N (each window, 30), --warmup N (10),
 // --ups N (simulator updates/s in the capacity window, 12000), --load F (fraction of the capacity in the lag
 // window, 0.5), --changes N (levels per update, 20), --tickers p=N,… (simulator instruments),
-// --platforms a,b (venue-b,venue-c,venue-a-us), --semi N (recorder's
-// --max-semi-space-size in MiB, 8), --trace (memory every second). Ports: DG_BENCH_CLICKHOUSE_HTTP_PORT (17226),
+// --platforms a,b (venue-b,venue-c,venue-a-us), --trades both|on|off (both), --semi N (recorder's
+// --max-semi-space-size in MiB, 8), --trace (memory every second); --faults [--minutes N] [--fault-every S]
+// [--stall-timeout-ms N] [--audit-ms N]. Ports: DG_BENCH_CLICKHOUSE_HTTP_PORT (17226),
 // DG_BENCH_CLICKHOUSE_TCP_PORT (17913). DG_BENCH_NODE_FLAGS: more node flags for the recorder (e.g. --trace-gc).
 import { execFileSync } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -24,7 +39,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { benchmarkSql } from '@depthgate/history-store';
-import { ROOT, freePort, freePortRange, fmt, sampleRss, sleep, start, stopAll, waitHttp } from '../lib.mjs';
+import { ROOT, freePort, freePortRange, fmt, sampleRss, sleep, start, stopAll, stopSome, waitHttp } from '../lib.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, fallback) => {
@@ -33,12 +48,19 @@ const opt = (name, fallback) => {
 };
 const SECONDS = Number(opt('seconds', '30'));
 const WARMUP = Number(opt('warmup', '10'));
-const UPS = Number(opt('ups', '12000'));
+const FAULTS = args.includes('--faults');
+const UPS = Number(opt('ups', FAULTS ? '200' : '12000'));
 const LOAD = Number(opt('load', '0.5'));
 const CHANGES = Number(opt('changes', '20'));
 const TICKERS = opt('tickers', 'venue-b=8,venue-c=12,venue-a-us=12');
 const PLATFORMS = opt('platforms', 'venue-b,venue-c,venue-a-us');
 const SEMI = Number(opt('semi', '8'));
+const TRADES = opt('trades', 'both');
+const MODES = TRADES === 'both' ? ['off', 'on'] : [TRADES];
+const MINUTES = Number(opt('minutes', '10'));
+const FAULT_EVERY = Number(opt('fault-every', '20'));
+const STALL_TIMEOUT_MS = Number(opt('stall-timeout-ms', '15000'));
+const AUDIT_MS = Number(opt('audit-ms', '15000'));
 const CH_HTTP = Number(process.env.DG_BENCH_CLICKHOUSE_HTTP_PORT ?? 17226);
 const CH_TCP = Number(process.env.DG_BENCH_CLICKHOUSE_TCP_PORT ?? 17913);
 const DEV = process.env.DG_DEV_DIR ?? path.join(ROOT, '.dev');
@@ -106,6 +128,9 @@ function cpuSeconds(pid) {
   }
 }
 
+/** The recorded exchanges and their simulator platforms. */
+const EXCHANGE_OF = { 'venue-b': 'venue_b', 'venue-c': 'venue_c', 'venue-a-us': 'venue_a_us' };
+
 async function main() {
   for (const f of [
     'services/recorder/dist/main.js',
@@ -118,8 +143,8 @@ async function main() {
       throw new Error(`${f} is missing: build first (./dev bench builds; or pnpm build)`);
     }
   }
+  if (!['both', 'on', 'off'].includes(TRADES)) throw new Error('--trades is both, on or off');
   mkdirSync(DIR, { recursive: true });
-  const logDir = DIR;
   const load0 = os.loadavg();
 
   log(`==> ClickHouse for the benchmark on ${CH_HTTP}`);
@@ -134,177 +159,11 @@ async function main() {
       env: { ...process.env, CLICKHOUSE_URL: CH, CLICKHOUSE_DATABASE: DB },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
-
-    log(`==> simulator: ${UPS} updates/s × ${CHANGES} levels on ${PLATFORMS} (${TICKERS})`);
-    const simBase = await freePortRange(11);
-    const envFile = path.join(DIR, 'sim.env');
-    const sim = start(
-      'sim',
-      'node',
-      [
-        path.join(ROOT, 'packages/venue-sim/dist/cli.js'),
-        '--port',
-        String(simBase),
-        '--write-env',
-        envFile,
-        '--updates-per-second',
-        String(UPS),
-        '--changes-per-update',
-        String(CHANGES),
-        '--platforms',
-        PLATFORMS,
-        '--tickers',
-        TICKERS,
-        '--no-rate-limits',
-        '--max-recorded-requests',
-        '0',
-        '--retention-ms',
-        '5000',
-        '--log-level',
-        'warn',
-      ],
-      { logDir },
-    );
-    await waitHttp(`http://127.0.0.1:${simBase}/ready`);
-    const simEnv = Object.fromEntries(
-      readFileSync(envFile, 'utf8')
-        .split('\n')
-        .filter((l) => /^[A-Z0-9_]+=/.test(l))
-        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
-    );
-
-    log('==> recorder (services/recorder/dist/main.js)');
-    const port = await freePort();
-    const spool = path.join(DIR, 'spool');
-    rmSync(spool, { recursive: true, force: true });
-    // The memory settings it is deployed with (infra/k8s/base/recorder/statefulset.yaml, the image's
-    // MALLOC_ARENA_MAX); --semi N tries another semi-space size, DG_BENCH_NODE_FLAGS adds node/V8 flags (diagnosis,
-    // e.g. --trace-gc: the recorder's log, recorder.log in the benchmark's log directory).
-    const nodeFlags = (process.env.DG_BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '');
-    const recorder = start(
-      'recorder',
-      'node',
-      [`--max-semi-space-size=${SEMI}`, ...nodeFlags, path.join(ROOT, 'services/recorder/dist/main.js')],
-      {
-        logDir,
-        env: {
-          ...simEnv,
-          CLICKHOUSE_URL: CH,
-          CLICKHOUSE_DATABASE: DB,
-          RECORDER_PORT: String(port),
-          RECORDER_SPOOL_DIR: spool,
-          LOG_LEVEL: 'warn',
-          MALLOC_ARENA_MAX: '2',
-        },
-      },
-    );
-    await waitHttp(`http://127.0.0.1:${port}/ready`, { timeoutMs: 60_000 });
-    const rss = sampleRss(recorder.pid, 100);
-    const trace = args.includes('--trace')
-      ? setInterval(async () => {
-          const m = await metricValues(`http://127.0.0.1:${port}/metrics`).catch(() => new Map());
-          const pick = (p) => [...m].filter(([k]) => k.startsWith(p)).reduce((n, [, v]) => n + v, 0);
-          log(
-            `  rss ${fmt(pick('process_resident_memory_bytes') / 2 ** 20)} MiB, heap ${fmt(pick('nodejs_heap_size_used_bytes') / 2 ** 20)}/${fmt(pick('nodejs_heap_size_total_bytes') / 2 ** 20)} MiB, external ${fmt(pick('nodejs_external_memory_bytes') / 2 ** 20)} MiB, buffered rows ${pick('recorder_buffer_rows')}`,
-          );
-        }, 1000)
-      : undefined;
-
-    const count = async () => Number(await ch(SQL.rowCount('delta')));
-    const metricsUrl = `http://127.0.0.1:${port}/metrics`;
-    const sum = (m, prefix) => [...m].filter(([k]) => k.startsWith(prefix)).reduce((n, [, v]) => n + v, 0);
-    const produced = (m) =>
-      [...m].filter(([k]) => /^recorder_rows_produced_total\{.*table="deltas"/.test(k)).reduce((n, [, v]) => n + v, 0);
-
-    // --- capacity -------------------------------------------------------------------------------------------
-    log(`==> warm-up ${WARMUP} s`);
-    await sleep(WARMUP * 1000);
-    const m0 = await metricValues(metricsUrl);
-    const c0 = await count();
-    const ts0 = Number(await ch(SQL.maxTs('delta')));
-    const cpu0 = cpuSeconds(recorder.pid);
-    const simCpu0 = cpuSeconds(sim.pid);
-    const t0 = Date.now();
-    log(`==> capacity window ${SECONDS} s at ${UPS} updates/s`);
-    await sleep(SECONDS * 1000);
-    const c1 = await count();
-    const t1 = Date.now();
-    const cpu1 = cpuSeconds(recorder.pid);
-    const simCpu1 = cpuSeconds(sim.pid);
-    const m1 = await metricValues(metricsUrl);
-    const ts1 = Number(await ch(SQL.maxTs('delta')));
-    const seconds = (t1 - t0) / 1000;
-    const rowsPerSecond = (c1 - c0) / seconds;
-    const producedPerSecond = (produced(m1) - produced(m0)) / seconds;
-    const [capP50, capP99] = lagQuantiles(m0, m1, [0.5, 0.99]);
-    const messages = (sum(m1, 'recorder_messages_total') - sum(m0, 'recorder_messages_total')) / seconds;
-
-    // --- lag at a fraction of that capacity ---------------------------------------------------------------------
-    // Delta rows per simulator update, as the recorder turned them into rows in the capacity window; the rate that
-    // makes LOAD × the measured maximum follows from it.
-    const rowsPerUpdate = producedPerSecond / UPS;
-    const lagUps = Math.max(1, Math.round((LOAD * rowsPerSecond) / Math.max(rowsPerUpdate, 1e-9)));
-    const rate = await fetch(`http://127.0.0.1:${simBase}/control/books/rate`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ updatesPerSecond: lagUps }),
-    });
-    if (!rate.ok) throw new Error(`simulator rate: ${rate.status} ${await rate.text()}`);
-    log(`==> lag window: ${lagUps} updates/s (${LOAD * 100} % of ${fmt(rowsPerSecond)} rows/s); warm-up ${WARMUP} s`);
-    await sleep(WARMUP * 1000);
-    const m2 = await metricValues(metricsUrl);
-    const c2 = await count();
-    const t2 = Date.now();
-    await sleep(SECONDS * 1000);
-    const m3 = await metricValues(metricsUrl);
-    const c3 = await count();
-    const lagRowsPerSecond = (c3 - c2) / ((Date.now() - t2) / 1000);
-    const [p50, p99] = lagQuantiles(m2, m3, [0.5, 0.99]);
-    const peakRss = rss.stop();
-    if (trace) clearInterval(trace);
-    const gaps = sum(m3, 'recorder_gaps_total');
-    const spooled = sum(m3, 'recorder_spool_bytes');
-
-    // The anchor runs alone: the simulator and the recorder are stopped first.
-    await stopAll();
-    log('==> anchor: ClickHouse ingesting the same rows from a local file');
-    const file = path.join(DIR, 'window.tsv');
-    const res = await fetch(CH, {
-      method: 'POST',
-      body: SQL.exportDeltas(ts0, ts1),
-    });
-    await pipeline(res.body, createWriteStream(file));
-    await ch(SQL.createAnchor());
-    await ch(SQL.truncateAnchor());
-    const anchorRows = Number(execFileSync('wc', ['-l', file], { encoding: 'utf8' }).trim().split(' ')[0]);
-    const a0 = process.hrtime.bigint();
-    execFileSync('curl', [
-      '-sS',
-      '--fail',
-      '--data-binary',
-      `@${file}`,
-      `${CH}/?query=${encodeURIComponent(SQL.insertAnchor())}`,
-    ]);
-    const anchorSeconds = Number(process.hrtime.bigint() - a0) / 1e9;
-    const anchorRate = anchorRows / anchorSeconds;
-    rmSync(file, { force: true });
+    const out = FAULTS ? await faultRun() : await capacityRun();
     const load1 = os.loadavg();
-
-    const out = [
-      `| figure | recorder | anchor |`,
-      `| --- | --- | --- |`,
-      `| delta rows/s into ClickHouse, capacity (simulator at ${UPS} updates/s, steady ${fmt(seconds)} s window) | ${fmt(rowsPerSecond)} | ${fmt(anchorRate)} (ClickHouse ingesting the window's ${anchorRows} rows from a local TSV file, one INSERT) |`,
-      `| end-to-end lag p50 / p99 (venue event → insert acknowledged) at ${LOAD * 100} % of that capacity (${lagUps} updates/s, ${fmt(lagRowsPerSecond)} rows/s) | ${fmt(p50, 2)} s / ${fmt(p99, 2)} s | target p99 ≤ 2 s |`,
-      `| lag p50 / p99 at capacity (for reference: a saturated recorder queues) | ${fmt(capP50, 2)} s / ${fmt(capP99, 2)} s | |`,
-      `| recorder peak RSS | ${fmt(peakRss)} MiB | target < 300 MiB |`,
-      `| recorder CPU | ${fmt(((cpu1 - cpu0) / seconds) * 100)} % of a core | simulator ${fmt(((simCpu1 - simCpu0) / seconds) * 100)} % |`,
-      `| feed messages/s received at capacity | ${fmt(messages)} | |`,
-      `| gaps recorded / spool bytes at the end | ${gaps} / ${spooled} | |`,
-      '',
-      `Simulator: ${UPS} updates/s × ${CHANGES} levels, platforms ${PLATFORMS}, tickers ${TICKERS}. Machine: ${os.cpus().length} cores, ` +
-        `load average before ${load0.map((l) => l.toFixed(2)).join(' ')}, after ${load1.map((l) => l.toFixed(2)).join(' ')}.`,
-    ];
-    process.stdout.write(`${out.join('\n')}\n`);
+    process.stdout.write(
+      `${out.join('\n')}\n\nMachine: ${os.cpus().length} cores, load average before ${load0.map((l) => l.toFixed(2)).join(' ')}, after ${load1.map((l) => l.toFixed(2)).join(' ')}.\n`,
+    );
   } finally {
     await stopAll();
     execFileSync(path.join(ROOT, 'infra/local/clickhouse.sh'), ['stop', '--dir', path.join(DIR, 'clickhouse')], {
@@ -313,8 +172,366 @@ async function main() {
   }
 }
 
+/** The simulator as a process: its control port (base) and the upstream variables it wrote for the recorder. */
+async function startSim(retentionMs) {
+  log(`==> simulator: ${UPS} updates/s × ${CHANGES} levels on ${PLATFORMS} (${TICKERS})`);
+  const simBase = await freePortRange(11);
+  const envFile = path.join(DIR, 'sim.env');
+  const sim = start(
+    'sim',
+    'node',
+    [
+      path.join(ROOT, 'packages/venue-sim/dist/cli.js'),
+      '--port',
+      String(simBase),
+      '--write-env',
+      envFile,
+      '--updates-per-second',
+      String(UPS),
+      '--changes-per-update',
+      String(CHANGES),
+      '--platforms',
+      PLATFORMS,
+      '--tickers',
+      TICKERS,
+      '--no-rate-limits',
+      '--max-recorded-requests',
+      '0',
+      '--retention-ms',
+      String(retentionMs),
+      '--log-level',
+      'warn',
+    ],
+    { logDir: DIR },
+  );
+  await waitHttp(`http://127.0.0.1:${simBase}/ready`);
+  const simEnv = Object.fromEntries(
+    readFileSync(envFile, 'utf8')
+      .split('\n')
+      .filter((l) => /^[A-Z0-9_]+=/.test(l))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
+  const control = (method, route, body) =>
+    fetch(`http://127.0.0.1:${simBase}${route}`, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }).then(async (res) => {
+      if (!res.ok) throw new Error(`simulator ${method} ${route}: ${res.status} ${await res.text()}`);
+      return res.json();
+    });
+  return { sim, simEnv, control };
+}
+
+/** The recorder as a process (a fresh spool each time), ready; `extra` adds settings. */
+async function startRecorder(simEnv, name, extra) {
+  const port = await freePort();
+  const spool = path.join(DIR, `spool-${name}`);
+  rmSync(spool, { recursive: true, force: true });
+  // The memory settings it is deployed with (infra/k8s/base/recorder/statefulset.yaml, the image's
+  // MALLOC_ARENA_MAX); --semi N tries another semi-space size, DG_BENCH_NODE_FLAGS adds node/V8 flags (diagnosis,
+  // e.g. --trace-gc: the recorder's log, recorder-<mode>.log in the benchmark's log directory).
+  const nodeFlags = (process.env.DG_BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '');
+  const recorder = start(
+    `recorder-${name}`,
+    'node',
+    [`--max-semi-space-size=${SEMI}`, ...nodeFlags, path.join(ROOT, 'services/recorder/dist/main.js')],
+    {
+      logDir: DIR,
+      env: {
+        ...simEnv,
+        CLICKHOUSE_URL: CH,
+        CLICKHOUSE_DATABASE: DB,
+        RECORDER_PORT: String(port),
+        RECORDER_SPOOL_DIR: spool,
+        LOG_LEVEL: 'warn',
+        MALLOC_ARENA_MAX: '2',
+        ...extra,
+      },
+    },
+  );
+  await waitHttp(`http://127.0.0.1:${port}/ready`, { timeoutMs: 60_000 });
+  return { recorder, metricsUrl: `http://127.0.0.1:${port}/metrics` };
+}
+
+const sum = (m, prefix) => [...m].filter(([k]) => k.startsWith(prefix)).reduce((n, [, v]) => n + v, 0);
+const ofTable = (m, name, table) =>
+  [...m].filter(([k]) => k.startsWith(`${name}{`) && k.includes(`table="${table}"`)).reduce((n, [, v]) => n + v, 0);
+
+async function capacityRun() {
+  const { sim, simEnv, control } = await startSim(5000);
+  const count = async () => Number(await ch(SQL.rowCount('delta')));
+  const results = [];
+  let lag;
+  let anchorWindow;
+  for (const [i, mode] of MODES.entries()) {
+    log(`==> recorder with trades ${mode} (services/recorder/dist/main.js)`);
+    await control('PUT', '/control/books/rate', { updatesPerSecond: UPS });
+    const { recorder, metricsUrl } = await startRecorder(simEnv, mode, { RECORDER_TRADES: String(mode === 'on') });
+    const rss = sampleRss(recorder.pid, 100);
+    const trace = args.includes('--trace')
+      ? setInterval(async () => {
+          const m = await metricValues(metricsUrl).catch(() => new Map());
+          const pick = (p) => [...m].filter(([k]) => k.startsWith(p)).reduce((n, [, v]) => n + v, 0);
+          log(
+            `  rss ${fmt(pick('process_resident_memory_bytes') / 2 ** 20)} MiB, heap ${fmt(pick('nodejs_heap_size_used_bytes') / 2 ** 20)}/${fmt(pick('nodejs_heap_size_total_bytes') / 2 ** 20)} MiB, external ${fmt(pick('nodejs_external_memory_bytes') / 2 ** 20)} MiB, buffered rows ${pick('recorder_buffer_rows')}`,
+          );
+        }, 1000)
+      : undefined;
+
+    // --- capacity ---------------------------------------------------------------------------------------------
+    log(`==> warm-up ${WARMUP} s`);
+    await sleep(WARMUP * 1000);
+    const m0 = await metricValues(metricsUrl);
+    const c0 = await count();
+    const ts0 = Number(await ch(SQL.maxTs('delta')));
+    const cpu0 = cpuSeconds(recorder.pid);
+    const simCpu0 = cpuSeconds(sim.pid);
+    const t0 = Date.now();
+    log(`==> capacity window ${SECONDS} s at ${UPS} updates/s, trades ${mode}`);
+    await sleep(SECONDS * 1000);
+    const c1 = await count();
+    const t1 = Date.now();
+    const cpu1 = cpuSeconds(recorder.pid);
+    const simCpu1 = cpuSeconds(sim.pid);
+    const m1 = await metricValues(metricsUrl);
+    const ts1 = Number(await ch(SQL.maxTs('delta')));
+    const seconds = (t1 - t0) / 1000;
+    const result = {
+      mode,
+      seconds,
+      rowsPerSecond: (c1 - c0) / seconds,
+      producedPerSecond:
+        (ofTable(m1, 'recorder_rows_produced_total', 'deltas') -
+          ofTable(m0, 'recorder_rows_produced_total', 'deltas')) /
+        seconds,
+      tradesPerSecond:
+        (ofTable(m1, 'recorder_rows_total', 'trades') - ofTable(m0, 'recorder_rows_total', 'trades')) / seconds,
+      messages: (sum(m1, 'recorder_messages_total') - sum(m0, 'recorder_messages_total')) / seconds,
+      cap: lagQuantiles(m0, m1, [0.5, 0.99]),
+      cpu: ((cpu1 - cpu0) / seconds) * 100,
+      simCpu: ((simCpu1 - simCpu0) / seconds) * 100,
+    };
+    anchorWindow = [ts0, ts1];
+
+    // --- lag at a fraction of that capacity (the last mode's: trades on by default) -------------------------------
+    if (i === MODES.length - 1) {
+      // Delta rows per simulator update, as the recorder turned them into rows in the capacity window; the rate
+      // that makes LOAD × the measured maximum follows from it.
+      const rowsPerUpdate = result.producedPerSecond / UPS;
+      const lagUps = Math.max(1, Math.round((LOAD * result.rowsPerSecond) / Math.max(rowsPerUpdate, 1e-9)));
+      await control('PUT', '/control/books/rate', { updatesPerSecond: lagUps });
+      log(
+        `==> lag window: ${lagUps} updates/s (${LOAD * 100} % of ${fmt(result.rowsPerSecond)} rows/s); warm-up ${WARMUP} s`,
+      );
+      await sleep(WARMUP * 1000);
+      const m2 = await metricValues(metricsUrl);
+      const c2 = await count();
+      const t2 = Date.now();
+      await sleep(SECONDS * 1000);
+      const m3 = await metricValues(metricsUrl);
+      const c3 = await count();
+      lag = {
+        mode,
+        ups: lagUps,
+        rowsPerSecond: (c3 - c2) / ((Date.now() - t2) / 1000),
+        quantiles: lagQuantiles(m2, m3, [0.5, 0.99]),
+        gaps: sum(m3, 'recorder_gaps_total'),
+        tradeGaps: sum(m3, 'recorder_trade_gaps_total'),
+        spooled: sum(m3, 'recorder_spool_bytes'),
+      };
+    }
+    result.peakRss = rss.stop();
+    if (trace) clearInterval(trace);
+    await stopSome([recorder.pid]);
+    results.push(result);
+  }
+
+  // The anchor runs alone: the simulator and the recorder are stopped first.
+  await stopAll();
+  log('==> anchor: ClickHouse ingesting the same rows from a local file');
+  const file = path.join(DIR, 'window.tsv');
+  const res = await fetch(CH, { method: 'POST', body: SQL.exportDeltas(anchorWindow[0], anchorWindow[1]) });
+  await pipeline(res.body, createWriteStream(file));
+  await ch(SQL.createAnchor());
+  await ch(SQL.truncateAnchor());
+  const anchorRows = Number(execFileSync('wc', ['-l', file], { encoding: 'utf8' }).trim().split(' ')[0]);
+  const a0 = process.hrtime.bigint();
+  execFileSync('curl', [
+    '-sS',
+    '--fail',
+    '--data-binary',
+    `@${file}`,
+    `${CH}/?query=${encodeURIComponent(SQL.insertAnchor())}`,
+  ]);
+  const anchorRate = anchorRows / (Number(process.hrtime.bigint() - a0) / 1e9);
+  rmSync(file, { force: true });
+
+  const out = [`| figure | recorder | anchor |`, `| --- | --- | --- |`];
+  for (const r of results) {
+    out.push(
+      `| delta rows/s into ClickHouse, capacity, trades ${r.mode} (simulator at ${UPS} updates/s, steady ${fmt(r.seconds)} s window) | ${fmt(r.rowsPerSecond)} | ${r === results.at(-1) ? `${fmt(anchorRate)} (ClickHouse ingesting the window's ${anchorRows} rows from a local TSV file, one INSERT)` : ''} |`,
+    );
+  }
+  // Rows per second of the recorder's own CPU: its capacity on one core (it is one Node thread), whoever the limit of
+  // the window was. When the simulator (or the machine's other load) is the limit, the raw rows/s measure it, not the
+  // recorder: the recorder's CPU share then says so, and the per-CPU-second figure still compares the two modes.
+  const perCpu = (r) => r.rowsPerSecond / Math.max(r.cpu / 100, 1e-9);
+  const limit = (r) => (r.cpu >= 90 ? 'the recorder' : `not the recorder: ${fmt(r.cpu)} % of a core`);
+  for (const r of results) {
+    out.push(
+      `| delta rows per second of the recorder's CPU, trades ${r.mode} (its capacity on one core; the window's limit: ${limit(r)}) | ${fmt(perCpu(r))} | |`,
+    );
+  }
+  const off = results.find((r) => r.mode === 'off');
+  const on = results.find((r) => r.mode === 'on');
+  if (off && on) {
+    out.push(
+      `| capacity with trades / without, per CPU-second of the recorder (raw rows/s: ${fmt(on.rowsPerSecond / off.rowsPerSecond, 2)}×) | ${fmt(perCpu(on) / perCpu(off), 2)}× | target ≥ 0.9× |`,
+    );
+  }
+  if (on) out.push(`| trade rows/s written at capacity, trades on | ${fmt(on.tradesPerSecond)} | |`);
+  out.push(
+    `| end-to-end lag p50 / p99 (venue event → insert acknowledged; a trade from its receipt), trades ${lag.mode}, at ${LOAD * 100} % of that capacity (${lag.ups} updates/s, ${fmt(lag.rowsPerSecond)} delta rows/s) | ${fmt(lag.quantiles[0], 2)} s / ${fmt(lag.quantiles[1], 2)} s | target p99 ≤ 1 s |`,
+  );
+  for (const r of results) {
+    out.push(
+      `| trades ${r.mode}: lag p50 / p99 at capacity (a saturated recorder queues); peak RSS; CPU; feed messages/s | ${fmt(r.cap[0], 2)} s / ${fmt(r.cap[1], 2)} s; ${fmt(r.peakRss)} MiB; ${fmt(r.cpu)} % of a core (simulator ${fmt(r.simCpu)} %); ${fmt(r.messages)} | RSS target < 300 MiB |`,
+    );
+  }
+  out.push(
+    `| gaps (book / trades) / spool bytes at the end of the lag window | ${lag.gaps} / ${lag.tradeGaps} / ${lag.spooled} | |`,
+  );
+  out.push('', `Simulator: ${UPS} updates/s × ${CHANGES} levels, platforms ${PLATFORMS}, tickers ${TICKERS}.`);
+  return out;
+}
+
+/** Canonical decimal text (ClickHouse 18.16 prints every one of a Decimal(38, 18)'s places). */
+function canonical(text) {
+  const s = String(text);
+  if (!s.includes('.')) return s;
+  const t = s.replace(/0+$/, '').replace(/\.$/, '');
+  return t === '-0' ? '0' : t;
+}
+
+async function faultRun() {
+  const { simEnv, control } = await startSim((MINUTES + 10) * 60_000);
+  const { recorder, metricsUrl } = await startRecorder(simEnv, 'faults', {
+    RECORDER_STALL_TIMEOUT_MS: String(STALL_TIMEOUT_MS),
+    RECORDER_TRADES_AUDIT_INTERVAL_MS: String(AUDIT_MS),
+  });
+  const tickers = await control('GET', '/control/tickers');
+  const platforms = PLATFORMS.split(',');
+  log(`==> warm-up ${WARMUP} s`);
+  await sleep(WARMUP * 1000);
+  // Faults in turn: every FAULT_EVERY s the next feed gets the next kind (each feed each kind about equally often).
+  const kinds = ['drop', 'disconnect', 'stall'];
+  const injected = Object.fromEntries(platforms.map((p) => [p, { drop: 0, disconnect: 0, stall: 0, dropped: 0 }]));
+  let random = 42;
+  const next = (n) => {
+    random = (random * 1103515245 + 12345) % 2 ** 31;
+    return random % n;
+  };
+  const until = Date.now() + MINUTES * 60_000;
+  log(`==> recording ${MINUTES} min with a fault every ${FAULT_EVERY} s`);
+  for (let i = 0; Date.now() < until; i++) {
+    const platform = platforms[i % platforms.length];
+    const kind = kinds[Math.floor(i / platforms.length) % kinds.length];
+    const list = tickers[EXCHANGE_OF[platform]] ?? [];
+    const spec =
+      kind === 'drop'
+        ? { platform, kind, ticker: list[next(list.length)], count: 1 + next(20) }
+        : kind === 'stall'
+          ? { platform, kind, ms: STALL_TIMEOUT_MS + 3000 }
+          : { platform, kind };
+    await control('POST', '/control/feed-faults', spec);
+    injected[platform][kind]++;
+    if (kind === 'drop') injected[platform].dropped += spec.count;
+    await sleep(Math.min(FAULT_EVERY * 1000, Math.max(0, until - Date.now())));
+  }
+  await control('POST', '/control/books/pause');
+  const pausedAt = Date.now();
+  log(`==> books stopped; ${fmt((2 * AUDIT_MS + 15_000) / 1000)} s for the last audits, then SIGTERM`);
+  await sleep(2 * AUDIT_MS + 15_000);
+  const metrics = await metricValues(metricsUrl);
+  await stopSome([recorder.pid]);
+
+  const firsts = new Map(
+    (await ch(`${SQL.spans('snapshot')} FORMAT JSONEachRow`))
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => {
+        const r = JSON.parse(l);
+        return [`${r.ex} ${r.ticker}`, Number(r.f)];
+      }),
+  );
+  const stored = (await ch(SQL.storedTrades()))
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
+  const gaps = (await ch(SQL.tradeGaps()))
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
+  const out = [
+    '| exchange | trades made | stored exactly once | stored twice or more | missing, inside a trades gap | missing, outside any gap | stored, not made | exactly once | faults (drops / messages dropped, disconnects, stalls) |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  for (const platform of platforms) {
+    const exchange = EXCHANGE_OF[platform];
+    const made = (await control('GET', `/control/trades?platform=${platform}`)).trades;
+    const key = (t) => `${t.ticker} ${t.ts} ${canonical(t.price)} ${canonical(t.size)} ${t.side} ${t.venueSide}`;
+    // Stored trades by their fields (and the venue's id where it has one): for each distinct stored trade (its id),
+    // how many rows it has.
+    const perId = new Map();
+    for (const r of stored.filter((x) => x.ex === exchange)) {
+      const fields = key({ ticker: r.ticker, ts: Number(r.ts), price: r.px, size: r.sz, side: r.sd, venueSide: r.vs });
+      const k = `${fields}${r.id.startsWith('h:') ? '' : ` ${r.id}`}`;
+      const byId = perId.get(k) ?? new Map();
+      byId.set(r.id, (byId.get(r.id) ?? 0) + 1);
+      perId.set(k, byId);
+    }
+    const rows = new Map([...perId].map(([k, byId]) => [k, [...byId.values()]]));
+    const counts = { made: 0, once: 0, twice: 0, inGap: 0, outside: 0 };
+    for (const t of made) {
+      const first = firsts.get(`${exchange} ${t.ticker}`);
+      const k = `${key(t)}${t.id === null ? '' : ` ${t.id}`}`;
+      const found = rows.get(k);
+      const n = found?.shift();
+      if (found && found.length === 0) rows.delete(k);
+      if (first === undefined || t.ts <= first || t.ts > pausedAt) continue;
+      counts.made++;
+      if (n === 1) counts.once++;
+      else if (n !== undefined) counts.twice++;
+      else if (
+        gaps.some((g) => g.ex === exchange && g.ticker === t.ticker && t.ts >= Number(g.f) && t.ts <= Number(g.t))
+      )
+        counts.inGap++;
+      else counts.outside++;
+    }
+    const phantoms = [...rows.values()].reduce((n, l) => n + l.length, 0);
+    const f = injected[platform];
+    out.push(
+      `| ${exchange} | ${counts.made} | ${counts.once} | ${counts.twice} | ${counts.inGap} | ${counts.outside} | ${phantoms} | ${fmt((100 * counts.once) / Math.max(1, counts.made), 2)} % | ${f.drop} / ${f.dropped}, ${f.disconnect}, ${f.stall} |`,
+    );
+  }
+  const byExchange = (name) =>
+    Object.values(EXCHANGE_OF)
+      .map(
+        (e) =>
+          `${e} ${[...metrics].filter(([k]) => k.startsWith(`${name}{`) && k.includes(`exchange="${e}"`)).reduce((n, [, v]) => n + v, 0)}`,
+      )
+      .join(', ');
+  out.push(
+    '',
+    `Recorder: trades backfilled ${byExchange('recorder_trades_backfilled_total')}; deduplicated ${byExchange('recorder_trades_deduplicated_total')}; trades gaps ${byExchange('recorder_trade_gaps_total')}; book gaps ${byExchange('recorder_gaps_total')}.`,
+    `Recording ${MINUTES} min at ${UPS} updates/s × ${CHANGES} levels, platforms ${PLATFORMS}, tickers ${TICKERS}; RECORDER_STALL_TIMEOUT_MS ${STALL_TIMEOUT_MS}, stalls ${STALL_TIMEOUT_MS + 3000} ms, RECORDER_TRADES_AUDIT_INTERVAL_MS ${AUDIT_MS}. Counted: trades after each ticker's first snapshot, up to the books' stop.`,
+  );
+  return out;
+}
+
 main().catch(async (err) => {
-  process.stderr.write(`${err.stack ?? err}\n`);
+  process.stderr.write(`${err.stack ?? err}${err.cause ? `\ncause: ${err.cause.stack ?? err.cause}` : ''}\n`);
   await stopAll();
   try {
     execFileSync(path.join(ROOT, 'infra/local/clickhouse.sh'), ['stop', '--dir', path.join(DIR, 'clickhouse')], {

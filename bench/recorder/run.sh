@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# ./dev bench recorder [--seconds N] [--warmup N] [--ups N] [--changes N] [--tickers p=N,…] [--platforms a,b] [--semi N]:
+# ./dev bench recorder [--seconds N] [--warmup N] [--ups N] [--changes N] [--tickers p=N,…] [--platforms a,b] [--semi N]
+#                      [--trades both|on|off]
+# ./dev bench recorder --faults [--minutes N] [--fault-every S] [--stall-timeout-ms N] [--audit-ms N]:
 # see bench/recorder/run.mjs. Needs a build (./dev bench builds), clickhouse-server and curl.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -49,7 +49,7 @@ class DeltaRow(NamedTuple):
 class TradeRow(NamedTuple):
     """One trade (``GET /api/{exchange}/trades/{ticker}``, and ``include=trades`` lines among deltas).
 
-    Follows the documented shape (/work/notes/trades-design.md, "Wire"; docs/history.md once the endpoint lands):
+    Follows the documented shape (docs/history.md, "Trades"):
     ``side`` is the taker's, normalised to the book (``"buy"`` | ``"sell"``); ``received_ts``, ``venue_side`` and
     ``sequence`` only when asked for with ``fields``.
     """

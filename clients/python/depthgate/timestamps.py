@@ -3,9 +3,10 @@ reads any RFC 3339 date-time. Rows carry :class:`~datetime.datetime` values, awa
 precision (what the tables store).
 
 A *moment* given to a call is an aware :class:`~datetime.datetime` (a ``pandas.Timestamp`` is one), RFC 3339 text,
-or an ``int`` of epoch milliseconds (as the TypeScript client takes; the client sends RFC 3339 to the service
-either way). Naive datetimes, floats and dates without a time are refused: each is a guess about a time zone or a
-unit.
+or epoch milliseconds: an ``int``, or its text of 13 digits as the history API takes it (the one rule of
+docs/history.md, "Parameters and their edges", which the TypeScript client follows too; the client sends RFC 3339
+to the service either way). Naive datetimes, floats, dates without a time and 10-digit epoch seconds are refused: each is a guess
+about a time zone or a unit.
 """
 
 from __future__ import annotations
@@ -21,8 +22,11 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
 
 _RFC3339 = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))"
+    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))",
+    re.ASCII,  # \d: ASCII digits only, as the service and the TypeScript client read them
 )
+#: Epoch milliseconds as text, as the history API takes them: 13 digits, the first not 0 (2001-09-09 to 2286-11-20).
+_EPOCH_MS_TEXT = re.compile(r"[1-9][0-9]{12}")
 _DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 Moment = Union[datetime, str, int]
@@ -111,9 +115,12 @@ def moment(value: Moment, name: str = "moment") -> datetime:
             raise InvalidArgumentError(f"{name} {value} is not epoch milliseconds between 1970 and 9999")
         return from_ms(value)
     if isinstance(value, str):
-        ms = parse_ms(value)
+        ms = int(value) if _EPOCH_MS_TEXT.fullmatch(value) else parse_ms(value)
         if ms is None or not 0 <= ms <= 253_402_300_799_999:
-            raise InvalidArgumentError(f"{name} {value!r} is not an RFC 3339 date-time (e.g. 2026-03-26T14:00:00Z)")
+            raise InvalidArgumentError(
+                f"{name} {value!r} is neither an RFC 3339 date-time (e.g. 2026-03-26T14:00:00Z)"
+                " nor 13-digit epoch milliseconds (e.g. 1774533600000)"
+            )
         return from_ms(ms)
     raise InvalidArgumentError(
         f"{name} must be an aware datetime, RFC 3339 text or epoch milliseconds (int), not {type(value).__name__}"

@@ -91,9 +91,10 @@ class TimestampsTest(unittest.TestCase):
         want = datetime(2026, 3, 26, 14, 0, 1, 193000, tzinfo=UTC)
         self.assertEqual(moment(1_774_533_601_193), want)
         self.assertEqual(moment("2026-03-26T14:00:01.193Z"), want)
+        self.assertEqual(moment("1774533601193"), want)  # epoch ms as text, as the history API takes it
         self.assertEqual(moment(datetime(2026, 3, 26, 14, 0, 1, 193999, tzinfo=UTC)), want)
         self.assertEqual(to_ms(want), 1_774_533_601_193)
-        for bad in (datetime(2026, 3, 26), 1.7e12, True, "yesterday", "2026-03-26", -1, None):
+        for bad in (datetime(2026, 3, 26), 1.7e12, True, "yesterday", "2026-03-26", -1, None, "1774533601", "-1774533601193", "1774533601193.5", "01774533601193", "１７７４５３３６０１１９３", "２０２６-03-26T14:00:01Z"):
             with self.subTest(bad=bad), self.assertRaises(InvalidArgumentError) as caught:
                 moment(bad)  # type: ignore[arg-type]
             self.assertEqual(caught.exception.code, "invalid_argument")

@@ -21,6 +21,7 @@ describe('keys CLI argument checking (no Redis needed)', () => {
     [['create', '--name', 'a', '--platforms', 'venue-x'], 'unknown platform'],
     [['create', '--name', 'a', '--ticker-prefixes', 'KX,bad prefix'], 'not a ticker prefix'],
     [['create', '--name', 'a', '--ticker-prefixes', ','], 'at least one prefix'],
+    [['create', '--name', 'a', '--ticker-prefixes', `KX,${'7'.repeat(129)}`], 'at most 128'],
     [['create', '--name', 'a', '--bogus'], "Unknown option '--bogus'"],
     [['show'], 'exactly one key id'],
     [['revoke', 'dg_123'], 'is not a key id'],

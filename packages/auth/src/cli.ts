@@ -45,7 +45,7 @@ function prefixes(flag: string, value: string | undefined): string[] | null {
   if (list.length === 0) throw new UsageError(`${flag} needs at least one prefix`);
   for (const p of list) {
     if (!TICKER_PREFIX_PATTERN.test(p)) {
-      throw new UsageError(`${flag}: "${p}" is not a ticker prefix (letters, digits, ".", "-", "_"; at most 64)`);
+      throw new UsageError(`${flag}: "${p}" is not a ticker prefix (letters, digits, ".", "-", "_"; at most 128)`);
     }
   }
   return list;

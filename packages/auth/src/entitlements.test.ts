@@ -1,5 +1,5 @@
-import { canonicalExchange, canonicalPlatform, matchesAnyPrefix } from './entitlements';
-import { resolveKey, type KeyRecord } from './key-record';
+import { canonicalExchange, canonicalPlatform, matchesAnyPrefix, TICKER_PREFIX_PATTERN } from './entitlements';
+import { keyRecordSchema, resolveKey, type KeyRecord } from './key-record';
 
 describe('platform and exchange names', () => {
   it('accept neutral keys and real names, case-insensitively', () => {
@@ -52,5 +52,32 @@ describe('ticker prefixes', () => {
   it('resolve platforms to a set', () => {
     expect(resolveKey(record).platforms?.has('venue-b')).toBe(true);
     expect(resolveKey({ ...record, platforms: null }).platforms).toBeNull();
+  });
+});
+
+describe('the ticker grammar of prefixes', () => {
+  // A Polymarket CLOB outcome token id: 77 decimal digits.
+  const TOKEN_ID = '71321045679252212594626385532706912750332728571942532289631379312455583992563';
+
+  it('takes up to 128 characters (a CLOB token id among them), not 129', () => {
+    expect(TOKEN_ID).toHaveLength(77);
+    for (const ok of [TOKEN_ID, 'x'.repeat(128), 'KX', 'a.b_c-D9']) expect(TICKER_PREFIX_PATTERN.test(ok)).toBe(true);
+    for (const bad of ['x'.repeat(129), '', 'bad prefix', 'a/b']) expect(TICKER_PREFIX_PATTERN.test(bad)).toBe(false);
+  });
+
+  it('a stored key may hold a 128-character prefix, not a 129-character one', () => {
+    const base = {
+      id: 'key_0123456789abcdef',
+      name: 'n',
+      created_at: '2026-03-07T00:00:00.000Z',
+      revoked_at: null,
+      max_data_age_days: null,
+      full_history_prefixes: null,
+      requests_per_minute: null,
+      platforms: null,
+      key_hash: '0'.repeat(64),
+    };
+    expect(keyRecordSchema.safeParse({ ...base, ticker_prefixes: ['7'.repeat(128)] }).success).toBe(true);
+    expect(keyRecordSchema.safeParse({ ...base, ticker_prefixes: ['7'.repeat(129)] }).success).toBe(false);
   });
 });

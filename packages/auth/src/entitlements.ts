@@ -18,8 +18,11 @@ export {
   type Exchanges,
 } from '@depthgate/platforms';
 
-/** Characters a ticker (and so a ticker prefix) may contain on any of the recorded exchanges. */
-export const TICKER_PREFIX_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+/**
+ * Characters a ticker (and so a ticker prefix) may contain on any of the recorded exchanges, at most 128 of them:
+ * the history's ticker grammar (@depthgate/history-store TICKER_PATTERN; Polymarket CLOB token ids have ~77 digits).
+ */
+export const TICKER_PREFIX_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
 
 /** Case-insensitive prefix test. `prefixes` must already be lower-case (see ResolvedKey). */
 export function matchesAnyPrefix(ticker: string, lowerPrefixes: readonly string[]): boolean {

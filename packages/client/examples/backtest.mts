@@ -10,8 +10,9 @@
  * The strategy and every rule: examples/market-maker.mts. Fills come from one of two rules (`--fills`):
  *
  * - `book`: a resting quote fills in full when the other side's best price reaches it (from the book alone);
- * - `trades`: from the recorded trades (`GET /api/{exchange}/trades/{ticker}`, docs/history.md "Trades"), a quote
- *   behind the quantity displayed at its price when it was placed;
+ * - `trades`: from the recorded trades (the client's `trades()`, `GET /api/{exchange}/trades/{ticker}`, docs/history.md
+ *   "Trades"), a quote behind the quantity displayed at its price when it was placed (the queue-position rule of
+ *   market-maker.mts, `fillsFromTrade`; the Python example's `fills_from_trade` is the same rule);
  * - `auto` (the default): `trades` where the history serves trades for the ticker (the trades endpoint answers
  *   200), else `book` (a service without the endpoint answers 404 `not_found`; one that has never recorded the
  *   ticker's trades, 404 `unknown_ticker`). The report's first line says which rule ran and why.
@@ -23,82 +24,47 @@
  * `./dev env`.
  */
 import { parseArgs } from 'node:util';
-import { Decimal, HistoryClient, formatTimestamp, parseTimestamp } from '@depthgate/client';
+import { Decimal, HistoryClient, HttpError, formatTimestamp, parseTimestamp } from '@depthgate/client';
 import { DEFAULT_PARAMS, MarketMaker, type Params, type Trade } from './market-maker.mts';
 
 type FillRule = 'book' | 'trades';
 
-/** The ticker's trades of a range, read from the NDJSON stream of the trades endpoint (cursors followed). */
-async function* readTrades(base: string, apiKey: string | undefined, path: string, query: URLSearchParams) {
-  let params = query;
-  for (;;) {
-    const res = await fetch(`${base}${path}?${params}`, {
-      headers: { Accept: 'application/x-ndjson', ...(apiKey ? { 'x-api-key': apiKey } : {}) },
-    });
-    if (!res.ok || res.body === null) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-    let next: string | null = null;
-    let ended = false;
-    for await (const line of lines(res.body)) {
-      const row = JSON.parse(line) as {
-        type?: string;
-        next_cursor?: string | null;
-        ts: string;
-        trade_id: string;
-        price: string;
-        size: string;
-        side: 'buy' | 'sell';
-      };
-      if (row.type === 'end') {
-        next = row.next_cursor ?? null;
-        ended = true;
-      } else if (row.type === undefined) {
-        const trade: Trade = {
-          ts: parseTimestamp(row.ts),
-          tradeId: row.trade_id,
-          price: Decimal.parse(row.price),
-          size: Decimal.parse(row.size),
-          side: row.side,
-        };
-        yield trade;
-      }
-    }
-    if (!ended) throw new Error(`${path}: the stream ended without its end line`);
-    if (next === null) return;
-    params = new URLSearchParams({ cursor: next, format: 'ndjson' });
+/** The ticker's trades of a range, through the client (`trades()`: NDJSON streamed, cursors followed), as `Trade`s. */
+async function* readTrades(
+  history: HistoryClient,
+  exchange: string,
+  ticker: string,
+  start: number,
+  end: number,
+): AsyncGenerator<Trade> {
+  for await (const row of history.trades(exchange, ticker, { start, end })) {
+    yield {
+      ts: parseTimestamp(row.ts),
+      tradeId: row.trade_id,
+      price: Decimal.parse(row.price),
+      size: Decimal.parse(row.size),
+      side: row.side,
+    };
   }
-}
-
-/** The lines of a body, as they arrive. */
-async function* lines(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-  let rest = '';
-  for await (const text of body.pipeThrough(new TextDecoderStream())) {
-    const parts = (rest + text).split('\n');
-    rest = parts.pop() ?? '';
-    for (const line of parts) if (line.trim() !== '') yield line;
-  }
-  if (rest.trim() !== '') yield rest;
 }
 
 /**
- * Where the trades rule can run: the trades endpoint answers for this ticker (200), or why not. The switch that
- * turns the trades rule on by itself once the history serves trades.
+ * Where the trades rule can run: the trades endpoint answers for this ticker (a page of one), or why not. The switch
+ * that turns the trades rule on by itself where the history serves trades.
  */
-async function tradesServed(base: string, apiKey: string | undefined, path: string, query: URLSearchParams) {
-  const probe = new URLSearchParams(query);
-  probe.set('limit', '1');
-  probe.delete('format');
-  const res = await fetch(`${base}${path}?${probe}`, {
-    headers: { Accept: 'application/json', ...(apiKey ? { 'x-api-key': apiKey } : {}) },
-  });
-  const body = (await res.json().catch(() => ({}))) as { error?: string };
-  if (res.ok) return { served: true, why: 'the history serves trades' } as const;
-  if (res.status === 404 && body.error === 'not_found') {
-    return { served: false, why: 'the history serves no trades yet' } as const;
+async function tradesServed(history: HistoryClient, exchange: string, ticker: string, start: number, end: number) {
+  try {
+    await history.tradePage(exchange, ticker, { start, end, limit: 1 });
+    return { served: true, why: 'the history serves trades' } as const;
+  } catch (err) {
+    if (err instanceof HttpError && err.status === 404 && err.code === 'not_found') {
+      return { served: false, why: 'the history serves no trades yet' } as const;
+    }
+    if (err instanceof HttpError && err.status === 404 && err.code === 'unknown_ticker') {
+      return { served: false, why: 'no trades recorded for this ticker' } as const;
+    }
+    throw err;
   }
-  if (res.status === 404 && body.error === 'unknown_ticker') {
-    return { served: false, why: 'no trades recorded for this ticker' } as const;
-  }
-  throw new Error(`${path}: ${res.status} ${JSON.stringify(body)}`);
 }
 
 /**
@@ -172,20 +138,14 @@ async function main(): Promise<void> {
   };
 
   // The fill rule: trades where the history serves them (auto), as asked otherwise.
-  const path = `/api/${encodeURIComponent(exchange)}/trades/${encodeURIComponent(ticker)}`;
-  const range = new URLSearchParams({
-    start_ts: formatTimestamp(start),
-    end_ts: formatTimestamp(end),
-    format: 'ndjson',
-  });
   let rule: FillRule = values.fills === 'trades' ? 'trades' : 'book';
   let why = '';
   if (values.fills === 'auto') {
-    const served = await tradesServed(base, apiKey, path, range);
+    const served = await tradesServed(history, exchange, ticker, start, end);
     rule = served.served ? 'trades' : 'book';
     why = ` (auto: ${served.why})`;
   }
-  const trades = rule === 'trades' ? readTrades(base, apiKey, path, range) : undefined;
+  const trades = rule === 'trades' ? readTrades(history, exchange, ticker, start, end) : undefined;
   const mm = await run(history, exchange, ticker, start, end, { params, trades });
 
   const ts = (ms: number) => formatTimestamp(ms);

@@ -45,6 +45,24 @@ for await (const e of history.replay('venue_b', ticker, { from: Date.now() - 30_
 }
 console.log(moments, 'moments replayed');
 
+// The trades of the last hour, their 5-minute bars, and the changes and trades of the last minute in the order they
+// arrived, the book kept current (a trade inside a gap of the book comes without one).
+let trades = 0;
+for await (const t of history.trades('venue_b', ticker, { start: Date.now() - 3_600_000 })) {
+  if (trades++ < 3) console.log('trade', t.ts, t.side, t.size, '@', t.price);
+}
+console.log(trades, 'trades in the last hour');
+for await (const b of history.bars('venue_b', ticker, '5m', { start: Date.now() - 3_600_000 })) {
+  console.log('bar', b.ts, b.open, b.high, b.low, b.close, 'volume', b.volume, 'vwap', b.vwap, 'trades', b.trades);
+}
+const counts = { delta: 0, trade: 0, snapshot: 0, gap: 0, trades_gap: 0 };
+for await (const e of history.events('venue_b', ticker, { from: Date.now() - 60_000 })) {
+  counts[e.type]++;
+  if (e.type === 'trade' && counts.trade <= 3)
+    console.log('trade at', e.ts, e.trade.side, e.trade.size, 'best', e.book?.best());
+}
+console.log('events', JSON.stringify(counts));
+
 // A service's error: its code is the error's `code`.
 try {
   await history.book('venue_b', 'NO-SUCH-TICKER');

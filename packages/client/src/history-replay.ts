@@ -1,16 +1,17 @@
 /**
- * Rule 7 on this side (docs/history.md), for `HistoryClient.rebuild` and `replay`: the book from the latest snapshot
- * at or before a moment (`startingBook`), then every delta, later snapshot and recorded gap of the range in time
- * order (`walk`, over the rows of history-series.ts; gaps from the coverage endpoint). Gaps are reported, never
- * papered over; a replayed book that differs from a recorded snapshot is an error.
+ * Rule 7 on this side (docs/history.md), for `HistoryClient.rebuild`, `replay` and `events`: the book from the latest
+ * snapshot at or before a moment (`startingBook`), then every delta, later snapshot and recorded gap of the range in
+ * time order (`walk`, over the rows of history-series.ts; gaps from the coverage endpoint) — and for `events`, the
+ * trades and the trades' gaps among the deltas, in the one (ts, sequence) order of the service's `include=trades`
+ * stream. Gaps are reported, never papered over; a replayed book that differs from a recorded snapshot is an error.
  */
 import { BookError } from './errors.js';
 import type { Transport } from './http.js';
 import { assertMoment, getCoverage } from './history-requests.js';
-import { series, type Batch } from './history-series.js';
-import type { RangeOptions, ReplayEvent } from './history-types.js';
+import { itemMs, series, type Batch, type SeriesItem } from './history-series.js';
+import type { ExtraField, MarketEvent, RangeOptions, ReplayEvent } from './history-types.js';
 import { OrderBook } from './order-book.js';
-import type { DeltaRow, Gap, SnapshotRow } from './rows.js';
+import type { Gap, SnapshotRow } from './rows.js';
 import { formatTimestamp, parseTimestamp, type Moment } from './timestamps.js';
 
 /**
@@ -42,10 +43,11 @@ export async function rebuildAt(
 }
 
 /**
- * The one replay loop (rebuild and replay): from `book` (at its snapshot) through every delta, later snapshot
+ * The one replay loop (rebuild, replay and events): from `book` (at its snapshot) through every delta, later snapshot
  * and gap up to `to`, in time order; at equal `ts` a gap's start comes first, then a snapshot (the book after
- * every delta before it), then a restart at a gap's end, then the deltas. Yields `book` events for moments
- * ≥ `from`, snapshots ≥ `from`, and gaps that end after `from`.
+ * every delta before it), then a restart at a gap's end, then the deltas. Yields snapshots ≥ `from`, gaps that end
+ * after `from`, and — replay — a `book` event per moment ≥ `from`, or — events — a `delta` event per change and a
+ * `trade` event per trade ≥ `from` (in the stream's order) and the trades' gaps that end after `from`.
  */
 export async function* walk(
   http: Transport,
@@ -60,9 +62,13 @@ export async function* walk(
     signal?: AbortSignal;
     onGap?: 'event' | 'error';
     verifySnapshots?: boolean;
+    /** `events`: the trades interleaved, and an event per change rather than per moment. */
+    mode?: 'replay' | 'events';
+    fields?: readonly ExtraField[];
   },
-): AsyncGenerator<ReplayEvent> {
+): AsyncGenerator<ReplayEvent | MarketEvent> {
   const signal = options.signal;
+  const events = options.mode === 'events';
   // The book to walk from (`rebuild` gives it), else the latest snapshot at or before `from`.
   const book = start ?? (await startingBook(http, exchange, ticker, from, options.lookbackMs, signal));
   const begin = book.ts as number;
@@ -71,9 +77,17 @@ export async function* walk(
     .filter((g) => g.to > begin && (to === undefined || g.from <= to))
     .sort((a, b) => a.from - b.from);
   const range = { end: to, pageSize: options.pageSize, signal };
-  // Deltas come in batches (one per received chunk) and are walked synchronously inside a batch.
+  // Deltas come in batches (one per received chunk) and are walked synchronously inside a batch. With `events`, the
+  // trades and the trades' gaps come among them (the book's gaps come from coverage, as for replay: their markers in
+  // the stream are passed over).
   const deltas = new BatchCursor(
-    series(http, 'delta', exchange, ticker, { ...range, start: begin }) as AsyncGenerator<Batch<DeltaRow>>,
+    series(http, 'delta', exchange, ticker, {
+      ...range,
+      start: begin,
+      trades: events,
+      gaps: events,
+      fields: events ? options.fields : undefined,
+    }),
   );
   // Later snapshots (a range of one moment has none: the service refuses start_ts after end_ts).
   const books = (
@@ -89,7 +103,7 @@ export async function* walk(
     let skipUntil = -Infinity;
     let pending: number | undefined;
     for (;;) {
-      const delta = deltas.current();
+      const item = deltas.current();
       const deltaTs = deltas.currentTs();
       const bookTs = nextBook.done ? Infinity : nextBook.value.ts;
       const gap = gaps[gapIndex];
@@ -99,7 +113,7 @@ export async function* walk(
       // A moment is complete when the next event is later: the book after it.
       if (pending !== undefined && next > pending) {
         book.settle();
-        if (pending >= from) yield { type: 'book', ts: formatTimestamp(pending), at: pending, book };
+        if (!events && pending >= from) yield { type: 'book', ts: formatTimestamp(pending), at: pending, book };
         pending = undefined;
       }
       if (next === Infinity) break;
@@ -158,9 +172,29 @@ export async function* walk(
         }
         continue;
       }
-      if (deltaTs >= skipUntil) {
-        book.applyAt(delta as DeltaRow, deltaTs);
+      if (item !== undefined && 'type' in item) {
+        if (item.type === 'trade') {
+          // Inside a gap of the book there is no book: the trade is given without one.
+          if (deltaTs >= from) {
+            yield { type: 'trade', ts: item.ts, at: deltaTs, trade: item, book: deltaTs >= skipUntil ? book : null };
+          }
+        } else if (item.type === 'trades_gap') {
+          const { type: _marker, ...g } = item;
+          if (parseTimestamp(g.to_ts) > from) {
+            if (options.onGap === 'error') {
+              throw new BookError('in_gap', `the trades have a recorded gap (${g.reason}, ${g.from_ts} – ${g.to_ts})`, {
+                exchange,
+                ticker,
+                ts: deltaTs,
+              });
+            }
+            yield { type: 'trades_gap', gap: g };
+          }
+        }
+      } else if (item !== undefined && deltaTs >= skipUntil) {
+        book.applyAt(item, deltaTs);
         pending = deltaTs;
+        if (events && deltaTs >= from) yield { type: 'delta', ts: item.ts, at: deltaTs, delta: item, book };
       }
       if (!deltas.advance()) await deltas.fill();
     }
@@ -249,16 +283,16 @@ async function gapsIn(
 }
 
 /** Reads batches one item at a time, awaiting only when a batch is used up. */
-class BatchCursor<T extends { ts: string }> {
+class BatchCursor<T extends SeriesItem<'delta'>> {
   private batch: Batch<T> = [];
   private i = 0;
   constructor(private readonly source: AsyncGenerator<Batch<T>>) {}
 
-  /** The `ts` of the item at hand in epoch ms (Infinity once the source has ended). */
+  /** The `ts` of the item at hand in epoch ms (a gap marker's: its start; Infinity once the source has ended). */
   currentTs(): number {
     const item = this.batch[this.i];
     if (item === undefined) return Infinity;
-    return this.batch.ms?.[this.i] ?? parseTimestamp(item.ts);
+    return this.batch.ms?.[this.i] ?? itemMs(item);
   }
 
   /** Moves to the next item within the batch; false when the batch is used up (then `fill`). */

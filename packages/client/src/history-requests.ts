@@ -4,8 +4,8 @@
  */
 import { DataError, InvalidArgumentError } from './errors.js';
 import type { Answer, Transport } from './http.js';
-import type { Coverage, Page, PageOptions, ServiceBook } from './history-types.js';
-import { checkGap, checkRow, type RowKind, type RowOf } from './rows.js';
+import type { BarPage, Coverage, DeltaPage, Page, ServiceBook } from './history-types.js';
+import { BAR_INTERVALS, checkGap, checkPageRow, type BarInterval, type RowKind, type RowOf } from './rows.js';
 import { formatTimestamp, momentMs, type Moment } from './timestamps.js';
 
 /** An exchange key or one of its aliases (`polymarket-us`): a path segment that needs no escaping. */
@@ -14,11 +14,51 @@ const EXCHANGE = /^[A-Za-z0-9_-]{1,32}$/;
 export function assertMoment(value: Moment | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
   const ms = momentMs(value);
-  if (Number.isNaN(ms)) throw new InvalidArgumentError(`${name} is not a moment (epoch ms, Date or RFC 3339)`);
+  if (Number.isNaN(ms))
+    throw new InvalidArgumentError(`${name} is not a moment (epoch ms, Date, or RFC 3339 or 13-digit epoch-ms text)`);
   return ms;
 }
 
 export const iso = (ms: number | undefined) => (ms === undefined ? undefined : formatTimestamp(ms));
+
+/** The path segment of each row endpoint. */
+export const ENDPOINTS: Record<RowKind, string> = {
+  snapshot: 'snapshots',
+  delta: 'deltas',
+  trade: 'trades',
+  bar: 'bars',
+};
+
+/** A JSON page of a kind's rows, as the endpoint answers it. */
+export type PageOf<K extends RowKind> = K extends 'delta' ? DeltaPage : K extends 'bar' ? BarPage : Page<RowOf<K>>;
+
+/** What a rows request may carry besides its range (every kind takes what applies to it). */
+export interface RowsQuery {
+  start?: Moment;
+  end?: Moment;
+  limit?: number;
+  cursor?: string;
+  fields?: readonly string[];
+  gaps?: boolean;
+  /** Deltas: the trades interleaved (`include=trades`). */
+  trades?: boolean;
+  /** Bars: the interval. */
+  interval?: BarInterval;
+  signal?: AbortSignal;
+}
+
+export function assertInterval(interval: unknown): BarInterval {
+  if (!(BAR_INTERVALS as readonly unknown[]).includes(interval)) {
+    throw new InvalidArgumentError(`interval must be one of ${BAR_INTERVALS.join(', ')}`);
+  }
+  return interval as BarInterval;
+}
+
+/** `include=` of a request: gaps and/or trades. */
+export function includeOf(o: { gaps?: boolean; trades?: boolean }): string | undefined {
+  const list = [o.gaps ? 'gaps' : '', o.trades ? 'trades' : ''].filter(Boolean);
+  return list.length ? list.join(',') : undefined;
+}
 
 /** The path of an endpoint (`/api/{exchange}/{endpoint}[/{ticker}]`), the exchange key checked. */
 export function historyPath(exchange: string, endpoint: string, ticker?: string): string {
@@ -59,16 +99,17 @@ export async function getPage<K extends RowKind>(
   kind: K,
   exchange: string,
   ticker: string,
-  options: PageOptions,
-): Promise<Page<RowOf<K>>> {
+  options: RowsQuery,
+): Promise<PageOf<K>> {
   const answer = await http.request(
-    http.url(historyPath(exchange, kind === 'delta' ? 'deltas' : 'snapshots', ticker), {
+    http.url(historyPath(exchange, ENDPOINTS[kind], ticker), {
+      interval: kind === 'bar' ? assertInterval(options.interval) : undefined,
       start_ts: iso(assertMoment(options.start, 'start')),
       end_ts: iso(assertMoment(options.end, 'end')),
       limit: options.limit,
       cursor: options.cursor,
       fields: options.fields?.length ? options.fields.join(',') : undefined,
-      include: options.gaps ? 'gaps' : undefined,
+      include: includeOf(options),
     }),
     { signal: options.signal, headers: { Accept: 'application/json' } },
   );
@@ -156,8 +197,11 @@ function parseJsonBody(answer: Answer, text: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-/** A JSON page of rows, checked: its rows, `count`, gaps and `next_cursor`. */
-export function checkPage<K extends RowKind>(kind: K, answer: Answer, text: string): Page<RowOf<K>> {
+/**
+ * A JSON page of rows, checked: its rows (among deltas, trade lines too), `count`, gaps (the trades' gaps too) and
+ * `next_cursor`; a bars page's `interval`.
+ */
+export function checkPage<K extends RowKind>(kind: K, answer: Answer, text: string): PageOf<K> {
   const body = parseJsonBody(answer, text);
   const where = { url: answer.url, requestId: answer.requestId };
   if (!Array.isArray(body.rows) || typeof body.count !== 'number') {
@@ -166,13 +210,22 @@ export function checkPage<K extends RowKind>(kind: K, answer: Answer, text: stri
   if (body.count !== body.rows.length) {
     throw new DataError('malformed_body', `"count" is ${body.count} but ${body.rows.length} rows came`, where);
   }
-  body.rows.forEach((r, i) => checkRow(kind, r, { ...where, line: i + 1 }));
-  if (body.gaps !== undefined) {
-    if (!Array.isArray(body.gaps)) throw new DataError('malformed_body', '"gaps" is not a list', where);
-    body.gaps.forEach((g, i) => checkGap(g, { ...where, line: i + 1 }));
+  body.rows.forEach((r, i) => checkPageRow(kind, r, { ...where, line: i + 1 }));
+  for (const name of ['gaps', 'trades_gaps'] as const) {
+    const list = body[name];
+    if (list === undefined) continue;
+    if (!Array.isArray(list)) throw new DataError('malformed_body', `"${name}" is not a list`, where);
+    list.forEach((g, i) => checkGap(g, { ...where, line: i + 1 }));
   }
   if (body.next_cursor !== undefined && body.next_cursor !== null && typeof body.next_cursor !== 'string') {
     throw new DataError('malformed_body', '"next_cursor" is neither a string nor null', where);
   }
-  return body as unknown as Page<RowOf<K>>;
+  if (kind === 'bar') {
+    if (body.next_cursor === undefined)
+      throw new DataError('malformed_body', 'a bars page without "next_cursor"', where);
+    if (!(BAR_INTERVALS as readonly unknown[]).includes(body.interval)) {
+      throw new DataError('malformed_body', `a bars page of interval ${JSON.stringify(body.interval)}`, where);
+    }
+  }
+  return body as unknown as PageOf<K>;
 }

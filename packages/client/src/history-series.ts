@@ -2,27 +2,41 @@
  * A range's rows, in batches: the NDJSON stream of the range read as it arrives, following its `next_cursor` when it
  * stops early; against a service that answers JSON only, pages, following `next_cursor` where the page has one and
  * `start_ts` otherwise (snapshots by whole books, deltas skipping the `sequence` values already seen at the last
- * `ts`). Rows are checked as they are parsed; a cut stream is a `stream_cut` error, never a short result.
+ * `ts`). Bars come in JSON pages, following `next_cursor`. Rows are checked as they are parsed; a cut stream is a
+ * `stream_cut` error, never a short result.
  */
 import { DataError, InvalidArgumentError } from './errors.js';
 import type { Answer, Transport } from './http.js';
-import { assertMoment, checkPage, historyPath, iso } from './history-requests.js';
+import { ENDPOINTS, assertInterval, assertMoment, checkPage, historyPath, includeOf, iso } from './history-requests.js';
 import type { RangeOptions } from './history-types.js';
 import { splitLines } from './lines.js';
 import {
   lastParsedTs,
   parseLineAt,
+  type BarInterval,
   type DeltaRow,
   type EndLine,
   type Gap,
   type GapMarker,
+  type LineKind,
   type RowKind,
   type RowOf,
+  type StreamLine,
+  type TradeLine,
+  type TradesGapMarker,
 } from './rows.js';
 import { parseTimestamp } from './timestamps.js';
 
 /** Items of a stream as they arrived; from NDJSON, with each item's `ts` in epoch ms (read once, by the parser). */
 export type Batch<T> = T[] & { ms?: number[] };
+
+/** What a range of a kind holds: its rows, and (asked for) markers and trade lines; bars hold bars only. */
+export type SeriesItem<K extends RowKind> = K extends LineKind ? Exclude<StreamLine<K>, EndLine> : RowOf<K>;
+
+/** The moment an item stands at (a gap marker's: its start), in epoch ms. */
+export function itemMs(item: { ts: string } | Gap): number {
+  return parseTimestamp('from_ts' in item ? item.from_ts : item.ts);
+}
 
 const DEFAULT_PAGE = 100_000;
 
@@ -35,15 +49,22 @@ export async function* series<K extends RowKind>(
   kind: K,
   exchange: string,
   ticker: string,
-  options: RangeOptions & { gaps?: boolean },
-): AsyncGenerator<Batch<RowOf<K> | GapMarker>> {
+  options: Omit<RangeOptions, 'fields'> & {
+    fields?: readonly string[];
+    gaps?: boolean;
+    trades?: boolean;
+    interval?: BarInterval;
+  },
+): AsyncGenerator<Batch<SeriesItem<K>>> {
   if (options.pageSize !== undefined && !(Number.isInteger(options.pageSize) && options.pageSize > 0)) {
     throw new InvalidArgumentError('pageSize must be a positive integer');
   }
   let start = assertMoment(options.start, 'start');
   const end = assertMoment(options.end, 'end');
-  const path = historyPath(exchange, kind === 'delta' ? 'deltas' : 'snapshots', ticker);
-  let stream = (options.transport ?? 'stream') === 'stream';
+  const interval = kind === 'bar' ? assertInterval(options.interval) : undefined;
+  const path = historyPath(exchange, ENDPOINTS[kind], ticker);
+  // Bars come in JSON pages only.
+  let stream = kind !== 'bar' && (options.transport ?? 'stream') === 'stream';
   let cursor: string | undefined;
   /** Paging by start_ts: the deltas already given at the last ts. */
   let seen: { ts: string; sequence: number } | undefined;
@@ -51,13 +72,14 @@ export async function* series<K extends RowKind>(
   let pageLimit = options.pageSize ?? DEFAULT_PAGE;
   for (;;) {
     const url = http.url(path, {
+      interval,
       // A cursor carries the range it walks (the service refuses both).
       start_ts: cursor === undefined ? iso(start) : undefined,
       end_ts: cursor === undefined ? iso(end) : undefined,
       limit: stream && options.pageSize === undefined ? undefined : pageLimit,
       cursor,
       fields: options.fields?.length ? options.fields.join(',') : undefined,
-      include: options.gaps ? 'gaps' : undefined,
+      include: includeOf(options),
       format: stream ? 'ndjson' : undefined,
     });
     const answer = await http.request(url, {
@@ -65,8 +87,8 @@ export async function* series<K extends RowKind>(
       headers: { Accept: stream ? 'application/x-ndjson' : 'application/json' },
     });
     const type = answer.response.headers.get('content-type') ?? '';
-    if (/^application\/(x-)?ndjson/i.test(type)) {
-      const next = yield* readNdjson(kind, answer);
+    if (kind !== 'bar' && /^application\/(x-)?ndjson/i.test(type)) {
+      const next = yield* readNdjson(kind as LineKind, answer) as AsyncGenerator<Batch<SeriesItem<K>>, string | null>;
       if (next === null) return;
       cursor = next;
       continue;
@@ -85,20 +107,27 @@ export async function* series<K extends RowKind>(
       });
     }
     const page = checkPage(kind, answer, await answer.text());
-    const rows = page.rows as RowOf<K>[];
-    const gaps = options.gaps ? [...(page.gaps ?? [])] : [];
-    const batch: (RowOf<K> | GapMarker)[] = [];
+    const rows = page.rows as (RowOf<K> | TradeLine)[];
+    // A page's gap markers (the trades' gaps too, among deltas and trades) go among its rows as a stream places them:
+    // after every row with ts ≤ the gap's start.
+    const markers: (GapMarker | TradesGapMarker)[] = [];
+    if (options.gaps) {
+      for (const g of (page as { gaps?: Gap[] }).gaps ?? []) markers.push({ ...g, type: 'gap' });
+      for (const g of (page as { trades_gaps?: Gap[] }).trades_gaps ?? []) markers.push({ ...g, type: 'trades_gap' });
+      markers.sort((a, b) => parseTimestamp(a.from_ts) - parseTimestamp(b.from_ts));
+    }
+    const batch: unknown[] = [];
     let given = 0;
+    let m = 0;
     for (const row of rows) {
-      while (gaps.length && parseTimestamp((gaps[0] as Gap).from_ts) < parseTimestamp(row.ts)) {
-        batch.push({ ...(gaps.shift() as Gap), type: 'gap' });
-      }
+      const ts = parseTimestamp(row.ts);
+      while (m < markers.length && parseTimestamp((markers[m] as Gap).from_ts) < ts) batch.push(markers[m++]);
       if (kind === 'delta' && seen && row.ts === seen.ts && (row as DeltaRow).sequence <= seen.sequence) continue;
       given++;
       batch.push(row);
     }
-    for (const g of gaps) batch.push({ ...g, type: 'gap' });
-    if (batch.length) yield batch;
+    while (m < markers.length) batch.push(markers[m++]);
+    if (batch.length) yield batch as Batch<SeriesItem<K>>;
     if (page.next_cursor !== undefined) {
       // A service with cursors says where to go on (null: nothing left).
       if (page.next_cursor === null) return;
@@ -107,6 +136,13 @@ export async function* series<K extends RowKind>(
     }
     // The spec's paging: a page shorter than asked for is the last.
     if (rows.length < pageLimit) return;
+    // Only the spec's two endpoints page without cursors; every later one always answers next_cursor.
+    if ((kind !== 'snapshot' && kind !== 'delta') || options.trades) {
+      throw new DataError('malformed_body', `a full page of ${ENDPOINTS[kind]} without "next_cursor"`, {
+        url: answer.url,
+        requestId: answer.requestId,
+      });
+    }
     const last = rows[rows.length - 1] as RowOf<K>;
     if (kind === 'snapshot') {
       // Pages never cut a book: the next one starts after the last book's ts.
@@ -123,17 +159,20 @@ export async function* series<K extends RowKind>(
   }
 }
 
-/** Reads one NDJSON answer, a batch per chunk; returns its end line's `next_cursor` (null: the range is done). */
-async function* readNdjson<K extends RowKind>(
+/**
+ * Reads one NDJSON answer, a batch per chunk; returns its end line's `next_cursor` (null: the range is done). The end
+ * line counts rows: trade lines among deltas are rows, gap markers are not.
+ */
+async function* readNdjson<K extends LineKind>(
   kind: K,
   answer: Answer,
-): AsyncGenerator<Batch<RowOf<K> | GapMarker>, string | null> {
+): AsyncGenerator<Batch<Exclude<StreamLine<K>, EndLine>>, string | null> {
   const source = splitLines(answer.chunks(), { url: answer.url, requestId: answer.requestId });
   const where = { url: answer.url, requestId: answer.requestId, line: 0 };
   let end: EndLine | undefined;
   let count = 0;
   for await (const { text, bounds } of source.batches) {
-    const batch: Batch<RowOf<K> | GapMarker> = [];
+    const batch: Batch<Exclude<StreamLine<K>, EndLine>> = [];
     const ms: number[] = [];
     batch.ms = ms;
     for (let i = 0; i < bounds.length; i += 2) {
@@ -146,15 +185,17 @@ async function* readNdjson<K extends RowKind>(
       if (from === to) continue;
       const item = parseLineAt(kind, text, from, to, where);
       if ('type' in item) {
-        if (item.type === 'end') end = item;
-        else {
-          batch.push(item);
-          ms.push(lastParsedTs());
+        if (item.type === 'end') {
+          end = item;
+          continue;
         }
+        if (item.type === 'trade') count++;
+        batch.push(item as Exclude<StreamLine<K>, EndLine>);
+        ms.push(lastParsedTs());
         continue;
       }
       count++;
-      batch.push(item);
+      batch.push(item as Exclude<StreamLine<K>, EndLine>);
       ms.push(lastParsedTs());
     }
     if (batch.length) yield batch;

@@ -17,27 +17,44 @@ export {
 export { bookChecksum, checksumText, crc32, type Level } from './checksum.js';
 export { OrderBook, type Best, type BookState, type OrderBookOptions } from './order-book.js';
 export {
+  BAR_INTERVALS,
   parseLine,
+  type Bar,
+  type BarInterval,
   type DeltaRow,
   type EndLine,
   type Exchange,
   type Gap,
   type GapMarker,
+  type LineKind,
   type RowKind,
   type RowOf,
   type Side,
   type SnapshotRow,
   type StreamLine,
+  type TradeLine,
+  type TradeRow,
+  type TradeSide,
+  type TradesGapMarker,
 } from './rows.js';
 export { EXCHANGES } from './exchanges.js';
 export { formatTimestamp, parseTimestamp, type Moment } from './timestamps.js';
 export { parseRetryAfter, type ClientOptions, type RetryOptions } from './http.js';
 export { HistoryClient } from './history-client.js';
 export type {
+  BarPage,
+  BarPageOptions,
+  BarRangeOptions,
+  BookVerified,
   CallerWindow,
   Coverage,
+  DeltaPage,
+  DeltaPageOptions,
+  DeltaRangeOptions,
+  EventsOptions,
   KindCoverage,
   ExtraField,
+  MarketEvent,
   Page,
   PageOptions,
   RangeOptions,
@@ -46,6 +63,11 @@ export type {
   ReplayOptions,
   ServiceBook,
   ServiceBookHead,
+  TradeField,
+  TradePageOptions,
+  TradeRangeOptions,
+  VerificationCoverage,
+  VerificationMethod,
 } from './history-types.js';
 export {
   GatewayClient,

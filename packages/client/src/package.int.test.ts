@@ -26,7 +26,9 @@ let env: Record<string, string>;
 
 beforeAll(async () => {
   gw = await startGatewayHarness();
-  const gateway = await gw.gateway();
+  // The harness's 1 s upstream timeout is for the gateway's own timeout tests; here a loaded machine (the stack's
+  // books trading at start) must not turn a slow answer into a 502.
+  const gateway = await gw.gateway({ UPSTREAM_TIMEOUT_MS: '30000' });
   const key = await gw.newKey();
   // One Redis namespace for both services: the key works on both, as the demo key of `./dev up` does.
   h = await createHarness({ env: { REDIS_KEY_PREFIX: gw.prefix } });
@@ -82,6 +84,11 @@ describe('the packed @depthgate/client, outside the workspace', () => {
     expect(mine).toMatch(/^[0-9]+$/);
     expect(mine).toBe(theirs);
     expect(stdout).toMatch(/moments replayed/);
+    // Trades, bars and events: the generated books trade (packages/history-tools).
+    const [, trades] = /(\d+) trades in the last hour/.exec(stdout) ?? [];
+    expect(Number(trades)).toBeGreaterThan(0);
+    expect(stdout).toMatch(/^bar \S+Z \S+ \S+ \S+ \S+ volume \S+ vwap \S+ trades \d+$/m);
+    expect(stdout).toMatch(/events \{"delta":[1-9]\d*,"trade":\d+,/);
     expect(stdout).toContain('0.3 0.475');
     expect(stdout).toMatch(/kalshi markets 2 request id \S+/);
     // The service's error code is the error's code; an upstream's own error body passes through as http_error.
@@ -93,7 +100,7 @@ describe('the packed @depthgate/client, outside the workspace', () => {
     const cjs = `const c = require('@depthgate/client'); console.log(typeof c.HistoryClient, c.EXCHANGES.map((e) => e.key).join(','));`;
     const { stdout } = await run(process.execPath, ['-e', cjs], { cwd: project });
     expect(stdout.trim()).toBe('function venue_b,venue_c,venue_a_us');
-    const typed = `import { HistoryClient, HttpError, type Exchange, type ReplayEvent } from '@depthgate/client';
+    const typed = `import { HistoryClient, HttpError, type Exchange, type MarketEvent, type ReplayEvent } from '@depthgate/client';
 const exchange: Exchange = 'venue_b';
 const client = new HistoryClient({ baseUrl: 'http://127.0.0.1:1' });
 export async function first(): Promise<string | undefined> {
@@ -103,6 +110,13 @@ export async function first(): Promise<string | undefined> {
   return undefined;
 }
 export const isServiceError = (e: unknown): boolean => e instanceof HttpError && e.code === 'unknown_ticker';
+export async function bestAtTrades(): Promise<(string | undefined)[]> {
+  const out: (string | undefined)[] = [];
+  for await (const e of client.events(exchange, 'T', { from: 0 }) as AsyncIterable<MarketEvent>) {
+    if (e.type === 'trade') out.push(e.book?.best().bid?.price);
+  }
+  return out;
+}
 `;
     writeFileSync(path.join(project, 'typed.mts'), typed);
     writeFileSync(

@@ -1,7 +1,7 @@
 import { thrownBy } from '@depthgate/test-utils';
 import { DataError } from './errors';
-import { parseLine, type DeltaRow, type SnapshotRow } from './rows';
-import { formatTimestamp, parseServiceTimestamp, parseTimestamp } from './timestamps';
+import { checkRow, parseLine, type DeltaRow, type SnapshotRow } from './rows';
+import { formatTimestamp, momentMs, parseServiceTimestamp, parseTimestamp } from './timestamps';
 
 const where = { url: 'GET http://h/api/venue_b/deltas/T', line: 7 };
 
@@ -116,6 +116,88 @@ describe('parseLine', () => {
   });
 });
 
+describe('trades, trade lines, bars', () => {
+  const TS = '2026-11-23T11:34:01.692Z';
+  const trade = { ts: TS, trade_id: 'd91bc706-ee49-470d-82d8-11418bda6fed', price: '0.55', size: '20', side: 'buy' };
+
+  it('reads trade rows, with the fields asked for, and ids holding what JSON escapes', () => {
+    expect(parseLine('trade', JSON.stringify(trade), where)).toEqual(trade);
+    const full = { ...trade, received_ts: TS, venue_side: 'yes', sequence: 1795433641692001 };
+    expect(parseLine('trade', JSON.stringify(full), where)).toEqual(full);
+    const odd = { ...trade, trade_id: 'id,"7"\\é', venue_side: '' };
+    expect(parseLine('trade', JSON.stringify(odd), where)).toEqual(odd);
+    expect(
+      parseLine('trade', JSON.stringify({ type: 'gap', from_ts: TS, to_ts: TS, reason: 'x', detected_at: TS }), where),
+    ).toMatchObject({ type: 'gap', reason: 'x' });
+  });
+
+  it('reads trade lines and the trades’ gap markers among deltas, and only there', () => {
+    const line = { type: 'trade', ...trade, received_ts: TS };
+    expect(parseLine('delta', JSON.stringify(line), where)).toEqual(line);
+    const gap = {
+      type: 'trades_gap',
+      from_ts: TS,
+      to_ts: '2026-11-23T11:35:00.000Z',
+      reason: 'disconnect',
+      detected_at: TS,
+    };
+    expect(parseLine('delta', JSON.stringify(gap), where)).toEqual(gap);
+    for (const [kind, text] of [
+      ['snapshot', JSON.stringify(line)],
+      ['trade', JSON.stringify(line)],
+      ['trade', JSON.stringify(gap)],
+      ['snapshot', JSON.stringify(gap)],
+    ] as const) {
+      const err = thrownBy(() => parseLine(kind, text, where), DataError);
+      expect([kind, err.code, err.message]).toEqual([
+        kind,
+        'malformed_row',
+        expect.stringContaining('unknown line type'),
+      ]);
+    }
+  });
+
+  it.each([
+    ['a book side', { ...trade, side: 'bid' }, 'trade'],
+    ['no trade id', { ...trade, trade_id: undefined }, 'trade'],
+    ['a number trade id', { ...trade, trade_id: 7 }, 'trade'],
+    ['an exponent size', { ...trade, size: '2e1' }, 'trade'],
+    ['a number venue side', { ...trade, venue_side: 1 }, 'trade'],
+    ['a sequence above 2^53', { ...trade, sequence: 2 ** 53 }, 'trade'],
+    ['a bad received_ts', { ...trade, received_ts: 'now' }, 'trade'],
+    ['a trade line without its size', { type: 'trade', ...trade, size: undefined }, 'delta'],
+    ['a trade line with a book side', { type: 'trade', ...trade, side: 'ask' }, 'delta'],
+    ['a trades gap without reason', { type: 'trades_gap', from_ts: TS, to_ts: TS }, 'delta'],
+  ] as const)('%s is malformed_row', (_what, value, kind) => {
+    const err = thrownBy(() => parseLine(kind, JSON.stringify(value), where), DataError);
+    expect(err.code).toBe('malformed_row');
+  });
+
+  it('checks bars: exact decimals, a positive count of trades', () => {
+    const bar = {
+      ts: '2026-11-23T11:34:00.000Z',
+      open: '0.55',
+      high: '0.55',
+      low: '0.54',
+      close: '0.54',
+      volume: '23',
+      vwap: '0.548695652173913043',
+      trades: 2,
+    };
+    expect(checkRow('bar', bar, where)).toEqual(bar);
+    for (const bad of [
+      { ...bar, vwap: 0.5 },
+      { ...bar, trades: 0 },
+      { ...bar, trades: 1.5 },
+      { ...bar, high: undefined },
+      { ...bar, ts: '2026-11-23' },
+      { ...bar, type: 'bar' },
+    ]) {
+      expect(thrownBy(() => checkRow('bar', bad, where), DataError).code).toBe('malformed_row');
+    }
+  });
+});
+
 describe('timestamps', () => {
   it('parses the service’s form and any RFC 3339 time exactly', () => {
     for (const ms of [0, 1_772_841_600_000, 1_774_533_601_193, 4_102_444_799_999, 951_782_400_000]) {
@@ -138,5 +220,22 @@ describe('timestamps', () => {
     expect(parseServiceTimestamp('2026-03-26T14:00:01.000Z')).toBe(Date.UTC(2026, 2, 26, 14, 0, 1, 0));
     expect(parseServiceTimestamp('2026-03-26T14:00:01.0x0Z')).toBeNaN();
     expect(parseServiceTimestamp('2026-03-26T14:00:02.000Z')).toBe(Date.UTC(2026, 2, 26, 14, 0, 2, 0));
+  });
+
+  it('reads a moment by the history API’s rule: epoch ms (a number or 13 digits of text), a Date, RFC 3339', () => {
+    const T = Date.UTC(2026, 2, 26, 14, 0, 1, 193);
+    for (const m of [
+      T,
+      T + 0.9,
+      new Date(T),
+      '2026-03-26T14:00:01.193Z',
+      '2026-03-26T15:00:01.1939+01:00',
+      String(T),
+    ]) {
+      expect(momentMs(m)).toBe(T);
+    }
+    for (const bad of ['1774533601', '-1774533601193', '1774533601193.5', '01774533601193', ' 1774533601193', NaN]) {
+      expect(momentMs(bad)).toBeNaN();
+    }
   });
 });

@@ -1,16 +1,18 @@
 /**
- * The rows of the history service, typed as they are on the wire (docs/history.md, "Responses" and "Bulk
- * streams"), and their parsers. Decimals stay strings; `ts` stays the service's text.
+ * The rows of the history service, typed as they are on the wire (docs/history.md, "Responses", "Bulk streams",
+ * "Trades", "Bars"), and their parsers. Decimals stay strings; `ts` stays the service's text.
  *
- * A row is checked when it is parsed: every field present with its type, `side` `bid` or `ask`, decimals in plain
- * notation, `ts` a valid timestamp, `sequence` a non-negative safe integer. Anything else is a `DataError`
- * (`malformed_row`) naming the line; nothing half-parsed reaches a book.
+ * A row is checked when it is parsed: every field present with its type, `side` `bid` or `ask` (a trade's `buy` or
+ * `sell`), decimals in plain notation, `ts` a valid timestamp, `sequence` a non-negative safe integer. Anything else
+ * is a `DataError` (`malformed_row`) naming the line; nothing half-parsed reaches a book.
  */
 import { DataError, type DataLocation } from './errors.js';
 import { isDecimal } from './decimal.js';
 import { parseServiceTimestamp, parseTimestamp } from './timestamps.js';
 
 export type Side = 'bid' | 'ask';
+/** A trade's taker side, normalised to the book: `buy` lifted an ask, `sell` hit a bid. */
+export type TradeSide = 'buy' | 'sell';
 /** A recorded exchange's key (the history service also accepts each one's aliases: `EXCHANGES`). */
 export type { Exchange } from './exchanges.js';
 
@@ -23,6 +25,8 @@ export interface SnapshotRow {
   quantity: string;
   /** When the recorder received it (only with `fields: ['received_ts']`). */
   received_ts?: string;
+  /** The venue's own ordering of its message, or empty (only with `fields: ['venue_seq']`). */
+  venue_seq?: string;
 }
 
 /** One level change: add `quantity_delta` to the quantity at (`side`, `price`). */
@@ -34,6 +38,64 @@ export interface DeltaRow {
   price: string;
   quantity_delta: string;
   received_ts?: string;
+  venue_seq?: string;
+}
+
+/**
+ * One trade (`GET /api/{exchange}/trades/{ticker}`): each trade once, in (`ts`, `sequence`) order.
+ * `received_ts`, `venue_side`, `sequence` and `venue_seq` only when asked for (`fields`).
+ */
+export interface TradeRow {
+  ts: string;
+  /** The venue's trade id, or where the venue gives none a deterministic one (`h:` and 16 hex digits). */
+  trade_id: string;
+  /** On the book's scale (Kalshi: the YES price). */
+  price: string;
+  /** Positive. */
+  size: string;
+  /** The taker's side, normalised to the book. */
+  side: TradeSide;
+  received_ts?: string;
+  /** The venue's own side field as sent (`yes`, `no`, `BUY`, …), or empty (`fields: ['venue_side']`). */
+  venue_side?: string;
+  /** The ticker's counter shared with its deltas: (`ts`, `sequence`) orders trades and deltas as they arrived. */
+  sequence?: number;
+  /** The venue's own ordering of the trade's message, or empty (`fields: ['venue_seq']`). */
+  venue_seq?: string;
+}
+
+/** A trade among the deltas (`include=trades`, the deltas' `trades` option): typed, so it is never taken for one. */
+export interface TradeLine {
+  type: 'trade';
+  ts: string;
+  trade_id: string;
+  price: string;
+  size: string;
+  side: TradeSide;
+  received_ts?: string;
+  venue_seq?: string;
+}
+
+/** The bar intervals of `GET /api/{exchange}/bars/{ticker}`. */
+export type BarInterval = '1m' | '5m' | '1h' | '1d';
+export const BAR_INTERVALS: readonly BarInterval[] = ['1m', '5m', '1h', '1d'];
+
+/** One OHLCV bar: the trades of [`ts`, `ts` + interval) (an interval without trades has no bar). */
+export interface Bar {
+  /** The bar's start: a whole multiple of the interval since 1970, UTC. */
+  ts: string;
+  /** The price of the bar's first trade by (`ts`, `sequence`). */
+  open: string;
+  high: string;
+  low: string;
+  /** The price of the bar's last trade. */
+  close: string;
+  /** The sum of the trades' sizes. */
+  volume: string;
+  /** Σ price × size / volume, exact to 18 decimal places. */
+  vwap: string;
+  /** How many trades. */
+  trades: number;
 }
 
 /** A stretch where the recorded series is not continuous: no book can be given for `[from_ts, to_ts)`. */
@@ -44,9 +106,17 @@ export interface Gap {
   detected_at: string;
 }
 
-/** A gap as it appears among the rows of a stream (`include: 'gaps'`). */
+/**
+ * A gap as it appears among the rows of a stream (`gaps: true`): among snapshots and deltas a gap of the book, among
+ * trades a gap of the trades.
+ */
 export interface GapMarker extends Gap {
   type: 'gap';
+}
+
+/** A gap of the trades among the deltas and trades interleaved (`trades: true, gaps: true`): trades may be missing. */
+export interface TradesGapMarker extends Gap {
+  type: 'trades_gap';
 }
 
 /** The last line of an NDJSON stream: the row count, and where to continue when the stream stopped early. */
@@ -56,8 +126,17 @@ export interface EndLine {
   next_cursor: string | null;
 }
 
-export type RowKind = 'snapshot' | 'delta';
-export type RowOf<K extends RowKind> = K extends 'snapshot' ? SnapshotRow : DeltaRow;
+/** The row endpoints: snapshots, deltas, trades (these three stream) and bars (JSON pages). */
+export type RowKind = 'snapshot' | 'delta' | 'trade' | 'bar';
+/** The endpoints that stream lines (NDJSON). */
+export type LineKind = 'snapshot' | 'delta' | 'trade';
+export type RowOf<K extends RowKind> = K extends 'snapshot'
+  ? SnapshotRow
+  : K extends 'delta'
+    ? DeltaRow
+    : K extends 'trade'
+      ? TradeRow
+      : Bar;
 
 const malformed = (why: string, where: DataLocation) => new DataError('malformed_row', why, where);
 
@@ -78,6 +157,16 @@ function checkSide(value: unknown, where: DataLocation): Side {
   return value;
 }
 
+function checkString(value: unknown, name: string, where: DataLocation): string {
+  if (typeof value !== 'string') throw malformed(`${name} is not a string`, where);
+  return value;
+}
+
+function checkTradeSide(value: unknown, where: DataLocation): TradeSide {
+  if (value !== 'buy' && value !== 'sell') throw malformed('side is neither "buy" nor "sell"', where);
+  return value;
+}
+
 function checkSequence(value: unknown, where: DataLocation): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
     throw malformed('sequence is not a non-negative integer', where);
@@ -90,20 +179,60 @@ function checkSequence(value: unknown, where: DataLocation): number {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** The fields of a trade (a row of the trades endpoint, or a trade line among the deltas). */
+function checkTradeFields(value: Record<string, unknown>, where: DataLocation): void {
+  checkTs(value.ts, 'ts', where);
+  checkString(value.trade_id, 'trade_id', where);
+  checkDecimal(value.price, 'price', where);
+  checkDecimal(value.size, 'size', where);
+  checkTradeSide(value.side, where);
+}
+
 /** Checks a parsed JSON value as a row of `kind`; returns it typed, or throws `malformed_row`. */
 export function checkRow<K extends RowKind>(kind: K, value: unknown, where: DataLocation): RowOf<K> {
   if (!isObject(value)) throw malformed('a row is not a JSON object', where);
-  checkTs(value.ts, 'ts', where);
-  checkSide(value.side, where);
-  checkDecimal(value.price, 'price', where);
-  if (kind === 'delta') {
-    checkSequence(value.sequence, where);
-    checkDecimal(value.quantity_delta, 'quantity_delta', where);
+  if (value.type !== undefined) throw malformed(`a ${kind} row has a type (${JSON.stringify(value.type)})`, where);
+  if (kind === 'bar') {
+    checkTs(value.ts, 'ts', where);
+    for (const f of ['open', 'high', 'low', 'close', 'volume', 'vwap'] as const) checkDecimal(value[f], f, where);
+    if (typeof value.trades !== 'number' || !Number.isSafeInteger(value.trades) || value.trades < 1) {
+      throw malformed('trades is not a positive integer', where);
+    }
+    return value as unknown as RowOf<K>;
+  }
+  if (kind === 'trade') {
+    checkTradeFields(value, where);
+    if (value.venue_side !== undefined) checkString(value.venue_side, 'venue_side', where);
+    if (value.sequence !== undefined) checkSequence(value.sequence, where);
   } else {
-    checkDecimal(value.quantity, 'quantity', where);
+    checkTs(value.ts, 'ts', where);
+    checkSide(value.side, where);
+    checkDecimal(value.price, 'price', where);
+    if (kind === 'delta') {
+      checkSequence(value.sequence, where);
+      checkDecimal(value.quantity_delta, 'quantity_delta', where);
+    } else {
+      checkDecimal(value.quantity, 'quantity', where);
+    }
   }
   if (value.received_ts !== undefined) checkTs(value.received_ts, 'received_ts', where);
+  if (value.venue_seq !== undefined) checkString(value.venue_seq, 'venue_seq', where);
   return value as unknown as RowOf<K>;
+}
+
+/** Checks a parsed JSON value as a trade line among the deltas (`{"type":"trade",…}`). */
+export function checkTradeLine(value: unknown, where: DataLocation): TradeLine {
+  if (!isObject(value) || value.type !== 'trade') throw malformed('not a trade line', where);
+  checkTradeFields(value, where);
+  if (value.received_ts !== undefined) checkTs(value.received_ts, 'received_ts', where);
+  if (value.venue_seq !== undefined) checkString(value.venue_seq, 'venue_seq', where);
+  return value as unknown as TradeLine;
+}
+
+/** A row of a JSON page of `kind`: deltas with `trades` hold trade lines among their rows. */
+export function checkPageRow(kind: RowKind, value: unknown, where: DataLocation): unknown {
+  if (kind === 'delta' && isObject(value) && value.type === 'trade') return checkTradeLine(value, where);
+  return checkRow(kind, value, where);
 }
 
 export function checkGap(value: unknown, where: DataLocation): Gap {
@@ -139,8 +268,12 @@ export function lastParsedTs(): number {
   return lastTs;
 }
 
-/** A line of a rows stream: a row, a gap marker, or the end line. */
-export type StreamLine<K extends RowKind> = RowOf<K> | GapMarker | EndLine;
+/**
+ * A line of a rows stream: a row, a gap marker, or the end line; among deltas also trade lines and the trades' gap
+ * markers (`include=trades`).
+ */
+export type StreamLine<K extends LineKind> =
+  RowOf<K> | GapMarker | EndLine | (K extends 'delta' ? TradeLine | TradesGapMarker : never);
 
 /**
  * Reads the tail of a row after its last decimal at `p` (the line ends at `end`): `"}` or
@@ -234,22 +367,25 @@ function fastSnapshot(text: string, s: number, end: number): SnapshotRow | undef
 }
 
 /**
- * Parses one NDJSON line of a snapshots or deltas stream: a row, a `{"type":"gap",…}` marker or the
- * `{"type":"end",…}` line. Throws `malformed_row` (with the line number in `where`) for anything else.
+ * Parses one NDJSON line of a snapshots, deltas or trades stream: a row, a `{"type":"gap",…}` marker or the
+ * `{"type":"end",…}` line; among deltas also `{"type":"trade",…}` and `{"type":"trades_gap",…}` lines. Throws
+ * `malformed_row` (with the line number in `where`) for anything else.
  */
-export function parseLine<K extends RowKind>(kind: K, line: string, where: DataLocation): StreamLine<K> {
+export function parseLine<K extends LineKind>(kind: K, line: string, where: DataLocation): StreamLine<K> {
   return parseLineAt(kind, line, 0, line.length, where);
 }
 
 /** `parseLine` of the line at `text[start, end)` (a chunk of a stream holds many lines). */
-export function parseLineAt<K extends RowKind>(
+export function parseLineAt<K extends LineKind>(
   kind: K,
   text: string,
   start: number,
   end: number,
   where: DataLocation,
 ): StreamLine<K> {
-  const fast = kind === 'delta' ? fastDelta(text, start, end) : fastSnapshot(text, start, end);
+  // Trades go the checked way (JSON.parse): a trade id may hold escapes, and trades are far fewer than deltas.
+  const fast =
+    kind === 'delta' ? fastDelta(text, start, end) : kind === 'snapshot' ? fastSnapshot(text, start, end) : undefined;
   if (fast !== undefined) return fast as RowOf<K>;
   const line = start === 0 && end === text.length ? text : text.slice(start, end);
   let value: unknown;
@@ -260,10 +396,15 @@ export function parseLineAt<K extends RowKind>(
   }
   const at = { ...where, text: line };
   if (isObject(value) && 'type' in value) {
-    if (value.type === 'gap') {
-      const gap: GapMarker = { ...checkGap(value, at), type: 'gap' };
+    if (value.type === 'gap' || (kind === 'delta' && value.type === 'trades_gap')) {
+      const gap = { ...checkGap(value, at), type: value.type } as GapMarker | TradesGapMarker;
       lastTs = parseTimestamp(gap.from_ts);
-      return gap;
+      return gap as StreamLine<K>;
+    }
+    if (kind === 'delta' && value.type === 'trade') {
+      const trade = checkTradeLine(value, at);
+      lastTs = parseTimestamp(trade.ts);
+      return trade as StreamLine<K>;
     }
     lastTs = NaN;
     if (value.type === 'end') {

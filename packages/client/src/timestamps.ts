@@ -133,12 +133,23 @@ export function formatTimestamp(ms: number): string {
   return new Date(ms).toISOString();
 }
 
-/** A moment as callers give it: epoch ms, a `Date`, or RFC 3339 text. */
+/**
+ * Integer epoch milliseconds as text, as the history API takes them: 13 digits, the first not 0 (2001-09-09 to
+ * 2286-11-20). Ten digits (epoch seconds) and anything signed, fractional or padded are not a moment.
+ */
+const EPOCH_MS_TEXT = /^[1-9][0-9]{12}$/;
+
+/**
+ * A moment as callers give it — the history API's one rule (docs/history.md, "Parameters and their edges"): epoch
+ * milliseconds (a number, floored; or its 13-digit text), a `Date`, or RFC 3339 text (sub-milliseconds dropped). The
+ * client always sends the service RFC 3339 with milliseconds.
+ */
 export type Moment = number | Date | string;
 
 /** Epoch ms of a moment; NaN when it is not one. */
 export function momentMs(m: Moment): number {
   if (typeof m === 'number') return Number.isFinite(m) ? Math.floor(m) : NaN;
   if (m instanceof Date) return m.getTime();
+  if (typeof m === 'string' && EPOCH_MS_TEXT.test(m)) return Number(m);
   return parseTimestamp(m);
 }

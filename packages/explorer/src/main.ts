@@ -1,6 +1,7 @@
 /**
- * The Explorer page: pick an exchange and a ticker, see what was recorded (coverage, gaps), the book at any moment
- * and the changes after it — all through @depthgate/client's HistoryClient against the service that served the page.
+ * The Explorer page: pick an exchange and a ticker, see what was recorded (coverage, gaps), the prices and trades of
+ * the window in view, the book at any moment with the trades up to it, and the changes after it — all through
+ * @depthgate/client's HistoryClient against the service that served the page.
  *
  * The API key, when one is typed in, lives in this module's memory only (`Explorer.key`): it is sent as the
  * `X-API-Key` header by the client, never put in a URL, the address's fragment, storage, a cookie or the console,
@@ -15,14 +16,17 @@ import {
   type DeltaRow,
   type ServiceBook,
 } from '@depthgate/client';
-import { DepthChart, Timeline } from './charts';
+import { DepthChart, PriceChart, Timeline } from './charts';
 import { bestOf, fromLocalInput, showCount, showDuration, showTime, toLocalInput, withTotals } from './format';
 import { describeProblem, windowText, type Step } from './messages';
 import { TickerPicker } from './picker';
+import { MAX_EVENTS, readPrices, tradesUpTo, type PriceData } from './prices';
 import { snippets } from './snippets';
 import { EXCHANGES, depthOf, formatHash, parseHash, type ExchangeKey, type ViewState } from './state';
 
 const CHANGES_PAGE = 100;
+/** Trades listed at most (the newest up to the moment); the chart draws every one of the window. */
+const TRADES_SHOWN = 200;
 /** A rolling window (anonymous, max_data_age_days) moves on while a page is open: stay this far inside it. */
 const ROLLING_MARGIN_MS = 60_000;
 
@@ -74,6 +78,11 @@ class Explorer {
   /** The moments the slider spans: the caller's window (or the first row after its start) to the newest row. */
   private range: { lo: number; hi: number } | undefined;
   private book: ServiceBook | undefined;
+  private coverage: Coverage | undefined;
+  /** The window in view's prices and trades, and which window they are (or are being read) for. */
+  private prices: PriceData | undefined;
+  private pricesKey: string | undefined;
+  private viewTimer: ReturnType<typeof setTimeout> | undefined;
   private changes: DeltaRow[] = [];
   private changesCursor: string | null = null;
   private readonly inflight = new Map<Step, AbortController>();
@@ -82,6 +91,7 @@ class Explorer {
 
   private readonly picker: TickerPicker;
   private readonly timeline: Timeline;
+  private readonly priceChart: PriceChart;
   private readonly depthChart: DepthChart;
 
   constructor() {
@@ -92,7 +102,22 @@ class Explorer {
       this.clearProblem();
       void this.selectTicker(t);
     });
-    this.timeline = new Timeline(el('timeline'), el('timeline-tip'), (ms) => this.setMoment(ms));
+    this.timeline = new Timeline(
+      el('timeline'),
+      el('timeline-tip'),
+      (ms) => this.setMoment(ms),
+      (from, to) => {
+        // The window in view changed (a zoom): read its prices once the gesture is over.
+        clearTimeout(this.viewTimer);
+        this.viewTimer = setTimeout(() => void this.loadPrices({ from, to }), 300);
+      },
+    );
+    this.priceChart = new PriceChart(
+      el('price-chart'),
+      el('price-tip'),
+      (ms) => this.setMoment(ms),
+      (from, to) => this.timeline.zoom(from, to),
+    );
     this.depthChart = new DepthChart(el('depth-chart'));
     // One option per recorded exchange, from the list generated from the platform registry.
     const select = el<HTMLSelectElement>('exchange');
@@ -292,6 +317,7 @@ class Explorer {
 
   private async selectTicker(ticker: string, at?: number): Promise<void> {
     this.state = { ...this.state, ticker, at };
+    this.pricesKey = undefined;
     this.picker.setValue(ticker);
     this.writeHash();
     const section = el('coverage-h').parentElement as HTMLElement;
@@ -310,6 +336,7 @@ class Explorer {
     }
     // The service names the ticker as stored (a case-insensitive match finds it).
     this.state.ticker = coverage.ticker;
+    this.coverage = coverage;
     this.picker.setValue(coverage.ticker);
     this.showCoverage(coverage);
     section.dataset.state = 'ready';
@@ -335,6 +362,7 @@ class Explorer {
       at = undefined;
     }
     this.setMoment(at ?? span.last);
+    void this.loadPrices(this.timeline.view());
   }
 
   private setMoment(ms: number): void {
@@ -345,8 +373,85 @@ class Explorer {
     this.showMoment(at);
     this.writeHash();
     this.renderSnippets();
+    this.showTrades();
     void this.loadBook();
     void this.loadChanges(true);
+  }
+
+  /**
+   * The prices and trades of the window in view (the timeline's x range), read with the client's `events()`: from
+   * the latest snapshot at or before the window's start (no further back than the first snapshot of the caller's
+   * window, so one request finds it), the changes and trades in the order they arrived.
+   */
+  private async loadPrices(view: { from: number; to: number }, force = false): Promise<void> {
+    const { exchange, ticker } = this.state;
+    const coverage = this.coverage;
+    if (ticker === undefined || !this.range || !coverage) return;
+    const firstBook = coverage.snapshots.first_ts === null ? undefined : parseTimestamp(coverage.snapshots.first_ts);
+    const from = Math.max(view.from, this.range.lo, firstBook ?? -Infinity);
+    const to = Math.min(view.to, this.range.hi);
+    const key = `${exchange}/${ticker} ${from} ${to}`;
+    if (!force && key === this.pricesKey) return;
+    this.pricesKey = key;
+    const section = el('prices-h').parentElement as HTMLElement;
+    const status = el('prices-status');
+    if (firstBook === undefined || from > to) {
+      this.inflight.get('prices')?.abort();
+      this.prices = undefined;
+      this.priceChart.clear();
+      section.dataset.state = 'empty';
+      status.textContent =
+        firstBook === undefined
+          ? 'No snapshot in your window: there is no book to chart.'
+          : 'Nothing recorded in the window in view.';
+      this.showTrades();
+      return;
+    }
+    section.dataset.state = 'loading';
+    section.setAttribute('aria-busy', 'true');
+    status.textContent = `Reading the changes and trades of ${showTime(from)} – ${showTime(to)} UTC…`;
+    const data = await this.run(
+      'prices',
+      (signal) =>
+        readPrices(this.client, exchange, ticker, { from, to, lookbackMs: from - firstBook + 1 }, signal, (d) => {
+          status.textContent = `Reading… ${showCount(d.changes)} changes and ${showCount(d.trades.length)} trades so far.`;
+        }),
+      () => void this.loadPrices(view, true),
+    );
+    if (data === undefined) {
+      if (this.pricesKey === key && !this.inflight.has('prices')) {
+        section.dataset.state = 'error';
+        section.setAttribute('aria-busy', 'false');
+        status.textContent = 'The prices and trades could not be read (see the message above).';
+        this.pricesKey = undefined;
+      }
+      return;
+    }
+    this.prices = data;
+    this.priceChart.show(data);
+    this.priceChart.setMoment(this.state.at);
+    section.dataset.state = 'ready';
+    section.setAttribute('aria-busy', 'false');
+    const gaps = [
+      data.bookGaps.length ? `${data.bookGaps.length} gap${data.bookGaps.length === 1 ? '' : 's'} of the book` : '',
+      data.tradeGaps.length
+        ? `${data.tradeGaps.length} gap${data.tradeGaps.length === 1 ? '' : 's'} of the trades (trades may be missing there)`
+        : '',
+    ].filter(Boolean);
+    const summary = `${showCount(data.changes)} changes and ${showCount(data.trades.length)} trades, ${showTime(data.from)} – ${showTime(
+      data.to,
+    )} UTC${gaps.length ? `; ${gaps.join(' and ')}` : ''}.`;
+    status.textContent =
+      data.stoppedAt === undefined
+        ? summary
+        : `Read up to ${showTime(data.stoppedAt)} UTC only (${showCount(MAX_EVENTS)} changes and trades): drag on the chart or the timeline to zoom in. ${summary}`;
+    el('price-chart').setAttribute(
+      'aria-label',
+      `Price chart of ${ticker}: best bid, best ask and ${data.trades.length} trades from ${showTime(data.from)} to ${showTime(
+        data.to,
+      )} UTC (the time-and-sales list has the trades up to the chosen moment).`,
+    );
+    this.showTrades();
   }
 
   private async loadBook(): Promise<void> {
@@ -488,6 +593,52 @@ class Explorer {
     slider.setAttribute('aria-valuetext', `${showTime(ms)} UTC`);
     el<HTMLInputElement>('at-input').value = toLocalInput(ms);
     this.timeline.setMoment(ms);
+    this.priceChart.setMoment(ms);
+  }
+
+  /** The time-and-sales list: the trades of the window in view up to the moment, newest first. */
+  private showTrades(): void {
+    const section = el('trades-h').parentElement as HTMLElement;
+    const body = el('trades').querySelector('tbody') as HTMLElement;
+    const note = el('trades-note');
+    const data = this.prices;
+    const at = this.state.at;
+    if (!data || at === undefined) {
+      body.replaceChildren();
+      section.dataset.state = 'empty';
+      delete section.dataset.rows;
+      note.textContent = this.state.ticker === undefined ? '' : 'The trades of the window in view come with its chart.';
+      return;
+    }
+    const { rows, total } = tradesUpTo(data.trades, at, TRADES_SHOWN);
+    body.replaceChildren(
+      ...rows.map((t) => {
+        const tr = document.createElement('tr');
+        tr.dataset.trade = t.trade_id;
+        const go = document.createElement('button');
+        go.type = 'button';
+        go.className = 'link';
+        go.textContent = showTime(t.at).slice(11);
+        go.title = showTime(t.at);
+        go.setAttribute('aria-label', `Show the book at the trade of ${showTime(t.at)} UTC`);
+        go.addEventListener('click', () => this.setMoment(t.at));
+        const when = document.createElement('td');
+        when.append(go);
+        const side = t.side === 'buy' ? 'bid' : 'ask';
+        tr.append(when, cell(t.side, side), cell(t.size, `num ${side}`), cell(t.price, `num price ${side}`));
+        return tr;
+      }),
+    );
+    section.dataset.state = 'ready';
+    section.dataset.rows = String(rows.length);
+    section.dataset.at = String(at);
+    const where = `in the window in view (${showTime(data.from)} – ${showTime(data.stoppedAt ?? data.to)} UTC)`;
+    note.textContent =
+      total === 0
+        ? `No trade ${where} up to ${showTime(at)} UTC.`
+        : `${total > rows.length ? `The newest ${rows.length} of ${showCount(total)}` : showCount(total)} trade${
+            total === 1 ? '' : 's'
+          } ${where} up to ${showTime(at)} UTC, newest first. Buy: a taker lifted an ask; sell: a taker hit a bid.`;
   }
 
   private bookStatus(status: string, text: string): void {
@@ -642,9 +793,17 @@ class Explorer {
   }
 
   private resetTicker(keepTicker = false): void {
-    for (const step of ['coverage', 'book', 'changes'] as const) this.inflight.get(step)?.abort();
+    for (const step of ['coverage', 'book', 'changes', 'prices'] as const) this.inflight.get(step)?.abort();
+    clearTimeout(this.viewTimer);
     this.range = undefined;
     this.book = undefined;
+    this.coverage = undefined;
+    this.prices = undefined;
+    this.pricesKey = undefined;
+    this.priceChart.clear();
+    el('price-chart').setAttribute('aria-label', 'Price chart: no ticker selected');
+    el('prices-status').textContent = 'Pick a ticker.';
+    (el('prices-h').parentElement as HTMLElement).dataset.state = 'empty';
     this.changes = [];
     this.changesCursor = null;
     if (!keepTicker) this.state.ticker = undefined;
@@ -665,6 +824,7 @@ class Explorer {
     el('snippet-list').replaceChildren();
     (el('coverage-h').parentElement as HTMLElement).dataset.state = 'empty';
     (el('changes-h').parentElement as HTMLElement).dataset.state = 'empty';
+    this.showTrades();
     this.bookStatus('empty', 'Pick a ticker.');
   }
 

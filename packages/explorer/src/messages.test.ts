@@ -1,4 +1,4 @@
-import { DataError, HttpError, TransportError } from '@depthgate/client';
+import { BookError, DataError, HttpError, TransportError } from '@depthgate/client';
 import { describeProblem, windowText } from './messages';
 
 const http = (status: number, error: string, message: string, retryAfterMs?: number) =>
@@ -41,6 +41,13 @@ describe('problems as sentences', () => {
     });
     const cut = new DataError('stream_cut', 'the JSON body ends early');
     expect(describeProblem(cut, { ...where, step: 'book', keyed: false }).text).toContain('(stream_cut)');
+    // The chart's book, rebuilt in the page: what stopped it is named.
+    const mismatch = new BookError('snapshot_mismatch', 'the replayed book differs from the recorded snapshot', {});
+    expect(describeProblem(mismatch, { ...where, step: 'prices', keyed: false })).toEqual({
+      kind: 'data',
+      retry: false,
+      text: 'The book for the prices and trades could not be rebuilt in your window (snapshot_mismatch): the replayed book differs from the recorded snapshot',
+    });
   });
 });
 

@@ -3,11 +3,11 @@
  * do. Built from @depthgate/client's typed errors (HttpError with the service's `{"error","message"}`,
  * TransportError for no answer, DataError for an answer that cannot be trusted).
  */
-import { DataError, HttpError, TransportError } from '@depthgate/client';
+import { BookError, DataError, HttpError, TransportError } from '@depthgate/client';
 import { showDuration } from './format';
 import type { ExchangeKey } from './state';
 
-export type Step = 'tickers' | 'coverage' | 'book' | 'changes';
+export type Step = 'tickers' | 'coverage' | 'book' | 'changes' | 'prices';
 
 export interface Problem {
   /** What kind of action helps: retry later, change the key, change the input. */
@@ -22,6 +22,7 @@ const STEP: Record<Step, string> = {
   coverage: 'the coverage',
   book: 'the book',
   changes: 'the changes',
+  prices: 'the prices and trades',
 };
 
 export function describeProblem(
@@ -93,6 +94,14 @@ export function describeProblem(
       kind: 'unavailable',
       retry: true,
       text: `Cannot reach the history service at ${c.origin} for ${what}: it is down or restarting, or the network is. Retry when it is back.`,
+    };
+  }
+  if (err instanceof BookError) {
+    // The client rebuilds the book of the window in view; what stops it is named, never papered over.
+    return {
+      kind: 'data',
+      retry: false,
+      text: `The book for ${what} could not be rebuilt in your window (${err.code}): ${err.message}`,
     };
   }
   if (err instanceof DataError) {

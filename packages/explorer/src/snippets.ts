@@ -65,6 +65,11 @@ export function snippets(c: SnippetContext): Snippet[] {
       code: curl(url(c, 'deltas', { start_ts: after, format: 'ndjson', include: 'gaps' })),
     },
     {
+      title: 'The trades of the minute after this moment (NDJSON)',
+      language: 'sh',
+      code: curl(url(c, 'trades', { start_ts: after, end_ts: formatTimestamp(c.at + 60_000), format: 'ndjson' })),
+    },
+    {
       title: 'With @depthgate/client (Node or a browser)',
       language: 'ts',
       code: [
@@ -83,6 +88,11 @@ export function snippets(c: SnippetContext): Snippet[] {
         `for await (const event of client.replay(${tsString(c.exchange)}, ${tsString(c.ticker)}, { from: ${tsString(after)}, to: ${tsString(formatTimestamp(c.at + 60_000))} })) {`,
         `  if (event.type === 'gap') console.log('gap', event.gap.reason);`,
         `  else if (event.type === 'book') console.log(event.ts, event.book.best());`,
+        `}`,
+        ``,
+        `// Changes and trades in the order they arrived, the book kept current (null inside a gap of the book):`,
+        `for await (const event of client.events(${tsString(c.exchange)}, ${tsString(c.ticker)}, { from: ${tsString(after)}, to: ${tsString(formatTimestamp(c.at + 60_000))} })) {`,
+        `  if (event.type === 'trade') console.log(event.ts, event.trade.side, event.trade.size, event.trade.price, event.book?.best());`,
         `}`,
       ].join('\n'),
     },

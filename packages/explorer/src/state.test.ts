@@ -24,8 +24,12 @@ describe('the view in the address', () => {
   });
 
   it('says what it could not read instead of showing something else', () => {
+    // In the history service's words (its 404 unknown_exchange): every key with the real names it also takes.
     expect(parseHash('#/nyse/IBM').problems).toEqual([
-      'Unknown exchange "nyse" in the address: use venue_b, venue_c, venue_a_us.',
+      'Unknown exchange "nyse" in the address: use venue_b (kalshi), venue_c (gemini), venue_a_us (polymarket_us, polymarket-us).',
+    ]);
+    expect(parseHash('#/venue-b/X').problems).toEqual([
+      'Unknown exchange "venue-b" in the address ("-" spells the gateway\'s platform keys; the history\'s exchange keys use "_": venue_b): use venue_b (kalshi), venue_c (gemini), venue_a_us (polymarket_us, polymarket-us).',
     ]);
     expect(parseHash('#/venue_b/bad ticker!').problems[0]).toMatch(/is not a ticker/);
     expect(parseHash('#/venue_b/X?at=yesterday').problems).toEqual([
@@ -37,5 +41,14 @@ describe('the view in the address', () => {
       'The address has more after the ticker than this page reads.',
     ]);
     expect(parseHash('#/venue_b/%E0%A4%A').problems[0]).toMatch(/is not a ticker/);
+  });
+
+  it('takes tickers of up to 128 characters (a Polymarket CLOB token id has 77 digits), not 129', () => {
+    const tokenId = '71321045679252212594626385532706912750332728571942532289631379312455583992563';
+    expect(parseHash(`#/venue_b/${tokenId}`).state.ticker).toBe(tokenId);
+    expect(parseHash(`#/venue_b/${'x'.repeat(128)}`).state.ticker).toBe('x'.repeat(128));
+    const long = parseHash(`#/venue_b/${'x'.repeat(129)}`);
+    expect(long.state.ticker).toBeUndefined();
+    expect(long.problems[0]).toMatch(/is not a ticker/);
   });
 });

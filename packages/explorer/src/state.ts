@@ -26,11 +26,30 @@ export interface ViewState {
 }
 
 /** The history service's ticker grammar (`TICKER_PATTERN` of @depthgate/history-store). */
-const TICKER = /^[A-Za-z0-9._-]{1,64}$/;
+const TICKER = /^[A-Za-z0-9._-]{1,128}$/;
 
 export function exchangeOf(text: string): ExchangeKey | undefined {
   const t = text.toLowerCase();
   return EXCHANGES.find((e) => e.key === t || (e.aliases as readonly string[]).includes(t))?.key;
+}
+
+/**
+ * The exchanges with their aliases, as the history service's 404 `unknown_exchange` names them (`Exchanges.describe`
+ * of @depthgate/platforms): `venue_b (kalshi), venue_c (gemini), …` — from the same registry, through the client's
+ * generated `EXCHANGES`.
+ */
+export const KNOWN_EXCHANGES = EXCHANGES.map((e) =>
+  e.aliases.length > 0 ? `${e.key} (${(e.aliases as readonly string[]).join(', ')})` : e.key,
+).join(', ');
+
+/** Why an exchange in the address is unknown, in the history service's words (its 404 `unknown_exchange`). */
+export function unknownExchange(given: string): string {
+  // `venue-b`, `venue-a-us`: the gateway's spelling (its platform keys use "-"; exchange keys use "_").
+  const underscored = given.includes('-') ? exchangeOf(given.replace(/-/g, '_')) : undefined;
+  const rule = underscored
+    ? ` ("-" spells the gateway's platform keys; the history's exchange keys use "_": ${underscored})`
+    : '';
+  return `Unknown exchange ${JSON.stringify(clip(given))} in the address${rule}: use ${KNOWN_EXCHANGES}.`;
 }
 
 export function exchangeName(key: ExchangeKey): string {
@@ -55,9 +74,7 @@ export function parseHash(hash: string): { state: ViewState; problems: string[] 
     const exchange = exchangeOf(exchangeText);
     if (exchange) state.exchange = exchange;
     else {
-      problems.push(
-        `Unknown exchange ${JSON.stringify(clip(exchangeText))} in the address: use ${EXCHANGES.map((e) => e.key).join(', ')}.`,
-      );
+      problems.push(unknownExchange(exchangeText));
       return { state, problems };
     }
   }

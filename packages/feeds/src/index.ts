@@ -7,3 +7,4 @@ export * from './book';
 export * from './decimal';
 export * from './message';
 export * from './socket';
+export * from './clob-hash';

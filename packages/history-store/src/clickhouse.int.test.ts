@@ -7,9 +7,16 @@
 import { Rng } from '@depthgate/service-kit';
 import { testClickHouseUrl, uniqueName } from '@depthgate/test-utils';
 import type { Connection } from './connection';
-import { insertDeltaRows, insertGapRows, insertSnapshotRows, insertTsv } from './inserts';
+import {
+  insertDeltaRows,
+  insertGapRows,
+  insertSnapshotRows,
+  insertTradeRows,
+  insertTsv,
+  insertVerificationRows,
+} from './inserts';
 import { TICKER_PATTERN, join, lit, quoteString, sql, type Sql } from './literals';
-import { MIGRATIONS, MigrationError, runMigrations, type Migration } from './migrations';
+import { MIGRATIONS, MigrationError, exchangesMigration, runMigrations, type Migration } from './migrations';
 import { OrderBookQueries, tickersQuery } from './queries/order-books';
 import { RecorderStore } from './queries/recorder';
 import { schemaVersion, verifyReadColumns } from './startup';
@@ -94,20 +101,26 @@ describe('migration 2: receive times', () => {
       // As the recorder and the generator wrote before: six and seven columns.
       await insertTsv(old, 'snapshots', ['venue_b\tOLD-1\t1000\tbid\t0.5\t2\n'], { rowFormat: 1 });
       await insertTsv(old, 'deltas', ['venue_b\tOLD-1\t1500\t1\tbid\t0.5\t-1\n'], { rowFormat: 1 });
-      expect(await runMigrations(old)).toEqual({ applied: [2], version: 2 });
-      expect(await runMigrations(old)).toEqual({ applied: [], version: 2 });
-      await insertDeltaRows(old, [
-        {
-          exchange: 'venue_b',
-          ticker: 'OLD-1',
-          ts: 2000,
-          sequence: 2,
-          side: 'ask',
-          price: '0.6',
-          quantity_delta: '1',
-          received_ts: 2040,
-        },
-      ]);
+      const two = { migrations: MIGRATIONS.slice(0, 2) };
+      expect(await runMigrations(old, two)).toEqual({ applied: [2], version: 2 });
+      expect(await runMigrations(old, two)).toEqual({ applied: [], version: 2 });
+      await insertDeltaRows(
+        old,
+        [
+          {
+            exchange: 'venue_b',
+            ticker: 'OLD-1',
+            ts: 2000,
+            sequence: 2,
+            side: 'ask',
+            price: '0.6',
+            quantity_delta: '1',
+            received_ts: 2040,
+          },
+          // (Written as a build of migration 2 wrote it.)
+        ],
+        { rowFormat: 2 },
+      );
       const read = async (query: Sql) => {
         const r = await raw.data.query({ query: query.text, format: 'JSONEachRow' });
         return (await r.json<{ ts: string; received_ts: string }>()).map((x) => [Number(x.ts), Number(x.received_ts)]);
@@ -123,11 +136,287 @@ describe('migration 2: receive times', () => {
         [1500, 1500],
         [2000, 2040],
       ]);
+      // Migrated to the current version (the service reads trades too, since migration 3), it reads as the service
+      // expects.
+      await runMigrations(old);
       await expect(verifyReadColumns(old)).resolves.toBeUndefined();
     } finally {
       await raw.data.command({ query: sql`DROP DATABASE IF EXISTS ${raw.db}`.text });
       await old.close();
     }
+  });
+});
+
+describe('migration 3: trades', () => {
+  it('adds the trades table (one row per trade id when read), its catalogue rows and gaps.stream to a database of migration 2', async () => {
+    const old = new HistoryStore({ url: testClickHouseUrl(), database: uniqueName('mig3') });
+    const raw = connectionOf(old);
+    try {
+      expect(await runMigrations(old, { migrations: MIGRATIONS.slice(0, 2) })).toEqual({ applied: [1, 2], version: 2 });
+      // A gap as a recorder before migration 3 spooled it: six columns.
+      await insertTsv(old, 'gaps', ['venue_b\tOLD-1\t1000\t2000\tdisconnect\t2100\n'], { rowFormat: 2 });
+      expect(await runMigrations(old, { migrations: MIGRATIONS.slice(0, 3) })).toEqual({ applied: [3], version: 3 });
+      const trade = {
+        exchange: 'venue_b' as const,
+        ticker: 'OLD-1',
+        ts: 3000,
+        sequence: 3_000_000,
+        trade_id: 'd91bc706-ee49-470d-82d8-11418bda6fed',
+        price: '0.3600',
+        size: '136.00',
+        side: 'sell' as const,
+        venue_side: 'no',
+        received_ts: 3004,
+      };
+      // The same trade written twice (a retried batch, a second writer) and a second trade at the same ms.
+      // (Written as a build of migration 3 wrote them.)
+      const three = { rowFormat: 3 } as const;
+      await insertTradeRows(old, [trade], three);
+      await insertTradeRows(
+        old,
+        [
+          { ...trade, sequence: 3_000_007, received_ts: 3010 },
+          { ...trade, trade_id: 'other' },
+        ],
+        three,
+      );
+      await insertGapRows(
+        old,
+        [
+          {
+            exchange: 'venue_b',
+            ticker: 'OLD-1',
+            from_ts: 2500,
+            to_ts: 2600,
+            reason: 'disconnect',
+            detected_at: 2700,
+            stream: 'trades',
+          },
+        ],
+        three,
+      );
+      const rows = async (query: Sql) =>
+        (await raw.data.query({ query: query.text, format: 'JSONEachRow' })).json<Record<string, string>>();
+      const read = sql`SELECT trade_id, toString(price) AS p, toString(size) AS s, side, venue_side FROM ${raw.db}.trades
+WHERE exchange = 'venue_b' AND ticker = 'OLD-1' ORDER BY ts, trade_id LIMIT 1 BY ts, trade_id`;
+      const expected = [
+        { trade_id: 'd91bc706-ee49-470d-82d8-11418bda6fed', p: '0.36', s: '136', side: 'sell', venue_side: 'no' },
+        { trade_id: 'other', p: '0.36', s: '136', side: 'sell', venue_side: 'no' },
+      ];
+      const canonical = (list: Record<string, string>[]) =>
+        list.map((r) => ({ ...r, p: String(Number(r.p)), s: String(Number(r.s)) }));
+      expect(canonical(await rows(read))).toEqual(expected);
+      await raw.data.command({ query: sql`OPTIMIZE TABLE ${raw.db}.trades FINAL`.text });
+      expect(canonical(await rows(read))).toEqual(expected);
+      expect(await rows(sql`SELECT count() AS n FROM ${raw.db}.trades`)).toEqual([{ n: '2' }]);
+      expect(
+        await rows(
+          sql`SELECT ticker, toString(minMerge(first_ts)) AS first, toString(maxMerge(last_ts)) AS last FROM ${raw.db}.trades_catalogue GROUP BY ticker`,
+        ),
+      ).toEqual([{ ticker: 'OLD-1', first: '3000', last: '3000' }]);
+      expect(await rows(sql`SELECT from_ts, toString(stream) AS st FROM ${raw.db}.gaps ORDER BY from_ts`)).toEqual([
+        { from_ts: '1000', st: 'book' },
+        { from_ts: '2500', st: 'trades' },
+      ]);
+      expect(
+        await new RecorderStore(old).probeBatch({
+          table: 'trades',
+          exchange: 'venue_b',
+          ticker: 'OLD-1',
+          ts: 3000,
+          tradeId: 'other',
+        }),
+      ).toBe(true);
+      expect(
+        await new RecorderStore(old).probeBatch({
+          table: 'trades',
+          exchange: 'venue_b',
+          ticker: 'OLD-1',
+          ts: 3001,
+          tradeId: 'other',
+        }),
+      ).toBe(false);
+    } finally {
+      await raw.data.command({ query: sql`DROP DATABASE IF EXISTS ${raw.db}`.text });
+      await old.close();
+    }
+  });
+});
+
+describe('migration 4: venue sequences and verification points', () => {
+  it('adds venue_seq to a database of migration 3, where rows written before (and format-3 lines) read it as empty', async () => {
+    const old = new HistoryStore({ url: testClickHouseUrl(), database: uniqueName('mig4') });
+    const raw = connectionOf(old);
+    try {
+      expect(await runMigrations(old, { migrations: MIGRATIONS.slice(0, 3) })).toEqual({
+        applied: [1, 2, 3],
+        version: 3,
+      });
+      // As the recorder writes before migration 4 (row format 3).
+      await insertTsv(old, 'snapshots', ['venue_b\tOLD-4\t1000\tbid\t0.5\t2\t1001\n'], { rowFormat: 3 });
+      await insertTsv(old, 'deltas', ['venue_b\tOLD-4\t1500\t1\tbid\t0.5\t-1\t1502\n'], { rowFormat: 3 });
+      await insertTsv(old, 'trades', ['venue_b\tOLD-4\t1600\t2\tt-1\t0.5\t1\tsell\tno\t1603\n'], { rowFormat: 3 });
+      expect(await runMigrations(old)).toEqual({ applied: [4], version: 4 });
+      expect(await runMigrations(old)).toEqual({ applied: [], version: 4 });
+      // After it: format 3 still inserts (a recorder not yet moved), and format 4 carries the venue's sequence.
+      await insertTsv(old, 'deltas', ['venue_b\tOLD-4\t1700\t3\task\t0.6\t1\t1701\n'], { rowFormat: 3 });
+      await insertDeltaRows(old, [
+        {
+          exchange: 'venue_b',
+          ticker: 'OLD-4',
+          ts: 1800,
+          sequence: 4,
+          side: 'ask',
+          price: '0.6',
+          quantity_delta: '-1',
+          venue_seq: '7:1042',
+        },
+      ]);
+      await insertSnapshotRows(old, [
+        {
+          exchange: 'venue_b',
+          ticker: 'OLD-4',
+          ts: 1900,
+          side: 'ask',
+          price: '0.6',
+          quantity: '1',
+          venue_seq: '7:1043',
+        },
+      ]);
+      await insertTradeRows(old, [
+        {
+          exchange: 'venue_b',
+          ticker: 'OLD-4',
+          ts: 2000,
+          sequence: 5,
+          trade_id: 't-2',
+          price: '0.6',
+          size: '1',
+          side: 'buy',
+          venue_side: 'yes',
+          venue_seq: '7:1044',
+        },
+      ]);
+      const read = async (table: string) => {
+        const r = await raw.data.query({
+          query: sql`SELECT ts, venue_seq FROM ${raw.db}.${lit.identifier(table)} ORDER BY ts`.text,
+          format: 'JSONEachRow',
+        });
+        return (await r.json<{ ts: string; venue_seq: string }>()).map((x) => [Number(x.ts), x.venue_seq]);
+      };
+      const expected = {
+        snapshots: [
+          [1000, ''],
+          [1900, '7:1043'],
+        ],
+        deltas: [
+          [1500, ''],
+          [1700, ''],
+          [1800, '7:1042'],
+        ],
+        trades: [
+          [1600, ''],
+          [2000, '7:1044'],
+        ],
+      };
+      for (const [table, rows] of Object.entries(expected)) expect([table, await read(table)]).toEqual([table, rows]);
+      // Merged into one part, the old rows keep their empty value.
+      for (const table of Object.keys(expected)) {
+        await raw.data.command({ query: sql`OPTIMIZE TABLE ${raw.db}.${lit.identifier(table)} FINAL`.text });
+        expect([table, await read(table)]).toEqual([table, expected[table as keyof typeof expected]]);
+      }
+      await expect(verifyReadColumns(old)).resolves.toBeUndefined();
+    } finally {
+      await raw.data.command({ query: sql`DROP DATABASE IF EXISTS ${raw.db}`.text });
+      await old.close();
+    }
+  });
+
+  it('a table created after a recorded exchange’s line has that exchange (the declared members, not the written ones)', async () => {
+    const scratch = new HistoryStore({ url: testClickHouseUrl(), database: uniqueName('mig4x') });
+    const raw = connectionOf(scratch);
+    try {
+      // The exchange line before migration 4 (renumbered after it): verifications is created with venue_f.
+      const fixture = exchangesMigration(4, ['venue_f' as never], { venue_f: 99 });
+      const migrations = [...MIGRATIONS.slice(0, 3), fixture, { ...(MIGRATIONS[3] as Migration), version: 5 }];
+      expect(await runMigrations(scratch, { migrations })).toEqual({ applied: [1, 2, 3, 4, 5], version: 5 });
+      const types = await raw.data.query({
+        query:
+          sql`SELECT table, type FROM system.columns WHERE database = ${lit.name(raw.database)} AND name = 'exchange'
+ORDER BY table`.text,
+        format: 'JSONEachRow',
+      });
+      const found = await types.json<{ table: string; type: string }>();
+      expect(found.map((c) => c.table)).toContain('verifications');
+      // (The catalogue views keep their own columns: an exchange line alters tables.)
+      for (const { table, type } of found.filter((c) => !c.table.endsWith('_mv')))
+        expect([table, type]).toEqual([table, expect.stringContaining("'venue_f' = 99")]);
+      await insertTsv(scratch, 'verifications', ['venue_f\tF-1\t1000\trest_book\t1100\n'], { rowFormat: 4 });
+    } finally {
+      await raw.data.command({ query: sql`DROP DATABASE IF EXISTS ${raw.db}`.text });
+      await scratch.close();
+    }
+  });
+
+  it('verification points: the last at or before a moment (inside the window) and the first after it, and per method in a range', async () => {
+    const point = (ts: number, method: 'rest_book' | 'checksum' | 'snapshot') => ({
+      exchange: 'venue_c' as const,
+      ticker: 'VER-1',
+      ts,
+      method,
+      detected_at: ts + 250,
+    });
+    await insertVerificationRows(db.store, [
+      point(10_000, 'rest_book'),
+      point(20_000, 'checksum'),
+      point(30_000, 'snapshot'),
+    ]);
+    // The same point stored twice (a retried batch) counts once; another ticker is never seen.
+    await insertVerificationRows(db.store, [
+      point(20_000, 'checksum'),
+      { ...point(25_000, 'rest_book'), ticker: 'VER-2' },
+    ]);
+    const q = new OrderBookQueries(db.store);
+    const scope = db.store.scope(10_000);
+    try {
+      const around = (at: number, lower = 0) => q.verifiedAround(scope, 'venue_c', 'VER-1', lower, at);
+      const p10 = { ts: 10_000, method: 'rest_book' };
+      const p20 = { ts: 20_000, method: 'checksum' };
+      const p30 = { ts: 30_000, method: 'snapshot' };
+      expect(await around(20_000)).toEqual({ before: p20, after: p30 });
+      expect(await around(25_000)).toEqual({ before: p20, after: p30 });
+      expect(await around(9_999)).toEqual({ before: null, after: p10 });
+      expect(await around(30_000)).toEqual({ before: p30, after: null });
+      expect(await around(40_000)).toEqual({ before: p30, after: null });
+      // The caller's window starts after the last one before: it is not shown.
+      expect(await around(25_000, 20_001)).toEqual({ before: null, after: p30 });
+      expect(await q.verifiedAround(scope, 'venue_c', 'NONE', 0, 25_000)).toEqual({ before: null, after: null });
+      const coverage = await q.coverage(scope, 'venue_c', 'VER-1', 0, null);
+      expect(coverage.verification).toEqual({
+        count: 3,
+        firstTs: 10_000,
+        lastTs: 30_000,
+        methods: { rest_book: 1, checksum: 1, snapshot: 1 },
+      });
+      expect((await q.coverage(scope, 'venue_c', 'VER-1', 15_000, 25_000)).verification).toEqual({
+        count: 1,
+        firstTs: 20_000,
+        lastTs: 20_000,
+        methods: { rest_book: 0, checksum: 1, snapshot: 0 },
+      });
+      expect((await q.coverage(scope, 'venue_c', 'VER-1', 31_000, null)).verification).toEqual({
+        count: 0,
+        firstTs: null,
+        lastTs: null,
+        methods: { rest_book: 0, checksum: 0, snapshot: 0 },
+      });
+    } finally {
+      scope.dispose();
+    }
+    const recorder = new RecorderStore(db.store);
+    const key = { table: 'verifications' as const, exchange: 'venue_c' as const, ticker: 'VER-1', ts: 30_000 };
+    expect(await recorder.probeBatch({ ...key, method: 'snapshot', detectedAt: 30_250 })).toBe(true);
+    expect(await recorder.probeBatch({ ...key, method: 'rest_book', detectedAt: 30_250 })).toBe(false);
   });
 });
 
@@ -300,7 +589,7 @@ describe('the recorder’s operations', () => {
     };
     await recorder().insert('deltas', ['venue_c\tPROBE\t1000\t7\tbid\t1.5\t-2\t1004\n']);
     await recorder().insert('snapshots', ['venue_c\tPROBE\t1000\task\t1.6\t3\t1002\n']);
-    await recorder().insert('gaps', ['venue_c\tPROBE\t10\t20\tstall\t30\n']);
+    await recorder().insert('gaps', ['venue_c\tPROBE\t10\t20\tstall\t30\tbook\n']);
     const probe = (key: Parameters<RecorderStore['probeBatch']>[0]) => recorder().probeBatch(key);
     expect(await probe({ table: 'deltas', exchange: 'venue_c', ticker: 'PROBE', ts: 1000, sequence: 7 })).toBe(true);
     expect(await probe({ table: 'deltas', exchange: 'venue_c', ticker: 'PROBE', ts: 1000, sequence: 8 })).toBe(false);
@@ -317,7 +606,7 @@ describe('the recorder’s operations', () => {
       'venue_b\tEND-1\t4000\t40\tbid\t0.5\t1\t4003\n',
     ]);
     await recorder().insert('snapshots', ['venue_b\tEND-2\t7000\tbid\t0.5\t1\t7000\n']);
-    await recorder().insert('gaps', ['venue_b\tEND-2\t7000\t9000\tdisconnect\t9001\n']);
+    await recorder().insert('gaps', ['venue_b\tEND-2\t7000\t9000\tdisconnect\t9001\ttrades\n']);
     const stored = await recorder().storedTickers('venue_b', ['END-1', 'END-2', 'END-3']);
     expect(Object.fromEntries(stored)).toEqual({
       'END-1': { lastTs: 5000, sequence: 42 },

@@ -1,13 +1,17 @@
 import { classifyClickHouseError, serverErrorCode } from './errors';
 import {
+  CURRENT_ROW_FORMAT,
   INSERT_COLUMNS,
+  LATEST_ROW_FORMAT,
   encodeDeltaRow,
   encodeGapRow,
   encodeSnapshotRow,
+  encodeTradeRow,
+  encodeVerificationRow,
   insertColumns,
   RowFormatError,
 } from './inserts';
-import { MIGRATIONS, migrationChecksum, type Migration } from './migrations';
+import { MIGRATIONS, migrationChecksum, storedExchanges, type Migration } from './migrations';
 import { conditionalSettings, loggableClickHouseUrl, parseClickHouseUrl } from './connection';
 import { Layout } from './layout';
 import { LiteralError, lit, sql } from './literals';
@@ -50,7 +54,7 @@ describe('row encoders', () => {
         price: '0.4800',
         quantity: '150.00',
       }),
-    ).toBe('venue_b\tKXBTCD-26MAR07-T100000\t1774533601193\tbid\t0.4800\t150.00\t1774533601193\n');
+    ).toBe('venue_b\tKXBTCD-26MAR07-T100000\t1774533601193\tbid\t0.4800\t150.00\t1774533601193\t\n');
     expect(
       encodeDeltaRow({
         exchange: 'venue_c',
@@ -62,7 +66,7 @@ describe('row encoders', () => {
         quantity_delta: '-0.00121425',
         received_ts: 1774533601215,
       }),
-    ).toBe('venue_c\tBTCUSD\t1774533601193\t18446744073709551615\task\t90123.45\t-0.00121425\t1774533601215\n');
+    ).toBe('venue_c\tBTCUSD\t1774533601193\t18446744073709551615\task\t90123.45\t-0.00121425\t1774533601215\t\n');
     expect(
       encodeGapRow({
         exchange: 'venue_a_us',
@@ -72,7 +76,7 @@ describe('row encoders', () => {
         reason: 'seed_end',
         detected_at: 3,
       }),
-    ).toBe('venue_a_us\tfed-cuts\t1\t2\tseed_end\t3\n');
+    ).toBe('venue_a_us\tfed-cuts\t1\t2\tseed_end\t3\tbook\n');
   });
 
   const snapshot = {
@@ -103,8 +107,133 @@ describe('row encoders', () => {
     { quantity: 'NaN' },
     { received_ts: -5 },
     { received_ts: 1.5 },
+    { venue_seq: 'a\tb' },
+    { venue_seq: 'a b' },
+    { venue_seq: 'a,b' },
+    { venue_seq: 'a"b' },
+    { venue_seq: 'x'.repeat(49) },
+    { venue_seq: 7 },
   ])('rejects a snapshot row with %j', (override) => {
     expect(() => encodeSnapshotRow({ ...snapshot, ...(override as object) })).toThrow(RowFormatError);
+  });
+
+  it('encode trades with the venue’s id and side kept, the taker’s side normalised', () => {
+    const trade = {
+      exchange: 'venue_b' as const,
+      ticker: 'KXBTCD-26MAR07-T100000',
+      ts: 1774533601193,
+      sequence: 1774533601193000,
+      trade_id: 'd91bc706-ee49-470d-82d8-11418bda6fed',
+      price: '0.3600',
+      size: '136.00',
+      side: 'sell' as const,
+      venue_side: 'no',
+      received_ts: 1774533601200,
+    };
+    expect(encodeTradeRow(trade)).toBe(
+      'venue_b\tKXBTCD-26MAR07-T100000\t1774533601193\t1774533601193000\td91bc706-ee49-470d-82d8-11418bda6fed\t0.3600\t136.00\tsell\tno\t1774533601200\t\n',
+    );
+    expect(encodeTradeRow({ ...trade, venue_side: '', received_ts: undefined })).toMatch(
+      /\tsell\t\t1774533601193\t\n$/,
+    );
+    expect(encodeTradeRow({ ...trade, venue_seq: '88213' })).toMatch(/\tno\t1774533601200\t88213\n$/);
+    for (const bad of [
+      { trade_id: '' },
+      { trade_id: 'a\tb' },
+      { trade_id: 'a\\b' },
+      { trade_id: 'x'.repeat(129) },
+      { side: 'yes' },
+      { size: '0' },
+      { size: '0.000' },
+      { size: '-1' },
+      { price: '1e3' },
+      { venue_side: 'b\nx' },
+      { venue_seq: 'b\nx' },
+    ]) {
+      expect(() => encodeTradeRow({ ...trade, ...(bad as object) })).toThrow(RowFormatError);
+    }
+  });
+
+  it('encode gaps with the stream they interrupt (the book by default)', () => {
+    const gap = {
+      exchange: 'venue_b' as const,
+      ticker: 'KX',
+      from_ts: 1,
+      to_ts: 2,
+      reason: 'disconnect',
+      detected_at: 3,
+    };
+    expect(encodeGapRow(gap)).toBe('venue_b\tKX\t1\t2\tdisconnect\t3\tbook\n');
+    expect(encodeGapRow({ ...gap, stream: 'trades' })).toBe('venue_b\tKX\t1\t2\tdisconnect\t3\ttrades\n');
+    expect(() => encodeGapRow({ ...gap, stream: 'bars' as never })).toThrow(RowFormatError);
+  });
+
+  it('keep the venue’s own ordering of a row (venue_seq, format 4), empty where it has none', () => {
+    const delta = {
+      exchange: 'venue_b' as const,
+      ticker: 'KX',
+      ts: 5,
+      sequence: 9,
+      side: 'ask' as const,
+      price: '0.5',
+      quantity_delta: '1',
+    };
+    expect(encodeDeltaRow({ ...delta, venue_seq: '2:18446744073709551615' })).toBe(
+      'venue_b\tKX\t5\t9\task\t0.5\t1\t5\t2:18446744073709551615\n',
+    );
+    // A CLOB hash (40 hex digits) and the longest text kept, 48 characters.
+    const hash = '56621a121a47ed9333273e21c83b660cff37ae50';
+    expect(encodeDeltaRow({ ...delta, venue_seq: hash })).toMatch(new RegExp(`\\t${hash}\\n$`));
+    expect(encodeSnapshotRow({ ...snapshot, venue_seq: 'a'.repeat(48) })).toMatch(/\ta{48}\n$/);
+    expect(encodeSnapshotRow({ ...snapshot, venue_seq: 'x/y+z=1.2_3-4' })).toMatch(/\tx\/y\+z=1\.2_3-4\n$/);
+    expect(encodeDeltaRow(delta)).toMatch(/\t5\t\n$/);
+  });
+
+  it('write an older row format when told (its fields only), never losing a venue sequence', () => {
+    const delta = {
+      exchange: 'venue_b' as const,
+      ticker: 'KX',
+      ts: 5,
+      sequence: 9,
+      side: 'ask' as const,
+      price: '0.5',
+      quantity_delta: '1',
+      received_ts: 6,
+    };
+    expect(encodeDeltaRow(delta, 3)).toBe('venue_b\tKX\t5\t9\task\t0.5\t1\t6\n');
+    expect(encodeDeltaRow(delta, 1)).toBe('venue_b\tKX\t5\t9\task\t0.5\t1\n');
+    expect(() => encodeDeltaRow({ ...delta, venue_seq: '7:1' }, 3)).toThrow(/row format 3 has no venue_seq/);
+    const gap = { exchange: 'venue_b' as const, ticker: 'KX', from_ts: 1, to_ts: 2, reason: 'stall', detected_at: 3 };
+    expect(encodeGapRow(gap, 2)).toBe('venue_b\tKX\t1\t2\tstall\t3\n');
+    expect(() => encodeGapRow({ ...gap, stream: 'trades' }, 2)).toThrow(RowFormatError);
+    const point = { exchange: 'venue_b' as const, ticker: 'KX', ts: 1, method: 'rest_book' as const, detected_at: 2 };
+    expect(() => encodeVerificationRow(point, 3)).toThrow(/no verifications/);
+    // An array index passed by map() is no row format.
+    expect(() => [delta].map(encodeDeltaRow as (r: typeof delta, i: number) => string)).toThrow(/no row format 0/);
+  });
+
+  it('encode verification points by method, and refuse another method or a bad moment', () => {
+    const point = {
+      exchange: 'venue_c' as const,
+      ticker: 'BTCUSD',
+      ts: 1774533601193,
+      method: 'rest_book' as const,
+      detected_at: 1774533601400,
+    };
+    expect(encodeVerificationRow(point)).toBe('venue_c\tBTCUSD\t1774533601193\trest_book\t1774533601400\n');
+    expect(encodeVerificationRow({ ...point, method: 'checksum' })).toContain('\tchecksum\t');
+    expect(encodeVerificationRow({ ...point, method: 'snapshot' })).toContain('\tsnapshot\t');
+    for (const bad of [
+      { method: 'hash' },
+      { method: 'REST' },
+      { ts: -1 },
+      { ts: 1.5 },
+      { detected_at: Number.NaN },
+      { ticker: 'x'.repeat(129) },
+      { exchange: 'venue-c' },
+    ]) {
+      expect(() => encodeVerificationRow({ ...point, ...(bad as object) })).toThrow(RowFormatError);
+    }
   });
 
   it('rejects bad sequences and gap reasons', () => {
@@ -153,8 +282,91 @@ describe('migrations', () => {
       'price',
       'quantity_delta',
     ]);
-    expect(insertColumns('deltas')).toEqual([...INSERT_COLUMNS.deltas]);
-    expect(insertColumns('gaps', 1)).toEqual([...INSERT_COLUMNS.gaps]);
+    expect(insertColumns('deltas', LATEST_ROW_FORMAT)).toEqual([...INSERT_COLUMNS.deltas]);
+    expect(insertColumns('gaps', 1)).toEqual(['exchange', 'ticker', 'from_ts', 'to_ts', 'reason', 'detected_at']);
+  });
+
+  it('lines of row format 2 have no gap stream and no trades; format 3 has both', () => {
+    expect(insertColumns('gaps', 2)).toEqual(['exchange', 'ticker', 'from_ts', 'to_ts', 'reason', 'detected_at']);
+    expect(insertColumns('gaps', 3)).toEqual([...INSERT_COLUMNS.gaps]);
+    expect(insertColumns('gaps')).toContain('stream');
+    expect(() => insertColumns('trades', 2)).toThrow(RowFormatError);
+    expect(insertColumns('trades', LATEST_ROW_FORMAT)).toEqual([...INSERT_COLUMNS.trades]);
+  });
+
+  it('lines of row format 3 have no venue_seq and no verifications; format 4 has both (what the encoders write)', () => {
+    expect(CURRENT_ROW_FORMAT).toBe(3);
+    expect(LATEST_ROW_FORMAT).toBe(4);
+    for (const table of ['snapshots', 'deltas', 'trades'] as const) {
+      expect(insertColumns(table)).toEqual(INSERT_COLUMNS[table].filter((c) => c !== 'venue_seq'));
+      expect(insertColumns(table, 4).at(-1)).toBe('venue_seq');
+    }
+    expect(insertColumns('gaps', 4)).toEqual(insertColumns('gaps', 3));
+    expect(() => insertColumns('verifications', 3)).toThrow(RowFormatError);
+    expect(insertColumns('verifications', 4)).toEqual(['exchange', 'ticker', 'ts', 'method', 'detected_at']);
+    // Each encoder writes one field per column of format 4.
+    const fields = (line: string) => line.replace(/\n$/, '').split('\t').length;
+    const snapshot = {
+      exchange: 'venue_b' as const,
+      ticker: 'KX',
+      ts: 1,
+      side: 'bid' as const,
+      price: '1',
+      quantity: '1',
+    };
+    expect(fields(encodeSnapshotRow(snapshot))).toBe(insertColumns('snapshots', 4).length);
+    const delta = { ...snapshot, sequence: 1, quantity_delta: '1' };
+    expect(fields(encodeDeltaRow(delta))).toBe(insertColumns('deltas', 4).length);
+    expect(
+      fields(encodeVerificationRow({ exchange: 'venue_b', ticker: 'KX', ts: 1, method: 'rest_book', detected_at: 2 })),
+    ).toBe(5);
+  });
+
+  it('migration 4 adds venue_seq (default empty) to the row tables and the verifications table, declaratively', () => {
+    const m = MIGRATIONS[3] as (typeof MIGRATIONS)[number];
+    const steps = m.steps(lit.identifier('db'));
+    const added = steps.flatMap((s) =>
+      'addColumnIfMissing' in s ? [{ ...s.addColumnIfMissing, type: s.addColumnIfMissing.type.text }] : [],
+    );
+    expect(added).toEqual(
+      ['snapshots', 'deltas', 'trades'].map((table) => ({ table, column: 'venue_seq', type: "String DEFAULT ''" })),
+    );
+    const created = steps.flatMap((s) => ('createTable' in s ? [s.createTable] : []));
+    expect(
+      created.map((t) => [t.name, t.engine, t.orderBy.text, t.columns.map(([c, ty]) => `${c} ${ty.text}`)]),
+    ).toEqual([
+      [
+        'verifications',
+        'MergeTree',
+        '(exchange, ticker, ts)',
+        [
+          "exchange Enum8('venue_b' = 1, 'venue_c' = 2, 'venue_a_us' = 3)",
+          'ticker String',
+          'ts Int64',
+          "method Enum8('rest_book' = 1, 'checksum' = 2, 'snapshot' = 3)",
+          'detected_at Int64',
+        ],
+      ],
+    ]);
+    expect(steps).toHaveLength(4);
+  });
+
+  it('migration 3 adds the trades table with its own catalogue, and gaps.stream (default book), declaratively', () => {
+    const m = MIGRATIONS[2] as (typeof MIGRATIONS)[number];
+    const steps = m.steps(lit.identifier('db'));
+    expect(steps.map((s) => Object.keys(s)[0])).toEqual([
+      'createTable',
+      'createTable',
+      'createMaterializedView',
+      'addColumnIfMissing',
+    ]);
+    const trades = steps[0] as { createTable: { name: string; engine: string; orderBy: { text: string } } };
+    expect([trades.createTable.name, trades.createTable.engine, trades.createTable.orderBy.text]).toEqual([
+      'trades',
+      'ReplacingMergeTree',
+      '(exchange, ticker, ts, trade_id)',
+    ]);
+    expect(storedExchanges()).toEqual(storedExchanges(MIGRATIONS.slice(0, 2)));
   });
 });
 

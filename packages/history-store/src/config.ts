@@ -40,7 +40,7 @@ export const clickHouseEnvShape = {
   CLICKHOUSE_DATABASE: envString('depthgate').pipe(z.string().regex(IDENTIFIER_PATTERN, 'not a database name')),
   /**
    * Cluster mode: the name of the ClickHouse cluster (in the servers' `remote_servers`) the history tables are
-   * spread over — Replicated tables per shard and Distributed tables over them (docs/history.md, "Cluster mode").
+   * spread over — Replicated tables per shard and Distributed tables over them (docs/history-internals.md, "Cluster mode").
    * Unset: one server, plain MergeTree tables. The history API, its CLIs and the recorder must agree.
    */
   CLICKHOUSE_CLUSTER: envOptionalString().pipe(z.string().regex(CLUSTER_PATTERN, 'not a cluster name').optional()),

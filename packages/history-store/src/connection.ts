@@ -90,7 +90,7 @@ function loggerClass(logger: Logger | undefined) {
  * - an insert through a Distributed table returns only once every shard has committed its rows (not when they are
  *   queued on the server we talk to), so an acknowledged batch is stored and a failed one can be sent again;
  * - a retried block is recognised by each shard's replicated table and not written twice (the default, pinned
- *   because the recorder's retries rely on it: docs/history.md, "Idempotence");
+ *   because the recorder's retries rely on it: docs/history-internals.md, "Idempotence");
  * - a read never leaves out a shard it cannot reach (it fails instead), and avoids a replica more than 2 s behind
  *   (one catching up after an outage) while another is current.
  */

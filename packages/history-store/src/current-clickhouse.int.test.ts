@@ -7,9 +7,11 @@
 import { Rng } from '@depthgate/service-kit';
 import type { ExchangeKey } from '@depthgate/platforms';
 import { testClickHouseUrl, uniqueName } from '@depthgate/test-utils';
-import type { DeltaRow, GapRow, SnapshotRow } from './inserts';
-import { insertDeltaRows, insertGapRows, insertSnapshotRows } from './inserts';
+import type { DeltaRow, GapRow, SnapshotRow, TradeRow, VerificationRow } from './inserts';
+import { insertDeltaRows, insertGapRows, insertSnapshotRows, insertTradeRows, insertVerificationRows } from './inserts';
+import { VERIFICATION_METHODS } from './schema';
 import { OrderBookQueries, type TimeWindow } from './queries/order-books';
+import { BAR_INTERVALS } from './queries/trades';
 import { RecorderStore, type ProbeKey } from './queries/recorder';
 import { tickersWithData } from './queries/generator';
 import { schemaVersion, verifyReadColumns } from './startup';
@@ -39,20 +41,62 @@ function decimal(rng: Rng, signed: boolean): string {
   return `${sign}${rng.int(90_000) + 10_000}.${rng.int(100)}`;
 }
 
-function generate(): { snapshots: SnapshotRow[]; deltas: DeltaRow[]; gaps: GapRow[] } {
+/** A trade's price: the shapes of `decimal` a venue trades at (a notional far below the bars' 1e20 bound). */
+function tradePrice(rng: Rng): string {
+  const shape = rng.int(4);
+  if (shape === 0) return `0.${String(rng.int(99) + 1).padStart(2, '0')}00`;
+  if (shape === 1) return `${rng.int(100_000)}.${String(rng.int(1e9)).padStart(9, '0')}123456789`;
+  if (shape === 2) return '0.000000000000000001';
+  return `${rng.int(90_000) + 10_000}.${rng.int(100)}`;
+}
+
+function generate(): {
+  snapshots: SnapshotRow[];
+  deltas: DeltaRow[];
+  gaps: GapRow[];
+  trades: TradeRow[];
+  secondWriter: TradeRow[];
+  verifications: VerificationRow[];
+} {
   const snapshots: SnapshotRow[] = [];
   const deltas: DeltaRow[] = [];
   const gaps: GapRow[] = [];
+  const trades: TradeRow[] = [];
+  const secondWriter: TradeRow[] = [];
+  const verifications: VerificationRow[] = [];
   for (const [exchange, tickers] of Object.entries(TICKERS) as [ExchangeKey, string[]][]) {
     for (const ticker of tickers) {
       const rng = new Rng(42, exchange, ticker);
       let sequence = 1;
+      // The venue's own sequence (migration 4): on most rows, of several shapes, '' on the others; the longest.
+      const venueSeq = (): string => {
+        const shape = rng.int(4);
+        if (shape === 0) return '';
+        if (shape === 1) return `${rng.int(20) + 1}:${rng.int(1e9)}`;
+        if (shape === 2) return String(rng.int(1e12));
+        return 'Zz9:._/+=-'.repeat(5).slice(0, 48);
+      };
       for (let ts = FROM; ts < TO; ts += 60_000) {
         const levels = 2 + rng.int(6);
+        const bookSeq = venueSeq();
         for (let i = 0; i < levels; i++) {
           const price = `${rng.int(1000) + i * 1000}.${rng.int(100)}`;
-          snapshots.push({ exchange, ticker, ts, side: 'bid', price, quantity: decimal(rng, false) });
-          snapshots.push({ exchange, ticker, ts, side: 'ask', price: `${price}5`, quantity: decimal(rng, false) });
+          const venue_seq = bookSeq;
+          snapshots.push({ exchange, ticker, ts, side: 'bid', price, quantity: decimal(rng, false), venue_seq });
+          snapshots.push({
+            exchange,
+            ticker,
+            ts,
+            side: 'ask',
+            price: `${price}5`,
+            quantity: decimal(rng, false),
+            venue_seq,
+          });
+        }
+        // A verification point every few minutes, each method in turn (detected a little later).
+        if ((ts - FROM) % 300_000 === 0) {
+          const method = VERIFICATION_METHODS[((ts - FROM) / 300_000) % VERIFICATION_METHODS.length] as never;
+          verifications.push({ exchange, ticker, ts: ts + rng.int(1000), method, detected_at: ts + 2000 });
         }
         // Changes until the next snapshot, several sharing one ts.
         let at = ts;
@@ -67,7 +111,29 @@ function generate(): { snapshots: SnapshotRow[]; deltas: DeltaRow[]; gaps: GapRo
             side: rng.chance(0.5) ? 'bid' : 'ask',
             price: decimal(rng, false),
             quantity_delta: decimal(rng, true),
+            venue_seq: venueSeq(),
           });
+          // Trades between the changes, sharing their counter (and a few their ts); some written twice, as a
+          // retried insert (the same row, in the same block) or a second writer (another sequence and receive time,
+          // in an insert of its own: current ClickHouse merges the rows of one block by the key as it writes them).
+          if (rng.chance(0.4)) {
+            const trade: TradeRow = {
+              exchange,
+              ticker,
+              ts: at + (rng.chance(0.5) ? 0 : 1),
+              sequence: sequence++,
+              trade_id: rng.chance(0.2) ? `h:${rng.int(1e9).toString(16).padStart(16, '0')}` : String(rng.int(1e12)),
+              price: tradePrice(rng),
+              size: `${rng.int(1000) + 1}.${rng.int(1e8)}`,
+              side: rng.chance(0.5) ? 'buy' : 'sell',
+              venue_side: rng.chance(0.5) ? 'yes' : '',
+              received_ts: at + 3,
+              venue_seq: venueSeq(),
+            };
+            trades.push(trade);
+            if (rng.chance(0.1)) trades.push({ ...trade });
+            if (rng.chance(0.05)) secondWriter.push({ ...trade, sequence: sequence + 7, received_ts: at + 9 });
+          }
         }
       }
       gaps.push({
@@ -79,9 +145,18 @@ function generate(): { snapshots: SnapshotRow[]; deltas: DeltaRow[]; gaps: GapRo
         detected_at: FROM + 661_000,
       });
       gaps.push({ exchange, ticker, from_ts: TO - 1, to_ts: TO, reason: 'seed_end', detected_at: TO + 5 });
+      gaps.push({
+        exchange,
+        ticker,
+        from_ts: FROM + 900_000,
+        to_ts: FROM + 960_000,
+        reason: 'disconnect',
+        detected_at: FROM + 961_000,
+        stream: 'trades',
+      });
     }
   }
-  return { snapshots, deltas, gaps };
+  return { snapshots, deltas, gaps, trades, secondWriter, verifications };
 }
 
 /** Inserts in batches of `size` (several parts, both months). */
@@ -89,7 +164,13 @@ async function fill(store: HistoryStore, rows: ReturnType<typeof generate>, size
   for (let i = 0; i < rows.snapshots.length; i += size)
     await insertSnapshotRows(store, rows.snapshots.slice(i, i + size));
   for (let i = 0; i < rows.deltas.length; i += size) await insertDeltaRows(store, rows.deltas.slice(i, i + size));
+  // Trades in smaller batches (the copies of a trade often in another part).
+  for (let i = 0; i < rows.trades.length; i += 700) await insertTradeRows(store, rows.trades.slice(i, i + 700));
+  await insertTradeRows(store, rows.secondWriter);
   await insertGapRows(store, rows.gaps);
+  await insertVerificationRows(store, rows.verifications);
+  // A point stored twice (a retried batch).
+  await insertVerificationRows(store, rows.verifications.slice(0, 3));
 }
 
 /** Every named query of the package, with its answer (RowBinary as hex, the rest as returned). */
@@ -141,9 +222,104 @@ async function answers(store: HistoryStore, rows: ReturnType<typeof generate>): 
               out[`deltas ${key}`] = await bytes((c) => q.deltas(scope, read, c));
               out[`snapshots ${key}`] = await bytes((c) => q.snapshots(scope, read, c));
               out[`book rest ${key}`] = await bytes((c) => q.snapshotsToBookEnd(scope, read, Math.min(3, limit), c));
+              out[`trades ${key}`] = await bytes((c) => q.trades(scope, read, c));
+              out[`trades received venue ${key}`] = await bytes((c) =>
+                q.trades(scope, { ...read, receivedTs: true, venueSide: true }, c),
+              );
+              out[`interleaved ${key}`] = await bytes((c) => q.interleaved(scope, read, c));
+              out[`interleaved received ${key}`] = await bytes((c) =>
+                q.interleaved(scope, { ...read, receivedTs: true }, c),
+              );
+              if (limit === 37) {
+                // The venue's sequences (migration 4): FixedString-padded in every window read.
+                const venue = { ...read, venueSeq: true };
+                out[`deltas venue_seq ${key}`] = await bytes((c) => q.deltas(scope, venue, c));
+                out[`snapshots venue_seq ${key}`] = await bytes((c) => q.snapshots(scope, venue, c));
+                out[`book rest venue_seq ${key}`] = await bytes((c) => q.snapshotsToBookEnd(scope, venue, 3, c));
+                out[`trades every field ${key}`] = await bytes((c) =>
+                  q.trades(scope, { ...venue, receivedTs: true, venueSide: true }, c),
+                );
+                out[`interleaved venue_seq ${key}`] = await bytes((c) =>
+                  q.interleaved(scope, { ...venue, receivedTs: true }, c),
+                );
+              }
             }
           }
         }
+        // Coverage (with the verification points) and the points around moments, inside and outside a window.
+        for (const [from, to] of [
+          [FROM, null],
+          [FROM + 300_000, FROM + 1_500_000],
+          [TO + 1, null],
+        ] as const) {
+          out[`coverage ${exchange} ${ticker} ${from} ${to}`] = await q.coverage(scope, exchange, ticker, from, to);
+        }
+        for (const at of [FROM - 1, FROM + 300_500, FROM + 1_234_567, TO + 60_000]) {
+          for (const lower of [0, FROM + 600_000]) {
+            out[`verified ${exchange} ${ticker} ${at} ${lower}`] = await q.verifiedAround(
+              scope,
+              exchange,
+              ticker,
+              lower,
+              Math.max(at, lower),
+            );
+          }
+        }
+        // Resumed inside a millisecond (a cursor's position), at a trade's key and past a few rows.
+        const trade = rows.trades.find((t) => t.exchange === exchange && t.ticker === ticker && t.ts > FROM + 60_000);
+        if (trade !== undefined) {
+          for (const skip of [0, 1, 3]) {
+            const read = {
+              exchange,
+              ticker,
+              window: { from: trade.ts, to: trade.ts + 120_000, toInclusive: false },
+              limit: 50,
+              resume: { sequence: BigInt(trade.sequence), skip },
+            };
+            out[`trades resumed ${exchange} ${ticker} ${skip}`] = await bytes((c) => q.trades(scope, read, c));
+            out[`interleaved resumed ${exchange} ${ticker} ${skip}`] = await bytes((c) =>
+              q.interleaved(scope, read, c),
+            );
+          }
+        }
+        for (const [interval, intervalMs] of Object.entries(BAR_INTERVALS)) {
+          for (const [from, to, limit] of [
+            [FROM, null, 100_000],
+            [FROM + 300_000, TO - 300_000, 7],
+            [TO, null, 10],
+          ] as const) {
+            const read = { exchange, ticker, intervalMs, from, to, limit };
+            out[`bars ${exchange} ${ticker} ${interval} ${from} ${to} ${limit}`] = (await q.bars(scope, read)).toString(
+              'hex',
+            );
+          }
+        }
+        for (const [from, to] of [
+          [FROM, null],
+          [TO + 1, null],
+        ] as const) {
+          out[`trade exists ${exchange} ${ticker} ${from}`] = await q.rowExists(
+            scope,
+            'trade',
+            exchange,
+            ticker,
+            from,
+            to,
+          );
+          out[`interleaved exists ${exchange} ${ticker} ${from}`] = await q.rowExists(
+            scope,
+            'interleaved',
+            exchange,
+            ticker,
+            from,
+            to,
+          );
+        }
+        out[`trade gaps ${exchange} ${ticker}`] = await q.gaps(scope, exchange, ticker, {
+          from: FROM,
+          to: null,
+          stream: 'trades',
+        });
       }
     }
     const probes: ProbeKey[] = [];
@@ -178,6 +354,10 @@ async function answers(store: HistoryStore, rows: ReturnType<typeof generate>): 
       reason: 'other',
       detectedAt: g.detected_at,
     });
+    const v = rows.verifications[5] as VerificationRow;
+    const verification = { table: 'verifications' as const, exchange: v.exchange, ticker: v.ticker, ts: v.ts };
+    probes.push({ ...verification, method: v.method, detectedAt: v.detected_at });
+    probes.push({ ...verification, method: v.method, detectedAt: v.detected_at + 1 });
     out.probes = await Promise.all(probes.map((p) => new RecorderStore(store).probeBatch(p)));
   } finally {
     scope.dispose();
@@ -196,6 +376,9 @@ describe('the SQL on current ClickHouse (chdb) answers as on the test ClickHouse
     const database = uniqueName('cur');
     reference = await createTestDatabase({ url: testClickHouseUrl(), database });
     now = await createTestDatabase({ url: current.url, database });
+    // A trade written twice stays two rows (each server merges them at its own moment): the reads' deduplication
+    // is compared first, the merged table after.
+    await Promise.all([reference.merges('trades', false), now.merges('trades', false)]);
     await Promise.all([fill(reference.store, rows), fill(now.store, rows)]);
   });
 
@@ -234,6 +417,33 @@ describe('the SQL on current ClickHouse (chdb) answers as on the test ClickHouse
     expect((expected['deltas venue_b KXBTCD-26MAR31-T84000 all 5000 n thread(s)'] as string).length).toBeGreaterThan(
       40_000,
     );
-    expect(expected.probes).toEqual([true, false, true, false, true, false]);
+    expect(expected.probes).toEqual([true, false, true, false, true, false, true, false]);
+    // The venue's sequences and the verification points are read, not empty.
+    const ticker = 'venue_b KXBTCD-26MAR31-T84000';
+    expect((expected[`deltas venue_seq ${ticker} all 37 n thread(s)`] as string).length).toBe(37 * (49 + 48) * 2);
+    expect(expected[`coverage ${ticker} ${FROM} null`]).toMatchObject({
+      verification: { count: 24, methods: { rest_book: 8, checksum: 8, snapshot: 8 } },
+    });
+    expect(expected[`verified ${ticker} ${FROM + 1_234_567} 0`]).toMatchObject({
+      before: { method: 'checksum' },
+      after: { method: 'snapshot' },
+    });
+    expect((expected['trades venue_b KXBTCD-26MAR31-T84000 all 5000 n thread(s)'] as string).length).toBeGreaterThan(
+      10_000,
+    );
+    expect(
+      (expected['bars venue_b KXBTCD-26MAR31-T84000 1m 1774998000000 null 100000'] as string).length,
+    ).toBeGreaterThan(1000);
+  });
+
+  it('answers the trade reads identically once the replacing engine merged the copies of a trade', async () => {
+    for (const db of [reference, now]) {
+      await db.merges('trades', true);
+      await db.merge('trades');
+    }
+    const expected = await answers(reference.store, rows);
+    const actual = await answers(now.store, rows);
+    for (const key of Object.keys(expected).filter((k) => /^(trades|interleaved|bars)/.test(k)))
+      expect([key, actual[key]]).toEqual([key, expected[key]]);
   });
 });

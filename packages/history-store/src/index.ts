@@ -26,8 +26,23 @@ export { loggableClickHouseUrl, newQueryId } from './connection';
 export { classifyClickHouseError, serverErrorCode, type ClickHouseFailure, type ClickHouseFailureKind } from './errors';
 
 // Vocabulary of the tables.
-export { SIDES, TICKER_PATTERN, type Side } from './literals';
-export { EXTRA_FIELDS, type ExtraField, type RowKind } from './schema';
+export { SIDES, TICKER_PATTERN, VENUE_SEQ_PATTERN, VENUE_TEXT_PATTERN, type Side } from './literals';
+export {
+  EXTRA_FIELDS,
+  STREAM_CODES,
+  TRADE_EXTRA_FIELDS,
+  TRADE_SIDE_CODES,
+  VENUE_SEQ_BYTES,
+  VERIFICATION_METHODS,
+  VERIFICATION_METHOD_CODES,
+  type ExtraField,
+  type GapStream,
+  type ReadKind,
+  type RowKind,
+  type TradeExtraField,
+  type TradeSide,
+  type VerificationMethod,
+} from './schema';
 
 // Start-up.
 export {
@@ -42,11 +57,12 @@ export {
 } from './migrations';
 export { migrateWhenReachable, schemaVersion, verifyExchanges, verifyReadColumns, waitForSchema } from './startup';
 
-// Writes: row formats and streaming inserts (docs/history.md, "Writing").
+// Writes: row formats and streaming inserts (docs/history-internals.md, "Writing: formats and idempotence").
 export {
   CURRENT_ROW_FORMAT,
   DECIMAL,
   INSERT_COLUMNS,
+  LATEST_ROW_FORMAT,
   ROW_FORMATS,
   insertColumns,
   type RowFormat,
@@ -54,15 +70,21 @@ export {
   encodeDeltaRow,
   encodeGapRow,
   encodeSnapshotRow,
+  encodeTradeRow,
+  encodeVerificationRow,
   insertDeltaRows,
   insertGapRows,
   insertSnapshotRows,
+  insertTradeRows,
   insertTsv,
+  insertVerificationRows,
   type DeltaRow,
   type GapRow,
   type InsertOptions,
   type InsertTable,
   type SnapshotRow,
+  type TradeRow,
+  type VerificationRow,
 } from './inserts';
 
 // The named queries, per caller.
@@ -74,10 +96,14 @@ export {
   type DeltaResume,
   type KindCoverage,
   type StoredGap,
+  type TickerCoverage,
   type TickerSpan,
   type TimeWindow,
+  type VerificationCoverage,
+  type VerifiedAround,
   type WindowRead,
 } from './queries/order-books';
+export { BAR_INTERVALS, BAR_LAYOUT, type BarInterval } from './queries/trades';
 export { benchmarkSql, type AnchorFormat, type BenchmarkSql } from './queries/benchmark';
 export { RecorderStore, type ProbeKey, type StoredTicker } from './queries/recorder';
 export { tickersWithData } from './queries/generator';

@@ -1,23 +1,33 @@
 /**
- * Streaming inserts of snapshot, delta and gap rows, for the recorder (through RecorderStore) and the data
- * generator. Inserts do not go through the querier: they are not gated, and their writer owns their deadline and
+ * Streaming inserts of snapshot, delta, trade, gap and verification rows, for the recorder (through RecorderStore)
+ * and the data generator. Inserts do not go through the querier: they are not gated, and their writer owns their deadline and
  * abort (the recorder probes before it retries one; see queries/recorder.ts).
  *
  * Rows travel as TabSeparated text, one line per row, so decimals stay the exact strings the venue sent (JSON
  * numbers would go through floating point on some paths, and 18.16 rejects decimals given as JSON strings).
- * Row formats, in column order (docs/history.md, "Writing: formats and idempotence"), row format 2 (the current one,
- * since migration 2):
+ * Row formats, in column order (docs/history-internals.md, "Writing: formats and idempotence"), row format 4 (the
+ * newest, since migration 4; what the encoders below write):
  *
- *   snapshots  exchange  ticker  ts  side  price  quantity  received_ts
- *   deltas     exchange  ticker  ts  sequence  side  price  quantity_delta  received_ts
- *   gaps       exchange  ticker  from_ts  to_ts  reason  detected_at
+ *   snapshots      exchange  ticker  ts  side  price  quantity  received_ts  venue_seq
+ *   deltas         exchange  ticker  ts  sequence  side  price  quantity_delta  received_ts  venue_seq
+ *   trades         exchange  ticker  ts  sequence  trade_id  price  size  side  venue_side  received_ts  venue_seq
+ *   gaps           exchange  ticker  from_ts  to_ts  reason  detected_at  stream
+ *   verifications  exchange  ticker  ts  method  detected_at
  *
- * `exchange` is a recorded exchange's key (`venue_b`, …: the stored Enum8's members); `ticker` matches `[A-Za-z0-9._-]{1,64}`; `ts`, `received_ts`,
+ * `exchange` is a recorded exchange's key (`venue_b`, …: the stored Enum8's members); `ticker` matches `[A-Za-z0-9._-]{1,128}`; `ts`, `received_ts`,
  * `from_ts`, `to_ts`, `detected_at` are epoch milliseconds (UTC); `side` is `bid` | `ask`; `sequence` is an unsigned
  * 64-bit integer; decimals are plain decimal strings (`-?D{1,20}(.D{1,18})?`, no exponent); `reason` is a short
  * token. The encoders check every field, so a malformed row fails before it reaches the table.
  *
- * Row format 1 is the same without `received_ts` (what recorders before migration 2 spooled): inserted with
+ * `side` of a trade is the taker's, `buy` | `sell`; `trade_id` and `venue_side` are venue text (printable ASCII, no
+ * tab or backslash, at most 128 characters: VENUE_TEXT_PATTERN); `stream` of a gap is `book` | `trades`;
+ * `venue_seq` is the venue's own ordering of the row's message (VENUE_SEQ_PATTERN: at most 48 characters of
+ * `[A-Za-z0-9:._/+=-]`, '' where it has none); `method` of a verification is `rest_book` | `checksum` | `snapshot`.
+ *
+ * Row format 3 is format 4 without `venue_seq` and without verifications (what the recorder and the generator write
+ * until they move to 4: inserted with `rowFormat: 3`, the default of `insertTsv`, their rows read `venue_seq` ''); format
+ * 2 is format 3 without trades and without a gap's `stream` (what recorders before migration 3 spooled: their gaps are
+ * book gaps, the column's default); format 1 is format 2 without `received_ts` (before migration 2): inserted with
  * `rowFormat: 1`, its rows take the column's default, their `ts`.
  *
  * One insert of at most `max_insert_block_size` rows (1,048,576 by default) that falls in one month is written as
@@ -28,8 +38,19 @@
 import { Readable } from 'node:stream';
 import { EXCHANGE_KEY_PATTERN, type ExchangeKey } from '@depthgate/platforms';
 import { newQueryId } from './connection';
-import { SIDES, TICKER_PATTERN, lit, sql, type Side } from './literals';
+import { SIDES, TICKER_PATTERN, VENUE_SEQ_PATTERN, VENUE_TEXT_PATTERN, lit, sql, type Side } from './literals';
+import {
+  STREAM_CODES,
+  TRADE_SIDE_CODES,
+  VERIFICATION_METHODS,
+  type GapStream,
+  type TradeSide,
+  type VerificationMethod,
+} from './schema';
 import { connectionOf, type HistoryStore } from './store';
+
+const TRADE_SIDES = Object.keys(TRADE_SIDE_CODES) as TradeSide[];
+const GAP_STREAMS = Object.keys(STREAM_CODES) as GapStream[];
 
 export interface SnapshotRow {
   exchange: ExchangeKey;
@@ -42,6 +63,8 @@ export interface SnapshotRow {
   quantity: string;
   /** When the book was received (epoch ms); default: `ts`. */
   received_ts?: number;
+  /** The venue's own ordering of the message the book came from (VENUE_SEQ_PATTERN); default: '' (none). */
+  venue_seq?: string;
 }
 
 export interface DeltaRow {
@@ -57,6 +80,30 @@ export interface DeltaRow {
   quantity_delta: string;
   /** When the change was received (epoch ms); default: `ts`. */
   received_ts?: number;
+  /** The venue's own ordering of the message the change came from (VENUE_SEQ_PATTERN); default: '' (none). */
+  venue_seq?: string;
+}
+
+export interface TradeRow {
+  exchange: ExchangeKey;
+  ticker: string;
+  /** Epoch milliseconds of the trade (the venue's time). */
+  ts: number;
+  /** The ticker's sequence, shared with its deltas: (ts, sequence) orders both in arrival order. */
+  sequence: number | bigint;
+  /** The venue's trade id, or a deterministic one from the message (docs/history-internals.md, "Recorder", "Trades"). */
+  trade_id: string;
+  price: string;
+  /** A positive decimal string. */
+  size: string;
+  /** The taker's side, normalised to the book. */
+  side: TradeSide;
+  /** The venue's side field as sent ('' when it has none). */
+  venue_side: string;
+  /** When the trade was received (epoch ms); default: `ts`. */
+  received_ts?: number;
+  /** The venue's own ordering of the message the trade came from (VENUE_SEQ_PATTERN); default: '' (none). */
+  venue_seq?: string;
 }
 
 export interface GapRow {
@@ -68,6 +115,20 @@ export interface GapRow {
   to_ts: number;
   /** A short token: `seed_end`, `sequence_gap`, `disconnect`, … */
   reason: string;
+  detected_at: number;
+  /** What the gap interrupts; default: the book. */
+  stream?: GapStream;
+}
+
+/** A moment the recorder found its book equal to the venue's (docs/history.md#verified-books). */
+export interface VerificationRow {
+  exchange: ExchangeKey;
+  ticker: string;
+  /** The moment the book agreed: the venue's time of the state compared (epoch ms). */
+  ts: number;
+  /** How: the venue's REST book, a venue checksum, or a venue snapshot. */
+  method: VerificationMethod;
+  /** When the recorder established it (epoch ms). */
   detected_at: number;
 }
 
@@ -82,6 +143,7 @@ export class RowFormatError extends TypeError {
 export const DECIMAL = /^-?[0-9]{1,20}(\.[0-9]{1,18})?$/;
 const UNSIGNED_DECIMAL = /^[0-9]{1,20}(\.[0-9]{1,18})?$/;
 const REASON = /^[a-z0-9._-]{1,64}$/;
+const POSITIVE_DECIMAL = /^(?!0+(\.0+)?$)[0-9]{1,20}(\.[0-9]{1,18})?$/;
 const UINT64_MAX = 2n ** 64n - 1n;
 
 function exchange(v: unknown): string {
@@ -104,53 +166,135 @@ function decimal(field: string, v: unknown, pattern = DECIMAL): string {
   if (typeof v !== 'string' || !pattern.test(v)) throw new RowFormatError(`bad ${field} ${JSON.stringify(v)}`);
   return v;
 }
+function text(field: string, v: unknown): string {
+  if (typeof v !== 'string' || !VENUE_TEXT_PATTERN.test(v))
+    throw new RowFormatError(`bad ${field} ${JSON.stringify(v)}`);
+  return v;
+}
+/** A row format this build knows (not, say, an array index passed by `map`). */
+function known(rowFormat: unknown): RowFormat {
+  if (!(ROW_FORMATS as readonly unknown[]).includes(rowFormat))
+    throw new RowFormatError(`no row format ${String(rowFormat)}`);
+  return rowFormat as RowFormat;
+}
+function venueSeq(v: unknown): string {
+  if (v === undefined) return '';
+  if (typeof v !== 'string' || !VENUE_SEQ_PATTERN.test(v))
+    throw new RowFormatError(`bad venue_seq ${JSON.stringify(v)}`);
+  return v;
+}
 function sequence(v: unknown): string {
   if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return String(v);
   if (typeof v === 'bigint' && v >= 0n && v <= UINT64_MAX) return v.toString();
   throw new RowFormatError(`bad sequence ${String(v)}`);
 }
 
-export function encodeSnapshotRow(r: SnapshotRow): string {
-  return `${exchange(r.exchange)}\t${ticker(r.ticker)}\t${millis('ts', r.ts)}\t${side(r.side)}\t${decimal('price', r.price)}\t${decimal('quantity', r.quantity, UNSIGNED_DECIMAL)}\t${millis('received_ts', r.received_ts ?? r.ts)}\n`;
+/**
+ * The encoders write the newest row format (4) unless told another: an older one leaves out the fields it does not
+ * have (`received_ts` below 2, `venue_seq` below 4) and refuses a row that would lose a venue sequence.
+ */
+function tail(r: { ts: number; received_ts?: number; venue_seq?: string }, rowFormat: RowFormat): string {
+  known(rowFormat);
+  const received = rowFormat >= 2 ? `\t${millis('received_ts', r.received_ts ?? r.ts)}` : '';
+  const seq = venueSeq(r.venue_seq);
+  if (rowFormat >= 4) return `${received}\t${seq}\n`;
+  if (seq !== '') throw new RowFormatError(`row format ${rowFormat} has no venue_seq`);
+  return `${received}\n`;
 }
 
-export function encodeDeltaRow(r: DeltaRow): string {
-  return `${exchange(r.exchange)}\t${ticker(r.ticker)}\t${millis('ts', r.ts)}\t${sequence(r.sequence)}\t${side(r.side)}\t${decimal('price', r.price)}\t${decimal('quantity_delta', r.quantity_delta)}\t${millis('received_ts', r.received_ts ?? r.ts)}\n`;
+export function encodeSnapshotRow(r: SnapshotRow, rowFormat: RowFormat = LATEST_ROW_FORMAT): string {
+  return `${exchange(r.exchange)}\t${ticker(r.ticker)}\t${millis('ts', r.ts)}\t${side(r.side)}\t${decimal('price', r.price)}\t${decimal('quantity', r.quantity, UNSIGNED_DECIMAL)}${tail(r, rowFormat)}`;
 }
 
-export function encodeGapRow(r: GapRow): string {
+export function encodeDeltaRow(r: DeltaRow, rowFormat: RowFormat = LATEST_ROW_FORMAT): string {
+  return `${exchange(r.exchange)}\t${ticker(r.ticker)}\t${millis('ts', r.ts)}\t${sequence(r.sequence)}\t${side(r.side)}\t${decimal('price', r.price)}\t${decimal('quantity_delta', r.quantity_delta)}${tail(r, rowFormat)}`;
+}
+
+export function encodeTradeRow(r: TradeRow, rowFormat: RowFormat = LATEST_ROW_FORMAT): string {
+  if (known(rowFormat) < 3) throw new RowFormatError(`row format ${rowFormat} has no trades`);
+  if (!(TRADE_SIDES as readonly unknown[]).includes(r.side)) throw new RowFormatError(`bad side ${String(r.side)}`);
+  const id = text('trade_id', r.trade_id);
+  if (id === '') throw new RowFormatError('empty trade_id');
+  return `${exchange(r.exchange)}\t${ticker(r.ticker)}\t${millis('ts', r.ts)}\t${sequence(r.sequence)}\t${id}\t${decimal('price', r.price)}\t${decimal('size', r.size, POSITIVE_DECIMAL)}\t${r.side}\t${text('venue_side', r.venue_side)}${tail(r, rowFormat)}`;
+}
+
+export function encodeGapRow(r: GapRow, rowFormat: RowFormat = LATEST_ROW_FORMAT): string {
   if (typeof r.reason !== 'string' || !REASON.test(r.reason)) throw new RowFormatError(`bad reason ${r.reason}`);
   if (r.to_ts < r.from_ts) throw new RowFormatError('gap ends before it starts');
-  return `${exchange(r.exchange)}\t${ticker(r.ticker)}\t${millis('from_ts', r.from_ts)}\t${millis('to_ts', r.to_ts)}\t${r.reason}\t${millis('detected_at', r.detected_at)}\n`;
+  const stream = r.stream ?? 'book';
+  if (!(GAP_STREAMS as readonly unknown[]).includes(stream)) throw new RowFormatError(`bad stream ${String(stream)}`);
+  if (known(rowFormat) < 3 && stream !== 'book') throw new RowFormatError(`row format ${rowFormat} has no gap stream`);
+  const head = `${exchange(r.exchange)}\t${ticker(r.ticker)}\t${millis('from_ts', r.from_ts)}\t${millis('to_ts', r.to_ts)}\t${r.reason}\t${millis('detected_at', r.detected_at)}`;
+  return rowFormat >= 3 ? `${head}\t${stream}\n` : `${head}\n`;
 }
 
-/** The columns of each table's TabSeparated lines, in the current row format (2). */
+export function encodeVerificationRow(r: VerificationRow, rowFormat: RowFormat = LATEST_ROW_FORMAT): string {
+  if (known(rowFormat) < 4) throw new RowFormatError(`row format ${rowFormat} has no verifications`);
+  if (!(VERIFICATION_METHODS as readonly unknown[]).includes(r.method))
+    throw new RowFormatError(`bad method ${String(r.method)}`);
+  return `${exchange(r.exchange)}\t${ticker(r.ticker)}\t${millis('ts', r.ts)}\t${r.method}\t${millis('detected_at', r.detected_at)}\n`;
+}
+
+/** The columns of each table's TabSeparated lines, in the newest row format (4). */
 export const INSERT_COLUMNS = {
-  snapshots: ['exchange', 'ticker', 'ts', 'side', 'price', 'quantity', 'received_ts'],
-  deltas: ['exchange', 'ticker', 'ts', 'sequence', 'side', 'price', 'quantity_delta', 'received_ts'],
-  gaps: ['exchange', 'ticker', 'from_ts', 'to_ts', 'reason', 'detected_at'],
+  snapshots: ['exchange', 'ticker', 'ts', 'side', 'price', 'quantity', 'received_ts', 'venue_seq'],
+  deltas: ['exchange', 'ticker', 'ts', 'sequence', 'side', 'price', 'quantity_delta', 'received_ts', 'venue_seq'],
+  trades: [
+    'exchange',
+    'ticker',
+    'ts',
+    'sequence',
+    'trade_id',
+    'price',
+    'size',
+    'side',
+    'venue_side',
+    'received_ts',
+    'venue_seq',
+  ],
+  gaps: ['exchange', 'ticker', 'from_ts', 'to_ts', 'reason', 'detected_at', 'stream'],
+  verifications: ['exchange', 'ticker', 'ts', 'method', 'detected_at'],
 } as const;
 export type InsertTable = keyof typeof INSERT_COLUMNS;
 
 /**
- * Versions of the line formats: 1 before migration 2 (no `received_ts`), 2 since. A writer that keeps encoded lines
- * (the recorder's spool) records the version with them, so lines written by an older build still insert.
+ * Versions of the line formats: 1 before migration 2 (no `received_ts`), 2 before migration 3 (no trades, no gap
+ * `stream`), 3 before migration 4 (no `venue_seq`, no verifications), 4 since. A writer that keeps encoded lines (the
+ * recorder's spool) records the version with them, so lines written by an older build still insert.
  */
-export const ROW_FORMATS = [1, 2] as const;
+export const ROW_FORMATS = [1, 2, 3, 4] as const;
 export type RowFormat = (typeof ROW_FORMATS)[number];
-export const CURRENT_ROW_FORMAT: RowFormat = 2;
+/** The newest format: the one the encoders of this module write (`insert*Rows` insert with it). */
+export const LATEST_ROW_FORMAT: RowFormat = 4;
+/**
+ * The format of lines given without one (`insertTsv`'s default): 3, what the recorder's batches (which record it
+ * with each batch) and the generator write until they write `venue_seq` and verifications; it becomes
+ * LATEST_ROW_FORMAT when they do.
+ */
+export const CURRENT_ROW_FORMAT: RowFormat = 3;
 
 /** The columns of a table's lines in a row format. */
 export function insertColumns(table: InsertTable, rowFormat: RowFormat = CURRENT_ROW_FORMAT): string[] {
+  if (table === 'trades' && rowFormat < 3) throw new RowFormatError(`row format ${rowFormat} has no trades`);
+  if (table === 'verifications' && rowFormat < 4)
+    throw new RowFormatError(`row format ${rowFormat} has no verifications`);
   const columns: readonly string[] = INSERT_COLUMNS[table];
-  return rowFormat === 1 ? columns.filter((c) => c !== 'received_ts') : [...columns];
+  return columns.filter(
+    (c) =>
+      (rowFormat >= 2 || c !== 'received_ts') &&
+      (rowFormat >= 3 || c !== 'stream') &&
+      (rowFormat >= 4 || c !== 'venue_seq'),
+  );
 }
 
 export interface InsertOptions {
   /** Query id of the insert (default: a fresh one); lets a writer probe or kill it. */
   queryId?: string;
   signal?: AbortSignal;
-  /** The line format of the text (default: the current one). */
+  /**
+   * The line format of the text: `insertTsv`'s default is CURRENT_ROW_FORMAT (lines written elsewhere), the
+   * `insert*Rows` functions' LATEST_ROW_FORMAT (they encode the lines in it).
+   */
   rowFormat?: RowFormat;
 }
 
@@ -193,12 +337,29 @@ async function* batched<T>(rows: Iterable<T> | AsyncIterable<T>, encode: (row: T
   if (buffer.length > 0) yield buffer;
 }
 
+/** Encodes rows in the insert's row format (default: the newest) and inserts them. */
+function insertRows<T>(
+  store: HistoryStore,
+  table: InsertTable,
+  rows: Iterable<T> | AsyncIterable<T>,
+  encode: (row: T, rowFormat: RowFormat) => string,
+  options: InsertOptions = {},
+): Promise<{ queryId: string }> {
+  const rowFormat = options.rowFormat ?? LATEST_ROW_FORMAT;
+  return insertTsv(
+    store,
+    table,
+    batched(rows, (r) => encode(r, rowFormat)),
+    { ...options, rowFormat },
+  );
+}
+
 export function insertSnapshotRows(
   store: HistoryStore,
   rows: Iterable<SnapshotRow> | AsyncIterable<SnapshotRow>,
   options?: InsertOptions,
 ): Promise<{ queryId: string }> {
-  return insertTsv(store, 'snapshots', batched(rows, encodeSnapshotRow), options);
+  return insertRows(store, 'snapshots', rows, encodeSnapshotRow, options);
 }
 
 export function insertDeltaRows(
@@ -206,7 +367,15 @@ export function insertDeltaRows(
   rows: Iterable<DeltaRow> | AsyncIterable<DeltaRow>,
   options?: InsertOptions,
 ): Promise<{ queryId: string }> {
-  return insertTsv(store, 'deltas', batched(rows, encodeDeltaRow), options);
+  return insertRows(store, 'deltas', rows, encodeDeltaRow, options);
+}
+
+export function insertTradeRows(
+  store: HistoryStore,
+  rows: Iterable<TradeRow> | AsyncIterable<TradeRow>,
+  options?: InsertOptions,
+): Promise<{ queryId: string }> {
+  return insertRows(store, 'trades', rows, encodeTradeRow, options);
 }
 
 export function insertGapRows(
@@ -214,5 +383,13 @@ export function insertGapRows(
   rows: Iterable<GapRow> | AsyncIterable<GapRow>,
   options?: InsertOptions,
 ): Promise<{ queryId: string }> {
-  return insertTsv(store, 'gaps', batched(rows, encodeGapRow), options);
+  return insertRows(store, 'gaps', rows, encodeGapRow, options);
+}
+
+export function insertVerificationRows(
+  store: HistoryStore,
+  rows: Iterable<VerificationRow> | AsyncIterable<VerificationRow>,
+  options?: InsertOptions,
+): Promise<{ queryId: string }> {
+  return insertRows(store, 'verifications', rows, encodeVerificationRow, options);
 }

@@ -5,7 +5,7 @@
  *
  * Single server: the declaration as written, `CREATE TABLE db.deltas … ENGINE = MergeTree()`.
  *
- * Cluster (docs/history.md, "Cluster mode"):
+ * Cluster (docs/history-internals.md, "Cluster mode"):
  * - the rows live in `<table>_local`, a `Replicated*` table created `ON CLUSTER` on every server, replicated among
  *   the servers of a shard through ZooKeeper (`/clickhouse/tables/{shard}/<database>/<table>`, replica `{replica}`:
  *   the servers' macros);

@@ -123,6 +123,9 @@ describe('lit', () => {
       'GEMI-FEDJAN26-DN25',
       'a.b_c-d',
       'x'.repeat(64),
+      'x'.repeat(128),
+      'x'.repeat(129),
+      '7'.repeat(77),
     ];
     for (let i = 0; i < 20_000; i++) candidates.push(hostileString(rng));
     for (const s of candidates) {

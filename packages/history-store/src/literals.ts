@@ -8,10 +8,22 @@
  */
 import { EXCHANGE_KEY_PATTERN, type ExchangeKey } from '@depthgate/platforms';
 
-/** Characters a ticker (or a ticker prefix) may contain on any recorded exchange; at most 64 of them. */
-export const TICKER_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+/**
+ * Characters a ticker (or a ticker prefix) may contain on any recorded exchange; at most 128 of them (Polymarket
+ * CLOB's outcome token ids are decimal numbers of about 77 digits). The same grammar: auth's TICKER_PREFIX_PATTERN,
+ * the Explorer's copy (packages/explorer/src/state.ts).
+ */
+export const TICKER_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
 /** Database, table and column names. */
 export const IDENTIFIER_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+/** Venue text kept as it came (a trade id, a venue's side): printable ASCII without tab or backslash, 0–128 chars. */
+export const VENUE_TEXT_PATTERN = /^[\x20-\x5b\x5d-\x7e]{0,128}$/;
+/**
+ * A venue's own ordering of a message, kept as text (`venue_seq`): Kalshi's `sid:seq`, Coinbase's `sequence`, a
+ * checksum; letters, digits and `:._/+=-`, at most 48 characters (VENUE_SEQ_BYTES), '' where the venue has none.
+ * Nothing in it needs quoting in JSON or CSV.
+ */
+export const VENUE_SEQ_PATTERN = /^[A-Za-z0-9:._/+=-]{0,48}$/;
 /** Query ids we generate (`dg-` + a UUID) and any similar token. */
 const QUERY_ID_PATTERN = /^[A-Za-z0-9_-]{1,100}$/;
 /** A cluster's name in the servers' `remote_servers` (operators name them `replicated`, `all-sharded`, …). */
@@ -104,7 +116,7 @@ export const lit = {
     if (!(SIDES as readonly unknown[]).includes(value)) throw new LiteralError('not a side');
     return trusted(quoteString(value));
   },
-  /** A ticker or a ticker prefix: letters, digits, `.`, `_`, `-`; 1–64 characters. */
+  /** A ticker or a ticker prefix: letters, digits, `.`, `_`, `-`; 1–128 characters. */
   ticker(value: string): Sql {
     return trusted(quoteString(checkedString('ticker', TICKER_PATTERN, value)));
   },
@@ -153,6 +165,10 @@ export const lit = {
       return `${quoteString(name)} = ${code}`;
     });
     return trusted(`Enum8(${parts.join(', ')})`);
+  },
+  /** Venue text as the inserts accept it (a trade id, a venue's side: printable ASCII, no tab or backslash). */
+  text(value: string): Sql {
+    return trusted(quoteString(checkedString('venue text', VENUE_TEXT_PATTERN, value)));
   },
   queryId(value: string): Sql {
     return trusted(quoteString(checkedString('query id', QUERY_ID_PATTERN, value)));

@@ -16,7 +16,7 @@
  *   `Sql` step still runs on one server, and stops a cluster's migration with a message naming it. The checksum is
  *   taken over the single-server text, so it is the same in both layouts (and migration 1's never changed).
  *
- * Why the tables look like this: docs/history.md ("Schema").
+ * Why the tables look like this: docs/history-internals.md ("Schema").
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from '@depthgate/service-kit';
@@ -24,7 +24,16 @@ import type { Connection } from './connection';
 import { LOCAL_SUFFIX, Layout, type TableSpec, type ViewSpec } from './layout';
 import { Sql, lit, sql } from './literals';
 import { EXCHANGES, type ExchangeKey } from '@depthgate/platforms';
-import { DECIMAL_TYPE, EXCHANGE_COLUMN, FIRST_EXCHANGES, KIND_ENUM, SIDE_ENUM } from './schema';
+import {
+  DECIMAL_TYPE,
+  EXCHANGE_COLUMN,
+  FIRST_EXCHANGES,
+  FIRST_KINDS,
+  SIDE_ENUM,
+  STREAM_ENUM,
+  TRADE_SIDE_ENUM,
+  VERIFICATION_METHOD_ENUM,
+} from './schema';
 import { connectionOf, type HistoryStore } from './store';
 
 /**
@@ -37,8 +46,11 @@ type MigrationStep =
   | { createTable: TableSpec }
   | { createMaterializedView: ViewSpec }
   | { addColumnIfMissing: { table: string; column: string; type: Sql } }
-  /** The `exchange` column of every table declared so far gains these members (key → stored code). */
-  | { addExchanges: Readonly<Record<string, number>> };
+  /**
+   * The Enum8 `column` of every table declared so far gains these members (name → stored code): the `exchange`
+   * column a recorded exchange's migration line extends, or another enum. No data is rewritten.
+   */
+  | { extendEnum: { column: string; members: Readonly<Record<string, number>> } };
 
 export interface Migration {
   version: number;
@@ -49,6 +61,8 @@ export interface Migration {
 
 /** Migration 1's `exchange` type: `Enum8('venue_b' = 1, 'venue_c' = 2, 'venue_a_us' = 3)`. */
 const EXCHANGE_ENUM = lit.enum8(FIRST_EXCHANGES);
+/** Migration 1's `kind` type of the catalogue: `Enum8('snapshot' = 1, 'delta' = 2)`. */
+const KIND_ENUM = lit.enum8(FIRST_KINDS);
 
 /** Millisecond epoch → month partition, in UTC whatever the server's time zone. */
 const MONTH_OF_TS = sql`toYYYYMM(toDateTime(intDiv(ts, 1000), 'UTC'))`;
@@ -163,6 +177,103 @@ export const MIGRATIONS: readonly Migration[] = [
       { addColumnIfMissing: { table: 'deltas', column: 'received_ts', type: sql`Int64 DEFAULT ts` } },
     ],
   },
+  {
+    version: 3,
+    name: 'trades: the trades table and its catalogue; gaps say what they cover',
+    // Trades of every recorded exchange (docs/history-internals.md, "Schema"): the venue's trade id, exact price and
+    // size, the taker's side normalised beside the venue's own, the venue's time and our receive time, and the ticker's
+    // sequence shared with its deltas (so the two interleave in arrival order). Stored once: the recorder drops a
+    // trade id it already wrote, the key (… ts, trade_id) of a replacing engine merges what still arrives twice, and
+    // every read takes one row per (ts, trade_id). The trades have a catalogue of their own (first and last ts, rows
+    // written, per ticker): the book's catalogue cannot take a third kind, since 18.16 refuses its views' rows once
+    // their `kind` Enum8 differs from the table's. A gap says which stream it interrupts: the book, or the trades
+    // (rows written before say nothing and are book gaps).
+    steps: () => [
+      {
+        createTable: {
+          name: 'trades',
+          columns: [
+            ['exchange', EXCHANGE_ENUM],
+            ['ticker', sql`String`],
+            ['ts', sql`Int64`],
+            ['sequence', sql`UInt64`],
+            ['trade_id', sql`String`],
+            ['price', DECIMAL_TYPE],
+            ['size', DECIMAL_TYPE],
+            ['side', TRADE_SIDE_ENUM],
+            ['venue_side', sql`String`],
+            ['received_ts', sql`Int64`],
+          ],
+          engine: 'ReplacingMergeTree',
+          partitionBy: MONTH_OF_TS,
+          orderBy: sql`(exchange, ticker, ts, trade_id)`,
+          settings: GRANULARITY,
+        },
+      },
+      {
+        createTable: {
+          name: 'trades_catalogue',
+          columns: [
+            ['exchange', EXCHANGE_ENUM],
+            ['ticker', sql`String`],
+            ['first_ts', sql`AggregateFunction(min, Int64)`],
+            ['last_ts', sql`AggregateFunction(max, Int64)`],
+            ['row_count', sql`AggregateFunction(count)`],
+          ],
+          engine: 'AggregatingMergeTree',
+          orderBy: sql`(exchange, ticker)`,
+          settings: GRANULARITY,
+        },
+      },
+      {
+        createMaterializedView: {
+          name: 'trades_catalogue_mv',
+          to: 'trades_catalogue',
+          select: (
+            t,
+          ) => sql`SELECT exchange, ticker, minState(ts) AS first_ts, maxState(ts) AS last_ts, countState() AS row_count
+FROM ${t('trades')}
+GROUP BY exchange, ticker`,
+        },
+      },
+      { addColumnIfMissing: { table: 'gaps', column: 'stream', type: sql`${STREAM_ENUM} DEFAULT 'book'` } },
+    ],
+  },
+  {
+    version: 4,
+    name: 'venue sequences on the rows; verification points',
+    // The venue's own ordering of the message each row came from (docs/history.md, "Venue sequences"): Kalshi's
+    // `sid:seq`, Coinbase's `sequence`, Gemini's socket sequence where the socket carries one, '' where the protocol
+    // has none — beside the synthesized `sequence`, never instead of it. Rows written before read ''; so do inserts
+    // that do not name the column (row formats 1–3).
+    //
+    // Verification points (docs/history.md#verified-books): each moment the recorder found its book equal to the
+    // venue's — a REST book, a venue checksum, a resubscription's snapshot — so that the history can say, for any
+    // moment, the last agreement before it and the next after it. `ts` is the moment the book agreed (the venue's
+    // time of the state compared, epoch ms), `detected_at` when the recorder established it. Sorted like the other
+    // tables by (exchange, ticker, ts): a moment's neighbours are a primary-key range read.
+    steps: () => [
+      { addColumnIfMissing: { table: 'snapshots', column: 'venue_seq', type: sql`String DEFAULT ''` } },
+      { addColumnIfMissing: { table: 'deltas', column: 'venue_seq', type: sql`String DEFAULT ''` } },
+      { addColumnIfMissing: { table: 'trades', column: 'venue_seq', type: sql`String DEFAULT ''` } },
+      {
+        createTable: {
+          name: 'verifications',
+          columns: [
+            ['exchange', EXCHANGE_ENUM],
+            ['ticker', sql`String`],
+            ['ts', sql`Int64`],
+            ['method', VERIFICATION_METHOD_ENUM],
+            ['detected_at', sql`Int64`],
+          ],
+          engine: 'MergeTree',
+          partitionBy: MONTH_OF_TS,
+          orderBy: sql`(exchange, ticker, ts)`,
+          settings: GRANULARITY,
+        },
+      },
+    ],
+  },
 ];
 
 /**
@@ -182,7 +293,11 @@ export function exchangesMigration(
       return [k, code];
     }),
   );
-  return { version, name: `exchanges: ${keys.join(', ')}`, steps: () => [{ addExchanges: members }] };
+  return {
+    version,
+    name: `exchanges: ${keys.join(', ')}`,
+    steps: () => [{ extendEnum: { column: EXCHANGE_COLUMN, members } }],
+  };
 }
 
 /** Every exchange the stored `exchange` Enum8 has once these migrations ran (key → code). */
@@ -190,7 +305,11 @@ export function storedExchanges(migrations: readonly Migration[] = MIGRATIONS): 
   const out: Record<string, number> = { ...FIRST_EXCHANGES };
   const db = lit.identifier('db');
   for (const m of migrations)
-    for (const step of m.steps(db)) if (isStep(step, 'addExchanges')) Object.assign(out, step.addExchanges);
+    for (const step of m.steps(db)) {
+      if (isStep(step, 'extendEnum') && step.extendEnum.column === EXCHANGE_COLUMN) {
+        Object.assign(out, step.extendEnum.members);
+      }
+    }
   return out;
 }
 
@@ -203,27 +322,25 @@ export const REQUIRED_SCHEMA_VERSION = Math.max(...MIGRATIONS.map((m) => m.versi
  */
 interface Declared {
   tables: Map<string, TableSpec>;
-  exchanges: Record<string, number>;
+  /** The members of each Enum8 column a migration extended (or declared): column name → member → code. */
+  enums: Map<string, Record<string, number>>;
 }
 
-function isStep<K extends 'createTable' | 'createMaterializedView' | 'addColumnIfMissing' | 'addExchanges'>(
+function isStep<K extends 'createTable' | 'createMaterializedView' | 'addColumnIfMissing' | 'extendEnum'>(
   step: MigrationStep,
   kind: K,
 ): step is Extract<MigrationStep, Record<K, unknown>> {
   return !(step instanceof Sql) && kind in step;
 }
 
-/** The exchange Enum8 once `added` joins `current`; a key or code that would change a stored member is an error. */
-function withExchanges(
-  current: Record<string, number>,
-  added: Readonly<Record<string, number>>,
-): Record<string, number> {
+/** An Enum8's members once `added` join `current`; a name or code that would change a stored member is an error. */
+function withMembers(current: Record<string, number>, added: Readonly<Record<string, number>>): Record<string, number> {
   const next = { ...current };
   for (const [key, code] of Object.entries(added)) {
     const holder = Object.entries(next).find(([, c]) => c === code)?.[0];
     if ((holder !== undefined && holder !== key) || (next[key] !== undefined && next[key] !== code)) {
       throw new MigrationError(
-        `addExchanges: ${key} = ${code} conflicts with the stored ${holder ?? key} = ${next[holder ?? key]}`,
+        `extendEnum: ${key} = ${code} conflicts with the stored ${holder ?? key} = ${next[holder ?? key]}`,
       );
     }
     next[key] = code;
@@ -231,23 +348,41 @@ function withExchanges(
   return next;
 }
 
+/**
+ * A declared table as it is created now: each of its Enum8 columns that a migration extended (the `exchange` column
+ * of every table) has the members declared so far, whatever the declaration wrote — so a table created after a
+ * recorded exchange's migration line has that exchange too. (The checksum stays over the text as written.)
+ */
+function withDeclaredEnums(spec: TableSpec, enums: Declared['enums']): TableSpec {
+  return {
+    ...spec,
+    columns: spec.columns.map(([c, t]) => {
+      const members = enums.get(c);
+      return members === undefined ? ([c, t] as const) : ([c, lit.enum8(members)] as const);
+    }),
+  };
+}
+
 function declare(declared: Declared, step: MigrationStep): void {
   const { tables } = declared;
   if (isStep(step, 'createTable')) {
-    if (!tables.has(step.createTable.name)) tables.set(step.createTable.name, step.createTable);
+    const { name } = step.createTable;
+    if (!tables.has(name)) tables.set(name, withDeclaredEnums(step.createTable, declared.enums));
   } else if (isStep(step, 'addColumnIfMissing')) {
     const { table, column, type } = step.addColumnIfMissing;
     const spec = tables.get(table);
     if (spec && !spec.columns.some(([name]) => name === column))
       tables.set(table, { ...spec, columns: [...spec.columns, [column, type]] });
-  } else if (isStep(step, 'addExchanges')) {
-    declared.exchanges = withExchanges(declared.exchanges, step.addExchanges);
-    const type = lit.enum8(declared.exchanges);
+  } else if (isStep(step, 'extendEnum')) {
+    const { column, members } = step.extendEnum;
+    const next = withMembers(declared.enums.get(column) ?? {}, members);
+    declared.enums.set(column, next);
+    const type = lit.enum8(next);
     for (const [name, spec] of tables) {
-      if (!spec.columns.some(([c]) => c === EXCHANGE_COLUMN)) continue;
+      if (!spec.columns.some(([c]) => c === column)) continue;
       tables.set(name, {
         ...spec,
-        columns: spec.columns.map(([c, t]) => (c === EXCHANGE_COLUMN ? ([c, type] as const) : ([c, t] as const))),
+        columns: spec.columns.map(([c, t]) => (c === column ? ([c, type] as const) : ([c, t] as const))),
       });
     }
   }
@@ -259,10 +394,12 @@ function stepText(step: MigrationStep, layout: Layout): string {
     const { table, column, type } = step.addColumnIfMissing;
     return `addColumnIfMissing ${table}.${column} ${type.text}`;
   }
-  if (isStep(step, 'addExchanges')) {
-    return `addExchanges ${Object.entries(step.addExchanges)
-      .map(([k, c]) => `${k}=${c}`)
-      .join(',')}`;
+  if (isStep(step, 'extendEnum')) {
+    const members = Object.entries(step.extendEnum.members).map(([k, c]) => `${k}=${c}`);
+    // A recorded exchange's line keeps the text it was first checksummed with.
+    return step.extendEnum.column === EXCHANGE_COLUMN
+      ? `addExchanges ${members.join(',')}`
+      : `extendEnum ${step.extendEnum.column} ${members.join(',')}`;
   }
   if ('createTable' in step)
     return layout
@@ -331,23 +468,23 @@ async function run(ch: Connection, statements: Sql | Sql[]): Promise<void> {
 /** Runs one step in the store's layout; `declared` is the schema as declared up to and including this step. */
 async function runStep(ch: Connection, layout: Layout, step: MigrationStep, declared: Declared): Promise<void> {
   const { tables } = declared;
-  if (isStep(step, 'createTable')) return run(ch, layout.createTable(step.createTable));
+  if (isStep(step, 'createTable'))
+    return run(ch, layout.createTable(tables.get(step.createTable.name) ?? step.createTable));
   if (isStep(step, 'createMaterializedView')) return run(ch, layout.createView(step.createMaterializedView));
-  if (isStep(step, 'addExchanges')) {
+  if (isStep(step, 'extendEnum')) {
     // Adding members to an Enum8 rewrites no data (a metadata change, allowed on a key column, 18.16 and current).
-    // Idempotent: a table whose column already has the type is left alone.
-    const type = lit.enum8(declared.exchanges);
+    // Idempotent: a table whose column already has every member is left alone.
+    const { column } = step.extendEnum;
+    const members = declared.enums.get(column) ?? {};
+    const type = lit.enum8(members);
     for (const [name, spec] of tables) {
-      if (!spec.columns.some(([c]) => c === EXCHANGE_COLUMN)) continue;
+      if (!spec.columns.some(([c]) => c === column)) continue;
       const holder = layout.cluster === undefined ? name : `${name}${LOCAL_SUFFIX}`;
-      if (!enumCovers(await columnType(ch, holder, EXCHANGE_COLUMN), declared.exchanges)) {
-        await run(ch, layout.modifyColumn(name, EXCHANGE_COLUMN, type));
+      if (!enumCovers(await columnType(ch, holder, column), members)) {
+        await run(ch, layout.modifyColumn(name, column, type));
       }
       // A Distributed table takes no ALTER ON CLUSTER on 18.16: it holds no rows, so it is re-created (as below).
-      if (
-        layout.cluster !== undefined &&
-        !enumCovers(await columnType(ch, name, EXCHANGE_COLUMN), declared.exchanges)
-      ) {
+      if (layout.cluster !== undefined && !enumCovers(await columnType(ch, name, column), members)) {
         await run(ch, [layout.dropDistributed(name), layout.createDistributed(name, spec.columns)]);
       }
     }
@@ -412,7 +549,10 @@ export async function runMigrations(
     );
   }
   const applied: number[] = [];
-  const declared: Declared = { tables: new Map(), exchanges: { ...FIRST_EXCHANGES } };
+  const declared: Declared = {
+    tables: new Map(),
+    enums: new Map([[EXCHANGE_COLUMN, { ...FIRST_EXCHANGES }]]),
+  };
   for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
     const checksum = migrationChecksum(migration);
     const seen = recorded.get(migration.version);

@@ -77,8 +77,8 @@ WHERE database = ${lit.name(store.database)} AND table IN (${join(
   );
   const found = new Map(columns.map((c) => [`${c.table}.${c.name}`, c.type]));
   const problems: string[] = [];
-  for (const { table, columns, extra } of Object.values(READ_COLUMNS)) {
-    for (const [name, type] of [...columns, ...extra]) {
+  for (const { table, columns, extra, tail } of Object.values(READ_COLUMNS)) {
+    for (const [name, type] of [...columns, ...extra, ...tail]) {
       const actual = found.get(`${table}.${name}`);
       if (actual !== type) problems.push(`${table}.${name} is ${actual ?? 'missing'}, expected ${type}`);
     }

@@ -10,6 +10,9 @@ import { startSimulator, type Simulator, type SimulatorOptions } from '@depthgat
 /** `{platform}.gw.test` reaches a platform at its own root (GATEWAY_BASE_DOMAIN); the suites resolve it themselves. */
 export const BASE_DOMAIN = 'gw.test';
 
+/** Book updates made before the suites start (about a hundred per instrument, a fifth of them trades). */
+const TRADING_STEPS = 3000;
+
 export interface ContractStack {
   sim: Simulator;
   gateway: RunningGateway;
@@ -21,6 +24,8 @@ export interface ContractStack {
 /** Starts the stack; `name` names the Redis key namespace, connection and logger. */
 export async function startContractStack(name: string, simOptions: SimulatorOptions = {}): Promise<ContractStack> {
   const sim = await startSimulator({ seed: 11, updatesPerSecond: 0, rateLimits: false, ...simOptions });
+  // Still books, but with a past: a few thousand updates make every book trade, so the trade reads list something.
+  sim.books.step(TRADING_STEPS);
   const admin = createRedisClient(testRedisUrl(), { name: `${name}-admin`, offlineQueue: true });
   let gateway: RunningGateway | undefined;
   const close = async () => {

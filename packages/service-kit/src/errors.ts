@@ -16,6 +16,7 @@ export const ERROR_CODES = [
   'invalid_format',
   'invalid_fields',
   'invalid_include',
+  'invalid_interval',
   'unauthorized',
   'forbidden',
   'not_found',
@@ -52,6 +53,7 @@ export function statusFor(code: ErrorCode): number {
     case 'invalid_format':
     case 'invalid_fields':
     case 'invalid_include':
+    case 'invalid_interval':
       return 400;
     case 'unauthorized':
       return 401;

@@ -1,6 +1,6 @@
 /**
- * RFC 3339 timestamps as the history API reads them (its query parameters, the seed CLI's bounds): one parser,
- * exact to the millisecond.
+ * Timestamps as the history API reads them (its query parameters, the seed CLI's bounds): one parser, exact to the
+ * millisecond. A moment is given either as RFC 3339 text or as integer epoch milliseconds (`parseMoment`).
  */
 
 /**
@@ -54,4 +54,28 @@ export function parseRfc3339(text: string, rounding: 'floor' | 'ceil' = 'floor')
   const below = Number(digits.slice(3)) > 0;
   const base = utcMillis(year, month, day, hour, minute, second, millis);
   return base - offsetMinutes * 60_000 + (below && rounding === 'ceil' ? 1 : 0);
+}
+
+/**
+ * Integer epoch milliseconds as text: 13 digits, the first not 0 — every millisecond from 2001-09-09T01:46:40Z to
+ * 2286-11-20T17:46:39.999Z, the form `Date.now()` and most libraries give. Shorter numbers are refused rather than
+ * guessed at: 10 digits are epoch seconds. No sign, no fraction, no exponent, no padding.
+ */
+export const EPOCH_MS_PATTERN = /^[1-9][0-9]{12}$/;
+
+/** Integer epoch seconds of the same span (10 digits): the mistake `parseMoment`'s refusals name. */
+const EPOCH_SECONDS_PATTERN = /^[1-9][0-9]{9}$/;
+
+/**
+ * A moment as the history API takes it, to epoch milliseconds: RFC 3339 (`parseRfc3339`, sub-milliseconds rounded
+ * as `rounding` says) or integer epoch milliseconds (`EPOCH_MS_PATTERN`, exact). Undefined when the text is
+ * neither.
+ */
+export function parseMoment(text: string, rounding: 'floor' | 'ceil' = 'floor'): number | undefined {
+  return EPOCH_MS_PATTERN.test(text) ? Number(text) : parseRfc3339(text, rounding);
+}
+
+/** Whether a text `parseMoment` refused reads as epoch seconds (so the refusal can say to multiply by 1000). */
+export function looksLikeEpochSeconds(text: string): boolean {
+  return EPOCH_SECONDS_PATTERN.test(text);
 }

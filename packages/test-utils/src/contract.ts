@@ -16,8 +16,10 @@
  *   dialect of OpenAPI 3.1): JSON as a whole; NDJSON line by line (OpenAPI 3.1 has no sequence media type: the
  *   schema is a line's); CSV as the NDJSON lines it stands for when the same response also offers NDJSON — the
  *   header's columns are the row's fields in the row schema's order, each data line the row in those columns
- *   (integers as numbers), `#gap,from_ts,to_ts,reason,detected_at` a `{"type":"gap",…}` line and
- *   `#end,count,next_cursor` the `{"type":"end",…}` line. Other media types are not read.
+ *   (integers as numbers; a field may be quoted as RFC 4180 says), `#gap,from_ts,to_ts,reason,detected_at` a
+ *   `{"type":"gap",…}` line (`#trades_gap,…` a `{"type":"trades_gap",…}` one), `#trade,ts,trade_id,price,size,side
+ *   [,received_ts][,venue_seq]` (the header's optional columns) a `{"type":"trade",…}` line and
+ *   `#end,count,next_cursor` the `{"type":"end",…}` line. Other media types (Parquet) are not read.
  *
  * Formats (`format: date-time`) are not asserted: the schemas carry patterns where the wire form matters.
  * An answer cut before its end (the connection closed without finishing) is not checked: it is no answer.
@@ -315,11 +317,27 @@ export class ContractChecker {
       throw new Error(`${what}: CSV header "${columns.join()}" is not the row's fields in order (${names.join()})`);
     }
     const integer = columns.map((name) => properties[name]?.type === 'integer');
+    const tradeExtras = columns.filter((name) => name === 'received_ts' || name === 'venue_seq');
     return lines.map((line) => {
-      const f = line.split(',');
-      if (f[0] === '#gap') {
-        if (f.length !== 5) return { type: 'gap', fields: f.length };
-        return { type: 'gap', from_ts: f[1], to_ts: f[2], reason: f[3], detected_at: f[4] };
+      const f = csvFields(line);
+      if (f[0] === '#gap' || f[0] === '#trades_gap') {
+        const type = f[0].slice(1);
+        if (f.length !== 5) return { type, fields: f.length };
+        return { type, from_ts: f[1], to_ts: f[2], reason: f[3], detected_at: f[4] };
+      }
+      if (f[0] === '#trade') {
+        // A trade line carries the optional fields the header's rows carry (received_ts, venue_seq), in its order.
+        if (f.length !== 6 + tradeExtras.length) return { type: 'trade', fields: f.length };
+        const [, ts, trade_id, price, size, side, ...extras] = f;
+        return {
+          type: 'trade',
+          ts,
+          trade_id,
+          price,
+          size,
+          side,
+          ...Object.fromEntries(tradeExtras.map((name, i) => [name, extras[i]])),
+        };
       }
       if (f[0] === '#end') {
         if (f.length !== 3 || !/^[0-9]+$/.test(f[1] ?? '')) return { type: 'end', fields: f };
@@ -413,4 +431,28 @@ export class ContractWatch {
       throw new Error(`${problems.length} answer(s) broke the OpenAPI contract:\n${problems.join('\n')}`);
     }
   }
+}
+
+/** The fields of a CSV line: split at commas outside quotes, a quoted field unquoted (RFC 4180: `""` is a quote). */
+export function csvFields(line: string): string[] {
+  if (!line.includes('"')) return line.split(',');
+  const fields: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i] as string;
+    if (quoted) {
+      if (c === '"' && line[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') {
+      fields.push(field);
+      field = '';
+    } else field += c;
+  }
+  fields.push(field);
+  return fields;
 }

@@ -2,7 +2,7 @@
 // Rough throughput of the simulator (build first: pnpm --filter @depthgate/venue-sim build).
 //
 //   node packages/venue-sim/scripts/throughput.mjs rest [--seconds 5] [--concurrency 64] [--path /trade-api/v2/exchange/status]
-//   node packages/venue-sim/scripts/throughput.mjs feed [--seconds 5] [--ups 20000] [--changes 5] [--platforms kalshi,gemini,polymarketUs]
+//   node packages/venue-sim/scripts/throughput.mjs feed [--seconds 5] [--ups 20000] [--changes 5] [--platforms venue-b,venue-c,venue-a-us]
 //
 // The simulator runs in this process, the load generator / feed client in a child process, as they would in a
 // benchmark. Figures depend on the machine; docs/benchmarks.md records the ones measured.
@@ -19,7 +19,7 @@ const { values, positionals } = parseArgs({
     path: { type: 'string', default: '/trade-api/v2/exchange/status' },
     ups: { type: 'string', default: '20000' },
     changes: { type: 'string', default: '5' },
-    platforms: { type: 'string', default: 'kalshi,gemini,polymarketUs' },
+    platforms: { type: 'string', default: 'venue-b,venue-c,venue-a-us' },
     child: { type: 'string' },
   },
 });

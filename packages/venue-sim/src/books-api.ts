@@ -1,13 +1,34 @@
 import type { BookEngine } from './book/engine';
-import type { BookPlatform, Instrument, IntBook } from './book/types';
+import { BID, type BookEvent, type BookPlatform, type Instrument, type IntBook, type TimedTrade } from './book/types';
 import { decimalBook } from './book/view';
 import { formatScaled } from './core/decimal';
 import { SimError } from './errors';
 import type { Topology } from './topology';
-import type { BookEventView, SimBooks } from './types';
+import type { BookEventView, SimBooks, SimTrade } from './types';
 
-/** `sim.books`: the engine's books as exact decimal strings, looked up by any platform alias. */
-export function createBooksApi(engine: BookEngine, topology: Topology): SimBooks {
+/** How a platform publishes a trade (its module's `trade`), or undefined for the generic description. */
+export type TradeDescriber = (inst: Instrument, trade: TimedTrade) => SimTrade | undefined;
+
+/** A trade named by its number, in the instrument's precision: platforms that publish no trades of their own. */
+function genericTrade(inst: Instrument, t: TimedTrade): SimTrade {
+  return {
+    id: null,
+    ticker: inst.ticker,
+    no: t.no,
+    ts: t.ts,
+    price: formatScaled(t.price, inst.priceDecimals),
+    size: formatScaled(t.size, inst.qtyDecimals),
+    side: t.takerSide === BID ? 'buy' : 'sell',
+    venueSide: '',
+  };
+}
+
+/** `sim.books` and `sim.trades`: the engine's books and trades as exact decimal strings, by any platform alias. */
+export function createBooksApi(
+  engine: BookEngine,
+  topology: Topology,
+  describeTrade: TradeDescriber = () => undefined,
+): { books: SimBooks; trades: (platform: string, ticker?: string, sinceMs?: number) => SimTrade[] } {
   const bookPlatform = (name: string): BookPlatform => {
     const p = topology.resolveBookPlatform(name);
     if (!p) {
@@ -26,7 +47,8 @@ export function createBooksApi(engine: BookEngine, topology: Topology): SimBooks
     const native = topology.platforms[inst.platform]?.sim.book?.view;
     return native ? native(v, inst, book) : v;
   };
-  const eventView = (inst: Instrument, e: { seq: number; ts: number; changes: number[] }): BookEventView => {
+  const trade = (inst: Instrument, t: TimedTrade): SimTrade => describeTrade(inst, t) ?? genericTrade(inst, t);
+  const eventView = (inst: Instrument, e: BookEvent): BookEventView => {
     const changes = [];
     for (let i = 0; i < e.changes.length; i += 4) {
       changes.push({
@@ -36,10 +58,22 @@ export function createBooksApi(engine: BookEngine, topology: Topology): SimBooks
         delta: formatScaled(e.changes[i + 3] as number, inst.qtyDecimals),
       });
     }
-    return { seq: e.seq, ts: e.ts, changes };
+    return { seq: e.seq, ts: e.ts, changes, trades: e.trades.map((t) => trade(inst, { ...t, ts: e.ts, seq: e.seq })) };
   };
 
-  return {
+  const trades = (platform: string, ticker?: string, sinceMs?: number): SimTrade[] => {
+    const p = bookPlatform(platform);
+    const insts = ticker === undefined ? engine.instruments(p) : [instrument(p, ticker)];
+    const out: SimTrade[] = [];
+    for (const inst of insts) {
+      for (const t of engine.trades(p, inst.ticker, sinceMs) ?? []) out.push(trade(inst, t));
+    }
+    return ticker === undefined
+      ? out.sort((a, b) => a.ts - b.ts || (a.ticker < b.ticker ? -1 : a.ticker > b.ticker ? 1 : 0) || a.no - b.no)
+      : out;
+  };
+
+  const books: SimBooks = {
     platforms: () => topology.bookPlatforms(),
     tickers: (platform) =>
       engine
@@ -75,4 +109,5 @@ export function createBooksApi(engine: BookEngine, topology: Topology): SimBooks
     step: (n = 1) => engine.step(n),
     setUpdatesPerSecond: (n) => engine.setRate(n),
   };
+  return { books, trades };
 }

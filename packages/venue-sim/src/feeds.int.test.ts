@@ -130,7 +130,7 @@ describe('order-book feeds', () => {
         await Promise.all([k.close(), g.close(), p.close()]);
         const strip = (m: Record<string, unknown>) =>
           JSON.stringify(m, (key, v: unknown) =>
-            key === 'ts' || key === 'ts_ms' || key === 'transactTime' ? undefined : v,
+            ['ts', 'ts_ms', 'transactTime', 'timestamp', 'tradeTime'].includes(key) ? undefined : v,
           );
         return { kalshi: k.messages.map(strip), gemini: g.messages.map(strip), pmUs: p.messages.map(strip) };
       } finally {

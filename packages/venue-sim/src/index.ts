@@ -13,6 +13,7 @@ export type {
   FeedFaultSpec,
   BookEventView,
   BookChangeView,
+  SimTrade,
   KalshiBookView,
   DecimalBook,
   DecimalLevel,
@@ -45,7 +46,15 @@ export {
   type SimResponse,
 } from './http/types';
 // …and, for a platform with moving books and a feed (docs/ADD_NEW_PLATFORM.md, "Recording it"):
-export { ASK, BID, type BookEvent, type BookPlatform, type Instrument } from './book/types';
+export {
+  ASK,
+  BID,
+  type BookEvent,
+  type BookPlatform,
+  type Instrument,
+  type TimedTrade,
+  type Trade,
+} from './book/types';
 export type { BookEngine } from './book/engine';
 export { FeedConnection, FeedHub, parseJsonObject } from './feeds/feed-hub';
 export { formatScaled } from './core/decimal';

@@ -139,6 +139,7 @@ describe('REST on the real upstream paths, in the real shapes', () => {
       open: expect.any(String),
       volume_30day: expect.any(String),
     });
+    for (let i = 0; i < 5000 && sim.trades('coinbase', 'BTC-USD').length < 5; i++) sim.books.step(1);
     expect((await get(`${c}/products/BTC-USD/trades?limit=5`)).json).toHaveLength(5);
     const nf = await get(`${c}/products/NOPE-USD`);
     expect([nf.status, nf.json]).toEqual([404, { message: 'NotFound' }]);
@@ -174,6 +175,7 @@ describe('REST on the real upstream paths, in the real shapes', () => {
     expect(((await get(`${g}/v1/book/${gemi}`)).json as { asks: Array<{ price: string }> }).asks[0]?.price).toMatch(
       /^0\.\d{2}$/,
     );
+    for (let i = 0; i < 5000 && sim.trades('gemini', 'BTCUSD').length < 3; i++) sim.books.step(1);
     expect((await get(`${g}/v1/trades/btcusd?limit_trades=3`)).json).toHaveLength(3);
     const candles = (await get(`${g}/v2/candles/btcusd/1hr`)).json as number[][];
     expect(candles[0]).toHaveLength(6);

@@ -8,7 +8,7 @@ import { ControlServer } from './control/control-server';
 import { createCredentials } from './credentials';
 import { DEFAULT_PLATFORMS } from './default-topology';
 import { type SimCredentialEnv, type SimFeeds, type SimUrls, writeSecretsAndBuildEnv } from './env';
-import type { FeedHub } from './feeds/feed-hub';
+import { FEED_FAULT_KINDS, type FeedHub } from './feeds/feed-hub';
 import { FAULT_KINDS, FaultRegistry, type FaultSpec } from './http/faults';
 import { type HostDefinition, HostServer } from './http/host-server';
 import { RateLimiter } from './http/rate-limit';
@@ -176,6 +176,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     if (!s) throw new SimError('not_found', 'no platform with a login session');
     return s;
   };
+  const { books, trades } = createBooksApi(engine, topology, (inst, t) =>
+    instances.get(inst.platform)?.trade?.(inst, t),
+  );
   const bookTickers = (platform: string): string[] =>
     engine
       .instruments(platform)
@@ -219,17 +222,29 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     feedFaults: {
       inject: (spec: FeedFaultSpec) => {
         const hub = feedHub(spec.platform);
+        if (!(FEED_FAULT_KINDS as readonly string[]).includes(spec.kind))
+          throw new SimError('bad_request', `unknown feed fault kind "${String(spec.kind)}"`);
+        if (!hub.kinds.includes(spec.kind)) {
+          const why =
+            spec.kind === 'reorder'
+              ? 'its messages carry a sequence number that reveals the order'
+              : 'its messages carry no checksum';
+          throw new SimError(
+            'bad_request',
+            `"${spec.kind}" does not apply to the feed of "${spec.platform}": ${why} (it takes ${hub.kinds.join(', ')})`,
+          );
+        }
         switch (spec.kind) {
-          case 'drop': {
+          case 'drop':
+          case 'reorder':
+          case 'corrupt_checksum': {
             const count = spec.count ?? 1;
-            return { id: hub.injectDrop(count, spec.ticker), affected: count };
+            return { id: hub.injectFault(spec.kind, count, spec.ticker), affected: count };
           }
           case 'disconnect':
             return { id: `disconnect-${++feedFaultIds}`, affected: hub.disconnect(spec.ticker) };
           case 'stall':
             return { id: `stall-${++feedFaultIds}`, affected: hub.stall(spec.ms ?? 1000, spec.ticker) };
-          default:
-            throw new SimError('bad_request', `unknown feed fault kind "${String(spec.kind)}"`);
         }
       },
       dropNext: (platform, o = {}) => feedHub(platform).injectDrop(o.count ?? 1, o.ticker),
@@ -246,13 +261,18 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         const hub = feedHub(platform);
         return {
           connections: hub.connections.size,
-          pendingDrops: hub.pendingDrops(),
+          pendingDrops: hub.pending('drop'),
+          pendingReorders: hub.pending('reorder'),
+          pendingCorruptions: hub.pending('corrupt_checksum'),
           dropped: hub.dropped,
+          reordered: hub.reordered,
+          corrupted: hub.corrupted,
           slowDisconnects: hub.slowDisconnects,
         };
       },
     },
-    books: createBooksApi(engine, topology),
+    books,
+    trades,
     ibkr: {
       expireSession: () => session().expire(),
       login: () => session().login(),

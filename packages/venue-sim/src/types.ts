@@ -1,5 +1,5 @@
 import type { ExchangeKey } from '@depthgate/platforms';
-import type { DecimalBook, KalshiBookView } from './book/view';
+import type { DecimalBook, KalshiBookView, SimTrade } from './book/view';
 import type { BookPlatform } from './book/types';
 import type { SimCredentials } from './credentials';
 import type { SimFeeds, SimUrls } from './env';
@@ -8,7 +8,7 @@ import type { ActiveFault, FaultSpec } from './http/faults';
 import type { RateLimitConfig } from './http/rate-limit';
 import type { RecordedRequest } from './http/types';
 
-export type { DecimalBook, DecimalLevel, KalshiBookView } from './book/view';
+export type { DecimalBook, DecimalLevel, KalshiBookView, SimTrade } from './book/view';
 
 export interface BookChangeView {
   side: 'bid' | 'ask';
@@ -25,6 +25,8 @@ export interface BookEventView {
   /** Epoch ms; the same instant the feed carries (Kalshi `ts_ms`, Polymarket US `transactTime`). */
   ts: number;
   changes: BookChangeView[];
+  /** The trades the event made (the fills of one taker order), as `sim.trades` lists them. */
+  trades: SimTrade[];
 }
 
 export interface SimBooks {
@@ -53,22 +55,38 @@ export interface FeedFaultSpec {
   kind: FeedFaultKind;
   /** Only messages about / connections subscribed to this ticker. */
   ticker?: string;
-  /** drop: how many messages (default 1). */
+  /** drop, corrupt_checksum: how many messages; reorder: how many swaps (default 1). */
   count?: number;
   /** stall: how long (default 1000). */
   ms?: number;
 }
 
 export interface SimFeedFaults {
-  /** Applies a feed fault; `affected` is the number of connections (disconnect, stall) or messages (drop). */
+  /**
+   * Applies a feed fault; `affected` is the number of connections (disconnect, stall), messages (drop,
+   * corrupt_checksum) or swaps (reorder). A kind the platform's protocol does not allow (reorder where messages carry
+   * a sequence, corrupt_checksum where they carry no checksum) is refused (`bad_request`).
+   */
   inject(spec: FeedFaultSpec): { id: string; affected: number };
   dropNext(platform: string, opts?: { ticker?: string; count?: number }): string;
   disconnect(platform: string, opts?: { ticker?: string }): number;
   stall(platform: string, ms: number, opts?: { ticker?: string }): number;
-  /** Forgets pending drops (stalls run out by themselves). */
+  /** Forgets pending message faults (a message a reorder holds back is sent now; stalls run out by themselves). */
   clear(): void;
-  /** Open connections, drops still pending, messages dropped so far, connections cut for being too slow. */
-  stats(platform: string): { connections: number; pendingDrops: number; dropped: number; slowDisconnects: number };
+  /**
+   * Open connections; message faults still pending; messages dropped, pairs swapped and messages sent with a wrong
+   * checksum so far; connections cut for being too slow.
+   */
+  stats(platform: string): {
+    connections: number;
+    pendingDrops: number;
+    pendingReorders: number;
+    pendingCorruptions: number;
+    dropped: number;
+    reordered: number;
+    corrupted: number;
+    slowDisconnects: number;
+  };
   /** The text messages clients sent to the platform's feed (the last 10,000, oldest first). */
   received(platform: string): string[];
   /** Forgets the received messages. */
@@ -113,6 +131,11 @@ export interface Simulator {
   rateLimits: SimRateLimits;
   feedFaults: SimFeedFaults;
   books: SimBooks;
+  /**
+   * Every trade the books made on a platform (any of its names), or of one ticker, with ts >= sinceMs: the retained
+   * ones (the history's retention), in time order (ties: by ticker, then number).
+   */
+  trades(platform: string, ticker?: string, sinceMs?: number): SimTrade[];
   ibkr: SimIbkr;
   /** `{ venue_b: [...], venue_c: [...], …}`: the tickers of every recorded exchange (extra platforms' too). */
   recordedTickers(): Record<ExchangeKey, string[]> & Readonly<Record<string, string[]>>;

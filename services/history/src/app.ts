@@ -37,7 +37,7 @@ export function historyOpenApi(config: HistoryConfig): ReturnType<typeof openApi
   });
 }
 
-const ROUTE_LABEL = /^\/api\/[^/]+\/(tickers|snapshots|deltas|coverage|book)(\/|$)/;
+const ROUTE_LABEL = /^\/api\/[^/]+\/(tickers|snapshots|deltas|trades|bars|coverage|book)(\/|$)/;
 
 /** Builds the history app. No side effects: everything it talks to arrives in `deps`. */
 export function createApp(deps: HistoryDeps): Express {

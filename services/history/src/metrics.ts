@@ -1,7 +1,7 @@
 import type { QueryObserver } from '@depthgate/history-store';
 import { Counter, Gauge, Histogram, type Registry } from '@depthgate/service-kit';
 
-export type Endpoint = 'tickers' | 'snapshots' | 'deltas' | 'coverage' | 'book';
+export type Endpoint = 'tickers' | 'snapshots' | 'deltas' | 'trades' | 'bars' | 'coverage' | 'book';
 
 /** Query metrics of the history service, registered on the service's registry. */
 export class HistoryMetrics {
@@ -31,7 +31,7 @@ export class HistoryMetrics {
     });
     this.rowsStreamed = new Counter({
       name: 'history_rows_streamed_total',
-      help: 'Snapshot and delta rows sent to callers',
+      help: 'Snapshot, delta and trade rows sent to callers',
       labelNames: ['endpoint'] as const,
       registers: [registry],
     });
@@ -49,7 +49,7 @@ export class HistoryMetrics {
     });
     this.windows = new Histogram({
       name: 'history_response_windows',
-      help: 'Time windows (ClickHouse queries) needed for one snapshots/deltas response',
+      help: 'Time windows (ClickHouse queries) needed for one snapshots/deltas/trades/bars response',
       labelNames: ['endpoint'] as const,
       buckets: [1, 2, 3, 4, 6, 8, 12],
       registers: [registry],

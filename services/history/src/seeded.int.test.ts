@@ -78,6 +78,32 @@ describe('generated history through the API', () => {
     expect(OrderBook.fromRows(first, between).equals(OrderBook.fromSnapshot(nextBook))).toBe(true);
   });
 
+  it.each([0, 1, 2])(
+    'ticker %i: the generated trades are served, each followed by the delta that took its size from its level',
+    async (i) => {
+      const { exchange, ticker } = tickers[i] as (typeof tickers)[number];
+      const res = await request(h.app)
+        .get(`/api/${exchange}/deltas/${ticker}?format=ndjson&include=trades`)
+        .set('x-api-key', key);
+      const lines = (res.text.trim().split('\n') as string[]).map((l) => JSON.parse(l) as Record<string, unknown>);
+      const trades = lines.flatMap((l, at) => (l.type === 'trade' ? [at] : []));
+      expect(trades.length).toBeGreaterThan(20);
+      for (const at of trades) {
+        const trade = lines[at] as Record<string, string>;
+        const next = lines[at + 1] as Record<string, string>;
+        expect([next.ts, next.side, next.price, next.quantity_delta]).toEqual([
+          trade.ts,
+          trade.side === 'buy' ? 'ask' : 'bid',
+          trade.price,
+          `-${trade.size}`,
+        ]);
+      }
+      const bars = await request(h.app).get(`/api/${exchange}/bars/${ticker}?interval=1h`).set('x-api-key', key);
+      const rows = (bars.body as { rows: { trades: number }[] }).rows;
+      expect(rows.reduce((n, b) => n + b.trades, 0)).toBe(trades.length);
+    },
+  );
+
   it('marks the end of each generated series with a seed_end gap', async () => {
     const { gaps, deltas } = await h.db.storedRows();
     expect(gaps.map((g) => g.ticker).sort()).toEqual(tickers.map((t) => t.ticker).sort());

@@ -6,6 +6,7 @@
 import { HistoryStore, RecorderStore } from '@depthgate/history-store';
 import { ClusterNodeView, createTestDatabase } from '@depthgate/history-store/testing';
 import { testCluster, uniqueName, waitFor } from '@depthgate/test-utils';
+import { ALL } from './testing/checks';
 import { createRecorderHarness, sleep, type RecorderHarness } from './testing/harness';
 import { deltaBatch, testWriter } from './testing/support';
 import type { WriterStore } from './writer/writer';
@@ -14,7 +15,7 @@ jest.setTimeout(240_000);
 
 const cluster = testCluster();
 const entry = cluster.node('s1r1');
-const TABLES = ['snapshots', 'deltas', 'gaps'] as const;
+const TABLES = ['snapshots', 'deltas', 'trades', 'gaps'] as const;
 
 /** The sum of a counter over all its labels. */
 async function total(counter: { get(): Promise<{ values: { value: number }[] }> }): Promise<number> {
@@ -73,8 +74,10 @@ describe('the recorder on a cluster', () => {
       const failures = await total(metrics.insertFailures);
       const deltas = await h.db.distinctKeys('deltas');
       const snapshots = await h.db.distinctKeys('snapshots');
+      const trades = (await Promise.all(ALL.map((e) => h!.rows(e)))).flat().filter((r) => r.kind === 'trade');
+      const tradeIds = new Set(trades.map((r) => `${r.exchange} ${r.ticker} ${r.tradeId}`)).size;
       const lost = produced - stored;
-      const duplicated = deltas.rows - deltas.keys + (snapshots.rows - snapshots.keys);
+      const duplicated = deltas.rows - deltas.keys + (snapshots.rows - snapshots.keys) + (trades.length - tradeIds);
       process.stdout.write(
         `replica killed mid-recording: ${produced} rows produced, ${stored} stored, ${failures} failed inserts ` +
           `resent, ${lost} lost, ${duplicated} duplicated\n`,

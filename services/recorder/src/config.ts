@@ -16,7 +16,7 @@ import {
   type ResolvedPlatforms,
 } from '@depthgate/platforms';
 import { clickHouseEnvShape } from '@depthgate/history-store';
-import { ConfigError, envInt, envList, envLogLevel, envString, parseEnv } from '@depthgate/service-kit';
+import { ConfigError, envBool, envInt, envList, envLogLevel, envString, parseEnv } from '@depthgate/service-kit';
 import { ADAPTERS, type Adapters } from './venues/registry';
 
 const MiB = 1024 * 1024;
@@ -62,6 +62,15 @@ const ownShape = {
   /** A mismatch lasting this long after the REST answer is a gap (and the ticker is resubscribed). */
   RECORDER_RECONCILE_GRACE_MS: envInt(3000, { min: 0, max: 600_000 }),
 
+  /** Record the trades of every recorded exchange (the feeds' trade messages, REST backfill of missed windows). */
+  RECORDER_TRADES: envBool(true),
+  /** REST requests one missed window's backfill may make; a window needing more is partly a trades gap. */
+  RECORDER_TRADES_BACKFILL_MAX_PAGES: envInt(20, { min: 1, max: 10_000 }),
+  /** A missed window is read back this long after the feed carries the ticker's trades again (REST may lag). */
+  RECORDER_TRADES_BACKFILL_DELAY_MS: envInt(2000, { min: 0, max: 600_000 }),
+  /** Each ticker's trades are read back from REST this often, for trades a feed lost silently (0: never). */
+  RECORDER_TRADES_AUDIT_INTERVAL_MS: envInt(60_000, { min: 0, max: 86_400_000 }),
+
   /** An insert holds at most this many rows (one part: under max_insert_block_size). */
   RECORDER_BATCH_MAX_ROWS: envInt(200_000, { min: 1, max: 1_000_000 }),
   RECORDER_BATCH_MAX_BYTES: envInt(32 * MiB, { min: 1024, max: 256 * MiB }),
@@ -71,7 +80,7 @@ const ownShape = {
   RECORDER_BUFFER_MAX_BYTES: envInt(64 * MiB, { min: 64 * 1024, max: 4096 * MiB }),
   /** Where batches wait when memory is full; a persistent volume in production. */
   RECORDER_SPOOL_DIR: envString(path.join(os.tmpdir(), 'depthgate-recorder-spool')),
-  /** Spool bound: when reached, the feeds are paused (see docs/history.md, backpressure). */
+  /** Spool bound: when reached, the feeds are paused (see docs/history-internals.md, backpressure). */
   RECORDER_SPOOL_MAX_BYTES: envInt(8 * 1024 * MiB, { min: MiB, max: Number.MAX_SAFE_INTEGER }),
   RECORDER_SPOOL_FILE_BYTES: envInt(64 * MiB, { min: 64 * 1024, max: 1024 * MiB }),
   /** One insert may take this long before it is abandoned (then probed and retried). */

@@ -9,10 +9,13 @@ import {
   ALL,
   VENUE_CLOCK,
   expectEveryChangeOnce,
+  expectEveryTradeOnce,
   expectNoDuplicates,
   expectRule7,
+  expectTradesProducedOnce,
   gapsOf,
   quietMoment,
+  tradesAuditedPast,
   type Gap,
 } from './testing/checks';
 
@@ -49,13 +52,20 @@ describe('recorder durability', () => {
     await ch.start();
     await waitFor(() => recorder.writer.spoolEmpty, { timeoutMs: 60_000, what: 'the spool to drain' });
     const end = await quietMoment(h);
+    await tradesAuditedPast(recorder, end.at);
     await waitFor(() => recorder.writer.idle && recorder.sink.openRows().every((n) => n === 0), {
       timeoutMs: 30_000,
       what: 'everything written',
     });
     await h.stopInProcess();
 
-    for (const exchange of ALL) expect(gapsOf(await h.rows(exchange))).toEqual([]);
+    for (const exchange of ALL) {
+      expect(gapsOf(await h.rows(exchange))).toEqual([]);
+      expect(gapsOf(await h.rows(exchange), 'trades')).toEqual([]);
+      // The trades went through the spool too, each stored once.
+      expect((await expectEveryTradeOnce(h, exchange, end.at, { gaps: false })).stored).toBeGreaterThan(0);
+    }
+    await expectTradesProducedOnce(h, recorder);
     const kalshi = await expectEveryChangeOnce(h, 'venue_b', end.at);
     expect(kalshi.inGaps).toBe(0);
     expect((await expectEveryChangeOnce(h, 'venue_a_us', end.at)).inGaps).toBe(0);
@@ -95,10 +105,24 @@ describe('recorder durability', () => {
     await h.waitLive(second);
     await sleep(1000);
     const end = await quietMoment(h);
+    await tradesAuditedPast(second, end.at);
     await h.stopInProcess();
 
     // The first run's changes up to the pause are all there, once; the restart seam is a gap.
     await expectNoDuplicates(h);
+    // Its trades too; those of the seam are read back where the venue keeps them, else lie in a trades gap.
+    for (const exchange of ['venue_b', 'venue_c'] as const) {
+      expect((await expectEveryTradeOnce(h, exchange, end.at, { gaps: false })).stored).toBeGreaterThan(0);
+      expect(gapsOf(await h.rows(exchange), 'trades')).toEqual([]);
+    }
+    await expectEveryTradeOnce(h, 'venue_a_us', end.at, { gaps: true });
+    for (const ticker of h.sim.books.tickers('venue_a_us')) {
+      const rows = await h.rows('venue_a_us', ticker);
+      const [seam] = gapsOf(rows);
+      expect(gapsOf(rows, 'trades')).toEqual([
+        { from: (seam as Gap).from + 1, to: (seam as Gap).to, reason: 'no_backfill' },
+      ]);
+    }
     const kalshi = await expectEveryChangeOnce(h, 'venue_b', end.at);
     expect(kalshi.recorded).toBeGreaterThan(50);
     for (const exchange of ALL) {
@@ -128,6 +152,11 @@ describe('recorder durability', () => {
     for (const exchange of ALL) {
       expect(value('recorder_messages_total', `exchange="${exchange}"`)).toBeGreaterThan(0);
       expect(value('recorder_rows_total', `exchange="${exchange}",table="deltas"`)).toBeGreaterThan(0);
+      expect(value('recorder_rows_total', `exchange="${exchange}",table="trades"`)).toBeGreaterThan(0);
+      expect(value('recorder_rows_produced_total', `exchange="${exchange}",table="trades"`)).toBeGreaterThan(0);
+      expect(value('recorder_trade_gaps_total', `exchange="${exchange}",reason="no_backfill"`)).toBe(0);
+      expect(value('recorder_trades_deduplicated_total', `exchange="${exchange}"`)).toBeGreaterThanOrEqual(0);
+      expect(value('recorder_trades_backfilled_total', `exchange="${exchange}"`)).toBeGreaterThanOrEqual(0);
       expect(value('recorder_lag_seconds_count', `exchange="${exchange}"`)).toBeGreaterThan(0);
       expect(value('recorder_spool_bytes', `exchange="${exchange}"`)).toBe(0);
       expect(value('recorder_buffer_rows', `exchange="${exchange}"`)).toBeGreaterThanOrEqual(0);
@@ -162,5 +191,10 @@ describe('recorder durability', () => {
     expect(kalshi.inGaps).toBeGreaterThan(0);
     await expectEveryChangeOnce(h, 'venue_a_us', end.at);
     for (const [i, exchange] of VENUE_CLOCK.entries()) await expectRule7(h, exchange, end.at, 400 + i);
+    // The trades of the seam: read back from REST by Kalshi and Gemini, a trades gap on Polymarket US.
+    for (const exchange of ['venue_b', 'venue_c'] as const) {
+      await expectEveryTradeOnce(h, exchange, end.at, { gaps: false });
+    }
+    expect((await expectEveryTradeOnce(h, 'venue_a_us', end.at, { gaps: true })).stored).toBeGreaterThan(0);
   });
 });

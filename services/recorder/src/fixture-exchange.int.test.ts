@@ -125,6 +125,7 @@ class FixtureSession implements VenueSession {
 const fixtureRecorder = defineAdapter({
   restRate: 5,
   reconcile: false,
+  trades: { cannot: 'the fixture feed publishes no trades' },
   settings: {},
   protocol: (ctx): FeedProtocol => ({
     venueClock: true,

@@ -1,6 +1,6 @@
 /**
  * The recorder's entrypoint (`dist/main.js` of its own image, depthgate-recorder; a StatefulSet of one): records the
- * order-book feeds of Kalshi, Gemini and Polymarket US into the history tables. docs/history.md, "Recorder".
+ * order-book feeds of Kalshi, Gemini and Polymarket US into the history tables. docs/history-internals.md, "Recorder".
  */
 import { HistoryStore, storeOptions } from '@depthgate/history-store';
 import { Lifecycle, createLogger, createRegistry, createServiceApp, runMain, serve } from '@depthgate/service-kit';

@@ -4,7 +4,7 @@
  */
 import { EXCHANGE_KEYS, type ExchangeKey } from '@depthgate/platforms';
 import { Counter, Gauge, Histogram, type Registry } from '@depthgate/service-kit';
-import { GAP_REASONS } from './rows';
+import { GAP_REASONS, TRADE_GAP_REASONS } from './rows';
 
 const LAG_BUCKETS = [0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30, 60, 120, 300, 900, 1800, 3600];
 
@@ -102,6 +102,11 @@ export class RecorderMetrics {
   readonly rowsWritten: Counter<'exchange' | 'table'>;
   readonly lag: WeightedHistogram;
   readonly gaps: Counter<'exchange' | 'reason'>;
+  readonly tradeGaps: Counter<'exchange' | 'reason'>;
+  readonly tradesDeduplicated: Counter<'exchange'>;
+  readonly tradesBackfilled: Counter<'exchange'>;
+  readonly tradeCountExcess: Counter<'exchange'>;
+  readonly backfills: Counter<'exchange' | 'kind' | 'outcome'>;
   readonly bufferRows: Gauge<'exchange'>;
   readonly spoolBytes: Gauge<'exchange'>;
   readonly inserts: Histogram<'table' | 'outcome'>;
@@ -147,6 +152,36 @@ export class RecorderMetrics {
       name: 'recorder_gaps_total',
       help: 'Gaps recorded in the gaps table, per exchange and reason',
       labelNames: ['exchange', 'reason'] as const,
+      registers,
+    });
+    this.tradeGaps = new Counter({
+      name: 'recorder_trade_gaps_total',
+      help: 'Trades gaps recorded (windows whose trades could not be read back), per exchange and reason',
+      labelNames: ['exchange', 'reason'] as const,
+      registers,
+    });
+    this.tradesDeduplicated = new Counter({
+      name: 'recorder_trades_deduplicated_total',
+      help: 'Trades dropped because the ticker already holds their id (a replay, a backfill overlapping the feed)',
+      labelNames: ['exchange'] as const,
+      registers,
+    });
+    this.tradesBackfilled = new Counter({
+      name: 'recorder_trades_backfilled_total',
+      help: "Trades read back from the venue's REST API after the feed missed them",
+      labelNames: ['exchange'] as const,
+      registers,
+    });
+    this.tradeCountExcess = new Counter({
+      name: 'recorder_trade_count_excess_total',
+      help: 'Book messages whose count of the traded quantity was below the trades received (the trade count audit; should stay 0)',
+      labelNames: ['exchange'] as const,
+      registers,
+    });
+    this.backfills = new Counter({
+      name: 'recorder_backfills_total',
+      help: 'Trade windows read back from REST, per exchange, kind (missed, audit) and outcome (complete, incomplete, failed, abandoned, none)',
+      labelNames: ['exchange', 'kind', 'outcome'] as const,
       registers,
     });
     this.bufferRows = new Gauge({
@@ -231,6 +266,10 @@ export class RecorderMetrics {
       this.bufferRows.set({ exchange }, 0);
       this.spoolBytes.set({ exchange }, 0);
       for (const reason of GAP_REASONS) this.gaps.inc({ exchange, reason }, 0);
+      for (const reason of TRADE_GAP_REASONS) this.tradeGaps.inc({ exchange, reason }, 0);
+      this.tradesDeduplicated.inc({ exchange }, 0);
+      this.tradesBackfilled.inc({ exchange }, 0);
+      this.tradeCountExcess.inc({ exchange }, 0);
     }
   }
 

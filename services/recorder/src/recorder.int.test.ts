@@ -1,26 +1,38 @@
 /**
  * The recorder end to end: the venue simulator's three feeds → the recorder → the real ClickHouse, checked against
- * the simulator's own books (rule 7 of the spec) and its list of emitted events; and which tickers it records.
- * Its durability (ClickHouse away, SIGTERM, restarts): durability.int.test.ts.
+ * the simulator's own books (rule 7 of the spec), its list of emitted events and its list of trades (the control
+ * API's oracle); and which tickers it records. Its durability (ClickHouse away, SIGTERM, restarts):
+ * durability.int.test.ts.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ExchangeKey } from '@depthgate/platforms';
 import { waitFor } from '@depthgate/test-utils';
+import type { RecorderMetrics } from './metrics';
 import { createRecorderHarness, sleep, type RecorderHarness } from './testing/harness';
 import {
   ALL,
   VENUE_CLOCK,
   expectEveryChangeOnce,
+  expectEveryTradeOnce,
   expectGeminiAt,
   expectNoDuplicates,
   expectRule7,
+  expectTradesProducedOnce,
   gapsOf,
   geminiRows,
   quietMoment,
+  type KnownLoss,
+  tradesAuditedPast,
 } from './testing/checks';
 
 jest.setTimeout(120_000);
+
+/** Trades read back from REST for an exchange (the in-process recorder's counter). */
+async function backfilled(h: RecorderHarness, exchange: ExchangeKey): Promise<number> {
+  const metric = await (h.metrics as RecorderMetrics).tradesBackfilled.get();
+  return metric.values.filter((v) => v.labels.exchange === exchange).reduce((n, v) => n + v.value, 0);
+}
 
 describe('recorder against the simulator and ClickHouse', () => {
   let h: RecorderHarness | undefined;
@@ -29,12 +41,12 @@ describe('recorder against the simulator and ClickHouse', () => {
     h = undefined;
   });
 
-  it('rebuilds every book by rule 7 as the simulator had it, through drops, disconnects and stalls on every feed', async () => {
+  it('rebuilds every book by rule 7 and stores every trade once, through drops, disconnects and stalls on every feed', async () => {
     h = await createRecorderHarness({
       sim: { updatesPerSecond: 150, changesPerUpdate: { gemini: 3, 'venue-a-us': 2 } },
     });
     const sim = h.sim;
-    await h.startInProcess();
+    const recorder = await h.startInProcess();
     await h.waitLive();
     await sleep(1500);
     const q1 = await quietMoment(h);
@@ -44,7 +56,7 @@ describe('recorder against the simulator and ClickHouse', () => {
     sim.feedFaults.dropNext('gemini', { ticker: g0, count: 1 });
     for (let i = 0; i < 500 && sim.feedFaults.stats('gemini').pendingDrops > 0; i++) sim.books.step(1);
     expect(sim.feedFaults.stats('gemini').pendingDrops).toBe(0);
-    await waitFor(async () => (await h!.rows('venue_c', g0)).some((r) => r.kind === 'gap'), {
+    await waitFor(async () => gapsOf(await h!.rows('venue_c', g0)).length > 0, {
       timeoutMs: 15_000,
       what: 'the Gemini reconciliation gap',
     });
@@ -66,15 +78,71 @@ describe('recorder against the simulator and ClickHouse', () => {
     await sleep(3500);
     await h.waitLive();
     await sleep(1000);
+    // Runs of lost messages, trades among them: Kalshi's and Gemini's trades carry no sequence, so only the audit of
+    // their REST trades finds them. Polymarket US has neither sequence nor trade history: its next whole book heals
+    // a lost book change, and the traded quantity its books count shows a lost trade (a trades gap `missed_trades`).
+    const lossy = sim.books.tickers('venue_a_us')[1] as string;
+    const pmUsBefore = sim.trades('venue_a_us', lossy).length;
+    const lossFrom = Date.now();
+    sim.feedFaults.dropNext('kalshi', { ticker: sim.books.tickers('venue_b')[1] as string, count: 15 });
+    sim.feedFaults.dropNext('gemini', { ticker: sim.books.tickers('venue_c')[1] as string, count: 15 });
+    sim.feedFaults.dropNext('venue-a-us', { ticker: lossy, count: 30 });
+    const drops = () =>
+      sim.feedFaults.stats('kalshi').pendingDrops +
+      sim.feedFaults.stats('gemini').pendingDrops +
+      sim.feedFaults.stats('venue-a-us').pendingDrops;
+    await waitFor(() => drops() === 0, { timeoutMs: 20_000, what: 'the runs of lost messages' });
+    const lossDone = Date.now();
+    // Trades were made while Polymarket US's messages were lost (some of those lost are trades).
+    expect(sim.trades('venue_a_us', lossy).length - pmUsBefore).toBeGreaterThan(5);
+    await h.waitLive();
+    // Gemini's feed stalls while its books trade more than the 50 trades its first book after a reconnect carries:
+    // the rest only its REST trades give back.
+    sim.books.pause();
+    const stalledAt = Date.now();
+    sim.feedFaults.stall('gemini', 2500);
+    await sleep(100);
+    sim.books.step(12_000);
+    const busiest = Math.max(...sim.books.tickers('venue_c').map((t) => sim.trades('venue_c', t, stalledAt).length));
+    expect(busiest).toBeGreaterThan(50);
+    await sleep(3000);
+    await h.waitLive();
+    sim.books.resume();
+    await sleep(1000);
     const q2 = await quietMoment(h);
     sim.books.resume();
     await sleep(1000);
     const end = await quietMoment(h);
+    await tradesAuditedPast(recorder, end.at);
     await h.stopInProcess();
 
+    // Every trade the simulator made is stored once: Kalshi and Gemini read what their feeds lost back from REST;
+    // what Polymarket US's feed missed (it has no trade history) lies inside its trades gaps: the windows its
+    // connections were down (`no_backfill`), and the trades its books counted that never arrived (`missed_trades`).
+    for (const exchange of ['venue_b', 'venue_c'] as const) {
+      const trades = await expectEveryTradeOnce(h, exchange, end.at, { gaps: false });
+      expect(trades.stored).toBeGreaterThan(50);
+      expect(gapsOf(await h.rows(exchange), 'trades')).toEqual([]);
+      expect(await backfilled(h, exchange)).toBeGreaterThan(0);
+    }
+    const pmUs = await expectEveryTradeOnce(h, 'venue_a_us', end.at, { gaps: true });
+    expect(pmUs.stored).toBeGreaterThan(50);
+    expect(pmUs.inGaps).toBeGreaterThan(0);
+    for (const t of sim.books.tickers('venue_a_us')) {
+      expect(new Set(gapsOf(await h.rows('venue_a_us', t), 'trades').map((g) => g.reason))).toEqual(
+        new Set(t === lossy ? ['no_backfill', 'missed_trades'] : ['no_backfill']),
+      );
+    }
+    expect(await expectTradesProducedOnce(h, recorder)).toBeGreaterThan(0);
+
+    // Polymarket US's lost book messages left its book behind, without a gap, until the next book (the first change
+    // after the run of losses ended heals it): a known limit the book checks leave out.
+    const healedAt = sim.books.events('venue_a_us', lossy).find((e) => e.ts > lossDone)?.ts;
+    expect(healedAt).toBeDefined();
+    const known: KnownLoss[] = [{ ticker: lossy, from: lossFrom, to: healedAt as number }];
     // Rule 7 at random moments and at event times, Kalshi and Polymarket US (venue timestamps).
     for (const [i, exchange] of VENUE_CLOCK.entries()) {
-      expect(await expectRule7(h, exchange, end.at, 100 + i)).toBeGreaterThan(50);
+      expect(await expectRule7(h, exchange, end.at, 100 + i, known)).toBeGreaterThan(50);
     }
     // Gemini is stamped on receipt: compare at the quiet moments.
     const gRows = await geminiRows(h);
@@ -84,7 +152,7 @@ describe('recorder against the simulator and ClickHouse', () => {
     const kalshi = await expectEveryChangeOnce(h, 'venue_b', end.at);
     expect(kalshi.recorded).toBeGreaterThan(100);
     expect(kalshi.inGaps).toBeGreaterThan(0);
-    await expectEveryChangeOnce(h, 'venue_a_us', end.at);
+    await expectEveryChangeOnce(h, 'venue_a_us', end.at, known);
     await expectNoDuplicates(h);
 
     // The gaps say what happened.
@@ -102,11 +170,11 @@ describe('recorder against the simulator and ClickHouse', () => {
       expect(found).toContain('disconnect');
       expect([...found].some((r) => r === 'stall' || r === 'reconcile_mismatch')).toBe(true);
     }
-    // The lost Kalshi change lies inside its gap, and after each gap comes a snapshot at its end.
+    // The lost Kalshi change lies inside its gap, and after each book gap comes a snapshot at its end.
     for (const exchange of ALL) {
       const rows = await h.rows(exchange);
       const snapshotTs = new Set(rows.filter((r) => r.kind === 'snapshot').map((r) => `${r.ticker}@${r.ts}`));
-      for (const g of rows.filter((r) => r.kind === 'gap')) {
+      for (const g of rows.filter((r) => r.kind === 'gap' && r.stream === 'book')) {
         expect(g.fromTs).toBeLessThanOrEqual(g.toTs as number);
         expect(snapshotTs.has(`${g.ticker}@${g.toTs}`)).toBe(true);
       }

@@ -1,5 +1,5 @@
 /**
- * The recorder, put together: feeds → tickers → TSV sink → writer → ClickHouse (docs/history.md, "Recorder").
+ * The recorder, put together: feeds → tickers → TSV sink → writer → ClickHouse (docs/history-internals.md, "Recorder").
  * `startRecorder` is what main.ts runs and what the integration tests run in-process; `stop()` is the SIGTERM path.
  */
 import { signNow, type ExchangeKey } from '@depthgate/platforms';
@@ -10,9 +10,10 @@ import { CanonicalMemo } from '@depthgate/feeds';
 import type { RecorderMetrics } from './metrics';
 import { RestClient } from './venues/rest';
 import { venueProtocol, type VenueProtocol } from './venues/types';
+import type { TradeHistory } from './venues/trades';
 import { Venue } from './venues/venue';
 import { exchangeIndex } from './writer/batch';
-import { TsvSink } from './writer/sink';
+import { SINK_TABLES, TsvSink, type SinkTable } from './writer/sink';
 import { Writer } from './writer/writer';
 
 export interface RecorderDeps {
@@ -43,7 +44,10 @@ export function monotoneClock(): () => number {
 }
 
 /** The feed protocol and REST client of one recorded exchange, from its adapter (venues/registry.ts). */
-function venueParts(exchange: ExchangeKey, config: RecorderConfig): { protocol: VenueProtocol; rest: RestClient } {
+function venueParts(
+  exchange: ExchangeKey,
+  config: RecorderConfig,
+): { protocol: VenueProtocol; rest: RestClient; trades: TradeHistory | undefined } {
   const info = config.registry.info(exchange);
   const adapter = config.adapters[exchange];
   const platform = config.platforms[info.platform];
@@ -51,7 +55,11 @@ function venueParts(exchange: ExchangeKey, config: RecorderConfig): { protocol: 
   const settings = config.venues[exchange];
   const { signer } = platform;
   const protocol = venueProtocol(
-    adapter.protocol({ settings: settings.adapter, subscribeBatch: config.RECORDER_SUBSCRIBE_BATCH }),
+    adapter.protocol({
+      settings: settings.adapter,
+      subscribeBatch: config.RECORDER_SUBSCRIBE_BATCH,
+      trades: config.RECORDER_TRADES,
+    }),
     { exchange, platform: info.title, feedUrl: platform.feeds.main as string, signer },
   );
   const baseUrl = platform.urls.main as string;
@@ -65,7 +73,7 @@ function venueParts(exchange: ExchangeKey, config: RecorderConfig): { protocol: 
         ? (method, path, now) => signNow(signer, { method, path, query: '', body: '', host }, now)
         : undefined,
   });
-  return { protocol, rest };
+  return { protocol, rest, trades: config.RECORDER_TRADES ? adapter.trades : undefined };
 }
 
 export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
@@ -138,7 +146,7 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
 
   const price = new CanonicalMemo();
   for (const exchange of config.exchanges) {
-    const { protocol, rest } = venueParts(exchange, config);
+    const { protocol, rest, trades } = venueParts(exchange, config);
     if (protocol.missingCredentials) {
       logger.warn(
         { exchange, platform: protocol.platform },
@@ -170,11 +178,15 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
         reconnectMaxMs: config.RECORDER_RECONNECT_MAX_MS,
         reconcileIntervalMs: settings.reconcile ? config.RECORDER_RECONCILE_INTERVAL_MS : 0,
         reconcileGraceMs: config.RECORDER_RECONCILE_GRACE_MS,
+        trades,
+        backfillMaxPages: config.RECORDER_TRADES_BACKFILL_MAX_PAGES,
+        backfillDelayMs: config.RECORDER_TRADES_BACKFILL_DELAY_MS,
+        tradeAuditIntervalMs: config.RECORDER_TRADES_AUDIT_INTERVAL_MS,
       }),
     );
   }
 
-  const produced: Record<'deltas' | 'snapshots' | 'gaps', number[]> = { deltas: [], snapshots: [], gaps: [] };
+  const produced: Record<SinkTable, number[]> = { deltas: [], snapshots: [], trades: [], gaps: [] };
   const gauges = () => {
     const buffered = writer.bufferedRows();
     const open = sink.openRows();
@@ -184,7 +196,7 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
       const i = exchangeIndex(e.code);
       metrics.bufferRows.set({ exchange }, (buffered[i] ?? 0) + (open[i] ?? 0));
       metrics.spoolBytes.set({ exchange }, spooled[i] ?? 0);
-      for (const table of ['deltas', 'snapshots', 'gaps'] as const) {
+      for (const table of SINK_TABLES) {
         const n = (sink.produced[table][i] ?? 0) - (produced[table][i] ?? 0);
         if (n > 0) {
           metrics.rowsProduced.inc({ exchange, table }, n);

@@ -1,5 +1,6 @@
 import type { ExchangeKey } from '@depthgate/platforms';
 import type { LocalBook, SideCode } from '@depthgate/feeds';
+import type { GapStream, TradeSide } from '@depthgate/history-store';
 
 /**
  * Where a ticker's rows go (the writer's batches, or a list in tests). Calls arrive in the order the rows must
@@ -8,6 +9,25 @@ import type { LocalBook, SideCode } from '@depthgate/feeds';
  * `receivedTs` is the recorder's receive clock (epoch ms, never going backwards): for a delta, when its message
  * arrived; for a snapshot, when the newest message it reflects arrived.
  */
+/**
+ * One trade at the venue's `ts` (the same whichever path brought it), `sequence` from the ticker's counter shared with
+ * its deltas; `price` and `size` canonical decimal text (price on the book's scale), `side` the taker's side
+ * normalised to the book, `venueSide` the venue's own side field as sent, `tradeId` the venue's id or a deterministic
+ * one (both printable ASCII without tab or backslash, at most 128 characters).
+ */
+export interface RecordedTrade {
+  exchange: ExchangeKey;
+  ticker: string;
+  ts: number;
+  sequence: number;
+  tradeId: string;
+  price: string;
+  size: string;
+  side: TradeSide;
+  venueSide: string;
+  receivedTs: number;
+}
+
 export interface RowSink {
   delta(
     exchange: ExchangeKey,
@@ -21,7 +41,18 @@ export interface RowSink {
   ): void;
   /** Every level of `book` as one snapshot at `ts` (the book after every delta with ts < `ts`). */
   snapshot(exchange: ExchangeKey, ticker: string, ts: number, book: LocalBook, receivedTs: number): void;
-  gap(exchange: ExchangeKey, ticker: string, fromTs: number, toTs: number, reason: string, detectedAt: number): void;
+  /** One trade (RecordedTrade). */
+  trade(trade: RecordedTrade): void;
+  /** A gap of the book (default) or of the trades (`stream`). */
+  gap(
+    exchange: ExchangeKey,
+    ticker: string,
+    fromTs: number,
+    toTs: number,
+    reason: string,
+    detectedAt: number,
+    stream?: GapStream,
+  ): void;
 }
 
 /** Why a series stopped being continuous; the `reason` of a gap row and the label of `recorder_gaps_total`. */
@@ -34,6 +65,12 @@ export const GAP_REASONS = [
   'sequence_gap',
   /** The venue's REST book did not match ours (Gemini, whose feed has neither sequence nor timestamps). */
   'reconcile_mismatch',
+  /**
+   * The venue's own book — a checksum (Polymarket CLOB's `hash`) that a REST book confirmed, a REST book on the
+   * reconciliation schedule, a resubscription's snapshot — differed from ours: from the last verified moment (a
+   * `verifications` point) to the detection; the book re-bases on the venue's.
+   */
+  'divergence',
   /** A delta would have made a level negative: our book had missed something. */
   'book_inconsistent',
   /** A fresh venue snapshot differed from our book without any other sign of loss. */
@@ -44,3 +81,25 @@ export const GAP_REASONS = [
   'resubscribe',
 ] as const;
 export type GapReason = (typeof GAP_REASONS)[number];
+
+/**
+ * Why trades may be missing in a window (a gap with `stream` `trades`; the label of `recorder_trade_gaps_total`).
+ * A window opens when the feed stops carrying a ticker's trades (a disconnect, a stall, a resubscription, a restart:
+ * the book's gap says which) and closes when it carries them again; the recorder reads the window's trades back from
+ * the venue's REST API where it has one, and records a trades gap for what it could not read. The trade count audit
+ * records one for trades a venue counts that its feed never brought (`missed_trades`).
+ */
+export const TRADE_GAP_REASONS = [
+  /** The venue publishes no trade history (Polymarket US): the window's trades cannot be read back. */
+  'no_backfill',
+  /** Reading the window back failed (REST errors after retries, or the recorder stopped first). */
+  'backfill_failed',
+  /** The venue's history did not reach back far enough, or the window needed more requests than its budget. */
+  'backfill_incomplete',
+  /**
+   * The venue's book messages count more traded quantity than the feed's trades brought (Polymarket US
+   * `stats.sharesTraded`): trade messages were lost silently between two book messages (the trade count audit).
+   */
+  'missed_trades',
+] as const;
+export type TradeGapReason = (typeof TRADE_GAP_REASONS)[number];

@@ -1,7 +1,8 @@
 import { ASK, BID, CanonicalMemo } from '@depthgate/feeds';
 import type { GapReason } from './rows';
 import { ListSink, rebuild } from './testing/support';
-import { TickerRecorder, type TickerEnv } from './ticker';
+import { RECENT_TRADE_IDS, TickerRecorder, type OpenTradeWindow, type TickerEnv } from './ticker';
+import type { VenueTrade } from './venues/trades';
 
 function setup(options: { venueClock?: boolean; resume?: { lastTs: number; sequence: number } } = {}) {
   const sink = new ListSink();
@@ -295,5 +296,283 @@ describe('TickerRecorder', () => {
     rec.applyDelta(rec.beginEvent(3000), BID, '0.5', '1'); // a change the venue never made
     rec.venueSnapshot(bids(['0.5', '2']), [], { ts: 4000 });
     expect(sink.of('gap')).toMatchObject([{ fromTs: 2000, toTs: 4000, reason: 'snapshot_mismatch' }]);
+  });
+});
+
+describe('TickerRecorder trades', () => {
+  function tradesSetup(options: { venueClock?: boolean; resume?: { lastTs: number; sequence: number } } = {}) {
+    const sink = new ListSink();
+    const clock = { now: 1_000_000 };
+    const windows: OpenTradeWindow[] = [];
+    const deduplicated: string[] = [];
+    const counted: string[] = [];
+    const env: TickerEnv = {
+      sink,
+      now: () => clock.now,
+      price: new CanonicalMemo(),
+      snapshotIntervalMs: 3_600_000,
+      quietMs: 1000,
+      venueClock: options.venueClock ?? true,
+      onBroken: () => undefined,
+      onTradeWindow: (_r, w) => windows.push(w),
+      metrics: {
+        gap: () => undefined,
+        clamped: () => undefined,
+        tradeDeduplicated: (e) => deduplicated.push(e),
+        tradeGap: (e, reason) => counted.push(`gap ${e} ${reason}`),
+        tradeCountExcess: (e, t, quantity) => counted.push(`excess ${e} ${t} ${quantity ?? 'restarted'}`),
+      },
+    };
+    const rec = new TickerRecorder('venue_b', 'KXTEST-1', options.resume ?? { lastTs: -1, sequence: 0 }, env);
+    return { rec, sink, clock, windows, deduplicated, counted };
+  }
+  const trade = (ts: number, id: string, over: Partial<VenueTrade> = {}): VenueTrade => ({
+    ts,
+    id,
+    price: '0.3600',
+    size: '136.00',
+    side: 'buy',
+    venueSide: 'yes',
+    ...over,
+  });
+
+  it('records trades at the venue time with the sequence the deltas use, exact canonical decimals', () => {
+    const { rec, sink } = tradesSetup();
+    rec.venueSnapshot(bids(['0.36', '500']), [], { ts: 1000 });
+    rec.applyDelta(rec.beginEvent(2000, 2003), BID, '0.36', '-136');
+    expect(
+      rec.trade(trade(2000, 'd91bc706-ee49-470d-82d8-11418bda6fed', { side: 'sell', venueSide: 'no' }), 2004),
+    ).toBe(true);
+    rec.applyDelta(rec.beginEvent(2000, 2005), BID, '0.36', '10');
+    // A trade is never raised to a snapshot's time: the same trade must get the same ts from every path.
+    rec.trade(trade(900, 't-late', { price: '0.35000', size: '0.50' }), 2006);
+    expect(sink.rows.filter((r) => r.kind !== 'snapshot').map((r) => [r.kind, r.ts, r.sequence])).toEqual([
+      ['delta', 2000, 2_000_000],
+      ['trade', 2000, 2_000_001],
+      ['delta', 2000, 2_000_002],
+      ['trade', 900, 2_000_003],
+    ]);
+    expect(sink.of('trade').map((r) => [r.tradeId, r.price, r.size, r.tradeSide, r.venueSide, r.receivedTs])).toEqual([
+      ['d91bc706-ee49-470d-82d8-11418bda6fed', '0.36', '136', 'sell', 'no', 2004],
+      ['t-late', '0.35', '0.5', 'buy', 'yes', 2006],
+    ]);
+  });
+
+  it('records a trade id once (a replay is counted as deduplicated), and keeps a bounded set of recent ids', () => {
+    const { rec, sink, deduplicated } = tradesSetup();
+    expect(rec.trade(trade(1000, 'a'))).toBe(true);
+    expect(rec.trade(trade(1000, 'a'))).toBe(false);
+    expect(deduplicated).toEqual(['venue_b']);
+    for (let i = 0; i < RECENT_TRADE_IDS; i++) rec.trade(trade(1001 + i, `n${i}`));
+    // `a` is the oldest and was forgotten; the newest are still known.
+    expect(rec.trade(trade(1000, 'a'))).toBe(true);
+    expect(rec.trade(trade(1001 + RECENT_TRADE_IDS - 1, `n${RECENT_TRADE_IDS - 1}`))).toBe(false);
+    expect(sink.of('trade')).toHaveLength(RECENT_TRADE_IDS + 2);
+  });
+
+  it('refuses values the tables cannot hold', () => {
+    const { rec, sink } = tradesSetup();
+    expect(() => rec.trade(trade(1000, 'x', { size: '0' }))).toThrow(/not positive/);
+    expect(() => rec.trade(trade(1000, 'x', { size: '-1' }))).toThrow(/not positive/);
+    expect(() => rec.trade(trade(1000, 'x', { price: '1e3' }))).toThrow(/exact decimal/);
+    expect(() => rec.trade(trade(1000, 'tab\there'))).toThrow(/trade id/);
+    expect(() => rec.trade(trade(1000, ''))).toThrow(/trade id/);
+    expect(() => rec.trade(trade(1000, 'x', { venueSide: 'back\\slash' }))).toThrow(/trade side/);
+    expect(() => rec.trade(trade(-1, 'x'))).toThrow(/trade time/);
+    expect(sink.of('trade')).toEqual([]);
+  });
+
+  it('opens a window when the feed stops and hands it over when the next book is in: read from the last trade held', () => {
+    const { rec, sink, windows, deduplicated } = tradesSetup();
+    rec.venueSnapshot(bids(['0.5', '10']), [], { ts: 1000 });
+    rec.trade(trade(1500, 'held-1'));
+    rec.trade(trade(1600, 'held-2'));
+    rec.trade(trade(1600, 'held-3'));
+    rec.applyDelta(rec.beginEvent(1700), BID, '0.5', '1');
+    rec.lose('disconnect', 1800);
+    rec.interruptTrades(1800);
+    rec.interruptTrades(1900); // a second loss keeps the window's earlier start
+    expect(windows).toEqual([]);
+    // On the new connection, trades flow before the book: a replay of one held is dropped, a new one recorded.
+    rec.trade(trade(1600, 'held-3'));
+    rec.trade(trade(1200, 'old-but-unknown')); // older than the newest held: a replay whatever the set remembers
+    rec.trade(trade(2950, 'new-on-feed'));
+    expect(deduplicated).toHaveLength(2);
+    rec.venueSnapshot(bids(['0.5', '12']), [], { defer: true });
+    rec.settle(3000);
+    expect(windows).toHaveLength(1);
+    const w = windows[0] as OpenTradeWindow;
+    // Read from the newest trade held; forward readers (Gemini) start from the newest one before it.
+    expect([w.from, w.gapFrom, w.to, w.last]).toEqual([1600, 1800, 3000, { ts: 1500, id: 'held-1' }]);
+    // REST gives back the window (and more): what is held, or outside, is dropped; the rest goes in in time order.
+    const recorded = rec.completeTradeWindow(w, [
+      trade(3100, 'after-window'),
+      trade(2950, 'new-on-feed'),
+      trade(2500, 'missed-2'),
+      trade(1600, 'held-2'),
+      trade(1599, 'before-window'),
+      trade(2000, 'missed-1'),
+    ]);
+    expect(recorded).toBe(2);
+    expect(sink.of('trade').map((r) => r.tradeId)).toEqual([
+      'held-1',
+      'held-2',
+      'held-3',
+      'new-on-feed',
+      'missed-1',
+      'missed-2',
+    ]);
+    expect(sink.of('gap').filter((g) => g.stream === 'trades')).toEqual([]);
+    expect(rec.tradeWindows).toEqual([]);
+  });
+
+  it('records what a window could not read back as a trades gap', () => {
+    const { rec, sink, windows } = tradesSetup();
+    rec.venueSnapshot(bids(['0.5', '10']), [], { ts: 1000 });
+    rec.trade(trade(1500, 'held'));
+    rec.lose('stall', 1800);
+    rec.interruptTrades(1800);
+    rec.venueSnapshot(bids(['0.5', '10']), [], { ts: 3000 });
+    const w = windows[0] as OpenTradeWindow;
+    // The venue's pages ran out at 2400: [1500, 2400] was not read (clipped to the window).
+    rec.completeTradeWindow(w, [trade(2500, 'got')], [{ from: 0, to: 2400 }], 'backfill_incomplete');
+    expect(sink.of('gap').map((g) => [g.stream, g.fromTs, g.toTs, g.reason])).toEqual([
+      ['book', 1800, 3000, 'stall'],
+      ['trades', 1500, 2400, 'backfill_incomplete'],
+    ]);
+    // Completing it again does nothing.
+    expect(rec.completeTradeWindow(w, [trade(2600, 'late')], [{ from: 0, to: 9999 }])).toBe(0);
+    expect(sink.of('trade').map((r) => r.tradeId)).toEqual(['held', 'got']);
+  });
+
+  it('after a restart reads back from just after the stored end', () => {
+    const { rec, windows } = tradesSetup({ resume: { lastTs: 5000, sequence: 5_000_000 } });
+    rec.trade(trade(4990, 'stored-before')); // older than the stored end: a replay of what is stored
+    expect(rec.trade(trade(5001, 'fresh'))).toBe(true);
+    rec.venueSnapshot(bids(['0.5', '1']), [], { ts: 6000 });
+    expect(windows.map((w) => [w.from, w.gapFrom, w.to, w.last])).toEqual([[5001, 5001, 6000, undefined]]);
+    expect([...(windows[0] as OpenTradeWindow).known.keys()]).toEqual(['fresh']);
+  });
+
+  it('on a receive-clocked feed starts a window at the newest trade held, not at the receive-time watermark', () => {
+    const { rec, windows } = tradesSetup({ venueClock: false });
+    rec.venueSnapshot(bids(['1', '1']), [], { ts: 1_000_000 });
+    rec.trade(trade(999_500, 'g1'));
+    rec.interruptTrades(1_000_400);
+    rec.lose('disconnect');
+    rec.venueSnapshot(bids(['1', '1']), [], { ts: 1_002_000 });
+    expect(windows.map((w) => [w.from, w.gapFrom, w.to])).toEqual([[999_500, 999_500, 1_002_000]]);
+  });
+
+  it("checks the feed's trades against the venue's count (the trade count audit): a shortfall is a trades gap", () => {
+    const { rec, sink, counted } = tradesSetup();
+    rec.venueSnapshot(bids(['0.5', '10']), [], { ts: 1001 });
+    rec.tradesCounted('40.00', 1000);
+    rec.tradesCounted('40.75', 1100);
+    rec.trade(trade(1100, 'a', { size: '0.75' }));
+    rec.trade(trade(1100, 'a', { size: '0.75' })); // a replay of a trade held is not counted twice
+    rec.tradesCounted('41.75', 1200);
+    // The feed's trade of 1 at 1200 is lost (one REST gave back is not the feed's: not counted).
+    rec.trade(trade(1200, 'rest', { size: '1' }), 1200, 'backfill');
+    rec.tradesCounted('41.75', 1300);
+    rec.tradesCounted('41.75', 1400);
+    expect(sink.of('gap').map((g) => [g.stream, g.fromTs, g.toTs, g.reason])).toEqual([
+      ['trades', 1100, 1200, 'missed_trades'],
+    ]);
+    // More received than counted: reported, no gap, measured again from the previous book.
+    rec.trade(trade(1400, 'b', { size: '2' }));
+    rec.tradesCounted('42.75', 1500);
+    rec.tradesCounted('41', 1600); // the count went back (a venue restart)
+    expect(counted).toEqual([
+      'gap venue_b missed_trades',
+      'excess venue_b KXTEST-1 1',
+      'excess venue_b KXTEST-1 restarted',
+    ]);
+    expect(sink.of('gap')).toHaveLength(1);
+    expect(() => rec.tradesCounted('-1', 1700)).toThrow(/negative/);
+    expect(() => rec.tradesCounted('1e3', 1700)).toThrow(/exact decimal/);
+  });
+
+  it('opens no window for a ticker that recorded nothing yet, nor when trades are not recorded', () => {
+    const fresh = tradesSetup();
+    fresh.rec.interruptTrades(-1);
+    fresh.rec.venueSnapshot(bids(['1', '1']), [], { ts: 2000 });
+    expect(fresh.windows).toEqual([]);
+    const { rec, sink } = setup();
+    rec.venueSnapshot(bids(['1', '1']), [], { ts: 1000 });
+    rec.interruptTrades(1500);
+    expect(rec.trade(trade(1600, 'x'))).toBe(false);
+    expect(rec.tradeWindow).toBeUndefined();
+    expect(sink.of('trade')).toEqual([]);
+  });
+});
+
+describe('TickerRecorder trade audits', () => {
+  it('closes its open window every audit interval (not while the feed is stopped or a read is pending)', () => {
+    const sink = new ListSink();
+    const clock = { now: 1_000_000 };
+    const windows: OpenTradeWindow[] = [];
+    const rec = new TickerRecorder(
+      'venue_b',
+      'KX-1',
+      { lastTs: -1, sequence: 0 },
+      {
+        sink,
+        now: () => clock.now,
+        price: new CanonicalMemo(),
+        snapshotIntervalMs: 3_600_000,
+        quietMs: 500,
+        venueClock: true,
+        onBroken: () => undefined,
+        onTradeWindow: (_r, w) => windows.push(w),
+        tradeAuditIntervalMs: 60_000,
+      },
+    );
+    const t = (ts: number, id: string): VenueTrade => ({
+      ts,
+      id,
+      price: '0.5',
+      size: '1',
+      side: 'buy',
+      venueSide: 'yes',
+    });
+    rec.trade(t(999_000, 'before-any-book'));
+    // Trades flow once the first book is in: the open window starts there (its first audit somewhere in an interval).
+    rec.venueSnapshot(bids(['0.5', '1']), [], { ts: 1_000_000 });
+    expect(rec.tradeWindow?.from).toBe(1_000_000);
+    rec.trade(t(1_000_100, 'a'));
+    clock.now += 60_000;
+    rec.trade(t(1_059_800, 'in-flight-margin'));
+    rec.sweep(clock.now);
+    expect(windows.map((w) => [w.kind, w.from, w.to, [...w.known.keys()]])).toEqual([
+      ['audit', 1_000_000, 1_059_500, ['a', 'in-flight-margin']],
+    ]);
+    // The next window starts where it ended, knowing what was recorded since.
+    expect([rec.tradeWindow?.from, [...(rec.tradeWindow?.known.keys() ?? [])]]).toEqual([
+      1_059_500,
+      ['in-flight-margin'],
+    ]);
+    // A trade the feed lost silently comes back from REST; the others are known.
+    const first = windows[0] as OpenTradeWindow;
+    clock.now += 60_000;
+    rec.sweep(clock.now);
+    expect(windows).toHaveLength(1); // the previous read is still pending
+    expect(rec.completeTradeWindow(first, [t(1_000_100, 'a'), t(1_020_000, 'lost-on-the-feed')])).toBe(1);
+    // The feed stops: no audit while it is stopped; the open window becomes the missed one.
+    rec.lose('disconnect', 1_119_000);
+    rec.interruptTrades(1_119_000);
+    clock.now += 60_000;
+    rec.sweep(clock.now);
+    expect(windows).toHaveLength(1);
+    rec.venueSnapshot(bids(['0.5', '1']), [], { ts: 1_180_000 });
+    expect(windows.slice(1).map((w) => [w.kind, w.from, w.gapFrom, w.to])).toEqual([
+      ['missed', 1_059_500, 1_119_000, 1_180_000],
+    ]);
+    expect(sink.of('trade').map((r) => r.tradeId)).toEqual([
+      'before-any-book',
+      'a',
+      'in-flight-margin',
+      'lost-on-the-feed',
+    ]);
   });
 });

@@ -2,7 +2,7 @@
  * One ticker's recording: its book, its clock and its sequence, and the rules that keep the rows it writes
  * reconstructible by the spec's rule 7 at every moment outside a recorded gap.
  *
- * Invariants (docs/history.md, "Recorder"):
+ * Invariants (docs/history-internals.md, "Recorder"):
  * - A snapshot at S is the book after every recorded delta with ts < S, and no recorded delta with ts >= S is in it.
  *   So a snapshot is written strictly after every row already written for the ticker (S > lastTs), and deltas after
  *   it never get a ts below S (a venue timestamp below the last snapshot is raised to it and counted as clamped).
@@ -15,6 +15,14 @@
  * - Every row carries its receive time (`received_ts`, the connection's monotone clock): a delta, when its message
  *   arrived; a snapshot, when the newest message it reflects arrived (the venue snapshot itself, or the last change
  *   applied to our book before a cadence snapshot).
+ * - Trades are recorded whatever the book's state, at the venue's time (never clamped: the same trade must get the
+ *   same ts from the feed and from REST), with the ticker's sequence (so deltas and trades interleave in arrival
+ *   order), once per trade id: a bounded set of the ticker's recent ids, and the ids recorded inside each window
+ *   being checked, drop a trade already recorded. When the feed stops carrying the ticker's trades
+ *   (interruptTrades) and carries them again (the first venue snapshot after it: settle), the window between goes to
+ *   `onTradeWindow` to be read back from REST; so does, every audit interval, the window since the last one (trades
+ *   lost silently); what cannot be read back becomes a trades gap. Where the venue's book messages count the
+ *   traded quantity (`tradesCounted`), trades it counts that never arrived are a trades gap too (`TradeCountAudit`).
  */
 import type { ExchangeKey } from '@depthgate/platforms';
 import {
@@ -27,7 +35,10 @@ import {
   parseDecimal,
   type CanonicalMemo,
 } from '@depthgate/feeds';
-import type { GapReason, RowSink } from './rows';
+import { VENUE_TEXT_PATTERN } from '@depthgate/history-store';
+import type { GapReason, RowSink, TradeGapReason } from './rows';
+import { TradeCountAudit } from './trade-count';
+import type { TradeWindow, VenueTrade } from './venues/trades';
 
 export interface TickerResume {
   /** Largest ts of any stored row of the ticker (-1: none). */
@@ -53,10 +64,78 @@ export interface TickerEnv {
   venueClock: boolean;
   /** The ticker found its book wrong by itself (a level went negative): the feed must resync it. */
   onBroken: (ticker: TickerRecorder, reason: GapReason) => void;
+  /**
+   * A window of the ticker's trades closed (the feed missed it, or its audit is due): read it back (then
+   * `completeTradeWindow`). Absent: trades are not recorded, and no windows are kept.
+   */
+  onTradeWindow?: (ticker: TickerRecorder, window: OpenTradeWindow) => void;
+  /** Every ticker's trades are read back this often, to find trades the feed lost silently (0 or absent: never). */
+  tradeAuditIntervalMs?: number;
   metrics?: {
     gap(exchange: ExchangeKey, reason: GapReason): void;
     clamped(exchange: ExchangeKey): void;
+    tradeGap?(exchange: ExchangeKey, reason: TradeGapReason): void;
+    tradeDeduplicated?(exchange: ExchangeKey): void;
+    /** The trade count audit found more trades than the venue counts (`quantity`), or the count went back. */
+    tradeCountExcess?(exchange: ExchangeKey, ticker: string, quantity: string | undefined): void;
   };
+}
+
+/** How many of a ticker's most recent trade ids it keeps to drop a trade it already recorded. */
+export const RECENT_TRADE_IDS = 512;
+
+/** The last `max` trade ids of a ticker (and their ts), oldest forgotten first. */
+class RecentTrades {
+  private readonly ids = new Set<string>();
+  private readonly ring: { id: string; ts: number }[] = [];
+  private next = 0;
+
+  constructor(private readonly max: number) {}
+
+  has(id: string): boolean {
+    return this.ids.has(id);
+  }
+
+  add(id: string, ts: number): void {
+    if (this.ring.length < this.max) this.ring.push({ id, ts });
+    else {
+      const old = this.ring[this.next] as { id: string; ts: number };
+      this.ids.delete(old.id);
+      this.ring[this.next] = { id, ts };
+      this.next = (this.next + 1) % this.max;
+    }
+    this.ids.add(id);
+  }
+
+  /** The kept trades at or after `ts`, as id → ts. */
+  since(ts: number): [string, number][] {
+    return this.ring.filter((r) => r.ts >= ts).map((r) => [r.id, r.ts]);
+  }
+
+  /** The newest kept trade before `ts`. */
+  newestBefore(ts: number): { ts: number; id: string } | undefined {
+    let best: { id: string; ts: number } | undefined;
+    for (const r of this.ring) if (r.ts < ts && (best === undefined || r.ts >= best.ts)) best = r;
+    return best && { ts: best.ts, id: best.id };
+  }
+}
+
+/**
+ * A stretch of a ticker's trades [`from`, `to`] checked against the venue's REST trades: one the feed missed (it
+ * stopped carrying them, from `gapFrom`, until `to`), or a periodic audit (trades a feed without sequence numbers may
+ * have lost silently).
+ */
+export interface OpenTradeWindow extends TradeWindow {
+  /** Trades before this moment were received on the feed: a venue without trade history has a gap from here. */
+  gapFrom: number;
+  /** Trades recorded at or after `from` (id → ts): a REST copy of one is dropped. */
+  known: Map<string, number>;
+  /** `missed`: the feed stopped carrying the ticker's trades while it was open; `audit`: a periodic check. */
+  kind: 'missed' | 'audit';
+  /** The feed stopped while it was open (and has not carried trades again yet, while it is open). */
+  broken: boolean;
+  /** Wall clock when it opened (its audit is due an interval later). */
+  openedAt: number;
 }
 
 /** Levels as a venue sends them: [price text, quantity text]. */
@@ -108,6 +187,20 @@ export class TickerRecorder {
   private eventReceivedAt = 0;
   private epoch = 0;
   private readonly verifications: Verification[] = [];
+  /** The newest trade recorded (by ts): a window's REST read starts from it. */
+  private lastTrade: { ts: number; id: string } | undefined;
+  private readonly recentTrades = new RecentTrades(RECENT_TRADE_IDS);
+  /** Feed trades before this ts are replays of what was recorded (or stored) before a window: dropped. */
+  private replayBefore = -1;
+  /**
+   * The open window: trades recorded in it are known by id. Audited tickers always have one (closed and read back
+   * every audit interval); others only while their feed is stopped.
+   */
+  tradeWindow: OpenTradeWindow | undefined;
+  /** Closed windows waiting for (or in) their REST read. */
+  readonly tradeWindows: OpenTradeWindow[] = [];
+  /** The feed's trades checked against the venue's traded quantity in its book messages (`tradesCounted`). */
+  private readonly tradeCount = new TradeCountAudit();
 
   constructor(
     readonly exchange: ExchangeKey,
@@ -117,7 +210,15 @@ export class TickerRecorder {
   ) {
     this.lastTs = resume.lastTs;
     this.sequence = resume.sequence;
-    if (resume.lastTs >= 0) this.pendingGap = { from: resume.lastTs, reason: 'recorder_start' };
+    if (resume.lastTs >= 0) {
+      this.pendingGap = { from: resume.lastTs, reason: 'recorder_start' };
+      // Everything up to the stored end is stored: the trades after it are read back once the feed carries them.
+      if (env.onTradeWindow) {
+        this.openTradeWindow(resume.lastTs + 1).broken = true;
+        (this.tradeWindow as OpenTradeWindow).kind = 'missed';
+        this.replayBefore = resume.lastTs + 1;
+      }
+    }
     // Spread the first cadence snapshots of many tickers over one interval.
     this.nextSnapshotAt = env.now() + Math.floor(Math.random() * env.snapshotIntervalMs);
   }
@@ -207,6 +308,8 @@ export class TickerRecorder {
     this.pendingSnapshot = undefined;
     this.writeSnapshot(s);
     this.verified(s);
+    // The feed that sent this book carries the ticker's trades again (adapters subscribe trades first).
+    this.resumeTrades(s);
   }
 
   private verified(ts: number): void {
@@ -336,6 +439,198 @@ export class TickerRecorder {
   }
 
   // ------------------------------------------------------------------------------------------------------------
+  // Trades
+
+  /**
+   * A trade the feed brought (`source` 'feed') or REST gave back ('backfill'). Recorded unless the ticker already
+   * holds its id (then counted as deduplicated); returns whether it was recorded. Throws on a value the tables cannot
+   * hold (an id outside the venue-text grammar, a decimal out of bounds, a size that is not positive).
+   */
+  trade(t: VenueTrade, receivedAt: number = this.env.now(), source: 'feed' | 'backfill' = 'feed'): boolean {
+    if (!this.env.onTradeWindow) return false;
+    if (!Number.isSafeInteger(t.ts) || t.ts < 0) throw new RangeError(`bad trade time ${String(t.ts)}`);
+    if (t.id === '' || !VENUE_TEXT_PATTERN.test(t.id)) throw new RangeError(`bad trade id ${JSON.stringify(t.id)}`);
+    if (!VENUE_TEXT_PATTERN.test(t.venueSide)) throw new RangeError(`bad trade side ${JSON.stringify(t.venueSide)}`);
+    const price = this.env.price.get(t.price);
+    const q = parseDecimal(t.size);
+    if (q <= 0n) throw new RangeError(`trade size ${t.size} is not positive`);
+    if (this.knowsTrade(t.id) || (source === 'feed' && t.ts < this.replayBefore)) {
+      this.env.metrics?.tradeDeduplicated?.(this.exchange);
+      return false;
+    }
+    const floor = t.ts * 1000;
+    this.sequence = this.sequence + 1 > floor ? this.sequence + 1 : floor;
+    this.env.sink.trade({
+      exchange: this.exchange,
+      ticker: this.ticker,
+      ts: t.ts,
+      sequence: this.sequence,
+      tradeId: t.id,
+      price,
+      size: formatDecimal(q),
+      side: t.side,
+      venueSide: t.venueSide,
+      receivedTs: receivedAt,
+    });
+    this.recentTrades.add(t.id, t.ts);
+    if (source === 'feed') this.tradeCount.trade(q);
+    if (this.lastTrade === undefined || t.ts >= this.lastTrade.ts) this.lastTrade = { ts: t.ts, id: t.id };
+    const open = this.tradeWindow;
+    if (open !== undefined && t.ts >= open.from) open.known.set(t.id, t.ts);
+    for (const w of this.tradeWindows) if (t.ts >= w.from && t.ts <= w.to) w.known.set(t.id, t.ts);
+    return true;
+  }
+
+  private knowsTrade(id: string): boolean {
+    if (this.recentTrades.has(id) || this.tradeWindow?.known.has(id)) return true;
+    for (const w of this.tradeWindows) if (w.known.has(id)) return true;
+    return false;
+  }
+
+  private get auditing(): boolean {
+    return (this.env.tradeAuditIntervalMs ?? 0) > 0;
+  }
+
+  /** A window from `from` (inclusive), read forward from the newest trade held before it (Gemini's `since_tid`). */
+  private openTradeWindow(from: number, known = new Map<string, number>()): OpenTradeWindow {
+    const w: OpenTradeWindow = {
+      from,
+      to: -1,
+      gapFrom: from,
+      last: this.recentTrades.newestBefore(from),
+      known,
+      kind: 'audit',
+      broken: false,
+      openedAt: this.env.now(),
+    };
+    this.tradeWindow = w;
+    return w;
+  }
+
+  /**
+   * The feed stops carrying this ticker's trades (its connection closed or stalled, its subscription is being
+   * replaced): the open window (or, when trades are not audited, a new one from the newest trade held) becomes a
+   * missed window, read back once the feed carries them again. `fromTs` is the feed's watermark (every event up to it
+   * was received; Gemini: our receive clock): a venue without trade history has a gap from there.
+   */
+  interruptTrades(fromTs: number): void {
+    if (!this.env.onTradeWindow) return;
+    // The next subscription's first count is the audit's new baseline (this window's gap covers what it missed).
+    this.tradeCount.reset();
+    const held = this.lastTrade?.ts;
+    let gapFrom: number;
+    if (this.env.venueClock) gapFrom = Math.max(fromTs, held ?? -1, this.lastTs);
+    // Receive-clocked feed: its watermark is not the trades' clock; the newest trade held is.
+    else gapFrom = held ?? (fromTs >= 0 ? fromTs - this.env.quietMs : this.lastTs);
+    let w = this.tradeWindow;
+    if (w === undefined) {
+      // Nothing recorded yet: recording starts with the next connection, nothing was missed.
+      if (gapFrom < 0) return;
+      w = this.openTradeWindow(held ?? gapFrom, new Map(this.recentTrades.since(held ?? gapFrom)));
+    }
+    if (w.broken) return; // an earlier stop is still open: it keeps its start
+    w.broken = true;
+    w.kind = 'missed';
+    w.gapFrom = Math.max(w.from, gapFrom);
+    // What the feed sends again from before the newest trade held was received before (or is read back by REST).
+    if (held !== undefined && held > this.replayBefore) this.replayBefore = held;
+  }
+
+  /** The feed carries the ticker's trades again (the first book after a stop, or the very first). */
+  private resumeTrades(ts: number): void {
+    const w = this.tradeWindow;
+    if (w === undefined) {
+      // From now on trades flow: audited windows start here (the first audits of many tickers spread over an interval).
+      if (this.auditing && this.env.onTradeWindow) {
+        this.openTradeWindow(ts).openedAt -= Math.floor(Math.random() * (this.env.tradeAuditIntervalMs ?? 0));
+      }
+      return;
+    }
+    if (w.broken) this.closeTradeWindow(Math.max(ts, w.gapFrom));
+  }
+
+  /** Closes the open window at `to` and hands it to `onTradeWindow`; an audited ticker's next window starts there. */
+  private closeTradeWindow(to: number): void {
+    const w = this.tradeWindow as OpenTradeWindow;
+    w.to = to;
+    this.tradeWindows.push(w);
+    this.tradeWindow = undefined;
+    if (this.auditing) {
+      const known = new Map<string, number>();
+      for (const [id, ts] of w.known) if (ts >= to) known.set(id, ts);
+      this.openTradeWindow(to, known);
+    }
+    this.env.onTradeWindow?.(this, w);
+  }
+
+  /**
+   * A periodic check of trades the feed may have lost silently (Kalshi's and Gemini's trades carry no sequence):
+   * every RECORDER_TRADES_AUDIT_INTERVAL_MS the open window closes at now − quietMs (trades in flight arrive first) and
+   * is read back like a missed one — unless the feed is stopped or the previous window is still being read.
+   */
+  auditTrades(now: number): void {
+    const w = this.tradeWindow;
+    if (w === undefined || w.broken || this.tradeWindows.length > 0) return;
+    if (now - w.openedAt < (this.env.tradeAuditIntervalMs ?? 0) || !this.auditing) return;
+    const to = now - this.env.quietMs;
+    if (to >= w.from) this.closeTradeWindow(to);
+  }
+
+  /**
+   * The trade count audit's hook, for adapters whose book messages carry the market's cumulative traded quantity
+   * (Polymarket US `stats.sharesTraded`): `total` (exact decimal text) as the book message at venue time `ts` gives it,
+   * every trade up to that book's change counted, that change's trades to follow on the feed. Trades it counts that
+   * never arrived are a trades gap `missed_trades` from the book of the last check that held to the previous one
+   * (`TradeCountAudit`). Throws on a count that is not a non-negative decimal (a malformed message).
+   */
+  tradesCounted(total: string, ts: number): void {
+    if (!this.env.onTradeWindow) return;
+    const count = parseDecimal(total);
+    if (count < 0n) throw new RangeError(`negative traded quantity ${total}`);
+    const check = this.tradeCount.book(count, ts);
+    if (check.kind === 'missed') {
+      this.env.sink.gap(this.exchange, this.ticker, check.from, check.to, 'missed_trades', this.env.now(), 'trades');
+      this.env.metrics?.tradeGap?.(this.exchange, 'missed_trades');
+    } else if (check.kind === 'excess' || check.kind === 'restarted') {
+      const quantity = check.kind === 'excess' ? formatDecimal(check.quantity) : undefined;
+      this.env.metrics?.tradeCountExcess?.(this.exchange, this.ticker, quantity);
+    }
+  }
+
+  /**
+   * A window's read is over: `trades` (REST's, any order) are recorded in time order where they fall inside it and
+   * are not held yet; `missing` parts (clipped to the window) become trades gaps with `reason`. Returns how many
+   * trades were recorded.
+   */
+  completeTradeWindow(
+    w: OpenTradeWindow,
+    trades: readonly VenueTrade[],
+    missing: readonly { from: number; to: number }[] = [],
+    reason: TradeGapReason = 'backfill_incomplete',
+    receivedAt: number = this.env.now(),
+  ): number {
+    const i = this.tradeWindows.indexOf(w);
+    if (i < 0) return 0;
+    let recorded = 0;
+    const inside = trades.filter((t) => t.ts >= w.from && t.ts <= w.to).sort((a, b) => a.ts - b.ts);
+    for (const t of inside) if (this.trade(t, receivedAt, 'backfill')) recorded++;
+    this.tradeWindows.splice(i, 1);
+    for (const m of missing) {
+      const from = Math.max(m.from, w.from);
+      const to = Math.min(m.to, w.to);
+      if (from > to) continue;
+      this.env.sink.gap(this.exchange, this.ticker, from, to, reason, this.env.now(), 'trades');
+      this.env.metrics?.tradeGap?.(this.exchange, reason);
+    }
+    return recorded;
+  }
+
+  /** Where this ticker's series ends, trades included (it resumes from here if it comes back). */
+  resumePoint(): TickerResume {
+    return { lastTs: Math.max(this.lastTs, this.lastTrade?.ts ?? -1), sequence: this.sequence };
+  }
+
+  // ------------------------------------------------------------------------------------------------------------
   // Cadence and quiet tickers
 
   /**
@@ -343,6 +638,7 @@ export class TickerRecorder {
    * `heardAt`: when the ticker's connection last received a frame (default: now).
    */
   sweep(now: number, heardAt: number = now): void {
+    this.auditTrades(now);
     if (this.live && this.pendingSnapshot === undefined && now >= this.nextSnapshotAt) this.snapshotWanted = true;
     if (this.pendingSnapshot !== undefined) {
       // No timestamped message followed the venue's snapshot: it holds from when it arrived.

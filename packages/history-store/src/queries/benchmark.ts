@@ -9,20 +9,28 @@ import type { ExchangeKey } from '@depthgate/platforms';
 import { INSERT_COLUMNS } from '../inserts';
 import { LOCAL_SUFFIX } from '../layout';
 import { join, lit, sql, type Sql } from '../literals';
-import { READ_COLUMNS, TABLES, type RowKind } from '../schema';
+import { READ_COLUMNS, TABLES, type ReadKind, type RowKind } from '../schema';
 import { bookBaseQuery, bookQuery, bookReads, deltaWindowQuery, type TimeWindow } from './order-books';
+import { barsQuery } from './trades';
 
 /** The text formats ClickHouse renders the anchors in. */
 export type AnchorFormat = 'JSONEachRow' | 'CSVWithNames';
 
-const TABLE_OF: Record<RowKind, Sql> = {
+const TABLE_OF: Record<ReadKind, Sql> = {
   snapshot: lit.identifier(TABLES.snapshots),
   delta: lit.identifier(TABLES.deltas),
+  trade: lit.identifier(TABLES.trades),
 };
-const ORDER_OF: Record<RowKind, Sql> = {
+const ORDER_OF: Record<ReadKind, Sql> = {
   snapshot: sql`ts, side, toFloat64(price)`,
   delta: sql`ts, sequence`,
+  trade: sql`ts, sequence, trade_id`,
 };
+/** Trades are read one row per trade, as the service reads them (trades.ts). */
+const ONE_PER_TRADE = sql` LIMIT 1 BY ts, trade_id`;
+const dedupe = (kind: ReadKind): Sql => (kind === 'trade' ? ONE_PER_TRADE : sql``);
+/** The columns the service's rows show, in its order (trades: the wire's, ts, trade_id, price, size, side). */
+const TRADE_WIRE_COLUMNS = ['ts', 'trade_id', 'price', 'size', 'side'];
 
 function inWindow(exchange: ExchangeKey, ticker: string, w: TimeWindow): Sql {
   const upper =
@@ -39,33 +47,38 @@ function inWindow(exchange: ExchangeKey, ticker: string, w: TimeWindow): Sql {
 export function benchmarkSql(database: string, cluster?: string) {
   const db = lit.identifier(database);
   const name = lit.name(database);
-  const table = (kind: RowKind) => sql`${db}.${TABLE_OF[kind]}`;
-  const local = (kind: RowKind) =>
+  const table = (kind: ReadKind) => sql`${db}.${TABLE_OF[kind]}`;
+  const local = (kind: ReadKind) =>
     cluster === undefined ? TABLES[`${kind}s`] : `${TABLES[`${kind}s`]}${LOCAL_SUFFIX}`;
   const deltaColumns = join(
     INSERT_COLUMNS.deltas.map((c) => lit.bare(c)),
     ', ',
   );
   const onCluster = cluster === undefined ? sql`` : sql` ON CLUSTER ${lit.cluster(cluster)}`;
-  const columns = (kind: RowKind, receivedTs: boolean) =>
-    [...READ_COLUMNS[kind].columns, ...(receivedTs ? READ_COLUMNS[kind].extra : [])].map(([c]) => c).join(', ');
+  const columns = (kind: ReadKind, receivedTs: boolean) =>
+    kind === 'trade'
+      ? [...TRADE_WIRE_COLUMNS, ...(receivedTs ? ['received_ts'] : [])].join(', ')
+      : [...READ_COLUMNS[kind].columns, ...(receivedTs ? READ_COLUMNS[kind].extra : [])].map(([c]) => c).join(', ');
   return {
     /** Tickers holding rows of a kind, the busiest first: `ex`, `ticker`, `n` rows, `f` first ts, `l` last ts. */
-    spans: (kind: RowKind): string =>
-      sql`SELECT toString(exchange) AS ex, ticker, countMerge(row_count) AS n, minMerge(first_ts) AS f, maxMerge(last_ts) AS l
+    spans: (kind: ReadKind): string =>
+      kind === 'trade'
+        ? sql`SELECT toString(exchange) AS ex, ticker, countMerge(row_count) AS n, minMerge(first_ts) AS f, maxMerge(last_ts) AS l
+FROM ${db}.trades_catalogue GROUP BY exchange, ticker ORDER BY n DESC, ticker`.text
+        : sql`SELECT toString(exchange) AS ex, ticker, countMerge(row_count) AS n, minMerge(first_ts) AS f, maxMerge(last_ts) AS l
 FROM ${db}.ticker_catalogue WHERE kind = ${lit.token(kind)} GROUP BY exchange, ticker ORDER BY n DESC, ticker`.text,
 
     /** `ts`: the ts of a ticker's n-th row (1-based) of a kind at or after `from`. */
-    nthTs: (kind: RowKind, exchange: ExchangeKey, ticker: string, from: number, n: number): string =>
+    nthTs: (kind: ReadKind, exchange: ExchangeKey, ticker: string, from: number, n: number): string =>
       sql`SELECT ts FROM ${table(kind)} WHERE ${inWindow(exchange, ticker, { from, to: null, toInclusive: true })}
-ORDER BY ${ORDER_OF[kind]} LIMIT ${lit.int(n - 1)}, 1`.text,
+ORDER BY ${ORDER_OF[kind]}${dedupe(kind)} LIMIT ${lit.int(n - 1)}, 1`.text,
 
     /**
      * The rows the service returns for a range — the same columns (`received_ts` too when asked), in its order,
      * the first `limit` of them (none: all) — rendered by ClickHouse itself in `format`: the throughput anchor.
      */
     rows: (
-      kind: RowKind,
+      kind: ReadKind,
       exchange: ExchangeKey,
       ticker: string,
       window: TimeWindow,
@@ -74,15 +87,39 @@ ORDER BY ${ORDER_OF[kind]} LIMIT ${lit.int(n - 1)}, 1`.text,
       const limit = options.limit === undefined ? sql`` : sql` LIMIT ${lit.int(options.limit)}`;
       const format = options.format === 'CSVWithNames' ? sql`CSVWithNames` : sql`JSONEachRow`;
       return `SELECT ${columns(kind, options.receivedTs ?? false)} FROM ${table(kind).text} WHERE ${inWindow(exchange, ticker, window).text}
-ORDER BY ${ORDER_OF[kind].text}${limit.text} FORMAT ${format.text}`;
+ORDER BY ${ORDER_OF[kind].text}${dedupe(kind).text}${limit.text} FORMAT ${format.text}`;
     },
 
     /** `n`: how many rows `rows` returns for the same arguments. */
-    count: (kind: RowKind, exchange: ExchangeKey, ticker: string, window: TimeWindow, limit?: number): string =>
-      limit === undefined
+    count: (kind: ReadKind, exchange: ExchangeKey, ticker: string, window: TimeWindow, limit?: number): string =>
+      limit === undefined && kind !== 'trade'
         ? sql`SELECT count() AS n FROM ${table(kind)} WHERE ${inWindow(exchange, ticker, window)}`.text
         : sql`SELECT count() AS n FROM (SELECT ts FROM ${table(kind)} WHERE ${inWindow(exchange, ticker, window)}
-ORDER BY ${ORDER_OF[kind]} LIMIT ${lit.int(limit)})`.text,
+ORDER BY ${ORDER_OF[kind]}${dedupe(kind)}${limit === undefined ? sql`` : sql` LIMIT ${lit.int(limit)}`})`.text,
+
+    /**
+     * The service's bars query (trades.ts barsQuery, unchanged) over [from, to) — the aggregation the bars endpoint
+     * has ClickHouse run — in `format`: RowBinary as the service reads it, or JSONEachRow, ClickHouse rendering it
+     * (the anchor of the bars benchmark).
+     */
+    bars: (
+      exchange: ExchangeKey,
+      ticker: string,
+      intervalMs: number,
+      from: number,
+      to: number,
+      format: 'RowBinary' | 'JSONEachRow',
+    ): string =>
+      barsQuery(
+        db,
+        exchange,
+        ticker,
+        intervalMs,
+        from,
+        to,
+        10_000_000,
+        format === 'JSONEachRow' ? 'JSONEachRow' : 'RowBinary',
+      ).text,
 
     /** The service's book read (order-books.ts bookQuery), unchanged. */
     book: (exchange: ExchangeKey, ticker: string, from: number, at: number): string =>
@@ -120,19 +157,19 @@ FORMAT RowBinary`.text,
      * Merges each partition of a table into one part, so every run reads the same layout (in cluster mode: the
      * shard's table, sent to one replica of each shard).
      */
-    optimize: (kind: RowKind): string => sql`OPTIMIZE TABLE ${db}.${lit.identifier(local(kind))} FINAL`.text,
+    optimize: (kind: ReadKind): string => sql`OPTIMIZE TABLE ${db}.${lit.identifier(local(kind))} FINAL`.text,
 
     /** Cluster mode: waits until this replica holds what its shard's other replicas wrote and merged. */
-    syncReplica: (kind: RowKind): string => sql`SYSTEM SYNC REPLICA ${db}.${lit.identifier(local(kind))}`.text,
+    syncReplica: (kind: ReadKind): string => sql`SYSTEM SYNC REPLICA ${db}.${lit.identifier(local(kind))}`.text,
 
     /** `n`: merges running on the database. */
     merges: (): string => sql`SELECT count() AS n FROM system.merges WHERE database = ${name}`.text,
 
-    /** Per table: `name` (snapshots, deltas), `rows`, `bytes` on disk, `parts` (active). */
+    /** Per table: `name` (snapshots, deltas, trades), `rows`, `bytes` on disk, `parts` (active). */
     tableSizes: (): string =>
       sql`SELECT replaceOne(table, ${lit.name(LOCAL_SUFFIX)}, '') AS name, sum(rows) AS rows, sum(bytes_on_disk) AS bytes, count() AS parts
 FROM ${cluster === undefined ? sql`system.parts` : sql`cluster(${lit.name(cluster)}, system, parts)`}
-WHERE database = ${name} AND active AND table IN (${lit.name(local('snapshot'))}, ${lit.name(local('delta'))})
+WHERE database = ${name} AND active AND table IN (${lit.name(local('snapshot'))}, ${lit.name(local('delta'))}, ${lit.name(local('trade'))})
 GROUP BY name ORDER BY name`.text,
 
     /** `n`: the rows of a kind. */
@@ -152,6 +189,20 @@ WHERE ts > ${lit.int(after)} AND ts <= ${lit.int(upTo)} FORMAT TabSeparated`.tex
     createAnchor: (): string => sql`CREATE TABLE IF NOT EXISTS ${db}.anchor AS ${table('delta')}`.text,
     truncateAnchor: (): string => sql`TRUNCATE TABLE ${db}.anchor`.text,
     insertAnchor: (): string => sql`INSERT INTO ${db}.anchor (${deltaColumns}) FORMAT TabSeparated`.text,
+
+    /**
+     * The recorder benchmark's reconciliation count: every stored trade row as `ex`, `ticker`, `id`, `ts`, `px`, `sz`
+     * (price and size, decimal text), `sd` (side), `vs` (venue side); a trade stored twice and not merged yet is two
+     * rows. (Not grouped: 18.16 crashes grouping by a Decimal(38, 18) column.)
+     */
+    storedTrades: (): string =>
+      sql`SELECT toString(exchange) AS ex, ticker, trade_id AS id, ts, toString(price) AS px, toString(size) AS sz,
+toString(side) AS sd, venue_side AS vs FROM ${db}.trades FORMAT JSONEachRow`.text,
+
+    /** The trades gaps: `ex`, `ticker`, `f` (from_ts), `t` (to_ts), `reason`. */
+    tradeGaps: (): string =>
+      sql`SELECT toString(exchange) AS ex, ticker, from_ts AS f, to_ts AS t, reason FROM ${db}.gaps
+WHERE stream = 'trades' FORMAT JSONEachRow`.text,
 
     /** `v`: the server's version. */
     version: (): string => sql`SELECT version() AS v`.text,

@@ -17,51 +17,51 @@
 import type { ExchangeKey } from '@depthgate/platforms';
 import { join, lit, sql, type Sql } from '../literals';
 import { Querier, type JsonRow, type QuerierOptions } from '../querier';
-import { READ_COLUMNS, SIDE_ENUM, type RowKind } from '../schema';
+import {
+  READ_COLUMNS,
+  SIDE_ENUM,
+  VERIFICATION_METHODS,
+  VERIFICATION_METHOD_CODES,
+  type GapStream,
+  type ReadKind,
+  type RowKind,
+  type VerificationMethod,
+} from '../schema';
 import type { QueryScope } from '../scope';
 import type { HistoryStore } from '../store';
+import { readColumn, tickerCondition, windowCondition, type DeltaResume, type TimeWindow } from './conditions';
+import {
+  CATALOGUE_KINDS,
+  barsQuery,
+  interleavedWindowQuery,
+  tradeRowExistsQuery,
+  tradeWindowQuery,
+  type TradeReadOptions,
+} from './trades';
 
-/** The columns of a window read: the layout's, then `received_ts` when asked for. */
-const columnList = (kind: RowKind, receivedTs = false): Sql =>
-  join(
-    [...READ_COLUMNS[kind].columns, ...(receivedTs ? READ_COLUMNS[kind].extra : [])].map(([name]) =>
-      lit.identifier(name),
-    ),
+export type { DeltaResume, TimeWindow } from './conditions';
+
+/** The columns of a window read: the layout's, then `received_ts` and `venue_seq` when asked for. */
+const columnList = (kind: RowKind, options: WindowQueryOptions): Sql => {
+  const asked = READ_COLUMNS[kind].extra.filter(([name]) =>
+    name === 'received_ts' ? options.receivedTs === true : options.venueSeq === true,
+  );
+  return join(
+    [...READ_COLUMNS[kind].columns, ...asked].map(([name]) => readColumn(name)),
     ', ',
   );
+};
 const SNAPSHOT_ORDER = sql`ts, side, toFloat64(price), toFloat64(quantity)`;
 
-export interface TimeWindow {
-  /** Inclusive lower bound, epoch ms. */
-  from: number;
-  /** Upper bound, epoch ms; inclusive when `toInclusive`, else exclusive. `null`: unbounded. */
-  to: number | null;
-  toInclusive: boolean;
-}
-
-function windowCondition(w: TimeWindow): Sql {
-  const lower = sql`ts >= ${lit.int(w.from)}`;
-  if (w.to === null) return lower;
-  return w.toInclusive ? sql`${lower} AND ts <= ${lit.int(w.to)}` : sql`${lower} AND ts < ${lit.int(w.to)}`;
-}
-
-const tickerCondition = (exchange: ExchangeKey, ticker: string): Sql =>
-  sql`exchange = ${lit.exchange(exchange)} AND ticker = ${lit.ticker(ticker)}`;
-
-/**
- * Where a delta read resumes inside its first window (a cursor's position): at the row (window.from, `sequence`),
- * leaving out the first `skip` rows that carry exactly that (ts, sequence) — they went out on the previous page.
- * Counting them instead of reading strictly after the key keeps a page boundary exact even between rows that share
- * both values.
- */
-export interface DeltaResume {
-  sequence: bigint;
-  skip: number;
-}
+/** The gaps of one stream (migration 3): the book's, or the trades'. */
+const streamCondition = (stream: GapStream): Sql => sql`stream = ${lit.token(stream)}`;
+const BOOK_GAPS = streamCondition('book');
 
 export interface WindowQueryOptions {
   /** Add `received_ts` after the layout's columns. */
   receivedTs?: boolean;
+  /** Add `venue_seq` (a FixedString(VENUE_SEQ_BYTES)) after them. */
+  venueSeq?: boolean;
   /** Deltas: resume at this key of the window's first millisecond (see DeltaResume). */
   resume?: DeltaResume;
 }
@@ -82,7 +82,7 @@ export function deltaWindowQuery(
   const after =
     resume === undefined ? sql`` : sql` AND (ts > ${lit.int(w.from)} OR sequence >= ${lit.int(resume.sequence)})`;
   const offset = resume !== undefined && resume.skip > 0 ? sql`${lit.int(resume.skip)}, ` : sql``;
-  return sql`SELECT ${columnList('delta', options.receivedTs)}
+  return sql`SELECT ${columnList('delta', options)}
 FROM ${db}.deltas
 WHERE ${tickerCondition(exchange, ticker)} AND ${windowCondition(w)}${after}
 ORDER BY ts, sequence
@@ -104,7 +104,7 @@ function snapshotWindowQuery(
   limit: number,
   options: WindowQueryOptions = {},
 ): Sql {
-  return sql`SELECT ${columnList('snapshot', options.receivedTs)}
+  return sql`SELECT ${columnList('snapshot', options)}
 FROM ${db}.snapshots
 WHERE ${tickerCondition(exchange, ticker)} AND ${windowCondition(w)}
 ORDER BY ${SNAPSHOT_ORDER}
@@ -126,7 +126,7 @@ function snapshotBookRestQuery(
   options: WindowQueryOptions = {},
 ): Sql {
   const where = sql`${tickerCondition(exchange, ticker)} AND ${windowCondition(w)}`;
-  return sql`SELECT ${columnList('snapshot', options.receivedTs)}
+  return sql`SELECT ${columnList('snapshot', options)}
 FROM ${db}.snapshots
 WHERE ${where}
   AND ts <= (SELECT max(ts) FROM (SELECT ts FROM ${db}.snapshots WHERE ${where} ORDER BY ts LIMIT ${lit.int(limit)}))
@@ -195,7 +195,7 @@ FROM ${db}.snapshots WHERE ${key} AND ${range}`,
     deltas: sql`SELECT toUInt8(2), ts, sequence, side, price, quantity_delta
 FROM ${db}.deltas WHERE ${key} AND ${range}`,
     gaps: sql`SELECT toUInt8(3), ${gapColumns}
-FROM ${db}.gaps WHERE ${key} AND from_ts <= ${lit.int(at)} AND to_ts >= ${lit.int(from)}`,
+FROM ${db}.gaps WHERE ${key} AND ${BOOK_GAPS} AND from_ts <= ${lit.int(at)} AND to_ts >= ${lit.int(from)}`,
   };
 }
 
@@ -213,13 +213,13 @@ export function bookBaseQuery(db: Sql, exchange: ExchangeKey, ticker: string, lo
   const key = tickerCondition(exchange, ticker);
   const range = (column: Sql) => sql`${column} >= ${lit.int(lower)} AND ${column} <= ${lit.int(at)}`;
   return sql`SELECT (SELECT max(ts) FROM ${db}.snapshots WHERE ${key} AND ${range(sql`ts`)}) AS snapshot_ts,
-  (SELECT max(to_ts) FROM ${db}.gaps WHERE ${key} AND ${range(sql`to_ts`)}) AS gap_end`;
+  (SELECT max(to_ts) FROM ${db}.gaps WHERE ${key} AND ${BOOK_GAPS} AND ${range(sql`to_ts`)}) AS gap_end`;
 }
 
-/** One recorded gap of a ticker by its bounds (its reason and detected_at). */
+/** One recorded book gap of a ticker by its bounds (its reason and detected_at). */
 function gapQuery(db: Sql, exchange: ExchangeKey, ticker: string, fromTs: number, toTs: number): Sql {
   return sql`SELECT from_ts, to_ts, reason, detected_at FROM ${db}.gaps
-WHERE ${tickerCondition(exchange, ticker)} AND from_ts = ${lit.int(fromTs)} AND to_ts = ${lit.int(toTs)}
+WHERE ${tickerCondition(exchange, ticker)} AND ${BOOK_GAPS} AND from_ts = ${lit.int(fromTs)} AND to_ts = ${lit.int(toTs)}
 LIMIT 1`;
 }
 
@@ -231,9 +231,13 @@ function gapsQuery(
   db: Sql,
   exchange: ExchangeKey,
   ticker: string,
-  range: { from: number; to: number | null; startingFrom?: number },
+  range: { from: number; to: number | null; startingFrom?: number; stream?: GapStream },
 ): Sql {
-  const conditions: Sql[] = [tickerCondition(exchange, ticker), sql`to_ts >= ${lit.int(range.from)}`];
+  const conditions: Sql[] = [
+    tickerCondition(exchange, ticker),
+    streamCondition(range.stream ?? 'book'),
+    sql`to_ts >= ${lit.int(range.from)}`,
+  ];
   if (range.to !== null) conditions.push(sql`from_ts <= ${lit.int(range.to)}`);
   if (range.startingFrom !== undefined) conditions.push(sql`from_ts >= ${lit.int(range.startingFrom)}`);
   return sql`SELECT from_ts, to_ts, reason, detected_at FROM ${db}.gaps
@@ -243,7 +247,9 @@ ORDER BY from_ts, to_ts`;
 
 /**
  * What one ticker holds in [from, to] (to null: open): per kind, rows, first and last ts, and for snapshots the
- * number of books (distinct ts). Reads the `ts` column of the ticker's rows in the range only.
+ * number of books (distinct ts); and per verification method (kind `verification:<method>`, a row per method that
+ * has any), its verification points — distinct moments, so a point stored twice counts once — and the first and
+ * last. Reads the `ts` column of the ticker's rows in the range only (and the verifications' `method`).
  */
 function coverageQuery(db: Sql, exchange: ExchangeKey, ticker: string, from: number, to: number | null): Sql {
   const where = sql`${tickerCondition(exchange, ticker)} AND ${windowCondition({ from, to, toInclusive: true })}`;
@@ -252,21 +258,51 @@ function coverageQuery(db: Sql, exchange: ExchangeKey, ticker: string, from: num
 FROM ${db}.snapshots WHERE ${where}
 UNION ALL
 SELECT 'delta', count(), min(ts), max(ts), toUInt64(0)
-FROM ${db}.deltas WHERE ${where}`;
+FROM ${db}.deltas WHERE ${where}
+UNION ALL
+SELECT concat('verification:', toString(method)), uniqExact(ts), min(ts), max(ts), toUInt64(0)
+FROM ${db}.verifications WHERE ${where}
+GROUP BY method`;
 }
 
 /**
- * Catalogue entries (per kind) of the tickers that equal `ticker` ignoring case. (Result aliases never reuse a
- * column's name: the analyzer of current ClickHouse resolves such names differently from 18.16.) Reads the small aggregated
- * catalogue only, never raw rows. Ordered, so that every server (and a cluster's merge of its shards) answers alike.
+ * The verification points of one ticker around `at`: the last at or before it, not before `lower` (the caller's
+ * window: nothing before it is shown), and the first after it, each with its method's code (n = 0: none; the method
+ * is read as its code, as an Enum8 aggregated over no rows is not a member on 18.16). Two primary-key range reads of
+ * the ticker's verification points, one row each (`before`, then `after`). Of two methods at the same moment the
+ * greater code is named (a tie is the same moment confirmed twice).
+ */
+function verifiedAroundQuery(db: Sql, exchange: ExchangeKey, ticker: string, lower: number, at: number): Sql {
+  const key = tickerCondition(exchange, ticker);
+  const code = sql`CAST(method AS Int8)`;
+  return sql`SELECT 'before' AS which, count() AS n, max(ts) AS point_ts, argMax(${code}, ts * 4 + ${code}) AS method_code
+FROM ${db}.verifications WHERE ${key} AND ts >= ${lit.int(lower)} AND ts <= ${lit.int(at)}
+UNION ALL
+SELECT 'after', count(), min(ts), argMin(${code}, ts * 4 - ${code})
+FROM ${db}.verifications WHERE ${key} AND ts > ${lit.int(at)}`;
+}
+
+/**
+ * Catalogue entries (per kind) of the tickers that equal `ticker` ignoring case: the book's catalogue per kind, and
+ * the trades' own (kind `trade`). (Result aliases never reuse a column's name: the analyzer of current ClickHouse
+ * resolves such names differently from 18.16.) Reads the small aggregated catalogues only, never raw rows. Ordered,
+ * so that every server (and a cluster's merge of its shards) answers alike.
  */
 function catalogueEntryQuery(db: Sql, exchange: ExchangeKey, ticker: string): Sql {
-  return sql`SELECT ticker, toString(kind) AS kind_name, minMerge(first_ts) AS min_ts, maxMerge(last_ts) AS max_ts,
-  countMerge(row_count) AS n_rows
-FROM ${db}.ticker_catalogue
-WHERE exchange = ${lit.exchange(exchange)} AND lower(ticker) = ${lit.ticker(ticker.toLowerCase())}
-GROUP BY ticker, kind
-ORDER BY ticker, kind`;
+  const where = sql`exchange = ${lit.exchange(exchange)} AND lower(ticker) = ${lit.ticker(ticker.toLowerCase())}`;
+  return sql`SELECT ticker_name, kind_name, min_ts, max_ts, n_rows FROM (
+  SELECT ticker AS ticker_name, toString(kind) AS kind_name, minMerge(first_ts) AS min_ts, maxMerge(last_ts) AS max_ts,
+    countMerge(row_count) AS n_rows
+  FROM ${db}.ticker_catalogue
+  WHERE ${where}
+  GROUP BY ticker, kind
+  UNION ALL
+  SELECT ticker, 'trade', minMerge(first_ts), maxMerge(last_ts), countMerge(row_count)
+  FROM ${db}.trades_catalogue
+  WHERE ${where}
+  GROUP BY ticker
+)
+ORDER BY ticker_name, kind_name`;
 }
 
 /**
@@ -296,7 +332,7 @@ ORDER BY ticker`;
 export interface CatalogueSpan {
   /** The ticker as stored (the lookup may have used another case). */
   ticker: string;
-  kind: RowKind;
+  kind: ReadKind;
   firstTs: number;
   lastTs: number;
   rows: number;
@@ -320,6 +356,8 @@ export interface WindowRead {
   singleThread?: boolean;
   /** Read `received_ts` too, after the layout's columns. */
   receivedTs?: boolean;
+  /** Read `venue_seq` too (a FixedString(VENUE_SEQ_BYTES)), after `received_ts`. */
+  venueSeq?: boolean;
   /** Deltas: resume inside the window's first millisecond (a cursor's position). */
   resume?: DeltaResume;
 }
@@ -342,14 +380,39 @@ export interface KindCoverage {
   books: number;
 }
 
+/** A ticker's verification points in a range: how many (per method), the first and the last. */
+export interface VerificationCoverage {
+  /** Distinct (moment, method) points. */
+  count: number;
+  /** null when there is none. */
+  firstTs: number | null;
+  lastTs: number | null;
+  methods: Record<VerificationMethod, number>;
+}
+
+/** What one ticker holds in a range: per kind of book row, and its verification points. */
+export type TickerCoverage = Record<RowKind, KindCoverage> & { verification: VerificationCoverage };
+
+/** A moment the recorder found the book equal to the venue's, and how. */
+export interface VerificationPoint {
+  ts: number;
+  method: VerificationMethod;
+}
+
+/** The verification points around a moment (null: none). */
+export interface VerifiedAround {
+  /** The last at or before the moment (inside the caller's window). */
+  before: VerificationPoint | null;
+  /** The first after it. */
+  after: VerificationPoint | null;
+}
+
 const gapOf = (r: JsonRow): StoredGap => ({
   fromTs: Number(r.from_ts),
   toTs: Number(r.to_ts),
   reason: String(r.reason),
   detectedAt: Number(r.detected_at),
 });
-
-const KINDS: ReadonlySet<string> = new Set<RowKind>(['snapshot', 'delta']);
 
 /** The history API's reads, each under the request's QueryScope. */
 export class OrderBookQueries {
@@ -362,13 +425,13 @@ export class OrderBookQueries {
   /** Catalogue spans (per kind) of the tickers of `exchange` equal to `ticker` ignoring case. */
   async catalogue(scope: QueryScope, exchange: ExchangeKey, ticker: string): Promise<CatalogueSpan[]> {
     const rows = await this.q.json(scope, 'catalogue', catalogueEntryQuery(this.q.db, exchange, ticker), (r) => ({
-      ticker: String(r.ticker),
+      ticker: String(r.ticker_name),
       kind: String(r.kind_name),
       firstTs: Number(r.min_ts),
       lastTs: Number(r.max_ts),
       rows: Number(r.n_rows),
     }));
-    return rows.filter((r): r is CatalogueSpan => KINDS.has(r.kind));
+    return rows.filter((r): r is CatalogueSpan => CATALOGUE_KINDS.has(r.kind));
   }
 
   /** Tickers of an exchange passing both prefix filters, in byte order, with their data span. */
@@ -390,22 +453,58 @@ export class OrderBookQueries {
     return this.q.stream(scope, 'window', query, onChunk, { singleThread: read.singleThread });
   }
 
+  /**
+   * Trades of a window in RowBinary (the trade layout: `received_ts` and `venue_side` when asked for), one row per
+   * trade, in (ts, sequence) order, chunk by chunk.
+   */
+  trades(
+    scope: QueryScope,
+    read: WindowRead & Pick<TradeReadOptions, 'venueSide'>,
+    onChunk: (chunk: Buffer) => Promise<void> | void,
+  ): Promise<void> {
+    const query = tradeWindowQuery(this.q.db, read.exchange, read.ticker, read.window, read.limit, read);
+    return this.q.stream(scope, 'window', query, onChunk, { singleThread: read.singleThread });
+  }
+
+  /** Deltas and trades of a window interleaved by (ts, sequence), in RowBinary (the interleaved layout). */
+  interleaved(scope: QueryScope, read: WindowRead, onChunk: (chunk: Buffer) => Promise<void> | void): Promise<void> {
+    const query = interleavedWindowQuery(this.q.db, read.exchange, read.ticker, read.window, read.limit, read);
+    return this.q.stream(scope, 'window', query, onChunk, { singleThread: read.singleThread });
+  }
+
+  /**
+   * The bars of the trades with `from` ≤ ts < `to` (null: open), at most `limit`, in RowBinary (BAR_LAYOUT), whole:
+   * a page of bars is small.
+   */
+  async bars(
+    scope: QueryScope,
+    read: { exchange: ExchangeKey; ticker: string; intervalMs: number; from: number; to: number | null; limit: number },
+  ): Promise<Buffer> {
+    const query = barsQuery(this.q.db, read.exchange, read.ticker, read.intervalMs, read.from, read.to, read.limit);
+    const chunks: Buffer[] = [];
+    await this.q.stream(scope, 'bars', query, (chunk) => void chunks.push(chunk));
+    return Buffer.concat(chunks);
+  }
+
   /** Snapshot rows of a window in RowBinary (the snapshot layout), in book order, chunk by chunk. */
   snapshots(scope: QueryScope, read: WindowRead, onChunk: (chunk: Buffer) => Promise<void> | void): Promise<void> {
     const query = snapshotWindowQuery(this.q.db, read.exchange, read.ticker, read.window, read.limit, read);
     return this.q.stream(scope, 'window', query, onChunk, { singleThread: read.singleThread });
   }
 
-  /** Whether a row of a kind exists in [from, to] (to null: open). */
+  /** Whether a row of a kind (interleaved: a delta or a trade) exists in [from, to] (to null: open). */
   async rowExists(
     scope: QueryScope,
-    kind: RowKind,
+    kind: ReadKind | 'interleaved',
     exchange: ExchangeKey,
     ticker: string,
     from: number,
     to: number | null,
   ): Promise<boolean> {
-    const query = rowExistsQuery(this.q.db, kind, exchange, ticker, from, to);
+    const query =
+      kind === 'trade' || kind === 'interleaved'
+        ? tradeRowExistsQuery(this.q.db, kind, exchange, ticker, from, to)
+        : rowExistsQuery(this.q.db, kind, exchange, ticker, from, to);
     return (await this.q.json(scope, 'exists', query, () => 1)).length > 0;
   }
 
@@ -449,34 +548,68 @@ export class OrderBookQueries {
     scope: QueryScope,
     exchange: ExchangeKey,
     ticker: string,
-    range: { from: number; to: number | null; startingFrom?: number },
+    /** `stream`: the book's gaps (default) or the trades'. */
+    range: { from: number; to: number | null; startingFrom?: number; stream?: GapStream },
   ): Promise<StoredGap[]> {
     return this.q.json(scope, 'gaps', gapsQuery(this.q.db, exchange, ticker, range), gapOf);
   }
 
-  /** Rows, first and last ts (and books) per kind in [from, to]. */
+  /** Rows, first and last ts (and books) per kind in [from, to], and the verification points there. */
   async coverage(
     scope: QueryScope,
     exchange: ExchangeKey,
     ticker: string,
     from: number,
     to: number | null,
-  ): Promise<Record<RowKind, KindCoverage>> {
-    const out: Record<RowKind, KindCoverage> = {
+  ): Promise<TickerCoverage> {
+    const methods = Object.fromEntries(VERIFICATION_METHODS.map((m) => [m, 0])) as Record<VerificationMethod, number>;
+    const out: TickerCoverage = {
       snapshot: { rows: 0, firstTs: null, lastTs: null, books: 0 },
       delta: { rows: 0, firstTs: null, lastTs: null, books: 0 },
+      verification: { count: 0, firstTs: null, lastTs: null, methods },
     };
     const rows = await this.q.json(scope, 'coverage', coverageQuery(this.q.db, exchange, ticker, from, to), (r) => r);
     for (const r of rows) {
       const kind = String(r.kind_name);
-      if (kind !== 'snapshot' && kind !== 'delta') continue;
       const n = Number(r.n_rows);
+      const method = kind.startsWith('verification:') ? kind.slice('verification:'.length) : undefined;
+      if (method !== undefined && n > 0 && (VERIFICATION_METHODS as readonly string[]).includes(method)) {
+        const v = out.verification;
+        v.methods[method as VerificationMethod] = n;
+        v.count += n;
+        v.firstTs = Math.min(v.firstTs ?? Infinity, Number(r.min_ts));
+        v.lastTs = Math.max(v.lastTs ?? -Infinity, Number(r.max_ts));
+        continue;
+      }
+      if (kind !== 'snapshot' && kind !== 'delta') continue;
       out[kind] = {
         rows: n,
         firstTs: n > 0 ? Number(r.min_ts) : null,
         lastTs: n > 0 ? Number(r.max_ts) : null,
         books: Number(r.n_books),
       };
+    }
+    return out;
+  }
+
+  /**
+   * The verification points of a ticker around `at`: the last at or before it (not before `lower`, the caller's
+   * window's start) and the first after it.
+   */
+  async verifiedAround(
+    scope: QueryScope,
+    exchange: ExchangeKey,
+    ticker: string,
+    lower: number,
+    at: number,
+  ): Promise<VerifiedAround> {
+    const query = verifiedAroundQuery(this.q.db, exchange, ticker, lower, at);
+    const out: VerifiedAround = { before: null, after: null };
+    for (const r of await this.q.json(scope, 'verified', query, (r) => r)) {
+      const which = r.which === 'before' ? 'before' : r.which === 'after' ? 'after' : undefined;
+      const method = VERIFICATION_METHODS.find((m) => VERIFICATION_METHOD_CODES[m] === Number(r.method_code));
+      if (which === undefined || Number(r.n) === 0 || method === undefined) continue;
+      out[which] = { ts: Number(r.point_ts), method };
     }
     return out;
   }

@@ -9,12 +9,14 @@ import type { ExchangeKey } from '@depthgate/platforms';
 import { insertTsv, type InsertOptions, type InsertTable } from '../inserts';
 import { join, lit, sql, type Sql } from '../literals';
 import { Querier } from '../querier';
+import type { VerificationMethod } from '../schema';
 import { connectionOf, type HistoryStore } from '../store';
 
 /** The natural key of a batch's last row: present in the table ⇔ the (atomic) batch was written. */
 export type ProbeKey =
   | { table: 'deltas'; exchange: ExchangeKey; ticker: string; ts: number; sequence: number }
   | { table: 'snapshots'; exchange: ExchangeKey; ticker: string; ts: number }
+  | { table: 'trades'; exchange: ExchangeKey; ticker: string; ts: number; tradeId: string }
   | {
       table: 'gaps';
       exchange: ExchangeKey;
@@ -22,6 +24,14 @@ export type ProbeKey =
       fromTs: number;
       toTs: number;
       reason: string;
+      detectedAt: number;
+    }
+  | {
+      table: 'verifications';
+      exchange: ExchangeKey;
+      ticker: string;
+      ts: number;
+      method: VerificationMethod;
       detectedAt: number;
     };
 
@@ -56,7 +66,7 @@ export class RecorderStore {
     return insertTsv(this.store, table, source, options);
   }
 
-  /** Whether the batch whose last row has this natural key is in its table (docs/history.md, probe-before-retry). */
+  /** Whether the batch whose last row has this natural key is in its table (docs/history-internals.md, probe-before-retry). */
   async probeBatch(key: ProbeKey, timeoutMs = 10_000): Promise<boolean> {
     const db = this.q.db;
     const where = sql`exchange = ${lit.exchange(key.exchange)} AND ticker = ${lit.ticker(key.ticker)}`;
@@ -68,10 +78,18 @@ export class RecorderStore {
       case 'snapshots':
         query = sql`SELECT count() AS n FROM ${db}.snapshots WHERE ${where} AND ts = ${lit.int(key.ts)}`;
         break;
+      case 'trades':
+        query = sql`SELECT count() AS n FROM ${db}.trades WHERE ${where} AND ts = ${lit.int(key.ts)} AND trade_id = ${lit.text(key.tradeId)}`;
+        break;
       case 'gaps':
         query = sql`SELECT count() AS n FROM ${db}.gaps WHERE ${where} AND from_ts = ${lit.int(key.fromTs)} AND to_ts = ${lit.int(
           key.toTs,
         )} AND reason = ${lit.token(key.reason)} AND detected_at = ${lit.int(key.detectedAt)}`;
+        break;
+      case 'verifications':
+        query = sql`SELECT count() AS n FROM ${db}.verifications WHERE ${where} AND ts = ${lit.int(key.ts)} AND method = ${lit.token(
+          key.method,
+        )} AND detected_at = ${lit.int(key.detectedAt)}`;
         break;
     }
     return (await this.count('probe', query, timeoutMs)) > 0;
@@ -117,32 +135,41 @@ export class RecorderStore {
         sql`SELECT ticker, toString(kind) AS kind_name, maxMerge(last_ts) AS end_ts FROM ${db}.ticker_catalogue
 WHERE exchange = ${lit.exchange(exchange)} AND ticker IN (${list}) GROUP BY ticker, kind
 UNION ALL
+SELECT ticker, 'trade' AS kind_name, maxMerge(last_ts) AS end_ts FROM ${db}.trades_catalogue
+WHERE exchange = ${lit.exchange(exchange)} AND ticker IN (${list}) GROUP BY ticker
+UNION ALL
 SELECT ticker, 'gap' AS kind_name, max(to_ts) AS end_ts FROM ${db}.gaps
 WHERE exchange = ${lit.exchange(exchange)} AND ticker IN (${list}) GROUP BY ticker`,
         (r) => ({ ticker: String(r.ticker), kind: String(r.kind_name), ts: Number(r.end_ts) }),
       );
-      const lastDelta = new Map<string, number>();
+      // Deltas and trades share a ticker's sequence: its largest is at the last ts of one of them.
+      const last = { delta: new Map<string, number>(), trade: new Map<string, number>() };
       for (const { ticker, kind, ts } of ends) {
         const entry = out.get(ticker) ?? { lastTs: -1, sequence: 0 };
         entry.lastTs = Math.max(entry.lastTs, ts);
         out.set(ticker, entry);
-        if (kind === 'delta') lastDelta.set(ticker, ts);
+        if (kind === 'delta' || kind === 'trade') last[kind].set(ticker, ts);
       }
-      if (lastDelta.size === 0) continue;
-      const conditions = join(
-        [...lastDelta].map(([t, ts]) => sql`(ticker = ${lit.ticker(t)} AND ts = ${lit.int(ts)})`),
-        ' OR ',
-      );
-      const sequences = await this.q.jsonWithin(
-        timeoutMs,
-        'stored-sequences',
-        sql`SELECT ticker, max(sequence) AS last_sequence FROM ${db}.deltas
+      for (const [table, ends] of [
+        ['deltas', last.delta],
+        ['trades', last.trade],
+      ] as const) {
+        if (ends.size === 0) continue;
+        const conditions = join(
+          [...ends].map(([t, ts]) => sql`(ticker = ${lit.ticker(t)} AND ts = ${lit.int(ts)})`),
+          ' OR ',
+        );
+        const sequences = await this.q.jsonWithin(
+          timeoutMs,
+          'stored-sequences',
+          sql`SELECT ticker, max(sequence) AS last_sequence FROM ${db}.${lit.identifier(table)}
 WHERE exchange = ${lit.exchange(exchange)} AND (${conditions}) GROUP BY ticker`,
-        (r) => ({ ticker: String(r.ticker), sequence: Number(r.last_sequence) }),
-      );
-      for (const { ticker, sequence } of sequences) {
-        const entry = out.get(ticker);
-        if (entry) entry.sequence = sequence;
+          (r) => ({ ticker: String(r.ticker), sequence: Number(r.last_sequence) }),
+        );
+        for (const { ticker, sequence } of sequences) {
+          const entry = out.get(ticker);
+          if (entry && sequence > entry.sequence) entry.sequence = sequence;
+        }
       }
     }
     return out;

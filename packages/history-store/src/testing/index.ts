@@ -7,7 +7,15 @@
  */
 import type { ExchangeKey } from '@depthgate/platforms';
 import { Readable } from 'node:stream';
-import { INSERT_COLUMNS, encodeDeltaRow, type DeltaRow, type GapRow, type SnapshotRow } from '../inserts';
+import {
+  INSERT_COLUMNS,
+  encodeDeltaRow,
+  type DeltaRow,
+  type GapRow,
+  type SnapshotRow,
+  type TradeRow,
+} from '../inserts';
+import type { GapStream, TradeSide } from '../schema';
 import { join, lit, sql, type Side, type Sql } from '../literals';
 import { LOCAL_SUFFIX, Layout, SHARDING_KEY } from '../layout';
 import { runMigrations, type Migration } from '../migrations';
@@ -51,11 +59,11 @@ WHERE position(query, ${lit.name(this.database)}) > 0 AND position(query, 'syste
   /**
    * Every stored row, optionally of one exchange and one ticker, in the shapes rows are inserted in; decimals as
    * ClickHouse prints a Decimal(38, 18) (18.16: every place; current releases: trimmed), gaps ordered by exchange,
-   * ticker and from_ts.
+   * ticker and from_ts; trades as stored (a trade written twice and not merged yet is two rows).
    */
   async storedRows(
     filter: { exchange?: ExchangeKey; ticker?: string } = {},
-  ): Promise<{ deltas: DeltaRow[]; snapshots: SnapshotRow[]; gaps: GapRow[] }> {
+  ): Promise<{ deltas: DeltaRow[]; snapshots: SnapshotRow[]; gaps: GapRow[]; trades: TradeRow[] }> {
     const ch = connectionOf(this.store);
     const conditions: Sql[] = [sql`1`];
     if (filter.exchange !== undefined) conditions.push(sql`exchange = ${lit.exchange(filter.exchange)}`);
@@ -95,18 +103,36 @@ WHERE position(query, ${lit.name(this.database)}) > 0 AND position(query, 'syste
     }));
     const gaps = (
       await lines(
-        sql`SELECT exchange, ticker, from_ts, to_ts, reason, detected_at FROM ${ch.db}.gaps WHERE ${where}
+        sql`SELECT exchange, ticker, from_ts, to_ts, reason, detected_at, stream FROM ${ch.db}.gaps WHERE ${where}
 ORDER BY exchange, ticker, from_ts`,
       )
-    ).map(([exchange, ticker, fromTs, toTs, reason, detectedAt]): GapRow => ({
+    ).map(([exchange, ticker, fromTs, toTs, reason, detectedAt, stream]): GapRow => ({
       exchange: exchange as ExchangeKey,
       ticker: ticker ?? '',
       from_ts: Number(fromTs),
       to_ts: Number(toTs),
       reason: reason ?? '',
       detected_at: Number(detectedAt),
+      stream: stream as GapStream,
     }));
-    return { deltas, snapshots, gaps };
+    const trades = (
+      await lines(
+        sql`SELECT exchange, ticker, ts, sequence, trade_id, toString(price), toString(size), side, venue_side, received_ts
+FROM ${ch.db}.trades WHERE ${where}`,
+      )
+    ).map(([exchange, ticker, ts, sequence, tradeId, price, size, side, venueSide, receivedTs]): TradeRow => ({
+      exchange: exchange as ExchangeKey,
+      ticker: ticker ?? '',
+      ts: Number(ts),
+      sequence: Number(sequence),
+      trade_id: tradeId ?? '',
+      price: price ?? '',
+      size: size ?? '',
+      side: side as TradeSide,
+      venue_side: venueSide ?? '',
+      received_ts: Number(receivedTs),
+    }));
+    return { deltas, snapshots, gaps, trades };
   }
 
   /** Rows of a table, and how many distinct natural keys they have (fewer keys than rows: something was doubled). */
@@ -122,6 +148,20 @@ ORDER BY exchange, ticker, from_ts`,
   /** Rows of a table. */
   async rowCount(table: 'deltas' | 'snapshots' | 'gaps'): Promise<number> {
     return Number((await this.one(sql`SELECT count() AS n FROM ${this.table(table)}`)).n ?? 0);
+  }
+
+  /**
+   * Stops (or starts again) the background merges of a table on this server, so that rows written twice stay two
+   * rows until `merge` (a replacing table keeps one of them when it merges: when depends on the server).
+   */
+  async merges(table: 'trades' | 'deltas' | 'snapshots', running: boolean): Promise<void> {
+    const verb = running ? sql`START` : sql`STOP`;
+    await connectionOf(this.store).data.command({ query: sql`SYSTEM ${verb} MERGES ${this.table(table)}`.text });
+  }
+
+  /** Merges every part of a table now (`OPTIMIZE … FINAL`; merges must be running). */
+  async merge(table: 'trades' | 'deltas' | 'snapshots'): Promise<void> {
+    await connectionOf(this.store).data.command({ query: sql`OPTIMIZE TABLE ${this.table(table)} FINAL`.text });
   }
 
   /** Drops the database, on every server of a cluster (never throws: a test's cleanup must not hide its failure). */
@@ -181,7 +221,7 @@ export class ClusterNodeView {
   }
 
   /** Rows this server holds of a table (its shard's replicated `<table>_local`). */
-  async localRows(table: 'snapshots' | 'deltas' | 'gaps'): Promise<number> {
+  async localRows(table: 'snapshots' | 'deltas' | 'trades' | 'gaps'): Promise<number> {
     const ch = connectionOf(this.store);
     const rs = await ch.data.query({
       query: sql`SELECT count() AS n FROM ${ch.db}.${lit.identifier(`${table}${LOCAL_SUFFIX}`)}`.text,
@@ -218,7 +258,7 @@ WHERE database = ${lit.name(ch.database)} AND name = ${lit.name(name)} ORDER BY 
     await ch.data.insert({
       table: sql`${ch.db}.${lit.identifier(`deltas${LOCAL_SUFFIX}`)}`.text,
       format: 'TabSeparated',
-      values: Readable.from([rows.map(encodeDeltaRow).join('')], { objectMode: false }),
+      values: Readable.from([rows.map((r) => encodeDeltaRow(r)).join('')], { objectMode: false }),
       columns: [...INSERT_COLUMNS.deltas],
     });
   }

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Fills ClickHouse with generated order-book history (behind `./dev seed` and the first `./dev up --sim`).
- * Reads CLICKHOUSE_URL, CLICKHOUSE_DATABASE and CLICKHOUSE_CLUSTER; applies the migrations first. See docs/history.md.
+ * Reads CLICKHOUSE_URL, CLICKHOUSE_DATABASE and CLICKHOUSE_CLUSTER; applies the migrations first. See docs/history-internals.md, "Data generator".
  */
 import os from 'node:os';
 import { parseArgs } from 'node:util';

@@ -1,6 +1,7 @@
 /**
- * Generates the series of a set of tickers and streams them into ClickHouse as TabSeparated inserts (the current row
- * format of @depthgate/history-store, `received_ts` last).
+ * Generates the series of a set of tickers — snapshots, deltas and the trades that took liquidity from the book —
+ * and streams them into ClickHouse as TabSeparated inserts (the current row format of @depthgate/history-store,
+ * `received_ts` last).
  *
  * Time-major: every ticker advances one hour, then the next hour, so each insert holds a stretch of time for all
  * of its tickers and lands in few partitions (one part per month touched). Inserts rotate every `batchRows` rows
@@ -11,7 +12,7 @@ import { PassThrough } from 'node:stream';
 import type { ExchangeKey } from '@depthgate/platforms';
 import { insertTsv, type HistoryStore, type InsertTable, type Side } from '@depthgate/history-store';
 import { formatUnits } from './profiles';
-import { TickerSeries } from './series';
+import { TickerSeries, type GeneratedTrade } from './series';
 
 export interface TickerRef {
   exchange: ExchangeKey;
@@ -98,10 +99,13 @@ export async function generateInto(
 ): Promise<TickerEnd[]> {
   const snapshots = new BatchedInserter(store, 'snapshots', plan.batchRows);
   const deltas = new BatchedInserter(store, 'deltas', plan.batchRows);
+  const trades = new BatchedInserter(store, 'trades', plan.batchRows);
   let snapText = '';
   let snapRows = 0;
   let deltaText = '';
   let deltaRows = 0;
+  let tradeText = '';
+  let tradeRows = 0;
   const series = plan.tickers.map(
     (t) =>
       new TickerSeries({
@@ -127,6 +131,13 @@ export async function generateInto(
       deltaText = '';
       deltaRows = 0;
       await deltas.write(text, rows);
+      onRows(rows);
+    }
+    if (tradeRows > 0 && (force || tradeText.length >= FLUSH_BYTES)) {
+      const [text, rows] = [tradeText, tradeRows];
+      tradeText = '';
+      tradeRows = 0;
+      await trades.write(text, rows);
       onRows(rows);
     }
   };
@@ -155,6 +166,10 @@ export async function generateInto(
             deltaText += `${prefix}${ts}\t${sequence}\t${side}\t${price(p)}\t${formatUnits(change, qtyScale)}\t${received}\n`;
             deltaRows++;
           },
+          trade(t: GeneratedTrade) {
+            tradeText += `${prefix}${t.ts}\t${t.sequence}\t${t.tradeId}\t${price(t.price)}\t${formatUnits(t.size, qtyScale)}\t${t.side}\t${t.venueSide}\t${t.receivedTs}\n`;
+            tradeRows++;
+          },
         });
         await flush(false);
       }
@@ -164,7 +179,7 @@ export async function generateInto(
     failure = err;
   }
   // Finish what was started even after a failure, so no insert is left hanging; the first error wins.
-  const closing = await Promise.allSettled([snapshots.close(), deltas.close()]);
+  const closing = await Promise.allSettled([snapshots.close(), deltas.close(), trades.close()]);
   if (failure !== undefined) throw failure;
   const failed = closing.find((c): c is PromiseRejectedResult => c.status === 'rejected');
   if (failed) throw failed.reason;

@@ -1,6 +1,6 @@
 /**
  * What a book looks like on each venue: price grid, size grid, depth and how much changes per message, plus
- * ticker names in each venue's shapes (docs/history.md, "Data generator"; facts from /work/shared/spec/upstreams.md):
+ * ticker names in each venue's shapes (docs/history-internals.md, "Data generator"; facts from /work/shared/spec/upstreams.md):
  *
  * - venue_b (Kalshi): market tickers `SERIES-EVENT-STRIKE` (`KXBTCD-26MAR07-T100000`); YES prices in dollars on a
  *   1-cent grid from 0.01 to 0.99 written with 4 places (`0.4800`); contract counts with 2 places (`150.00`);

@@ -1,7 +1,7 @@
 import type { ExchangeKey } from '@depthgate/platforms';
 import type { Side } from '@depthgate/history-store';
 import { formatUnits, generateTickers } from './profiles';
-import { TickerSeries, expectedRows, type SeriesOptions } from './series';
+import { TickerSeries, expectedRows, type GeneratedTrade, type SeriesOptions } from './series';
 
 interface Snap {
   ts: number;
@@ -25,15 +25,40 @@ function scaled(text: string): bigint {
   return m[1] === '-' ? -v : v;
 }
 
+interface Trade {
+  ts: number;
+  sequence: number;
+  key: string;
+  size: bigint;
+  side: string;
+  id: string;
+  venueSide: string;
+  received: number;
+}
+
 function collect(
   options: SeriesOptions,
   chunkMs = 3_600_000,
-): { snaps: Snap[]; deltas: Delta[]; series: TickerSeries } {
+): { snaps: Snap[]; deltas: Delta[]; trades: Trade[]; series: TickerSeries } {
   const series = new TickerSeries(options);
   const snaps: Snap[] = [];
   const deltas: Delta[] = [];
+  const trades: Trade[] = [];
   const p = series.profile;
   const sink = {
+    trade(t: GeneratedTrade) {
+      // The level the taker took from: the asks for a buy, the bids for a sell.
+      trades.push({
+        ts: t.ts,
+        sequence: t.sequence,
+        key: `${t.side === 'buy' ? 'ask' : 'bid'} ${scaled(formatUnits(t.price, p.priceScale))}`,
+        size: scaled(formatUnits(t.size, p.qtyScale)),
+        side: t.side,
+        id: t.tradeId,
+        venueSide: t.venueSide,
+        received: t.receivedTs,
+      });
+    },
     snapshotLevel(ts: number, side: Side, price: number, quantity: number, received: number) {
       let last = snaps[snaps.length - 1];
       if (!last || last.ts !== ts) {
@@ -57,7 +82,7 @@ function collect(
   };
   // Advance in uneven steps: the output must not depend on how the range is walked.
   for (let t = options.from; !series.done; t += chunkMs) series.advance(t + chunkMs, sink);
-  return { snaps, deltas, series };
+  return { snaps, deltas, trades, series };
 }
 
 const base = {
@@ -105,12 +130,16 @@ describe('generated series', () => {
   );
 
   it.each(cases)(
-    '%s %s: sequence strictly increasing by one, never a crossed book, all inside the range',
+    '%s %s: sequence strictly increasing by one over deltas and trades, never a crossed book, all inside the range',
     (exchange, ticker) => {
-      const { snaps, deltas } = collect({ ...base, exchange, ticker });
+      const { snaps, deltas, trades } = collect({ ...base, exchange, ticker });
+      const rows = [...deltas, ...trades].sort((a, b) => a.sequence - b.sequence);
       let misordered = 0;
-      for (let i = 1; i < deltas.length; i++) {
-        const [prev, cur] = [deltas[i - 1] as Delta, deltas[i] as Delta];
+      for (let i = 1; i < rows.length; i++) {
+        const [prev, cur] = [
+          rows[i - 1] as { ts: number; sequence: number },
+          rows[i] as { ts: number; sequence: number },
+        ];
         if (cur.sequence !== prev.sequence + 1 || cur.ts < prev.ts) misordered++;
       }
       expect(misordered).toBe(0);
@@ -133,6 +162,61 @@ describe('generated series', () => {
       expect((deltas[deltas.length - 1] as Delta).ts).toBeLessThan(base.to);
     },
   );
+
+  it.each(cases)(
+    '%s %s: every trade takes liquidity the book held: the next delta reduces its level by exactly its size',
+    (exchange, ticker) => {
+      const { snaps, deltas, trades } = collect({ ...base, exchange, ticker });
+      expect(trades.length).toBeGreaterThan(50);
+      const bySequence = new Map(deltas.map((d) => [d.sequence, d]));
+      // The book before each row, from the first snapshot on (the rows are one ticker's, in sequence order).
+      const first = snaps[0] as Snap;
+      const book = new Map(first.levels);
+      const rows = [...deltas.map((d) => ({ d })), ...trades.map((t) => ({ t }))]
+        .filter((r) => ('d' in r ? r.d.ts : r.t.ts) >= first.ts)
+        .sort((a, b) => ('d' in a ? a.d.sequence : a.t.sequence) - ('d' in b ? b.d.sequence : b.t.sequence));
+      let checked = 0;
+      for (const r of rows) {
+        if ('t' in r) {
+          const next = bySequence.get(r.t.sequence + 1) as Delta;
+          expect([next.ts, next.key, next.change]).toEqual([r.t.ts, r.t.key, -r.t.size]);
+          expect(r.t.size > 0n).toBe(true);
+          expect(r.t.size <= (book.get(r.t.key) ?? 0n)).toBe(true);
+          // The top of its side: no better price rests on that side.
+          const [side, price] = r.t.key.split(' ') as [string, string];
+          const better = [...book.keys()].filter((k) => {
+            const [s2, p2] = k.split(' ') as [string, string];
+            return s2 === side && (side === 'ask' ? BigInt(p2) < BigInt(price) : BigInt(p2) > BigInt(price));
+          });
+          expect(better).toEqual([]);
+          expect(r.t.received).toBe(next.received);
+          checked++;
+        } else {
+          const level = (book.get(r.d.key) ?? 0n) + r.d.change;
+          if (level === 0n) book.delete(r.d.key);
+          else book.set(r.d.key, level);
+        }
+      }
+      expect(checked).toBeGreaterThan(40);
+      expect(new Set(trades.map((t) => t.id)).size).toBe(trades.length);
+      const sides = new Set(trades.map((t) => `${t.side} ${t.venueSide}`));
+      if (exchange === 'venue_b') expect(sides).toEqual(new Set(['buy yes', 'sell no']));
+      if (exchange === 'venue_a_us') for (const t of trades) expect(t.id).toMatch(/^h:[0-9a-f]{16}$/);
+    },
+  );
+
+  it('trades take only sequence numbers: left out, the deltas count up by one (the book is drawn apart from them)', () => {
+    const options = { ...base, exchange: 'venue_b' as const, ticker: 'KXFED-26APR-T4.25' };
+    const { deltas, trades } = collect(options);
+    // Renumbered without the trades, the deltas count up by one: trades took only sequence numbers.
+    const taken = new Set(trades.map((t) => t.sequence));
+    const first = (deltas[0] as Delta).sequence;
+    let skipped = 0;
+    for (const [i, d] of deltas.entries()) {
+      while (taken.has(first + i + skipped)) skipped++;
+      expect(d.sequence).toBe(first + i + skipped);
+    }
+  });
 
   it('receive times: ts plus a latency of 2 to 750 ms, never going backwards, one per message', () => {
     const { snaps, deltas } = collect({ ...base, exchange: 'venue_b', ticker: 'KXBTCD-26MAR07-T100000' });
@@ -160,6 +244,7 @@ describe('generated series', () => {
     const b = collect(options, 7_777);
     expect(b.snaps).toEqual(a.snaps);
     expect(b.deltas).toEqual(a.deltas);
+    expect(b.trades).toEqual(a.trades);
     const c = collect({ ...options, seed: 'other' });
     expect(c.deltas).not.toEqual(a.deltas);
   });

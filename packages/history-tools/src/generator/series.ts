@@ -1,11 +1,17 @@
 /**
  * One ticker's generated history: a book that evolves message by message, written as snapshot rows on a cadence
- * and delta rows between them.
+ * and delta rows between them, and the trades that took liquidity from it.
  *
  * Invariants (tested in series.test.ts):
  * - the snapshot at T is the book after every delta with ts < T; deltas at ts ≥ T come after it, so the snapshot at
  *   T plus the deltas with T ≤ ts < T' reproduce the snapshot at T' exactly (the spec's rule 7 read literally);
- * - `sequence` increases strictly, by one per row; the rows of one message share a ts;
+ * - `sequence` increases strictly, by one per row, over the deltas and the trades together (the ticker's counter, as
+ *   the recorder keeps it); the rows of one message share a ts;
+ * - trades agree with the book: a trade takes liquidity at a level of the book's top that the next delta (the next
+ *   sequence, same ts) reduces by exactly the trade's size — the whole level when the fair price moved through it, a
+ *   part of it when the top level shrinks — so a trade never takes more than its level holds; a taker buying lifts an
+ *   ask (`buy`), one selling hits a bid (`sell`). Whether a reduction of the top is a trade is drawn from a stream of
+ *   its own, so adding trades left every book row as it was (their sequences aside);
  * - no delta is zero; a level's size never goes below zero and a removal subtracts exactly what was there;
  * - the book is never crossed (best bid < best ask);
  * - every row has a receive time (`received_ts`): its ts plus a seeded latency (a few ms to a few hundred, drawn per
@@ -14,7 +20,7 @@
  * - everything depends only on (seed, exchange, ticker, options).
  */
 import type { ExchangeKey } from '@depthgate/platforms';
-import type { Side } from '@depthgate/history-store';
+import type { Side, TradeSide } from '@depthgate/history-store';
 import { Rng } from '@depthgate/service-kit';
 import { profileFor, type BookProfile } from './profiles';
 
@@ -31,11 +37,30 @@ export interface SeriesOptions {
   eventsPerMinute: number;
 }
 
+/** A generated trade (the `trade` row of a sink); amounts in integer units, as the book's. */
+export interface GeneratedTrade {
+  ts: number;
+  sequence: number;
+  /** The venue's id, in its shape: a UUID (Kalshi), an integer (Gemini), `h:` and 16 hex digits (Polymarket US). */
+  tradeId: string;
+  side: TradeSide;
+  /** The venue's own side field (Kalshi's taker outcome side, Gemini's taker side, Polymarket's BUY/SELL). */
+  venueSide: string;
+  price: number;
+  size: number;
+  receivedTs: number;
+}
+
 /** Receives rows in time order. Amounts are integer units; `profile` says their scales. */
 export interface SeriesSink {
   snapshotLevel(ts: number, side: Side, price: number, quantity: number, receivedTs: number): void;
   delta(ts: number, sequence: number, side: Side, price: number, quantityDelta: number, receivedTs: number): void;
+  /** A trade (its sequence is taken whether a sink takes trades or not: the rows never depend on the sink). */
+  trade?(trade: GeneratedTrade): void;
 }
+
+/** Of the reductions of a side's top level that are not a level taken whole, the share that are trades. */
+const PARTIAL_FILL_SHARE = 0.5;
 
 /** Receive latency of a generated message: at least this, plus an exponential tail of this mean, capped. */
 const LATENCY_MIN_MS = 2;
@@ -82,12 +107,17 @@ class Levels {
   }
 }
 
+type Emit = (side: Side, price: number, delta: number, traded?: boolean) => void;
+
 export class TickerSeries {
   readonly profile: BookProfile;
   readonly options: SeriesOptions;
   private readonly rng: Rng;
   /** Receive latencies: a stream of its own, so adding it left every generated row as it was. */
   private readonly latency: Rng;
+  /** Which reductions are trades, and their ids: a stream of its own too. */
+  private readonly trading: Rng;
+  private tradeNumber = 0;
   private receivedTs = -1;
   private readonly bids = new Levels(true);
   private readonly asks = new Levels(false);
@@ -106,6 +136,7 @@ export class TickerSeries {
     this.profile = profileFor(options.exchange, options.ticker);
     this.rng = new Rng(options.seed, 'series', options.exchange, options.ticker);
     this.latency = new Rng(options.seed, 'latency', options.exchange, options.ticker);
+    this.trading = new Rng(options.seed, 'trades', options.exchange, options.ticker);
     this.fair = this.profile.initialMid;
     this.sequence = 1 + this.rng.range(0, 999_999) * 1000;
     this.nextSnapshotTs = options.from + this.jitter();
@@ -179,8 +210,10 @@ export class TickerSeries {
     this.fair = Math.min(p.maxPrice - p.tick, Math.max(p.minPrice + p.tick, this.fair + step));
     const changes = this.rng.range(p.changesPerEvent[0], p.changesPerEvent[1]);
     const received = this.receive(ts);
-    const emit = (side: Side, price: number, delta: number) => {
+    /** A change of a level; `traded`: a taker took `-delta` of it (a reduction of a side's top) just before. */
+    const emit = (side: Side, price: number, delta: number, traded = false) => {
       if (delta === 0) return;
+      if (traded && delta < 0) this.emitTrade(ts, side, price, -delta, received, sink);
       sink.delta(ts, this.sequence++, side, price, delta, received);
       this.rows++;
       if (ts > this.lastTs) this.lastTs = ts;
@@ -203,9 +236,9 @@ export class TickerSeries {
         const bestAsk = this.best('ask');
         const bestBid = this.best('bid');
         if (bestAsk !== undefined && bestAsk <= this.fair && this.asks.size > p.levels[0]) {
-          this.removeLevel('ask', bestAsk, emit);
+          this.removeLevel('ask', bestAsk, emit, true);
         } else if (bestBid !== undefined && bestBid >= this.fair && this.bids.size > p.levels[0]) {
-          this.removeLevel('bid', bestBid, emit);
+          this.removeLevel('bid', bestBid, emit, true);
         } else {
           this.modifyLevel(side, emit);
         }
@@ -238,7 +271,7 @@ export class TickerSeries {
     return Math.max(p.qtyStep, Math.round(x / p.qtyStep) * p.qtyStep);
   }
 
-  private addLevel(side: Side, emit: ((side: Side, price: number, delta: number) => void) | undefined): boolean {
+  private addLevel(side: Side, emit: Emit | undefined): boolean {
     const p = this.profile;
     const own = side === 'bid' ? this.bids : this.asks;
     const otherBest = this.best(side === 'bid' ? 'ask' : 'bid');
@@ -258,7 +291,7 @@ export class TickerSeries {
     return false;
   }
 
-  private modifyLevel(side: Side, emit: (side: Side, price: number, delta: number) => void): void {
+  private modifyLevel(side: Side, emit: Emit): void {
     const price = this.randomLevel(side);
     if (price === undefined) return;
     const p = this.profile;
@@ -267,21 +300,42 @@ export class TickerSeries {
     let next = Math.round((old * (0.3 + this.rng.float() * 1.4)) / p.qtyStep) * p.qtyStep;
     next = Math.min(p.qtyMax, Math.max(p.qtyStep, next));
     if (next === old) next = old + p.qtyStep;
+    // A smaller top level: a taker took part of it, or its maker cancelled part (drawn apart from the book).
+    const traded = next < old && price === levels.best() && this.trading.chance(PARTIAL_FILL_SHARE);
     levels.set(price, next);
-    emit(side, price, next - old);
+    emit(side, price, next - old, traded);
   }
 
-  private removeLevel(
-    side: Side,
-    price: number | undefined,
-    emit: (side: Side, price: number, delta: number) => void,
-  ): void {
+  private removeLevel(side: Side, price: number | undefined, emit: Emit, traded = false): void {
     if (price === undefined) return;
     const levels = side === 'bid' ? this.bids : this.asks;
     const old = levels.get(price);
     if (old === undefined) return;
     levels.delete(price);
-    emit(side, price, -old);
+    emit(side, price, -old, traded);
+  }
+
+  /** A trade that took `size` at (side, price): the taker bought from the asks or sold to the bids. */
+  private emitTrade(ts: number, side: Side, price: number, size: number, received: number, sink: SeriesSink): void {
+    const taker: TradeSide = side === 'ask' ? 'buy' : 'sell';
+    const n = this.tradeNumber++;
+    const exchange = this.options.exchange;
+    const tradeId =
+      exchange === 'venue_b'
+        ? this.trading.uuid()
+        : exchange === 'venue_a_us'
+          ? `h:${this.trading.range(0, 0xffffffff).toString(16).padStart(8, '0')}${n.toString(16).padStart(8, '0')}`
+          : String(2_840_000_000 + n);
+    const venueSide =
+      exchange === 'venue_b'
+        ? taker === 'buy'
+          ? 'yes'
+          : 'no'
+        : exchange === 'venue_a_us'
+          ? taker.toUpperCase()
+          : taker;
+    sink.trade?.({ ts, sequence: this.sequence++, tradeId, side: taker, venueSide, price, size, receivedTs: received });
+    this.rows++;
   }
 }
 

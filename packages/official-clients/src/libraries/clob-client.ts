@@ -152,7 +152,7 @@ export const CLOB_METHODS: readonly MethodSpec<ClobClient>[] = [
     expect: nonEmpty(''),
   }),
   read('getRawRewardsForMarket', 'public', (c, p) => c.getRawRewardsForMarket(p.conditionId)),
-  read('getMarketTradesEvents', 'public', (c, p) => c.getMarketTradesEvents(p.conditionId)),
+  read('getMarketTradesEvents', 'public', (c, p) => c.getMarketTradesEvents(p.conditionId), { expect: nonEmpty('') }),
   // Computed by the library from the order book it reads.
   read('calculateMarketPrice', 'public', (c, p) => c.calculateMarketPrice(p.yesToken, Side.BUY, 1), {
     expect: (value) =>

@@ -148,8 +148,14 @@ export const KALSHI_METHODS: readonly MethodSpec<KalshiApis>[] = [
       HOUR,
     ),
   ),
-  op('HistoricalApi', 'getTradesHistorical', 'public', (a) =>
-    a.getTradesHistorical(undefined, undefined, undefined, 10),
+  op(
+    'HistoricalApi',
+    'getTradesHistorical',
+    'public',
+    (a) => a.getTradesHistorical(undefined, undefined, undefined, 10),
+    {
+      expect: nonEmpty('trades'),
+    },
   ),
   op('IncentiveProgramsApi', 'getIncentivePrograms', 'public', (a) => a.getIncentivePrograms('all', 'all'), {
     expect: nonEmpty('incentive_programs'),

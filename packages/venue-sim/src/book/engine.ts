@@ -2,7 +2,15 @@ import { Rng } from '../core/rng';
 import { BookGenerator } from './generator';
 import { TickerHistory } from './history';
 import type { OrderBook } from './order-book';
-import type { BookEvent, BookPlatform, Instrument, IntBook, RestingOrder } from './types';
+import type { BookEvent, BookPlatform, Instrument, IntBook, RestingOrder, TimedTrade, Trade } from './types';
+
+/** Read access to a ticker's retained trades (book/history.ts `TickerHistory`). */
+export interface TradeReader {
+  readonly firstTradeNo: number;
+  readonly lastTradeNo: number;
+  trade(no: number): TimedTrade | undefined;
+  tradeNoAtOrAfter(ts: number): number;
+}
 
 export type BookListener = (inst: Instrument, event: BookEvent, book: OrderBook) => void;
 
@@ -30,6 +38,23 @@ interface Entry {
   history: TickerHistory;
   seq: number;
   lastTs: number;
+  /** The last trade made, kept beyond the retention (a feed's "last trade" outlives it). */
+  lastTrade: TimedTrade | undefined;
+  /** Every trade since the engine started, summed up (`tradeStats`). */
+  stats: TradeStats;
+}
+
+/**
+ * A ticker's trades since the engine started, summed up as a venue's market statistics report them (Polymarket US
+ * `stats`): the quantity traded, and the highest and lowest prices traded (undefined before the first trade).
+ * Updated with each event before its listeners run, so a message built for an event counts that event's trades.
+ */
+export interface TradeStats {
+  /** Quantity units (10^-qtyDecimals), summed over every trade (a bigint: the sum outgrows a safe integer). */
+  volume: bigint;
+  /** Price units. */
+  high: number | undefined;
+  low: number | undefined;
 }
 
 const CHECKPOINT_EVERY = 512;
@@ -55,6 +80,8 @@ export class BookEngine {
   private emittedSinceOrigin = 0;
   private lastPrune = 0;
   private totalEvents = 0;
+  /** When the engine was created: every event and trade it makes is at or after this time. */
+  readonly startTs: number;
 
   constructor(
     instruments: readonly Instrument[],
@@ -64,6 +91,7 @@ export class BookEngine {
     this.rate = opts.updatesPerSecond;
     this.paused = opts.startPaused ?? false;
     const now = opts.clock();
+    this.startTs = now;
     const perTicker = Math.max(1000, Math.ceil((opts.maxRetainedEvents ?? Infinity) / Math.max(1, instruments.length)));
     for (const inst of instruments) {
       const gen = new BookGenerator(inst, new Rng(opts.seed, 'book', inst.platform, inst.ticker));
@@ -73,6 +101,8 @@ export class BookEngine {
         history: new TickerHistory(gen.book.snapshot(), now, CHECKPOINT_EVERY, CHECKPOINT_EVERY_MS, perTicker),
         seq: 0,
         lastTs: now,
+        lastTrade: undefined,
+        stats: { volume: 0n, high: undefined, low: undefined },
       };
       this.entries.push(entry);
       this.byKey.set(key(inst.platform, inst.ticker), entry);
@@ -128,6 +158,39 @@ export class BookEngine {
   /** The last emitted event still retained. */
   lastEvent(platform: BookPlatform, ticker: string): BookEvent | undefined {
     return this.byKey.get(key(platform, ticker))?.history.last();
+  }
+
+  /** Whether a platform's books move (else they keep their initial book and never trade). */
+  isMoving(platform: BookPlatform): boolean {
+    return this.opts.moving.has(platform);
+  }
+
+  /** Number of a ticker's last trade (0 before the first). */
+  lastTradeNo(platform: BookPlatform, ticker: string): number {
+    return this.byKey.get(key(platform, ticker))?.gen.tradeNo ?? 0;
+  }
+
+  /** A ticker's last trade, retained or not. */
+  lastTrade(platform: BookPlatform, ticker: string): TimedTrade | undefined {
+    return this.byKey.get(key(platform, ticker))?.lastTrade;
+  }
+
+  /** A ticker's trades since the engine started, summed up (`TradeStats`; the last trade is `lastTrade`). */
+  tradeStats(platform: BookPlatform, ticker: string): Readonly<TradeStats> | undefined {
+    return this.byKey.get(key(platform, ticker))?.stats;
+  }
+
+  /**
+   * The retained trades of a ticker (the same retention as `bookAt`/`events`): numbers `first` … `last` (none when
+   * first > last), each by number, and the first at or after a time.
+   */
+  tradeLog(platform: BookPlatform, ticker: string): TradeReader | undefined {
+    return this.byKey.get(key(platform, ticker))?.history;
+  }
+
+  /** Retained trades of a ticker with ts >= sinceTs, oldest first. */
+  trades(platform: BookPlatform, ticker: string, sinceTs?: number): TimedTrade[] | undefined {
+    return this.byKey.get(key(platform, ticker))?.history.trades(sinceTs);
   }
 
   get eventsEmitted(): number {
@@ -229,7 +292,17 @@ export class BookEngine {
     if (changes.length === 0) return undefined;
     const ts = Math.max(this.opts.clock(), entry.lastTs);
     entry.lastTs = ts;
-    const event: BookEvent = { seq: ++entry.seq, ts, changes };
+    const trades = entry.gen.trades;
+    const event: BookEvent = { seq: ++entry.seq, ts, changes, trades };
+    if (trades.length > 0) {
+      entry.lastTrade = { ...(trades[trades.length - 1] as Trade), ts, seq: event.seq };
+      const stats = entry.stats;
+      for (const t of trades) {
+        stats.volume += BigInt(t.size);
+        if (stats.high === undefined || t.price > stats.high) stats.high = t.price;
+        if (stats.low === undefined || t.price < stats.low) stats.low = t.price;
+      }
+    }
     entry.history.record(event, entry.gen.book);
     this.totalEvents++;
     const list = this.listeners.get(entry.inst.platform);

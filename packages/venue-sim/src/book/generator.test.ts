@@ -2,7 +2,7 @@ import { Rng } from '../core/rng';
 import { kalshiInstrument } from '../platforms/venue-b/catalog';
 import { BookGenerator } from './generator';
 import { OrderBook } from './order-book';
-import { ASK, BID, type Instrument } from './types';
+import { ASK, BID, type Instrument, type Side, type Trade } from './types';
 
 const spot: Instrument = {
   platform: 'venue-c',
@@ -75,7 +75,9 @@ describe('book process', () => {
     for (let i = 0; i < 2000; i++) {
       const before = OrderBook.from(gen.book.snapshot());
       const changes = gen.next(3);
-      expect(changes.length).toBeGreaterThanOrEqual(4 * 3);
+      // At least the levels asked for, unless the event is a taker's (its own step only).
+      if (gen.trades.length === 0) expect(changes.length).toBeGreaterThanOrEqual(4 * 3);
+      else expect(changes.length).toBeGreaterThanOrEqual(4);
       const keys = new Set<string>();
       for (let j = 0; j < changes.length; j += 4) {
         const [side, price, qty, delta] = changes.slice(j, j + 4) as [0 | 1, number, number, number];
@@ -125,6 +127,10 @@ describe('book process', () => {
       expect(now).toBeLessThanOrEqual(ahead);
       expect(now).toBeLessThanOrEqual(own() - 10_000);
       expect(gen.book.asks.best() as number).toBeGreaterThan(4500);
+      // Sellers meet the bids down to the order's level at most, and never its own quantity.
+      for (const t of gen.trades) {
+        if (t.takerSide === ASK) expect(t.price).toBeGreaterThanOrEqual(4500);
+      }
       if (own() - 10_000 > now) sawOthersBehind = true;
       ahead = now;
       if (i % 50 === 0) checkInvariants(gen);
@@ -133,4 +139,59 @@ describe('book process', () => {
     expect(sawOthersBehind).toBe(true);
     expect(ahead).toBeLessThan(initiallyAhead);
   });
+
+  test.each([
+    ['a prediction book with fractional sizes', () => kalshiInstrument('KXTRADE', 50), 1],
+    ['a spot book in whole lots', () => spot, 2],
+    ['a book with whole-contract sizes', () => ({ ...kalshiInstrument('KXWHOLE', 30), fractionalPercent: 0 }), 3],
+  ] as const)(
+    "%s: a taker's fills are the event's changes at the levels it met, best first, numbered without gaps",
+    (_name, make, seed) => {
+      const inst = make();
+      const gen = new BookGenerator(inst, new Rng(seed, 'trades'));
+      let expectedNo = 1;
+      let trading = 0;
+      let walks = 0;
+      for (let i = 0; i < 6000; i++) {
+        const before = OrderBook.from(gen.book.snapshot());
+        const changes = gen.next(1 + (i % 3));
+        const trades = gen.trades;
+        if (trades.length === 0) continue;
+        trading++;
+        const makerSide: Side = (trades[0] as Trade).takerSide === BID ? ASK : BID;
+        // One taker: one side, its best levels in order (the first at the best price, each next one worse).
+        const makerLevels = before.sideOf(makerSide).prices;
+        const traded = new Map<number, number>();
+        trades.forEach((t, k) => {
+          expect(t.no).toBe(expectedNo++);
+          expect(t.takerSide === BID ? ASK : BID).toBe(makerSide);
+          expect(Number.isSafeInteger(t.size) && t.size > 0).toBe(true);
+          if (inst.fractionalPercent === 0) expect(t.size % inst.unit).toBe(0);
+          expect(t.price).toBe(makerLevels[k]);
+          traded.set(t.price, (traded.get(t.price) ?? 0) + t.size);
+        });
+        if (traded.size > 1) walks++;
+        // The event's changes on the maker side are exactly the traded levels, each losing what traded there.
+        const makerChanges = new Map<number, [number, number]>();
+        for (let j = 0; j < changes.length; j += 4) {
+          const [side, price, qty, delta] = changes.slice(j, j + 4) as [Side, number, number, number];
+          if (side === makerSide) makerChanges.set(price, [qty, delta]);
+        }
+        expect([...makerChanges.keys()].sort()).toEqual([...traded.keys()].sort());
+        for (const [price, size] of traded) {
+          const [qty, delta] = makerChanges.get(price) as [number, number];
+          expect(delta).toBe(-size);
+          expect(qty).toBeGreaterThanOrEqual(0);
+          expect(qty).toBe(before.sideOf(makerSide).get(price) - size);
+        }
+        if (i % 25 === 0) checkInvariants(gen);
+      }
+      checkInvariants(gen);
+      expect(gen.tradeNo).toBe(expectedNo - 1);
+      // Takers are a modest share of events, and some walk into a second level.
+      expect(trading).toBeGreaterThan(600);
+      expect(trading).toBeLessThan(2400);
+      expect(walks).toBeGreaterThan(0);
+    },
+  );
 });

@@ -1,6 +1,8 @@
 import type { Rng } from '../core/rng';
 import { type BookSide, OrderBook } from './order-book';
-import { ASK, BID, type Instrument, type RestingOrder, type Side } from './types';
+import { ASK, BID, type Instrument, NO_TRADES, type RestingOrder, type Side, type Trade } from './types';
+
+type Touch = (side: Side, price: number, qty: number) => void;
 
 /**
  * The moving-book process of one instrument: a bounded random walk of the mid price, with levels appearing,
@@ -9,12 +11,20 @@ import { ASK, BID, type Instrument, type RestingOrder, type Side } from './types
  * Every step keeps the book sane: best bid < best ask, prices on the tick grid inside [minPrice, maxPrice], at most
  * `maxLevels` per side, at least one level per side, quantities positive multiples of one lot. An account's resting
  * order (`inst.resting`) stays in its level: the level never holds less than the order, and is never traded through.
+ *
+ * Trades are explicit: a taker order walks the best levels of one side, and each level it meets loses what it fills
+ * there (`trades`, numbered per instrument). A trading step is an event of its own, so the event's changes at the
+ * traded levels are exactly the fills.
  */
 export class BookGenerator {
   readonly book = new OrderBook();
   private readonly pending = new Map<number, { side: Side; price: number; before: number }>();
   /** Quantity queued ahead of the resting order at its level. */
   private ahead = 0;
+  /** The fills of the last `next()` (a fresh array only when it traded). */
+  trades: readonly Trade[] = NO_TRADES;
+  /** Number of the last trade made. */
+  tradeNo = 0;
 
   constructor(
     readonly inst: Instrument,
@@ -81,12 +91,15 @@ export class BookGenerator {
 
   /**
    * Advances the process until at least `minChanges` distinct levels changed; returns them flattened as
-   * `[side, price, newQty, delta, ...]` (one entry per level, in the order first touched).
+   * `[side, price, newQty, delta, ...]` (one entry per level, in the order first touched). When the first step is a
+   * taker's, the event is that step alone (fewer changes, perhaps) and `trades` holds its fills; later steps of an
+   * event never trade (a drawn taker step resizes instead), so no other step touches a traded level.
    */
   next(minChanges: number): number[] {
     this.pending.clear();
+    this.trades = NO_TRADES;
     const order: number[] = [];
-    const touch = (side: Side, price: number, qty: number): void => {
+    const touch: Touch = (side, price, qty) => {
       const key = side === BID ? price : -price - 1;
       const s = this.book.sideOf(side);
       if (!this.pending.has(key)) {
@@ -97,7 +110,8 @@ export class BookGenerator {
     };
     let changed = 0;
     for (let attempt = 0; attempt < 64 && changed < minChanges; attempt++) {
-      this.step(touch);
+      this.step(touch, attempt === 0);
+      if (this.trades.length > 0) break;
       changed = 0;
       for (const key of order) {
         const p = this.pending.get(key);
@@ -114,13 +128,15 @@ export class BookGenerator {
     return out;
   }
 
-  private step(touch: (side: Side, price: number, qty: number) => void): void {
+  /** One step of the process: resize 40 %, a taker order 5 %, a new level 20 %, a cancel 17 %, a mid move 18 %. */
+  private step(touch: Touch, mayTrade: boolean): void {
     const { book, rng } = this;
     if (book.bids.size === 0) return this.addLevel(BID, touch);
     if (book.asks.size === 0) return this.addLevel(ASK, touch);
     const r = rng.int(100);
     const side: Side = rng.int(2) === 0 ? BID : ASK;
-    if (r < 45) return this.resize(side, touch);
+    if (r < 40) return this.resize(side, touch);
+    if (r < 45) return mayTrade ? this.taker(side, touch) : this.resize(side, touch);
     if (r < 65) return this.addLevel(side, touch);
     if (r < 82) {
       const s = book.sideOf(side);
@@ -128,10 +144,58 @@ export class BookGenerator {
       const price = s.prices[rng.int(s.size)] as number;
       return touch(side, price, 0);
     }
-    return this.move(side === BID ? 1 : -1, touch);
+    return mayTrade ? this.move(side === BID ? 1 : -1, touch) : this.resize(side, touch);
   }
 
-  private resize(side: Side, touch: (side: Side, price: number, qty: number) => void): void {
+  /**
+   * A taker order against the resting side `makerSide` (BID: a seller hits the bids), of up to 1.5 times the best
+   * level's size: when larger than that level it walks into the next one.
+   */
+  private taker(makerSide: Side, touch: Touch): void {
+    const s = this.book.sideOf(makerSide);
+    if (s.size <= 1) return this.resize(makerSide, touch);
+    const best = s.get(s.best() as number);
+    const unit = this.wholeUnits ? this.inst.unit : 1;
+    const qty = Math.max(unit, Math.floor((best * this.rng.range(10, 150)) / 100 / unit) * unit);
+    this.take(makerSide, qty, touch);
+  }
+
+  /** Sizes of this instrument are whole units only (no fractional sizes): fills keep them so. */
+  private get wholeUnits(): boolean {
+    return this.inst.fractionalPercent === 0;
+  }
+
+  /**
+   * Fills a taker order of `qty` against the best levels of `makerSide`, best first; each level loses its fill and
+   * each fill is a trade. It stops at the account's resting order (never traded, never traded through) and never
+   * empties a side (the last level keeps at least one unit).
+   */
+  private take(makerSide: Side, qty: number, touch: Touch): void {
+    const s = this.book.sideOf(makerSide);
+    const r = this.inst.resting;
+    const unit = this.wholeUnits ? this.inst.unit : 1;
+    let left = qty;
+    while (left > 0 && s.size > 0) {
+      const price = s.prices[0] as number;
+      const level = s.get(price);
+      const own = r?.side === makerSide && r.price === price ? r.qty : 0;
+      const cap = s.size === 1 ? level - unit : level;
+      const fill = Math.min(left, cap - own);
+      if (fill <= 0) return;
+      touch(makerSide, price, level - fill);
+      this.fill(makerSide === BID ? ASK : BID, price, fill);
+      left -= fill;
+      if (own > 0 || fill < level) return;
+    }
+  }
+
+  private fill(takerSide: Side, price: number, size: number): void {
+    const trade: Trade = { no: ++this.tradeNo, takerSide, price, size };
+    if (this.trades === NO_TRADES) this.trades = [trade];
+    else (this.trades as Trade[]).push(trade);
+  }
+
+  private resize(side: Side, touch: Touch): void {
     const s = this.book.sideOf(side);
     if (s.size === 0) return this.addLevel(side, touch);
     const price = s.prices[this.rng.int(s.size)] as number;
@@ -141,7 +205,7 @@ export class BookGenerator {
   }
 
   /** A new level: inside the spread sometimes, else up to `window` ticks behind the best price. */
-  private addLevel(side: Side, touch: (side: Side, price: number, qty: number) => void): void {
+  private addLevel(side: Side, touch: Touch): void {
     const { inst, rng, book } = this;
     const t = inst.tick;
     const s = book.sideOf(side);
@@ -164,17 +228,18 @@ export class BookGenerator {
   }
 
   /**
-   * The mid-price walk: the best level on one side is consumed and the other side steps into the gap, so the mid
-   * moves by at least one tick in direction `dir` (+1 up, -1 down), never leaving [minPrice, maxPrice].
+   * The mid-price walk: a taker consumes the best level on one side (but the account's order in it) and the other
+   * side steps into the gap, so the mid moves by at least one tick in direction `dir` (+1 up, -1 down), never
+   * leaving [minPrice, maxPrice].
    */
-  private move(dir: 1 | -1, touch: (side: Side, price: number, qty: number) => void): void {
+  private move(dir: 1 | -1, touch: Touch): void {
     const { inst, rng, book } = this;
     const t = inst.tick;
     const consumed = dir === 1 ? book.asks : book.bids;
     const advancing = dir === 1 ? book.bids : book.asks;
     const advSide: Side = dir === 1 ? BID : ASK;
     if (consumed.size <= 1) return this.resize(consumed.side, touch);
-    touch(consumed.side, consumed.best() as number, 0);
+    this.take(consumed.side, consumed.get(consumed.best() as number), touch);
     const wall = consumed.best() as number;
     const from = advancing.best() as number;
     const room = Math.abs(wall - from) / t - 1;
@@ -186,7 +251,7 @@ export class BookGenerator {
   }
 
   /** Drops the worst levels beyond `maxLevels` (never the resting order's: the next worse one goes instead). */
-  private trim(s: BookSide, side: Side, touch: (side: Side, price: number, qty: number) => void): void {
+  private trim(s: BookSide, side: Side, touch: Touch): void {
     const r = this.inst.resting;
     const kept = r?.side === side ? r.price : undefined;
     while (s.size > this.inst.maxLevels) {

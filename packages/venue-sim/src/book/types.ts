@@ -21,8 +21,33 @@ export interface IntBook {
 }
 
 /**
+ * A fill the book's process made: a taker order met a resting level at `price` for `size`, and the level lost exactly
+ * that size in the same event (its change in `BookEvent.changes`).
+ */
+export interface Trade {
+  /** Per (platform, ticker), 1-based, without gaps. */
+  no: number;
+  /** The taker's side: BID when the taker bought (it consumed asks), ASK when it sold (it consumed bids). */
+  takerSide: Side;
+  /** Price units. */
+  price: number;
+  /** Quantity units. */
+  size: number;
+}
+
+/** A trade with its event's time and number: what the engine retains and lists. */
+export interface TimedTrade extends Trade {
+  ts: number;
+  /** The event (`BookEvent.seq`) that made it. */
+  seq: number;
+}
+
+/** What an event without trades carries (shared: an event allocates nothing for trades it did not make). */
+export const NO_TRADES: readonly Trade[] = Object.freeze([]);
+
+/**
  * One emitted book event: every level it changed, flattened as quadruples
- * `[side, price, newQuantity, delta, side, price, ...]` to keep a long history cheap.
+ * `[side, price, newQuantity, delta, side, price, ...]` to keep a long history cheap, and the trades it made.
  */
 export interface BookEvent {
   /** Per (platform, ticker), 1-based, without gaps. */
@@ -30,6 +55,12 @@ export interface BookEvent {
   /** Epoch milliseconds; non-decreasing per ticker. */
   ts: number;
   changes: number[];
+  /**
+   * The fills of the taker order this event is (in the order it met the levels), or none. A trading event is the
+   * taker's walk alone (and what its own step placed on the other side), so at each traded level the change's delta
+   * is exactly minus the sizes traded there.
+   */
+  trades: readonly Trade[];
 }
 
 export interface Instrument {

@@ -25,3 +25,28 @@ export function formatLevels(inst: Instrument, levels: readonly IntLevel[]): Dec
 export function decimalBook(inst: Instrument, book: IntBook): DecimalBook {
   return { bids: formatLevels(inst, book.bids), asks: formatLevels(inst, book.asks) };
 }
+
+/**
+ * A trade the simulator emitted, as its venue publishes it on every path (WebSocket, REST): the tests' oracle
+ * (`sim.trades`, `GET /control/trades`).
+ */
+export interface SimTrade {
+  /**
+   * The venue's trade id as text: Kalshi a UUID, Gemini its `tid`, Coinbase its `trade_id`, the Polymarket CLOB its
+   * `transaction_hash`. null where the venue sends none (Polymarket US: a trade is named by its market and its
+   * `tradeTime`, unique per trade in the simulator; README.md).
+   */
+  id: string | null;
+  ticker: string;
+  /** The ticker's trade number: 1, 2, … without gaps. */
+  no: number;
+  /** Epoch ms: the trade's time as the venue gives it, the same on every path. */
+  ts: number;
+  /** Exact decimal in the venue's precision, on the book's price scale (Kalshi: the YES price in dollars). */
+  price: string;
+  size: string;
+  /** The taker's side on the book: `buy` (it lifted asks) or `sell` (it hit bids); Kalshi's book is YES. */
+  side: 'buy' | 'sell';
+  /** The venue's own side field as sent (Kalshi `taker_side`, Coinbase the maker's `side`, the CLOB `BUY`/`SELL`, …). */
+  venueSide: string;
+}

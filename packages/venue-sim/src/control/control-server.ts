@@ -43,6 +43,12 @@ const rateBody = z.object({ updatesPerSecond: z.number().int().min(0).max(1_000_
 
 const problem = (status: number, error: string, message: string) => json(status, { error, message });
 
+/** `since`: epoch ms or RFC 3339; undefined when absent, NaN when malformed. */
+function sinceParam(since: string | null): number | undefined {
+  if (since === null || since === '') return undefined;
+  return /^\d+$/.test(since) ? Number(since) : Date.parse(since);
+}
+
 /**
  * The control API on the base port: the programmatic API over HTTP, for the CLI and other projects' CI suites.
  * Everything is JSON; errors are `{"error","message"}`.
@@ -204,12 +210,20 @@ export class ControlServer {
     });
     r.get('/control/books/:platform/:ticker/events', (req) => {
       const { platform, ticker } = req.pathParams as { platform: string; ticker: string };
-      const since = req.params.get('since');
-      const ts = since === null || since === '' ? undefined : /^\d+$/.test(since) ? Number(since) : Date.parse(since);
-      if (ts !== undefined && Number.isNaN(ts))
-        return problem(400, 'bad_request', 'since must be epoch ms or RFC 3339');
+      const ts = sinceParam(req.params.get('since'));
+      if (Number.isNaN(ts)) return problem(400, 'bad_request', 'since must be epoch ms or RFC 3339');
       const events = sim.books.events(platform, ticker, ts);
       return json(200, { platform, ticker, count: events.length, events });
+    });
+    // The oracle of the trades tests: every trade the books made, as the venue publishes it.
+    r.get('/control/trades', (req) => {
+      const platform = req.params.get('platform');
+      if (!platform) return problem(400, 'bad_request', 'platform is required (a platform with order books)');
+      const ticker = req.params.get('ticker') || undefined;
+      const since = sinceParam(req.params.get('since'));
+      if (Number.isNaN(since)) return problem(400, 'bad_request', 'since must be epoch ms or RFC 3339');
+      const trades = sim.trades(platform, ticker, since);
+      return json(200, { platform, ...(ticker ? { ticker } : {}), count: trades.length, trades });
     });
     r.post('/control/books/pause', () => {
       sim.books.pause();

@@ -11,6 +11,13 @@ describe('exact decimals', () => {
     expect(formatScaled(0, 3)).toBe('0.000');
   });
 
+  test('formats a bigint beyond the safe integers exactly (a sum since the start)', () => {
+    expect(formatScaled(2n ** 64n + 5n, 2)).toBe('184467440737095516.21');
+    expect(formatScaled(-5n, 2)).toBe('-0.05');
+    expect(formatScaled(0n, 2)).toBe('0.00');
+    expect(() => formatScaled(2 ** 53, 2)).toThrow(RangeError);
+  });
+
   test('renders a JSON number whose text is the exact decimal', () => {
     expect(JSON.stringify([scaledNumber(35, 1), scaledNumber(675, 3), scaledNumber(29, 2), scaledNumber(100, 2)])).toBe(
       '[3.5,0.675,0.29,1]',

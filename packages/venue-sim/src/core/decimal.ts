@@ -5,16 +5,19 @@
 
 const POW10: readonly number[] = Array.from({ length: 16 }, (_, i) => 10 ** i);
 
-function assertScaled(value: number, decimals: number): void {
-  if (!Number.isSafeInteger(value)) throw new RangeError(`not a safe integer: ${value}`);
+function assertScaled(value: number | bigint, decimals: number): void {
+  if (typeof value === 'number' && !Number.isSafeInteger(value)) throw new RangeError(`not a safe integer: ${value}`);
   if (!Number.isInteger(decimals) || decimals < 0 || decimals > 15) throw new RangeError(`bad decimals: ${decimals}`);
 }
 
-/** `formatScaled(4500, 4)` → `"0.4500"`; `formatScaled(-2000, 2)` → `"-20.00"`. */
-export function formatScaled(value: number, decimals: number): string {
+/**
+ * `formatScaled(4500, 4)` → `"0.4500"`; `formatScaled(-2000, 2)` → `"-20.00"`. A bigint for sums that may outgrow a
+ * safe integer (a market's quantity traded since the start).
+ */
+export function formatScaled(value: number | bigint, decimals: number): string {
   assertScaled(value, decimals);
   const negative = value < 0;
-  const digits = String(negative ? -value : value);
+  const digits = String(value).replace('-', '');
   if (decimals === 0) return negative ? `-${digits}` : digits;
   const padded = digits.padStart(decimals + 1, '0');
   const cut = padded.length - decimals;

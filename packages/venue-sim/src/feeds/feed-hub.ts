@@ -3,10 +3,35 @@ import type { Duplex } from 'node:stream';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import type { RecordedRequest } from '../http/types';
 
-export const FEED_FAULT_KINDS = ['drop', 'disconnect', 'stall'] as const;
+export const FEED_FAULT_KINDS = ['drop', 'disconnect', 'stall', 'reorder', 'corrupt_checksum'] as const;
 /** Client messages a feed keeps for inspection. */
 const RECEIVED_KEPT = 10_000;
 export type FeedFaultKind = (typeof FEED_FAULT_KINDS)[number];
+/** The faults that act on the books' next messages (the others act on connections). */
+export type MessageFaultKind = 'drop' | 'reorder' | 'corrupt_checksum';
+
+/**
+ * What a feed's protocol lets its faults be: `reorder` only where no sequence number would reveal a swap (a feed
+ * whose messages carry one, Kalshi's, refuses it), `corrupt_checksum` only where messages carry a checksum (the
+ * Polymarket CLOB's `hash`). Every feed takes `drop`, `disconnect` and `stall`.
+ */
+export interface FeedFaultSupport {
+  reorder?: boolean;
+  checksum?: boolean;
+}
+
+/**
+ * One message of the books to some connections: the same text for all, or per connection (undefined: none; several
+ * where a connection has several subscriptions to the same thing, as Polymarket US's request ids).
+ */
+export type Outgoing = string | ((conn: FeedConnection) => string | readonly string[] | undefined);
+
+/** A connection's texts of an outgoing message. */
+function textsFor(message: Outgoing, conn: FeedConnection): readonly string[] {
+  if (typeof message === 'string') return [message];
+  const m = message(conn);
+  return m === undefined ? [] : typeof m === 'string' ? [m] : m;
+}
 
 /** One client connection of a feed, with what it subscribed to and its stall state. */
 export class FeedConnection {
@@ -19,25 +44,42 @@ export class FeedConnection {
   constructor(readonly ws: WebSocket) {}
 }
 
-interface PendingDrop {
+interface PendingFault {
   id: string;
+  kind: MessageFaultKind;
   ticker?: string;
   remaining: number;
+  /**
+   * reorder: the message held back, per connection, until that connection's next message about one of the same
+   * tickers has gone out.
+   */
+  held?: { tickers: readonly string[]; messages: Map<FeedConnection, readonly string[]> };
 }
 
 /**
  * Connections of one feed and the faults injected into it. Messages go out in order; a stalled connection keeps
  * them in its backlog and sends them all when the stall ends (like a network that stops delivering for a while).
+ *
+ * The books' messages go through `publish` (or `shouldDrop`, for a feed that numbers messages per connection), where
+ * the pending message faults act: `drop` (the message is not sent), `reorder` (it is held back and sent right after
+ * the next message about the same ticker: the two are swapped) and `corrupt_checksum` (the platform asks
+ * `takeFault` while it builds a message with a checksum and writes a wrong one).
  */
 export class FeedHub {
   readonly wss: WebSocketServer;
   readonly connections = new Set<FeedConnection>();
-  private drops: PendingDrop[] = [];
+  /** The fault kinds this feed takes (FeedFaultSupport). */
+  readonly kinds: readonly FeedFaultKind[];
+  private faults: PendingFault[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
   private heartbeat: NodeJS.Timeout | undefined;
   private nextId = 1;
   /** Messages not sent because of a drop fault. */
   dropped = 0;
+  /** Messages swapped with the next by a reorder fault (one per swap, however many connections saw it). */
+  reordered = 0;
+  /** Messages sent with a wrong checksum by a corrupt_checksum fault. */
+  corrupted = 0;
   /**
    * A connection whose unsent data exceeds this is cut, as exchanges drop consumers that cannot keep up; without it a
    * stuck client would grow the simulator's memory without bound.
@@ -48,8 +90,14 @@ export class FeedHub {
   /** The last text messages clients sent (at most RECEIVED_KEPT), oldest first: what reached the platform. */
   readonly received: string[] = [];
 
-  constructor(private readonly clock: () => number) {
+  constructor(
+    private readonly clock: () => number,
+    support: FeedFaultSupport = {},
+  ) {
     this.wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 1024 * 1024 });
+    this.kinds = FEED_FAULT_KINDS.filter(
+      (k) => (k !== 'reorder' || support.reorder === true) && (k !== 'corrupt_checksum' || support.checksum === true),
+    );
   }
 
   /** Completes a verified handshake; `onOpen` gets the new connection. */
@@ -105,27 +153,115 @@ export class FeedHub {
     conn.ws.send(message);
   }
 
-  /** Whether the next message about `ticker` is to be dropped (consumes one pending drop). */
-  shouldDrop(ticker: string): boolean {
-    if (this.drops.length === 0) return false;
-    for (const d of this.drops) {
-      if (d.ticker !== undefined && d.ticker !== ticker) continue;
-      d.remaining--;
-      if (d.remaining <= 0) this.drops = this.drops.filter((x) => x !== d);
-      this.dropped++;
-      return true;
-    }
-    return false;
+  /**
+   * Consumes one pending fault of `kind` that applies to a message about `tickers` (a fault without a ticker applies
+   * to every message); false when none is pending.
+   */
+  takeFault(kind: MessageFaultKind, tickers: string | readonly string[]): boolean {
+    if (this.faults.length === 0) return false;
+    const f = this.find(kind, tickers);
+    if (!f) return false;
+    if (--f.remaining <= 0) this.faults = this.faults.filter((x) => x !== f);
+    if (kind === 'drop') this.dropped++;
+    else if (kind === 'corrupt_checksum') this.corrupted++;
+    return true;
   }
 
-  injectDrop(count: number, ticker?: string): string {
-    const id = `drop-${this.nextId++}`;
-    this.drops.push({ id, remaining: count, ...(ticker !== undefined ? { ticker } : {}) });
+  /** Whether the next message about `ticker` is to be dropped (consumes one pending drop). */
+  shouldDrop(ticker: string): boolean {
+    return this.takeFault('drop', ticker);
+  }
+
+  /**
+   * Sends one message of the books, about `tickers`, to `conns` through the pending faults: a drop drops it (false
+   * is returned and `build` is not called), then as `deliver`. `build` runs at most once, before anything is sent.
+   */
+  publish(tickers: string | readonly string[], conns: Iterable<FeedConnection>, build: () => Outgoing): boolean {
+    if (this.faults.length === 0) {
+      this.sendAll(conns, build());
+      return true;
+    }
+    if (this.takeFault('drop', tickers)) return false;
+    this.deliver(tickers, conns, build());
+    return true;
+  }
+
+  /**
+   * Sends a message about `tickers` through a pending reorder (no drop): the first message about them is held back,
+   * for each of its connections, and sent right after that connection's next message about one of the same tickers,
+   * so each sees the two swapped.
+   */
+  deliver(tickers: string | readonly string[], conns: Iterable<FeedConnection>, message: Outgoing): void {
+    if (this.faults.length === 0) return this.sendAll(conns, message);
+    const list = typeof tickers === 'string' ? [tickers] : tickers;
+    const holding = this.faults.filter((f) => f.held?.tickers.some((t) => list.includes(t)));
+    const reorder = holding.length === 0 ? this.find('reorder', list) : undefined;
+    if (reorder) {
+      const messages = new Map<FeedConnection, readonly string[]>();
+      for (const c of conns) {
+        const texts = textsFor(message, c);
+        if (texts.length > 0) messages.set(c, texts);
+      }
+      if (messages.size > 0) reorder.held = { tickers: list, messages };
+      return;
+    }
+    for (const c of conns) {
+      const texts = textsFor(message, c);
+      if (texts.length === 0) continue;
+      for (const m of texts) this.send(c, m);
+      for (const f of holding) {
+        const held = f.held?.messages.get(c);
+        if (held === undefined) continue;
+        f.held?.messages.delete(c);
+        for (const m of held) this.send(c, m);
+      }
+    }
+    for (const f of holding) {
+      const messages = f.held?.messages as Map<FeedConnection, readonly string[]>;
+      for (const c of messages.keys()) if (!this.connections.has(c)) messages.delete(c);
+      if (messages.size > 0) continue;
+      f.held = undefined;
+      this.reordered++;
+      if (--f.remaining <= 0) this.faults = this.faults.filter((x) => x !== f);
+    }
+  }
+
+  private sendAll(conns: Iterable<FeedConnection>, message: Outgoing): void {
+    if (typeof message === 'string') {
+      for (const c of conns) this.send(c, message);
+      return;
+    }
+    for (const c of conns) for (const m of textsFor(message, c)) this.send(c, m);
+  }
+
+  /** The first pending fault of `kind` for a message about `tickers` (not one holding a message back). */
+  private find(kind: MessageFaultKind, tickers: string | readonly string[]): PendingFault | undefined {
+    return this.faults.find(
+      (f) =>
+        f.kind === kind &&
+        f.held === undefined &&
+        (f.ticker === undefined || (typeof tickers === 'string' ? f.ticker === tickers : tickers.includes(f.ticker))),
+    );
+  }
+
+  /** Adds a message fault: the next `count` messages (or swaps, for reorder) about `ticker`, or about any. */
+  injectFault(kind: MessageFaultKind, count: number, ticker?: string): string {
+    const id = `${kind}-${this.nextId++}`;
+    this.faults.push({ id, kind, remaining: count, ...(ticker !== undefined ? { ticker } : {}) });
     return id;
   }
 
+  injectDrop(count: number, ticker?: string): string {
+    return this.injectFault('drop', count, ticker);
+  }
+
+  /** Messages (drop, corrupt_checksum) or swaps (reorder) still to come of the pending faults of `kind`. */
+  pending(kind: MessageFaultKind): number {
+    return this.faults.reduce((n, f) => n + (f.kind === kind ? f.remaining : 0), 0);
+  }
+
   pendingDrops(): number {
-    return this.drops.reduce((n, d) => n + d.remaining, 0);
+    return this.pending('drop');
   }
 
   private select(ticker?: string): FeedConnection[] {
@@ -157,8 +293,11 @@ export class FeedHub {
     return list.length;
   }
 
+  /** Forgets the pending message faults; a message a reorder holds back is sent now. */
   clearFaults(): void {
-    this.drops = [];
+    const held = this.faults.flatMap((f) => [...(f.held?.messages ?? [])]);
+    this.faults = [];
+    for (const [c, texts] of held) for (const m of texts) this.send(c, m);
   }
 
   /** Runs `beat` for every unstalled connection every `intervalMs` (0 = never). */

@@ -4,8 +4,8 @@
  * and its documented rate limits. Everything else about the platform (keys, aliases, variable names) comes from the
  * descriptor; the simulator assigns ports and URLs and writes the environment.
  */
-import type { BookPlatform, Instrument, IntBook } from '../book/types';
-import type { DecimalBook } from '../book/view';
+import type { BookPlatform, Instrument, IntBook, TimedTrade } from '../book/types';
+import type { DecimalBook, SimTrade } from '../book/view';
 import type { FeedHub } from '../feeds/feed-hub';
 import type { HostDefinition } from '../http/host-server';
 import type { RateLimitConfig } from '../http/rate-limit';
@@ -41,6 +41,11 @@ export interface SimPlatformInstance {
   /** The values of the descriptor's credential variables, for the deployables to sign with (secrets go to files). */
   credentials?: Record<string, string>;
   session?: SimSession;
+  /**
+   * How the platform publishes a trade of its books: the id and fields its feed and REST routes send (one place,
+   * shared with them). Without it `sim.trades` names trades by number, in the instrument's precision.
+   */
+  trade?(inst: Instrument, trade: TimedTrade): SimTrade;
   close?(): void;
 }
 

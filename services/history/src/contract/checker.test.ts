@@ -25,6 +25,7 @@ const BOOK_OK = {
   base_gap: null,
   bids: [{ price: '0.48', quantity: '150' }],
   asks: [],
+  verified: { before: TS, before_method: 'checksum', after: null, after_method: null },
 };
 const COVERAGE = {
   exchange: 'venue_b',
@@ -33,6 +34,7 @@ const COVERAGE = {
   end_ts: null,
   snapshots: { rows: 4, books: 1, first_ts: TS, last_ts: TS },
   deltas: { rows: 0, first_ts: null, last_ts: null },
+  verifications: { count: 1, first_ts: TS, last_ts: TS, methods: { rest_book: 1, checksum: 0, snapshot: 0 } },
   gaps: [GAP],
   window: { start_ts: TS, rule: 'max_data_age_days', days: 2 },
 };
@@ -166,6 +168,25 @@ describe('answers that drift from the contract are caught', () => {
       'must NOT have additional properties',
     ],
     [
+      'a book without verified',
+      () => json('/api/venue_b/book/KX', 200, { ...BOOK_OK, verified: undefined }),
+      "must have required property 'verified'",
+    ],
+    [
+      'a book verified by an unknown method',
+      () => json('/api/venue_b/book/KX', 200, { ...BOOK_OK, verified: { ...BOOK_OK.verified, before_method: 'rest' } }),
+      '"/verified/before_method" must be equal to one of the allowed values',
+    ],
+    [
+      'coverage without its verification points per method',
+      () =>
+        json('/api/venue_b/coverage/KX', 200, {
+          ...COVERAGE,
+          verifications: { ...COVERAGE.verifications, methods: { rest_book: 1 } },
+        }),
+      '"/verifications/methods" must have required property \'checksum\'',
+    ],
+    [
       'an error code of another status',
       () => json('/api/venue_b/deltas/KX', 400, { error: 'unknown_ticker', message: 'x' }),
       '"/error" must be equal to one of the allowed values',
@@ -234,7 +255,7 @@ describe('answers that drift from the contract are caught', () => {
     ],
     [
       'an unknown route answered',
-      () => json('/api/venue_b/trades/KX', 200, { rows: [] }),
+      () => json('/api/venue_b/quotes/KX', 200, { rows: [] }),
       'no operation of the contract, yet not 404',
     ],
     [

@@ -11,8 +11,11 @@
 import type * as z from 'zod';
 import {
   parseLine,
+  type Bar as ClientBar,
+  type BarPage as ClientBarPage,
   type CallerWindow as ClientCallerWindow,
   type Coverage as ClientCoverage,
+  type DeltaPage as ClientDeltaPage,
   type DeltaRow as ClientDeltaRow,
   type EndLine as ClientEndLine,
   type Gap as ClientGap,
@@ -25,9 +28,16 @@ import {
   type ServiceBook,
   type SnapshotRow as ClientSnapshotRow,
   type StreamLine,
+  type TradeLine as ClientTradeLine,
+  type TradeRow as ClientTradeRow,
+  type TradesGapMarker as ClientTradesGapMarker,
+  type VerificationCoverage as ClientVerificationCoverage,
+  type BookVerified as ClientBookVerified,
 } from '@depthgate/client';
 import type { errorBodySchema } from '@depthgate/service-kit';
 import {
+  type Bar,
+  type BarPage,
   type Book,
   type CallerWindow,
   type Coverage,
@@ -44,6 +54,13 @@ import {
   type SnapshotPage,
   type SnapshotRow,
   type TickerList,
+  type TradeLine,
+  TradeLines,
+  type TradePage,
+  type TradeRow,
+  type TradesGapLine,
+  type VerificationCoverage,
+  type Verified,
 } from './bodies';
 
 /** A and B are assignable to each other. */
@@ -59,10 +76,22 @@ const _gap: Same<Out<typeof Gap>, ClientGap> = true;
 const _gapLine: Same<Out<typeof GapLine>, ClientGapMarker> = true;
 const _endLine: Same<Out<typeof EndLine>, ClientEndLine> = true;
 const _snapshotLine: Same<Out<typeof SnapshotLine>, StreamLine<'snapshot'>> = true;
+// Trades, bars, and the lines deltas carry with include=trades (a trade, a gap of the trades), exactly.
+const _tradeRow: Same<Out<typeof TradeRow>, ClientTradeRow> = true;
+const _tradeLine: Same<Out<typeof TradeLine>, ClientTradeLine> = true;
+const _tradesGapLine: Same<Out<typeof TradesGapLine>, ClientTradesGapMarker> = true;
+const _bar: Same<Out<typeof Bar>, ClientBar> = true;
 const _deltaLine: Same<Out<typeof DeltaLine>, StreamLine<'delta'>> = true;
+const _tradeLines: Same<Out<typeof TradeLines>, StreamLine<'trade'>> = true;
 // JSON pages, the book at a moment, a level, the caller's window, exactly.
 const _snapshotPage: Same<Out<typeof SnapshotPage>, Page<ClientSnapshotRow>> = true;
-const _deltaPage: Same<Out<typeof DeltaPage>, Page<ClientDeltaRow>> = true;
+const _deltaPage: Same<Out<typeof DeltaPage>, ClientDeltaPage> = true;
+const _tradePage: Same<Out<typeof TradePage>, Page<ClientTradeRow>> = true;
+const _barPage: Same<Out<typeof BarPage>, ClientBarPage> = true;
+// What the client's calls return is the contract's page (deltaPage without trades: a page of delta rows only).
+const _deltaPageCall: Same<Awaited<ReturnType<HistoryClient['tradePage']>>, Page<ClientTradeRow>> = true;
+const _barPageCall: Same<Awaited<ReturnType<HistoryClient['barPage']>>, ClientBarPage> = true;
+const _plainDeltaPage: Accepts<Out<typeof DeltaPage>, Page<ClientDeltaRow>> = true;
 const _book: Same<Out<typeof Book>, ServiceBook> = true;
 const _level: Same<Out<typeof Level>, ClientLevel> = true;
 const _callerWindow: Same<Out<typeof CallerWindow>, ClientCallerWindow> = true;
@@ -72,6 +101,8 @@ const _kindCoverage: Accepts<ClientKindCoverage, Out<typeof KindCoverage>> = tru
 const _snapshotCoverage: Accepts<ClientKindCoverage, Out<typeof SnapshotCoverage>> = true;
 const _coverage: Accepts<ClientCoverage, Out<typeof Coverage>> = true;
 const _coverageLooser: Same<Out<typeof Coverage>, ClientCoverage> = false;
+const _verificationCoverage: Same<Out<typeof VerificationCoverage>, ClientVerificationCoverage> = true;
+const _verified: Same<Out<typeof Verified>, ClientBookVerified> = true;
 // tickers() gives the answer's list; an error answer's code is HttpError.error.
 const _tickers: Same<Out<typeof TickerList>['tickers'], Awaited<ReturnType<HistoryClient['tickers']>>> = true;
 const _errorCode: Accepts<NonNullable<HttpError['error']>, Out<ReturnType<typeof errorBodySchema>>['error']> = true;
@@ -87,18 +118,41 @@ const LINES = {
   delta: [
     { ts: TS, sequence: 1795433671497000, side: 'bid', price: '0.46', quantity_delta: '-1955.15' },
     { ts: TS, sequence: 0, side: 'ask', price: '1', quantity_delta: '3', received_ts: TS },
-    { type: 'end', count: 2, next_cursor: 'AQIB-_' },
+    { type: 'trade', ts: TS, trade_id: 'd91bc706-ee49-470d-82d8-11418bda6fed', price: '0.55', size: '20', side: 'buy' },
+    { type: 'trade', ts: TS, trade_id: 'id,"7"', price: '0.5', size: '1.5', side: 'sell', received_ts: TS },
+    { type: 'gap', from_ts: TS, to_ts: TS, reason: 'stall', detected_at: TS },
+    { type: 'trades_gap', from_ts: TS, to_ts: TS, reason: 'disconnect', detected_at: TS },
+    { type: 'end', count: 4, next_cursor: 'AQIB-_' },
+  ],
+  trade: [
+    { ts: TS, trade_id: 'h:00000000000000a1', price: '0.55', size: '20', side: 'buy' },
+    {
+      ts: TS,
+      trade_id: '5e6a1f52',
+      price: '0.54',
+      size: '3',
+      side: 'sell',
+      received_ts: TS,
+      venue_side: 'no',
+      sequence: 1795433641692001,
+    },
+    { type: 'gap', from_ts: TS, to_ts: TS, reason: 'disconnect', detected_at: TS },
+    { type: 'end', count: 2, next_cursor: null },
   ],
 };
+const SCHEMAS = { snapshot: SnapshotLine, delta: DeltaLine, trade: TradeLines };
 
 describe('@depthgate/client against the contract', () => {
-  it.each(['snapshot', 'delta'] as const)('parses every kind of %s line to what the line schema accepts', (kind) => {
-    const schema = kind === 'snapshot' ? SnapshotLine : DeltaLine;
-    for (const [i, value] of LINES[kind].entries()) {
-      const line = JSON.stringify(value);
-      const parsed = parseLine(kind, line, { line: i + 1 });
-      expect(parsed).toEqual(value);
-      expect(schema.parse(parsed)).toEqual(value);
-    }
-  });
+  it.each(['snapshot', 'delta', 'trade'] as const)(
+    'parses every kind of %s line to what the line schema accepts',
+    (kind) => {
+      const schema = SCHEMAS[kind];
+      for (const [i, value] of LINES[kind].entries()) {
+        const line = JSON.stringify(value);
+        const parsed = parseLine(kind, line, { line: i + 1 });
+        expect(parsed).toEqual(value);
+        expect(schema.parse(parsed)).toEqual(value);
+      }
+    },
+  );
 });

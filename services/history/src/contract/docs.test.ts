@@ -20,7 +20,17 @@ describe('docs/history.md', () => {
   it('shows the fields of the answers as the contract’s schemas say', () => {
     const rendered = renderTables(text, components);
     if (process.env.WRITE_DOCS === '1' && rendered.text !== text) writeFileSync(DOC, rendered.text);
-    expect(rendered.names).toEqual(['SnapshotRow', 'DeltaRow', 'Gap', 'EndLine', 'Coverage', 'Book']);
+    expect(rendered.names).toEqual([
+      'SnapshotRow',
+      'DeltaRow',
+      'TradeRow',
+      'TradeLine',
+      'Bar',
+      'Gap',
+      'EndLine',
+      'Coverage',
+      'Book',
+    ]);
     // (WRITE_DOCS=1 pnpm exec jest --selectProjects unit --testPathPatterns contract/docs rewrites the tables.)
     expect(text).toBe(rendered.text);
   });

@@ -8,7 +8,20 @@ import * as z from 'zod';
 import { createDocument, type ZodOpenApiResponseObject, type oas32 } from 'zod-openapi';
 import { errorBodySchema, servicePaths } from '@depthgate/service-kit';
 import { ASSET_TYPES } from '../explorer/assets';
-import { Book, Coverage, CsvBody, DeltaLine, DeltaPage, SnapshotLine, SnapshotPage, TickerList } from './bodies';
+import {
+  BarPage,
+  Book,
+  Coverage,
+  CsvBody,
+  DeltaLine,
+  DeltaPage,
+  ParquetBody,
+  SnapshotLine,
+  SnapshotPage,
+  TickerList,
+  TradeLines,
+  TradePage,
+} from './bodies';
 import {
   atParam,
   cursorParam,
@@ -19,9 +32,12 @@ import {
   fieldsParam,
   formatParam,
   includeParam,
+  intervalParam,
+  pageLimitParam,
   prefixParam,
   startTsParam,
   tickerParam,
+  tradeFieldsParam,
   type QueryParam,
 } from './params';
 
@@ -72,18 +88,12 @@ const assetTypes = [
 export function openApiDocument(options: OpenApiOptions): oas32.OpenAPIObject {
   const path = z.object({ exchange: exchangeParam, ticker: tickerParam });
   const range = [startTsParam, endTsParam];
-  const rowParams = [
-    ...range,
-    documentedLimitParam(options),
-    cursorParam,
-    formatParam,
-    fieldsParam,
-    includeParam,
-  ] as QueryParam<unknown>[];
+  const rowParams = (fields: QueryParam<unknown>) =>
+    [...range, documentedLimitParam(options), cursorParam, formatParam, fields, includeParam] as QueryParam<unknown>[];
   const common = {
     '400': error(
       400,
-      'invalid_timestamp (start_ts/end_ts/at not RFC 3339, start_ts after end_ts, at before the caller’s window), invalid_limit, invalid_cursor (malformed, altered, another format, or issued for another exchange, ticker, endpoint or caller), invalid_format, invalid_fields, invalid_include or invalid_depth',
+      'invalid_timestamp (start_ts/end_ts/at neither RFC 3339 nor 13-digit epoch milliseconds, start_ts after end_ts, at before the caller’s window), invalid_limit, invalid_cursor (malformed, altered, another format, or issued for another exchange, ticker, endpoint, interval or caller), invalid_format, invalid_fields, invalid_include (an unknown name; include=trades elsewhere than on deltas, or with format=parquet), invalid_interval or invalid_depth',
     ),
     '401': error(
       401,
@@ -97,15 +107,26 @@ export function openApiDocument(options: OpenApiOptions): oas32.OpenAPIObject {
       `service_unavailable (ClickHouse unreachable, or keys cannot be verified) or query_timeout (over the ${options.queryTimeoutMs} ms budget)`,
     ),
   };
-  const rows = (summary: string, description: string, page: z.ZodType, line: z.ZodType) => ({
+  const rows = (
+    summary: string,
+    description: string,
+    page: z.ZodType,
+    line: z.ZodType,
+    fields: QueryParam<unknown> = fieldsParam as QueryParam<unknown>,
+  ) => ({
     get: {
       summary,
-      requestParams: { path, query: query(rowParams) },
+      requestParams: { path, query: query(rowParams(fields)) },
       responses: {
         '200': {
           description,
           headers: z.object({ Link: linkHeader }),
-          content: { ...json(page), 'application/x-ndjson': { schema: line }, 'text/csv': { schema: CsvBody } },
+          content: {
+            ...json(page),
+            'application/x-ndjson': { schema: line },
+            'text/csv': { schema: CsvBody },
+            'application/vnd.apache.parquet': { schema: ParquetBody },
+          },
         },
         ...common,
       },
@@ -119,7 +140,8 @@ export function openApiDocument(options: OpenApiOptions): oas32.OpenAPIObject {
         version: '1.0.0',
         description:
           'Recorded order-book history per exchange and ticker: ticker lists, full-book snapshots and incremental deltas (pages ' +
-          'with cursors, or bulk NDJSON/CSV streams), coverage and gaps, and the book rebuilt at any moment. ' +
+          'with cursors, or bulk NDJSON/CSV/Parquet streams), trades (alone, or interleaved with the deltas) and OHLCV bars, ' +
+          'coverage and gaps, and the book rebuilt at any moment. ' +
           'Rows are sorted by ts ascending; bounds are inclusive; prices and quantities are decimal strings; timestamps are UTC RFC 3339 ' +
           'with milliseconds. Responses are gzip-compressed when the request sends Accept-Encoding: gzip. The key goes in x-api-key or ' +
           'as HTTP Basic (user name). Requests without a key are ' +
@@ -186,11 +208,38 @@ export function openApiDocument(options: OpenApiOptions): oas32.OpenAPIObject {
           SnapshotLine,
         ),
         '/api/{exchange}/deltas/{ticker}': rows(
-          'Incremental delta rows; equal ts are ordered by sequence',
-          'Delta rows (count follows rows, so the body streams)',
+          'Incremental delta rows; equal ts are ordered by sequence (include=trades: the trades interleaved)',
+          'Delta rows (count follows rows, so the body streams); with include=trades the ticker’s trades among them, in (ts, sequence) order: the order they arrived in',
           DeltaPage,
           DeltaLine,
         ),
+        '/api/{exchange}/trades/{ticker}': rows(
+          'Trades, each once, sorted by (ts, sequence)',
+          'Trades (count follows rows, so the body streams)',
+          TradePage,
+          TradeLines,
+          tradeFieldsParam as QueryParam<unknown>,
+        ),
+        '/api/{exchange}/bars/{ticker}': {
+          get: {
+            summary:
+              'OHLCV bars with VWAP and trade count, from the trades (each counted once), aggregated in ClickHouse',
+            description:
+              'One bar per interval that holds a trade (intervals without trades have no bar), by start. start_ts rounds up to a bar’s start (the caller’s window too), so no bar is built from part of its interval’s beginning; end_ts is inclusive and cuts the last bar. Exact decimals; vwap is exact to 18 places (halves rounded away from zero). Pages with next_cursor and a Link header, as the rows endpoints.',
+            requestParams: {
+              path,
+              query: query([intervalParam, ...range, pageLimitParam(options), cursorParam] as QueryParam<unknown>[]),
+            },
+            responses: {
+              '200': {
+                description: 'Bars',
+                headers: z.object({ Link: linkHeader }),
+                content: json(BarPage),
+              },
+              ...common,
+            },
+          },
+        },
         '/api/{exchange}/coverage/{ticker}': {
           get: {
             summary:

@@ -4,9 +4,11 @@ import {
   parseFields,
   parseFormat,
   parseInclude,
+  parseInterval,
   parseLimit,
   parseStreamLimit,
   parseTimeRange,
+  parseTradeFields,
 } from '../order-books/params';
 import { exchangeReader, readParam, cursorParam, prefixParam } from './params';
 
@@ -20,7 +22,8 @@ function failure(fn: () => unknown): { code: string; status: number; message: st
   throw new Error('expected an AppError');
 }
 
-const HINT = 'expected an RFC 3339 timestamp such as 2026-03-07T00:00:00Z or 2026-03-07T01:00:00.250+01:00';
+const HINT =
+  'expected an RFC 3339 timestamp such as 2026-03-07T00:00:00Z or 2026-03-07T01:00:00.250+01:00, or integer epoch milliseconds (13 digits) such as 1772841600000';
 
 describe('the parameters read through their schemas answer exactly as before', () => {
   it.each([
@@ -29,6 +32,16 @@ describe('the parameters read through their schemas answer exactly as before', (
       'invalid_timestamp',
       `end_ts is not a valid timestamp: ${HINT}`,
       () => parseTimeRange({ end_ts: '2026-02-30T00:00:00Z' }),
+    ],
+    [
+      'invalid_timestamp',
+      `start_ts is not a valid timestamp (1772841600 looks like epoch seconds; give milliseconds, 1772841600000): ${HINT}`,
+      () => parseTimeRange({ start_ts: '1772841600' }),
+    ],
+    [
+      'invalid_timestamp',
+      `end_ts is not a valid timestamp: ${HINT}`,
+      () => parseTimeRange({ end_ts: '-1772841600000' }),
     ],
     ['invalid_timestamp', 'start_ts must be given at most once', () => parseTimeRange({ start_ts: ['a', 'b'] })],
     // Both are checked for repetition before either is parsed.
@@ -67,24 +80,32 @@ describe('the parameters read through their schemas answer exactly as before', (
     ],
     [
       'invalid_format',
-      'format must be json, ndjson or csv, got "Parquet" (or ask with Accept: application/x-ndjson or text/csv)',
-      () => parseFormat({ format: 'Parquet' }, undefined),
+      'format must be json, ndjson, csv or parquet, got "xlsx" (or ask with Accept: application/x-ndjson, text/csv or application/vnd.apache.parquet)',
+      () => parseFormat({ format: 'xlsx' }, undefined),
     ],
     [
       'invalid_fields',
-      'fields names fields to add to the rows: received_ts; "Ts" is not one',
+      'fields names fields to add to the rows: received_ts, venue_seq; "Ts" is not one',
       () => parseFields({ fields: 'received_ts, Ts' }),
     ],
     [
       'invalid_fields',
-      'fields names fields to add to the rows: received_ts; "" is not one',
+      'fields names fields to add to the rows: received_ts, venue_seq; "" is not one',
       () => parseFields({ fields: '' }),
     ],
     [
       'invalid_include',
-      'include may name gaps only; "trades" is not known',
-      () => parseInclude({ include: 'gaps,trades' }),
+      'include may name gaps and trades only; "bogus" is not known',
+      () => parseInclude({ include: 'gaps,bogus' }),
     ],
+    [
+      'invalid_fields',
+      'fields names fields to add to the trades: received_ts, venue_side, sequence, venue_seq; "quantity" is not one',
+      () => parseTradeFields({ fields: 'sequence,quantity' }),
+    ],
+    ['invalid_interval', 'interval must be 1m, 5m, 1h, 1d, got "7m"', () => parseInterval({ interval: '7m' })],
+    ['invalid_interval', 'interval is required: 1m, 5m, 1h, 1d', () => parseInterval({})],
+    ['invalid_interval', 'interval must be given at most once', () => parseInterval({ interval: ['1m', '5m'] })],
     [
       'invalid_depth',
       'depth must be a positive integer of levels per side, at most 10000, got "10001"',
@@ -101,7 +122,15 @@ describe('the parameters read through their schemas answer exactly as before', (
     expect(parseLimit({}, 1000, 5000)).toBe(1000);
     expect(parseStreamLimit({ limit: '123456789012345' })).toBe(123456789012345);
     expect(parseFields({ fields: ' received_ts ,received_ts' })).toEqual(['received_ts']);
-    expect(parseInclude({ include: 'gaps,gaps' })).toEqual({ gaps: true });
+    expect(parseInclude({ include: 'gaps,gaps' })).toEqual({ gaps: true, trades: false });
+    expect(parseInclude({ include: 'trades, gaps' })).toEqual({ gaps: true, trades: true });
+    expect(parseTradeFields({ fields: 'sequence,received_ts,venue_side,sequence' })).toEqual([
+      'sequence',
+      'received_ts',
+      'venue_side',
+    ]);
+    expect(parseInterval({ interval: '1h' })).toBe('1h');
+    expect(parseFormat({ format: 'Parquet' }, 'text/csv')).toEqual({ format: 'parquet', explicit: true });
     expect(parseFormat({ format: 'NDJSON' }, 'text/csv')).toEqual({ format: 'ndjson', explicit: true });
     expect(readParam({}, prefixParam)).toBeUndefined();
     expect(readParam({ cursor: 'abc' }, cursorParam)).toBe('abc');

@@ -6,14 +6,21 @@
  *
  * A parameter's schema takes the query string's text and returns the typed value. Numbers and lists are read from
  * their text by a `preprocess` step and checked by the schema after it, so the document shows the typed value
- * (`integer`, an `enum`, an `array`), as OpenAPI describes query parameters; timestamps stay strings
- * (`format: date-time`) with their parser as a transform.
+ * (`integer`, an `enum`, an `array`), as OpenAPI describes query parameters; timestamps stay strings (RFC 3339,
+ * `format: date-time`, or epoch milliseconds, a pattern) with their parser as a transform.
  */
 import * as z from 'zod';
 import { EXCHANGES, type ExchangeKey, type Exchanges } from '@depthgate/auth';
-import { EXTRA_FIELDS, TICKER_PATTERN, type ExtraField } from '@depthgate/history-store';
-import { AppError, type ErrorCode } from '@depthgate/service-kit';
-import { parseRfc3339 } from '@depthgate/service-kit';
+import {
+  BAR_INTERVALS,
+  EXTRA_FIELDS,
+  TICKER_PATTERN,
+  TRADE_EXTRA_FIELDS,
+  type BarInterval,
+  type ExtraField,
+  type TradeExtraField,
+} from '@depthgate/history-store';
+import { AppError, EPOCH_MS_PATTERN, looksLikeEpochSeconds, parseMoment, type ErrorCode } from '@depthgate/service-kit';
 
 /** A query parameter: its name, the schema that parses its text, and how a failure reads. */
 export interface QueryParam<T> {
@@ -125,44 +132,55 @@ export const tickerParam = z
 // ---------------------------------------------------------------------------------------------------------------
 // Query parameters
 
-const TIMESTAMP_HINT = 'expected an RFC 3339 timestamp such as 2026-03-07T00:00:00Z or 2026-03-07T01:00:00.250+01:00';
+/** The one rule of every timestamp parameter, as its refusal and its OpenAPI description state it. */
+export const TIMESTAMP_HINT =
+  'expected an RFC 3339 timestamp such as 2026-03-07T00:00:00Z or 2026-03-07T01:00:00.250+01:00, or integer epoch milliseconds (13 digits) such as 1772841600000';
 
-/** An RFC 3339 moment to epoch ms, sub-milliseconds rounded as `rounding` says. */
+/** The forms, for a parameter's description. */
+const TIMESTAMP_FORMS =
+  'An RFC 3339 timestamp (any offset) or integer epoch milliseconds (13 digits, e.g. 1772841600000; epoch seconds are refused)';
+
+/**
+ * A moment parameter: RFC 3339 or integer epoch milliseconds (service-kit's `parseMoment`, the one parser of every
+ * timestamp parameter) to epoch ms; RFC 3339's sub-milliseconds rounded as `rounding` says.
+ */
 function timestampParam(name: string, rounding: 'floor' | 'ceil', description: string): QueryParam<number> {
   return {
     name,
     code: 'invalid_timestamp',
     schema: z
-      .string()
-      .meta({ format: 'date-time' })
+      .union([z.string().meta({ format: 'date-time' }), z.string().regex(EPOCH_MS_PATTERN)])
       .transform((text, ctx) => {
-        const ms = parseRfc3339(text, rounding);
+        const ms = parseMoment(text, rounding);
         if (ms === undefined) {
-          ctx.issues.push({ code: 'custom', message: 'not RFC 3339', input: text });
+          ctx.issues.push({ code: 'custom', message: 'not a timestamp', input: text });
           return z.NEVER;
         }
         return ms;
       })
       .optional(),
-    message: () => `${name} is not a valid timestamp: ${TIMESTAMP_HINT}`,
-    description,
+    message: (text) =>
+      looksLikeEpochSeconds(text)
+        ? `${name} is not a valid timestamp (${text} looks like epoch seconds; give milliseconds, ${text}000): ${TIMESTAMP_HINT}`
+        : `${name} is not a valid timestamp: ${TIMESTAMP_HINT}`,
+    description: `${TIMESTAMP_FORMS}; ${description}`,
   };
 }
 
 export const startTsParam = timestampParam(
   'start_ts',
   'ceil',
-  'RFC 3339 timestamp; rows at or after it. Clamped to the caller’s window (max_data_age_days, anonymous: last day) and to 2026-03-07T00:00:00Z.',
+  'rows at or after it (sub-milliseconds round up). Clamped to the caller’s window (max_data_age_days, anonymous: last day) and to 2026-03-07T00:00:00Z.',
 );
 export const endTsParam = timestampParam(
   'end_ts',
   'floor',
-  'RFC 3339 timestamp; rows at or before it. Default: no upper bound.',
+  'rows at or before it (sub-milliseconds round down). Default: no upper bound.',
 );
 export const atParam = timestampParam(
   'at',
   'floor',
-  'RFC 3339 moment (sub-milliseconds round down); default: now (the newest state). Before the caller’s window: 400 invalid_timestamp naming the window’s start.',
+  'the moment (sub-milliseconds round down); default: now (the newest state). Before the caller’s window: 400 invalid_timestamp naming the window’s start.',
 );
 
 export const prefixParam: QueryParam<string> = {
@@ -171,7 +189,7 @@ export const prefixParam: QueryParam<string> = {
   schema: z.string().optional(),
   message: () => 'prefix is not text',
   description:
-    'Case-insensitive prefix filter. Taken literally (_ and % are not wildcards); a prefix outside the ticker grammar ([A-Za-z0-9._-], at most 64) matches no ticker: the list is empty.',
+    'Case-insensitive prefix filter. Taken literally (_ and % are not wildcards); a prefix outside the ticker grammar ([A-Za-z0-9._-], at most 128) matches no ticker: the list is empty.',
 };
 
 export const cursorParam: QueryParam<string> = {
@@ -223,15 +241,18 @@ export function documentedLimitParam(o: LimitOptions): QueryParam<number> {
 
 export const TEXT_FORMATS = ['json', 'ndjson', 'csv'] as const;
 export type TextFormat = (typeof TEXT_FORMATS)[number];
+/** The formats of a rows answer: the text ones, and Parquet (a bulk stream's rows as a columnar file). */
+export const ROW_FORMATS = [...TEXT_FORMATS, 'parquet'] as const;
+export type RowFormat = (typeof ROW_FORMATS)[number];
 
-export const formatParam: QueryParam<TextFormat> = {
+export const formatParam: QueryParam<RowFormat> = {
   name: 'format',
   code: 'invalid_format',
-  schema: z.preprocess((v) => (typeof v === 'string' ? v.toLowerCase() : v), z.enum(TEXT_FORMATS)).optional(),
+  schema: z.preprocess((v) => (typeof v === 'string' ? v.toLowerCase() : v), z.enum(ROW_FORMATS)).optional(),
   message: (text) =>
-    `format must be json, ndjson or csv, got ${quoted(text)} (or ask with Accept: application/x-ndjson or text/csv)`,
+    `format must be json, ndjson, csv or parquet, got ${quoted(text)} (or ask with Accept: application/x-ndjson, text/csv or application/vnd.apache.parquet)`,
   description:
-    'json (the default), ndjson or csv; wins over Accept (application/json, application/x-ndjson or application/ndjson, text/csv). NDJSON and CSV are bulk streams of the whole range, with a last line that says how they ended.',
+    'json (the default), ndjson, csv or parquet; wins over Accept (application/json, application/x-ndjson or application/ndjson, text/csv, application/vnd.apache.parquet). NDJSON, CSV and Parquet are bulk streams of the whole range; NDJSON and CSV end with a line that says how they ended, Parquet says it in its footer’s key-value metadata (depthgate.count, depthgate.next_cursor, depthgate.gaps).',
 };
 
 export const fieldsParam: QueryParam<ExtraField[]> = {
@@ -241,20 +262,46 @@ export const fieldsParam: QueryParam<ExtraField[]> = {
   message: (text, issue) =>
     `fields names fields to add to the rows: ${EXTRA_FIELDS.join(', ')}; ${quoted(listItem(text, issue))} is not one`,
   description:
-    'Fields to add to every row, comma-separated: received_ts (when the recorder received the row, UTC RFC 3339; rows recorded before receive times were kept have their ts).',
+    'Fields to add to every row, comma-separated, in this order after the others: received_ts (when the recorder received the row, UTC RFC 3339; rows recorded before receive times were kept have their ts), venue_seq (the venue’s own ordering of the message the row came from — Kalshi sid:seq, Coinbase sequence, … — or empty where the venue has none and on rows recorded before it was kept). With include=trades, the trade lines get them too.',
   list: true,
 };
 
-export const INCLUDES = ['gaps'] as const;
+/** `fields` of the trades endpoint. */
+export const tradeFieldsParam: QueryParam<TradeExtraField[]> = {
+  name: 'fields',
+  code: 'invalid_fields',
+  schema: z.preprocess(listText, z.array(z.enum(TRADE_EXTRA_FIELDS))).optional(),
+  message: (text, issue) =>
+    `fields names fields to add to the trades: ${TRADE_EXTRA_FIELDS.join(', ')}; ${quoted(listItem(text, issue))} is not one`,
+  description:
+    'Fields to add to every trade, comma-separated, written in this order after the others: received_ts (when the recorder received it, UTC RFC 3339), venue_side (the venue’s own side field as sent, or empty), sequence (the ticker’s counter shared with its deltas: (ts, sequence) orders trades and deltas as they arrived), venue_seq (the venue’s own ordering of the message the trade came from, or empty).',
+  list: true,
+};
 
-export const includeParam: QueryParam<(typeof INCLUDES)[number][]> = {
+export const INCLUDES = ['gaps', 'trades'] as const;
+export type Include = (typeof INCLUDES)[number];
+
+export const includeParam: QueryParam<Include[]> = {
   name: 'include',
   code: 'invalid_include',
   schema: z.preprocess(listText, z.array(z.enum(INCLUDES))).optional(),
-  message: (text, issue) => `include may name gaps only; ${quoted(listItem(text, issue))} is not known`,
+  message: (text, issue) => `include may name gaps and trades only; ${quoted(listItem(text, issue))} is not known`,
   description:
-    'gaps: the recorded gaps of the range among the rows (NDJSON: {"type":"gap",…} lines, CSV: #gap lines, in time order; JSON: a gaps array).',
+    'What to add among the rows, comma-separated. gaps: the recorded gaps of the range (NDJSON: {"type":"gap",…} lines, CSV: #gap lines, in time order; JSON: a gaps array) — the book’s gaps, and on the trades endpoint the trades’; trades (deltas only, not with format=parquet): the ticker’s trades interleaved with the deltas in one time order, (ts, sequence) — NDJSON and JSON rows {"type":"trade",…}, CSV #trade lines — with include=gaps also the trades’ gaps ({"type":"trades_gap",…}, #trades_gap, a trades_gaps array). The limit counts trades and deltas alike.',
   list: true,
+};
+
+/** `interval` of the bars: one of BAR_INTERVALS, required. */
+export const intervalParam: QueryParam<BarInterval> = {
+  name: 'interval',
+  code: 'invalid_interval',
+  schema: z.enum(Object.keys(BAR_INTERVALS) as [BarInterval, ...BarInterval[]]),
+  message: (text) =>
+    text === ''
+      ? `interval is required: ${Object.keys(BAR_INTERVALS).join(', ')}`
+      : `interval must be ${Object.keys(BAR_INTERVALS).join(', ')}, got ${quoted(text)}`,
+  description:
+    'The bars’ length: 1m, 5m, 1h or 1d. Bars start at whole multiples of it since 1970-01-01T00:00:00Z (1d: UTC days).',
 };
 
 /** `depth` (the book): levels per side, 1 to `max`; every level when absent. */

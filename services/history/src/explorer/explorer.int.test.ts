@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import os from 'node:os';
 import path from 'node:path';
 import { insertGapRows } from '@depthgate/history-store';
-import { HistoryClient, formatTimestamp, parseTimestamp, type ServiceBook } from '@depthgate/client';
+import { HistoryClient, formatTimestamp, parseTimestamp, type ServiceBook, type TradeRow } from '@depthgate/client';
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { generateInto } from '@depthgate/history-tools';
 import { createHarness, type Harness } from '../testing/harness';
@@ -164,6 +164,9 @@ function offOrigin(seen: { requests: { url: string }[] }): string[] {
 async function shot(page: Page, name: string, fullPage = true) {
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage });
 }
+
+/** A moment as the page writes it: `2026-11-23 11:33:48.630` (UTC). */
+const showTime = (ts: string) => ts.replace('T', ' ').replace('Z', '');
 
 /** Picks a ticker with the keyboard: ↓ opens the list with the first option active, Enter picks it. */
 async function pickFirstTicker(page: Page): Promise<string> {
@@ -339,13 +342,14 @@ describe('the Explorer page', () => {
     const restarted = await expectBookMatchesEndpoint(page, 'venue_b', TICKERS.venue_b, end.at);
     expect(restarted.answer.snapshot_ts).toBe(end.at);
     expect(restarted.shown.bids.length + restarted.shown.asks.length).toBeGreaterThan(10);
-    // The picture in the README (docs/explorer.png is a copy): the top of the page at this state.
+    // The picture in the README (docs/explorer.png is a copy): the page down to the book and the time and sales.
     await page.getByLabel('Levels per side').selectOption('10');
     await page.waitForSelector('.book[data-depth="10"][aria-busy="false"]');
+    await page.waitForSelector(`.prices[data-state="ready"] ~ .trades[data-state="ready"][data-at="${GAP.to}"]`);
     await page.screenshot({
       path: path.join(SHOTS, 'explorer-readme.png'),
       fullPage: true,
-      clip: { x: 0, y: 0, width: 1280, height: 1560 },
+      clip: { x: 0, y: 0, width: 1280, height: 2260 },
     });
 
     // The snippets name the moment and no key.
@@ -365,6 +369,104 @@ describe('the Explorer page', () => {
       return page.document.documentElement.scrollWidth <= page.innerWidth;
     });
     await shot(page, 'explorer-narrow');
+
+    expect(unexpected(seen)).toEqual([]);
+    expect(offOrigin(seen)).toEqual([]);
+    await page.close();
+  });
+
+  it('prices and trades in view: the book’s best prices, every trade a point, the list the trades endpoint’s, zoom', async () => {
+    const T = TICKERS.venue_b;
+    const { page, seen } = await openPage(`#/venue_b/${T}`);
+    const { at } = await settledBook(page);
+    await page.waitForSelector('.prices[data-state="ready"]');
+    const chart = page.locator('#price-chart');
+    const attr = async (name: string) => (await chart.getAttribute(`data-${name}`)) ?? '';
+    const window = async () => ({
+      from: Number(await attr('from')),
+      to: Number(await attr('to')),
+      ymin: Number(await attr('ymin')),
+      ymax: Number(await attr('ymax')),
+    });
+    const w = await window();
+    // The whole window in view, from the first book of the caller's window to the moment shown (the newest).
+    expect(w.to).toBe(parseTimestamp(at));
+    expect(w.from).toBe(parseTimestamp((await client.coverage('venue_b', T)).snapshots.first_ts!));
+    // The best prices drawn last are the book's at the window's end, as the book endpoint gives it.
+    const end = await client.book('venue_b', T, { at: w.to, depth: 1 });
+    expect([await attr('last-bid'), await attr('last-ask')]).toEqual([end.bids?.[0]?.price, end.asks?.[0]?.price]);
+    expect(Number(await attr('points'))).toBeGreaterThan(100);
+
+    // Every trade the API returns for the window is drawn, and listed up to the moment, newest first, side coloured.
+    const trades: TradeRow[] = [];
+    for await (const t of client.trades('venue_b', T, { start: w.from, end: w.to })) trades.push(t);
+    expect(trades.length).toBeGreaterThan(20);
+    expect(Number(await attr('trades'))).toBe(trades.length);
+    const listed = (list: TradeRow[], upTo: number) =>
+      list
+        .filter((t) => parseTimestamp(t.ts) <= upTo)
+        .reverse()
+        .slice(0, 200)
+        .map((t) => [showTime(t.ts).slice(11), t.side, t.size, t.price]);
+    await page.waitForSelector(`.trades[data-state="ready"][data-at="${parseTimestamp(at)}"]`);
+    expect(await tableRows(page, '#trades')).toEqual(listed(trades, parseTimestamp(at)));
+    const firstRow = page.locator('#trades tbody tr').first();
+    const side = trades[trades.length - 1]!.side === 'buy' ? 'bid' : 'ask';
+    expect(await firstRow.locator('td').nth(1).getAttribute('class')).toBe(side);
+
+    // A trade's point: the pointer on it (the trade farthest from the others, by pixels) names that trade.
+    await chart.scrollIntoViewIfNeeded();
+    const over = (await chart.locator('.u-over').boundingBox())!;
+    const pos = (t: TradeRow) => ({
+      x: over.x + ((parseTimestamp(t.ts) - w.from) / (w.to - w.from)) * over.width,
+      y: over.y + (1 - (Number(t.price) - w.ymin) / (w.ymax - w.ymin)) * over.height,
+    });
+    const points = trades.map(pos);
+    let pick = 0;
+    let room = -1;
+    points.forEach((p, i) => {
+      const nearest = Math.min(...points.filter((_q, j) => j !== i).map((q) => Math.hypot(p.x - q.x, p.y - q.y)));
+      if (nearest > room) [pick, room] = [i, nearest];
+    });
+    const target = trades[pick]!;
+    await page.mouse.move(points[pick]!.x, points[pick]!.y);
+    await page.waitForSelector(`#price-tip[data-kind="trade"][data-trade="${target.trade_id}"]`);
+    await hasText(page.locator('#price-tip'), `Trade ${target.side} ${target.size} at ${target.price}`);
+    await shot(page, 'explorer-trade-hover', false);
+    await page.mouse.move(0, 0);
+
+    // A trade of the list: the book at its moment, the list up to it.
+    const chosen = trades[trades.length - 5]!;
+    await page.locator(`#trades tbody tr[data-trade="${chosen.trade_id}"]`).getByRole('button').click();
+    const atTrade = await settledBook(page, at);
+    expect(atTrade.at).toBe(chosen.ts);
+    await expectBookMatchesEndpoint(page, 'venue_b', T, atTrade.at);
+    await page.waitForSelector(`.trades[data-at="${parseTimestamp(chosen.ts)}"]`);
+    expect(await tableRows(page, '#trades')).toEqual(listed(trades, parseTimestamp(chosen.ts)));
+
+    // Zoom: a drag across the price chart zooms the timeline, whose x range is the window in view; the chart and the
+    // list follow it.
+    await chart.scrollIntoViewIfNeeded();
+    const area = (await chart.locator('.u-over').boundingBox())!;
+    await page.mouse.move(area.x + area.width * 0.3, area.y + area.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(area.x + area.width * 0.6, area.y + area.height / 2, { steps: 8 });
+    await page.mouse.up();
+    await page.waitForSelector(`#price-chart[data-from]:not([data-from="${w.from}"])`);
+    await page.waitForSelector('.prices[data-state="ready"]');
+    const zoomed = await window();
+    expect(zoomed.from).toBeGreaterThan(w.from);
+    expect(zoomed.to - zoomed.from).toBeLessThan((w.to - w.from) / 2);
+    expect([
+      Number(await page.locator('#timeline').getAttribute('data-view-from')),
+      Number(await page.locator('#timeline').getAttribute('data-view-to')),
+    ]).toEqual([zoomed.from, zoomed.to]);
+    const inView: TradeRow[] = [];
+    for await (const t of client.trades('venue_b', T, { start: zoomed.from, end: zoomed.to })) inView.push(t);
+    expect(Number(await attr('trades'))).toBe(inView.length);
+    const moment = Number(await page.locator('.trades[data-state="ready"]').getAttribute('data-at'));
+    expect(await tableRows(page, '#trades')).toEqual(listed(inView, moment));
+    await shot(page, 'explorer-prices');
 
     expect(unexpected(seen)).toEqual([]);
     expect(offOrigin(seen)).toEqual([]);

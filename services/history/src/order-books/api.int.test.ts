@@ -251,6 +251,41 @@ describe('GET /api/{exchange}/snapshots/{ticker}', () => {
     expect(end.body).toEqual({ exchange: 'venue_b', ticker: A, rows: [], count: 0 });
   });
 
+  it('takes integer epoch milliseconds wherever it takes RFC 3339: the same rows, clamped and windowed alike', async () => {
+    const same = async (path: (ts: (ms: number) => string) => string, key?: string) => {
+      const byText = await get(path(iso), key);
+      const byMs = await get(path(String), key);
+      expect(byText.status).toBe(200);
+      expect(byMs.status).toBe(200);
+      expect(byMs.text).toBe(byText.text);
+      return byText.body as { rows?: unknown[]; count?: number };
+    };
+    // Inclusive bounds at the millisecond, in every format; cursors carry the range alike.
+    for (const format of ['json', 'ndjson', 'csv']) {
+      const s = await same(
+        (ts) => `/api/venue_b/snapshots/${A}?start_ts=${ts(t4)}&end_ts=${ts(t6)}&format=${format}`,
+        full,
+      );
+      if (format === 'json') expect(s.count).toBe(12);
+    }
+    expect(
+      (await same((ts) => `/api/venue_b/deltas/${A}?start_ts=${ts(t6)}&end_ts=${ts(t6)}`, full)).rows,
+    ).toHaveLength(2);
+    await same((ts) => `/api/venue_b/deltas/${A}?start_ts=${ts(t4)}&limit=1`, full);
+    await same((ts) => `/api/venue_b/trades/${A}?start_ts=${ts(t1)}&end_ts=${ts(t7)}`, full);
+    await same((ts) => `/api/venue_b/bars/${A}?interval=1h&start_ts=${ts(t1)}&end_ts=${ts(t7)}`, full);
+    await same((ts) => `/api/venue_b/coverage/${A}?start_ts=${ts(t4)}&end_ts=${ts(t6)}`, full);
+    await same((ts) => `/api/venue_b/book/${A}?at=${ts(t6 + 1)}`, full);
+    // Clamped to 7 March 2026 and to the caller's window the same way.
+    const clamped = await same(
+      (ts) => `/api/venue_b/snapshots/${A}?start_ts=${ts(Date.UTC(2026, 0, 1))}&limit=1`,
+      full,
+    );
+    expect((clamped.rows?.[0] as { ts: string }).ts).toBe('2026-03-07T00:00:00.000Z');
+    await same((ts) => `/api/venue_b/snapshots/${A}?start_ts=${ts(t1)}`, kx2d);
+    await same((ts) => `/api/venue_b/deltas/${A}?start_ts=${ts(t1)}`);
+  });
+
   it('max_data_age_days: the window starts exactly now − days', async () => {
     const res = await get(`/api/venue_b/snapshots/${A}?start_ts=${iso(t1)}`, kx2d);
     expect(res.body.rows).toEqual([t4, t5, t6, t7].flatMap(bookRows));
@@ -418,14 +453,24 @@ describe('errors', () => {
     await expectError('/api/venue_c/snapshots/fed-cuts-rates-in-april-2026', 404, 'unknown_ticker');
   });
 
-  it('timestamps that are not RFC 3339 → 400 invalid_timestamp; start after end → 400', async () => {
+  it('timestamps neither RFC 3339 nor epoch milliseconds → 400 invalid_timestamp naming both; start after end → 400', async () => {
     for (const q of [
       'start_ts=yesterday',
       'end_ts=2026-03-07',
-      'start_ts=1772841600000',
       'end_ts=2026-02-30T00:00:00Z',
+      'start_ts=-1772841600000',
+      'start_ts=1772841600000.5',
+      'end_ts=1.7728416e12',
+      'end_ts=17728416000000000',
+      'start_ts=0',
     ]) {
-      await expectError(`/api/venue_b/snapshots/${A}?${q}`, 400, 'invalid_timestamp');
+      const message = await expectError(`/api/venue_b/snapshots/${A}?${q}`, 400, 'invalid_timestamp');
+      expect(message).toMatch(/RFC 3339 timestamp such as .* or integer epoch milliseconds \(13 digits\) such as/);
+    }
+    for (const path of [`/api/venue_b/trades/${A}?end_ts=1772841600`, `/api/venue_b/book/${A}?at=1772841600`]) {
+      expect(await expectError(path, 400, 'invalid_timestamp')).toMatch(
+        /\(1772841600 looks like epoch seconds; give milliseconds, 1772841600000\)/,
+      );
     }
     expect(
       await expectError(`/api/venue_b/deltas/${A}?start_ts=${iso(t7)}&end_ts=${iso(t6)}`, 400, 'invalid_timestamp'),
@@ -442,7 +487,7 @@ describe('errors', () => {
   });
 
   it('an unknown route → 404 not_found; a bad key → 401 unauthorized', async () => {
-    await expectError('/api/venue_b/trades/X', 404, 'not_found');
+    await expectError('/api/venue_b/quotes/X', 404, 'not_found');
     expect(await expectError('/api/venue_b/tickers', 401, 'unauthorized', 'dg_not-a-key')).toBe('Invalid API key');
   });
 });

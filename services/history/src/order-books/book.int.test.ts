@@ -256,6 +256,7 @@ describe('the book at the edges of rule 7', () => {
         base_gap: null,
         bids: null,
         asks: null,
+        verified: { before: null, before_method: null, after: null, after_method: null },
       });
     }
     expect(await book('EDGE', T + 99)).toMatchObject({ status: 'ok', snapshot_ts: iso(T) });
@@ -378,6 +379,7 @@ describe('coverage', () => {
       end_ts: null,
       snapshots: { rows: 4, books: 3, first_ts: iso(NOW - 2 * DAY_MS), last_ts: iso(T + 1000) },
       deltas: { rows: 3, first_ts: iso(T + 10), last_ts: iso(T + 2000) },
+      verifications: { count: 0, first_ts: null, last_ts: null, methods: { rest_book: 0, checksum: 0, snapshot: 0 } },
       gaps: [
         {
           from_ts: iso(NOW - 3 * DAY_MS),

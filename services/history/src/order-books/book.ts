@@ -1,7 +1,7 @@
 /**
  * The book at a moment, rebuilt by the spec's rule 7 from one read of @depthgate/history-store's bookQuery: the
  * snapshots and deltas of a short stretch before T (row kinds 1 and 2) and the gaps around T (3, 4), in RowBinary
- * (BOOK_LAYOUT). The conventions are the recorder's and the generator's (docs/history.md, "Writing"):
+ * (BOOK_LAYOUT). The conventions are the recorder's and the generator's (docs/history-internals.md, "Writing: formats and idempotence"):
  *
  * - a snapshot at S is the book after every delta with ts < S, so deltas at ts = S apply after it: the book at T is
  *   the snapshot plus every delta with S ≤ ts ≤ T, in (ts, sequence) order;

@@ -81,6 +81,22 @@ describe('CursorCodec', () => {
     expect(Buffer.from(text, 'base64url').includes(Buffer.from('k1'))).toBe(false);
   });
 
+  it('keeps the walks of the endpoints apart: trades (3), bars (4, their interval), deltas with trades (5)', () => {
+    const kinds = ['snapshot', 'delta', 'trade', 'bar', 'interleaved'] as const;
+    for (const [code, kind] of kinds.entries()) {
+      const walk = { ...data, kind, position: { ts: 60_000, sequence: kind === 'bar' ? 60_000n : 7n, skip: 1 } };
+      const text = codec.encode(walk, key('k1'));
+      expect(Buffer.from(text, 'base64url')[1]).toBe(code + 1);
+      expect(codec.decode(text, { ...expected, kind })).toEqual(walk);
+      for (const other of kinds.filter((k) => k !== kind))
+        expect(rejection(() => codec.decode(text, { ...expected, kind: other }))).toMatch(/^cursor was issued for the/);
+    }
+    const interleaved = codec.encode({ ...data, kind: 'interleaved' }, key('k1'));
+    expect(rejection(() => codec.decode(interleaved, expected))).toBe(
+      'cursor was issued for the deltas with trades (include=trades) of KXBTCD-26MAR07-T100000 on venue_b, not the deltas of KXBTCD-26MAR07-T100000 on venue_b',
+    );
+  });
+
   it('another format version is refused as such; garbage as not a cursor', () => {
     const raw = Buffer.from(codec.encode(data, key('k1')), 'base64url');
     raw[0] = 2;

@@ -1,17 +1,20 @@
 /**
- * Page cursors: where the next page of a snapshots or deltas answer begins, opaque to the caller and signed by the
- * service, so that a cursor cannot be forged, altered, or used for another walk than the one it was issued for.
+ * Page cursors: where the next page of a snapshots, deltas, trades or bars answer begins, opaque to the caller and
+ * signed by the service, so that a cursor cannot be forged, altered, or used for another walk than the one it was
+ * issued for.
  *
  * A cursor is base64url of
  *
- *   version u8 (1) | kind u8 (1 snapshot, 2 delta) | exchange u8 (its stored code, @depthgate/platforms) |
+ *   version u8 (1) | kind u8 (1 snapshots, 2 deltas, 3 trades, 4 bars, 5 deltas with trades interleaved) |
+ *   exchange u8 (its stored code, @depthgate/platforms) |
  *   ticker length u8 | ticker |
  *   caller tag (8 bytes) | position: ts i64, sequence u64, skip u32 | end of the range i64 (-1: open) |
  *   HMAC-SHA256 of all the above, first 16 bytes
  *
- * (big-endian). The position is the first row of the next page: deltas resume at (ts, sequence) leaving out the first
- * `skip` rows with exactly that key (they went out on the previous page; counted rather than compared, so a page may
- * end between rows that share both values); snapshots at the first book with ts ≥ `ts` (pages end on whole books).
+ * (big-endian). The position is the first row of the next page: deltas (trades, and the two interleaved) resume at
+ * (ts, sequence) leaving out the first `skip` rows with exactly that key (they went out on the previous page; counted
+ * rather than compared, so a page may end between rows that share both values); snapshots at the first book with
+ * ts ≥ `ts` (pages end on whole books); bars at the bar starting at `ts`, their interval (ms) in `sequence`.
  * The caller tag binds the cursor to the key that received it (anonymous callers share one tag) without showing its
  * id: HMAC(secret, "caller\0" + key id), first 8 bytes.
  *
@@ -21,8 +24,9 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { EXCHANGES, type Caller, type ExchangeKey, type Exchanges } from '@depthgate/auth';
-import { TICKER_PATTERN, type RowKind } from '@depthgate/history-store';
+import { TICKER_PATTERN } from '@depthgate/history-store';
 import { AppError } from '@depthgate/service-kit';
+import type { SeriesKind } from './row-binary';
 
 const CURSOR_VERSION = 1;
 
@@ -33,8 +37,11 @@ export interface Position {
   skip: number;
 }
 
+/** What a cursor walks: rows of a kind (interleaved: the deltas endpoint with include=trades), or bars. */
+export type CursorKind = SeriesKind | 'bar';
+
 export interface CursorData {
-  kind: RowKind;
+  kind: CursorKind;
   exchange: ExchangeKey;
   ticker: string;
   position: Position;
@@ -42,7 +49,16 @@ export interface CursorData {
   to: number | null;
 }
 
-const KIND_CODE: Record<RowKind, number> = { snapshot: 1, delta: 2 };
+const KIND_CODE: Record<CursorKind, number> = { snapshot: 1, delta: 2, trade: 3, bar: 4, interleaved: 5 };
+const KIND_OF_CODE = new Map(Object.entries(KIND_CODE).map(([kind, code]) => [code, kind as CursorKind]));
+/** What the messages call each walk. */
+const WALK: Record<CursorKind, string> = {
+  snapshot: 'snapshots',
+  delta: 'deltas',
+  trade: 'trades',
+  bar: 'bars',
+  interleaved: 'deltas with trades (include=trades)',
+};
 const MAC_BYTES = 16;
 const TAG_BYTES = 8;
 const UINT64_MAX = 2n ** 64n - 1n;
@@ -92,7 +108,7 @@ export class CursorCodec {
    */
   decode(
     text: string,
-    expected: { kind: RowKind; exchange: ExchangeKey; ticker: string; caller: Caller | undefined },
+    expected: { kind: CursorKind; exchange: ExchangeKey; ticker: string; caller: Caller | undefined },
   ): CursorData {
     const raw = /^[A-Za-z0-9_-]{1,400}$/.test(text) ? Buffer.from(text, 'base64url') : Buffer.alloc(0);
     if (raw.length < 4 + MAC_BYTES) {
@@ -112,7 +128,7 @@ export class CursorCodec {
       throw invalid('cursor does not verify: it was altered, or issued by another deployment');
     }
     let o = 4;
-    const kind: RowKind = raw.readUInt8(1) === KIND_CODE.delta ? 'delta' : 'snapshot';
+    const kind = KIND_OF_CODE.get(raw.readUInt8(1));
     const exchange = this.exchanges.byCode(raw.readUInt8(2));
     const ticker = body.toString('latin1', o, o + tickerLength);
     o += tickerLength;
@@ -124,6 +140,7 @@ export class CursorCodec {
     const to = body.readBigInt64BE(o + 20);
     // Signed by us, so well-formed; checked anyway, as everything that reaches SQL is.
     if (
+      kind === undefined ||
       exchange === undefined ||
       !TICKER_PATTERN.test(ticker) ||
       ts < 0n ||
@@ -134,9 +151,9 @@ export class CursorCodec {
     ) {
       throw invalid('cursor is not a cursor of this service');
     }
-    const issuedFor = `${kind === 'delta' ? 'deltas' : 'snapshots'} of ${ticker} on ${exchange}`;
+    const issuedFor = `${WALK[kind]} of ${ticker} on ${exchange}`;
     if (kind !== expected.kind || exchange !== expected.exchange || ticker !== expected.ticker) {
-      const here = `${expected.kind === 'delta' ? 'deltas' : 'snapshots'} of ${expected.ticker} on ${expected.exchange}`;
+      const here = `${WALK[expected.kind]} of ${expected.ticker} on ${expected.exchange}`;
       throw invalid(`cursor was issued for the ${issuedFor}, not the ${here}`);
     }
     if (!callerTag(secret, expected.caller).equals(tag)) {

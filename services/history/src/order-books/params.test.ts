@@ -6,9 +6,11 @@ import {
   parseFormat,
   parseInclude,
   parseLimit,
+  parseMoment,
   parseRfc3339,
   parseStreamLimit,
   parseTimeRange,
+  parseTradeFields,
 } from './params';
 
 const T = Date.UTC(2026, 2, 26, 14, 0, 1, 193);
@@ -88,7 +90,64 @@ describe('parseRfc3339', () => {
   });
 });
 
+describe('parseMoment: RFC 3339 or integer epoch milliseconds, one parser for every timestamp parameter', () => {
+  it.each([
+    ['1774533601193', T],
+    ['1000000000000', 1e12],
+    ['9999999999999', 1e13 - 1],
+    ['1772841600000', Date.UTC(2026, 2, 7)],
+    ['2026-03-26T14:00:01.193Z', T],
+  ])('%s', (text, expected) => {
+    expect(parseMoment(text, 'floor')).toBe(expected);
+    expect(parseMoment(text, 'ceil')).toBe(expected);
+  });
+
+  it('rounds only RFC 3339 sub-milliseconds (epoch milliseconds are exact)', () => {
+    expect(parseMoment('2026-03-26T14:00:01.1935Z', 'ceil')).toBe(T + 1);
+    expect(parseMoment('2026-03-26T14:00:01.1935Z', 'floor')).toBe(T);
+  });
+
+  it.each([
+    '1774533601', // seconds
+    '177453360119', // 12 digits
+    '17745336011930', // 14 digits: microseconds, or far future
+    '0774533601193', // a leading zero
+    '0',
+    '-1774533601193',
+    '+1774533601193',
+    '1774533601193.5',
+    '1774533601.193',
+    '1.774533601193e12',
+    ' 1774533601193',
+    '1774533601193 ',
+    '0x19d3a2f1b89',
+    '１７７４５３３６０１１９３',
+    '',
+  ])('rejects %j', (text) => {
+    expect(parseMoment(text)).toBeUndefined();
+  });
+});
+
 describe('parseTimeRange', () => {
+  it('reads epoch milliseconds as the RFC 3339 moment they are', () => {
+    expect(parseTimeRange({ start_ts: String(T), end_ts: '2026-03-26T14:00:01.193Z' })).toEqual({ start: T, end: T });
+    expect(parseTimeRange({ start_ts: '2026-03-26T14:00:01.193Z', end_ts: String(T) })).toEqual({ start: T, end: T });
+    expect(parseAt({ at: String(T) })).toBe(parseAt({ at: '2026-03-26T14:00:01.193Z' }));
+    expect(error(() => parseTimeRange({ start_ts: String(T + 1), end_ts: String(T) })).message).toBe(
+      'start_ts is after end_ts',
+    );
+  });
+
+  it('names epoch seconds as such', () => {
+    const e = error(() => parseAt({ at: '1774533601' }));
+    expect(e.code).toBe('invalid_timestamp');
+    expect(e.status).toBe(400);
+    expect(e.message).toMatch(
+      /^at is not a valid timestamp \(1774533601 looks like epoch seconds; give milliseconds, 1774533601000\): /,
+    );
+    expect(e.message).toMatch(/RFC 3339 .* or integer epoch milliseconds/);
+  });
+
   it('parses both bounds, inclusive', () => {
     expect(parseTimeRange({ start_ts: '2026-03-26T14:00:01.193Z', end_ts: '2026-03-26T14:00:01.193Z' })).toEqual({
       start: T,
@@ -152,26 +211,32 @@ describe('the parameters added for backtesters', () => {
     expect(parseFormat({}, '*/*, text/csv').format).toBe('csv');
     expect(parseFormat({}, 'text/html').format).toBe('json');
     expect(parseFormat({}, 'text/csv;q=0').format).toBe('json');
-    expect(error(() => parseFormat({ format: 'parquet' }, undefined)).code).toBe('invalid_format');
+    expect(parseFormat({}, 'application/vnd.apache.parquet').format).toBe('parquet');
+    expect(parseFormat({ format: 'parquet' }, undefined).format).toBe('parquet');
+    expect(error(() => parseFormat({ format: 'arrow' }, undefined)).code).toBe('invalid_format');
     expect(error(() => parseFormat({ format: ['csv', 'json'] }, undefined)).code).toBe('invalid_format');
   });
 
-  it('fields: received_ts only; include: gaps only', () => {
+  it('fields: received_ts only (trades: also venue_side and sequence); include: gaps and trades', () => {
     expect(parseFields({})).toEqual([]);
     expect(parseFields({ fields: 'received_ts' })).toEqual(['received_ts']);
     expect(parseFields({ fields: 'received_ts,received_ts' })).toEqual(['received_ts']);
     for (const fields of ['', 'ts', 'received_ts,x', 'RECEIVED_TS']) {
       expect(error(() => parseFields({ fields })).message).toMatch(/received_ts/);
     }
-    expect(parseInclude({})).toEqual({ gaps: false });
-    expect(parseInclude({ include: 'gaps' })).toEqual({ gaps: true });
-    expect(error(() => parseInclude({ include: 'gaps,trades' })).code).toBe('invalid_include');
+    expect(error(() => parseFields({ fields: 'venue_side' })).code).toBe('invalid_fields');
+    expect(parseTradeFields({ fields: 'venue_side' })).toEqual(['venue_side']);
+    expect(parseInclude({})).toEqual({ gaps: false, trades: false });
+    expect(parseInclude({ include: 'gaps' })).toEqual({ gaps: true, trades: false });
+    expect(parseInclude({ include: 'gaps,trades' })).toEqual({ gaps: true, trades: true });
+    expect(error(() => parseInclude({ include: 'bogus' })).code).toBe('invalid_include');
   });
 
-  it('at: RFC 3339, sub-milliseconds rounded down; depth: 1 to the maximum', () => {
+  it('at: RFC 3339, sub-milliseconds rounded down, or epoch milliseconds; depth: 1 to the maximum', () => {
     expect(parseAt({ at: '2026-03-26T14:00:01.1939Z' })).toBe(T);
     expect(parseAt({})).toBeUndefined();
-    expect(error(() => parseAt({ at: '1774533601193' })).code).toBe('invalid_timestamp');
+    expect(parseAt({ at: '1774533601193' })).toBe(T);
+    expect(error(() => parseAt({ at: '1774533601.193' })).code).toBe('invalid_timestamp');
     expect(parseDepth({ depth: '25' }, 100)).toBe(25);
     expect(parseDepth({}, 100)).toBeUndefined();
     for (const depth of ['0', '-1', '101', '1e2', '2.5', '', 'ten']) {

@@ -3,7 +3,7 @@
  * each, which the OpenAPI document is generated from), in the order the endpoints check them. Each failure is an
  * AppError with the code and message the caller sees (docs/history.md, "Errors").
  */
-import type { ExtraField } from '@depthgate/history-store';
+import type { BarInterval, ExtraField, TradeExtraField } from '@depthgate/history-store';
 import { AppError } from '@depthgate/service-kit';
 import {
   atParam,
@@ -12,17 +12,19 @@ import {
   fieldsParam,
   formatParam,
   includeParam,
+  intervalParam,
   pageLimitParam,
   paramText,
   parseParam,
   readParam,
   startTsParam,
   streamLimitParam,
+  tradeFieldsParam,
   type QueryParam,
+  type RowFormat,
 } from '../contract/params';
-import type { TextFormat } from './row-binary';
 
-export { parseRfc3339 } from '@depthgate/service-kit';
+export { parseMoment, parseRfc3339 } from '@depthgate/service-kit';
 
 export interface TimeRange {
   /** Inclusive, epoch ms; undefined when not given. */
@@ -63,14 +65,14 @@ export function parseLimit(query: Record<string, unknown>, defaultLimit: number,
 }
 
 /**
- * `limit` of a bulk stream (NDJSON, CSV): optional — the whole range by default — and any positive integer, since a
+ * `limit` of a bulk stream (NDJSON, CSV, Parquet): optional — the whole range by default — and any positive integer, since a
  * stream's memory does not grow with it.
  */
 export function parseStreamLimit(query: Record<string, unknown>): number {
   return readParam(query, streamLimitParam) ?? Infinity;
 }
 
-/** `at` (the book endpoint): an RFC 3339 moment, sub-milliseconds rounded down; undefined when not given. */
+/** `at` (the book endpoint): an RFC 3339 moment (sub-milliseconds rounded down) or epoch milliseconds; undefined when not given. */
 export function parseAt(query: Record<string, unknown>): number | undefined {
   return readParam(query, atParam);
 }
@@ -81,27 +83,29 @@ export function parseDepth(query: Record<string, unknown>, max: number): number 
 }
 
 /** Media types of the row formats, as `Accept` and `format=` name them. */
-const MEDIA_TYPES: Record<string, TextFormat> = {
+const MEDIA_TYPES: Record<string, RowFormat> = {
   'application/json': 'json',
   'application/x-ndjson': 'ndjson',
   'application/ndjson': 'ndjson',
   'text/csv': 'csv',
+  'application/vnd.apache.parquet': 'parquet',
   'application/*': 'json',
   '*/*': 'json',
 };
 
 /**
- * The answer's format: `format=json|ndjson|csv` when given (it wins), else the `Accept` type of highest quality among
- * JSON, NDJSON (`application/x-ndjson`, `application/ndjson`) and CSV (`text/csv`); JSON when it names none of them
- * (as before formats existed: a client sending `Accept: text/html` still gets JSON). `explicit`: `format` was given.
+ * The answer's format: `format=json|ndjson|csv|parquet` when given (it wins), else the `Accept` type of highest
+ * quality among JSON, NDJSON (`application/x-ndjson`, `application/ndjson`), CSV (`text/csv`) and Parquet
+ * (`application/vnd.apache.parquet`); JSON when it names none of them (as before formats existed: a client sending
+ * `Accept: text/html` still gets JSON). `explicit`: `format` was given.
  */
 export function parseFormat(
   query: Record<string, unknown>,
   accept: string | undefined,
-): { format: TextFormat; explicit: boolean } {
+): { format: RowFormat; explicit: boolean } {
   const format = readParam(query, formatParam);
   if (format !== undefined) return { format, explicit: true };
-  let best: { format: TextFormat; q: number; wildcard: boolean } | undefined;
+  let best: { format: RowFormat; q: number; wildcard: boolean } | undefined;
   for (const part of (accept ?? '').split(',')) {
     const [type = '', ...params] = part.split(';').map((x) => x.trim().toLowerCase());
     const format = MEDIA_TYPES[type];
@@ -123,7 +127,19 @@ export function parseFields(query: Record<string, unknown>): ExtraField[] {
   return names === undefined ? [] : [...new Set(names)];
 }
 
-/** `include`: what to add among the rows, comma-separated; only `gaps` exists. */
-export function parseInclude(query: Record<string, unknown>): { gaps: boolean } {
-  return { gaps: readParam(query, includeParam) !== undefined };
+/** `fields` of the trades endpoint: received_ts, venue_side, sequence. */
+export function parseTradeFields(query: Record<string, unknown>): TradeExtraField[] {
+  const names = readParam(query, tradeFieldsParam);
+  return names === undefined ? [] : [...new Set(names)];
+}
+
+/** `include`: what to add among the rows, comma-separated: `gaps`, `trades`. */
+export function parseInclude(query: Record<string, unknown>): { gaps: boolean; trades: boolean } {
+  const names = readParam(query, includeParam) ?? [];
+  return { gaps: names.includes('gaps'), trades: names.includes('trades') };
+}
+
+/** `interval` of the bars (required). */
+export function parseInterval(query: Record<string, unknown>): BarInterval {
+  return readParam(query, intervalParam) as BarInterval;
 }

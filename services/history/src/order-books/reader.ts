@@ -23,31 +23,55 @@
 import type { ExchangeKey } from '@depthgate/auth';
 import {
   BOOK_FIRST_LOOK_BACK_MS,
-  type KindCoverage,
   type OrderBookQueries,
   type QueryScope,
-  type RowKind,
+  type GapStream,
+  type ReadKind,
   type StoredGap,
+  type TickerCoverage,
   type TickerSpan,
   type TimeWindow,
+  type VerifiedAround,
   type WindowRead,
 } from '@depthgate/history-store';
 import type { Endpoint, HistoryMetrics } from '../metrics';
+import { barsJson, type BarsText } from './bars';
 import { bookRows, rebuildBook, type GapBounds, type RebuiltBook } from './book';
 import type { Position } from './cursor';
-import { gapLine } from './gaps';
+import { gapLine, type Marker } from './gaps';
 import { WindowPlanner, type KindSpan } from './planner';
-import { cutAtBook, rowBinarySize, RowChunks, rowKey, RowRenderer, type TextFormat } from './row-binary';
+import {
+  cutAtBook,
+  RowChunks,
+  rowKey,
+  RowRenderer,
+  type ColumnarSink,
+  type Layout,
+  type SeriesKind,
+  type TextFormat,
+} from './row-binary';
 
 export interface CatalogueEntry {
   /** The ticker as stored (the request may have used another case). */
   ticker: string;
-  spans: Partial<Record<RowKind, KindSpan>>;
+  spans: Partial<Record<ReadKind, KindSpan>>;
+}
+
+/** What the catalogue knows of a kind's rows (interleaved: the deltas' and the trades' together). */
+export function spanOf(entry: CatalogueEntry, kind: SeriesKind): KindSpan | undefined {
+  if (kind !== 'interleaved') return entry.spans[kind];
+  const { delta, trade } = entry.spans;
+  if (delta === undefined || trade === undefined) return delta ?? trade;
+  return {
+    firstTs: Math.min(delta.firstTs, trade.firstTs),
+    lastTs: Math.max(delta.lastTs, trade.lastTs),
+    rows: delta.rows + trade.rows,
+  };
 }
 
 /** What one answer asks for: rows of one kind of one ticker, from `start` to `to` (inclusive), at most `limit`. */
 export interface BookRead {
-  kind: RowKind;
+  kind: SeriesKind;
   exchange: ExchangeKey;
   entry: CatalogueEntry;
   /** The first row to read (already clamped to what the caller may see); see Position. */
@@ -58,8 +82,16 @@ export interface BookRead {
   limit: number;
   format: TextFormat;
   receivedTs: boolean;
+  /** Trades: read (and render) `venue_side`. */
+  venueSide?: boolean;
+  /** Trades: render `sequence`. */
+  sequence?: boolean;
+  /** Read (and render) the venue's own sequence, `venue_seq`. */
+  venueSeq?: boolean;
+  /** The rows go to this columnar sink (Parquet) instead of being rendered as text (`format` is then `json`). */
+  columnar?: ColumnarSink;
   /** Gap markers to place among the rows (by from_ts), when asked for. */
-  gaps?: readonly StoredGap[];
+  gaps?: readonly Marker[];
 }
 
 /** How a read ended. */
@@ -69,7 +101,7 @@ export interface ReadResult {
   /** Where the rest begins, when the limit (or a drain) cut the answer; null when it is complete. */
   next: Position | null;
   /** The gap markers placed (all of those given, when the answer is complete). */
-  gaps: StoredGap[];
+  gaps: Marker[];
 }
 
 /**
@@ -85,6 +117,14 @@ const SINGLE_THREAD_ROWS = 5000;
 /** Extra snapshot rows asked for, to find the end of the last book in the same read. */
 const SNAPSHOT_SLACK_ROWS = 1000;
 const CACHE_MAX_ENTRIES = 20_000;
+/**
+ * A page of bars reads a first window of at most this many bars, each next one twice as long: rendering one overlaps
+ * the next one's aggregation, and few queries are sent (each costs a few ms on 18.16). Windows of one length (4,096
+ * bars, up to 16 of them) made a month of 1-minute bars slower: 11 queries' fixed costs.
+ */
+const BAR_FIRST_WINDOW = 4096;
+/** After this many windows a page of bars reads the rest of its range at once (a sparse ticker's long range). */
+const MAX_BAR_WINDOWS = 8;
 /** Rows rendered at once from a bulk stream's window (bounds the rendering buffer). */
 const STREAM_RENDER_ROWS = 4096;
 /**
@@ -112,7 +152,12 @@ const STREAM_WINDOW_FILL = 0.8;
  */
 const STREAM_FIRST_WINDOW_ROWS = 4096;
 
-const ENDPOINT: Record<RowKind, Endpoint> = { snapshot: 'snapshots', delta: 'deltas' };
+const ENDPOINT: Record<SeriesKind, Endpoint> = {
+  snapshot: 'snapshots',
+  delta: 'deltas',
+  trade: 'trades',
+  interleaved: 'deltas',
+};
 
 /** One window of a bulk stream read: its rows, and where the rest of its range begins when its row cap cut it. */
 interface WindowStep {
@@ -180,25 +225,133 @@ export class OrderBookReader {
     return this.queries.tickers(scope, exchange, filters);
   }
 
-  /** Gaps of a ticker overlapping [from, to] that start at or after `startingFrom`, by from_ts. */
+  /**
+   * Gaps of a ticker overlapping [from, to] that start at or after `startingFrom`, by from_ts: of the book (default)
+   * or of its trades.
+   */
   gaps(
     scope: QueryScope,
     exchange: ExchangeKey,
     ticker: string,
-    range: { from: number; to: number | null; startingFrom?: number },
+    range: { from: number; to: number | null; startingFrom?: number; stream?: GapStream },
   ): Promise<StoredGap[]> {
     return this.queries.gaps(scope, exchange, ticker, range);
   }
 
-  /** What a ticker holds in [from, to], per kind. */
+  /**
+   * A page of bars: those starting at or after `from` (a bar's start) built from the trades up to `to` (inclusive;
+   * null: the newest), at most `limit`, and where the next page begins (the bar after the last, when there is one).
+   * Read in time windows, as pages of rows are: a window of `limit + 1` intervals holds at most the bars wanted (and
+   * the one more that says the page was cut), so the first window reads no more than a dense page needs; a sparse
+   * ticker's windows then grow fourfold, from where its trades begin (the catalogue), and the last one always runs
+   * to the end of the range (trades newer than the cached catalogue are not missed).
+   */
+  /**
+   * A page of bars: the range read window by window (the first of at most BAR_FIRST_WINDOW bars, each next twice as
+   * long, the rest at once after MAX_BAR_WINDOWS), the next window's query sent before this one's bars are rendered,
+   * so ClickHouse aggregates while the service writes text (two cores: the two overlap). `body`: the bars' JSON
+   * objects, comma-separated.
+   */
+  async bars(
+    scope: QueryScope,
+    q: {
+      exchange: ExchangeKey;
+      entry: CatalogueEntry;
+      intervalMs: number;
+      from: number;
+      to: number | null;
+      limit: number;
+    },
+  ): Promise<{ body: Buffer; count: number; next: number | null }> {
+    const { entry, intervalMs } = q;
+    const span = entry.spans.trade;
+    if (span === undefined || (q.to !== null && q.from > q.to)) return { body: Buffer.alloc(0), count: 0, next: null };
+    const want = q.limit + 1;
+    const end = q.to === null ? null : q.to + 1;
+    const horizon = q.to === null ? span.lastTs : Math.min(q.to, span.lastTs);
+    let at = Math.max(q.from, Math.floor(span.firstTs / intervalMs) * intervalMs);
+    let length = Math.min(want, BAR_FIRST_WINDOW) * intervalMs;
+    let planned = 0;
+    const read = (): { raw: Promise<Buffer>; last: boolean } => {
+      planned++;
+      const windowEnd = at + length;
+      const last = windowEnd > horizon || planned >= MAX_BAR_WINDOWS || !Number.isSafeInteger(windowEnd);
+      const raw = this.queries.bars(scope, {
+        exchange: q.exchange,
+        ticker: entry.ticker,
+        intervalMs,
+        from: at,
+        to: last ? end : windowEnd,
+        limit: want,
+      });
+      at = windowEnd;
+      length *= 2;
+      return { raw, last };
+    };
+    const parts: BarsText[] = [];
+    let count = 0;
+    let current = read();
+    for (;;) {
+      const raw = await current.raw;
+      const ahead = current.last ? undefined : read();
+      const page = barsJson(raw, intervalMs);
+      parts.push(page);
+      count += page.ends.length;
+      if (ahead === undefined) break;
+      if (count >= want) {
+        ahead.raw.catch(() => undefined); // not needed: the page is full
+        break;
+      }
+      current = ahead;
+    }
+    this.metrics.windows.observe({ endpoint: 'bars' }, planned);
+    const texts: Buffer[] = [];
+    const comma = Buffer.from(',');
+    let taken = 0;
+    let next: number | null = null;
+    for (const page of parts) {
+      if (page.ends.length === 0) continue;
+      const room = q.limit - taken;
+      if (room <= 0) {
+        next ??= page.starts[0] as number;
+        break;
+      }
+      if (texts.length > 0) texts.push(comma);
+      if (page.ends.length > room) {
+        texts.push(page.text.subarray(0, page.ends[room - 1]));
+        next = page.starts[room] as number;
+        taken += room;
+        break;
+      }
+      texts.push(page.text);
+      taken += page.ends.length;
+    }
+    return { body: Buffer.concat(texts), count: taken, next };
+  }
+
+  /** What a ticker holds in [from, to], per kind, and its verification points there. */
   coverage(
     scope: QueryScope,
     exchange: ExchangeKey,
     ticker: string,
     from: number,
     to: number | null,
-  ): Promise<Record<RowKind, KindCoverage>> {
+  ): Promise<TickerCoverage> {
     return this.queries.coverage(scope, exchange, ticker, from, to);
+  }
+
+  /**
+   * The verification points around `at` (docs/history.md, "Verified books"): the last at or before it, from `lower`
+   * (the caller's window) on, and the first after it.
+   */
+  verifiedAround(
+    scope: QueryScope,
+    exchange: ExchangeKey,
+    ticker: string,
+    lower: number,
+    at: number,
+  ): Promise<VerifiedAround> {
+    return this.queries.verifiedAround(scope, exchange, ticker, lower, at);
   }
 
   /**
@@ -215,12 +368,13 @@ export class OrderBookReader {
       const text = rows.push(chunk);
       if (text) await out.write(text);
     };
-    const span = entry.spans[kind];
+    const span = spanOf(entry, kind);
+    const keyed = kind !== 'snapshot';
     let windows = 0;
     /** Known that more rows follow the answer (true), that none do (false), or not yet known. */
     let more: boolean | undefined;
     if (span && (to === null || start.ts <= to)) {
-      const lookAhead = kind === 'delta' ? 1 : 0;
+      const lookAhead = keyed ? 1 : 0;
       if (lookAhead > 0) rows.holdFrom(limit);
       const planner = new WindowPlanner({ from: start.ts, to, span, limit: limit + lookAhead });
       for (let window = planner.next(); window !== null; window = planner.next()) {
@@ -234,10 +388,11 @@ export class OrderBookReader {
           limit: asked,
           singleThread: want <= SINGLE_THREAD_ROWS,
           receivedTs: read.receivedTs,
+          venueSeq: read.venueSeq === true,
           resume: windows === 0 ? resumeOf(kind, start) : undefined,
         });
-        if (kind === 'delta') {
-          await this.queries.deltas(scope, at(want), pass);
+        if (keyed) {
+          await this.windowQuery(scope, read, at(want), pass);
           rows.endOfQuery();
           planner.record(rows.received - receivedBefore);
         } else {
@@ -247,7 +402,7 @@ export class OrderBookReader {
         this.metrics.rowsStreamed.inc({ endpoint }, rows.rows - renderedBefore);
         windows++;
       }
-      if (kind === 'delta') more = rows.takeHeld() !== undefined;
+      if (keyed) more = rows.takeHeld() !== undefined;
       else if (more === undefined && planner.remaining <= 0) {
         // The limit was met at the end of a window: does a book follow?
         const last = rows.lastKey();
@@ -321,7 +476,7 @@ export class OrderBookReader {
     let cut = false;
     let windows = 0;
     const produce = async () => {
-      const span = entry.spans[kind];
+      const span = spanOf(entry, kind);
       if (!span || (to !== null && start.ts > to)) return;
       const limit = read.limit;
       // Windows are read side by side only when the stream runs to the end of its range: with a limit, a window
@@ -347,10 +502,13 @@ export class OrderBookReader {
           limit: asked,
           singleThread: want <= SINGLE_THREAD_ROWS,
           receivedTs: read.receivedTs,
+          venueSeq: read.venueSeq === true,
           resume: from.ts === window.from ? resumeOf(kind, from) : undefined,
         });
         const result =
-          kind === 'delta' ? this.deltaWindow(scope, at, want) : this.snapshotWindow(scope, at, want, rows.size);
+          kind === 'snapshot'
+            ? this.snapshotWindow(scope, at, want, rows.size)
+            : this.keyedWindow(scope, read, rows.layout, at, want);
         // Awaited in turn; one still running when the stream failed must not become an unhandled rejection.
         result.catch(() => undefined);
         return { window, result };
@@ -484,19 +642,23 @@ export class OrderBookReader {
   }
 
   /**
-   * One window of a bulk stream's deltas: ask for one row more than wanted. All of them there: the window stopped at
-   * its cap, and the next begins at the key of the last row kept (after the run of rows that carried it). Fewer:
-   * the window is read to its end.
+   * One window of a bulk stream's deltas (or trades, or the two interleaved): ask for one row more than wanted. All
+   * of them there: the window stopped at its cap, and the next begins at the key of the last row kept (after the run
+   * of rows that carried it). Fewer: the window is read to its end.
    */
-  private async deltaWindow(scope: QueryScope, at: (asked: number) => WindowRead, want: number): Promise<WindowStep> {
+  private async keyedWindow(
+    scope: QueryScope,
+    book: BookRead,
+    layout: Layout,
+    at: (asked: number) => WindowRead,
+    want: number,
+  ): Promise<WindowStep> {
     const read = at(want + 1);
-    const raw = await this.collectRows(rowBinarySize('delta', read.receivedTs), (onChunk) =>
-      this.queries.deltas(scope, read, onChunk),
-    );
+    const raw = await this.collectRows(layout, (onChunk) => this.windowQuery(scope, book, read, onChunk));
     if (raw.rows <= want) return { rows: raw };
     const kept = raw.first(want);
     const lastRow = kept.row(want - 1);
-    const last = rowKey('delta', lastRow, 0);
+    const last = rowKey(book.kind, lastRow, 0);
     let run = 1;
     while (run < want && kept.row(want - 1 - run).compare(lastRow, 0, 16, 0, 16) === 0) run++;
     const resume = read.resume;
@@ -552,21 +714,47 @@ export class OrderBookReader {
     return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
   }
 
+  /** The window query of a keyed kind: deltas, trades, or the two interleaved. */
+  private windowQuery(
+    scope: QueryScope,
+    book: BookRead,
+    read: WindowRead,
+    onChunk: (chunk: Buffer) => Promise<void> | void,
+  ): Promise<void> {
+    switch (book.kind) {
+      case 'trade':
+        return this.queries.trades(scope, { ...read, venueSide: book.venueSide === true }, onChunk);
+      case 'interleaved':
+        return this.queries.interleaved(scope, read, onChunk);
+      default:
+        return this.queries.deltas(scope, read, onChunk);
+    }
+  }
+
   /** A whole query's RowBinary output, as the chunks it arrived in. */
   private async collectRows(
-    size: number,
+    layout: Layout | number,
     run: (onChunk: (chunk: Buffer) => void) => Promise<void>,
   ): Promise<RowChunks> {
-    const rows = new RowChunks(size);
+    const rows = new RowChunks(layout);
     await run((chunk) => rows.add(chunk));
     return rows;
   }
 
   private renderer(read: BookRead): RowRenderer {
-    const rows = new RowRenderer(read.kind, { format: read.format, receivedTs: read.receivedTs });
+    const rows = new RowRenderer(read.kind, {
+      format: read.format,
+      receivedTs: read.receivedTs,
+      venueSide: read.venueSide,
+      sequence: read.sequence,
+      venueSeq: read.venueSeq,
+      columnar: read.columnar,
+    });
     if (read.gaps && read.gaps.length > 0) {
       const lines =
-        read.format === 'json' ? undefined : read.gaps.map((g) => gapLine(read.format as 'ndjson' | 'csv', g));
+        read.format === 'json' || read.columnar !== undefined
+          ? undefined
+          : read.gaps.map((g) => gapLine(read.format as 'ndjson' | 'csv', g));
       rows.setMarkers(
         read.gaps.map((g) => g.fromTs),
         lines,
@@ -637,8 +825,8 @@ export class OrderBookReader {
   }
 }
 
-/** A delta read resumes inside its first millisecond; a snapshot read never needs to. */
-function resumeOf(kind: RowKind, position: Position): WindowRead['resume'] {
-  if (kind !== 'delta' || (position.sequence === 0n && position.skip === 0)) return undefined;
+/** A delta (or trade) read resumes inside its first millisecond; a snapshot read never needs to. */
+function resumeOf(kind: SeriesKind, position: Position): WindowRead['resume'] {
+  if (kind === 'snapshot' || (position.sequence === 0n && position.skip === 0)) return undefined;
   return { sequence: position.sequence, skip: position.skip };
 }

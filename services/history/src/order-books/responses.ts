@@ -1,13 +1,16 @@
 /**
- * The body of a snapshots/deltas response, written as the reader hands over rows, in one of three formats
- * (docs/history.md, "Responses" and "Bulk streams"):
+ * The body of a snapshots/deltas/trades response, written as the reader hands over rows, in one of four formats
+ * (docs/history.md, "Responses", "Bulk streams" and "Parquet"):
  *
  *   json     {"exchange":"venue_b","ticker":"KX…","rows":[ …row, row… ],"count":N}
- *            (with a parameter added after the spec — cursor, fields, include, format — also "gaps" when asked for
- *            and "next_cursor" before the closing brace)
- *   ndjson   one row object per line, gap markers {"type":"gap",…} among them, and a last line
- *            {"type":"end","count":N,"next_cursor":…}
- *   csv      a header line, one row per line, gap markers `#gap,…` among them, and a last line `#end,N,next_cursor`
+ *            (with a parameter added after the spec — cursor, fields, include, format — and on the trades endpoint
+ *            always: also "gaps" when asked for, "trades_gaps" with include=gaps,trades, and "next_cursor" before
+ *            the closing brace)
+ *   ndjson   one row object per line, gap markers {"type":"gap",…} (and {"type":"trades_gap",…}) among them, and a
+ *            last line {"type":"end","count":N,"next_cursor":…}
+ *   csv      a header line, one row per line, gap markers `#gap,…` (`#trades_gap,…`) among them, and a last line
+ *            `#end,N,next_cursor`
+ *   parquet  a Parquet file (parquet.ts) whose footer's key-value metadata says what the end line and the markers say
  *
  * `count` follows the rows so nothing has to be held back: the number is known only once the last row went out
  * (JSON objects are unordered; docs/history.md says so). The first HOLD_BYTES of the body are held back before the
@@ -17,11 +20,12 @@
  * it). Whether the headers have gone is the response's own state (`res.headersSent`); nothing else records it.
  */
 import type { ExchangeKey } from '@depthgate/auth';
-import type { RowKind, StoredGap } from '@depthgate/history-store';
 import type { Response } from 'express';
-import { gapJson } from './gaps';
+import type { RowFormat } from '../contract/params';
+import { gapJson, type Marker } from './gaps';
+import { PARQUET_CONTENT_TYPE, type ParquetStream } from './parquet';
 import type { RowsSink } from './reader';
-import { csvHeader, type TextFormat } from './row-binary';
+import { csvHeader, type SeriesKind } from './row-binary';
 
 /** Body bytes held before the headers go out (so a short page can carry its Link header). */
 const HOLD_BYTES = 1024 * 1024;
@@ -38,22 +42,33 @@ function rowsHead(exchange: ExchangeKey, ticker: string): string {
   return `{"exchange":${JSON.stringify(exchange)},"ticker":${JSON.stringify(ticker)},"rows":[`;
 }
 
-const CONTENT_TYPE: Record<TextFormat, string> = {
+const CONTENT_TYPE: Record<RowFormat, string> = {
   json: 'application/json; charset=utf-8',
   ndjson: 'application/x-ndjson; charset=utf-8',
   csv: 'text/csv; charset=utf-8; header=present',
+  parquet: PARQUET_CONTENT_TYPE,
+};
+
+const FILE_NAME: Record<SeriesKind, string> = {
+  snapshot: 'snapshots',
+  delta: 'deltas',
+  trade: 'trades',
+  interleaved: 'deltas-trades',
 };
 
 /** How an answer of rows is framed. */
 export interface RowsFraming {
-  format: TextFormat;
-  kind: RowKind;
+  format: RowFormat;
+  kind: SeriesKind;
   exchange: ExchangeKey;
   ticker: string;
-  receivedTs: boolean;
+  /** The optional fields of the rows (FIELD_*): the CSV header's columns. */
+  fields: number;
   /** JSON: the envelope of the extended answer (next_cursor, and gaps when asked for). */
   extended: boolean;
   includeGaps: boolean;
+  /** Parquet: the file being written (its footer ends the answer). */
+  parquet?: ParquetStream;
 }
 
 /** How an answer ended. */
@@ -63,8 +78,8 @@ export interface RowsEnding {
   nextCursor: string | null;
   /** The path and query of the next page (the Link header). */
   nextLink: string | null;
-  /** JSON with include=gaps: the gaps this answer placed. */
-  gaps: StoredGap[];
+  /** With include=gaps: the gap markers this answer placed (JSON lists them; Parquet's footer too). */
+  gaps: Marker[];
 }
 
 function opening(f: RowsFraming): string {
@@ -74,16 +89,34 @@ function opening(f: RowsFraming): string {
     case 'ndjson':
       return '';
     case 'csv':
-      return csvHeader(f.kind, f.receivedTs);
+      return csvHeader(f.kind, f.fields);
+    case 'parquet':
+      return '';
   }
 }
 
-function closing(f: RowsFraming, e: RowsEnding): string {
+function closing(f: RowsFraming, e: RowsEnding): string | Buffer {
   const cursor = e.nextCursor === null ? 'null' : JSON.stringify(e.nextCursor);
   switch (f.format) {
-    case 'json':
+    case 'json': {
       if (!f.extended) return `],"count":${e.count}}`;
-      return `],"count":${e.count}${f.includeGaps ? `,"gaps":[${e.gaps.map(gapJson).join(',')}]` : ''},"next_cursor":${cursor}}`;
+      const list = (markers: Marker[]) => `[${markers.map(gapJson).join(',')}]`;
+      const gaps = f.includeGaps ? `,"gaps":${list(e.gaps.filter((g) => g.tradesGap !== true))}` : '';
+      const tradesGaps =
+        f.includeGaps && f.kind === 'interleaved'
+          ? `,"trades_gaps":${list(e.gaps.filter((g) => g.tradesGap === true))}`
+          : '';
+      return `],"count":${e.count}${gaps}${tradesGaps},"next_cursor":${cursor}}`;
+    }
+    case 'parquet':
+      return (f.parquet as ParquetStream).finish({
+        'depthgate.exchange': f.exchange,
+        'depthgate.ticker': f.ticker,
+        'depthgate.endpoint': FILE_NAME[f.kind],
+        'depthgate.count': String(e.count),
+        ...(e.nextCursor === null ? {} : { 'depthgate.next_cursor': e.nextCursor }),
+        ...(f.includeGaps ? { 'depthgate.gaps': `[${e.gaps.map(gapJson).join(',')}]` } : {}),
+      });
     case 'ndjson':
       return `{"type":"end","count":${e.count},"next_cursor":${cursor}}\n`;
     case 'csv':
@@ -138,21 +171,21 @@ export class RowsResponse implements RowsSink {
    * Sends the headers (with Link when `link`), the opening and what was held — and, given `last`, the end of the body
    * with them; false when the socket is full.
    */
-  private commit(link: string | null, last?: string): boolean {
+  private commit(link: string | null, last?: string | Buffer): boolean {
     const held = this.held ?? [];
     this.held = undefined;
     const res = this.res;
     res.status(200);
     res.setHeader('Content-Type', CONTENT_TYPE[this.framing.format]);
     res.vary('Accept');
-    if (this.framing.format === 'csv') {
-      const name = `${this.framing.exchange}-${this.framing.ticker}-${this.framing.kind === 'delta' ? 'deltas' : 'snapshots'}.csv`;
+    if (this.framing.format === 'csv' || this.framing.format === 'parquet') {
+      const name = `${this.framing.exchange}-${this.framing.ticker}-${FILE_NAME[this.framing.kind]}.${this.framing.format}`;
       res.setHeader('Content-Disposition', `inline; filename="${name}"`);
     }
     if (link !== null) res.setHeader('Link', `<${link}>; rel="next"`);
     const head = Buffer.from(opening(this.framing), 'latin1');
     if (last !== undefined) {
-      res.end(Buffer.concat([head, ...held, Buffer.from(last, 'utf8')]));
+      res.end(Buffer.concat([head, ...held, typeof last === 'string' ? Buffer.from(last, 'utf8') : last]));
       return true;
     }
     res.on('drain', () => {

@@ -3,9 +3,12 @@
  *
  *   GET /api/{exchange}/tickers?prefix=
  *   GET /api/{exchange}/snapshots/{ticker}?start_ts&end_ts&limit[&cursor&format&fields&include]
- *   GET /api/{exchange}/deltas/{ticker}?start_ts&end_ts&limit[&cursor&format&fields&include]
+ *   GET /api/{exchange}/deltas/{ticker}?start_ts&end_ts&limit[&cursor&format&fields&include]   (include=trades: the
+ *                                      ticker's trades interleaved by (ts, sequence))
+ *   GET /api/{exchange}/trades/{ticker}?start_ts&end_ts&limit[&cursor&format&fields&include]
+ *   GET /api/{exchange}/bars/{ticker}?interval&start_ts&end_ts&limit[&cursor]   (OHLCV, VWAP, trade count)
  *   GET /api/{exchange}/coverage/{ticker}?start_ts&end_ts   (also: the caller's window for the ticker, and why)
- *   GET /api/{exchange}/book/{ticker}?at&depth
+ *   GET /api/{exchange}/book/{ticker}?at&depth   (also: the verification points around at)
  *
  * The spec's three answer byte for byte as the spec's requests always did; what the added parameters change is in
  * docs/history.md ("API").
@@ -18,11 +21,15 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { Caller, ExchangeKey, Exchanges } from '@depthgate/auth';
 import {
+  BAR_INTERVALS,
   TICKER_PATTERN,
+  VERIFICATION_METHODS,
   classifyClickHouseError,
+  type GapStream,
   type HistoryStore,
   type QueryScope,
   type RowKind,
+  type VerifiedAround,
 } from '@depthgate/history-store';
 import { AppError, type Logger } from '@depthgate/service-kit';
 import { cursorParam, exchangeReader, prefixParam, readParam } from '../contract/params';
@@ -30,20 +37,30 @@ import type { Endpoint, HistoryMetrics } from '../metrics';
 import { callerWindow, canSeeTicker, effectiveRange, windowStart } from './access';
 import { levels } from './book';
 import type { CursorCodec, Position } from './cursor';
-import { gapJson } from './gaps';
+import { gapJson, mergeMarkers, type Marker } from './gaps';
+import { ParquetStream } from './parquet';
 import {
   parseAt,
   parseDepth,
   parseFields,
   parseFormat,
   parseInclude,
+  parseInterval,
   parseLimit,
   parseStreamLimit,
   parseTimeRange,
+  parseTradeFields,
 } from './params';
 import type { BookRead, CatalogueEntry, OrderBookReader } from './reader';
 import { RowsResponse } from './responses';
-import { timestampText } from './row-binary';
+import {
+  FIELD_RECEIVED,
+  FIELD_SEQUENCE,
+  FIELD_VENUE_SEQ,
+  FIELD_VENUE_SIDE,
+  timestampText,
+  type SeriesKind,
+} from './row-binary';
 
 /** Most levels per side the book endpoint returns (`depth`). */
 export const MAX_BOOK_DEPTH = 10_000;
@@ -202,7 +219,7 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
   }
 
   const rows =
-    (kind: RowKind, endpoint: Endpoint): RequestHandler =>
+    (kind: 'snapshot' | 'delta' | 'trade', endpoint: Endpoint): RequestHandler =>
     (req, res, next) =>
       guarded(req, res, next, endpoint, async (scope) => {
         // Parse: every parameter, before any query.
@@ -217,8 +234,23 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
           );
         }
         const { format, explicit } = parseFormat(query, req.headers.accept);
-        const fields = parseFields(query);
+        const fieldNames: string[] = kind === 'trade' ? parseTradeFields(query) : parseFields(query);
         const include = parseInclude(query);
+        if (include.trades && kind !== 'delta') {
+          throw new AppError('invalid_include', `include=trades is for the deltas endpoint, not the ${endpoint}`);
+        }
+        if (include.trades && format === 'parquet') {
+          throw new AppError(
+            'invalid_include',
+            'include=trades has no Parquet form: read the trades as Parquet beside the deltas (fields=sequence), and order the two by (ts, sequence)',
+          );
+        }
+        const series: SeriesKind = include.trades ? 'interleaved' : kind;
+        const fields =
+          (fieldNames.includes('received_ts') ? FIELD_RECEIVED : 0) |
+          (fieldNames.includes('venue_side') ? FIELD_VENUE_SIDE : 0) |
+          (fieldNames.includes('sequence') ? FIELD_SEQUENCE : 0) |
+          (fieldNames.includes('venue_seq') ? FIELD_VENUE_SEQ : 0);
         const bulk = format !== 'json';
         const limit = bulk ? parseStreamLimit(query) : parseLimit(query, deps.defaultLimit, deps.maxLimit);
         // Authorise, and place the read inside the caller's window.
@@ -227,44 +259,64 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
         const cursor =
           cursorText === undefined
             ? undefined
-            : deps.cursors.decode(cursorText, { kind, exchange, ticker: entry.ticker, caller });
+            : deps.cursors.decode(cursorText, { kind: series, exchange, ticker: entry.ticker, caller });
         const earliest = windowStart(caller, entry.ticker, deps.now());
         let start: Position = cursor?.position ?? { ts: range.start ?? earliest, sequence: 0n, skip: 0 };
         if (start.ts < earliest) start = { ts: earliest, sequence: 0n, skip: 0 };
         const to = cursor ? cursor.to : (range.end ?? null);
         // Gap markers: those overlapping the range; a page that continues a walk leaves out those its predecessors
         // placed (every marker at F went out with the first row after F, and the previous page ended at or after F
-        // only if F is below its last row's ts).
-        const lastTs = cursor && (kind === 'delta' ? cursor.position.ts : cursor.position.ts - 1);
-        const gaps = include.gaps
-          ? to !== null && start.ts > to
-            ? []
-            : await deps.reader.gaps(scope, exchange, entry.ticker, {
-                from: lastTs ?? start.ts,
-                to,
-                startingFrom: lastTs,
-              })
-          : undefined;
+        // only if F is below its last row's ts). The trades endpoint's are the trades' gaps; the deltas' with
+        // include=trades both streams'.
+        const lastTs = cursor && (series === 'snapshot' ? cursor.position.ts - 1 : cursor.position.ts);
+        const gapsOf = (stream: GapStream) =>
+          deps.reader.gaps(scope, exchange, entry.ticker, {
+            from: lastTs ?? start.ts,
+            to,
+            startingFrom: lastTs,
+            stream,
+          });
+        let gaps: Marker[] | undefined;
+        if (include.gaps) {
+          if (to !== null && start.ts > to) gaps = [];
+          else if (series === 'interleaved') {
+            const [book, trades] = await Promise.all([gapsOf('book'), gapsOf('trades')]);
+            gaps = mergeMarkers(book, trades);
+          } else gaps = await gapsOf(series === 'trade' ? 'trades' : 'book');
+        }
+        const parquet = format === 'parquet' ? new ParquetStream(series, fields) : undefined;
         // Read, and pipe to the response as the rows come.
         const read: BookRead = {
-          kind,
+          kind: series,
           exchange,
           entry,
           start,
           to,
           limit,
-          format,
-          receivedTs: fields.includes('received_ts'),
+          // (Parquet takes the rows of the JSON layout.)
+          format: format === 'parquet' ? 'json' : format,
+          receivedTs: (fields & FIELD_RECEIVED) !== 0,
+          venueSide: (fields & FIELD_VENUE_SIDE) !== 0,
+          sequence: (fields & FIELD_SEQUENCE) !== 0,
+          venueSeq: (fields & FIELD_VENUE_SEQ) !== 0,
+          columnar: parquet,
           gaps,
         };
         const out = new RowsResponse(res, scope.signal, {
           format,
-          kind,
+          kind: series,
           exchange,
           ticker: entry.ticker,
-          receivedTs: read.receivedTs,
-          extended: cursorText !== undefined || explicit || fields.length > 0 || include.gaps,
+          fields,
+          // The trades endpoint came after the spec: its JSON answers always carry next_cursor.
+          extended:
+            kind === 'trade' ||
+            cursorText !== undefined ||
+            explicit ||
+            fieldNames.length > 0 ||
+            query.include !== undefined,
           includeGaps: include.gaps,
+          parquet,
         });
         const result = bulk
           ? await deps.reader.stream(scope, read, out, { windowRows: deps.streamWindowRows, stop: deps.draining })
@@ -272,7 +324,7 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
         const nextCursor =
           result.next === null
             ? null
-            : deps.cursors.encode({ kind, exchange, ticker: entry.ticker, position: result.next, to }, caller);
+            : deps.cursors.encode({ kind: series, exchange, ticker: entry.ticker, position: result.next, to }, caller);
         out.finish({
           count: result.rows,
           nextCursor,
@@ -283,6 +335,70 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
 
   router.get('/snapshots/:ticker', rows('snapshot', 'snapshots'));
   router.get('/deltas/:ticker', rows('delta', 'deltas'));
+  router.get('/trades/:ticker', rows('trade', 'trades'));
+
+  router.get('/bars/:ticker', (req, res, next) =>
+    guarded(req, res, next, 'bars', async (scope) => {
+      const exchange = res.locals.exchange as ExchangeKey;
+      const query = req.query as Record<string, unknown>;
+      const cursorText = readParam(query, cursorParam);
+      const range = parseTimeRange(query);
+      if (cursorText !== undefined && (range.start !== undefined || range.end !== undefined)) {
+        throw new AppError(
+          'invalid_cursor',
+          'a cursor carries the range it walks: give cursor without start_ts and end_ts',
+        );
+      }
+      const interval = parseInterval(query);
+      const intervalMs = BAR_INTERVALS[interval];
+      const limit = parseLimit(query, deps.defaultLimit, deps.maxLimit);
+      const entry = await visibleEntry(scope, req, exchange);
+      const caller: Caller | undefined = req.caller;
+      const cursor =
+        cursorText === undefined
+          ? undefined
+          : deps.cursors.decode(cursorText, { kind: 'bar', exchange, ticker: entry.ticker, caller });
+      if (cursor !== undefined && cursor.position.sequence !== BigInt(intervalMs)) {
+        throw new AppError(
+          'invalid_cursor',
+          `cursor was issued for bars of another interval (${Number(cursor.position.sequence) / 60_000} min), not ${interval}`,
+        );
+      }
+      // A bar is built from its whole interval: the range (and the caller's window) starts at a bar's start.
+      const earliest = alignUp(windowStart(caller, entry.ticker, deps.now()), intervalMs);
+      const from = Math.max(earliest, cursor?.position.ts ?? alignUp(range.start ?? earliest, intervalMs));
+      const to = cursor ? cursor.to : (range.end ?? null);
+      const page = await deps.reader.bars(scope, { exchange, entry, intervalMs, from, to, limit });
+      const nextCursor =
+        page.next === null
+          ? null
+          : deps.cursors.encode(
+              {
+                kind: 'bar',
+                exchange,
+                ticker: entry.ticker,
+                position: { ts: page.next, sequence: BigInt(intervalMs), skip: 0 },
+                to,
+              },
+              caller,
+            );
+      if (nextCursor !== null)
+        res.setHeader('Link', `<${nextLink(exchange, 'bars', entry.ticker, query, nextCursor)}>; rel="next"`);
+      res
+        .type('application/json')
+        .send(
+          Buffer.concat([
+            Buffer.from(
+              `{"exchange":${JSON.stringify(exchange)},"ticker":${JSON.stringify(entry.ticker)},"interval":"${interval}","rows":[`,
+            ),
+            page.body,
+            Buffer.from(
+              `],"count":${page.count},"next_cursor":${nextCursor === null ? 'null' : JSON.stringify(nextCursor)}}`,
+            ),
+          ]),
+        );
+    }),
+  );
 
   router.get('/coverage/:ticker', (req, res, next) =>
     guarded(req, res, next, 'coverage', async (scope) => {
@@ -306,12 +422,20 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
         first_ts: iso(coverage?.[k].firstTs),
         last_ts: iso(coverage?.[k].lastTs),
       });
+      const v = coverage?.verification;
+      const verifications = {
+        count: v?.count ?? 0,
+        first_ts: iso(v?.firstTs),
+        last_ts: iso(v?.lastTs),
+        methods: Object.fromEntries(VERIFICATION_METHODS.map((m) => [m, v?.methods[m] ?? 0])),
+      };
       res
         .type('application/json')
         .send(
           `{"exchange":${JSON.stringify(exchange)},"ticker":${JSON.stringify(entry.ticker)},` +
             `"start_ts":"${timestampText(from)}","end_ts":${to === null ? 'null' : `"${timestampText(to)}"`},` +
             `"snapshots":${JSON.stringify(kind('snapshot'))},"deltas":${JSON.stringify(kind('delta'))},` +
+            `"verifications":${JSON.stringify(verifications)},` +
             `"gaps":[${gaps.map(gapJson).join(',')}],` +
             `"window":{"start_ts":"${timestampText(window.start)}","rule":"${window.rule}","days":${window.days ?? 'null'}}}`,
         );
@@ -334,14 +458,18 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
           `at ${timestampText(at)} is before the start of your window for ${entry.ticker}, ${timestampText(earliest)}`,
         );
       }
-      const answer = await deps.reader.book(scope, exchange, entry, at, earliest);
+      const [answer, around] = await Promise.all([
+        deps.reader.book(scope, exchange, entry, at, earliest),
+        deps.reader.verifiedAround(scope, exchange, entry.ticker, earliest, at),
+      ]);
       const head = `{"exchange":${JSON.stringify(exchange)},"ticker":${JSON.stringify(entry.ticker)},"at":"${timestampText(at)}"`;
+      const verified = `"verified":${verifiedJson(around)}`;
       if (answer.status !== 'ok') {
         const gap = answer.status === 'in_gap' ? gapJson(answer.gap) : 'null';
         res
           .type('application/json')
           .send(
-            `${head},"status":"${answer.status}","snapshot_ts":null,"last_delta":null,"gap":${gap},"base_gap":null,"bids":null,"asks":null}`,
+            `${head},"status":"${answer.status}","snapshot_ts":null,"last_delta":null,"gap":${gap},"base_gap":null,"bids":null,"asks":null,${verified}}`,
           );
         return;
       }
@@ -354,11 +482,29 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
             `"last_delta":${last === undefined ? 'null' : `{"ts":"${timestampText(last.ts)}","sequence":${last.sequence}}`},` +
             `"gap":null,"base_gap":${baseGap === null ? 'null' : gapJson(baseGap)},` +
             `"bids":${JSON.stringify(levels(book.bids, 'descending', depth))},` +
-            `"asks":${JSON.stringify(levels(book.asks, 'ascending', depth))}}`,
+            `"asks":${JSON.stringify(levels(book.asks, 'ascending', depth))},${verified}}`,
         );
     }),
   );
   return router;
+}
+
+/**
+ * `verified` of a book answer: the verification points around its moment, each as its moment and method (null:
+ * none) — `{"before":…,"before_method":…,"after":…,"after_method":…}`.
+ */
+function verifiedJson(around: VerifiedAround): string {
+  const ts = (p: VerifiedAround['before']) => (p === null ? 'null' : `"${timestampText(p.ts)}"`);
+  const method = (p: VerifiedAround['before']) => (p === null ? 'null' : `"${p.method}"`);
+  return (
+    `{"before":${ts(around.before)},"before_method":${method(around.before)},` +
+    `"after":${ts(around.after)},"after_method":${method(around.after)}}`
+  );
+}
+
+/** The first multiple of `step` at or after `ts`. */
+function alignUp(ts: number, step: number): number {
+  return Math.ceil(ts / step) * step;
 }
 
 /** The path and query of the next page: the same request with `cursor` in place of start_ts and end_ts. */
@@ -370,7 +516,7 @@ function nextLink(
   cursor: string,
 ): string {
   const params = new URLSearchParams();
-  for (const name of ['limit', 'format', 'fields', 'include']) {
+  for (const name of ['interval', 'limit', 'format', 'fields', 'include']) {
     const value = query[name];
     if (typeof value === 'string') params.set(name, value);
   }

@@ -6,6 +6,7 @@
 import { gunzipSync } from 'node:zlib';
 import request from 'supertest';
 import type { Express } from 'express';
+import { csvFields } from '@depthgate/test-utils';
 
 export type Row = Record<string, string | number>;
 export interface Gap {
@@ -20,9 +21,15 @@ export interface Page {
   status: number;
   headers: Record<string, string>;
   rows: Row[];
-  /** Rows and gaps in the order the body gave them (JSON: rows, then its gaps array). */
-  items: ({ row: Row } | { gap: Gap })[];
+  /**
+   * Rows and gaps in the order the body gave them (JSON: rows, then its gaps array, then its trades_gaps array).
+   * With include=trades a trade is a row with `type: 'trade'`; a trades' gap marker is `{ gap, trades: true }`.
+   */
+  items: ({ row: Row } | { gap: Gap; trades?: true })[];
+  /** The book's gaps (the trades endpoint: the trades'). */
   gaps: Gap[];
+  /** Deltas with include=gaps,trades: the trades' gaps. */
+  tradesGaps: Gap[];
   count: number;
   /** undefined when the body does not say (a JSON answer of the spec's form). */
   nextCursor: string | null | undefined;
@@ -33,15 +40,27 @@ export interface Page {
 
 const SNAPSHOT_COLUMNS = ['ts', 'side', 'price', 'quantity'];
 const DELTA_COLUMNS = ['ts', 'sequence', 'side', 'price', 'quantity_delta'];
+const TRADE_COLUMNS = ['ts', 'trade_id', 'price', 'size', 'side'];
 
 /** Parses a body of any of the three formats. */
 export function parseBody(contentType: string, body: string): Omit<Page, 'status' | 'headers' | 'link' | 'body'> {
   if (contentType.startsWith('application/json')) {
-    const o = JSON.parse(body) as { rows: Row[]; count: number; gaps?: Gap[]; next_cursor?: string | null };
+    const o = JSON.parse(body) as {
+      rows: Row[];
+      count: number;
+      gaps?: Gap[];
+      trades_gaps?: Gap[];
+      next_cursor?: string | null;
+    };
     return {
       rows: o.rows,
-      items: [...o.rows.map((row) => ({ row })), ...(o.gaps ?? []).map((gap) => ({ gap }))],
+      items: [
+        ...o.rows.map((row) => ({ row })),
+        ...(o.gaps ?? []).map((gap) => ({ gap })),
+        ...(o.trades_gaps ?? []).map((gap) => ({ gap, trades: true as const })),
+      ],
       gaps: o.gaps ?? [],
+      tradesGaps: o.trades_gaps ?? [],
       count: o.count,
       nextCursor: o.next_cursor,
     };
@@ -54,22 +73,30 @@ export function parseBody(contentType: string, body: string): Omit<Page, 'status
     for (const line of lines) {
       if (end) throw new Error('a line after the end line');
       const o = JSON.parse(line) as Record<string, unknown>;
-      if (o.type === 'gap') {
-        const { type: _type, ...gap } = o;
-        items.push({ gap: gap as unknown as Gap });
+      if (o.type === 'gap' || o.type === 'trades_gap') {
+        const { type, ...gap } = o;
+        items.push(type === 'gap' ? { gap: gap as unknown as Gap } : { gap: gap as unknown as Gap, trades: true });
       } else if (o.type === 'end') end = o as unknown as typeof end;
       else items.push({ row: o as Row });
     }
   } else if (contentType.startsWith('text/csv')) {
     const header = (lines.shift() ?? '').split(',');
-    const known = header[1] === 'sequence' ? DELTA_COLUMNS : SNAPSHOT_COLUMNS;
+    const known =
+      header[1] === 'sequence' ? DELTA_COLUMNS : header[1] === 'trade_id' ? TRADE_COLUMNS : SNAPSHOT_COLUMNS;
     if (header.slice(0, known.length).join() !== known.join())
       throw new Error(`unexpected CSV header ${header.join()}`);
     for (const line of lines) {
       if (end) throw new Error('a line after the end line');
-      const f = line.split(',');
-      if (f[0] === '#gap') {
-        items.push({ gap: { from_ts: f[1] ?? '', to_ts: f[2] ?? '', reason: f[3] ?? '', detected_at: f[4] ?? '' } });
+      const f = csvFields(line);
+      if (f[0] === '#gap' || f[0] === '#trades_gap') {
+        const gap = { from_ts: f[1] ?? '', to_ts: f[2] ?? '', reason: f[3] ?? '', detected_at: f[4] ?? '' };
+        items.push(f[0] === '#gap' ? { gap } : { gap, trades: true });
+      } else if (f[0] === '#trade') {
+        const row: Row = { type: 'trade' };
+        ['ts', 'trade_id', 'price', 'size', 'side', 'received_ts'].forEach((name, i) => {
+          if (f[i + 1] !== undefined) row[name] = f[i + 1] as string;
+        });
+        items.push({ row });
       } else if (f[0] === '#end') {
         end = { count: Number(f[1]), next_cursor: f[2] === '' || f[2] === undefined ? null : f[2] };
       } else {
@@ -84,7 +111,8 @@ export function parseBody(contentType: string, body: string): Omit<Page, 'status
   return {
     rows,
     items,
-    gaps: items.flatMap((i) => ('gap' in i ? [i.gap] : [])),
+    gaps: items.flatMap((i) => ('gap' in i && i.trades !== true ? [i.gap] : [])),
+    tradesGaps: items.flatMap((i) => ('gap' in i && i.trades === true ? [i.gap] : [])),
     count: end.count,
     nextCursor: end.next_cursor,
   };
@@ -121,6 +149,7 @@ export async function fetchPage(
       rows: [],
       items: [],
       gaps: [],
+      tradesGaps: [],
       count: 0,
       nextCursor: undefined,
       link,
@@ -139,7 +168,7 @@ export async function walk(
   first: string,
   key?: string,
   options: { via?: 'cursor' | 'link'; headers?: Record<string, string>; maxPages?: number } = {},
-): Promise<{ pages: Page[]; items: Page['items']; rows: Row[]; gaps: Gap[] }> {
+): Promise<{ pages: Page[]; items: Page['items']; rows: Row[]; gaps: Gap[]; tradesGaps: Gap[] }> {
   const pages: Page[] = [];
   let path: string | undefined = first;
   while (path !== undefined) {
@@ -162,6 +191,7 @@ export async function walk(
     pages,
     items,
     rows: items.flatMap((i) => ('row' in i ? [i.row] : [])),
-    gaps: items.flatMap((i) => ('gap' in i ? [i.gap] : [])),
+    gaps: items.flatMap((i) => ('gap' in i && i.trades !== true ? [i.gap] : [])),
+    tradesGaps: items.flatMap((i) => ('gap' in i && i.trades === true ? [i.gap] : [])),
   };
 }

@@ -39,6 +39,8 @@ export const FAST_ENV: Record<string, string> = {
   RECORDER_DISCOVERY_INTERVAL_MS: '0',
   RECORDER_REST_RATES: EXCHANGE_KEYS.map((e) => `${e}=0`).join(','),
   RECORDER_SHUTDOWN_FLUSH_MS: '10000',
+  RECORDER_TRADES_BACKFILL_DELAY_MS: '100',
+  RECORDER_TRADES_AUDIT_INTERVAL_MS: '1500',
 };
 
 export class LogCapture extends Writable {
@@ -202,6 +204,20 @@ export async function createRecorderHarness(
           fromTs: g.from_ts,
           toTs: g.to_ts,
           reason: g.reason,
+          stream: g.stream ?? 'book',
+        })),
+        ...stored.trades.map((t): Row => ({
+          kind: 'trade',
+          exchange,
+          ticker: t.ticker,
+          ts: t.ts,
+          sequence: Number(t.sequence),
+          tradeId: t.trade_id,
+          price: canonical(t.price),
+          size: canonical(t.size),
+          tradeSide: t.side,
+          venueSide: t.venue_side,
+          receivedTs: t.received_ts,
         })),
       ];
     },

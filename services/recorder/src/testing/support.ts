@@ -1,6 +1,6 @@
 /**
- * Helpers for the recorder's tests (src/testing/: not part of the build): a sink that keeps rows as objects, and rule-7 book
- * arithmetic over those rows.
+ * Helpers for the recorder's tests (src/testing/: not part of the build): a sink that keeps rows as objects, rule-7
+ * book arithmetic over those rows, and a feed session driven by hand.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -8,14 +8,16 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { ExchangeKey } from '@depthgate/platforms';
 import { createLogger } from '@depthgate/service-kit';
-import { SIDE_NAME, type LocalBook, type SideCode, formatDecimal, parseDecimal } from '@depthgate/feeds';
-import type { RowSink } from '../rows';
+import { CanonicalMemo, SIDE_NAME, type LocalBook, type SideCode, formatDecimal, parseDecimal } from '@depthgate/feeds';
+import type { RecordedTrade, RowSink } from '../rows';
+import { TickerRecorder, type OpenTradeWindow } from '../ticker';
+import { venueProtocol, type FeedProtocol, type SessionContext, type VenueProtocol } from '../venues/types';
 import type { SealedBatch } from '../writer/batch';
 import { TsvSink } from '../writer/sink';
 import { Writer, type WriterOptions, type WriterStore } from '../writer/writer';
 
 export interface Row {
-  kind: 'delta' | 'snapshot' | 'gap';
+  kind: 'delta' | 'snapshot' | 'gap' | 'trade';
   exchange: ExchangeKey;
   ticker: string;
   ts: number;
@@ -27,8 +29,15 @@ export interface Row {
   fromTs?: number;
   toTs?: number;
   reason?: string;
-  /** The recorder's receive clock for the row (deltas and snapshots). */
+  /** The recorder's receive clock for the row (deltas, snapshots, trades). */
   receivedTs?: number;
+  /** Trades: the id, size, taker's side and the venue's side. */
+  tradeId?: string;
+  size?: string;
+  tradeSide?: 'buy' | 'sell';
+  venueSide?: string;
+  /** Gaps: `book` or `trades`. */
+  stream?: 'book' | 'trades';
 }
 
 export class ListSink implements RowSink {
@@ -77,8 +86,20 @@ export class ListSink implements RowSink {
     }
   }
 
-  gap(exchange: ExchangeKey, ticker: string, fromTs: number, toTs: number, reason: string): void {
-    this.rows.push({ kind: 'gap', exchange, ticker, ts: toTs, fromTs, toTs, reason });
+  trade({ side, ...trade }: RecordedTrade): void {
+    this.rows.push({ kind: 'trade', ...trade, tradeSide: side });
+  }
+
+  gap(
+    exchange: ExchangeKey,
+    ticker: string,
+    fromTs: number,
+    toTs: number,
+    reason: string,
+    _detectedAt?: number,
+    stream: 'book' | 'trades' = 'book',
+  ): void {
+    this.rows.push({ kind: 'gap', exchange, ticker, ts: toTs, fromTs, toTs, reason, stream });
   }
 
   of(kind: Row['kind']): Row[] {
@@ -169,4 +190,60 @@ export function deltaBatch(rows: number, o: { exchange: ExchangeKey; ticker: str
     sink.delta(o.exchange, o.ticker, o.ts + i, i + 1, i % 2 === 0 ? 1 : 2, '0.4200', '-3.50', o.ts + i);
   sink.tick(0, true);
   return sealed[0] as SealedBatch;
+}
+
+/** A feed protocol placed as the recorder places it (no credentials: nothing is signed). */
+export const placed = (feed: FeedProtocol, exchange: ExchangeKey): VenueProtocol =>
+  venueProtocol(feed, { exchange, platform: exchange, feedUrl: 'ws://x', signer: undefined });
+
+const silent = createLogger({ name: 't', level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
+
+/**
+ * A session of `protocol` on tickers of their own recorders (a ListSink, a clock the test moves), driven by `msg`.
+ * With `trades`, the recorders record trades and hand the windows the feed missed to `windows`.
+ */
+export function sessionHarness(
+  protocol: VenueProtocol,
+  tickers: string[],
+  options: { venueClock?: boolean; trades?: boolean } = {},
+) {
+  const sink = new ListSink();
+  const clock = { now: 1_000_000 };
+  const sent: unknown[] = [];
+  const rejected: string[] = [];
+  const reconnects: string[] = [];
+  const windows: { ticker: string; window: OpenTradeWindow }[] = [];
+  const recs = new Map<string, TickerRecorder>();
+  for (const t of tickers) {
+    recs.set(
+      t,
+      new TickerRecorder(
+        protocol.exchange as ExchangeKey,
+        t,
+        { lastTs: -1, sequence: 0 },
+        {
+          sink,
+          now: () => clock.now,
+          price: new CanonicalMemo(),
+          snapshotIntervalMs: 3_600_000,
+          quietMs: 1000,
+          venueClock: options.venueClock ?? protocol.venueClock,
+          onBroken: () => undefined,
+          onTradeWindow: options.trades ? (r, window) => windows.push({ ticker: r.ticker, window }) : undefined,
+        },
+      ),
+    );
+  }
+  const ctx: SessionContext = {
+    exchange: protocol.exchange,
+    logger: silent,
+    send: (text) => sent.push(JSON.parse(text)),
+    ticker: (t) => recs.get(t),
+    now: () => clock.now,
+    rejectTicker: (t) => rejected.push(t),
+    reconnect: (r) => reconnects.push(r),
+  };
+  const session = protocol.createSession(ctx);
+  const msg = (m: unknown) => session.onMessage(JSON.stringify(m), clock.now);
+  return { sink, clock, sent, rejected, reconnects, recs, session, msg, windows };
 }

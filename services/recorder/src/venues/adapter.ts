@@ -1,11 +1,12 @@
 /**
  * The recorder's part of a recorded exchange (docs/ADD_NEW_PLATFORM.md, "Recording it"): how its feed is spoken
- * (a VenueProtocol), how fast its REST API may be read, whether its books are reconciled against REST by default, and
- * any settings of its own. Everything else — the exchange key, its platform's URLs, credentials and signer — comes
+ * (a VenueProtocol), how fast its REST API may be read, whether its books are reconciled against REST by default, how
+ * trades the feed missed are read back (or why they cannot be), and any settings of its own. Everything else — the exchange key, its platform's URLs, credentials and signer — comes
  * from the descriptor (@depthgate/platforms); the adapters are a map keyed by exchange (registry.ts), so an exchange
  * without one is a compile error.
  */
 import type { z } from 'zod';
+import type { TradeHistory } from './trades';
 import type { FeedProtocol } from './types';
 
 export interface AdapterContext<S extends z.ZodRawShape = z.ZodRawShape> {
@@ -13,6 +14,8 @@ export interface AdapterContext<S extends z.ZodRawShape = z.ZodRawShape> {
   settings: z.output<z.ZodObject<S>>;
   /** Markets per subscribe message (RECORDER_SUBSCRIBE_BATCH). */
   subscribeBatch: number;
+  /** Whether trades are recorded (RECORDER_TRADES): the session subscribes and reads them only then. */
+  trades: boolean;
 }
 
 export interface RecorderAdapter<S extends z.ZodRawShape = z.ZodRawShape> {
@@ -20,6 +23,11 @@ export interface RecorderAdapter<S extends z.ZodRawShape = z.ZodRawShape> {
   restRate: number;
   /** Whether its books are compared with the REST book by default (feeds without sequence numbers). */
   reconcile: boolean;
+  /**
+   * How trades the feed missed (a disconnect, a stall, a restart) are read back from the venue's REST trades, within
+   * its REST rate — or `{ cannot: why }`: such a window is then recorded as a trades gap.
+   */
+  trades: TradeHistory;
   /** Settings of this adapter alone (zod shape of environment variables, each with a default; docs/configuration.md lists them). */
   settings: S;
   /** The feed's protocol for this configuration (where it is reached — URL, handshake — comes from the descriptor). */

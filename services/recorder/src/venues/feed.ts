@@ -3,7 +3,7 @@
  * headers each time, pings, stall detection, jittered exponential backoff) is `@depthgate/feeds`' FeedSocket, shared
  * with the gateway's WebSocket proxy; this subscribes and hands messages to the platform's session. When a
  * connection ends, every ticker on it loses its book (a gap from the connection's watermark) until its fresh
- * snapshot arrives on the next connection.
+ * snapshot arrives on the next connection, and its trades stop (a window, read back from REST once they flow again).
  */
 import { FeedSocket } from '@depthgate/feeds';
 import type { Logger } from '@depthgate/service-kit';
@@ -109,7 +109,9 @@ export class FeedShard {
     this.epoch++;
     for (const t of this.tickers) {
       const rec = this.o.recorder(t);
-      if (rec) rec.lose(e.cause, Math.max(rec.lastTs, watermark));
+      if (!rec) continue;
+      rec.lose(e.cause, Math.max(rec.lastTs, watermark));
+      rec.interruptTrades(watermark);
     }
     if (e.stopping) return;
     this.o.metrics.reconnects.inc({ exchange: protocol.exchange, reason: e.cause });

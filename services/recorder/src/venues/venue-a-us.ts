@@ -14,11 +14,23 @@
  *   at the later message's time). `{"heartbeat":{}}` keeps the connection alive.
  *
  * A book whose `transactTime` is T includes the change at T, so the first book holds from T + 1 ms.
+ *
+ * Trades: `SUBSCRIPTION_TYPE_TRADE` [V], a subscription of its own per request, sent before the books' (so it carries
+ * trades by the time a market's first book arrives): `trade` with `marketSlug`, `price` and `quantity` (Amounts),
+ * `tradeTime`, and the maker's and taker's `side` and `intent`. No trade id and no sequence [V]: the id is
+ * deterministic (`venueAUsTradeId`). The book is the market's long (YES) side: the taker's intent says what it did
+ * to it (BUY_LONG or SELL_SHORT: `buy`; SELL_LONG or BUY_SHORT: `sell`), its `side` where there is no intent; the
+ * price is taken as the long side's [U for short intents]. Polymarket US publishes no trade history: a window the
+ * feed missed (a disconnect, a stall, a restart) is a trades gap (`no_backfill`). A trade message lost on a live
+ * connection shows in the books' `stats.sharesTraded` [V] (the market's traded quantity; each book counts every trade
+ * up to its change, whose trades follow it [U on the venue: the simulator's order]): the trade count audit
+ * (`TickerRecorder.tradesCounted`) makes the shortfall a trades gap (`missed_trades`).
  */
 import { parseObject } from '@depthgate/feeds';
 import { envBool } from '@depthgate/service-kit';
 import { defineAdapter } from './adapter';
 import type { RestClient } from './rest';
+import { deterministicTradeId, rfc3339Millis, type VenueTrade } from './trades';
 import { chunk, type RestBook, type SessionContext, type FeedProtocol, type VenueSession } from './types';
 
 interface PmLevel {
@@ -43,72 +55,161 @@ function transactTime(v: unknown): number | undefined {
   return Number.isNaN(ms) ? undefined : ms;
 }
 
+type PmSubscription = 'SUBSCRIPTION_TYPE_MARKET_DATA' | 'SUBSCRIPTION_TYPE_TRADE';
+
+/** A trade of the TRADE subscription: its market, the trade normalised, the fields that identify it (`venueAUsTradeId`). */
+interface PmTrade {
+  slug: string;
+  trade: Omit<VenueTrade, 'id'>;
+  /** What identifies it: slug, tradeTime, price, quantity, taker side and intent, maker side and intent. */
+  fields: string[];
+}
+
+function text(v: unknown): string {
+  return typeof v === 'string' ? v : '';
+}
+
+/** A `trade` object of the TRADE subscription, normalised; undefined when a field it needs is missing. */
+export function venueAUsTrade(t: Record<string, unknown>): PmTrade | undefined {
+  const slug = t.marketSlug;
+  const price = (t.price as { value?: unknown } | undefined)?.value;
+  const quantity = t.quantity;
+  const size = typeof quantity === 'string' ? quantity : (quantity as { value?: unknown } | undefined)?.value;
+  const ts = rfc3339Millis(t.tradeTime);
+  const taker = (t.taker ?? {}) as Record<string, unknown>;
+  const maker = (t.maker ?? {}) as Record<string, unknown>;
+  const intent = taker.intent;
+  let side: VenueTrade['side'] | undefined;
+  if (intent === 'ORDER_INTENT_BUY_LONG' || intent === 'ORDER_INTENT_SELL_SHORT') side = 'buy';
+  else if (intent === 'ORDER_INTENT_SELL_LONG' || intent === 'ORDER_INTENT_BUY_SHORT') side = 'sell';
+  else if (taker.side === 'ORDER_SIDE_BUY') side = 'buy';
+  else if (taker.side === 'ORDER_SIDE_SELL') side = 'sell';
+  if (typeof slug !== 'string' || typeof price !== 'string' || typeof size !== 'string') return undefined;
+  if (ts === undefined || side === undefined) return undefined;
+  return {
+    slug,
+    trade: { ts, price, size, side, venueSide: text(taker.side) },
+    fields: [
+      slug,
+      text(t.tradeTime),
+      price,
+      size,
+      text(taker.side),
+      text(intent),
+      text(maker.side),
+      text(maker.intent),
+    ],
+  };
+}
+
+/**
+ * Polymarket US sends no trade id: `h:` + the first 16 hex digits of SHA-256 over the market slug, `tradeTime` as
+ * sent, price, quantity, the taker's side and intent, the maker's side and intent, and `n`: how many trades with all
+ * of those fields came before it at the same `tradeTime` on the connection (a taker meeting two makers at one price
+ * and instant makes two such trades). The same message sequence gives the same ids to any writer.
+ */
+export function venueAUsTradeId(fields: readonly string[], n: number): string {
+  return deterministicTradeId([...fields, String(n)]);
+}
+
 class VenueAUsSession implements VenueSession {
   private nextRequest = 1;
-  private readonly requests = new Map<string, Set<string>>();
+  /** Requests (id → type and markets) and the one of each type a market is in. */
+  private readonly requests = new Map<string, { type: PmSubscription; slugs: Set<string> }>();
   private readonly requestOf = new Map<string, string>();
+  private readonly tradeRequestOf = new Map<string, string>();
   private readonly expecting = new Set<string>();
+  /** Per market: the last `tradeTime` seen and how many trades of each identity it had (the ids' `n`). */
+  private readonly tradeTimes = new Map<string, { at: string; seen: Map<string, number> }>();
   private mark = -1;
 
   constructor(
     private readonly ctx: SessionContext,
     private readonly batch: number,
     private readonly debounced: boolean,
+    private readonly trades: boolean,
   ) {}
 
   watermark(): number {
     return this.mark;
   }
 
-  private send(requestId: string, slugs: readonly string[]): void {
-    for (const s of slugs) this.expecting.add(s);
+  private send(requestId: string, type: PmSubscription, slugs: readonly string[]): void {
+    if (type === 'SUBSCRIPTION_TYPE_MARKET_DATA') for (const s of slugs) this.expecting.add(s);
     this.ctx.send(
       JSON.stringify({
         subscribe: {
           requestId,
-          subscriptionType: 'SUBSCRIPTION_TYPE_MARKET_DATA',
+          subscriptionType: type,
           marketSlugs: slugs,
-          responsesDebounced: this.debounced,
+          ...(type === 'SUBSCRIPTION_TYPE_MARKET_DATA' ? { responsesDebounced: this.debounced } : {}),
         },
       }),
     );
   }
 
+  /** Trades first: by the time a market's first book arrives, its trades flow (the window the feed missed ends). */
   subscribe(tickers: readonly string[]): void {
     for (const part of chunk(tickers, this.batch)) {
-      const requestId = `dg-md-${this.nextRequest++}`;
-      this.requests.set(requestId, new Set(part));
-      for (const s of part) this.requestOf.set(s, requestId);
-      this.send(requestId, part);
+      if (this.trades) this.request('dg-tr', 'SUBSCRIPTION_TYPE_TRADE', this.tradeRequestOf, part);
+      this.request('dg-md', 'SUBSCRIPTION_TYPE_MARKET_DATA', this.requestOf, part);
     }
+  }
+
+  private request(prefix: string, type: PmSubscription, requestOf: Map<string, string>, slugs: string[]): void {
+    const requestId = `${prefix}-${this.nextRequest++}`;
+    this.requests.set(requestId, { type, slugs: new Set(slugs) });
+    for (const s of slugs) requestOf.set(s, requestId);
+    this.send(requestId, type, slugs);
   }
 
   unsubscribe(tickers: readonly string[]): void {
     const touched = new Set<string>();
     for (const s of tickers) {
-      const id = this.requestOf.get(s);
-      this.requestOf.delete(s);
       this.expecting.delete(s);
-      if (id === undefined) continue;
-      this.requests.get(id)?.delete(s);
-      touched.add(id);
+      this.tradeTimes.delete(s);
+      for (const requestOf of [this.requestOf, this.tradeRequestOf]) {
+        const id = requestOf.get(s);
+        requestOf.delete(s);
+        if (id === undefined) continue;
+        this.requests.get(id)?.slugs.delete(s);
+        touched.add(id);
+      }
     }
     for (const id of touched) {
-      const rest = this.requests.get(id);
-      if (!rest || rest.size === 0) {
+      const request = this.requests.get(id);
+      if (!request || request.slugs.size === 0) {
         this.requests.delete(id);
         this.ctx.send(JSON.stringify({ unsubscribe: { requestId: id } }));
       } else {
         // Subscribing again under the same id replaces its market list; the markets kept get a first book, which
-        // matches ours (no gap).
-        this.send(id, [...rest]);
+        // matches ours (no gap), and keep their trades.
+        this.send(id, request.type, [...request.slugs]);
       }
     }
   }
 
+  /** Books in doubt: their MARKET_DATA requests again (the trade subscriptions carry on). */
   resync(tickers: readonly string[]): void {
     const ids = new Set(tickers.map((s) => this.requestOf.get(s)).filter((id): id is string => id !== undefined));
-    for (const id of ids) this.send(id, [...(this.requests.get(id) ?? [])]);
+    for (const id of ids) this.send(id, 'SUBSCRIPTION_TYPE_MARKET_DATA', [...(this.requests.get(id)?.slugs ?? [])]);
+  }
+
+  private onTrade(raw: Record<string, unknown>, receivedAt: number): void {
+    const parsed = venueAUsTrade(raw);
+    if (parsed === undefined) return;
+    const rec = this.ctx.ticker(parsed.slug);
+    if (rec === undefined) return;
+    const at = parsed.fields[1] as string;
+    let times = this.tradeTimes.get(parsed.slug);
+    if (times === undefined || times.at !== at) {
+      times = { at, seen: new Map() };
+      this.tradeTimes.set(parsed.slug, times);
+    }
+    const identity = parsed.fields.join('\n');
+    const n = times.seen.get(identity) ?? 0;
+    times.seen.set(identity, n + 1);
+    rec.trade({ ...parsed.trade, id: venueAUsTradeId(parsed.fields, n) }, receivedAt);
   }
 
   onMessage(text: string, receivedAt: number): void {
@@ -120,6 +221,9 @@ class VenueAUsSession implements VenueSession {
       const rec = this.ctx.ticker(slug);
       if (rec === undefined) return;
       const venueTs = transactTime(data.transactTime);
+      // The trade count audit: every trade up to this book's change counted, that change's trades follow.
+      const counted = (data.stats as { sharesTraded?: unknown } | undefined)?.sharesTraded;
+      if (this.trades && typeof counted === 'string') rec.tradesCounted(counted, venueTs ?? receivedAt);
       const bids = levels(data.bids);
       const asks = levels(data.offers);
       if (this.expecting.delete(slug)) {
@@ -133,9 +237,14 @@ class VenueAUsSession implements VenueSession {
       rec.applyWholeBook(t, bids, asks);
       return;
     }
+    const trade = m.trade;
+    if (trade !== null && typeof trade === 'object') {
+      if (this.trades) this.onTrade(trade as Record<string, unknown>, receivedAt);
+      return;
+    }
     if (typeof m.error === 'string') {
       const unknown = /market not found: (\S+)/i.exec(m.error)?.[1];
-      if (unknown !== undefined && this.requestOf.has(unknown)) {
+      if (unknown !== undefined && (this.requestOf.has(unknown) || this.tradeRequestOf.has(unknown))) {
         this.ctx.rejectTicker(unknown, m.error);
         this.unsubscribe([unknown]);
         return;
@@ -148,6 +257,8 @@ class VenueAUsSession implements VenueSession {
   close(): void {
     this.requests.clear();
     this.requestOf.clear();
+    this.tradeRequestOf.clear();
+    this.tradeTimes.clear();
     this.expecting.clear();
   }
 }
@@ -158,12 +269,12 @@ interface PmMarket {
   closed?: unknown;
 }
 
-export function venueAUsProtocol(o: { subscribeBatch: number; debounced: boolean }): FeedProtocol {
+export function venueAUsProtocol(o: { subscribeBatch: number; debounced: boolean; trades: boolean }): FeedProtocol {
   const open = (m: PmMarket) => typeof m.slug === 'string' && m.active !== false && m.closed !== true;
   return {
     venueClock: true,
     signedHandshake: true,
-    createSession: (ctx) => new VenueAUsSession(ctx, Math.min(100, o.subscribeBatch), o.debounced),
+    createSession: (ctx) => new VenueAUsSession(ctx, Math.min(100, o.subscribeBatch), o.debounced, o.trades),
     async listActive(rest: RestClient, series: readonly string[], all: boolean): Promise<string[]> {
       const out = new Set<string>();
       const page = 100;
@@ -206,11 +317,12 @@ export function venueAUsProtocol(o: { subscribeBatch: number; debounced: boolean
 
 /**
  * The recorder's adapter of Polymarket US: 20 requests per second, so 10. The public host serves listings and books
- * without authentication [V]; the feed needs the Ed25519 credentials.
+ * without authentication [V]; the feed needs the Ed25519 credentials. No trade history: missed trades are a gap.
  */
 export const venueAUsRecorder = defineAdapter({
   restRate: 10,
   reconcile: false,
+  trades: { cannot: 'Polymarket US publishes no trade history (its trades reach us only on the feed)' },
   settings: {
     /** Polymarket US `responsesDebounced` [U]. */
     RECORDER_POLYMARKET_US_DEBOUNCED: envBool(false),
@@ -219,5 +331,6 @@ export const venueAUsRecorder = defineAdapter({
     venueAUsProtocol({
       subscribeBatch: ctx.subscribeBatch,
       debounced: ctx.settings.RECORDER_POLYMARKET_US_DEBOUNCED,
+      trades: ctx.trades,
     }),
 });

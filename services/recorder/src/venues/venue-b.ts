@@ -1,6 +1,6 @@
-// https://docs.kalshi.com/websockets/orderbook-updates
+// https://docs.kalshi.com/websockets/orderbook-updates, …/websockets/public-trades, …/api-reference/market/get-trades
 /**
- * Kalshi (`venue_b`): the `orderbook_delta` channel of `wss://api.elections.kalshi.com/trade-api/ws/v2`.
+ * Kalshi (`venue_b`): the `orderbook_delta` and `trade` channels of `wss://api.elections.kalshi.com/trade-api/ws/v2`.
  *
  * - Handshake signed like REST over `timestamp + GET + /trade-api/ws/v2` (RSA-PSS) [V]; the channel is private, so
  *   without credentials Kalshi is not recorded.
@@ -18,12 +18,24 @@
  * differs: a gap from the last in-order message) or not (no gap). The old subscription is dropped once empty.
  * Snapshots carry no time: a snapshot holds from the ts of the next timestamped message of the connection (events
  * are delivered in order), or from its receipt if none follows within RECORDER_SNAPSHOT_QUIET_MS.
+ *
+ * Trades: the `trade` channel, its own subscription (`sid`), subscribed before the books' so that it carries trades
+ * by the time a market's first book arrives [V: `type`, `sid`, `msg` with `trade_id`, `market_ticker`,
+ * `yes_price_dollars`, `count_fp`, `taker_outcome_side` (`taker_side` before), `ts_ms`]. It has no `seq`: a trade lost
+ * on a live connection cannot be seen. After a disconnect, a stall or a restart the missed window is read back from
+ * `GET /markets/trades` (`ticker`, `min_ts`/`max_ts` in seconds, `limit` 1000, `cursor`; newest first) and, before
+ * the historical cutoff (`GET /historical/cutoff` `trades_created_ts`), `GET /historical/trades` [V]. The book is the
+ * YES book, so a taker who bought YES bought (`buy`) and one who bought NO sold YES (`sell`) at the YES price; a
+ * trade's ts is `ts_ms` on the feed and `created_time` (truncated to ms) in REST: the same instant.
  */
 import { defineAdapter } from './adapter';
 import { ASK, BID, CanonicalMemo, centsToDollars, complementOfOne, parseObject } from '@depthgate/feeds';
 import type { TickerRecorder } from '../ticker';
 import type { RestClient } from './rest';
+import { rfc3339Millis, type BackfillResult, type TradeBackfill, type TradeWindow, type VenueTrade } from './trades';
 import { chunk, type RestBook, type SessionContext, type FeedProtocol, type VenueSession } from './types';
+
+type Channel = 'orderbook_delta' | 'trade';
 
 interface Subscription {
   tickers: Set<string>;
@@ -99,13 +111,111 @@ export function venueBDelta(
     : { side: ASK, price: complement.get(rawPrice), delta, ts };
 }
 
+/**
+ * A Kalshi trade (the `trade` channel's `msg`, or a REST `Trade`) on the YES book: the YES price, the taker's side
+ * (YES bought → `buy`, NO bought → `sell`), the side field as sent. Undefined when a field it needs is missing.
+ */
+export function venueBTrade(m: Record<string, unknown>): VenueTrade | undefined {
+  const id = m.trade_id;
+  const price =
+    typeof m.yes_price_dollars === 'string'
+      ? m.yes_price_dollars
+      : typeof m.yes_price === 'number'
+        ? centsToDollars(m.yes_price)
+        : undefined;
+  const size = typeof m.count_fp === 'string' ? m.count_fp : typeof m.count === 'number' ? String(m.count) : undefined;
+  let ts: number | undefined;
+  if (typeof m.ts_ms === 'number' && Number.isSafeInteger(m.ts_ms)) ts = m.ts_ms;
+  else if (m.created_time !== undefined) ts = rfc3339Millis(m.created_time);
+  else if (typeof m.ts === 'number' && Number.isSafeInteger(m.ts)) ts = m.ts < 1e12 ? m.ts * 1000 : m.ts;
+  else ts = rfc3339Millis(m.ts);
+  const outcome = m.taker_outcome_side ?? m.taker_side;
+  let side: VenueTrade['side'] | undefined;
+  let venueSide = '';
+  if (outcome === 'yes' || outcome === 'no') {
+    side = outcome === 'yes' ? 'buy' : 'sell';
+    venueSide = outcome;
+  } else if (m.taker_book_side === 'bid' || m.taker_book_side === 'ask') {
+    // The YES leg: bid = bought YES, ask = sold YES [V].
+    side = m.taker_book_side === 'bid' ? 'buy' : 'sell';
+    venueSide = m.taker_book_side;
+  }
+  if (typeof id !== 'string' || price === undefined || size === undefined || ts === undefined || side === undefined)
+    return undefined;
+  return { ts, id, price, size, side, venueSide };
+}
+
+/** `trades_created_ts` of `GET /historical/cutoff` (RFC 3339 or epoch seconds), read at most once an hour per host. */
+const cutoffs = new WeakMap<RestClient, { ms: number; readAt: number }>();
+const CUTOFF_TTL_MS = 3_600_000;
+
+async function historicalCutoff(rest: RestClient, signal?: AbortSignal): Promise<number> {
+  const known = cutoffs.get(rest);
+  if (known && Date.now() - known.readAt < CUTOFF_TTL_MS) return known.ms;
+  const body = (await rest.json('/historical/cutoff', signal)) as { trades_created_ts?: unknown };
+  const v = body.trades_created_ts;
+  const ms =
+    typeof v === 'number' || (typeof v === 'string' && /^\d+$/.test(v))
+      ? Number(v) * (Number(v) < 1e11 ? 1000 : 1)
+      : rfc3339Millis(v);
+  if (ms === undefined || !Number.isFinite(ms)) throw new Error(`historical cutoff unreadable: ${JSON.stringify(v)}`);
+  cutoffs.set(rest, { ms, readAt: Date.now() });
+  return ms;
+}
+
+/**
+ * Reads a window's trades back: `/markets/trades` from the cutoff on, `/historical/trades` before it, each newest
+ * first through its cursor (`min_ts`/`max_ts` widened by a second each way, whatever their inclusivity [U]; the
+ * recorder keeps the window's own). Out of pages, the older part not reached is missing.
+ */
+export const venueBTrades: TradeBackfill = {
+  async fetch(rest, ticker, w: TradeWindow, { maxPages, signal }): Promise<BackfillResult> {
+    const trades: VenueTrade[] = [];
+    const cutoff = await historicalCutoff(rest, signal);
+    const ranges: { path: string; from: number; to: number }[] = [];
+    if (w.to >= cutoff) ranges.push({ path: '/markets/trades', from: Math.max(w.from, cutoff), to: w.to });
+    if (w.from < cutoff) ranges.push({ path: '/historical/trades', from: w.from, to: Math.min(w.to, cutoff - 1) });
+    let pages = 0;
+    for (const r of ranges) {
+      let cursor = '';
+      let oldest = r.to;
+      for (;;) {
+        if (pages >= maxPages) return { trades, missing: { from: w.from, to: oldest } };
+        const q = new URLSearchParams({
+          ticker,
+          min_ts: String(Math.floor(r.from / 1000) - 1),
+          max_ts: String(Math.floor(r.to / 1000) + 1),
+          limit: '1000',
+        });
+        if (cursor) q.set('cursor', cursor);
+        const body = (await rest.json(`${r.path}?${q.toString()}`, signal)) as { trades?: unknown; cursor?: unknown };
+        pages++;
+        const list = Array.isArray(body.trades) ? (body.trades as unknown[]) : [];
+        for (const raw of list) {
+          if (raw === null || typeof raw !== 'object') continue;
+          const t = venueBTrade(raw as Record<string, unknown>);
+          if (t === undefined) continue;
+          trades.push(t);
+          if (t.ts < oldest) oldest = t.ts;
+        }
+        cursor = typeof body.cursor === 'string' ? body.cursor : '';
+        if (!cursor || list.length === 0) break;
+      }
+    }
+    return { trades };
+  },
+};
+
 class VenueBSession implements VenueSession {
   private nextId = 1;
   private readonly subs = new Map<number, Subscription>();
   /** The subscription whose messages a market follows. */
   private readonly active = new Map<string, number>();
+  /** Trade subscriptions (`sid` → markets) and the one each market follows. */
+  private readonly tradeSubs = new Map<number, Set<string>>();
+  private readonly tradeSid = new Map<string, number>();
   /** Commands waiting for their answer. */
-  private readonly commands = new Map<number, { tickers: string[] }>();
+  private readonly commands = new Map<number, { tickers: string[]; channel: Channel }>();
   /** Markets whose venue snapshot waits for the next timestamped message. */
   private readonly pending = new Set<TickerRecorder>();
   private mark = -1;
@@ -113,20 +223,29 @@ class VenueBSession implements VenueSession {
   constructor(
     private readonly ctx: SessionContext,
     private readonly batch: number,
+    private readonly trades: boolean,
   ) {}
 
   watermark(): number {
     return this.mark;
   }
 
+  /** Trades first: by the time a market's first book arrives, its trades flow (the window the feed missed ends). */
   subscribe(tickers: readonly string[]): void {
     for (const part of chunk(tickers, this.batch)) {
-      const id = this.nextId++;
-      this.commands.set(id, { tickers: part });
-      this.ctx.send(
-        JSON.stringify({ id, cmd: 'subscribe', params: { channels: ['orderbook_delta'], market_tickers: part } }),
-      );
+      if (this.trades) this.command('trade', part);
+      this.command('orderbook_delta', part);
     }
+  }
+
+  private subscribeChannel(channel: Channel, tickers: readonly string[]): void {
+    for (const part of chunk(tickers, this.batch)) this.command(channel, part);
+  }
+
+  private command(channel: Channel, tickers: string[]): void {
+    const id = this.nextId++;
+    this.commands.set(id, { tickers, channel });
+    this.ctx.send(JSON.stringify({ id, cmd: 'subscribe', params: { channels: [channel], market_tickers: tickers } }));
   }
 
   /**
@@ -145,11 +264,38 @@ class VenueBSession implements VenueSession {
       this.dropSubscription(sid);
     }
     for (const t of tickers) this.active.delete(t);
-    if (keep.length > 0) this.subscribe(keep);
+    if (keep.length > 0) this.subscribeChannel('orderbook_delta', keep);
+    this.unsubscribeTrades(gone);
   }
 
+  /**
+   * Trade subscriptions holding a removed market: the others move to a new subscription first (its `subscribed`
+   * retires the old one), so no trade of theirs falls between two subscriptions (one carried by both is recorded once).
+   */
+  private unsubscribeTrades(gone: Set<string>): void {
+    const keep: string[] = [];
+    for (const [sid, markets] of this.tradeSubs) {
+      if (![...markets].some((t) => gone.has(t))) continue;
+      for (const t of markets) {
+        if (gone.has(t)) {
+          markets.delete(t);
+          if (this.tradeSid.get(t) === sid) this.tradeSid.delete(t);
+        } else if (this.tradeSid.get(t) === sid) keep.push(t);
+      }
+      if (markets.size === 0) this.dropTradeSubscription(sid);
+    }
+    if (keep.length > 0) this.subscribeChannel('trade', keep);
+  }
+
+  private dropTradeSubscription(sid: number): void {
+    this.tradeSubs.delete(sid);
+    const id = this.nextId++;
+    this.ctx.send(JSON.stringify({ id, cmd: 'unsubscribe', params: { sids: [sid] } }));
+  }
+
+  /** A book in doubt: its snapshot again (the trade subscription carries on). */
   resync(tickers: readonly string[]): void {
-    this.subscribe(tickers);
+    this.subscribeChannel('orderbook_delta', tickers);
   }
 
   private dropSubscription(sid: number): void {
@@ -177,14 +323,24 @@ class VenueBSession implements VenueSession {
       else this.delta(sid, ticker, msg, receivedAt);
       return;
     }
+    if (type === 'trade') {
+      const sid = typeof m.sid === 'number' ? m.sid : -1;
+      const msg = m.msg;
+      if (!this.tradeSubs.has(sid) || msg === null || typeof msg !== 'object') return;
+      const fields = msg as Record<string, unknown>;
+      const trade = venueBTrade(fields);
+      const rec = typeof fields.market_ticker === 'string' ? this.ctx.ticker(fields.market_ticker) : undefined;
+      if (trade !== undefined && rec !== undefined) rec.trade(trade, receivedAt);
+      return;
+    }
     if (type === 'subscribed') {
       const msg = (m.msg ?? {}) as Record<string, unknown>;
       const id = typeof m.id === 'number' ? m.id : -1;
       const command = this.commands.get(id);
       this.commands.delete(id);
-      if (typeof msg.sid === 'number' && command) {
-        this.subs.set(msg.sid, { tickers: new Set(command.tickers), lastSeq: undefined, retiring: false });
-      }
+      if (typeof msg.sid !== 'number' || !command) return;
+      if (command.channel === 'trade') this.tradesSubscribed(msg.sid, command.tickers);
+      else this.subs.set(msg.sid, { tickers: new Set(command.tickers), lastSeq: undefined, retiring: false });
       return;
     }
     if (type === 'error') {
@@ -199,15 +355,30 @@ class VenueBSession implements VenueSession {
       }
       const unknown = /Market not found: (\S+)/.exec(message)?.[1];
       if (unknown !== undefined && command.tickers.includes(unknown)) {
-        this.ctx.rejectTicker(unknown, message);
-        const rest = command.tickers.filter((t) => t !== unknown);
-        if (rest.length > 0) this.subscribe(rest);
+        if (this.ctx.ticker(unknown) !== undefined) this.ctx.rejectTicker(unknown, message);
+        const rest = command.tickers.filter((t) => t !== unknown && this.ctx.ticker(t) !== undefined);
+        if (rest.length > 0) this.subscribeChannel(command.channel, rest);
         return;
       }
       this.ctx.logger.error({ error: msg, markets: command.tickers.length }, 'Kalshi refused a subscription');
       this.ctx.reconnect('disconnect');
     }
     // `unsubscribed`, `ok`: nothing to do.
+  }
+
+  /** A trade subscription is live: its markets follow it, and a subscription they leave empty is dropped. */
+  private tradesSubscribed(sid: number, tickers: readonly string[]): void {
+    const markets = new Set(tickers.filter((t) => this.ctx.ticker(t) !== undefined));
+    this.tradeSubs.set(sid, markets);
+    for (const t of markets) {
+      const previous = this.tradeSid.get(t);
+      this.tradeSid.set(t, sid);
+      if (previous === undefined || previous === sid) continue;
+      const old = this.tradeSubs.get(previous);
+      old?.delete(t);
+      if (old !== undefined && old.size === 0) this.dropTradeSubscription(previous);
+    }
+    if (markets.size === 0) this.dropTradeSubscription(sid);
   }
 
   private sequenceGap(sid: number, sub: Subscription): void {
@@ -274,15 +445,17 @@ class VenueBSession implements VenueSession {
     this.pending.clear();
     this.subs.clear();
     this.active.clear();
+    this.tradeSubs.clear();
+    this.tradeSid.clear();
     this.commands.clear();
   }
 }
 
-export function venueBProtocol(o: { subscribeBatch: number }): FeedProtocol {
+export function venueBProtocol(o: { subscribeBatch: number; trades: boolean }): FeedProtocol {
   return {
     venueClock: true,
     signedHandshake: true,
-    createSession: (ctx) => new VenueBSession(ctx, o.subscribeBatch),
+    createSession: (ctx) => new VenueBSession(ctx, o.subscribeBatch, o.trades),
     async listActive(rest: RestClient, series: readonly string[], all: boolean): Promise<string[]> {
       const out = new Set<string>();
       const scopes = all ? [undefined] : series;
@@ -312,15 +485,20 @@ export function venueBProtocol(o: { subscribeBatch: number }): FeedProtocol {
   };
 }
 
-/** The recorder's adapter of Kalshi: 20 reads per second on the Basic tier, so 10; sequence numbers, no reconciling. */
+/**
+ * The recorder's adapter of Kalshi: 20 reads per second on the Basic tier, so 10; sequence numbers, no reconciling;
+ * missed trades read back from `/markets/trades` and `/historical/trades`.
+ */
 export const venueBRecorder = defineAdapter({
   restRate: 10,
   reconcile: false,
+  trades: venueBTrades,
   settings: {},
   // Kalshi: every call signed when credentials are set (newer specs mark the orderbook endpoints private).
   signedRest: true,
   protocol: (ctx) =>
     venueBProtocol({
       subscribeBatch: ctx.subscribeBatch,
+      trades: ctx.trades,
     }),
 });

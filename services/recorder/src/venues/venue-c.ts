@@ -13,12 +13,86 @@
  *   processed may still arrive and must not be taken for the new first message), subscribe; the next message is the
  *   whole book.
  * - Heartbeats `{"type":"heartbeat","timestamp":…}` keep the connection alive.
+ * - Trades come on the same subscription [V]: the first `l2_updates` carries the symbol's last trades (`trades`),
+ *   then each trade is a `trade` message (`tid`, `timestamp` ms, `price`, `quantity`, `side` = the taker's). A
+ *   missed window (a disconnect, a stall, a resubscription, a restart) is read back from `GET /v1/trades/{symbol}`
+ *   [V]: forward from the last trade held with `since_tid` (500 a page, newest first within a page), or, without one,
+ *   the newest 500 at or after `timestamp`; the REST `timestampms` is the feed's `timestamp`, and `type` its `side`.
+ *   Gemini keeps 7 days of public trades: an older part of a window is a gap.
  */
 import { ASK, BID, parseObject } from '@depthgate/feeds';
 import { envInt } from '@depthgate/service-kit';
 import { defineAdapter } from './adapter';
 import type { RestClient } from './rest';
+import type { BackfillResult, TradeBackfill, TradeWindow, VenueTrade } from './trades';
 import { chunk, type RestBook, type SessionContext, type FeedProtocol, type VenueSession } from './types';
+
+/** A tid as Gemini sends it (a JSON integer) as text; undefined beyond what a double holds exactly. */
+function tidText(v: unknown): string | undefined {
+  if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return String(v);
+  if (typeof v === 'string' && /^\d{1,20}$/.test(v)) return v;
+  return undefined;
+}
+
+/**
+ * A Gemini trade: the feed's `trade` (`timestamp` ms, `quantity`, `side`) or REST's (`timestampms`, `amount`,
+ * `type`); the side is the taker's on both [V]. Undefined when a field it needs is missing or the trade is broken.
+ */
+export function venueCTrade(m: Record<string, unknown>): VenueTrade | undefined {
+  const id = tidText(m.tid);
+  const ts = typeof m.timestampms === 'number' ? m.timestampms : m.timestamp;
+  const size = m.quantity ?? m.amount;
+  const venueSide = m.side ?? m.type;
+  if (m.broken === true) return undefined;
+  if (id === undefined || typeof ts !== 'number' || !Number.isSafeInteger(ts) || typeof m.price !== 'string')
+    return undefined;
+  if (typeof size !== 'string' || (venueSide !== 'buy' && venueSide !== 'sell')) return undefined;
+  return { ts, id, price: m.price, size, side: venueSide, venueSide };
+}
+
+/** Trades per REST page: the most Gemini gives [V]. */
+const GEMINI_TRADES_PAGE = 500;
+
+/**
+ * Reads a window back from `/v1/trades/{symbol}`: with the last trade held, forward with `since_tid` until a page is
+ * short or passes the window's end; without one, the newest page at or after the window's start (if it is full, the
+ * older part of the window is missing: `timestamp` cannot page).
+ */
+export const venueCTrades: TradeBackfill = {
+  reachMs: 7 * 86_400_000,
+  async fetch(rest, ticker, w: TradeWindow, { maxPages, signal }): Promise<BackfillResult> {
+    const trades: VenueTrade[] = [];
+    const page = async (query: string): Promise<VenueTrade[]> => {
+      const body = (await rest.json(`/v1/trades/${encodeURIComponent(ticker)}?${query}`, signal)) as unknown;
+      const out: VenueTrade[] = [];
+      for (const raw of Array.isArray(body) ? (body as unknown[]) : []) {
+        if (raw === null || typeof raw !== 'object') continue;
+        const t = venueCTrade(raw as Record<string, unknown>);
+        if (t !== undefined) out.push(t);
+      }
+      return out;
+    };
+    const since = w.last !== undefined ? tidText(w.last.id) : undefined;
+    if (since === undefined) {
+      const list = await page(`timestamp=${Math.max(0, w.from)}&limit_trades=${GEMINI_TRADES_PAGE}`);
+      trades.push(...list);
+      if (list.length < GEMINI_TRADES_PAGE) return { trades };
+      return { trades, missing: { from: w.from, to: Math.min(...list.map((t) => t.ts)) } };
+    }
+    let tid = BigInt(since);
+    let reached = w.last?.ts ?? w.from;
+    for (let pages = 0; ; pages++) {
+      if (pages >= maxPages) return { trades, missing: { from: reached, to: w.to } };
+      const list = await page(`since_tid=${tid}&limit_trades=${GEMINI_TRADES_PAGE}`);
+      trades.push(...list);
+      for (const t of list) {
+        if (BigInt(t.id) > tid) tid = BigInt(t.id);
+        if (t.ts > reached) reached = t.ts;
+      }
+      if (list.length < GEMINI_TRADES_PAGE || reached > w.to) return { trades };
+    }
+  },
+};
 
 class VenueCSession implements VenueSession {
   /** Subscribed symbols whose next message is their whole book. */
@@ -32,6 +106,7 @@ class VenueCSession implements VenueSession {
     private readonly ctx: SessionContext,
     private readonly batch: number,
     private readonly resubscribeDelayMs: number,
+    private readonly trades: boolean,
   ) {}
 
   watermark(): number {
@@ -66,6 +141,8 @@ class VenueCSession implements VenueSession {
     for (const t of list) {
       this.cooling.add(t);
       this.expecting.delete(t);
+      // Its trades stop with the subscription: a window, read back once the new subscription's first book is in.
+      this.ctx.ticker(t)?.interruptTrades(this.mark);
     }
     this.send('unsubscribe', list);
     const timer = setTimeout(() => {
@@ -94,14 +171,31 @@ class VenueCSession implements VenueSession {
           (c[0] === 'buy' ? bids : asks).push([c[1], c[2]]);
         }
         rec.venueSnapshot(bids, asks, { ts: receivedAt, receivedAt });
-        return;
+      } else {
+        const t = rec.beginEvent(receivedAt, receivedAt);
+        if (t >= 0) {
+          for (const c of changes) {
+            if (!Array.isArray(c) || typeof c[1] !== 'string' || typeof c[2] !== 'string') continue;
+            rec.applyLevel(t, c[0] === 'buy' ? BID : ASK, c[1], c[2]);
+          }
+        }
       }
-      const t = rec.beginEvent(receivedAt, receivedAt);
-      if (t < 0) return;
-      for (const c of changes) {
-        if (!Array.isArray(c) || typeof c[1] !== 'string' || typeof c[2] !== 'string') continue;
-        rec.applyLevel(t, c[0] === 'buy' ? BID : ASK, c[1], c[2]);
+      // The first one carries the symbol's last trades (oldest last [U]): recorded unless held.
+      if (this.trades && Array.isArray(m.trades)) {
+        const list = (m.trades as unknown[])
+          .map((x) => (x !== null && typeof x === 'object' ? venueCTrade(x as Record<string, unknown>) : undefined))
+          .filter((x): x is VenueTrade => x !== undefined)
+          .sort((a, b) => a.ts - b.ts);
+        for (const trade of list) rec.trade(trade, receivedAt);
       }
+      return;
+    }
+    if (m.type === 'trade') {
+      if (!this.trades) return;
+      const symbol = typeof m.symbol === 'string' ? m.symbol.toUpperCase() : '';
+      const rec = this.ctx.ticker(symbol);
+      const trade = venueCTrade(m);
+      if (rec !== undefined && trade !== undefined) rec.trade(trade, receivedAt);
       return;
     }
     if (m.type === 'error' || m.result === 'error') {
@@ -114,7 +208,7 @@ class VenueCSession implements VenueSession {
       }
       this.ctx.logger.warn({ error: m }, 'Gemini feed error');
     }
-    // heartbeat, trade, candles…: liveness only.
+    // heartbeat, candles…: liveness only.
   }
 
   close(): void {
@@ -131,11 +225,15 @@ interface GeminiEvent {
   contracts?: { instrumentSymbol?: unknown; status?: unknown }[];
 }
 
-export function venueCProtocol(o: { subscribeBatch: number; resubscribeDelayMs: number }): FeedProtocol {
+export function venueCProtocol(o: {
+  subscribeBatch: number;
+  resubscribeDelayMs: number;
+  trades: boolean;
+}): FeedProtocol {
   return {
     venueClock: false,
     signedHandshake: false,
-    createSession: (ctx) => new VenueCSession(ctx, o.subscribeBatch, o.resubscribeDelayMs),
+    createSession: (ctx) => new VenueCSession(ctx, o.subscribeBatch, o.resubscribeDelayMs, o.trades),
     async listActive(rest: RestClient, series: readonly string[], all: boolean): Promise<string[]> {
       const out = new Set<string>();
       if (all) {
@@ -179,11 +277,13 @@ export function venueCProtocol(o: { subscribeBatch: number; resubscribeDelayMs: 
 
 /**
  * The recorder's adapter of Gemini: 120 public requests per minute (at most one per second advised), so 1 per
- * second; no sequence numbers and no event times, so its books are reconciled against REST by default.
+ * second; no sequence numbers and no event times, so its books are reconciled against REST by default; missed trades
+ * read back from `/v1/trades/{symbol}`.
  */
 export const venueCRecorder = defineAdapter({
   restRate: 1,
   reconcile: true,
+  trades: venueCTrades,
   settings: {
     /** Pause between unsubscribing and subscribing a symbol again (updates still in flight are ignored). */
     RECORDER_GEMINI_RESUBSCRIBE_DELAY_MS: envInt(1000, { min: 0, max: 60_000 }),
@@ -192,5 +292,6 @@ export const venueCRecorder = defineAdapter({
     venueCProtocol({
       subscribeBatch: ctx.subscribeBatch,
       resubscribeDelayMs: ctx.settings.RECORDER_GEMINI_RESUBSCRIBE_DELAY_MS,
+      trades: ctx.trades,
     }),
 });

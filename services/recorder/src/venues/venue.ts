@@ -1,7 +1,8 @@
 /**
  * One platform's recording: which tickers (configured lists, prefixes and series, discovery through the REST
  * listing, refreshed periodically; markets that leave the listing are dropped), their recorders (resumed from what
- * ClickHouse holds), the feed connections they are spread over, and the REST reconciliation of their books.
+ * ClickHouse holds), the feed connections they are spread over, the REST reconciliation of their books, and the
+ * REST backfill of the trades their feed missed.
  */
 import { TICKER_PATTERN, type RecorderStore } from '@depthgate/history-store';
 import type { Logger } from '@depthgate/service-kit';
@@ -9,8 +10,10 @@ import type { CanonicalMemo } from '@depthgate/feeds';
 import type { RecorderMetrics } from '../metrics';
 import type { GapReason, RowSink } from '../rows';
 import { TickerRecorder, type TickerResume } from '../ticker';
+import { TradeBackfiller } from './backfill';
 import { FeedShard } from './feed';
 import type { RestClient } from './rest';
+import { canBackfill, type TradeHistory } from './trades';
 import type { VenueProtocol } from './types';
 
 export interface Selection {
@@ -45,6 +48,14 @@ export interface VenueOptions {
   /** 0: no reconciliation. */
   reconcileIntervalMs: number;
   reconcileGraceMs: number;
+  /** How the adapter reads missed trades back (or why it cannot); undefined: trades are not recorded. */
+  trades: TradeHistory | undefined;
+  /** REST requests one window's backfill may make (RECORDER_TRADES_BACKFILL_MAX_PAGES). */
+  backfillMaxPages: number;
+  /** A window is read this long after the feed carries the ticker's trades again (RECORDER_TRADES_BACKFILL_DELAY_MS). */
+  backfillDelayMs: number;
+  /** Each ticker's trades are read back this often where the venue can (RECORDER_TRADES_AUDIT_INTERVAL_MS; 0: never). */
+  tradeAuditIntervalMs: number;
 }
 
 export class Venue {
@@ -63,10 +74,26 @@ export class Venue {
   private discovering: Promise<void> | undefined;
   private reconcileCursor = 0;
   private reconciling = false;
+  /** Reads back the trades the feeds missed (undefined: trades are not recorded). */
+  private readonly backfiller: TradeBackfiller | undefined;
   private readonly log: Logger;
 
   constructor(private readonly o: VenueOptions) {
     this.log = o.logger.child({ exchange: o.protocol.exchange });
+    this.backfiller =
+      o.trades === undefined
+        ? undefined
+        : new TradeBackfiller({
+            exchange: o.protocol.exchange,
+            history: o.trades,
+            rest: o.rest,
+            metrics: o.metrics,
+            logger: this.log,
+            now: o.now,
+            maxPages: o.backfillMaxPages,
+            delayMs: o.backfillDelayMs,
+            current: (rec) => this.recorders.get(rec.ticker) === rec,
+          });
   }
 
   get exchange() {
@@ -171,7 +198,7 @@ export class Venue {
       this.awaiting.delete(t);
       const rec = this.recorders.get(t);
       if (!rec) continue;
-      this.retired.set(t, { lastTs: rec.lastTs, sequence: rec.sequence });
+      this.retired.set(t, rec.resumePoint());
       this.recorders.delete(t);
     }
   }
@@ -208,9 +235,22 @@ export class Venue {
         quietMs: this.o.quietMs,
         venueClock: this.o.protocol.venueClock,
         onBroken: (r, reason) => this.broken(r, reason),
+        onTradeWindow: this.backfiller ? (r, w) => this.backfiller?.add(r, w) : undefined,
+        tradeAuditIntervalMs: this.o.trades && canBackfill(this.o.trades) ? this.o.tradeAuditIntervalMs : 0,
         metrics: {
           gap: (exchange, reason) => this.o.metrics.gap(exchange, reason),
           clamped: (exchange) => this.o.metrics.clamped.inc({ exchange }),
+          tradeGap: (exchange, reason) => this.o.metrics.tradeGaps.inc({ exchange, reason }),
+          tradeDeduplicated: (exchange) => this.o.metrics.tradesDeduplicated.inc({ exchange }),
+          tradeCountExcess: (exchange, ticker, quantity) => {
+            this.o.metrics.tradeCountExcess.inc({ exchange });
+            this.log.warn(
+              { ticker, quantity },
+              quantity === undefined
+                ? "the venue's traded quantity went back; the trade count audit starts again"
+                : 'more trades received than the venue counts; the trade count audit starts again',
+            );
+          },
         },
       });
       if (retired !== undefined && rec.pendingGap) rec.pendingGap.reason = 'resubscribe';
@@ -259,7 +299,7 @@ export class Venue {
     this.log.warn({ ticker, message }, 'the venue refused a ticker; not recorded until the next discovery');
     this.refused.add(ticker);
     const rec = this.recorders.get(ticker);
-    if (rec) this.retired.set(ticker, { lastTs: rec.lastTs, sequence: rec.sequence });
+    if (rec) this.retired.set(ticker, rec.resumePoint());
     this.recorders.delete(ticker);
     this.desired.delete(ticker);
   }
@@ -314,11 +354,13 @@ export class Venue {
 
   pause(): void {
     this.paused = true;
+    this.backfiller?.pause(true);
     for (const s of this.shards) s.pause();
   }
 
   resume(): void {
     this.paused = false;
+    this.backfiller?.pause(false);
     for (const s of this.shards) s.resume();
   }
 
@@ -326,6 +368,10 @@ export class Venue {
     return this.shards.filter((s) => s.isOpen).length;
   }
 
+  /**
+   * Stops the feeds and the backfill. Windows not yet read back become trades gaps (`backfill_failed`): after a
+   * restart the recorder reads back only what follows the stored end, which may be later than them.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     for (const t of this.timers) {
@@ -334,5 +380,6 @@ export class Venue {
     }
     this.timers = [];
     await Promise.all(this.shards.map((s) => s.stop()));
+    await this.backfiller?.stop();
   }
 }

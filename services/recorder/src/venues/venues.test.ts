@@ -1,59 +1,7 @@
-import { Writable } from 'node:stream';
-import type { ExchangeKey } from '@depthgate/platforms';
-import { createLogger } from '@depthgate/service-kit';
-import { CanonicalMemo } from '@depthgate/feeds';
-import { ListSink, rebuild } from '../testing/support';
-import { TickerRecorder } from '../ticker';
+import { placed, rebuild, sessionHarness as harness } from '../testing/support';
 import { venueAUsProtocol } from './venue-a-us';
 import { venueBBook, venueBDelta, venueBProtocol } from './venue-b';
 import { venueCProtocol } from './venue-c';
-import { venueProtocol, type FeedProtocol, type SessionContext, type VenueProtocol } from './types';
-
-/** A feed protocol placed as the recorder places it (no credentials: nothing is signed). */
-const placed = (feed: FeedProtocol, exchange: ExchangeKey): VenueProtocol =>
-  venueProtocol(feed, { exchange, platform: exchange, feedUrl: 'ws://x', signer: undefined });
-
-const logger = createLogger({ name: 't', level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
-
-function harness(protocol: VenueProtocol, tickers: string[], venueClock = protocol.venueClock) {
-  const sink = new ListSink();
-  const clock = { now: 1_000_000 };
-  const sent: unknown[] = [];
-  const rejected: string[] = [];
-  const reconnects: string[] = [];
-  const recs = new Map<string, TickerRecorder>();
-  for (const t of tickers) {
-    recs.set(
-      t,
-      new TickerRecorder(
-        protocol.exchange as ExchangeKey,
-        t,
-        { lastTs: -1, sequence: 0 },
-        {
-          sink,
-          now: () => clock.now,
-          price: new CanonicalMemo(),
-          snapshotIntervalMs: 3_600_000,
-          quietMs: 1000,
-          venueClock,
-          onBroken: () => undefined,
-        },
-      ),
-    );
-  }
-  const ctx: SessionContext = {
-    exchange: protocol.exchange,
-    logger,
-    send: (text) => sent.push(JSON.parse(text)),
-    ticker: (t) => recs.get(t),
-    now: () => clock.now,
-    rejectTicker: (t) => rejected.push(t),
-    reconnect: (r) => reconnects.push(r),
-  };
-  const session = protocol.createSession(ctx);
-  const msg = (m: unknown) => session.onMessage(JSON.stringify(m), clock.now);
-  return { sink, clock, sent, rejected, reconnects, recs, session, msg };
-}
 
 describe('Kalshi normalisation', () => {
   it('turns NO bids into asks at 1 − price, in every known field shape', () => {
@@ -81,7 +29,7 @@ describe('Kalshi normalisation', () => {
   });
 
   it('subscribes in batches, records snapshot then deltas at the venue time, and resubscribes on a seq gap', () => {
-    const protocol = placed(venueBProtocol({ subscribeBatch: 2 }), 'venue_b');
+    const protocol = placed(venueBProtocol({ subscribeBatch: 2, trades: false }), 'venue_b');
     const h = harness(protocol, ['A', 'B', 'C']);
     h.session.subscribe(['A', 'B', 'C']);
     expect(h.sent).toEqual([
@@ -151,7 +99,7 @@ describe('Kalshi normalisation', () => {
   });
 
   it('drops a market Kalshi does not know and subscribes the rest again', () => {
-    const protocol = placed(venueBProtocol({ subscribeBatch: 10 }), 'venue_b');
+    const protocol = placed(venueBProtocol({ subscribeBatch: 10, trades: false }), 'venue_b');
     const h = harness(protocol, ['A', 'ZZ']);
     h.session.subscribe(['A', 'ZZ']);
     h.msg({ id: 1, type: 'error', msg: { code: 16, msg: 'Market not found: ZZ' } });
@@ -166,7 +114,7 @@ describe('Kalshi normalisation', () => {
 
 describe('Gemini normalisation', () => {
   it('takes the first l2_updates as the book, later ones as absolute sizes, stamped with receive time', () => {
-    const protocol = placed(venueCProtocol({ subscribeBatch: 50, resubscribeDelayMs: 0 }), 'venue_c');
+    const protocol = placed(venueCProtocol({ subscribeBatch: 50, resubscribeDelayMs: 0, trades: false }), 'venue_c');
     const h = harness(protocol, ['BTCUSD']);
     h.session.subscribe(['BTCUSD']);
     expect(h.sent).toEqual([{ type: 'subscribe', subscriptions: [{ name: 'l2', symbols: ['BTCUSD'] }] }]);
@@ -198,7 +146,7 @@ describe('Gemini normalisation', () => {
   });
 
   it('resubscribes after a pause, ignoring updates still in flight, and reports unknown symbols', async () => {
-    const protocol = placed(venueCProtocol({ subscribeBatch: 50, resubscribeDelayMs: 20 }), 'venue_c');
+    const protocol = placed(venueCProtocol({ subscribeBatch: 50, resubscribeDelayMs: 20, trades: false }), 'venue_c');
     const h = harness(protocol, ['BTCUSD']);
     h.session.subscribe(['BTCUSD']);
     h.msg({ type: 'l2_updates', symbol: 'BTCUSD', changes: [['buy', '1', '1']] });
@@ -232,7 +180,7 @@ describe('Polymarket US normalisation', () => {
   });
 
   it('stores the first book as a snapshot just after its transactTime and diffs later books into deltas', () => {
-    const protocol = placed(venueAUsProtocol({ subscribeBatch: 500, debounced: false }), 'venue_a_us');
+    const protocol = placed(venueAUsProtocol({ subscribeBatch: 500, debounced: false, trades: false }), 'venue_a_us');
     const h = harness(protocol, ['m-a']);
     h.session.subscribe(['m-a']);
     expect(h.sent).toEqual([
@@ -262,7 +210,7 @@ describe('Polymarket US normalisation', () => {
   });
 
   it('keeps subscriptions at 100 markets or fewer', () => {
-    const protocol = placed(venueAUsProtocol({ subscribeBatch: 500, debounced: false }), 'venue_a_us');
+    const protocol = placed(venueAUsProtocol({ subscribeBatch: 500, debounced: false, trades: false }), 'venue_a_us');
     const slugs = Array.from({ length: 250 }, (_, i) => `m-${i}`);
     const h = harness(protocol, slugs);
     h.session.subscribe(slugs);

@@ -5,9 +5,9 @@
  * a snapshot's book never spans two batches (so the probe of its last book is conclusive).
  */
 import { EXCHANGE_CODES, type ExchangeKey } from '@depthgate/platforms';
-import type { InsertTable } from '@depthgate/history-store';
+import type { GapStream, InsertTable } from '@depthgate/history-store';
 import { SIDE_NAME, type LocalBook, type SideCode, formatDecimal } from '@depthgate/feeds';
-import type { RowSink } from '../rows';
+import type { RecordedTrade, RowSink } from '../rows';
 import { MonthOf, OpenBatch, addCounts, exchangeIndex, type SealedBatch } from './batch';
 
 export interface BatchLimits {
@@ -60,13 +60,18 @@ class TableBatcher {
   }
 }
 
+/** The tables the sink writes. */
+export const SINK_TABLES = ['deltas', 'snapshots', 'trades', 'gaps'] as const satisfies readonly InsertTable[];
+export type SinkTable = (typeof SINK_TABLES)[number];
+
 export class TsvSink implements RowSink {
   private readonly deltas: TableBatcher;
   private readonly snapshots: TableBatcher;
+  private readonly trades: TableBatcher;
   private readonly gaps: TableBatcher;
   private readonly month = new MonthOf();
   /** Rows produced, per exchange and table (what the feeds gave; rows written are counted by the writer). */
-  readonly produced: Record<'deltas' | 'snapshots' | 'gaps', number[]> = { deltas: [], snapshots: [], gaps: [] };
+  readonly produced: Record<SinkTable, number[]> = { deltas: [], snapshots: [], trades: [], gaps: [] };
 
   /** `codes`: each exchange's stored code (its per-exchange counters sit at code − 1); the product's by default. */
   constructor(
@@ -77,6 +82,7 @@ export class TsvSink implements RowSink {
   ) {
     this.deltas = new TableBatcher('deltas', limits, now, seal);
     this.snapshots = new TableBatcher('snapshots', limits, now, seal);
+    this.trades = new TableBatcher('trades', limits, now, seal);
     this.gaps = new TableBatcher('gaps', limits, now, seal);
   }
 
@@ -104,7 +110,7 @@ export class TsvSink implements RowSink {
   }
 
   snapshot(exchange: ExchangeKey, ticker: string, ts: number, book: LocalBook, receivedTs: number): void {
-    if (book.size === 0) return; // an empty book has no rows to write (docs/history.md, "Recorder")
+    if (book.size === 0) return; // an empty book has no rows to write (docs/history-internals.md, "Recorder")
     const ex = exchangeIndex(this.codes[exchange] as number);
     const head = `${exchange}\t${ticker}\t${ts}\t`;
     const tail = `\t${receivedTs}\n`;
@@ -118,10 +124,34 @@ export class TsvSink implements RowSink {
     this.snapshots.check(b);
   }
 
-  gap(exchange: ExchangeKey, ticker: string, fromTs: number, toTs: number, reason: string, detectedAt: number): void {
+  trade(t: RecordedTrade): void {
+    const { exchange, ticker, ts, tradeId, receivedTs } = t;
+    const ex = exchangeIndex(this.codes[exchange] as number);
+    const b = this.trades.batch(this.month.get(ts));
+    // The lag of a trade runs from its receipt: a trade read back from REST after a disconnect is late by design.
+    b.append(
+      `${exchange}\t${ticker}\t${ts}\t${t.sequence}\t${tradeId}\t${t.price}\t${t.size}\t${t.side}\t${t.venueSide}\t${receivedTs}\n`,
+      ex,
+      1,
+      receivedTs,
+    );
+    b.probe = { table: 'trades', exchange, ticker, ts, tradeId };
+    this.produced.trades[ex] = (this.produced.trades[ex] ?? 0) + 1;
+    this.trades.check(b);
+  }
+
+  gap(
+    exchange: ExchangeKey,
+    ticker: string,
+    fromTs: number,
+    toTs: number,
+    reason: string,
+    detectedAt: number,
+    stream: GapStream = 'book',
+  ): void {
     const ex = exchangeIndex(this.codes[exchange] as number);
     const b = this.gaps.batch(0);
-    b.append(`${exchange}\t${ticker}\t${fromTs}\t${toTs}\t${reason}\t${detectedAt}\n`, ex, 1, toTs);
+    b.append(`${exchange}\t${ticker}\t${fromTs}\t${toTs}\t${reason}\t${detectedAt}\t${stream}\n`, ex, 1, toTs);
     b.probe = { table: 'gaps', exchange, ticker, fromTs, toTs, reason, detectedAt };
     this.produced.gaps[ex] = (this.produced.gaps[ex] ?? 0) + 1;
     this.gaps.check(b);
@@ -134,12 +164,13 @@ export class TsvSink implements RowSink {
     this.gaps.tick(now, all);
     this.snapshots.tick(now, all);
     this.deltas.tick(now, all);
+    this.trades.tick(now, all);
   }
 
   /** Rows in open batches, per exchange index. */
   openRows(): number[] {
     const out: number[] = [];
-    for (const t of [this.deltas, this.snapshots, this.gaps]) addCounts(out, t.rowsOpen);
+    for (const t of [this.deltas, this.snapshots, this.trades, this.gaps]) addCounts(out, t.rowsOpen);
     return out;
   }
 }

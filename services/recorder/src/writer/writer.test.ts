@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import { createLogger } from '@depthgate/service-kit';
-import type { ProbeKey } from '@depthgate/history-store';
+import { CURRENT_ROW_FORMAT, type ProbeKey } from '@depthgate/history-store';
 import { LocalBook } from '@depthgate/feeds';
 import { MonthOf, batchText, type SealedBatch } from './batch';
 import { TsvSink } from './sink';
@@ -55,12 +55,72 @@ describe('TsvSink batches', () => {
       `venue_c\tBTCUSD\t${MARCH}\tbid\t0.48\t150.00\t${MARCH - 3}\nvenue_c\tBTCUSD\t${MARCH}\task\t0.5\t20.25\t${MARCH - 3}\n`,
     );
     // The line format is recorded with the batch (the spool keeps it): the current one, received_ts last.
-    expect(sealed.every((b) => b.rowFormat === 2)).toBe(true);
-    expect(text.gaps).toBe('venue_a_us\ta-b\t1\t2\tdisconnect\t3\n');
+    expect(sealed.every((b) => b.rowFormat === 3)).toBe(true);
+    expect(text.gaps).toBe('venue_a_us\ta-b\t1\t2\tdisconnect\t3\tbook\n');
     const deltas = sealed.find((b) => b.table === 'deltas');
     expect(deltas?.probe).toEqual({ table: 'deltas', exchange: 'venue_b', ticker: 'KX-1', ts: MARCH, sequence: 8 });
     expect(deltas?.rowsByExchange).toEqual([2]);
     expect(sealed.find((b) => b.table === 'snapshots')?.rowsByExchange).toEqual([0, 2]);
+  });
+
+  it('renders trades in row format 3, keyed by their ts and trade id, with lag runs from their receipt', () => {
+    const { sink, sealed } = collect();
+    sink.trade({
+      exchange: 'venue_b',
+      ticker: 'KX-1',
+      ts: MARCH,
+      sequence: 9,
+      tradeId: 'd91bc706-ee49',
+      price: '0.36',
+      size: '136',
+      side: 'sell',
+      venueSide: 'no',
+      receivedTs: MARCH + 40,
+    });
+    sink.trade({
+      exchange: 'venue_c',
+      ticker: 'BTCUSD',
+      ts: APRIL,
+      sequence: 10,
+      tradeId: '2840140800042677',
+      price: '9004.21',
+      size: '0.0911',
+      side: 'buy',
+      venueSide: 'buy',
+      receivedTs: APRIL + 2,
+    });
+    sink.trade({
+      exchange: 'venue_c',
+      ticker: 'BTCUSD',
+      ts: MARCH - 5000,
+      sequence: 11,
+      tradeId: '2840140800042600',
+      price: '9004.2',
+      size: '1',
+      side: 'buy',
+      venueSide: 'buy',
+      receivedTs: APRIL + 3,
+    });
+    sink.tick(0, true);
+    const trades = sealed.filter((b) => b.table === 'trades');
+    // One batch per month, as every table.
+    expect(trades.map((b) => b.rows).sort()).toEqual([1, 2]);
+    const march = trades.find((b) => b.rows === 2) as SealedBatch;
+    expect(batchText(march)).toBe(
+      `venue_b\tKX-1\t${MARCH}\t9\td91bc706-ee49\t0.36\t136\tsell\tno\t${MARCH + 40}\n` +
+        `venue_c\tBTCUSD\t${MARCH - 5000}\t11\t2840140800042600\t9004.2\t1\tbuy\tbuy\t${APRIL + 3}\n`,
+    );
+    expect(march.rowFormat).toBe(CURRENT_ROW_FORMAT);
+    expect(march.probe).toEqual({
+      table: 'trades',
+      exchange: 'venue_c',
+      ticker: 'BTCUSD',
+      ts: MARCH - 5000,
+      tradeId: '2840140800042600',
+    });
+    // A trade read back late (by REST) is not counted as lagging by its age: its runs start at its receipt.
+    expect(march.runs).toEqual([0, MARCH + 40 - ((MARCH + 40) % 10), 1, 1, APRIL, 1]);
+    expect(sink.produced.trades).toEqual([1, 2]);
   });
 
   it('seals at the row bound, the byte bound and the delay bound', () => {
@@ -180,7 +240,7 @@ describe('spool', () => {
     // What this build spools says its format.
     const fresh = new TableSpool(tmp(), 'deltas', 1 << 20);
     fresh.append(batch(1, MARCH));
-    expect(fresh.peek()?.rowFormat).toBe(2);
+    expect(fresh.peek()?.rowFormat).toBe(CURRENT_ROW_FORMAT);
     fresh.close();
   });
 
@@ -279,8 +339,9 @@ function fakeStore(options: { deduplicates?: boolean } = {}) {
       if (key.table === 'gaps') return false;
       return (tables.get(key.table) ?? []).some((l) => {
         const f = l.split('\t');
-        const sequence = key.table === 'deltas' ? f[3] === String(key.sequence) : true;
-        return f[0] === key.exchange && f[1] === key.ticker && f[2] === String(key.ts) && sequence;
+        const rest =
+          key.table === 'deltas' ? f[3] === String(key.sequence) : key.table === 'trades' ? f[4] === key.tradeId : true;
+        return f[0] === key.exchange && f[1] === key.ticker && f[2] === String(key.ts) && rest;
       });
     },
     async ensureQueryEnded() {},
@@ -343,6 +404,47 @@ describe('Writer', () => {
     await w.close(1000);
   });
 
+  it('writes trades through their own lane and probes a trades batch by its last trade before a retry', async () => {
+    const { store, tables, state } = fakeStore();
+    state.commitThenFail = 1;
+    const w = make(store);
+    w.start();
+    const { sink, sealed } = collect();
+    sink.trade({
+      exchange: 'venue_b',
+      ticker: 'KX-1',
+      ts: MARCH,
+      sequence: 1,
+      tradeId: 't-1',
+      price: '0.5',
+      size: '1',
+      side: 'buy',
+      venueSide: 'yes',
+      receivedTs: MARCH,
+    });
+    sink.trade({
+      exchange: 'venue_b',
+      ticker: 'KX-1',
+      ts: MARCH,
+      sequence: 2,
+      tradeId: 't-2',
+      price: '0.5',
+      size: '2',
+      side: 'sell',
+      venueSide: 'no',
+      receivedTs: MARCH,
+    });
+    sink.tick(0, true);
+    expect(sealed.map((b) => b.table)).toEqual(['trades']);
+    w.enqueue(sealed[0] as SealedBatch);
+    await until(() => w.idle);
+    // It committed, the answer was lost, the probe found its last trade: not inserted again.
+    expect(tables.get('trades')?.map((l) => l.split('\t')[4])).toEqual(['t-1', 't-2']);
+    expect(state.inserts).toBe(1);
+    expect(state.probes).toBe(1);
+    await w.close(1000);
+  });
+
   it('re-inserts after a probe that finds nothing, and inserts once when nothing failed', async () => {
     const { store, tables, state } = fakeStore();
     state.failNext = 2;
@@ -399,7 +501,7 @@ describe('Writer', () => {
     await until(() => w.spoolEmpty && w.idle);
     w.enqueue(deltas(10));
     await until(() => w.idle);
-    expect(formats).toEqual([1, 2]);
+    expect(formats).toEqual([1, CURRENT_ROW_FORMAT]);
     expect(tables.get('deltas')?.map((l) => l.split('\t').length)).toEqual([7, 7, 8, 8]);
     await w.close(1000);
   });

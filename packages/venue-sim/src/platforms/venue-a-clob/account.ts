@@ -6,6 +6,7 @@ import type { Router } from '../../http/router';
 import { json, type SimRequest, type SimResponse } from '../../http/types';
 import type { PlatformContext } from '../context';
 import { type GammaMarketDef, USDC_ADDRESS, polymarketImage } from '../venue-a/catalog';
+import { clobPrice } from './books';
 import type { ClobMarkets } from './markets';
 import { END_CURSOR, cursorPage, isPage } from './paging';
 
@@ -57,7 +58,7 @@ export function accountRoutes(
     side: 'BUY',
     original_size: '100',
     size_matched: '0',
-    price: formatScaled(Math.max(1, m.cents - 5), 2),
+    price: clobPrice(Math.max(1, m.cents - 5)),
     associate_trades: [] as string[],
     outcome: 'Yes',
     created_at: Math.floor((day + 9 * 3600_000) / 1000),
@@ -73,7 +74,7 @@ export function accountRoutes(
     side: 'BUY',
     size: String(FILLED_SHARES),
     fee_rate_bps: '0',
-    price: formatScaled(m.cents, 2),
+    price: clobPrice(m.cents),
     status: 'CONFIRMED',
     match_time: matchTime,
     last_update: matchTime,
@@ -87,7 +88,7 @@ export function accountRoutes(
         owner: rng.uuid(),
         maker_address: counterparty ?? `0x${rng.hex(40)}`,
         matched_amount: String(FILLED_SHARES),
-        price: formatScaled(m.cents, 2),
+        price: clobPrice(m.cents),
         fee_rate_bps: '0',
         asset_id: m.tokens[0],
         outcome: 'Yes',

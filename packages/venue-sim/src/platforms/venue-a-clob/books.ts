@@ -1,61 +1,146 @@
-// https://docs.polymarket.com/api-reference/orderbook/get-order-book (CLOB)
-import { createHash } from 'node:crypto';
+// https://docs.polymarket.com/api-reference/orderbook/get-order-book (CLOB), …/api-reference/wss/market (the hash)
+import { clobBookHash, type ClobBookSummary, type ClobLevel } from '@depthgate/feeds';
 import type { BookEngine } from '../../book/engine';
-import type { IntBook } from '../../book/types';
-import { formatScaled, formatScaledTrimmed } from '../../core/decimal';
+import { BID, type IntBook, type IntLevel } from '../../book/types';
+import { formatScaledTrimmed } from '../../core/decimal';
 import type { GammaMarketDef, PolymarketCatalog } from '../venue-a/catalog';
+import { type ClobTick, tickSize } from '../venue-a/prices';
 
 /** A token's book with its market: best prices first (`bids[0]` highest, `asks[0]` lowest), in cents. */
 export interface TokenBook {
   market: GammaMarketDef;
+  /** Whether the token is the market's YES token (the one whose book moves and trades). */
+  yes: boolean;
   book: IntBook;
 }
 
-/** The book of a token: its own process for YES, the YES book mirrored at 1 − p for NO. */
-export function tokenBook(engine: BookEngine, catalog: PolymarketCatalog, tokenId: string): TokenBook | undefined {
-  const t = catalog.tokens.get(tokenId);
-  if (!t) return undefined;
-  const live = engine.book('venue-a-clob', t.market.tokens[0]);
-  if (!live) return undefined;
-  const yes: IntBook = { bids: live.bids.levels(), asks: live.asks.levels() };
-  if (t.yes) return { market: t.market, book: yes };
-  return {
-    market: t.market,
-    book: { bids: yes.asks.map(([p, q]) => [100 - p, q]), asks: yes.bids.map(([p, q]) => [100 - p, q]) },
-  };
-}
+/** Every price of the 0.01 grid as the CLOB spells it (formatted once: every hash spells every level). */
+const PRICES: readonly string[] = Array.from({ length: 101 }, (_, c) => formatScaledTrimmed(c, 2));
 
-/** Prices in dollars with two decimals, sizes without trailing zeros: the CLOB's spelling on REST and WebSocket. */
-export const clobPrice = (cents: number): string => formatScaled(cents, 2);
+/** Prices and sizes as the CLOB spells them on REST and WebSocket alike: the shortest form ("0.5", "0.57", "120"). */
+export const clobPrice = (cents: number): string => PRICES[cents] ?? formatScaledTrimmed(cents, 2);
 export const clobSize = (lots: number): string => formatScaledTrimmed(lots, 2);
 
-interface ClobLevel {
-  price: string;
-  size: string;
+/** A YES book seen from the NO token: a YES bid at p is a NO ask at 1 − p. */
+export function mirror(yes: IntBook): IntBook {
+  return { bids: yes.asks.map(([p, q]) => [100 - p, q]), asks: yes.bids.map(([p, q]) => [100 - p, q]) };
 }
 
-/**
- * A token's order-book summary as `GET /book` answers it and the market channel's `book` event carries it.
- * [3P] bids ascend and asks descend: the best price comes last on both sides (clob-client's market-price walk and
- * ccxt's ticker read the last element as the best). The hash is the simulator's digest of the levels ([U]: Polymarket
- * does not document how its summary hash is computed).
- */
-export function bookSummary(tokenId: string, { market, book }: TokenBook, nowMs: number) {
-  const bids: ClobLevel[] = [...book.bids].reverse().map(([p, q]) => ({ price: clobPrice(p), size: clobSize(q) }));
-  const asks: ClobLevel[] = [...book.asks].reverse().map(([p, q]) => ({ price: clobPrice(p), size: clobSize(q) }));
-  const hash = createHash('sha1')
-    .update(JSON.stringify([tokenId, bids, asks]))
-    .digest('hex');
+/** The venue's level lists: bids ascending and asks descending, the best price last on both sides [V]. */
+function venueLevels(book: IntBook): Pick<ClobBookSummary, 'bids' | 'asks'> {
+  const out = (levels: readonly IntLevel[]): ClobLevel[] => {
+    const list: ClobLevel[] = new Array<ClobLevel>(levels.length);
+    for (let i = 0; i < levels.length; i++) {
+      const [p, q] = levels[levels.length - 1 - i] as IntLevel;
+      list[i] = { price: clobPrice(p), size: clobSize(q) };
+    }
+    return list;
+  };
+  return { bids: out(book.bids), asks: out(book.asks) };
+}
+
+/** A token's summary with its hash, in the server's field order (REST `/book`; the channel's `book` adds `event_type`). */
+export type ClobSummary = Omit<ClobBookSummary, 'bids' | 'asks'> & {
+  hash: string;
+  bids: ClobLevel[];
+  asks: ClobLevel[];
+};
+
+/** What a token's summary says besides its levels. */
+export interface SummaryState {
+  /** Epoch ms: the book's last change. */
+  ts: number;
+  tick: ClobTick;
+  /** The token's last trade price, '' before any. */
+  lastTradePrice: string;
+}
+
+/** What the hash covers: the token's book and settings as the venue spells them. */
+function hashed(tokenId: string, market: GammaMarketDef, book: IntBook, s: SummaryState): ClobBookSummary {
   return {
     market: market.conditionId,
     asset_id: tokenId,
-    timestamp: String(nowMs),
-    hash,
-    bids,
-    asks,
-    min_order_size: '5',
-    tick_size: '0.01',
+    timestamp: String(s.ts),
+    ...venueLevels(book),
+    min_order_size: String(market.minOrderSize),
+    tick_size: s.tick,
     neg_risk: market.negRisk,
-    last_trade_price: clobPrice(book.bids[0]?.[0] ?? market.cents),
+    last_trade_price: s.lastTradePrice,
   };
+}
+
+/** The hash of a token's book in a given state: Polymarket's summary hash, current recipe (`clobBookHash`). */
+export function hashOf(tokenId: string, market: GammaMarketDef, book: IntBook, s: SummaryState): string {
+  return clobBookHash(hashed(tokenId, market, book, s));
+}
+
+/**
+ * A token's order-book summary as `GET /book` answers it and the market channel's `book` carries it, with its
+ * `hash`: Polymarket's summary hash (`clobBookHash`, the current recipe, packages/feeds/src/clob-hash.ts) over exactly
+ * these strings. `timestamp` is the book's last change, as the venue's REST book carries it.
+ */
+export function summaryOf(tokenId: string, market: GammaMarketDef, book: IntBook, s: SummaryState): ClobSummary {
+  const b = hashed(tokenId, market, book, s);
+  return {
+    market: b.market,
+    asset_id: b.asset_id,
+    timestamp: b.timestamp,
+    hash: clobBookHash(b),
+    bids: b.bids as ClobLevel[],
+    asks: b.asks as ClobLevel[],
+    min_order_size: b.min_order_size,
+    tick_size: b.tick_size,
+    neg_risk: b.neg_risk,
+    last_trade_price: b.last_trade_price,
+  };
+}
+
+/**
+ * The CLOB's books, one place for what REST and the market channel say about a token: its book (a YES token's own
+ * process, a NO token's the YES book mirrored at 1 − p), its tick size (venue-a/prices.ts `tickSizeOf`), its last
+ * trade and its summary with the hash. Trades are the YES token's (trades.ts): a NO token has none, so its last trade
+ * price is '' and REST answers the documented default for it.
+ */
+export class ClobBooks {
+  constructor(
+    private readonly engine: BookEngine,
+    readonly catalog: PolymarketCatalog,
+  ) {}
+
+  tokenBook(tokenId: string): TokenBook | undefined {
+    const t = this.catalog.tokens.get(tokenId);
+    if (!t) return undefined;
+    const live = this.engine.book('venue-a-clob', t.market.tokens[0]);
+    if (!live) return undefined;
+    const yes: IntBook = { bids: live.bids.levels(), asks: live.asks.levels() };
+    return { market: t.market, yes: t.yes, book: t.yes ? yes : mirror(yes) };
+  }
+
+  tickSize(m: GammaMarketDef): ClobTick {
+    return tickSize(this.engine, m);
+  }
+
+  /** The token's last trade: price (shortest form) and the taker's side, or undefined before any (and for NO). */
+  lastTrade(tokenId: string): { price: string; side: 'BUY' | 'SELL' } | undefined {
+    const t = this.catalog.tokens.get(tokenId);
+    if (!t?.yes) return undefined;
+    const last = this.engine.lastTrade('venue-a-clob', tokenId);
+    return last ? { price: clobPrice(last.price), side: last.takerSide === BID ? 'BUY' : 'SELL' } : undefined;
+  }
+
+  /** The time of the token's last book change (the engine's start before the first). */
+  changedAt(m: GammaMarketDef): number {
+    return this.engine.lastTs('venue-a-clob', m.tokens[0]) ?? this.engine.startTs;
+  }
+
+  /** The token's summary now: what `GET /book` answers and a `book` message sent now carries. */
+  summary(tokenId: string): ClobSummary | undefined {
+    const b = this.tokenBook(tokenId);
+    if (!b) return undefined;
+    return summaryOf(tokenId, b.market, b.book, {
+      ts: this.changedAt(b.market),
+      tick: this.tickSize(b.market),
+      lastTradePrice: this.lastTrade(tokenId)?.price ?? '',
+    });
+  }
 }

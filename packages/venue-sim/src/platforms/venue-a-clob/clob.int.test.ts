@@ -19,6 +19,7 @@ interface ClobMarket {
   condition_id: string;
   neg_risk: boolean;
   minimum_tick_size: number;
+  minimum_order_size: number;
   rewards: {
     rates: Array<{ asset_address: string; rewards_daily_rate: number }> | null;
     min_size: number;
@@ -41,10 +42,13 @@ interface Book {
   asks: Level[];
   neg_risk: boolean;
   tick_size: string;
+  min_order_size: string;
   last_trade_price: string;
 }
 
 const T0 = Date.now();
+/** A CLOB price as the venue writes it: the shortest form ("0.5", "0.05", "0.57"). */
+const SHORTEST_PRICE = /^0\.\d?[1-9]$/;
 const cursorOf = (offset: number) => Buffer.from(String(offset)).toString('base64');
 
 describe('Polymarket CLOB', () => {
@@ -144,10 +148,13 @@ describe('Polymarket CLOB', () => {
       clobTokenIds: string;
       outcomePrices: string;
       negRisk: boolean;
+      orderMinSize: number;
+      orderPriceMinTickSize: number;
     }>;
     for (const g of gamma) {
       const m = items.find((x) => x.condition_id === g.conditionId) as ClobMarket;
       expect(m.tokens.map((t) => t.token_id)).toEqual(JSON.parse(g.clobTokenIds));
+      expect([m.minimum_order_size, m.minimum_tick_size]).toEqual([g.orderMinSize, g.orderPriceMinTickSize]);
       expect(m.tokens.map((t) => t.price)).toEqual((JSON.parse(g.outcomePrices) as string[]).map(Number));
       expect(m.neg_risk).toBe(g.negRisk);
     }
@@ -169,9 +176,11 @@ describe('Polymarket CLOB', () => {
       expect(Number(bestBid)).toBeLessThan(Number(bestAsk));
       expect((await get(`${u}/price?token_id=${id}&side=BUY`)).json).toEqual({ price: bestBid });
       expect((await get(`${u}/price?token_id=${id}&side=SELL`)).json).toEqual({ price: bestAsk });
-      expect((await get(`${u}/last-trade-price?token_id=${id}`)).json).toEqual({ price: bestBid, side: 'SELL' });
-      expect(book.last_trade_price).toBe(bestBid);
-      for (const l of [...book.bids, ...book.asks]) expect(l.price).toMatch(/^0\.\d\d$/);
+      // The books have not moved, so nothing traded: the documented default [V], and no last trade in the book.
+      expect((await get(`${u}/last-trade-price?token_id=${id}`)).json).toEqual({ price: '0.5', side: '' });
+      expect(book.last_trade_price).toBe('');
+      // The venue's shortest forms: "0.5", not "0.50".
+      for (const l of [...book.bids, ...book.asks]) expect(l.price).toMatch(SHORTEST_PRICE);
     }
   });
 
@@ -180,6 +189,7 @@ describe('Polymarket CLOB', () => {
     const market = (await get(`${u}/markets/${condition}`)).json as ClobMarket;
     expect((await get(`${u}/tick-size?token_id=${yes}`)).json).toEqual({ minimum_tick_size: market.minimum_tick_size });
     expect(String(market.minimum_tick_size)).toBe(book.tick_size);
+    expect(String(market.minimum_order_size)).toBe(book.min_order_size);
     expect((await get(`${u}/neg-risk?token_id=${no}`)).json).toEqual({ neg_risk: market.neg_risk });
     expect(book.neg_risk).toBe(market.neg_risk);
     expect((await get(`${u}/fee-rate?token_id=${yes}`)).json).toEqual({ base_fee: 0 });
@@ -285,21 +295,33 @@ describe('Polymarket CLOB', () => {
     });
   });
 
-  test('live activity and the Data API’s trades are one tape: both outcomes, the market’s tokens', async () => {
+  test('live activity and the Data API’s trades are the YES book’s own trades, as the simulator lists them', async () => {
+    for (let i = 0; i < 5000 && sim.trades('venue-a-clob', yes).length < 4; i++) sim.books.step(1);
+    const emitted = sim.trades('venue-a-clob', yes).reverse();
+    expect(emitted.length).toBeGreaterThanOrEqual(4);
     const events = (await get(`${u}/live-activity/events/${condition}`)).json as Array<{
       market: { condition_id: string; asset_id: string };
       transaction_hash: string;
       price: string;
+      size: string;
+      side: string;
       outcome_index: number;
       timestamp: string;
     }>;
-    expect(events.length).toBeGreaterThan(2);
-    expect(new Set(events.map((e) => e.market.asset_id))).toEqual(new Set([yes, no]));
-    for (const e of events) expect(e.price).toMatch(/^0\.\d\d$/);
-    const data = (await get(`${sim.urls['venue-a-clob/data']}/trades?market=${condition}&limit=${events.length}`))
-      .json as Array<{ asset: string; transactionHash: string; outcomeIndex: number; timestamp: number }>;
-    expect(data.map((t) => [t.transactionHash, t.asset, t.outcomeIndex, String(t.timestamp)])).toEqual(
-      events.map((e) => [e.transaction_hash, e.market.asset_id, e.outcome_index, e.timestamp]),
+    expect(
+      events.map((e) => [e.transaction_hash, e.market.asset_id, e.price, e.size, e.side, e.outcome_index]),
+    ).toEqual(emitted.map((o) => [o.id, yes, o.price, o.size, o.venueSide, 0]));
+    const data = (await get(`${sim.urls['venue-a-clob/data']}/trades?market=${condition}`)).json as Array<{
+      asset: string;
+      transactionHash: string;
+      outcomeIndex: number;
+      timestamp: number;
+      price: number;
+      size: number;
+      side: string;
+    }>;
+    expect(data.map((t) => [t.transactionHash, t.asset, t.outcomeIndex, t.timestamp, t.price, t.size, t.side])).toEqual(
+      emitted.map((o) => [o.id, yes, 0, Math.floor(o.ts / 1000), Number(o.price), Number(o.size), o.venueSide]),
     );
     expect((await get(`${u}/live-activity/events/0x${'0'.repeat(64)}`)).json).toEqual([]);
   });
@@ -374,7 +396,7 @@ describe('Polymarket CLOB', () => {
         market: condition,
         asset_id: yes,
         side: 'BUY',
-        price: expect.stringMatching(/^0\.\d\d$/),
+        price: expect.stringMatching(SHORTEST_PRICE),
       });
       const path = `/data/order/${order.id}`;
       expect((await get(`${u}${path}`, signed('GET', path))).json).toEqual(order);

@@ -1,15 +1,15 @@
 // https://docs.polymarket.com/api-reference/orderbook/get-order-book (CLOB)
-import { formatScaled, formatScaledTrimmed, scaledNumber } from '../../core/decimal';
+import { formatScaledTrimmed, scaledNumber } from '../../core/decimal';
 import { Rng } from '../../core/rng';
 import type { SimHost } from '../platform';
 import { Router } from '../../http/router';
 import { json, type PlatformErrors, type SimRequest, type SimResponse, text } from '../../http/types';
 import type { PlatformContext } from '../context';
-import type { PolymarketCatalog } from '../venue-a/catalog';
 import { accountRoutes } from './account';
-import { bookSummary, tokenBook, type TokenBook } from './books';
+import { type ClobBooks, clobPrice, type TokenBook } from './books';
 import { verifyClob } from './clob-auth';
 import { ClobMarkets } from './markets';
+import type { ClobTrades } from './trades';
 
 /** `{"error": ...}` bodies [3P] (captured 400/401/404); the unknown-route 404 is Go's default text [U]. */
 const clobErrors: PlatformErrors = {
@@ -34,19 +34,21 @@ const MAX_BATCH = 500;
 
 type Side = 'BUY' | 'SELL';
 
-export function clobHost(ctx: PlatformContext, catalog: PolymarketCatalog): SimHost {
-  const { engine, opts, credentials } = ctx;
-  const r = new Router();
-  const markets = new ClobMarkets(ctx, catalog);
+/** `/last-trade-price` for a token without trades [V]: "Returns default values of "0.5" for price and empty string for side". */
+const NO_TRADE = { price: '0.5', side: '' } as const;
 
-  const bookOf = (tokenId: string) => tokenBook(engine, catalog, tokenId);
+export function clobHost(ctx: PlatformContext, books: ClobBooks, trades: ClobTrades): SimHost {
+  const { opts, credentials } = ctx;
+  const r = new Router();
+  const markets = new ClobMarkets(ctx, books, trades);
+
+  const bookOf = (tokenId: string) => books.tokenBook(tokenId);
   const token = (req: SimRequest, name = 'token_id'): string | SimResponse => {
     const id = req.params.get(name);
     if (!id || !/^\d+$/.test(id)) return json(400, { error: 'Invalid token id' });
     return id;
   };
   const missing = () => json(404, { error: 'No orderbook exists for the requested token id' });
-  const px = (p: number) => formatScaled(p, 2);
 
   // The quotes every price route derives from a token's book (one definition each, for GET and POST alike).
   const bestBid = (b: TokenBook) => b.book.bids[0]?.[0];
@@ -66,13 +68,11 @@ export function clobHost(ctx: PlatformContext, catalog: PolymarketCatalog): SimH
     const ask = bestAsk(b);
     return bid === undefined || ask === undefined ? undefined : formatScaledTrimmed(ask - bid, 2);
   };
-  /** The last trade: a seller hit the best bid (the book's `last_trade_price` says the same). */
-  const lastTradeOf = (b: TokenBook) => {
-    const bid = bestBid(b);
-    return bid === undefined ? undefined : { price: px(bid), side: 'SELL' as const };
-  };
-
-  const bookJson = (tokenId: string, b: TokenBook) => bookSummary(tokenId, b, ctx.clock());
+  /**
+   * The token's last trade: its price and the taker's side (the book's `last_trade_price`, the channel's
+   * `last_trade_price` events). Without one, the documented default: "0.5" and an empty side [V].
+   */
+  const lastTradeOf = (id: string): { price: string; side: Side | '' } => books.lastTrade(id) ?? NO_TRADE;
 
   /** A GET on one token: 400 for a malformed id, 404 for an unknown token or a book side without the price. */
   const perToken = (derive: (b: TokenBook, id: string) => object | undefined) => (req: SimRequest) => {
@@ -87,14 +87,14 @@ export function clobHost(ctx: PlatformContext, catalog: PolymarketCatalog): SimH
   r.get('/time', () => json(200, Math.floor(ctx.clock() / 1000)));
   r.get(
     '/book',
-    perToken((b, id) => bookJson(id, b)),
+    perToken((_b, id) => books.summary(id)),
   );
   r.get('/price', (req) => {
     const side = (req.params.get('side') ?? '').toUpperCase();
     if (side !== 'BUY' && side !== 'SELL') return json(400, { error: 'Invalid side' });
     return perToken((b) => {
       const p = priceOf(b, side);
-      return p === undefined ? undefined : { price: px(p) };
+      return p === undefined ? undefined : { price: clobPrice(p) };
     })(req);
   });
   r.get(
@@ -113,11 +113,11 @@ export function clobHost(ctx: PlatformContext, catalog: PolymarketCatalog): SimH
   );
   r.get(
     '/last-trade-price',
-    perToken((b) => lastTradeOf(b)),
+    perToken((_b, id) => lastTradeOf(id)),
   );
   r.get(
     '/tick-size',
-    perToken(() => ({ minimum_tick_size: 0.01 })),
+    perToken((b) => ({ minimum_tick_size: Number(books.tickSize(b.market)) })),
   );
   // clob-client's order creation reads these two first [V]: neg_risk picks the exchange contract to sign for.
   r.get(
@@ -252,11 +252,8 @@ export function clobHost(ctx: PlatformContext, catalog: PolymarketCatalog): SimH
     return out;
   }
   /** `[{token_id, price, side}]` [V]. */
-  function lastTrades(params: BookParam[]): Array<{ token_id: string; price: string; side: Side }> {
-    return known(params).flatMap(({ token_id, b }) => {
-      const last = lastTradeOf(b);
-      return last ? [{ token_id, ...last }] : [];
-    });
+  function lastTrades(params: BookParam[]): Array<{ token_id: string; price: string; side: Side | '' }> {
+    return known(params).map(({ token_id }) => ({ token_id, ...lastTradeOf(token_id) }));
   }
   const batch =
     (sideRequired: boolean, answer: (params: BookParam[]) => unknown) =>
@@ -267,7 +264,7 @@ export function clobHost(ctx: PlatformContext, catalog: PolymarketCatalog): SimH
 
   r.post(
     '/books',
-    batch(false, (params) => known(params).map(({ token_id, b }) => bookJson(token_id, b))),
+    batch(false, (params) => known(params).map(({ token_id }) => books.summary(token_id))),
   );
   r.post('/midpoints', batch(false, midpoints));
   r.post(

@@ -1,12 +1,12 @@
 // https://docs.polymarket.com/api-reference/core/get-top-holders-for-markets (Data API)
-import { scaledNumber } from '../../core/decimal';
+import { parseScaled, scaledNumber } from '../../core/decimal';
 import { Rng } from '../../core/rng';
 import type { SimHost } from '../platform';
 import { Router } from '../../http/router';
 import { json, type PlatformErrors } from '../../http/types';
 import type { PlatformContext } from '../context';
 import { type PolymarketCatalog, polymarketImage } from '../venue-a/catalog';
-import { tradeTape } from './trades';
+import type { ClobTrades, TapeTrade } from './trades';
 
 /** `{"error": ...}` bodies [3P] (captured 400s). */
 const dataErrors: PlatformErrors = {
@@ -18,7 +18,11 @@ const dataErrors: PlatformErrors = {
 
 const required = (name: string) => json(400, { error: `required query param '${name}' not provided` });
 
-export function dataHost(ctx: PlatformContext, catalog: PolymarketCatalog): SimHost {
+/** Data API `/trades` bounds [V]: `limit` 0–10 000 (larger values clamped), `offset` 0–10 000 (larger: 400). */
+const MAX_TRADES_LIMIT = 10_000;
+const MAX_TRADES_OFFSET = 10_000;
+
+export function dataHost(ctx: PlatformContext, catalog: PolymarketCatalog, trades: ClobTrades): SimHost {
   const { opts } = ctx;
   const r = new Router();
   const byCondition = new Map(catalog.markets.map((m) => [m.conditionId, m]));
@@ -108,26 +112,73 @@ export function dataHost(ctx: PlatformContext, catalog: PolymarketCatalog): SimH
       },
     ]);
   });
-  // The same tape the CLOB's live activity shows, newest first across the requested markets (all without one).
+  /**
+   * `/trades` [V]: the markets' trades newest first (the moving books' own, as far back as the simulator retains
+   * them), filtered by `market` (condition ids, comma-separated) or `eventId` (comma-separated, not both), `user`
+   * (the taker), `side` (the taker's), `start`/`end` (Unix seconds, inclusive), `filterType` CASH|TOKENS with
+   * `filterAmount` (at least that much notional or that many shares); paged by `limit` (default 100) and `offset`.
+   * Every trade is reported from the taker's side, so `takerOnly=false` lists the same ones ([U]: maker records).
+   */
   r.get('/trades', (req) => {
-    const wanted = (req.params.get('market') ?? '').split(',').filter(Boolean);
-    const list = wanted.length ? wanted.flatMap((c) => byCondition.get(c) ?? []) : catalog.markets;
-    const limit = Math.min(500, Math.max(1, Number(req.params.get('limit') ?? 100) || 100));
-    const now = Math.floor(ctx.clock() / 1000);
-    const trades = list
-      .flatMap((m) => tradeTape(opts.seed, catalog, m, now, limit).map((t) => ({ m, t })))
-      .sort((a, b) => b.t.timestamp - a.t.timestamp)
-      .slice(0, limit);
+    const p = req.params;
+    const bad = (message: string) => json(400, { error: message });
+    const int = (name: string) => {
+      const v = p.get(name);
+      return v === null || v === '' ? undefined : /^\d+$/.test(v) ? Number(v) : null;
+    };
+    const limit = int('limit');
+    const offset = int('offset');
+    const start = int('start');
+    const end = int('end');
+    if (limit === null) return bad('limit must be a non-negative integer');
+    if (offset === null || (offset ?? 0) > MAX_TRADES_OFFSET) return bad(`offset must be 0 to ${MAX_TRADES_OFFSET}`);
+    if (start === null || end === null) return bad('start and end must be Unix seconds');
+    const takerOnly = p.get('takerOnly');
+    if (takerOnly !== null && takerOnly !== 'true' && takerOnly !== 'false') return bad('takerOnly must be a boolean');
+    const side = p.get('side');
+    if (side !== null && side !== 'BUY' && side !== 'SELL') return bad('side must be BUY or SELL');
+    const user = p.get('user');
+    if (user !== null && !/^0x[0-9a-fA-F]{40}$/.test(user)) return bad('invalid user address');
+    const filterType = p.get('filterType');
+    const filterAmount = p.get('filterAmount');
+    if ((filterType === null) !== (filterAmount === null)) return bad('filterType and filterAmount go together');
+    if (filterType !== null && filterType !== 'CASH' && filterType !== 'TOKENS')
+      return bad('filterType must be CASH or TOKENS');
+    // Thresholds in the trade's own units: hundredths of a share, and of a share times cents for cash.
+    const amount = filterAmount === null ? undefined : parseScaled(filterAmount, 2);
+    if (amount === null) return bad('filterAmount must be a non-negative decimal (two places at most)');
+    const marketIds = (p.get('market') ?? '').split(',').filter(Boolean);
+    const eventIds = (p.get('eventId') ?? '').split(',').filter(Boolean);
+    if (marketIds.length && eventIds.length) return bad('market and eventId cannot be used together');
+    if (!eventIds.every((e) => /^\d+$/.test(e))) return bad('eventId must be integers, comma-separated');
+    const list = marketIds.length
+      ? marketIds.flatMap((c) => byCondition.get(c) ?? [])
+      : eventIds.length
+        ? catalog.markets.filter((m) => eventIds.includes(m.eventId))
+        : catalog.markets;
+    const keep = (t: TapeTrade) =>
+      (side === null || t.side === side) &&
+      (user === null || t.wallet === user.toLowerCase()) &&
+      (start === undefined || t.ts >= start * 1000) &&
+      (end === undefined || t.ts < (end + 1) * 1000) &&
+      (amount === undefined || (filterType === 'TOKENS' ? t.size >= amount : t.size * t.cents >= amount * 100));
+    const n = Math.min(limit ?? 100, MAX_TRADES_LIMIT);
+    const o = offset ?? 0;
+    const now = ctx.clock();
+    const page = list
+      .flatMap((m) => trades.marketTrades(m, now, o + n, keep).map((t) => ({ m, t })))
+      .sort((a, b) => b.t.ts - a.t.ts)
+      .slice(o, o + n);
     return json(
       200,
-      trades.map(({ m, t }) => ({
+      page.map(({ m, t }) => ({
         proxyWallet: t.wallet,
         side: t.side,
         asset: t.asset,
         conditionId: m.conditionId,
-        size: t.size,
+        size: scaledNumber(t.size, 2),
         price: scaledNumber(t.cents, 2),
-        timestamp: t.timestamp,
+        timestamp: Math.floor(t.ts / 1000),
         title: m.question,
         slug: m.slug,
         icon: polymarketImage(m.slug),

@@ -1,8 +1,10 @@
 // https://docs.polymarket.com/developers/CLOB/introduction
 import { simPlatform } from '../platform';
 import { polymarketCatalog } from '../venue-a';
+import { ClobBooks } from './books';
 import { clobHost } from './clob';
 import { dataHost } from './data-api';
+import { ClobTrades } from './trades';
 import { CLOB_WS_PATH, ClobMarketFeed } from './ws';
 
 /**
@@ -39,12 +41,15 @@ export const venueAClobSim = simPlatform({
     return { catalog, instruments: catalog.instruments };
   },
   create(ctx, catalog) {
-    const main = clobHost(ctx, catalog);
-    const feed = new ClobMarketFeed(ctx.engine, catalog, ctx.clock);
+    const trades = new ClobTrades(ctx.opts.seed, ctx.engine, catalog);
+    const books = new ClobBooks(ctx.engine, catalog);
+    const main = clobHost(ctx, books, trades);
+    const feed = new ClobMarketFeed(ctx.engine, books, trades, ctx.clock);
     main.upgrade = (req, socket, head, record) => feed.upgrade(req, socket, head, record);
     return {
-      hosts: { main, data: dataHost(ctx, catalog) },
+      hosts: { main, data: dataHost(ctx, catalog, trades) },
       feeds: { main: { host: 'main', path: CLOB_WS_PATH, hub: feed.hub } },
+      trade: (inst, t) => trades.describe(inst, t),
       credentials: {
         POLYMARKET_CLOB_ADDRESS: ctx.credentials.polymarketClob.address,
         POLYMARKET_CLOB_API_KEY: ctx.credentials.polymarketClob.apiKey,

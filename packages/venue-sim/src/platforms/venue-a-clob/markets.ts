@@ -1,6 +1,6 @@
 // https://docs.polymarket.com/api-reference/markets/get-sampling-markets (CLOB market objects) and
 // https://docs.polymarket.com/api-reference/rewards/get-current-active-rewards-configurations
-import { formatScaled, scaledNumber } from '../../core/decimal';
+import { scaledNumber } from '../../core/decimal';
 import { DAY_MS, parseDay } from '../../core/time';
 import type { Router } from '../../http/router';
 import { json } from '../../http/types';
@@ -17,7 +17,8 @@ import {
 } from '../venue-a/catalog';
 import { outcomeMids } from '../venue-a/prices';
 import { cursorPage, isPage } from './paging';
-import { tradeTape } from './trades';
+import { type ClobBooks, clobPrice, clobSize } from './books';
+import type { ClobTrades } from './trades';
 
 /** Page sizes: `/markets` and its variants [U] (1 000 in captured answers), rewards per the docs [V]. */
 const MARKETS_PAGE = 1000;
@@ -33,10 +34,15 @@ export class ClobMarkets {
   private readonly byCondition: Map<string, GammaMarketDef>;
   private readonly events: Map<string, GammaEventDef>;
 
+  readonly catalog: PolymarketCatalog;
+
   constructor(
     private readonly ctx: PlatformContext,
-    readonly catalog: PolymarketCatalog,
+    private readonly books: ClobBooks,
+    private readonly trades: ClobTrades,
   ) {
+    const catalog = books.catalog;
+    this.catalog = catalog;
     this.byCondition = new Map(catalog.markets.map((m) => [m.conditionId, m]));
     this.events = new Map(catalog.events.map((e) => [e.id, e]));
   }
@@ -76,8 +82,8 @@ export class ClobMarkets {
       archived: false,
       accepting_orders: m.active && !m.closed,
       accepting_order_timestamp: m.startDate,
-      minimum_order_size: 5,
-      minimum_tick_size: 0.01,
+      minimum_order_size: m.minOrderSize,
+      minimum_tick_size: Number(this.books.tickSize(m)),
       condition_id: m.conditionId,
       question_id: m.questionId,
       question: m.question,
@@ -209,10 +215,9 @@ export class ClobMarkets {
     r.get('/live-activity/events/:condition_id', (req) => {
       const m = this.market(req.pathParams.condition_id);
       if (!m) return json(200, []);
-      const now = Math.floor(this.ctx.clock() / 1000);
       return json(
         200,
-        tradeTape(this.ctx.opts.seed, this.catalog, m, now, LIVE_ACTIVITY_TRADES).map((t) => ({
+        this.trades.marketTrades(m, this.ctx.clock(), LIVE_ACTIVITY_TRADES).map((t) => ({
           event_type: 'trade',
           market: {
             condition_id: m.conditionId,
@@ -229,13 +234,13 @@ export class ClobMarkets {
             pseudonym: t.pseudonym,
           },
           side: t.side,
-          size: String(t.size),
+          size: clobSize(t.size),
           fee_rate_bps: '0',
-          price: formatScaled(t.cents, 2),
+          price: clobPrice(t.cents),
           outcome: t.outcomeIndex === 0 ? 'Yes' : 'No',
           outcome_index: t.outcomeIndex,
           transaction_hash: t.transactionHash,
-          timestamp: String(t.timestamp),
+          timestamp: String(Math.floor(t.ts / 1000)),
         })),
       );
     });

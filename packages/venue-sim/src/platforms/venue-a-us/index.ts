@@ -3,6 +3,7 @@ import type { SimHost } from '../platform';
 import { simPlatform } from '../platform';
 import { buildPmUsCatalog } from './catalog';
 import { pmUsHosts } from './rest';
+import { pmUsTrade } from './trades';
 import { PM_US_WS_PATH, PmUsFeed } from './ws';
 
 /** Polymarket US: the public gateway host, the authenticated host (Ed25519) and its markets WebSocket. */
@@ -26,6 +27,7 @@ export const venueAUsSim = simPlatform({
     return {
       hosts: { main: hosts.pub, auth: hosts.auth },
       feeds: { main: { host: 'auth', path: PM_US_WS_PATH, hub: feed.hub } },
+      trade: (inst, t) => pmUsTrade.describe(inst, t),
       credentials: {
         POLYMARKET_US_ACCESS_KEY: ctx.credentials.polymarketUs.accessKey,
         POLYMARKET_US_SECRET_KEY: ctx.credentials.polymarketUs.secretKeyBase64,

@@ -12,6 +12,24 @@ import { pmUsAccountRoutes } from './account';
 import { filterEvents, parseEventsQuery, parseListQuery } from './events-filter';
 import { amount, int32, invalid, pmUsErrors } from './wire';
 
+/**
+ * A market's `stats` [V] (`MarketStats`: `lastTradePx`, `sharesTraded`, `openInterest`, `highPx`, `lowPx`), from the
+ * trades the engine published: `sharesTraded` the quantity traded since the simulator started (a decimal string with
+ * the quantity's 2 decimals, as `qty`), `lastTradePx` the last trade's price, `highPx`/`lowPx` the highest and lowest
+ * traded since the start (the venue's period for them is [U]); the prices are absent before the first trade. No
+ * `openInterest`: the engine keeps no positions.
+ */
+export function marketStats(engine: BookEngine, slug: string): Record<string, unknown> {
+  const stats = engine.tradeStats('venue-a-us', slug);
+  const last = engine.lastTrade('venue-a-us', slug);
+  return {
+    ...(last !== undefined ? { lastTradePx: amount(last.price) } : {}),
+    sharesTraded: formatScaled(stats?.volume ?? 0n, 2),
+    ...(stats?.high !== undefined ? { highPx: amount(stats.high) } : {}),
+    ...(stats?.low !== undefined ? { lowPx: amount(stats.low) } : {}),
+  };
+}
+
 /** A Polymarket US `MarketData` object for a slug, from the live book (shared by REST and the feed). */
 export function marketData(engine: BookEngine, slug: string, lastTs: number | null): Record<string, unknown> {
   const book = engine.book('venue-a-us', slug);
@@ -22,8 +40,30 @@ export function marketData(engine: BookEngine, slug: string, lastTs: number | nu
     bids: levels('bids'),
     offers: levels('asks'),
     state: book ? 'MARKET_STATE_OPEN' : 'MARKET_STATE_EXPIRED',
-    stats: {},
+    stats: marketStats(engine, slug),
     ...(lastTs !== null ? { transactTime: isoMillis(lastTs) } : {}),
+  };
+}
+
+/**
+ * A Polymarket US `MarketDataLite` [V] (the MARKET_DATA_LITE message's `marketDataLite`, and the BBO's `marketData`):
+ * `currentPx` (the mid), `bestBid`, `bestAsk`, `bidDepth`/`askDepth` (levels per side), `lastTradePx` and
+ * `sharesTraded` as in `marketStats`. No `openInterest` (see there).
+ */
+export function marketDataLite(engine: BookEngine, slug: string): Record<string, unknown> {
+  const book = engine.book('venue-a-us', slug);
+  const bid = book?.bids.best();
+  const ask = book?.asks.best();
+  const { lastTradePx, sharesTraded } = marketStats(engine, slug);
+  return {
+    marketSlug: slug,
+    ...(bid !== undefined && ask !== undefined ? { currentPx: amount((bid + ask) / 2) } : {}),
+    ...(bid !== undefined ? { bestBid: amount(bid) } : {}),
+    ...(ask !== undefined ? { bestAsk: amount(ask) } : {}),
+    bidDepth: book?.bids.size ?? 0,
+    askDepth: book?.asks.size ?? 0,
+    ...(lastTradePx !== undefined ? { lastTradePx } : {}),
+    sharesTraded,
   };
 }
 
@@ -153,18 +193,8 @@ export function pmUsHosts(ctx: PlatformContext, catalog: PmCatalog): { pub: SimH
     const slug = req.pathParams.slug as string;
     if (!catalog.marketsBySlug.has(slug)) return pmUsErrors.notFound(req);
     const book = engine.book('venue-a-us', slug);
-    const bid = book?.bids.best();
-    const ask = book?.asks.best();
     return json(200, {
-      marketData: {
-        marketSlug: slug,
-        ...(bid !== undefined && ask !== undefined ? { currentPx: amount((bid + ask) / 2) } : {}),
-        ...(bid !== undefined ? { bestBid: amount(bid) } : {}),
-        ...(ask !== undefined ? { bestAsk: amount(ask) } : {}),
-        bidDepth: book?.bids.size ?? 0,
-        askDepth: book?.asks.size ?? 0,
-        state: book ? 'MARKET_STATE_OPEN' : 'MARKET_STATE_EXPIRED',
-      },
+      marketData: { ...marketDataLite(engine, slug), state: book ? 'MARKET_STATE_OPEN' : 'MARKET_STATE_EXPIRED' },
     });
   });
   // The docs' `{slug, settlement}` (a decimal number); the SDK declares `{marketSlug, settlementPrice, settledAt}`.

@@ -1,12 +1,12 @@
 // https://docs.polymarket.us/api-reference/websocket/markets
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { formatScaled } from '../../core/decimal';
 import type { BookEngine } from '../../book/engine';
 import type { BookEvent, Instrument } from '../../book/types';
 import { type FeedConnection, FeedHub, parseJsonObject } from '../../feeds/feed-hub';
 import type { AuthCheck, AuthInput, RecordedRequest } from '../../http/types';
-import { marketData } from './rest';
+import { marketData, marketDataLite } from './rest';
+import { pmUsTrade } from './trades';
 
 export const PM_US_WS_PATH = '/v1/ws/markets';
 
@@ -27,6 +27,7 @@ interface Sub {
  * The markets WebSocket on api.polymarket.us [V]: the handshake carries the same Ed25519 headers as REST (signed
  * path `/v1/ws/markets`); `SUBSCRIPTION_TYPE_MARKET_DATA` sends the whole book of a market on every change, levels
  * best first, `px.value` with 3 decimals, `qty` with 2; `transactTime` carries the change's millisecond.
+ * `SUBSCRIPTION_TYPE_TRADE` sends a `trade` per fill of the books, after the book message of its event (trades.ts).
  */
 export class PmUsFeed {
   readonly hub: FeedHub;
@@ -38,7 +39,8 @@ export class PmUsFeed {
     heartbeatIntervalMs: number,
     clock: () => number,
   ) {
-    this.hub = new FeedHub(clock);
+    // No sequence on this feed [V]: a swap of two messages is invisible but for `transactTime`.
+    this.hub = new FeedHub(clock, { reorder: true });
     engine.on('venue-a-us', (inst, event) => this.onEvent(inst, event));
     this.hub.startHeartbeat(heartbeatIntervalMs, (c) => this.hub.send(c, '{"heartbeat":{}}'));
   }
@@ -132,15 +134,7 @@ export class PmUsFeed {
     if (type === 'SUBSCRIPTION_TYPE_MARKET_DATA') {
       return `"subscriptionType":"${type}","marketData":${JSON.stringify(marketData(this.engine, slug, ts))}}`;
     }
-    const book = this.engine.book('venue-a-us', slug);
-    const bid = book?.bids.best();
-    const ask = book?.asks.best();
-    const lite = {
-      marketSlug: slug,
-      ...(bid !== undefined ? { bestBid: { value: formatScaled(bid, 3), currency: 'USD' } } : {}),
-      ...(ask !== undefined ? { bestAsk: { value: formatScaled(ask, 3), currency: 'USD' } } : {}),
-    };
-    return `"subscriptionType":"${type}","marketDataLite":${JSON.stringify(lite)}}`;
+    return `"subscriptionType":"${type}","marketDataLite":${JSON.stringify(marketDataLite(this.engine, slug))}}`;
   }
 
   private frame(sub: Sub, body: string): string {
@@ -150,17 +144,46 @@ export class PmUsFeed {
   private onEvent(inst: Instrument, event: BookEvent): void {
     const subs = this.bySlug.get(inst.ticker);
     if (!subs || subs.size === 0) return;
-    if (this.hub.shouldDrop(inst.ticker)) return;
-    let full: string | undefined;
-    let lite: string | undefined;
-    for (const { conn, sub } of subs) {
-      if (sub.type === 'SUBSCRIPTION_TYPE_MARKET_DATA') {
-        full ??= this.body(sub.type, inst.ticker, event.ts);
-        this.hub.send(conn, this.frame(sub, full));
-      } else if (sub.type === 'SUBSCRIPTION_TYPE_MARKET_DATA_LITE') {
-        lite ??= this.body(sub.type, inst.ticker, event.ts);
-        this.hub.send(conn, this.frame(sub, lite));
+    let books = false;
+    let trades = false;
+    for (const { sub } of subs) {
+      if (sub.type === 'SUBSCRIPTION_TYPE_TRADE') trades = true;
+      else books = true;
+    }
+    // A drop fault drops one message for every subscriber: the book's, or one trade's; a reorder swaps the next two.
+    const conns = new Set<FeedConnection>();
+    for (const { conn } of subs) conns.add(conn);
+    /** Each connection's frames of one message (one per subscription of the kind it concerns). */
+    const frames = (text: (sub: Sub) => string | undefined) => {
+      const out = new Map<FeedConnection, string[]>();
+      for (const { conn, sub } of subs) {
+        const t = text(sub);
+        if (t === undefined) continue;
+        const list = out.get(conn);
+        if (list) list.push(t);
+        else out.set(conn, [t]);
       }
+      return (conn: FeedConnection) => out.get(conn);
+    };
+    if (books) {
+      this.hub.publish(inst.ticker, conns, () => {
+        let full: string | undefined;
+        let lite: string | undefined;
+        return frames((sub) => {
+          if (sub.type === 'SUBSCRIPTION_TYPE_MARKET_DATA')
+            return this.frame(sub, (full ??= this.body(sub.type, inst.ticker, event.ts)));
+          if (sub.type === 'SUBSCRIPTION_TYPE_MARKET_DATA_LITE')
+            return this.frame(sub, (lite ??= this.body(sub.type, inst.ticker, event.ts)));
+          return undefined;
+        });
+      });
+    }
+    if (!trades) return;
+    for (const t of event.trades) {
+      this.hub.publish(inst.ticker, conns, () => {
+        const body = `"subscriptionType":"SUBSCRIPTION_TYPE_TRADE","trade":${pmUsTrade.ws(inst, { ...t, ts: event.ts, seq: event.seq })}}`;
+        return frames((sub) => (sub.type === 'SUBSCRIPTION_TYPE_TRADE' ? this.frame(sub, body) : undefined));
+      });
     }
   }
 

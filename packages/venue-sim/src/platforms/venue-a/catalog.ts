@@ -63,6 +63,8 @@ export interface GammaMarketDef {
   negRiskRequestId: string;
   /** Liquidity rewards, or null when the market pays none (then it is not a "sampling" market). */
   rewards: MarketRewards | null;
+  /** The smallest order the CLOB accepts, in shares (CLOB `min_order_size`, Gamma `orderMinSize`). */
+  minOrderSize: number;
 }
 
 export interface GammaEventDef {
@@ -123,6 +125,8 @@ interface Seed {
   negRisk: boolean;
   /** Liquidity rewards on its markets: [min size, max spread in tenths of a cent, USDC per day], or null. */
   rewards: [number, number, number] | null;
+  /** Its markets' smallest order in shares (5 on most markets, 15 on some older ones [3P]). */
+  minOrderSize: number;
   tags: GammaTag[];
   seriesSlug?: string;
   end: number;
@@ -141,6 +145,7 @@ function seedFor(kind: number, k: number, day: number): Seed {
         title: `Fed decision in ${monthName(m)}?`,
         negRisk: true,
         rewards: [50, 35, 25],
+        minOrderSize: 5,
         tags: [tag('economy'), tag('fed-rates')],
         seriesSlug: 'fed-interest-rates',
         end: m,
@@ -168,6 +173,7 @@ function seedFor(kind: number, k: number, day: number): Seed {
         title: `Bitcoin above ___ on ${monthName(end)} ${new Date(end).getUTCDate()}?`,
         negRisk: false,
         rewards: null,
+        minOrderSize: 5,
         tags: [tag('crypto'), tag('bitcoin')],
         seriesSlug: 'bitcoin-above',
         end,
@@ -186,6 +192,7 @@ function seedFor(kind: number, k: number, day: number): Seed {
         title: `${y} NBA Champion`,
         negRisk: true,
         rewards: [100, 45, 10],
+        minOrderSize: 15,
         tags: [tag('sports'), tag('nba')],
         end: Date.UTC(y, 5, 30),
         markets: NBA_TEAMS.map((team, i) => ({
@@ -284,6 +291,7 @@ export function buildPolymarketCatalog(seed: number, catalogDate: string, count:
                 startDate: isoDay(day - 20 * DAY_MS),
               }
             : null,
+          minOrderSize: s.minOrderSize,
         };
         ev.volumeCents += def.volumeCents;
         ev.liquidityCents += def.liquidityCents;

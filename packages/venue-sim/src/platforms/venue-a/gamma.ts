@@ -13,7 +13,7 @@ import {
   polymarketImage,
   rewardsMaxSpread,
 } from './catalog';
-import { livePrices, outcomeMids } from './prices';
+import { livePrices, outcomeMids, tickSize } from './prices';
 
 /** Gamma's error bodies `{"type": "... error", "error": ...}` [3P] (captured 404s and 422s). */
 const gammaErrors: PlatformErrors = {
@@ -86,8 +86,8 @@ export function gammaHost(ctx: PlatformContext, catalog: PolymarketCatalog): Sim
       groupItemTitle: m.groupItemTitle,
       questionID: m.questionId,
       enableOrderBook: true,
-      orderPriceMinTickSize: 0.01,
-      orderMinSize: 5,
+      orderPriceMinTickSize: Number(tickSize(engine, m)),
+      orderMinSize: m.minOrderSize,
       volumeNum: scaledNumber(m.volumeCents, 2),
       liquidityNum: scaledNumber(m.liquidityCents, 2),
       volume24hr: volume24hr(m.volumeCents),

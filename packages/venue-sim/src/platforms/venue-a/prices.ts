@@ -22,3 +22,21 @@ export function outcomeMids(engine: BookEngine, m: GammaMarketDef): [number, num
   const yes = (p.bid + p.ask) * 5;
   return [yes, 1000 - yes];
 }
+
+/** The CLOB's two price ticks. */
+export type ClobTick = '0.01' | '0.001';
+
+/**
+ * A market's tick size now (the CLOB's `tick_size`, `minimum_tick_size`, Gamma's `orderPriceMinTickSize`): Polymarket
+ * narrows it from 0.01 to 0.001 as a price nears the ends of the range ("price > 0.96 or < 0.04") and back [3P].
+ * The simulator's rule: 0.001 while the YES best bid is 0.96 or more or its best ask 0.04 or less (so one outcome's
+ * best bid is at 0.96 or above and the other's best ask at 0.04 or below), else 0.01. Both outcome tokens share it.
+ * The books' process keeps to the 0.01 grid, which a 0.001 tick allows.
+ */
+export function tickSizeOf(p: LivePrices): ClobTick {
+  return p.bid >= 96 || p.ask <= 4 ? '0.001' : '0.01';
+}
+
+export function tickSize(engine: BookEngine, m: GammaMarketDef): ClobTick {
+  return tickSizeOf(livePrices(engine, m));
+}

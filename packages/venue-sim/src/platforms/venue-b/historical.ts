@@ -45,7 +45,8 @@ export const historicalRoutes: RouteFamily = (r, api) => {
     return json(200, { ticker: m.ticker, candlesticks: list.map(historicalCandleJson) });
   });
 
-  r.get('/historical/trades', (req) => tradePage(api, req, historical, -Infinity, catalog.cutoffMs - 1));
+  // Trades before the cutoff (`trades_created_ts`), of every market; the later ones are on `/markets/trades`.
+  r.get('/historical/trades', (req) => tradePage(api, req, -Infinity, catalog.cutoffMs - 1));
 };
 
 /**

@@ -2,6 +2,8 @@
 import { kalshiErrors, kalshiHost, KALSHI_PREFIX } from './rest';
 import { KALSHI_WS_PATH, KalshiFeed } from './ws';
 import { buildKalshiCatalog } from './catalog';
+import { KalshiTradeIds } from './trade-ids';
+import { kalshiTrade } from './trades';
 import { formatLevels, type KalshiBookView } from '../../book/view';
 import { simPlatform } from '../platform';
 import type { SimHost } from '../platform';
@@ -41,8 +43,10 @@ export const venueBSim = simPlatform({
       ctx.clock,
     );
     main.upgrade = (req, socket, head, record) => feed.upgrade(req, socket, head, record);
+    const trades = new KalshiTradeIds(ctx.opts.seed);
     return {
       hosts: { main: { ...main, basePath: KALSHI_PREFIX } },
+      trade: (inst, t) => kalshiTrade.describe(trades, inst, t),
       feeds: { main: { host: 'main', path: KALSHI_WS_PATH, hub: feed.hub } },
       credentials: {
         KALSHI_ACCESS_KEY: ctx.credentials.kalshi.accessKey,

@@ -222,9 +222,11 @@ describe('Kalshi: the reads of kalshi-typescript 3.30 and ccxt prediction.kalshi
   });
 
   describe('trades and candlesticks', () => {
-    test('trades: newest first; a cursor walk neither repeats nor skips while new trades arrive; each is priced at its minute’s opening quote', async () => {
+    test('trades: newest first; a cursor walk neither repeats nor skips while new trades arrive; the book’s own since the start, drawn at the minute’s opening quote before', async () => {
       const ticker = sim.books.tickers('kalshi')[2] as string;
       const series = ticker.split('-')[0];
+      // The window holds drawn trades (before the start) and the book's own.
+      for (let i = 0; i < 5000 && sim.trades('kalshi', ticker).length < 2; i++) sim.books.step(1);
       const from = sec(now) - 6 * 3600;
       const to = sec(now);
       const whole = await body<{ trades: Trade[]; cursor: string }>(
@@ -247,16 +249,33 @@ describe('Kalshi: the reads of kalshi-typescript 3.30 and ccxt prediction.kalshi
         sim.books.step(5);
       } while (cursor);
       expect(walked).toEqual(whole.trades);
+      // The trades that arrived meanwhile are the book's own, as the simulator lists them, newest first.
+      for (let i = 0; i < 5000 && sim.trades('kalshi', ticker, (to + 1) * 1000).length < 2; i++) sim.books.step(1);
+      const emitted = sim.trades('kalshi', ticker, (to + 1) * 1000);
       const arrived = await body<{ trades: Trade[] }>(`/markets/trades?ticker=${ticker}&min_ts=${to + 1}`);
-      expect(arrived.trades.length).toBeGreaterThan(0);
+      expect(emitted.length).toBeGreaterThanOrEqual(2);
+      expect(
+        arrived.trades.map((t) => [t.trade_id, t.yes_price_dollars, t.count_fp, Date.parse(t.created_time)]),
+      ).toEqual(emitted.reverse().map((o) => [o.id, o.price, o.size, o.ts]));
       const candles = await body<{ candlesticks: Candle[] }>(
         `/series/${series}/markets/${ticker}/candlesticks?start_ts=${from}&end_ts=${to + 60}&period_interval=1`,
       );
       const byEnd = new Map(candles.candlesticks.map((c) => [c.end_period_ts, c]));
+      const own = new Map(sim.trades('kalshi', ticker).map((o) => [o.id, o]));
+      expect(whole.trades.some((t) => own.has(t.trade_id))).toBe(true);
       for (const t of whole.trades) {
-        const c = byEnd.get((Math.floor(Date.parse(t.created_time) / MINUTE) + 1) * 60) as Candle;
-        const quote = t.taker_outcome_side === 'yes' ? c.yes_ask.open_dollars : c.yes_bid.open_dollars;
-        expect(t.yes_price_dollars).toBe(quote);
+        const o = own.get(t.trade_id);
+        if (o) {
+          // The book's trades (since the start): at the book's price.
+          expect([t.yes_price_dollars, t.count_fp, Date.parse(t.created_time)]).toEqual([o.price, o.size, o.ts]);
+          expect(t.taker_outcome_side).toBe(o.venueSide);
+        } else {
+          // Before the start: drawn, priced at the opening quote of their minute.
+          expect(Date.parse(t.created_time)).toBeLessThan(start);
+          const c = byEnd.get((Math.floor(Date.parse(t.created_time) / MINUTE) + 1) * 60) as Candle;
+          const quote = t.taker_outcome_side === 'yes' ? c.yes_ask.open_dollars : c.yes_bid.open_dollars;
+          expect(t.yes_price_dollars).toBe(quote);
+        }
         expect(t.taker_book_side).toBe(t.taker_outcome_side === 'yes' ? 'bid' : 'ask');
         expect(units(t.no_price_dollars)).toBe(10000 - units(t.yes_price_dollars));
       }

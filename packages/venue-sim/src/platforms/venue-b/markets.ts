@@ -1,10 +1,11 @@
 // https://docs.kalshi.com/api-reference/market/get-markets, …/get-trades, …/get-market-candlesticks
-import { DAY_MS, isoMillis, isoSeconds } from '../../core/time';
+import { DAY_MS, isoSeconds } from '../../core/time';
 import { json, type SimRequest, type SimResponse } from '../../http/types';
 import { CANDLE_PERIODS, type Candle, MAX_CANDLES, candles, periodCount } from './candles';
 import type { KalshiListing, KalshiMarketDef } from './catalog';
 import { badRequest, dollars, fp, kalshiErrors, type KalshiApi, Query, type RouteFamily } from './common';
 import type { TapeTrade } from './tape';
+import { kalshiTrade } from './trades';
 
 /** The market as Kalshi's `Market` model has it [V] (every field 3.30 marks required, dollars and fixed-point). */
 export function marketJson(api: KalshiApi, m: KalshiMarketDef): Record<string, unknown> {
@@ -127,7 +128,7 @@ export function filterMarkets(q: Query, listing: KalshiListing, state: 'open' | 
   );
 }
 
-/** Order of trades on a page: newest first; at the same millisecond by ticker, then by draw. */
+/** Order of trades on a page: newest first; at the same millisecond by ticker, then the later (draw or number) first. */
 function before(a: TapeTrade, b: TapeTrade): number {
   return b.ts - a.ts || (a.ticker < b.ticker ? -1 : a.ticker > b.ticker ? 1 : 0) || b.index - a.index;
 }
@@ -152,19 +153,16 @@ function decodeTradeCursor(cursor: string | null): TradeKey | null | undefined {
 }
 
 /**
- * `/markets/trades` and `/historical/trades` [V]: a page of the trades of a listing's markets (or of the one named by
- * `ticker`) in [fromMs, toMs], newest first. The cursor names the last trade returned, so a walk neither repeats nor
- * skips trades while new ones keep arriving at the head.
+ * `/markets/trades` and `/historical/trades` [V]: a page of the trades in [fromMs, toMs] of every market (live and
+ * settled) or of the one named by `ticker`, newest first. The two routes split the trades at the historical cutoff
+ * (`trades_created_ts`), so together they hold each trade once. The cursor names the last trade returned, so a walk
+ * neither repeats nor skips trades while new ones keep arriving at the head.
  */
-export function tradePage(
-  api: KalshiApi,
-  req: SimRequest,
-  listing: KalshiListing,
-  fromMs: number,
-  toMs: number,
-): SimResponse {
+export function tradePage(api: KalshiApi, req: SimRequest, fromMs: number, toMs: number): SimResponse {
+  const { catalog } = api;
   const ticker = req.params.get('ticker');
-  const tickers = ticker ? (listing.marketsByTicker.has(ticker) ? [ticker] : []) : listing.markets.map((m) => m.ticker);
+  const all = [...catalog.markets, ...catalog.historical.markets].map((m) => m.ticker);
+  const tickers = ticker ? all.filter((t) => t === ticker) : all;
   const q = new Query(req.params);
   const n = q.int('limit', 1, 1000) ?? 100;
   const block = q.bool('is_block_trade');
@@ -176,22 +174,11 @@ export function tradePage(
   // Every simulated trade filled on the order book [V: block trades are matched off-book].
   if (block === true) return json(200, { trades: [], cursor: '' });
   const lo = Math.max(fromMs, minTs !== undefined ? minTs * 1000 : -Infinity);
-  const hi = Math.min(toMs, maxTs !== undefined ? maxTs * 1000 + 999 : Infinity);
-  const out: TapeTrade[] = [];
-  const lastDay = Math.max(api.tape.firstDay(tickers), Math.floor(lo / DAY_MS));
-  // A cursor's trade is where the walk resumes: nothing after its day needs looking at.
-  const top = cursor ? Math.min(hi, cursor[0]) : hi;
-  for (let day = Math.floor(top / DAY_MS); day >= lastDay && out.length <= n; day--) {
-    const trades = tickers
-      .flatMap((t) => api.tape.dayTrades(t, day))
-      .filter((t) => t.ts >= lo && t.ts <= hi)
-      .sort(before);
-    for (const t of trades) {
-      if (cursor && before(t, { ts: cursor[0], ticker: cursor[1], index: cursor[2] } as TapeTrade) <= 0) continue;
-      out.push(t);
-      if (out.length > n) break;
-    }
-  }
+  const hi = Math.min(toMs, maxTs !== undefined ? maxTs * 1000 + 999 : Infinity, cursor ? cursor[0] : Infinity);
+  const mark = cursor ? ({ ts: cursor[0], ticker: cursor[1], index: cursor[2] } as TapeTrade) : undefined;
+  const after = mark ? (t: TapeTrade) => before(t, mark) > 0 : undefined;
+  // n + 1 of each market, then the newest n + 1 of them all: the extra one says whether a next page exists.
+  const out = tickers.flatMap((t) => api.tape.newestFirst(t, lo, hi, n + 1, after)).sort(before);
   const page = out.slice(0, n);
   return json(200, {
     trades: page.map((t) => tradeJson(api, t)),
@@ -199,22 +186,16 @@ export function tradePage(
   });
 }
 
-/** Kalshi's `Trade` [V]: `taker_outcome_side` and `taker_book_side`, and the deprecated `taker_side` ccxt reads. */
+/** Kalshi's `Trade` [V] (trades.ts): `taker_outcome_side` and `taker_book_side`, and the deprecated `taker_side`. */
 function tradeJson(api: KalshiApi, t: TapeTrade): Record<string, unknown> {
-  const yes = api.tape.price(t);
-  return {
-    trade_id: api.tape.tradeId(t),
+  return kalshiTrade.rest({
+    id: api.tape.tradeId(t),
     ticker: t.ticker,
-    count_fp: fp(t.count),
-    yes_price_dollars: dollars(yes),
-    no_price_dollars: dollars(10000 - yes),
-    taker_side: t.yes ? 'yes' : 'no',
-    taker_outcome_side: t.yes ? 'yes' : 'no',
-    // [V] BookSide is the YES leg: a taker buying YES lifts the ask (`bid`), one buying NO hits the YES bid (`ask`).
-    taker_book_side: t.yes ? 'bid' : 'ask',
-    created_time: isoMillis(t.ts),
-    is_block_trade: false,
-  };
+    ts: t.ts,
+    yesPrice: api.tape.price(t),
+    count: t.count,
+    yes: t.yes,
+  });
 }
 
 export interface CandleQuery {
@@ -317,8 +298,8 @@ export const marketRoutes: RouteFamily = (r, api) => {
     orderbookAuth,
   );
 
-  // Live trades are those after the historical cutoff [V]; the catalogue's live markets all open after it.
-  r.get('/markets/trades', (req) => tradePage(api, req, catalog, catalog.cutoffMs, api.now()));
+  // Live trades are those at or after the historical cutoff [V] (the catalogue's live markets all open after it).
+  r.get('/markets/trades', (req) => tradePage(api, req, catalog.cutoffMs, api.now()));
 
   r.get('/markets/candlesticks', (req) => {
     const q = new Query(req.params);

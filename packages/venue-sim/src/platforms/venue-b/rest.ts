@@ -21,8 +21,8 @@ const MINUTE_MS = 60_000;
 
 /**
  * The Trade API v2 host: every read of kalshi-typescript 3.30 and of ccxt's `prediction.kalshi`, in Kalshi's shapes
- * (README.md lists them). Market data follows the moving books through the tape (tape.ts): live quotes are recorded
- * from the engine, trades and candlesticks derive from them and the seed, so repeated calls agree.
+ * (README.md lists them). Market data follows the moving books through the tape (tape.ts): live quotes and trades are
+ * recorded from the engine, the past derives from them and the seed, so repeated calls agree.
  */
 export function kalshiHost(ctx: PlatformContext, catalog: KalshiCatalog): SimHost {
   const { engine, opts, credentials, keys } = ctx;
@@ -39,6 +39,8 @@ export function kalshiHost(ctx: PlatformContext, catalog: KalshiCatalog): SimHos
         anchorMinute: startMinute,
         anchor: { bid: book?.bids.best() ?? m.mid - 100, ask: book?.asks.best() ?? m.mid + 100 },
         liveFromMinute: startMinute,
+        // A moving book's trades are its own from the engine's start (before it: the draws, the market's past).
+        tradesLiveFromMs: book && engine.isMoving('venue-b') ? engine.startTs : Infinity,
       };
     }),
     ...catalog.historical.markets.map((m) => ({
@@ -50,9 +52,10 @@ export function kalshiHost(ctx: PlatformContext, catalog: KalshiCatalog): SimHos
       liveFromMinute: Infinity,
     })),
   ]);
-  engine.on('venue-b', (inst, event, book) =>
-    tape.observe(inst.ticker, event.ts, book.bids.best() ?? 0, book.asks.best() ?? 10000),
-  );
+  engine.on('venue-b', (inst, event, book) => {
+    tape.observe(inst.ticker, event.ts, book.bids.best() ?? 0, book.asks.best() ?? 10000);
+    if (event.trades.length > 0) tape.record(inst.ticker, event.ts, event.trades);
+  });
   const api: KalshiApi = {
     ctx,
     catalog,

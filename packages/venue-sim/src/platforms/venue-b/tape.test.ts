@@ -1,5 +1,7 @@
 import { DAY_MS } from '../../core/time';
+import { ASK, BID } from '../../book/types';
 import { KalshiTape, type TapeMarket } from './tape';
+import { KalshiTradeIds } from './trade-ids';
 
 const MINUTE = 60_000;
 const START = Date.parse('2026-11-23T10:00:00Z');
@@ -77,5 +79,46 @@ describe('KalshiTape', () => {
       expect(a.price(t)).toBe(t.yes ? q.ask : q.bid);
       expect(t.count % 25).toBe(0);
     }
+  });
+
+  test("from a moving book's start its trades are the book's own: draws stop, recorded fills count everywhere", () => {
+    const moving: TapeMarket = { ...live, tradesLiveFromMs: START };
+    const tape = new KalshiTape(3, [moving]);
+    const drawn = new KalshiTape(3, [live]);
+    const day = Math.floor(START / DAY_MS);
+    // Before the start the draws are those of a market without a book; from it on there are none.
+    const before = drawn.tradesBetween(live.ticker, START - DAY_MS, START - 1);
+    expect(tape.tradesBetween(live.ticker, START - DAY_MS, START - 1)).toEqual(before);
+    expect(drawn.tradesBetween(live.ticker, START, START + DAY_MS).length).toBeGreaterThan(0);
+    expect(tape.tradesBetween(live.ticker, START, START + DAY_MS)).toEqual([]);
+    const volumeAtStart = tape.cumulativeVolume(live.ticker, START);
+    tape.record(live.ticker, START + 5_000, [
+      { no: 1, takerSide: BID, price: 9700, size: 250 },
+      { no: 2, takerSide: BID, price: 9800, size: 125 },
+    ]);
+    tape.record(live.ticker, START + 9_000, [{ no: 3, takerSide: ASK, price: 9500, size: 1000 }]);
+    const ids = new KalshiTradeIds(3);
+    const own = tape.tradesBetween(live.ticker, START, START + DAY_MS);
+    expect(own.map((t) => [tape.tradeId(t), t.ts, tape.price(t), t.count, t.yes])).toEqual([
+      [ids.id(live.ticker, 1), START + 5_000, 9700, 250, true],
+      [ids.id(live.ticker, 2), START + 5_000, 9800, 125, true],
+      [ids.id(live.ticker, 3), START + 9_000, 9500, 1000, false],
+    ]);
+    expect(tape.dayTrades(live.ticker, day).slice(-3)).toEqual(own);
+    expect(tape.lastTrade(live.ticker, START + 8_999)).toEqual(own[1]);
+    expect(tape.cumulativeVolume(live.ticker, START + 9_000)).toBe(volumeAtStart + 1375);
+    expect(tape.volume(live.ticker, START + 5_000, START + 9_000)).toBe(1000);
+    // A page: newest first, the later number first at one millisecond; then the draws; a mark excludes what it passed.
+    const page = tape.newestFirst(live.ticker, START - DAY_MS, START + DAY_MS, 5);
+    expect(page.slice(0, 3)).toEqual([own[2], own[1], own[0]]);
+    expect(page.slice(3)).toEqual(before.slice(-2).reverse());
+    const rest = tape.newestFirst(
+      live.ticker,
+      START - DAY_MS,
+      START + DAY_MS,
+      2,
+      (t) => t.ts < START + 5_000 || (t.ts === START + 5_000 && t.index < 2),
+    );
+    expect(rest).toEqual([own[0], before.at(-1)]);
   });
 });

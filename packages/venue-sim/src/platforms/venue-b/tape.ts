@@ -1,6 +1,9 @@
 // https://docs.kalshi.com/api-reference/market/get-trades, …/get-market-candlesticks
 import { hashInts, Rng } from '../../core/rng';
 import { DAY_MS } from '../../core/time';
+import { BID, type Trade } from '../../book/types';
+import { uuidOf } from '../../core/ids';
+import { KalshiTradeIds } from './trade-ids';
 
 const MINUTE_MS = 60_000;
 /** Price units (1e-4 dollars) of one tick (one cent) and the price bounds of a Kalshi book. */
@@ -34,10 +37,16 @@ export interface TapeTrade {
   ts: number;
   count: number;
   yes: boolean;
-  /** Day (epoch days) and index of its draw, which name it. */
+  /** Day (epoch days) and index of its draw, which name it; a book's trade: its number as the index. */
   day: number;
   index: number;
+  /** A trade of the moving book: its number and YES price (1e-4 dollars). A draw has neither. */
+  no?: number;
+  price?: number;
 }
+
+/** Fields per recorded book trade in `Track.live`: ts, no, YES price, count, yes (1/0), cumulative count. */
+const LIVE = 6;
 
 /** A market as the tape knows it. */
 export interface TapeMarket {
@@ -50,6 +59,11 @@ export interface TapeMarket {
   anchor: Quote;
   /** From this minute on quotes are the live book's (recorded minute by minute); Infinity: the path only. */
   liveFromMinute: number;
+  /**
+   * From this instant on the market's trades are its moving book's (`record`, fed by the engine) instead of draws;
+   * Infinity (or absent): draws only.
+   */
+  tradesLiveFromMs?: number;
 }
 
 /** A market's track on the tape: its keys, recorded bars and volume so far. */
@@ -66,20 +80,28 @@ interface Track extends TapeMarket {
   bars: number[];
   /** Volume (1e-2 contracts) of the days from the opening day: prefix[i] = days openDay … openDay + i − 1. */
   prefix: number[];
+  /** Draws exist in [openMs, drawEndMs): up to the end, or until the book's own trades take over. */
+  drawEndMs: number;
+  /** The book's trades recorded since `tradesLiveFromMs`, LIVE numbers each, oldest first (14 days kept). */
+  live: number[];
 }
 
 /**
  * Kalshi's public trades and the quotes behind its candlesticks, derived from the seed and the moving books so that
  * repeated calls agree. Quotes are the live book's best bid and ask, recorded per minute since the simulator started
- * (`observe`, fed by the book engine), and before that a seeded path that ends at the book's first quote. Trades are
- * drawn per day from the seed (times, sizes, taker sides) and priced at the quote of their minute's start: a taker
- * buying YES pays the ask, one buying NO the bid. Volume and open interest follow from the trades.
+ * (`observe`, fed by the book engine), and before that a seeded path that ends at the book's first quote. Before a
+ * moving book's start (and on markets without one) trades are drawn per day from the seed (times, sizes, taker
+ * sides) and priced at the quote of their minute's start: a taker buying YES pays the ask, one buying NO the bid.
+ * From its start a moving market's trades are its book's own (`record`: the engine's fills, with their ids), so the
+ * trades routes, the feed and the candlesticks show the same trades. Volume and open interest follow from the trades.
  */
 export class KalshiTape {
   private readonly tracks = new Map<string, Track>();
   private readonly days = new Map<string, TapeTrade[]>();
+  private readonly ids: KalshiTradeIds;
 
   constructor(seed: number, markets: readonly TapeMarket[]) {
+    this.ids = new KalshiTradeIds(seed);
     for (const m of markets) {
       const key = new Rng(seed, 'kalshi', 'tape', m.ticker).next();
       const s: Track = {
@@ -92,6 +114,8 @@ export class KalshiTape {
         minutes: [],
         bars: [],
         prefix: [],
+        drawEndMs: Math.min(m.endMs, m.tradesLiveFromMs ?? Infinity),
+        live: [],
       };
       s.anchorNoise = noise(key, m.anchorMinute);
       if (Number.isFinite(m.liveFromMinute)) this.pushBar(s, m.liveFromMinute, m.anchor.bid, m.anchor.ask);
@@ -180,27 +204,95 @@ export class KalshiTape {
     return { bid: s.anchor.bid + delta, ask: s.anchor.ask + delta };
   }
 
-  /** YES price of a trade, in 1e-4 dollars. */
+  /** YES price of a trade, in 1e-4 dollars: a book trade's own, a draw's the quote of its minute's start. */
   price(t: TapeTrade): number {
+    if (t.price !== undefined) return t.price;
     const q = this.quoteAt(t.ticker, Math.floor(t.ts / MINUTE_MS));
     return t.yes ? q.ask : q.bid;
   }
 
-  /** A trade's id: UUID-shaped, named by its draw. */
+  /** A trade's id: UUID-shaped, named by its draw, or the book trade's own (feed/trades.ts). */
   tradeId(t: TapeTrade): string {
+    if (t.no !== undefined) return this.ids.id(t.ticker, t.no);
     const s = this.tracks.get(t.ticker) as Track;
-    const h = [0, 1, 2, 3].map((i) => hashInts(s.key, 12, t.day, t.index, i).toString(16).padStart(8, '0')).join('');
-    const variant = ((parseInt(h[16] as string, 16) & 0x3) | 0x8).toString(16);
-    return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+    return uuidOf(s.key, 12, t.day, t.index);
   }
 
-  /** The trades of one epoch day inside the market's window, by time (not cut at now: callers bound by time). */
+  /** Records the trades a moving book made at `ts` (called for every book event that traded). */
+  record(ticker: string, ts: number, trades: readonly Trade[]): void {
+    const s = this.tracks.get(ticker);
+    if (!s || ts < (s.tradesLiveFromMs ?? Infinity)) return;
+    const live = s.live;
+    let cum = live.length ? (live[live.length - 1] as number) : 0;
+    for (const t of trades) {
+      cum += t.size;
+      live.push(ts, t.no, t.price, t.size, t.takerSide === BID ? 1 : 0, cum);
+    }
+    // Kept as long as the minute bars; older ones are forgotten in blocks.
+    if ((live[0] as number) < ts - MAX_BARS * MINUTE_MS && live.length > 1024 * LIVE) {
+      let n = 0;
+      while (n < live.length && (live[n] as number) < ts - MAX_BARS * MINUTE_MS) n += LIVE;
+      live.splice(0, n);
+    }
+  }
+
+  /** The recorded book trade at index i (of `live`, in trades). */
+  private liveTrade(s: Track, i: number): TapeTrade {
+    const l = s.live;
+    const at = i * LIVE;
+    const ts = l[at] as number;
+    const no = l[at + 1] as number;
+    return {
+      ticker: s.ticker,
+      ts,
+      count: l[at + 3] as number,
+      yes: l[at + 4] === 1,
+      day: Math.floor(ts / DAY_MS),
+      index: no,
+      no,
+      price: l[at + 2] as number,
+    };
+  }
+
+  /** Index of the first recorded book trade with ts >= `ts` (the count when none). */
+  private liveAtOrAfter(s: Track, ts: number): number {
+    let lo = 0;
+    let hi = s.live.length / LIVE;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((s.live[mid * LIVE] as number) < ts) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** Recorded book trades in [fromMs, toMs], oldest first. */
+  private liveBetween(s: Track, fromMs: number, toMs: number): TapeTrade[] {
+    const out: TapeTrade[] = [];
+    const n = s.live.length / LIVE;
+    for (let i = this.liveAtOrAfter(s, fromMs); i < n && (s.live[i * LIVE] as number) <= toMs; i++) {
+      out.push(this.liveTrade(s, i));
+    }
+    return out;
+  }
+
+  /**
+   * The trades of one epoch day inside the market's window, by time (not cut at now: callers bound by time): its
+   * draws, then the book's trades of that day.
+   */
   dayTrades(ticker: string, day: number): readonly TapeTrade[] {
-    const cacheKey = `${ticker}|${day}`;
-    const hit = this.days.get(cacheKey);
-    if (hit) return hit;
     const s = this.tracks.get(ticker);
     if (!s) return [];
+    const draws = this.drawsOf(s, day);
+    if (s.live.length === 0 || day * DAY_MS + DAY_MS <= s.drawEndMs) return draws;
+    return [...draws, ...this.liveBetween(s, day * DAY_MS, day * DAY_MS + DAY_MS - 1)];
+  }
+
+  /** The draws of one day, by time (cached). */
+  private drawsOf(s: Track, day: number): readonly TapeTrade[] {
+    const cacheKey = `${s.ticker}|${day}`;
+    const hit = this.days.get(cacheKey);
+    if (hit) return hit;
     const out = this.drawDay(s, day);
     if (this.days.size >= DAY_CACHE) this.days.delete(this.days.keys().next().value as string);
     this.days.set(cacheKey, out);
@@ -219,11 +311,11 @@ export class KalshiTape {
   /** The day's draws inside the market's window, unsorted: time, the draw's hash (size, side) and its index. */
   private eachDraw(s: Track, day: number, fn: (ts: number, h: number, index: number) => void): void {
     const from = day * DAY_MS;
-    if (from + DAY_MS <= s.openMs || from >= s.endMs) return;
+    if (from + DAY_MS <= s.openMs || from >= s.drawEndMs) return;
     const n = 24 + (hashInts(s.key, 10, day) % 97);
     for (let i = 0; i < n; i++) {
       const ts = from + (hashInts(s.key, 11, day, i) % DAY_MS);
-      if (ts >= s.openMs && ts < s.endMs) fn(ts, hashInts(s.key, 13, day, i), i);
+      if (ts >= s.openMs && ts < s.drawEndMs) fn(ts, hashInts(s.key, 13, day, i), i);
     }
   }
 
@@ -246,21 +338,25 @@ export class KalshiTape {
     return s ? Math.floor((this.cumulative(s, ts) * s.oiPercent) / 100) : 0;
   }
 
+  /** Volume of the draws up to `ts`, and of the book's recorded trades. */
   private cumulative(s: Track, ts: number): number {
+    let live = 0;
+    const i = this.liveAtOrAfter(s, ts + 1);
+    if (i > 0) live = s.live[i * LIVE - 1] as number;
     const openDay = Math.floor(s.openMs / DAY_MS);
     const day = Math.floor(ts / DAY_MS);
-    if (day < openDay) return 0;
+    if (day < openDay) return live;
     if (s.prefix.length === 0) s.prefix.push(0);
     while (s.prefix.length <= day - openDay) {
       const d = openDay + s.prefix.length - 1;
       s.prefix.push((s.prefix[s.prefix.length - 1] as number) + this.fullDayVolume(s, d));
     }
     let v = s.prefix[day - openDay] as number;
-    for (const t of this.dayTrades(s.ticker, day)) {
+    for (const t of this.drawsOf(s, day)) {
       if (t.ts > ts) break;
       v += t.count;
     }
-    return v;
+    return v + live;
   }
 
   private fullDayVolume(s: Track, day: number): number {
@@ -273,18 +369,50 @@ export class KalshiTape {
   lastTrade(ticker: string, ts: number): TapeTrade | undefined {
     const s = this.tracks.get(ticker);
     if (!s) return undefined;
-    for (let day = Math.floor(Math.min(ts, s.endMs - 1) / DAY_MS); day * DAY_MS + DAY_MS > s.openMs; day--) {
-      const trades = this.dayTrades(ticker, day);
-      for (let i = trades.length - 1; i >= 0; i--) if ((trades[i] as TapeTrade).ts <= ts) return trades[i];
+    const i = this.liveAtOrAfter(s, ts + 1);
+    if (i > 0) return this.liveTrade(s, i - 1);
+    for (let day = Math.floor(Math.min(ts, s.drawEndMs - 1) / DAY_MS); day * DAY_MS + DAY_MS > s.openMs; day--) {
+      const trades = this.drawsOf(s, day);
+      for (let k = trades.length - 1; k >= 0; k--) if ((trades[k] as TapeTrade).ts <= ts) return trades[k];
     }
     return undefined;
   }
 
   /** Trades of one market in [fromMs, toMs], oldest first. */
   tradesBetween(ticker: string, fromMs: number, toMs: number): TapeTrade[] {
+    const s = this.tracks.get(ticker);
+    if (!s) return [];
     const out: TapeTrade[] = [];
-    for (let day = Math.floor(fromMs / DAY_MS); day <= Math.floor(toMs / DAY_MS); day++) {
-      for (const t of this.dayTrades(ticker, day)) if (t.ts >= fromMs && t.ts <= toMs) out.push(t);
+    const drawsTo = Math.min(toMs, s.drawEndMs - 1);
+    for (let day = Math.floor(fromMs / DAY_MS); day <= Math.floor(drawsTo / DAY_MS); day++) {
+      for (const t of this.drawsOf(s, day)) if (t.ts >= fromMs && t.ts <= drawsTo) out.push(t);
+    }
+    if (s.live.length > 0) out.push(...this.liveBetween(s, fromMs, toMs));
+    return out;
+  }
+
+  /**
+   * A market's trades in [fromMs, toMs] newest first, from the trade `after` excludes on (those it orders after: it
+   * is the last trade of the previous page), at most `n`: a page of `/markets/trades` for one market.
+   */
+  newestFirst(ticker: string, fromMs: number, toMs: number, n: number, after?: (t: TapeTrade) => boolean): TapeTrade[] {
+    const s = this.tracks.get(ticker);
+    if (!s || toMs < fromMs) return [];
+    const out: TapeTrade[] = [];
+    const keep = (t: TapeTrade): boolean => {
+      if (t.ts < fromMs || t.ts > toMs || (after && !after(t))) return true;
+      out.push(t);
+      return out.length < n;
+    };
+    for (let i = this.liveAtOrAfter(s, toMs + 1) - 1; i >= 0 && (s.live[i * LIVE] as number) >= fromMs; i--) {
+      if (!keep(this.liveTrade(s, i))) return out;
+    }
+    const top = Math.min(toMs, s.drawEndMs - 1);
+    const bottom = Math.max(fromMs, s.openMs);
+    for (let day = Math.floor(top / DAY_MS); day >= Math.floor(bottom / DAY_MS); day--) {
+      const draws = this.drawsOf(s, day);
+      // Newest first; at one millisecond the later draw first (as the pages order them).
+      for (let k = draws.length - 1; k >= 0; k--) if (!keep(draws[k] as TapeTrade)) return out;
     }
     return out;
   }

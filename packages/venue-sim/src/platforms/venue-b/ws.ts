@@ -5,12 +5,12 @@ import { formatScaled } from '../../core/decimal';
 import { isoMicros } from '../../core/time';
 import type { BookEngine } from '../../book/engine';
 import type { OrderBook } from '../../book/order-book';
-import { Rng } from '@depthgate/service-kit';
-import { derivedTrades, type DerivedTrade } from '../../book/trades';
-import { BID, type BookEvent, type Instrument } from '../../book/types';
+import { BID, type BookEvent, type Instrument, type Trade } from '../../book/types';
 import { type FeedConnection, FeedHub, parseJsonObject } from '../../feeds/feed-hub';
 import type { AuthCheck, AuthInput, RecordedRequest } from '../../http/types';
 import type { KalshiCatalog } from './catalog';
+import { KalshiTradeIds } from './trade-ids';
+import { kalshiTrade } from './trades';
 
 export const KALSHI_WS_PATH = '/trade-api/ws/v2';
 
@@ -51,16 +51,16 @@ export interface KalshiFeedOptions {
  * /trade-api/ws/v2`) [V]; `subscribe` answers one `subscribed` with a `sid` per channel, then, on `orderbook_delta`, per
  * market an `orderbook_snapshot` followed by `orderbook_delta` messages, `seq` counting per subscription [V]. Field
  * names are the fixed-point ones seen in production-shaped fixtures [3P]: dollar strings with 4 decimals, counts with
- * 2. `trade` messages (with `seq`) and `ticker` messages (without; sent when the best prices or the last trade
- * change) carry both the legacy cent integers and the dollar strings [3P]; the engine moves books without orders,
- * so a reduction of the top of a side is read as a trade (book/trades.ts).
+ * 2. `trade` messages carry the engine's trades in the current schema [V] (trades.ts: the ids the REST trades
+ * have), without `seq` (the schema defines none on trades [V]); `ticker` messages (without `seq`; sent when the best
+ * prices or the last trade change) carry both the legacy cent integers and the dollar strings [3P].
  */
 export class KalshiFeed {
   readonly hub: FeedHub;
   /** Subscriptions per market ticker. */
   private readonly byTicker = new Map<string, Set<{ conn: FeedConnection; sub: Subscription }>>();
   private readonly tickers = new Map<string, TickerState>();
-  private readonly rng: Rng;
+  private readonly ids: KalshiTradeIds;
 
   constructor(
     private readonly engine: BookEngine,
@@ -68,8 +68,9 @@ export class KalshiFeed {
     private readonly opts: KalshiFeedOptions,
     private readonly clock: () => number,
   ) {
+    // Every book message carries its subscription's `seq` [V], which would reveal a swap: no reorder fault here.
     this.hub = new FeedHub(clock);
-    this.rng = new Rng(opts.seed, 'kalshi', 'feed');
+    this.ids = new KalshiTradeIds(opts.seed);
     engine.on('venue-b', (inst, event, book) => this.onEvent(inst, event, book));
     // Kalshi keeps connections alive with WebSocket ping frames [V] (docs: every 10 s).
     this.hub.startHeartbeat(opts.heartbeatIntervalMs, (c) => c.ws.ping());
@@ -230,8 +231,8 @@ export class KalshiFeed {
 
   private onEvent(inst: Instrument, event: BookEvent, book: OrderBook): void {
     const subs = this.byTicker.get(inst.ticker);
-    const trades = derivedTrades(event, book);
-    const ticker = this.tickerChange(inst.ticker, book, trades);
+    const trades = event.trades;
+    const tickerChanged = this.tickerChange(inst.ticker, book, trades);
     if (!subs || subs.size === 0) return;
     const ch = event.changes;
     const marketId = this.catalog.marketsByTicker.get(inst.ticker)?.market_id ?? '';
@@ -251,48 +252,41 @@ export class KalshiFeed {
         if (!dropped) this.hub.send(conn, `{"type":"orderbook_delta","sid":${sub.sid},"seq":${seq},"msg":${body}}`);
       }
     }
-    const tradeBodies = trades.map((t) => {
-      const yes = t.price;
-      const count = t.size;
-      return JSON.stringify({
-        trade_id: this.rng.uuid(),
-        market_ticker: inst.ticker,
-        yes_price: Math.round(yes / 100),
-        no_price: Math.round((10000 - yes) / 100),
-        yes_price_dollars: formatScaled(yes, 4),
-        no_price_dollars: formatScaled(10000 - yes, 4),
-        count: Math.floor(count / 100),
-        count_fp: formatScaled(count, 2),
-        // A resting YES bid filled by a seller: the taker took NO.
-        taker_side: t.makerSide === BID ? 'no' : 'yes',
-        ts: Math.floor(event.ts / 1000),
-      });
-    });
-    for (const body of tradeBodies) {
-      const dropped = drop('trade');
-      for (const { conn, sub } of subs) {
-        if (sub.channel !== 'trade') continue;
-        const seq = ++sub.seq;
-        if (!dropped) this.hub.send(conn, `{"type":"trade","sid":${sub.sid},"seq":${seq},"msg":${body}}`);
+    // After the book's changes, one message per fill (the trade channel's messages carry no seq [V]).
+    if (trades.length > 0 && has('trade')) {
+      for (const t of trades) {
+        const dropped = drop('trade');
+        if (dropped) continue;
+        const body = kalshiTrade.ws(this.ids.fields(inst.ticker, { ...t, ts: event.ts }));
+        for (const { conn, sub } of subs)
+          if (sub.channel === 'trade') this.hub.send(conn, `{"type":"trade","sid":${sub.sid},"msg":${body}}`);
       }
     }
-    if (ticker !== undefined && !drop('ticker')) {
+    if (tickerChanged && has('ticker') && !drop('ticker')) {
+      const ticker = this.tickerBody(inst.ticker);
       for (const { conn, sub } of subs)
         if (sub.channel === 'ticker') this.hub.send(conn, `{"type":"ticker","sid":${sub.sid},"msg":${ticker}}`);
     }
   }
 
-  /** The market's `ticker` body when its best prices or last trade changed with this event, else undefined. */
-  private tickerChange(ticker: string, book: OrderBook, trades: readonly DerivedTrade[]): string | undefined {
-    const prev = this.tickers.get(ticker) ?? { bid: undefined, ask: undefined, last: undefined, volume: 0 };
-    const next: TickerState = {
-      bid: book.bids.best(),
-      ask: book.asks.best(),
-      last: trades.at(-1)?.price ?? prev.last,
-      volume: prev.volume + trades.reduce((n, t) => n + t.size, 0),
-    };
-    this.tickers.set(ticker, next);
-    if (next.bid === prev.bid && next.ask === prev.ask && next.last === prev.last) return undefined;
+  /** Follows a market's best prices and last trade; true when either changed with this event. */
+  private tickerChange(ticker: string, book: OrderBook, trades: readonly Trade[]): boolean {
+    let state = this.tickers.get(ticker);
+    if (!state) this.tickers.set(ticker, (state = { bid: undefined, ask: undefined, last: undefined, volume: 0 }));
+    const bid = book.bids.best();
+    const ask = book.asks.best();
+    const last = trades.length > 0 ? (trades[trades.length - 1] as Trade).price : state.last;
+    for (const t of trades) state.volume += t.size;
+    const changed = bid !== state.bid || ask !== state.ask || last !== state.last;
+    state.bid = bid;
+    state.ask = ask;
+    state.last = last;
+    return changed;
+  }
+
+  /** The market's `ticker` body as it is now. */
+  private tickerBody(ticker: string): string {
+    const next = this.tickers.get(ticker) as TickerState;
     const cents = (p: number | undefined) => (p === undefined ? 0 : Math.round(p / 100));
     const dollars = (p: number | undefined) => (p === undefined ? '' : formatScaled(p, 4));
     return JSON.stringify({

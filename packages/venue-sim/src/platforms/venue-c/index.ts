@@ -2,6 +2,7 @@
 import { simPlatform } from '../platform';
 import { buildGeminiCatalog } from './catalog';
 import { geminiHost } from './rest';
+import { GeminiTrades } from './trades';
 import { GEMINI_WS_PATH, GeminiFeed } from './ws';
 
 /** Gemini: REST (spot and prediction markets) and the market data v2 WebSocket. Public; no signing. */
@@ -14,12 +15,14 @@ export const venueCSim = simPlatform({
     return { catalog, instruments: catalog.instruments };
   },
   create(ctx, catalog) {
-    const main = geminiHost(ctx, catalog);
-    const feed = new GeminiFeed(ctx.engine, catalog, ctx.opts.heartbeatIntervalMs, ctx.clock);
+    const trades = new GeminiTrades(catalog);
+    const main = geminiHost(ctx, catalog, trades);
+    const feed = new GeminiFeed(ctx.engine, catalog, trades, ctx.opts.heartbeatIntervalMs, ctx.clock);
     main.upgrade = (req, socket, head, record) => feed.upgrade(req, socket, head, record);
     return {
       hosts: { main },
       feeds: { main: { host: 'main', path: GEMINI_WS_PATH, hub: feed.hub } },
+      trade: (inst, t) => trades.describe(inst, t),
       close: () => feed.close(),
     };
   },

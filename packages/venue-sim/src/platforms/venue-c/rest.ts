@@ -1,12 +1,13 @@
 // https://developer.gemini.com/rest-api (market data) and /prediction-markets-spec (events)
 import { formatScaled, formatScaledTrimmed, scaledNumber } from '../../core/decimal';
 import { Rng } from '../../core/rng';
-import type { Instrument } from '../../book/types';
+import type { Instrument, TimedTrade } from '../../book/types';
 import type { SimHost } from '../platform';
 import { Router } from '../../http/router';
 import { json, type PlatformErrors, type SimRequest, type SimResponse } from '../../http/types';
-import { type PlatformContext, intParam } from '../context';
+import { type PlatformContext, boolParam, intParam } from '../context';
 import type { GeminiCatalog, GeminiEvent } from './catalog';
+import type { GeminiTrades } from './trades';
 
 /** Error payload `{result: "error", reason, message}` [V] (developer.gemini.com/error-codes); reasons are [3P]/[U]. */
 const geminiError = (status: number, reason: string, message: string) =>
@@ -30,7 +31,7 @@ const TIMEFRAMES: Record<string, number> = {
   '1day': 86_400_000,
 };
 
-export function geminiHost(ctx: PlatformContext, catalog: GeminiCatalog): SimHost {
+export function geminiHost(ctx: PlatformContext, catalog: GeminiCatalog, trades: GeminiTrades): SimHost {
   const { engine, opts } = ctx;
   const r = new Router();
 
@@ -152,30 +153,43 @@ export function geminiHost(ctx: PlatformContext, catalog: GeminiCatalog): SimHos
       }));
     return json(200, { bids: side('bids', lb), asks: side('asks', la) });
   });
+  /**
+   * [V] newest first, at most 500 (default 50); `since_tid` (trades with a greater tid: the next `limit_trades` after
+   * it, so a walk goes forward; "trumps timestamp"), else `timestamp` (alias `since`; seconds or milliseconds [3P]:
+   * the newest trades at or after it), `include_breaks` (adds `broken`). The books' own trades, as far back as the
+   * simulator retains them (`historyRetentionMs`; Gemini's own limit, 7 days, is longer).
+   */
   r.get('/v1/trades/:symbol', (req) => {
     const inst = lookup(req);
     if (!isInst(inst)) return inst;
-    const limit = Math.min(500, Math.max(1, intParam(req.params, 'limit_trades') ?? 50));
-    const b = best(inst);
-    const rng = new Rng(opts.seed, 'gemini', 'trades', inst.ticker);
-    const now = ctx.clock();
-    const trades = Array.from({ length: limit }, (_, i) => {
-      const buy = rng.int(2) === 0;
-      const t = now - i * 1500 - rng.int(1000);
-      return {
-        timestamp: Math.floor(t / 1000),
-        timestampms: t,
-        tid: 2_840_140_800 - i,
-        price: px(inst, buy ? b.ask : b.bid),
-        amount: formatScaled(
-          rng.range(inst.minUnits, Math.max(inst.minUnits, Math.floor(inst.maxUnits / 10))),
-          inst.qtyDecimals,
-        ),
-        exchange: 'gemini',
-        type: buy ? 'buy' : 'sell',
-      };
-    });
-    return json(200, trades);
+    const limit = intParam(req.params, 'limit_trades');
+    const sinceTid = intParam(req.params, 'since_tid');
+    const since = intParam(req.params, req.params.has('timestamp') ? 'timestamp' : 'since');
+    const breaks = boolParam(req.params, 'include_breaks');
+    if (limit === null || (limit !== undefined && limit < 1))
+      return geminiError(400, 'InvalidParameter', 'limit_trades must be a positive integer');
+    if (sinceTid === null || (sinceTid !== undefined && sinceTid < 0))
+      return geminiError(400, 'InvalidParameter', 'since_tid must be a non-negative integer');
+    if (since === null || (since !== undefined && since < 0))
+      return geminiError(400, 'InvalidParameter', 'timestamp must be a non-negative integer (seconds or ms)');
+    if (breaks === null) return geminiError(400, 'InvalidParameter', 'include_breaks must be true or false');
+    const n = Math.min(500, limit ?? 50);
+    const log = engine.tradeLog('venue-c', inst.ticker);
+    if (!log) return json(200, []);
+    let from: number;
+    let to: number;
+    if (sinceTid !== undefined) {
+      from = Math.max(log.firstTradeNo, trades.firstNoAfter(inst.ticker, sinceTid));
+      to = Math.min(log.lastTradeNo, from + n - 1);
+    } else {
+      // Below 10^11 a timestamp is in seconds (that is the year 5138 in milliseconds).
+      const sinceMs = since === undefined ? -Infinity : since < 1e11 ? since * 1000 : since;
+      to = log.lastTradeNo;
+      from = Math.max(log.firstTradeNo, log.tradeNoAtOrAfter(sinceMs), to - n + 1);
+    }
+    const out: Record<string, unknown>[] = [];
+    for (let no = to; no >= from; no--) out.push(trades.rest(inst, log.trade(no) as TimedTrade, breaks === true));
+    return json(200, out);
   });
   r.get('/v2/candles/:symbol/:tf', (req) => {
     const inst = lookup(req);

@@ -3,17 +3,22 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { formatScaled } from '../../core/decimal';
 import type { BookEngine } from '../../book/engine';
-import { BID, type BookEvent, type Instrument } from '../../book/types';
+import { BID, type BookEvent, type Instrument, type TimedTrade } from '../../book/types';
 import { type FeedConnection, FeedHub, parseJsonObject } from '../../feeds/feed-hub';
 import type { RecordedRequest } from '../../http/types';
 import type { GeminiCatalog } from './catalog';
+import type { GeminiTrades } from './trades';
+
+/** Trades the first `l2_updates` of a symbol carries [V]: "the last 50 trades". */
+const INITIAL_TRADES = 50;
 
 export const GEMINI_WS_PATH = '/v2/marketdata';
 
 /**
- * Market Data v2 `l2` ([U] URL, [3P] format): public; after `subscribe`, the first `l2_updates` of a symbol carries
- * the whole book, later ones only changed levels with their new absolute quantity ("0" removes the level). No
- * sequence numbers and no timestamps on book changes (only on trades).
+ * Market Data v2 `l2` ([U] URL, [V] format): public; after `subscribe`, the first `l2_updates` of a symbol carries
+ * the whole book and the last 50 trades (newest first [U]), later ones only changed levels with their new absolute
+ * quantity ("0" removes the level); each trade then comes as its own `trade` message, after the `l2_updates` of
+ * the levels it took (trades.ts). No sequence numbers and no timestamps on book changes (only on trades).
  */
 export class GeminiFeed {
   readonly hub: FeedHub;
@@ -22,10 +27,12 @@ export class GeminiFeed {
   constructor(
     private readonly engine: BookEngine,
     private readonly catalog: GeminiCatalog,
+    private readonly trades: GeminiTrades,
     heartbeatIntervalMs: number,
     private readonly clock: () => number,
   ) {
-    this.hub = new FeedHub(clock);
+    // market data v2 carries no sequence [V]: a swap of two messages is invisible.
+    this.hub = new FeedHub(clock, { reorder: true });
     engine.on('venue-c', (inst, event) => this.onEvent(inst, event));
     this.hub.startHeartbeat(heartbeatIntervalMs, (c) =>
       this.hub.send(c, `{"type":"heartbeat","timestamp":${this.clock()}}`),
@@ -97,21 +104,32 @@ export class GeminiFeed {
       for (const [p, q] of book.asks.levels())
         changes.push(['sell', formatScaled(p, inst.priceDecimals), formatScaled(q, inst.qtyDecimals)]);
     }
-    return JSON.stringify({ type: 'l2_updates', symbol: inst.ticker, changes, trades: [], auction_events: [] });
+    const trades: unknown[] = [];
+    const log = this.engine.tradeLog('venue-c', inst.ticker);
+    for (let no = log?.lastTradeNo ?? 0; log && no >= log.firstTradeNo && trades.length < INITIAL_TRADES; no--) {
+      trades.push(JSON.parse(this.trades.ws(inst, log.trade(no) as TimedTrade)));
+    }
+    return JSON.stringify({ type: 'l2_updates', symbol: inst.ticker, changes, trades, auction_events: [] });
   }
 
   private onEvent(inst: Instrument, event: BookEvent): void {
     const conns = this.bySymbol.get(inst.ticker);
     if (!conns || conns.size === 0) return;
-    if (this.hub.shouldDrop(inst.ticker)) return;
+    // A drop fault drops one message: the book's, or one trade's; a reorder swaps the symbol's next two.
+    this.hub.publish(inst.ticker, conns, () => this.changes(inst, event));
+    for (const t of event.trades) {
+      this.hub.publish(inst.ticker, conns, () => this.trades.ws(inst, { ...t, ts: event.ts, seq: event.seq }));
+    }
+  }
+
+  private changes(inst: Instrument, event: BookEvent): string {
     const ch = event.changes;
     let changes = '';
     for (let i = 0; i < ch.length; i += 4) {
       const q = ch[i + 2] as number;
       changes += `${i ? ',' : ''}["${ch[i] === BID ? 'buy' : 'sell'}","${formatScaled(ch[i + 1] as number, inst.priceDecimals)}","${q === 0 ? '0' : formatScaled(q, inst.qtyDecimals)}"]`;
     }
-    const msg = `{"type":"l2_updates","symbol":"${inst.ticker}","changes":[${changes}]}`;
-    for (const conn of conns) this.hub.send(conn, msg);
+    return `{"type":"l2_updates","symbol":"${inst.ticker}","changes":[${changes}]}`;
   }
 
   close(): void {

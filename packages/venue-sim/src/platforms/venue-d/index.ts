@@ -2,6 +2,7 @@
 import { simPlatform } from '../platform';
 import { buildCoinbaseCatalog } from './catalog';
 import { coinbaseHost, coinbaseVerifier } from './rest';
+import { CoinbaseTrades } from './trades';
 import { COINBASE_WS_PATH, CoinbaseFeed } from './ws';
 
 /** Coinbase Exchange: public market data, HMAC- or CDP-JWT-verified private routes, and its WebSocket feed. */
@@ -16,12 +17,14 @@ export const venueDSim = simPlatform({
     return { catalog, instruments: catalog.instruments };
   },
   create(ctx, catalog) {
-    const main = coinbaseHost(ctx, catalog);
-    const feed = new CoinbaseFeed(ctx, catalog, coinbaseVerifier(ctx));
+    const trades = new CoinbaseTrades(ctx.opts.seed);
+    const main = coinbaseHost(ctx, catalog, trades);
+    const feed = new CoinbaseFeed(ctx, catalog, coinbaseVerifier(ctx), trades);
     main.upgrade = (req, socket, head, record) => feed.upgrade(req, socket, head, record);
     return {
       hosts: { main },
       feeds: { main: { host: 'main', path: COINBASE_WS_PATH, hub: feed.hub } },
+      trade: (inst, t) => trades.describe(inst, t),
       credentials: {
         COINBASE_API_KEY: ctx.credentials.coinbase.key,
         COINBASE_API_SECRET: ctx.credentials.coinbase.secret,

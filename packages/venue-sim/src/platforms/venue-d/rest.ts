@@ -5,9 +5,11 @@ import { isoMillis } from '../../core/time';
 import type { SimHost } from '../platform';
 import { Router } from '../../http/router';
 import { json, type PlatformErrors, type SimRequest } from '../../http/types';
-import type { PlatformContext } from '../context';
+import type { TimedTrade } from '../../book/types';
+import { type PlatformContext, intParam } from '../context';
 import { verifyCoinbase, type CoinbaseVerifier } from './auth';
-import { CURRENCIES, SEQUENCE_BASE, TRADE_ID_BASE, type CoinbaseCatalog, type CoinbaseProduct } from './catalog';
+import { CURRENCIES, type CoinbaseCatalog, type CoinbaseProduct } from './catalog';
+import type { CoinbaseTrades } from './trades';
 
 /** `{"message": ...}` bodies [3P] (`NotFound`, `Public rate limit exceeded`, `invalid signature`). */
 const coinbaseErrors: PlatformErrors = {
@@ -19,7 +21,7 @@ const coinbaseErrors: PlatformErrors = {
 
 const GRANULARITIES = [60, 300, 900, 3600, 21600, 86400];
 
-export function coinbaseHost(ctx: PlatformContext, catalog: CoinbaseCatalog): SimHost {
+export function coinbaseHost(ctx: PlatformContext, catalog: CoinbaseCatalog, trades: CoinbaseTrades): SimHost {
   const { engine, opts } = ctx;
   const verifier = coinbaseVerifier(ctx);
   const r = new Router();
@@ -100,13 +102,15 @@ export function coinbaseHost(ctx: PlatformContext, catalog: CoinbaseCatalog): Si
     const p = product(req);
     if (!p) return coinbaseErrors.notFound(req);
     const m = mid(p);
+    // The last trade's id, price and size (the mid and a small size before the first).
+    const last = engine.lastTrade('venue-d', p.id);
     return json(200, {
       ask: px(m.ask),
       bid: px(m.bid),
       volume: sz(p, 123_456_789_012),
-      trade_id: TRADE_ID_BASE + engine.lastSeq('venue-d', p.id),
-      price: px(m.last),
-      size: sz(p, p.minLots * 3),
+      trade_id: trades.tradeId(last?.no ?? 0),
+      price: px(last?.price ?? m.last),
+      size: sz(p, last?.size ?? p.minLots * 3),
       time: isoMillis(ctx.clock()),
       rfq_volume: '0',
     });
@@ -126,7 +130,7 @@ export function coinbaseHost(ctx: PlatformContext, catalog: CoinbaseCatalog): Si
     return json(200, {
       bids: side('bids'),
       asks: side('asks'),
-      sequence: SEQUENCE_BASE + engine.lastSeq('venue-d', p.id),
+      sequence: trades.productSequence(engine, p.id),
       auction_mode: false,
       auction: null,
       time: isoMillis(ctx.clock()),
@@ -223,24 +227,42 @@ export function coinbaseHost(ctx: PlatformContext, catalog: CoinbaseCatalog): Si
       rfq_volume_30day: '0',
     });
   });
+  /**
+   * [V] newest first; `limit` (default and most 1000); pagination by trade id: `after` = older (the page right below
+   * that id), `before` = newer (the page right above it); `CB-BEFORE` names the page's first (newest) trade and
+   * `CB-AFTER` its last (oldest), so `?after=<CB-AFTER>` walks back and `?before=<CB-BEFORE>` polls forward. The
+   * books' own trades, as far back as the simulator retains them.
+   */
   r.get('/products/:id/trades', (req) => {
     const p = product(req);
     if (!p) return coinbaseErrors.notFound(req);
-    const limit = Math.min(1000, Math.max(1, Number(req.params.get('limit') ?? 100) || 100));
-    const m = mid(p);
-    const rng = new Rng(opts.seed, 'coinbase', 'trades', p.id);
-    const now = ctx.clock();
-    const first = TRADE_ID_BASE + engine.lastSeq('venue-d', p.id);
-    const trades = Array.from({ length: limit }, (_, i) => ({
-      time: isoMillis(now - i * 700),
-      trade_id: first - i,
-      price: px(rng.int(2) ? m.ask : m.bid),
-      size: sz(p, rng.range(p.minLots, p.minLots * 40)),
-      side: rng.int(2) ? 'buy' : 'sell',
-    }));
+    const limit = intParam(req.params, 'limit');
+    const before = intParam(req.params, 'before');
+    const after = intParam(req.params, 'after');
+    if (limit === null || (limit !== undefined && limit < 1)) return json(400, { message: 'Invalid limit' });
+    if (before === null || after === null) return json(400, { message: 'Invalid pagination cursor' });
+    // [U] Coinbase's answer to both cursors at once.
+    if (before !== undefined && after !== undefined)
+      return json(400, { message: 'before and after cannot be used together' });
+    const n = Math.min(1000, limit ?? 1000);
+    const inst = engine.instrument('venue-d', p.id);
+    const log = engine.tradeLog('venue-d', p.id);
+    const out: Record<string, unknown>[] = [];
+    if (inst && log) {
+      // Trade numbers from..to, then newest first.
+      let from = log.firstTradeNo;
+      let to = log.lastTradeNo;
+      if (after !== undefined) to = Math.min(to, after - trades.tradeId(0) - 1);
+      if (before !== undefined) from = Math.max(from, before - trades.tradeId(0) + 1);
+      if (before !== undefined) to = Math.min(to, from + n - 1);
+      else from = Math.max(from, to - n + 1);
+      for (let no = to; no >= from; no--) out.push(trades.rest(inst, log.trade(no) as TimedTrade));
+    }
+    const first = out[0];
+    const last = out[out.length - 1];
     return {
-      ...json(200, trades),
-      headers: { 'cb-before': String(first), 'cb-after': String(first - limit + 1) },
+      ...json(200, out),
+      ...(first && last ? { headers: { 'cb-before': String(first.trade_id), 'cb-after': String(last.trade_id) } } : {}),
     };
   });
   r.get('/currencies', () => ({ status: 200, body: currencies, contentType: 'application/json; charset=utf-8' }));

@@ -1,10 +1,7 @@
 // https://docs.cdp.coinbase.com/exchange/websocket-feed/channels
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { Rng } from '@depthgate/service-kit';
 import type { BookEngine } from '../../book/engine';
-import type { OrderBook } from '../../book/order-book';
-import { derivedTrades } from '../../book/trades';
 import { BID, type BookEvent, type Instrument } from '../../book/types';
 import { formatScaled } from '../../core/decimal';
 import { isoMicros } from '../../core/time';
@@ -12,7 +9,8 @@ import { type FeedConnection, FeedHub, parseJsonObject } from '../../feeds/feed-
 import type { RecordedRequest } from '../../http/types';
 import type { PlatformContext } from '../context';
 import { verifyCoinbaseSubscribe, type CoinbaseVerifier } from './auth';
-import { SEQUENCE_BASE, TRADE_ID_BASE, type CoinbaseCatalog, type CoinbaseProduct } from './catalog';
+import type { CoinbaseCatalog, CoinbaseProduct } from './catalog';
+import type { CoinbaseTrades } from './trades';
 
 export const COINBASE_WS_PATH = '/';
 
@@ -22,38 +20,28 @@ type Channel = (typeof COINBASE_CHANNELS)[number];
 /** `level2_batch` gathers a product's changes over this window [V] (50 ms). */
 const BATCH_MS = 50;
 
-interface LastTrade {
-  tradeId: number;
-  price: number;
-  size: number;
-  side: 'buy' | 'sell';
-  time: string;
-}
-
 /**
  * The Exchange WebSocket feed (`wss://ws-feed.exchange.coinbase.com`) [V]: `{"type":"subscribe","product_ids":[…],
  * "channels":["level2", {"name":"ticker","product_ids":[…]}]}` (and `unsubscribe`) is answered with the connection's
  * whole `subscriptions` list, then each new channel's initial message. Channels:
- * - `level2`: a `snapshot` (bids and asks, best first, `[price, size]`), then `l2update`s whose `changes` carry a
- *   level's new size ("0.00000000" removes it) [V]. It needs the signed subscribe (`key`, `passphrase`, `timestamp`,
- *   `signature` over `timestamp + GET/users/self/verify`) [3P]; `level2_batch` is the same, public, gathered in 50 ms
- *   windows [V].
- * - `matches`: a `last_match` when subscribed, then a `match` per trade [V]; `ticker`: the product's ticker when
- *   subscribed [U], then one after each trade [V]; `heartbeat`: one per product every second with the product's
- *   `sequence` and `last_trade_id` [V] (or at the simulator's heartbeat interval when that is shorter).
- * The engine moves books without orders; a reduction of the top of a side is read as a trade (book/trades.ts).
+ * - `level2`: a `snapshot` (bids and asks, best first, `[price, size]`; no `time`, no `sequence`), then `l2update`s
+ *   whose `changes` carry a level's new size ("0.00000000" removes it) and whose `time` is the change's [V]; neither
+ *   carries a sequence [V]. It needs the signed subscribe (`key`, `passphrase`, `timestamp`, `signature` over
+ *   `timestamp + GET/users/self/verify`) [3P]; `level2_batch` is the same, public, gathered in 50 ms windows [V].
+ * - `matches`: a `last_match` when subscribed (once the product traded), then a `match` per trade of the books, each
+ *   with its own `sequence` and the next `trade_id` (trades.ts) [V]; `ticker`: the product's ticker when subscribed
+ *   [U], then one after each event that traded [V]; `heartbeat`: one per product every second with the product's
+ *   `sequence` (the REST book's) and `last_trade_id` [V] (or at the simulator's heartbeat interval when shorter).
+ * A lost match shows as a `trade_id` gap on `matches` and as a heartbeat `last_trade_id` ahead of the last match seen;
+ * a lost `l2update` shows nowhere on the stream (the real feed's neither), only against the REST book.
  * Errors are `{"type":"error","message",…,"reason"}` [3P].
  */
 export class CoinbaseFeed {
   readonly hub: FeedHub;
   /** product → connection → its channels for that product. */
   private readonly subs = new Map<string, Map<FeedConnection, Set<Channel>>>();
-  private readonly lastTrade = new Map<string, LastTrade>();
-  private readonly lastMatch = new Map<string, Record<string, unknown>>();
-  private readonly tradeIds = new Map<string, number>();
   private readonly batch = new Map<string, Map<string, string>>();
   private batchTimer: NodeJS.Timeout | undefined;
-  private readonly rng: Rng;
   private readonly engine: BookEngine;
   private readonly clock: () => number;
 
@@ -61,12 +49,14 @@ export class CoinbaseFeed {
     ctx: PlatformContext,
     private readonly catalog: CoinbaseCatalog,
     private readonly verifier: CoinbaseVerifier,
+    private readonly trades: CoinbaseTrades,
   ) {
     this.engine = ctx.engine;
     this.clock = ctx.clock;
-    this.rng = new Rng(ctx.opts.seed, 'coinbase', 'feed');
-    this.hub = new FeedHub(ctx.clock);
-    this.engine.on('venue-d', (inst, event, book) => this.onEvent(inst, event, book));
+    // level2 messages carry no sequence [V]: a swap of two of them is invisible, so they may be reordered (matches,
+    // which carry one, never are).
+    this.hub = new FeedHub(ctx.clock, { reorder: true });
+    this.engine.on('venue-d', (inst, event) => this.onEvent(inst, event));
     const beat = ctx.opts.heartbeatIntervalMs;
     if (beat > 0) this.hub.startHeartbeat(Math.min(1000, beat), (c) => this.heartbeat(c));
   }
@@ -157,8 +147,8 @@ export class CoinbaseFeed {
       if (c === 'level2' || c === 'level2_batch') this.hub.send(conn, this.snapshot(p));
       else if (c === 'ticker') this.hub.send(conn, this.ticker(p));
       else if (c === 'matches') {
-        const last = this.lastMatch.get(p);
-        if (last) this.hub.send(conn, JSON.stringify({ ...last, type: 'last_match' }));
+        const last = this.engine.lastTrade('venue-d', p);
+        if (last) this.hub.send(conn, this.trades.match(this.instrument(p), last, 'last_match'));
       }
     }
   }
@@ -167,8 +157,12 @@ export class CoinbaseFeed {
     return this.catalog.byId.get(id) as CoinbaseProduct;
   }
 
+  private instrument(id: string): Instrument {
+    return this.engine.instrument('venue-d', id) as Instrument;
+  }
+
   private sequence(id: string): number {
-    return SEQUENCE_BASE + this.engine.lastSeq('venue-d', id);
+    return this.trades.productSequence(this.engine, id);
   }
 
   private snapshot(id: string): string {
@@ -176,14 +170,8 @@ export class CoinbaseFeed {
     const book = this.engine.book('venue-d', id);
     const side = (s: 'bids' | 'asks') =>
       (book?.[s].levels() ?? []).map(([pr, q]) => [formatScaled(pr, 2), formatScaled(q, p.baseDecimals)]);
-    const ts = this.engine.lastTs('venue-d', id) ?? this.clock();
-    return JSON.stringify({
-      type: 'snapshot',
-      product_id: id,
-      bids: side('bids'),
-      asks: side('asks'),
-      time: isoMicros(ts),
-    });
+    // [V] the docs' snapshot has no `time` (nor a sequence); ccxt reads none.
+    return JSON.stringify({ type: 'snapshot', product_id: id, bids: side('bids'), asks: side('asks') });
   }
 
   private ticker(id: string): string {
@@ -191,7 +179,7 @@ export class CoinbaseFeed {
     const book = this.engine.book('venue-d', id);
     const bid = book?.bids.best() ?? p.mid;
     const ask = book?.asks.best() ?? p.mid;
-    const last = this.lastTrade.get(id);
+    const last = this.engine.lastTrade('venue-d', id);
     const price = last?.price ?? Math.round((bid + ask) / 2);
     const px = (x: number) => formatScaled(x, 2);
     const sz = (x: number) => formatScaled(x, p.baseDecimals);
@@ -209,9 +197,10 @@ export class CoinbaseFeed {
       best_bid_size: sz(book?.bids.get(bid) ?? 0),
       best_ask: px(ask),
       best_ask_size: sz(book?.asks.get(ask) ?? 0),
-      side: last?.side ?? 'buy',
-      time: last?.time ?? isoMicros(this.engine.lastTs('venue-d', id) ?? this.clock()),
-      trade_id: last?.tradeId ?? TRADE_ID_BASE,
+      // [3P] the ticker's side is the taker's (the match's is the maker's).
+      side: last ? (last.takerSide === BID ? 'buy' : 'sell') : 'buy',
+      time: isoMicros(last?.ts ?? this.engine.lastTs('venue-d', id) ?? this.clock()),
+      trade_id: this.trades.tradeId(last?.no ?? 0),
       last_size: sz(last?.size ?? 0),
     });
   }
@@ -223,60 +212,56 @@ export class CoinbaseFeed {
         conn,
         JSON.stringify({
           type: 'heartbeat',
-          last_trade_id: this.lastTrade.get(id)?.tradeId ?? TRADE_ID_BASE,
-          product_id: id,
           sequence: this.sequence(id),
+          last_trade_id: this.trades.tradeId(this.engine.lastTradeNo('venue-d', id)),
+          product_id: id,
           time: isoMicros(this.clock()),
         }),
       );
     }
   }
 
-  private onEvent(inst: Instrument, event: BookEvent, book: OrderBook): void {
+  private onEvent(inst: Instrument, event: BookEvent): void {
     const id = inst.ticker;
-    const p = this.product(id);
-    const time = isoMicros(event.ts);
-    const sequence = SEQUENCE_BASE + event.seq;
-    const matches: string[] = [];
-    for (const t of derivedTrades(event, book)) {
-      const tradeId = (this.tradeIds.get(id) ?? TRADE_ID_BASE) + 1;
-      this.tradeIds.set(id, tradeId);
-      const side = t.makerSide === BID ? 'buy' : 'sell';
-      this.lastTrade.set(id, { tradeId, price: t.price, size: t.size, side, time });
-      const match = {
-        type: 'match',
-        trade_id: tradeId,
-        maker_order_id: this.rng.uuid(),
-        taker_order_id: this.rng.uuid(),
-        side,
-        size: formatScaled(t.size, p.baseDecimals),
-        price: formatScaled(t.price, 2),
-        product_id: id,
-        sequence,
-        time,
-      };
-      this.lastMatch.set(id, match);
-      matches.push(JSON.stringify(match));
-    }
     const conns = this.subs.get(id);
-    if (!conns || conns.size === 0 || this.hub.shouldDrop(id)) return;
-    const changes: string[] = [];
-    for (let i = 0; i < event.changes.length; i += 4) {
-      const ch = event.changes;
-      changes.push(
-        `["${ch[i] === BID ? 'buy' : 'sell'}","${formatScaled(ch[i + 1] as number, 2)}","${formatScaled(ch[i + 2] as number, p.baseDecimals)}"]`,
-      );
-    }
-    const l2update = `{"type":"l2update","product_id":"${id}","changes":[${changes.join(',')}],"time":"${time}"}`;
-    const ticker = matches.length > 0 ? this.ticker(id) : undefined;
+    if (!conns || conns.size === 0) return;
+    const p = this.product(id);
+    let books = false;
     let batched = false;
-    for (const [conn, channels] of conns) {
-      if (channels.has('level2')) this.hub.send(conn, l2update);
-      if (channels.has('level2_batch')) batched = true;
-      if (channels.has('matches')) for (const m of matches) this.hub.send(conn, m);
-      if (ticker && channels.has('ticker')) this.hub.send(conn, ticker);
+    let matches = false;
+    let tickers = false;
+    for (const channels of conns.values()) {
+      books ||= channels.has('level2');
+      batched ||= channels.has('level2_batch');
+      matches ||= channels.has('matches');
+      tickers ||= channels.has('ticker');
     }
-    if (batched) this.addToBatch(id, event.changes, p);
+    // A drop fault drops one message for every subscriber: the book change (on level2 and level2_batch alike), or one
+    // match. A reorder swaps the book's next two messages (l2update or batch).
+    if ((books || batched) && !this.hub.shouldDrop(id)) {
+      if (books) {
+        const ch = event.changes;
+        let changes = '';
+        for (let i = 0; i < ch.length; i += 4) {
+          changes += `${i ? ',' : ''}["${ch[i] === BID ? 'buy' : 'sell'}","${formatScaled(ch[i + 1] as number, 2)}","${formatScaled(ch[i + 2] as number, p.baseDecimals)}"]`;
+        }
+        const l2update = `{"type":"l2update","product_id":"${id}","changes":[${changes}],"time":"${isoMicros(event.ts)}"}`;
+        this.hub.deliver(id, conns.keys(), (conn) => (conns.get(conn)?.has('level2') ? l2update : undefined));
+      }
+      if (batched) this.addToBatch(id, event.changes, p);
+    }
+    if (event.trades.length === 0) return;
+    if (matches) {
+      for (const t of event.trades) {
+        if (this.hub.shouldDrop(id)) continue;
+        const match = this.trades.match(inst, { ...t, ts: event.ts, seq: event.seq });
+        for (const [conn, channels] of conns) if (channels.has('matches')) this.hub.send(conn, match);
+      }
+    }
+    if (tickers) {
+      const ticker = this.ticker(id);
+      for (const [conn, channels] of conns) if (channels.has('ticker')) this.hub.send(conn, ticker);
+    }
   }
 
   /** A product's changes over the window, the last size of each level kept. */
@@ -296,8 +281,8 @@ export class CoinbaseFeed {
     const time = isoMicros(this.clock());
     for (const [id, levels] of this.batch) {
       const msg = `{"type":"l2update","product_id":"${id}","changes":[${[...levels.values()].join(',')}],"time":"${time}"}`;
-      for (const [conn, channels] of this.subs.get(id) ?? [])
-        if (channels.has('level2_batch')) this.hub.send(conn, msg);
+      const subs = this.subs.get(id);
+      if (subs) this.hub.deliver(id, subs.keys(), (conn) => (subs.get(conn)?.has('level2_batch') ? msg : undefined));
     }
     this.batch.clear();
   }

@@ -1,6 +1,25 @@
 import { Rng } from '@depthgate/service-kit';
-import { deltaRow, int64, randomChunks, snapshotRow, type Delta } from '../../testing/row-binary';
-import { csvHeader, cutAtBook, rowBinarySize } from './layouts';
+import {
+  deltaRow,
+  int64,
+  interleavedRow,
+  randomChunks,
+  snapshotRow,
+  tradeRow,
+  venueSeqBytes,
+  type Delta,
+  type Trade,
+} from '../../testing/row-binary';
+import {
+  csvHeader,
+  cutAtBook,
+  FIELD_RECEIVED,
+  FIELD_SEQUENCE,
+  FIELD_VENUE_SEQ,
+  FIELD_VENUE_SIDE,
+  layoutOf,
+  rowBinarySize,
+} from './layouts';
 import { CorruptStreamError, RowRenderer } from './renderer';
 
 function convert(kind: 'delta' | 'snapshot', chunks: Buffer[]): { text: string; rows: number } {
@@ -285,6 +304,68 @@ describe('line formats, received_ts, keys and gap markers', () => {
     });
   });
 
+  it('venue_seq: read after received_ts as 48 zero-padded bytes, written after it; empty and full width', () => {
+    const longest = 'Zz9:._/+=-'.repeat(5).slice(0, 48);
+    const raw = Buffer.concat([
+      withReceived(d(t, 10, 'bid', '0.48', '-150'), t + 42),
+      venueSeqBytes('3:1042'),
+      withReceived(d(t + 1, 11, 'ask', '0.5', '2'), t + 43),
+      venueSeqBytes(''),
+      withReceived(d(t + 2, 12, 'ask', '0.5', '-2'), t + 44),
+      venueSeqBytes(longest),
+    ]);
+    const both = { receivedTs: true, venueSeq: true };
+    expect(layoutOf('delta', 'json', FIELD_RECEIVED | FIELD_VENUE_SEQ).size).toBe(raw.length / 3);
+    const rows = JSON.parse(`[${render('delta', raw, both).text}]`) as Record<string, unknown>[];
+    expect(rows[0]).toEqual({
+      ts: '2026-03-26T14:00:01.193Z',
+      sequence: 10,
+      side: 'bid',
+      price: '0.48',
+      quantity_delta: '-150',
+      received_ts: '2026-03-26T14:00:01.235Z',
+      venue_seq: '3:1042',
+    });
+    expect(rows.map((r) => r.venue_seq)).toEqual(['3:1042', '', longest]);
+    expect(render('delta', raw, { ...both, format: 'csv' }).text.split('\n')).toEqual([
+      '2026-03-26T14:00:01.193Z,10,bid,0.48,-150,2026-03-26T14:00:01.235Z,3:1042',
+      '2026-03-26T14:00:01.194Z,11,ask,0.5,2,2026-03-26T14:00:01.236Z,',
+      `2026-03-26T14:00:01.195Z,12,ask,0.5,-2,2026-03-26T14:00:01.237Z,${longest}`,
+      '',
+    ]);
+    expect(csvHeader('delta', FIELD_RECEIVED | FIELD_VENUE_SEQ)).toBe(
+      'ts,sequence,side,price,quantity_delta,received_ts,venue_seq\n',
+    );
+    // Without received_ts, on snapshots: right after the row's own columns; the same text however chunked.
+    const snaps = Buffer.concat([
+      snapshotRow({ ts: t, side: 'bid', price: '1', quantity: '2' }),
+      venueSeqBytes('89455013270'),
+      snapshotRow({ ts: t, side: 'ask', price: '1.5', quantity: '3' }),
+      venueSeqBytes('89455013270'),
+    ]);
+    expect(layoutOf('snapshot', 'csv', FIELD_VENUE_SEQ).size).toBe(41 + 48);
+    const whole = render('snapshot', snaps, { venueSeq: true, format: 'ndjson' }).text;
+    expect(whole).toBe(
+      '{"ts":"2026-03-26T14:00:01.193Z","side":"bid","price":"1","quantity":"2","venue_seq":"89455013270"}\n' +
+        '{"ts":"2026-03-26T14:00:01.193Z","side":"ask","price":"1.5","quantity":"3","venue_seq":"89455013270"}\n',
+    );
+    expect(csvHeader('snapshot', FIELD_VENUE_SEQ)).toBe('ts,side,price,quantity,venue_seq\n');
+    const rng = new Rng('venue_seq');
+    for (let trial = 0; trial < 30; trial++) {
+      const c = new RowRenderer('snapshot', { venueSeq: true, format: 'ndjson' });
+      let text = '';
+      for (const chunk of randomChunks(rng, snaps, 40)) text += c.push(chunk)?.toString('latin1') ?? '';
+      c.endOfQuery();
+      expect(text).toBe(whole);
+    }
+    // A value ClickHouse holds that the encoders would refuse still makes valid JSON and CSV (escaped, quoted).
+    const odd = Buffer.concat([d(t, 1, 'bid', '1', '1'), venueSeqBytes('a"b,c')]);
+    expect(JSON.parse(render('delta', odd, { venueSeq: true }).text)).toMatchObject({ venue_seq: 'a"b,c' });
+    expect(render('delta', odd, { venueSeq: true, format: 'csv' }).text).toBe(
+      '2026-03-26T14:00:01.193Z,1,bid,1,1,"a""b,c"\n',
+    );
+  });
+
   it('knows the key of the last row passed on and how many rows in a row carried it', () => {
     const raw = Buffer.concat([d(t, 1, 'bid', '1', '1'), d(t, 2, 'bid', '1', '1'), d(t, 2, 'bid', '1', '1')]);
     const { c } = render('delta', raw, {});
@@ -319,5 +400,211 @@ describe('line formats, received_ts, keys and gap markers', () => {
     expect(JSON.parse(`[${json}]`)).toHaveLength(3);
     expect(j.markersPassed).toBe(1);
     expect(j.passRemainingMarkers()).toBeUndefined();
+  });
+});
+
+describe('trades, and deltas with trades interleaved (rows of a variable width)', () => {
+  const t = Date.UTC(2026, 2, 26, 14, 0, 1, 193);
+  const trades: Trade[] = [
+    {
+      ts: t,
+      sequence: 10,
+      trade_id: 'd91bc706-ee49-470d-82d8-11418bda6fed',
+      price: '0.9900',
+      size: '763.00',
+      side: 'sell',
+    },
+    { ts: t, sequence: 11, trade_id: 'a,"b"', price: '90123.45', size: '0.00121425', side: 'buy' },
+    { ts: t + 7, sequence: 4_000_000_123n, trade_id: 'h:00000000000000ff', price: '1', size: '1', side: 'buy' },
+  ];
+  const options = (fields: 'none' | 'all') =>
+    fields === 'all' ? { receivedTs: true, venueSide: true, sequence: true } : {};
+  const withFields = (r: Trade) => ({ ...r, received_ts: r.ts + 42, venue_side: r.side === 'buy' ? 'yes' : 'no' });
+
+  function render(kind: 'trade' | 'interleaved', chunks: Buffer[], o: ConstructorParameters<typeof RowRenderer>[1]) {
+    const c = new RowRenderer(kind, o);
+    let text = '';
+    for (const chunk of chunks) text += c.push(chunk)?.toString('latin1') ?? '';
+    c.endOfQuery();
+    return { c, text };
+  }
+
+  it('renders trade rows: JSON, NDJSON, CSV (ids quoted when they hold a comma or a quote)', () => {
+    const raw = Buffer.concat(trades.map(tradeRow));
+    expect(render('trade', [raw], {}).text).toBe(
+      '{"ts":"2026-03-26T14:00:01.193Z","trade_id":"d91bc706-ee49-470d-82d8-11418bda6fed","price":"0.99","size":"763","side":"sell"},' +
+        '{"ts":"2026-03-26T14:00:01.193Z","trade_id":"a,\\"b\\"","price":"90123.45","size":"0.00121425","side":"buy"},' +
+        '{"ts":"2026-03-26T14:00:01.200Z","trade_id":"h:00000000000000ff","price":"1","size":"1","side":"buy"}',
+    );
+    expect(render('trade', [raw], { format: 'csv' }).text).toBe(
+      '2026-03-26T14:00:01.193Z,d91bc706-ee49-470d-82d8-11418bda6fed,0.99,763,sell\n' +
+        '2026-03-26T14:00:01.193Z,"a,""b""",90123.45,0.00121425,buy\n' +
+        '2026-03-26T14:00:01.200Z,h:00000000000000ff,1,1,buy\n',
+    );
+    expect(csvHeader('trade', FIELD_RECEIVED | FIELD_VENUE_SIDE | FIELD_SEQUENCE)).toBe(
+      'ts,trade_id,price,size,side,received_ts,venue_side,sequence\n',
+    );
+  });
+
+  it('with received_ts, venue_side and sequence: read in the layout’s order, written last in that order', () => {
+    const raw = Buffer.concat(trades.map((r) => tradeRow(withFields(r))));
+    const lines = render('trade', [raw], { ...options('all'), format: 'ndjson' })
+      .text.trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines[2]).toEqual({
+      ts: '2026-03-26T14:00:01.200Z',
+      trade_id: 'h:00000000000000ff',
+      price: '1',
+      size: '1',
+      side: 'buy',
+      received_ts: '2026-03-26T14:00:01.242Z',
+      venue_side: 'yes',
+      sequence: 4000000123,
+    });
+    expect(Object.keys(lines[0] as object)).toEqual([
+      'ts',
+      'trade_id',
+      'price',
+      'size',
+      'side',
+      'received_ts',
+      'venue_side',
+      'sequence',
+    ]);
+    expect(render('trade', [raw], { ...options('all'), format: 'csv' }).text.split('\n')[1]).toBe(
+      '2026-03-26T14:00:01.193Z,"a,""b""",90123.45,0.00121425,buy,2026-03-26T14:00:01.235Z,yes,11',
+    );
+  });
+
+  it('with venue_seq too: read after received_ts (before the Strings), written last, on trade rows and trade lines', () => {
+    const r = { ...withFields(trades[1] as Trade), venue_seq: '7:99' };
+    const raw = tradeRow(r);
+    const all = { ...options('all'), venueSeq: true };
+    expect(JSON.parse(render('trade', [raw], all).text)).toEqual({
+      ts: '2026-03-26T14:00:01.193Z',
+      trade_id: 'a,"b"',
+      price: '90123.45',
+      size: '0.00121425',
+      side: 'buy',
+      received_ts: '2026-03-26T14:00:01.235Z',
+      venue_side: 'yes',
+      sequence: 11,
+      venue_seq: '7:99',
+    });
+    expect(render('trade', [raw], { ...all, format: 'csv' }).text).toBe(
+      '2026-03-26T14:00:01.193Z,"a,""b""",90123.45,0.00121425,buy,2026-03-26T14:00:01.235Z,yes,11,7:99\n',
+    );
+    expect(csvHeader('trade', FIELD_RECEIVED | FIELD_VENUE_SIDE | FIELD_SEQUENCE | FIELD_VENUE_SEQ)).toBe(
+      'ts,trade_id,price,size,side,received_ts,venue_side,sequence,venue_seq\n',
+    );
+    // Without received_ts and venue_side: right after the fixed columns.
+    const bare = tradeRow({ ...(trades[0] as Trade), venue_seq: '' });
+    expect(JSON.parse(render('trade', [bare], { venueSeq: true }).text)).toMatchObject({
+      trade_id: 'd91bc706-ee49-470d-82d8-11418bda6fed',
+      venue_seq: '',
+    });
+    const lines = Buffer.concat([
+      interleavedRow(
+        { kind: 'delta', ts: t, sequence: 9, side: 'bid', price: '0.48', quantity_delta: '-150' },
+        t + 1,
+        '5:1',
+      ),
+      interleavedRow({ kind: 'trade', ...(trades[1] as Trade) }, t + 2, '5:2'),
+    ]);
+    expect(render('interleaved', [lines], { format: 'ndjson', receivedTs: true, venueSeq: true }).text).toBe(
+      '{"ts":"2026-03-26T14:00:01.193Z","sequence":9,"side":"bid","price":"0.48","quantity_delta":"-150","received_ts":"2026-03-26T14:00:01.194Z","venue_seq":"5:1"}\n' +
+        '{"type":"trade","ts":"2026-03-26T14:00:01.193Z","trade_id":"a,\\"b\\"","price":"90123.45","size":"0.00121425","side":"buy","received_ts":"2026-03-26T14:00:01.195Z","venue_seq":"5:2"}\n',
+    );
+    expect(render('interleaved', [lines], { format: 'csv', venueSeq: true, receivedTs: true }).text).toBe(
+      '2026-03-26T14:00:01.193Z,9,bid,0.48,-150,2026-03-26T14:00:01.194Z,5:1\n' +
+        '#trade,2026-03-26T14:00:01.193Z,"a,""b""",90123.45,0.00121425,buy,2026-03-26T14:00:01.195Z,5:2\n',
+    );
+  });
+
+  it('gives the same text however the rows are chunked, and keeps the last key and its run', () => {
+    const rng = new Rng('trade-chunks');
+    const many: Trade[] = Array.from({ length: 200 }, (_, i) => ({
+      ts: t + Math.floor(i / 4),
+      sequence: Math.floor(i / 2),
+      trade_id: 'i'.repeat(i % 129),
+      price: `0.${rng.range(1, 99)}`,
+      size: `${rng.range(1, 999)}`,
+      side: i % 2 ? 'buy' : 'sell',
+    }));
+    const raw = Buffer.concat(many.map((r) => tradeRow(withFields(r))));
+    const whole = render('trade', [raw], options('all'));
+    expect(whole.c.rows).toBe(200);
+    expect(JSON.parse(`[${whole.text}]`)).toHaveLength(200);
+    expect(whole.c.lastKey()).toEqual({ ts: t + 49, sequence: 99n, run: 2 });
+    for (let trial = 0; trial < 60; trial++) {
+      const { c, text } = render('trade', randomChunks(rng, raw, 150), options('all'));
+      expect(text).toBe(whole.text);
+      expect(c.lastKey()).toEqual(whole.c.lastKey());
+    }
+  });
+
+  it('holds the look-ahead row back whole, across chunks', () => {
+    const raw = Buffer.concat(trades.map(tradeRow));
+    const c = new RowRenderer('trade');
+    c.holdFrom(2);
+    let text = '';
+    for (let i = 0; i < raw.length; i += 17) text += c.push(raw.subarray(i, i + 17))?.toString() ?? '';
+    c.endOfQuery();
+    expect(JSON.parse(`[${text}]`)).toHaveLength(2);
+    expect(c.takeHeld()).toEqual(tradeRow(trades[2] as Trade));
+    expect(c.lastKey()).toEqual({ ts: t, sequence: 11n, run: 1 });
+  });
+
+  it('rejects what cannot be a trade: an exception after rows, a length beyond a stored id, a cut row', () => {
+    const rng = new Rng('trade-exceptions');
+    const raw = Buffer.concat(trades.map(tradeRow));
+    const tail = Buffer.from('Code: 159. DB::Exception: Timeout exceeded. (TIMEOUT_EXCEEDED) (version 24.8.14.39)\n');
+    for (let trial = 0; trial < 20; trial++)
+      expect(() => render('trade', randomChunks(rng, Buffer.concat([raw, tail]), 40), {})).toThrow(CorruptStreamError);
+    const long = tradeRow(trades[0] as Trade);
+    long[49] = 0x81; // a length of 129 + …
+    long[50] = 0x01;
+    expect(() => render('trade', [long], {})).toThrow(CorruptStreamError);
+    expect(() => render('trade', [raw.subarray(0, raw.length - 3)], {})).toThrow(/middle of a row/);
+  });
+
+  it('interleaves: delta rows as the deltas endpoint writes them, trades as {"type":"trade",…} / #trade lines', () => {
+    const rows = [
+      interleavedRow({ kind: 'delta', ts: t, sequence: 9, side: 'bid', price: '0.48', quantity_delta: '-150' }, t + 1),
+      interleavedRow({ kind: 'trade', ...(trades[1] as Trade) }, t + 2),
+      interleavedRow({ kind: 'delta', ts: t + 7, sequence: 12, side: 'ask', price: '0.5', quantity_delta: '3' }, t + 9),
+    ];
+    const raw = Buffer.concat(rows);
+    expect(render('interleaved', [raw], { format: 'ndjson', receivedTs: true }).text).toBe(
+      '{"ts":"2026-03-26T14:00:01.193Z","sequence":9,"side":"bid","price":"0.48","quantity_delta":"-150","received_ts":"2026-03-26T14:00:01.194Z"}\n' +
+        '{"type":"trade","ts":"2026-03-26T14:00:01.193Z","trade_id":"a,\\"b\\"","price":"90123.45","size":"0.00121425","side":"buy","received_ts":"2026-03-26T14:00:01.195Z"}\n' +
+        '{"ts":"2026-03-26T14:00:01.200Z","sequence":12,"side":"ask","price":"0.5","quantity_delta":"3","received_ts":"2026-03-26T14:00:01.202Z"}\n',
+    );
+    expect(render('interleaved', [raw], { format: 'csv', receivedTs: true }).text).toBe(
+      '2026-03-26T14:00:01.193Z,9,bid,0.48,-150,2026-03-26T14:00:01.194Z\n' +
+        '#trade,2026-03-26T14:00:01.193Z,"a,""b""",90123.45,0.00121425,buy,2026-03-26T14:00:01.195Z\n' +
+        '2026-03-26T14:00:01.200Z,12,ask,0.5,3,2026-03-26T14:00:01.202Z\n',
+    );
+    const plain = Buffer.concat([
+      interleavedRow({ kind: 'trade', ...(trades[0] as Trade) }),
+      interleavedRow({ kind: 'delta', ts: t, sequence: 11, side: 'ask', price: '1', quantity_delta: '2' }),
+    ]);
+    const { c, text } = render('interleaved', randomChunks(new Rng('x'), plain, 30), {});
+    expect(JSON.parse(`[${text}]`)).toEqual([
+      {
+        type: 'trade',
+        ts: '2026-03-26T14:00:01.193Z',
+        trade_id: 'd91bc706-ee49-470d-82d8-11418bda6fed',
+        price: '0.99',
+        size: '763',
+        side: 'sell',
+      },
+      { ts: '2026-03-26T14:00:01.193Z', sequence: 11, side: 'ask', price: '1', quantity_delta: '2' },
+    ]);
+    expect(c.lastKey()).toEqual({ ts: t, sequence: 11n, run: 1 });
+    const bad = Buffer.from(plain);
+    bad[16] = 3; // a row kind that is neither
+    expect(() => render('interleaved', [bad], {})).toThrow(CorruptStreamError);
   });
 });

@@ -13,8 +13,23 @@
  * how many rows in a row carried them), where a next page continues. And it places gap markers among the rows
  * (`setMarkers`): a marker at F goes after every row with ts ≤ F and before the first with ts > F.
  */
-import type { RowKind } from '@depthgate/history-store';
-import { layoutOf, MAX_TS, SIDE_ASK, SIDE_BID, type Layout, type RowKey, type TextFormat } from './layouts';
+import {
+  FIELD_RECEIVED,
+  FIELD_SEQUENCE,
+  FIELD_VENUE_SEQ,
+  FIELD_VENUE_SIDE,
+  layoutOf,
+  MAX_TS,
+  MAX_VENUE_TEXT,
+  rowLength,
+  SIDE_ASK,
+  SIDE_BID,
+  stringText,
+  type Layout,
+  type RowKey,
+  type SeriesKind,
+  type TextFormat,
+} from './layouts';
 import { copy, i32, readTs, TWO_32, u32 } from './text';
 
 /** Bytes that cannot be rows: an exception text ClickHouse appended to its output, or a result cut inside a row. */
@@ -34,11 +49,28 @@ const NEWLINE = 0x0a;
  */
 let scratch = Buffer.allocUnsafe(256 * 1024);
 
+/**
+ * Where the rows of a columnar answer go instead of text (Parquet: parquet.ts). `add` takes one row of the JSON
+ * layout; `take` the encoded bytes ready to be sent, if any.
+ */
+export interface ColumnarSink {
+  add(src: Buffer, o: number): void;
+  take(): Buffer | undefined;
+}
+
 export interface RenderOptions {
   /** Default `json`: members of an array, comma-separated. `ndjson` and `csv`: one line per row. */
   format?: TextFormat;
   /** Rows carry `received_ts` after their own columns (RowBinary and text). */
   receivedTs?: boolean;
+  /** Trades: rows carry `venue_side` (after received_ts), rendered after it. */
+  venueSide?: boolean;
+  /** Trades: `sequence` is rendered (it is always read). */
+  sequence?: boolean;
+  /** Rows carry `venue_seq` (a FixedString after received_ts), rendered last. */
+  venueSeq?: boolean;
+  /** The rows go to this sink (a columnar format) instead of being rendered as text. */
+  columnar?: ColumnarSink;
 }
 
 export class RowRenderer {
@@ -46,14 +78,18 @@ export class RowRenderer {
   rows = 0;
   /** Rows received so far (passed on, held or dropped). */
   received = 0;
+  /** The layout of the rows (their fixed part, for layouts with Strings). */
+  readonly layout: Layout;
   /** Gap markers placed so far (written, for line formats; only counted for JSON). */
   markersPassed = 0;
   readonly size: number;
-  private readonly layout: Layout;
   private readonly lines: boolean;
   /** The start of a row split across chunks. */
   private readonly carry: Buffer;
+  private readonly columnar: ColumnarSink | undefined;
   private carried = 0;
+  /** Layouts with Strings: where the last scan stopped (the first row not whole). */
+  private scanned = 0;
   private anyRow = false;
   /** When set, the row with this index (0-based, over all received rows) and every later one are held back. */
   private holdIndex: number | undefined;
@@ -71,14 +107,21 @@ export class RowRenderer {
   private markerBytesLeft = 0;
 
   constructor(
-    private readonly kind: RowKind,
+    private readonly kind: SeriesKind,
     options: RenderOptions = {},
   ) {
     const format = options.format ?? 'json';
-    this.layout = layoutOf(kind, format, options.receivedTs ?? false);
+    const fields =
+      (options.receivedTs === true ? FIELD_RECEIVED : 0) |
+      (options.venueSide === true ? FIELD_VENUE_SIDE : 0) |
+      (options.sequence === true ? FIELD_SEQUENCE : 0) |
+      (options.venueSeq === true ? FIELD_VENUE_SEQ : 0);
+    this.layout = layoutOf(kind, format, fields);
     this.size = this.layout.size;
-    this.lines = format !== 'json';
-    this.carry = Buffer.alloc(this.layout.size);
+    this.columnar = options.columnar;
+    this.lines = format !== 'json' && this.columnar === undefined;
+    // A row of a layout with Strings is at most its fixed part and its Strings at their longest.
+    this.carry = Buffer.alloc(this.layout.size + this.layout.strings * (2 + MAX_VENUE_TEXT));
   }
 
   /**
@@ -111,8 +154,10 @@ export class RowRenderer {
    */
   push(input: Buffer | readonly Buffer[], into?: Buffer): Buffer | undefined {
     let p = 0;
-    if (Buffer.isBuffer(input)) p = this.take(input, p);
-    else for (const chunk of input) p = this.take(chunk, p);
+    const take = this.layout.strings === 0 ? this.take : this.takeVariable;
+    if (Buffer.isBuffer(input)) p = take.call(this, input, p);
+    else for (const chunk of input) p = take.call(this, chunk, p);
+    if (this.columnar) return this.columnar.take();
     if (p === 0) return undefined;
     const out = into !== undefined && into.length >= p ? into.subarray(0, p) : Buffer.allocUnsafe(p);
     scratch.copy(out, 0, 0, p);
@@ -142,6 +187,83 @@ export class RowRenderer {
     return p;
   }
 
+  /**
+   * `take` for layouts with Strings: a row ends where its last String does. A row split across chunks is gathered
+   * in the carry (which holds a row at its longest) until it is whole.
+   */
+  private takeVariable(chunk: Buffer, p: number): number {
+    let start = 0;
+    if (this.carried > 0) {
+      const before = this.carried;
+      const filled = before + chunk.copy(this.carry, before, 0, Math.min(this.carry.length - before, chunk.length));
+      const length = rowLength(this.layout, this.carry, 0, filled);
+      if (length === -2 || (length === -1 && filled === this.carry.length))
+        throw new CorruptStreamError(`unexpected data in the result stream: ${describe(this.carry, 0)}`);
+      if (length === -1) {
+        this.carried = filled;
+        return p;
+      }
+      this.carried = 0;
+      // A copy: held rows may point into what is passed.
+      p = this.rowsAtVariable(Buffer.from(this.carry.subarray(0, length)), 0, length, p);
+      start = length - before;
+    }
+    p = this.rowsAtVariable(chunk, start, chunk.length, p);
+    const rest = this.scanned;
+    if (rest < chunk.length) {
+      chunk.copy(this.carry, 0, rest);
+      this.carried = chunk.length - rest;
+    }
+    return p;
+  }
+
+  /**
+   * `rowsAt` for layouts with Strings: takes the whole rows of `src[start, end)` (where the first one not whole
+   * begins: `scanned`); each row's key is compared with the last one passed on as it goes (runs of one key).
+   */
+  private rowsAtVariable(src: Buffer, start: number, end: number, p: number): number {
+    const layout = this.layout;
+    const { side, kind } = layout;
+    this.ensureScratchFor(end - start, p);
+    let o = start;
+    while (o < end) {
+      const length = rowLength(layout, src, o, end);
+      if (length === -1) break;
+      const s = src[o + side];
+      const k = kind < 0 ? SIDE_BID : src[o + kind];
+      const hi = i32(src, o + 4);
+      if (
+        length === -2 ||
+        (s !== SIDE_BID && s !== SIDE_ASK) ||
+        (k !== SIDE_BID && k !== SIDE_ASK) ||
+        hi < 0 ||
+        hi * TWO_32 + (i32(src, o) >>> 0) > MAX_TS
+      )
+        throw new CorruptStreamError(`unexpected data in the result stream: ${describe(src, o)}`);
+      if (this.held) this.held.push(src.subarray(o, o + length));
+      else if (this.received === this.holdIndex) this.held = [src.subarray(o, o + length)];
+      else {
+        p = this.renderRow(src, o, p);
+        // The key (ts, sequence) of the row passed on, and the run of rows that carried it.
+        const lo = i32(src, o) >>> 0;
+        const seqLo = i32(src, o + 8) >>> 0;
+        const seqHi = i32(src, o + 12) >>> 0;
+        const ts = hi * TWO_32 + lo;
+        if (ts === this.lastTs && seqLo === this.lastSeqLo && seqHi === this.lastSeqHi) this.lastRun++;
+        else {
+          this.lastTs = ts;
+          this.lastSeqLo = seqLo;
+          this.lastSeqHi = seqHi;
+          this.lastRun = 1;
+        }
+      }
+      this.received++;
+      o += length;
+    }
+    this.scanned = o;
+    return p;
+  }
+
   /** The end of one query's output: it must end at a row boundary. */
   endOfQuery(): void {
     if (this.carried > 0) {
@@ -168,8 +290,9 @@ export class RowRenderer {
     return held.length === 1 ? (held[0] as Buffer) : Buffer.concat(held);
   }
 
-  /** Passes on the first `count` of raw rows (as `push` passes rows on): their text. */
+  /** Passes on the first `count` of raw rows (as `push` passes rows on): their text. Layouts without Strings. */
   pass(raw: Buffer, count: number): Buffer {
+    if (this.layout.strings > 0) throw new Error('pass: rows of a fixed width only');
     this.ensureScratch(count);
     let p = 0;
     for (let i = 0; i < count; i++) p = this.renderRow(raw, i * this.layout.size, p);
@@ -187,7 +310,7 @@ export class RowRenderer {
     if (this.lastTs < 0) return undefined;
     return {
       ts: this.lastTs,
-      sequence: this.kind === 'delta' ? (BigInt(this.lastSeqHi) << 32n) | BigInt(this.lastSeqLo) : 0n,
+      sequence: this.kind !== 'snapshot' ? (BigInt(this.lastSeqHi) << 32n) | BigInt(this.lastSeqLo) : 0n,
       run: this.lastRun,
     };
   }
@@ -223,11 +346,12 @@ export class RowRenderer {
     }
     const layout = this.layout;
     if (this.lines) {
-      p = layout.render(src, o, scratch, p, layout.received);
+      p = layout.render(src, o, scratch, p, layout.fields);
       scratch[p++] = NEWLINE;
-    } else {
+    } else if (this.columnar) this.columnar.add(src, o);
+    else {
       if (this.anyRow) scratch[p++] = COMMA;
-      p = layout.render(src, o, scratch, p, layout.received);
+      p = layout.render(src, o, scratch, p, layout.fields);
     }
     this.anyRow = true;
     this.rows++;
@@ -242,7 +366,7 @@ export class RowRenderer {
     if (count === 0) return;
     const size = this.layout.size;
     const last = start + (count - 1) * size;
-    const keyBytes = this.kind === 'delta' ? 16 : 8;
+    const keyBytes = this.kind !== 'snapshot' ? 16 : 8;
     let run = 1;
     while (
       run < count &&
@@ -250,8 +374,8 @@ export class RowRenderer {
     )
       run++;
     const ts = readTs(src, last);
-    const seqLo = this.kind === 'delta' ? u32(src, last + 8) : 0;
-    const seqHi = this.kind === 'delta' ? u32(src, last + 12) : 0;
+    const seqLo = this.kind !== 'snapshot' ? u32(src, last + 8) : 0;
+    const seqHi = this.kind !== 'snapshot' ? u32(src, last + 12) : 0;
     const continues = run === count && ts === this.lastTs && seqLo === this.lastSeqLo && seqHi === this.lastSeqHi;
     this.lastRun = continues ? this.lastRun + run : run;
     this.lastTs = ts;
@@ -274,6 +398,20 @@ export class RowRenderer {
       this.nextMarkerTs = this.markerTs[this.markersPassed] ?? Infinity;
     }
     return p;
+  }
+
+  /**
+   * Room in the scratch for the rows of `bytes` bytes of a layout with Strings (each row at least its fixed part and
+   * a byte per String; every String byte written at most twice, with its quotes), and every marker not yet placed.
+   */
+  private ensureScratchFor(bytes: number, used: number): void {
+    const layout = this.layout;
+    const rows = Math.ceil(bytes / (layout.size + layout.strings));
+    const need = used + rows * (layout.maxText + layout.strings * stringText(0)) + 2 * bytes + this.markerBytesLeft;
+    if (scratch.length >= need) return;
+    const bigger = Buffer.allocUnsafe(Math.max(need, scratch.length * 2));
+    scratch.copy(bigger, 0, 0, used);
+    scratch = bigger;
   }
 
   /** Room in the scratch for `rows` rows (and every marker not yet placed) after `used` bytes. */

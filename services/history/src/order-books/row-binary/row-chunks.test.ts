@@ -1,5 +1,6 @@
 import { Rng } from '@depthgate/service-kit';
-import { deltaRow, randomChunks } from '../../testing/row-binary';
+import { deltaRow, randomChunks, tradeRow } from '../../testing/row-binary';
+import { layoutOf } from './layouts';
 import { RowRenderer } from './renderer';
 import { RowChunks } from './row-chunks';
 
@@ -50,5 +51,43 @@ describe('RowChunks: the rows of one query as they arrived', () => {
     expect(byMany).toBe(byOne);
     expect(byOne.split('\n')).toHaveLength(41);
     expect(many.rows).toBe(40);
+  });
+});
+
+describe('RowChunks: rows of a variable width (trades: their id last)', () => {
+  const t = Date.UTC(2026, 2, 26, 14, 0, 1, 193);
+  // Ids of every length a trade id may have, 128 (two length bytes) among them.
+  const rows = Array.from({ length: 60 }, (_, i) =>
+    tradeRow({
+      ts: t + i,
+      sequence: i,
+      trade_id: 'x'.repeat(i === 7 ? 128 : (i * 13) % 120),
+      price: '1',
+      size: `${i + 1}`,
+      side: 'buy',
+    }),
+  );
+  const all = Buffer.concat(rows);
+  const layout = layoutOf('trade', 'json');
+
+  it('finds each row, the first rows and the tail however the rows were chunked', () => {
+    const rng = new Rng('row-chunks-variable');
+    for (let trial = 0; trial < 50; trial++) {
+      const held = new RowChunks(layout);
+      for (const chunk of randomChunks(rng, all, 90)) held.add(chunk);
+      expect(held.rows).toBe(60);
+      for (let i = 0; i < 60; i++) expect(held.row(i)).toEqual(rows[i]);
+      const n = rng.range(1, 60);
+      const first = held.first(n);
+      expect(first.rows).toBe(n);
+      expect(Buffer.concat(first.chunks)).toEqual(Buffer.concat(rows.slice(0, n)));
+      expect(held.from(n - 1)).toEqual(Buffer.concat(rows.slice(n - 1)));
+    }
+  });
+
+  it('counts whole rows only', () => {
+    const held = new RowChunks(layout);
+    held.add(all.subarray(0, (rows[0] as Buffer).length + (rows[1] as Buffer).length + 5));
+    expect(held.rows).toBe(2);
   });
 });
