@@ -101,7 +101,7 @@ describe('migrations on a cluster', () => {
     const migrations = MIGRATIONS.slice(0, 2);
     expect(migrations.map((m) => m.version)).toEqual([1, 2]);
     expect(await runMigrations(store, { migrations })).toEqual({ applied: [2], version: 2 });
-    await insertDeltaRows(store, deltas(['KXRECV-1'], 3));
+    await insertDeltaRows(store, deltas(['KXRECV-1'], 3), { rowFormat: 2 }); // as a recorder of that schema writes
     const columns = await views(database, (v) => v.column('received_ts'));
     for (const node of cluster.nodes) {
       expect(columns[node.name]).toEqual(
