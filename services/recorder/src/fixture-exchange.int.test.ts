@@ -136,6 +136,7 @@ const fixtureRecorder = defineAdapter({
   settings: {},
   protocol: (ctx): FeedProtocol => ({
     venueClock: true,
+    provesContinuity: true, // its `seq` shows a lost message
     signedHandshake: false,
     createSession: (session) => new FixtureSession(session, ctx.subscribeBatch),
     async listActive(rest) {

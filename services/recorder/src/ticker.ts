@@ -62,6 +62,13 @@ export interface TickerEnv {
   quietMs: number;
   /** Timestamps are the venue's (Kalshi, Polymarket US), not our receive time (Gemini). */
   venueClock: boolean;
+  /**
+   * The feed proves its own continuity (Kalshi's `seq`: a lost message shows): the book is known right up to the last
+   * message received, so a loss (disconnect, stall, resubscribe) is a gap from the caller's bound. Absent or false
+   * (Gemini, Coinbase `level2`, Polymarket US, the CLOB): a message lost silently just before the loss would not show,
+   * so the gap starts at the last verification (`verifiedTs`) at the latest.
+   */
+  provesContinuity?: boolean;
   /** The ticker found its book wrong by itself (a level went negative): the feed must resync it. */
   onBroken: (ticker: TickerRecorder, reason: GapReason) => void;
   /**
@@ -230,13 +237,18 @@ export class TickerRecorder {
    * The series stops being continuous (disconnect, stall, a REST mismatch): what arrives before the next venue
    * snapshot is ignored. `fromTs` is the last moment the book is known good (the caller's bound: the last message of
    * a connection that then closed, the last verified state, the last snapshot); a pending suspicion moves it earlier.
+   * On a feed that cannot prove its continuity (`provesContinuity` false) the book is only known good up to its last
+   * verification (a matching REST book, venue checksum or venue snapshot): the gap starts there at the latest. The
+   * fresh snapshot after the loss cannot move it later: it shows the book at its own moment, not that no change was
+   * lost between the last verification and the loss (levels are absolute sizes, a later change heals a lost one).
    */
   lose(reason: GapReason, fromTs: number = this.lastTs): void {
     if (this.live && this.pendingSnapshot === undefined) {
       if (this.lastTs >= 0) {
+        const bound = this.env.provesContinuity || this.verifiedTs < 0 ? fromTs : Math.min(fromTs, this.verifiedTs);
         this.pendingGap = this.suspect
-          ? { from: Math.min(this.suspect.from, fromTs), reason: this.suspect.reason }
-          : { from: fromTs, reason };
+          ? { from: Math.min(this.suspect.from, bound), reason: this.suspect.reason }
+          : { from: bound, reason };
       }
     } else if (this.pendingGap === undefined && this.lastTs >= 0) {
       this.pendingGap = { from: this.lastTs, reason };

@@ -231,6 +231,7 @@ export function sessionHarness(
           snapshotIntervalMs: 3_600_000,
           quietMs: 1000,
           venueClock: options.venueClock ?? protocol.venueClock,
+          provesContinuity: protocol.provesContinuity,
           onBroken: () => undefined,
           onTradeWindow: options.trades ? (r, window) => windows.push({ ticker: r.ticker, window }) : undefined,
         },

@@ -56,6 +56,12 @@ export interface RestBook {
 export interface FeedProtocol {
   /** Events carry the venue's timestamps (else receive time is used). */
   readonly venueClock: boolean;
+  /**
+   * The feed numbers its messages so that any lost one shows (Kalshi's `seq`): a disconnect's gap starts at the last
+   * message received. Else (no sequence, or a checksum only on the messages that arrive) it starts at the ticker's
+   * last verification (TickerEnv.provesContinuity).
+   */
+  readonly provesContinuity: boolean;
   /** The handshake is signed with the platform's credentials (the feed refuses unauthenticated connections). */
   readonly signedHandshake: boolean;
   /**
@@ -93,6 +99,7 @@ export function venueProtocol(
   return {
     ...where,
     venueClock: feed.venueClock,
+    provesContinuity: feed.provesContinuity,
     signedHandshake: feed.signedHandshake,
     ...(feed.keepAliveText === undefined ? {} : { keepAliveText: feed.keepAliveText }),
     missingCredentials: feed.signedHandshake && signer === undefined,

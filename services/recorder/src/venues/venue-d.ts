@@ -319,6 +319,8 @@ export function venueDProtocol(o: {
   const channel: BookChannel = o.auth ? 'level2' : 'level2_batch';
   return {
     venueClock: true,
+    // `level2` carries no sequence (only `matches` and `heartbeat` do): a lost book change shows only at a verification.
+    provesContinuity: false,
     signedHandshake: false,
     createSession: (ctx) => new VenueDSession(ctx, o.subscribeBatch, channel, o.auth, o.trades),
     /** Every online product, or (series) those quoted in the given currencies (`USD`, `EUR`). */
