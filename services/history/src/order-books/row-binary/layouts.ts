@@ -153,15 +153,22 @@ function paddedLength(src: Buffer, at: number): number {
 // One plain function per row shape, the optional fields a flag: a renderer's call site sees few functions (V8 keeps
 // such a call polymorphic and fast; one closure per variant would make it megamorphic).
 
-function renderDeltaJson(src: Buffer, o: number, out: Buffer, p: number, fields: number): number {
+/**
+ * A delta in JSON; `shift` 1 in an interleaved row (its row-kind byte comes before the side), else 0. The deltas
+ * endpoint's rows and the interleaved stream's delta lines are this one text.
+ */
+function writeDeltaJson(src: Buffer, o: number, shift: number, out: Buffer, p: number, fields: number): number {
   p = DELTA_OPENING.write(src, o, out, p);
   p = writeSequence(src, o + 8, out, p);
-  p = copy(src[o + 16] === SIDE_BID ? T_DELTA_BID : T_DELTA_ASK, out, p);
-  p = writeDecimal18(src, o + 17, out, p);
+  p = copy(src[o + 16 + shift] === SIDE_BID ? T_DELTA_BID : T_DELTA_ASK, out, p);
+  p = writeDecimal18(src, o + 17 + shift, out, p);
   p = copy(T_QUANTITY_DELTA, out, p);
-  p = writeDecimal18(src, o + 33, out, p);
-  return jsonExtras(src, o + 49, out, p, fields);
+  p = writeDecimal18(src, o + 33 + shift, out, p);
+  return jsonExtras(src, o + 49 + shift, out, p, fields);
 }
+
+const renderDeltaJson = (src: Buffer, o: number, out: Buffer, p: number, fields: number): number =>
+  writeDeltaJson(src, o, 0, out, p, fields);
 
 function renderSnapshotJson(src: Buffer, o: number, out: Buffer, p: number, fields: number): number {
   p = SNAPSHOT_OPENING.write(src, o, out, p);
@@ -173,15 +180,19 @@ function renderSnapshotJson(src: Buffer, o: number, out: Buffer, p: number, fiel
 }
 
 /** `ts,sequence,side,price,quantity_delta[,received_ts][,venue_seq]` */
-function renderDeltaCsv(src: Buffer, o: number, out: Buffer, p: number, fields: number): number {
+/** A delta in CSV (`shift` as in writeDeltaJson). */
+function writeDeltaCsv(src: Buffer, o: number, shift: number, out: Buffer, p: number, fields: number): number {
   p = CSV_TS.write(src, o, out, p);
   p = writeSequence(src, o + 8, out, p);
-  p = copy(src[o + 16] === SIDE_BID ? T_CSV_BID : T_CSV_ASK, out, p);
-  p = writeDecimal18(src, o + 17, out, p);
+  p = copy(src[o + 16 + shift] === SIDE_BID ? T_CSV_BID : T_CSV_ASK, out, p);
+  p = writeDecimal18(src, o + 17 + shift, out, p);
   p = copy(T_COMMA, out, p);
-  p = writeDecimal18(src, o + 33, out, p);
-  return csvExtras(src, o + 49, out, p, fields);
+  p = writeDecimal18(src, o + 33 + shift, out, p);
+  return csvExtras(src, o + 49 + shift, out, p, fields);
 }
+
+const renderDeltaCsv = (src: Buffer, o: number, out: Buffer, p: number, fields: number): number =>
+  writeDeltaCsv(src, o, 0, out, p, fields);
 
 /** `ts,side,price,quantity[,received_ts][,venue_seq]` */
 function renderSnapshotCsv(src: Buffer, o: number, out: Buffer, p: number, fields: number): number {
@@ -400,25 +411,13 @@ const ROW_KIND_DELTA = 1;
  */
 function renderInterleavedJson(src: Buffer, o: number, out: Buffer, p: number, fields: number): number {
   if (src[o + 16] !== ROW_KIND_DELTA) return renderTrade(src, o, 1, out, p, fields, JSON_TRADE_LINE);
-  p = DELTA_OPENING.write(src, o, out, p);
-  p = writeSequence(src, o + 8, out, p);
-  p = copy(src[o + 17] === SIDE_BID ? T_DELTA_BID : T_DELTA_ASK, out, p);
-  p = writeDecimal18(src, o + 18, out, p);
-  p = copy(T_QUANTITY_DELTA, out, p);
-  p = writeDecimal18(src, o + 34, out, p);
-  return jsonExtras(src, o + 50, out, p, fields);
+  return writeDeltaJson(src, o, 1, out, p, fields);
 }
 
 /** A delta line in the header's columns, or `#trade,ts,trade_id,price,size,side[,received_ts][,venue_seq]`. */
 function renderInterleavedCsv(src: Buffer, o: number, out: Buffer, p: number, fields: number): number {
   if (src[o + 16] !== ROW_KIND_DELTA) return renderTrade(src, o, 1, out, p, fields, CSV_TRADE_LINE);
-  p = CSV_TS.write(src, o, out, p);
-  p = writeSequence(src, o + 8, out, p);
-  p = copy(src[o + 17] === SIDE_BID ? T_CSV_BID : T_CSV_ASK, out, p);
-  p = writeDecimal18(src, o + 18, out, p);
-  p = copy(T_COMMA, out, p);
-  p = writeDecimal18(src, o + 34, out, p);
-  return csvExtras(src, o + 50, out, p, fields);
+  return writeDeltaCsv(src, o, 1, out, p, fields);
 }
 
 const DELTA_JSON_TEXT =
