@@ -277,10 +277,15 @@ FROM (SELECT ${lit.exchange(exchange)} AS exchange, ${lit.ticker(ticker)} AS tic
   /** Waits until this replica has fetched every part its shard's other replicas hold (SYSTEM SYNC REPLICA). */
   async sync(): Promise<void> {
     const ch = connectionOf(this.store);
-    for (const table of ['snapshots', 'deltas', 'gaps', 'ticker_catalogue']) {
-      await ch.data.command({
-        query: sql`SYSTEM SYNC REPLICA ${ch.db}.${lit.identifier(`${table}${LOCAL_SUFFIX}`)}`.text,
-      });
+    // Every replicated table of the database, as the server lists them: a list written here missed the trades (a
+    // replica killed mid-recording was then compared before it had fetched its trades).
+    const rs = await ch.data.query({
+      query: sql`SELECT name FROM system.tables
+WHERE database = ${lit.name(ch.database)} AND startsWith(engine, 'Replicated') ORDER BY name`.text,
+      format: 'JSONEachRow',
+    });
+    for (const { name } of await rs.json<{ name: string }>()) {
+      await ch.data.command({ query: sql`SYSTEM SYNC REPLICA ${ch.db}.${lit.identifier(name)}`.text });
     }
   }
 
