@@ -4,6 +4,8 @@ export const EXCHANGES = [
   { key: 'venue_b', name: 'Kalshi', aliases: ['kalshi'] },
   { key: 'venue_c', name: 'Gemini', aliases: ['gemini'] },
   { key: 'venue_a_us', name: 'Polymarket US', aliases: ['polymarket_us', 'polymarket-us'] },
+  { key: 'venue_a_clob', name: 'Polymarket CLOB', aliases: ['polymarket', 'polymarket_clob', 'polymarket-clob'] },
+  { key: 'venue_d', name: 'Coinbase Exchange', aliases: ['coinbase'] },
 ] as const;
 
 /** An exchange key of the history service. */

@@ -99,7 +99,7 @@ describe('the packed @depthgate/client, outside the workspace', () => {
   it('loads as CommonJS too, and both type declarations compile', async () => {
     const cjs = `const c = require('@depthgate/client'); console.log(typeof c.HistoryClient, c.EXCHANGES.map((e) => e.key).join(','));`;
     const { stdout } = await run(process.execPath, ['-e', cjs], { cwd: project });
-    expect(stdout.trim()).toBe('function venue_b,venue_c,venue_a_us');
+    expect(stdout.trim()).toBe('function venue_b,venue_c,venue_a_us,venue_a_clob,venue_d');
     const typed = `import { HistoryClient, HttpError, type Exchange, type MarketEvent, type ReplayEvent } from '@depthgate/client';
 const exchange: Exchange = 'venue_b';
 const client = new HistoryClient({ baseUrl: 'http://127.0.0.1:1' });

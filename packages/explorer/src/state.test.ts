@@ -26,10 +26,10 @@ describe('the view in the address', () => {
   it('says what it could not read instead of showing something else', () => {
     // In the history service's words (its 404 unknown_exchange): every key with the real names it also takes.
     expect(parseHash('#/nyse/IBM').problems).toEqual([
-      'Unknown exchange "nyse" in the address: use venue_b (kalshi), venue_c (gemini), venue_a_us (polymarket_us, polymarket-us).',
+      'Unknown exchange "nyse" in the address: use venue_b (kalshi), venue_c (gemini), venue_a_us (polymarket_us, polymarket-us), venue_a_clob (polymarket, polymarket_clob, polymarket-clob), venue_d (coinbase).',
     ]);
     expect(parseHash('#/venue-b/X').problems).toEqual([
-      'Unknown exchange "venue-b" in the address ("-" spells the gateway\'s platform keys; the history\'s exchange keys use "_": venue_b): use venue_b (kalshi), venue_c (gemini), venue_a_us (polymarket_us, polymarket-us).',
+      'Unknown exchange "venue-b" in the address ("-" spells the gateway\'s platform keys; the history\'s exchange keys use "_": venue_b): use venue_b (kalshi), venue_c (gemini), venue_a_us (polymarket_us, polymarket-us), venue_a_clob (polymarket, polymarket_clob, polymarket-clob), venue_d (coinbase).',
     ]);
     expect(parseHash('#/venue_b/bad ticker!').problems[0]).toMatch(/is not a ticker/);
     expect(parseHash('#/venue_b/X?at=yesterday').problems).toEqual([

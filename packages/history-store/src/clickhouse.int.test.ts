@@ -256,8 +256,8 @@ describe('migration 4: venue sequences and verification points', () => {
       await insertTsv(old, 'snapshots', ['venue_b\tOLD-4\t1000\tbid\t0.5\t2\t1001\n'], { rowFormat: 3 });
       await insertTsv(old, 'deltas', ['venue_b\tOLD-4\t1500\t1\tbid\t0.5\t-1\t1502\n'], { rowFormat: 3 });
       await insertTsv(old, 'trades', ['venue_b\tOLD-4\t1600\t2\tt-1\t0.5\t1\tsell\tno\t1603\n'], { rowFormat: 3 });
-      expect(await runMigrations(old)).toEqual({ applied: [4], version: 4 });
-      expect(await runMigrations(old)).toEqual({ applied: [], version: 4 });
+      expect(await runMigrations(old, { migrations: MIGRATIONS.slice(0, 4) })).toEqual({ applied: [4], version: 4 });
+      expect(await runMigrations(old, { migrations: MIGRATIONS.slice(0, 4) })).toEqual({ applied: [], version: 4 });
       // After it: format 3 still inserts (a recorder not yet moved), and format 4 carries the venue's sequence.
       await insertTsv(old, 'deltas', ['venue_b\tOLD-4\t1700\t3\task\t0.6\t1\t1701\n'], { rowFormat: 3 });
       await insertDeltaRows(old, [
@@ -644,6 +644,79 @@ UNION ALL SELECT ts, received_ts FROM ${ch.db}.snapshots WHERE ticker = ${lit.ti
       expect(await schemaVersion(empty)).toBe(-1);
     } finally {
       await empty.close();
+    }
+  });
+});
+
+describe('migration 5: Polymarket CLOB and Coinbase', () => {
+  it("extends every table's exchange Enum8 (migration 4's verifications too) of a database of migration 3, idempotently, and their rows go through", async () => {
+    const old = new HistoryStore({ url: testClickHouseUrl(), database: uniqueName('mig5') });
+    const raw = connectionOf(old);
+    try {
+      expect(await runMigrations(old, { migrations: MIGRATIONS.slice(0, 3) })).toEqual({
+        applied: [1, 2, 3],
+        version: 3,
+      });
+      expect(await runMigrations(old)).toEqual({ applied: [4, 5], version: 5 });
+      expect(await runMigrations(old)).toEqual({ applied: [], version: 5 });
+      const token = '71321045679252212594626385532706912750332728571942532289631379312455583992563';
+      await insertDeltaRows(old, [
+        {
+          exchange: 'venue_a_clob',
+          ticker: token,
+          ts: 1000,
+          sequence: 1,
+          side: 'bid',
+          price: '0.5',
+          quantity_delta: '7',
+        },
+        {
+          exchange: 'venue_d',
+          ticker: 'BTC-USD',
+          ts: 1000,
+          sequence: 1,
+          side: 'ask',
+          price: '90000.01',
+          quantity_delta: '0.5',
+        },
+      ]);
+      await insertTradeRows(old, [
+        {
+          exchange: 'venue_d',
+          ticker: 'BTC-USD',
+          ts: 1001,
+          sequence: 2,
+          trade_id: '86327327',
+          price: '90000.01',
+          size: '0.06469797',
+          side: 'buy',
+          venue_side: 'sell',
+          received_ts: 1002,
+        },
+      ]);
+      await insertGapRows(old, [
+        { exchange: 'venue_a_clob', ticker: token, from_ts: 900, to_ts: 950, reason: 'divergence', detected_at: 960 },
+      ]);
+      const rows = async (query: Sql) =>
+        (await raw.data.query({ query: query.text, format: 'JSONEachRow' })).json<Record<string, string>>();
+      expect(await rows(sql`SELECT toString(exchange) AS e, ticker FROM ${raw.db}.deltas ORDER BY exchange`)).toEqual([
+        { e: 'venue_a_clob', ticker: token },
+        { e: 'venue_d', ticker: 'BTC-USD' },
+      ]);
+      expect(await rows(sql`SELECT toString(exchange) AS e FROM ${raw.db}.trades`)).toEqual([{ e: 'venue_d' }]);
+      expect(await rows(sql`SELECT toString(exchange) AS e, reason FROM ${raw.db}.gaps`)).toEqual([
+        { e: 'venue_a_clob', reason: 'divergence' },
+      ]);
+      const types = await rows(
+        sql`SELECT table, type FROM system.columns WHERE database = ${lit.name(raw.database)} AND name = 'exchange' ORDER BY table`,
+      );
+      // Every table (the catalogue views keep the type they were created with; they only pass rows on).
+      const tables = types.filter((t) => !(t.table as string).endsWith('_mv'));
+      expect(tables.length).toBeGreaterThanOrEqual(6);
+      for (const t of tables) expect([t.table, t.type]).toEqual([t.table, expect.stringContaining("'venue_d' = 5")]);
+    } finally {
+      await raw.data.command({ query: sql`DROP DATABASE IF EXISTS ${raw.db}`.text });
+      await old.close();
     }
   });
 });

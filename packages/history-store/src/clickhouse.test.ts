@@ -366,7 +366,15 @@ describe('migrations', () => {
       'ReplacingMergeTree',
       '(exchange, ticker, ts, trade_id)',
     ]);
-    expect(storedExchanges()).toEqual(storedExchanges(MIGRATIONS.slice(0, 2)));
+    expect(storedExchanges(MIGRATIONS.slice(0, 3))).toEqual(storedExchanges(MIGRATIONS.slice(0, 2)));
+  });
+
+  it('migration 5 adds Polymarket CLOB and Coinbase to the exchange Enum8 of every table, under their codes', () => {
+    const five = MIGRATIONS.find((m) => m.version === 5) as Migration;
+    expect(five.steps(lit.identifier('db'))).toEqual([
+      { extendEnum: { column: 'exchange', members: { venue_a_clob: 4, venue_d: 5 } } },
+    ]);
+    expect(storedExchanges()).toEqual({ venue_b: 1, venue_c: 2, venue_a_us: 3, venue_a_clob: 4, venue_d: 5 });
   });
 });
 

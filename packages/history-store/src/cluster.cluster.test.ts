@@ -7,7 +7,14 @@ import type { ExchangeKey } from '@depthgate/platforms';
 import { testCluster, uniqueName, waitFor } from '@depthgate/test-utils';
 import { insertDeltaRows, insertVerificationRows, type DeltaRow } from './inserts';
 import { lit, sql } from './literals';
-import { MIGRATIONS, enumMembers, exchangesMigration, runMigrations, type Migration } from './migrations';
+import {
+  MIGRATIONS,
+  REQUIRED_SCHEMA_VERSION,
+  enumMembers,
+  exchangesMigration,
+  runMigrations,
+  type Migration,
+} from './migrations';
 import { OrderBookQueries } from './queries/order-books';
 import { HistoryStore, connectionOf } from './store';
 import { ClusterNodeView, copyOlderRows, createTestDatabase, type TestDatabase } from './testing';
@@ -167,10 +174,12 @@ describe('migrations on a cluster', () => {
   it('take an exchange’s migration line: every shard’s table and every Distributed table store it, idempotently', async () => {
     const migrations = [
       ...MIGRATIONS,
-      exchangesMigration(MIGRATIONS.length + 1, ['venue_f' as ExchangeKey], { venue_f: 99 }),
+      exchangesMigration(REQUIRED_SCHEMA_VERSION + 1, ['venue_f' as ExchangeKey], { venue_f: 99 }),
     ];
-    const line = MIGRATIONS.length + 1;
-    expect(await runMigrations(store, { migrations })).toEqual({ applied: [line], version: line });
+    const line = REQUIRED_SCHEMA_VERSION + 1;
+    // The product's migrations after 4 (the test before took it; its exchange lines among them) come first.
+    const after4 = MIGRATIONS.filter((m) => m.version > 4).map((m) => m.version);
+    expect(await runMigrations(store, { migrations })).toEqual({ applied: [...after4, line], version: line });
     const types = await views(database, (v) => v.column('exchange'));
     for (const node of cluster.nodes) {
       for (const { table, type } of types[node.name] ?? []) {

@@ -27,6 +27,8 @@ const TICKERS: Record<ExchangeKey, string[]> = {
   venue_b: ['KXBTCD-26MAR31-T84000', 'KXFED-26APR-T4.25', 'kxlower-case'],
   venue_c: ['BTCUSD', 'GEMI-FEDJAN26-DN25'],
   venue_a_us: ['fed-cuts-rates-in-april-2026'],
+  venue_a_clob: ['71321045679252212594626385532706912750332728571942532289631379312455583992563'],
+  venue_d: ['BTC-USD'],
 };
 
 /** Decimal text of many shapes: grid prices, 18 places, 20 integer digits, trailing zeros, negative changes. */

@@ -274,6 +274,8 @@ GROUP BY exchange, ticker`,
       },
     ],
   },
+  // Polymarket's CLOB and Coinbase Exchange recorded (docs/ADD_NEW_PLATFORM.md, "Recording it").
+  exchangesMigration(5, ['venue_a_clob', 'venue_d']),
 ];
 
 /**

@@ -44,10 +44,16 @@ describe('the platform registry', () => {
   });
 
   it('derives the exchanges from the recorded platforms, in stored-code order', () => {
-    expect(EXCHANGE_KEYS).toEqual(['venue_b', 'venue_c', 'venue_a_us']);
-    expect(EXCHANGE_CODES).toEqual({ venue_b: 1, venue_c: 2, venue_a_us: 3 });
-    expect(EXCHANGE_PLATFORMS).toEqual({ venue_b: 'venue-b', venue_c: 'venue-c', venue_a_us: 'venue-a-us' });
-    expect(Object.keys(RECORDED_PLATFORMS)).toEqual(['venue-b', 'venue-c', 'venue-a-us']);
+    expect(EXCHANGE_KEYS).toEqual(['venue_b', 'venue_c', 'venue_a_us', 'venue_a_clob', 'venue_d']);
+    expect(EXCHANGE_CODES).toEqual({ venue_b: 1, venue_c: 2, venue_a_us: 3, venue_a_clob: 4, venue_d: 5 });
+    expect(EXCHANGE_PLATFORMS).toEqual({
+      venue_b: 'venue-b',
+      venue_c: 'venue-c',
+      venue_a_us: 'venue-a-us',
+      venue_a_clob: 'venue-a-clob',
+      venue_d: 'venue-d',
+    });
+    expect(Object.keys(RECORDED_PLATFORMS)).toEqual(['venue-b', 'venue-c', 'venue-a-us', 'venue-a-clob', 'venue-d']);
     expect(canonicalExchange('KALSHI')).toBe('venue_b');
     expect(canonicalExchange('polymarket_us')).toBe('venue_a_us');
   });

@@ -77,10 +77,15 @@ describe('the simulator as a whole', () => {
       expect((await get(`${sim.urls.control}/health`)).json).toEqual({ status: 'ok' });
       expect((await get(`${sim.urls.control}/ready`)).status).toBe(200);
       const tickers = (await get(`${sim.urls.control}/control/tickers`)).json as Record<string, string[]>;
-      expect(Object.keys(tickers).sort()).toEqual(['venue_a_us', 'venue_b', 'venue_c']);
+      expect(Object.keys(tickers).sort()).toEqual(['venue_a_clob', 'venue_a_us', 'venue_b', 'venue_c', 'venue_d']);
       expect(tickers.venue_b?.every((t) => /^KX[A-Z0-9]+-[A-Z0-9.-]+$/.test(t))).toBe(true);
       expect(tickers.venue_a_us?.every((t) => /^[a-z0-9]+(-[a-z0-9]+)+$/.test(t))).toBe(true);
       expect(tickers.venue_c).toEqual(expect.arrayContaining(['BTCUSD', expect.stringMatching(/^GEMI-/)]));
+      // The CLOB's books are its outcome tokens (decimal ids up to 78 digits); Coinbase's its products.
+      expect(tickers.venue_a_clob?.length).toBeGreaterThan(0);
+      expect(tickers.venue_a_clob?.every((t) => /^[1-9][0-9]{0,77}$/.test(t))).toBe(true);
+      expect(tickers.venue_d).toEqual(expect.arrayContaining(['BTC-USD', 'ETH-USD']));
+      expect(tickers.venue_d?.every((t) => /^[A-Z0-9]+-[A-Z0-9]+$/.test(t))).toBe(true);
       expect(tickers).toEqual(sim.recordedTickers());
       expect((await get(`${sim.urls.control}/control/credentials`)).json).toEqual(sim.credentials);
       expect(Object.keys((await get(`${sim.urls.control}/control/env`)).json as object)).toEqual([...ENV_NAMES]);

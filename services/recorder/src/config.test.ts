@@ -17,7 +17,7 @@ describe('recorder configuration', () => {
     expect(c.platforms['venue-b'].urls).toEqual({ main: 'https://api.elections.kalshi.com/trade-api/v2' });
     expect(c.CLICKHOUSE_URL).toBe('http://127.0.0.1:7123');
     expect(c.RECORDER_SNAPSHOT_INTERVAL_MS).toBe(300_000);
-    expect(c.exchanges).toEqual(['venue_b', 'venue_c', 'venue_a_us']);
+    expect(c.exchanges).toEqual(['venue_b', 'venue_c', 'venue_a_us', 'venue_a_clob', 'venue_d']);
     expect(c.venues.venue_b).toMatchObject({
       tickers: [],
       prefixes: ['*'],

@@ -53,7 +53,7 @@ const ownShape = {
   RECORDER_SNAPSHOT_QUIET_MS: envInt(1000, { min: 50, max: 60_000 }),
   /** No message, heartbeat or ping for this long: the connection is replaced (a gap, reason `stall`). */
   RECORDER_STALL_TIMEOUT_MS: envInt(30_000, { min: 100, max: 600_000 }),
-  /** WebSocket pings we send (0: none). */
+  /** WebSocket pings we send, or the venue's keep-alive text (Polymarket CLOB's `PING`) (0: none). */
   RECORDER_PING_INTERVAL_MS: envInt(10_000, { min: 0, max: 600_000 }),
   RECORDER_RECONNECT_MIN_MS: envInt(500, { min: 10, max: 60_000 }),
   RECORDER_RECONNECT_MAX_MS: envInt(30_000, { min: 10, max: 600_000 }),

@@ -19,7 +19,14 @@ import {
   renderClientExchanges,
   type ExchangeKey,
 } from '@depthgate/platforms';
-import { HistoryStore, MIGRATIONS, exchangesMigration, storeOptions, verifyExchanges } from '@depthgate/history-store';
+import {
+  HistoryStore,
+  MIGRATIONS,
+  REQUIRED_SCHEMA_VERSION,
+  exchangesMigration,
+  storeOptions,
+  verifyExchanges,
+} from '@depthgate/history-store';
 import { createTestDatabase } from '@depthgate/history-store/testing';
 import { createAuth } from '@depthgate/auth';
 import { createApp, loadConfig } from '@depthgate/history';
@@ -66,7 +73,7 @@ const exchanges = exchangesOf(registry) as Exchanges<ExchangeKey>;
 const VENUE_F = 'venue_f' as ExchangeKey;
 
 // Step 5: its migration line.
-const migrations = [...MIGRATIONS, exchangesMigration(MIGRATIONS.length + 1, [VENUE_F], exchanges.codes)];
+const migrations = [...MIGRATIONS, exchangesMigration(REQUIRED_SCHEMA_VERSION + 1, [VENUE_F], exchanges.codes)];
 
 /*
  * The fixture's feed protocol, spoken by both sides below: `{"op":"subscribe","markets":[…]}`; per market a `book`
@@ -129,6 +136,7 @@ const fixtureRecorder = defineAdapter({
   settings: {},
   protocol: (ctx): FeedProtocol => ({
     venueClock: true,
+    provesContinuity: true, // its `seq` shows a lost message
     signedHandshake: false,
     createSession: (session) => new FixtureSession(session, ctx.subscribeBatch),
     async listActive(rest) {

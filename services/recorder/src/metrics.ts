@@ -118,6 +118,8 @@ export class RecorderMetrics {
   readonly tickers: Gauge<'exchange' | 'state'>;
   readonly clamped: Counter<'exchange'>;
   readonly reconciliations: Counter<'exchange' | 'result'>;
+  readonly malformed: Counter<'exchange'>;
+  readonly checksums: Counter<'exchange' | 'result'>;
   readonly discoveries: Counter<'exchange' | 'outcome'>;
   readonly paused: Gauge;
 
@@ -257,6 +259,18 @@ export class RecorderMetrics {
       labelNames: ['exchange', 'outcome'] as const,
       registers,
     });
+    this.malformed = new Counter({
+      name: 'recorder_malformed_messages_total',
+      help: "Venue messages that could not be read (not JSON, cut short, a needed field missing or malformed): each is logged and its books become a gap 'malformed_message'",
+      labelNames: ['exchange'] as const,
+      registers,
+    });
+    this.checksums = new Counter({
+      name: 'recorder_checksums_total',
+      help: "Venue book checksums checked against the recorder's book (Polymarket CLOB hash): match, explained (a REST book's settings reproduce it), divergence (confirmed: a gap), unchecked (the asset's settings not known yet)",
+      labelNames: ['exchange', 'result'] as const,
+      registers,
+    });
     this.paused = new Gauge({
       name: 'recorder_feeds_paused',
       help: '1 while the feeds are paused because the buffer and the spool are full',
@@ -270,6 +284,7 @@ export class RecorderMetrics {
       this.tradesDeduplicated.inc({ exchange }, 0);
       this.tradesBackfilled.inc({ exchange }, 0);
       this.tradeCountExcess.inc({ exchange }, 0);
+      this.malformed.inc({ exchange }, 0);
     }
   }
 

@@ -59,6 +59,7 @@ function venueParts(
       settings: settings.adapter,
       subscribeBatch: config.RECORDER_SUBSCRIBE_BATCH,
       trades: config.RECORDER_TRADES,
+      signer,
     }),
     { exchange, platform: info.title, feedUrl: platform.feeds.main as string, signer },
   );

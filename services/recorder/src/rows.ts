@@ -79,6 +79,12 @@ export const GAP_REASONS = [
   'recorder_start',
   /** The ticker left the recording (its market closed or left the configuration) and came back. */
   'resubscribe',
+  /**
+   * A venue message could not be read (not JSON, cut short, a field its kind needs missing or malformed): the books
+   * it may have changed — its ticker's, or every ticker of the connection when it names none readably — are in doubt
+   * from the last verified moment until the venue's fresh book (counted in `recorder_malformed_messages_total`).
+   */
+  'malformed_message',
 ] as const;
 export type GapReason = (typeof GAP_REASONS)[number];
 

@@ -4,7 +4,9 @@ import { ListSink, rebuild } from './testing/support';
 import { RECENT_TRADE_IDS, TickerRecorder, type OpenTradeWindow, type TickerEnv } from './ticker';
 import type { VenueTrade } from './venues/trades';
 
-function setup(options: { venueClock?: boolean; resume?: { lastTs: number; sequence: number } } = {}) {
+function setup(
+  options: { venueClock?: boolean; provesContinuity?: boolean; resume?: { lastTs: number; sequence: number } } = {},
+) {
   const sink = new ListSink();
   const clock = { now: 1_000_000 };
   const broken: GapReason[] = [];
@@ -15,6 +17,7 @@ function setup(options: { venueClock?: boolean; resume?: { lastTs: number; seque
     snapshotIntervalMs: 60_000,
     quietMs: 1000,
     venueClock: options.venueClock ?? true,
+    provesContinuity: options.provesContinuity ?? true, // Kalshi's `seq`
     onBroken: (_t, reason) => broken.push(reason),
   };
   const rec = new TickerRecorder('venue_b', 'KXTEST-1', options.resume ?? { lastTs: -1, sequence: 0 }, env);
@@ -95,6 +98,40 @@ describe('TickerRecorder', () => {
     expect(sink.rows.map((r) => r.kind)).toEqual(['snapshot', 'delta', 'gap', 'snapshot', 'snapshot', 'delta']);
     expect(sink.of('gap')).toMatchObject([{ fromTs: 1700, toTs: 2500, reason: 'disconnect' }]);
     expect(rebuild(sink.rows, 1600)).toEqual({ 'bid:0.5': '15' });
+    expect(rebuild(sink.rows, 2500)).toEqual({ 'bid:0.5': '12' });
+  });
+
+  it('starts a loss on a feed that cannot prove continuity at its last verification; on a sequenced feed at the bound', () => {
+    const run = (provesContinuity: boolean) => {
+      const { rec, sink } = setup({ venueClock: false, provesContinuity });
+      rec.venueSnapshot(bids(['0.5', '10']), [], { ts: 1000 });
+      rec.applyLevel(rec.beginEvent(1500), BID, '0.5', '11');
+      // A REST book read at 1500 matches: the book is verified there.
+      const v = rec.startVerification(800);
+      expect(v && rec.completeVerification(v, bids(['0.5', '11']), [])).toBe('match');
+      expect(rec.verifiedTs).toBe(1500);
+      // Changes after it (one the venue sent between them may have been lost silently), then the connection drops.
+      rec.applyLevel(rec.beginEvent(1700), BID, '0.5', '12');
+      rec.applyLevel(rec.beginEvent(1800), BID, '0.6', '1');
+      rec.lose('disconnect', 1900);
+      rec.venueSnapshot(bids(['0.5', '14']), [], { ts: 2500 });
+      return sink.of('gap').map((g) => [g.fromTs, g.toTs, g.reason]);
+    };
+    // Gemini, Coinbase level2, Polymarket US: the rows at 1700 and 1800 are not trusted past the verification.
+    expect(run(false)).toEqual([[1500, 2500, 'disconnect']]);
+    // Kalshi: its seq proved every message up to the disconnect arrived.
+    expect(run(true)).toEqual([[1900, 2500, 'disconnect']]);
+  });
+
+  it('starts a loss on a feed that cannot prove continuity at its last venue snapshot when nothing verified since', () => {
+    const { rec, sink } = setup({ provesContinuity: false });
+    rec.venueSnapshot(bids(['0.5', '10']), [], { ts: 1000 });
+    rec.applyDelta(rec.beginEvent(1500), BID, '0.5', '5');
+    rec.lose('stall', 1700);
+    rec.venueSnapshot(bids(['0.5', '12']), [], { ts: 2500 });
+    expect(sink.of('gap')).toMatchObject([{ fromTs: 1000, toTs: 2500, reason: 'stall' }]);
+    // Outside the gap the book is the first snapshot's; the delta at 1500 lies inside it.
+    expect(rebuild(sink.rows, 1000)).toEqual({ 'bid:0.5': '10' });
     expect(rebuild(sink.rows, 2500)).toEqual({ 'bid:0.5': '12' });
   });
 
@@ -313,6 +350,7 @@ describe('TickerRecorder trades', () => {
       snapshotIntervalMs: 3_600_000,
       quietMs: 1000,
       venueClock: options.venueClock ?? true,
+      provesContinuity: true, // Kalshi's `seq`
       onBroken: () => undefined,
       onTradeWindow: (_r, w) => windows.push(w),
       metrics: {

@@ -62,6 +62,13 @@ export interface TickerEnv {
   quietMs: number;
   /** Timestamps are the venue's (Kalshi, Polymarket US), not our receive time (Gemini). */
   venueClock: boolean;
+  /**
+   * The feed proves its own continuity (Kalshi's `seq`: a lost message shows): the book is known right up to the last
+   * message received, so a loss (disconnect, stall, resubscribe) is a gap from the caller's bound. Absent or false
+   * (Gemini, Coinbase `level2`, Polymarket US, the CLOB): a message lost silently just before the loss would not show,
+   * so the gap starts at the last verification (`verifiedTs`) at the latest.
+   */
+  provesContinuity?: boolean;
   /** The ticker found its book wrong by itself (a level went negative): the feed must resync it. */
   onBroken: (ticker: TickerRecorder, reason: GapReason) => void;
   /**
@@ -230,13 +237,18 @@ export class TickerRecorder {
    * The series stops being continuous (disconnect, stall, a REST mismatch): what arrives before the next venue
    * snapshot is ignored. `fromTs` is the last moment the book is known good (the caller's bound: the last message of
    * a connection that then closed, the last verified state, the last snapshot); a pending suspicion moves it earlier.
+   * On a feed that cannot prove its continuity (`provesContinuity` false) the book is only known good up to its last
+   * verification (a matching REST book, venue checksum or venue snapshot): the gap starts there at the latest. The
+   * fresh snapshot after the loss cannot move it later: it shows the book at its own moment, not that no change was
+   * lost between the last verification and the loss (levels are absolute sizes, a later change heals a lost one).
    */
   lose(reason: GapReason, fromTs: number = this.lastTs): void {
     if (this.live && this.pendingSnapshot === undefined) {
       if (this.lastTs >= 0) {
+        const bound = this.env.provesContinuity || this.verifiedTs < 0 ? fromTs : Math.min(fromTs, this.verifiedTs);
         this.pendingGap = this.suspect
-          ? { from: Math.min(this.suspect.from, fromTs), reason: this.suspect.reason }
-          : { from: fromTs, reason };
+          ? { from: Math.min(this.suspect.from, bound), reason: this.suspect.reason }
+          : { from: bound, reason };
       }
     } else if (this.pendingGap === undefined && this.lastTs >= 0) {
       this.pendingGap = { from: this.lastTs, reason };
@@ -314,6 +326,14 @@ export class TickerRecorder {
 
   private verified(ts: number): void {
     if (ts > this.verifiedTs) this.verifiedTs = ts;
+  }
+
+  /**
+   * The venue's own checksum of the book (Polymarket CLOB's `hash`) matched ours as of `ts` (the ts the event's rows
+   * got): the book is known right there. A loss found later is a gap from here at the earliest.
+   */
+  checksumMatched(ts: number): void {
+    if (this.live && this.pendingSnapshot === undefined) this.verified(ts);
   }
 
   private writeSnapshot(s: number): void {
@@ -534,6 +554,20 @@ export class TickerRecorder {
     w.gapFrom = Math.max(w.from, gapFrom);
     // What the feed sends again from before the newest trade held was received before (or is read back by REST).
     if (held !== undefined && held > this.replayBefore) this.replayBefore = held;
+  }
+
+  /**
+   * The feed shows that it lost trades before `to` while it kept running (Coinbase: a `trade_id` skipped on the
+   * matches channel, a heartbeat's `last_trade_id` naming a trade never received): the stretch from the newest trade
+   * held to `to` is read back from REST (or, where the venue cannot, becomes a trades gap). Call it before recording
+   * the trade that showed the loss. Nothing happens while the feed is already stopped (that window covers it).
+   */
+  tradesMissed(to: number): void {
+    if (!this.env.onTradeWindow || this.tradeWindow?.broken) return;
+    const held = this.lastTrade?.ts;
+    this.interruptTrades(held ?? to);
+    const w = this.tradeWindow;
+    if (w?.broken) this.closeTradeWindow(Math.max(to, w.gapFrom));
   }
 
   /** The feed carries the ticker's trades again (the first book after a stop, or the very first). */

@@ -9,6 +9,10 @@
  *   sizes with 2 places; full-book messages, so several levels change at once.
  * - venue_c (Gemini): spot pairs (`BTCUSD`: 0.01 price grid, 8-place quantities) and prediction contracts
  *   (`GEMI-…`: 0.01 grid in [0.01, 0.99], whole contracts); l2 updates carry several changes.
+ * - venue_a_clob (Polymarket CLOB): outcome token ids (76–78 decimal digits); prices on a 0.01 grid in [0.01, 0.99],
+ *   sizes with 2 places; a `price_change` carries several levels; trades named by their transaction hash.
+ * - venue_d (Coinbase Exchange): products `BASE-QUOTE` (`BTC-USD`); a 0.01 price grid, 8-place sizes; integer
+ *   trade ids; a trade's side field is its maker's.
  *
  * All amounts are integers of the smallest unit (price units of 10^-priceScale, size units of 10^-qtyScale), held
  * in safe-integer Numbers: integer arithmetic is exact and the decimal text is produced by `formatUnits`.
@@ -103,6 +107,12 @@ const SLUG_TEMPLATES = [
     `${r.pick(['eth', 'sol', 'xrp'])}-above-${r.range(1, 9)}${r.pick(['000', '00', '0'])}-on-${r.pick(['march', 'may', 'august'])}-${r.range(1, 28)}`,
   (r: Rng) => `who-wins-the-2026-${r.pick(['world-cup', 'stanley-cup', 'nba-finals', 'masters'])}`,
 ];
+const COINBASE_MIDS: Record<string, number> = {
+  'BTC-USD': 9_000_000,
+  'ETH-USD': 300_000,
+  'SOL-USD': 15_000,
+  'BTC-EUR': 8_300_000,
+};
 const GEMINI_SPOT = ['BTCUSD', 'ETHUSD', 'SOLUSD', 'LTCUSD', 'DOGEUSD', 'BTCEUR'];
 const GEMINI_PREDICTION = [
   (r: Rng) => `GEMI-FED${r.pick(MONTHS)}26-${r.pick(['DN25', 'UP25', 'HOLD'])}`,
@@ -117,6 +127,10 @@ interface VenueShapes {
   book(ticker: string, rng: Rng): BookProfile;
   /** A ticker in the venue's shapes; `drawn` is how many distinct tickers were drawn so far. */
   ticker(rng: Rng, drawn: number): string;
+  /** The venue's id of the ticker's `n`-th trade (its own shape, or a deterministic `h:` id where it has none). */
+  tradeId(rng: Rng, n: number): string;
+  /** The venue's own side field of a trade whose taker bought or sold. */
+  venueSide(taker: 'buy' | 'sell'): string;
 }
 
 /** Each recorded exchange's shapes, one entry each; an exchange without one is a compile error. */
@@ -148,6 +162,9 @@ const SHAPES: { readonly [E in ExchangeKey]: VenueShapes } = {
         ? `${s.series}-${date}${rng.range(10, 23)}${rng.pick(['00', '15', '30', '45'])}-${s.strike(rng)}`
         : `${s.series}-${date}-${s.strike(rng)}`;
     },
+    tradeId: (rng) => rng.uuid(),
+    // The book is the YES book: a taker who bought YES bought, one who bought NO sold.
+    venueSide: (taker) => (taker === 'buy' ? 'yes' : 'no'),
   },
   venue_c: {
     book(ticker, rng) {
@@ -195,6 +212,8 @@ const SHAPES: { readonly [E in ExchangeKey]: VenueShapes } = {
         ? (GEMINI_SPOT[drawn] as string)
         : rng.pick(GEMINI_PREDICTION)(rng);
     },
+    tradeId: (_rng, n) => String(2_840_000_000 + n),
+    venueSide: (taker) => taker,
   },
   venue_a_us: {
     book(ticker, rng) {
@@ -221,11 +240,81 @@ const SHAPES: { readonly [E in ExchangeKey]: VenueShapes } = {
     ticker(rng) {
       return rng.pick(SLUG_TEMPLATES)(rng);
     },
+    tradeId: (rng, n) =>
+      `h:${rng.range(0, 0xffffffff).toString(16).padStart(8, '0')}${n.toString(16).padStart(8, '0')}`,
+    venueSide: (taker) => taker.toUpperCase(),
+  },
+  venue_a_clob: {
+    book(_ticker, rng) {
+      const { top, mid } = binaryProfile(2, 1, rng);
+      return {
+        priceScale: 2,
+        tick: 1,
+        minPrice: 1,
+        maxPrice: top - 1,
+        initialMid: mid,
+        fairStepTicks: 1,
+        levelGapTicks: [1, 2],
+        qtyScale: 2,
+        qtyStep: 1,
+        qtyMin: 500,
+        qtyMax: 5_000_000,
+        levels: [3, rng.range(8, 25)],
+        depth: 0,
+        changesPerEvent: [1, 4],
+      };
+    },
+    // An outcome token id: an ERC-1155 id, a decimal number of 76 to 78 digits.
+    ticker(rng) {
+      let id = String(rng.range(1, 9));
+      const digits = rng.range(75, 77);
+      while (id.length <= digits) id += String(rng.range(0, 999_999)).padStart(6, '0');
+      return id.slice(0, digits + 1);
+    },
+    // The transaction hash the channel and the Data API name a trade by.
+    tradeId: (rng, n) =>
+      `0x${[0, 1, 2, 3, 4, 5, 6].map(() => rng.range(0, 0xffffffff).toString(16).padStart(8, '0')).join('')}${n.toString(16).padStart(8, '0')}`,
+    venueSide: (taker) => taker.toUpperCase(),
+  },
+  venue_d: {
+    book(ticker, rng) {
+      const mid = COINBASE_MIDS[ticker] ?? 100 + (hash32(ticker) % 50_000);
+      return {
+        priceScale: 2,
+        tick: 1,
+        minPrice: 1,
+        maxPrice: mid * 10,
+        initialMid: mid,
+        fairStepTicks: Math.max(1, Math.round(mid / 20_000)),
+        levelGapTicks: [1, Math.max(2, Math.round(mid / 50_000))],
+        qtyScale: 8,
+        qtyStep: mid > 1_000_000 ? 1 : 1000,
+        qtyMin: Math.round(1e11 / mid),
+        qtyMax: Math.round(5e15 / mid),
+        levels: [10, rng.range(20, 50)],
+        depth: 0,
+        changesPerEvent: [1, 4],
+      };
+    },
+    ticker(rng, drawn) {
+      const known = Object.keys(COINBASE_MIDS);
+      return drawn < known.length
+        ? (known[drawn] as string)
+        : `${rng.pick(['ADA', 'AVAX', 'LINK', 'DOT', 'UNI'])}-${rng.pick(['USD', 'USDC', 'EUR'])}`;
+    },
+    tradeId: (_rng, n) => String(900_000_000 + n),
+    // Coinbase names a trade by its maker's side: a taker who bought met a resting sell.
+    venueSide: (taker) => (taker === 'buy' ? 'sell' : 'buy'),
   },
 };
 
 function venueProfile(exchange: ExchangeKey, ticker: string, rng: Rng): BookProfile {
   return SHAPES[exchange].book(ticker, rng);
+}
+
+/** How the exchange names its trades: the `n`-th trade's id and the venue's side field of a taker's side. */
+export function tradeNames(exchange: ExchangeKey): Pick<VenueShapes, 'tradeId' | 'venueSide'> {
+  return SHAPES[exchange];
 }
 
 /** `count` distinct tickers in the exchange's shapes, the same for the same seed. */
@@ -236,7 +325,7 @@ export function generateTickers(exchange: ExchangeKey, count: number, seed: stri
   let attempts = 0;
   while (out.size < count && attempts < count * 50) {
     attempts++;
-    out.add(shapes.ticker(rng, out.size).slice(0, 64));
+    out.add(shapes.ticker(rng, out.size).slice(0, 128));
   }
   return [...out].sort();
 }

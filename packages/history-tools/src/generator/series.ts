@@ -22,7 +22,7 @@
 import type { ExchangeKey } from '@depthgate/platforms';
 import type { Side, TradeSide } from '@depthgate/history-store';
 import { Rng } from '@depthgate/service-kit';
-import { profileFor, type BookProfile } from './profiles';
+import { profileFor, tradeNames, type BookProfile } from './profiles';
 
 export interface SeriesOptions {
   exchange: ExchangeKey;
@@ -319,21 +319,9 @@ export class TickerSeries {
   private emitTrade(ts: number, side: Side, price: number, size: number, received: number, sink: SeriesSink): void {
     const taker: TradeSide = side === 'ask' ? 'buy' : 'sell';
     const n = this.tradeNumber++;
-    const exchange = this.options.exchange;
-    const tradeId =
-      exchange === 'venue_b'
-        ? this.trading.uuid()
-        : exchange === 'venue_a_us'
-          ? `h:${this.trading.range(0, 0xffffffff).toString(16).padStart(8, '0')}${n.toString(16).padStart(8, '0')}`
-          : String(2_840_000_000 + n);
-    const venueSide =
-      exchange === 'venue_b'
-        ? taker === 'buy'
-          ? 'yes'
-          : 'no'
-        : exchange === 'venue_a_us'
-          ? taker.toUpperCase()
-          : taker;
+    const names = tradeNames(this.options.exchange);
+    const tradeId = names.tradeId(this.trading, n);
+    const venueSide = names.venueSide(taker);
     sink.trade?.({ ts, sequence: this.sequence++, tradeId, side: taker, venueSide, price, size, receivedTs: received });
     this.rows++;
   }

@@ -13,6 +13,7 @@ export const venueAClob = definePlatform({
   covers: 'Order book, prices, spreads, profiles',
   docs: 'https://docs.polymarket.com/developers/CLOB/introduction',
   aliases: ['polymarket-clob'],
+  exchange: { key: 'venue_a_clob', code: 4, aliases: ['polymarket', 'polymarket_clob', 'polymarket-clob'] },
   hosts: {
     main: { env: 'UPSTREAM_VENUE_A_CLOB_URL', default: 'https://clob.polymarket.com', description: 'Polymarket CLOB' },
     data: {

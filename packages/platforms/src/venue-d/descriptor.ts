@@ -19,6 +19,7 @@ export const venueD = definePlatform({
   covers: 'Spot exchange market data: products, tickers, order books, candles, currencies, server time',
   docs: 'https://docs.cdp.coinbase.com/exchange/reference',
   aliases: ['coinbase'],
+  exchange: { key: 'venue_d', code: 5, aliases: ['coinbase'] },
   hosts: {
     main: {
       env: 'UPSTREAM_VENUE_D_URL',

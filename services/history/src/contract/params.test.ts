@@ -148,7 +148,7 @@ describe('the parameters read through their schemas answer exactly as before', (
     expect([e.code, e.status, e.message]).toEqual([
       'unknown_exchange',
       404,
-      `Unknown exchange "${'x'.repeat(40)}…": use venue_b (kalshi), venue_c (gemini), venue_a_us (polymarket_us, polymarket-us)`,
+      `Unknown exchange "${'x'.repeat(40)}…": use venue_b (kalshi), venue_c (gemini), venue_a_us (polymarket_us, polymarket-us), venue_a_clob (polymarket, polymarket_clob, polymarket-clob), venue_d (coinbase)`,
     ]);
   });
 
@@ -156,12 +156,12 @@ describe('the parameters read through their schemas answer exactly as before', (
     const { read: readExchange, unknown: unknownExchange } = exchangeReader();
     expect(readExchange('venue-b')).toBeUndefined();
     expect(unknownExchange('venue-b').message).toBe(
-      'Unknown exchange "venue-b" ("-" spells the gateway\'s platform keys; the history\'s exchange keys use "_": venue_b): use venue_b (kalshi), venue_c (gemini), venue_a_us (polymarket_us, polymarket-us)',
+      'Unknown exchange "venue-b" ("-" spells the gateway\'s platform keys; the history\'s exchange keys use "_": venue_b): use venue_b (kalshi), venue_c (gemini), venue_a_us (polymarket_us, polymarket-us), venue_a_clob (polymarket, polymarket_clob, polymarket-clob), venue_d (coinbase)',
     );
     expect(unknownExchange('Venue-A-US').message).toMatch(/exchange keys use "_": venue_a_us\): use /);
     // A platform the history does not record gets the list alone.
-    expect(unknownExchange('venue-d').message).toBe(
-      'Unknown exchange "venue-d": use venue_b (kalshi), venue_c (gemini), venue_a_us (polymarket_us, polymarket-us)',
+    expect(unknownExchange('venue-e').message).toBe(
+      'Unknown exchange "venue-e": use venue_b (kalshi), venue_c (gemini), venue_a_us (polymarket_us, polymarket-us), venue_a_clob (polymarket, polymarket_clob, polymarket-clob), venue_d (coinbase)',
     );
   });
 });

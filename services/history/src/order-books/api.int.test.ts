@@ -439,11 +439,19 @@ describe('errors', () => {
 
   it('unknown exchange → 404 unknown_exchange; real platform names are accepted as aliases', async () => {
     expect(await expectError('/api/venue_x/tickers', 404, 'unknown_exchange')).toBe(
-      'Unknown exchange "venue_x": use venue_b (kalshi), venue_c (gemini), venue_a_us (polymarket_us, polymarket-us)',
+      'Unknown exchange "venue_x": use venue_b (kalshi), venue_c (gemini), venue_a_us (polymarket_us, polymarket-us), venue_a_clob (polymarket, polymarket_clob, polymarket-clob), venue_d (coinbase)',
     );
     await expectError(`/api/nope/snapshots/${A}`, 404, 'unknown_exchange');
     const alias = await get(`/api/kalshi/snapshots/${A}?limit=1`, full);
     expect(alias.body).toMatchObject({ exchange: 'venue_b', ticker: A, count: 4 });
+    // The history's `polymarket` is the CLOB (the recorded Polymarket books), `coinbase` is Coinbase Exchange.
+    for (const [name, exchange] of [
+      ['polymarket', 'venue_a_clob'],
+      ['Polymarket-CLOB', 'venue_a_clob'],
+      ['coinbase', 'venue_d'],
+    ]) {
+      expect((await get(`/api/${name}/tickers`, full)).body).toEqual({ exchange, count: 0, tickers: [] });
+    }
   });
 
   it('unknown or malformed ticker → 404 unknown_ticker', async () => {

@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { EXCHANGE_KEYS } from '@depthgate/auth';
 import { freePort, repoRoot, waitFor } from '@depthgate/test-utils';
 import type { Simulator } from '@depthgate/venue-sim';
 import type { Harness } from './harness';
@@ -41,7 +42,8 @@ export async function startRecorder(h: Harness, sim: Simulator, env: Record<stri
       RECORDER_RECONCILE_GRACE_MS: '800',
       RECORDER_BATCH_MAX_DELAY_MS: '100',
       RECORDER_DISCOVERY_INTERVAL_MS: '0',
-      RECORDER_REST_RATES: 'venue_b=0,venue_c=0,venue_a_us=0',
+      // No REST pacing for any recorded exchange (the simulator's rate limits are the test's to set).
+      RECORDER_REST_RATES: EXCHANGE_KEYS.map((e) => `${e}=0`).join(','),
       ...env,
     },
     stdio: ['ignore', 'inherit', 'inherit'],

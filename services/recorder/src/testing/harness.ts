@@ -41,6 +41,8 @@ export const FAST_ENV: Record<string, string> = {
   RECORDER_SHUTDOWN_FLUSH_MS: '10000',
   RECORDER_TRADES_BACKFILL_DELAY_MS: '100',
   RECORDER_TRADES_AUDIT_INTERVAL_MS: '1500',
+  // The spec's three exchanges, as the suites were written for; clob-coinbase.int.test.ts records the other two.
+  RECORDER_EXCHANGES: 'venue_b,venue_c,venue_a_us',
 };
 
 export class LogCapture extends Writable {

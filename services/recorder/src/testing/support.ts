@@ -12,6 +12,7 @@ import { CanonicalMemo, SIDE_NAME, type LocalBook, type SideCode, formatDecimal,
 import type { RecordedTrade, RowSink } from '../rows';
 import { TickerRecorder, type OpenTradeWindow } from '../ticker';
 import { venueProtocol, type FeedProtocol, type SessionContext, type VenueProtocol } from '../venues/types';
+import { RestClient } from '../venues/rest';
 import type { SealedBatch } from '../writer/batch';
 import { TsvSink } from '../writer/sink';
 import { Writer, type WriterOptions, type WriterStore } from '../writer/writer';
@@ -205,7 +206,7 @@ const silent = createLogger({ name: 't', level: 'silent', destination: new Writa
 export function sessionHarness(
   protocol: VenueProtocol,
   tickers: string[],
-  options: { venueClock?: boolean; trades?: boolean } = {},
+  options: { venueClock?: boolean; trades?: boolean; rest?: RestClient } = {},
 ) {
   const sink = new ListSink();
   const clock = { now: 1_000_000 };
@@ -213,6 +214,8 @@ export function sessionHarness(
   const rejected: string[] = [];
   const reconnects: string[] = [];
   const windows: { ticker: string; window: OpenTradeWindow }[] = [];
+  const malformed: string[] = [];
+  const checksums: string[] = [];
   const recs = new Map<string, TickerRecorder>();
   for (const t of tickers) {
     recs.set(
@@ -228,6 +231,7 @@ export function sessionHarness(
           snapshotIntervalMs: 3_600_000,
           quietMs: 1000,
           venueClock: options.venueClock ?? protocol.venueClock,
+          provesContinuity: protocol.provesContinuity,
           onBroken: () => undefined,
           onTradeWindow: options.trades ? (r, window) => windows.push({ ticker: r.ticker, window }) : undefined,
         },
@@ -237,13 +241,18 @@ export function sessionHarness(
   const ctx: SessionContext = {
     exchange: protocol.exchange,
     logger: silent,
-    send: (text) => sent.push(JSON.parse(text)),
+    send: (text) => sent.push(text.startsWith('{') || text.startsWith('[') ? JSON.parse(text) : text),
     ticker: (t) => recs.get(t),
     now: () => clock.now,
     rejectTicker: (t) => rejected.push(t),
     reconnect: (r) => reconnects.push(r),
+    rest: options.rest ?? new RestClient({ baseUrl: 'http://127.0.0.1:9', ratePerSecond: 0, timeoutMs: 1000 }),
+    malformed: (problem) => malformed.push(problem),
+    checksum: (result) => checksums.push(result),
   };
   const session = protocol.createSession(ctx);
   const msg = (m: unknown) => session.onMessage(JSON.stringify(m), clock.now);
-  return { sink, clock, sent, rejected, reconnects, recs, session, msg, windows };
+  /** A frame as the venue sent it (text, not re-encoded): truncated or non-JSON messages. */
+  const raw = (text: string) => session.onMessage(text, clock.now);
+  return { sink, clock, sent, rejected, reconnects, recs, session, msg, raw, windows, malformed, checksums };
 }

@@ -5,6 +5,7 @@
  * from the descriptor (@depthgate/platforms); the adapters are a map keyed by exchange (registry.ts), so an exchange
  * without one is a compile error.
  */
+import type { Signer } from '@depthgate/platforms';
 import type { z } from 'zod';
 import type { TradeHistory } from './trades';
 import type { FeedProtocol } from './types';
@@ -16,6 +17,8 @@ export interface AdapterContext<S extends z.ZodRawShape = z.ZodRawShape> {
   subscribeBatch: number;
   /** Whether trades are recorded (RECORDER_TRADES): the session subscribes and reads them only then. */
   trades: boolean;
+  /** The platform's signer when credentials are configured (Coinbase signs its `level2` subscribe with it). */
+  signer?: Signer;
 }
 
 export interface RecorderAdapter<S extends z.ZodRawShape = z.ZodRawShape> {

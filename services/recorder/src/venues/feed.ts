@@ -10,10 +10,12 @@ import type { Logger } from '@depthgate/service-kit';
 import type { RecorderMetrics } from '../metrics';
 import type { GapReason } from '../rows';
 import type { TickerRecorder } from '../ticker';
+import type { RestClient } from './rest';
 import type { SessionContext, VenueProtocol, VenueSession } from './types';
 
 export interface FeedOptions {
   protocol: VenueProtocol;
+  rest: RestClient;
   logger: Logger;
   metrics: RecorderMetrics;
   now: () => number;
@@ -45,6 +47,7 @@ export class FeedShard {
       stallMs: o.stallTimeoutMs,
       pingMs: o.pingIntervalMs,
       pongTimeoutMs: o.stallTimeoutMs,
+      ...(protocol.keepAliveText === undefined ? {} : { keepAliveText: protocol.keepAliveText }),
       reconnectMinMs: o.reconnectMinMs,
       reconnectMaxMs: o.reconnectMaxMs,
       now: o.now,
@@ -96,6 +99,12 @@ export class FeedShard {
       reconnect: (reason) => {
         if (current()) this.socket.replace(reason);
       },
+      rest: this.o.rest,
+      malformed: (problem, text) => {
+        this.o.metrics.malformed.inc({ exchange: this.o.protocol.exchange });
+        this.log.warn({ problem, text: text.slice(0, 200), length: text.length }, 'malformed venue message');
+      },
+      checksum: (result) => this.o.metrics.checksums.inc({ exchange: this.o.protocol.exchange, result }),
     };
   }
 

@@ -21,6 +21,15 @@ export interface SessionContext {
   rejectTicker(ticker: string, message: string): void;
   /** Gives up on this connection: it is closed and replaced (every ticker on it gets a gap). */
   reconnect(reason: 'disconnect'): void;
+  /** The platform's REST API, within the exchange's REST rate (a session's own checks: the CLOB's hash confirmation). */
+  readonly rest: RestClient;
+  /**
+   * A venue message could not be read: counted (`recorder_malformed_messages_total`) and logged with the start of its
+   * text. The session then makes the books it may have changed a gap (`malformed_message`) and asks for fresh ones.
+   */
+  malformed(problem: string, text: string): void;
+  /** A venue checksum was checked against a book (`recorder_checksums_total`). */
+  checksum(result: 'match' | 'explained' | 'divergence' | 'unchecked'): void;
 }
 
 export interface VenueSession {
@@ -47,8 +56,19 @@ export interface RestBook {
 export interface FeedProtocol {
   /** Events carry the venue's timestamps (else receive time is used). */
   readonly venueClock: boolean;
+  /**
+   * The feed numbers its messages so that any lost one shows (Kalshi's `seq`): a disconnect's gap starts at the last
+   * message received. Else (no sequence, or a checksum only on the messages that arrive) it starts at the ticker's
+   * last verification (TickerEnv.provesContinuity).
+   */
+  readonly provesContinuity: boolean;
   /** The handshake is signed with the platform's credentials (the feed refuses unauthenticated connections). */
   readonly signedHandshake: boolean;
+  /**
+   * The text the venue wants as a keep-alive instead of WebSocket pings (sent every `RECORDER_PING_INTERVAL_MS`; its
+   * answer is a message, so it counts as liveness).
+   */
+  readonly keepAliveText?: string;
   createSession(ctx: SessionContext): VenueSession;
   /** Tickers of the platform's active markets (all, or those of the given series). */
   listActive(rest: RestClient, series: readonly string[], all: boolean): Promise<string[]>;
@@ -79,7 +99,9 @@ export function venueProtocol(
   return {
     ...where,
     venueClock: feed.venueClock,
+    provesContinuity: feed.provesContinuity,
     signedHandshake: feed.signedHandshake,
+    ...(feed.keepAliveText === undefined ? {} : { keepAliveText: feed.keepAliveText }),
     missingCredentials: feed.signedHandshake && signer === undefined,
     handshakeHeaders: (nowMs) => (feed.signedHandshake ? feedHandshakeHeaders(signer, feedUrl, nowMs) : undefined),
     createSession: (ctx) => feed.createSession(ctx),

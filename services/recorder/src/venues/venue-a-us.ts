@@ -273,6 +273,8 @@ export function venueAUsProtocol(o: { subscribeBatch: number; debounced: boolean
   const open = (m: PmMarket) => typeof m.slug === 'string' && m.active !== false && m.closed !== true;
   return {
     venueClock: true,
+    // Whole books without a sequence: each one verifies the book, but a lost one does not show.
+    provesContinuity: false,
     signedHandshake: true,
     createSession: (ctx) => new VenueAUsSession(ctx, Math.min(100, o.subscribeBatch), o.debounced, o.trades),
     async listActive(rest: RestClient, series: readonly string[], all: boolean): Promise<string[]> {

@@ -454,6 +454,8 @@ class VenueBSession implements VenueSession {
 export function venueBProtocol(o: { subscribeBatch: number; trades: boolean }): FeedProtocol {
   return {
     venueClock: true,
+    // Every message carries its subscription's `seq`: a lost one shows at the next.
+    provesContinuity: true,
     signedHandshake: true,
     createSession: (ctx) => new VenueBSession(ctx, o.subscribeBatch, o.trades),
     async listActive(rest: RestClient, series: readonly string[], all: boolean): Promise<string[]> {

@@ -232,6 +232,8 @@ export function venueCProtocol(o: {
 }): FeedProtocol {
   return {
     venueClock: false,
+    // Gemini's market data v2 numbers nothing: a lost change shows only at the next verification.
+    provesContinuity: false,
     signedHandshake: false,
     createSession: (ctx) => new VenueCSession(ctx, o.subscribeBatch, o.resubscribeDelayMs, o.trades),
     async listActive(rest: RestClient, series: readonly string[], all: boolean): Promise<string[]> {

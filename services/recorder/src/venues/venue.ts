@@ -234,6 +234,7 @@ export class Venue {
         snapshotIntervalMs: this.o.snapshotIntervalMs,
         quietMs: this.o.quietMs,
         venueClock: this.o.protocol.venueClock,
+        provesContinuity: this.o.protocol.provesContinuity,
         onBroken: (r, reason) => this.broken(r, reason),
         onTradeWindow: this.backfiller ? (r, w) => this.backfiller?.add(r, w) : undefined,
         tradeAuditIntervalMs: this.o.trades && canBackfill(this.o.trades) ? this.o.tradeAuditIntervalMs : 0,
@@ -275,6 +276,7 @@ export class Venue {
       const shard = new FeedShard(
         {
           protocol: this.o.protocol,
+          rest: this.o.rest,
           logger: this.o.logger,
           metrics: this.o.metrics,
           now: this.o.now,
