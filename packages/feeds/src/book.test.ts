@@ -32,6 +32,17 @@ describe('LocalBook', () => {
     expect(book.sorted(ASK, 'asc').map((l) => l.p)).toEqual(['0.5', '9.5', '10', '100.25']);
     expect(book.sorted(ASK, 'desc').map((l) => l.p)).toEqual(['100.25', '10', '9.5', '0.5']);
   });
+
+  it('gives the canonical prices with the levels, ordered exactly where doubles would tie', () => {
+    const book = new LocalBook();
+    // Equal as doubles: a sort by Number(price) leaves these two in insertion order.
+    for (const p of ['0.100000000000000001', '0.1000', '0.2']) book.setLevel(BID, p, '1');
+    expect(book.sortedEntries(BID, 'desc').map(([price, level]) => [price, level.p])).toEqual([
+      ['0.2', '0.2'],
+      ['0.100000000000000001', '0.100000000000000001'],
+      ['0.1', '0.1000'],
+    ]);
+  });
 });
 
 describe('fixed-place formatting', () => {

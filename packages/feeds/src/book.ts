@@ -88,9 +88,14 @@ export class LocalBook {
 
   /** The levels of a side ordered by price, ascending or descending. */
   sorted(side: SideCode, order: 'asc' | 'desc'): Level[] {
-    const entries = [...this.side(side)].map(([key, level]) => [parseDecimal(key), level] as const);
+    return this.sortedEntries(side, order).map(([, level]) => level);
+  }
+
+  /** The levels of a side with their canonical prices, ordered by price (exactly: as decimals, not doubles). */
+  sortedEntries(side: SideCode, order: 'asc' | 'desc'): [string, Level][] {
+    const entries = [...this.side(side)].map(([key, level]) => [parseDecimal(key), key, level] as const);
     entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0) * (order === 'asc' ? 1 : -1));
-    return entries.map(([, level]) => level);
+    return entries.map(([, key, level]) => [key, level]);
   }
 }
 

@@ -45,6 +45,7 @@ import {
   type ClobHashRevision,
   type ClobLevel,
   type LocalBook,
+  type SideCode,
 } from '@depthgate/feeds';
 import { VENUE_TEXT_PATTERN } from '@depthgate/history-store';
 import type { TickerRecorder } from '../ticker';
@@ -80,10 +81,8 @@ function clobLevels(v: unknown): [string, string][] | undefined {
 }
 
 /** One side of our book in the venue's order (best last: bids ascending, asks descending), shortest forms. */
-function venueSide(levels: LocalBook['bids'], ascending: boolean): ClobLevel[] {
-  const list = [...levels].map(([price, level]) => ({ price, size: formatDecimal(level.q), n: Number(price) }));
-  list.sort((a, b) => (ascending ? a.n - b.n : b.n - a.n));
-  return list.map(({ price, size }) => ({ price, size }));
+function venueSide(book: LocalBook, side: SideCode, order: 'asc' | 'desc'): ClobLevel[] {
+  return book.sortedEntries(side, order).map(([price, level]) => ({ price, size: formatDecimal(level.q) }));
 }
 
 /**
@@ -100,8 +99,8 @@ export function clobSummaryOf(
     market: s.market,
     asset_id: asset,
     timestamp,
-    bids: venueSide(book.bids, true),
-    asks: venueSide(book.asks, false),
+    bids: venueSide(book, BID, 'asc'),
+    asks: venueSide(book, ASK, 'desc'),
     min_order_size: s.minOrderSize,
     tick_size: s.tickSize,
     neg_risk: s.negRisk,
