@@ -552,6 +552,11 @@ describe('the Explorer page', () => {
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(`${own.url}/explorer#/venue_c/${TICKERS.venue_c}`);
     await settledBook(page);
+    // Every section's reading done first (the prices start after a pause once the view settles): only the book's
+    // request, made after the stop, can fail, so the banner names the book and nothing overwrites it.
+    await page.waitForSelector('.coverage[data-state="ready"]');
+    await page.waitForSelector('.changes[data-state="ready"]');
+    await page.waitForSelector('.prices[data-state="ready"]');
     own.server.closeAllConnections();
     await new Promise<void>((resolve) => own.server.close(() => resolve()));
     await page.getByLabel('Levels per side').selectOption('5');
