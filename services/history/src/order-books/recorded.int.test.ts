@@ -5,17 +5,14 @@
  * simulator's own book at that moment and the book rebuilt from the row endpoints; inside a gap it says so. Gemini
  * is stamped on receipt, so it is compared at a quiet moment. Rows carry the recorder's receive clock.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { EXCHANGE_KEYS } from '@depthgate/auth';
 import { Rng } from '@depthgate/service-kit';
-import { repoRoot, waitFor } from '@depthgate/test-utils';
+import { waitFor } from '@depthgate/test-utils';
 import { startSimulator, type Simulator } from '@depthgate/venue-sim';
 import request from 'supertest';
 import { Decimal, HistoryClient, OrderBook } from '@depthgate/client';
 import { createHarness, type Harness } from '../testing/harness';
+import { startRecorder, type Recorder } from '../testing/recorder';
 
 jest.setTimeout(120_000);
 
@@ -37,14 +34,11 @@ interface Gap {
 
 let sim: Simulator;
 let h: Harness;
-let recorder: ChildProcess | undefined;
-let spool: string;
+let recorder: Recorder | undefined;
 let key: string;
 let client: HistoryClient;
 
 beforeAll(async () => {
-  const entry = path.join(repoRoot, 'services/recorder/dist/main.js');
-  if (!existsSync(entry)) throw new Error(`${entry} is missing: build first (./dev test builds)`);
   h = await createHarness({ env: { RATE_LIMIT_DEFAULT_RPM: '1000000', MAX_LIMIT: '1000000' } });
   key = await h.key({});
   client = new HistoryClient({ baseUrl: (await h.listen()).url, apiKey: key });
@@ -57,49 +51,13 @@ beforeAll(async () => {
     historyRetentionMs: 600_000,
     changesPerUpdate: { gemini: 3, 'venue-a-us': 2 },
   });
-  spool = mkdtempSync(path.join(os.tmpdir(), 'dg-hist-rec-'));
-  const port = 20000 + Math.floor(Math.random() * 30000);
-  recorder = spawn(process.execPath, [entry], {
-    env: {
-      ...process.env,
-      ...sim.env(),
-      LOG_LEVEL: 'warn',
-      CLICKHOUSE_URL: h.config.CLICKHOUSE_URL,
-      CLICKHOUSE_DATABASE: h.ch.database,
-      RECORDER_PORT: String(port),
-      RECORDER_SPOOL_DIR: spool,
-      RECORDER_RECONNECT_MIN_MS: '50',
-      RECORDER_RECONNECT_MAX_MS: '400',
-      RECORDER_STALL_TIMEOUT_MS: '1500',
-      RECORDER_PING_INTERVAL_MS: '500',
-      RECORDER_SNAPSHOT_INTERVAL_MS: '3000',
-      RECORDER_SNAPSHOT_QUIET_MS: '500',
-      RECORDER_RECONCILE_INTERVAL_MS: '600',
-      RECORDER_RECONCILE_GRACE_MS: '800',
-      RECORDER_BATCH_MAX_DELAY_MS: '100',
-      RECORDER_DISCOVERY_INTERVAL_MS: '0',
-      RECORDER_REST_RATES: 'venue_b=0,venue_c=0,venue_a_us=0',
-    },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  await waitFor(
-    async () => {
-      if (recorder?.exitCode !== null) throw new Error(`the recorder exited (${recorder?.exitCode})`);
-      return (await fetch(`http://127.0.0.1:${port}/ready`).catch(() => undefined))?.status === 200;
-    },
-    { timeoutMs: 30_000, intervalMs: 100, what: 'the recorder to be ready' },
-  );
+  recorder = await startRecorder(h, sim);
 });
 
 afterAll(async () => {
-  if (recorder && recorder.exitCode === null) {
-    const exited = new Promise((r) => recorder?.once('exit', r));
-    recorder.kill('SIGTERM');
-    await exited;
-  }
+  await recorder?.stop();
   await sim?.stop();
   await h?.close();
-  rmSync(spool, { recursive: true, force: true });
 });
 
 const get = (p: string) => request(h.app).get(p).set('x-api-key', key);
