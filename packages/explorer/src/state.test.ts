@@ -23,6 +23,15 @@ describe('the view in the address', () => {
     expect(parseHash('#/').problems).toEqual([]);
   });
 
+  it('reads `at=` as the API reads a timestamp: RFC 3339 or 13-digit epoch milliseconds, written back as RFC 3339', () => {
+    const ms = Date.UTC(2026, 10, 22, 11, 0, 0, 123);
+    const fromEpoch = parseHash(`#/venue_b/X?at=${ms}`);
+    expect(fromEpoch.problems).toEqual([]);
+    expect(fromEpoch.state.at).toBe(ms);
+    expect(parseHash('#/venue_b/X?at=2026-11-22T12:00:00.123%2B01:00').state.at).toBe(ms);
+    expect(decodeURIComponent(formatHash(fromEpoch.state))).toBe('#/venue_b/X?at=2026-11-22T11:00:00.123Z');
+  });
+
   it('says what it could not read instead of showing something else', () => {
     // In the history service's words (its 404 unknown_exchange): every key with the real names it also takes.
     expect(parseHash('#/nyse/IBM').problems).toEqual([
@@ -33,9 +42,11 @@ describe('the view in the address', () => {
     ]);
     expect(parseHash('#/venue_b/bad ticker!').problems[0]).toMatch(/is not a ticker/);
     expect(parseHash('#/venue_b/X?at=yesterday').problems).toEqual([
-      '"yesterday" in the address is not an RFC 3339 time.',
+      '"yesterday" in the address is not a time (RFC 3339, or 13-digit epoch milliseconds).',
     ]);
     expect(parseHash('#/venue_b/X?at=2026-02-30T00:00:00Z').problems).toHaveLength(1);
+    // Epoch seconds (10 digits) are not a moment, as at the API.
+    expect(parseHash('#/venue_b/X?at=1795000000').problems).toHaveLength(1);
     expect(parseHash('#/venue_b/X?depth=7').problems).toEqual(['depth=7 in the address: use 5, 10, 25, 50 or all.']);
     expect(parseHash('#/venue_b/X/more').problems).toEqual([
       'The address has more after the ticker than this page reads.',

@@ -6,7 +6,7 @@
  * The key is never part of it (nor of any URL). Parsing is strict and says what it could not read, so a bad link
  * gives a visible message instead of a silently different view.
  */
-import { EXCHANGES, formatTimestamp, parseTimestamp, type Exchange } from '@depthgate/client';
+import { EXCHANGES, formatTimestamp, momentMs, type Exchange } from '@depthgate/client';
 
 /** The recorded exchanges, as the client lists them (generated from the platform registry). */
 export { EXCHANGES };
@@ -85,9 +85,12 @@ export function parseHash(hash: string): { state: ViewState; problems: string[] 
   if (rest.some((p) => p !== '')) problems.push('The address has more after the ticker than this page reads.');
   const at = query.get('at');
   if (at !== null) {
-    const ms = parseTimestamp(at);
-    if (Number.isNaN(ms)) problems.push(`${JSON.stringify(clip(at))} in the address is not an RFC 3339 time.`);
-    else state.at = ms;
+    const ms = momentMs(at);
+    if (Number.isNaN(ms)) {
+      problems.push(
+        `${JSON.stringify(clip(at))} in the address is not a time (RFC 3339, or 13-digit epoch milliseconds).`,
+      );
+    } else state.at = ms;
   }
   const depth = query.get('depth');
   if (depth !== null) {
