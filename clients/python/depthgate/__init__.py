@@ -11,7 +11,7 @@ clients/python/README.md has the tour; the TypeScript client (packages/client) i
 """
 
 from ._version import __version__
-from .answers import CallerWindow, Coverage, KindCoverage, ServiceBook
+from .answers import BookVerified, CallerWindow, Coverage, KindCoverage, ServiceBook, VerificationCoverage
 from .checksum import book_checksum, checksum_text
 from .decimals import canonical, parse_decimal
 from .exchanges import EXCHANGES
@@ -40,10 +40,12 @@ __all__ = [
     "Gap",
     "Page",
     "RowStream",
+    "BookVerified",
     "Coverage",
     "KindCoverage",
     "CallerWindow",
     "ServiceBook",
+    "VerificationCoverage",
     "BookAt",
     "BookEvent",
     "SnapshotEvent",

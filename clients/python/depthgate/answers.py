@@ -27,6 +27,33 @@ class KindCoverage:
     books: Optional[int] = None
 
 
+#: How a recorded book was confirmed equal to the venue's: its REST book, a venue checksum, a venue snapshot.
+VERIFICATION_METHODS = ("rest_book", "checksum", "snapshot")
+
+
+@dataclass(frozen=True)
+class VerificationCoverage:
+    """The moments the recorder confirmed its book equal to the venue's, inside a coverage window: how many, the first
+    and the newest (None: none), and how many by each method (``rest_book``, ``checksum``, ``snapshot``)."""
+
+    count: int
+    first_ts: Optional[datetime]
+    last_ts: Optional[datetime]
+    methods: Dict[str, int]
+
+
+@dataclass(frozen=True)
+class BookVerified:
+    """The confirmations around a book's moment: the last at or before it (inside the caller's window) and the first
+    after it, each with its method; None: none. Both set and no gap between them: the book was confirmed on both
+    sides (docs/history.md, "Verified books")."""
+
+    before: Optional[datetime]
+    before_method: Optional[str]
+    after: Optional[datetime]
+    after_method: Optional[str]
+
+
 @dataclass(frozen=True)
 class CallerWindow:
     """The caller's window for a ticker and the rule that sets it: ``anonymous`` (no key: the last day),
@@ -50,6 +77,8 @@ class Coverage:
     deltas: KindCoverage
     gaps: List[Gap]
     window: Optional[CallerWindow]
+    #: None from a service older than the field.
+    verifications: Optional[VerificationCoverage] = None
 
 
 @dataclass(frozen=True)
@@ -68,6 +97,8 @@ class ServiceBook:
     base_gap: Optional[Gap]
     bids: Optional[List[Level]]
     asks: Optional[List[Level]]
+    #: None from a service older than the field.
+    verified: Optional[BookVerified] = None
 
     def checksum(self, depth: int = 25) -> Optional[int]:
         """The documented checksum of its top ``depth`` levels (None without a book)."""
@@ -102,6 +133,43 @@ def _kind_coverage(answer: Answer, v: Any, name: str) -> KindCoverage:
     )
 
 
+def _method(answer: Answer, v: Any, name: str) -> Optional[str]:
+    if v is None:
+        return None
+    if v not in VERIFICATION_METHODS:
+        raise _malformed(answer, f'"{name}" is none of {", ".join(VERIFICATION_METHODS)}')
+    return v  # type: ignore[no-any-return]
+
+
+def _verifications(answer: Answer, v: Any) -> Optional[VerificationCoverage]:
+    if v is None:
+        return None
+    methods = v.get("methods") if isinstance(v, dict) else None
+    if (
+        not isinstance(v, dict)
+        or not isinstance(v.get("count"), int)
+        or not isinstance(methods, dict)
+        or not all(isinstance(n, int) and m in VERIFICATION_METHODS for m, n in methods.items())
+    ):
+        raise _malformed(answer, '"verifications" is not {count, first_ts, last_ts, methods}')
+    return VerificationCoverage(
+        v["count"], _ts_field(answer, v, "first_ts", True), _ts_field(answer, v, "last_ts", True), dict(methods)
+    )
+
+
+def _verified(answer: Answer, v: Any) -> Optional[BookVerified]:
+    if v is None:
+        return None
+    if not isinstance(v, dict):
+        raise _malformed(answer, '"verified" is not {before, before_method, after, after_method}')
+    return BookVerified(
+        _ts_field(answer, v, "before", True),
+        _method(answer, v.get("before_method"), "before_method"),
+        _ts_field(answer, v, "after", True),
+        _method(answer, v.get("after_method"), "after_method"),
+    )
+
+
 def parse_coverage(answer: Answer, body: Dict[str, Any]) -> Coverage:
     if not isinstance(body.get("gaps"), list):
         raise _malformed(answer, 'a coverage answer without "snapshots", "deltas" and "gaps"')
@@ -127,6 +195,7 @@ def parse_coverage(answer: Answer, body: Dict[str, Any]) -> Coverage:
         _kind_coverage(answer, body.get("deltas"), "deltas"),
         gaps,
         caller,
+        _verifications(answer, body.get("verifications")),
     )
 
 
@@ -171,4 +240,5 @@ def parse_book(answer: Answer, body: Dict[str, Any]) -> ServiceBook:
         base_gap,
         _levels(answer, body.get("bids"), "bids") if status == "ok" else None,
         _levels(answer, body.get("asks"), "asks") if status == "ok" else None,
+        _verified(answer, body.get("verified")),
     )

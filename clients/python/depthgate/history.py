@@ -35,9 +35,9 @@ __all__ = ["HistoryClient"]
 BAR_INTERVALS = ("1m", "5m", "1h", "1d")
 #: Extra row fields of each endpoint (``fields=``).
 _FIELDS = {
-    "snapshot": ("received_ts",),
-    "delta": ("received_ts",),
-    "trade": ("received_ts", "venue_side", "sequence"),
+    "snapshot": ("received_ts", "venue_seq"),
+    "delta": ("received_ts", "venue_seq"),
+    "trade": ("received_ts", "venue_side", "sequence", "venue_seq"),
 }
 
 

@@ -32,6 +32,9 @@ class SnapshotRow(NamedTuple):
     quantity: Decimal
     #: When the recorder received it (only with ``fields=["received_ts"]``).
     received_ts: Optional[datetime] = None
+    #: The venue's own ordering of the message the row came from (only with ``fields=["venue_seq"]``; ``""`` where the
+    #: venue has none).
+    venue_seq: Optional[str] = None
 
 
 class DeltaRow(NamedTuple):
@@ -44,6 +47,7 @@ class DeltaRow(NamedTuple):
     price: Decimal
     quantity_delta: Decimal
     received_ts: Optional[datetime] = None
+    venue_seq: Optional[str] = None
 
 
 class TradeRow(NamedTuple):
@@ -51,7 +55,7 @@ class TradeRow(NamedTuple):
 
     Follows the documented shape (docs/history.md, "Trades"):
     ``side`` is the taker's, normalised to the book (``"buy"`` | ``"sell"``); ``received_ts``, ``venue_side`` and
-    ``sequence`` only when asked for with ``fields``.
+    ``sequence`` and ``venue_seq`` only when asked for with ``fields``.
     """
 
     ts: datetime
@@ -62,6 +66,7 @@ class TradeRow(NamedTuple):
     received_ts: Optional[datetime] = None
     venue_side: Optional[str] = None
     sequence: Optional[int] = None
+    venue_seq: Optional[str] = None
 
 
 class Bar(NamedTuple):
@@ -162,6 +167,10 @@ def _str(o: Dict[str, Any], name: str, where: Where) -> str:
     return v
 
 
+def _opt_str(o: Dict[str, Any], name: str, where: Where) -> Optional[str]:
+    return None if o.get(name) is None else _str(o, name, where)
+
+
 _SIDES = ("bid", "ask")
 
 
@@ -173,6 +182,7 @@ def parse_snapshot(value: Any, where: Where) -> SnapshotRow:
         _dec(o, "price", where),
         _dec(o, "quantity", where),
         _opt_ts(o, "received_ts", where),
+        _opt_str(o, "venue_seq", where),
     )
 
 
@@ -185,6 +195,7 @@ def parse_delta(value: Any, where: Where) -> DeltaRow:
         _dec(o, "price", where),
         _dec(o, "quantity_delta", where),
         _opt_ts(o, "received_ts", where),
+        _opt_str(o, "venue_seq", where),
     )
 
 
@@ -197,8 +208,9 @@ def parse_trade(value: Any, where: Where) -> TradeRow:
         _dec(o, "size", where),
         _choice(o, "side", ("buy", "sell"), where),
         _opt_ts(o, "received_ts", where),
-        None if o.get("venue_side") is None else _str(o, "venue_side", where),
+        _opt_str(o, "venue_side", where),
         None if o.get("sequence") is None else _int(o, "sequence", where),
+        _opt_str(o, "venue_seq", where),
     )
 
 

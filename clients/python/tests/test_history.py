@@ -226,6 +226,54 @@ class TradesAndBarsTest(unittest.TestCase):
             self.assertEqual(server.requests[-1].q("include"), "trades")
 
 
+class VerifiedTest(unittest.TestCase):
+    """Issue 24's fields as the service writes them (docs/history.md, "Verified books"): ``venue_seq`` on rows asked
+    for with ``fields``, the book's ``verified`` and the coverage's ``verifications``; an unknown method is refused."""
+
+    BOOK = {"exchange": "venue_b", "ticker": "KXT", "at": "2026-03-26T14:00:02.000Z", "status": "ok",
+            "snapshot_ts": "2026-03-26T14:00:01.000Z", "last_delta": None, "gap": None, "base_gap": None,
+            "bids": [{"price": "0.48", "quantity": "10"}], "asks": [{"price": "0.5", "quantity": "3"}],
+            "verified": {"before": "2026-03-26T14:00:01.000Z", "before_method": "snapshot",
+                         "after": "2026-03-26T14:01:00.000Z", "after_method": "rest_book"}}
+    COVERAGE = {"exchange": "venue_b", "ticker": "KXT", "start_ts": "2026-03-26T14:00:00.000Z", "end_ts": None,
+                "snapshots": {"rows": 2, "books": 1, "first_ts": "2026-03-26T14:00:01.000Z", "last_ts": "2026-03-26T14:00:01.000Z"},
+                "deltas": {"rows": 1, "first_ts": "2026-03-26T14:00:01.193Z", "last_ts": "2026-03-26T14:00:01.193Z"},
+                "gaps": [],
+                "verifications": {"count": 3, "first_ts": "2026-03-26T14:00:01.000Z", "last_ts": "2026-03-26T14:01:00.000Z",
+                                  "methods": {"rest_book": 1, "checksum": 0, "snapshot": 2}}}
+
+    def test_venue_seq_verified_and_verifications(self) -> None:
+        book = dict(self.BOOK)
+
+        def handler(r: Request) -> Reply:
+            if r.path.endswith("/book/KXT"):
+                return Reply.json(book)
+            if r.path.endswith("/coverage/KXT"):
+                return Reply.json(self.COVERAGE)
+            line = {**DELTA_ROWS[0], "venue_seq": "7:1042"}
+            body = json.dumps(line) + "\n" + json.dumps({"type": "end", "count": 1, "next_cursor": None}) + "\n"
+            return Reply(200, {"Content-Type": "application/x-ndjson"}, [body.encode()])
+
+        with Server(handler) as server:
+            client = HistoryClient(server.url)
+            rows = list(client.deltas("venue_b", "KXT", fields=["venue_seq"]))
+            self.assertEqual([r.venue_seq for r in rows], ["7:1042"])
+            self.assertEqual(server.requests[-1].q("fields"), "venue_seq")
+            answer = client.book("venue_b", "KXT")
+            assert answer.verified is not None
+            self.assertEqual((answer.verified.before, answer.verified.before_method), (from_ms(T0 - 193), "snapshot"))
+            self.assertEqual((answer.verified.after, answer.verified.after_method), (from_ms(T0 - 193 + 59_000), "rest_book"))
+            coverage = client.coverage("venue_b", "KXT")
+            assert coverage.verifications is not None
+            self.assertEqual((coverage.verifications.count, coverage.verifications.methods["snapshot"]), (3, 2))
+            book["verified"] = {**self.BOOK["verified"], "after_method": "guess"}  # type: ignore[dict-item]
+            with self.assertRaises(DataError) as caught:
+                client.book("venue_b", "KXT")
+            self.assertEqual(caught.exception.code, "malformed_body")
+            del book["verified"]
+            self.assertIsNone(client.book("venue_b", "KXT").verified)  # a service older than the field
+
+
 class RuleSevenTest(Fixture):
     moments = sorted({T0, T0 + 9, T0 + 10, T0 + 11, T0 + 40, T0 + 99, T0 + 100, T0 + 120, T0 + 149, T0 + 150, T0 + 170,
                       T0 + 199, T0 + 200, T0 + 250, T0 + 299, T0 + 300, T0 + 349, T0 + 350, T0 + 359, T0 + 360, T0 + 400, LAST})
