@@ -136,72 +136,146 @@ describe('overlays', () => {
   });
 });
 
-describe('alert rules', () => {
-  /** Series that come from Prometheus itself, kube-state-metrics and the kubelet, not from depthgate. */
-  const EXTERNAL = new Set([
-    'up',
-    'kube_deployment_status_replicas_available',
-    'kube_statefulset_status_replicas_ready',
-    'kubelet_volume_stats_available_bytes',
-    'kubelet_volume_stats_capacity_bytes',
-  ]);
-  const PROMQL_WORDS = new Set(['by', 'without', 'and', 'or', 'unless', 'on', 'ignoring', 'group_left', 'group_right']);
+/** Series that come from Prometheus itself, kube-state-metrics and the kubelet, not from depthgate. */
+const EXTERNAL = new Set([
+  'up',
+  'kube_deployment_status_replicas_available',
+  'kube_statefulset_status_replicas_ready',
+  'kubelet_volume_stats_available_bytes',
+  'kubelet_volume_stats_capacity_bytes',
+]);
+/** prom-client's default metrics (service-kit's registry collects them): `process_…`, `nodejs_…`. */
+const PROM_CLIENT_DEFAULT = /^(process|nodejs)_/;
+const PROMQL_WORDS = new Set(['by', 'without', 'and', 'or', 'unless', 'on', 'ignoring', 'group_left', 'group_right']);
+const monitoring = path.join(k8s, 'components', 'monitoring');
 
-  function alertExprs(): [string, string][] {
-    const rule = parse(readFileSync(path.join(k8s, 'components', 'monitoring', 'prometheusrule.yaml'), 'utf8')) as Obj;
-    return (rule.spec.groups as Obj[]).flatMap((g) =>
-      (g.rules as Obj[]).map((r): [string, string] => [String(r.alert), String(r.expr)]),
-    );
-  }
+function alertExprs(): [string, string][] {
+  const rule = parse(readFileSync(path.join(monitoring, 'prometheusrule.yaml'), 'utf8')) as Obj;
+  return (rule.spec.groups as Obj[]).flatMap((g) =>
+    (g.rules as Obj[]).map((r): [string, string] => [String(r.alert), String(r.expr)]),
+  );
+}
 
-  function sourcesDefining(): string {
-    const texts: string[] = [];
-    const walk = (dir: string) => {
-      for (const entry of readdirSync(dir, { withFileTypes: true })) {
-        const full = path.join(dir, entry.name);
-        if (entry.isDirectory() && entry.name !== 'node_modules' && entry.name !== 'dist') walk(full);
-        else if (entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts')) {
-          texts.push(readFileSync(full, 'utf8'));
-        }
+interface Panel {
+  id: number;
+  type: string;
+  title: string;
+  datasource?: { uid: string };
+  targets?: { expr: string; refId: string; datasource?: { uid: string } }[];
+}
+const dashboard = () =>
+  JSON.parse(readFileSync(path.join(monitoring, 'dashboards', 'depthgate.json'), 'utf8')) as {
+    uid: string;
+    panels: Panel[];
+    templating: { list: { name: string }[] };
+  };
+
+function dashboardExprs(): [string, string][] {
+  return dashboard().panels.flatMap((p) =>
+    (p.targets ?? []).map((t): [string, string] => [`${p.title} ${t.refId}`, t.expr]),
+  );
+}
+
+function sourcesDefining(): string {
+  const texts: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory() && entry.name !== 'node_modules' && entry.name !== 'dist') walk(full);
+      else if (entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts')) {
+        texts.push(readFileSync(full, 'utf8'));
       }
-    };
-    for (const dir of ['packages', 'services']) walk(path.join(root, dir));
-    return texts.join('\n');
-  }
-
-  it('are valid PromQL', () => {
-    const invalid: string[] = [];
-    for (const [alert, expr] of alertExprs()) {
-      let error: number | undefined;
-      promql.parse(expr).iterate({
-        enter: (node) => {
-          if (node.type.isError) error ??= node.from;
-        },
-      });
-      if (error !== undefined) invalid.push(`${alert}: syntax error at ${error}: ${expr.slice(error, error + 30)}`);
     }
-    expect(invalid).toEqual([]);
+  };
+  for (const dir of ['packages', 'services']) walk(path.join(root, dir));
+  return texts.join('\n');
+}
+
+function syntaxErrors(exprs: [string, string][]): string[] {
+  const invalid: string[] = [];
+  for (const [name, expr] of exprs) {
+    let error: number | undefined;
+    promql.parse(expr).iterate({
+      enter: (node) => {
+        if (node.type.isError) error ??= node.from;
+      },
+    });
+    if (error !== undefined) invalid.push(`${name}: syntax error at ${error}: ${expr.slice(error, error + 30)}`);
+  }
+  return invalid;
+}
+
+/** Metric names the expressions use that neither the services' sources nor Prometheus' ecosystem define. */
+function undefinedMetrics(exprs: string[]): { names: Set<string>; missing: string[] } {
+  // Drop label matchers, ranges and grouping clauses; what remains that is not a function call or a keyword is a
+  // metric name.
+  const names = new Set<string>();
+  for (const expr of exprs) {
+    const bare = expr
+      .replace(/\{[^}]*\}/g, ' ')
+      .replace(/\[[^\]]*\]/g, ' ')
+      .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ');
+    for (const m of bare.matchAll(/\b([a-z_][a-z0-9_]*)\b(?!\s*\()/g)) {
+      if (!PROMQL_WORDS.has(m[1] ?? '')) names.add(m[1] ?? '');
+    }
+  }
+  const sources = sourcesDefining();
+  const missing = [...names]
+    .map((n) => n.replace(/_(bucket|count|sum)$/, ''))
+    .filter((n) => !EXTERNAL.has(n) && !PROM_CLIENT_DEFAULT.test(n) && !sources.includes(`'${n}'`));
+  return { names, missing };
+}
+
+describe('alert rules', () => {
+  it('are valid PromQL', () => {
+    expect(syntaxErrors(alertExprs())).toEqual([]);
   });
 
   it('name metrics the services define', () => {
-    const exprs = alertExprs().map(([, expr]) => expr);
-    // Drop label matchers, ranges and grouping clauses; what remains that is not a function call or a keyword is a
-    // metric name.
-    const names = new Set<string>();
-    for (const expr of exprs) {
-      const bare = expr
-        .replace(/\{[^}]*\}/g, ' ')
-        .replace(/\[[^\]]*\]/g, ' ')
-        .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ');
-      for (const m of bare.matchAll(/\b([a-z_][a-z0-9_]*)\b(?!\s*\()/g)) {
-        if (!PROMQL_WORDS.has(m[1] ?? '')) names.add(m[1] ?? '');
-      }
-    }
-    const sources = sourcesDefining();
-    const missing = [...names]
-      .map((n) => n.replace(/_(bucket|count|sum)$/, ''))
-      .filter((n) => !EXTERNAL.has(n) && !sources.includes(`'${n}'`));
+    const { names, missing } = undefinedMetrics(alertExprs().map(([, expr]) => expr));
     expect(names.size).toBeGreaterThan(10);
     expect(missing).toEqual([]);
+  });
+
+  it('are each listed in docs/operations.md', () => {
+    const docs = readFileSync(path.join(root, 'docs', 'operations.md'), 'utf8');
+    expect(
+      alertExprs()
+        .filter(([alert]) => !docs.includes(`\`${alert}\``))
+        .map(([alert]) => alert),
+    ).toEqual([]);
+  });
+});
+
+describe('the Grafana dashboard', () => {
+  it('is valid PromQL, panel by panel', () => {
+    expect(syntaxErrors(dashboardExprs())).toEqual([]);
+  });
+
+  it('names metrics the services define', () => {
+    const { names, missing } = undefinedMetrics(dashboardExprs().map(([, expr]) => expr));
+    expect(names.size).toBeGreaterThan(10);
+    expect(missing).toEqual([]);
+  });
+
+  it('has unique panel ids, a query in every graph, and every query on the chosen data source and namespaces', () => {
+    const d = dashboard();
+    const ids = d.panels.map((p) => p.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(d.templating.list.map((v) => v.name)).toEqual(['datasource', 'namespace']);
+    const graphs = d.panels.filter((p) => p.type !== 'row');
+    expect(graphs.filter((p) => (p.targets ?? []).length === 0).map((p) => p.title)).toEqual([]);
+    const queries = graphs.flatMap((p) => (p.targets ?? []).map((t) => ({ p, t })));
+    expect(
+      queries
+        .filter(({ p, t }) => p.datasource?.uid !== '${datasource}' || t.datasource?.uid !== '${datasource}')
+        .map(({ p }) => p.title),
+    ).toEqual([]);
+    // Every selector is depthgate's own series in the chosen namespaces.
+    const selectors = queries.flatMap(({ t }) => [...t.expr.matchAll(/\{([^}]*)\}/g)].map((m) => m[1] ?? ''));
+    expect(selectors.length).toBeGreaterThan(graphs.length);
+    expect(
+      selectors.filter((sel) => !sel.includes('part_of="depthgate"') || !sel.includes('namespace=~"$namespace"')),
+    ).toEqual([]);
   });
 });

@@ -528,6 +528,11 @@ describe('the upstream budget is shared by all gateway replicas', () => {
       for (const r of refused) expect(r.json()).toMatchObject({ error: 'upstream_rate_limited' });
       // The simulator's own limit (5/s) never fired.
       expect(sim.requests({ platform: 'gemini' }).every((r) => r.status !== 429)).toBe(true);
+      // Each replica says the budget it enforces (a dashboard's budget use: the calls' rate over it).
+      const metrics = await call(a.port, '/metrics');
+      expect(metrics.text).toContain(
+        'gateway_upstream_budget_per_second{platform="venue-c",target="venue-c",service="gateway"} 5',
+      );
     } finally {
       sim.rateLimits.set('gemini', null);
     }

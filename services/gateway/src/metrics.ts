@@ -8,6 +8,7 @@ export class GatewayMetrics {
   readonly budgetRejections: Counter<'platform'>;
   readonly budgetWaits: Counter<'platform'>;
   readonly budgetDegraded: Gauge;
+  readonly budgetPerSecond: Gauge<'platform' | 'target'>;
   readonly circuitState: Gauge<'target'>;
   readonly inflight: Gauge;
 
@@ -49,6 +50,12 @@ export class GatewayMetrics {
       help: '1 while Redis is unreachable and upstream budgets are enforced per replica',
       registers,
     });
+    this.budgetPerSecond = new Gauge({
+      name: 'gateway_upstream_budget_per_second',
+      help: 'The upstream budget of each target (requests per second, shared by every replica); absent: unlimited',
+      labelNames: ['platform', 'target'] as const,
+      registers,
+    });
     this.circuitState = new Gauge({
       name: 'gateway_circuit_state',
       help: 'Circuit per upstream target: 0 closed, 1 half-open, 2 open',
@@ -60,5 +67,12 @@ export class GatewayMetrics {
       help: 'Upstream calls in flight',
       registers,
     });
+  }
+
+  /** The budget of every target that has one (budget use on a dashboard: its upstream calls' rate over this). */
+  budgets(targets: readonly { id: string; platform: string; budget: { perSecond: number } | null }[]): void {
+    for (const t of targets) {
+      if (t.budget !== null) this.budgetPerSecond.set({ platform: t.platform, target: t.id }, t.budget.perSecond);
+    }
   }
 }

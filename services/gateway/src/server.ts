@@ -54,6 +54,7 @@ export async function startGateway(
     (d) => metrics.budgetDegraded.set(d ? 1 : 0),
   );
   const platforms = createPlatforms(config, options.routes);
+  metrics.budgets(Object.values(platforms.byKey).flatMap((p) => p.targets));
   const forwarder = new Forwarder({ config, budgets, metrics, logger });
   lifecycle.onShutdown('upstreams', () => forwarder.close());
   const running = await serve(createHandler({ config, logger, auth, registry, lifecycle, platforms, forwarder }), {
