@@ -538,7 +538,10 @@ describe('the Explorer page', () => {
     await page.goto(`${origin}/explorer#/nyse/IBM`);
     await hasText(page.getByRole('alert'), 'Unknown exchange "nyse" in the address');
     await page.goto(`${origin}/explorer#/venue_b/${TICKERS.venue_b}?at=yesterday`);
-    await hasText(page.getByRole('alert'), '"yesterday" in the address is not a time (RFC 3339, or 13-digit epoch milliseconds)');
+    await hasText(
+      page.getByRole('alert'),
+      '"yesterday" in the address is not a time (RFC 3339, or 13-digit epoch milliseconds)',
+    );
     expect(unexpected(seen, 404)).toEqual([]);
     expect(offOrigin(seen)).toEqual([]);
     await page.close();
