@@ -279,8 +279,8 @@ export function venueCProtocol(o: {
 
 /**
  * The recorder's adapter of Gemini: 120 public requests per minute (at most one per second advised), so 1 per
- * second; no sequence numbers and no event times, so its books are reconciled against REST by default; missed trades
- * read back from `/v1/trades/{symbol}`.
+ * second; no sequence numbers and no event times: its books are reconciled against REST (`/v1/book/{symbol}`, as on
+ * every recorded exchange) by default; missed trades read back from `/v1/trades/{symbol}`.
  */
 export const venueCRecorder = defineAdapter({
   restRate: 1,
