@@ -30,6 +30,10 @@ export interface RestClientOptions {
   userAgent?: string;
 }
 
+const DEFAULT_AGENT = 'depthgate-recorder';
+/** How the User-Agent of the reconciliation schedule's reads ends. */
+export const RECONCILE_AGENT_SUFFIX = ' (reconciliation)';
+
 /** The token bucket of one exchange's REST calls, shared by both lanes. */
 class RestPacer {
   private nextSlot = 0;
@@ -73,9 +77,13 @@ export class RestClient {
     this.base = o.baseUrl.replace(/\/$/, '');
   }
 
-  /** The same exchange's REST API on the background lane (the reconciliation schedule), sharing this rate. */
+  /**
+   * The same exchange's REST API on the background lane (the reconciliation schedule), sharing this rate; its
+   * User-Agent ends with RECONCILE_AGENT_SUFFIX, so the venue's (and the simulator's) request logs tell its reads apart.
+   */
   background(): RestClient {
-    return new RestClient(this.o, this.pacer, true);
+    const userAgent = `${this.o.userAgent ?? DEFAULT_AGENT}${RECONCILE_AGENT_SUFFIX}`;
+    return new RestClient({ ...this.o, userAgent }, this.pacer, true);
   }
 
   /** GET `path` (relative to the base URL, with its query) and parse JSON; non-2xx is a RestError. */
@@ -84,7 +92,7 @@ export class RestClient {
     const url = new URL(this.base + pathAndQuery);
     const headers: Record<string, string> = {
       Accept: 'application/json',
-      'User-Agent': this.o.userAgent ?? 'depthgate-recorder',
+      'User-Agent': this.o.userAgent ?? DEFAULT_AGENT,
       ...this.o.sign?.('GET', url.pathname, Date.now()),
     };
     const timeout = AbortSignal.timeout(this.o.timeoutMs);
