@@ -118,7 +118,7 @@ export class RecorderMetrics {
   readonly reconnects: Counter<'exchange' | 'reason'>;
   readonly tickers: Gauge<'exchange' | 'state'>;
   readonly clamped: Counter<'exchange'>;
-  readonly reconcileReads: Counter<'exchange' | 'outcome'>;
+  readonly reconciliations: Counter<'exchange' | 'result'>;
   readonly malformed: Counter<'exchange'>;
   readonly checksums: Counter<'exchange' | 'result'>;
   readonly discoveries: Counter<'exchange' | 'outcome'>;
@@ -248,10 +248,10 @@ export class RecorderMetrics {
       labelNames: ['exchange'] as const,
       registers,
     });
-    this.reconcileReads = new Counter({
-      name: 'recorder_reconcile_reads_total',
-      help: "Reconciliation reads of the venue's REST book, per exchange and outcome: match (equal to a state of our book), mismatch (never within the grace: a gap 'divergence'), void (the book was lost or re-based meanwhile), error (the request failed)",
-      labelNames: ['exchange', 'outcome'] as const,
+    this.reconciliations = new Counter({
+      name: 'recorder_reconciliations_total',
+      help: "Reconciliation reads of the venue's REST book, per exchange and result: match (equal to a state of our book), mismatch (never within the grace: a gap 'divergence'), void (the book was lost or re-based meanwhile), error (the request failed)",
+      labelNames: ['exchange', 'result'] as const,
       registers,
     });
     this.discoveries = new Counter({
@@ -286,7 +286,7 @@ export class RecorderMetrics {
       this.tradesBackfilled.inc({ exchange }, 0);
       this.tradeCountExcess.inc({ exchange }, 0);
       this.malformed.inc({ exchange }, 0);
-      for (const outcome of RECONCILE_OUTCOMES) this.reconcileReads.inc({ exchange, outcome }, 0);
+      for (const result of RECONCILE_OUTCOMES) this.reconciliations.inc({ exchange, result }, 0);
     }
   }
 

@@ -127,9 +127,9 @@ describe('recorder against the simulator and ClickHouse', () => {
 
     // Reconciliation read every exchange's REST book, never faster than its share of the venue's documented limit.
     for (const exchange of ALL) expect(expectReconcileWithinBudget(h, exchange, budget)).toBeGreaterThan(10);
-    const reads = await (h.metrics as RecorderMetrics).reconcileReads.get();
+    const reads = await (h.metrics as RecorderMetrics).reconciliations.get();
     const outcomes = (exchange: ExchangeKey, outcome: string) =>
-      reads.values.find((v) => v.labels.exchange === exchange && v.labels.outcome === outcome)?.value ?? 0;
+      reads.values.find((v) => v.labels.exchange === exchange && v.labels.result === outcome)?.value ?? 0;
     for (const exchange of ALL) expect([exchange, outcomes(exchange, 'match') > 0]).toEqual([exchange, true]);
     expect(outcomes('venue_c', 'mismatch')).toBeGreaterThan(0);
 

@@ -361,7 +361,7 @@ export class Venue {
     if (ready.length === 0) return;
     this.reconciling = true;
     const exchange = this.exchange;
-    const count = (outcome: ReconcileOutcome) => this.o.metrics.reconcileReads.inc({ exchange, outcome });
+    const count = (result: ReconcileOutcome) => this.o.metrics.reconciliations.inc({ exchange, result });
     try {
       const rec = ready[this.reconcileCursor++ % ready.length] as TickerRecorder;
       const v = rec.startVerification(this.o.reconcileGraceMs, count);
