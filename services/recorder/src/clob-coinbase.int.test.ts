@@ -6,7 +6,14 @@
  */
 import { waitFor } from '@depthgate/test-utils';
 import { FAST_ENV, createRecorderHarness, sleep, type RecorderHarness } from './testing/harness';
-import { expectEveryChangeOnce, expectEveryTradeOnce, expectRule7, gapsOf, tradesAuditedPast } from './testing/checks';
+import {
+  expectEveryChangeOnce,
+  expectEveryTradeOnce,
+  expectReconcileWithinBudget,
+  expectRule7,
+  gapsOf,
+  tradesAuditedPast,
+} from './testing/checks';
 
 jest.setTimeout(120_000);
 
@@ -18,7 +25,7 @@ describe('recorder: Polymarket CLOB and Coinbase against the simulator', () => {
   });
 
   it('rebuilds their books by rule 7, stores every trade once, and makes a corrupted CLOB hash a divergence gap', async () => {
-    h = await createRecorderHarness({ sim: { updatesPerSecond: 150 } });
+    h = await createRecorderHarness({ sim: { updatesPerSecond: 150, recordRequests: true } });
     const sim = h.sim;
     const clob = sim.books.tickers('venue_a_clob');
     const coinbase = sim.books.tickers('venue_d');
@@ -59,6 +66,11 @@ describe('recorder: Polymarket CLOB and Coinbase against the simulator', () => {
     await sleep(2 * Number(FAST_ENV.RECORDER_STALL_TIMEOUT_MS));
     await h.stopInProcess();
     expect(gapsOf(await h.rows('venue_a_clob')).filter((g) => g.reason === 'stall')).toEqual([]);
+    // Both are reconciled against their REST books by default, within a tenth of the venue's documented limit (the
+    // CLOB's hash confirmations and settings reads of `/book` are not the schedule's: another User-Agent).
+    for (const exchange of ['venue_a_clob', 'venue_d'] as const) {
+      expect(expectReconcileWithinBudget(h, exchange, 0.1)).toBeGreaterThan(3);
+    }
 
     for (const exchange of ['venue_a_clob', 'venue_d'] as const) {
       expect([exchange, (await expectRule7(h, exchange, end, 24)) > 0]).toEqual([exchange, true]);

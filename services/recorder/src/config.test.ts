@@ -23,9 +23,15 @@ describe('recorder configuration', () => {
       prefixes: ['*'],
       series: [],
       restRate: 10,
-      reconcile: false,
+      reconcile: true,
     });
     expect(c.venues.venue_c).toMatchObject({ restRate: 1, reconcile: true });
+    // Every recorded exchange has a REST book: all reconciled, within a tenth of the platform's documented limit.
+    expect(c.RECORDER_RECONCILE_EXCHANGES).toEqual(['venue_b', 'venue_c', 'venue_a_us', 'venue_a_clob', 'venue_d']);
+    expect(c.RECORDER_RECONCILE_BUDGET).toBe(0.1);
+    expect(
+      Object.fromEntries(c.exchanges.map((e) => [e, Number(c.venues[e].reconcileReadsPerSecond.toFixed(6))])),
+    ).toEqual({ venue_b: 1.9, venue_c: 0.19, venue_a_us: 1.9, venue_a_clob: 14.25, venue_d: 1 });
     expect(c.platforms['venue-b'].credentials).toEqual({});
     expect(c.platforms['venue-b'].signer).toBeUndefined();
     expect(c.platforms['venue-a-us'].signer).toBeUndefined();
@@ -38,7 +44,10 @@ describe('recorder configuration', () => {
       RECORDER_VENUE_A_US_PREFIXES: 'nba-,nfl-',
       RECORDER_REST_RATES: 'venue_c=0.5',
       RECORDER_RECONCILE_EXCHANGES: 'venue_c,venue_a_us',
+      RECORDER_RECONCILE_BUDGET: '0.5',
     });
+    expect(c.venues.venue_b.reconcile).toBe(false);
+    expect(c.venues.venue_c.reconcileReadsPerSecond).toBeCloseTo(0.95, 9);
     expect(c.venues.venue_b).toMatchObject({ prefixes: [], series: ['KXBTCD', 'KXFED'] });
     expect(c.venues.venue_c).toMatchObject({ tickers: ['BTCUSD'], prefixes: [], restRate: 0.5 });
     expect(c.venues.venue_a_us).toMatchObject({ prefixes: ['nba-', 'nfl-'], reconcile: true });
@@ -83,6 +92,9 @@ describe('recorder configuration', () => {
       { RECORDER_REST_RATES: 'venue_b' },
       { RECORDER_RECONNECT_MIN_MS: '5000', RECORDER_RECONNECT_MAX_MS: '1000' },
       { RECORDER_BATCH_MAX_ROWS: '2000000' },
+      { RECORDER_RECONCILE_BUDGET: '0' },
+      { RECORDER_RECONCILE_BUDGET: '1.5' },
+      { RECORDER_RECONCILE_BUDGET: 'a tenth' },
       { FEED_VENUE_B_URL: 'not a url' },
       { CLICKHOUSE_DATABASE: 'bad-name' },
     ]) {

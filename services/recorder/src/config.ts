@@ -59,7 +59,13 @@ const ownShape = {
   RECORDER_RECONNECT_MAX_MS: envInt(30_000, { min: 10, max: 600_000 }),
   /** Each ticker is compared at most this often. */
   RECORDER_RECONCILE_INTERVAL_MS: envInt(60_000, { min: 100, max: 86_400_000 }),
-  /** A mismatch lasting this long after the REST answer is a gap (and the ticker is resubscribed). */
+  /**
+   * Reconciliation's REST reads of an exchange stay within this fraction of the platform's documented limit (its
+   * descriptor's `budget.perSecond`): reads are at least 1 / (fraction × budget) seconds apart, so many tickers are
+   * each compared less often rather than the budget exceeded.
+   */
+  RECORDER_RECONCILE_BUDGET: z.coerce.number().gt(0).lte(1).default(0.1),
+  /** A mismatch lasting this long after the REST answer is a gap `divergence` (and the ticker is resubscribed). */
   RECORDER_RECONCILE_GRACE_MS: envInt(3000, { min: 0, max: 600_000 }),
 
   /** Record the trades of every recorded exchange (the feeds' trade messages, REST backfill of missed windows). */
@@ -114,10 +120,17 @@ export function recorderEnvShape(exchanges: Exchanges, adapters: Adapters) {
     ...ownShape,
     /** Exchanges to record (those whose feed needs credentials are skipped, with a warning, when none are set). */
     RECORDER_EXCHANGES: envList([...exchanges.keys]),
-    /** Exchanges whose books are compared with the venue's REST book (by default those without sequence numbers). */
+    /** Exchanges whose books are compared with the venue's REST book (by default every one with a REST book). */
     RECORDER_RECONCILE_EXCHANGES: envList(exchanges.keys.filter((e) => adapterOf(adapters, e).reconcile)),
     ...perExchange,
   };
+}
+
+/** The documented request rate (per second) of the platform an exchange is recorded from (its descriptor's budget). */
+function budgetOf(registry: Registry, exchanges: Exchanges<ExchangeKey>, exchange: ExchangeKey): number {
+  const descriptor = registry[exchanges.info(exchange).platform];
+  if (!descriptor) throw new Error(`the recorded exchange ${exchange} has no platform descriptor`);
+  return descriptor.budget.perSecond;
 }
 
 function adapterOf(adapters: Adapters, exchange: string) {
@@ -137,6 +150,11 @@ export interface VenueSettings {
   series: string[];
   restRate: number;
   reconcile: boolean;
+  /**
+   * Reconciliation reads per second at most: RECORDER_RECONCILE_BUDGET × the platform's documented limit
+   * (`budget.perSecond` of its descriptor).
+   */
+  reconcileReadsPerSecond: number;
   /** The adapter's own settings, parsed. */
   adapter: Record<string, unknown>;
 }
@@ -211,6 +229,7 @@ export function loadRecorderConfig(
       series,
       restRate: rates[e] as number,
       reconcile: reconcile.has(e),
+      reconcileReadsPerSecond: base.RECORDER_RECONCILE_BUDGET * budgetOf(registry, exchanges, e),
       adapter: Object.fromEntries(Object.keys(adapterOf(adapters, e).settings).map((k) => [k, base[k]])),
     };
   }

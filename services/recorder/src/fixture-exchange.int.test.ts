@@ -131,7 +131,7 @@ class FixtureSession implements VenueSession {
 
 const fixtureRecorder = defineAdapter({
   restRate: 5,
-  reconcile: false,
+  reconcile: true, // it has a REST book
   trades: { cannot: 'the fixture feed publishes no trades' },
   settings: {},
   protocol: (ctx): FeedProtocol => ({

@@ -5,6 +5,7 @@
 import { EXCHANGE_KEYS, type ExchangeKey } from '@depthgate/platforms';
 import { Counter, Gauge, Histogram, type Registry } from '@depthgate/service-kit';
 import { GAP_REASONS, TRADE_GAP_REASONS } from './rows';
+import { RECONCILE_OUTCOMES } from './ticker';
 
 const LAG_BUCKETS = [0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30, 60, 120, 300, 900, 1800, 3600];
 
@@ -249,7 +250,7 @@ export class RecorderMetrics {
     });
     this.reconciliations = new Counter({
       name: 'recorder_reconciliations_total',
-      help: 'Comparisons of our book with the venue REST book, per exchange and result',
+      help: "Reconciliation reads of the venue's REST book, per exchange and result: match (equal to a state of our book), mismatch (never within the grace: a gap 'divergence'), void (the book was lost or re-based meanwhile), error (the request failed)",
       labelNames: ['exchange', 'result'] as const,
       registers,
     });
@@ -285,6 +286,7 @@ export class RecorderMetrics {
       this.tradesBackfilled.inc({ exchange }, 0);
       this.tradeCountExcess.inc({ exchange }, 0);
       this.malformed.inc({ exchange }, 0);
+      for (const result of RECONCILE_OUTCOMES) this.reconciliations.inc({ exchange, result }, 0);
     }
   }
 

@@ -179,6 +179,7 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
         reconnectMaxMs: config.RECORDER_RECONNECT_MAX_MS,
         reconcileIntervalMs: settings.reconcile ? config.RECORDER_RECONCILE_INTERVAL_MS : 0,
         reconcileGraceMs: config.RECORDER_RECONCILE_GRACE_MS,
+        reconcileReadsPerSecond: settings.reconcileReadsPerSecond,
         trades,
         backfillMaxPages: config.RECORDER_TRADES_BACKFILL_MAX_PAGES,
         backfillDelayMs: config.RECORDER_TRADES_BACKFILL_DELAY_MS,

@@ -63,18 +63,15 @@ export const GAP_REASONS = [
   'stall',
   /** Kalshi: a `seq` was skipped on the ticker's subscription, and the fresh snapshot differed from our book. */
   'sequence_gap',
-  /** The venue's REST book did not match ours (Gemini, whose feed has neither sequence nor timestamps). */
-  'reconcile_mismatch',
   /**
    * The venue's own book — a checksum (Polymarket CLOB's `hash`) that a REST book confirmed, a REST book on the
    * reconciliation schedule, a resubscription's snapshot — differed from ours: from the last verified moment (a
-   * `verifications` point) to the detection; the book re-bases on the venue's.
+   * `verifications` point) to the detection; the book re-bases on the venue's. (Rows stored before it was used carry
+   * `reconcile_mismatch` for a REST book and `snapshot_mismatch` for a snapshot: still read, no longer written.)
    */
   'divergence',
   /** A delta would have made a level negative: our book had missed something. */
   'book_inconsistent',
-  /** A fresh venue snapshot differed from our book without any other sign of loss. */
-  'snapshot_mismatch',
   /** The recorder (re)started on a ticker that already had rows: the time it was not running. */
   'recorder_start',
   /** The ticker left the recording (its market closed or left the configuration) and came back. */

@@ -279,28 +279,69 @@ describe('TickerRecorder', () => {
     expect(broken).toEqual(['book_inconsistent']);
   });
 
-  it('verifies against a REST book taken before or after changes in flight, and flags a lasting mismatch', () => {
+  it('verifies against a REST book taken before or after changes in flight, and makes a lasting mismatch a divergence', () => {
     const { rec, clock, broken, sink } = setup({ venueClock: false });
+    const outcomes: string[] = [];
+    const told = (o: string) => outcomes.push(o);
     rec.venueSnapshot(bids(['1', '10']), [], { ts: 100 });
     // REST answered with a state we reached after the request was sent.
-    let v = rec.startVerification(500);
+    let v = rec.startVerification(500, told);
     rec.applyLevel(rec.beginEvent(200), BID, '1', '11');
     rec.applyLevel(rec.beginEvent(300), BID, '1', '12');
     expect(rec.completeVerification(v!, [['1', '11']], [])).toBe('match');
     // REST is ahead of us: a change still in flight arrives later.
-    v = rec.startVerification(500);
+    v = rec.startVerification(500, told);
     expect(rec.completeVerification(v!, [['1', '13']], [])).toBe('pending');
+    expect(outcomes).toEqual(['match']);
     rec.applyLevel(rec.beginEvent(400), BID, '1', '13');
     expect(rec.openVerifications).toBe(0);
+    expect(outcomes).toEqual(['match', 'match']);
     // Never reached: a gap from the last moment the book was known right (the previous match's request, at 300).
-    v = rec.startVerification(500);
+    v = rec.startVerification(500, told);
     expect(rec.completeVerification(v!, [['1', '99']], [])).toBe('pending');
     clock.now += 501;
     rec.sweep(clock.now);
-    expect(broken).toEqual(['reconcile_mismatch']);
+    expect(broken).toEqual(['divergence']);
+    expect(outcomes).toEqual(['match', 'match', 'mismatch']);
     expect(rec.live).toBe(false);
     rec.venueSnapshot(bids(['1', '99']), [], { ts: clock.now });
-    expect(sink.of('gap')).toMatchObject([{ fromTs: 300, reason: 'reconcile_mismatch' }]);
+    expect(sink.of('gap')).toMatchObject([{ fromTs: 300, toTs: clock.now, reason: 'divergence' }]);
+    // Told once: the sweep after the snapshot and a late answer change nothing.
+    rec.sweep(clock.now + 1000);
+    expect(rec.completeVerification(v!, [['1', '99']], [])).toBe('void');
+    expect(outcomes).toEqual(['match', 'match', 'mismatch']);
+  });
+
+  it('tells a read whose book was lost or re-based meanwhile void, and a failed one error', () => {
+    const { rec } = setup({ venueClock: false });
+    const outcomes: string[] = [];
+    rec.venueSnapshot(bids(['1', '10']), [], { ts: 100 });
+    const pending = rec.startVerification(500, (o) => outcomes.push(`pending ${o}`));
+    expect(rec.completeVerification(pending!, [['1', '12']], [])).toBe('pending');
+    // A venue snapshot re-bases the book before the grace ends: nothing to compare any more.
+    rec.venueSnapshot(bids(['1', '12']), [], { ts: 200 });
+    const inFlight = rec.startVerification(500, (o) => outcomes.push(`in flight ${o}`));
+    rec.lose('disconnect', 200);
+    expect(rec.completeVerification(inFlight!, [['1', '12']], [])).toBe('void');
+    rec.venueSnapshot(bids(['1', '12']), [], { ts: 300 });
+    const failed = rec.startVerification(500, (o) => outcomes.push(`failed ${o}`));
+    rec.cancelVerification(failed!);
+    expect(outcomes).toEqual(['pending void', 'in flight void', 'failed error']);
+    expect(rec.openVerifications).toBe(0);
+  });
+
+  it('starts a REST divergence at the verification before the request, not at one made while the answer was awaited', () => {
+    // Polymarket US: every whole book verifies the book at its ts.
+    const { rec, clock, sink } = setup({ provesContinuity: false });
+    rec.venueSnapshot(bids(['0.5', '1']), [], { ts: 1000 });
+    const v = rec.startVerification(500);
+    rec.applyWholeBook(rec.beginEvent(2000), bids(['0.5', '2']), []);
+    expect(rec.verifiedTs).toBe(2000);
+    expect(rec.completeVerification(v!, [['0.5', '7']], [])).toBe('pending');
+    clock.now += 501;
+    rec.sweep(clock.now);
+    rec.venueSnapshot(bids(['0.5', '7']), [], { ts: 5000 });
+    expect(sink.of('gap')).toMatchObject([{ fromTs: 1000, toTs: 5000, reason: 'divergence' }]);
   });
 
   it('starts a REST mismatch gap where the book was last verified, before the changes the loss may hide behind', () => {
@@ -323,16 +364,31 @@ describe('TickerRecorder', () => {
     rec.sweep(clock.now);
     rec.venueSnapshot(bids(['1', '13']), [['2', '6']], { ts: t0 + 80_000 });
     // Every row after the last verified moment is inside the gap, the cadence snapshot's too.
-    expect(sink.of('gap')).toMatchObject([{ fromTs: t0, toTs: t0 + 80_000, reason: 'reconcile_mismatch' }]);
+    expect(sink.of('gap')).toMatchObject([{ fromTs: t0, toTs: t0 + 80_000, reason: 'divergence' }]);
   });
 
-  it('counts a whole book (Polymarket US) as verified: a later differing snapshot is a gap from it', () => {
+  it('counts a whole book (Polymarket US) as verified: a later differing snapshot is a divergence from it', () => {
     const { rec, sink } = setup();
     rec.venueSnapshot(bids(['0.5', '1']), [], { ts: 1001 });
     rec.applyWholeBook(rec.beginEvent(2000), bids(['0.5', '2']), []);
     rec.applyDelta(rec.beginEvent(3000), BID, '0.5', '1'); // a change the venue never made
     rec.venueSnapshot(bids(['0.5', '2']), [], { ts: 4000 });
-    expect(sink.of('gap')).toMatchObject([{ fromTs: 2000, toTs: 4000, reason: 'snapshot_mismatch' }]);
+    expect(sink.of('gap')).toMatchObject([{ fromTs: 2000, toTs: 4000, reason: 'divergence' }]);
+  });
+
+  it('makes a resubscription snapshot that differs while the feed claimed continuity a divergence; an equal one verifies', () => {
+    const { rec, sink } = setup({ venueClock: false, provesContinuity: false });
+    rec.venueSnapshot(bids(['1', '10']), [], { ts: 1000 });
+    rec.applyLevel(rec.beginEvent(1500), BID, '1', '11');
+    // The venue's snapshot on resubscribing equals our book: nothing lost, the book is verified here.
+    rec.venueSnapshot(bids(['1', '11']), [], { ts: 2000 });
+    expect(sink.of('gap')).toEqual([]);
+    expect(rec.verifiedTs).toBe(1500);
+    rec.applyLevel(rec.beginEvent(2500), BID, '1', '12');
+    // A change the feed never brought: the next snapshot differs.
+    rec.venueSnapshot(bids(['1', '13']), [], { ts: 3000 });
+    expect(sink.of('gap')).toMatchObject([{ fromTs: 1500, toTs: 3000, reason: 'divergence' }]);
+    expect(rebuild(sink.rows, 3000)).toEqual({ 'bid:1': '13' });
   });
 });
 

@@ -148,9 +148,24 @@ export interface OpenTradeWindow extends TradeWindow {
 /** Levels as a venue sends them: [price text, quantity text]. */
 export type LevelList = Iterable<readonly [string, string]>;
 
+/**
+ * How a reconciliation read ended: the REST book equalled a state of ours (`match`), never did within the grace
+ * (`mismatch`: a gap `divergence`), could not be compared (`void`: the ticker lost or re-based its book meanwhile,
+ * or left the recording), or the request failed (`error`).
+ */
+export type ReconcileOutcome = 'match' | 'mismatch' | 'void' | 'error';
+export const RECONCILE_OUTCOMES: readonly ReconcileOutcome[] = ['match', 'mismatch', 'void', 'error'];
+
 interface Verification {
   /** ts of the last row written when the REST request was sent (a match proves the book right here). */
   fromTs: number;
+  /**
+   * The ticker's last verified moment when the request was sent: a mismatch is a gap from here (a later
+   * verification does not prove the book right at the moment the REST book shows).
+   */
+  verifiedTs: number;
+  /** Told once how the read ended. */
+  onOutcome?: (outcome: ReconcileOutcome) => void;
   /** Our book when the REST request was sent (`side:price` → quantity). */
   base: Map<string, bigint>;
   /** Changes applied since, in order. */
@@ -292,8 +307,9 @@ export class TickerRecorder {
         if (receivedAt > this.knownAt) this.knownAt = receivedAt;
         return false;
       }
+      // The venue's own book (a resubscription's snapshot) differs from ours while the feed claimed continuity.
       const from = this.verifiedTs >= 0 ? this.verifiedTs : this.lastTs;
-      this.pendingGap = this.suspect ? { ...this.suspect } : { from, reason: 'snapshot_mismatch' };
+      this.pendingGap = this.suspect ? { ...this.suspect } : { from, reason: 'divergence' };
     }
     this.suspect = undefined;
     this.book = book;
@@ -687,11 +703,10 @@ export class TickerRecorder {
     }
     for (const v of this.verifications) {
       if (!v.done && v.rest !== undefined && now >= v.deadline) {
-        v.done = true;
-        this.endVerifications();
-        // The loss happened after the book was last known right, not necessarily after this request.
-        this.lose('reconcile_mismatch', this.verifiedTs >= 0 ? this.verifiedTs : v.fromTs);
-        this.env.onBroken(this, 'reconcile_mismatch');
+        this.finish(v, 'mismatch');
+        // The loss happened after the book was last known right (before the request), not necessarily after it.
+        this.lose('divergence', v.verifiedTs >= 0 ? v.verifiedTs : v.fromTs);
+        this.env.onBroken(this, 'divergence');
         return;
       }
     }
@@ -700,11 +715,16 @@ export class TickerRecorder {
   // ------------------------------------------------------------------------------------------------------------
   // Verification against a REST book (feeds without sequence numbers)
 
-  /** Call when sending a REST book request; pass the result to completeVerification. Undefined when not live. */
-  startVerification(graceMs: number): Verification | undefined {
+  /**
+   * Call when sending a REST book request; pass the result to completeVerification (or cancelVerification).
+   * `onOutcome` is told once how it ended. Undefined when not live (nothing is told).
+   */
+  startVerification(graceMs: number, onOutcome?: (outcome: ReconcileOutcome) => void): Verification | undefined {
     if (!this.live || this.pendingSnapshot !== undefined || this.pendingGap !== undefined) return undefined;
     const v: Verification = {
       fromTs: this.lastTs,
+      verifiedTs: this.verifiedTs,
+      ...(onOutcome ? { onOutcome } : {}),
       base: this.book.flatten(),
       log: [],
       graceMs,
@@ -740,10 +760,8 @@ export class TickerRecorder {
       matched = check();
     }
     if (matched) {
-      v.done = true;
-      v.matched = true;
       this.verified(v.fromTs);
-      this.verifications.splice(this.verifications.indexOf(v), 1);
+      this.finish(v, 'match');
       return 'match';
     }
     v.rest = rest;
@@ -763,19 +781,25 @@ export class TickerRecorder {
       if ((v.rest.get(key) ?? 0n) === q) v.mismatch?.delete(key);
       else v.mismatch?.add(key);
       if (v.mismatch?.size === 0) {
-        v.done = true;
-        v.matched = true;
         this.verified(v.fromTs);
-        this.verifications.splice(i, 1);
+        this.finish(v, 'match');
       }
     }
   }
 
-  /** The REST request failed: forget the verification. */
-  cancelVerification(v: Verification): void {
+  /** The REST request failed (`error`), or its answer cannot be compared (`void`): forget the verification. */
+  cancelVerification(v: Verification, outcome: 'error' | 'void' = 'error'): void {
+    this.finish(v, outcome);
+  }
+
+  /** Ends a verification once: out of the open list, its outcome told. */
+  private finish(v: Verification, outcome: ReconcileOutcome): void {
+    if (v.done) return;
     v.done = true;
+    v.matched = outcome === 'match';
     const i = this.verifications.indexOf(v);
     if (i >= 0) this.verifications.splice(i, 1);
+    v.onOutcome?.(outcome);
   }
 
   /** Verifications still open (tests, the reconciler's bookkeeping). */
@@ -783,8 +807,9 @@ export class TickerRecorder {
     return this.verifications.length;
   }
 
+  /** The book was lost or re-based: open verifications cannot be compared any more. */
   private endVerifications(): void {
-    for (const v of this.verifications) v.done = true;
+    for (const v of [...this.verifications]) this.finish(v, 'void');
     this.verifications.length = 0;
   }
 

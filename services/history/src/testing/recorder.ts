@@ -39,6 +39,10 @@ export async function startRecorder(h: Harness, sim: Simulator, env: Record<stri
       RECORDER_SNAPSHOT_INTERVAL_MS: '3000',
       RECORDER_SNAPSHOT_QUIET_MS: '500',
       RECORDER_RECONCILE_INTERVAL_MS: '600',
+      // Reconciliation may use each venue's whole documented limit here (the default is a tenth): on the feeds that
+      // cannot prove their continuity a disconnect's gap reaches back to the last verification, so Gemini's books
+      // (1.9 requests/s) must be verified every few seconds for most moments of a short run to lie outside a gap.
+      RECORDER_RECONCILE_BUDGET: '1',
       RECORDER_RECONCILE_GRACE_MS: '800',
       RECORDER_BATCH_MAX_DELAY_MS: '100',
       RECORDER_DISCOVERY_INTERVAL_MS: '0',

@@ -3,9 +3,10 @@
  * rule 7 at random moments, every change recorded once or inside a gap, every trade stored once or inside a trades
  * gap, no duplicate rows, quiet moments for the receive-clocked feed.
  */
-import { EXCHANGE_CODES, type ExchangeKey } from '@depthgate/platforms';
+import { EXCHANGE_CODES, PLATFORMS, exchangesOf, type ExchangeKey, type Registry } from '@depthgate/platforms';
 import { waitFor } from '@depthgate/test-utils';
 import type { Recorder } from '../recorder';
+import { RECONCILE_AGENT_SUFFIX } from '../venues/rest';
 import { exchangeIndex } from '../writer/batch';
 import { Rng } from '@depthgate/service-kit';
 import { formatDecimal, parseDecimal } from '@depthgate/feeds';
@@ -270,4 +271,30 @@ export async function expectTradesProducedOnce(h: RecorderHarness, recorder: Rec
     total += produced;
   }
   return total;
+}
+
+/**
+ * The recorder's reconciliation reads of `exchange`, as the simulator's request log saw them (their User-Agent says
+ * so): every two consecutive ones are at least 1 / (fraction × the platform's documented limit) apart, so over the run
+ * they never exceed that fraction of the budget. Returns how many there were.
+ */
+export function expectReconcileWithinBudget(h: RecorderHarness, exchange: ExchangeKey, fraction: number): number {
+  const info = exchangesOf(PLATFORMS).info(exchange);
+  const budget = (PLATFORMS as Registry)[info.platform]?.budget.perSecond ?? 0;
+  const reads = h.sim
+    .requests({ platform: info.platform })
+    .filter((r) => String(r.headers['user-agent'] ?? '').endsWith(RECONCILE_AGENT_SUFFIX))
+    .map((r) => r.receivedAt)
+    .sort((a, b) => a - b);
+  // Milliseconds are whole on both clocks: the recorder starts a read once Date.now() reaches its due time.
+  const spacing = Math.floor(1000 / (fraction * budget));
+  const closest = Math.min(...reads.slice(1).map((t, i) => t - (reads[i] as number)));
+  expect({ exchange, reads: reads.length > 1, closest: closest >= spacing }).toEqual({
+    exchange,
+    reads: true,
+    closest: true,
+  });
+  const perSecond = ((reads.length - 1) * 1000) / ((reads.at(-1) as number) - (reads[0] as number));
+  expect(perSecond).toBeLessThanOrEqual(fraction * budget);
+  return reads.length;
 }

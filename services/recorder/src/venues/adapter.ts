@@ -24,7 +24,11 @@ export interface AdapterContext<S extends z.ZodRawShape = z.ZodRawShape> {
 export interface RecorderAdapter<S extends z.ZodRawShape = z.ZodRawShape> {
   /** REST requests per second by default (discovery, reconciliation): inside the platform's documented limit. */
   restRate: number;
-  /** Whether its books are compared with the REST book by default (feeds without sequence numbers). */
+  /**
+   * Whether its books are compared with the venue's REST book by default (RECORDER_RECONCILE_EXCHANGES): true wherever
+   * the venue has a REST book (`FeedProtocol.restBook`), sequenced feeds included (a sequence shows a lost message, not
+   * a wrong book); false only for a venue without one, saying so in the adapter's comment.
+   */
   reconcile: boolean;
   /**
    * How trades the feed missed (a disconnect, a stall, a restart) are read back from the venue's REST trades, within

@@ -297,7 +297,7 @@ describe('Gemini trades', () => {
       ['13', 1_000_001, 'buy'],
     ]);
     // Its book is found wrong: the subscription is replaced, and the trades in between are a window.
-    h.recs.get('BTCUSD')?.lose('reconcile_mismatch', 0);
+    h.recs.get('BTCUSD')?.lose('divergence', 0);
     h.session.resync(['BTCUSD']);
     await new Promise((r) => setTimeout(r, 20));
     h.clock.now += 50;

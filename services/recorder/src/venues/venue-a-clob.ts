@@ -446,12 +446,14 @@ export function venueAClobProtocol(o: { subscribeBatch: number; trades: boolean 
 
 /**
  * The recorder's adapter of Polymarket's CLOB: `/book` allows 1,500 requests per 10 s [V], so 10 a second (hash
- * confirmations, discovery, reconciliation within a tenth of it); every book message carries a checksum, so REST
- * reconciliation is off by default; no trade history a trade could be read back from exactly.
+ * confirmations, discovery, reconciliation). Every book message carries a checksum, which verifies the book only on
+ * the messages that arrive: a lost `price_change` shows at the asset's next hash, and a quiet asset's loss at its next
+ * scheduled REST `/book` (reconciled by default, within RECORDER_RECONCILE_BUDGET of the limit). No trade history a
+ * trade could be read back from exactly.
  */
 export const venueAClobRecorder = defineAdapter({
   restRate: 10,
-  reconcile: false,
+  reconcile: true,
   trades: {
     cannot:
       "the Data API's trades carry whole-second times and JSON-number amounts, not the channel's milliseconds and exact decimals",

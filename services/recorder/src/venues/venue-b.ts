@@ -488,12 +488,14 @@ export function venueBProtocol(o: { subscribeBatch: number; trades: boolean }): 
 }
 
 /**
- * The recorder's adapter of Kalshi: 20 reads per second on the Basic tier, so 10; sequence numbers, no reconciling;
- * missed trades read back from `/markets/trades` and `/historical/trades`.
+ * The recorder's adapter of Kalshi: 20 reads per second on the Basic tier, so 10; sequence numbers show a lost
+ * message, and the REST `/markets/{ticker}/orderbook` (reconciled by default, within RECORDER_RECONCILE_BUDGET of the
+ * limit) a wrong book the sequence does not reveal; missed trades read back from `/markets/trades` and
+ * `/historical/trades`.
  */
 export const venueBRecorder = defineAdapter({
   restRate: 10,
-  reconcile: false,
+  reconcile: true,
   trades: venueBTrades,
   settings: {},
   // Kalshi: every call signed when credentials are set (newer specs mark the orderbook endpoints private).

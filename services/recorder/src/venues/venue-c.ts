@@ -7,8 +7,9 @@
  *   deltas against our book.
  * - No sequence numbers and no event times on book changes: rows are stamped with our receive time, and a lost
  *   message cannot be seen in the feed. The reconciler compares our book with the REST book
- *   (`/v1/book/{symbol}?limit_bids=0&limit_asks=0`) every RECORDER_RECONCILE_INTERVAL_MS; a mismatch that outlasts
- *   RECORDER_RECONCILE_GRACE_MS is a gap (from the last verified moment) and the symbol is resubscribed.
+ *   (`/v1/book/{symbol}?limit_bids=0&limit_asks=0`) about every RECORDER_RECONCILE_INTERVAL_MS (with many symbols
+ *   less often: reads stay within RECORDER_RECONCILE_BUDGET of the 120 per minute); a mismatch that outlasts
+ *   RECORDER_RECONCILE_GRACE_MS is a gap `divergence` (from the last verified moment) and the symbol is resubscribed.
  * - Resubscribing: unsubscribe, wait RECORDER_GEMINI_RESUBSCRIBE_DELAY_MS (updates sent before the unsubscribe was
  *   processed may still arrive and must not be taken for the new first message), subscribe; the next message is the
  *   whole book.
@@ -279,8 +280,8 @@ export function venueCProtocol(o: {
 
 /**
  * The recorder's adapter of Gemini: 120 public requests per minute (at most one per second advised), so 1 per
- * second; no sequence numbers and no event times, so its books are reconciled against REST by default; missed trades
- * read back from `/v1/trades/{symbol}`.
+ * second; no sequence numbers and no event times: its books are reconciled against REST (`/v1/book/{symbol}`, as on
+ * every recorded exchange) by default; missed trades read back from `/v1/trades/{symbol}`.
  */
 export const venueCRecorder = defineAdapter({
   restRate: 1,

@@ -348,9 +348,10 @@ export function venueDProtocol(o: {
 }
 
 /**
- * The recorder's adapter of Coinbase Exchange: public REST 10 requests a second [V], so 1 (reconciliation within a
- * tenth of it); no sequence on its book channel, so its books are reconciled against REST by default; missed trades
- * read back from `/products/{id}/trades`.
+ * The recorder's adapter of Coinbase Exchange: public REST 10 requests a second [V], so 1 (reconciliation within
+ * RECORDER_RECONCILE_BUDGET of the 10, yielding to backfill and discovery: RestClient's background lane); no sequence
+ * on its book channel, so its books are reconciled against REST (`/products/{id}/book?level=2`) by default; missed
+ * trades read back from `/products/{id}/trades`.
  */
 export const venueDRecorder = defineAdapter({
   restRate: 1,

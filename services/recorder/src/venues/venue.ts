@@ -9,12 +9,25 @@ import type { Logger } from '@depthgate/service-kit';
 import type { CanonicalMemo } from '@depthgate/feeds';
 import type { RecorderMetrics } from '../metrics';
 import type { GapReason, RowSink } from '../rows';
-import { TickerRecorder, type TickerResume } from '../ticker';
+import { TickerRecorder, type ReconcileOutcome, type TickerResume } from '../ticker';
 import { TradeBackfiller } from './backfill';
 import { FeedShard } from './feed';
 import type { RestClient } from './rest';
 import { canBackfill, type TradeHistory } from './trades';
 import type { VenueProtocol } from './types';
+
+/** How often the reconciliation schedule looks whether its next read is due. */
+const RECONCILE_POLL_MS = 20;
+
+/**
+ * Milliseconds between two reconciliation reads of an exchange: the interval spread over its live tickers (each is
+ * compared about every `intervalMs`), but never closer than its budget allows (`readsPerSecond`: the fraction
+ * RECORDER_RECONCILE_BUDGET of the platform's documented limit) — so with many tickers each is compared less often
+ * rather than the budget exceeded.
+ */
+export function reconcileSpacingMs(intervalMs: number, liveTickers: number, readsPerSecond: number): number {
+  return Math.max(intervalMs / Math.max(1, liveTickers), 1000 / readsPerSecond);
+}
 
 export interface Selection {
   /** Always recorded (while the venue accepts them). */
@@ -48,6 +61,11 @@ export interface VenueOptions {
   /** 0: no reconciliation. */
   reconcileIntervalMs: number;
   reconcileGraceMs: number;
+  /**
+   * Reconciliation reads per second at most (RECORDER_RECONCILE_BUDGET × the platform's documented limit; 0 or
+   * less: no reconciliation).
+   */
+  reconcileReadsPerSecond: number;
   /** How the adapter reads missed trades back (or why it cannot); undefined: trades are not recorded. */
   trades: TradeHistory | undefined;
   /** REST requests one window's backfill may make (RECORDER_TRADES_BACKFILL_MAX_PAGES). */
@@ -74,12 +92,17 @@ export class Venue {
   private discovering: Promise<void> | undefined;
   private reconcileCursor = 0;
   private reconciling = false;
+  /** The next reconciliation read may start at this wall time (its spacing after the previous one's answer). */
+  private reconcileAt = 0;
+  /** The reconciliation schedule's REST client: the exchange's rate, on the background lane. */
+  private readonly reconcileRest: RestClient;
   /** Reads back the trades the feeds missed (undefined: trades are not recorded). */
   private readonly backfiller: TradeBackfiller | undefined;
   private readonly log: Logger;
 
   constructor(private readonly o: VenueOptions) {
     this.log = o.logger.child({ exchange: o.protocol.exchange });
+    this.reconcileRest = o.rest.background();
     this.backfiller =
       o.trades === undefined
         ? undefined
@@ -108,8 +131,8 @@ export class Venue {
       t.unref();
       this.timers.push(t);
     }
-    if (this.o.reconcileIntervalMs > 0) {
-      const t = setInterval(() => void this.reconcileNext(), 100);
+    if (this.o.reconcileIntervalMs > 0 && this.o.reconcileReadsPerSecond > 0) {
+      const t = setInterval(() => void this.reconcileNext(), RECONCILE_POLL_MS);
       t.unref();
       this.timers.push(t);
     }
@@ -325,30 +348,34 @@ export class Venue {
     this.o.metrics.tickers.set({ exchange: this.exchange, state: 'syncing' }, this.recorders.size - live);
   }
 
-  /** Compares one live ticker's book with the REST book, round robin, paced by the interval and the rate limit. */
+  /**
+   * Compares one live ticker's book with the venue's REST book, round robin. Reads are spaced by
+   * `reconcileSpacingMs` (the interval over the live tickers, never closer than the budget allows), counted from the
+   * previous read's answer, so that a read held back by the REST rate does not bring the next one closer; they use
+   * the background lane of the exchange's REST rate (rest.ts), yielding to discovery, backfill and confirmations.
+   */
   private async reconcileNext(): Promise<void> {
-    if (this.reconciling || this.stopped || this.paused) return;
-    const live = [...this.recorders.values()].filter((r) => r.live && r.openVerifications === 0);
-    if (live.length === 0) return;
-    const spacing = this.o.reconcileIntervalMs / Math.max(1, this.recorders.size);
+    if (this.reconciling || this.stopped || this.paused || Date.now() < this.reconcileAt) return;
+    const live = [...this.recorders.values()].filter((r) => r.live);
+    const ready = live.filter((r) => r.openVerifications === 0);
+    if (ready.length === 0) return;
     this.reconciling = true;
+    const exchange = this.exchange;
+    const count = (result: ReconcileOutcome) => this.o.metrics.reconciliations.inc({ exchange, result });
     try {
-      const rec = live[this.reconcileCursor++ % live.length] as TickerRecorder;
-      const v = rec.startVerification(this.o.reconcileGraceMs);
-      if (v) {
-        try {
-          const book = await this.o.protocol.restBook(this.o.rest, rec.ticker);
-          if (this.recorders.get(rec.ticker) === rec) {
-            const result = rec.completeVerification(v, book.bids, book.asks);
-            this.o.metrics.reconciliations.inc({ exchange: this.exchange, result });
-          }
-        } catch (err) {
-          rec.cancelVerification(v);
-          this.o.metrics.reconciliations.inc({ exchange: this.exchange, result: 'failed' });
-          this.log.debug({ err: { message: (err as Error).message }, ticker: rec.ticker }, 'REST book failed');
-        }
+      const rec = ready[this.reconcileCursor++ % ready.length] as TickerRecorder;
+      const v = rec.startVerification(this.o.reconcileGraceMs, count);
+      if (!v) return;
+      try {
+        const book = await this.o.protocol.restBook(this.reconcileRest, rec.ticker);
+        if (this.recorders.get(rec.ticker) === rec) rec.completeVerification(v, book.bids, book.asks);
+        else rec.cancelVerification(v, 'void');
+      } catch (err) {
+        rec.cancelVerification(v, 'error');
+        this.log.debug({ err: { message: (err as Error).message }, ticker: rec.ticker }, 'REST book failed');
       }
-      await new Promise((r) => setTimeout(r, spacing));
+      this.reconcileAt =
+        Date.now() + reconcileSpacingMs(this.o.reconcileIntervalMs, live.length, this.o.reconcileReadsPerSecond);
     } finally {
       this.reconciling = false;
     }

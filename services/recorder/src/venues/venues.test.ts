@@ -150,7 +150,7 @@ describe('Gemini normalisation', () => {
     const h = harness(protocol, ['BTCUSD']);
     h.session.subscribe(['BTCUSD']);
     h.msg({ type: 'l2_updates', symbol: 'BTCUSD', changes: [['buy', '1', '1']] });
-    h.recs.get('BTCUSD')?.lose('reconcile_mismatch', 0);
+    h.recs.get('BTCUSD')?.lose('divergence', 0);
     h.session.resync(['BTCUSD']);
     expect(h.sent.at(-1)).toEqual({ type: 'unsubscribe', subscriptions: [{ name: 'l2', symbols: ['BTCUSD'] }] });
     h.msg({ type: 'l2_updates', symbol: 'BTCUSD', changes: [['buy', '1', '3']] });

@@ -1,0 +1,75 @@
+/**
+ * The reconciliation schedule's pacing: the spacing rule between two REST book reads of an exchange, and the REST
+ * client's background lane that keeps those reads from holding back discovery and backfill.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { RestClient } from './rest';
+import { reconcileSpacingMs } from './venue';
+
+describe('reconciliation spacing', () => {
+  // Kalshi: 19 requests/s documented (descriptor budget), a tenth of it: 1.9 reads/s. Gemini: 1.9/s → 0.19 reads/s.
+  const kalshi = 0.1 * 19;
+  const gemini = 0.1 * 1.9;
+
+  it('spreads the interval over the live tickers while the budget allows it', () => {
+    expect(reconcileSpacingMs(60_000, 10, kalshi)).toBe(6000);
+    expect(reconcileSpacingMs(60_000, 6, gemini)).toBe(10_000);
+    // No live ticker yet counts as one.
+    expect(reconcileSpacingMs(60_000, 0, kalshi)).toBe(60_000);
+  });
+
+  it('never reads closer than the budget allows: many tickers are each compared less often', () => {
+    expect(reconcileSpacingMs(60_000, 1000, kalshi)).toBeCloseTo(1000 / 1.9, 9);
+    expect(reconcileSpacingMs(60_000, 100, gemini)).toBeCloseTo(1000 / 0.19, 9);
+    // A short interval (the tests' 600 ms) is bounded by the budget too.
+    expect(reconcileSpacingMs(600, 6, gemini)).toBeCloseTo(1000 / 0.19, 9);
+    for (const tickers of [1, 7, 50, 114, 115, 1000, 100_000]) {
+      const spacing = reconcileSpacingMs(60_000, tickers, kalshi);
+      // Reads per second stay within the budget, and every ticker is still compared at least once an interval
+      // whenever the budget can afford it.
+      expect(1000 / spacing).toBeLessThanOrEqual(kalshi + 1e-9);
+      expect(tickers * spacing).toBeGreaterThanOrEqual(60_000 - 1e-6);
+      if (tickers <= 60_000 / (1000 / kalshi)) expect(tickers * spacing).toBeCloseTo(60_000, 6);
+    }
+  });
+});
+
+describe('RestClient lanes', () => {
+  let server: Server | undefined;
+  afterEach(async () => {
+    await new Promise((r) => (server ? server.close(r) : r(undefined)));
+    server = undefined;
+  });
+
+  async function serve(): Promise<{ url: string; order: string[] }> {
+    const order: string[] = [];
+    server = createServer((req, res) => {
+      order.push((req.url ?? '').slice(1));
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, order };
+  }
+
+  it('lets a background read take a slot only when no foreground request waits for one', async () => {
+    const { url, order } = await serve();
+    const rest = new RestClient({ baseUrl: url, ratePerSecond: 50, timeoutMs: 5000 });
+    const background = rest.background();
+    expect(background.isBackground).toBe(true);
+    const calls = [rest.json('/f1'), rest.json('/f2'), rest.json('/f3'), background.json('/b1')];
+    // Backfill pages asked for after the reconciliation read still go before it.
+    await new Promise((r) => setImmediate(r));
+    calls.push(rest.json('/f4'), rest.json('/f5'));
+    await Promise.all(calls);
+    expect(order).toEqual(['f1', 'f2', 'f3', 'f4', 'f5', 'b1']);
+  });
+
+  it('takes a free slot at once, and holds a foreground request back by that one slot at most', async () => {
+    const { url, order } = await serve();
+    const rest = new RestClient({ baseUrl: url, ratePerSecond: 50, timeoutMs: 5000 });
+    await rest.background().json('/b1');
+    await Promise.all([rest.json('/f1'), rest.json('/f2'), rest.background().json('/b2'), rest.json('/f3')]);
+    expect(order).toEqual(['b1', 'f1', 'f2', 'f3', 'b2']);
+  });
+});
