@@ -5,21 +5,25 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { EXCHANGE_KEYS, type ExchangeKey, type Registry } from '@depthgate/platforms';
-import { createLogger, createRegistry, type Logger } from '@depthgate/service-kit';
-import { repoRoot, testClickHouseUrl, uniqueName, waitFor } from '@depthgate/test-utils';
+import { EXCHANGES, EXCHANGE_KEYS, type ExchangeKey, type Exchanges, type Registry } from '@depthgate/platforms';
+import { Lifecycle, createLogger, createRegistry, type Logger } from '@depthgate/service-kit';
+import { repoRoot, testClickHouseUrl, testRedisUrl, uniqueName, waitFor } from '@depthgate/test-utils';
 import { startSimulator, type Simulator } from '@depthgate/venue-sim';
-import { HistoryStore, storeOptions, type Migration } from '@depthgate/history-store';
+import { HistoryStore, storeOptions, verifyExchanges, type Migration } from '@depthgate/history-store';
+import { createAuth } from '@depthgate/auth';
+import { createApp, loadConfig } from '@depthgate/history';
 import { createTestDatabase, type TestDatabase } from '@depthgate/history-store/testing';
 import { loadRecorderConfig, type RecorderConfig } from '../config';
 import { formatDecimal, parseDecimal } from '@depthgate/feeds';
 import { RecorderMetrics } from '../metrics';
 import { startRecorder, type Recorder } from '../recorder';
 import type { Adapters } from '../venues/registry';
-import { flat, type FlatBook, type Row } from './support';
+import { flat, type FlatBook, type Row, type VerificationPoint } from './support';
 
 type SimOptions = NonNullable<Parameters<typeof startSimulator>[0]>;
 
@@ -71,6 +75,8 @@ export interface RecorderHarness {
   /** SIGTERM, then the exit code. */
   terminateChild(child: ChildProcess): Promise<number | null>;
   rows(exchange: ExchangeKey, ticker?: string): Promise<Row[]>;
+  /** The stored verification points of an exchange (of one ticker), by ticker and ts. */
+  verifications(exchange: ExchangeKey, ticker?: string): Promise<VerificationPoint[]>;
   /** Waits until every recorded ticker's book is live (its first snapshot written). */
   waitLive(recorder?: Recorder): Promise<void>;
   close(): Promise<void>;
@@ -188,6 +194,7 @@ export async function createRecorderHarness(
           side: d.side,
           price: canonical(d.price),
           quantityDelta: canonical(d.quantity_delta),
+          venueSeq: d.venue_seq,
         })),
         ...stored.snapshots.map((s): Row => ({
           kind: 'snapshot',
@@ -197,6 +204,7 @@ export async function createRecorderHarness(
           side: s.side,
           price: canonical(s.price),
           quantity: canonical(s.quantity),
+          venueSeq: s.venue_seq,
         })),
         ...stored.gaps.map((g): Row => ({
           kind: 'gap',
@@ -220,8 +228,19 @@ export async function createRecorderHarness(
           tradeSide: t.side,
           venueSide: t.venue_side,
           receivedTs: t.received_ts,
+          venueSeq: t.venue_seq,
         })),
       ];
+    },
+    async verifications(exchange, ticker) {
+      const stored = await db.storedRows({ exchange, ticker });
+      return stored.verifications.map((v) => ({
+        exchange,
+        ticker: v.ticker,
+        ts: v.ts,
+        method: v.method,
+        detectedAt: v.detected_at,
+      }));
     },
     async waitLive(recorder = h.recorder) {
       await waitFor(
@@ -243,6 +262,53 @@ export async function createRecorderHarness(
     },
   };
   return h;
+}
+
+/** The history service in-process on a harness's database (anonymous callers), for tests that read what was recorded. */
+export interface HistoryApi {
+  url: string;
+  /** GET a path of the API: its status and JSON body. */
+  get(path: string): Promise<{ status: number; body: Record<string, unknown> }>;
+  close(): Promise<void>;
+}
+
+/** Starts the history app on `h`'s database; `exchanges`: a test's own registry's (a fixture exchange). */
+export async function startHistoryApi(
+  h: Pick<RecorderHarness, 'env' | 'database'>,
+  exchanges: Exchanges<ExchangeKey> = EXCHANGES,
+): Promise<HistoryApi> {
+  const silent = new Writable({ write: (_c, _e, cb) => cb() });
+  const logger = createLogger({ name: 'recorder-test-history', level: 'silent', destination: silent });
+  const config = loadConfig({
+    REDIS_URL: testRedisUrl(),
+    REDIS_KEY_PREFIX: `${uniqueName('rh')}:`,
+    CLICKHOUSE_URL: h.env.CLICKHOUSE_URL as string,
+    CLICKHOUSE_DATABASE: h.database,
+    CATALOGUE_CACHE_TTL_MS: '0',
+    RATE_LIMIT_ANONYMOUS_RPM: '100000',
+    ACCESS_LOG: 'false',
+    LOG_LEVEL: 'silent',
+  });
+  const metrics = createRegistry('recorder-test-history', { defaultMetrics: false });
+  const store = new HistoryStore({ ...storeOptions(config), logger });
+  await verifyExchanges(store, exchanges);
+  const auth = createAuth(config, { logger, registry: metrics, name: 'recorder-test-history' });
+  const app = createApp({ config, logger, auth, store, registry: metrics, lifecycle: new Lifecycle(), exchanges });
+  const server = http.createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    async get(path) {
+      const res = await fetch(`${url}${path}`);
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    },
+    async close() {
+      await new Promise((r) => server.close(r));
+      await auth.close();
+      await store.close();
+    },
+  };
 }
 
 /** The simulator's book of a ticker at T (every event with ts <= T), flattened. */
