@@ -63,9 +63,7 @@ WHERE position(query, ${lit.name(this.database)}) > 0 AND position(query, 'syste
    * ticker and from_ts; trades as stored (a trade written twice and not merged yet is two rows); verification points
    * ordered by exchange, ticker and ts.
    */
-  async storedRows(
-    filter: { exchange?: ExchangeKey; ticker?: string } = {},
-  ): Promise<{
+  async storedRows(filter: { exchange?: ExchangeKey; ticker?: string } = {}): Promise<{
     deltas: DeltaRow[];
     snapshots: SnapshotRow[];
     gaps: GapRow[];
@@ -130,19 +128,21 @@ ORDER BY exchange, ticker, from_ts`,
         sql`SELECT exchange, ticker, ts, sequence, trade_id, toString(price), toString(size), side, venue_side, received_ts,
   venue_seq FROM ${ch.db}.trades WHERE ${where}`,
       )
-    ).map(([exchange, ticker, ts, sequence, tradeId, price, size, side, venueSide, receivedTs, venueSeq]): TradeRow => ({
-      exchange: exchange as ExchangeKey,
-      ticker: ticker ?? '',
-      ts: Number(ts),
-      sequence: Number(sequence),
-      trade_id: tradeId ?? '',
-      price: price ?? '',
-      size: size ?? '',
-      side: side as TradeSide,
-      venue_side: venueSide ?? '',
-      received_ts: Number(receivedTs),
-      venue_seq: venueSeq ?? '',
-    }));
+    ).map(
+      ([exchange, ticker, ts, sequence, tradeId, price, size, side, venueSide, receivedTs, venueSeq]): TradeRow => ({
+        exchange: exchange as ExchangeKey,
+        ticker: ticker ?? '',
+        ts: Number(ts),
+        sequence: Number(sequence),
+        trade_id: tradeId ?? '',
+        price: price ?? '',
+        size: size ?? '',
+        side: side as TradeSide,
+        venue_side: venueSide ?? '',
+        received_ts: Number(receivedTs),
+        venue_seq: venueSeq ?? '',
+      }),
+    );
     const verifications = (
       await lines(
         sql`SELECT exchange, ticker, ts, method, detected_at FROM ${ch.db}.verifications WHERE ${where}
