@@ -119,6 +119,10 @@ export function venueProtocol(
  * when the connection does not record it), else every ticker of `scope` (the connection's, or a narrower set the
  * message still shows, such as a Kalshi subscription's markets) — lose their book, a gap `malformed_message` from
  * their last verified moment (`TickerRecorder.lose`) closed by their fresh venue book, which `session.resync` asks for.
+ * What could not be read may have been (or carried) a trade: their trades up to now are checked too
+ * (`TickerRecorder.tradesMissed`: read back from REST where the venue has trade history, else a trades gap over the
+ * moment) — so that a lost trade is never silent either, at the cost of a needless REST read (or short trades gap)
+ * when the message was a book's.
  */
 export function malformedMessage(
   ctx: SessionContext,
@@ -131,7 +135,11 @@ export function malformedMessage(
   ctx.malformed(problem, text);
   const list = (ticker !== undefined ? [ticker] : [...scope]).filter((t) => ctx.ticker(t) !== undefined);
   if (list.length === 0) return;
-  for (const t of list) ctx.ticker(t)?.lose('malformed_message');
+  for (const t of list) {
+    const rec = ctx.ticker(t);
+    rec?.tradesMissed(ctx.now());
+    rec?.lose('malformed_message');
+  }
   session.resync(list);
 }
 

@@ -308,6 +308,23 @@ describe('venue sequences and unreadable messages (Kalshi, Gemini, Polymarket US
     ]);
   });
 
+  it('Kalshi: an unreadable trade is not lost silently: its trades up to then are read back (a missed window)', () => {
+    const h = kalshi(true);
+    h.msg({ id: 1, type: 'subscribed', msg: { channel: 'trade', sid: 7 } });
+    h.msg({ id: 2, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 8 } });
+    h.msg(snap(8, 1, 'A', [['0.4800', '10.00']]));
+    h.msg(delta(8, 2, 'A', '5.00', 5000));
+    const trade = { trade_id: 'x1', market_ticker: 'A', yes_price_dollars: '0.48', count_fp: '1.00', ts_ms: 5002 };
+    h.msg({ type: 'trade', sid: 7, msg: { ...trade, taker_outcome_side: 'yes' } });
+    expect(h.windows).toEqual([]);
+    h.msg({ type: 'trade', sid: 7, msg: { ...trade, trade_id: 'x2' } }); // no side
+    expect(h.malformed).toEqual(['unreadable trade']);
+    // From the newest trade held (x1, known: a REST copy of it is dropped) to the unreadable message's receipt.
+    expect(h.windows.map((w) => [w.ticker, w.window.from, w.window.to, [...w.window.known.keys()]])).toEqual([
+      ['A', 5002, h.clock.now, ['x1']],
+    ]);
+  });
+
   it('Kalshi: a subscription answered without its sid is asked for again rather than waited for forever', () => {
     const h = kalshi();
     h.msg({ id: 1, type: 'subscribed', msg: { channel: 'orderbook_delta' } });
