@@ -4,8 +4,9 @@
  * and a feed — is recorded from the simulator's feed into ClickHouse, served by the history API (the book at random
  * moments equals the simulator's own), and present in every list derived from the registry.
  *
- * The one test that runs the history service in-process beside the recorder: the fixture exists only in this test's
- * registry, which a built service started as a process could not know (docs/architecture.md, "Rules of the house").
+ * The history service runs in-process beside the recorder (testing/harness.ts `startHistoryApi`, with this test's
+ * registry): the fixture exists only in this test's registry, which a built service started as a process could not
+ * know (docs/architecture.md, "Rules of the house").
  */
 import {
   EXCHANGES,
