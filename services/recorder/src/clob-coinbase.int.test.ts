@@ -9,7 +9,7 @@ import {
   FAST_ENV,
   createRecorderHarness,
   sleep,
-  startHistoryApi,
+  startHistoryProcess,
   type HistoryApi,
   type RecorderHarness,
 } from './testing/harness';
@@ -106,7 +106,7 @@ describe('recorder: Polymarket CLOB and Coinbase against the simulator', () => {
       expect([exchange, new Set(book.map((r) => r.venueSeq))]).toEqual([exchange, new Set([''])]);
     }
     // Verification points: the CLOB's venue books and hashes, Coinbase's snapshots and REST books; /book names them.
-    api = await startHistoryApi(h);
+    api = await startHistoryProcess(h);
     const moments = [settled, end];
     expect(await expectVerifiedBooks(h, api, 'venue_a_clob', moments, ['checksum', 'snapshot'])).toBeGreaterThan(0);
     expect(await expectVerifiedBooks(h, api, 'venue_d', moments, ['rest_book', 'snapshot'])).toBeGreaterThan(0);

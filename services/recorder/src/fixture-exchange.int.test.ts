@@ -4,10 +4,12 @@
  * and a feed — is recorded from the simulator's feed into ClickHouse, served by the history API (the book at random
  * moments equals the simulator's own), and present in every list derived from the registry.
  *
- * The history service runs in-process beside the recorder (testing/harness.ts `startHistoryApi`, with this test's
- * registry): the fixture exists only in this test's registry, which a built service started as a process could not
- * know (docs/architecture.md, "Rules of the house").
+ * The one test that runs the history service in-process beside the recorder: the fixture exists only in this test's
+ * registry, which a built service started as a process could not know (docs/architecture.md, "Rules of the house").
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
 import {
   EXCHANGES,
   PLATFORMS,
@@ -17,10 +19,20 @@ import {
   renderClientExchanges,
   type ExchangeKey,
 } from '@depthgate/platforms';
-import { MIGRATIONS, REQUIRED_SCHEMA_VERSION, exchangesMigration, verifyExchanges } from '@depthgate/history-store';
+import {
+  HistoryStore,
+  MIGRATIONS,
+  REQUIRED_SCHEMA_VERSION,
+  exchangesMigration,
+  storeOptions,
+  verifyExchanges,
+} from '@depthgate/history-store';
 import { createTestDatabase } from '@depthgate/history-store/testing';
+import { createAuth } from '@depthgate/auth';
+import { createApp, loadConfig } from '@depthgate/history';
+import { Lifecycle, createLogger, createRegistry } from '@depthgate/service-kit';
 import { formatDecimal, parseDecimal, parseObject } from '@depthgate/feeds';
-import { uniqueName, waitFor } from '@depthgate/test-utils';
+import { testRedisUrl, uniqueName, waitFor } from '@depthgate/test-utils';
 import {
   BID,
   FeedHub,
@@ -38,7 +50,7 @@ import { recorderEnvNames } from './config';
 import { defineAdapter } from './venues/adapter';
 import { ADAPTERS } from './venues/registry';
 import { chunk, type RestBook, type SessionContext, type FeedProtocol, type VenueSession } from './venues/types';
-import { createRecorderHarness, startHistoryApi, type HistoryApi, type RecorderHarness } from './testing/harness';
+import { createRecorderHarness, type RecorderHarness } from './testing/harness';
 
 jest.setTimeout(120_000);
 
@@ -241,7 +253,38 @@ const fixtureSim = simPlatform({
 });
 
 let h: RecorderHarness;
-let history: HistoryApi;
+let history: { url: string; server: http.Server; close(): Promise<void> };
+
+async function startHistory(database: string): Promise<typeof history> {
+  const silent = new Writable({ write: (_c, _e, cb) => cb() });
+  const logger = createLogger({ name: 'fixture-history', level: 'silent', destination: silent });
+  const config = loadConfig({
+    REDIS_URL: testRedisUrl(),
+    REDIS_KEY_PREFIX: `${uniqueName('fx')}:`,
+    CLICKHOUSE_URL: h.env.CLICKHOUSE_URL as string,
+    CLICKHOUSE_DATABASE: database,
+    CATALOGUE_CACHE_TTL_MS: '0',
+    RATE_LIMIT_ANONYMOUS_RPM: '100000',
+    ACCESS_LOG: 'false',
+    LOG_LEVEL: 'silent',
+  });
+  const metrics = createRegistry('fixture-history', { defaultMetrics: false });
+  const store = new HistoryStore({ ...storeOptions(config), logger });
+  await verifyExchanges(store, exchanges);
+  const auth = createAuth(config, { logger, registry: metrics, name: 'fixture-history' });
+  const app = createApp({ config, logger, auth, store, registry: metrics, lifecycle: new Lifecycle(), exchanges });
+  const server = http.createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    server,
+    async close() {
+      await new Promise((r) => server.close(r));
+      await auth.close();
+      await store.close();
+    },
+  };
+}
 
 beforeAll(async () => {
   h = await createRecorderHarness({
@@ -253,7 +296,7 @@ beforeAll(async () => {
   });
   await h.startInProcess();
   await h.waitLive();
-  history = await startHistoryApi(h, exchanges);
+  history = await startHistory(h.database);
 });
 
 afterAll(async () => {
@@ -261,7 +304,10 @@ afterAll(async () => {
   await h?.close();
 });
 
-const get = (path: string) => history.get(path);
+const get = async (path: string) => {
+  const res = await fetch(`${history.url}${path}`);
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+};
 
 describe('a recorded exchange defined by the four steps', () => {
   it('is in every list derived from the registry', async () => {

@@ -12,7 +12,7 @@ import type { RecorderMetrics } from './metrics';
 import {
   createRecorderHarness,
   sleep,
-  startHistoryApi,
+  startHistoryProcess,
   type HistoryApi,
   type RecorderHarness,
 } from './testing/harness';
@@ -196,7 +196,7 @@ describe('recorder against the simulator and ClickHouse', () => {
     expect(geminiTrades.filter((v) => v !== '').length).toBeGreaterThan(10);
     // Verification points for every recorded exchange — Kalshi and Polymarket US by their venue snapshots and whole
     // books, Gemini also by its REST books — and /book names the ones around a moment.
-    api = await startHistoryApi(h);
+    api = await startHistoryProcess(h);
     const moments = [q1.at, q2.at];
     expect(await expectVerifiedBooks(h, api, 'venue_b', moments, ['snapshot'])).toBeGreaterThan(0);
     expect(await expectVerifiedBooks(h, api, 'venue_a_us', moments, ['snapshot'])).toBeGreaterThan(0);

@@ -5,18 +5,14 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { EXCHANGES, EXCHANGE_KEYS, type ExchangeKey, type Exchanges, type Registry } from '@depthgate/platforms';
-import { Lifecycle, createLogger, createRegistry, type Logger } from '@depthgate/service-kit';
-import { repoRoot, testClickHouseUrl, testRedisUrl, uniqueName, waitFor } from '@depthgate/test-utils';
+import { EXCHANGE_KEYS, type ExchangeKey, type Registry } from '@depthgate/platforms';
+import { createLogger, createRegistry, type Logger } from '@depthgate/service-kit';
+import { freePort, repoRoot, testClickHouseUrl, testRedisUrl, uniqueName, waitFor } from '@depthgate/test-utils';
 import { startSimulator, type Simulator } from '@depthgate/venue-sim';
-import { HistoryStore, storeOptions, verifyExchanges, type Migration } from '@depthgate/history-store';
-import { createAuth } from '@depthgate/auth';
-import { createApp, loadConfig } from '@depthgate/history';
+import { HistoryStore, storeOptions, type Migration } from '@depthgate/history-store';
 import { createTestDatabase, type TestDatabase } from '@depthgate/history-store/testing';
 import { loadRecorderConfig, type RecorderConfig } from '../config';
 import { formatDecimal, parseDecimal } from '@depthgate/feeds';
@@ -264,50 +260,66 @@ export async function createRecorderHarness(
   return h;
 }
 
-/** The history service in-process on a harness's database (anonymous callers), for tests that read what was recorded. */
+/** The history service on a harness's database, as deployed, for tests that read what was recorded through its API. */
 export interface HistoryApi {
   url: string;
-  /** GET a path of the API: its status and JSON body. */
+  /** GET a path of the API (anonymous): its status and JSON body. */
   get(path: string): Promise<{ status: number; body: Record<string, unknown> }>;
+  /** SIGTERM, and wait for the exit. */
   close(): Promise<void>;
 }
 
-/** Starts the history app on `h`'s database; `exchanges`: a test's own registry's (a fixture exchange). */
-export async function startHistoryApi(
-  h: Pick<RecorderHarness, 'env' | 'database'>,
-  exchanges: Exchanges<ExchangeKey> = EXCHANGES,
-): Promise<HistoryApi> {
-  const silent = new Writable({ write: (_c, _e, cb) => cb() });
-  const logger = createLogger({ name: 'recorder-test-history', level: 'silent', destination: silent });
-  const config = loadConfig({
-    REDIS_URL: testRedisUrl(),
-    REDIS_KEY_PREFIX: `${uniqueName('rh')}:`,
-    CLICKHOUSE_URL: h.env.CLICKHOUSE_URL as string,
-    CLICKHOUSE_DATABASE: h.database,
-    CATALOGUE_CACHE_TTL_MS: '0',
-    RATE_LIMIT_ANONYMOUS_RPM: '100000',
-    ACCESS_LOG: 'false',
-    LOG_LEVEL: 'silent',
+/**
+ * Starts the history service's built entrypoint (`services/history/dist/main.js`, as a process: a service never
+ * imports another) on `h`'s database and the test Redis, and waits for its /ready.
+ */
+export async function startHistoryProcess(h: Pick<RecorderHarness, 'env' | 'database'>): Promise<HistoryApi> {
+  const entry = path.join(repoRoot, 'services/history/dist/main.js');
+  if (!existsSync(entry)) throw new Error(`${entry} is missing: build first (./dev test builds)`);
+  const port = await freePort();
+  const child = spawn(process.execPath, [entry], {
+    env: {
+      ...process.env,
+      REDIS_URL: testRedisUrl(),
+      REDIS_KEY_PREFIX: `${uniqueName('rh')}:`,
+      CLICKHOUSE_URL: h.env.CLICKHOUSE_URL as string,
+      CLICKHOUSE_DATABASE: h.database,
+      HISTORY_PORT: String(port),
+      CATALOGUE_CACHE_TTL_MS: '0',
+      RATE_LIMIT_ANONYMOUS_RPM: '100000',
+      EXPLORER_ENABLED: 'false',
+      ACCESS_LOG: 'false',
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
   });
-  const metrics = createRegistry('recorder-test-history', { defaultMetrics: false });
-  const store = new HistoryStore({ ...storeOptions(config), logger });
-  await verifyExchanges(store, exchanges);
-  const auth = createAuth(config, { logger, registry: metrics, name: 'recorder-test-history' });
-  const app = createApp({ config, logger, auth, store, registry: metrics, lifecycle: new Lifecycle(), exchanges });
-  const server = http.createServer(app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const url = `http://127.0.0.1:${port}`;
+  const close = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+  };
+  try {
+    await waitFor(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`the history service exited (${child.exitCode})`);
+        const res = await fetch(`${url}/ready`).catch(() => undefined);
+        return res?.status === 200;
+      },
+      { timeoutMs: 30_000, intervalMs: 100, what: 'the history service to be ready' },
+    );
+  } catch (err) {
+    await close();
+    throw err;
+  }
   return {
     url,
-    async get(path) {
-      const res = await fetch(`${url}${path}`);
+    async get(p) {
+      const res = await fetch(`${url}${p}`);
       return { status: res.status, body: (await res.json()) as Record<string, unknown> };
     },
-    async close() {
-      await new Promise((r) => server.close(r));
-      await auth.close();
-      await store.close();
-    },
+    close,
   };
 }
 
