@@ -65,7 +65,7 @@ export function venueCTrade(m: Record<string, unknown>): VenueTrade | undefined 
 }
 
 /** A feed trade's `event_id` (or `eventid`) as a row's `venue_seq`: '' when absent, undefined when not an integer. */
-export function venueCEventSeq(m: Record<string, unknown>): string | undefined {
+function venueCEventSeq(m: Record<string, unknown>): string | undefined {
   const v = m.event_id ?? m.eventid;
   return v === undefined ? '' : tidText(v);
 }

@@ -46,7 +46,7 @@ import {
  * `snapshot` and `l2update` do not [V]) as a row's `venue_seq`: '' when absent, undefined when it is not a
  * non-negative integer (a malformed message).
  */
-export function sequenceText(v: unknown): string | undefined {
+function sequenceText(v: unknown): string | undefined {
   if (v === undefined) return '';
   if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return String(v);
   if (typeof v === 'string' && /^\d{1,20}$/.test(v)) return v;
