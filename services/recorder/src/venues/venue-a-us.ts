@@ -248,8 +248,9 @@ class VenueAUsSession implements VenueSession {
   onMessage(text: string, receivedAt: number): void {
     const m = parseObject(text);
     if (!m) return this.malformed('not a JSON object', text);
-    const data = m.marketData;
-    const named = data !== null && typeof data === 'object' ? (data as { marketSlug?: unknown }).marketSlug : undefined;
+    // The market it names: a book's, or a trade's.
+    const body = m.marketData ?? m.trade;
+    const named = body !== null && typeof body === 'object' ? (body as { marketSlug?: unknown }).marketSlug : undefined;
     const slug = typeof named === 'string' ? named : undefined;
     try {
       this.handle(m, slug, text, receivedAt);

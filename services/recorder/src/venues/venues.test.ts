@@ -424,12 +424,24 @@ describe('venue sequences and unreadable messages (Kalshi, Gemini, Polymarket US
         },
       },
     ]);
+    // A trade whose amount the tables cannot hold: a gap of its market alone (m-a), not of m-b.
+    h.msg({
+      trade: {
+        marketSlug: 'm-a',
+        price: { value: '0.5' },
+        quantity: { value: '1e5' },
+        tradeTime: '2026-03-07T15:00:00.400Z',
+        taker: { side: 'ORDER_SIDE_BUY', intent: 'ORDER_INTENT_BUY_LONG' },
+      },
+    });
+    expect(h.recs.get('m-b')?.live).toBe(true);
     h.msg(market('m-b', [level('0.5', '1')], 'at noon'));
     h.msg({ trade: { marketSlug: 'm-b', price: { value: '0.5' } } });
     h.raw('{"marketData":{"marketSlug":"m-');
     h.msg({ marketData: { bids: [] } });
     expect(h.malformed).toEqual([
       'book level is not {px: {value}, qty}',
+      expect.stringContaining('1e5'),
       'transactTime is not a time',
       'unreadable trade',
       'not a JSON object',
