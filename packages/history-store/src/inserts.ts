@@ -24,8 +24,9 @@
  * `venue_seq` is the venue's own ordering of the row's message (VENUE_SEQ_PATTERN: at most 48 characters of
  * `[A-Za-z0-9:._/+=-]`, '' where it has none); `method` of a verification is `rest_book` | `checksum` | `snapshot`.
  *
- * Row format 3 is format 4 without `venue_seq` and without verifications (what the recorder and the generator write
- * until they move to 4: inserted with `rowFormat: 3`, the default of `insertTsv`, their rows read `venue_seq` ''); format
+ * Row format 3 is format 4 without `venue_seq` and without verifications (what the generator writes until it moves
+ * to 4, and what recorders before 4 spooled: inserted with `rowFormat: 3`, the default of `insertTsv`, their rows
+ * read `venue_seq` ''; the recorder's batches carry their format and write 4); format
  * 2 is format 3 without trades and without a gap's `stream` (what recorders before migration 3 spooled: their gaps are
  * book gaps, the column's default); format 1 is format 2 without `received_ts` (before migration 2): inserted with
  * `rowFormat: 1`, its rows take the column's default, their `ts`.
@@ -267,9 +268,8 @@ export type RowFormat = (typeof ROW_FORMATS)[number];
 /** The newest format: the one the encoders of this module write (`insert*Rows` insert with it). */
 export const LATEST_ROW_FORMAT: RowFormat = 4;
 /**
- * The format of lines given without one (`insertTsv`'s default): 3, what the recorder's batches (which record it
- * with each batch) and the generator write until they write `venue_seq` and verifications; it becomes
- * LATEST_ROW_FORMAT when they do.
+ * The format of lines given without one (`insertTsv`'s default): 3, what the generator writes until it writes
+ * `venue_seq` (the recorder's batches record their own format, LATEST_ROW_FORMAT); it becomes LATEST_ROW_FORMAT then.
  */
 export const CURRENT_ROW_FORMAT: RowFormat = 3;
 

@@ -5,12 +5,20 @@
  * `divergence` gap, a lost Coinbase match is read back from REST.
  */
 import { waitFor } from '@depthgate/test-utils';
-import { FAST_ENV, createRecorderHarness, sleep, type RecorderHarness } from './testing/harness';
+import {
+  FAST_ENV,
+  createRecorderHarness,
+  sleep,
+  startHistoryProcess,
+  type HistoryApi,
+  type RecorderHarness,
+} from './testing/harness';
 import {
   expectEveryChangeOnce,
   expectEveryTradeOnce,
   expectReconcileWithinBudget,
   expectRule7,
+  expectVerifiedBooks,
   gapsOf,
   tradesAuditedPast,
 } from './testing/checks';
@@ -19,9 +27,12 @@ jest.setTimeout(120_000);
 
 describe('recorder: Polymarket CLOB and Coinbase against the simulator', () => {
   let h: RecorderHarness | undefined;
+  let api: HistoryApi | undefined;
   afterEach(async () => {
+    await api?.close();
     await h?.close();
     h = undefined;
+    api = undefined;
   });
 
   it('rebuilds their books by rule 7, stores every trade once, and makes a corrupted CLOB hash a divergence gap', async () => {
@@ -38,6 +49,7 @@ describe('recorder: Polymarket CLOB and Coinbase against the simulator', () => {
     });
     await h.waitLive();
     await sleep(1500);
+    const settled = Date.now();
 
     // One wrong hash on a CLOB asset: the recorder cannot tell it from a wrong book, so it is a divergence.
     const c0 = clob[0] as string;
@@ -85,5 +97,26 @@ describe('recorder: Polymarket CLOB and Coinbase against the simulator', () => {
     const sides = (await h.rows('venue_d')).filter((r) => r.kind === 'trade');
     // The stored side is the taker's: Coinbase's own (the maker's) is the other one.
     for (const t of sides) expect(t.tradeSide).toBe(t.venueSide === 'buy' ? 'sell' : 'buy');
+    // A trade from the feed keeps its match's `sequence`, the product's feed sequence: increasing with the trade id.
+    // Read back from REST it has none. The book rows of both feeds carry none (level2 and the CLOB number nothing).
+    const fromFeed = sides.filter((t) => t.venueSeq !== '');
+    expect(fromFeed.length).toBeGreaterThan(coinbaseTrades.stored / 2);
+    for (const ticker of coinbase) {
+      const mine = fromFeed.filter((t) => t.ticker === ticker).sort((a, b) => Number(a.tradeId) - Number(b.tradeId));
+      for (let i = 1; i < mine.length; i++) {
+        expect(BigInt(mine[i]?.venueSeq as string)).toBeGreaterThan(BigInt(mine[i - 1]?.venueSeq as string));
+      }
+    }
+    for (const exchange of ['venue_a_clob', 'venue_d'] as const) {
+      const book = (await h.rows(exchange)).filter((r) => r.kind === 'delta' || r.kind === 'snapshot');
+      expect([exchange, new Set(book.map((r) => r.venueSeq))]).toEqual([exchange, new Set([''])]);
+    }
+    // Verification points: the CLOB's venue books and hashes, Coinbase's snapshots and REST books; /book names them.
+    api = await startHistoryProcess(h);
+    const moments = [settled, end];
+    expect(
+      await expectVerifiedBooks(h, api, 'venue_a_clob', moments, ['checksum', 'snapshot'], ['rest_book']),
+    ).toBeGreaterThan(0);
+    expect(await expectVerifiedBooks(h, api, 'venue_d', moments, ['rest_book', 'snapshot'])).toBeGreaterThan(0);
   });
 });

@@ -9,17 +9,26 @@ import type { AddressInfo } from 'node:net';
 import type { ExchangeKey } from '@depthgate/platforms';
 import { waitFor } from '@depthgate/test-utils';
 import type { RecorderMetrics } from './metrics';
-import { createRecorderHarness, sleep, type RecorderHarness } from './testing/harness';
+import {
+  createRecorderHarness,
+  sleep,
+  startHistoryProcess,
+  type HistoryApi,
+  type RecorderHarness,
+} from './testing/harness';
+import type { Row } from './testing/support';
 import {
   ALL,
   VENUE_CLOCK,
   expectEveryChangeOnce,
   expectEveryTradeOnce,
   expectGeminiAt,
+  expectKalshiSequences,
   expectNoDuplicates,
   expectReconcileWithinBudget,
   expectRule7,
   expectTradesProducedOnce,
+  expectVerifiedBooks,
   gapsOf,
   geminiRows,
   quietMoment,
@@ -37,9 +46,12 @@ async function backfilled(h: RecorderHarness, exchange: ExchangeKey): Promise<nu
 
 describe('recorder against the simulator and ClickHouse', () => {
   let h: RecorderHarness | undefined;
+  let api: HistoryApi | undefined;
   afterEach(async () => {
+    await api?.close();
     await h?.close();
     h = undefined;
+    api = undefined;
   });
 
   it('rebuilds every book by rule 7 and stores every trade once, through drops, disconnects and stalls on every feed', async () => {
@@ -192,6 +204,26 @@ describe('recorder against the simulator and ClickHouse', () => {
       expect(found).toContain('disconnect');
       expect([...found].some((r) => r === 'stall' || r === 'divergence')).toBe(true);
     }
+    // The venues' own ordering: Kalshi's sid:seq on its book rows, every message of each subscription behind a row
+    // until the first fault; its trade channel numbers nothing, nor does Polymarket US. Gemini's book rows carry none
+    // (market data v2), its trades their `event_id` when they came on the feed ('' when read back from REST).
+    expect(await expectKalshiSequences(h, q1.at)).toBeGreaterThan(100);
+    const venueSeqs = async (exchange: ExchangeKey, kinds: Row['kind'][]) =>
+      new Set((await h!.rows(exchange)).filter((r) => kinds.includes(r.kind)).map((r) => r.venueSeq));
+    expect(await venueSeqs('venue_b', ['trade'])).toEqual(new Set(['']));
+    expect(await venueSeqs('venue_a_us', ['delta', 'snapshot', 'trade'])).toEqual(new Set(['']));
+    expect(await venueSeqs('venue_c', ['delta', 'snapshot'])).toEqual(new Set(['']));
+    const geminiTrades = [...(await venueSeqs('venue_c', ['trade']))];
+    expect(geminiTrades.every((v) => /^\d*$/.test(v as string))).toBe(true);
+    expect(geminiTrades.filter((v) => v !== '').length).toBeGreaterThan(10);
+    // Verification points for every recorded exchange — Kalshi and Polymarket US by their venue snapshots and whole
+    // books, Gemini also by its REST books — and /book names the ones around a moment.
+    api = await startHistoryProcess(h);
+    const moments = [q1.at, q2.at];
+    expect(await expectVerifiedBooks(h, api, 'venue_b', moments, ['snapshot'], ['rest_book'])).toBeGreaterThan(0);
+    expect(await expectVerifiedBooks(h, api, 'venue_a_us', moments, ['snapshot'], ['rest_book'])).toBeGreaterThan(0);
+    expect(await expectVerifiedBooks(h, api, 'venue_c', moments, ['rest_book', 'snapshot'])).toBeGreaterThan(0);
+
     // The lost Kalshi change lies inside its gap, and after each book gap comes a snapshot at its end.
     for (const exchange of ALL) {
       const rows = await h.rows(exchange);

@@ -112,7 +112,8 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
         const n = batch.rowsByExchange[i] ?? 0;
         if (n > 0) metrics.rowsWritten.inc({ exchange: exchangeAt(i), table: batch.table }, n);
       }
-      if (batch.table === 'gaps') return;
+      // Gaps and verification points are about the rows, not rows of the feeds: no lag of their own.
+      if (batch.table === 'gaps' || batch.table === 'verifications') return;
       const runs = batch.runs;
       for (let i = 0; i + 2 < runs.length; i += 3) {
         const exchange = exchangeAt(runs[i] as number);
@@ -188,7 +189,7 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
     );
   }
 
-  const produced: Record<SinkTable, number[]> = { deltas: [], snapshots: [], trades: [], gaps: [] };
+  const produced: Record<SinkTable, number[]> = { deltas: [], snapshots: [], trades: [], gaps: [], verifications: [] };
   const gauges = () => {
     const buffered = writer.bufferedRows();
     const open = sink.openRows();

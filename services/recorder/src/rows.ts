@@ -1,13 +1,15 @@
 import type { ExchangeKey } from '@depthgate/platforms';
 import type { LocalBook, SideCode } from '@depthgate/feeds';
-import type { GapStream, TradeSide } from '@depthgate/history-store';
+import type { GapStream, TradeSide, VerificationMethod } from '@depthgate/history-store';
 
 /**
  * Where a ticker's rows go (the writer's batches, or a list in tests). Calls arrive in the order the rows must
  * take effect: a gap, then the snapshot that closes it, then deltas. Every value is already validated: tickers match
  * the ticker grammar, timestamps and sequences are safe non-negative integers, decimals are exact decimal text.
  * `receivedTs` is the recorder's receive clock (epoch ms, never going backwards): for a delta, when its message
- * arrived; for a snapshot, when the newest message it reflects arrived.
+ * arrived; for a snapshot, when the newest message it reflects arrived. `venueSeq` is the venue's own ordering of the
+ * message a row came from (Kalshi `sid:seq`, Coinbase `sequence`; history-store VENUE_SEQ_PATTERN), '' where the
+ * protocol has none or the row is the recorder's own (a cadence snapshot of our book).
  */
 /**
  * One trade at the venue's `ts` (the same whichever path brought it), `sequence` from the ticker's counter shared with
@@ -26,6 +28,8 @@ export interface RecordedTrade {
   side: TradeSide;
   venueSide: string;
   receivedTs: number;
+  /** The venue's ordering of the message that brought it ('' for none, and for trades read back from REST). */
+  venueSeq: string;
 }
 
 export interface RowSink {
@@ -38,9 +42,17 @@ export interface RowSink {
     price: string,
     quantityDelta: string,
     receivedTs: number,
+    venueSeq: string,
   ): void;
   /** Every level of `book` as one snapshot at `ts` (the book after every delta with ts < `ts`). */
-  snapshot(exchange: ExchangeKey, ticker: string, ts: number, book: LocalBook, receivedTs: number): void;
+  snapshot(
+    exchange: ExchangeKey,
+    ticker: string,
+    ts: number,
+    book: LocalBook,
+    receivedTs: number,
+    venueSeq: string,
+  ): void;
   /** One trade (RecordedTrade). */
   trade(trade: RecordedTrade): void;
   /** A gap of the book (default) or of the trades (`stream`). */
@@ -53,6 +65,11 @@ export interface RowSink {
     detectedAt: number,
     stream?: GapStream,
   ): void;
+  /**
+   * A verification point: the recorder's book equalled the venue's at `ts` (`method`: a venue snapshot or whole book,
+   * a matching REST book, a matching venue checksum), established at `detectedAt` (TickerRecorder coalesces them).
+   */
+  verification(exchange: ExchangeKey, ticker: string, ts: number, method: VerificationMethod, detectedAt: number): void;
 }
 
 /** Why a series stopped being continuous; the `reason` of a gap row and the label of `recorder_gaps_total`. */

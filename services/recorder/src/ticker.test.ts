@@ -392,6 +392,107 @@ describe('TickerRecorder', () => {
   });
 });
 
+describe('TickerRecorder venue sequences and verification points', () => {
+  const points = (sink: ListSink) => sink.verifications.map((v) => [v.ts, v.method, v.detectedAt]);
+
+  it("keeps the venue's ordering on the rows of its message; snapshots of our own book carry none", () => {
+    const { rec, sink, clock } = setup();
+    rec.venueSnapshot(bids(['0.48', '100']), [['0.52', '50']], { defer: true, venueSeq: '3:1' });
+    rec.applyDelta(rec.beginEvent(2000, clock.now, '3:2'), BID, '0.48', '-20');
+    rec.applyDelta(rec.beginEvent(2001), ASK, '0.52', '5');
+    clock.now += 60_000;
+    rec.sweep(clock.now); // a cadence snapshot: our book
+    expect(sink.rows.map((r) => [r.kind, r.ts, r.venueSeq])).toEqual([
+      ['snapshot', 2000, '3:1'],
+      ['snapshot', 2000, '3:1'],
+      ['delta', 2000, '3:2'],
+      ['delta', 2001, ''],
+      ['snapshot', clock.now - 1000, ''],
+      ['snapshot', clock.now - 1000, ''],
+    ]);
+    expect(() => rec.beginEvent(2003, clock.now, '3\t4')).toThrow(RangeError);
+    expect(() => rec.venueSnapshot([], [], { ts: 2004, venueSeq: 'x'.repeat(49) })).toThrow(RangeError);
+  });
+
+  it('writes a verification point per way the book is known right: venue snapshot, whole book, REST book, checksum', () => {
+    const { rec, sink, clock } = setup({ provesContinuity: false });
+    rec.venueSnapshot(bids(['0.5', '1']), [], { ts: 1001 });
+    clock.now += 1000;
+    rec.applyWholeBook(rec.beginEvent(2000), bids(['0.5', '2']), []);
+    clock.now += 1000;
+    rec.applyDelta(rec.beginEvent(3000), BID, '0.5', '1');
+    const v = rec.startVerification(500); // known right at the last row written when it was sent
+    expect(rec.completeVerification(v!, bids(['0.5', '3']), [])).toBe('match');
+    clock.now += 1000;
+    rec.checksumMatched(3500);
+    clock.now += 1000;
+    // The venue's snapshot equals our book: known right at the last row.
+    rec.venueSnapshot(bids(['0.5', '3']), [], { ts: 4000 });
+    expect(points(sink)).toEqual([
+      [1001, 'snapshot', 1_000_000],
+      [2000, 'snapshot', 1_001_000],
+      [3000, 'rest_book', 1_002_000],
+      [3500, 'checksum', 1_003_000],
+    ]);
+    // (Equal snapshot at the last row, 3000, is not later than the checksum's 3500: nothing new.)
+    expect(rec.verifiedTs).toBe(3500);
+  });
+
+  it('coalesces to one point a second, and writes the newest before a loss, so a gap starts at a stored point', () => {
+    const { rec, sink, clock } = setup({ provesContinuity: false });
+    rec.venueSnapshot(bids(['0.5', '1']), [], { ts: 1001 });
+    // A checksum on every message, many a second: held, the newest replacing the older.
+    for (let i = 1; i <= 5; i++) {
+      clock.now += 100;
+      rec.applyDelta(rec.beginEvent(1001 + i * 100), BID, '0.5', '1');
+      rec.checksumMatched(1001 + i * 100);
+    }
+    expect(points(sink)).toEqual([[1001, 'snapshot', 1_000_000]]);
+    clock.now = 1_000_999;
+    rec.sweep(clock.now);
+    expect(sink.verifications).toHaveLength(1);
+    clock.now = 1_001_000;
+    rec.sweep(clock.now);
+    expect(points(sink)).toEqual([
+      [1001, 'snapshot', 1_000_000],
+      [1501, 'checksum', 1_000_500],
+    ]);
+    // Again within the second, then the book is lost: the newest point is written at once.
+    clock.now += 200;
+    rec.applyDelta(rec.beginEvent(1700), BID, '0.5', '1');
+    rec.checksumMatched(1700);
+    rec.applyDelta(rec.beginEvent(1800), BID, '0.5', '1'); // not verified: lost right after
+    rec.lose('malformed_message');
+    expect(points(sink).at(-1)).toEqual([1700, 'checksum', 1_001_200]);
+    rec.venueSnapshot(bids(['0.5', '9']), [], { ts: 2500 });
+    expect(sink.of('gap')).toMatchObject([{ fromTs: 1700, toTs: 2500, reason: 'malformed_message' }]);
+    // The fresh snapshot's point came within the second: held, then replaced by a newer one; the end of a recording
+    // writes what is held (Venue.stop), so nothing held is lost.
+    expect(sink.verifications.at(-1)?.ts).toBe(1700);
+    clock.now += 100;
+    rec.checksumMatched(2600);
+    rec.writeVerification();
+    expect(points(sink).slice(-2)).toEqual([
+      [1700, 'checksum', 1_001_200],
+      [2600, 'checksum', 1_001_300],
+    ]);
+  });
+
+  it('writes the held point before a differing venue snapshot makes a gap from it', () => {
+    const { rec, sink, clock } = setup({ provesContinuity: false });
+    rec.venueSnapshot(bids(['0.5', '1']), [], { ts: 1001 });
+    clock.now += 10;
+    rec.applyWholeBook(rec.beginEvent(1500), bids(['0.5', '2']), []);
+    rec.applyDelta(rec.beginEvent(1600), BID, '0.5', '1');
+    rec.venueSnapshot(bids(['0.5', '5']), [], { ts: 1700 });
+    expect(points(sink).slice(0, 2)).toEqual([
+      [1001, 'snapshot', 1_000_000],
+      [1500, 'snapshot', 1_000_010],
+    ]);
+    expect(sink.of('gap')).toMatchObject([{ fromTs: 1500, toTs: 1700, reason: 'snapshot_mismatch' }]);
+  });
+});
+
 describe('TickerRecorder trades', () => {
   function tradesSetup(options: { venueClock?: boolean; resume?: { lastTs: number; sequence: number } } = {}) {
     const sink = new ListSink();
@@ -435,7 +536,10 @@ describe('TickerRecorder trades', () => {
     rec.venueSnapshot(bids(['0.36', '500']), [], { ts: 1000 });
     rec.applyDelta(rec.beginEvent(2000, 2003), BID, '0.36', '-136');
     expect(
-      rec.trade(trade(2000, 'd91bc706-ee49-470d-82d8-11418bda6fed', { side: 'sell', venueSide: 'no' }), 2004),
+      rec.trade(
+        trade(2000, 'd91bc706-ee49-470d-82d8-11418bda6fed', { side: 'sell', venueSide: 'no', venueSeq: '4:9' }),
+        2004,
+      ),
     ).toBe(true);
     rec.applyDelta(rec.beginEvent(2000, 2005), BID, '0.36', '10');
     // A trade is never raised to a snapshot's time: the same trade must get the same ts from every path.
@@ -446,10 +550,13 @@ describe('TickerRecorder trades', () => {
       ['delta', 2000, 2_000_002],
       ['trade', 900, 2_000_003],
     ]);
-    expect(sink.of('trade').map((r) => [r.tradeId, r.price, r.size, r.tradeSide, r.venueSide, r.receivedTs])).toEqual([
-      ['d91bc706-ee49-470d-82d8-11418bda6fed', '0.36', '136', 'sell', 'no', 2004],
-      ['t-late', '0.35', '0.5', 'buy', 'yes', 2006],
+    expect(
+      sink.of('trade').map((r) => [r.tradeId, r.price, r.size, r.tradeSide, r.venueSide, r.receivedTs, r.venueSeq]),
+    ).toEqual([
+      ['d91bc706-ee49-470d-82d8-11418bda6fed', '0.36', '136', 'sell', 'no', 2004, '4:9'],
+      ['t-late', '0.35', '0.5', 'buy', 'yes', 2006, ''],
     ]);
+    expect(() => rec.trade(trade(2100, 't-bad', { venueSeq: 'a b' }), 2007)).toThrow(RangeError);
   });
 
   it('records a trade id once (a replay is counted as deduplicated), and keeps a bounded set of recent ids', () => {

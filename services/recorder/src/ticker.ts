@@ -23,6 +23,12 @@
  *   `onTradeWindow` to be read back from REST; so does, every audit interval, the window since the last one (trades
  *   lost silently); what cannot be read back becomes a trades gap. Where the venue's book messages count the
  *   traded quantity (`tradesCounted`), trades it counts that never arrived are a trades gap too (`TradeCountAudit`).
+ * - Every row of a venue message carries the venue's own ordering of that message (`venue_seq`: Kalshi `sid:seq`,
+ *   Coinbase `sequence`), given by the adapter with the event (beginEvent), the snapshot (venueSnapshot) or the trade;
+ *   snapshots of our own book (cadence, quiet, a venue snapshot that only confirmed ours) carry ''.
+ * - Each moment the book is known equal to the venue's (a venue snapshot or whole book applied, a matching REST book,
+ *   a matching venue checksum) is a verification point: `verifiedTs`, and a `verifications` row (coalesced:
+ *   VERIFICATION_SPACING_MS).
  */
 import type { ExchangeKey } from '@depthgate/platforms';
 import {
@@ -35,7 +41,7 @@ import {
   parseDecimal,
   type CanonicalMemo,
 } from '@depthgate/feeds';
-import { VENUE_TEXT_PATTERN } from '@depthgate/history-store';
+import { VENUE_SEQ_PATTERN, VENUE_TEXT_PATTERN, type VerificationMethod } from '@depthgate/history-store';
 import type { GapReason, RowSink, TradeGapReason } from './rows';
 import { TradeCountAudit } from './trade-count';
 import type { TradeWindow, VenueTrade } from './venues/trades';
@@ -87,6 +93,17 @@ export interface TickerEnv {
     tradeCountExcess?(exchange: ExchangeKey, ticker: string, quantity: string | undefined): void;
   };
 }
+
+/**
+ * Verification rows of a ticker are at most one per this many ms (wall clock). A CLOB hash matches on every message,
+ * a whole book (Polymarket US) verifies every one: a row each would double the rows written. What a row is for is
+ * the question "the last agreement before T and the next after": one a second bounds the unverified stretch around any
+ * moment to about a second more than the venue's own verification cadence, at a cost of one small row a second per
+ * ticker. So a verification within a second of the last row written is held (the newest replaces an older one held),
+ * and written by the sweep once the second has passed — or at once when the book is lost, so that the moment a gap
+ * starts from (the last verification) is always a stored row.
+ */
+export const VERIFICATION_SPACING_MS = 1000;
 
 /** How many of a ticker's most recent trade ids it keeps to drop a trade it already recorded. */
 export const RECENT_TRADE_IDS = 512;
@@ -197,8 +214,11 @@ export class TickerRecorder {
   pendingGap: { from: number; reason: GapReason } | undefined;
   /** Kalshi: a sequence break that may or may not have touched this ticker (decided by the next snapshot). */
   suspect: { from: number; reason: GapReason } | undefined;
-  /** A venue snapshot applied to `book` whose ts is not known yet (Kalshi snapshots carry none). */
-  pendingSnapshot: { receivedAt: number } | undefined;
+  /**
+   * A venue snapshot applied to `book` whose ts is not known yet (Kalshi snapshots carry none), and the venue's
+   * ordering of its message (its rows' `venue_seq`).
+   */
+  pendingSnapshot: { receivedAt: number; venueSeq: string } | undefined;
   snapshotWanted = false;
   nextSnapshotAt: number;
   /** Wall time of the last change applied (quiet detection). */
@@ -207,6 +227,11 @@ export class TickerRecorder {
   private knownAt = 0;
   /** Receive time of the event being applied (its delta rows' received_ts). */
   private eventReceivedAt = 0;
+  /** The venue's ordering of the event being applied (its delta rows' venue_seq). */
+  private eventVenueSeq = '';
+  /** The newest verification not yet written (coalesced: VERIFICATION_SPACING_MS), and when the last row was. */
+  private heldVerification: { ts: number; method: VerificationMethod; detectedAt: number } | undefined;
+  private verificationWrittenAt = Number.NEGATIVE_INFINITY;
   private epoch = 0;
   private readonly verifications: Verification[] = [];
   /** The newest trade recorded (by ts): a window's REST read starts from it. */
@@ -258,6 +283,8 @@ export class TickerRecorder {
    * lost between the last verification and the loss (levels are absolute sizes, a later change heals a lost one).
    */
   lose(reason: GapReason, fromTs: number = this.lastTs): void {
+    // The moment a gap may start from (the last verification) is a stored row before anything else.
+    this.writeVerification();
     if (this.live && this.pendingSnapshot === undefined) {
       if (this.lastTs >= 0) {
         const bound = this.env.provesContinuity || this.verifiedTs < 0 ? fromTs : Math.min(fromTs, this.verifiedTs);
@@ -289,13 +316,14 @@ export class TickerRecorder {
    * A venue snapshot. `ts` is when it holds from, if the venue says (Polymarket US: transactTime + 1; Gemini: its
    * receive time); without one (`defer`), its ts is decided by the next timestamped message of the connection
    * (`settle`) or by the sweep. `receivedAt` is when its message arrived (default: now). Returns true when it waits
-   * for that.
+   * for that. `venueSeq` is the venue's ordering of its message (the snapshot rows' `venue_seq`; default '').
    */
   venueSnapshot(
     bids: LevelList,
     asks: LevelList,
-    timing: { ts?: number; defer?: boolean; receivedAt?: number },
+    timing: { ts?: number; defer?: boolean; receivedAt?: number; venueSeq?: string },
   ): boolean {
+    const venueSeq = checkedVenueSeq(timing.venueSeq);
     const book = this.buildBook(bids, asks);
     const receivedAt = timing.receivedAt ?? this.env.now();
     if (this.live && this.pendingSnapshot === undefined) {
@@ -303,11 +331,12 @@ export class TickerRecorder {
         // Nothing was lost: keep the continuous series, and record this snapshot at the next exact boundary.
         this.suspect = undefined;
         this.snapshotWanted = true;
-        this.verified(this.lastTs);
+        this.verified(this.lastTs, 'snapshot');
         if (receivedAt > this.knownAt) this.knownAt = receivedAt;
         return false;
       }
       // The venue's own book (a resubscription's snapshot) differs from ours while the feed claimed continuity.
+      this.writeVerification();
       const from = this.verifiedTs >= 0 ? this.verifiedTs : this.lastTs;
       this.pendingGap = this.suspect ? { ...this.suspect } : { from, reason: 'divergence' };
     }
@@ -315,7 +344,7 @@ export class TickerRecorder {
     this.book = book;
     this.live = true;
     this.endVerifications();
-    this.pendingSnapshot = { receivedAt };
+    this.pendingSnapshot = { receivedAt, venueSeq };
     if (timing.defer) return true;
     this.settle(timing.ts ?? receivedAt);
     return false;
@@ -333,15 +362,33 @@ export class TickerRecorder {
       this.pendingGap = undefined;
     }
     this.knownAt = this.pendingSnapshot.receivedAt;
+    const venueSeq = this.pendingSnapshot.venueSeq;
     this.pendingSnapshot = undefined;
-    this.writeSnapshot(s);
-    this.verified(s);
+    this.writeSnapshot(s, venueSeq);
+    this.verified(s, 'snapshot');
     // The feed that sent this book carries the ticker's trades again (adapters subscribe trades first).
     this.resumeTrades(s);
   }
 
-  private verified(ts: number): void {
-    if (ts > this.verifiedTs) this.verifiedTs = ts;
+  /**
+   * The book is known equal to the venue's at `ts` (`method`: how). A moment later than the last one known is a
+   * verification point: written at once, or held while the last row is less than VERIFICATION_SPACING_MS old.
+   */
+  private verified(ts: number, method: VerificationMethod): void {
+    if (ts <= this.verifiedTs || ts < 0) return;
+    this.verifiedTs = ts;
+    const now = this.env.now();
+    this.heldVerification = { ts, method, detectedAt: now };
+    if (now - this.verificationWrittenAt >= VERIFICATION_SPACING_MS) this.writeVerification();
+  }
+
+  /** Writes the held verification, if any (the sweep when its second has passed; a loss; the recording's end). */
+  writeVerification(): void {
+    const v = this.heldVerification;
+    if (v === undefined) return;
+    this.heldVerification = undefined;
+    this.verificationWrittenAt = this.env.now();
+    this.env.sink.verification(this.exchange, this.ticker, v.ts, v.method, v.detectedAt);
   }
 
   /**
@@ -349,11 +396,12 @@ export class TickerRecorder {
    * got): the book is known right there. A loss found later is a gap from here at the earliest.
    */
   checksumMatched(ts: number): void {
-    if (this.live && this.pendingSnapshot === undefined) this.verified(ts);
+    if (this.live && this.pendingSnapshot === undefined) this.verified(ts, 'checksum');
   }
 
-  private writeSnapshot(s: number): void {
-    this.env.sink.snapshot(this.exchange, this.ticker, s, this.book, this.knownAt);
+  /** Writes our book as a snapshot at `s`; `venueSeq` when it is the venue's snapshot as received ('' otherwise). */
+  private writeSnapshot(s: number, venueSeq = ''): void {
+    this.env.sink.snapshot(this.exchange, this.ticker, s, this.book, this.knownAt, venueSeq);
     this.lastSnapshotTs = s;
     if (s > this.lastTs) this.lastTs = s;
     this.snapshotWanted = false;
@@ -365,10 +413,12 @@ export class TickerRecorder {
 
   /**
    * Starts one venue event at the venue's (or receive) time, whose message arrived at `receivedAt` (default: now):
-   * writes a pending or wanted snapshot first when due. Returns the ts the event's rows get, or -1 when the book is
-   * not live (the event is ignored).
+   * writes a pending or wanted snapshot first when due. `venueSeq` is the venue's ordering of its message (the
+   * event's rows' `venue_seq`; default ''). Returns the ts the event's rows get, or -1 when the book is not live (the
+   * event is ignored).
    */
-  beginEvent(ts: number, receivedAt: number = this.env.now()): number {
+  beginEvent(ts: number, receivedAt: number = this.env.now(), venueSeq = ''): number {
+    this.eventVenueSeq = checkedVenueSeq(venueSeq);
     if (!this.live) return -1;
     let t = ts;
     if (this.pendingSnapshot !== undefined) this.settle(t);
@@ -429,7 +479,7 @@ export class TickerRecorder {
     const epoch = ++this.epoch;
     this.diffSide(t, BID, bids, epoch);
     this.diffSide(t, ASK, asks, epoch);
-    this.verified(t); // our book is now the venue's whole book at t
+    this.verified(t, 'snapshot'); // our book is now the venue's whole book at t
   }
 
   private diffSide(t: number, side: SideCode, levelsIn: LevelList, epoch: number): void {
@@ -469,7 +519,17 @@ export class TickerRecorder {
   private emit(t: number, side: SideCode, price: string, quantityDelta: string, newQuantity: bigint): void {
     const floor = t * 1000;
     this.sequence = this.sequence + 1 > floor ? this.sequence + 1 : floor;
-    this.env.sink.delta(this.exchange, this.ticker, t, this.sequence, side, price, quantityDelta, this.eventReceivedAt);
+    this.env.sink.delta(
+      this.exchange,
+      this.ticker,
+      t,
+      this.sequence,
+      side,
+      price,
+      quantityDelta,
+      this.eventReceivedAt,
+      this.eventVenueSeq,
+    );
     if (t > this.lastTs) this.lastTs = t;
     if (this.verifications.length > 0) this.trackChange(`${side}:${price}`, newQuantity);
   }
@@ -487,6 +547,7 @@ export class TickerRecorder {
     if (!Number.isSafeInteger(t.ts) || t.ts < 0) throw new RangeError(`bad trade time ${String(t.ts)}`);
     if (t.id === '' || !VENUE_TEXT_PATTERN.test(t.id)) throw new RangeError(`bad trade id ${JSON.stringify(t.id)}`);
     if (!VENUE_TEXT_PATTERN.test(t.venueSide)) throw new RangeError(`bad trade side ${JSON.stringify(t.venueSide)}`);
+    const venueSeq = checkedVenueSeq(t.venueSeq);
     const price = this.env.price.get(t.price);
     const q = parseDecimal(t.size);
     if (q <= 0n) throw new RangeError(`trade size ${t.size} is not positive`);
@@ -507,6 +568,7 @@ export class TickerRecorder {
       side: t.side,
       venueSide: t.venueSide,
       receivedTs: receivedAt,
+      venueSeq,
     });
     this.recentTrades.add(t.id, t.ts);
     if (source === 'feed') this.tradeCount.trade(q);
@@ -689,6 +751,9 @@ export class TickerRecorder {
    */
   sweep(now: number, heardAt: number = now): void {
     this.auditTrades(now);
+    if (this.heldVerification !== undefined && now - this.verificationWrittenAt >= VERIFICATION_SPACING_MS) {
+      this.writeVerification();
+    }
     if (this.live && this.pendingSnapshot === undefined && now >= this.nextSnapshotAt) this.snapshotWanted = true;
     if (this.pendingSnapshot !== undefined) {
       // No timestamped message followed the venue's snapshot: it holds from when it arrived.
@@ -760,7 +825,7 @@ export class TickerRecorder {
       matched = check();
     }
     if (matched) {
-      this.verified(v.fromTs);
+      this.verified(v.fromTs, 'rest_book');
       this.finish(v, 'match');
       return 'match';
     }
@@ -781,7 +846,7 @@ export class TickerRecorder {
       if ((v.rest.get(key) ?? 0n) === q) v.mismatch?.delete(key);
       else v.mismatch?.add(key);
       if (v.mismatch?.size === 0) {
-        this.verified(v.fromTs);
+        this.verified(v.fromTs, 'rest_book');
         this.finish(v, 'match');
       }
     }
@@ -832,6 +897,13 @@ export class TickerRecorder {
     }
     return book;
   }
+}
+
+/** A venue ordering as a row may carry it (VENUE_SEQ_PATTERN); throws on another (a malformed message). */
+function checkedVenueSeq(v: string | undefined): string {
+  if (v === undefined || v === '') return '';
+  if (!VENUE_SEQ_PATTERN.test(v)) throw new RangeError(`bad venue sequence ${JSON.stringify(v.slice(0, 60))}`);
+  return v;
 }
 
 export type { Verification };

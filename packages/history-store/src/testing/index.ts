@@ -14,8 +14,9 @@ import {
   type GapRow,
   type SnapshotRow,
   type TradeRow,
+  type VerificationRow,
 } from '../inserts';
-import type { GapStream, TradeSide } from '../schema';
+import type { GapStream, TradeSide, VerificationMethod } from '../schema';
 import { join, lit, sql, type Side, type Sql } from '../literals';
 import { LOCAL_SUFFIX, Layout, SHARDING_KEY } from '../layout';
 import { runMigrations, type Migration } from '../migrations';
@@ -59,11 +60,16 @@ WHERE position(query, ${lit.name(this.database)}) > 0 AND position(query, 'syste
   /**
    * Every stored row, optionally of one exchange and one ticker, in the shapes rows are inserted in; decimals as
    * ClickHouse prints a Decimal(38, 18) (18.16: every place; current releases: trimmed), gaps ordered by exchange,
-   * ticker and from_ts; trades as stored (a trade written twice and not merged yet is two rows).
+   * ticker and from_ts; trades as stored (a trade written twice and not merged yet is two rows); verification points
+   * ordered by exchange, ticker and ts.
    */
-  async storedRows(
-    filter: { exchange?: ExchangeKey; ticker?: string } = {},
-  ): Promise<{ deltas: DeltaRow[]; snapshots: SnapshotRow[]; gaps: GapRow[]; trades: TradeRow[] }> {
+  async storedRows(filter: { exchange?: ExchangeKey; ticker?: string } = {}): Promise<{
+    deltas: DeltaRow[];
+    snapshots: SnapshotRow[];
+    gaps: GapRow[];
+    trades: TradeRow[];
+    verifications: VerificationRow[];
+  }> {
     const ch = connectionOf(this.store);
     const conditions: Sql[] = [sql`1`];
     if (filter.exchange !== undefined) conditions.push(sql`exchange = ${lit.exchange(filter.exchange)}`);
@@ -78,9 +84,9 @@ WHERE position(query, ${lit.name(this.database)}) > 0 AND position(query, 'syste
     };
     const deltas = (
       await lines(
-        sql`SELECT exchange, ticker, ts, sequence, side, toString(price), toString(quantity_delta) FROM ${ch.db}.deltas WHERE ${where}`,
+        sql`SELECT exchange, ticker, ts, sequence, side, toString(price), toString(quantity_delta), venue_seq FROM ${ch.db}.deltas WHERE ${where}`,
       )
-    ).map(([exchange, ticker, ts, sequence, side, price, quantityDelta]): DeltaRow => ({
+    ).map(([exchange, ticker, ts, sequence, side, price, quantityDelta, venueSeq]): DeltaRow => ({
       exchange: exchange as ExchangeKey,
       ticker: ticker ?? '',
       ts: Number(ts),
@@ -88,18 +94,20 @@ WHERE position(query, ${lit.name(this.database)}) > 0 AND position(query, 'syste
       side: side as Side,
       price: price ?? '',
       quantity_delta: quantityDelta ?? '',
+      venue_seq: venueSeq ?? '',
     }));
     const snapshots = (
       await lines(
-        sql`SELECT exchange, ticker, ts, side, toString(price), toString(quantity) FROM ${ch.db}.snapshots WHERE ${where}`,
+        sql`SELECT exchange, ticker, ts, side, toString(price), toString(quantity), venue_seq FROM ${ch.db}.snapshots WHERE ${where}`,
       )
-    ).map(([exchange, ticker, ts, side, price, quantity]): SnapshotRow => ({
+    ).map(([exchange, ticker, ts, side, price, quantity, venueSeq]): SnapshotRow => ({
       exchange: exchange as ExchangeKey,
       ticker: ticker ?? '',
       ts: Number(ts),
       side: side as Side,
       price: price ?? '',
       quantity: quantity ?? '',
+      venue_seq: venueSeq ?? '',
     }));
     const gaps = (
       await lines(
@@ -117,22 +125,37 @@ ORDER BY exchange, ticker, from_ts`,
     }));
     const trades = (
       await lines(
-        sql`SELECT exchange, ticker, ts, sequence, trade_id, toString(price), toString(size), side, venue_side, received_ts
-FROM ${ch.db}.trades WHERE ${where}`,
+        sql`SELECT exchange, ticker, ts, sequence, trade_id, toString(price), toString(size), side, venue_side, received_ts,
+  venue_seq FROM ${ch.db}.trades WHERE ${where}`,
       )
-    ).map(([exchange, ticker, ts, sequence, tradeId, price, size, side, venueSide, receivedTs]): TradeRow => ({
+    ).map(
+      ([exchange, ticker, ts, sequence, tradeId, price, size, side, venueSide, receivedTs, venueSeq]): TradeRow => ({
+        exchange: exchange as ExchangeKey,
+        ticker: ticker ?? '',
+        ts: Number(ts),
+        sequence: Number(sequence),
+        trade_id: tradeId ?? '',
+        price: price ?? '',
+        size: size ?? '',
+        side: side as TradeSide,
+        venue_side: venueSide ?? '',
+        received_ts: Number(receivedTs),
+        venue_seq: venueSeq ?? '',
+      }),
+    );
+    const verifications = (
+      await lines(
+        sql`SELECT exchange, ticker, ts, method, detected_at FROM ${ch.db}.verifications WHERE ${where}
+ORDER BY exchange, ticker, ts`,
+      )
+    ).map(([exchange, ticker, ts, method, detectedAt]): VerificationRow => ({
       exchange: exchange as ExchangeKey,
       ticker: ticker ?? '',
       ts: Number(ts),
-      sequence: Number(sequence),
-      trade_id: tradeId ?? '',
-      price: price ?? '',
-      size: size ?? '',
-      side: side as TradeSide,
-      venue_side: venueSide ?? '',
-      received_ts: Number(receivedTs),
+      method: method as VerificationMethod,
+      detected_at: Number(detectedAt),
     }));
-    return { deltas, snapshots, gaps, trades };
+    return { deltas, snapshots, gaps, trades, verifications };
   }
 
   /** Rows of a table, and how many distinct natural keys they have (fewer keys than rows: something was doubled). */

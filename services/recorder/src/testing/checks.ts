@@ -1,17 +1,19 @@
 /**
  * What the recorder's end-to-end tests check against the simulator (recorder.int.test.ts, durability.int.test.ts):
  * rule 7 at random moments, every change recorded once or inside a gap, every trade stored once or inside a trades
- * gap, no duplicate rows, quiet moments for the receive-clocked feed.
+ * gap, no duplicate rows, quiet moments for the receive-clocked feed, the venues' own sequences on the rows, and the
+ * verification points and what the history API's `/book` says of them.
  */
 import { EXCHANGE_CODES, PLATFORMS, exchangesOf, type ExchangeKey, type Registry } from '@depthgate/platforms';
 import { waitFor } from '@depthgate/test-utils';
+import type { VerificationMethod } from '@depthgate/history-store';
 import type { Recorder } from '../recorder';
 import { RECONCILE_AGENT_SUFFIX } from '../venues/rest';
 import { exchangeIndex } from '../writer/batch';
 import { Rng } from '@depthgate/service-kit';
 import { formatDecimal, parseDecimal } from '@depthgate/feeds';
 import { rebuild, type FlatBook, type Row } from './support';
-import { deltaKey, simBookAt, simBookNow, simChanges, sleep, type RecorderHarness } from './harness';
+import { deltaKey, simBookAt, simBookNow, simChanges, sleep, type HistoryApi, type RecorderHarness } from './harness';
 
 export const VENUE_CLOCK: ExchangeKey[] = ['venue_b', 'venue_a_us'];
 export const ALL: ExchangeKey[] = ['venue_b', 'venue_c', 'venue_a_us'];
@@ -297,4 +299,77 @@ export function expectReconcileWithinBudget(h: RecorderHarness, exchange: Exchan
   const perSecond = ((reads.length - 1) * 1000) / ((reads.at(-1) as number) - (reads[0] as number));
   expect(perSecond).toBeLessThanOrEqual(fraction * budget);
   return reads.length;
+}
+
+/**
+ * Kalshi's book rows keep their message's `sid:seq`: every delta has one, a snapshot one unless it is the recorder's
+ * own book (''), and up to `until` (before any message was lost or a subscription replaced) the seqs of each sid are
+ * exactly 1, 2, … n: every message the simulator sent on it is behind a row. Returns the rows checked.
+ */
+export async function expectKalshiSequences(h: RecorderHarness, until: number): Promise<number> {
+  const bySid = new Map<string, Set<number>>();
+  let checked = 0;
+  for (const r of await h.rows('venue_b')) {
+    if (r.kind !== 'delta' && r.kind !== 'snapshot') continue;
+    if (r.kind === 'snapshot' && r.venueSeq === '') continue; // a cadence or quiet snapshot of our book
+    expect([r.kind, r.venueSeq]).toEqual([r.kind, expect.stringMatching(/^\d+:\d+$/)]);
+    if (r.ts > until) continue;
+    const [sid, seq] = (r.venueSeq as string).split(':') as [string, string];
+    bySid.set(sid, (bySid.get(sid) ?? new Set()).add(Number(seq)));
+    checked++;
+  }
+  expect(bySid.size).toBeGreaterThan(0);
+  for (const [sid, seqs] of bySid) {
+    const sorted = [...seqs].sort((a, b) => a - b);
+    expect([sid, sorted]).toEqual([sid, sorted.map((_, i) => i + 1)]);
+  }
+  return checked;
+}
+
+/**
+ * The verification points of an exchange: some for every ticker, by every method of `methods` and no other than those
+ * and `optional` (a method whose points may all be replaced by newer ones of the same second: coalescing keeps one
+ * point a second, the newest); and for
+ * each ticker at each of `moments` the history API's `/book` names the stored points around it (the last at or before
+ * the moment, the first after it). Returns the points stored.
+ */
+export async function expectVerifiedBooks(
+  h: RecorderHarness,
+  api: HistoryApi,
+  exchange: ExchangeKey,
+  moments: readonly number[],
+  methods: readonly VerificationMethod[],
+  optional: readonly VerificationMethod[] = [],
+): Promise<number> {
+  const points = await h.verifications(exchange);
+  const tickers = h.sim.books.tickers(exchange);
+  const found = new Set(points.map((p) => p.method));
+  const allowed = new Set([...methods, ...optional]);
+  expect([exchange, methods.filter((m) => !found.has(m)), [...found].filter((m) => !allowed.has(m))]).toEqual([
+    exchange,
+    [],
+    [],
+  ]);
+  const iso = (ts: number) => new Date(ts).toISOString();
+  for (const ticker of tickers) {
+    const mine = points.filter((p) => p.ticker === ticker);
+    expect([exchange, ticker, mine.length > 0]).toEqual([exchange, ticker, true]);
+    for (const at of moments) {
+      const before = mine.filter((p) => p.ts <= at).at(-1);
+      const after = mine.find((p) => p.ts > at);
+      const answer = await api.get(`/api/${exchange}/book/${encodeURIComponent(ticker)}?at=${iso(at)}`);
+      expect([exchange, ticker, answer.status]).toEqual([exchange, ticker, 200]);
+      expect([exchange, ticker, answer.body.verified]).toEqual([
+        exchange,
+        ticker,
+        {
+          before: before === undefined ? null : iso(before.ts),
+          before_method: before?.method ?? null,
+          after: after === undefined ? null : iso(after.ts),
+          after_method: after?.method ?? null,
+        },
+      ]);
+    }
+  }
+  return points.length;
 }

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { EXCHANGE_KEYS, type ExchangeKey, type Registry } from '@depthgate/platforms';
 import { createLogger, createRegistry, type Logger } from '@depthgate/service-kit';
-import { repoRoot, testClickHouseUrl, uniqueName, waitFor } from '@depthgate/test-utils';
+import { freePort, repoRoot, testClickHouseUrl, testRedisUrl, uniqueName, waitFor } from '@depthgate/test-utils';
 import { startSimulator, type Simulator } from '@depthgate/venue-sim';
 import { HistoryStore, storeOptions, type Migration } from '@depthgate/history-store';
 import { createTestDatabase, type TestDatabase } from '@depthgate/history-store/testing';
@@ -19,7 +19,7 @@ import { formatDecimal, parseDecimal } from '@depthgate/feeds';
 import { RecorderMetrics } from '../metrics';
 import { startRecorder, type Recorder } from '../recorder';
 import type { Adapters } from '../venues/registry';
-import { flat, type FlatBook, type Row } from './support';
+import { flat, type FlatBook, type Row, type VerificationPoint } from './support';
 
 type SimOptions = NonNullable<Parameters<typeof startSimulator>[0]>;
 
@@ -71,6 +71,8 @@ export interface RecorderHarness {
   /** SIGTERM, then the exit code. */
   terminateChild(child: ChildProcess): Promise<number | null>;
   rows(exchange: ExchangeKey, ticker?: string): Promise<Row[]>;
+  /** The stored verification points of an exchange (of one ticker), by ticker and ts. */
+  verifications(exchange: ExchangeKey, ticker?: string): Promise<VerificationPoint[]>;
   /** Waits until every recorded ticker's book is live (its first snapshot written). */
   waitLive(recorder?: Recorder): Promise<void>;
   close(): Promise<void>;
@@ -188,6 +190,7 @@ export async function createRecorderHarness(
           side: d.side,
           price: canonical(d.price),
           quantityDelta: canonical(d.quantity_delta),
+          venueSeq: d.venue_seq,
         })),
         ...stored.snapshots.map((s): Row => ({
           kind: 'snapshot',
@@ -197,6 +200,7 @@ export async function createRecorderHarness(
           side: s.side,
           price: canonical(s.price),
           quantity: canonical(s.quantity),
+          venueSeq: s.venue_seq,
         })),
         ...stored.gaps.map((g): Row => ({
           kind: 'gap',
@@ -220,8 +224,19 @@ export async function createRecorderHarness(
           tradeSide: t.side,
           venueSide: t.venue_side,
           receivedTs: t.received_ts,
+          venueSeq: t.venue_seq,
         })),
       ];
+    },
+    async verifications(exchange, ticker) {
+      const stored = await db.storedRows({ exchange, ticker });
+      return stored.verifications.map((v) => ({
+        exchange,
+        ticker: v.ticker,
+        ts: v.ts,
+        method: v.method,
+        detectedAt: v.detected_at,
+      }));
     },
     async waitLive(recorder = h.recorder) {
       await waitFor(
@@ -243,6 +258,69 @@ export async function createRecorderHarness(
     },
   };
   return h;
+}
+
+/** The history service on a harness's database, as deployed, for tests that read what was recorded through its API. */
+export interface HistoryApi {
+  url: string;
+  /** GET a path of the API (anonymous): its status and JSON body. */
+  get(path: string): Promise<{ status: number; body: Record<string, unknown> }>;
+  /** SIGTERM, and wait for the exit. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the history service's built entrypoint (`services/history/dist/main.js`, as a process: a service never
+ * imports another) on `h`'s database and the test Redis, and waits for its /ready.
+ */
+export async function startHistoryProcess(h: Pick<RecorderHarness, 'env' | 'database'>): Promise<HistoryApi> {
+  const entry = path.join(repoRoot, 'services/history/dist/main.js');
+  if (!existsSync(entry)) throw new Error(`${entry} is missing: build first (./dev test builds)`);
+  const port = await freePort();
+  const child = spawn(process.execPath, [entry], {
+    env: {
+      ...process.env,
+      REDIS_URL: testRedisUrl(),
+      REDIS_KEY_PREFIX: `${uniqueName('rh')}:`,
+      CLICKHOUSE_URL: h.env.CLICKHOUSE_URL as string,
+      CLICKHOUSE_DATABASE: h.database,
+      HISTORY_PORT: String(port),
+      CATALOGUE_CACHE_TTL_MS: '0',
+      RATE_LIMIT_ANONYMOUS_RPM: '100000',
+      EXPLORER_ENABLED: 'false',
+      ACCESS_LOG: 'false',
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const close = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+  };
+  try {
+    await waitFor(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`the history service exited (${child.exitCode})`);
+        const res = await fetch(`${url}/ready`).catch(() => undefined);
+        return res?.status === 200;
+      },
+      { timeoutMs: 30_000, intervalMs: 100, what: 'the history service to be ready' },
+    );
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return {
+    url,
+    async get(p) {
+      const res = await fetch(`${url}${p}`);
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    },
+    close,
+  };
 }
 
 /** The simulator's book of a ticker at T (every event with ts <= T), flattened. */

@@ -9,6 +9,7 @@ import { Writable } from 'node:stream';
 import type { ExchangeKey } from '@depthgate/platforms';
 import { createLogger } from '@depthgate/service-kit';
 import { CanonicalMemo, SIDE_NAME, type LocalBook, type SideCode, formatDecimal, parseDecimal } from '@depthgate/feeds';
+import type { VerificationMethod } from '@depthgate/history-store';
 import type { RecordedTrade, RowSink } from '../rows';
 import { TickerRecorder, type OpenTradeWindow } from '../ticker';
 import { venueProtocol, type FeedProtocol, type SessionContext, type VenueProtocol } from '../venues/types';
@@ -39,10 +40,23 @@ export interface Row {
   venueSide?: string;
   /** Gaps: `book` or `trades`. */
   stream?: 'book' | 'trades';
+  /** Deltas, snapshots, trades: the venue's ordering of the message ('' for none). */
+  venueSeq?: string;
+}
+
+/** A verification point the recorder wrote. */
+export interface VerificationPoint {
+  exchange: ExchangeKey;
+  ticker: string;
+  ts: number;
+  method: VerificationMethod;
+  detectedAt: number;
 }
 
 export class ListSink implements RowSink {
   readonly rows: Row[] = [];
+  /** Verification points, apart from the rows (rule 7 and the row order checks do not see them). */
+  readonly verifications: VerificationPoint[] = [];
 
   delta(
     exchange: ExchangeKey,
@@ -53,6 +67,7 @@ export class ListSink implements RowSink {
     price: string,
     quantityDelta: string,
     receivedTs: number,
+    venueSeq: string,
   ): void {
     this.rows.push({
       kind: 'delta',
@@ -64,10 +79,18 @@ export class ListSink implements RowSink {
       price,
       quantityDelta,
       receivedTs,
+      venueSeq,
     });
   }
 
-  snapshot(exchange: ExchangeKey, ticker: string, ts: number, book: LocalBook, receivedTs: number): void {
+  snapshot(
+    exchange: ExchangeKey,
+    ticker: string,
+    ts: number,
+    book: LocalBook,
+    receivedTs: number,
+    venueSeq: string,
+  ): void {
     for (const [side, levels] of [
       ['bid', book.bids],
       ['ask', book.asks],
@@ -82,6 +105,7 @@ export class ListSink implements RowSink {
           price,
           quantity: formatDecimal(level.q),
           receivedTs,
+          venueSeq,
         });
       }
     }
@@ -103,12 +127,23 @@ export class ListSink implements RowSink {
     this.rows.push({ kind: 'gap', exchange, ticker, ts: toTs, fromTs, toTs, reason, stream });
   }
 
+  verification(
+    exchange: ExchangeKey,
+    ticker: string,
+    ts: number,
+    method: VerificationMethod,
+    detectedAt: number,
+  ): void {
+    this.verifications.push({ exchange, ticker, ts, method, detectedAt });
+  }
+
   of(kind: Row['kind']): Row[] {
     return this.rows.filter((r) => r.kind === kind);
   }
 
   clear(): void {
     this.rows.length = 0;
+    this.verifications.length = 0;
   }
 }
 
@@ -188,7 +223,7 @@ export function deltaBatch(rows: number, o: { exchange: ExchangeKey; ticker: str
     (b) => sealed.push(b),
   );
   for (let i = 0; i < rows; i++)
-    sink.delta(o.exchange, o.ticker, o.ts + i, i + 1, i % 2 === 0 ? 1 : 2, '0.4200', '-3.50', o.ts + i);
+    sink.delta(o.exchange, o.ticker, o.ts + i, i + 1, i % 2 === 0 ? 1 : 2, '0.4200', '-3.50', o.ts + i, '');
   sink.tick(0, true);
   return sealed[0] as SealedBatch;
 }

@@ -97,6 +97,16 @@ describe('Polymarket CLOB session', () => {
     expect(h.checksums).toEqual(['match', 'match', 'match']);
     expect(h.recs.get(ASSET)?.verifiedTs).toBe(2000);
     expect(h.sink.of('gap')).toEqual([]);
+    // No sequence in the protocol [V]: no venue_seq. The book's snapshot and the hashes are verification points:
+    // the snapshot's written, the hash's within the same second held, then written by the sweep.
+    expect(new Set(h.sink.rows.map((r) => r.venueSeq))).toEqual(new Set(['']));
+    expect(h.sink.verifications.map((v) => [v.ts, v.method])).toEqual([[1001, 'snapshot']]);
+    h.clock.now += 1000;
+    h.recs.get(ASSET)?.sweep(h.clock.now);
+    expect(h.sink.verifications.map((v) => [v.ts, v.method])).toEqual([
+      [1001, 'snapshot'],
+      [2000, 'checksum'],
+    ]);
   });
 
   it('takes the tick size and last trade price the channel announces into the hash, and records the trade', () => {
@@ -267,11 +277,13 @@ describe('Coinbase session', () => {
     h.msg(match(13, 40, 'buy'));
     // From the newest trade held (11, inclusive), read forward from the one before it.
     expect(h.windows.map((w) => [w.window.from, w.window.to, w.window.last?.id])).toEqual([[MS(20), MS(40), '10']]);
-    expect(h.sink.of('trade').map((r) => [r.tradeId, r.tradeSide, r.venueSide])).toEqual([
-      ['10', 'buy', 'sell'],
-      ['11', 'buy', 'sell'],
-      ['13', 'sell', 'buy'],
+    // Each keeps its match's `sequence` (the product's feed sequence) as venue_seq; the book rows have none.
+    expect(h.sink.of('trade').map((r) => [r.tradeId, r.tradeSide, r.venueSide, r.venueSeq])).toEqual([
+      ['10', 'buy', 'sell', '60'],
+      ['11', 'buy', 'sell', '61'],
+      ['13', 'sell', 'buy', '63'],
     ]);
+    expect(h.sink.of('snapshot').map((r) => r.venueSeq)).toEqual(['', '']);
     // A heartbeat naming a trade this connection never brought.
     h.msg({ type: 'heartbeat', sequence: 90, last_trade_id: 15, product_id: 'BTC-USD', time: T(60) });
     expect(h.windows).toHaveLength(2);
@@ -295,6 +307,19 @@ describe('Coinbase session', () => {
     // Cut short: no product can be read, so every book of the connection is in doubt.
     h.raw('{"type":"l2update","product_id":"ETH-U');
     expect(h.recs.get('ETH-USD')?.live).toBe(false);
+    // A match whose sequence is not an integer cannot be stored as the venue's ordering: unreadable too.
+    const match = {
+      type: 'match',
+      trade_id: 1,
+      time: T(25),
+      product_id: 'ETH-USD',
+      size: '1',
+      price: '1',
+      side: 'buy',
+    };
+    h.msg({ ...match, sequence: 'next' });
+    expect(h.malformed.at(-1)).toBe('unreadable match');
+    expect(h.sink.of('trade')).toEqual([]);
     h.msg({ type: 'snapshot', product_id: 'BTC-USD', bids: [['100.00', '3']], asks: [] });
     h.msg({ type: 'heartbeat', sequence: 1, last_trade_id: 1, product_id: 'BTC-USD', time: T(30) });
     expect(h.sink.of('gap').map((r) => [r.ticker, r.fromTs, r.toTs, r.reason])).toEqual([

@@ -19,6 +19,11 @@ export interface VenueTrade {
   side: TradeSide;
   /** The venue's own side field as sent ('' when it has none). */
   venueSide: string;
+  /**
+   * The venue's ordering of the feed message that brought it (a row's `venue_seq`; VENUE_SEQ_PATTERN): set by the
+   * session, absent ('') on trades read back from REST and where the protocol has none.
+   */
+  venueSeq?: string;
 }
 
 /** A window whose trades the feed did not carry, as an adapter reads it back. */

@@ -25,7 +25,8 @@ export interface SessionContext {
   readonly rest: RestClient;
   /**
    * A venue message could not be read: counted (`recorder_malformed_messages_total`) and logged with the start of its
-   * text. The session then makes the books it may have changed a gap (`malformed_message`) and asks for fresh ones.
+   * text. Sessions call it through `malformedMessage`, which also makes the books it may have changed a gap
+   * (`malformed_message`) and asks for fresh ones.
    */
   malformed(problem: string, text: string): void;
   /** A venue checksum was checked against a book (`recorder_checksums_total`). */
@@ -109,6 +110,37 @@ export function venueProtocol(
     restBook: (rest, ticker) => feed.restBook(rest, ticker),
     normalizeTicker: (ticker) => feed.normalizeTicker(ticker),
   };
+}
+
+/**
+ * A venue message that cannot be read (not JSON, cut short, a field its kind needs missing or not the venue's text, a
+ * value the tables cannot hold) — every adapter's one way to handle it, never a silent skip nor a crash: counted and
+ * logged (`ctx.malformed`); the books it may have changed — `ticker`'s when the message names one readably (nothing
+ * when the connection does not record it), else every ticker of `scope` (the connection's, or a narrower set the
+ * message still shows, such as a Kalshi subscription's markets) — lose their book, a gap `malformed_message` from
+ * their last verified moment (`TickerRecorder.lose`) closed by their fresh venue book, which `session.resync` asks for.
+ * What could not be read may have been (or carried) a trade: their trades up to now are checked too
+ * (`TickerRecorder.tradesMissed`: read back from REST where the venue has trade history, else a trades gap over the
+ * moment) — so that a lost trade is never silent either, at the cost of a needless REST read (or short trades gap)
+ * when the message was a book's.
+ */
+export function malformedMessage(
+  ctx: SessionContext,
+  session: Pick<VenueSession, 'resync'>,
+  problem: string,
+  text: string,
+  ticker: string | undefined,
+  scope: Iterable<string>,
+): void {
+  ctx.malformed(problem, text);
+  const list = (ticker !== undefined ? [ticker] : [...scope]).filter((t) => ctx.ticker(t) !== undefined);
+  if (list.length === 0) return;
+  for (const t of list) {
+    const rec = ctx.ticker(t);
+    rec?.tradesMissed(ctx.now());
+    rec?.lose('malformed_message');
+  }
+  session.resync(list);
 }
 
 export function chunk<T>(list: readonly T[], size: number): T[][] {

@@ -52,7 +52,14 @@ import type { TickerRecorder } from '../ticker';
 import { defineAdapter } from './adapter';
 import type { RestClient } from './rest';
 import { deterministicTradeId, type VenueTrade } from './trades';
-import { chunk, type RestBook, type SessionContext, type FeedProtocol, type VenueSession } from './types';
+import {
+  chunk,
+  malformedMessage,
+  type RestBook,
+  type SessionContext,
+  type FeedProtocol,
+  type VenueSession,
+} from './types';
 
 /** What the hash covers besides the levels, per asset, as the venue spells it. */
 interface AssetSettings {
@@ -182,10 +189,7 @@ class VenueAClobSession implements VenueSession {
   }
 
   private malformed(problem: string, text: string, asset?: string): void {
-    this.ctx.malformed(problem, text);
-    const list = asset !== undefined && this.assets.has(asset) ? [asset] : [...this.assets];
-    for (const t of list) this.ctx.ticker(t)?.lose('malformed_message');
-    this.resync(list);
+    malformedMessage(this.ctx, this, problem, text, asset, this.assets);
   }
 
   onMessage(text: string, receivedAt: number): void {

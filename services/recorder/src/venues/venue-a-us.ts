@@ -25,34 +25,52 @@
  * connection shows in the books' `stats.sharesTraded` [V] (the market's traded quantity; each book counts every trade
  * up to its change, whose trades follow it [U on the venue: the simulator's order]): the trade count audit
  * (`TickerRecorder.tradesCounted`) makes the shortfall a trades gap (`missed_trades`).
+ *
+ * `venue_seq` is '' on every row (the protocol numbers nothing [V]). A message that cannot be read — not JSON, a
+ * `marketData` without its `marketSlug`, a level that is not `{px: {value}, qty}` text, a `transactTime` that is not
+ * a time, a `sharesTraded` that is not a decimal, a `trade` without its fields — is counted, logged and a gap
+ * `malformed_message` (`malformedMessage`) for its market (every market of the connection when it names none
+ * readably), whose book is asked for again.
  */
 import { parseObject } from '@depthgate/feeds';
 import { envBool } from '@depthgate/service-kit';
 import { defineAdapter } from './adapter';
 import type { RestClient } from './rest';
 import { deterministicTradeId, rfc3339Millis, type VenueTrade } from './trades';
-import { chunk, type RestBook, type SessionContext, type FeedProtocol, type VenueSession } from './types';
+import {
+  chunk,
+  malformedMessage,
+  type RestBook,
+  type SessionContext,
+  type FeedProtocol,
+  type VenueSession,
+} from './types';
 
 interface PmLevel {
   px?: { value?: unknown };
   qty?: unknown;
 }
 
+/** A side's levels (absent: none); throws on a level that is not `{px: {value}, qty}` text (a malformed message). */
 function levels(list: unknown): [string, string][] {
-  if (!Array.isArray(list)) return [];
+  if (list === undefined || list === null) return [];
+  if (!Array.isArray(list)) throw new RangeError('book side is not a list of levels');
   const out: [string, string][] = [];
   for (const l of list as PmLevel[]) {
     const p = l?.px?.value;
     const q = l?.qty;
-    if (typeof p === 'string' && typeof q === 'string') out.push([p, q]);
+    if (typeof p !== 'string' || typeof q !== 'string') throw new RangeError('book level is not {px: {value}, qty}');
+    out.push([p, q]);
   }
   return out;
 }
 
+/** `transactTime` in ms: undefined when absent; throws when it is not a time. */
 function transactTime(v: unknown): number | undefined {
-  if (typeof v !== 'string') return undefined;
-  const ms = Date.parse(v);
-  return Number.isNaN(ms) ? undefined : ms;
+  if (v === undefined) return undefined;
+  const ms = typeof v === 'string' ? Date.parse(v) : Number.NaN;
+  if (Number.isNaN(ms)) throw new RangeError('transactTime is not a time');
+  return ms;
 }
 
 type PmSubscription = 'SUBSCRIPTION_TYPE_MARKET_DATA' | 'SUBSCRIPTION_TYPE_TRADE';
@@ -195,9 +213,12 @@ class VenueAUsSession implements VenueSession {
     for (const id of ids) this.send(id, 'SUBSCRIPTION_TYPE_MARKET_DATA', [...(this.requests.get(id)?.slugs ?? [])]);
   }
 
-  private onTrade(raw: Record<string, unknown>, receivedAt: number): void {
+  private onTrade(raw: Record<string, unknown>, text: string, receivedAt: number): void {
     const parsed = venueAUsTrade(raw);
-    if (parsed === undefined) return;
+    if (parsed === undefined) {
+      const slug = typeof raw.marketSlug === 'string' ? raw.marketSlug : undefined;
+      return this.malformed('unreadable trade', text, slug);
+    }
     const rec = this.ctx.ticker(parsed.slug);
     if (rec === undefined) return;
     const at = parsed.fields[1] as string;
@@ -212,12 +233,37 @@ class VenueAUsSession implements VenueSession {
     rec.trade({ ...parsed.trade, id: venueAUsTradeId(parsed.fields, n) }, receivedAt);
   }
 
+  /** A message that cannot be read: its market's book, or every market's on the connection (see above). */
+  private malformed(problem: string, text: string, slug?: string): void {
+    malformedMessage(
+      this.ctx,
+      this,
+      problem,
+      text,
+      slug,
+      new Set([...this.requestOf.keys(), ...this.tradeRequestOf.keys()]),
+    );
+  }
+
   onMessage(text: string, receivedAt: number): void {
     const m = parseObject(text);
-    if (!m) return;
+    if (!m) return this.malformed('not a JSON object', text);
+    // The market it names: a book's, or a trade's.
+    const body = m.marketData ?? m.trade;
+    const named = body !== null && typeof body === 'object' ? (body as { marketSlug?: unknown }).marketSlug : undefined;
+    const slug = typeof named === 'string' ? named : undefined;
+    try {
+      this.handle(m, slug, text, receivedAt);
+    } catch (err) {
+      this.malformed((err as Error).message, text, slug);
+    }
+  }
+
+  private handle(m: Record<string, unknown>, slug: string | undefined, text: string, receivedAt: number): void {
     const data = m.marketData as Record<string, unknown> | undefined;
-    if (data && typeof data === 'object') {
-      const slug = typeof data.marketSlug === 'string' ? data.marketSlug : '';
+    if (data !== undefined) {
+      if (data === null || typeof data !== 'object' || slug === undefined)
+        return this.malformed('marketData without a marketSlug', text);
       const rec = this.ctx.ticker(slug);
       if (rec === undefined) return;
       const venueTs = transactTime(data.transactTime);
@@ -238,8 +284,9 @@ class VenueAUsSession implements VenueSession {
       return;
     }
     const trade = m.trade;
-    if (trade !== null && typeof trade === 'object') {
-      if (this.trades) this.onTrade(trade as Record<string, unknown>, receivedAt);
+    if (trade !== undefined) {
+      if (trade === null || typeof trade !== 'object') return this.malformed('trade is not an object', text);
+      if (this.trades) this.onTrade(trade as Record<string, unknown>, text, receivedAt);
       return;
     }
     if (typeof m.error === 'string') {

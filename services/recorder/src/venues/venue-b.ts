@@ -19,6 +19,13 @@
  * Snapshots carry no time: a snapshot holds from the ts of the next timestamped message of the connection (events
  * are delivered in order), or from its receipt if none follows within RECORDER_SNAPSHOT_QUIET_MS.
  *
+ * `venue_seq`: every row of an `orderbook_snapshot`/`orderbook_delta` keeps its message's `sid:seq` (contiguous per
+ * `sid` on the venue); a trade row its message's `sid:seq` where the message has a `seq` (the docs give `trade` none
+ * [V]; the simulator sends one), else ''. A message that cannot be read — not JSON, without a numeric `sid`, a `msg`
+ * whose market, levels, price, change or trade fields are not the venue's — is counted, logged and a gap
+ * `malformed_message` (`malformedMessage`) for its market, or, when it names none readably, the markets of its
+ * subscription (every market of the connection when the `sid` cannot be read either), which are subscribed again.
+ *
  * Trades: the `trade` channel, its own subscription (`sid`), subscribed before the books' so that it carries trades
  * by the time a market's first book arrives [V: `type`, `sid`, `msg` with `trade_id`, `market_ticker`,
  * `yes_price_dollars`, `count_fp`, `taker_outcome_side` (`taker_side` before), `ts_ms`]. It has no `seq`: a trade lost
@@ -33,7 +40,14 @@ import { ASK, BID, CanonicalMemo, centsToDollars, complementOfOne, parseObject }
 import type { TickerRecorder } from '../ticker';
 import type { RestClient } from './rest';
 import { rfc3339Millis, type BackfillResult, type TradeBackfill, type TradeWindow, type VenueTrade } from './trades';
-import { chunk, type RestBook, type SessionContext, type FeedProtocol, type VenueSession } from './types';
+import {
+  chunk,
+  malformedMessage,
+  type RestBook,
+  type SessionContext,
+  type FeedProtocol,
+  type VenueSession,
+} from './types';
 
 type Channel = 'orderbook_delta' | 'trade';
 
@@ -49,20 +63,24 @@ const complement = new CanonicalMemo(complementOfOne, 10_000);
 
 type LevelPair = readonly [string, string];
 
+/** A side's levels; absent is empty ("key will not exist if there are no Yes offers" [V]); anything else throws. */
 function levelsOf(v: unknown, legacyCents: boolean): LevelPair[] {
-  if (!Array.isArray(v)) return [];
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) throw new RangeError('book side is not a list of levels');
   const out: LevelPair[] = [];
   for (const level of v as unknown[]) {
-    if (!Array.isArray(level) || level.length < 2) continue;
-    const [p, q] = level as unknown[];
-    if (legacyCents) {
-      if (typeof p === 'number' && typeof q === 'number') out.push([centsToDollars(p), String(q)]);
-    } else if (typeof p === 'string' && typeof q === 'string') out.push([p, q]);
+    const [p, q] = Array.isArray(level) ? (level as unknown[]) : [];
+    if (legacyCents && typeof p === 'number' && typeof q === 'number') out.push([centsToDollars(p), String(q)]);
+    else if (!legacyCents && typeof p === 'string' && typeof q === 'string') out.push([p, q]);
+    else throw new RangeError('book level is not [price, count]');
   }
   return out;
 }
 
-/** A Kalshi book message (`yes_*`/`no_*` bids) as bids and asks: NO bids become asks at 1 − price. */
+/**
+ * A Kalshi book message (`yes_*`/`no_*` bids) as bids and asks: NO bids become asks at 1 − price. Throws on a level
+ * that is not `[price, count]` (a malformed message, or a REST book that cannot be compared).
+ */
 export function venueBBook(msg: Record<string, unknown>): RestBook {
   let yes: LevelPair[];
   let no: LevelPair[];
@@ -304,53 +322,101 @@ class VenueBSession implements VenueSession {
     this.ctx.send(JSON.stringify({ id, cmd: 'unsubscribe', params: { sids: [sid] } }));
   }
 
+  /** Every market this connection records (books and trades). */
+  private markets(): Set<string> {
+    const out = new Set<string>(this.active.keys());
+    for (const sub of this.subs.values()) for (const t of sub.tickers) out.add(t);
+    for (const t of this.tradeSid.keys()) out.add(t);
+    for (const c of this.commands.values()) for (const t of c.tickers) out.add(t);
+    return out;
+  }
+
+  /** A message that cannot be read: its market's book, else its subscription's, else the connection's (see above). */
+  private malformed(problem: string, text: string, ticker?: string, sid?: number): void {
+    const scope = sid === undefined ? undefined : (this.subs.get(sid)?.tickers ?? this.tradeSubs.get(sid));
+    malformedMessage(this.ctx, this, problem, text, ticker, scope ?? this.markets());
+  }
+
   onMessage(text: string, receivedAt: number): void {
     const m = parseObject(text);
-    if (!m) return;
+    if (!m) return this.malformed('not a JSON object', text);
+    const sid = typeof m.sid === 'number' && Number.isSafeInteger(m.sid) && m.sid >= 0 ? m.sid : undefined;
+    const msg = m.msg !== null && typeof m.msg === 'object' && !Array.isArray(m.msg) ? m.msg : undefined;
+    const named = (msg as { market_ticker?: unknown } | undefined)?.market_ticker;
+    const ticker = typeof named === 'string' ? named : undefined;
+    try {
+      this.handle(m, sid, msg as Record<string, unknown> | undefined, ticker, text, receivedAt);
+    } catch (err) {
+      this.malformed((err as Error).message, text, ticker, sid);
+    }
+  }
+
+  private handle(
+    m: Record<string, unknown>,
+    sid: number | undefined,
+    msg: Record<string, unknown> | undefined,
+    ticker: string | undefined,
+    text: string,
+    receivedAt: number,
+  ): void {
     const type = m.type;
     if (type === 'orderbook_delta' || type === 'orderbook_snapshot') {
-      const sid = typeof m.sid === 'number' ? m.sid : -1;
+      if (sid === undefined) return this.malformed(`${type} without a sid`, text, ticker);
       const sub = this.subs.get(sid);
-      const msg = (m.msg ?? {}) as Record<string, unknown>;
-      const ticker = typeof msg.market_ticker === 'string' ? msg.market_ticker : '';
       if (sub === undefined) return; // a subscription we dropped
-      const seq = typeof m.seq === 'number' ? m.seq : undefined;
+      const seq = m.seq;
+      if (seq !== undefined && !(typeof seq === 'number' && Number.isSafeInteger(seq) && seq >= 0))
+        return this.malformed(`${type} with a seq that is not an integer`, text, ticker, sid);
       if (seq !== undefined) {
         if (sub.lastSeq !== undefined && seq !== sub.lastSeq + 1 && !sub.retiring) this.sequenceGap(sid, sub);
         sub.lastSeq = seq;
       }
-      if (type === 'orderbook_snapshot') this.snapshot(sid, sub, ticker, msg, receivedAt);
-      else this.delta(sid, ticker, msg, receivedAt);
+      if (msg === undefined || ticker === undefined)
+        return this.malformed(`${type} without msg.market_ticker`, text, undefined, sid);
+      const venueSeq = seq === undefined ? '' : `${sid}:${seq}`;
+      if (type === 'orderbook_snapshot') this.snapshot(sid, sub, ticker, msg, receivedAt, venueSeq);
+      else this.delta(sid, ticker, msg, text, receivedAt, venueSeq);
       return;
     }
     if (type === 'trade') {
-      const sid = typeof m.sid === 'number' ? m.sid : -1;
-      const msg = m.msg;
-      if (!this.tradeSubs.has(sid) || msg === null || typeof msg !== 'object') return;
-      const fields = msg as Record<string, unknown>;
-      const trade = venueBTrade(fields);
-      const rec = typeof fields.market_ticker === 'string' ? this.ctx.ticker(fields.market_ticker) : undefined;
-      if (trade !== undefined && rec !== undefined) rec.trade(trade, receivedAt);
+      if (sid === undefined) return this.malformed('trade without a sid', text, ticker);
+      if (!this.tradeSubs.has(sid)) return;
+      const trade = msg === undefined ? undefined : venueBTrade(msg);
+      if (trade === undefined || ticker === undefined) return this.malformed('unreadable trade', text, ticker, sid);
+      const rec = this.ctx.ticker(ticker);
+      const seq = m.seq;
+      const venueSeq = typeof seq === 'number' && Number.isSafeInteger(seq) && seq >= 0 ? `${sid}:${seq}` : '';
+      if (rec !== undefined) rec.trade({ ...trade, venueSeq }, receivedAt);
       return;
     }
     if (type === 'subscribed') {
-      const msg = (m.msg ?? {}) as Record<string, unknown>;
       const id = typeof m.id === 'number' ? m.id : -1;
       const command = this.commands.get(id);
       this.commands.delete(id);
-      if (typeof msg.sid !== 'number' || !command) return;
-      if (command.channel === 'trade') this.tradesSubscribed(msg.sid, command.tickers);
-      else this.subs.set(msg.sid, { tickers: new Set(command.tickers), lastSeq: undefined, retiring: false });
+      const newSid = (msg ?? {}).sid;
+      if (typeof newSid !== 'number' || !Number.isSafeInteger(newSid) || !command) {
+        const problem = 'subscribed without its command id or sid';
+        if (command?.channel === 'trade') {
+          // No book is in doubt: the trade subscription is asked for again.
+          this.ctx.malformed(problem, text);
+          return this.subscribeChannel('trade', command.tickers);
+        }
+        // Its markets would wait for a first book that never comes: they are subscribed again.
+        return malformedMessage(this.ctx, this, problem, text, undefined, command?.tickers ?? this.markets());
+      }
+      const sidOf = newSid;
+      if (command.channel === 'trade') this.tradesSubscribed(sidOf, command.tickers);
+      else this.subs.set(sidOf, { tickers: new Set(command.tickers), lastSeq: undefined, retiring: false });
       return;
     }
     if (type === 'error') {
       const id = typeof m.id === 'number' ? m.id : -1;
-      const msg = (m.msg ?? {}) as Record<string, unknown>;
-      const message = String(msg.msg ?? '');
+      const error = msg ?? {};
+      const message = String(error.msg ?? '');
       const command = this.commands.get(id);
       this.commands.delete(id);
       if (!command) {
-        this.ctx.logger.warn({ error: msg }, 'Kalshi feed error');
+        this.ctx.logger.warn({ error }, 'Kalshi feed error');
         return;
       }
       const unknown = /Market not found: (\S+)/.exec(message)?.[1];
@@ -360,7 +426,7 @@ class VenueBSession implements VenueSession {
         if (rest.length > 0) this.subscribeChannel(command.channel, rest);
         return;
       }
-      this.ctx.logger.error({ error: msg, markets: command.tickers.length }, 'Kalshi refused a subscription');
+      this.ctx.logger.error({ error, markets: command.tickers.length }, 'Kalshi refused a subscription');
       this.ctx.reconnect('disconnect');
     }
     // `unsubscribed`, `ok`: nothing to do.
@@ -403,9 +469,11 @@ class VenueBSession implements VenueSession {
     ticker: string,
     msg: Record<string, unknown>,
     receivedAt: number,
+    venueSeq: string,
   ): void {
     const rec = this.ctx.ticker(ticker);
     if (rec === undefined) return;
+    const book = venueBBook(msg); // throws on a level that cannot be read: nothing changed yet
     const previous = this.active.get(ticker);
     if (previous !== sid) {
       this.active.set(ticker, sid);
@@ -418,13 +486,19 @@ class VenueBSession implements VenueSession {
       }
     }
     sub.tickers.add(ticker);
-    const book = venueBBook(msg);
-    if (rec.venueSnapshot(book.bids, book.asks, { defer: true, receivedAt })) this.pending.add(rec);
+    if (rec.venueSnapshot(book.bids, book.asks, { defer: true, receivedAt, venueSeq })) this.pending.add(rec);
   }
 
-  private delta(sid: number, ticker: string, msg: Record<string, unknown>, receivedAt: number): void {
+  private delta(
+    sid: number,
+    ticker: string,
+    msg: Record<string, unknown>,
+    text: string,
+    receivedAt: number,
+    venueSeq: string,
+  ): void {
     const d = venueBDelta(msg);
-    if (d === undefined) return;
+    if (d === undefined) return this.malformed('orderbook_delta without side, price or change', text, ticker, sid);
     const ts = d.ts ?? receivedAt;
     // Events arrive in order: any timestamped message fixes when the snapshots before it hold from.
     if (this.pending.size > 0) {
@@ -436,7 +510,7 @@ class VenueBSession implements VenueSession {
     if (this.active.get(ticker) !== sid) return;
     const rec = this.ctx.ticker(ticker);
     if (rec === undefined) return;
-    const t = rec.beginEvent(ts, receivedAt);
+    const t = rec.beginEvent(ts, receivedAt, venueSeq);
     if (t < 0) return;
     rec.applyDelta(t, d.side, d.price, d.delta);
   }

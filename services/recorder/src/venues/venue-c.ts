@@ -20,13 +20,27 @@
  *   [V]: forward from the last trade held with `since_tid` (500 a page, newest first within a page), or, without one,
  *   the newest 500 at or after `timestamp`; the REST `timestampms` is the feed's `timestamp`, and `type` its `side`.
  *   Gemini keeps 7 days of public trades: an older part of a window is a gap.
+ * - `venue_seq`: market data v2 numbers no message (its `socket_sequence` is v1's [V]): book rows carry ''. A trade
+ *   row keeps its `event_id` (`eventid` in the initial `trades` [V]; "monotonically increasing" per the v1 docs, the
+ *   fills of one taker share it), '' where a message has none and on trades read back from REST.
+ * - A message that cannot be read — not JSON, an `l2_updates` or `trade` without its symbol, a change that is not
+ *   `[buy|sell, price, quantity]` text, a trade without its fields — is counted, logged and a gap `malformed_message`
+ *   (`malformedMessage`) for its symbol (every symbol of the connection when it names none readably), which is
+ *   subscribed again; a `broken` trade is not recorded (not an error).
  */
 import { ASK, BID, parseObject } from '@depthgate/feeds';
 import { envInt } from '@depthgate/service-kit';
 import { defineAdapter } from './adapter';
 import type { RestClient } from './rest';
 import type { BackfillResult, TradeBackfill, TradeWindow, VenueTrade } from './trades';
-import { chunk, type RestBook, type SessionContext, type FeedProtocol, type VenueSession } from './types';
+import {
+  chunk,
+  malformedMessage,
+  type RestBook,
+  type SessionContext,
+  type FeedProtocol,
+  type VenueSession,
+} from './types';
 
 /** A tid as Gemini sends it (a JSON integer) as text; undefined beyond what a double holds exactly. */
 function tidText(v: unknown): string | undefined {
@@ -49,6 +63,27 @@ export function venueCTrade(m: Record<string, unknown>): VenueTrade | undefined 
     return undefined;
   if (typeof size !== 'string' || (venueSide !== 'buy' && venueSide !== 'sell')) return undefined;
   return { ts, id, price: m.price, size, side: venueSide, venueSide };
+}
+
+/** A feed trade's `event_id` (or `eventid`) as a row's `venue_seq`: '' when absent, undefined when not an integer. */
+function venueCEventSeq(m: Record<string, unknown>): string | undefined {
+  const v = m.event_id ?? m.eventid;
+  return v === undefined ? '' : tidText(v);
+}
+
+/** A feed trade with its `venue_seq`; undefined when it cannot be read (a `broken` one is `'broken'`). */
+function feedTrade(m: Record<string, unknown>): VenueTrade | 'broken' | undefined {
+  if (m.broken === true) return 'broken';
+  const trade = venueCTrade(m);
+  const venueSeq = venueCEventSeq(m);
+  return trade === undefined || venueSeq === undefined ? undefined : { ...trade, venueSeq };
+}
+
+/** `[buy|sell, price, quantity]` text as a side and a level; undefined when a change is not that. */
+function changeOf(c: unknown): { side: typeof BID | typeof ASK; price: string; quantity: string } | undefined {
+  if (!Array.isArray(c) || (c[0] !== 'buy' && c[0] !== 'sell') || typeof c[1] !== 'string' || typeof c[2] !== 'string')
+    return undefined;
+  return { side: c[0] === 'buy' ? BID : ASK, price: c[1], quantity: c[2] };
 }
 
 /** Trades per REST page: the most Gemini gives [V]. */
@@ -96,6 +131,8 @@ export const venueCTrades: TradeBackfill = {
 };
 
 class VenueCSession implements VenueSession {
+  /** Symbols subscribed on this connection. */
+  private readonly symbols = new Set<string>();
   /** Subscribed symbols whose next message is their whole book. */
   private readonly expecting = new Set<string>();
   /** Symbols between unsubscribe and subscribe (their messages are ignored). */
@@ -122,6 +159,7 @@ class VenueCSession implements VenueSession {
 
   subscribe(tickers: readonly string[]): void {
     for (const t of tickers) {
+      this.symbols.add(t);
       this.expecting.add(t);
       this.cooling.delete(t);
     }
@@ -130,6 +168,7 @@ class VenueCSession implements VenueSession {
 
   unsubscribe(tickers: readonly string[]): void {
     for (const t of tickers) {
+      this.symbols.delete(t);
       this.expecting.delete(t);
       this.cooling.delete(t);
     }
@@ -154,49 +193,63 @@ class VenueCSession implements VenueSession {
     this.timers.add(timer);
   }
 
+  /** A message that cannot be read: its symbol's book, or every symbol's on the connection (see above). */
+  private malformed(problem: string, text: string, symbol?: string): void {
+    malformedMessage(this.ctx, this, problem, text, symbol, this.symbols);
+  }
+
   onMessage(text: string, receivedAt: number): void {
     this.mark = receivedAt;
     const m = parseObject(text);
-    if (!m) return;
+    if (!m) return this.malformed('not a JSON object', text);
+    const symbol = typeof m.symbol === 'string' ? m.symbol.toUpperCase() : undefined;
+    try {
+      this.handle(m, symbol, text, receivedAt);
+    } catch (err) {
+      this.malformed((err as Error).message, text, symbol);
+    }
+  }
+
+  private handle(m: Record<string, unknown>, symbol: string | undefined, text: string, receivedAt: number): void {
     if (m.type === 'l2_updates') {
-      const symbol = typeof m.symbol === 'string' ? m.symbol.toUpperCase() : '';
+      if (symbol === undefined) return this.malformed('l2_updates without a symbol', text);
       if (this.cooling.has(symbol)) return;
       const rec = this.ctx.ticker(symbol);
-      if (rec === undefined || !Array.isArray(m.changes)) return;
-      const changes = m.changes as unknown[];
-      if (this.expecting.delete(symbol)) {
-        const bids: [string, string][] = [];
-        const asks: [string, string][] = [];
-        for (const c of changes) {
-          if (!Array.isArray(c) || typeof c[1] !== 'string' || typeof c[2] !== 'string') continue;
-          (c[0] === 'buy' ? bids : asks).push([c[1], c[2]]);
+      if (rec === undefined) return;
+      if (!Array.isArray(m.changes)) return this.malformed('l2_updates without changes', text, symbol);
+      const changes = (m.changes as unknown[]).map(changeOf);
+      if (changes.some((c) => c === undefined))
+        return this.malformed('a change is not [buy|sell, price, quantity] text', text, symbol);
+      const levels = changes as { side: typeof BID | typeof ASK; price: string; quantity: string }[];
+      // The first one carries the symbol's last trades (oldest last [U]): recorded unless held.
+      const trades: VenueTrade[] = [];
+      if (this.trades && m.trades !== undefined) {
+        if (!Array.isArray(m.trades)) return this.malformed('l2_updates trades is not a list', text, symbol);
+        for (const x of m.trades as unknown[]) {
+          const trade = x !== null && typeof x === 'object' ? feedTrade(x as Record<string, unknown>) : undefined;
+          if (trade === undefined) return this.malformed('unreadable trade in l2_updates', text, symbol);
+          if (trade !== 'broken') trades.push(trade);
         }
+      }
+      if (this.expecting.delete(symbol)) {
+        const bids = levels.filter((c) => c.side === BID).map((c): [string, string] => [c.price, c.quantity]);
+        const asks = levels.filter((c) => c.side === ASK).map((c): [string, string] => [c.price, c.quantity]);
         rec.venueSnapshot(bids, asks, { ts: receivedAt, receivedAt });
       } else {
         const t = rec.beginEvent(receivedAt, receivedAt);
-        if (t >= 0) {
-          for (const c of changes) {
-            if (!Array.isArray(c) || typeof c[1] !== 'string' || typeof c[2] !== 'string') continue;
-            rec.applyLevel(t, c[0] === 'buy' ? BID : ASK, c[1], c[2]);
-          }
-        }
+        if (t >= 0) for (const c of levels) rec.applyLevel(t, c.side, c.price, c.quantity);
       }
-      // The first one carries the symbol's last trades (oldest last [U]): recorded unless held.
-      if (this.trades && Array.isArray(m.trades)) {
-        const list = (m.trades as unknown[])
-          .map((x) => (x !== null && typeof x === 'object' ? venueCTrade(x as Record<string, unknown>) : undefined))
-          .filter((x): x is VenueTrade => x !== undefined)
-          .sort((a, b) => a.ts - b.ts);
-        for (const trade of list) rec.trade(trade, receivedAt);
-      }
+      for (const trade of trades.sort((a, b) => a.ts - b.ts)) rec.trade(trade, receivedAt);
       return;
     }
     if (m.type === 'trade') {
       if (!this.trades) return;
-      const symbol = typeof m.symbol === 'string' ? m.symbol.toUpperCase() : '';
+      if (symbol === undefined) return this.malformed('trade without a symbol', text);
       const rec = this.ctx.ticker(symbol);
-      const trade = venueCTrade(m);
-      if (rec !== undefined && trade !== undefined) rec.trade(trade, receivedAt);
+      if (rec === undefined) return;
+      const trade = feedTrade(m);
+      if (trade === undefined) return this.malformed('unreadable trade', text, symbol);
+      if (trade !== 'broken') rec.trade(trade, receivedAt);
       return;
     }
     if (m.type === 'error' || m.result === 'error') {
@@ -215,6 +268,7 @@ class VenueCSession implements VenueSession {
   close(): void {
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
+    this.symbols.clear();
     this.expecting.clear();
     this.cooling.clear();
   }

@@ -19,8 +19,11 @@
  *   window of missed trades, read back from `GET /products/{id}/trades` [V] (ids only: `before=<id>` the page of newer
  *   trades right above an id, `after=<id>` the older ones below it; at most 1000 a page). A trade's ts is its `time`
  *   truncated to the millisecond on both paths (the feed's has microseconds, REST's milliseconds).
+ * - `venue_seq`: a trade row keeps its `match`'s `sequence` (the product's feed sequence [V]; several matches of one
+ *   book event may share one in the simulator); book rows carry '' (level2 has none [V]), and so do trades read back
+ *   from REST.
  * - Anything that cannot be read — not JSON, a change or level that is not `[side, price, size]` text, a time that
- *   is not RFC 3339 — is counted and logged, and the books it may have changed are a gap (`malformed_message`) until
+ *   is not RFC 3339, a `sequence` that is not an integer — is counted and logged, and the books it may have changed are a gap (`malformed_message`) until
  *   their fresh snapshot.
  */
 import { ASK, BID, parseObject, stringList } from '@depthgate/feeds';
@@ -29,7 +32,26 @@ import type { TickerRecorder } from '../ticker';
 import { defineAdapter } from './adapter';
 import type { RestClient } from './rest';
 import { rfc3339Millis, type BackfillResult, type TradeBackfill, type TradeWindow, type VenueTrade } from './trades';
-import { chunk, type RestBook, type SessionContext, type FeedProtocol, type VenueSession } from './types';
+import {
+  chunk,
+  malformedMessage,
+  type RestBook,
+  type SessionContext,
+  type FeedProtocol,
+  type VenueSession,
+} from './types';
+
+/**
+ * A message's `sequence` (the product's feed sequence [V]: `match`, `last_match`, `heartbeat`, `ticker` carry it;
+ * `snapshot` and `l2update` do not [V]) as a row's `venue_seq`: '' when absent, undefined when it is not a
+ * non-negative integer (a malformed message).
+ */
+function sequenceText(v: unknown): string | undefined {
+  if (v === undefined) return '';
+  if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return String(v);
+  if (typeof v === 'string' && /^\d{1,20}$/.test(v)) return v;
+  return undefined;
+}
 
 /** A trade id as Coinbase sends it (a JSON integer) as text; undefined when it is not one. */
 function tradeIdText(v: unknown): string | undefined {
@@ -191,10 +213,7 @@ class VenueDSession implements VenueSession {
 
   /** A message that cannot be read: counted, logged, and the books it may concern lost until fresh snapshots. */
   private malformed(problem: string, text: string, product?: string): void {
-    this.ctx.malformed(problem, text);
-    const list = product !== undefined && this.products.has(product) ? [product] : [...this.products];
-    for (const t of list) this.ctx.ticker(t)?.lose('malformed_message');
-    this.resync(list);
+    malformedMessage(this.ctx, this, problem, text, product, this.products);
   }
 
   /** Every event up to `ts` has arrived: snapshots waiting for a time hold from it. */
@@ -253,7 +272,9 @@ class VenueDSession implements VenueSession {
       case 'match':
       case 'last_match': {
         const trade = venueDTrade(m);
-        if (trade === undefined || product === undefined) return this.malformed('unreadable match', text, product);
+        const venueSeq = sequenceText(m.sequence);
+        if (trade === undefined || product === undefined || venueSeq === undefined)
+          return this.malformed('unreadable match', text, product);
         this.timestamped(trade.ts);
         const rec = this.ctx.ticker(product);
         if (rec === undefined || !this.trades) return;
@@ -262,7 +283,7 @@ class VenueDSession implements VenueSession {
         // A trade id skipped: the channel dropped matches [V] (`last_match` only starts the count).
         if (m.type === 'match' && last !== undefined && id > last + 1n) rec.tradesMissed(trade.ts);
         if (last === undefined || id > last) this.lastTradeId.set(product, id);
-        rec.trade(trade, receivedAt);
+        rec.trade({ ...trade, venueSeq }, receivedAt);
         return;
       }
       case 'heartbeat': {

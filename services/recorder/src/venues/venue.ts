@@ -221,6 +221,7 @@ export class Venue {
       this.awaiting.delete(t);
       const rec = this.recorders.get(t);
       if (!rec) continue;
+      rec.writeVerification(); // its last verification point, held for coalescing, is kept
       this.retired.set(t, rec.resumePoint());
       this.recorders.delete(t);
     }
@@ -409,6 +410,8 @@ export class Venue {
     }
     this.timers = [];
     await Promise.all(this.shards.map((s) => s.stop()));
+    // Verification points held for coalescing are written with the last rows.
+    for (const rec of this.recorders.values()) rec.writeVerification();
     await this.backfiller?.stop();
   }
 }

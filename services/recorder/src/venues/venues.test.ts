@@ -219,3 +219,237 @@ describe('Polymarket US normalisation', () => {
     ]);
   });
 });
+
+describe('venue sequences and unreadable messages (Kalshi, Gemini, Polymarket US)', () => {
+  const rowsOf = (h: ReturnType<typeof harness>) =>
+    h.sink.rows.filter((r) => r.kind !== 'gap').map((r) => [r.kind, r.ticker, r.venueSeq]);
+  const gaps = (h: ReturnType<typeof harness>) => h.sink.of('gap').map((r) => [r.ticker, r.fromTs, r.toTs, r.reason]);
+
+  function kalshi(trades = false) {
+    const h = harness(placed(venueBProtocol({ subscribeBatch: 10, trades }), 'venue_b'), ['A', 'B'], { trades });
+    h.session.subscribe(['A', 'B']);
+    return h;
+  }
+  const snap = (sid: number, seq: number, t: string, yes: string[][]) => ({
+    type: 'orderbook_snapshot',
+    sid,
+    seq,
+    msg: { market_ticker: t, yes_dollars_fp: yes, no_dollars_fp: [] },
+  });
+  const delta = (sid: number, seq: number, t: string, d: string, ts: number) => ({
+    type: 'orderbook_delta',
+    sid,
+    seq,
+    msg: { market_ticker: t, side: 'yes', price_dollars: '0.4800', delta_fp: d, ts_ms: ts },
+  });
+
+  it("Kalshi: every book row keeps its message's sid:seq, a trade its sid:seq where it has a seq", () => {
+    const h = kalshi(true);
+    h.msg({ id: 1, type: 'subscribed', msg: { channel: 'trade', sid: 7 } });
+    h.msg({ id: 2, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 8 } });
+    h.msg(snap(8, 1, 'A', [['0.4800', '10.00']]));
+    h.msg(snap(8, 2, 'B', [['0.4800', '20.00']]));
+    h.msg(delta(8, 3, 'A', '5.00', 5000));
+    h.msg(delta(8, 4, 'B', '-5.00', 5001));
+    const trade = { trade_id: 'x1', market_ticker: 'A', yes_price_dollars: '0.48', count_fp: '1.00', ts_ms: 5002 };
+    h.msg({ type: 'trade', sid: 7, seq: 12, msg: { ...trade, taker_outcome_side: 'yes' } });
+    h.msg({ type: 'trade', sid: 7, msg: { ...trade, trade_id: 'x2', taker_outcome_side: 'no' } });
+    expect(rowsOf(h)).toEqual([
+      ['snapshot', 'A', '8:1'],
+      ['snapshot', 'B', '8:2'],
+      ['delta', 'A', '8:3'],
+      ['delta', 'B', '8:4'],
+      ['trade', 'A', '7:12'],
+      ['trade', 'A', ''],
+    ]);
+    expect(h.sink.verifications.map((v) => [v.ticker, v.ts, v.method])).toEqual([
+      ['A', 5000, 'snapshot'],
+      ['B', 5000, 'snapshot'],
+    ]);
+    expect(h.malformed).toEqual([]);
+  });
+
+  it('Kalshi: an unreadable message is counted and a gap of its market, its subscription or the connection', () => {
+    const h = kalshi();
+    h.msg({ id: 1, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 1 } });
+    h.msg(snap(1, 1, 'A', [['0.4800', '10.00']]));
+    h.msg(snap(1, 2, 'B', [['0.4800', '20.00']]));
+    h.msg(delta(1, 3, 'A', '5.00', 5000));
+    h.sent.length = 0;
+    // A delta without its change: A alone, subscribed again.
+    h.msg({ type: 'orderbook_delta', sid: 1, seq: 4, msg: { market_ticker: 'A', side: 'yes', ts_ms: 5010 } });
+    expect(h.malformed).toEqual(['orderbook_delta without side, price or change']);
+    expect([h.recs.get('A')?.live, h.recs.get('B')?.live]).toEqual([false, true]);
+    expect(h.sent).toEqual([
+      { id: 2, cmd: 'subscribe', params: { channels: ['orderbook_delta'], market_tickers: ['A'] } },
+    ]);
+    // A level that is not [price, count]: its market (B); a message without a market: its subscription's (A, B).
+    h.msg({ type: 'orderbook_snapshot', sid: 1, seq: 5, msg: { market_ticker: 'B', yes_dollars_fp: [['0.5']] } });
+    h.msg({ type: 'orderbook_delta', sid: 1, seq: 6, msg: { side: 'yes' } });
+    // Cut short, or not JSON: every market of the connection. The seq it carried is lost: nothing is silent.
+    h.raw('{"type":"orderbook_delta","sid":1,"seq":7,"msg":{"market_ti');
+    h.raw('<html>502</html>');
+    expect(h.malformed).toEqual([
+      'orderbook_delta without side, price or change',
+      'book level is not [price, count]',
+      'orderbook_delta without msg.market_ticker',
+      'not a JSON object',
+      'not a JSON object',
+    ]);
+    expect([h.recs.get('A')?.live, h.recs.get('B')?.live]).toEqual([false, false]);
+    // The fresh books close the gaps, from the last message each book was known to follow.
+    h.msg({ id: 2, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 2 } });
+    h.msg(snap(2, 1, 'A', [['0.4800', '16.00']]));
+    h.msg(snap(2, 2, 'B', [['0.4800', '20.00']]));
+    h.msg(delta(2, 3, 'A', '1.00', 6000));
+    expect(gaps(h)).toEqual([
+      ['A', 5000, 6000, 'malformed_message'],
+      ['B', 5000, 6000, 'malformed_message'],
+    ]);
+  });
+
+  it('Kalshi: an unreadable trade is not lost silently: its trades up to then are read back (a missed window)', () => {
+    const h = kalshi(true);
+    h.msg({ id: 1, type: 'subscribed', msg: { channel: 'trade', sid: 7 } });
+    h.msg({ id: 2, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 8 } });
+    h.msg(snap(8, 1, 'A', [['0.4800', '10.00']]));
+    h.msg(delta(8, 2, 'A', '5.00', 5000));
+    const trade = { trade_id: 'x1', market_ticker: 'A', yes_price_dollars: '0.48', count_fp: '1.00', ts_ms: 5002 };
+    h.msg({ type: 'trade', sid: 7, msg: { ...trade, taker_outcome_side: 'yes' } });
+    expect(h.windows).toEqual([]);
+    h.msg({ type: 'trade', sid: 7, msg: { ...trade, trade_id: 'x2' } }); // no side
+    expect(h.malformed).toEqual(['unreadable trade']);
+    // From the newest trade held (x1, known: a REST copy of it is dropped) to the unreadable message's receipt.
+    expect(h.windows.map((w) => [w.ticker, w.window.from, w.window.to, [...w.window.known.keys()]])).toEqual([
+      ['A', 5002, h.clock.now, ['x1']],
+    ]);
+  });
+
+  it('Kalshi: a subscription answered without its sid is asked for again rather than waited for forever', () => {
+    const h = kalshi();
+    h.msg({ id: 1, type: 'subscribed', msg: { channel: 'orderbook_delta' } });
+    expect(h.malformed).toEqual(['subscribed without its command id or sid']);
+    expect(h.sent.at(-1)).toEqual({
+      id: 2,
+      cmd: 'subscribe',
+      params: { channels: ['orderbook_delta'], market_tickers: ['A', 'B'] },
+    });
+  });
+
+  function gemini(trades = true) {
+    const protocol = placed(venueCProtocol({ subscribeBatch: 50, resubscribeDelayMs: 0, trades }), 'venue_c');
+    const h = harness(protocol, ['BTCUSD', 'ETHUSD'], { trades });
+    h.session.subscribe(['BTCUSD', 'ETHUSD']);
+    return h;
+  }
+  const geminiTrade = { type: 'trade', symbol: 'BTCUSD', timestamp: 1_000_000, price: '9004.21', quantity: '0.1' };
+
+  it('Gemini: book rows carry no venue sequence (v2 has none), a trade its event_id', () => {
+    const h = gemini();
+    h.msg({
+      type: 'l2_updates',
+      symbol: 'BTCUSD',
+      changes: [['buy', '9000', '1']],
+      trades: [{ ...geminiTrade, eventid: 169841458, tid: 5, side: 'sell' }],
+    });
+    h.clock.now += 5;
+    h.msg({ type: 'l2_updates', symbol: 'BTCUSD', changes: [['buy', '9000', '2']] });
+    h.msg({ ...geminiTrade, event_id: 3575573053, tid: 6, side: 'buy' });
+    h.msg({ ...geminiTrade, tid: 7, side: 'buy' });
+    h.msg({ ...geminiTrade, tid: 8, side: 'buy', broken: true });
+    expect(rowsOf(h)).toEqual([
+      ['snapshot', 'BTCUSD', ''],
+      ['trade', 'BTCUSD', '169841458'],
+      ['delta', 'BTCUSD', ''],
+      ['trade', 'BTCUSD', '3575573053'],
+      ['trade', 'BTCUSD', ''],
+    ]);
+    expect(h.malformed).toEqual([]);
+  });
+
+  it('Gemini: an unreadable change or trade is a gap of its symbol; a message naming none, of every symbol', () => {
+    const h = gemini();
+    for (const symbol of ['BTCUSD', 'ETHUSD']) h.msg({ type: 'l2_updates', symbol, changes: [['buy', '1', '1']] });
+    h.msg({ type: 'l2_updates', symbol: 'BTCUSD', changes: [['hold', '1', '2']] });
+    expect(h.malformed).toEqual(['a change is not [buy|sell, price, quantity] text']);
+    expect([h.recs.get('BTCUSD')?.live, h.recs.get('ETHUSD')?.live]).toEqual([false, true]);
+    expect(h.sent.at(-1)).toEqual({ type: 'unsubscribe', subscriptions: [{ name: 'l2', symbols: ['BTCUSD'] }] });
+    h.msg({ ...geminiTrade, symbol: 'ETHUSD', tid: 9, side: 'buy', event_id: 'soon' });
+    expect(h.recs.get('ETHUSD')?.live).toBe(false);
+    h.raw('{"type":"l2_updates","symbol":"ETHU');
+    h.msg({ type: 'l2_updates', changes: [] });
+    expect(h.malformed).toEqual([
+      'a change is not [buy|sell, price, quantity] text',
+      'unreadable trade',
+      'not a JSON object',
+      'l2_updates without a symbol',
+    ]);
+    h.session.close();
+  });
+
+  function pmUs() {
+    const protocol = placed(venueAUsProtocol({ subscribeBatch: 500, debounced: false, trades: true }), 'venue_a_us');
+    const h = harness(protocol, ['m-a', 'm-b'], { trades: true });
+    h.session.subscribe(['m-a', 'm-b']);
+    return h;
+  }
+  const market = (slug: string, bids: unknown[], transactTime: unknown) => ({
+    requestId: 'dg-md-2',
+    subscriptionType: 'SUBSCRIPTION_TYPE_MARKET_DATA',
+    marketData: { marketSlug: slug, bids, offers: [], transactTime },
+  });
+  const level = (p: string, q: string) => ({ px: { value: p, currency: 'USD' }, qty: q });
+
+  it('Polymarket US: no venue sequence; an unreadable book or trade is a gap of its market, or of every market', () => {
+    const h = pmUs();
+    h.msg(market('m-a', [level('0.5', '1')], '2026-03-07T15:00:00.100Z'));
+    h.msg(market('m-b', [level('0.5', '1')], '2026-03-07T15:00:00.100Z'));
+    h.msg(market('m-a', [level('0.5', '2')], '2026-03-07T15:00:00.200Z'));
+    expect(rowsOf(h)).toEqual([
+      ['snapshot', 'm-a', ''],
+      ['snapshot', 'm-b', ''],
+      ['delta', 'm-a', ''],
+    ]);
+    h.sent.length = 0;
+    h.msg(market('m-a', [{ px: { value: 0.5 }, qty: '2' }], '2026-03-07T15:00:00.300Z'));
+    expect([h.recs.get('m-a')?.live, h.recs.get('m-b')?.live]).toEqual([false, true]);
+    // Its book is asked for again (the request that holds it, with its markets).
+    expect(h.sent).toEqual([
+      {
+        subscribe: {
+          requestId: 'dg-md-2',
+          subscriptionType: 'SUBSCRIPTION_TYPE_MARKET_DATA',
+          marketSlugs: ['m-a', 'm-b'],
+          responsesDebounced: false,
+        },
+      },
+    ]);
+    // A trade whose amount the tables cannot hold: a gap of its market alone (m-a), not of m-b.
+    h.msg({
+      trade: {
+        marketSlug: 'm-a',
+        price: { value: '0.5' },
+        quantity: { value: '1e5' },
+        tradeTime: '2026-03-07T15:00:00.400Z',
+        taker: { side: 'ORDER_SIDE_BUY', intent: 'ORDER_INTENT_BUY_LONG' },
+      },
+    });
+    expect(h.recs.get('m-b')?.live).toBe(true);
+    h.msg(market('m-b', [level('0.5', '1')], 'at noon'));
+    h.msg({ trade: { marketSlug: 'm-b', price: { value: '0.5' } } });
+    h.raw('{"marketData":{"marketSlug":"m-');
+    h.msg({ marketData: { bids: [] } });
+    expect(h.malformed).toEqual([
+      'book level is not {px: {value}, qty}',
+      expect.stringContaining('1e5'),
+      'transactTime is not a time',
+      'unreadable trade',
+      'not a JSON object',
+      'marketData without a marketSlug',
+    ]);
+    expect(h.recs.get('m-b')?.live).toBe(false);
+    h.msg(market('m-a', [level('0.5', '3')], '2026-03-07T15:00:01.000Z'));
+    const t0 = Date.UTC(2026, 2, 7, 15, 0, 0, 200);
+    expect(gaps(h)).toEqual([['m-a', t0, t0 + 801, 'malformed_message']]);
+  });
+});

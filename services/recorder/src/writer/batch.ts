@@ -7,7 +7,7 @@
  * buffer and spool gauges) and the event times of its rows in 10 ms runs (for the lag histogram, observed when
  * ClickHouse acknowledges it).
  */
-import { CURRENT_ROW_FORMAT, type InsertTable, type ProbeKey, type RowFormat } from '@depthgate/history-store';
+import { LATEST_ROW_FORMAT, type InsertTable, type ProbeKey, type RowFormat } from '@depthgate/history-store';
 
 /**
  * Per-exchange counts (rows, bytes, lag runs) are arrays indexed by the exchange's stored code − 1 (the descriptor's
@@ -28,8 +28,9 @@ export interface SealedBatch {
   id: number;
   table: InsertTable;
   /**
-   * The line format of `chunks` (@depthgate/history-store ROW_FORMATS): the current one for batches made by this
-   * build; a batch replayed from a spool written by an older build keeps the format it was written in.
+   * The line format of `chunks` (@depthgate/history-store ROW_FORMATS): the newest (LATEST_ROW_FORMAT, 4: `venue_seq`,
+   * verifications) for batches made by this build; a batch replayed from a spool written by an older build keeps the
+   * format it was written in.
    */
   rowFormat: RowFormat;
   /** TabSeparated rows, in order (ASCII only: the ticker grammar, digits, enums, reasons). */
@@ -150,7 +151,7 @@ export class OpenBatch {
     return {
       id: nextBatchId++,
       table: this.table,
-      rowFormat: CURRENT_ROW_FORMAT,
+      rowFormat: LATEST_ROW_FORMAT,
       chunks,
       pooled,
       rows: this.rows,

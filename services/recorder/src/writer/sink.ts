@@ -1,11 +1,12 @@
 /**
- * The RowSink the tickers write to: renders each row as a TabSeparated line (the current row format of
- * @depthgate/history-store, `received_ts` last) straight into the open batch of its table and month, and seals batches when they reach RECORDER_BATCH_MAX_ROWS / RECORDER_BATCH_MAX_BYTES or are
- * RECORDER_BATCH_MAX_DELAY_MS old. A batch never spans two months (so one insert is one part, all or nothing), and
+ * The RowSink the tickers write to: renders each row as a TabSeparated line (row format 4 of @depthgate/history-store,
+ * LATEST_ROW_FORMAT: `received_ts` then `venue_seq` last; verification points in their own table) straight into the
+ * open batch of its table and month, and seals batches when they reach RECORDER_BATCH_MAX_ROWS /
+ * RECORDER_BATCH_MAX_BYTES or are RECORDER_BATCH_MAX_DELAY_MS old. A batch never spans two months (so one insert is one part, all or nothing), and
  * a snapshot's book never spans two batches (so the probe of its last book is conclusive).
  */
 import { EXCHANGE_CODES, type ExchangeKey } from '@depthgate/platforms';
-import type { GapStream, InsertTable } from '@depthgate/history-store';
+import type { GapStream, InsertTable, VerificationMethod } from '@depthgate/history-store';
 import { SIDE_NAME, type LocalBook, type SideCode, formatDecimal } from '@depthgate/feeds';
 import type { RecordedTrade, RowSink } from '../rows';
 import { MonthOf, OpenBatch, addCounts, exchangeIndex, type SealedBatch } from './batch';
@@ -61,7 +62,13 @@ class TableBatcher {
 }
 
 /** The tables the sink writes. */
-export const SINK_TABLES = ['deltas', 'snapshots', 'trades', 'gaps'] as const satisfies readonly InsertTable[];
+export const SINK_TABLES = [
+  'deltas',
+  'snapshots',
+  'trades',
+  'gaps',
+  'verifications',
+] as const satisfies readonly InsertTable[];
 export type SinkTable = (typeof SINK_TABLES)[number];
 
 export class TsvSink implements RowSink {
@@ -69,9 +76,16 @@ export class TsvSink implements RowSink {
   private readonly snapshots: TableBatcher;
   private readonly trades: TableBatcher;
   private readonly gaps: TableBatcher;
+  private readonly verifications: TableBatcher;
   private readonly month = new MonthOf();
   /** Rows produced, per exchange and table (what the feeds gave; rows written are counted by the writer). */
-  readonly produced: Record<SinkTable, number[]> = { deltas: [], snapshots: [], trades: [], gaps: [] };
+  readonly produced: Record<SinkTable, number[]> = {
+    deltas: [],
+    snapshots: [],
+    trades: [],
+    gaps: [],
+    verifications: [],
+  };
 
   /** `codes`: each exchange's stored code (its per-exchange counters sit at code − 1); the product's by default. */
   constructor(
@@ -84,6 +98,7 @@ export class TsvSink implements RowSink {
     this.snapshots = new TableBatcher('snapshots', limits, now, seal);
     this.trades = new TableBatcher('trades', limits, now, seal);
     this.gaps = new TableBatcher('gaps', limits, now, seal);
+    this.verifications = new TableBatcher('verifications', limits, now, seal);
   }
 
   delta(
@@ -95,11 +110,12 @@ export class TsvSink implements RowSink {
     price: string,
     quantityDelta: string,
     receivedTs: number,
+    venueSeq: string,
   ): void {
     const ex = exchangeIndex(this.codes[exchange] as number);
     const b = this.deltas.batch(this.month.get(ts));
     b.append(
-      `${exchange}\t${ticker}\t${ts}\t${sequence}\t${SIDE_NAME[side]}\t${price}\t${quantityDelta}\t${receivedTs}\n`,
+      `${exchange}\t${ticker}\t${ts}\t${sequence}\t${SIDE_NAME[side]}\t${price}\t${quantityDelta}\t${receivedTs}\t${venueSeq}\n`,
       ex,
       1,
       ts,
@@ -109,11 +125,18 @@ export class TsvSink implements RowSink {
     this.deltas.check(b);
   }
 
-  snapshot(exchange: ExchangeKey, ticker: string, ts: number, book: LocalBook, receivedTs: number): void {
+  snapshot(
+    exchange: ExchangeKey,
+    ticker: string,
+    ts: number,
+    book: LocalBook,
+    receivedTs: number,
+    venueSeq: string,
+  ): void {
     if (book.size === 0) return; // an empty book has no rows to write (docs/history-internals.md, "Recorder")
     const ex = exchangeIndex(this.codes[exchange] as number);
     const head = `${exchange}\t${ticker}\t${ts}\t`;
-    const tail = `\t${receivedTs}\n`;
+    const tail = `\t${receivedTs}\t${venueSeq}\n`;
     let text = '';
     for (const [price, level] of book.bids) text += `${head}bid\t${price}\t${level.s || formatDecimal(level.q)}${tail}`;
     for (const [price, level] of book.asks) text += `${head}ask\t${price}\t${level.s || formatDecimal(level.q)}${tail}`;
@@ -130,7 +153,7 @@ export class TsvSink implements RowSink {
     const b = this.trades.batch(this.month.get(ts));
     // The lag of a trade runs from its receipt: a trade read back from REST after a disconnect is late by design.
     b.append(
-      `${exchange}\t${ticker}\t${ts}\t${t.sequence}\t${tradeId}\t${t.price}\t${t.size}\t${t.side}\t${t.venueSide}\t${receivedTs}\n`,
+      `${exchange}\t${ticker}\t${ts}\t${t.sequence}\t${tradeId}\t${t.price}\t${t.size}\t${t.side}\t${t.venueSide}\t${receivedTs}\t${t.venueSeq}\n`,
       ex,
       1,
       receivedTs,
@@ -157,6 +180,22 @@ export class TsvSink implements RowSink {
     this.gaps.check(b);
   }
 
+  /** A verification point: its month's batch (the table is partitioned by the month of `ts`, like the rows). */
+  verification(
+    exchange: ExchangeKey,
+    ticker: string,
+    ts: number,
+    method: VerificationMethod,
+    detectedAt: number,
+  ): void {
+    const ex = exchangeIndex(this.codes[exchange] as number);
+    const b = this.verifications.batch(this.month.get(ts));
+    b.append(`${exchange}\t${ticker}\t${ts}\t${method}\t${detectedAt}\n`, ex, 1, ts);
+    b.probe = { table: 'verifications', exchange, ticker, ts, method, detectedAt };
+    this.produced.verifications[ex] = (this.produced.verifications[ex] ?? 0) + 1;
+    this.verifications.check(b);
+  }
+
   /** Seals what is old enough; everything with `all` (shutdown, tests). */
   tick(now: number, all = false): void {
     // Gaps first, then snapshots, then deltas: the order they take effect in, so a reader never sees deltas
@@ -165,12 +204,15 @@ export class TsvSink implements RowSink {
     this.snapshots.tick(now, all);
     this.deltas.tick(now, all);
     this.trades.tick(now, all);
+    this.verifications.tick(now, all);
   }
 
   /** Rows in open batches, per exchange index. */
   openRows(): number[] {
     const out: number[] = [];
-    for (const t of [this.deltas, this.snapshots, this.trades, this.gaps]) addCounts(out, t.rowsOpen);
+    for (const t of [this.deltas, this.snapshots, this.trades, this.gaps, this.verifications]) {
+      addCounts(out, t.rowsOpen);
+    }
     return out;
   }
 }

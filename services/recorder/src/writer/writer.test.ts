@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import { createLogger } from '@depthgate/service-kit';
-import { CURRENT_ROW_FORMAT, type ProbeKey } from '@depthgate/history-store';
+import { LATEST_ROW_FORMAT, type ProbeKey } from '@depthgate/history-store';
 import { LocalBook } from '@depthgate/feeds';
 import { MonthOf, batchText, type SealedBatch } from './batch';
 import { TsvSink } from './sink';
@@ -39,31 +39,42 @@ const APRIL = MARCH + 1;
 describe('TsvSink batches', () => {
   it('renders TabSeparated rows in column order and keys the batch by its last row', () => {
     const { sink, sealed } = collect();
-    sink.delta('venue_b', 'KX-1', MARCH, 7, 1, '0.48', '-20.00', MARCH + 40);
-    sink.delta('venue_b', 'KX-1', MARCH, 8, 2, '0.52', '5', MARCH + 41);
+    sink.delta('venue_b', 'KX-1', MARCH, 7, 1, '0.48', '-20.00', MARCH + 40, '2:17');
+    sink.delta('venue_b', 'KX-1', MARCH, 8, 2, '0.52', '5', MARCH + 41, '');
     const book = new LocalBook();
     book.bids.set('0.48', { q: 150n * 10n ** 18n, s: '150.00', e: 0 });
     book.asks.set('0.5', { q: 2025n * 10n ** 16n, s: '', e: 0 });
-    sink.snapshot('venue_c', 'BTCUSD', MARCH, book, MARCH - 3);
+    sink.snapshot('venue_c', 'BTCUSD', MARCH, book, MARCH - 3, '');
     sink.gap('venue_a_us', 'a-b', 1, 2, 'disconnect', 3);
+    sink.verification('venue_b', 'KX-1', MARCH, 'snapshot', MARCH + 50);
     sink.tick(0, true);
     const text = Object.fromEntries(sealed.map((b) => [b.table, batchText(b)]));
     expect(text.deltas).toBe(
-      `venue_b\tKX-1\t${MARCH}\t7\tbid\t0.48\t-20.00\t${MARCH + 40}\nvenue_b\tKX-1\t${MARCH}\t8\task\t0.52\t5\t${MARCH + 41}\n`,
+      `venue_b\tKX-1\t${MARCH}\t7\tbid\t0.48\t-20.00\t${MARCH + 40}\t2:17\nvenue_b\tKX-1\t${MARCH}\t8\task\t0.52\t5\t${MARCH + 41}\t\n`,
     );
     expect(text.snapshots).toBe(
-      `venue_c\tBTCUSD\t${MARCH}\tbid\t0.48\t150.00\t${MARCH - 3}\nvenue_c\tBTCUSD\t${MARCH}\task\t0.5\t20.25\t${MARCH - 3}\n`,
+      `venue_c\tBTCUSD\t${MARCH}\tbid\t0.48\t150.00\t${MARCH - 3}\t\nvenue_c\tBTCUSD\t${MARCH}\task\t0.5\t20.25\t${MARCH - 3}\t\n`,
     );
-    // The line format is recorded with the batch (the spool keeps it): the current one, received_ts last.
-    expect(sealed.every((b) => b.rowFormat === 3)).toBe(true);
+    // The line format is recorded with the batch (the spool keeps it): format 4, received_ts then venue_seq last.
+    expect(sealed.every((b) => b.rowFormat === 4)).toBe(true);
     expect(text.gaps).toBe('venue_a_us\ta-b\t1\t2\tdisconnect\t3\tbook\n');
+    expect(text.verifications).toBe(`venue_b\tKX-1\t${MARCH}\tsnapshot\t${MARCH + 50}\n`);
+    expect(sealed.find((b) => b.table === 'verifications')?.probe).toEqual({
+      table: 'verifications',
+      exchange: 'venue_b',
+      ticker: 'KX-1',
+      ts: MARCH,
+      method: 'snapshot',
+      detectedAt: MARCH + 50,
+    });
+    expect(sink.produced.verifications).toEqual([1]);
     const deltas = sealed.find((b) => b.table === 'deltas');
     expect(deltas?.probe).toEqual({ table: 'deltas', exchange: 'venue_b', ticker: 'KX-1', ts: MARCH, sequence: 8 });
     expect(deltas?.rowsByExchange).toEqual([2]);
     expect(sealed.find((b) => b.table === 'snapshots')?.rowsByExchange).toEqual([0, 2]);
   });
 
-  it('renders trades in row format 3, keyed by their ts and trade id, with lag runs from their receipt', () => {
+  it('renders trades in row format 4, keyed by their ts and trade id, with lag runs from their receipt', () => {
     const { sink, sealed } = collect();
     sink.trade({
       exchange: 'venue_b',
@@ -76,6 +87,7 @@ describe('TsvSink batches', () => {
       side: 'sell',
       venueSide: 'no',
       receivedTs: MARCH + 40,
+      venueSeq: '11:7',
     });
     sink.trade({
       exchange: 'venue_c',
@@ -88,6 +100,7 @@ describe('TsvSink batches', () => {
       side: 'buy',
       venueSide: 'buy',
       receivedTs: APRIL + 2,
+      venueSeq: '',
     });
     sink.trade({
       exchange: 'venue_c',
@@ -100,6 +113,7 @@ describe('TsvSink batches', () => {
       side: 'buy',
       venueSide: 'buy',
       receivedTs: APRIL + 3,
+      venueSeq: '',
     });
     sink.tick(0, true);
     const trades = sealed.filter((b) => b.table === 'trades');
@@ -107,10 +121,10 @@ describe('TsvSink batches', () => {
     expect(trades.map((b) => b.rows).sort()).toEqual([1, 2]);
     const march = trades.find((b) => b.rows === 2) as SealedBatch;
     expect(batchText(march)).toBe(
-      `venue_b\tKX-1\t${MARCH}\t9\td91bc706-ee49\t0.36\t136\tsell\tno\t${MARCH + 40}\n` +
-        `venue_c\tBTCUSD\t${MARCH - 5000}\t11\t2840140800042600\t9004.2\t1\tbuy\tbuy\t${APRIL + 3}\n`,
+      `venue_b\tKX-1\t${MARCH}\t9\td91bc706-ee49\t0.36\t136\tsell\tno\t${MARCH + 40}\t11:7\n` +
+        `venue_c\tBTCUSD\t${MARCH - 5000}\t11\t2840140800042600\t9004.2\t1\tbuy\tbuy\t${APRIL + 3}\t\n`,
     );
-    expect(march.rowFormat).toBe(CURRENT_ROW_FORMAT);
+    expect(march.rowFormat).toBe(LATEST_ROW_FORMAT);
     expect(march.probe).toEqual({
       table: 'trades',
       exchange: 'venue_c',
@@ -125,7 +139,7 @@ describe('TsvSink batches', () => {
 
   it('seals at the row bound, the byte bound and the delay bound', () => {
     const rows = collect({ maxRows: 3, maxBytes: 1 << 20, maxDelayMs: 500 });
-    for (let i = 0; i < 7; i++) rows.sink.delta('venue_b', 'KX-1', MARCH, i, 1, '1', '1', MARCH);
+    for (let i = 0; i < 7; i++) rows.sink.delta('venue_b', 'KX-1', MARCH, i, 1, '1', '1', MARCH, '');
     expect(rows.sealed.map((b) => b.rows)).toEqual([3, 3]);
     rows.clock.now = 499;
     rows.sink.tick(rows.clock.now);
@@ -135,16 +149,16 @@ describe('TsvSink batches', () => {
     expect(rows.sealed.map((b) => b.rows)).toEqual([3, 3, 1]);
 
     const bytes = collect({ maxRows: 1000, maxBytes: 100, maxDelayMs: 500 });
-    for (let i = 0; i < 5; i++) bytes.sink.delta('venue_b', 'KX-1', MARCH, i, 1, '1', '1', MARCH);
+    for (let i = 0; i < 5; i++) bytes.sink.delta('venue_b', 'KX-1', MARCH, i, 1, '1', '1', MARCH, '');
     expect(bytes.sealed.length).toBeGreaterThan(0);
     expect(bytes.sealed.every((b) => b.bytes >= 100 && b.bytes < 200)).toBe(true);
   });
 
   it('never lets a batch span two months (one insert = one part)', () => {
     const { sink, sealed } = collect();
-    sink.delta('venue_b', 'KX-1', MARCH, 1, 1, '1', '1', MARCH);
-    sink.delta('venue_c', 'BTCUSD', APRIL, 2, 1, '1', '1', APRIL);
-    sink.delta('venue_b', 'KX-2', MARCH, 3, 1, '1', '1', MARCH);
+    sink.delta('venue_b', 'KX-1', MARCH, 1, 1, '1', '1', MARCH, '');
+    sink.delta('venue_c', 'BTCUSD', APRIL, 2, 1, '1', '1', APRIL, '');
+    sink.delta('venue_b', 'KX-2', MARCH, 3, 1, '1', '1', MARCH, '');
     sink.tick(0, true);
     expect(sealed.map((b) => b.rows).sort()).toEqual([1, 2]);
     const month = new MonthOf();
@@ -163,7 +177,7 @@ describe('TsvSink batches', () => {
     const { sink, sealed } = collect({ maxRows: 2, maxBytes: 1 << 20, maxDelayMs: 500 });
     const book = new LocalBook();
     for (let i = 1; i <= 5; i++) book.bids.set(String(i), { q: 10n ** 18n, s: '1', e: 0 });
-    sink.snapshot('venue_b', 'KX-1', MARCH, book, MARCH);
+    sink.snapshot('venue_b', 'KX-1', MARCH, book, MARCH, '');
     expect(sealed.map((b) => b.rows)).toEqual([5]);
   });
 });
@@ -171,7 +185,7 @@ describe('TsvSink batches', () => {
 describe('spool', () => {
   const batch = (rows: number, probeTs: number): SealedBatch => {
     const { sink, sealed } = collect();
-    for (let i = 0; i < rows; i++) sink.delta('venue_a_us', 'slug-a', probeTs, i + 1, 2, '0.555', '-1.5', probeTs);
+    for (let i = 0; i < rows; i++) sink.delta('venue_a_us', 'slug-a', probeTs, i + 1, 2, '0.555', '-1.5', probeTs, '');
     sink.tick(0, true);
     return sealed[0] as SealedBatch;
   };
@@ -240,7 +254,7 @@ describe('spool', () => {
     // What this build spools says its format.
     const fresh = new TableSpool(tmp(), 'deltas', 1 << 20);
     fresh.append(batch(1, MARCH));
-    expect(fresh.peek()?.rowFormat).toBe(CURRENT_ROW_FORMAT);
+    expect(fresh.peek()?.rowFormat).toBe(LATEST_ROW_FORMAT);
     fresh.close();
   });
 
@@ -326,7 +340,8 @@ function fakeStore(options: { deduplicates?: boolean } = {}) {
       }
       if (!(options.deduplicates && blocks.has(`${table}\n${text}`))) {
         blocks.add(`${table}\n${text}`);
-        tables.set(table, [...(tables.get(table) ?? []), ...text.trim().split('\n')]);
+        // (Only the final newline goes: a row's last field may be empty, a venue_seq '').
+        tables.set(table, [...(tables.get(table) ?? []), ...text.replace(/\n$/, '').split('\n')]);
       }
       if (state.commitThenFail > 0) {
         state.commitThenFail--;
@@ -372,7 +387,7 @@ describe('Writer', () => {
     });
   const deltas = (sequenceFrom: number, rows = 2) => {
     const { sink, sealed } = collect();
-    for (let i = 0; i < rows; i++) sink.delta('venue_b', 'KX-1', MARCH, sequenceFrom + i, 1, '1', '1', MARCH);
+    for (let i = 0; i < rows; i++) sink.delta('venue_b', 'KX-1', MARCH, sequenceFrom + i, 1, '1', '1', MARCH, '');
     sink.tick(0, true);
     return sealed[0] as SealedBatch;
   };
@@ -421,6 +436,7 @@ describe('Writer', () => {
       side: 'buy',
       venueSide: 'yes',
       receivedTs: MARCH,
+      venueSeq: '',
     });
     sink.trade({
       exchange: 'venue_b',
@@ -433,6 +449,7 @@ describe('Writer', () => {
       side: 'sell',
       venueSide: 'no',
       receivedTs: MARCH,
+      venueSeq: '',
     });
     sink.tick(0, true);
     expect(sealed.map((b) => b.table)).toEqual(['trades']);
@@ -491,6 +508,35 @@ describe('Writer', () => {
     await again.close(1000);
   });
 
+  it('spools verification points like rows: the next run replays them (row format 4) after a probe', async () => {
+    const { store, tables, state, formats } = fakeStore();
+    state.failNext = 1_000_000; // ClickHouse away
+    const dir = tmp();
+    const w = make(store, { spoolDir: dir, maxMemoryBytes: 10 });
+    w.start();
+    const { sink, sealed } = collect();
+    sink.verification('venue_b', 'KX-1', MARCH, 'checksum', MARCH + 5);
+    sink.verification('venue_b', 'KX-1', MARCH - 900, 'rest_book', MARCH + 1000);
+    sink.tick(0, true);
+    expect(sealed.map((b) => [b.table, b.rows])).toEqual([['verifications', 2]]);
+    w.enqueue(sealed[0] as SealedBatch);
+    await w.close(50);
+    expect(tables.get('verifications')).toBeUndefined();
+    expect(readdirSync(path.join(dir, 'verifications')).length).toBeGreaterThan(0);
+    state.failNext = 0;
+    const probesBefore = state.probes;
+    const again = make(store, { spoolDir: dir });
+    again.start();
+    await until(() => again.spoolEmpty && again.idle);
+    expect(tables.get('verifications')).toEqual([
+      `venue_b\tKX-1\t${MARCH}\tchecksum\t${MARCH + 5}`,
+      `venue_b\tKX-1\t${MARCH - 900}\trest_book\t${MARCH + 1000}`,
+    ]);
+    expect(formats.at(-1)).toBe(4);
+    expect(state.probes).toBe(probesBefore + 1);
+    await again.close(1000);
+  });
+
   it('replays a spool an older recorder left (row format 1) with the old columns, then inserts its own rows', async () => {
     const { store, tables, formats } = fakeStore();
     const dir = tmp();
@@ -501,8 +547,8 @@ describe('Writer', () => {
     await until(() => w.spoolEmpty && w.idle);
     w.enqueue(deltas(10));
     await until(() => w.idle);
-    expect(formats).toEqual([1, CURRENT_ROW_FORMAT]);
-    expect(tables.get('deltas')?.map((l) => l.split('\t').length)).toEqual([7, 7, 8, 8]);
+    expect(formats).toEqual([1, LATEST_ROW_FORMAT]);
+    expect(tables.get('deltas')?.map((l) => l.split('\t').length)).toEqual([7, 7, 9, 9]);
     await w.close(1000);
   });
 

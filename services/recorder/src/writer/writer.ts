@@ -50,7 +50,7 @@ export interface WriterOptions {
 /** ClickHouse error codes that mean "these rows are malformed" (retrying cannot help). */
 const REJECTING_CODES = new Set([6, 25, 26, 27, 38, 41, 53, 69, 70, 72, 117, 131, 407]);
 
-const TABLES: InsertTable[] = ['gaps', 'snapshots', 'deltas', 'trades'];
+const TABLES: InsertTable[] = ['gaps', 'snapshots', 'deltas', 'trades', 'verifications'];
 
 class Lane {
   readonly queue: SealedBatch[] = [];
