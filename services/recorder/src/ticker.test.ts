@@ -489,7 +489,7 @@ describe('TickerRecorder venue sequences and verification points', () => {
       [1001, 'snapshot', 1_000_000],
       [1500, 'snapshot', 1_000_010],
     ]);
-    expect(sink.of('gap')).toMatchObject([{ fromTs: 1500, toTs: 1700, reason: 'snapshot_mismatch' }]);
+    expect(sink.of('gap')).toMatchObject([{ fromTs: 1500, toTs: 1700, reason: 'divergence' }]);
   });
 });
 
