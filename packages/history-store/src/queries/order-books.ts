@@ -266,20 +266,45 @@ GROUP BY method`;
 }
 
 /**
- * The verification points of one ticker around `at`: the last at or before it, not before `lower` (the caller's
- * window: nothing before it is shown), and the first after it, each with its method's code (n = 0: none; the method
- * is read as its code, as an Enum8 aggregated over no rows is not a member on 18.16). Two primary-key range reads of
- * the ticker's verification points, one row each (`before`, then `after`). Of two methods at the same moment the
- * greater code is named (a tie is the same moment confirmed twice).
+ * How far from `at` the verification points are looked for first. Points come every few seconds (checksums) to every
+ * few minutes (a REST book within the budget), so nearly every answer is found inside it; a side with none there is
+ * read again without the bound (rare: a ticker not reconciled, or recorded before points were kept), which keeps the
+ * answer exact while a year of a busy ticker's points is never scanned for the common case.
  */
-function verifiedAroundQuery(db: Sql, exchange: ExchangeKey, ticker: string, lower: number, at: number): Sql {
+export const VERIFIED_NEAR_MS = 86_400_000;
+
+/**
+ * The verification points of one ticker around `at`: the last at or before it, not before `from` (the caller's
+ * window, or the near bound: nothing before it is shown), and the first after it, not after `to` (null: no bound),
+ * each with its method's code (n = 0: none; the method is read as its code, as an Enum8 aggregated over no rows is
+ * not a member on 18.16). Primary-key range reads of the ticker's verification points, one row each (`before`, then
+ * `after`; a side may be left out). Of two methods at the same moment the greater code is named (a tie is the same
+ * moment confirmed twice).
+ */
+function verifiedAroundQuery(
+  db: Sql,
+  exchange: ExchangeKey,
+  ticker: string,
+  at: number,
+  sides: { before?: { from: number }; after?: { to: number | null } },
+): Sql {
   const key = tickerCondition(exchange, ticker);
   const code = sql`CAST(method AS Int8)`;
-  return sql`SELECT 'before' AS which, count() AS n, max(ts) AS point_ts, argMax(${code}, ts * 4 + ${code}) AS method_code
-FROM ${db}.verifications WHERE ${key} AND ts >= ${lit.int(lower)} AND ts <= ${lit.int(at)}
+  const parts: Sql[] = [];
+  if (sides.before) {
+    parts.push(sql`SELECT 'before' AS which, count() AS n, max(ts) AS point_ts, argMax(${code}, ts * 4 + ${code}) AS method_code
+FROM ${db}.verifications WHERE ${key} AND ts >= ${lit.int(sides.before.from)} AND ts <= ${lit.int(at)}`);
+  }
+  if (sides.after) {
+    const to = sides.after.to === null ? sql`` : sql` AND ts <= ${lit.int(sides.after.to)}`;
+    parts.push(sql`SELECT 'after' AS which, count() AS n, min(ts) AS point_ts, argMin(${code}, ts * 4 - ${code}) AS method_code
+FROM ${db}.verifications WHERE ${key} AND ts > ${lit.int(at)}${to}`);
+  }
+  return parts.reduce(
+    (all, part) => sql`${all}
 UNION ALL
-SELECT 'after', count(), min(ts), argMin(${code}, ts * 4 - ${code})
-FROM ${db}.verifications WHERE ${key} AND ts > ${lit.int(at)}`;
+${part}`,
+  );
 }
 
 /**
@@ -594,7 +619,8 @@ export class OrderBookQueries {
 
   /**
    * The verification points of a ticker around `at`: the last at or before it (not before `lower`, the caller's
-   * window's start) and the first after it.
+   * window's start) and the first after it. Read within VERIFIED_NEAR_MS of `at` first; a side without a point there
+   * is read again without that bound.
    */
   async verifiedAround(
     scope: QueryScope,
@@ -603,14 +629,24 @@ export class OrderBookQueries {
     lower: number,
     at: number,
   ): Promise<VerifiedAround> {
-    const query = verifiedAroundQuery(this.q.db, exchange, ticker, lower, at);
     const out: VerifiedAround = { before: null, after: null };
-    for (const r of await this.q.json(scope, 'verified', query, (r) => r)) {
-      const which = r.which === 'before' ? 'before' : r.which === 'after' ? 'after' : undefined;
-      const method = VERIFICATION_METHODS.find((m) => VERIFICATION_METHOD_CODES[m] === Number(r.method_code));
-      if (which === undefined || Number(r.n) === 0 || method === undefined) continue;
-      out[which] = { ts: Number(r.point_ts), method };
-    }
+    const read = async (sides: Parameters<typeof verifiedAroundQuery>[4]) => {
+      const query = verifiedAroundQuery(this.q.db, exchange, ticker, at, sides);
+      for (const r of await this.q.json(scope, 'verified', query, (r) => r)) {
+        const which = r.which === 'before' ? 'before' : r.which === 'after' ? 'after' : undefined;
+        const method = VERIFICATION_METHODS.find((m) => VERIFICATION_METHOD_CODES[m] === Number(r.method_code));
+        if (which === undefined || Number(r.n) === 0 || method === undefined) continue;
+        out[which] = { ts: Number(r.point_ts), method };
+      }
+    };
+    const nearFrom = Math.max(lower, at - VERIFIED_NEAR_MS);
+    // No point lies in the future: near now (the newest book, the common case) the after side is read whole at once.
+    const nearTo = at + VERIFIED_NEAR_MS >= Date.now() ? null : at + VERIFIED_NEAR_MS;
+    await read({ before: { from: nearFrom }, after: { to: nearTo } });
+    const again: Parameters<typeof verifiedAroundQuery>[4] = {};
+    if (out.before === null && nearFrom > lower) again.before = { from: lower };
+    if (out.after === null && nearTo !== null) again.after = { to: null };
+    if (again.before || again.after) await read(again);
     return out;
   }
 

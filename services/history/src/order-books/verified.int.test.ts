@@ -239,6 +239,13 @@ describe('verified books', () => {
 
   it('a confirmation before the caller’s window is not shown', async () => {
     expect((await book(T + 5)).verified).toMatchObject({ before: iso(T - 3 * DAY_MS), after: iso(T + 12) });
+    // Points more than a day away on either side (read again without the near bound) are found all the same.
+    expect((await book(T - 2 * DAY_MS)).verified).toEqual({
+      before: iso(T - 3 * DAY_MS),
+      before_method: 'snapshot',
+      after: iso(T + 12),
+      after_method: 'checksum',
+    });
     const twoDays = await h.key({ max_data_age_days: 2 });
     expect((await book(T + 5, twoDays)).verified).toEqual({
       before: null,
