@@ -321,7 +321,9 @@ class VenueAClobSession implements VenueSession {
       const older = clobHashRevision(summary, hash);
       if (older === undefined) {
         this.doubt.add(asset);
-        void this.confirm(asset, rec, summary, hash);
+        // The book is in doubt from its last verification before this hash: one after it (a whole `book` applied
+        // while the REST book is read) proves the book at its own moment, not the rows between.
+        void this.confirm(asset, rec, summary, hash, rec.verifiedTs >= 0 ? rec.verifiedTs : rec.lastTs);
         return;
       }
       this.ctx.logger.info({ revision: older }, 'Polymarket CLOB hashes with an older recipe; checking with it');
@@ -360,7 +362,13 @@ class VenueAClobSession implements VenueSession {
    * a wrong book (divergence: a gap from the last verified moment, and a fresh `book`). A REST book that cannot be
    * read explains nothing.
    */
-  private async confirm(asset: string, rec: TickerRecorder, summary: ClobBookSummary, hash: string): Promise<void> {
+  private async confirm(
+    asset: string,
+    rec: TickerRecorder,
+    summary: ClobBookSummary,
+    hash: string,
+    knownGood: number,
+  ): Promise<void> {
     let rest: AssetSettings | undefined;
     try {
       rest = await this.restSettings(asset);
@@ -385,7 +393,7 @@ class VenueAClobSession implements VenueSession {
     this.ctx.checksum('divergence');
     this.ctx.logger.warn({ asset, hash }, "Polymarket CLOB hash differs from the recorder's book: divergence");
     this.doubt.delete(asset);
-    rec.lose('divergence', rec.verifiedTs >= 0 ? rec.verifiedTs : rec.lastTs);
+    rec.lose('divergence', knownGood);
     this.resync([asset]);
   }
 
