@@ -22,7 +22,8 @@
  *   right there). A mismatch makes the asset's book unverified: REST `/book` is read once — if its settings (its
  *   last trade price, tick size, …) reproduce the message's hash from our book, we held stale settings, not a wrong
  *   book (the venue's race with `last_trade_price`, py-clob-client-v2 #117): `explained`, no gap; otherwise it is a
- *   divergence: a book gap `divergence` from the last verified moment to the venue's next book, and the asset is
+ *   divergence: a book gap `divergence` from the last moment verified before that hash to the venue's next book (a
+ *   whole `book` that repaired ours while REST was read does not move it), and the asset is
  *   resubscribed (its fresh `book` re-bases ours). A wrong hash on a right book cannot be told from a wrong book:
  *   it is a gap too.
  * - Trades: `last_trade_price` [V] (`price`, `size`, the taker's `side`, `timestamp` ms, `transaction_hash`). No trade
