@@ -3,24 +3,22 @@
  * injects, in turn, every feed fault each feed's protocol allows (drop, disconnect, stall, reorder, corrupt_checksum:
  * the kinds its FeedHub takes); then, at many random moments (and around every fault), every rule-7 rebuild from the
  * stored rows and a sample of the history API's `/book` answers either equals the simulator's book at that moment or
- * lies in a recorded book gap.
+ * lies in a recorded book gap (the history service started as a process on the recorder's database).
  *
  * Faults no protocol can detect (docs/history.md, "Faults no feed can show") are held to their documented bound
- * instead of being skipped: a message lost or reordered on Polymarket US (whole books, no sequence) leaves the book
- * wrong at most until the ticker's next message; on Gemini and Coinbase (absolute level sizes, no sequence on the
- * book channel) at most until the ticker's next REST reconciliation has been answered and judged (its grace).
- * Kalshi's `seq` and the CLOB's `hash` detect every message fault: no allowance there.
+ * instead of being skipped: a message lost on Polymarket US (whole books, no sequence) leaves the book wrong at most
+ * until the ticker's next message; one lost on Gemini or Coinbase (absolute level sizes, no sequence on the book
+ * channel), or two swapped on Gemini (no venue time either), at most until the ticker's next REST reconciliation has
+ * been answered and judged (its grace). Kalshi's `seq`, the CLOB's `hash` and, for a swap, the venue's time on
+ * Polymarket US, Coinbase and the CLOB detect the others: no allowance there.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import type { ExchangeKey } from '@depthgate/platforms';
-import { HistoryStore, storeOptions } from '@depthgate/history-store';
-import { createAuth } from '@depthgate/auth';
-import { createApp, loadConfig } from '@depthgate/history';
-import { Lifecycle, Rng, createLogger, createRegistry } from '@depthgate/service-kit';
+import { Rng } from '@depthgate/service-kit';
 import { formatDecimal, parseDecimal } from '@depthgate/feeds';
-import { testRedisUrl, uniqueName, waitFor } from '@depthgate/test-utils';
+import { freePort, repoRoot, testRedisUrl, uniqueName, waitFor } from '@depthgate/test-utils';
 import { FEED_FAULT_KINDS, type FeedFaultKind, type Simulator } from '@depthgate/venue-sim';
 import { FAST_ENV, createRecorderHarness, simBookAt, sleep, type RecorderHarness } from './testing/harness';
 import { firstSnapshot, gapsOf, sorted, type Gap } from './testing/checks';
@@ -405,33 +403,47 @@ describe('no wrong book under feed faults', () => {
   });
 });
 
-/** The history service in-process on the recorder's database (the default registry: the five exchanges). */
+/**
+ * The history service as deployed (its built entrypoint, services/history/dist/main.js, started as a process: a
+ * service never imports another) on the recorder's database, with the test's Redis and anonymous calls unthrottled.
+ */
 async function startHistory(h: RecorderHarness): Promise<{ url: string; close(): Promise<void> }> {
-  const silent = new Writable({ write: (_c, _e, cb) => cb() });
-  const logger = createLogger({ name: 'faults-history', level: 'silent', destination: silent });
-  const config = loadConfig({
-    REDIS_URL: testRedisUrl(),
-    REDIS_KEY_PREFIX: `${uniqueName('nw')}:`,
-    CLICKHOUSE_URL: h.env.CLICKHOUSE_URL as string,
-    CLICKHOUSE_DATABASE: h.database,
-    CATALOGUE_CACHE_TTL_MS: '0',
-    RATE_LIMIT_ANONYMOUS_RPM: '100000',
-    ACCESS_LOG: 'false',
-    LOG_LEVEL: 'silent',
-  });
-  const registry = createRegistry('faults-history', { defaultMetrics: false });
-  const store = new HistoryStore({ ...storeOptions(config), logger });
-  const auth = createAuth(config, { logger, registry, name: 'faults-history' });
-  const app = createApp({ config, logger, auth, store, registry, lifecycle: new Lifecycle() });
-  const server = http.createServer(app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    async close() {
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-      await auth.close();
-      await store.close();
+  const entry = path.join(repoRoot, 'services/history/dist/main.js');
+  if (!existsSync(entry)) throw new Error(`${entry} is missing: build first (./dev test builds)`);
+  const port = await freePort();
+  const child = spawn(process.execPath, [entry], {
+    env: {
+      ...process.env,
+      REDIS_URL: testRedisUrl(),
+      REDIS_KEY_PREFIX: `${uniqueName('nw')}:`,
+      CLICKHOUSE_URL: h.env.CLICKHOUSE_URL,
+      CLICKHOUSE_DATABASE: h.database,
+      HISTORY_PORT: String(port),
+      RATE_LIMIT_ANONYMOUS_RPM: '100000',
+      ACCESS_LOG: 'false',
+      EXPLORER_ENABLED: 'false',
+      LOG_LEVEL: 'warn',
     },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const close = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
   };
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitFor(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`the history service exited (${child.exitCode})`);
+        return (await fetch(`${url}/ready`).catch(() => undefined))?.status === 200;
+      },
+      { timeoutMs: 30_000, intervalMs: 100, what: 'the history service to be ready' },
+    );
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { url, close };
 }
