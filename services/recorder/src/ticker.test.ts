@@ -123,6 +123,31 @@ describe('TickerRecorder', () => {
     expect(run(true)).toEqual([[1900, 2500, 'disconnect']]);
   });
 
+  it('takes an event older than one applied (a swap, on a feed without sequence) as a divergence from just before it', () => {
+    const { rec, sink, broken } = setup({ provesContinuity: false });
+    rec.venueSnapshot(bids(['0.27', '17873']), [], { ts: 1000 });
+    // The venue's changes at 1270 (0.27 → 11237) and 1452 (0.27 → 0) arrive swapped: the newer first, verified there
+    // (its checksum matches: it overwrote the level the older one changed).
+    rec.applyLevel(rec.beginEvent(1452), BID, '0.27', '0');
+    rec.checksumMatched(1452);
+    // The older one, late: not written behind the newer (a book the venue never had from 1270 to 1452), but a loss.
+    expect(rec.beginEvent(1270)).toBe(-1);
+    expect(broken).toEqual(['divergence']);
+    expect(rec.verifiedTs).toBe(1269);
+    rec.lose('divergence', rec.verifiedTs); // what the venue does on onBroken
+    rec.venueSnapshot([], [], { ts: 1500 });
+    expect(sink.of('gap')).toMatchObject([{ fromTs: 1269, toTs: 1500, reason: 'divergence' }]);
+    expect(sink.of('delta').map((r) => r.ts)).toEqual([1452]);
+    // After the venue's fresh book, its events apply again, whatever their time against the old ones.
+    expect(rec.beginEvent(1600)).toBe(1600);
+    // A feed whose sequence proves the order (Kalshi) never sees a swap: an older ts is the venue's own clock.
+    const kalshi = setup({ provesContinuity: true });
+    kalshi.rec.venueSnapshot(bids(['0.5', '1']), [], { ts: 1000 });
+    kalshi.rec.applyDelta(kalshi.rec.beginEvent(1452), BID, '0.5', '1');
+    expect(kalshi.rec.beginEvent(1270)).toBe(1270);
+    expect(kalshi.broken).toEqual([]);
+  });
+
   it('starts a loss on a feed that cannot prove continuity at its last venue snapshot when nothing verified since', () => {
     const { rec, sink } = setup({ provesContinuity: false });
     rec.venueSnapshot(bids(['0.5', '10']), [], { ts: 1000 });

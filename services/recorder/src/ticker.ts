@@ -223,6 +223,8 @@ export class TickerRecorder {
   nextSnapshotAt: number;
   /** Wall time of the last change applied (quiet detection). */
   lastActivityAt = 0;
+  /** The venue's ts of the newest event applied since the book was last replaced (a later one older than it is a swap). */
+  private lastEventTs = -1;
   /** Receive time of the newest message our book reflects (a snapshot row's received_ts). */
   private knownAt = 0;
   /** Receive time of the event being applied (its delta rows' received_ts). */
@@ -342,6 +344,7 @@ export class TickerRecorder {
     }
     this.suspect = undefined;
     this.book = book;
+    this.lastEventTs = -1;
     this.live = true;
     this.endVerifications();
     this.pendingSnapshot = { receivedAt, venueSeq };
@@ -423,6 +426,16 @@ export class TickerRecorder {
     let t = ts;
     if (this.pendingSnapshot !== undefined) this.settle(t);
     else if (this.snapshotWanted && t > this.lastTs) this.writeSnapshot(t);
+    if (ts < this.lastEventTs && !this.env.provesContinuity) {
+      // Older than an event already applied: the feed delivered the venue's events out of order (no sequence showed
+      // it). Its rows would land behind newer ones (rule 7 orders by ts), and without it the book misses its change
+      // from `ts` on: the book is in doubt from just before it (a verification since does not cover it) until the
+      // venue's fresh book.
+      if (this.verifiedTs < 0 || this.verifiedTs >= ts) this.verifiedTs = ts - 1;
+      this.env.onBroken(this, 'divergence');
+      return -1;
+    }
+    if (ts > this.lastEventTs) this.lastEventTs = ts;
     this.eventReceivedAt = receivedAt;
     if (receivedAt > this.knownAt) this.knownAt = receivedAt;
     if (t < this.lastSnapshotTs) {

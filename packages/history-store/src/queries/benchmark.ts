@@ -204,6 +204,24 @@ toString(side) AS sd, venue_side AS vs FROM ${db}.trades FORMAT JSONEachRow`.tex
       sql`SELECT toString(exchange) AS ex, ticker, from_ts AS f, to_ts AS t, reason FROM ${db}.gaps
 WHERE stream = 'trades' FORMAT JSONEachRow`.text,
 
+    /**
+     * The recorder benchmark's book check: a ticker's snapshot rows (`k` 's') and delta rows (`k` 'd') with `ts`, `sq`
+     * (sequence; 0 on snapshots), `sd` (side), `px` (price), `q` (quantity, or quantity_delta), decimals as text.
+     */
+    bookRows: (exchange: ExchangeKey, ticker: string): string => {
+      const where = inWindow(exchange, ticker, { from: 0, to: null, toInclusive: true });
+      return sql`SELECT 's' AS k, ts, toUInt64(0) AS sq, toString(side) AS sd, toString(price) AS px, toString(quantity) AS q
+FROM ${table('snapshot')} WHERE ${where}
+UNION ALL
+SELECT 'd' AS k, ts, sequence AS sq, toString(side) AS sd, toString(price) AS px, toString(quantity_delta) AS q
+FROM ${table('delta')} WHERE ${where} FORMAT JSONEachRow`.text;
+    },
+
+    /** The book gaps: `ex`, `ticker`, `f` (from_ts), `t` (to_ts), `reason`, `d` (detected_at). */
+    bookGaps: (): string =>
+      sql`SELECT toString(exchange) AS ex, ticker, from_ts AS f, to_ts AS t, reason, detected_at AS d FROM ${db}.gaps
+WHERE stream = 'book' FORMAT JSONEachRow`.text,
+
     /** `v`: the server's version. */
     version: (): string => sql`SELECT version() AS v`.text,
   };

@@ -210,6 +210,7 @@ export async function createRecorderHarness(
           fromTs: g.from_ts,
           toTs: g.to_ts,
           reason: g.reason,
+          detectedAt: g.detected_at,
           stream: g.stream ?? 'book',
         })),
         ...stored.trades.map((t): Row => ({

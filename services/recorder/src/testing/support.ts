@@ -31,6 +31,8 @@ export interface Row {
   fromTs?: number;
   toTs?: number;
   reason?: string;
+  /** Gaps: when the recorder detected the loss (stored gaps; the ListSink's keep it too). */
+  detectedAt?: number;
   /** The recorder's receive clock for the row (deltas, snapshots, trades). */
   receivedTs?: number;
   /** Trades: the id, size, taker's side and the venue's side. */
@@ -121,10 +123,10 @@ export class ListSink implements RowSink {
     fromTs: number,
     toTs: number,
     reason: string,
-    _detectedAt?: number,
+    detectedAt?: number,
     stream: 'book' | 'trades' = 'book',
   ): void {
-    this.rows.push({ kind: 'gap', exchange, ticker, ts: toTs, fromTs, toTs, reason, stream });
+    this.rows.push({ kind: 'gap', exchange, ticker, ts: toTs, fromTs, toTs, reason, detectedAt, stream });
   }
 
   verification(

@@ -183,6 +183,40 @@ describe('Polymarket CLOB session', () => {
     expect(h.recs.get(ASSET)?.live).toBe(true);
   });
 
+  it('a divergence starts at the verification before the hash that showed it, not at a whole book since', async () => {
+    const h = clob(fakeRest(() => SETTINGS));
+    h.msg(bookMessage(summary(1000, [['0.4', '10']], [['0.6', '5']])));
+    h.msg({
+      event_type: 'price_change',
+      market: '0xabc',
+      timestamp: '1500',
+      price_changes: [
+        {
+          asset_id: ASSET,
+          price: '0.6',
+          size: '6',
+          side: 'SELL',
+          hash: clobBookHash(summary(1500, [['0.4', '10']], [['0.6', '6']])),
+        },
+      ],
+    });
+    // The venue's change at 2000 (0.4 → 11) is lost; its next, at 2500, hashes a book we do not hold.
+    const venue2500 = summary(2500, [['0.4', '11']], [['0.6', '7']]);
+    h.msg({
+      event_type: 'price_change',
+      market: '0xabc',
+      timestamp: '2500',
+      price_changes: [{ asset_id: ASSET, price: '0.6', size: '7', side: 'SELL', hash: clobBookHash(venue2500) }],
+    });
+    // While REST is read, a trade's whole book repairs ours (and matches) before the confirmation comes back.
+    h.msg(bookMessage(summary(2600, [['0.4', '11']], [['0.6', '7']])));
+    await flush();
+    expect(h.checksums).toEqual(['match', 'match', 'divergence']);
+    h.msg(bookMessage(summary(2700, [['0.4', '11']], [['0.6', '7']])));
+    // From the last verification before the mismatch (the price change at 1500): the wrong rows from 2000 on lie in it.
+    expect(h.sink.of('gap').map((r) => [r.fromTs, r.toTs, r.reason])).toEqual([[1500, 2701, 'divergence']]);
+  });
+
   it('counts, logs and turns an unreadable message into a gap, never a crash or a silent skip', () => {
     const h = clob();
     h.msg(bookMessage(summary(1000, [['0.4', '10']], [['0.6', '5']])));

@@ -22,7 +22,8 @@
  *   right there). A mismatch makes the asset's book unverified: REST `/book` is read once — if its settings (its
  *   last trade price, tick size, …) reproduce the message's hash from our book, we held stale settings, not a wrong
  *   book (the venue's race with `last_trade_price`, py-clob-client-v2 #117): `explained`, no gap; otherwise it is a
- *   divergence: a book gap `divergence` from the last verified moment to the venue's next book, and the asset is
+ *   divergence: a book gap `divergence` from the last moment verified before that hash to the venue's next book (a
+ *   whole `book` that repaired ours while REST was read does not move it), and the asset is
  *   resubscribed (its fresh `book` re-bases ours). A wrong hash on a right book cannot be told from a wrong book:
  *   it is a gap too.
  * - Trades: `last_trade_price` [V] (`price`, `size`, the taker's `side`, `timestamp` ms, `transaction_hash`). No trade
@@ -325,7 +326,9 @@ class VenueAClobSession implements VenueSession {
       const older = clobHashRevision(summary, hash);
       if (older === undefined) {
         this.doubt.add(asset);
-        void this.confirm(asset, rec, summary, hash);
+        // The book is in doubt from its last verification before this hash: one after it (a whole `book` applied
+        // while the REST book is read) proves the book at its own moment, not the rows between.
+        void this.confirm(asset, rec, summary, hash, rec.verifiedTs >= 0 ? rec.verifiedTs : rec.lastTs);
         return;
       }
       this.ctx.logger.info({ revision: older }, 'Polymarket CLOB hashes with an older recipe; checking with it');
@@ -364,7 +367,13 @@ class VenueAClobSession implements VenueSession {
    * a wrong book (divergence: a gap from the last verified moment, and a fresh `book`). A REST book that cannot be
    * read explains nothing.
    */
-  private async confirm(asset: string, rec: TickerRecorder, summary: ClobBookSummary, hash: string): Promise<void> {
+  private async confirm(
+    asset: string,
+    rec: TickerRecorder,
+    summary: ClobBookSummary,
+    hash: string,
+    knownGood: number,
+  ): Promise<void> {
     let rest: AssetSettings | undefined;
     try {
       rest = await this.restSettings(asset);
@@ -389,7 +398,7 @@ class VenueAClobSession implements VenueSession {
     this.ctx.checksum('divergence');
     this.ctx.logger.warn({ asset, hash }, "Polymarket CLOB hash differs from the recorder's book: divergence");
     this.doubt.delete(asset);
-    rec.lose('divergence', rec.verifiedTs >= 0 ? rec.verifiedTs : rec.lastTs);
+    rec.lose('divergence', knownGood);
     this.resync([asset]);
   }
 
