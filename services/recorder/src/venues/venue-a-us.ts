@@ -366,14 +366,15 @@ export function venueAUsProtocol(o: { subscribeBatch: number; debounced: boolean
 
 /**
  * The recorder's adapter of Polymarket US: 20 requests per second, so 10. The public host serves listings and books
- * (`/v1/markets/{slug}/book`, reconciled by default: a lost whole book leaves ours behind until the next one)
- * without authentication [V]; the feed needs the Ed25519 credentials. [U] whether the feed's books are as deep as the
- * REST book's (a shallower feed would make every comparison of a deep book a divergence: docs/history-internals.md,
- * Known limits). No trade history: missed trades are a gap.
+ * (`/v1/markets/{slug}/book`) without authentication [V]; the feed needs the Ed25519 credentials. Not reconciled by
+ * default (RECORDER_RECONCILE_EXCHANGES can add it): every message is the market's whole book, which verifies ours,
+ * so a lost one leaves ours behind only until the market's next message; and whether the feed's books are as deep as
+ * the REST book's is [U] — a shallower feed would make every comparison of a deep book a divergence
+ * (docs/history-internals.md, Known limits). No trade history: missed trades are a gap.
  */
 export const venueAUsRecorder = defineAdapter({
   restRate: 10,
-  reconcile: true,
+  reconcile: false,
   trades: { cannot: 'Polymarket US publishes no trade history (its trades reach us only on the feed)' },
   settings: {
     /** Polymarket US `responsesDebounced` [U]. */
