@@ -139,8 +139,9 @@ describe('no wrong book under feed faults', () => {
       RECORDER_EXCHANGES: ALL_FIVE.join(','),
       RECORDER_VENUE_A_CLOB_TICKERS: tickers.venue_a_clob.join(','),
       RECORDER_VENUE_D_TICKERS: tickers.venue_d.join(','),
-      // Every exchange's book is compared with its REST book by default (the bound on what its feed cannot show); here
-      // at the whole budget, so that each ticker is read within the test's waits.
+      // Every exchange's book compared with its REST book (the bound on what its feed cannot show; Polymarket US, not
+      // reconciled by default, named too), at the whole budget, so that each ticker is read within the test's waits.
+      RECORDER_RECONCILE_EXCHANGES: ALL_FIVE.join(','),
       RECORDER_RECONCILE_BUDGET: '1',
     });
     await h.waitLive();
