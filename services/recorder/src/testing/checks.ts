@@ -92,7 +92,9 @@ export function sorted(book: FlatBook | undefined): [string, string][] {
 
 /**
  * Every change the simulator emitted after the ticker's first snapshot (and up to `end`) is recorded exactly once,
- * unless it falls inside a recorded gap; nothing is recorded that the simulator did not emit (`known` losses aside).
+ * unless it falls inside a recorded gap; nothing is recorded outside a gap that the simulator did not emit (`known`
+ * losses aside). A row inside a gap may differ from the venue's change: the book it was computed from (absolute
+ * sizes less our level) was already wrong before the loss was found, which is what the gap says; no book is read there.
  */
 export async function expectEveryChangeOnce(
   h: RecorderHarness,
@@ -130,9 +132,9 @@ export async function expectEveryChangeOnce(
     }
     const phantoms = [...counts].filter(([k, n]) => {
       const ts = Number(k.split(' ')[0]);
-      return n > 0 && ts > start && !inKnownLoss(known, ticker, ts);
+      return n > 0 && ts > start && !inKnownLoss(known, ticker, ts) && !gaps.some((g) => ts >= g.from && ts <= g.to);
     });
-    expect(phantoms).toEqual([]);
+    expect([exchange, ticker, phantoms]).toEqual([exchange, ticker, []]);
   }
   return { recorded, inGaps };
 }
