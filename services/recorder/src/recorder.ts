@@ -2,7 +2,7 @@
  * The recorder, put together: feeds → tickers → TSV sink → writer → ClickHouse (docs/history-internals.md, "Recorder").
  * `startRecorder` is what main.ts runs and what the integration tests run in-process; `stop()` is the SIGTERM path.
  */
-import { signNow, type ExchangeKey } from '@depthgate/platforms';
+import { feedSilenceMs, mainFeedHeartbeat, signNow, type ExchangeKey } from '@depthgate/platforms';
 import { RecorderStore, verifyExchanges, waitForSchema, type HistoryStore } from '@depthgate/history-store';
 import type { Logger } from '@depthgate/service-kit';
 import type { RecorderConfig } from './config';
@@ -75,6 +75,14 @@ function venueParts(
         : undefined,
   });
   return { protocol, rest, trades: config.RECORDER_TRADES ? adapter.trades : undefined };
+}
+
+/** The exchange's feed silence threshold: its venue's heartbeat rhythm plus the margin (the gateway's rule too). */
+function silenceMs(exchange: ExchangeKey, config: RecorderConfig): number {
+  const platform = config.platforms[config.registry.info(exchange).platform];
+  const heartbeat = platform && mainFeedHeartbeat(platform.descriptor);
+  if (!heartbeat) throw new Error(`${exchange}: its platform's descriptor states no feed heartbeat`);
+  return feedSilenceMs(heartbeat);
 }
 
 export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
@@ -173,7 +181,7 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
         tickersPerConnection: config.RECORDER_TICKERS_PER_CONNECTION,
         snapshotIntervalMs: config.RECORDER_SNAPSHOT_INTERVAL_MS,
         quietMs: config.RECORDER_SNAPSHOT_QUIET_MS,
-        stallTimeoutMs: config.RECORDER_STALL_TIMEOUT_MS,
+        stallTimeoutMs: config.RECORDER_STALL_TIMEOUT_MS ?? silenceMs(exchange, config),
         pingIntervalMs: config.RECORDER_PING_INTERVAL_MS,
         reconnectMinMs: config.RECORDER_RECONNECT_MIN_MS,
         reconnectMaxMs: config.RECORDER_RECONNECT_MAX_MS,

@@ -1,17 +1,20 @@
 /**
  * One platform's shared subscriptions: its topics (one upstream subscription per channel and market, however many
  * clients want it), the upstream connections they are spread over within the platform's limits, the fan-out of
- * every upstream message to the topic's subscribers, and resync: when a connection is lost or a topic's book is in
- * doubt (sequence gap, impossible change, a REST book that disagrees), every subscriber gets the gateway's notice
- * and then the platform's own fresh snapshot; it is never left silently stale.
+ * every upstream message to the topic's subscribers, and resync: when a connection is lost or goes silent beyond the
+ * venue's heartbeat rhythm, or a topic's book is in doubt (sequence gap, impossible change, a REST book that
+ * disagrees), every subscriber gets the gateway's notice (`stale` for silence, `resync` for a loss), then the
+ * platform's own fresh snapshot, then `resynced`; it is never left silently stale.
  */
 import { canonicalDecimal, parseDecimal } from '@depthgate/feeds';
 import type { Logger } from '@depthgate/service-kit';
 import { Frame } from './frame';
 import type { PlatformWsMetrics, WsMetrics } from './metrics';
 import {
+  openingNotice,
   Topic,
   type ClientLink,
+  type Notice,
   type Outgoing,
   type PerSubscriber,
   type PlatformStream,
@@ -31,7 +34,9 @@ export interface HubOptions {
   limits: UpstreamLimits;
   logger: Logger;
   metrics: WsMetrics;
+  /** Silence threshold of an upstream connection (the venue's heartbeat rhythm plus the margin, or the override). */
   stallMs: number;
+  /** Keep-alive interval (ping frames, or the platform's text ping, which its answer proves). */
   pingMs: number;
   reconnectMinMs: number;
   reconnectMaxMs: number;
@@ -155,9 +160,7 @@ export class StreamHub {
     const hub: Omit<UpstreamContext, 'send' | 'topics' | 'topic' | 'reconnect' | 'logger'> = {
       snapshot: (t, out) => this.snapshot(t, out),
       deliver: (t, out) => this.deliver(t, out),
-      live: (t) => {
-        t.status = 'live';
-      },
+      live: (t) => this.live(t),
       gap: (t, reason) => this.gap(t, reason),
       fail: (t, error) => this.fail(t, error),
     };
@@ -220,14 +223,33 @@ export class StreamHub {
   private resyncing(topic: Topic, reason: ResyncReason): void {
     if (topic.status === 'pending') return; // its first snapshot is still to come: nothing to correct
     topic.status = 'resyncing';
+    topic.resyncReason = reason;
     this.m.resyncs.inc({ reason });
+    this.notify(topic, openingNotice(reason), reason);
+  }
+
+  /** A topic is live again after a resync: its subscribers, who have the fresh snapshot, are told. */
+  private resynced(topic: Topic): void {
+    const reason = topic.resyncReason;
+    topic.resyncReason = undefined;
+    if (reason !== undefined) this.notify(topic, 'resynced', reason);
+  }
+
+  private notify(topic: Topic, notice: Notice, reason: ResyncReason): void {
     for (const sub of topic.subscribers) {
-      const notice = this.o.stream.notice(sub, reason);
-      if (notice !== undefined) {
-        sub.client.send(notice);
+      const m = this.o.stream.notice(sub, notice, reason);
+      if (m !== undefined) {
+        sub.client.send(m);
         this.m.messagesOut.inc();
       }
     }
+  }
+
+  /** A topic without snapshots (ticker, trades) is live once subscribed (again). */
+  live(topic: Topic): void {
+    const was = topic.status;
+    topic.status = 'live';
+    if (was === 'resyncing') this.resynced(topic);
   }
 
   gap(topic: Topic, reason: ResyncReason): void {
@@ -237,10 +259,13 @@ export class StreamHub {
     (topic.link as UpstreamConnection | undefined)?.resync(topic);
   }
 
+  /** A topic's (fresh) snapshot: every subscriber's book is replaced; after a resync, `resynced` follows it. */
   snapshot(topic: Topic, out: Outgoing | PerSubscriber): void {
+    const was = topic.status;
     topic.status = 'live';
     topic.version++;
     this.deliver(topic, out);
+    if (was === 'resyncing') this.resynced(topic);
   }
 
   deliver(topic: Topic, out: Outgoing | PerSubscriber): void {

@@ -24,6 +24,7 @@ import { CLOSE } from './close-codes';
 import { Frame } from './frame';
 import { StreamHub } from './hub';
 import { KeyLimits } from './limits';
+import { upstreamLiveness } from './liveness';
 import type { WsMetrics } from './metrics';
 import { STREAMS } from './registry';
 import type { PlatformStream, StreamModule } from './types';
@@ -53,6 +54,8 @@ interface StreamEntry {
   module: StreamModule;
   stream: PlatformStream;
   hub: StreamHub;
+  /** The venue's heartbeat interval (the platform's client heartbeats are sent at it). */
+  heartbeatMs: number;
 }
 
 interface Route {
@@ -104,6 +107,7 @@ export class WsGateway {
       if (!platform || !resolved) continue;
       const stream = module.create({ platform: resolved, config, logger: this.log });
       const main = platform.targets[0];
+      const liveness = upstreamLiveness(resolved.descriptor, config);
       const hub = new StreamHub({
         platform: key,
         title: platform.title,
@@ -111,8 +115,8 @@ export class WsGateway {
         limits: module.limits,
         logger: this.log,
         metrics: d.metrics,
-        stallMs: config.WS_UPSTREAM_STALL_MS,
-        pingMs: config.WS_UPSTREAM_PING_MS,
+        stallMs: liveness.stallMs,
+        pingMs: liveness.pingMs,
         reconnectMinMs: config.WS_RECONNECT_MIN_MS,
         reconnectMaxMs: config.WS_RECONNECT_MAX_MS,
         lingerMs: config.WS_UPSTREAM_LINGER_MS,
@@ -121,7 +125,7 @@ export class WsGateway {
         ...(main ? { rest: { forwarder: d.forwarder, target: main } } : {}),
         admit,
       });
-      this.streams.set(key, { platform, module, stream, hub });
+      this.streams.set(key, { platform, module, stream, hub, heartbeatMs: liveness.heartbeatMs });
     }
     this.limits = new KeyLimits({
       redis: d.auth.redis,
@@ -139,7 +143,7 @@ export class WsGateway {
     for (const [key, entry] of this.streams) {
       const beat = entry.stream.clientHeartbeat;
       if (!beat) continue;
-      this.every(beat.intervalMs, () => {
+      this.every(entry.heartbeatMs, () => {
         const message = Frame.text(beat.message());
         for (const c of this.clients) if (c.platform === key) c.send(message);
       });

@@ -29,6 +29,23 @@ export const RESYNC_REASONS = [
 ] as const;
 export type ResyncReason = (typeof RESYNC_REASONS)[number];
 
+/**
+ * The gateway's notices to a subscriber about its topic's continuity (docs/websockets.md, "Notices"): `stale` when
+ * the upstream went silent beyond the venue's heartbeat rhythm, `resync` when a loss was found (any other reason);
+ * either way the platform's reset form follows (its fresh snapshot), then `resynced` once it has been delivered.
+ */
+export const NOTICES = ['stale', 'resync', 'resynced'] as const;
+export type Notice = (typeof NOTICES)[number];
+
+/** What the notice is, for each platform's AsyncAPI message. */
+export const NOTICE_SUMMARY =
+  'The gateway’s notice: `stale` (the upstream went silent) or `resync` (a loss was found), then the platform’s fresh snapshot, then `resynced`; clients that do not know it skip it';
+
+/** The notice that opens a resync for `reason`: silence is `stale`, a loss `resync`. */
+export function openingNotice(reason: ResyncReason): Notice {
+  return reason === 'upstream_stall' ? 'stale' : 'resync';
+}
+
 /** The upstream's refusal of a subscription: its own code where it has one, and its text. */
 export interface UpstreamError {
   code?: number;
@@ -62,6 +79,8 @@ export class Topic<S = unknown> {
   /** The upstream connection it is subscribed on. */
   link: UpstreamLinkRef | undefined;
   lingerTimer: NodeJS.Timeout | undefined;
+  /** Why the topic is resyncing (while `status` is `resyncing`): its subscribers' `resynced` notice names it. */
+  resyncReason: ResyncReason | undefined;
   /** Applied book messages (the REST reconciliation compares only while nothing moved). */
   version = 0;
   lastVerifiedAt = 0;
@@ -171,14 +190,20 @@ export interface PlatformStream<H = unknown> {
   handshake(nowMs: number): { url: string; headers?: Record<string, string> };
   /** What keeps the upstream alive and proves it: WebSocket pings, or a text message the upstream answers. */
   readonly keepAlive: 'ping' | { text: string; answer: string };
-  /** Heartbeats the platform sends its clients by itself (Polymarket US, Gemini), besides the gateway's pings. */
-  readonly clientHeartbeat?: { intervalMs: number; message(): string };
+  /**
+   * The heartbeat message the platform sends its clients by itself (Polymarket US, Gemini), besides the gateway's
+   * pings; sent at the venue's rhythm (its descriptor's `feeds.main.heartbeat`).
+   */
+  readonly clientHeartbeat?: { message(): string };
   openSession(ctx: UpstreamContext): UpstreamSession;
   openClient(ctx: ClientContext<H>): ClientSession<H>;
   /** What a subscriber joining a live topic gets first: its snapshot, or the last message, or nothing. */
   join(topic: Topic, sub: Subscriber<H>): Outgoing | undefined;
-  /** The gateway's notice to a subscriber whose topic is resyncing, in the platform's form. */
-  notice(sub: Subscriber<H>, reason: ResyncReason): Outgoing | undefined;
+  /**
+   * A notice to a subscriber (`stale` or `resync` when its topic's resync starts, `resynced` after the fresh snapshot),
+   * framed as a message of the platform's protocol that its clients skip (a type they do not know).
+   */
+  notice(sub: Subscriber<H>, notice: Notice, reason: ResyncReason): Outgoing | undefined;
   /** A subscriber whose topic the upstream refused, told in the platform's form. */
   failed(sub: Subscriber<H>, error: UpstreamError): Outgoing | undefined;
   /** Why this platform's stream cannot be served (credentials it needs are not configured), else undefined. */

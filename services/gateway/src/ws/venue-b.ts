@@ -26,14 +26,16 @@ import {
   parseObject,
   stringList,
 } from '@depthgate/feeds';
-import type {
-  ClientContext,
-  ResyncReason,
-  StreamModule,
-  Subscriber,
-  Topic,
-  UpstreamContext,
-  UpstreamSession,
+import {
+  NOTICE_SUMMARY,
+  type ClientContext,
+  type Notice,
+  type ResyncReason,
+  type StreamModule,
+  type Subscriber,
+  type Topic,
+  type UpstreamContext,
+  type UpstreamSession,
 } from './types';
 
 const KALSHI_CHANNELS = ['orderbook_delta', 'ticker', 'trade'] as const;
@@ -428,12 +430,12 @@ const kalshiStream = {
       true,
     );
   },
-  notice(sub: Subscriber, reason: ResyncReason): string {
+  notice(sub: Subscriber, notice: Notice, reason: ResyncReason): string {
     const h = sub.handle as KalshiSub;
     return JSON.stringify({
       type: 'depthgate_notice',
       sid: h.sid,
-      msg: { notice: 'resync', reason, channel: h.channel, market_ticker: sub.topic.market },
+      msg: { notice, reason, channel: h.channel, market_ticker: sub.topic.market },
     });
   },
   failed(sub: Subscriber, error: { code?: number; message: string }): string {
@@ -535,14 +537,13 @@ export const venueBStream: StreamModule<Platforms['venue-b']> = {
       },
       {
         name: 'depthgate_notice',
-        summary:
-          'The gateway’s resync notice: the subscription’s book (or trades) is being resynced; a snapshot follows',
+        summary: NOTICE_SUMMARY,
         example: {
           type: 'depthgate_notice',
           sid: 1,
           msg: {
-            notice: 'resync',
-            reason: 'sequence_gap',
+            notice: 'stale',
+            reason: 'upstream_stall',
             channel: 'orderbook_delta',
             market_ticker: 'KXBTCD-26MAR07-T100000',
           },

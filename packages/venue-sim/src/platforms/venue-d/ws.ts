@@ -7,7 +7,7 @@ import { formatScaled } from '../../core/decimal';
 import { isoMicros } from '../../core/time';
 import { type FeedConnection, FeedHub, parseJsonObject } from '../../feeds/feed-hub';
 import type { RecordedRequest } from '../../http/types';
-import type { PlatformContext } from '../context';
+import { feedHeartbeatMs, type PlatformContext } from '../context';
 import { verifyCoinbaseSubscribe, type CoinbaseVerifier } from './auth';
 import type { CoinbaseCatalog, CoinbaseProduct } from './catalog';
 import type { CoinbaseTrades } from './trades';
@@ -57,7 +57,7 @@ export class CoinbaseFeed {
     // which carry one, never are).
     this.hub = new FeedHub(ctx.clock, { reorder: true });
     this.engine.on('venue-d', (inst, event) => this.onEvent(inst, event));
-    const beat = ctx.opts.heartbeatIntervalMs;
+    const beat = feedHeartbeatMs(ctx, 'venue-d');
     if (beat > 0) this.hub.startHeartbeat(Math.min(1000, beat), (c) => this.heartbeat(c));
   }
 

@@ -1,0 +1,49 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { feedSilenceMs, mainFeedHeartbeat, PLATFORMS, renderSilenceTable, SILENCE_MARGIN_MS } from './index';
+
+describe('silence thresholds from the descriptors’ heartbeat rhythms', () => {
+  it('is the heartbeat interval plus the margin', () => {
+    expect(feedSilenceMs({ kind: 'ping-frame', intervalMs: 10_000, source: '' })).toBe(10_500);
+    expect(feedSilenceMs({ kind: 'channel', intervalMs: 1_000, source: '' })).toBe(1_500);
+    expect(SILENCE_MARGIN_MS).toBe(500);
+  });
+
+  it('refuses an interval that is not a positive integer of milliseconds', () => {
+    for (const intervalMs of [0, -1, 1.5, Number.NaN]) {
+      expect(() => feedSilenceMs({ kind: 'message', intervalMs, source: '' })).toThrow(/positive integer/);
+    }
+  });
+
+  it('every platform with a feed states its rhythm, with a source; the thresholds per platform', () => {
+    const thresholds: Record<string, number> = {};
+    for (const [key, d] of Object.entries(PLATFORMS)) {
+      const beat = mainFeedHeartbeat(d);
+      expect(beat === undefined).toBe(d.feeds === undefined);
+      if (!beat) continue;
+      expect(beat.source).toMatch(/\[(V|3P|U)\]/);
+      thresholds[key] = feedSilenceMs(beat);
+    }
+    expect(thresholds).toEqual({
+      'venue-a-clob': 10_500,
+      'venue-a-us': 10_500,
+      'venue-b': 10_500,
+      'venue-c': 5_500,
+      'venue-d': 1_500,
+    });
+  });
+
+  it('docs/websockets.md shows the table rendered from the descriptors', () => {
+    const file = path.resolve(__dirname, '../../../docs/websockets.md');
+    const text = readFileSync(file, 'utf8');
+    const open = '<!-- silence -->\n';
+    const close = '\n<!-- /silence -->';
+    const start = text.indexOf(open);
+    const end = text.indexOf(close, start);
+    expect(start).toBeGreaterThanOrEqual(0);
+    const rendered = `${text.slice(0, start + open.length)}${renderSilenceTable(PLATFORMS)}${text.slice(end)}`;
+    // Stale: WRITE_DOCS=1 pnpm exec jest --selectProjects unit --testPathPatterns platforms/src/silence rewrites it.
+    if (process.env.WRITE_DOCS === '1' && rendered !== text) writeFileSync(file, rendered);
+    expect(text).toBe(rendered);
+  });
+});

@@ -1,0 +1,62 @@
+/**
+ * When a feed is silent: the one rule both consumers of the venues' feeds apply (the gateway's WebSocket proxy and
+ * the recorder). A venue shows an idle subscription alive by itself at its own rhythm (each descriptor's
+ * `feeds.main.heartbeat`); a connection that has heard nothing — no message, heartbeat, ping frame or keep-alive
+ * answer — for that rhythm plus a margin is silent: its subscriptions are replaced with fresh snapshots.
+ *
+ * The margin is fixed, not a share of the interval: what delays a heartbeat (the network, a busy event loop at
+ * either end) does not grow with the interval. 500 ms keeps a stall's detection within the interval + 1 s (the
+ * watchdog looks every 100 ms at most, @depthgate/feeds' FeedSocket) while a heartbeat half a second late is not yet
+ * called silence. A false alarm costs one resubscription with a fresh snapshot (nothing is lost); a late one, a
+ * consumer trading on a book that stopped moving.
+ */
+import type { FeedHeartbeat, UrlSpec } from './descriptor';
+import type { AnyDescriptor, Registry } from './env';
+
+/** How much later than its rhythm a venue's heartbeat may come before its feed is called silent. */
+export const SILENCE_MARGIN_MS = 500;
+
+/** The silence threshold of a feed: its heartbeat interval plus the margin. */
+export function feedSilenceMs(heartbeat: FeedHeartbeat): number {
+  if (!Number.isInteger(heartbeat.intervalMs) || heartbeat.intervalMs <= 0) {
+    throw new Error(
+      `a feed's heartbeat interval must be a positive integer of milliseconds, not ${heartbeat.intervalMs}`,
+    );
+  }
+  return heartbeat.intervalMs + SILENCE_MARGIN_MS;
+}
+
+/** The heartbeat of a platform's own feed (`feeds.main`), or undefined for a platform without a feed. */
+export function mainFeedHeartbeat(descriptor: Pick<AnyDescriptor, 'feeds'>): FeedHeartbeat | undefined {
+  const feeds = descriptor.feeds as Readonly<Record<string, UrlSpec & { heartbeat?: FeedHeartbeat }>> | undefined;
+  return feeds?.main?.heartbeat;
+}
+
+const KIND_TEXT: Record<FeedHeartbeat['kind'], string> = {
+  'ping-frame': 'ping frames from the venue',
+  message: 'a heartbeat message',
+  channel: 'a heartbeat message per market (its heartbeat channel)',
+  answer: 'none; it answers the consumer’s text ping',
+};
+
+const seconds = (ms: number) => `${(ms / 1000).toLocaleString('en-US', { maximumFractionDigits: 3 })} s`;
+
+/**
+ * The thresholds table of docs/websockets.md (between `<!-- silence -->` and `<!-- /silence -->`), one row per
+ * platform with a feed, from the descriptors; silence.test.ts fails when the committed table differs.
+ */
+export function renderSilenceTable(registry: Registry): string {
+  const rows = Object.values(registry).flatMap((d) => {
+    const beat = mainFeedHeartbeat(d);
+    if (!beat) return [];
+    const source = beat.source.replace(/\|/g, '\\|');
+    return [
+      `| \`${d.key}\` (${d.title}) | ${KIND_TEXT[beat.kind]} | ${seconds(beat.intervalMs)} | ${seconds(feedSilenceMs(beat))} | ${source} |`,
+    ];
+  });
+  return [
+    '| platform | what the venue sends on an idle subscription | every | silent after | source |',
+    '| --- | --- | ---: | ---: | --- |',
+    ...rows,
+  ].join('\n');
+}
