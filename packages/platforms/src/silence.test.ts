@@ -1,6 +1,13 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { feedSilenceMs, mainFeedHeartbeat, PLATFORMS, renderSilenceTable, SILENCE_MARGIN_MS } from './index';
+import {
+  feedLiveness,
+  feedSilenceMs,
+  mainFeedHeartbeat,
+  PLATFORMS,
+  renderSilenceTable,
+  SILENCE_MARGIN_MS,
+} from './index';
 
 describe('silence thresholds from the descriptors’ heartbeat rhythms', () => {
   it('is the heartbeat interval plus the margin', () => {
@@ -31,6 +38,25 @@ describe('silence thresholds from the descriptors’ heartbeat rhythms', () => {
       'venue-c': 5_500,
       'venue-d': 1_500,
     });
+  });
+
+  it('a consumer’s liveness: the venue’s threshold unless overridden; its keep-alive, at least as often as a venue that only answers pings asks', () => {
+    expect(feedLiveness(PLATFORMS['venue-b'], { stallMs: undefined, pingMs: 30_000 })).toEqual({
+      heartbeatMs: 10_000,
+      stallMs: 10_500,
+      pingMs: 30_000,
+    });
+    expect(feedLiveness(PLATFORMS['venue-d'], { stallMs: 700, pingMs: 150 })).toEqual({
+      heartbeatMs: 1_000,
+      stallMs: 700,
+      pingMs: 150,
+    });
+    // The CLOB beats only by answering the consumer's PING: pinged less often (or never), the threshold would fire.
+    for (const pingMs of [30_000, 0]) {
+      expect(feedLiveness(PLATFORMS['venue-a-clob'], { stallMs: undefined, pingMs }).pingMs).toBe(10_000);
+    }
+    expect(feedLiveness(PLATFORMS['venue-a-clob'], { stallMs: undefined, pingMs: 150 }).pingMs).toBe(150);
+    expect(() => feedLiveness(PLATFORMS['venue-e'], { stallMs: undefined, pingMs: 1 })).toThrow(/no feed heartbeat/);
   });
 
   it('docs/websockets.md shows the table rendered from the descriptors', () => {

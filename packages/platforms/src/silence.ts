@@ -10,7 +10,7 @@
  * called silence. A false alarm costs one resubscription with a fresh snapshot (nothing is lost); a late one, a
  * consumer trading on a book that stopped moving.
  */
-import type { FeedHeartbeat, UrlSpec } from './descriptor';
+import type { FeedHeartbeat, FeedSpec } from './descriptor';
 import type { AnyDescriptor, Registry } from './env';
 
 /** How much later than its rhythm a venue's heartbeat may come before its feed is called silent. */
@@ -28,8 +28,38 @@ export function feedSilenceMs(heartbeat: FeedHeartbeat): number {
 
 /** The heartbeat of a platform's own feed (`feeds.main`), or undefined for a platform without a feed. */
 export function mainFeedHeartbeat(descriptor: Pick<AnyDescriptor, 'feeds'>): FeedHeartbeat | undefined {
-  const feeds = descriptor.feeds as Readonly<Record<string, UrlSpec & { heartbeat?: FeedHeartbeat }>> | undefined;
-  return feeds?.main?.heartbeat;
+  return (descriptor.feeds as Readonly<Record<string, FeedSpec>> | undefined)?.main?.heartbeat;
+}
+
+/** How a consumer of a platform's feed judges it alive (`feedLiveness`). */
+export interface FeedLiveness {
+  /** The venue's own heartbeat interval. */
+  heartbeatMs: number;
+  /** Silence threshold of a connection: the override, else the heartbeat interval plus the margin. */
+  stallMs: number;
+  /**
+   * The consumer's keep-alive interval: its own setting, except where the venue's only sign of life is its answer to
+   * the consumer's text ping (`answer`): then at least as often as the venue asks, so that the threshold holds.
+   */
+  pingMs: number;
+}
+
+/**
+ * The one liveness rule of the gateway's WebSocket proxy and the recorder: `stallMs` overrides the threshold for
+ * every platform (WS_UPSTREAM_STALL_MS, RECORDER_STALL_TIMEOUT_MS), `pingMs` is the consumer's keep-alive setting.
+ */
+export function feedLiveness(
+  descriptor: Pick<AnyDescriptor, 'key' | 'feeds'>,
+  o: { stallMs: number | undefined; pingMs: number },
+): FeedLiveness {
+  const beat = mainFeedHeartbeat(descriptor);
+  if (!beat) throw new Error(`${descriptor.key}: its descriptor states no feed heartbeat`);
+  const answer = beat.kind === 'answer' && (o.pingMs === 0 || o.pingMs > beat.intervalMs);
+  return {
+    heartbeatMs: beat.intervalMs,
+    stallMs: o.stallMs ?? feedSilenceMs(beat),
+    pingMs: answer ? beat.intervalMs : o.pingMs,
+  };
 }
 
 const KIND_TEXT: Record<FeedHeartbeat['kind'], string> = {

@@ -39,8 +39,8 @@ export interface SimulatorOptions {
   kalshiOrderbookRequiresAuth?: boolean;
   assumptions?: Partial<Assumptions>;
   /**
-   * Interval of feed heartbeats (Kalshi ping frames, Gemini/Polymarket US heartbeat messages, Coinbase's `heartbeat`
-   * channel, which beats at least every second); 0 = none. Default: each venue's own rhythm, its descriptor's
+   * Interval of every feed's heartbeats (Kalshi ping frames, Gemini/Polymarket US heartbeat messages, Coinbase's
+   * `heartbeat` channel); 0 = none. Default: each venue's own rhythm, its descriptor's
    * `feeds.main.heartbeat` (the rhythm the gateway and the recorder judge silence by).
    */
   heartbeatIntervalMs?: number;

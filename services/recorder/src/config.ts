@@ -16,7 +16,16 @@ import {
   type ResolvedPlatforms,
 } from '@depthgate/platforms';
 import { clickHouseEnvShape } from '@depthgate/history-store';
-import { ConfigError, envBool, envInt, envList, envLogLevel, envOptionalInt, envString, parseEnv } from '@depthgate/service-kit';
+import {
+  ConfigError,
+  envBool,
+  envInt,
+  envList,
+  envLogLevel,
+  envOptionalInt,
+  envString,
+  parseEnv,
+} from '@depthgate/service-kit';
 import { ADAPTERS, type Adapters } from './venues/registry';
 
 const MiB = 1024 * 1024;

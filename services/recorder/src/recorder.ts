@@ -2,7 +2,7 @@
  * The recorder, put together: feeds → tickers → TSV sink → writer → ClickHouse (docs/history-internals.md, "Recorder").
  * `startRecorder` is what main.ts runs and what the integration tests run in-process; `stop()` is the SIGTERM path.
  */
-import { feedSilenceMs, mainFeedHeartbeat, signNow, type ExchangeKey } from '@depthgate/platforms';
+import { feedLiveness, signNow, type ExchangeKey } from '@depthgate/platforms';
 import { RecorderStore, verifyExchanges, waitForSchema, type HistoryStore } from '@depthgate/history-store';
 import type { Logger } from '@depthgate/service-kit';
 import type { RecorderConfig } from './config';
@@ -77,12 +77,14 @@ function venueParts(
   return { protocol, rest, trades: config.RECORDER_TRADES ? adapter.trades : undefined };
 }
 
-/** The exchange's feed silence threshold: its venue's heartbeat rhythm plus the margin (the gateway's rule too). */
-function silenceMs(exchange: ExchangeKey, config: RecorderConfig): number {
+/** How the exchange's feed is judged alive: its venue's heartbeat rhythm (the gateway's rule too), or the override. */
+function liveness(exchange: ExchangeKey, config: RecorderConfig) {
   const platform = config.platforms[config.registry.info(exchange).platform];
-  const heartbeat = platform && mainFeedHeartbeat(platform.descriptor);
-  if (!heartbeat) throw new Error(`${exchange}: its platform's descriptor states no feed heartbeat`);
-  return feedSilenceMs(heartbeat);
+  if (!platform) throw new Error(`${exchange}: its platform is not configured`);
+  return feedLiveness(platform.descriptor, {
+    stallMs: config.RECORDER_STALL_TIMEOUT_MS,
+    pingMs: config.RECORDER_PING_INTERVAL_MS,
+  });
 }
 
 export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
@@ -164,6 +166,7 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
       continue;
     }
     const settings = config.venues[exchange];
+    const alive = liveness(exchange, config);
     venues.set(
       exchange,
       new Venue({
@@ -181,8 +184,8 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
         tickersPerConnection: config.RECORDER_TICKERS_PER_CONNECTION,
         snapshotIntervalMs: config.RECORDER_SNAPSHOT_INTERVAL_MS,
         quietMs: config.RECORDER_SNAPSHOT_QUIET_MS,
-        stallTimeoutMs: config.RECORDER_STALL_TIMEOUT_MS ?? silenceMs(exchange, config),
-        pingIntervalMs: config.RECORDER_PING_INTERVAL_MS,
+        stallTimeoutMs: alive.stallMs,
+        pingIntervalMs: alive.pingMs,
         reconnectMinMs: config.RECORDER_RECONNECT_MIN_MS,
         reconnectMaxMs: config.RECORDER_RECONNECT_MAX_MS,
         reconcileIntervalMs: settings.reconcile ? config.RECORDER_RECONCILE_INTERVAL_MS : 0,

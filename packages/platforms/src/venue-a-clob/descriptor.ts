@@ -31,7 +31,7 @@ export const venueAClob = definePlatform({
         kind: 'answer',
         intervalMs: 10_000,
         source:
-          'the client sends the text `PING` about every 10 s, the server answers `PONG` [3P]; no heartbeat of its own',
+          'the client sends the text `PING` every 10 s, the server answers `PONG` [V] (docs.polymarket.com, market channel; upstreams.md: [3P]); no heartbeat of its own',
       },
     },
   },

@@ -26,7 +26,7 @@ export const venueB = definePlatform({
       heartbeat: {
         kind: 'ping-frame',
         intervalMs: 10_000,
-        source: 'Kalshi sends ping frames every 10 s (body `heartbeat`) [V] (docs.kalshi.com, Connection Keep-Alive)',
+        source: 'ping frames every 10 s, body `heartbeat` [V] (docs.kalshi.com, Connection Keep-Alive)',
       },
     },
   },

@@ -166,34 +166,51 @@ describe('StreamHub', () => {
     await hub.stop();
     await up.close();
   });
-  it('an upstream connection silent beyond the threshold: stale, then the fresh snapshot on a new connection, then resynced', async () => {
+  it('an upstream connection silent beyond the threshold: its topics’ subscribers get stale, the fresh snapshot on a new connection, then resynced; other connections’ are untouched', async () => {
     const up = await upstream();
-    // Each connection answers a subscribe with the market's book, numbered by connection; the first one then goes
-    // silent (it still answers pings, as a stalled venue's server may: a pong proves nothing about the feed).
+    // Each connection answers a subscribe with the market's book, numbered by connection, and beats every 50 ms but
+    // the first one, which goes silent after its book (it still answers pings, as a stalled venue's server may: a
+    // pong proves nothing about the feed).
     up.onSubscribe = (c, markets) => {
       for (const market of markets) c.ws.send(JSON.stringify({ market, book: `b${up.connections.indexOf(c) + 1}` }));
     };
-    const hub = hubOf(up.url, { stallMs: 300, pingMs: 50 });
+    const beat = setInterval(() => {
+      for (const c of up.connections.slice(1)) if (c.ws.readyState === c.ws.OPEN) c.ws.send('{"heartbeat":1}');
+    }, 50);
+    const hub = hubOf(up.url, {
+      stallMs: 300,
+      pingMs: 50,
+      limits: { topicsPerConnection: 1, maxConnections: 3, connectsPerSecond: 100, messagesPerSecond: 100, source: '' },
+    });
     const a = new Client(1);
+    const b = new Client(2);
     hub.attach(a, { dropped: () => undefined }, 'book', 'm1', undefined);
-    await until(() => a.got.length === 1, 'the first book');
-    await until(() => a.got.length === 4, 'the notice, the fresh book and resynced');
+    await until(() => a.got.length === 1, 'the first book of m1');
+    hub.attach(b, { dropped: () => undefined }, 'book', 'm2', undefined);
+    await until(() => a.got.length >= 4, 'the notice, the fresh book and resynced');
+    clearInterval(beat);
     expect(a.got).toEqual([
       '{"market":"m1","book":"b1"}',
       'stale upstream_stall m1',
-      '{"market":"m1","book":"b2"}',
+      '{"market":"m1","book":"b3"}',
       'resynced upstream_stall m1',
     ]);
-    expect(up.connections).toHaveLength(2);
+    expect(b.got).toEqual(['{"market":"m2","book":"b2"}']);
+    expect(up.connections).toHaveLength(3);
     await hub.stop();
     await up.close();
   });
 
-  it('a topic the module cannot trust: resync, then the fresh snapshot on the same connection, then resynced', async () => {
+  it('a topic the module cannot trust: stale, then the fresh snapshot on the same connection, then resynced; a client joining meanwhile is told too', async () => {
     const up = await upstream();
-    let books = 0;
+    // The upstream answers the first subscribe at once and holds the second (the resync) until released.
+    let held: (() => void) | undefined;
     up.onSubscribe = (c, markets) => {
-      for (const market of markets) c.ws.send(JSON.stringify({ market, book: `b${++books}` }));
+      const answer = (book: string) => () => {
+        for (const market of markets) c.ws.send(JSON.stringify({ market, book }));
+      };
+      if (c.subscribed.length === 1) answer('b1')();
+      else held = answer('b2');
     };
     const hub = hubOf(up.url);
     const a = new Client(1);
@@ -202,15 +219,20 @@ describe('StreamHub', () => {
     hub.attach(b, { dropped: () => undefined }, 'book', 'm1', undefined);
     await until(() => a.got.length === 1 && b.got.length === 1, 'the first book');
     up.connections[0]?.ws.send(JSON.stringify({ market: 'm1', gap: true }));
-    await until(() => a.got.length === 3 && b.got.length === 3, 'the notice, the fresh book and resynced');
+    await until(() => a.got.length === 2 && held !== undefined, 'the notice and the resubscribe');
+    const c = new Client(3);
+    hub.attach(c, { dropped: () => undefined }, 'book', 'm1', undefined);
+    held?.();
+    await until(() => [a, b, c].every((x) => x.got.at(-1)?.startsWith('resynced') === true), 'resynced');
     for (const x of [a, b]) {
       expect(x.got).toEqual([
         '{"market":"m1","book":"b1"}',
-        'resync sequence_gap m1',
+        'stale sequence_gap m1',
         '{"market":"m1","book":"b2"}',
         'resynced sequence_gap m1',
       ]);
     }
+    expect(c.got).toEqual(['stale sequence_gap m1', '{"market":"m1","book":"b2"}', 'resynced sequence_gap m1']);
     expect(up.connections).toHaveLength(1);
     await hub.stop();
     await up.close();

@@ -3,15 +3,14 @@
  * clients want it), the upstream connections they are spread over within the platform's limits, the fan-out of
  * every upstream message to the topic's subscribers, and resync: when a connection is lost or goes silent beyond the
  * venue's heartbeat rhythm, or a topic's book is in doubt (sequence gap, impossible change, a REST book that
- * disagrees), every subscriber gets the gateway's notice (`stale` for silence, `resync` for a loss), then the
- * platform's own fresh snapshot, then `resynced`; it is never left silently stale.
+ * disagrees), every subscriber gets the gateway's notice `stale` at once, then the platform's own fresh snapshot, then
+ * `resynced` (both naming the reason); it is never left silently stale.
  */
 import { canonicalDecimal, parseDecimal } from '@depthgate/feeds';
 import type { Logger } from '@depthgate/service-kit';
 import { Frame } from './frame';
 import type { PlatformWsMetrics, WsMetrics } from './metrics';
 import {
-  openingNotice,
   Topic,
   type ClientLink,
   type Notice,
@@ -107,12 +106,16 @@ export class StreamHub {
     topic.subscribers.add(sub);
     this.owners.set(sub, owner);
     this.m.subscriptions.inc();
-    if (topic.status === 'live') {
-      const first = this.o.stream.join(topic, sub);
-      if (first !== undefined) {
-        client.send(first);
-        this.m.messagesOut.inc();
-      }
+    // Live: its snapshot (or last message) first. Resyncing: told as the others were; the fresh snapshot follows.
+    const first =
+      topic.status === 'live'
+        ? this.o.stream.join(topic, sub)
+        : topic.status === 'resyncing' && topic.resyncReason !== undefined
+          ? this.o.stream.notice(sub, 'stale', topic.resyncReason)
+          : undefined;
+    if (first !== undefined) {
+      client.send(first);
+      this.m.messagesOut.inc();
     }
     return sub;
   }
@@ -220,19 +223,14 @@ export class StreamHub {
   // ---------------------------------------------------------------------------------------------------------------
   // What the modules report
 
+  /** A topic's book (or stream) lost continuity: its subscribers are told `stale` at once (once per resync). */
   private resyncing(topic: Topic, reason: ResyncReason): void {
-    if (topic.status === 'pending') return; // its first snapshot is still to come: nothing to correct
+    // Pending: its first snapshot is still to come, nothing to correct; resyncing: its subscribers were told.
+    if (topic.status !== 'live') return;
     topic.status = 'resyncing';
     topic.resyncReason = reason;
     this.m.resyncs.inc({ reason });
-    this.notify(topic, openingNotice(reason), reason);
-  }
-
-  /** A topic is live again after a resync: its subscribers, who have the fresh snapshot, are told. */
-  private resynced(topic: Topic): void {
-    const reason = topic.resyncReason;
-    topic.resyncReason = undefined;
-    if (reason !== undefined) this.notify(topic, 'resynced', reason);
+    this.notify(topic, 'stale', reason);
   }
 
   private notify(topic: Topic, notice: Notice, reason: ResyncReason): void {
@@ -245,11 +243,15 @@ export class StreamHub {
     }
   }
 
-  /** A topic without snapshots (ticker, trades) is live once subscribed (again). */
+  /**
+   * A topic is live (again): subscribed, for a topic without snapshots (ticker, trades), or its (fresh) snapshot
+   * delivered. After a resync its subscribers are told `resynced`.
+   */
   live(topic: Topic): void {
-    const was = topic.status;
+    const reason = topic.status === 'resyncing' ? topic.resyncReason : undefined;
     topic.status = 'live';
-    if (was === 'resyncing') this.resynced(topic);
+    topic.resyncReason = undefined;
+    if (reason !== undefined) this.notify(topic, 'resynced', reason);
   }
 
   gap(topic: Topic, reason: ResyncReason): void {
@@ -259,13 +261,11 @@ export class StreamHub {
     (topic.link as UpstreamConnection | undefined)?.resync(topic);
   }
 
-  /** A topic's (fresh) snapshot: every subscriber's book is replaced; after a resync, `resynced` follows it. */
+  /** A topic's (fresh) snapshot: every subscriber's book is replaced, then the topic is live. */
   snapshot(topic: Topic, out: Outgoing | PerSubscriber): void {
-    const was = topic.status;
-    topic.status = 'live';
     topic.version++;
     this.deliver(topic, out);
-    if (was === 'resyncing') this.resynced(topic);
+    this.live(topic);
   }
 
   deliver(topic: Topic, out: Outgoing | PerSubscriber): void {

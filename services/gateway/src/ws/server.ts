@@ -13,6 +13,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import { presentedKey, type Auth, type ResolvedKey, type PlatformKey, type VerifyResult } from '@depthgate/auth';
+import { feedLiveness } from '@depthgate/platforms';
 import { loggableUrl, statusFor, type ErrorBody, type ErrorCode, type Logger } from '@depthgate/service-kit';
 import type { GatewayConfig } from '../config';
 import type { GatewayPlatforms } from '../platforms/registry';
@@ -24,7 +25,6 @@ import { CLOSE } from './close-codes';
 import { Frame } from './frame';
 import { StreamHub } from './hub';
 import { KeyLimits } from './limits';
-import { upstreamLiveness } from './liveness';
 import type { WsMetrics } from './metrics';
 import { STREAMS } from './registry';
 import type { PlatformStream, StreamModule } from './types';
@@ -107,7 +107,11 @@ export class WsGateway {
       if (!platform || !resolved) continue;
       const stream = module.create({ platform: resolved, config, logger: this.log });
       const main = platform.targets[0];
-      const liveness = upstreamLiveness(resolved.descriptor, config);
+      // The venue's heartbeat rhythm judges silence (docs/websockets.md, "Silence"), unless WS_UPSTREAM_STALL_MS is set.
+      const liveness = feedLiveness(resolved.descriptor, {
+        stallMs: config.WS_UPSTREAM_STALL_MS,
+        pingMs: config.WS_UPSTREAM_PING_MS,
+      });
       const hub = new StreamHub({
         platform: key,
         title: platform.title,

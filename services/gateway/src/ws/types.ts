@@ -30,21 +30,17 @@ export const RESYNC_REASONS = [
 export type ResyncReason = (typeof RESYNC_REASONS)[number];
 
 /**
- * The gateway's notices to a subscriber about its topic's continuity (docs/websockets.md, "Notices"): `stale` when
- * the upstream went silent beyond the venue's heartbeat rhythm, `resync` when a loss was found (any other reason);
- * either way the platform's reset form follows (its fresh snapshot), then `resynced` once it has been delivered.
+ * The gateway's notices to a subscriber about its topic's continuity (docs/websockets.md, "Resync, never silence"):
+ * `stale` as soon as the topic's book (or stream) can no longer be trusted, for any reason (`ResyncReason`: an
+ * upstream silent beyond the venue's heartbeat rhythm, lost, or a loss found); then the platform's reset form (its
+ * fresh snapshot); then `resynced` once that has been delivered. Both name the reason.
  */
-export const NOTICES = ['stale', 'resync', 'resynced'] as const;
+export const NOTICES = ['stale', 'resynced'] as const;
 export type Notice = (typeof NOTICES)[number];
 
 /** What the notice is, for each platform's AsyncAPI message. */
 export const NOTICE_SUMMARY =
-  'The gateway’s notice: `stale` (the upstream went silent) or `resync` (a loss was found), then the platform’s fresh snapshot, then `resynced`; clients that do not know it skip it';
-
-/** The notice that opens a resync for `reason`: silence is `stale`, a loss `resync`. */
-export function openingNotice(reason: ResyncReason): Notice {
-  return reason === 'upstream_stall' ? 'stale' : 'resync';
-}
+  'The gateway’s notice: `stale` (the subscription lost continuity; `reason` says why), then the platform’s fresh snapshot, then `resynced` (same `reason`); clients that do not know it skip it';
 
 /** The upstream's refusal of a subscription: its own code where it has one, and its text. */
 export interface UpstreamError {

@@ -12,25 +12,12 @@
  * Upstream, one connection subscribes assets in batches (at most 500 per connection [3P]) and pings with `PING`. A
  * `book` replaces an asset's kept book. A `price_change` carries the asset's best prices after it [V]: a kept book
  * whose best prices differ is resynced (the asset is subscribed again, and a fresh `book` follows). A client joining
- * later gets a `book` from the kept book, with the asset's settings (`tick_size` and `last_trade_price` followed
- * from `tick_size_change` and `last_trade_price`) and the venue's `hash`: Polymarket's summary hash
- * (`@depthgate/feeds` clobBookHash) under the recipe revision that reproduced the venue's last `book`, so a client
- * that checks hashes checks it as the venue's own. Custom features (`custom_feature_enabled`) are not requested.
+ * later gets a `book` from the kept book; its `hash` is the gateway's (sha1 of the levels), Polymarket's being
+ * undocumented [U]. Custom features (`custom_feature_enabled`) are not requested.
  */
+import { createHash } from 'node:crypto';
 import type { Platforms } from '@depthgate/platforms';
-import {
-  ASK,
-  BID,
-  canonicalDecimal,
-  clobBookHash,
-  clobHashRevision,
-  LocalBook,
-  type ClobBookSummary,
-  type ClobHashRevision,
-  type SideCode,
-  parseObject,
-  stringList,
-} from '@depthgate/feeds';
+import { ASK, BID, canonicalDecimal, LocalBook, type SideCode, parseObject, stringList } from '@depthgate/feeds';
 import { Frame } from './frame';
 import {
   NOTICE_SUMMARY,
@@ -50,56 +37,11 @@ const CHANNEL = 'market';
 const ASSET = /^\d{1,100}$/;
 const SIDE: Record<string, SideCode> = { BUY: BID, SELL: ASK };
 
-/** The settings a `book` carries besides its levels, as the venue spells them (each hashed; absent if not sent). */
-interface ClobSettings {
-  min_order_size?: string;
-  tick_size?: string;
-  neg_risk?: boolean;
-  last_trade_price?: string;
-}
-
 interface ClobBook {
   book: LocalBook;
   market: unknown;
-  /** The last `book` or `price_change` timestamp: the kept book's. */
   timestamp: unknown;
-  settings: ClobSettings;
-  /**
-   * The hash recipe revision that reproduced the venue's last `book` (clob-hash.ts), or undefined when none did;
-   * then a late joiner gets the venue's last hash of the asset (a `book`'s, or its last `price_change` entry's).
-   */
-  revision: ClobHashRevision | undefined;
-  lastHash: unknown;
   join?: { version: number; text: string };
-}
-
-const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
-
-function settingsOf(e: Record<string, unknown>): ClobSettings {
-  return {
-    ...(text(e.min_order_size) !== undefined ? { min_order_size: e.min_order_size as string } : {}),
-    ...(text(e.tick_size) !== undefined ? { tick_size: e.tick_size as string } : {}),
-    ...(typeof e.neg_risk === 'boolean' ? { neg_risk: e.neg_risk } : {}),
-    ...(text(e.last_trade_price) !== undefined ? { last_trade_price: e.last_trade_price as string } : {}),
-  };
-}
-
-/** The kept book as the hash covers it: bids ascending, asks descending (best last, as the venue's [3P]). */
-function summaryOf(asset: string, state: ClobBook): ClobBookSummary {
-  const side = (code: SideCode, order: 'asc' | 'desc') =>
-    state.book.sorted(code, order).map((l) => ({ price: l.p as string, size: l.s }));
-  const s = state.settings;
-  return {
-    market: String(state.market ?? ''),
-    asset_id: asset,
-    timestamp: String(state.timestamp ?? ''),
-    bids: side(BID, 'asc'),
-    asks: side(ASK, 'desc'),
-    min_order_size: s.min_order_size ?? '',
-    tick_size: s.tick_size ?? '',
-    neg_risk: s.neg_risk ?? false,
-    last_trade_price: s.last_trade_price ?? '',
-  };
 }
 
 interface Level {
@@ -169,19 +111,9 @@ class ClobUpstream implements UpstreamSession {
       case 'price_change':
         return this.priceChange(e);
       default: {
-        // last_trade_price, tick_size_change, best_bid_ask: an asset's own message, verbatim. The first two change
-        // what the asset's next hash covers.
+        // last_trade_price, tick_size_change, best_bid_ask: an asset's own message, verbatim.
         const t = typeof e.asset_id === 'string' ? this.ctx.topic(CHANNEL, e.asset_id) : undefined;
-        if (!t || t.status !== 'live') return;
-        const state = t.state as ClobBook | undefined;
-        if (state && e.event_type === 'last_trade_price' && text(e.price) !== undefined) {
-          state.settings.last_trade_price = e.price as string;
-          state.join = undefined;
-        } else if (state && e.event_type === 'tick_size_change' && text(e.new_tick_size) !== undefined) {
-          state.settings.tick_size = e.new_tick_size as string;
-          state.join = undefined;
-        }
-        this.ctx.deliver(t, JSON.stringify(e));
+        if (t && t.status === 'live') this.ctx.deliver(t, JSON.stringify(e));
       }
     }
   }
@@ -192,16 +124,7 @@ class ClobUpstream implements UpstreamSession {
     const book = new LocalBook();
     for (const l of levels(e.bids ?? e.buys)) book.setLevel(BID, l.price, l.size);
     for (const l of levels(e.asks ?? e.sells)) book.setLevel(ASK, l.price, l.size);
-    const state: ClobBook = {
-      book,
-      market: e.market,
-      timestamp: e.timestamp,
-      settings: settingsOf(e),
-      revision: undefined,
-      lastHash: e.hash,
-    };
-    if (typeof e.hash === 'string') state.revision = clobHashRevision(summaryOf(t.market, state), e.hash);
-    t.state = state;
+    t.state = { book, market: e.market, timestamp: e.timestamp } satisfies ClobBook;
     this.ctx.snapshot(t, JSON.stringify(e));
   }
 
@@ -232,10 +155,9 @@ class ClobUpstream implements UpstreamSession {
         state.book.setLevel(side, String(item.price), String(item.size));
       }
       state.timestamp = e.timestamp;
-      const last = list[list.length - 1] as Record<string, unknown>;
-      state.lastHash = last.hash;
       t.version++;
       topics.push(t);
+      const last = list[list.length - 1] as Record<string, unknown>;
       if (!sameBest(last.best_bid, best(state.book, BID)) || !sameBest(last.best_ask, best(state.book, ASK)))
         doubtful.push(t);
     }
@@ -408,20 +330,24 @@ export const venueAClobStream: StreamModule<Platforms['venue-a-clob']> = {
         const state = topic.state as ClobBook | undefined;
         if (!state) return undefined;
         if (state.join?.version !== topic.version) {
-          const summary = summaryOf(topic.market, state);
-          const hash = state.revision === undefined ? state.lastHash : clobBookHash(summary, state.revision);
-          // The venue's `book`: the summary's fields in the hash's order, the settings it was sent with.
+          // [3P] bids ascend and asks descend: the best price last on both sides, as the platform's book.
+          const side = (code: SideCode, order: 'asc' | 'desc') =>
+            state.book.sorted(code, order).map((l) => ({ price: l.p as string, size: l.s }));
+          const bids = side(BID, 'asc');
+          const asks = side(ASK, 'desc');
+          const hash = createHash('sha1')
+            .update(JSON.stringify([topic.market, bids, asks]))
+            .digest('hex');
           state.join = {
             version: topic.version,
             text: JSON.stringify({
               event_type: 'book',
-              market: state.market,
               asset_id: topic.market,
+              market: state.market,
+              bids,
+              asks,
               timestamp: state.timestamp,
               hash,
-              bids: summary.bids,
-              asks: summary.asks,
-              ...state.settings,
             }),
           };
         }

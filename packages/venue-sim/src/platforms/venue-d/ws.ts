@@ -31,7 +31,7 @@ const BATCH_MS = 50;
  * - `matches`: a `last_match` when subscribed (once the product traded), then a `match` per trade of the books, each
  *   with its own `sequence` and the next `trade_id` (trades.ts) [V]; `ticker`: the product's ticker when subscribed
  *   [U], then one after each event that traded [V]; `heartbeat`: one per product every second with the product's
- *   `sequence` (the REST book's) and `last_trade_id` [V] (or at the simulator's heartbeat interval when shorter).
+ *   `sequence` (the REST book's) and `last_trade_id` [V] (or at the simulator's `heartbeatIntervalMs`).
  * A lost match shows as a `trade_id` gap on `matches` and as a heartbeat `last_trade_id` ahead of the last match seen;
  * a lost `l2update` shows nowhere on the stream (the real feed's neither), only against the REST book.
  * Errors are `{"type":"error","message",…,"reason"}` [3P].
@@ -58,7 +58,7 @@ export class CoinbaseFeed {
     this.hub = new FeedHub(ctx.clock, { reorder: true });
     this.engine.on('venue-d', (inst, event) => this.onEvent(inst, event));
     const beat = feedHeartbeatMs(ctx, 'venue-d');
-    if (beat > 0) this.hub.startHeartbeat(Math.min(1000, beat), (c) => this.heartbeat(c));
+    if (beat > 0) this.hub.startHeartbeat(beat, (c) => this.heartbeat(c));
   }
 
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, record: RecordedRequest): void {
