@@ -38,10 +38,6 @@ export type ResyncReason = (typeof RESYNC_REASONS)[number];
 export const NOTICES = ['stale', 'resynced'] as const;
 export type Notice = (typeof NOTICES)[number];
 
-/** What the notice is, for each platform's AsyncAPI message. */
-export const NOTICE_SUMMARY =
-  'The gateway’s notice: `stale` (the subscription lost continuity; `reason` says why), then the platform’s fresh snapshot, then `resynced` (same `reason`); clients that do not know it skip it';
-
 /** The upstream's refusal of a subscription: its own code where it has one, and its text. */
 export interface UpstreamError {
   code?: number;
@@ -207,11 +203,50 @@ export interface PlatformStream<H = unknown> {
   reconcile?: Reconcile;
 }
 
-/** One message of a platform's protocol, for the AsyncAPI document: its name, what it is, an example. */
+/**
+ * One message of a platform's protocol, for the AsyncAPI document: its name, what it is, an example (and more), and
+ * the JSON Schema of what the gateway guarantees of it, where it says more than the example.
+ */
 interface MessageDoc {
   name: string;
   summary: string;
   example: unknown;
+  more?: readonly unknown[];
+  payload?: object;
+}
+
+/**
+ * The AsyncAPI message of the gateway's notice in a platform's shape: `example` is a `stale` notice whose `notice`
+ * and `reason` are nested at `path` (Kalshi's `msg`, Polymarket US's `depthgateNotice`); its `resynced` is the second
+ * example; the schema names both notices and every reason.
+ */
+export function noticeDoc(name: string, example: Record<string, unknown>, path: readonly string[] = []): MessageDoc {
+  const fields = {
+    type: 'object',
+    required: ['notice', 'reason'],
+    properties: {
+      notice: { type: 'string', enum: [...NOTICES] },
+      reason: { type: 'string', enum: [...RESYNC_REASONS] },
+    },
+  };
+  const as = (notice: Notice) => {
+    const copy = structuredClone(example);
+    let at: Record<string, unknown> = copy;
+    for (const key of path) at = at[key] as Record<string, unknown>;
+    at.notice = notice;
+    return copy;
+  };
+  return {
+    name,
+    summary:
+      'The gateway’s notice: `stale` at once when the subscription lost continuity (`reason` says why), then the platform’s fresh snapshot, then `resynced` (same `reason`); clients that do not know it skip it',
+    example: as('stale'),
+    more: [as('resynced')],
+    payload: path.reduceRight<object>(
+      (inner, key) => ({ type: 'object', required: [key], properties: { [key]: inner } }),
+      fields,
+    ),
+  };
 }
 
 /** The gateway's part of a platform's stream (one per platform with a feed), registered in ws/registry.ts. */

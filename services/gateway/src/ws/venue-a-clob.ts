@@ -20,7 +20,7 @@ import type { Platforms } from '@depthgate/platforms';
 import { ASK, BID, canonicalDecimal, LocalBook, type SideCode, parseObject, stringList } from '@depthgate/feeds';
 import { Frame } from './frame';
 import {
-  NOTICE_SUMMARY,
+  noticeDoc,
   type ClientContext,
   type ClientLink,
   type Notice,
@@ -289,18 +289,14 @@ export const venueAClobStream: StreamModule<Platforms['venue-a-clob']> = {
         summary: 'The platform’s message, verbatim',
         example: { event_type: 'last_trade_price', asset_id: '6581…', price: '0.5' },
       },
-      {
-        name: 'depthgate_notice',
-        summary: NOTICE_SUMMARY,
-        example: {
-          event_type: 'depthgate_notice',
-          notice: 'stale',
-          reason: 'upstream_stall',
-          asset_id: '6581…',
-          market: '0xbd31…',
-          timestamp: '1772895600200',
-        },
-      },
+      noticeDoc('depthgate_notice', {
+        event_type: 'depthgate_notice',
+        notice: 'stale',
+        reason: 'upstream_stall',
+        asset_id: '6581…',
+        market: '0xbd31…',
+        timestamp: '1772895600200',
+      }),
       {
         name: 'depthgate_error',
         summary: 'The gateway’s refusal (the platform has no error message)',

@@ -15,7 +15,7 @@
 import { parseObject, stringList } from '@depthgate/feeds';
 import { feedHandshakeHeaders, type Platforms } from '@depthgate/platforms';
 import {
-  NOTICE_SUMMARY,
+  noticeDoc,
   type ClientContext,
   type Notice,
   type ResyncReason,
@@ -206,10 +206,9 @@ export const venueAUsStream: StreamModule<Platforms['venue-a-us']> = {
         },
       },
       { name: 'heartbeat', summary: 'Every 10 s', example: { heartbeat: {} } },
-      {
-        name: 'depthgateNotice',
-        summary: `${NOTICE_SUMMARY} (the next marketData is the fresh book)`,
-        example: {
+      noticeDoc(
+        'depthgateNotice',
+        {
           requestId: 'md-1',
           depthgateNotice: {
             notice: 'stale',
@@ -217,7 +216,8 @@ export const venueAUsStream: StreamModule<Platforms['venue-a-us']> = {
             marketSlug: 'btc-above-100k-on-march-31-2026',
           },
         },
-      },
+        ['depthgateNotice'],
+      ),
       {
         name: 'error',
         summary: 'The platform’s error form',

@@ -27,7 +27,7 @@ import {
   stringList,
 } from '@depthgate/feeds';
 import {
-  NOTICE_SUMMARY,
+  noticeDoc,
   type ClientContext,
   type Notice,
   type ResyncReason,
@@ -535,10 +535,9 @@ export const venueBStream: StreamModule<Platforms['venue-b']> = {
           msg: { market_ticker: 'KXBTCD-26MAR07-T100000', count_fp: '10.00', taker_side: 'yes' },
         },
       },
-      {
-        name: 'depthgate_notice',
-        summary: NOTICE_SUMMARY,
-        example: {
+      noticeDoc(
+        'depthgate_notice',
+        {
           type: 'depthgate_notice',
           sid: 1,
           msg: {
@@ -548,7 +547,8 @@ export const venueBStream: StreamModule<Platforms['venue-b']> = {
             market_ticker: 'KXBTCD-26MAR07-T100000',
           },
         },
-      },
+        ['msg'],
+      ),
       {
         name: 'error',
         summary: 'Kalshi’s error form and codes; the gateway’s own refusals start with "depthgate:"',

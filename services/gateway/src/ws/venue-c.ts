@@ -15,7 +15,7 @@
 import type { Platforms } from '@depthgate/platforms';
 import { ASK, BID, LocalBook, type SideCode, parseObject, stringList } from '@depthgate/feeds';
 import {
-  NOTICE_SUMMARY,
+  noticeDoc,
   type ClientContext,
   type Notice,
   type ResyncReason,
@@ -222,11 +222,12 @@ export const venueCStream: StreamModule<Platforms['venue-c']> = {
         example: { type: 'trade', symbol: 'BTCUSD', price: '87123.42', quantity: '0.01', side: 'buy' },
       },
       { name: 'heartbeat', summary: 'Every 5 s', example: { type: 'heartbeat', timestamp: 1772895600000 } },
-      {
-        name: 'depthgate_notice',
-        summary: NOTICE_SUMMARY,
-        example: { type: 'depthgate_notice', notice: 'stale', reason: 'upstream_stall', symbol: 'BTCUSD' },
-      },
+      noticeDoc('depthgate_notice', {
+        type: 'depthgate_notice',
+        notice: 'stale',
+        reason: 'upstream_stall',
+        symbol: 'BTCUSD',
+      }),
       {
         name: 'error',
         summary: 'Gemini’s error form',

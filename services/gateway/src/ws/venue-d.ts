@@ -20,7 +20,7 @@ import { createHmac } from 'node:crypto';
 import type { Platforms } from '@depthgate/platforms';
 import { ASK, BID, LocalBook, type SideCode, parseObject, stringList } from '@depthgate/feeds';
 import {
-  NOTICE_SUMMARY,
+  noticeDoc,
   type ClientContext,
   type Notice,
   type ResyncReason,
@@ -356,17 +356,13 @@ export const venueDStream: StreamModule<Platforms['venue-d']> = {
         summary: 'Every second per product',
         example: { type: 'heartbeat', product_id: 'BTC-USD', sequence: 13051505700, last_trade_id: 86326523 },
       },
-      {
-        name: 'depthgate_notice',
-        summary: NOTICE_SUMMARY,
-        example: {
-          type: 'depthgate_notice',
-          notice: 'stale',
-          reason: 'upstream_stall',
-          channel: 'level2',
-          product_id: 'BTC-USD',
-        },
-      },
+      noticeDoc('depthgate_notice', {
+        type: 'depthgate_notice',
+        notice: 'stale',
+        reason: 'upstream_stall',
+        channel: 'level2',
+        product_id: 'BTC-USD',
+      }),
       {
         name: 'error',
         summary: 'Coinbase’s error form',
