@@ -21,7 +21,7 @@ export interface FeedSocketOptions<C extends string> {
   handshake(nowMs: number): { url: string; headers?: Record<string, string> };
   /**
    * No message, heartbeat or ping from the feed for this long: the connection is replaced (`causes.stall`). Its
-   * owner derives it from the venue's heartbeat rhythm (@depthgate/platforms `feedSilenceMs`).
+   * owner derives it from the venue's heartbeat rhythm (@depthgate/platforms `feedLiveness`).
    */
   stallMs: number;
   /** The socket's own keep-alive every this long; 0: none. */

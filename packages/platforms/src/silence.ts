@@ -7,8 +7,9 @@
  * The margin is fixed, not a share of the interval: what delays a heartbeat (the network, a busy event loop at
  * either end) does not grow with the interval. 500 ms keeps a stall's detection within the interval + 1 s (the
  * watchdog looks every 100 ms at most, @depthgate/feeds' FeedSocket) while a heartbeat half a second late is not yet
- * called silence. A false alarm costs one resubscription with a fresh snapshot (nothing is lost); a late one, a
- * consumer trading on a book that stopped moving.
+ * called silence. A false alarm costs the gateway one resubscription with a fresh snapshot (its clients lose
+ * nothing) and the recorder a short `stall` gap (the reconnect's window); a late one, a consumer trading on a book
+ * that stopped moving. On a busy feed, market data keeps a connection heard; the rhythm matters on an idle one.
  */
 import type { FeedHeartbeat, FeedSpec } from './descriptor';
 import type { AnyDescriptor, Registry } from './env';

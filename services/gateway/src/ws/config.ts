@@ -30,7 +30,7 @@ export const wsEnvShape = {
   /**
    * An upstream connection silent this long (no message, heartbeat, ping or keep-alive answer) is replaced, its
    * subscribers told (`stale`, the fresh snapshot, `resynced`). Unset: per platform, its venue's heartbeat rhythm plus
-   * 500 ms (the descriptor's `feeds.main.heartbeat`, @depthgate/platforms `feedSilenceMs`); set: for every platform.
+   * 500 ms (the descriptor's `feeds.main.heartbeat`, @depthgate/platforms `feedLiveness`); set: for every platform.
    */
   WS_UPSTREAM_STALL_MS: envOptionalInt({ min: 100, max: 600_000 }),
   /**

@@ -192,8 +192,8 @@ export interface PlatformStream<H = unknown> {
   /** What a subscriber joining a live topic gets first: its snapshot, or the last message, or nothing. */
   join(topic: Topic, sub: Subscriber<H>): Outgoing | undefined;
   /**
-   * A notice to a subscriber (`stale` or `resync` when its topic's resync starts, `resynced` after the fresh snapshot),
-   * framed as a message of the platform's protocol that its clients skip (a type they do not know).
+   * A notice to a subscriber (`stale` when its topic's resync starts, `resynced` after the fresh snapshot), framed as
+   * a message of the platform's protocol that its clients skip (a type they do not know).
    */
   notice(sub: Subscriber<H>, notice: Notice, reason: ResyncReason): Outgoing | undefined;
   /** A subscriber whose topic the upstream refused, told in the platform's form. */
