@@ -14,6 +14,9 @@ describe('silence thresholds from the descriptors’ heartbeat rhythms', () => {
     expect(feedSilenceMs({ kind: 'ping-frame', intervalMs: 10_000, source: '' })).toBe(10_500);
     expect(feedSilenceMs({ kind: 'channel', intervalMs: 1_000, source: '' })).toBe(1_500);
     expect(SILENCE_MARGIN_MS).toBe(500);
+    // The recorder, whose false alarm is a recorded gap: one whole heartbeat may be missed, plus a second.
+    expect(feedSilenceMs({ kind: 'ping-frame', intervalMs: 10_000, source: '' }, 'gap')).toBe(21_000);
+    expect(feedSilenceMs({ kind: 'channel', intervalMs: 1_000, source: '' }, 'gap')).toBe(3_000);
   });
 
   it('refuses an interval that is not a positive integer of milliseconds', () => {
@@ -41,22 +44,33 @@ describe('silence thresholds from the descriptors’ heartbeat rhythms', () => {
   });
 
   it('a consumer’s liveness: the venue’s threshold unless overridden; its keep-alive, at least as often as a venue that only answers pings asks', () => {
-    expect(feedLiveness(PLATFORMS['venue-b'], { stallMs: undefined, pingMs: 30_000 })).toEqual({
+    expect(
+      feedLiveness(PLATFORMS['venue-b'], { stallMs: undefined, pingMs: 30_000, falseAlarm: 'resubscribe' }),
+    ).toEqual({
       heartbeatMs: 10_000,
       stallMs: 10_500,
       pingMs: 30_000,
     });
-    expect(feedLiveness(PLATFORMS['venue-d'], { stallMs: 700, pingMs: 150 })).toEqual({
+    expect(feedLiveness(PLATFORMS['venue-b'], { stallMs: undefined, pingMs: 30_000, falseAlarm: 'gap' }).stallMs).toBe(
+      21_000,
+    );
+    expect(feedLiveness(PLATFORMS['venue-d'], { stallMs: 700, pingMs: 150, falseAlarm: 'gap' })).toEqual({
       heartbeatMs: 1_000,
       stallMs: 700,
       pingMs: 150,
     });
     // The CLOB beats only by answering the consumer's PING: pinged less often (or never), the threshold would fire.
     for (const pingMs of [30_000, 0]) {
-      expect(feedLiveness(PLATFORMS['venue-a-clob'], { stallMs: undefined, pingMs }).pingMs).toBe(10_000);
+      expect(
+        feedLiveness(PLATFORMS['venue-a-clob'], { stallMs: undefined, pingMs, falseAlarm: 'resubscribe' }).pingMs,
+      ).toBe(10_000);
     }
-    expect(feedLiveness(PLATFORMS['venue-a-clob'], { stallMs: undefined, pingMs: 150 }).pingMs).toBe(150);
-    expect(() => feedLiveness(PLATFORMS['venue-e'], { stallMs: undefined, pingMs: 1 })).toThrow(/no feed heartbeat/);
+    expect(
+      feedLiveness(PLATFORMS['venue-a-clob'], { stallMs: undefined, pingMs: 150, falseAlarm: 'resubscribe' }).pingMs,
+    ).toBe(150);
+    expect(() => feedLiveness(PLATFORMS['venue-e'], { stallMs: undefined, pingMs: 1, falseAlarm: 'gap' })).toThrow(
+      /no feed heartbeat/,
+    );
   });
 
   it('docs/websockets.md shows the table rendered from the descriptors', () => {

@@ -4,27 +4,44 @@
  * `feeds.main.heartbeat`); a connection that has heard nothing — no message, heartbeat, ping frame or keep-alive
  * answer — for that rhythm plus a margin is silent: its subscriptions are replaced with fresh snapshots.
  *
- * The margin is fixed, not a share of the interval: what delays a heartbeat (the network, a busy event loop at
- * either end) does not grow with the interval. 500 ms keeps a stall's detection within the interval + 1 s (the
- * watchdog looks every 100 ms at most, @depthgate/feeds' FeedSocket) while a heartbeat half a second late is not yet
- * called silence. A false alarm costs the gateway one resubscription with a fresh snapshot (its clients lose
- * nothing) and the recorder a short `stall` gap (the reconnect's window); a late one, a consumer trading on a book
- * that stopped moving. On a busy feed, market data keeps a connection heard; the rhythm matters on an idle one.
+ * How late is silent depends on what a false alarm costs the consumer (`FalseAlarm`):
+ *
+ * - `resubscribe` (the gateway's WebSocket proxy): one resubscription with a fresh snapshot, its clients lose nothing,
+ *   while a late alarm leaves them trading on a book that stopped moving. The margin is a fixed 500 ms, not a share of
+ *   the interval: what delays a heartbeat (the network, a busy event loop at either end) does not grow with the
+ *   interval; it keeps a stall's detection within the interval + 1 s (the watchdog looks every 100 ms at most,
+ *   @depthgate/feeds' FeedSocket) while a heartbeat half a second late is not yet called silence.
+ * - `gap` (the recorder): a recorded `stall` gap, which on a feed without sequence numbers starts at the ticker's last
+ *   verification — possibly minutes of data marked unverified — while a late alarm only delays the gap a stall makes
+ *   anyway (no book is served wrong meanwhile: the rows simply stop). So one whole heartbeat may be missed, plus a
+ *   second: twice the interval + 1 s.
+ *
+ * On a busy feed, market data keeps a connection heard; the rhythm matters on an idle one.
  */
 import type { FeedHeartbeat, FeedSpec } from './descriptor';
 import type { AnyDescriptor, Registry } from './env';
 
-/** How much later than its rhythm a venue's heartbeat may come before its feed is called silent. */
+/** How much later than its rhythm a venue's heartbeat may come before the gateway calls its feed silent. */
 export const SILENCE_MARGIN_MS = 500;
+/** What the recorder adds to a whole missed heartbeat before it calls a feed silent. */
+export const RECORDING_SILENCE_MARGIN_MS = 1000;
 
-/** The silence threshold of a feed: its heartbeat interval plus the margin. */
-export function feedSilenceMs(heartbeat: FeedHeartbeat): number {
+/** What a false alarm of silence costs the consumer: a resubscription (the gateway), or a recorded gap (the recorder). */
+export type FalseAlarm = 'resubscribe' | 'gap';
+
+/**
+ * The silence threshold of a feed: its heartbeat interval plus 500 ms where a false alarm costs a resubscription;
+ * twice the interval plus 1 s where it costs a recorded gap.
+ */
+export function feedSilenceMs(heartbeat: FeedHeartbeat, falseAlarm: FalseAlarm = 'resubscribe'): number {
   if (!Number.isInteger(heartbeat.intervalMs) || heartbeat.intervalMs <= 0) {
     throw new Error(
       `a feed's heartbeat interval must be a positive integer of milliseconds, not ${heartbeat.intervalMs}`,
     );
   }
-  return heartbeat.intervalMs + SILENCE_MARGIN_MS;
+  return falseAlarm === 'resubscribe'
+    ? heartbeat.intervalMs + SILENCE_MARGIN_MS
+    : 2 * heartbeat.intervalMs + RECORDING_SILENCE_MARGIN_MS;
 }
 
 /** The heartbeat of a platform's own feed (`feeds.main`), or undefined for a platform without a feed. */
@@ -51,14 +68,14 @@ export interface FeedLiveness {
  */
 export function feedLiveness(
   descriptor: Pick<AnyDescriptor, 'key' | 'feeds'>,
-  o: { stallMs: number | undefined; pingMs: number },
+  o: { stallMs: number | undefined; pingMs: number; falseAlarm: FalseAlarm },
 ): FeedLiveness {
   const beat = mainFeedHeartbeat(descriptor);
   if (!beat) throw new Error(`${descriptor.key}: its descriptor states no feed heartbeat`);
   const answer = beat.kind === 'answer' && (o.pingMs === 0 || o.pingMs > beat.intervalMs);
   return {
     heartbeatMs: beat.intervalMs,
-    stallMs: o.stallMs ?? feedSilenceMs(beat),
+    stallMs: o.stallMs ?? feedSilenceMs(beat, o.falseAlarm),
     pingMs: answer ? beat.intervalMs : o.pingMs,
   };
 }
@@ -82,12 +99,12 @@ export function renderSilenceTable(registry: Registry): string {
     if (!beat) return [];
     const source = beat.source.replace(/\|/g, '\\|');
     return [
-      `| \`${d.key}\` (${d.title}) | ${KIND_TEXT[beat.kind]} | ${seconds(beat.intervalMs)} | ${seconds(feedSilenceMs(beat))} | ${source} |`,
+      `| \`${d.key}\` (${d.title}) | ${KIND_TEXT[beat.kind]} | ${seconds(beat.intervalMs)} | ${seconds(feedSilenceMs(beat))} | ${seconds(feedSilenceMs(beat, 'gap'))} | ${source} |`,
     ];
   });
   return [
-    '| platform | what the venue sends on an idle subscription | every | silent after | source |',
-    '| --- | --- | ---: | ---: | --- |',
+    '| platform | what the venue sends on an idle subscription | every | silent after (gateway) | silent after (recorder) | source |',
+    '| --- | --- | ---: | ---: | ---: | --- |',
     ...rows,
   ].join('\n');
 }

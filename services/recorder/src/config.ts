@@ -62,7 +62,8 @@ const ownShape = {
   RECORDER_SNAPSHOT_QUIET_MS: envInt(1000, { min: 50, max: 60_000 }),
   /**
    * No message, heartbeat or ping for this long: the connection is replaced (a gap, reason `stall`). Unset: per
-   * exchange, its venue's heartbeat rhythm plus 500 ms (@depthgate/platforms `feedLiveness`); set: for every exchange.
+   * exchange, twice its venue's heartbeat interval plus 1 s (@depthgate/platforms `feedLiveness`, a false alarm being
+   * a gap); set: for every exchange.
    */
   RECORDER_STALL_TIMEOUT_MS: envOptionalInt({ min: 100, max: 600_000 }),
   /** WebSocket pings we send, or the venue's keep-alive text (Polymarket CLOB's `PING`) (0: none). */

@@ -84,6 +84,8 @@ function liveness(exchange: ExchangeKey, config: RecorderConfig) {
   return feedLiveness(platform.descriptor, {
     stallMs: config.RECORDER_STALL_TIMEOUT_MS,
     pingMs: config.RECORDER_PING_INTERVAL_MS,
+    // A false alarm here is a recorded gap, not a resubscription: one whole heartbeat may be missed.
+    falseAlarm: 'gap',
   });
 }
 

@@ -111,6 +111,7 @@ export class WsGateway {
       const liveness = feedLiveness(resolved.descriptor, {
         stallMs: config.WS_UPSTREAM_STALL_MS,
         pingMs: config.WS_UPSTREAM_PING_MS,
+        falseAlarm: 'resubscribe',
       });
       const hub = new StreamHub({
         platform: key,
