@@ -19,7 +19,10 @@ export interface FeedSocketOptions<C extends string> {
   logger: FeedLogger;
   /** The URL and headers of the next handshake; may throw (a signer that cannot sign): retried with backoff. */
   handshake(nowMs: number): { url: string; headers?: Record<string, string> };
-  /** No message, heartbeat or ping from the feed for this long: the connection is replaced (`causes.stall`). */
+  /**
+   * No message, heartbeat or ping from the feed for this long: the connection is replaced (`causes.stall`). Its
+   * owner derives it from the venue's heartbeat rhythm (@depthgate/platforms `feedLiveness`).
+   */
   stallMs: number;
   /** The socket's own keep-alive every this long; 0: none. */
   pingMs: number;
@@ -75,8 +78,10 @@ export class FeedSocket<C extends string> {
 
   constructor(private readonly o: FeedSocketOptions<C>) {
     this.now = o.now ?? Date.now;
+    // Every 100 ms at most: a stall is found within 100 ms of its threshold (the thresholds' margin is 500 ms,
+    // @depthgate/platforms silence.ts); a check is two subtractions.
     const ticks = [o.stallMs, o.pingMs, o.pongTimeoutMs ?? 0].filter((ms) => ms > 0);
-    const tick = Math.max(20, Math.min(1000, Math.floor(Math.min(...ticks) / 4)));
+    const tick = Math.max(20, Math.min(100, Math.floor(Math.min(...ticks) / 4)));
     this.watchdog = setInterval(() => this.check(), tick);
     this.watchdog.unref();
   }

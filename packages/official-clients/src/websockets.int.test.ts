@@ -74,6 +74,15 @@ async function watchUntilVenue(
   }
 }
 
+/** A counter of the gateway's, for one platform and reason. */
+async function metric(name: string, platform: string, reason: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${gateway.port}/metrics`)).text();
+  const line = text
+    .split('\n')
+    .find((l) => l.startsWith(`${name}{`) && l.includes(`platform="${platform}"`) && l.includes(`reason="${reason}"`));
+  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
+}
+
 /** ccxt's WebSocket connections carry the key as a header (`options.ws.options.headers`). */
 const wsHeaders = () => ({ ws: { options: { headers: { 'X-API-Key': key } } } });
 
@@ -93,6 +102,13 @@ describe('the official clients’ WebSocket parts, through the gateway', () => {
       // ccxt wants this before its first plain ws:// connection (wss:// needs nothing).
       await x.loadHttpProxyAgent();
       await watchUntilVenue(() => x.watchOrderBook('BTC/USD') as never, 'coinbase', 'BTC-USD');
+      // The feed goes silent beyond Coinbase's heartbeat rhythm (1 s + 500 ms): the gateway sends its notices
+      // (`stale`, the fresh `snapshot`, `resynced`), which ccxt must take in its stride.
+      const resyncs = () => metric('gateway_ws_resyncs_total', 'venue-d', 'upstream_stall');
+      const before = await resyncs();
+      assert.ok(sim.feedFaults.stall('venue-d', 2_500) > 0);
+      await watchUntilVenue(() => x.watchOrderBook('BTC/USD') as never, 'coinbase', 'BTC-USD');
+      assert.ok((await resyncs()) > before);
     } finally {
       await x.close();
     }

@@ -22,6 +22,29 @@ export interface UrlSpec {
   description: string;
 }
 
+/**
+ * How a feed shows an idle subscription alive by itself, and how often: what the venue sends when nothing else
+ * happens. Every consumer of the feed derives its silence threshold from it (`feedSilenceMs`, silence.ts): the
+ * gateway's WebSocket proxy and the recorder alike.
+ */
+export interface FeedHeartbeat {
+  /**
+   * `ping-frame`: WebSocket ping frames from the venue; `message`: a heartbeat message on the connection;
+   * `channel`: a heartbeat message per subscribed market (a channel the consumer subscribes with each market);
+   * `answer`: none by itself — the venue answers the text ping the consumer sends every `intervalMs`.
+   */
+  kind: 'ping-frame' | 'message' | 'channel' | 'answer';
+  /** How often, in milliseconds (`answer`: how often the consumer pings, as the venue asks). */
+  intervalMs: number;
+  /** Where the rhythm is stated, tagged as in upstreams.md ([V], [3P], [U]); an assumption says so. */
+  source: string;
+}
+
+/** A WebSocket feed: its URL, and its heartbeat rhythm. */
+export interface FeedSpec extends UrlSpec {
+  heartbeat: FeedHeartbeat;
+}
+
 /** One variable of a credential. */
 export interface CredentialVar {
   env: string;
@@ -78,8 +101,8 @@ export interface PlatformDescriptor<
   exchange?: { key: X; code: number; aliases: readonly string[] };
   /** REST hosts; `main` first. A host named `auth` is addressed as `venue-a-us/auth` (gateway targets, simulator). */
   hosts: Readonly<Record<'main' | H, UrlSpec>>;
-  /** WebSocket feeds (order books); the platform's own feed is `main`. */
-  feeds?: Readonly<Record<F, UrlSpec>>;
+  /** WebSocket feeds (order books), each with its heartbeat rhythm; the platform's own feed is `main`. */
+  feeds?: Readonly<Record<F, FeedSpec>>;
   /** The platform's documented limit as a budget, and where it is documented. */
   budget: Budget & { source: string };
   /** Credentials by id (`hmac`, `jwt`); `{}` for platforms without signing. */

@@ -97,6 +97,7 @@ export * from './descriptor';
 export * from './exchanges';
 export * from './env';
 export * from './signing';
+export * from './silence';
 export {
   kalshiMessage,
   kalshiPrivateKey,

@@ -38,7 +38,11 @@ export interface SimulatorOptions {
   /** Shortcut for `assumptions.kalshiOrderbookRequiresAuth`. */
   kalshiOrderbookRequiresAuth?: boolean;
   assumptions?: Partial<Assumptions>;
-  /** Interval of feed heartbeats (Kalshi ping frames, Gemini/Polymarket US heartbeat messages). Default 10 s; 0 = none. */
+  /**
+   * Interval of every feed's heartbeats (Kalshi ping frames, Gemini/Polymarket US heartbeat messages, Coinbase's
+   * `heartbeat` channel); 0 = none. Default: each venue's own rhythm, its descriptor's
+   * `feeds.main.heartbeat` (the rhythm the gateway and the recorder judge silence by).
+   */
   heartbeatIntervalMs?: number;
   /** A feed connection with more unsent data than this is cut (a consumer too slow to keep up). Default 64 MiB. */
   maxFeedBufferBytes?: number;
@@ -128,7 +132,10 @@ export function resolveOptions(o: SimulatorOptions, topology: Topology): Resolve
     rateLimits,
     ibkrIdleTimeoutMs: int('ibkrIdleTimeoutMs', o.ibkrIdleTimeoutMs, 300_000, 1, 24 * 3600 * 1000),
     assumptions,
-    heartbeatIntervalMs: int('heartbeatIntervalMs', o.heartbeatIntervalMs, 10_000, 0, 3600_000),
+    heartbeatIntervalMs:
+      o.heartbeatIntervalMs === undefined
+        ? undefined
+        : int('heartbeatIntervalMs', o.heartbeatIntervalMs, 0, 0, 3600_000),
     maxFeedBufferBytes: int('maxFeedBufferBytes', o.maxFeedBufferBytes, 64 * 1024 * 1024, 1024, 2 ** 40),
     edge: o.edge ?? true,
     recordRequests: o.recordRequests ?? true,

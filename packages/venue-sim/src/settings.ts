@@ -82,7 +82,8 @@ export interface ResolvedOptions {
   rateLimits: Record<HostId, RateLimitConfig | null>;
   ibkrIdleTimeoutMs: number;
   assumptions: Assumptions;
-  heartbeatIntervalMs: number;
+  /** Undefined: each venue's own rhythm (`feedHeartbeatMs`, platforms/context.ts). */
+  heartbeatIntervalMs: number | undefined;
   maxFeedBufferBytes: number;
   edge: boolean;
   recordRequests: boolean;

@@ -2,7 +2,7 @@
  * Polymarket's CLOB (`venue_a_clob`) and Coinbase Exchange (`venue_d`) recorded end to end: the simulator's market
  * channel (with the venue's hashes) and Coinbase feed → the recorder → the real ClickHouse, checked against the
  * simulator's books (rule 7 at random moments), its emitted changes and its trade oracle; a corrupted CLOB hash is a
- * `divergence` gap, a lost Coinbase match is read back from REST.
+ * `divergence` gap, a lost Coinbase match is read back from REST, a stalled Coinbase feed is a `stall` gap.
  */
 import { waitFor } from '@depthgate/test-utils';
 import {
@@ -63,6 +63,16 @@ describe('recorder: Polymarket CLOB and Coinbase against the simulator', () => {
     const d0 = coinbase[0] as string;
     sim.feedFaults.dropNext('venue-d', { ticker: d0, count: 2 });
     await sleep(1500);
+    // Coinbase's feed open but silent beyond its heartbeat rhythm (1 s, the simulator's 200 ms here; the threshold
+    // 1.5 s, its descriptor's + 500 ms, as FAST_ENV's): the connection is replaced, a `stall` gap. The books stand
+    // still meanwhile, so that the REST reconciliation does not find the stalled books first.
+    sim.books.pause();
+    sim.feedFaults.stall('venue-d', 2500);
+    await waitFor(async () => gapsOf(await h!.rows('venue_d')).some((g) => g.reason === 'stall'), {
+      timeoutMs: 15_000,
+      what: 'the Coinbase stall gap',
+    });
+    sim.books.resume();
     sim.feedFaults.disconnect('venue-a-clob');
     sim.feedFaults.disconnect('venue-d');
     await sleep(1000);

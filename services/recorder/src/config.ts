@@ -16,7 +16,16 @@ import {
   type ResolvedPlatforms,
 } from '@depthgate/platforms';
 import { clickHouseEnvShape } from '@depthgate/history-store';
-import { ConfigError, envBool, envInt, envList, envLogLevel, envString, parseEnv } from '@depthgate/service-kit';
+import {
+  ConfigError,
+  envBool,
+  envInt,
+  envList,
+  envLogLevel,
+  envOptionalInt,
+  envString,
+  parseEnv,
+} from '@depthgate/service-kit';
 import { ADAPTERS, type Adapters } from './venues/registry';
 
 const MiB = 1024 * 1024;
@@ -51,8 +60,12 @@ const ownShape = {
   RECORDER_SNAPSHOT_INTERVAL_MS: envInt(300_000, { min: 1000, max: 86_400_000 }),
   /** A ticker silent this long gets its due snapshot from the sweep (venue-stamped feeds: this far behind now). */
   RECORDER_SNAPSHOT_QUIET_MS: envInt(1000, { min: 50, max: 60_000 }),
-  /** No message, heartbeat or ping for this long: the connection is replaced (a gap, reason `stall`). */
-  RECORDER_STALL_TIMEOUT_MS: envInt(30_000, { min: 100, max: 600_000 }),
+  /**
+   * No message, heartbeat or ping for this long: the connection is replaced (a gap, reason `stall`). Unset: per
+   * exchange, twice its venue's heartbeat interval plus 1 s (@depthgate/platforms `feedLiveness`, a false alarm being
+   * a gap); set: for every exchange.
+   */
+  RECORDER_STALL_TIMEOUT_MS: envOptionalInt({ min: 100, max: 600_000 }),
   /** WebSocket pings we send, or the venue's keep-alive text (Polymarket CLOB's `PING`) (0: none). */
   RECORDER_PING_INTERVAL_MS: envInt(10_000, { min: 0, max: 600_000 }),
   RECORDER_RECONNECT_MIN_MS: envInt(500, { min: 10, max: 60_000 }),

@@ -63,7 +63,14 @@ const venueF = definePlatform({
   aliases: ['fixture'],
   exchange: { key: 'venue_f', code: 99, aliases: ['fixture'] },
   hosts: { main: { env: 'UPSTREAM_VENUE_F_URL', default: 'https://api.fixture.example', description: 'Fixture REST' } },
-  feeds: { main: { env: 'FEED_VENUE_F_URL', default: 'wss://ws.fixture.example/feed', description: 'Fixture feed' } },
+  feeds: {
+    main: {
+      env: 'FEED_VENUE_F_URL',
+      default: 'wss://ws.fixture.example/feed',
+      description: 'Fixture feed',
+      heartbeat: { kind: 'message', intervalMs: 1_000, source: 'the fixture feed [V]' },
+    },
+  },
   budget: { perSecond: 10, burst: 1, source: 'fixture: 10 per second' },
   credentials: {},
   settings: {},

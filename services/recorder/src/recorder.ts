@@ -2,7 +2,7 @@
  * The recorder, put together: feeds → tickers → TSV sink → writer → ClickHouse (docs/history-internals.md, "Recorder").
  * `startRecorder` is what main.ts runs and what the integration tests run in-process; `stop()` is the SIGTERM path.
  */
-import { signNow, type ExchangeKey } from '@depthgate/platforms';
+import { feedLiveness, signNow, type ExchangeKey } from '@depthgate/platforms';
 import { RecorderStore, verifyExchanges, waitForSchema, type HistoryStore } from '@depthgate/history-store';
 import type { Logger } from '@depthgate/service-kit';
 import type { RecorderConfig } from './config';
@@ -75,6 +75,18 @@ function venueParts(
         : undefined,
   });
   return { protocol, rest, trades: config.RECORDER_TRADES ? adapter.trades : undefined };
+}
+
+/** How the exchange's feed is judged alive: its venue's heartbeat rhythm (the gateway's rule too), or the override. */
+function liveness(exchange: ExchangeKey, config: RecorderConfig) {
+  const platform = config.platforms[config.registry.info(exchange).platform];
+  if (!platform) throw new Error(`${exchange}: its platform is not configured`);
+  return feedLiveness(platform.descriptor, {
+    stallMs: config.RECORDER_STALL_TIMEOUT_MS,
+    pingMs: config.RECORDER_PING_INTERVAL_MS,
+    // A false alarm here is a recorded gap, not a resubscription: one whole heartbeat may be missed.
+    falseAlarm: 'gap',
+  });
 }
 
 export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
@@ -157,6 +169,7 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
       continue;
     }
     const settings = config.venues[exchange];
+    const alive = liveness(exchange, config);
     venues.set(
       exchange,
       new Venue({
@@ -174,8 +187,8 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
         tickersPerConnection: config.RECORDER_TICKERS_PER_CONNECTION,
         snapshotIntervalMs: config.RECORDER_SNAPSHOT_INTERVAL_MS,
         quietMs: config.RECORDER_SNAPSHOT_QUIET_MS,
-        stallTimeoutMs: config.RECORDER_STALL_TIMEOUT_MS,
-        pingIntervalMs: config.RECORDER_PING_INTERVAL_MS,
+        stallTimeoutMs: alive.stallMs,
+        pingIntervalMs: alive.pingMs,
         reconnectMinMs: config.RECORDER_RECONNECT_MIN_MS,
         reconnectMaxMs: config.RECORDER_RECONNECT_MAX_MS,
         reconcileIntervalMs: settings.reconcile ? config.RECORDER_RECONCILE_INTERVAL_MS : 0,

@@ -27,6 +27,12 @@ export const venueAClob = definePlatform({
       env: 'FEED_VENUE_A_CLOB_URL',
       default: 'wss://ws-subscriptions-clob.polymarket.com/ws/market',
       description: 'Polymarket CLOB market channel WebSocket (`book`, `price_change`, `last_trade_price`)',
+      heartbeat: {
+        kind: 'answer',
+        intervalMs: 10_000,
+        source:
+          'the client sends the text `PING` every 10 s, the server answers `PONG` [V] (docs.polymarket.com, market channel; upstreams.md: [3P]); no heartbeat of its own',
+      },
     },
   },
   budget: { perSecond: 142.5, burst: 75, source: 'CLOB /book: 1,500 per 10 s [V]' },

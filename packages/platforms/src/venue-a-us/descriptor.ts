@@ -30,6 +30,14 @@ export const venueAUs = definePlatform({
       env: 'FEED_VENUE_A_US_URL',
       default: 'wss://api.polymarket.us/v1/ws/markets',
       description: 'Polymarket US markets WebSocket',
+      // The heartbeat message is documented [V]; its interval is not [U]. Assumed 10 s: if the venue beats less often,
+      // idle markets are resubscribed at every threshold (gateway_ws_resyncs_total{reason="upstream_stall"});
+      // WS_UPSTREAM_STALL_MS / RECORDER_STALL_TIMEOUT_MS override the threshold meanwhile.
+      heartbeat: {
+        kind: 'message',
+        intervalMs: 10_000,
+        source: '`{"heartbeat":{}}` [V]; its interval is not documented [U]: assumed 10 s',
+      },
     },
   },
   budget: { perSecond: 19, burst: 1, source: '20 per second, per key and per IP [V]' },

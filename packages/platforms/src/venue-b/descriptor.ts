@@ -23,6 +23,11 @@ export const venueB = definePlatform({
       env: 'FEED_VENUE_B_URL',
       default: 'wss://api.elections.kalshi.com/trade-api/ws/v2',
       description: 'Kalshi WebSocket (`orderbook_delta`, `ticker`, `trade`)',
+      heartbeat: {
+        kind: 'ping-frame',
+        intervalMs: 10_000,
+        source: 'ping frames every 10 s, body `heartbeat` [V] (docs.kalshi.com, Connection Keep-Alive)',
+      },
     },
   },
   budget: { perSecond: 19, burst: 1, source: 'Kalshi Basic tier: 20 reads per second [V]' },

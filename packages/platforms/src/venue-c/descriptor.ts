@@ -24,6 +24,14 @@ export const venueC = definePlatform({
       env: 'FEED_VENUE_C_URL',
       default: 'wss://api.gemini.com/v2/marketdata',
       description: 'Gemini market data v2 WebSocket (`l2`)',
+      // Gemini documents 5 s heartbeats for market data v1 (`heartbeat=true`) [V]; v2's `{"type":"heartbeat"}`
+      // interval is not documented [U]: assumed the same.
+      heartbeat: {
+        kind: 'message',
+        intervalMs: 5_000,
+        source:
+          '`{"type":"heartbeat","timestamp"}` [U]; every 5 s as documented for market data v1 [V]: assumed for v2',
+      },
     },
   },
   budget: { perSecond: 1.9, burst: 6, source: 'Gemini public: 120 per minute [V]' },

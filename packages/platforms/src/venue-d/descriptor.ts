@@ -32,6 +32,11 @@ export const venueD = definePlatform({
       env: 'FEED_VENUE_D_URL',
       default: 'wss://ws-feed.exchange.coinbase.com',
       description: 'Coinbase Exchange WebSocket feed (`level2`, `ticker`, `heartbeat`, `matches`)',
+      heartbeat: {
+        kind: 'channel',
+        intervalMs: 1_000,
+        source: 'the `heartbeat` channel: one message per product every second [V]',
+      },
     },
   },
   budget: { perSecond: 10, burst: 15, source: 'Coinbase public: token bucket, 10/s with bursts of 15 [V]' },

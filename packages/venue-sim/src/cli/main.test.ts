@@ -14,6 +14,12 @@ describe('CLI arguments', () => {
     expect(() => parseCli(['--max-recorded-requests', '-1'])).toThrow(UsageError);
   });
 
+  test('--heartbeat-interval-ms sets every feed’s rhythm; without it each venue keeps its own', () => {
+    expect(parseCli(['--heartbeat-interval-ms', '200']).options).toMatchObject({ heartbeatIntervalMs: 200 });
+    expect(parseCli([]).options.heartbeatIntervalMs).toBeUndefined();
+    expect(() => parseCli(['--heartbeat-interval-ms', '-5'])).toThrow(UsageError);
+  });
+
   test("./dev up --sim's invocation and the tuning flags", () => {
     const c = parseCli([
       '--port',

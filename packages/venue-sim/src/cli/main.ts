@@ -20,6 +20,7 @@ export const USAGE = `usage: venue-sim [options]
   --tickers p=N,...           instruments per platform (any of its names), e.g. venue-b=20,gemini=6
   --retention-ms N            how long book events stay queryable (default 60000)
   --ibkr-idle-timeout-ms N    IBKR session idle timeout without /tickle (default 300000)
+  --heartbeat-interval-ms N   every feed's heartbeat interval (default: each venue's own; 0 = none)
   --max-recorded-requests N   requests kept for /control/requests (default 100000; 0 = record none);
                               keep it small under load, the record is heap the garbage collector walks
   --kalshi-orderbook-requires-auth   Kalshi's orderbook endpoint needs a signature
@@ -59,6 +60,7 @@ export function parseCli(argv: string[]): CliConfig {
         platforms: { type: 'string' },
         tickers: { type: 'string' },
         'retention-ms': { type: 'string' },
+        'heartbeat-interval-ms': { type: 'string' },
         'ibkr-idle-timeout-ms': { type: 'string' },
         'max-recorded-requests': { type: 'string' },
         'kalshi-orderbook-requires-auth': { type: 'boolean', default: false },
@@ -100,6 +102,9 @@ export function parseCli(argv: string[]): CliConfig {
     ...(Object.keys(tickers).length ? { tickers } : {}),
     ...(values['retention-ms'] !== undefined
       ? { historyRetentionMs: int('--retention-ms', values['retention-ms'], 1000, 86_400_000) }
+      : {}),
+    ...(values['heartbeat-interval-ms'] !== undefined
+      ? { heartbeatIntervalMs: int('--heartbeat-interval-ms', values['heartbeat-interval-ms'], 0, 3_600_000) }
       : {}),
     ...(values['ibkr-idle-timeout-ms'] !== undefined
       ? { ibkrIdleTimeoutMs: int('--ibkr-idle-timeout-ms', values['ibkr-idle-timeout-ms'], 1, 86_400_000) }

@@ -1,3 +1,4 @@
+import { mainFeedHeartbeat, PLATFORMS, type PlatformKey } from '@depthgate/platforms';
 import type { BookEngine } from '../book/engine';
 import type { SimCredentials, VerificationKeys } from '../credentials';
 import type { ResolvedOptions } from '../settings';
@@ -9,6 +10,14 @@ export interface PlatformContext {
   credentials: SimCredentials;
   keys: VerificationKeys;
   clock: () => number;
+}
+
+/**
+ * How often a platform's feed beats: the `heartbeatIntervalMs` option, else the venue's own rhythm (its descriptor's
+ * `feeds.main.heartbeat`, by which the gateway and the recorder judge a feed silent); 0: never.
+ */
+export function feedHeartbeatMs(ctx: PlatformContext, platform: PlatformKey): number {
+  return ctx.opts.heartbeatIntervalMs ?? mainFeedHeartbeat(PLATFORMS[platform])?.intervalMs ?? 0;
 }
 
 /** Parses `limit`/`offset`-style integer query values; undefined when absent, null when malformed. */

@@ -34,7 +34,12 @@ export function asyncApiDocument(platforms: GatewayPlatforms): object {
       Object.fromEntries(
         list.map((m) => {
           const id = `${key}.${direction}.${m.name}`;
-          messages[id] = { name: m.name, summary: m.summary, payload: {}, examples: [{ payload: m.example }] };
+          messages[id] = {
+            name: m.name,
+            summary: m.summary,
+            payload: m.payload ?? {},
+            examples: [m.example, ...(m.more ?? [])].map((payload) => ({ payload })),
+          };
           return [m.name.replace(/[^A-Za-z0-9_]/g, '_'), { $ref: `#/components/messages/${id}` }];
         }),
       );

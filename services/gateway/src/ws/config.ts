@@ -1,4 +1,4 @@
-import { envBool, envInt } from '@depthgate/service-kit';
+import { envBool, envInt, envOptionalInt } from '@depthgate/service-kit';
 
 /**
  * The WebSocket proxy's settings (docs/configuration.md, "Gateway"; docs/websockets.md), part of the gateway's one schema (config.ts). The
@@ -27,9 +27,16 @@ export const wsEnvShape = {
   WS_CLIENT_MESSAGES_PER_SECOND: envInt(50, { min: 1, max: 100_000 }),
   /** The gateway pings every client this often; one that has not answered the previous ping is closed (4008). */
   WS_CLIENT_PING_MS: envInt(30_000, { min: 100, max: 600_000 }),
-  /** An upstream connection silent this long (no message, heartbeat, ping or keep-alive answer) is replaced. */
-  WS_UPSTREAM_STALL_MS: envInt(30_000, { min: 100, max: 600_000 }),
-  /** The gateway's keep-alive to each upstream connection (a ping frame, or the platform's text ping). */
+  /**
+   * An upstream connection silent this long (no message, heartbeat, ping or keep-alive answer) is replaced, its
+   * subscribers told (`stale`, the fresh snapshot, `resynced`). Unset: per platform, its venue's heartbeat rhythm plus
+   * 500 ms (the descriptor's `feeds.main.heartbeat`, @depthgate/platforms `feedLiveness`); set: for every platform.
+   */
+  WS_UPSTREAM_STALL_MS: envOptionalInt({ min: 100, max: 600_000 }),
+  /**
+   * The gateway's keep-alive to each upstream connection: a ping frame, or the platform's text ping (the Polymarket
+   * CLOB's `PING`), which is sent at least as often as the venue's rhythm asks, its answer being the proof of life.
+   */
   WS_UPSTREAM_PING_MS: envInt(10_000, { min: 100, max: 600_000 }),
   /** Reconnect backoff of an upstream connection: exponential between these, with full jitter. */
   WS_RECONNECT_MIN_MS: envInt(500, { min: 10, max: 600_000 }),

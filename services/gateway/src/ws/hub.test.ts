@@ -3,31 +3,56 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { createLogger, Registry } from '@depthgate/service-kit';
 import { StreamHub } from './hub';
 import { WsMetrics } from './metrics';
-import type { ClientLink, Outgoing, PlatformStream, Subscriber, Topic, UpstreamContext } from './types';
+import type {
+  ClientLink,
+  Notice,
+  Outgoing,
+  PlatformStream,
+  ResyncReason,
+  Subscriber,
+  Topic,
+  UpstreamContext,
+} from './types';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
 
-/** An upstream that records, per connection, the markets subscribed and unsubscribed. */
+interface UpstreamConn {
+  ws: WebSocket;
+  subscribed: string[];
+  unsubscribed: string[];
+}
+
+/** An upstream that records, per connection, the markets subscribed and unsubscribed (and may answer subscribes). */
 async function upstream() {
   const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
   await new Promise((r) => wss.once('listening', r));
-  const connections: { ws: WebSocket; subscribed: string[]; unsubscribed: string[] }[] = [];
+  const connections: UpstreamConn[] = [];
+  const up = {
+    url: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}`,
+    connections,
+    onSubscribe: undefined as ((c: UpstreamConn, markets: string[]) => void) | undefined,
+    close: () =>
+      new Promise((r) => {
+        for (const c of connections) c.ws.terminate();
+        wss.close(r);
+      }),
+  };
   wss.on('connection', (ws) => {
     const c = { ws, subscribed: [] as string[], unsubscribed: [] as string[] };
     connections.push(c);
     ws.on('message', (d) => {
       const m = JSON.parse(String(d)) as { op: string; markets: string[] };
       (m.op === 'sub' ? c.subscribed : c.unsubscribed).push(...m.markets);
+      if (m.op === 'sub') up.onSubscribe?.(c, m.markets);
     });
   });
-  return {
-    url: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}`,
-    connections,
-    close: () => new Promise((r) => wss.close(r)),
-  };
+  return up;
 }
 
-/** A platform whose protocol is `{"op":"sub"|"unsub","markets":[…]}` up and `{"market","book"}` down. */
+/**
+ * A platform whose protocol is `{"op":"sub"|"unsub","markets":[…]}` up and `{"market","book"}` down (a book with
+ * `"gap":true` is one the module cannot trust: it asks for a resync, which subscribes the market again).
+ */
 function stream(url: string): PlatformStream {
   return {
     handshake: () => ({ url }),
@@ -37,18 +62,39 @@ function stream(url: string): PlatformStream {
         ctx.send(JSON.stringify({ op: 'sub', markets: topics.map((t) => t.market) })),
       unsubscribe: (topics: readonly Topic[]) =>
         ctx.send(JSON.stringify({ op: 'unsub', markets: topics.map((t) => t.market) })),
-      resync: () => undefined,
+      resync: (topic: Topic) => ctx.send(JSON.stringify({ op: 'sub', markets: [topic.market] })),
       onMessage: (text: string) => {
-        const m = JSON.parse(text) as { market: string; book: string };
+        const m = JSON.parse(text) as { market: string; book: string; gap?: boolean };
         const topic = ctx.topic('book', m.market);
-        if (topic) ctx.snapshot(topic, text);
+        if (!topic) return;
+        if (m.gap) ctx.gap(topic, 'sequence_gap');
+        else ctx.snapshot(topic, text);
       },
     }),
     openClient: () => ({ onMessage: () => undefined }),
     join: (topic: Topic) => `late ${topic.market}`,
-    notice: () => undefined,
+    notice: (sub: Subscriber, notice: Notice, reason: ResyncReason) => `${notice} ${reason} ${sub.topic.market}`,
     failed: () => undefined,
   };
+}
+
+function hubOf(url: string, o: Partial<ConstructorParameters<typeof StreamHub>[0]> = {}): StreamHub {
+  return new StreamHub({
+    platform: 'test',
+    title: 'Test',
+    stream: stream(url),
+    limits: { topicsPerConnection: 10, maxConnections: 2, connectsPerSecond: 100, messagesPerSecond: 100, source: '' },
+    logger,
+    metrics: new WsMetrics(new Registry()),
+    stallMs: 10_000,
+    pingMs: 0,
+    reconnectMinMs: 10,
+    reconnectMaxMs: 20,
+    lingerMs: 0,
+    reconcileIntervalMs: 0,
+    reconcileGraceMs: 0,
+    ...o,
+  });
 }
 
 class Client implements ClientLink {
@@ -117,6 +163,77 @@ describe('StreamHub', () => {
     await until(() => (onM1?.unsubscribed.length ?? 0) === 1, 'the upstream unsubscribe');
     expect(onM1?.unsubscribed).toEqual(['m1']);
     expect(hub.room()).toBe(2);
+    await hub.stop();
+    await up.close();
+  });
+  it('an upstream connection silent beyond the threshold: its topics’ subscribers get stale, the fresh snapshot on a new connection, then resynced; other connections’ are untouched', async () => {
+    const up = await upstream();
+    // Each connection answers a subscribe with the market's book, numbered by connection, and beats every 50 ms but
+    // the first one, which goes silent after its book (it still answers pings, as a stalled venue's server may: a
+    // pong proves nothing about the feed).
+    up.onSubscribe = (c, markets) => {
+      for (const market of markets) c.ws.send(JSON.stringify({ market, book: `b${up.connections.indexOf(c) + 1}` }));
+    };
+    const beat = setInterval(() => {
+      for (const c of up.connections.slice(1)) if (c.ws.readyState === c.ws.OPEN) c.ws.send('{"heartbeat":1}');
+    }, 50);
+    const hub = hubOf(up.url, {
+      stallMs: 300,
+      pingMs: 50,
+      limits: { topicsPerConnection: 1, maxConnections: 3, connectsPerSecond: 100, messagesPerSecond: 100, source: '' },
+    });
+    const a = new Client(1);
+    const b = new Client(2);
+    hub.attach(a, { dropped: () => undefined }, 'book', 'm1', undefined);
+    await until(() => a.got.length === 1, 'the first book of m1');
+    hub.attach(b, { dropped: () => undefined }, 'book', 'm2', undefined);
+    await until(() => a.got.length >= 4, 'the notice, the fresh book and resynced');
+    clearInterval(beat);
+    expect(a.got).toEqual([
+      '{"market":"m1","book":"b1"}',
+      'stale upstream_stall m1',
+      '{"market":"m1","book":"b3"}',
+      'resynced upstream_stall m1',
+    ]);
+    expect(b.got).toEqual(['{"market":"m2","book":"b2"}']);
+    expect(up.connections).toHaveLength(3);
+    await hub.stop();
+    await up.close();
+  });
+
+  it('a topic the module cannot trust: stale, then the fresh snapshot on the same connection, then resynced; a client joining meanwhile is told too', async () => {
+    const up = await upstream();
+    // The upstream answers the first subscribe at once and holds the second (the resync) until released.
+    let held: (() => void) | undefined;
+    up.onSubscribe = (c, markets) => {
+      const answer = (book: string) => () => {
+        for (const market of markets) c.ws.send(JSON.stringify({ market, book }));
+      };
+      if (c.subscribed.length === 1) answer('b1')();
+      else held = answer('b2');
+    };
+    const hub = hubOf(up.url);
+    const a = new Client(1);
+    const b = new Client(2);
+    hub.attach(a, { dropped: () => undefined }, 'book', 'm1', undefined);
+    hub.attach(b, { dropped: () => undefined }, 'book', 'm1', undefined);
+    await until(() => a.got.length === 1 && b.got.length === 1, 'the first book');
+    up.connections[0]?.ws.send(JSON.stringify({ market: 'm1', gap: true }));
+    await until(() => a.got.length === 2 && held !== undefined, 'the notice and the resubscribe');
+    const c = new Client(3);
+    hub.attach(c, { dropped: () => undefined }, 'book', 'm1', undefined);
+    held?.();
+    await until(() => [a, b, c].every((x) => x.got.at(-1)?.startsWith('resynced') === true), 'resynced');
+    for (const x of [a, b]) {
+      expect(x.got).toEqual([
+        '{"market":"m1","book":"b1"}',
+        'stale sequence_gap m1',
+        '{"market":"m1","book":"b2"}',
+        'resynced sequence_gap m1',
+      ]);
+    }
+    expect(c.got).toEqual(['stale sequence_gap m1', '{"market":"m1","book":"b2"}', 'resynced sequence_gap m1']);
+    expect(up.connections).toHaveLength(1);
     await hub.stop();
     await up.close();
   });

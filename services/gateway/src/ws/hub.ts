@@ -1,9 +1,10 @@
 /**
  * One platform's shared subscriptions: its topics (one upstream subscription per channel and market, however many
  * clients want it), the upstream connections they are spread over within the platform's limits, the fan-out of
- * every upstream message to the topic's subscribers, and resync: when a connection is lost or a topic's book is in
- * doubt (sequence gap, impossible change, a REST book that disagrees), every subscriber gets the gateway's notice
- * and then the platform's own fresh snapshot; it is never left silently stale.
+ * every upstream message to the topic's subscribers, and resync: when a connection is lost or goes silent beyond the
+ * venue's heartbeat rhythm, or a topic's book is in doubt (sequence gap, impossible change, a REST book that
+ * disagrees), every subscriber gets the gateway's notice `stale` at once, then the platform's own fresh snapshot, then
+ * `resynced` (both naming the reason); it is never left silently stale.
  */
 import { canonicalDecimal, parseDecimal } from '@depthgate/feeds';
 import type { Logger } from '@depthgate/service-kit';
@@ -12,6 +13,7 @@ import type { PlatformWsMetrics, WsMetrics } from './metrics';
 import {
   Topic,
   type ClientLink,
+  type Notice,
   type Outgoing,
   type PerSubscriber,
   type PlatformStream,
@@ -31,7 +33,9 @@ export interface HubOptions {
   limits: UpstreamLimits;
   logger: Logger;
   metrics: WsMetrics;
+  /** Silence threshold of an upstream connection (the venue's heartbeat rhythm plus the margin, or the override). */
   stallMs: number;
+  /** Keep-alive interval (ping frames, or the platform's text ping, which its answer proves). */
   pingMs: number;
   reconnectMinMs: number;
   reconnectMaxMs: number;
@@ -102,12 +106,16 @@ export class StreamHub {
     topic.subscribers.add(sub);
     this.owners.set(sub, owner);
     this.m.subscriptions.inc();
-    if (topic.status === 'live') {
-      const first = this.o.stream.join(topic, sub);
-      if (first !== undefined) {
-        client.send(first);
-        this.m.messagesOut.inc();
-      }
+    // Live: its snapshot (or last message) first. Resyncing: told as the others were; the fresh snapshot follows.
+    const first =
+      topic.status === 'live'
+        ? this.o.stream.join(topic, sub)
+        : topic.status === 'resyncing' && topic.resyncReason !== undefined
+          ? this.o.stream.notice(sub, 'stale', topic.resyncReason)
+          : undefined;
+    if (first !== undefined) {
+      client.send(first);
+      this.m.messagesOut.inc();
     }
     return sub;
   }
@@ -155,9 +163,7 @@ export class StreamHub {
     const hub: Omit<UpstreamContext, 'send' | 'topics' | 'topic' | 'reconnect' | 'logger'> = {
       snapshot: (t, out) => this.snapshot(t, out),
       deliver: (t, out) => this.deliver(t, out),
-      live: (t) => {
-        t.status = 'live';
-      },
+      live: (t) => this.live(t),
       gap: (t, reason) => this.gap(t, reason),
       fail: (t, error) => this.fail(t, error),
     };
@@ -217,17 +223,35 @@ export class StreamHub {
   // ---------------------------------------------------------------------------------------------------------------
   // What the modules report
 
+  /** A topic's book (or stream) lost continuity: its subscribers are told `stale` at once (once per resync). */
   private resyncing(topic: Topic, reason: ResyncReason): void {
-    if (topic.status === 'pending') return; // its first snapshot is still to come: nothing to correct
+    // Pending: its first snapshot is still to come, nothing to correct; resyncing: its subscribers were told.
+    if (topic.status !== 'live') return;
     topic.status = 'resyncing';
+    topic.resyncReason = reason;
     this.m.resyncs.inc({ reason });
+    this.notify(topic, 'stale', reason);
+  }
+
+  private notify(topic: Topic, notice: Notice, reason: ResyncReason): void {
     for (const sub of topic.subscribers) {
-      const notice = this.o.stream.notice(sub, reason);
-      if (notice !== undefined) {
-        sub.client.send(notice);
+      const m = this.o.stream.notice(sub, notice, reason);
+      if (m !== undefined) {
+        sub.client.send(m);
         this.m.messagesOut.inc();
       }
     }
+  }
+
+  /**
+   * A topic is live (again): subscribed, for a topic without snapshots (ticker, trades), or its (fresh) snapshot
+   * delivered. After a resync its subscribers are told `resynced`.
+   */
+  live(topic: Topic): void {
+    const reason = topic.status === 'resyncing' ? topic.resyncReason : undefined;
+    topic.status = 'live';
+    topic.resyncReason = undefined;
+    if (reason !== undefined) this.notify(topic, 'resynced', reason);
   }
 
   gap(topic: Topic, reason: ResyncReason): void {
@@ -237,10 +261,11 @@ export class StreamHub {
     (topic.link as UpstreamConnection | undefined)?.resync(topic);
   }
 
+  /** A topic's (fresh) snapshot: every subscriber's book is replaced, then the topic is live. */
   snapshot(topic: Topic, out: Outgoing | PerSubscriber): void {
-    topic.status = 'live';
     topic.version++;
     this.deliver(topic, out);
+    this.live(topic);
   }
 
   deliver(topic: Topic, out: Outgoing | PerSubscriber): void {

@@ -13,6 +13,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import { presentedKey, type Auth, type ResolvedKey, type PlatformKey, type VerifyResult } from '@depthgate/auth';
+import { feedLiveness } from '@depthgate/platforms';
 import { loggableUrl, statusFor, type ErrorBody, type ErrorCode, type Logger } from '@depthgate/service-kit';
 import type { GatewayConfig } from '../config';
 import type { GatewayPlatforms } from '../platforms/registry';
@@ -53,6 +54,8 @@ interface StreamEntry {
   module: StreamModule;
   stream: PlatformStream;
   hub: StreamHub;
+  /** The venue's heartbeat interval (the platform's client heartbeats are sent at it). */
+  heartbeatMs: number;
 }
 
 interface Route {
@@ -104,6 +107,12 @@ export class WsGateway {
       if (!platform || !resolved) continue;
       const stream = module.create({ platform: resolved, config, logger: this.log });
       const main = platform.targets[0];
+      // The venue's heartbeat rhythm judges silence (docs/websockets.md, "Silence"), unless WS_UPSTREAM_STALL_MS is set.
+      const liveness = feedLiveness(resolved.descriptor, {
+        stallMs: config.WS_UPSTREAM_STALL_MS,
+        pingMs: config.WS_UPSTREAM_PING_MS,
+        falseAlarm: 'resubscribe',
+      });
       const hub = new StreamHub({
         platform: key,
         title: platform.title,
@@ -111,8 +120,8 @@ export class WsGateway {
         limits: module.limits,
         logger: this.log,
         metrics: d.metrics,
-        stallMs: config.WS_UPSTREAM_STALL_MS,
-        pingMs: config.WS_UPSTREAM_PING_MS,
+        stallMs: liveness.stallMs,
+        pingMs: liveness.pingMs,
         reconnectMinMs: config.WS_RECONNECT_MIN_MS,
         reconnectMaxMs: config.WS_RECONNECT_MAX_MS,
         lingerMs: config.WS_UPSTREAM_LINGER_MS,
@@ -121,7 +130,7 @@ export class WsGateway {
         ...(main ? { rest: { forwarder: d.forwarder, target: main } } : {}),
         admit,
       });
-      this.streams.set(key, { platform, module, stream, hub });
+      this.streams.set(key, { platform, module, stream, hub, heartbeatMs: liveness.heartbeatMs });
     }
     this.limits = new KeyLimits({
       redis: d.auth.redis,
@@ -139,7 +148,7 @@ export class WsGateway {
     for (const [key, entry] of this.streams) {
       const beat = entry.stream.clientHeartbeat;
       if (!beat) continue;
-      this.every(beat.intervalMs, () => {
+      this.every(entry.heartbeatMs, () => {
         const message = Frame.text(beat.message());
         for (const c of this.clients) if (c.platform === key) c.send(message);
       });

@@ -6,6 +6,7 @@ import { asyncApiDocument } from './asyncapi';
 import { CLOSE } from './close-codes';
 import { STREAMS } from './registry';
 import {
+  RESYNC_REASONS,
   Topic,
   type Outgoing,
   type PerSubscriber,
@@ -214,5 +215,35 @@ describe('stream modules', () => {
     );
     expect(doc.info['x-close-codes'].map((c) => c.code)).toEqual(Object.values(CLOSE).map((c) => c.code));
     expect(doc.info['x-handshake-errors'].map((e) => e.error)).toContain('too_many_connections');
+  });
+
+  it('the AsyncAPI notice of every platform: stale and resynced as examples, the schema’s notices and reasons where they sit', () => {
+    const doc = asyncApiDocument(createPlatforms(config)) as {
+      components: { messages: Record<string, { name: string; payload: Schema; examples: { payload: unknown }[] }> };
+    };
+    interface Schema {
+      properties?: Record<string, Schema & { enum?: string[] }>;
+    }
+    const notices = Object.entries(doc.components.messages).filter(([id]) =>
+      /\.receive\.(depthgate_notice|depthgateNotice)$/.test(id),
+    );
+    expect(notices.map(([id]) => id.split('.')[0]).sort()).toEqual(Object.keys(STREAMS).sort());
+    for (const [, m] of notices) {
+      // The schema's path to the notice's fields (Kalshi: msg, Polymarket US: depthgateNotice), followed in each example.
+      const path: string[] = [];
+      let at = m.payload;
+      while (at.properties && !at.properties.notice) {
+        const key = Object.keys(at.properties)[0] as string;
+        path.push(key);
+        at = at.properties[key] as Schema;
+      }
+      expect(at.properties?.notice?.enum).toEqual(['stale', 'resynced']);
+      expect(at.properties?.reason?.enum).toEqual([...RESYNC_REASONS]);
+      const fields = m.examples.map((e) => path.reduce((o, k) => (o as Record<string, unknown>)[k], e.payload));
+      expect(fields).toEqual([
+        expect.objectContaining({ notice: 'stale', reason: 'upstream_stall' }),
+        expect.objectContaining({ notice: 'resynced', reason: 'upstream_stall' }),
+      ]);
+    }
   });
 });

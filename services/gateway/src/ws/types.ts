@@ -29,6 +29,15 @@ export const RESYNC_REASONS = [
 ] as const;
 export type ResyncReason = (typeof RESYNC_REASONS)[number];
 
+/**
+ * The gateway's notices to a subscriber about its topic's continuity (docs/websockets.md, "Resync, never silence"):
+ * `stale` as soon as the topic's book (or stream) can no longer be trusted, for any reason (`ResyncReason`: an
+ * upstream silent beyond the venue's heartbeat rhythm, lost, or a loss found); then the platform's reset form (its
+ * fresh snapshot); then `resynced` once that has been delivered. Both name the reason.
+ */
+export const NOTICES = ['stale', 'resynced'] as const;
+export type Notice = (typeof NOTICES)[number];
+
 /** The upstream's refusal of a subscription: its own code where it has one, and its text. */
 export interface UpstreamError {
   code?: number;
@@ -62,6 +71,8 @@ export class Topic<S = unknown> {
   /** The upstream connection it is subscribed on. */
   link: UpstreamLinkRef | undefined;
   lingerTimer: NodeJS.Timeout | undefined;
+  /** Why the topic is resyncing (while `status` is `resyncing`): its subscribers' `resynced` notice names it. */
+  resyncReason: ResyncReason | undefined;
   /** Applied book messages (the REST reconciliation compares only while nothing moved). */
   version = 0;
   lastVerifiedAt = 0;
@@ -171,14 +182,20 @@ export interface PlatformStream<H = unknown> {
   handshake(nowMs: number): { url: string; headers?: Record<string, string> };
   /** What keeps the upstream alive and proves it: WebSocket pings, or a text message the upstream answers. */
   readonly keepAlive: 'ping' | { text: string; answer: string };
-  /** Heartbeats the platform sends its clients by itself (Polymarket US, Gemini), besides the gateway's pings. */
-  readonly clientHeartbeat?: { intervalMs: number; message(): string };
+  /**
+   * The heartbeat message the platform sends its clients by itself (Polymarket US, Gemini), besides the gateway's
+   * pings; sent at the venue's rhythm (its descriptor's `feeds.main.heartbeat`).
+   */
+  readonly clientHeartbeat?: { message(): string };
   openSession(ctx: UpstreamContext): UpstreamSession;
   openClient(ctx: ClientContext<H>): ClientSession<H>;
   /** What a subscriber joining a live topic gets first: its snapshot, or the last message, or nothing. */
   join(topic: Topic, sub: Subscriber<H>): Outgoing | undefined;
-  /** The gateway's notice to a subscriber whose topic is resyncing, in the platform's form. */
-  notice(sub: Subscriber<H>, reason: ResyncReason): Outgoing | undefined;
+  /**
+   * A notice to a subscriber (`stale` when its topic's resync starts, `resynced` after the fresh snapshot), framed as
+   * a message of the platform's protocol that its clients skip (a type they do not know).
+   */
+  notice(sub: Subscriber<H>, notice: Notice, reason: ResyncReason): Outgoing | undefined;
   /** A subscriber whose topic the upstream refused, told in the platform's form. */
   failed(sub: Subscriber<H>, error: UpstreamError): Outgoing | undefined;
   /** Why this platform's stream cannot be served (credentials it needs are not configured), else undefined. */
@@ -186,11 +203,50 @@ export interface PlatformStream<H = unknown> {
   reconcile?: Reconcile;
 }
 
-/** One message of a platform's protocol, for the AsyncAPI document: its name, what it is, an example. */
+/**
+ * One message of a platform's protocol, for the AsyncAPI document: its name, what it is, an example (and more), and
+ * the JSON Schema of what the gateway guarantees of it, where it says more than the example.
+ */
 interface MessageDoc {
   name: string;
   summary: string;
   example: unknown;
+  more?: readonly unknown[];
+  payload?: object;
+}
+
+/**
+ * The AsyncAPI message of the gateway's notice in a platform's shape: `example` is a `stale` notice whose `notice`
+ * and `reason` are nested at `path` (Kalshi's `msg`, Polymarket US's `depthgateNotice`); its `resynced` is the second
+ * example; the schema names both notices and every reason.
+ */
+export function noticeDoc(name: string, example: Record<string, unknown>, path: readonly string[] = []): MessageDoc {
+  const fields = {
+    type: 'object',
+    required: ['notice', 'reason'],
+    properties: {
+      notice: { type: 'string', enum: [...NOTICES] },
+      reason: { type: 'string', enum: [...RESYNC_REASONS] },
+    },
+  };
+  const as = (notice: Notice) => {
+    const copy = structuredClone(example);
+    let at: Record<string, unknown> = copy;
+    for (const key of path) at = at[key] as Record<string, unknown>;
+    at.notice = notice;
+    return copy;
+  };
+  return {
+    name,
+    summary:
+      'The gateway’s notice: `stale` at once when the subscription lost continuity (`reason` says why), then the platform’s fresh snapshot, then `resynced` (same `reason`); clients that do not know it skip it',
+    example: as('stale'),
+    more: [as('resynced')],
+    payload: path.reduceRight<object>(
+      (inner, key) => ({ type: 'object', required: [key], properties: { [key]: inner } }),
+      fields,
+    ),
+  };
 }
 
 /** The gateway's part of a platform's stream (one per platform with a feed), registered in ws/registry.ts. */

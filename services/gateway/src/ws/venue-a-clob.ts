@@ -19,15 +19,17 @@ import { createHash } from 'node:crypto';
 import type { Platforms } from '@depthgate/platforms';
 import { ASK, BID, canonicalDecimal, LocalBook, type SideCode, parseObject, stringList } from '@depthgate/feeds';
 import { Frame } from './frame';
-import type {
-  ClientContext,
-  ClientLink,
-  ResyncReason,
-  StreamModule,
-  Subscriber,
-  Topic,
-  UpstreamContext,
-  UpstreamSession,
+import {
+  noticeDoc,
+  type ClientContext,
+  type ClientLink,
+  type Notice,
+  type ResyncReason,
+  type StreamModule,
+  type Subscriber,
+  type Topic,
+  type UpstreamContext,
+  type UpstreamSession,
 } from './types';
 
 const CHANNEL = 'market';
@@ -287,18 +289,14 @@ export const venueAClobStream: StreamModule<Platforms['venue-a-clob']> = {
         summary: 'The platform’s message, verbatim',
         example: { event_type: 'last_trade_price', asset_id: '6581…', price: '0.5' },
       },
-      {
-        name: 'depthgate_notice',
-        summary: 'The gateway’s resync notice',
-        example: {
-          event_type: 'depthgate_notice',
-          notice: 'resync',
-          reason: 'book_mismatch',
-          asset_id: '6581…',
-          market: '0xbd31…',
-          timestamp: '1772895600200',
-        },
-      },
+      noticeDoc('depthgate_notice', {
+        event_type: 'depthgate_notice',
+        notice: 'stale',
+        reason: 'upstream_stall',
+        asset_id: '6581…',
+        market: '0xbd31…',
+        timestamp: '1772895600200',
+      }),
       {
         name: 'depthgate_error',
         summary: 'The gateway’s refusal (the platform has no error message)',
@@ -351,11 +349,11 @@ export const venueAClobStream: StreamModule<Platforms['venue-a-clob']> = {
         }
         return state.join.text;
       },
-      notice(sub: Subscriber, reason: ResyncReason): string {
+      notice(sub: Subscriber, notice: Notice, reason: ResyncReason): string {
         const state = sub.topic.state as ClobBook | undefined;
         return JSON.stringify({
           event_type: 'depthgate_notice',
-          notice: 'resync',
+          notice,
           reason,
           asset_id: sub.topic.market,
           market: state?.market,

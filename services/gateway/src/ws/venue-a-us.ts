@@ -14,14 +14,16 @@
  */
 import { parseObject, stringList } from '@depthgate/feeds';
 import { feedHandshakeHeaders, type Platforms } from '@depthgate/platforms';
-import type {
-  ClientContext,
-  ResyncReason,
-  StreamModule,
-  Subscriber,
-  Topic,
-  UpstreamContext,
-  UpstreamSession,
+import {
+  noticeDoc,
+  type ClientContext,
+  type Notice,
+  type ResyncReason,
+  type StreamModule,
+  type Subscriber,
+  type Topic,
+  type UpstreamContext,
+  type UpstreamSession,
 } from './types';
 
 const PM_US_TYPES = [
@@ -204,18 +206,18 @@ export const venueAUsStream: StreamModule<Platforms['venue-a-us']> = {
         },
       },
       { name: 'heartbeat', summary: 'Every 10 s', example: { heartbeat: {} } },
-      {
-        name: 'depthgateNotice',
-        summary: 'The gateway’s resync notice; the next marketData is the fresh book',
-        example: {
+      noticeDoc(
+        'depthgateNotice',
+        {
           requestId: 'md-1',
           depthgateNotice: {
-            notice: 'resync',
-            reason: 'upstream_disconnect',
+            notice: 'stale',
+            reason: 'upstream_stall',
             marketSlug: 'btc-above-100k-on-march-31-2026',
           },
         },
-      },
+        ['depthgateNotice'],
+      ),
       {
         name: 'error',
         summary: 'The platform’s error form',
@@ -240,7 +242,9 @@ export const venueAUsStream: StreamModule<Platforms['venue-a-us']> = {
     return {
       handshake: (nowMs) => ({ url: feedUrl, headers: feedHandshakeHeaders(signer, feedUrl, nowMs) }),
       keepAlive: 'ping',
-      clientHeartbeat: { intervalMs: 10_000, message: () => '{"heartbeat":{}}' },
+      clientHeartbeat: {
+        message: () => '{"heartbeat":{}}',
+      },
       // [V] the markets WebSocket requires an API key, even for market data.
       unavailable: signer
         ? undefined
@@ -250,10 +254,10 @@ export const venueAUsStream: StreamModule<Platforms['venue-a-us']> = {
       join(topic: Topic, sub: Subscriber): string | undefined {
         return typeof topic.state === 'string' ? framed((sub.handle as PmUsSub).requestId, topic.state) : undefined;
       },
-      notice(sub: Subscriber, reason: ResyncReason): string {
+      notice(sub: Subscriber, notice: Notice, reason: ResyncReason): string {
         return JSON.stringify({
           requestId: (sub.handle as PmUsSub).requestId,
-          depthgateNotice: { notice: 'resync', reason, marketSlug: sub.topic.market },
+          depthgateNotice: { notice, reason, marketSlug: sub.topic.market },
         });
       },
       failed(sub: Subscriber, error: { message: string }): string {

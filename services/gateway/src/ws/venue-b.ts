@@ -26,14 +26,16 @@ import {
   parseObject,
   stringList,
 } from '@depthgate/feeds';
-import type {
-  ClientContext,
-  ResyncReason,
-  StreamModule,
-  Subscriber,
-  Topic,
-  UpstreamContext,
-  UpstreamSession,
+import {
+  noticeDoc,
+  type ClientContext,
+  type Notice,
+  type ResyncReason,
+  type StreamModule,
+  type Subscriber,
+  type Topic,
+  type UpstreamContext,
+  type UpstreamSession,
 } from './types';
 
 const KALSHI_CHANNELS = ['orderbook_delta', 'ticker', 'trade'] as const;
@@ -428,12 +430,12 @@ const kalshiStream = {
       true,
     );
   },
-  notice(sub: Subscriber, reason: ResyncReason): string {
+  notice(sub: Subscriber, notice: Notice, reason: ResyncReason): string {
     const h = sub.handle as KalshiSub;
     return JSON.stringify({
       type: 'depthgate_notice',
       sid: h.sid,
-      msg: { notice: 'resync', reason, channel: h.channel, market_ticker: sub.topic.market },
+      msg: { notice, reason, channel: h.channel, market_ticker: sub.topic.market },
     });
   },
   failed(sub: Subscriber, error: { code?: number; message: string }): string {
@@ -533,21 +535,20 @@ export const venueBStream: StreamModule<Platforms['venue-b']> = {
           msg: { market_ticker: 'KXBTCD-26MAR07-T100000', count_fp: '10.00', taker_side: 'yes' },
         },
       },
-      {
-        name: 'depthgate_notice',
-        summary:
-          'The gateway’s resync notice: the subscription’s book (or trades) is being resynced; a snapshot follows',
-        example: {
+      noticeDoc(
+        'depthgate_notice',
+        {
           type: 'depthgate_notice',
           sid: 1,
           msg: {
-            notice: 'resync',
-            reason: 'sequence_gap',
+            notice: 'stale',
+            reason: 'upstream_stall',
             channel: 'orderbook_delta',
             market_ticker: 'KXBTCD-26MAR07-T100000',
           },
         },
-      },
+        ['msg'],
+      ),
       {
         name: 'error',
         summary: 'Kalshi’s error form and codes; the gateway’s own refusals start with "depthgate:"',

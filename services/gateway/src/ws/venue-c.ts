@@ -14,14 +14,16 @@
  */
 import type { Platforms } from '@depthgate/platforms';
 import { ASK, BID, LocalBook, type SideCode, parseObject, stringList } from '@depthgate/feeds';
-import type {
-  ClientContext,
-  ResyncReason,
-  StreamModule,
-  Subscriber,
-  Topic,
-  UpstreamContext,
-  UpstreamSession,
+import {
+  noticeDoc,
+  type ClientContext,
+  type Notice,
+  type ResyncReason,
+  type StreamModule,
+  type Subscriber,
+  type Topic,
+  type UpstreamContext,
+  type UpstreamSession,
 } from './types';
 
 const SYMBOL = /^[A-Z0-9-]{1,64}$/;
@@ -220,11 +222,12 @@ export const venueCStream: StreamModule<Platforms['venue-c']> = {
         example: { type: 'trade', symbol: 'BTCUSD', price: '87123.42', quantity: '0.01', side: 'buy' },
       },
       { name: 'heartbeat', summary: 'Every 5 s', example: { type: 'heartbeat', timestamp: 1772895600000 } },
-      {
-        name: 'depthgate_notice',
-        summary: 'The gateway’s resync notice',
-        example: { type: 'depthgate_notice', notice: 'resync', reason: 'book_mismatch', symbol: 'BTCUSD' },
-      },
+      noticeDoc('depthgate_notice', {
+        type: 'depthgate_notice',
+        notice: 'stale',
+        reason: 'upstream_stall',
+        symbol: 'BTCUSD',
+      }),
       {
         name: 'error',
         summary: 'Gemini’s error form',
@@ -248,7 +251,9 @@ export const venueCStream: StreamModule<Platforms['venue-c']> = {
     return {
       handshake: () => ({ url }),
       keepAlive: 'ping',
-      clientHeartbeat: { intervalMs: 5_000, message: () => `{"type":"heartbeat","timestamp":${Date.now()}}` },
+      clientHeartbeat: {
+        message: () => `{"type":"heartbeat","timestamp":${Date.now()}}`,
+      },
       openSession: (c) => new GeminiUpstream(c, delay),
       openClient: (c) => new GeminiClient(c as ClientContext<undefined>),
       join(topic: Topic): string | undefined {
@@ -259,8 +264,8 @@ export const venueCStream: StreamModule<Platforms['venue-c']> = {
         }
         return state.join.text;
       },
-      notice(sub: Subscriber, reason: ResyncReason): string {
-        return JSON.stringify({ type: 'depthgate_notice', notice: 'resync', reason, symbol: sub.topic.market });
+      notice(sub: Subscriber, notice: Notice, reason: ResyncReason): string {
+        return JSON.stringify({ type: 'depthgate_notice', notice, reason, symbol: sub.topic.market });
       },
       failed(_sub: Subscriber, error: { message: string }): string {
         return JSON.stringify({ type: 'error', result: 'error', reason: 'InvalidSymbol', message: error.message });

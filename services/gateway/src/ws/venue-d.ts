@@ -19,14 +19,16 @@
 import { createHmac } from 'node:crypto';
 import type { Platforms } from '@depthgate/platforms';
 import { ASK, BID, LocalBook, type SideCode, parseObject, stringList } from '@depthgate/feeds';
-import type {
-  ClientContext,
-  ResyncReason,
-  StreamModule,
-  Subscriber,
-  Topic,
-  UpstreamContext,
-  UpstreamSession,
+import {
+  noticeDoc,
+  type ClientContext,
+  type Notice,
+  type ResyncReason,
+  type StreamModule,
+  type Subscriber,
+  type Topic,
+  type UpstreamContext,
+  type UpstreamSession,
 } from './types';
 
 const COINBASE_CHANNELS = ['level2', 'level2_batch', 'ticker', 'heartbeat', 'matches'] as const;
@@ -354,17 +356,13 @@ export const venueDStream: StreamModule<Platforms['venue-d']> = {
         summary: 'Every second per product',
         example: { type: 'heartbeat', product_id: 'BTC-USD', sequence: 13051505700, last_trade_id: 86326523 },
       },
-      {
-        name: 'depthgate_notice',
-        summary: 'The gateway’s resync notice',
-        example: {
-          type: 'depthgate_notice',
-          notice: 'resync',
-          reason: 'upstream_stall',
-          channel: 'level2',
-          product_id: 'BTC-USD',
-        },
-      },
+      noticeDoc('depthgate_notice', {
+        type: 'depthgate_notice',
+        notice: 'stale',
+        reason: 'upstream_stall',
+        channel: 'level2',
+        product_id: 'BTC-USD',
+      }),
       {
         name: 'error',
         summary: 'Coinbase’s error form',
@@ -414,10 +412,10 @@ export const venueDStream: StreamModule<Platforms['venue-d']> = {
         }
         return state.join.text;
       },
-      notice(sub: Subscriber, reason: ResyncReason): string {
+      notice(sub: Subscriber, notice: Notice, reason: ResyncReason): string {
         return JSON.stringify({
           type: 'depthgate_notice',
-          notice: 'resync',
+          notice,
           reason,
           channel: sub.topic.channel,
           product_id: sub.topic.market,

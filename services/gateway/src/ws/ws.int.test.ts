@@ -20,6 +20,8 @@ const WS_ENV = {
 let h: GatewayHarness;
 let sim: Simulator;
 let gw: RunningGateway;
+/** Without REST reconciliation, which would find a stalled feed's book stale before the silence threshold does. */
+let gwNoReconcile: RunningGateway;
 let key: string;
 const clients: WsClient[] = [];
 
@@ -28,6 +30,7 @@ beforeAll(async () => {
   sim = h.sim;
   key = await h.newKey();
   gw = await h.gateway(WS_ENV);
+  gwNoReconcile = await h.gateway({ ...WS_ENV, WS_RECONCILE_INTERVAL_MS: '0' });
 });
 
 afterEach(async () => {
@@ -77,9 +80,9 @@ interface Case {
   isSnapshot: (m: Record<string, unknown>) => boolean;
   /** A live change to a book (none on Polymarket US, whose every message is the whole book). */
   isUpdate: (m: Record<string, unknown>) => boolean;
-  /** The gateway's notice in this platform's form. */
+  /** The gateway's notice in this platform's form, and where its `notice` and `reason` are. */
   isNotice: (m: Record<string, unknown>) => boolean;
-  noticeReason: (m: Record<string, unknown>) => unknown;
+  noticeBody: (m: Record<string, unknown>) => { notice?: unknown; reason?: unknown };
   /** Events after a dropped message until the loss is visible (Kalshi: a later seq; Polymarket US: the next book). */
   afterDrop: number;
 }
@@ -96,7 +99,7 @@ const CASES: Case[] = [
     isSnapshot: (m) => m.type === 'orderbook_snapshot',
     isUpdate: (m) => m.type === 'orderbook_delta',
     isNotice: (m) => m.type === 'depthgate_notice',
-    noticeReason: (m) => (m.msg as { reason: string }).reason,
+    noticeBody: (m) => m.msg as Record<string, unknown>,
   },
   {
     platform: 'venue-a-clob',
@@ -109,7 +112,7 @@ const CASES: Case[] = [
     isSnapshot: (m) => m.event_type === 'book',
     isUpdate: (m) => m.event_type === 'price_change',
     isNotice: (m) => m.event_type === 'depthgate_notice',
-    noticeReason: (m) => m.reason,
+    noticeBody: (m) => m,
   },
   {
     platform: 'venue-a-us',
@@ -124,7 +127,7 @@ const CASES: Case[] = [
     isSnapshot: (m) => m.marketData !== undefined,
     isUpdate: () => false,
     isNotice: (m) => m.depthgateNotice !== undefined,
-    noticeReason: (m) => (m.depthgateNotice as { reason: string }).reason,
+    noticeBody: (m) => m.depthgateNotice as Record<string, unknown>,
   },
   {
     platform: 'venue-c',
@@ -137,7 +140,7 @@ const CASES: Case[] = [
     isSnapshot: (m) => m.type === 'l2_updates' && 'auction_events' in m,
     isUpdate: (m) => m.type === 'l2_updates' && !('auction_events' in m),
     isNotice: (m) => m.type === 'depthgate_notice',
-    noticeReason: (m) => m.reason,
+    noticeBody: (m) => m,
   },
   {
     platform: 'venue-d',
@@ -150,12 +153,12 @@ const CASES: Case[] = [
     isSnapshot: (m) => m.type === 'snapshot',
     isUpdate: (m) => m.type === 'l2update',
     isNotice: (m) => m.type === 'depthgate_notice',
-    noticeReason: (m) => m.reason,
+    noticeBody: (m) => m,
   },
 ];
 
-async function subscribed(c: Case, market: string, path = c.path): Promise<WsClient> {
-  const client = await open(path);
+async function subscribed(c: Case, market: string, path = c.path, g?: RunningGateway): Promise<WsClient> {
+  const client = await open(path, {}, g);
   client.send(c.subscribe(market));
   await client.until(() => client.messages.some(c.isSnapshot), `${c.platform} snapshot`);
   return client;
@@ -234,24 +237,42 @@ describe.each(CASES)('$platform through /ws', (c) => {
   });
 
   test.each(['disconnect', 'stall'] as const)(
-    'after an upstream %s, every client gets the notice and a fresh snapshot, and ends with the venue’s book',
+    'after an upstream %s, every client gets stale, the venue’s fresh snapshot, then resynced, and ends with the venue’s book',
     async (fault) => {
       const market = c.market();
-      const a = await subscribed(c, market);
-      const b = await subscribed(c, market);
+      const g = fault === 'stall' ? gwNoReconcile : gw;
+      const a = await subscribed(c, market, c.path, g);
+      const b = await subscribed(c, market, c.path, g);
       move(c, market, 10);
-      const snapshots = (x: WsClient) => x.messages.filter(c.isSnapshot).length;
-      const before = [snapshots(a), snapshots(b)];
+      const seenBefore = [a.messages.length, b.messages.length];
+      // A stall: the connection stays open and sends nothing (heartbeats, pings and the CLOB's PONG included).
       if (fault === 'disconnect') expect(sim.feedFaults.disconnect(c.feed)).toBeGreaterThan(0);
       else expect(sim.feedFaults.stall(c.feed, 2_500)).toBeGreaterThan(0);
       move(c, market, 10);
       const reason = fault === 'disconnect' ? 'upstream_disconnect' : 'upstream_stall';
+      const notice = (m: Record<string, unknown>) => (c.isNotice(m) ? c.noticeBody(m) : undefined);
       for (const [i, x] of [a, b].entries()) {
         await x.until(
-          () =>
-            x.messages.some((m) => c.isNotice(m) && c.noticeReason(m) === reason) && snapshots(x) > (before[i] ?? 0),
-          'the notice and a fresh snapshot',
+          (ms) => ms.some((m) => notice(m)?.notice === 'resynced'),
+          'stale, the fresh snapshot and resynced',
         );
+        // What the client got since the fault, as steps: stale, then the snapshot, then resynced (updates of the
+        // fresh book may follow the snapshot before resynced).
+        const steps = x.messages
+          .slice(seenBefore[i])
+          .map((m) =>
+            notice(m)
+              ? `${String(notice(m)?.notice)} ${String(notice(m)?.reason)}`
+              : c.isSnapshot(m)
+                ? 'snapshot'
+                : undefined,
+          )
+          .filter((m) => m !== undefined);
+        const stale = steps.indexOf(`stale ${reason}`);
+        const resynced = steps.indexOf(`resynced ${reason}`);
+        expect(stale).toBeGreaterThanOrEqual(0);
+        expect(steps.slice(stale + 1, resynced)).toContain('snapshot');
+        expect(steps.filter((m) => m !== 'snapshot')).toEqual([`stale ${reason}`, `resynced ${reason}`]);
       }
       move(c, market, 10);
       for (const x of [a, b]) {
@@ -280,7 +301,7 @@ describe.each(CASES)('$platform through /ws', (c) => {
     if (c.platform !== 'venue-a-us') {
       for (const [i, x] of [a, b].entries()) {
         const told = x.messages.some(
-          (m) => c.isNotice(m) && ['sequence_gap', 'book_mismatch'].includes(c.noticeReason(m) as string),
+          (m) => c.isNotice(m) && ['sequence_gap', 'book_mismatch'].includes(c.noticeBody(m).reason as string),
         );
         const healed = c.platform === 'venue-a-clob' && x.messages.slice(seenBefore[i]).some(c.isSnapshot);
         expect(told || healed).toBe(true);

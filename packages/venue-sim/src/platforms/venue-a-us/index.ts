@@ -1,5 +1,6 @@
 // https://docs.polymarket.us/api/introduction
 import type { SimHost } from '../platform';
+import { feedHeartbeatMs } from '../context';
 import { simPlatform } from '../platform';
 import { buildPmUsCatalog } from './catalog';
 import { pmUsHosts } from './rest';
@@ -20,7 +21,7 @@ export const venueAUsSim = simPlatform({
     const feed = new PmUsFeed(
       ctx.engine,
       hosts.auth.verify as NonNullable<SimHost['verify']>,
-      ctx.opts.heartbeatIntervalMs,
+      feedHeartbeatMs(ctx, 'venue-a-us'),
       ctx.clock,
     );
     hosts.auth.upgrade = (req, socket, head, record) => feed.upgrade(req, socket, head, record);

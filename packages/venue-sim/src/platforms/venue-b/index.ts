@@ -5,6 +5,7 @@ import { buildKalshiCatalog } from './catalog';
 import { KalshiTradeIds } from './trade-ids';
 import { kalshiTrade } from './trades';
 import { formatLevels, type KalshiBookView } from '../../book/view';
+import { feedHeartbeatMs } from '../context';
 import { simPlatform } from '../platform';
 import type { SimHost } from '../platform';
 
@@ -36,7 +37,7 @@ export const venueBSim = simPlatform({
       {
         seed: ctx.opts.seed,
         snapshotFields: ctx.opts.assumptions.kalshiSnapshotFields,
-        heartbeatIntervalMs: ctx.opts.heartbeatIntervalMs,
+        heartbeatIntervalMs: feedHeartbeatMs(ctx, 'venue-b'),
         verify: main.verify as NonNullable<SimHost['verify']>,
         unauthorizedBody: (reason) => String(kalshiErrors.unauthorized(reason).body),
       },

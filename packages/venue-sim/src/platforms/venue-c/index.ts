@@ -1,4 +1,5 @@
 // https://docs.gemini.com/rest-api/
+import { feedHeartbeatMs } from '../context';
 import { simPlatform } from '../platform';
 import { buildGeminiCatalog } from './catalog';
 import { geminiHost } from './rest';
@@ -17,7 +18,7 @@ export const venueCSim = simPlatform({
   create(ctx, catalog) {
     const trades = new GeminiTrades(catalog);
     const main = geminiHost(ctx, catalog, trades);
-    const feed = new GeminiFeed(ctx.engine, catalog, trades, ctx.opts.heartbeatIntervalMs, ctx.clock);
+    const feed = new GeminiFeed(ctx.engine, catalog, trades, feedHeartbeatMs(ctx, 'venue-c'), ctx.clock);
     main.upgrade = (req, socket, head, record) => feed.upgrade(req, socket, head, record);
     return {
       hosts: { main },

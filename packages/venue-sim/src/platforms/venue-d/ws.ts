@@ -7,7 +7,7 @@ import { formatScaled } from '../../core/decimal';
 import { isoMicros } from '../../core/time';
 import { type FeedConnection, FeedHub, parseJsonObject } from '../../feeds/feed-hub';
 import type { RecordedRequest } from '../../http/types';
-import type { PlatformContext } from '../context';
+import { feedHeartbeatMs, type PlatformContext } from '../context';
 import { verifyCoinbaseSubscribe, type CoinbaseVerifier } from './auth';
 import type { CoinbaseCatalog, CoinbaseProduct } from './catalog';
 import type { CoinbaseTrades } from './trades';
@@ -31,7 +31,7 @@ const BATCH_MS = 50;
  * - `matches`: a `last_match` when subscribed (once the product traded), then a `match` per trade of the books, each
  *   with its own `sequence` and the next `trade_id` (trades.ts) [V]; `ticker`: the product's ticker when subscribed
  *   [U], then one after each event that traded [V]; `heartbeat`: one per product every second with the product's
- *   `sequence` (the REST book's) and `last_trade_id` [V] (or at the simulator's heartbeat interval when shorter).
+ *   `sequence` (the REST book's) and `last_trade_id` [V] (or at the simulator's `heartbeatIntervalMs`).
  * A lost match shows as a `trade_id` gap on `matches` and as a heartbeat `last_trade_id` ahead of the last match seen;
  * a lost `l2update` shows nowhere on the stream (the real feed's neither), only against the REST book.
  * Errors are `{"type":"error","message",…,"reason"}` [3P].
@@ -57,8 +57,8 @@ export class CoinbaseFeed {
     // which carry one, never are).
     this.hub = new FeedHub(ctx.clock, { reorder: true });
     this.engine.on('venue-d', (inst, event) => this.onEvent(inst, event));
-    const beat = ctx.opts.heartbeatIntervalMs;
-    if (beat > 0) this.hub.startHeartbeat(Math.min(1000, beat), (c) => this.heartbeat(c));
+    const beat = feedHeartbeatMs(ctx, 'venue-d');
+    if (beat > 0) this.hub.startHeartbeat(beat, (c) => this.heartbeat(c));
   }
 
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, record: RecordedRequest): void {
