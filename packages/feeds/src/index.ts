@@ -3,7 +3,7 @@
  * arithmetic on the venues' strings, the level book, a resilient feed connection, reading its JSON messages, and
  * writing each venue's messages (wire/). The recorder (services/recorder) and the gateway's WebSocket proxy
  * (services/gateway/src/ws) read feeds with it; the venue simulator (packages/venue-sim) and the replay engine
- * (packages/replay) write them with it. It imports nothing of the project.
+ * (services/replay) write them with it. It imports nothing of the project.
  */
 export * from './book';
 export * from './decimal';

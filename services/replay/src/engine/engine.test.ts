@@ -1,0 +1,184 @@
+import { formatDecimal, parseDecimal } from '@depthgate/feeds';
+import {
+  ClobClient,
+  CoinbaseClient,
+  GeminiClient,
+  KalshiClient,
+  PmUsClient,
+  type ReferenceClient,
+} from '../testing/clients';
+import { directBook, exactBook, randomWindow, type Grid, type HistoryOptions } from '../testing/history';
+import { replay, type VenueEncoder } from './replay';
+import type { RecordedTrade, RecordedWindow } from './types';
+import { clobEncoder } from './venue-a-clob';
+import { pmUsEncoder } from './venue-a-us';
+import { kalshiEncoder } from './venue-b';
+import { geminiEncoder } from './venue-c';
+import { coinbaseEncoder } from './venue-d';
+
+const canon = (text: string) => formatDecimal(parseDecimal(text));
+
+interface Venue {
+  name: string;
+  grid: Grid;
+  tradeId?: HistoryOptions['tradeId'];
+  encoder(): VenueEncoder;
+  client(): ReferenceClient;
+  /** A recorded trade as the client keys it. */
+  tradeKey(t: RecordedTrade): string;
+}
+
+const plain = (t: RecordedTrade) => `${t.ts}|${canon(t.price)}|${canon(t.size)}|${t.side}`;
+const withId = (t: RecordedTrade) => `${plain(t)}|${t.trade_id}`;
+const hex = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
+const binary: Grid = {
+  bid: { lo: 1, hi: 49, places: 2 },
+  ask: { lo: 51, hi: 99, places: 2 },
+  size: { lo: 1, hi: 50_000, places: 2 },
+};
+
+const VENUES: Venue[] = [
+  {
+    name: 'venue_b (Kalshi)',
+    grid: binary,
+    tradeId: (n) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+    encoder: () => kalshiEncoder({ ticker: 'T', book: { sid: 2, seq: 0 }, tradeSid: 1 }),
+    client: () => new KalshiClient(),
+    tradeKey: withId,
+  },
+  {
+    name: 'venue_c (Gemini)',
+    grid: {
+      bid: { lo: 900_000, hi: 999_999, places: 2 },
+      ask: { lo: 1_000_000, hi: 1_100_000, places: 2 },
+      size: { lo: 1, hi: 5_000_000_000, places: 8 },
+    },
+    tradeId: (n) => String(2_840_140_800_042_677n * 1000n + BigInt(n)),
+    encoder: () => geminiEncoder({ symbol: 'T', priceDecimals: 2, quantityDecimals: 8 }),
+    client: () => new GeminiClient(),
+    tradeKey: withId,
+  },
+  {
+    name: 'venue_a_us (Polymarket US)',
+    grid: {
+      bid: { lo: 1, hi: 499, places: 3 },
+      ask: { lo: 501, hi: 999, places: 3 },
+      size: { lo: 1, hi: 100_000, places: 2 },
+    },
+    encoder: () => pmUsEncoder({ slug: 'T', requestId: 'md', tradeRequestId: 'tr' }),
+    client: () => new PmUsClient(),
+    tradeKey: plain,
+  },
+  {
+    name: 'venue_a_clob (Polymarket CLOB)',
+    grid: binary,
+    tradeId: (n) => hex(n),
+    encoder: () => clobEncoder({ asset: 'T', market: '0xabc' }),
+    client: () => new ClobClient('T'),
+    tradeKey: plain,
+  },
+  {
+    name: 'venue_d (Coinbase)',
+    grid: {
+      bid: { lo: 6_000_000, hi: 6_499_999, places: 2 },
+      ask: { lo: 6_500_000, hi: 7_000_000, places: 2 },
+      size: { lo: 1, hi: 900_000_000, places: 8 },
+    },
+    encoder: () => coinbaseEncoder({ product: 'T', priceDecimals: 2, sizeDecimals: 8 }),
+    client: () => new CoinbaseClient(),
+    tradeKey: withId,
+  },
+];
+
+/**
+ * Replays a window into a client, checking after the last message of every ts that the client's book is the book
+ * the rows give directly, and that each gap's first message is the whole-book form leaving the gap's book.
+ */
+function check(v: Venue, w: RecordedWindow): { client: ReferenceClient; texts: string[] } {
+  const messages = [...replay(w, v.encoder())];
+  const client = v.client();
+  const resets = new Map(w.gaps.filter((g) => g.book && (!w.start || g.to > w.start.ts)).map((g) => [g.to, g]));
+  if (w.start) expect(client.isWholeBook((messages[0] as { text: string }).text)).toBe(true);
+  let checked = 0;
+  messages.forEach((m, i) => {
+    const reset = resets.get(m.ts);
+    client.consume(m.text);
+    if (reset) {
+      // The gap's first message: the venue's whole-book form, and the book after it is the gap's.
+      expect(client.isWholeBook(m.text)).toBe(true);
+      expect(client.book()).toEqual(exactBook(reset.book as NonNullable<typeof reset.book>));
+      resets.delete(m.ts);
+    }
+    const next = messages[i + 1];
+    if (next && next.ts === m.ts) return;
+    const expected = directBook(w, m.ts);
+    if (expected === undefined) return;
+    expect(client.book()).toEqual(expected);
+    checked++;
+  });
+  expect(resets.size).toBe(0);
+  expect(checked).toBeGreaterThan(0);
+  // Trades: each once, in order.
+  expect(client.trades).toEqual(w.trades.map((t) => v.tradeKey(t)));
+  // Non-decreasing venue time.
+  for (let i = 1; i < messages.length; i++)
+    expect((messages[i] as { ts: number }).ts).toBeGreaterThanOrEqual((messages[i - 1] as { ts: number }).ts);
+  return { client, texts: messages.map((m) => m.text) };
+}
+
+describe.each(VENUES)('$name', (v) => {
+  const opts = (o: Partial<HistoryOptions> = {}): HistoryOptions => ({
+    events: 80,
+    gapRate: 0,
+    ...(v.tradeId ? { tradeId: v.tradeId } : {}),
+    ...o,
+  });
+
+  it('a reference client rebuilds the recorded book at every moment of 40 random windows, and gets each trade once', () => {
+    for (let seed = 1; seed <= 40; seed++) {
+      const w = randomWindow(`${v.name}|${seed}`, v.grid, opts());
+      const { client } = check(v, w);
+      expect(client.book()).toEqual(directBook(w, Number.MAX_SAFE_INTEGER));
+    }
+  });
+
+  it('a recorded gap yields the venue reset form, and the book after it is the gap snapshot (20 random windows)', () => {
+    let gaps = 0;
+    for (let seed = 1; seed <= 20; seed++) {
+      const w = randomWindow(`${v.name}|gap|${seed}`, v.grid, opts({ gapRate: 0.08 }));
+      gaps += w.gaps.length;
+      check(v, w);
+    }
+    expect(gaps).toBeGreaterThan(10);
+  });
+
+  it('a window starting inside a gap sends nothing of the book before the gap snapshot', () => {
+    const w = randomWindow(`${v.name}|start-in-gap`, v.grid, opts({ startInGap: true }));
+    const messages = [...replay(w, v.encoder())];
+    const client = v.client();
+    const first = messages[0] as { ts: number; text: string };
+    expect(first.ts).toBe(w.gaps[0]?.to);
+    expect(client.isWholeBook(first.text)).toBe(true);
+    check(v, w);
+  });
+
+  it('a window ending inside a gap sends no book change after the gap starts', () => {
+    const w = randomWindow(`${v.name}|end-in-gap`, v.grid, opts({ endInGap: true }));
+    const open = w.gaps[w.gaps.length - 1] as { from: number };
+    const late = {
+      ...w,
+      deltas: [...w.deltas, { ...(w.deltas[0] as (typeof w.deltas)[0]), ts: open.from + 5, sequence: 9e18 }],
+    };
+    const messages = [...replay(late, v.encoder())];
+    expect(messages.filter((m) => m.ts > open.from)).toEqual([]);
+  });
+
+  it('refuses rows that take a level below zero instead of sending a book the venue never had', () => {
+    const w = randomWindow(`${v.name}|bad`, v.grid, opts({ events: 0 }));
+    const bad: RecordedWindow = {
+      ...w,
+      deltas: [{ ts: 2e12, sequence: 1, side: 'bid', price: '123456.789', quantity_delta: '-1' }],
+    };
+    expect(() => [...replay(bad, v.encoder())]).toThrow(/below zero/);
+  });
+});
