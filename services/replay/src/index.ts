@@ -3,3 +3,4 @@
  * So far the engine (README.md); the socket server, the HTTP stream and the ClickHouse source come next.
  */
 export * from './engine';
+export { readWindow, SourceError, type WindowSpec } from './source';
