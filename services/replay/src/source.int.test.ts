@@ -187,6 +187,21 @@ describe('readWindow: one ticker’s recorded window from ClickHouse', () => {
     expect(w.deltas.map((d) => d.sequence)).toEqual([9]);
   });
 
+  test('a gap closed by an empty book (no snapshot at its end) closes with the empty book', async () => {
+    const other = 'KXREPLAY-EMPTY';
+    await insertSnapshotRows(db.store, [{ exchange, ticker: other, ts: T, side: 'bid', price: '0.30', quantity: '9' }]);
+    await insertGapRows(db.store, [
+      { exchange, ticker: other, from_ts: T + 10, to_ts: T + 20, reason: 'disconnect', detected_at: T + 21 },
+    ]);
+    await insertDeltaRows(db.store, [{ ...delta(T + 25, 3, 'ask', '0.70', '4'), ticker: other }]);
+    const w = await readWindow(queries, scope(), { exchange, ticker: other, from: T + 5, to: T + 30 });
+    expect(w.start?.book).toEqual({ bids: [['0.3', '9']], asks: [] });
+    expect(w.gaps).toEqual([{ from: T + 10, to: T + 20, reason: 'disconnect', book: { bids: [], asks: [] } }]);
+    // After the gap, the book restarts empty at its end (rule 7 as the history's /book applies it).
+    const after = await readWindow(queries, scope(), { exchange, ticker: other, from: T + 26, to: T + 30 });
+    expect(after.start?.book).toEqual({ bids: [], asks: [['0.7', '4']] });
+  });
+
   test('replayed as Kalshi, a client following the venue’s rules ends with the recorded book', async () => {
     const w = await readWindow(queries, scope(), spec(T, T + 59));
     const client = new KalshiClient();

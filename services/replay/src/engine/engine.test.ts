@@ -9,7 +9,7 @@ import {
 } from '../testing/clients';
 import { directBook, exactBook, randomWindow, type Grid, type HistoryOptions } from '../testing/history';
 import { replay, type VenueEncoder } from './replay';
-import type { RecordedTrade, RecordedWindow } from './types';
+import type { NativeMessage, RecordedTrade, RecordedWindow } from './types';
 import { clobEncoder } from './venue-a-clob';
 import { pmUsEncoder } from './venue-a-us';
 import { kalshiEncoder } from './venue-b';
@@ -180,5 +180,39 @@ describe.each(VENUES)('$name', (v) => {
       deltas: [{ ts: 2e12, sequence: 1, side: 'bid', price: '123456.789', quantity_delta: '-1' }],
     };
     expect(() => [...replay(bad, v.encoder())]).toThrow(/below zero/);
+  });
+});
+
+describe('venue_b (Kalshi): one subscription of two markets', () => {
+  it('shares the sid and its seq: replays merged in time keep seq contiguous, and each market rebuilds its book', () => {
+    const sub = { sid: 7, seq: 0 };
+    const markets = ['A', 'B'].map((ticker) => {
+      const w = { ...randomWindow(`two-markets|${ticker}`, binary, { events: 60, gapRate: 0.05 }), ticker };
+      return { w, messages: replay(w, kalshiEncoder({ ticker, book: sub, tradeSid: 8 })) };
+    });
+    // Pull lazily, in time order (the seq is taken when a message is made, as a server sending them would).
+    const heads = markets.map((m) => m.messages.next());
+    const merged: { ticker: string; text: string }[] = [];
+    for (;;) {
+      let pick = -1;
+      heads.forEach((h, i) => {
+        const best = heads[pick];
+        if (!h.done && (pick < 0 || (best && !best.done && h.value.ts < best.value.ts))) pick = i;
+      });
+      if (pick < 0) break;
+      const head = heads[pick] as IteratorYieldResult<NativeMessage>;
+      merged.push({ ticker: (markets[pick] as { w: RecordedWindow }).w.ticker, text: head.value.text });
+      heads[pick] = (markets[pick] as { messages: Generator<NativeMessage> }).messages.next();
+    }
+    const seqs = merged
+      .map((m) => JSON.parse(m.text) as { sid: number; seq?: number })
+      .filter((m) => m.sid === 7)
+      .map((m) => m.seq);
+    expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
+    for (const { w } of markets) {
+      const client = new KalshiClient(false);
+      for (const m of merged) if (m.ticker === w.ticker) client.consume(m.text);
+      expect(client.book()).toEqual(directBook(w, Number.MAX_SAFE_INTEGER));
+    }
   });
 });

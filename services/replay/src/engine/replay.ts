@@ -20,22 +20,45 @@ import type { NativeMessage, RecordedDelta, RecordedGap, RecordedTrade, Recorded
 /** Why a whole book is sent: the window's start, or the end of a recorded gap. */
 export type BookCause = { kind: 'start'; lastTrade: RecordedTrade | undefined } | { kind: 'gap'; gap: RecordedGap };
 
+/**
+ * A message's text, or (a message that takes a subscription's next sequence number: Kalshi's book messages) the
+ * function that writes it when it is sent — see `NativeMessage.text`.
+ */
+export type EncodedText = string | (() => string);
+
 /** A venue's messages for the engine's steps. Each hook returns the step's messages, in order. */
 export interface VenueEncoder {
   /** The venue's whole-book message(s) for `book` at `ts`: its snapshot (start) or its reset form (after a gap). */
-  book(book: ReplayBook, ts: number, cause: BookCause): string[];
+  book(book: ReplayBook, ts: number, cause: BookCause): EncodedText[];
   /**
    * A group of deltas of one `ts`: the encoder applies them to `book` itself, in order (`applyDelta`), so that it can
    * write what the venue writes after each one (a CLOB entry's hash, a new absolute size).
    */
-  changes(book: ReplayBook, deltas: readonly RecordedDelta[], ts: number): string[];
+  changes(book: ReplayBook, deltas: readonly RecordedDelta[], ts: number): EncodedText[];
   /** A trade; `book` is undefined while no book is known (inside a gap). */
-  trade(trade: RecordedTrade, book: ReplayBook | undefined): string[];
+  trade(trade: RecordedTrade, book: ReplayBook | undefined): EncodedText[];
 }
 
 /** Applies one recorded delta; returns the level's new quantity (0n: removed). */
 export function applyDelta(book: ReplayBook, d: RecordedDelta): bigint {
   return book.apply(sideCode(d.side), d.price, d.quantity_delta);
+}
+
+/**
+ * A message whose text is written when first read: a sequence number is taken in the order messages are *sent*, so
+ * a server that merges several markets of one subscription in time order (looking at each one's next `ts` before
+ * sending it) keeps the subscription's numbers contiguous. Read `text` in the order the messages go out.
+ */
+function message(received_ts: number, ts: number, encoded: EncodedText): NativeMessage {
+  if (typeof encoded === 'string') return { received_ts, ts, text: encoded };
+  let text: string | undefined;
+  return {
+    received_ts,
+    ts,
+    get text() {
+      return (text ??= encoded());
+    },
+  };
 }
 
 /** The window's native messages, in order. Lazy: a consumer pulls them as fast as it sends them. */
@@ -49,7 +72,7 @@ export function* replay(window: RecordedWindow, encoder: VenueEncoder): Generato
     book = ReplayBook.of(window.start.book);
     const received = window.start.received_ts ?? window.start.ts;
     for (const text of encoder.book(book, window.start.ts, { kind: 'start', lastTrade: window.lastTrade }))
-      yield { received_ts: received, ts: window.start.ts, text };
+      yield message(received, window.start.ts, text);
   }
   let di = 0;
   let ti = 0;
@@ -69,14 +92,13 @@ export function* replay(window: RecordedWindow, encoder: VenueEncoder): Generato
       }
       book = ReplayBook.of(g.book);
       const received = g.received_ts ?? g.to;
-      for (const text of encoder.book(book, g.to, { kind: 'gap', gap: g }))
-        yield { received_ts: received, ts: g.to, text };
+      for (const text of encoder.book(book, g.to, { kind: 'gap', gap: g })) yield message(received, g.to, text);
       continue;
     }
     if (row === undefined) return;
     if (row === t) {
       ti++;
-      for (const text of encoder.trade(t, book)) yield { received_ts: t.received_ts ?? t.ts, ts: t.ts, text };
+      for (const text of encoder.trade(t, book)) yield message(t.received_ts ?? t.ts, t.ts, text);
       continue;
     }
     // A group of deltas: same ts and received_ts, no trade before the next one.
@@ -91,7 +113,7 @@ export function* replay(window: RecordedWindow, encoder: VenueEncoder): Generato
     if (inGap) continue;
     const first = group[0] as RecordedDelta;
     for (const text of encoder.changes(book as ReplayBook, group, first.ts))
-      yield { received_ts: first.received_ts ?? first.ts, ts: first.ts, text };
+      yield message(first.received_ts ?? first.ts, first.ts, text);
   }
 }
 

@@ -66,11 +66,15 @@ export interface RecordedWindow {
   lastTrade?: RecordedTrade;
 }
 
-/** A native message: the venue's text, at the recorded venue time (`ts`) and receive time (`received_ts`). */
+/**
+ * A native message: the venue's text, at the recorded venue time (`ts`) and receive time (`received_ts`). A message
+ * that carries a subscription's sequence number (Kalshi's `seq`) takes it when `text` is first read: read the texts in
+ * the order the messages are sent.
+ */
 export interface NativeMessage {
-  received_ts: number;
-  ts: number;
-  text: string;
+  readonly received_ts: number;
+  readonly ts: number;
+  readonly text: string;
 }
 
 /** The recorded rows contradict themselves (a delta takes a level below zero): the window cannot be replayed. */

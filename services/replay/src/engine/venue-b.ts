@@ -8,7 +8,8 @@
  * - The snapshot is an `orderbook_snapshot` (YES and NO bids ascending); every delta row is one `orderbook_delta`
  *   (Kalshi's message carries one level), with `ts` / `ts_ms` the row's.
  * - `seq` counts per subscription (`sid`) and is contiguous: the snapshot and every delta of every market of the
- *   subscription take the next one. A subscription of several markets shares one counter (`KalshiSubscription`).
+ *   subscription take the next one. A subscription of several markets shares one counter (`KalshiSubscription`),
+ *   and a message takes its number when its text is first read (NativeMessage), i.e. when it is sent.
  * - `trade` messages go to the trade subscription's `sid`, without `seq` (the schema defines none [V]).
  * - Reset after a recorded gap: an `orderbook_snapshot` on the same subscription at the next `seq` — what Kalshi sends
  *   for `update_subscription`/`get_snapshot` and on a resubscription, and what every client applies as the market's
@@ -18,7 +19,7 @@
  */
 import { ASK, BID, complementOfOne, kalshiWire, parseDecimal } from '@depthgate/feeds';
 import { formatPlaces, sideCode, type ReplayBook } from './replay-book';
-import { applyDelta, type BookCause, type VenueEncoder } from './replay';
+import { applyDelta, type BookCause, type EncodedText, type VenueEncoder } from './replay';
 import type { RecordedDelta, RecordedTrade } from './types';
 
 /** A subscription's `sid` and its last `seq` (shared by the markets it covers). */
@@ -49,28 +50,23 @@ const noPrice = (price: string) => complementOfOne(dollars(price));
 export function kalshiEncoder(o: KalshiEncoderOptions): VenueEncoder {
   const sub = o.book;
   return {
-    book(book: ReplayBook, _ts: number, _cause: BookCause): string[] {
+    book(book: ReplayBook, _ts: number, _cause: BookCause): EncodedText[] {
       const yes = book.levels(BID, 'asc').map(([p, q]) => [dollars(p), formatPlaces(q, COUNT_PLACES)] as const);
       // NO bids ascending = YES asks descending.
       const no = book.levels(ASK, 'desc').map(([p, q]) => [noPrice(p), formatPlaces(q, COUNT_PLACES)] as const);
-      const snapshot = kalshiWire.snapshot(sub.sid, ++sub.seq, {
-        ticker: o.ticker,
-        marketId: o.marketId,
-        yes,
-        no,
-        fields: o.fields ?? 'fp',
-      });
-      return [snapshot];
+      const snapshot = { ticker: o.ticker, marketId: o.marketId, yes, no, fields: o.fields ?? 'fp' } as const;
+      return [() => kalshiWire.snapshot(sub.sid, ++sub.seq, snapshot)];
     },
 
-    changes(book: ReplayBook, deltas: readonly RecordedDelta[], ts: number): string[] {
+    changes(book: ReplayBook, deltas: readonly RecordedDelta[], ts: number): EncodedText[] {
       const body = kalshiWire.deltaBodies(o.ticker, o.marketId ?? '', ts);
       return deltas.map((d) => {
         applyDelta(book, d);
         const yesSide = sideCode(d.side) === BID;
         const price = yesSide ? dollars(d.price) : noPrice(d.price);
         const delta = formatPlaces(parseDecimal(d.quantity_delta), COUNT_PLACES);
-        return kalshiWire.delta(sub.sid, ++sub.seq, body(price, delta, yesSide ? 'yes' : 'no'));
+        const msg = body(price, delta, yesSide ? 'yes' : 'no');
+        return () => kalshiWire.delta(sub.sid, ++sub.seq, msg);
       });
     },
 

@@ -40,9 +40,12 @@ export class KalshiClient implements ReferenceClient {
   private readonly seqs = new Map<number, number>();
   readonly trades: string[] = [];
 
+  /** `checkSeq` false: the client sees one market of a subscription whose other markets take seq values too. */
+  constructor(private readonly checkSeq = true) {}
+
   consume(text: string): void {
     const m = JSON.parse(text) as { type: string; sid: number; seq?: number; msg: Record<string, unknown> };
-    if (m.type === 'orderbook_snapshot' || m.type === 'orderbook_delta') {
+    if (this.checkSeq && (m.type === 'orderbook_snapshot' || m.type === 'orderbook_delta')) {
       if (typeof m.seq !== 'number') fail('book message without seq');
       const last = this.seqs.get(m.sid);
       if (last !== undefined && m.seq !== last + 1) fail(`seq ${m.seq} after ${last} on sid ${m.sid}`);
