@@ -200,6 +200,14 @@ describe('readWindow: one ticker’s recorded window from ClickHouse', () => {
     // After the gap, the book restarts empty at its end (rule 7 as the history's /book applies it).
     const after = await readWindow(queries, scope(), { exchange, ticker: other, from: T + 26, to: T + 30 });
     expect(after.start?.book).toEqual({ bids: [], asks: [['0.7', '4']] });
+    // Far after the last book (past the first read's look back): the same book, found through the whole past.
+    const later = await readWindow(queries, scope(), {
+      exchange,
+      ticker: other,
+      from: T + 3_600_000,
+      to: T + 3_600_001,
+    });
+    expect(later.start?.book).toEqual({ bids: [], asks: [['0.7', '4']] });
   });
 
   test('replayed as Kalshi, a client following the venue’s rules ends with the recorded book', async () => {

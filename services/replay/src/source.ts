@@ -15,7 +15,7 @@
  * A first slice: the window is read whole into memory before it is replayed (a server will read it page by page).
  */
 import { formatDecimal } from '@depthgate/feeds';
-import { BOOK_LAYOUT, type OrderBookQueries, type QueryScope } from '@depthgate/history-store';
+import { BOOK_FIRST_LOOK_BACK_MS, BOOK_LAYOUT, type OrderBookQueries, type QueryScope } from '@depthgate/history-store';
 import type { ExchangeKey } from '@depthgate/platforms';
 import type { BookLevels, Level, RecordedDelta, RecordedGap, RecordedTrade, RecordedWindow } from './engine';
 
@@ -92,12 +92,19 @@ async function bookAt(
   s: WindowSpec,
   at: number,
 ): Promise<BookLevels | undefined> {
-  const base = await queries.bookBase(scope, s.exchange, s.ticker, 0, at);
-  const from = Math.max(base.snapshotTs ?? -1, base.gapEnd ?? -1);
-  if (from < 0) return undefined;
-  const rows = bookRows(
-    await collect((onChunk) => queries.book(scope, { exchange: s.exchange, ticker: s.ticker, from, at }, onChunk)),
-  );
+  const read = async (from: number) =>
+    bookRows(
+      await collect((onChunk) => queries.book(scope, { exchange: s.exchange, ticker: s.ticker, from, at }, onChunk)),
+    );
+  // As the history's /book: a short look back first (books come every few minutes), the whole past only when that
+  // held no snapshot and no gap end.
+  let rows = await read(at - BOOK_FIRST_LOOK_BACK_MS);
+  if (!rows.some((r) => r.kind === 1 || r.kind === 3)) {
+    const base = await queries.bookBase(scope, s.exchange, s.ticker, 0, at);
+    const from = Math.max(base.snapshotTs ?? -1, base.gapEnd ?? -1);
+    if (from < 0) return undefined;
+    rows = await read(from);
+  }
   const gaps = rows.filter((r) => r.kind === 3).map((r) => ({ from: r.ts, to: Number(r.sequence) }));
   if (gaps.some((g) => g.from <= at && g.to > at)) return undefined;
   const snapshotTs = Math.max(-1, ...rows.filter((r) => r.kind === 1).map((r) => r.ts));
