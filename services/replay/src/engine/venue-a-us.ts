@@ -15,7 +15,7 @@
  *   protocol can say more).
  */
 import { ASK, BID, parseDecimal, pmUsWire } from '@depthgate/feeds';
-import { formatPlaces, type Places, type ReplayBook } from './replay-book';
+import { formatPlaces, priceFormat, type Places, type ReplayBook } from './replay-book';
 import { applyDelta, type VenueEncoder } from './replay';
 import type { RecordedDelta, RecordedTrade } from './types';
 
@@ -33,11 +33,10 @@ export interface PmUsEncoderOptions {
 export function pmUsEncoder(o: PmUsEncoderOptions): VenueEncoder {
   const pricePlaces = o.priceDecimals ?? 3;
   const qtyPlaces = o.quantityDecimals ?? 2;
+  const price = priceFormat(pricePlaces);
   const whole = (book: ReplayBook, ts: number) => {
     const side = (code: typeof BID | typeof ASK, order: 'asc' | 'desc') =>
-      book
-        .levels(code, order)
-        .map(([p, q]) => [formatPlaces(parseDecimal(p), pricePlaces), formatPlaces(q, qtyPlaces)] as const);
+      book.levels(code, order).map(([p, q]) => [price(p), formatPlaces(q, qtyPlaces)] as const);
     const data = pmUsWire.marketData({
       slug: o.slug,
       bids: side(BID, 'desc'),
@@ -63,7 +62,7 @@ export function pmUsEncoder(o: PmUsEncoderOptions): VenueEncoder {
     trade(t: RecordedTrade): string[] {
       const trade = pmUsWire.trade({
         slug: o.slug,
-        price: formatPlaces(parseDecimal(t.price), pricePlaces),
+        price: price(t.price),
         quantity: formatPlaces(parseDecimal(t.size), qtyPlaces),
         tradeTime: new Date(t.ts).toISOString(),
         takerBuys: t.side === 'buy',

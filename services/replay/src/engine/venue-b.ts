@@ -17,8 +17,8 @@
  *   the subscription's messages; the recorded loss is the recorder's, and the snapshot is where the venue's own
  *   protocol gives a client the book again.
  */
-import { ASK, BID, complementOfOne, kalshiWire, parseDecimal } from '@depthgate/feeds';
-import { formatPlaces, sideCode, type ReplayBook } from './replay-book';
+import { ASK, BID, CanonicalMemo, complementOfOne, kalshiWire, parseDecimal } from '@depthgate/feeds';
+import { formatPlaces, priceFormat, sideCode, type ReplayBook } from './replay-book';
 import { applyDelta, type BookCause, type EncodedText, type VenueEncoder } from './replay';
 import type { RecordedDelta, RecordedTrade } from './types';
 
@@ -43,9 +43,10 @@ export interface KalshiEncoderOptions {
 const PRICE_PLACES = 4;
 const COUNT_PLACES = 2;
 
-const dollars = (price: string) => formatPlaces(parseDecimal(price), PRICE_PLACES);
+const dollars = priceFormat(PRICE_PLACES);
+const noPrices = new CanonicalMemo((price) => complementOfOne(dollars(price)), 20_000);
 /** The NO price of a YES ask (same number of places). */
-const noPrice = (price: string) => complementOfOne(dollars(price));
+const noPrice = (price: string) => noPrices.get(price);
 
 export function kalshiEncoder(o: KalshiEncoderOptions): VenueEncoder {
   const sub = o.book;

@@ -18,7 +18,7 @@
  *   book with it.
  */
 import { ASK, BID, geminiWire, parseDecimal, type GeminiSide } from '@depthgate/feeds';
-import { formatPlaces, sideCode, type Places, type ReplayBook } from './replay-book';
+import { formatPlaces, priceFormat, sideCode, type Places, type ReplayBook } from './replay-book';
 import { applyDelta, type VenueEncoder } from './replay';
 import type { RecordedDelta, RecordedTrade } from './types';
 
@@ -30,7 +30,7 @@ export interface GeminiEncoderOptions {
 }
 
 export function geminiEncoder(o: GeminiEncoderOptions): VenueEncoder {
-  const price = (p: string) => formatPlaces(parseDecimal(p), o.priceDecimals ?? 'shortest');
+  const price = priceFormat(o.priceDecimals ?? 'shortest');
   const quantity = (q: bigint) => (q === 0n ? '0' : formatPlaces(q, o.quantityDecimals ?? 'shortest'));
   return {
     book(book: ReplayBook): string[] {

@@ -18,7 +18,7 @@
  */
 import { createHash } from 'node:crypto';
 import { ASK, BID, coinbaseWire, isoMicros, parseDecimal, type CoinbaseSide } from '@depthgate/feeds';
-import { formatPlaces, sideCode, type Places, type ReplayBook } from './replay-book';
+import { formatPlaces, priceFormat, sideCode, type Places, type ReplayBook } from './replay-book';
 import { applyDelta, type BookCause, type VenueEncoder } from './replay';
 import type { RecordedDelta, RecordedTrade } from './types';
 
@@ -35,7 +35,7 @@ function orderId(tradeId: string, role: 'maker' | 'taker'): string {
 }
 
 export function coinbaseEncoder(o: CoinbaseEncoderOptions): VenueEncoder {
-  const price = (p: string) => formatPlaces(parseDecimal(p), o.priceDecimals ?? 'shortest');
+  const price = priceFormat(o.priceDecimals ?? 'shortest');
   const size = (q: bigint) => formatPlaces(q, o.sizeDecimals ?? 'shortest');
   const match = (t: RecordedTrade, type: 'match' | 'last_match') => {
     const maker: CoinbaseSide =
