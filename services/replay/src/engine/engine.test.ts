@@ -8,8 +8,9 @@ import {
   type ReferenceClient,
 } from '../testing/clients';
 import { directBook, exactBook, randomWindow, type Grid, type HistoryOptions } from '../testing/history';
+import { mergeByClock } from './clock';
 import { replay, type VenueEncoder } from './replay';
-import type { NativeMessage, RecordedTrade, RecordedWindow } from './types';
+import type { RecordedTrade, RecordedWindow } from './types';
 import { clobEncoder } from './venue-a-clob';
 import { pmUsEncoder } from './venue-a-us';
 import { kalshiEncoder } from './venue-b';
@@ -190,20 +191,11 @@ describe('venue_b (Kalshi): one subscription of two markets', () => {
       const w = { ...randomWindow(`two-markets|${ticker}`, binary, { events: 60, gapRate: 0.05 }), ticker };
       return { w, messages: replay(w, kalshiEncoder({ ticker, book: sub, tradeSid: 8 })) };
     });
-    // Pull lazily, in time order (the seq is taken when a message is made, as a server sending them would).
-    const heads = markets.map((m) => m.messages.next());
-    const merged: { ticker: string; text: string }[] = [];
-    for (;;) {
-      let pick = -1;
-      heads.forEach((h, i) => {
-        const best = heads[pick];
-        if (!h.done && (pick < 0 || (best && !best.done && h.value.ts < best.value.ts))) pick = i;
-      });
-      if (pick < 0) break;
-      const head = heads[pick] as IteratorYieldResult<NativeMessage>;
-      merged.push({ ticker: (markets[pick] as { w: RecordedWindow }).w.ticker, text: head.value.text });
-      heads[pick] = (markets[pick] as { messages: Generator<NativeMessage> }).messages.next();
-    }
+    // Merged in time order, texts read as they would be sent (the seq is taken then).
+    const merged = [...mergeByClock(markets.map((m) => m.messages))].map((m) => ({
+      ticker: (markets[m.source] as { w: RecordedWindow }).w.ticker,
+      text: m.message.text,
+    }));
     const seqs = merged
       .map((m) => JSON.parse(m.text) as { sid: number; seq?: number })
       .filter((m) => m.sid === 7)

@@ -10,3 +10,4 @@ export { geminiEncoder, type GeminiEncoderOptions } from './venue-c';
 export { pmUsEncoder, type PmUsEncoderOptions } from './venue-a-us';
 export { clobEncoder, CLOB_ASSUMED, type ClobEncoderOptions } from './venue-a-clob';
 export { coinbaseEncoder, type CoinbaseEncoderOptions } from './venue-d';
+export { mergeByClock, paced, type ClockField, type MergedMessage, type PaceOptions } from './clock';
