@@ -19,7 +19,15 @@
  * behaviour is listed in docs/history.md ("API"); the rules of the spec are cited where they apply.
  */
 import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
-import type { Caller, ExchangeKey, Exchanges } from '@depthgate/auth';
+import {
+  callerWindow,
+  canSeeTicker,
+  effectiveRange,
+  windowStart,
+  type Caller,
+  type ExchangeKey,
+  type Exchanges,
+} from '@depthgate/auth';
 import {
   BAR_INTERVALS,
   TICKER_PATTERN,
@@ -34,7 +42,6 @@ import {
 import { AppError, type Logger } from '@depthgate/service-kit';
 import { cursorParam, exchangeReader, prefixParam, readParam } from '../contract/params';
 import type { Endpoint, HistoryMetrics } from '../metrics';
-import { callerWindow, canSeeTicker, effectiveRange, windowStart } from './access';
 import { levels } from './book';
 import type { CursorCodec, Position } from './cursor';
 import { gapJson, mergeMarkers, type Marker } from './gaps';

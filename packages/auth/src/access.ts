@@ -1,9 +1,11 @@
 /**
- * What a caller may see: which tickers (`ticker_prefixes`) and from when (`max_data_age_days`,
- * `full_history_prefixes`, the anonymous day, the start of recorded history). Pure functions of the caller, the
- * ticker and the clock, so every rule is unit-tested at its edges.
+ * What a caller may see of the recorded history: which tickers (`ticker_prefixes`) and from when
+ * (`max_data_age_days`, `full_history_prefixes`, the anonymous day, the start of recorded history). Pure functions of
+ * the caller, the ticker and the clock, so every rule is unit-tested at its edges; the history API and the replay
+ * apply the same rules from here (docs/history.md, "Windows and entitlements").
  */
-import { ANONYMOUS_WINDOW_DAYS, DAY_MS, HISTORY_START_MS, matchesAnyPrefix, type Caller } from '@depthgate/auth';
+import type { Caller } from './caller';
+import { ANONYMOUS_WINDOW_DAYS, DAY_MS, HISTORY_START_MS, matchesAnyPrefix } from './entitlements';
 
 /** A ticker outside the key's `ticker_prefixes` does not exist for that caller. No prefixes: every ticker. */
 export function canSeeTicker(caller: Caller | undefined, ticker: string): boolean {
