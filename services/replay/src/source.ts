@@ -12,7 +12,8 @@
  * - **The book gaps** overlapping the window, each with the snapshot that closes it (the snapshot rows at its `to`;
  *   none: the empty book), or without one when it closes after `to`.
  *
- * A first slice: the window is read whole into memory before it is replayed (a server will read it page by page).
+ * A first slice: the window is read whole into memory before it is replayed (`maxRows` bounds it; a server will read
+ * it page by page).
  */
 import { formatDecimal } from '@depthgate/feeds';
 import { BOOK_FIRST_LOOK_BACK_MS, BOOK_LAYOUT, type OrderBookQueries, type QueryScope } from '@depthgate/history-store';
@@ -27,6 +28,16 @@ export interface WindowSpec {
   to: number;
   /** Rows per interleaved read (default 50,000). */
   pageRows?: number;
+  /** Most deltas and trades the window may hold (the window is read whole): more is `WindowTooLargeError`. */
+  maxRows?: number;
+}
+
+/** The window holds more rows than `maxRows`: it is refused rather than read into memory. */
+export class WindowTooLargeError extends Error {
+  constructor(readonly maxRows: number) {
+    super(`the window holds more than ${maxRows} rows`);
+    this.name = 'WindowTooLargeError';
+  }
 }
 
 /** The recorded data cannot be read as the layout says (a truncated or foreign stream). */
@@ -231,6 +242,7 @@ async function readRows(
           ? { ...last, same: last.same + 1 }
           : { ts, sequence, same: 1 };
     }
+    if (s.maxRows !== undefined && deltas.length + trades.length > s.maxRows) throw new WindowTooLargeError(s.maxRows);
     if (count < limit || last === undefined) return { deltas, trades };
     // The next page: from the last row's millisecond, past the rows of its (ts, sequence) already read.
     const skip = windowFrom === last.ts && resume?.sequence === last.sequence ? resume.skip + last.same : last.same;

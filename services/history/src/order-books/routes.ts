@@ -23,6 +23,7 @@ import {
   callerWindow,
   canSeeTicker,
   effectiveRange,
+  unknownTicker,
   windowStart,
   type Caller,
   type ExchangeKey,
@@ -87,11 +88,6 @@ export interface HistoryRoutesDeps {
   streamWindowRows: number;
   /** The service is draining: a bulk stream ends at its next window, with a cursor. */
   draining: () => boolean;
-}
-
-function unknownTicker(exchange: ExchangeKey, ticker: string): AppError {
-  const shown = ticker.length > 80 ? `${ticker.slice(0, 80)}…` : ticker;
-  return new AppError('unknown_ticker', `Unknown ticker ${JSON.stringify(shown)} on ${exchange}`);
 }
 
 /**

@@ -1,95 +1,10 @@
-import { formatDecimal, parseDecimal } from '@depthgate/feeds';
-import {
-  ClobClient,
-  CoinbaseClient,
-  GeminiClient,
-  KalshiClient,
-  PmUsClient,
-  type ReferenceClient,
-} from '../testing/clients';
-import { directBook, exactBook, randomWindow, type Grid, type HistoryOptions } from '../testing/history';
+import { KalshiClient, type ReferenceClient } from '../testing/clients';
+import { directBook, exactBook, randomWindow, type HistoryOptions } from '../testing/history';
+import { VENUES, binary, type Venue } from '../testing/venues';
 import { mergeByClock } from './clock';
-import { replay, type VenueEncoder } from './replay';
-import type { RecordedTrade, RecordedWindow } from './types';
-import { clobEncoder } from './venue-a-clob';
-import { pmUsEncoder } from './venue-a-us';
+import { replay } from './replay';
+import type { RecordedWindow } from './types';
 import { kalshiEncoder } from './venue-b';
-import { geminiEncoder } from './venue-c';
-import { coinbaseEncoder } from './venue-d';
-
-const canon = (text: string) => formatDecimal(parseDecimal(text));
-
-interface Venue {
-  name: string;
-  grid: Grid;
-  tradeId?: HistoryOptions['tradeId'];
-  encoder(): VenueEncoder;
-  client(): ReferenceClient;
-  /** A recorded trade as the client keys it. */
-  tradeKey(t: RecordedTrade): string;
-}
-
-const plain = (t: RecordedTrade) => `${t.ts}|${canon(t.price)}|${canon(t.size)}|${t.side}`;
-const withId = (t: RecordedTrade) => `${plain(t)}|${t.trade_id}`;
-const hex = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
-const binary: Grid = {
-  bid: { lo: 1, hi: 49, places: 2 },
-  ask: { lo: 51, hi: 99, places: 2 },
-  size: { lo: 1, hi: 50_000, places: 2 },
-};
-
-const VENUES: Venue[] = [
-  {
-    name: 'venue_b (Kalshi)',
-    grid: binary,
-    tradeId: (n) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
-    encoder: () => kalshiEncoder({ ticker: 'T', book: { sid: 2, seq: 0 }, tradeSid: 1 }),
-    client: () => new KalshiClient(),
-    tradeKey: withId,
-  },
-  {
-    name: 'venue_c (Gemini)',
-    grid: {
-      bid: { lo: 900_000, hi: 999_999, places: 2 },
-      ask: { lo: 1_000_000, hi: 1_100_000, places: 2 },
-      size: { lo: 1, hi: 5_000_000_000, places: 8 },
-    },
-    tradeId: (n) => String(2_840_140_800_042_677n * 1000n + BigInt(n)),
-    encoder: () => geminiEncoder({ symbol: 'T', priceDecimals: 2, quantityDecimals: 8 }),
-    client: () => new GeminiClient(),
-    tradeKey: withId,
-  },
-  {
-    name: 'venue_a_us (Polymarket US)',
-    grid: {
-      bid: { lo: 1, hi: 499, places: 3 },
-      ask: { lo: 501, hi: 999, places: 3 },
-      size: { lo: 1, hi: 100_000, places: 2 },
-    },
-    encoder: () => pmUsEncoder({ slug: 'T', requestId: 'md', tradeRequestId: 'tr' }),
-    client: () => new PmUsClient(),
-    tradeKey: plain,
-  },
-  {
-    name: 'venue_a_clob (Polymarket CLOB)',
-    grid: binary,
-    tradeId: (n) => hex(n),
-    encoder: () => clobEncoder({ asset: 'T', market: '0xabc' }),
-    client: () => new ClobClient('T'),
-    tradeKey: plain,
-  },
-  {
-    name: 'venue_d (Coinbase)',
-    grid: {
-      bid: { lo: 6_000_000, hi: 6_499_999, places: 2 },
-      ask: { lo: 6_500_000, hi: 7_000_000, places: 2 },
-      size: { lo: 1, hi: 900_000_000, places: 8 },
-    },
-    encoder: () => coinbaseEncoder({ product: 'T', priceDecimals: 2, sizeDecimals: 8 }),
-    client: () => new CoinbaseClient(),
-    tradeKey: withId,
-  },
-];
 
 /**
  * Replays a window into a client, checking after the last message of every ts that the client's book is the book
