@@ -11,6 +11,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -122,7 +123,7 @@ describe('GET /api/{exchange}/replay/{ticker}', () => {
       CLICKHOUSE_DATABASE: db.database,
       ACCESS_LOG: 'false',
       LOG_LEVEL: 'silent',
-      REPLAY_MAX_WINDOW_ROWS: '5000',
+      REPLAY_MAX_WINDOW_ROWS: '250000',
     });
     const logger = quiet();
     registry = createRegistry('replay-test', { defaultMetrics: false });
@@ -293,6 +294,80 @@ describe('GET /api/{exchange}/replay/{ticker}', () => {
     });
   });
 
+  describe('backpressure', () => {
+    const T = Date.UTC(2026, 2, 7);
+    const ticker = 'FLOODUSD';
+    const rows = 200_000;
+    beforeAll(async () => {
+      await insertSnapshotRows(db.store, [
+        { exchange: 'venue_c', ticker, ts: T, side: 'bid', price: '0.40', quantity: '1' },
+      ]);
+      // One delta per millisecond: one l2_updates message each, about 26 MB of lines.
+      await db.fillDeltas({ exchange: 'venue_c', ticker, fromTs: T + 1, stepMs: 1, rows });
+    });
+
+    const sent = async () =>
+      ((await registry.getSingleMetric('replay_messages_total')?.get())?.values ?? [])
+        .filter((v) => v.labels.exchange === 'venue_c')
+        .reduce((sum, v) => sum + v.value, 0);
+    const outcome = async (name: string) =>
+      ((await registry.getSingleMetric('replay_streams_total')?.get())?.values ?? [])
+        .filter((v) => v.labels.exchange === 'venue_c' && v.labels.outcome === name)
+        .reduce((sum, v) => sum + v.value, 0);
+
+    /** Starts the replay with a reader that reads nothing; resolves once the service has stopped writing. */
+    async function stalled(): Promise<{ req: http.ClientRequest; res: http.IncomingMessage; written: number }> {
+      const before = await sent();
+      const { req, res } = await new Promise<{ req: http.ClientRequest; res: http.IncomingMessage }>(
+        (resolve, reject) => {
+          const req = http.get(
+            `${url}/api/venue_c/replay/${ticker}?from=${T}&to=${T + rows}`,
+            { headers: { 'X-API-Key': key } },
+            (res) => resolve({ req, res }),
+          );
+          req.on('error', reject);
+        },
+      );
+      expect(res.statusCode).toBe(200);
+      // The response is not read: the service must stop once the socket is full, whatever time it is given.
+      let last = -1;
+      const written = await waitFor(
+        async () => {
+          const now = (await sent()) - before;
+          const stable = now > 0 && now === last;
+          last = now;
+          return stable ? now : undefined;
+        },
+        { timeoutMs: 20_000, intervalMs: 300, what: 'the replay to stop writing to a reader that reads nothing' },
+      );
+      return { req, res, written };
+    }
+
+    it('a reader that stops reading stops the replay (a bounded buffer); reading again finishes it', async () => {
+      const { res, written } = await stalled();
+      // Far from all of it: what the sockets' kernel buffers hold (a few MB on loopback) and one batch of the service's.
+      expect(written).toBeLessThan(rows / 2);
+      const complete = await outcome('complete');
+      res.setEncoding('utf8');
+      let body = '';
+      for await (const chunk of res) body += chunk as string;
+      const lines = body.split('\n').filter((l) => l !== '');
+      expect(lines).toHaveLength(rows + 2);
+      expect(JSON.parse(lines[lines.length - 1] as string)).toEqual({ type: 'end', count: rows + 1 });
+      expect(await outcome('complete')).toBe(complete + 1);
+    });
+
+    it('a reader that goes away ends the replay (counted as cancelled)', async () => {
+      const cancelled = await outcome('cancelled');
+      const { req } = await stalled();
+      req.destroy();
+      await waitFor(async () => (await outcome('cancelled')) === cancelled + 1, {
+        timeoutMs: 10_000,
+        what: 'the replay to end as cancelled',
+      });
+    });
+  });
+
   describe('bad input', () => {
     const T = Date.UTC(2026, 2, 7);
     const ticker = TICKERS.venue_b;
@@ -367,10 +442,10 @@ describe('GET /api/{exchange}/replay/{ticker}', () => {
         status: 401,
         body: { error: 'unauthorized', message: 'Invalid API key' },
       });
-      await db.fillDeltas({ exchange: 'venue_c', ticker: 'BIGUSD', fromTs: T, stepMs: 1, rows: 6000 });
-      const big = await error(`/api/venue_c/replay/BIGUSD?from=${T}&to=${T + 10_000}`);
+      await db.fillDeltas({ exchange: 'venue_c', ticker: 'BIGUSD', fromTs: T + 1, stepMs: 1, rows: 250_001 });
+      const big = await error(`/api/venue_c/replay/BIGUSD?from=${T}&to=${T + 300_000}`);
       expect(big.status).toBe(400);
-      expect(big.body).toEqual({ error: 'invalid_request', message: expect.stringContaining('more than 5000') });
+      expect(big.body).toEqual({ error: 'invalid_request', message: expect.stringContaining('more than 250000') });
     });
 
     it('what Node’s HTTP parser refuses, and unknown paths, get the JSON error form', async () => {
