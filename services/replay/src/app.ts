@@ -5,6 +5,7 @@ import { createServiceApp, type Lifecycle, type Logger, type Registry } from '@d
 import type { ReplayConfig } from './config';
 import { replayRoutes } from './http/replay-route';
 import { ReplayMetrics } from './metrics';
+import { ReplaySockets } from './ws/server';
 
 export interface ReplayDeps {
   config: ReplayConfig;
@@ -21,16 +22,30 @@ export interface ReplayDeps {
 
 const ROUTE_LABEL = /^\/api\/[^/]+\/replay(\/|$)/;
 
-/** Builds the replay app. No side effects: everything it talks to arrives in `deps`. */
-export function createApp(deps: ReplayDeps): Express {
+/**
+ * Builds the replay service: the HTTP app and the WebSocket replay's `upgrade` listener, on one query budget. No side
+ * effects: everything it talks to arrives in `deps`.
+ */
+export function createReplayService(deps: ReplayDeps): { app: Express; sockets: ReplaySockets } {
   const { config, auth, store } = deps;
+  const now = deps.now ?? Date.now;
   const metrics = new ReplayMetrics(deps.registry);
   // Its own query gate: a replay load waits here, not in the history API's.
   const queries = new OrderBookQueries(store, {
     gate: new QueryGate(config.REPLAY_QUERY_CONCURRENCY),
     observer: metrics.queries,
   });
-  return createServiceApp({
+  const sockets = new ReplaySockets({
+    auth,
+    store,
+    queries,
+    metrics,
+    logger: deps.logger,
+    queryTimeoutMs: config.REPLAY_QUERY_TIMEOUT_MS,
+    maxWindowRows: config.REPLAY_MAX_WINDOW_ROWS,
+    now,
+  });
+  const app = createServiceApp({
     ...deps,
     readiness: [...auth.readiness, { name: 'clickhouse', check: () => store.ping(900) }],
     trustProxyHops: config.TRUST_PROXY_HOPS,
@@ -53,10 +68,16 @@ export function createApp(deps: ReplayDeps): Express {
           exchanges: deps.exchanges ?? EXCHANGES,
           queryTimeoutMs: config.REPLAY_QUERY_TIMEOUT_MS,
           maxWindowRows: config.REPLAY_MAX_WINDOW_ROWS,
-          now: deps.now ?? Date.now,
+          now,
         }),
       );
       app.use('/api', api);
     },
   });
+  return { app, sockets };
+}
+
+/** The HTTP app alone. */
+export function createApp(deps: ReplayDeps): Express {
+  return createReplayService(deps).app;
 }

@@ -5,5 +5,5 @@
  */
 export * from './engine';
 export { readWindow, SourceError, WindowTooLargeError, type WindowSpec } from './source';
-export { createApp, type ReplayDeps } from './app';
+export { createApp, createReplayService, type ReplayDeps } from './app';
 export { loadConfig, replayEnvSchema, type ReplayConfig } from './config';

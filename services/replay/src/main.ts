@@ -7,7 +7,7 @@ import {
   waitForSchema,
 } from '@depthgate/history-store';
 import { Lifecycle, createLogger, createRegistry, runMain, serve } from '@depthgate/service-kit';
-import { createApp } from './app';
+import { createReplayService } from './app';
 import { loadConfig } from './config';
 
 runMain(async () => {
@@ -29,7 +29,10 @@ runMain(async () => {
   logger.info({ database: config.CLICKHOUSE_DATABASE, cluster: config.CLICKHOUSE_CLUSTER }, 'ClickHouse schema found');
   const auth = createAuth(config, { logger, registry, name: 'replay' });
   lifecycle.onShutdown('redis', () => auth.close());
-  await serve(createApp({ config, logger, auth, store, registry, lifecycle }), {
+  const { app, sockets } = createReplayService({ config, logger, auth, store, registry, lifecycle });
+  // Replay sockets end when the service drains (1001): a replay cannot be handed to another process.
+  lifecycle.onDrain('replay sockets', () => sockets.closeAll());
+  const running = await serve(app, {
     port: config.REPLAY_PORT,
     host: config.REPLAY_HOST,
     logger,
@@ -37,4 +40,5 @@ runMain(async () => {
     shutdownDelayMs: config.SHUTDOWN_DELAY_MS,
     drainTimeoutMs: config.DRAIN_TIMEOUT_MS,
   });
+  running.server.on('upgrade', sockets.upgrade);
 });

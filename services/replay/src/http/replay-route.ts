@@ -16,25 +16,18 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import express, { type Router } from 'express';
+import { unknownExchange, type ExchangeKey, type Exchanges } from '@depthgate/auth';
 import {
-  canSeeTicker,
-  unknownExchange,
-  unknownTicker,
-  windowStart,
-  type ExchangeKey,
-  type Exchanges,
-} from '@depthgate/auth';
-import {
-  TICKER_PATTERN,
   classifyClickHouseError,
   type HistoryStore,
   type OrderBookQueries,
   type QueryScope,
 } from '@depthgate/history-store';
-import { AppError, invalidTimestampMessage, parseMoment, type Logger } from '@depthgate/service-kit';
+import { AppError, type Logger } from '@depthgate/service-kit';
 import { replay, ReplayDataError } from '../engine';
 import { encoderFor } from '../encoders';
 import type { ReplayMetrics } from '../metrics';
+import { checkWindowStart, iso, parseWindow, visibleTicker } from '../request';
 import { readWindow, WindowTooLargeError } from '../source';
 
 export interface ReplayRouteDeps {
@@ -50,26 +43,6 @@ export interface ReplayRouteDeps {
 
 /** Lines are written in batches of about this many bytes (one `write` each). */
 const BATCH_BYTES = 64 * 1024;
-
-const iso = (ts: number) => new Date(ts).toISOString();
-
-/** A required moment parameter (`from`, `to`): RFC 3339 or 13-digit epoch ms, given once. */
-function moment(query: Record<string, unknown>, name: 'from' | 'to'): number {
-  const value = query[name];
-  if (value === undefined) throw new AppError('invalid_timestamp', `${name} is required`);
-  if (typeof value !== 'string') throw new AppError('invalid_timestamp', `${name} must be given at most once`);
-  const ms = parseMoment(value, 'floor');
-  if (ms === undefined) throw new AppError('invalid_timestamp', invalidTimestampMessage(name, value));
-  return ms;
-}
-
-/** The window's start and end, checked before any query: both given, `to` not before `from`. */
-export function parseWindow(query: Record<string, unknown>): { from: number; to: number } {
-  const from = moment(query, 'from');
-  const to = moment(query, 'to');
-  if (to < from) throw new AppError('invalid_timestamp', `to (${iso(to)}) is before from (${iso(from)})`);
-  return { from, to };
-}
 
 /** Resolves `exchange` (keys and aliases, any case) or answers 404 unknown_exchange naming them all. */
 function resolveExchange(exchanges: Exchanges<ExchangeKey>): RequestHandler {
@@ -87,16 +60,6 @@ function resolveExchange(exchanges: Exchanges<ExchangeKey>): RequestHandler {
 
 export function replayRoutes(deps: ReplayRouteDeps): Router {
   const router = express.Router();
-
-  /** The stored ticker of the path (exact, else the one stored ticker equal ignoring case), if the caller may see it. */
-  async function visibleTicker(scope: QueryScope, req: Request, exchange: ExchangeKey): Promise<string> {
-    const requested = String(req.params.ticker ?? '');
-    if (!TICKER_PATTERN.test(requested)) throw unknownTicker(exchange, requested);
-    const names = [...new Set((await deps.queries.catalogue(scope, exchange, requested)).map((s) => s.ticker))];
-    const name = names.includes(requested) ? requested : names.length === 1 ? names[0] : undefined;
-    if (name === undefined || !canSeeTicker(req.caller, name)) throw unknownTicker(exchange, requested);
-    return name;
-  }
 
   /** A failure before the answer started → the error answer; after → undefined (the stream is cut). */
   function answerFor(err: unknown, req: Request, res: Response, scope: QueryScope): AppError | undefined {
@@ -146,14 +109,8 @@ export function replayRoutes(deps: ReplayRouteDeps): Router {
       // Parse: every parameter, before any query.
       const { from, to } = parseWindow(req.query as Record<string, unknown>);
       // Authorise: the ticker as the caller may see it, the window inside the caller's.
-      const ticker = await visibleTicker(scope, req, exchange);
-      const earliest = windowStart(req.caller, ticker, deps.now());
-      if (from < earliest) {
-        throw new AppError(
-          'invalid_timestamp',
-          `from ${iso(from)} is before the start of your window for ${ticker}, ${iso(earliest)}`,
-        );
-      }
+      const ticker = await visibleTicker(deps.queries, scope, req.caller, exchange, String(req.params.ticker ?? ''));
+      checkWindowStart(req.caller, ticker, from, deps.now());
       // Read, whole (bounded), then pipe with backpressure.
       const window = await readWindow(deps.queries, scope, {
         exchange,

@@ -1,13 +1,14 @@
 /**
- * The HTTP replay end to end, on the test Redis and ClickHouse: the replay app served as main.ts serves it, and the
- * history service as deployed (its built entrypoint, services/history/dist/main.js, started as a process on the same
- * database and key prefix — a service never imports another) as the reference.
+ * The replay service end to end, on the test Redis and ClickHouse: the replay service served as main.ts serves it
+ * (HTTP and the WebSocket replay's upgrades), and the history service as deployed (its built entrypoint,
+ * services/history/dist/main.js, started as a process on the same database and key prefix — a service never imports
+ * another) as the reference.
  *
  * For each recorded exchange, a random recorded history (src/testing/history.ts: books, changes in messages of 1–3
- * rows, trades, gaps closed by fresh books) is stored; the replayed messages of the whole history and of random
- * windows inside it are consumed by the venue's reference client (src/testing/clients.ts, written from the venue's
- * rules), whose book must equal the history's `/book?at=` at the window's end and whose trades must equal the
- * history's `/trades` of the window. Then every bad input and its JSON error.
+ * rows, trades, gaps closed by fresh books) is stored; the replayed messages of the whole history and of windows
+ * inside it are consumed by the venue's reference client (src/testing/clients.ts, written from the venue's rules),
+ * whose book must equal the history's `/book?at=` at the window's end and whose trades must equal the history's
+ * `/trades` of the window. Backpressure, every bad input and its JSON error; then Kalshi over the WebSocket replay.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -43,13 +44,22 @@ import {
   type Registry,
   type RunningServer,
 } from '@depthgate/service-kit';
-import { freePort, repoRoot, testClickHouseUrl, testRedisUrl, uniqueName, waitFor } from '@depthgate/test-utils';
-import { createApp } from '../app';
-import { loadConfig } from '../config';
-import type { BookLevels, RecordedTrade, RecordedWindow } from '../engine';
-import type { ExactBook } from '../testing/history';
-import { randomWindow } from '../testing/history';
-import { VENUES, type Venue } from '../testing/venues';
+import {
+  WsTestClient,
+  freePort,
+  repoRoot,
+  testClickHouseUrl,
+  testRedisUrl,
+  uniqueName,
+  waitFor,
+} from '@depthgate/test-utils';
+import { createReplayService } from './app';
+import { loadConfig } from './config';
+import type { BookLevels, RecordedTrade, RecordedWindow } from './engine';
+import { KalshiClient } from './testing/clients';
+import type { ExactBook } from './testing/history';
+import { randomWindow } from './testing/history';
+import { VENUES, type Venue } from './testing/venues';
 
 const quiet = () =>
   createLogger({ name: 'test', level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
@@ -134,7 +144,15 @@ describe('GET /api/{exchange}/replay/{ticker}', () => {
     keys = new RedisKeyStore(admin, prefix);
     key = await issue();
     const lifecycle = new Lifecycle();
-    const app = createApp({ config, logger, auth, store: db.store, registry, lifecycle, now: () => now });
+    const { app, sockets } = createReplayService({
+      config,
+      logger,
+      auth,
+      store: db.store,
+      registry,
+      lifecycle,
+      now: () => now,
+    });
     running = await serve(app, {
       port: 0,
       host: '127.0.0.1',
@@ -144,6 +162,7 @@ describe('GET /api/{exchange}/replay/{ticker}', () => {
       drainTimeoutMs: 1000,
       exit: false,
     });
+    running.server.on('upgrade', sockets.upgrade);
     url = `http://127.0.0.1:${running.port}`;
     for (const v of VENUES) {
       const w = randomWindow(`http|${v.exchange}`, v.grid, {
@@ -476,6 +495,141 @@ describe('GET /api/{exchange}/replay/{ticker}', () => {
       expect(metrics).toContain('replay_clickhouse_queue_waiting');
       expect(metrics).toMatch(/replay_streams_total\{[^}]*exchange="venue_b",outcome="complete"[^}]*\} [1-9]/);
       expect(metrics).toMatch(/replay_messages_total\{[^}]*exchange="venue_d"[^}]*\} [1-9]/);
+    });
+  });
+
+  describe('WebSocket replay (/ws/replay/v1/{platform}), Kalshi', () => {
+    const ticker = TICKERS.venue_b;
+    const kalshi = VENUES.find((x) => x.exchange === 'venue_b') as Venue;
+    const socketUrl = (query: string, platform = 'kalshi') =>
+      `${url.replace('http:', 'ws:')}/ws/replay/v1/${platform}?${query}`;
+    const span = () => {
+      const w = windows.get('venue_b') as RecordedWindow;
+      const first = w.start?.ts as number;
+      const last = Math.max(...w.deltas.map((d) => d.ts), ...w.trades.map((t) => t.ts), ...w.gaps.map((g) => g.to));
+      return { first, last };
+    };
+    const subscribe = (
+      id: number,
+      channels: string[],
+      market: Record<string, unknown> = { market_ticker: ticker },
+    ) => ({
+      id,
+      cmd: 'subscribe',
+      params: { channels, ...market },
+    });
+
+    it('subscribe → one subscribed per channel, then the window as Kalshi sends it, closed with 1000 "replay finished"', async () => {
+      const { first, last } = span();
+      for (const [from, to, speed] of [
+        [first, last, 'max'],
+        [first + Math.floor((last - first) / 3), first + Math.floor((last - first) / 2), 'max'],
+        // Paced on the recorded clock (no timing is asserted: the same messages, in the same order).
+        [first, first + 200, '1'],
+      ] as const) {
+        const c = await WsTestClient.open(socketUrl(`from=${from}&to=${to}&speed=${speed}`), {
+          headers: { 'X-API-Key': key },
+        });
+        c.send(subscribe(7, ['orderbook_delta', 'trade']));
+        await c.untilClosed(30_000);
+        expect([c.closeCode, c.closeReason]).toEqual([1000, 'replay finished']);
+        expect(c.texts.slice(0, 2).map((t) => JSON.parse(t) as unknown)).toEqual([
+          { id: 7, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 1 } },
+          { id: 7, type: 'subscribed', msg: { channel: 'trade', sid: 2 } },
+        ]);
+        const texts = c.texts.slice(2);
+        // The same messages as the HTTP replay of the window (whose book is on sid 1, its trades on sid 2).
+        expect(texts).toEqual((await replayed(`/api/venue_b/replay/${ticker}?from=${from}&to=${to}`)).texts);
+        const client = new KalshiClient();
+        for (const t of texts) client.consume(t);
+        expect(client.book()).toEqual(await historyBook('venue_b', to));
+        expect(client.trades).toEqual(await historyTrades(kalshi, from, to));
+      }
+    });
+
+    it('only the channels subscribed are sent', async () => {
+      const { first, last } = span();
+      const c = await WsTestClient.open(socketUrl(`from=${first}&to=${last}&speed=max`), {
+        headers: { 'X-API-Key': key },
+      });
+      c.send(subscribe(1, ['trade'], { market_tickers: [ticker] }));
+      await c.untilClosed(30_000);
+      expect(c.closeCode).toBe(1000);
+      const [reply, ...rest] = c.messages;
+      expect(reply).toEqual({ id: 1, type: 'subscribed', msg: { channel: 'trade', sid: 1 } });
+      expect(rest.length).toBeGreaterThan(0);
+      expect(rest.every((m) => m.type === 'trade' && m.sid === 1)).toBe(true);
+      const client = new KalshiClient();
+      for (const t of c.texts.slice(1)) client.consume(t);
+      expect(client.trades).toEqual(await historyTrades(kalshi, first, last));
+    });
+
+    it('bad commands get Kalshi’s error form and the socket stays open for a good one', async () => {
+      const { first } = span();
+      const c = await WsTestClient.open(socketUrl(`from=${first}&to=${first + 50}&speed=max`), {
+        headers: { 'X-API-Key': key },
+      });
+      const cases: [unknown, number][] = [
+        ['not json', 1],
+        [[1, 2], 1],
+        [{ id: 2, cmd: 'subscribe' }, 2],
+        [subscribe(3, []), 3],
+        [subscribe(4, ['orderbook_delta', 'ticker']), 8],
+        [subscribe(5, ['trade'], {}), 14],
+        [subscribe(6, ['trade'], { market_ticker: 'KXNEVER-RECORDED' }), 16],
+        [{ id: 7, cmd: 'unsubscribe', params: { sids: [1] } }, 13],
+        [{ id: 8, cmd: 'dance' }, 5],
+      ];
+      for (const [i, [message, code]] of cases.entries()) {
+        c.send(message);
+        await c.until((m) => m.length > i, `the answer to case ${i}`);
+        expect(c.messages[i]).toEqual({
+          id: (message as { id?: number }).id ?? null,
+          type: 'error',
+          msg: { code, msg: expect.any(String) },
+        });
+      }
+      c.send(subscribe(9, ['orderbook_delta']));
+      await c.untilClosed(30_000);
+      expect([c.closeCode, c.closeReason]).toEqual([1000, 'replay finished']);
+      expect(c.messages[cases.length]).toEqual({
+        id: 9,
+        type: 'subscribed',
+        msg: { channel: 'orderbook_delta', sid: 1 },
+      });
+      // A second subscribe after the replay started would be refused (13); here the window ended first.
+    });
+
+    it('a window before the caller’s entitlement is refused for the market (code 11, naming the window’s start)', async () => {
+      const { first } = span();
+      const c = await WsTestClient.open(socketUrl(`from=${first}&to=${first + 50}`));
+      c.send(subscribe(1, ['orderbook_delta']));
+      await c.until((m) => m.length > 0, 'the answer');
+      expect(c.messages[0]).toEqual({
+        id: 1,
+        type: 'error',
+        msg: { code: 11, msg: expect.stringContaining(new Date(now - 86_400_000).toISOString()) },
+      });
+      c.ws.close();
+    });
+
+    it('handshakes it cannot serve are refused in the JSON error form', async () => {
+      const T = Date.UTC(2026, 2, 7);
+      const cases: [string, Record<string, string>, number, string][] = [
+        [socketUrl(`from=${T}&to=${T + 1}`, 'nowhere'), {}, 404, 'unknown_platform'],
+        [socketUrl(`from=${T}&to=${T + 1}`, 'venue-c'), {}, 404, 'unknown_platform'],
+        [socketUrl(`to=${T + 1}`), {}, 400, 'invalid_timestamp'],
+        [socketUrl(`from=${T + 2}&to=${T + 1}`), {}, 400, 'invalid_timestamp'],
+        [socketUrl(`from=${T}&to=${T + 1}&speed=fast`), {}, 400, 'invalid_request'],
+        [socketUrl(`from=${T}&to=${T + 1}&speed=0`), {}, 400, 'invalid_request'],
+        [socketUrl(`from=${T}&to=${T + 1}`), { 'X-API-Key': 'dg_nope' }, 401, 'unauthorized'],
+        [`${url.replace('http:', 'ws:')}/ws/replay/v2/kalshi`, {}, 404, 'not_found'],
+      ];
+      for (const [target, headers, status, code] of cases) {
+        const r = await WsTestClient.refused(target, { headers });
+        expect({ status: r.status, error: (r.json as { error: string }).error }).toEqual({ status, error: code });
+        expect(typeof (r.json as { message: string }).message).toBe('string');
+      }
     });
   });
 });
