@@ -547,6 +547,26 @@ describe('GET /api/{exchange}/replay/{ticker}', () => {
       }
     });
 
+    it('a client that goes away ends a paced replay at once, even mid-wait (counted as cancelled)', async () => {
+      const { first, last } = span();
+      const cancelled = async () =>
+        ((await registry.getSingleMetric('replay_streams_total')?.get())?.values ?? [])
+          .filter((v) => v.labels.exchange === 'venue_b' && v.labels.outcome === 'cancelled')
+          .reduce((sum, v) => sum + v.value, 0);
+      const before = await cancelled();
+      // At a millionth of real time a message one recorded millisecond after `from` is due 1000 s after the start.
+      const c = await WsTestClient.open(socketUrl(`from=${first}&to=${last}&speed=0.000001`), {
+        headers: { 'X-API-Key': key },
+      });
+      c.send(subscribe(1, ['orderbook_delta', 'trade']));
+      await c.until((m) => m.some((x) => x.type === 'orderbook_snapshot'), 'the first book');
+      c.ws.close();
+      await waitFor(async () => (await cancelled()) === before + 1, {
+        timeoutMs: 10_000,
+        what: 'the replay to end as cancelled',
+      });
+    });
+
     it('only the channels subscribed are sent', async () => {
       const { first, last } = span();
       const c = await WsTestClient.open(socketUrl(`from=${first}&to=${last}&speed=max`), {

@@ -61,6 +61,8 @@ class CommandError extends Error {
 export class KalshiReplay {
   private state: 'waiting' | 'resolving' | 'running' | 'done' = 'waiting';
   private scope: QueryScope | undefined;
+  /** Ends the pacing's current wait (the client went away: nothing is left to wait for). */
+  private wake: (() => void) | undefined;
 
   constructor(private readonly d: KalshiReplayDeps) {
     d.ws.on('message', (data, isBinary) => {
@@ -70,6 +72,7 @@ export class KalshiReplay {
     d.ws.on('close', () => {
       this.state = 'done';
       this.scope?.abort('cancelled');
+      this.wake?.();
     });
   }
 
@@ -175,7 +178,14 @@ export class KalshiReplay {
         speed: this.d.speed,
         from: this.d.from,
         now: Date.now,
-        sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+        sleep: (ms) =>
+          new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, ms);
+            this.wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          }),
       });
       let sent = 0;
       for await (const m of messages) {
