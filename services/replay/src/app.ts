@@ -44,6 +44,7 @@ export function createReplayService(deps: ReplayDeps): { app: Express; sockets: 
     queryTimeoutMs: config.REPLAY_QUERY_TIMEOUT_MS,
     maxWindowRows: config.REPLAY_MAX_WINDOW_ROWS,
     now,
+    trustProxyHops: config.TRUST_PROXY_HOPS,
   });
   const app = createServiceApp({
     ...deps,

@@ -633,6 +633,19 @@ describe('GET /api/{exchange}/replay/{ticker}', () => {
       c.ws.close();
     });
 
+    it('a handshake counts against the key’s requests per minute (429 rate_limited when used up)', async () => {
+      const { first } = span();
+      const limited = await issue({ requests_per_minute: 1 });
+      const target = socketUrl(`from=${first}&to=${first + 10}`);
+      const c = await WsTestClient.open(target, { headers: { 'X-API-Key': limited } });
+      c.ws.close();
+      const r = await WsTestClient.refused(target, { headers: { 'X-API-Key': limited } });
+      expect({ status: r.status, error: (r.json as { error: string }).error }).toEqual({
+        status: 429,
+        error: 'rate_limited',
+      });
+    });
+
     it('handshakes it cannot serve are refused in the JSON error form', async () => {
       const T = Date.UTC(2026, 2, 7);
       const cases: [string, Record<string, string>, number, string][] = [

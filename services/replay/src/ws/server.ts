@@ -5,15 +5,18 @@
  * an open socket that says nothing): an unknown path (404 not_found), a platform that is not one (404
  * unknown_platform) or not replayed over WebSocket yet (404 unknown_platform, naming the ones that are), `from`/`to`
  * as the HTTP replay takes them (400 invalid_timestamp), `speed` not `max` nor a positive number (400
- * invalid_request), a bad key (401), keys that cannot be checked (503). The key is optional as on the HTTP replay:
+ * invalid_request), a bad key (401), the caller's requests per minute used up (429 rate_limited: a handshake counts
+ * as a request of the shared budget, per key or, anonymous, per client address through TRUST_PROXY_HOPS), keys that
+ * cannot be checked (503). The key is optional as on the HTTP replay:
  * `X-API-Key` or HTTP Basic; without one, the last day.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { presentedKey, type Auth, type Caller } from '@depthgate/auth';
+import { ipBucket, presentedKey, type Auth, type Caller } from '@depthgate/auth';
 import type { HistoryStore, OrderBookQueries } from '@depthgate/history-store';
 import { canonicalPlatform } from '@depthgate/platforms';
 import { AppError, rawErrorResponse, type Logger } from '@depthgate/service-kit';
+import proxyaddr from 'proxy-addr';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ReplayMetrics } from '../metrics';
 import { parseWindow } from '../request';
@@ -28,6 +31,8 @@ export interface ReplaySocketsDeps {
   queryTimeoutMs: number;
   maxWindowRows: number;
   now: () => number;
+  /** Reverse proxies whose X-Forwarded-For is trusted (TRUST_PROXY_HOPS), as the HTTP app trusts them. */
+  trustProxyHops: number;
 }
 
 const PATH = /^\/ws\/replay\/v1\/([^/]+)$/;
@@ -48,7 +53,12 @@ export class ReplaySockets {
   private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 64 * 1024 });
   private readonly open = new Set<WebSocket>();
 
-  constructor(private readonly d: ReplaySocketsDeps) {}
+  private readonly trust: (addr: string, i: number) => boolean;
+
+  constructor(private readonly d: ReplaySocketsDeps) {
+    // As Express compiles a hop count (`trust proxy`: n): the n nearest addresses are proxies.
+    this.trust = (_addr, hop) => hop < d.trustProxyHops;
+  }
 
   /** The server's `upgrade` listener. */
   readonly upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
@@ -61,7 +71,7 @@ export class ReplaySockets {
 
   private refuse(socket: Duplex, err: AppError): void {
     if (!socket.writable) return void socket.destroy();
-    socket.end(rawErrorResponse(err.code, err.message));
+    socket.end(rawErrorResponse(err.code, err.message, err.headers));
   }
 
   private async handshake(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
@@ -88,6 +98,20 @@ export class ReplaySockets {
     const { from, to } = parseWindow(query);
     const speed = parseSpeed(query.speed);
     const caller = await this.caller(req);
+    // A handshake is a request of the caller's budget (the shared per-key, or per-IP, requests per minute).
+    const limiter = this.d.auth.rateLimiter;
+    const bucket = caller.kind === 'key' ? `key:${caller.key.id}` : `ip:${ipBucket(caller.ip)}`;
+    const decision = await limiter.consume(bucket, limiter.limitFor(caller));
+    if (!decision.allowed) {
+      const reset = Math.ceil(decision.resetMs / 1000);
+      throw new AppError(
+        'rate_limited',
+        `Rate limit exceeded: ${decision.limit} requests per minute; retry in ${reset} s`,
+        {
+          headers: { 'Retry-After': String(reset) },
+        },
+      );
+    }
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       this.open.add(ws);
       ws.once('close', () => this.open.delete(ws));
@@ -98,11 +122,14 @@ export class ReplaySockets {
   /** The caller by the key the handshake presents (X-API-Key or Basic), anonymous without one. */
   private async caller(req: IncomingMessage): Promise<Caller> {
     const key = presentedKey(req.headers);
-    if (key === undefined) return { kind: 'anonymous', ip: req.socket.remoteAddress ?? 'unknown' };
+    // The client's address as the HTTP app reads it (Express's `req.ip`: X-Forwarded-For through the trusted hops).
+    if (key === undefined) return { kind: 'anonymous', ip: proxyaddr(req, this.trust) };
     const verdict = await this.d.auth.authenticator.verify(key);
     if (verdict.status === 'valid') return { kind: 'key', key: verdict.key };
     if (verdict.status === 'unavailable')
-      throw new AppError('service_unavailable', 'API keys cannot be verified right now; retry shortly');
+      throw new AppError('service_unavailable', 'API keys cannot be verified right now; retry shortly', {
+        headers: { 'Retry-After': '5' },
+      });
     throw new AppError('unauthorized', 'Invalid API key');
   }
 
