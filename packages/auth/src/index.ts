@@ -9,3 +9,4 @@ export * from './metrics';
 export * from './rate-limit';
 export * from './redis';
 export * from './setup';
+export * from './access';

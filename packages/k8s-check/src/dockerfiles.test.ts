@@ -67,7 +67,7 @@ describe('services/history/Dockerfile', () => {
 
 describe('images', () => {
   it('are one per deployable, each built by the image workflow', () => {
-    expect(services.sort()).toEqual(['gateway', 'history', 'recorder']);
+    expect(services.sort()).toEqual(['gateway', 'history', 'recorder', 'replay']);
     const workflow = parse(readFileSync(path.join(root, '.github', 'workflows', 'images.yml'), 'utf8')) as {
       jobs: { image: { strategy: { matrix: { service: string[] } } } };
     };

@@ -5,6 +5,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { gatewayEnvNames } from '../../../services/gateway/src/config';
 import { historyEnvSchema } from '../../../services/history/src/config';
 import { recorderEnvNames } from '../../../services/recorder/src/config';
+import { replayEnvSchema } from '../../../services/replay/src/config';
 
 /**
  * The manifests agree with the services: every variable they set is one the deployable reads (a typo such as
@@ -20,11 +21,13 @@ const known: Record<string, Set<string>> = {
   gateway: new Set([...gatewayEnvNames(), 'NODE_OPTIONS']),
   history: new Set([...keysOf(historyEnvSchema), 'NODE_OPTIONS']),
   recorder: new Set([...recorderEnvNames(), 'NODE_OPTIONS']),
+  replay: new Set([...keysOf(replayEnvSchema), 'NODE_OPTIONS']),
 };
 const HOST_PORT: Record<string, [string, string]> = {
   gateway: ['GATEWAY_HOST', 'GATEWAY_PORT'],
   history: ['HISTORY_HOST', 'HISTORY_PORT'],
   recorder: ['RECORDER_HOST', 'RECORDER_PORT'],
+  replay: ['REPLAY_HOST', 'REPLAY_PORT'],
 };
 const services = Object.keys(known);
 

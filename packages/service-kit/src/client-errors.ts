@@ -30,8 +30,15 @@ export function clientErrorAnswer(code: string | undefined): { code: ErrorCode; 
   }
 }
 
-/** A whole HTTP/1.1 error response as bytes for the socket: the documented `{"error","message"}`, then close. */
-export function rawErrorResponse(code: ErrorCode, message: string): string {
+/**
+ * A whole HTTP/1.1 error response as bytes for the socket: the documented `{"error","message"}` (with `headers`,
+ * e.g. Retry-After), then close.
+ */
+export function rawErrorResponse(
+  code: ErrorCode,
+  message: string,
+  headers: Readonly<Record<string, string>> = {},
+): string {
   const status = statusFor(code);
   const body = JSON.stringify({ error: code, message });
   return (
@@ -39,6 +46,9 @@ export function rawErrorResponse(code: ErrorCode, message: string): string {
     'Content-Type: application/json; charset=utf-8\r\n' +
     `Content-Length: ${Buffer.byteLength(body)}\r\n` +
     `X-Request-Id: ${randomUUID()}\r\n` +
+    Object.entries(headers)
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('') +
     'Connection: close\r\n\r\n' +
     body
   );

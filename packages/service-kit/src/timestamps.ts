@@ -79,3 +79,14 @@ export function parseMoment(text: string, rounding: 'floor' | 'ceil' = 'floor'):
 export function looksLikeEpochSeconds(text: string): boolean {
   return EPOCH_SECONDS_PATTERN.test(text);
 }
+
+/** The one rule of every timestamp parameter, as its refusal and its OpenAPI description state it. */
+export const TIMESTAMP_HINT =
+  'expected an RFC 3339 timestamp such as 2026-03-07T00:00:00Z or 2026-03-07T01:00:00.250+01:00, or integer epoch milliseconds (13 digits) such as 1772841600000';
+
+/** The message of a timestamp parameter `name` whose text `parseMoment` refused (the history API's and the replay's). */
+export function invalidTimestampMessage(name: string, text: string): string {
+  return looksLikeEpochSeconds(text)
+    ? `${name} is not a valid timestamp (${text} looks like epoch seconds; give milliseconds, ${text}000): ${TIMESTAMP_HINT}`
+    : `${name} is not a valid timestamp: ${TIMESTAMP_HINT}`;
+}

@@ -39,9 +39,7 @@ export function isoMillis(ms: number): string {
 }
 
 /** RFC 3339 with six fractional digits (Kalshi feed `ts`): `2026-03-07T15:00:00.123000Z`. */
-export function isoMicros(ms: number): string {
-  return new Date(ms).toISOString().replace('Z', '000Z');
-}
+export { isoMicros } from '@depthgate/feeds';
 
 export function monthName(ms: number): string {
   return new Date(ms).toLocaleString('en-US', { month: 'long', timeZone: 'UTC' });

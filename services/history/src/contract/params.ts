@@ -10,7 +10,7 @@
  * `format: date-time`, or epoch milliseconds, a pattern) with their parser as a transform.
  */
 import * as z from 'zod';
-import { EXCHANGES, type ExchangeKey, type Exchanges } from '@depthgate/auth';
+import { EXCHANGES, unknownExchange, type ExchangeKey, type Exchanges } from '@depthgate/auth';
 import {
   BAR_INTERVALS,
   EXTRA_FIELDS,
@@ -20,7 +20,13 @@ import {
   type ExtraField,
   type TradeExtraField,
 } from '@depthgate/history-store';
-import { AppError, EPOCH_MS_PATTERN, looksLikeEpochSeconds, parseMoment, type ErrorCode } from '@depthgate/service-kit';
+import {
+  AppError,
+  EPOCH_MS_PATTERN,
+  invalidTimestampMessage,
+  parseMoment,
+  type ErrorCode,
+} from '@depthgate/service-kit';
 
 /** A query parameter: its name, the schema that parses its text, and how a failure reads. */
 export interface QueryParam<T> {
@@ -100,20 +106,13 @@ export const exchangeParam = exchangeParamOf(EXCHANGES);
 /** Reads an `{exchange}` against a registry's exchanges: the neutral key, or the 404 naming every one and its aliases. */
 export function exchangeReader(exchanges: Exchanges<ExchangeKey> = EXCHANGES) {
   const param = exchanges === EXCHANGES ? exchangeParam : exchangeParamOf(exchanges);
-  const known = exchanges.describe();
   return {
     read(given: string): ExchangeKey | undefined {
       const result = param.safeParse(given);
       return result.success ? result.data : undefined;
     },
     unknown(given: string): AppError {
-      const shown = given.length > 40 ? `${given.slice(0, 40)}…` : given;
-      // `venue-b`, `venue-a-us`: the gateway's spelling (its platform keys use "-"; exchange keys use "_").
-      const underscored = given.includes('-') ? exchanges.canonical(given.replace(/-/g, '_')) : undefined;
-      const rule = underscored
-        ? ` ("-" spells the gateway's platform keys; the history's exchange keys use "_": ${underscored})`
-        : '';
-      return new AppError('unknown_exchange', `Unknown exchange ${JSON.stringify(shown)}${rule}: use ${known}`);
+      return unknownExchange(exchanges, given);
     },
   };
 }
@@ -131,10 +130,6 @@ export const tickerParam = z
 
 // ---------------------------------------------------------------------------------------------------------------
 // Query parameters
-
-/** The one rule of every timestamp parameter, as its refusal and its OpenAPI description state it. */
-export const TIMESTAMP_HINT =
-  'expected an RFC 3339 timestamp such as 2026-03-07T00:00:00Z or 2026-03-07T01:00:00.250+01:00, or integer epoch milliseconds (13 digits) such as 1772841600000';
 
 /** The forms, for a parameter's description. */
 const TIMESTAMP_FORMS =
@@ -159,10 +154,7 @@ function timestampParam(name: string, rounding: 'floor' | 'ceil', description: s
         return ms;
       })
       .optional(),
-    message: (text) =>
-      looksLikeEpochSeconds(text)
-        ? `${name} is not a valid timestamp (${text} looks like epoch seconds; give milliseconds, ${text}000): ${TIMESTAMP_HINT}`
-        : `${name} is not a valid timestamp: ${TIMESTAMP_HINT}`,
+    message: (text) => invalidTimestampMessage(name, text),
     description: `${TIMESTAMP_FORMS}; ${description}`,
   };
 }

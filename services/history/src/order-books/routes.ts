@@ -19,7 +19,16 @@
  * behaviour is listed in docs/history.md ("API"); the rules of the spec are cited where they apply.
  */
 import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
-import type { Caller, ExchangeKey, Exchanges } from '@depthgate/auth';
+import {
+  callerWindow,
+  canSeeTicker,
+  effectiveRange,
+  unknownTicker,
+  windowStart,
+  type Caller,
+  type ExchangeKey,
+  type Exchanges,
+} from '@depthgate/auth';
 import {
   BAR_INTERVALS,
   TICKER_PATTERN,
@@ -34,7 +43,6 @@ import {
 import { AppError, type Logger } from '@depthgate/service-kit';
 import { cursorParam, exchangeReader, prefixParam, readParam } from '../contract/params';
 import type { Endpoint, HistoryMetrics } from '../metrics';
-import { callerWindow, canSeeTicker, effectiveRange, windowStart } from './access';
 import { levels } from './book';
 import type { CursorCodec, Position } from './cursor';
 import { gapJson, mergeMarkers, type Marker } from './gaps';
@@ -80,11 +88,6 @@ export interface HistoryRoutesDeps {
   streamWindowRows: number;
   /** The service is draining: a bulk stream ends at its next window, with a cursor. */
   draining: () => boolean;
-}
-
-function unknownTicker(exchange: ExchangeKey, ticker: string): AppError {
-  const shown = ticker.length > 80 ? `${ticker.slice(0, 80)}…` : ticker;
-  return new AppError('unknown_ticker', `Unknown ticker ${JSON.stringify(shown)} on ${exchange}`);
 }
 
 /**

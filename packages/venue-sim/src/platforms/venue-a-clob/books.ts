@@ -1,5 +1,5 @@
 // https://docs.polymarket.com/api-reference/orderbook/get-order-book (CLOB), …/api-reference/wss/market (the hash)
-import { clobBookHash, type ClobBookSummary, type ClobLevel } from '@depthgate/feeds';
+import { clobBookHash, clobWire, type ClobBookSummary, type ClobLevel, type ClobSummary } from '@depthgate/feeds';
 import type { BookEngine } from '../../book/engine';
 import { BID, type IntBook, type IntLevel } from '../../book/types';
 import { formatScaledTrimmed } from '../../core/decimal';
@@ -39,12 +39,7 @@ function venueLevels(book: IntBook): Pick<ClobBookSummary, 'bids' | 'asks'> {
   return { bids: out(book.bids), asks: out(book.asks) };
 }
 
-/** A token's summary with its hash, in the server's field order (REST `/book`; the channel's `book` adds `event_type`). */
-export type ClobSummary = Omit<ClobBookSummary, 'bids' | 'asks'> & {
-  hash: string;
-  bids: ClobLevel[];
-  asks: ClobLevel[];
-};
+export type { ClobSummary } from '@depthgate/feeds';
 
 /** What a token's summary says besides its levels. */
 export interface SummaryState {
@@ -80,19 +75,7 @@ export function hashOf(tokenId: string, market: GammaMarketDef, book: IntBook, s
  * these strings. `timestamp` is the book's last change, as the venue's REST book carries it.
  */
 export function summaryOf(tokenId: string, market: GammaMarketDef, book: IntBook, s: SummaryState): ClobSummary {
-  const b = hashed(tokenId, market, book, s);
-  return {
-    market: b.market,
-    asset_id: b.asset_id,
-    timestamp: b.timestamp,
-    hash: clobBookHash(b),
-    bids: b.bids as ClobLevel[],
-    asks: b.asks as ClobLevel[],
-    min_order_size: b.min_order_size,
-    tick_size: b.tick_size,
-    neg_risk: b.neg_risk,
-    last_trade_price: b.last_trade_price,
-  };
+  return clobWire.summary(hashed(tokenId, market, book, s));
 }
 
 /**

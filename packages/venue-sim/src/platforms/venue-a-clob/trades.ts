@@ -1,6 +1,7 @@
 // https://docs.polymarket.com/api-reference/wss/market (last_trade_price),
 // https://docs.polymarket.com/api-reference/core/get-trades-for-a-user-or-markets (Data API trades)
 import { createHash } from 'node:crypto';
+import { clobWire } from '@depthgate/feeds';
 import type { BookEngine } from '../../book/engine';
 import { BID, type Instrument, type TimedTrade } from '../../book/types';
 import { hashInts, Rng } from '../../core/rng';
@@ -85,16 +86,15 @@ export class ClobTrades {
   /** `last_trade_price` [V]: the taker's side, `timestamp` in ms as a string, `fee_rate_bps` (no fees here). */
   lastTradePrice(m: GammaMarketDef, t: TimedTrade): string {
     const yes = m.tokens[0];
-    return JSON.stringify({
-      event_type: 'last_trade_price',
-      asset_id: yes,
+    return clobWire.lastTradePrice({
+      asset: yes,
       market: m.conditionId,
       price: clobPrice(t.price),
       size: clobSize(t.size),
-      fee_rate_bps: '0',
+      feeRateBps: '0',
       side: t.takerSide === BID ? 'BUY' : 'SELL',
-      timestamp: String(t.ts),
-      transaction_hash: this.transactionHash(yes, t.no),
+      timestamp: t.ts,
+      transactionHash: this.transactionHash(yes, t.no),
     });
   }
 

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { RawData } from 'ws';
+import { clobWire } from '@depthgate/feeds';
 import type { BookEngine } from '../../book/engine';
 import { BID, type BookEvent, type Instrument, type IntBook, type IntLevel } from '../../book/types';
 import { type FeedConnection, FeedHub, type Outgoing } from '../../feeds/feed-hub';
@@ -145,16 +146,7 @@ export class ClobMarketFeed {
     if (after.tick !== before.tick) {
       for (const [asset, subs] of assets) {
         if (subs.size === 0) continue;
-        this.hub.publish(asset, subs, () =>
-          JSON.stringify({
-            event_type: 'tick_size_change',
-            asset_id: asset,
-            market: m.conditionId,
-            old_tick_size: before.tick,
-            new_tick_size: after.tick,
-            timestamp: ts,
-          }),
-        );
+        this.hub.publish(asset, subs, () => clobWire.tickSizeChange(asset, m.conditionId, before.tick, after.tick, ts));
       }
     }
     const everyone = noSubs.size === 0 ? yesSubs : yesSubs.size === 0 ? noSubs : new Set([...yesSubs, ...noSubs]);
@@ -217,7 +209,15 @@ export class ClobMarketFeed {
         let hash = hashOf(yes, m, book, { ts, tick, lastTradePrice });
         if (badYes) hash = corruptHash(hash);
         yesItems.push(
-          `{"asset_id":"${yes}","price":"${clobPrice(price)}","size":"${size}","side":"${bid ? 'BUY' : 'SELL'}","hash":"${hash}","best_bid":"${best(book.bids)}","best_ask":"${best(book.asks)}"}`,
+          clobWire.change({
+            asset: yes,
+            price: clobPrice(price),
+            size,
+            side: bid ? 'BUY' : 'SELL',
+            hash,
+            bestBid: best(book.bids),
+            bestAsk: best(book.asks),
+          }),
         );
       }
       if (withNo) {
@@ -226,12 +226,19 @@ export class ClobMarketFeed {
         let hash = hashOf(no, m, mirrored, { ts, tick, lastTradePrice: '' });
         if (badNo) hash = corruptHash(hash);
         noItems.push(
-          `{"asset_id":"${no}","price":"${clobPrice(100 - price)}","size":"${size}","side":"${bid ? 'SELL' : 'BUY'}","hash":"${hash}","best_bid":"${best(mirrored.bids)}","best_ask":"${best(mirrored.asks)}"}`,
+          clobWire.change({
+            asset: no,
+            price: clobPrice(100 - price),
+            size,
+            side: bid ? 'SELL' : 'BUY',
+            hash,
+            bestBid: best(mirrored.bids),
+            bestAsk: best(mirrored.asks),
+          }),
         );
       }
     }
-    const frame = (items: string[]) =>
-      `{"market":"${m.conditionId}","price_changes":[${items.join(',')}],"timestamp":"${ts}","event_type":"price_change"}`;
+    const frame = (items: string[]) => clobWire.priceChange(m.conditionId, items, ts);
     let both: string | undefined;
     let onlyYes: string | undefined;
     let onlyNo: string | undefined;
@@ -252,10 +259,7 @@ export class ClobMarketFeed {
 
 const NOBODY: ReadonlySet<FeedConnection> = new Set();
 
-/** A `book` event: the summary in the server's field order after `event_type`. */
-function bookMessage(summary: ClobSummary): string {
-  return JSON.stringify({ event_type: 'book', ...summary });
-}
+const bookMessage = (summary: ClobSummary): string => clobWire.book(summary);
 
 /** A side's levels best first, from price → size. */
 function sorted(levels: Map<number, number>, desc: boolean): IntLevel[] {

@@ -1,4 +1,5 @@
 // https://docs.polymarket.us/api-reference/introduction
+import { pmUsWire } from '@depthgate/feeds';
 import { formatScaled, scaledNumber } from '../../core/decimal';
 import { isoMillis } from '../../core/time';
 import type { BookEngine } from '../../book/engine';
@@ -34,15 +35,15 @@ export function marketStats(engine: BookEngine, slug: string): Record<string, un
 export function marketData(engine: BookEngine, slug: string, lastTs: number | null): Record<string, unknown> {
   const book = engine.book('venue-a-us', slug);
   const levels = (side: 'bids' | 'asks') =>
-    (book ? book[side].levels() : []).map(([p, q]) => ({ px: amount(p), qty: formatScaled(q, 2) }));
-  return {
-    marketSlug: slug,
+    (book ? book[side].levels() : []).map(([p, q]) => [formatScaled(p, 3), formatScaled(q, 2)] as const);
+  return pmUsWire.marketData({
+    slug,
     bids: levels('bids'),
     offers: levels('asks'),
     state: book ? 'MARKET_STATE_OPEN' : 'MARKET_STATE_EXPIRED',
     stats: marketStats(engine, slug),
-    ...(lastTs !== null ? { transactTime: isoMillis(lastTs) } : {}),
-  };
+    transactTime: lastTs !== null ? isoMillis(lastTs) : undefined,
+  });
 }
 
 /**

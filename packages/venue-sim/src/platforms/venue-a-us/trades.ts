@@ -1,9 +1,9 @@
 // https://docs.polymarket.us/api-reference/websocket/markets (SUBSCRIPTION_TYPE_TRADE)
+import { pmUsWire } from '@depthgate/feeds';
 import { BID, type Instrument, type TimedTrade } from '../../book/types';
 import { formatScaled } from '../../core/decimal';
 import { isoMillis } from '../../core/time';
 import type { SimTrade } from '../../book/view';
-import { amount } from './wire';
 
 /**
  * Polymarket US's trade message [V]: `marketSlug`, `price` and `quantity` as Amounts, `tradeTime`, and the maker's
@@ -22,18 +22,12 @@ export const pmUsTrade = {
 
   /** The message's `trade` object. */
   ws(inst: Instrument, t: TimedTrade): string {
-    const buy = t.takerSide === BID;
-    const long = (b: boolean) => ({
-      side: b ? 'ORDER_SIDE_BUY' : 'ORDER_SIDE_SELL',
-      intent: b ? 'ORDER_INTENT_BUY_LONG' : 'ORDER_INTENT_SELL_LONG',
-    });
-    return JSON.stringify({
-      marketSlug: inst.ticker,
-      price: amount(t.price),
-      quantity: { value: formatScaled(t.size, inst.qtyDecimals), currency: 'USD' },
+    return pmUsWire.trade({
+      slug: inst.ticker,
+      price: formatScaled(t.price, 3),
+      quantity: formatScaled(t.size, inst.qtyDecimals),
       tradeTime: pmUsTrade.tradeTime(t),
-      maker: long(!buy),
-      taker: long(buy),
+      takerBuys: t.takerSide === BID,
     });
   },
 

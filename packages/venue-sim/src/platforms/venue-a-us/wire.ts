@@ -1,4 +1,5 @@
 // https://docs.polymarket.us/api-reference/introduction (the gateway's wire conventions)
+import { pmUsAmount } from '@depthgate/feeds';
 import { formatScaled } from '../../core/decimal';
 import { json, type PlatformErrors, type SimResponse } from '../../http/types';
 
@@ -17,7 +18,7 @@ export const pmUsErrors: PlatformErrors = {
 export const invalid = (message: string): SimResponse => json(400, { code: 3, message, details: [] });
 
 /** An `Amount` [V]: `value` a decimal string (prices have 3 decimals: milli-dollars here), `currency` USD. */
-export const amount = (e3: number) => ({ value: formatScaled(e3, 3), currency: 'USD' });
+export const amount = (e3: number) => pmUsAmount(formatScaled(e3, 3));
 
 /** An int32 path parameter as grpc-gateway parses it; a 400 otherwise. */
 export function int32(value: string | undefined, name: string): number | SimResponse {

@@ -1,6 +1,7 @@
 // https://docs.polymarket.us/api-reference/websocket/markets
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { pmUsWire } from '@depthgate/feeds';
 import type { BookEngine } from '../../book/engine';
 import type { BookEvent, Instrument } from '../../book/types';
 import { type FeedConnection, FeedHub, parseJsonObject } from '../../feeds/feed-hub';
@@ -42,7 +43,7 @@ export class PmUsFeed {
     // No sequence on this feed [V]: a swap of two messages is invisible but for `transactTime`.
     this.hub = new FeedHub(clock, { reorder: true });
     engine.on('venue-a-us', (inst, event) => this.onEvent(inst, event));
-    this.hub.startHeartbeat(heartbeatIntervalMs, (c) => this.hub.send(c, '{"heartbeat":{}}'));
+    this.hub.startHeartbeat(heartbeatIntervalMs, (c) => this.hub.send(c, pmUsWire.heartbeat()));
   }
 
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, record: RecordedRequest): void {
@@ -74,7 +75,7 @@ export class PmUsFeed {
   }
 
   private error(conn: FeedConnection, requestId: unknown, error: string): void {
-    this.hub.send(conn, JSON.stringify({ ...(typeof requestId === 'string' ? { requestId } : {}), error }));
+    this.hub.send(conn, pmUsWire.error(requestId, error));
   }
 
   private onMessage(conn: FeedConnection, subs: Map<string, Sub>, m: Record<string, unknown> | undefined): void {
@@ -132,13 +133,13 @@ export class PmUsFeed {
   /** The message without its leading `{"requestId":…,`, serialised once per change and shared by subscribers. */
   private body(type: SubType, slug: string, ts: number | null): string {
     if (type === 'SUBSCRIPTION_TYPE_MARKET_DATA') {
-      return `"subscriptionType":"${type}","marketData":${JSON.stringify(marketData(this.engine, slug, ts))}}`;
+      return pmUsWire.body(type, 'marketData', JSON.stringify(marketData(this.engine, slug, ts)));
     }
-    return `"subscriptionType":"${type}","marketDataLite":${JSON.stringify(marketDataLite(this.engine, slug))}}`;
+    return pmUsWire.body(type, 'marketDataLite', JSON.stringify(marketDataLite(this.engine, slug)));
   }
 
   private frame(sub: Sub, body: string): string {
-    return `{"requestId":${JSON.stringify(sub.requestId)},${body}`;
+    return pmUsWire.frame(sub.requestId, body);
   }
 
   private onEvent(inst: Instrument, event: BookEvent): void {
@@ -181,7 +182,11 @@ export class PmUsFeed {
     if (!trades) return;
     for (const t of event.trades) {
       this.hub.publish(inst.ticker, conns, () => {
-        const body = `"subscriptionType":"SUBSCRIPTION_TYPE_TRADE","trade":${pmUsTrade.ws(inst, { ...t, ts: event.ts, seq: event.seq })}}`;
+        const body = pmUsWire.body(
+          'SUBSCRIPTION_TYPE_TRADE',
+          'trade',
+          pmUsTrade.ws(inst, { ...t, ts: event.ts, seq: event.seq }),
+        );
         return frames((sub) => (sub.type === 'SUBSCRIPTION_TYPE_TRADE' ? this.frame(sub, body) : undefined));
       });
     }

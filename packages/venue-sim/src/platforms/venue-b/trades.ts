@@ -1,4 +1,5 @@
 // https://docs.kalshi.com/websockets/public-trades, …/api-reference/market/get-trades
+import { kalshiWire } from '@depthgate/feeds';
 import type { Instrument, TimedTrade } from '../../book/types';
 import type { SimTrade } from '../../book/view';
 import { isoMillis } from '../../core/time';
@@ -32,19 +33,14 @@ export const kalshiTrade = {
 
   /** The `trade` channel's `msg` [V] (current schema): `market_ticker`, `ts` (s, deprecated) and `ts_ms`. */
   ws(t: KalshiTradeFields): string {
-    const side = t.yes ? 'yes' : 'no';
-    return JSON.stringify({
-      trade_id: t.id,
-      market_ticker: t.ticker,
-      yes_price_dollars: dollars(t.yesPrice),
-      no_price_dollars: dollars(10000 - t.yesPrice),
-      count_fp: fp(t.count),
-      taker_side: side,
-      taker_outcome_side: side,
-      taker_book_side: t.yes ? 'bid' : 'ask',
-      is_block_trade: false,
-      ts: Math.floor(t.ts / 1000),
-      ts_ms: t.ts,
+    return kalshiWire.tradeBody({
+      id: t.id,
+      ticker: t.ticker,
+      yesPrice: dollars(t.yesPrice),
+      noPrice: dollars(10000 - t.yesPrice),
+      count: fp(t.count),
+      takerYes: t.yes,
+      tsMs: t.ts,
     });
   },
 

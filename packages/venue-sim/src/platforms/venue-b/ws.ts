@@ -1,8 +1,8 @@
 // https://docs.kalshi.com/websockets/orderbook-updates
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { kalshiWire } from '@depthgate/feeds';
 import { formatScaled } from '../../core/decimal';
-import { isoMicros } from '../../core/time';
 import type { BookEngine } from '../../book/engine';
 import type { OrderBook } from '../../book/order-book';
 import { BID, type BookEvent, type Instrument, type Trade } from '../../book/types';
@@ -109,7 +109,7 @@ export class KalshiFeed {
   }
 
   private error(conn: FeedConnection, id: unknown, code: number, msg: string): void {
-    this.reply(conn, { id, type: 'error', msg: { code, msg } });
+    this.hub.send(conn, kalshiWire.error(id, code, msg));
   }
 
   private onMessage(conn: FeedConnection, state: KalshiConnState, m: Record<string, unknown> | undefined): void {
@@ -129,7 +129,7 @@ export class KalshiFeed {
         for (const channel of new Set(channels as Channel[])) {
           const sub: Subscription = { sid: state.nextSid++, seq: 0, channel, tickers: new Set(tickers) };
           state.subs.set(sub.sid, sub);
-          this.reply(conn, { id, type: 'subscribed', msg: { channel, sid: sub.sid } });
+          this.hub.send(conn, kalshiWire.subscribed(id, channel, sub.sid));
           if (channel === 'orderbook_delta') for (const t of sub.tickers) this.snapshot(conn, sub, t);
           this.index(conn, sub);
         }
@@ -142,7 +142,7 @@ export class KalshiFeed {
           if (!sub) return this.error(conn, id, 6, 'Subscription not found');
           state.subs.delete(sub.sid);
           this.unindex(conn, sub);
-          this.reply(conn, { id, sid: sub.sid, seq: ++sub.seq, type: 'unsubscribed' });
+          this.hub.send(conn, kalshiWire.unsubscribed(id, sub.sid, ++sub.seq));
         }
         return;
       }
@@ -174,7 +174,7 @@ export class KalshiFeed {
           default:
             return this.error(conn, id, 5, 'Unknown action');
         }
-        this.reply(conn, { id, sid: sub.sid, seq: sub.seq, type: 'ok', msg: { market_tickers: [...sub.tickers] } });
+        this.hub.send(conn, kalshiWire.ok(id, sub.sid, sub.seq, [...sub.tickers]));
         return;
       }
       case 'list_subscriptions':
@@ -215,17 +215,20 @@ export class KalshiFeed {
     const yes = book.bids
       .levels()
       .reverse()
-      .map(([p, q]) => [formatScaled(p, 4), formatScaled(q, 2)]);
+      .map(([p, q]) => [formatScaled(p, 4), formatScaled(q, 2)] as const);
     const no = book.asks
       .levels()
       .reverse()
-      .map(([p, q]) => [formatScaled(10000 - p, 4), formatScaled(q, 2)]);
-    const [yk, nk] =
-      this.opts.snapshotFields === 'fp' ? ['yes_dollars_fp', 'no_dollars_fp'] : ['yes_dollars', 'no_dollars'];
-    const msg = { market_ticker: ticker, market_id: market?.market_id, [yk]: yes, [nk]: no };
+      .map(([p, q]) => [formatScaled(10000 - p, 4), formatScaled(q, 2)] as const);
     this.hub.send(
       conn,
-      `{"type":"orderbook_snapshot","sid":${sub.sid},"seq":${++sub.seq},"msg":${JSON.stringify(msg)}}`,
+      kalshiWire.snapshot(sub.sid, ++sub.seq, {
+        ticker,
+        marketId: market?.market_id,
+        yes,
+        no,
+        fields: this.opts.snapshotFields,
+      }),
     );
   }
 
@@ -236,8 +239,7 @@ export class KalshiFeed {
     if (!subs || subs.size === 0) return;
     const ch = event.changes;
     const marketId = this.catalog.marketsByTicker.get(inst.ticker)?.market_id ?? '';
-    const tail = `,"ts":"${isoMicros(event.ts)}","ts_ms":${event.ts}}`;
-    const head = `{"market_ticker":${JSON.stringify(inst.ticker)},"market_id":"${marketId}","price_dollars":"`;
+    const bodyOf = kalshiWire.deltaBodies(inst.ticker, marketId, event.ts);
     const has = (channel: Channel) => [...subs].some((e) => e.sub.channel === channel);
     // A dropped message is dropped for every subscriber of the channel, as a lost upstream message would be.
     const drop = (channel: Channel) => has(channel) && this.hub.shouldDrop(inst.ticker);
@@ -245,11 +247,11 @@ export class KalshiFeed {
       const dropped = drop('orderbook_delta');
       const yesSide = ch[i] === BID;
       const price = yesSide ? (ch[i + 1] as number) : 10000 - (ch[i + 1] as number);
-      const body = `${head}${formatScaled(price, 4)}","delta_fp":"${formatScaled(ch[i + 3] as number, 2)}","side":"${yesSide ? 'yes' : 'no'}"${tail}`;
+      const body = bodyOf(formatScaled(price, 4), formatScaled(ch[i + 3] as number, 2), yesSide ? 'yes' : 'no');
       for (const { conn, sub } of subs) {
         if (sub.channel !== 'orderbook_delta') continue;
         const seq = ++sub.seq;
-        if (!dropped) this.hub.send(conn, `{"type":"orderbook_delta","sid":${sub.sid},"seq":${seq},"msg":${body}}`);
+        if (!dropped) this.hub.send(conn, kalshiWire.delta(sub.sid, seq, body));
       }
     }
     // After the book's changes, one message per fill (the trade channel's messages carry no seq [V]).
@@ -259,7 +261,7 @@ export class KalshiFeed {
         if (dropped) continue;
         const body = kalshiTrade.ws(this.ids.fields(inst.ticker, { ...t, ts: event.ts }));
         for (const { conn, sub } of subs)
-          if (sub.channel === 'trade') this.hub.send(conn, `{"type":"trade","sid":${sub.sid},"msg":${body}}`);
+          if (sub.channel === 'trade') this.hub.send(conn, kalshiWire.trade(sub.sid, body));
       }
     }
     if (tickerChanged && has('ticker') && !drop('ticker')) {

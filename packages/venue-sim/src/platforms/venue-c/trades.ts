@@ -1,4 +1,5 @@
 // https://developer.gemini.com/trading/rest-api/market-data/list-trades, docs.gemini.com/websocket/market-data/v2
+import { geminiWire } from '@depthgate/feeds';
 import { BID, type Instrument, type TimedTrade } from '../../book/types';
 import { formatScaled } from '../../core/decimal';
 import type { SimTrade } from '../../book/view';
@@ -59,10 +60,9 @@ export class GeminiTrades {
    * `price`, `quantity`, `side` (the taker's), `tid`. The same object sits in the first `l2_updates`' `trades`.
    */
   ws(inst: Instrument, t: TimedTrade): string {
-    return JSON.stringify({
-      type: 'trade',
+    return geminiWire.trade({
       symbol: inst.ticker,
-      event_id: this.eventId(inst.ticker, t.seq),
+      eventId: this.eventId(inst.ticker, t.seq),
       timestamp: t.ts,
       price: formatScaled(t.price, inst.priceDecimals),
       quantity: formatScaled(t.size, inst.qtyDecimals),

@@ -1,6 +1,7 @@
 // https://docs.gemini.com/websocket-api/#market-data-version-2
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { geminiWire } from '@depthgate/feeds';
 import { formatScaled } from '../../core/decimal';
 import type { BookEngine } from '../../book/engine';
 import { BID, type BookEvent, type Instrument, type TimedTrade } from '../../book/types';
@@ -34,9 +35,7 @@ export class GeminiFeed {
     // market data v2 carries no sequence [V]: a swap of two messages is invisible.
     this.hub = new FeedHub(clock, { reorder: true });
     engine.on('venue-c', (inst, event) => this.onEvent(inst, event));
-    this.hub.startHeartbeat(heartbeatIntervalMs, (c) =>
-      this.hub.send(c, `{"type":"heartbeat","timestamp":${this.clock()}}`),
-    );
+    this.hub.startHeartbeat(heartbeatIntervalMs, (c) => this.hub.send(c, geminiWire.heartbeat(this.clock())));
   }
 
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, record: RecordedRequest): void {
@@ -58,8 +57,7 @@ export class GeminiFeed {
   }
 
   private onMessage(conn: FeedConnection, m: Record<string, unknown> | undefined): void {
-    const fail = (message: string) =>
-      this.hub.send(conn, JSON.stringify({ type: 'error', result: 'error', reason: 'InvalidJson', message }));
+    const fail = (message: string) => this.hub.send(conn, geminiWire.error('InvalidJson', message));
     if (!m || (m.type !== 'subscribe' && m.type !== 'unsubscribe') || !Array.isArray(m.subscriptions)) {
       return fail('expected {"type":"subscribe","subscriptions":[{"name":"l2","symbols":[...]}]}');
     }
@@ -69,15 +67,7 @@ export class GeminiFeed {
       for (const raw of sub.symbols) {
         const inst = typeof raw === 'string' ? this.catalog.bySymbol.get(raw.toUpperCase()) : undefined;
         if (!inst) {
-          this.hub.send(
-            conn,
-            JSON.stringify({
-              type: 'error',
-              result: 'error',
-              reason: 'InvalidSymbol',
-              message: `invalid symbol ${String(raw)}`,
-            }),
-          );
+          this.hub.send(conn, geminiWire.error('InvalidSymbol', `invalid symbol ${String(raw)}`));
           continue;
         }
         if (m.type === 'unsubscribe') {
@@ -97,19 +87,22 @@ export class GeminiFeed {
 
   private fullBook(inst: Instrument): string {
     const book = this.engine.book('venue-c', inst.ticker);
-    const changes: string[][] = [];
+    const changes: string[] = [];
     if (book) {
-      for (const [p, q] of book.bids.levels())
-        changes.push(['buy', formatScaled(p, inst.priceDecimals), formatScaled(q, inst.qtyDecimals)]);
-      for (const [p, q] of book.asks.levels())
-        changes.push(['sell', formatScaled(p, inst.priceDecimals), formatScaled(q, inst.qtyDecimals)]);
+      for (const [side, levels] of [
+        ['buy', book.bids.levels()],
+        ['sell', book.asks.levels()],
+      ] as const) {
+        for (const [p, q] of levels)
+          changes.push(geminiWire.change(side, formatScaled(p, inst.priceDecimals), formatScaled(q, inst.qtyDecimals)));
+      }
     }
-    const trades: unknown[] = [];
+    const trades: string[] = [];
     const log = this.engine.tradeLog('venue-c', inst.ticker);
     for (let no = log?.lastTradeNo ?? 0; log && no >= log.firstTradeNo && trades.length < INITIAL_TRADES; no--) {
-      trades.push(JSON.parse(this.trades.ws(inst, log.trade(no) as TimedTrade)));
+      trades.push(this.trades.ws(inst, log.trade(no) as TimedTrade));
     }
-    return JSON.stringify({ type: 'l2_updates', symbol: inst.ticker, changes, trades, auction_events: [] });
+    return geminiWire.initial(inst.ticker, changes, trades);
   }
 
   private onEvent(inst: Instrument, event: BookEvent): void {
@@ -124,12 +117,15 @@ export class GeminiFeed {
 
   private changes(inst: Instrument, event: BookEvent): string {
     const ch = event.changes;
-    let changes = '';
+    const changes: string[] = [];
     for (let i = 0; i < ch.length; i += 4) {
       const q = ch[i + 2] as number;
-      changes += `${i ? ',' : ''}["${ch[i] === BID ? 'buy' : 'sell'}","${formatScaled(ch[i + 1] as number, inst.priceDecimals)}","${q === 0 ? '0' : formatScaled(q, inst.qtyDecimals)}"]`;
+      const price = formatScaled(ch[i + 1] as number, inst.priceDecimals);
+      changes.push(
+        geminiWire.change(ch[i] === BID ? 'buy' : 'sell', price, q === 0 ? '0' : formatScaled(q, inst.qtyDecimals)),
+      );
     }
-    return `{"type":"l2_updates","symbol":"${inst.ticker}","changes":[${changes}]}`;
+    return geminiWire.updates(inst.ticker, changes);
   }
 
   close(): void {

@@ -1,4 +1,5 @@
 // https://docs.cdp.coinbase.com/exchange/reference/exchangerestapi_getproducttrades, …/websocket-feed/channels
+import { coinbaseWire } from '@depthgate/feeds';
 import type { BookEngine } from '../../book/engine';
 import { BID, type Instrument, type TimedTrade } from '../../book/types';
 import { uuidOf } from '../../core/ids';
@@ -53,14 +54,14 @@ export class CoinbaseTrades {
 
   /** The `matches` channel's `match` (or `last_match`) [V], in the docs' field order; time with microseconds. */
   match(inst: Instrument, t: TimedTrade, type: 'match' | 'last_match' = 'match'): string {
-    return JSON.stringify({
+    return coinbaseWire.match({
       type,
-      trade_id: this.tradeId(t.no),
+      tradeId: this.tradeId(t.no),
       sequence: SEQUENCE_BASE + t.seq + t.no,
-      maker_order_id: this.orderId(inst.ticker, t.no, 0),
-      taker_order_id: this.orderId(inst.ticker, t.no, 1),
+      makerOrderId: this.orderId(inst.ticker, t.no, 0),
+      takerOrderId: this.orderId(inst.ticker, t.no, 1),
       time: isoMicros(t.ts),
-      product_id: inst.ticker,
+      product: inst.ticker,
       size: formatScaled(t.size, inst.qtyDecimals),
       price: formatScaled(t.price, inst.priceDecimals),
       side: this.makerSide(t),

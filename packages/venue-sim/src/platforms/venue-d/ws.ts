@@ -1,6 +1,7 @@
 // https://docs.cdp.coinbase.com/exchange/websocket-feed/channels
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { coinbaseWire } from '@depthgate/feeds';
 import type { BookEngine } from '../../book/engine';
 import { BID, type BookEvent, type Instrument } from '../../book/types';
 import { formatScaled } from '../../core/decimal';
@@ -77,7 +78,7 @@ export class CoinbaseFeed {
   }
 
   private error(conn: FeedConnection, message: string, reason: string): void {
-    this.hub.send(conn, JSON.stringify({ type: 'error', message, reason }));
+    this.hub.send(conn, coinbaseWire.error(message, reason));
   }
 
   /** A signed subscribe is verified here; its result is the connection's recorded `auth` (the handshake has none). */
@@ -142,7 +143,7 @@ export class CoinbaseFeed {
       name: c,
       product_ids: [...(channels.get(c) as Set<string>)],
     }));
-    this.hub.send(conn, JSON.stringify({ type: 'subscriptions', channels: list }));
+    this.hub.send(conn, coinbaseWire.subscriptions(list));
     for (const [c, p] of added) {
       if (c === 'level2' || c === 'level2_batch') this.hub.send(conn, this.snapshot(p));
       else if (c === 'ticker') this.hub.send(conn, this.ticker(p));
@@ -169,9 +170,9 @@ export class CoinbaseFeed {
     const p = this.product(id);
     const book = this.engine.book('venue-d', id);
     const side = (s: 'bids' | 'asks') =>
-      (book?.[s].levels() ?? []).map(([pr, q]) => [formatScaled(pr, 2), formatScaled(q, p.baseDecimals)]);
+      (book?.[s].levels() ?? []).map(([pr, q]) => [formatScaled(pr, 2), formatScaled(q, p.baseDecimals)] as const);
     // [V] the docs' snapshot has no `time` (nor a sequence); ccxt reads none.
-    return JSON.stringify({ type: 'snapshot', product_id: id, bids: side('bids'), asks: side('asks') });
+    return coinbaseWire.snapshot(id, side('bids'), side('asks'));
   }
 
   private ticker(id: string): string {
@@ -241,11 +242,18 @@ export class CoinbaseFeed {
     if ((books || batched) && !this.hub.shouldDrop(id)) {
       if (books) {
         const ch = event.changes;
-        let changes = '';
+        const changes: string[] = [];
         for (let i = 0; i < ch.length; i += 4) {
-          changes += `${i ? ',' : ''}["${ch[i] === BID ? 'buy' : 'sell'}","${formatScaled(ch[i + 1] as number, 2)}","${formatScaled(ch[i + 2] as number, p.baseDecimals)}"]`;
+          const price = formatScaled(ch[i + 1] as number, 2);
+          changes.push(
+            coinbaseWire.change(
+              ch[i] === BID ? 'buy' : 'sell',
+              price,
+              formatScaled(ch[i + 2] as number, p.baseDecimals),
+            ),
+          );
         }
-        const l2update = `{"type":"l2update","product_id":"${id}","changes":[${changes}],"time":"${isoMicros(event.ts)}"}`;
+        const l2update = coinbaseWire.l2update(id, changes, isoMicros(event.ts));
         this.hub.deliver(id, conns.keys(), (conn) => (conns.get(conn)?.has('level2') ? l2update : undefined));
       }
       if (batched) this.addToBatch(id, event.changes, p);
@@ -271,7 +279,10 @@ export class CoinbaseFeed {
     for (let i = 0; i < ch.length; i += 4) {
       const side = ch[i] === BID ? 'buy' : 'sell';
       const price = formatScaled(ch[i + 1] as number, 2);
-      levels.set(`${side}:${price}`, `["${side}","${price}","${formatScaled(ch[i + 2] as number, p.baseDecimals)}"]`);
+      levels.set(
+        `${side}:${price}`,
+        coinbaseWire.change(side, price, formatScaled(ch[i + 2] as number, p.baseDecimals)),
+      );
     }
     this.batchTimer ??= setTimeout(() => this.flushBatch(), BATCH_MS);
   }
@@ -280,7 +291,7 @@ export class CoinbaseFeed {
     this.batchTimer = undefined;
     const time = isoMicros(this.clock());
     for (const [id, levels] of this.batch) {
-      const msg = `{"type":"l2update","product_id":"${id}","changes":[${[...levels.values()].join(',')}],"time":"${time}"}`;
+      const msg = coinbaseWire.l2update(id, [...levels.values()], time);
       const subs = this.subs.get(id);
       if (subs) this.hub.deliver(id, subs.keys(), (conn) => (subs.get(conn)?.has('level2_batch') ? msg : undefined));
     }

@@ -1,9 +1,19 @@
 /**
- * What a caller may see: which tickers (`ticker_prefixes`) and from when (`max_data_age_days`,
- * `full_history_prefixes`, the anonymous day, the start of recorded history). Pure functions of the caller, the
- * ticker and the clock, so every rule is unit-tested at its edges.
+ * What a caller may see of the recorded history: which tickers (`ticker_prefixes`) and from when
+ * (`max_data_age_days`, `full_history_prefixes`, the anonymous day, the start of recorded history). Pure functions of
+ * the caller, the ticker and the clock, so every rule is unit-tested at its edges; the history API and the replay
+ * apply the same rules from here (docs/history.md, "Windows and entitlements").
  */
-import { ANONYMOUS_WINDOW_DAYS, DAY_MS, HISTORY_START_MS, matchesAnyPrefix, type Caller } from '@depthgate/auth';
+import { AppError } from '@depthgate/service-kit';
+import type { Caller } from './caller';
+import {
+  ANONYMOUS_WINDOW_DAYS,
+  DAY_MS,
+  HISTORY_START_MS,
+  matchesAnyPrefix,
+  type ExchangeKey,
+  type Exchanges,
+} from './entitlements';
 
 /** A ticker outside the key's `ticker_prefixes` does not exist for that caller. No prefixes: every ticker. */
 export function canSeeTicker(caller: Caller | undefined, ticker: string): boolean {
@@ -64,4 +74,24 @@ export function effectiveRange(
 ): { from: number; to: number | null } {
   const earliest = windowStart(caller, ticker, now);
   return { from: Math.max(earliest, requested.start ?? earliest), to: requested.end ?? null };
+}
+
+/** The answer for a ticker that does not exist for the caller (never recorded, or outside its `ticker_prefixes`). */
+export function unknownTicker(exchange: ExchangeKey, ticker: string): AppError {
+  const shown = ticker.length > 80 ? `${ticker.slice(0, 80)}…` : ticker;
+  return new AppError('unknown_ticker', `Unknown ticker ${JSON.stringify(shown)} on ${exchange}`);
+}
+
+/** The answer for an `{exchange}` that names none of `exchanges` (keys and aliases, any case), naming every one. */
+export function unknownExchange(exchanges: Exchanges<ExchangeKey>, given: string): AppError {
+  const shown = given.length > 40 ? `${given.slice(0, 40)}…` : given;
+  // `venue-b`, `venue-a-us`: the gateway's spelling (its platform keys use "-"; exchange keys use "_").
+  const underscored = given.includes('-') ? exchanges.canonical(given.replace(/-/g, '_')) : undefined;
+  const rule = underscored
+    ? ` ("-" spells the gateway's platform keys; the history's exchange keys use "_": ${underscored})`
+    : '';
+  return new AppError(
+    'unknown_exchange',
+    `Unknown exchange ${JSON.stringify(shown)}${rule}: use ${exchanges.describe()}`,
+  );
 }

@@ -1,4 +1,6 @@
-import { DAY_MS, HISTORY_START_MS, type Caller, type ResolvedKey } from '@depthgate/auth';
+import type { Caller } from './caller';
+import { DAY_MS, HISTORY_START_MS } from './entitlements';
+import type { ResolvedKey } from './key-record';
 import { callerWindow, canSeeTicker, effectiveRange, windowStart } from './access';
 
 const NOW = Date.UTC(2026, 5, 1, 12, 0, 0, 0);

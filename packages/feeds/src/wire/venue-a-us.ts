@@ -1,0 +1,90 @@
+// https://docs.polymarket.us/api-reference/websocket/markets
+/**
+ * Polymarket US's markets WebSocket messages as the venue writes them, from its strings: the venue simulator's feed
+ * (and its REST book) and the replay service both build them here. Prices and quantities are already the venue's
+ * text (`px.value` with 3 decimals).
+ */
+
+/** A level as given: `[price, quantity]`. */
+export type PmUsLevel = readonly [string, string];
+
+export interface PmUsBook {
+  slug: string;
+  /** Best first. */
+  bids: readonly PmUsLevel[];
+  offers: readonly PmUsLevel[];
+  state: string;
+  /** `MarketStats` [V] (`lastTradePx`, `sharesTraded`, …); absent: `{}`. */
+  stats?: Record<string, unknown>;
+  /** RFC 3339 with milliseconds; undefined leaves the field out. */
+  transactTime: string | undefined;
+}
+
+export interface PmUsTradeFields {
+  slug: string;
+  price: string;
+  quantity: string;
+  tradeTime: string;
+  /** The taker bought long (lifted an offer); else sold long (hit a bid). */
+  takerBuys: boolean;
+}
+
+/** An `Amount` [V]: `value` a decimal string, `currency` USD. */
+export const pmUsAmount = (value: string) => ({ value, currency: 'USD' });
+
+const long = (buy: boolean) => ({
+  side: buy ? 'ORDER_SIDE_BUY' : 'ORDER_SIDE_SELL',
+  intent: buy ? 'ORDER_INTENT_BUY_LONG' : 'ORDER_INTENT_SELL_LONG',
+});
+
+export const pmUsWire = {
+  /** A `MarketData` object [V] (the feed's `marketData`, REST's book): levels `{px: Amount, qty}`, best first. */
+  marketData(b: PmUsBook): Record<string, unknown> {
+    const levels = (list: readonly PmUsLevel[]) => list.map(([p, q]) => ({ px: pmUsAmount(p), qty: q }));
+    return {
+      marketSlug: b.slug,
+      bids: levels(b.bids),
+      offers: levels(b.offers),
+      state: b.state,
+      stats: b.stats ?? {},
+      ...(b.transactTime !== undefined ? { transactTime: b.transactTime } : {}),
+    };
+  },
+
+  /**
+   * The message of a trade [V]: `marketSlug`, `price` and `quantity` as Amounts, `tradeTime`, the maker's and the
+   * taker's side and intent (the book is the market's long side).
+   */
+  trade(t: PmUsTradeFields): string {
+    return JSON.stringify({
+      marketSlug: t.slug,
+      price: pmUsAmount(t.price),
+      quantity: pmUsAmount(t.quantity),
+      tradeTime: t.tradeTime,
+      maker: long(!t.takerBuys),
+      taker: long(t.takerBuys),
+    });
+  },
+
+  /**
+   * A message of a subscription: `{"requestId",…rest}` where `rest` is the text after the request id,
+   * `"subscriptionType":…,"<field>":…}` (shared by every subscriber of the same kind; see `body`).
+   */
+  frame(requestId: string, rest: string): string {
+    return `{"requestId":${JSON.stringify(requestId)},${rest}`;
+  },
+
+  /** The part of a message after its request id, written once for all subscriptions of a type. */
+  body(subscriptionType: string, field: string, json: string): string {
+    return `"subscriptionType":"${subscriptionType}","${field}":${json}}`;
+  },
+
+  heartbeat(): string {
+    return '{"heartbeat":{}}';
+  },
+
+  /** `{"requestId"?,"error"}` [V]. */
+  error(requestId: unknown, error: string): string {
+    return JSON.stringify({ ...(typeof requestId === 'string' ? { requestId } : {}), error });
+  },
+};

@@ -1,0 +1,66 @@
+// https://docs.gemini.com/websocket/market-data/v2/level-2-data
+/**
+ * Gemini's market data v2 messages as the venue writes them, from its strings: the venue simulator's feed and the
+ * replay service both write the `l2` channel through these. Prices and quantities are already the venue's text.
+ */
+
+export type GeminiSide = 'buy' | 'sell';
+
+/** Integers Gemini writes as JSON numbers (`tid`, `event_id`) may exceed 2^53: given as their digits, written as is. */
+export type GeminiInteger = number | string;
+
+export interface GeminiTradeFields {
+  symbol: string;
+  eventId: GeminiInteger;
+  /** Epoch ms. */
+  timestamp: number;
+  price: string;
+  quantity: string;
+  /** The taker's side. */
+  side: GeminiSide;
+  tid: GeminiInteger;
+}
+
+const DIGITS = /^\d{1,30}$/;
+
+/** An integer field as JSON: digits as a number (exactly as given), anything else as a string. */
+function integer(v: GeminiInteger): string {
+  return typeof v === 'number' || DIGITS.test(v) ? String(v) : JSON.stringify(v);
+}
+
+export const geminiWire = {
+  /** One entry of `changes` [V]: `["buy"|"sell", price, new absolute quantity]` ("0" removes the level). */
+  change(side: GeminiSide, price: string, quantity: string): string {
+    return `["${side}","${price}","${quantity}"]`;
+  },
+
+  /** An `l2_updates` of changed levels. */
+  updates(symbol: string, changes: readonly string[]): string {
+    return `{"type":"l2_updates","symbol":${JSON.stringify(symbol)},"changes":[${changes.join(',')}]}`;
+  },
+
+  /**
+   * The first `l2_updates` of a subscription [V]: the whole book and the last trades (`trades`: messages of
+   * `trade`), with `auction_events`.
+   */
+  initial(symbol: string, changes: readonly string[], trades: readonly string[]): string {
+    return `{"type":"l2_updates","symbol":${JSON.stringify(symbol)},"changes":[${changes.join(',')}],"trades":[${trades.join(',')}],"auction_events":[]}`;
+  },
+
+  /** A `trade` [V]: `event_id`, `timestamp` (ms), `price`, `quantity`, `side` (the taker's), `tid`. */
+  trade(t: GeminiTradeFields): string {
+    return (
+      `{"type":"trade","symbol":${JSON.stringify(t.symbol)},"event_id":${integer(t.eventId)},"timestamp":${t.timestamp},` +
+      `"price":${JSON.stringify(t.price)},"quantity":${JSON.stringify(t.quantity)},"side":"${t.side}","tid":${integer(t.tid)}}`
+    );
+  },
+
+  heartbeat(timestamp: number): string {
+    return `{"type":"heartbeat","timestamp":${timestamp}}`;
+  },
+
+  /** `{"type":"error","result":"error","reason","message"}` [V schema of REST errors; the feed's as observed [3P]]. */
+  error(reason: string, message: string): string {
+    return JSON.stringify({ type: 'error', result: 'error', reason, message });
+  },
+};

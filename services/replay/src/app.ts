@@ -1,0 +1,84 @@
+import express, { type Express } from 'express';
+import { EXCHANGES, type Auth, type ExchangeKey, type Exchanges } from '@depthgate/auth';
+import { OrderBookQueries, QueryGate, type HistoryStore } from '@depthgate/history-store';
+import { createServiceApp, type Lifecycle, type Logger, type Registry } from '@depthgate/service-kit';
+import type { ReplayConfig } from './config';
+import { replayRoutes } from './http/replay-route';
+import { ReplayMetrics } from './metrics';
+import { ReplaySockets } from './ws/server';
+
+export interface ReplayDeps {
+  config: ReplayConfig;
+  logger: Logger;
+  auth: Auth;
+  /** The replay's own store: its own sockets to ClickHouse (CLICKHOUSE_MAX_CONNECTIONS of this process). */
+  store: HistoryStore;
+  registry: Registry;
+  lifecycle: Lifecycle;
+  /** The clock that callers' windows are computed from (tests pin it). */
+  now?: () => number;
+  exchanges?: Exchanges<ExchangeKey>;
+}
+
+const ROUTE_LABEL = /^\/api\/[^/]+\/replay(\/|$)/;
+
+/**
+ * Builds the replay service: the HTTP app and the WebSocket replay's `upgrade` listener, on one query budget. No side
+ * effects: everything it talks to arrives in `deps`.
+ */
+export function createReplayService(deps: ReplayDeps): { app: Express; sockets: ReplaySockets } {
+  const { config, auth, store } = deps;
+  const now = deps.now ?? Date.now;
+  const metrics = new ReplayMetrics(deps.registry);
+  // Its own query gate: a replay load waits here, not in the history API's.
+  const queries = new OrderBookQueries(store, {
+    gate: new QueryGate(config.REPLAY_QUERY_CONCURRENCY),
+    observer: metrics.queries,
+  });
+  const sockets = new ReplaySockets({
+    auth,
+    store,
+    queries,
+    metrics,
+    logger: deps.logger,
+    queryTimeoutMs: config.REPLAY_QUERY_TIMEOUT_MS,
+    maxWindowRows: config.REPLAY_MAX_WINDOW_ROWS,
+    now,
+    trustProxyHops: config.TRUST_PROXY_HOPS,
+  });
+  const app = createServiceApp({
+    ...deps,
+    readiness: [...auth.readiness, { name: 'clickhouse', check: () => store.ping(900) }],
+    trustProxyHops: config.TRUST_PROXY_HOPS,
+    accessLog: config.ACCESS_LOG,
+    routeLabel: (req) => {
+      const path = req.url ?? '';
+      if (!path.startsWith('/api/')) return 'internal';
+      return ROUTE_LABEL.test(path) ? 'replay' : 'api';
+    },
+    mount: (app) => {
+      const api = express.Router();
+      // Keys exactly as the history reads them: optional (anonymous: the last day), rate-limited per key or IP.
+      api.use(auth.optionalKey, auth.rateLimit);
+      api.use(
+        replayRoutes({
+          store,
+          queries,
+          metrics,
+          logger: deps.logger,
+          exchanges: deps.exchanges ?? EXCHANGES,
+          queryTimeoutMs: config.REPLAY_QUERY_TIMEOUT_MS,
+          maxWindowRows: config.REPLAY_MAX_WINDOW_ROWS,
+          now,
+        }),
+      );
+      app.use('/api', api);
+    },
+  });
+  return { app, sockets };
+}
+
+/** The HTTP app alone. */
+export function createApp(deps: ReplayDeps): Express {
+  return createReplayService(deps).app;
+}

@@ -1,0 +1,30 @@
+import { ConfigError } from '@depthgate/service-kit';
+import { thrownBy, undocumentedSettings } from '@depthgate/test-utils';
+import { loadConfig, replayEnvSchema } from './config';
+
+describe('replay configuration', () => {
+  it('has working defaults, its own port and query budget', () => {
+    const config = loadConfig({});
+    expect(config.REPLAY_PORT).toBe(7083);
+    expect(config.REPLAY_QUERY_CONCURRENCY).toBe(4);
+    expect(config.REPLAY_MAX_WINDOW_ROWS).toBe(2_000_000);
+    expect(config.CLICKHOUSE_DATABASE).toBe('depthgate');
+    expect(config.REDIS_KEY_PREFIX).toBe('dg:');
+  });
+
+  it('rejects values outside their bounds, naming each', () => {
+    const env = {
+      REPLAY_PORT: '70000',
+      REPLAY_QUERY_CONCURRENCY: '0',
+      REPLAY_MAX_WINDOW_ROWS: 'many',
+      CLICKHOUSE_URL: 'http://127.0.0.1:8123/db',
+    };
+    const issues = thrownBy(() => loadConfig(env), ConfigError).issues;
+    expect(issues).toHaveLength(4);
+    for (const name of Object.keys(env)) expect(issues.join('\n')).toContain(`${name}:`);
+  });
+
+  it('documents every setting in docs/configuration.md', () => {
+    expect(undocumentedSettings(Object.keys(replayEnvSchema.shape))).toEqual([]);
+  });
+});

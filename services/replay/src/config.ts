@@ -1,0 +1,41 @@
+import { z } from 'zod';
+import { authEnvShape } from '@depthgate/auth';
+import { clickHouseEnvShape } from '@depthgate/history-store';
+import { envBool, envInt, envLogLevel, envString, parseEnv } from '@depthgate/service-kit';
+
+/**
+ * Every replay-service setting, parsed once from the environment (docs/configuration.md, "Replay"). Keys, rate limits
+ * and Redis are the shared ones (the history's names and defaults); ClickHouse's too, but the replay's query budget
+ * is its own: its own sockets (CLICKHOUSE_MAX_CONNECTIONS of this process) and its own query gate, so a replay load
+ * does not take the history API's.
+ */
+export const replayEnvSchema = z.object({
+  ...authEnvShape,
+  ...clickHouseEnvShape,
+  REPLAY_PORT: envInt(7083, { min: 0, max: 65535 }),
+  REPLAY_HOST: envString('127.0.0.1'),
+  LOG_LEVEL: envLogLevel(),
+  ACCESS_LOG: envBool(true),
+  /** After SIGTERM: readiness turns red, then this long later new connections are refused. */
+  SHUTDOWN_DELAY_MS: envInt(0, { min: 0, max: 120_000 }),
+  /** After that, in-flight replays get this long to finish. */
+  DRAIN_TIMEOUT_MS: envInt(15_000, { min: 0, max: 600_000 }),
+  /**
+   * Time budget of the ClickHouse reads of one replay (the window is read before its first message is sent): sent as
+   * `max_execution_time` and enforced by the service until the answer has started.
+   */
+  REPLAY_QUERY_TIMEOUT_MS: envInt(30_000, { min: 1, max: 600_000 }),
+  /** ClickHouse queries this process runs at once (its own query gate); more wait in arrival order. */
+  REPLAY_QUERY_CONCURRENCY: envInt(4, { min: 1, max: 1024 }),
+  /**
+   * Most rows (deltas and trades) one replay's window may hold: the window is read whole before it is replayed, so
+   * this bounds a replay's memory; a larger window is refused (400 invalid_request) before anything is sent.
+   */
+  REPLAY_MAX_WINDOW_ROWS: envInt(2_000_000, { min: 1, max: 100_000_000 }),
+});
+
+export type ReplayConfig = z.output<typeof replayEnvSchema>;
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): ReplayConfig {
+  return parseEnv(replayEnvSchema, env);
+}

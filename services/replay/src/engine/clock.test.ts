@@ -1,0 +1,117 @@
+import { mergeByClock, paced, type MergedMessage } from './clock';
+import { replay } from './replay';
+import type { NativeMessage } from './types';
+import { kalshiEncoder } from './venue-b';
+import { coinbaseEncoder } from './venue-d';
+import { randomWindow } from '../testing/history';
+
+const msg = (ts: number, received_ts: number, text: string): NativeMessage => ({ ts, received_ts, text });
+
+describe('mergeByClock', () => {
+  it('orders several replays by venue time, ties to the replay listed first, each keeping its own order', () => {
+    const a = [msg(1, 1, 'a1'), msg(5, 5, 'a5'), msg(5, 5, 'a5b'), msg(9, 9, 'a9')];
+    const b = [msg(0, 0, 'b0'), msg(5, 5, 'b5'), msg(7, 7, 'b7')];
+    const out = [...mergeByClock([a.values(), b.values()])].map((m) => m.message.text);
+    expect(out).toEqual(['b0', 'a1', 'a5', 'a5b', 'b5', 'b7', 'a9']);
+  });
+
+  it('on the receive clock, a replay never goes back: a message is not held behind a later one of its own replay', () => {
+    // A trade stamped with venue time may have been received after the next row.
+    const a = [msg(1, 10, 'a-late'), msg(2, 3, 'a-next')];
+    const b = [msg(0, 5, 'b')];
+    const out = [...mergeByClock([a.values(), b.values()], 'received_ts')];
+    expect(out.map((m) => [m.message.text, m.at])).toEqual([
+      ['b', 5],
+      ['a-late', 10],
+      ['a-next', 10],
+    ]);
+  });
+
+  it('reads texts in the merged order, so Kalshi markets of one sid keep seq contiguous (and the other venue untouched)', () => {
+    const grid = {
+      bid: { lo: 1, hi: 49, places: 2 },
+      ask: { lo: 51, hi: 99, places: 2 },
+      size: { lo: 1, hi: 500, places: 2 },
+    };
+    const sub = { sid: 3, seq: 0 };
+    const kalshi = ['X', 'Y'].map((ticker) =>
+      replay(
+        randomWindow(`merge|${ticker}`, grid, { events: 40, gapRate: 0.05 }),
+        kalshiEncoder({ ticker, book: sub, tradeSid: 4 }),
+      ),
+    );
+    const coinbase = replay(
+      randomWindow('merge|cb', grid, { events: 40, gapRate: 0 }),
+      coinbaseEncoder({ product: 'P' }),
+    );
+    const merged = [...mergeByClock([...kalshi, coinbase])];
+    const seqs = merged
+      .map((m) => JSON.parse(m.message.text) as { sid?: number; seq?: number })
+      .filter((m) => m.sid === 3)
+      .map((m) => m.seq);
+    expect(seqs.length).toBeGreaterThan(40);
+    expect(seqs).toEqual(seqs.map((_, i) => i + 1));
+    for (let i = 1; i < merged.length; i++)
+      expect((merged[i] as MergedMessage).at).toBeGreaterThanOrEqual((merged[i - 1] as MergedMessage).at);
+  });
+});
+
+describe('paced', () => {
+  /** A wall clock that moves only when the pacer sleeps (or the consumer takes time). */
+  const fakeClock = () => {
+    const c = { now: 1_000_000, sleeps: [] as number[] };
+    return {
+      c,
+      now: () => c.now,
+      sleep: (ms: number) => {
+        c.sleeps.push(ms);
+        c.now += ms;
+        return Promise.resolve();
+      },
+    };
+  };
+  const merged = (ats: number[]): MergedMessage[] =>
+    ats.map((at) => ({ source: 0, at, message: msg(at, at, String(at)) }));
+  const drain = async (it: AsyncIterable<MergedMessage>, each?: () => void) => {
+    const out: number[] = [];
+    for await (const m of it) {
+      out.push(m.at);
+      each?.();
+    }
+    return out;
+  };
+
+  it('speed 1 releases each message at its recorded offset from `from`', async () => {
+    const f = fakeClock();
+    const out = await drain(paced(merged([100, 100, 150, 400]), { speed: 1, from: 100, now: f.now, sleep: f.sleep }));
+    expect(out).toEqual([100, 100, 150, 400]);
+    expect(f.c.sleeps).toEqual([50, 250]);
+  });
+
+  it('speed 10 divides the waits; the window start need not be a message', async () => {
+    const f = fakeClock();
+    await drain(paced(merged([120, 220, 1220]), { speed: 10, from: 100, now: f.now, sleep: f.sleep }));
+    expect(f.c.sleeps).toEqual([2, 10, 100]);
+  });
+
+  it('a slow consumer catches up: a message already due is not waited for', async () => {
+    const f = fakeClock();
+    // The consumer spends 80 ms per message; messages are 50 ms apart.
+    await drain(paced(merged([0, 50, 100, 150, 400]), { speed: 1, from: 0, now: f.now, sleep: f.sleep }), () => {
+      f.c.now += 80;
+    });
+    expect(f.c.sleeps).toEqual([80]);
+  });
+
+  it('max never sleeps; a speed that is not a positive number is refused', async () => {
+    const f = fakeClock();
+    expect(await drain(paced(merged([0, 5000]), { speed: 'max', from: 0, now: f.now, sleep: f.sleep }))).toEqual([
+      0, 5000,
+    ]);
+    expect(f.c.sleeps).toEqual([]);
+    for (const speed of [0, -1, Number.NaN, Number.POSITIVE_INFINITY])
+      await expect(drain(paced(merged([0]), { speed, from: 0, now: f.now, sleep: f.sleep }))).rejects.toThrow(
+        RangeError,
+      );
+  });
+});

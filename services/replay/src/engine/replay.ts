@@ -1,0 +1,122 @@
+/**
+ * The replay engine's driver: one ticker's recorded window, merged into the order it happened, through a venue's
+ * encoder into the venue's own messages.
+ *
+ * Order: by `ts`; at one `ts` a gap's reset (its closing snapshot is the book at `to`, before any delta at `to`) comes
+ * first, then deltas and trades by `sequence` (the ticker's counter, shared by both, so they interleave as they
+ * arrived). Deltas that share `ts` and `received_ts` with no trade between them are one group: the venue's message
+ * carried them together (Gemini `l2_updates`, Coinbase `l2update`, a CLOB `price_change`, a Polymarket US book); the
+ * encoder decides whether its venue writes a group as one message (Kalshi writes one message per level).
+ *
+ * Gaps: a recorded book gap is never papered over. From its `from` on, no delta is replayed (none should exist: the
+ * recorder writes the gap, then the snapshot that closes it, then deltas); at its `to` the encoder writes the venue's
+ * reset form with the gap's snapshot as the new book. A window that starts inside a gap (`start` undefined) sends no
+ * book until that gap closes; one that ends inside a gap (the gap has no `book`) sends no book after its `from`.
+ * Trades are replayed whatever the book's state (the recorder records them so).
+ */
+import { ReplayBook, sideCode } from './replay-book';
+import type { NativeMessage, RecordedDelta, RecordedGap, RecordedTrade, RecordedWindow } from './types';
+
+/** Why a whole book is sent: the window's start, or the end of a recorded gap. */
+export type BookCause = { kind: 'start'; lastTrade: RecordedTrade | undefined } | { kind: 'gap'; gap: RecordedGap };
+
+/**
+ * A message's text, or (a message that takes a subscription's next sequence number: Kalshi's book messages) the
+ * function that writes it when it is sent — see `NativeMessage.text`.
+ */
+export type EncodedText = string | (() => string);
+
+/** A venue's messages for the engine's steps. Each hook returns the step's messages, in order. */
+export interface VenueEncoder {
+  /** The venue's whole-book message(s) for `book` at `ts`: its snapshot (start) or its reset form (after a gap). */
+  book(book: ReplayBook, ts: number, cause: BookCause): EncodedText[];
+  /**
+   * A group of deltas of one `ts`: the encoder applies them to `book` itself, in order (`applyDelta`), so that it can
+   * write what the venue writes after each one (a CLOB entry's hash, a new absolute size).
+   */
+  changes(book: ReplayBook, deltas: readonly RecordedDelta[], ts: number): EncodedText[];
+  /** A trade; `book` is undefined while no book is known (inside a gap). */
+  trade(trade: RecordedTrade, book: ReplayBook | undefined): EncodedText[];
+}
+
+/** Applies one recorded delta; returns the level's new quantity (0n: removed). */
+export function applyDelta(book: ReplayBook, d: RecordedDelta): bigint {
+  return book.apply(sideCode(d.side), d.price, d.quantity_delta);
+}
+
+/**
+ * A message whose text is written when first read: a sequence number is taken in the order messages are *sent*, so
+ * a server that merges several markets of one subscription in time order (looking at each one's next `ts` before
+ * sending it) keeps the subscription's numbers contiguous. Read `text` in the order the messages go out.
+ */
+function message(received_ts: number, ts: number, encoded: EncodedText): NativeMessage {
+  if (typeof encoded === 'string') return { received_ts, ts, text: encoded };
+  let text: string | undefined;
+  return {
+    received_ts,
+    ts,
+    get text() {
+      return (text ??= encoded());
+    },
+  };
+}
+
+/** The window's native messages, in order. Lazy: a consumer pulls them as fast as it sends them. */
+export function* replay(window: RecordedWindow, encoder: VenueEncoder): Generator<NativeMessage> {
+  const { deltas, trades } = window;
+  const startTs = window.start?.ts;
+  // Gaps the start's book already covers are behind us.
+  const gaps = window.gaps.filter((g) => startTs === undefined || g.to > startTs);
+  let book: ReplayBook | undefined;
+  if (window.start) {
+    book = ReplayBook.of(window.start.book);
+    const received = window.start.received_ts ?? window.start.ts;
+    for (const text of encoder.book(book, window.start.ts, { kind: 'start', lastTrade: window.lastTrade }))
+      yield message(received, window.start.ts, text);
+  }
+  let di = 0;
+  let ti = 0;
+  let gi = 0;
+  for (;;) {
+    const d = deltas[di];
+    const t = trades[ti];
+    const g = gaps[gi];
+    // The next row in time: a gap's reset at its `to` before rows at that ts; deltas and trades by (ts, sequence).
+    const row = d && (!t || d.ts < t.ts || (d.ts === t.ts && d.sequence < t.sequence)) ? d : t;
+    const rowTs = d === row ? d?.ts : t?.ts;
+    if (g && (rowTs === undefined || g.to <= rowTs)) {
+      gi++;
+      if (!g.book) {
+        book = undefined;
+        continue;
+      }
+      book = ReplayBook.of(g.book);
+      const received = g.received_ts ?? g.to;
+      for (const text of encoder.book(book, g.to, { kind: 'gap', gap: g })) yield message(received, g.to, text);
+      continue;
+    }
+    if (row === undefined) return;
+    if (row === t) {
+      ti++;
+      for (const text of encoder.trade(t, book)) yield message(t.received_ts ?? t.ts, t.ts, text);
+      continue;
+    }
+    // A group of deltas: same ts and received_ts, no trade before the next one.
+    const group: RecordedDelta[] = [];
+    for (let e = deltas[di]; e && sameMessage(e, d as RecordedDelta); e = deltas[di]) {
+      if (group.length > 0 && t && (t.ts < e.ts || (t.ts === e.ts && t.sequence < e.sequence))) break;
+      group.push(e);
+      di++;
+    }
+    // Inside a gap (or before the first book) a delta has no book to change: it is not replayed.
+    const inGap = book === undefined || (g !== undefined && g.from < (d as RecordedDelta).ts);
+    if (inGap) continue;
+    const first = group[0] as RecordedDelta;
+    for (const text of encoder.changes(book as ReplayBook, group, first.ts))
+      yield message(first.received_ts ?? first.ts, first.ts, text);
+  }
+}
+
+function sameMessage(a: RecordedDelta, b: RecordedDelta): boolean {
+  return a.ts === b.ts && (a.received_ts ?? a.ts) === (b.received_ts ?? b.ts);
+}

@@ -1,0 +1,73 @@
+// https://docs.polymarket.us/api-reference/websocket/markets
+/**
+ * Polymarket US (`venue_a_us`) as its markets WebSocket writes a market (protocols.md §3).
+ *
+ * - Every `SUBSCRIPTION_TYPE_MARKET_DATA` message is the market's whole book (`bids`/`offers` best first,
+ *   `px.value` and `qty`), with `transactTime` the change's ms (RFC 3339): the snapshot at the window's start, then one
+ *   message per group of deltas (the recorder diffed each of the venue's books into one such group).
+ * - `state` is not recorded: `MARKET_STATE_OPEN` (the state of a market that is trading). `stats`
+ *   (`lastTradePx`, `sharesTraded`, …) is not recorded either: `{}`.
+ * - A trade is a `SUBSCRIPTION_TYPE_TRADE` message (`price`, `quantity` as Amounts, `tradeTime`, maker's and taker's
+ *   side and intent on the long side), on the trade subscription's `requestId`.
+ * - Prices with 3 places and quantities with 2 by default (the venue's `px.value` and the simulator's `qty`).
+ * - Reset after a recorded gap: the whole book at the gap's end. Every message of this feed is the whole book and it
+ *   has no sequence: a client replaces its book with each, so the message after the gap is the reset (nothing in the
+ *   protocol can say more).
+ */
+import { ASK, BID, parseDecimal, pmUsWire } from '@depthgate/feeds';
+import { formatPlaces, priceFormat, type Places, type ReplayBook } from './replay-book';
+import { applyDelta, type VenueEncoder } from './replay';
+import type { RecordedDelta, RecordedTrade } from './types';
+
+export interface PmUsEncoderOptions {
+  slug: string;
+  /** The MARKET_DATA subscription's requestId. */
+  requestId: string;
+  /** The TRADE subscription's requestId. */
+  tradeRequestId: string;
+  priceDecimals?: Places;
+  quantityDecimals?: Places;
+  state?: string;
+}
+
+export function pmUsEncoder(o: PmUsEncoderOptions): VenueEncoder {
+  const pricePlaces = o.priceDecimals ?? 3;
+  const qtyPlaces = o.quantityDecimals ?? 2;
+  const price = priceFormat(pricePlaces);
+  const whole = (book: ReplayBook, ts: number) => {
+    const side = (code: typeof BID | typeof ASK, order: 'asc' | 'desc') =>
+      book.levels(code, order).map(([p, q]) => [price(p), formatPlaces(q, qtyPlaces)] as const);
+    const data = pmUsWire.marketData({
+      slug: o.slug,
+      bids: side(BID, 'desc'),
+      offers: side(ASK, 'asc'),
+      state: o.state ?? 'MARKET_STATE_OPEN',
+      transactTime: new Date(ts).toISOString(),
+    });
+    return pmUsWire.frame(
+      o.requestId,
+      pmUsWire.body('SUBSCRIPTION_TYPE_MARKET_DATA', 'marketData', JSON.stringify(data)),
+    );
+  };
+  return {
+    book(book: ReplayBook, ts: number): string[] {
+      return [whole(book, ts)];
+    },
+
+    changes(book: ReplayBook, deltas: readonly RecordedDelta[], ts: number): string[] {
+      for (const d of deltas) applyDelta(book, d);
+      return [whole(book, ts)];
+    },
+
+    trade(t: RecordedTrade): string[] {
+      const trade = pmUsWire.trade({
+        slug: o.slug,
+        price: price(t.price),
+        quantity: formatPlaces(parseDecimal(t.size), qtyPlaces),
+        tradeTime: new Date(t.ts).toISOString(),
+        takerBuys: t.side === 'buy',
+      });
+      return [pmUsWire.frame(o.tradeRequestId, pmUsWire.body('SUBSCRIPTION_TYPE_TRADE', 'trade', trade))];
+    },
+  };
+}

@@ -1,0 +1,180 @@
+/**
+ * HTTP replay (issue 25, item 3):
+ *
+ *   GET /api/{exchange}/replay/{ticker}?from=&to=
+ *
+ * streams one ticker's recorded window as the venue's own WebSocket messages, as NDJSON: one line per message,
+ * `{"received_ts":"…","ts":"…","message":<the venue's message>}` (times UTC RFC 3339 with milliseconds; `message` the
+ * venue's JSON as the socket would carry it), in order — the book at `from` in the venue's snapshot form, then every
+ * recorded change and trade of (`from`, `to`], a recorded gap as the venue's reset form — then an end line
+ * `{"type":"end","count":N}` (N: the messages), as the history's NDJSON streams end. No end line: the stream was cut.
+ *
+ * Parse → authorise → read → pipe, as the history's endpoints: `from` and `to` by the API's one timestamp rule
+ * (service-kit `parseMoment`), the exchange and the ticker resolved and checked as the history does (packages/auth
+ * access.ts), the window inside the caller's (`windowStart`), read whole (bounded by `maxWindowRows`) under one
+ * QueryScope, then written with backpressure: a slow reader holds at most the socket's buffer and one batch.
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import express, { type Router } from 'express';
+import { unknownExchange, type ExchangeKey, type Exchanges } from '@depthgate/auth';
+import {
+  classifyClickHouseError,
+  type HistoryStore,
+  type OrderBookQueries,
+  type QueryScope,
+} from '@depthgate/history-store';
+import { AppError, type Logger } from '@depthgate/service-kit';
+import { replay, ReplayDataError } from '../engine';
+import { encoderFor } from '../encoders';
+import type { ReplayMetrics } from '../metrics';
+import { checkWindowStart, iso, parseWindow, visibleTicker } from '../request';
+import { readWindow, WindowTooLargeError } from '../source';
+
+export interface ReplayRouteDeps {
+  store: HistoryStore;
+  queries: OrderBookQueries;
+  metrics: ReplayMetrics;
+  logger: Logger;
+  exchanges: Exchanges<ExchangeKey>;
+  queryTimeoutMs: number;
+  maxWindowRows: number;
+  now: () => number;
+}
+
+/** Lines are written in batches of about this many bytes (one `write` each). */
+const BATCH_BYTES = 64 * 1024;
+
+/** Resolves `exchange` (keys and aliases, any case) or answers 404 unknown_exchange naming them all. */
+function resolveExchange(exchanges: Exchanges<ExchangeKey>): RequestHandler {
+  return (req, res, next) => {
+    const given = String(req.params.exchange ?? '');
+    const exchange = exchanges.canonical(given);
+    if (!exchange) {
+      next(unknownExchange(exchanges, given));
+      return;
+    }
+    res.locals.exchange = exchange;
+    next();
+  };
+}
+
+export function replayRoutes(deps: ReplayRouteDeps): Router {
+  const router = express.Router();
+
+  /** A failure before the answer started → the error answer; after → undefined (the stream is cut). */
+  function answerFor(err: unknown, req: Request, res: Response, scope: QueryScope): AppError | undefined {
+    if (err instanceof AppError) return err;
+    if (res.headersSent || scope.reason === 'cancelled') return undefined;
+    if (err instanceof WindowTooLargeError) {
+      return new AppError(
+        'invalid_request',
+        `The window holds more than ${err.maxRows} recorded rows, the most one replay reads; replay it in shorter windows`,
+      );
+    }
+    const timeout = new AppError(
+      'query_timeout',
+      `Reading the window ran over its time budget of ${deps.queryTimeoutMs} ms and was cancelled; replay a shorter window`,
+    );
+    if (scope.reason === 'timeout') return timeout;
+    if (err instanceof ReplayDataError) {
+      deps.logger.error({ req_id: req.id, err: { message: err.message } }, 'recorded rows cannot be replayed');
+      return new AppError('internal_error', 'Internal server error');
+    }
+    const failure = classifyClickHouseError(err);
+    if (failure.kind === 'timeout') return timeout;
+    if (failure.kind === 'unavailable' || failure.kind === 'cancelled') {
+      deps.logger.warn({ req_id: req.id, failure: failure.kind, code: failure.code }, 'ClickHouse unavailable');
+      return new AppError('service_unavailable', 'The history store is unavailable; retry shortly', {
+        headers: { 'Retry-After': '5' },
+      });
+    }
+    deps.logger.error(
+      { req_id: req.id, code: failure.code, err: { message: failure.message.slice(0, 1000) } },
+      'replay failed',
+    );
+    return new AppError('internal_error', 'Internal server error');
+  }
+
+  router.get('/:exchange/replay/:ticker', resolveExchange(deps.exchanges), (req, res, next: NextFunction) => {
+    const exchange = res.locals.exchange as ExchangeKey;
+    const scope = deps.store.scope(deps.queryTimeoutMs, { answerStarted: () => res.headersSent });
+    let gone = false;
+    const onClose = () => {
+      if (res.writableFinished) return;
+      gone = true;
+      scope.abort('cancelled');
+    };
+    res.once('close', onClose);
+    const run = async () => {
+      // Parse: every parameter, before any query.
+      const { from, to } = parseWindow(req.query as Record<string, unknown>);
+      // Authorise: the ticker as the caller may see it, the window inside the caller's.
+      const ticker = await visibleTicker(deps.queries, scope, req.caller, exchange, String(req.params.ticker ?? ''));
+      checkWindowStart(req.caller, ticker, from, deps.now());
+      // Read, whole (bounded), then pipe with backpressure.
+      const window = await readWindow(deps.queries, scope, {
+        exchange,
+        ticker,
+        from,
+        to,
+        maxRows: deps.maxWindowRows,
+      });
+      const messages = replay(window, encoderFor(exchange, ticker));
+      res.status(200).type('application/x-ndjson; charset=utf-8');
+      res.setHeader('Cache-Control', 'no-store');
+      let count = 0;
+      let batched = 0;
+      let batch = '';
+      const flush = async () => {
+        const ok = res.write(batch);
+        deps.metrics.messages.inc({ exchange }, batched);
+        batch = '';
+        batched = 0;
+        if (!ok && !gone) await drained(res);
+      };
+      for (const m of messages) {
+        if (gone) return;
+        batch += `{"received_ts":"${iso(m.received_ts)}","ts":"${iso(m.ts)}","message":${m.text}}\n`;
+        count++;
+        batched++;
+        if (batch.length >= BATCH_BYTES) await flush();
+      }
+      if (gone) return;
+      deps.metrics.messages.inc({ exchange }, batched);
+      res.end(`${batch}{"type":"end","count":${count}}\n`);
+      deps.metrics.replays.inc({ exchange, outcome: 'complete' });
+    };
+    run()
+      .catch((err: unknown) => {
+        const answer = answerFor(err, req, res, scope);
+        if (answer) {
+          next(answer);
+          return;
+        }
+        if (!gone) {
+          deps.metrics.replays.inc({ exchange, outcome: 'cut' });
+          deps.logger.warn({ req_id: req.id, err: { message: (err as Error).message } }, 'replay failed: stream cut');
+        }
+        if (!res.destroyed) res.destroy();
+      })
+      .finally(() => {
+        if (gone) deps.metrics.replays.inc({ exchange, outcome: 'cancelled' });
+        scope.dispose();
+        res.off('close', onClose);
+      });
+  });
+  return router;
+}
+
+/** Resolves when the response can take more, or when it closes (the caller went away). */
+function drained(res: Response): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}

@@ -1,0 +1,57 @@
+/**
+ * What the HTTP replay and the WebSocket replay check alike before reading a window: `from` and `to` (the API's one
+ * timestamp rule), the ticker as the caller may see it, and `from` inside the caller's window — the history's rules
+ * (packages/auth access.ts), with the history's error codes.
+ */
+import { canSeeTicker, unknownTicker, windowStart, type Caller, type ExchangeKey } from '@depthgate/auth';
+import { TICKER_PATTERN, type OrderBookQueries, type QueryScope } from '@depthgate/history-store';
+import { AppError, invalidTimestampMessage, parseMoment } from '@depthgate/service-kit';
+
+export const iso = (ts: number) => new Date(ts).toISOString();
+
+/** A required moment parameter (`from`, `to`): RFC 3339 or 13-digit epoch ms, given once. */
+function moment(query: Record<string, unknown>, name: 'from' | 'to'): number {
+  const value = query[name];
+  if (value === undefined || value === null) throw new AppError('invalid_timestamp', `${name} is required`);
+  if (typeof value !== 'string') throw new AppError('invalid_timestamp', `${name} must be given at most once`);
+  const ms = parseMoment(value, 'floor');
+  if (ms === undefined) throw new AppError('invalid_timestamp', invalidTimestampMessage(name, value));
+  return ms;
+}
+
+/** The window's start and end, checked before any query: both given, `to` not before `from`. */
+export function parseWindow(query: Record<string, unknown>): { from: number; to: number } {
+  const from = moment(query, 'from');
+  const to = moment(query, 'to');
+  if (to < from) throw new AppError('invalid_timestamp', `to (${iso(to)}) is before from (${iso(from)})`);
+  return { from, to };
+}
+
+/**
+ * The stored ticker of a request (exact, else the one stored ticker equal to it ignoring case, as the history's
+ * catalogue lookup), if the caller may see it; else the answer of a ticker that does not exist.
+ */
+export async function visibleTicker(
+  queries: OrderBookQueries,
+  scope: QueryScope,
+  caller: Caller | undefined,
+  exchange: ExchangeKey,
+  requested: string,
+): Promise<string> {
+  if (!TICKER_PATTERN.test(requested)) throw unknownTicker(exchange, requested);
+  const names = [...new Set((await queries.catalogue(scope, exchange, requested)).map((s) => s.ticker))];
+  const name = names.includes(requested) ? requested : names.length === 1 ? names[0] : undefined;
+  if (name === undefined || !canSeeTicker(caller, name)) throw unknownTicker(exchange, requested);
+  return name;
+}
+
+/** `from` not before the caller's window for the ticker (anonymous: the last day; max_data_age_days; …). */
+export function checkWindowStart(caller: Caller | undefined, ticker: string, from: number, now: number): void {
+  const earliest = windowStart(caller, ticker, now);
+  if (from < earliest) {
+    throw new AppError(
+      'invalid_timestamp',
+      `from ${iso(from)} is before the start of your window for ${ticker}, ${iso(earliest)}`,
+    );
+  }
+}

@@ -1,0 +1,668 @@
+/**
+ * The replay service end to end, on the test Redis and ClickHouse: the replay service served as main.ts serves it
+ * (HTTP and the WebSocket replay's upgrades), and the history service as deployed (its built entrypoint,
+ * services/history/dist/main.js, started as a process on the same database and key prefix — a service never imports
+ * another) as the reference.
+ *
+ * For each recorded exchange, a random recorded history (src/testing/history.ts: books, changes in messages of 1–3
+ * rows, trades, gaps closed by fresh books) is stored; the replayed messages of the whole history and of windows
+ * inside it are consumed by the venue's reference client (src/testing/clients.ts, written from the venue's rules),
+ * whose book must equal the history's `/book?at=` at the window's end and whose trades must equal the history's
+ * `/trades` of the window. Backpressure, every bad input and its JSON error; then Kalshi over the WebSocket replay.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import {
+  RedisKeyStore,
+  createAuth,
+  createRedisClient,
+  redisTarget,
+  waitForRedis,
+  type Auth,
+  type NewKeyInput,
+  type Redis,
+} from '@depthgate/auth';
+import { formatDecimal, parseDecimal } from '@depthgate/feeds';
+import {
+  insertDeltaRows,
+  insertGapRows,
+  insertSnapshotRows,
+  insertTradeRows,
+  type SnapshotRow,
+} from '@depthgate/history-store';
+import { createTestDatabase, type TestDatabase } from '@depthgate/history-store/testing';
+import type { ExchangeKey } from '@depthgate/platforms';
+import {
+  Lifecycle,
+  createLogger,
+  createRegistry,
+  serve,
+  type Registry,
+  type RunningServer,
+} from '@depthgate/service-kit';
+import {
+  WsTestClient,
+  freePort,
+  repoRoot,
+  testClickHouseUrl,
+  testRedisUrl,
+  uniqueName,
+  waitFor,
+} from '@depthgate/test-utils';
+import { createReplayService } from './app';
+import { loadConfig } from './config';
+import type { BookLevels, RecordedTrade, RecordedWindow } from './engine';
+import { KalshiClient } from './testing/clients';
+import type { ExactBook } from './testing/history';
+import { randomWindow } from './testing/history';
+import { VENUES, type Venue } from './testing/venues';
+
+const quiet = () =>
+  createLogger({ name: 'test', level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
+
+const TICKERS: Record<ExchangeKey, string> = {
+  venue_b: 'KXREPLAY-26MAR07-T100',
+  venue_c: 'BTCUSD',
+  venue_a_us: 'replay-will-it-rain',
+  venue_a_clob: '71321045679252212594626385532706912750332728571942532289631379312455583992563',
+  venue_d: 'BTC-USD',
+};
+
+/** The stored rows of a generated window under `ticker`. */
+async function store(db: TestDatabase, exchange: ExchangeKey, ticker: string, w: RecordedWindow): Promise<void> {
+  const snapshot = (ts: number, book: BookLevels): SnapshotRow[] => [
+    ...book.bids.map(([price, quantity]) => ({ exchange, ticker, ts, side: 'bid' as const, price, quantity })),
+    ...book.asks.map(([price, quantity]) => ({ exchange, ticker, ts, side: 'ask' as const, price, quantity })),
+  ];
+  const snapshots = [
+    ...(w.start ? snapshot(w.start.ts, w.start.book) : []),
+    ...w.gaps.flatMap((g) => (g.book ? snapshot(g.to, g.book) : [])),
+  ];
+  if (snapshots.length > 0) await insertSnapshotRows(db.store, snapshots);
+  await insertDeltaRows(
+    db.store,
+    w.deltas.map((d) => ({ exchange, ticker, ...d })),
+  );
+  await insertTradeRows(
+    db.store,
+    w.trades.map((t) => ({ exchange, ticker, ...t })),
+  );
+  await insertGapRows(
+    db.store,
+    w.gaps.map((g) => ({ exchange, ticker, from_ts: g.from, to_ts: g.to, reason: g.reason, detected_at: g.to })),
+  );
+}
+
+interface Replayed {
+  status: number;
+  lines: string[];
+  /** The native messages' texts, cut out of the lines as sent (a JSON parser would round Gemini's large ids). */
+  texts: string[];
+  body: string;
+}
+
+describe('GET /api/{exchange}/replay/{ticker}', () => {
+  let db: TestDatabase;
+  let auth: Auth;
+  let admin: Redis;
+  let keys: RedisKeyStore;
+  let registry: Registry;
+  let running: RunningServer;
+  let history: ChildProcess;
+  let historyUrl: string;
+  let url: string;
+  let key: string;
+  const windows = new Map<ExchangeKey, RecordedWindow>();
+  const prefix = `${uniqueName('t')}:`;
+  const now = Date.UTC(2026, 2, 20);
+
+  const issue = async (input: Omit<NewKeyInput, 'name'> = {}) => (await keys.create({ name: 'test', ...input })).key;
+
+  beforeAll(async () => {
+    const entry = path.join(repoRoot, 'services/history/dist/main.js');
+    if (!existsSync(entry)) throw new Error(`${entry} is missing: build first`);
+    db = await createTestDatabase({ url: testClickHouseUrl(), database: uniqueName('replay') });
+    const config = loadConfig({
+      REDIS_URL: testRedisUrl(),
+      REDIS_KEY_PREFIX: prefix,
+      CLICKHOUSE_URL: testClickHouseUrl(),
+      CLICKHOUSE_DATABASE: db.database,
+      ACCESS_LOG: 'false',
+      LOG_LEVEL: 'silent',
+      REPLAY_MAX_WINDOW_ROWS: '250000',
+    });
+    const logger = quiet();
+    registry = createRegistry('replay-test', { defaultMetrics: false });
+    auth = createAuth(config, { logger, registry, name: 'replay-test' });
+    await waitForRedis(auth.redis, 5000);
+    admin = createRedisClient(redisTarget(config), { name: 'test-admin', offlineQueue: true });
+    await waitForRedis(admin, 10_000);
+    keys = new RedisKeyStore(admin, prefix);
+    key = await issue();
+    const lifecycle = new Lifecycle();
+    const { app, sockets } = createReplayService({
+      config,
+      logger,
+      auth,
+      store: db.store,
+      registry,
+      lifecycle,
+      now: () => now,
+    });
+    running = await serve(app, {
+      port: 0,
+      host: '127.0.0.1',
+      logger,
+      lifecycle,
+      shutdownDelayMs: 0,
+      drainTimeoutMs: 1000,
+      exit: false,
+    });
+    running.server.on('upgrade', sockets.upgrade);
+    url = `http://127.0.0.1:${running.port}`;
+    for (const v of VENUES) {
+      const w = randomWindow(`http|${v.exchange}`, v.grid, {
+        events: 400,
+        gapRate: 0.02,
+        ...(v.tradeId ? { tradeId: v.tradeId } : {}),
+      });
+      windows.set(v.exchange, w);
+      await store(db, v.exchange, TICKERS[v.exchange], w);
+    }
+    const port = await freePort();
+    history = spawn(process.execPath, [entry], {
+      env: {
+        ...process.env,
+        REDIS_URL: testRedisUrl(),
+        REDIS_KEY_PREFIX: prefix,
+        CLICKHOUSE_URL: testClickHouseUrl(),
+        CLICKHOUSE_DATABASE: db.database,
+        HISTORY_PORT: String(port),
+        HISTORY_HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        ACCESS_LOG: 'false',
+        EXPLORER_ENABLED: 'false',
+      },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    historyUrl = `http://127.0.0.1:${port}`;
+    await waitFor(
+      async () => {
+        if (history.exitCode !== null) throw new Error(`the history service exited (${history.exitCode})`);
+        return (await fetch(`${historyUrl}/ready`).catch(() => undefined))?.status === 200;
+      },
+      { timeoutMs: 30_000, intervalMs: 100, what: 'the history service to be ready' },
+    );
+  }, 90_000);
+
+  afterAll(async () => {
+    if (history && history.exitCode === null && history.signalCode === null) {
+      const exited = new Promise((r) => history.once('exit', r));
+      history.kill('SIGTERM');
+      await exited;
+    }
+    await running?.shutdown('test');
+    await db?.drop();
+    await Promise.allSettled([auth?.close(), db?.close()]);
+    admin?.disconnect();
+  });
+
+  async function replayed(pathAndQuery: string, headers: Record<string, string> = { 'X-API-Key': key }) {
+    const res = await fetch(`${url}${pathAndQuery}`, { headers });
+    const body = await res.text();
+    const lines = body.split('\n').filter((l) => l !== '');
+    const texts =
+      res.status === 200
+        ? lines.slice(0, -1).map((l) => {
+            const at = l.indexOf(',"message":');
+            expect(at).toBeGreaterThan(0);
+            expect(l.endsWith('}')).toBe(true);
+            return l.slice(at + ',"message":'.length, -1);
+          })
+        : [];
+    return { status: res.status, lines, texts, body, type: res.headers.get('content-type') } as Replayed & {
+      type: string | null;
+    };
+  }
+
+  async function historyJson<T>(pathAndQuery: string): Promise<T> {
+    const res = await fetch(`${historyUrl}${pathAndQuery}`, { headers: { 'X-API-Key': key } });
+    expect(res.status).toBe(200);
+    return (await res.json()) as T;
+  }
+
+  const canon = (text: string) => formatDecimal(parseDecimal(text));
+
+  /** The history's /book at `at` as an exact book, or undefined when it has no book there (in a gap). */
+  async function historyBook(exchange: ExchangeKey, at: number): Promise<ExactBook | undefined> {
+    type Levels = { price: string; quantity: string }[];
+    const b = await historyJson<{ status: string; bids: Levels | null; asks: Levels | null }>(
+      `/api/${exchange}/book/${TICKERS[exchange]}?at=${at}`,
+    );
+    if (b.status !== 'ok') return undefined;
+    const side = (l: Levels | null) => new Map((l ?? []).map((x) => [canon(x.price), parseDecimal(x.quantity)]));
+    return { bids: side(b.bids), asks: side(b.asks) };
+  }
+
+  /** The history's trades of (from, to], keyed as the venue's client keys them. */
+  async function historyTrades(v: Venue, from: number, to: number): Promise<string[]> {
+    const t = await historyJson<{
+      rows: { ts: string; trade_id: string; price: string; size: string; side: string }[];
+    }>(`/api/${v.exchange}/trades/${TICKERS[v.exchange]}?start_ts=${from + 1}&end_ts=${to}&limit=100000`);
+    return t.rows.map((r) =>
+      v.tradeKey({
+        ts: Date.parse(r.ts),
+        trade_id: r.trade_id,
+        price: r.price,
+        size: r.size,
+        side: r.side as RecordedTrade['side'],
+      } as RecordedTrade),
+    );
+  }
+
+  describe.each(VENUES)('$name', (v) => {
+    const windowsOf = (w: RecordedWindow): [number, number][] => {
+      const times = [...w.deltas.map((d) => d.ts), ...w.trades.map((t) => t.ts), ...w.gaps.map((g) => g.to)];
+      const first = w.start?.ts ?? Math.min(...times);
+      const last = Math.max(...times);
+      // The whole history, and windows inside it (starting and ending anywhere: in a gap, between rows, on one).
+      const span = last - first;
+      return [
+        [first, last],
+        [first + Math.floor(span / 3), first + Math.floor((2 * span) / 3)],
+        [first + Math.floor(span / 7), last - Math.floor(span / 5)],
+        [first + Math.floor(span / 2), first + Math.floor(span / 2) + 1],
+      ];
+    };
+
+    it('a client rebuilding the book from the replayed messages ends with the history’s /book, and receives its /trades', async () => {
+      const w = windows.get(v.exchange) as RecordedWindow;
+      let compared = 0;
+      for (const [from, to] of windowsOf(w)) {
+        const r = await replayed(
+          `/api/${v.exchange}/replay/${TICKERS[v.exchange]}?from=${new Date(from).toISOString()}&to=${to}`,
+        );
+        expect(r.status).toBe(200);
+        expect(r.type).toBe('application/x-ndjson; charset=utf-8');
+        expect(JSON.parse(r.lines[r.lines.length - 1] as string)).toEqual({ type: 'end', count: r.texts.length });
+        const client = v.client(TICKERS[v.exchange]);
+        let previous = -Infinity;
+        for (const [i, text] of r.texts.entries()) {
+          const line = JSON.parse((r.lines[i] as string).replace(text, 'null')) as { ts: string; received_ts: string };
+          const ts = Date.parse(line.ts);
+          expect(ts).toBeGreaterThanOrEqual(previous);
+          expect(ts).toBeGreaterThanOrEqual(from);
+          expect(ts).toBeLessThanOrEqual(to);
+          expect(line.received_ts).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+          previous = ts;
+          client.consume(text);
+        }
+        const expected = await historyBook(v.exchange, to);
+        if (expected !== undefined) {
+          expect(client.book()).toEqual(expected);
+          compared++;
+        }
+        expect(client.trades).toEqual(await historyTrades(v, from, to));
+      }
+      // The whole history ends on a book at least.
+      expect(compared).toBeGreaterThan(0);
+    });
+  });
+
+  describe('backpressure', () => {
+    const T = Date.UTC(2026, 2, 7);
+    const ticker = 'FLOODUSD';
+    const rows = 200_000;
+    beforeAll(async () => {
+      await insertSnapshotRows(db.store, [
+        { exchange: 'venue_c', ticker, ts: T, side: 'bid', price: '0.40', quantity: '1' },
+      ]);
+      // One delta per millisecond: one l2_updates message each, about 26 MB of lines.
+      await db.fillDeltas({ exchange: 'venue_c', ticker, fromTs: T + 1, stepMs: 1, rows });
+    });
+
+    const sent = async () =>
+      ((await registry.getSingleMetric('replay_messages_total')?.get())?.values ?? [])
+        .filter((v) => v.labels.exchange === 'venue_c')
+        .reduce((sum, v) => sum + v.value, 0);
+    const outcome = async (name: string) =>
+      ((await registry.getSingleMetric('replay_streams_total')?.get())?.values ?? [])
+        .filter((v) => v.labels.exchange === 'venue_c' && v.labels.outcome === name)
+        .reduce((sum, v) => sum + v.value, 0);
+
+    /** Starts the replay with a reader that reads nothing; resolves once the service has stopped writing. */
+    async function stalled(): Promise<{ req: http.ClientRequest; res: http.IncomingMessage; written: number }> {
+      const before = await sent();
+      const { req, res } = await new Promise<{ req: http.ClientRequest; res: http.IncomingMessage }>(
+        (resolve, reject) => {
+          const req = http.get(
+            `${url}/api/venue_c/replay/${ticker}?from=${T}&to=${T + rows}`,
+            { headers: { 'X-API-Key': key } },
+            (res) => resolve({ req, res }),
+          );
+          req.on('error', reject);
+        },
+      );
+      expect(res.statusCode).toBe(200);
+      // The response is not read: the service must stop once the socket is full, whatever time it is given.
+      let last = -1;
+      const written = await waitFor(
+        async () => {
+          const now = (await sent()) - before;
+          const stable = now > 0 && now === last;
+          last = now;
+          return stable ? now : undefined;
+        },
+        { timeoutMs: 20_000, intervalMs: 300, what: 'the replay to stop writing to a reader that reads nothing' },
+      );
+      return { req, res, written };
+    }
+
+    it('a reader that stops reading stops the replay (a bounded buffer); reading again finishes it', async () => {
+      const { res, written } = await stalled();
+      // Far from all of it: what the sockets' kernel buffers hold (a few MB on loopback) and one batch of the service's.
+      expect(written).toBeLessThan(rows / 2);
+      const complete = await outcome('complete');
+      res.setEncoding('utf8');
+      let body = '';
+      for await (const chunk of res) body += chunk as string;
+      const lines = body.split('\n').filter((l) => l !== '');
+      expect(lines).toHaveLength(rows + 2);
+      expect(JSON.parse(lines[lines.length - 1] as string)).toEqual({ type: 'end', count: rows + 1 });
+      expect(await outcome('complete')).toBe(complete + 1);
+    });
+
+    it('a reader that goes away ends the replay (counted as cancelled)', async () => {
+      const cancelled = await outcome('cancelled');
+      const { req } = await stalled();
+      req.destroy();
+      await waitFor(async () => (await outcome('cancelled')) === cancelled + 1, {
+        timeoutMs: 10_000,
+        what: 'the replay to end as cancelled',
+      });
+    });
+  });
+
+  describe('bad input', () => {
+    const T = Date.UTC(2026, 2, 7);
+    const ticker = TICKERS.venue_b;
+    const error = async (pathAndQuery: string, headers?: Record<string, string>) => {
+      const r = await replayed(pathAndQuery, headers);
+      return { status: r.status, body: JSON.parse(r.body) as { error: string; message: string } };
+    };
+
+    it('timestamps: missing, malformed, epoch seconds, repeated, to before from → 400 invalid_timestamp', async () => {
+      const cases: [string, RegExp][] = [
+        [`to=${T + 10}`, /from is required/],
+        [`from=${T}`, /to is required/],
+        [`from=yesterday&to=${T}`, /from is not a valid timestamp/],
+        [`from=${T / 1000}&to=${T}`, /looks like epoch seconds/],
+        [`from=${T}&from=${T}&to=${T + 1}`, /at most once/],
+        [`from=${T + 10}&to=${T}`, /to \(.*\) is before from/],
+      ];
+      for (const [query, message] of cases) {
+        const r = await error(`/api/venue_b/replay/${ticker}?${query}`);
+        expect(r).toEqual({
+          status: 400,
+          body: { error: 'invalid_timestamp', message: expect.stringMatching(message) },
+        });
+      }
+    });
+
+    it('an unknown exchange is 404 unknown_exchange naming them; an alias is accepted', async () => {
+      const r = await error(`/api/nowhere/replay/${ticker}?from=${T}&to=${T + 1}`);
+      expect(r.status).toBe(404);
+      expect(r.body.error).toBe('unknown_exchange');
+      expect(r.body.message).toContain('venue_b');
+      const dashed = await error(`/api/venue-b/replay/${ticker}?from=${T}&to=${T + 1}`);
+      expect(dashed.body.message).toContain('"-" spells the gateway');
+      const alias = await replayed(`/api/KALSHI/replay/${ticker}?from=${T}&to=${T + 1}`);
+      expect(alias.status).toBe(200);
+    });
+
+    it('a ticker never recorded, or outside the key’s ticker_prefixes, is 404 unknown_ticker', async () => {
+      expect(await error(`/api/venue_b/replay/NEVER-RECORDED?from=${T}&to=${T + 1}`)).toEqual({
+        status: 404,
+        body: { error: 'unknown_ticker', message: 'Unknown ticker "NEVER-RECORDED" on venue_b' },
+      });
+      expect((await error(`/api/venue_b/replay/bad%20ticker?from=${T}&to=${T + 1}`)).body.error).toBe('unknown_ticker');
+      const narrow = await issue({ ticker_prefixes: ['OTHER'] });
+      expect(await error(`/api/venue_b/replay/${ticker}?from=${T}&to=${T + 1}`, { 'X-API-Key': narrow })).toEqual({
+        status: 404,
+        body: { error: 'unknown_ticker', message: `Unknown ticker "${ticker}" on venue_b` },
+      });
+      // Case-insensitively, when one stored ticker matches.
+      expect((await replayed(`/api/venue_b/replay/${ticker.toLowerCase()}?from=${T}&to=${T + 1}`)).status).toBe(200);
+    });
+
+    it('a window outside the caller’s entitlement is 400 invalid_timestamp naming its start', async () => {
+      const day = 86_400_000;
+      // Anonymous: the last day.
+      const anonymous = await error(`/api/venue_b/replay/${ticker}?from=${T}&to=${T + 1}`, {});
+      expect(anonymous.status).toBe(400);
+      expect(anonymous.body.error).toBe('invalid_timestamp');
+      expect(anonymous.body.message).toContain(new Date(now - day).toISOString());
+      // max_data_age_days, and full_history_prefixes bypassing it.
+      const aged = await issue({ max_data_age_days: 2 });
+      const refused = await error(`/api/venue_b/replay/${ticker}?from=${T}&to=${T + 1}`, { 'X-API-Key': aged });
+      expect(refused.body.message).toContain(new Date(now - 2 * day).toISOString());
+      const full = await issue({ max_data_age_days: 2, full_history_prefixes: ['kxreplay'] });
+      expect(
+        (await replayed(`/api/venue_b/replay/${ticker}?from=${T}&to=${T + 1}`, { 'X-API-Key': full })).status,
+      ).toBe(200);
+    });
+
+    it('a bad key is 401; a window over REPLAY_MAX_WINDOW_ROWS is 400 before anything is sent', async () => {
+      expect(await error(`/api/venue_b/replay/${ticker}?from=${T}&to=${T + 1}`, { 'X-API-Key': 'dg_nope' })).toEqual({
+        status: 401,
+        body: { error: 'unauthorized', message: 'Invalid API key' },
+      });
+      await db.fillDeltas({ exchange: 'venue_c', ticker: 'BIGUSD', fromTs: T + 1, stepMs: 1, rows: 250_001 });
+      const big = await error(`/api/venue_c/replay/BIGUSD?from=${T}&to=${T + 300_000}`);
+      expect(big.status).toBe(400);
+      expect(big.body).toEqual({ error: 'invalid_request', message: expect.stringContaining('more than 250000') });
+    });
+
+    it('what Node’s HTTP parser refuses, and unknown paths, get the JSON error form', async () => {
+      const raw = await new Promise<string>((resolve, reject) => {
+        const socket = net.connect(running.port, '127.0.0.1', () =>
+          socket.write('GET /api HTTP/1.1\r\nHost x\r\n\r\n'),
+        );
+        let data = '';
+        socket.on('data', (c) => (data += c.toString()));
+        socket.on('end', () => resolve(data));
+        socket.on('error', reject);
+      });
+      expect(raw).toMatch(/^HTTP\/1\.1 400 /);
+      expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))).toEqual({
+        error: 'invalid_request',
+        message: 'Malformed HTTP request',
+      });
+      expect(await error('/api/venue_b/replays/x')).toEqual({
+        status: 404,
+        body: { error: 'not_found', message: 'No route for GET /api/venue_b/replays/x' },
+      });
+    });
+
+    it('serves /health, /ready and /metrics with its own query budget’s metrics', async () => {
+      expect((await fetch(`${url}/health`)).status).toBe(200);
+      expect((await fetch(`${url}/ready`)).status).toBe(200);
+      const metrics = await (await fetch(`${url}/metrics`)).text();
+      expect(metrics).toContain('replay_clickhouse_queue_waiting');
+      expect(metrics).toMatch(/replay_streams_total\{[^}]*exchange="venue_b",outcome="complete"[^}]*\} [1-9]/);
+      expect(metrics).toMatch(/replay_messages_total\{[^}]*exchange="venue_d"[^}]*\} [1-9]/);
+    });
+  });
+
+  describe('WebSocket replay (/ws/replay/v1/{platform}), Kalshi', () => {
+    const ticker = TICKERS.venue_b;
+    const kalshi = VENUES.find((x) => x.exchange === 'venue_b') as Venue;
+    const socketUrl = (query: string, platform = 'kalshi') =>
+      `${url.replace('http:', 'ws:')}/ws/replay/v1/${platform}?${query}`;
+    const span = () => {
+      const w = windows.get('venue_b') as RecordedWindow;
+      const first = w.start?.ts as number;
+      const last = Math.max(...w.deltas.map((d) => d.ts), ...w.trades.map((t) => t.ts), ...w.gaps.map((g) => g.to));
+      return { first, last };
+    };
+    const subscribe = (
+      id: number,
+      channels: string[],
+      market: Record<string, unknown> = { market_ticker: ticker },
+    ) => ({
+      id,
+      cmd: 'subscribe',
+      params: { channels, ...market },
+    });
+
+    it('subscribe → one subscribed per channel, then the window as Kalshi sends it, closed with 1000 "replay finished"', async () => {
+      const { first, last } = span();
+      for (const [from, to, speed] of [
+        [first, last, 'max'],
+        [first + Math.floor((last - first) / 3), first + Math.floor((last - first) / 2), 'max'],
+        // Paced on the recorded clock (no timing is asserted: the same messages, in the same order).
+        [first, first + 200, '1'],
+      ] as const) {
+        const c = await WsTestClient.open(socketUrl(`from=${from}&to=${to}&speed=${speed}`), {
+          headers: { 'X-API-Key': key },
+        });
+        c.send(subscribe(7, ['orderbook_delta', 'trade']));
+        await c.untilClosed(30_000);
+        expect([c.closeCode, c.closeReason]).toEqual([1000, 'replay finished']);
+        expect(c.texts.slice(0, 2).map((t) => JSON.parse(t) as unknown)).toEqual([
+          { id: 7, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 1 } },
+          { id: 7, type: 'subscribed', msg: { channel: 'trade', sid: 2 } },
+        ]);
+        const texts = c.texts.slice(2);
+        // The same messages as the HTTP replay of the window (whose book is on sid 1, its trades on sid 2).
+        expect(texts).toEqual((await replayed(`/api/venue_b/replay/${ticker}?from=${from}&to=${to}`)).texts);
+        const client = new KalshiClient();
+        for (const t of texts) client.consume(t);
+        expect(client.book()).toEqual(await historyBook('venue_b', to));
+        expect(client.trades).toEqual(await historyTrades(kalshi, from, to));
+      }
+    });
+
+    it('a client that goes away ends a paced replay at once, even mid-wait (counted as cancelled)', async () => {
+      const { first, last } = span();
+      const cancelled = async () =>
+        ((await registry.getSingleMetric('replay_streams_total')?.get())?.values ?? [])
+          .filter((v) => v.labels.exchange === 'venue_b' && v.labels.outcome === 'cancelled')
+          .reduce((sum, v) => sum + v.value, 0);
+      const before = await cancelled();
+      // At a millionth of real time a message one recorded millisecond after `from` is due 1000 s after the start.
+      const c = await WsTestClient.open(socketUrl(`from=${first}&to=${last}&speed=0.000001`), {
+        headers: { 'X-API-Key': key },
+      });
+      c.send(subscribe(1, ['orderbook_delta', 'trade']));
+      await c.until((m) => m.some((x) => x.type === 'orderbook_snapshot'), 'the first book');
+      c.ws.close();
+      await waitFor(async () => (await cancelled()) === before + 1, {
+        timeoutMs: 10_000,
+        what: 'the replay to end as cancelled',
+      });
+    });
+
+    it('only the channels subscribed are sent', async () => {
+      const { first, last } = span();
+      const c = await WsTestClient.open(socketUrl(`from=${first}&to=${last}&speed=max`), {
+        headers: { 'X-API-Key': key },
+      });
+      c.send(subscribe(1, ['trade'], { market_tickers: [ticker] }));
+      await c.untilClosed(30_000);
+      expect(c.closeCode).toBe(1000);
+      const [reply, ...rest] = c.messages;
+      expect(reply).toEqual({ id: 1, type: 'subscribed', msg: { channel: 'trade', sid: 1 } });
+      expect(rest.length).toBeGreaterThan(0);
+      expect(rest.every((m) => m.type === 'trade' && m.sid === 1)).toBe(true);
+      const client = new KalshiClient();
+      for (const t of c.texts.slice(1)) client.consume(t);
+      expect(client.trades).toEqual(await historyTrades(kalshi, first, last));
+    });
+
+    it('bad commands get Kalshi’s error form and the socket stays open for a good one', async () => {
+      const { first } = span();
+      const c = await WsTestClient.open(socketUrl(`from=${first}&to=${first + 50}&speed=max`), {
+        headers: { 'X-API-Key': key },
+      });
+      const cases: [unknown, number][] = [
+        ['not json', 1],
+        [[1, 2], 1],
+        [{ id: 2, cmd: 'subscribe' }, 2],
+        [subscribe(3, []), 3],
+        [subscribe(4, ['orderbook_delta', 'ticker']), 8],
+        [subscribe(5, ['trade'], {}), 14],
+        [subscribe(6, ['trade'], { market_ticker: 'KXNEVER-RECORDED' }), 16],
+        [{ id: 7, cmd: 'unsubscribe', params: { sids: [1] } }, 13],
+        [{ id: 8, cmd: 'dance' }, 5],
+      ];
+      for (const [i, [message, code]] of cases.entries()) {
+        c.send(message);
+        await c.until((m) => m.length > i, `the answer to case ${i}`);
+        expect(c.messages[i]).toEqual({
+          id: (message as { id?: number }).id ?? null,
+          type: 'error',
+          msg: { code, msg: expect.any(String) },
+        });
+      }
+      c.send(subscribe(9, ['orderbook_delta']));
+      await c.untilClosed(30_000);
+      expect([c.closeCode, c.closeReason]).toEqual([1000, 'replay finished']);
+      expect(c.messages[cases.length]).toEqual({
+        id: 9,
+        type: 'subscribed',
+        msg: { channel: 'orderbook_delta', sid: 1 },
+      });
+      // A second subscribe after the replay started would be refused (13); here the window ended first.
+    });
+
+    it('a window before the caller’s entitlement is refused for the market (code 11, naming the window’s start)', async () => {
+      const { first } = span();
+      const c = await WsTestClient.open(socketUrl(`from=${first}&to=${first + 50}`));
+      c.send(subscribe(1, ['orderbook_delta']));
+      await c.until((m) => m.length > 0, 'the answer');
+      expect(c.messages[0]).toEqual({
+        id: 1,
+        type: 'error',
+        msg: { code: 11, msg: expect.stringContaining(new Date(now - 86_400_000).toISOString()) },
+      });
+      c.ws.close();
+    });
+
+    it('a handshake counts against the key’s requests per minute (429 rate_limited when used up)', async () => {
+      const { first } = span();
+      const limited = await issue({ requests_per_minute: 1 });
+      const target = socketUrl(`from=${first}&to=${first + 10}`);
+      const c = await WsTestClient.open(target, { headers: { 'X-API-Key': limited } });
+      c.ws.close();
+      const r = await WsTestClient.refused(target, { headers: { 'X-API-Key': limited } });
+      expect({ status: r.status, error: (r.json as { error: string }).error }).toEqual({
+        status: 429,
+        error: 'rate_limited',
+      });
+    });
+
+    it('handshakes it cannot serve are refused in the JSON error form', async () => {
+      const T = Date.UTC(2026, 2, 7);
+      const cases: [string, Record<string, string>, number, string][] = [
+        [socketUrl(`from=${T}&to=${T + 1}`, 'nowhere'), {}, 404, 'unknown_platform'],
+        [socketUrl(`from=${T}&to=${T + 1}`, 'venue-c'), {}, 404, 'unknown_platform'],
+        [socketUrl(`to=${T + 1}`), {}, 400, 'invalid_timestamp'],
+        [socketUrl(`from=${T + 2}&to=${T + 1}`), {}, 400, 'invalid_timestamp'],
+        [socketUrl(`from=${T}&to=${T + 1}&speed=fast`), {}, 400, 'invalid_request'],
+        [socketUrl(`from=${T}&to=${T + 1}&speed=0`), {}, 400, 'invalid_request'],
+        [socketUrl(`from=${T}&to=${T + 1}`), { 'X-API-Key': 'dg_nope' }, 401, 'unauthorized'],
+        [`${url.replace('http:', 'ws:')}/ws/replay/v2/kalshi`, {}, 404, 'not_found'],
+      ];
+      for (const [target, headers, status, code] of cases) {
+        const r = await WsTestClient.refused(target, { headers });
+        expect({ status: r.status, error: (r.json as { error: string }).error }).toEqual({ status, error: code });
+        expect(typeof (r.json as { message: string }).message).toBe('string');
+      }
+    });
+  });
+});

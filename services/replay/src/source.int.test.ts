@@ -1,0 +1,232 @@
+import {
+  OrderBookQueries,
+  insertDeltaRows,
+  insertGapRows,
+  insertSnapshotRows,
+  insertTradeRows,
+  type DeltaRow,
+  type SnapshotRow,
+} from '@depthgate/history-store';
+import { createTestDatabase, type TestDatabase } from '@depthgate/history-store/testing';
+import { testClickHouseUrl, uniqueName } from '@depthgate/test-utils';
+import { kalshiEncoder, replay } from './engine';
+import { readWindow, type WindowSpec } from './source';
+import { KalshiClient } from './testing/clients';
+import { exactBook } from './testing/history';
+
+const exchange = 'venue_b' as const;
+const ticker = 'KXREPLAY-26MAR07-T1';
+const T = 1_772_841_600_000;
+
+const snapshot = (ts: number, bids: [string, string][], asks: [string, string][]): SnapshotRow[] => [
+  ...bids.map(([price, quantity]) => ({ exchange, ticker, ts, side: 'bid' as const, price, quantity })),
+  ...asks.map(([price, quantity]) => ({ exchange, ticker, ts, side: 'ask' as const, price, quantity })),
+];
+const delta = (ts: number, sequence: number, side: 'bid' | 'ask', price: string, q: string): DeltaRow => ({
+  exchange,
+  ticker,
+  ts,
+  sequence,
+  side,
+  price,
+  quantity_delta: q,
+  received_ts: ts + 7,
+});
+
+/**
+ * A small recorded history: a book at T, changes, trades, a gap closed by a fresh book at T+40, a cadence snapshot at
+ * T+50, a gap from T+60 that closes after the windows read here, and another ticker's rows that must not leak in.
+ */
+describe('readWindow: one ticker’s recorded window from ClickHouse', () => {
+  let db: TestDatabase;
+  let queries: OrderBookQueries;
+  beforeAll(async () => {
+    db = await createTestDatabase({ url: testClickHouseUrl(), database: uniqueName('replay') });
+    queries = new OrderBookQueries(db.store);
+    await insertSnapshotRows(db.store, [
+      ...snapshot(
+        T,
+        [
+          ['0.40', '100'],
+          ['0.41', '50'],
+        ],
+        [['0.60', '10']],
+      ),
+      ...snapshot(
+        T + 40,
+        [['0.45', '5']],
+        [
+          ['0.55', '6'],
+          ['0.56', '7'],
+        ],
+      ),
+      ...snapshot(
+        T + 50,
+        [
+          ['0.45', '5'],
+          ['0.46', '1.5'],
+        ],
+        [
+          ['0.55', '6'],
+          ['0.56', '7'],
+        ],
+      ),
+      { exchange, ticker: 'OTHER', ts: T, side: 'bid', price: '0.10', quantity: '1' },
+    ]);
+    await insertDeltaRows(db.store, [
+      delta(T + 5, 1, 'bid', '0.40', '-30'),
+      delta(T + 10, 2, 'ask', '0.61', '20'),
+      delta(T + 10, 3, 'bid', '0.41', '-50'),
+      delta(T + 20, 5, 'ask', '0.60', '-10'),
+      delta(T + 40, 7, 'bid', '0.46', '1.5'),
+      delta(T + 55, 9, 'bid', '0.45', '-5'),
+      { ...delta(T + 10, 1, 'bid', '0.10', '5'), ticker: 'OTHER' },
+    ]);
+    const trade = (ts: number, sequence: number, id: string, side: 'buy' | 'sell') => ({
+      exchange,
+      ticker,
+      ts,
+      sequence,
+      trade_id: id,
+      price: '0.41',
+      size: '50',
+      side,
+      venue_side: side === 'buy' ? 'yes' : 'no',
+      received_ts: ts + 3,
+    });
+    await insertTradeRows(db.store, [
+      trade(T + 10, 4, 'trade-1', 'sell'),
+      trade(T + 35, 6, 'trade-2', 'buy'),
+      trade(T + 45, 8, 'trade-3', 'buy'),
+    ]);
+    await insertGapRows(db.store, [
+      { exchange, ticker, from_ts: T + 30, to_ts: T + 40, reason: 'disconnect', detected_at: T + 41 },
+      { exchange, ticker, from_ts: T + 60, to_ts: T + 10_000, reason: 'stall', detected_at: T + 10_001 },
+    ]);
+  });
+  afterAll(async () => {
+    await db.drop();
+    await db.close();
+  });
+  const scope = () => db.store.scope(30_000);
+  const spec = (from: number, to: number, pageRows?: number): WindowSpec => ({
+    exchange,
+    ticker,
+    from,
+    to,
+    ...(pageRows ? { pageRows } : {}),
+  });
+
+  test('the book at `from` by rule 7, then the rows of (from, to] in order, and the gaps with their closing books', async () => {
+    const w = await readWindow(queries, scope(), spec(T + 7, T + 100));
+    expect(w.start).toEqual({
+      ts: T + 7,
+      book: {
+        bids: expect.arrayContaining([
+          ['0.4', '70'],
+          ['0.41', '50'],
+        ]) as unknown,
+        asks: [['0.6', '10']],
+      },
+    });
+    expect(w.start?.book.bids).toHaveLength(2);
+    expect(w.deltas.map((d) => [d.ts - T, d.sequence, d.side, d.price, d.quantity_delta, d.received_ts])).toEqual([
+      [10, 2, 'ask', '0.61', '20', T + 17],
+      [10, 3, 'bid', '0.41', '-50', T + 17],
+      [20, 5, 'ask', '0.6', '-10', T + 27],
+      [40, 7, 'bid', '0.46', '1.5', T + 47],
+      [55, 9, 'bid', '0.45', '-5', T + 62],
+    ]);
+    expect(w.trades.map((t) => [t.ts - T, t.sequence, t.trade_id, t.price, t.size, t.side])).toEqual([
+      [10, 4, 'trade-1', '0.41', '50', 'sell'],
+      [35, 6, 'trade-2', '0.41', '50', 'buy'],
+      [45, 8, 'trade-3', '0.41', '50', 'buy'],
+    ]);
+    expect(w.gaps).toEqual([
+      {
+        from: T + 30,
+        to: T + 40,
+        reason: 'disconnect',
+        book: {
+          bids: [['0.45', '5']],
+          asks: expect.arrayContaining([
+            ['0.55', '6'],
+            ['0.56', '7'],
+          ]) as unknown,
+        },
+      },
+      { from: T + 60, to: T + 10_000, reason: 'stall' },
+    ]);
+  });
+
+  test('pages resume inside a millisecond without losing or repeating a row', async () => {
+    const whole = await readWindow(queries, scope(), spec(T + 7, T + 100));
+    for (const pageRows of [1, 2, 3]) {
+      const paged = await readWindow(queries, scope(), spec(T + 7, T + 100, pageRows));
+      expect(paged.deltas).toEqual(whole.deltas);
+      expect(paged.trades).toEqual(whole.trades);
+    }
+  });
+
+  test('a window starting inside a gap has no start book; the gap closes it', async () => {
+    const w = await readWindow(queries, scope(), spec(T + 33, T + 50));
+    expect(w.start).toBeUndefined();
+    expect(w.gaps.map((g) => [g.from - T, g.to - T, g.reason])).toEqual([[30, 40, 'disconnect']]);
+    expect(w.trades.map((t) => t.trade_id)).toEqual(['trade-2', 'trade-3']);
+  });
+
+  test('a window starting after a gap and a later snapshot starts from that snapshot', async () => {
+    const w = await readWindow(queries, scope(), spec(T + 52, T + 58));
+    expect(w.start?.book.bids).toEqual(
+      expect.arrayContaining([
+        ['0.45', '5'],
+        ['0.46', '1.5'],
+      ]),
+    );
+    expect(w.gaps).toEqual([]);
+    expect(w.deltas.map((d) => d.sequence)).toEqual([9]);
+  });
+
+  test('a gap closed by an empty book (no snapshot at its end) closes with the empty book', async () => {
+    const other = 'KXREPLAY-EMPTY';
+    await insertSnapshotRows(db.store, [{ exchange, ticker: other, ts: T, side: 'bid', price: '0.30', quantity: '9' }]);
+    await insertGapRows(db.store, [
+      { exchange, ticker: other, from_ts: T + 10, to_ts: T + 20, reason: 'disconnect', detected_at: T + 21 },
+    ]);
+    await insertDeltaRows(db.store, [{ ...delta(T + 25, 3, 'ask', '0.70', '4'), ticker: other }]);
+    const w = await readWindow(queries, scope(), { exchange, ticker: other, from: T + 5, to: T + 30 });
+    expect(w.start?.book).toEqual({ bids: [['0.3', '9']], asks: [] });
+    expect(w.gaps).toEqual([{ from: T + 10, to: T + 20, reason: 'disconnect', book: { bids: [], asks: [] } }]);
+    // After the gap, the book restarts empty at its end (rule 7 as the history's /book applies it).
+    const after = await readWindow(queries, scope(), { exchange, ticker: other, from: T + 26, to: T + 30 });
+    expect(after.start?.book).toEqual({ bids: [], asks: [['0.7', '4']] });
+    // Far after the last book (past the first read's look back): the same book, found through the whole past.
+    const later = await readWindow(queries, scope(), {
+      exchange,
+      ticker: other,
+      from: T + 3_600_000,
+      to: T + 3_600_001,
+    });
+    expect(later.start?.book).toEqual({ bids: [], asks: [['0.7', '4']] });
+  });
+
+  test('replayed as Kalshi, a client following the venue’s rules ends with the recorded book', async () => {
+    const w = await readWindow(queries, scope(), spec(T, T + 59));
+    const client = new KalshiClient();
+    const encoder = kalshiEncoder({ ticker, book: { sid: 1, seq: 0 }, tradeSid: 2 });
+    const texts = [...replay(w, encoder)].map((m) => m.text);
+    for (const t of texts) client.consume(t);
+    // The book after the gap's snapshot at T+40 and the deltas at T+40 and T+55.
+    expect(client.book()).toEqual(
+      exactBook({
+        bids: [['0.46', '1.5']],
+        asks: [
+          ['0.55', '6'],
+          ['0.56', '7'],
+        ],
+      }),
+    );
+    expect(client.trades.map((t) => t.split('|').pop())).toEqual(['trade-1', 'trade-2', 'trade-3']);
+    expect(texts.filter((t) => t.startsWith('{"type":"orderbook_snapshot"'))).toHaveLength(2);
+  });
+});

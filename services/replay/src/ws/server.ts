@@ -1,0 +1,140 @@
+/**
+ * The WebSocket replay's handshakes: `GET /ws/replay/v1/{platform}?from=&to=&speed=` upgraded to a replay socket that
+ * speaks the venue's own protocol (so far Kalshi, `venue-b` or `kalshi`: kalshi.ts). Everything checkable before the
+ * upgrade is checked before it, and a refusal is an HTTP answer in the documented `{"error","message"}` form (never
+ * an open socket that says nothing): an unknown path (404 not_found), a platform that is not one (404
+ * unknown_platform) or not replayed over WebSocket yet (404 unknown_platform, naming the ones that are), `from`/`to`
+ * as the HTTP replay takes them (400 invalid_timestamp), `speed` not `max` nor a positive number (400
+ * invalid_request), a bad key (401), the caller's requests per minute used up (429 rate_limited: a handshake counts
+ * as a request of the shared budget, per key or, anonymous, per client address through TRUST_PROXY_HOPS), keys that
+ * cannot be checked (503). The key is optional as on the HTTP replay:
+ * `X-API-Key` or HTTP Basic; without one, the last day.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { ipBucket, presentedKey, type Auth, type Caller } from '@depthgate/auth';
+import type { HistoryStore, OrderBookQueries } from '@depthgate/history-store';
+import { canonicalPlatform } from '@depthgate/platforms';
+import { AppError, rawErrorResponse, type Logger } from '@depthgate/service-kit';
+import proxyaddr from 'proxy-addr';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { ReplayMetrics } from '../metrics';
+import { parseWindow } from '../request';
+import { KalshiReplay } from './kalshi';
+
+export interface ReplaySocketsDeps {
+  auth: Auth;
+  store: HistoryStore;
+  queries: OrderBookQueries;
+  metrics: ReplayMetrics;
+  logger: Logger;
+  queryTimeoutMs: number;
+  maxWindowRows: number;
+  now: () => number;
+  /** Reverse proxies whose X-Forwarded-For is trusted (TRUST_PROXY_HOPS), as the HTTP app trusts them. */
+  trustProxyHops: number;
+}
+
+const PATH = /^\/ws\/replay\/v1\/([^/]+)$/;
+/** Largest `speed` factor (a year of recorded time in about half a minute). */
+const MAX_SPEED = 1_000_000;
+
+/** `speed`: `max`, or a positive decimal factor (1: real time); absent: 1. */
+export function parseSpeed(text: unknown): number | 'max' {
+  if (text === undefined) return 1;
+  if (text === 'max') return 'max';
+  const n = typeof text === 'string' && /^[0-9]+(\.[0-9]+)?$/.test(text) ? Number(text) : NaN;
+  if (!(n > 0 && n <= MAX_SPEED))
+    throw new AppError('invalid_request', `speed must be max or a number above 0 up to ${MAX_SPEED} (1: real time)`);
+  return n;
+}
+
+export class ReplaySockets {
+  private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 64 * 1024 });
+  private readonly open = new Set<WebSocket>();
+
+  private readonly trust: (addr: string, i: number) => boolean;
+
+  constructor(private readonly d: ReplaySocketsDeps) {
+    // As Express compiles a hop count (`trust proxy`: n): the n nearest addresses are proxies.
+    this.trust = (_addr, hop) => hop < d.trustProxyHops;
+  }
+
+  /** The server's `upgrade` listener. */
+  readonly upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    void this.handshake(req, socket, head).catch((err: unknown) => {
+      if (err instanceof AppError) return this.refuse(socket, err);
+      this.d.logger.error({ err: { message: (err as Error).message } }, 'replay handshake failed');
+      this.refuse(socket, new AppError('internal_error', 'Internal server error'));
+    });
+  };
+
+  private refuse(socket: Duplex, err: AppError): void {
+    if (!socket.writable) return void socket.destroy();
+    socket.end(rawErrorResponse(err.code, err.message, err.headers));
+  }
+
+  private async handshake(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://replay');
+    const path = PATH.exec(url.pathname);
+    if (!path) throw new AppError('not_found', `No route for GET ${url.pathname.slice(0, 100)}`);
+    const given = decodeURIComponent(path[1] as string);
+    const platform = canonicalPlatform(given);
+    if (platform === undefined)
+      throw new AppError(
+        'unknown_platform',
+        `Unknown platform ${JSON.stringify(given.slice(0, 40))}: replayed over WebSocket so far: venue-b (kalshi)`,
+      );
+    if (platform !== 'venue-b')
+      throw new AppError(
+        'unknown_platform',
+        `${platform} is not replayed over WebSocket yet; so far: venue-b (kalshi). GET /api/{exchange}/replay/{ticker} replays every recorded exchange`,
+      );
+    const query: Record<string, unknown> = {};
+    for (const name of ['from', 'to', 'speed']) {
+      const all = url.searchParams.getAll(name);
+      if (all.length > 0) query[name] = all.length === 1 ? all[0] : all;
+    }
+    const { from, to } = parseWindow(query);
+    const speed = parseSpeed(query.speed);
+    const caller = await this.caller(req);
+    // A handshake is a request of the caller's budget (the shared per-key, or per-IP, requests per minute).
+    const limiter = this.d.auth.rateLimiter;
+    const bucket = caller.kind === 'key' ? `key:${caller.key.id}` : `ip:${ipBucket(caller.ip)}`;
+    const decision = await limiter.consume(bucket, limiter.limitFor(caller));
+    if (!decision.allowed) {
+      const reset = Math.ceil(decision.resetMs / 1000);
+      throw new AppError(
+        'rate_limited',
+        `Rate limit exceeded: ${decision.limit} requests per minute; retry in ${reset} s`,
+        {
+          headers: { 'Retry-After': String(reset) },
+        },
+      );
+    }
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      this.open.add(ws);
+      ws.once('close', () => this.open.delete(ws));
+      new KalshiReplay({ ...this.d, ws, caller, from, to, speed });
+    });
+  }
+
+  /** The caller by the key the handshake presents (X-API-Key or Basic), anonymous without one. */
+  private async caller(req: IncomingMessage): Promise<Caller> {
+    const key = presentedKey(req.headers);
+    // The client's address as the HTTP app reads it (Express's `req.ip`: X-Forwarded-For through the trusted hops).
+    if (key === undefined) return { kind: 'anonymous', ip: proxyaddr(req, this.trust) };
+    const verdict = await this.d.auth.authenticator.verify(key);
+    if (verdict.status === 'valid') return { kind: 'key', key: verdict.key };
+    if (verdict.status === 'unavailable')
+      throw new AppError('service_unavailable', 'API keys cannot be verified right now; retry shortly', {
+        headers: { 'Retry-After': '5' },
+      });
+    throw new AppError('unauthorized', 'Invalid API key');
+  }
+
+  /** Closes every replay socket (shutdown: 1001 going away). */
+  closeAll(code = 1001, reason = 'the replay service is shutting down'): void {
+    for (const ws of this.open) ws.close(code, reason);
+  }
+}
