@@ -15,7 +15,7 @@ jest.setTimeout(240_000);
 
 const cluster = testCluster();
 const entry = cluster.node('s1r1');
-const TABLES = ['snapshots', 'deltas', 'trades', 'gaps'] as const;
+const TABLES = ['snapshots', 'deltas', 'trades', 'gaps', 'verifications'] as const;
 
 /** The sum of a counter over all its labels. */
 async function total(counter: { get(): Promise<{ values: { value: number }[] }> }): Promise<number> {

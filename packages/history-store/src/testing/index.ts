@@ -19,6 +19,7 @@ import {
 import type { GapStream, TradeSide, VerificationMethod } from '../schema';
 import { join, lit, sql, type Side, type Sql } from '../literals';
 import { LOCAL_SUFFIX, Layout, SHARDING_KEY } from '../layout';
+import type { InsertTable } from '../inserts';
 import { runMigrations, type Migration } from '../migrations';
 import { HistoryStore, connectionOf, type HistoryStoreOptions } from '../store';
 
@@ -244,7 +245,7 @@ export class ClusterNodeView {
   }
 
   /** Rows this server holds of a table (its shard's replicated `<table>_local`). */
-  async localRows(table: 'snapshots' | 'deltas' | 'trades' | 'gaps'): Promise<number> {
+  async localRows(table: InsertTable): Promise<number> {
     const ch = connectionOf(this.store);
     const rs = await ch.data.query({
       query: sql`SELECT count() AS n FROM ${ch.db}.${lit.identifier(`${table}${LOCAL_SUFFIX}`)}`.text,
