@@ -40,6 +40,27 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * A local port that refuses connections and that no other test can take in the meantime. A port freed by
+ * `freePort()` cannot serve: the kernel may hand it to a parallel worker's server before the test dials it (a CI run
+ * once got that worker's 404 instead of a refusal). Ports below 1024 are never handed out for `listen(0)`, so a
+ * privileged port nothing listens on stays refused; this checks it once and says so clearly if the machine differs.
+ */
+export async function refusedPort(): Promise<number> {
+  for (const port of [1, 9, 13]) {
+    const refused = await new Promise<boolean>((resolve) => {
+      const socket = net.connect({ host: '127.0.0.1', port });
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(false);
+      });
+      socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
+    });
+    if (refused) return port;
+  }
+  throw new Error('refusedPort: ports 1, 9 and 13 on 127.0.0.1 all accept connections on this machine');
+}
+
 export async function waitFor<T>(
   probe: () => Promise<T | undefined | false> | T | undefined | false,
   options: { timeoutMs?: number; intervalMs?: number; what?: string } = {},

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { RedisKeyStore, type Redis } from '@depthgate/auth';
-import { freePort, uniqueName, waitFor } from '@depthgate/test-utils';
+import { refusedPort, uniqueName, waitFor } from '@depthgate/test-utils';
 import { GatewayClient, HttpError, type Platform } from '@depthgate/client';
 import type { Simulator } from '@depthgate/venue-sim';
 import type { RunningGateway } from './server';
@@ -389,7 +389,7 @@ describe('upstream failures, mapped as documented', () => {
   });
 
   it('refused connections and DNS failures → 502; the IBKR portal down → 503 with a clear message', async () => {
-    const closed = await freePort();
+    const closed = await refusedPort();
     const broken = await gateway({
       UPSTREAM_VENUE_C_URL: `http://127.0.0.1:${closed}`,
       UPSTREAM_VENUE_D_URL: 'http://nonexistent.invalid',
