@@ -45,6 +45,7 @@ export function createReplayService(deps: ReplayDeps): { app: Express; sockets: 
     maxWindowRows: config.REPLAY_MAX_WINDOW_ROWS,
     now,
     trustProxyHops: config.TRUST_PROXY_HOPS,
+    settleMs: config.REPLAY_SUBSCRIBE_SETTLE_MS,
   });
   const app = createServiceApp({
     ...deps,

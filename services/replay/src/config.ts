@@ -32,6 +32,12 @@ export const replayEnvSchema = z.object({
    * this bounds a replay's memory; a larger window is refused (400 invalid_request) before anything is sent.
    */
   REPLAY_MAX_WINDOW_ROWS: envInt(2_000_000, { min: 1, max: 100_000_000 }),
+  /**
+   * A replay socket starts this long after its last subscribe (a library that subscribes market by market, or waits
+   * for each ack, gets every market into the replay); the sockets of a `session` start this long after the last one
+   * joined and all have subscribed.
+   */
+  REPLAY_SUBSCRIBE_SETTLE_MS: envInt(250, { min: 0, max: 60_000 }),
 });
 
 export type ReplayConfig = z.output<typeof replayEnvSchema>;

@@ -20,7 +20,9 @@ import proxyaddr from 'proxy-addr';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ReplayMetrics } from '../metrics';
 import { parseWindow } from '../request';
-import { KalshiReplay } from './kalshi';
+import { ReplaySocket } from './replay-socket';
+import { Sessions } from './session';
+import { VENUE_SOCKETS } from './venues';
 
 export interface ReplaySocketsDeps {
   auth: Auth;
@@ -33,7 +35,15 @@ export interface ReplaySocketsDeps {
   now: () => number;
   /** Reverse proxies whose X-Forwarded-For is trusted (TRUST_PROXY_HOPS), as the HTTP app trusts them. */
   trustProxyHops: number;
+  /** Quiet time after a socket's last subscribe (and a session's last join) before its replay starts. */
+  settleMs: number;
 }
+
+/** A `session` name: what a caller's sockets share to be replayed on one clock. */
+const SESSION_NAME = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/** The platforms replayed over WebSocket, as a message names them. */
+const replayed = () => [...VENUE_SOCKETS.values()].map((v) => `${v.platform} (${v.name.toLowerCase()})`).join(', ');
 
 const PATH = /^\/ws\/replay\/v1\/([^/]+)$/;
 /** Largest `speed` factor (a year of recorded time in about half a minute). */
@@ -52,12 +62,14 @@ export function parseSpeed(text: unknown): number | 'max' {
 export class ReplaySockets {
   private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 64 * 1024 });
   private readonly open = new Set<WebSocket>();
+  private readonly sessions: Sessions;
 
   private readonly trust: (addr: string, i: number) => boolean;
 
   constructor(private readonly d: ReplaySocketsDeps) {
     // As Express compiles a hop count (`trust proxy`: n): the n nearest addresses are proxies.
     this.trust = (_addr, hop) => hop < d.trustProxyHops;
+    this.sessions = new Sessions(d.settleMs);
   }
 
   /** The server's `upgrade` listener. */
@@ -83,20 +95,24 @@ export class ReplaySockets {
     if (platform === undefined)
       throw new AppError(
         'unknown_platform',
-        `Unknown platform ${JSON.stringify(given.slice(0, 40))}: replayed over WebSocket so far: venue-b (kalshi)`,
+        `Unknown platform ${JSON.stringify(given.slice(0, 40))}: replayed over WebSocket: ${replayed()}`,
       );
-    if (platform !== 'venue-b')
+    const venue = VENUE_SOCKETS.get(platform);
+    if (venue === undefined)
       throw new AppError(
         'unknown_platform',
-        `${platform} is not replayed over WebSocket yet; so far: venue-b (kalshi). GET /api/{exchange}/replay/{ticker} replays every recorded exchange`,
+        `${platform} is not a recorded venue; replayed over WebSocket: ${replayed()}`,
       );
     const query: Record<string, unknown> = {};
-    for (const name of ['from', 'to', 'speed']) {
+    for (const name of ['from', 'to', 'speed', 'session']) {
       const all = url.searchParams.getAll(name);
       if (all.length > 0) query[name] = all.length === 1 ? all[0] : all;
     }
     const { from, to } = parseWindow(query);
     const speed = parseSpeed(query.speed);
+    const sessionName = query.session;
+    if (sessionName !== undefined && (typeof sessionName !== 'string' || !SESSION_NAME.test(sessionName)))
+      throw new AppError('invalid_request', 'session must be given once, 1 to 64 of A-Z a-z 0-9 . _ : -');
     const caller = await this.caller(req);
     // A handshake is a request of the caller's budget (the shared per-key, or per-IP, requests per minute).
     const limiter = this.d.auth.rateLimiter;
@@ -112,10 +128,25 @@ export class ReplaySockets {
         },
       );
     }
+    const owner = caller.kind === 'key' ? `key:${caller.key.id}` : `ip:${ipBucket(caller.ip)}`;
+    const terms = { from, to, speed, clock: 'ts' as const };
+    const session = this.sessions.session(owner, sessionName, terms);
+    // Refused before the upgrade when it cannot join (started, or other terms); checked again as it joins.
+    if (session.isStarted)
+      throw new AppError('invalid_request', 'this session has started: a socket must join it before its replay starts');
+    if (session.terms.from !== from || session.terms.to !== to || session.terms.speed !== speed)
+      throw new AppError(
+        'invalid_request',
+        'every socket of a session replays the same from, to, speed and clock: this one asks for others',
+      );
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       this.open.add(ws);
       ws.once('close', () => this.open.delete(ws));
-      new KalshiReplay({ ...this.d, ws, caller, from, to, speed });
+      try {
+        new ReplaySocket({ ...this.d, ws, venue, caller, session, from, to });
+      } catch (err) {
+        ws.close(1008, err instanceof AppError ? err.message.slice(0, 120) : 'replay failed');
+      }
     });
   }
 

@@ -1,0 +1,82 @@
+/**
+ * What a venue's replay socket must know of its venue's protocol (one module per venue under protocols/), and nothing
+ * else: the socket itself (replay-socket.ts) reads the windows, merges, paces, sends with backpressure and closes the
+ * same way for every venue.
+ *
+ * A protocol object lives as long as its socket (it keeps the connection's subscriptions, sids, request ids). Its
+ * life: `frame` for every client frame; for each subscribe, each named market is resolved by the socket (stored name,
+ * the caller's entitlements), a market that cannot be replayed goes through `refuse`, then `accept` gives the acks
+ * sent at once; once the subscribes have settled (no new one for the settle time) `streams` gives one encoder per
+ * market, and the replay starts. A subscribe after the start gets `frame(…, started = true)`: the venue's refusal.
+ */
+import type { ExchangeKey, PlatformKey } from '@depthgate/platforms';
+import type { AppError } from '@depthgate/service-kit';
+import type { VenueEncoder } from '../engine';
+
+/** A subscribe the client sent, as its venue's protocol reads it. */
+export interface SubscribeRequest<D = unknown> {
+  /** The markets it names, as the client spelled them (at least one). */
+  tickers: string[];
+  /** The venue's own rest (channels, request id, …), for `accept` and `streams`. */
+  detail: D;
+}
+
+/** What one client frame asks for. */
+export type Frame<D = unknown> =
+  | { kind: 'subscribe'; request: SubscribeRequest<D> }
+  /** Texts sent back at once (the venue's error form, a pong); the socket stays open. */
+  | { kind: 'reply'; texts: string[] }
+  /** The venue hangs up (its disconnect form). */
+  | { kind: 'close'; code: number; reason: string };
+
+/**
+ * A named market the replay cannot serve: `err.code` is `unknown_ticker` (never recorded, or outside the key's
+ * `ticker_prefixes`) or `invalid_timestamp` (the window starts before the caller's for it; the message names its start).
+ * `reject`: the whole subscribe fails with `texts` (Kalshi); else the market is left out and `texts` are sent (the
+ * CLOB ignores unknown assets silently: no texts).
+ */
+export interface Refusal {
+  reject: boolean;
+  texts: string[];
+  /** The venue hangs up instead. */
+  close?: { code: number; reason: string };
+}
+
+/** One market's replay: its stored name and the encoder that writes it as this connection subscribed it. */
+export interface MarketStream {
+  ticker: string;
+  encoder: VenueEncoder;
+}
+
+export interface ReplayProtocol<D = unknown> {
+  /** One client frame (`isBinary`: a binary frame, `text` its bytes as UTF-8). */
+  frame(text: string, isBinary: boolean, started: boolean): Frame<D>;
+  refuse(request: SubscribeRequest<D>, requested: string, err: AppError): Refusal;
+  /** A subscribe accepted for `tickers` (stored names, each once, in the order named): the acks it gets now. */
+  accept(request: SubscribeRequest<D>, tickers: string[]): string[];
+  /** The replay starts: one stream per subscribed market (possibly none: the socket then finishes at once). */
+  streams(): MarketStream[];
+}
+
+/** A venue replayed over WebSocket: its gateway platform key, its recorded exchange, and a protocol per socket. */
+export interface VenueSocket {
+  platform: PlatformKey;
+  exchange: ExchangeKey;
+  /** The venue's own name, for messages. */
+  name: string;
+  create(): ReplayProtocol;
+}
+
+/**
+ * An encoder that writes only the channels a client subscribed: without `book`, its whole books and changes are still
+ * applied (the book must stay true for what follows) but not sent; without `trades`, trades are not sent.
+ */
+export function onlyChannels(encoder: VenueEncoder, wanted: { book: boolean; trades: boolean }): VenueEncoder {
+  if (wanted.book && wanted.trades) return encoder;
+  return {
+    book: (book, ts, cause) => (wanted.book ? encoder.book(book, ts, cause) : (encoder.book(book, ts, cause), [])),
+    changes: (book, deltas, ts) =>
+      wanted.book ? encoder.changes(book, deltas, ts) : (encoder.changes(book, deltas, ts), []),
+    trade: (trade, book) => (wanted.trades ? encoder.trade(trade, book) : []),
+  };
+}

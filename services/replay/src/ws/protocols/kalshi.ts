@@ -1,0 +1,129 @@
+/**
+ * Kalshi over the replay socket (`/ws/replay/v1/kalshi`): the client talks to it as to Kalshi's WebSocket.
+ *
+ * - `subscribe` (`{"id":1,"cmd":"subscribe","params":{"channels":["orderbook_delta","trade"],"market_ticker":"…"}}`,
+ *   or `market_tickers`) is answered with one `subscribed` per channel, each with the connection's next `sid` (1, 2, …
+ *   in the order subscribed), as Kalshi answers. Several subscribes before the replay starts each get their own sids.
+ * - Then each market's book at `from` (`orderbook_snapshot`), every recorded change (`orderbook_delta`, `seq`
+ *   contiguous per `sid` across its markets) and trade (`trade`, on the trade subscription's `sid`), a recorded gap
+ *   as a fresh `orderbook_snapshot` at the next `seq` (engine/venue-b.ts); only the channels subscribed.
+ *
+ * Bad commands get Kalshi's error form (`{"id","type":"error","msg":{"code","msg"}}`, protocols.md §1.6) and the
+ * socket stays open: 1 not JSON or not a command, 2 no params, 3 no channels, 8 a channel other than orderbook_delta
+ * and trade, 14 no market, 16 a market never recorded (or outside the key's ticker_prefixes), 11 a window before the
+ * start of the caller's window for a market, 5 an unknown command, 13 a command the replay does not support
+ * (update_subscription, unsubscribe, list_subscriptions) or a subscribe after the replay started.
+ */
+import { kalshiWire } from '@depthgate/feeds';
+import type { AppError } from '@depthgate/service-kit';
+import { kalshiEncoder, type KalshiSubscription } from '../../engine';
+import {
+  onlyChannels,
+  type Frame,
+  type MarketStream,
+  type Refusal,
+  type ReplayProtocol,
+  type SubscribeRequest,
+  type VenueSocket,
+} from '../protocol';
+
+const CHANNELS = new Set(['orderbook_delta', 'trade']);
+const UNSUPPORTED = new Set(['update_subscription', 'unsubscribe', 'list_subscriptions']);
+
+interface Detail {
+  id: unknown;
+  channels: string[];
+}
+
+const error = (id: unknown, code: number, msg: string): Frame<Detail> => ({
+  kind: 'reply',
+  texts: [kalshiWire.error(id, code, msg)],
+});
+
+class KalshiProtocol implements ReplayProtocol<Detail> {
+  private nextSid = 1;
+  /** Per market, its book subscription and trade sid (the first subscribe that names it). */
+  private readonly markets = new Map<string, { book?: KalshiSubscription; tradeSid?: number }>();
+
+  frame(text: string, isBinary: boolean, started: boolean): Frame<Detail> {
+    if (isBinary) return error(null, 1, 'Unable to process message');
+    let m: unknown;
+    try {
+      m = JSON.parse(text);
+    } catch {
+      return error(null, 1, 'Unable to process message');
+    }
+    if (m === null || typeof m !== 'object' || Array.isArray(m)) return error(null, 1, 'Unable to process message');
+    const { cmd, params } = m as { cmd?: unknown; params?: unknown };
+    const id = (m as { id?: unknown }).id ?? null;
+    if (cmd !== 'subscribe') {
+      if (typeof cmd === 'string' && UNSUPPORTED.has(cmd))
+        return error(id, 13, `Unsupported action: the replay answers subscribe only (${cmd})`);
+      return error(id, 5, 'Unknown command');
+    }
+    if (started) return error(id, 13, 'Unsupported action: subscribe before the replay starts');
+    if (params === null || typeof params !== 'object') return error(id, 2, 'Params required');
+    const p = params as { channels?: unknown; market_ticker?: unknown; market_tickers?: unknown };
+    if (!Array.isArray(p.channels) || p.channels.length === 0) return error(id, 3, 'Channels required');
+    const channels = [...new Set(p.channels as unknown[])];
+    for (const c of channels)
+      if (typeof c !== 'string' || !CHANNELS.has(c))
+        return error(id, 8, 'Unknown channel name: the replay serves orderbook_delta and trade');
+    const tickers = [
+      ...new Set([
+        ...(typeof p.market_ticker === 'string' ? [p.market_ticker] : []),
+        ...(Array.isArray(p.market_tickers) ? (p.market_tickers as unknown[]) : []),
+      ]),
+    ];
+    if (tickers.length === 0 || tickers.some((t) => typeof t !== 'string'))
+      return error(id, 14, 'Market Ticker required');
+    return {
+      kind: 'subscribe',
+      request: { tickers: tickers as string[], detail: { id, channels: channels as string[] } },
+    };
+  }
+
+  refuse(request: SubscribeRequest<Detail>, requested: string, err: AppError): Refusal {
+    const unknown = err.code === 'unknown_ticker';
+    const texts = [
+      kalshiWire.error(
+        request.detail.id,
+        unknown ? 16 : 11,
+        unknown ? `Market not found: ${requested.slice(0, 80)}` : err.message,
+      ),
+    ];
+    return { reject: true, texts };
+  }
+
+  accept(request: SubscribeRequest<Detail>, tickers: string[]): string[] {
+    const { id, channels } = request.detail;
+    const sids = new Map(channels.map((c) => [c, this.nextSid++]));
+    const bookSid = sids.get('orderbook_delta');
+    // One book subscription (its seq shared by its markets), as Kalshi numbers a connection's subscriptions.
+    const book: KalshiSubscription | undefined = bookSid === undefined ? undefined : { sid: bookSid, seq: 0 };
+    for (const t of tickers) {
+      const m = this.markets.get(t) ?? {};
+      m.book ??= book;
+      m.tradeSid ??= sids.get('trade');
+      this.markets.set(t, m);
+    }
+    return [...sids].map(([channel, sid]) => kalshiWire.subscribed(id, channel, sid));
+  }
+
+  streams(): MarketStream[] {
+    return [...this.markets].map(([ticker, m]) => ({
+      ticker,
+      encoder: onlyChannels(kalshiEncoder({ ticker, book: m.book ?? { sid: 0, seq: 0 }, tradeSid: m.tradeSid ?? 0 }), {
+        book: m.book !== undefined,
+        trades: m.tradeSid !== undefined,
+      }),
+    }));
+  }
+}
+
+export const kalshiSocket: VenueSocket = {
+  platform: 'venue-b',
+  exchange: 'venue_b',
+  name: 'Kalshi',
+  create: () => new KalshiProtocol(),
+};

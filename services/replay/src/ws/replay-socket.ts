@@ -1,0 +1,206 @@
+/**
+ * One replay socket, the same for every venue (the venue's own part is its ReplayProtocol, protocol.ts):
+ *
+ * 1. Frames go through the protocol; replies (the venue's errors, pongs) are sent at once, a subscribe is handled in
+ *    the order it came: each named market resolved as the history resolves it (stored name, `ticker_prefixes`) and
+ *    checked against the caller's window (`from` not before its start), a market that cannot be replayed answered the
+ *    venue's way (`refuse`), the subscribe's acks sent (`accept`).
+ * 2. When no subscribe has come for the settle time (so a library that subscribes market by market, or waits for each
+ *    ack before the next, gets all of them into the replay), each market's window is read (source.ts) and the socket's
+ *    streams handed to its session (session.ts), which paces and sends them. A subscribe after that is the protocol's
+ *    (`frame(…, started = true)`: the venue's refusal).
+ * 3. The end: 1000 "replay finished" when every message was sent; 1008 when a window holds more than
+ *    REPLAY_MAX_WINDOW_ROWS rows; 1011 when reading failed ("replay failed", or its time budget); 1001 at shutdown.
+ */
+import type { Caller } from '@depthgate/auth';
+import type { HistoryStore, OrderBookQueries, QueryScope } from '@depthgate/history-store';
+import { AppError, type Logger } from '@depthgate/service-kit';
+import type { WebSocket } from 'ws';
+import { replay, type NativeMessage } from '../engine';
+import type { ReplayMetrics } from '../metrics';
+import { checkWindowStart, visibleTicker } from '../request';
+import { readWindow, WindowTooLargeError } from '../source';
+import type { ReplayProtocol, SubscribeRequest, VenueSocket } from './protocol';
+import type { Session, SessionMember } from './session';
+
+export const CLOSE_FINISHED = { code: 1000, reason: 'replay finished' } as const;
+
+/** Above this many unsent bytes the replay waits for the socket before sending more. */
+const HIGH_WATER_BYTES = 1024 * 1024;
+
+export interface ReplaySocketDeps {
+  ws: WebSocket;
+  venue: VenueSocket;
+  caller: Caller;
+  session: Session;
+  from: number;
+  to: number;
+  store: HistoryStore;
+  queries: OrderBookQueries;
+  metrics: ReplayMetrics;
+  logger: Logger;
+  queryTimeoutMs: number;
+  maxWindowRows: number;
+  /** Quiet time after the last subscribe before the replay starts. */
+  settleMs: number;
+  now: () => number;
+}
+
+export class ReplaySocket implements SessionMember {
+  private readonly protocol: ReplayProtocol;
+  private state: 'open' | 'reading' | 'ready' | 'done' = 'open';
+  private subscribed = false;
+  /** Frames are handled one after another (a subscribe resolves its markets before the next frame is looked at). */
+  private queue: Promise<void> = Promise.resolve();
+  private settleTimer: NodeJS.Timeout | undefined;
+  private scope: QueryScope | undefined;
+
+  constructor(private readonly d: ReplaySocketDeps) {
+    this.protocol = d.venue.create();
+    d.session.join(this, { from: d.from, to: d.to, speed: d.session.terms.speed, clock: d.session.terms.clock });
+    d.ws.on('message', (data, isBinary) => {
+      const text = Buffer.isBuffer(data) ? data.toString('utf8') : String(data);
+      this.queue = this.queue.then(() => this.frame(text, isBinary));
+    });
+    d.ws.on('close', () => {
+      const wasRunning = this.state === 'ready';
+      if (this.settleTimer) clearTimeout(this.settleTimer);
+      this.scope?.abort('cancelled');
+      if (this.state !== 'done') {
+        this.state = 'done';
+        if (wasRunning || this.subscribed) this.count('cancelled');
+      }
+      d.session.leave(this);
+    });
+  }
+
+  gone(): boolean {
+    return this.state === 'done' || this.d.ws.readyState !== this.d.ws.OPEN;
+  }
+
+  async send(text: string): Promise<void> {
+    const { ws } = this.d;
+    if (ws.bufferedAmount > HIGH_WATER_BYTES) await new Promise<void>((r) => ws.send(text, () => r()));
+    else ws.send(text);
+  }
+
+  finished(sent: number): void {
+    this.d.metrics.messages.inc({ exchange: this.d.venue.exchange }, sent);
+    this.state = 'done';
+    this.count('complete');
+    this.d.ws.close(CLOSE_FINISHED.code, CLOSE_FINISHED.reason);
+  }
+
+  failed(err: Error): void {
+    this.d.logger.warn({ err: { message: err.message } }, 'WebSocket replay failed');
+    this.end(1011, 'replay failed');
+  }
+
+  private count(outcome: 'complete' | 'cancelled' | 'cut'): void {
+    this.d.metrics.replays.inc({ exchange: this.d.venue.exchange, outcome });
+  }
+
+  private end(code: number, reason: string): void {
+    if (this.state === 'done') return;
+    this.state = 'done';
+    this.count('cut');
+    this.d.ws.close(code, reason);
+  }
+
+  private reply(texts: readonly string[]): void {
+    for (const t of texts) if (this.d.ws.readyState === this.d.ws.OPEN) this.d.ws.send(t);
+  }
+
+  private async frame(text: string, isBinary: boolean): Promise<void> {
+    if (this.state === 'done') return;
+    try {
+      const f = this.protocol.frame(text, isBinary, this.state !== 'open');
+      if (f.kind === 'reply') return this.reply(f.texts);
+      if (f.kind === 'close') return void this.d.ws.close(f.code, f.reason);
+      if (this.state !== 'open') return;
+      await this.subscribe(f.request);
+    } catch (err) {
+      this.d.logger.error({ err: { message: (err as Error).message } }, 'replay frame failed');
+      this.end(1011, 'replay failed');
+    }
+  }
+
+  private async subscribe(request: SubscribeRequest): Promise<void> {
+    const { d } = this;
+    const scope = d.store.scope(d.queryTimeoutMs);
+    this.scope = scope;
+    const tickers: string[] = [];
+    const refusals: string[] = [];
+    try {
+      for (const requested of request.tickers) {
+        let ticker: string;
+        try {
+          ticker = await visibleTicker(d.queries, scope, d.caller, d.venue.exchange, requested);
+          checkWindowStart(d.caller, ticker, d.from, d.now());
+        } catch (err) {
+          if (!(err instanceof AppError) || (err.code !== 'unknown_ticker' && err.code !== 'invalid_timestamp'))
+            throw err;
+          const r = this.protocol.refuse(request, requested, err);
+          if (r.close) return void d.ws.close(r.close.code, r.close.reason);
+          if (r.reject) return this.reply(r.texts);
+          refusals.push(...r.texts);
+          continue;
+        }
+        if (!tickers.includes(ticker)) tickers.push(ticker);
+      }
+    } catch (err) {
+      // Resolving failed (ClickHouse cannot answer, or its time budget): the socket cannot go on.
+      d.logger.warn({ err: { message: (err as Error).message } }, 'replay subscribe failed');
+      return this.end(
+        1011,
+        scope.reason === 'timeout' ? 'resolving the markets ran over its time budget' : 'replay failed',
+      );
+    } finally {
+      scope.dispose();
+      this.scope = undefined;
+    }
+    if (this.state !== 'open') return;
+    this.reply(refusals);
+    this.reply(this.protocol.accept(request, tickers));
+    this.subscribed = true;
+    if (this.settleTimer) clearTimeout(this.settleTimer);
+    this.settleTimer = setTimeout(() => void this.read(), d.settleMs);
+  }
+
+  /** The subscribes have settled: every market's window read, the streams handed to the session. */
+  private async read(): Promise<void> {
+    // A subscribe still being resolved finishes first (its acks go out before the replay's first message).
+    await this.queue;
+    if (this.state !== 'open') return;
+    this.state = 'reading';
+    const { d } = this;
+    const streams = this.protocol.streams();
+    const scope = d.store.scope(d.queryTimeoutMs);
+    this.scope = scope;
+    try {
+      const iterators: Iterator<NativeMessage>[] = [];
+      for (const s of streams) {
+        const window = await readWindow(d.queries, scope, {
+          exchange: d.venue.exchange,
+          ticker: s.ticker,
+          from: d.from,
+          to: d.to,
+          maxRows: d.maxWindowRows,
+        });
+        iterators.push(replay(window, s.encoder));
+      }
+      if ((this.state as string) === 'done') return;
+      this.state = 'ready';
+      d.session.ready(this, iterators);
+    } catch (err) {
+      if ((this.state as string) === 'done') return;
+      if (err instanceof WindowTooLargeError)
+        return this.end(1008, `window over ${err.maxRows} recorded rows: replay shorter windows`);
+      d.logger.warn({ err: { message: (err as Error).message } }, 'WebSocket replay failed');
+      this.end(1011, scope.reason === 'timeout' ? 'reading the window ran over its time budget' : 'replay failed');
+    } finally {
+      scope.dispose();
+      this.scope = undefined;
+    }
+  }
+}

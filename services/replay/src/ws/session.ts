@@ -1,0 +1,177 @@
+/**
+ * One clock for one or several replay sockets (issue 25, item 2). Every replay socket plays inside a session: its own
+ * (no `session` parameter) or one shared by the caller's sockets that name the same `session`, so that a cross-venue
+ * strategy sees the events of all its venues in their true order.
+ *
+ * - Members join at the handshake. All members of a session have the same window, speed and clock (a socket asking
+ *   for others is refused at its handshake); a session belongs to one caller (its key, or anonymous by client
+ *   address), so another caller naming the same `session` gets a session of its own.
+ * - The session starts when every member has its streams ready (subscribes settled, windows read) and no member has
+ *   joined for the settle time; a socket that arrives after the start is refused (it would have missed the clock).
+ * - One merge of every member's markets by the clock (mergeByClock: ties in join order), one pacing, each message sent
+ *   on its member's socket. A member whose socket is slow holds the whole session (true order is the point); one that
+ *   leaves is dropped from the merge and the others go on. The session ends when every member's streams are done (each
+ *   socket then closes with 1000 "replay finished") or every member has gone.
+ */
+import { AppError } from '@depthgate/service-kit';
+import { mergeByClock, paced, type ClockField, type NativeMessage } from '../engine';
+
+/** What a session needs of a member socket. */
+export interface SessionMember {
+  /** Sends one message; resolves when the socket can take more (backpressure). */
+  send(text: string): void | Promise<void>;
+  /** Whether the socket has gone (its messages are skipped from then on). */
+  gone(): boolean;
+  /** Every message of the member was sent. */
+  finished(sent: number): void;
+  /** The session's merge failed while reading this member's streams (recorded rows that contradict themselves). */
+  failed(err: Error): void;
+}
+
+export interface SessionTerms {
+  from: number;
+  to: number;
+  speed: number | 'max';
+  clock: ClockField;
+}
+
+interface Joined {
+  member: SessionMember;
+  streams: Iterator<NativeMessage>[] | undefined;
+  left: boolean;
+}
+
+export class Session {
+  private readonly members: Joined[] = [];
+  private started = false;
+  private settleTimer: NodeJS.Timeout | undefined;
+  private wake: (() => void) | undefined;
+
+  constructor(
+    readonly terms: SessionTerms,
+    private readonly settleMs: number,
+    private readonly onEnd: () => void,
+  ) {}
+
+  get isStarted(): boolean {
+    return this.started;
+  }
+
+  /** Adds a member; refused (AppError) once the session has started or on other terms. */
+  join(member: SessionMember, terms: SessionTerms): void {
+    if (this.started)
+      throw new AppError('invalid_request', 'this session has started: a socket must join it before its replay starts');
+    const t = this.terms;
+    if (t.from !== terms.from || t.to !== terms.to || t.speed !== terms.speed || t.clock !== terms.clock)
+      throw new AppError(
+        'invalid_request',
+        'every socket of a session replays the same from, to, speed and clock: this one asks for others',
+      );
+    this.members.push({ member, streams: undefined, left: false });
+    this.arm();
+  }
+
+  /** A member's streams are ready (its subscribes settled, its windows read). */
+  ready(member: SessionMember, streams: Iterator<NativeMessage>[]): void {
+    const m = this.members.find((j) => j.member === member);
+    if (m) m.streams = streams;
+    this.arm();
+  }
+
+  /** A member leaves before (or while) the session plays: it is no longer waited for. */
+  leave(member: SessionMember): void {
+    const m = this.members.find((j) => j.member === member);
+    if (m) m.left = true;
+    if (this.members.every((j) => j.left)) {
+      this.wake?.();
+      if (!this.started) this.end();
+    } else this.arm();
+  }
+
+  private arm(): void {
+    if (this.started) return;
+    if (this.settleTimer) clearTimeout(this.settleTimer);
+    this.settleTimer = setTimeout(() => this.maybeStart(), this.settleMs);
+  }
+
+  private maybeStart(): void {
+    this.settleTimer = undefined;
+    if (this.started) return;
+    const live = this.members.filter((j) => !j.left);
+    if (live.length === 0 || live.some((j) => j.streams === undefined)) return;
+    this.started = true;
+    void this.run(live);
+  }
+
+  private end(): void {
+    if (this.settleTimer) clearTimeout(this.settleTimer);
+    this.onEnd();
+  }
+
+  private async run(members: Joined[]): Promise<void> {
+    // Every member's markets in one merge; `owner[i]` is the member of stream i.
+    const owner: Joined[] = [];
+    const streams: Iterator<NativeMessage>[] = [];
+    for (const j of members)
+      for (const s of j.streams ?? []) {
+        owner.push(j);
+        // A member that has gone stops being read (its markets end).
+        streams.push({ next: () => (j.left || j.member.gone() ? { done: true, value: undefined } : s.next()) });
+      }
+    const sent = new Map<Joined, number>(members.map((j) => [j, 0]));
+    const messages = paced(mergeByClock(streams, this.terms.clock), {
+      speed: this.terms.speed,
+      from: this.terms.from,
+      now: Date.now,
+      sleep: (ms) =>
+        new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, ms);
+          this.wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        }),
+    });
+    try {
+      for await (const m of messages) {
+        const j = owner[m.source] as Joined;
+        if (j.left || j.member.gone()) continue;
+        if (members.every((x) => x.left || x.member.gone())) break;
+        await j.member.send(m.message.text);
+        sent.set(j, (sent.get(j) ?? 0) + 1);
+      }
+      for (const j of members) if (!j.left && !j.member.gone()) j.member.finished(sent.get(j) ?? 0);
+    } catch (err) {
+      // A stream's rows contradict themselves (ReplayDataError): the session cannot go on in true order, and every
+      // member still there is told why.
+      for (const j of members) if (!j.left && !j.member.gone()) j.member.failed(err as Error);
+    } finally {
+      this.end();
+    }
+  }
+}
+
+/** The live sessions, by caller and name. */
+export class Sessions {
+  private readonly byKey = new Map<string, Session>();
+
+  constructor(private readonly settleMs: number) {}
+
+  get size(): number {
+    return this.byKey.size;
+  }
+
+  /** The session `name` of `owner` (created on first use); without a name, a session of one. */
+  session(owner: string, name: string | undefined, terms: SessionTerms): Session {
+    if (name === undefined) return new Session(terms, this.settleMs, () => {});
+    const key = `${owner}\u0000${name}`;
+    let s = this.byKey.get(key);
+    if (!s) {
+      s = new Session(terms, this.settleMs, () => {
+        if (this.byKey.get(key) === s) this.byKey.delete(key);
+      });
+      this.byKey.set(key, s);
+    }
+    return s;
+  }
+}
