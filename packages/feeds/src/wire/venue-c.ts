@@ -21,6 +21,10 @@ export interface GeminiTradeFields {
   tid: GeminiInteger;
 }
 
+/** A market data v2 `subscribe`/`unsubscribe` as read by `parseGeminiSubscribe`, or why it fails. */
+export type GeminiSubscribe =
+  { type: 'subscribe' | 'unsubscribe'; symbols: unknown[] } | { error: { reason: 'InvalidJson'; message: string } };
+
 const DIGITS = /^\d{1,30}$/;
 
 /** An integer field as JSON: digits as a number (exactly as given), anything else as a string. */
@@ -64,3 +68,28 @@ export const geminiWire = {
     return JSON.stringify({ type: 'error', result: 'error', reason, message });
   },
 };
+
+/**
+ * A client's market data v2 `subscribe` or `unsubscribe` [V]: `{"type","subscriptions":[{"name":"l2","symbols":[…]}]}`.
+ * The symbols of every subscription in the order named, as given (the caller checks them against its symbols: an
+ * unknown one is an `InvalidSymbol` error of its own, the others go on). `m`: the frame as a JSON object (undefined:
+ * not JSON, or not an object). Fails (an `InvalidJson` error) on another type, no `subscriptions` list, or a
+ * subscription other than `l2` or without a `symbols` list. Shared by the venue simulator and the replay.
+ */
+export function parseGeminiSubscribe(m: Record<string, unknown> | undefined): GeminiSubscribe {
+  if (!m || (m.type !== 'subscribe' && m.type !== 'unsubscribe') || !Array.isArray(m.subscriptions))
+    return {
+      error: {
+        reason: 'InvalidJson',
+        message: 'expected {"type":"subscribe","subscriptions":[{"name":"l2","symbols":[...]}]}',
+      },
+    };
+  const symbols: unknown[] = [];
+  for (const s of m.subscriptions as unknown[]) {
+    const sub = (s ?? {}) as { name?: unknown; symbols?: unknown };
+    if (sub.name !== 'l2' || !Array.isArray(sub.symbols))
+      return { error: { reason: 'InvalidJson', message: 'only the l2 subscription (with a symbols list) is served' } };
+    symbols.push(...(sub.symbols as unknown[]));
+  }
+  return { type: m.type, symbols };
+}

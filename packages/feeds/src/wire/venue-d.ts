@@ -6,6 +6,14 @@
 
 export type CoinbaseSide = 'buy' | 'sell';
 
+/** The feed's channels [V] (those a subscribe may name; `full`, `status`, … are not spoken here). */
+export const COINBASE_CHANNELS = ['level2', 'level2_batch', 'ticker', 'heartbeat', 'matches'] as const;
+export type CoinbaseChannel = (typeof COINBASE_CHANNELS)[number];
+
+/** A `subscribe`/`unsubscribe` as read by `parseCoinbaseSubscribe`, or why it fails (the error's `reason`). */
+export type CoinbaseSubscribe =
+  { type: 'subscribe' | 'unsubscribe'; pairs: [CoinbaseChannel, string][] } | { error: string };
+
 export interface CoinbaseMatchFields {
   type: 'match' | 'last_match';
   tradeId: number | string;
@@ -59,8 +67,42 @@ export const coinbaseWire = {
     return JSON.stringify({ type: 'subscriptions', channels });
   },
 
+  /** A subscribe refused: `{"type":"error","message":"Failed to subscribe","reason"}` [3P]. */
+  subscribeError(reason: string): string {
+    return coinbaseWire.error('Failed to subscribe', reason);
+  },
+
   /** `{"type":"error","message","reason"}` [3P]. */
   error(message: string, reason: string): string {
     return JSON.stringify({ type: 'error', message, reason });
   },
 };
+
+/**
+ * A client's `subscribe` or `unsubscribe` [V]: `{"type","product_ids":[…],"channels":["level2", {"name":"ticker",
+ * "product_ids":[…]}]}` — a channel named as a string takes the top-level `product_ids`, one given as an object its own
+ * (or, without them, the top-level ones). The pairs (channel, product) in the order named; products are not checked
+ * against any catalogue (the caller knows its products), nor are the signature fields (`key`, `passphrase`,
+ * `timestamp`, `signature`). `m`: the frame as a JSON object (undefined: not JSON, or not an object). The failures,
+ * each the `reason` of a "Failed to subscribe" error: a type other than subscribe/unsubscribe, a channel that is not
+ * one of the feed's, a product that is not a string, no pair at all. Shared by the venue simulator and the replay.
+ */
+export function parseCoinbaseSubscribe(m: Record<string, unknown> | undefined): CoinbaseSubscribe {
+  if (!m || (m.type !== 'subscribe' && m.type !== 'unsubscribe'))
+    return { error: 'type must be subscribe or unsubscribe' };
+  const top = Array.isArray(m.product_ids) ? (m.product_ids as unknown[]) : [];
+  const pairs: [CoinbaseChannel, string][] = [];
+  for (const raw of Array.isArray(m.channels) ? (m.channels as unknown[]) : []) {
+    const c = (raw ?? {}) as { name?: unknown; product_ids?: unknown };
+    const name = typeof raw === 'string' ? raw : c.name;
+    if (typeof name !== 'string' || !(COINBASE_CHANNELS as readonly string[]).includes(name))
+      return { error: `${String(name).slice(0, 40)} is not a valid channel` };
+    const products = typeof raw === 'string' ? top : Array.isArray(c.product_ids) ? (c.product_ids as unknown[]) : top;
+    for (const p of products) {
+      if (typeof p !== 'string') return { error: `${String(p).slice(0, 40)} is not a valid product` };
+      pairs.push([name as CoinbaseChannel, p]);
+    }
+  }
+  if (pairs.length === 0) return { error: 'No channels or product ids provided' };
+  return { type: m.type, pairs };
+}

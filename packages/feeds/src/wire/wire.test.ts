@@ -1,5 +1,14 @@
 import { clobBookHash } from '../clob-hash';
-import { clobWire, coinbaseWire, geminiWire, isoMicros, kalshiWire, pmUsWire } from './index';
+import {
+  clobWire,
+  coinbaseWire,
+  geminiWire,
+  isoMicros,
+  kalshiWire,
+  parseCoinbaseSubscribe,
+  parseGeminiSubscribe,
+  pmUsWire,
+} from './index';
 
 describe('venue messages as the venues write them', () => {
   it('Kalshi: snapshot, delta and trade in the documented envelopes', () => {
@@ -204,5 +213,59 @@ describe('venue messages as the venues write them', () => {
       'side',
     ]);
     expect(JSON.parse(match)).toMatchObject({ trade_id: 10, sequence: 50 });
+  });
+
+  it('Gemini subscribe: the symbols of every l2 subscription, or InvalidJson', () => {
+    expect(
+      parseGeminiSubscribe({
+        type: 'unsubscribe',
+        subscriptions: [
+          { name: 'l2', symbols: ['BTCUSD', 7] },
+          { name: 'l2', symbols: [] },
+        ],
+      }),
+    ).toEqual({ type: 'unsubscribe', symbols: ['BTCUSD', 7] });
+    for (const m of [
+      undefined,
+      { type: 'subscribe' },
+      { type: 'hello', subscriptions: [] },
+      { type: 'subscribe', subscriptions: [{ name: 'l2', symbols: 'BTCUSD' }] },
+      { type: 'subscribe', subscriptions: [{ name: 'candles_1m', symbols: ['BTCUSD'] }] },
+      { type: 'subscribe', subscriptions: [null] },
+    ])
+      expect(parseGeminiSubscribe(m)).toEqual({ error: { reason: 'InvalidJson', message: expect.any(String) } });
+  });
+
+  it('Coinbase subscribe: (channel, product) pairs in the order named, or the reason it fails', () => {
+    expect(
+      parseCoinbaseSubscribe({
+        type: 'subscribe',
+        product_ids: ['BTC-USD', 'ETH-USD'],
+        channels: ['level2', { name: 'matches', product_ids: ['SOL-USD'] }, { name: 'ticker' }],
+        signature: 'ignored',
+      }),
+    ).toEqual({
+      type: 'subscribe',
+      pairs: [
+        ['level2', 'BTC-USD'],
+        ['level2', 'ETH-USD'],
+        ['matches', 'SOL-USD'],
+        ['ticker', 'BTC-USD'],
+        ['ticker', 'ETH-USD'],
+      ],
+    });
+    const cases: [Record<string, unknown> | undefined, string][] = [
+      [undefined, 'type must be subscribe or unsubscribe'],
+      [
+        { type: 'subscriptions', product_ids: ['BTC-USD'], channels: ['level2'] },
+        'type must be subscribe or unsubscribe',
+      ],
+      [{ type: 'subscribe', product_ids: ['BTC-USD'], channels: ['full'] }, 'full is not a valid channel'],
+      [{ type: 'subscribe', product_ids: ['BTC-USD'], channels: [null] }, 'undefined is not a valid channel'],
+      [{ type: 'subscribe', product_ids: [1], channels: ['level2'] }, '1 is not a valid product'],
+      [{ type: 'subscribe', product_ids: ['BTC-USD'], channels: [] }, 'No channels or product ids provided'],
+      [{ type: 'unsubscribe', channels: ['level2'] }, 'No channels or product ids provided'],
+    ];
+    for (const [m, error] of cases) expect(parseCoinbaseSubscribe(m)).toEqual({ error });
   });
 });

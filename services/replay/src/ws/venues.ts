@@ -4,6 +4,10 @@
  */
 import type { PlatformKey } from '@depthgate/platforms';
 import type { VenueSocket } from './protocol';
+import { coinbaseSocket } from './protocols/coinbase';
+import { geminiSocket } from './protocols/gemini';
 import { kalshiSocket } from './protocols/kalshi';
 
-export const VENUE_SOCKETS: ReadonlyMap<PlatformKey, VenueSocket> = new Map([kalshiSocket].map((v) => [v.platform, v]));
+export const VENUE_SOCKETS: ReadonlyMap<PlatformKey, VenueSocket> = new Map(
+  [kalshiSocket, geminiSocket, coinbaseSocket].map((v) => [v.platform, v]),
+);

@@ -1,7 +1,7 @@
 // https://docs.gemini.com/websocket-api/#market-data-version-2
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { geminiWire } from '@depthgate/feeds';
+import { geminiWire, parseGeminiSubscribe } from '@depthgate/feeds';
 import { formatScaled } from '../../core/decimal';
 import type { BookEngine } from '../../book/engine';
 import { BID, type BookEvent, type Instrument, type TimedTrade } from '../../book/types';
@@ -57,31 +57,25 @@ export class GeminiFeed {
   }
 
   private onMessage(conn: FeedConnection, m: Record<string, unknown> | undefined): void {
-    const fail = (message: string) => this.hub.send(conn, geminiWire.error('InvalidJson', message));
-    if (!m || (m.type !== 'subscribe' && m.type !== 'unsubscribe') || !Array.isArray(m.subscriptions)) {
-      return fail('expected {"type":"subscribe","subscriptions":[{"name":"l2","symbols":[...]}]}');
-    }
-    for (const s of m.subscriptions as unknown[]) {
-      const sub = s as { name?: unknown; symbols?: unknown };
-      if (sub.name !== 'l2' || !Array.isArray(sub.symbols)) return fail('only the l2 subscription is simulated');
-      for (const raw of sub.symbols) {
-        const inst = typeof raw === 'string' ? this.catalog.bySymbol.get(raw.toUpperCase()) : undefined;
-        if (!inst) {
-          this.hub.send(conn, geminiWire.error('InvalidSymbol', `invalid symbol ${String(raw)}`));
-          continue;
-        }
-        if (m.type === 'unsubscribe') {
-          conn.tickers.delete(inst.ticker);
-          this.bySymbol.get(inst.ticker)?.delete(conn);
-          continue;
-        }
-        if (conn.tickers.has(inst.ticker)) continue;
-        conn.tickers.add(inst.ticker);
-        let set = this.bySymbol.get(inst.ticker);
-        if (!set) this.bySymbol.set(inst.ticker, (set = new Set()));
-        set.add(conn);
-        this.hub.send(conn, this.fullBook(inst));
+    const parsed = parseGeminiSubscribe(m);
+    if ('error' in parsed) return this.hub.send(conn, geminiWire.error(parsed.error.reason, parsed.error.message));
+    for (const raw of parsed.symbols) {
+      const inst = typeof raw === 'string' ? this.catalog.bySymbol.get(raw.toUpperCase()) : undefined;
+      if (!inst) {
+        this.hub.send(conn, geminiWire.error('InvalidSymbol', `invalid symbol ${String(raw)}`));
+        continue;
       }
+      if (parsed.type === 'unsubscribe') {
+        conn.tickers.delete(inst.ticker);
+        this.bySymbol.get(inst.ticker)?.delete(conn);
+        continue;
+      }
+      if (conn.tickers.has(inst.ticker)) continue;
+      conn.tickers.add(inst.ticker);
+      let set = this.bySymbol.get(inst.ticker);
+      if (!set) this.bySymbol.set(inst.ticker, (set = new Set()));
+      set.add(conn);
+      this.hub.send(conn, this.fullBook(inst));
     }
   }
 

@@ -1,7 +1,7 @@
 // https://docs.cdp.coinbase.com/exchange/websocket-feed/channels
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { coinbaseWire } from '@depthgate/feeds';
+import { COINBASE_CHANNELS, coinbaseWire, parseCoinbaseSubscribe, type CoinbaseChannel } from '@depthgate/feeds';
 import type { BookEngine } from '../../book/engine';
 import { BID, type BookEvent, type Instrument } from '../../book/types';
 import { formatScaled } from '../../core/decimal';
@@ -15,8 +15,7 @@ import type { CoinbaseTrades } from './trades';
 
 export const COINBASE_WS_PATH = '/';
 
-const COINBASE_CHANNELS = ['level2', 'level2_batch', 'ticker', 'heartbeat', 'matches'] as const;
-type Channel = (typeof COINBASE_CHANNELS)[number];
+type Channel = CoinbaseChannel;
 
 /** `level2_batch` gathers a product's changes over this window [V] (50 ms). */
 const BATCH_MS = 50;
@@ -88,27 +87,14 @@ export class CoinbaseFeed {
     m: Record<string, unknown> | undefined,
     record: RecordedRequest,
   ): void {
-    if (!m || (m.type !== 'subscribe' && m.type !== 'unsubscribe')) {
-      return this.error(conn, 'Failed to subscribe', 'type must be subscribe or unsubscribe');
-    }
     const fail = (reason: string) => this.error(conn, 'Failed to subscribe', reason);
-    const top = Array.isArray(m.product_ids) ? (m.product_ids as unknown[]) : [];
-    const pairs: [Channel, string][] = [];
-    for (const raw of Array.isArray(m.channels) ? (m.channels as unknown[]) : []) {
-      const c = raw as { name?: unknown; product_ids?: unknown };
-      const name = typeof raw === 'string' ? raw : c.name;
-      if (typeof name !== 'string' || !(COINBASE_CHANNELS as readonly string[]).includes(name)) {
-        return fail(`${String(name)} is not a valid channel`);
-      }
-      const products = typeof raw === 'string' ? top : Array.isArray(c.product_ids) ? c.product_ids : top;
-      for (const p of products as unknown[]) {
-        if (typeof p !== 'string' || !this.catalog.byId.has(p)) return fail(`${String(p)} is not a valid product`);
-        pairs.push([name as Channel, p]);
-      }
-    }
-    if (pairs.length === 0) return fail('No channels or product ids provided');
-    if (m.type === 'subscribe' && pairs.some(([c]) => c === 'level2')) {
-      const check = verifyCoinbaseSubscribe(m, this.verifier);
+    const parsed = parseCoinbaseSubscribe(m);
+    if ('error' in parsed) return fail(parsed.error);
+    const pairs = parsed.pairs;
+    const bad = pairs.find(([, p]) => !this.catalog.byId.has(p));
+    if (bad) return fail(`${bad[1]} is not a valid product`);
+    if (parsed.type === 'subscribe' && pairs.some(([c]) => c === 'level2')) {
+      const check = verifyCoinbaseSubscribe(m as Record<string, unknown>, this.verifier);
       record.auth = check.state;
       if (check.error) record.authError = check.error;
       if (check.state === 'absent') return fail('level2 channel requires authentication');
@@ -120,7 +106,7 @@ export class CoinbaseFeed {
     for (const [c, p] of pairs) {
       let products = channels.get(c);
       let byConn = this.subs.get(p);
-      if (m.type === 'subscribe') {
+      if (parsed.type === 'subscribe') {
         if (!products) channels.set(c, (products = new Set()));
         if (products.has(p)) continue;
         products.add(p);
