@@ -79,6 +79,12 @@ export const VENUES: Venue[] = [
     encoder: () => geminiEncoder({ symbol: 'T', priceDecimals: 2, quantityDecimals: 8 }),
     client: () => new GeminiClient(),
     tradeKey: withId,
+    socket: {
+      platform: 'gemini',
+      subscribe: (ticker) => [{ type: 'subscribe', subscriptions: [{ name: 'l2', symbols: [ticker] }] }],
+      // Gemini acknowledges nothing: a symbol's first l2_updates is its answer.
+      isAck: () => false,
+    },
   },
   {
     name: 'venue_a_us (Polymarket US)',
@@ -112,5 +118,10 @@ export const VENUES: Venue[] = [
     encoder: () => coinbaseEncoder({ product: 'T', priceDecimals: 2, sizeDecimals: 8 }),
     client: () => new CoinbaseClient(),
     tradeKey: withId,
+    socket: {
+      platform: 'coinbase',
+      subscribe: (ticker) => [{ type: 'subscribe', product_ids: [ticker], channels: ['level2', 'matches'] }],
+      isAck: (text) => text.startsWith('{"type":"subscriptions"'),
+    },
   },
 ];
