@@ -59,16 +59,28 @@ if (venue === 'gemini') {
 
 await x.loadHttpProxyAgent(); // ccxt wants this before a plain ws:// connection (wss:// needs nothing)
 // Both subscribes go out at once, before the replay starts (it starts REPLAY_SUBSCRIBE_SETTLE_MS after the last one).
-const trades = x.watchTrades(symbol).catch(() => undefined);
-await x.watchOrderBook(symbol);
+// A watch rejects when the replay refuses the subscribe (the venue's error form) or closes before its first message.
+let failed = false;
+const said = (e) => {
+  failed = true;
+  console.error(`${e.constructor.name}: ${e.message}`);
+};
+const trades = x.watchTrades(symbol).catch(said);
+await x.watchOrderBook(symbol).catch(said);
 await trades;
+if (failed && Object.keys(x.clients).length > 0) {
+  // Refused: the replay waits for a subscribe it can serve; this example has no other.
+  await x.close();
+  process.exit(1);
+}
 // The replay sends its window and closes the socket: ccxt then drops the connection.
 while (Object.keys(x.clients).length > 0) await new Promise((r) => setTimeout(r, 20));
+// No book when the window lies inside a recorded gap (nothing to rebuild it from).
 const book = x.orderbooks[symbol];
 console.log(
   JSON.stringify({
-    bids: book.bids.map(([p, q]) => [p, q]),
-    asks: book.asks.map(([p, q]) => [p, q]),
+    bids: (book?.bids ?? []).map(([p, q]) => [p, q]),
+    asks: (book?.asks ?? []).map(([p, q]) => [p, q]),
     trades: (x.trades[symbol] ?? []).map((t) => [t.timestamp, t.price, t.amount, t.side]),
   }),
 );

@@ -368,4 +368,14 @@ describe('the examples of docs/replay.md against the replay', () => {
     },
     90_000,
   );
+
+  it('ccxt pro coinbase with a product never recorded gets the replay’s refusal as its ExchangeError', async () => {
+    const { first, last } = h.span('venue_d');
+    const failure = await example('ccxt.mjs', ['coinbase', 'DOGE/USD', String(first), String(last)]).then(
+      () => undefined,
+      (err: unknown) => err as { code?: number; stderr?: string },
+    );
+    expect(failure?.code).toBe(1);
+    expect(failure?.stderr).toContain('ExchangeError: coinbaseexchange DOGE-USD is not a valid product');
+  }, 90_000);
 });
