@@ -105,6 +105,18 @@ describe('replay sockets per key', () => {
     await closed(await openOnceFree(key));
   }, 60_000);
 
+  it('gives back the place of a handshake refused after it was counted (a session of other terms: 400)', async () => {
+    const key = await h.issue({ requests_per_minute: 100_000, ws_max_connections: 2 });
+    const { first, last } = h.span(venue.exchange);
+    const a = await open(key, `from=${first}&to=${last}&speed=0.000001&session=s1`);
+    const other = await refused(key, `from=${first}&to=${last - 1}&speed=0.000001&session=s1`);
+    expect([other.status, (other.json as { error: string }).error]).toEqual([400, 'invalid_request']);
+    // Its place came back: the key's second place can be taken again.
+    const b = await openOnceFree(key);
+    expect((await refused(key)).status).toBe(429);
+    for (const s of [a, b]) await closed(s);
+  }, 60_000);
+
   it('limits callers without a key per client address (REPLAY_WS_MAX_CONNECTIONS_ANONYMOUS)', async () => {
     const a = await open(undefined);
     const over = await refused(undefined);

@@ -147,6 +147,15 @@ export class ReplaySockets {
         },
       );
     }
+    // The caller's sockets at once (before a named session is made for it); the place is given back when the socket
+    // closes — a handshake refused after this point (the session's checks below, a bad Sec-WebSocket-Key the WebSocket
+    // library refuses) closes without opening.
+    const connId = await this.holdPlace(caller);
+    if (socket.destroyed) return this.limits.close(connId);
+    let opened = false;
+    socket.once('close', () => {
+      if (!opened) this.limits.close(connId);
+    });
     const owner = caller.kind === 'key' ? `key:${caller.key.id}` : `ip:${ipBucket(caller.ip)}`;
     const terms = { from, to, speed, clock: 'ts' as const };
     const session = this.sessions.session(owner, sessionName, terms);
@@ -158,14 +167,6 @@ export class ReplaySockets {
         'invalid_request',
         'every socket of a session replays the same from, to, speed and clock: this one asks for others',
       );
-    // The caller's sockets at once, checked last (nothing after it refuses) and given back when the socket closes.
-    const connId = await this.holdPlace(caller);
-    if (socket.destroyed) return this.limits.close(connId);
-    let opened = false;
-    // A handshake the WebSocket library refuses (a bad Sec-WebSocket-Key) never opens: give its place back.
-    socket.once('close', () => {
-      if (!opened) this.limits.close(connId);
-    });
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       opened = true;
       this.open.add(ws);
