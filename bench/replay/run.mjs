@@ -507,7 +507,19 @@ async function isolation(s) {
       worker.once('message', resolve);
       worker.once('error', reject);
     });
-  await workerMessage(); // every replay has started
+  // Every replay has started (its first message), or the load cannot be run.
+  let waited;
+  await Promise.race([
+    workerMessage(),
+    new Promise((_, reject) => {
+      waited = setTimeout(() => reject(new Error(`the ${REPLAYS} replays did not all start within 120 s`)), 120_000);
+    }),
+  ])
+    .catch(async (err) => {
+      await worker.terminate();
+      throw err;
+    })
+    .finally(() => clearTimeout(waited));
   // Where the two cores went meanwhile: the replay, the history service, ClickHouse (when the benchmark started it),
   // and this process (the history clients and the replays' clients).
   const who = { replay: s.replay.pid, history: s.history.pid, ClickHouse: s.clickhousePid, 'the clients': process.pid };
