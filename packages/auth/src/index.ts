@@ -10,3 +10,4 @@ export * from './rate-limit';
 export * from './redis';
 export * from './setup';
 export * from './access';
+export * from './ws-limits';

@@ -46,6 +46,12 @@ export function createReplayService(deps: ReplayDeps): { app: Express; sockets: 
     now,
     trustProxyHops: config.TRUST_PROXY_HOPS,
     settleMs: config.REPLAY_SUBSCRIBE_SETTLE_MS,
+    connections: {
+      perKey: config.REPLAY_WS_MAX_CONNECTIONS_PER_KEY,
+      anonymous: config.REPLAY_WS_MAX_CONNECTIONS_ANONYMOUS,
+      leaseMs: config.REPLAY_WS_KEY_LEASE_MS,
+      redisKeyPrefix: config.REDIS_KEY_PREFIX,
+    },
   });
   const app = createServiceApp({
     ...deps,

@@ -24,6 +24,18 @@ describe('replay configuration', () => {
     for (const name of Object.keys(env)) expect(issues.join('\n')).toContain(`${name}:`);
   });
 
+  it('bounds replay sockets per key and per anonymous address', () => {
+    const config = loadConfig({});
+    expect([config.REPLAY_WS_MAX_CONNECTIONS_PER_KEY, config.REPLAY_WS_MAX_CONNECTIONS_ANONYMOUS]).toEqual([20, 2]);
+    const issues = thrownBy(
+      () => loadConfig({ REPLAY_WS_MAX_CONNECTIONS_PER_KEY: '0', REPLAY_WS_KEY_LEASE_MS: '10' }),
+      ConfigError,
+    ).issues;
+    expect(issues.join('\n')).toMatch(
+      /REPLAY_WS_MAX_CONNECTIONS_PER_KEY:[\s\S]*REPLAY_WS_KEY_LEASE_MS:|REPLAY_WS_KEY_LEASE_MS:[\s\S]*REPLAY_WS_MAX_CONNECTIONS_PER_KEY:/,
+    );
+  });
+
   it('documents every setting in docs/configuration.md', () => {
     expect(undocumentedSettings(Object.keys(replayEnvSchema.shape))).toEqual([]);
   });

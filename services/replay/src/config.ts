@@ -38,6 +38,15 @@ export const replayEnvSchema = z.object({
    * joined and all have subscribed.
    */
   REPLAY_SUBSCRIBE_SETTLE_MS: envInt(250, { min: 0, max: 60_000 }),
+  /**
+   * Replay sockets a key may hold open at once, every replica together (a key's `ws_max_connections` overrides it). The
+   * replay's own count, apart from the gateway's live connections (docs/replay.md, "Connections per key").
+   */
+  REPLAY_WS_MAX_CONNECTIONS_PER_KEY: envInt(20, { min: 1, max: 1_000_000 }),
+  /** Replay sockets callers without a key may hold open at once per client address (every replica together). */
+  REPLAY_WS_MAX_CONNECTIONS_ANONYMOUS: envInt(2, { min: 1, max: 1_000_000 }),
+  /** Lease of a socket in its key's shared count (renewed at a third; a dead replica's sockets expire with it). */
+  REPLAY_WS_KEY_LEASE_MS: envInt(60_000, { min: 1_000, max: 3_600_000 }),
 });
 
 export type ReplayConfig = z.output<typeof replayEnvSchema>;

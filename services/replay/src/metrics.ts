@@ -8,6 +8,7 @@ export class ReplayMetrics {
   readonly queueWait: Histogram;
   readonly messages: Counter<'exchange'>;
   readonly replays: Counter<'exchange' | 'outcome'>;
+  readonly limitsDegraded: Gauge;
   /** What the store's querier reports, into the metrics above. */
   readonly queries: QueryObserver = {
     waiting: (delta) => (delta > 0 ? this.queueWaiting.inc() : this.queueWaiting.dec()),
@@ -44,6 +45,11 @@ export class ReplayMetrics {
       name: 'replay_streams_total',
       help: 'Replays answered, by how they ended: complete, cancelled (the caller went away), cut (a failure after the first line)',
       labelNames: ['exchange', 'outcome'] as const,
+      registers: [registry],
+    });
+    this.limitsDegraded = new Gauge({
+      name: 'replay_ws_limits_degraded',
+      help: '1 while Redis is unreachable and per-key replay socket limits are counted per process',
       registers: [registry],
     });
   }

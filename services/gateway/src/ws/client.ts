@@ -5,11 +5,11 @@
  */
 import type { Duplex } from 'node:stream';
 import type { RawData, WebSocket } from 'ws';
+import type { KeyLimits } from '@depthgate/auth';
 import type { Logger } from '@depthgate/service-kit';
 import { CLOSE } from './close-codes';
 import { Frame } from './frame';
 import type { StreamHub, SubscriberOwner } from './hub';
-import type { KeyLimits } from './limits';
 import type { PlatformWsMetrics } from './metrics';
 import type { ClientContext, ClientLink, ClientSession, Outgoing, PlatformStream, Subscriber } from './types';
 

@@ -12,7 +12,14 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
-import { presentedKey, type Auth, type ResolvedKey, type PlatformKey, type VerifyResult } from '@depthgate/auth';
+import {
+  KeyLimits,
+  presentedKey,
+  type Auth,
+  type ResolvedKey,
+  type PlatformKey,
+  type VerifyResult,
+} from '@depthgate/auth';
 import { feedLiveness } from '@depthgate/platforms';
 import { loggableUrl, statusFor, type ErrorBody, type ErrorCode, type Logger } from '@depthgate/service-kit';
 import type { GatewayConfig } from '../config';
@@ -24,7 +31,6 @@ import { admitUpstream, ClientConnection } from './client';
 import { CLOSE } from './close-codes';
 import { Frame } from './frame';
 import { StreamHub } from './hub';
-import { KeyLimits } from './limits';
 import type { WsMetrics } from './metrics';
 import { STREAMS } from './registry';
 import type { PlatformStream, StreamModule } from './types';
@@ -135,6 +141,7 @@ export class WsGateway {
     this.limits = new KeyLimits({
       redis: d.auth.redis,
       prefix: config.REDIS_KEY_PREFIX,
+      namespace: 'ws',
       leaseMs: config.WS_KEY_LEASE_MS,
       logger: this.log,
       onDegraded: (degraded) => d.metrics.limitsDegraded.set(degraded ? 1 : 0),

@@ -7,12 +7,14 @@
  * as the HTTP replay takes them (400 invalid_timestamp), `speed` not `max` nor a positive number (400
  * invalid_request), a bad key (401), the caller's requests per minute used up (429 rate_limited: a handshake counts
  * as a request of the shared budget, per key or, anonymous, per client address through TRUST_PROXY_HOPS), keys that
- * cannot be checked (503). The key is optional as on the HTTP replay:
+ * cannot be checked (503), the caller's replay sockets at their limit (429 too_many_connections: packages/auth
+ * `KeyLimits` in the `replay` namespace, every replica together; the place is given back when the socket closes). The key is optional as on the HTTP replay:
  * `X-API-Key` or HTTP Basic; without one, the last day.
  */
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { ipBucket, presentedKey, type Auth, type Caller } from '@depthgate/auth';
+import { ipBucket, KeyLimits, presentedKey, type Auth, type Caller } from '@depthgate/auth';
 import type { HistoryStore, OrderBookQueries } from '@depthgate/history-store';
 import { canonicalPlatform } from '@depthgate/platforms';
 import { AppError, rawErrorResponse, type Logger } from '@depthgate/service-kit';
@@ -37,6 +39,11 @@ export interface ReplaySocketsDeps {
   trustProxyHops: number;
   /** Quiet time after a socket's last subscribe (and a session's last join) before its replay starts. */
   settleMs: number;
+  /**
+   * Replay sockets a caller may hold at once, every replica together: `perKey` (a key's `ws_max_connections`
+   * overrides it), `anonymous` per client address; counted in Redis under `{redisKeyPrefix}replay:key:…`.
+   */
+  connections: { perKey: number; anonymous: number; leaseMs: number; redisKeyPrefix: string };
 }
 
 /** A `session` name: what a caller's sockets share to be replayed on one clock. */
@@ -63,6 +70,10 @@ export class ReplaySockets {
   private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 64 * 1024 });
   private readonly open = new Set<WebSocket>();
   private readonly sessions: Sessions;
+  /** The callers' open sockets (the replay's own count: not the gateway's live connections). */
+  private readonly limits: KeyLimits;
+  private readonly instance = randomUUID();
+  private nextId = 0;
 
   private readonly trust: (addr: string, i: number) => boolean;
 
@@ -70,6 +81,14 @@ export class ReplaySockets {
     // As Express compiles a hop count (`trust proxy`: n): the n nearest addresses are proxies.
     this.trust = (_addr, hop) => hop < d.trustProxyHops;
     this.sessions = new Sessions(d.settleMs);
+    this.limits = new KeyLimits({
+      redis: d.auth.redis,
+      prefix: d.connections.redisKeyPrefix,
+      namespace: 'replay',
+      leaseMs: d.connections.leaseMs,
+      logger: d.logger,
+      onDegraded: (degraded) => d.metrics.limitsDegraded.set(degraded ? 1 : 0),
+    });
   }
 
   /** The server's `upgrade` listener. */
@@ -128,6 +147,15 @@ export class ReplaySockets {
         },
       );
     }
+    // The caller's sockets at once (before a named session is made for it); the place is given back when the socket
+    // closes — a handshake refused after this point (the session's checks below, a bad Sec-WebSocket-Key the WebSocket
+    // library refuses) closes without opening.
+    const connId = await this.holdPlace(caller);
+    if (socket.destroyed) return this.limits.close(connId);
+    let opened = false;
+    socket.once('close', () => {
+      if (!opened) this.limits.close(connId);
+    });
     const owner = caller.kind === 'key' ? `key:${caller.key.id}` : `ip:${ipBucket(caller.ip)}`;
     const terms = { from, to, speed, clock: 'ts' as const };
     const session = this.sessions.session(owner, sessionName, terms);
@@ -140,14 +168,34 @@ export class ReplaySockets {
         'every socket of a session replays the same from, to, speed and clock: this one asks for others',
       );
     this.wss.handleUpgrade(req, socket, head, (ws) => {
+      opened = true;
       this.open.add(ws);
-      ws.once('close', () => this.open.delete(ws));
+      ws.once('close', () => {
+        this.open.delete(ws);
+        this.limits.close(connId);
+      });
       try {
         new ReplaySocket({ ...this.d, ws, venue, caller, session, from, to });
       } catch (err) {
         ws.close(1008, err instanceof AppError ? err.message.slice(0, 120) : 'replay failed');
       }
     });
+  }
+
+  /** A place among the caller's sockets (its id), or 429 too_many_connections. */
+  private async holdPlace(caller: Caller): Promise<string> {
+    const connId = `${this.instance}:${this.nextId++}`;
+    const { perKey, anonymous } = this.d.connections;
+    if (caller.kind === 'key') {
+      const max = caller.key.wsMaxConnections ?? perKey;
+      if (await this.limits.open(connId, caller.key.id, max)) return connId;
+      throw new AppError('too_many_connections', `This API key may hold ${max} replay sockets at once`);
+    }
+    if (await this.limits.open(connId, `ip:${ipBucket(caller.ip)}`, anonymous)) return connId;
+    throw new AppError(
+      'too_many_connections',
+      `Callers without an API key may hold ${anonymous} replay sockets at once per address`,
+    );
   }
 
   /** The caller by the key the handshake presents (X-API-Key or Basic), anonymous without one. */
@@ -167,5 +215,6 @@ export class ReplaySockets {
   /** Closes every replay socket (shutdown: 1001 going away). */
   closeAll(code = 1001, reason = 'the replay service is shutting down'): void {
     for (const ws of this.open) ws.close(code, reason);
+    this.limits.stop();
   }
 }

@@ -1,13 +1,14 @@
 /**
- * Per-key WebSocket limits shared by every gateway replica: how many connections a key has open and how many
- * subscriptions they hold. One Redis hash per key (`{prefix}ws:key:{keyId}`): a field per open connection,
- * `expiresAt:subscriptions`. Each replica renews its connections' leases on an interval, so the entries of a replica
+ * Per-key WebSocket limits shared by every replica of a service (the gateway's proxy, the replay): how many
+ * connections a key has open and how many subscriptions they hold. One Redis hash per key and service
+ * (`{prefix}{namespace}:key:{keyId}`; the gateway's namespace is `ws`, the replay's `replay`, so each service counts
+ * its own connections): a field per open connection, `expiresAt:subscriptions`. Each replica renews its connections' leases on an interval, so the entries of a replica
  * that died expire by themselves; every check first drops expired entries. Checks are Lua scripts, atomic across
  * replicas. While Redis cannot answer, each process counts alone (a key's limits are then per replica), as the rate
  * limits do, and says so in a gauge and the log.
  */
-import type { Redis } from '@depthgate/auth';
 import type { Logger } from '@depthgate/service-kit';
+import type { Redis } from './redis';
 
 /** Live entries of the hash as (connections, subscriptions), after dropping expired ones. */
 const SWEEP = `
@@ -61,6 +62,8 @@ interface Entry {
 export interface KeyLimitsOptions {
   redis: Redis;
   prefix: string;
+  /** Whose connections these are, in the hash's name: the gateway's `ws`, the replay's `replay`. */
+  namespace: string;
   leaseMs: number;
   logger: Logger;
   onDegraded: (degraded: boolean) => void;
@@ -81,7 +84,7 @@ export class KeyLimits {
   }
 
   private hash(keyId: string): string {
-    return `${this.o.prefix}ws:key:${keyId}`;
+    return `${this.o.prefix}${this.o.namespace}:key:${keyId}`;
   }
 
   private local(keyId: string): { conns: number; subs: number } {

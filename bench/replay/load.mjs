@@ -1,0 +1,66 @@
+// The replay load of the isolation measurement, in a worker thread of its own (so its clients' work does not delay
+// the history clients' event loop): `replays` WebSocket replays at speed=max kept running at once — each starts the
+// next window as soon as its replay finishes — until the main thread says `stop`. Posts { started } once every
+// replay has received its first message, and { messages, replays, failures, seconds } when stopped.
+import { parentPort, workerData } from 'node:worker_threads';
+import { performance } from 'node:perf_hooks';
+import { wsReplay } from './clients.mjs';
+import { venueNamed } from './venues.mjs';
+
+const { base, venueName, key, windows, replays } = workerData;
+const venue = venueNamed(venueName);
+let stopping = false;
+let messages = 0;
+let finished = 0;
+let failures = 0;
+let firstMessages = 0;
+let measuredFrom = 0;
+const open = new Set();
+
+async function loop(i) {
+  let first = true;
+  for (let n = i; !stopping; n += replays) {
+    const w = windows[n % windows.length];
+    try {
+      const r = await wsReplay({
+        base,
+        venue,
+        ticker: w.ticker,
+        window: w,
+        speed: 'max',
+        key,
+        onSocket: (ws) => {
+          open.add(ws);
+          ws.once('close', () => open.delete(ws));
+        },
+        onMessage: () => {
+          messages++;
+          if (first) {
+            first = false;
+            if (++firstMessages === replays) {
+              measuredFrom = performance.now();
+              messages = 0;
+              parentPort.postMessage({ started: true });
+            }
+          }
+        },
+      });
+      if (!stopping && r.code === 1000) finished++;
+      else if (!stopping) failures++;
+    } catch {
+      if (!stopping) failures++;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+const loops = Array.from({ length: replays }, (_, i) => loop(i));
+parentPort.on('message', async (m) => {
+  if (m !== 'stop') return;
+  const seconds = (performance.now() - measuredFrom) / 1000;
+  const counted = messages;
+  stopping = true;
+  for (const ws of open) ws.terminate();
+  await Promise.allSettled(loops);
+  parentPort.postMessage({ messages: counted, replays: finished, failures, seconds });
+});
