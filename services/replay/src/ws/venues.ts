@@ -4,6 +4,10 @@
  */
 import type { PlatformKey } from '@depthgate/platforms';
 import type { VenueSocket } from './protocol';
+import { clobSocket } from './protocols/clob';
 import { kalshiSocket } from './protocols/kalshi';
+import { pmUsSocket } from './protocols/polymarket-us';
 
-export const VENUE_SOCKETS: ReadonlyMap<PlatformKey, VenueSocket> = new Map([kalshiSocket].map((v) => [v.platform, v]));
+export const VENUE_SOCKETS: ReadonlyMap<PlatformKey, VenueSocket> = new Map(
+  [kalshiSocket, clobSocket, pmUsSocket].map((v) => [v.platform, v]),
+);
