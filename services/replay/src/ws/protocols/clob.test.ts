@@ -3,7 +3,7 @@ import { mergeByClock, replay, type RecordedWindow } from '../../engine';
 import { ClobClient } from '../../testing/clients';
 import { directBook, randomWindow } from '../../testing/history';
 import { binary } from '../../testing/venues';
-import type { ReplayProtocol, SubscribeRequest } from '../protocol';
+import type { MarketStream, ReplayProtocol, SubscribeRequest } from '../protocol';
 import { clobSocket } from './clob';
 
 const YES = '71321045679252212594626385532706912750332728571942532289631379312455583992563';
@@ -166,8 +166,8 @@ describe('Polymarket CLOB replay protocol (the market channel)', () => {
     const later = clobSocket.create();
     subscribed(later, subscribe([YES, NO]));
     const streams = later.streams();
-    const yes = replay(windows.get(YES) as RecordedWindow, (streams[0] as { encoder: never }).encoder);
-    const no = replay(windows.get(NO) as RecordedWindow, (streams[1] as { encoder: never }).encoder);
+    const yes = replay(windows.get(YES) as RecordedWindow, (streams[0] as MarketStream).encoder);
+    const no = replay(windows.get(NO) as RecordedWindow, (streams[1] as MarketStream).encoder);
     expect(yes.next().done).toBe(false);
     expect(no.next().done).toBe(false);
     later.frame(subscribe([NO], { operation: 'unsubscribe' }), false, true);

@@ -3,7 +3,7 @@ import { mergeByClock, replay, type RecordedWindow } from '../../engine';
 import { PmUsClient } from '../../testing/clients';
 import { directBook, randomWindow } from '../../testing/history';
 import { VENUES } from '../../testing/venues';
-import type { ReplayProtocol, SubscribeRequest } from '../protocol';
+import type { MarketStream, ReplayProtocol, SubscribeRequest } from '../protocol';
 import { pmUsSocket } from './polymarket-us';
 
 const grid = (VENUES.find((v) => v.exchange === 'venue_a_us') as (typeof VENUES)[number]).grid;
@@ -152,7 +152,7 @@ describe('Polymarket US replay protocol (the markets WebSocket)', () => {
     const later = pmUsSocket.create();
     subscribed(later, sub('md', MD, ['a']));
     const [stream] = later.streams();
-    const messages = replay(windows.get('a') as RecordedWindow, (stream as { encoder: never }).encoder);
+    const messages = replay(windows.get('a') as RecordedWindow, (stream as MarketStream).encoder);
     expect(messages.next().done).toBe(false);
     later.frame(JSON.stringify({ unsubscribe: { requestId: 'md' } }), false, true);
     expect([...messages]).toEqual([]);

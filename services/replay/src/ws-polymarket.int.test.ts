@@ -1,0 +1,311 @@
+/**
+ * The WebSocket replay of Polymarket's two venues, on the harness (testing/harness.ts: the replay service and the
+ * history service as deployed, on the test ClickHouse, with a random recorded history per venue), beyond what
+ * ws.int.test.ts checks of every venue (100 random windows each):
+ *
+ * - Polymarket CLOB (`/ws/replay/v1/polymarket-clob`): both outcome tokens of a market subscribed the way ccxt does
+ *   (one `type: market` message per token), each token's book rebuilt from its own messages with every hash checked,
+ *   equal to `/book?at=` of that token, its trades to `/trades`; a recorded gap's reset (a hashed `book`); `PING`,
+ *   `INVALID OPERATION` for what the channel cannot read, unknown assets ignored, a subscribe after the start
+ *   refused, the caller's window (1008), and the end (1000 "replay finished").
+ * - Polymarket US (`/ws/replay/v1/polymarket-us`): subscriptions by requestId (each gets its kind of messages), a
+ *   gap's reset (the whole book), every error in the venue's `{"requestId","error"}` form with the socket staying
+ *   open; and the official library `polymarket-us` (its exported `MarketsWebSocket`, unchanged) consuming the replay.
+ */
+import { randomBytes } from 'node:crypto';
+import { Rng } from '@depthgate/service-kit';
+import { WsTestClient } from '@depthgate/test-utils';
+import { MarketsWebSocket } from 'polymarket-us';
+import type { RecordedGap, RecordedWindow } from './engine';
+import { ClobClient, PmUsClient } from './testing/clients';
+import { startHarness, storeWindow, TICKERS, type Harness } from './testing/harness';
+import { exactBook, randomWindow } from './testing/history';
+import { VENUES, type Venue } from './testing/venues';
+
+const YES = TICKERS.venue_a_clob;
+/** The other outcome token of the market: a recorded ticker of its own, with its own book. */
+const NO = '52114319501245915516055106046884209969926127482827954674443846427813813222426';
+const SLUG = TICKERS.venue_a_us;
+
+const clob = VENUES.find((v) => v.exchange === 'venue_a_clob') as Venue;
+const pmUs = VENUES.find((v) => v.exchange === 'venue_a_us') as Venue;
+
+let h: Harness;
+let noWindow: RecordedWindow;
+
+beforeAll(async () => {
+  h = await startHarness({ seed: 'pm', gapRate: 0.04 });
+  noWindow = randomWindow('pm|no-token', clob.grid, { events: 300, gapRate: 0.04, tradeId: clob.tradeId });
+  await storeWindow(h.db, 'venue_a_clob', NO, noWindow);
+}, 90_000);
+
+afterAll(async () => {
+  await h?.close();
+});
+
+const open = (platform: string, query: string, key: string | undefined = h.key) =>
+  WsTestClient.open(h.wsUrl(platform, query), { headers: key ? { 'X-API-Key': key } : {} });
+
+/** A recorded gap closed by a book, with recorded rows before it, in the middle of an exchange's history. */
+function closedGap(w: RecordedWindow): RecordedGap {
+  const start = w.start?.ts ?? -Infinity;
+  const g = w.gaps.find((x) => x.book !== undefined && x.from > start && x.to > start);
+  if (!g) throw new Error('the random history has no closed gap after its start');
+  return g;
+}
+
+describe('Polymarket CLOB over /ws/replay/v1/polymarket-clob', () => {
+  it('both outcome tokens, subscribed one message each (as ccxt does): each token’s book and trades are its own, every hash right', async () => {
+    const rng = new Rng('pm|clob-windows');
+    const { first, last } = h.span('venue_a_clob');
+    const windows: [number, number][] = [
+      [first, last],
+      ...Array.from({ length: 4 }, () => {
+        const from = first + rng.int(last - first);
+        return [from, from + 1 + rng.int(last - from)] as [number, number];
+      }),
+    ];
+    for (const [from, to] of windows) {
+      const c = await open('polymarket-clob', `from=${from}&to=${to}&speed=max`);
+      c.send({ assets_ids: [YES], type: 'market' });
+      c.send({ assets_ids: [NO], type: 'market' });
+      await c.untilClosed(30_000);
+      expect([c.closeCode, c.closeReason]).toEqual([1000, 'replay finished']);
+      const clients = new Map([YES, NO].map((a) => [a, new ClobClient(a)]));
+      for (const text of c.texts) {
+        const m = JSON.parse(text) as { asset_id?: string; price_changes?: { asset_id: string }[] };
+        const assets = new Set(m.price_changes?.map((e) => e.asset_id) ?? [m.asset_id]);
+        // One token per message: each recorded token is replayed on its own.
+        expect(assets.size).toBe(1);
+        (clients.get([...assets][0] as string) as ClobClient).consume(text);
+      }
+      for (const [asset, client] of clients) {
+        const book = await h.historyBook('venue_a_clob', to, asset);
+        if (book !== undefined && client.book() !== undefined) expect(client.book()).toEqual(book);
+        expect(client.trades).toEqual(await h.historyTrades(clob, from, to, asset));
+      }
+      // The whole history: both books and many hashes.
+      if (from === first) for (const client of clients.values()) expect(client.hashesChecked).toBeGreaterThan(100);
+    }
+  }, 120_000);
+
+  it('a window crossing a recorded gap gets a fresh hashed book at the gap’s end, holding the gap’s snapshot', async () => {
+    const w = h.windows.get('venue_a_clob') as RecordedWindow;
+    const g = closedGap(w);
+    const c = await open('polymarket-clob', `from=${g.from - 1}&to=${g.to + 1}&speed=max`);
+    c.send({ assets_ids: [YES], type: 'market' });
+    await c.untilClosed(30_000);
+    expect(c.closeCode).toBe(1000);
+    const client = new ClobClient(YES);
+    let reset = false;
+    for (const text of c.texts) {
+      client.consume(text);
+      const m = JSON.parse(text) as { event_type: string; timestamp: string };
+      if (m.event_type === 'book' && m.timestamp === String(g.to) && !reset) {
+        reset = true;
+        expect(client.book()).toEqual(exactBook(g.book as NonNullable<RecordedGap['book']>));
+      }
+    }
+    expect(reset).toBe(true);
+  });
+
+  it('PING → PONG; what the channel cannot read → INVALID OPERATION; unknown assets ignored; the socket stays open for a good subscribe', async () => {
+    const { first } = h.span('venue_a_clob');
+    const c = await open('polymarket-clob', `from=${first}&to=${first + 1000}&speed=max`);
+    const answers: [string, string | undefined][] = [
+      ['PING', 'PONG'],
+      ['not json', 'INVALID OPERATION'],
+      ['[1,2]', 'INVALID OPERATION'],
+      [JSON.stringify({ assets_ids: YES, type: 'market' }), 'INVALID OPERATION'],
+      [JSON.stringify({ assets_ids: [YES] }), 'INVALID OPERATION'],
+      [JSON.stringify({ assets_ids: [1], type: 'market' }), 'INVALID OPERATION'],
+    ];
+    for (const [i, [text, answer]] of answers.entries()) {
+      c.send(text);
+      await c.until(() => c.texts.length > i, `the answer to ${text}`);
+      expect(c.texts[i]).toBe(answer);
+    }
+    // Unknown assets, and no assets: nothing comes back (as on the venue); a PING after them is answered first.
+    c.send({ assets_ids: ['123456789', 'not-a-token'], type: 'market' });
+    c.send({ assets_ids: [], type: 'market' });
+    c.send('PING');
+    await c.until(() => c.texts.length > answers.length, 'the PONG');
+    expect(c.texts[answers.length]).toBe('PONG');
+    c.send({ assets_ids: [YES], operation: 'subscribe' });
+    await c.untilClosed(30_000);
+    expect([c.closeCode, c.closeReason]).toEqual([1000, 'replay finished']);
+    const replayed = c.texts.slice(answers.length + 1);
+    expect(JSON.parse(replayed[0] as string)).toMatchObject({ event_type: 'book', asset_id: YES, market: '' });
+    const client = new ClobClient(YES);
+    for (const t of replayed) client.consume(t);
+    expect(client.hashesChecked).toBeGreaterThan(0);
+  });
+
+  it('only unknown assets: nothing is replayed and the socket ends (1000), never a hang', async () => {
+    const { first, last } = h.span('venue_a_clob');
+    const c = await open('polymarket-clob', `from=${first}&to=${last}&speed=max`);
+    c.send({ assets_ids: ['123456789'], type: 'market' });
+    await c.untilClosed(30_000);
+    expect([c.closeCode, c.closeReason, c.texts]).toEqual([1000, 'replay finished', []]);
+  });
+
+  it('a subscribe after the replay started gets INVALID OPERATION; the replay goes on', async () => {
+    const { first, last } = h.span('venue_a_clob');
+    // A millionth of real time: after the first book the replay waits for as long as the test lasts.
+    const c = await open('polymarket-clob', `from=${first}&to=${last}&speed=0.000001`);
+    c.send({ assets_ids: [YES], type: 'market' });
+    await c.until((m) => m.some((x) => x.event_type === 'book'), 'the first book');
+    const before = c.texts.length;
+    c.send({ assets_ids: [NO], operation: 'subscribe' });
+    await c.until(() => c.texts.length > before, 'the answer');
+    expect(c.texts.slice(before)).toContain('INVALID OPERATION');
+    c.send('PING');
+    await c.until(() => c.texts.includes('PONG'), 'the PONG');
+    expect(c.ws.readyState).toBe(c.ws.OPEN);
+    c.ws.close();
+  });
+
+  it('a window before the caller’s (anonymous: the last day) closes 1008 naming its start', async () => {
+    const { first } = h.span('venue_a_clob');
+    const c = await open('polymarket-clob', `from=${first}&to=${first + 10}`, undefined);
+    c.send({ assets_ids: [YES], type: 'market' });
+    await c.untilClosed(30_000);
+    expect(c.closeCode).toBe(1008);
+    expect(c.closeReason).toBe(
+      `from is before the start of your window, ${new Date(h.now - 86_400_000).toISOString()}`,
+    );
+  });
+});
+
+describe('Polymarket US over /ws/replay/v1/polymarket-us', () => {
+  const MD = 'SUBSCRIPTION_TYPE_MARKET_DATA';
+  const TRADE = 'SUBSCRIPTION_TYPE_TRADE';
+  const subscribe = (requestId: string, subscriptionType: string, marketSlugs: unknown[]) => ({
+    subscribe: { requestId, subscriptionType, marketSlugs },
+  });
+
+  it('each subscription gets its kind of messages under its requestId; books equal /book, trades /trades', async () => {
+    const { first, last } = h.span('venue_a_us');
+    const to = first + Math.floor((last - first) / 2);
+    const c = await open('polymarket-us', `from=${first}&to=${to}&speed=max`);
+    c.send(subscribe('books', MD, [SLUG]));
+    c.send(subscribe('trades', TRADE, [SLUG]));
+    c.send(subscribe('books-again', MD, [SLUG.toUpperCase()]));
+    await c.untilClosed(30_000);
+    expect([c.closeCode, c.closeReason]).toEqual([1000, 'replay finished']);
+    const by = (id: string) => c.texts.filter((t) => (JSON.parse(t) as { requestId: string }).requestId === id);
+    expect(by('books').length + by('trades').length + by('books-again').length).toBe(c.texts.length);
+    // The second MARKET_DATA subscription (named in another case: the stored market) gets the same books.
+    expect(by('books-again').map((t) => t.replace('"books-again"', '"books"'))).toEqual(by('books'));
+    const client = new PmUsClient();
+    for (const t of [...by('books'), ...by('trades')]) client.consume(t);
+    expect(client.book()).toEqual(await h.historyBook('venue_a_us', to));
+    expect(client.trades).toEqual(await h.historyTrades(pmUs, first, to));
+    expect(client.trades.length).toBeGreaterThan(0);
+  });
+
+  it('a window crossing a recorded gap gets the whole book at the gap’s end (the feed’s reset)', async () => {
+    const w = h.windows.get('venue_a_us') as RecordedWindow;
+    const g = closedGap(w);
+    const c = await open('polymarket-us', `from=${g.from - 1}&to=${g.to}&speed=max`);
+    c.send(subscribe('md', MD, [SLUG]));
+    await c.untilClosed(30_000);
+    expect(c.closeCode).toBe(1000);
+    const at = new Date(g.to).toISOString();
+    const reset = c.texts.findIndex(
+      (t) => (JSON.parse(t) as { marketData: { transactTime: string } }).marketData.transactTime === at,
+    );
+    expect(reset).toBeGreaterThan(0);
+    const client = new PmUsClient();
+    for (const t of c.texts.slice(0, reset + 1)) client.consume(t);
+    expect(client.book()).toEqual(exactBook(g.book as NonNullable<RecordedGap['book']>));
+  });
+
+  it('bad messages get the venue’s error form and the socket stays open for a good subscribe', async () => {
+    const { first } = h.span('venue_a_us');
+    const c = await open('polymarket-us', `from=${first}&to=${first + 1000}&speed=max`);
+    const cases: [unknown, Record<string, unknown>][] = [
+      ['not json', { error: 'invalid message' }],
+      [{ hello: 1 }, { error: 'unknown message' }],
+      [{ subscribe: { subscriptionType: MD, marketSlugs: [SLUG] } }, { error: 'requestId is required' }],
+      [subscribe('a', 'SUBSCRIPTION_TYPE_NOPE', [SLUG]), { requestId: 'a', error: 'unsupported subscriptionType' }],
+      [
+        subscribe('b', 'SUBSCRIPTION_TYPE_MARKET_DATA_LITE', [SLUG]),
+        { requestId: 'b', error: expect.stringMatching(/^unsupported subscriptionType: the replay serves/) },
+      ],
+      [subscribe('c', MD, []), { requestId: 'c', error: 'marketSlugs is required' }],
+      [
+        subscribe(
+          'd',
+          MD,
+          Array.from({ length: 101 }, () => SLUG),
+        ),
+        { requestId: 'd', error: 'too many marketSlugs (max 100)' },
+      ],
+      [subscribe('e', MD, [SLUG, 'never-recorded']), { requestId: 'e', error: 'market not found: never-recorded' }],
+      [{ unsubscribe: { requestId: 'e' } }, { requestId: 'e', error: 'subscription not found' }],
+    ];
+    for (const [i, [message, answer]] of cases.entries()) {
+      c.send(message);
+      await c.until((m) => m.length > i, `the answer to case ${i}`);
+      expect(c.messages[i]).toEqual(answer);
+    }
+    c.send(subscribe('md', MD, [SLUG]));
+    await c.untilClosed(30_000);
+    expect([c.closeCode, c.closeReason]).toEqual([1000, 'replay finished']);
+    expect(c.messages[cases.length]).toMatchObject({ requestId: 'md', subscriptionType: MD });
+  });
+
+  it('a subscribe after the start, and a window before the caller’s, are refused in the venue’s form', async () => {
+    const { first, last } = h.span('venue_a_us');
+    const c = await open('polymarket-us', `from=${first}&to=${last}&speed=0.000001`);
+    c.send(subscribe('md', MD, [SLUG]));
+    await c.until((m) => m.length > 0, 'the first book');
+    c.send(subscribe('late', TRADE, [SLUG]));
+    await c.until((m) => m.some((x) => x.requestId === 'late'), 'the answer');
+    expect(c.messages.find((x) => x.requestId === 'late')).toEqual({
+      requestId: 'late',
+      error: expect.stringContaining('has started'),
+    });
+    c.ws.close();
+
+    const anonymous = await open('polymarket-us', `from=${first}&to=${first + 10}`, undefined);
+    anonymous.send(subscribe('md', MD, [SLUG]));
+    await anonymous.until((m) => m.length > 0, 'the answer');
+    expect(anonymous.messages[0]).toEqual({
+      requestId: 'md',
+      error: expect.stringContaining(new Date(h.now - 86_400_000).toISOString()),
+    });
+    anonymous.ws.close();
+  });
+
+  it('the official library (polymarket-us MarketsWebSocket, unchanged) consumes the replay', async () => {
+    const { first, last } = h.span('venue_a_us');
+    // It connects to `${baseUrl}/v1/ws/markets` with its own signed headers: the replay's window goes in the query,
+    // the path it appends into a parameter the replay ignores, the depthgate key as the URL's user (HTTP Basic).
+    const base = new URL(h.wsUrl('polymarket-us', `from=${first}&to=${last}&speed=max&path=`));
+    base.username = h.key;
+    const markets = new MarketsWebSocket({
+      baseUrl: base.toString(),
+      keyId: 'not-used-by-the-replay',
+      secretKey: randomBytes(32).toString('base64'),
+    });
+    const books: string[] = [];
+    const trades: string[] = [];
+    const errors: unknown[] = [];
+    markets.on('marketData', (m: unknown) => books.push(JSON.stringify(m)));
+    markets.on('trade', (m: unknown) => trades.push(JSON.stringify(m)));
+    markets.on('error', (e: unknown) => errors.push(e));
+    const closed = new Promise<void>((resolve) => markets.on('close', () => resolve()));
+    await markets.connect();
+    markets.subscribeMarketData('md-1', [SLUG]);
+    markets.subscribeTrades('tr-1', [SLUG]);
+    await closed;
+    expect(errors).toEqual([]);
+    const client = new PmUsClient();
+    for (const t of [...books, ...trades]) client.consume(t);
+    expect(client.book()).toEqual(await h.historyBook('venue_a_us', last));
+    expect(client.trades).toEqual(await h.historyTrades(pmUs, first, last));
+    expect(books.length).toBeGreaterThan(10);
+  });
+});
