@@ -43,7 +43,8 @@ afterAll(async () => {
   await h?.close();
 });
 
-const open = (platform: string, query: string, key: string | undefined = h.key) =>
+/** `key` null: anonymous (the last day). */
+const open = (platform: string, query: string, key: string | null = h.key) =>
   WsTestClient.open(h.wsUrl(platform, query), { headers: key ? { 'X-API-Key': key } : {} });
 
 /** A recorded gap closed by a book, with recorded rows before it, in the middle of an exchange's history. */
@@ -167,7 +168,7 @@ describe('Polymarket CLOB over /ws/replay/v1/polymarket-clob', () => {
 
   it('a window before the caller’s (anonymous: the last day) closes 1008 naming its start', async () => {
     const { first } = h.span('venue_a_clob');
-    const c = await open('polymarket-clob', `from=${first}&to=${first + 10}`, undefined);
+    const c = await open('polymarket-clob', `from=${first}&to=${first + 10}`, null);
     c.send({ assets_ids: [YES], type: 'market' });
     await c.untilClosed(30_000);
     expect(c.closeCode).toBe(1008);
@@ -269,7 +270,7 @@ describe('Polymarket US over /ws/replay/v1/polymarket-us', () => {
     });
     c.ws.close();
 
-    const anonymous = await open('polymarket-us', `from=${first}&to=${first + 10}`, undefined);
+    const anonymous = await open('polymarket-us', `from=${first}&to=${first + 10}`, null);
     anonymous.send(subscribe('md', MD, [SLUG]));
     await anonymous.until((m) => m.length > 0, 'the answer');
     expect(anonymous.messages[0]).toEqual({
