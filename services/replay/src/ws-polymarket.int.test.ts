@@ -10,22 +10,28 @@
  *   refused, the caller's window (1008), and the end (1000 "replay finished").
  * - Polymarket US (`/ws/replay/v1/polymarket-us`): subscriptions by requestId (each gets its kind of messages), a
  *   gap's reset (the whole book), every error in the venue's `{"requestId","error"}` form with the socket staying
- *   open; and the official library `polymarket-us` (its exported `MarketsWebSocket`, unchanged) consuming the replay.
+ *   open.
+ * - The examples of docs/replay.md (services/replay/examples), run as processes: a plain `ws` bot per venue (the
+ *   CLOB's verifying every hash), ccxt's `prediction.polymarket` and Polymarket's own `polymarket-us`
+ *   (`MarketsWebSocket`), unchanged, pointed at the replay: each ends with the history's book and trades.
  */
-import { randomBytes } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { formatDecimal, parseDecimal } from '@depthgate/feeds';
 import { Rng } from '@depthgate/service-kit';
-import { WsTestClient } from '@depthgate/test-utils';
-import { MarketsWebSocket } from 'polymarket-us';
+import { repoRoot, WsTestClient } from '@depthgate/test-utils';
 import type { RecordedGap, RecordedWindow } from './engine';
 import { ClobClient, PmUsClient } from './testing/clients';
 import { startHarness, storeWindow, TICKERS, type Harness } from './testing/harness';
-import { exactBook, randomWindow } from './testing/history';
+import { exactBook, randomWindow, type ExactBook } from './testing/history';
 import { VENUES, type Venue } from './testing/venues';
 
 const YES = TICKERS.venue_a_clob;
 /** The other outcome token of the market: a recorded ticker of its own, with its own book. */
 const NO = '52114319501245915516055106046884209969926127482827954674443846427813813222426';
 const SLUG = TICKERS.venue_a_us;
+const run = promisify(execFile);
 
 const clob = VENUES.find((v) => v.exchange === 'venue_a_clob') as Venue;
 const pmUs = VENUES.find((v) => v.exchange === 'venue_a_us') as Venue;
@@ -279,34 +285,87 @@ describe('Polymarket US over /ws/replay/v1/polymarket-us', () => {
     });
     anonymous.ws.close();
   });
+});
 
-  it('the official library (polymarket-us MarketsWebSocket, unchanged) consumes the replay', async () => {
-    const { first, last } = h.span('venue_a_us');
-    // It connects to `${baseUrl}/v1/ws/markets` with its own signed headers: the replay's window goes in the query,
-    // the path it appends into a parameter the replay ignores, the depthgate key as the URL's user (HTTP Basic).
-    const base = new URL(h.wsUrl('polymarket-us', `from=${first}&to=${last}&speed=max&path=`));
-    base.username = h.key;
-    const markets = new MarketsWebSocket({
-      baseUrl: base.toString(),
-      keyId: 'not-used-by-the-replay',
-      secretKey: randomBytes(32).toString('base64'),
+describe('the examples of docs/replay.md against the replay (services/replay/examples, run as processes)', () => {
+  const example = async (file: string, args: string[]) => {
+    const { stdout } = await run(process.execPath, [path.join(repoRoot, 'services/replay/examples', file), ...args], {
+      env: { ...process.env, REPLAY_URL: h.url.replace('http:', 'ws:'), DEPTHGATE_KEY: h.key },
+      timeout: 60_000,
     });
-    const books: string[] = [];
-    const trades: string[] = [];
-    const errors: unknown[] = [];
-    markets.on('marketData', (m: unknown) => books.push(JSON.stringify(m)));
-    markets.on('trade', (m: unknown) => trades.push(JSON.stringify(m)));
-    markets.on('error', (e: unknown) => errors.push(e));
-    const closed = new Promise<void>((resolve) => markets.on('close', () => resolve()));
-    await markets.connect();
-    markets.subscribeMarketData('md-1', [SLUG]);
-    markets.subscribeTrades('tr-1', [SLUG]);
-    await closed;
-    expect(errors).toEqual([]);
-    const client = new PmUsClient();
-    for (const t of [...books, ...trades]) client.consume(t);
-    expect(client.book()).toEqual(await h.historyBook('venue_a_us', last));
-    expect(client.trades).toEqual(await h.historyTrades(pmUs, first, last));
-    expect(books.length).toBeGreaterThan(10);
-  });
+    return JSON.parse(stdout.trim().split('\n').pop() as string) as Record<string, unknown>;
+  };
+  /** A book, best first, as `[price, size]` canonical texts, or as numbers (as ccxt keeps them). */
+  const levels = (book: ExactBook, numbers = false) => {
+    const side = (m: Map<string, bigint>, sign: number) =>
+      [...m]
+        .sort(([a], [b]) => sign * (Number(b) - Number(a)))
+        .map(([p, q]) => (numbers ? [Number(p), Number(formatDecimal(q))] : [p, formatDecimal(q)]));
+    return { bids: side(book.bids, 1), asks: side(book.asks, -1) };
+  };
+  const canonical = (l: unknown) =>
+    (l as [string, string][]).map(([p, q]) => [formatDecimal(parseDecimal(p)), formatDecimal(parseDecimal(q))]);
+
+  it('polymarket-clob.mjs (a plain ws bot verifying every hash) ends with both tokens’ books and trades', async () => {
+    const { first, last } = h.span('venue_a_clob');
+    const out = (await example('polymarket-clob.mjs', [
+      `${YES},${NO}`,
+      new Date(first).toISOString(),
+      new Date(last).toISOString(),
+    ])) as {
+      close: unknown;
+      books: Record<string, { bids: unknown; asks: unknown }>;
+      trades: number;
+      hashes: { checked: number; wrong: number };
+    };
+    expect(out.close).toEqual([1000, 'replay finished']);
+    expect(out.hashes.wrong).toBe(0);
+    expect(out.hashes.checked).toBeGreaterThan(200);
+    let trades = 0;
+    for (const asset of [YES, NO]) {
+      const book = await h.historyBook('venue_a_clob', last, asset);
+      const got = out.books[asset];
+      if (book !== undefined && got !== undefined)
+        expect({ bids: canonical(got.bids), asks: canonical(got.asks) }).toEqual(levels(book));
+      trades += (await h.historyTrades(clob, first, last, asset)).length;
+    }
+    expect(out.trades).toBe(trades);
+  }, 90_000);
+
+  it('ccxt prediction.polymarket, pointed at the replay, holds the history’s book and trades', async () => {
+    const { first, last } = h.span('venue_a_clob');
+    const out = await example('ccxt-polymarket.mjs', [YES, String(first), String(last)]);
+    const book = (await h.historyBook('venue_a_clob', last)) as ExactBook;
+    expect({ bids: out.bids, asks: out.asks }).toEqual(levels(book, true));
+    const trades = (await h.historyTrades(clob, first, last)).map((k) => {
+      const [ts, price, size, side] = k.split('|');
+      return [Number(ts), Number(price), Number(size), side];
+    });
+    expect(trades.length).toBeGreaterThan(0);
+    expect(out.trades).toEqual(trades);
+  }, 90_000);
+
+  it.each(['polymarket-us.mjs', 'polymarket-us-official.mjs'])(
+    '%s ends with the history’s book and trades',
+    async (file) => {
+      const { first, last } = h.span('venue_a_us');
+      const out = await example(file, [SLUG, new Date(first).toISOString(), new Date(last).toISOString()]);
+      if (out.close !== undefined) expect(out.close).toEqual([1000, 'replay finished']);
+      const book = (await h.historyBook('venue_a_us', last)) as ExactBook;
+      expect({ bids: canonical(out.bids), asks: canonical(out.asks) }).toEqual(levels(book));
+      const trades = await h.historyTrades(pmUs, first, last);
+      expect(trades.length).toBeGreaterThan(0);
+      if (typeof out.trades === 'number') expect(out.trades).toBe(trades.length);
+      else {
+        const got = (out.trades as [number, string, string][]).map(([ts, p, q]) => [ts, ...canonical([[p, q]])[0]!]);
+        expect(got).toEqual(
+          trades.map((k) => {
+            const [ts, price, size] = k.split('|');
+            return [Number(ts), price, size];
+          }),
+        );
+      }
+    },
+    90_000,
+  );
 });
