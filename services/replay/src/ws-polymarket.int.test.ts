@@ -184,6 +184,37 @@ describe('Polymarket CLOB over /ws/replay/v1/polymarket-clob', () => {
   });
 });
 
+describe('the Polymarket platforms’ names', () => {
+  it('the CLOB is venue-a-clob or polymarket-clob; polymarket alone is the gateway’s Gamma platform (404, naming the replayed ones)', async () => {
+    const { first } = h.span('venue_a_clob');
+    const query = `from=${first}&to=${first + 1}&speed=max`;
+    const subscribes: [string, unknown][] = [
+      ['venue-a-clob', { assets_ids: [YES], type: 'market' }],
+      ['POLYMARKET-CLOB', { assets_ids: [YES], type: 'market' }],
+      [
+        'venue-a-us',
+        { subscribe: { requestId: 'md', subscriptionType: 'SUBSCRIPTION_TYPE_MARKET_DATA', marketSlugs: [SLUG] } },
+      ],
+      [
+        'polymarket-us',
+        { subscribe: { requestId: 'md', subscriptionType: 'SUBSCRIPTION_TYPE_MARKET_DATA', marketSlugs: [SLUG] } },
+      ],
+    ];
+    for (const [name, subscribe] of subscribes) {
+      const c = await open(name, query);
+      c.send(subscribe);
+      await c.untilClosed(30_000);
+      expect([name, c.closeCode, c.texts.length > 0]).toEqual([name, 1000, true]);
+    }
+    const r = await WsTestClient.refused(h.wsUrl('polymarket', query), { headers: { 'X-API-Key': h.key } });
+    expect(r.status).toBe(404);
+    expect(r.json).toEqual({
+      error: 'unknown_platform',
+      message: expect.stringMatching(/^venue-a is not a recorded venue; .*venue-a-clob.*venue-a-us/),
+    });
+  });
+});
+
 describe('Polymarket US over /ws/replay/v1/polymarket-us', () => {
   const MD = 'SUBSCRIPTION_TYPE_MARKET_DATA';
   const TRADE = 'SUBSCRIPTION_TYPE_TRADE';
