@@ -19,7 +19,8 @@ for (const dir of ['packages', 'services']) {
 }
 
 // Dependencies shipped only as ES modules are compiled to CommonJS for Jest by swc.
-const esmOnly = ['jose', 'hyparquet-writer', 'hyparquet'];
+// polymarket-us (CommonJS) loads `ws` with a dynamic import and requires @noble/ed25519 (ES modules only).
+const esmOnly = ['jose', 'hyparquet-writer', 'hyparquet', 'polymarket-us', '@noble[+/]ed25519'];
 
 const common = {
   testEnvironment: 'node',

@@ -99,3 +99,43 @@ export const clobWire = {
     });
   },
 };
+
+/** The channel's answer to a message it cannot read [U] (it has no other error form). */
+export const CLOB_INVALID_OPERATION = 'INVALID OPERATION';
+
+/** What a client's frame on the market channel asks for. */
+export type ClobRequest =
+  /** The text `PING` (keep-alive), answered with the text `PONG` [3P]. */
+  | { kind: 'ping' }
+  /** `{"assets_ids":[…],"type":"market"}` (again to add assets) or `"operation":"subscribe"`. */
+  | { kind: 'subscribe'; assets: string[]; initialDump: boolean }
+  | { kind: 'unsubscribe'; assets: string[] }
+  /** Anything else: answered `INVALID OPERATION`. */
+  | { kind: 'invalid' };
+
+/**
+ * A client's frame on the market channel [V], as the venue reads it (the simulator's feed and the replay both parse
+ * here): `PING`; a JSON object whose `assets_ids` is a list of strings, with `"type":"market"` (any case; a later one
+ * adds assets, as ccxt sends one per watched outcome) or `"operation":"subscribe"|"unsubscribe"`; `initial_dump`
+ * false skips the subscribed assets' books. A binary frame, or anything else, is invalid. Unknown asset ids are the
+ * caller's to ignore (the venue ignores them silently [3P]).
+ */
+export function parseClobRequest(text: string, isBinary = false): ClobRequest {
+  if (isBinary) return { kind: 'invalid' };
+  if (text === 'PING') return { kind: 'ping' };
+  let m: Record<string, unknown> | undefined;
+  try {
+    const v: unknown = JSON.parse(text);
+    if (v && typeof v === 'object' && !Array.isArray(v)) m = v as Record<string, unknown>;
+  } catch {
+    m = undefined;
+  }
+  const assets = Array.isArray(m?.assets_ids) ? (m.assets_ids as unknown[]) : undefined;
+  if (!m || !assets || !assets.every((a) => typeof a === 'string')) return { kind: 'invalid' };
+  const ids = assets as string[];
+  const initial = typeof m.type === 'string' && m.type.toLowerCase() === 'market';
+  if (initial || m.operation === 'subscribe')
+    return { kind: 'subscribe', assets: ids, initialDump: m.initial_dump !== false };
+  if (m.operation === 'unsubscribe') return { kind: 'unsubscribe', assets: ids };
+  return { kind: 'invalid' };
+}

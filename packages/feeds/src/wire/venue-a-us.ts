@@ -88,3 +88,56 @@ export const pmUsWire = {
     return JSON.stringify({ ...(typeof requestId === 'string' ? { requestId } : {}), error });
   },
 };
+
+/** The markets WebSocket's subscription types [V]. */
+export const PM_US_SUBSCRIPTION_TYPES = [
+  'SUBSCRIPTION_TYPE_MARKET_DATA',
+  'SUBSCRIPTION_TYPE_MARKET_DATA_LITE',
+  'SUBSCRIPTION_TYPE_TRADE',
+] as const;
+export type PmUsSubscriptionType = (typeof PM_US_SUBSCRIPTION_TYPES)[number];
+
+/** At most this many markets per subscription [V]. */
+export const PM_US_MAX_SLUGS = 100;
+
+/** What a client's message on the markets WebSocket asks for. */
+export type PmUsRequest =
+  | { kind: 'subscribe'; requestId: string; type: PmUsSubscriptionType; slugs: string[] }
+  /** `requestId` as sent (the caller looks it up: `subscription not found` when it names none). */
+  | { kind: 'unsubscribe'; requestId: unknown }
+  /** Answered `pmUsWire.error(requestId, error)`. */
+  | { kind: 'error'; requestId?: string; error: string };
+
+/**
+ * A client's message on the markets WebSocket [V], as the venue reads it (the simulator's feed and the replay both
+ * parse here): `{"subscribe":{"requestId","subscriptionType","marketSlugs":[…≤100]}}` or
+ * `{"unsubscribe":{"requestId"}}`. The errors are the simulator's texts (the venue's are not documented [U]): `invalid
+ * message` (not a JSON object), `requestId is required`, `unsupported subscriptionType`, `marketSlugs is required`
+ * (none that is a string; other entries are dropped), `too many marketSlugs (max 100)`, `unknown message`.
+ */
+export function parsePmUsRequest(text: string): PmUsRequest {
+  let m: Record<string, unknown> | undefined;
+  try {
+    const v: unknown = JSON.parse(text);
+    if (v && typeof v === 'object' && !Array.isArray(v)) m = v as Record<string, unknown>;
+  } catch {
+    m = undefined;
+  }
+  if (!m) return { kind: 'error', error: 'invalid message' };
+  if (m.subscribe && typeof m.subscribe === 'object') {
+    const s = m.subscribe as Record<string, unknown>;
+    const requestId = typeof s.requestId === 'string' ? s.requestId : '';
+    if (!requestId) return { kind: 'error', error: 'requestId is required' };
+    const type = s.subscriptionType as PmUsSubscriptionType;
+    if (!PM_US_SUBSCRIPTION_TYPES.includes(type))
+      return { kind: 'error', requestId, error: 'unsupported subscriptionType' };
+    const slugs = Array.isArray(s.marketSlugs) ? s.marketSlugs.filter((x): x is string => typeof x === 'string') : [];
+    if (slugs.length === 0) return { kind: 'error', requestId, error: 'marketSlugs is required' };
+    if (slugs.length > PM_US_MAX_SLUGS)
+      return { kind: 'error', requestId, error: `too many marketSlugs (max ${PM_US_MAX_SLUGS})` };
+    return { kind: 'subscribe', requestId, type, slugs };
+  }
+  if (m.unsubscribe && typeof m.unsubscribe === 'object')
+    return { kind: 'unsubscribe', requestId: (m.unsubscribe as Record<string, unknown>).requestId };
+  return { kind: 'error', error: 'unknown message' };
+}

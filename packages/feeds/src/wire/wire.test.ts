@@ -7,6 +7,8 @@ import {
   kalshiWire,
   parseCoinbaseSubscribe,
   parseGeminiSubscribe,
+  parseClobRequest,
+  parsePmUsRequest,
   pmUsWire,
 } from './index';
 
@@ -267,5 +269,65 @@ describe('venue messages as the venues write them', () => {
       [{ type: 'unsubscribe', channels: ['level2'] }, 'No channels or product ids provided'],
     ];
     for (const [m, error] of cases) expect(parseCoinbaseSubscribe(m)).toEqual({ error });
+  });
+});
+
+describe('client messages as the venue reads them (shared by the simulator and the replay)', () => {
+  it('Polymarket CLOB market channel: PING, subscribe (type market, operation subscribe), unsubscribe, invalid', () => {
+    expect(parseClobRequest('PING')).toEqual({ kind: 'ping' });
+    expect(parseClobRequest('{"assets_ids":["1","2"],"type":"Market"}')).toEqual({
+      kind: 'subscribe',
+      assets: ['1', '2'],
+      initialDump: true,
+    });
+    expect(parseClobRequest('{"assets_ids":["1"],"operation":"subscribe","initial_dump":false}')).toEqual({
+      kind: 'subscribe',
+      assets: ['1'],
+      initialDump: false,
+    });
+    expect(parseClobRequest('{"assets_ids":["1"],"operation":"unsubscribe"}')).toEqual({
+      kind: 'unsubscribe',
+      assets: ['1'],
+    });
+    for (const bad of [
+      'ping',
+      'x',
+      '[]',
+      '{"assets_ids":"1","type":"market"}',
+      '{"assets_ids":[1],"type":"market"}',
+      '{"assets_ids":["1"]}',
+    ])
+      expect(parseClobRequest(bad)).toEqual({ kind: 'invalid' });
+    expect(parseClobRequest('{"assets_ids":["1"],"type":"market"}', true)).toEqual({ kind: 'invalid' });
+  });
+
+  it('Polymarket US markets WebSocket: subscribe with its requestId, unsubscribe, and each error text', () => {
+    const sub = (s: Record<string, unknown>) => parsePmUsRequest(JSON.stringify({ subscribe: s }));
+    expect(sub({ requestId: 'r', subscriptionType: 'SUBSCRIPTION_TYPE_TRADE', marketSlugs: ['a', 1, 'b'] })).toEqual({
+      kind: 'subscribe',
+      requestId: 'r',
+      type: 'SUBSCRIPTION_TYPE_TRADE',
+      slugs: ['a', 'b'],
+    });
+    expect(parsePmUsRequest('{"unsubscribe":{"requestId":"r"}}')).toEqual({ kind: 'unsubscribe', requestId: 'r' });
+    expect(parsePmUsRequest('nope')).toEqual({ kind: 'error', error: 'invalid message' });
+    expect(parsePmUsRequest('{"ping":{}}')).toEqual({ kind: 'error', error: 'unknown message' });
+    expect(sub({ subscriptionType: 'SUBSCRIPTION_TYPE_TRADE', marketSlugs: ['a'] })).toEqual({
+      kind: 'error',
+      error: 'requestId is required',
+    });
+    expect(sub({ requestId: 'r', subscriptionType: 'X', marketSlugs: ['a'] })).toEqual({
+      kind: 'error',
+      requestId: 'r',
+      error: 'unsupported subscriptionType',
+    });
+    expect(sub({ requestId: 'r', subscriptionType: 'SUBSCRIPTION_TYPE_MARKET_DATA' })).toEqual({
+      kind: 'error',
+      requestId: 'r',
+      error: 'marketSlugs is required',
+    });
+    expect(
+      sub({ requestId: 'r', subscriptionType: 'SUBSCRIPTION_TYPE_MARKET_DATA', marketSlugs: Array(101).fill('a') }),
+    ).toEqual({ kind: 'error', requestId: 'r', error: 'too many marketSlugs (max 100)' });
   });
 });

@@ -319,11 +319,15 @@ export class FeedHub {
   }
 }
 
+/** A frame's bytes as UTF-8 text. */
+export function rawText(data: RawData): string {
+  return Array.isArray(data) ? Buffer.concat(data).toString() : Buffer.from(data as ArrayBuffer).toString();
+}
+
 /** Parses a client message as a JSON object, or undefined. */
 export function parseJsonObject(data: RawData): Record<string, unknown> | undefined {
   try {
-    const text = Array.isArray(data) ? Buffer.concat(data).toString() : Buffer.from(data as ArrayBuffer).toString();
-    const v: unknown = JSON.parse(text);
+    const v: unknown = JSON.parse(rawText(data));
     return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
   } catch {
     return undefined;

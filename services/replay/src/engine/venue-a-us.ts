@@ -21,10 +21,14 @@ import type { RecordedDelta, RecordedTrade } from './types';
 
 export interface PmUsEncoderOptions {
   slug: string;
-  /** The MARKET_DATA subscription's requestId. */
-  requestId: string;
-  /** The TRADE subscription's requestId. */
-  tradeRequestId: string;
+  /**
+   * The MARKET_DATA subscription's requestId, or the requestIds of every MARKET_DATA subscription naming the market
+   * (each gets each message, as the venue sends one per subscription; none: the book is kept but nothing is sent). A
+   * list is read at each message: a caller may change it as subscriptions end.
+   */
+  requestId: string | readonly string[];
+  /** The TRADE subscription's requestId, or those of every TRADE subscription naming the market (as `requestId`). */
+  tradeRequestId: string | readonly string[];
   priceDecimals?: Places;
   quantityDecimals?: Places;
   state?: string;
@@ -34,7 +38,10 @@ export function pmUsEncoder(o: PmUsEncoderOptions): VenueEncoder {
   const pricePlaces = o.priceDecimals ?? 3;
   const qtyPlaces = o.quantityDecimals ?? 2;
   const price = priceFormat(pricePlaces);
-  const whole = (book: ReplayBook, ts: number) => {
+  const ids = (given: string | readonly string[]): readonly string[] => (typeof given === 'string' ? [given] : given);
+  const whole = (book: ReplayBook, ts: number): string[] => {
+    const requestIds = ids(o.requestId);
+    if (requestIds.length === 0) return [];
     const side = (code: typeof BID | typeof ASK, order: 'asc' | 'desc') =>
       book.levels(code, order).map(([p, q]) => [price(p), formatPlaces(q, qtyPlaces)] as const);
     const data = pmUsWire.marketData({
@@ -44,22 +51,22 @@ export function pmUsEncoder(o: PmUsEncoderOptions): VenueEncoder {
       state: o.state ?? 'MARKET_STATE_OPEN',
       transactTime: new Date(ts).toISOString(),
     });
-    return pmUsWire.frame(
-      o.requestId,
-      pmUsWire.body('SUBSCRIPTION_TYPE_MARKET_DATA', 'marketData', JSON.stringify(data)),
-    );
+    const body = pmUsWire.body('SUBSCRIPTION_TYPE_MARKET_DATA', 'marketData', JSON.stringify(data));
+    return requestIds.map((id) => pmUsWire.frame(id, body));
   };
   return {
     book(book: ReplayBook, ts: number): string[] {
-      return [whole(book, ts)];
+      return whole(book, ts);
     },
 
     changes(book: ReplayBook, deltas: readonly RecordedDelta[], ts: number): string[] {
       for (const d of deltas) applyDelta(book, d);
-      return [whole(book, ts)];
+      return whole(book, ts);
     },
 
     trade(t: RecordedTrade): string[] {
+      const requestIds = ids(o.tradeRequestId);
+      if (requestIds.length === 0) return [];
       const trade = pmUsWire.trade({
         slug: o.slug,
         price: price(t.price),
@@ -67,7 +74,8 @@ export function pmUsEncoder(o: PmUsEncoderOptions): VenueEncoder {
         tradeTime: new Date(t.ts).toISOString(),
         takerBuys: t.side === 'buy',
       });
-      return [pmUsWire.frame(o.tradeRequestId, pmUsWire.body('SUBSCRIPTION_TYPE_TRADE', 'trade', trade))];
+      const body = pmUsWire.body('SUBSCRIPTION_TYPE_TRADE', 'trade', trade);
+      return requestIds.map((id) => pmUsWire.frame(id, body));
     },
   };
 }

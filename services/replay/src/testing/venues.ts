@@ -97,6 +97,15 @@ export const VENUES: Venue[] = [
     encoder: () => pmUsEncoder({ slug: 'T', requestId: 'md', tradeRequestId: 'tr' }),
     client: () => new PmUsClient(),
     tradeKey: plain,
+    socket: {
+      platform: 'polymarket-us',
+      // One subscription per kind, as the markets WebSocket takes them; no acknowledgement.
+      subscribe: (ticker) => [
+        { subscribe: { requestId: 'md', subscriptionType: 'SUBSCRIPTION_TYPE_MARKET_DATA', marketSlugs: [ticker] } },
+        { subscribe: { requestId: 'tr', subscriptionType: 'SUBSCRIPTION_TYPE_TRADE', marketSlugs: [ticker] } },
+      ],
+      isAck: () => false,
+    },
   },
   {
     name: 'venue_a_clob (Polymarket CLOB)',
@@ -106,6 +115,12 @@ export const VENUES: Venue[] = [
     encoder: () => clobEncoder({ asset: 'T', market: '0xabc' }),
     client: (ticker = 'T') => new ClobClient(ticker),
     tradeKey: plain,
+    socket: {
+      platform: 'polymarket-clob',
+      // The market channel confirms nothing.
+      subscribe: (ticker) => [{ assets_ids: [ticker], type: 'market' }],
+      isAck: () => false,
+    },
   },
   {
     name: 'venue_d (Coinbase)',

@@ -6,8 +6,10 @@ import type { PlatformKey } from '@depthgate/platforms';
 import type { VenueSocket } from './protocol';
 import { coinbaseSocket } from './protocols/coinbase';
 import { geminiSocket } from './protocols/gemini';
+import { clobSocket } from './protocols/clob';
 import { kalshiSocket } from './protocols/kalshi';
+import { pmUsSocket } from './protocols/polymarket-us';
 
 export const VENUE_SOCKETS: ReadonlyMap<PlatformKey, VenueSocket> = new Map(
-  [kalshiSocket, geminiSocket, coinbaseSocket].map((v) => [v.platform, v]),
+  [kalshiSocket, clobSocket, pmUsSocket, geminiSocket, coinbaseSocket].map((v) => [v.platform, v]),
 );

@@ -3,10 +3,10 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { RawData } from 'ws';
-import { clobWire } from '@depthgate/feeds';
+import { CLOB_INVALID_OPERATION, clobWire, parseClobRequest } from '@depthgate/feeds';
 import type { BookEngine } from '../../book/engine';
 import { BID, type BookEvent, type Instrument, type IntBook, type IntLevel } from '../../book/types';
-import { type FeedConnection, FeedHub, type Outgoing } from '../../feeds/feed-hub';
+import { type FeedConnection, FeedHub, type Outgoing, rawText } from '../../feeds/feed-hub';
 import type { RecordedRequest } from '../../http/types';
 import type { GammaMarketDef } from '../venue-a/catalog';
 import type { ClobTick } from '../venue-a/prices';
@@ -85,30 +85,14 @@ export class ClobMarketFeed {
   }
 
   private onMessage(conn: FeedConnection, data: RawData, isBinary: boolean): void {
-    const text = isBinary ? '' : rawText(data);
-    if (text === 'PING') return this.hub.send(conn, 'PONG');
-    let m: Record<string, unknown> | undefined;
-    try {
-      const v: unknown = JSON.parse(text);
-      if (v && typeof v === 'object' && !Array.isArray(v)) m = v as Record<string, unknown>;
-    } catch {
-      m = undefined;
+    const r = parseClobRequest(isBinary ? '' : rawText(data), isBinary);
+    if (r.kind === 'ping') return this.hub.send(conn, 'PONG');
+    if (r.kind === 'invalid') return this.hub.send(conn, CLOB_INVALID_OPERATION);
+    if (r.kind === 'subscribe') return this.subscribe(conn, r.assets, r.initialDump);
+    for (const a of r.assets) {
+      conn.tickers.delete(a);
+      this.byAsset.get(a)?.delete(conn);
     }
-    const assets = Array.isArray(m?.assets_ids) ? (m.assets_ids as unknown[]) : undefined;
-    if (!m || !assets || !assets.every((a) => typeof a === 'string')) {
-      return this.hub.send(conn, 'INVALID OPERATION');
-    }
-    const ids = assets as string[];
-    const initial = typeof m.type === 'string' && m.type.toLowerCase() === 'market';
-    if (initial || m.operation === 'subscribe') return this.subscribe(conn, ids, m.initial_dump !== false);
-    if (m.operation === 'unsubscribe') {
-      for (const a of ids) {
-        conn.tickers.delete(a);
-        this.byAsset.get(a)?.delete(conn);
-      }
-      return;
-    }
-    this.hub.send(conn, 'INVALID OPERATION');
   }
 
   /** Unknown assets are ignored, as the platform does (no confirmation, no error) [3P]. */
@@ -275,9 +259,4 @@ function best(levels: readonly IntLevel[]): string {
 /** A hash that is not the book's (a corrupt_checksum fault): 40 hex digits like the real one. */
 function corruptHash(hash: string): string {
   return createHash('sha1').update(`not ${hash}`).digest('hex');
-}
-
-function rawText(data: RawData): string {
-  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
-  return Buffer.from(data as ArrayBuffer).toString('utf8');
 }

@@ -1,22 +1,17 @@
 // https://docs.polymarket.us/api-reference/websocket/markets
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { pmUsWire } from '@depthgate/feeds';
+import { parsePmUsRequest, pmUsWire, type PmUsSubscriptionType } from '@depthgate/feeds';
 import type { BookEngine } from '../../book/engine';
 import type { BookEvent, Instrument } from '../../book/types';
-import { type FeedConnection, FeedHub, parseJsonObject } from '../../feeds/feed-hub';
+import { type FeedConnection, FeedHub, rawText } from '../../feeds/feed-hub';
 import type { AuthCheck, AuthInput, RecordedRequest } from '../../http/types';
 import { marketData, marketDataLite } from './rest';
 import { pmUsTrade } from './trades';
 
 export const PM_US_WS_PATH = '/v1/ws/markets';
 
-const TYPES = [
-  'SUBSCRIPTION_TYPE_MARKET_DATA',
-  'SUBSCRIPTION_TYPE_MARKET_DATA_LITE',
-  'SUBSCRIPTION_TYPE_TRADE',
-] as const;
-type SubType = (typeof TYPES)[number];
+type SubType = PmUsSubscriptionType;
 
 interface Sub {
   requestId: string;
@@ -67,7 +62,7 @@ export class PmUsFeed {
     this.hub.accept(req, socket, head, record, (conn) => {
       const subs = new Map<string, Sub>();
       conn.state = subs;
-      conn.ws.on('message', (data) => this.onMessage(conn, subs, parseJsonObject(data)));
+      conn.ws.on('message', (data) => this.onMessage(conn, subs, rawText(data)));
       conn.ws.on('close', () => {
         for (const s of subs.values()) this.unindex(conn, s);
       });
@@ -78,23 +73,16 @@ export class PmUsFeed {
     this.hub.send(conn, pmUsWire.error(requestId, error));
   }
 
-  private onMessage(conn: FeedConnection, subs: Map<string, Sub>, m: Record<string, unknown> | undefined): void {
-    if (!m) return this.error(conn, undefined, 'invalid message');
-    if (m.subscribe && typeof m.subscribe === 'object') {
-      const s = m.subscribe as Record<string, unknown>;
-      const requestId = typeof s.requestId === 'string' ? s.requestId : '';
-      if (!requestId) return this.error(conn, undefined, 'requestId is required');
-      if (!TYPES.includes(s.subscriptionType as SubType))
-        return this.error(conn, requestId, 'unsupported subscriptionType');
-      const slugs = Array.isArray(s.marketSlugs) ? s.marketSlugs.filter((x): x is string => typeof x === 'string') : [];
-      if (slugs.length === 0) return this.error(conn, requestId, 'marketSlugs is required');
-      // [V] at most 100 markets per subscription.
-      if (slugs.length > 100) return this.error(conn, requestId, 'too many marketSlugs (max 100)');
+  private onMessage(conn: FeedConnection, subs: Map<string, Sub>, text: string): void {
+    const r = parsePmUsRequest(text);
+    if (r.kind === 'error') return this.error(conn, r.requestId, r.error);
+    if (r.kind === 'subscribe') {
+      const { requestId, slugs } = r;
       const unknown = slugs.find((x) => !this.engine.book('venue-a-us', x));
       if (unknown !== undefined) return this.error(conn, requestId, `market not found: ${unknown}`);
       const old = subs.get(requestId);
       if (old) this.unindex(conn, old);
-      const sub: Sub = { requestId, type: s.subscriptionType as SubType, slugs: new Set(slugs) };
+      const sub: Sub = { requestId, type: r.type, slugs: new Set(slugs) };
       subs.set(requestId, sub);
       for (const slug of sub.slugs) {
         let set = this.bySlug.get(slug);
@@ -106,15 +94,10 @@ export class PmUsFeed {
       }
       return;
     }
-    if (m.unsubscribe && typeof m.unsubscribe === 'object') {
-      const requestId = (m.unsubscribe as Record<string, unknown>).requestId;
-      const sub = typeof requestId === 'string' ? subs.get(requestId) : undefined;
-      if (!sub) return this.error(conn, requestId, 'subscription not found');
-      subs.delete(sub.requestId);
-      this.unindex(conn, sub);
-      return;
-    }
-    this.error(conn, undefined, 'unknown message');
+    const sub = typeof r.requestId === 'string' ? subs.get(r.requestId) : undefined;
+    if (!sub) return this.error(conn, r.requestId, 'subscription not found');
+    subs.delete(sub.requestId);
+    this.unindex(conn, sub);
   }
 
   private unindex(conn: FeedConnection, sub: Sub): void {

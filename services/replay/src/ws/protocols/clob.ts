@@ -1,0 +1,126 @@
+// https://docs.polymarket.com/api-reference/wss/market
+/**
+ * Polymarket CLOB over the replay socket (`/ws/replay/v1/venue-a-clob`, or its alias `polymarket-clob`): the client
+ * talks to it as to the market channel (`wss://ws-subscriptions-clob.polymarket.com/ws/market`, protocols.md §2.1),
+ * whose frames are read as the simulator reads them (`parseClobRequest`, packages/feeds):
+ *
+ * - `{"assets_ids":[…],"type":"market"}` subscribes (again, or `{"assets_ids":[…],"operation":"subscribe"}`, adds
+ *   assets: ccxt sends one per watched outcome); `"initial_dump":false` leaves out the assets' books at `from`. No
+ *   confirmation, as the venue sends none. An asset id never recorded (or outside the key's `ticker_prefixes`) is
+ *   ignored silently, as the venue ignores unknown assets.
+ * - `{"assets_ids":[…],"operation":"unsubscribe"}` removes assets (after the start, their messages stop).
+ * - The text `PING` is answered `PONG`; anything else (not JSON, not an object, `assets_ids` missing or not a list of
+ *   strings, no `type`/`operation` the channel knows, a binary frame) gets the text `INVALID OPERATION`, the venue's
+ *   only refusal; so does a subscribe after the replay started (it would miss the clock).
+ * - A window that starts before the caller's window for an asset closes the socket 1008 naming that start (the
+ *   channel has no error message that could say so).
+ *
+ * Then, per asset (engine/venue-a-clob.ts): its `book` at `from` (hashed), each recorded change as a `price_change`
+ * with the hash of the asset's book after each entry, each trade as a `last_trade_price` followed by the asset's
+ * `book` (as the venue sends after a trade), a recorded gap as a fresh hashed `book`.
+ *
+ * Outcome tokens: the recorder stores each token id as its own ticker with the token's own book (nothing mirrored),
+ * so a client subscribing both tokens of a market gets each one's own recorded book and hashes. What differs from the
+ * venue: the venue puts both tokens' entries of one change in one `price_change`; the replay, which replays each
+ * recorded ticker on its own, sends one `price_change` per token, with the same `timestamp`. `market` (the condition
+ * id) is not recorded: it is "" on every message, and every hash is computed with that "" (README, "Values not
+ * recorded").
+ */
+import { CLOB_INVALID_OPERATION, parseClobRequest } from '@depthgate/feeds';
+import type { AppError } from '@depthgate/service-kit';
+import { clobEncoder, type VenueEncoder } from '../../engine';
+import type { Frame, MarketStream, Refusal, ReplayProtocol, SubscribeRequest, VenueSocket } from '../protocol';
+
+interface Detail {
+  initialDump: boolean;
+}
+
+/** One subscribed asset: whether its book at `from` is sent, and whether it is still subscribed. */
+interface Asset {
+  dump: boolean;
+  on: boolean;
+}
+
+const invalid: Frame<Detail> = { kind: 'reply', texts: [CLOB_INVALID_OPERATION] };
+
+/** A WebSocket close reason is at most 123 bytes. */
+const reason = (text: string) => Buffer.from(text).subarray(0, 123).toString();
+
+/**
+ * The asset's messages while it is subscribed: the encoder sees every step (its book and last trade price stay true,
+ * so the hashes after an unsubscribe-and-resubscribe would too), but nothing is sent for an unsubscribed asset, nor
+ * the book at `from` without `initial_dump`.
+ */
+function whileSubscribed(encoder: VenueEncoder, a: Asset): VenueEncoder {
+  return {
+    book(book, ts, cause) {
+      const out = encoder.book(book, ts, cause);
+      return a.on && (a.dump || cause.kind !== 'start') ? out : [];
+    },
+    changes(book, deltas, ts) {
+      const out = encoder.changes(book, deltas, ts);
+      return a.on ? out : [];
+    },
+    trade(trade, book) {
+      const out = encoder.trade(trade, book);
+      return a.on ? out : [];
+    },
+  };
+}
+
+class ClobProtocol implements ReplayProtocol<Detail> {
+  /** By stored ticker (the token id), in the order first subscribed. */
+  private readonly assets = new Map<string, Asset>();
+
+  frame(text: string, isBinary: boolean, started: boolean): Frame<Detail> {
+    const r = parseClobRequest(text, isBinary);
+    if (r.kind === 'ping') return { kind: 'reply', texts: ['PONG'] };
+    if (r.kind === 'invalid') return invalid;
+    if (r.kind === 'unsubscribe') {
+      for (const id of r.assets) {
+        const a = this.assets.get(id);
+        if (!a) continue;
+        if (started) a.on = false;
+        else this.assets.delete(id);
+      }
+      return { kind: 'reply', texts: [] };
+    }
+    if (started) return invalid;
+    const tickers = [...new Set(r.assets)].filter((id) => !this.assets.has(id));
+    // Nothing new (an empty list, or assets already subscribed): as the venue, nothing is sent.
+    if (tickers.length === 0) return { kind: 'reply', texts: [] };
+    return { kind: 'subscribe', request: { tickers, detail: { initialDump: r.initialDump } } };
+  }
+
+  refuse(_request: SubscribeRequest<Detail>, _requested: string, err: AppError): Refusal {
+    if (err.code === 'unknown_ticker') return { reject: false, texts: [] };
+    // invalid_timestamp: its message ends with the caller's window start (the asset id would not fit a close reason).
+    const start = /(\S+)$/.exec(err.message)?.[1] ?? '';
+    return {
+      reject: true,
+      texts: [],
+      close: { code: 1008, reason: reason(`from is before the start of your window, ${start}`) },
+    };
+  }
+
+  accept(request: SubscribeRequest<Detail>, tickers: string[]): string[] {
+    for (const t of tickers)
+      if (!this.assets.has(t)) this.assets.set(t, { dump: request.detail.initialDump, on: true });
+    return [];
+  }
+
+  streams(): MarketStream[] {
+    // `market`: the condition id is not recorded ("" as on the HTTP replay, src/encoders.ts).
+    return [...this.assets].map(([ticker, a]) => ({
+      ticker,
+      encoder: whileSubscribed(clobEncoder({ asset: ticker, market: '' }), a),
+    }));
+  }
+}
+
+export const clobSocket: VenueSocket = {
+  platform: 'venue-a-clob',
+  exchange: 'venue_a_clob',
+  name: 'Polymarket CLOB',
+  create: () => new ClobProtocol(),
+};
