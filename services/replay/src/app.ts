@@ -46,6 +46,7 @@ export function createReplayService(deps: ReplayDeps): { app: Express; sockets: 
     now,
     trustProxyHops: config.TRUST_PROXY_HOPS,
     settleMs: config.REPLAY_SUBSCRIBE_SETTLE_MS,
+    subscribeTimeoutMs: config.REPLAY_SUBSCRIBE_TIMEOUT_MS,
     connections: {
       perKey: config.REPLAY_WS_MAX_CONNECTIONS_PER_KEY,
       anonymous: config.REPLAY_WS_MAX_CONNECTIONS_ANONYMOUS,

@@ -39,6 +39,11 @@ export const replayEnvSchema = z.object({
    */
   REPLAY_SUBSCRIBE_SETTLE_MS: envInt(250, { min: 0, max: 60_000 }),
   /**
+   * A replay socket that has subscribed to nothing replayable this long after it opened is closed (1008 and the
+   * reason): it holds one of its key's connections and a session's start.
+   */
+  REPLAY_SUBSCRIBE_TIMEOUT_MS: envInt(60_000, { min: 100, max: 3_600_000 }),
+  /**
    * Replay sockets a key may hold open at once, every replica together (a key's `ws_max_connections` overrides it). The
    * replay's own count, apart from the gateway's live connections (docs/replay.md, "Connections per key").
    */

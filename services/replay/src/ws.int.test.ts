@@ -25,7 +25,7 @@ const WINDOWS = 100;
 let h: Harness;
 
 beforeAll(async () => {
-  h = await startHarness({ seed: 'ws' });
+  h = await startHarness({ seed: 'ws', env: { REPLAY_SUBSCRIBE_TIMEOUT_MS: '1000' } });
 }, 90_000);
 
 afterAll(async () => {
@@ -156,4 +156,25 @@ describe('sessions: one clock for several sockets', () => {
     stranger.ws.close();
     c.ws.close();
   }, 60_000);
+});
+
+describe('a socket with nothing to replay', () => {
+  it('is closed 1008 when nothing replayable was subscribed within REPLAY_SUBSCRIBE_TIMEOUT_MS (here 1 s)', async () => {
+    const { first, last } = h.span('venue_c');
+    const silent = await WsTestClient.open(h.wsUrl('kalshi', `from=${first}&to=${last}`), {
+      headers: { 'X-API-Key': h.key },
+    });
+    // Gemini answers an unknown symbol with its error and leaves it out: nothing is replayable, nothing starts.
+    const refused = await WsTestClient.open(h.wsUrl('gemini', `from=${first}&to=${last}`), {
+      headers: { 'X-API-Key': h.key },
+    });
+    refused.send({ type: 'subscribe', subscriptions: [{ name: 'l2', symbols: ['NEVERUSD'] }] });
+    await Promise.all([silent.untilClosed(10_000), refused.untilClosed(10_000)]);
+    for (const c of [silent, refused]) {
+      expect(c.closeCode).toBe(1008);
+      expect(c.closeReason).toMatch(/no subscribe to a replayable market within 1 s/);
+    }
+    expect(silent.texts).toEqual([]);
+    expect(refused.messages).toEqual([expect.objectContaining({ type: 'error', reason: 'InvalidSymbol' })]);
+  });
 });

@@ -43,6 +43,8 @@ export interface ReplaySocketDeps {
   maxWindowRows: number;
   /** Quiet time after the last subscribe before the replay starts. */
   settleMs: number;
+  /** A socket that has subscribed to nothing replayable this long after it opened is closed (1008). */
+  subscribeTimeoutMs: number;
   now: () => number;
 }
 
@@ -53,11 +55,17 @@ export class ReplaySocket implements SessionMember {
   /** Frames are handled one after another (a subscribe resolves its markets before the next frame is looked at). */
   private queue: Promise<void> = Promise.resolve();
   private settleTimer: NodeJS.Timeout | undefined;
+  /** Closes a socket that has subscribed to nothing replayable within REPLAY_SUBSCRIBE_TIMEOUT_MS. */
+  private idleTimer: NodeJS.Timeout | undefined;
   private scope: QueryScope | undefined;
 
   constructor(private readonly d: ReplaySocketDeps) {
     this.protocol = d.venue.create();
     d.session.join(this, { from: d.from, to: d.to, speed: d.session.terms.speed, clock: d.session.terms.clock });
+    this.idleTimer = setTimeout(() => {
+      if (!this.subscribed && this.state === 'open')
+        this.end(1008, `no subscribe to a replayable market within ${Math.round(d.subscribeTimeoutMs / 1000)} s`);
+    }, d.subscribeTimeoutMs);
     d.ws.on('message', (data, isBinary) => {
       const text = Buffer.isBuffer(data) ? data.toString('utf8') : String(data);
       this.queue = this.queue.then(() => this.frame(text, isBinary));
@@ -65,6 +73,7 @@ export class ReplaySocket implements SessionMember {
     d.ws.on('close', () => {
       const wasRunning = this.state === 'ready';
       if (this.settleTimer) clearTimeout(this.settleTimer);
+      if (this.idleTimer) clearTimeout(this.idleTimer);
       this.scope?.abort('cancelled');
       if (this.state !== 'done') {
         this.state = 'done';
@@ -162,7 +171,10 @@ export class ReplaySocket implements SessionMember {
     if (this.state !== 'open') return;
     this.reply(refusals);
     this.reply(this.protocol.accept(request, tickers));
+    // A subscribe that named nothing replayable (every market refused the venue's way) starts nothing.
+    if (tickers.length === 0 && !this.subscribed) return;
     this.subscribed = true;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
     if (this.settleTimer) clearTimeout(this.settleTimer);
     this.settleTimer = setTimeout(() => void this.read(), d.settleMs);
   }

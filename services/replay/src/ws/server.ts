@@ -39,6 +39,8 @@ export interface ReplaySocketsDeps {
   trustProxyHops: number;
   /** Quiet time after a socket's last subscribe (and a session's last join) before its replay starts. */
   settleMs: number;
+  /** A socket that has subscribed to nothing replayable this long after it opened is closed (1008). */
+  subscribeTimeoutMs: number;
   /**
    * Replay sockets a caller may hold at once, every replica together: `perKey` (a key's `ws_max_connections`
    * overrides it), `anonymous` per client address; counted in Redis under `{redisKeyPrefix}replay:key:…`.
