@@ -96,6 +96,7 @@ export {
   type DeltaResume,
   type KindCoverage,
   type StoredGap,
+  type StoredTrade,
   type TickerCoverage,
   type TickerSpan,
   type TimeWindow,

@@ -34,6 +34,7 @@ import {
   CATALOGUE_KINDS,
   barsQuery,
   interleavedWindowQuery,
+  lastTradeQuery,
   tradeRowExistsQuery,
   tradeWindowQuery,
   type TradeReadOptions,
@@ -432,6 +433,18 @@ export interface VerifiedAround {
   after: VerificationPoint | null;
 }
 
+/** A trade as lastTrade reads it: prices and sizes as ClickHouse writes the decimal (any spelling of the value). */
+export interface StoredTrade {
+  ts: number;
+  sequence: number;
+  tradeId: string;
+  price: string;
+  size: string;
+  side: 'buy' | 'sell';
+  venueSide: string;
+  receivedTs: number;
+}
+
 const gapOf = (r: JsonRow): StoredGap => ({
   fromTs: Number(r.from_ts),
   toTs: Number(r.to_ts),
@@ -577,6 +590,31 @@ export class OrderBookQueries {
     range: { from: number; to: number | null; startingFrom?: number; stream?: GapStream },
   ): Promise<StoredGap[]> {
     return this.q.json(scope, 'gaps', gapsQuery(this.q.db, exchange, ticker, range), gapOf);
+  }
+
+  /**
+   * The last trade at or before `at` on a clock (`ts`, or `received_ts`: the last one received by then), one
+   * bounded query (lastTradeQuery); undefined when there is none.
+   */
+  async lastTrade(
+    scope: QueryScope,
+    exchange: ExchangeKey,
+    ticker: string,
+    at: number,
+    clock: 'ts' | 'received_ts' = 'ts',
+  ): Promise<StoredTrade | undefined> {
+    const query = lastTradeQuery(this.q.db, exchange, ticker, at, clock);
+    const [trade] = await this.q.json(scope, 'trades', query, (r) => ({
+      ts: Number(r.ts),
+      sequence: Number(r.sequence),
+      tradeId: String(r.trade_id),
+      price: String(r.price_text),
+      size: String(r.size_text),
+      side: String(r.side_name) === 'sell' ? ('sell' as const) : ('buy' as const),
+      venueSide: String(r.venue_side),
+      receivedTs: Number(r.received_ts),
+    }));
+    return trade;
   }
 
   /** Rows, first and last ts (and books) per kind in [from, to], and the verification points there. */

@@ -183,6 +183,35 @@ export function tradeRowExistsQuery(
 ) LIMIT 1`;
 }
 
+/**
+ * The last trade of one ticker at or before `at` on a clock (`ts`, the venue's time, or `received_ts`, when it was
+ * received): of the trades at the newest such moment, the last in (ts, sequence, trade_id) order, one row per trade
+ * (the copy with the smallest sequence, as every read). One query: the newest moment is a scalar subquery that reads
+ * the ticker's clock column only, the trade is read from that moment's rows. JSONEachRow: ts, sequence, trade_id,
+ * price and size as text, side, venue_side, received_ts; no row when the ticker has no trade by then.
+ */
+export function lastTradeQuery(
+  db: Sql,
+  exchange: ExchangeKey,
+  ticker: string,
+  at: number,
+  clock: 'ts' | 'received_ts' = 'ts',
+): Sql {
+  const key = tickerCondition(exchange, ticker);
+  const column = lit.identifier(clock);
+  return sql`SELECT ts, sequence, trade_id, toString(price) AS price_text, toString(size) AS size_text,
+  toString(side) AS side_name, venue_side, received_ts
+FROM (
+  SELECT ts, sequence, trade_id, price, size, side, venue_side, received_ts
+  FROM ${db}.trades
+  WHERE ${key} AND ${column} = (SELECT max(${column}) FROM ${db}.trades WHERE ${key} AND ${column} <= ${lit.int(at)})
+  ORDER BY ${TRADE_ORDER}
+  ${ONE_PER_TRADE}
+)
+ORDER BY ts DESC, sequence DESC, trade_id DESC
+LIMIT 1`;
+}
+
 /** The bars' intervals and their length in ms. */
 export const BAR_INTERVALS = { '1m': 60_000, '5m': 300_000, '1h': 3_600_000, '1d': 86_400_000 } as const;
 export type BarInterval = keyof typeof BAR_INTERVALS;

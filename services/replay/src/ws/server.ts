@@ -31,7 +31,7 @@ export interface ReplaySocketsDeps {
   metrics: ReplayMetrics;
   logger: Logger;
   queryTimeoutMs: number;
-  maxWindowRows: number;
+  pageRows: number;
   now: () => number;
   /** Reverse proxies whose X-Forwarded-For is trusted (TRUST_PROXY_HOPS), as the HTTP app trusts them. */
   trustProxyHops: number;
