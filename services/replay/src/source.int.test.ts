@@ -9,8 +9,8 @@ import {
 } from '@depthgate/history-store';
 import { createTestDatabase, type TestDatabase } from '@depthgate/history-store/testing';
 import { testClickHouseUrl, uniqueName } from '@depthgate/test-utils';
-import { kalshiEncoder, replay } from './engine';
-import { readWindow, type WindowSpec } from './source';
+import { coinbaseEncoder, kalshiEncoder, PageWait, replay, replayPaged } from './engine';
+import { openWindow, readWindow, type WindowSpec } from './source';
 import { KalshiClient } from './testing/clients';
 import { exactBook } from './testing/history';
 
@@ -228,5 +228,73 @@ describe('readWindow: one ticker’s recorded window from ClickHouse', () => {
     );
     expect(client.trades.map((t) => t.split('|').pop())).toEqual(['trade-1', 'trade-2', 'trade-3']);
     expect(texts.filter((t) => t.startsWith('{"type":"orderbook_snapshot"'))).toHaveLength(2);
+  });
+  test('read page by page (1, 2, 3, 5 rows a read), a replay sends what the whole window sends: the gap across pages', async () => {
+    const encoder = () => kalshiEncoder({ ticker, book: { sid: 1, seq: 0 }, tradeSid: 2 });
+    for (const [from, to] of [
+      [T + 7, T + 100],
+      [T + 33, T + 58],
+      [T, T + 59],
+    ] as const) {
+      const expected = [...replay(await readWindow(queries, scope(), spec(from, to)), encoder())].map((m) => m.text);
+      for (const pageRows of [1, 2, 3, 5]) {
+        const messages = replayPaged(await openWindow(queries, scope(), spec(from, to, pageRows)), encoder());
+        const texts: string[] = [];
+        let waits = 0;
+        for (let r = messages.next(); !r.done; r = messages.next()) {
+          if (r.value instanceof PageWait) {
+            waits++;
+            await r.value.ready;
+          } else texts.push(r.value.text);
+        }
+        expect([from - T, pageRows, texts]).toEqual([from - T, pageRows, expected]);
+        // Pages were read while the replay ran (not before it started).
+        if (pageRows < 3) expect(waits).toBeGreaterThan(0);
+      }
+    }
+  });
+
+  test('the last trade at or before `from`: read once per window, the newest by (ts, sequence), none before any', async () => {
+    expect((await readWindow(queries, scope(), spec(T + 7, T + 8))).lastTrade).toBeUndefined();
+    const at35 = await readWindow(queries, scope(), spec(T + 35, T + 36));
+    expect(at35.lastTrade).toEqual({
+      ts: T + 35,
+      received_ts: T + 38,
+      sequence: 6,
+      trade_id: 'trade-2',
+      price: '0.41',
+      size: '50',
+      side: 'buy',
+      venue_side: 'yes',
+    });
+    expect((await readWindow(queries, scope(), spec(T + 44, T + 50))).lastTrade?.trade_id).toBe('trade-2');
+    expect((await readWindow(queries, scope(), spec(T + 3_600_000, T + 3_600_001))).lastTrade?.trade_id).toBe(
+      'trade-3',
+    );
+  });
+
+  test('of the trades at the last moment, the last one (a trade stored twice counts by its first copy)', async () => {
+    const other = 'KXREPLAY-LAST';
+    const t = (sequence: number, id: string, price: string) => ({
+      exchange,
+      ticker: other,
+      ts: T + 20,
+      sequence,
+      trade_id: id,
+      price,
+      size: '1.50',
+      side: 'sell' as const,
+      venue_side: 'no',
+      received_ts: T + 21,
+    });
+    // 1001 at sequence 10 (a second writer's copy at 30), 1002 at 20: the last is 1002.
+    await insertTradeRows(db.store, [t(10, '1001', '0.30'), t(20, '1002', '0.31'), t(30, '1001', '0.30')]);
+    await insertTradeRows(db.store, [{ ...t(5, '1000', '0.29'), ts: T + 10 }]);
+    await insertSnapshotRows(db.store, [{ exchange, ticker: other, ts: T, side: 'bid', price: '0.30', quantity: '2' }]);
+    const w = await readWindow(queries, scope(), { exchange, ticker: other, from: T + 25, to: T + 26 });
+    expect(w.lastTrade).toMatchObject({ trade_id: '1002', price: '0.31', size: '1.5', sequence: 20 });
+    // Coinbase sends it first as `last_match` (the venue's own first message of the matches channel).
+    const texts = [...replay(w, coinbaseEncoder({ product: other }))].map((m) => JSON.parse(m.text) as object);
+    expect(texts).toContainEqual(expect.objectContaining({ type: 'last_match', price: '0.31' }));
   });
 });

@@ -433,7 +433,10 @@ export interface VerifiedAround {
   after: VerificationPoint | null;
 }
 
-/** A trade as lastTrade reads it: prices and sizes as ClickHouse writes the decimal (any spelling of the value). */
+/** A decimal as `toString` writes it, without trailing zeros (18.16 writes every place, current ClickHouse not). */
+const trimDecimal = (text: string): string => (text.includes('.') ? text.replace(/\.?0+$/, '') : text);
+
+/** A trade as lastTrade reads it: price and size as decimal text without trailing zeros. */
 export interface StoredTrade {
   ts: number;
   sequence: number;
@@ -608,8 +611,8 @@ export class OrderBookQueries {
       ts: Number(r.ts),
       sequence: Number(r.sequence),
       tradeId: String(r.trade_id),
-      price: String(r.price_text),
-      size: String(r.size_text),
+      price: trimDecimal(String(r.price_text)),
+      size: trimDecimal(String(r.size_text)),
       side: String(r.side_name) === 'sell' ? ('sell' as const) : ('buy' as const),
       venueSide: String(r.venue_side),
       receivedTs: Number(r.received_ts),
