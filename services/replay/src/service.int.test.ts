@@ -5,264 +5,46 @@
  * another) as the reference.
  *
  * For each recorded exchange, a random recorded history (src/testing/history.ts: books, changes in messages of 1–3
- * rows, trades, gaps closed by fresh books) is stored; the replayed messages of the whole history and of windows
+ * rows, trades, gaps closed by fresh books) is stored (src/testing/harness.ts); the replayed messages of the whole history and of windows
  * inside it are consumed by the venue's reference client (src/testing/clients.ts, written from the venue's rules),
  * whose book must equal the history's `/book?at=` at the window's end and whose trades must equal the history's
  * `/trades` of the window. Backpressure, every bad input and its JSON error; then Kalshi over the WebSocket replay.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
-import path from 'node:path';
-import { Writable } from 'node:stream';
-import {
-  RedisKeyStore,
-  createAuth,
-  createRedisClient,
-  redisTarget,
-  waitForRedis,
-  type Auth,
-  type NewKeyInput,
-  type Redis,
-} from '@depthgate/auth';
-import { formatDecimal, parseDecimal } from '@depthgate/feeds';
-import {
-  insertDeltaRows,
-  insertGapRows,
-  insertSnapshotRows,
-  insertTradeRows,
-  type SnapshotRow,
-} from '@depthgate/history-store';
-import { createTestDatabase, type TestDatabase } from '@depthgate/history-store/testing';
+import { insertSnapshotRows } from '@depthgate/history-store';
+import type { TestDatabase } from '@depthgate/history-store/testing';
 import type { ExchangeKey } from '@depthgate/platforms';
-import {
-  Lifecycle,
-  createLogger,
-  createRegistry,
-  serve,
-  type Registry,
-  type RunningServer,
-} from '@depthgate/service-kit';
-import {
-  WsTestClient,
-  freePort,
-  repoRoot,
-  testClickHouseUrl,
-  testRedisUrl,
-  uniqueName,
-  waitFor,
-} from '@depthgate/test-utils';
-import { createReplayService } from './app';
-import { loadConfig } from './config';
-import type { BookLevels, RecordedTrade, RecordedWindow } from './engine';
+import type { Registry } from '@depthgate/service-kit';
+import { WsTestClient, waitFor } from '@depthgate/test-utils';
+import type { RecordedWindow } from './engine';
 import { KalshiClient } from './testing/clients';
-import type { ExactBook } from './testing/history';
-import { randomWindow } from './testing/history';
+import { startHarness, TICKERS, type Harness } from './testing/harness';
 import { VENUES, type Venue } from './testing/venues';
 
-const quiet = () =>
-  createLogger({ name: 'test', level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
-
-const TICKERS: Record<ExchangeKey, string> = {
-  venue_b: 'KXREPLAY-26MAR07-T100',
-  venue_c: 'BTCUSD',
-  venue_a_us: 'replay-will-it-rain',
-  venue_a_clob: '71321045679252212594626385532706912750332728571942532289631379312455583992563',
-  venue_d: 'BTC-USD',
-};
-
-/** The stored rows of a generated window under `ticker`. */
-async function store(db: TestDatabase, exchange: ExchangeKey, ticker: string, w: RecordedWindow): Promise<void> {
-  const snapshot = (ts: number, book: BookLevels): SnapshotRow[] => [
-    ...book.bids.map(([price, quantity]) => ({ exchange, ticker, ts, side: 'bid' as const, price, quantity })),
-    ...book.asks.map(([price, quantity]) => ({ exchange, ticker, ts, side: 'ask' as const, price, quantity })),
-  ];
-  const snapshots = [
-    ...(w.start ? snapshot(w.start.ts, w.start.book) : []),
-    ...w.gaps.flatMap((g) => (g.book ? snapshot(g.to, g.book) : [])),
-  ];
-  if (snapshots.length > 0) await insertSnapshotRows(db.store, snapshots);
-  await insertDeltaRows(
-    db.store,
-    w.deltas.map((d) => ({ exchange, ticker, ...d })),
-  );
-  await insertTradeRows(
-    db.store,
-    w.trades.map((t) => ({ exchange, ticker, ...t })),
-  );
-  await insertGapRows(
-    db.store,
-    w.gaps.map((g) => ({ exchange, ticker, from_ts: g.from, to_ts: g.to, reason: g.reason, detected_at: g.to })),
-  );
-}
-
-interface Replayed {
-  status: number;
-  lines: string[];
-  /** The native messages' texts, cut out of the lines as sent (a JSON parser would round Gemini's large ids). */
-  texts: string[];
-  body: string;
-}
-
 describe('GET /api/{exchange}/replay/{ticker}', () => {
+  let h: Harness;
   let db: TestDatabase;
-  let auth: Auth;
-  let admin: Redis;
-  let keys: RedisKeyStore;
   let registry: Registry;
-  let running: RunningServer;
-  let history: ChildProcess;
-  let historyUrl: string;
   let url: string;
   let key: string;
+  let now: number;
   const windows = new Map<ExchangeKey, RecordedWindow>();
-  const prefix = `${uniqueName('t')}:`;
-  const now = Date.UTC(2026, 2, 20);
-
-  const issue = async (input: Omit<NewKeyInput, 'name'> = {}) => (await keys.create({ name: 'test', ...input })).key;
 
   beforeAll(async () => {
-    const entry = path.join(repoRoot, 'services/history/dist/main.js');
-    if (!existsSync(entry)) throw new Error(`${entry} is missing: build first`);
-    db = await createTestDatabase({ url: testClickHouseUrl(), database: uniqueName('replay') });
-    const config = loadConfig({
-      REDIS_URL: testRedisUrl(),
-      REDIS_KEY_PREFIX: prefix,
-      CLICKHOUSE_URL: testClickHouseUrl(),
-      CLICKHOUSE_DATABASE: db.database,
-      ACCESS_LOG: 'false',
-      LOG_LEVEL: 'silent',
-      REPLAY_MAX_WINDOW_ROWS: '250000',
-    });
-    const logger = quiet();
-    registry = createRegistry('replay-test', { defaultMetrics: false });
-    auth = createAuth(config, { logger, registry, name: 'replay-test' });
-    await waitForRedis(auth.redis, 5000);
-    admin = createRedisClient(redisTarget(config), { name: 'test-admin', offlineQueue: true });
-    await waitForRedis(admin, 10_000);
-    keys = new RedisKeyStore(admin, prefix);
-    key = await issue();
-    const lifecycle = new Lifecycle();
-    const { app, sockets } = createReplayService({
-      config,
-      logger,
-      auth,
-      store: db.store,
-      registry,
-      lifecycle,
-      now: () => now,
-    });
-    running = await serve(app, {
-      port: 0,
-      host: '127.0.0.1',
-      logger,
-      lifecycle,
-      shutdownDelayMs: 0,
-      drainTimeoutMs: 1000,
-      exit: false,
-    });
-    running.server.on('upgrade', sockets.upgrade);
-    url = `http://127.0.0.1:${running.port}`;
-    for (const v of VENUES) {
-      const w = randomWindow(`http|${v.exchange}`, v.grid, {
-        events: 400,
-        gapRate: 0.02,
-        ...(v.tradeId ? { tradeId: v.tradeId } : {}),
-      });
-      windows.set(v.exchange, w);
-      await store(db, v.exchange, TICKERS[v.exchange], w);
-    }
-    const port = await freePort();
-    history = spawn(process.execPath, [entry], {
-      env: {
-        ...process.env,
-        REDIS_URL: testRedisUrl(),
-        REDIS_KEY_PREFIX: prefix,
-        CLICKHOUSE_URL: testClickHouseUrl(),
-        CLICKHOUSE_DATABASE: db.database,
-        HISTORY_PORT: String(port),
-        HISTORY_HOST: '127.0.0.1',
-        LOG_LEVEL: 'warn',
-        ACCESS_LOG: 'false',
-        EXPLORER_ENABLED: 'false',
-      },
-      stdio: ['ignore', 'inherit', 'inherit'],
-    });
-    historyUrl = `http://127.0.0.1:${port}`;
-    await waitFor(
-      async () => {
-        if (history.exitCode !== null) throw new Error(`the history service exited (${history.exitCode})`);
-        return (await fetch(`${historyUrl}/ready`).catch(() => undefined))?.status === 200;
-      },
-      { timeoutMs: 30_000, intervalMs: 100, what: 'the history service to be ready' },
-    );
+    h = await startHarness();
+    ({ db, registry, url, key, now } = h);
+    for (const [k, w] of h.windows) windows.set(k, w);
   }, 90_000);
 
   afterAll(async () => {
-    if (history && history.exitCode === null && history.signalCode === null) {
-      const exited = new Promise((r) => history.once('exit', r));
-      history.kill('SIGTERM');
-      await exited;
-    }
-    await running?.shutdown('test');
-    await db?.drop();
-    await Promise.allSettled([auth?.close(), db?.close()]);
-    admin?.disconnect();
+    await h?.close();
   });
 
-  async function replayed(pathAndQuery: string, headers: Record<string, string> = { 'X-API-Key': key }) {
-    const res = await fetch(`${url}${pathAndQuery}`, { headers });
-    const body = await res.text();
-    const lines = body.split('\n').filter((l) => l !== '');
-    const texts =
-      res.status === 200
-        ? lines.slice(0, -1).map((l) => {
-            const at = l.indexOf(',"message":');
-            expect(at).toBeGreaterThan(0);
-            expect(l.endsWith('}')).toBe(true);
-            return l.slice(at + ',"message":'.length, -1);
-          })
-        : [];
-    return { status: res.status, lines, texts, body, type: res.headers.get('content-type') } as Replayed & {
-      type: string | null;
-    };
-  }
-
-  async function historyJson<T>(pathAndQuery: string): Promise<T> {
-    const res = await fetch(`${historyUrl}${pathAndQuery}`, { headers: { 'X-API-Key': key } });
-    expect(res.status).toBe(200);
-    return (await res.json()) as T;
-  }
-
-  const canon = (text: string) => formatDecimal(parseDecimal(text));
-
-  /** The history's /book at `at` as an exact book, or undefined when it has no book there (in a gap). */
-  async function historyBook(exchange: ExchangeKey, at: number): Promise<ExactBook | undefined> {
-    type Levels = { price: string; quantity: string }[];
-    const b = await historyJson<{ status: string; bids: Levels | null; asks: Levels | null }>(
-      `/api/${exchange}/book/${TICKERS[exchange]}?at=${at}`,
-    );
-    if (b.status !== 'ok') return undefined;
-    const side = (l: Levels | null) => new Map((l ?? []).map((x) => [canon(x.price), parseDecimal(x.quantity)]));
-    return { bids: side(b.bids), asks: side(b.asks) };
-  }
-
-  /** The history's trades of (from, to], keyed as the venue's client keys them. */
-  async function historyTrades(v: Venue, from: number, to: number): Promise<string[]> {
-    const t = await historyJson<{
-      rows: { ts: string; trade_id: string; price: string; size: string; side: string }[];
-    }>(`/api/${v.exchange}/trades/${TICKERS[v.exchange]}?start_ts=${from + 1}&end_ts=${to}&limit=100000`);
-    return t.rows.map((r) =>
-      v.tradeKey({
-        ts: Date.parse(r.ts),
-        trade_id: r.trade_id,
-        price: r.price,
-        size: r.size,
-        side: r.side as RecordedTrade['side'],
-      } as RecordedTrade),
-    );
-  }
+  const issue = (input?: Parameters<Harness['issue']>[0]) => h.issue(input);
+  const replayed = (pathAndQuery: string, headers?: Record<string, string>) => h.replayed(pathAndQuery, headers);
+  const historyBook = (exchange: ExchangeKey, at: number) => h.historyBook(exchange, at);
+  const historyTrades = (v: Venue, from: number, to: number) => h.historyTrades(v, from, to);
 
   describe.each(VENUES)('$name', (v) => {
     const windowsOf = (w: RecordedWindow): [number, number][] => {
@@ -469,7 +251,7 @@ describe('GET /api/{exchange}/replay/{ticker}', () => {
 
     it('what Node’s HTTP parser refuses, and unknown paths, get the JSON error form', async () => {
       const raw = await new Promise<string>((resolve, reject) => {
-        const socket = net.connect(running.port, '127.0.0.1', () =>
+        const socket = net.connect(Number(new URL(url).port), '127.0.0.1', () =>
           socket.write('GET /api HTTP/1.1\r\nHost x\r\n\r\n'),
         );
         let data = '';
@@ -650,7 +432,7 @@ describe('GET /api/{exchange}/replay/{ticker}', () => {
       const T = Date.UTC(2026, 2, 7);
       const cases: [string, Record<string, string>, number, string][] = [
         [socketUrl(`from=${T}&to=${T + 1}`, 'nowhere'), {}, 404, 'unknown_platform'],
-        [socketUrl(`from=${T}&to=${T + 1}`, 'venue-c'), {}, 404, 'unknown_platform'],
+        [socketUrl(`from=${T}&to=${T + 1}`, 'venue-e'), {}, 404, 'unknown_platform'],
         [socketUrl(`to=${T + 1}`), {}, 400, 'invalid_timestamp'],
         [socketUrl(`from=${T + 2}&to=${T + 1}`), {}, 400, 'invalid_timestamp'],
         [socketUrl(`from=${T}&to=${T + 1}&speed=fast`), {}, 400, 'invalid_request'],

@@ -27,6 +27,18 @@ export interface Venue {
   client(ticker?: string): ReferenceClient;
   /** A recorded trade as the client keys it. */
   tradeKey(t: RecordedTrade): string;
+  /** How a client of the venue's socket uses the WebSocket replay (absent: not replayed over WebSocket yet). */
+  socket?: VenueSocketClient;
+}
+
+/** A venue's WebSocket replay as a client sees it: where, what it sends to subscribe, which answers are acks. */
+export interface VenueSocketClient {
+  /** `/ws/replay/v1/{platform}`. */
+  platform: string;
+  /** The frames that subscribe `ticker` to its book and trades (JSON values, or texts sent as they are). */
+  subscribe(ticker: string): unknown[];
+  /** Whether a received text is a subscription answer, not a replayed message. */
+  isAck(text: string): boolean;
 }
 
 const plain = (t: RecordedTrade) => `${t.ts}|${canon(t.price)}|${canon(t.size)}|${t.side}`;
@@ -47,6 +59,13 @@ export const VENUES: Venue[] = [
     encoder: () => kalshiEncoder({ ticker: 'T', book: { sid: 2, seq: 0 }, tradeSid: 1 }),
     client: () => new KalshiClient(),
     tradeKey: withId,
+    socket: {
+      platform: 'kalshi',
+      subscribe: (ticker) => [
+        { id: 1, cmd: 'subscribe', params: { channels: ['orderbook_delta', 'trade'], market_ticker: ticker } },
+      ],
+      isAck: (text) => text.startsWith('{"id":1,"type":"subscribed"'),
+    },
   },
   {
     name: 'venue_c (Gemini)',
