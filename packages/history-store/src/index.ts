@@ -97,6 +97,7 @@ export {
   type KindCoverage,
   type StoredGap,
   type StoredTrade,
+  type ReceiveSpan,
   type TickerCoverage,
   type TickerSpan,
   type TimeWindow,

@@ -297,4 +297,125 @@ describe('readWindow: one ticker’s recorded window from ClickHouse', () => {
     const texts = [...replay(w, coinbaseEncoder({ product: other }))].map((m) => JSON.parse(m.text) as object);
     expect(texts).toContainEqual(expect.objectContaining({ type: 'last_match', price: '0.31' }));
   });
+  describe('on the receive clock (clock received_ts): the rows received in (from, to]', () => {
+    const recv = 'KXREPLAY-RECV';
+    const d = (sequence: number, ts: number, received: number, side: 'bid' | 'ask', price: string, q: string) => ({
+      ...delta(T + ts, sequence, side, price, q),
+      ticker: recv,
+      received_ts: T + received,
+    });
+    const tr = (sequence: number, ts: number, received: number, id: string) => ({
+      exchange,
+      ticker: recv,
+      ts: T + ts,
+      sequence,
+      trade_id: id,
+      price: '0.50',
+      size: '2',
+      side: 'buy' as const,
+      venue_side: 'yes',
+      received_ts: T + received,
+    });
+    const at = (ts: number, received: number, bids: [string, string][], asks: [string, string][]) =>
+      snapshot(T + ts, bids, asks).map((r) => ({ ...r, ticker: recv, received_ts: T + received }));
+    const rspec = (from: number, to: number, pageRows?: number): WindowSpec => ({
+      exchange,
+      ticker: recv,
+      from: T + from,
+      to: T + to,
+      clock: 'received_ts',
+      ...(pageRows ? { pageRows } : {}),
+    });
+    beforeAll(async () => {
+      // Received in sequence order; the venue's times are not (d2 stamped before d1, t0 read back from REST late).
+      await insertSnapshotRows(db.store, [
+        ...at(0, 2, [['0.40', '10']], [['0.60', '5']]),
+        ...at(60, 70, [['0.45', '1']], [['0.55', '2']]),
+      ]);
+      await insertDeltaRows(db.store, [
+        d(1, 20, 22, 'bid', '0.41', '3'),
+        d(2, 15, 30, 'ask', '0.60', '-2'),
+        d(4, 40, 41, 'bid', '0.40', '-4'),
+        d(5, 65, 75, 'ask', '0.55', '1'),
+      ]);
+      await insertTradeRows(db.store, [tr(3, 25, 40, 'r-1'), tr(6, 5, 80, 'r-0')]);
+      await insertGapRows(db.store, [
+        { exchange, ticker: recv, from_ts: T + 40, to_ts: T + 60, reason: 'disconnect', detected_at: T + 50 },
+      ]);
+    });
+
+    test('the book received by `from`, then every row received after it in (ts, sequence) order, the gap at its receive time', async () => {
+      const w = await readWindow(queries, scope(), rspec(25, 90));
+      // S1 and d1 (received at +22); d2, stamped earlier, arrived after `from`.
+      expect(w.start).toEqual({
+        ts: T + 20,
+        received_ts: T + 25,
+        book: {
+          bids: expect.arrayContaining([
+            ['0.4', '10'],
+            ['0.41', '3'],
+          ]) as unknown,
+          asks: [['0.6', '5']],
+        },
+      });
+      expect(w.trades.map((t) => [t.trade_id, t.received_ts])).toEqual([
+        ['r-0', T + 80],
+        ['r-1', T + 40],
+      ]);
+      expect(w.deltas.map((x) => x.sequence)).toEqual([2, 4, 5]);
+      expect(w.gaps).toEqual([
+        {
+          from: T + 40,
+          to: T + 60,
+          reason: 'disconnect',
+          received_ts: T + 70,
+          book: { bids: [['0.45', '1']], asks: [['0.55', '2']] },
+        },
+      ]);
+      expect(w.lastTrade).toBeUndefined();
+      // Page by page, the same.
+      for (const pageRows of [1, 2]) {
+        const paged = await readWindow(queries, scope(), rspec(25, 90, pageRows));
+        expect([paged.deltas, paged.trades, paged.gaps, paged.start]).toEqual([w.deltas, w.trades, w.gaps, w.start]);
+      }
+      // Replayed as Kalshi: the gap's fresh book, then d4.
+      const client = new KalshiClient();
+      for (const m of replay(w, kalshiEncoder({ ticker: recv, book: { sid: 1, seq: 0 }, tradeSid: 2 })))
+        client.consume(m.text);
+      expect(client.book()).toEqual(exactBook({ bids: [['0.45', '1']], asks: [['0.55', '3']] }));
+    });
+
+    test('a window ending before the gap’s book is received ends inside the gap; one narrower holds only its rows', async () => {
+      const w = await readWindow(queries, scope(), rspec(22, 60));
+      expect(w.deltas.map((x) => x.sequence)).toEqual([2, 4]);
+      expect(w.trades.map((t) => t.trade_id)).toEqual(['r-1']);
+      expect(w.gaps).toEqual([{ from: T + 40, to: T + 60, reason: 'disconnect' }]);
+      const none = await readWindow(queries, scope(), rspec(22, 22));
+      expect([none.deltas, none.trades, none.gaps]).toEqual([[], [], []]);
+      expect(none.start?.ts).toBe(T + 20);
+    });
+
+    test('`from` inside a gap (detected by then, its book received later): no start book; the gap’s book opens it', async () => {
+      const w = await readWindow(queries, scope(), rspec(55, 90));
+      expect(w.start).toBeUndefined();
+      expect(w.gaps.map((g) => [g.to - T, g.received_ts === undefined ? undefined : g.received_ts - T])).toEqual([
+        [60, 70],
+      ]);
+      expect(w.deltas.map((x) => x.sequence)).toEqual([5]);
+      expect(w.trades.map((t) => t.trade_id)).toEqual(['r-0']);
+      // After the gap's book was received: it is the start.
+      const after = await readWindow(queries, scope(), rspec(72, 90));
+      expect(after.start).toEqual({
+        ts: T + 60,
+        received_ts: T + 72,
+        book: { bids: [['0.45', '1']], asks: [['0.55', '2']] },
+      });
+      expect(after.gaps).toEqual([]);
+    });
+
+    test('the last trade received by `from`, whatever its venue time', async () => {
+      expect((await readWindow(queries, scope(), rspec(85, 90))).lastTrade?.trade_id).toBe('r-0');
+      expect((await readWindow(queries, scope(), rspec(45, 50))).lastTrade?.trade_id).toBe('r-1');
+    });
+  });
 });

@@ -19,17 +19,19 @@
  *   the snapshot that closes it (the snapshot rows at its `to`; none: the empty book), one that closes after `to`
  *   without one.
  */
-import { canonicalDecimal, formatDecimal } from '@depthgate/feeds';
+import { canonicalDecimal, formatDecimal, parseDecimal } from '@depthgate/feeds';
 import {
   BOOK_FIRST_LOOK_BACK_MS,
   BOOK_LAYOUT,
   type OrderBookQueries,
   type QueryScope,
+  type ReceiveSpan,
   type StoredTrade,
 } from '@depthgate/history-store';
 import type { ExchangeKey } from '@depthgate/platforms';
 import type {
   BookLevels,
+  ClockField,
   Level,
   PagedWindow,
   RecordedDelta,
@@ -47,6 +49,8 @@ export interface WindowSpec {
   to: number;
   /** Rows per read, a page (default DEFAULT_PAGE_ROWS); a page holds more only when one millisecond does. */
   pageRows?: number;
+  /** The clock `from` and `to` are on: the venue's (`ts`, the default) or the recorder's receive clock. */
+  clock?: ClockField;
 }
 
 export const DEFAULT_PAGE_ROWS = 10_000;
@@ -150,24 +154,43 @@ async function bookAt(
   return { bids: levelsOf(side('bid')), asks: levelsOf(side('ask')) };
 }
 
-/** The snapshot written at exactly `ts` (the one that closes a gap); the empty book when there is none. */
+/** The snapshot layout with `received_ts`: ts, side, price, quantity, received_ts. */
+const SNAPSHOT_ROW = 8 + 1 + 16 + 16 + 8;
+
+/**
+ * The snapshot written at exactly `ts` (the one that closes a gap; the empty book when there is none), and when its
+ * newest message was received (the empty book: `ts`).
+ */
 async function snapshotAt(
   queries: OrderBookQueries,
   scope: QueryScope,
   s: WindowSpec,
   ts: number,
-): Promise<BookLevels> {
-  const rows = bookRows(
-    await collect((onChunk) =>
-      queries.book(scope, { exchange: s.exchange, ticker: s.ticker, from: ts, at: ts }, onChunk),
+): Promise<{ book: BookLevels; received: number }> {
+  const raw = await collect((onChunk) =>
+    queries.snapshots(
+      scope,
+      {
+        exchange: s.exchange,
+        ticker: s.ticker,
+        window: { from: ts, to: ts, toInclusive: true },
+        limit: 1_000_000_000,
+        receivedTs: true,
+      },
+      onChunk,
     ),
   );
-  const level = (r: BookRow): Level => [formatDecimal(r.price), formatDecimal(r.quantity)];
-  const snapshot = rows.filter((r) => r.kind === 1 && r.ts === ts);
-  return {
-    bids: snapshot.filter((r) => r.side === 'bid').map(level),
-    asks: snapshot.filter((r) => r.side === 'ask').map(level),
-  };
+  if (raw.length % SNAPSHOT_ROW !== 0) throw new SourceError('the snapshot read ended in the middle of a row');
+  const bids: Level[] = [];
+  const asks: Level[] = [];
+  let received = Number.NEGATIVE_INFINITY;
+  for (let o = 0; o < raw.length; o += SNAPSHOT_ROW) {
+    const side = raw[o + 8];
+    if (side !== 1 && side !== 2) throw new SourceError('unexpected data in the snapshot read');
+    (side === 1 ? bids : asks).push([decimal(raw, o + 9), decimal(raw, o + 25)]);
+    received = Math.max(received, Number(raw.readBigInt64LE(o + 41)));
+  }
+  return { book: { bids, asks }, received: raw.length === 0 ? ts : received };
 }
 
 /** Reads an unsigned LEB128 length. */
@@ -240,7 +263,18 @@ function decodeRows(raw: Buffer): { rows: Row[]; last?: { ts: number; sequence: 
   return { rows, last };
 }
 
-/** The rows of (`from`, `to`] page by page, each page with its gaps (see the module comment). */
+/**
+ * What a PageReader reads: rows with `tsFrom` ≤ ts ≤ `tsTo` (those received in `received`, when given), and where
+ * its pages' gaps start (`gapsFrom`).
+ */
+interface RowRange {
+  tsFrom: number;
+  tsTo: number;
+  received?: { from: number; to: number };
+  gapsFrom: number;
+}
+
+/** A window's rows page by page, each page with its gaps (see the module comment). */
 class PageReader {
   private readonly limit: number;
   /** Where the next read starts: its first millisecond, and the rows of it already read. */
@@ -256,25 +290,28 @@ class PageReader {
     private readonly queries: OrderBookQueries,
     private readonly scope: QueryScope,
     private readonly s: WindowSpec,
+    private readonly range: RowRange,
   ) {
     this.limit = s.pageRows ?? DEFAULT_PAGE_ROWS;
-    this.windowFrom = s.from + 1;
-    this.stretchFrom = s.from;
+    this.windowFrom = range.tsFrom;
+    this.stretchFrom = range.gapsFrom;
   }
 
   /** One read of at most `limit` rows from where the last one ended; `more`: the window may hold more. */
-  private async read(): Promise<{ rows: Row[]; more: boolean }> {
-    const { s } = this;
+  async read(): Promise<{ rows: Row[]; more: boolean }> {
+    const { s, range } = this;
+    if (range.tsTo < this.windowFrom) return { rows: [], more: false };
     const raw = await collect((onChunk) =>
       this.queries.interleaved(
         this.scope,
         {
           exchange: s.exchange,
           ticker: s.ticker,
-          window: { from: this.windowFrom, to: s.to, toInclusive: true },
+          window: { from: this.windowFrom, to: range.tsTo, toInclusive: true },
           limit: this.limit,
           receivedTs: true,
           ...(this.resume ? { resume: this.resume } : {}),
+          ...(range.received ? { received: range.received } : {}),
         },
         onChunk,
       ),
@@ -292,7 +329,6 @@ class PageReader {
 
   async next(): Promise<WindowPage> {
     if (this.ended) throw new Error('the window has no page after its last');
-    const { s } = this;
     let rows = this.carry;
     let until = Infinity;
     for (;;) {
@@ -313,20 +349,7 @@ class PageReader {
       break;
     }
     this.ended = until === Infinity;
-    // The gaps overlapping the stretch [stretchFrom, until) (the last: up to `to`); a gap that ended at or before
-    // `from` is already in the start's book.
-    const stored = await this.queries.gaps(this.scope, s.exchange, s.ticker, {
-      from: this.stretchFrom,
-      to: until === Infinity ? s.to : until,
-    });
-    const gaps: RecordedGap[] = [];
-    for (const g of stored) {
-      if (g.toTs <= s.from) continue;
-      const gap: RecordedGap = { from: g.fromTs, to: g.toTs, reason: g.reason };
-      if (g.toTs < until && g.toTs <= s.to) gap.book = await snapshotAt(this.queries, this.scope, s, g.toTs);
-      gaps.push(gap);
-    }
-    gaps.sort((a, b) => a.to - b.to);
+    const gaps = await this.gaps(until);
     this.stretchFrom = until;
     const deltas: RecordedDelta[] = [];
     const trades: RecordedTrade[] = [];
@@ -335,6 +358,43 @@ class PageReader {
       else trades.push(r.row);
     }
     return { deltas, trades, gaps, until };
+  }
+
+  /**
+   * The gaps overlapping the stretch [stretchFrom, until) (the last page: up to `to`; on the receive clock, every
+   * later one), each that closes in it with its closing book when that book was received by the window's end.
+   * A gap whose closing book is in the start's book is left out (venue clock: it ended at or before `from`; receive
+   * clock: its closing book was received by `from`).
+   */
+  private async gaps(until: number): Promise<RecordedGap[]> {
+    const { s } = this;
+    const received = s.clock === 'received_ts';
+    const last = until === Infinity;
+    const stored = await this.queries.gaps(this.scope, s.exchange, s.ticker, {
+      from: this.stretchFrom,
+      to: last ? (received ? null : s.to) : until,
+    });
+    const gaps: RecordedGap[] = [];
+    for (const g of stored) {
+      if (!received && g.toTs <= s.from) continue;
+      // (Receive clock: a gap the recorder had not detected by the window's end is not in it.)
+      if (received && g.detectedAt > s.to) continue;
+      const gap: RecordedGap = { from: g.fromTs, to: g.toTs, reason: g.reason };
+      if (g.toTs < until) {
+        if (!received) {
+          if (g.toTs <= s.to) gap.book = (await snapshotAt(this.queries, this.scope, s, g.toTs)).book;
+        } else {
+          const reset = await snapshotAt(this.queries, this.scope, s, g.toTs);
+          if (reset.received <= s.from) continue;
+          if (reset.received <= s.to) {
+            gap.book = reset.book;
+            gap.received_ts = reset.received;
+          }
+        }
+      }
+      gaps.push(gap);
+    }
+    return gaps.sort((a, b) => a.to - b.to);
   }
 }
 
@@ -352,18 +412,97 @@ function tradeOf(t: StoredTrade): RecordedTrade {
 }
 
 /**
+ * The book at `from` on the receive clock: the book the recorder had received by `from` — rule 7 over the rows
+ * received by then: the newest snapshot received at or before `from` (S), or the end of a gap closed by an empty book
+ * received by then when later, plus the deltas with ts ≥ that base received by `from`, in (ts, sequence) order.
+ * Undefined inside a gap (detected by `from`, its closing book not received by then) or before any book. Its `ts`:
+ * the venue time it reflects (the base, or the last delta applied).
+ */
+async function bookReceivedBy(
+  queries: OrderBookQueries,
+  scope: QueryScope,
+  s: WindowSpec,
+  span: ReceiveSpan,
+): Promise<{ start: RecordedWindow['start']; gapsFrom: number }> {
+  const snapshotTs = span.snapshotTs ?? -1;
+  const lookTo = Math.max(snapshotTs, span.bookLastTs ?? -1, span.firstTs ?? -1);
+  let restart = -1;
+  if (lookTo >= 0) {
+    for (const g of await queries.gaps(scope, s.exchange, s.ticker, { from: Math.max(0, snapshotTs), to: lookTo })) {
+      if (g.detectedAt > s.from) continue;
+      const reset = g.toTs <= snapshotTs ? undefined : await snapshotAt(queries, scope, s, g.toTs);
+      // Detected by `from`, its closing book received after: the book is lost at `from`.
+      if (reset && reset.received > s.from) return { start: undefined, gapsFrom: g.fromTs };
+      if (reset && g.toTs > restart) restart = g.toTs;
+    }
+  }
+  const base = Math.max(snapshotTs, restart);
+  if (base < 0) return { start: undefined, gapsFrom: span.firstTs ?? s.from };
+  const levels = new Map<string, bigint>();
+  const key = (side: 'bid' | 'ask', price: string) => `${side}:${formatDecimal(parseDecimal(price))}`;
+  if (restart < snapshotTs) {
+    const { book } = await snapshotAt(queries, scope, s, snapshotTs);
+    for (const [p, q] of book.bids) levels.set(key('bid', p), parseDecimal(q));
+    for (const [p, q] of book.asks) levels.set(key('ask', p), parseDecimal(q));
+  }
+  let ts = base;
+  const reader = new PageReader(queries, scope, s, {
+    tsFrom: base,
+    tsTo: span.bookLastTs ?? -1,
+    received: { from: -1, to: s.from },
+    gapsFrom: base,
+  });
+  for (let more = true; more;) {
+    const got = await reader.read();
+    more = got.more;
+    for (const r of got.rows) {
+      if (r.kind !== 'delta') continue;
+      const k = key(r.row.side, r.row.price);
+      const q = (levels.get(k) ?? 0n) + parseDecimal(r.row.quantity_delta);
+      if (q === 0n) levels.delete(k);
+      else levels.set(k, q);
+      ts = Math.max(ts, r.row.ts);
+    }
+  }
+  const side = (name: 'bid' | 'ask') =>
+    [...levels].filter(([k]) => k.startsWith(`${name}:`)).map(([k, q]) => [k.slice(4), formatDecimal(q)] as const);
+  return { start: { ts, received_ts: s.from, book: { bids: side('bid'), asks: side('ask') } }, gapsFrom: ts };
+}
+
+/**
  * One ticker's window as the engine reads it, page by page: the book at `from`, the last trade at or before it and
  * the first page are read here (so a window that cannot be read fails before anything is sent), each later page when
  * the engine asks for it. The reads run under `scope` (it must outlive the replay).
+ *
+ * On the receive clock (`clock: 'received_ts'`) the window is the rows received in (`from`, `to`], in the venue's
+ * order (ts, sequence) as on the venue clock; the book at `from` the book received by then (bookReceivedBy); the last
+ * trade the last one received by `from`; a gap's reset is in it when its closing book was received in it, at that
+ * receive time. Where those rows lie on the venue clock is found first (one query: receiveSpan).
  */
 export async function openWindow(queries: OrderBookQueries, scope: QueryScope, s: WindowSpec): Promise<PagedWindow> {
-  const startBook = await bookAt(queries, scope, s, s.from);
-  const last = await queries.lastTrade(scope, s.exchange, s.ticker, s.from);
-  const reader = new PageReader(queries, scope, s);
+  let start: RecordedWindow['start'];
+  let range: RowRange;
+  if (s.clock === 'received_ts') {
+    const span = await queries.receiveSpan(scope, s.exchange, s.ticker, s.from, s.to);
+    const opened = await bookReceivedBy(queries, scope, s, span);
+    start = opened.start;
+    range = {
+      tsFrom: span.firstTs ?? 0,
+      tsTo: span.rows > 0 ? (span.lastTs as number) : -1,
+      received: { from: s.from, to: s.to },
+      gapsFrom: opened.gapsFrom,
+    };
+  } else {
+    const startBook = await bookAt(queries, scope, s, s.from);
+    start = startBook === undefined ? undefined : { ts: s.from, book: startBook };
+    range = { tsFrom: s.from + 1, tsTo: s.to, gapsFrom: s.from };
+  }
+  const last = await queries.lastTrade(scope, s.exchange, s.ticker, s.from, s.clock ?? 'ts');
+  const reader = new PageReader(queries, scope, s, range);
   let first: WindowPage | undefined = await reader.next();
   const window: PagedWindow = {
     ticker: s.ticker,
-    start: startBook === undefined ? undefined : { ts: s.from, book: startBook },
+    start,
     nextPage: () => {
       if (first === undefined) return reader.next();
       const page = first;

@@ -35,6 +35,7 @@ import {
   barsQuery,
   interleavedWindowQuery,
   lastTradeQuery,
+  receiveSpanQuery,
   tradeRowExistsQuery,
   tradeWindowQuery,
   type TradeReadOptions,
@@ -386,6 +387,20 @@ export interface WindowRead {
   venueSeq?: boolean;
   /** Deltas: resume inside the window's first millisecond (a cursor's position). */
   resume?: DeltaResume;
+  /** Interleaved: only the rows received in (from, to] (with `receivedTs`). */
+  received?: { from: number; to: number };
+}
+
+/** Where a receive-time window lies on the venue clock (receiveSpanQuery; undefined: none). */
+export interface ReceiveSpan {
+  /** The newest snapshot received at or before `from`. */
+  snapshotTs: number | undefined;
+  /** The newest delta received at or before `from`. */
+  bookLastTs: number | undefined;
+  /** The deltas and trades received in (from, to]: how many, their first and last ts. */
+  rows: number;
+  firstTs: number | undefined;
+  lastTs: number | undefined;
 }
 
 /** A recorded gap of a ticker (epoch ms). */
@@ -593,6 +608,27 @@ export class OrderBookQueries {
     range: { from: number; to: number | null; startingFrom?: number; stream?: GapStream },
   ): Promise<StoredGap[]> {
     return this.q.json(scope, 'gaps', gapsQuery(this.q.db, exchange, ticker, range), gapOf);
+  }
+
+  /** Where the rows received in (from, to] lie on the venue clock, and the book received by `from` (one query). */
+  async receiveSpan(
+    scope: QueryScope,
+    exchange: ExchangeKey,
+    ticker: string,
+    from: number,
+    to: number,
+  ): Promise<ReceiveSpan> {
+    const query = receiveSpanQuery(this.q.db, exchange, ticker, from, to);
+    const [r] = await this.q.json(scope, 'book', query, (row) => row);
+    const rows = Number(r?.n_rows ?? 0);
+    const some = (v: unknown) => (Number(v) > 0 ? Number(v) : undefined);
+    return {
+      snapshotTs: some(r?.snapshot_ts),
+      bookLastTs: some(r?.book_last_ts),
+      rows,
+      firstTs: rows > 0 ? Number(r?.first_ts) : undefined,
+      lastTs: rows > 0 ? Number(r?.last_ts) : undefined,
+    };
   }
 
   /**

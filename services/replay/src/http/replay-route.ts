@@ -1,7 +1,7 @@
 /**
  * HTTP replay (issue 25, item 3):
  *
- *   GET /api/{exchange}/replay/{ticker}?from=&to=
+ *   GET /api/{exchange}/replay/{ticker}?from=&to=[&clock=venue|received]
  *
  * streams one ticker's recorded window as the venue's own WebSocket messages, as NDJSON: one line per message,
  * `{"received_ts":"…","ts":"…","message":<the venue's message>}` (times UTC RFC 3339 with milliseconds; `message` the
@@ -29,7 +29,7 @@ import { AppError, type Logger } from '@depthgate/service-kit';
 import { PageWait, replayPaged, ReplayDataError } from '../engine';
 import { encoderFor } from '../encoders';
 import type { ReplayMetrics } from '../metrics';
-import { checkWindowStart, iso, parseWindow, visibleTicker } from '../request';
+import { checkWindowStart, iso, parseClock, parseWindow, visibleTicker } from '../request';
 import { openWindow } from '../source';
 
 export interface ReplayRouteDeps {
@@ -105,11 +105,19 @@ export function replayRoutes(deps: ReplayRouteDeps): Router {
     const run = async () => {
       // Parse: every parameter, before any query.
       const { from, to } = parseWindow(req.query as Record<string, unknown>);
+      const clock = parseClock(req.query.clock);
       // Authorise: the ticker as the caller may see it, the window inside the caller's.
       const ticker = await visibleTicker(deps.queries, scope, req.caller, exchange, String(req.params.ticker ?? ''));
       checkWindowStart(req.caller, ticker, from, deps.now());
       // Open (the book at `from`, the first page), then pipe with backpressure, the pages read as they are needed.
-      const window = await openWindow(deps.queries, scope, { exchange, ticker, from, to, pageRows: deps.pageRows });
+      const window = await openWindow(deps.queries, scope, {
+        exchange,
+        ticker,
+        from,
+        to,
+        clock,
+        pageRows: deps.pageRows,
+      });
       const messages = replayPaged(window, encoderFor(exchange, ticker));
       res.status(200).type('application/x-ndjson; charset=utf-8');
       res.setHeader('Cache-Control', 'no-store');

@@ -200,6 +200,7 @@ export class ReplaySocket implements SessionMember {
           ticker: s.ticker,
           from: d.from,
           to: d.to,
+          clock: d.session.terms.clock,
           pageRows: d.pageRows,
         });
         iterators.push(replayPaged(window, s.encoder));

@@ -19,7 +19,7 @@ import { AppError, rawErrorResponse, type Logger } from '@depthgate/service-kit'
 import proxyaddr from 'proxy-addr';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ReplayMetrics } from '../metrics';
-import { parseWindow } from '../request';
+import { parseClock, parseWindow } from '../request';
 import { ReplaySocket } from './replay-socket';
 import { Sessions } from './session';
 import { VENUE_SOCKETS } from './venues';
@@ -104,12 +104,13 @@ export class ReplaySockets {
         `${platform} is not a recorded venue; replayed over WebSocket: ${replayed()}`,
       );
     const query: Record<string, unknown> = {};
-    for (const name of ['from', 'to', 'speed', 'session']) {
+    for (const name of ['from', 'to', 'speed', 'session', 'clock']) {
       const all = url.searchParams.getAll(name);
       if (all.length > 0) query[name] = all.length === 1 ? all[0] : all;
     }
     const { from, to } = parseWindow(query);
     const speed = parseSpeed(query.speed);
+    const clock = parseClock(query.clock);
     const sessionName = query.session;
     if (sessionName !== undefined && (typeof sessionName !== 'string' || !SESSION_NAME.test(sessionName)))
       throw new AppError('invalid_request', 'session must be given once, 1 to 64 of A-Z a-z 0-9 . _ : -');
@@ -129,12 +130,13 @@ export class ReplaySockets {
       );
     }
     const owner = caller.kind === 'key' ? `key:${caller.key.id}` : `ip:${ipBucket(caller.ip)}`;
-    const terms = { from, to, speed, clock: 'ts' as const };
+    const terms = { from, to, speed, clock };
     const session = this.sessions.session(owner, sessionName, terms);
     // Refused before the upgrade when it cannot join (started, or other terms); checked again as it joins.
     if (session.isStarted)
       throw new AppError('invalid_request', 'this session has started: a socket must join it before its replay starts');
-    if (session.terms.from !== from || session.terms.to !== to || session.terms.speed !== speed)
+    const t = session.terms;
+    if (t.from !== from || t.to !== to || t.speed !== speed || t.clock !== clock)
       throw new AppError(
         'invalid_request',
         'every socket of a session replays the same from, to, speed and clock: this one asks for others',
