@@ -7,7 +7,14 @@
 //   pnpm run build && node --expose-gc services/replay/scripts/window-memory.mjs [N …] (default 10000 1000000)
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { HistoryStore, OrderBookQueries, insertSnapshotRows, migrateWhenReachable } from '@depthgate/history-store';
+import {
+  HistoryStore,
+  OrderBookQueries,
+  benchmarkSql,
+  insertDeltaRows,
+  insertSnapshotRows,
+  migrateWhenReachable,
+} from '@depthgate/history-store';
 import { geminiEncoder, openWindow, PageWait, readWindow, replay, replayPaged } from '../dist/index.js';
 
 if (typeof global.gc !== 'function') throw new Error('run with node --expose-gc');
@@ -78,7 +85,6 @@ if (child) {
   const [, n, mode] = child.split(' ');
   console.log(JSON.stringify(await measure(Number(n), mode)));
 } else {
-  await sql(`CREATE DATABASE ${database}`);
   const store = new HistoryStore({ url, database });
   try {
     await migrateWhenReachable(store, { timeoutMs: 30_000 });
@@ -88,12 +94,22 @@ if (child) {
         { exchange: 'venue_c', ticker, ts: T, side: 'bid', price: '100', quantity: '1' },
         { exchange: 'venue_c', ticker, ts: T, side: 'ask', price: '101', quantity: '1' },
       ]);
-      // One delta a millisecond, over 200 price levels a side, received 3 ms later.
-      await sql(`INSERT INTO ${database}.deltas (exchange, ticker, ts, sequence, side, price, quantity_delta, received_ts)
-SELECT 'venue_c', '${ticker}', ${T + 1} + number, number + 1, if(number % 2 = 0, 'bid', 'ask'),
-  toDecimal128(if(number % 2 = 0, 100 - (number % 200) / 100, 101 + (number % 200) / 100), 18), toDecimal128('0.5', 18),
-  ${T + 4} + number
-FROM system.numbers LIMIT ${n}`);
+      // One delta a millisecond over 200 price levels a side (each added to), received 3 ms later.
+      for (let at = 0; at < n; at += 50_000) {
+        const rows = [];
+        for (let i = at; i < Math.min(n, at + 50_000); i++)
+          rows.push({
+            exchange: 'venue_c',
+            ticker,
+            ts: T + 1 + i,
+            sequence: i + 1,
+            side: i % 2 === 0 ? 'bid' : 'ask',
+            price: i % 2 === 0 ? `${99 + (200 - (i % 200)) / 200}` : `${101 + (i % 200) / 200}`,
+            quantity_delta: '0.5',
+            received_ts: T + 4 + i,
+          });
+        await insertDeltaRows(store, rows);
+      }
     }
     console.log(`pages of ${pageRows} rows; heap retained above the baseline, peak (a full GC every 5,000 messages)`);
     for (const n of sizes)
@@ -110,7 +126,7 @@ FROM system.numbers LIMIT ${n}`);
         );
       }
   } finally {
-    await sql(`DROP DATABASE IF EXISTS ${database}`).catch(() => {});
+    await sql(benchmarkSql(database).dropDatabase()).catch(() => {});
     await store.close();
   }
 }

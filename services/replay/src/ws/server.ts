@@ -1,11 +1,11 @@
 /**
- * The WebSocket replay's handshakes: `GET /ws/replay/v1/{platform}?from=&to=&speed=` upgraded to a replay socket that
+ * The WebSocket replay's handshakes: `GET /ws/replay/v1/{platform}?from=&to=&speed=&clock=&session=` upgraded to a replay socket that
  * speaks the venue's own protocol (so far Kalshi, `venue-b` or `kalshi`: kalshi.ts). Everything checkable before the
  * upgrade is checked before it, and a refusal is an HTTP answer in the documented `{"error","message"}` form (never
  * an open socket that says nothing): an unknown path (404 not_found), a platform that is not one (404
  * unknown_platform) or not replayed over WebSocket yet (404 unknown_platform, naming the ones that are), `from`/`to`
- * as the HTTP replay takes them (400 invalid_timestamp), `speed` not `max` nor a positive number (400
- * invalid_request), a bad key (401), the caller's requests per minute used up (429 rate_limited: a handshake counts
+ * as the HTTP replay takes them (400 invalid_timestamp), `speed` not `max` nor a positive number, `clock`
+ * not `venue` nor `received` (400 invalid_request), a bad key (401), the caller's requests per minute used up (429 rate_limited: a handshake counts
  * as a request of the shared budget, per key or, anonymous, per client address through TRUST_PROXY_HOPS), keys that
  * cannot be checked (503). The key is optional as on the HTTP replay:
  * `X-API-Key` or HTTP Basic; without one, the last day.
