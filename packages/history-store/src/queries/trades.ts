@@ -199,8 +199,8 @@ export function tradeRowExistsQuery(
 
 /**
  * The last trade of one ticker at or before `at` on a clock (`ts`, the venue's time, or `received_ts`, when it was
- * received): of the trades at the newest such moment, the last in (ts, sequence, trade_id) order, one row per trade
- * (the copy with the smallest sequence, as every read). One query: the newest moment is a scalar subquery that reads
+ * received): of the trades at the newest such moment, the last to arrive (the largest sequence, then trade_id), one
+ * row per trade (the copy with the smallest sequence, as every read). One query: the newest moment is a scalar subquery that reads
  * the ticker's clock column only, the trade is read from that moment's rows. JSONEachRow: ts, sequence, trade_id,
  * price and size as text, side, venue_side, received_ts; no row when the ticker has no trade by then.
  */
@@ -222,7 +222,7 @@ FROM (
   ORDER BY ${TRADE_ORDER}
   ${ONE_PER_TRADE}
 )
-ORDER BY ts DESC, sequence DESC, trade_id DESC
+ORDER BY sequence DESC, trade_id DESC
 LIMIT 1`;
 }
 
