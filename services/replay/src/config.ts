@@ -21,8 +21,9 @@ export const replayEnvSchema = z.object({
   /** After that, in-flight replays get this long to finish. */
   DRAIN_TIMEOUT_MS: envInt(15_000, { min: 0, max: 600_000 }),
   /**
-   * Time budget of the ClickHouse reads of one replay (the window is read before its first message is sent): sent as
-   * `max_execution_time` and enforced by the service until the answer has started.
+   * Time budget of opening one replay's window (its book at `from`, the last trade before it, its first page):
+   * enforced by the service until the answer has started, and sent as `max_execution_time` with each read (each
+   * later page's read gets it whole).
    */
   REPLAY_QUERY_TIMEOUT_MS: envInt(30_000, { min: 1, max: 600_000 }),
   /** ClickHouse queries this process runs at once (its own query gate); more wait in arrival order. */
