@@ -317,6 +317,16 @@ async function answers(store: HistoryStore, rows: ReturnType<typeof generate>): 
             to,
           );
         }
+        // The last trade at or before a moment, on either clock (before the first trade, inside, after the last).
+        for (const at of [FROM - 1, FROM + 300_500, FROM + 1_234_567, TO + 60_000])
+          for (const clock of ['ts', 'received_ts'] as const)
+            out[`last trade ${exchange} ${ticker} ${at} ${clock}`] = await q.lastTrade(
+              scope,
+              exchange,
+              ticker,
+              at,
+              clock,
+            );
         out[`trade gaps ${exchange} ${ticker}`] = await q.gaps(scope, exchange, ticker, {
           from: FROM,
           to: null,
@@ -436,6 +446,9 @@ describe('the SQL on current ClickHouse (chdb) answers as on the test ClickHouse
     expect(
       (expected['bars venue_b KXBTCD-26MAR31-T84000 1m 1774998000000 null 100000'] as string).length,
     ).toBeGreaterThan(1000);
+    // The last trade before a moment is found (and none before the first).
+    expect(expected[`last trade ${ticker} ${FROM + 1_234_567} ts`]).toMatchObject({ tradeId: expect.any(String) });
+    expect(expected[`last trade ${ticker} ${FROM - 1} ts`]).toBeUndefined();
   });
 
   it('answers the trade reads identically once the replacing engine merged the copies of a trade', async () => {
@@ -445,7 +458,7 @@ describe('the SQL on current ClickHouse (chdb) answers as on the test ClickHouse
     }
     const expected = await answers(reference.store, rows);
     const actual = await answers(now.store, rows);
-    for (const key of Object.keys(expected).filter((k) => /^(trades|interleaved|bars)/.test(k)))
+    for (const key of Object.keys(expected).filter((k) => /^(trades|interleaved|bars|last trade)/.test(k)))
       expect([key, actual[key]]).toEqual([key, expected[key]]);
   });
 });

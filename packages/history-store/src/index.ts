@@ -96,6 +96,8 @@ export {
   type DeltaResume,
   type KindCoverage,
   type StoredGap,
+  type StoredTrade,
+  type ReceiveSpan,
   type TickerCoverage,
   type TickerSpan,
   type TimeWindow,

@@ -42,7 +42,7 @@ export function createReplayService(deps: ReplayDeps): { app: Express; sockets: 
     metrics,
     logger: deps.logger,
     queryTimeoutMs: config.REPLAY_QUERY_TIMEOUT_MS,
-    maxWindowRows: config.REPLAY_MAX_WINDOW_ROWS,
+    pageRows: config.REPLAY_PAGE_ROWS,
     now,
     trustProxyHops: config.TRUST_PROXY_HOPS,
     settleMs: config.REPLAY_SUBSCRIBE_SETTLE_MS,
@@ -76,7 +76,7 @@ export function createReplayService(deps: ReplayDeps): { app: Express; sockets: 
           logger: deps.logger,
           exchanges: deps.exchanges ?? EXCHANGES,
           queryTimeoutMs: config.REPLAY_QUERY_TIMEOUT_MS,
-          maxWindowRows: config.REPLAY_MAX_WINDOW_ROWS,
+          pageRows: config.REPLAY_PAGE_ROWS,
           now,
         }),
       );

@@ -7,7 +7,7 @@ describe('replay configuration', () => {
     const config = loadConfig({});
     expect(config.REPLAY_PORT).toBe(7083);
     expect(config.REPLAY_QUERY_CONCURRENCY).toBe(4);
-    expect(config.REPLAY_MAX_WINDOW_ROWS).toBe(2_000_000);
+    expect(config.REPLAY_PAGE_ROWS).toBe(10_000);
     expect(config.CLICKHOUSE_DATABASE).toBe('depthgate');
     expect(config.REDIS_KEY_PREFIX).toBe('dg:');
   });
@@ -16,7 +16,7 @@ describe('replay configuration', () => {
     const env = {
       REPLAY_PORT: '70000',
       REPLAY_QUERY_CONCURRENCY: '0',
-      REPLAY_MAX_WINDOW_ROWS: 'many',
+      REPLAY_PAGE_ROWS: '10',
       CLICKHOUSE_URL: 'http://127.0.0.1:8123/db',
     };
     const issues = thrownBy(() => loadConfig(env), ConfigError).issues;

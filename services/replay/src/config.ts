@@ -21,17 +21,19 @@ export const replayEnvSchema = z.object({
   /** After that, in-flight replays get this long to finish. */
   DRAIN_TIMEOUT_MS: envInt(15_000, { min: 0, max: 600_000 }),
   /**
-   * Time budget of the ClickHouse reads of one replay (the window is read before its first message is sent): sent as
-   * `max_execution_time` and enforced by the service until the answer has started.
+   * Time budget of opening one replay's window (its book at `from`, the last trade before it, its first page):
+   * enforced by the service until the answer has started, and sent as `max_execution_time` with each read (each
+   * later page's read gets it whole).
    */
   REPLAY_QUERY_TIMEOUT_MS: envInt(30_000, { min: 1, max: 600_000 }),
   /** ClickHouse queries this process runs at once (its own query gate); more wait in arrival order. */
   REPLAY_QUERY_CONCURRENCY: envInt(4, { min: 1, max: 1024 }),
   /**
-   * Most rows (deltas and trades) one replay's window may hold: the window is read whole before it is replayed, so
-   * this bounds a replay's memory; a larger window is refused (400 invalid_request) before anything is sent.
+   * Rows (deltas and trades) per read of a replay's window: a window of any length is read page by page, the next
+   * page while the one before is sent, so a replay holds at most two pages (and its books): this bounds its memory
+   * (docs/replay.md, "Memory"). A page holds more only when one millisecond of one market does.
    */
-  REPLAY_MAX_WINDOW_ROWS: envInt(2_000_000, { min: 1, max: 100_000_000 }),
+  REPLAY_PAGE_ROWS: envInt(10_000, { min: 100, max: 1_000_000 }),
   /**
    * A replay socket starts this long after its last subscribe (a library that subscribes market by market, or waits
    * for each ack, gets every market into the replay); the sockets of a `session` start this long after the last one

@@ -4,7 +4,7 @@
  * replay and the WebSocket replay (ws/: one protocol module per venue, one socket, sessions on one clock).
  */
 export * from './engine';
-export { readWindow, SourceError, WindowTooLargeError, type WindowSpec } from './source';
+export { openWindow, readWindow, SourceError, DEFAULT_PAGE_ROWS, type WindowSpec } from './source';
 export { createApp, createReplayService, type ReplayDeps } from './app';
 export { loadConfig, replayEnvSchema, type ReplayConfig } from './config';
 export type { ReplayProtocol, VenueSocket, MarketStream, Frame, Refusal, SubscribeRequest } from './ws/protocol';

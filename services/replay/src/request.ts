@@ -1,11 +1,12 @@
 /**
  * What the HTTP replay and the WebSocket replay check alike before reading a window: `from` and `to` (the API's one
- * timestamp rule), the ticker as the caller may see it, and `from` inside the caller's window — the history's rules
+ * timestamp rule) and the clock they are on, the ticker as the caller may see it, and `from` inside the caller's window — the history's rules
  * (packages/auth access.ts), with the history's error codes.
  */
 import { canSeeTicker, unknownTicker, windowStart, type Caller, type ExchangeKey } from '@depthgate/auth';
 import { TICKER_PATTERN, type OrderBookQueries, type QueryScope } from '@depthgate/history-store';
 import { AppError, invalidTimestampMessage, parseMoment } from '@depthgate/service-kit';
+import type { ClockField } from './engine';
 
 export const iso = (ts: number) => new Date(ts).toISOString();
 
@@ -25,6 +26,21 @@ export function parseWindow(query: Record<string, unknown>): { from: number; to:
   const to = moment(query, 'to');
   if (to < from) throw new AppError('invalid_timestamp', `to (${iso(to)}) is before from (${iso(from)})`);
   return { from, to };
+}
+
+/**
+ * `clock`: the clock `from` and `to` are on — `venue` (the default: the venue's time, `ts`) or `received` (when the
+ * recorder received each message, `received_ts`) — and the replay is paced on.
+ */
+export function parseClock(value: unknown): ClockField {
+  if (value === undefined || value === 'venue') return 'ts';
+  if (value === 'received') return 'received_ts';
+  throw new AppError(
+    'invalid_request',
+    typeof value === 'string'
+      ? `clock must be venue or received, not ${JSON.stringify(value.slice(0, 40))}`
+      : 'clock must be given at most once',
+  );
 }
 
 /**

@@ -9,8 +9,8 @@ import {
 } from '@depthgate/history-store';
 import { createTestDatabase, type TestDatabase } from '@depthgate/history-store/testing';
 import { testClickHouseUrl, uniqueName } from '@depthgate/test-utils';
-import { kalshiEncoder, replay } from './engine';
-import { readWindow, type WindowSpec } from './source';
+import { coinbaseEncoder, kalshiEncoder, PageWait, replay, replayPaged } from './engine';
+import { openWindow, readWindow, type WindowSpec } from './source';
 import { KalshiClient } from './testing/clients';
 import { exactBook } from './testing/history';
 
@@ -228,5 +228,194 @@ describe('readWindow: one ticker’s recorded window from ClickHouse', () => {
     );
     expect(client.trades.map((t) => t.split('|').pop())).toEqual(['trade-1', 'trade-2', 'trade-3']);
     expect(texts.filter((t) => t.startsWith('{"type":"orderbook_snapshot"'))).toHaveLength(2);
+  });
+  test('read page by page (1, 2, 3, 5 rows a read), a replay sends what the whole window sends: the gap across pages', async () => {
+    const encoder = () => kalshiEncoder({ ticker, book: { sid: 1, seq: 0 }, tradeSid: 2 });
+    for (const [from, to] of [
+      [T + 7, T + 100],
+      [T + 33, T + 58],
+      [T, T + 59],
+    ] as const) {
+      const expected = [...replay(await readWindow(queries, scope(), spec(from, to)), encoder())].map((m) => m.text);
+      for (const pageRows of [1, 2, 3, 5]) {
+        const messages = replayPaged(await openWindow(queries, scope(), spec(from, to, pageRows)), encoder());
+        const texts: string[] = [];
+        let waits = 0;
+        for (let r = messages.next(); !r.done; r = messages.next()) {
+          if (r.value instanceof PageWait) {
+            waits++;
+            await r.value.ready;
+          } else texts.push(r.value.text);
+        }
+        expect([from - T, pageRows, texts]).toEqual([from - T, pageRows, expected]);
+        // Pages were read while the replay ran (not before it started).
+        if (pageRows < 3) expect(waits).toBeGreaterThan(0);
+      }
+    }
+  });
+
+  test('the last trade at or before `from`: read once per window, the newest by (ts, sequence), none before any', async () => {
+    expect((await readWindow(queries, scope(), spec(T + 7, T + 8))).lastTrade).toBeUndefined();
+    const at35 = await readWindow(queries, scope(), spec(T + 35, T + 36));
+    expect(at35.lastTrade).toEqual({
+      ts: T + 35,
+      received_ts: T + 38,
+      sequence: 6,
+      trade_id: 'trade-2',
+      price: '0.41',
+      size: '50',
+      side: 'buy',
+      venue_side: 'yes',
+    });
+    expect((await readWindow(queries, scope(), spec(T + 44, T + 50))).lastTrade?.trade_id).toBe('trade-2');
+    expect((await readWindow(queries, scope(), spec(T + 3_600_000, T + 3_600_001))).lastTrade?.trade_id).toBe(
+      'trade-3',
+    );
+  });
+
+  test('of the trades at the last moment, the last one (a trade stored twice counts by its first copy)', async () => {
+    const other = 'KXREPLAY-LAST';
+    const t = (sequence: number, id: string, price: string) => ({
+      exchange,
+      ticker: other,
+      ts: T + 20,
+      sequence,
+      trade_id: id,
+      price,
+      size: '1.50',
+      side: 'sell' as const,
+      venue_side: 'no',
+      received_ts: T + 21,
+    });
+    // 1001 at sequence 10 (a second writer's copy at 30), 1002 at 20: the last is 1002.
+    await insertTradeRows(db.store, [t(10, '1001', '0.30'), t(20, '1002', '0.31'), t(30, '1001', '0.30')]);
+    await insertTradeRows(db.store, [{ ...t(5, '1000', '0.29'), ts: T + 10 }]);
+    await insertSnapshotRows(db.store, [{ exchange, ticker: other, ts: T, side: 'bid', price: '0.30', quantity: '2' }]);
+    const w = await readWindow(queries, scope(), { exchange, ticker: other, from: T + 25, to: T + 26 });
+    expect(w.lastTrade).toMatchObject({ trade_id: '1002', price: '0.31', size: '1.5', sequence: 20 });
+    // Coinbase sends it first as `last_match` (the venue's own first message of the matches channel).
+    const texts = [...replay(w, coinbaseEncoder({ product: other }))].map((m) => JSON.parse(m.text) as object);
+    expect(texts).toContainEqual(expect.objectContaining({ type: 'last_match', price: '0.31' }));
+  });
+  describe('on the receive clock (clock received_ts): the rows received in (from, to]', () => {
+    const recv = 'KXREPLAY-RECV';
+    const d = (sequence: number, ts: number, received: number, side: 'bid' | 'ask', price: string, q: string) => ({
+      ...delta(T + ts, sequence, side, price, q),
+      ticker: recv,
+      received_ts: T + received,
+    });
+    const tr = (sequence: number, ts: number, received: number, id: string) => ({
+      exchange,
+      ticker: recv,
+      ts: T + ts,
+      sequence,
+      trade_id: id,
+      price: '0.50',
+      size: '2',
+      side: 'buy' as const,
+      venue_side: 'yes',
+      received_ts: T + received,
+    });
+    const at = (ts: number, received: number, bids: [string, string][], asks: [string, string][]) =>
+      snapshot(T + ts, bids, asks).map((r) => ({ ...r, ticker: recv, received_ts: T + received }));
+    const rspec = (from: number, to: number, pageRows?: number): WindowSpec => ({
+      exchange,
+      ticker: recv,
+      from: T + from,
+      to: T + to,
+      clock: 'received_ts',
+      ...(pageRows ? { pageRows } : {}),
+    });
+    beforeAll(async () => {
+      // Received in sequence order; the venue's times are not (d2 stamped before d1, t0 read back from REST late).
+      await insertSnapshotRows(db.store, [
+        ...at(0, 2, [['0.40', '10']], [['0.60', '5']]),
+        ...at(60, 70, [['0.45', '1']], [['0.55', '2']]),
+      ]);
+      await insertDeltaRows(db.store, [
+        d(1, 20, 22, 'bid', '0.41', '3'),
+        d(2, 15, 30, 'ask', '0.60', '-2'),
+        d(4, 40, 41, 'bid', '0.40', '-4'),
+        d(5, 65, 75, 'ask', '0.55', '1'),
+      ]);
+      await insertTradeRows(db.store, [tr(3, 25, 40, 'r-1'), tr(6, 5, 80, 'r-0')]);
+      await insertGapRows(db.store, [
+        { exchange, ticker: recv, from_ts: T + 40, to_ts: T + 60, reason: 'disconnect', detected_at: T + 50 },
+      ]);
+    });
+
+    test('the book received by `from`, then every row received after it in (ts, sequence) order, the gap at its receive time', async () => {
+      const w = await readWindow(queries, scope(), rspec(25, 90));
+      // S1 and d1 (received at +22); d2, stamped earlier, arrived after `from`.
+      expect(w.start).toEqual({
+        ts: T + 20,
+        received_ts: T + 25,
+        book: {
+          bids: expect.arrayContaining([
+            ['0.4', '10'],
+            ['0.41', '3'],
+          ]) as unknown,
+          asks: [['0.6', '5']],
+        },
+      });
+      expect(w.trades.map((t) => [t.trade_id, t.received_ts])).toEqual([
+        ['r-0', T + 80],
+        ['r-1', T + 40],
+      ]);
+      expect(w.deltas.map((x) => x.sequence)).toEqual([2, 4, 5]);
+      expect(w.gaps).toEqual([
+        {
+          from: T + 40,
+          to: T + 60,
+          reason: 'disconnect',
+          received_ts: T + 70,
+          book: { bids: [['0.45', '1']], asks: [['0.55', '2']] },
+        },
+      ]);
+      expect(w.lastTrade).toBeUndefined();
+      // Page by page, the same.
+      for (const pageRows of [1, 2]) {
+        const paged = await readWindow(queries, scope(), rspec(25, 90, pageRows));
+        expect([paged.deltas, paged.trades, paged.gaps, paged.start]).toEqual([w.deltas, w.trades, w.gaps, w.start]);
+      }
+      // Replayed as Kalshi: the gap's fresh book, then d4.
+      const client = new KalshiClient();
+      for (const m of replay(w, kalshiEncoder({ ticker: recv, book: { sid: 1, seq: 0 }, tradeSid: 2 })))
+        client.consume(m.text);
+      expect(client.book()).toEqual(exactBook({ bids: [['0.45', '1']], asks: [['0.55', '3']] }));
+    });
+
+    test('a window ending before the gap’s book is received ends inside the gap; one narrower holds only its rows', async () => {
+      const w = await readWindow(queries, scope(), rspec(22, 60));
+      expect(w.deltas.map((x) => x.sequence)).toEqual([2, 4]);
+      expect(w.trades.map((t) => t.trade_id)).toEqual(['r-1']);
+      expect(w.gaps).toEqual([{ from: T + 40, to: T + 60, reason: 'disconnect' }]);
+      const none = await readWindow(queries, scope(), rspec(22, 22));
+      expect([none.deltas, none.trades, none.gaps]).toEqual([[], [], []]);
+      expect(none.start?.ts).toBe(T + 20);
+    });
+
+    test('`from` inside a gap (detected by then, its book received later): no start book; the gap’s book opens it', async () => {
+      const w = await readWindow(queries, scope(), rspec(55, 90));
+      expect(w.start).toBeUndefined();
+      expect(w.gaps.map((g) => [g.to - T, g.received_ts === undefined ? undefined : g.received_ts - T])).toEqual([
+        [60, 70],
+      ]);
+      expect(w.deltas.map((x) => x.sequence)).toEqual([5]);
+      expect(w.trades.map((t) => t.trade_id)).toEqual(['r-0']);
+      // After the gap's book was received: it is the start.
+      const after = await readWindow(queries, scope(), rspec(72, 90));
+      expect(after.start).toEqual({
+        ts: T + 60,
+        received_ts: T + 72,
+        book: { bids: [['0.45', '1']], asks: [['0.55', '2']] },
+      });
+      expect(after.gaps).toEqual([]);
+    });
+
+    test('the last trade received by `from`, whatever its venue time', async () => {
+      expect((await readWindow(queries, scope(), rspec(85, 90))).lastTrade?.trade_id).toBe('r-0');
+      expect((await readWindow(queries, scope(), rspec(45, 50))).lastTrade?.trade_id).toBe('r-1');
+    });
   });
 });

@@ -1,24 +1,45 @@
 /**
  * One ticker's recorded window read from the history tables (through @depthgate/history-store's named queries) as
- * the engine's input (`RecordedWindow`).
+ * the engine's input: `openWindow` gives a `PagedWindow` (the book at `from`, the last trade before it, then the rows
+ * page by page), `readWindow` the same read whole (`RecordedWindow`, for tests and small tools).
  *
  * - **The book at `from`**, by the spec's rule 7: the newest snapshot at or before `from` plus the deltas with
  *   S ≤ ts ≤ `from` in (ts, sequence) order; a book gap that ended after that snapshot (one closed by an empty book
  *   leaves no snapshot at its end) restarts the book empty at the gap's end. When `from` falls inside a book gap
  *   (from_ts ≤ `from` < to_ts) there is no book: `start` is undefined and the gap is the window's first.
- * - **The rows of (`from`, `to`]**: deltas and trades interleaved by (ts, sequence) (one read per page of `pageRows`,
- *   resumed inside a millisecond where a page ends), with their `received_ts`; a trade is read once whatever copies
- *   are stored. `venue_side` is not part of that read: '' (the encoders fall back on `side`).
- * - **The book gaps** overlapping the window, each with the snapshot that closes it (the snapshot rows at its `to`;
- *   none: the empty book), or without one when it closes after `to`.
- *
- * A first slice: the window is read whole into memory before it is replayed (`maxRows` bounds it; a server will read
- * it page by page).
+ * - **The last trade at or before `from`** (`lastTrade`: Coinbase's `last_match`, the CLOB's `last_trade_price`), one
+ *   bounded query (history-store `lastTrade`).
+ * - **The rows of (`from`, `to`]**: deltas and trades interleaved by (ts, sequence), with their `received_ts`, read
+ *   `pageRows` at a time (one read per page, resumed inside a millisecond where a read ends); a trade is read once
+ *   whatever copies are stored. A page never splits a millisecond: the rows of the last millisecond a read reached
+ *   wait for the next page (so a group of deltas, or a gap's reset before the rows at its end, stays whole). A page
+ *   is read when the engine starts playing the one before it (replayPaged), so a replay holds at most two pages.
+ *   `venue_side` is not part of that read: '' (the encoders fall back on `side`).
+ * - **The book gaps**, page by page: each page lists the gaps that overlap its stretch, each that closes in it with
+ *   the snapshot that closes it (the snapshot rows at its `to`; none: the empty book), one that closes after `to`
+ *   without one.
  */
-import { formatDecimal } from '@depthgate/feeds';
-import { BOOK_FIRST_LOOK_BACK_MS, BOOK_LAYOUT, type OrderBookQueries, type QueryScope } from '@depthgate/history-store';
+import { canonicalDecimal, formatDecimal, parseDecimal } from '@depthgate/feeds';
+import {
+  BOOK_FIRST_LOOK_BACK_MS,
+  BOOK_LAYOUT,
+  type OrderBookQueries,
+  type QueryScope,
+  type ReceiveSpan,
+  type StoredTrade,
+} from '@depthgate/history-store';
 import type { ExchangeKey } from '@depthgate/platforms';
-import type { BookLevels, Level, RecordedDelta, RecordedGap, RecordedTrade, RecordedWindow } from './engine';
+import type {
+  BookLevels,
+  ClockField,
+  Level,
+  PagedWindow,
+  RecordedDelta,
+  RecordedGap,
+  RecordedTrade,
+  RecordedWindow,
+  WindowPage,
+} from './engine';
 
 export interface WindowSpec {
   exchange: ExchangeKey;
@@ -26,19 +47,13 @@ export interface WindowSpec {
   /** Epoch ms: the book at `from`, then the rows of (`from`, `to`]. */
   from: number;
   to: number;
-  /** Rows per interleaved read (default 50,000). */
+  /** Rows per read, a page (default DEFAULT_PAGE_ROWS); a page holds more only when one millisecond does. */
   pageRows?: number;
-  /** Most deltas and trades the window may hold (the window is read whole): more is `WindowTooLargeError`. */
-  maxRows?: number;
+  /** The clock `from` and `to` are on: the venue's (`ts`, the default) or the recorder's receive clock. */
+  clock?: ClockField;
 }
 
-/** The window holds more rows than `maxRows`: it is refused rather than read into memory. */
-export class WindowTooLargeError extends Error {
-  constructor(readonly maxRows: number) {
-    super(`the window holds more than ${maxRows} rows`);
-    this.name = 'WindowTooLargeError';
-  }
-}
+export const DEFAULT_PAGE_ROWS = 10_000;
 
 /** The recorded data cannot be read as the layout says (a truncated or foreign stream). */
 export class SourceError extends Error {
@@ -139,24 +154,43 @@ async function bookAt(
   return { bids: levelsOf(side('bid')), asks: levelsOf(side('ask')) };
 }
 
-/** The snapshot written at exactly `ts` (the one that closes a gap); the empty book when there is none. */
+/** The snapshot layout with `received_ts`: ts, side, price, quantity, received_ts. */
+const SNAPSHOT_ROW = 8 + 1 + 16 + 16 + 8;
+
+/**
+ * The snapshot written at exactly `ts` (the one that closes a gap; the empty book when there is none), and when its
+ * newest message was received (the empty book: `ts`).
+ */
 async function snapshotAt(
   queries: OrderBookQueries,
   scope: QueryScope,
   s: WindowSpec,
   ts: number,
-): Promise<BookLevels> {
-  const rows = bookRows(
-    await collect((onChunk) =>
-      queries.book(scope, { exchange: s.exchange, ticker: s.ticker, from: ts, at: ts }, onChunk),
+): Promise<{ book: BookLevels; received: number }> {
+  const raw = await collect((onChunk) =>
+    queries.snapshots(
+      scope,
+      {
+        exchange: s.exchange,
+        ticker: s.ticker,
+        window: { from: ts, to: ts, toInclusive: true },
+        limit: 1_000_000_000,
+        receivedTs: true,
+      },
+      onChunk,
     ),
   );
-  const level = (r: BookRow): Level => [formatDecimal(r.price), formatDecimal(r.quantity)];
-  const snapshot = rows.filter((r) => r.kind === 1 && r.ts === ts);
-  return {
-    bids: snapshot.filter((r) => r.side === 'bid').map(level),
-    asks: snapshot.filter((r) => r.side === 'ask').map(level),
-  };
+  if (raw.length % SNAPSHOT_ROW !== 0) throw new SourceError('the snapshot read ended in the middle of a row');
+  const bids: Level[] = [];
+  const asks: Level[] = [];
+  let received = Number.NEGATIVE_INFINITY;
+  for (let o = 0; o < raw.length; o += SNAPSHOT_ROW) {
+    const side = raw[o + 8];
+    if (side !== 1 && side !== 2) throw new SourceError('unexpected data in the snapshot read');
+    (side === 1 ? bids : asks).push([decimal(raw, o + 9), decimal(raw, o + 25)]);
+    received = Math.max(received, Number(raw.readBigInt64LE(o + 41)));
+  }
+  return { book: { bids, asks }, received: raw.length === 0 ? ts : received };
 }
 
 /** Reads an unsigned LEB128 length. */
@@ -175,58 +209,42 @@ function varint(src: Buffer, o: number): [value: number, next: number] {
 /** The interleaved layout with `received_ts`: ts, sequence, kind, side, price, amount, received_ts, trade_id. */
 const FIXED = 8 + 8 + 1 + 1 + 16 + 16 + 8;
 
-async function readRows(
-  queries: OrderBookQueries,
-  scope: QueryScope,
-  s: WindowSpec,
-): Promise<{ deltas: RecordedDelta[]; trades: RecordedTrade[] }> {
-  const limit = s.pageRows ?? 50_000;
-  const deltas: RecordedDelta[] = [];
-  const trades: RecordedTrade[] = [];
-  let windowFrom = s.from + 1;
-  let resume: { sequence: bigint; skip: number } | undefined;
-  for (;;) {
-    const raw = await collect((onChunk) =>
-      queries.interleaved(
-        scope,
-        {
-          exchange: s.exchange,
-          ticker: s.ticker,
-          window: { from: windowFrom, to: s.to, toInclusive: true },
-          limit,
-          receivedTs: true,
-          ...(resume ? { resume } : {}),
-        },
-        onChunk,
-      ),
-    );
-    let count = 0;
-    let last: { ts: number; sequence: bigint; same: number } | undefined;
-    for (let o = 0; o < raw.length;) {
-      if (o + FIXED > raw.length) throw new SourceError('the rows read ended in the middle of a row');
-      const ts = Number(raw.readBigInt64LE(o));
-      const sequence = raw.readBigUInt64LE(o + 8);
-      const kind = raw[o + 16];
-      const side = raw[o + 17];
-      const price = decimal(raw, o + 18);
-      const amount = decimal(raw, o + 34);
-      const received = Number(raw.readBigInt64LE(o + 50));
-      const [length, start] = varint(raw, o + FIXED);
-      if (start + length > raw.length) throw new SourceError('a trade id runs past the read');
-      const tradeId = raw.toString('utf8', start, start + length);
-      o = start + length;
-      if ((kind !== 1 && kind !== 2) || (side !== 1 && side !== 2)) throw new SourceError('unexpected data in a row');
-      if (kind === 1)
-        deltas.push({
+type Row = { kind: 'delta'; row: RecordedDelta } | { kind: 'trade'; row: RecordedTrade };
+
+/** Decodes one read of the interleaved layout; `last` is the last row's key and how many rows before it share it. */
+function decodeRows(raw: Buffer): { rows: Row[]; last?: { ts: number; sequence: bigint; same: number } } {
+  const rows: Row[] = [];
+  let last: { ts: number; sequence: bigint; same: number } | undefined;
+  for (let o = 0; o < raw.length;) {
+    if (o + FIXED > raw.length) throw new SourceError('the rows read ended in the middle of a row');
+    const ts = Number(raw.readBigInt64LE(o));
+    const sequence = raw.readBigUInt64LE(o + 8);
+    const kind = raw[o + 16];
+    const side = raw[o + 17];
+    const price = decimal(raw, o + 18);
+    const amount = decimal(raw, o + 34);
+    const received = Number(raw.readBigInt64LE(o + 50));
+    const [length, start] = varint(raw, o + FIXED);
+    if (start + length > raw.length) throw new SourceError('a trade id runs past the read');
+    const tradeId = raw.toString('utf8', start, start + length);
+    o = start + length;
+    if ((kind !== 1 && kind !== 2) || (side !== 1 && side !== 2)) throw new SourceError('unexpected data in a row');
+    if (kind === 1)
+      rows.push({
+        kind: 'delta',
+        row: {
           ts,
           received_ts: received,
           sequence: Number(sequence),
           side: side === 1 ? 'bid' : 'ask',
           price,
           quantity_delta: amount,
-        });
-      else
-        trades.push({
+        },
+      });
+    else
+      rows.push({
+        kind: 'trade',
+        row: {
           ts,
           received_ts: received,
           sequence: Number(sequence),
@@ -235,41 +253,287 @@ async function readRows(
           size: amount,
           side: side === 1 ? 'buy' : 'sell',
           venue_side: '',
-        });
-      count++;
-      last =
-        last && last.ts === ts && last.sequence === sequence
-          ? { ...last, same: last.same + 1 }
-          : { ts, sequence, same: 1 };
+        },
+      });
+    last =
+      last && last.ts === ts && last.sequence === sequence
+        ? { ...last, same: last.same + 1 }
+        : { ts, sequence, same: 1 };
+  }
+  return { rows, last };
+}
+
+/**
+ * What a PageReader reads: rows with `tsFrom` ≤ ts ≤ `tsTo` (those received in `received`, when given), and where
+ * its pages' gaps start (`gapsFrom`).
+ */
+interface RowRange {
+  tsFrom: number;
+  tsTo: number;
+  received?: { from: number; to: number };
+  gapsFrom: number;
+}
+
+/** A window's rows page by page, each page with its gaps (see the module comment). */
+class PageReader {
+  private readonly limit: number;
+  /** Where the next read starts: its first millisecond, and the rows of it already read. */
+  private windowFrom: number;
+  private resume: { sequence: bigint; skip: number } | undefined;
+  /** The rows of the last millisecond read, held for the next page. */
+  private carry: Row[] = [];
+  /** The start of the next page's stretch (the last page's `until`). */
+  private stretchFrom: number;
+  private ended = false;
+
+  constructor(
+    private readonly queries: OrderBookQueries,
+    private readonly scope: QueryScope,
+    private readonly s: WindowSpec,
+    private readonly range: RowRange,
+  ) {
+    this.limit = s.pageRows ?? DEFAULT_PAGE_ROWS;
+    this.windowFrom = range.tsFrom;
+    this.stretchFrom = range.gapsFrom;
+  }
+
+  /** One read of at most `limit` rows from where the last one ended; `more`: the window may hold more. */
+  async read(): Promise<{ rows: Row[]; more: boolean }> {
+    const { s, range } = this;
+    if (range.tsTo < this.windowFrom) return { rows: [], more: false };
+    const raw = await collect((onChunk) =>
+      this.queries.interleaved(
+        this.scope,
+        {
+          exchange: s.exchange,
+          ticker: s.ticker,
+          window: { from: this.windowFrom, to: range.tsTo, toInclusive: true },
+          limit: this.limit,
+          receivedTs: true,
+          ...(this.resume ? { resume: this.resume } : {}),
+          ...(range.received ? { received: range.received } : {}),
+        },
+        onChunk,
+      ),
+    );
+    const { rows, last } = decodeRows(raw);
+    if (rows.length < this.limit || last === undefined) return { rows, more: false };
+    // The next read: from the last row's millisecond, past the rows of its (ts, sequence) already read.
+    const resume = this.resume;
+    const skip =
+      this.windowFrom === last.ts && resume?.sequence === last.sequence ? resume.skip + last.same : last.same;
+    this.windowFrom = last.ts;
+    this.resume = { sequence: last.sequence, skip };
+    return { rows, more: true };
+  }
+
+  async next(): Promise<WindowPage> {
+    if (this.ended) throw new Error('the window has no page after its last');
+    let rows = this.carry;
+    let until = Infinity;
+    for (;;) {
+      const got = await this.read();
+      rows = rows.length === 0 ? got.rows : rows.concat(got.rows);
+      if (!got.more) {
+        this.carry = [];
+        break;
+      }
+      // Hold back the last millisecond's rows: the page ends before it (one millisecond holds them all: read on).
+      const lastTs = (rows[rows.length - 1] as Row).row.ts;
+      let cut = rows.length;
+      while (cut > 0 && (rows[cut - 1] as Row).row.ts === lastTs) cut--;
+      if (cut === 0) continue;
+      this.carry = rows.slice(cut);
+      rows = rows.slice(0, cut);
+      until = lastTs;
+      break;
     }
-    if (s.maxRows !== undefined && deltas.length + trades.length > s.maxRows) throw new WindowTooLargeError(s.maxRows);
-    if (count < limit || last === undefined) return { deltas, trades };
-    // The next page: from the last row's millisecond, past the rows of its (ts, sequence) already read.
-    const skip = windowFrom === last.ts && resume?.sequence === last.sequence ? resume.skip + last.same : last.same;
-    windowFrom = last.ts;
-    resume = { sequence: last.sequence, skip };
+    this.ended = until === Infinity;
+    const gaps = await this.gaps(until);
+    this.stretchFrom = until;
+    const deltas: RecordedDelta[] = [];
+    const trades: RecordedTrade[] = [];
+    for (const r of rows) {
+      if (r.kind === 'delta') deltas.push(r.row);
+      else trades.push(r.row);
+    }
+    return { deltas, trades, gaps, until };
+  }
+
+  /**
+   * The gaps overlapping the stretch [stretchFrom, until) (the last page: up to `to`; on the receive clock, every
+   * later one), each that closes in it with its closing book when that book was received by the window's end.
+   * A gap whose closing book is in the start's book is left out (venue clock: it ended at or before `from`; receive
+   * clock: its closing book was received by `from`).
+   */
+  private async gaps(until: number): Promise<RecordedGap[]> {
+    const { s } = this;
+    const received = s.clock === 'received_ts';
+    const last = until === Infinity;
+    const stored = await this.queries.gaps(this.scope, s.exchange, s.ticker, {
+      from: this.stretchFrom,
+      to: last ? (received ? null : s.to) : until,
+    });
+    const gaps: RecordedGap[] = [];
+    for (const g of stored) {
+      if (!received && g.toTs <= s.from) continue;
+      // (Receive clock: a gap the recorder had not detected by the window's end is not in it.)
+      if (received && g.detectedAt > s.to) continue;
+      const gap: RecordedGap = { from: g.fromTs, to: g.toTs, reason: g.reason };
+      if (g.toTs < until) {
+        if (!received) {
+          if (g.toTs <= s.to) gap.book = (await snapshotAt(this.queries, this.scope, s, g.toTs)).book;
+        } else {
+          const reset = await snapshotAt(this.queries, this.scope, s, g.toTs);
+          if (reset.received <= s.from) continue;
+          if (reset.received <= s.to) {
+            gap.book = reset.book;
+            gap.received_ts = reset.received;
+          }
+        }
+      }
+      gaps.push(gap);
+    }
+    return gaps.sort((a, b) => a.to - b.to);
   }
 }
 
-/** One ticker's window as the engine reads it. */
-export async function readWindow(queries: OrderBookQueries, scope: QueryScope, s: WindowSpec): Promise<RecordedWindow> {
-  const startBook = await bookAt(queries, scope, s, s.from);
-  const { deltas, trades } = await readRows(queries, scope, s);
-  const stored = await queries.gaps(scope, s.exchange, s.ticker, { from: s.from, to: s.to });
-  const gaps: RecordedGap[] = [];
-  for (const g of stored) {
-    // A gap that ended at or before `from` is already in the start's book.
-    if (g.toTs <= s.from) continue;
-    const gap: RecordedGap = { from: g.fromTs, to: g.toTs, reason: g.reason };
-    if (g.toTs <= s.to) gap.book = await snapshotAt(queries, scope, s, g.toTs);
-    gaps.push(gap);
-  }
-  gaps.sort((a, b) => a.to - b.to);
+function tradeOf(t: StoredTrade): RecordedTrade {
   return {
+    ts: t.ts,
+    received_ts: t.receivedTs,
+    sequence: t.sequence,
+    trade_id: t.tradeId,
+    price: canonicalDecimal(t.price),
+    size: canonicalDecimal(t.size),
+    side: t.side,
+    venue_side: t.venueSide,
+  };
+}
+
+/**
+ * The book at `from` on the receive clock: the book the recorder had received by `from` — rule 7 over the rows
+ * received by then: the newest snapshot received at or before `from` (S), or the end of a gap closed by an empty book
+ * received by then when later, plus the deltas with ts ≥ that base received by `from`, in (ts, sequence) order.
+ * Undefined inside a gap (detected by `from`, its closing book not received by then) or before any book. Its `ts`:
+ * the venue time it reflects (the base, or the last delta applied).
+ */
+async function bookReceivedBy(
+  queries: OrderBookQueries,
+  scope: QueryScope,
+  s: WindowSpec,
+  span: ReceiveSpan,
+): Promise<{ start: RecordedWindow['start']; gapsFrom: number }> {
+  const snapshotTs = span.snapshotTs ?? -1;
+  const lookTo = Math.max(snapshotTs, span.bookLastTs ?? -1, span.firstTs ?? -1);
+  let restart = -1;
+  if (lookTo >= 0) {
+    for (const g of await queries.gaps(scope, s.exchange, s.ticker, { from: Math.max(0, snapshotTs), to: lookTo })) {
+      if (g.detectedAt > s.from) continue;
+      const reset = g.toTs <= snapshotTs ? undefined : await snapshotAt(queries, scope, s, g.toTs);
+      // Detected by `from`, its closing book received after: the book is lost at `from`.
+      if (reset && reset.received > s.from) return { start: undefined, gapsFrom: g.fromTs };
+      if (reset && g.toTs > restart) restart = g.toTs;
+    }
+  }
+  const base = Math.max(snapshotTs, restart);
+  if (base < 0) return { start: undefined, gapsFrom: span.firstTs ?? s.from };
+  const levels = new Map<string, bigint>();
+  const key = (side: 'bid' | 'ask', price: string) => `${side}:${formatDecimal(parseDecimal(price))}`;
+  if (restart < snapshotTs) {
+    const { book } = await snapshotAt(queries, scope, s, snapshotTs);
+    for (const [p, q] of book.bids) levels.set(key('bid', p), parseDecimal(q));
+    for (const [p, q] of book.asks) levels.set(key('ask', p), parseDecimal(q));
+  }
+  let ts = base;
+  const reader = new PageReader(queries, scope, s, {
+    tsFrom: base,
+    tsTo: span.bookLastTs ?? -1,
+    received: { from: -1, to: s.from },
+    gapsFrom: base,
+  });
+  for (let more = true; more;) {
+    const got = await reader.read();
+    more = got.more;
+    for (const r of got.rows) {
+      if (r.kind !== 'delta') continue;
+      const k = key(r.row.side, r.row.price);
+      const q = (levels.get(k) ?? 0n) + parseDecimal(r.row.quantity_delta);
+      if (q === 0n) levels.delete(k);
+      else levels.set(k, q);
+      ts = Math.max(ts, r.row.ts);
+    }
+  }
+  const side = (name: 'bid' | 'ask') =>
+    [...levels].filter(([k]) => k.startsWith(`${name}:`)).map(([k, q]) => [k.slice(4), formatDecimal(q)] as const);
+  return { start: { ts, received_ts: s.from, book: { bids: side('bid'), asks: side('ask') } }, gapsFrom: ts };
+}
+
+/**
+ * One ticker's window as the engine reads it, page by page: the book at `from`, the last trade at or before it and
+ * the first page are read here (so a window that cannot be read fails before anything is sent), each later page when
+ * the engine asks for it. The reads run under `scope` (it must outlive the replay).
+ *
+ * On the receive clock (`clock: 'received_ts'`) the window is the rows received in (`from`, `to`], in the venue's
+ * order (ts, sequence) as on the venue clock; the book at `from` the book received by then (bookReceivedBy); the last
+ * trade the last one received by `from`; a gap's reset is in it when its closing book was received in it, at that
+ * receive time. Where those rows lie on the venue clock is found first (one query: receiveSpan).
+ */
+export async function openWindow(queries: OrderBookQueries, scope: QueryScope, s: WindowSpec): Promise<PagedWindow> {
+  let start: RecordedWindow['start'];
+  let range: RowRange;
+  if (s.clock === 'received_ts') {
+    const span = await queries.receiveSpan(scope, s.exchange, s.ticker, s.from, s.to);
+    const opened = await bookReceivedBy(queries, scope, s, span);
+    start = opened.start;
+    range = {
+      tsFrom: span.firstTs ?? 0,
+      tsTo: span.rows > 0 ? (span.lastTs as number) : -1,
+      received: { from: s.from, to: s.to },
+      gapsFrom: opened.gapsFrom,
+    };
+  } else {
+    const startBook = await bookAt(queries, scope, s, s.from);
+    start = startBook === undefined ? undefined : { ts: s.from, book: startBook };
+    range = { tsFrom: s.from + 1, tsTo: s.to, gapsFrom: s.from };
+  }
+  const last = await queries.lastTrade(scope, s.exchange, s.ticker, s.from, s.clock ?? 'ts');
+  const reader = new PageReader(queries, scope, s, range);
+  let first: WindowPage | undefined = await reader.next();
+  const window: PagedWindow = {
     ticker: s.ticker,
-    start: startBook === undefined ? undefined : { ts: s.from, book: startBook },
+    start,
+    nextPage: () => {
+      if (first === undefined) return reader.next();
+      const page = first;
+      first = undefined;
+      return page;
+    },
+  };
+  if (last) window.lastTrade = tradeOf(last);
+  return window;
+}
+
+/** One ticker's window read whole (every page, in memory): for tests and tools; a server replays `openWindow`. */
+export async function readWindow(queries: OrderBookQueries, scope: QueryScope, s: WindowSpec): Promise<RecordedWindow> {
+  const paged = await openWindow(queries, scope, s);
+  const deltas: RecordedDelta[] = [];
+  const trades: RecordedTrade[] = [];
+  const gaps = new Map<number, RecordedGap>();
+  for (let page: WindowPage | undefined; page === undefined || page.until !== Infinity;) {
+    page = await paged.nextPage();
+    deltas.push(...page.deltas);
+    trades.push(...page.trades);
+    // A gap listed by several pages: the listing that has its book (the page it closes in) wins.
+    for (const g of page.gaps) if (g.book !== undefined || !gaps.has(g.to)) gaps.set(g.to, g);
+  }
+  const window: RecordedWindow = {
+    ticker: s.ticker,
+    start: paged.start,
     deltas,
     trades,
-    gaps,
+    gaps: [...gaps.values()].sort((a, b) => a.to - b.to),
   };
+  if (paged.lastTrade) window.lastTrade = paged.lastTrade;
+  return window;
 }

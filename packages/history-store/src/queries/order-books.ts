@@ -34,6 +34,8 @@ import {
   CATALOGUE_KINDS,
   barsQuery,
   interleavedWindowQuery,
+  lastTradeQuery,
+  receiveSpanQuery,
   tradeRowExistsQuery,
   tradeWindowQuery,
   type TradeReadOptions,
@@ -385,6 +387,20 @@ export interface WindowRead {
   venueSeq?: boolean;
   /** Deltas: resume inside the window's first millisecond (a cursor's position). */
   resume?: DeltaResume;
+  /** Interleaved: only the rows received in (from, to] (with `receivedTs`). */
+  received?: { from: number; to: number };
+}
+
+/** Where a receive-time window lies on the venue clock (receiveSpanQuery; undefined: none). */
+export interface ReceiveSpan {
+  /** The newest snapshot received at or before `from`. */
+  snapshotTs: number | undefined;
+  /** The newest delta received at or before `from`. */
+  bookLastTs: number | undefined;
+  /** The deltas and trades received in (from, to]: how many, their first and last ts. */
+  rows: number;
+  firstTs: number | undefined;
+  lastTs: number | undefined;
 }
 
 /** A recorded gap of a ticker (epoch ms). */
@@ -430,6 +446,21 @@ export interface VerifiedAround {
   before: VerificationPoint | null;
   /** The first after it. */
   after: VerificationPoint | null;
+}
+
+/** A decimal as `toString` writes it, without trailing zeros (18.16 writes every place, current ClickHouse not). */
+const trimDecimal = (text: string): string => (text.includes('.') ? text.replace(/\.?0+$/, '') : text);
+
+/** A trade as lastTrade reads it: price and size as decimal text without trailing zeros. */
+export interface StoredTrade {
+  ts: number;
+  sequence: number;
+  tradeId: string;
+  price: string;
+  size: string;
+  side: 'buy' | 'sell';
+  venueSide: string;
+  receivedTs: number;
 }
 
 const gapOf = (r: JsonRow): StoredGap => ({
@@ -577,6 +608,52 @@ export class OrderBookQueries {
     range: { from: number; to: number | null; startingFrom?: number; stream?: GapStream },
   ): Promise<StoredGap[]> {
     return this.q.json(scope, 'gaps', gapsQuery(this.q.db, exchange, ticker, range), gapOf);
+  }
+
+  /** Where the rows received in (from, to] lie on the venue clock, and the book received by `from` (one query). */
+  async receiveSpan(
+    scope: QueryScope,
+    exchange: ExchangeKey,
+    ticker: string,
+    from: number,
+    to: number,
+  ): Promise<ReceiveSpan> {
+    const query = receiveSpanQuery(this.q.db, exchange, ticker, from, to);
+    const [r] = await this.q.json(scope, 'book', query, (row) => row);
+    const rows = Number(r?.n_rows ?? 0);
+    const some = (v: unknown) => (Number(v) > 0 ? Number(v) : undefined);
+    return {
+      snapshotTs: some(r?.snapshot_ts),
+      bookLastTs: some(r?.book_last_ts),
+      rows,
+      firstTs: rows > 0 ? Number(r?.first_ts) : undefined,
+      lastTs: rows > 0 ? Number(r?.last_ts) : undefined,
+    };
+  }
+
+  /**
+   * The last trade at or before `at` on a clock (`ts`, or `received_ts`: the last one received by then), one
+   * bounded query (lastTradeQuery); undefined when there is none.
+   */
+  async lastTrade(
+    scope: QueryScope,
+    exchange: ExchangeKey,
+    ticker: string,
+    at: number,
+    clock: 'ts' | 'received_ts' = 'ts',
+  ): Promise<StoredTrade | undefined> {
+    const query = lastTradeQuery(this.q.db, exchange, ticker, at, clock);
+    const [trade] = await this.q.json(scope, 'trades', query, (r) => ({
+      ts: Number(r.ts),
+      sequence: Number(r.sequence),
+      tradeId: String(r.trade_id),
+      price: trimDecimal(String(r.price_text)),
+      size: trimDecimal(String(r.size_text)),
+      side: String(r.side_name) === 'sell' ? ('sell' as const) : ('buy' as const),
+      venueSide: String(r.venue_side),
+      receivedTs: Number(r.received_ts),
+    }));
+    return trade;
   }
 
   /** Rows, first and last ts (and books) per kind in [from, to], and the verification points there. */

@@ -127,6 +127,8 @@ FORMAT RowBinary`;
  *   [venue_seq FixedString(VENUE_SEQ_BYTES)] | trade_id String ('' for a delta)
  *
  * Ties of (ts, sequence) — none in recorded data, where the two share the ticker's counter — put a delta first.
+ * `received` keeps only the rows received in (from, to] (`received_ts`; needs `receivedTs`): a trade by its copy
+ * read (the first), as every read keeps one.
  */
 export function interleavedWindowQuery(
   db: Sql,
@@ -134,7 +136,12 @@ export function interleavedWindowQuery(
   ticker: string,
   w: TimeWindow,
   limit: number,
-  options: { receivedTs?: boolean; venueSeq?: boolean; resume?: DeltaResume } = {},
+  options: {
+    receivedTs?: boolean;
+    venueSeq?: boolean;
+    resume?: DeltaResume;
+    received?: { from: number; to: number };
+  } = {},
 ): Sql {
   const where = sql`${tickerCondition(exchange, ticker)} AND ${windowCondition(w)}`;
   const received = options.receivedTs === true ? sql`, received_ts` : sql``;
@@ -150,7 +157,14 @@ export function interleavedWindowQuery(
   ORDER BY ${TRADE_ORDER}
   ${ONE_PER_TRADE}`;
   const resume = options.resume;
-  const after = resume === undefined ? sql`` : sql`\nWHERE ${resumeCondition(w, resume)}`;
+  const conditions: Sql[] = [];
+  if (resume !== undefined) conditions.push(resumeCondition(w, resume));
+  if (options.received !== undefined) {
+    if (options.receivedTs !== true) throw new Error('a receive-time window reads received_ts');
+    const r = options.received;
+    conditions.push(sql`received_ts > ${lit.int(r.from)} AND received_ts <= ${lit.int(r.to)}`);
+  }
+  const after = conditions.length === 0 ? sql`` : sql`\nWHERE ${join(conditions, ' AND ')}`;
   return sql`SELECT ts, sequence, row_kind, side_code, price, amount${received}${outer}, trade_id
 FROM (
   SELECT ts, sequence, toUInt8(1) AS row_kind, toUInt8(side) AS side_code, price, quantity_delta AS amount${received}${named}, '' AS trade_id
@@ -181,6 +195,54 @@ export function tradeRowExistsQuery(
   UNION ALL
   SELECT ts FROM (SELECT ts FROM ${db}.trades WHERE ${where} LIMIT 1)
 ) LIMIT 1`;
+}
+
+/**
+ * The last trade of one ticker at or before `at` on a clock (`ts`, the venue's time, or `received_ts`, when it was
+ * received): of the trades at the newest such moment, the last to arrive (the largest sequence, then trade_id), one
+ * row per trade (the copy with the smallest sequence, as every read). One query: the newest moment is a scalar subquery that reads
+ * the ticker's clock column only, the trade is read from that moment's rows. JSONEachRow: ts, sequence, trade_id,
+ * price and size as text, side, venue_side, received_ts; no row when the ticker has no trade by then.
+ */
+export function lastTradeQuery(
+  db: Sql,
+  exchange: ExchangeKey,
+  ticker: string,
+  at: number,
+  clock: 'ts' | 'received_ts' = 'ts',
+): Sql {
+  const key = tickerCondition(exchange, ticker);
+  const column = lit.identifier(clock);
+  return sql`SELECT ts, sequence, trade_id, toString(price) AS price_text, toString(size) AS size_text,
+  toString(side) AS side_name, venue_side, received_ts
+FROM (
+  SELECT ts, sequence, trade_id, price, size, side, venue_side, received_ts
+  FROM ${db}.trades
+  WHERE ${key} AND ${column} = (SELECT max(${column}) FROM ${db}.trades WHERE ${key} AND ${column} <= ${lit.int(at)})
+  ORDER BY ${TRADE_ORDER}
+  ${ONE_PER_TRADE}
+)
+ORDER BY sequence DESC, trade_id DESC
+LIMIT 1`;
+}
+
+/**
+ * Where a receive-time window of one ticker lies on the venue clock (one query of scalar subqueries, each reading
+ * the ticker's `ts` and `received_ts` columns only — `received_ts` is in no sort key): `snapshot_ts`, the newest
+ * snapshot received at or before `from`; `book_last_ts`, the newest delta received by then; `rows`, `first_ts`,
+ * `last_ts`, how many deltas and trades were received in (`from`, `to`] and their first and last `ts`. 0 for none.
+ */
+export function receiveSpanQuery(db: Sql, exchange: ExchangeKey, ticker: string, from: number, to: number): Sql {
+  const key = tickerCondition(exchange, ticker);
+  const by = sql`received_ts <= ${lit.int(from)}`;
+  const inside = sql`received_ts > ${lit.int(from)} AND received_ts <= ${lit.int(to)}`;
+  const rows = sql`SELECT ts FROM ${db}.deltas WHERE ${key} AND ${inside}
+    UNION ALL SELECT ts FROM ${db}.trades WHERE ${key} AND ${inside}`;
+  return sql`SELECT (SELECT max(ts) FROM ${db}.snapshots WHERE ${key} AND ${by}) AS snapshot_ts,
+  (SELECT max(ts) FROM ${db}.deltas WHERE ${key} AND ${by}) AS book_last_ts,
+  (SELECT count() FROM (${rows})) AS n_rows,
+  (SELECT min(ts) FROM (${rows})) AS first_ts,
+  (SELECT max(ts) FROM (${rows})) AS last_ts`;
 }
 
 /** The bars' intervals and their length in ms. */

@@ -7,6 +7,7 @@
  * replay's place on the receive clock is the largest `received_ts` it has reached: never backwards, and a message is
  * never held behind a later one of its own replay.
  */
+import { PageWait } from './replay';
 import type { NativeMessage } from './types';
 
 export type ClockField = 'ts' | 'received_ts';
@@ -21,20 +22,34 @@ export interface MergedMessage {
 /**
  * Merges replays into one order by the clock, lazily: each replay's next message is looked at (its times, not its
  * text) before one is chosen, so texts are read — and sequence numbers taken (NativeMessage) — in the merged order.
- * Ties go to the replay listed first; each replay keeps its own order.
+ * Ties go to the replay listed first; each replay keeps its own order. A replay read page by page (replayPaged) may
+ * be waiting for its next page: its PageWait is passed on (the consumer awaits it) before anything is chosen.
  */
+export function mergeByClock(replays: readonly Iterator<NativeMessage>[], clock?: ClockField): Generator<MergedMessage>;
+export function mergeByClock(
+  replays: readonly Iterator<NativeMessage | PageWait>[],
+  clock?: ClockField,
+): Generator<MergedMessage | PageWait>;
 export function* mergeByClock(
-  replays: readonly Iterator<NativeMessage>[],
+  replays: readonly Iterator<NativeMessage | PageWait>[],
   clock: ClockField = 'ts',
-): Generator<MergedMessage> {
+): Generator<MergedMessage | PageWait> {
   const reached = replays.map(() => Number.NEGATIVE_INFINITY);
   const heads = replays.map((r) => r.next());
   for (;;) {
+    for (let i = 0; i < heads.length; i++)
+      for (
+        let head = heads[i] as IteratorResult<NativeMessage | PageWait>;
+        !head.done && head.value instanceof PageWait;
+      ) {
+        yield head.value;
+        head = heads[i] = (replays[i] as Iterator<NativeMessage | PageWait>).next();
+      }
     let pick = -1;
     let pickAt = Number.POSITIVE_INFINITY;
     heads.forEach((head, i) => {
       if (head.done) return;
-      const at = Math.max(reached[i] as number, head.value[clock]);
+      const at = Math.max(reached[i] as number, (head.value as NativeMessage)[clock]);
       if (at < pickAt) {
         pick = i;
         pickAt = at;
@@ -44,7 +59,7 @@ export function* mergeByClock(
     const head = heads[pick] as IteratorYieldResult<NativeMessage>;
     reached[pick] = pickAt;
     yield { source: pick, at: pickAt, message: head.value };
-    heads[pick] = (replays[pick] as Iterator<NativeMessage>).next();
+    heads[pick] = (replays[pick] as Iterator<NativeMessage | PageWait>).next();
   }
 }
 
@@ -61,12 +76,21 @@ export interface PaceOptions {
 /**
  * A merged stream paced by its clock: the message at clock time `at` is released at `start + (at − from) / speed`
  * on the wall clock (`start` when the first is asked for); one that is due already goes at once, so a slow consumer
- * catches up instead of drifting further. `speed: 'max'` releases each as soon as it is asked for.
+ * catches up instead of drifting further. `speed: 'max'` releases each as soon as it is asked for. A PageWait among
+ * them is awaited, not released.
  */
-export async function* paced(messages: Iterable<MergedMessage>, o: PaceOptions): AsyncGenerator<MergedMessage> {
+export async function* paced(
+  messages: Iterable<MergedMessage | PageWait>,
+  o: PaceOptions,
+): AsyncGenerator<MergedMessage> {
   if (o.speed !== 'max' && !(o.speed > 0 && Number.isFinite(o.speed))) throw new RangeError(`speed must be > 0 or max`);
   const start = o.now();
   for (const m of messages) {
+    // A page still being read: wait for it (the message it holds is then released on its own due time).
+    if (m instanceof PageWait) {
+      await m.ready;
+      continue;
+    }
     if (o.speed !== 'max') {
       const due = start + (m.at - o.from) / o.speed;
       const wait = due - o.now();

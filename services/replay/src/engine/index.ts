@@ -4,7 +4,17 @@
  */
 export * from './types';
 export { ReplayBook, formatPlaces, type Places } from './replay-book';
-export { replay, applyDelta, type BookCause, type EncodedText, type VenueEncoder } from './replay';
+export {
+  replay,
+  replayPaged,
+  PageWait,
+  applyDelta,
+  type PagedWindow,
+  type WindowPage,
+  type BookCause,
+  type EncodedText,
+  type VenueEncoder,
+} from './replay';
 export { kalshiEncoder, type KalshiEncoderOptions, type KalshiSubscription } from './venue-b';
 export { geminiEncoder, type GeminiEncoderOptions } from './venue-c';
 export { pmUsEncoder, type PmUsEncoderOptions } from './venue-a-us';

@@ -61,12 +61,80 @@ function message(received_ts: number, ts: number, encoded: EncodedText): NativeM
   };
 }
 
+/**
+ * A page of a window read page by page (PagedWindow): the rows of one stretch of the window, in order, and the gaps
+ * the engine needs while it plays them. A page never splits a millisecond (a group of deltas stays whole).
+ */
+export interface WindowPage {
+  deltas: readonly RecordedDelta[];
+  trades: readonly RecordedTrade[];
+  /**
+   * The book gaps that overlap the page's stretch, by `to`: those that close in it (`to` < `until`) with their book
+   * (none when the gap closes after the window's end), and the one still open at `until`, if any (its `book` is not
+   * needed yet). A gap already listed by an earlier page may be listed again.
+   */
+  gaps: readonly RecordedGap[];
+  /** Every row (and gap end) before this moment is in this page or an earlier one, none after; Infinity: the last. */
+  until: number;
+}
+
+/** One ticker's window as a first part (the book at the start) and its rows read page by page. */
+export interface PagedWindow {
+  ticker: string;
+  start: RecordedWindow['start'];
+  lastTrade?: RecordedTrade;
+  /**
+   * The next page (the first, then each after it); asked for once a page, in order, only while the last one had
+   * `until` < Infinity. The engine asks for a page as soon as it starts playing the one before (read-ahead of one).
+   */
+  nextPage(): WindowPage | Promise<WindowPage>;
+}
+
+/**
+ * A paged replay's next page is still being read: wait for `ready` (it never rejects: a failed read is thrown by the
+ * replay's next step), then ask the replay for its next message again.
+ */
+export class PageWait {
+  constructor(readonly ready: Promise<void>) {}
+}
+
 /** The window's native messages, in order. Lazy: a consumer pulls them as fast as it sends them. */
-export function* replay(window: RecordedWindow, encoder: VenueEncoder): Generator<NativeMessage> {
-  const { deltas, trades } = window;
+export function replay(window: RecordedWindow, encoder: VenueEncoder): Generator<NativeMessage> {
+  const page: WindowPage = { deltas: window.deltas, trades: window.trades, gaps: window.gaps, until: Infinity };
+  // A window in memory is one page the engine has at once: it never waits.
+  return replayPaged({ ...window, nextPage: () => page }, encoder) as Generator<NativeMessage>;
+}
+
+/** A page being read: settled in place, so the engine knows without awaiting whether it has arrived. */
+interface PageRead {
+  page?: WindowPage;
+  error?: { err: unknown };
+  ready: Promise<void>;
+}
+
+function startRead(window: PagedWindow): PageRead {
+  let got: WindowPage | Promise<WindowPage>;
+  try {
+    got = window.nextPage();
+  } catch (err) {
+    return { error: { err }, ready: Promise.resolve() };
+  }
+  if (!(got instanceof Promise)) return { page: got, ready: Promise.resolve() };
+  const read: PageRead = { ready: Promise.resolve() };
+  read.ready = got.then(
+    (page) => void (read.page = page),
+    (err: unknown) => void (read.error = { err }),
+  );
+  return read;
+}
+
+/**
+ * The window's native messages, in order, its rows read page by page: while a page is being read the replay yields
+ * a PageWait (a consumer awaits it and goes on), the next page is read while the current one is played, and the
+ * book and the gap in progress carry across pages. Memory: the book, the page played and the page read ahead.
+ */
+export function* replayPaged(window: PagedWindow, encoder: VenueEncoder): Generator<NativeMessage | PageWait> {
   const startTs = window.start?.ts;
-  // Gaps the start's book already covers are behind us.
-  const gaps = window.gaps.filter((g) => startTs === undefined || g.to > startTs);
   let book: ReplayBook | undefined;
   if (window.start) {
     book = ReplayBook.of(window.start.book);
@@ -74,46 +142,60 @@ export function* replay(window: RecordedWindow, encoder: VenueEncoder): Generato
     for (const text of encoder.book(book, window.start.ts, { kind: 'start', lastTrade: window.lastTrade }))
       yield message(received, window.start.ts, text);
   }
-  let di = 0;
-  let ti = 0;
-  let gi = 0;
-  for (;;) {
-    const d = deltas[di];
-    const t = trades[ti];
-    const g = gaps[gi];
-    // The next row in time: a gap's reset at its `to` before rows at that ts; deltas and trades by (ts, sequence).
-    const row = d && (!t || d.ts < t.ts || (d.ts === t.ts && d.sequence < t.sequence)) ? d : t;
-    const rowTs = d === row ? d?.ts : t?.ts;
-    if (g && (rowTs === undefined || g.to <= rowTs)) {
-      gi++;
-      if (!g.book) {
-        book = undefined;
+  // The `to` of the last gap whose reset was played: a page that lists it again leaves it out.
+  let gapsDoneTo = Number.NEGATIVE_INFINITY;
+  let read: PageRead | undefined = startRead(window);
+  while (read) {
+    while (!read.page && !read.error) yield new PageWait(read.ready);
+    if (read.error) throw read.error.err;
+    const page = read.page as WindowPage;
+    read = page.until === Infinity ? undefined : startRead(window);
+    const { deltas, trades, until } = page;
+    // Gaps the start's book already covers, or an earlier page played, are behind us.
+    const gaps = page.gaps.filter((g) => (startTs === undefined || g.to > startTs) && g.to > gapsDoneTo);
+    let di = 0;
+    let ti = 0;
+    let gi = 0;
+    for (;;) {
+      const d = deltas[di];
+      const t = trades[ti];
+      const g = gaps[gi];
+      // The next row in time: a gap's reset at its `to` before rows at that ts; deltas and trades by (ts, sequence).
+      const row = d && (!t || d.ts < t.ts || (d.ts === t.ts && d.sequence < t.sequence)) ? d : t;
+      const rowTs = d === row ? d?.ts : t?.ts;
+      // (A gap that closes at or after the page's end is played by a later page, which lists it again.)
+      if (g && (rowTs === undefined ? g.to < until : g.to <= rowTs)) {
+        gi++;
+        gapsDoneTo = g.to;
+        if (!g.book) {
+          book = undefined;
+          continue;
+        }
+        book = ReplayBook.of(g.book);
+        const received = g.received_ts ?? g.to;
+        for (const text of encoder.book(book, g.to, { kind: 'gap', gap: g })) yield message(received, g.to, text);
         continue;
       }
-      book = ReplayBook.of(g.book);
-      const received = g.received_ts ?? g.to;
-      for (const text of encoder.book(book, g.to, { kind: 'gap', gap: g })) yield message(received, g.to, text);
-      continue;
+      if (row === undefined) break;
+      if (row === t) {
+        ti++;
+        for (const text of encoder.trade(t, book)) yield message(t.received_ts ?? t.ts, t.ts, text);
+        continue;
+      }
+      // A group of deltas: same ts and received_ts, no trade before the next one.
+      const group: RecordedDelta[] = [];
+      for (let e = deltas[di]; e && sameMessage(e, d as RecordedDelta); e = deltas[di]) {
+        if (group.length > 0 && t && (t.ts < e.ts || (t.ts === e.ts && t.sequence < e.sequence))) break;
+        group.push(e);
+        di++;
+      }
+      // Inside a gap (or before the first book) a delta has no book to change: it is not replayed.
+      const inGap = book === undefined || (g !== undefined && g.from < (d as RecordedDelta).ts);
+      if (inGap) continue;
+      const first = group[0] as RecordedDelta;
+      for (const text of encoder.changes(book as ReplayBook, group, first.ts))
+        yield message(first.received_ts ?? first.ts, first.ts, text);
     }
-    if (row === undefined) return;
-    if (row === t) {
-      ti++;
-      for (const text of encoder.trade(t, book)) yield message(t.received_ts ?? t.ts, t.ts, text);
-      continue;
-    }
-    // A group of deltas: same ts and received_ts, no trade before the next one.
-    const group: RecordedDelta[] = [];
-    for (let e = deltas[di]; e && sameMessage(e, d as RecordedDelta); e = deltas[di]) {
-      if (group.length > 0 && t && (t.ts < e.ts || (t.ts === e.ts && t.sequence < e.sequence))) break;
-      group.push(e);
-      di++;
-    }
-    // Inside a gap (or before the first book) a delta has no book to change: it is not replayed.
-    const inGap = book === undefined || (g !== undefined && g.from < (d as RecordedDelta).ts);
-    if (inGap) continue;
-    const first = group[0] as RecordedDelta;
-    for (const text of encoder.changes(book as ReplayBook, group, first.ts))
-      yield message(first.received_ts ?? first.ts, first.ts, text);
   }
 }
 

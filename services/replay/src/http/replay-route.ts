@@ -1,7 +1,7 @@
 /**
  * HTTP replay (issue 25, item 3):
  *
- *   GET /api/{exchange}/replay/{ticker}?from=&to=
+ *   GET /api/{exchange}/replay/{ticker}?from=&to=[&clock=venue|received]
  *
  * streams one ticker's recorded window as the venue's own WebSocket messages, as NDJSON: one line per message,
  * `{"received_ts":"…","ts":"…","message":<the venue's message>}` (times UTC RFC 3339 with milliseconds; `message` the
@@ -11,8 +11,10 @@
  *
  * Parse → authorise → read → pipe, as the history's endpoints: `from` and `to` by the API's one timestamp rule
  * (service-kit `parseMoment`), the exchange and the ticker resolved and checked as the history does (packages/auth
- * access.ts), the window inside the caller's (`windowStart`), read whole (bounded by `maxWindowRows`) under one
- * QueryScope, then written with backpressure: a slow reader holds at most the socket's buffer and one batch.
+ * access.ts), the window inside the caller's (`windowStart`), opened (the book at `from`, the first page of rows) under
+ * one QueryScope, then read page by page as it is written (source.ts, replayPaged: the next page is read while the
+ * one before is written) with backpressure: a replay holds two pages of rows and a book, a slow reader at most the
+ * socket's buffer and one batch besides.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import express, { type Router } from 'express';
@@ -24,11 +26,11 @@ import {
   type QueryScope,
 } from '@depthgate/history-store';
 import { AppError, type Logger } from '@depthgate/service-kit';
-import { replay, ReplayDataError } from '../engine';
+import { PageWait, replayPaged, ReplayDataError } from '../engine';
 import { encoderFor } from '../encoders';
 import type { ReplayMetrics } from '../metrics';
-import { checkWindowStart, iso, parseWindow, visibleTicker } from '../request';
-import { readWindow, WindowTooLargeError } from '../source';
+import { checkWindowStart, iso, parseClock, parseWindow, visibleTicker } from '../request';
+import { openWindow } from '../source';
 
 export interface ReplayRouteDeps {
   store: HistoryStore;
@@ -37,7 +39,8 @@ export interface ReplayRouteDeps {
   logger: Logger;
   exchanges: Exchanges<ExchangeKey>;
   queryTimeoutMs: number;
-  maxWindowRows: number;
+  /** Rows per read of a window (REPLAY_PAGE_ROWS). */
+  pageRows: number;
   now: () => number;
 }
 
@@ -65,12 +68,6 @@ export function replayRoutes(deps: ReplayRouteDeps): Router {
   function answerFor(err: unknown, req: Request, res: Response, scope: QueryScope): AppError | undefined {
     if (err instanceof AppError) return err;
     if (res.headersSent || scope.reason === 'cancelled') return undefined;
-    if (err instanceof WindowTooLargeError) {
-      return new AppError(
-        'invalid_request',
-        `The window holds more than ${err.maxRows} recorded rows, the most one replay reads; replay it in shorter windows`,
-      );
-    }
     const timeout = new AppError(
       'query_timeout',
       `Reading the window ran over its time budget of ${deps.queryTimeoutMs} ms and was cancelled; replay a shorter window`,
@@ -108,18 +105,20 @@ export function replayRoutes(deps: ReplayRouteDeps): Router {
     const run = async () => {
       // Parse: every parameter, before any query.
       const { from, to } = parseWindow(req.query as Record<string, unknown>);
+      const clock = parseClock(req.query.clock);
       // Authorise: the ticker as the caller may see it, the window inside the caller's.
       const ticker = await visibleTicker(deps.queries, scope, req.caller, exchange, String(req.params.ticker ?? ''));
       checkWindowStart(req.caller, ticker, from, deps.now());
-      // Read, whole (bounded), then pipe with backpressure.
-      const window = await readWindow(deps.queries, scope, {
+      // Open (the book at `from`, the first page), then pipe with backpressure, the pages read as they are needed.
+      const window = await openWindow(deps.queries, scope, {
         exchange,
         ticker,
         from,
         to,
-        maxRows: deps.maxWindowRows,
+        clock,
+        pageRows: deps.pageRows,
       });
-      const messages = replay(window, encoderFor(exchange, ticker));
+      const messages = replayPaged(window, encoderFor(exchange, ticker));
       res.status(200).type('application/x-ndjson; charset=utf-8');
       res.setHeader('Cache-Control', 'no-store');
       let count = 0;
@@ -134,6 +133,12 @@ export function replayRoutes(deps: ReplayRouteDeps): Router {
       };
       for (const m of messages) {
         if (gone) return;
+        if (m instanceof PageWait) {
+          // The next page is still being read: what is batched goes out meanwhile.
+          if (batched > 0) await flush();
+          await m.ready;
+          continue;
+        }
         batch += `{"received_ts":"${iso(m.received_ts)}","ts":"${iso(m.ts)}","message":${m.text}}\n`;
         count++;
         batched++;

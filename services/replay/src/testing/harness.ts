@@ -105,7 +105,7 @@ export interface HarnessOptions {
   gapRate?: number;
   /** Seed prefix of the random histories (default 'http'). */
   seed?: string;
-  /** Replay settings over the defaults (REPLAY_MAX_WINDOW_ROWS 250000, …). */
+  /** Replay settings over the defaults (REPLAY_PAGE_ROWS 1000: windows of several pages, …). */
   env?: Record<string, string>;
 }
 
@@ -149,7 +149,7 @@ export async function startHarness(o: HarnessOptions = {}): Promise<Harness> {
     CLICKHOUSE_DATABASE: db.database,
     ACCESS_LOG: 'false',
     LOG_LEVEL: 'silent',
-    REPLAY_MAX_WINDOW_ROWS: '250000',
+    REPLAY_PAGE_ROWS: '1000',
     REPLAY_SUBSCRIBE_SETTLE_MS: '50',
     ...o.env,
   });

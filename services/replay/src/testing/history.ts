@@ -82,13 +82,23 @@ export function randomWindow(seed: number | string, grid: Grid, o: HistoryOption
   const tradeId = o.tradeId ?? ((n: number) => String(1_000_000 + n));
   let current: ExactBook;
   let start: RecordedWindow['start'];
+  // The receive clock never goes backwards along the rows as they arrive (as the recorder's: docs/history-internals.md
+  // "received_ts"), so the book received by a moment is one the recorder had.
+  let lastReceived = Number.NEGATIVE_INFINITY;
+  const arrive = (t: number) => (lastReceived = Math.max(lastReceived, t));
   if (o.startInGap) {
-    gaps.push({ from: ts - 5, to: ts + 3, reason: 'disconnect', book: randomBook(rng, grid), received_ts: ts + 4 });
+    gaps.push({
+      from: ts - 5,
+      to: ts + 3,
+      reason: 'disconnect',
+      book: randomBook(rng, grid),
+      received_ts: arrive(ts + 4),
+    });
     current = exactBook(gaps[0]?.book as BookLevels);
     ts += 3;
   } else {
     const book = randomBook(rng, grid);
-    start = { ts, received_ts: ts + 1, book };
+    start = { ts, received_ts: arrive(ts + 1), book };
     current = exactBook(book);
   }
   let trade = 0;
@@ -99,15 +109,17 @@ export function randomWindow(seed: number | string, grid: Grid, o: HistoryOption
       const from = ts;
       const to = ts + rng.range(1, 20);
       const book = randomBook(rng, grid);
-      gaps.push({ from, to, reason: 'disconnect', book, received_ts: to + 2 });
-      // A trade may be recorded inside the gap (trades are recorded whatever the book's state).
+      const gap: RecordedGap = { from, to, reason: 'disconnect', book };
+      gaps.push(gap);
+      // A trade may be recorded inside the gap (trades are recorded whatever the book's state), before its book.
       if (rng.int(2) === 0 && to - from > 1) trades.push(randomTrade(from + 1));
+      gap.received_ts = arrive(to + 2);
       current = exactBook(book);
       ts = to;
       continue;
     }
     if (r < 0.75) {
-      const received = ts + rng.range(0, 3);
+      const received = arrive(ts + rng.range(0, 3));
       const rows = rng.range(1, 3);
       for (let k = 0; k < rows; k++) {
         const d = randomDelta(current, received);
@@ -126,7 +138,7 @@ export function randomWindow(seed: number | string, grid: Grid, o: HistoryOption
     const g = side === 'buy' ? grid.ask : grid.bid;
     return {
       ts: at,
-      received_ts: at + 1,
+      received_ts: arrive(at + 1),
       sequence: ++sequence,
       trade_id: tradeId(++trade, rng),
       price: text(rng, rng.range(g.lo, g.hi), g.places),

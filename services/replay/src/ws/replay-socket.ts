@@ -6,20 +6,22 @@
  *    checked against the caller's window (`from` not before its start), a market that cannot be replayed answered the
  *    venue's way (`refuse`), the subscribe's acks sent (`accept`).
  * 2. When no subscribe has come for the settle time (so a library that subscribes market by market, or waits for each
- *    ack before the next, gets all of them into the replay), each market's window is read (source.ts) and the socket's
- *    streams handed to its session (session.ts), which paces and sends them. A subscribe after that is the protocol's
- *    (`frame(…, started = true)`: the venue's refusal).
- * 3. The end: 1000 "replay finished" when every message was sent; 1008 when a window holds more than
- *    REPLAY_MAX_WINDOW_ROWS rows; 1011 when reading failed ("replay failed", or its time budget); 1001 at shutdown.
+ *    ack before the next, gets all of them into the replay), each market's window is opened (source.ts: its book at
+ *    `from` and first page of rows) and the socket's streams handed to its session (session.ts), which paces and
+ *    sends them, each market's later pages read as the session reaches them (replayPaged) under the socket's one
+ *    QueryScope, which lives as long as the replay. A subscribe after that is the protocol's (`frame(…, started =
+ *    true)`: the venue's refusal).
+ * 3. The end: 1000 "replay finished" when every message was sent; 1011 when reading failed ("replay failed", or the
+ *    opening reads' time budget); 1001 at shutdown.
  */
 import type { Caller } from '@depthgate/auth';
 import type { HistoryStore, OrderBookQueries, QueryScope } from '@depthgate/history-store';
 import { AppError, type Logger } from '@depthgate/service-kit';
 import type { WebSocket } from 'ws';
-import { replay, type NativeMessage } from '../engine';
+import { replayPaged, type NativeMessage, type PageWait } from '../engine';
 import type { ReplayMetrics } from '../metrics';
 import { checkWindowStart, visibleTicker } from '../request';
-import { readWindow, WindowTooLargeError } from '../source';
+import { openWindow } from '../source';
 import type { ReplayProtocol, SubscribeRequest, VenueSocket } from './protocol';
 import type { Session, SessionMember } from './session';
 
@@ -40,7 +42,8 @@ export interface ReplaySocketDeps {
   metrics: ReplayMetrics;
   logger: Logger;
   queryTimeoutMs: number;
-  maxWindowRows: number;
+  /** Rows per read of a window (REPLAY_PAGE_ROWS). */
+  pageRows: number;
   /** Quiet time after the last subscribe before the replay starts. */
   settleMs: number;
   /** A socket that has subscribed to nothing replayable this long after it opened is closed (1008). */
@@ -74,7 +77,7 @@ export class ReplaySocket implements SessionMember {
       const wasRunning = this.state === 'ready';
       if (this.settleTimer) clearTimeout(this.settleTimer);
       if (this.idleTimer) clearTimeout(this.idleTimer);
-      this.scope?.abort('cancelled');
+      this.release();
       if (this.state !== 'done') {
         this.state = 'done';
         if (wasRunning || this.subscribed) this.count('cancelled');
@@ -95,6 +98,7 @@ export class ReplaySocket implements SessionMember {
 
   finished(sent: number): void {
     this.d.metrics.messages.inc({ exchange: this.d.venue.exchange }, sent);
+    this.release();
     this.state = 'done';
     this.count('complete');
     this.d.ws.close(CLOSE_FINISHED.code, CLOSE_FINISHED.reason);
@@ -109,8 +113,17 @@ export class ReplaySocket implements SessionMember {
     this.d.metrics.replays.inc({ exchange: this.d.venue.exchange, outcome });
   }
 
+  /** The replay's reads are over: its scope's timer stopped (a read still running is cancelled). */
+  private release(): void {
+    const scope = this.scope;
+    this.scope = undefined;
+    scope?.abort('cancelled');
+    scope?.dispose();
+  }
+
   private end(code: number, reason: string): void {
     if (this.state === 'done') return;
+    this.release();
     this.state = 'done';
     this.count('cut');
     this.d.ws.close(code, reason);
@@ -187,32 +200,30 @@ export class ReplaySocket implements SessionMember {
     this.state = 'reading';
     const { d } = this;
     const streams = this.protocol.streams();
-    const scope = d.store.scope(d.queryTimeoutMs);
+    // One scope for the replay's reads: the opening ones within the time budget, each later page within it too
+    // (once the replay has started the budget is each query's, `max_execution_time`); released when the socket ends.
+    const scope = d.store.scope(d.queryTimeoutMs, { answerStarted: () => this.state === 'ready' });
     this.scope = scope;
     try {
-      const iterators: Iterator<NativeMessage>[] = [];
+      const iterators: Iterator<NativeMessage | PageWait>[] = [];
       for (const s of streams) {
-        const window = await readWindow(d.queries, scope, {
+        const window = await openWindow(d.queries, scope, {
           exchange: d.venue.exchange,
           ticker: s.ticker,
           from: d.from,
           to: d.to,
-          maxRows: d.maxWindowRows,
+          clock: d.session.terms.clock,
+          pageRows: d.pageRows,
         });
-        iterators.push(replay(window, s.encoder));
+        iterators.push(replayPaged(window, s.encoder));
       }
       if ((this.state as string) === 'done') return;
       this.state = 'ready';
       d.session.ready(this, iterators);
     } catch (err) {
       if ((this.state as string) === 'done') return;
-      if (err instanceof WindowTooLargeError)
-        return this.end(1008, `window over ${err.maxRows} recorded rows: replay shorter windows`);
       d.logger.warn({ err: { message: (err as Error).message } }, 'WebSocket replay failed');
       this.end(1011, scope.reason === 'timeout' ? 'reading the window ran over its time budget' : 'replay failed');
-    } finally {
-      scope.dispose();
-      this.scope = undefined;
     }
   }
 }

@@ -1,11 +1,11 @@
 /**
- * The WebSocket replay's handshakes: `GET /ws/replay/v1/{platform}?from=&to=&speed=` upgraded to a replay socket that
- * speaks the venue's own protocol (so far Kalshi, `venue-b` or `kalshi`: kalshi.ts). Everything checkable before the
+ * The WebSocket replay's handshakes: `GET /ws/replay/v1/{platform}?from=&to=&speed=&clock=&session=` upgraded to a replay socket that
+ * speaks the venue's own protocol (venues.ts: one protocol module per recorded venue). Everything checkable before the
  * upgrade is checked before it, and a refusal is an HTTP answer in the documented `{"error","message"}` form (never
  * an open socket that says nothing): an unknown path (404 not_found), a platform that is not one (404
- * unknown_platform) or not replayed over WebSocket yet (404 unknown_platform, naming the ones that are), `from`/`to`
- * as the HTTP replay takes them (400 invalid_timestamp), `speed` not `max` nor a positive number (400
- * invalid_request), a bad key (401), the caller's requests per minute used up (429 rate_limited: a handshake counts
+ * unknown_platform) or not a recorded venue (404 unknown_platform, naming the ones that are), `from`/`to`
+ * as the HTTP replay takes them (400 invalid_timestamp), `speed` not `max` nor a positive number, `clock`
+ * not `venue` nor `received` (400 invalid_request), a bad key (401), the caller's requests per minute used up (429 rate_limited: a handshake counts
  * as a request of the shared budget, per key or, anonymous, per client address through TRUST_PROXY_HOPS), keys that
  * cannot be checked (503), the caller's replay sockets at their limit (429 too_many_connections: packages/auth
  * `KeyLimits` in the `replay` namespace, every replica together; the place is given back when the socket closes). The key is optional as on the HTTP replay:
@@ -21,7 +21,7 @@ import { AppError, rawErrorResponse, type Logger } from '@depthgate/service-kit'
 import proxyaddr from 'proxy-addr';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ReplayMetrics } from '../metrics';
-import { parseWindow } from '../request';
+import { parseClock, parseWindow } from '../request';
 import { ReplaySocket } from './replay-socket';
 import { Sessions } from './session';
 import { VENUE_SOCKETS } from './venues';
@@ -33,7 +33,7 @@ export interface ReplaySocketsDeps {
   metrics: ReplayMetrics;
   logger: Logger;
   queryTimeoutMs: number;
-  maxWindowRows: number;
+  pageRows: number;
   now: () => number;
   /** Reverse proxies whose X-Forwarded-For is trusted (TRUST_PROXY_HOPS), as the HTTP app trusts them. */
   trustProxyHops: number;
@@ -125,12 +125,13 @@ export class ReplaySockets {
         `${platform} is not a recorded venue; replayed over WebSocket: ${replayed()}`,
       );
     const query: Record<string, unknown> = {};
-    for (const name of ['from', 'to', 'speed', 'session']) {
+    for (const name of ['from', 'to', 'speed', 'session', 'clock']) {
       const all = url.searchParams.getAll(name);
       if (all.length > 0) query[name] = all.length === 1 ? all[0] : all;
     }
     const { from, to } = parseWindow(query);
     const speed = parseSpeed(query.speed);
+    const clock = parseClock(query.clock);
     const sessionName = query.session;
     if (sessionName !== undefined && (typeof sessionName !== 'string' || !SESSION_NAME.test(sessionName)))
       throw new AppError('invalid_request', 'session must be given once, 1 to 64 of A-Z a-z 0-9 . _ : -');
@@ -159,12 +160,13 @@ export class ReplaySockets {
       if (!opened) this.limits.close(connId);
     });
     const owner = caller.kind === 'key' ? `key:${caller.key.id}` : `ip:${ipBucket(caller.ip)}`;
-    const terms = { from, to, speed, clock: 'ts' as const };
+    const terms = { from, to, speed, clock };
     const session = this.sessions.session(owner, sessionName, terms);
     // Refused before the upgrade when it cannot join (started, or other terms); checked again as it joins.
     if (session.isStarted)
       throw new AppError('invalid_request', 'this session has started: a socket must join it before its replay starts');
-    if (session.terms.from !== from || session.terms.to !== to || session.terms.speed !== speed)
+    const t = session.terms;
+    if (t.from !== from || t.to !== to || t.speed !== speed || t.clock !== clock)
       throw new AppError(
         'invalid_request',
         'every socket of a session replays the same from, to, speed and clock: this one asks for others',

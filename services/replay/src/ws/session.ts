@@ -14,7 +14,7 @@
  *   socket then closes with 1000 "replay finished") or every member has gone.
  */
 import { AppError } from '@depthgate/service-kit';
-import { mergeByClock, paced, type ClockField, type NativeMessage } from '../engine';
+import { mergeByClock, paced, type ClockField, type NativeMessage, type PageWait } from '../engine';
 
 /** What a session needs of a member socket. */
 export interface SessionMember {
@@ -37,7 +37,7 @@ export interface SessionTerms {
 
 interface Joined {
   member: SessionMember;
-  streams: Iterator<NativeMessage>[] | undefined;
+  streams: Iterator<NativeMessage | PageWait>[] | undefined;
   left: boolean;
 }
 
@@ -72,7 +72,7 @@ export class Session {
   }
 
   /** A member's streams are ready (its subscribes settled, its windows read). */
-  ready(member: SessionMember, streams: Iterator<NativeMessage>[]): void {
+  ready(member: SessionMember, streams: Iterator<NativeMessage | PageWait>[]): void {
     const m = this.members.find((j) => j.member === member);
     if (m) m.streams = streams;
     this.arm();
@@ -111,7 +111,7 @@ export class Session {
   private async run(members: Joined[]): Promise<void> {
     // Every member's markets in one merge; `owner[i]` is the member of stream i.
     const owner: Joined[] = [];
-    const streams: Iterator<NativeMessage>[] = [];
+    const streams: Iterator<NativeMessage | PageWait>[] = [];
     for (const j of members)
       for (const s of j.streams ?? []) {
         owner.push(j);
