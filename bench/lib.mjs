@@ -173,3 +173,61 @@ export function cleanup(dir) {
 }
 
 export const fmt = (n, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+
+/** The p-th percentile (nearest rank) of a list of numbers; NaN when empty. */
+export const pct = (list, p) => {
+  if (list.length === 0) return NaN;
+  const s = [...list].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+
+/** A Redis of the benchmark's own in `dir/redis` (infra/local/redis.sh); `stop()` may be called more than once. */
+export async function startRedis(dir) {
+  const port = await freePort();
+  const redisDir = path.join(dir, 'redis');
+  execFileSync(path.join(ROOT, 'infra/local/redis.sh'), ['start', '--dir', redisDir, '--port', String(port)], {
+    stdio: 'ignore',
+  });
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    stop() {
+      try {
+        execFileSync(path.join(ROOT, 'infra/local/redis.sh'), ['stop', '--dir', redisDir], { stdio: 'ignore' });
+      } catch {
+        /* already stopped */
+      }
+    },
+  };
+}
+
+/**
+ * The venue simulator (seed 1, no rate limits, its environment written to `dir/sim.env`) with `args` added, started
+ * with start() (stopped by stopAll()) and ready. Returns its port base, control URL and the environment it wrote.
+ */
+export async function startSim(dir, args = [], { env = {} } = {}) {
+  const base = await freePortRange(11);
+  const envFile = path.join(dir, 'sim.env');
+  start(
+    'sim',
+    process.execPath,
+    [
+      path.join(ROOT, 'packages/venue-sim/dist/cli.js'),
+      ...['--port', String(base), '--seed', '1', '--write-env', envFile, '--no-rate-limits'],
+      ...args,
+    ],
+    { logDir: dir, env },
+  );
+  const control = `http://127.0.0.1:${base}`;
+  await waitHttp(`${control}/ready`);
+  return { base, control, env: parseEnvFile(envFile) };
+}
+
+/** A depthgate key in the Redis at `redisUrl` (packages/auth's CLI, `create --name bench` with `args`). */
+export function createKey(redisUrl, args = []) {
+  const out = execFileSync(
+    process.execPath,
+    [path.join(ROOT, 'packages/auth/dist/cli.js'), 'create', '--name', 'bench', ...args, '--json'],
+    { env: { ...process.env, REDIS_URL: redisUrl }, encoding: 'utf8' },
+  );
+  return JSON.parse(out).key;
+}

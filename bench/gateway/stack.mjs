@@ -1,65 +1,20 @@
 // What the gateway benchmarks share: Redis, the venue simulator as every upstream, a bench key, gateway processes.
-import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { ROOT, freePort, freePortRange, parseEnvFile, start, waitHttp } from '../lib.mjs';
+import { ROOT, createKey, start, startRedis, startSim } from '../lib.mjs';
 
 /**
  * Redis and the simulator (seed 1, no rate limits, 20 Kalshi tickers, books still) in `dir`, and a key allowed
  * 100M requests a minute. Returns what the gateways need; `stop()` stops Redis (the simulator with stopAll()).
  */
 export async function startStack(dir) {
-  const redisPort = await freePort();
-  const redisDir = path.join(dir, 'redis');
-  execFileSync(path.join(ROOT, 'infra/local/redis.sh'), ['start', '--dir', redisDir, '--port', String(redisPort)], {
-    stdio: 'ignore',
-  });
-  const redisUrl = `redis://127.0.0.1:${redisPort}`;
-  const simBase = await freePortRange(11);
-  const envFile = path.join(dir, 'sim.env');
-  start(
-    'sim',
-    process.execPath,
-    [
-      path.join(ROOT, 'packages/venue-sim/dist/cli.js'),
-      '--port',
-      String(simBase),
-      '--seed',
-      '1',
-      '--write-env',
-      envFile,
-      '--no-rate-limits',
-      '--tickers',
-      'kalshi=20',
-      '--updates-per-second',
-      '0',
-      '--log-level',
-      'warn',
-    ],
-    { logDir: dir },
-  );
-  await waitHttp(`http://127.0.0.1:${simBase}/ready`);
-  const simEnv = parseEnvFile(envFile);
-  const keyOut = JSON.parse(
-    execFileSync(
-      process.execPath,
-      [
-        path.join(ROOT, 'packages/auth/dist/cli.js'),
-        'create',
-        '--name',
-        'bench',
-        '--requests-per-minute',
-        '100000000',
-        '--json',
-      ],
-      { env: { ...process.env, REDIS_URL: redisUrl }, encoding: 'utf8' },
-    ),
-  );
+  const redis = await startRedis(dir);
+  const sim = await startSim(dir, ['--tickers', 'kalshi=20', '--updates-per-second', '0', '--log-level', 'warn']);
   return {
-    simEnv,
-    simBase,
-    redisUrl,
-    apiKey: keyOut.key,
-    stop: () => execFileSync(path.join(ROOT, 'infra/local/redis.sh'), ['stop', '--dir', redisDir], { stdio: 'ignore' }),
+    simEnv: sim.env,
+    simBase: sim.base,
+    redisUrl: redis.url,
+    apiKey: createKey(redis.url, ['--requests-per-minute', '100000000']),
+    stop: redis.stop,
   };
 }
 

@@ -11,7 +11,6 @@
 //   (4) sharing: 100 clients on the same 20 books: the upstream subscriptions the gateway holds.
 // Usage: ./dev bench ws [--clients N] [--seconds N] [--rate N: no ramp, this rate]
 // (writes nothing into the repository; prints a Markdown report on stdout, progress on stderr)
-import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -20,13 +19,15 @@ import WebSocket from 'ws';
 import {
   ROOT,
   cleanup,
+  createKey,
   fmt,
   freePort,
-  freePortRange,
-  parseEnvFile,
+  pct,
   sampleRss,
   sleep,
   start,
+  startRedis,
+  startSim,
   stopAll,
   tempDir,
   waitHttp,
@@ -42,6 +43,8 @@ const SECONDS = arg('--seconds', 10);
 /** Skips the capacity ramp and uses this rate (events per second on the market). */
 const FIXED_RATE = arg('--rate', 0);
 const dir = tempDir('ws');
+/** The benchmark's Redis (stopped at the end). */
+let redis;
 const log = (...a) => console.error('[bench]', ...a);
 const require = createRequire(import.meta.url);
 const { kalshiSigner, feedHandshakeHeaders } = require(path.join(ROOT, 'packages/platforms/dist/index.js'));
@@ -108,12 +111,6 @@ class Clients {
   }
 }
 
-const pct = (list, p) => {
-  if (list.length === 0) return NaN;
-  const s = [...list].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
-};
-
 async function metric(url, name, labels = {}) {
   const text = await (await fetch(url)).text();
   const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
@@ -131,29 +128,17 @@ async function main() {
       .join(' ')}`,
   );
   // --- Redis, simulator ---------------------------------------------------------------------------------------
-  const redisPort = await freePort();
-  execFileSync(
-    path.join(ROOT, 'infra/local/redis.sh'),
-    ['start', '--dir', path.join(dir, 'redis'), '--port', String(redisPort)],
-    { stdio: 'ignore' },
-  );
-  const redisUrl = `redis://127.0.0.1:${redisPort}`;
-  const simBase = await freePortRange(11);
-  const envFile = path.join(dir, 'sim.env');
-  const control = `http://127.0.0.1:${simBase}`;
-  start(
-    'sim',
-    process.execPath,
+  redis = await startRedis(dir);
+  const redisUrl = redis.url;
+  const sim = await startSim(
+    dir,
     [
-      path.join(ROOT, 'packages/venue-sim/dist/cli.js'),
-      ...['--port', String(simBase), '--seed', '1', '--write-env', envFile, '--no-rate-limits'],
       ...['--tickers', 'kalshi=20', '--platforms', 'kalshi', '--updates-per-second', '0', '--changes-per-update', '1'],
       ...['--max-recorded-requests', '1000', '--log-level', 'warn'],
     ],
-    { logDir: dir, env: { NODE_OPTIONS: '--max-semi-space-size=16' } },
+    { env: { NODE_OPTIONS: '--max-semi-space-size=16' } },
   );
-  await waitHttp(`${control}/ready`);
-  const simEnv = parseEnvFile(envFile);
+  const { control, env: simEnv } = sim;
   const tickers = (await (await fetch(`${control}/control/tickers`)).json()).venue_b;
   const market = tickers[0];
   const setRate = (updatesPerSecond) =>
@@ -175,17 +160,7 @@ async function main() {
     JSON.stringify({ id: 1, cmd: 'subscribe', params: { channels: ['orderbook_delta'], market_tickers: markets } });
 
   // --- the gateway -------------------------------------------------------------------------------------------
-  const { key } = JSON.parse(
-    execFileSync(
-      process.execPath,
-      [
-        path.join(ROOT, 'packages/auth/dist/cli.js'),
-        ...['create', '--name', 'bench', '--ws-max-connections', '100000', '--ws-max-subscriptions', '1000000'],
-        '--json',
-      ],
-      { env: { ...process.env, REDIS_URL: redisUrl }, encoding: 'utf8' },
-    ),
-  );
+  const key = createKey(redisUrl, ['--ws-max-connections', '100000', '--ws-max-subscriptions', '1000000']);
   const gatewayPort = await freePort();
   const gateway = start('gateway', process.execPath, [path.join(ROOT, 'services/gateway/dist/main.js')], {
     logDir: dir,
@@ -396,12 +371,6 @@ main()
   })
   .finally(async () => {
     await stopAll();
-    try {
-      execFileSync(path.join(ROOT, 'infra/local/redis.sh'), ['stop', '--dir', path.join(dir, 'redis')], {
-        stdio: 'ignore',
-      });
-    } catch {
-      /* already stopped */
-    }
+    redis?.stop();
     if (!process.env.DG_BENCH_KEEP) cleanup(dir);
   });

@@ -7,7 +7,6 @@
 // `resynced` before the next stall. Reported beside each venue's heartbeat interval + 1 s (the target).
 // Usage: ./dev bench ws --silence [--stalls N] [--clients N]   (or, after a build: node bench/ws/silence.mjs …)
 // (writes nothing into the repository; prints a Markdown report on stdout, progress on stderr)
-import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,12 +14,14 @@ import WebSocket from 'ws';
 import {
   ROOT,
   cleanup,
+  createKey,
   fmt,
   freePort,
-  freePortRange,
-  parseEnvFile,
+  pct,
   sleep,
   start,
+  startRedis,
+  startSim,
   stopAll,
   tempDir,
   waitHttp,
@@ -34,6 +35,8 @@ const arg = (name, def) => {
 const STALLS = arg('--stalls', 5);
 const CLIENTS = arg('--clients', 5);
 const dir = tempDir('ws-silence');
+/** The benchmark's Redis (stopped at the end). */
+let redis;
 const log = (...a) => console.error('[bench]', ...a);
 const require = createRequire(import.meta.url);
 const { PLATFORMS, feedLiveness } = require(path.join(ROOT, 'packages/platforms/dist/index.js'));
@@ -74,12 +77,6 @@ const CASES = [
   },
 ];
 
-const pct = (list, p) => {
-  if (list.length === 0) return NaN;
-  const s = [...list].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
-};
-
 /** A client that notes when each notice arrived. */
 function client(url, key, subscribe) {
   return new Promise((resolve, reject) => {
@@ -116,40 +113,20 @@ async function until(f, what, timeoutMs) {
 async function main() {
   const loadBefore = os.loadavg();
   log(`load before: ${loadBefore.map((x) => x.toFixed(2)).join(' ')}`);
-  const redisPort = await freePort();
-  execFileSync(
-    path.join(ROOT, 'infra/local/redis.sh'),
-    ['start', '--dir', path.join(dir, 'redis'), '--port', String(redisPort)],
-    { stdio: 'ignore' },
-  );
-  const redisUrl = `redis://127.0.0.1:${redisPort}`;
-  const simBase = await freePortRange(11);
-  const envFile = path.join(dir, 'sim.env');
-  const control = `http://127.0.0.1:${simBase}`;
+  redis = await startRedis(dir);
+  const redisUrl = redis.url;
   // Each venue's own heartbeat rhythm (no --heartbeat-interval-ms); the books move, as a live market's do.
-  start(
-    'sim',
-    process.execPath,
-    [
-      path.join(ROOT, 'packages/venue-sim/dist/cli.js'),
-      ...['--port', String(simBase), '--seed', '1', '--write-env', envFile, '--no-rate-limits'],
-      ...['--updates-per-second', '50', '--max-recorded-requests', '1000', '--log-level', 'warn'],
-    ],
-    { logDir: dir },
-  );
-  await waitHttp(`${control}/ready`);
-  const simEnv = parseEnvFile(envFile);
+  const sim = await startSim(dir, [
+    '--updates-per-second',
+    '50',
+    '--max-recorded-requests',
+    '1000',
+    '--log-level',
+    'warn',
+  ]);
+  const { control, env: simEnv } = sim;
   const books = await (await fetch(`${control}/control/books`)).json();
-  const { key } = JSON.parse(
-    execFileSync(
-      process.execPath,
-      [
-        path.join(ROOT, 'packages/auth/dist/cli.js'),
-        ...['create', '--name', 'bench', '--ws-max-connections', '1000', '--ws-max-subscriptions', '1000', '--json'],
-      ],
-      { env: { ...process.env, REDIS_URL: redisUrl }, encoding: 'utf8' },
-    ),
-  );
+  const key = createKey(redisUrl, ['--ws-max-connections', '1000', '--ws-max-subscriptions', '1000']);
   const gatewayPort = await freePort();
   start('gateway', process.execPath, [path.join(ROOT, 'services/gateway/dist/main.js')], {
     logDir: dir,
@@ -239,12 +216,6 @@ main()
   })
   .finally(async () => {
     await stopAll();
-    try {
-      execFileSync(path.join(ROOT, 'infra/local/redis.sh'), ['stop', '--dir', path.join(dir, 'redis')], {
-        stdio: 'ignore',
-      });
-    } catch {
-      /* already stopped */
-    }
+    redis?.stop();
     if (!process.env.DG_BENCH_KEEP) cleanup(dir);
   });

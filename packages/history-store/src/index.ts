@@ -13,6 +13,7 @@ export { HistoryStore, type HistoryStoreOptions } from './store';
 export { QueryAbortedError, QueryScope, type AbortReason } from './scope';
 export { QueryGate, GateClosedError } from './query-gate';
 export type { QuerierOptions, QueryObserver, QueryOutcome, StreamOptions } from './querier';
+export { QueryBudgetMetrics, type QueryBudgetMetricsOptions } from './query-metrics';
 
 // Configuration and failures.
 export {
@@ -92,6 +93,7 @@ export {
   BOOK_FIRST_LOOK_BACK_MS,
   BOOK_LAYOUT,
   OrderBookQueries,
+  storedTickerName,
   type CatalogueSpan,
   type DeltaResume,
   type KindCoverage,

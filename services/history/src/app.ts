@@ -46,7 +46,7 @@ export function createApp(deps: HistoryDeps): Express {
   const metrics = new HistoryMetrics(deps.registry);
   const queries = new OrderBookQueries(store, {
     gate: new QueryGate(config.CLICKHOUSE_QUERY_CONCURRENCY),
-    observer: metrics.queries,
+    observer: metrics.budget.observer,
   });
   const reader = new OrderBookReader(queries, metrics, config.CATALOGUE_CACHE_TTL_MS);
   const cursors = new CursorCodec(config.cursorSecrets, exchanges);

@@ -33,7 +33,7 @@ export function createReplayService(deps: ReplayDeps): { app: Express; sockets: 
   // Its own query gate: a replay load waits here, not in the history API's.
   const queries = new OrderBookQueries(store, {
     gate: new QueryGate(config.REPLAY_QUERY_CONCURRENCY),
-    observer: metrics.queries,
+    observer: metrics.budget.observer,
   });
   const sockets = new ReplaySockets({
     auth,

@@ -4,7 +4,7 @@
  * (packages/auth access.ts), with the history's error codes.
  */
 import { canSeeTicker, unknownTicker, windowStart, type Caller, type ExchangeKey } from '@depthgate/auth';
-import { TICKER_PATTERN, type OrderBookQueries, type QueryScope } from '@depthgate/history-store';
+import { storedTickerName, TICKER_PATTERN, type OrderBookQueries, type QueryScope } from '@depthgate/history-store';
 import { AppError, invalidTimestampMessage, parseMoment } from '@depthgate/service-kit';
 import type { ClockField } from './engine';
 
@@ -55,8 +55,7 @@ export async function visibleTicker(
   requested: string,
 ): Promise<string> {
   if (!TICKER_PATTERN.test(requested)) throw unknownTicker(exchange, requested);
-  const names = [...new Set((await queries.catalogue(scope, exchange, requested)).map((s) => s.ticker))];
-  const name = names.includes(requested) ? requested : names.length === 1 ? names[0] : undefined;
+  const name = storedTickerName(await queries.catalogue(scope, exchange, requested), requested);
   if (name === undefined || !canSeeTicker(caller, name)) throw unknownTicker(exchange, requested);
   return name;
 }

@@ -470,6 +470,16 @@ const gapOf = (r: JsonRow): StoredGap => ({
   detectedAt: Number(r.detected_at),
 });
 
+/**
+ * The stored name a request's ticker means, from its catalogue spans (`OrderBookQueries.catalogue`): the ticker
+ * itself when stored so, else the one stored ticker equal to it ignoring case; undefined when none is (or several
+ * are). One rule for every reader (the history API, the replay).
+ */
+export function storedTickerName(spans: readonly { ticker: string }[], requested: string): string | undefined {
+  const names = [...new Set(spans.map((s) => s.ticker))];
+  return names.includes(requested) ? requested : names.length === 1 ? names[0] : undefined;
+}
+
 /** The history API's reads, each under the request's QueryScope. */
 export class OrderBookQueries {
   private readonly q: Querier;

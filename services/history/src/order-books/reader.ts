@@ -23,6 +23,7 @@
 import type { ExchangeKey } from '@depthgate/auth';
 import {
   BOOK_FIRST_LOOK_BACK_MS,
+  storedTickerName,
   type OrderBookQueries,
   type QueryScope,
   type GapStream,
@@ -200,8 +201,7 @@ export class OrderBookReader {
     }
     this.metrics.catalogueCache.inc({ result: 'miss' });
     const spans = await this.queries.catalogue(scope, exchange, ticker);
-    const names = [...new Set(spans.map((r) => r.ticker))];
-    const name = names.includes(ticker) ? ticker : names.length === 1 ? names[0] : undefined;
+    const name = storedTickerName(spans, ticker);
     let entry: CatalogueEntry | null = null;
     if (name !== undefined) {
       entry = { ticker: name, spans: {} };
