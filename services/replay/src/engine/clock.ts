@@ -71,6 +71,8 @@ export interface PaceOptions {
   /** Wall clock, ms. */
   now: () => number;
   sleep: (ms: number) => Promise<void>;
+  /** Called before the stream waits (for its next message's time, or for a page): a consumer flushes what it holds. */
+  idle?: () => void;
 }
 
 /**
@@ -88,13 +90,17 @@ export async function* paced(
   for (const m of messages) {
     // A page still being read: wait for it (the message it holds is then released on its own due time).
     if (m instanceof PageWait) {
+      o.idle?.();
       await m.ready;
       continue;
     }
     if (o.speed !== 'max') {
       const due = start + (m.at - o.from) / o.speed;
       const wait = due - o.now();
-      if (wait > 0) await o.sleep(wait);
+      if (wait > 0) {
+        o.idle?.();
+        await o.sleep(wait);
+      }
     }
     yield m;
   }

@@ -90,10 +90,26 @@ export class ReplaySocket implements SessionMember {
     return this.state === 'done' || this.d.ws.readyState !== this.d.ws.OPEN;
   }
 
-  async send(text: string): Promise<void> {
+  send(text: string): number | Promise<number> {
     const { ws } = this.d;
-    if (ws.bufferedAmount > HIGH_WATER_BYTES) await new Promise<void>((r) => ws.send(text, () => r()));
-    else ws.send(text);
+    // Characters, not bytes: a batch's size need not be exact.
+    const size = text.length;
+    if (ws.bufferedAmount > HIGH_WATER_BYTES) return new Promise<number>((r) => ws.send(text, () => r(size)));
+    ws.send(text);
+    return size;
+  }
+
+  /** The socket under the WebSocket (ws keeps it as `_socket`): corked around a batch of frames. */
+  private get raw(): { cork(): void; uncork(): void } | undefined {
+    return (this.d.ws as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
+  }
+
+  cork(): void {
+    this.raw?.cork();
+  }
+
+  uncork(): void {
+    this.raw?.uncork();
   }
 
   finished(sent: number): void {

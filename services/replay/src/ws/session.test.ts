@@ -15,9 +15,17 @@ class Member implements SessionMember {
     private readonly log: string[],
     private readonly hold?: () => Promise<void>,
   ) {}
-  send(text: string): void | Promise<void> {
+  corks = 0;
+  send(text: string): number | Promise<number> {
     this.log.push(text);
-    return this.hold?.();
+    const held = this.hold?.();
+    return held ? held.then(() => text.length) : text.length;
+  }
+  cork(): void {
+    this.corks++;
+  }
+  uncork(): void {
+    this.corks--;
   }
   gone(): boolean {
     return this.left;
@@ -50,6 +58,8 @@ describe('Session', () => {
     await until(() => ended === 1);
     expect(log).toEqual(['b@0', 'a1@1', 'a2@2', 'a1@5', 'a2@5', 'b@5', 'b@7', 'a1@9', 'b@50']);
     expect([a.finishedWith, b.finishedWith]).toEqual([5, 4]);
+    // Every cork was undone (the batch written) by the end.
+    expect([a.corks, b.corks]).toEqual([0, 0]);
   });
 
   it('waits for every member that joined; a member that leaves is no longer waited for, nor sent to', async () => {

@@ -16,10 +16,20 @@
 import { AppError } from '@depthgate/service-kit';
 import { mergeByClock, paced, type ClockField, type NativeMessage, type PageWait } from '../engine';
 
+/** A batch of messages is written (the sockets uncorked) at about this many bytes. */
+const BATCH_BYTES = 64 * 1024;
+
 /** What a session needs of a member socket. */
 export interface SessionMember {
-  /** Sends one message; resolves when the socket can take more (backpressure). */
-  send(text: string): void | Promise<void>;
+  /**
+   * Sends one message, returning its size in bytes, or (the socket holds too much unsent) a promise of that size
+   * that resolves when the socket can take more (backpressure).
+   */
+  send(text: string): number | Promise<number>;
+  /** Holds what is sent from now on in the process, to be written together (`uncork`). */
+  cork(): void;
+  /** Writes what `cork` held. */
+  uncork(): void;
   /** Whether the socket has gone (its messages are skipped from then on). */
   gone(): boolean;
   /** Every message of the member was sent. */
@@ -119,10 +129,21 @@ export class Session {
         streams.push({ next: () => (j.left || j.member.gone() ? { done: true, value: undefined } : s.next()) });
       }
     const sent = new Map<Joined, number>(members.map((j) => [j, 0]));
+    // Messages go out in batches: each socket corked while a batch is written (one write of many frames, not one
+    // system call per message), uncorked when the batch is full, before any wait, and at the end; after a full batch
+    // the loop yields to the event loop, so a replay at `max` never holds the process.
+    const corked = new Set<Joined>();
+    let batchBytes = 0;
+    const flush = () => {
+      for (const j of corked) j.member.uncork();
+      corked.clear();
+      batchBytes = 0;
+    };
     const messages = paced(mergeByClock(streams, this.terms.clock), {
       speed: this.terms.speed,
       from: this.terms.from,
       now: Date.now,
+      idle: flush,
       sleep: (ms) =>
         new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, ms);
@@ -137,11 +158,27 @@ export class Session {
         const j = owner[m.source] as Joined;
         if (j.left || j.member.gone()) continue;
         if (members.every((x) => x.left || x.member.gone())) break;
-        await j.member.send(m.message.text);
+        if (!corked.has(j)) {
+          j.member.cork();
+          corked.add(j);
+        }
+        const size = j.member.send(m.message.text);
+        if (typeof size === 'number') batchBytes += size;
+        else {
+          // The socket is full: what is held is written, then the session waits for it to drain.
+          flush();
+          await size;
+        }
         sent.set(j, (sent.get(j) ?? 0) + 1);
+        if (batchBytes >= BATCH_BYTES) {
+          flush();
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        }
       }
+      flush();
       for (const j of members) if (!j.left && !j.member.gone()) j.member.finished(sent.get(j) ?? 0);
     } catch (err) {
+      flush();
       // A stream's rows contradict themselves (ReplayDataError): the session cannot go on in true order, and every
       // member still there is told why.
       for (const j of members) if (!j.left && !j.member.gone()) j.member.failed(err as Error);
