@@ -29,7 +29,11 @@ const second = new Map<ExchangeKey, RecordedWindow>();
 
 beforeAll(async () => {
   // The default settle time (ccxt's coinbaseexchange spaces its subscribes by its rate limit, 100 ms).
-  h = await startHarness({ seed: 'gc', gapRate: 0.03, env: { REPLAY_SUBSCRIBE_SETTLE_MS: '250' } });
+  h = await startHarness({
+    seed: 'gc',
+    gapRate: 0.03,
+    env: { REPLAY_SUBSCRIBE_SETTLE_MS: '250', REPLAY_SUBSCRIBE_TIMEOUT_MS: '2000' },
+  });
   for (const v of [gemini, coinbase]) {
     const w = randomWindow(`gc-second|${v.exchange}`, v.grid, {
       events: 300,
@@ -146,7 +150,7 @@ describe('Gemini (/ws/replay/v1/gemini)', () => {
     expect(replayed.every((t) => marketOf(t) === 'BTCUSD')).toBe(true);
   });
 
-  it('a subscribe of symbols never recorded only: the errors, then the replay of nothing ends (1000), no hang', async () => {
+  it('a subscribe of symbols never recorded only: the errors, and the socket closed 1008 when nothing replayable was subscribed in time, no hang', async () => {
     const { first } = spanOf('venue_c');
     const c = await open('gemini', `from=${first}&to=${first + 500}&speed=max`);
     c.send(l2('NEVERUSD', 7));
@@ -155,7 +159,7 @@ describe('Gemini (/ws/replay/v1/gemini)', () => {
       error('InvalidSymbol', 'invalid symbol NEVERUSD'),
       error('InvalidSymbol', 'invalid symbol 7'),
     ]);
-    expect([c.closeCode, c.closeReason]).toEqual([1000, 'replay finished']);
+    expect([c.closeCode, c.closeReason]).toEqual([1008, 'no subscribe to a replayable market within 2 s']);
   });
 
   it('a subscribe after the replay started is ReplayStarted; a window before the caller’s is InvalidTimestamp naming its start', async () => {
@@ -176,7 +180,7 @@ describe('Gemini (/ws/replay/v1/gemini)', () => {
     expect(anonymous.messages).toEqual([
       error('InvalidTimestamp', expect.stringContaining(new Date(h.now - 86_400_000).toISOString())),
     ]);
-    expect(anonymous.closeCode).toBe(1000);
+    expect(anonymous.closeCode).toBe(1008);
   });
 });
 

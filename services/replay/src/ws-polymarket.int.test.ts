@@ -40,7 +40,7 @@ let h: Harness;
 let noWindow: RecordedWindow;
 
 beforeAll(async () => {
-  h = await startHarness({ seed: 'pm', gapRate: 0.04 });
+  h = await startHarness({ seed: 'pm', gapRate: 0.04, env: { REPLAY_SUBSCRIBE_TIMEOUT_MS: '2000' } });
   noWindow = randomWindow('pm|no-token', clob.grid, { events: 300, gapRate: 0.04, tradeId: clob.tradeId });
   await storeWindow(h.db, 'venue_a_clob', NO, noWindow);
 }, 90_000);
@@ -148,12 +148,12 @@ describe('Polymarket CLOB over /ws/replay/v1/polymarket-clob', () => {
     expect(client.hashesChecked).toBeGreaterThan(0);
   });
 
-  it('only unknown assets: nothing is replayed and the socket ends (1000), never a hang', async () => {
+  it('only unknown assets: nothing is replayed, and the socket is closed 1008 when nothing replayable was subscribed in time, never a hang', async () => {
     const { first, last } = h.span('venue_a_clob');
     const c = await open('polymarket-clob', `from=${first}&to=${last}&speed=max`);
     c.send({ assets_ids: ['123456789'], type: 'market' });
     await c.untilClosed(30_000);
-    expect([c.closeCode, c.closeReason, c.texts]).toEqual([1000, 'replay finished', []]);
+    expect([c.closeCode, c.closeReason, c.texts]).toEqual([1008, 'no subscribe to a replayable market within 2 s', []]);
   });
 
   it('a subscribe after the replay started gets INVALID OPERATION; the replay goes on', async () => {
