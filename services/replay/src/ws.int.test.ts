@@ -14,8 +14,12 @@
  *
  * Then sessions: two venues' sockets sharing a `session` get their messages in one time order.
  */
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { complementOfOne, formatDecimal, parseDecimal } from '@depthgate/feeds';
 import { Rng } from '@depthgate/service-kit';
-import { WsTestClient } from '@depthgate/test-utils';
+import { WsTestClient, repoRoot } from '@depthgate/test-utils';
 import type { RecordedWindow } from './engine';
 import { startHarness, TICKERS, type Harness } from './testing/harness';
 import { VENUES, type Venue, type VenueSocketClient } from './testing/venues';
@@ -177,4 +181,37 @@ describe('a socket with nothing to replay', () => {
     expect(silent.texts).toEqual([]);
     expect(refused.messages).toEqual([expect.objectContaining({ type: 'error', reason: 'InvalidSymbol' })]);
   });
+});
+
+describe('the Kalshi example of docs/replay.md (services/replay/examples/kalshi.mjs, a plain ws bot)', () => {
+  it('ends with the history’s book, its trades counted, seq contiguous', async () => {
+    const v = VENUES.find((x) => x.exchange === 'venue_b') as Venue;
+    const { first, last } = h.span('venue_b');
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        path.join(repoRoot, 'services/replay/examples/kalshi.mjs'),
+        TICKERS.venue_b,
+        new Date(first).toISOString(),
+        new Date(last).toISOString(),
+      ],
+      { env: { ...process.env, REPLAY_URL: h.url.replace('http:', 'ws:'), DEPTHGATE_KEY: h.key }, timeout: 60_000 },
+    );
+    const out = JSON.parse(stdout.trim().split('\n').pop() as string) as {
+      close: [number, string];
+      yes: [string, string][];
+      no: [string, string][];
+      trades: number;
+      resets: number;
+    };
+    expect(out.close).toEqual([1000, 'replay finished']);
+    const canon = (t: string) => formatDecimal(parseDecimal(t));
+    const book = await h.historyBook('venue_b', last);
+    // The history keeps Kalshi's book as the YES book: bids the YES bids, asks 1 − the NO bids.
+    expect({
+      bids: new Map(out.yes.map(([p, q]) => [canon(p), parseDecimal(q)])),
+      asks: new Map(out.no.map(([p, q]) => [canon(complementOfOne(p)), parseDecimal(q)])),
+    }).toEqual(book);
+    expect(out.trades).toBe((await h.historyTrades(v, first - 1, last)).length);
+  }, 90_000);
 });
