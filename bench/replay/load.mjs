@@ -2,12 +2,18 @@
 // the history clients' event loop): `replays` WebSocket replays at speed=max kept running at once — each starts the
 // next window as soon as its replay finishes — until the main thread says `stop`. Posts { started } once every
 // replay has received its first message, and { messages, replays, failures, seconds } when stopped.
+import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
 import { wsReplay } from './clients.mjs';
 import { venueNamed } from './venues.mjs';
 
-const { base, venueName, key, windows, replays } = workerData;
+const { base, venueName, key, windows, replays, nice } = workerData;
+// The replays' clients stand for backtests running elsewhere: at a low priority (this thread's, on Linux a per-thread
+// value) they do not take the cores from what is measured.
+if (nice !== undefined) os.setPriority(nice);
+/** Why replays failed: `code reason` (or the error's message) → count. */
+const why = new Map();
 const venue = venueNamed(venueName);
 let stopping = false;
 let messages = 0;
@@ -46,9 +52,15 @@ async function loop(i) {
         },
       });
       if (!stopping && r.code === 1000) finished++;
-      else if (!stopping) failures++;
-    } catch {
-      if (!stopping) failures++;
+      else if (!stopping) {
+        failures++;
+        why.set(`${r.code} ${r.reason}`, (why.get(`${r.code} ${r.reason}`) ?? 0) + 1);
+      }
+    } catch (err) {
+      if (!stopping) {
+        failures++;
+        why.set(err.message, (why.get(err.message) ?? 0) + 1);
+      }
       await new Promise((r) => setTimeout(r, 100));
     }
   }
@@ -62,5 +74,5 @@ parentPort.on('message', async (m) => {
   stopping = true;
   for (const ws of open) ws.terminate();
   await Promise.allSettled(loops);
-  parentPort.postMessage({ messages: counted, replays: finished, failures, seconds });
+  parentPort.postMessage({ messages: counted, replays: finished, failures, why: Object.fromEntries(why), seconds });
 });

@@ -8,3 +8,4 @@ export * from './venue-c';
 export * from './venue-a-us';
 export * from './venue-a-clob';
 export * from './venue-d';
+export { jsonObject } from './json';

@@ -4,6 +4,7 @@
  * feed and REST book, and the replay service, build them here. Prices and sizes are the venue's shortest forms;
  * `hash` is `clobBookHash` of the asset's summary (clob-hash.ts).
  */
+import { jsonObject } from './json';
 import { clobBookHash, type ClobBookSummary, type ClobLevel } from '../clob-hash';
 
 export type ClobSide = 'BUY' | 'SELL';
@@ -123,13 +124,7 @@ export type ClobRequest =
 export function parseClobRequest(text: string, isBinary = false): ClobRequest {
   if (isBinary) return { kind: 'invalid' };
   if (text === 'PING') return { kind: 'ping' };
-  let m: Record<string, unknown> | undefined;
-  try {
-    const v: unknown = JSON.parse(text);
-    if (v && typeof v === 'object' && !Array.isArray(v)) m = v as Record<string, unknown>;
-  } catch {
-    m = undefined;
-  }
+  const m = jsonObject(text);
   const assets = Array.isArray(m?.assets_ids) ? (m.assets_ids as unknown[]) : undefined;
   if (!m || !assets || !assets.every((a) => typeof a === 'string')) return { kind: 'invalid' };
   const ids = assets as string[];

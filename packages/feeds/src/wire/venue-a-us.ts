@@ -5,6 +5,8 @@
  * text (`px.value` with 3 decimals).
  */
 
+import { jsonObject } from './json';
+
 /** A level as given: `[price, quantity]`. */
 export type PmUsLevel = readonly [string, string];
 
@@ -116,13 +118,7 @@ export type PmUsRequest =
  * (none that is a string; other entries are dropped), `too many marketSlugs (max 100)`, `unknown message`.
  */
 export function parsePmUsRequest(text: string): PmUsRequest {
-  let m: Record<string, unknown> | undefined;
-  try {
-    const v: unknown = JSON.parse(text);
-    if (v && typeof v === 'object' && !Array.isArray(v)) m = v as Record<string, unknown>;
-  } catch {
-    m = undefined;
-  }
+  const m = jsonObject(text);
   if (!m) return { kind: 'error', error: 'invalid message' };
   if (m.subscribe && typeof m.subscribe === 'object') {
     const s = m.subscribe as Record<string, unknown>;

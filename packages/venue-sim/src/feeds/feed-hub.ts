@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
+import { jsonObject } from '@depthgate/feeds';
 import type { RecordedRequest } from '../http/types';
 
 export const FEED_FAULT_KINDS = ['drop', 'disconnect', 'stall', 'reorder', 'corrupt_checksum'] as const;
@@ -326,10 +327,5 @@ export function rawText(data: RawData): string {
 
 /** Parses a client message as a JSON object, or undefined. */
 export function parseJsonObject(data: RawData): Record<string, unknown> | undefined {
-  try {
-    const v: unknown = JSON.parse(rawText(data));
-    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
+  return jsonObject(rawText(data));
 }
