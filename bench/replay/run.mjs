@@ -116,6 +116,25 @@ async function metric(url, name) {
   return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : NaN;
 }
 
+/**
+ * The history service's own view of a phase (read at its start and its end): its ClickHouse queries' mean duration
+ * (`history_clickhouse_query_duration_seconds`, Δsum ÷ Δcount; a window query includes streaming its rows) and its
+ * event loop's delay p99 over the phase (prom-client's `nodejs_eventloop_lag_p99_seconds`, reset at every scrape).
+ */
+async function historyView(url) {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const total = (name) =>
+    text
+      .split('\n')
+      .filter((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`))
+      .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+  return {
+    sum: total('history_clickhouse_query_duration_seconds_sum'),
+    count: total('history_clickhouse_query_duration_seconds_count'),
+    lagP99: total('nodejs_eventloop_lag_p99_seconds'),
+  };
+}
+
 // --- the stack ----------------------------------------------------------------------------------------------------
 async function startStack() {
   if (external) {
@@ -507,10 +526,19 @@ async function isolation(s) {
   const windows = await windowsOfRows(await spans('delta'), Math.max(REPLAYS, 8), ROWS.isolation);
   const rows = [];
   const row = (who, r) =>
-    `| ${who} | ${r.times.length} | ${r.errors} | ${fmt(r.times.length / ISOLATION_SECONDS)} | ${fmt(pct(r.times, 50), 1)} ms | ${fmt(pct(r.times, 99), 1)} ms |`;
+    `| ${who} | ${r.times.length} | ${r.errors} | ${fmt(r.times.length / ISOLATION_SECONDS)} | ${fmt(pct(r.times, 50), 1)} ms | ${fmt(pct(r.times, 99), 1)} ms | ${fmt(r.view.queryMs, 1)} ms | ${fmt(r.view.lagP99Ms, 1)} ms |`;
+  const viewed = async (load) => {
+    const v0 = await historyView(s.historyUrl);
+    const r = await load();
+    const v1 = await historyView(s.historyUrl);
+    return {
+      ...r,
+      view: { queryMs: ((v1.sum - v0.sum) / Math.max(1, v1.count - v0.count)) * 1000, lagP99Ms: v1.lagP99 * 1000 },
+    };
+  };
 
   log(`isolation: the history API at ${HISTORY_CLIENTS} clients for ${ISOLATION_SECONDS} s, without replays`);
-  const before = await historyLoad();
+  const before = await viewed(historyLoad);
   rows.push(row('without replays', before));
 
   log(`isolation: the same with ${REPLAYS} replays at speed=max running`);
@@ -547,7 +575,7 @@ async function isolation(s) {
   const who = { replay: s.replay.pid, history: s.history.pid, ClickHouse: s.clickhousePid, 'the clients': process.pid };
   const cpu0 = Object.fromEntries(Object.entries(who).map(([k, pid]) => [k, pid ? cpuMs(pid) : NaN]));
   const t0 = performance.now();
-  const during = await historyLoad();
+  const during = await viewed(historyLoad);
   const seconds = (performance.now() - t0) / 1000;
   const cores = Object.entries(who)
     .filter(([, pid]) => pid)
@@ -559,15 +587,15 @@ async function isolation(s) {
   rows.push(row(`with ${REPLAYS} replays at speed=max`, during));
 
   log('isolation: without replays again');
-  const after = await historyLoad();
+  const after = await viewed(historyLoad);
   rows.push(row('without replays, after', after));
 
   const p99 = (r) => pct(r.times, 99);
   return [
-    `| history API, ${HISTORY_CLIENTS} closed-loop clients, 1,000-row pages, ${ISOLATION_SECONDS} s | requests | errors | requests/s | p50 | p99 |`,
-    '| --- | ---: | ---: | ---: | ---: | ---: |',
+    `| history API, ${HISTORY_CLIENTS} closed-loop clients, 1,000-row pages, ${ISOLATION_SECONDS} s | requests | errors | requests/s | p50 | p99 | history's ClickHouse query, mean | history's event-loop delay p99 |`,
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows,
-    `| ↳ p99 with replays ÷ without (before) | | | | | **${fmt(p99(during) / p99(before), 2)}×** |`,
+    `| ↳ p99 with replays ÷ without (before) | | | | | **${fmt(p99(during) / p99(before), 2)}×** | | |`,
     '',
     `Target: ≤ 1.2×. The replays meanwhile: ${fmt(load.messages / load.seconds)} messages/s, ${load.replays} finished, ` +
       `${load.failures} failed${load.failures > 0 ? ` (${JSON.stringify(load.why)})` : ''}. CPU meanwhile, in cores: ${cores}. ` +
