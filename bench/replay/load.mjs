@@ -1,17 +1,14 @@
-// The replay load of the isolation measurement, in a worker thread of its own (so its clients' work does not delay
-// the history clients' event loop): `replays` WebSocket replays at speed=max kept running at once — each starts the
-// next window as soon as its replay finishes — until the main thread says `stop`. Posts { started } once every
-// replay has received its first message, and { messages, replays, failures, seconds } when stopped.
-import os from 'node:os';
-import { parentPort, workerData } from 'node:worker_threads';
+// The replay load of the isolation measurement, a process of its own started by run.mjs under `nice` with an IPC
+// channel (the replays' clients stand for backtests running elsewhere: they share neither a process nor a priority
+// with the history's clients): `replays` WebSocket replays at speed=max kept running at once — each starts the next
+// window as soon as its replay finishes — until the parent says `stop`. Sends { started } once every replay has
+// received its first message, and { messages, replays, failures, why, seconds } when stopped, then exits.
 import { performance } from 'node:perf_hooks';
 import { wsReplay } from './clients.mjs';
 import { venueNamed } from './venues.mjs';
 
-const { base, venueName, key, windows, replays, nice } = workerData;
-// The replays' clients stand for backtests running elsewhere: at a low priority (this thread's, on Linux a per-thread
-// value) they do not take the cores from what is measured.
-if (nice !== undefined) os.setPriority(nice);
+const { base, venueName, key, windows, replays } = JSON.parse(process.argv[2]);
+const parentPort = { postMessage: (m) => process.send(m) };
 /** Why replays failed: `code reason` (or the error's message) → count. */
 const why = new Map();
 const venue = venueNamed(venueName);
@@ -67,12 +64,14 @@ async function loop(i) {
 }
 
 const loops = Array.from({ length: replays }, (_, i) => loop(i));
-parentPort.on('message', async (m) => {
+process.on('message', async (m) => {
   if (m !== 'stop') return;
   const seconds = (performance.now() - measuredFrom) / 1000;
   const counted = messages;
   stopping = true;
   for (const ws of open) ws.terminate();
   await Promise.allSettled(loops);
-  parentPort.postMessage({ messages: counted, replays: finished, failures, why: Object.fromEntries(why), seconds });
+  process.send({ messages: counted, replays: finished, failures, why: Object.fromEntries(why), seconds }, () =>
+    process.exit(0),
+  );
 });

@@ -11,7 +11,7 @@
 //       (its `ts` − the first message's, from the NDJSON replay of the same window): p50/p99/max;
 //   (4) isolation: the history API's latency from 32 closed-loop clients (1,000-row deltas and snapshots pages at
 //       random moments, bench/history's latency mix) without replays, with `--replays` replays at speed=max kept
-//       running (a worker thread of their own), and without again: p99 with ÷ p99 without.
+//       running (a process of their own at nice `--clients-nice`), and without again: p99 with ÷ p99 without.
 // Targets (issue 25): (1) ≥ 1.0×; (3) p99 ≤ 50 ms with 100 replays; (4) ≤ 1.2×.
 //
 // Usage: ./dev bench replay [--venue kalshi] [--quick] [--replays 100] [--pacing-seconds 60] [--memory-sockets 100]
@@ -25,13 +25,12 @@
 // Ports: DG_BENCH_CLICKHOUSE_HTTP_PORT (17227), DG_BENCH_CLICKHOUSE_TCP_PORT (17914); the services' and Redis's are
 // picked free (DG_BENCH_PORT_BASE keeps them in a range). Writes nothing into the repository; prints a Markdown report
 // on stdout, progress on stderr.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Worker } from 'node:worker_threads';
 import { benchmarkSql } from '@depthgate/history-store';
 import { ROOT, cleanup, fmt, freePort, sleep, start, stopAll, tempDir, waitHttp } from '../lib.mjs';
 import { agent, ndjsonReplay, wsReplay } from './clients.mjs';
@@ -62,11 +61,15 @@ const ISOLATION_SECONDS = QUICK ? 5 : 30;
 /** The parts to run (`--only throughput,memory,pacing,isolation`; default all). */
 const ONLY = new Set(value('--only', 'throughput,memory,pacing,isolation').split(','));
 /**
- * CPU priorities (nice values) of the replay service (`--replay-nice`, default 0: as deployed) and of the replays'
- * clients (`--clients-nice`, default 19: they stand for backtests running elsewhere). Raising the replay's to 10 or 19
- * did not move the isolation figure (docs/benchmarks.md): the history is not short of CPU while the replays run.
+ * CPU priorities (nice values). The replay service's (`--replay-nice`, default 10) stands for its CPU weight in
+ * Kubernetes: a container's CPU request sets its cgroup's weight, and under contention a node's CPU is shared by those
+ * weights — infra/k8s/base gives the history 500m and the replay 50m, 10:1, as nice 10 is to nice 0 (110 against
+ * 1024). Each process started here leads a session of its own, and Linux (with autogroup) shares the CPU between
+ * sessions whatever their processes' nice values, so the weight is set where it applies: the replay's session's
+ * (`/proc/PID/autogroup`; plain `nice` where there is no autogroup). The replays' clients (`--clients-nice`, 19)
+ * stand for backtests running elsewhere.
  */
-const REPLAY_NICE = Number(value('--replay-nice', '0'));
+const REPLAY_NICE = Number(value('--replay-nice', '10'));
 const CLIENTS_NICE = Number(value('--clients-nice', '19'));
 const WARMUP_SECONDS = QUICK ? 1 : 3;
 /** Windows start this long after a ticker's first row: the seed writes a book every 5 minutes. */
@@ -263,11 +266,22 @@ async function startStack() {
       },
     },
   );
+  // Its session's CPU weight (see REPLAY_NICE); without autogroup, `nice` above is what applies.
+  try {
+    writeFileSync(`/proc/${replay.pid}/autogroup`, String(REPLAY_NICE));
+  } catch {
+    /* no autogroup here */
+  }
   const replayUrl = `http://127.0.0.1:${replayPort}`;
   await waitHttp(`${replayUrl}/ready`, { timeoutMs: 60_000 });
   const clickhousePid = external
     ? undefined
-    : Number(readFileSync(path.join(dataDir, 'clickhouse', 'clickhouse.pid'), 'utf8').trim());
+    : // infra/local's pid file: "PID SIGNATURE".
+      Number(
+        readFileSync(path.join(dataDir, 'clickhouse', 'clickhouse.pid'), 'utf8')
+          .trim()
+          .split(/\s+/)[0],
+      );
   return { key, historyUrl, replayUrl, history, replay, deployed, heapCap, clickhousePid };
 }
 
@@ -542,20 +556,26 @@ async function isolation(s) {
   rows.push(row('without replays', before));
 
   log(`isolation: the same with ${REPLAYS} replays at speed=max running`);
-  const worker = new Worker(new URL('./load.mjs', import.meta.url), {
-    workerData: {
-      base: s.replayUrl,
-      venueName: venue.platform,
-      key: s.key,
-      windows,
-      replays: REPLAYS,
-      nice: CLIENTS_NICE,
-    },
-  });
+  // A process of its own under `nice` (nice execs node: the IPC channel reaches it).
+  const worker = spawn(
+    'nice',
+    [
+      '-n',
+      String(CLIENTS_NICE),
+      process.execPath,
+      new URL('./load.mjs', import.meta.url).pathname,
+      JSON.stringify({ base: s.replayUrl, venueName: venue.platform, key: s.key, windows, replays: REPLAYS }),
+    ],
+    { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
+  );
+  const terminate = () => {
+    if (worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
+  };
   const workerMessage = () =>
     new Promise((resolve, reject) => {
       worker.once('message', resolve);
       worker.once('error', reject);
+      worker.once('exit', (code) => reject(new Error(`the replay load exited (${code})`)));
     });
   // Every replay has started (its first message), or the load cannot be run.
   let waited;
@@ -565,14 +585,20 @@ async function isolation(s) {
       waited = setTimeout(() => reject(new Error(`the ${REPLAYS} replays did not all start within 120 s`)), 120_000);
     }),
   ])
-    .catch(async (err) => {
-      await worker.terminate();
+    .catch((err) => {
+      terminate();
       throw err;
     })
     .finally(() => clearTimeout(waited));
   // Where the two cores went meanwhile: the replay, the history service, ClickHouse (when the benchmark started it),
-  // and this process (the history clients and the replays' clients).
-  const who = { replay: s.replay.pid, history: s.history.pid, ClickHouse: s.clickhousePid, 'the clients': process.pid };
+  // the history's clients (this process) and the replays' clients.
+  const who = {
+    replay: s.replay.pid,
+    history: s.history.pid,
+    ClickHouse: s.clickhousePid,
+    "the history's clients": process.pid,
+    "the replays' clients": worker.pid,
+  };
   const cpu0 = Object.fromEntries(Object.entries(who).map(([k, pid]) => [k, pid ? cpuMs(pid) : NaN]));
   const t0 = performance.now();
   const during = await viewed(historyLoad);
@@ -581,9 +607,9 @@ async function isolation(s) {
     .filter(([, pid]) => pid)
     .map(([k, pid]) => `${k} ${fmt((cpuMs(pid) - cpu0[k]) / 1000 / seconds, 2)}`)
     .join(', ');
-  worker.postMessage('stop');
+  worker.send('stop');
   const load = await workerMessage();
-  await worker.terminate();
+  terminate();
   rows.push(row(`with ${REPLAYS} replays at speed=max`, during));
 
   log('isolation: without replays again');
