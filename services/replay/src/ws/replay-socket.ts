@@ -23,7 +23,7 @@ import type { ReplayMetrics } from '../metrics';
 import { checkWindowStart, visibleTicker } from '../request';
 import { openWindow } from '../source';
 import type { ReplayProtocol, SubscribeRequest, VenueSocket } from './protocol';
-import type { Session, SessionMember } from './session';
+import type { Session, SessionMember, SessionTerms } from './session';
 
 export const CLOSE_FINISHED = { code: 1000, reason: 'replay finished' } as const;
 
@@ -35,8 +35,8 @@ export interface ReplaySocketDeps {
   venue: VenueSocket;
   caller: Caller;
   session: Session;
-  from: number;
-  to: number;
+  /** This socket's window, speed and clock (those of its session). */
+  terms: SessionTerms;
   store: HistoryStore;
   queries: OrderBookQueries;
   metrics: ReplayMetrics;
@@ -64,7 +64,7 @@ export class ReplaySocket implements SessionMember {
 
   constructor(private readonly d: ReplaySocketDeps) {
     this.protocol = d.venue.create();
-    d.session.join(this, { from: d.from, to: d.to, speed: d.session.terms.speed, clock: d.session.terms.clock });
+    d.session.join(this, d.terms);
     this.idleTimer = setTimeout(() => {
       if (!this.subscribed && this.state === 'open')
         this.end(1008, `no subscribe to a replayable market within ${Math.round(d.subscribeTimeoutMs / 1000)} s`);
@@ -174,7 +174,7 @@ export class ReplaySocket implements SessionMember {
         let ticker: string;
         try {
           ticker = await visibleTicker(d.queries, scope, d.caller, d.venue.exchange, requested);
-          checkWindowStart(d.caller, ticker, d.from, d.now());
+          checkWindowStart(d.caller, ticker, d.terms.from, d.now());
         } catch (err) {
           if (!(err instanceof AppError) || (err.code !== 'unknown_ticker' && err.code !== 'invalid_timestamp'))
             throw err;
@@ -226,9 +226,9 @@ export class ReplaySocket implements SessionMember {
         const window = await openWindow(d.queries, scope, {
           exchange: d.venue.exchange,
           ticker: s.ticker,
-          from: d.from,
-          to: d.to,
-          clock: d.session.terms.clock,
+          from: d.terms.from,
+          to: d.terms.to,
+          clock: d.terms.clock,
           pageRows: d.pageRows,
         });
         iterators.push(replayPaged(window, s.encoder));

@@ -159,18 +159,11 @@ export class ReplaySockets {
     socket.once('close', () => {
       if (!opened) this.limits.close(connId);
     });
-    const owner = caller.kind === 'key' ? `key:${caller.key.id}` : `ip:${ipBucket(caller.ip)}`;
     const terms = { from, to, speed, clock };
-    const session = this.sessions.session(owner, sessionName, terms);
+    // A session is the caller's: the same key, or anonymous, the same client address (as its rate limit's bucket).
+    const session = this.sessions.session(bucket, sessionName, terms);
     // Refused before the upgrade when it cannot join (started, or other terms); checked again as it joins.
-    if (session.isStarted)
-      throw new AppError('invalid_request', 'this session has started: a socket must join it before its replay starts');
-    const t = session.terms;
-    if (t.from !== from || t.to !== to || t.speed !== speed || t.clock !== clock)
-      throw new AppError(
-        'invalid_request',
-        'every socket of a session replays the same from, to, speed and clock: this one asks for others',
-      );
+    session.admit(terms);
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       opened = true;
       this.open.add(ws);
@@ -179,7 +172,7 @@ export class ReplaySockets {
         this.limits.close(connId);
       });
       try {
-        new ReplaySocket({ ...this.d, ws, venue, caller, session, from, to });
+        new ReplaySocket({ ...this.d, ws, venue, caller, session, terms });
       } catch (err) {
         ws.close(1008, err instanceof AppError ? err.message.slice(0, 120) : 'replay failed');
       }

@@ -67,8 +67,8 @@ export class Session {
     return this.started;
   }
 
-  /** Adds a member; refused (AppError) once the session has started or on other terms. */
-  join(member: SessionMember, terms: SessionTerms): void {
+  /** Whether a socket of `terms` may join now: refused (AppError) once the session has started or on other terms. */
+  admit(terms: SessionTerms): void {
     if (this.started)
       throw new AppError('invalid_request', 'this session has started: a socket must join it before its replay starts');
     const t = this.terms;
@@ -77,6 +77,11 @@ export class Session {
         'invalid_request',
         'every socket of a session replays the same from, to, speed and clock: this one asks for others',
       );
+  }
+
+  /** Adds a member (as `admit` says). */
+  join(member: SessionMember, terms: SessionTerms): void {
+    this.admit(terms);
     this.members.push({ member, streams: undefined, left: false });
     this.arm();
   }
