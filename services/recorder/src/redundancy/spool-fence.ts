@@ -1,0 +1,51 @@
+/**
+ * The fence on a deposed writer's spool (redundant recording, /work/notes/redundant-design.md §3.6). A recorder that
+ * lost tickers to another recorder while rows of them waited in its spool replays that spool without the rows the new
+ * owner is responsible for: of each ticker handed over at S (the `handovers` row of the term the rows were produced
+ * under), the rows at or after S. A gap that starts before S ends at S (the new owner's snapshot at S closes it); one
+ * that starts at or after S goes. Trades are kept whatever their ts: a trade is read once by its id however many
+ * copies are stored, and the old writer's copy may be one the new owner never saw (a REST backfill).
+ *
+ * Works on the TabSeparated lines of any row format (1–4): every table's lines start with `exchange`, `ticker`, then
+ * `ts` (a gap: `from_ts`, `to_ts`).
+ */
+import type { InsertTable } from '@depthgate/history-store';
+
+/** Where a ticker was handed over from the spool's term: rows from this ms on are not its writer's any more. */
+export type HandoverCut = (exchange: string, ticker: string) => number | undefined;
+
+export interface FencedRows {
+  /** The kept lines, each ending in a newline. */
+  text: string;
+  rows: number;
+  dropped: number;
+  /** Gaps whose end was moved back to the hand-over point. */
+  clipped: number;
+  /** The last kept line, split (the batch's probe key is taken from it), or undefined when nothing is kept. */
+  last: string[] | undefined;
+}
+
+export function fenceRows(table: InsertTable, text: string, cut: HandoverCut): FencedRows {
+  const out: string[] = [];
+  let dropped = 0;
+  let clipped = 0;
+  let last: string[] | undefined;
+  for (const line of text.split('\n')) {
+    if (line === '') continue;
+    const f = line.split('\t');
+    const s = table === 'trades' ? undefined : cut(f[0] as string, f[1] as string);
+    if (s !== undefined) {
+      if (Number(f[2]) >= s) {
+        dropped++;
+        continue;
+      }
+      if (table === 'gaps' && Number(f[3]) > s) {
+        f[3] = String(s);
+        clipped++;
+      }
+    }
+    out.push(`${f.join('\t')}\n`);
+    last = f;
+  }
+  return { text: out.join(''), rows: out.length, dropped, clipped, last };
+}
