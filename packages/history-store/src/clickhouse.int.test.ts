@@ -5,8 +5,8 @@
  * history API's renderer, in services/history.)
  */
 import { Rng } from '@depthgate/service-kit';
-import { testClickHouseUrl, uniqueName } from '@depthgate/test-utils';
-import type { Connection } from './connection';
+import { testClickHouseUrl, uniqueName, waitFor } from '@depthgate/test-utils';
+import { recorderQueryId, type Connection } from './connection';
 import {
   insertDeltaRows,
   insertGapRows,
@@ -614,6 +614,140 @@ describe('the recorder’s operations', () => {
     });
   });
 
+  it('read where each ticker’s landed book ends: its last ts, sequence, last trade and the deltas at its last ms', async () => {
+    await recorder().insert('deltas', [
+      // Two deltas at the last ms (landed in another order than their sequence), one before.
+      'venue_c\tLAND-1\t5000\t42\task\t0.6000\t-1.25\t5001\n',
+      'venue_c\tLAND-1\t5000\t41\tbid\t0.5\t10\t5001\n',
+      'venue_c\tLAND-1\t4000\t40\tbid\t0.5\t1\t4003\n',
+      // A cadence snapshot's ms with deltas at it.
+      'venue_c\tLAND-3\t9000\t7\tbid\t100\t0.00000001\t9000\n',
+      'venue_c\tLAND-3\t8000\t6\tbid\t100\t2\t8000\n',
+    ]);
+    await recorder().insert('snapshots', [
+      'venue_c\tLAND-1\t3000\tbid\t0.5\t1\t3000\n',
+      // Only a gap and the snapshot that closes it.
+      'venue_c\tLAND-2\t8000\tbid\t0.5\t1\t8000\n',
+      'venue_c\tLAND-3\t9000\tbid\t100\t2.00000001\t9000\n',
+    ]);
+    // A trade after the book's last row; a trades gap after it (neither is the book).
+    await recorder().insert('trades', ['venue_c\tLAND-1\t5200\t43\tt-1\t0.6\t1\tbuy\tbuy\t5201\n']);
+    await recorder().insert('gaps', [
+      'venue_c\tLAND-2\t6000\t8000\thandover\t8001\tbook\n',
+      'venue_c\tLAND-2\t6000\t9500\tbackfill_failed\t9501\ttrades\n',
+    ]);
+    const tickers = ['LAND-1', 'LAND-2', 'LAND-3', 'LAND-4'];
+    const landed = await recorder().landedEnds('venue_c', tickers);
+    expect(Object.fromEntries(landed)).toEqual({
+      'LAND-1': {
+        lastTs: 5000,
+        sequence: 43,
+        lastTradeTs: 5200,
+        deltasAtLast: [
+          { side: 'bid', price: '0.5', quantityDelta: '10', sequence: 41 },
+          { side: 'ask', price: '0.6', quantityDelta: '-1.25', sequence: 42 },
+        ],
+      },
+      'LAND-2': { lastTs: 8000, sequence: 0, lastTradeTs: -1, deltasAtLast: [] },
+      'LAND-3': {
+        lastTs: 9000,
+        sequence: 7,
+        lastTradeTs: -1,
+        deltasAtLast: [{ side: 'bid', price: '100', quantityDelta: '0.00000001', sequence: 7 }],
+      },
+    });
+    // The start-up view of the same ends: every table's last ts (trades and trades gaps too).
+    expect(Object.fromEntries(await recorder().storedTickers('venue_c', tickers))).toEqual({
+      'LAND-1': { lastTs: 5200, sequence: 43 },
+      'LAND-2': { lastTs: 9500, sequence: 0 },
+      'LAND-3': { lastTs: 9000, sequence: 7 },
+    });
+    // Another exchange's rows of the same names are not read.
+    expect((await recorder().landedEnds('venue_b', tickers)).size).toBe(0);
+  });
+
+  it('record hand-overs and read those from or to a term, in (exchange, ticker, ts) order', async () => {
+    const term = 1_000_000 + Math.floor(Math.random() * 1_000_000);
+    const row = (ticker: string, ts: number, from: number, to: number, kind: 'release' | 'takeover' | 'offer') => ({
+      exchange: 'venue_b' as const,
+      ticker,
+      ts,
+      from_term: from,
+      to_term: to,
+      kind,
+      detected_at: ts + 5,
+    });
+    await recorder().insertHandovers([
+      row('HO-B', 2000, term, term + 1, 'takeover'),
+      row('HO-A', 3000, term + 1, term, 'offer'),
+      row('HO-A', 1000, term, term + 1, 'release'),
+      row('HO-C', 1000, term + 2, term + 3, 'takeover'),
+    ]);
+    expect(await recorder().handoversOf(term)).toEqual([
+      row('HO-A', 1000, term, term + 1, 'release'),
+      row('HO-A', 3000, term + 1, term, 'offer'),
+      row('HO-B', 2000, term, term + 1, 'takeover'),
+    ]);
+    expect(await recorder().handoversOf(term + 3)).toEqual([row('HO-C', 1000, term + 2, term + 3, 'takeover')]);
+    expect(await recorder().handoversOf(term + 4)).toEqual([]);
+    await expect(
+      recorder().insertHandovers([{ ...row('HO-D', 1, term, term + 1, 'takeover'), kind: 'other' as 'offer' }]),
+    ).rejects.toThrow(/bad kind/);
+    expect(await recorder().handoversOf(term + 10)).toEqual([]);
+  });
+
+  it('end every running query of a writer’s term, and none of another term or of no term', async () => {
+    // Terms no other test on the shared server uses.
+    const term = 9_000_000_000 + Math.floor(Math.random() * 1_000_000_000);
+    const slow = sql`SELECT sleepEachRow(0.5) FROM numbers(1000)`;
+    const start = (queryId: string) =>
+      ch.data
+        .query({
+          query: slow.text,
+          query_id: queryId,
+          format: 'TabSeparated',
+          clickhouse_settings: { max_block_size: '1' },
+        })
+        .then((rs) => rs.text());
+    const ids = {
+      mine: recorderQueryId(term, 'deltas'),
+      mineToo: recorderQueryId(term, 'snapshots'),
+      other: recorderQueryId(term * 10, 'deltas'),
+      solo: recorderQueryId(0, 'deltas'),
+    };
+    expect(ids.mine).toMatch(new RegExp(`^rec-${term}-deltas-[0-9a-f-]{36}$`));
+    expect(ids.solo).toMatch(/^dg-insert-deltas-[0-9a-f-]{36}$/);
+    const runs = Object.fromEntries(
+      Object.entries(ids).map(([k, id]) => [
+        k,
+        start(id).then(
+          () => 'ended',
+          () => 'failed',
+        ),
+      ]),
+    );
+    const running = async () =>
+      (
+        await rows<{ query_id: string }>(
+          sql`SELECT query_id FROM system.processes WHERE query_id IN (${join(
+            Object.values(ids).map((id) => lit.queryId(id)),
+            ', ',
+          )})`,
+        )
+      ).map((r) => r.query_id);
+    try {
+      await waitFor(async () => (await running()).length === 4, { what: 'the four queries running' });
+      await recorder().killWriter(term);
+      // SYNC: they have ended when it returns.
+      expect((await running()).sort()).toEqual([ids.other, ids.solo].sort());
+      expect(await runs.mine).toBe('failed');
+      expect(await runs.mineToo).toBe('failed');
+    } finally {
+      for (const id of Object.values(ids)) await ch.kill(id);
+      await Promise.all(Object.values(runs));
+    }
+  });
+
   it('insert lines of row format 1 (a spool of a recorder older than migration 2): received_ts reads their ts', async () => {
     await recorder().insert('deltas', ['venue_b\tFMT-1\t9000\t1\tbid\t0.5\t1\n'], { rowFormat: 1 });
     await recorder().insert('snapshots', ['venue_b\tFMT-1\t9000\tbid\t0.5\t1\n'], { rowFormat: 1 });
@@ -657,8 +791,9 @@ describe('migration 5: Polymarket CLOB and Coinbase', () => {
         applied: [1, 2, 3],
         version: 3,
       });
-      expect(await runMigrations(old)).toEqual({ applied: [4, 5], version: 5 });
-      expect(await runMigrations(old)).toEqual({ applied: [], version: 5 });
+      const five = { migrations: MIGRATIONS.slice(0, 5) };
+      expect(await runMigrations(old, five)).toEqual({ applied: [4, 5], version: 5 });
+      expect(await runMigrations(old, five)).toEqual({ applied: [], version: 5 });
       const token = '71321045679252212594626385532706912750332728571942532289631379312455583992563';
       await insertDeltaRows(old, [
         {

@@ -23,13 +23,15 @@ export {
   storeOptions,
   type ClickHouseConfig,
 } from './config';
-export { loggableClickHouseUrl, newQueryId } from './connection';
+export { loggableClickHouseUrl, newQueryId, recorderQueryId } from './connection';
 export { classifyClickHouseError, serverErrorCode, type ClickHouseFailure, type ClickHouseFailureKind } from './errors';
 
 // Vocabulary of the tables.
 export { SIDES, TICKER_PATTERN, VENUE_SEQ_PATTERN, VENUE_TEXT_PATTERN, type Side } from './literals';
 export {
   EXTRA_FIELDS,
+  HANDOVER_KINDS,
+  HANDOVER_KIND_CODES,
   STREAM_CODES,
   TRADE_EXTRA_FIELDS,
   TRADE_SIDE_CODES,
@@ -38,6 +40,7 @@ export {
   VERIFICATION_METHOD_CODES,
   type ExtraField,
   type GapStream,
+  type HandoverKind,
   type ReadKind,
   type RowKind,
   type TradeExtraField,
@@ -70,17 +73,20 @@ export {
   RowFormatError,
   encodeDeltaRow,
   encodeGapRow,
+  encodeHandoverRow,
   encodeSnapshotRow,
   encodeTradeRow,
   encodeVerificationRow,
   insertDeltaRows,
   insertGapRows,
+  insertHandoverRows,
   insertSnapshotRows,
   insertTradeRows,
   insertTsv,
   insertVerificationRows,
   type DeltaRow,
   type GapRow,
+  type HandoverRow,
   type InsertOptions,
   type InsertTable,
   type SnapshotRow,
@@ -109,5 +115,5 @@ export {
 } from './queries/order-books';
 export { BAR_INTERVALS, BAR_LAYOUT, type BarInterval } from './queries/trades';
 export { benchmarkSql, type AnchorFormat, type BenchmarkSql } from './queries/benchmark';
-export { RecorderStore, type ProbeKey, type StoredTicker } from './queries/recorder';
+export { RecorderStore, type LandedDelta, type LandedEnd, type ProbeKey, type StoredTicker } from './queries/recorder';
 export { tickersWithData } from './queries/generator';

@@ -13,6 +13,7 @@
  *   trades         exchange  ticker  ts  sequence  trade_id  price  size  side  venue_side  received_ts  venue_seq
  *   gaps           exchange  ticker  from_ts  to_ts  reason  detected_at  stream
  *   verifications  exchange  ticker  ts  method  detected_at
+ *   handovers      exchange  ticker  ts  from_term  to_term  kind  detected_at
  *
  * `exchange` is a recorded exchange's key (`venue_b`, …: the stored Enum8's members); `ticker` matches `[A-Za-z0-9._-]{1,128}`; `ts`, `received_ts`,
  * `from_ts`, `to_ts`, `detected_at` are epoch milliseconds (UTC); `side` is `bid` | `ask`; `sequence` is an unsigned
@@ -23,6 +24,10 @@
  * tab or backslash, at most 128 characters: VENUE_TEXT_PATTERN); `stream` of a gap is `book` | `trades`;
  * `venue_seq` is the venue's own ordering of the row's message (VENUE_SEQ_PATTERN: at most 48 characters of
  * `[A-Za-z0-9:._/+=-]`, '' where it has none); `method` of a verification is `rest_book` | `checksum` | `snapshot`.
+ *
+ * Hand-overs (migration 6, redundant recording) are inserted directly by the recorder that takes a ticker, awaited,
+ * never batched or spooled: they have no older format, and insert with format 4's lines; `from_term` and `to_term` are
+ * recorders' terms (unsigned integers), `kind` is `release` | `takeover` | `offer`.
  *
  * Row format 3 is format 4 without `venue_seq` and without verifications (what the generator writes until it moves
  * to 4, and what recorders before 4 spooled: inserted with `rowFormat: 3`, the default of `insertTsv`, their rows
@@ -41,10 +46,12 @@ import { EXCHANGE_KEY_PATTERN, type ExchangeKey } from '@depthgate/platforms';
 import { newQueryId } from './connection';
 import { SIDES, TICKER_PATTERN, VENUE_SEQ_PATTERN, VENUE_TEXT_PATTERN, lit, sql, type Side } from './literals';
 import {
+  HANDOVER_KINDS,
   STREAM_CODES,
   TRADE_SIDE_CODES,
   VERIFICATION_METHODS,
   type GapStream,
+  type HandoverKind,
   type TradeSide,
   type VerificationMethod,
 } from './schema';
@@ -133,6 +140,22 @@ export interface VerificationRow {
   detected_at: number;
 }
 
+/**
+ * A ticker moved from one recorder's term to another's (redundant recording): from `ts` (the splice point) on, its
+ * rows are `to_term`'s.
+ */
+export interface HandoverRow {
+  exchange: ExchangeKey;
+  ticker: string;
+  /** The splice point: the first ms the new owner is responsible for (epoch ms). */
+  ts: number;
+  from_term: number;
+  to_term: number;
+  kind: HandoverKind;
+  /** When the new owner recorded it (epoch ms). */
+  detected_at: number;
+}
+
 export class RowFormatError extends TypeError {
   constructor(message: string) {
     super(message);
@@ -183,6 +206,11 @@ function venueSeq(v: unknown): string {
   if (typeof v !== 'string' || !VENUE_SEQ_PATTERN.test(v))
     throw new RowFormatError(`bad venue_seq ${JSON.stringify(v)}`);
   return v;
+}
+/** A recorder's term (redundant recording): a non-negative safe integer (Redis INCR). */
+function term(field: string, v: unknown): string {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new RowFormatError(`bad ${field} ${String(v)}`);
+  return String(v);
 }
 function sequence(v: unknown): string {
   if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return String(v);
@@ -236,6 +264,12 @@ export function encodeVerificationRow(r: VerificationRow, rowFormat: RowFormat =
   return `${exchange(r.exchange)}\t${ticker(r.ticker)}\t${millis('ts', r.ts)}\t${r.method}\t${millis('detected_at', r.detected_at)}\n`;
 }
 
+export function encodeHandoverRow(r: HandoverRow, rowFormat: RowFormat = LATEST_ROW_FORMAT): string {
+  if (known(rowFormat) < 4) throw new RowFormatError(`row format ${rowFormat} has no handovers`);
+  if (!(HANDOVER_KINDS as readonly unknown[]).includes(r.kind)) throw new RowFormatError(`bad kind ${String(r.kind)}`);
+  return `${exchange(r.exchange)}\t${ticker(r.ticker)}\t${millis('ts', r.ts)}\t${term('from_term', r.from_term)}\t${term('to_term', r.to_term)}\t${r.kind}\t${millis('detected_at', r.detected_at)}\n`;
+}
+
 /** The columns of each table's TabSeparated lines, in the newest row format (4). */
 export const INSERT_COLUMNS = {
   snapshots: ['exchange', 'ticker', 'ts', 'side', 'price', 'quantity', 'received_ts', 'venue_seq'],
@@ -255,6 +289,7 @@ export const INSERT_COLUMNS = {
   ],
   gaps: ['exchange', 'ticker', 'from_ts', 'to_ts', 'reason', 'detected_at', 'stream'],
   verifications: ['exchange', 'ticker', 'ts', 'method', 'detected_at'],
+  handovers: ['exchange', 'ticker', 'ts', 'from_term', 'to_term', 'kind', 'detected_at'],
 } as const;
 export type InsertTable = keyof typeof INSERT_COLUMNS;
 
@@ -276,8 +311,8 @@ export const CURRENT_ROW_FORMAT: RowFormat = 3;
 /** The columns of a table's lines in a row format. */
 export function insertColumns(table: InsertTable, rowFormat: RowFormat = CURRENT_ROW_FORMAT): string[] {
   if (table === 'trades' && rowFormat < 3) throw new RowFormatError(`row format ${rowFormat} has no trades`);
-  if (table === 'verifications' && rowFormat < 4)
-    throw new RowFormatError(`row format ${rowFormat} has no verifications`);
+  if ((table === 'verifications' || table === 'handovers') && rowFormat < 4)
+    throw new RowFormatError(`row format ${rowFormat} has no ${table}`);
   const columns: readonly string[] = INSERT_COLUMNS[table];
   return columns.filter(
     (c) =>
@@ -392,4 +427,12 @@ export function insertVerificationRows(
   options?: InsertOptions,
 ): Promise<{ queryId: string }> {
   return insertRows(store, 'verifications', rows, encodeVerificationRow, options);
+}
+
+export function insertHandoverRows(
+  store: HistoryStore,
+  rows: Iterable<HandoverRow> | AsyncIterable<HandoverRow>,
+  options?: InsertOptions,
+): Promise<{ queryId: string }> {
+  return insertRows(store, 'handovers', rows, encodeHandoverRow, options);
 }

@@ -173,6 +173,10 @@ export const lit = {
   queryId(value: string): Sql {
     return trusted(quoteString(checkedString('query id', QUERY_ID_PATTERN, value)));
   },
+  /** A `LIKE` pattern for the query ids that start with `prefix` (letters, digits, `-`: no LIKE wildcard in it). */
+  queryIdPrefix(prefix: string): Sql {
+    return trusted(quoteString(`${checkedString('query id prefix', /^[A-Za-z0-9-]{1,64}$/, prefix)}%`));
+  },
 };
 
 /** Joins fragments with a separator made of code (not data). */

@@ -29,6 +29,7 @@ import {
   EXCHANGE_COLUMN,
   FIRST_EXCHANGES,
   FIRST_KINDS,
+  HANDOVER_KIND_ENUM,
   SIDE_ENUM,
   STREAM_ENUM,
   TRADE_SIDE_ENUM,
@@ -276,6 +277,34 @@ GROUP BY exchange, ticker`,
   },
   // Polymarket's CLOB and Coinbase Exchange recorded (docs/ADD_NEW_PLATFORM.md, "Recording it").
   exchangesMigration(5, ['venue_a_clob', 'venue_d']),
+  {
+    version: 6,
+    name: 'redundant recording: hand-overs',
+    // Each move of a ticker from one recorder's term to another's (docs/history-internals.md, "Schema": `handovers`):
+    // from `ts` (the splice point S) on, the ticker's rows are `to_term`'s; `from_term`'s rows end before it. The new
+    // owner writes the row before any row of its own for the ticker; a deposed recorder reads the rows of its term
+    // before it replays its spool, and drops what it had spooled from S − 1 on. Sorted like the other tables.
+    steps: () => [
+      {
+        createTable: {
+          name: 'handovers',
+          columns: [
+            ['exchange', EXCHANGE_ENUM],
+            ['ticker', sql`String`],
+            ['ts', sql`Int64`],
+            ['from_term', sql`UInt64`],
+            ['to_term', sql`UInt64`],
+            ['kind', HANDOVER_KIND_ENUM],
+            ['detected_at', sql`Int64`],
+          ],
+          engine: 'MergeTree',
+          partitionBy: MONTH_OF_TS,
+          orderBy: sql`(exchange, ticker, ts)`,
+          settings: GRANULARITY,
+        },
+      },
+    ],
+  },
 ];
 
 /**

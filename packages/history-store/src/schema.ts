@@ -44,6 +44,14 @@ export const VERIFICATION_METHOD_CODES = { rest_book: 1, checksum: 2, snapshot: 
 export type VerificationMethod = keyof typeof VERIFICATION_METHOD_CODES;
 export const VERIFICATION_METHODS = Object.keys(VERIFICATION_METHOD_CODES) as VerificationMethod[];
 export const VERIFICATION_METHOD_ENUM = lit.enum8(VERIFICATION_METHOD_CODES);
+/**
+ * How a ticker moved from one recorder's term to another's (migration 6, redundant recording): released by a live
+ * owner, taken over from a dead or deposed one, or offered by an owner that lost the ticker's book.
+ */
+export const HANDOVER_KIND_CODES = { release: 1, takeover: 2, offer: 3 } as const;
+export type HandoverKind = keyof typeof HANDOVER_KIND_CODES;
+export const HANDOVER_KINDS = Object.keys(HANDOVER_KIND_CODES) as HandoverKind[];
+export const HANDOVER_KIND_ENUM = lit.enum8(HANDOVER_KIND_CODES);
 
 /** What a window read returns: book rows of a kind, or trades. */
 export type ReadKind = RowKind | 'trade';
@@ -74,6 +82,7 @@ export const TABLES = {
   catalogue: 'ticker_catalogue',
   tradesCatalogue: 'trades_catalogue',
   verifications: 'verifications',
+  handovers: 'handovers',
   migrations: 'schema_migrations',
 } as const;
 

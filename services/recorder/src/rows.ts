@@ -99,6 +99,12 @@ export const GAP_REASONS = [
    * from the last verified moment until the venue's fresh book (counted in `recorder_malformed_messages_total`).
    */
   'malformed_message',
+  /**
+   * Redundant recording: the new owner of a ticker could not continue the series at the splice point: neither
+   * recorder has the book there (the new owner's buffer was not live at the splice point or does not reach back to
+   * it); from the splice point to the new owner's next snapshot.
+   */
+  'handover',
 ] as const;
 export type GapReason = (typeof GAP_REASONS)[number];
 

@@ -449,7 +449,7 @@ export interface VerifiedAround {
 }
 
 /** A decimal as `toString` writes it, without trailing zeros (18.16 writes every place, current ClickHouse not). */
-const trimDecimal = (text: string): string => (text.includes('.') ? text.replace(/\.?0+$/, '') : text);
+export const trimDecimal = (text: string): string => (text.includes('.') ? text.replace(/\.?0+$/, '') : text);
 
 /** A trade as lastTrade reads it: price and size as decimal text without trailing zeros. */
 export interface StoredTrade {

@@ -1,15 +1,18 @@
 /**
  * What the recorder does to ClickHouse, as named operations: its inserts (one batch = one atomic part), the probe
  * that tells whether an uncertain insert was written, the wait until an abandoned insert has ended, and where each
- * ticker's stored series ends. Reads run through a querier without a gate, each under a scope of its own time budget
+ * ticker's stored series ends; for redundant recording, the landed ends a takeover splices at, the end of a deposed
+ * term's inserts, and the hand-overs. Reads run through a querier without a gate, each under a scope of its own time budget
  * (a probe that runs over it is killed, not left behind). All of it runs on ClickHouse 18.16 and current releases.
  */
 import type { Readable } from 'node:stream';
 import type { ExchangeKey } from '@depthgate/platforms';
-import { insertTsv, type InsertOptions, type InsertTable } from '../inserts';
-import { join, lit, sql, type Sql } from '../literals';
+import { recorderQueryPrefix } from '../connection';
+import { insertHandoverRows, insertTsv, type HandoverRow, type InsertOptions, type InsertTable } from '../inserts';
+import { join, lit, sql, type Side, type Sql } from '../literals';
 import { Querier } from '../querier';
-import type { VerificationMethod } from '../schema';
+import type { HandoverKind, VerificationMethod } from '../schema';
+import { trimDecimal } from './order-books';
 import { connectionOf, type HistoryStore } from '../store';
 
 /** The natural key of a batch's last row: present in the table ⇔ the (atomic) batch was written. */
@@ -38,6 +41,27 @@ export type ProbeKey =
 export interface StoredTicker {
   lastTs: number;
   sequence: number;
+}
+
+/** A landed delta at a ticker's last landed ms (landedEnds). */
+export interface LandedDelta {
+  side: Side;
+  /** The stored decimal as text without trailing zeros (`0.51`, `-12.5`, `3`). */
+  price: string;
+  quantityDelta: string;
+  sequence: number;
+}
+
+/** Where a ticker's landed rows end (landedEnds). */
+export interface LandedEnd {
+  /** The largest ts of its book rows (deltas, snapshots, book gaps' to_ts); -1: none. */
+  lastTs: number;
+  /** The largest sequence of its deltas and trades; 0: none. */
+  sequence: number;
+  /** The largest ts of its trades; -1: none. */
+  lastTradeTs: number;
+  /** Its deltas at `lastTs`, in sequence order. */
+  deltasAtLast: LandedDelta[];
 }
 
 export class RecorderStore {
@@ -111,17 +135,60 @@ export class RecorderStore {
   }
 
   /**
-   * Where each ticker's stored series ends: the largest `ts` of its snapshots, deltas and gaps, and its largest
-   * `sequence`. Reads the catalogue (a few rows per ticker), then the deltas at each ticker's last `ts` only (the
-   * primary key narrows it to one granule). Tickers without rows are absent from the answer.
+   * Where each ticker's stored series ends (what a recorder resumes from at start-up, RECORDER's `recorder_start`
+   * gap): the largest `ts` of any of its rows — snapshots, deltas, trades, and gaps' `to_ts` — and its largest
+   * `sequence`. landedEnds' answer, seen from there. Tickers without rows are absent from the answer.
    */
   async storedTickers(
     exchange: ExchangeKey,
     tickers: readonly string[],
     timeoutMs = 30_000,
   ): Promise<Map<string, StoredTicker>> {
-    const db = this.q.db;
     const out = new Map<string, StoredTicker>();
+    for (const [ticker, end] of await this.ends(exchange, tickers, timeoutMs, false)) {
+      out.set(ticker, { lastTs: Math.max(end.lastTs, end.lastTradeTs, end.lastTradeGapTs), sequence: end.sequence });
+    }
+    return out;
+  }
+
+  /**
+   * Where each ticker's landed book ends, for the recorder that takes it over (redundant recording: the splice point
+   * is `lastTs` + 1, docs/history-internals.md, "Schema": `handovers`): `lastTs` the largest `ts` of its deltas and
+   * snapshots and `to_ts` of its book gaps (where the snapshot that closes a gap sits; trades and trades gaps are not
+   * the book: -1 when it has only those), `sequence` the largest of its deltas and trades (0: none), `lastTradeTs`
+   * the largest `ts` of its trades (-1: none), and `deltasAtLast` its deltas at `lastTs` in sequence order, decimals
+   * as text without trailing zeros (the stored value; the recorder's own text may have had more places). Reads the
+   * catalogues (a few rows per ticker), then the deltas at each ticker's last `ts`s (the primary key narrows them to
+   * a granule), in chunks of 500 tickers; on a cluster through the Distributed tables (a replica more than 2 s behind
+   * is not read while another is current: CLUSTER_SETTINGS). Tickers without rows are absent from the answer.
+   */
+  async landedEnds(
+    exchange: ExchangeKey,
+    tickers: readonly string[],
+    timeoutMs = 30_000,
+  ): Promise<Map<string, LandedEnd>> {
+    const out = new Map<string, LandedEnd>();
+    for (const [ticker, { lastTs, sequence, lastTradeTs, deltasAtLast }] of await this.ends(
+      exchange,
+      tickers,
+      timeoutMs,
+      true,
+    )) {
+      out.set(ticker, { lastTs, sequence, lastTradeTs, deltasAtLast });
+    }
+    return out;
+  }
+
+  /** The ends of every table per ticker (see storedTickers and landedEnds); the deltas at the book's end if asked. */
+  private async ends(
+    exchange: ExchangeKey,
+    tickers: readonly string[],
+    timeoutMs: number,
+    withDeltasAtLast: boolean,
+  ): Promise<Map<string, LandedEnd & { lastTradeGapTs: number }>> {
+    const db = this.q.db;
+    const out = new Map<string, LandedEnd & { lastTradeGapTs: number }>();
+    const ofExchange = sql`exchange = ${lit.exchange(exchange)}`;
     for (let i = 0; i < tickers.length; i += 500) {
       const chunk = tickers.slice(i, i + 500);
       const list = join(
@@ -133,20 +200,28 @@ export class RecorderStore {
         timeoutMs,
         'stored-ends',
         sql`SELECT ticker, toString(kind) AS kind_name, maxMerge(last_ts) AS end_ts FROM ${db}.ticker_catalogue
-WHERE exchange = ${lit.exchange(exchange)} AND ticker IN (${list}) GROUP BY ticker, kind
+WHERE ${ofExchange} AND ticker IN (${list}) GROUP BY ticker, kind
 UNION ALL
 SELECT ticker, 'trade' AS kind_name, maxMerge(last_ts) AS end_ts FROM ${db}.trades_catalogue
-WHERE exchange = ${lit.exchange(exchange)} AND ticker IN (${list}) GROUP BY ticker
+WHERE ${ofExchange} AND ticker IN (${list}) GROUP BY ticker
 UNION ALL
-SELECT ticker, 'gap' AS kind_name, max(to_ts) AS end_ts FROM ${db}.gaps
-WHERE exchange = ${lit.exchange(exchange)} AND ticker IN (${list}) GROUP BY ticker`,
+SELECT ticker, concat(toString(stream), '_gap') AS kind_name, max(to_ts) AS end_ts FROM ${db}.gaps
+WHERE ${ofExchange} AND ticker IN (${list}) GROUP BY ticker, stream`,
         (r) => ({ ticker: String(r.ticker), kind: String(r.kind_name), ts: Number(r.end_ts) }),
       );
       // Deltas and trades share a ticker's sequence: its largest is at the last ts of one of them.
       const last = { delta: new Map<string, number>(), trade: new Map<string, number>() };
       for (const { ticker, kind, ts } of ends) {
-        const entry = out.get(ticker) ?? { lastTs: -1, sequence: 0 };
-        entry.lastTs = Math.max(entry.lastTs, ts);
+        const entry = out.get(ticker) ?? {
+          lastTs: -1,
+          sequence: 0,
+          lastTradeTs: -1,
+          lastTradeGapTs: -1,
+          deltasAtLast: [],
+        };
+        if (kind === 'trade') entry.lastTradeTs = Math.max(entry.lastTradeTs, ts);
+        else if (kind === 'trades_gap') entry.lastTradeGapTs = Math.max(entry.lastTradeGapTs, ts);
+        else entry.lastTs = Math.max(entry.lastTs, ts);
         out.set(ticker, entry);
         if (kind === 'delta' || kind === 'trade') last[kind].set(ticker, ts);
       }
@@ -155,15 +230,11 @@ WHERE exchange = ${lit.exchange(exchange)} AND ticker IN (${list}) GROUP BY tick
         ['trades', last.trade],
       ] as const) {
         if (ends.size === 0) continue;
-        const conditions = join(
-          [...ends].map(([t, ts]) => sql`(ticker = ${lit.ticker(t)} AND ts = ${lit.int(ts)})`),
-          ' OR ',
-        );
         const sequences = await this.q.jsonWithin(
           timeoutMs,
           'stored-sequences',
           sql`SELECT ticker, max(sequence) AS last_sequence FROM ${db}.${lit.identifier(table)}
-WHERE exchange = ${lit.exchange(exchange)} AND (${conditions}) GROUP BY ticker`,
+WHERE ${ofExchange} AND (${atTs(ends)}) GROUP BY ticker`,
           (r) => ({ ticker: String(r.ticker), sequence: Number(r.last_sequence) }),
         );
         for (const { ticker, sequence } of sequences) {
@@ -171,12 +242,91 @@ WHERE exchange = ${lit.exchange(exchange)} AND (${conditions}) GROUP BY ticker`,
           if (entry && sequence > entry.sequence) entry.sequence = sequence;
         }
       }
+      const bookEnds = new Map(
+        chunk.flatMap((t) => {
+          const lastTs = out.get(t)?.lastTs ?? -1;
+          return lastTs >= 0 ? [[t, lastTs] as const] : [];
+        }),
+      );
+      if (!withDeltasAtLast || bookEnds.size === 0) continue;
+      const deltas = await this.q.jsonWithin(
+        timeoutMs,
+        'landed-deltas',
+        sql`SELECT ticker, sequence, toString(side) AS side_name, toString(price) AS price_text,
+  toString(quantity_delta) AS delta_text
+FROM ${db}.deltas WHERE ${ofExchange} AND (${atTs(bookEnds)}) ORDER BY ticker, sequence`,
+        (r) => ({
+          ticker: String(r.ticker),
+          delta: {
+            side: String(r.side_name) as Side,
+            price: trimDecimal(String(r.price_text)),
+            quantityDelta: trimDecimal(String(r.delta_text)),
+            sequence: Number(r.sequence),
+          },
+        }),
+      );
+      for (const { ticker, delta } of deltas) out.get(ticker)?.deltasAtLast.push(delta);
     }
     return out;
+  }
+
+  /**
+   * Ends every insert of a recorder's term still running (redundant recording: the recorder taking over the tickers
+   * of a dead or deposed term, before it reads their landed ends), and waits until they have ended: `KILL QUERY …
+   * SYNC` on the query ids `rec-<term>-…` (recorderQueryId) and, on a cluster, on every server (`ON CLUSTER`, through
+   * the distributed DDL queue), including the shards' parts of an insert through the Distributed table (their
+   * `initial_query_id` is the insert's). Nothing of the term can land afterwards, except an insert that had not yet
+   * reached ClickHouse (the lease's margins leave it seconds to do so). Throws if ClickHouse cannot be asked.
+   */
+  async killWriter(term: number): Promise<void> {
+    const ch = connectionOf(this.store);
+    const pattern = lit.queryIdPrefix(recorderQueryPrefix(term));
+    const on = ch.cluster === undefined ? sql`` : sql` ON CLUSTER ${lit.cluster(ch.cluster)}`;
+    await ch.data.command({
+      query: sql`KILL QUERY${on} WHERE query_id LIKE ${pattern} OR initial_query_id LIKE ${pattern} SYNC`.text,
+    });
+  }
+
+  /**
+   * Records hand-overs (redundant recording), directly and awaited: the recorder taking a ticker writes its row
+   * before any row of its own for it. `queryId` as for `insert`.
+   */
+  async insertHandovers(rows: readonly HandoverRow[], options: Pick<InsertOptions, 'queryId'> = {}): Promise<void> {
+    if (rows.length === 0) return;
+    await insertHandoverRows(this.store, rows, options);
+  }
+
+  /** The hand-overs from or to a term, in (exchange, ticker, ts) order: what a deposed term's spool is fenced by. */
+  async handoversOf(term: number, timeoutMs = 30_000): Promise<HandoverRow[]> {
+    return this.q.jsonWithin(
+      timeoutMs,
+      'handovers',
+      sql`SELECT toString(exchange) AS exchange_name, ticker, ts, from_term, to_term, toString(kind) AS kind_name,
+  detected_at
+FROM ${this.q.db}.handovers WHERE from_term = ${lit.int(term)} OR to_term = ${lit.int(term)}
+ORDER BY exchange, ticker, ts`,
+      (r) => ({
+        exchange: String(r.exchange_name) as ExchangeKey,
+        ticker: String(r.ticker),
+        ts: Number(r.ts),
+        from_term: Number(r.from_term),
+        to_term: Number(r.to_term),
+        kind: String(r.kind_name) as HandoverKind,
+        detected_at: Number(r.detected_at),
+      }),
+    );
   }
 
   private async count(name: string, query: Sql, timeoutMs: number): Promise<number> {
     const [first] = await this.q.jsonWithin(timeoutMs, name, query, (r) => Number(r.n));
     return first ?? 0;
   }
+}
+
+/** `(ticker = … AND ts = …) OR …`: the rows of each ticker at one ts (the primary key narrows each to a granule). */
+function atTs(ends: ReadonlyMap<string, number>): Sql {
+  return join(
+    [...ends].map(([t, ts]) => sql`(ticker = ${lit.ticker(t)} AND ts = ${lit.int(ts)})`),
+    ' OR ',
+  );
 }
