@@ -855,3 +855,50 @@ describe('migration 5: Polymarket CLOB and Coinbase', () => {
     }
   });
 });
+
+describe('migration 6: hand-overs', () => {
+  it('adds the handovers table to a database of migration 5, with every exchange, and its rows go through', async () => {
+    const old = new HistoryStore({ url: testClickHouseUrl(), database: uniqueName('mig6') });
+    const raw = connectionOf(old);
+    try {
+      expect(await runMigrations(old, { migrations: MIGRATIONS.slice(0, 5) })).toEqual({
+        applied: [1, 2, 3, 4, 5],
+        version: 5,
+      });
+      expect(await runMigrations(old)).toEqual({ applied: [6], version: 6 });
+      expect(await runMigrations(old)).toEqual({ applied: [], version: 6 });
+      const types = await (
+        await raw.data.query({
+          query:
+            sql`SELECT name, type FROM system.columns WHERE database = ${lit.name(raw.database)} AND table = 'handovers'
+ORDER BY name`.text,
+          format: 'JSONEachRow',
+        })
+      ).json<{ name: string; type: string }>();
+      const type = Object.fromEntries(types.map((t) => [t.name, t.type]));
+      expect(type).toEqual({
+        exchange: expect.stringContaining("'venue_d' = 5"),
+        ticker: 'String',
+        ts: 'Int64',
+        from_term: 'UInt64',
+        to_term: 'UInt64',
+        kind: "Enum8('release' = 1, 'takeover' = 2, 'offer' = 3)",
+        detected_at: 'Int64',
+      });
+      const handover = {
+        exchange: 'venue_d' as const,
+        ticker: 'BTC-USD',
+        ts: 1000,
+        from_term: 2 ** 40,
+        to_term: 2 ** 40 + 1,
+        kind: 'takeover' as const,
+        detected_at: 1001,
+      };
+      await new RecorderStore(old).insertHandovers([handover]);
+      expect(await new RecorderStore(old).handoversOf(2 ** 40 + 1)).toEqual([handover]);
+    } finally {
+      await raw.data.command({ query: sql`DROP DATABASE IF EXISTS ${raw.db}`.text });
+      await old.close();
+    }
+  });
+});

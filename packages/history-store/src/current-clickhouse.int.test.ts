@@ -8,11 +8,18 @@ import { Rng } from '@depthgate/service-kit';
 import type { ExchangeKey } from '@depthgate/platforms';
 import { testClickHouseUrl, uniqueName } from '@depthgate/test-utils';
 import type { DeltaRow, GapRow, SnapshotRow, TradeRow, VerificationRow } from './inserts';
-import { insertDeltaRows, insertGapRows, insertSnapshotRows, insertTradeRows, insertVerificationRows } from './inserts';
+import {
+  insertDeltaRows,
+  insertGapRows,
+  insertHandoverRows,
+  insertSnapshotRows,
+  insertTradeRows,
+  insertVerificationRows,
+} from './inserts';
 import { VERIFICATION_METHODS } from './schema';
 import { OrderBookQueries, type TimeWindow } from './queries/order-books';
 import { BAR_INTERVALS } from './queries/trades';
-import { RecorderStore, type ProbeKey } from './queries/recorder';
+import { RecorderStore, type LandedEnd, type ProbeKey } from './queries/recorder';
 import { tickersWithData } from './queries/generator';
 import { schemaVersion, verifyReadColumns } from './startup';
 import type { HistoryStore } from './store';
@@ -173,7 +180,41 @@ async function fill(store: HistoryStore, rows: ReturnType<typeof generate>, size
   await insertVerificationRows(store, rows.verifications);
   // A point stored twice (a retried batch).
   await insertVerificationRows(store, rows.verifications.slice(0, 3));
+  await insertHandoverRows(store, HANDOVERS);
+  // A ticker whose last ms has deltas with trailing zeros (each server prints its decimals its own way).
+  await insertDeltaRows(
+    store,
+    [
+      ['bid', '0.5000', '12.50'],
+      ['ask', '0.5100', '-3.000000001'],
+    ].map(([side, price, delta], i) => ({
+      exchange: 'venue_b',
+      ticker: 'LANDED-1',
+      ts: FROM + 1000,
+      sequence: 10 + i,
+      side: side as 'bid' | 'ask',
+      price: price as string,
+      quantity_delta: delta as string,
+    })),
+  );
 }
+
+/** Hand-overs of a ticker back and forth between two terms, and one of other terms. */
+const HANDOVERS = (
+  [
+    ['KXBTCD-26MAR31-T84000', FROM + 60_000, 7, 8, 'takeover'],
+    ['KXBTCD-26MAR31-T84000', FROM + 30_000, 8, 7, 'release'],
+    ['KXLOW', FROM + 90_000, 3, 4, 'offer'],
+  ] as const
+).map(([ticker, ts, from, to, kind]) => ({
+  exchange: 'venue_b' as const,
+  ticker,
+  ts,
+  from_term: from,
+  to_term: to,
+  kind,
+  detected_at: ts + 3,
+}));
 
 /** Every named query of the package, with its answer (RowBinary as hex, the rest as returned). */
 async function answers(store: HistoryStore, rows: ReturnType<typeof generate>): Promise<Record<string, unknown>> {
@@ -197,6 +238,9 @@ async function answers(store: HistoryStore, rows: ReturnType<typeof generate>): 
       // (A map: its order is not part of the answer.)
       out[`stored ${exchange}`] = [
         ...(await new RecorderStore(store).storedTickers(exchange, [...tickers, 'absent'])).entries(),
+      ].sort(([a], [b]) => (a < b ? -1 : 1));
+      out[`landed ${exchange}`] = [
+        ...(await new RecorderStore(store).landedEnds(exchange, [...tickers, 'LANDED-1', 'absent'])).entries(),
       ].sort(([a], [b]) => (a < b ? -1 : 1));
       out[`seeded ${exchange}`] = [
         ...(await tickersWithData(
@@ -370,6 +414,9 @@ async function answers(store: HistoryStore, rows: ReturnType<typeof generate>): 
     const verification = { table: 'verifications' as const, exchange: v.exchange, ticker: v.ticker, ts: v.ts };
     probes.push({ ...verification, method: v.method, detectedAt: v.detected_at });
     probes.push({ ...verification, method: v.method, detectedAt: v.detected_at + 1 });
+    for (const term of [7, 4, 9]) out[`handovers ${term}`] = await new RecorderStore(store).handoversOf(term);
+    // (Nothing runs under the term: the statement itself is what is compared.)
+    await new RecorderStore(store).killWriter(123_456);
     out.probes = await Promise.all(probes.map((p) => new RecorderStore(store).probeBatch(p)));
   } finally {
     scope.dispose();
@@ -430,6 +477,20 @@ describe('the SQL on current ClickHouse (chdb) answers as on the test ClickHouse
       40_000,
     );
     expect(expected.probes).toEqual([true, false, true, false, true, false, true, false]);
+    // The landed ends and the hand-overs are read, not empty.
+    expect(expected['handovers 7']).toHaveLength(2);
+    expect(expected['handovers 9']).toEqual([]);
+    const landed = new Map(expected['landed venue_b'] as [string, LandedEnd][]);
+    expect(landed.size).toBe(TICKERS.venue_b.length + 1);
+    expect(landed.get('LANDED-1')).toEqual({
+      lastTs: FROM + 1000,
+      sequence: 11,
+      lastTradeTs: -1,
+      deltasAtLast: [
+        { side: 'bid', price: '0.5', quantityDelta: '12.5', sequence: 10 },
+        { side: 'ask', price: '0.51', quantityDelta: '-3.000000001', sequence: 11 },
+      ],
+    });
     // The venue's sequences and the verification points are read, not empty.
     const ticker = 'venue_b KXBTCD-26MAR31-T84000';
     expect((expected[`deltas venue_seq ${ticker} all 37 n thread(s)`] as string).length).toBe(37 * (49 + 48) * 2);
