@@ -6,7 +6,7 @@
  */
 import { Rng } from '@depthgate/service-kit';
 import { testClickHouseUrl, uniqueName, waitFor } from '@depthgate/test-utils';
-import { recorderQueryId, type Connection } from './connection';
+import type { Connection } from './connection';
 import {
   insertDeltaRows,
   insertGapRows,
@@ -14,6 +14,7 @@ import {
   insertTradeRows,
   insertTsv,
   insertVerificationRows,
+  recorderQueryId,
 } from './inserts';
 import { TICKER_PATTERN, join, lit, quoteString, sql, type Sql } from './literals';
 import { MIGRATIONS, MigrationError, exchangesMigration, runMigrations, type Migration } from './migrations';

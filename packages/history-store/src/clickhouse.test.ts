@@ -5,10 +5,12 @@ import {
   LATEST_ROW_FORMAT,
   encodeDeltaRow,
   encodeGapRow,
+  encodeHandoverRow,
   encodeSnapshotRow,
   encodeTradeRow,
   encodeVerificationRow,
   insertColumns,
+  recorderQueryId,
   RowFormatError,
 } from './inserts';
 import { MIGRATIONS, migrationChecksum, storedExchanges, type Migration } from './migrations';
@@ -234,6 +236,41 @@ describe('row encoders', () => {
     ]) {
       expect(() => encodeVerificationRow({ ...point, ...(bad as object) })).toThrow(RowFormatError);
     }
+  });
+
+  it('encode hand-overs (format 4 columns, never an older format), and refuse another kind or a bad term', () => {
+    const handover = {
+      exchange: 'venue_d' as const,
+      ticker: 'BTC-USD',
+      ts: 1774533601194,
+      from_term: 41,
+      to_term: 42,
+      kind: 'takeover' as const,
+      detected_at: 1774533601400,
+    };
+    expect(encodeHandoverRow(handover)).toBe('venue_d\tBTC-USD\t1774533601194\t41\t42\ttakeover\t1774533601400\n');
+    expect(encodeHandoverRow(handover).split('\t')).toHaveLength(insertColumns('handovers', 4).length);
+    expect(() => encodeHandoverRow(handover, 3)).toThrow(/no handovers/);
+    expect(() => insertColumns('handovers', 3)).toThrow(/no handovers/);
+    for (const bad of [
+      { kind: 'handover' },
+      { from_term: -1 },
+      { to_term: 1.5 },
+      { to_term: 2 ** 53 },
+      { ts: -1 },
+      { ticker: '' },
+    ]) {
+      expect(() => encodeHandoverRow({ ...handover, ...(bad as object) })).toThrow(RowFormatError);
+    }
+  });
+
+  it('give a recorder’s inserts query ids that carry its term (term 0: the usual ids)', () => {
+    expect(recorderQueryId(17, 'deltas')).toMatch(
+      /^rec-17-deltas-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
+    );
+    expect(recorderQueryId(17, 'deltas')).not.toBe(recorderQueryId(17, 'deltas'));
+    expect(recorderQueryId(0, 'gaps')).toMatch(/^dg-insert-gaps-[0-9a-f-]{36}$/);
+    for (const term of [-1, 1.5, Number.NaN]) expect(() => recorderQueryId(term, 'deltas')).toThrow(TypeError);
   });
 
   it('rejects bad sequences and gap reasons', () => {

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import type { Logger } from '@depthgate/service-kit';
 import { join, lit, sql, type Sql } from './literals';
-import type { InsertTable } from './inserts';
 
 /**
  * The connection to ClickHouse over HTTP, built once per process from configuration. It never leaves this package
@@ -134,22 +133,6 @@ const QUERY_NAME = /^[a-z][a-z0-9_-]{0,39}$/;
 export function newQueryId(name: string): string {
   if (!QUERY_NAME.test(name)) throw new TypeError(`not a query name: ${JSON.stringify(name)}`);
   return `dg-${name}-${randomUUID()}`;
-}
-
-/**
- * The query id of a recorder's insert into `table`. Under a term (redundant recording: term > 0, from the recorder's
- * lease) `rec-<term>-<table>-<uuid>`, so that the recorder taking its tickers over can end every insert of that term
- * still running (RecorderStore.killWriter); a recorder alone (term 0) keeps newQueryId's `dg-insert-<table>-<uuid>`.
- */
-export function recorderQueryId(term: number, table: InsertTable): string {
-  if (!Number.isSafeInteger(term) || term < 0) throw new TypeError(`not a term: ${term}`);
-  return term === 0 ? newQueryId(`insert-${table}`) : `${recorderQueryPrefix(term)}${table}-${randomUUID()}`;
-}
-
-/** What every insert query id of a term starts with (`rec-<term>-`). */
-export function recorderQueryPrefix(term: number): string {
-  if (!Number.isSafeInteger(term) || term <= 0) throw new TypeError(`not a term: ${term}`);
-  return `rec-${term}-`;
 }
 
 export function createConnection(options: ConnectionOptions): Connection {

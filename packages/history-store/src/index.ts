@@ -23,7 +23,7 @@ export {
   storeOptions,
   type ClickHouseConfig,
 } from './config';
-export { loggableClickHouseUrl, newQueryId, recorderQueryId } from './connection';
+export { loggableClickHouseUrl, newQueryId } from './connection';
 export { classifyClickHouseError, serverErrorCode, type ClickHouseFailure, type ClickHouseFailureKind } from './errors';
 
 // Vocabulary of the tables.
@@ -84,6 +84,7 @@ export {
   insertTradeRows,
   insertTsv,
   insertVerificationRows,
+  recorderQueryId,
   type DeltaRow,
   type GapRow,
   type HandoverRow,

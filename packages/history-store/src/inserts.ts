@@ -41,6 +41,7 @@
  * That is what makes probe-before-retry possible for the recorder on one server; on a cluster the insert goes
  * through the Distributed table, synchronously, and each shard's replicated table deduplicates a block sent again.
  */
+import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { EXCHANGE_KEY_PATTERN, type ExchangeKey } from '@depthgate/platforms';
 import { newQueryId } from './connection';
@@ -331,6 +332,22 @@ export interface InsertOptions {
    * `insert*Rows` functions' LATEST_ROW_FORMAT (they encode the lines in it).
    */
   rowFormat?: RowFormat;
+}
+
+/**
+ * The query id of a recorder's insert into `table`. Under a term (redundant recording: term > 0, from the recorder's
+ * lease) `rec-<term>-<table>-<uuid>`, so that the recorder taking its tickers over can end every insert of that term
+ * still running (RecorderStore.killWriter); a recorder alone (term 0) keeps newQueryId's `dg-insert-<table>-<uuid>`.
+ */
+export function recorderQueryId(term: number, table: InsertTable): string {
+  if (!Number.isSafeInteger(term) || term < 0) throw new TypeError(`not a term: ${term}`);
+  return term === 0 ? newQueryId(`insert-${table}`) : `${recorderQueryPrefix(term)}${table}-${randomUUID()}`;
+}
+
+/** What every insert query id of a term starts with (`rec-<term>-`). */
+export function recorderQueryPrefix(term: number): string {
+  if (!Number.isSafeInteger(term) || term <= 0) throw new TypeError(`not a term: ${term}`);
+  return `rec-${term}-`;
 }
 
 /**

@@ -7,8 +7,14 @@
  */
 import type { Readable } from 'node:stream';
 import type { ExchangeKey } from '@depthgate/platforms';
-import { recorderQueryPrefix } from '../connection';
-import { insertHandoverRows, insertTsv, type HandoverRow, type InsertOptions, type InsertTable } from '../inserts';
+import {
+  insertHandoverRows,
+  insertTsv,
+  recorderQueryPrefix,
+  type HandoverRow,
+  type InsertOptions,
+  type InsertTable,
+} from '../inserts';
 import { join, lit, sql, type Side, type Sql } from '../literals';
 import { Querier } from '../querier';
 import type { HandoverKind, VerificationMethod } from '../schema';
@@ -135,9 +141,9 @@ export class RecorderStore {
   }
 
   /**
-   * Where each ticker's stored series ends (what a recorder resumes from at start-up, RECORDER's `recorder_start`
-   * gap): the largest `ts` of any of its rows — snapshots, deltas, trades, and gaps' `to_ts` — and its largest
-   * `sequence`. landedEnds' answer, seen from there. Tickers without rows are absent from the answer.
+   * Where each ticker's stored series ends (where a recorder starting on it resumes: its `recorder_start` gap starts
+   * there): the largest `ts` of any of its rows — snapshots, deltas, trades, and gaps' `to_ts` — and its largest
+   * `sequence`. The same reads as landedEnds. Tickers without rows are absent from the answer.
    */
   async storedTickers(
     exchange: ExchangeKey,
