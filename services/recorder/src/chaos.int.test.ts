@@ -127,7 +127,7 @@ describe('chaos', () => {
         kills: true,
       });
       const end = await chaos.finish();
-      const report = await chaos.check(end);
+      const report = await chaos.check(end, { moments: 1000 });
       process.stdout.write(`chaos (two recorders, ${LONG_MINUTES} minutes): ${summary(report)}\n`);
       expectClean(report);
       expect(report.handovers?.rows ?? 0).toBeGreaterThan(0);

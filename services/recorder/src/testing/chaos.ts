@@ -8,11 +8,12 @@
  * was recorded, directly and through the history API (started as a process), against the simulator:
  *
  * - gaps attributable to the recorders: no venue fault is injected, so no book or trades gap may lie after a ticker's
- *   first snapshot (counted by reason; `allowGapReasons` names those a run expects, e.g. today's `recorder_start`);
+ *   first snapshot (counted by `stream:reason`: a run that expects some, e.g. today's `recorder_start`, says so);
  * - duplicated rows through the history API: deltas against the simulator's changes, trades by id, snapshots by
  *   (ts, side, price);
  * - every change and trade recorded once (checks.ts), rule-7 books equal to the simulator's at random moments of every
- *   venue-clocked exchange, Gemini's (receive-clocked) at the quiet end;
+ *   venue-clocked exchange (checks.ts' per ticker, and `moments` more per exchange over the run), Gemini's
+ *   (receive-clocked) at the quiet end;
  * - at every `handovers` row's S − 1, S and S + 1 the rule-7 book equals the simulator's (skipped, and said so, when
  *   the table does not exist: the harness runs on code without redundancy).
  */
@@ -23,6 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { ExchangeKey } from '@depthgate/platforms';
 import { formatDecimal, parseDecimal } from '@depthgate/feeds';
+import { Rng } from '@depthgate/service-kit';
 import { freePort, repoRoot, testRedisUrl, uniqueName, waitFor } from '@depthgate/test-utils';
 import {
   createRecorderHarness,
@@ -373,7 +375,11 @@ export class Chaos {
   }
 
   /** Every end check (see the module's comment); failures are collected, not thrown, so a report is always whole. */
-  async check(end: { at: number; gemini: Map<string, FlatBook> }, seed = 27): Promise<ChaosReport> {
+  async check(
+    end: { at: number; gemini: Map<string, FlatBook> },
+    o: { seed?: number; moments?: number } = {},
+  ): Promise<ChaosReport> {
+    const seed = o.seed ?? 27;
     const failures: string[] = [];
     const attempt = async (what: string, fn: () => Promise<unknown>) => {
       try {
@@ -462,6 +468,29 @@ export class Chaos {
         rule7Moments += await expectRule7(this.h, exchange, end.at, seed + i);
       });
       await attempt(`every change once ${exchange}`, () => expectEveryChangeOnce(this.h, exchange, end.at));
+    }
+    // Besides expectRule7's moments per ticker: `moments` random (ticker, moment) pairs per venue-clocked exchange
+    // over the whole run, outside the ticker's gaps.
+    const rng = new Rng(seed, 'chaos moments');
+    for (const exchange of CHAOS_VENUE_CLOCK) {
+      const tickers = this.h.sim.books.tickers(exchange);
+      let wrong = 0;
+      let first = '';
+      for (let k = 0; k < (o.moments ?? 200) && tickers.length > 0; k++) {
+        const ticker = tickers[Math.floor(rng.float() * tickers.length)] as string;
+        const rows = rowsOf.get(`${exchange} ${ticker}`) ?? [];
+        const start = firstSnapshot(rows);
+        if (!Number.isFinite(start)) continue;
+        const t = start + Math.floor(rng.float() * (end.at - start));
+        if (gapsOf(rows).some((g) => t >= g.from && t < g.to)) continue;
+        const got = JSON.stringify(sorted(rebuild(rows, t)));
+        if (got !== JSON.stringify(sorted(simBookAt(this.h.sim, exchange, ticker, t)))) {
+          wrong++;
+          first ||= `${ticker} at ${t}`;
+        }
+        rule7Moments++;
+      }
+      if (wrong > 0) failures.push(`rule 7 at random moments ${exchange}: ${wrong} books differ (first: ${first})`);
     }
     await attempt('Gemini at the quiet end', async () => expectGeminiAt(await geminiRows(this.h), end));
     for (const exchange of CHAOS_EXCHANGES) {
