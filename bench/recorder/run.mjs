@@ -457,7 +457,11 @@ async function capacityRun() {
 
 /** The benchmark ClickHouse server's pid (infra/local/clickhouse.sh's pid file: `pid start-signature`). */
 function clickhousePid() {
-  return Number(readFileSync(path.join(DIR, 'clickhouse', 'clickhouse.pid'), 'utf8').trim().split(' ')[0]);
+  return Number(
+    readFileSync(path.join(DIR, 'clickhouse', 'clickhouse.pid'), 'utf8')
+      .trim()
+      .split(' ')[0],
+  );
 }
 
 /**
