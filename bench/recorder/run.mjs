@@ -31,13 +31,21 @@
 // random moments per exchange against the simulator's books, the time from each silent drop to its gap, and the REST
 // book reads per exchange against 10 % of each venue's documented budget.
 //
+// `--replicas 2` runs issue 27's redundancy cost instead (replicasRun below): the same simulator load (--ups, 2000
+// there, --trades on) recorded for --seconds by one recorder, then by two recording at once, every recorder with
+// RECORDER_REDIS_URL (a Redis of the benchmark's own unless DG_BENCH_REDIS_URL names one; a fresh
+// RECORDER_REDIS_PREFIX per phase) and its own RECORDER_ID and spool; the CPU seconds (/proc/<pid>/stat) per row
+// written (delta + snapshot rows counted in ClickHouse) of each recorder process and of ClickHouse's server, and
+// two/one for the recorders together and for ClickHouse (target: two ≤ 2.2× one). Rows written two/one says
+// whether the two stored one copy (1.0) or each its own (2.0: recording without redundancy).
+//
 // Prints a Markdown table for docs/benchmarks.md. Options: --seconds N (each window, 30), --warmup N (10),
 // --ups N (simulator updates/s in the capacity window, 12000), --load F (fraction of the capacity in the lag
 // window, 0.5), --changes N (levels per update, 20), --tickers p=N,… (simulator instruments),
 // --platforms a,b (venue-b,venue-c,venue-a-us), --trades both|on|off (both), --semi N (recorder's
 // --max-semi-space-size in MiB, 8), --trace (memory every second); --faults [--minutes N] [--fault-every S]
 // [--stall-timeout-ms N] [--audit-ms N]; --book-faults [--minutes N] [--fault-every S] [--moments N]
-// [--reconcile-ms N] [--grace-ms N] [--stall-timeout-ms N]. Ports: DG_BENCH_CLICKHOUSE_HTTP_PORT (17226),
+// [--reconcile-ms N] [--grace-ms N] [--stall-timeout-ms N]; --replicas 2 [--ups N] [--seconds N] [--warmup N]. Ports: DG_BENCH_CLICKHOUSE_HTTP_PORT (17226),
 // DG_BENCH_CLICKHOUSE_TCP_PORT (17913). DG_BENCH_NODE_FLAGS: more node flags for the recorder (e.g. --trace-gc).
 import { execFileSync } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -45,7 +53,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { benchmarkSql } from '@depthgate/history-store';
-import { ROOT, freePort, freePortRange, fmt, sampleRss, sleep, start, stopAll, stopSome, waitHttp } from '../lib.mjs';
+import {
+  ROOT,
+  freePort,
+  freePortRange,
+  fmt,
+  sampleRss,
+  sleep,
+  start,
+  startRedis,
+  stopAll,
+  stopSome,
+  waitHttp,
+} from '../lib.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, fallback) => {
@@ -56,7 +76,8 @@ const SECONDS = Number(opt('seconds', '30'));
 const WARMUP = Number(opt('warmup', '10'));
 const FAULTS = args.includes('--faults');
 const BOOK_FAULTS = args.includes('--book-faults');
-const UPS = Number(opt('ups', FAULTS || BOOK_FAULTS ? '200' : '12000'));
+const REPLICAS = Number(opt('replicas', '1'));
+const UPS = Number(opt('ups', FAULTS || BOOK_FAULTS ? '200' : REPLICAS > 1 ? '2000' : '12000'));
 const LOAD = Number(opt('load', '0.5'));
 const CHANGES = Number(opt('changes', BOOK_FAULTS ? '3' : '20'));
 const TICKERS = opt(
@@ -181,7 +202,13 @@ async function main() {
       env: { ...process.env, CLICKHOUSE_URL: CH, CLICKHOUSE_DATABASE: DB },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
-    const out = BOOK_FAULTS ? await bookFaultRun() : FAULTS ? await faultRun() : await capacityRun();
+    const out = BOOK_FAULTS
+      ? await bookFaultRun()
+      : FAULTS
+        ? await faultRun()
+        : REPLICAS > 1
+          ? await replicasRun()
+          : await capacityRun();
     const load1 = os.loadavg();
     process.stdout.write(
       `${out.join('\n')}\n\nMachine: ${os.cpus().length} cores, load average before ${load0.map((l) => l.toFixed(2)).join(' ')}, after ${load1.map((l) => l.toFixed(2)).join(' ')}.\n`,
@@ -424,6 +451,98 @@ async function capacityRun() {
   out.push(
     `| gaps (book / trades) / spool bytes at the end of the lag window | ${lag.gaps} / ${lag.tradeGaps} / ${lag.spooled} | |`,
   );
+  out.push('', `Simulator: ${UPS} updates/s × ${CHANGES} levels, platforms ${PLATFORMS}, tickers ${TICKERS}.`);
+  return out;
+}
+
+/** The benchmark ClickHouse server's pid (infra/local/clickhouse.sh's pid file: `pid start-signature`). */
+function clickhousePid() {
+  return Number(
+    readFileSync(path.join(DIR, 'clickhouse', 'clickhouse.pid'), 'utf8')
+      .trim()
+      .split(' ')[0],
+  );
+}
+
+/**
+ * Issue 27: the CPU cost of redundancy. One recorder records the simulator's load for a window, then two record the
+ * same load at once (after both are ready and a warm-up); CPU seconds per row written, per recorder process and for
+ * ClickHouse, and two/one.
+ */
+async function replicasRun() {
+  if (REPLICAS < 2) throw new Error('--replicas is 2 or more');
+  const { sim, simEnv } = await startSim(5000);
+  const redis = process.env.DG_BENCH_REDIS_URL ? undefined : await startRedis(DIR);
+  const redisUrl = process.env.DG_BENCH_REDIS_URL ?? redis.url;
+  const chPid = clickhousePid();
+  const rows = async () => Number(await ch(SQL.rowCount('delta'))) + Number(await ch(SQL.rowCount('snapshot')));
+  const phases = [];
+  try {
+    for (const n of [1, REPLICAS]) {
+      const prefix = `dg:bench:${Date.now()}:${n}:`;
+      log(`==> ${n} recorder(s) on one Redis (prefix ${prefix}), ${UPS} updates/s`);
+      const started = await Promise.all(
+        Array.from({ length: n }, (_, i) =>
+          startRecorder(simEnv, `r${n}-${i}`, {
+            RECORDER_TRADES: 'true',
+            RECORDER_REDIS_URL: redisUrl,
+            RECORDER_REDIS_PREFIX: prefix,
+            RECORDER_ID: `bench-${n}-${i}`,
+          }),
+        ),
+      );
+      log(`==> warm-up ${WARMUP} s`);
+      await sleep(WARMUP * 1000);
+      const pids = started.map((r) => r.recorder.pid);
+      const cpu0 = pids.map(cpuSeconds);
+      const ch0 = cpuSeconds(chPid);
+      const simCpu0 = cpuSeconds(sim.pid);
+      const r0 = await rows();
+      const t0 = Date.now();
+      log(`==> window ${SECONDS} s`);
+      await sleep(SECONDS * 1000);
+      const r1 = await rows();
+      const seconds = (Date.now() - t0) / 1000;
+      const cpu = pids.map((pid, i) => cpuSeconds(pid) - cpu0[i]);
+      const phase = {
+        n,
+        seconds,
+        rows: r1 - r0,
+        cpu,
+        clickhouse: cpuSeconds(chPid) - ch0,
+        sim: cpuSeconds(sim.pid) - simCpu0,
+        gaps: 0,
+      };
+      for (const r of started) phase.gaps += sum(await metricValues(r.metricsUrl), 'recorder_gaps_total');
+      phases.push(phase);
+      await stopSome(pids);
+    }
+  } finally {
+    redis?.stop();
+  }
+  const [one, two] = phases;
+  const perRow = (cpu, p) => cpu / Math.max(p.rows, 1);
+  const sumOf = (list) => list.reduce((a, b) => a + b, 0);
+  const us = (x) => fmt(x * 1e6, 2);
+  const out = [`| figure | 1 recorder | ${REPLICAS} recorders | ${REPLICAS} / 1 |`, '| --- | --- | --- | --- |'];
+  out.push(
+    `| rows written (delta + snapshot) in ${fmt(one.seconds)} s / ${fmt(two.seconds)} s windows | ${one.rows} | ${two.rows} | ${fmt(two.rows / Math.max(one.rows, 1), 2)} (1.0: one copy) |`,
+  );
+  two.cpu.forEach((c, i) =>
+    out.push(
+      `| recorder ${i} CPU µs per row written | ${i === 0 ? us(perRow(one.cpu[0], one)) : ''} | ${us(perRow(c, two))} | |`,
+    ),
+  );
+  out.push(
+    `| recorders together, CPU µs per row written | ${us(perRow(sumOf(one.cpu), one))} | ${us(perRow(sumOf(two.cpu), two))} | **${fmt(perRow(sumOf(two.cpu), two) / perRow(sumOf(one.cpu), one), 2)}×** (target ≤ 2.2×) |`,
+  );
+  out.push(
+    `| ClickHouse CPU µs per row written | ${us(perRow(one.clickhouse, one))} | ${us(perRow(two.clickhouse, two))} | ${fmt(perRow(two.clickhouse, two) / perRow(one.clickhouse, one), 2)}× |`,
+  );
+  out.push(
+    `| recorders' CPU, % of a core (simulator's) | ${fmt((sumOf(one.cpu) / one.seconds) * 100)} (${fmt((one.sim / one.seconds) * 100)}) | ${fmt((sumOf(two.cpu) / two.seconds) * 100)} (${fmt((two.sim / two.seconds) * 100)}) | |`,
+  );
+  out.push(`| gaps recorded (recorder_gaps_total) | ${one.gaps} | ${two.gaps} | |`);
   out.push('', `Simulator: ${UPS} updates/s × ${CHANGES} levels, platforms ${PLATFORMS}, tickers ${TICKERS}.`);
   return out;
 }

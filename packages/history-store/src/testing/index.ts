@@ -188,6 +188,35 @@ ORDER BY exchange, ticker, ts`,
     await connectionOf(this.store).data.command({ query: sql`OPTIMIZE TABLE ${this.table(table)} FINAL`.text });
   }
 
+  /**
+   * The `handovers` rows (issue 27's redundant recording: where a ticker moved from one recorder's term to another's),
+   * ordered by exchange, ticker and ts; undefined when the database has no such table (a schema from before it).
+   */
+  async handovers(): Promise<
+    | { exchange: ExchangeKey; ticker: string; ts: number; from_term: string; to_term: string; kind: string }[]
+    | undefined
+  > {
+    const ch = connectionOf(this.store);
+    const exists = await this.one(
+      sql`SELECT count() AS n FROM system.tables WHERE database = ${lit.name(this.database)} AND name = 'handovers'`,
+    );
+    if (Number(exists.n ?? 0) === 0) return undefined;
+    const rs = await ch.data.query({
+      query: sql`SELECT toString(exchange) AS exchange, ticker, ts, toString(from_term) AS from_term,
+  toString(to_term) AS to_term, toString(kind) AS kind
+FROM ${this.table('handovers')} ORDER BY exchange, ticker, ts`.text,
+      format: 'JSONEachRow',
+    });
+    return (await rs.json<Record<string, string | number>>()).map((r) => ({
+      exchange: r.exchange as ExchangeKey,
+      ticker: String(r.ticker),
+      ts: Number(r.ts),
+      from_term: String(r.from_term),
+      to_term: String(r.to_term),
+      kind: String(r.kind),
+    }));
+  }
+
   /** Drops the database, on every server of a cluster (never throws: a test's cleanup must not hide its failure). */
   async drop(): Promise<void> {
     const ch = connectionOf(this.store);
