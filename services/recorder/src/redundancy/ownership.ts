@@ -3,7 +3,8 @@
  * controller.ts). Per exchange, in Redis under the recorders' prefix:
  *
  * - `owner:{exchange}` hash: ticker → `term|state`, state `owned` (the term's writer records it), `released` (its
- *   owner stopped recording it and made everything durable: a live peer takes it without killing anything) or
+ *   owner stopped recording it and made everything durable: a live peer takes it without killing anything),
+ *   `offered` (the same after the owner lost the ticker's book: taken like `released`, recorded as an `offer`) or
  *   `splicing` (a new owner is taking it over). Every change is a compare-and-set on the whole value (Lua), so of two
  *   recorders claiming a ticker exactly one wins.
  * - `live:{exchange}:{term}` set: the tickers whose book the term's recorder has live (updated in batches), and
@@ -14,7 +15,7 @@
 import type { ExchangeKey } from '@depthgate/platforms';
 import type { Redis } from '@depthgate/service-kit';
 
-export type OwnerState = 'owned' | 'released' | 'splicing';
+export type OwnerState = 'owned' | 'released' | 'offered' | 'splicing';
 
 export interface Owner {
   term: number;
@@ -26,7 +27,7 @@ export function formatOwner(o: Owner): string {
 }
 
 export function parseOwner(value: string): Owner | undefined {
-  const m = /^(\d+)\|(owned|released|splicing)$/.exec(value);
+  const m = /^(\d+)\|(owned|released|offered|splicing)$/.exec(value);
   return m ? { term: Number(m[1]), state: m[2] as OwnerState } : undefined;
 }
 
@@ -60,8 +61,13 @@ export interface Ownership {
   claim(exchange: ExchangeKey, tickers: readonly string[], from: Owner | null, toTerm: number): Promise<string[]>;
   /** `term|splicing` → `term|owned`. */
   confirm(exchange: ExchangeKey, tickers: readonly string[], term: number): Promise<string[]>;
-  /** `term|owned` → `term|released`. */
-  release(exchange: ExchangeKey, tickers: readonly string[], term: number): Promise<string[]>;
+  /** `term|owned` → `term|released` (or `offered`). */
+  release(
+    exchange: ExchangeKey,
+    tickers: readonly string[],
+    term: number,
+    state?: 'released' | 'offered',
+  ): Promise<string[]>;
   /** This term's live set: add and remove tickers. */
   setLive(exchange: ExchangeKey, term: number, add: readonly string[], remove: readonly string[]): Promise<void>;
   /** The live sets of every term that published one (dead terms included: check their leases). */
@@ -123,8 +129,13 @@ export class RedisOwnership implements Ownership {
     return this.swap(exchange, tickers, { term, state: 'splicing' }, { term, state: 'owned' });
   }
 
-  release(exchange: ExchangeKey, tickers: readonly string[], term: number): Promise<string[]> {
-    return this.swap(exchange, tickers, { term, state: 'owned' }, { term, state: 'released' });
+  release(
+    exchange: ExchangeKey,
+    tickers: readonly string[],
+    term: number,
+    state: 'released' | 'offered' = 'released',
+  ): Promise<string[]> {
+    return this.swap(exchange, tickers, { term, state: 'owned' }, { term, state });
   }
 
   async setLive(exchange: ExchangeKey, term: number, add: readonly string[], remove: readonly string[]): Promise<void> {
@@ -147,13 +158,20 @@ export class RedisOwnership implements Ownership {
   }
 }
 
-/** Solo mode: one recorder, term 0, owns whatever it claims; no peer is ever live. */
-export class SoloOwnership implements Ownership {
+/** The same in memory: one process's view (the controller's tests; the base of the solo mode's). */
+export class MemoryOwnership implements Ownership {
   private readonly owned = new Map<string, Map<string, Owner>>();
+  private readonly live = new Map<string, Map<number, Set<string>>>();
 
   private of(exchange: string): Map<string, Owner> {
     let m = this.owned.get(exchange);
     if (!m) this.owned.set(exchange, (m = new Map()));
+    return m;
+  }
+
+  private liveOf(exchange: string): Map<number, Set<string>> {
+    let m = this.live.get(exchange);
+    if (!m) this.live.set(exchange, (m = new Map()));
     return m;
   }
 
@@ -182,20 +200,41 @@ export class SoloOwnership implements Ownership {
     return this.swap(exchange, tickers, { term, state: 'splicing' }, { term, state: 'owned' });
   }
 
-  /** Nobody could take it: a solo recorder never releases. */
-  release(): Promise<string[]> {
-    return Promise.resolve([]);
+  release(
+    exchange: ExchangeKey,
+    tickers: readonly string[],
+    term: number,
+    state: 'released' | 'offered' = 'released',
+  ): Promise<string[]> {
+    return this.swap(exchange, tickers, { term, state: 'owned' }, { term, state });
   }
 
-  setLive(): Promise<void> {
+  setLive(exchange: ExchangeKey, term: number, add: readonly string[], remove: readonly string[]): Promise<void> {
+    const sets = this.liveOf(exchange);
+    let set = sets.get(term);
+    if (!set) sets.set(term, (set = new Set()));
+    for (const t of add) set.add(t);
+    for (const t of remove) set.delete(t);
     return Promise.resolve();
   }
 
-  liveSets(): Promise<Map<number, Set<string>>> {
-    return Promise.resolve(new Map());
+  liveSets(exchange: ExchangeKey): Promise<Map<number, Set<string>>> {
+    return Promise.resolve(new Map([...this.liveOf(exchange)].map(([term, set]) => [term, new Set(set)])));
   }
 
-  dropLive(): Promise<void> {
+  dropLive(exchange: ExchangeKey, term: number): Promise<void> {
+    this.liveOf(exchange).delete(term);
+    return Promise.resolve();
+  }
+}
+
+/** Solo mode: one recorder, term 0, owns whatever it claims; nobody could take a ticker, so nothing is released. */
+export class SoloOwnership extends MemoryOwnership {
+  override release(): Promise<string[]> {
+    return Promise.resolve([]);
+  }
+
+  override setLive(): Promise<void> {
     return Promise.resolve();
   }
 }
