@@ -1,4 +1,3 @@
-import { LocalBook } from '@depthgate/feeds';
 import type { ExchangeKey } from '@depthgate/platforms';
 import { Registry, createLogger } from '@depthgate/service-kit';
 import type { RowSink } from '../rows';
@@ -8,7 +7,7 @@ import type { ControlBuffer, ControlLease, ControlSplicePoint, ControlStore, Han
 
 const EX = 'venue_b' as ExchangeKey;
 const TTL = 5000;
-const logger = createLogger({ level: 'silent' });
+const logger = createLogger({ name: 'controller-test', level: 'silent' });
 
 /** Every call of the fakes, in order. */
 type Call = [string, ...unknown[]];
@@ -273,6 +272,33 @@ describe('Controller start', () => {
       B: { term: 2, state: 'owned' },
       C: { term: 4, state: 'owned' },
     });
+  });
+
+  it('gives a dead term’s ticker back when the kill fails at the start, and takes it over later', async () => {
+    const ownership = new MemoryOwnership();
+    await ownership.swap(EX, ['C'], null, { term: 3, state: 'owned' });
+    const f = fakes({ term: 4, landed: { C: LANDED } });
+    const kill = f.store.killWriter;
+    let fail = true;
+    f.store.killWriter = (term) => (fail ? Promise.reject(new Error('ClickHouse away')) : kill(term));
+    const c = controller(f, ownership);
+    expect((await c.admit(EX, ['C'])).get('C')).toBe('standby');
+    expect(f.owned.get('C')).toBe(false);
+    expect((await ownership.owners(EX)).get('C')).toEqual({ term: 3, state: 'owned' });
+    fail = false;
+    f.live.add('C');
+    f.calls.length = 0;
+    await c.poll();
+    expect(names(f.calls)).toEqual([
+      'sleep',
+      'killWriter',
+      'landedEnds',
+      'insertHandovers',
+      'splice',
+      'setOwner',
+      'resumeSequence',
+    ]);
+    expect(c.role(EX, 'C')).toBe('owner');
   });
 
   it('resolves its own old term from the spool: claims what no peer can take, and returns the term’s handovers', async () => {

@@ -244,8 +244,11 @@ export class Controller {
       for (const ticker of fresh) {
         const owner = owners.get(ticker);
         if (owner === undefined) unowned.push(ticker);
-        else if (owner.term === this.term) this.setRole(exchange, ticker, 'owner');
-        else if (await alive(owner.term)) this.setRole(exchange, ticker, 'standby');
+        else if (owner.term === this.term) {
+          // Ours from resolveTerm; a claim of ours still splicing is finished by the poll (as a takeover).
+          const unfinished = owner.state === 'splicing' && this.claimedFrom.has(key(exchange, ticker));
+          this.setRole(exchange, ticker, unfinished ? 'standby' : 'owner');
+        } else if (await alive(owner.term)) this.setRole(exchange, ticker, 'standby');
         else if (await this.livePeer(live, ticker, alive)) this.setRole(exchange, ticker, 'standby');
         else dead.push([ticker, owner]);
       }
@@ -274,7 +277,10 @@ export class Controller {
     tick();
   }
 
-  /** `/ready`: the spool replayed and live on ≥ 99 % of the selected tickers, or `readyAfterMs` passed. */
+  /**
+   * `/ready`: the spool replayed and live on ≥ 99 % of the selected tickers (none admitted yet: not ready), or
+   * `readyAfterMs` passed.
+   */
   ready(): boolean {
     if (!this.replayed || this.fatal) return false;
     if (this.clock.monotonic() - this.startedAt >= (this.o.readyAfterMs ?? 120_000)) return true;
@@ -286,7 +292,7 @@ export class Controller {
         if (this.o.tickers.live(exchange, ticker)) live++;
       }
     }
-    return all === 0 || live >= 0.99 * all;
+    return all > 0 && live >= 0.99 * all;
   }
 
   // ---------------------------------------------------------------------------------------------------- poll
@@ -306,6 +312,7 @@ export class Controller {
       for (const exchange of this.o.exchanges) {
         await this.publishLive(exchange);
         if (this.stopping) continue;
+        await this.dropDeadLive(exchange, alive);
         const owners = await this.o.ownership.owners(exchange);
         const roles = this.rolesOf(exchange);
         const take: Array<[string, Owner | null]> = [];
@@ -339,6 +346,14 @@ export class Controller {
       this.updateRoleGauge();
     } catch (err) {
       this.o.logger.warn({ err: { message: (err as Error).message } }, 'redundancy poll failed; retried next second');
+    }
+  }
+
+  /** Forgets the live sets of terms whose lease is gone (each restart leaves one behind). */
+  private async dropDeadLive(exchange: ExchangeKey, alive: (term: number) => Promise<boolean>): Promise<void> {
+    const live = await this.o.ownership.liveSets(exchange);
+    for (const term of live.keys()) {
+      if (term !== this.term && !(await alive(term))) await this.o.ownership.dropLive(exchange, term);
     }
   }
 
@@ -457,24 +472,39 @@ export class Controller {
     const claimed = await this.o.ownership.claim(exchange, tickers, from, this.term);
     if (claimed.length === 0) return 0;
     const kind = kindOf(from);
-    if (needsKill(from)) {
-      await this.clock.sleep(this.o.ttlMs);
-      await this.o.store.killWriter((from as Owner).term);
-    }
-    if (fence && from !== null) {
-      const ends = await this.o.store.landedEnds(exchange, claimed);
-      const detectedAt = this.clock.wall();
-      await this.o.store.insertHandovers(
-        claimed.map((ticker) => ({
-          exchange,
-          ticker,
-          ts: (ends.get(ticker)?.lastTs ?? detectedAt - 1) + 1,
-          fromTerm: from.term,
-          toTerm: this.term,
-          kind,
-          detectedAt,
-        })),
+    try {
+      if (needsKill(from)) {
+        await this.clock.sleep(this.o.ttlMs);
+        await this.o.store.killWriter((from as Owner).term);
+      }
+      if (fence && from !== null) {
+        const ends = await this.o.store.landedEnds(exchange, claimed);
+        const detectedAt = this.clock.wall();
+        await this.o.store.insertHandovers(
+          claimed.map((ticker) => ({
+            exchange,
+            ticker,
+            ts: (ends.get(ticker)?.lastTs ?? detectedAt - 1) + 1,
+            fromTerm: from.term,
+            toTerm: this.term,
+            kind,
+            detectedAt,
+          })),
+        );
+      }
+    } catch (err) {
+      this.o.logger.warn(
+        { err: { message: (err as Error).message }, exchange, tickers: claimed.length, from },
+        'taking a dead term’s tickers at the start failed; given back',
       );
+      this.count(kind, 'failed', claimed.length);
+      // Give the claim back (the value we took it from); if even that fails, the poll finishes it as a takeover.
+      const back = await this.o.ownership
+        .swap(exchange, claimed, { term: this.term, state: 'splicing' }, from as Owner)
+        .catch(() => [] as string[]);
+      const stuck = claimed.filter((t) => !back.includes(t));
+      for (const t of stuck) this.claimedFrom.set(key(exchange, t), from);
+      return 0;
     }
     for (const t of claimed) this.setRole(exchange, t, 'owner');
     await this.o.ownership.confirm(exchange, claimed, this.term);
