@@ -1,38 +1,7 @@
-import { z } from 'zod';
-import { envBool, envInt, envList, envOptionalString, envString, envUrl } from '@depthgate/service-kit';
+import { envBool, envInt, envString, redisEnvShape, type RedisConfig } from '@depthgate/service-kit';
 
-/** `host:port`, `[v6]:port`. */
-const HOST_PORT = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/;
-
-/**
- * Where Redis is: one address (REDIS_URL), or a master found through Redis Sentinel. Shared by both services and the
- * keys CLI (docs/configuration.md; docs/operations.md, "Redis").
- */
-export const redisEnvShape = {
-  /**
-   * Redis holding key records and rate-limit counters: `redis://` or `rediss://` (TLS), user and password in the
-   * URL. With REDIS_SENTINELS its host is ignored (the sentinels name the master); its scheme, user, password and
-   * database still apply to the master's connection.
-   */
-  REDIS_URL: envUrl('redis://127.0.0.1:7379'),
-  /** Redis Sentinel: `host:port` of the sentinels, comma-separated. Set: the master is asked of them, and followed through failovers. */
-  REDIS_SENTINELS: envList().pipe(
-    z.array(z.string().regex(HOST_PORT, 'expected host:port')).transform((list) =>
-      list.map((s) => {
-        const m = HOST_PORT.exec(s) as RegExpExecArray;
-        return { host: (m[1] as string).replace(/^\[|\]$/g, ''), port: Number(m[2]) };
-      }),
-    ),
-  ),
-  /** The master's name in the sentinels' configuration (`sentinel monitor <name> …`). */
-  REDIS_SENTINEL_NAME: envString('mymaster'),
-  /** Password of the sentinels themselves (their `requirepass`), when they have one. */
-  REDIS_SENTINEL_PASSWORD: envOptionalString(),
-  /** TLS to the sentinels: `true` or `false`; unset: as REDIS_URL's scheme says (`rediss:` → TLS). */
-  REDIS_SENTINEL_TLS: envOptionalString().pipe(z.enum(['true', 'false']).optional()),
-  /** A PEM file of the CA that signed the Redis (and sentinel) certificates, for TLS with a private CA. */
-  REDIS_TLS_CA_FILE: envOptionalString(),
-};
+/** Where Redis is (moved to @depthgate/service-kit, which the recorder shares; re-exported for this package's users). */
+export { redisEnvShape, type RedisConfig } from '@depthgate/service-kit';
 
 /**
  * Settings of keys and rate limits, shared by both services. Each service spreads these into its own schema,
@@ -62,15 +31,6 @@ export const authEnvShape = {
    */
   READY_REQUIRES_REDIS: envBool(true),
 };
-
-export interface RedisConfig {
-  REDIS_URL: string;
-  REDIS_SENTINELS?: { host: string; port: number }[];
-  REDIS_SENTINEL_NAME?: string;
-  REDIS_SENTINEL_PASSWORD?: string;
-  REDIS_SENTINEL_TLS?: 'true' | 'false';
-  REDIS_TLS_CA_FILE?: string;
-}
 
 export interface AuthConfig extends RedisConfig {
   REDIS_KEY_PREFIX: string;

@@ -10,3 +10,4 @@ export * from './app';
 export * from './client-errors';
 export * from './rng';
 export * from './timestamps';
+export * from './redis';

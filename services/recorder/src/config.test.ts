@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '@depthgate/service-kit';
 import { thrownBy, undocumentedSettings } from '@depthgate/test-utils';
-import { loadRecorderConfig, recorderEnvNames } from './config';
+import { loadRecorderConfig, recorderEnvNames, recorderRedisTarget } from './config';
 
 describe('recorder configuration', () => {
   it('has working defaults: the real feeds, every listed market, five-minute snapshots', () => {
@@ -102,6 +102,49 @@ describe('recorder configuration', () => {
       const [name] = Object.keys(env);
       expect(thrownBy(() => loadRecorderConfig(env), ConfigError).issues.join('\n')).toContain(`${name}:`);
     }
+  });
+
+  it('is solo without RECORDER_REDIS_URL, and redundant with it (Sentinel as the gateway)', () => {
+    const solo = loadRecorderConfig({});
+    expect(recorderRedisTarget(solo)).toBeUndefined();
+    expect(solo.RECORDER_LEASE_TTL_MS).toBe(5000);
+    expect(solo.RECORDER_REDIS_PREFIX).toBe('dg:rec:');
+    const redundant = loadRecorderConfig({
+      RECORDER_REDIS_URL: 'rediss://rec:pw@ignored:1/3',
+      RECORDER_REDIS_SENTINELS: 'sentinel-0.redis:26379,10.0.0.2:26380',
+      RECORDER_REDIS_SENTINEL_NAME: 'depthgate',
+      RECORDER_ID: 'recorder-1',
+    });
+    expect(redundant.RECORDER_ID).toBe('recorder-1');
+    expect(recorderRedisTarget(redundant)).toEqual({
+      url: 'rediss://rec:pw@ignored:1/3',
+      sentinels: [
+        { host: 'sentinel-0.redis', port: 26379 },
+        { host: '10.0.0.2', port: 26380 },
+      ],
+      name: 'depthgate',
+      sentinelPassword: undefined,
+      sentinelTls: undefined,
+      tlsCaFile: undefined,
+    });
+  });
+
+  it('refuses a Redis URL of another scheme, sentinels without a URL, and a buffer shorter than a takeover', () => {
+    const issues = (env: Record<string, string>) => thrownBy(() => loadRecorderConfig(env), ConfigError).issues;
+    expect(issues({ RECORDER_REDIS_URL: 'http://redis:6379' })).toEqual([
+      'RECORDER_REDIS_URL: expected a redis:// or rediss:// URL',
+    ]);
+    expect(issues({ RECORDER_REDIS_SENTINELS: 'a:1' })[0]).toMatch(
+      /^RECORDER_REDIS_SENTINELS: needs RECORDER_REDIS_URL/,
+    );
+    expect(issues({ RECORDER_REDIS_SENTINELS: 'a' })[0]).toMatch(/^RECORDER_REDIS_SENTINELS/);
+    expect(
+      issues({
+        RECORDER_REDIS_URL: 'redis://r:6379',
+        RECORDER_LEASE_TTL_MS: '10000',
+        RECORDER_STANDBY_BUFFER_MS: '20000',
+      }),
+    ).toEqual(['RECORDER_STANDBY_BUFFER_MS: must be at least 3 × RECORDER_LEASE_TTL_MS']);
   });
 
   it('documents every setting in docs/configuration.md', () => {

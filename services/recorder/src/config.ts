@@ -23,8 +23,12 @@ import {
   envList,
   envLogLevel,
   envOptionalInt,
+  envOptionalString,
+  envSentinels,
   envString,
+  envTlsChoice,
   parseEnv,
+  type RedisTarget,
 } from '@depthgate/service-kit';
 import { ADAPTERS, type Adapters } from './venues/registry';
 
@@ -106,6 +110,32 @@ const ownShape = {
   RECORDER_INSERT_TIMEOUT_MS: envInt(30_000, { min: 1000, max: 600_000 }),
   /** After SIGTERM, buffered rows get this long to reach ClickHouse; the rest is spooled. */
   RECORDER_SHUTDOWN_FLUSH_MS: envInt(20_000, { min: 0, max: 300_000 }),
+
+  /**
+   * Redundant recording (several recorders, one owner per ticker; docs/history-internals.md): the Redis holding the
+   * terms, leases and ticker owners, `redis://` or `rediss://`. Unset: solo mode (this recorder owns every ticker).
+   * With RECORDER_REDIS_SENTINELS its host is ignored, as REDIS_URL's is for the gateway.
+   */
+  RECORDER_REDIS_URL: envOptionalString(),
+  /** Redis Sentinel for RECORDER_REDIS_URL: `host:port` of the sentinels, comma-separated (as REDIS_SENTINELS). */
+  RECORDER_REDIS_SENTINELS: envSentinels(),
+  RECORDER_REDIS_SENTINEL_NAME: envString('mymaster'),
+  RECORDER_REDIS_SENTINEL_PASSWORD: envOptionalString(),
+  /** TLS to the sentinels: `true` or `false`; unset: as RECORDER_REDIS_URL's scheme says. */
+  RECORDER_REDIS_SENTINEL_TLS: envTlsChoice(),
+  RECORDER_REDIS_TLS_CA_FILE: envOptionalString(),
+  /** Prefix of every Redis key of the recorders; recorders sharing tickers must use the same one. */
+  RECORDER_REDIS_PREFIX: envString('dg:rec:'),
+  /** This recorder's name in Redis (the pod name); default: host name and process id. */
+  RECORDER_ID: envString(`${os.hostname()}-${process.pid}`),
+  /** A recorder that has not renewed its lease for this long is dead; its tickers are taken over. */
+  RECORDER_LEASE_TTL_MS: envInt(5000, { min: 1000, max: 600_000 }),
+  /** What a standby keeps of each ticker's rows, to take it over without a gap. */
+  RECORDER_STANDBY_BUFFER_MS: envInt(20_000, { min: 1000, max: 600_000 }),
+  /** A ticker whose book the owner lost waits this long for a live peer to take it before the owner writes its gap. */
+  RECORDER_OFFER_TIMEOUT_MS: envInt(1000, { min: 0, max: 60_000 }),
+  /** The owner hands its tickers to a live peer when its inserts have failed this long (or its spool is full). */
+  RECORDER_HANDOVER_ON_WRITE_FAILURE_MS: envInt(60_000, { min: 1000, max: 86_400_000 }),
 };
 
 /** The ticker selection variables of an exchange: `RECORDER_VENUE_B_TICKERS`, `…_PREFIXES`, `…_SERIES`. */
@@ -183,6 +213,20 @@ export interface RecorderConfig extends RecorderEnv {
   adapters: Adapters;
 }
 
+/** Where the recorders' Redis is, or undefined in solo mode (RECORDER_REDIS_URL unset). */
+export function recorderRedisTarget(config: RecorderEnv): RedisTarget | undefined {
+  if (config.RECORDER_REDIS_URL === undefined) return undefined;
+  return {
+    url: config.RECORDER_REDIS_URL,
+    sentinels: config.RECORDER_REDIS_SENTINELS,
+    name: config.RECORDER_REDIS_SENTINEL_NAME,
+    sentinelPassword: config.RECORDER_REDIS_SENTINEL_PASSWORD,
+    sentinelTls:
+      config.RECORDER_REDIS_SENTINEL_TLS === undefined ? undefined : config.RECORDER_REDIS_SENTINEL_TLS === 'true',
+    tlsCaFile: config.RECORDER_REDIS_TLS_CA_FILE,
+  };
+}
+
 /** Every variable the recorder reads, its own and the recorded platforms' (docs/configuration.md completeness). */
 export function recorderEnvNames(registry: Registry = PLATFORMS, adapters: Adapters = ADAPTERS): string[] {
   return [
@@ -225,6 +269,23 @@ export function loadRecorderConfig(
   for (const e of base.RECORDER_RECONCILE_EXCHANGES) {
     if (exchanges.has(e)) reconcile.add(e);
     else issues.push(`RECORDER_RECONCILE_EXCHANGES: unknown exchange "${e}"`);
+  }
+  if (base.RECORDER_REDIS_URL !== undefined) {
+    let scheme: string | undefined;
+    try {
+      scheme = new URL(base.RECORDER_REDIS_URL).protocol;
+    } catch {
+      scheme = undefined;
+    }
+    if (scheme !== 'redis:' && scheme !== 'rediss:') {
+      issues.push('RECORDER_REDIS_URL: expected a redis:// or rediss:// URL');
+    }
+  } else if (base.RECORDER_REDIS_SENTINELS.length > 0) {
+    issues.push('RECORDER_REDIS_SENTINELS: needs RECORDER_REDIS_URL (its scheme, user, password and database)');
+  }
+  if (base.RECORDER_REDIS_URL !== undefined && base.RECORDER_STANDBY_BUFFER_MS < 3 * base.RECORDER_LEASE_TTL_MS) {
+    // A takeover of a dead owner waits two TTLs and reads ClickHouse: the standby's buffer must reach back past that.
+    issues.push('RECORDER_STANDBY_BUFFER_MS: must be at least 3 × RECORDER_LEASE_TTL_MS');
   }
   if (base.RECORDER_RECONNECT_MIN_MS > base.RECORDER_RECONNECT_MAX_MS) {
     issues.push('RECORDER_RECONNECT_MIN_MS: must not exceed RECORDER_RECONNECT_MAX_MS');

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { ConfigError, parseEnv } from '@depthgate/service-kit';
-import { redisEnvShape } from './config';
-import { connectionOptions, redisTarget } from './redis';
+import { ConfigError, parseEnv } from './env';
+import { connectionOptions, redisEnvShape, redisTarget } from './redis';
 
 const parse = (env: Record<string, string>) => parseEnv(z.object(redisEnvShape), env);
 

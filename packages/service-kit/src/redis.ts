@@ -1,0 +1,181 @@
+/**
+ * Redis connections shared by the deployables that use Redis (gateway, history, the keys CLI, the recorder in
+ * redundant mode): the settings that say where Redis is (one address or Sentinel) and a client that fails fast.
+ */
+import { readFileSync } from 'node:fs';
+import { Redis, type RedisOptions } from 'ioredis';
+import { z } from 'zod';
+import { envList, envOptionalString, envString, envUrl } from './env';
+import type { Logger } from './logger';
+
+export type { Redis } from 'ioredis';
+
+/** `host:port`, `[v6]:port`. */
+const HOST_PORT = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/;
+
+/** A comma-separated list of sentinels, `host:port` each (empty: no Sentinel). */
+export const envSentinels = () =>
+  envList().pipe(
+    z.array(z.string().regex(HOST_PORT, 'expected host:port')).transform((list) =>
+      list.map((s) => {
+        const m = HOST_PORT.exec(s) as RegExpExecArray;
+        return { host: (m[1] as string).replace(/^\[|\]$/g, ''), port: Number(m[2]) };
+      }),
+    ),
+  );
+
+/** `true`, `false` or unset (a TLS choice that defaults to the URL's scheme). */
+export const envTlsChoice = () => envOptionalString().pipe(z.enum(['true', 'false']).optional());
+
+/**
+ * Where Redis is: one address (REDIS_URL), or a master found through Redis Sentinel. Shared by both services and the
+ * keys CLI (docs/configuration.md; docs/operations.md, "Redis").
+ */
+export const redisEnvShape = {
+  /**
+   * Redis holding key records and rate-limit counters: `redis://` or `rediss://` (TLS), user and password in the
+   * URL. With REDIS_SENTINELS its host is ignored (the sentinels name the master); its scheme, user, password and
+   * database still apply to the master's connection.
+   */
+  REDIS_URL: envUrl('redis://127.0.0.1:7379'),
+  /** Redis Sentinel: `host:port` of the sentinels, comma-separated. Set: the master is asked of them, and followed through failovers. */
+  REDIS_SENTINELS: envSentinels(),
+  /** The master's name in the sentinels' configuration (`sentinel monitor <name> …`). */
+  REDIS_SENTINEL_NAME: envString('mymaster'),
+  /** Password of the sentinels themselves (their `requirepass`), when they have one. */
+  REDIS_SENTINEL_PASSWORD: envOptionalString(),
+  /** TLS to the sentinels: `true` or `false`; unset: as REDIS_URL's scheme says (`rediss:` → TLS). */
+  REDIS_SENTINEL_TLS: envTlsChoice(),
+  /** A PEM file of the CA that signed the Redis (and sentinel) certificates, for TLS with a private CA. */
+  REDIS_TLS_CA_FILE: envOptionalString(),
+};
+
+export interface RedisConfig {
+  REDIS_URL: string;
+  REDIS_SENTINELS?: { host: string; port: number }[];
+  REDIS_SENTINEL_NAME?: string;
+  REDIS_SENTINEL_PASSWORD?: string;
+  REDIS_SENTINEL_TLS?: 'true' | 'false';
+  REDIS_TLS_CA_FILE?: string;
+}
+
+/**
+ * Where a client connects: one address (`url`), or — with `sentinels` — the master the sentinels name `name`,
+ * through ioredis' own Sentinel support: it asks the sentinels for the master, listens for their `+switch-master`
+ * (failoverDetector), reconnects to the new master after a failover, and leaves a server that answers as a replica.
+ */
+export interface RedisTarget {
+  /** `redis[s]://[user:password@]host:port[/db]`; with sentinels only its scheme, user, password and db count. */
+  url: string;
+  sentinels?: readonly { host: string; port: number }[];
+  /** The master's name in the sentinels' configuration. */
+  name?: string;
+  sentinelPassword?: string;
+  /** TLS to the sentinels (default: as the URL's scheme). */
+  sentinelTls?: boolean;
+  /** CA certificate (PEM file) for TLS with a private CA. */
+  tlsCaFile?: string;
+}
+
+/** The target a deployable's settings describe (docs/configuration.md; docs/operations.md, "Redis"). */
+export function redisTarget(config: RedisConfig): RedisTarget {
+  return {
+    url: config.REDIS_URL,
+    sentinels: config.REDIS_SENTINELS,
+    name: config.REDIS_SENTINEL_NAME,
+    sentinelPassword: config.REDIS_SENTINEL_PASSWORD,
+    sentinelTls: config.REDIS_SENTINEL_TLS === undefined ? undefined : config.REDIS_SENTINEL_TLS === 'true',
+    tlsCaFile: config.REDIS_TLS_CA_FILE,
+  };
+}
+
+/** The connection part of a client's options: the URL's parts, TLS, and the sentinels when there are any. */
+export function connectionOptions(target: RedisTarget): { url?: string; options: RedisOptions } {
+  const url = new URL(target.url);
+  const ca = target.tlsCaFile ? readFileSync(target.tlsCaFile) : undefined;
+  const tls = url.protocol === 'rediss:' ? (ca ? { ca } : {}) : undefined;
+  if (!target.sentinels || target.sentinels.length === 0) {
+    return { url: target.url, options: ca && tls ? { tls } : {} };
+  }
+  const sentinelTls = target.sentinelTls ?? tls !== undefined;
+  const db = url.pathname.replace(/^\//, '');
+  return {
+    options: {
+      sentinels: target.sentinels.map((s) => ({ host: s.host, port: s.port })),
+      name: target.name ?? 'mymaster',
+      username: url.username ? decodeURIComponent(url.username) : undefined,
+      password: url.password ? decodeURIComponent(url.password) : undefined,
+      db: db === '' ? 0 : Number(db),
+      tls,
+      sentinelPassword: target.sentinelPassword,
+      enableTLSForSentinelMode: sentinelTls,
+      sentinelTLS: sentinelTls ? (ca ? { ca } : {}) : undefined,
+      // Follow a failover as soon as a sentinel announces it, instead of at the next failed command.
+      failoverDetector: true,
+      sentinelCommandTimeout: 1000,
+      sentinelRetryStrategy: (attempt) => Math.min(100 * 2 ** Math.min(attempt, 5), 2000),
+      // A demoted master answers writes with READONLY until we reconnect; reconnect (to the new master) at once.
+      reconnectOnError: (err) => (err.message.startsWith('READONLY') ? 2 : false),
+    },
+  };
+}
+
+export interface RedisClientOptions {
+  /** Shown in CLIENT LIST. */
+  name: string;
+  logger?: Logger;
+  /** Per-command deadline. A request never waits longer than this on Redis. */
+  commandTimeoutMs?: number;
+  /** Queue commands until connected (CLI and subscriber connections only; never on a request path). */
+  offlineQueue?: boolean;
+}
+
+/**
+ * A Redis client that fails fast: no offline queue (a command while disconnected fails at once), a short command
+ * timeout, one retry per command, and reconnects with capped backoff in the background. Callers decide what a
+ * failure means (see rate-limit.ts and authenticator.ts); nothing here can make a request hang.
+ */
+export function createRedisClient(target: string | RedisTarget, options: RedisClientOptions): Redis {
+  const connection = connectionOptions(typeof target === 'string' ? { url: target } : target);
+  const common: RedisOptions = {
+    ...connection.options,
+    connectionName: options.name,
+    enableOfflineQueue: options.offlineQueue ?? false,
+    enableAutoPipelining: true,
+    maxRetriesPerRequest: 1,
+    commandTimeout: options.commandTimeoutMs ?? 500,
+    connectTimeout: 2000,
+    retryStrategy: (attempt) => Math.min(100 * 2 ** Math.min(attempt, 5), 2000),
+  };
+  const client = connection.url === undefined ? new Redis(common) : new Redis(connection.url, common);
+  // Without a listener ioredis prints every connection error; log the first of a run and every 30 s after.
+  let lastLogged = 0;
+  client.on('error', (err: Error) => {
+    const now = Date.now();
+    if (now - lastLogged > 30_000) {
+      lastLogged = now;
+      options.logger?.error({ err: { message: err.message }, redis: options.name }, 'redis connection error');
+    }
+  });
+  client.on('ready', () => {
+    if (lastLogged !== 0) options.logger?.info({ redis: options.name }, 'redis connection restored');
+    lastLogged = 0;
+  });
+  return client;
+}
+
+/** Resolves once the client is ready, or rejects after `timeoutMs`. */
+export function waitForRedis(client: Redis, timeoutMs: number): Promise<void> {
+  if (client.status === 'ready') return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      client.off('ready', onReady);
+      reject(new Error(`Redis not reachable within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const onReady = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    client.once('ready', onReady);
+  });
+}

@@ -1,0 +1,495 @@
+import type { ExchangeKey } from '@depthgate/platforms';
+import { Registry, createLogger } from '@depthgate/service-kit';
+import type { RowSink } from '../rows';
+import { Controller, type Clock } from './controller';
+import { MemoryOwnership } from './ownership';
+import type { ControlBuffer, ControlLease, ControlSplicePoint, ControlStore, HandoverRow, LandedEnd } from './pieces';
+
+const EX = 'venue_b' as ExchangeKey;
+const TTL = 5000;
+const logger = createLogger({ name: 'controller-test', level: 'silent' });
+
+/** Every call of the fakes, in order. */
+type Call = [string, ...unknown[]];
+
+function fakes(options: { term: number; alive?: number[]; landed?: Record<string, LandedEnd> }) {
+  const calls: Call[] = [];
+  const alive = new Set(options.alive ?? []);
+  let t = 0;
+  const clock: Clock = {
+    monotonic: () => t,
+    wall: () => 1_700_000_000_000 + t,
+    sleep: (ms) => {
+      calls.push(['sleep', ms]);
+      t += ms;
+      return new Promise((resolve) => setImmediate(resolve));
+    },
+  };
+  const deposed: Array<(reason: string) => void> = [];
+  const lease: ControlLease = {
+    term: options.term,
+    canInsert: () => true,
+    alive: (term) => Promise.resolve(alive.has(term)),
+    on: (_event, listener) => deposed.push(listener),
+    stop: () => Promise.resolve(),
+  };
+  const handovers: HandoverRow[] = [];
+  const store: ControlStore = {
+    landedEnds: (_exchange, tickers) => {
+      calls.push(['landedEnds', [...tickers]]);
+      const out = new Map<string, LandedEnd>();
+      for (const ticker of tickers) {
+        const end = options.landed?.[ticker];
+        if (end) out.set(ticker, end);
+      }
+      return Promise.resolve(out);
+    },
+    killWriter: (term) => {
+      calls.push(['killWriter', term]);
+      return Promise.resolve();
+    },
+    insertHandovers: (rows) => {
+      calls.push(['insertHandovers', rows.map((r) => r.ticker)]);
+      handovers.push(...rows);
+      return Promise.resolve();
+    },
+    handoversOf: (term) => Promise.resolve(handovers.filter((r) => r.fromTerm === term || r.toTerm === term)),
+  };
+  let drainedRelease: (() => void) | undefined;
+  let holdDrained = false;
+  let troubleSince: number | undefined;
+  const writer = {
+    drained: () => {
+      calls.push(['drained']);
+      if (!holdDrained) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        drainedRelease = () => {
+          calls.push(['drained resolved']);
+          resolve();
+        };
+      });
+    },
+    writeTroubleSince: () => troubleSince,
+  };
+  const spliced: ControlSplicePoint[] = [];
+  const buffer: ControlBuffer = {
+    splice: (_exchange, ticker, point) => {
+      calls.push(['splice', ticker, point.s]);
+      spliced.push(point);
+      return { continuous: true, sequence: point.sequence + 10, rows: 3 };
+    },
+  };
+  const owned = new Map<string, boolean>();
+  const routing = {
+    setOwner: (_exchange: ExchangeKey, ticker: string, isOwner: boolean) => {
+      calls.push(['setOwner', ticker, isOwner]);
+      owned.set(ticker, isOwner);
+    },
+  };
+  const live = new Set<string>();
+  const tickers = {
+    live: (_exchange: ExchangeKey, ticker: string) => live.has(ticker),
+    resumeSequence: (_exchange: ExchangeKey, ticker: string, sequence: number) => {
+      calls.push(['resumeSequence', ticker, sequence]);
+    },
+    writeOwnGap: (_exchange: ExchangeKey, ticker: string) => {
+      calls.push(['writeOwnGap', ticker]);
+    },
+  };
+  return {
+    calls,
+    alive,
+    clock,
+    lease,
+    store,
+    writer,
+    buffer,
+    routing,
+    tickers,
+    owned,
+    live,
+    handovers,
+    spliced,
+    deposed,
+    advance: (ms: number) => {
+      t += ms;
+    },
+    holdDrained: () => {
+      holdDrained = true;
+    },
+    releaseDrained: () => drainedRelease?.(),
+    setTrouble: (since: number | undefined) => {
+      troubleSince = since;
+    },
+  };
+}
+
+function controller(f: ReturnType<typeof fakes>, ownership: MemoryOwnership, registry?: Registry) {
+  return new Controller({
+    lease: f.lease,
+    ownership,
+    store: f.store,
+    writer: f.writer,
+    buffer: f.buffer,
+    routing: f.routing,
+    tickers: f.tickers,
+    sink: {} as RowSink,
+    exchanges: [EX],
+    ttlMs: TTL,
+    offerTimeoutMs: 1000,
+    writeFailureMs: 60_000,
+    logger,
+    clock: f.clock,
+    registry,
+  });
+}
+
+const names = (calls: Call[]) => calls.map((c) => c[0]);
+const LANDED: LandedEnd = { lastTs: 5000, sequence: 5_000_003, lastTradeTs: 4990, deltasAtLast: [] };
+
+describe('Controller takeover (decision 1)', () => {
+  it('takes a dead owner’s ticker: TTL wait, kill, landed end, handovers row, splice, routing — in that order', async () => {
+    const ownership = new MemoryOwnership();
+    await ownership.swap(EX, ['X'], null, { term: 3, state: 'owned' });
+    const f = fakes({ term: 4, alive: [3], landed: { X: LANDED } });
+    const registry = new Registry();
+    const c = controller(f, ownership, registry);
+    expect(await c.admit(EX, ['X'])).toEqual(new Map([['X', 'standby']]));
+    expect(f.owned.get('X')).toBe(false);
+
+    // Owner alive: nothing happens, even when live.
+    f.live.add('X');
+    f.calls.length = 0;
+    await c.poll();
+    expect(names(f.calls)).toEqual([]);
+
+    // Owner dead.
+    f.alive.delete(3);
+    await c.poll();
+    expect(f.calls).toEqual([
+      ['sleep', TTL],
+      ['killWriter', 3],
+      ['landedEnds', ['X']],
+      ['insertHandovers', ['X']],
+      ['splice', 'X', 5001],
+      ['setOwner', 'X', true],
+      ['resumeSequence', 'X', 5_000_013],
+    ]);
+    expect(f.handovers).toEqual([
+      { exchange: EX, ticker: 'X', ts: 5001, fromTerm: 3, toTerm: 4, kind: 'takeover', detectedAt: expect.any(Number) },
+    ]);
+    expect(f.spliced[0]).toMatchObject({ s: 5001, sequence: 5_000_003, lastTradeTs: 4990 });
+    expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'owned' });
+    expect(c.role(EX, 'X')).toBe('owner');
+    const metrics = await registry.metrics();
+    expect(metrics).toContain('recorder_handovers_total{kind="takeover",result="taken"} 1');
+    expect(metrics).toContain('recorder_role{exchange="venue_b",role="owner"} 1');
+    expect(metrics).toContain('recorder_takeover_seconds_count{kind="takeover"} 1');
+  });
+
+  it('takes a released ticker without waiting or killing, as a `release`', async () => {
+    const ownership = new MemoryOwnership();
+    await ownership.swap(EX, ['X', 'Y'], null, { term: 3, state: 'released' });
+    const f = fakes({ term: 4, alive: [3], landed: { X: LANDED } });
+    const c = controller(f, ownership);
+    await c.admit(EX, ['X', 'Y']);
+    f.live.add('X'); // not live on Y: Y is not taken
+    f.calls.length = 0;
+    await c.poll();
+    expect(names(f.calls)).toEqual(['landedEnds', 'insertHandovers', 'splice', 'setOwner', 'resumeSequence']);
+    expect(f.handovers.map((h) => [h.ticker, h.kind, h.fromTerm])).toEqual([['X', 'release', 3]]);
+    expect(Object.fromEntries(await ownership.owners(EX))).toEqual({
+      X: { term: 4, state: 'owned' },
+      Y: { term: 3, state: 'released' },
+    });
+  });
+
+  it('routes nothing to the writer when the handovers row cannot be written, and retries from the same owner', async () => {
+    const ownership = new MemoryOwnership();
+    await ownership.swap(EX, ['X'], null, { term: 3, state: 'released' });
+    const f = fakes({ term: 4, alive: [3], landed: { X: LANDED } });
+    const insert = f.store.insertHandovers;
+    let fail = true;
+    f.store.insertHandovers = (rows) => (fail ? Promise.reject(new Error('ClickHouse away')) : insert(rows));
+    const c = controller(f, ownership);
+    await c.admit(EX, ['X']);
+    f.live.add('X');
+    f.calls.length = 0;
+    await c.poll();
+    expect(names(f.calls)).toEqual(['landedEnds']);
+    expect(f.owned.get('X')).toBe(false);
+    expect(c.role(EX, 'X')).toBe('standby');
+    expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'splicing' });
+    fail = false;
+    await c.poll();
+    expect(f.handovers.map((h) => [h.kind, h.fromTerm, h.toTerm])).toEqual([['release', 3, 4]]);
+    expect(f.owned.get('X')).toBe(true);
+    expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'owned' });
+  });
+
+  it('lets exactly one of two standbys take a dead owner’s ticker', async () => {
+    const ownership = new MemoryOwnership();
+    await ownership.swap(EX, ['X'], null, { term: 3, state: 'owned' });
+    const a = fakes({ term: 4, alive: [3, 5], landed: { X: LANDED } });
+    const b = fakes({ term: 5, alive: [3, 4], landed: { X: LANDED } });
+    const ca = controller(a, ownership);
+    const cb = controller(b, ownership);
+    await ca.admit(EX, ['X']);
+    await cb.admit(EX, ['X']);
+    a.alive.delete(3);
+    b.alive.delete(3);
+    a.live.add('X');
+    b.live.add('X');
+    await Promise.all([ca.poll(), cb.poll()]);
+    const roles = [ca.role(EX, 'X'), cb.role(EX, 'X')].sort();
+    expect(roles).toEqual(['owner', 'standby']);
+    expect(a.handovers.length + b.handovers.length).toBe(1);
+    expect(
+      names(a.calls).filter((n) => n === 'splice').length + names(b.calls).filter((n) => n === 'splice').length,
+    ).toBe(1);
+  });
+});
+
+describe('Controller start', () => {
+  it('owns tickers nobody owns, stands by for a live owner, and takes a dead term’s ticker no peer can take', async () => {
+    const ownership = new MemoryOwnership();
+    await ownership.swap(EX, ['B'], null, { term: 2, state: 'owned' });
+    await ownership.swap(EX, ['C'], null, { term: 3, state: 'owned' });
+    const f = fakes({ term: 4, alive: [2], landed: { C: LANDED } });
+    const c = controller(f, ownership);
+    const roles = await c.admit(EX, ['A', 'B', 'C']);
+    expect(Object.fromEntries(roles)).toEqual({ A: 'owner', B: 'standby', C: 'owner' });
+    expect(f.calls.filter((call) => call[0] !== 'setOwner')).toEqual([
+      ['sleep', TTL],
+      ['killWriter', 3],
+      ['landedEnds', ['C']],
+      ['insertHandovers', ['C']],
+    ]);
+    expect(f.handovers[0]).toMatchObject({ ticker: 'C', ts: 5001, fromTerm: 3, toTerm: 4, kind: 'takeover' });
+    expect(Object.fromEntries(f.owned)).toEqual({ A: true, B: false, C: true });
+    expect(Object.fromEntries(await ownership.owners(EX))).toEqual({
+      A: { term: 4, state: 'owned' },
+      B: { term: 2, state: 'owned' },
+      C: { term: 4, state: 'owned' },
+    });
+  });
+
+  it('gives a dead term’s ticker back when the kill fails at the start, and takes it over later', async () => {
+    const ownership = new MemoryOwnership();
+    await ownership.swap(EX, ['C'], null, { term: 3, state: 'owned' });
+    const f = fakes({ term: 4, landed: { C: LANDED } });
+    const kill = f.store.killWriter;
+    let fail = true;
+    f.store.killWriter = (term) => (fail ? Promise.reject(new Error('ClickHouse away')) : kill(term));
+    const c = controller(f, ownership);
+    expect((await c.admit(EX, ['C'])).get('C')).toBe('standby');
+    expect(f.owned.get('C')).toBe(false);
+    expect((await ownership.owners(EX)).get('C')).toEqual({ term: 3, state: 'owned' });
+    fail = false;
+    f.live.add('C');
+    f.calls.length = 0;
+    await c.poll();
+    expect(names(f.calls)).toEqual([
+      'sleep',
+      'killWriter',
+      'landedEnds',
+      'insertHandovers',
+      'splice',
+      'setOwner',
+      'resumeSequence',
+    ]);
+    expect(c.role(EX, 'C')).toBe('owner');
+  });
+
+  it('resolves its own old term from the spool: claims what no peer can take, and returns the term’s handovers', async () => {
+    const ownership = new MemoryOwnership();
+    await ownership.swap(EX, ['X', 'Y'], null, { term: 3, state: 'owned' });
+    const f = fakes({ term: 7 });
+    f.handovers.push({ exchange: EX, ticker: 'Z', ts: 10, fromTerm: 3, toTerm: 5, kind: 'release', detectedAt: 1 });
+    const c = controller(f, ownership);
+    const rows = await c.resolveTerm(3);
+    expect(rows.map((r) => r.ticker)).toEqual(['Z']);
+    expect(f.calls).toEqual([
+      ['sleep', TTL],
+      ['killWriter', 3],
+      ['setOwner', 'X', true],
+      ['setOwner', 'Y', true],
+    ]);
+    expect(Object.fromEntries(await ownership.owners(EX))).toEqual({
+      X: { term: 7, state: 'owned' },
+      Y: { term: 7, state: 'owned' },
+    });
+    expect((await c.admit(EX, ['X'])).get('X')).toBe('owner');
+  });
+
+  it('is ready once the spool is replayed and it is live on 99 % of its tickers', async () => {
+    const ownership = new MemoryOwnership();
+    const f = fakes({ term: 1 });
+    const c = controller(f, ownership);
+    const many = Array.from({ length: 100 }, (_, i) => `T${i}`);
+    await c.admit(EX, many);
+    for (const t of many.slice(0, 99)) f.live.add(t);
+    expect(c.ready()).toBe(false);
+    c.spoolReplayed();
+    expect(c.ready()).toBe(true);
+    f.live.delete('T0');
+    expect(c.ready()).toBe(false);
+    f.advance(120_000);
+    expect(c.ready()).toBe(true);
+  });
+
+  it('reports a deposed lease as fatal', () => {
+    const f = fakes({ term: 1 });
+    const reasons: string[] = [];
+    new Controller({ ...optionsOf(f), onFatal: (r) => reasons.push(r) });
+    for (const listener of f.deposed) listener('deadline');
+    expect(reasons).toEqual(['lease deadline']);
+  });
+});
+
+function optionsOf(f: ReturnType<typeof fakes>) {
+  return {
+    lease: f.lease,
+    ownership: new MemoryOwnership(),
+    store: f.store,
+    writer: f.writer,
+    buffer: f.buffer,
+    routing: f.routing,
+    tickers: f.tickers,
+    sink: {} as RowSink,
+    exchanges: [EX],
+    ttlMs: TTL,
+    offerTimeoutMs: 1000,
+    writeFailureMs: 60_000,
+    logger,
+    clock: f.clock,
+  };
+}
+
+describe('Controller release', () => {
+  it('on SIGTERM stops routing, waits for drained before releasing, then waits until the peer owns the ticker', async () => {
+    const ownership = new MemoryOwnership();
+    const f = fakes({ term: 4, alive: [5] });
+    const c = controller(f, ownership);
+    await c.admit(EX, ['X', 'Y']);
+    await ownership.setLive(EX, 5, ['X'], []); // the peer is live on X only
+    f.holdDrained();
+    f.calls.length = 0;
+    let done = false;
+    const releasing = c.releaseAll().then(() => {
+      done = true;
+    });
+    await new Promise((r) => setImmediate(r));
+    expect(f.calls).toEqual([['setOwner', 'X', false], ['drained']]);
+    expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'owned' });
+    f.releaseDrained();
+    await new Promise((r) => setImmediate(r));
+    expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'released' });
+    expect((await ownership.owners(EX)).get('Y')).toEqual({ term: 4, state: 'owned' });
+    expect(done).toBe(false);
+    // The peer takes X.
+    await ownership.claim(EX, ['X'], { term: 4, state: 'released' }, 5);
+    await releasing;
+    expect(done).toBe(true);
+    expect(c.role(EX, 'X')).toBe('standby');
+    expect(c.role(EX, 'Y')).toBe('owner');
+  });
+
+  it('stops waiting for a peer at the release timeout', async () => {
+    const ownership = new MemoryOwnership();
+    const f = fakes({ term: 4, alive: [5] });
+    const registry = new Registry();
+    const c = controller(f, ownership, registry);
+    await c.admit(EX, ['X']);
+    await ownership.setLive(EX, 5, ['X'], []);
+    await c.releaseAll();
+    expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'released' });
+    expect(await registry.metrics()).toContain('recorder_handovers_total{kind="release",result="timeout"} 1');
+  });
+
+  it('hands tickers to live peers once inserts have failed for RECORDER_HANDOVER_ON_WRITE_FAILURE_MS', async () => {
+    const ownership = new MemoryOwnership();
+    const f = fakes({ term: 4, alive: [5] });
+    const c = controller(f, ownership);
+    await c.admit(EX, ['X', 'Y']);
+    await ownership.setLive(EX, 5, ['X'], []);
+    f.setTrouble(0);
+    f.advance(59_999);
+    await c.poll();
+    expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'owned' });
+    f.advance(1);
+    await c.poll();
+    expect(Object.fromEntries(await ownership.owners(EX))).toEqual({
+      X: { term: 4, state: 'released' },
+      Y: { term: 4, state: 'owned' },
+    });
+    expect(f.owned.get('X')).toBe(false);
+  });
+
+  it('hands tickers to live peers when the spool is full', async () => {
+    const ownership = new MemoryOwnership();
+    const f = fakes({ term: 4, alive: [5] });
+    const c = controller(f, ownership);
+    await c.admit(EX, ['X']);
+    await ownership.setLive(EX, 5, ['X'], []);
+    c.onSpoolFull(true);
+    await c.poll();
+    expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'released' });
+  });
+});
+
+describe('Controller loss offers (decision 4)', () => {
+  it('writes its own gap at once when no live peer is live on the ticker', async () => {
+    const ownership = new MemoryOwnership();
+    const f = fakes({ term: 4, alive: [] });
+    const c = controller(f, ownership);
+    await c.admit(EX, ['X']);
+    await ownership.setLive(EX, 5, ['X'], []); // term 5 is live on X but its lease is gone
+    f.calls.length = 0;
+    expect(await c.onLost(EX, 'X', 1000, 'stall')).toBe('gap');
+    expect(f.calls).toEqual([
+      ['setOwner', 'X', true],
+      ['writeOwnGap', 'X'],
+    ]);
+    expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'owned' });
+  });
+
+  it('takes an unclaimed offer back after the offer timeout and writes its own gap', async () => {
+    const ownership = new MemoryOwnership();
+    const f = fakes({ term: 4, alive: [5] });
+    const registry = new Registry();
+    const c = controller(f, ownership, registry);
+    await c.admit(EX, ['X']);
+    await ownership.setLive(EX, 5, ['X'], []);
+    f.calls.length = 0;
+    expect(await c.onLost(EX, 'X', 1000, 'stall')).toBe('gap');
+    const order = names(f.calls).filter((n) => n !== 'sleep');
+    expect(order).toEqual(['setOwner', 'drained', 'setOwner', 'writeOwnGap']);
+    expect(f.calls[0]).toEqual(['setOwner', 'X', false]);
+    expect(f.calls.at(-2)).toEqual(['setOwner', 'X', true]);
+    expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'owned' });
+    expect(c.role(EX, 'X')).toBe('owner');
+    expect(await registry.metrics()).toContain('recorder_handovers_total{kind="offer",result="returned"} 1');
+  });
+
+  it('writes no gap when a live peer takes the offer', async () => {
+    const ownership = new MemoryOwnership();
+    const owner = fakes({ term: 4, alive: [5], landed: { X: LANDED } });
+    const peer = fakes({ term: 5, alive: [4], landed: { X: LANDED } });
+    const co = controller(owner, ownership);
+    const cp = controller(peer, ownership);
+    await co.admit(EX, ['X']);
+    await cp.admit(EX, ['X']);
+    peer.live.add('X');
+    await cp.poll(); // publishes the peer's live set
+    const lost = co.onLost(EX, 'X', 1000, 'stall');
+    // The peer's poll finds the offer while the owner waits.
+    await new Promise((r) => setImmediate(r));
+    await cp.poll();
+    expect(await lost).toBe('peer');
+    expect(names(owner.calls)).not.toContain('writeOwnGap');
+    expect(co.role(EX, 'X')).toBe('standby');
+    expect(cp.role(EX, 'X')).toBe('owner');
+    expect(peer.handovers.map((h) => [h.kind, h.fromTerm, h.toTerm, h.ts])).toEqual([['offer', 4, 5, 5001]]);
+  });
+});
