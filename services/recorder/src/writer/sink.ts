@@ -8,8 +8,9 @@
  * Ordered book generations (redundant recording, docs/history-internals.md): the three book tables (deltas, gaps,
  * snapshots) are sealed together — a size or age seal of one seals the other two — and handed to the writer in the
  * order deltas → gaps → snapshots, which is the order its single book lane inserts them in. Within one generation a
- * ticker's rows are then in that order too: a book gap ends its ticker's part of the generation (the next delta or
- * book gap of that ticker seals the generation first; the snapshot closing the gap stays in it, after the gap). So
+ * ticker's rows are then in that order too: a book gap and the snapshot closing it end their ticker's part of the
+ * generation (the next delta or book gap of that ticker seals the generation first; the closing snapshot stays in
+ * the generation it comes in, and that generation ends for its ticker the same way). So
  * whatever prefix of the inserts lands, the landed deltas, gaps and gap-closing snapshots of each ticker are a prefix
  * of what was produced for it (only cadence snapshots, which repeat what the deltas say, may be missing in between).
  */
@@ -97,8 +98,13 @@ export class TsvSink implements RowSink {
   private readonly gaps: TableBatcher;
   private readonly verifications: TableBatcher;
   private readonly month = new MonthOf();
-  /** `exchange\tticker` of the tickers with a book gap in the open generation (their next delta or gap seals it). */
+  /**
+   * `exchange\tticker` of the tickers with a book gap or the snapshot closing one in the open generation: their next
+   * delta or book gap seals it first.
+   */
   private readonly gapped = new Set<string>();
+  /** `exchange\tticker` of the tickers whose last book gap has no closing snapshot yet (across generations). */
+  private readonly unclosed = new Set<string>();
   /** Rows produced, per exchange and table (what the feeds gave; rows written are counted by the writer). */
   readonly produced: Record<SinkTable, number[]> = {
     deltas: [],
@@ -162,6 +168,10 @@ export class TsvSink implements RowSink {
     let text = '';
     for (const [price, level] of book.bids) text += `${head}bid\t${price}\t${level.s || formatDecimal(level.q)}${tail}`;
     for (const [price, level] of book.asks) text += `${head}ask\t${price}\t${level.s || formatDecimal(level.q)}${tail}`;
+    if (this.unclosed.size > 0) {
+      const key = `${exchange}\t${ticker}`;
+      if (this.unclosed.delete(key)) this.gapped.add(key);
+    }
     const b = this.snapshots.batch(this.month.get(ts));
     b.append(text, ex, book.size, ts);
     b.probe = { table: 'snapshots', exchange, ticker, ts };
@@ -198,6 +208,7 @@ export class TsvSink implements RowSink {
       const key = `${exchange}\t${ticker}`;
       if (this.gapped.has(key)) this.sealBook();
       this.gapped.add(key);
+      this.unclosed.add(key);
     }
     const ex = exchangeIndex(this.codes[exchange] as number);
     const b = this.gaps.batch(0);
