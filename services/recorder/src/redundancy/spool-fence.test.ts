@@ -1,4 +1,4 @@
-import { fenceRows, type HandoverCut } from './spool-fence';
+import { fenceOf, fenceRows, type HandoverCut } from './spool-fence';
 
 /** KX was handed over at 1000; KY was not. */
 const cut: HandoverCut = (exchange, ticker) => (exchange === 'venue_b' && ticker === 'KX' ? 1000 : undefined);
@@ -55,5 +55,59 @@ describe('fenceRows', () => {
       clipped: 0,
       last: undefined,
     });
+  });
+});
+
+describe('fenceRows with intervals', () => {
+  /** KX was another term's in [1000, 2000) and from 3000 on. */
+  const fence = fenceOf(
+    new Map([
+      [
+        'venue_b\tKX',
+        [
+          { from: 3000, until: Infinity },
+          { from: 1000, until: 2000 },
+        ],
+      ],
+    ]),
+  );
+
+  it('drops the rows inside any interval and keeps those between them', () => {
+    const text = [999, 1000, 1999, 2000, 2999, 3000, 9000]
+      .map((ts) => `venue_b\tKX\t${ts}\t${ts}000\tbid\t0.5\t1\t${ts}\t`)
+      .join('\n');
+    const r = fenceRows('deltas', text, fence);
+    expect(
+      r.text
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.split('\t')[2]),
+    ).toEqual(['999', '2000', '2999']);
+    expect([r.rows, r.dropped]).toEqual([3, 4]);
+    expect(r.last?.[2]).toBe('2999');
+  });
+
+  it('clips a gap at the start of the next interval, drops one starting inside, keeps one between', () => {
+    const text = [
+      'venue_b\tKX\t500\t1500\tdisconnect\t1600\tbook',
+      'venue_b\tKX\t1500\t2500\tstall\t2600\tbook',
+      'venue_b\tKX\t2100\t2500\tstall\t2600\tbook',
+      'venue_b\tKX\t2500\t4000\tstall\t4100\tbook',
+    ].join('\n');
+    const r = fenceRows('gaps', text, fence);
+    expect(r.text).toBe(
+      [
+        'venue_b\tKX\t500\t1000\tdisconnect\t1600\tbook',
+        'venue_b\tKX\t2100\t2500\tstall\t2600\tbook',
+        'venue_b\tKX\t2500\t3000\tstall\t4100\tbook',
+        '',
+      ].join('\n'),
+    );
+    expect([r.rows, r.dropped, r.clipped]).toEqual([3, 1, 2]);
+  });
+
+  it('keeps trades inside an interval', () => {
+    const trade = 'venue_b\tKX\t1500\t1500000\tT-9\t0.5\t1\tbuy\tyes\t1500\t\n';
+    expect(fenceRows('trades', trade, fence)).toMatchObject({ rows: 1, dropped: 0 });
   });
 });

@@ -2,7 +2,7 @@
  * The fence on a deposed writer's spool (redundant recording, /work/notes/redundant-design.md §3.6). A recorder that
  * lost tickers to another recorder while rows of them waited in its spool replays that spool without the rows the new
  * owner is responsible for: of each ticker handed over at S (the `handovers` row of the term the rows were produced
- * under), the rows at or after S. A gap that starts before S ends at S (the new owner's snapshot at S closes it); one
+ * under), the rows at or after S (or, when the ticker came back to the term later, in [S, S') — a list of intervals). A gap that starts before S ends at S (the new owner's snapshot at S closes it); one
  * that starts at or after S goes. Trades are kept whatever their ts: a trade is read once by its id however many
  * copies are stored, and the old writer's copy may be one the new owner never saw (a REST backfill).
  *
@@ -13,6 +13,32 @@ import type { InsertTable } from '@depthgate/history-store';
 
 /** Where a ticker was handed over from the spool's term: rows from this ms on are not its writer's any more. */
 export type HandoverCut = (exchange: string, ticker: string) => number | undefined;
+
+/** Rows with `from <= ts < until` are not the term's any more (`until` Infinity: from `from` on). */
+export interface FenceInterval {
+  from: number;
+  until: number;
+}
+
+/**
+ * The fence of one term: per (exchange, ticker), the intervals (sorted, disjoint) in which its rows are another
+ * term's — from a hand-over away from the term to the hand-over back to it, if any. A bare number is one cut
+ * ([cut, ∞), a HandoverCut).
+ */
+export type Fence = (exchange: string, ticker: string) => number | readonly FenceInterval[] | undefined;
+
+/** Builds a Fence from a map keyed `exchange\tticker` (intervals sorted by `from` here). */
+export function fenceOf(intervals: ReadonlyMap<string, readonly FenceInterval[]>): Fence {
+  const sorted = new Map([...intervals].map(([k, v]) => [k, [...v].sort((a, b) => a.from - b.from)]));
+  return (exchange, ticker) => sorted.get(`${exchange}\t${ticker}`);
+}
+
+/** The interval `ts` falls in, or the first one after it (undefined: none). */
+function intervalAtOrAfter(fence: number | readonly FenceInterval[], ts: number): FenceInterval | undefined {
+  if (typeof fence === 'number') return { from: fence, until: Infinity };
+  for (const i of fence) if (i.until > ts) return i;
+  return undefined;
+}
 
 export interface FencedRows {
   /** The kept lines, each ending in a newline. */
@@ -25,7 +51,7 @@ export interface FencedRows {
   last: string[] | undefined;
 }
 
-export function fenceRows(table: InsertTable, text: string, cut: HandoverCut): FencedRows {
+export function fenceRows(table: InsertTable, text: string, cut: Fence): FencedRows {
   const out: string[] = [];
   let dropped = 0;
   let clipped = 0;
@@ -33,14 +59,16 @@ export function fenceRows(table: InsertTable, text: string, cut: HandoverCut): F
   for (const line of text.split('\n')) {
     if (line === '') continue;
     const f = line.split('\t');
-    const s = table === 'trades' ? undefined : cut(f[0] as string, f[1] as string);
-    if (s !== undefined) {
-      if (Number(f[2]) >= s) {
+    const fence = table === 'trades' ? undefined : cut(f[0] as string, f[1] as string);
+    if (fence !== undefined) {
+      const ts = Number(f[2]);
+      const i = intervalAtOrAfter(fence, ts);
+      if (i !== undefined && ts >= i.from) {
         dropped++;
         continue;
       }
-      if (table === 'gaps' && Number(f[3]) > s) {
-        f[3] = String(s);
+      if (i !== undefined && table === 'gaps' && Number(f[3]) > i.from) {
+        f[3] = String(i.from);
         clipped++;
       }
     }

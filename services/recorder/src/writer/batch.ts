@@ -53,6 +53,11 @@ export interface SealedBatch {
   spool?: { file: string; offset: number; length: number };
   /** Query id of the last insert attempt (to make sure it is not still running before probing). */
   lastQueryId?: string;
+  /**
+   * The recorder term it was produced under (redundant recording; 0 solo): set by the writer when the sink hands it
+   * over, kept by the spool, and the key of the fence a replay filters it with.
+   */
+  term?: number;
 }
 
 export const CHUNK_BYTES = 256 * 1024;

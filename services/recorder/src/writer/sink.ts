@@ -4,6 +4,15 @@
  * open batch of its table and month, and seals batches when they reach RECORDER_BATCH_MAX_ROWS /
  * RECORDER_BATCH_MAX_BYTES or are RECORDER_BATCH_MAX_DELAY_MS old. A batch never spans two months (so one insert is one part, all or nothing), and
  * a snapshot's book never spans two batches (so the probe of its last book is conclusive).
+ *
+ * Ordered book generations (redundant recording, docs/history-internals.md): the three book tables (deltas, gaps,
+ * snapshots) are sealed together — a size or age seal of one seals the other two — and handed to the writer in the
+ * order deltas → gaps → snapshots, which is the order its single book lane inserts them in. Within one generation a
+ * ticker's rows are then in that order too: a book gap and the snapshot closing it end their ticker's part of the
+ * generation (the next delta or book gap of that ticker seals the generation first; the closing snapshot stays in
+ * the generation it comes in, and that generation ends for its ticker the same way). So
+ * whatever prefix of the inserts lands, the landed deltas, gaps and gap-closing snapshots of each ticker are a prefix
+ * of what was produced for it (only cadence snapshots, which repeat what the deltas say, may be missing in between).
  */
 import { EXCHANGE_CODES, type ExchangeKey } from '@depthgate/platforms';
 import type { GapStream, InsertTable, VerificationMethod } from '@depthgate/history-store';
@@ -36,9 +45,20 @@ class TableBatcher {
     return b;
   }
 
+  /** Whether `b` reached a size bound. */
+  full(b: OpenBatch): boolean {
+    return b.rows >= this.limits.maxRows || b.bytes >= this.limits.maxBytes;
+  }
+
   /** Seals `b` if it reached a size bound. */
   check(b: OpenBatch): void {
-    if (b.rows >= this.limits.maxRows || b.bytes >= this.limits.maxBytes) this.sealOne(b);
+    if (this.full(b)) this.sealOne(b);
+  }
+
+  /** Whether a batch is older than the delay bound. */
+  due(now: number): boolean {
+    for (const b of this.open.values()) if (now - b.createdAt >= this.limits.maxDelayMs) return true;
+    return false;
   }
 
   private sealOne(b: OpenBatch): void {
@@ -78,6 +98,13 @@ export class TsvSink implements RowSink {
   private readonly gaps: TableBatcher;
   private readonly verifications: TableBatcher;
   private readonly month = new MonthOf();
+  /**
+   * `exchange\tticker` of the tickers with a book gap or the snapshot closing one in the open generation: their next
+   * delta or book gap seals it first.
+   */
+  private readonly gapped = new Set<string>();
+  /** `exchange\tticker` of the tickers whose last book gap has no closing snapshot yet (across generations). */
+  private readonly unclosed = new Set<string>();
   /** Rows produced, per exchange and table (what the feeds gave; rows written are counted by the writer). */
   readonly produced: Record<SinkTable, number[]> = {
     deltas: [],
@@ -112,6 +139,7 @@ export class TsvSink implements RowSink {
     receivedTs: number,
     venueSeq: string,
   ): void {
+    if (this.gapped.size > 0 && this.gapped.has(`${exchange}\t${ticker}`)) this.sealBook();
     const ex = exchangeIndex(this.codes[exchange] as number);
     const b = this.deltas.batch(this.month.get(ts));
     b.append(
@@ -122,7 +150,7 @@ export class TsvSink implements RowSink {
     );
     b.probe = { table: 'deltas', exchange, ticker, ts, sequence };
     this.produced.deltas[ex] = (this.produced.deltas[ex] ?? 0) + 1;
-    this.deltas.check(b);
+    if (this.deltas.full(b)) this.sealBook();
   }
 
   snapshot(
@@ -140,11 +168,15 @@ export class TsvSink implements RowSink {
     let text = '';
     for (const [price, level] of book.bids) text += `${head}bid\t${price}\t${level.s || formatDecimal(level.q)}${tail}`;
     for (const [price, level] of book.asks) text += `${head}ask\t${price}\t${level.s || formatDecimal(level.q)}${tail}`;
+    if (this.unclosed.size > 0) {
+      const key = `${exchange}\t${ticker}`;
+      if (this.unclosed.delete(key)) this.gapped.add(key);
+    }
     const b = this.snapshots.batch(this.month.get(ts));
     b.append(text, ex, book.size, ts);
     b.probe = { table: 'snapshots', exchange, ticker, ts };
     this.produced.snapshots[ex] = (this.produced.snapshots[ex] ?? 0) + book.size;
-    this.snapshots.check(b);
+    if (this.snapshots.full(b)) this.sealBook();
   }
 
   trade(t: RecordedTrade): void {
@@ -172,12 +204,18 @@ export class TsvSink implements RowSink {
     detectedAt: number,
     stream: GapStream = 'book',
   ): void {
+    if (stream === 'book') {
+      const key = `${exchange}\t${ticker}`;
+      if (this.gapped.has(key)) this.sealBook();
+      this.gapped.add(key);
+      this.unclosed.add(key);
+    }
     const ex = exchangeIndex(this.codes[exchange] as number);
     const b = this.gaps.batch(0);
     b.append(`${exchange}\t${ticker}\t${fromTs}\t${toTs}\t${reason}\t${detectedAt}\t${stream}\n`, ex, 1, toTs);
     b.probe = { table: 'gaps', exchange, ticker, fromTs, toTs, reason, detectedAt };
     this.produced.gaps[ex] = (this.produced.gaps[ex] ?? 0) + 1;
-    this.gaps.check(b);
+    if (this.gaps.full(b)) this.sealBook();
   }
 
   /** A verification point: its month's batch (the table is partitioned by the month of `ts`, like the rows). */
@@ -196,13 +234,17 @@ export class TsvSink implements RowSink {
     this.verifications.check(b);
   }
 
+  /** Ends the book generation: seals every open batch of the three book tables, deltas → gaps → snapshots. */
+  private sealBook(): void {
+    this.gapped.clear();
+    this.deltas.tick(0, true);
+    this.gaps.tick(0, true);
+    this.snapshots.tick(0, true);
+  }
+
   /** Seals what is old enough; everything with `all` (shutdown, tests). */
   tick(now: number, all = false): void {
-    // Gaps first, then snapshots, then deltas: the order they take effect in, so a reader never sees deltas
-    // after a gap before the snapshot that closes it was written (when all three are sealed together).
-    this.gaps.tick(now, all);
-    this.snapshots.tick(now, all);
-    this.deltas.tick(now, all);
+    if (all || this.deltas.due(now) || this.gaps.due(now) || this.snapshots.due(now)) this.sealBook();
     this.trades.tick(now, all);
     this.verifications.tick(now, all);
   }

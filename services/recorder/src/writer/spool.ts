@@ -12,7 +12,8 @@
  * `received_ts`: those are format 1 and are inserted as such, their rows reading `received_ts` = `ts`), row and byte
  * counts per exchange, the
  * natural key of the last row (probe), the lag runs, the query id of an insert attempt abandoned at shutdown (the
- * replay makes sure that query has ended on the server before it probes, so it cannot commit after the probe). Every append is written with one write() and fdatasync'd before
+ * replay makes sure that query has ended on the server before it probes, so it cannot commit after the probe), and (record
+ * version 2) the recorder term the batch was produced under (`term`; version 1 records read as term 0). Every append is written with one write() and fdatasync'd before
  * the writer forgets the batch, so a batch acknowledged to the spool survives a crash. A record cut short by a crash
  * (length past the end, CRC mismatch) ends its file: what follows is unreadable and is dropped with an error log.
  * Records are replayed with a probe first (a replay may have succeeded just before a crash), so a record is never
@@ -43,7 +44,10 @@ const FIRST_NUMBER = 100_000_000_000;
 const fileNumber = (name: string) => Number(FILE_PATTERN.exec(name)?.[1] ?? FIRST_NUMBER);
 
 interface Header {
-  v: 1;
+  /** 2: with `term`; 1: without (term 0). */
+  v: 1 | 2;
+  /** The recorder term the rows were produced under (0: solo). */
+  term?: number;
   table: InsertTable;
   /** Absent: format 1 (written before migration 2). */
   rowFormat?: RowFormat;
@@ -69,7 +73,8 @@ interface SpoolFile {
 /** Encodes one batch as a spool record. */
 export function encodeRecord(batch: SealedBatch): Buffer {
   const header: Header = {
-    v: 1,
+    v: 2,
+    term: batch.term ?? 0,
     table: batch.table,
     rowFormat: batch.rowFormat,
     rows: batch.rows,
@@ -115,7 +120,8 @@ export function readRecord(fd: number, offset: number, size: number, file: strin
   } catch {
     return { ok: false, reason: 'corrupt' };
   }
-  if (header.v !== 1) return { ok: false, reason: 'corrupt' };
+  if (header.v !== 1 && header.v !== 2) return { ok: false, reason: 'corrupt' };
+  const term = header.v === 2 && typeof header.term === 'number' ? header.term : 0;
   const rowFormat = header.rowFormat ?? 1;
   if (!(ROW_FORMATS as readonly unknown[]).includes(rowFormat)) return { ok: false, reason: 'corrupt' };
   return {
@@ -136,12 +142,16 @@ export function readRecord(fd: number, offset: number, size: number, file: strin
       // Always probed before a replay: a replay may have landed just before the process ended.
       maybeWritten: true,
       ...(typeof header.lastQueryId === 'string' ? { lastQueryId: header.lastQueryId } : {}),
+      term,
       spool: { file, offset, length },
     },
   };
 }
 
-/** The spool of one table. Synchronous I/O: it runs only when ClickHouse cannot keep up, and it must be durable. */
+/**
+ * The spool of one writer lane (`<dir>/<name>/`: `book` holds the deltas, gaps and snapshots of the ordered book
+ * lane, in insert order; `trades`, `verifications`; and the per-table `deltas`, `gaps`, `snapshots` directories an
+ * older build left, replayed first). Each record names its table. Synchronous I/O: it runs only when ClickHouse cannot keep up, and it must be durable. */
 export class TableSpool {
   private readonly dir: string;
   private readonly files: SpoolFile[] = [];
@@ -157,11 +167,11 @@ export class TableSpool {
 
   constructor(
     root: string,
-    readonly table: InsertTable,
+    readonly name: string,
     private readonly fileBytes: number,
     private readonly logger?: Logger,
   ) {
-    this.dir = path.join(root, table);
+    this.dir = path.join(root, name);
     mkdirSync(this.dir, { recursive: true });
     for (const name of readdirSync(this.dir)
       .filter((n) => FILE_PATTERN.test(n))
@@ -266,6 +276,7 @@ export class TableSpool {
    */
   prepend(batches: SealedBatch[]): void {
     if (batches.length === 0) return;
+    this.head = undefined; // (it is read again from the front)
     const first = this.files[0];
     const number = first ? fileNumber(first.name) - 1 : FIRST_NUMBER;
     const { fd, file } = this.createFile(number);

@@ -2,9 +2,15 @@
  * The write pipeline: sealed batches → per-table lanes → ClickHouse, with a bounded memory queue, the spool behind
  * it, probe-before-retry, exponential backoff while ClickHouse is away, and backpressure.
  *
- * - One lane per table inserts one batch at a time, oldest first (memory queue, then the spool, which only ever
- *   holds batches younger than the memory queue's).
- * - A sealed batch goes to memory while the memory queue holds less than RECORDER_BUFFER_MAX_BYTES and that table's
+ * - Three lanes insert one batch at a time each, oldest first (memory queue, then the spool, which only ever holds
+ *   batches younger than the memory queue's): `book` (deltas, gaps, snapshots, in the order the sink sealed them:
+ *   one generation's deltas → gaps → snapshots, then the next generation's — so what lands of each ticker's book is a
+ *   prefix of what was produced, TsvSink), `trades` and `verifications` (independent).
+ * - Redundant recording: batches carry the writer's `term` (spool records keep it; insert query ids name it, so a new
+ *   owner can kill a deposed term's inserts); `gate()` is asked before every insert attempt (false: the lane's
+ *   batches go to the spool, in order, until it opens again — no failure); the spool is replayed through the term's
+ *   `fence` (rows of tickers handed over from that term are dropped, redundancy/spool-fence.ts).
+ * - A sealed batch goes to memory while the memory queue holds less than RECORDER_BUFFER_MAX_BYTES and its lane's
  *   spool is empty; otherwise it is appended to the spool (write + fdatasync) — order per table is kept.
  * - A failed insert is ambiguous (the server may have committed it before the connection broke, or may still be
  *   running it): before the next attempt the lane makes sure the old query is gone (the store kills it and waits
@@ -19,11 +25,21 @@
  * - close(): seal everything, keep inserting the memory queue until it is empty or the deadline passes, then
  *   abort what is in flight and spool every batch still in memory. Nothing is dropped.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { classifyClickHouseError, newQueryId, type InsertTable, type RecorderStore } from '@depthgate/history-store';
+import {
+  classifyClickHouseError,
+  newQueryId,
+  type InsertTable,
+  type ProbeKey,
+  type RecorderStore,
+  type VerificationMethod,
+} from '@depthgate/history-store';
+import type { ExchangeKey } from '@depthgate/platforms';
 import type { Logger } from '@depthgate/service-kit';
-import { addCounts, releaseBatch, type SealedBatch } from './batch';
+import { fenceRows, type Fence } from '../redundancy/spool-fence';
+import { addCounts, batchText, releaseBatch, type SealedBatch } from './batch';
 import { TableSpool } from './spool';
 
 /** What the writer needs of the store (a fake stands in for it in the unit tests). */
@@ -45,12 +61,64 @@ export interface WriterOptions {
   onInsert?: (table: InsertTable, outcome: 'ok' | 'failed', seconds: number, kind?: string) => void;
   onProbe?: (result: 'present' | 'absent' | 'failed') => void;
   onRejected?: (batch: SealedBatch) => void;
+  /** The recorder term its batches are produced under (redundant recording; 0, the default: solo). */
+  term?: number;
+  /** Asked before every insert attempt: false (the lease's local deadline passed) → the batch is spooled instead. */
+  gate?: () => boolean;
+  /** The fence of a term's spooled rows, asked once per term before its first record is replayed. */
+  fence?: (term: number) => Promise<Fence | undefined>;
+}
+
+/**
+ * The query id of an insert: `rec-{term}-{table}-{uuid}` under a term (a new owner kills the deposed term's inserts
+ * by that prefix), today's form solo.
+ * TODO(i27): use @depthgate/history-store's recorderQueryId(term, table) once it lands.
+ */
+function insertQueryId(term: number, table: InsertTable): string {
+  return term > 0 ? `rec-${term}-${table}-${randomUUID()}` : newQueryId(`insert-${table}`);
+}
+
+/** The probe key of a (kept) TabSeparated line of `table`: the same fields the sink keys its batches by. */
+function probeOfLine(table: InsertTable, f: readonly string[]): ProbeKey {
+  const exchange = f[0] as ExchangeKey;
+  const ticker = f[1] as string;
+  const ts = Number(f[2]);
+  switch (table) {
+    case 'deltas':
+      return { table, exchange, ticker, ts, sequence: Number(f[3]) };
+    case 'snapshots':
+      return { table, exchange, ticker, ts };
+    case 'trades':
+      return { table, exchange, ticker, ts, tradeId: f[4] as string };
+    case 'gaps':
+      return {
+        table,
+        exchange,
+        ticker,
+        fromTs: ts,
+        toTs: Number(f[3]),
+        reason: f[4] as string,
+        detectedAt: Number(f[5]),
+      };
+    case 'verifications':
+      return {
+        table,
+        exchange,
+        ticker,
+        ts,
+        method: f[3] as VerificationMethod,
+        detectedAt: Number(f[4]),
+      };
+  }
 }
 
 /** ClickHouse error codes that mean "these rows are malformed" (retrying cannot help). */
 const REJECTING_CODES = new Set([6, 25, 26, 27, 38, 41, 53, 69, 70, 72, 117, 131, 407]);
 
-const TABLES: InsertTable[] = ['gaps', 'snapshots', 'deltas', 'trades', 'verifications'];
+type LaneName = 'book' | 'trades' | 'verifications';
+const LANES: LaneName[] = ['book', 'trades', 'verifications'];
+const BOOK_TABLES = ['deltas', 'gaps', 'snapshots'] as const;
+const laneOf = (table: InsertTable): LaneName => (table === 'trades' || table === 'verifications' ? table : 'book');
 
 class Lane {
   readonly queue: SealedBatch[] = [];
@@ -59,11 +127,31 @@ class Lane {
   private wake: (() => void) | undefined;
   running: Promise<void> | undefined;
   failures = 0;
+  /** now() of the first failed insert since the last success. */
+  troubleSince: number | undefined;
+  /** Every spool it replays: an older build's per-table spools (book lane) first, then its own (`spool`). */
+  readonly spools: TableSpool[];
 
   constructor(
-    readonly table: InsertTable,
+    readonly name: LaneName,
     readonly spool: TableSpool,
-  ) {}
+    legacy: TableSpool[] = [],
+  ) {
+    this.spools = [...legacy, spool];
+  }
+
+  get spoolEmpty(): boolean {
+    return this.spools.every((s) => s.empty);
+  }
+
+  /** The oldest spooled batch and the spool it is in. */
+  peekSpool(): { batch: SealedBatch; spool: TableSpool } | undefined {
+    for (const spool of this.spools) {
+      const batch = spool.peek();
+      if (batch) return { batch, spool };
+    }
+    return undefined;
+  }
 
   signal(): void {
     const w = this.wake;
@@ -79,40 +167,58 @@ class Lane {
 }
 
 export class Writer {
-  private readonly lanes: Record<InsertTable, Lane>;
+  private readonly lanes: Record<LaneName, Lane>;
   private memoryBytes = 0;
   private readonly memoryRows: number[] = [];
   private stopping = false;
   private paused = false;
   private readonly now: () => number;
   private readonly sleeps = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
+  private readonly term: number;
+  /** drained() callers: the memory batches each still waits for. */
+  private drainWaiters: { left: Set<SealedBatch>; resolve: () => void }[] = [];
+  /** Fences by term (asked once per term). */
+  private readonly fences = new Map<number, Fence | undefined>();
+  /** Spooled batches already filtered by their fence. */
+  private readonly fenced = new WeakSet<SealedBatch>();
 
   constructor(private readonly o: WriterOptions) {
     this.now = o.now ?? Date.now;
+    this.term = o.term ?? 0;
     mkdirSync(o.spoolDir, { recursive: true });
-    this.lanes = Object.fromEntries(
-      TABLES.map((t) => [t, new Lane(t, new TableSpool(o.spoolDir, t, o.spoolFileBytes, o.logger))]),
-    ) as Record<InsertTable, Lane>;
-    const spooled = TABLES.map((t) => this.lanes[t].spool.pendingRecords).reduce((a, b) => a + b, 0);
+    const spool = (name: string) => new TableSpool(o.spoolDir, name, o.spoolFileBytes, o.logger);
+    // Per-table book spools of an older build (one lane per table) are replayed before anything of this one.
+    const legacy = BOOK_TABLES.filter((t) => existsSync(path.join(o.spoolDir, t))).map(spool);
+    this.lanes = {
+      book: new Lane('book', spool('book'), legacy),
+      trades: new Lane('trades', spool('trades')),
+      verifications: new Lane('verifications', spool('verifications')),
+    };
+    const spooled = this.allSpools().reduce((n, s) => n + s.pendingRecords, 0);
     if (spooled > 0) {
       o.logger.info({ batches: spooled, bytes: this.spoolBytes() }, 'spool holds batches from an earlier run');
     }
+  }
+
+  private allSpools(): TableSpool[] {
+    return LANES.flatMap((l) => this.lanes[l].spools);
   }
 
   start(): void {
     for (const lane of Object.values(this.lanes)) lane.running = this.run(lane);
   }
 
-  /** Takes a sealed batch (from the sink). */
+  /** Takes a sealed batch (from the sink); it carries the writer's term from here on. */
   enqueue(batch: SealedBatch): void {
-    const lane = this.lanes[batch.table];
+    batch.term ??= this.term;
+    const lane = this.lanes[laneOf(batch.table)];
     if (this.stopping && lane.running === undefined) {
       lane.spool.append(batch);
       releaseBatch(batch);
       return;
     }
     const spoolFull = this.spoolBytes() >= this.o.maxSpoolBytes;
-    if (lane.spool.empty && (this.memoryBytes + batch.bytes <= this.o.maxMemoryBytes || spoolFull)) {
+    if (lane.spoolEmpty && (this.memoryBytes + batch.bytes <= this.o.maxMemoryBytes || spoolFull)) {
       // (With the spool full, memory takes it beyond its bound: the feeds are paused, so this is bounded.)
       this.pushMemory(lane, batch);
     } else if (spoolFull) {
@@ -122,7 +228,7 @@ export class Writer {
         lane.spool.append(batch);
         releaseBatch(batch);
       } catch (err) {
-        this.o.logger.error({ err, table: lane.table }, 'cannot write the spool; keeping the batch in memory');
+        this.o.logger.error({ err, table: batch.table }, 'cannot write the spool; keeping the batch in memory');
         this.pushMemory(lane, batch);
       }
     }
@@ -141,6 +247,50 @@ export class Writer {
     if (!batch) return;
     this.memoryBytes -= batch.bytes;
     addCounts(this.memoryRows, batch.rowsByExchange, -1);
+    this.settled([batch]);
+  }
+
+  /** Moves the lane's memory queue in front of its spool (it is older), durably; the batches are released. */
+  private spoolMemory(lane: Lane): SealedBatch[] {
+    const batches = lane.queue.splice(0);
+    lane.spool.prepend(batches);
+    for (const b of batches) {
+      this.memoryBytes -= b.bytes;
+      addCounts(this.memoryRows, b.rowsByExchange, -1);
+      releaseBatch(b);
+    }
+    this.settled(batches);
+    return batches;
+  }
+
+  /** Batches that left memory (landed, rejected or spooled): drained() callers waiting for them may go on. */
+  private settled(batches: SealedBatch[]): void {
+    if (this.drainWaiters.length === 0) return;
+    this.drainWaiters = this.drainWaiters.filter((w) => {
+      for (const b of batches) w.left.delete(b);
+      if (w.left.size > 0) return true;
+      w.resolve();
+      return false;
+    });
+  }
+
+  /**
+   * Resolves when every batch enqueued before the call is in ClickHouse or in the spool (durable either way). Rows
+   * still in the sink's open batches are not enqueued yet: seal them first (TsvSink.tick(now, true)).
+   */
+  drained(): Promise<void> {
+    const left = new Set(LANES.flatMap((l) => this.lanes[l].queue));
+    if (left.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.drainWaiters.push({ left, resolve }));
+  }
+
+  /** now() since when inserts have been failing without a success in between (on any lane); undefined: healthy. */
+  writeTroubleSince(): number | undefined {
+    let since: number | undefined;
+    for (const l of Object.values(this.lanes)) {
+      if (l.troubleSince !== undefined && (since === undefined || l.troubleSince < since)) since = l.troubleSince;
+    }
+    return since;
   }
 
   private checkPressure(): void {
@@ -167,21 +317,26 @@ export class Writer {
   /** Payload bytes waiting in the spool, per exchange index. */
   spoolBytesByExchange(): number[] {
     const out: number[] = [];
-    for (const lane of Object.values(this.lanes)) addCounts(out, lane.spool.pendingBytesByExchange);
+    for (const s of this.allSpools()) addCounts(out, s.pendingBytesByExchange);
     return out;
   }
 
   spoolBytes(): number {
-    return Object.values(this.lanes).reduce((n, l) => n + l.spool.pendingBytes, 0);
+    return this.allSpools().reduce((n, s) => n + s.pendingBytes, 0);
   }
 
   /** Nothing waits in memory or in the spool. */
   get idle(): boolean {
-    return Object.values(this.lanes).every((l) => l.queue.length === 0 && l.spool.empty && l.inflight === undefined);
+    return Object.values(this.lanes).every((l) => l.queue.length === 0 && l.spoolEmpty && l.inflight === undefined);
   }
 
   get spoolEmpty(): boolean {
-    return Object.values(this.lanes).every((l) => l.spool.empty);
+    return Object.values(this.lanes).every((l) => l.spoolEmpty);
+  }
+
+  /** The spool holds RECORDER_SPOOL_MAX_BYTES (the feeds are paused; onPressure(true) said so). */
+  get spoolFull(): boolean {
+    return this.spoolBytes() >= this.o.maxSpoolBytes;
   }
 
   get isPaused(): boolean {
@@ -191,27 +346,83 @@ export class Writer {
   private async run(lane: Lane): Promise<void> {
     while (!this.stopping) {
       const fromMemory = lane.queue[0];
-      const batch = fromMemory ?? lane.spool.peek();
+      const spooled = fromMemory ? undefined : lane.peekSpool();
+      const batch = fromMemory ?? spooled?.batch;
       if (batch === undefined) {
         await lane.waitForWork();
         continue;
       }
+      if (spooled && this.o.fence && !this.fenced.has(batch)) {
+        const kept = await this.applyFence(batch);
+        if (kept === undefined) continue; // the fence is not known yet (retried after a pause)
+        if (!kept) {
+          spooled.spool.ack(batch);
+          this.checkPressure();
+          continue;
+        }
+      }
       lane.inflight = batch;
-      const done = await this.deliver(lane, batch);
+      const outcome = await this.deliver(lane, batch);
       lane.inflight = undefined;
-      if (!done) break;
+      if (outcome === 'stopped') break;
+      if (outcome === 'gated') {
+        // The lease's local deadline passed: what waits in memory goes to the spool (in order), and the lane
+        // replays it from there once the gate opens again.
+        if (fromMemory) this.spoolMemory(lane);
+        this.checkPressure();
+        while (!this.stopping && this.o.gate?.() === false) await this.sleep(50);
+        continue;
+      }
       if (fromMemory) this.popMemory(lane);
-      else lane.spool.ack(batch);
+      else spooled?.spool.ack(batch);
       this.o.onWritten?.(batch, this.now());
       releaseBatch(batch);
       this.checkPressure();
     }
   }
 
-  /** Inserts a batch, retrying until it is in ClickHouse (true) or the writer stops (false). */
-  private async deliver(lane: Lane, batch: SealedBatch): Promise<boolean> {
+  /**
+   * Filters a spooled batch through its term's fence: true when rows are left to insert (the batch now holds only
+   * them, keyed by the last), false when every row was fenced, undefined when the fence could not be read.
+   */
+  private async applyFence(batch: SealedBatch): Promise<boolean | undefined> {
+    const term = batch.term ?? 0;
+    if (!this.fences.has(term)) {
+      try {
+        this.fences.set(term, await (this.o.fence as NonNullable<WriterOptions['fence']>)(term));
+      } catch (err) {
+        this.o.logger.warn({ term, err: { message: (err as Error).message } }, 'cannot read the fence of a term');
+        await this.sleep(1000);
+        return undefined;
+      }
+    }
+    this.fenced.add(batch);
+    const fence = this.fences.get(term);
+    if (fence === undefined) return true;
+    const r = fenceRows(batch.table, batchText(batch), fence);
+    if (r.dropped === 0 && r.clipped === 0) return true;
+    this.o.logger.info(
+      { table: batch.table, term, kept: r.rows, dropped: r.dropped, clipped: r.clipped },
+      'spooled rows of tickers handed over from their term are fenced off',
+    );
+    if (r.last === undefined) return false;
+    const body = Buffer.from(r.text, 'latin1');
+    batch.chunks = [body];
+    batch.bytes = body.length;
+    batch.rows = r.rows;
+    batch.probe = probeOfLine(batch.table, r.last);
+    return true;
+  }
+
+  /**
+   * Inserts a batch, retrying until it is in ClickHouse ('done'), the writer stops ('stopped') or the gate closes
+   * ('gated', before an attempt).
+   */
+  private async deliver(lane: Lane, batch: SealedBatch): Promise<'done' | 'stopped' | 'gated'> {
+    const table = batch.table;
     for (let attempt = 0; ; attempt++) {
-      if (this.stopping) return false;
+      if (this.stopping) return 'stopped';
+      if (this.o.gate?.() === false) return 'gated';
       try {
         // On a cluster a batch sent again is dropped by every shard that already has it (RecorderStore): no probe.
         if (batch.maybeWritten && !this.o.store.retriesDeduplicated) {
@@ -226,21 +437,21 @@ export class Writer {
           this.o.onProbe?.(present ? 'present' : 'absent');
           if (present) {
             this.o.logger.info(
-              { batch: batch.id, table: lane.table, rows: batch.rows },
+              { batch: batch.id, table, rows: batch.rows },
               'batch found in ClickHouse after an uncertain insert: not inserted again',
             );
             this.recovered(lane);
-            return true;
+            return 'done';
           }
         }
         batch.maybeWritten = true;
-        batch.lastQueryId = newQueryId(`insert-${lane.table}`);
+        batch.lastQueryId = insertQueryId(batch.term ?? this.term, table);
         const abort = new AbortController();
         lane.abort = abort;
         const timer = setTimeout(() => abort.abort(new Error('insert timeout')), this.o.insertTimeoutMs);
         const started = process.hrtime.bigint();
         try {
-          await this.o.store.insert(lane.table, batch.chunks, {
+          await this.o.store.insert(table, batch.chunks, {
             queryId: batch.lastQueryId,
             signal: abort.signal,
             rowFormat: batch.rowFormat,
@@ -249,24 +460,25 @@ export class Writer {
           clearTimeout(timer);
           lane.abort = undefined;
         }
-        this.o.onInsert?.(lane.table, 'ok', Number(process.hrtime.bigint() - started) / 1e9);
+        this.o.onInsert?.(table, 'ok', Number(process.hrtime.bigint() - started) / 1e9);
         this.recovered(lane);
-        return true;
+        return 'done';
       } catch (err) {
         const failure = classifyClickHouseError(err);
-        this.o.onInsert?.(lane.table, 'failed', 0, failure.kind);
+        this.o.onInsert?.(table, 'failed', 0, failure.kind);
         if (failure.code !== undefined && REJECTING_CODES.has(failure.code)) {
-          this.reject(lane, batch, failure.message);
-          return true;
+          this.reject(batch, failure.message);
+          return 'done';
         }
         if (lane.failures === 0 || lane.failures % 20 === 0) {
           this.o.logger.warn(
-            { table: lane.table, batch: batch.id, rows: batch.rows, kind: failure.kind, err: failure.message },
+            { table, batch: batch.id, rows: batch.rows, kind: failure.kind, err: failure.message },
             'insert failed; retrying (probe first)',
           );
         }
         lane.failures++;
-        if (this.stopping) return false;
+        lane.troubleSince ??= this.now();
+        if (this.stopping) return 'stopped';
         await this.sleep(Math.min(5000, 100 * 2 ** Math.min(attempt, 6)) * (0.5 + Math.random() / 2));
       }
     }
@@ -274,14 +486,15 @@ export class Writer {
 
   private recovered(lane: Lane): void {
     if (lane.failures > 0) {
-      this.o.logger.info({ table: lane.table, failures: lane.failures }, 'ClickHouse takes inserts again');
+      this.o.logger.info({ lane: lane.name, failures: lane.failures }, 'ClickHouse takes inserts again');
     }
     lane.failures = 0;
+    lane.troubleSince = undefined;
   }
 
-  private reject(lane: Lane, batch: SealedBatch, message: string): void {
+  private reject(batch: SealedBatch, message: string): void {
     const dir = path.join(this.o.spoolDir, 'rejected');
-    const file = path.join(dir, `${lane.table}-${this.now()}-${batch.id}.tsv`);
+    const file = path.join(dir, `${batch.table}-${this.now()}-${batch.id}.tsv`);
     try {
       mkdirSync(dir, { recursive: true });
       writeFileSync(file, Buffer.concat(batch.chunks));
@@ -289,7 +502,7 @@ export class Writer {
       this.o.logger.error({ err }, 'cannot write the rejected batch');
     }
     this.o.logger.error(
-      { table: lane.table, rows: batch.rows, file, err: message },
+      { table: batch.table, rows: batch.rows, file, err: message },
       'ClickHouse refused a batch as malformed; kept in the rejected folder',
     );
     this.o.onRejected?.(batch);
@@ -348,16 +561,13 @@ export class Writer {
     let spooled = 0;
     for (const lane of Object.values(this.lanes)) {
       // The memory queue is older than anything in the spool: it goes in front.
-      const batches = lane.queue.splice(0);
-      lane.spool.prepend(batches);
-      for (const b of batches) releaseBatch(b);
-      spooled += batches.reduce((n, b) => n + b.rows, 0);
+      spooled += this.spoolMemory(lane).reduce((n, b) => n + b.rows, 0);
       lane.running = undefined;
     }
     this.memoryBytes = 0;
     this.memoryRows.fill(0);
     if (spooled > 0)
       this.o.logger.warn({ rows: spooled }, 'rows not yet in ClickHouse were spooled for the next start');
-    for (const lane of Object.values(this.lanes)) lane.spool.close();
+    for (const s of this.allSpools()) s.close();
   }
 }
