@@ -2,7 +2,7 @@ import { ASK, BID, LocalBook, formatDecimal, parseDecimal, type SideCode } from 
 import type { ExchangeKey } from '@depthgate/platforms';
 import type { RecordedTrade, RowSink } from '../rows';
 import { bookDigest } from './book-digest';
-import { StandbyBuffer } from './standby-buffer';
+import { StandbyBuffer, type LandedDelta } from './standby-buffer';
 
 const EX = 'venue_b' as ExchangeKey;
 const T = 'TICK';
@@ -149,6 +149,15 @@ function rule7(rows: readonly Row[], at: number): Map<string, bigint> | undefine
   return book;
 }
 
+/** The deltas of `rows` at `ts`, as RecorderStore.landedEnds gives them (`deltasAtLast`). */
+function landedAt(rows: readonly Row[], ts: number): LandedDelta[] {
+  return rows.flatMap((r) => {
+    if (r.kind !== 'delta' || r.ts !== ts) return [];
+    const [side, price] = r.key.split(':') as [string, string];
+    return [{ side: Number(side) as SideCode, price, quantityDelta: formatDecimal(r.delta) }];
+  });
+}
+
 const sortedEntries = (m: Map<string, bigint> | undefined) => (m ? [...m].sort() : m);
 
 describe('StandbyBuffer.bookAt', () => {
@@ -207,8 +216,12 @@ describe('TickerBuffer.splice', () => {
       const kept = old.rows.filter((row) => (row.kind === 'gap' ? row.to : row.ts) < s);
       const q = Math.max(0, ...kept.map((row) => (row.kind === 'delta' ? row.sequence : 0)));
       const out = collector();
-      const result = buffer.of(EX, T).splice({ s, sequence: q, lastTradeTs: -1 }, out, clock.now);
+      const result = buffer
+        .of(EX, T)
+        .splice({ s, sequence: q, lastTradeTs: -1, deltasAtLast: landedAt(kept, s - 1) }, out, clock.now);
       expect(result.continuous).toBe(true);
+      expect(result.diverged).toBe(false);
+      expect(result.completed).toBe(0); // the old owner landed the whole of ms S − 1
       expect(result.pendingGap).toBeUndefined();
       expect(out.rows[0]).toMatchObject({ kind: 'snapshot', ts: s });
       // Every spliced row is at or after S; sequences strictly increase from the old owner's, never below ts × 1000.
