@@ -144,6 +144,8 @@ export class TickerBuffer {
     readonly exchange: ExchangeKey,
     readonly ticker: string,
     private readonly venueClock = true,
+    /** Told how many rows each trim folded (StandbyBuffer's count and row bound). */
+    private readonly onTrim?: (rows: number) => void,
   ) {}
 
   /** Rows held (tests, metrics). */
@@ -182,7 +184,9 @@ export class TickerBuffer {
     const held = this.held;
     let i = this.head;
     while (i < held.length && (held[i] as BufferedRow).at < before) this.fold(held[i++] as BufferedRow);
+    const n = i - this.head;
     this.advance(i);
+    if (n > 0) this.onTrim?.(n);
   }
 
   /** Folds the oldest `n` rows into the base book (the buffer's row bound). */
@@ -483,7 +487,12 @@ export class StandbyBuffer implements RowSink {
     }
     let b = byTicker.get(ticker);
     if (b === undefined) {
-      b = new TickerBuffer(exchange, ticker, this.venueClock(exchange));
+      const made: TickerBuffer = new TickerBuffer(exchange, ticker, this.venueClock(exchange), (n) => {
+        this.held -= n;
+        // Their ring entries are the ticker's oldest: skipped when reached.
+        made.ringSkips += n;
+      });
+      b = made;
       byTicker.set(ticker, b);
     }
     this.last = b;
@@ -508,13 +517,7 @@ export class StandbyBuffer implements RowSink {
   /** Folds every row produced before `before` (the sweep calls it with now − RECORDER_STANDBY_BUFFER_MS). */
   trim(before: number): void {
     for (const byTicker of this.exchanges.values()) {
-      for (const b of byTicker.values()) {
-        const n = b.size;
-        b.trim(before);
-        this.held -= n - b.size;
-        // Their ring entries are the ticker's oldest: skipped when reached.
-        b.ringSkips += n - b.size;
-      }
+      for (const b of byTicker.values()) b.trim(before);
     }
   }
 
