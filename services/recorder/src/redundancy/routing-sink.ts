@@ -30,6 +30,24 @@ export class RoutingSink implements RowSink {
     else set.delete(ticker);
   }
 
+  /**
+   * Routes the ticker to the writer again, after writing there every row of it the buffer holds, as produced (an
+   * owned ticker's loss routed it to the buffer while its offer was out, and no peer took it: the stored stream is
+   * the one a solo recorder writes, its gap before the snapshot that closes it). The buffer forgets the ticker.
+   * A `pendingGap` in the answer: rows were folded out of the buffer meanwhile and none of its snapshots is held; a
+   * `handover` gap from there is owed (the ticker must resync: TickerRecorder.lose, then onBroken).
+   */
+  handBack(
+    exchange: ExchangeKey,
+    ticker: string,
+    now: number,
+  ): { rows: number; pendingGap?: { from: number; reason: string } } {
+    const result = this.buffer.of(exchange, ticker).handBack(this.owner, now);
+    this.buffer.drop(exchange, ticker);
+    this.setOwned(exchange, ticker, true);
+    return result;
+  }
+
   isOwned(exchange: ExchangeKey, ticker: string): boolean {
     return this.owned.get(exchange)?.has(ticker) ?? false;
   }
