@@ -137,8 +137,6 @@ export class TickerBuffer {
   private firstFoldedTs = Number.POSITIVE_INFINITY;
   /** Whether the book is known after the last row buffered (a snapshot since the last gap or loss). */
   private known = false;
-  /** StandbyBuffer's row bound: entries of its ring for rows the time trim already folded. */
-  ringSkips = 0;
 
   constructor(
     readonly exchange: ExchangeKey,
@@ -189,12 +187,17 @@ export class TickerBuffer {
     if (n > 0) this.onTrim?.(n);
   }
 
-  /** Folds the oldest `n` rows into the base book (the buffer's row bound). */
-  foldOldest(n: number): void {
-    const end = Math.min(this.held.length, this.head + n);
-    let i = this.head;
-    while (i < end) this.fold(this.held[i++] as BufferedRow);
-    this.advance(i);
+  /** How many held rows were produced at or after `at` (production times never go back: a binary search). */
+  countFrom(at: number): number {
+    const held = this.held;
+    let lo = this.head;
+    let hi = held.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((held[mid] as BufferedRow).at < at) lo = mid + 1;
+      else hi = mid;
+    }
+    return held.length - lo;
   }
 
   private fold(row: BufferedRow): void {
@@ -459,9 +462,6 @@ function apply(book: LocalBook | undefined, row: BufferedRow, before: number): L
  */
 export class StandbyBuffer implements RowSink {
   private readonly exchanges = new Map<ExchangeKey, Map<string, TickerBuffer>>();
-  /** The ticker of every held row in production order (the row bound folds the oldest first), from `ringHead`. */
-  private ring: (TickerBuffer | undefined)[] = [];
-  private ringHead = 0;
   private held = 0;
   private readonly maxRows: number;
   private readonly venueClock: (exchange: ExchangeKey) => boolean;
@@ -487,12 +487,9 @@ export class StandbyBuffer implements RowSink {
     }
     let b = byTicker.get(ticker);
     if (b === undefined) {
-      const made: TickerBuffer = new TickerBuffer(exchange, ticker, this.venueClock(exchange), (n) => {
+      b = new TickerBuffer(exchange, ticker, this.venueClock(exchange), (n) => {
         this.held -= n;
-        // Their ring entries are the ticker's oldest: skipped when reached.
-        made.ringSkips += n;
       });
-      b = made;
       byTicker.set(ticker, b);
     }
     this.last = b;
@@ -511,7 +508,6 @@ export class StandbyBuffer implements RowSink {
     this.held -= b.size;
     this.exchanges.get(exchange)?.delete(ticker);
     if (this.last === b) this.last = undefined;
-    // Its ring entries are skipped when reached (their buffer is no longer in the map).
   }
 
   /** Folds every row produced before `before` (the sweep calls it with now − RECORDER_STANDBY_BUFFER_MS). */
@@ -528,35 +524,33 @@ export class StandbyBuffer implements RowSink {
 
   private add(b: TickerBuffer, row: BufferedRow): void {
     b.push(row);
-    this.held++;
-    if (this.maxRows !== Number.POSITIVE_INFINITY) {
-      this.ring.push(b);
-      while (this.held > this.maxRows) this.foldOldest();
-    }
+    if (++this.held > this.maxRows) this.shrink();
   }
 
   /**
-   * Folds the globally oldest held row into its ticker's base book. Each held row has one ring entry, a ticker's in its
-   * production order; entries of rows the time trim folded (`ringSkips`, always the ticker's oldest) and of dropped
-   * tickers are skipped.
+   * Past the row bound: the window shrinks. The rows produced before a cutoff are folded, as the time trim does, the
+   * cutoff the earliest production time that leaves at most 90 % of the bound held (so this runs once per tenth of
+   * the bound, not per row; it costs a binary search over the production times of every ticker).
    */
-  private foldOldest(): void {
-    while (this.ringHead < this.ring.length) {
-      const b = this.ring[this.ringHead] as TickerBuffer;
-      this.ring[this.ringHead++] = undefined;
-      if (this.exchanges.get(b.exchange)?.get(b.ticker) !== b) continue;
-      if (b.ringSkips > 0) {
-        b.ringSkips--;
-        continue;
+  private shrink(): void {
+    const target = Math.floor(this.maxRows * 0.9);
+    const buffers: TickerBuffer[] = [];
+    let lo = Number.POSITIVE_INFINITY;
+    for (const byTicker of this.exchanges.values()) {
+      for (const b of byTicker.values()) {
+        buffers.push(b);
+        lo = Math.min(lo, b.oldestAt());
       }
-      b.foldOldest(1);
-      this.held--;
-      break;
     }
-    if (this.ringHead > 4096 && this.ringHead * 2 > this.ring.length) {
-      this.ring = this.ring.slice(this.ringHead);
-      this.ringHead = 0;
+    const count = (at: number) => buffers.reduce((n, b) => n + b.countFrom(at), 0);
+    // The smallest cutoff in [lo, now + 1] whose rows from there on number at most the target.
+    let hi = Math.max(lo, this.now()) + 1;
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (count(mid) <= target) hi = mid;
+      else lo = mid + 1;
     }
+    this.trim(lo);
   }
 
   delta(
