@@ -70,6 +70,11 @@ export interface RowSink {
    * a matching REST book, a matching venue checksum), established at `detectedAt` (TickerRecorder coalesces them).
    */
   verification(exchange: ExchangeKey, ticker: string, ts: number, method: VerificationMethod, detectedAt: number): void;
+  /**
+   * Redundant recording only (TickerEnv.onLost set): the ticker lost its book at `fromTs` (its gap row follows when
+   * the fresh book arrives). Not a row: the standby's buffer marks its book unknown from there meanwhile.
+   */
+  lost?(exchange: ExchangeKey, ticker: string, fromTs: number, reason: GapReason): void;
 }
 
 /** Why a series stopped being continuous; the `reason` of a gap row and the label of `recorder_gaps_total`. */

@@ -78,6 +78,17 @@ export interface TickerEnv {
   /** The ticker found its book wrong by itself (a level went negative): the feed must resync it. */
   onBroken: (ticker: TickerRecorder, reason: GapReason) => void;
   /**
+   * Redundant recording only (absent in solo mode: nothing changes). The ticker lost its book: a gap from `fromTs`
+   * (`reason`) is now pending, to be written before the snapshot that closes it (when the venue's fresh book
+   * arrives), as in solo mode. Called synchronously, after the sink's `lost` and before any row of the loss: the
+   * controller routes the ticker's rows to the standby buffer here (RoutingSink.setOwned(false)) when it owns the
+   * ticker, and offers it to a peer. Then the ticker's gap and closing snapshot go where the ticker is routed: into
+   * the buffer (a peer took the ticker: they are the standby's own rows, and reach the store only through a later
+   * splice, clipped to its S) or, when nobody took it, handed back to the writer in production order
+   * (RoutingSink.handBack: the gap still precedes its snapshot, the rows are those a solo recorder writes).
+   */
+  onLost?: (ticker: TickerRecorder, fromTs: number, reason: GapReason) => void;
+  /**
    * A window of the ticker's trades closed (the feed missed it, or its audit is due): read it back (then
    * `completeTradeWindow`). Absent: trades are not recorded, and no windows are kept.
    */
@@ -287,6 +298,7 @@ export class TickerRecorder {
   lose(reason: GapReason, fromTs: number = this.lastTs): void {
     // The moment a gap may start from (the last verification) is a stored row before anything else.
     this.writeVerification();
+    const pending = this.pendingGap;
     if (this.live && this.pendingSnapshot === undefined) {
       if (this.lastTs >= 0) {
         const bound = this.env.provesContinuity || this.verifiedTs < 0 ? fromTs : Math.min(fromTs, this.verifiedTs);
@@ -302,6 +314,28 @@ export class TickerRecorder {
     this.pendingSnapshot = undefined;
     this.snapshotWanted = false;
     this.endVerifications();
+    if (this.pendingGap !== pending) this.tellLost();
+  }
+
+  /** Redundant recording: a gap just became pending (TickerEnv.onLost). */
+  private tellLost(): void {
+    const gap = this.pendingGap;
+    if (this.env.onLost === undefined || gap === undefined) return;
+    this.env.sink.lost?.(this.exchange, this.ticker, gap.from, gap.reason);
+    this.env.onLost(this, gap.from, gap.reason);
+  }
+
+  /**
+   * Redundant recording: this recorder took the ticker over by a splice (StandbyBuffer.splice) that wrote a snapshot
+   * (or a gap) at `s` and rows up to `sequence`: the hybrid logical clock continues from there, and no later row goes
+   * below S (a snapshot of the book is at S). A gap the ticker still owes (its book is not known since its own loss)
+   * starts at S at the earliest: before S the rows are the old owner's.
+   */
+  resumeSequence(sequence: number, s = -1): void {
+    this.sequence = sequence;
+    if (s > this.lastTs) this.lastTs = s;
+    if (s > this.lastSnapshotTs) this.lastSnapshotTs = s;
+    if (this.pendingGap !== undefined && this.pendingGap.from < s) this.pendingGap = { ...this.pendingGap, from: s };
   }
 
   /**
@@ -341,6 +375,7 @@ export class TickerRecorder {
       this.writeVerification();
       const from = this.verifiedTs >= 0 ? this.verifiedTs : this.lastTs;
       this.pendingGap = this.suspect ? { ...this.suspect } : { from, reason: 'divergence' };
+      this.tellLost();
     }
     this.suspect = undefined;
     this.book = book;

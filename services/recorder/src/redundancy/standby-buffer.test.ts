@@ -2,7 +2,7 @@ import { ASK, BID, LocalBook, formatDecimal, parseDecimal, type SideCode } from 
 import type { ExchangeKey } from '@depthgate/platforms';
 import type { RecordedTrade, RowSink } from '../rows';
 import { bookDigest } from './book-digest';
-import { StandbyBuffer } from './standby-buffer';
+import { StandbyBuffer, type LandedDelta } from './standby-buffer';
 
 const EX = 'venue_b' as ExchangeKey;
 const T = 'TICK';
@@ -149,6 +149,15 @@ function rule7(rows: readonly Row[], at: number): Map<string, bigint> | undefine
   return book;
 }
 
+/** The deltas of `rows` at `ts`, as RecorderStore.landedEnds gives them (`deltasAtLast`). */
+function landedAt(rows: readonly Row[], ts: number): LandedDelta[] {
+  return rows.flatMap((r) => {
+    if (r.kind !== 'delta' || r.ts !== ts) return [];
+    const [side, price] = r.key.split(':') as [string, string];
+    return [{ side: Number(side) as SideCode, price, quantityDelta: formatDecimal(r.delta) }];
+  });
+}
+
 const sortedEntries = (m: Map<string, bigint> | undefined) => (m ? [...m].sort() : m);
 
 describe('StandbyBuffer.bookAt', () => {
@@ -207,8 +216,12 @@ describe('TickerBuffer.splice', () => {
       const kept = old.rows.filter((row) => (row.kind === 'gap' ? row.to : row.ts) < s);
       const q = Math.max(0, ...kept.map((row) => (row.kind === 'delta' ? row.sequence : 0)));
       const out = collector();
-      const result = buffer.of(EX, T).splice({ s, sequence: q, lastTradeTs: -1 }, out, clock.now);
+      const result = buffer
+        .of(EX, T)
+        .splice({ s, sequence: q, lastTradeTs: -1, deltasAtLast: landedAt(kept, s - 1) }, out, clock.now);
       expect(result.continuous).toBe(true);
+      expect(result.diverged).toBe(false);
+      expect(result.completed).toBe(0); // the old owner landed the whole of ms S − 1
       expect(result.pendingGap).toBeUndefined();
       expect(out.rows[0]).toMatchObject({ kind: 'snapshot', ts: s });
       // Every spliced row is at or after S; sequences strictly increase from the old owner's, never below ts × 1000.
@@ -315,6 +328,208 @@ describe('TickerBuffer.splice', () => {
     ]);
     const sequences = out.rows.flatMap((row) => ('sequence' in row ? [row.sequence] : []));
     expect(sequences).toEqual([110_006, 112_000, 115_000]);
+  });
+});
+
+describe('TickerBuffer.splice: the rest of ms S − 1', () => {
+  /** Two recorders of one venue; S right after a ms with at least two deltas; the old owner landed a prefix of it. */
+  function setting(seed: number, venueClock = true) {
+    const v = venue(seed, 400);
+    const r = rng(seed * 3);
+    const old = collector();
+    record(v, old, () => r() < 0.04, { now: 0 });
+    const clock = { now: 0 };
+    const buffer = new StandbyBuffer(() => clock.now, { venueClock: () => venueClock });
+    record(v, buffer, () => r() < 0.04, clock);
+    const counts = new Map<number, number>();
+    for (const e of v.events) counts.set(e.ts, (counts.get(e.ts) ?? 0) + e.changes.length);
+    const last = [...counts].find(([ts, n]) => ts > 1_400 && n >= 2) as [number, number];
+    const s = last[0] + 1;
+    const atLast = old.rows.filter((row) => row.kind === 'delta' && row.ts === s - 1);
+    const k = 1 + Math.floor(r() * (atLast.length - 1)); // 1 … n − 1 of them landed
+    const landedRows = atLast.slice(0, k);
+    const kept = old.rows.filter((row) => (row.kind === 'gap' ? row.to : row.ts) < s - 1 || landedRows.includes(row));
+    const q = Math.max(0, ...kept.map((row) => (row.kind === 'delta' ? row.sequence : 0)));
+    return { v, buffer, clock, s, kept, q, k, n: atLast.length };
+  }
+
+  it('writes our deltas at S − 1 beyond the landed prefix before the snapshot at S: rule 7 equals the venue', () => {
+    for (const seed of [41, 42, 43, 44, 45]) {
+      const { v, buffer, clock, s, kept, q, k, n } = setting(seed);
+      const out = collector();
+      const result = buffer
+        .of(EX, T)
+        .splice({ s, sequence: q, lastTradeTs: -1, deltasAtLast: landedAt(kept, s - 1) }, out, clock.now);
+      expect([seed, result.continuous, result.diverged, result.completed]).toEqual([seed, true, false, n - k]);
+      const completion = out.rows.slice(0, n - k);
+      expect(completion.every((row) => row.kind === 'delta' && row.ts === s - 1)).toBe(true);
+      expect(out.rows[n - k]).toMatchObject({ kind: 'snapshot', ts: s });
+      let previous = q;
+      for (const row of out.rows) {
+        if (row.kind !== 'delta') continue;
+        expect(row.sequence).toBeGreaterThan(previous);
+        previous = row.sequence;
+      }
+      const stored = [...kept, ...out.rows];
+      const end = (v.events.at(-1) as VenueEvent).ts;
+      // Every ms around S, every few elsewhere.
+      for (let at = 1_000; at <= end; at += Math.abs(at - s) < 40 ? 1 : 7) {
+        expect([seed, at, sortedEntries(rule7(stored, at))]).toEqual([seed, at, sortedEntries(truth(v, at + 1))]);
+      }
+    }
+  });
+
+  it('finds the books disagree when the landed deltas are not a prefix of ours: a divergence gap from S − 1 to S', () => {
+    const { buffer, clock, s, kept, q } = setting(46);
+    const landed = landedAt(kept, s - 1);
+    const first = landed[0] as LandedDelta;
+    // The old owner's first delta there differs in its quantity only (0.1 more).
+    landed[0] = { ...first, quantityDelta: formatDecimal(parseDecimal(first.quantityDelta) + 10n ** 17n) };
+    const out = collector();
+    const result = buffer.of(EX, T).splice({ s, sequence: q, lastTradeTs: -1, deltasAtLast: landed }, out, clock.now);
+    expect([result.continuous, result.diverged, result.completed]).toEqual([true, true, 0]);
+    expect(out.rows[0]).toEqual({ kind: 'gap', from: s - 1, to: s, reason: 'divergence' });
+    expect(out.rows[1]).toMatchObject({ kind: 'snapshot', ts: s });
+    expect(out.rows.some((row) => row.kind === 'delta' && row.ts < s)).toBe(false);
+    // More landed deltas than ours there: no prefix either.
+    const more = [...landedAt(kept, s - 1), ...landedAt(kept, s - 1)];
+    const out2 = collector();
+    const r2 = buffer.of(EX, T).splice({ s, sequence: q, lastTradeTs: -1, deltasAtLast: more }, out2, clock.now);
+    expect(r2.diverged).toBe(true);
+  });
+
+  it('compares decimals by value, not text (the store prints its own zeros)', () => {
+    const { buffer, clock, s, kept, q, k, n } = setting(47);
+    const landed = landedAt(kept, s - 1).map((d) => ({
+      ...d,
+      price: `${d.price}000`,
+      quantityDelta: d.quantityDelta.includes('.') ? `${d.quantityDelta}00` : `${d.quantityDelta}.00`,
+    }));
+    const out = collector();
+    const result = buffer.of(EX, T).splice({ s, sequence: q, lastTradeTs: -1, deltasAtLast: landed }, out, clock.now);
+    expect([result.diverged, result.completed]).toEqual([false, n - k]);
+  });
+
+  it('completes nothing on a receive clock (Gemini): S − 1 is the old owner’s own clock', () => {
+    const { buffer, clock, s, kept, q } = setting(48, false);
+    const out = collector();
+    const result = buffer
+      .of(EX, T)
+      .splice({ s, sequence: q, lastTradeTs: -1, deltasAtLast: landedAt(kept, s - 1).slice(0, 1) }, out, clock.now);
+    expect([result.continuous, result.diverged, result.completed]).toEqual([true, false, 0]);
+    expect(out.rows[0]).toMatchObject({ kind: 'snapshot', ts: s });
+  });
+
+  it('writes a handover gap when the buffer was folded up to S − 1 (its deltas there are gone)', () => {
+    const clock = { now: 0 };
+    const buffer = new StandbyBuffer(() => clock.now);
+    buffer.snapshot(EX, T, 100, toBook(new Map([[`${BID}:0.5`, 10n ** 18n]])), 100, '');
+    clock.now = 1;
+    buffer.delta(EX, T, 105, 105_000, BID, '0.5', '1', 105, '');
+    clock.now = 2;
+    buffer.delta(EX, T, 106, 106_000, BID, '0.5', '1', 106, '');
+    buffer.of(EX, T).trim(2); // folds the delta at 105
+    const out = collector();
+    const result = buffer.of(EX, T).splice({ s: 106, sequence: 0, lastTradeTs: -1 }, out, 3);
+    expect(result.continuous).toBe(false);
+    expect(result.pendingGap).toEqual({ from: 106, reason: 'handover' });
+    // Not folded: our delta at S − 1 = 105 completes that ms (the old owner landed none there), above its sequence.
+    const ok = new StandbyBuffer(() => 0);
+    ok.snapshot(EX, T, 100, toBook(new Map([[`${BID}:0.5`, 10n ** 18n]])), 100, '');
+    ok.delta(EX, T, 105, 105_000, BID, '0.5', '1', 105, '');
+    const out2 = collector();
+    const r2 = ok.of(EX, T).splice({ s: 106, sequence: 104_999, lastTradeTs: -1, deltasAtLast: [] }, out2, 3);
+    expect([r2.continuous, r2.completed, r2.sequence, r2.lastTs]).toEqual([true, 1, 105_000, 106]);
+    expect(out2.rows).toEqual([
+      { kind: 'delta', ts: 105, sequence: 105_000, key: `${BID}:0.5`, delta: 10n ** 18n },
+      { kind: 'snapshot', ts: 106, book: new Map([[`${BID}:0.5`, 2n * 10n ** 18n]]) },
+    ]);
+  });
+});
+
+describe('StandbyBuffer: row bound, losses, live, hand back', () => {
+  it('holds at most maxRows, folding the oldest rows of every ticker first; the book stays exact after them', () => {
+    const v = venue(51, 600);
+    const clock = { now: 0 };
+    const buffer = new StandbyBuffer(() => clock.now, { maxRows: 300 });
+    // Another ticker's rows first: they are the oldest, folded before any of T's.
+    buffer.snapshot(EX, 'OTHER', 500, toBook(new Map([[`${BID}:0.5`, 10n ** 18n]])), 500, '');
+    for (let i = 0; i < 50; i++) buffer.delta(EX, 'OTHER', 501 + i, (501 + i) * 1000, BID, '0.5', '1', 501, '');
+    const r = rng(52);
+    clock.now = 1;
+    record(v, buffer, () => r() < 0.02, clock);
+    expect(buffer.size).toBeLessThanOrEqual(300);
+    expect(buffer.size).toBeGreaterThan(200); // down to 90 % of the bound, in whole ms of production
+    expect(buffer.of(EX, 'OTHER').size).toBe(0);
+    const tb = buffer.of(EX, T);
+    expect(tb.size).toBe(buffer.size);
+    const end = (v.events.at(-1) as VenueEvent).ts;
+    // T's first rows were folded: its book is known only after them, and exact there.
+    let known = 0;
+    for (let s = 1_000; s <= end + 1; s += 3) {
+      const book = tb.bookAt(s);
+      if (book === undefined) continue;
+      known++;
+      expect([s, sortedEntries(book.flatten())]).toEqual([s, sortedEntries(truth(v, s))]);
+    }
+    expect(known).toBeGreaterThan(50);
+    expect(tb.bookAt(1_001)).toBeUndefined();
+    // The time trim and the bound together: a trim, then more rows, keeps the count exact.
+    tb.trim(clock.now - 100);
+    expect(buffer.size).toBe(tb.size);
+    buffer.delta(EX, 'OTHER', 900, 900_000, BID, '0.5', '1', 900, '');
+    expect(buffer.size).toBe(tb.size + 1);
+  });
+
+  it('marks the book unknown from a loss until the next snapshot; live follows', () => {
+    const buffer = new StandbyBuffer(() => 0);
+    expect(buffer.live(EX, T)).toBe(false);
+    buffer.snapshot(EX, T, 100, toBook(new Map([[`${BID}:0.5`, 10n ** 18n]])), 100, '');
+    expect(buffer.live(EX, T)).toBe(true);
+    buffer.delta(EX, T, 105, 105_000, BID, '0.5', '1', 105, '');
+    buffer.lost(EX, T, 107, 'disconnect');
+    expect(buffer.live(EX, T)).toBe(false);
+    expect(buffer.of(EX, T).bookAt(107)?.flatten()).toEqual(new Map([[`${BID}:0.5`, 2n * 10n ** 18n]]));
+    expect(buffer.of(EX, T).bookAt(108)).toBeUndefined();
+    const out = collector();
+    expect(buffer.of(EX, T).splice({ s: 110, sequence: 0, lastTradeTs: -1 }, out, 0).pendingGap).toEqual({
+      from: 110,
+      reason: 'disconnect',
+    });
+    buffer.gap(EX, T, 107, 120, 'disconnect', 0);
+    expect(buffer.live(EX, T)).toBe(false);
+    buffer.snapshot(EX, T, 120, toBook(new Map([[`${BID}:0.5`, 3n * 10n ** 18n]])), 120, '');
+    expect(buffer.live(EX, T)).toBe(true);
+    expect(buffer.of(EX, T).bookAt(121)?.flatten()).toEqual(new Map([[`${BID}:0.5`, 3n * 10n ** 18n]]));
+    buffer.gap(EX, T, 119, 125, 'no_backfill', 0, 'trades');
+    expect(buffer.live(EX, T)).toBe(true);
+  });
+
+  it('hands back a ticker’s rows as they were produced (the offer nobody took), or a handover gap for folded ones', () => {
+    const clock = { now: 0 };
+    const buffer = new StandbyBuffer(() => clock.now);
+    buffer.lost(EX, T, 99, 'disconnect');
+    buffer.gap(EX, T, 99, 100, 'disconnect', 5);
+    buffer.snapshot(EX, T, 100, toBook(new Map([[`${BID}:0.5`, 10n ** 18n]])), 100, '7:1');
+    buffer.delta(EX, T, 101, 101_003, BID, '0.5', '1', 101, '7:2');
+    const out = collector();
+    expect(buffer.of(EX, T).handBack(out, 0)).toEqual({ rows: 3 });
+    expect(out.rows).toEqual([
+      { kind: 'gap', from: 99, to: 100, reason: 'disconnect' },
+      { kind: 'snapshot', ts: 100, book: new Map([[`${BID}:0.5`, 10n ** 18n]]) },
+      { kind: 'delta', ts: 101, sequence: 101_003, key: `${BID}:0.5`, delta: 10n ** 18n },
+    ]);
+    // Rows folded out before the hand back: a handover gap from the first of them to the next snapshot.
+    const b2 = new StandbyBuffer(() => clock.now);
+    b2.delta(EX, T, 50, 50_000, BID, '0.5', '1', 50, '');
+    clock.now = 1;
+    b2.delta(EX, T, 51, 51_000, BID, '0.5', '1', 51, '');
+    b2.snapshot(EX, T, 60, toBook(new Map([[`${BID}:0.5`, 10n ** 18n]])), 60, '');
+    b2.of(EX, T).trim(1);
+    const out2 = collector();
+    expect(b2.of(EX, T).handBack(out2, 0)).toEqual({ rows: 2 });
+    expect(out2.rows.map((row) => row.kind)).toEqual(['gap', 'snapshot']);
+    expect(out2.rows[0]).toEqual({ kind: 'gap', from: 50, to: 60, reason: 'handover' });
   });
 });
 

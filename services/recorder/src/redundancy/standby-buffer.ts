@@ -22,25 +22,43 @@ import { LocalBook, parseDecimal, type SideCode } from '@depthgate/feeds';
 import type { GapStream, VerificationMethod } from '@depthgate/history-store';
 import type { RecordedTrade, RowSink } from '../rows';
 
+/** A buffered row, with `at`: its production time (the recorder's clock when it was buffered, what the window trims by). */
 type BufferedRow =
   | {
       kind: 'delta';
+      at: number;
       ts: number;
+      sequence: number;
       side: SideCode;
       price: string;
       quantityDelta: string;
       receivedTs: number;
       venueSeq: string;
     }
-  | { kind: 'snapshot'; ts: number; book: LocalBook; receivedTs: number; venueSeq: string }
-  | { kind: 'gap'; ts: number; fromTs: number; toTs: number; reason: string; detectedAt: number; stream: GapStream }
-  | { kind: 'verification'; ts: number; method: VerificationMethod; detectedAt: number }
-  | { kind: 'trade'; ts: number; trade: RecordedTrade };
+  | { kind: 'snapshot'; at: number; ts: number; book: LocalBook; receivedTs: number; venueSeq: string }
+  | {
+      kind: 'gap';
+      at: number;
+      ts: number;
+      fromTs: number;
+      toTs: number;
+      reason: string;
+      detectedAt: number;
+      stream: GapStream;
+    }
+  | { kind: 'verification'; at: number; ts: number; method: VerificationMethod; detectedAt: number }
+  | { kind: 'trade'; at: number; ts: number; trade: RecordedTrade }
+  /**
+   * The ticker lost its book at `ts` (TickerRecorder's loss bound); its gap row comes when the fresh book arrives.
+   * Not a row of the tables: it makes the book unknown from `ts` meanwhile (`bookAt`, `live`).
+   */
+  | { kind: 'loss'; at: number; ts: number; reason: string };
 
-interface Held {
-  /** Production time (the recorder's clock when the row was buffered): what the window trims by. */
-  at: number;
-  row: BufferedRow;
+/** One landed delta of the old owner at ts = S − 1 (RecorderStore.landedEnds' `deltasAtLast`), in sequence order. */
+export interface LandedDelta {
+  side: SideCode;
+  price: string;
+  quantityDelta: string;
 }
 
 /** What the old owner left: where the new owner's responsibility starts, and its last sequence and trade. */
@@ -51,13 +69,27 @@ export interface SplicePoint {
   sequence: number;
   /** The ts of the old owner's last stored trade of the ticker (-1: none): trades from there are written again. */
   lastTradeTs: number;
+  /**
+   * The old owner's landed deltas at ts = S − 1, in sequence order (venue clocks: the new owner writes the rest of
+   * that ms; absent or empty: the old owner landed none there). Ignored on a receive clock.
+   */
+  deltasAtLast?: readonly LandedDelta[];
 }
 
 export interface SpliceResult {
   /** The book at S was known and written as a snapshot at S (false: a gap from S was written instead). */
   continuous: boolean;
+  /**
+   * The old owner's landed deltas at S − 1 are not a prefix of the new owner's own deltas there: the two books
+   * disagree, and a `divergence` gap from S − 1 to S was written instead of the completion of ms S − 1.
+   */
+  diverged: boolean;
+  /** Deltas written to complete ms S − 1 (the new owner's deltas there beyond the landed prefix). */
+  completed: number;
   /** The ticker's sequence after the spliced rows (the recorder's counter continues from here). */
   sequence: number;
+  /** The largest ts of a row written (-1: none): the ticker's next rows must not go below it. */
+  lastTs: number;
   /** Rows written (snapshot levels count one each). */
   rows: number;
   /**
@@ -65,6 +97,16 @@ export interface SpliceResult {
    * owes a gap from `from` to its next snapshot (its `pendingGap`).
    */
   pendingGap?: { from: number; reason: string };
+}
+
+export interface StandbyBufferOptions {
+  /**
+   * At most this many rows are held over all tickers (a snapshot counts one): past it the oldest rows are folded into
+   * their ticker's base book, as the window's trim does (default: no bound).
+   */
+  maxRows?: number;
+  /** Whether an exchange stamps rows with the venue's clock (default: every one does; Gemini's receive clock does not). */
+  venueClock?: (exchange: ExchangeKey) => boolean;
 }
 
 /** A copy of a book, its levels with canonical text (a snapshot row prints `s`, else the canonical quantity). */
@@ -77,84 +119,192 @@ function copyBook(book: LocalBook): LocalBook {
   return out;
 }
 
+/** Equal decimal texts (the store may print a value with other zeros than the recorder). */
+function sameDecimal(a: string, b: string): boolean {
+  return a === b || parseDecimal(a) === parseDecimal(b);
+}
+
 /** One ticker's buffered rows and the book at the buffer's start. */
 export class TickerBuffer {
-  private held: Held[] = [];
+  /** The rows in production order; those before `head` are folded (the array is compacted now and then). */
+  private held: BufferedRow[] = [];
+  private head = 0;
   /** The book after every row folded out of the window (undefined: not known there). */
   private base: LocalBook | undefined;
   /** The largest ts of a row folded out of the window (-1: none): `bookAt(S)` needs S above it. */
   private foldedTs = -1;
-  private bytes = 0;
+  /** The smallest ts of a row folded out (for `handBack`: what the store would miss). */
+  private firstFoldedTs = Number.POSITIVE_INFINITY;
+  /** Whether the book is known after the last row buffered (a snapshot since the last gap or loss). */
+  private known = false;
 
   constructor(
     readonly exchange: ExchangeKey,
     readonly ticker: string,
+    private readonly venueClock = true,
+    /** Told how many rows each trim folded (StandbyBuffer's count and row bound). */
+    private readonly onTrim?: (rows: number) => void,
   ) {}
 
   /** Rows held (tests, metrics). */
   get size(): number {
-    return this.held.length;
+    return this.held.length - this.head;
   }
 
-  /** A rough size of what is held, for the buffer's byte bound (structured rows, not their TSV). */
-  get heldBytes(): number {
-    return this.bytes;
+  /** The book is known after everything buffered (the standby could take the ticker over now: Redis `live` set). */
+  get live(): boolean {
+    return this.known;
   }
 
-  push(at: number, row: BufferedRow): void {
-    this.held.push({ at, row });
-    this.bytes += row.kind === 'snapshot' ? 64 + 48 * row.book.size : 96;
+  push(row: BufferedRow): void {
+    this.held.push(row);
+    switch (row.kind) {
+      case 'snapshot':
+        this.known = true;
+        break;
+      case 'gap':
+        if (row.stream === 'book') this.known = false;
+        break;
+      case 'loss':
+        this.known = false;
+        break;
+      default:
+    }
+  }
+
+  /** The production time of the oldest row held (+∞: none). */
+  oldestAt(): number {
+    return this.head < this.held.length ? (this.held[this.head] as BufferedRow).at : Number.POSITIVE_INFINITY;
   }
 
   /** Folds the rows produced before `before` into the base book. */
   trim(before: number): void {
-    let i = 0;
-    for (; i < this.held.length && (this.held[i] as Held).at < before; i++) {
-      const { row } = this.held[i] as Held;
-      this.base = apply(this.base, row, Number.POSITIVE_INFINITY);
-      if (row.ts > this.foldedTs) this.foldedTs = row.ts;
-      this.bytes -= row.kind === 'snapshot' ? 64 + 48 * row.book.size : 96;
+    const held = this.held;
+    let i = this.head;
+    while (i < held.length && (held[i] as BufferedRow).at < before) this.fold(held[i++] as BufferedRow);
+    const n = i - this.head;
+    this.advance(i);
+    if (n > 0) this.onTrim?.(n);
+  }
+
+  /** How many held rows were produced at or after `at` (production times never go back: a binary search). */
+  countFrom(at: number): number {
+    const held = this.held;
+    let lo = this.head;
+    let hi = held.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((held[mid] as BufferedRow).at < at) lo = mid + 1;
+      else hi = mid;
     }
-    if (i > 0) this.held = this.held.slice(i);
+    return held.length - lo;
+  }
+
+  private fold(row: BufferedRow): void {
+    this.base = apply(this.base, row, Number.POSITIVE_INFINITY);
+    if (row.ts > this.foldedTs) this.foldedTs = row.ts;
+    if (row.ts < this.firstFoldedTs) this.firstFoldedTs = row.ts;
+  }
+
+  private advance(i: number): void {
+    if (i === this.head) return;
+    // Compact once the folded part is most of the array (amortised O(1) per row, no slice per trim).
+    if (i === this.held.length) {
+      this.held = [];
+      this.head = 0;
+    } else if (i > 1024 && i * 2 > this.held.length) {
+      this.held = this.held.slice(i);
+      this.head = 0;
+    } else this.head = i;
+  }
+
+  private rows(): BufferedRow[] {
+    return this.head === 0 ? this.held : this.held.slice(this.head);
   }
 
   /**
    * The book after every buffered row with ts < `s` (and a snapshot at `s`), as rule 7 would rebuild it from these
-   * rows; `undefined` when it is not known there (inside the standby's own gap, before its first snapshot) or when
-   * the window no longer reaches back to `s`.
+   * rows; `undefined` when it is not known there (inside the standby's own gap or loss, before its first snapshot) or
+   * when the window no longer reaches back to `s`.
    */
   bookAt(s: number): LocalBook | undefined {
     if (s <= this.foldedTs) return undefined;
     let book = this.base === undefined ? undefined : copyBook(this.base);
-    for (const { row } of this.held) book = apply(book, row, s);
+    for (const row of this.rows()) book = apply(book, row, s);
     return book;
   }
 
-  /** Writes the takeover rows into `sink` (see the module comment). */
+  /**
+   * Writes the takeover rows into `sink` (see the module comment): the rest of ms S − 1 beyond the old owner's
+   * landed deltas there (venue clocks; or a `divergence` gap from S − 1 to S when those are not a prefix of ours),
+   * the snapshot at S (or a gap from S), then the buffered rows from S on, renumbered from the old owner's sequence.
+   */
   splice(point: SplicePoint, sink: RowSink, now: number): SpliceResult {
     const { s } = point;
-    let rows = 0;
+    const rows = this.rows();
+    let written = 0;
+    let lastTs = -1;
     let sequence = point.sequence;
     const next = (ts: number) => {
       const floor = ts * 1000;
       sequence = sequence + 1 > floor ? sequence + 1 : floor;
       return sequence;
     };
-    const book = this.bookAt(s);
+    // Completing ms S − 1 needs every own delta there: a buffer folded up to S − 1 no longer has them.
+    const book = this.venueClock && s - 1 <= this.foldedTs ? undefined : this.bookAt(s);
     const continuous = book !== undefined;
+    let diverged = false;
+    let completed = 0;
     /** A gap opened at S (the book is not known there), closed by the next buffered snapshot. */
     let openGapReason: string | undefined;
     if (book !== undefined) {
+      if (this.venueClock) {
+        const own = rows.filter(
+          (r): r is Extract<BufferedRow, { kind: 'delta' }> => r.kind === 'delta' && r.ts === s - 1,
+        );
+        const landed = point.deltasAtLast ?? [];
+        const prefix =
+          landed.length <= own.length &&
+          landed.every((d, i) => {
+            const o = own[i] as (typeof own)[number];
+            return o.side === d.side && sameDecimal(o.price, d.price) && sameDecimal(o.quantityDelta, d.quantityDelta);
+          });
+        if (prefix) {
+          for (const d of own.slice(landed.length)) {
+            sink.delta(
+              this.exchange,
+              this.ticker,
+              d.ts,
+              next(d.ts),
+              d.side,
+              d.price,
+              d.quantityDelta,
+              d.receivedTs,
+              d.venueSeq,
+            );
+            completed++;
+            lastTs = d.ts;
+          }
+        } else {
+          diverged = true;
+          sink.gap(this.exchange, this.ticker, s - 1, s, 'divergence', now);
+          written++;
+          lastTs = s;
+        }
+      }
       sink.snapshot(this.exchange, this.ticker, s, book, now, '');
-      rows += book.size;
+      written += book.size;
+      lastTs = s;
     } else {
-      openGapReason = s <= this.foldedTs ? 'handover' : this.gapReasonAt(s);
+      openGapReason =
+        s <= this.foldedTs || (this.venueClock && s - 1 <= this.foldedTs) ? 'handover' : this.gapReasonAt(s);
     }
-    for (const { row } of this.held) {
+    for (const row of rows) {
+      if (row.kind === 'loss') continue;
       if (row.kind === 'trade') {
         if (row.ts < point.lastTradeTs) continue;
         sink.trade({ ...row.trade, sequence: next(row.ts) });
-        rows++;
+        written++;
         continue;
       }
       if (row.kind === 'gap') {
@@ -167,7 +317,8 @@ export class TickerBuffer {
           sink.gap(this.exchange, this.ticker, s, row.toTs, row.reason, row.detectedAt, row.stream);
           openGapReason = undefined;
         } else sink.gap(this.exchange, this.ticker, from, row.toTs, row.reason, row.detectedAt, row.stream);
-        rows++;
+        written++;
+        if (row.stream === 'book' && row.toTs > lastTs) lastTs = row.toTs;
         continue;
       }
       if (row.ts < s) continue;
@@ -185,39 +336,98 @@ export class TickerBuffer {
             row.receivedTs,
             row.venueSeq,
           );
-          rows++;
+          written++;
+          if (row.ts > lastTs) lastTs = row.ts;
           break;
         case 'snapshot':
           if (row.ts === s && !openGapReason) continue; // the snapshot at S was just written
           if (openGapReason !== undefined) {
             sink.gap(this.exchange, this.ticker, s, row.ts, openGapReason, now);
-            rows++;
+            written++;
             openGapReason = undefined;
           }
           sink.snapshot(this.exchange, this.ticker, row.ts, row.book, row.receivedTs, row.venueSeq);
-          rows += row.book.size;
+          written += row.book.size;
+          if (row.ts > lastTs) lastTs = row.ts;
           break;
         case 'verification':
           if (openGapReason !== undefined) continue;
           sink.verification(this.exchange, this.ticker, row.ts, row.method, row.detectedAt);
-          rows++;
+          written++;
           break;
       }
     }
     return {
       continuous,
+      diverged,
+      completed,
       sequence,
-      rows,
+      lastTs,
+      rows: written,
       ...(openGapReason === undefined ? {} : { pendingGap: { from: s, reason: openGapReason } }),
     };
   }
 
-  /** The reason of the standby's own gap that spans `s` (its book is not known there), or 'handover'. */
-  private gapReasonAt(s: number): string {
-    for (const { row } of this.held) {
-      if (row.kind === 'gap' && row.stream === 'book' && row.fromTs < s && row.toTs > s) return row.reason;
+  /**
+   * Writes every held row into `sink` as it was produced (its own sequences: the rows of a ticker this recorder owned
+   * and routed here while it offered the ticker to a peer that did not take it), so the stored stream is the one a
+   * solo recorder would have written. Rows already folded out of the buffer are not there: if any were, a `handover`
+   * gap from the first of them to the next held snapshot replaces them (and the rows before that snapshot), or is
+   * owed (`pendingGap`) when none is held. Returns the rows written. The caller drops the buffer afterwards.
+   */
+  handBack(sink: RowSink, now: number): { rows: number; pendingGap?: { from: number; reason: string } } {
+    let written = 0;
+    let open = Number.isFinite(this.firstFoldedTs) ? this.firstFoldedTs : undefined;
+    for (const row of this.rows()) {
+      if (open !== undefined) {
+        if (row.kind !== 'snapshot') continue;
+        sink.gap(this.exchange, this.ticker, open, row.ts, 'handover', now);
+        written++;
+        open = undefined;
+      }
+      switch (row.kind) {
+        case 'delta':
+          sink.delta(
+            this.exchange,
+            this.ticker,
+            row.ts,
+            row.sequence,
+            row.side,
+            row.price,
+            row.quantityDelta,
+            row.receivedTs,
+            row.venueSeq,
+          );
+          break;
+        case 'snapshot':
+          sink.snapshot(this.exchange, this.ticker, row.ts, row.book, row.receivedTs, row.venueSeq);
+          break;
+        case 'gap':
+          sink.gap(this.exchange, this.ticker, row.fromTs, row.toTs, row.reason, row.detectedAt, row.stream);
+          break;
+        case 'verification':
+          sink.verification(this.exchange, this.ticker, row.ts, row.method, row.detectedAt);
+          break;
+        case 'trade':
+          sink.trade(row.trade);
+          break;
+        case 'loss':
+          continue;
+      }
+      written++;
     }
-    return 'handover';
+    return { rows: written, ...(open === undefined ? {} : { pendingGap: { from: open, reason: 'handover' } }) };
+  }
+
+  /** The reason of the standby's own gap or loss that spans `s` (its book is not known there), or 'handover'. */
+  private gapReasonAt(s: number): string {
+    let reason = 'handover';
+    for (const row of this.rows()) {
+      if (row.kind === 'gap' && row.stream === 'book' && row.fromTs < s && row.toTs > s) return row.reason;
+      if (row.kind === 'loss' && row.ts < s) reason = row.reason;
+      if (row.kind === 'snapshot' && row.ts <= s) reason = 'handover';
+    }
+    return reason;
   }
 }
 
@@ -230,6 +440,8 @@ function apply(book: LocalBook | undefined, row: BufferedRow, before: number): L
       // Book gaps only: a gap that starts before `before` says the book was not known from there (it is written when
       // the loss is closed, after rows it may cover). A trades gap says nothing of the book.
       return row.stream === 'book' && row.fromTs < before ? undefined : book;
+    case 'loss':
+      return row.ts < before ? undefined : book;
     case 'delta': {
       if (row.ts >= before || book === undefined) return book;
       const levels = book.side(row.side);
@@ -246,52 +458,123 @@ function apply(book: LocalBook | undefined, row: BufferedRow, before: number): L
 
 /**
  * The standby's RowSink: every ticker's rows into its TickerBuffer (a ticker the recorder owns does not write here:
- * the routing sink in front sends its rows to the writer). `now` is the recorder's clock (production time).
+ * the RoutingSink in front sends its rows to the writer). `now` is the recorder's clock (production time).
  */
 export class StandbyBuffer implements RowSink {
-  private readonly tickers = new Map<string, TickerBuffer>();
+  private readonly exchanges = new Map<ExchangeKey, Map<string, TickerBuffer>>();
+  private held = 0;
+  private readonly maxRows: number;
+  private readonly venueClock: (exchange: ExchangeKey) => boolean;
+  /** The last ticker written (rows of one ticker tend to come together): saves the lookups. */
+  private last: TickerBuffer | undefined;
 
-  constructor(private readonly now: () => number) {}
+  constructor(
+    private readonly now: () => number,
+    options: StandbyBufferOptions = {},
+  ) {
+    this.maxRows = options.maxRows ?? Number.POSITIVE_INFINITY;
+    this.venueClock = options.venueClock ?? (() => true);
+  }
 
   /** The buffer of one ticker (created empty when first asked). */
   of(exchange: ExchangeKey, ticker: string): TickerBuffer {
-    const key = `${exchange}\t${ticker}`;
-    let b = this.tickers.get(key);
-    if (b === undefined) {
-      b = new TickerBuffer(exchange, ticker);
-      this.tickers.set(key, b);
+    const last = this.last;
+    if (last !== undefined && last.ticker === ticker && last.exchange === exchange) return last;
+    let byTicker = this.exchanges.get(exchange);
+    if (byTicker === undefined) {
+      byTicker = new Map();
+      this.exchanges.set(exchange, byTicker);
     }
+    let b = byTicker.get(ticker);
+    if (b === undefined) {
+      b = new TickerBuffer(exchange, ticker, this.venueClock(exchange), (n) => {
+        this.held -= n;
+      });
+      byTicker.set(ticker, b);
+    }
+    this.last = b;
     return b;
+  }
+
+  /** Whether the standby's book of the ticker is known now (its Redis `live` set). */
+  live(exchange: ExchangeKey, ticker: string): boolean {
+    return this.exchanges.get(exchange)?.get(ticker)?.live ?? false;
   }
 
   /** Forgets a ticker's buffer (it was taken over, or left the recording). */
   drop(exchange: ExchangeKey, ticker: string): void {
-    this.tickers.delete(`${exchange}\t${ticker}`);
+    const b = this.exchanges.get(exchange)?.get(ticker);
+    if (b === undefined) return;
+    this.held -= b.size;
+    this.exchanges.get(exchange)?.delete(ticker);
+    if (this.last === b) this.last = undefined;
   }
 
   /** Folds every row produced before `before` (the sweep calls it with now − RECORDER_STANDBY_BUFFER_MS). */
   trim(before: number): void {
-    for (const b of this.tickers.values()) b.trim(before);
+    for (const byTicker of this.exchanges.values()) {
+      for (const b of byTicker.values()) b.trim(before);
+    }
   }
 
-  get heldBytes(): number {
-    let n = 0;
-    for (const b of this.tickers.values()) n += b.heldBytes;
-    return n;
+  /** Rows held over all tickers. */
+  get size(): number {
+    return this.held;
+  }
+
+  private add(b: TickerBuffer, row: BufferedRow): void {
+    b.push(row);
+    if (++this.held > this.maxRows) this.shrink();
+  }
+
+  /**
+   * Past the row bound: the window shrinks. The rows produced before a cutoff are folded, as the time trim does, the
+   * cutoff the earliest production time that leaves at most 90 % of the bound held (so this runs once per tenth of
+   * the bound, not per row; it costs a binary search over the production times of every ticker).
+   */
+  private shrink(): void {
+    const target = Math.floor(this.maxRows * 0.9);
+    const buffers: TickerBuffer[] = [];
+    let lo = Number.POSITIVE_INFINITY;
+    for (const byTicker of this.exchanges.values()) {
+      for (const b of byTicker.values()) {
+        buffers.push(b);
+        lo = Math.min(lo, b.oldestAt());
+      }
+    }
+    const count = (at: number) => buffers.reduce((n, b) => n + b.countFrom(at), 0);
+    // The smallest cutoff in [lo, now + 1] whose rows from there on number at most the target.
+    let hi = Math.max(lo, this.now()) + 1;
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (count(mid) <= target) hi = mid;
+      else lo = mid + 1;
+    }
+    this.trim(lo);
   }
 
   delta(
     exchange: ExchangeKey,
     ticker: string,
     ts: number,
-    _sequence: number,
+    sequence: number,
     side: SideCode,
     price: string,
     quantityDelta: string,
     receivedTs: number,
     venueSeq: string,
   ): void {
-    this.of(exchange, ticker).push(this.now(), { kind: 'delta', ts, side, price, quantityDelta, receivedTs, venueSeq });
+    this.add(this.of(exchange, ticker), {
+      kind: 'delta',
+      at: this.now(),
+      ts,
+      sequence,
+      side,
+      price,
+      quantityDelta,
+      receivedTs,
+      venueSeq,
+    });
   }
 
   snapshot(
@@ -303,11 +586,18 @@ export class StandbyBuffer implements RowSink {
     venueSeq: string,
   ): void {
     // The recorder keeps changing its book: the buffer holds a copy.
-    this.of(exchange, ticker).push(this.now(), { kind: 'snapshot', ts, book: copyBook(book), receivedTs, venueSeq });
+    this.add(this.of(exchange, ticker), {
+      kind: 'snapshot',
+      at: this.now(),
+      ts,
+      book: copyBook(book),
+      receivedTs,
+      venueSeq,
+    });
   }
 
   trade(trade: RecordedTrade): void {
-    this.of(trade.exchange, trade.ticker).push(this.now(), { kind: 'trade', ts: trade.ts, trade });
+    this.add(this.of(trade.exchange, trade.ticker), { kind: 'trade', at: this.now(), ts: trade.ts, trade });
   }
 
   gap(
@@ -319,7 +609,16 @@ export class StandbyBuffer implements RowSink {
     detectedAt: number,
     stream: GapStream = 'book',
   ): void {
-    this.of(exchange, ticker).push(this.now(), { kind: 'gap', ts: toTs, fromTs, toTs, reason, detectedAt, stream });
+    this.add(this.of(exchange, ticker), {
+      kind: 'gap',
+      at: this.now(),
+      ts: toTs,
+      fromTs,
+      toTs,
+      reason,
+      detectedAt,
+      stream,
+    });
   }
 
   verification(
@@ -329,6 +628,11 @@ export class StandbyBuffer implements RowSink {
     method: VerificationMethod,
     detectedAt: number,
   ): void {
-    this.of(exchange, ticker).push(this.now(), { kind: 'verification', ts, method, detectedAt });
+    this.add(this.of(exchange, ticker), { kind: 'verification', at: this.now(), ts, method, detectedAt });
+  }
+
+  /** The ticker lost its book at `fromTs` (RowSink.lost): unknown from there until its next snapshot. */
+  lost(exchange: ExchangeKey, ticker: string, fromTs: number, reason: string): void {
+    this.add(this.of(exchange, ticker), { kind: 'loss', at: this.now(), ts: fromTs, reason });
   }
 }
