@@ -4,7 +4,7 @@
  */
 import { feedLiveness, signNow, type ExchangeKey } from '@depthgate/platforms';
 import { RecorderStore, verifyExchanges, waitForSchema, type HistoryStore } from '@depthgate/history-store';
-import type { Logger } from '@depthgate/service-kit';
+import type { Logger, Registry } from '@depthgate/service-kit';
 import type { RecorderConfig } from './config';
 import { CanonicalMemo } from '@depthgate/feeds';
 import type { RecorderMetrics } from './metrics';
@@ -15,18 +15,28 @@ import { Venue } from './venues/venue';
 import { exchangeIndex } from './writer/batch';
 import { SINK_TABLES, TsvSink, type SinkTable } from './writer/sink';
 import { Writer } from './writer/writer';
+import { startRedundancy, type Redundancy } from './redundancy/redundancy';
 
 export interface RecorderDeps {
   config: RecorderConfig;
   logger: Logger;
   metrics: RecorderMetrics;
   store: HistoryStore;
+  /** Where the redundancy's metrics register (redundant mode; main.ts passes the service's registry). */
+  registry?: Registry;
+  /**
+   * Redundant mode: this recorder's lease is lost (deposed); it must stop and start again as a new term. Default:
+   * the recorder stops itself.
+   */
+  onFatal?: (reason: string) => void;
 }
 
 export interface Recorder {
   readonly venues: ReadonlyMap<ExchangeKey, Venue>;
   readonly writer: Writer;
   readonly sink: TsvSink;
+  /** Redundant mode's parts (undefined: solo). */
+  readonly redundancy: Redundancy | undefined;
   /** Started (spool replayed, feeds running) and not stopping. */
   ready(): boolean;
   /** Stops reading the feeds, flushes what is buffered (or spools it), closes. Idempotent. */
@@ -102,9 +112,23 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
   await waitForSchema(deps.store, { timeoutMs: config.CLICKHOUSE_STARTUP_TIMEOUT_MS, logger });
   await verifyExchanges(deps.store, config.registry);
   const store = new RecorderStore(deps.store);
+  // Redundant mode (RECORDER_REDIS_URL): a new term and its lease before anything is written.
+  const self: { stop?: () => void } = {};
+  const redundancy = await startRedundancy({
+    config,
+    logger,
+    registry: deps.registry,
+    store,
+    now,
+    onFatal: (reason) => {
+      if (deps.onFatal) deps.onFatal(reason);
+      else self.stop?.();
+    },
+  });
 
   const writer = new Writer({
     store,
+    ...redundancy?.writerOptions(),
     spoolDir: config.RECORDER_SPOOL_DIR,
     maxMemoryBytes: config.RECORDER_BUFFER_MAX_BYTES,
     maxSpoolBytes: config.RECORDER_SPOOL_MAX_BYTES,
@@ -114,6 +138,7 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
     now,
     onPressure: (paused) => {
       metrics.paused.set(paused ? 1 : 0);
+      redundancy?.controller?.onSpoolFull(paused);
       for (const v of venues.values()) {
         if (paused) v.pause();
         else v.resume();
@@ -149,6 +174,9 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
     (batch) => writer.enqueue(batch),
     config.registry.codes,
   );
+  // Redundant mode: the tickers write through the routing sink (owned: the writer's sink; standby: the buffer).
+  const bound = redundancy?.bind({ writer, sink, venues });
+  const tickerSink = bound?.routing ?? sink;
   writer.start();
 
   // What an earlier run spooled goes first: each ticker's resume point must include it.
@@ -157,6 +185,7 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
     while (!writer.spoolEmpty) await new Promise((r) => setTimeout(r, 100));
     logger.info('spool replayed');
   }
+  bound?.controller.spoolReplayed();
 
   const price = new CanonicalMemo();
   for (const exchange of config.exchanges) {
@@ -176,7 +205,7 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
         protocol,
         rest,
         store,
-        sink,
+        sink: tickerSink,
         metrics,
         logger,
         now,
@@ -198,6 +227,12 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
         backfillMaxPages: config.RECORDER_TRADES_BACKFILL_MAX_PAGES,
         backfillDelayMs: config.RECORDER_TRADES_BACKFILL_DELAY_MS,
         tradeAuditIntervalMs: config.RECORDER_TRADES_AUDIT_INTERVAL_MS,
+        ...(bound && redundancy
+          ? {
+              roles: (e: ExchangeKey, tickers: readonly string[]) => bound.controller.admit(e, tickers),
+              onLost: (rec, fromTs, reason) => redundancy.onLost(rec, fromTs, reason),
+            }
+          : {}),
       }),
     );
   }
@@ -224,31 +259,39 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
   const sweep = setInterval(() => {
     const t = now();
     for (const v of venues.values()) v.sweep(t);
+    redundancy?.sweep(t);
     sink.tick(t);
     gauges();
   }, 100);
   sweep.unref();
 
   await Promise.all([...venues.values()].map((v) => v.start()));
+  bound?.controller.start();
   started = true;
   logger.info({ exchanges: [...venues.keys()] }, 'recording');
 
-  return {
+  const recorder: Recorder = {
     venues,
     writer,
     sink,
-    ready: () => started && stopping === undefined,
+    redundancy,
+    ready: () => started && stopping === undefined && (bound?.controller.ready() ?? true),
     stop() {
       stopping ??= (async () => {
+        // Redundant mode: the tickers a live peer can take are handed over first (the peer records on).
+        await bound?.controller.releaseAll();
         logger.info('recorder stopping: closing the feeds, flushing buffered rows');
         await Promise.all([...venues.values()].map((v) => v.stop()));
         clearInterval(sweep);
         sink.tick(now(), true);
         await writer.close(config.RECORDER_SHUTDOWN_FLUSH_MS);
         gauges();
+        await redundancy?.close();
         logger.info('recorder stopped');
       })();
       return stopping;
     },
   };
+  self.stop = () => void recorder.stop();
+  return recorder;
 }

@@ -76,7 +76,14 @@ function fakes(options: { term: number; alive?: number[]; landed?: Record<string
     splice: (_exchange, ticker, point) => {
       calls.push(['splice', ticker, point.s]);
       spliced.push(point);
-      return { continuous: true, sequence: point.sequence + 10, rows: 3 };
+      return {
+        continuous: true,
+        diverged: false,
+        completed: 0,
+        lastTs: point.s,
+        sequence: point.sequence + 10,
+        rows: 3,
+      };
     },
   };
   const owned = new Map<string, boolean>();

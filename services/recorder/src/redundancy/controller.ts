@@ -433,7 +433,7 @@ export class Controller {
         for (const p of points) {
           const result = this.o.buffer.splice(exchange, p.ticker, p, this.o.sink);
           this.o.routing.setOwner(exchange, p.ticker, true);
-          this.o.tickers.resumeSequence(exchange, p.ticker, result.sequence, result.pendingGap);
+          this.o.tickers.resumeSequence(exchange, p.ticker, result.sequence, p.s, result.pendingGap);
           this.setRole(exchange, p.ticker, 'owner');
           this.claimedFrom.delete(key(exchange, p.ticker));
         }

@@ -72,11 +72,15 @@ export interface ControlRouting {
 export interface ControlTickers {
   /** Whether this recorder's book of the ticker is live (owner or standby): the live set's and `/ready`'s input. */
   live(exchange: ExchangeKey, ticker: string): boolean;
-  /** After a splice: the ticker's sequence continues from `sequence`; it owes `pendingGap` (if any) to its next snapshot. */
+  /**
+   * After a splice at `s`: the ticker's sequence continues from `sequence`, no later row goes below `s`; it owes
+   * `pendingGap` (if any) to its next snapshot.
+   */
   resumeSequence(
     exchange: ExchangeKey,
     ticker: string,
     sequence: number,
+    s: number,
     pendingGap?: { from: number; reason: string },
   ): void;
   /** A loss no peer took (decision 4): the ticker writes the gap it would have written, as the owner. */

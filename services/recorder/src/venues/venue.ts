@@ -5,6 +5,7 @@
  * REST backfill of the trades their feed missed.
  */
 import { TICKER_PATTERN, type RecorderStore } from '@depthgate/history-store';
+import type { ExchangeKey } from '@depthgate/platforms';
 import type { Logger } from '@depthgate/service-kit';
 import type { CanonicalMemo } from '@depthgate/feeds';
 import type { RecorderMetrics } from '../metrics';
@@ -74,6 +75,13 @@ export interface VenueOptions {
   backfillDelayMs: number;
   /** Each ticker's trades are read back this often where the venue can (RECORDER_TRADES_AUDIT_INTERVAL_MS; 0: never). */
   tradeAuditIntervalMs: number;
+  /**
+   * Redundant recording (absent in solo mode): this recorder's role for each new ticker is settled (the controller's
+   * `admit`: owner or standby, a dead term's tickers taken over) before their resume points are read.
+   */
+  roles?: (exchange: ExchangeKey, tickers: readonly string[]) => Promise<unknown>;
+  /** Redundant recording: a ticker lost its book (TickerEnv.onLost). */
+  onLost?: (rec: TickerRecorder, fromTs: number, reason: GapReason) => void;
 }
 
 export class Venue {
@@ -121,6 +129,11 @@ export class Venue {
 
   get exchange() {
     return this.o.protocol.exchange;
+  }
+
+  /** Its rows are stamped with the venue's clock (false: our receive clock, Gemini). */
+  get venueClock(): boolean {
+    return this.o.protocol.venueClock;
   }
 
   /** First discovery, then feeds; discovery and reconciliation repeat on their intervals. */
@@ -234,6 +247,7 @@ export class Venue {
     const unknown = list.filter((t) => !this.retired.has(t));
     let stored: Map<string, { lastTs: number; sequence: number }>;
     try {
+      await this.o.roles?.(this.exchange, list);
       stored = unknown.length > 0 ? await this.o.store.storedTickers(this.exchange, unknown) : new Map();
     } catch (err) {
       // Cannot know where their series end: try again shortly (they are not recorded meanwhile).
@@ -260,6 +274,7 @@ export class Venue {
         venueClock: this.o.protocol.venueClock,
         provesContinuity: this.o.protocol.provesContinuity,
         onBroken: (r, reason) => this.broken(r, reason),
+        onLost: this.o.onLost,
         onTradeWindow: this.backfiller ? (r, w) => this.backfiller?.add(r, w) : undefined,
         tradeAuditIntervalMs: this.o.trades && canBackfill(this.o.trades) ? this.o.tradeAuditIntervalMs : 0,
         metrics: {
@@ -328,6 +343,11 @@ export class Venue {
     if (rec) this.retired.set(ticker, rec.resumePoint());
     this.recorders.delete(ticker);
     this.desired.delete(ticker);
+  }
+
+  /** The ticker's book is in doubt: a gap from its last verification, and a fresh book from the venue. */
+  resyncTicker(rec: TickerRecorder, reason: GapReason): void {
+    this.broken(rec, reason);
   }
 
   private broken(rec: TickerRecorder, reason: GapReason): void {

@@ -25,12 +25,11 @@
  * - close(): seal everything, keep inserting the memory queue until it is empty or the deadline passes, then
  *   abort what is in flight and spool every batch still in memory. Nothing is dropped.
  */
-import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   classifyClickHouseError,
-  newQueryId,
+  recorderQueryId,
   type InsertTable,
   type ProbeKey,
   type RecorderStore,
@@ -72,10 +71,9 @@ export interface WriterOptions {
 /**
  * The query id of an insert: `rec-{term}-{table}-{uuid}` under a term (a new owner kills the deposed term's inserts
  * by that prefix), today's form solo.
- * TODO(i27): use @depthgate/history-store's recorderQueryId(term, table) once it lands.
  */
 function insertQueryId(term: number, table: InsertTable): string {
-  return term > 0 ? `rec-${term}-${table}-${randomUUID()}` : newQueryId(`insert-${table}`);
+  return recorderQueryId(term, table);
 }
 
 /** The probe key of a (kept) TabSeparated line of `table`: the same fields the sink keys its batches by. */
@@ -109,6 +107,9 @@ function probeOfLine(table: InsertTable, f: readonly string[]): ProbeKey {
         method: f[3] as VerificationMethod,
         detectedAt: Number(f[4]),
       };
+    case 'handovers':
+      // Written directly by the controller (RecorderStore.insertHandovers), never through a lane or the spool.
+      throw new TypeError('handovers rows are not spooled');
   }
 }
 
