@@ -1,6 +1,7 @@
 /**
  * The recorder's entrypoint (`dist/main.js` of its own image, depthgate-recorder; a StatefulSet of one): records the
- * order-book feeds of Kalshi, Gemini and Polymarket US into the history tables. docs/history-internals.md, "Recorder".
+ * order-book feeds of Kalshi, Gemini and Polymarket US into the history tables. Two of them record redundantly when
+ * RECORDER_REDIS_URL is set (redundancy/redundancy.ts). docs/history-internals.md, "Recorder".
  */
 import { HistoryStore, storeOptions } from '@depthgate/history-store';
 import { Lifecycle, createLogger, createRegistry, createServiceApp, runMain, serve } from '@depthgate/service-kit';
@@ -42,5 +43,14 @@ runMain(async () => {
     shutdownDelayMs: 0,
     drainTimeoutMs: 2000,
   });
-  running.recorder = await startRecorder({ config, logger, metrics, store });
+  running.recorder = await startRecorder({
+    config,
+    logger,
+    metrics,
+    store,
+    registry,
+    // Redundant mode: a lost lease ends this term. The SIGTERM path stops the recorder (whose writer spools what is
+    // left: the lease's gate is shut), the process exits, and the pod starts again as a new term.
+    onFatal: () => process.kill(process.pid, 'SIGTERM'),
+  });
 });
