@@ -4,6 +4,10 @@
  * the buffer is a RowSink. When the recorder takes the ticker over from a splice point S (the first ms it becomes
  * responsible for), `splice` writes into the real sink what makes the stored series continue exactly:
  *
+ *   0. on a venue clock, the rest of ms S − 1: the old owner's landed deltas at S − 1 (`deltasAtLast`) must be a
+ *      prefix of the standby's own deltas there (side, price, quantity delta, in order; decimals by value), and the
+ *      standby writes the others, sequences above the old owner's. Not a prefix: the books disagree (`diverged`), and a
+ *      `divergence` gap from S − 1 to S is written instead. On a receive clock (Gemini) ms S − 1 is the old owner's own;
  *   1. the book at S — the book after every buffered row with ts < S (and a snapshot at S itself), as a snapshot at S
  *      (so whatever the two recorders saw around S, nothing is counted twice or missed in the book from S on);
  *      or, where that book is not known (the standby's own gap spans S, or the buffer no longer reaches back to S),
@@ -14,8 +18,17 @@
  *
  * The buffer is a rule-7 reader of its own rows: `bookAt(S)` applies, in production order, the rows with ts < S (a
  * snapshot replaces the book; a gap whose `from` is before S makes the book unknown until a later snapshot; a delta
- * changes a level). It keeps the rows of the last `windowMs` of production; older rows are folded into a base book (the
- * book at the buffer's start), so `bookAt` is one forward pass over the window. Pure: no I/O, no clock of its own.
+ * changes a level; a ticker's loss, told by `lost` before its gap row exists, makes it unknown from the loss on). It
+ * keeps the rows of the last RECORDER_STANDBY_BUFFER_MS of production (`trim`) and at most `maxRows` rows (past it
+ * the window shrinks: the oldest rows of every ticker are folded, as the trim does); older rows are folded into a base
+ * book (the book at the buffer's start), so `bookAt` is one forward pass over the window. `handBack` writes a ticker's
+ * rows back unchanged (an owner's own rows, routed here while it offered the ticker to a peer that did not take it).
+ * Pure: no I/O, no clock of its own.
+ *
+ * Cost: one object per row (its production time inline), found by exchange then ticker (no key built per row); the
+ * folded prefix is skipped by index. Measured (/work/notes/redundant-bench/sink-vs-buffer.mjs, 2 shared cores,
+ * load 3–5): 0.9–1.35 µs CPU per row against the prototype's 1.35–1.77 µs and the owner's TsvSink's 0.58–0.86 µs;
+ * the storage of design §3.3 (TSV slices, checkpoints) is what would bring it to the sink's.
  */
 import type { ExchangeKey } from '@depthgate/platforms';
 import { LocalBook, parseDecimal, type SideCode } from '@depthgate/feeds';
@@ -283,13 +296,12 @@ export class TickerBuffer {
               d.venueSeq,
             );
             completed++;
-            lastTs = d.ts;
+            written++;
           }
         } else {
           diverged = true;
           sink.gap(this.exchange, this.ticker, s - 1, s, 'divergence', now);
           written++;
-          lastTs = s;
         }
       }
       sink.snapshot(this.exchange, this.ticker, s, book, now, '');
