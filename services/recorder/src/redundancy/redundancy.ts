@@ -185,7 +185,14 @@ export async function startRedundancy(deps: RedundancyDeps): Promise<Redundancy 
         routing: { setOwner: (exchange, ticker, owned) => r.setOwned(exchange, ticker, owned) },
         tickers: {
           live: (exchange, ticker) => rec(exchange, ticker)?.live ?? false,
-          resumeSequence: (exchange, ticker, sequence, s) => rec(exchange, ticker)?.resumeSequence(sequence, s),
+          resumeSequence: (exchange, ticker, sequence, s, pendingGap) => {
+            const t = rec(exchange, ticker);
+            if (t === undefined) return;
+            // The buffer held no book at S although the ticker's is live: the ticker resyncs (its gap starts at S at
+            // the earliest: resumeSequence moves it there).
+            if (pendingGap !== undefined && t.live) venues.get(exchange)?.resyncTicker(t, 'handover');
+            t.resumeSequence(sequence, s);
+          },
           writeOwnGap: (exchange, ticker) => {
             const back = r.handBack(exchange, ticker, deps.now());
             const t = rec(exchange, ticker);
