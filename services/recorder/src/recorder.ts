@@ -275,7 +275,10 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
     writer,
     sink,
     redundancy,
-    ready: () => started && stopping === undefined && (bound?.controller.ready() ?? true),
+    ready: () =>
+      started &&
+      stopping === undefined &&
+      (bound === undefined || ([...venues.values()].every((v) => v.settled) && bound.controller.ready())),
     stop() {
       stopping ??= (async () => {
         // Redundant mode: the tickers a live peer can take are handed over first (the peer records on).

@@ -92,6 +92,8 @@ function fakes(options: { term: number; alive?: number[]; landed?: Record<string
       calls.push(['setOwner', ticker, isOwner]);
       owned.set(ticker, isOwner);
     },
+    // What an owned ticker produced: none here (a release falls back to what landed).
+    endOf: (): LandedEnd | undefined => undefined,
   };
   const live = new Set<string>();
   const tickers = {

@@ -53,6 +53,7 @@ import type {
   ControlWriter,
   HandoverKind,
   HandoverRow,
+  LandedEnd,
 } from './pieces';
 
 export type Role = 'standby' | 'taking' | 'owner' | 'releasing' | 'offering';
@@ -150,6 +151,8 @@ export class Controller {
   /** What a claim of ours took over from, until its splice is done (a retry uses it). */
   private readonly claimedFrom = new Map<string, Owner | null>();
   private readonly published = new Map<ExchangeKey, Set<string>>();
+  /** Ends of tickers being released, taken when their routing left the writer, until published. */
+  private readonly released = new Map<string, LandedEnd>();
   private readonly clock: Clock;
   private readonly metrics: ControlMetrics | undefined;
   private readonly startedAt: number;
@@ -404,7 +407,7 @@ export class Controller {
           await this.clock.sleep(this.o.ttlMs);
           await this.o.store.killWriter((original as Owner).term);
         }
-        const ends = await this.o.store.landedEnds(exchange, group);
+        const ends = await this.endsOf(exchange, original, group);
         const detectedAt = this.clock.wall();
         const points = group.map((ticker) => {
           const end = ends.get(ticker);
@@ -561,6 +564,8 @@ export class Controller {
       }
       for (const t of tickers) {
         this.setRole(exchange, t, 'releasing');
+        const end = this.o.routing.endOf(exchange, t);
+        if (end) this.released.set(key(exchange, t), end);
         this.o.routing.setOwner(exchange, t, false);
       }
       chosen.set(exchange, tickers);
@@ -568,6 +573,7 @@ export class Controller {
     await this.o.writer.drained();
     for (const [exchange, tickers] of chosen) {
       if (tickers.length === 0) continue;
+      await this.publishEnds(exchange, tickers);
       const done = await this.o.ownership.release(exchange, tickers, this.term, state);
       for (const t of tickers) this.setRole(exchange, t, 'standby');
       out.set(exchange, new Set(done));
@@ -615,8 +621,10 @@ export class Controller {
       const live = await this.o.ownership.liveSets(exchange);
       if (!(await this.livePeer(live, ticker, this.aliveCache()))) return own();
       this.setRole(exchange, ticker, 'offering');
+      const end = this.o.routing.endOf(exchange, ticker);
       this.o.routing.setOwner(exchange, ticker, false);
       await this.o.writer.drained();
+      if (end) await this.o.ownership.publishEnds(exchange, this.term, new Map([[ticker, JSON.stringify(end)]]));
       const offered = await this.o.ownership.release(exchange, [ticker], this.term, 'offered');
       if (offered.length === 0) return own();
       this.o.logger.info({ exchange, ticker, bound, reason }, 'lost the book: offered to a live peer');
@@ -674,6 +682,37 @@ export class Controller {
   }
 
   // ---------------------------------------------------------------------------------------------------- helpers
+
+  /** Publishes the ends of tickers about to be released (read before their routing left the writer). */
+  private async publishEnds(exchange: ExchangeKey, tickers: readonly string[]): Promise<void> {
+    const ends = new Map<string, string>();
+    for (const t of tickers) {
+      const end = this.released.get(key(exchange, t));
+      if (end) ends.set(t, JSON.stringify(end));
+      this.released.delete(key(exchange, t));
+    }
+    await this.o.ownership.publishEnds(exchange, this.term, ends);
+  }
+
+  /**
+   * Where each ticker's stored series ends: what a releasing owner published (it produced that much, landed or
+   * spooled: its spool replays it), else what landed (a dead owner: its unlanded rows are fenced off).
+   */
+  private async endsOf(
+    exchange: ExchangeKey,
+    from: Owner | null,
+    tickers: readonly string[],
+  ): Promise<Map<string, LandedEnd>> {
+    const out = new Map<string, LandedEnd>();
+    if (from !== null && (from.state === 'released' || from.state === 'offered')) {
+      for (const [t, text] of await this.o.ownership.publishedEnds(exchange, from.term, tickers)) {
+        out.set(t, JSON.parse(text) as LandedEnd);
+      }
+    }
+    const rest = tickers.filter((t) => !out.has(t));
+    if (rest.length > 0) for (const [t, end] of await this.o.store.landedEnds(exchange, rest)) out.set(t, end);
+    return out;
+  }
 
   private rolesOf(exchange: ExchangeKey): Map<string, Role> {
     let roles = this.roles.get(exchange);

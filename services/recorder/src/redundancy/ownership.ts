@@ -74,7 +74,16 @@ export interface Ownership {
   liveSets(exchange: ExchangeKey): Promise<Map<number, Set<string>>>;
   /** Forgets a term's live set (its recorder stopped, or its lease is gone). */
   dropLive(exchange: ExchangeKey, term: number): Promise<void>;
+  /**
+   * A releasing term's ends of the tickers it hands over (what it produced, landed or spooled: opaque text, the
+   * controller's), read by the peer that takes them. Kept for a day.
+   */
+  publishEnds(exchange: ExchangeKey, term: number, ends: ReadonlyMap<string, string>): Promise<void>;
+  publishedEnds(exchange: ExchangeKey, term: number, tickers: readonly string[]): Promise<Map<string, string>>;
 }
+
+/** How long a released term's published ends are kept. */
+const ENDS_TTL_S = 86_400;
 
 export class RedisOwnership implements Ownership {
   constructor(
@@ -156,12 +165,54 @@ export class RedisOwnership implements Ownership {
     await this.redis.del(this.liveKey(exchange, term));
     await this.redis.srem(this.termsKey(exchange), String(term));
   }
+
+  private endsKey(exchange: string, term: number): string {
+    return `${this.prefix}ends:${exchange}:${term}`;
+  }
+
+  async publishEnds(exchange: ExchangeKey, term: number, ends: ReadonlyMap<string, string>): Promise<void> {
+    if (ends.size === 0) return;
+    const key = this.endsKey(exchange, term);
+    const pairs = [...ends];
+    for (let i = 0; i < pairs.length; i += BATCH) await this.redis.hset(key, ...pairs.slice(i, i + BATCH).flat());
+    await this.redis.expire(key, ENDS_TTL_S);
+  }
+
+  async publishedEnds(exchange: ExchangeKey, term: number, tickers: readonly string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    for (let i = 0; i < tickers.length; i += BATCH) {
+      const part = tickers.slice(i, i + BATCH);
+      const values = await this.redis.hmget(this.endsKey(exchange, term), ...part);
+      part.forEach((t, j) => {
+        const v = values[j];
+        if (typeof v === 'string') out.set(t, v);
+      });
+    }
+    return out;
+  }
 }
 
 /** The same in memory: one process's view (the controller's tests; the base of the solo mode's). */
 export class MemoryOwnership implements Ownership {
   private readonly owned = new Map<string, Map<string, Owner>>();
   private readonly live = new Map<string, Map<number, Set<string>>>();
+  private readonly ends = new Map<string, Map<string, string>>();
+
+  publishEnds(exchange: ExchangeKey, term: number, ends: ReadonlyMap<string, string>): Promise<void> {
+    const key = `${exchange}:${term}`;
+    this.ends.set(key, new Map([...(this.ends.get(key) ?? []), ...ends]));
+    return Promise.resolve();
+  }
+
+  publishedEnds(exchange: ExchangeKey, term: number, tickers: readonly string[]): Promise<Map<string, string>> {
+    const m = this.ends.get(`${exchange}:${term}`);
+    const out = new Map<string, string>();
+    for (const t of tickers) {
+      const v = m?.get(t);
+      if (v !== undefined) out.set(t, v);
+    }
+    return Promise.resolve(out);
+  }
 
   private of(exchange: string): Map<string, Owner> {
     let m = this.owned.get(exchange);

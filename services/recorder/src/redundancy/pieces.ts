@@ -66,6 +66,11 @@ export interface ControlBuffer {
 /** The RowSink in front of the writer: a ticker's rows go to the writer (owner) or to the buffer (standby). */
 export interface ControlRouting {
   setOwner(exchange: ExchangeKey, ticker: string, owned: boolean): void;
+  /**
+   * The end of what the owned ticker produced (landed or spooled) since it became ours; undefined: nothing. A release
+   * publishes it: the peer continues from there, not from what landed (a spool's rows are not lost to a release).
+   */
+  endOf(exchange: ExchangeKey, ticker: string): LandedEnd | undefined;
 }
 
 /** The recorder's tickers (Venue / TickerRecorder). */

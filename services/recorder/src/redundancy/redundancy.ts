@@ -26,9 +26,9 @@ import { fenceOf, type Fence, type FenceInterval } from './spool-fence';
 import { StandbyBuffer } from './standby-buffer';
 
 /**
- * The fence of a term's spool from the hand-overs from and to it: a ticker handed away at S is another term's from
- * S − 1 on (every unlanded row of it has ts ≥ S − 1 = L, the landed end, and the new owner wrote ms L again), until it
- * was handed back to the term at S′ (from S′ − 1 on it is the term's again).
+ * The fence of a term's spool from the hand-overs from and to it: a ticker taken over at S is another term's from
+ * S − 1 on (every unlanded row of it has ts ≥ S − 1 = L, the landed end, and the new owner wrote ms L again), one it
+ * released or offered from S on, until it was handed back to the term at S′ (from S′ − 1 on it is the term's again).
  */
 export function fenceOfHandovers(term: number, rows: readonly HandoverRow[]): Fence | undefined {
   if (rows.length === 0) return undefined;
@@ -39,7 +39,9 @@ export function fenceOfHandovers(term: number, rows: readonly HandoverRow[]): Fe
     if (!list) intervals.set(k, (list = []));
     const open = list.at(-1);
     if (r.fromTerm === term && (open === undefined || open.until !== Infinity)) {
-      list.push({ from: r.ts - 1, until: Infinity });
+      // A takeover continued from what landed (the unlanded rows have ts >= S - 1 and ms S - 1 was written again); a
+      // release or an offer from what the term produced (its spooled rows are all before S).
+      list.push({ from: r.kind === 'takeover' ? r.ts - 1 : r.ts, until: Infinity });
     } else if (r.toTerm === term && open !== undefined && open.until === Infinity) {
       open.until = r.ts - 1;
     }
@@ -176,13 +178,18 @@ export async function startRedundancy(deps: RedundancyDeps): Promise<Redundancy 
         store: controlStore(deps.store),
         writer: parts.writer,
         buffer: {
-          splice: (exchange, ticker, point, sink) => {
-            const result = buffer.of(exchange, ticker).splice(point, sink, deps.now());
+          splice: (exchange, ticker, point) => {
+            // Through the routing sink, the ticker owned first: its end counts the spliced rows.
+            r.setOwned(exchange, ticker, true);
+            const result = buffer.of(exchange, ticker).splice(point, r, deps.now());
             buffer.drop(exchange, ticker);
             return result;
           },
         },
-        routing: { setOwner: (exchange, ticker, owned) => r.setOwned(exchange, ticker, owned) },
+        routing: {
+          setOwner: (exchange, ticker, owned) => r.setOwned(exchange, ticker, owned),
+          endOf: (exchange, ticker) => r.endOf(exchange, ticker),
+        },
         tickers: {
           live: (exchange, ticker) => rec(exchange, ticker)?.live ?? false,
           resumeSequence: (exchange, ticker, sequence, s, pendingGap) => {

@@ -10,9 +10,21 @@ import type { GapStream, VerificationMethod } from '@depthgate/history-store';
 import type { GapReason, RecordedTrade, RowSink } from '../rows';
 import type { StandbyBuffer } from './standby-buffer';
 
+/**
+ * What an owned ticker's rows sent to the writer end with: the largest ts of its book rows, the deltas at that ts (in
+ * order), its largest sequence and its last trade's ts. A releasing owner publishes it for the peer that takes the
+ * ticker: the splice point is what the owner produced (landed or spooled), not what landed.
+ */
+export interface ProducedEnd {
+  lastTs: number;
+  sequence: number;
+  lastTradeTs: number;
+  deltasAtLast: Array<{ side: SideCode; price: string; quantityDelta: string; sequence: number }>;
+}
+
 export class RoutingSink implements RowSink {
-  /** Owned tickers per exchange (a ticker is the standby's until set owned). */
-  private readonly owned = new Map<ExchangeKey, Set<string>>();
+  /** Owned tickers per exchange (a ticker is the standby's until set owned), each with the end of what it wrote. */
+  private readonly owned = new Map<ExchangeKey, Map<string, ProducedEnd>>();
 
   constructor(
     private readonly owner: RowSink,
@@ -21,13 +33,19 @@ export class RoutingSink implements RowSink {
 
   /** Routes the ticker's next rows to the writer (`owned`) or to the standby buffer. */
   setOwned(exchange: ExchangeKey, ticker: string, owned: boolean): void {
-    let set = this.owned.get(exchange);
-    if (set === undefined) {
-      set = new Set();
-      this.owned.set(exchange, set);
+    let ends = this.owned.get(exchange);
+    if (ends === undefined) {
+      ends = new Map();
+      this.owned.set(exchange, ends);
     }
-    if (owned) set.add(ticker);
-    else set.delete(ticker);
+    if (!owned) ends.delete(ticker);
+    else if (!ends.has(ticker)) ends.set(ticker, { lastTs: -1, sequence: 0, lastTradeTs: -1, deltasAtLast: [] });
+  }
+
+  /** The end of what the ticker wrote since it was last set owned (undefined: not owned, or nothing written). */
+  endOf(exchange: ExchangeKey, ticker: string): ProducedEnd | undefined {
+    const end = this.owned.get(exchange)?.get(ticker);
+    return end === undefined || end.lastTs < 0 ? undefined : end;
   }
 
   /**
@@ -42,9 +60,9 @@ export class RoutingSink implements RowSink {
     ticker: string,
     now: number,
   ): { rows: number; pendingGap?: { from: number; reason: string } } {
-    const result = this.buffer.of(exchange, ticker).handBack(this.owner, now);
-    this.buffer.drop(exchange, ticker);
     this.setOwned(exchange, ticker, true);
+    const result = this.buffer.of(exchange, ticker).handBack(this, now);
+    this.buffer.drop(exchange, ticker);
     return result;
   }
 
@@ -52,8 +70,14 @@ export class RoutingSink implements RowSink {
     return this.owned.get(exchange)?.has(ticker) ?? false;
   }
 
-  private to(exchange: ExchangeKey, ticker: string): RowSink {
-    return this.owned.get(exchange)?.has(ticker) === true ? this.owner : this.buffer;
+  /** The end of an owned ticker's rows, moved past a book row at `ts` (undefined: not owned). */
+  private book(exchange: ExchangeKey, ticker: string, ts: number): ProducedEnd | undefined {
+    const end = this.owned.get(exchange)?.get(ticker);
+    if (end !== undefined && ts > end.lastTs) {
+      end.lastTs = ts;
+      end.deltasAtLast = [];
+    }
+    return end;
   }
 
   delta(
@@ -67,7 +91,14 @@ export class RoutingSink implements RowSink {
     receivedTs: number,
     venueSeq: string,
   ): void {
-    this.to(exchange, ticker).delta(exchange, ticker, ts, sequence, side, price, quantityDelta, receivedTs, venueSeq);
+    const end = this.book(exchange, ticker, ts);
+    if (end === undefined) {
+      this.buffer.delta(exchange, ticker, ts, sequence, side, price, quantityDelta, receivedTs, venueSeq);
+      return;
+    }
+    if (ts === end.lastTs) end.deltasAtLast.push({ side, price, quantityDelta, sequence });
+    if (sequence > end.sequence) end.sequence = sequence;
+    this.owner.delta(exchange, ticker, ts, sequence, side, price, quantityDelta, receivedTs, venueSeq);
   }
 
   snapshot(
@@ -78,11 +109,19 @@ export class RoutingSink implements RowSink {
     receivedTs: number,
     venueSeq: string,
   ): void {
-    this.to(exchange, ticker).snapshot(exchange, ticker, ts, book, receivedTs, venueSeq);
+    const end = this.book(exchange, ticker, ts);
+    (end === undefined ? this.buffer : this.owner).snapshot(exchange, ticker, ts, book, receivedTs, venueSeq);
   }
 
   trade(trade: RecordedTrade): void {
-    this.to(trade.exchange, trade.ticker).trade(trade);
+    const end = this.owned.get(trade.exchange)?.get(trade.ticker);
+    if (end === undefined) {
+      this.buffer.trade(trade);
+      return;
+    }
+    if (trade.ts > end.lastTradeTs) end.lastTradeTs = trade.ts;
+    if (trade.sequence > end.sequence) end.sequence = trade.sequence;
+    this.owner.trade(trade);
   }
 
   gap(
@@ -94,7 +133,9 @@ export class RoutingSink implements RowSink {
     detectedAt: number,
     stream?: GapStream,
   ): void {
-    this.to(exchange, ticker).gap(exchange, ticker, fromTs, toTs, reason, detectedAt, stream);
+    // A book gap ends where its closing snapshot sits (the landed end counts its to_ts too); a trades gap is no book row.
+    const end = stream === 'trades' ? this.owned.get(exchange)?.get(ticker) : this.book(exchange, ticker, toTs);
+    (end === undefined ? this.buffer : this.owner).gap(exchange, ticker, fromTs, toTs, reason, detectedAt, stream);
   }
 
   verification(
@@ -104,7 +145,7 @@ export class RoutingSink implements RowSink {
     method: VerificationMethod,
     detectedAt: number,
   ): void {
-    this.to(exchange, ticker).verification(exchange, ticker, ts, method, detectedAt);
+    (this.isOwned(exchange, ticker) ? this.owner : this.buffer).verification(exchange, ticker, ts, method, detectedAt);
   }
 
   /** A loss marks the standby's book unknown; an owned ticker's loss goes to the controller (TickerEnv.onLost). */

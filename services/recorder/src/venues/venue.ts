@@ -97,6 +97,7 @@ export class Venue {
   private stopped = false;
   private paused = false;
   private cappedWarned = false;
+  private discoveredOnce = false;
   private discovering: Promise<void> | undefined;
   private reconcileCursor = 0;
   private reconciling = false;
@@ -129,6 +130,15 @@ export class Venue {
 
   get exchange() {
     return this.o.protocol.exchange;
+  }
+
+  /**
+   * The first discovery is done and every wanted ticker has its recorder (or was refused by the venue): the
+   * redundant recorder's `/ready` waits for it, so that a rolling restart never stops a peer before this recorder
+   * can take every ticker over.
+   */
+  get settled(): boolean {
+    return this.discoveredOnce && [...this.awaiting].every((t) => this.refused.has(t));
   }
 
   /** Its rows are stamped with the venue's clock (false: our receive clock, Gemini). */
@@ -217,6 +227,7 @@ export class Venue {
 
   private apply(next: Set<string>): void {
     if (this.stopped) return;
+    this.discoveredOnce = true;
     const removed = [...this.desired].filter((t) => !next.has(t));
     const added = [...next].filter((t) => !this.desired.has(t));
     this.desired = next;
