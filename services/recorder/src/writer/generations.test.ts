@@ -404,4 +404,30 @@ describe('spool records with a term, and the fenced replay', () => {
     expect(w.spoolEmpty).toBe(true);
     await w.close(100);
   });
+  it('filters a spooled record again when its term’s fence is invalidated while the lane retries it', async () => {
+    const dir = tmp();
+    const spool = new TableSpool(dir, 'book', 1 << 20);
+    spool.append(batchOf(['KX 999 1', 'KX 1500 2'], 'deltas', 4));
+    spool.close();
+    let handedOver = false;
+    const asked: number[] = [];
+    const { store, landed, state } = stoppingStore(0); // ClickHouse away at first
+    const w = makeWriter(store, {
+      spoolDir: dir,
+      term: 4,
+      fence: async (term) => {
+        asked.push(term);
+        return handedOver ? fenceOf(new Map([['venue_b\tKX', [{ from: 1000, until: Infinity }]]])) : undefined;
+      },
+    });
+    w.start();
+    await until(() => state.attempts >= 1);
+    handedOver = true; // KX went to another recorder at 1000
+    w.invalidateFence(4);
+    state.ok = Infinity;
+    await until(() => w.idle);
+    expect(asked).toEqual([4, 4]);
+    expect(landed.flatMap((b) => b.lines.map((l) => l.split('\t').slice(1, 3).join(' ')))).toEqual(['KX 999']);
+    await w.close(100);
+  });
 });
