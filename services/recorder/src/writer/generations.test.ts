@@ -321,6 +321,14 @@ describe('term, gate, drained, write trouble', () => {
   });
 });
 
+function makeSpoolWith(b: SealedBatch): TableSpool {
+  const dir = tmp();
+  const spool = new TableSpool(dir, 'book', 1 << 20);
+  spool.append(b);
+  spool.close();
+  return new TableSpool(dir, 'book', 1 << 20);
+}
+
 describe('spool records with a term, and the fenced replay', () => {
   const batchOf = (lines: string[], table: InsertTable = 'deltas', term?: number): SealedBatch => {
     const sealed: SealedBatch[] = [];
@@ -340,7 +348,7 @@ describe('spool records with a term, and the fenced replay', () => {
     return b;
   };
 
-  it('keeps the term in the record (version 2); a record without one reads as term 0', () => {
+  it('keeps the term in the record header (version still 1); a record without one reads as term 0', () => {
     const dir = tmp();
     const spool = new TableSpool(dir, 'book', 1 << 20);
     spool.append(batchOf(['KX 1000 1'], 'deltas', 9));
@@ -353,8 +361,15 @@ describe('spool records with a term, and the fenced replay', () => {
     } finally {
       closeSync(fd);
     }
-    const record = encodeRecord(batchOf(['KX 1000 1']));
-    expect(JSON.parse(record.subarray(12, 12 + record.readUInt32LE(0)).toString()).v).toBe(2);
+    const header = (b: SealedBatch) => {
+      const record = encodeRecord(b);
+      return JSON.parse(record.subarray(12, 12 + record.readUInt32LE(0)).toString()) as Record<string, unknown>;
+    };
+    expect(header(batchOf(['KX 1000 1'], 'deltas', 9))).toMatchObject({ v: 1, term: 9 });
+    // Solo records are today's, byte for byte: no term field.
+    expect(header(batchOf(['KX 1000 1'], 'deltas', 0))).not.toHaveProperty('term');
+    const solo = makeSpoolWith(batchOf(['KX 1000 1']));
+    expect(solo.peek()?.term).toBe(0);
   });
 
   it('replays each term through its fence: drops fenced rows, clips gaps, skips a record with nothing left', async () => {
@@ -387,6 +402,32 @@ describe('spool records with a term, and the fenced replay', () => {
     // Every replayed record was probed first (the spool's rule), by the last kept row.
     expect(state.probes).toBe(3);
     expect(w.spoolEmpty).toBe(true);
+    await w.close(100);
+  });
+  it('filters a spooled record again when its term’s fence is invalidated while the lane retries it', async () => {
+    const dir = tmp();
+    const spool = new TableSpool(dir, 'book', 1 << 20);
+    spool.append(batchOf(['KX 999 1', 'KX 1500 2'], 'deltas', 4));
+    spool.close();
+    let handedOver = false;
+    const asked: number[] = [];
+    const { store, landed, state } = stoppingStore(0); // ClickHouse away at first
+    const w = makeWriter(store, {
+      spoolDir: dir,
+      term: 4,
+      fence: async (term) => {
+        asked.push(term);
+        return handedOver ? fenceOf(new Map([['venue_b\tKX', [{ from: 1000, until: Infinity }]]])) : undefined;
+      },
+    });
+    w.start();
+    await until(() => state.attempts >= 1);
+    handedOver = true; // KX went to another recorder at 1000
+    w.invalidateFence(4);
+    state.ok = Infinity;
+    await until(() => w.idle);
+    expect(asked).toEqual([4, 4]);
+    expect(landed.flatMap((b) => b.lines.map((l) => l.split('\t').slice(1, 3).join(' ')))).toEqual(['KX 999']);
     await w.close(100);
   });
 });

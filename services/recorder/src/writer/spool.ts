@@ -12,8 +12,10 @@
  * `received_ts`: those are format 1 and are inserted as such, their rows reading `received_ts` = `ts`), row and byte
  * counts per exchange, the
  * natural key of the last row (probe), the lag runs, the query id of an insert attempt abandoned at shutdown (the
- * replay makes sure that query has ended on the server before it probes, so it cannot commit after the probe), and (record
- * version 2) the recorder term the batch was produced under (`term`; version 1 records read as term 0). Every append is written with one write() and fdatasync'd before
+ * replay makes sure that query has ended on the server before it probes, so it cannot commit after the probe), and the
+ * recorder term the batch was produced under (`term`, redundant recording; absent: 0, solo, and every older record).
+ * The header's version stays 1 for these optional fields, so a build that predates one still reads the record (a
+ * version it does not know would end the file for it, dropping the rest). Every append is written with one write() and fdatasync'd before
  * the writer forgets the batch, so a batch acknowledged to the spool survives a crash. A record cut short by a crash
  * (length past the end, CRC mismatch) ends its file: what follows is unreadable and is dropped with an error log.
  * Records are replayed with a probe first (a replay may have succeeded just before a crash), so a record is never
@@ -44,9 +46,8 @@ const FIRST_NUMBER = 100_000_000_000;
 const fileNumber = (name: string) => Number(FILE_PATTERN.exec(name)?.[1] ?? FIRST_NUMBER);
 
 interface Header {
-  /** 2: with `term`; 1: without (term 0). */
-  v: 1 | 2;
-  /** The recorder term the rows were produced under (0: solo). */
+  v: 1;
+  /** The recorder term the rows were produced under (absent: 0, solo). */
   term?: number;
   table: InsertTable;
   /** Absent: format 1 (written before migration 2). */
@@ -73,8 +74,8 @@ interface SpoolFile {
 /** Encodes one batch as a spool record. */
 export function encodeRecord(batch: SealedBatch): Buffer {
   const header: Header = {
-    v: 2,
-    term: batch.term ?? 0,
+    v: 1,
+    ...(batch.term ? { term: batch.term } : {}),
     table: batch.table,
     rowFormat: batch.rowFormat,
     rows: batch.rows,
@@ -120,8 +121,8 @@ export function readRecord(fd: number, offset: number, size: number, file: strin
   } catch {
     return { ok: false, reason: 'corrupt' };
   }
-  if (header.v !== 1 && header.v !== 2) return { ok: false, reason: 'corrupt' };
-  const term = header.v === 2 && typeof header.term === 'number' ? header.term : 0;
+  if (header.v !== 1) return { ok: false, reason: 'corrupt' };
+  const term = typeof header.term === 'number' ? header.term : 0;
   const rowFormat = header.rowFormat ?? 1;
   if (!(ROW_FORMATS as readonly unknown[]).includes(rowFormat)) return { ok: false, reason: 'corrupt' };
   return {

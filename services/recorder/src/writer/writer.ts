@@ -180,8 +180,9 @@ export class Writer {
   private drainWaiters: { left: Set<SealedBatch>; resolve: () => void }[] = [];
   /** Fences by term (asked once per term). */
   private readonly fences = new Map<number, Fence | undefined>();
-  /** Spooled batches already filtered by their fence. */
-  private readonly fenced = new WeakSet<SealedBatch>();
+  /** Spooled batches filtered by their fence: at which fence epoch (invalidateFence() starts a new one). */
+  private readonly fencedAt = new WeakMap<SealedBatch, number>();
+  private fenceEpoch = 0;
 
   constructor(private readonly o: WriterOptions) {
     this.now = o.now ?? Date.now;
@@ -353,7 +354,7 @@ export class Writer {
         await lane.waitForWork();
         continue;
       }
-      if (spooled && this.o.fence && !this.fenced.has(batch)) {
+      if (spooled && this.o.fence && this.fencedAt.get(batch) !== this.fenceEpoch) {
         const kept = await this.applyFence(batch);
         if (kept === undefined) continue; // the fence is not known yet (retried after a pause)
         if (!kept) {
@@ -366,6 +367,7 @@ export class Writer {
       const outcome = await this.deliver(lane, batch);
       lane.inflight = undefined;
       if (outcome === 'stopped') break;
+      if (outcome === 'refence') continue; // the same spooled batch, filtered again first
       if (outcome === 'gated') {
         // The lease's local deadline passed: what waits in memory goes to the spool (in order), and the lane
         // replays it from there once the gate opens again.
@@ -397,7 +399,7 @@ export class Writer {
         return undefined;
       }
     }
-    this.fenced.add(batch);
+    this.fencedAt.set(batch, this.fenceEpoch);
     const fence = this.fences.get(term);
     if (fence === undefined) return true;
     const r = fenceRows(batch.table, batchText(batch), fence);
@@ -416,14 +418,24 @@ export class Writer {
   }
 
   /**
-   * Inserts a batch, retrying until it is in ClickHouse ('done'), the writer stops ('stopped') or the gate closes
-   * ('gated', before an attempt).
+   * Forgets the fence of `term` (a ticker was handed over from it since it was read): spooled records, the one a lane
+   * is retrying included, are filtered by a fresh one before their next insert attempt.
    */
-  private async deliver(lane: Lane, batch: SealedBatch): Promise<'done' | 'stopped' | 'gated'> {
+  invalidateFence(term: number): void {
+    this.fences.delete(term);
+    this.fenceEpoch++;
+  }
+
+  /**
+   * Inserts a batch, retrying until it is in ClickHouse ('done'), the writer stops ('stopped'), the gate closes
+   * ('gated') or a spooled batch's fence changed ('refence'), the last two checked before every attempt.
+   */
+  private async deliver(lane: Lane, batch: SealedBatch): Promise<'done' | 'stopped' | 'gated' | 'refence'> {
     const table = batch.table;
     for (let attempt = 0; ; attempt++) {
       if (this.stopping) return 'stopped';
       if (this.o.gate?.() === false) return 'gated';
+      if (batch.spool && this.o.fence && this.fencedAt.get(batch) !== this.fenceEpoch) return 'refence';
       try {
         // On a cluster a batch sent again is dropped by every shard that already has it (RecorderStore): no probe.
         if (batch.maybeWritten && !this.o.store.retriesDeduplicated) {
