@@ -172,8 +172,13 @@ describe('Controller takeover (decision 1)', () => {
     await c.poll();
     expect(names(f.calls)).toEqual([]);
 
-    // Owner dead.
+    // Owner dead, but our book only just became live: its buffer may not reach back to the dead owner's landed end
+    // (a restarted recorder would write a gap where a longer-live peer has the rows): not yet.
     f.alive.delete(3);
+    await c.poll();
+    expect(names(f.calls)).toEqual([]);
+    // Live for a lease TTL and two polls: it reaches back.
+    f.advance(TTL + 2000);
     await c.poll();
     expect(f.calls).toEqual([
       ['sleep', TTL],
@@ -249,6 +254,9 @@ describe('Controller takeover (decision 1)', () => {
     b.alive.delete(3);
     a.live.add('X');
     b.live.add('X');
+    await Promise.all([ca.poll(), cb.poll()]); // live from now
+    a.advance(TTL + 2000);
+    b.advance(TTL + 2000);
     await Promise.all([ca.poll(), cb.poll()]);
     const roles = [ca.role(EX, 'X'), cb.role(EX, 'X')].sort();
     expect(roles).toEqual(['owner', 'standby']);
@@ -296,6 +304,8 @@ describe('Controller start', () => {
     expect((await ownership.owners(EX)).get('C')).toEqual({ term: 3, state: 'owned' });
     fail = false;
     f.live.add('C');
+    await c.poll(); // live from now
+    f.advance(TTL + 2000);
     f.calls.length = 0;
     await c.poll();
     expect(names(f.calls)).toEqual([

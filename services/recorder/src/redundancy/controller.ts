@@ -151,6 +151,8 @@ export class Controller {
   /** What a claim of ours took over from, until its splice is done (a retry uses it). */
   private readonly claimedFrom = new Map<string, Owner | null>();
   private readonly published = new Map<ExchangeKey, Set<string>>();
+  /** Since when (monotonic) this recorder's book of a ticker is live without a break, as the polls saw it. */
+  private readonly liveSince = new Map<string, number>();
   /** Ends of tickers being released, taken when their routing left the writer, until published. */
   private readonly released = new Map<string, LandedEnd>();
   private readonly clock: Clock;
@@ -338,7 +340,12 @@ export class Controller {
             if (owner.state === 'splicing' && this.claimedFrom.has(key(exchange, ticker))) {
               take.push([ticker, owner]);
             }
-          } else if (owner.state === 'released' || owner.state === 'offered' || !(await alive(owner.term))) {
+          } else if (owner.state === 'released' || owner.state === 'offered') {
+            take.push([ticker, owner]);
+          } else if (this.coversDeath(exchange, ticker) && !(await alive(owner.term))) {
+            // A dead owner's series is continued from what landed, up to a few seconds before its lease expired:
+            // only a buffer live since before then reaches back (a recorder that just started would write a gap
+            // where its peer has the rows; it takes the ticker only if nobody else has for that long).
             take.push([ticker, owner]);
           }
         }
@@ -360,6 +367,15 @@ export class Controller {
     }
   }
 
+  /**
+   * Whether this recorder's book of the ticker has been live long enough to take over from a dead owner: since
+   * before the owner's last landed rows (a lease TTL for the expiry, a poll, and the writer's batch delay and insert).
+   */
+  private coversDeath(exchange: ExchangeKey, ticker: string): boolean {
+    const since = this.liveSince.get(key(exchange, ticker));
+    return since !== undefined && this.clock.monotonic() - since >= this.o.ttlMs + 2 * (this.o.pollMs ?? 1000);
+  }
+
   private async publishLive(exchange: ExchangeKey): Promise<void> {
     let sent = this.published.get(exchange);
     if (!sent) this.published.set(exchange, (sent = new Set()));
@@ -367,6 +383,9 @@ export class Controller {
     const remove: string[] = [];
     for (const ticker of this.rolesOf(exchange).keys()) {
       const live = this.o.tickers.live(exchange, ticker);
+      const k = key(exchange, ticker);
+      if (!live) this.liveSince.delete(k);
+      else if (!this.liveSince.has(k)) this.liveSince.set(k, this.clock.monotonic());
       if (live && !sent.has(ticker)) add.push(ticker);
       else if (!live && sent.has(ticker)) remove.push(ticker);
     }
