@@ -37,7 +37,13 @@ function expectClean(report: ChaosReport): void {
 
 const summary = (report: ChaosReport) =>
   JSON.stringify(
-    { ...report, events: report.events.map((e) => `${e.recorder} ${e.action}${e.detail ? ` ${e.detail}` : ''}`) },
+    {
+      ...report,
+      events: report.events.map(
+        (e) =>
+          `${((e.at - (report.events[0]?.at ?? e.at)) / 1000).toFixed(1)} s ${e.recorder} ${e.action}${e.detail ? ` ${e.detail}` : ''}`,
+      ),
+    },
     null,
     1,
   );

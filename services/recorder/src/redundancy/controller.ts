@@ -314,6 +314,7 @@ export class Controller {
     if (this.fatal) return;
     try {
       const alive = this.aliveCache();
+      const takeovers: Array<[ExchangeKey, Owner | null, string[]]> = [];
       for (const exchange of this.o.exchanges) {
         await this.publishLive(exchange);
         if (this.stopping) continue;
@@ -350,8 +351,10 @@ export class Controller {
           }
         }
         if (confirm.length > 0) await this.o.ownership.confirm(exchange, confirm, this.term);
-        for (const { from, tickers } of groupByValue(take).values()) await this.takeOver(exchange, from, tickers);
+        for (const { from, tickers } of groupByValue(take).values()) takeovers.push([exchange, from, tickers]);
       }
+      // Every exchange's at once: a dead owner's takeovers wait one lease TTL each, not one after another.
+      await Promise.all(takeovers.map(([exchange, from, tickers]) => this.takeOver(exchange, from, tickers)));
       await this.checkWriteTrouble();
       this.updateRoleGauge();
     } catch (err) {

@@ -153,6 +153,8 @@ export interface ChaosEvent {
 export interface ChaosReport {
   /** Book and trades gap rows after their ticker's first snapshot, by `stream:reason`. */
   recorderGaps: Record<string, number>;
+  /** Up to three gaps of each `stream:reason`, with when they started (seconds after the first recorder started). */
+  gapSamples: string[];
   /** Rows read through the history API beyond one copy: deltas (vs the simulator's changes), trades (by id), snapshots (by ts, side, price). */
   duplicates: { deltas: number; trades: number; snapshots: number };
   /** Rows read through the API, per kind. */
@@ -230,6 +232,11 @@ export class Chaos {
       chaos.logs.push(createWriteStream(path.join(chaos.logDir, `rec-${i}.log`)));
     }
     return chaos;
+  }
+
+  /** Seconds from the first recorder's start to `ts` (the simulator's clock is the wall clock). */
+  private sinceStart(ts: number): string {
+    return `${((ts - this.started) / 1000).toFixed(1)} s`;
   }
 
   private note(recorder: ChaosRecorder, action: ChaosEvent['action'], detail?: string): void {
@@ -389,6 +396,7 @@ export class Chaos {
       }
     };
     const recorderGaps: Record<string, number> = {};
+    const gapSamples: string[] = [];
     const rowsOf = new Map<string, Row[]>();
     for (const exchange of CHAOS_EXCHANGES) {
       for (const ticker of this.h.sim.books.tickers(exchange)) {
@@ -398,6 +406,12 @@ export class Chaos {
         for (const g of rows.filter((r) => r.kind === 'gap' && (r.toTs as number) > first)) {
           const k = `${g.stream ?? 'book'}:${g.reason}`;
           recorderGaps[k] = (recorderGaps[k] ?? 0) + 1;
+          // The first few of each kind with where they are, to tell which event made them.
+          if ((recorderGaps[k] ?? 0) <= 3) {
+            gapSamples.push(
+              `${k} ${exchange} ${ticker} ${g.fromTs as number}..${g.toTs as number} (${this.sinceStart(g.fromTs as number)})`,
+            );
+          }
         }
       }
     }
@@ -521,7 +535,7 @@ export class Chaos {
       }
       handovers = { rows: table.length, moments };
     }
-    return { recorderGaps, duplicates, readRows, rule7Moments, handovers, failures, events: this.events };
+    return { recorderGaps, gapSamples, duplicates, readRows, rule7Moments, handovers, failures, events: this.events };
   }
 
   /** Kills whatever still runs, closes the proxies, removes the spools (and the logs unless `keepLogs`). */
