@@ -350,6 +350,9 @@ describe('Controller start', () => {
     for (const t of many.slice(0, 99)) f.live.add(t);
     expect(c.ready()).toBe(false);
     c.spoolReplayed();
+    // Live, but not yet in the live set peers read (a peer's release would not come to it).
+    expect(c.ready()).toBe(false);
+    await c.poll();
     expect(c.ready()).toBe(true);
     f.live.delete('T0');
     expect(c.ready()).toBe(false);
@@ -422,8 +425,13 @@ describe('Controller release', () => {
     await c.admit(EX, ['X']);
     await ownership.setLive(EX, 5, ['X'], []);
     await c.releaseAll();
-    expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'released' });
-    expect(await registry.metrics()).toContain('recorder_handovers_total{kind="release",result="timeout"} 1');
+    // Nobody took it: ours again, its rows buffered meanwhile written on (the hand-back), routed to the writer.
+    expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'owned' });
+    expect(f.calls.filter((call) => call[0] === 'writeOwnGap')).toEqual([['writeOwnGap', 'X']]);
+    expect(f.owned.get('X')).toBe(true);
+    const metrics = await registry.metrics();
+    expect(metrics).toContain('recorder_handovers_total{kind="release",result="timeout"} 1');
+    expect(metrics).toContain('recorder_handovers_total{kind="release",result="returned"} 1');
   });
 
   it('hands tickers to live peers once inserts have failed for RECORDER_HANDOVER_ON_WRITE_FAILURE_MS', async () => {

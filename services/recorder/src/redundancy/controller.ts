@@ -151,6 +151,8 @@ export class Controller {
   /** What a claim of ours took over from, until its splice is done (a retry uses it). */
   private readonly claimedFrom = new Map<string, Owner | null>();
   private readonly published = new Map<ExchangeKey, Set<string>>();
+  /** When (monotonic) this term released a ticker that no peer has taken yet. */
+  private readonly releasedAt = new Map<string, number>();
   /** Since when (monotonic) this recorder's book of a ticker is live without a break, as the polls saw it. */
   private readonly liveSince = new Map<string, number>();
   /** Ends of tickers being released, taken when their routing left the writer, until published. */
@@ -289,12 +291,14 @@ export class Controller {
   ready(): boolean {
     if (!this.replayed || this.fatal) return false;
     if (this.clock.monotonic() - this.startedAt >= (this.o.readyAfterMs ?? 120_000)) return true;
+    // Live as the peers see it (published in the live sets): a peer releasing to us needs that, not our own view.
     let all = 0;
     let live = 0;
     for (const [exchange, roles] of this.roles) {
+      const published = this.published.get(exchange);
       for (const ticker of roles.keys()) {
         all++;
-        if (this.o.tickers.live(exchange, ticker)) live++;
+        if (this.o.tickers.live(exchange, ticker) && published?.has(ticker) === true) live++;
       }
     }
     return all > 0 && live >= 0.99 * all;
@@ -323,6 +327,7 @@ export class Controller {
         const roles = this.rolesOf(exchange);
         const take: Array<[string, Owner | null]> = [];
         const confirm: string[] = [];
+        const back: string[] = [];
         for (const [ticker, role] of roles) {
           const owner = owners.get(ticker);
           if (role === 'owner') {
@@ -341,6 +346,11 @@ export class Controller {
             if (owner.state === 'splicing' && this.claimedFrom.has(key(exchange, ticker))) {
               take.push([ticker, owner]);
             }
+            // Released (write trouble) and not taken for three lease TTLs: no peer can, write it on ourselves.
+            const at = this.releasedAt.get(key(exchange, ticker));
+            if (owner.state === 'released' && at !== undefined && this.clock.monotonic() - at >= 3 * this.o.ttlMs) {
+              back.push(ticker);
+            }
           } else if (owner.state === 'released' || owner.state === 'offered') {
             take.push([ticker, owner]);
           } else if (this.coversDeath(exchange, ticker) && !(await alive(owner.term))) {
@@ -351,6 +361,7 @@ export class Controller {
           }
         }
         if (confirm.length > 0) await this.o.ownership.confirm(exchange, confirm, this.term);
+        await this.takeBack(exchange, back, 'released');
         for (const { from, tickers } of groupByValue(take).values()) takeovers.push([exchange, from, tickers]);
       }
       // Every exchange's at once: a dead owner's takeovers wait one lease TTL each, not one after another.
@@ -548,6 +559,10 @@ export class Controller {
     if (this.timer) clearTimeout(this.timer);
     await this.polling;
     if (this.fatal) return;
+    // A stopping recorder takes nothing over: out of the live sets first, so that no peer releases to it meanwhile.
+    for (const exchange of this.o.exchanges) {
+      await this.o.ownership.dropLive(exchange, this.term).catch(() => undefined);
+    }
     const deadline = this.clock.monotonic() + (this.o.releaseTimeoutMs ?? 3 * this.o.ttlMs);
     const released = await this.releaseToPeers('released');
     for (;;) {
@@ -563,7 +578,8 @@ export class Controller {
       if (waiting === 0) break;
       if (this.clock.monotonic() >= deadline) {
         this.count('release', 'timeout', waiting);
-        this.o.logger.warn({ tickers: waiting }, 'released tickers not taken before the timeout: stopping anyway');
+        this.o.logger.warn({ tickers: waiting }, 'released tickers not taken before the timeout: writing them on');
+        for (const [exchange, tickers] of released) await this.takeBack(exchange, [...tickers], 'released');
         break;
       }
       await this.clock.sleep(100);
@@ -598,10 +614,36 @@ export class Controller {
       await this.publishEnds(exchange, tickers);
       const done = await this.o.ownership.release(exchange, tickers, this.term, state);
       for (const t of tickers) this.setRole(exchange, t, 'standby');
+      for (const t of done) this.releasedAt.set(key(exchange, t), this.clock.monotonic());
       out.set(exchange, new Set(done));
       this.count('release', 'handed', done.length);
     }
     return out;
+  }
+
+  /**
+   * Tickers this term released or offered that no peer took: ours again (compare-and-set back to `owned`), their rows
+   * buffered meanwhile written as produced (`writeOwnGap`: the RoutingSink's hand-back), routed to the writer again.
+   */
+  private async takeBack(
+    exchange: ExchangeKey,
+    tickers: readonly string[],
+    state: 'released' | 'offered',
+  ): Promise<void> {
+    if (tickers.length === 0) return;
+    const back = await this.o.ownership.swap(
+      exchange,
+      tickers,
+      { term: this.term, state },
+      { term: this.term, state: 'owned' },
+    );
+    for (const t of back) {
+      this.releasedAt.delete(key(exchange, t));
+      this.o.routing.setOwner(exchange, t, true);
+      this.setRole(exchange, t, 'owner');
+      this.o.tickers.writeOwnGap(exchange, t);
+    }
+    this.count(state === 'released' ? 'release' : 'offer', 'returned', back.length);
   }
 
   /** Reports a full spool (the writer's backpressure): a reason to hand the tickers to a peer. */
