@@ -175,10 +175,11 @@ interface Metrics {
 }
 
 /** A metric family's sum over its labels, from Prometheus text. */
-function metricSum(text: string, name: string): number {
+function metricSum(text: string, name: string, label?: string): number {
   let sum = 0;
   for (const line of text.split('\n')) {
     if (!line.startsWith(name) || (line[name.length] !== ' ' && line[name.length] !== '{')) continue;
+    if (label !== undefined && !line.includes(label)) continue;
     sum += Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return sum;
@@ -323,6 +324,23 @@ export class Chaos {
       bufferRows: metricSum(text, 'recorder_buffer_rows'),
       paused: metricSum(text, 'recorder_feeds_paused'),
     };
+  }
+
+  /**
+   * The running recorder that owns the most tickers (its `recorder_role{role="owner"}`): the one whose ClickHouse cut
+   * fills a spool (a standby writes nothing).
+   */
+  async owner(): Promise<number> {
+    let best = 0;
+    let most = -1;
+    for (let i = 0; i < this.recorders.length; i++) {
+      const r = this.recorders[i] as ChaosRecorder;
+      if (!r.child || r.child.exitCode !== null || r.child.signalCode !== null) continue;
+      const text = await (await fetch(`${r.url}/metrics`)).text();
+      const owned = metricSum(text, 'recorder_role', 'role="owner"');
+      if (owned > most) [best, most] = [i, owned];
+    }
+    return best;
   }
 
   /**
