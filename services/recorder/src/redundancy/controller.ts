@@ -566,6 +566,14 @@ export class Controller {
     const deadline = this.clock.monotonic() + (this.o.releaseTimeoutMs ?? 3 * this.o.ttlMs);
     const released = await this.releaseToPeers('released');
     for (;;) {
+      // Tickers no peer was live on yet: a peer that has just started may become live before the deadline.
+      if (this.owns()) {
+        for (const [exchange, more] of await this.releaseToPeers('released')) {
+          const all = released.get(exchange);
+          if (all) for (const t of more) all.add(t);
+          else released.set(exchange, more);
+        }
+      }
       let waiting = 0;
       for (const [exchange, tickers] of released) {
         const owners = await this.o.ownership.owners(exchange);
@@ -608,6 +616,7 @@ export class Controller {
       }
       chosen.set(exchange, tickers);
     }
+    if ([...chosen.values()].every((tickers) => tickers.length === 0)) return out;
     await this.o.writer.drained();
     for (const [exchange, tickers] of chosen) {
       if (tickers.length === 0) continue;
@@ -644,6 +653,12 @@ export class Controller {
       this.o.tickers.writeOwnGap(exchange, t);
     }
     this.count(state === 'released' ? 'release' : 'offer', 'returned', back.length);
+  }
+
+  /** Whether this recorder owns any ticker. */
+  private owns(): boolean {
+    for (const roles of this.roles.values()) for (const role of roles.values()) if (role === 'owner') return true;
+    return false;
   }
 
   /** Reports a full spool (the writer's backpressure): a reason to hand the tickers to a peer. */

@@ -181,7 +181,12 @@ export async function startRedundancy(deps: RedundancyDeps): Promise<Redundancy 
           splice: (exchange, ticker, point) => {
             // Through the routing sink, the ticker owned first: its end counts the spliced rows.
             r.setOwned(exchange, ticker, true);
-            const result = buffer.of(exchange, ticker).splice(point, r, deps.now());
+            const held = buffer.of(exchange, ticker);
+            const result = held.splice(point, r, deps.now());
+            log.debug(
+              { exchange, ticker, s: point.s, lastTradeTs: point.lastTradeTs, ...result },
+              'spliced a ticker taken over',
+            );
             buffer.drop(exchange, ticker);
             return result;
           },

@@ -210,7 +210,7 @@ export class Chaos {
     const tickers = (e: ExchangeKey) => h.sim.books.tickers(e).join(',');
     const spoolMax = options.spoolMaxBytes ?? 1024 * 1024;
     const env: Record<string, string> = {
-      LOG_LEVEL: 'info',
+      LOG_LEVEL: process.env.CHAOS_LOG_LEVEL ?? 'info',
       RECORDER_EXCHANGES: CHAOS_EXCHANGES.join(','),
       RECORDER_VENUE_A_CLOB_TICKERS: tickers('venue_a_clob'),
       RECORDER_VENUE_D_TICKERS: tickers('venue_d'),
