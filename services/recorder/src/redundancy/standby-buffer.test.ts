@@ -320,14 +320,16 @@ describe('TickerBuffer.splice', () => {
     buffer.trade(trade(115, 'c'));
     const out = collector();
     buffer.of(EX, T).splice({ s: 111, sequence: 110_005, lastTradeTs: 110 }, out, 0);
+    // Every buffered trade, those before the old owner's last one too (it may have missed one; copies are read once).
     expect(out.rows.map((row) => [row.kind, 'id' in row ? row.id : row.kind === 'gap' ? row.from : row.ts])).toEqual([
       ['snapshot', 111],
+      ['trade', 'a'],
       ['trade', 'b'],
       ['delta', 112],
       ['trade', 'c'],
     ]);
     const sequences = out.rows.flatMap((row) => ('sequence' in row ? [row.sequence] : []));
-    expect(sequences).toEqual([110_006, 112_000, 115_000]);
+    expect(sequences).toEqual([110_006, 110_007, 112_000, 115_000]);
   });
 });
 

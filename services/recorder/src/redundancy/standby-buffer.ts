@@ -14,7 +14,7 @@
  *      a gap from S to the standby's next snapshot;
  *   2. the buffered rows with ts ≥ S, in the order they were produced, with the ticker's `sequence` renumbered by the
  *      recorder's hybrid logical clock (max(previous + 1, ts × 1000)) from the old owner's last sequence, so that it
- *      keeps strictly increasing per ticker; trades from the old owner's last trade ts (copies are read once, by id).
+ *      keeps strictly increasing per ticker; every buffered trade (copies are read once, by id).
  *
  * The buffer is a rule-7 reader of its own rows: `bookAt(S)` applies, in production order, the rows with ts < S (a
  * snapshot replaces the book; a gap whose `from` is before S makes the book unknown until a later snapshot; a delta
@@ -80,7 +80,11 @@ export interface SplicePoint {
   s: number;
   /** The largest `sequence` the old owner stored for the ticker (0: none). */
   sequence: number;
-  /** The ts of the old owner's last stored trade of the ticker (-1: none): trades from there are written again. */
+  /**
+   * The ts of the old owner's last stored trade of the ticker (-1: none). Not a filter: every buffered trade is written
+   * again (trades are read once by id), because the old owner's trades are not a prefix of ours by ts — a chaos run
+   * lost the one trade per exchange that the old owner had not received before a later one it had.
+   */
   lastTradeTs: number;
   /**
    * The old owner's landed deltas at ts = S − 1, in sequence order (venue clocks: the new owner writes the rest of
@@ -314,7 +318,6 @@ export class TickerBuffer {
     for (const row of rows) {
       if (row.kind === 'loss') continue;
       if (row.kind === 'trade') {
-        if (row.ts < point.lastTradeTs) continue;
         sink.trade({ ...row.trade, sequence: next(row.ts) });
         written++;
         continue;
