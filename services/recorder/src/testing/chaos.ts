@@ -157,6 +157,8 @@ export interface ChaosReport {
   gapSamples: string[];
   /** Rows read through the history API beyond one copy: deltas (vs the simulator's changes), trades (by id), snapshots (by ts, side, price). */
   duplicates: { deltas: number; trades: number; snapshots: number };
+  /** Up to ten duplicated deltas, with what was duplicated. */
+  duplicateSamples: string[];
   /** Rows read through the API, per kind. */
   readRows: { deltas: number; trades: number; snapshots: number };
   /** Rule-7 moments compared (random and event moments; handover moments apart). */
@@ -436,6 +438,7 @@ export class Chaos {
 
     const api = await startHistoryProcess(this.h);
     const duplicates = { deltas: 0, trades: 0, snapshots: 0 };
+    const duplicateSamples: string[] = [];
     const readRows = { deltas: 0, trades: 0, snapshots: 0 };
     try {
       const from = this.started - 60_000;
@@ -461,7 +464,10 @@ export class Chaos {
           for (const d of deltas) {
             const ts = Date.parse(d.ts as string);
             const seq = `${ts} ${String(d.sequence)}`;
-            if (seqs.has(seq)) duplicates.deltas++;
+            if (seqs.has(seq)) {
+              duplicates.deltas++;
+              if (duplicateSamples.length < 10) duplicateSamples.push(`${exchange} ${ticker} (ts, sequence) ${seq}`);
+            }
             seqs.add(seq);
             if (gaps.some((g) => ts >= g.from && ts <= g.to)) continue;
             const k = key(ts, `${d.side as string} ${canonical(d.price)} ${canonical(d.quantity_delta)}`);
@@ -469,7 +475,11 @@ export class Chaos {
           }
           for (const [k, n] of got) {
             const want = emitted.get(k) ?? 0;
-            if (want > 0 && n > want) duplicates.deltas += n - want;
+            if (want > 0 && n > want) {
+              duplicates.deltas += n - want;
+              if (duplicateSamples.length < 10)
+                duplicateSamples.push(`${exchange} ${ticker} ${k} ×${n} (emitted ×${want})`);
+            }
           }
           // Trades: each id once.
           const trades = await read('trades');
@@ -553,7 +563,17 @@ export class Chaos {
       }
       handovers = { rows: table.length, moments };
     }
-    return { recorderGaps, gapSamples, duplicates, readRows, rule7Moments, handovers, failures, events: this.events };
+    return {
+      recorderGaps,
+      gapSamples,
+      duplicates,
+      duplicateSamples,
+      readRows,
+      rule7Moments,
+      handovers,
+      failures,
+      events: this.events,
+    };
   }
 
   /** Kills whatever still runs, closes the proxies, removes the spools (and the logs unless `keepLogs`). */
