@@ -98,6 +98,7 @@ function fakes(options: { term: number; alive?: number[]; landed?: Record<string
   const live = new Set<string>();
   const tickers = {
     live: (_exchange: ExchangeKey, ticker: string) => live.has(ticker),
+    bookDigest: () => undefined,
     resumeSequence: (_exchange: ExchangeKey, ticker: string, sequence: number) => {
       calls.push(['resumeSequence', ticker, sequence]);
     },

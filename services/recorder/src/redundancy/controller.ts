@@ -450,6 +450,7 @@ export class Controller {
             sequence: end?.sequence ?? 0,
             lastTradeTs: end?.lastTradeTs ?? -1,
             deltasAtLast: end?.deltasAtLast ?? [],
+            ...(end?.digest === undefined ? {} : { digest: end.digest }),
           };
         });
         if (original !== null) {
@@ -610,8 +611,9 @@ export class Controller {
       }
       for (const t of tickers) {
         this.setRole(exchange, t, 'releasing');
+        // Taken at the switch: the book now is the one after the last row routed to the writer.
         const end = this.o.routing.endOf(exchange, t);
-        if (end) this.released.set(key(exchange, t), end);
+        if (end) this.released.set(key(exchange, t), { ...end, digest: this.o.tickers.bookDigest(exchange, t) });
         this.o.routing.setOwner(exchange, t, false);
       }
       chosen.set(exchange, tickers);

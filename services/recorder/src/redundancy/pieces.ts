@@ -18,6 +18,8 @@ export interface LandedEnd {
   lastTradeTs: number;
   /** The landed deltas at ts = L, in sequence order (the standby completes ms L from them). */
   deltasAtLast: Array<{ side: SideCode; price: string; quantityDelta: string; sequence: number }>;
+  /** A release's: the digest of the old owner's book when it stopped writing (StandbyBuffer's receive-clock split). */
+  digest?: string;
 }
 
 export type HandoverKind = 'release' | 'takeover' | 'offer';
@@ -88,6 +90,8 @@ export interface ControlTickers {
     s: number,
     pendingGap?: { from: number; reason: string },
   ): void;
+  /** The digest of this recorder's book of the ticker now (undefined: not live). */
+  bookDigest(exchange: ExchangeKey, ticker: string): string | undefined;
   /** A loss no peer took (decision 4): the ticker writes the gap it would have written, as the owner. */
   writeOwnGap(exchange: ExchangeKey, ticker: string): void;
 }

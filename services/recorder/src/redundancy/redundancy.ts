@@ -24,6 +24,7 @@ import type { ControlStore, ControlWriter, HandoverRow } from './pieces';
 import { RoutingSink } from './routing-sink';
 import { fenceOf, type Fence, type FenceInterval } from './spool-fence';
 import { StandbyBuffer } from './standby-buffer';
+import { bookDigest } from './book-digest';
 
 /**
  * The fence of a term's spool from the hand-overs from and to it: a ticker taken over at S is another term's from
@@ -197,6 +198,10 @@ export async function startRedundancy(deps: RedundancyDeps): Promise<Redundancy 
         },
         tickers: {
           live: (exchange, ticker) => rec(exchange, ticker)?.live ?? false,
+          bookDigest: (exchange, ticker) => {
+            const t = rec(exchange, ticker);
+            return t?.live === true ? bookDigest(t.book) : undefined;
+          },
           resumeSequence: (exchange, ticker, sequence, s, pendingGap) => {
             const t = rec(exchange, ticker);
             if (t === undefined) return;

@@ -91,6 +91,45 @@ describe('RoutingSink', () => {
     expect(owner.rows).toHaveLength(1);
     expect(buffer.of(EX, 'A').size).toBe(1);
   });
+
+  it('keeps writing a handed-over ticker’s trades from before the hand-over (a late backfill), and its end', () => {
+    const owner = new ListSink();
+    const buffer = new StandbyBuffer(() => 0);
+    const routing = new RoutingSink(owner, buffer);
+    const trade = (ts: number, id: string) => ({
+      exchange: EX,
+      ticker: 'A',
+      ts,
+      sequence: ts * 1000,
+      tradeId: id,
+      price: '0.5',
+      size: '1',
+      side: 'buy' as const,
+      venueSide: 'yes',
+      receivedTs: ts,
+      venueSeq: '',
+    });
+    routing.setOwned(EX, 'A', true);
+    routing.delta(EX, 'A', 10, 10_000, BID, '0.5', '1', 10, '');
+    routing.delta(EX, 'A', 20, 20_000, BID, '0.5', '2', 20, '');
+    routing.delta(EX, 'A', 20, 20_001, ASK, '0.6', '1', 20, '');
+    routing.trade(trade(15, 't1'));
+    expect(routing.endOf(EX, 'A')).toEqual({
+      lastTs: 20,
+      sequence: 20_001,
+      lastTradeTs: 15,
+      deltasAtLast: [
+        { side: BID, price: '0.5', quantityDelta: '2', sequence: 20_000 },
+        { side: ASK, price: '0.6', quantityDelta: '1', sequence: 20_001 },
+      ],
+    });
+    routing.setOwned(EX, 'A', false); // handed over at S = 21
+    routing.trade(trade(18, 't2')); // read back late: before S, ours
+    routing.trade(trade(21, 't3')); // from S on: the new owner's
+    expect(owner.rows.flatMap((r) => (r.kind === 'trade' ? [r.tradeId] : []))).toEqual(['t1', 't2']);
+    expect(buffer.of(EX, 'A').size).toBe(1);
+    expect(routing.endOf(EX, 'A')).toBeUndefined();
+  });
 });
 
 describe('TickerRecorder in redundant mode (TickerEnv.onLost)', () => {

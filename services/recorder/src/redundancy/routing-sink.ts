@@ -25,6 +25,8 @@ export interface ProducedEnd {
 export class RoutingSink implements RowSink {
   /** Owned tickers per exchange (a ticker is the standby's until set owned), each with the end of what it wrote. */
   private readonly owned = new Map<ExchangeKey, Map<string, ProducedEnd>>();
+  /** Tickers this recorder wrote and handed over: where the new owner's series starts (trades before it stay ours). */
+  private readonly handed = new Map<ExchangeKey, Map<string, number>>();
 
   constructor(
     private readonly owner: RowSink,
@@ -38,8 +40,19 @@ export class RoutingSink implements RowSink {
       ends = new Map();
       this.owned.set(exchange, ends);
     }
-    if (!owned) ends.delete(ticker);
-    else if (!ends.has(ticker)) ends.set(ticker, { lastTs: -1, sequence: 0, lastTradeTs: -1, deltasAtLast: [] });
+    let handed = this.handed.get(exchange);
+    if (handed === undefined) {
+      handed = new Map();
+      this.handed.set(exchange, handed);
+    }
+    if (!owned) {
+      const end = ends.get(ticker);
+      if (end !== undefined && end.lastTs >= 0) handed.set(ticker, end.lastTs + 1);
+      ends.delete(ticker);
+    } else {
+      handed.delete(ticker);
+      if (!ends.has(ticker)) ends.set(ticker, { lastTs: -1, sequence: 0, lastTradeTs: -1, deltasAtLast: [] });
+    }
   }
 
   /** The end of what the ticker wrote since it was last set owned (undefined: not owned, or nothing written). */
@@ -116,7 +129,11 @@ export class RoutingSink implements RowSink {
   trade(trade: RecordedTrade): void {
     const end = this.owned.get(trade.exchange)?.get(trade.ticker);
     if (end === undefined) {
-      this.buffer.trade(trade);
+      // A trade of the time before we handed the ticker over (a REST backfill, a late message): ours to write — the
+      // new owner's buffer may no longer hold it, and copies are read once by id.
+      const handedAt = this.handed.get(trade.exchange)?.get(trade.ticker);
+      if (handedAt !== undefined && trade.ts < handedAt) this.owner.trade(trade);
+      else this.buffer.trade(trade);
       return;
     }
     if (trade.ts > end.lastTradeTs) end.lastTradeTs = trade.ts;

@@ -297,7 +297,7 @@ describe('TickerBuffer.splice', () => {
     });
   });
 
-  it('writes the buffered trades from the old owner’s last trade on, renumbered with the deltas', () => {
+  it('writes every buffered trade, those before the old owner’s last one too, renumbered with the deltas', () => {
     const clock = { now: 0 };
     const buffer = new StandbyBuffer(() => clock.now);
     buffer.snapshot(EX, T, 100, toBook(new Map([[`${BID}:0.5`, 10n ** 18n]])), 100, '');
@@ -549,5 +549,73 @@ describe('bookDigest', () => {
     b.setLevel(BID, '0.5', '10');
     b.setLevel(ASK, '0.6', '0');
     expect(bookDigest(a)).not.toBe(bookDigest(b));
+  });
+});
+
+describe('TickerBuffer.splice on a receive clock with the old owner’s book (a release)', () => {
+  /**
+   * Two recorders stamp each venue event with their own receive ms (jitter up to ±4 ms between them). The old owner
+   * wrote events 0..k and released; the new owner's buffer has every event at its own stamps.
+   */
+  function setting(seed: number, k: number) {
+    const v = venue(seed, 200);
+    const r = rng(seed + 1);
+    let a = 0;
+    let b = 0;
+    const stamps = v.events.map((e) => {
+      a = Math.max(a, e.ts * 10 + Math.floor(r() * 5));
+      b = Math.max(b, e.ts * 10 + Math.floor(r() * 5) - 2);
+      return { a, b };
+    });
+    // The new owner receives the old owner's last event 3 ms after it (after S): a split by time would count it twice.
+    const last = stamps[k] as { a: number; b: number };
+    last.b = last.a + 3;
+    for (const st of stamps.slice(k + 1)) st.b = Math.max(st.b, last.b);
+    const buffer = new StandbyBuffer(() => 0, { venueClock: () => false });
+    buffer.snapshot(EX, T, 1, toBook(v.start), 1, '');
+    v.events.forEach((e, i) => {
+      const at = (stamps[i] as { b: number }).b;
+      for (const [side, price, delta] of e.changes) buffer.delta(EX, T, at, i + 2, side, price, delta, at, '');
+    });
+    // The old owner's book after event k, and where its rows end.
+    const old = new Map(v.start);
+    for (const e of v.events.slice(0, k + 1)) {
+      for (const [side, price, delta] of e.changes) {
+        old.set(`${side}:${price}`, (old.get(`${side}:${price}`) ?? 0n) + parseDecimal(delta));
+      }
+    }
+    for (const [key, q] of old) if (q === 0n) old.delete(key);
+    const s = (stamps[k] as { a: number }).a + 1;
+    const later = v.events.slice(k + 1).reduce((n, e) => n + e.changes.length, 0);
+    return { buffer, old, s, later };
+  }
+
+  it('splits where its book was the old owner’s last: every later change once, none before it again', () => {
+    for (const [seed, k] of [
+      [61, 120],
+      [62, 90],
+      [63, 150],
+    ] as const) {
+      const { buffer, old, s, later } = setting(seed, k);
+      const out = collector();
+      const result = buffer
+        .of(EX, T)
+        .splice({ s, sequence: 0, lastTradeTs: -1, digest: bookDigest(toBook(old)) }, out, 0);
+      expect(result.continuous).toBe(true);
+      const [snapshot, ...rest] = out.rows;
+      expect(snapshot).toMatchObject({ kind: 'snapshot', ts: s });
+      const sorted = (m: Map<string, bigint>) => [...m].sort(([x], [y]) => x.localeCompare(y));
+      expect(sorted((snapshot as { book: Map<string, bigint> }).book)).toEqual(sorted(old));
+      const deltas = rest.filter((row) => row.kind === 'delta');
+      expect(deltas.length).toBe(later);
+      expect(deltas.every((row) => row.kind === 'delta' && row.ts >= s)).toBe(true);
+    }
+  });
+
+  it('splits by time without the digest (an offer, a dead owner): the changes received around S by both come twice', () => {
+    const { buffer, s, later } = setting(61, 120);
+    const out = collector();
+    buffer.of(EX, T).splice({ s, sequence: 0, lastTradeTs: -1 }, out, 0);
+    expect(out.rows.filter((row) => row.kind === 'delta').length).toBeGreaterThan(later);
   });
 });

@@ -34,6 +34,7 @@ import type { ExchangeKey } from '@depthgate/platforms';
 import { LocalBook, parseDecimal, type SideCode } from '@depthgate/feeds';
 import type { GapStream, VerificationMethod } from '@depthgate/history-store';
 import type { RecordedTrade, RowSink } from '../rows';
+import { bookDigest } from './book-digest';
 
 /** A buffered row, with `at`: its production time (the recorder's clock when it was buffered, what the window trims by). */
 type BufferedRow =
@@ -91,6 +92,13 @@ export interface SplicePoint {
    * that ms; absent or empty: the old owner landed none there). Ignored on a receive clock.
    */
   deltasAtLast?: readonly LandedDelta[];
+  /**
+   * The old owner's book when it stopped writing the ticker (bookDigest; a release only). On a receive clock (Gemini)
+   * the two recorders stamp one venue message with different ms, so a split by time alone records the messages
+   * received around S by both; with the digest the new owner splits where its own book was the old owner's last
+   * (the nearest such point to S) and writes its rows after it, their ts raised to S.
+   */
+  digest?: string;
 }
 
 export interface SpliceResult {
@@ -125,6 +133,9 @@ export interface StandbyBufferOptions {
   /** Whether an exchange stamps rows with the venue's clock (default: every one does; Gemini's receive clock does not). */
   venueClock?: (exchange: ExchangeKey) => boolean;
 }
+
+/** How far (ms of receive time) from the old owner's last row a receive-clock split looks for its book. */
+const RECEIVE_MATCH_MS = 2000;
 
 /** A copy of a book, its levels with canonical text (a snapshot row prints `s`, else the canonical quantity). */
 function copyBook(book: LocalBook): LocalBook {
@@ -267,8 +278,11 @@ export class TickerBuffer {
       sequence = sequence + 1 > floor ? sequence + 1 : floor;
       return sequence;
     };
+    // Receive clock with the old owner's last book: split where ours was that book (from = the first row after it).
+    const match = !this.venueClock && point.digest !== undefined ? this.matchDigest(point.digest, s) : undefined;
+    const from = match?.index ?? -1;
     // Completing ms S − 1 needs every own delta there: a buffer folded up to S − 1 no longer has them.
-    const book = this.venueClock && s - 1 <= this.foldedTs ? undefined : this.bookAt(s);
+    const book = match?.book ?? (this.venueClock && s - 1 <= this.foldedTs ? undefined : this.bookAt(s));
     const continuous = book !== undefined;
     let diverged = false;
     let completed = 0;
@@ -315,8 +329,31 @@ export class TickerBuffer {
       openGapReason =
         s <= this.foldedTs || (this.venueClock && s - 1 <= this.foldedTs) ? 'handover' : this.gapReasonAt(s);
     }
-    for (const row of rows) {
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i] as BufferedRow;
       if (row.kind === 'loss') continue;
+      if (match !== undefined && row.kind !== 'trade' && row.kind !== 'gap') {
+        // Split by the book: the rows after the matching one are ours to write, at S at the earliest; our snapshots
+        // and verification points before S repeat what the snapshot at S says.
+        if (i < from || ((row.kind === 'snapshot' || row.kind === 'verification') && row.ts <= s)) continue;
+        if (row.kind === 'delta') {
+          const ts = Math.max(row.ts, s);
+          sink.delta(
+            this.exchange,
+            this.ticker,
+            ts,
+            next(ts),
+            row.side,
+            row.price,
+            row.quantityDelta,
+            row.receivedTs,
+            row.venueSeq,
+          );
+          written++;
+          if (ts > lastTs) lastTs = ts;
+          continue;
+        }
+      }
       if (row.kind === 'trade') {
         sink.trade({ ...row.trade, sequence: next(row.ts) });
         written++;
@@ -432,6 +469,26 @@ export class TickerBuffer {
       written++;
     }
     return { rows: written, ...(open === undefined ? {} : { pendingGap: { from: open, reason: 'handover' } }) };
+  }
+
+  /**
+   * Where this buffer's book was the one with `digest`: the index of the first row after that point, and the book
+   * there — of the points within RECEIVE_MATCH_MS of `s`, the one whose row's ts is nearest to `s` − 1 (the old owner's
+   * last row; the later one on a tie). Undefined: no such point (the split falls back to time).
+   */
+  private matchDigest(digest: string, s: number): { index: number; book: LocalBook } | undefined {
+    const rows = this.rows();
+    let book = this.base === undefined ? undefined : copyBook(this.base);
+    let best: { index: number; book: LocalBook; distance: number } | undefined;
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i] as BufferedRow;
+      book = apply(book, row, Number.POSITIVE_INFINITY);
+      if (book === undefined || (row.kind !== 'delta' && row.kind !== 'snapshot')) continue;
+      const distance = Math.abs(row.ts - (s - 1));
+      if (distance > RECEIVE_MATCH_MS || (best !== undefined && distance > best.distance)) continue;
+      if (bookDigest(book) === digest) best = { index: i + 1, book: copyBook(book), distance };
+    }
+    return best === undefined ? undefined : { index: best.index, book: best.book };
   }
 
   /** The reason of the standby's own gap or loss that spans `s` (its book is not known there), or 'handover'. */
