@@ -12,7 +12,7 @@ import { itemMs, series, type Batch, type SeriesItem } from './history-series.js
 import type { ExtraField, MarketEvent, RangeOptions, ReplayEvent } from './history-types.js';
 import { OrderBook } from './order-book.js';
 import type { Gap, SnapshotRow } from './rows.js';
-import { formatTimestamp, parseTimestamp, type Moment } from './timestamps.js';
+import { formatTimestamp, formatTimestampLike, parseTimestamp, type Moment } from './timestamps.js';
 
 /**
  * `HistoryClient.rebuild`: the book at `at` from the latest snapshot at or before it (or a gap's end), walked up to
@@ -102,6 +102,8 @@ export async function* walk(
     /** Inside a gap until this moment (-Infinity: not in one). */
     let skipUntil = -Infinity;
     let pending: number | undefined;
+    /** The `ts` text of the pending moment's last delta. */
+    let pendingText = '';
     for (;;) {
       const item = deltas.current();
       const deltaTs = deltas.currentTs();
@@ -113,7 +115,9 @@ export async function* walk(
       // A moment is complete when the next event is later: the book after it.
       if (pending !== undefined && next > pending) {
         book.settle();
-        if (!events && pending >= from) yield { type: 'book', ts: formatTimestamp(pending), at: pending, book };
+        if (!events && pending >= from) {
+          yield { type: 'book', ts: formatTimestampLike(pendingText, pending), at: pending, book };
+        }
         pending = undefined;
       }
       if (next === Infinity) break;
@@ -194,6 +198,7 @@ export async function* walk(
       } else if (item !== undefined && deltaTs >= skipUntil) {
         book.applyAt(item, deltaTs);
         pending = deltaTs;
+        pendingText = item.ts;
         if (events && deltaTs >= from) yield { type: 'delta', ts: item.ts, at: deltaTs, delta: item, book };
       }
       if (!deltas.advance()) await deltas.fill();
