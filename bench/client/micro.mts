@@ -20,7 +20,7 @@ const SNAP_EVERY = 5 * 60_000;
 const EXCHANGE = 'venue_c';
 const TICKER = 'SOLUSD';
 
-// ---- a deterministic day -------------------------------------------------------------------------------------
+// ---- a deterministic day (a book's rows: bids, then asks, each by price ascending, as docs/history.md says) -------------------------------------------------------------------------------------
 
 let seed = 42;
 const rand = () => {
@@ -51,7 +51,7 @@ for (let i = 1; i <= 40; i++) {
 function snapshotLines(ts: number): string {
   const t = iso(ts);
   let out = '';
-  const b = [...bids].sort((x, y) => y[0] - x[0]);
+  const b = [...bids].sort((x, y) => x[0] - y[0]);
   const a = [...asks].sort((x, y) => x[0] - y[0]);
   for (const [p, q] of b) out += `{"ts":"${t}","side":"bid","price":"${price(p)}","quantity":"${qty(q)}"}\n`;
   for (const [p, q] of a) out += `{"ts":"${t}","side":"ask","price":"${price(p)}","quantity":"${qty(q)}"}\n`;
