@@ -371,11 +371,15 @@ export class OrderBook {
     const mark = ++OrderBook.marks;
     let levels = 0;
     for (const row of rows) {
-      const q = quantity(row.quantity, row);
-      if (q === 0n) continue;
       const side = this.side(row.side, row);
       const level = side.byPrice.get(row.price) ?? side.byPrice.get(priceKey(row.price, row));
-      if (level === undefined || level.q !== q || level.mark === mark) return false;
+      // The quantity's canonical text (kept while the level is unchanged) equal to the row's: the same value, with
+      // no BigInt. Anything else — another spelling, a zero row, a difference — is compared by value.
+      if (level === undefined || level.mark === mark || view(level).quantity !== row.quantity) {
+        const q = quantity(row.quantity, row);
+        if (q === 0n) continue;
+        if (level === undefined || level.q !== q || level.mark === mark) return false;
+      }
       level.mark = mark;
       levels++;
     }
