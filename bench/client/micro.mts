@@ -8,7 +8,9 @@
  * - `replay()` (snapshot verification, the default) as a caller runs it;
  * - `replay({ verifySnapshots: false })`.
  *
- * Run (after `pnpm --filter @depthgate/client build`): node bench/client/micro.mts [rounds]
+ * Run (after `pnpm --filter @depthgate/client build`): node bench/client/micro.mts [rounds] [baseline]
+ * where `baseline` is another build's ESM entry (e.g. main's `packages/client/dist/esm/index.js` copied aside): its two
+ * replays are measured in the same interleaved rounds, for a before/after on one machine state.
  * Profile: node --cpu-prof --cpu-prof-dir=/tmp/prof bench/client/micro.mts
  */
 import { HistoryClient } from '@depthgate/client';
@@ -110,7 +112,13 @@ const COVERAGE = JSON.stringify({
 
 // ---- served from memory, as bench.mts does ---------------------------------------------------------------------
 
-const memory = new HistoryClient({
+const BASELINE = process.argv[3];
+const Baseline: typeof HistoryClient | undefined = BASELINE
+  ? ((await import(new URL(BASELINE, `file://${process.cwd()}/`).href)) as { HistoryClient: typeof HistoryClient })
+      .HistoryClient
+  : undefined;
+
+const options = {
   baseUrl: 'http://memory.invalid',
   fetch: async (input) => {
     const url = new URL(String(input));
@@ -120,7 +128,9 @@ const memory = new HistoryClient({
     const body = kind === 'snapshots' ? (start > DAY0 ? LATER : FIRST) : DELTAS;
     return new Response(body, { headers: { 'Content-Type': 'application/x-ndjson' } });
   },
-});
+};
+const current = new HistoryClient(options);
+const baseline = Baseline && new Baseline(options);
 
 function rawParse(bytes: Uint8Array): number {
   const text = new TextDecoder().decode(bytes);
@@ -136,7 +146,7 @@ function rawParse(bytes: Uint8Array): number {
   return n;
 }
 
-async function replay(verifySnapshots: boolean): Promise<number> {
+async function replay(memory: HistoryClient, verifySnapshots: boolean): Promise<number> {
   let n = 0;
   let depth = 0;
   for await (const e of memory.replay(EXCHANGE, TICKER, { from: DAY0, to: DAY0 + DAY - 1, verifySnapshots })) {
@@ -149,32 +159,35 @@ async function replay(verifySnapshots: boolean): Promise<number> {
   return n;
 }
 
-const cpu = async (f: () => unknown): Promise<number> => {
-  const c = process.cpuUsage();
-  await f();
-  const d = process.cpuUsage(c);
-  return (d.user + d.system) / 1000;
-};
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 async function main(): Promise<void> {
-  const anchor: number[] = [];
-  const verified: number[] = [];
-  const quick: number[] = [];
+  const runs: { name: string; run: () => Promise<unknown>; ms: number[] }[] = [
+    {
+      name: 'raw parse (split lines, `JSON.parse` each) — anchor',
+      run: async () => rawParse(DELTAS) === deltaRows,
+      ms: [],
+    },
+  ];
+  for (const [who, client] of [
+    ['', current],
+    ['baseline ', baseline],
+  ] as const) {
+    if (client === undefined) continue;
+    for (const verify of [true, false]) {
+      runs.push({
+        name: `${who}\`replay(${verify ? '' : '{ verifySnapshots: false }'})\``,
+        run: async () => (await replay(client, verify)) === moments,
+        ms: [],
+      });
+    }
+  }
   for (let r = 0; r < ROUNDS + 3; r++) {
-    const a = await cpu(() => {
-      if (rawParse(DELTAS) !== deltaRows) throw new Error('raw parse count');
-    });
-    const b = await cpu(async () => {
-      if ((await replay(true)) !== moments) throw new Error('moments (verified)');
-    });
-    const c = await cpu(async () => {
-      if ((await replay(false)) !== moments) throw new Error('moments');
-    });
-    if (r >= 3) {
-      anchor.push(a);
-      verified.push(b);
-      quick.push(c);
+    for (const x of runs) {
+      const c = process.cpuUsage();
+      if (!(await x.run())) throw new Error(`${x.name}: another count`);
+      const d = process.cpuUsage(c);
+      if (r >= 3) x.ms.push((d.user + d.system) / 1000);
     }
   }
   const fmt = (n: number) => n.toLocaleString('en-US');
@@ -185,14 +198,13 @@ async function main(): Promise<void> {
   );
   console.log('| what | median CPU ms | deltas/s | vs raw parse |');
   console.log('| --- | ---: | ---: | ---: |');
-  const row = (name: string, xs: number[]) =>
+  const anchor = median((runs[0] as { ms: number[] }).ms);
+  for (const x of runs) {
+    const m = median(x.ms);
     console.log(
-      `| ${name} | ${median(xs).toFixed(2)} | ${fmt(Math.round((deltaRows / median(xs)) * 1000))} | ` +
-        `${(median(anchor) / median(xs)).toFixed(2)}× |`,
+      `| ${x.name} | ${m.toFixed(2)} | ${fmt(Math.round((deltaRows / m) * 1000))} | ${(anchor / m).toFixed(2)}× |`,
     );
-  row('raw parse (split lines, `JSON.parse` each) — anchor', anchor);
-  row('`replay()` (snapshots verified)', verified);
-  row('`replay({ verifySnapshots: false })`', quick);
+  }
 }
 
 main().catch((err: unknown) => {
