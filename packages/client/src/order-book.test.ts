@@ -240,6 +240,34 @@ describe('equalsSnapshot', () => {
   });
 });
 
+describe('matchesLines', () => {
+  it('is true only for the book’s own levels in the service’s text and order', () => {
+    const book = OrderBook.fromSnapshot(BOOK);
+    book.apply(delta(T0 + 1, 1, 'ask', '0.51', '0.000000000000000001'));
+    const ts = iso(T0 + 2);
+    const text = (rows: [Side, string, string][], eol = '\n') =>
+      rows.map(([side, price, quantity]) => JSON.stringify({ ts, side, price, quantity }) + eol).join('');
+    const rows: [Side, string, string][] = [
+      ['bid', '0.47', '100'],
+      ['bid', '0.48', '150'],
+      ['ask', '0.5', '20.25'],
+      ['ask', '0.51', '7.000000000000000001'],
+    ];
+    expect(book.matchesLines(text(rows), ts)).toBe(true);
+    expect(book.matchesLines(text(rows), iso(T0 + 3))).toBe(false);
+    expect(book.matchesLines(text(rows.map((r, i) => (i === 3 ? [r[0], r[1], '7.000000000000000002'] : r))), ts)).toBe(
+      false,
+    );
+    expect(book.matchesLines(text(rows.map((r, i) => (i === 3 ? [r[0], r[1], '7'] : r))), ts)).toBe(false);
+    expect(book.matchesLines(text(rows.slice(1)), ts)).toBe(false);
+    expect(book.matchesLines(text([...rows, ['ask', '0.52', '1']]), ts)).toBe(false);
+    // Equal by value but not the service's text (order, spelling, line ending): false, for equalsSnapshot to decide.
+    expect(book.matchesLines(text([...rows].reverse()), ts)).toBe(false);
+    expect(book.matchesLines(text(rows.map((r, i) => (i === 0 ? [r[0], r[1], '100.0'] : r))), ts)).toBe(false);
+    expect(book.matchesLines(text(rows, '\r\n'), ts)).toBe(false);
+  });
+});
+
 describe('checksum', () => {
   it('is the CRC-32 of the interleaved top levels in canonical text', () => {
     expect(crc32('')).toBe(0);
