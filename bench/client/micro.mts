@@ -34,7 +34,7 @@ const dec = (units: number, scale: number): string => {
   const neg = units < 0;
   const s = String(Math.abs(units)).padStart(scale + 1, '0');
   let int = s.slice(0, s.length - scale);
-  let frac = s.slice(s.length - scale).replace(/0+$/, '');
+  const frac = s.slice(s.length - scale).replace(/0+$/, '');
   if (int === '') int = '0';
   return (neg ? '-' : '') + int + (frac ? '.' + frac : '');
 };
@@ -120,7 +120,7 @@ const Baseline: typeof HistoryClient | undefined = BASELINE
 
 const options = {
   baseUrl: 'http://memory.invalid',
-  fetch: async (input) => {
+  fetch: async (input: Parameters<typeof fetch>[0]) => {
     const url = new URL(String(input));
     const kind = url.pathname.split('/')[3];
     if (kind === 'coverage') return new Response(COVERAGE, { headers: { 'Content-Type': 'application/json' } });
