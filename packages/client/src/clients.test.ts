@@ -534,4 +534,24 @@ describe('HistoryClient: rule 7 across snapshots and gaps', () => {
     await mismatch(with45('1.000000000000000002'), deltas);
     await mismatch(with45('1'), deltas);
   });
+
+  it('the snapshot check: a line whose text starts at the book’s ts but parses to another moment is malformed_row', async () => {
+    const service = recordedService(series);
+    const [bid4, bid45, ask6] = series.snapshots.slice(2).map((r) => JSON.stringify(r)) as [string, string, string];
+    // The same levels, the 0.45 line with a second "ts" (JSON.parse keeps the last: a minute later).
+    const odd = bid45.replace(`"ts":"${iso(T0 + 5 * M)}",`, `"ts":"${iso(T0 + 5 * M)}","ts":"${iso(T0 + 6 * M)}",`);
+    handler = (req, res) => {
+      const url = new URL(req.url ?? '', 'http://x');
+      if (!url.pathname.includes('/snapshots/') || Date.parse(url.searchParams.get('start_ts') ?? '') <= T0) {
+        return service(req, res);
+      }
+      res.writeHead(200, { 'Content-Type': 'application/x-ndjson' });
+      res.end(`${bid4}\n${odd}\n${ask6}\n{"type":"end","count":3,"next_cursor":null}\n`);
+    };
+    const err = await (async () => {
+      for await (const _e of new HistoryClient({ baseUrl: base }).replay('venue_b', 'T', { from: T0 })) void _e;
+    })().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DataError);
+    expect((err as DataError).code).toBe('malformed_row');
+  });
 });

@@ -333,6 +333,12 @@ function recordedBook(ts: number, tsText: string, where: DataLocation): Recorded
         if (line === '' || line === '\r') continue;
         const row = parseLine('snapshot', line, where);
         if ('type' in row) throw new DataError('malformed_row', 'a marker among snapshot rows', { ...where });
+        // Lines are grouped by their text's first `ts`: a line whose parsed `ts` is another moment is not this book's.
+        if (parseTimestamp(row.ts) !== ts) {
+          throw new DataError('malformed_row', `a row at ${row.ts} among a snapshot's rows at ${formatTimestamp(ts)}`, {
+            ...where,
+          });
+        }
         rows.push(row);
       }
       return rows;
