@@ -540,10 +540,10 @@ describe('HistoryClient: rule 7 across snapshots and gaps', () => {
     const [bid4, bid45, ask6] = series.snapshots.slice(2).map((r) => JSON.stringify(r)) as [string, string, string];
     // The same levels, the 0.45 line with a second "ts" (JSON.parse keeps the last: a minute later).
     const odd = bid45.replace(`"ts":"${iso(T0 + 5 * M)}",`, `"ts":"${iso(T0 + 5 * M)}","ts":"${iso(T0 + 6 * M)}",`);
-    handler = (req, res) => {
+    handler = (req, res, body) => {
       const url = new URL(req.url ?? '', 'http://x');
       if (!url.pathname.includes('/snapshots/') || Date.parse(url.searchParams.get('start_ts') ?? '') <= T0) {
-        return service(req, res);
+        return service(req, res, body);
       }
       res.writeHead(200, { 'Content-Type': 'application/x-ndjson' });
       res.end(`${bid4}\n${odd}\n${ask6}\n{"type":"end","count":3,"next_cursor":null}\n`);
