@@ -499,4 +499,59 @@ describe('HistoryClient: rule 7 across snapshots and gaps', () => {
     expect(err).toBeInstanceOf(BookError);
     expect(err).toMatchObject({ code: 'snapshot_mismatch', where: { ts: T0 + 5 * M } });
   });
+
+  it('the snapshot check: by text as the service writes it, else by value; the last decimal, a missing or an extra level is snapshot_mismatch', async () => {
+    const at5 = series.snapshots.slice(2);
+    const replayWith = async (snapshot5: SnapshotRow[], deltas = series.deltas) => {
+      handler = recordedService({ ...series, snapshots: [...series.snapshots.slice(0, 2), ...snapshot5], deltas });
+      const seen: string[] = [];
+      for await (const e of new HistoryClient({ baseUrl: base }).replay('venue_b', 'T', { from: T0, to: T0 + 6 * M })) {
+        if (e.type === 'snapshot') seen.push(`snapshot ${(e.at - T0) / M}m`);
+      }
+      return seen;
+    };
+    const mismatch = async (snapshot5: SnapshotRow[], deltas = series.deltas) => {
+      const err = await replayWith(snapshot5, deltas).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(BookError);
+      expect(err).toMatchObject({ code: 'snapshot_mismatch', where: { ts: T0 + 5 * M } });
+    };
+    expect(await replayWith(at5)).toEqual(['snapshot 5m']);
+    // Another order, another spelling, other keys' order: equal by value.
+    expect(await replayWith([...at5].reverse())).toEqual(['snapshot 5m']);
+    expect(await replayWith(at5.map((r) => ({ ...r, quantity: `${r.quantity}.00` })))).toEqual(['snapshot 5m']);
+    expect(
+      await replayWith(at5.map((r) => ({ quantity: r.quantity, price: r.price, side: r.side, ts: r.ts }))),
+    ).toEqual(['snapshot 5m']);
+    const with45 = (quantity: string) => at5.map((r) => (r.price === '0.45' ? { ...r, quantity } : r));
+    await mismatch(with45('1.000000000000000001'));
+    await mismatch(with45('0.999999999999999999'));
+    await mismatch(at5.filter((r) => r.price !== '0.45'));
+    await mismatch([...at5, s(T0 + 5 * M, 'ask', '0.65', '1')]);
+    await mismatch(at5.map((r) => (r.price === '0.45' ? { ...r, price: '0.46' } : r)));
+    // A book with 18 decimals: equal in its canonical text, a difference in the last place is not.
+    const deltas = series.deltas.map((x) => (x.sequence === 3 ? { ...x, quantity_delta: '1.000000000000000001' } : x));
+    expect(await replayWith(with45('1.000000000000000001'), deltas)).toEqual(['snapshot 5m']);
+    await mismatch(with45('1.000000000000000002'), deltas);
+    await mismatch(with45('1'), deltas);
+  });
+
+  it('the snapshot check: a line whose text starts at the book’s ts but parses to another moment is malformed_row', async () => {
+    const service = recordedService(series);
+    const [bid4, bid45, ask6] = series.snapshots.slice(2).map((r) => JSON.stringify(r)) as [string, string, string];
+    // The same levels, the 0.45 line with a second "ts" (JSON.parse keeps the last: a minute later).
+    const odd = bid45.replace(`"ts":"${iso(T0 + 5 * M)}",`, `"ts":"${iso(T0 + 5 * M)}","ts":"${iso(T0 + 6 * M)}",`);
+    handler = (req, res, body) => {
+      const url = new URL(req.url ?? '', 'http://x');
+      if (!url.pathname.includes('/snapshots/') || Date.parse(url.searchParams.get('start_ts') ?? '') <= T0) {
+        return service(req, res, body);
+      }
+      res.writeHead(200, { 'Content-Type': 'application/x-ndjson' });
+      res.end(`${bid4}\n${odd}\n${ask6}\n{"type":"end","count":3,"next_cursor":null}\n`);
+    };
+    const err = await (async () => {
+      for await (const _e of new HistoryClient({ baseUrl: base }).replay('venue_b', 'T', { from: T0 })) void _e;
+    })().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DataError);
+    expect((err as DataError).code).toBe('malformed_row');
+  });
 });

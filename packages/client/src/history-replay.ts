@@ -5,14 +5,20 @@
  * trades and the trades' gaps among the deltas, in the one (ts, sequence) order of the service's `include=trades`
  * stream. Gaps are reported, never papered over; a replayed book that differs from a recorded snapshot is an error.
  */
-import { BookError } from './errors.js';
+import { BookError, DataError, type DataLocation } from './errors.js';
 import type { Transport } from './http.js';
 import { assertMoment, getCoverage } from './history-requests.js';
-import { itemMs, series, type Batch, type SeriesItem } from './history-series.js';
+import { itemMs, series, type Batch, type LineTaker, type SeriesItem } from './history-series.js';
 import type { ExtraField, MarketEvent, RangeOptions, ReplayEvent } from './history-types.js';
 import { OrderBook } from './order-book.js';
-import type { Gap, SnapshotRow } from './rows.js';
-import { formatTimestamp, parseTimestamp, type Moment } from './timestamps.js';
+import { lastParsedTs, parseLine, parseLineAt, type Gap, type SnapshotRow } from './rows.js';
+import {
+  formatTimestamp,
+  formatTimestampLike,
+  parseServiceTimestamp,
+  parseTimestamp,
+  type Moment,
+} from './timestamps.js';
 
 /**
  * `HistoryClient.rebuild`: the book at `at` from the latest snapshot at or before it (or a gap's end), walked up to
@@ -92,8 +98,8 @@ export async function* walk(
   // Later snapshots (a range of one moment has none: the service refuses start_ts after end_ts).
   const books = (
     (to !== undefined && begin + 1 > to) || options.verifySnapshots === false
-      ? none<{ ts: number; rows: SnapshotRow[] }>()
-      : booksIn(http, exchange, ticker, { ...range, start: begin + 1 })
+      ? none<RecordedBook>()
+      : recordedBooks(http, exchange, ticker, { ...range, start: begin + 1 })
   )[Symbol.asyncIterator]();
   try {
     await deltas.fill();
@@ -102,6 +108,8 @@ export async function* walk(
     /** Inside a gap until this moment (-Infinity: not in one). */
     let skipUntil = -Infinity;
     let pending: number | undefined;
+    /** The `ts` text of the pending moment's last delta. */
+    let pendingText = '';
     for (;;) {
       const item = deltas.current();
       const deltaTs = deltas.currentTs();
@@ -113,7 +121,9 @@ export async function* walk(
       // A moment is complete when the next event is later: the book after it.
       if (pending !== undefined && next > pending) {
         book.settle();
-        if (!events && pending >= from) yield { type: 'book', ts: formatTimestamp(pending), at: pending, book };
+        if (!events && pending >= from) {
+          yield { type: 'book', ts: formatTimestampLike(pendingText, pending), at: pending, book };
+        }
         pending = undefined;
       }
       if (next === Infinity) break;
@@ -134,14 +144,16 @@ export async function* walk(
         continue;
       }
       if (bookTs === next) {
-        const rows = nextBook.value.rows;
+        const recorded = nextBook.value;
         nextBook = await books.next();
         if (bookTs < skipUntil) continue; // inside a gap: the gap's end decides where the book restarts
         const restarted = skipUntil !== -Infinity;
-        if (restarted) book.loadSnapshot(rows);
-        // A snapshot at S is the book after every delta with ts < S: it must equal the replayed book.
-        else if (book.equalsSnapshot(rows)) book.passSnapshot(bookTs);
-        else {
+        if (restarted) book.loadSnapshot(recorded.rows());
+        // A snapshot at S is the book after every delta with ts < S: it must equal the replayed book (its text as the
+        // service writes it, else its rows by value).
+        else if (book.matchesLines(recorded.lines, recorded.tsText) || book.equalsSnapshot(recorded.rows())) {
+          book.passSnapshot(bookTs);
+        } else {
           throw new BookError(
             'snapshot_mismatch',
             'the replayed book differs from the recorded snapshot of the same moment, outside any recorded gap',
@@ -194,6 +206,7 @@ export async function* walk(
       } else if (item !== undefined && deltaTs >= skipUntil) {
         book.applyAt(item, deltaTs);
         pending = deltaTs;
+        pendingText = item.ts;
         if (events && deltaTs >= from) yield { type: 'delta', ts: item.ts, at: deltaTs, delta: item, book };
       }
       if (!deltas.advance()) await deltas.fill();
@@ -230,6 +243,107 @@ async function* booksIn(
     done.length = 0;
   }
   if (rows.length) yield { ts, rows };
+}
+
+/**
+ * A recorded snapshot as its lines arrived (`lines`: each ending in a newline), compared in place with the replayed
+ * book (`OrderBook.matchesLines`); `rows()` parses and checks them when that comparison fails or the book restarts
+ * from it.
+ */
+interface RecordedBook {
+  ts: number;
+  /** The `ts` text of its first line ('' when that line is not in the service's shape). */
+  tsText: string;
+  lines: string;
+  rows(): SnapshotRow[];
+}
+
+/**
+ * The snapshots of a range as `RecordedBook`s: the stream's row lines are taken in place and grouped by `ts` (read
+ * from each line's text; a line of another shape is parsed for it), with no row made; the end line is checked as ever.
+ */
+async function* recordedBooks(
+  http: Transport,
+  exchange: string,
+  ticker: string,
+  options: RangeOptions,
+): AsyncGenerator<RecordedBook> {
+  const done: RecordedBook[] = [];
+  let book: RecordedBook | undefined;
+  let where: DataLocation = {};
+  // The current book's lines in the chunk at hand: text[from, to).
+  let text = '';
+  let from = 0;
+  let to = 0;
+  const close = () => {
+    if (book && to > from) book.lines += text.slice(from, to);
+    from = to;
+  };
+  const take: LineTaker = (chunk, start, end, at) => {
+    if (chunk.startsWith('{"type":', start)) return false; // the end line (and any marker): parsed as ever
+    if (chunk !== text) {
+      close();
+      text = chunk;
+      from = to = start;
+    }
+    let ts: number;
+    let tsText = '';
+    if (
+      book &&
+      book.tsText !== '' &&
+      chunk.startsWith('{"ts":"', start) &&
+      chunk.startsWith(book.tsText, start + 7) &&
+      chunk.charCodeAt(start + 31) === 34
+    ) {
+      ts = book.ts;
+    } else {
+      const row = parseLineAt('snapshot', chunk, start, end, at);
+      if ('type' in row) throw new DataError('malformed_row', 'a marker among snapshot rows', { ...at });
+      ts = lastParsedTs();
+      tsText = parseServiceTimestamp(row.ts) === ts && chunk.startsWith('{"ts":"', start) ? row.ts : '';
+    }
+    if (book === undefined || ts !== book.ts) {
+      close();
+      if (book) done.push(book);
+      where = { ...at };
+      book = recordedBook(ts, tsText, where);
+    }
+    // Through the line's newline (a `\r` before it too: such lines then compare by value).
+    to = chunk.indexOf('\n', end) + 1;
+    return true;
+  };
+  for await (const batch of series(http, 'snapshot', exchange, ticker, { ...options, take })) {
+    if (batch.length) throw new DataError('malformed_row', 'a marker among snapshot rows', { ...where });
+    close();
+    for (const b of done) yield b;
+    done.length = 0;
+  }
+  close();
+  if (book) yield book;
+}
+
+function recordedBook(ts: number, tsText: string, where: DataLocation): RecordedBook {
+  return {
+    ts,
+    tsText,
+    lines: '',
+    rows() {
+      const rows: SnapshotRow[] = [];
+      for (const line of this.lines.split('\n')) {
+        if (line === '' || line === '\r') continue;
+        const row = parseLine('snapshot', line, where);
+        if ('type' in row) throw new DataError('malformed_row', 'a marker among snapshot rows', { ...where });
+        // Lines are grouped by their text's first `ts`: a line whose parsed `ts` is another moment is not this book's.
+        if (parseTimestamp(row.ts) !== ts) {
+          throw new DataError('malformed_row', `a row at ${row.ts} among a snapshot's rows at ${formatTimestamp(ts)}`, {
+            ...where,
+          });
+        }
+        rows.push(row);
+      }
+      return rows;
+    },
+  };
 }
 
 /** The latest snapshot at or before `at`, as a book: windows growing backwards from `at`. */

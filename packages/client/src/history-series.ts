@@ -5,7 +5,7 @@
  * `ts`). Bars come in JSON pages, following `next_cursor`. Rows are checked as they are parsed; a cut stream is a
  * `stream_cut` error, never a short result.
  */
-import { DataError, InvalidArgumentError } from './errors.js';
+import { DataError, InvalidArgumentError, type DataLocation } from './errors.js';
 import type { Answer, Transport } from './http.js';
 import { ENDPOINTS, assertInterval, assertMoment, checkPage, historyPath, includeOf, iso } from './history-requests.js';
 import type { RangeOptions } from './history-types.js';
@@ -54,6 +54,8 @@ export async function* series<K extends RowKind>(
     gaps?: boolean;
     trades?: boolean;
     interval?: BarInterval;
+    /** @internal Rows a reader takes in place from a stream (see `readNdjson`). */
+    take?: LineTaker;
   },
 ): AsyncGenerator<Batch<SeriesItem<K>>> {
   if (options.pageSize !== undefined && !(Number.isInteger(options.pageSize) && options.pageSize > 0)) {
@@ -88,7 +90,10 @@ export async function* series<K extends RowKind>(
     });
     const type = answer.response.headers.get('content-type') ?? '';
     if (kind !== 'bar' && /^application\/(x-)?ndjson/i.test(type)) {
-      const next = yield* readNdjson(kind as LineKind, answer) as AsyncGenerator<Batch<SeriesItem<K>>, string | null>;
+      const next = yield* readNdjson(kind as LineKind, answer, options.take) as AsyncGenerator<
+        Batch<SeriesItem<K>>,
+        string | null
+      >;
       if (next === null) return;
       cursor = next;
       continue;
@@ -160,12 +165,20 @@ export async function* series<K extends RowKind>(
 }
 
 /**
- * Reads one NDJSON answer, a batch per chunk; returns its end line's `next_cursor` (null: the range is done). The end
- * line counts rows: trade lines among deltas are rows, gap markers are not.
+ * @internal A reader of rows in place: given each line of a stream (`text[from, to)`), true when it took the line as a
+ * row (counted, not parsed here), false to leave it to the parser.
+ */
+export type LineTaker = (text: string, from: number, to: number, where: DataLocation) => boolean;
+
+/**
+ * Reads one NDJSON answer, a batch per chunk (with `take`, also the chunks whose every line it took); returns its end
+ * line's `next_cursor` (null: the range is done). The end line counts rows: trade lines among deltas are rows, gap
+ * markers are not.
  */
 async function* readNdjson<K extends LineKind>(
   kind: K,
   answer: Answer,
+  take?: LineTaker,
 ): AsyncGenerator<Batch<Exclude<StreamLine<K>, EndLine>>, string | null> {
   const source = splitLines(answer.chunks(), { url: answer.url, requestId: answer.requestId });
   const where = { url: answer.url, requestId: answer.requestId, line: 0 };
@@ -183,6 +196,10 @@ async function* readNdjson<K extends LineKind>(
         throw new DataError('malformed_body', 'a line after the end line', { ...where, text: text.slice(from, to) });
       }
       if (from === to) continue;
+      if (take?.(text, from, to, where)) {
+        count++;
+        continue;
+      }
       const item = parseLineAt(kind, text, from, to, where);
       if ('type' in item) {
         if (item.type === 'end') {
@@ -198,7 +215,7 @@ async function* readNdjson<K extends LineKind>(
       batch.push(item as Exclude<StreamLine<K>, EndLine>);
       ms.push(lastParsedTs());
     }
-    if (batch.length) yield batch;
+    if (batch.length || take) yield batch;
   }
   if (end === undefined) {
     throw new DataError(

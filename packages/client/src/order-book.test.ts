@@ -208,6 +208,64 @@ describe('equalsSnapshot', () => {
     expect(book.equalsSnapshot([BOOK[0], BOOK[0], BOOK[2], BOOK[3]] as SnapshotRow[])).toBe(false);
     expect(book.equalsSnapshot(BOOK.map((r) => ({ ...r, side: r.side === 'bid' ? 'ask' : 'bid' })))).toBe(false);
   });
+
+  it('compares a level by its canonical text, and by value where the text differs: a last decimal is a difference', () => {
+    const book = OrderBook.fromSnapshot([...BOOK.slice(0, 3), snap(T0, 'ask', '0.51', '7.000000000000000001')]);
+    // Every level's text known (as after a caller read the book), then one level changed by a delta.
+    expect(book.asks()[1]).toEqual({ price: '0.51', quantity: '7.000000000000000001' });
+    book.apply(delta(T0 + 1, 1, 'bid', '0.48', '0.000000000000000001'));
+    const rows = [
+      snap(T0, 'bid', '0.47', '100'),
+      snap(T0, 'bid', '0.48', '150.000000000000000001'),
+      snap(T0, 'ask', '0.5', '20.25'),
+      snap(T0, 'ask', '0.51', '7.000000000000000001'),
+    ];
+    expect(book.equalsSnapshot(rows)).toBe(true);
+    const at = (i: number, quantity: string) => rows.map((r, j) => (j === i ? { ...r, quantity } : r));
+    // The changed level: its old quantity, and one unit off in the last decimal either way.
+    expect(book.equalsSnapshot(at(1, '150'))).toBe(false);
+    expect(book.equalsSnapshot(at(1, '150.000000000000000002'))).toBe(false);
+    // A level whose text is known: one unit off in the last decimal, and equal by value in another spelling.
+    expect(book.equalsSnapshot(at(3, '7'))).toBe(false);
+    expect(book.equalsSnapshot(at(3, '7.000000000000000002'))).toBe(false);
+    expect(book.equalsSnapshot(at(3, '07.000000000000000001'))).toBe(true);
+    expect(book.equalsSnapshot(at(2, '20.250'))).toBe(true);
+    // A missing level, an extra level, a zero row, and a level given twice (in place of another, and on top).
+    expect(book.equalsSnapshot(rows.slice(0, 3))).toBe(false);
+    expect(book.equalsSnapshot([...rows, snap(T0, 'ask', '0.52', '1')])).toBe(false);
+    expect(book.equalsSnapshot([...rows, snap(T0, 'ask', '0.52', '0')])).toBe(true);
+    expect(book.equalsSnapshot([...rows, snap(T0, 'ask', '0.51', '0')])).toBe(true);
+    expect(book.equalsSnapshot([rows[0], rows[1], rows[2], rows[2]] as SnapshotRow[])).toBe(false);
+    expect(book.equalsSnapshot([...rows, rows[3] as SnapshotRow])).toBe(false);
+  });
+});
+
+describe('matchesLines', () => {
+  it('is true only for the book’s own levels in the service’s text and order', () => {
+    const book = OrderBook.fromSnapshot(BOOK);
+    book.apply(delta(T0 + 1, 1, 'ask', '0.51', '0.000000000000000001'));
+    const ts = iso(T0 + 2);
+    const text = (rows: [Side, string, string][], eol = '\n') =>
+      rows.map(([side, price, quantity]) => JSON.stringify({ ts, side, price, quantity }) + eol).join('');
+    const rows: [Side, string, string][] = [
+      ['bid', '0.47', '100'],
+      ['bid', '0.48', '150'],
+      ['ask', '0.5', '20.25'],
+      ['ask', '0.51', '7.000000000000000001'],
+    ];
+    expect(book.matchesLines(text(rows), ts)).toBe(true);
+    expect(book.matchesLines(text(rows), iso(T0 + 3))).toBe(false);
+    expect(book.matchesLines(text(rows.map((r, i) => (i === 3 ? [r[0], r[1], '7.000000000000000002'] : r))), ts)).toBe(
+      false,
+    );
+    expect(book.matchesLines(text(rows.map((r, i) => (i === 3 ? [r[0], r[1], '7'] : r))), ts)).toBe(false);
+    expect(book.matchesLines(text(rows.slice(1)), ts)).toBe(false);
+    expect(book.matchesLines(text([...rows, ['ask', '0.52', '1']]), ts)).toBe(false);
+    // Equal by value but not the service's text (order, spelling, line ending): false, for equalsSnapshot to decide.
+    expect(book.matchesLines(text([...rows].reverse()), ts)).toBe(false);
+    expect(book.matchesLines(text(rows.map((r, i) => (i === 0 ? [r[0], r[1], '100.0'] : r))), ts)).toBe(false);
+    expect(book.matchesLines(text(rows, '\r\n'), ts)).toBe(false);
+  });
 });
 
 describe('checksum', () => {

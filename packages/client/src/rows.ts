@@ -290,6 +290,27 @@ function tail(text: string, p: number, end: number, row: { received_ts?: string 
   return true;
 }
 
+/** The `ts` text the fast paths read last, and its epoch ms ('' before the first). */
+let fastTsText = '';
+let fastTsMs = NaN;
+
+/**
+ * Reads the service's 24-character `ts` at `text[at]` into `fastTsText` and `lastTs`; false when it is not one. Rows
+ * come in time order and many share a `ts` (a snapshot's every row, a moment's deltas): the same text is not cut out
+ * and read again.
+ */
+function fastTs(text: string, at: number): boolean {
+  if (fastTsText === '' || !text.startsWith(fastTsText, at)) {
+    const ts = text.slice(at, at + 24);
+    const ms = parseServiceTimestamp(ts);
+    if (Number.isNaN(ms)) return false;
+    fastTsText = ts;
+    fastTsMs = ms;
+  }
+  lastTs = fastTsMs;
+  return true;
+}
+
 /**
  * Where the plain decimal (`-?D+(.D+)?`) starting at `p` ends on the closing quote: the quote's index, or -1 when
  * the text there is anything else. One pass for the scan and the check.
@@ -315,10 +336,8 @@ function decimalEnd(text: string, p: number, end: number): number {
  */
 function fastDelta(text: string, s: number, end: number): DeltaRow | undefined {
   if (!text.startsWith(DELTA_HEAD, s) || !text.startsWith(SEQ, s + 31)) return undefined;
-  const ts = text.slice(s + 7, s + 31);
-  const tsMs = parseServiceTimestamp(ts);
-  if (Number.isNaN(tsMs)) return undefined;
-  lastTs = tsMs;
+  if (!fastTs(text, s + 7)) return undefined;
+  const ts = fastTsText;
   let p = s + 31 + SEQ.length;
   const seqStart = p;
   let sequence = 0;
@@ -352,10 +371,8 @@ function fastSnapshot(text: string, s: number, end: number): SnapshotRow | undef
   if (text.startsWith(SNAP_BID, s + 31)) side = 'bid';
   else if (text.startsWith(SNAP_ASK, s + 31)) side = 'ask';
   else return undefined;
-  const ts = text.slice(s + 7, s + 31);
-  const tsMs = parseServiceTimestamp(ts);
-  if (Number.isNaN(tsMs)) return undefined;
-  lastTs = tsMs;
+  if (!fastTs(text, s + 7)) return undefined;
+  const ts = fastTsText;
   const p = s + 31 + SNAP_BID.length;
   const priceEnd = decimalEnd(text, p, end);
   if (priceEnd < 0 || !text.startsWith(Q, priceEnd)) return undefined;

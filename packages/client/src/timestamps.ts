@@ -134,6 +134,14 @@ export function formatTimestamp(ms: number): string {
 }
 
 /**
+ * `formatTimestamp(ms)`, giving back `text` when it already is that form of `ms` (a row's own `ts`): the replay
+ * names a moment per book without a `Date` each time.
+ */
+export function formatTimestampLike(text: string, ms: number): string {
+  return parseServiceTimestamp(text) === ms ? text : formatTimestamp(ms);
+}
+
+/**
  * Integer epoch milliseconds as text, as the history API takes them: 13 digits, the first not 0 (2001-09-09 to
  * 2286-11-20). Ten digits (epoch seconds) and anything signed, fractional or padded are not a moment.
  */
