@@ -508,6 +508,28 @@ describe('Writer', () => {
     await again.close(1000);
   });
 
+  it('spools the batches waiting in memory before a younger one: a crash loses none older than what survives', async () => {
+    const away = fakeStore();
+    away.state.failNext = 1_000_000; // ClickHouse away: the first batch stays in memory, being retried
+    const dir = tmp();
+    const first = deltas(1);
+    const w = make(away.store, { spoolDir: dir, maxMemoryBytes: first.bytes });
+    w.start();
+    w.enqueue(first);
+    await until(() => away.state.inserts > 0); // in flight
+    for (let i = 1; i < 4; i++) w.enqueue(deltas(i * 10 + 1)); // memory is full: to the spool
+    // A crash now (nothing more of this process runs): the next one replays the spool alone, and finds every batch,
+    // the one that was in flight included, in production order.
+    const back = fakeStore();
+    const again = make(back.store, { spoolDir: dir });
+    again.start();
+    await until(() => again.spoolEmpty && again.idle);
+    const seqs = (back.tables.get('deltas') ?? []).map((l) => Number(l.split('\t')[3]));
+    expect(seqs).toEqual([1, 2, 11, 12, 21, 22, 31, 32]);
+    await again.close(1000);
+    await w.close(0);
+  });
+
   it('spools verification points like rows: the next run replays them (row format 4) after a probe', async () => {
     const { store, tables, state, formats } = fakeStore();
     state.failNext = 1_000_000; // ClickHouse away

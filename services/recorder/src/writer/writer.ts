@@ -227,6 +227,7 @@ export class Writer {
       this.pushMemory(lane, batch);
     } else {
       try {
+        this.spoolOlder(lane);
         lane.spool.append(batch);
         releaseBatch(batch);
       } catch (err) {
@@ -236,6 +237,25 @@ export class Writer {
     }
     this.checkPressure();
     lane.signal();
+  }
+
+  /**
+   * Before a batch goes to the spool while older ones wait in memory: those go to the spool first, in order — the one
+   * being inserted as a copy (it stays in memory; its record is probed before a replay, so it never lands twice). A
+   * crash then loses no older batch while a younger spooled one survives: what lands is a prefix of production per
+   * lane (the book tables' exact resume point, and the redundant recorders' landed end, rely on it).
+   */
+  private spoolOlder(lane: Lane): void {
+    if (lane.queue.length === 0) return;
+    const inflight = lane.inflight !== undefined && lane.queue[0] === lane.inflight ? lane.inflight : undefined;
+    const waiting = lane.queue.splice(inflight === undefined ? 0 : 1);
+    lane.spool.prepend(inflight === undefined ? waiting : [inflight, ...waiting]);
+    for (const b of waiting) {
+      this.memoryBytes -= b.bytes;
+      addCounts(this.memoryRows, b.rowsByExchange, -1);
+      releaseBatch(b);
+    }
+    this.settled(waiting);
   }
 
   private pushMemory(lane: Lane, batch: SealedBatch): void {
