@@ -341,7 +341,7 @@ FROM ${db}.deltas WHERE ${ofExchange} AND (${atTs(bookEnds)}) ORDER BY ticker, s
       try {
         await ch.data.command({
           query: sql`KILL QUERY ON CLUSTER ${cluster} WHERE ${ofTerm} SYNC`.text,
-          clickhouse_settings: { distributed_ddl_task_timeout: ddlTimeout },
+          clickhouse_settings: { distributed_ddl_task_timeout: String(ddlTimeout) },
         });
       } catch (err) {
         // Some server did not run it within the DDL timeout (a down one never does until it is back): the servers
