@@ -143,7 +143,10 @@ async function termOf(c: Chaos, r: Redis, i: number): Promise<number> {
   throw new Error(`no lease of ${id}`);
 }
 
-/** `OPTIMIZE … FINAL` of the trades on every server (each shard's replicated table; waits for its replicas). */
+/**
+ * `OPTIMIZE … FINAL` of the trades on every server (each shard's replicated table; waits for its replicas). 18.16
+ * answers `Unknown log entry type: 0` (code 49) when the leader replica found nothing to merge: nothing to do.
+ */
 async function mergeTrades(database: string): Promise<void> {
   for (const node of cluster.nodes) {
     const params = new URLSearchParams({ replication_alter_partitions_sync: '2' });
@@ -151,7 +154,10 @@ async function mergeTrades(database: string): Promise<void> {
       method: 'POST',
       body: `OPTIMIZE TABLE ${database}.trades_local FINAL`,
     });
-    if (res.status !== 200) throw new Error(`OPTIMIZE on ${node.name}: ${await res.text()}`);
+    const text = await res.text();
+    if (res.status !== 200 && !/Unknown log entry type: 0/.test(text)) {
+      throw new Error(`OPTIMIZE on ${node.name}: ${text}`);
+    }
   }
 }
 
