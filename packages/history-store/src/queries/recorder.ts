@@ -16,6 +16,7 @@ import {
   type InsertTable,
 } from '../inserts';
 import { join, lit, sql, type Side, type Sql } from '../literals';
+import { classifyClickHouseError } from '../errors';
 import { Querier } from '../querier';
 import type { HandoverKind, VerificationMethod } from '../schema';
 import { trimDecimal } from './order-books';
@@ -279,18 +280,76 @@ FROM ${db}.deltas WHERE ${ofExchange} AND (${atTs(bookEnds)}) ORDER BY ticker, s
   /**
    * Ends every insert of a recorder's term still running (redundant recording: the recorder taking over the tickers
    * of a dead or deposed term, before it reads their landed ends), and waits until they have ended: `KILL QUERY …
-   * SYNC` on the query ids `rec-<term>-…` (recorderQueryId) and, on a cluster, on every server (`ON CLUSTER`, through
-   * the distributed DDL queue), including the shards' parts of an insert through the Distributed table (their
-   * `initial_query_id` is the insert's). Nothing of the term can land afterwards, except an insert that had not yet
-   * reached ClickHouse (the lease's margins leave it seconds to do so). Throws if ClickHouse cannot be asked.
+   * SYNC` on the query ids `rec-<term>-…` (recorderQueryId), including the shards' parts of an insert through the
+   * Distributed table (their `initial_query_id` is the insert's). Nothing of the term can land afterwards, except an
+   * insert that had not yet reached ClickHouse (the lease's margins leave it seconds to do so). Throws if ClickHouse
+   * cannot be asked, or (cluster) a reachable server still runs one of the term's queries at `timeoutMs`.
+   *
+   * On a cluster every server of it (`system.clusters`) is asked through `remote()` whether it runs one of the term's
+   * queries; only then is `KILL QUERY ON CLUSTER … SYNC` sent (through the distributed DDL queue), with
+   * `distributed_ddl_task_timeout` bounded by `timeoutMs`, and the servers are asked again until none runs one.
+   * ON CLUSTER alone would wait for a server that is down up to the DDL timeout (180 s by default) and then fail
+   * (measured on 18.16), so a takeover would never finish while one replica is down. A server `remote()` cannot
+   * reach (connection refused or failed: a crashed or stopped server) counts as running nothing; its queued kill runs
+   * when it is back.
    */
-  async killWriter(term: number): Promise<void> {
+  async killWriter(term: number, timeoutMs = 30_000): Promise<void> {
     const ch = connectionOf(this.store);
     const pattern = lit.queryIdPrefix(recorderQueryPrefix(term));
-    const on = ch.cluster === undefined ? sql`` : sql` ON CLUSTER ${lit.cluster(ch.cluster)}`;
-    await ch.data.command({
-      query: sql`KILL QUERY${on} WHERE query_id LIKE ${pattern} OR initial_query_id LIKE ${pattern} SYNC`.text,
-    });
+    const ofTerm = sql`query_id LIKE ${pattern} OR initial_query_id LIKE ${pattern}`;
+    if (ch.cluster === undefined) {
+      await ch.data.command({ query: sql`KILL QUERY WHERE ${ofTerm} SYNC`.text });
+      return;
+    }
+    const cluster = lit.cluster(ch.cluster);
+    const deadline = Date.now() + timeoutMs;
+    const servers = await this.q.jsonWithin(
+      timeoutMs,
+      'cluster-servers',
+      sql`SELECT DISTINCT host_name, port FROM system.clusters WHERE cluster = ${cluster}`,
+      (r) => `${String(r.host_name)}:${Number(r.port)}`,
+    );
+    if (servers.length === 0) throw new Error(`killWriter: no server of cluster ${ch.cluster} in system.clusters`);
+    /** The servers that run a query of the term (unreachable ones count as running none). */
+    const running = async (): Promise<string[]> => {
+      const budget = Math.max(1000, Math.min(10_000, deadline - Date.now()));
+      const found = await Promise.all(
+        servers.map(async (server) => {
+          try {
+            const [n] = await this.q.jsonWithin(
+              budget,
+              'term-queries',
+              sql`SELECT count() AS n FROM remote(${lit.address(server)}, system.processes) WHERE ${ofTerm}`,
+              (r) => Number(r.n),
+            );
+            return (n ?? 0) > 0 ? [server] : [];
+          } catch (err) {
+            if (unreachableServer(err)) return [];
+            throw err;
+          }
+        }),
+      );
+      return found.flat();
+    };
+    for (let round = 0; ; round++) {
+      const busy = await running();
+      if (busy.length === 0) return;
+      if (Date.now() >= deadline) {
+        throw new Error(`killWriter: ${busy.join(', ')} still run queries of term ${term} after KILL QUERY ON CLUSTER`);
+      }
+      const ddlTimeout = Math.max(1, Math.min(10, Math.floor((deadline - Date.now()) / 1000)));
+      try {
+        await ch.data.command({
+          query: sql`KILL QUERY ON CLUSTER ${cluster} WHERE ${ofTerm} SYNC`.text,
+          clickhouse_settings: { distributed_ddl_task_timeout: String(ddlTimeout) },
+        });
+      } catch (err) {
+        // Some server did not run it within the DDL timeout (a down one never does until it is back): the servers
+        // are asked again, which is what decides.
+        if (classifyClickHouseError(err).code !== DDL_TIMEOUT) throw err;
+      }
+      if (round > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 100 * 2 ** round)));
+    }
   }
 
   /**
@@ -327,6 +386,17 @@ ORDER BY exchange, ticker, ts`,
     const [first] = await this.q.jsonWithin(timeoutMs, name, query, (r) => Number(r.n));
     return first ?? 0;
   }
+}
+
+/** TIMEOUT_EXCEEDED: a distributed DDL query some server has not run within `distributed_ddl_task_timeout`. */
+const DDL_TIMEOUT = 159;
+
+/**
+ * `remote()` could not reach the server: NETWORK_ERROR (connection refused), SOCKET_TIMEOUT, ALL_CONNECTION_TRIES_FAILED.
+ */
+function unreachableServer(err: unknown): boolean {
+  const code = classifyClickHouseError(err).code;
+  return code === 209 || code === 210 || code === 279;
 }
 
 /** `(ticker = … AND ts = …) OR …`: the rows of each ticker at one ts (the primary key narrows each to a granule). */

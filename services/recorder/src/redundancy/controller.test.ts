@@ -202,6 +202,47 @@ describe('Controller takeover (decision 1)', () => {
     expect(metrics).toContain('recorder_takeover_seconds_count{kind="takeover"} 1');
   });
 
+  it('waits the TTL and kills a dead term once, however many exchanges it owned tickers of', async () => {
+    const EX2 = 'venue_d' as ExchangeKey;
+    const ownership = new MemoryOwnership();
+    await ownership.swap(EX, ['X'], null, { term: 3, state: 'owned' });
+    await ownership.swap(EX2, ['Y'], null, { term: 3, state: 'owned' });
+    const f = fakes({ term: 4, alive: [3], landed: { X: LANDED, Y: LANDED } });
+    const c = new Controller({
+      lease: f.lease,
+      ownership,
+      store: f.store,
+      writer: f.writer,
+      buffer: f.buffer,
+      routing: f.routing,
+      tickers: f.tickers,
+      sink: {} as RowSink,
+      exchanges: [EX, EX2],
+      ttlMs: TTL,
+      offerTimeoutMs: 1000,
+      writeFailureMs: 60_000,
+      logger,
+      clock: f.clock,
+    });
+    await c.admit(EX, ['X']);
+    await c.admit(EX2, ['Y']);
+    f.live.add('X').add('Y');
+    await c.poll(); // live from now
+    f.alive.delete(3);
+    f.advance(TTL + 2000);
+    f.calls.length = 0;
+    await c.poll();
+    expect(f.calls.filter((call) => call[0] === 'sleep' || call[0] === 'killWriter')).toEqual([
+      ['sleep', TTL],
+      ['killWriter', 3],
+    ]);
+    expect(f.handovers.map((h) => [h.ticker, h.kind, h.fromTerm])).toEqual([
+      ['X', 'takeover', 3],
+      ['Y', 'takeover', 3],
+    ]);
+    expect([c.role(EX, 'X'), c.role(EX2, 'Y')]).toEqual(['owner', 'owner']);
+  });
+
   it('takes a released ticker without waiting or killing, as a `release`', async () => {
     const ownership = new MemoryOwnership();
     await ownership.swap(EX, ['X', 'Y'], null, { term: 3, state: 'released' });

@@ -155,6 +155,8 @@ export class Controller {
   private readonly releasedAt = new Map<string, number>();
   /** Since when (monotonic) this recorder's book of a ticker is live without a break, as the polls saw it. */
   private readonly liveSince = new Map<string, number>();
+  /** Dead terms whose inserts were ended (endDeadTerm), or are being ended. */
+  private readonly deadTermsEnded = new Map<number, Promise<void>>();
   /** Ends of tickers being released, taken when their routing left the writer, until published. */
   private readonly released = new Map<string, LandedEnd>();
   private readonly clock: Clock;
@@ -194,10 +196,14 @@ export class Controller {
 
   /**
    * The writer's fence input for a term found in the spool: waits until no ticker is owned by `term` any more (a live
-   * peer takes what it is live on; this recorder claims the rest, after the TTL wait and the kill), then returns the
-   * term's handovers rows.
+   * peer takes what it is live on; this recorder claims the rest, after the TTL wait and the kill), then until the
+   * term's handovers rows hold every ticker a peer took (the peer's claim, `splicing`, comes before its TTL wait, kill
+   * and handovers row: a fence read at the claim would miss the row, and the term's spooled rows after S would be
+   * replayed over the peer's — found on the cluster), at most `3 × ttl + poll` more; then returns them.
    */
   async resolveTerm(term: number): Promise<HandoverRow[]> {
+    /** Tickers of the term a live peer takes (exchange\0ticker): each gets a handovers row from the term. */
+    const byPeers = new Set<string>();
     if (term !== this.term && term !== 0) {
       const giveUpAt = this.clock.monotonic() + 3 * this.o.ttlMs + (this.o.pollMs ?? 1000);
       for (;;) {
@@ -214,8 +220,10 @@ export class Controller {
           }
           const mine: Array<[string, Owner]> = [];
           for (const [ticker, owner] of ofTerm) {
-            if (this.clock.monotonic() < giveUpAt && (await this.livePeer(live, ticker, alive))) left++;
-            else mine.push([ticker, owner]);
+            if (this.clock.monotonic() < giveUpAt && (await this.livePeer(live, ticker, alive))) {
+              left++;
+              byPeers.add(key(exchange, ticker));
+            } else mine.push([ticker, owner]);
           }
           // Our own earlier term: its spool is ours and replays whole, so no handovers row (nothing to fence).
           for (const { from, tickers } of groupByValue(mine).values()) {
@@ -226,7 +234,29 @@ export class Controller {
         await this.clock.sleep(this.o.pollMs ?? 1000);
       }
     }
-    return this.o.store.handoversOf(term);
+    const giveUpAt = this.clock.monotonic() + 3 * this.o.ttlMs + (this.o.pollMs ?? 1000);
+    for (;;) {
+      const rows = await this.o.store.handoversOf(term);
+      for (const r of rows) if (r.fromTerm === term) byPeers.delete(key(r.exchange, r.ticker));
+      // Those this recorder claimed in the end (no peer took them) get no row. A peer's claim still splicing may be of
+      // this term's ticker (claimed before this recorder looked): waited for too.
+      let splicing = 0;
+      for (const exchange of this.o.exchanges) {
+        for (const [ticker, owner] of await this.o.ownership.owners(exchange)) {
+          if (owner.term === this.term) byPeers.delete(key(exchange, ticker));
+          else if (owner.state === 'splicing') splicing++;
+        }
+      }
+      if (byPeers.size === 0 && splicing === 0) return rows;
+      if (this.clock.monotonic() >= giveUpAt) {
+        this.o.logger.warn(
+          { term, tickers: byPeers.size, splicing },
+          'tickers a peer took from a term in the spool have no handovers row yet: their spooled rows replay unfenced',
+        );
+        return rows;
+      }
+      await this.clock.sleep(this.o.pollMs ?? 1000);
+    }
   }
 
   /** The spool is replayed: readiness may count. */
@@ -436,10 +466,7 @@ export class Controller {
       const kind = kindOf(original);
       for (const t of group) this.setRole(exchange, t, 'taking');
       try {
-        if (needsKill(original)) {
-          await this.clock.sleep(this.o.ttlMs);
-          await this.o.store.killWriter((original as Owner).term);
-        }
+        if (needsKill(original)) await this.endDeadTerm((original as Owner).term);
         const ends = await this.endsOf(exchange, original, group);
         const detectedAt = this.clock.wall();
         const points = group.map((ticker) => {
@@ -510,10 +537,7 @@ export class Controller {
     if (claimed.length === 0) return 0;
     const kind = kindOf(from);
     try {
-      if (needsKill(from)) {
-        await this.clock.sleep(this.o.ttlMs);
-        await this.o.store.killWriter((from as Owner).term);
-      }
+      if (needsKill(from)) await this.endDeadTerm((from as Owner).term);
       if (fence && from !== null) {
         const ends = await this.o.store.landedEnds(exchange, claimed);
         const detectedAt = this.clock.wall();
@@ -763,6 +787,25 @@ export class Controller {
   }
 
   // ---------------------------------------------------------------------------------------------------- helpers
+
+  /**
+   * The TTL wait and the kill of a dead term's inserts (decision 1, step 1), once per term: after them nothing of the
+   * term can land, so the takeovers of its tickers on the other exchanges (one takeover per exchange, one after the
+   * other) need neither again. Each waiting its own TTL made a dead owner of five exchanges take five TTLs to replace:
+   * the last exchanges' splices no longer reached back into the standby buffer (handover gaps). A failure is not kept.
+   */
+  private endDeadTerm(term: number): Promise<void> {
+    let ended = this.deadTermsEnded.get(term);
+    if (!ended) {
+      ended = (async () => {
+        await this.clock.sleep(this.o.ttlMs);
+        await this.o.store.killWriter(term);
+      })();
+      this.deadTermsEnded.set(term, ended);
+      ended.catch(() => this.deadTermsEnded.delete(term));
+    }
+    return ended;
+  }
 
   /** Publishes the ends of tickers about to be released (read before their routing left the writer). */
   private async publishEnds(exchange: ExchangeKey, tickers: readonly string[]): Promise<void> {

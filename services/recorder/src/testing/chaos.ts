@@ -130,6 +130,11 @@ export interface ChaosOptions {
   env?: Record<string, string>;
   /** Where each recorder's log goes (a file per recorder); default a temporary folder, removed unless kept. */
   logDir?: string;
+  /**
+   * A ClickHouse cluster instead of the test server (`*.cluster.test.ts`): the server the recorders (each through its
+   * proxy) and the history API talk to, and the cluster's name (CLICKHOUSE_CLUSTER).
+   */
+  cluster?: { url: string; name: string };
 }
 
 export interface ChaosRecorder {
@@ -159,6 +164,8 @@ export interface ChaosReport {
   duplicates: { deltas: number; trades: number; snapshots: number };
   /** Up to ten duplicated deltas, with what was duplicated. */
   duplicateSamples: string[];
+  /** `duplicates.deltas` by exchange (only those with some). */
+  deltaDuplicatesByExchange: Partial<Record<ExchangeKey, number>>;
   /** Rows read through the API, per kind. */
   readRows: { deltas: number; trades: number; snapshots: number };
   /** Rule-7 moments compared (random and event moments; handover moments apart). */
@@ -208,7 +215,12 @@ export class Chaos {
 
   /** The harness (simulator, database) and one proxy and spool folder per recorder; nothing started yet. */
   static async create(options: ChaosOptions): Promise<Chaos> {
-    const h = await createRecorderHarness({ sim: { updatesPerSecond: 120, ...options.sim } });
+    const h = await createRecorderHarness({
+      sim: { updatesPerSecond: 120, ...options.sim },
+      ...(options.cluster
+        ? { clickhouseUrl: options.cluster.url, env: { CLICKHOUSE_CLUSTER: options.cluster.name } }
+        : {}),
+    });
     const tickers = (e: ExchangeKey) => h.sim.books.tickers(e).join(',');
     const spoolMax = options.spoolMaxBytes ?? 1024 * 1024;
     const env: Record<string, string> = {
@@ -300,6 +312,11 @@ export class Chaos {
     this.note(r, signal === 'SIGKILL' ? 'sigkill' : 'sigterm');
     child.kill(signal);
     await exited;
+  }
+
+  /** SIGTERM recorder `i` (it hands its tickers to a live peer, then stops) and wait for its exit; it stays down. */
+  async terminate(i: number): Promise<void> {
+    await this.signal(i, 'SIGTERM');
   }
 
   /** SIGKILL recorder `i`, leave it down `downMs`, start it again (waits for /ready). */
@@ -439,6 +456,7 @@ export class Chaos {
     const api = await startHistoryProcess(this.h);
     const duplicates = { deltas: 0, trades: 0, snapshots: 0 };
     const duplicateSamples: string[] = [];
+    const deltaDuplicatesByExchange: Partial<Record<ExchangeKey, number>> = {};
     const readRows = { deltas: 0, trades: 0, snapshots: 0 };
     try {
       const from = this.started - 60_000;
@@ -451,6 +469,7 @@ export class Chaos {
           // Deltas: beyond the simulator's count of the same change at the same ts (Gemini: its receive clock, so
           // the count of each change over the run), and no (ts, sequence) twice.
           const deltas = (await read('deltas')).filter((d) => Date.parse(d.ts as string) > first);
+          const before = duplicates.deltas;
           readRows.deltas += deltas.length;
           const clocked = exchange !== 'venue_c';
           const key = (ts: number, k: string) => (clocked ? `${ts} ${k}` : k);
@@ -480,6 +499,10 @@ export class Chaos {
               if (duplicateSamples.length < 10)
                 duplicateSamples.push(`${exchange} ${ticker} ${k} ×${n} (emitted ×${want})`);
             }
+          }
+          if (duplicates.deltas > before) {
+            deltaDuplicatesByExchange[exchange] =
+              (deltaDuplicatesByExchange[exchange] ?? 0) + duplicates.deltas - before;
           }
           // Trades: each id once.
           const trades = await read('trades');
@@ -568,6 +591,7 @@ export class Chaos {
       gapSamples,
       duplicates,
       duplicateSamples,
+      deltaDuplicatesByExchange,
       readRows,
       rule7Moments,
       handovers,

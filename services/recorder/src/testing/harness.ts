@@ -285,6 +285,7 @@ export async function startHistoryProcess(h: Pick<RecorderHarness, 'env' | 'data
       REDIS_KEY_PREFIX: `${uniqueName('rh')}:`,
       CLICKHOUSE_URL: h.env.CLICKHOUSE_URL as string,
       CLICKHOUSE_DATABASE: h.database,
+      ...(h.env.CLICKHOUSE_CLUSTER ? { CLICKHOUSE_CLUSTER: h.env.CLICKHOUSE_CLUSTER } : {}),
       HISTORY_PORT: String(port),
       CATALOGUE_CACHE_TTL_MS: '0',
       RATE_LIMIT_ANONYMOUS_RPM: '100000',
