@@ -667,6 +667,53 @@ describe('the recorder’s operations', () => {
     expect((await recorder().landedEnds('venue_b', tickers)).size).toBe(0);
   });
 
+  it('read the book a ticker’s landed rows end with: the newest snapshot and the deltas from its ms, unless a book gap follows', async () => {
+    await recorder().insert('snapshots', [
+      'venue_c\tBOOK-1\t1000\tbid\t0.4\t9\t1000\n',
+      'venue_c\tBOOK-1\t3000\tbid\t0.5\t1.50\t3000\n',
+      'venue_c\tBOOK-1\t3000\task\t0.6\t2\t3000\n',
+      'venue_c\tBOOK-2\t3000\tbid\t0.5\t1\t3000\n',
+      'venue_c\tBOOK-4\t3000\tbid\t0.5\t1\t3000\n',
+    ]);
+    await recorder().insert('deltas', [
+      // Before the snapshot (in it already), at its ms (after it), after it, and after `at`.
+      'venue_c\tBOOK-1\t2000\t1\tbid\t0.4\t-9\t2000\n',
+      'venue_c\tBOOK-1\t3000\t3\task\t0.6\t-2\t3000\n',
+      'venue_c\tBOOK-1\t3000\t2\tbid\t0.5\t0.5\t3000\n',
+      'venue_c\tBOOK-1\t4000\t4\tbid\t0.55\t3\t4000\n',
+      'venue_c\tBOOK-1\t6000\t5\tbid\t0.55\t-3\t6000\n',
+    ]);
+    await recorder().insert('gaps', [
+      'venue_c\tBOOK-2\t3500\t4500\tdisconnect\t4501\tbook\n',
+      'venue_c\tBOOK-4\t3500\t4500\tbackfill_failed\t4501\ttrades\n',
+    ]);
+    expect(await recorder().landedBook('venue_c', 'BOOK-1', 5000)).toEqual({
+      // In (side, price) order: bids first.
+      levels: [
+        { side: 'bid', price: '0.5', quantity: '1.5' },
+        { side: 'ask', price: '0.6', quantity: '2' },
+      ],
+      deltas: [
+        { side: 'bid', price: '0.5', quantityDelta: '0.5' },
+        { side: 'ask', price: '0.6', quantityDelta: '-2' },
+        { side: 'bid', price: '0.55', quantityDelta: '3' },
+      ],
+    });
+    // Before the newer snapshot: the older one.
+    expect(await recorder().landedBook('venue_c', 'BOOK-1', 2500)).toEqual({
+      levels: [{ side: 'bid', price: '0.4', quantity: '9' }],
+      deltas: [{ side: 'bid', price: '0.4', quantityDelta: '-9' }],
+    });
+    // A book gap after the snapshot: the book is not known; a trades gap leaves it known; no snapshot: not known.
+    expect(await recorder().landedBook('venue_c', 'BOOK-2', 5000)).toBeUndefined();
+    expect(await recorder().landedBook('venue_c', 'BOOK-4', 5000)).toEqual({
+      levels: [{ side: 'bid', price: '0.5', quantity: '1' }],
+      deltas: [],
+    });
+    expect(await recorder().landedBook('venue_c', 'BOOK-3', 5000)).toBeUndefined();
+    expect(await recorder().landedBook('venue_b', 'BOOK-1', 5000)).toBeUndefined();
+  });
+
   it('record hand-overs and read those from or to a term, in (exchange, ticker, ts) order', async () => {
     const term = 1_000_000 + Math.floor(Math.random() * 1_000_000);
     const row = (ticker: string, ts: number, from: number, to: number, kind: 'release' | 'takeover' | 'offer') => ({

@@ -251,6 +251,11 @@ async function answers(store: HistoryStore, rows: ReturnType<typeof generate>): 
         )),
       ].sort();
       for (const ticker of tickers) {
+        out[`landed book ${exchange} ${ticker}`] = await new RecorderStore(store).landedBook(
+          exchange,
+          ticker,
+          FROM + 3_600_000,
+        );
         for (const variant of [ticker, ticker.toUpperCase(), ticker.toLowerCase()]) {
           out[`catalogue ${exchange} ${variant}`] = await q.catalogue(scope, exchange, variant);
         }

@@ -57,7 +57,8 @@ const SNAPSHOT_ORDER = sql`ts, side, toFloat64(price), toFloat64(quantity)`;
 
 /** The gaps of one stream (migration 3): the book's, or the trades'. */
 const streamCondition = (stream: GapStream): Sql => sql`stream = ${lit.token(stream)}`;
-const BOOK_GAPS = streamCondition('book');
+/** The book stream's gaps (a trades gap leaves the book continuous). */
+export const BOOK_GAPS = streamCondition('book');
 
 export interface WindowQueryOptions {
   /** Add `received_ts` after the layout's columns. */

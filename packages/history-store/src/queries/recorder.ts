@@ -19,7 +19,8 @@ import { join, lit, sql, type Side, type Sql } from '../literals';
 import { classifyClickHouseError } from '../errors';
 import { Querier } from '../querier';
 import type { HandoverKind, VerificationMethod } from '../schema';
-import { trimDecimal } from './order-books';
+import { BOOK_GAPS, trimDecimal } from './order-books';
+import { tickerCondition } from './conditions';
 import { connectionOf, type HistoryStore } from '../store';
 
 /** The natural key of a batch's last row: present in the table ⇔ the (atomic) batch was written. */
@@ -57,6 +58,13 @@ export interface LandedDelta {
   price: string;
   quantityDelta: string;
   sequence: number;
+}
+
+/** A level of a landed snapshot (landedBook). */
+export interface LandedLevel {
+  side: Side;
+  price: string;
+  quantity: string;
 }
 
 /** Where a ticker's landed rows end (landedEnds). */
@@ -380,6 +388,62 @@ ORDER BY exchange, ticker, ts`,
         detected_at: Number(r.detected_at),
       }),
     );
+  }
+
+  /**
+   * The book a ticker's landed rows end with at `at` (its landed end): the newest snapshot at or before `at` (within
+   * `lookBackMs`) and the deltas from its ts to `at`, in (ts, sequence) order (rule 7 with the snapshot convention of
+   * docs/history-internals.md: deltas at the snapshot's ts apply after it). Undefined when there is no such snapshot or
+   * a book gap ends after it (the book is not known there). What a takeover on a receive clock compares its standby's
+   * books with (the dead owner published no digest of its own).
+   */
+  async landedBook(
+    exchange: ExchangeKey,
+    ticker: string,
+    at: number,
+    lookBackMs = 86_400_000,
+    timeoutMs = 30_000,
+  ): Promise<{ levels: LandedLevel[]; deltas: Array<Omit<LandedDelta, 'sequence'>> } | undefined> {
+    const db = this.q.db;
+    const key = tickerCondition(exchange, ticker);
+    const [base] = await this.q.jsonWithin(
+      timeoutMs,
+      'landed-book-base',
+      sql`SELECT max(ts) AS snapshot_ts, count() AS n FROM ${db}.snapshots
+WHERE ${key} AND ts <= ${lit.int(at)} AND ts >= ${lit.int(at - lookBackMs)}`,
+      (r) => ({ ts: Number(r.snapshot_ts), n: Number(r.n) }),
+    );
+    if (base === undefined || base.n === 0) return undefined;
+    const gapsAfter = await this.count(
+      'landed-book-gaps',
+      sql`SELECT count() AS n FROM ${db}.gaps WHERE ${key} AND ${BOOK_GAPS}
+AND to_ts > ${lit.int(base.ts)} AND from_ts <= ${lit.int(at)}`,
+      timeoutMs,
+    );
+    if (gapsAfter > 0) return undefined;
+    const decimalRow = (r: Record<string, unknown>) => ({
+      side: String(r.side_name) as Side,
+      price: trimDecimal(String(r.price_text)),
+      value: trimDecimal(String(r.value_text)),
+    });
+    const levels = await this.q.jsonWithin(
+      timeoutMs,
+      'landed-book-snapshot',
+      sql`SELECT toString(side) AS side_name, toString(price) AS price_text, toString(quantity) AS value_text
+FROM ${db}.snapshots WHERE ${key} AND ts = ${lit.int(base.ts)} ORDER BY side, price`,
+      decimalRow,
+    );
+    const deltas = await this.q.jsonWithin(
+      timeoutMs,
+      'landed-book-deltas',
+      sql`SELECT toString(side) AS side_name, toString(price) AS price_text, toString(quantity_delta) AS value_text
+FROM ${db}.deltas WHERE ${key} AND ts >= ${lit.int(base.ts)} AND ts <= ${lit.int(at)} ORDER BY ts, sequence`,
+      decimalRow,
+    );
+    return {
+      levels: levels.map(({ side, price, value }) => ({ side, price, quantity: value })),
+      deltas: deltas.map(({ side, price, value }) => ({ side, price, quantityDelta: value })),
+    };
   }
 
   private async count(name: string, query: Sql, timeoutMs: number): Promise<number> {

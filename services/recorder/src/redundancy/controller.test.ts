@@ -12,7 +12,13 @@ const logger = createLogger({ name: 'controller-test', level: 'silent' });
 /** Every call of the fakes, in order. */
 type Call = [string, ...unknown[]];
 
-function fakes(options: { term: number; alive?: number[]; landed?: Record<string, LandedEnd> }) {
+function fakes(options: {
+  term: number;
+  alive?: number[];
+  landed?: Record<string, LandedEnd>;
+  /** The landed books' digests (a receive clock); without: the store has no landedDigest (a venue clock). */
+  digests?: Record<string, string>;
+}) {
   const calls: Call[] = [];
   const alive = new Set(options.alive ?? []);
   let t = 0;
@@ -54,6 +60,14 @@ function fakes(options: { term: number; alive?: number[]; landed?: Record<string
       return Promise.resolve();
     },
     handoversOf: (term) => Promise.resolve(handovers.filter((r) => r.fromTerm === term || r.toTerm === term)),
+    ...(options.digests === undefined
+      ? {}
+      : {
+          landedDigest: (_exchange: ExchangeKey, ticker: string, at: number) => {
+            calls.push(['landedDigest', ticker, at]);
+            return Promise.resolve(options.digests?.[ticker]);
+          },
+        }),
   };
   let drainedRelease: (() => void) | undefined;
   let holdDrained = false;
@@ -200,6 +214,27 @@ describe('Controller takeover (decision 1)', () => {
     expect(metrics).toContain('recorder_handovers_total{kind="takeover",result="taken"} 1');
     expect(metrics).toContain('recorder_role{exchange="venue_b",role="owner"} 1');
     expect(metrics).toContain('recorder_takeover_seconds_count{kind="takeover"} 1');
+  });
+
+  it('splices a dead owner’s ticker on a receive clock at its landed book’s digest', async () => {
+    const ownership = new MemoryOwnership();
+    await ownership.swap(EX, ['X', 'Y'], null, { term: 3, state: 'owned' });
+    // Y's landed book is not known (a gap after its snapshot): no digest, the split is by time.
+    const f = fakes({ term: 4, alive: [3], landed: { X: LANDED, Y: LANDED }, digests: { X: 'digest-of-x' } });
+    const c = controller(f, ownership);
+    await c.admit(EX, ['X', 'Y']);
+    f.live.add('X');
+    f.live.add('Y');
+    await c.poll();
+    f.alive.delete(3);
+    f.advance(TTL + 2000);
+    await c.poll();
+    expect(f.calls).toContainEqual(['landedDigest', 'X', LANDED.lastTs]);
+    const point = (ticker: string) =>
+      f.spliced[f.calls.filter((k) => k[0] === 'splice').findIndex((k) => k[1] === ticker)];
+    expect(point('X')).toMatchObject({ s: 5001, digest: 'digest-of-x' });
+    expect(point('Y')).toMatchObject({ s: 5001 });
+    expect(point('Y')).not.toHaveProperty('digest');
   });
 
   it('waits the TTL and kills a dead term once, however many exchanges it owned tickers of', async () => {

@@ -820,7 +820,8 @@ export class Controller {
 
   /**
    * Where each ticker's stored series ends: what a releasing owner published (it produced that much, landed or
-   * spooled: its spool replays it), else what landed (a dead owner: its unlanded rows are fenced off).
+   * spooled: its spool replays it), else what landed (a dead owner: its unlanded rows are fenced off), with the landed
+   * book's digest where the clock is the recorders' own (ControlStore.landedDigest).
    */
   private async endsOf(
     exchange: ExchangeKey,
@@ -834,7 +835,19 @@ export class Controller {
       }
     }
     const rest = tickers.filter((t) => !out.has(t));
-    if (rest.length > 0) for (const [t, end] of await this.o.store.landedEnds(exchange, rest)) out.set(t, end);
+    if (rest.length === 0) return out;
+    const landed = await this.o.store.landedEnds(exchange, rest);
+    const digestOf = this.o.store.landedDigest?.bind(this.o.store);
+    const ofLanded = [...landed];
+    // On a receive clock the split needs the landed book's digest (a few tickers at a time: four reads each).
+    for (let i = 0; i < ofLanded.length; i += 8) {
+      await Promise.all(
+        ofLanded.slice(i, i + 8).map(async ([t, end]) => {
+          const digest = digestOf && end.lastTs >= 0 ? await digestOf(exchange, t, end.lastTs) : undefined;
+          out.set(t, digest === undefined ? end : { ...end, digest });
+        }),
+      );
+    }
     return out;
   }
 

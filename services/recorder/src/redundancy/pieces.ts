@@ -18,7 +18,10 @@ export interface LandedEnd {
   lastTradeTs: number;
   /** The landed deltas at ts = L, in sequence order (the standby completes ms L from them). */
   deltasAtLast: Array<{ side: SideCode; price: string; quantityDelta: string; sequence: number }>;
-  /** A release's: the digest of the old owner's book when it stopped writing (StandbyBuffer's receive-clock split). */
+  /**
+   * The digest of the old owner's last book (StandbyBuffer's receive-clock split): a release's as it stopped writing,
+   * a takeover's of the landed book (ControlStore.landedDigest).
+   */
   digest?: string;
 }
 
@@ -39,6 +42,11 @@ export interface HandoverRow {
 /** RecorderStore (packages/history-store). */
 export interface ControlStore {
   landedEnds(exchange: ExchangeKey, tickers: readonly string[]): Promise<Map<string, LandedEnd>>;
+  /**
+   * The digest (bookDigest) of the book the ticker's landed rows end with at `at`, where the split of a takeover needs
+   * it (a receive clock: the dead owner published none); undefined: not needed, or the book is not known there.
+   */
+  landedDigest?(exchange: ExchangeKey, ticker: string, at: number): Promise<string | undefined>;
   /** `KILL QUERY WHERE query_id LIKE 'rec-{term}-%' SYNC`, on every server. */
   killWriter(term: number): Promise<void>;
   /** A direct, awaited insert (not through the writer). */

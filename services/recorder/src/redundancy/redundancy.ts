@@ -11,7 +11,7 @@
  */
 import type { ExchangeKey } from '@depthgate/platforms';
 import type { HandoverRow as StoredHandover, RecorderStore } from '@depthgate/history-store';
-import { ASK, BID } from '@depthgate/feeds';
+import { ASK, BID, formatDecimal, LocalBook } from '@depthgate/feeds';
 import { createRedisClient, waitForRedis, type Logger, type Redis, type Registry } from '@depthgate/service-kit';
 import { recorderRedisTarget, type RecorderConfig } from '../config';
 import type { RowSink } from '../rows';
@@ -51,7 +51,7 @@ export function fenceOfHandovers(term: number, rows: readonly HandoverRow[]): Fe
 }
 
 /** The store as the controller speaks it (its rows in the recorder's camelCase, sides as the books' codes). */
-function controlStore(store: RecorderStore): ControlStore {
+function controlStore(store: RecorderStore, venueClock: (exchange: ExchangeKey) => boolean): ControlStore {
   const fromStored = (r: StoredHandover): HandoverRow => ({
     exchange: r.exchange,
     ticker: r.ticker,
@@ -73,6 +73,20 @@ function controlStore(store: RecorderStore): ControlStore {
           },
         ]),
       );
+    },
+    async landedDigest(exchange, ticker, at) {
+      // On a venue's clock both recorders stamp a message alike: the split is by time, no digest needed.
+      if (venueClock(exchange)) return undefined;
+      const landed = await store.landedBook(exchange, ticker, at);
+      if (landed === undefined) return undefined;
+      const book = new LocalBook();
+      const code = (side: 'bid' | 'ask') => (side === 'bid' ? BID : ASK);
+      for (const l of landed.levels) book.setLevel(code(l.side), l.price, l.quantity);
+      for (const d of landed.deltas) {
+        // A landed series that does not add up is no book to match: the split falls back to time.
+        if (!book.addToLevel(code(d.side), d.price, d.quantityDelta, formatDecimal)) return undefined;
+      }
+      return bookDigest(book);
     },
     killWriter: (term) => store.killWriter(term),
     insertHandovers: (rows) =>
@@ -176,7 +190,7 @@ export async function startRedundancy(deps: RedundancyDeps): Promise<Redundancy 
       controller = new Controller({
         lease,
         ownership,
-        store: controlStore(deps.store),
+        store: controlStore(deps.store, (e) => venues.get(e)?.venueClock ?? true),
         writer: parts.writer,
         buffer: {
           splice: (exchange, ticker, point) => {
