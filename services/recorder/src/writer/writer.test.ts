@@ -419,46 +419,55 @@ describe('Writer', () => {
     await w.close(1000);
   });
 
-  it('writes trades through their own lane and probes a trades batch by its last trade before a retry', async () => {
+  const twoTrades = () => {
+    const { sink, sealed } = collect();
+    for (const [sequence, tradeId] of [
+      [1, 't-1'],
+      [2, 't-2'],
+    ] as const) {
+      sink.trade({
+        exchange: 'venue_b',
+        ticker: 'KX-1',
+        ts: MARCH,
+        sequence,
+        tradeId,
+        price: '0.5',
+        size: String(sequence),
+        side: 'buy',
+        venueSide: 'yes',
+        receivedTs: MARCH,
+        venueSeq: '',
+      });
+    }
+    sink.tick(0, true);
+    expect(sealed.map((b) => b.table)).toEqual(['trades']);
+    return sealed[0] as SealedBatch;
+  };
+
+  it('writes trades through their own lane and sends a trades batch again without a probe (read once by id)', async () => {
     const { store, tables, state } = fakeStore();
     state.commitThenFail = 1;
     const w = make(store);
     w.start();
-    const { sink, sealed } = collect();
-    sink.trade({
-      exchange: 'venue_b',
-      ticker: 'KX-1',
-      ts: MARCH,
-      sequence: 1,
-      tradeId: 't-1',
-      price: '0.5',
-      size: '1',
-      side: 'buy',
-      venueSide: 'yes',
-      receivedTs: MARCH,
-      venueSeq: '',
-    });
-    sink.trade({
-      exchange: 'venue_b',
-      ticker: 'KX-1',
-      ts: MARCH,
-      sequence: 2,
-      tradeId: 't-2',
-      price: '0.5',
-      size: '2',
-      side: 'sell',
-      venueSide: 'no',
-      receivedTs: MARCH,
-      venueSeq: '',
-    });
-    sink.tick(0, true);
-    expect(sealed.map((b) => b.table)).toEqual(['trades']);
-    w.enqueue(sealed[0] as SealedBatch);
+    w.enqueue(twoTrades());
     await until(() => w.idle);
-    // It committed, the answer was lost, the probe found its last trade: not inserted again.
-    expect(tables.get('trades')?.map((l) => l.split('\t')[4])).toEqual(['t-1', 't-2']);
-    expect(state.inserts).toBe(1);
-    expect(state.probes).toBe(1);
+    // It committed, the answer was lost: sent again, no probe; the copies are read once by (ts, trade_id).
+    expect(tables.get('trades')?.map((l) => l.split('\t')[4])).toEqual(['t-1', 't-2', 't-1', 't-2']);
+    expect(state.inserts).toBe(2);
+    expect(state.probes).toBe(0);
+    await w.close(1000);
+  });
+
+  it('stores a trades batch whose last trade a peer stored while the batch failed', async () => {
+    const { store, tables, state } = fakeStore();
+    // The peer's copy of t-2 (a hand-over's splice) is in the table; this batch's insert fails once, uncommitted.
+    tables.set('trades', ['venue_b\tKX-1\t' + String(MARCH) + '\t9\tt-2\t0.5\t2\tbuy\tyes\t' + String(MARCH) + '\t']);
+    state.failNext = 1;
+    const w = make(store);
+    w.start();
+    w.enqueue(twoTrades());
+    await until(() => w.idle);
+    expect(tables.get('trades')?.map((l) => l.split('\t')[4])).toEqual(['t-2', 't-1', 't-2']);
     await w.close(1000);
   });
 

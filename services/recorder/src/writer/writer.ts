@@ -458,7 +458,10 @@ export class Writer {
       if (batch.spool && this.o.fence && this.fencedAt.get(batch) !== this.fenceEpoch) return 'refence';
       try {
         // On a cluster a batch sent again is dropped by every shard that already has it (RecorderStore): no probe.
-        if (batch.maybeWritten && !this.o.store.retriesDeduplicated) {
+        // Trades are sent again without one: a trade is read once by (ts, trade_id), so a second copy costs storage,
+        // never an answer; and a probe by the last trade is not conclusive (a peer recorder, at a hand-over, or a REST
+        // backfill may have stored that trade while the rest of this batch never landed: chaos runs lost trades so).
+        if (batch.maybeWritten && !this.o.store.retriesDeduplicated && table !== 'trades') {
           if (batch.lastQueryId) await this.o.store.ensureQueryEnded(batch.lastQueryId);
           let present: boolean;
           try {
