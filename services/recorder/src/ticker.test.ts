@@ -1,7 +1,14 @@
 import { ASK, BID, CanonicalMemo } from '@depthgate/feeds';
 import type { GapReason } from './rows';
 import { ListSink, rebuild } from './testing/support';
-import { RECENT_TRADE_IDS, TickerRecorder, type OpenTradeWindow, type TickerEnv } from './ticker';
+import {
+  RECENT_TRADE_IDS,
+  TickerRecorder,
+  TRADES_RESUME_LOOK_BACK_MS,
+  type OpenTradeWindow,
+  type TickerEnv,
+  type TickerResume,
+} from './ticker';
 import type { VenueTrade } from './venues/trades';
 
 function setup(
@@ -519,7 +526,7 @@ describe('TickerRecorder venue sequences and verification points', () => {
 });
 
 describe('TickerRecorder trades', () => {
-  function tradesSetup(options: { venueClock?: boolean; resume?: { lastTs: number; sequence: number } } = {}) {
+  function tradesSetup(options: { venueClock?: boolean; resume?: TickerResume } = {}) {
     const sink = new ListSink();
     const clock = { now: 1_000_000 };
     const windows: OpenTradeWindow[] = [];
@@ -678,6 +685,34 @@ describe('TickerRecorder trades', () => {
     rec.venueSnapshot(bids(['0.5', '1']), [], { ts: 6000 });
     expect(windows.map((w) => [w.from, w.gapFrom, w.to, w.last])).toEqual([[5001, 5001, 6000, undefined]]);
     expect([...(windows[0] as OpenTradeWindow).known.keys()]).toEqual(['fresh']);
+  });
+
+  it('after a restart reads back from the stored trades’ end, that ms included, when they end before the book', () => {
+    // The trades lane landed up to 4200 (a batch may have ended inside that ms), the book's up to 5000.
+    const { rec, windows } = tradesSetup({
+      resume: { lastTs: 5000, sequence: 5_000_000, bookTs: 5000, tradesTs: 4200 },
+    });
+    rec.trade(trade(4100, 'stored-before')); // before the trades' end: a replay of what is stored
+    expect(rec.trade(trade(4200, 'same-ms'))).toBe(true);
+    expect(rec.trade(trade(4600, 'lost-by-the-lane'))).toBe(true);
+    rec.venueSnapshot(bids(['0.5', '1']), [], { ts: 6000 });
+    expect(windows.map((w) => [w.from, w.gapFrom, w.to])).toEqual([[4200, 4200, 6000]]);
+    expect([...(windows[0] as OpenTradeWindow).known.keys()]).toEqual(['same-ms', 'lost-by-the-lane']);
+  });
+
+  it('after a restart reads back at most TRADES_RESUME_LOOK_BACK_MS before the stored end (a quiet ticker)', () => {
+    const lastTs = 10_000_000;
+    const { rec, windows } = tradesSetup({ resume: { lastTs, sequence: 1, bookTs: lastTs, tradesTs: 1000 } });
+    rec.venueSnapshot(bids(['0.5', '1']), [], { ts: lastTs + 1000 });
+    expect(windows.map((w) => w.from)).toEqual([lastTs - TRADES_RESUME_LOOK_BACK_MS]);
+  });
+
+  it('after a restart starts the book’s recorder_start gap where the stored book ends, not at a later trade', () => {
+    const { rec, sink } = tradesSetup({ resume: { lastTs: 5200, sequence: 5_200_000, bookTs: 5000, tradesTs: 5200 } });
+    rec.venueSnapshot(bids(['0.5', '1']), [], { ts: 6000 });
+    expect(sink.of('gap').filter((g) => g.stream !== 'trades')).toMatchObject([
+      { fromTs: 5000, toTs: 6000, reason: 'recorder_start' },
+    ]);
   });
 
   it('on a receive-clocked feed starts a window at the newest trade held, not at the receive-time watermark', () => {

@@ -51,7 +51,25 @@ export interface TickerResume {
   lastTs: number;
   /** Largest stored sequence (0: none). */
   sequence: number;
+  /**
+   * Where its stored book ends (-1: none; absent: at `lastTs`): its `recorder_start` gap starts there. The writer lands
+   * the book and the trades in lanes of their own, so after a crash one may end before the other.
+   */
+  bookTs?: number;
+  /**
+   * Where its stored trades end (-1: none; absent: `lastTs` + 1): trades from there on (that ms included: a batch may
+   * have ended inside it) are read back or gapped, back at most TRADES_RESUME_LOOK_BACK_MS before `lastTs`.
+   */
+  tradesTs?: number;
 }
+
+/**
+ * How far before a resumed ticker's last stored row its trades are read back (or gapped) at most, when its stored
+ * trades end earlier: a ticker that had no trade for days has not lost days of them. The trades lane can end behind
+ * the book's after a crash only by what the writer held in memory (seconds; a lane with a spool spools from then on),
+ * so this is a margin, not a guess at the market: a lane behind by more loses trades without a gap (docs/history-internals.md).
+ */
+export const TRADES_RESUME_LOOK_BACK_MS = 60_000;
 
 export interface TickerEnv {
   sink: RowSink;
@@ -271,12 +289,17 @@ export class TickerRecorder {
     this.lastTs = resume.lastTs;
     this.sequence = resume.sequence;
     if (resume.lastTs >= 0) {
-      this.pendingGap = { from: resume.lastTs, reason: 'recorder_start' };
-      // Everything up to the stored end is stored: the trades after it are read back once the feed carries them.
+      const bookTs = resume.bookTs ?? resume.lastTs;
+      this.pendingGap = { from: bookTs >= 0 ? bookTs : resume.lastTs, reason: 'recorder_start' };
+      // The trades after the stored trades' end are read back once the feed carries them (or are a gap).
       if (env.onTradeWindow) {
-        this.openTradeWindow(resume.lastTs + 1).broken = true;
+        const from =
+          resume.tradesTs === undefined
+            ? resume.lastTs + 1
+            : Math.max(resume.tradesTs, resume.lastTs - TRADES_RESUME_LOOK_BACK_MS);
+        this.openTradeWindow(from).broken = true;
         (this.tradeWindow as OpenTradeWindow).kind = 'missed';
-        this.replayBefore = resume.lastTs + 1;
+        this.replayBefore = from;
       }
     }
     // Spread the first cadence snapshots of many tickers over one interval.

@@ -47,8 +47,14 @@ export type ProbeKey =
     };
 
 export interface StoredTicker {
+  /** The largest ts of any of its rows (-1: none). */
   lastTs: number;
+  /** The largest sequence of its deltas and trades (0: none). */
   sequence: number;
+  /** Where its book ends: the largest ts of its deltas and snapshots and `to_ts` of its book gaps (-1: none). */
+  bookTs: number;
+  /** Where its trades end: the largest ts of its trades and `to_ts` of its trades gaps (-1: none). */
+  tradesTs: number;
 }
 
 /** A landed delta at a ticker's last landed ms (landedEnds). */
@@ -150,9 +156,11 @@ export class RecorderStore {
   }
 
   /**
-   * Where each ticker's stored series ends (where a recorder starting on it resumes: its `recorder_start` gap starts
-   * there): the largest `ts` of any of its rows — snapshots, deltas, trades, and gaps' `to_ts` — and its largest
-   * `sequence`. The same reads as landedEnds. Tickers without rows are absent from the answer.
+   * Where each ticker's stored series ends (where a recorder starting on it resumes): the largest `ts` of any of its
+   * rows — snapshots, deltas, trades, and gaps' `to_ts` — and its largest `sequence`; and the ends of its book and of
+   * its trades apart (the writer lands them in lanes of their own: one may end before the other after a crash; the
+   * `recorder_start` gap starts at the book's, the trades read back or gapped from the trades'). The same reads as
+   * landedEnds. Tickers without rows are absent from the answer.
    */
   async storedTickers(
     exchange: ExchangeKey,
@@ -161,7 +169,13 @@ export class RecorderStore {
   ): Promise<Map<string, StoredTicker>> {
     const out = new Map<string, StoredTicker>();
     for (const [ticker, end] of await this.ends(exchange, tickers, timeoutMs, false)) {
-      out.set(ticker, { lastTs: Math.max(end.lastTs, end.lastTradeTs, end.lastTradeGapTs), sequence: end.sequence });
+      const tradesTs = Math.max(end.lastTradeTs, end.lastTradeGapTs);
+      out.set(ticker, {
+        lastTs: Math.max(end.lastTs, tradesTs),
+        sequence: end.sequence,
+        bookTs: end.lastTs,
+        tradesTs,
+      });
     }
     return out;
   }
