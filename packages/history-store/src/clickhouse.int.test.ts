@@ -610,9 +610,9 @@ describe('the recorder’s operations', () => {
     await recorder().insert('gaps', ['venue_b\tEND-2\t7000\t9000\tdisconnect\t9001\ttrades\n']);
     const stored = await recorder().storedTickers('venue_b', ['END-1', 'END-2', 'END-3']);
     expect(Object.fromEntries(stored)).toEqual({
-      'END-1': { lastTs: 5000, sequence: 42, bookTs: 5000, tradesTs: -1 },
+      'END-1': { lastTs: 5000, sequence: 42, bookTs: 5000, tradesTs: -1, tradesAtEnd: [] },
       // A snapshot, then a trades gap (not the book's).
-      'END-2': { lastTs: 9000, sequence: 0, bookTs: 7000, tradesTs: 9000 },
+      'END-2': { lastTs: 9000, sequence: 0, bookTs: 7000, tradesTs: 9000, tradesAtEnd: [] },
     });
   });
 
@@ -660,10 +660,20 @@ describe('the recorder’s operations', () => {
     });
     // The start-up view of the same ends: every table's last ts (trades and trades gaps too).
     expect(Object.fromEntries(await recorder().storedTickers('venue_c', tickers))).toEqual({
-      'LAND-1': { lastTs: 5200, sequence: 43, bookTs: 5000, tradesTs: 5200 },
-      'LAND-2': { lastTs: 9500, sequence: 0, bookTs: 8000, tradesTs: 9500 },
-      'LAND-3': { lastTs: 9000, sequence: 7, bookTs: 9000, tradesTs: -1 },
+      'LAND-1': { lastTs: 5200, sequence: 43, bookTs: 5000, tradesTs: 5200, tradesAtEnd: [{ id: 't-1', ts: 5200 }] },
+      'LAND-2': { lastTs: 9500, sequence: 0, bookTs: 8000, tradesTs: 9500, tradesAtEnd: [] },
+      'LAND-3': { lastTs: 9000, sequence: 7, bookTs: 9000, tradesTs: -1, tradesAtEnd: [] },
     });
+    // The stored trades up to `tradesBackMs` before the last (what a restarted recorder's trade window knows).
+    await recorder().insert('trades', [
+      'venue_c\tLAND-1\t4300\t44\tt-0\t0.6\t1\tbuy\tbuy\t4301\n',
+      'venue_c\tLAND-1\t4100\t45\tt-old\t0.6\t1\tbuy\tbuy\t4101\n',
+    ]);
+    const near = await recorder().storedTickers('venue_c', ['LAND-1'], undefined, { tradesBackMs: 1000 });
+    expect(near.get('LAND-1')?.tradesAtEnd.sort((a, b) => a.ts - b.ts)).toEqual([
+      { id: 't-0', ts: 4300 },
+      { id: 't-1', ts: 5200 },
+    ]);
     // Another exchange's rows of the same names are not read.
     expect((await recorder().landedEnds('venue_b', tickers)).size).toBe(0);
   });

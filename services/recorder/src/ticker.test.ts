@@ -687,17 +687,32 @@ describe('TickerRecorder trades', () => {
     expect([...(windows[0] as OpenTradeWindow).known.keys()]).toEqual(['fresh']);
   });
 
-  it('after a restart reads back from the stored trades’ end, that ms included, when they end before the book', () => {
-    // The trades lane landed up to 4200 (a batch may have ended inside that ms), the book's up to 5000.
-    const { rec, windows } = tradesSetup({
-      resume: { lastTs: 5000, sequence: 5_000_000, bookTs: 5000, tradesTs: 4200 },
+  it('after a restart reads back from quietMs before the stored trades’ end, knowing the trades stored there', () => {
+    // The trades lane landed up to 4200, the book's up to 5000; a trade of 3900 arriving after that of 4200 was lost.
+    const { rec, windows, sink } = tradesSetup({
+      resume: {
+        lastTs: 5000,
+        sequence: 5_000_000,
+        bookTs: 5000,
+        tradesTs: 4200,
+        tradesAtEnd: [{ id: 'stored-4200', ts: 4200 }],
+      },
     });
-    rec.trade(trade(4100, 'stored-before')); // before the trades' end: a replay of what is stored
-    expect(rec.trade(trade(4200, 'same-ms'))).toBe(true);
+    expect(rec.trade(trade(3100, 'older'))).toBe(false); // before the window: a replay of what is stored
+    expect(rec.trade(trade(4200, 'stored-4200'))).toBe(false); // stored: not again
+    expect(rec.trade(trade(3900, 'arrived-late'))).toBe(true);
     expect(rec.trade(trade(4600, 'lost-by-the-lane'))).toBe(true);
     rec.venueSnapshot(bids(['0.5', '1']), [], { ts: 6000 });
-    expect(windows.map((w) => [w.from, w.gapFrom, w.to])).toEqual([[4200, 4200, 6000]]);
-    expect([...(windows[0] as OpenTradeWindow).known.keys()]).toEqual(['same-ms', 'lost-by-the-lane']);
+    expect(windows.map((w) => [w.from, w.gapFrom, w.to])).toEqual([[3200, 3200, 6000]]);
+    // A REST read of the window stores only what is not stored yet.
+    expect(
+      rec.completeTradeWindow(windows[0] as OpenTradeWindow, [
+        trade(4200, 'stored-4200'),
+        trade(3900, 'arrived-late'),
+        trade(4300, 'read-back'),
+      ]),
+    ).toBe(1);
+    expect(sink.of('trade').map((r) => r.tradeId)).toEqual(['arrived-late', 'lost-by-the-lane', 'read-back']);
   });
 
   it('after a restart reads back at most TRADES_RESUME_LOOK_BACK_MS before the stored end (a quiet ticker)', () => {

@@ -57,10 +57,13 @@ export interface TickerResume {
    */
   bookTs?: number;
   /**
-   * Where its stored trades end (-1: none; absent: `lastTs` + 1): trades from there on (that ms included: a batch may
-   * have ended inside it) are read back or gapped, back at most TRADES_RESUME_LOOK_BACK_MS before `lastTs`.
+   * Where its stored trades end (-1: none; absent: `lastTs` + 1): trades from `quietMs` before it on are read back or
+   * gapped (a venue's trades may arrive up to that far out of their time order, so a crash may have kept a later
+   * one and lost an earlier one), back at most TRADES_RESUME_LOOK_BACK_MS before `lastTs`.
    */
   tradesTs?: number;
+  /** Its stored trades from `quietMs` before `tradesTs` on (known: read back or replayed, they are not stored again). */
+  tradesAtEnd?: ReadonlyArray<{ id: string; ts: number }>;
 }
 
 /**
@@ -296,8 +299,9 @@ export class TickerRecorder {
         const from =
           resume.tradesTs === undefined
             ? resume.lastTs + 1
-            : Math.max(resume.tradesTs, resume.lastTs - TRADES_RESUME_LOOK_BACK_MS);
-        this.openTradeWindow(from).broken = true;
+            : Math.max(resume.tradesTs - env.quietMs, resume.lastTs - TRADES_RESUME_LOOK_BACK_MS);
+        const known = new Map((resume.tradesAtEnd ?? []).map((t) => [t.id, t.ts] as const));
+        this.openTradeWindow(from, known).broken = true;
         (this.tradeWindow as OpenTradeWindow).kind = 'missed';
         this.replayBefore = from;
       }

@@ -55,6 +55,8 @@ export interface StoredTicker {
   bookTs: number;
   /** Where its trades end: the largest ts of its trades and `to_ts` of its trades gaps (-1: none). */
   tradesTs: number;
+  /** Its stored trades from its last trade's ts − `tradesBackMs` to it (storedTickers' option; default: that ms). */
+  tradesAtEnd: Array<{ id: string; ts: number }>;
 }
 
 /** A landed delta at a ticker's last landed ms (landedEnds). */
@@ -166,8 +168,10 @@ export class RecorderStore {
     exchange: ExchangeKey,
     tickers: readonly string[],
     timeoutMs = 30_000,
+    options: { tradesBackMs?: number } = {},
   ): Promise<Map<string, StoredTicker>> {
     const out = new Map<string, StoredTicker>();
+    const lastTrades = new Map<string, number>();
     for (const [ticker, end] of await this.ends(exchange, tickers, timeoutMs, false)) {
       const tradesTs = Math.max(end.lastTradeTs, end.lastTradeGapTs);
       out.set(ticker, {
@@ -175,7 +179,28 @@ export class RecorderStore {
         sequence: end.sequence,
         bookTs: end.lastTs,
         tradesTs,
+        tradesAtEnd: [],
       });
+      if (end.lastTradeTs >= 0) lastTrades.set(ticker, end.lastTradeTs);
+    }
+    const back = options.tradesBackMs ?? 0;
+    const list = [...lastTrades];
+    for (let i = 0; i < list.length; i += 500) {
+      const chunk = list.slice(i, i + 500);
+      const near = join(
+        chunk.map(
+          ([t, ts]) => sql`(ticker = ${lit.ticker(t)} AND ts >= ${lit.int(ts - back)} AND ts <= ${lit.int(ts)})`,
+        ),
+        ' OR ',
+      );
+      const rows = await this.q.jsonWithin(
+        timeoutMs,
+        'stored-trades-at-end',
+        sql`SELECT ticker, ts, trade_id FROM ${this.q.db}.trades
+WHERE exchange = ${lit.exchange(exchange)} AND (${near}) ORDER BY ticker, ts, trade_id`,
+        (r) => ({ ticker: String(r.ticker), ts: Number(r.ts), id: String(r.trade_id) }),
+      );
+      for (const { ticker, ts, id } of rows) out.get(ticker)?.tradesAtEnd.push({ id, ts });
     }
     return out;
   }

@@ -236,7 +236,7 @@ export async function expectEveryTradeOnce(
       }
       if (!options.gaps || !gaps.some((g) => t.ts >= g.from && t.ts <= g.to)) {
         throw new Error(
-          `${exchange} ${ticker}: trade ${t.id ?? '(no id)'} ${k} is neither stored nor inside a trades gap ${JSON.stringify(gaps)}`,
+          `${exchange} ${ticker}: trade ${t.id ?? '(no id)'} ${k} is neither stored nor inside a trades gap ${JSON.stringify(gaps)} DEBUG ${JSON.stringify(rows.filter((r) => Math.abs(r.ts - t.ts) < 1500).map((r) => [r.kind, r.ts, r.sequence, r.tradeId, (r as unknown as { receivedTs?: number }).receivedTs]))} EMITTED ${JSON.stringify(emitted.filter((e) => Math.abs(e.ts - t.ts) < 1500).map((e) => [e.ts, e.id]))}`,
         );
       }
       inGaps++;

@@ -256,10 +256,14 @@ export class Venue {
     const list = [...this.awaiting].filter((t) => !this.recorders.has(t) && !this.refused.has(t));
     if (list.length === 0 || this.stopped) return;
     const unknown = list.filter((t) => !this.retired.has(t));
-    let stored: Map<string, { lastTs: number; sequence: number }>;
+    let stored: Map<string, TickerResume>;
     try {
       await this.o.roles?.(this.exchange, list);
-      stored = unknown.length > 0 ? await this.o.store.storedTickers(this.exchange, unknown) : new Map();
+      // The stored trades near their end are known to the restart's trade window (TickerResume.tradesAtEnd).
+      stored =
+        unknown.length > 0
+          ? await this.o.store.storedTickers(this.exchange, unknown, undefined, { tradesBackMs: this.o.quietMs })
+          : new Map();
     } catch (err) {
       // Cannot know where their series end: try again shortly (they are not recorded meanwhile).
       this.log.warn({ err: { message: (err as Error).message }, tickers: list.length }, 'cannot resume tickers yet');
