@@ -235,8 +235,10 @@ export async function expectEveryTradeOnce(
         continue;
       }
       if (!options.gaps || !gaps.some((g) => t.ts >= g.from && t.ts <= g.to)) {
+        // What was stored and emitted within 1.5 s of it, beside it in the failure.
+        const near = (entries: [number, ...unknown[]][]) => entries.filter(([ts]) => Math.abs(ts - t.ts) < 1500);
         throw new Error(
-          `${exchange} ${ticker}: trade ${t.id ?? '(no id)'} ${k} is neither stored nor inside a trades gap ${JSON.stringify(gaps)} DEBUG ${JSON.stringify(rows.filter((r) => Math.abs(r.ts - t.ts) < 1500).map((r) => [r.kind, r.ts, r.sequence, r.tradeId, (r as unknown as { receivedTs?: number }).receivedTs]))} EMITTED ${JSON.stringify(emitted.filter((e) => Math.abs(e.ts - t.ts) < 1500).map((e) => [e.ts, e.id]))}`,
+          `${exchange} ${ticker}: trade ${t.id ?? '(no id)'} ${k} is neither stored nor inside a trades gap ${JSON.stringify(gaps)}; stored trades within 1.5 s [ts, sequence, id]: ${JSON.stringify(near(trades.map((r) => [r.ts, r.sequence, r.tradeId])))}; emitted [ts, id]: ${JSON.stringify(near(emitted.map((e) => [e.ts, e.id])))}`,
         );
       }
       inGaps++;
