@@ -196,7 +196,7 @@ export class RecorderStore {
       const rows = await this.q.jsonWithin(
         timeoutMs,
         'stored-trades-at-end',
-        sql`SELECT ticker, ts, trade_id FROM ${this.q.db}.trades
+        sql`SELECT DISTINCT ticker, ts, trade_id FROM ${this.q.db}.trades
 WHERE exchange = ${lit.exchange(exchange)} AND (${near}) ORDER BY ticker, ts, trade_id`,
         (r) => ({ ticker: String(r.ticker), ts: Number(r.ts), id: String(r.trade_id) }),
       );
