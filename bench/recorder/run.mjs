@@ -511,9 +511,16 @@ async function replicasRun() {
         cpu,
         clickhouse: cpuSeconds(chPid) - ch0,
         sim: cpuSeconds(sim.pid) - simCpu0,
-        gaps: 0,
+        gaps: new Map(),
       };
-      for (const r of started) phase.gaps += sum(await metricValues(r.metricsUrl), 'recorder_gaps_total');
+      // Gaps by reason (book gaps and trades gaps): a phase after the first starts on the tickers the one before
+      // recorded, so its restart seams are recorder_start gaps; anything else is a gap of the recording itself.
+      for (const r of started) {
+        for (const [k, v] of await metricValues(r.metricsUrl)) {
+          const reason = /^recorder_gaps_total\{.*reason="([^"]+)"/.exec(k)?.[1];
+          if (reason !== undefined && v > 0) phase.gaps.set(reason, (phase.gaps.get(reason) ?? 0) + v);
+        }
+      }
       phases.push(phase);
       await stopSome(pids);
     }
@@ -542,7 +549,10 @@ async function replicasRun() {
   out.push(
     `| recorders' CPU, % of a core (simulator's) | ${fmt((sumOf(one.cpu) / one.seconds) * 100)} (${fmt((one.sim / one.seconds) * 100)}) | ${fmt((sumOf(two.cpu) / two.seconds) * 100)} (${fmt((two.sim / two.seconds) * 100)}) | |`,
   );
-  out.push(`| gaps recorded (recorder_gaps_total) | ${one.gaps} | ${two.gaps} | |`);
+  const gapsText = (gaps) => (gaps.size === 0 ? '0' : [...gaps].map(([reason, n]) => `${reason} ${n}`).join(', '));
+  out.push(
+    `| gaps recorded by reason (recorder_gaps_total; a phase's restart seams are recorder_start) | ${gapsText(one.gaps)} | ${gapsText(two.gaps)} | |`,
+  );
   out.push('', `Simulator: ${UPS} updates/s × ${CHANGES} levels, platforms ${PLATFORMS}, tickers ${TICKERS}.`);
   return out;
 }

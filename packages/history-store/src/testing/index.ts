@@ -193,7 +193,15 @@ ORDER BY exchange, ticker, ts`,
    * ordered by exchange, ticker and ts; undefined when the database has no such table (a schema from before it).
    */
   async handovers(): Promise<
-    | { exchange: ExchangeKey; ticker: string; ts: number; from_term: string; to_term: string; kind: string }[]
+    | {
+        exchange: ExchangeKey;
+        ticker: string;
+        ts: number;
+        from_term: string;
+        to_term: string;
+        kind: string;
+        detected_at: number;
+      }[]
     | undefined
   > {
     const ch = connectionOf(this.store);
@@ -203,7 +211,7 @@ ORDER BY exchange, ticker, ts`,
     if (Number(exists.n ?? 0) === 0) return undefined;
     const rs = await ch.data.query({
       query: sql`SELECT toString(exchange) AS exchange, ticker, ts, toString(from_term) AS from_term,
-  toString(to_term) AS to_term, toString(kind) AS kind
+  toString(to_term) AS to_term, toString(kind) AS kind, detected_at
 FROM ${this.table('handovers')} ORDER BY exchange, ticker, ts`.text,
       format: 'JSONEachRow',
     });
@@ -214,6 +222,7 @@ FROM ${this.table('handovers')} ORDER BY exchange, ticker, ts`.text,
       from_term: String(r.from_term),
       to_term: String(r.to_term),
       kind: String(r.kind),
+      detected_at: Number(r.detected_at),
     }));
   }
 

@@ -170,8 +170,16 @@ export interface ChaosReport {
   readRows: { deltas: number; trades: number; snapshots: number };
   /** Rule-7 moments compared (random and event moments; handover moments apart). */
   rule7Moments: number;
-  /** `handovers` rows and the moments (S − 1, S, S + 1) compared at them; `undefined` without the table. */
-  handovers?: { rows: number; moments: number };
+  /**
+   * `handovers` rows and the moments (S − 1, S, S + 1) compared at them; per kind, how many, and from the old owner's
+   * last row (S − 1) to the new owner's decision (`detected_at`), p50 and max in ms: how long the ticker's newest rows
+   * waited for a writer. `undefined` without the table.
+   */
+  handovers?: {
+    rows: number;
+    moments: number;
+    byKind: Record<string, { n: number; switchMsP50: number; switchMsMax: number }>;
+  };
   /** First failure of each remaining check (changes once, trades once, rule 7, Gemini at the quiet end), if any. */
   failures: string[];
   events: ChaosEvent[];
@@ -584,7 +592,19 @@ export class Chaos {
           moments++;
         }
       }
-      handovers = { rows: table.length, moments };
+      const byKind: NonNullable<ChaosReport['handovers']>['byKind'] = {};
+      for (const kind of new Set(table.map((ho) => ho.kind))) {
+        const ms = table
+          .filter((ho) => ho.kind === kind)
+          .map((ho) => ho.detected_at - (ho.ts - 1))
+          .sort((a, b) => a - b);
+        byKind[kind] = {
+          n: ms.length,
+          switchMsP50: ms[Math.floor((ms.length - 1) / 2)] ?? 0,
+          switchMsMax: ms.at(-1) ?? 0,
+        };
+      }
+      handovers = { rows: table.length, moments, byKind };
     }
     return {
       recorderGaps,
