@@ -381,6 +381,47 @@ describe('TickerBuffer.splice: the rest of ms S − 1', () => {
     }
   });
 
+  it('completes ms S − 1 from the release’s digest when our book began inside it (a recorder just started)', () => {
+    let checked = 0;
+    for (const seed of [41, 42, 43, 44, 45, 46, 47, 48, 49, 50]) {
+      const { v, s, kept, q, k, n } = setting(seed);
+      // Our book began with a snapshot at S − 1 after j of that ms's changes (0 < j < k: the landed deltas are no
+      // prefix of ours).
+      if (k < 2) continue;
+      checked++;
+      const changes = v.events.filter((e) => e.ts === s - 1).flatMap((e) => e.changes);
+      const j = k - 1;
+      const flat = truth(v, s - 1);
+      const add = (book: Map<string, bigint>, [side, price, delta]: [SideCode, string, string]) =>
+        book.set(`${side}:${price}`, (book.get(`${side}:${price}`) ?? 0n) + parseDecimal(delta));
+      for (const c of changes.slice(0, j)) add(flat, c);
+      for (const [key, quantity] of flat) if (quantity === 0n) flat.delete(key);
+      const buffer = new StandbyBuffer(() => 0, { venueClock: () => true });
+      buffer.snapshot(EX, T, s - 1, toBook(flat), 0, '');
+      let sequence = 0;
+      for (const c of changes.slice(j)) buffer.delta(EX, T, s - 1, ++sequence, c[0], c[1], c[2], 0, '');
+      for (const e of v.events.filter((ev) => ev.ts >= s)) {
+        for (const c of e.changes) buffer.delta(EX, T, e.ts, ++sequence, c[0], c[1], c[2], 0, '');
+      }
+      // The old owner's last book (after its k landed deltas at S − 1), as a release publishes it.
+      const oldBook = new Map(truth(v, s - 1));
+      for (const c of changes.slice(0, k)) add(oldBook, c);
+      for (const [key, quantity] of oldBook) if (quantity === 0n) oldBook.delete(key);
+      const point = { s, sequence: q, lastTradeTs: -1, deltasAtLast: landedAt(kept, s - 1) };
+      // Without the digest: a divergence gap, as before.
+      expect(buffer.of(EX, T).splice(point, collector(), 0).diverged).toBe(true);
+      const out = collector();
+      const result = buffer.of(EX, T).splice({ ...point, digest: bookDigest(toBook(oldBook)) }, out, 0);
+      expect([seed, result.continuous, result.diverged, result.completed]).toEqual([seed, true, false, n - k]);
+      const stored = [...kept, ...out.rows];
+      const end = (v.events.at(-1) as VenueEvent).ts;
+      for (let at = s - 20; at <= end; at += Math.abs(at - s) < 40 ? 1 : 7) {
+        expect([seed, at, sortedEntries(rule7(stored, at))]).toEqual([seed, at, sortedEntries(truth(v, at + 1))]);
+      }
+    }
+    expect(checked).toBeGreaterThanOrEqual(3);
+  });
+
   it('finds the books disagree when the landed deltas are not a prefix of ours: a divergence gap from S − 1 to S', () => {
     const { buffer, clock, s, kept, q } = setting(46);
     const landed = landedAt(kept, s - 1);

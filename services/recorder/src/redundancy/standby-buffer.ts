@@ -300,8 +300,19 @@ export class TickerBuffer {
             const o = own[i] as (typeof own)[number];
             return o.side === d.side && sameDecimal(o.price, d.price) && sameDecimal(o.quantityDelta, d.quantityDelta);
           });
-        if (prefix) {
-          for (const d of own.slice(landed.length)) {
+        // Not a prefix, because our book began inside ms S − 1 (a recorder that had just started): a release's digest
+        // of the old owner's last book says where in our rows of that ms the two books were one; ours after it
+        // complete the ms (two one-ms divergence gaps at a rolling restart in a 30-minute chaos run before this).
+        const at = prefix || point.digest === undefined ? undefined : this.matchDigest(point.digest, s, 0, s - 1);
+        const completion = prefix
+          ? own.slice(landed.length)
+          : at === undefined
+            ? undefined
+            : rows
+                .slice(at.index)
+                .filter((r): r is Extract<BufferedRow, { kind: 'delta' }> => r.kind === 'delta' && r.ts === s - 1);
+        if (completion !== undefined) {
+          for (const d of completion) {
             sink.delta(
               this.exchange,
               this.ticker,
@@ -473,19 +484,24 @@ export class TickerBuffer {
 
   /**
    * Where this buffer's book was the one with `digest`: the index of the first row after that point, and the book
-   * there — of the points within RECEIVE_MATCH_MS of `s`, the one whose row's ts is nearest to `s` − 1 (the old owner's
-   * last row; the later one on a tie). Undefined: no such point (the split falls back to time).
+   * there — of the points within `withinMs` of `s` − 1 (and not after `latestTs`), the one whose row's ts is nearest
+   * to `s` − 1 (the old owner's last row; the later one on a tie). Undefined: no such point.
    */
-  private matchDigest(digest: string, s: number): { index: number; book: LocalBook } | undefined {
+  private matchDigest(
+    digest: string,
+    s: number,
+    withinMs = RECEIVE_MATCH_MS,
+    latestTs = Number.POSITIVE_INFINITY,
+  ): { index: number; book: LocalBook } | undefined {
     const rows = this.rows();
     let book = this.base === undefined ? undefined : copyBook(this.base);
     let best: { index: number; book: LocalBook; distance: number } | undefined;
     for (let i = 0; i < rows.length; i++) {
       const row = rows[i] as BufferedRow;
       book = apply(book, row, Number.POSITIVE_INFINITY);
-      if (book === undefined || (row.kind !== 'delta' && row.kind !== 'snapshot')) continue;
+      if (book === undefined || (row.kind !== 'delta' && row.kind !== 'snapshot') || row.ts > latestTs) continue;
       const distance = Math.abs(row.ts - (s - 1));
-      if (distance > RECEIVE_MATCH_MS || (best !== undefined && distance > best.distance)) continue;
+      if (distance > withinMs || (best !== undefined && distance > best.distance)) continue;
       if (bookDigest(book) === digest) best = { index: i + 1, book: copyBook(book), distance };
     }
     return best === undefined ? undefined : { index: best.index, book: best.book };
