@@ -191,7 +191,7 @@ function readTable(title, times) {
   const out = [
     `**${title}**`,
     '',
-    '| form | p50 / p90 / p99 ms | × plain_1part p50 / p99 | ≤ 1.1× |',
+    '| form | p50 / p90 / p99 ms | × plain_1part p50 / p99 | ≤ 1.1× (p50 and p99) |',
     '| --- | --- | --- | --- |',
   ];
   for (const [k, v] of Object.entries(times)) {

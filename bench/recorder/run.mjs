@@ -42,9 +42,10 @@
 // `--dedup-reads` runs issue 27's measurement of ClickHouse-side deduplication instead (bench/recorder/dedup.mjs,
 // on the benchmark's ClickHouse only: no simulator, no recorder, no migration): in a database of its own, one copy
 // and two copies of --rows N (5,000,000) generated delta rows, plain and ReplacingMergeTree, merged and not, and a
-// term-fenced table; their storage, and the read cost of each dedup form against one copy (a ~1,000-row page window,
-// --page-rounds N (80); the whole ticker, --rounds N (40); p50/p90/p99 and ratios to plain MergeTree); then the same
-// on current ClickHouse through chdb in-process when it is installed (DG_CHDB_DIR, else .tools/chdb).
+// term-fenced table; their storage, the seconds of inserting 1 copy vs 2 (and of OPTIMIZE FINAL), and the read cost
+// of each dedup form against one copy (a ~1,000-row page window, --page-rounds N (80); the whole ticker, --rounds N
+// (40); p50/p90/p99 and ratios to plain MergeTree); then the same on current ClickHouse through chdb in-process when
+// it is installed (DG_CHDB_DIR, else .tools/chdb).
 //
 // Prints a Markdown table for docs/benchmarks.md. Options: --seconds N (each window, 30), --warmup N (10),
 // --ups N (simulator updates/s in the capacity window, 12000), --load F (fraction of the capacity in the lag
