@@ -39,13 +39,22 @@
 // two/one for the recorders together and for ClickHouse (target: two ≤ 2.2× one). Rows written two/one says
 // whether the two stored one copy (1.0) or each its own (2.0: recording without redundancy).
 //
+// `--dedup-reads` runs issue 27's measurement of ClickHouse-side deduplication instead (bench/recorder/dedup.mjs,
+// on the benchmark's ClickHouse only: no simulator, no recorder, no migration): in a database of its own, one copy
+// and two copies of --rows N (5,000,000) generated delta rows, plain and ReplacingMergeTree, merged and not, and a
+// term-fenced table; their storage, the seconds of inserting 1 copy vs 2 (and of OPTIMIZE FINAL), and the read cost
+// of each dedup form against one copy (a ~1,000-row page window, --page-rounds N (80); the whole ticker, --rounds N
+// (40); p50/p90/p99 and ratios to plain MergeTree); then the same on current ClickHouse through chdb in-process when
+// it is installed (DG_CHDB_DIR, else .tools/chdb).
+//
 // Prints a Markdown table for docs/benchmarks.md. Options: --seconds N (each window, 30), --warmup N (10),
 // --ups N (simulator updates/s in the capacity window, 12000), --load F (fraction of the capacity in the lag
 // window, 0.5), --changes N (levels per update, 20), --tickers p=N,… (simulator instruments),
 // --platforms a,b (venue-b,venue-c,venue-a-us), --trades both|on|off (both), --semi N (recorder's
 // --max-semi-space-size in MiB, 8), --trace (memory every second); --faults [--minutes N] [--fault-every S]
 // [--stall-timeout-ms N] [--audit-ms N]; --book-faults [--minutes N] [--fault-every S] [--moments N]
-// [--reconcile-ms N] [--grace-ms N] [--stall-timeout-ms N]; --replicas 2 [--ups N] [--seconds N] [--warmup N]. Ports: DG_BENCH_CLICKHOUSE_HTTP_PORT (17226),
+// [--reconcile-ms N] [--grace-ms N] [--stall-timeout-ms N]; --replicas 2 [--ups N] [--seconds N] [--warmup N];
+// --dedup-reads [--rows N] [--rounds N] [--page-rounds N]. Ports: DG_BENCH_CLICKHOUSE_HTTP_PORT (17226),
 // DG_BENCH_CLICKHOUSE_TCP_PORT (17913). DG_BENCH_NODE_FLAGS: more node flags for the recorder (e.g. --trace-gc).
 import { execFileSync } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -53,6 +62,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { benchmarkSql } from '@depthgate/history-store';
+import { dedupReadsRun } from './dedup.mjs';
 import {
   ROOT,
   freePort,
@@ -77,6 +87,7 @@ const WARMUP = Number(opt('warmup', '10'));
 const FAULTS = args.includes('--faults');
 const BOOK_FAULTS = args.includes('--book-faults');
 const REPLICAS = Number(opt('replicas', '1'));
+const DEDUP_READS = args.includes('--dedup-reads');
 const UPS = Number(opt('ups', FAULTS || BOOK_FAULTS ? '200' : REPLICAS > 1 ? '2000' : '12000'));
 const LOAD = Number(opt('load', '0.5'));
 const CHANGES = Number(opt('changes', BOOK_FAULTS ? '3' : '20'));
@@ -175,11 +186,9 @@ const EXCHANGE_OF = {
 };
 
 async function main() {
-  for (const f of [
-    'services/recorder/dist/main.js',
-    'services/history/dist/cli/migrate.js',
-    'packages/venue-sim/dist/cli.js',
-  ]) {
+  for (const f of DEDUP_READS
+    ? []
+    : ['services/recorder/dist/main.js', 'services/history/dist/cli/migrate.js', 'packages/venue-sim/dist/cli.js']) {
     try {
       statSync(path.join(ROOT, f));
     } catch {
@@ -197,18 +206,28 @@ async function main() {
     { stdio: ['ignore', 'ignore', 'inherit'] },
   );
   try {
-    await ch(SQL.dropDatabase());
-    execFileSync('node', [path.join(ROOT, 'services/history/dist/cli/migrate.js')], {
-      env: { ...process.env, CLICKHOUSE_URL: CH, CLICKHOUSE_DATABASE: DB },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-    const out = BOOK_FAULTS
-      ? await bookFaultRun()
-      : FAULTS
-        ? await faultRun()
-        : REPLICAS > 1
-          ? await replicasRun()
-          : await capacityRun();
+    if (!DEDUP_READS) {
+      await ch(SQL.dropDatabase());
+      execFileSync('node', [path.join(ROOT, 'services/history/dist/cli/migrate.js')], {
+        env: { ...process.env, CLICKHOUSE_URL: CH, CLICKHOUSE_DATABASE: DB },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+    }
+    const out = DEDUP_READS
+      ? await dedupReadsRun({
+          url: CH,
+          rows: Number(opt('rows', '5000000')),
+          rounds: Number(opt('rounds', '40')),
+          pageRounds: Number(opt('page-rounds', '80')),
+          log,
+        })
+      : BOOK_FAULTS
+        ? await bookFaultRun()
+        : FAULTS
+          ? await faultRun()
+          : REPLICAS > 1
+            ? await replicasRun()
+            : await capacityRun();
     const load1 = os.loadavg();
     process.stdout.write(
       `${out.join('\n')}\n\nMachine: ${os.cpus().length} cores, load average before ${load0.map((l) => l.toFixed(2)).join(' ')}, after ${load1.map((l) => l.toFixed(2)).join(' ')}.\n`,
