@@ -148,7 +148,12 @@ function fakes(options: {
   };
 }
 
-function controller(f: ReturnType<typeof fakes>, ownership: MemoryOwnership, registry?: Registry) {
+function controller(
+  f: ReturnType<typeof fakes>,
+  ownership: MemoryOwnership,
+  registry?: Registry,
+  exchanges: ExchangeKey[] = [EX],
+) {
   return new Controller({
     lease: f.lease,
     ownership,
@@ -158,7 +163,7 @@ function controller(f: ReturnType<typeof fakes>, ownership: MemoryOwnership, reg
     routing: f.routing,
     tickers: f.tickers,
     sink: {} as RowSink,
-    exchanges: [EX],
+    exchanges,
     ttlMs: TTL,
     offerTimeoutMs: 1000,
     writeFailureMs: 60_000,
@@ -243,22 +248,7 @@ describe('Controller takeover (decision 1)', () => {
     await ownership.swap(EX, ['X'], null, { term: 3, state: 'owned' });
     await ownership.swap(EX2, ['Y'], null, { term: 3, state: 'owned' });
     const f = fakes({ term: 4, alive: [3], landed: { X: LANDED, Y: LANDED } });
-    const c = new Controller({
-      lease: f.lease,
-      ownership,
-      store: f.store,
-      writer: f.writer,
-      buffer: f.buffer,
-      routing: f.routing,
-      tickers: f.tickers,
-      sink: {} as RowSink,
-      exchanges: [EX, EX2],
-      ttlMs: TTL,
-      offerTimeoutMs: 1000,
-      writeFailureMs: 60_000,
-      logger,
-      clock: f.clock,
-    });
+    const c = controller(f, ownership, undefined, [EX, EX2]);
     await c.admit(EX, ['X']);
     await c.admit(EX2, ['Y']);
     f.live.add('X').add('Y');
