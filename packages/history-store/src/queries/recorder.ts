@@ -187,12 +187,7 @@ export class RecorderStore {
     const list = [...lastTrades];
     for (let i = 0; i < list.length; i += 500) {
       const chunk = list.slice(i, i + 500);
-      const near = join(
-        chunk.map(
-          ([t, ts]) => sql`(ticker = ${lit.ticker(t)} AND ts >= ${lit.int(ts - back)} AND ts <= ${lit.int(ts)})`,
-        ),
-        ' OR ',
-      );
+      const near = atTs(new Map(chunk), back);
       const rows = await this.q.jsonWithin(
         timeoutMs,
         'stored-trades-at-end',
@@ -502,10 +497,17 @@ function unreachableServer(err: unknown): boolean {
   return code === 209 || code === 210 || code === 279;
 }
 
-/** `(ticker = … AND ts = …) OR …`: the rows of each ticker at one ts (the primary key narrows each to a granule). */
-function atTs(ends: ReadonlyMap<string, number>): Sql {
+/**
+ * `(ticker = … AND ts = …) OR …`: the rows of each ticker at one ts (the primary key narrows each to a granule); with
+ * `backMs`, at that ts or up to `backMs` before it.
+ */
+function atTs(ends: ReadonlyMap<string, number>, backMs = 0): Sql {
   return join(
-    [...ends].map(([t, ts]) => sql`(ticker = ${lit.ticker(t)} AND ts = ${lit.int(ts)})`),
+    [...ends].map(([t, ts]) =>
+      backMs === 0
+        ? sql`(ticker = ${lit.ticker(t)} AND ts = ${lit.int(ts)})`
+        : sql`(ticker = ${lit.ticker(t)} AND ts >= ${lit.int(ts - backMs)} AND ts <= ${lit.int(ts)})`,
+    ),
     ' OR ',
   );
 }

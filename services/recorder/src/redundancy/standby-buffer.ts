@@ -290,9 +290,9 @@ export class TickerBuffer {
     let openGapReason: string | undefined;
     if (book !== undefined) {
       if (this.venueClock) {
-        const own = rows.filter(
-          (r): r is Extract<BufferedRow, { kind: 'delta' }> => r.kind === 'delta' && r.ts === s - 1,
-        );
+        const atLast = (r: BufferedRow): r is Extract<BufferedRow, { kind: 'delta' }> =>
+          r.kind === 'delta' && r.ts === s - 1;
+        const own = rows.filter(atLast);
         const landed = point.deltasAtLast ?? [];
         const prefix =
           landed.length <= own.length &&
@@ -308,9 +308,7 @@ export class TickerBuffer {
           ? own.slice(landed.length)
           : at === undefined
             ? undefined
-            : rows
-                .slice(at.index)
-                .filter((r): r is Extract<BufferedRow, { kind: 'delta' }> => r.kind === 'delta' && r.ts === s - 1);
+            : rows.slice(at.index).filter(atLast);
         if (completion !== undefined) {
           for (const d of completion) {
             sink.delta(
