@@ -15,6 +15,7 @@ import {
   type SnapshotRow,
 } from '@depthgate/history-store';
 import { waitFor } from '@depthgate/test-utils';
+import request from 'supertest';
 import { createHarness, type Harness } from '../testing/harness';
 import { fetchPage, parseBody, walk, type Row } from '../testing/pages';
 
@@ -170,6 +171,38 @@ describe('cursor walks', () => {
     );
     expect(r.rows.map(({ received_ts: _r, ...row }) => row)).toEqual(want);
     expect(r.rows.every((row) => typeof row.received_ts === 'string')).toBe(true);
+  });
+
+  it('a snapshots page whose range ends inside its last window and holds the limit asks ClickHouse nothing more', async () => {
+    /** Row-exists queries (the "does a book follow?" question) the service sent so far. */
+    const existsQueries = async () => {
+      const text = (await request(h.app).get('/metrics')).text;
+      return [
+        ...text.matchAll(/^history_clickhouse_query_duration_seconds_count\{[^}]*\bquery="exists"[^}]*\} (\d+)$/gm),
+      ]
+        .map((m) => Number(m[1]))
+        .reduce((a, b) => a + b, 0);
+    };
+    const books = [...new Set(allSnapshots.map((r) => r.ts as string))];
+    const end = books[20] as string;
+    const inRange = allSnapshots.filter((r) => (r.ts as string) <= end);
+    const lastBook = inRange.filter((r) => r.ts === end).length;
+    expect(lastBook).toBeGreaterThan(1);
+    // The limit falls inside the range's last book: the page ends with that book, and the range with it.
+    const limit = inRange.length - 1;
+    const before = await existsQueries();
+    const page = await fetchPage(
+      h.app,
+      `/api/venue_b/snapshots/${EQ}?end_ts=${end}&limit=${limit}&format=json&fields=received_ts`,
+      key,
+    );
+    expect(page.rows.map(({ received_ts: _r, ...row }) => row)).toEqual(inRange);
+    expect(page.nextCursor).toBeNull();
+    expect(await existsQueries()).toBe(before);
+    // Past the range's end there are books: a page cut at the same row, over the open range, says so by a cursor.
+    const open = await fetchPage(h.app, `/api/venue_b/snapshots/${EQ}?limit=${limit}&format=json`, key);
+    expect(open.rows).toEqual(inRange);
+    expect(open.nextCursor).toEqual(expect.any(String));
   });
 
   it('gap markers: in time order among the rows, each once over a walk, as in the unpaged answer', async () => {

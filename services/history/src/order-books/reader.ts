@@ -396,7 +396,10 @@ export class OrderBookReader {
           rows.endOfQuery();
           planner.record(rows.received - receivedBefore);
         } else {
-          if ((await this.snapshots(scope, at, want, rows, pass, out)) === 'another-book') more = true;
+          const beyond = await this.snapshots(scope, at, want, rows, pass, out);
+          if (beyond === 'another-book') more = true;
+          // The range's last window (it runs to the range's end) answered in full: nothing follows its rows.
+          else if (beyond === 'none' && window.toInclusive) more = false;
           planner.record(rows.rows - renderedBefore);
         }
         this.metrics.rowsStreamed.inc({ endpoint }, rows.rows - renderedBefore);
