@@ -6,6 +6,7 @@
  * address without a key. (The count's own mechanics — across replicas, apart from the gateway's, leases — are
  * packages/auth's ws-limits.int.test.ts.)
  */
+import http from 'node:http';
 import { WsTestClient, waitFor } from '@depthgate/test-utils';
 import { startHarness, TICKERS, type Harness } from './testing/harness';
 import { VENUES } from './testing/venues';
@@ -115,6 +116,44 @@ describe('replay sockets per key', () => {
     const b = await openOnceFree(key);
     expect((await refused(key)).status).toBe(429);
     for (const s of [a, b]) await closed(s);
+  }, 60_000);
+
+  it('forgets a named session whose only handshake failed at the upgrade (a bad Sec-WebSocket-Key)', async () => {
+    const key = await h.issue({ requests_per_minute: 100_000 });
+    const { first, last } = h.span(venue.exchange);
+    const url = new URL(h.wsUrl(venue.socket.platform, `from=${first}&to=${last}&speed=0.000001&session=lost`));
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = http.request({
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname + url.search,
+        headers: {
+          'X-API-Key': key,
+          Connection: 'Upgrade',
+          Upgrade: 'websocket',
+          'Sec-WebSocket-Version': '13',
+          'Sec-WebSocket-Key': 'not a key',
+        },
+      });
+      req.on('response', (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('upgrade', () => reject(new Error('upgraded with a bad key')));
+      req.on('error', reject);
+      req.end();
+    });
+    expect(status).toBe(400);
+    // The same name on other terms is a new session: the failed handshake's was forgotten (not 400 "other terms").
+    const b = await waitFor(
+      () =>
+        open(key, `from=${first}&to=${last - 1}&speed=0.000001&session=lost`).catch((err: unknown) => {
+          if ((err as Error).message === 'handshake refused: 400') return undefined;
+          throw err;
+        }),
+      { timeoutMs: 10_000, intervalMs: 50, what: 'the session name to be free again' },
+    );
+    await closed(b);
   }, 60_000);
 
   it('limits callers without a key per client address (REPLAY_WS_MAX_CONNECTIONS_ANONYMOUS)', async () => {

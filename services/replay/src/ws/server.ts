@@ -162,8 +162,13 @@ export class ReplaySockets {
     const terms = { from, to, speed, clock };
     // A session is the caller's: the same key, or anonymous, the same client address (as its rate limit's bucket).
     const session = this.sessions.session(bucket, sessionName, terms);
-    // Refused before the upgrade when it cannot join (started, or other terms); checked again as it joins.
-    session.admit(terms);
+    // Refused before the upgrade when it cannot join (started, or other terms); checked again as it joins. The place
+    // it holds is given back once the socket has joined, or when the upgrade fails (a bad Sec-WebSocket-Key): a
+    // named session nobody joined is then forgotten.
+    const place = session.reserve(terms);
+    socket.once('close', () => {
+      if (!opened) session.release(place);
+    });
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       opened = true;
       this.open.add(ws);
@@ -175,6 +180,8 @@ export class ReplaySockets {
         new ReplaySocket({ ...this.d, ws, venue, caller, session, terms });
       } catch (err) {
         ws.close(1008, err instanceof AppError ? err.message.slice(0, 120) : 'replay failed');
+      } finally {
+        session.release(place);
       }
     });
   }

@@ -135,4 +135,38 @@ describe('Sessions', () => {
     expect(sessions.session('key:1', undefined, terms)).not.toBe(sessions.session('key:1', undefined, terms));
     expect(sessions.size).toBe(2);
   });
+
+  it('forgets a named session whose only admitted socket gave up before joining (its upgrade failed)', () => {
+    const sessions = new Sessions(10);
+    const s = sessions.session('key:1', 'x', terms);
+    const place = s.reserve(terms);
+    expect(sessions.size).toBe(1);
+    s.release(place);
+    s.release(place); // once only
+    expect(sessions.size).toBe(0);
+    // The name is free again, on other terms too.
+    const other = { ...terms, to: 50 };
+    const again = sessions.session('key:1', 'x', other);
+    expect(again).not.toBe(s);
+    expect(() => again.reserve(other)).not.toThrow();
+  });
+
+  it('keeps a session while a socket admitted to it is still upgrading, and after it joined', () => {
+    const sessions = new Sessions(10);
+    const s = sessions.session('key:1', 'x', terms);
+    const [p1, p2] = [s.reserve(terms), s.reserve(terms)];
+    const a = new Member([]);
+    s.join(a, terms);
+    s.release(p1);
+    a.left = true;
+    s.leave(a); // every member has left, but p2 is still upgrading
+    expect(sessions.size).toBe(1);
+    const b = new Member([]);
+    s.join(b, terms);
+    s.release(p2);
+    expect(sessions.size).toBe(1);
+    b.left = true;
+    s.leave(b);
+    expect(sessions.size).toBe(0);
+  });
 });

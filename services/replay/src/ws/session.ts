@@ -53,6 +53,8 @@ interface Joined {
 
 export class Session {
   private readonly members: Joined[] = [];
+  /** Places held by sockets admitted at their handshake that have not yet joined or given up (`reserve`). */
+  private readonly places = new Set<object>();
   private started = false;
   private settleTimer: NodeJS.Timeout | undefined;
   private wake: (() => void) | undefined;
@@ -79,6 +81,26 @@ export class Session {
       );
   }
 
+  /**
+   * Admits a socket at its handshake (as `admit` says) and holds its place until `release`: the session is not
+   * forgotten while a socket admitted to it is still upgrading.
+   */
+  reserve(terms: SessionTerms): object {
+    this.admit(terms);
+    const place = {};
+    this.places.add(place);
+    return place;
+  }
+
+  /**
+   * The socket that held `place` has joined, or will not (its upgrade failed, or it failed before joining): a
+   * session that has not started, with no member left and no place held, ends (a named one is forgotten).
+   */
+  release(place: object): void {
+    if (!this.places.delete(place)) return;
+    if (this.places.size === 0 && !this.started && this.members.every((j) => j.left)) this.end();
+  }
+
   /** Adds a member (as `admit` says). */
   join(member: SessionMember, terms: SessionTerms): void {
     this.admit(terms);
@@ -99,7 +121,7 @@ export class Session {
     if (m) m.left = true;
     if (this.members.every((j) => j.left)) {
       this.wake?.();
-      if (!this.started) this.end();
+      if (!this.started && this.places.size === 0) this.end();
     } else this.arm();
   }
 
