@@ -95,6 +95,10 @@ bench_stack_start() {
   # As deployed (infra/k8s/base/history/config.env): 4 queries at ClickHouse at once; CLICKHOUSE_QUERY_CONCURRENCY
   # in the environment overrides it.
   dg_log "==> history service on port $HISTORY_PORT"
+  # A service left on the port (another run's, or a crashed one's) would answer in this one's place.
+  if dg_port_busy "$HISTORY_PORT"; then
+    dg_die "port $HISTORY_PORT is in use (a history service of another run?): stop it, or set DG_BENCH_HISTORY_PORT"
+  fi
   KEY=$(REDIS_URL=$REDIS_URL node "$ROOT/packages/auth/dist/cli.js" create --name bench --requests-per-minute 100000000 | tail -n 1)
   # As the image runs it (services/history/Dockerfile): on jemalloc, which returns freed pages after a second.
   local jemalloc
