@@ -1,7 +1,7 @@
 import type { ExchangeKey } from '@depthgate/platforms';
 import { Registry, createLogger } from '@depthgate/service-kit';
 import type { RowSink } from '../rows';
-import { Controller, type Clock } from './controller';
+import { Controller, LIVE_SETTLE_MS, type Clock } from './controller';
 import { MemoryOwnership } from './ownership';
 import type { ControlBuffer, ControlLease, ControlSplicePoint, ControlStore, HandoverRow, LandedEnd } from './pieces';
 
@@ -420,6 +420,13 @@ describe('Controller start', () => {
     // Live, but not yet in the live set peers read (a peer's release would not come to it).
     expect(c.ready()).toBe(false);
     await c.poll();
+    // Live for less than the settle time: not in the live set yet (a release could split inside its first ms).
+    expect(c.ready()).toBe(false);
+    f.advance(LIVE_SETTLE_MS - 1);
+    await c.poll();
+    expect(c.ready()).toBe(false);
+    f.advance(1);
+    await c.poll();
     expect(c.ready()).toBe(true);
     f.live.delete('T0');
     expect(c.ready()).toBe(false);
@@ -575,6 +582,8 @@ describe('Controller loss offers (decision 4)', () => {
     await co.admit(EX, ['X']);
     await cp.admit(EX, ['X']);
     peer.live.add('X');
+    await cp.poll(); // the book is live: its settle time starts
+    peer.advance(LIVE_SETTLE_MS);
     await cp.poll(); // publishes the peer's live set
     const lost = co.onLost(EX, 'X', 1000, 'stall');
     // The peer's poll finds the offer while the owner waits.

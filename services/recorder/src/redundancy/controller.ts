@@ -72,6 +72,9 @@ const realClock: Clock = {
   sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
 };
 
+/** How long a ticker's book must have been live before peers may hand it over (ControllerOptions.liveSettleMs). */
+export const LIVE_SETTLE_MS = 1000;
+
 export interface ControllerOptions {
   lease: ControlLease;
   ownership: Ownership;
@@ -93,6 +96,11 @@ export interface ControllerOptions {
   releaseTimeoutMs?: number;
   /** Default 1000. */
   pollMs?: number;
+  /**
+   * A ticker enters the live set peers read only once its book has been live this long (default LIVE_SETTLE_MS): a
+   * release to a book that began inside the old owner's last ms cannot be split exactly (a one-ms divergence gap).
+   */
+  liveSettleMs?: number;
   /** `/ready` at the latest this long after the start (default 120 000). */
   readyAfterMs?: number;
   registry?: Registry;
@@ -430,7 +438,9 @@ export class Controller {
       const k = key(exchange, ticker);
       if (!live) this.liveSince.delete(k);
       else if (!this.liveSince.has(k)) this.liveSince.set(k, this.clock.monotonic());
-      if (live && !sent.has(ticker)) add.push(ticker);
+      const settled =
+        live && this.clock.monotonic() - (this.liveSince.get(k) as number) >= (this.o.liveSettleMs ?? LIVE_SETTLE_MS);
+      if (settled && !sent.has(ticker)) add.push(ticker);
       else if (!live && sent.has(ticker)) remove.push(ticker);
     }
     if (add.length === 0 && remove.length === 0) return;
