@@ -156,8 +156,12 @@ export class ReplaySockets {
     const connId = await this.holdPlace(caller);
     if (socket.destroyed) return this.limits.close(connId);
     let opened = false;
+    /** Gives back the session place this handshake holds, once it holds one (when the upgrade fails). */
+    const held: { giveBack?: () => void } = {};
     socket.once('close', () => {
-      if (!opened) this.limits.close(connId);
+      if (opened) return;
+      this.limits.close(connId);
+      held.giveBack?.();
     });
     const terms = { from, to, speed, clock };
     // A session is the caller's: the same key, or anonymous, the same client address (as its rate limit's bucket).
@@ -166,9 +170,7 @@ export class ReplaySockets {
     // it holds is given back once the socket has joined, or when the upgrade fails (a bad Sec-WebSocket-Key): a
     // named session nobody joined is then forgotten.
     const place = session.reserve(terms);
-    socket.once('close', () => {
-      if (!opened) session.release(place);
-    });
+    held.giveBack = () => session.release(place);
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       opened = true;
       this.open.add(ws);

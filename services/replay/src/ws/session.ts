@@ -97,8 +97,7 @@ export class Session {
    * session that has not started, with no member left and no place held, ends (a named one is forgotten).
    */
   release(place: object): void {
-    if (!this.places.delete(place)) return;
-    if (this.places.size === 0 && !this.started && this.members.every((j) => j.left)) this.end();
+    if (this.places.delete(place)) this.endIfAbandoned();
   }
 
   /** Adds a member (as `admit` says). */
@@ -121,8 +120,13 @@ export class Session {
     if (m) m.left = true;
     if (this.members.every((j) => j.left)) {
       this.wake?.();
-      if (!this.started && this.places.size === 0) this.end();
+      this.endIfAbandoned();
     } else this.arm();
+  }
+
+  /** Ends a session that has not started when every member has left and no handshake holds a place in it. */
+  private endIfAbandoned(): void {
+    if (!this.started && this.places.size === 0 && this.members.every((j) => j.left)) this.end();
   }
 
   private arm(): void {
