@@ -1,18 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import type { Logger } from '@depthgate/service-kit';
+import { createHttpReads, type HttpReads } from './http-reads';
 import { join, lit, sql, type Sql } from './literals';
 
 /**
  * The connection to ClickHouse over HTTP, built once per process from configuration. It never leaves this package
  * (the main entry exports none of it): callers hold a HistoryStore and run named queries through a querier.
  *
- * Two clients share the URL: `data` carries queries and inserts (its socket pool is sized by configuration), and
- * `control` carries the few small statements that must never queue behind data — `KILL QUERY`, readiness probes.
+ * Reads (every query of a querier) go through `reads`, node:http directly (http-reads.ts says why). Two clients of
+ * the library share the URL: `data` carries inserts, migrations and statements, and `control` the few small
+ * statements that must never queue behind data — `KILL QUERY`, readiness probes. `reads` and `data` each have a socket
+ * pool sized by configuration.
  * Tables are always named with their database (`db`), so the clients need no default database and work before the
  * database exists (the migrations create it).
  */
 export interface Connection {
+  readonly reads: HttpReads;
   readonly data: ClickHouseClient;
   readonly control: ClickHouseClient;
   /** The database name as an SQL identifier. */
@@ -40,9 +44,9 @@ export interface ConnectionOptions {
   database: string;
   /** The cluster (in the servers' `remote_servers`) the tables are spread over; omitted: one server. */
   cluster?: string;
-  /** Sockets of the data client. */
+  /** Sockets of the reads, and of the data client. */
   maxConnections?: number;
-  /** Idle-socket timeout of one request on the data client (the server's own limits end queries earlier). */
+  /** Idle-socket timeout of one request of the reads and the data client (the server's own limits end queries earlier). */
   requestTimeoutMs?: number;
   /** Settings sent with every data request. */
   settings?: ClickHouseSettings;
@@ -144,11 +148,21 @@ export function createConnection(options: ConnectionOptions): Connection {
     application: options.application ?? 'depthgate-history',
     log: { LoggerClass: loggerClass(options.logger) },
   };
+  const dataSettings = { ...(options.cluster === undefined ? {} : CLUSTER_SETTINGS), ...options.settings };
+  const reads = createHttpReads({
+    origin,
+    username,
+    password,
+    maxSockets: options.maxConnections ?? 64,
+    requestTimeoutMs: options.requestTimeoutMs ?? 300_000,
+    settings: dataSettings,
+    userAgent: `depthgate (node ${process.version}) ${common.application}`,
+  });
   const data = createClient({
     ...common,
     max_open_connections: options.maxConnections ?? 64,
     request_timeout: options.requestTimeoutMs ?? 300_000,
-    clickhouse_settings: { ...(options.cluster === undefined ? {} : CLUSTER_SETTINGS), ...options.settings },
+    clickhouse_settings: dataSettings,
     keep_alive: { enabled: true, idle_socket_ttl: 2500 },
   });
   const control = createClient({
@@ -176,6 +190,7 @@ export function createConnection(options: ConnectionOptions): Connection {
   };
 
   return {
+    reads,
     data,
     control,
     db,
@@ -209,6 +224,7 @@ export function createConnection(options: ConnectionOptions): Connection {
       }
     },
     async close() {
+      reads.close();
       await Promise.allSettled([data.close(), control.close()]);
     },
   };

@@ -123,12 +123,14 @@ export class Querier {
     const started = process.hrtime.bigint();
     const continuation = scope.enter(queryId);
     try {
-      const result = await this.send(query, queryId, scope, continuation, settings);
+      const stream = await this.send(query, queryId, scope, continuation, settings);
       let value: T;
       try {
-        value = await consume(result.stream);
+        value = await consume(stream);
+      } catch (err) {
+        throw abortedBy(scope, err);
       } finally {
-        if (!result.stream.destroyed) result.stream.destroy();
+        if (!stream.destroyed) stream.destroy();
       }
       // An aborted request may end its stream quietly after what was buffered: that is no complete result.
       if (scope.reason !== undefined) throw new QueryAbortedError(scope.reason);
@@ -166,16 +168,26 @@ export class Querier {
     }
     try {
       const pinned = await this.connection.settingsFor('read');
-      return await this.connection.data.exec({
+      return await this.connection.reads.read({
         query: query.text,
-        query_id: queryId,
-        abort_signal: scope.signal,
-        clickhouse_settings: { ...pinned, max_execution_time: scope.maxExecutionTimeSeconds(), ...settings },
+        queryId,
+        signal: scope.signal,
+        settings: { ...pinned, max_execution_time: scope.maxExecutionTimeSeconds(), ...settings },
       });
+    } catch (err) {
+      throw abortedBy(scope, err);
     } finally {
       release();
     }
   }
+}
+
+/**
+ * A failure of a request or its answer once the scope was aborted is the abort's doing (it ends the request: an
+ * AbortError, or `aborted` from a response cut short): the scope says why.
+ */
+function abortedBy(scope: QueryScope, err: unknown): unknown {
+  return scope.reason === undefined ? err : new QueryAbortedError(scope.reason);
 }
 
 function seconds(since: bigint): number {
