@@ -368,6 +368,13 @@ class Dictionary {
     this.keys = new Int32Array(words * 1024);
   }
 
+  /** Empties the table for the next column chunk (a stream's tables are reused: 512 KiB of slots each). */
+  reset(): void {
+    if (this.size === 0) return;
+    this.slots.fill(-1);
+    this.size = 0;
+  }
+
   /** The index of the 16-byte value `src[o, o + 4)` (added when new), or -1 when the dictionary is full. */
   indexOfWords(src: Int32Array, o: number): number {
     const w0 = src[o] as number;
@@ -436,9 +443,9 @@ class ColumnBuffer {
   readonly words: Int32Array;
   /** The same memory as bytes. */
   readonly bytes: Buffer;
-  /** Strings: their bytes end to end. */
+  /** Strings: their PLAIN encoding (length, bytes) end to end. */
   readonly data: Bytes;
-  /** Strings: where each value ends in `data`. */
+  /** Strings: where each value ends in `data` (each is its 4-byte length and its bytes: PLAIN's layout). */
   ends: Int32Array | undefined;
   /** Sides: the codes (1, 2). */
   codes: Uint8Array | undefined;
@@ -513,6 +520,14 @@ export class ParquetStream implements ColumnarSink {
   private ready: Buffer[] = [MAGIC];
   /** Where the Strings of the current row begin. */
   private readonly strings = new Int32Array(2);
+  /** The dictionaries' hash tables, one for decimals and one for strings, emptied for each column chunk. */
+  private readonly wordDictionary = new Dictionary(4);
+  private readonly byteDictionary = new Dictionary(0);
+  /**
+   * Arrays a column chunk's encoding uses while it runs (columns are encoded one after another), of a row group's
+   * length: allocated once per stream rather than per chunk, which kept the garbage collector busy.
+   */
+  private readonly scratch: { values: Float64Array; indexes: Int32Array; firsts: Int32Array };
   private readonly fixedSize: number;
   private readonly stringCount: number;
 
@@ -524,6 +539,11 @@ export class ParquetStream implements ColumnarSink {
     this.columns = parquetColumns(kind, fields);
     this.schema = [{ name: 'schema', num_children: this.columns.length }, ...this.columns.map(schemaElement)];
     this.buffers = this.columns.map((c) => new ColumnBuffer(c, rowGroupRows));
+    this.scratch = {
+      values: new Float64Array(rowGroupRows),
+      indexes: new Int32Array(rowGroupRows),
+      firsts: new Int32Array(Math.min(rowGroupRows, MAX_DICTIONARY) + 1),
+    };
     this.fixed = this.buffers.filter((b) => b.wordsPerValue > 0);
     this.others = this.buffers.filter((b) => b.wordsPerValue === 0);
     this.stringCount = this.columns.filter((c) => c.type === 'string').length;
@@ -579,9 +599,15 @@ export class ParquetStream implements ColumnarSink {
         n = b0 < 0x80 ? b0 : (b0 & 0x7f) | ((src[q + 1] as number) << 7);
         at = q + (b0 < 0x80 ? 1 : 2);
       }
-      data.ensure(n);
+      // As PLAIN stores it: a 4-byte little-endian length, then the bytes (a value is at most a few hundred bytes).
+      data.ensure(n + 4);
       const buf = data.buf;
       let p = data.length;
+      buf[p] = n & 0xff;
+      buf[p + 1] = n >>> 8;
+      buf[p + 2] = 0;
+      buf[p + 3] = 0;
+      p += 4;
       for (let j = at; j < at + n; j++) buf[p++] = src[j] as number;
       data.length = p;
       (buffer.ends as Int32Array)[row] = p;
@@ -684,7 +710,7 @@ export class ParquetStream implements ColumnarSink {
     const trial = this.rowGroups.length % TRIAL_EVERY === 0;
     if (!trial && buffer.int64Winner === 'PLAIN') return plain();
     const words = buffer.words;
-    const values = new Float64Array(rows);
+    const values = this.scratch.values;
     for (let i = 0; i < rows; i++) {
       const hi = (words[2 * i + 1] as number) >>> 0;
       const v = hi * TWO_32 + ((words[2 * i] as number) >>> 0);
@@ -708,8 +734,9 @@ export class ParquetStream implements ColumnarSink {
    */
   private encodeDecimal(buffer: ColumnBuffer, rows: number): EncodedChunk {
     const words = buffer.words;
-    const dictionary = new Dictionary(4);
-    const indexes = new Int32Array(rows);
+    const dictionary = this.wordDictionary;
+    dictionary.reset();
+    const indexes = this.scratch.indexes;
     const most = Math.floor(rows / DICTIONARY_SHARE) + 16;
     for (let i = 0; i < rows; i++) {
       const index = dictionary.indexOfWords(words, i * 4);
@@ -735,7 +762,7 @@ export class ParquetStream implements ColumnarSink {
   private encodeSide(buffer: ColumnBuffer, rows: number): EncodedChunk {
     const names = buffer.spec.names as readonly [string, string];
     const codes = buffer.codes as Uint8Array;
-    const indexes = new Int32Array(rows);
+    const indexes = this.scratch.indexes;
     for (let i = 0; i < rows; i++) indexes[i] = (codes[i] as number) - 1;
     const values = new Bytes(16);
     for (const name of names) {
@@ -747,56 +774,46 @@ export class ParquetStream implements ColumnarSink {
     return this.dictionaryChunk(buffer, values.view(), 2, indexes, rows, 'BYTE_ARRAY');
   }
 
-  /** Strings: a dictionary when they repeat, else PLAIN (length, bytes). */
+  /**
+   * Strings: a dictionary when they repeat, else PLAIN (length, bytes) — the column's buffer as the rows wrote it. The
+   * dictionary compares whole entries (length and bytes).
+   */
   private encodeStrings(buffer: ColumnBuffer, rows: number): EncodedChunk {
     const src = buffer.data.buf;
     const ends = buffer.ends as Int32Array;
-    const dictionary = new Dictionary(0);
-    const firsts = new Int32Array(Math.min(rows, MAX_DICTIONARY) + 1);
-    const indexes = new Int32Array(rows);
+    const dictionary = this.byteDictionary;
+    dictionary.reset();
+    const firsts = this.scratch.firsts;
+    const indexes = this.scratch.indexes;
     const bounds = (index: number, out: Int32Array) => {
       const row = firsts[index] as number;
       out[0] = row === 0 ? 0 : (ends[row - 1] as number);
       out[1] = ends[row] as number;
     };
-    let useDictionary = true;
     for (let i = 0; i < rows; i++) {
       const from = i === 0 ? 0 : (ends[i - 1] as number);
       const before = dictionary.size;
       // (A new value's first occurrence is noted before the table compares it with anything.)
       firsts[Math.min(before, firsts.length - 1)] = i;
       const index = dictionary.indexOfBytes(src, from, ends[i] as number, bounds);
-      if (index < 0 || dictionary.size > rows / 4 + 16 || (i === DICTIONARY_TRIAL && dictionary.size * 2 > i)) {
-        useDictionary = false;
-        break;
-      }
+      if (index < 0 || dictionary.size > rows / 4 + 16 || (i === DICTIONARY_TRIAL && dictionary.size * 2 > i))
+        return this.plainChunk(buffer.data.view(), rows, 'BYTE_ARRAY');
       indexes[i] = index;
     }
-    // (Values of at most 128 bytes: copied byte by byte, cheaper than a call per value.)
-    const plain = (count: number, row: (k: number) => number) => {
-      const out = Buffer.allocUnsafe(buffer.data.length + 4 * count);
-      let p = 0;
-      for (let k = 0; k < count; k++) {
-        const i = row(k);
-        const from = i === 0 ? 0 : (ends[i - 1] as number);
-        const to = ends[i] as number;
-        const n = to - from;
-        out[p] = n;
-        out[p + 1] = 0;
-        out[p + 2] = 0;
-        out[p + 3] = 0;
-        p += 4;
-        for (let j = from; j < to; j++) out[p++] = src[j] as number;
-      }
-      return out.subarray(0, p);
-    };
-    if (!useDictionary)
-      return this.plainChunk(
-        plain(rows, (k) => k),
-        rows,
-        'BYTE_ARRAY',
-      );
-    const values = plain(dictionary.size, (k) => firsts[k] as number);
+    // The dictionary's values: the first occurrence of each, in index order (entries of at most a few hundred bytes:
+    // copied byte by byte, cheaper than a call per value).
+    let size = 0;
+    for (let k = 0; k < dictionary.size; k++) {
+      const i = firsts[k] as number;
+      size += (ends[i] as number) - (i === 0 ? 0 : (ends[i - 1] as number));
+    }
+    const values = Buffer.allocUnsafe(size);
+    let p = 0;
+    for (let k = 0; k < dictionary.size; k++) {
+      const i = firsts[k] as number;
+      const to = ends[i] as number;
+      for (let j = i === 0 ? 0 : (ends[i - 1] as number); j < to; j++) values[p++] = src[j] as number;
+    }
     return this.dictionaryChunk(buffer, values, dictionary.size, indexes, rows, 'BYTE_ARRAY');
   }
 
