@@ -127,6 +127,31 @@ describe('Parquet answers (ParquetStream, through the row renderer)', () => {
     expect(back.rows[1]).toMatchObject({ trade_id: 'x"1', venue_side: 'yes', side: 'buy', sequence: 5001 });
   });
 
+  it('each row group chooses for its strings and decimals afresh: a dictionary, then PLAIN, then a dictionary of other values', async () => {
+    // Row groups of 200: ids from 5 values (a dictionary), then all distinct (PLAIN), then 3 other values; prices
+    // from 4 levels, then all distinct, then 4 other levels. A table left from the group before would give wrong ids.
+    const group = 200;
+    const trades: Trade[] = Array.from({ length: group * 3 }, (_, i) => {
+      const g = Math.floor(i / group);
+      return {
+        ts: T + i,
+        sequence: i,
+        trade_id: g === 0 ? `a${i % 5}` : g === 1 ? `id-${i}` : `b${i % 3}`,
+        price: g === 1 ? `${i}.5` : `${g === 0 ? 10 : 20}.${i % 4}`,
+        size: '1',
+        side: 'buy',
+      };
+    });
+    const { lines, file } = await both('trade', 0, [Buffer.concat(trades.map(tradeRow))], group);
+    const back = await readParquet(file);
+    expect(back.rows).toEqual(lines);
+    const plain = 'PLAIN, RLE';
+    const dictionary = 'PLAIN, RLE, RLE_DICTIONARY';
+    expect(back.encodings.trade_id).toEqual([dictionary, plain, dictionary]);
+    expect(back.encodings.price).toEqual([dictionary, plain, dictionary]);
+    expect(back.rows.slice(398, 403).map((r) => r.trade_id)).toEqual(['id-398', 'id-399', 'b1', 'b2', 'b0']);
+  });
+
   it('holds venue_seq as a string column after the others (dictionary when it repeats), on book rows and trades', async () => {
     const rows = deltas
       .slice(0, 900)
