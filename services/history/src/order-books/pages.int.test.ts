@@ -5,6 +5,7 @@
  * JSON rows; gap markers come in time order and once over a walk; a cursor for anything else is a 400.
  */
 import http from 'node:http';
+import { gunzipSync } from 'node:zlib';
 import { DAY_MS } from '@depthgate/auth';
 import {
   insertDeltaRows,
@@ -126,6 +127,42 @@ describe('the data under test', () => {
   it('holds what the walks must reproduce', () => {
     expect(allDeltas).toHaveLength(2500 + 300 + 1200 + 3 + 200);
     expect(allSnapshots.length).toBeGreaterThan(2500);
+  });
+});
+
+describe('framing of a page held whole', () => {
+  /** The raw answer (nothing inflated). */
+  const raw = async (path: string, encoding: string) => {
+    const res = await request(h.app)
+      .get(path)
+      .set({ 'x-api-key': key, 'accept-encoding': encoding })
+      .buffer(true)
+      .parse((r, done) => {
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        r.on('end', () => done(null, Buffer.concat(chunks)));
+      });
+    return { headers: res.headers as Record<string, string | undefined>, body: res.body as Buffer };
+  };
+
+  it('a page longer than one gzip call takes carries its length, and is the same text gzipped or not', async () => {
+    const path = `/api/venue_b/deltas/${EQ}?limit=100000`;
+    const plain = await raw(path, 'identity');
+    // (Above the 256 KiB compressed in one call, below the 1 MiB held before the headers go out.)
+    expect(plain.body.length).toBeGreaterThan(256 * 1024);
+    expect(plain.body.length).toBeLessThan(1024 * 1024);
+    expect(plain.headers['content-length']).toBe(String(plain.body.length));
+    expect((JSON.parse(plain.body.toString('utf8')) as { rows: unknown[] }).rows).toHaveLength(allDeltas.length);
+    const zipped = await raw(path, 'gzip');
+    expect(zipped.headers['content-encoding']).toBe('gzip');
+    expect(zipped.headers['content-length']).toBeUndefined();
+    // (superagent may have inflated it already.)
+    const inflated = zipped.body[0] === 0x1f && zipped.body[1] === 0x8b ? gunzipSync(zipped.body) : zipped.body;
+    expect(inflated.equals(plain.body)).toBe(true);
+    // A short page: one piece, gzipped in one call with its length.
+    const short = await raw(`/api/venue_b/deltas/${EQ}?limit=300`, 'gzip');
+    expect(short.headers['content-encoding']).toBe('gzip');
+    expect(Number(short.headers['content-length'])).toBeGreaterThan(0);
   });
 });
 

@@ -26,6 +26,7 @@ import { gapJson, type Marker } from './gaps';
 import { PARQUET_CONTENT_TYPE, type ParquetStream } from './parquet';
 import type { RowsSink } from './reader';
 import { csvHeader, type SeriesKind } from './row-binary';
+import { ONE_SHOT_MAX_BYTES } from '../gzip';
 
 /** Body bytes held before the headers go out (so a short page can carry its Link header). */
 const HOLD_BYTES = 1024 * 1024;
@@ -149,8 +150,9 @@ export class RowsResponse implements RowsSink {
       this.held.push(text);
       this.heldBytes += text.length;
       if (this.heldBytes < HOLD_BYTES) return false;
-      // What was held is copied into one write: the held buffers are free now.
-      if (!this.commit(null)) await this.drained();
+      // What was held goes out as it is, a write per piece: free once a 'drain' said so.
+      if (this.commit(null)) return false;
+      await this.drained();
       return true;
     }
     if (this.res.write(text)) return false;
@@ -162,7 +164,7 @@ export class RowsResponse implements RowsSink {
   /** Closes the body: the end of the array and object, or the end line. */
   finish(ending: RowsEnding): void {
     const last = closing(this.framing, ending);
-    // Held to the end: the whole answer goes in one piece, so it is gzipped in one call with its length (gzip.ts).
+    // Held to the end: the whole answer goes out with its length (in one piece when gzip.ts can compress it in one call).
     if (this.held) this.commit(ending.nextLink, last);
     else this.res.end(last);
   }
@@ -184,8 +186,18 @@ export class RowsResponse implements RowsSink {
     }
     if (link !== null) res.setHeader('Link', `<${link}>; rel="next"`);
     const head = Buffer.from(opening(this.framing), 'latin1');
+    const pieces = head.length > 0 ? [head, ...held] : held;
     if (last !== undefined) {
-      res.end(Buffer.concat([head, ...held, typeof last === 'string' ? Buffer.from(last, 'utf8') : last]));
+      const tail = typeof last === 'string' ? Buffer.from(last, 'utf8') : last;
+      const bytes = head.length + this.heldBytes + tail.length;
+      // Small enough to be gzipped in one call (gzip.ts): one piece. Larger: the pieces as they are, not copied into
+      // one (a 10,000-row page is a megabyte), with the body's length, which `compression` drops if it compresses.
+      if (bytes <= ONE_SHOT_MAX_BYTES) res.end(Buffer.concat([...pieces, tail]));
+      else {
+        res.setHeader('Content-Length', bytes);
+        for (const piece of pieces) res.write(piece);
+        res.end(tail);
+      }
       return true;
     }
     res.on('drain', () => {
@@ -193,7 +205,9 @@ export class RowsResponse implements RowsSink {
       this.onDrain = undefined;
       waiter?.();
     });
-    return res.write(Buffer.concat([head, ...held]));
+    let room = true;
+    for (const piece of pieces) room = res.write(piece);
+    return room;
   }
 
   private drained(): Promise<void> {
