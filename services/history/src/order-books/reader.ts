@@ -241,16 +241,12 @@ export class OrderBookReader {
   /**
    * A page of bars: those starting at or after `from` (a bar's start) built from the trades up to `to` (inclusive;
    * null: the newest), at most `limit`, and where the next page begins (the bar after the last, when there is one).
-   * Read in time windows, as pages of rows are: a window of `limit + 1` intervals holds at most the bars wanted (and
-   * the one more that says the page was cut), so the first window reads no more than a dense page needs; a sparse
-   * ticker's windows then grow fourfold, from where its trades begin (the catalogue), and the last one always runs
-   * to the end of the range (trades newer than the cached catalogue are not missed).
-   */
-  /**
-   * A page of bars: the range read window by window (the first of at most BAR_FIRST_WINDOW bars, each next twice as
-   * long, the rest at once after MAX_BAR_WINDOWS), the next window's query sent before this one's bars are rendered,
-   * so ClickHouse aggregates while the service writes text (two cores: the two overlap). `body`: the bars' JSON
-   * objects, comma-separated.
+   * The range is read window by window from where the ticker's trades begin (the catalogue): the first window of at
+   * most BAR_FIRST_WINDOW bars (and no more than `limit + 1`, which says whether the page was cut), each next twice as
+   * long, the rest at once after MAX_BAR_WINDOWS; the last always runs to the end of the range (trades newer than the
+   * cached catalogue are not missed). The next window's query is sent before this one's bars are rendered, so
+   * ClickHouse aggregates while the service writes text (two cores: the two overlap). `body`: the bars' JSON objects,
+   * comma-separated.
    */
   async bars(
     scope: QueryScope,
