@@ -149,19 +149,22 @@ export function createConnection(options: ConnectionOptions): Connection {
     log: { LoggerClass: loggerClass(options.logger) },
   };
   const dataSettings = { ...(options.cluster === undefined ? {} : CLUSTER_SETTINGS), ...options.settings };
+  // (The reads and the data client each get this many sockets and this timeout.)
+  const maxConnections = options.maxConnections ?? 64;
+  const requestTimeoutMs = options.requestTimeoutMs ?? 300_000;
   const reads = createHttpReads({
     origin,
     username,
     password,
-    maxSockets: options.maxConnections ?? 64,
-    requestTimeoutMs: options.requestTimeoutMs ?? 300_000,
+    maxSockets: maxConnections,
+    requestTimeoutMs,
     settings: dataSettings,
     userAgent: `depthgate (node ${process.version}) ${common.application}`,
   });
   const data = createClient({
     ...common,
-    max_open_connections: options.maxConnections ?? 64,
-    request_timeout: options.requestTimeoutMs ?? 300_000,
+    max_open_connections: maxConnections,
+    request_timeout: requestTimeoutMs,
     clickhouse_settings: dataSettings,
     keep_alive: { enabled: true, idle_socket_ttl: 2500 },
   });
