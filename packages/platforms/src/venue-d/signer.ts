@@ -1,5 +1,5 @@
 // https://docs.cdp.coinbase.com/exchange/rest-api/authentication
-import { createHmac, createPrivateKey, randomBytes } from 'node:crypto';
+import { createHmac, createPrivateKey, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { withQuery, type SignInput, type Signer, type SignedHeaders, type SyncSigner } from '../signing';
 
@@ -13,23 +13,30 @@ export interface CoinbaseJwtCredentials {
   privateKeyPem: string;
 }
 
+/** The HMAC key of a Coinbase Exchange secret (standard base64, as issued); a signer makes it once (signing.ts). */
+export function coinbaseSecretKey(secretBase64: string): KeyObject {
+  return createSecretKey(Buffer.from(secretBase64, 'base64'));
+}
+
 /**
  * Coinbase Exchange: base64(HMAC-SHA256(base64decode(secret), seconds + METHOD + requestPath + body)). [V]
- * The request path includes the query string by default ([3P]/[U]: `signQuery`).
+ * The request path includes the query string by default ([3P]/[U]: `signQuery`). `secret` is the secret as issued
+ * or its key from coinbaseSecretKey.
  */
 export function coinbaseSignature(
-  secretBase64: string,
+  secret: string | KeyObject,
   timestampS: number,
   method: string,
   requestPath: string,
   body: string,
 ): string {
-  return createHmac('sha256', Buffer.from(secretBase64, 'base64'))
+  return createHmac('sha256', typeof secret === 'string' ? coinbaseSecretKey(secret) : secret)
     .update(`${timestampS}${method.toUpperCase()}${requestPath}${body}`)
     .digest('base64');
 }
 
 export function coinbaseHmacSigner(credentials: CoinbaseHmacCredentials, options: { signQuery: boolean }): SyncSigner {
+  const secret = coinbaseSecretKey(credentials.secret);
   return {
     name: 'coinbase-exchange-hmac',
     headerNames: ['cb-access-key', 'cb-access-sign', 'cb-access-timestamp', 'cb-access-passphrase'],
@@ -38,7 +45,7 @@ export function coinbaseHmacSigner(credentials: CoinbaseHmacCredentials, options
       const requestPath = options.signQuery ? withQuery(input.path, input.query) : input.path;
       return {
         'CB-ACCESS-KEY': credentials.key,
-        'CB-ACCESS-SIGN': coinbaseSignature(credentials.secret, ts, input.method, requestPath, input.body),
+        'CB-ACCESS-SIGN': coinbaseSignature(secret, ts, input.method, requestPath, input.body),
         'CB-ACCESS-TIMESTAMP': String(ts),
         'CB-ACCESS-PASSPHRASE': credentials.passphrase,
       };

@@ -1,3 +1,4 @@
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 
 /**
@@ -98,4 +99,20 @@ export function text(status: number, body: string, contentType = 'text/plain; ch
 export function header(req: { headers: IncomingHttpHeaders }, name: string): string | undefined {
   const v = req.headers[name];
   return Array.isArray(v) ? v[0] : v;
+}
+
+const hmacKeys = new Map<string, KeyObject>();
+
+/**
+ * The HMAC key of a secret as issued (base64 or url-safe base64), made once per secret. Node 24's `createHmac` takes
+ * about 8× longer given the key's bytes than given a KeyObject (it tells the two apart by catching a thrown error).
+ */
+export function hmacKey(secret: string): KeyObject {
+  let key = hmacKeys.get(secret);
+  if (key === undefined) {
+    if (hmacKeys.size >= 64) hmacKeys.clear();
+    key = createSecretKey(Buffer.from(secret, 'base64'));
+    hmacKeys.set(secret, key);
+  }
+  return key;
 }

@@ -1,6 +1,6 @@
 // https://docs.polymarket.com/developers/CLOB/authentication
 import { createHmac } from 'node:crypto';
-import { type AuthCheck, type AuthInput, header } from '../../http/types';
+import { type AuthCheck, type AuthInput, header, hmacKey } from '../../http/types';
 
 export interface ClobVerifier {
   address: string;
@@ -45,7 +45,7 @@ export function verifyClob(input: AuthInput, v: ClobVerifier): AuthCheck {
   if (!sig) return { state: 'invalid', error: 'missing POLY_SIGNATURE' };
   const requestPath = v.signsQuery && input.query ? `${input.path}?${input.query}` : input.path;
   const expected = urlSafeBase64(
-    createHmac('sha256', Buffer.from(v.secret, 'base64url'))
+    createHmac('sha256', hmacKey(v.secret))
       .update(`${ts}${input.method}${requestPath}${input.body.toString('utf8')}`)
       .digest(),
   );

@@ -1,6 +1,6 @@
 // https://docs.cdp.coinbase.com/exchange/rest-api/authentication
 import { createHmac, type KeyObject, timingSafeEqual, verify } from 'node:crypto';
-import { type AuthCheck, type AuthInput, header } from '../../http/types';
+import { type AuthCheck, type AuthInput, header, hmacKey } from '../../http/types';
 
 export interface CoinbaseVerifier {
   key: string;
@@ -56,7 +56,7 @@ function verifySigned(
 }
 
 function signatureMatches(secret: string, prehash: string, sign: string): boolean {
-  const expected = createHmac('sha256', Buffer.from(secret, 'base64')).update(prehash).digest();
+  const expected = createHmac('sha256', hmacKey(secret)).update(prehash).digest();
   const given = Buffer.from(sign, 'base64');
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
