@@ -16,8 +16,7 @@
  * keeps each book (late joiners get a `snapshot`), the last `ticker` and the last match (sent as `last_match`).
  * `level2` carries no sequence numbers: the books are compared with the REST book (WS_RECONCILE_INTERVAL_MS).
  */
-import { createHmac } from 'node:crypto';
-import type { Platforms } from '@depthgate/platforms';
+import { coinbaseSignature, type Platforms } from '@depthgate/platforms';
 import { ASK, BID, LocalBook, type SideCode, parseObject, stringList } from '@depthgate/feeds';
 import {
   noticeDoc,
@@ -59,9 +58,7 @@ interface Credentials {
 /** [3P] the feed's signed subscribe: as a REST `GET /users/self/verify` with an empty body. */
 function signedSubscribeFields(c: Credentials, nowMs: number): Record<string, string> {
   const timestamp = String(Math.floor(nowMs / 1000));
-  const signature = createHmac('sha256', Buffer.from(c.secret, 'base64'))
-    .update(`${timestamp}GET/users/self/verify`)
-    .digest('base64');
+  const signature = coinbaseSignature(c.secret, Number(timestamp), 'GET', '/users/self/verify', '');
   return { key: c.key, passphrase: c.passphrase, timestamp, signature };
 }
 

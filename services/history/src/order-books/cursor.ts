@@ -22,7 +22,7 @@
  * on the next; HISTORY_CURSOR_SECRET_PREVIOUS is still accepted while a new secret rolls out. A process without one
  * signs with a random secret of its own (a warning at start-up): cursors then work against that process only.
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { EXCHANGES, type Caller, type ExchangeKey, type Exchanges } from '@depthgate/auth';
 import { TICKER_PATTERN } from '@depthgate/history-store';
 import { AppError } from '@depthgate/service-kit';
@@ -68,7 +68,7 @@ function invalid(message: string): AppError {
 }
 
 export class CursorCodec {
-  private readonly secrets: Buffer[];
+  private readonly secrets: KeyObject[];
 
   /**
    * `secret` signs and verifies; `previous` only verifies (a rotation in progress). Without `secret`, a random one
@@ -78,8 +78,10 @@ export class CursorCodec {
     secrets: { secret?: string; previous?: string },
     private readonly exchanges: Exchanges<ExchangeKey> = EXCHANGES,
   ) {
+    // KeyObjects: Node 24's createHmac given a key's bytes costs several times more (docs/benchmarks.md, gateway).
     const current = secrets.secret !== undefined ? Buffer.from(secrets.secret, 'utf8') : randomBytes(32);
-    this.secrets = [current, ...(secrets.previous !== undefined ? [Buffer.from(secrets.previous, 'utf8')] : [])];
+    const previous = secrets.previous !== undefined ? [Buffer.from(secrets.previous, 'utf8')] : [];
+    this.secrets = [current, ...previous].map((bytes) => createSecretKey(bytes));
     this.random = secrets.secret === undefined;
   }
 
@@ -94,12 +96,12 @@ export class CursorCodec {
     o = body.writeUInt8(this.exchanges.codes[data.exchange], o);
     o = body.writeUInt8(ticker.length, o);
     o += ticker.copy(body, o);
-    o += callerTag(this.secrets[0] as Buffer, caller).copy(body, o);
+    o += callerTag(this.secrets[0] as KeyObject, caller).copy(body, o);
     o = body.writeBigInt64BE(BigInt(data.position.ts), o);
     o = body.writeBigUInt64BE(data.position.sequence, o);
     o = body.writeUInt32BE(data.position.skip, o);
     body.writeBigInt64BE(BigInt(data.to ?? -1), o);
-    return Buffer.concat([body, mac(this.secrets[0] as Buffer, body)]).toString('base64url');
+    return Buffer.concat([body, mac(this.secrets[0] as KeyObject, body)]).toString('base64url');
   }
 
   /**
@@ -169,12 +171,12 @@ export class CursorCodec {
   }
 }
 
-function mac(secret: Buffer, body: Buffer): Buffer {
+function mac(secret: KeyObject, body: Buffer): Buffer {
   return createHmac('sha256', secret).update(body).digest().subarray(0, MAC_BYTES);
 }
 
 /** Who a cursor belongs to, without showing it: a key's id, or every anonymous caller. */
-function callerTag(secret: Buffer, caller: Caller | undefined): Buffer {
+function callerTag(secret: KeyObject, caller: Caller | undefined): Buffer {
   const who = caller?.kind === 'key' ? `key:${caller.key.id}` : 'anonymous';
   return createHmac('sha256', secret).update(`caller\0${who}`).digest().subarray(0, TAG_BYTES);
 }
