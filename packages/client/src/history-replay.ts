@@ -254,6 +254,8 @@ interface RecordedBook {
   ts: number;
   /** The `ts` text of its first line ('' when that line is not in the service's shape). */
   tsText: string;
+  /** How its lines begin: `{"ts":"` and tsText and the closing quote ('' without tsText). */
+  head: string;
   lines: string;
   rows(): SnapshotRow[];
 }
@@ -280,7 +282,9 @@ async function* recordedBooks(
     from = to;
   };
   const take: LineTaker = (chunk, start, end, at) => {
-    if (chunk.startsWith('{"type":', start)) return false; // the end line (and any marker): parsed as ever
+    // A line of the book at hand begins with its `{"ts":"…"` (one comparison: most lines are).
+    const same = book !== undefined && book.head !== '' && chunk.startsWith(book.head, start);
+    if (!same && chunk.startsWith('{"type":', start)) return false; // the end line (and any marker): parsed as ever
     if (chunk !== text) {
       close();
       text = chunk;
@@ -288,14 +292,8 @@ async function* recordedBooks(
     }
     let ts: number;
     let tsText = '';
-    if (
-      book &&
-      book.tsText !== '' &&
-      chunk.startsWith('{"ts":"', start) &&
-      chunk.startsWith(book.tsText, start + 7) &&
-      chunk.charCodeAt(start + 31) === 34
-    ) {
-      ts = book.ts;
+    if (same) {
+      ts = (book as RecordedBook).ts;
     } else {
       const row = parseLineAt('snapshot', chunk, start, end, at);
       if ('type' in row) throw new DataError('malformed_row', 'a marker among snapshot rows', { ...at });
@@ -326,6 +324,7 @@ function recordedBook(ts: number, tsText: string, where: DataLocation): Recorded
   return {
     ts,
     tsText,
+    head: tsText === '' ? '' : `{"ts":"${tsText}"`,
     lines: '',
     rows() {
       const rows: SnapshotRow[] = [];

@@ -1,7 +1,7 @@
 import { thrownBy } from '@depthgate/test-utils';
 import { DataError } from './errors';
 import { checkRow, parseLine, type DeltaRow, type SnapshotRow } from './rows';
-import { formatTimestamp, momentMs, parseServiceTimestamp, parseTimestamp } from './timestamps';
+import { formatTimestamp, formatTimestampLike, momentMs, parseServiceTimestamp, parseTimestamp } from './timestamps';
 
 const where = { url: 'GET http://h/api/venue_b/deltas/T', line: 7 };
 
@@ -77,6 +77,8 @@ describe('parseLine', () => {
       });
       const spaced = JSON.stringify(row, null, 1).replace(/\n/g, '');
       for (const text of [compact, reordered, spaced]) expect(parseLine('delta', text, where)).toEqual(row);
+      const received = { ...row, received_ts: formatTimestamp(Date.UTC(2026, rand(12), 1 + rand(28))) };
+      expect(parseLine('delta', JSON.stringify(received), where)).toEqual(received);
       const s: SnapshotRow = { ts: row.ts, side: row.side, price: row.price, quantity: String(rand(1e6)) };
       expect(parseLine('snapshot', JSON.stringify(s), where)).toEqual(s);
     }
@@ -105,6 +107,18 @@ describe('parseLine', () => {
     [
       'a sequence above 2^53',
       '{"ts":"2026-03-26T14:00:01.193Z","sequence":9007199254740993,"side":"bid","price":"0.48","quantity_delta":"1"}',
+    ],
+    [
+      'an impossible received_ts',
+      '{"ts":"2026-03-26T14:00:01.193Z","sequence":1,"side":"bid","price":"0.48","quantity_delta":"1","received_ts":"2026-02-30T14:00:01.193Z"}',
+    ],
+    [
+      'a sequence with a leading zero',
+      '{"ts":"2026-03-26T14:00:01.193Z","sequence":01,"side":"bid","price":"0.48","quantity_delta":"1"}',
+    ],
+    [
+      'text after the row',
+      '{"ts":"2026-03-26T14:00:01.193Z","sequence":1,"side":"bid","price":"0.48","quantity_delta":"1"}x',
     ],
     ['an unknown line type', '{"type":"trailer","count":1}'],
     ['an array', '[1,2]'],
@@ -199,6 +213,16 @@ describe('trades, trade lines, bars', () => {
 });
 
 describe('timestamps', () => {
+  it('names a moment by its row’s own text only when that text is the service’s form of it', () => {
+    const text = '2026-10-22T07:08:09.123Z';
+    expect(formatTimestampLike(text, parseTimestamp(text))).toBe(text);
+    for (const other of ['2026-10-22T07:08:09.123+00:00', '2026-10-22t07:08:09.123z', '2026-10-22T07:08:09.1234Z']) {
+      expect(formatTimestampLike(other, parseTimestamp(other))).toBe(text);
+    }
+    // A leap second reads as the next minute: its text is not that moment's form.
+    const leap = '2026-12-31T23:59:60.000Z';
+    expect(formatTimestampLike(leap, parseTimestamp(leap))).toBe('2027-01-01T00:00:00.000Z');
+  });
   it('parses the service’s form and any RFC 3339 time exactly', () => {
     for (const ms of [0, 1_772_841_600_000, 1_774_533_601_193, 4_102_444_799_999, 951_782_400_000]) {
       expect(parseServiceTimestamp(formatTimestamp(ms))).toBe(ms);

@@ -134,11 +134,18 @@ export function formatTimestamp(ms: number): string {
 }
 
 /**
- * `formatTimestamp(ms)`, giving back `text` when it already is that form of `ms` (a row's own `ts`): the replay
- * names a moment per book without a `Date` each time.
+ * `formatTimestamp(ms)` for a row's `ts` text already read as `ms`: the text itself when it has the service's form
+ * (`YYYY-MM-DDTHH:MM:SS.mmmZ`, seconds below 60: read as `ms`, such a text can only be `formatTimestamp(ms)`), so the
+ * replay names a moment per book without a `Date` or reading the text again.
  */
 export function formatTimestampLike(text: string, ms: number): string {
-  return parseServiceTimestamp(text) === ms ? text : formatTimestamp(ms);
+  return text.length === 24 &&
+    text.charCodeAt(10) === 84 && // T
+    text.charCodeAt(17) < 54 && // seconds' first digit 0-5 (a leap second's 60 is the next minute's 00)
+    text.charCodeAt(19) === 46 && // .
+    text.charCodeAt(23) === 90 // Z
+    ? text
+    : formatTimestamp(ms);
 }
 
 /**
