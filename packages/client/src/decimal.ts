@@ -11,7 +11,9 @@
  */
 import { DataError } from './errors.js';
 
-const PLAIN = /^-?[0-9]+(?:\.[0-9]+)?$/;
+/** @internal A decimal in plain notation (`-?digits[.digits]`), as a pattern's source (rows.ts reads lines with it). */
+export const PLAIN_DECIMAL = String.raw`-?[0-9]+(?:\.[0-9]+)?`;
+const PLAIN = new RegExp(`^${PLAIN_DECIMAL}$`);
 /** The canonical text the service writes: `0`, `12`, `-0.5`, `0.48`; no `-0`, no trailing fraction zero. */
 const CANONICAL = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]*[1-9])?$/;
 

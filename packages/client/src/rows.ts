@@ -7,7 +7,7 @@
  * is a `DataError` (`malformed_row`) naming the line; nothing half-parsed reaches a book.
  */
 import { DataError, type DataLocation } from './errors.js';
-import { isDecimal } from './decimal.js';
+import { isDecimal, PLAIN_DECIMAL } from './decimal.js';
 import { parseServiceTimestamp, parseTimestamp } from './timestamps.js';
 
 export type Side = 'bid' | 'ask';
@@ -250,10 +250,13 @@ export function checkGap(value: unknown, where: DataLocation): Gap {
 // JSON.parse and 0.79× of the string scans it replaced: docs/benchmarks.md, client), and anything else — other key
 // orders, whitespace, escapes — goes through JSON.parse and the same checks, so both paths accept the same rows.
 
-/** The service's timestamp form (what `parseServiceTimestamp` reads; it also refuses impossible dates). */
+/**
+ * The service's timestamp form; `parseServiceTimestamp` then reads it and refuses impossible dates. (Spelled out: any
+ * 24 characters, `[^"]{24}`, made the whole read about 9 % slower.)
+ */
 const TS = String.raw`(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)`;
-/** A decimal as checkDecimal accepts it: `-?D+(.D+)?`. */
-const DEC = String.raw`(-?\d+(?:\.\d+)?)`;
+/** A decimal as checkDecimal accepts it. */
+const DEC = `(${PLAIN_DECIMAL})`;
 /** What may follow a row's last decimal: its end, or `received_ts` and its end. */
 const TAIL = String.raw`"(?:,"received_ts":"${TS}")?\}`;
 /**
