@@ -57,9 +57,9 @@ interface Credentials {
 
 /** [3P] the feed's signed subscribe: as a REST `GET /users/self/verify` with an empty body. */
 function signedSubscribeFields(c: Credentials, nowMs: number): Record<string, string> {
-  const timestamp = String(Math.floor(nowMs / 1000));
-  const signature = coinbaseSignature(c.secret, Number(timestamp), 'GET', '/users/self/verify', '');
-  return { key: c.key, passphrase: c.passphrase, timestamp, signature };
+  const seconds = Math.floor(nowMs / 1000);
+  const signature = coinbaseSignature(c.secret, seconds, 'GET', '/users/self/verify', '');
+  return { key: c.key, passphrase: c.passphrase, timestamp: String(seconds), signature };
 }
 
 function levels(v: unknown): [string, string][] {
