@@ -152,7 +152,7 @@ export async function createRecorderHarness(
     async spawnChild(extra = {}) {
       const entry = path.join(repoRoot, 'services/recorder/dist/main.js');
       if (!existsSync(entry)) throw new Error(`${entry} is missing: build first (./dev test builds)`);
-      const port = 20000 + Math.floor(Math.random() * 30000);
+      const port = await freePort();
       const child = spawn(process.execPath, [entry], {
         env: { ...process.env, ...env, RECORDER_PORT: String(port), LOG_LEVEL: 'info', ...extra },
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -163,7 +163,10 @@ export async function createRecorderHarness(
       child.stderr?.on('data', (c: Buffer) => logs.write(c));
       await waitFor(
         async () => {
-          if (child.exitCode !== null) throw new Error(`recorder exited (${child.exitCode})`);
+          // (Its last log lines say why: a CI run once lost a restart to an unexplained exit 1.)
+          if (child.exitCode !== null) {
+            throw new Error(`recorder exited (${child.exitCode}); its last lines: ${logs.lines.slice(-3).join(' | ')}`);
+          }
           const res = await fetch(`http://127.0.0.1:${port}/ready`).catch(() => undefined);
           return res?.status === 200;
         },
