@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import { accessLogWriter, createLogger } from './logger';
 
@@ -27,20 +29,27 @@ it('redacts keys, authorization, cookies and secrets wherever they appear', () =
   expect(out).toContain('[redacted]');
 });
 
-it('access-log lines go to the same stream in the same format, without a redaction pass', () => {
-  const lines: string[] = [];
-  const sink = new Writable({
+function sinkOf(writes: string[]): Writable {
+  return new Writable({
     write(chunk, _enc, cb) {
-      lines.push(String(chunk));
+      writes.push(String(chunk));
       cb();
     },
   });
-  const logger = createLogger({ name: 'svc', level: 'info', destination: sink });
+}
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+it('access-log lines go to the same stream in the same format, without a redaction pass', async () => {
+  const writes: string[] = [];
+  const logger = createLogger({ name: 'svc', level: 'info', destination: sinkOf(writes) });
   const write = accessLogWriter(logger);
   write?.({ url: '/api/v1/x?a="b"', status: 200, aborted: false, skipped: undefined });
   logger.info({ secret: 'S' }, 'other');
-  const [a, b] = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
-  expect(a).toEqual({
+  await nextTurn();
+  const lines = writes.join('').split('\n').filter(Boolean);
+  const records = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+  expect(records.find((r) => r.msg === 'request')).toEqual({
     level: 'info',
     time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
     service: 'svc',
@@ -50,6 +59,55 @@ it('access-log lines go to the same stream in the same format, without a redacti
     aborted: false,
     msg: 'request',
   });
-  expect(b).toMatchObject({ level: 'info', service: 'svc', name: 'svc', secret: '[redacted]' });
-  expect(accessLogWriter(createLogger({ name: 'svc', level: 'warn', destination: sink }))).toBeUndefined();
+  expect(records.find((r) => r.msg === 'other')).toMatchObject({
+    level: 'info',
+    service: 'svc',
+    name: 'svc',
+    secret: '[redacted]',
+  });
+  expect(records).toHaveLength(2);
+  expect(accessLogWriter(createLogger({ name: 'svc', level: 'warn', destination: sinkOf(writes) }))).toBeUndefined();
+});
+
+it('writes the access-log lines of one event-loop turn at once, at its end or when they reach 4 KiB', async () => {
+  const writes: string[] = [];
+  const write = accessLogWriter(createLogger({ name: 'svc', level: 'info', destination: sinkOf(writes) }));
+  for (let i = 0; i < 5; i++) write?.({ url: `/r/${i}`, status: 200 });
+  expect(writes).toEqual([]);
+  await nextTurn();
+  expect(writes).toHaveLength(1);
+  expect(
+    writes[0]
+      ?.split('\n')
+      .filter(Boolean)
+      .map((l) => (JSON.parse(l) as { url: string }).url),
+  ).toEqual(['/r/0', '/r/1', '/r/2', '/r/3', '/r/4']);
+  // A turn with more than 4 KiB of lines writes as it goes, every line once and in order.
+  writes.length = 0;
+  const long = 'x'.repeat(1000);
+  for (let i = 0; i < 10; i++) write?.({ url: `/${long}/${i}`, status: 200 });
+  expect(writes.length).toBeGreaterThanOrEqual(2);
+  await nextTurn();
+  const urls = writes
+    .join('')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => (JSON.parse(l) as { url: string }).url.slice(long.length + 2));
+  expect(urls).toEqual(['0', '1', '2', '3', '4', '5', '6', '7', '8', '9']);
+});
+
+it('writes access-log lines still pending when the process exits in the same turn', () => {
+  // The service's own logger (pino's asynchronous file stream on stdout), three lines, then an exit in that turn.
+  const dist = path.join(__dirname, '../dist/logger.js');
+  const script = `
+    const { createLogger, accessLogWriter } = require(${JSON.stringify(dist)});
+    const write = accessLogWriter(createLogger({ name: 'svc', level: 'info' }));
+    for (let i = 0; i < 3; i++) write({ url: '/exit/' + i, status: 200 });
+    process.exit(0);`;
+  const out = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+  const urls = out
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => (JSON.parse(l) as { url: string }).url);
+  expect(urls).toEqual(['/exit/0', '/exit/1', '/exit/2']);
 });
