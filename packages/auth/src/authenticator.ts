@@ -53,7 +53,7 @@ export class Authenticator {
    * still closes a revoked key's sockets within the TTL.
    */
   verify(candidate: string, maxAgeMs = this.options.cacheTtlMs): VerifyResult | Promise<VerifyResult> {
-    if (!isWellFormedApiKey(candidate)) return this.count({ status: 'invalid' });
+    // Only well-formed keys are ever looked up and cached, so a cached hash needs no shape check again.
     const hash = hashApiKey(candidate);
     const entry = this.cache.get(hash);
     const now = this.now();
@@ -61,6 +61,7 @@ export class Authenticator {
       this.options.metrics?.cache.inc({ result: 'hit' });
       return this.count(entry.result);
     }
+    if (!isWellFormedApiKey(candidate)) return this.count({ status: 'invalid' });
     return this.refresh(hash, entry, now);
   }
 

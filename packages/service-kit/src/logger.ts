@@ -122,5 +122,6 @@ const SENSITIVE_QUERY = /([?&](?:api[_-]?key|apikey|key|token|access[_-]?token|s
 
 /** A URL safe to log: values of query parameters that commonly carry secrets are masked. */
 export function loggableUrl(url: string): string {
-  return url.replace(SENSITIVE_QUERY, '$1[redacted]');
+  // Every match has an '='; most URLs have none, and the scan of a URL without one is skipped.
+  return url.includes('=') ? url.replace(SENSITIVE_QUERY, '$1[redacted]') : url;
 }
