@@ -15,7 +15,9 @@
 // run (their throughput is the capacity the load is set from: a fraction of their mean), then alternates them round
 // by round (ABBA…) at each load; this repeats for several launches, in alternating start order. Reported per variant:
 // p99 and p50 (median of all rounds, and each launch's median), CPU time per request and V8 garbage-collection pauses
-// per 1,000 requests (from the processes' own --trace-gc), and the ratio of B to A.
+// per 1,000 requests (from the processes' own --trace-gc), and the ratio of B to A. Then, per launch, the micro-cached
+// route of the standard benchmark's (d) (`/products/BTC-USD/book`, unpaced, ABBA rounds): requests/s and CPU per
+// request of each variant, so a change to the cached path is measured beside the other build in the same sitting.
 import { readFileSync } from 'node:fs';
 import { fmt, freePort, sleep, stopAll, stopSome, tempDir, waitHttp, wrk } from '../lib.mjs';
 import { startGateways, startStack } from './stack.mjs';
@@ -90,6 +92,9 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const stack = await startStack(dir);
 const key = { 'X-API-Key': stack.apiKey };
 const url = (port) => `http://127.0.0.1:${port}/api/v1/venue-d/accounts`;
+const cachedUrl = (port) => `http://127.0.0.1:${port}/api/v1/venue-d/products/BTC-USD/book`;
+/** The cached route's unpaced rounds: requests/s of each round, and CPU ticks and requests in all, per variant. */
+const cached = variants.map(() => ({ rps: [], ticks: 0, requests: 0 }));
 // results.get(fraction)[variant]: every round's p99 and p50, and each launch's median p99.
 const results = new Map(FRACTIONS.map((f) => [f, variants.map(() => ({ p99: [], p50: [], launchP99: [] }))]));
 const totals = variants.map(() => ({ ticks: 0, requests: 0, markCompacts: 0, pauseMs: 0 }));
@@ -141,6 +146,18 @@ try {
       }
       variants.forEach((_, v) => results.get(fraction)[v].launchP99.push(median(perLaunch[v])));
     }
+    for (const v of order) wrk(cachedUrl(running[v].port), { seconds: 2, headers: key }); // warm-up
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const v of round % 2 ? [...order].reverse() : order) {
+        const before = cpuTicks(running[v].pids);
+        const r = wrk(cachedUrl(running[v].port), { seconds: SECONDS, headers: key });
+        if (r.non2xx > 0) throw new Error(`${variants[v].name}: ${r.non2xx} non-2xx answers on the cached route`);
+        cached[v].ticks += cpuTicks(running[v].pids) - before;
+        cached[v].requests += r.rps * SECONDS;
+        cached[v].rps.push(r.rps);
+        log(`launch ${launch + 1}, cached route, round ${round + 1}, ${variants[v].name}: ${fmt(r.rps)} req/s`);
+      }
+    }
     running.forEach((r, v) => {
       const after = gcOf(r.logs);
       totals[v].markCompacts += after.markCompacts - gcBefore[v].markCompacts;
@@ -165,6 +182,11 @@ try {
     `| CPU per request (µs, both processes) | ${fmt((totals[0].ticks * 1e4) / totals[0].requests, 1)} | ${fmt((totals[1].ticks * 1e4) / totals[1].requests, 1)} | ${fmt(totals[1].ticks / totals[1].requests / (totals[0].ticks / totals[0].requests), 2)} |`,
     `| GC pause per 1,000 requests (ms) | ${fmt((totals[0].pauseMs * 1e3) / totals[0].requests, 2)} | ${fmt((totals[1].pauseMs * 1e3) / totals[1].requests, 2)} | ${fmt(totals[1].pauseMs / totals[1].requests / (totals[0].pauseMs / totals[0].requests), 2)} |`,
     `| mark-compacts per 10,000 requests | ${fmt((totals[0].markCompacts * 1e4) / totals[0].requests, 2)} | ${fmt((totals[1].markCompacts * 1e4) / totals[1].requests, 2)} | |`,
+    '',
+    '| the cached route (d), unpaced, wrk -t1 -c64 | A | B | B/A |',
+    '| --- | ---: | ---: | ---: |',
+    `| requests/s, median of ${LAUNCHES * ROUNDS} rounds | ${fmt(median(cached[0].rps))} | ${fmt(median(cached[1].rps))} | **${fmt(median(cached[1].rps) / median(cached[0].rps), 2)}** |`,
+    `| CPU per request (µs, both processes) | ${fmt((cached[0].ticks * 1e4) / cached[0].requests, 1)} | ${fmt((cached[1].ticks * 1e4) / cached[1].requests, 1)} | ${fmt(cached[1].ticks / cached[1].requests / (cached[0].ticks / cached[0].requests), 2)} |`,
   ];
   console.log(lines.join('\n'));
 } finally {
