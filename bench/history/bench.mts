@@ -216,11 +216,13 @@ async function interleaved(
   const theirs: number[] = [];
   let ourBytes = 0;
   let theirBytes = 0;
-  for (let i = 0; i < runs; i++) {
+  const service = async () => {
     const a = await fetchRaw(url, { headers: keyHeaders(gzip) });
     if (a.status !== 200) throw new Error(`service answered ${a.status}`);
     ours.push(a.ms);
     ourBytes = a.bytes;
+  };
+  const clickhouse = async () => {
     const b = await fetchRaw(`${CLICKHOUSE_URL}/?enable_http_compression=${gzip ? 1 : 0}`, {
       method: 'POST',
       body: anchor,
@@ -229,6 +231,15 @@ async function interleaved(
     if (b.status !== 200) throw new Error(`ClickHouse answered ${b.status}`);
     theirs.push(b.ms);
     theirBytes = b.bytes;
+  };
+  for (let i = 0; i < runs; i++) {
+    if (i % 2 === 0) {
+      await service();
+      await clickhouse();
+    } else {
+      await clickhouse();
+      await service();
+    }
   }
   return {
     ourRate: (count * 1000) / median(ours),
