@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { accessLogWriter, createLogger } from './logger';
+import { ACCESS_LOG_BATCH, ACCESS_LOG_FLUSH_MS, accessLogWriter, createLogger } from './logger';
 
 it('redacts keys, authorization, cookies and secrets wherever they appear', () => {
   const lines: string[] = [];
@@ -38,15 +38,16 @@ function sinkOf(writes: string[]): Writable {
   });
 }
 
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+beforeEach(() => jest.useFakeTimers());
+afterEach(() => jest.useRealTimers());
 
-it('access-log lines go to the same stream in the same format, without a redaction pass', async () => {
+it('access-log lines go to the same stream in the same format, without a redaction pass', () => {
   const writes: string[] = [];
   const logger = createLogger({ name: 'svc', level: 'info', destination: sinkOf(writes) });
   const write = accessLogWriter(logger);
   write?.({ url: '/api/v1/x?a="b"', status: 200, aborted: false, skipped: undefined });
   logger.info({ secret: 'S' }, 'other');
-  await nextTurn();
+  jest.advanceTimersByTime(ACCESS_LOG_FLUSH_MS);
   const lines = writes.join('').split('\n').filter(Boolean);
   const records = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
   expect(records.find((r) => r.msg === 'request')).toEqual({
@@ -69,12 +70,13 @@ it('access-log lines go to the same stream in the same format, without a redacti
   expect(accessLogWriter(createLogger({ name: 'svc', level: 'warn', destination: sinkOf(writes) }))).toBeUndefined();
 });
 
-it('writes the access-log lines of one event-loop turn at once, at its end or when they reach 4 KiB', async () => {
+it('hands access-log lines to the stream together: after ACCESS_LOG_FLUSH_MS, or at once at ACCESS_LOG_BATCH', () => {
   const writes: string[] = [];
   const write = accessLogWriter(createLogger({ name: 'svc', level: 'info', destination: sinkOf(writes) }));
   for (let i = 0; i < 5; i++) write?.({ url: `/r/${i}`, status: 200 });
+  jest.advanceTimersByTime(ACCESS_LOG_FLUSH_MS - 1);
   expect(writes).toEqual([]);
-  await nextTurn();
+  jest.advanceTimersByTime(1);
   expect(writes).toHaveLength(1);
   expect(
     writes[0]
@@ -82,21 +84,39 @@ it('writes the access-log lines of one event-loop turn at once, at its end or wh
       .filter(Boolean)
       .map((l) => (JSON.parse(l) as { url: string }).url),
   ).toEqual(['/r/0', '/r/1', '/r/2', '/r/3', '/r/4']);
-  // A turn with more than 4 KiB of lines writes as it goes, every line once and in order.
+  // More than a batch: written as it fills, every line once and in order, the rest after the interval.
   writes.length = 0;
   const long = 'x'.repeat(1000);
-  for (let i = 0; i < 10; i++) write?.({ url: `/${long}/${i}`, status: 200 });
-  expect(writes.length).toBeGreaterThanOrEqual(2);
-  await nextTurn();
+  const lines = Math.ceil(ACCESS_LOG_BATCH / 1000) + 10;
+  for (let i = 0; i < lines; i++) write?.({ url: `/${long}/${i}`, status: 200 });
+  expect(writes).toHaveLength(1);
+  jest.advanceTimersByTime(ACCESS_LOG_FLUSH_MS);
+  expect(writes).toHaveLength(2);
   const urls = writes
     .join('')
     .split('\n')
     .filter(Boolean)
-    .map((l) => (JSON.parse(l) as { url: string }).url.slice(long.length + 2));
-  expect(urls).toEqual(['0', '1', '2', '3', '4', '5', '6', '7', '8', '9']);
+    .map((l) => Number((JSON.parse(l) as { url: string }).url.slice(long.length + 2)));
+  expect(urls).toEqual(Array.from({ length: lines }, (_, i) => i));
 });
 
-it('writes access-log lines still pending when the process exits in the same turn', () => {
+it('keeps access-log lines whole and in order: characters beyond ASCII, and a line longer than the batch', () => {
+  const writes: string[] = [];
+  const write = accessLogWriter(createLogger({ name: 'svc', level: 'info', destination: sinkOf(writes) }));
+  const huge = `/${'y'.repeat(ACCESS_LOG_BATCH)}`;
+  write?.({ url: '/prix/€/ü', status: 200 });
+  write?.({ url: huge, status: 200 });
+  write?.({ url: '/after', status: 200 });
+  jest.advanceTimersByTime(ACCESS_LOG_FLUSH_MS);
+  const urls = writes
+    .join('')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => (JSON.parse(l) as { url: string }).url);
+  expect(urls).toEqual(['/prix/€/ü', huge, '/after']);
+});
+
+it('writes access-log lines still pending when the process exits', () => {
   // The service's own logger (pino's asynchronous file stream on stdout), three lines, then an exit in that turn.
   const dist = path.join(__dirname, '../dist/logger.js');
   const script = `

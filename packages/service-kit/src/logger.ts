@@ -69,9 +69,12 @@ export type AccessLogValue = string | number | boolean | undefined;
  * rest of a cached answer. Only for records whose every field the caller builds from safe values (the request
  * tracker: method, masked URL, status, timings, request id). Undefined when the logger is above `info`.
  *
- * The lines of one event-loop turn go to the stream as one write (at the end of the turn, or at 4 KiB): pino's
- * file stream (sonic-boom) measures the UTF-8 length of its whole pending text on every write, which cost more than
- * building the line (measured in docs/benchmarks.md). Lines still pending when the process exits are written then.
+ * Lines are collected and handed to the stream together, every ACCESS_LOG_FLUSH_MS or when ACCESS_LOG_BATCH bytes
+ * are full (as nginx's `access_log … buffer=64k flush=1s`): pino's file stream (sonic-boom) measures the UTF-8 length
+ * of its whole pending text on every write, and each of its writes to the file wakes a thread of libuv's pool; both
+ * cost more than building the line (measured in docs/benchmarks.md). They are collected as bytes in one buffer, so
+ * a line's string dies young instead of living until the next write (held strings cost collections). Lines still
+ * pending when the process exits are written then.
  */
 export function accessLogWriter(logger: Logger): ((fields: Record<string, AccessLogValue>) => void) | undefined {
   if (!logger.isLevelEnabled('info')) return undefined;
@@ -79,12 +82,13 @@ export function accessLogWriter(logger: Logger): ((fields: Record<string, Access
   if (!stream) return undefined;
   const bindings = JSON.stringify(logger.bindings()).slice(1, -1);
   const tail = `${bindings ? `,${bindings}` : ''}`;
-  let pending = '';
+  const pending = Buffer.allocUnsafe(ACCESS_LOG_BATCH);
+  let used = 0;
   const flush = (atExit?: boolean): void => {
     unflushed.delete(flush);
-    if (pending === '') return;
-    const text = pending;
-    pending = '';
+    if (used === 0) return;
+    const text = pending.toString('utf8', 0, used);
+    used = 0;
     stream.write(text);
     // At exit pino has already flushed its file stream synchronously; this text needs the same.
     if (atExit === true) (stream as { flushSync?: () => void }).flushSync?.();
@@ -95,19 +99,27 @@ export function accessLogWriter(logger: Logger): ((fields: Record<string, Access
       const value = fields[key];
       if (value !== undefined) line += `,"${key}":${typeof value === 'string' ? JSON.stringify(value) : String(value)}`;
     }
-    pending += `${line},"msg":"request"}\n`;
-    if (pending.length >= ACCESS_LOG_BATCH) flush();
-    else if (!unflushed.has(flush)) {
+    line += ',"msg":"request"}\n';
+    // At most 3 bytes a UTF-16 unit: a line that might not fit goes after what is held.
+    if (used + 3 * line.length > ACCESS_LOG_BATCH) flush();
+    if (3 * line.length > ACCESS_LOG_BATCH) {
+      stream.write(line);
+      return;
+    }
+    used += pending.write(line, used, 'utf8');
+    if (!unflushed.has(flush)) {
       if (!exitHooked) hookExit();
       unflushed.add(flush);
-      setImmediate(flush, false);
+      setTimeout(flush, ACCESS_LOG_FLUSH_MS, false).unref();
     }
   };
 }
 
-/** Characters of access-log lines written at once (the async stream's own write size). */
-const ACCESS_LOG_BATCH = 4096;
-/** Access-log writers with lines not yet written: written when the process exits before their turn ends. */
+/** @internal Access-log lines are handed to the stream when this many bytes are full… */
+export const ACCESS_LOG_BATCH = 64 * 1024;
+/** @internal …or this long after the first of them, whichever comes first. */
+export const ACCESS_LOG_FLUSH_MS = 100;
+/** Access-log writers with lines not yet written: written when the process exits first. */
 const unflushed = new Set<(atExit?: boolean) => void>();
 let exitHooked = false;
 
