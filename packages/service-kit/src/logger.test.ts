@@ -100,6 +100,35 @@ it('hands access-log lines to the stream together: after ACCESS_LOG_FLUSH_MS, or
   expect(urls).toEqual(Array.from({ length: lines }, (_, i) => i));
 });
 
+it('gives every line the time it was written, to the millisecond (the text is made once a millisecond)', () => {
+  const writes: string[] = [];
+  const logger = createLogger({ name: 'svc', level: 'info', destination: sinkOf(writes) });
+  const write = accessLogWriter(logger);
+  jest.setSystemTime(Date.parse('2026-11-27T10:00:00.123Z'));
+  write?.({ url: '/a', status: 200 });
+  write?.({ url: '/b', status: 200 });
+  logger.info('same millisecond');
+  jest.setSystemTime(Date.parse('2026-11-27T10:00:00.124Z'));
+  write?.({ url: '/c', status: 200 });
+  logger.info('next millisecond');
+  jest.advanceTimersByTime(ACCESS_LOG_FLUSH_MS);
+  const times = Object.fromEntries(
+    writes
+      .join('')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { url?: string; msg: string; time: string })
+      .map((r) => [r.url ?? r.msg, r.time]),
+  );
+  expect(times).toEqual({
+    '/a': '2026-11-27T10:00:00.123Z',
+    '/b': '2026-11-27T10:00:00.123Z',
+    'same millisecond': '2026-11-27T10:00:00.123Z',
+    '/c': '2026-11-27T10:00:00.124Z',
+    'next millisecond': '2026-11-27T10:00:00.124Z',
+  });
+});
+
 it('keeps access-log lines whole and in order: characters beyond ASCII, and a line longer than the batch', () => {
   const writes: string[] = [];
   const write = accessLogWriter(createLogger({ name: 'svc', level: 'info', destination: sinkOf(writes) }));

@@ -50,9 +50,25 @@ function baseOptions(config: Pick<LoggerConfig, 'name' | 'level'>): LoggerOption
     name: config.name,
     level: config.level,
     base: { service: config.name },
-    timestamp: pino.stdTimeFunctions.isoTime,
+    timestamp: () => `,"time":"${isoNow()}"`,
     formatters: { level: (label) => ({ level: label }) },
   };
+}
+
+let isoMs = -1;
+let isoText = '';
+
+/**
+ * The current time as a log line's `time` (UTC, RFC 3339 with milliseconds), made once per millisecond: a `Date` and
+ * `toISOString` cost ~450 ns, and a busy process writes several lines in one millisecond.
+ */
+function isoNow(): string {
+  const now = Date.now();
+  if (now !== isoMs) {
+    isoMs = now;
+    isoText = new Date(now).toISOString();
+  }
+  return isoText;
 }
 
 export function createLogger(config: LoggerConfig): Logger {
@@ -94,7 +110,7 @@ export function accessLogWriter(logger: Logger): ((fields: Record<string, Access
     if (atExit === true) (stream as { flushSync?: () => void }).flushSync?.();
   };
   return (fields) => {
-    let line = `{"level":"info","time":"${new Date().toISOString()}"${tail}`;
+    let line = `{"level":"info","time":"${isoNow()}"${tail}`;
     for (const key in fields) {
       const value = fields[key];
       if (value !== undefined) line += `,"${key}":${typeof value === 'string' ? JSON.stringify(value) : String(value)}`;
