@@ -1,7 +1,7 @@
 // Shared helpers for the benchmarks: processes we start and stop, free ports, wrk, RSS sampling, an open-loop load
 // generator. Plain ES modules so benchmarks run with the project's Node and nothing else.
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, openSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -148,7 +148,35 @@ export function wrk(url, { connections = 64, seconds = 10, headers = {}, threads
   };
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
   const errors = /Socket errors: (.*)/.exec(out)?.[1] ?? '';
-  return { rps, p50: ms('50'), p99: ms('99'), non2xx, errors, raw: out };
+  const requests = Number(/(\d+) requests in /.exec(out)?.[1] ?? NaN);
+  return { rps, p50: ms('50'), p99: ms('99'), requests, non2xx, errors, raw: out };
+}
+
+/**
+ * User + system CPU of the processes and of their children (nginx's workers), in clock ticks (100 a second on
+ * Linux). Take it before and after a run: the difference over the run's requests is CPU per request.
+ */
+export function cpuTicks(pids) {
+  const fields = (pid) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  const all = new Set(pids);
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (pids.includes(Number(fields(entry)[1]))) all.add(Number(entry));
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  let sum = 0;
+  for (const pid of all) {
+    try {
+      const f = fields(pid);
+      sum += Number(f[11]) + Number(f[12]);
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  return sum;
 }
 
 /** Samples a process's resident set size every `everyMs`; `stop()` returns the peak in MiB. */

@@ -19,7 +19,7 @@
 // route of the standard benchmark's (d) (`/products/BTC-USD/book`, unpaced, ABBA rounds): requests/s and CPU per
 // request of each variant, so a change to the cached path is measured beside the other build in the same sitting.
 import { readFileSync } from 'node:fs';
-import { fmt, freePort, sleep, stopAll, stopSome, tempDir, waitHttp, wrk } from '../lib.mjs';
+import { cpuTicks, fmt, freePort, sleep, stopAll, stopSome, tempDir, waitHttp, wrk } from '../lib.mjs';
 import { startGateways, startStack } from './stack.mjs';
 
 const args = process.argv.slice(2);
@@ -62,16 +62,6 @@ function parseSpec(spec) {
 }
 const variants = specs.map(parseSpec);
 if (variants[0].name === variants[1].name) throw new Error('the two variants need different names');
-
-/** User + system CPU of the processes, in clock ticks (100 per second on Linux). */
-function cpuTicks(pids) {
-  let sum = 0;
-  for (const pid of pids) {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    sum += Number(fields[11]) + Number(fields[12]);
-  }
-  return sum;
-}
 
 /** GC pauses in the processes' --trace-gc logs: mark-compacts and total pause (ms) of every collection. */
 function gcOf(files) {

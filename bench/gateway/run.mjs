@@ -3,13 +3,15 @@
 //   and request signing, (d) the gateway on a micro-cached route; p50/p99 at 25 % and 50 % of the throughput nginx
 //   reached in (b) in this same run (a vs c: loads set from this machine's measured capacity, never fixed ones);
 //   and the polling scenario (50 clients polling 20 order books every 100 ms through a 20 req/s upstream budget).
+//   (e) is Node's floor: a bare proxy on Node's HTTP server and undici (bench/gateway/bare-proxy.mjs) in the same
+//   throughput and latency runs, so what Node costs and what the gateway adds to it are told apart.
 // Usage: ./dev bench gateway [--seconds N]   (writes nothing into the repository; prints a Markdown report)
 import { createHmac } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { request, Agent } from 'undici';
-import { ROOT, fmt, freePort, sampleRss, sleep, start, stopAll, tempDir, waitHttp, wrk } from '../lib.mjs';
-import { startGateways, startStack } from './stack.mjs';
+import { ROOT, cpuTicks, fmt, freePort, sampleRss, sleep, start, stopAll, tempDir, waitHttp, wrk } from '../lib.mjs';
+import { gatewayEnv, startGateways, startStack } from './stack.mjs';
 
 const args = process.argv.slice(2);
 const SECONDS = Number(args[args.indexOf('--seconds') + 1] || 10) || 10;
@@ -42,7 +44,9 @@ http {
 }
 `,
   );
-  start('nginx', 'nginx', ['-c', path.join(dir, 'nginx.conf'), '-p', dir, '-g', 'daemon off;'], { logDir: dir });
+  const nginx = start('nginx', 'nginx', ['-c', path.join(dir, 'nginx.conf'), '-p', dir, '-g', 'daemon off;'], {
+    logDir: dir,
+  });
 
   // --- the gateway under test --------------------------------------------------------------------------------
   // Identical concurrent GETs would be coalesced into fewer upstream calls, which measures coalescing rather than
@@ -66,8 +70,19 @@ http {
     env: { ACCESS_LOG: 'false' },
     logDir: dir,
   });
+  // (e) Node's floor, two processes on one port as the gateway's.
+  const barePort = await freePort();
+  const barePids = Array.from(
+    { length: PROCESSES },
+    (_, i) =>
+      start(`bare-proxy-${i}`, process.execPath, [path.join(ROOT, 'bench/gateway/bare-proxy.mjs')], {
+        env: { BARE_PORT: String(barePort), BARE_UPSTREAM: coinbase, NODE_OPTIONS: gatewayEnv(stack, 0).NODE_OPTIONS },
+        logDir: dir,
+      }).pid,
+  );
   await waitHttp(`http://127.0.0.1:${gatewayPort}/ready`);
   await waitHttp(`http://127.0.0.1:${coalescingPort}/ready`);
+  await waitHttp(`http://127.0.0.1:${barePort}/time`);
   await waitHttp(`http://127.0.0.1:${nginxPort}/time`);
   await sleep(1000); // every process ready, not just the first to answer
   const rss = gatewayPids.map((pid) => sampleRss(pid));
@@ -87,11 +102,14 @@ http {
     };
   };
   const key = { 'X-API-Key': apiKey };
-  const run = (label, url, headers) => {
+  // The proxy's own CPU per request (µs, all its processes), from /proc over the measured run.
+  const run = (label, url, headers, pids = []) => {
     wrk(url, { seconds: 2, headers: headers() }); // warm-up
+    const before = cpuTicks(pids);
     const r = wrk(url, { seconds: SECONDS, headers: headers() });
+    r.cpuUs = pids.length > 0 ? ((cpuTicks(pids) - before) * 1e4) / r.requests : NaN;
     log(
-      `${label}: ${fmt(r.rps)} req/s, p50 ${fmt(r.p50, 2)} ms, p99 ${fmt(r.p99, 2)} ms, non-2xx ${r.non2xx} ${r.errors}`,
+      `${label}: ${fmt(r.rps)} req/s, p50 ${fmt(r.p50, 2)} ms, p99 ${fmt(r.p99, 2)} ms, CPU ${fmt(r.cpuUs, 1)} µs/request, non-2xx ${r.non2xx} ${r.errors}`,
     );
     if (r.non2xx > 0) throw new Error(`${label}: ${r.non2xx} non-2xx answers`);
     return r;
@@ -100,12 +118,14 @@ http {
   // --- throughput at 64 connections ----------------------------------------------------------------------------
   const results = {};
   results.a = run('(a) upstream directly   /accounts', `${coinbase}/accounts`, signed);
-  results.b = run('(b) nginx → upstream    /accounts', `http://127.0.0.1:${nginxPort}/accounts`, signed);
+  results.b = run('(b) nginx → upstream    /accounts', `http://127.0.0.1:${nginxPort}/accounts`, signed, [nginx.pid]);
   results.c = run(
     '(c) gateway, signed     /accounts',
     `http://127.0.0.1:${gatewayPort}/api/v1/venue-d/accounts`,
     () => key,
+    gatewayPids,
   );
+  results.e = run('(e) bare Node proxy     /accounts', `http://127.0.0.1:${barePort}/accounts`, signed, barePids);
   results.cc = run(
     '(c) + coalescing        /accounts',
     `http://127.0.0.1:${coalescingPort}/api/v1/venue-d/accounts`,
@@ -136,21 +156,26 @@ http {
   for (const { fraction, rate } of loads) {
     wrk(`${coinbase}/accounts`, { seconds: 2, headers: signed(), rate });
     wrk(`http://127.0.0.1:${gatewayPort}/api/v1/venue-d/accounts`, { seconds: 2, headers: key, rate });
+    wrk(`http://127.0.0.1:${barePort}/accounts`, { seconds: 2, headers: signed(), rate });
     const rounds = [];
     for (let round = 0; round < 3; round++) {
       const direct = paced(`${coinbase}/accounts`, signed(), rate);
       const through = paced(`http://127.0.0.1:${gatewayPort}/api/v1/venue-d/accounts`, key, rate);
-      rounds.push({ direct, through });
+      const bare = paced(`http://127.0.0.1:${barePort}/accounts`, signed(), rate);
+      rounds.push({ direct, through, bare });
       log(
-        `${rate} req/s (${fraction * 100} % of nginx) round ${round + 1}: direct p99 ${fmt(direct.p99, 2)} ms, gateway p99 ${fmt(through.p99, 2)} ms`,
+        `${rate} req/s (${fraction * 100} % of nginx) round ${round + 1}: direct p99 ${fmt(direct.p99, 2)} ms, gateway p99 ${fmt(through.p99, 2)} ms, bare Node proxy p99 ${fmt(bare.p99, 2)} ms`,
       );
     }
+    const of = (k) => ({ p50: median(rounds.map((r) => r[k].p50)), p99: median(rounds.map((r) => r[k].p99)) });
     latencies.push({
       fraction,
       rate,
-      direct: { p50: median(rounds.map((r) => r.direct.p50)), p99: median(rounds.map((r) => r.direct.p99)) },
-      gateway: { p50: median(rounds.map((r) => r.through.p50)), p99: median(rounds.map((r) => r.through.p99)) },
+      direct: of('direct'),
+      gateway: of('through'),
+      bare: of('bare'),
       rounds: rounds.map((r) => fmt(r.through.p99 - r.direct.p99, 2)).join(', '),
+      bareRounds: rounds.map((r) => fmt(r.bare.p99 - r.direct.p99, 2)).join(', '),
     });
   }
 
@@ -236,22 +261,23 @@ http {
   const lines = [
     `Gateway benchmark (${SECONDS} s per run, wrk -t1 -c64; gateway: ${PROCESSES} processes on one port, nginx: worker_processes auto; ${new Date().toISOString()}; ${process.version})`,
     '',
-    '| configuration | requests/s | p50 ms | p99 ms | vs nginx | target |',
-    '| --- | ---: | ---: | ---: | ---: | --- |',
-    `| (a) upstream directly, /accounts (pre-signed) | ${fmt(results.a.rps)} | ${fmt(results.a.p50, 2)} | ${fmt(results.a.p99, 2)} | ${ratio(results.a.rps, results.b.rps)} | |`,
-    `| (b) nginx → upstream, /accounts (pre-signed) | ${fmt(results.b.rps)} | ${fmt(results.b.p50, 2)} | ${fmt(results.b.p99, 2)} | 1.00 | anchor |`,
-    `| (c) gateway: key auth + Redis rate limit + HMAC signing, /accounts, coalescing off | ${fmt(results.c.rps)} | ${fmt(results.c.p50, 2)} | ${fmt(results.c.p99, 2)} | **${ratio(results.c.rps, results.b.rps)}** | ≥ 0.35 |`,
-    `| (c) as deployed: the same with coalescing on (64 identical concurrent GETs share upstream calls) | ${fmt(results.cc.rps)} | ${fmt(results.cc.p50, 2)} | ${fmt(results.cc.p99, 2)} | ${ratio(results.cc.rps, results.b.rps)} | |`,
-    `| (b') nginx → upstream, /products/BTC-USD/book | ${fmt(results.bBook.rps)} | ${fmt(results.bBook.p50, 2)} | ${fmt(results.bBook.p99, 2)} | 1.00 | anchor |`,
-    `| (d) gateway, micro-cached /products/BTC-USD/book | ${fmt(results.d.rps)} | ${fmt(results.d.p50, 2)} | ${fmt(results.d.p99, 2)} | **${ratio(results.d.rps, results.bBook.rps)}** | ≥ 1.0 |`,
+    '| configuration | requests/s | p50 ms | p99 ms | vs nginx | target | proxy CPU µs/request |',
+    '| --- | ---: | ---: | ---: | ---: | --- | ---: |',
+    `| (a) upstream directly, /accounts (pre-signed) | ${fmt(results.a.rps)} | ${fmt(results.a.p50, 2)} | ${fmt(results.a.p99, 2)} | ${ratio(results.a.rps, results.b.rps)} | | |`,
+    `| (b) nginx → upstream, /accounts (pre-signed) | ${fmt(results.b.rps)} | ${fmt(results.b.p50, 2)} | ${fmt(results.b.p99, 2)} | 1.00 | anchor | ${fmt(results.b.cpuUs, 1)} |`,
+    `| (c) gateway: key auth + Redis rate limit + HMAC signing, /accounts, coalescing off | ${fmt(results.c.rps)} | ${fmt(results.c.p50, 2)} | ${fmt(results.c.p99, 2)} | **${ratio(results.c.rps, results.b.rps)}** | ≥ 0.35 | ${fmt(results.c.cpuUs, 1)} |`,
+    `| (e) Node's floor: a bare proxy on node:http + undici, nothing else (pre-signed) | ${fmt(results.e.rps)} | ${fmt(results.e.p50, 2)} | ${fmt(results.e.p99, 2)} | ${ratio(results.e.rps, results.b.rps)} | | ${fmt(results.e.cpuUs, 1)} |`,
+    `| (c) as deployed: the same with coalescing on (64 identical concurrent GETs share upstream calls) | ${fmt(results.cc.rps)} | ${fmt(results.cc.p50, 2)} | ${fmt(results.cc.p99, 2)} | ${ratio(results.cc.rps, results.b.rps)} | | |`,
+    `| (b') nginx → upstream, /products/BTC-USD/book | ${fmt(results.bBook.rps)} | ${fmt(results.bBook.p50, 2)} | ${fmt(results.bBook.p99, 2)} | 1.00 | anchor | |`,
+    `| (d) gateway, micro-cached /products/BTC-USD/book | ${fmt(results.d.rps)} | ${fmt(results.d.p50, 2)} | ${fmt(results.d.p99, 2)} | **${ratio(results.d.rps, results.bBook.rps)}** | ≥ 1.0 | |`,
     '',
     'Added latency, /accounts, coalescing off, wrk paced at a fraction of what nginx reached in (b) above (median of 3 rounds):',
     '',
-    '| load | upstream directly p50 / p99 ms | through the gateway p50 / p99 ms | added p99 ms (rounds) | target |',
-    '| --- | ---: | ---: | ---: | --- |',
+    '| load | upstream directly p50 / p99 ms | through the gateway p50 / p99 ms | added p99 ms (rounds) | target | (e) bare Node proxy p50 / p99 ms | (e) added p99 ms (rounds) |',
+    '| --- | ---: | ---: | ---: | --- | ---: | ---: |',
     ...latencies.map(
       (l) =>
-        `| ${l.fraction * 100} % of nginx = ${l.rate} req/s | ${fmt(l.direct.p50, 2)} / ${fmt(l.direct.p99, 2)} | ${fmt(l.gateway.p50, 2)} / ${fmt(l.gateway.p99, 2)} | **${fmt(l.gateway.p99 - l.direct.p99, 2)}** (${l.rounds}) | ≤ 5 |`,
+        `| ${l.fraction * 100} % of nginx = ${l.rate} req/s | ${fmt(l.direct.p50, 2)} / ${fmt(l.direct.p99, 2)} | ${fmt(l.gateway.p50, 2)} / ${fmt(l.gateway.p99, 2)} | **${fmt(l.gateway.p99 - l.direct.p99, 2)}** (${l.rounds}) | ≤ 5 | ${fmt(l.bare.p50, 2)} / ${fmt(l.bare.p99, 2)} | ${fmt(l.bare.p99 - l.direct.p99, 2)} (${l.bareRounds}) |`,
     ),
     '',
     '| polling: 50 clients × 20 books every 100 ms, Kalshi budget 20 req/s | requests | answered 200 | clients served | upstream calls/s | upstream 429s | data age p99 / max (ms) |',
