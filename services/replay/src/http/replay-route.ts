@@ -19,17 +19,13 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import express, { type Router } from 'express';
 import { unknownExchange, type ExchangeKey, type Exchanges } from '@depthgate/auth';
-import {
-  classifyClickHouseError,
-  type HistoryStore,
-  type OrderBookQueries,
-  type QueryScope,
-} from '@depthgate/history-store';
+import type { HistoryStore, OrderBookQueries, QueryScope } from '@depthgate/history-store';
 import { AppError, type Logger } from '@depthgate/service-kit';
-import { PageWait, replayPaged, ReplayDataError } from '../engine';
+import { PageWait, replayPaged } from '../engine';
 import { encoderFor } from '../encoders';
 import type { ReplayMetrics } from '../metrics';
 import { checkWindowStart, iso, parseClock, parseWindow, visibleTicker } from '../request';
+import { readFailure } from '../read-failure';
 import { openWindow } from '../source';
 
 export interface ReplayRouteDeps {
@@ -67,29 +63,31 @@ export function replayRoutes(deps: ReplayRouteDeps): Router {
   /** A failure before the answer started → the error answer; after → undefined (the stream is cut). */
   function answerFor(err: unknown, req: Request, res: Response, scope: QueryScope): AppError | undefined {
     if (err instanceof AppError) return err;
-    if (res.headersSent || scope.reason === 'cancelled') return undefined;
-    const timeout = new AppError(
-      'query_timeout',
-      `Reading the window ran over its time budget of ${deps.queryTimeoutMs} ms and was cancelled; replay a shorter window`,
-    );
-    if (scope.reason === 'timeout') return timeout;
-    if (err instanceof ReplayDataError) {
-      deps.logger.error({ req_id: req.id, err: { message: err.message } }, 'recorded rows cannot be replayed');
-      return new AppError('internal_error', 'Internal server error');
+    if (res.headersSent) return undefined;
+    const failure = readFailure(err, scope);
+    switch (failure.kind) {
+      case 'cancelled':
+        return undefined;
+      case 'timeout':
+        return new AppError(
+          'query_timeout',
+          `Reading the window ran over its time budget of ${deps.queryTimeoutMs} ms and was cancelled; replay a shorter window`,
+        );
+      case 'unavailable':
+        deps.logger.warn({ req_id: req.id, failure: failure.kind, code: failure.code }, 'ClickHouse unavailable');
+        return new AppError('service_unavailable', 'The history store is unavailable; retry shortly', {
+          headers: { 'Retry-After': '5' },
+        });
+      case 'data':
+        deps.logger.error({ req_id: req.id, err: { message: failure.message } }, 'recorded rows cannot be replayed');
+        return new AppError('internal_error', 'Internal server error');
+      case 'error':
+        deps.logger.error(
+          { req_id: req.id, code: failure.code, err: { message: failure.message.slice(0, 1000) } },
+          'replay failed',
+        );
+        return new AppError('internal_error', 'Internal server error');
     }
-    const failure = classifyClickHouseError(err);
-    if (failure.kind === 'timeout') return timeout;
-    if (failure.kind === 'unavailable' || failure.kind === 'cancelled') {
-      deps.logger.warn({ req_id: req.id, failure: failure.kind, code: failure.code }, 'ClickHouse unavailable');
-      return new AppError('service_unavailable', 'The history store is unavailable; retry shortly', {
-        headers: { 'Retry-After': '5' },
-      });
-    }
-    deps.logger.error(
-      { req_id: req.id, code: failure.code, err: { message: failure.message.slice(0, 1000) } },
-      'replay failed',
-    );
-    return new AppError('internal_error', 'Internal server error');
   }
 
   router.get('/:exchange/replay/:ticker', resolveExchange(deps.exchanges), (req, res, next: NextFunction) => {

@@ -11,8 +11,9 @@
  *    sends them, each market's later pages read as the session reaches them (replayPaged) under the socket's one
  *    QueryScope, which lives as long as the replay. A subscribe after that is the protocol's (`frame(…, started =
  *    true)`: the venue's refusal).
- * 3. The end: 1000 "replay finished" when every message was sent; 1011 when reading failed ("replay failed", or the
- *    opening reads' time budget); 1001 at shutdown.
+ * 3. The end: 1000 "replay finished" when every message was sent; when reading failed, 1013 (try again later) for
+ *    a time budget run out or ClickHouse unavailable, 1011 "replay failed" for anything else (read-failure.ts: what
+ *    HTTP answers 503 and 500); 1001 at shutdown.
  */
 import type { Caller } from '@depthgate/auth';
 import type { HistoryStore, OrderBookQueries, QueryScope } from '@depthgate/history-store';
@@ -21,6 +22,7 @@ import type { WebSocket } from 'ws';
 import { replayPaged, type NativeMessage, type PageWait } from '../engine';
 import type { ReplayMetrics } from '../metrics';
 import { checkWindowStart, visibleTicker } from '../request';
+import { closeFor, readFailure } from '../read-failure';
 import { openWindow } from '../source';
 import type { ReplayProtocol, SubscribeRequest, VenueSocket } from './protocol';
 import type { Session, SessionMember, SessionTerms } from './session';
@@ -121,8 +123,18 @@ export class ReplaySocket implements SessionMember {
   }
 
   failed(err: Error): void {
-    this.d.logger.warn({ err: { message: err.message } }, 'WebSocket replay failed');
-    this.end(1011, 'replay failed');
+    this.fail(err, this.scope, 'reading the window');
+  }
+
+  /** A read failed: the socket ends with the close its failure calls for (read-failure.ts). */
+  private fail(err: unknown, scope: QueryScope | undefined, what: string): void {
+    const failure = readFailure(err, scope);
+    this.d.logger.warn(
+      { err: { message: failure.message.slice(0, 300) }, failure: failure.kind, code: failure.code },
+      'WebSocket replay failed',
+    );
+    const close = closeFor(failure, what);
+    this.end(close.code, close.reason);
   }
 
   private count(outcome: 'complete' | 'cancelled' | 'cut'): void {
@@ -188,11 +200,7 @@ export class ReplaySocket implements SessionMember {
       }
     } catch (err) {
       // Resolving failed (ClickHouse cannot answer, or its time budget): the socket cannot go on.
-      d.logger.warn({ err: { message: (err as Error).message } }, 'replay subscribe failed');
-      return this.end(
-        1011,
-        scope.reason === 'timeout' ? 'resolving the markets ran over its time budget' : 'replay failed',
-      );
+      return this.fail(err, scope, 'resolving the markets');
     } finally {
       scope.dispose();
       this.scope = undefined;
@@ -238,8 +246,7 @@ export class ReplaySocket implements SessionMember {
       d.session.ready(this, iterators);
     } catch (err) {
       if ((this.state as string) === 'done') return;
-      d.logger.warn({ err: { message: (err as Error).message } }, 'WebSocket replay failed');
-      this.end(1011, scope.reason === 'timeout' ? 'reading the window ran over its time budget' : 'replay failed');
+      this.fail(err, scope, 'reading the window');
     }
   }
 }
