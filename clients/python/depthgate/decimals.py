@@ -19,6 +19,7 @@ import re
 from decimal import Decimal
 from typing import Union
 
+from ._text import decimal_text
 from .errors import DataError
 
 _PLAIN = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
@@ -66,23 +67,7 @@ def canonical(value: DecimalLike) -> str:
     """The canonical text of a decimal, as the service writes it: ``"0.48"``, ``"-150"``, ``"0"``, ``"100"``."""
     if isinstance(value, str) and _CANONICAL.fullmatch(value) is not None and value != "-0":
         return value
-    d = to_decimal(value)
-    sign, digits, exponent = d.as_tuple()
-    assert isinstance(exponent, int)
-    text = "".join(map(str, digits))
-    if exponent >= 0:
-        whole, fraction = text + "0" * exponent, ""
-    else:
-        n = -exponent
-        if len(text) <= n:
-            text = "0" * (n - len(text) + 1) + text
-        whole, fraction = text[:-n], text[-n:]
-    whole = whole.lstrip("0") or "0"
-    fraction = fraction.rstrip("0")
-    out = whole + ("." + fraction if fraction else "")
-    if out == "0":
-        return "0"
-    return "-" + out if sign else out
+    return decimal_text(to_decimal(value))
 
 
 def normalize(value: Decimal) -> Decimal:

@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from decimal import Decimal
 from typing import Any, Optional
+
+from ._text import decimal_text, format_timestamp
 
 
 class DepthgateError(Exception):
@@ -156,17 +159,14 @@ class BookError(DepthgateError):
     ) -> None:
         parts = [p for p in (exchange, ticker) if p is not None]
         if ts is not None:
-            from .timestamps import format_timestamp
-
             parts.append(f"ts {format_timestamp(ts)}")
         if sequence is not None:
             parts.append(f"sequence {sequence}")
         if side is not None:
             parts.append(side)
         if price is not None:
-            from .decimals import canonical
-
-            parts.append(f"price {canonical(price)}")
+            shown = decimal_text(price) if isinstance(price, Decimal) and price.is_finite() else str(price)
+            parts.append(f"price {shown}")
         super().__init__(code, message + (f" ({', '.join(parts)})" if parts else ""))
         self.exchange = exchange
         self.ticker = ticker

@@ -15,6 +15,7 @@ import re
 from datetime import datetime, timedelta, timezone
 from typing import Optional, Tuple, Union
 
+from ._text import format_timestamp as format_timestamp  # made in _text (a leaf: errors uses it too), given here
 from .errors import InvalidArgumentError
 
 UTC = timezone.utc
@@ -88,12 +89,6 @@ def from_ms(ms: int) -> datetime:
 def to_ms(dt: datetime) -> int:
     """Epoch milliseconds of an aware datetime (sub-milliseconds dropped, towards the past)."""
     return (dt - EPOCH) // _MS
-
-
-def format_timestamp(dt: datetime) -> str:
-    """The service's form: ``2026-03-26T14:00:01.193Z`` (UTC, milliseconds)."""
-    u = dt.astimezone(UTC)
-    return u.strftime("%Y-%m-%dT%H:%M:%S.") + f"{u.microsecond // 1000:03d}Z"
 
 
 def moment(value: Moment, name: str = "moment") -> datetime:
