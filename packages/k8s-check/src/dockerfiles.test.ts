@@ -47,6 +47,12 @@ describe.each(services)('services/%s/Dockerfile', (service) => {
   });
 });
 
+it('every image is built on the same Node base (one NODE_IMAGE in every Dockerfile)', () => {
+  expect(services.length).toBeGreaterThanOrEqual(4);
+  const bases = new Set(services.map((s) => nodeImage(read(s))));
+  expect([...bases]).toHaveLength(1);
+});
+
 describe('services/history/Dockerfile', () => {
   // The history service runs on jemalloc (docs/benchmarks.md, "Book, bulk streams and cursors"), copied from the build
   // stage so that the runtime stage runs no package manager; bench/history/stack.sh reads MALLOC_CONF from here.
