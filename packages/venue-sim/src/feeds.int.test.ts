@@ -355,6 +355,10 @@ describe('order-book feeds', () => {
       g.send({ type: 'subscribe', subscriptions: [{ name: 'l2', symbols: ['NOPEUSD'] }] });
       await g.until((ms) => ms.length >= 1);
       expect(g.messages[0]).toMatchObject({ reason: 'InvalidSymbol' });
+      // A symbol that is not a string (whose `toString` is no function) is named as its JSON.
+      g.send({ type: 'subscribe', subscriptions: [{ name: 'l2', symbols: [{ toString: 0 }] }] });
+      await g.until((ms) => ms.length >= 2);
+      expect(g.messages[1]).toMatchObject({ reason: 'InvalidSymbol', message: 'invalid symbol {"toString":0}' });
     });
   });
 });

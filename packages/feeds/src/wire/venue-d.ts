@@ -3,6 +3,7 @@
  * Coinbase Exchange's feed messages as the venue writes them, from its strings: the venue simulator's feed and the
  * replay service both build `level2` and `matches` here. Prices and sizes are already the venue's text.
  */
+import { valueText } from '../message';
 
 export type CoinbaseSide = 'buy' | 'sell';
 
@@ -96,10 +97,10 @@ export function parseCoinbaseSubscribe(m: Record<string, unknown> | undefined): 
     const c = (raw ?? {}) as { name?: unknown; product_ids?: unknown };
     const name = typeof raw === 'string' ? raw : c.name;
     if (typeof name !== 'string' || !(COINBASE_CHANNELS as readonly string[]).includes(name))
-      return { error: `${String(name).slice(0, 40)} is not a valid channel` };
+      return { error: `${valueText(name).slice(0, 40)} is not a valid channel` };
     const products = typeof raw === 'string' ? top : Array.isArray(c.product_ids) ? (c.product_ids as unknown[]) : top;
     for (const p of products) {
-      if (typeof p !== 'string') return { error: `${String(p).slice(0, 40)} is not a valid product` };
+      if (typeof p !== 'string') return { error: `${valueText(p).slice(0, 40)} is not a valid product` };
       pairs.push([name as CoinbaseChannel, p]);
     }
   }

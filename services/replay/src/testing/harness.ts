@@ -46,6 +46,7 @@ import { loadConfig } from '../config';
 import type { BookLevels, RecordedTrade, RecordedWindow } from '../engine';
 import { randomWindow, type ExactBook } from './history';
 import { VENUES, type Venue } from './venues';
+import type { ReplaySockets } from '../ws/server';
 
 export const TICKERS: Record<ExchangeKey, string> = {
   venue_b: 'KXREPLAY-26MAR07-T100',
@@ -115,6 +116,8 @@ export interface Harness {
   registry: Registry;
   /** The replay service's base URL (http://…); `wsUrl` for its sockets. */
   url: string;
+  /** The service's WebSocket side (its shutdown: `closeAll`). */
+  sockets: ReplaySockets;
   historyUrl: string;
   /** The service's clock (the harness's fixed "now"). */
   now: number;
@@ -231,6 +234,7 @@ export async function startHarness(o: HarnessOptions = {}): Promise<Harness> {
     registry,
     url,
     historyUrl,
+    sockets,
     now,
     key,
     issue,

@@ -31,6 +31,11 @@ export const CLOSE_FINISHED = { code: 1000, reason: 'replay finished' } as const
 
 /** Above this many unsent bytes the replay waits for the socket before sending more. */
 const HIGH_WATER_BYTES = 1024 * 1024;
+/**
+ * Frames waiting to be handled (each subscribe resolves its markets in ClickHouse, one frame after another): at this
+ * many the socket stops reading the client's frames (TCP pushes back on the client) until half of them are done.
+ */
+const MAX_PENDING_FRAMES = 64;
 
 export interface ReplaySocketDeps {
   ws: WebSocket;
@@ -59,6 +64,8 @@ export class ReplaySocket implements SessionMember {
   private subscribed = false;
   /** Frames are handled one after another (a subscribe resolves its markets before the next frame is looked at). */
   private queue: Promise<void> = Promise.resolve();
+  /** Frames received and not yet handled. */
+  private pending = 0;
   private settleTimer: NodeJS.Timeout | undefined;
   /** Closes a socket that has subscribed to nothing replayable within REPLAY_SUBSCRIBE_TIMEOUT_MS. */
   private idleTimer: NodeJS.Timeout | undefined;
@@ -73,7 +80,11 @@ export class ReplaySocket implements SessionMember {
     }, d.subscribeTimeoutMs);
     d.ws.on('message', (data, isBinary) => {
       const text = Buffer.isBuffer(data) ? data.toString('utf8') : String(data);
-      this.queue = this.queue.then(() => this.frame(text, isBinary));
+      if (++this.pending >= MAX_PENDING_FRAMES) d.ws.pause();
+      this.queue = this.queue.then(async () => {
+        await this.frame(text, isBinary);
+        if (--this.pending <= MAX_PENDING_FRAMES / 2 && d.ws.isPaused) d.ws.resume();
+      });
     });
     d.ws.on('close', () => {
       const wasRunning = this.state === 'ready';

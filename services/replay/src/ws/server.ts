@@ -68,6 +68,22 @@ export function parseSpeed(text: unknown): number | 'max' {
   return n;
 }
 
+const SHUTDOWN_REASON = 'the replay service is shutting down';
+
+const shuttingDown = () =>
+  new AppError('service_unavailable', 'The replay service is shutting down; retry on another replica', {
+    headers: { 'Retry-After': '1' },
+  });
+
+/** The platform segment of the path, percent-decoded; as given when its escapes are malformed (then no platform). */
+function decodedName(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 export class ReplaySockets {
   private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 64 * 1024 });
   private readonly open = new Set<WebSocket>();
@@ -76,6 +92,8 @@ export class ReplaySockets {
   private readonly limits: KeyLimits;
   private readonly instance = randomUUID();
   private nextId = 0;
+  /** Shutting down (closeAll): a handshake still in progress is refused, or closed with 1001 once upgraded. */
+  private closing = false;
 
   private readonly trust: (addr: string, i: number) => boolean;
 
@@ -95,6 +113,9 @@ export class ReplaySockets {
 
   /** The server's `upgrade` listener. */
   readonly upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    // From the upgrade on the socket is ours, errors included (a client that resets it while the handshake waits on
+    // Redis): without a listener an error event would be thrown and end the process.
+    socket.on('error', () => socket.destroy());
     void this.handshake(req, socket, head).catch((err: unknown) => {
       if (err instanceof AppError) return this.refuse(socket, err);
       this.d.logger.error({ err: { message: (err as Error).message } }, 'replay handshake failed');
@@ -108,10 +129,16 @@ export class ReplaySockets {
   }
 
   private async handshake(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://replay');
+    if (this.closing) throw shuttingDown();
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://replay');
+    } catch {
+      throw new AppError('invalid_request', 'The request target is not a path');
+    }
     const path = PATH.exec(url.pathname);
     if (!path) throw new AppError('not_found', `No route for GET ${url.pathname.slice(0, 100)}`);
-    const given = decodeURIComponent(path[1] as string);
+    const given = decodedName(path[1] as string);
     const platform = canonicalPlatform(given);
     if (platform === undefined)
       throw new AppError(
@@ -171,6 +198,7 @@ export class ReplaySockets {
     // named session nobody joined is then forgotten.
     const place = session.reserve(terms);
     held.giveBack = () => session.release(place);
+    if (this.closing) throw shuttingDown();
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       opened = true;
       this.open.add(ws);
@@ -178,6 +206,13 @@ export class ReplaySockets {
         this.open.delete(ws);
         this.limits.close(connId);
       });
+      // A frame the WebSocket library refuses (over maxPayload, text that is not UTF-8, a bad close code): it closes
+      // the socket with the code that says why (1009, 1007, 1002) and emits the error, which must have a listener.
+      ws.on('error', (err) => this.d.logger.debug({ err: { message: err.message } }, 'replay socket: frame refused'));
+      if (this.closing) {
+        ws.close(1001, SHUTDOWN_REASON);
+        return session.release(place);
+      }
       try {
         new ReplaySocket({ ...this.d, ws, venue, caller, session, terms });
       } catch (err) {
@@ -218,8 +253,9 @@ export class ReplaySockets {
     throw new AppError('unauthorized', 'Invalid API key');
   }
 
-  /** Closes every replay socket (shutdown: 1001 going away). */
-  closeAll(code = 1001, reason = 'the replay service is shutting down'): void {
+  /** Closes every replay socket (shutdown: 1001 going away); handshakes still in progress are refused. */
+  closeAll(code = 1001, reason = SHUTDOWN_REASON): void {
+    this.closing = true;
     for (const ws of this.open) ws.close(code, reason);
     this.limits.stop();
   }

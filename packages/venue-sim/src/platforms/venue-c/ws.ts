@@ -1,7 +1,7 @@
 // https://docs.gemini.com/websocket-api/#market-data-version-2
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { geminiWire, parseGeminiSubscribe } from '@depthgate/feeds';
+import { geminiWire, parseGeminiSubscribe, valueText } from '@depthgate/feeds';
 import { formatScaled } from '../../core/decimal';
 import type { BookEngine } from '../../book/engine';
 import { BID, type BookEvent, type Instrument, type TimedTrade } from '../../book/types';
@@ -62,7 +62,7 @@ export class GeminiFeed {
     for (const raw of parsed.symbols) {
       const inst = typeof raw === 'string' ? this.catalog.bySymbol.get(raw.toUpperCase()) : undefined;
       if (!inst) {
-        this.hub.send(conn, geminiWire.error('InvalidSymbol', `invalid symbol ${String(raw)}`));
+        this.hub.send(conn, geminiWire.error('InvalidSymbol', `invalid symbol ${valueText(raw)}`));
         continue;
       }
       if (parsed.type === 'unsubscribe') {

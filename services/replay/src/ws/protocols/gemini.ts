@@ -20,7 +20,7 @@
  * other symbols go on; `ReplayStarted` a subscribe after the replay started (its clock is running: subscribe every
  * symbol within REPLAY_SUBSCRIBE_SETTLE_MS of the last subscribe).
  */
-import { geminiWire, parseGeminiSubscribe, parseObject } from '@depthgate/feeds';
+import { geminiWire, parseGeminiSubscribe, parseObject, valueText } from '@depthgate/feeds';
 import type { AppError } from '@depthgate/service-kit';
 import { geminiEncoder, type VenueEncoder } from '../../engine';
 import type { Frame, MarketStream, Refusal, ReplayProtocol, SubscribeRequest, VenueSocket } from '../protocol';
@@ -63,7 +63,7 @@ class GeminiProtocol implements ReplayProtocol<undefined> {
         'the replay has started: subscribe every symbol before it starts (within the settle time of the last subscribe)',
       );
     // As given (a symbol that is not a string is never recorded: refused as Gemini refuses it, `invalid symbol X`).
-    const tickers = [...new Set(parsed.symbols.map(String))];
+    const tickers = [...new Set(parsed.symbols.map(valueText))];
     if (tickers.length === 0) return reply('InvalidJson', 'no symbols to subscribe');
     return { kind: 'subscribe', request: { tickers, detail: undefined } };
   }

@@ -1,0 +1,114 @@
+/**
+ * What a replay socket's client cannot break (docs/replay.md, "WebSocket"), on the harness (testing/harness.ts):
+ * frames the WebSocket library refuses (over 64 KiB, text that is not UTF-8) close that socket with the code that says
+ * why and leave the service serving; a subscribe naming a market with a JSON value that is not a string gets the
+ * venue's refusal, not a failed replay; frames sent faster than they are handled are all answered, in order; a
+ * malformed platform in the path is a 404 in the JSON error form; a handshake after the shutdown began is refused with
+ * 503. (The shutdown case comes last: it closes the harness's sockets for good.)
+ */
+import { WsTestClient } from '@depthgate/test-utils';
+import { startHarness, TICKERS, type Harness } from './testing/harness';
+import { VENUES, type Venue, type VenueSocketClient } from './testing/venues';
+
+let h: Harness;
+
+beforeAll(async () => {
+  h = await startHarness({ seed: 'robust', events: 60 });
+}, 90_000);
+
+afterAll(async () => {
+  await h?.close();
+});
+
+const venue = (exchange: string) => {
+  const v = VENUES.find((x) => x.exchange === exchange);
+  if (!v?.socket) throw new Error(`the venue table has no socket for ${exchange}`);
+  return v as Venue & { socket: VenueSocketClient };
+};
+const kalshi = venue('venue_b');
+
+/** A socket on the venue's whole recorded window, replayed so slowly that it stays open. */
+function open(v: Venue & { socket: VenueSocketClient }): Promise<WsTestClient> {
+  const { first, last } = h.span(v.exchange);
+  return WsTestClient.open(h.wsUrl(v.socket.platform, `from=${first}&to=${last}&speed=0.000001`), {
+    headers: { 'X-API-Key': h.key },
+  });
+}
+
+async function serving(): Promise<void> {
+  expect((await fetch(`${h.url}/health`)).status).toBe(200);
+  // And a new socket still replays: its subscribe is acknowledged.
+  const c = await open(kalshi);
+  for (const frame of kalshi.socket.subscribe(TICKERS[kalshi.exchange])) c.send(frame);
+  await c.until((ms) => ms.some((m) => m.type === 'subscribed'), 'the subscribe to be acknowledged');
+  await c.close();
+}
+
+it('a frame over 64 KiB closes that socket with 1009, and the service goes on serving', async () => {
+  const c = await open(kalshi);
+  c.send('x'.repeat(70_000));
+  await c.untilClosed();
+  expect(c.closeCode).toBe(1009);
+  await serving();
+});
+
+it('a text frame that is not UTF-8 closes that socket with 1007, and the service goes on serving', async () => {
+  const c = await open(kalshi);
+  c.ws.send(Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), { binary: false });
+  await c.untilClosed();
+  expect(c.closeCode).toBe(1007);
+  await serving();
+});
+
+it('a Gemini symbol that is not a string gets InvalidSymbol, and the socket stays open', async () => {
+  const c = await open(venue('venue_c'));
+  c.send({ type: 'subscribe', subscriptions: [{ name: 'l2', symbols: [{ toString: 0 }] }] });
+  await c.until((ms) => ms.some((m) => m.reason === 'InvalidSymbol'), 'the refusal');
+  expect(c.messages.find((m) => m.reason === 'InvalidSymbol')?.message).toBe('invalid symbol {"toString":0}');
+  expect(c.closed).toBe(false);
+  await c.close();
+});
+
+it('a Coinbase product that is not a string gets the venue error, and the socket stays open', async () => {
+  const c = await open(venue('venue_d'));
+  c.send({ type: 'subscribe', product_ids: [{ toString: 0 }], channels: ['level2'] });
+  await c.until((ms) => ms.some((m) => m.type === 'error'), 'the error');
+  expect(c.messages.find((m) => m.type === 'error')?.reason).toBe('{"toString":0} is not a valid product');
+  expect(c.closed).toBe(false);
+  await c.close();
+});
+
+it('300 subscribes sent at once are each answered, in the order sent', async () => {
+  const c = await open(kalshi);
+  const ticker = TICKERS[kalshi.exchange];
+  for (let id = 1; id <= 300; id++)
+    c.send({ id, cmd: 'subscribe', params: { channels: ['orderbook_delta'], market_ticker: ticker } });
+  await c.until(
+    (ms) => ms.filter((m) => typeof m.id === 'number').length >= 300,
+    'an answer to every subscribe',
+    60_000,
+  );
+  expect(c.messages.filter((m) => typeof m.id === 'number').map((m) => m.id)).toEqual(
+    Array.from({ length: 300 }, (_, i) => i + 1),
+  );
+  await c.close();
+});
+
+it('a platform whose percent-escapes are malformed is 404 unknown_platform in the JSON error form', async () => {
+  const r = await WsTestClient.refused(h.wsUrl('%E0%A4%A', 'speed=max'), { headers: { 'X-API-Key': h.key } });
+  expect(r.status).toBe(404);
+  expect(r.json).toMatchObject({ error: 'unknown_platform' });
+});
+
+it('after the shutdown began, a handshake is refused with 503 and open sockets close with 1001', async () => {
+  const c = await open(kalshi);
+  h.sockets.closeAll();
+  await c.untilClosed();
+  expect([c.closeCode, c.closeReason]).toEqual([1001, 'the replay service is shutting down']);
+  const { first, last } = h.span(kalshi.exchange);
+  const r = await WsTestClient.refused(h.wsUrl(kalshi.socket.platform, `from=${first}&to=${last}`), {
+    headers: { 'X-API-Key': h.key },
+  });
+  expect(r.status).toBe(503);
+  expect(r.json).toMatchObject({ error: 'service_unavailable' });
+});
