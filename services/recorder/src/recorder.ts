@@ -70,6 +70,7 @@ function venueParts(
       subscribeBatch: config.RECORDER_SUBSCRIBE_BATCH,
       trades: config.RECORDER_TRADES,
       signer,
+      credentials: platform.credentials,
     }),
     { exchange, platform: info.title, feedUrl: platform.feeds.main as string, signer },
   );

@@ -17,8 +17,13 @@ export interface AdapterContext<S extends z.ZodRawShape = z.ZodRawShape> {
   subscribeBatch: number;
   /** Whether trades are recorded (RECORDER_TRADES): the session subscribes and reads them only then. */
   trades: boolean;
-  /** The platform's signer when credentials are configured (Coinbase signs its `level2` subscribe with it). */
+  /** The platform's signer when credentials are configured (the descriptor's choice among its credential groups). */
   signer?: Signer;
+  /**
+   * The platform's configured credentials by group (Coinbase's `hmac`, `jwt`): for a feed that can use only one of
+   * them whichever the descriptor prefers (Coinbase's `level2` subscribe is signed with the HMAC credentials).
+   */
+  credentials: Readonly<Record<string, unknown>>;
 }
 
 export interface RecorderAdapter<S extends z.ZodRawShape = z.ZodRawShape> {

@@ -2,7 +2,7 @@ import { clobBookHash, type ClobBookSummary } from '@depthgate/feeds';
 import { placed, sessionHarness as harness } from '../testing/support';
 import type { RestClient } from './rest';
 import { venueAClobProtocol, venueAClobTrade } from './venue-a-clob';
-import { venueDProtocol, venueDTrade, venueDTrades } from './venue-d';
+import { venueDProtocol, venueDRecorder, venueDTrade, venueDTrades } from './venue-d';
 
 /** A REST client answering from a table of path → body (and recording the paths asked). */
 function fakeRest(answer: (path: string) => unknown): RestClient & { asked: string[] } {
@@ -275,6 +275,30 @@ describe('Coinbase session', () => {
     expect(coinbase().sent).toEqual([
       { type: 'subscribe', product_ids: ['BTC-USD', 'ETH-USD'], channels: ['matches', 'heartbeat', 'level2_batch'] },
     ]);
+  });
+
+  it('signs level2 with the HMAC credentials even when a JWT key is configured too (the JWT cannot sign it)', () => {
+    const credentials = {
+      hmac: { key: 'hmac-key', secret: Buffer.from('secret').toString('base64'), passphrase: 'pass' },
+      jwt: { keyName: 'organizations/o/apiKeys/k', privateKeyPem: 'unused here' },
+    };
+    const subscribe = (given: Record<string, unknown>) => {
+      const protocol = placed(
+        venueDRecorder.protocol({ settings: {}, subscribeBatch: 100, trades: false, credentials: given }),
+        'venue_d',
+      );
+      const h = harness(protocol, ['BTC-USD'], { trades: false });
+      h.session.subscribe(['BTC-USD']);
+      return h.sent[0] as Record<string, unknown>;
+    };
+    const signed = subscribe(credentials);
+    expect(signed.channels).toEqual(['heartbeat', 'level2']);
+    expect([signed.key, signed.passphrase]).toEqual(['hmac-key', 'pass']);
+    expect(signed.signature).toMatch(/^[A-Za-z0-9+/]+=*$/);
+    // A JWT key alone: the public level2_batch, unsigned.
+    const unsigned = subscribe({ jwt: credentials.jwt });
+    expect(unsigned.channels).toEqual(['heartbeat', 'level2_batch']);
+    expect(unsigned.signature).toBeUndefined();
   });
 
   it('holds a snapshot from the next timestamped message, then records changes at their time', () => {

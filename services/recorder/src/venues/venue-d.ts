@@ -27,7 +27,7 @@
  *   their fresh snapshot.
  */
 import { ASK, BID, parseObject, stringList } from '@depthgate/feeds';
-import { signNow, type Signer } from '@depthgate/platforms';
+import { coinbaseHmacSigner, signNow, type CoinbaseHmacCredentials, type Signer } from '@depthgate/platforms';
 import type { TickerRecorder } from '../ticker';
 import { defineAdapter } from './adapter';
 import type { RestClient } from './rest';
@@ -380,13 +380,14 @@ export const venueDRecorder = defineAdapter({
   trades: venueDTrades,
   settings: {},
   protocol: (ctx) => {
-    const signer = ctx.signer;
-    // HMAC credentials sign the level2 subscribe; a JWT key cannot (its signature is not the feed's).
-    const hmac = signer !== undefined && signer.headerNames.includes('cb-access-sign');
+    // The HMAC credentials sign the level2 subscribe; a JWT key cannot (its signature is not the feed's). So the feed
+    // takes the HMAC credentials whenever they are set, even where the platform signs its REST calls with a JWT.
+    const hmac = ctx.credentials.hmac as CoinbaseHmacCredentials | undefined;
+    const signer = hmac === undefined ? undefined : coinbaseHmacSigner(hmac, { signQuery: true });
     return venueDProtocol({
       subscribeBatch: ctx.subscribeBatch,
       trades: ctx.trades,
-      auth: hmac ? () => coinbaseSubscribeAuth(signer, 'wss://ws-feed.exchange.coinbase.com', Date.now()) : undefined,
+      auth: signer ? () => coinbaseSubscribeAuth(signer, 'wss://ws-feed.exchange.coinbase.com', Date.now()) : undefined,
     });
   },
 });
