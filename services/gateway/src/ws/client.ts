@@ -91,6 +91,9 @@ export interface ClientOptions {
   onClosed: (client: ClientConnection, code: number, reason: string) => void;
 }
 
+/** Messages of one connection read ahead of the one being handled, at most (then the socket is paused). */
+const MAX_PENDING_MESSAGES = 32;
+
 export class ClientConnection implements ClientLink, SubscriberOwner {
   readonly id: number;
   open = true;
@@ -102,6 +105,8 @@ export class ClientConnection implements ClientLink, SubscriberOwner {
   messagesOut = 0;
   private readonly session: ClientSession;
   private queue: Promise<void> = Promise.resolve();
+  /** Messages read and not yet handled (see MAX_PENDING_MESSAGES). */
+  private pending = 0;
   private tokens: number;
   private lastRefill = Date.now();
   private corked = false;
@@ -217,12 +222,18 @@ export class ClientConnection implements ClientLink, SubscriberOwner {
     this.tokens -= 1;
     if (isBinary) return this.cut('unsupportedData', 'binary_frame');
     const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as Buffer).toString();
-    // One message at a time, in order: a subscribe waits for the key's limit (Redis) before the next is read.
+    // One message at a time, in order: a subscribe waits for the key's limit (Redis) before the next is handled.
+    // With MAX_PENDING_MESSAGES waiting, the socket stops reading (TCP pushes back on the client) until half are done:
+    // a slow Redis cannot make the messages of one connection pile up in memory.
+    if (++this.pending >= MAX_PENDING_MESSAGES) this.o.ws.pause();
     this.queue = this.queue
       .then(() => (this.open ? this.session.onMessage(text) : undefined))
       .catch((err: unknown) => {
         this.o.logger.error({ err, conn: this.id }, 'client message failed');
         this.close(CLOSE.internal.code, CLOSE.internal.reason);
+      })
+      .finally(() => {
+        if (--this.pending <= MAX_PENDING_MESSAGES / 2 && this.o.ws.isPaused) this.o.ws.resume();
       });
   }
 

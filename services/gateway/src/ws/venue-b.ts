@@ -25,6 +25,7 @@ import {
   type SideCode,
   parseObject,
   stringList,
+  valueText,
 } from '@depthgate/feeds';
 import {
   noticeDoc,
@@ -356,7 +357,7 @@ class KalshiClient {
     for (const sid of sids) {
       const h = typeof sid === 'number' ? this.subs.get(sid) : undefined;
       if (!h) {
-        this.error(id, ERR.sid, String(sid).slice(0, 40));
+        this.error(id, ERR.sid, valueText(sid).slice(0, 40));
         continue;
       }
       this.subs.delete(h.sid);
@@ -371,7 +372,7 @@ class KalshiClient {
     const sids = Array.isArray(p.sids) ? (p.sids as unknown[]) : p.sid !== undefined ? [p.sid] : [];
     if (sids.length !== 1) return this.error(id, ERR.oneSid);
     const h = typeof sids[0] === 'number' ? this.subs.get(sids[0]) : undefined;
-    if (!h) return this.error(id, ERR.sid, String(sids[0]).slice(0, 40));
+    if (!h) return this.error(id, ERR.sid, valueText(sids[0]).slice(0, 40));
     if (typeof p.action !== 'string') return this.error(id, ERR.actionRequired);
     const named = p.market_ticker !== undefined || p.market_tickers !== undefined;
     switch (p.action) {

@@ -13,7 +13,7 @@
  * the old one that is gone, so that applying it to any earlier state gives the platform's book.
  */
 import type { Platforms } from '@depthgate/platforms';
-import { ASK, BID, LocalBook, type SideCode, parseObject, stringList } from '@depthgate/feeds';
+import { ASK, BID, LocalBook, type SideCode, parseObject, stringList, valueText } from '@depthgate/feeds';
 import {
   noticeDoc,
   type ClientContext,
@@ -160,7 +160,7 @@ class GeminiClient {
       if (sub.name !== 'l2')
         return this.error(
           'InvalidJson',
-          `unsupported subscription "${String(sub.name).slice(0, 40)}"; depthgate streams l2`,
+          `unsupported subscription "${valueText(sub.name).slice(0, 40)}"; depthgate streams l2`,
         );
       const list = stringList(sub.symbols);
       if (!list) return this.error('InvalidJson', 'symbols must be a list of strings');

@@ -17,7 +17,7 @@
  * `level2` carries no sequence numbers: the books are compared with the REST book (WS_RECONCILE_INTERVAL_MS).
  */
 import { coinbaseSignature, type Platforms } from '@depthgate/platforms';
-import { ASK, BID, LocalBook, type SideCode, parseObject, stringList } from '@depthgate/feeds';
+import { ASK, BID, LocalBook, type SideCode, parseObject, stringList, valueText } from '@depthgate/feeds';
 import {
   noticeDoc,
   type ClientContext,
@@ -225,7 +225,7 @@ class CoinbaseClient {
       const c = (raw ?? {}) as { name?: unknown; product_ids?: unknown };
       const name = typeof raw === 'string' ? raw : c.name;
       if (typeof name !== 'string' || !(COINBASE_CHANNELS as readonly string[]).includes(name)) {
-        return this.error(`${String(name).slice(0, 40)} is not a valid channel`);
+        return this.error(`${valueText(name).slice(0, 40)} is not a valid channel`);
       }
       if (this.ctx.onlyChannel !== undefined && name !== this.ctx.onlyChannel) {
         return this.error(`this connection (/ws/…/${this.ctx.onlyChannel}) carries ${this.ctx.onlyChannel} only`);

@@ -597,6 +597,36 @@ describe('bad input', () => {
     expect(binary.closeReason).toBe('binary frames are not accepted');
   });
 
+  test.each([
+    ['/ws/v1/kalshi', { id: 7, cmd: 'unsubscribe', params: { sids: [{ toString: 0 }] } }, 'type', 'error'],
+    [
+      '/ws/v1/kalshi',
+      { id: 8, cmd: 'update_subscription', params: { sid: { toString: 0 }, action: 'add_markets' } },
+      'type',
+      'error',
+    ],
+    ['/ws/v1/gemini', { type: 'subscribe', subscriptions: [{ name: { toString: 0 } }] }, 'reason', 'InvalidJson'],
+    ['/ws/v1/coinbase', { type: 'subscribe', channels: [{ name: { toString: 0 } }] }, 'type', 'error'],
+  ])(
+    '%s: a JSON object where a name belongs gets the platform’s error, naming it as JSON',
+    async (path, message, field, value) => {
+      const x = await open(path);
+      x.send(message);
+      await x.until(() => x.ofType(field, value).length > 0, 'the error');
+      expect(JSON.stringify(x.ofType(field, value)[0])).toContain('{\\"toString\\":0}');
+      expect(x.closed).toBe(false);
+    },
+  );
+
+  test('messages sent faster than they are handled are each answered, in the order sent', async () => {
+    const x = await open('/ws/v1/kalshi');
+    // Under the burst allowance (twice WS_CLIENT_MESSAGES_PER_SECOND), above the messages read ahead of the one handled.
+    for (let id = 1; id <= 90; id++) x.send({ id, cmd: 'unsubscribe', params: { sids: [1_000_000 + id] } });
+    await x.until(() => x.messages.length >= 90, 'an answer to every message', 30_000);
+    expect(x.messages.map((m) => m.id)).toEqual(Array.from({ length: 90 }, (_, i) => i + 1));
+    expect(x.closed).toBe(false);
+  });
+
   test('a client that floods messages is closed with 4429', async () => {
     const x = await open('/ws/v1/polymarket-clob');
     for (let i = 0; i < 300; i++) x.send('PING');
