@@ -11,12 +11,17 @@ export function parseObject(text: string): Record<string, unknown> | undefined {
 }
 
 /**
- * A JSON value as text, for a message that names what a sender gave: a string as it is, anything else as its JSON
- * (every value `JSON.parse` made has one). Not `String(v)`: that calls a `toString` member the sender chose, and
- * `{"toString":0}` makes it throw.
+ * A JSON value as text, for a message that names what a sender gave: a string as it is, anything else as its JSON.
+ * Never throws: not `String(v)`, which calls a `toString` member the sender chose (`{"toString":0}` makes it throw),
+ * and an array or object nested too deep for `JSON.stringify` (`JSON.parse` takes far deeper) is named by its kind.
  */
 export function valueText(v: unknown): string {
-  return typeof v === 'string' ? v : (JSON.stringify(v) ?? String(v));
+  if (typeof v === 'string') return v;
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    return Array.isArray(v) ? '[…]' : '{…}';
+  }
 }
 
 /** The strings of an array value, or undefined when it is not an array of strings. */

@@ -249,5 +249,10 @@ describe('Coinbase Exchange HMAC and CDP JWT', () => {
     expect(
       verifyCoinbase(req(coinbaseJwt(credentials.coinbaseJwt, 'GET', `${host}/accounts`, ts, 600)), v).error,
     ).toMatch(/120/);
+    // A header whose alg is an object (its toString no function) is refused by name, not by a thrown TypeError.
+    const part = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+    expect(verifyCoinbase(req(`${part({ alg: { toString: 0 } })}.${part({})}.x`), v).error).toBe(
+      'unsupported JWT alg {"toString":0}',
+    );
   });
 });

@@ -179,6 +179,8 @@ describe('REST on the real upstream paths, in the real shapes', () => {
     expect((await get(`${g}/v1/trades/btcusd?limit_trades=3`)).json).toHaveLength(3);
     const candles = (await get(`${g}/v2/candles/btcusd/1hr`)).json as number[][];
     expect(candles[0]).toHaveLength(6);
+    // A time frame named like an Object property is not one.
+    expect((await get(`${g}/v2/candles/btcusd/constructor`)).status).toBe(400);
     const bad = await get(`${g}/v1/book/nopeusd`);
     expect([bad.status, bad.json]).toEqual([
       400,
@@ -254,6 +256,7 @@ describe('REST on the real upstream paths, in the real shapes', () => {
       history: Array<{ t: number; p: number }>;
     };
     expect(history.history.length).toBeGreaterThan(20);
+    expect((await get(`${u}/prices-history?market=${yes}&interval=constructor`)).status).toBe(400);
     const nf = await get(`${u}/book?token_id=123`);
     expect([nf.status, nf.json]).toEqual([404, { error: 'No orderbook exists for the requested token id' }]);
     expect((await get(`${u}/book`)).json).toEqual({ error: 'Invalid token id' });

@@ -89,7 +89,8 @@ export function parseGeminiSubscribe(m: Record<string, unknown> | undefined): Ge
     const sub = (s ?? {}) as { name?: unknown; symbols?: unknown };
     if (sub.name !== 'l2' || !Array.isArray(sub.symbols))
       return { error: { reason: 'InvalidJson', message: 'only the l2 subscription (with a symbols list) is served' } };
-    symbols.push(...(sub.symbols as unknown[]));
+    // One by one: spread as arguments, a list of a few hundred thousand would overflow the stack.
+    for (const symbol of sub.symbols as unknown[]) symbols.push(symbol);
   }
   return { type: m.type, symbols };
 }

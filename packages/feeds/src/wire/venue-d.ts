@@ -93,16 +93,25 @@ export function parseCoinbaseSubscribe(m: Record<string, unknown> | undefined): 
     return { error: 'type must be subscribe or unsubscribe' };
   const top = Array.isArray(m.product_ids) ? (m.product_ids as unknown[]) : [];
   const pairs: [CoinbaseChannel, string][] = [];
+  // Each (channel, product) once: a channel named again with the top-level products adds nothing (without this, a
+  // message of 10,000 channel names and 10,000 products would make 10^8 pairs).
+  const seen = new Set<string>();
   for (const raw of Array.isArray(m.channels) ? (m.channels as unknown[]) : []) {
     const c = (raw ?? {}) as { name?: unknown; product_ids?: unknown };
     const name = typeof raw === 'string' ? raw : c.name;
     if (typeof name !== 'string' || !(COINBASE_CHANNELS as readonly string[]).includes(name))
       return { error: `${valueText(name).slice(0, 40)} is not a valid channel` };
-    const products = typeof raw === 'string' ? top : Array.isArray(c.product_ids) ? (c.product_ids as unknown[]) : top;
+    const own = typeof raw !== 'string' && Array.isArray(c.product_ids);
+    if (!own && seen.has(name)) continue;
+    const products = own ? (c.product_ids as unknown[]) : top;
     for (const p of products) {
       if (typeof p !== 'string') return { error: `${valueText(p).slice(0, 40)} is not a valid product` };
+      const pair = `${name} ${p}`;
+      if (seen.has(pair)) continue;
+      seen.add(pair);
       pairs.push([name as CoinbaseChannel, p]);
     }
+    if (!own) seen.add(name);
   }
   if (pairs.length === 0) return { error: 'No channels or product ids provided' };
   return { type: m.type, pairs };

@@ -11,6 +11,7 @@ import {
   parsePmUsRequest,
   pmUsWire,
 } from './index';
+import { valueText } from '../message';
 
 describe('venue messages as the venues write them', () => {
   it('Kalshi: snapshot, delta and trade in the documented envelopes', () => {
@@ -269,6 +270,50 @@ describe('venue messages as the venues write them', () => {
       [{ type: 'unsubscribe', channels: ['level2'] }, 'No channels or product ids provided'],
     ];
     for (const [m, error] of cases) expect(parseCoinbaseSubscribe(m)).toEqual({ error });
+  });
+
+  it('Coinbase subscribe: each (channel, product) once, however often the message repeats them', () => {
+    expect(
+      parseCoinbaseSubscribe({
+        type: 'subscribe',
+        product_ids: ['BTC-USD', 'BTC-USD'],
+        channels: ['level2', 'level2', { name: 'level2', product_ids: ['BTC-USD', 'ETH-USD'] }],
+      }),
+    ).toEqual({
+      type: 'subscribe',
+      pairs: [
+        ['level2', 'BTC-USD'],
+        ['level2', 'ETH-USD'],
+      ],
+    });
+    // 10,000 channel names by 10,000 products (about 190 KB) would be 10^8 pairs: it is one channel's 10,000.
+    const products = Array.from({ length: 10_000 }, (_, i) => `P${i}-USD`);
+    const big = parseCoinbaseSubscribe({
+      type: 'subscribe',
+      product_ids: products,
+      channels: Array.from({ length: 10_000 }, () => 'ticker'),
+    });
+    expect('pairs' in big && big.pairs.length).toBe(10_000);
+  });
+
+  it('Gemini subscribe: a list of 300,000 symbols is read (not spread onto the stack)', () => {
+    const symbols = Array.from({ length: 300_000 }, () => 1);
+    const parsed = parseGeminiSubscribe({ type: 'subscribe', subscriptions: [{ name: 'l2', symbols }] });
+    expect('symbols' in parsed && parsed.symbols.length).toBe(300_000);
+  });
+});
+
+describe('valueText: what a sender gave, as text, without throwing', () => {
+  it('a string as it is, anything else as its JSON, a value too deep by its kind', () => {
+    expect(valueText('BTC-USD')).toBe('BTC-USD');
+    expect(valueText({ toString: 0 })).toBe('{"toString":0}');
+    expect(valueText(7)).toBe('7');
+    expect(valueText(null)).toBe('null');
+    expect(valueText(undefined)).toBe('undefined');
+    const deep = JSON.parse('['.repeat(200_000) + ']'.repeat(200_000)) as unknown;
+    expect(valueText(deep)).toBe('[…]');
+    const deepObject = JSON.parse('{"a":'.repeat(200_000) + '0' + '}'.repeat(200_000)) as unknown;
+    expect(valueText(deepObject)).toBe('{…}');
   });
 });
 

@@ -78,6 +78,9 @@ export class HostServer {
       : http.createServer(listener);
     this.server.keepAliveTimeout = 65_000;
     this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      // From the upgrade on the socket is the handler's, errors included (a client that resets a refused handshake):
+      // without a listener the error would be thrown and end the process.
+      socket.on('error', () => socket.destroy());
       const record = this.record(req, true);
       if (!def.upgrade) {
         record.status = 404;

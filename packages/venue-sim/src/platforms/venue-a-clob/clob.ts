@@ -142,7 +142,7 @@ export function clobHost(ctx: PlatformContext, books: ClobBooks, trades: ClobTra
     let start: number;
     let end: number;
     if (interval) {
-      const span = INTERVALS[interval];
+      const span = Object.hasOwn(INTERVALS, interval) ? INTERVALS[interval] : undefined;
       if (!span) return json(400, { error: `invalid filters: 'interval' is invalid` });
       start = now - span;
       end = now;

@@ -194,7 +194,8 @@ export function geminiHost(ctx: PlatformContext, catalog: GeminiCatalog, trades:
   r.get('/v2/candles/:symbol/:tf', (req) => {
     const inst = lookup(req);
     if (!isInst(inst)) return inst;
-    const step = TIMEFRAMES[req.pathParams.tf as string];
+    const tf = req.pathParams.tf as string;
+    const step = Object.hasOwn(TIMEFRAMES, tf) ? TIMEFRAMES[tf] : undefined;
     if (!step)
       return geminiError(400, 'InvalidParameter', `Supplied value '${req.pathParams.tf}' is not a valid time frame`);
     const closes = hourly(inst, best(inst).last, 60, opts.seed + step);

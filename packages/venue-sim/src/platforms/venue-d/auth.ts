@@ -1,5 +1,6 @@
 // https://docs.cdp.coinbase.com/exchange/rest-api/authentication
 import { createHmac, type KeyObject, timingSafeEqual, verify } from 'node:crypto';
+import { valueText } from '@depthgate/feeds';
 import { type AuthCheck, type AuthInput, header, hmacKey } from '../../http/types';
 
 export interface CoinbaseVerifier {
@@ -92,7 +93,7 @@ function verifyJwt(input: AuthInput, token: string, v: CoinbaseVerifier): AuthCh
   const head = decodePart(parts[0]);
   const claims = decodePart(parts[1]);
   if (!head || !claims) return fail('malformed JWT');
-  if (head.alg !== 'ES256') return fail(`unsupported JWT alg ${String(head.alg)}`);
+  if (head.alg !== 'ES256') return fail(`unsupported JWT alg ${valueText(head.alg)}`);
   if (head.kid !== v.jwt.keyName) return fail('JWT kid is not the key name');
   const ok = verify(
     'sha256',
