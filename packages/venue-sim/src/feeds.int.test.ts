@@ -327,6 +327,33 @@ describe('order-book feeds', () => {
       expect(seqs).toEqual(seqs.map((_, i) => i + 1));
     });
 
+    test('a message a platform cannot handle closes only its connection (1011); the feed goes on', async () => {
+      sim = await startSimulator({ seed: 1, updatesPerSecond: 0 });
+      const [a] = sim.books.tickers('kalshi') as [string];
+      const bad = await kalshiClient(sim, [a]);
+      clients.push(bad);
+      // An id nested deeper than JSON.stringify goes (JSON.parse reads it): the error answer echoing it cannot be made.
+      bad.send(`{"id":${'['.repeat(200_000)}${']'.repeat(200_000)},"cmd":"nope"}`);
+      await bad.untilClosed();
+      expect(bad.closeCode).toBe(1011);
+      const good = await kalshiClient(sim, [a]);
+      clients.push(good);
+      expect(good.messages[0]).toMatchObject({ id: 1, type: 'subscribed' });
+    });
+
+    test('the messages a feed received are kept up to 16 MiB of text: the newest, whole', async () => {
+      sim = await startSimulator({ seed: 1, updatesPerSecond: 0 });
+      const g = await FeedClient.open(sim.feeds['venue-c']);
+      clients.push(g);
+      const big = (i: number) => JSON.stringify({ type: 'hello', n: i, pad: 'x'.repeat(1_000_000) });
+      for (let i = 0; i < 20; i++) g.send(big(i));
+      await g.sync();
+      const kept = sim.feedFaults.received('venue-c');
+      expect(kept.reduce((n, t) => n + t.length, 0)).toBeLessThanOrEqual(16 * 1024 * 1024);
+      expect(kept.at(-1)).toBe(big(19));
+      expect(kept.length).toBeGreaterThan(10);
+    });
+
     test('Polymarket US rejects more than 100 slugs and unknown slugs; Gemini reports unknown symbols', async () => {
       sim = await startSimulator({ seed: 1, updatesPerSecond: 0 });
       const p = await FeedClient.open(sim.feeds['venue-a-us'], {

@@ -255,7 +255,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       },
       received: (platform) => [...feedHub(platform).received],
       clearReceived: (platform) => {
-        feedHub(platform).received.length = 0;
+        feedHub(platform).clearReceived();
       },
       stats: (platform) => {
         const hub = feedHub(platform);

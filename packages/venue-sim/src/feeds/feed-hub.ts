@@ -7,6 +7,7 @@ import type { RecordedRequest } from '../http/types';
 export const FEED_FAULT_KINDS = ['drop', 'disconnect', 'stall', 'reorder', 'corrupt_checksum'] as const;
 /** Client messages a feed keeps for inspection. */
 const RECEIVED_KEPT = 10_000;
+const RECEIVED_KEPT_CHARS = 16 * 1024 * 1024;
 export type FeedFaultKind = (typeof FEED_FAULT_KINDS)[number];
 /** The faults that act on the books' next messages (the others act on connections). */
 export type MessageFaultKind = 'drop' | 'reorder' | 'corrupt_checksum';
@@ -43,6 +44,21 @@ export class FeedConnection {
   state: unknown;
 
   constructor(readonly ws: WebSocket) {}
+
+  /**
+   * The platform's handler of this connection's client messages. A message it cannot handle (a bug, or input it did
+   * not expect) closes this connection with 1011; it never reaches the process as an uncaught exception (the
+   * WebSocket library calls listeners from the socket's data event, where a throw would end every feed).
+   */
+  onMessage(handler: (data: RawData, isBinary: boolean) => void): void {
+    this.ws.on('message', (data, isBinary) => {
+      try {
+        handler(data, isBinary);
+      } catch {
+        this.ws.close(1011, 'the simulator could not handle the message');
+      }
+    });
+  }
 }
 
 interface PendingFault {
@@ -90,6 +106,13 @@ export class FeedHub {
   slowDisconnects = 0;
   /** The last text messages clients sent (at most RECEIVED_KEPT), oldest first: what reached the platform. */
   readonly received: string[] = [];
+  private receivedChars = 0;
+
+  /** Forgets the messages received so far. */
+  clearReceived(): void {
+    this.received.length = 0;
+    this.receivedChars = 0;
+  }
 
   constructor(
     private readonly clock: () => number,
@@ -115,8 +138,17 @@ export class FeedHub {
       this.connections.add(conn);
       ws.on('message', (data, isBinary) => {
         if (isBinary) return;
-        this.received.push(String(data));
-        if (this.received.length > RECEIVED_KEPT) this.received.splice(0, this.received.length - RECEIVED_KEPT);
+        const text = String(data);
+        this.received.push(text);
+        this.receivedChars += text.length;
+        // At most RECEIVED_KEPT messages and RECEIVED_KEPT_CHARS characters (frames may be up to 1 MiB each).
+        let drop = 0;
+        while (
+          this.received.length - drop > 1 &&
+          (this.received.length - drop > RECEIVED_KEPT || this.receivedChars > RECEIVED_KEPT_CHARS)
+        )
+          this.receivedChars -= (this.received[drop++] as string).length;
+        if (drop > 0) this.received.splice(0, drop);
       });
       ws.on('close', () => this.connections.delete(conn));
       ws.on('error', () => ws.terminate());

@@ -77,7 +77,7 @@ export class ClobMarketFeed {
       return;
     }
     this.hub.accept(req, socket, head, record, (conn) => {
-      conn.ws.on('message', (data, isBinary) => this.onMessage(conn, data, isBinary));
+      conn.onMessage((data, isBinary) => this.onMessage(conn, data, isBinary));
       conn.ws.on('close', () => {
         for (const a of conn.tickers) this.byAsset.get(a)?.delete(conn);
       });

@@ -62,7 +62,7 @@ export class PmUsFeed {
     this.hub.accept(req, socket, head, record, (conn) => {
       const subs = new Map<string, Sub>();
       conn.state = subs;
-      conn.ws.on('message', (data) => this.onMessage(conn, subs, rawText(data)));
+      conn.onMessage((data) => this.onMessage(conn, subs, rawText(data)));
       conn.ws.on('close', () => {
         for (const s of subs.values()) this.unindex(conn, s);
       });

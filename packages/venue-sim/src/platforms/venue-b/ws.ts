@@ -97,7 +97,7 @@ export class KalshiFeed {
     this.hub.accept(req, socket, head, record, (conn) => {
       const state: KalshiConnState = { nextSid: 1, subs: new Map() };
       conn.state = state;
-      conn.ws.on('message', (data) => this.onMessage(conn, state, parseJsonObject(data)));
+      conn.onMessage((data) => this.onMessage(conn, state, parseJsonObject(data)));
       conn.ws.on('close', () => {
         for (const sub of state.subs.values()) this.unindex(conn, sub);
       });

@@ -49,7 +49,7 @@ export class GeminiFeed {
       return;
     }
     this.hub.accept(req, socket, head, record, (conn) => {
-      conn.ws.on('message', (data) => this.onMessage(conn, parseJsonObject(data)));
+      conn.onMessage((data) => this.onMessage(conn, parseJsonObject(data)));
       conn.ws.on('close', () => {
         for (const s of conn.tickers) this.bySymbol.get(s)?.delete(conn);
       });

@@ -69,7 +69,7 @@ export class CoinbaseFeed {
     this.hub.accept(req, socket, head, record, (conn) => {
       const channels = new Map<Channel, Set<string>>();
       conn.state = channels;
-      conn.ws.on('message', (data) => this.onMessage(conn, channels, parseJsonObject(data), record));
+      conn.onMessage((data) => this.onMessage(conn, channels, parseJsonObject(data), record));
       conn.ws.on('close', () => {
         for (const products of channels.values()) for (const p of products) this.subs.get(p)?.delete(conn);
       });
