@@ -7,6 +7,7 @@
  */
 export * from './book';
 export * from './decimal';
+export * from './inbox';
 export * from './message';
 export * from './socket';
 export * from './clob-hash';

@@ -6,6 +6,7 @@
 import type { Duplex } from 'node:stream';
 import type { RawData, WebSocket } from 'ws';
 import type { KeyLimits } from '@depthgate/auth';
+import { SerialInbox } from '@depthgate/feeds';
 import type { Logger } from '@depthgate/service-kit';
 import { CLOSE } from './close-codes';
 import { Frame } from './frame';
@@ -91,7 +92,7 @@ export interface ClientOptions {
   onClosed: (client: ClientConnection, code: number, reason: string) => void;
 }
 
-/** Messages of one connection read ahead of the one being handled, at most (then the socket is paused). */
+/** Messages of one connection read ahead of the one being handled, at most (SerialInbox: then the socket stops reading). */
 const MAX_PENDING_MESSAGES = 32;
 
 export class ClientConnection implements ClientLink, SubscriberOwner {
@@ -104,9 +105,8 @@ export class ClientConnection implements ClientLink, SubscriberOwner {
   messagesIn = 0;
   messagesOut = 0;
   private readonly session: ClientSession;
-  private queue: Promise<void> = Promise.resolve();
-  /** Messages read and not yet handled (see MAX_PENDING_MESSAGES). */
-  private pending = 0;
+  /** Client messages, one at a time, in order; one that fails unexpectedly closes the connection (1011). */
+  private readonly inbox: SerialInbox;
   private tokens: number;
   private lastRefill = Date.now();
   private corked = false;
@@ -115,6 +115,10 @@ export class ClientConnection implements ClientLink, SubscriberOwner {
     this.id = o.id;
     this.tokens = o.messagesPerSecond * 2;
     this.session = o.stream.openClient(this.context());
+    this.inbox = new SerialInbox(o.ws, MAX_PENDING_MESSAGES, (err) => {
+      o.logger.error({ err, conn: this.id }, 'client message failed');
+      this.close(CLOSE.internal.code, CLOSE.internal.reason);
+    });
     o.ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
     o.ws.on('pong', () => {
       this.alive = true;
@@ -222,19 +226,9 @@ export class ClientConnection implements ClientLink, SubscriberOwner {
     this.tokens -= 1;
     if (isBinary) return this.cut('unsupportedData', 'binary_frame');
     const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as Buffer).toString();
-    // One message at a time, in order: a subscribe waits for the key's limit (Redis) before the next is handled.
-    // With MAX_PENDING_MESSAGES waiting, the socket stops reading (TCP pushes back on the client) until half are done:
-    // a slow Redis cannot make the messages of one connection pile up in memory.
-    if (++this.pending >= MAX_PENDING_MESSAGES) this.o.ws.pause();
-    this.queue = this.queue
-      .then(() => (this.open ? this.session.onMessage(text) : undefined))
-      .catch((err: unknown) => {
-        this.o.logger.error({ err, conn: this.id }, 'client message failed');
-        this.close(CLOSE.internal.code, CLOSE.internal.reason);
-      })
-      .finally(() => {
-        if (--this.pending <= MAX_PENDING_MESSAGES / 2 && this.o.ws.isPaused) this.o.ws.resume();
-      });
+    // A subscribe waits for the key's limit (Redis) before the next message is handled; a slow Redis cannot make
+    // the messages of one connection pile up in memory (at most MAX_PENDING_MESSAGES are read ahead).
+    this.inbox.push(() => (this.open ? this.session.onMessage(text) : undefined));
   }
 
   /** Closes with one of the gateway's close codes and counts it. */

@@ -16,6 +16,7 @@
  *    HTTP answers 503 and 500); 1001 at shutdown.
  */
 import type { Caller } from '@depthgate/auth';
+import { SerialInbox } from '@depthgate/feeds';
 import type { HistoryStore, OrderBookQueries, QueryScope } from '@depthgate/history-store';
 import { AppError, type Logger } from '@depthgate/service-kit';
 import type { WebSocket } from 'ws';
@@ -31,10 +32,7 @@ export const CLOSE_FINISHED = { code: 1000, reason: 'replay finished' } as const
 
 /** Above this many unsent bytes the replay waits for the socket before sending more. */
 const HIGH_WATER_BYTES = 1024 * 1024;
-/**
- * Frames waiting to be handled (each subscribe resolves its markets in ClickHouse, one frame after another): at this
- * many the socket stops reading the client's frames (TCP pushes back on the client) until half of them are done.
- */
+/** Frames read ahead of the one being handled, at most (SerialInbox: then the socket stops reading). */
 const MAX_PENDING_FRAMES = 64;
 
 export interface ReplaySocketDeps {
@@ -62,10 +60,11 @@ export class ReplaySocket implements SessionMember {
   private readonly protocol: ReplayProtocol;
   private state: 'open' | 'reading' | 'ready' | 'done' = 'open';
   private subscribed = false;
-  /** Frames are handled one after another (a subscribe resolves its markets before the next frame is looked at). */
-  private queue: Promise<void> = Promise.resolve();
-  /** Frames received and not yet handled. */
-  private pending = 0;
+  /**
+   * Frames are handled one after another (a subscribe resolves its markets before the next frame is looked at); one
+   * that fails unexpectedly ends the socket with 1011.
+   */
+  private readonly inbox: SerialInbox;
   private settleTimer: NodeJS.Timeout | undefined;
   /** Closes a socket that has subscribed to nothing replayable within REPLAY_SUBSCRIBE_TIMEOUT_MS. */
   private idleTimer: NodeJS.Timeout | undefined;
@@ -78,13 +77,13 @@ export class ReplaySocket implements SessionMember {
       if (!this.subscribed && this.state === 'open')
         this.end(1008, `no subscribe to a replayable market within ${Math.round(d.subscribeTimeoutMs / 1000)} s`);
     }, d.subscribeTimeoutMs);
+    this.inbox = new SerialInbox(d.ws, MAX_PENDING_FRAMES, (err) => {
+      this.d.logger.error({ err: { message: (err as Error).message } }, 'replay frame failed');
+      this.end(1011, 'replay failed');
+    });
     d.ws.on('message', (data, isBinary) => {
       const text = Buffer.isBuffer(data) ? data.toString('utf8') : String(data);
-      if (++this.pending >= MAX_PENDING_FRAMES) d.ws.pause();
-      this.queue = this.queue.then(async () => {
-        await this.frame(text, isBinary);
-        if (--this.pending <= MAX_PENDING_FRAMES / 2 && d.ws.isPaused) d.ws.resume();
-      });
+      this.inbox.push(() => this.frame(text, isBinary));
     });
     d.ws.on('close', () => {
       const wasRunning = this.state === 'ready';
@@ -174,16 +173,11 @@ export class ReplaySocket implements SessionMember {
 
   private async frame(text: string, isBinary: boolean): Promise<void> {
     if (this.state === 'done') return;
-    try {
-      const f = this.protocol.frame(text, isBinary, this.state !== 'open');
-      if (f.kind === 'reply') return this.reply(f.texts);
-      if (f.kind === 'close') return void this.d.ws.close(f.code, f.reason);
-      if (this.state !== 'open') return;
-      await this.subscribe(f.request);
-    } catch (err) {
-      this.d.logger.error({ err: { message: (err as Error).message } }, 'replay frame failed');
-      this.end(1011, 'replay failed');
-    }
+    const f = this.protocol.frame(text, isBinary, this.state !== 'open');
+    if (f.kind === 'reply') return this.reply(f.texts);
+    if (f.kind === 'close') return void this.d.ws.close(f.code, f.reason);
+    if (this.state !== 'open') return;
+    await this.subscribe(f.request);
   }
 
   private async subscribe(request: SubscribeRequest): Promise<void> {
@@ -230,7 +224,7 @@ export class ReplaySocket implements SessionMember {
   /** The subscribes have settled: every market's window read, the streams handed to the session. */
   private async read(): Promise<void> {
     // A subscribe still being resolved finishes first (its acks go out before the replay's first message).
-    await this.queue;
+    await this.inbox.settled;
     if (this.state !== 'open') return;
     this.state = 'reading';
     const { d } = this;
