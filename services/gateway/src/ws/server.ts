@@ -89,8 +89,6 @@ export class WsGateway {
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly instance = randomUUID();
   private nextId = 1;
-  /** stop() has run: a handshake that was waiting on Redis then is refused, or closed with 1001 once upgraded. */
-  private stopped = false;
   private readonly log: Logger;
 
   constructor(private readonly d: WsGatewayDeps) {
@@ -357,8 +355,9 @@ export class WsGateway {
       });
     }
     if (socket.destroyed) return this.limits.close(connId);
-    // The shutdown may have begun while the place was taken (Redis): nothing opens after it.
-    if (this.stopped || this.d.draining()) {
+    // The drain may have begun while the place was taken (Redis): nothing opens after it (the upgrade below
+    // completes synchronously, so nothing can begin between this check and it).
+    if (this.d.draining()) {
       this.limits.close(connId);
       return this.refuse(socket, {
         code: 'upstream_unavailable',
@@ -373,10 +372,6 @@ export class WsGateway {
     });
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       opened = true;
-      if (this.stopped) {
-        this.limits.close(connId);
-        return ws.close(CLOSE.goingAway.code, CLOSE.goingAway.reason);
-      }
       const id = this.nextId++;
       const m = this.d.metrics.forPlatform(platform);
       const client = new ClientConnection({
@@ -475,7 +470,6 @@ export class WsGateway {
 
   /** Drain: every client is told to reconnect (1001), then the upstream connections close. */
   async stop(): Promise<void> {
-    this.stopped = true;
     for (const t of this.timers) clearInterval(t);
     for (const c of [...this.clients]) c.close(CLOSE.goingAway.code, CLOSE.goingAway.reason);
     this.limits.stop();

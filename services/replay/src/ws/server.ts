@@ -68,8 +68,6 @@ export function parseSpeed(text: unknown): number | 'max' {
   return n;
 }
 
-const SHUTDOWN_REASON = 'the replay service is shutting down';
-
 const shuttingDown = () =>
   new AppError('service_unavailable', 'The replay service is shutting down; retry on another replica', {
     headers: { 'Retry-After': '1' },
@@ -92,7 +90,7 @@ export class ReplaySockets {
   private readonly limits: KeyLimits;
   private readonly instance = randomUUID();
   private nextId = 0;
-  /** Shutting down (closeAll): a handshake still in progress is refused, or closed with 1001 once upgraded. */
+  /** Shutting down (closeAll): a handshake still in progress is refused. */
   private closing = false;
 
   private readonly trust: (addr: string, i: number) => boolean;
@@ -198,6 +196,7 @@ export class ReplaySockets {
     // named session nobody joined is then forgotten.
     const place = session.reserve(terms);
     held.giveBack = () => session.release(place);
+    // After the awaits above; the upgrade below completes synchronously, so nothing can begin between this and it.
     if (this.closing) throw shuttingDown();
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       opened = true;
@@ -209,10 +208,6 @@ export class ReplaySockets {
       // A frame the WebSocket library refuses (over maxPayload, text that is not UTF-8, a bad close code): it closes
       // the socket with the code that says why (1009, 1007, 1002) and emits the error, which must have a listener.
       ws.on('error', (err) => this.d.logger.debug({ err: { message: err.message } }, 'replay socket: frame refused'));
-      if (this.closing) {
-        ws.close(1001, SHUTDOWN_REASON);
-        return session.release(place);
-      }
       try {
         new ReplaySocket({ ...this.d, ws, venue, caller, session, terms });
       } catch (err) {
@@ -254,7 +249,7 @@ export class ReplaySockets {
   }
 
   /** Closes every replay socket (shutdown: 1001 going away); handshakes still in progress are refused. */
-  closeAll(code = 1001, reason = SHUTDOWN_REASON): void {
+  closeAll(code = 1001, reason = 'the replay service is shutting down'): void {
     this.closing = true;
     for (const ws of this.open) ws.close(code, reason);
     this.limits.stop();
