@@ -124,7 +124,7 @@ try {
           const r = wrk(url(running[v].port), { seconds: SECONDS, headers: key, rate });
           if (r.non2xx > 0) throw new Error(`${variants[v].name}: ${r.non2xx} non-2xx answers`);
           totals[v].ticks += cpuTicks(running[v].pids) - before;
-          totals[v].requests += r.rps * SECONDS;
+          totals[v].requests += r.requests;
           const slot = results.get(fraction)[v];
           slot.p99.push(r.p99);
           slot.p50.push(r.p50);
@@ -143,7 +143,7 @@ try {
         const r = wrk(cachedUrl(running[v].port), { seconds: SECONDS, headers: key });
         if (r.non2xx > 0) throw new Error(`${variants[v].name}: ${r.non2xx} non-2xx answers on the cached route`);
         cached[v].ticks += cpuTicks(running[v].pids) - before;
-        cached[v].requests += r.rps * SECONDS;
+        cached[v].requests += r.requests;
         cached[v].rps.push(r.rps);
         log(`launch ${launch + 1}, cached route, round ${round + 1}, ${variants[v].name}: ${fmt(r.rps)} req/s`);
       }
