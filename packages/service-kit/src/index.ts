@@ -11,3 +11,4 @@ export * from './client-errors';
 export * from './rng';
 export * from './timestamps';
 export * from './redis';
+export * from './streams';

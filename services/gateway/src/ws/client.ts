@@ -7,7 +7,7 @@ import type { Duplex } from 'node:stream';
 import type { RawData, WebSocket } from 'ws';
 import type { KeyLimits } from '@depthgate/auth';
 import { SerialInbox } from '@depthgate/feeds';
-import type { Logger } from '@depthgate/service-kit';
+import { drained, type Logger } from '@depthgate/service-kit';
 import { CLOSE } from './close-codes';
 import { Frame } from './frame';
 import type { StreamHub, SubscriberOwner } from './hub';
@@ -227,8 +227,27 @@ export class ClientConnection implements ClientLink, SubscriberOwner {
     if (isBinary) return this.cut('unsupportedData', 'binary_frame');
     const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as Buffer).toString();
     // A subscribe waits for the key's limit (Redis) before the next message is handled; a slow Redis cannot make
-    // the messages of one connection pile up in memory (at most MAX_PENDING_MESSAGES are read ahead).
-    this.inbox.push(() => (this.open ? this.session.onMessage(text) : undefined));
+    // the messages of one connection pile up in memory (at most MAX_PENDING_MESSAGES are read ahead). Each message
+    // is handled once what the client has unsent is back under its bound (`room`).
+    const handle = () => (this.open ? this.session.onMessage(text) : undefined);
+    this.inbox.push(() => {
+      const wait = this.room();
+      return wait === undefined ? handle() : wait.then(handle);
+    });
+  }
+
+  /**
+   * Undefined when the client's unsent bytes are within its bound, else a promise that settles once its socket has
+   * sent them (`drain`) or closed. A client's next message waits for it: answers that each queue a lot at once
+   * (Kalshi's `get_snapshot`, a subscribe to many markets) are then paced by the client's own reading. Without it, a
+   * burst of such requests read in one turn was answered whole within that turn (hundreds of MB for a client holding
+   * many books), because the slow-consumer check (`send`) runs on a turn's first frame only. Below the socket's
+   * high-water mark no `drain` is due, and what is unsent is small: no wait.
+   */
+  private room(): Promise<void> | undefined {
+    const socket = this.o.socket;
+    if (this.buffered <= this.o.maxBufferedBytes || !socket.writableNeedDrain) return undefined;
+    return drained(socket);
   }
 
   /** Closes with one of the gateway's close codes and counts it. */

@@ -20,7 +20,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import express, { type Router } from 'express';
 import { unknownExchange, type ExchangeKey, type Exchanges } from '@depthgate/auth';
 import type { HistoryStore, OrderBookQueries, QueryScope } from '@depthgate/history-store';
-import { AppError, type Logger } from '@depthgate/service-kit';
+import { AppError, drained, type Logger } from '@depthgate/service-kit';
 import { PageWait, replayPaged } from '../engine';
 import { encoderFor } from '../encoders';
 import type { ReplayMetrics } from '../metrics';
@@ -167,17 +167,4 @@ export function replayRoutes(deps: ReplayRouteDeps): Router {
       });
   });
   return router;
-}
-
-/** Resolves when the response can take more, or when it closes (the caller went away). */
-function drained(res: Response): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
 }

@@ -1,0 +1,146 @@
+import { EventEmitter } from 'node:events';
+import type { Duplex } from 'node:stream';
+import type { WebSocket } from 'ws';
+import type { KeyLimits } from '@depthgate/auth';
+import { createLogger, Registry } from '@depthgate/service-kit';
+import { ClientConnection } from './client';
+import type { StreamHub } from './hub';
+import { WsMetrics } from './metrics';
+import type { ClientContext, PlatformStream } from './types';
+
+const logger = createLogger({ name: 'test', level: 'silent' });
+const HIGH_WATER_MARK = 16 * 1024;
+
+/**
+ * The upgraded socket as a Writable keeps its state: bytes written and not yet sent, and whether a `drain` is due (a
+ * write found the buffer at or above its high-water mark). `sendAll()` is the client having read everything.
+ */
+class FakeSocket extends EventEmitter {
+  unsent = 0;
+  writableNeedDrain = false;
+  cork(): void {}
+  uncork(): void {}
+  write(bytes: Buffer): boolean {
+    this.unsent += bytes.length;
+    if (this.unsent >= HIGH_WATER_MARK) this.writableNeedDrain = true;
+    return !this.writableNeedDrain;
+  }
+  sendAll(): void {
+    this.unsent = 0;
+    if (!this.writableNeedDrain) return;
+    this.writableNeedDrain = false;
+    this.emit('drain');
+  }
+}
+
+/** What of `ws`'s WebSocket the connection uses: its events, reading paused and resumed, the bytes unsent. */
+class FakeWs extends EventEmitter {
+  isPaused = false;
+  constructor(private readonly socket: FakeSocket) {
+    super();
+  }
+  get bufferedAmount(): number {
+    return this.socket.unsent;
+  }
+  pause(): void {
+    this.isPaused = true;
+  }
+  resume(): void {
+    this.isPaused = false;
+  }
+  close(code: number): void {
+    this.emit('close', code, Buffer.from(''));
+  }
+  terminate(): void {}
+  ping(): void {}
+}
+
+/** Lets every pending turn of the event loop (timers aside) run. */
+const turns = async (n = 5) => {
+  for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+};
+
+/** A connection whose platform session answers each message with `answerBytes` (like Kalshi's `get_snapshot`). */
+function connection(answerBytes: number, maxBufferedBytes: number) {
+  const socket = new FakeSocket();
+  const ws = new FakeWs(socket);
+  const handled: string[] = [];
+  const closes: number[] = [];
+  const stream = {
+    openClient: (ctx: ClientContext<unknown>) => ({
+      onMessage: (text: string) => {
+        handled.push(text);
+        ctx.send('x'.repeat(answerBytes));
+      },
+    }),
+  } as unknown as PlatformStream;
+  const client = new ClientConnection({
+    id: 1,
+    connId: 'c1',
+    ws: ws as unknown as WebSocket,
+    socket: socket as unknown as Duplex,
+    platform: 'test',
+    hub: {} as StreamHub,
+    stream,
+    keyId: 'k',
+    maxSubscriptions: 10,
+    limits: { close: () => undefined } as unknown as KeyLimits,
+    onlyChannel: undefined,
+    maxBufferedBytes,
+    messagesPerSecond: 1000,
+    metrics: new WsMetrics(new Registry()).forPlatform('test'),
+    logger,
+    onClosed: (_client, code) => closes.push(code),
+  });
+  /** Client messages arriving in one read of the socket (one turn). */
+  const receive = (...texts: string[]) => {
+    for (const t of texts) ws.emit('message', Buffer.from(t), false);
+  };
+  return { socket, ws, client, handled, closes, receive };
+}
+
+describe('ClientConnection', () => {
+  it('handles a client’s next message only once what it has unsent is back under its bound', async () => {
+    const c = connection(100 * 1024, 64 * 1024);
+    c.receive('m1', 'm2', 'm3', 'm4');
+    await turns();
+    // The first answer alone is over the bound: the other requests wait for the client to read it.
+    expect(c.handled).toEqual(['m1']);
+    expect(c.socket.unsent).toBeGreaterThan(100 * 1024);
+    c.socket.sendAll();
+    await turns();
+    expect(c.handled).toEqual(['m1', 'm2']);
+    c.socket.sendAll();
+    await turns();
+    c.socket.sendAll();
+    await turns();
+    expect(c.handled).toEqual(['m1', 'm2', 'm3', 'm4']);
+    // Paced, never a slow consumer: the connection is still open.
+    expect(c.client.open).toBe(true);
+    expect(c.closes).toEqual([]);
+  });
+
+  it('answers within the bound go out back to back: no wait below the bound or below the high-water mark', async () => {
+    const under = connection(1024, 64 * 1024);
+    under.receive('a', 'b', 'c');
+    await turns();
+    expect(under.handled).toEqual(['a', 'b', 'c']);
+    // A bound below the socket's high-water mark: nothing says a drain will come, and what is unsent is small.
+    const tiny = connection(4 * 1024, 2 * 1024);
+    tiny.receive('a', 'b');
+    await turns();
+    expect(tiny.handled).toEqual(['a', 'b']);
+  });
+
+  it('a waiting message is not handled once the connection closed', async () => {
+    const c = connection(100 * 1024, 64 * 1024);
+    c.receive('m1', 'm2');
+    await turns();
+    expect(c.handled).toEqual(['m1']);
+    c.ws.emit('close', 1006, Buffer.from(''));
+    c.socket.emit('close');
+    await turns();
+    expect(c.handled).toEqual(['m1']);
+    expect(c.socket.listenerCount('drain')).toBe(0);
+  });
+});
