@@ -20,6 +20,10 @@ interface UpstreamConn {
   ws: WebSocket;
   subscribed: string[];
   unsubscribed: string[];
+  /** Messages received. */
+  messages: number;
+  /** Markets in the order they came: `+m` subscribed, `-m` unsubscribed. */
+  log: string[];
 }
 
 /** An upstream that records, per connection, the markets subscribed and unsubscribed (and may answer subscribes). */
@@ -38,10 +42,12 @@ async function upstream() {
       }),
   };
   wss.on('connection', (ws) => {
-    const c = { ws, subscribed: [] as string[], unsubscribed: [] as string[] };
+    const c = { ws, subscribed: [] as string[], unsubscribed: [] as string[], messages: 0, log: [] as string[] };
     connections.push(c);
     ws.on('message', (d) => {
       const m = JSON.parse(String(d)) as { op: string; markets: string[] };
+      c.messages++;
+      c.log.push(...m.markets.map((market) => `${m.op === 'sub' ? '+' : '-'}${market}`));
       (m.op === 'sub' ? c.subscribed : c.unsubscribed).push(...m.markets);
       if (m.op === 'sub') up.onSubscribe?.(c, m.markets);
     });
@@ -236,5 +242,47 @@ describe('StreamHub', () => {
     expect(up.connections).toHaveLength(1);
     await hub.stop();
     await up.close();
+  });
+  it('subscription churn faster than the platform’s message budget: adds and drops of one topic cancel out while messages wait, the rest go in one batch', async () => {
+    const up = await upstream();
+    const hub = hubOf(up.url, {
+      limits: { topicsPerConnection: 100, maxConnections: 1, connectsPerSecond: 100, messagesPerSecond: 2, source: '' },
+    });
+    try {
+      const owner = { dropped: () => undefined };
+      const a = new Client(1);
+      const sent = () => up.connections.flatMap((c) => c.log);
+      const messages = () => up.connections.reduce((n, c) => n + c.messages, 0);
+      // The budget's two messages at once: m1, m2.
+      hub.attach(a, owner, 'book', 'm1', undefined);
+      await until(() => sent().length === 1, 'the first subscribe');
+      hub.attach(a, owner, 'book', 'm2', undefined);
+      await until(() => sent().length === 2, 'the second subscribe');
+      // With the budget spent: 50 markets subscribed and dropped, each in its own turn, then two kept.
+      for (let i = 0; i < 50; i++) {
+        const sub = hub.attach(a, owner, 'book', `churn${i}`, undefined);
+        await new Promise((r) => setImmediate(r));
+        hub.detach(sub);
+        await new Promise((r) => setImmediate(r));
+      }
+      hub.attach(a, owner, 'book', 'm3', undefined);
+      hub.attach(a, owner, 'book', 'm4', undefined);
+      // Before, every turn's batch was queued: 100 churn messages ahead of m3 and m4, at two a second.
+      await until(() => sent().includes('+m4'), 'm3 and m4 subscribed');
+      const all = sent();
+      expect(all.slice(0, 2)).toEqual(['+m1', '+m2']);
+      expect(all.slice(-2)).toEqual(['+m3', '+m4']);
+      // What churn reached the platform (the first churn subscribe, queued before the others came) was dropped again.
+      const churn = all.slice(2, -2);
+      expect(churn.filter((m) => m.startsWith('+')).map((m) => m.slice(1))).toEqual(
+        churn.filter((m) => m.startsWith('-')).map((m) => m.slice(1)),
+      );
+      expect(churn.length).toBeLessThan(10);
+      // m3 and m4 in one message.
+      expect(messages()).toBe(2 + churn.length + 1);
+    } finally {
+      await hub.stop();
+      await up.close();
+    }
   });
 });

@@ -44,9 +44,12 @@ export class UpstreamConnection implements UpstreamLinkRef {
   private tokens: number;
   private lastRefill = Date.now();
   private drainTimer: NodeJS.Timeout | undefined;
-  /** Topics to subscribe (or drop) in one batch at the end of this turn. */
-  private pendingSubscribe: Topic[] = [];
-  private pendingUnsubscribe: Topic[] = [];
+  /**
+   * Topics to subscribe (or drop) in one batch: at the end of this turn, or, while messages wait for the budget, once
+   * they have gone out. A topic added and removed again before then is never sent.
+   */
+  private readonly pendingSubscribe = new Set<Topic>();
+  private readonly pendingUnsubscribe = new Set<Topic>();
   private flushScheduled = false;
   private readonly log: Logger;
 
@@ -88,8 +91,8 @@ export class UpstreamConnection implements UpstreamLinkRef {
   private opened(): void {
     this.log.info({ topics: this.topics.size }, 'upstream connected');
     this.session = this.o.stream.openSession(this.context(++this.epoch));
-    this.pendingSubscribe = [];
-    this.pendingUnsubscribe = [];
+    this.pendingSubscribe.clear();
+    this.pendingUnsubscribe.clear();
     if (this.topics.size > 0) this.session.subscribe([...this.topics.values()]);
     this.o.onOpen(this);
   }
@@ -126,6 +129,7 @@ export class UpstreamConnection implements UpstreamLinkRef {
       this.tokens -= 1;
       this.o.onSent();
     }
+    if (this.queue.length === 0 && this.pendingSubscribe.size + this.pendingUnsubscribe.size > 0) this.flush();
     if (this.queue.length > 0 && this.socket.isOpen && !this.drainTimer) {
       this.drainTimer = setTimeout(
         () => {
@@ -141,16 +145,14 @@ export class UpstreamConnection implements UpstreamLinkRef {
   add(topic: Topic): void {
     this.topics.set(topic.key, topic);
     topic.link = this;
-    this.pendingSubscribe.push(topic);
+    this.pendingSubscribe.add(topic);
     this.scheduleFlush();
   }
 
   remove(topic: Topic): void {
     this.topics.delete(topic.key);
     topic.link = undefined;
-    const pending = this.pendingSubscribe.indexOf(topic);
-    if (pending >= 0) this.pendingSubscribe.splice(pending, 1);
-    else this.pendingUnsubscribe.push(topic);
+    if (!this.pendingSubscribe.delete(topic)) this.pendingUnsubscribe.add(topic);
     this.scheduleFlush();
   }
 
@@ -163,12 +165,25 @@ export class UpstreamConnection implements UpstreamLinkRef {
     this.flushScheduled = true;
     queueMicrotask(() => {
       this.flushScheduled = false;
-      if (!this.open || !this.session) return; // subscribed all at once when the connection opens
-      const sub = this.pendingSubscribe.splice(0);
-      const unsub = this.pendingUnsubscribe.splice(0);
-      if (unsub.length > 0) this.session.unsubscribe(unsub);
-      if (sub.length > 0) this.session.subscribe(sub);
+      this.flush();
     });
+  }
+
+  /**
+   * Sends the pending subscribes and unsubscribes, unless messages are still waiting for the platform's budget: then
+   * `drain` sends them once those have gone out. Subscription churn (markets subscribed and dropped faster than the
+   * budget sends) then adds to the pending sets, where an add and a remove of one topic cancel out and the rest go
+   * in one batch, instead of growing the queue by a message per turn.
+   */
+  private flush(): void {
+    if (!this.open || !this.session) return; // subscribed all at once when the connection opens
+    if (this.queue.length > 0) return;
+    const sub = [...this.pendingSubscribe];
+    const unsub = [...this.pendingUnsubscribe];
+    this.pendingSubscribe.clear();
+    this.pendingUnsubscribe.clear();
+    if (unsub.length > 0) this.session.unsubscribe(unsub);
+    if (sub.length > 0) this.session.subscribe(sub);
   }
 
   private closed(e: { code: number; reason: string; cause: ResyncReason; wasOpen: boolean; stopping: boolean }): void {
