@@ -65,6 +65,13 @@ describe('writeDecimal18', () => {
     for (const round of [1, 2])
       for (const v of many) expect([round, render(int128Bytes(v))]).toEqual([round, canonical(v)]);
   });
+
+  it("keeps a text of 41 bytes (21 integer digits: wider than a column, a sum of them) out of its neighbours' slots", () => {
+    const rng = new Rng('wide');
+    const cached = Array.from({ length: 2000 }, () => BigInt(rng.range(0, 2 ** 30)) * 10n ** 14n);
+    const wide = Array.from({ length: 100 }, () => -(2n ** 127n) + BigInt(rng.range(0, 2 ** 30)));
+    for (const v of [...cached, ...wide, ...cached]) expect(render(int128Bytes(v))).toBe(canonical(v));
+  });
 });
 
 describe('writeTimestamp', () => {

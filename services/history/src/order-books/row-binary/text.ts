@@ -139,11 +139,15 @@ function writeNine(v: number, out: Buffer, p: number, trim: boolean): number {
   return end;
 }
 
-/** Direct-mapped cache of rendered decimals (prices repeat: a book moves on a grid). 4,096 slots of 40 bytes. */
+/**
+ * Direct-mapped cache of rendered decimals (prices repeat: a book moves on a grid). 4,096 slots of 41 bytes: a
+ * column's text is at most MAX_DECIMAL_TEXT, a 128-bit value's (a sum, decimalText) one more.
+ */
 const CACHE_BITS = 12;
+const CACHE_SLOT = 41;
 const CACHE_KEYS = new Int32Array(4 << CACHE_BITS);
 const CACHE_LENGTH = Buffer.alloc(1 << CACHE_BITS);
-const CACHE_TEXT = Buffer.alloc(40 << CACHE_BITS);
+const CACHE_TEXT = Buffer.alloc(CACHE_SLOT << CACHE_BITS);
 
 /** A Decimal(38, 18) at `src[o]` in canonical text; returns the new end of `out`. */
 export function writeDecimal18(src: Buffer, o: number, out: Buffer, p: number): number {
@@ -162,7 +166,7 @@ export function writeDecimal18(src: Buffer, o: number, out: Buffer, p: number): 
     CACHE_KEYS[k + 2] === w2 &&
     CACHE_KEYS[k + 3] === w3
   ) {
-    for (let i = 0, t = slot * 40; i < cached; i++) out[p + i] = CACHE_TEXT[t + i] as number;
+    for (let i = 0, t = slot * CACHE_SLOT; i < cached; i++) out[p + i] = CACHE_TEXT[t + i] as number;
     return p + cached;
   }
   const end = formatDecimal18(w0, w1, w2, w3, out, p);
@@ -171,7 +175,7 @@ export function writeDecimal18(src: Buffer, o: number, out: Buffer, p: number): 
   CACHE_KEYS[k + 2] = w2;
   CACHE_KEYS[k + 3] = w3;
   CACHE_LENGTH[slot] = end - p;
-  for (let i = 0, t = slot * 40; i < end - p; i++) CACHE_TEXT[t + i] = out[p + i] as number;
+  for (let i = 0, t = slot * CACHE_SLOT; i < end - p; i++) CACHE_TEXT[t + i] = out[p + i] as number;
   return end;
 }
 
