@@ -14,3 +14,14 @@ describe('drained', () => {
     expect(stream.listenerCount('drain') + stream.listenerCount('close')).toBe(0);
   });
 });
+
+describe('drained with a wake signal', () => {
+  it('settles when woken, and leaves no listener behind', async () => {
+    const stream = new EventEmitter();
+    const wake = new AbortController();
+    const wait = drained(stream, wake.signal);
+    wake.abort();
+    await wait;
+    expect(stream.listenerCount('drain') + stream.listenerCount('close')).toBe(0);
+  });
+});

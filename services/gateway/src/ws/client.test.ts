@@ -25,6 +25,10 @@ class FakeSocket extends EventEmitter {
     if (this.unsent >= HIGH_WATER_MARK) this.writableNeedDrain = true;
     return !this.writableNeedDrain;
   }
+  /** The client read all but `left` bytes: no `drain` (the buffer is not empty). */
+  sendAllBut(left: number): void {
+    this.unsent = Math.min(this.unsent, left);
+  }
   sendAll(): void {
     this.unsent = 0;
     if (!this.writableNeedDrain) return;
@@ -115,9 +119,22 @@ describe('ClientConnection', () => {
     c.socket.sendAll();
     await turns();
     expect(c.handled).toEqual(['m1', 'm2', 'm3', 'm4']);
-    // Paced, never a slow consumer: the connection is still open.
+    // Paced: the burst itself does not make a slow consumer (live frames meanwhile follow the usual rule).
     expect(c.client.open).toBe(true);
     expect(c.closes).toEqual([]);
+  });
+
+  it('a waiting message goes on at an uncork that finds the client back within its bound, though its socket never empties', async () => {
+    const c = connection(100 * 1024, 64 * 1024);
+    c.receive('m1', 'm2');
+    await turns();
+    expect(c.handled).toEqual(['m1']);
+    // The client keeps up with live traffic but never reads everything: no drain comes.
+    c.socket.sendAllBut(10 * 1024);
+    c.client.send('a live frame');
+    await turns();
+    expect(c.handled).toEqual(['m1', 'm2']);
+    expect(c.socket.listenerCount('drain') + c.socket.listenerCount('close')).toBe(0);
   });
 
   it('answers within the bound go out back to back: no wait below the bound or below the high-water mark', async () => {

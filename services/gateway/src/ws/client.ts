@@ -110,6 +110,8 @@ export class ClientConnection implements ClientLink, SubscriberOwner {
   private tokens: number;
   private lastRefill = Date.now();
   private corked = false;
+  /** Wakes the message waiting for room (`room`), if one is. */
+  private roomWake: AbortController | undefined;
 
   constructor(private readonly o: ClientOptions) {
     this.id = o.id;
@@ -212,6 +214,9 @@ export class ClientConnection implements ClientLink, SubscriberOwner {
   uncork(): void {
     this.corked = false;
     this.o.socket.uncork();
+    // A message waiting for room (`room`) goes on once the client is back within its bound, even if traffic keeps
+    // its socket from ever emptying (`drain`).
+    if (this.roomWake !== undefined && this.buffered <= this.o.maxBufferedBytes) this.roomWake.abort();
   }
 
   private onMessage(data: RawData, isBinary: boolean): void {
@@ -237,17 +242,22 @@ export class ClientConnection implements ClientLink, SubscriberOwner {
   }
 
   /**
-   * Undefined when the client's unsent bytes are within its bound, else a promise that settles once its socket has
-   * sent them (`drain`) or closed. A client's next message waits for it: answers that each queue a lot at once
-   * (Kalshi's `get_snapshot`, a subscribe to many markets) are then paced by the client's own reading. Without it, a
-   * burst of such requests read in one turn was answered whole within that turn (hundreds of MB for a client holding
-   * many books), because the slow-consumer check (`send`) runs on a turn's first frame only. Below the socket's
-   * high-water mark no `drain` is due, and what is unsent is small: no wait.
+   * Undefined when the client's unsent bytes are within its bound, else a promise that settles once they are again:
+   * at an uncork that finds them so (`uncork`), when its socket has sent everything (`drain`), or when it closed. A
+   * client's next message waits for it: answers that each queue a lot at once (Kalshi's `get_snapshot`, a subscribe
+   * to many markets) are then paced by the client's own reading. Without it, a burst of such requests read in one turn
+   * was answered whole within that turn (hundreds of MB for a client holding many books), because the slow-consumer
+   * check (`send`) runs on a turn's first frame only. Below the socket's high-water mark no `drain` is due, and what
+   * is unsent is small: no wait.
    */
   private room(): Promise<void> | undefined {
     const socket = this.o.socket;
     if (this.buffered <= this.o.maxBufferedBytes || !socket.writableNeedDrain) return undefined;
-    return drained(socket);
+    const wake = new AbortController();
+    this.roomWake = wake;
+    return drained(socket, wake.signal).finally(() => {
+      if (this.roomWake === wake) this.roomWake = undefined;
+    });
   }
 
   /** Closes with one of the gateway's close codes and counts it. */
