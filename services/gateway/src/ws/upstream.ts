@@ -45,12 +45,13 @@ export class UpstreamConnection implements UpstreamLinkRef {
   private lastRefill = Date.now();
   private drainTimer: NodeJS.Timeout | undefined;
   /**
-   * Topics to subscribe (or drop) in one batch: at the end of this turn, or, while messages wait for the budget, once
-   * they have gone out. A topic added and removed again before then is never sent.
+   * Topics to drop, and to subscribe, in one batch at the end of this turn; subscribes wait while messages wait for the
+   * budget (`flush`). A topic added and removed again before it was sent is never sent.
    */
   private readonly pendingSubscribe = new Set<Topic>();
   private readonly pendingUnsubscribe = new Set<Topic>();
   private flushScheduled = false;
+  private flushing = false;
   private readonly log: Logger;
 
   constructor(
@@ -129,7 +130,7 @@ export class UpstreamConnection implements UpstreamLinkRef {
       this.tokens -= 1;
       this.o.onSent();
     }
-    if (this.queue.length === 0 && this.pendingSubscribe.size + this.pendingUnsubscribe.size > 0) this.flush();
+    if (this.queue.length === 0 && this.pendingSubscribe.size > 0) this.flush();
     if (this.queue.length > 0 && this.socket.isOpen && !this.drainTimer) {
       this.drainTimer = setTimeout(
         () => {
@@ -170,20 +171,31 @@ export class UpstreamConnection implements UpstreamLinkRef {
   }
 
   /**
-   * Sends the pending subscribes and unsubscribes, unless messages are still waiting for the platform's budget: then
-   * `drain` sends them once those have gone out. Subscription churn (markets subscribed and dropped faster than the
-   * budget sends) then adds to the pending sets, where an add and a remove of one topic cancel out and the rest go
-   * in one batch, instead of growing the queue by a message per turn.
+   * Sends the pending unsubscribes, and the pending subscribes unless messages are still waiting for the platform's
+   * budget: those go once the queue is empty (`drain` calls this again). Subscription churn (markets subscribed and
+   * dropped faster than the budget sends) then gathers in the pending set, where an add and a remove of one topic
+   * cancel out and the rest go in one batch, instead of growing the queue by a message per turn. Unsubscribes are not
+   * held: they go in order as before (a topic dropped and added again is unsubscribed before it is subscribed, with
+   * the queue's pacing between the two, which Gemini's resubscribe needs), and they free the platform's capacity.
    */
   private flush(): void {
-    if (!this.open || !this.session) return; // subscribed all at once when the connection opens
-    if (this.queue.length > 0) return;
-    const sub = [...this.pendingSubscribe];
-    const unsub = [...this.pendingUnsubscribe];
-    this.pendingSubscribe.clear();
-    this.pendingUnsubscribe.clear();
-    if (unsub.length > 0) this.session.unsubscribe(unsub);
-    if (sub.length > 0) this.session.subscribe(sub);
+    // Not from within a flush (the session's send drains the queue, which flushes): a session's unsubscribe is over
+    // before its subscribe starts.
+    if (this.flushing || !this.open || !this.session) return; // subscribed all at once when the connection opens
+    this.flushing = true;
+    try {
+      if (this.pendingUnsubscribe.size > 0) {
+        const unsub = [...this.pendingUnsubscribe];
+        this.pendingUnsubscribe.clear();
+        this.session.unsubscribe(unsub);
+      }
+      if (this.pendingSubscribe.size === 0 || this.queue.length > 0) return;
+      const sub = [...this.pendingSubscribe];
+      this.pendingSubscribe.clear();
+      this.session.subscribe(sub);
+    } finally {
+      this.flushing = false;
+    }
   }
 
   private closed(e: { code: number; reason: string; cause: ResyncReason; wasOpen: boolean; stopping: boolean }): void {
