@@ -18,7 +18,7 @@ import {
 import { waitFor } from '@depthgate/test-utils';
 import request from 'supertest';
 import { createHarness, type Harness } from '../testing/harness';
-import { fetchPage, parseBody, walk, type Row } from '../testing/pages';
+import { fetchPage, parseBody, queriesSent, walk, type Row } from '../testing/pages';
 
 const NOW = Date.UTC(2026, 5, 1, 12, 0, 0, 0);
 const EQ = 'KXEQ-26JUN01-T1';
@@ -212,14 +212,7 @@ describe('cursor walks', () => {
 
   it('a snapshots page whose range ends inside its last window and holds the limit asks ClickHouse nothing more', async () => {
     /** Row-exists queries (the "does a book follow?" question) the service sent so far. */
-    const existsQueries = async () => {
-      const text = (await request(h.app).get('/metrics')).text;
-      return [
-        ...text.matchAll(/^history_clickhouse_query_duration_seconds_count\{[^}]*\bquery="exists"[^}]*\} (\d+)$/gm),
-      ]
-        .map((m) => Number(m[1]))
-        .reduce((a, b) => a + b, 0);
-    };
+    const existsQueries = () => queriesSent(h.app, 'exists');
     const books = [...new Set(allSnapshots.map((r) => r.ts as string))];
     const end = books[20] as string;
     const inRange = allSnapshots.filter((r) => (r.ts as string) <= end);

@@ -1,5 +1,5 @@
 import type { TimeWindow } from '@depthgate/history-store';
-import { WindowPlanner, type PlanInput } from './planner';
+import { expectedRows, WindowPlanner, type PlanInput } from './planner';
 
 /** Runs a plan against rows at the given timestamps (sorted), as the service would. */
 function simulate(input: PlanInput, rows: number[]) {
@@ -158,5 +158,18 @@ describe('WindowPlanner for bulk streams (windowRows, observe)', () => {
     expect(out).toEqual(even);
     expect(queries).toBeLessThan((even.length / 1000) * 1.5);
     expect(cut / queries).toBeLessThan(0.1);
+  });
+});
+
+describe('expectedRows', () => {
+  const span = { firstTs: 1_000, lastTs: 100_999, rows: 10_000 };
+  it('is the span’s rows over the part of the range it covers, at its average density', () => {
+    expect(expectedRows(span, 0, null)).toBe(10_000);
+    expect(expectedRows(span, 1_000, 50_999)).toBe(5_000);
+    expect(expectedRows(span, 90_000, 200_000)).toBeCloseTo(1_100, 6);
+  });
+  it('is 0 for a range outside the span', () => {
+    expect(expectedRows(span, 200_000, null)).toBe(0);
+    expect(expectedRows(span, 0, 999)).toBe(0);
   });
 });

@@ -40,6 +40,14 @@ export interface PlanInput {
   margin?: number;
 }
 
+/** Rows of a kind the catalogue's span expects in [from, to] (to null: its newest), at the span's average density. */
+export function expectedRows(span: KindSpan, from: number, to: number | null): number {
+  const first = Math.max(from, span.firstTs);
+  const last = to === null ? span.lastTs : Math.min(to, span.lastTs);
+  if (last < first) return 0;
+  return (span.rows * (last - first + 1)) / Math.max(1, span.lastTs - span.firstTs + 1);
+}
+
 /** Expected rows in the first window, relative to the limit. */
 const MARGIN = 1.25;
 const MIN_SPAN_MS = 1000;

@@ -19,7 +19,7 @@ import {
 } from '@depthgate/history-store';
 import { Rng } from '@depthgate/service-kit';
 import { createHarness, type Harness } from '../testing/harness';
-import { fetchPage, walk, type Row } from '../testing/pages';
+import { fetchPage, queriesSent, walk, type Row } from '../testing/pages';
 import { readParquet } from '../testing/parquet';
 
 const NOW = Date.UTC(2026, 5, 1, 12, 0, 0, 0);
@@ -288,6 +288,36 @@ describe('GET /api/{exchange}/trades/{ticker}', () => {
     }
   });
 
+  it('a whole range the catalogue expects to be small streams in one ClickHouse query', async () => {
+    // 10,000 trades in an hour: more than a stream's first window of 4,096 rows, which was three queries (4,096,
+    // 16,384, the rest), each deduplicating its trades.
+    const DENSE = 'KXDENSE-26JUN01';
+    const from = NOW - 2 * 3_600_000;
+    const trades: TradeRow[] = Array.from({ length: 10_000 }, (_, k) => ({
+      exchange: 'venue_b',
+      ticker: DENSE,
+      ts: from + Math.floor(k * 0.36) * 1000,
+      sequence: 1 + k,
+      trade_id: `d-${k}`,
+      price: '0.5',
+      size: `${1 + (k % 7)}`,
+      side: k % 2 === 0 ? 'buy' : 'sell',
+      venue_side: '',
+    }));
+    await insertTradeRows(h.ch, trades);
+    const before = await queriesSent(h.app, 'window');
+    const res = await request(h.app)
+      .get(`/api/venue_b/trades/${DENSE}?start_ts=${iso(from)}&end_ts=${iso(NOW)}&format=ndjson`)
+      .set('x-api-key', full);
+    expect(res.status).toBe(200);
+    const lines = res.text.trimEnd().split('\n');
+    expect(JSON.parse(lines[lines.length - 1] as string)).toEqual({ type: 'end', count: 10_000, next_cursor: null });
+    expect(lines.slice(0, -1).map((l) => (JSON.parse(l) as { trade_id: string }).trade_id)).toEqual(
+      trades.map((t) => t.trade_id),
+    );
+    expect((await queriesSent(h.app, 'window')) - before).toBe(1);
+  });
+
   it('NDJSON and CSV: the rows, the optional fields in order, quoted ids, the end line', async () => {
     const fields = 'sequence,venue_side,received_ts';
     const nd = await fetchPage(h.app, `/api/venue_b/trades/${T}?format=ndjson&fields=${fields}`, full);
@@ -524,6 +554,38 @@ describe('GET /api/{exchange}/bars/{ticker}', () => {
       count: 0,
       next_cursor: null,
     });
+  });
+
+  it('a sparse ticker’s month of 1-minute bars is one ClickHouse query: windows are sized by its trades too', async () => {
+    // 60 trades over 30 days, twelve hours apart: 43,200 minutes of range, far more than a first window of 4,096 bars
+    // — which was four queries (4,096, 8,192, 16,384 bars and the rest), each aggregating a handful of trades.
+    const SPARSE = 'KXSPARSE-26JUN01';
+    const from = NOW - 30 * DAY_MS;
+    const trades: TradeRow[] = Array.from({ length: 60 }, (_, k) => ({
+      exchange: 'venue_b',
+      ticker: SPARSE,
+      ts: from + k * 12 * 3_600_000,
+      sequence: 1 + k,
+      trade_id: `s-${k}`,
+      price: `0.${10 + k}`,
+      size: `${k + 1}`,
+      side: k % 2 === 0 ? 'buy' : 'sell',
+      venue_side: '',
+    }));
+    await insertTradeRows(h.ch, trades);
+    const before = await queriesSent(h.app, 'bars');
+    const page = await fetchPage(
+      h.app,
+      `/api/venue_b/bars/${SPARSE}?interval=1m&start_ts=${iso(from)}&end_ts=${iso(NOW)}&limit=100000`,
+      full,
+    );
+    expect(page.status).toBe(200);
+    const body = JSON.parse(page.body) as { rows: Bar[]; next_cursor: string | null };
+    expect(body.rows.map((b) => [b.ts, b.open, b.volume, b.trades])).toEqual(
+      trades.map((t) => [iso(t.ts), text(units(t.price)), t.size, 1]),
+    );
+    expect(body.next_cursor).toBeNull();
+    expect((await queriesSent(h.app, 'bars')) - before).toBe(1);
   });
 });
 

@@ -195,3 +195,13 @@ export async function walk(
     tradesGaps: items.flatMap((i) => ('gap' in i && i.trades === true ? [i.gap] : [])),
   };
 }
+
+/** How many ClickHouse queries of a kind (`query` label: window, bars, exists…) the service has sent so far. */
+export async function queriesSent(app: Express, query: string): Promise<number> {
+  const text = (await request(app).get('/metrics')).text;
+  const pattern = new RegExp(
+    `^history_clickhouse_query_duration_seconds_count\\{[^}]*\\bquery="${query}"[^}]*\\} (\\d+)$`,
+    'gm',
+  );
+  return [...text.matchAll(pattern)].map((m) => Number(m[1])).reduce((a, b) => a + b, 0);
+}
