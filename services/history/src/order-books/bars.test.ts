@@ -52,6 +52,24 @@ describe('bars', () => {
     expect(two.text.toString('latin1', 0, two.ends[0])).toBe(barsJson(one, 60_000).text.toString('latin1'));
     expect(two.starts).toEqual([Date.UTC(2026, 2, 26, 14, 1), Date.UTC(2026, 2, 26, 14, 2)]);
     expect(() => barsJson(bar(60_001, 1n), 60_000)).toThrow(CorruptStreamError);
+    // All trades at one price: the VWAP is that price (the notional's parts are not read: zeros here).
+    const flat = Buffer.concat([
+      int64(BigInt(Date.UTC(2026, 2, 26, 14, 3))),
+      ...[5n, 5n, 5n, 5n].map((c) => int128Bytes(c * 10n ** 17n + 1n)),
+      int128Bytes(7n * E18),
+      Buffer.from(new BigUint64Array([4n]).buffer),
+      int128Bytes(0n),
+      int128Bytes(0n),
+      int128Bytes(0n),
+    ]);
+    expect(JSON.parse(barsJson(flat, 60_000).text.toString('latin1'))).toMatchObject({
+      high: '0.500000000000000001',
+      vwap: '0.500000000000000001',
+      trades: 4,
+    });
+    const noVolume = Buffer.from(flat);
+    noVolume.fill(0, BAR_LAYOUT.volume, BAR_LAYOUT.volume + 16);
+    expect(() => barsJson(noVolume, 60_000)).toThrow(CorruptStreamError);
     expect(() => barsJson(bar(60_000, 0n), 60_000)).toThrow(CorruptStreamError);
     expect(() => barsJson(one.subarray(1), 60_000)).toThrow(CorruptStreamError);
   });

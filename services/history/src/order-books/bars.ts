@@ -1,7 +1,8 @@
 /**
  * OHLCV bars as the bars endpoint writes them, from the RowBinary rows of the store's bars query (BAR_LAYOUT): the
  * prices and the volume in canonical decimal text from their 128-bit integers (text.ts), the VWAP computed here,
- * exactly, from the notional's three parts (docs/history.md, "Bars"):
+ * exactly, from the notional's three parts (docs/history.md, "Bars") — or, for a bar whose trades were all at one price,
+ * that price:
  *
  *   notional (scale 36) = notional_hi · 10^18 + notional_mid · 10^9 + notional_lo
  *   vwap (scale 18)     = notional / volume, rounded to the nearest 10^-18, halves away from zero
@@ -21,6 +22,10 @@ function int128(src: Buffer, o: number): bigint {
   if (src.readUInt32LE(o + 8) === 0 && src.readUInt32LE(o + 12) === 0) return src.readBigUInt64LE(o);
   return BigInt.asIntN(128, (src.readBigUInt64LE(o + 8) << 64n) | src.readBigUInt64LE(o));
 }
+
+/** Whether the Int128 at `src[o]` is 0. */
+const isZero128 = (src: Buffer, o: number): boolean =>
+  (src.readUInt32LE(o) | src.readUInt32LE(o + 4) | src.readUInt32LE(o + 8) | src.readUInt32LE(o + 12)) === 0;
 
 const TWO_32 = 4_294_967_296;
 const TWO_64 = 1n << 64n;
@@ -73,13 +78,14 @@ const B_END = bytes('}');
 
 /**
  * A bar's JSON `{"ts","open","high","low","close","volume","vwap","trades"}` into `out` at `p` (where it ends returned):
- * the prices and the volume straight from the row's Decimal128s at `src[o]` (BAR_LAYOUT), the VWAP from `vwap[0]`.
+ * the prices and the volume straight from the row's Decimal128s at `src[o]` (BAR_LAYOUT), the VWAP from `vwap[vwapAt]`.
  */
 function writeBarText(
   src: Buffer,
   o: number,
   ts: number,
   vwap: Buffer,
+  vwapAt: number,
   trades: number,
   out: Buffer,
   p: number,
@@ -97,7 +103,7 @@ function writeBarText(
   p = copy(B_VOLUME, out, p);
   p = writeDecimal18(src, o + BAR_LAYOUT.volume, out, p);
   p = copy(B_VWAP, out, p);
-  p = writeDecimal18(vwap, 0, out, p);
+  p = writeDecimal18(vwap, vwapAt, out, p);
   p = copy(B_TRADES, out, p);
   p += out.write(String(trades), p, 'latin1');
   return copy(B_END, out, p);
@@ -132,17 +138,28 @@ export function barsJson(raw: Buffer, intervalMs: number): BarsText {
     if (ts < 0 || ts > MAX_TS || ts % intervalMs !== 0 || trades < 1 || !Number.isSafeInteger(trades)) {
       throw new CorruptStreamError(`unexpected data in the bars: ${raw.toString('latin1', o, o + 80)}`);
     }
-    writeInt128(
-      vwapOf(
-        int128(raw, o + BAR_LAYOUT.notionalHi),
-        int128(raw, o + BAR_LAYOUT.notionalMid),
-        int128(raw, o + BAR_LAYOUT.notionalLo),
-        int128(raw, o + BAR_LAYOUT.volume),
-      ),
-      vwap,
-    );
+    // All of a bar's trades at one price (high = low; one trade, most bars of a quiet market): its VWAP is that price,
+    // exactly, with no BigInt. Otherwise the division of the notional by the volume.
+    const flat =
+      raw.compare(raw, o + BAR_LAYOUT.low, o + BAR_LAYOUT.low + 16, o + BAR_LAYOUT.high, o + BAR_LAYOUT.high + 16) ===
+      0;
+    if (flat) {
+      if (isZero128(raw, o + BAR_LAYOUT.volume))
+        throw new CorruptStreamError('a bar with no volume: trades are stored with positive sizes');
+    } else
+      writeInt128(
+        vwapOf(
+          int128(raw, o + BAR_LAYOUT.notionalHi),
+          int128(raw, o + BAR_LAYOUT.notionalMid),
+          int128(raw, o + BAR_LAYOUT.notionalLo),
+          int128(raw, o + BAR_LAYOUT.volume),
+        ),
+        vwap,
+      );
     if (p > 0) out[p++] = 0x2c;
-    p = writeBarText(raw, o, ts, vwap, trades, out, p);
+    p = flat
+      ? writeBarText(raw, o, ts, raw, o + BAR_LAYOUT.low, trades, out, p)
+      : writeBarText(raw, o, ts, vwap, 0, trades, out, p);
     ends.push(p);
     starts.push(ts);
   }
