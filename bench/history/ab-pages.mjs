@@ -5,23 +5,36 @@
 //   infra/local/clickhouse.sh start --dir .dev/bench/history/clickhouse --http-port 17223 --tcp-port 17910
 //   infra/local/redis.sh start --dir .dev/bench/history/redis --port 17389
 //   node bench/history/ab-pages.mjs ROOT_A ROOT_B [rounds=100] [rows=10000]   # ROOT_*: built worktrees
+//   node bench/history/ab-pages.mjs ROOT_A ROOT_B ROUNDS --path '/api/…?…' --anchor FILE.sql   # any request, beside
+//                                                         # ClickHouse answering FILE.sql (its FORMAT in the SQL)
 //
 // Run each pair in both orders (A B, then B A) and compare the two. Ports: DG_BENCH_CLICKHOUSE_HTTP_PORT,
 // DG_BENCH_REDIS_PORT as for ./dev bench history; the two services take the next two free ports.
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { freePort, start, stopAll, tempDir, waitHttp } from '../lib.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const [A, B] = [process.argv[2], process.argv[3]];
-if (!A || !B) {
-  console.error('usage: node bench/history/ab-pages.mjs ROOT_A ROOT_B [rounds] [rows]');
+const args = process.argv.slice(2);
+/** `--name value` taken out of the arguments. */
+function option(name) {
+  const at = args.indexOf(name);
+  if (at < 0) return undefined;
+  const [, value] = args.splice(at, 2);
+  return value;
+}
+const onePath = option('--path');
+const anchorFile = option('--anchor');
+const [A, B] = [args[0], args[1]];
+if (!A || !B || (onePath === undefined) !== (anchorFile === undefined)) {
+  console.error('usage: node bench/history/ab-pages.mjs ROOT_A ROOT_B [rounds] [rows] | ROUNDS --path P --anchor F');
   process.exit(2);
 }
-const rounds = Number(process.argv[4] ?? 100);
-const rowsWanted = Number(process.argv[5] ?? 10_000);
+const rounds = Number(args[2] ?? 100);
+const rowsWanted = Number(args[3] ?? 10_000);
 const CH = `http://127.0.0.1:${process.env.DG_BENCH_CLICKHOUSE_HTTP_PORT ?? 17223}`;
 const REDIS = `redis://127.0.0.1:${process.env.DG_BENCH_REDIS_PORT ?? 17389}`;
 const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
@@ -96,9 +109,12 @@ async function service(name, root) {
 }
 
 const median = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
-try {
-  const ports = { A: await service('A', A), B: await service('B', B) };
-  const iso = (ms) => new Date(ms).toISOString();
+const iso = (ms) => new Date(ms).toISOString();
+
+/** What is measured: a name, the service's path and query, ClickHouse's SQL for the same rows. */
+async function cases() {
+  if (onePath !== undefined) return [{ name: onePath, path: onePath, anchor: readFileSync(anchorFile, 'utf8') }];
+  const out = [];
   for (const [kind, rowKind] of [
     ['deltas', 'delta'],
     ['snapshots', 'snapshot'],
@@ -108,17 +124,26 @@ try {
     const from = Number(top.f) + Math.floor((Number(top.l) - Number(top.f)) / 5);
     const [nth] = await chRows(SQL.nthTs(rowKind, top.ex, top.ticker, from, rowsWanted));
     const range = { from, to: Number(nth.ts), toInclusive: true };
-    const query = `start_ts=${iso(range.from)}&end_ts=${iso(range.to)}&limit=${rowsWanted}`;
-    const anchor = SQL.rows(rowKind, top.ex, top.ticker, range, {
-      limit: kind === 'deltas' ? rowsWanted : undefined,
-      format: 'JSONEachRow',
+    out.push({
+      name: `${kind}, ${rowsWanted} rows`,
+      path: `/api/${top.ex}/${kind}/${top.ticker}?start_ts=${iso(range.from)}&end_ts=${iso(range.to)}&limit=${rowsWanted}`,
+      anchor: SQL.rows(rowKind, top.ex, top.ticker, range, {
+        limit: kind === 'deltas' ? rowsWanted : undefined,
+        format: 'JSONEachRow',
+      }),
     });
+  }
+  return out;
+}
+
+try {
+  const ports = { A: await service('A', A), B: await service('B', B) };
+  const headers = { 'x-api-key': key, 'accept-encoding': 'identity' };
+  for (const c of await cases()) {
     const ask = {
-      A: () =>
-        request(`http://127.0.0.1:${ports.A}/api/${top.ex}/${kind}/${top.ticker}?${query}`, { 'x-api-key': key }),
-      B: () =>
-        request(`http://127.0.0.1:${ports.B}/api/${top.ex}/${kind}/${top.ticker}?${query}`, { 'x-api-key': key }),
-      CH: () => request(`${CH}/?database=bench&enable_http_compression=0`, {}, anchor),
+      A: () => request(`http://127.0.0.1:${ports.A}${c.path}`, headers),
+      B: () => request(`http://127.0.0.1:${ports.B}${c.path}`, headers),
+      CH: () => request(`${CH}/?database=bench&enable_http_compression=0`, {}, c.anchor),
     };
     const orders = [
       ['A', 'B', 'CH'],
@@ -138,7 +163,7 @@ try {
     }
     const m = { A: median(times.A), B: median(times.B), CH: median(times.CH) };
     console.log(
-      `${kind}, ${rowsWanted} rows, ${rounds} rounds: A ${m.A.toFixed(2)} ms (ClickHouse's time ÷ A's ${(m.CH / m.A).toFixed(2)}×), ` +
+      `${c.name}, ${rounds} rounds: A ${m.A.toFixed(2)} ms (ClickHouse's time ÷ A's ${(m.CH / m.A).toFixed(2)}×), ` +
         `B ${m.B.toFixed(2)} ms (${(m.CH / m.B).toFixed(2)}×), ClickHouse ${m.CH.toFixed(2)} ms; B's time ÷ A's ${(m.B / m.A).toFixed(3)}`,
     );
   }
