@@ -447,6 +447,35 @@ describe('bulk streams', () => {
       expect(parsed.nextCursor).toBeNull();
     });
 
+    it('a burst far above the catalogue’s average: the stream’s one window is cut at its cap, the rest planned again, every row once', async () => {
+      // 2,000 rows over four weeks, then 45,000 in 37 minutes: at the average rate the last two hours hold ~100
+      // rows, so the stream reads them as one window (capped at 10,000 rows) and walks the rest from what it saw.
+      const BURST = 'KXBURST-1';
+      await big.db.fillDeltas({
+        exchange: 'venue_b',
+        ticker: BURST,
+        fromTs: NOW - 30 * 86_400_000,
+        stepMs: 1_200_000,
+        rows: 2_000,
+      });
+      await big.db.fillDeltas({
+        exchange: 'venue_b',
+        ticker: BURST,
+        fromTs: NOW - 3_600_000,
+        stepMs: 50,
+        rows: 45_000,
+      });
+      const page = await fetchPage(
+        big.app,
+        `/api/venue_b/deltas/${BURST}?start_ts=${new Date(NOW - 7_200_000).toISOString()}&format=ndjson`,
+        bigKey,
+      );
+      expect(page.status).toBe(200);
+      expect(page.count).toBe(45_000);
+      expect(page.nextCursor).toBeNull();
+      expect(page.rows.map((r) => r.sequence)).toEqual(Array.from({ length: 45_000 }, (_, i) => i));
+    });
+
     it('a service that drains ends a stream at its next window with a cursor, which another replica continues', async () => {
       const body = await read(`/api/venue_b/deltas/${BIG}?format=csv`, async () => {
         big.lifecycle.draining = true;

@@ -173,3 +173,26 @@ describe('expectedRows', () => {
     expect(expectedRows(span, 0, 999)).toBe(0);
   });
 });
+
+describe('WindowPlanner.resume', () => {
+  it('plans the rest of the range again from where a cut window stopped, sized from the density observed', () => {
+    const planner = new WindowPlanner({
+      from: 0,
+      to: null,
+      span: { firstTs: 0, lastTs: 1_000_000_000, rows: 100 },
+      limit: Infinity,
+      windowRows: 1_000,
+      maxWindows: Infinity,
+      margin: 0.8,
+    });
+    // At the average density the whole range is one window.
+    expect(planner.next()).toEqual({ from: 0, to: null, toInclusive: true });
+    expect(planner.next()).toBeNull();
+    // Its cap cut it after 1,000 rows in its first 100 s: the rest comes in windows sized for that density (80 % of
+    // the cap each).
+    planner.observe(1_000, 100_000);
+    planner.resume(100_000);
+    expect(planner.next()).toEqual({ from: 100_000, to: 180_000, toInclusive: false });
+    expect(planner.next()).toEqual({ from: 180_000, to: 260_000, toInclusive: false });
+  });
+});

@@ -106,6 +106,15 @@ export class WindowPlanner {
     return this.last;
   }
 
+  /**
+   * Plans again from `from` (a bulk stream's last window, cut by its row cap): the rest of the range is walked in
+   * windows sized from the density seen (`observe`), not read as one query that would sort all of it again each time.
+   */
+  resume(from: number): void {
+    this.cursor = from;
+    this.done = this.input.to !== null && from > this.input.to;
+  }
+
   /** Changes the cap of the windows to come (a stream starts with small windows, so its first rows go out soon). */
   capWindowRows(rows: number): void {
     // The span planned so far was sized for the old cap: scaled with it.

@@ -499,10 +499,9 @@ export class OrderBookReader {
       const inFlight = limit === Infinity ? STREAM_IN_FLIGHT : 1;
       // A whole range the catalogue expects to be small is read in one window: its rows come in one query, where a
       // pipeline of growing windows would cost each query's fixed part (the trades' deduplication makes it ~10 ms).
-      let cap =
-        limit === Infinity && expectedRows(span, start.ts, to) <= STREAM_ONE_WINDOW_ROWS
-          ? options.windowRows
-          : Math.min(STREAM_FIRST_WINDOW_ROWS, options.windowRows);
+      const expected = expectedRows(span, start.ts, to);
+      const oneWindow = limit === Infinity && expected <= STREAM_ONE_WINDOW_ROWS;
+      let cap = oneWindow ? options.windowRows : Math.min(STREAM_FIRST_WINDOW_ROWS, options.windowRows);
       const planner = new WindowPlanner({
         from: start.ts,
         to,
@@ -520,7 +519,8 @@ export class OrderBookReader {
           ticker: entry.ticker,
           window,
           limit: asked,
-          singleThread: want <= SINGLE_THREAD_ROWS,
+          // A small range read as one window is still a small query.
+          singleThread: Math.min(want, oneWindow ? expected : Infinity) <= SINGLE_THREAD_ROWS,
           receivedTs: read.receivedTs,
           venueSeq: read.venueSeq === true,
           resume: from.ts === window.from ? resumeOf(kind, from) : undefined,
@@ -577,6 +577,15 @@ export class OrderBookReader {
           if (delivered >= limit) {
             cut = true;
             return;
+          }
+          if (planned === null && jobs.length === 0 && !stopping) {
+            // The range's last window (or its only one, a range expected to be small): the rest is planned again
+            // from the rows per ms it showed, instead of one query over all of it, which would sort that whole rest
+            // again at each cut.
+            planner.resume(step.continueAt.ts);
+            position = step.continueAt;
+            planned = planner.next();
+            continue;
           }
           const rest: TimeWindow = { from: step.continueAt.ts, to: window.to, toInclusive: window.toInclusive };
           jobs.unshift(launch(rest, step.continueAt, Math.min(cap, limit - delivered)));
