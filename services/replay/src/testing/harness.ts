@@ -197,30 +197,41 @@ export async function startHarness(o: HarnessOptions = {}): Promise<Harness> {
     windows.set(v.exchange, w);
     await storeWindow(db, v.exchange, TICKERS[v.exchange], w);
   }
-  const port = await freePort();
-  const history: ChildProcess = spawn(process.execPath, [entry], {
-    env: {
-      ...process.env,
-      REDIS_URL: testRedisUrl(),
-      REDIS_KEY_PREFIX: prefix,
-      CLICKHOUSE_URL: testClickHouseUrl(),
-      CLICKHOUSE_DATABASE: db.database,
-      HISTORY_PORT: String(port),
-      HISTORY_HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      ACCESS_LOG: 'false',
-      EXPLORER_ENABLED: 'false',
-    },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  const historyUrl = `http://127.0.0.1:${port}`;
-  await waitFor(
-    async () => {
-      if (history.exitCode !== null) throw new Error(`the history service exited (${history.exitCode})`);
-      return (await fetch(`${historyUrl}/ready`).catch(() => undefined))?.status === 200;
-    },
-    { timeoutMs: 30_000, intervalMs: 100, what: 'the history service to be ready' },
-  );
+  // A free port can be taken by another process before the child binds it (other test files, other suites on the
+  // machine): a child that exits before it is ready is started again on another port, three times at most.
+  const startHistory = async (): Promise<{ history: ChildProcess; historyUrl: string }> => {
+    for (let attempt = 1; ; attempt++) {
+      const port = await freePort();
+      const child: ChildProcess = spawn(process.execPath, [entry], {
+        env: {
+          ...process.env,
+          REDIS_URL: testRedisUrl(),
+          REDIS_KEY_PREFIX: prefix,
+          CLICKHOUSE_URL: testClickHouseUrl(),
+          CLICKHOUSE_DATABASE: db.database,
+          HISTORY_PORT: String(port),
+          HISTORY_HOST: '127.0.0.1',
+          LOG_LEVEL: 'warn',
+          ACCESS_LOG: 'false',
+          EXPLORER_ENABLED: 'false',
+        },
+        stdio: ['ignore', 'inherit', 'inherit'],
+      });
+      const childUrl = `http://127.0.0.1:${port}`;
+      const ready = await waitFor(
+        async () => {
+          if (child.exitCode !== null) {
+            if (attempt < 3) return 'exited';
+            throw new Error(`the history service exited (${child.exitCode})`);
+          }
+          return (await fetch(`${childUrl}/ready`).catch(() => undefined))?.status === 200 ? 'ready' : false;
+        },
+        { timeoutMs: 30_000, intervalMs: 100, what: 'the history service to be ready' },
+      );
+      if (ready === 'ready') return { history: child, historyUrl: childUrl };
+    }
+  };
+  const { history, historyUrl } = await startHistory();
 
   async function historyJson<T>(pathAndQuery: string): Promise<T> {
     const res = await fetch(`${historyUrl}${pathAndQuery}`, { headers: { 'X-API-Key': key } });
