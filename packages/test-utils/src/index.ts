@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -38,6 +38,80 @@ export async function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/** A service's built entrypoint running as a process on a port of its own. */
+export interface ServiceProcess {
+  child: ChildProcess;
+  port: number;
+  url: string;
+  /** SIGTERM, and wait for the exit (at once when it has exited already). */
+  stop(): Promise<void>;
+}
+
+/** Whether nothing listens on `port` of 127.0.0.1 now. */
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * Starts a service's built entrypoint (`entry`, from the repository's root: a service never imports another) as a
+ * process listening on a free port (given to it as `portVariable`), and waits for its `/ready`. A port found free can
+ * be taken by another process before the child binds it (other test files, another suite on the machine): a child that
+ * exits before it is ready while its port is held by someone else is started again on another port, three times at
+ * most; any other exit before ready is the error. `env` is the child's whole environment.
+ */
+export async function startServiceProcess(o: {
+  entry: string;
+  portVariable: string;
+  env: NodeJS.ProcessEnv;
+  /** The service, for messages: "the history service". */
+  what: string;
+  /** Default: stdout and stderr inherited. */
+  stdio?: StdioOptions;
+  /** Where each attempt's port comes from (default: `freePort`; a test of this function gives its own). */
+  ports?: () => Promise<number>;
+}): Promise<ServiceProcess> {
+  const entry = path.resolve(repoRoot, o.entry);
+  if (!existsSync(entry)) throw new Error(`${entry} is missing: build first (./dev test builds)`);
+  for (let attempt = 1; ; attempt++) {
+    const port = await (o.ports ?? freePort)();
+    const child = spawn(process.execPath, [entry], {
+      env: { ...o.env, [o.portVariable]: String(port) },
+      stdio: o.stdio ?? ['ignore', 'inherit', 'inherit'],
+    });
+    const url = `http://127.0.0.1:${port}`;
+    const stop = async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    };
+    let state: 'ready' | 'exited';
+    try {
+      // An exit ends the wait at once (a probe's error would only be reported when the wait times out).
+      state = await waitFor(
+        async () => {
+          if (child.exitCode !== null) return 'exited' as const;
+          // Bounded: whatever took the port may accept a connection and never answer.
+          const res = await fetch(`${url}/ready`, { signal: AbortSignal.timeout(1000) }).catch(() => undefined);
+          return res?.status === 200 ? ('ready' as const) : false;
+        },
+        { timeoutMs: 30_000, intervalMs: 100, what: `${o.what} to be ready` },
+      );
+    } catch (err) {
+      await stop();
+      throw err;
+    }
+    if (state === 'ready') return { child, port, url, stop };
+    if (attempt < 3 && !(await portFree(port))) continue;
+    throw new Error(`${o.what} exited (${child.exitCode})`);
+  }
 }
 
 /**

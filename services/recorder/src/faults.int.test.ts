@@ -12,15 +12,19 @@
  * been answered and judged (its grace). Kalshi's `seq`, the CLOB's `hash` and, for a swap, the venue's time on
  * Polymarket US, Coinbase and the CLOB detect the others: no allowance there.
  */
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import type { ExchangeKey } from '@depthgate/platforms';
 import { Rng } from '@depthgate/service-kit';
 import { formatDecimal, parseDecimal } from '@depthgate/feeds';
-import { freePort, repoRoot, testRedisUrl, uniqueName, waitFor } from '@depthgate/test-utils';
+import { waitFor } from '@depthgate/test-utils';
 import { FEED_FAULT_KINDS, type FeedFaultKind, type Simulator } from '@depthgate/venue-sim';
-import { FAST_ENV, createRecorderHarness, simBookAt, sleep, type RecorderHarness } from './testing/harness';
+import {
+  FAST_ENV,
+  createRecorderHarness,
+  simBookAt,
+  sleep,
+  startHistoryProcess,
+  type RecorderHarness,
+} from './testing/harness';
 import { firstSnapshot, gapsOf, sorted, type Gap } from './testing/checks';
 import { rebuild, type FlatBook, type Row } from './testing/support';
 
@@ -363,7 +367,7 @@ describe('no wrong book under feed faults', () => {
     }
 
     // ---- The history API's /book at a sample of those moments ----------------------------------------------------
-    history = await startHistory(h);
+    history = await startHistoryProcess(h);
     let served = 0;
     let servedInGap = 0;
     for (const s of sample) {
@@ -401,48 +405,3 @@ describe('no wrong book under feed faults', () => {
     expect(servedInGap).toBeGreaterThan(0);
   });
 });
-
-/**
- * The history service as deployed (its built entrypoint, services/history/dist/main.js, started as a process: a
- * service never imports another) on the recorder's database, with the test's Redis and anonymous calls unthrottled.
- */
-async function startHistory(h: RecorderHarness): Promise<{ url: string; close(): Promise<void> }> {
-  const entry = path.join(repoRoot, 'services/history/dist/main.js');
-  if (!existsSync(entry)) throw new Error(`${entry} is missing: build first (./dev test builds)`);
-  const port = await freePort();
-  const child = spawn(process.execPath, [entry], {
-    env: {
-      ...process.env,
-      REDIS_URL: testRedisUrl(),
-      REDIS_KEY_PREFIX: `${uniqueName('nw')}:`,
-      CLICKHOUSE_URL: h.env.CLICKHOUSE_URL,
-      CLICKHOUSE_DATABASE: h.database,
-      HISTORY_PORT: String(port),
-      RATE_LIMIT_ANONYMOUS_RPM: '100000',
-      ACCESS_LOG: 'false',
-      EXPLORER_ENABLED: 'false',
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const close = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    await exited;
-  };
-  const url = `http://127.0.0.1:${port}`;
-  try {
-    await waitFor(
-      async () => {
-        if (child.exitCode !== null) throw new Error(`the history service exited (${child.exitCode})`);
-        return (await fetch(`${url}/ready`).catch(() => undefined))?.status === 200;
-      },
-      { timeoutMs: 30_000, intervalMs: 100, what: 'the history service to be ready' },
-    );
-  } catch (err) {
-    await close();
-    throw err;
-  }
-  return { url, close };
-}

@@ -10,7 +10,15 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { EXCHANGE_KEYS, type ExchangeKey, type Registry } from '@depthgate/platforms';
 import { createLogger, createRegistry, type Logger } from '@depthgate/service-kit';
-import { freePort, repoRoot, testClickHouseUrl, testRedisUrl, uniqueName, waitFor } from '@depthgate/test-utils';
+import {
+  freePort,
+  repoRoot,
+  startServiceProcess,
+  testClickHouseUrl,
+  testRedisUrl,
+  uniqueName,
+  waitFor,
+} from '@depthgate/test-utils';
 import { startSimulator, type Simulator } from '@depthgate/venue-sim';
 import { HistoryStore, storeOptions, type Migration } from '@depthgate/history-store';
 import { createTestDatabase, type TestDatabase } from '@depthgate/history-store/testing';
@@ -278,10 +286,10 @@ export interface HistoryApi {
  * imports another) on `h`'s database and the test Redis, and waits for its /ready.
  */
 export async function startHistoryProcess(h: Pick<RecorderHarness, 'env' | 'database'>): Promise<HistoryApi> {
-  const entry = path.join(repoRoot, 'services/history/dist/main.js');
-  if (!existsSync(entry)) throw new Error(`${entry} is missing: build first (./dev test builds)`);
-  const port = await freePort();
-  const child = spawn(process.execPath, [entry], {
+  const { url, stop } = await startServiceProcess({
+    entry: 'services/history/dist/main.js',
+    portVariable: 'HISTORY_PORT',
+    what: 'the history service',
     env: {
       ...process.env,
       REDIS_URL: testRedisUrl(),
@@ -289,42 +297,20 @@ export async function startHistoryProcess(h: Pick<RecorderHarness, 'env' | 'data
       CLICKHOUSE_URL: h.env.CLICKHOUSE_URL as string,
       CLICKHOUSE_DATABASE: h.database,
       ...(h.env.CLICKHOUSE_CLUSTER ? { CLICKHOUSE_CLUSTER: h.env.CLICKHOUSE_CLUSTER } : {}),
-      HISTORY_PORT: String(port),
       CATALOGUE_CACHE_TTL_MS: '0',
       RATE_LIMIT_ANONYMOUS_RPM: '100000',
       EXPLORER_ENABLED: 'false',
       ACCESS_LOG: 'false',
       LOG_LEVEL: 'warn',
     },
-    stdio: ['ignore', 'inherit', 'inherit'],
   });
-  const url = `http://127.0.0.1:${port}`;
-  const close = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    await exited;
-  };
-  try {
-    await waitFor(
-      async () => {
-        if (child.exitCode !== null) throw new Error(`the history service exited (${child.exitCode})`);
-        const res = await fetch(`${url}/ready`).catch(() => undefined);
-        return res?.status === 200;
-      },
-      { timeoutMs: 30_000, intervalMs: 100, what: 'the history service to be ready' },
-    );
-  } catch (err) {
-    await close();
-    throw err;
-  }
   return {
     url,
     async get(p) {
       const res = await fetch(`${url}${p}`);
       return { status: res.status, body: (await res.json()) as Record<string, unknown> };
     },
-    close,
+    close: stop,
   };
 }
 

@@ -8,9 +8,6 @@
  * What a test compares against: `historyBook(exchange, at)` (the history's `/book?at=`, exact) and
  * `historyTrades(venue, from, to)` (its `/trades` of (from, to], keyed as the venue's reference client keys them).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { Writable } from 'node:stream';
 import {
   RedisKeyStore,
@@ -40,7 +37,7 @@ import {
   type Registry,
   type RunningServer,
 } from '@depthgate/service-kit';
-import { freePort, repoRoot, testClickHouseUrl, testRedisUrl, uniqueName, waitFor } from '@depthgate/test-utils';
+import { startServiceProcess, testClickHouseUrl, testRedisUrl, uniqueName } from '@depthgate/test-utils';
 import { createReplayService } from '../app';
 import { loadConfig } from '../config';
 import type { BookLevels, RecordedTrade, RecordedWindow } from '../engine';
@@ -140,8 +137,6 @@ export interface Harness {
 const canon = (text: string) => formatDecimal(parseDecimal(text));
 
 export async function startHarness(o: HarnessOptions = {}): Promise<Harness> {
-  const entry = path.join(repoRoot, 'services/history/dist/main.js');
-  if (!existsSync(entry)) throw new Error(`${entry} is missing: build first`);
   const prefix = `${uniqueName('t')}:`;
   const now = Date.UTC(2026, 2, 20);
   const db = await createTestDatabase({ url: testClickHouseUrl(), database: uniqueName('replay') });
@@ -197,41 +192,23 @@ export async function startHarness(o: HarnessOptions = {}): Promise<Harness> {
     windows.set(v.exchange, w);
     await storeWindow(db, v.exchange, TICKERS[v.exchange], w);
   }
-  // A free port can be taken by another process before the child binds it (other test files, other suites on the
-  // machine): a child that exits before it is ready is started again on another port, three times at most.
-  const startHistory = async (): Promise<{ history: ChildProcess; historyUrl: string }> => {
-    for (let attempt = 1; ; attempt++) {
-      const port = await freePort();
-      const child: ChildProcess = spawn(process.execPath, [entry], {
-        env: {
-          ...process.env,
-          REDIS_URL: testRedisUrl(),
-          REDIS_KEY_PREFIX: prefix,
-          CLICKHOUSE_URL: testClickHouseUrl(),
-          CLICKHOUSE_DATABASE: db.database,
-          HISTORY_PORT: String(port),
-          HISTORY_HOST: '127.0.0.1',
-          LOG_LEVEL: 'warn',
-          ACCESS_LOG: 'false',
-          EXPLORER_ENABLED: 'false',
-        },
-        stdio: ['ignore', 'inherit', 'inherit'],
-      });
-      const childUrl = `http://127.0.0.1:${port}`;
-      const ready = await waitFor(
-        async () => {
-          if (child.exitCode !== null) {
-            if (attempt < 3) return 'exited';
-            throw new Error(`the history service exited (${child.exitCode})`);
-          }
-          return (await fetch(`${childUrl}/ready`).catch(() => undefined))?.status === 200 ? 'ready' : false;
-        },
-        { timeoutMs: 30_000, intervalMs: 100, what: 'the history service to be ready' },
-      );
-      if (ready === 'ready') return { history: child, historyUrl: childUrl };
-    }
-  };
-  const { history, historyUrl } = await startHistory();
+  const history = await startServiceProcess({
+    entry: 'services/history/dist/main.js',
+    portVariable: 'HISTORY_PORT',
+    what: 'the history service',
+    env: {
+      ...process.env,
+      REDIS_URL: testRedisUrl(),
+      REDIS_KEY_PREFIX: prefix,
+      CLICKHOUSE_URL: testClickHouseUrl(),
+      CLICKHOUSE_DATABASE: db.database,
+      HISTORY_HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      ACCESS_LOG: 'false',
+      EXPLORER_ENABLED: 'false',
+    },
+  });
+  const historyUrl = history.url;
 
   async function historyJson<T>(pathAndQuery: string): Promise<T> {
     const res = await fetch(`${historyUrl}${pathAndQuery}`, { headers: { 'X-API-Key': key } });
@@ -295,11 +272,7 @@ export async function startHarness(o: HarnessOptions = {}): Promise<Harness> {
       );
     },
     async close() {
-      if (history.exitCode === null && history.signalCode === null) {
-        const exited = new Promise((r) => history.once('exit', r));
-        history.kill('SIGTERM');
-        await exited;
-      }
+      await history.stop();
       await running.shutdown('test');
       await db.drop();
       await Promise.allSettled([auth.close(), db.close()]);
