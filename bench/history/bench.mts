@@ -170,6 +170,15 @@ async function rangeFor(kind: Kind, s: Span, n: number, from: number): Promise<[
   return [from, Number(row.ts)];
 }
 
+/**
+ * The range a bulk measurement reads: from a third into the ticker's span, a million rows (100,000 with --quick), or
+ * fewer when the ticker holds fewer after that point (a data set whose busiest ticker is small).
+ */
+function bulkRange(kind: Kind, s: Span): Promise<[number, number]> {
+  const n = Math.min(QUICK ? 100_000 : 1_000_000, Math.floor(s.rows * 0.6));
+  return rangeFor(kind, s, n, s.first + Math.floor((s.last - s.first) / 3));
+}
+
 const inclusive = ([from, to]: [number, number]) => ({ from, to, toInclusive: true });
 
 function serviceUrl(kind: Kind, s: Span, [start, end]: [number, number], query: string): string {
@@ -624,11 +633,10 @@ async function bulk(): Promise<{ lines: string[]; ndjsonBytesPerSecond: number }
     '| rows | endpoint | format | gzip | service rows/s | ClickHouse rows/s | anchor | ratio | service MB | ClickHouse MB |',
     '| ---: | --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: |',
   ];
-  const n = QUICK ? 100_000 : 1_000_000;
   let ndjsonBytesPerSecond = 0;
   for (const kind of ['deltas', 'snapshots'] as Kind[]) {
     const top = (await spans(kind))[0] as Span;
-    const range = await rangeFor(kind, top, n, top.first + Math.floor((top.last - top.first) / 3));
+    const range = await bulkRange(kind, top);
     const [counted] = await chRows<{ n: string }>(
       SQL.count(ROW_KIND[kind], top.exchange, top.ticker, inclusive(range)),
     );
@@ -855,8 +863,7 @@ async function parquet(): Promise<string[]> {
   ];
   for (const kind of ['deltas', 'snapshots', 'trades'] as Kind[]) {
     const top = (await spans(kind))[0] as Span;
-    const n = Math.min(QUICK ? 100_000 : 1_000_000, Math.floor(top.rows * 0.6)); // from a third of the span on
-    const range = await rangeFor(kind, top, n, top.first + Math.floor((top.last - top.first) / 3));
+    const range = await bulkRange(kind, top);
     const [counted] = await chRows<{ n: string }>(
       SQL.count(ROW_KIND[kind], top.exchange, top.ticker, inclusive(range)),
     );
