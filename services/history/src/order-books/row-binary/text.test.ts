@@ -55,6 +55,26 @@ describe('writeDecimal18', () => {
     }
   });
 
+  it("is exact on both sides of its short path's bound (quotients by 1e9 near 2^53: about 8.46 million)", () => {
+    // Below 0x70000 · 2^64 units the value is divided as (w2·2^32 + w1) and two 16-bit limbs, its quotient by 1e9
+    // once; from there on by five limbs and twice. The largest values below the bound are the closest to 2^53.
+    const bound = 0x70000n << 64n;
+    const rng = new Rng('short-bound');
+    const values = [bound - 1n, bound, bound + 1n, bound - 10n ** 9n, (1n << 64n) - 1n, 1n << 64n];
+    // Anywhere from half the bound to twice it.
+    for (let i = 0; i < 10_000; i++) {
+      const r =
+        (BigInt(rng.range(0, 2 ** 30)) << 60n) | (BigInt(rng.range(0, 2 ** 30)) << 30n) | BigInt(rng.range(0, 2 ** 30));
+      let v = bound / 2n + (r % ((bound * 3n) / 2n));
+      if (rng.float() < 0.5) v -= v % 10n ** BigInt(rng.range(0, 18));
+      values.push(v);
+    }
+    for (const v of values) {
+      expect(render(int128Bytes(v))).toBe(canonical(v));
+      expect(render(int128Bytes(-v))).toBe(canonical(-v));
+    }
+  });
+
   it('gives the same text for a value whether it is freshly formatted or repeated from its cache', () => {
     const values = ['0.55', '0.56', '-3.25', '88115.27', '0.55', '88115.27', '-3.25'];
     const first = values.map((v) => render(decimalBytes(v)));

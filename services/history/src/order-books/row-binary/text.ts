@@ -149,6 +149,12 @@ const CACHE_KEYS = new Int32Array(4 << CACHE_BITS);
 const CACHE_LENGTH = Buffer.alloc(1 << CACHE_BITS);
 const CACHE_TEXT = Buffer.alloc(CACHE_SLOT << CACHE_BITS);
 
+/**
+ * Magnitudes whose third word is below this (below 0x70000 · 2^64 units, about 8.46 million) have a quotient by 1e9
+ * below 2^53: formatDecimal18's short path.
+ */
+const SHORT_W2 = 0x70000;
+
 /** A Decimal(38, 18) at `src[o]` in canonical text; returns the new end of `out`. */
 export function writeDecimal18(src: Buffer, o: number, out: Buffer, p: number): number {
   const w0 = i32(src, o);
@@ -182,9 +188,9 @@ export function writeDecimal18(src: Buffer, o: number, out: Buffer, p: number): 
 /**
  * The text of a Decimal(38, 18) given as four little-endian 32-bit words (int32, as read). The magnitude is split
  * into 16-bit limbs and divided twice by 1e9 in doubles (every intermediate stays below 2^53, so each step is exact);
- * the two remainders are the 18 fractional digits and the quotient is the integer part. Magnitudes below 2^64 units
- * (18.4) skip the upper limbs; those of 2^96 units (7.9e10) and more go through BigInt. Every value passed on is
- * below 2^31 (see i32).
+ * the two remainders are the 18 fractional digits and the quotient is the integer part. Magnitudes below SHORT_W2 ·
+ * 2^64 units (8.46 million) take their upper 64 bits as one double and divide the quotient once; those of 2^96 units
+ * (7.9e10) and more go through BigInt. Every value passed on is below 2^31 (see i32).
  */
 function formatDecimal18(w0: number, w1: number, w2: number, w3: number, out: Buffer, p: number): number {
   if (w3 < 0) {
@@ -204,27 +210,27 @@ function formatDecimal18(w0: number, w1: number, w2: number, w3: number, out: Bu
     }
   }
   if (w3 !== 0) return writeWideDecimal18(w0, w1, w2, w3, out, p);
-  // Limbs of 16 bits, most significant first: c d (w1), e f (w0), below w2 (one limb of 32 bits). Each step below
-  // divides (remainder · 65536 + next limb) < 1e9 · 65536 by 1e9.
-  const c = w1 >>> 16;
-  const d = w1 & 0xffff;
   const e = w0 >>> 16;
   const f = w0 & 0xffff;
   let cur: number;
-  if (w2 === 0) {
-    // First division by 1e9 over c d e f; the quotient (< 2^64 / 1e9 < 2^35) is exact as a double.
-    cur = c * 65536 + d;
-    const qd = div9(cur);
-    cur = (cur - qd * E9) * 65536 + e;
+  if (w2 >= 0 && w2 < SHORT_W2) {
+    // The upper 64 bits as one double (w2·2^32 + w1 < 2^51, exact), then two 16-bit limbs: each step divides
+    // (remainder · 65536 + limb) < 1e9 · 65536 by 1e9. The quotient (the value in units of 1e-9) stays below 2^53.
+    cur = w2 * TWO_32 + (w1 >>> 0);
+    const qa = div9(cur);
+    cur = (cur - qa * E9) * 65536 + e;
     const qe = div9(cur);
     cur = (cur - qe * E9) * 65536 + f;
     const qf = div9(cur);
     cur -= qf * E9;
-    const quotient = (qd * 65536 + qe) * 65536 + qf;
-    // Integer part (< 19) and the upper nine fractional digits.
+    const quotient = (qa * 65536 + qe) * 65536 + qf;
+    // Integer part (< 2^53 / 1e9) and the upper nine fractional digits.
     const ip = div9(quotient);
     return writeParts(0, ip, quotient - ip * E9, cur, out, p);
   }
+  // Limbs of 16 bits, most significant first: c d (w1), e f (w0), below w2 (one limb of 32 bits).
+  const c = w1 >>> 16;
+  const d = w1 & 0xffff;
   cur = w2 >>> 0;
   const qb = div9(cur);
   cur = (cur - qb * E9) * 65536 + c;
@@ -345,14 +351,16 @@ function formatDayTime(day: number, ms: number, out: Buffer, p: number): number 
     cachedDay = day;
   }
   for (let i = 0; i < 11; i++) out[p + i] = DAY_TEXT[i] as number;
-  const h = Math.floor(ms / 3_600_000);
-  ms -= h * 3_600_000;
-  const m = Math.floor(ms / 60_000);
-  ms -= m * 60_000;
-  const s = Math.floor(ms / 1000);
-  ms -= s * 1000;
-  const hundreds = Math.floor(ms / 100);
-  const rest = (ms - hundreds * 100) * 2;
+  // Below 86,400,000: int32 arithmetic, where a division by a constant is a multiplication.
+  let t = ms | 0;
+  const h = (t / 3_600_000) | 0;
+  t -= h * 3_600_000;
+  const m = (t / 60_000) | 0;
+  t -= m * 60_000;
+  const s = (t / 1000) | 0;
+  t -= s * 1000;
+  const hundreds = (t / 100) | 0;
+  const rest = (t - hundreds * 100) * 2;
   out[p + 11] = PAIRS[h * 2] as number;
   out[p + 12] = PAIRS[h * 2 + 1] as number;
   out[p + 13] = 0x3a;
