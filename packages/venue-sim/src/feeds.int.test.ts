@@ -327,6 +327,43 @@ describe('order-book feeds', () => {
       expect(seqs).toEqual(seqs.map((_, i) => i + 1));
     });
 
+    test("Kalshi refuses bad commands with the codes of Kalshi's table (docs.kalshi.com, as the gateway and replay answer)", async () => {
+      sim = await startSimulator({ seed: 1, updatesPerSecond: 0 });
+      const [a] = sim.books.tickers('kalshi') as [string];
+      const c = await kalshiClient(sim, [a]);
+      clients.push(c);
+      const asked: [Record<string, unknown>, number, string][] = [
+        [{ id: 10, cmd: 'subscribe', params: { channels: [] } }, 3, 'Channels required'],
+        [{ id: 11, cmd: 'subscribe', params: { channels: ['orderbook_delta'] } }, 14, 'Market Ticker required'],
+        [{ id: 12, cmd: 'subscribe', params: { channels: ['nope'], market_tickers: [a] } }, 8, 'Unknown channel name'],
+        [
+          { id: 13, cmd: 'subscribe', params: { channels: ['orderbook_delta'], market_tickers: ['KXNOPE-1'] } },
+          16,
+          'Market not found: KXNOPE-1',
+        ],
+        [{ id: 14, cmd: 'unsubscribe', params: { sids: [] } }, 4, 'Subscription IDs required'],
+        [{ id: 15, cmd: 'unsubscribe', params: { sids: [99] } }, 7, 'Unknown subscription ID'],
+        [
+          { id: 16, cmd: 'update_subscription', params: { market_tickers: [a] } },
+          12,
+          'Exactly one subscription ID is required',
+        ],
+        [
+          { id: 17, cmd: 'update_subscription', params: { sids: [99], action: 'get_snapshot' } },
+          7,
+          'Unknown subscription ID',
+        ],
+        [{ id: 18, cmd: 'update_subscription', params: { sids: [1], market_tickers: [a] } }, 15, 'Action required'],
+        [{ id: 19, cmd: 'update_subscription', params: { sids: [1], action: 'rename' } }, 13, 'Unsupported action'],
+        [{ id: 20, cmd: 'dance' }, 5, 'Unknown command'],
+      ];
+      for (const [command] of asked) c.send(command);
+      await c.until((ms) => ms.some((m) => m.id === 20));
+      expect(asked.map(([command]) => c.messages.find((m) => m.id === command.id))).toEqual(
+        asked.map(([command, code, msg]) => ({ id: command.id, type: 'error', msg: { code, msg } })),
+      );
+    });
+
     test('a message a platform cannot handle closes only its connection (1011); the feed goes on', async () => {
       sim = await startSimulator({ seed: 1, updatesPerSecond: 0 });
       const [a] = sim.books.tickers('kalshi') as [string];

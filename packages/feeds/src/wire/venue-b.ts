@@ -36,6 +36,31 @@ export function isoMicros(ms: number): string {
   return new Date(ms).toISOString().replace('Z', '000Z');
 }
 
+/** A Kalshi WebSocket error: its code and text. */
+export type KalshiWsError = readonly [code: number, text: string];
+
+/**
+ * Kalshi's WebSocket error codes [3P] (docs.kalshi.com websockets reference, "Error codes", as client libraries list
+ * them): one table for every place that speaks Kalshi's protocol — the simulator's feed, the gateway's socket and the
+ * replay's — so that none answers a code of its own.
+ */
+export const KALSHI_WS_ERRORS = {
+  unprocessable: [1, 'Unable to process message'],
+  params: [2, 'Params required'],
+  channels: [3, 'Channels required'],
+  sids: [4, 'Subscription IDs required'],
+  command: [5, 'Unknown command'],
+  sid: [7, 'Unknown subscription ID'],
+  channel: [8, 'Unknown channel name'],
+  channelError: [10, 'Channel error'],
+  parameter: [11, 'Invalid parameter'],
+  oneSid: [12, 'Exactly one subscription ID is required'],
+  action: [13, 'Unsupported action'],
+  market: [14, 'Market Ticker required'],
+  actionRequired: [15, 'Action required'],
+  marketNotFound: [16, 'Market not found'],
+} as const satisfies Record<string, KalshiWsError>;
+
 export const kalshiWire = {
   /** `orderbook_snapshot` [V]: both sides' levels under the fields the feed uses. */
   snapshot(sid: number, seq: number, s: KalshiSnapshot): string {
@@ -102,5 +127,10 @@ export const kalshiWire = {
   /** `{"id","type":"error","msg":{"code","msg"}}` [V]. */
   error(id: unknown, code: number, msg: string): string {
     return JSON.stringify({ id, type: 'error', msg: { code, msg } });
+  },
+
+  /** An error of KALSHI_WS_ERRORS answering command `id` (null when it had none), its text followed by `: detail`. */
+  refusal(id: unknown, [code, text]: KalshiWsError, detail?: string): string {
+    return JSON.stringify({ id: id ?? null, type: 'error', msg: { code, msg: detail ? `${text}: ${detail}` : text } });
   },
 };

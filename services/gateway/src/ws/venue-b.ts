@@ -21,6 +21,9 @@ import {
   BID,
   formatFixed,
   fractionDigits,
+  KALSHI_WS_ERRORS,
+  kalshiWire,
+  type KalshiWsError,
   LocalBook,
   type SideCode,
   parseObject,
@@ -44,22 +47,8 @@ const TICKER = /^[A-Za-z0-9._-]{1,100}$/;
 /** Markets one command may name: the gateway's bound on one message's work. */
 const MAX_MARKETS_PER_COMMAND = 1000;
 
-/** Kalshi's WebSocket error codes [3P] (docs.kalshi.com websockets reference, as client libraries list them). */
-const ERR = {
-  unprocessable: [1, 'Unable to process message'],
-  params: [2, 'Params required'],
-  channels: [3, 'Channels required'],
-  sids: [4, 'Subscription IDs required'],
-  command: [5, 'Unknown command'],
-  sid: [7, 'Unknown subscription ID'],
-  channel: [8, 'Unknown channel name'],
-  channelError: [10, 'Channel error'],
-  parameter: [11, 'Invalid parameter'],
-  oneSid: [12, 'Exactly one subscription ID is required'],
-  action: [13, 'Unsupported action'],
-  market: [14, 'Market Ticker required'],
-  actionRequired: [15, 'Action required'],
-} as const;
+/** Kalshi's WebSocket error codes (one table with the simulator's and the replay's). */
+const ERR = KALSHI_WS_ERRORS;
 
 /** One client subscription: its `sid`, its `seq` counter and its markets. */
 interface KalshiSub {
@@ -278,8 +267,8 @@ class KalshiClient {
     this.ctx.send(JSON.stringify(value));
   }
 
-  private error(id: unknown, [code, msg]: readonly [number, string], detail?: string): void {
-    this.reply({ id: id ?? null, type: 'error', msg: { code, msg: detail ? `${msg}: ${detail}` : msg } });
+  private error(id: unknown, error: KalshiWsError, detail?: string): void {
+    this.ctx.send(kalshiWire.refusal(id, error, detail));
   }
 
   async onMessage(text: string): Promise<void> {

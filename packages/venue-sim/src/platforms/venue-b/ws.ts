@@ -1,7 +1,7 @@
 // https://docs.kalshi.com/websockets/orderbook-updates
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { kalshiWire } from '@depthgate/feeds';
+import { KALSHI_WS_ERRORS, kalshiWire, type KalshiWsError } from '@depthgate/feeds';
 import { formatScaled } from '../../core/decimal';
 import type { BookEngine } from '../../book/engine';
 import type { OrderBook } from '../../book/order-book';
@@ -11,6 +11,9 @@ import type { AuthCheck, AuthInput, RecordedRequest } from '../../http/types';
 import type { KalshiCatalog } from './catalog';
 import { KalshiTradeIds } from './trade-ids';
 import { kalshiTrade } from './trades';
+
+/** Kalshi's WebSocket error codes (one table with the gateway's and the replay's). */
+const ERR = KALSHI_WS_ERRORS;
 
 export const KALSHI_WS_PATH = '/trade-api/ws/v2';
 
@@ -108,24 +111,24 @@ export class KalshiFeed {
     this.hub.send(conn, JSON.stringify(value));
   }
 
-  private error(conn: FeedConnection, id: unknown, code: number, msg: string): void {
-    this.hub.send(conn, kalshiWire.error(id, code, msg));
+  private error(conn: FeedConnection, id: unknown, error: KalshiWsError, detail?: string): void {
+    this.hub.send(conn, kalshiWire.refusal(id, error, detail));
   }
 
   private onMessage(conn: FeedConnection, state: KalshiConnState, m: Record<string, unknown> | undefined): void {
-    if (!m) return this.error(conn, null, 1, 'Unable to process message');
+    if (!m) return this.error(conn, null, ERR.unprocessable);
     const id = m.id;
     const params = (m.params && typeof m.params === 'object' ? m.params : {}) as Record<string, unknown>;
     switch (m.cmd) {
       case 'subscribe': {
         const channels = Array.isArray(params.channels) ? params.channels : [];
-        if (channels.length === 0) return this.error(conn, id, 5, 'Params required');
+        if (channels.length === 0) return this.error(conn, id, ERR.channels);
         if (!channels.every((c) => (KALSHI_CHANNELS as readonly unknown[]).includes(c)))
-          return this.error(conn, id, 8, 'Unknown channel name');
+          return this.error(conn, id, ERR.channel);
         const tickers = tickerList(params);
-        if (tickers.length === 0) return this.error(conn, id, 5, 'Params required');
+        if (tickers.length === 0) return this.error(conn, id, ERR.market);
         const unknown = tickers.find((t) => !this.catalog.marketsByTicker.has(t));
-        if (unknown !== undefined) return this.error(conn, id, 16, `Market not found: ${unknown}`);
+        if (unknown !== undefined) return this.error(conn, id, ERR.marketNotFound, unknown);
         for (const channel of new Set(channels as Channel[])) {
           const sub: Subscription = { sid: state.nextSid++, seq: 0, channel, tickers: new Set(tickers) };
           state.subs.set(sub.sid, sub);
@@ -137,9 +140,10 @@ export class KalshiFeed {
       }
       case 'unsubscribe': {
         const sids = Array.isArray(params.sids) ? params.sids : [];
+        if (sids.length === 0) return this.error(conn, id, ERR.sids);
         for (const sid of sids) {
           const sub = typeof sid === 'number' ? state.subs.get(sid) : undefined;
-          if (!sub) return this.error(conn, id, 6, 'Subscription not found');
+          if (!sub) return this.error(conn, id, ERR.sid);
           state.subs.delete(sub.sid);
           this.unindex(conn, sub);
           this.hub.send(conn, kalshiWire.unsubscribed(id, sub.sid, ++sub.seq));
@@ -149,11 +153,13 @@ export class KalshiFeed {
       case 'update_subscription': {
         const sid =
           typeof params.sid === 'number' ? params.sid : Array.isArray(params.sids) ? params.sids[0] : undefined;
+        if (sid === undefined) return this.error(conn, id, ERR.oneSid);
         const sub = typeof sid === 'number' ? state.subs.get(sid) : undefined;
-        if (!sub) return this.error(conn, id, 6, 'Subscription not found');
+        if (!sub) return this.error(conn, id, ERR.sid);
+        if (params.action === undefined) return this.error(conn, id, ERR.actionRequired);
         const tickers = tickerList(params);
         const unknown = tickers.find((t) => !this.catalog.marketsByTicker.has(t));
-        if (unknown !== undefined) return this.error(conn, id, 16, `Market not found: ${unknown}`);
+        if (unknown !== undefined) return this.error(conn, id, ERR.marketNotFound, unknown);
         switch (params.action) {
           case 'add_markets':
             this.unindex(conn, sub);
@@ -167,12 +173,12 @@ export class KalshiFeed {
             this.index(conn, sub);
             break;
           case 'get_snapshot':
-            if (sub.channel !== 'orderbook_delta') return this.error(conn, id, 13, 'Unsupported action');
+            if (sub.channel !== 'orderbook_delta') return this.error(conn, id, ERR.action);
             for (const t of tickers.length ? tickers : [...sub.tickers])
               if (sub.tickers.has(t)) this.snapshot(conn, sub, t);
             break;
           default:
-            return this.error(conn, id, 5, 'Unknown action');
+            return this.error(conn, id, ERR.action);
         }
         this.hub.send(conn, kalshiWire.ok(id, sub.sid, sub.seq, [...sub.tickers]));
         return;
@@ -185,7 +191,7 @@ export class KalshiFeed {
         });
         return;
       default:
-        return this.error(conn, id, 2, 'Unknown command');
+        return this.error(conn, id, ERR.command);
     }
   }
 

@@ -14,7 +14,7 @@
  * start of the caller's window for a market, 5 an unknown command, 13 a command the replay does not support
  * (update_subscription, unsubscribe, list_subscriptions) or a subscribe after the replay started.
  */
-import { kalshiWire } from '@depthgate/feeds';
+import { KALSHI_WS_ERRORS, kalshiWire, type KalshiWsError } from '@depthgate/feeds';
 import type { AppError } from '@depthgate/service-kit';
 import { kalshiEncoder, type KalshiSubscription } from '../../engine';
 import {
@@ -35,9 +35,11 @@ interface Detail {
   channels: string[];
 }
 
-const error = (id: unknown, code: number, msg: string): Frame<Detail> => ({
+const ERR = KALSHI_WS_ERRORS;
+
+const error = (id: unknown, refusal: KalshiWsError, detail?: string): Frame<Detail> => ({
   kind: 'reply',
-  texts: [kalshiWire.error(id, code, msg)],
+  texts: [kalshiWire.refusal(id, refusal, detail)],
 });
 
 class KalshiProtocol implements ReplayProtocol<Detail> {
@@ -46,37 +48,36 @@ class KalshiProtocol implements ReplayProtocol<Detail> {
   private readonly markets = new Map<string, { book?: KalshiSubscription; tradeSid?: number }>();
 
   frame(text: string, isBinary: boolean, started: boolean): Frame<Detail> {
-    if (isBinary) return error(null, 1, 'Unable to process message');
+    if (isBinary) return error(null, ERR.unprocessable);
     let m: unknown;
     try {
       m = JSON.parse(text);
     } catch {
-      return error(null, 1, 'Unable to process message');
+      return error(null, ERR.unprocessable);
     }
-    if (m === null || typeof m !== 'object' || Array.isArray(m)) return error(null, 1, 'Unable to process message');
+    if (m === null || typeof m !== 'object' || Array.isArray(m)) return error(null, ERR.unprocessable);
     const { cmd, params } = m as { cmd?: unknown; params?: unknown };
     const id = (m as { id?: unknown }).id ?? null;
     if (cmd !== 'subscribe') {
       if (typeof cmd === 'string' && UNSUPPORTED.has(cmd))
-        return error(id, 13, `Unsupported action: the replay answers subscribe only (${cmd})`);
-      return error(id, 5, 'Unknown command');
+        return error(id, ERR.action, `the replay answers subscribe only (${cmd})`);
+      return error(id, ERR.command);
     }
-    if (started) return error(id, 13, 'Unsupported action: subscribe before the replay starts');
-    if (params === null || typeof params !== 'object') return error(id, 2, 'Params required');
+    if (started) return error(id, ERR.action, 'subscribe before the replay starts');
+    if (params === null || typeof params !== 'object') return error(id, ERR.params);
     const p = params as { channels?: unknown; market_ticker?: unknown; market_tickers?: unknown };
-    if (!Array.isArray(p.channels) || p.channels.length === 0) return error(id, 3, 'Channels required');
+    if (!Array.isArray(p.channels) || p.channels.length === 0) return error(id, ERR.channels);
     const channels = [...new Set(p.channels as unknown[])];
     for (const c of channels)
       if (typeof c !== 'string' || !CHANNELS.has(c))
-        return error(id, 8, 'Unknown channel name: the replay serves orderbook_delta and trade');
+        return error(id, ERR.channel, 'the replay serves orderbook_delta and trade');
     const tickers = [
       ...new Set([
         ...(typeof p.market_ticker === 'string' ? [p.market_ticker] : []),
         ...(Array.isArray(p.market_tickers) ? (p.market_tickers as unknown[]) : []),
       ]),
     ];
-    if (tickers.length === 0 || tickers.some((t) => typeof t !== 'string'))
-      return error(id, 14, 'Market Ticker required');
+    if (tickers.length === 0 || tickers.some((t) => typeof t !== 'string')) return error(id, ERR.market);
     return {
       kind: 'subscribe',
       request: { tickers: tickers as string[], detail: { id, channels: channels as string[] } },
@@ -86,11 +87,9 @@ class KalshiProtocol implements ReplayProtocol<Detail> {
   refuse(request: SubscribeRequest<Detail>, requested: string, err: AppError): Refusal {
     const unknown = err.code === 'unknown_ticker';
     const texts = [
-      kalshiWire.error(
-        request.detail.id,
-        unknown ? 16 : 11,
-        unknown ? `Market not found: ${requested.slice(0, 80)}` : err.message,
-      ),
+      unknown
+        ? kalshiWire.refusal(request.detail.id, ERR.marketNotFound, requested.slice(0, 80))
+        : kalshiWire.refusal(request.detail.id, ERR.parameter, err.message),
     ];
     return { reject: true, texts };
   }
