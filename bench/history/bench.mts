@@ -170,16 +170,19 @@ async function rangeFor(kind: Kind, s: Span, n: number, from: number): Promise<[
   return [from, Number(row.ts)];
 }
 
+const inclusive = ([from, to]: [number, number]) => ({ from, to, toInclusive: true });
+
 /**
  * The range a bulk measurement reads: from a third into the ticker's span, a million rows (100,000 with --quick), or
- * fewer when the ticker holds fewer after that point (a data set whose busiest ticker is small).
+ * all the ticker holds from there when that is fewer (a data set whose busiest ticker is small).
  */
-function bulkRange(kind: Kind, s: Span): Promise<[number, number]> {
-  const n = Math.min(QUICK ? 100_000 : 1_000_000, Math.floor(s.rows * 0.6));
-  return rangeFor(kind, s, n, s.first + Math.floor((s.last - s.first) / 3));
+async function bulkRange(kind: Kind, s: Span): Promise<[number, number]> {
+  const from = s.first + Math.floor((s.last - s.first) / 3);
+  const [held] = await chRows<{ n: string }>(
+    SQL.count(ROW_KIND[kind], s.exchange, s.ticker, inclusive([from, s.last])),
+  );
+  return rangeFor(kind, s, Math.min(QUICK ? 100_000 : 1_000_000, Number(held?.n)), from);
 }
-
-const inclusive = ([from, to]: [number, number]) => ({ from, to, toInclusive: true });
 
 function serviceUrl(kind: Kind, s: Span, [start, end]: [number, number], query: string): string {
   return `${HISTORY_URL}/api/${s.exchange}/${kind}/${s.ticker}?start_ts=${iso(start)}&end_ts=${iso(end)}&${query}`;
