@@ -364,6 +364,44 @@ describe('order-book feeds', () => {
       );
     });
 
+    test('a connection holds at most maxFeedSubscriptions subscriptions, repeated ones counted (Kalshi, Polymarket US)', async () => {
+      sim = await startSimulator({ seed: 1, updatesPerSecond: 0, maxFeedSubscriptions: 3 });
+      const [a, b] = sim.books.tickers('kalshi') as [string, string];
+      const k = await kalshiClient(sim, [a]); // sid 1: one
+      clients.push(k);
+      const subscribe = (id: number, tickers: string[]) =>
+        k.send({ id, cmd: 'subscribe', params: { channels: ['orderbook_delta'], market_tickers: tickers } });
+      subscribe(2, [a, b]); // sid 2: three
+      subscribe(3, [a]); // a fourth: refused
+      k.send({ id: 4, cmd: 'update_subscription', params: { sids: [1], market_tickers: [b], action: 'add_markets' } });
+      k.send({ id: 5, cmd: 'unsubscribe', params: { sids: [2] } });
+      subscribe(6, [b]); // two again
+      await k.until((ms) => ms.some((m) => m.id === 6 && m.type === 'subscribed'));
+      const limit = { code: 26, msg: 'Subscription market limit exceeded: the simulator holds 3 on a connection' };
+      expect([2, 3, 4, 6].map((id) => k.messages.find((m) => m.id === id && m.type !== 'orderbook_snapshot'))).toEqual([
+        { id: 2, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 2 } },
+        { id: 3, type: 'error', msg: limit },
+        { id: 4, type: 'error', msg: limit },
+        { id: 6, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 3 } },
+      ]);
+
+      const slugs = sim.books.tickers('venue-a-us').slice(0, 2);
+      const p = await pmUsClient(sim, slugs); // md-1: two
+      clients.push(p);
+      const type = 'SUBSCRIPTION_TYPE_MARKET_DATA';
+      p.send({ subscribe: { requestId: 'md-2', subscriptionType: type, marketSlugs: slugs } }); // four: refused
+      p.send({ subscribe: { requestId: 'md-1', subscriptionType: type, marketSlugs: slugs.slice(0, 1) } }); // one
+      p.send({ subscribe: { requestId: 'md-3', subscriptionType: type, marketSlugs: slugs } }); // three
+      await p.until((ms) => ms.filter((m) => m.requestId === 'md-3').length >= 2);
+      expect(p.messages.filter((m) => m.error !== undefined)).toEqual([
+        { requestId: 'md-2', error: 'too many subscriptions: the simulator holds 3 markets on a connection' },
+      ]);
+      expect([
+        sim.feedFaults.stats('kalshi').subscriptionRefusals,
+        sim.feedFaults.stats('venue-a-us').subscriptionRefusals,
+      ]).toEqual([2, 1]);
+    });
+
     test('a message a platform cannot handle closes only its connection (1011); the feed goes on', async () => {
       sim = await startSimulator({ seed: 1, updatesPerSecond: 0 });
       const [a] = sim.books.tickers('kalshi') as [string];

@@ -47,6 +47,11 @@ export interface SimulatorOptions {
   /** A feed connection with more unsent data than this is cut (a consumer too slow to keep up). Default 64 MiB. */
   maxFeedBufferBytes?: number;
   /**
+   * Subscriptions one feed connection may hold, (channel, market) pairs with duplicates counted; a subscribe past it is
+   * refused in the venue's error form. Default 10,000.
+   */
+  maxFeedSubscriptions?: number;
+  /**
    * Behave like the CDN in front of the real hosts (Cloudflare for Polymarket, Kalshi, Coinbase, Gemini):
    * `server`, `cf-ray`, a `__cf_bm` `Set-Cookie` and an upstream-timing header on every answer, and gzip for
    * bodies of 1 KiB or more when the client accepts it. Default true; the IBKR portal never has them.
@@ -137,6 +142,7 @@ export function resolveOptions(o: SimulatorOptions, topology: Topology): Resolve
         ? undefined
         : int('heartbeatIntervalMs', o.heartbeatIntervalMs, 0, 0, 3600_000),
     maxFeedBufferBytes: int('maxFeedBufferBytes', o.maxFeedBufferBytes, 64 * 1024 * 1024, 1024, 2 ** 40),
+    maxFeedSubscriptions: int('maxFeedSubscriptions', o.maxFeedSubscriptions, 10_000, 1, 10_000_000),
     edge: o.edge ?? true,
     recordRequests: o.recordRequests ?? true,
     maxRecordedRequests: int('maxRecordedRequests', o.maxRecordedRequests, 100_000, 1, 10_000_000),

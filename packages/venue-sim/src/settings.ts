@@ -85,6 +85,7 @@ export interface ResolvedOptions {
   /** Undefined: each venue's own rhythm (`feedHeartbeatMs`, platforms/context.ts). */
   heartbeatIntervalMs: number | undefined;
   maxFeedBufferBytes: number;
+  maxFeedSubscriptions: number;
   edge: boolean;
   recordRequests: boolean;
   maxRecordedRequests: number;

@@ -103,6 +103,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   for (const [key, instance] of instances) {
     for (const [name, feed] of Object.entries(instance.feeds ?? {})) {
       feed.hub.maxBufferedBytes = opts.maxFeedBufferBytes;
+      feed.hub.maxSubscriptions = opts.maxFeedSubscriptions;
       hubs.set(hostId(key, name), feed.hub);
     }
   }
@@ -268,6 +269,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
           reordered: hub.reordered,
           corrupted: hub.corrupted,
           slowDisconnects: hub.slowDisconnects,
+          subscriptionRefusals: hub.subscriptionRefusals,
         };
       },
     },

@@ -75,7 +75,7 @@ export interface SimFeedFaults {
   clear(): void;
   /**
    * Open connections; message faults still pending; messages dropped, pairs swapped and messages sent with a wrong
-   * checksum so far; connections cut for being too slow.
+   * checksum so far; connections cut for being too slow; subscribes refused for `maxFeedSubscriptions`.
    */
   stats(platform: string): {
     connections: number;
@@ -86,6 +86,7 @@ export interface SimFeedFaults {
     reordered: number;
     corrupted: number;
     slowDisconnects: number;
+    subscriptionRefusals: number;
   };
   /** The text messages clients sent to the platform's feed (the last 10,000, oldest first). */
   received(platform: string): string[];

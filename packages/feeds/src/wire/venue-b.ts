@@ -59,6 +59,7 @@ export const KALSHI_WS_ERRORS = {
   market: [14, 'Market Ticker required'],
   actionRequired: [15, 'Action required'],
   marketNotFound: [16, 'Market not found'],
+  marketLimit: [26, 'Subscription market limit exceeded'],
 } as const satisfies Record<string, KalshiWsError>;
 
 export const kalshiWire = {

@@ -104,6 +104,23 @@ export class FeedHub {
   maxBufferedBytes = 64 * 1024 * 1024;
   /** Connections cut for being too slow. */
   slowDisconnects = 0;
+  /**
+   * Subscriptions one connection may hold, as (channel, market) pairs with duplicates counted. On the feeds where
+   * every subscribe adds one of its own (Kalshi's sids, Polymarket US's request ids), a client repeating a subscribe
+   * would otherwise grow the simulator's memory, and the messages it sends per change, without bound. The default is
+   * well above what the gateway holds on one connection (1,000 topics) and the recorder (1,000 markets × 3 channels,
+   * twice over while a Kalshi resync overlaps).
+   */
+  maxSubscriptions = 10_000;
+  /** Subscribes refused for maxSubscriptions. */
+  subscriptionRefusals = 0;
+
+  /** Whether a connection holding `held` subscriptions may take `adding` more (a refusal is counted when not). */
+  admits(held: number, adding: number): boolean {
+    if (held + adding <= this.maxSubscriptions) return true;
+    this.subscriptionRefusals++;
+    return false;
+  }
   /** The last text messages clients sent (at most RECEIVED_KEPT), oldest first: what reached the platform. */
   readonly received: string[] = [];
   private receivedChars = 0;

@@ -81,6 +81,15 @@ export class PmUsFeed {
       const unknown = slugs.find((x) => !this.engine.book('venue-a-us', x));
       if (unknown !== undefined) return this.error(conn, requestId, `market not found: ${unknown}`);
       const old = subs.get(requestId);
+      // A request id subscribed again replaces its markets.
+      let held = 0;
+      for (const s of subs.values()) if (s !== old) held += s.slugs.size;
+      if (!this.hub.admits(held, new Set(slugs).size))
+        return this.error(
+          conn,
+          requestId,
+          `too many subscriptions: the simulator holds ${this.hub.maxSubscriptions} markets on a connection`,
+        );
       if (old) this.unindex(conn, old);
       const sub: Sub = { requestId, type: r.type, slugs: new Set(slugs) };
       subs.set(requestId, sub);

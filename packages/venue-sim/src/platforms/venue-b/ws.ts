@@ -129,6 +129,14 @@ export class KalshiFeed {
         if (tickers.length === 0) return this.error(conn, id, ERR.market);
         const unknown = tickers.find((t) => !this.catalog.marketsByTicker.has(t));
         if (unknown !== undefined) return this.error(conn, id, ERR.marketNotFound, unknown);
+        const adding = new Set(channels).size * tickers.length;
+        if (!this.hub.admits(held(state), adding))
+          return this.error(
+            conn,
+            id,
+            ERR.marketLimit,
+            `the simulator holds ${this.hub.maxSubscriptions} on a connection`,
+          );
         for (const channel of new Set(channels as Channel[])) {
           const sub: Subscription = { sid: state.nextSid++, seq: 0, channel, tickers: new Set(tickers) };
           state.subs.set(sub.sid, sub);
@@ -162,6 +170,13 @@ export class KalshiFeed {
         if (unknown !== undefined) return this.error(conn, id, ERR.marketNotFound, unknown);
         switch (params.action) {
           case 'add_markets':
+            if (!this.hub.admits(held(state), tickers.filter((t) => !sub.tickers.has(t)).length))
+              return this.error(
+                conn,
+                id,
+                ERR.marketLimit,
+                `the simulator holds ${this.hub.maxSubscriptions} on a connection`,
+              );
             this.unindex(conn, sub);
             for (const t of tickers) sub.tickers.add(t);
             this.index(conn, sub);
@@ -324,4 +339,11 @@ function tickerList(params: Record<string, unknown>): string[] {
   if (Array.isArray(params.market_tickers))
     for (const t of params.market_tickers) if (typeof t === 'string') out.push(t);
   return [...new Set(out)];
+}
+
+/** The (channel, market) pairs a connection's subscriptions hold (FeedHub.maxSubscriptions). */
+function held(state: KalshiConnState): number {
+  let n = 0;
+  for (const sub of state.subs.values()) n += sub.tickers.size;
+  return n;
 }
