@@ -356,9 +356,15 @@ describe('order-book feeds', () => {
         [{ id: 18, cmd: 'update_subscription', params: { sids: [1], market_tickers: [a] } }, 15, 'Action required'],
         [{ id: 19, cmd: 'update_subscription', params: { sids: [1], action: 'rename' } }, 13, 'Unsupported action'],
         [{ id: 20, cmd: 'dance' }, 5, 'Unknown command'],
+        [{ id: 21, cmd: 'subscribe' }, 2, 'Params required'],
+        [
+          { id: 22, cmd: 'update_subscription', params: { sids: [1, 2], action: 'get_snapshot' } },
+          12,
+          'Exactly one subscription ID is required',
+        ],
       ];
       for (const [command] of asked) c.send(command);
-      await c.until((ms) => ms.some((m) => m.id === 20));
+      await c.until((ms) => ms.some((m) => m.id === 22));
       expect(asked.map(([command]) => c.messages.find((m) => m.id === command.id))).toEqual(
         asked.map(([command, code, msg]) => ({ id: command.id, type: 'error', msg: { code, msg } })),
       );

@@ -125,12 +125,10 @@ export const kalshiWire = {
     return JSON.stringify({ id, sid, seq, type: 'ok', msg: { market_tickers: tickers } });
   },
 
-  /** `{"id","type":"error","msg":{"code","msg"}}` [V]. */
-  error(id: unknown, code: number, msg: string): string {
-    return JSON.stringify({ id, type: 'error', msg: { code, msg } });
-  },
-
-  /** An error of KALSHI_WS_ERRORS answering command `id` (null when it had none), its text followed by `: detail`. */
+  /**
+   * `{"id","type":"error","msg":{"code","msg"}}` [V]: an error of KALSHI_WS_ERRORS answering command `id` (null when
+   * it had none), its text followed by `: detail`.
+   */
   refusal(id: unknown, [code, text]: KalshiWsError, detail?: string): string {
     return JSON.stringify({ id: id ?? null, type: 'error', msg: { code, msg: detail ? `${text}: ${detail}` : text } });
   },

@@ -108,8 +108,8 @@ export class FeedHub {
    * Subscriptions one connection may hold, as (channel, market) pairs with duplicates counted. On the feeds where
    * every subscribe adds one of its own (Kalshi's sids, Polymarket US's request ids), a client repeating a subscribe
    * would otherwise grow the simulator's memory, and the messages it sends per change, without bound. The default is
-   * well above what the gateway holds on one connection (1,000 topics) and the recorder (1,000 markets × 3 channels,
-   * twice over while a Kalshi resync overlaps).
+   * well above what the gateway holds on one connection (1,000 topics) and the recorder (1,000 markets × 2 Kalshi
+   * channels, about twice that while a resync subscribes them again before dropping the old sids).
    */
   maxSubscriptions = 10_000;
   /** Subscribes refused for maxSubscriptions. */

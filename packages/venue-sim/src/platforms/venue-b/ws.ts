@@ -119,6 +119,9 @@ export class KalshiFeed {
     if (!m) return this.error(conn, null, ERR.unprocessable);
     const id = m.id;
     const params = (m.params && typeof m.params === 'object' ? m.params : {}) as Record<string, unknown>;
+    // A command that needs parameters and has none (list_subscriptions needs none).
+    if (params !== m.params && (m.cmd === 'subscribe' || m.cmd === 'unsubscribe' || m.cmd === 'update_subscription'))
+      return this.error(conn, id, ERR.params);
     switch (m.cmd) {
       case 'subscribe': {
         const channels = Array.isArray(params.channels) ? params.channels : [];
@@ -159,12 +162,12 @@ export class KalshiFeed {
         return;
       }
       case 'update_subscription': {
-        const sid =
-          typeof params.sid === 'number' ? params.sid : Array.isArray(params.sids) ? params.sids[0] : undefined;
-        if (sid === undefined) return this.error(conn, id, ERR.oneSid);
+        const sids = params.sid !== undefined ? [params.sid] : Array.isArray(params.sids) ? params.sids : [];
+        if (sids.length !== 1) return this.error(conn, id, ERR.oneSid);
+        const sid = sids[0];
         const sub = typeof sid === 'number' ? state.subs.get(sid) : undefined;
         if (!sub) return this.error(conn, id, ERR.sid);
-        if (params.action === undefined) return this.error(conn, id, ERR.actionRequired);
+        if (typeof params.action !== 'string') return this.error(conn, id, ERR.actionRequired);
         const tickers = tickerList(params);
         const unknown = tickers.find((t) => !this.catalog.marketsByTicker.has(t));
         if (unknown !== undefined) return this.error(conn, id, ERR.marketNotFound, unknown);
@@ -341,9 +344,12 @@ function tickerList(params: Record<string, unknown>): string[] {
   return [...new Set(out)];
 }
 
-/** The (channel, market) pairs a connection's subscriptions hold (FeedHub.maxSubscriptions). */
+/**
+ * The (channel, market) pairs a connection's subscriptions hold (FeedHub.maxSubscriptions); a subscription left with
+ * no market (delete_markets) still counts as one, so that emptied sids cannot pile up either.
+ */
 function held(state: KalshiConnState): number {
   let n = 0;
-  for (const sub of state.subs.values()) n += sub.tickers.size;
+  for (const sub of state.subs.values()) n += Math.max(1, sub.tickers.size);
   return n;
 }
