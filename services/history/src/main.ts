@@ -17,8 +17,8 @@ import { explorerBuildDir, loadExplorerAssets } from './explorer/assets';
 // young generation's capacity. This process's live heap is small (~20 MB) and its limit after a mark-compact only about
 // that capacity above it (12 MB with 4 MiB semi-spaces), so marking began right after every mark-compact: under
 // back-to-back bulk streams a full collection every two or three requests (123–132 in the bulk benchmark). Started once
-// a quarter of the free space is used instead: 48, and the bulk streams faster in every figure (deltas NDJSON
-// 0.93–0.98× → 1.02–1.10× of ClickHouse's rows/s), the slow-reader RSS within its noise (docs/benchmarks.md,
+// a quarter of the free space is used instead: 48, and the bulk streams faster in 22 of 24 figures (deltas NDJSON
+// 0.93–0.98× → 0.99–1.12× of ClickHouse's rows/s), the slow-reader RSS within its noise (docs/benchmarks.md,
 // "Incremental marking"). The hard trigger keeps V8's immediate start near the limit, which setting only the soft one
 // turns off. Set here, as the gateway sets its own flag, so that every way of starting the process has it.
 setFlagsFromString('--incremental-marking-soft-trigger=25 --incremental-marking-hard-trigger=90');
