@@ -115,6 +115,13 @@ export class KalshiFeed {
     this.hub.send(conn, kalshiWire.refusal(id, error, detail));
   }
 
+  /** Whether the connection may hold `adding` more (channel, market) pairs; when not, command `id` is refused (26). */
+  private room(conn: FeedConnection, state: KalshiConnState, id: unknown, adding: number): boolean {
+    if (this.hub.admits(held(state), adding)) return true;
+    this.error(conn, id, ERR.marketLimit, `the simulator holds ${this.hub.maxSubscriptions} on a connection`);
+    return false;
+  }
+
   private onMessage(conn: FeedConnection, state: KalshiConnState, m: Record<string, unknown> | undefined): void {
     if (!m) return this.error(conn, null, ERR.unprocessable);
     const id = m.id;
@@ -133,13 +140,7 @@ export class KalshiFeed {
         const unknown = tickers.find((t) => !this.catalog.marketsByTicker.has(t));
         if (unknown !== undefined) return this.error(conn, id, ERR.marketNotFound, unknown);
         const adding = new Set(channels).size * tickers.length;
-        if (!this.hub.admits(held(state), adding))
-          return this.error(
-            conn,
-            id,
-            ERR.marketLimit,
-            `the simulator holds ${this.hub.maxSubscriptions} on a connection`,
-          );
+        if (!this.room(conn, state, id, adding)) return;
         for (const channel of new Set(channels as Channel[])) {
           const sub: Subscription = { sid: state.nextSid++, seq: 0, channel, tickers: new Set(tickers) };
           state.subs.set(sub.sid, sub);
@@ -173,13 +174,7 @@ export class KalshiFeed {
         if (unknown !== undefined) return this.error(conn, id, ERR.marketNotFound, unknown);
         switch (params.action) {
           case 'add_markets':
-            if (!this.hub.admits(held(state), tickers.filter((t) => !sub.tickers.has(t)).length))
-              return this.error(
-                conn,
-                id,
-                ERR.marketLimit,
-                `the simulator holds ${this.hub.maxSubscriptions} on a connection`,
-              );
+            if (!this.room(conn, state, id, tickers.filter((t) => !sub.tickers.has(t)).length)) return;
             this.unindex(conn, sub);
             for (const t of tickers) sub.tickers.add(t);
             this.index(conn, sub);
