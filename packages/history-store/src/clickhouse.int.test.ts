@@ -610,9 +610,9 @@ describe('the recorder’s operations', () => {
     await recorder().insert('gaps', ['venue_b\tEND-2\t7000\t9000\tdisconnect\t9001\ttrades\n']);
     const stored = await recorder().storedTickers('venue_b', ['END-1', 'END-2', 'END-3']);
     expect(Object.fromEntries(stored)).toEqual({
-      'END-1': { lastTs: 5000, sequence: 42, bookTs: 5000, tradesTs: -1, tradesAtEnd: [] },
+      'END-1': { lastTs: 5000, sequence: 42, bookTs: 5000, tradesTs: -1, firstTs: 4000, tradesAtEnd: [] },
       // A snapshot, then a trades gap (not the book's).
-      'END-2': { lastTs: 9000, sequence: 0, bookTs: 7000, tradesTs: 9000, tradesAtEnd: [] },
+      'END-2': { lastTs: 9000, sequence: 0, bookTs: 7000, tradesTs: 9000, firstTs: 7000, tradesAtEnd: [] },
     });
   });
 
@@ -660,9 +660,17 @@ describe('the recorder’s operations', () => {
     });
     // The start-up view of the same ends: every table's last ts (trades and trades gaps too).
     expect(Object.fromEntries(await recorder().storedTickers('venue_c', tickers))).toEqual({
-      'LAND-1': { lastTs: 5200, sequence: 43, bookTs: 5000, tradesTs: 5200, tradesAtEnd: [{ id: 't-1', ts: 5200 }] },
-      'LAND-2': { lastTs: 9500, sequence: 0, bookTs: 8000, tradesTs: 9500, tradesAtEnd: [] },
-      'LAND-3': { lastTs: 9000, sequence: 7, bookTs: 9000, tradesTs: -1, tradesAtEnd: [] },
+      'LAND-1': {
+        lastTs: 5200,
+        sequence: 43,
+        bookTs: 5000,
+        tradesTs: 5200,
+        firstTs: 3000,
+        tradesAtEnd: [{ id: 't-1', ts: 5200 }],
+      },
+      // Its first row: the gaps' from_ts.
+      'LAND-2': { lastTs: 9500, sequence: 0, bookTs: 8000, tradesTs: 9500, firstTs: 6000, tradesAtEnd: [] },
+      'LAND-3': { lastTs: 9000, sequence: 7, bookTs: 9000, tradesTs: -1, firstTs: 8000, tradesAtEnd: [] },
     });
     // The stored trades up to `tradesBackMs` before the last (what a restarted recorder's trade window knows).
     await recorder().insert('trades', [

@@ -722,6 +722,17 @@ describe('TickerRecorder trades', () => {
     expect(windows.map((w) => w.from)).toEqual([lastTs - TRADES_RESUME_LOOK_BACK_MS]);
   });
 
+  it('after a restart never reads back trades from before the ticker’s first stored row (recorded for a moment only)', () => {
+    // Recorded from 10,000,000 for 3 s without a trade: the venue's trades before its first row were never ours.
+    const firstTs = 10_000_000;
+    const lastTs = firstTs + 3000;
+    const { rec, windows } = tradesSetup({ resume: { lastTs, sequence: 1, bookTs: lastTs, tradesTs: -1, firstTs } });
+    expect(rec.trade(trade(firstTs - 10, 'before-the-recording'))).toBe(false);
+    expect(rec.trade(trade(firstTs + 10, 'within'))).toBe(true);
+    rec.venueSnapshot(bids(['0.5', '1']), [], { ts: lastTs + 1000 });
+    expect(windows.map((w) => w.from)).toEqual([firstTs]);
+  });
+
   it('after a restart starts the book’s recorder_start gap where the stored book ends, not at a later trade', () => {
     const { rec, sink } = tradesSetup({ resume: { lastTs: 5200, sequence: 5_200_000, bookTs: 5000, tradesTs: 5200 } });
     rec.venueSnapshot(bids(['0.5', '1']), [], { ts: 6000 });

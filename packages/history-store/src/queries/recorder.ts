@@ -55,6 +55,8 @@ export interface StoredTicker {
   bookTs: number;
   /** Where its trades end: the largest ts of its trades and `to_ts` of its trades gaps (-1: none). */
   tradesTs: number;
+  /** Where its stored series begins: the smallest ts of its rows and `from_ts` of its gaps (-1: none). */
+  firstTs: number;
   /** Its stored trades from its last trade's ts − `tradesBackMs` to it (storedTickers' option; default: that ms). */
   tradesAtEnd: Array<{ id: string; ts: number }>;
 }
@@ -161,8 +163,8 @@ export class RecorderStore {
    * Where each ticker's stored series ends (where a recorder starting on it resumes): the largest `ts` of any of its
    * rows — snapshots, deltas, trades, and gaps' `to_ts` — and its largest `sequence`; and the ends of its book and of
    * its trades apart (the writer lands them in lanes of their own: one may end before the other after a crash; the
-   * `recorder_start` gap starts at the book's, the trades read back or gapped from the trades'). The same reads as
-   * landedEnds. Tickers without rows are absent from the answer.
+   * `recorder_start` gap starts at the book's, the trades read back or gapped from the trades'), and where it begins
+   * (no trade before it is read back). The same reads as landedEnds. Tickers without rows are absent from the answer.
    */
   async storedTickers(
     exchange: ExchangeKey,
@@ -179,6 +181,7 @@ export class RecorderStore {
         sequence: end.sequence,
         bookTs: end.lastTs,
         tradesTs,
+        firstTs: end.firstTs,
         tradesAtEnd: [],
       });
       if (end.lastTradeTs >= 0) lastTrades.set(ticker, end.lastTradeTs);
@@ -234,9 +237,9 @@ WHERE exchange = ${lit.exchange(exchange)} AND (${near}) ORDER BY ticker, ts, tr
     tickers: readonly string[],
     timeoutMs: number,
     withDeltasAtLast: boolean,
-  ): Promise<Map<string, LandedEnd & { lastTradeGapTs: number }>> {
+  ): Promise<Map<string, LandedEnd & { lastTradeGapTs: number; firstTs: number }>> {
     const db = this.q.db;
-    const out = new Map<string, LandedEnd & { lastTradeGapTs: number }>();
+    const out = new Map<string, LandedEnd & { lastTradeGapTs: number; firstTs: number }>();
     const ofExchange = sql`exchange = ${lit.exchange(exchange)}`;
     for (let i = 0; i < tickers.length; i += 500) {
       const chunk = tickers.slice(i, i + 500);
@@ -248,26 +251,33 @@ WHERE exchange = ${lit.exchange(exchange)} AND (${near}) ORDER BY ticker, ts, tr
       const ends = await this.q.jsonWithin(
         timeoutMs,
         'stored-ends',
-        sql`SELECT ticker, toString(kind) AS kind_name, maxMerge(last_ts) AS end_ts FROM ${db}.ticker_catalogue
-WHERE ${ofExchange} AND ticker IN (${list}) GROUP BY ticker, kind
+        sql`SELECT ticker, toString(kind) AS kind_name, minMerge(first_ts) AS start_ts, maxMerge(last_ts) AS end_ts
+FROM ${db}.ticker_catalogue WHERE ${ofExchange} AND ticker IN (${list}) GROUP BY ticker, kind
 UNION ALL
-SELECT ticker, 'trade' AS kind_name, maxMerge(last_ts) AS end_ts FROM ${db}.trades_catalogue
-WHERE ${ofExchange} AND ticker IN (${list}) GROUP BY ticker
+SELECT ticker, 'trade' AS kind_name, minMerge(first_ts) AS start_ts, maxMerge(last_ts) AS end_ts
+FROM ${db}.trades_catalogue WHERE ${ofExchange} AND ticker IN (${list}) GROUP BY ticker
 UNION ALL
-SELECT ticker, concat(toString(stream), '_gap') AS kind_name, max(to_ts) AS end_ts FROM ${db}.gaps
-WHERE ${ofExchange} AND ticker IN (${list}) GROUP BY ticker, stream`,
-        (r) => ({ ticker: String(r.ticker), kind: String(r.kind_name), ts: Number(r.end_ts) }),
+SELECT ticker, concat(toString(stream), '_gap') AS kind_name, min(from_ts) AS start_ts, max(to_ts) AS end_ts
+FROM ${db}.gaps WHERE ${ofExchange} AND ticker IN (${list}) GROUP BY ticker, stream`,
+        (r) => ({
+          ticker: String(r.ticker),
+          kind: String(r.kind_name),
+          from: Number(r.start_ts),
+          ts: Number(r.end_ts),
+        }),
       );
       // Deltas and trades share a ticker's sequence: its largest is at the last ts of one of them.
       const last = { delta: new Map<string, number>(), trade: new Map<string, number>() };
-      for (const { ticker, kind, ts } of ends) {
+      for (const { ticker, kind, from, ts } of ends) {
         const entry = out.get(ticker) ?? {
           lastTs: -1,
           sequence: 0,
           lastTradeTs: -1,
           lastTradeGapTs: -1,
+          firstTs: from,
           deltasAtLast: [],
         };
+        entry.firstTs = Math.min(entry.firstTs, from);
         if (kind === 'trade') entry.lastTradeTs = Math.max(entry.lastTradeTs, ts);
         else if (kind === 'trades_gap') entry.lastTradeGapTs = Math.max(entry.lastTradeGapTs, ts);
         else entry.lastTs = Math.max(entry.lastTs, ts);
