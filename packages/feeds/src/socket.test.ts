@@ -25,6 +25,25 @@ const until = async (f: () => boolean, what: string) => {
   }
 };
 
+type Cause = 'd' | 's' | 'u';
+
+/** A socket on `url` with the tests' usual options (no pings, quick reconnects); `o` overrides them. */
+function feedSocket(url: string, o: Partial<ConstructorParameters<typeof FeedSocket<Cause>>[0]>): FeedSocket<Cause> {
+  return new FeedSocket<Cause>({
+    logger: quiet,
+    handshake: () => ({ url }),
+    stallMs: 10_000,
+    pingMs: 0,
+    reconnectMinMs: 10,
+    reconnectMaxMs: 20,
+    causes: { disconnect: 'd', stall: 's', unusable: 'u' },
+    onOpen: () => undefined,
+    onMessage: () => undefined,
+    onClose: () => undefined,
+    ...o,
+  });
+}
+
 describe('FeedSocket', () => {
   it('replaces a connection whose feed went silent, with fresh handshake headers, and keeps alive by text', async () => {
     const s = await server();
@@ -66,20 +85,11 @@ describe('FeedSocket', () => {
   it('retries a handshake that cannot be built, and stops for good', async () => {
     const s = await server();
     let calls = 0;
-    const socket = new FeedSocket<'d' | 's' | 'u'>({
-      logger: quiet,
+    const socket = feedSocket(s.url, {
       handshake: () => {
         if (++calls < 3) throw new Error('no signature yet');
         return { url: s.url };
       },
-      stallMs: 10_000,
-      pingMs: 0,
-      reconnectMinMs: 10,
-      reconnectMaxMs: 20,
-      causes: { disconnect: 'd', stall: 's', unusable: 'u' },
-      onOpen: () => undefined,
-      onMessage: () => undefined,
-      onClose: () => undefined,
     });
     socket.start();
     await until(() => socket.isOpen, 'the third attempt to connect');
@@ -95,21 +105,12 @@ describe('FeedSocket', () => {
     const s = await server();
     const got: string[] = [];
     let budget = 3;
-    const socket = new FeedSocket<'d' | 's' | 'u'>({
-      logger: quiet,
-      handshake: () => ({ url: s.url }),
-      stallMs: 10_000,
-      pingMs: 0,
-      reconnectMinMs: 10,
-      reconnectMaxMs: 20,
-      causes: { disconnect: 'd', stall: 's', unusable: 'u' },
+    const socket = feedSocket(s.url, {
       admit: () => budget > 0,
-      onOpen: () => undefined,
       onMessage: (text) => {
         budget--;
         got.push(text);
       },
-      onClose: () => undefined,
     });
     socket.start();
     await until(() => s.connections.length === 1 && socket.isOpen, 'the connection');
@@ -138,21 +139,51 @@ describe('FeedSocket', () => {
     await s.close();
   });
 
+  it('does not count its own pause as the feed’s silence, and still finds a silent feed after it', async () => {
+    const s = await server();
+    const closes: string[] = [];
+    const socket = feedSocket(s.url, { stallMs: 300, onClose: (e) => closes.push(e.cause) });
+    socket.start();
+    await until(() => s.connections.length === 1 && socket.isOpen, 'the connection');
+    // The feed sends every 20 ms, all along.
+    const feed = setInterval(() => s.connections[0]?.ws.send('tick'), 20);
+    try {
+      await until(() => socket.heardAt > 0, 'a frame');
+      // The process is away for more than the stall threshold (a busy loop, as a long pause or a starved CPU would be):
+      // when it comes back, its timers run before any frame is read. (The feed's sender shares the process here, so
+      // it is away too: the check after the pause must not count that time as the feed's silence.)
+      await new Promise<void>((resolve) =>
+        setTimeout(() => {
+          const end = Date.now() + 800;
+          while (Date.now() < end) {
+            /* away */
+          }
+          resolve();
+        }, 0),
+      );
+      const back = Date.now();
+      await until(() => socket.heardAt > back, 'a frame after the pause');
+      expect(closes).toEqual([]);
+      expect(s.connections).toHaveLength(1);
+      // A feed that goes silent is still found.
+      clearInterval(feed);
+      await until(() => closes.length === 1, 'the stall');
+      expect(closes).toEqual(['s']);
+    } finally {
+      clearInterval(feed);
+      await socket.stop();
+      await s.close();
+    }
+  });
+
   it('does not take a hold for a stall: the feed was not silent, it was not read', async () => {
     const s = await server();
     const got: string[] = [];
     const closes: string[] = [];
     let admit = false;
-    const socket = new FeedSocket<'d' | 's' | 'u'>({
-      logger: quiet,
-      handshake: () => ({ url: s.url }),
+    const socket = feedSocket(s.url, {
       stallMs: 100,
-      pingMs: 0,
-      reconnectMinMs: 10,
-      reconnectMaxMs: 20,
-      causes: { disconnect: 'd', stall: 's', unusable: 'u' },
       admit: () => admit,
-      onOpen: () => undefined,
       onMessage: (text) => got.push(text),
       onClose: (e) => closes.push(e.cause),
     });

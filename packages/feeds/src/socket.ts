@@ -69,6 +69,8 @@ export class FeedSocket<C extends string> {
   private cause: C | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private readonly watchdog: NodeJS.Timeout;
+  /** When the watchdog last ran (check; its creation before that). */
+  private lastCheckAt: number;
   private stopped = false;
   private paused = false;
   /** Messages received but not yet admitted, in order, with the connection they came on. */
@@ -82,6 +84,7 @@ export class FeedSocket<C extends string> {
     // @depthgate/platforms silence.ts); a check is two subtractions.
     const ticks = [o.stallMs, o.pingMs, o.pongTimeoutMs ?? 0].filter((ms) => ms > 0);
     const tick = Math.max(20, Math.min(100, Math.floor(Math.min(...ticks) / 4)));
+    this.lastCheckAt = this.now();
     this.watchdog = setInterval(() => this.check(), tick);
     this.watchdog.unref();
   }
@@ -260,10 +263,22 @@ export class FeedSocket<C extends string> {
     }, delay);
   }
 
-  /** Stall detection and keep-alives. */
+  /**
+   * Stall detection and keep-alives. A check that runs more than half the stall threshold after the previous one
+   * finds the process itself was away (a long pause, a busy loop, the CPU given to others): that time was not listened
+   * to, so it is not counted as silence (when the process comes back its timers run before the frames that came
+   * meanwhile are read, and a late interval runs twice in a row). A process away that long at every check never
+   * finds a stall: it could not read its feed either.
+   */
   private check(): void {
-    if (!this.open || !this.ws || this.paused || this.held.length > 0) return;
     const now = this.now();
+    const since = now - this.lastCheckAt;
+    this.lastCheckAt = now;
+    if (!this.open || !this.ws || this.paused || this.held.length > 0) return;
+    if (since > this.o.stallMs / 2) {
+      this.lastFrameAt = Math.min(now, this.lastFrameAt + since);
+      if (this.awaitingPongSince > 0) this.awaitingPongSince = Math.min(now, this.awaitingPongSince + since);
+    }
     if (now - this.lastFrameAt > this.o.stallMs) {
       this.o.logger.warn({ silentMs: now - this.lastFrameAt }, 'feed stalled: replacing the connection');
       this.replace(this.o.causes.stall);

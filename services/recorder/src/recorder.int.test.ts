@@ -116,7 +116,10 @@ describe('recorder against the simulator and ClickHouse', () => {
     await waitFor(() => drops() === 0, { timeoutMs: 20_000, what: 'the runs of lost messages' });
     const lossDone = Date.now();
     // Trades were made while Polymarket US's messages were lost (some of those lost are trades).
-    expect(sim.trades('venue_a_us', lossy).length - pmUsBefore).toBeGreaterThan(5);
+    // (Its ticker trades at about one event in five, so 30 messages span about six trades: `> 5` had no margin, six in
+    // each of five local runs, and the count depends on where the run begins. The missed_trades gap below shows that
+    // a lost message was a trade.)
+    expect(sim.trades('venue_a_us', lossy).length - pmUsBefore).toBeGreaterThan(0);
     await h.waitLive();
     // Gemini's feed stalls while its books trade more than the 50 trades its first book after a reconnect carries:
     // the rest only its REST trades give back.
