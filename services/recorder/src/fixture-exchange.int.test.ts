@@ -353,13 +353,16 @@ describe('a recorded exchange defined by the four steps', () => {
     const tickers = h.sim.recordedTickers()[VENUE_F] as string[];
     const start = Date.now();
     await new Promise((r) => setTimeout(r, 1500));
-    // Every row of the moments compared is in ClickHouse once the recorder's batches older than them are written.
+    // Every row of the moments compared (up to start + 1400) is in ClickHouse once each ticker has a later one stored
+    // (a ticker's rows land in their order; another ticker's later row says nothing of this one's).
     await waitFor(
-      async () => (await h.rows(VENUE_F)).filter((r) => r.kind === 'delta' && r.ts > start + 1000).length > 0,
-      {
-        timeoutMs: 20_000,
-        what: 'recorded deltas',
+      async () => {
+        const later = new Set(
+          (await h.rows(VENUE_F)).filter((r) => r.kind === 'delta' && r.ts > start + 1500).map((r) => r.ticker),
+        );
+        return tickers.every((t) => later.has(t));
       },
+      { timeoutMs: 20_000, what: 'a delta after the compared moments stored for every ticker' },
     );
     const listed = await get('/api/fixture/tickers');
     expect(listed.body).toMatchObject({ exchange: VENUE_F, tickers });
