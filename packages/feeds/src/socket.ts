@@ -69,7 +69,8 @@ export class FeedSocket<C extends string> {
   private cause: C | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private readonly watchdog: NodeJS.Timeout;
-  /** When the watchdog last ran (check; its creation before that). */
+  /** The watchdog's interval, and when it last ran (check; its creation before that). */
+  private readonly tick: number;
   private lastCheckAt: number;
   private stopped = false;
   private paused = false;
@@ -83,9 +84,9 @@ export class FeedSocket<C extends string> {
     // Every 100 ms at most: a stall is found within 100 ms of its threshold (the thresholds' margin is 500 ms,
     // @depthgate/platforms silence.ts); a check is two subtractions.
     const ticks = [o.stallMs, o.pingMs, o.pongTimeoutMs ?? 0].filter((ms) => ms > 0);
-    const tick = Math.max(20, Math.min(100, Math.floor(Math.min(...ticks) / 4)));
+    this.tick = Math.max(20, Math.min(100, Math.floor(Math.min(...ticks) / 4)));
     this.lastCheckAt = this.now();
-    this.watchdog = setInterval(() => this.check(), tick);
+    this.watchdog = setInterval(() => this.check(), this.tick);
     this.watchdog.unref();
   }
 
@@ -265,10 +266,10 @@ export class FeedSocket<C extends string> {
 
   /**
    * Stall detection and keep-alives. A check that runs more than half the stall threshold after the previous one
-   * finds the process itself was away (a long pause, a busy loop, the CPU given to others): that time was not listened
-   * to, so it is not counted as silence (when the process comes back its timers run before the frames that came
-   * meanwhile are read, and a late interval runs twice in a row). A process away that long at every check never
-   * finds a stall: it could not read its feed either.
+   * finds the process itself was away (a long pause, a busy loop, the CPU given to others): that time, beyond the
+   * watchdog's own interval, was not listened to, so it is not counted as silence (when the process comes back its
+   * timers run before the frames that came meanwhile are read, and a late interval runs twice in a row). Silence still
+   * grows by an interval at every check, so a process that late at every check still finds a stall, later.
    */
   private check(): void {
     const now = this.now();
@@ -276,8 +277,9 @@ export class FeedSocket<C extends string> {
     this.lastCheckAt = now;
     if (!this.open || !this.ws || this.paused || this.held.length > 0) return;
     if (since > this.o.stallMs / 2) {
-      this.lastFrameAt = Math.min(now, this.lastFrameAt + since);
-      if (this.awaitingPongSince > 0) this.awaitingPongSince = Math.min(now, this.awaitingPongSince + since);
+      const away = since - this.tick;
+      this.lastFrameAt = Math.min(now, this.lastFrameAt + away);
+      if (this.awaitingPongSince > 0) this.awaitingPongSince = Math.min(now, this.awaitingPongSince + away);
     }
     if (now - this.lastFrameAt > this.o.stallMs) {
       this.o.logger.warn({ silentMs: now - this.lastFrameAt }, 'feed stalled: replacing the connection');

@@ -120,13 +120,13 @@ describe('recorder durability', () => {
       const rows = await h.rows('venue_a_us', ticker);
       const [seam] = gapsOf(rows) as [Gap];
       // From RECORDER_SNAPSHOT_QUIET_MS (500 here) before the stored trades' end (the first run's last trade; a
-      // venue's trades may arrive that far out of time order), at most 60 s before the last stored row and never
-      // before the first (the ticker's recording began there).
+      // venue's trades may arrive that far out of time order), at most 60 s before the last stored row and not before
+      // that margin before the first (the ticker's recording began there).
       const tradesEnd = Math.max(-1, ...rows.filter((r) => r.kind === 'trade' && r.ts <= pausedAt).map((r) => r.ts));
       const lastStored = Math.max(seam.from, tradesEnd);
       const firstStored = Math.min(...rows.map((r) => (r.kind === 'gap' ? (r.fromTs as number) : r.ts)));
       expect(gapsOf(rows, 'trades')).toEqual([
-        { from: Math.max(tradesEnd - 500, lastStored - 60_000, firstStored), to: seam.to, reason: 'no_backfill' },
+        { from: Math.max(tradesEnd - 500, lastStored - 60_000, firstStored - 500), to: seam.to, reason: 'no_backfill' },
       ]);
     }
     const kalshi = await expectEveryChangeOnce(h, 'venue_b', end.at);

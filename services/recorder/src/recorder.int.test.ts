@@ -117,8 +117,8 @@ describe('recorder against the simulator and ClickHouse', () => {
     const lossDone = Date.now();
     // Trades were made while Polymarket US's messages were lost (some of those lost are trades).
     // (Its ticker trades at about one event in five, so 30 messages span about six trades: `> 5` had no margin, six in
-    // each of five local runs, and the count depends on where the run begins. The missed_trades gap below shows that
-    // a lost message was a trade.)
+    // each of five local runs, and the count depends on where the run begins. Whether a lost message was a trade is
+    // the missed_trades gap's assertion below.)
     expect(sim.trades('venue_a_us', lossy).length - pmUsBefore).toBeGreaterThan(0);
     await h.waitLive();
     // Gemini's feed stalls while its books trade more than the 50 trades its first book after a reconnect carries:

@@ -65,9 +65,10 @@ export interface TickerResume {
   /** Its stored trades from `quietMs` before `tradesTs` on (known: read back or replayed, they are not stored again). */
   tradesAtEnd?: ReadonlyArray<{ id: string; ts: number }>;
   /**
-   * Where its stored series begins (-1 or absent: unknown): its trades are never read back from before it. A trade
-   * before the ticker's recording began was not lost by a restart (a ticker recorded for less than
-   * TRADES_RESUME_LOOK_BACK_MS would otherwise get the venue's trades from before its first row).
+   * Where its stored series begins (-1 or absent: unknown): its trades are read back from `quietMs` before it at the
+   * earliest (a trade that arrived that far out of order after its first row may have been lost with it), never from
+   * further back: a trade before the ticker's recording began was not lost by a restart (a ticker recorded for less
+   * than TRADES_RESUME_LOOK_BACK_MS would otherwise get the venue's trades from up to a minute before its first row).
    */
   firstTs?: number;
 }
@@ -305,7 +306,11 @@ export class TickerRecorder {
         const from =
           resume.tradesTs === undefined
             ? resume.lastTs + 1
-            : Math.max(resume.tradesTs - env.quietMs, resume.lastTs - TRADES_RESUME_LOOK_BACK_MS, resume.firstTs ?? -1);
+            : Math.max(
+                resume.tradesTs - env.quietMs,
+                resume.lastTs - TRADES_RESUME_LOOK_BACK_MS,
+                (resume.firstTs ?? -1) - env.quietMs,
+              );
         const known = new Map((resume.tradesAtEnd ?? []).map((t) => [t.id, t.ts] as const));
         this.openTradeWindow(from, known).broken = true;
         (this.tradeWindow as OpenTradeWindow).kind = 'missed';
