@@ -722,8 +722,8 @@ describe('TickerRecorder trades', () => {
     expect(windows.map((w) => w.from)).toEqual([lastTs - TRADES_RESUME_LOOK_BACK_MS]);
   });
 
-  it('after a restart never reads back trades from before the ticker’s first stored row (recorded for a moment only)', () => {
-    // Recorded from 10,000,000 for 3 s without a trade: the venue's trades before its first row were never ours.
+  it('after a restart reads back trades from at most quietMs before the ticker’s first stored row (recorded for a moment only)', () => {
+    // Recorded from 10,000,000 for 3 s without a trade: the venue's earlier trades were never ours.
     const firstTs = 10_000_000;
     const lastTs = firstTs + 3000;
     const { rec, windows } = tradesSetup({ resume: { lastTs, sequence: 1, bookTs: lastTs, tradesTs: -1, firstTs } });
