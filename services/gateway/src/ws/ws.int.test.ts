@@ -3,13 +3,9 @@ import type { RunningGateway } from '../server';
 import { simSecrets, startGatewayHarness, type GatewayHarness } from '../testing/harness';
 import { ClientBooks, refused, settle, WsClient, type BookPlatform } from '../testing/ws';
 
-/**
- * Upstream liveness and resync settings scaled down so that faults resolve within a test. The silence threshold stays
- * well above a busy machine's pauses (a process held off the CPU for one runs its timers before it reads the frames
- * that came meanwhile: a stall that was not); the stall test's own gateway has a short one.
- */
+/** Upstream liveness and resync settings scaled down so that faults resolve within a test. */
 const WS_ENV = {
-  WS_UPSTREAM_STALL_MS: '5000',
+  WS_UPSTREAM_STALL_MS: '700',
   WS_UPSTREAM_PING_MS: '150',
   WS_RECONNECT_MIN_MS: '50',
   WS_RECONNECT_MAX_MS: '300',
@@ -24,10 +20,7 @@ const WS_ENV = {
 let h: GatewayHarness;
 let sim: Simulator;
 let gw: RunningGateway;
-/**
- * Without REST reconciliation, which would find a stalled feed's book stale before the silence threshold does; the
- * threshold short (700 ms) for the stall test.
- */
+/** Without REST reconciliation, which would find a stalled feed's book stale before the silence threshold does. */
 let gwNoReconcile: RunningGateway;
 let key: string;
 const clients: WsClient[] = [];
@@ -37,7 +30,7 @@ beforeAll(async () => {
   sim = h.sim;
   key = await h.newKey();
   gw = await h.gateway(WS_ENV);
-  gwNoReconcile = await h.gateway({ ...WS_ENV, WS_RECONCILE_INTERVAL_MS: '0', WS_UPSTREAM_STALL_MS: '700' });
+  gwNoReconcile = await h.gateway({ ...WS_ENV, WS_RECONCILE_INTERVAL_MS: '0' });
 });
 
 afterEach(async () => {
