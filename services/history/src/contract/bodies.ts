@@ -176,7 +176,7 @@ export const EndLine = z
   .meta({ id: 'EndLine' });
 
 const EXTENDED =
-  'next_cursor (and gaps, with include=gaps) only when a parameter added after the spec is given: cursor, format, fields or include.';
+  'next_cursor (and gaps, with include=gaps) only when a parameter added after the spec is given: cursor, format, fields or include; next_cursor also on a page its limit cut whose body passed 1 MiB (its headers, and so its Link, went before its end).';
 
 function rowsPage<R extends z.ZodType>(row: R, id: string, description = EXTENDED) {
   return z

@@ -166,6 +166,39 @@ describe('framing of a page held whole', () => {
   });
 });
 
+describe('a page of the spec over the 1 MiB held', () => {
+  const BIG = 'KXBIG-26JUN01-T1';
+  beforeAll(async () => {
+    const rows: DeltaRow[] = [];
+    for (let i = 0; i < 14_000; i++) {
+      rows.push({
+        exchange: 'venue_b',
+        ticker: BIG,
+        ts: T0 + Math.floor(i / 3),
+        sequence: 1 + i,
+        side: i % 2 ? 'ask' : 'bid',
+        price: `0.${String(10 + (i % 80)).padStart(2, '0')}`,
+        quantity_delta: `${1 + (i % 900)}.${i % 100}`,
+      });
+    }
+    await insertDeltaRows(h.ch, rows);
+  });
+
+  it('carries next_cursor in its body when its limit cut it (its Link could not go); the walk is the whole answer', async () => {
+    const whole = await fetchPage(h.app, `/api/venue_b/deltas/${BIG}?limit=100000`, key);
+    expect(whole.rows).toHaveLength(14_000);
+    // Not cut: the spec's body as ever.
+    expect(whole.nextCursor).toBeUndefined();
+    const first = await fetchPage(h.app, `/api/venue_b/deltas/${BIG}?limit=12000`, key);
+    expect(first.body.length).toBeGreaterThan(1024 * 1024);
+    expect(first.link).toBeUndefined();
+    expect(typeof first.nextCursor).toBe('string');
+    const walked = await walk(h.app, `/api/venue_b/deltas/${BIG}?limit=12000`, key);
+    expect(walked.pages.map((p) => p.rows.length)).toEqual([12_000, 2_000]);
+    expect(walked.rows).toEqual(whole.rows);
+  });
+});
+
 describe('cursor walks', () => {
   it.each([7, 499, 1000, 2501, 4203])(
     'deltas, %i rows a page: exactly the unpaged answer, by next_cursor and by Link',

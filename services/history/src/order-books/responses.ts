@@ -5,7 +5,8 @@
  *   json     {"exchange":"venue_b","ticker":"KX…","rows":[ …row, row… ],"count":N}
  *            (with a parameter added after the spec — cursor, fields, include, format — and on the trades endpoint
  *            always: also "gaps" when asked for, "trades_gaps" with include=gaps,trades, and "next_cursor" before
- *            the closing brace)
+ *            the closing brace; without them "next_cursor" only on a page its limit cut after its first HOLD_BYTES,
+ *            whose headers, and so its Link, went before its end)
  *   ndjson   one row object per line, gap markers {"type":"gap",…} (and {"type":"trades_gap",…}) among them, and a
  *            last line {"type":"end","count":N,"next_cursor":…}
  *   csv      a header line, one row per line, gap markers `#gap,…` (`#trades_gap,…`) among them, and a last line
@@ -96,11 +97,19 @@ function opening(f: RowsFraming): string {
   }
 }
 
-function closing(f: RowsFraming, e: RowsEnding): string | Buffer {
+/**
+ * The end of the body. `linked`: the headers are still held, so a cut page's Link goes with them; when they went
+ * before the page ended (a JSON page over HOLD_BYTES), the spec's JSON answer carries `next_cursor` instead, the
+ * only way left to say where the next page begins.
+ */
+function closing(f: RowsFraming, e: RowsEnding, linked: boolean): string | Buffer {
   const cursor = e.nextCursor === null ? 'null' : JSON.stringify(e.nextCursor);
   switch (f.format) {
     case 'json': {
-      if (!f.extended) return `],"count":${e.count}}`;
+      if (!f.extended)
+        return linked || e.nextCursor === null
+          ? `],"count":${e.count}}`
+          : `],"count":${e.count},"next_cursor":${cursor}}`;
       const list = (markers: Marker[]) => `[${markers.map(gapJson).join(',')}]`;
       const gaps = f.includeGaps ? `,"gaps":${list(e.gaps.filter((g) => g.tradesGap !== true))}` : '';
       const tradesGaps =
@@ -163,10 +172,9 @@ export class RowsResponse implements RowsSink {
 
   /** Closes the body: the end of the array and object, or the end line. */
   finish(ending: RowsEnding): void {
-    const last = closing(this.framing, ending);
     // Held to the end: the whole answer goes out with its length (in one piece when gzip.ts can compress it in one call).
-    if (this.held) this.commit(ending.nextLink, last);
-    else this.res.end(last);
+    if (this.held) this.commit(ending.nextLink, closing(this.framing, ending, true));
+    else this.res.end(closing(this.framing, ending, false));
   }
 
   /**
