@@ -14,6 +14,12 @@ describe('CLI arguments', () => {
     expect(() => parseCli(['--max-recorded-requests', '-1'])).toThrow(UsageError);
   });
 
+  test('--max-feed-subscriptions bounds the subscriptions of one feed connection', () => {
+    expect(parseCli(['--max-feed-subscriptions', '50']).options).toMatchObject({ maxFeedSubscriptions: 50 });
+    expect(parseCli([]).options.maxFeedSubscriptions).toBeUndefined();
+    expect(() => parseCli(['--max-feed-subscriptions', '0'])).toThrow(UsageError);
+  });
+
   test('--heartbeat-interval-ms sets every feed’s rhythm; without it each venue keeps its own', () => {
     expect(parseCli(['--heartbeat-interval-ms', '200']).options).toMatchObject({ heartbeatIntervalMs: 200 });
     expect(parseCli([]).options.heartbeatIntervalMs).toBeUndefined();

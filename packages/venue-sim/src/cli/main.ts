@@ -23,6 +23,7 @@ export const USAGE = `usage: venue-sim [options]
   --heartbeat-interval-ms N   every feed's heartbeat interval (default: each venue's own; 0 = none)
   --max-recorded-requests N   requests kept for /control/requests (default 100000; 0 = record none);
                               keep it small under load, the record is heap the garbage collector walks
+  --max-feed-subscriptions N  (channel, market) pairs one feed connection may hold (default 10000)
   --kalshi-orderbook-requires-auth   Kalshi's orderbook endpoint needs a signature
   --no-rate-limits            no platform rate limits
   --no-edge                   no CDN-style headers (Set-Cookie, Server, CF-Ray) and no gzip
@@ -63,6 +64,7 @@ export function parseCli(argv: string[]): CliConfig {
         'heartbeat-interval-ms': { type: 'string' },
         'ibkr-idle-timeout-ms': { type: 'string' },
         'max-recorded-requests': { type: 'string' },
+        'max-feed-subscriptions': { type: 'string' },
         'kalshi-orderbook-requires-auth': { type: 'boolean', default: false },
         'no-rate-limits': { type: 'boolean', default: false },
         'no-edge': { type: 'boolean', default: false },
@@ -113,6 +115,11 @@ export function parseCli(argv: string[]): CliConfig {
       ? int('--max-recorded-requests', values['max-recorded-requests'], 0, 10_000_000) === 0
         ? { recordRequests: false }
         : { maxRecordedRequests: Number(values['max-recorded-requests']) }
+      : {}),
+    ...(values['max-feed-subscriptions'] !== undefined
+      ? {
+          maxFeedSubscriptions: int('--max-feed-subscriptions', values['max-feed-subscriptions'], 1, 10_000_000),
+        }
       : {}),
     ...(values['kalshi-orderbook-requires-auth'] ? { kalshiOrderbookRequiresAuth: true } : {}),
     ...(values['no-rate-limits'] ? { rateLimits: false as const } : {}),
