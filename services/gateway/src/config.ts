@@ -67,7 +67,7 @@ export const gatewayEnvSchema = z.object({
   /** How long an open circuit answers 503 before one probe request is let through (half-open). */
   CIRCUIT_OPEN_MS: envInt(10_000, { min: 100, max: 600_000 }),
 
-  /** Identical concurrent GETs share one upstream call. */
+  /** Identical concurrent requests (GETs, and read-only POSTs with identical bodies) share one upstream call. */
   COALESCE: envBool(true),
   /** Opt-in micro-cache: `platform:/path/pattern=ttlMs`, `*` one segment, `**` any rest, e.g. `venue-b:/markets/*\/orderbook=250`. */
   CACHE_ROUTES: envList([]),

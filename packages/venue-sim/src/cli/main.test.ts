@@ -14,6 +14,12 @@ describe('CLI arguments', () => {
     expect(() => parseCli(['--max-recorded-requests', '-1'])).toThrow(UsageError);
   });
 
+  test('--platforms names platforms the simulator has: a bad name is a usage error (exit 2), not a failed start', () => {
+    expect(parseCli(['--platforms', 'kalshi, venue_c']).options.platforms).toEqual(['kalshi', 'venue_c']);
+    expect(() => parseCli(['--platforms', 'kalshi,nope'])).toThrow(/unknown platform "nope"/);
+    expect(() => parseCli(['--platforms', 'nope'])).toThrow(UsageError);
+  });
+
   test('--max-feed-subscriptions bounds the subscriptions of one feed connection', () => {
     expect(parseCli(['--max-feed-subscriptions', '50']).options).toMatchObject({ maxFeedSubscriptions: 50 });
     expect(parseCli([]).options.maxFeedSubscriptions).toBeUndefined();

@@ -38,6 +38,19 @@ function int(flag: string, v: string | undefined, min: number, max: number): num
   return Number(v);
 }
 
+/** `--platforms a,b`: each a name of one of the simulator's platforms (a book platform's or another host's). */
+function platformNames(list: string): string[] {
+  const names = list
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const name of names) {
+    if (!DEFAULT_TOPOLOGY.resolveBookPlatform(name) && !DEFAULT_TOPOLOGY.resolveHosts(name))
+      throw new UsageError(`--platforms: unknown platform "${name}"`);
+  }
+  return names;
+}
+
 export interface CliConfig {
   options: SimulatorOptions;
   writeEnv?: string;
@@ -93,14 +106,7 @@ export function parseCli(argv: string[]): CliConfig {
     ...(values['changes-per-update'] !== undefined
       ? { changesPerUpdate: int('--changes-per-update', values['changes-per-update'], 1, 50) }
       : {}),
-    ...(values.platforms
-      ? {
-          platforms: values.platforms
-            .split(',')
-            .map((s) => s.trim())
-            .filter(Boolean),
-        }
-      : {}),
+    ...(values.platforms ? { platforms: platformNames(values.platforms) } : {}),
     ...(Object.keys(tickers).length ? { tickers } : {}),
     ...(values['retention-ms'] !== undefined
       ? { historyRetentionMs: int('--retention-ms', values['retention-ms'], 1000, 86_400_000) }

@@ -47,7 +47,7 @@ export const wsEnvShape = {
   WS_KEY_CHECK_MS: envInt(1_000, { min: 50, max: 5_000 }),
   /** Lease of a connection's entry in the shared per-key count (renewed at a third of it; a dead replica's expire). */
   WS_KEY_LEASE_MS: envInt(60_000, { min: 1_000, max: 3_600_000 }),
-  /** Books of feeds without sequence numbers (Gemini, Coinbase) are compared with the REST book this often; 0: never. */
+  /** Books of feeds without sequence numbers (CLOB, Gemini, Coinbase) are compared with the REST book this often; 0: never. */
   WS_RECONCILE_INTERVAL_MS: envInt(60_000, { min: 0, max: 86_400_000 }),
   /** A difference with the REST book that is still there this much later, unexplained by the feed, is a gap. */
   WS_RECONCILE_GRACE_MS: envInt(3_000, { min: 0, max: 600_000 }),
