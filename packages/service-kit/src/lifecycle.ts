@@ -74,9 +74,14 @@ export interface RunningServer {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** An `Upgrade` header asking for WebSocket (a list may name it beside others). */
+function isWebSocketUpgrade(req: http.IncomingMessage): boolean {
+  return (req.headers.upgrade ?? '').split(',').some((p) => p.trim().toLowerCase() === 'websocket');
+}
+
 export async function serve(handler: RequestListener, options: ServeOptions): Promise<RunningServer> {
   const { logger, lifecycle } = options;
-  const server = http.createServer(
+  const server: http.Server = http.createServer(
     {
       // Longer than the usual 60 s idle timeout of load balancers, so they close idle connections first.
       keepAliveTimeout: 65_000,
@@ -84,6 +89,9 @@ export async function serve(handler: RequestListener, options: ServeOptions): Pr
       requestTimeout: 120_000,
       // Checked below, so that the refusal has the documented JSON body (Node's own is an empty 400).
       requireHostHeader: false,
+      // Only a WebSocket upgrade, to a server that takes upgrades, is one; any other (`Upgrade: h2c` from `curl
+      // --http2`) is answered as the plain request it also is (RFC 9110 §7.8: a server may ignore Upgrade).
+      shouldUpgradeCallback: (req): boolean => server.listenerCount('upgrade') > 0 && isWebSocketUpgrade(req),
     },
     (req, res) => {
       if (lifecycle.draining) res.setHeader('Connection', 'close');

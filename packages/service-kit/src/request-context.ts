@@ -15,11 +15,16 @@ declare module 'node:http' {
 
 const VALID_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** Sets `req.id`: the caller's `X-Request-Id` when well-formed, else a fresh UUID (also for answers written by hand). */
+export function requestIdOf(req: IncomingMessage): string {
+  const given = req.headers['x-request-id'];
+  req.id = typeof given === 'string' && VALID_REQUEST_ID.test(given) ? given : randomUUID();
+  return req.id;
+}
+
 /** Sets `req.id` and the `X-Request-Id` response header. */
 export function assignRequestId(req: IncomingMessage, res: ServerResponse): string {
-  const given = req.headers['x-request-id'];
-  const id = typeof given === 'string' && VALID_REQUEST_ID.test(given) ? given : randomUUID();
-  req.id = id;
+  const id = requestIdOf(req);
   res.setHeader('X-Request-Id', id);
   return id;
 }

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import net from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { RedisKeyStore, type Redis } from '@depthgate/auth';
 import { refusedPort, uniqueName, waitFor } from '@depthgate/test-utils';
@@ -167,6 +168,43 @@ describe('caller side', () => {
     }
     expect((await call(gw.port, '/health')).json()).toEqual({ status: 'ok' });
     expect(sim.requests()).toHaveLength(0);
+  });
+
+  it('an Upgrade other than WebSocket is answered as the request it also is; every handshake answer has X-Request-Id', async () => {
+    /** One exchange on a raw socket: the answer's head and body (Content-Length bytes, or until the 101's head). */
+    const raw = (text: string) =>
+      new Promise<{ head: string; body: string }>((resolve, reject) => {
+        const socket = net.connect(gw.port, '127.0.0.1', () => socket.write(text));
+        let got = '';
+        socket.on('data', (d: Buffer) => {
+          got += d.toString('latin1');
+          const end = got.indexOf('\r\n\r\n');
+          if (end < 0) return;
+          const head = got.slice(0, end);
+          const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
+          if (got.length < end + 4 + length) return;
+          socket.destroy();
+          resolve({ head, body: got.slice(end + 4, end + 4 + length) });
+        });
+        socket.on('error', reject);
+      });
+    const h2c = 'Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA\r\n';
+    const health = await raw(`GET /health HTTP/1.1\r\nHost: gw\r\n${h2c}\r\n`);
+    expect(health.head).toMatch(/^HTTP\/1\.1 200 /);
+    expect(JSON.parse(health.body)).toEqual({ status: 'ok' });
+    const time = await raw(`GET /api/v1/venue-d/time HTTP/1.1\r\nHost: gw\r\nX-API-Key: ${key}\r\n${h2c}\r\n`);
+    expect(time.head).toMatch(/^HTTP\/1\.1 200 /);
+    expect(JSON.parse(time.body)).toHaveProperty('iso');
+    const ws =
+      'Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n';
+    const refused = await raw(`GET /ws/v1/kalshi HTTP/1.1\r\nHost: gw\r\nX-Request-Id: ws-refused-1\r\n${ws}\r\n`);
+    expect(refused.head).toMatch(/^HTTP\/1\.1 401 /);
+    expect(refused.head).toMatch(/\r\nX-Request-Id: ws-refused-1(\r\n|$)/i);
+    const opened = await raw(
+      `GET /ws/v1/kalshi HTTP/1.1\r\nHost: gw\r\nX-API-Key: ${key}\r\nX-Request-Id: ws-open-1\r\n${ws}\r\n`,
+    );
+    expect(opened.head).toMatch(/^HTTP\/1\.1 101 /);
+    expect(opened.head).toMatch(/\r\nX-Request-Id: ws-open-1(\r\n|$)/i);
   });
 
   it('unknown platform: 404 listing the valid keys with their real-name aliases', async () => {
@@ -536,6 +574,27 @@ describe('the upstream budget is shared by all gateway replicas', () => {
     } finally {
       sim.rateLimits.set('gemini', null);
     }
+  });
+});
+
+describe('an upstream origin has one budget', () => {
+  it('Kalshi’s Trade API and its /v1 (one origin, two targets) take slots of the same budget', async () => {
+    const prefix = `${uniqueName('origin-budget')}:`;
+    // One call every 5 s, and none may wait: the second call is refused however soon it follows the first.
+    const g = await gateway({
+      UPSTREAM_BUDGETS: 'venue-b=0.2/1',
+      UPSTREAM_BUDGET_MAX_WAIT_MS: '0',
+      COALESCE: 'false',
+      REDIS_KEY_PREFIX: prefix,
+    });
+    const k = (await new RedisKeyStore(admin, prefix).create({ name: 'origin', requests_per_minute: 100_000 })).key;
+    const before = sim.requests({ platform: 'kalshi' }).length;
+    const first = await call(g.port, '/api/v1/venue-b/markets?limit=1', { 'X-API-Key': k });
+    const second = await call(g.port, '/api/v1/venue-b/v1/search/series?query=btc', { 'X-API-Key': k });
+    expect(first.status).toBe(200);
+    expect(second.status).toBe(429);
+    expect(second.json()).toMatchObject({ error: 'upstream_rate_limited' });
+    expect(sim.requests({ platform: 'kalshi' })).toHaveLength(before + 1);
   });
 });
 

@@ -19,6 +19,7 @@ export interface UpstreamTarget {
   tls?: { ca?: string; verify: boolean };
   /** How a refused or unreachable connection is reported (default 502 `bad_gateway`). */
   unreachable?: { code: ErrorCode; message: string };
+  /** The upstream's limit, counted per origin: targets on one origin (Kalshi's API and its `/v1`) share it. */
   budget: Budget | null;
   /**
    * Paths (relative to the base path, as routes give them) that also accept POST: the platform's read-only calls
@@ -81,6 +82,8 @@ interface TargetOptions {
   post?: readonly string[];
   /** Another URL than the host's own (a route served by another platform's host), with its own id. */
   url?: { id: string; url: string };
+  /** Another budget than the platform's: that of the platform whose host serves the route. */
+  budget?: Budget | null;
 }
 
 /**
@@ -103,10 +106,10 @@ export function routeContext<D extends AnyDescriptor>(
     budget,
     config,
     target(host, options = {}) {
-      const { url, post, ...rest } = options;
+      const { url, post, budget: own, ...rest } = options;
       const urls = platform.urls as Record<string, string>;
       return makeTarget(key, url?.id ?? hostId(key, host), url?.url ?? (urls[host] as string), {
-        budget,
+        budget: own === undefined ? budget : own,
         ...rest,
         ...(post ? { post: new Set(post) } : {}),
       });

@@ -1,5 +1,5 @@
 // https://docs.polymarket.com/developers/CLOB/introduction
-import type { Platforms } from '@depthgate/platforms';
+import type { Budget, Platforms } from '@depthgate/platforms';
 import { joinSegments, setQueryParam, type Route, type RouteModule } from './types';
 
 /**
@@ -71,7 +71,11 @@ export const venueAClobRoutes: RouteModule<Platforms['venue-a-clob']> = (ctx) =>
   const main = ctx.target('main', { signer: ctx.platform.signer, post: CLOB_READ_ONLY_POSTS });
   const data = ctx.target('data');
   const gamma = ctx.config.platforms['venue-a'].urls.main;
-  const profiles = ctx.target('main', { url: { id: 'venue-a-clob/gamma', url: gamma } });
+  // Gamma's routes count against Gamma's budget (venue-a's, which also serves that origin).
+  const profiles = ctx.target('main', {
+    url: { id: 'venue-a-clob/gamma', url: gamma },
+    budget: (ctx.config.budgets as Record<string, Budget | null>)['venue-a'] ?? null,
+  });
   return {
     targets: [main, data, profiles],
     route(resource, query): Route {

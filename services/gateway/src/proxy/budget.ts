@@ -3,7 +3,7 @@ import type { Logger } from '@depthgate/service-kit';
 import type { Budget } from '../config';
 
 /**
- * Upstream budgets: a GCRA (generic cell rate algorithm) limiter per upstream target, counted in Redis so that all
+ * Upstream budgets: a GCRA (generic cell rate algorithm) limiter per upstream origin, counted in Redis so that all
  * gateway replicas together never exceed an upstream's documented limit. A request over budget reserves the next
  * free slot and waits for it if that is at most `maxWaitMs` away; otherwise it is refused (429
  * `upstream_rate_limited`). Redis's own clock (TIME) is used, so replicas' clocks do not matter.
@@ -71,13 +71,14 @@ export class UpstreamBudgets {
     this.redis = redis as BudgetRedis;
   }
 
-  async take(targetId: string, budget: Budget): Promise<BudgetDecision> {
+  /** A slot of the budget of the upstream origin `origin` (every target on it shares one budget). */
+  async take(origin: string, budget: Budget): Promise<BudgetDecision> {
     const maxWaitUs = this.maxWaitMs * 1000;
     const { interval, tolerance } = params(budget);
     if (this.redis.status === 'ready') {
       try {
         const [allowed, wait] = await this.redis.dgBudget(
-          `${this.prefix}budget:${targetId}`,
+          `${this.prefix}budget:${origin}`,
           String(interval),
           String(tolerance),
           String(maxWaitUs),
@@ -90,7 +91,7 @@ export class UpstreamBudgets {
     } else {
       this.setDegraded(true);
     }
-    return this.local.take(targetId, budget, maxWaitUs, Math.round(performance.now() * 1000));
+    return this.local.take(origin, budget, maxWaitUs, Math.round(performance.now() * 1000));
   }
 
   private setDegraded(degraded: boolean, err?: unknown): void {

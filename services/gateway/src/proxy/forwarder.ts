@@ -245,7 +245,7 @@ export class Forwarder {
         });
       }
       if (target.budget) {
-        const decision = await budgets.take(target.id, target.budget);
+        const decision = await budgets.take(target.origin, target.budget);
         if (!decision.allowed) {
           metrics.budgetRejections.inc({ platform: platform.key });
           const retry = Math.max(1, Math.ceil(decision.waitUs / 1_000_000));
@@ -368,7 +368,7 @@ export class Forwarder {
 
   private async own(target: UpstreamTarget, method: string, path: string, query: string) {
     if (target.budget) {
-      const decision = await this.deps.budgets.take(target.id, target.budget);
+      const decision = await this.deps.budgets.take(target.origin, target.budget);
       if (!decision.allowed || decision.waitUs > 0) return undefined;
     }
     const full = `${target.basePath}${path}`;

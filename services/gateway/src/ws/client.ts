@@ -163,15 +163,18 @@ export class ClientConnection implements ClientLink, SubscriberOwner {
         this.subs.add(sub);
         return sub;
       },
-      detach: (subs) => {
+      detach: (subs, keep = 0) => {
         let n = 0;
         for (const sub of subs) {
           if (!this.subs.delete(sub)) continue;
           o.hub.detach(sub);
           n++;
         }
-        o.limits.release(conn, n);
+        const kept = Math.min(n, keep);
+        o.limits.release(conn, n - kept);
+        return kept;
       },
+      release: (n) => o.limits.release(conn, n),
     };
   }
 

@@ -21,7 +21,14 @@ import {
   type VerifyResult,
 } from '@depthgate/auth';
 import { feedLiveness } from '@depthgate/platforms';
-import { loggableUrl, statusFor, type ErrorBody, type ErrorCode, type Logger } from '@depthgate/service-kit';
+import {
+  loggableUrl,
+  requestIdOf,
+  statusFor,
+  type ErrorBody,
+  type ErrorCode,
+  type Logger,
+} from '@depthgate/service-kit';
 import type { GatewayConfig } from '../config';
 import type { GatewayPlatforms } from '../platforms/registry';
 import type { Platform } from '../platforms/types';
@@ -101,6 +108,7 @@ export class WsGateway {
       maxPayload: config.WS_MAX_MESSAGE_BYTES,
       handleProtocols: (protocols) => (protocols.has(KEY_SUBPROTOCOL) ? KEY_SUBPROTOCOL : false),
     });
+    this.wss.on('headers', (headers, req) => headers.push(`X-Request-Id: ${req.id}`));
     // Upstream messages are handled while one turn's writes to clients stay under TURN_BYTES and all clients'
     // unsent bytes under WS_MAX_BUFFERED_TOTAL_BYTES; the clients furthest behind are cut (boundBuffers).
     const cap = config.WS_MAX_BUFFERED_TOTAL_BYTES;
@@ -179,13 +187,15 @@ export class WsGateway {
   /** Handles an HTTP upgrade: refuses it with the gateway's JSON error, or opens a client connection. */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on('error', () => socket.destroy());
+    // Every answer to the handshake carries it: a refusal, and the 101 (the `headers` event below).
+    requestIdOf(req);
     this.accept(req, socket, head).catch((err: unknown) => {
       this.log.error({ err }, 'WebSocket handshake failed');
-      this.refuse(socket, { code: 'internal_error', message: 'Internal server error' });
+      this.refuse(req, socket, { code: 'internal_error', message: 'Internal server error' });
     });
   }
 
-  private refuse(socket: Duplex, r: Refusal, headers: Record<string, string> = {}): void {
+  private refuse(req: IncomingMessage, socket: Duplex, r: Refusal, headers: Record<string, string> = {}): void {
     if (r.platform) this.d.metrics.forPlatform(r.platform).handshake(r.code);
     if (!socket.writable) return void socket.destroy();
     const body = JSON.stringify({ error: r.code, message: r.message } satisfies ErrorBody);
@@ -195,7 +205,7 @@ export class WsGateway {
       .join('');
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\nContent-Type: application/json\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`,
+        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${req.id}\r\n${extra}Connection: close\r\n\r\n${body}`,
     );
   }
 
@@ -300,32 +310,33 @@ export class WsGateway {
   private async accept(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     const { config } = this.d;
     if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket') {
-      return this.refuse(socket, { code: 'invalid_request', message: 'Only WebSocket upgrades are accepted' });
+      return this.refuse(req, socket, { code: 'invalid_request', message: 'Only WebSocket upgrades are accepted' });
     }
     const route = this.route(req);
-    if ('code' in route) return this.refuse(socket, route);
+    if ('code' in route) return this.refuse(req, socket, route);
     const { entry } = route;
     const platform = entry.platform.key;
     const key = this.callerKey(req, entry.module.keyHeader);
-    if (key !== undefined && typeof key !== 'string') return this.refuse(socket, { ...key, platform });
+    if (key !== undefined && typeof key !== 'string') return this.refuse(req, socket, { ...key, platform });
     if (key === undefined) {
-      return this.refuse(socket, { code: 'unauthorized', message: 'Invalid API key', platform });
+      return this.refuse(req, socket, { code: 'unauthorized', message: 'Invalid API key', platform });
     }
     let verdict: VerifyResult | Promise<VerifyResult> = this.d.auth.authenticator.verify(key);
     if (verdict instanceof Promise) verdict = await verdict;
     if (verdict.status === 'unavailable') {
       return this.refuse(
+        req,
         socket,
         { code: 'service_unavailable', message: 'API keys cannot be verified right now; retry shortly', platform },
         { 'Retry-After': '5' },
       );
     }
     if (verdict.status !== 'valid') {
-      return this.refuse(socket, { code: 'unauthorized', message: 'Invalid API key', platform });
+      return this.refuse(req, socket, { code: 'unauthorized', message: 'Invalid API key', platform });
     }
     const resolved = verdict.key;
     if (resolved.platforms && !resolved.platforms.has(platform as PlatformKey)) {
-      return this.refuse(socket, {
+      return this.refuse(req, socket, {
         code: 'forbidden',
         message: `This API key may not use platform ${platform}`,
         platform,
@@ -337,9 +348,9 @@ export class WsGateway {
         ? `Platform ${platform} is disabled on this gateway`
         : entry.stream.unavailable;
     if (unavailable !== undefined)
-      return this.refuse(socket, { code: 'upstream_unavailable', message: unavailable, platform });
+      return this.refuse(req, socket, { code: 'upstream_unavailable', message: unavailable, platform });
     if (this.clients.size >= config.WS_MAX_CONNECTIONS) {
-      return this.refuse(socket, {
+      return this.refuse(req, socket, {
         code: 'service_unavailable',
         message: 'This gateway process holds as many WebSocket connections as it may; retry shortly',
         platform,
@@ -348,7 +359,7 @@ export class WsGateway {
     const maxConnections = resolved.wsMaxConnections ?? config.WS_MAX_CONNECTIONS_PER_KEY;
     const connId = `${this.instance}:${this.nextId}`;
     if (!(await this.limits.open(connId, resolved.id, maxConnections))) {
-      return this.refuse(socket, {
+      return this.refuse(req, socket, {
         code: 'too_many_connections',
         message: `This API key may hold ${maxConnections} WebSocket connections at once`,
         platform,
@@ -359,7 +370,7 @@ export class WsGateway {
     // completes synchronously, so nothing can begin between this check and it).
     if (this.d.draining()) {
       this.limits.close(connId);
-      return this.refuse(socket, {
+      return this.refuse(req, socket, {
         code: 'upstream_unavailable',
         message: 'The gateway is shutting down; connect again',
         platform,

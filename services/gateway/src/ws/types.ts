@@ -136,8 +136,13 @@ export interface ClientContext<H> {
   reserve(n: number): Promise<string | undefined>;
   /** Attaches a reserved subscription: a live topic's snapshot follows at once (late joiner). */
   attach(channel: string, market: string, handle: H): Subscriber<H>;
-  /** Detaches subscriptions and gives them back to the key's limit. */
-  detach(subs: Iterable<Subscriber<H>>): void;
+  /**
+   * Detaches subscriptions and gives their places back to the key's limit, but for up to `keep` of them, which the
+   * caller passes on to subscriptions it attaches next (a replacement); returns how many places it kept.
+   */
+  detach(subs: Iterable<Subscriber<H>>, keep?: number): number;
+  /** Gives back places taken by `reserve` (or kept by `detach`) that no subscription holds. */
+  release(n: number): void;
 }
 
 export interface ClientSession<H = unknown> {

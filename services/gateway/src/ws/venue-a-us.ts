@@ -149,14 +149,20 @@ class PmUsClient {
     const bad = slugs.find((x) => !SLUG.test(x));
     if (bad !== undefined) return this.error(requestId, `invalid market slug "${bad.slice(0, 100)}"`);
     const unique = [...new Set(slugs)];
-    // The same requestId again replaces that subscription, as the platform does.
-    const old = this.subs.get(requestId);
-    if (old) {
-      this.subs.delete(requestId);
-      this.ctx.detach(old);
-    }
-    const refused = await this.ctx.reserve(unique.length);
+    // The same requestId again replaces that subscription, as the platform does: its places go to the new markets,
+    // and only those beyond them are asked of the key's limit. Refused, the old subscription stays as it was.
+    const old = this.subs.get(requestId) ?? [];
+    const extra = Math.max(0, unique.length - old.length);
+    const refused = await this.ctx.reserve(extra);
     if (refused !== undefined) return this.error(requestId, `depthgate: ${refused}`);
+    this.subs.delete(requestId);
+    const places = extra + this.ctx.detach(old, unique.length);
+    // The hub may have dropped some of the old ones meanwhile (their places went back): ask for those again.
+    const again = places < unique.length ? await this.ctx.reserve(unique.length - places) : undefined;
+    if (again !== undefined) {
+      this.ctx.release(places);
+      return this.error(requestId, `depthgate: ${again}`);
+    }
     const channel = channelOf(type as string, s.responsesDebounced === true);
     const h: PmUsSub = { requestId };
     this.subs.set(

@@ -408,6 +408,38 @@ describe('caller authentication and limits', () => {
     await b.until(() => b.ofType('type', 'orderbook_snapshot').length === 2, 'room again');
   });
 
+  test('Polymarket US: a replacement the key’s limit refuses leaves the subscription it would replace as it was', async () => {
+    const limited = await h.newKey({ ws_max_subscriptions: 2 });
+    const x = await WsClient.open(url('/ws/v1/venue-a-us'), { headers: { 'X-API-Key': limited } });
+    clients.push(x);
+    const [s1, s2, s3] = sim.books.tickers('venue-a-us').slice(0, 3) as [string, string, string];
+    const subscribe = (marketSlugs: string[]) => ({
+      subscribe: { requestId: 'r', subscriptionType: 'SUBSCRIPTION_TYPE_MARKET_DATA', marketSlugs },
+    });
+    const held = () => metric('gateway_ws_subscriptions', { platform: 'venue-a-us' });
+    x.send(subscribe([s1, s2]));
+    await x.until(() => x.messages.filter((m) => m.marketData !== undefined).length >= 2, 'the two books');
+    // Three markets in place of two: one more than the key may hold.
+    x.send(subscribe([s1, s2, s3]));
+    await x.until(() => x.messages.some((m) => m.error !== undefined), 'the refusal');
+    expect(x.messages.find((m) => m.error !== undefined)).toEqual({
+      requestId: 'r',
+      error:
+        'depthgate: subscription limit reached: this API key may hold 2 subscriptions (channel × market) across its connections',
+    });
+    expect(await held()).toBe(2);
+    // Within the limit it replaces: its places go to the new markets (the key still holds two, no more).
+    x.send(subscribe([s2, s3]));
+    await eventually(
+      async () =>
+        x.messages.some((m) => m.error === undefined && m.marketData !== undefined && JSON.stringify(m).includes(s3)),
+      'the new market’s book',
+    );
+    expect(await held()).toBe(2);
+    x.send(subscribe([s3]));
+    await eventually(async () => (await held()) === 1, 'the replaced subscription’s extra place given back');
+  });
+
   test('a client that does not read is closed with 4009 (slow consumer); the others are unaffected', async () => {
     const g = await h.gateway({ ...WS_ENV, WS_MAX_BUFFERED_BYTES: '16384' });
     const market = kalshi.market();
