@@ -174,6 +174,9 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
     now,
     (batch) => writer.enqueue(batch),
     config.registry.codes,
+    // Counted where the rows are taken to be stored: a standby's gaps (held in its buffer, most never written) are not.
+    (exchange, reason, stream) =>
+      stream === 'trades' ? metrics.tradeGaps.inc({ exchange, reason }) : metrics.gap(exchange, reason),
   );
   // Redundant mode: the tickers write through the routing sink (owned: the writer's sink; standby: the buffer).
   const bound = redundancy?.bind({ writer, sink, venues });

@@ -543,10 +543,8 @@ describe('TickerRecorder trades', () => {
       onBroken: () => undefined,
       onTradeWindow: (_r, w) => windows.push(w),
       metrics: {
-        gap: () => undefined,
         clamped: () => undefined,
         tradeDeduplicated: (e) => deduplicated.push(e),
-        tradeGap: (e, reason) => counted.push(`gap ${e} ${reason}`),
         tradeCountExcess: (e, t, quantity) => counted.push(`excess ${e} ${t} ${quantity ?? 'restarted'}`),
       },
     };
@@ -772,11 +770,7 @@ describe('TickerRecorder trades', () => {
     rec.trade(trade(1400, 'b', { size: '2' }));
     rec.tradesCounted('42.75', 1500);
     rec.tradesCounted('41', 1600); // the count went back (a venue restart)
-    expect(counted).toEqual([
-      'gap venue_b missed_trades',
-      'excess venue_b KXTEST-1 1',
-      'excess venue_b KXTEST-1 restarted',
-    ]);
+    expect(counted).toEqual(['excess venue_b KXTEST-1 1', 'excess venue_b KXTEST-1 restarted']);
     expect(sink.of('gap')).toHaveLength(1);
     expect(() => rec.tradesCounted('-1', 1700)).toThrow(/negative/);
     expect(() => rec.tradesCounted('1e3', 1700)).toThrow(/exact decimal/);

@@ -124,9 +124,7 @@ export interface TickerEnv {
   /** Every ticker's trades are read back this often, to find trades the feed lost silently (0 or absent: never). */
   tradeAuditIntervalMs?: number;
   metrics?: {
-    gap(exchange: ExchangeKey, reason: GapReason): void;
     clamped(exchange: ExchangeKey): void;
-    tradeGap?(exchange: ExchangeKey, reason: TradeGapReason): void;
     tradeDeduplicated?(exchange: ExchangeKey): void;
     /** The trade count audit found more trades than the venue counts (`quantity`), or the count went back. */
     tradeCountExcess?(exchange: ExchangeKey, ticker: string, quantity: string | undefined): void;
@@ -434,7 +432,6 @@ export class TickerRecorder {
     if (gap !== undefined) {
       const from = Math.min(gap.from, s);
       this.env.sink.gap(this.exchange, this.ticker, from, s, gap.reason, this.env.now());
-      this.env.metrics?.gap(this.exchange, gap.reason);
       this.pendingGap = undefined;
     }
     this.knownAt = this.pendingSnapshot.receivedAt;
@@ -788,7 +785,6 @@ export class TickerRecorder {
     const check = this.tradeCount.book(count, ts);
     if (check.kind === 'missed') {
       this.env.sink.gap(this.exchange, this.ticker, check.from, check.to, 'missed_trades', this.env.now(), 'trades');
-      this.env.metrics?.tradeGap?.(this.exchange, 'missed_trades');
     } else if (check.kind === 'excess' || check.kind === 'restarted') {
       const quantity = check.kind === 'excess' ? formatDecimal(check.quantity) : undefined;
       this.env.metrics?.tradeCountExcess?.(this.exchange, this.ticker, quantity);
@@ -818,7 +814,6 @@ export class TickerRecorder {
       const to = Math.min(m.to, w.to);
       if (from > to) continue;
       this.env.sink.gap(this.exchange, this.ticker, from, to, reason, this.env.now(), 'trades');
-      this.env.metrics?.tradeGap?.(this.exchange, reason);
     }
     return recorded;
   }

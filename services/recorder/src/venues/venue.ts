@@ -293,9 +293,7 @@ export class Venue {
         onTradeWindow: this.backfiller ? (r, w) => this.backfiller?.add(r, w) : undefined,
         tradeAuditIntervalMs: this.o.trades && canBackfill(this.o.trades) ? this.o.tradeAuditIntervalMs : 0,
         metrics: {
-          gap: (exchange, reason) => this.o.metrics.gap(exchange, reason),
           clamped: (exchange) => this.o.metrics.clamped.inc({ exchange }),
-          tradeGap: (exchange, reason) => this.o.metrics.tradeGaps.inc({ exchange, reason }),
           tradeDeduplicated: (exchange) => this.o.metrics.tradesDeduplicated.inc({ exchange }),
           tradeCountExcess: (exchange, ticker, quantity) => {
             this.o.metrics.tradeCountExcess.inc({ exchange });

@@ -176,6 +176,21 @@ describe('ordered book generations', () => {
     ]);
   });
 
+  it('tells of every gap row it takes, with its stream (the gap metrics count what is stored)', () => {
+    const told: string[] = [];
+    const sink = new TsvSink(
+      { maxRows: 1000, maxBytes: 1 << 20, maxDelayMs: 1e9 },
+      () => 0,
+      () => undefined,
+      undefined,
+      (exchange, reason, stream) => told.push(`${exchange} ${reason} ${stream}`),
+    );
+    sink.gap('venue_b', 'KX', T0, T0 + 10, 'disconnect', T0 + 10);
+    sink.gap('venue_c', 'BTCUSD', T0, T0 + 10, 'no_backfill', T0 + 10, 'trades');
+    sink.delta('venue_b', 'KX', T0 + 11, 3, 1, '0.5', '1', T0 + 11, '');
+    expect(told).toEqual(['venue_b disconnect book', 'venue_c no_backfill trades']);
+  });
+
   it('ends a generation before a delta of a ticker whose gap (and closing snapshot) it holds', () => {
     const sealed: SealedBatch[] = [];
     const sink = new TsvSink(

@@ -120,6 +120,8 @@ export class TsvSink implements RowSink {
     now: () => number,
     seal: (batch: SealedBatch) => void,
     private readonly codes: Readonly<Record<string, number>> = EXCHANGE_CODES,
+    /** Told of every gap row this sink takes: the rows to be stored (recorder_gaps_total, recorder_trade_gaps_total). */
+    private readonly onGap?: (exchange: ExchangeKey, reason: string, stream: GapStream) => void,
   ) {
     this.deltas = new TableBatcher('deltas', limits, now, seal);
     this.snapshots = new TableBatcher('snapshots', limits, now, seal);
@@ -215,6 +217,7 @@ export class TsvSink implements RowSink {
     b.append(`${exchange}\t${ticker}\t${fromTs}\t${toTs}\t${reason}\t${detectedAt}\t${stream}\n`, ex, 1, toTs);
     b.probe = { table: 'gaps', exchange, ticker, fromTs, toTs, reason, detectedAt };
     this.produced.gaps[ex] = (this.produced.gaps[ex] ?? 0) + 1;
+    this.onGap?.(exchange, reason, stream);
     if (this.gaps.full(b)) this.sealBook();
   }
 
