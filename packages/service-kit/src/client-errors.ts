@@ -38,6 +38,7 @@ export function rawErrorResponse(
   code: ErrorCode,
   message: string,
   headers: Readonly<Record<string, string>> = {},
+  requestId: string = randomUUID(),
 ): string {
   const status = statusFor(code);
   const body = JSON.stringify({ error: code, message });
@@ -45,13 +46,32 @@ export function rawErrorResponse(
     `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? 'Error'}\r\n` +
     'Content-Type: application/json; charset=utf-8\r\n' +
     `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-    `X-Request-Id: ${randomUUID()}\r\n` +
+    `X-Request-Id: ${requestId}\r\n` +
     Object.entries(headers)
       .map(([name, value]) => `${name}: ${value}\r\n`)
       .join('') +
     'Connection: close\r\n\r\n' +
     body
   );
+}
+
+/**
+ * A WebSocket handshake the `ws` library refuses (its `wsClientError` event: the reason as its message) as the
+ * service's error: 405 for another method than GET, else 400 `invalid_request` with the library's reason (a missing
+ * or malformed Sec-WebSocket-Key, an unsupported Sec-WebSocket-Version, a malformed Sec-WebSocket-Protocol).
+ */
+export function wsHandshakeRefusal(reason: string): {
+  code: ErrorCode;
+  message: string;
+  headers: Record<string, string>;
+} {
+  if (reason === 'Invalid HTTP method')
+    return { code: 'method_not_allowed', message: 'A WebSocket opens with GET', headers: { Allow: 'GET' } };
+  // RFC 6455 §4.4: the versions the server speaks.
+  const headers: Record<string, string> = reason.includes('Sec-WebSocket-Version')
+    ? { 'Sec-WebSocket-Version': '13' }
+    : {};
+  return { code: 'invalid_request', message: reason, headers };
 }
 
 /** Answers one `clientError`: the error response, then the connection closes (at once when nothing can be said). */

@@ -319,5 +319,32 @@ export function testCluster(): TestCluster {
   };
 }
 
+/**
+ * One HTTP/1.1 exchange on a raw socket (requests no client library would send: an Upgrade other than WebSocket, a
+ * malformed handshake): the answer's head and its body (Content-Length bytes; nothing for a 101), then the socket is
+ * closed.
+ */
+export function rawExchange(
+  port: number,
+  request: string,
+  host = '127.0.0.1',
+): Promise<{ head: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, host, () => socket.write(request));
+    let got = '';
+    socket.on('data', (d: Buffer) => {
+      got += d.toString('latin1');
+      const end = got.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const head = got.slice(0, end);
+      const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
+      if (got.length < end + 4 + length) return;
+      socket.destroy();
+      resolve({ head, body: got.slice(end + 4, end + 4 + length) });
+    });
+    socket.on('error', reject);
+  });
+}
+
 export { WsTestClient, type WsOpenOptions } from './ws-client';
 export * from './contract';

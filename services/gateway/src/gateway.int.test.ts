@@ -1,8 +1,7 @@
 import http from 'node:http';
-import net from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { RedisKeyStore, type Redis } from '@depthgate/auth';
-import { refusedPort, uniqueName, waitFor } from '@depthgate/test-utils';
+import { rawExchange, refusedPort, uniqueName, waitFor } from '@depthgate/test-utils';
 import { GatewayClient, HttpError, type Platform } from '@depthgate/client';
 import type { Simulator } from '@depthgate/venue-sim';
 import type { RunningGateway } from './server';
@@ -171,23 +170,7 @@ describe('caller side', () => {
   });
 
   it('an Upgrade other than WebSocket is answered as the request it also is; every handshake answer has X-Request-Id', async () => {
-    /** One exchange on a raw socket: the answer's head and body (Content-Length bytes, or until the 101's head). */
-    const raw = (text: string) =>
-      new Promise<{ head: string; body: string }>((resolve, reject) => {
-        const socket = net.connect(gw.port, '127.0.0.1', () => socket.write(text));
-        let got = '';
-        socket.on('data', (d: Buffer) => {
-          got += d.toString('latin1');
-          const end = got.indexOf('\r\n\r\n');
-          if (end < 0) return;
-          const head = got.slice(0, end);
-          const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
-          if (got.length < end + 4 + length) return;
-          socket.destroy();
-          resolve({ head, body: got.slice(end + 4, end + 4 + length) });
-        });
-        socket.on('error', reject);
-      });
+    const raw = (text: string) => rawExchange(gw.port, text);
     const h2c = 'Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA\r\n';
     const health = await raw(`GET /health HTTP/1.1\r\nHost: gw\r\n${h2c}\r\n`);
     expect(health.head).toMatch(/^HTTP\/1\.1 200 /);
@@ -200,6 +183,17 @@ describe('caller side', () => {
     const refused = await raw(`GET /ws/v1/kalshi HTTP/1.1\r\nHost: gw\r\nX-Request-Id: ws-refused-1\r\n${ws}\r\n`);
     expect(refused.head).toMatch(/^HTTP\/1\.1 401 /);
     expect(refused.head).toMatch(/\r\nX-Request-Id: ws-refused-1(\r\n|$)/i);
+    // A handshake the WebSocket library refuses (here a malformed Sec-WebSocket-Key): the JSON form too.
+    const badKey = await raw(
+      `GET /ws/v1/kalshi HTTP/1.1\r\nHost: gw\r\nX-API-Key: ${key}\r\nX-Request-Id: ws-bad-key\r\n` +
+        'Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: short\r\n\r\n',
+    );
+    expect(badKey.head).toMatch(/^HTTP\/1\.1 400 /);
+    expect(badKey.head).toMatch(/\r\nX-Request-Id: ws-bad-key(\r\n|$)/i);
+    expect(JSON.parse(badKey.body)).toEqual({
+      error: 'invalid_request',
+      message: 'Missing or invalid Sec-WebSocket-Key header',
+    });
     const opened = await raw(
       `GET /ws/v1/kalshi HTTP/1.1\r\nHost: gw\r\nX-API-Key: ${key}\r\nX-Request-Id: ws-open-1\r\n${ws}\r\n`,
     );

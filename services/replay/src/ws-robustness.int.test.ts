@@ -6,7 +6,7 @@
  * malformed platform in the path is a 404 in the JSON error form; a handshake after the shutdown began is refused with
  * 503. (The shutdown case comes last: it closes the harness's sockets for good.)
  */
-import { WsTestClient } from '@depthgate/test-utils';
+import { rawExchange, WsTestClient } from '@depthgate/test-utils';
 import { startHarness, TICKERS, type Harness } from './testing/harness';
 import { VENUES, type Venue, type VenueSocketClient } from './testing/venues';
 
@@ -98,6 +98,35 @@ it('a platform whose percent-escapes are malformed is 404 unknown_platform in th
   const r = await WsTestClient.refused(h.wsUrl('%E0%A4%A', 'speed=max'), { headers: { 'X-API-Key': h.key } });
   expect(r.status).toBe(404);
   expect(r.json).toMatchObject({ error: 'unknown_platform' });
+});
+
+it('a handshake the WebSocket library refuses is answered in the JSON error form; every handshake answer has X-Request-Id', async () => {
+  const { first, last } = h.span(kalshi.exchange);
+  const target = new URL(h.wsUrl(kalshi.socket.platform, `from=${first}&to=${last}&speed=1`));
+  /** One handshake on a raw socket, with these headers added. */
+  const raw = (headers: string) =>
+    rawExchange(
+      Number(target.port),
+      `GET ${target.pathname}${target.search} HTTP/1.1\r\nHost: replay\r\nX-API-Key: ${h.key}\r\n` +
+        `Upgrade: websocket\r\nConnection: Upgrade\r\n${headers}\r\n`,
+      target.hostname,
+    );
+  const version = 'Sec-WebSocket-Version: 13\r\n';
+  const badKey = await raw(`${version}Sec-WebSocket-Key: short\r\nX-Request-Id: replay-bad-key\r\n`);
+  expect(badKey.head).toMatch(/^HTTP\/1\.1 400 /);
+  expect(badKey.head).toMatch(/\r\nX-Request-Id: replay-bad-key(\r\n|$)/i);
+  expect(JSON.parse(badKey.body)).toEqual({
+    error: 'invalid_request',
+    message: 'Missing or invalid Sec-WebSocket-Key header',
+  });
+  const key = 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n';
+  const badVersion = await raw(`Sec-WebSocket-Version: 99\r\n${key}`);
+  expect(badVersion.head).toMatch(/^HTTP\/1\.1 400 /);
+  expect(badVersion.head).toMatch(/\r\nSec-WebSocket-Version: 13(\r\n|$)/i);
+  expect(JSON.parse(badVersion.body)).toMatchObject({ error: 'invalid_request' });
+  const opened = await raw(`${version}${key}X-Request-Id: replay-open-1\r\n`);
+  expect(opened.head).toMatch(/^HTTP\/1\.1 101 /);
+  expect(opened.head).toMatch(/\r\nX-Request-Id: replay-open-1(\r\n|$)/i);
 });
 
 it('after the shutdown began, a handshake is refused with 503 and open sockets close with 1001', async () => {

@@ -145,11 +145,11 @@ export class ClientConnection implements ClientLink, SubscriberOwner {
       onlyChannel: o.onlyChannel,
       send: (text) => this.send(text),
       close: (code, reason) => this.close(code, reason),
-      reserve: async (n) => {
-        if (n <= 0) return undefined;
-        if (o.hub.room() < n) {
+      reserve: async (n, topics = n) => {
+        if (topics > 0 && o.hub.room() < topics) {
           return `the gateway holds as many upstream subscriptions of this platform as it may; retry later`;
         }
+        if (n <= 0) return undefined;
         if (!(await o.limits.reserve(conn, n, o.maxSubscriptions)))
           return `subscription limit reached: this API key may hold ${o.maxSubscriptions} subscriptions (channel × market) across its connections`;
         if (!this.open) {
@@ -170,9 +170,7 @@ export class ClientConnection implements ClientLink, SubscriberOwner {
           o.hub.detach(sub);
           n++;
         }
-        const kept = Math.min(n, keep);
-        o.limits.release(conn, n - kept);
-        return kept;
+        o.limits.release(conn, n - Math.min(n, keep));
       },
       release: (n) => o.limits.release(conn, n),
     };

@@ -23,9 +23,9 @@ import {
 import { feedLiveness } from '@depthgate/platforms';
 import {
   loggableUrl,
+  rawErrorResponse,
   requestIdOf,
-  statusFor,
-  type ErrorBody,
+  wsHandshakeRefusal,
   type ErrorCode,
   type Logger,
 } from '@depthgate/service-kit';
@@ -109,6 +109,11 @@ export class WsGateway {
       handleProtocols: (protocols) => (protocols.has(KEY_SUBPROTOCOL) ? KEY_SUBPROTOCOL : false),
     });
     this.wss.on('headers', (headers, req) => headers.push(`X-Request-Id: ${req.id}`));
+    // A handshake the library itself refuses gets the gateway's JSON answer too (not the library's text).
+    this.wss.on('wsClientError', (err, socket, req) => {
+      const { code, message, headers } = wsHandshakeRefusal(err.message);
+      this.refuse(req, socket, { code, message }, headers);
+    });
     // Upstream messages are handled while one turn's writes to clients stay under TURN_BYTES and all clients'
     // unsent bytes under WS_MAX_BUFFERED_TOTAL_BYTES; the clients furthest behind are cut (boundBuffers).
     const cap = config.WS_MAX_BUFFERED_TOTAL_BYTES;
@@ -198,15 +203,7 @@ export class WsGateway {
   private refuse(req: IncomingMessage, socket: Duplex, r: Refusal, headers: Record<string, string> = {}): void {
     if (r.platform) this.d.metrics.forPlatform(r.platform).handshake(r.code);
     if (!socket.writable) return void socket.destroy();
-    const body = JSON.stringify({ error: r.code, message: r.message } satisfies ErrorBody);
-    const status = statusFor(r.code);
-    const extra = Object.entries(headers)
-      .map(([k, v]) => `${k}: ${v}\r\n`)
-      .join('');
-    socket.end(
-      `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\nContent-Type: application/json\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${req.id}\r\n${extra}Connection: close\r\n\r\n${body}`,
-    );
+    socket.end(rawErrorResponse(r.code, r.message, headers, req.id));
   }
 
   /** The stream a handshake's host and path name, or why none. */
@@ -487,13 +484,3 @@ export class WsGateway {
     await Promise.all([...this.streams.values()].map((s) => s.hub.stop()));
   }
 }
-
-const STATUS_TEXT: Record<number, string> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  429: 'Too Many Requests',
-  500: 'Internal Server Error',
-  503: 'Service Unavailable',
-};

@@ -130,17 +130,18 @@ export interface ClientContext<H> {
   /** Closes the connection with a close code of its own protocol or the gateway's (ws/close-codes.ts). */
   close(code: number, reason: string): void;
   /**
-   * Takes `n` subscriptions from the key's limit and the platform's upstream capacity; undefined when granted, else
-   * why not (a sentence for the platform's error reply), taking nothing. Call before replying, then attach each.
+   * Takes `n` subscriptions from the key's limit, after checking the platform's upstream capacity for `topics` of
+   * them (default `n`; a replacement asks the limit for fewer places than it makes topics); undefined when granted,
+   * else why not (a sentence for the platform's error reply), taking nothing. Call before replying, then attach each.
    */
-  reserve(n: number): Promise<string | undefined>;
+  reserve(n: number, topics?: number): Promise<string | undefined>;
   /** Attaches a reserved subscription: a live topic's snapshot follows at once (late joiner). */
   attach(channel: string, market: string, handle: H): Subscriber<H>;
   /**
    * Detaches subscriptions and gives their places back to the key's limit, but for up to `keep` of them, which the
-   * caller passes on to subscriptions it attaches next (a replacement); returns how many places it kept.
+   * caller passes on to subscriptions it attaches next (a replacement).
    */
-  detach(subs: Iterable<Subscriber<H>>, keep?: number): number;
+  detach(subs: Iterable<Subscriber<H>>, keep?: number): void;
   /** Gives back places taken by `reserve` (or kept by `detach`) that no subscription holds. */
   release(n: number): void;
 }

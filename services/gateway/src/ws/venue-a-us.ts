@@ -150,19 +150,26 @@ class PmUsClient {
     if (bad !== undefined) return this.error(requestId, `invalid market slug "${bad.slice(0, 100)}"`);
     const unique = [...new Set(slugs)];
     // The same requestId again replaces that subscription, as the platform does: its places go to the new markets,
-    // and only those beyond them are asked of the key's limit. Refused, the old subscription stays as it was.
-    const old = this.subs.get(requestId) ?? [];
-    const extra = Math.max(0, unique.length - old.length);
-    const refused = await this.ctx.reserve(extra);
-    if (refused !== undefined) return this.error(requestId, `depthgate: ${refused}`);
-    this.subs.delete(requestId);
-    const places = extra + this.ctx.detach(old, unique.length);
-    // The hub may have dropped some of the old ones meanwhile (their places went back): ask for those again.
-    const again = places < unique.length ? await this.ctx.reserve(unique.length - places) : undefined;
-    if (again !== undefined) {
-      this.ctx.release(places);
-      return this.error(requestId, `depthgate: ${again}`);
+    // and only those beyond them are asked of the key's limit (the gateway's upstream room, for all of them).
+    // Refused, the old subscription stays as it was. The hub may drop some of the old ones while we wait (their
+    // places go back at once): those are asked for again, until what is held and reserved covers the new markets.
+    let reserved = 0;
+    let topics = unique.length;
+    for (;;) {
+      const held = Math.min((this.subs.get(requestId) ?? []).length, unique.length);
+      const need = Math.max(0, unique.length - held - reserved);
+      if (need === 0 && topics === 0) break;
+      const refused = await this.ctx.reserve(need, topics);
+      if (refused !== undefined) {
+        if (reserved > 0) this.ctx.release(reserved);
+        return this.error(requestId, `depthgate: ${refused}`);
+      }
+      reserved += need;
+      topics = 0;
     }
+    const old = this.subs.get(requestId) ?? [];
+    this.subs.delete(requestId);
+    this.ctx.detach(old, unique.length - reserved);
     const channel = channelOf(type as string, s.responsesDebounced === true);
     const h: PmUsSub = { requestId };
     this.subs.set(

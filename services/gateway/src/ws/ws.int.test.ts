@@ -413,31 +413,36 @@ describe('caller authentication and limits', () => {
     const x = await WsClient.open(url('/ws/v1/venue-a-us'), { headers: { 'X-API-Key': limited } });
     clients.push(x);
     const [s1, s2, s3] = sim.books.tickers('venue-a-us').slice(0, 3) as [string, string, string];
-    const subscribe = (marketSlugs: string[]) => ({
-      subscribe: { requestId: 'r', subscriptionType: 'SUBSCRIPTION_TYPE_MARKET_DATA', marketSlugs },
+    const subscribe = (requestId: string, marketSlugs: string[]) => ({
+      subscribe: { requestId, subscriptionType: 'SUBSCRIPTION_TYPE_MARKET_DATA', marketSlugs },
     });
+    const LIMIT =
+      'depthgate: subscription limit reached: this API key may hold 2 subscriptions (channel × market) across its connections';
+    const errors = (requestId: string) => x.messages.filter((m) => m.requestId === requestId && m.error !== undefined);
+    const books = (requestId: string, slug: string) =>
+      x.messages.filter(
+        (m) => m.requestId === requestId && m.marketData !== undefined && JSON.stringify(m).includes(slug),
+      );
     const held = () => metric('gateway_ws_subscriptions', { platform: 'venue-a-us' });
-    x.send(subscribe([s1, s2]));
-    await x.until(() => x.messages.filter((m) => m.marketData !== undefined).length >= 2, 'the two books');
-    // Three markets in place of two: one more than the key may hold.
-    x.send(subscribe([s1, s2, s3]));
-    await x.until(() => x.messages.some((m) => m.error !== undefined), 'the refusal');
-    expect(x.messages.find((m) => m.error !== undefined)).toEqual({
-      requestId: 'r',
-      error:
-        'depthgate: subscription limit reached: this API key may hold 2 subscriptions (channel × market) across its connections',
-    });
+    x.send(subscribe('r', [s1, s2]));
+    await x.until(() => books('r', s1).length > 0 && books('r', s2).length > 0, 'the two books');
+    // Three markets in place of two: one more than the key may hold. Refused; the two stay.
+    x.send(subscribe('r', [s1, s2, s3]));
+    await x.until(() => errors('r').length === 1, 'the refusal');
+    expect(errors('r')[0]).toEqual({ requestId: 'r', error: LIMIT });
     expect(await held()).toBe(2);
-    // Within the limit it replaces: its places go to the new markets (the key still holds two, no more).
-    x.send(subscribe([s2, s3]));
-    await eventually(
-      async () =>
-        x.messages.some((m) => m.error === undefined && m.marketData !== undefined && JSON.stringify(m).includes(s3)),
-      'the new market’s book',
-    );
-    expect(await held()).toBe(2);
-    x.send(subscribe([s3]));
+    // Within the limit it replaces: the old places go to the new markets, and the key holds two, no more.
+    x.send(subscribe('r', [s2, s3]));
+    await x.until(() => books('r', s3).length > 0, 'the new market’s book');
+    x.send(subscribe('q', [s1]));
+    await x.until(() => errors('q').length === 1, 'a third market refused');
+    expect(errors('q')[0]).toEqual({ requestId: 'q', error: LIMIT });
+    // One market in place of two gives one place back: now it fits.
+    x.send(subscribe('r', [s3]));
     await eventually(async () => (await held()) === 1, 'the replaced subscription’s extra place given back');
+    x.send(subscribe('q', [s1]));
+    await x.until(() => books('q', s1).length > 0, 'the book of the market that fits again');
+    expect(errors('q')).toHaveLength(1);
   });
 
   test('a client that does not read is closed with 4009 (slow consumer); the others are unaffected', async () => {

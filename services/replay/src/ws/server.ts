@@ -17,7 +17,7 @@ import type { Duplex } from 'node:stream';
 import { ipBucket, KeyLimits, presentedKey, type Auth, type Caller } from '@depthgate/auth';
 import type { HistoryStore, OrderBookQueries } from '@depthgate/history-store';
 import { canonicalPlatform } from '@depthgate/platforms';
-import { AppError, rawErrorResponse, type Logger } from '@depthgate/service-kit';
+import { AppError, rawErrorResponse, requestIdOf, wsHandshakeRefusal, type Logger } from '@depthgate/service-kit';
 import proxyaddr from 'proxy-addr';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ReplayMetrics } from '../metrics';
@@ -96,6 +96,12 @@ export class ReplaySockets {
   private readonly trust: (addr: string, i: number) => boolean;
 
   constructor(private readonly d: ReplaySocketsDeps) {
+    this.wss.on('headers', (headers, req) => headers.push(`X-Request-Id: ${req.id}`));
+    // A handshake the library itself refuses gets the service's JSON answer too (not the library's text).
+    this.wss.on('wsClientError', (err, socket, req) => {
+      const { code, message, headers } = wsHandshakeRefusal(err.message);
+      this.refuse(req, socket, new AppError(code, message, { headers }));
+    });
     // As Express compiles a hop count (`trust proxy`: n): the n nearest addresses are proxies.
     this.trust = (_addr, hop) => hop < d.trustProxyHops;
     this.sessions = new Sessions(d.settleMs);
@@ -114,16 +120,18 @@ export class ReplaySockets {
     // From the upgrade on the socket is ours, errors included (a client that resets it while the handshake waits on
     // Redis): without a listener an error event would be thrown and end the process.
     socket.on('error', () => socket.destroy());
+    // Every answer to the handshake carries it: a refusal, and the 101 (the `headers` event).
+    requestIdOf(req);
     void this.handshake(req, socket, head).catch((err: unknown) => {
-      if (err instanceof AppError) return this.refuse(socket, err);
+      if (err instanceof AppError) return this.refuse(req, socket, err);
       this.d.logger.error({ err: { message: (err as Error).message } }, 'replay handshake failed');
-      this.refuse(socket, new AppError('internal_error', 'Internal server error'));
+      this.refuse(req, socket, new AppError('internal_error', 'Internal server error'));
     });
   };
 
-  private refuse(socket: Duplex, err: AppError): void {
+  private refuse(req: IncomingMessage, socket: Duplex, err: AppError): void {
     if (!socket.writable) return void socket.destroy();
-    socket.end(rawErrorResponse(err.code, err.message, err.headers));
+    socket.end(rawErrorResponse(err.code, err.message, err.headers, req.id));
   }
 
   private async handshake(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
