@@ -149,11 +149,11 @@ export class ClientConnection implements ClientLink, SubscriberOwner {
         if (topics > 0 && o.hub.room() < topics) {
           return `the gateway holds as many upstream subscriptions of this platform as it may; retry later`;
         }
-        if (n <= 0) return undefined;
-        if (!(await o.limits.reserve(conn, n, o.maxSubscriptions)))
+        if (n > 0 && !(await o.limits.reserve(conn, n, o.maxSubscriptions)))
           return `subscription limit reached: this API key may hold ${o.maxSubscriptions} subscriptions (channel × market) across its connections`;
+        // Closed meanwhile (or before: a frame handled after the close): nothing may be attached to it.
         if (!this.open) {
-          o.limits.release(conn, n);
+          if (n > 0) o.limits.release(conn, n);
           return 'connection closed';
         }
         return undefined;
