@@ -20,7 +20,7 @@ from .gateway import GatewayClient, GatewayResponse
 from .history import HistoryClient
 from .order_book import Best, Level, OrderBook
 from .replay import BookAt, BookEvent, GapEvent, SnapshotEvent
-from .rows import Bar, DeltaRow, Gap, SnapshotRow, TradeRow
+from .rows import Bar, DeltaRow, Gap, SnapshotRow, TradeRow, TradesGap
 from .series import Page, RowStream
 from .timestamps import format_timestamp, parse_timestamp
 
@@ -38,6 +38,7 @@ __all__ = [
     "TradeRow",
     "Bar",
     "Gap",
+    "TradesGap",
     "Page",
     "RowStream",
     "BookVerified",

@@ -12,7 +12,7 @@ from typing import Any, Dict, Iterable, List, Sequence
 
 from .decimals import canonical
 from .errors import InvalidArgumentError
-from .rows import Gap, TradeRow
+from .rows import Gap, TradeRow, TradesGap
 
 _TIME_COLUMNS = ("ts", "received_ts", "from_ts", "to_ts", "detected_at")
 _DECIMAL_COLUMNS = ("price", "quantity", "quantity_delta", "size", "open", "high", "low", "close", "volume", "vwap")
@@ -44,18 +44,22 @@ def _check(how: str) -> None:
 
 def rows_frame(items: Iterable[Any], decimals: str = "decimal", columns: Sequence[str] = ()) -> Any:
     """A DataFrame of rows (NamedTuples), one column per field. When gap markers or trade lines come among the rows,
-    a ``type`` column says which each line is (``row``, ``gap``, ``trade``)."""
+    a ``type`` column says which each line is (``row``, ``gap``, ``trade``, ``trades_gap``)."""
     _check(decimals)
     pd = _pandas()
     records: List[Dict[str, Any]] = []
     kinds = set()
     for item in items:
-        kind = "gap" if isinstance(item, Gap) else "trade" if isinstance(item, TradeRow) else "row"
+        kind = (
+            "trades_gap"
+            if isinstance(item, TradesGap)
+            else "gap" if isinstance(item, Gap) else "trade" if isinstance(item, TradeRow) else "row"
+        )
         kinds.add(type(item))
         record = item._asdict()
         record["type"] = kind
         records.append(record)
-    mixed = len(kinds) > 1 or any(r["type"] == "gap" for r in records)
+    mixed = len(kinds) > 1 or any(r["type"] in ("gap", "trades_gap") for r in records)
     frame = pd.DataFrame.from_records(records, columns=None if records else ["type", *columns])
     if not mixed and "type" in frame.columns:
         frame = frame.drop(columns=["type"])

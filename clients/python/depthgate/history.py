@@ -10,9 +10,8 @@
 Rows are checked as they are parsed; a malformed row, a cut stream or an error answer is a typed error
 (:mod:`depthgate.errors`), never a short or wrong result.
 
-``trades``, ``trade_page``, ``bars`` and ``deltas(trades=True)`` follow the documented shapes of the trades API
-(``/api/{exchange}/trades/{ticker}``, ``/bars/{ticker}``, ``include=trades``), to be checked against the service
-once it serves them.
+``trades``, ``trade_page``, ``bars`` and ``deltas(trades=True)`` read the service's trades API
+(``/api/{exchange}/trades/{ticker}``, ``/bars/{ticker}``, ``include=trades``; docs/history.md).
 """
 
 from __future__ import annotations
@@ -246,8 +245,8 @@ class HistoryClient:
         gaps: bool = False,
         transport: str = "stream",
     ) -> "RowStream[Union[TradeRow, Gap]]":
-        """Every trade of a range, in (ts, sequence) order (``GET /api/{exchange}/trades/{ticker}``, documented shape:
-        to be checked once the service serves it). ``fields``: ``received_ts``, ``venue_side``, ``sequence``."""
+        """Every trade of a range, in (ts, sequence) order (``GET /api/{exchange}/trades/{ticker}``). ``fields``:
+        ``received_ts``, ``venue_side``, ``sequence``."""
         o = dict(start=start, end=end, page_size=page_size, fields=fields, gaps=gaps, transport=transport)
         return self._range(TRADES, exchange, ticker, o, [])
 

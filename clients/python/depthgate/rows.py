@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, Callable, Dict, Generic, NamedTuple, Optional, Tuple, TypeVar, Union
+from typing import Any, Callable, Dict, Generic, NamedTuple, Optional, Tuple, Type, TypeVar, Union
 
 from .decimals import _PLAIN
 from .errors import DataError
@@ -90,6 +90,14 @@ class Gap(NamedTuple):
     to_ts: datetime
     reason: str
     detected_at: Optional[datetime] = None
+
+
+class TradesGap(Gap):
+    """A stretch where the recorded trades may be incomplete (``{"type":"trades_gap",…}``, deltas with
+    ``trades=True, gaps=True``): the book is not affected. A :class:`Gap` too, so code that treats every gap alike
+    still sees it."""
+
+    __slots__ = ()
 
 
 class EndLine(NamedTuple):
@@ -228,11 +236,11 @@ def parse_bar(value: Any, where: Where) -> Bar:
     )
 
 
-def parse_gap(value: Any, where: Where) -> Gap:
+def parse_gap(value: Any, where: Where, cls: Type[Gap] = Gap) -> Gap:
     o = _obj(value, where)
     if not isinstance(o.get("reason"), str):
         raise _malformed("a gap has no reason", where, o)
-    return Gap(_ts(o, "from_ts", where), _ts(o, "to_ts", where), o["reason"], _opt_ts(o, "detected_at", where))
+    return cls(_ts(o, "from_ts", where), _ts(o, "to_ts", where), o["reason"], _opt_ts(o, "detected_at", where))
 
 
 @dataclass(frozen=True)
@@ -267,7 +275,8 @@ BARS: Kind[Bar] = Kind("bar", "bars", parse_bar, streams=False, columns=Bar._fie
 
 def parse_line(kind: Kind[Any], line: str, where: Where) -> Union[Row, Gap, EndLine]:
     """One NDJSON line of a rows stream: a row of ``kind``, a ``{"type":"gap",…}`` marker, a
-    ``{"type":"trade",…}`` line (deltas with ``include=trades``) or the ``{"type":"end",…}`` line."""
+    ``{"type":"trade",…}`` line (deltas with ``include=trades``; with gaps also ``{"type":"trades_gap",…}``) or the
+    ``{"type":"end",…}`` line."""
     try:
         value = json.loads(line)
     except ValueError:
@@ -276,6 +285,8 @@ def parse_line(kind: Kind[Any], line: str, where: Where) -> Union[Row, Gap, EndL
         t = value["type"]
         if t == "gap":
             return parse_gap(value, where)
+        if t == "trades_gap":
+            return parse_gap(value, where, TradesGap)
         if t == "end":
             count, cursor = value.get("count"), value.get("next_cursor")
             if not isinstance(count, int) or isinstance(count, bool) or not (cursor is None or isinstance(cursor, str)):

@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 from .errors import DataError, InvalidArgumentError
 from .http import Answer, Transport
-from .rows import EndLine, Gap, Kind, Where, parse_gap, parse_line
+from .rows import EndLine, Gap, Kind, TradesGap, Where, parse_gap, parse_line, parse_trade
 from .timestamps import format_timestamp
 
 T = TypeVar("T")
@@ -103,14 +103,19 @@ def check_page(kind: Kind[Any], answer: Answer, text: str) -> Page[Any]:
     parsed = []
     for i, r in enumerate(rows):
         where.line = i + 1
-        parsed.append(kind.parse(r, where))
+        # Deltas with trades: the trades among the rows, as `{"type":"trade",…}` (the only typed row a page holds).
+        parsed.append(parse_trade(r, where) if isinstance(r, dict) and r.get("type") == "trade" else kind.parse(r, where))
     gaps: List[Gap] = []
-    if body.get("gaps") is not None:
-        if not isinstance(body["gaps"], list):
-            raise DataError("malformed_body", '"gaps" is not a list', url=answer.url, request_id=answer.request_id)
-        for i, g in enumerate(body["gaps"]):
+    # The book's gaps, and (deltas with trades) the trades' gaps, in the order a stream places them.
+    for name, cls in (("gaps", Gap), ("trades_gaps", TradesGap)):
+        if body.get(name) is None:
+            continue
+        if not isinstance(body[name], list):
+            raise DataError("malformed_body", f'"{name}" is not a list', url=answer.url, request_id=answer.request_id)
+        for i, g in enumerate(body[name]):
             where.line = i + 1
-            gaps.append(parse_gap(g, where))
+            gaps.append(parse_gap(g, where, cls))
+    gaps.sort(key=lambda g: g.from_ts)
     cursor = body.get("next_cursor")
     if cursor is not None and not isinstance(cursor, str):
         raise DataError(

@@ -190,8 +190,8 @@ class RowsTest(Fixture):
 
 
 class TradesAndBarsTest(unittest.TestCase):
-    """The trades API as documented (/work/notes/trades-design.md, "Wire"), served by a local stand-in: to be
-    checked against the history service once it serves these endpoints."""
+    """The trades API as docs/history.md documents it, served by a local stand-in (the history service itself runs
+    the client in services/history/src/order-books/python-client.int.test.ts)."""
 
     def test_trades_stream_bars_pages_and_trade_lines_among_deltas(self) -> None:
         trade = {"ts": "2026-03-26T14:00:01.193Z", "trade_id": "t-1", "price": "0.48", "size": "3", "side": "buy"}
@@ -224,6 +224,30 @@ class TradesAndBarsTest(unittest.TestCase):
             mixed = list(client.deltas("venue_b", "KXT", trades=True))
             self.assertEqual([type(m).__name__ for m in mixed], ["DeltaRow", "TradeRow"])
             self.assertEqual(server.requests[-1].q("include"), "trades")
+
+
+    def test_the_trades_gaps_among_deltas_with_trades_streamed_and_paged(self) -> None:
+        # The first delta at T0 + 10, the trades' gap from then, the trade after it: one order, streamed or paged.
+        trade = {"type": "trade", "ts": from_ms(T0 + 30).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+                 "trade_id": "t-1", "price": "0.48", "size": "3", "side": "buy"}
+        tgap = gap(T0 + 10, T0 + 25, "no_backfill")
+
+        def handler(r: Request) -> Reply:
+            if r.q("format") == "ndjson":
+                lines = [json.dumps(DELTA_ROWS[0]), json.dumps({"type": "trades_gap", **tgap}), json.dumps(trade),
+                         json.dumps({"type": "end", "count": 2, "next_cursor": None})]
+                return Reply(200, {"Content-Type": "application/x-ndjson"}, [("\n".join(lines) + "\n").encode()])
+            return Reply.json({"exchange": "venue_b", "ticker": "KXT", "rows": [DELTA_ROWS[0], trade], "count": 2,
+                               "gaps": [], "trades_gaps": [tgap], "next_cursor": None})
+
+        with Server(handler) as server:
+            client = HistoryClient(server.url)
+            for transport in ("stream", "pages"):
+                mixed = list(client.deltas("venue_b", "KXT", trades=True, gaps=True, transport=transport))
+                self.assertEqual([type(m).__name__ for m in mixed], ["DeltaRow", "TradesGap", "TradeRow"], transport)
+                self.assertIsInstance(mixed[1], Gap)
+                self.assertEqual((mixed[1].reason, mixed[1].from_ts), ("no_backfill", from_ms(T0 + 10)), transport)
+                self.assertEqual(sorted(server.requests[-1].q("include").split(",")), ["gaps", "trades"])
 
 
 class VerifiedTest(unittest.TestCase):
