@@ -55,12 +55,40 @@ export function rawErrorResponse(
   );
 }
 
+/** The events of a `ws` WebSocketServer that handshake answers come from (structural: service-kit needs no `ws`). */
+export interface HandshakeEvents {
+  on(event: 'headers', listener: (headers: string[], req: IncomingMessage) => void): unknown;
+  on(event: 'wsClientError', listener: (err: Error, socket: Duplex, req: IncomingMessage) => void): unknown;
+}
+
+/**
+ * Every answer a WebSocket server gives a handshake, as the service's other answers: the 101 carries the request id
+ * (`req.id`: the upgrade listener sets it first, with requestIdOf), and a handshake the library refuses itself goes to
+ * `refuse` as the service's error (wsHandshakeRefusal) instead of the library's text.
+ */
+export function answerHandshakes(
+  wss: HandshakeEvents,
+  refuse: (
+    req: IncomingMessage,
+    socket: Duplex,
+    code: ErrorCode,
+    message: string,
+    headers: Record<string, string>,
+  ) => void,
+): void {
+  wss.on('headers', (headers, req) => headers.push(`X-Request-Id: ${req.id}`));
+  wss.on('wsClientError', (err, socket, req) => {
+    const { code, message, headers } = wsHandshakeRefusal(err.message);
+    refuse(req, socket, code, message, headers);
+  });
+}
+
 /**
  * A WebSocket handshake the `ws` library refuses (its `wsClientError` event: the reason as its message) as the
  * service's error: 405 for another method than GET, else 400 `invalid_request` with the library's reason (a missing
  * or malformed Sec-WebSocket-Key, an unsupported Sec-WebSocket-Version, a malformed Sec-WebSocket-Protocol).
  */
-export function wsHandshakeRefusal(reason: string): {
+function wsHandshakeRefusal(reason: string): {
   code: ErrorCode;
   message: string;
   headers: Record<string, string>;

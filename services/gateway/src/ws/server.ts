@@ -22,10 +22,10 @@ import {
 } from '@depthgate/auth';
 import { feedLiveness } from '@depthgate/platforms';
 import {
+  answerHandshakes,
   loggableUrl,
   rawErrorResponse,
   requestIdOf,
-  wsHandshakeRefusal,
   type ErrorCode,
   type Logger,
 } from '@depthgate/service-kit';
@@ -108,12 +108,9 @@ export class WsGateway {
       maxPayload: config.WS_MAX_MESSAGE_BYTES,
       handleProtocols: (protocols) => (protocols.has(KEY_SUBPROTOCOL) ? KEY_SUBPROTOCOL : false),
     });
-    this.wss.on('headers', (headers, req) => headers.push(`X-Request-Id: ${req.id}`));
-    // A handshake the library itself refuses gets the gateway's JSON answer too (not the library's text).
-    this.wss.on('wsClientError', (err, socket, req) => {
-      const { code, message, headers } = wsHandshakeRefusal(err.message);
-      this.refuse(req, socket, { code, message }, headers);
-    });
+    answerHandshakes(this.wss, (req, socket, code, message, headers) =>
+      this.refuse(req, socket, { code, message }, headers),
+    );
     // Upstream messages are handled while one turn's writes to clients stay under TURN_BYTES and all clients'
     // unsent bytes under WS_MAX_BUFFERED_TOTAL_BYTES; the clients furthest behind are cut (boundBuffers).
     const cap = config.WS_MAX_BUFFERED_TOTAL_BYTES;
@@ -192,7 +189,7 @@ export class WsGateway {
   /** Handles an HTTP upgrade: refuses it with the gateway's JSON error, or opens a client connection. */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on('error', () => socket.destroy());
-    // Every answer to the handshake carries it: a refusal, and the 101 (the `headers` event below).
+    // Every answer to the handshake carries it: a refusal, and the 101 (answerHandshakes).
     requestIdOf(req);
     this.accept(req, socket, head).catch((err: unknown) => {
       this.log.error({ err }, 'WebSocket handshake failed');

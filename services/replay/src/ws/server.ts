@@ -17,7 +17,7 @@ import type { Duplex } from 'node:stream';
 import { ipBucket, KeyLimits, presentedKey, type Auth, type Caller } from '@depthgate/auth';
 import type { HistoryStore, OrderBookQueries } from '@depthgate/history-store';
 import { canonicalPlatform } from '@depthgate/platforms';
-import { AppError, rawErrorResponse, requestIdOf, wsHandshakeRefusal, type Logger } from '@depthgate/service-kit';
+import { AppError, answerHandshakes, rawErrorResponse, requestIdOf, type Logger } from '@depthgate/service-kit';
 import proxyaddr from 'proxy-addr';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ReplayMetrics } from '../metrics';
@@ -96,12 +96,9 @@ export class ReplaySockets {
   private readonly trust: (addr: string, i: number) => boolean;
 
   constructor(private readonly d: ReplaySocketsDeps) {
-    this.wss.on('headers', (headers, req) => headers.push(`X-Request-Id: ${req.id}`));
-    // A handshake the library itself refuses gets the service's JSON answer too (not the library's text).
-    this.wss.on('wsClientError', (err, socket, req) => {
-      const { code, message, headers } = wsHandshakeRefusal(err.message);
-      this.refuse(req, socket, new AppError(code, message, { headers }));
-    });
+    answerHandshakes(this.wss, (req, socket, code, message, headers) =>
+      this.refuse(req, socket, new AppError(code, message, { headers })),
+    );
     // As Express compiles a hop count (`trust proxy`: n): the n nearest addresses are proxies.
     this.trust = (_addr, hop) => hop < d.trustProxyHops;
     this.sessions = new Sessions(d.settleMs);
@@ -120,7 +117,7 @@ export class ReplaySockets {
     // From the upgrade on the socket is ours, errors included (a client that resets it while the handshake waits on
     // Redis): without a listener an error event would be thrown and end the process.
     socket.on('error', () => socket.destroy());
-    // Every answer to the handshake carries it: a refusal, and the 101 (the `headers` event).
+    // Every answer to the handshake carries it: a refusal, and the 101 (answerHandshakes).
     requestIdOf(req);
     void this.handshake(req, socket, head).catch((err: unknown) => {
       if (err instanceof AppError) return this.refuse(req, socket, err);
