@@ -78,13 +78,22 @@ function int(name: string, v: number | undefined, fallback: number, min: number,
   return value;
 }
 
+/**
+ * `platforms` names platforms of the topology (any name of a book platform, or of another host, whose books are not
+ * moved); RangeError naming the first that is not one.
+ */
+export function checkPlatformNames(names: readonly string[], topology: Topology): void {
+  for (const name of names) if (!topology.resolveHosts(name)) throw new RangeError(`unknown platform "${name}"`);
+}
+
 export function resolveOptions(o: SimulatorOptions, topology: Topology): ResolvedOptions {
   const books = topology.bookPlatforms();
+  const names = o.platforms ?? books;
+  checkPlatformNames(names, topology);
   const moving = new Set<BookPlatform>();
-  for (const name of o.platforms ?? books) {
+  for (const name of names) {
     const p = topology.resolveBookPlatform(name);
     if (p) moving.add(p);
-    else if (!topology.resolveHosts(name)) throw new RangeError(`unknown platform "${name}"`);
   }
   /** A per-platform option, its keys resolved to book platforms (any name of one). */
   const perPlatform = (option: string, given: Readonly<Record<string, number>> | undefined) => {

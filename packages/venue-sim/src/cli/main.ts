@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { createLogger, type Logger } from '@depthgate/service-kit';
 import { BOOK_PLATFORMS, DEFAULT_TOPOLOGY } from '../default-topology';
 import { writeEnvFile } from '../env';
-import type { SimulatorOptions } from '../options';
+import { checkPlatformNames, type SimulatorOptions } from '../options';
 import { startSimulator } from '../simulator';
 import type { Simulator } from '../types';
 
@@ -38,15 +38,16 @@ function int(flag: string, v: string | undefined, min: number, max: number): num
   return Number(v);
 }
 
-/** `--platforms a,b`: each a name of one of the simulator's platforms (a book platform's or another host's). */
+/** `--platforms a,b`: names of the simulator's platforms, checked as startSimulator checks them, here a usage error. */
 function platformNames(list: string): string[] {
   const names = list
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-  for (const name of names) {
-    if (!DEFAULT_TOPOLOGY.resolveBookPlatform(name) && !DEFAULT_TOPOLOGY.resolveHosts(name))
-      throw new UsageError(`--platforms: unknown platform "${name}"`);
+  try {
+    checkPlatformNames(names, DEFAULT_TOPOLOGY);
+  } catch (err) {
+    throw new UsageError(`--platforms: ${(err as Error).message}`);
   }
   return names;
 }
