@@ -15,8 +15,9 @@ export function explorerBuildDir(): string {
 
 export interface ExplorerFile {
   body: Buffer;
-  gzip: Buffer;
-  br: Buffer;
+  /** The compressed forms; undefined for a file already compressed in its own format (`.png`, `.woff2`). */
+  gzip: Buffer | undefined;
+  br: Buffer | undefined;
   type: string;
   /** A strong ETag of the body. */
   etag: string;
@@ -45,12 +46,12 @@ function file(fullPath: string): ExplorerFile {
   const compressible = !/\.(png|woff2)$/.test(fullPath);
   return {
     body,
-    gzip: compressible ? gzipSync(body, { level: 9 }) : body,
+    gzip: compressible ? gzipSync(body, { level: 9 }) : undefined,
     br: compressible
       ? brotliCompressSync(body, {
           params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: body.length },
         })
-      : body,
+      : undefined,
     type: ASSET_TYPES[path.extname(fullPath)] ?? 'application/octet-stream',
     etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`,
   };

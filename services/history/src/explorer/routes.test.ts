@@ -1,6 +1,6 @@
 /**
  * The Explorer's routes over a small built page of their own (no database): the page's headers (CSP, no-cache,
- * ETag, 304), hashed assets cached for a year, Brotli/gzip/identity by Accept-Encoding, only built names served,
+ * ETag, 304), hashed assets cached for a year, Brotli/gzip/identity by Accept-Encoding (a .png as built), only built names served,
  * and a clear answer when the page was not built.
  */
 import http from 'node:http';
@@ -20,6 +20,8 @@ let dir: string;
 let assets: ExplorerAssets;
 const html = `<!doctype html><html><head><script type="module" src="/explorer/assets/index-AbC123xy.js"></script></head><body>${'<p>explorer</p>'.repeat(50)}</body></html>`;
 const js = `console.log(${JSON.stringify('x'.repeat(2000))});`;
+/** Bytes of a file already compressed in its own format (a PNG's signature and some payload). */
+const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(600, 7)]);
 
 function app(a: ExplorerAssets | undefined) {
   const e = express();
@@ -34,6 +36,7 @@ beforeAll(() => {
   mkdirSync(path.join(dir, 'assets'));
   writeFileSync(path.join(dir, 'index.html'), html);
   writeFileSync(path.join(dir, 'assets', 'index-AbC123xy.js'), js);
+  writeFileSync(path.join(dir, 'assets', 'logo-Zz9.png'), png);
   assets = loadExplorerAssets(dir) as ExplorerAssets;
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -75,6 +78,18 @@ describe('GET /explorer', () => {
     const plain = await rawGet(url, 'identity');
     expect(plain.headers['content-encoding']).toBeUndefined();
     expect(plain.body.toString()).toBe(js);
+  });
+
+  it('a file compressed in its own format (.png) goes as built, with no Content-Encoding, whatever is accepted', async () => {
+    for (const accept of ['gzip, br', 'gzip', 'identity']) {
+      const res = await rawGet('/explorer/assets/logo-Zz9.png', accept);
+      expect([accept, res.headers['content-encoding'], res.headers['content-type']]).toEqual([
+        accept,
+        undefined,
+        'image/png',
+      ]);
+      expect(res.body.equals(png)).toBe(true);
+    }
   });
 
   it('only names the build produced; /explorer/ redirects; not built → 503 that says so', async () => {

@@ -61,11 +61,16 @@ function send(req: Request, res: Response, file: ExplorerFile, headers: Record<s
     res.status(304).end();
     return;
   }
-  // Brotli whenever it is accepted (smaller than gzip for the same text), else gzip, else the bytes as built.
-  const encoding =
-    req.acceptsEncodings('br') === 'br' ? 'br' : req.acceptsEncodings('gzip') === 'gzip' ? 'gzip' : 'identity';
-  const body = encoding === 'br' ? file.br : encoding === 'gzip' ? file.gzip : file.body;
-  if (encoding !== 'identity') res.setHeader('Content-Encoding', encoding);
+  // Brotli whenever it is accepted (smaller than gzip for the same text), else gzip, else the bytes as built; a file
+  // kept only as built (already compressed in its own format) is sent as it is, with no Content-Encoding.
+  let body = file.body;
+  if (file.br && req.acceptsEncodings('br') === 'br') {
+    body = file.br;
+    res.setHeader('Content-Encoding', 'br');
+  } else if (file.gzip && req.acceptsEncodings('gzip') === 'gzip') {
+    body = file.gzip;
+    res.setHeader('Content-Encoding', 'gzip');
+  }
   res.setHeader('Content-Length', body.length);
   res.status(200).end(body);
 }
