@@ -4,9 +4,11 @@ import type { WebSocket } from 'ws';
 import type { KeyLimits } from '@depthgate/auth';
 import { createLogger, Registry } from '@depthgate/service-kit';
 import { ClientConnection } from './client';
+import { Frame } from './frame';
 import type { StreamHub } from './hub';
 import { WsMetrics } from './metrics';
 import type { ClientContext, PlatformStream } from './types';
+import { venueAUsStream } from './venue-a-us';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
 const HIGH_WATER_MARK = 16 * 1024;
@@ -18,9 +20,12 @@ const HIGH_WATER_MARK = 16 * 1024;
 class FakeSocket extends EventEmitter {
   unsent = 0;
   writableNeedDrain = false;
+  /** Every frame written, as bytes. */
+  readonly written: Buffer[] = [];
   cork(): void {}
   uncork(): void {}
   write(bytes: Buffer): boolean {
+    this.written.push(bytes);
     this.unsent += bytes.length;
     if (this.unsent >= HIGH_WATER_MARK) this.writableNeedDrain = true;
     return !this.writableNeedDrain;
@@ -159,5 +164,102 @@ describe('ClientConnection', () => {
     await turns();
     expect(c.handled).toEqual(['m1']);
     expect(c.socket.listenerCount('drain')).toBe(0);
+  });
+});
+
+/** The text of a server frame as `Frame.encode` writes it (unmasked, final). */
+function payloadOf(frame: Buffer): string {
+  const head = frame[1] === 126 ? 4 : frame[1] === 127 ? 10 : 2;
+  expect(Frame.encode(frame.subarray(head).toString()).equals(frame)).toBe(true);
+  return frame.subarray(head).toString();
+}
+
+describe('Polymarket US: a subscription replaced by its requestId', () => {
+  /**
+   * A PM US client session on a hub with `room` places for new upstream topics and a key limit that grants
+   * everything: what the hub attached and detached, and what the client was sent.
+   */
+  function pmUs(room: { n: number }) {
+    const socket = new FakeSocket();
+    const ws = new FakeWs(socket);
+    const attached: string[] = [];
+    const detached: string[] = [];
+    let held = 0;
+    const hub = {
+      room: () => room.n,
+      attach: (_client: unknown, _conn: unknown, channel: string, market: string, handle: unknown) => {
+        attached.push(`${channel} ${market}`);
+        return { topic: { channel, market }, handle };
+      },
+      detach: (sub: { topic: { market: string } }) => detached.push(sub.topic.market),
+    };
+    const limits = {
+      reserve: async (_conn: string, n: number) => {
+        held += n;
+        return true;
+      },
+      release: (_conn: string, n: number) => {
+        held -= n;
+      },
+      close: () => undefined,
+    };
+    const stream = venueAUsStream.create({
+      platform: { signer: undefined, feeds: { main: 'wss://example.invalid/v1/ws/markets' } },
+    } as unknown as Parameters<typeof venueAUsStream.create>[0]);
+    new ClientConnection({
+      id: 1,
+      connId: 'c1',
+      ws: ws as unknown as WebSocket,
+      socket: socket as unknown as Duplex,
+      platform: 'venue-a-us',
+      hub: hub as unknown as StreamHub,
+      stream: stream as unknown as PlatformStream,
+      keyId: 'k',
+      maxSubscriptions: 100,
+      limits: limits as unknown as KeyLimits,
+      onlyChannel: undefined,
+      maxBufferedBytes: 1 << 20,
+      messagesPerSecond: 1000,
+      metrics: new WsMetrics(new Registry()).forPlatform('venue-a-us'),
+      logger,
+      onClosed: () => undefined,
+    });
+    const subscribe = async (requestId: string, slugs: string[]) => {
+      const text = JSON.stringify({
+        subscribe: { requestId, subscriptionType: 'SUBSCRIPTION_TYPE_MARKET_DATA', marketSlugs: slugs },
+      });
+      ws.emit('message', Buffer.from(text), false);
+      await turns();
+    };
+    const sent = () => socket.written.map(payloadOf);
+    return { subscribe, sent, attached, detached, held: () => held };
+  }
+
+  it('refused for want of upstream room, the old subscription stays and nothing is taken from the key', async () => {
+    const room = { n: 2 };
+    const c = pmUs(room);
+    await c.subscribe('md-1', ['a-market']);
+    expect(c.attached).toEqual(['SUBSCRIPTION_TYPE_MARKET_DATA a-market']);
+    expect([c.sent(), c.held()]).toEqual([[], 1]);
+    // The gateway's upstream subscriptions are full: a replacement making new topics is refused.
+    room.n = 1;
+    await c.subscribe('md-1', ['a-market', 'b-market']);
+    expect(c.sent()).toEqual([
+      JSON.stringify({
+        requestId: 'md-1',
+        error: 'depthgate: the gateway holds as many upstream subscriptions of this platform as it may; retry later',
+      }),
+    ]);
+    expect([c.detached, c.attached.length, c.held()]).toEqual([[], 1, 1]);
+    // With room again the same replacement goes through: the old market is detached, both attached, one more place.
+    room.n = 2;
+    await c.subscribe('md-1', ['a-market', 'b-market']);
+    expect(c.sent()).toHaveLength(1);
+    expect(c.detached).toEqual(['a-market']);
+    expect(c.attached.slice(1)).toEqual([
+      'SUBSCRIPTION_TYPE_MARKET_DATA a-market',
+      'SUBSCRIPTION_TYPE_MARKET_DATA b-market',
+    ]);
+    expect(c.held()).toBe(2);
   });
 });
