@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { startSimulator, type Simulator } from './index';
+import { signers, startSimulator, type Simulator } from './index';
 import { get } from './testing/clients';
 
 function rawGet(url: string): Promise<{ status: number; declared: number; received: number; aborted: boolean }> {
@@ -135,7 +135,12 @@ describe('rate limits answer 429 in each platform format', () => {
 
   test('defaults come from upstreams.md', () => {
     expect(sim.rateLimits.get('kalshi')).toEqual({ limit: 20, windowMs: 1000 });
-    expect(sim.rateLimits.get('coinbase')).toEqual({ limit: 10, windowMs: 1000, burst: 15 });
+    expect(sim.rateLimits.get('coinbase')).toMatchObject({ limit: 10, windowMs: 1000, burst: 15 });
+    expect(sim.rateLimits.get('coinbase')?.authenticated).toMatchObject({
+      limit: 15,
+      burst: 30,
+      routes: [{ burst: 20 }],
+    });
     expect(sim.rateLimits.get('venue_a_us')).toEqual({ limit: 20, windowMs: 1000 });
     expect(sim.rateLimits.get('gemini')).toMatchObject({ limit: 120, windowMs: 60_000, queue: 5 });
     expect(sim.rateLimits.get('venue-a')).toMatchObject({ limit: 4000, windowMs: 10_000, overflow: 'delay' });
@@ -162,6 +167,25 @@ describe('rate limits answer 429 in each platform format', () => {
     expect(res[3]?.json).toEqual(body);
     sim.rateLimits.set(platform, null);
     expect((await get(url(sim))).status).toBe(200);
+  });
+
+  test('Coinbase: signed routes take their own (private) budget, not the public one', async () => {
+    sim.rateLimits.set('coinbase', {
+      limit: 2,
+      windowMs: 60_000,
+      authenticated: { limit: 3, windowMs: 60_000 },
+    });
+    const signed = (path: string) =>
+      get(`${sim.urls['venue-d']}${path}`, signers.coinbaseHeaders(sim.credentials.coinbase, 'GET', path));
+    const publicRes = await burst(`${sim.urls['venue-d']}/time`, 3);
+    expect(publicRes.map((r) => r.status)).toEqual([200, 200, 429]);
+    expect(publicRes[2]?.json).toEqual({ message: 'Public rate limit exceeded' });
+    // The public budget is spent; the private one is whole.
+    const privateRes = [];
+    for (let i = 0; i < 4; i++) privateRes.push(await signed('/accounts'));
+    expect(privateRes.map((r) => r.status)).toEqual([200, 200, 200, 429]);
+    expect(privateRes[3]?.json).toEqual({ message: 'Private rate limit exceeded' });
+    sim.rateLimits.set('coinbase', null);
   });
 
   test('Gemini queues a few requests over the limit, then answers 429 RateLimit', async () => {

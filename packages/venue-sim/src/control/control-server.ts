@@ -27,6 +27,9 @@ const rateSchema = z
     overflow: z.enum(['reject', 'queue', 'delay']).optional(),
     queue: z.number().int().min(0).optional(),
     routes: z.array(z.object({ prefix: z.string().startsWith('/'), ...rule })).optional(),
+    authenticated: z
+      .object({ ...rule, routes: z.array(z.object({ prefix: z.string().startsWith('/'), ...rule })).optional() })
+      .optional(),
   })
   .nullable();
 

@@ -179,11 +179,11 @@ export class HostServer {
     }
     if (this.closing) return;
 
-    const decision = ctx.limiter.check(def.host, record.path);
-    if (!decision.ok) return this.finish(res, record, def.errors.rateLimited());
+    const match = def.router.match(method, record.path);
+    const decision = ctx.limiter.check(def.host, record.path, match?.route.auth === 'required');
+    if (!decision.ok) return this.finish(res, record, def.errors.rateLimited(decision.budget));
     if (decision.delayMs > 0) await this.sleep(decision.delayMs);
 
-    const match = def.router.match(method, record.path);
     if (!match) return this.finish(res, record, def.errors.notFound({ path: record.path }), truncate);
 
     if (def.verify) {

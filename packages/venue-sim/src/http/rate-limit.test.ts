@@ -18,6 +18,27 @@ describe('rate limits', () => {
     expect(l.check('coinbase', '/products').ok).toBe(false);
   });
 
+  test('authenticated routes take their own budget (and its route limits), not the host’s', () => {
+    const l = limiter();
+    l.set('coinbase', {
+      limit: 1,
+      windowMs: 1000,
+      authenticated: { limit: 3, windowMs: 1000, routes: [{ prefix: '/fills', limit: 1, windowMs: 1000 }] },
+    });
+    expect(l.check('coinbase', '/time')).toEqual({ ok: true, delayMs: 0 });
+    expect(l.check('coinbase', '/time')).toEqual({ ok: false, budget: 'public' });
+    expect(l.check('coinbase', '/fills', true).ok).toBe(true);
+    expect(l.check('coinbase', '/fills', true)).toEqual({ ok: false, budget: 'authenticated' });
+    // The refused /fills took nothing: two of the three places are left.
+    expect(l.check('coinbase', '/accounts', true).ok).toBe(true);
+    expect(l.check('coinbase', '/accounts', true).ok).toBe(true);
+    expect(l.check('coinbase', '/accounts', true)).toEqual({ ok: false, budget: 'authenticated' });
+    // Without an authenticated budget, an authenticated route takes the host's.
+    l.set('kalshi', { limit: 1, windowMs: 1000 });
+    expect(l.check('kalshi', '/portfolio/balance', true).ok).toBe(true);
+    expect(l.check('kalshi', '/markets')).toEqual({ ok: false, budget: 'public' });
+  });
+
   test('queue: a few requests over the limit wait, the rest are refused (Gemini)', () => {
     const l = limiter();
     l.set('gemini', { limit: 120, windowMs: 60_000, overflow: 'queue', queue: 5 });

@@ -1,4 +1,4 @@
-import type { HostId } from './types';
+import type { HostId, RateBudget } from './types';
 
 interface RateLimitRule {
   /** Requests allowed per window, sustained. */
@@ -21,6 +21,11 @@ export interface RateLimitConfig extends RateLimitRule {
    * prefix ends at a segment boundary, so `/book` limits `/book` but not `/books` (the CLOB limits them apart).
    */
   routes?: Array<RateLimitRule & { prefix: string }>;
+  /**
+   * A budget of its own for the routes that require authentication (Coinbase: private 15/s with bursts of 30,
+   * `/fills` 10/s with bursts of 20), taken instead of the host's (and its `routes`); unset, they share the host's.
+   */
+  authenticated?: RateLimitRule & { routes?: Array<RateLimitRule & { prefix: string }> };
 }
 
 /** `path` is `prefix` or below it (a prefix ending in `/` matches everything after it). */
@@ -30,7 +35,7 @@ function underPrefix(path: string, prefix: string): boolean {
   return next === undefined || next === '/' || next === '?' || prefix.endsWith('/');
 }
 
-export type RateDecision = { ok: true; delayMs: number } | { ok: false };
+export type RateDecision = { ok: true; delayMs: number } | { ok: false; budget: RateBudget };
 
 class Bucket {
   private tokens: number;
@@ -59,10 +64,22 @@ class Bucket {
   }
 }
 
-interface HostLimiter {
-  config: RateLimitConfig;
+interface Buckets {
   bucket: Bucket;
   routes: Array<{ prefix: string; bucket: Bucket }>;
+}
+
+interface HostLimiter {
+  config: RateLimitConfig;
+  main: Buckets;
+  authenticated: Buckets | undefined;
+}
+
+function buckets(rule: RateLimitRule & { routes?: Array<RateLimitRule & { prefix: string }> }, now: number): Buckets {
+  return {
+    bucket: new Bucket(rule, now),
+    routes: (rule.routes ?? []).map((r) => ({ prefix: r.prefix, bucket: new Bucket(r, now) })),
+  };
 }
 
 /** Token buckets per host (one budget per platform, as all simulated callers share 127.0.0.1). */
@@ -79,8 +96,8 @@ export class RateLimiter {
     const now = this.clock();
     this.hosts.set(host, {
       config,
-      bucket: new Bucket(config, now),
-      routes: (config.routes ?? []).map((r) => ({ prefix: r.prefix, bucket: new Bucket(r, now) })),
+      main: buckets(config, now),
+      authenticated: config.authenticated && buckets(config.authenticated, now),
     });
   }
 
@@ -88,21 +105,24 @@ export class RateLimiter {
     return this.hosts.get(host)?.config ?? null;
   }
 
-  check(host: HostId, path: string): RateDecision {
+  /** Takes a request from the host's budget, or from its authenticated routes' own when `authenticated`. */
+  check(host: HostId, path: string, authenticated = false): RateDecision {
     const h = this.hosts.get(host);
     if (!h) return { ok: true, delayMs: 0 };
     const now = this.clock();
     const overflow = h.config.overflow ?? 'reject';
     const maxDebt = overflow === 'delay' ? Infinity : overflow === 'queue' ? (h.config.queue ?? 0) : 0;
+    const budget: RateBudget = authenticated && h.authenticated ? 'authenticated' : 'public';
+    const b = budget === 'authenticated' ? (h.authenticated as Buckets) : h.main;
     let wait = 0;
-    for (const r of h.routes) {
+    for (const r of b.routes) {
       if (!underPrefix(path, r.prefix)) continue;
       const w = r.bucket.take(now, maxDebt);
-      if (w < 0) return { ok: false };
+      if (w < 0) return { ok: false, budget };
       wait = Math.max(wait, w);
     }
-    const w = h.bucket.take(now, maxDebt);
-    if (w < 0) return { ok: false };
+    const w = b.bucket.take(now, maxDebt);
+    if (w < 0) return { ok: false, budget };
     return { ok: true, delayMs: Math.max(wait, w) };
   }
 }

@@ -76,10 +76,14 @@ export interface AuthInput {
 }
 
 /** Each platform's own error bodies. */
+/** Which rate budget a request took: the host's, or its authenticated routes' own (rate-limit.ts). */
+export type RateBudget = 'public' | 'authenticated';
+
 export interface PlatformErrors {
   notFound(req: { path: string }): SimResponse;
   unauthorized(reason: string): SimResponse;
-  rateLimited(): SimResponse;
+  /** A 429; `budget` says which budget ran out (a platform with a budget for its authenticated routes words it). */
+  rateLimited(budget?: RateBudget): SimResponse;
   serverError(status: number): SimResponse;
 }
 

@@ -252,7 +252,7 @@ describe('Polymarket CLOB', () => {
       [
         '/last-trades-prices',
         JSON.stringify(Array.from({ length: 501 }, () => ({ token_id: yes }))),
-        'Invalid payload',
+        'Payload exceeds the limit',
       ],
     ] as const) {
       const res = await post(path, body);

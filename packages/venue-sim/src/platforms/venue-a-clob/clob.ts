@@ -209,7 +209,10 @@ export function clobHost(ctx: PlatformContext, books: ClobBooks, trades: ClobTra
     side?: Side;
   }
 
-  /** The batch body: 400 `Invalid payload` unless a JSON array (≤ 500) of objects with a numeric `token_id`. */
+  /**
+   * The batch body: 400 `Invalid payload` unless a JSON array of objects with a numeric `token_id`; more than 500 is
+   * 400 `Payload exceeds the limit` [V] (docs.polymarket.com/resources/error-codes).
+   */
   const batchBody = (req: SimRequest, sideRequired: boolean): BookParam[] | SimResponse => {
     let body: unknown;
     try {
@@ -217,7 +220,8 @@ export function clobHost(ctx: PlatformContext, books: ClobBooks, trades: ClobTra
     } catch {
       return json(400, { error: 'Invalid payload' });
     }
-    if (!Array.isArray(body) || body.length > MAX_BATCH) return json(400, { error: 'Invalid payload' });
+    if (!Array.isArray(body)) return json(400, { error: 'Invalid payload' });
+    if (body.length > MAX_BATCH) return json(400, { error: 'Payload exceeds the limit' });
     const out: BookParam[] = [];
     for (const item of body as unknown[]) {
       const { token_id: id, side } = (item ?? {}) as { token_id?: unknown; side?: unknown };

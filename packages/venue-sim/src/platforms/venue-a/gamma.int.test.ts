@@ -103,4 +103,42 @@ describe('Polymarket Gamma', () => {
       expect(m.negRisk).toBe(book.neg_risk);
     }
   });
+
+  test('keyset lists: the same items as the offset lists, in pages joined by next_cursor → after_cursor', async () => {
+    for (const [name, query] of [
+      ['events', 'order=volume&ascending=false'],
+      ['markets', 'active=true'],
+    ] as const) {
+      const all = (await get(`${u}/${name}?limit=100&${query}`)).json as Array<{ id: string }>;
+      expect(all.length).toBeGreaterThan(2);
+      const seen: Array<{ id: string }> = [];
+      let cursor: string | undefined;
+      for (let pages = 0; pages <= all.length; pages++) {
+        const res = await get(`${u}/${name}/keyset?limit=2&${query}${cursor ? `&after_cursor=${cursor}` : ''}`);
+        expect(res.status).toBe(200);
+        const body = res.json as Record<string, unknown>;
+        seen.push(...(body[name] as Array<{ id: string }>));
+        cursor = body.next_cursor as string | undefined;
+        if (cursor === undefined) break;
+      }
+      // Every item once, in the list's order; the last page has no next_cursor.
+      expect([name, seen]).toEqual([name, all]);
+    }
+  });
+
+  test('keyset lists refuse offset and a cursor that is not theirs (422); exclude_tag_id leaves tagged events out', async () => {
+    for (const path of ['/events/keyset?offset=0', '/markets/keyset?offset=2', '/events/keyset?after_cursor=bm9wZQ']) {
+      const res = await get(`${u}${path}`);
+      expect([path, res.status, (res.json as { type: string }).type]).toEqual([path, 422, 'validation error']);
+    }
+    const events = (await get(`${u}/events?limit=100`)).json as Array<{ id: string; tags: Array<{ id: string }> }>;
+    const tag = events[0]?.tags[0]?.id as string;
+    const kept = events.filter((e) => !e.tags.some((t) => t.id === tag)).map((e) => e.id);
+    expect(kept.length).toBeLessThan(events.length);
+    expect(((await get(`${u}/events?limit=100&exclude_tag_id=${tag}`)).json as GammaEvent[]).map((e) => e.id)).toEqual(
+      kept,
+    );
+    const keyset = (await get(`${u}/events/keyset?limit=100&exclude_tag_id=${tag}`)).json as { events: GammaEvent[] };
+    expect(keyset.events.map((e) => e.id)).toEqual(kept);
+  });
 });

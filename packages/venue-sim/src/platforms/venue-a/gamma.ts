@@ -30,6 +30,30 @@ const notFound = (error: string) => json(404, { type: 'not found error', error }
 const MAX_LIMIT = 100;
 const DEFAULT_LIMIT = 20;
 
+/** [3P] the keyset lists' largest page (nautilus_trader's Gamma client: markets 100, events 500). */
+const KEYSET_MAX = { markets: 100, events: 500 };
+
+/** What a list can be ordered by. */
+interface Orderable {
+  volumeCents: number;
+  liquidityCents: number;
+  startDate: string;
+  endDate: string;
+  id: string;
+}
+
+/** The item id a keyset cursor names, or undefined when it is not one of ours. */
+function cursorId(cursor: string): string | undefined {
+  try {
+    const v: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    return v !== null && typeof v === 'object' && typeof (v as { id?: unknown }).id === 'string'
+      ? (v as { id: string }).id
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** `{base}/slug/:slug` and `{base}/:id` (a numeric id): one item, or Gamma's 404 (422 for a malformed id). */
 function itemRoutes<T extends { id: string; slug: string }>(
   r: Router,
@@ -183,10 +207,7 @@ export function gammaHost(ctx: PlatformContext, catalog: PolymarketCatalog): Sim
     };
   };
 
-  const orderKey = (
-    field: string,
-    item: { volumeCents: number; liquidityCents: number; startDate: string; endDate: string; id: string },
-  ) => {
+  const orderKey = (field: string, item: Orderable) => {
     switch (field) {
       case 'volume':
       case 'volume_24hr':
@@ -206,12 +227,15 @@ export function gammaHost(ctx: PlatformContext, catalog: PolymarketCatalog): Sim
     }
   };
 
-  const sortPage = <
-    T extends { volumeCents: number; liquidityCents: number; startDate: string; endDate: string; id: string },
-  >(
+  const sortPage = <T extends Orderable>(
     items: T[],
     p: { limit: number; offset: number; ascending: boolean; order?: string },
   ): T[] => {
+    return sorted(items, p).slice(p.offset, p.offset + p.limit);
+  };
+
+  /** A list in the order asked for (`order`: keys separated by commas; `ascending`), else as catalogued. */
+  function sorted<T extends Orderable>(items: readonly T[], p: { ascending: boolean; order?: string }): T[] {
     const list = [...items];
     if (p.order) {
       const fields = p.order.split(',');
@@ -224,8 +248,50 @@ export function gammaHost(ctx: PlatformContext, catalog: PolymarketCatalog): Sim
         return 0;
       });
     }
-    return list.slice(p.offset, p.offset + p.limit);
-  };
+    return list;
+  }
+
+  /**
+   * `{base}/keyset` [V]: the list's filters and order, paged by an opaque cursor — `next_cursor` in the answer (absent
+   * on the last page) goes back as `after_cursor`; `offset` is refused. The answer is an object,
+   * `{"<name>": [...], "next_cursor": "..."}`. `limit` is clamped to `max` [3P]. The cursor names the page's last item
+   * (base64url JSON); one that is malformed or names no item of the list is a 422 [U: Gamma's text].
+   */
+  function keysetRoute<T extends Orderable>(
+    router: Router,
+    base: string,
+    name: string,
+    max: number,
+    matching: (req: SimRequest) => T[] | SimResponse,
+    render: (item: T) => unknown,
+  ): void {
+    router.get(`${base}/keyset`, (req) => {
+      if (req.params.has('offset')) return validation('offset is not supported: use after_cursor');
+      const limit = intParam(req.params, 'limit');
+      const ascending = boolParam(req.params, 'ascending');
+      if (limit === null || (limit ?? 0) < 0) return validation('limit is invalid');
+      if (ascending === null) return validation('ascending is invalid');
+      const order = req.params.get('order') ?? undefined;
+      const list = matching(req);
+      if ('status' in list) return list;
+      const all = sorted(list, { ascending: ascending ?? true, ...(order ? { order } : {}) });
+      let from = 0;
+      const after = req.params.get('after_cursor');
+      if (after !== null && after !== '') {
+        const id = cursorId(after);
+        const at = id === undefined ? -1 : all.findIndex((x) => x.id === id);
+        if (at < 0) return validation('after_cursor is invalid');
+        from = at + 1;
+      }
+      const page = all.slice(from, from + Math.min(limit ?? DEFAULT_LIMIT, max));
+      const last = page[page.length - 1];
+      const more = last !== undefined && from + page.length < all.length;
+      return json(200, {
+        [name]: page.map(render),
+        ...(more ? { next_cursor: Buffer.from(JSON.stringify({ id: last.id })).toString('base64url') } : {}),
+      });
+    });
+  }
 
   const flagFilters = (req: SimRequest) => {
     const flags: Partial<Record<'active' | 'closed' | 'archived' | 'featured', boolean>> = {};
@@ -239,15 +305,18 @@ export function gammaHost(ctx: PlatformContext, catalog: PolymarketCatalog): Sim
 
   // [V] a plain-text health check (ccxt fetchStatus reads the body `OK`).
   r.get('/status', () => text(200, 'OK'));
-  r.get('/events', (req) => {
-    const p = listParams(req);
-    if ('status' in p) return p;
+  /** The events a list's filters keep (before its order and page), or a 422. */
+  const eventsMatching = (req: SimRequest): GammaEventDef[] | SimResponse => {
     const flags = flagFilters(req);
     if ('status' in flags) return flags;
     const ids = req.params.getAll('id');
     const slugs = req.params.getAll('slug');
     const tagId = req.params.get('tag_id');
     const tagSlug = req.params.get('tag_slug');
+    const excludeTags = req.params.getAll('exclude_tag_id');
+    // [V] `related_tags` also takes events of tags related to `tag_id`: the simulator's tags have no relations, so
+    // it is checked and changes nothing.
+    if (boolParam(req.params, 'related_tags') === null) return validation('related_tags is invalid');
     const bounds: Record<string, number | undefined> = {};
     for (const b of ['liquidity_min', 'liquidity_max', 'volume_min', 'volume_max'] as const) {
       const v = numberParam(req.params, b);
@@ -262,12 +331,13 @@ export function gammaHost(ctx: PlatformContext, catalog: PolymarketCatalog): Sim
       if (Number.isNaN(ms)) return validation(`${d} is invalid`);
       dates[d] = ms;
     }
-    const list = catalog.events.filter((e) => {
+    return catalog.events.filter((e) => {
       for (const [f, v] of Object.entries(flags)) if (e[f as keyof typeof flags] !== v) return false;
       if (ids.length && !ids.includes(e.id)) return false;
       if (slugs.length && !slugs.includes(e.slug)) return false;
       if (tagId && !e.tags.some((t) => t.id === tagId)) return false;
       if (tagSlug && !e.tags.some((t) => t.slug === tagSlug)) return false;
+      if (excludeTags.length && e.tags.some((t) => excludeTags.includes(t.id))) return false;
       if (bounds.liquidity_min !== undefined && e.liquidityCents < bounds.liquidity_min * 100) return false;
       if (bounds.liquidity_max !== undefined && e.liquidityCents > bounds.liquidity_max * 100) return false;
       if (bounds.volume_min !== undefined && e.volumeCents < bounds.volume_min * 100) return false;
@@ -280,21 +350,28 @@ export function gammaHost(ctx: PlatformContext, catalog: PolymarketCatalog): Sim
       if (dates.end_date_max !== undefined && en > dates.end_date_max) return false;
       return true;
     });
+  };
+
+  r.get('/events', (req) => {
+    const p = listParams(req);
+    if ('status' in p) return p;
+    const list = eventsMatching(req);
+    if ('status' in list) return list;
     // [V] /events answers a JSON array.
     return json(200, sortPage(list, p).map(eventJson));
   });
+  keysetRoute(r, '/events', 'events', KEYSET_MAX.events, eventsMatching, eventJson);
   itemRoutes(r, '/events', catalog.events, eventJson);
 
-  r.get('/markets', (req) => {
-    const p = listParams(req);
-    if ('status' in p) return p;
+  /** The markets a list's filters keep (before its order and page), or a 422. */
+  const marketsMatching = (req: SimRequest): GammaMarketDef[] | SimResponse => {
     const flags = flagFilters(req);
     if ('status' in flags) return flags;
     const ids = req.params.getAll('id');
     const slugs = req.params.getAll('slug');
     const tokens = req.params.getAll('clob_token_ids');
     const conditions = req.params.getAll('condition_ids');
-    const list = catalog.markets.filter((m) => {
+    return catalog.markets.filter((m) => {
       if (flags.active !== undefined && m.active !== flags.active) return false;
       if (flags.closed !== undefined && m.closed !== flags.closed) return false;
       if (flags.archived === true || flags.featured === true) return false;
@@ -304,8 +381,16 @@ export function gammaHost(ctx: PlatformContext, catalog: PolymarketCatalog): Sim
       if (conditions.length && !conditions.includes(m.conditionId)) return false;
       return true;
     });
+  };
+
+  r.get('/markets', (req) => {
+    const p = listParams(req);
+    if ('status' in p) return p;
+    const list = marketsMatching(req);
+    if ('status' in list) return list;
     return json(200, sortPage(list, p).map(marketJson));
   });
+  keysetRoute(r, '/markets', 'markets', KEYSET_MAX.markets, marketsMatching, marketJson);
   itemRoutes(r, '/markets', catalog.markets, marketJson);
 
   r.get('/public-search', (req) => {

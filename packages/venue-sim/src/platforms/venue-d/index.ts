@@ -10,8 +10,21 @@ export const venueDSim = simPlatform({
   book: { tickers: 3 },
   // HMAC only: with JWT credentials set too, the gateway would prefer the JWT.
   signs: ['hmac'],
-  // Public: token bucket, 10/s with bursts of 15 [V].
-  rateLimits: { main: { limit: 10, windowMs: 1000, burst: 15 } },
+  // Public: token bucket, 10/s with bursts of 15; private (the signed routes): 15/s with bursts of 30, `/fills` 10/s
+  // with bursts of 20 [V] — per IP and per profile on the venue, one budget each here.
+  rateLimits: {
+    main: {
+      limit: 10,
+      windowMs: 1000,
+      burst: 15,
+      authenticated: {
+        limit: 15,
+        windowMs: 1000,
+        burst: 30,
+        routes: [{ prefix: '/fills', limit: 10, windowMs: 1000, burst: 20 }],
+      },
+    },
+  },
   catalog: (c) => {
     const catalog = buildCoinbaseCatalog(c.tickers('venue-d'));
     return { catalog, instruments: catalog.instruments };

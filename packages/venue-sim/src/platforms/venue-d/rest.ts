@@ -15,7 +15,9 @@ import type { CoinbaseTrades } from './trades';
 const coinbaseErrors: PlatformErrors = {
   notFound: () => json(404, { message: 'NotFound' }),
   unauthorized: (reason) => json(401, { message: reason }),
-  rateLimited: () => json(429, { message: 'Public rate limit exceeded' }),
+  // [3P] the public text; [U] the private one, worded alike.
+  rateLimited: (budget) =>
+    json(429, { message: budget === 'authenticated' ? 'Private rate limit exceeded' : 'Public rate limit exceeded' }),
   serverError: (status) => json(status, { message: 'Internal server error' }),
 };
 
