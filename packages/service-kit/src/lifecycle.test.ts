@@ -1,4 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import http from 'node:http';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import express from 'express';
 import request from 'supertest';
@@ -90,6 +92,29 @@ describe('graceful shutdown', () => {
         http.get(`http://127.0.0.1:${running.port}/slow`, { agent: false }, resolve).on('error', reject),
       ),
     ).rejects.toThrow(/ECONNREFUSED/);
+  });
+});
+
+describe('signals', () => {
+  it('a second SIGTERM during the shutdown joins it: the hooks finish and the process exits 0', () => {
+    // The built module in a process of its own (it installs the signal handlers only when it may exit).
+    const dist = (name: string) => JSON.stringify(path.join(__dirname, `../dist/${name}.js`));
+    const script = `
+      const { Lifecycle, serve } = require(${dist('lifecycle')});
+      const { createLogger } = require(${dist('logger')});
+      (async () => {
+        const lifecycle = new Lifecycle();
+        lifecycle.onShutdown('flush', async () => {
+          await new Promise((r) => setTimeout(r, 300));
+          console.log('flushed');
+        });
+        const logger = createLogger({ name: 't', level: 'silent' });
+        await serve((_req, res) => res.end(), { port: 0, host: '127.0.0.1', logger, lifecycle, shutdownDelayMs: 0, drainTimeoutMs: 100 });
+        process.kill(process.pid, 'SIGTERM');
+        setTimeout(() => process.kill(process.pid, 'SIGTERM'), 100);
+      })();`;
+    const run = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 20_000 });
+    expect([run.status, run.signal, run.stdout.trim()]).toEqual([0, null, 'flushed']);
   });
 });
 

@@ -141,8 +141,10 @@ export async function serve(handler: RequestListener, options: ServeOptions): Pr
     return shuttingDown;
   };
   if (options.exit !== false) {
-    process.once('SIGTERM', () => void shutdown('SIGTERM'));
-    process.once('SIGINT', () => void shutdown('SIGINT'));
+    // `on`, not `once`: a second signal during the shutdown joins it (shutdown runs once) instead of meeting Node's
+    // default handler, which would end the process in the middle of its flush.
+    process.on('SIGTERM', () => void shutdown('SIGTERM'));
+    process.on('SIGINT', () => void shutdown('SIGINT'));
   }
   return { server, port, shutdown };
 }
