@@ -71,10 +71,11 @@ function fakes(options: {
   };
   let drainedRelease: (() => void) | undefined;
   let holdDrained = false;
-  let troubleSince: number | undefined;
+  let troubleForMs: number | undefined;
   const writer = {
-    drained: () => {
+    drained: (timeoutMs?: number) => {
       calls.push(['drained']);
+      drainTimeouts.push(timeoutMs);
       if (!holdDrained) return Promise.resolve();
       return new Promise<void>((resolve) => {
         drainedRelease = () => {
@@ -83,8 +84,10 @@ function fakes(options: {
         };
       });
     },
-    writeTroubleSince: () => troubleSince,
+    // The writer's own clock, not the controller's (the recorder's writer runs on epoch ms).
+    writeTroubleForMs: () => troubleForMs,
   };
+  const drainTimeouts: Array<number | undefined> = [];
   const spliced: ControlSplicePoint[] = [];
   const buffer: ControlBuffer = {
     splice: (_exchange, ticker, point) => {
@@ -142,9 +145,10 @@ function fakes(options: {
       holdDrained = true;
     },
     releaseDrained: () => drainedRelease?.(),
-    setTrouble: (since: number | undefined) => {
-      troubleSince = since;
+    setTroubleFor: (ms: number | undefined) => {
+      troubleForMs = ms;
     },
+    drainTimeouts,
   };
 }
 
@@ -463,6 +467,16 @@ function optionsOf(f: ReturnType<typeof fakes>) {
 }
 
 describe('Controller release', () => {
+  /** Term 4 owns `tickers`; the live peer 5 is live on all of them. */
+  const ownedBy4 = async (...tickers: string[]) => {
+    const ownership = new MemoryOwnership();
+    const f = fakes({ term: 4, alive: [5] });
+    const c = controller(f, ownership);
+    await c.admit(EX, tickers);
+    await ownership.setLive(EX, 5, tickers, []);
+    return { ownership, f, c };
+  };
+
   it('on SIGTERM stops routing, waits for drained before releasing, then waits until the peer owns the ticker', async () => {
     const ownership = new MemoryOwnership();
     const f = fakes({ term: 4, alive: [5] });
@@ -514,11 +528,12 @@ describe('Controller release', () => {
     const c = controller(f, ownership);
     await c.admit(EX, ['X', 'Y']);
     await ownership.setLive(EX, 5, ['X'], []);
-    f.setTrouble(0);
-    f.advance(59_999);
+    // The writer says how long, by its own clock: the controller's (another origin) is not compared with it.
+    f.advance(1_700_000_000_000);
+    f.setTroubleFor(59_999);
     await c.poll();
     expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'owned' });
-    f.advance(1);
+    f.setTroubleFor(60_000);
     await c.poll();
     expect(Object.fromEntries(await ownership.owners(EX))).toEqual({
       X: { term: 4, state: 'released' },
@@ -527,12 +542,40 @@ describe('Controller release', () => {
     expect(f.owned.get('X')).toBe(false);
   });
 
+  it('waits for the writer at most 2 × TTL before releasing (the writer spools what it holds then)', async () => {
+    const { ownership, f, c } = await ownedBy4('X');
+    c.onSpoolFull(true);
+    await c.poll();
+    expect(f.drainTimeouts).toEqual([2 * TTL]);
+  });
+
+  it('a release Redis fails midway leaves the tickers recorded: owned again, routed to the writer, buffer written', async () => {
+    const { ownership, f, c } = await ownedBy4('X', 'Y');
+    const release = ownership.release.bind(ownership);
+    // The command ran on the server, its answer was lost.
+    ownership.release = async (...args: Parameters<MemoryOwnership['release']>) => {
+      await release(...args);
+      throw new Error('Command timed out');
+    };
+    c.onSpoolFull(true);
+    await c.poll();
+    expect([c.role(EX, 'X'), c.role(EX, 'Y')]).toEqual(['owner', 'owner']);
+    expect(Object.fromEntries(await ownership.owners(EX))).toEqual({
+      X: { term: 4, state: 'owned' },
+      Y: { term: 4, state: 'owned' },
+    });
+    expect([f.owned.get('X'), f.owned.get('Y')]).toEqual([true, true]);
+    expect(f.calls.filter((call) => call[0] === 'writeOwnGap').map((call) => call[1])).toEqual(['X', 'Y']);
+  });
+
+  it('releaseAll never rejects (the stop must go on to flush): Redis failing while it waits for the peer', async () => {
+    const { ownership, f, c } = await ownedBy4('X');
+    ownership.owners = () => Promise.reject(new Error('Connection is closed.'));
+    await expect(c.releaseAll()).resolves.toBeUndefined();
+  });
+
   it('hands tickers to live peers when the spool is full', async () => {
-    const ownership = new MemoryOwnership();
-    const f = fakes({ term: 4, alive: [5] });
-    const c = controller(f, ownership);
-    await c.admit(EX, ['X']);
-    await ownership.setLive(EX, 5, ['X'], []);
+    const { ownership, f, c } = await ownedBy4('X');
     c.onSpoolFull(true);
     await c.poll();
     expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'released' });

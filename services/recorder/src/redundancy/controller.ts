@@ -94,6 +94,11 @@ export interface ControllerOptions {
   writeFailureMs: number;
   /** SIGTERM waits this long for the peers to own the released tickers (default 3 × ttl). */
   releaseTimeoutMs?: number;
+  /**
+   * A hand-over waits this long for the writer to land what it holds (default 2 × ttl); then the writer spools it
+   * instead: ClickHouse being away must not keep a hand-over (or a stop) waiting.
+   */
+  drainTimeoutMs?: number;
   /** Default 1000. */
   pollMs?: number;
   /**
@@ -594,6 +599,15 @@ export class Controller {
     if (this.timer) clearTimeout(this.timer);
     await this.polling;
     if (this.fatal) return;
+    // Never rejects: the recorder's stop goes on to close the feeds and flush what it holds whatever happens here.
+    try {
+      await this.handOverAll();
+    } catch (err) {
+      this.o.logger.warn({ err: { message: (err as Error).message } }, 'handing tickers over at the stop failed');
+    }
+  }
+
+  private async handOverAll(): Promise<void> {
     // A stopping recorder takes nothing over: out of the live sets first, so that no peer releases to it meanwhile.
     for (const exchange of this.o.exchanges) {
       await this.o.ownership.dropLive(exchange, this.term).catch(() => undefined);
@@ -653,17 +667,66 @@ export class Controller {
       chosen.set(exchange, tickers);
     }
     if ([...chosen.values()].every((tickers) => tickers.length === 0)) return out;
-    await this.o.writer.drained();
-    for (const [exchange, tickers] of chosen) {
-      if (tickers.length === 0) continue;
-      await this.publishEnds(exchange, tickers);
-      const done = await this.o.ownership.release(exchange, tickers, this.term, state);
-      for (const t of tickers) this.setRole(exchange, t, 'standby');
-      for (const t of done) this.releasedAt.set(key(exchange, t), this.clock.monotonic());
-      out.set(exchange, new Set(done));
-      this.count('release', 'handed', done.length);
+    const settled = new Set<string>();
+    try {
+      await this.drained();
+      for (const [exchange, tickers] of chosen) {
+        if (tickers.length === 0) continue;
+        await this.publishEnds(exchange, tickers);
+        const done = await this.o.ownership.release(exchange, tickers, this.term, state);
+        for (const t of tickers) {
+          this.setRole(exchange, t, 'standby');
+          settled.add(key(exchange, t));
+        }
+        for (const t of done) this.releasedAt.set(key(exchange, t), this.clock.monotonic());
+        out.set(exchange, new Set(done));
+        this.count('release', 'handed', done.length);
+      }
+    } catch (err) {
+      // (Redis failed midway.) The tickers not released are ours again, whatever Redis says of them now: left
+      // 'releasing', nobody would record them (the poll passes them by; the peer does not own them).
+      this.o.logger.warn({ err: { message: (err as Error).message } }, 'releasing tickers failed; writing them on');
+      for (const [exchange, tickers] of chosen) {
+        const left = tickers.filter((t) => !settled.has(key(exchange, t)));
+        if (left.length > 0) await this.resume(exchange, left, state);
+      }
     }
     return out;
+  }
+
+  /** writer.drained(), bounded (drainTimeoutMs). */
+  private drained(): Promise<void> {
+    return this.o.writer.drained(this.o.drainTimeoutMs ?? 2 * this.o.ttlMs);
+  }
+
+  /**
+   * Tickers whose release or offer failed midway: owned again in Redis when it still has them as ours (released or
+   * offered: swapped back), and here in any case unless another term owns them — routed to the writer, their rows
+   * buffered meanwhile written as produced (as `takeBack`). A Redis that cannot answer leaves them ours here: if a
+   * peer took them meanwhile, the next poll sees it and stands this recorder down.
+   */
+  private async resume(
+    exchange: ExchangeKey,
+    tickers: readonly string[],
+    state: 'released' | 'offered',
+  ): Promise<void> {
+    const owners = await this.o.ownership.owners(exchange).catch(() => undefined);
+    const ours = owners === undefined ? tickers : tickers.filter((t) => owners.get(t)?.term === this.term);
+    if (owners) {
+      await this.o.ownership
+        .swap(exchange, ours, { term: this.term, state }, { term: this.term, state: 'owned' })
+        .catch(() => undefined);
+    }
+    for (const t of tickers) {
+      this.released.delete(key(exchange, t));
+      if (!ours.includes(t)) {
+        this.setRole(exchange, t, 'standby');
+        continue;
+      }
+      this.o.routing.setOwner(exchange, t, true);
+      this.setRole(exchange, t, 'owner');
+      this.o.tickers.writeOwnGap(exchange, t);
+    }
   }
 
   /**
@@ -704,8 +767,8 @@ export class Controller {
   }
 
   private async checkWriteTrouble(): Promise<void> {
-    const since = this.o.writer.writeTroubleSince();
-    const trouble = this.spoolFull || (since !== undefined && this.clock.monotonic() - since >= this.o.writeFailureMs);
+    const troubleMs = this.o.writer.writeTroubleForMs();
+    const trouble = this.spoolFull || (troubleMs !== undefined && troubleMs >= this.o.writeFailureMs);
     if (!trouble) {
       this.troubleHandled = false;
       return;
@@ -738,7 +801,7 @@ export class Controller {
       this.setRole(exchange, ticker, 'offering');
       const end = this.o.routing.endOf(exchange, ticker);
       this.o.routing.setOwner(exchange, ticker, false);
-      await this.o.writer.drained();
+      await this.drained();
       if (end) await this.o.ownership.publishEnds(exchange, this.term, new Map([[ticker, JSON.stringify(end)]]));
       const offered = await this.o.ownership.release(exchange, [ticker], this.term, 'offered');
       if (offered.length === 0) return own();

@@ -57,10 +57,13 @@ export interface ControlStore {
 
 /** The writer (services/recorder/src/writer). */
 export interface ControlWriter {
-  /** Resolves once every batch enqueued before the call is landed or spooled. */
-  drained(): Promise<void>;
-  /** Monotonic ms since inserts began failing; undefined while healthy. */
-  writeTroubleSince(): number | undefined;
+  /**
+   * Resolves once every batch enqueued before the call is landed or spooled; past `timeoutMs` the writer spools what
+   * is still in memory instead of waiting on ClickHouse.
+   */
+  drained(timeoutMs?: number): Promise<void>;
+  /** How long (ms, by the writer's own clock) inserts have been failing; undefined while healthy. */
+  writeTroubleForMs(): number | undefined;
 }
 
 /** The standby's buffer: a splice point with the landed deltas at S − 1 (decision 1 step 4). */

@@ -318,6 +318,68 @@ describe('term, gate, drained, write trouble', () => {
     await w.close(100);
   });
 
+  const seqs = (landed: { lines: string[] }[]) => landed.flatMap((b) => b.lines.map((l) => Number(l.split('\t')[3])));
+
+  it('while a lane’s spool holds batches, a younger one goes behind them even with the spool full: order kept', async () => {
+    const { store, landed, state } = stoppingStore(0); // ClickHouse away
+    const first = deltasBatch(1);
+    const w = makeWriter(store, { maxMemoryBytes: first.bytes, maxSpoolBytes: 1 });
+    w.start();
+    w.enqueue(first); // memory, being retried
+    await until(() => state.attempts >= 1);
+    w.enqueue(deltasBatch(10)); // memory full: the spool, which is full from now on
+    expect(w.spoolFull).toBe(true);
+    w.enqueue(deltasBatch(20));
+    w.enqueue(deltasBatch(30));
+    state.ok = Infinity;
+    await until(() => w.idle);
+    expect(seqs(landed)).toEqual([1, 2, 10, 11, 20, 21, 30, 31]);
+    await w.close(100);
+  });
+
+  it('drained(timeout) spools what ClickHouse does not take in time; it lands once, in order, when it is back', async () => {
+    const { store, landed, state } = stoppingStore(0);
+    const w = makeWriter(store);
+    w.start();
+    w.enqueue(deltasBatch(1));
+    w.enqueue(deltasBatch(10));
+    await until(() => state.attempts >= 1);
+    const outcome = await Promise.race([
+      w.drained(30).then(() => 'drained'),
+      new Promise((r) => setTimeout(() => r('still waiting'), 3000)),
+    ]);
+    expect(outcome).toBe('drained');
+    expect(w.bufferedRows().reduce((a, b) => a + b, 0)).toBe(0);
+    expect(w.spoolBytes()).toBeGreaterThan(0);
+    w.enqueue(deltasBatch(20)); // behind the spool
+    state.ok = Infinity;
+    await until(() => w.idle);
+    expect(seqs(landed)).toEqual([1, 2, 10, 11, 20, 21]);
+    await w.close(100);
+  });
+
+  it('a spool that cannot be written loses none of the batches waiting in memory', async () => {
+    const { store, landed, state } = stoppingStore(0);
+    const first = deltasBatch(1);
+    const w = makeWriter(store, { maxMemoryBytes: 2 * first.bytes });
+    w.start();
+    w.enqueue(first);
+    await until(() => state.attempts >= 1);
+    w.enqueue(deltasBatch(10)); // memory: waiting behind the one in flight
+    const full = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    const prepend = jest.spyOn(TableSpool.prototype, 'prepend').mockImplementationOnce(() => {
+      throw full;
+    });
+    w.enqueue(deltasBatch(20)); // memory is full: to the spool, which cannot be written this once
+    expect(prepend).toHaveBeenCalledTimes(1);
+    prepend.mockRestore();
+    state.ok = Infinity;
+    await until(() => w.idle);
+    expect(seqs(landed)).toEqual([1, 2, 10, 11, 20, 21]);
+    expect(w.bufferedRows().reduce((a, b) => a + b, 0)).toBe(0);
+    await w.close(100);
+  });
+
   it('says since when inserts fail, and forgets it after a success', async () => {
     const { store, state } = stoppingStore(0);
     let now = 1000;
@@ -329,6 +391,7 @@ describe('term, gate, drained, write trouble', () => {
     now = 5000;
     await until(() => state.attempts >= 2);
     expect(w.writeTroubleSince()).toBe(1000);
+    expect(w.writeTroubleForMs()).toBe(4000);
     state.ok = Infinity;
     await until(() => w.idle);
     expect(w.writeTroubleSince()).toBeUndefined();

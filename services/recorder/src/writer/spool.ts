@@ -275,9 +275,8 @@ export class TableSpool {
    * Puts batches in front of everything pending (at shutdown: the memory queue is older than the spool), in a file
    * numbered below the first one, written and fdatasync'd before returning.
    */
-  prepend(batches: SealedBatch[]): void {
+  prepend(batches: readonly SealedBatch[]): void {
     if (batches.length === 0) return;
-    this.head = undefined; // (it is read again from the front)
     const first = this.files[0];
     const number = first ? fileNumber(first.name) - 1 : FIRST_NUMBER;
     const { fd, file } = this.createFile(number);
@@ -289,12 +288,21 @@ export class TableSpool {
           written += writeSync(fd, record, written, record.length - written, file.size + written);
         }
         file.size += record.length;
-        this.count(batch, 1);
       }
       fdatasyncSync(fd);
-    } finally {
+    } catch (err) {
+      // Nothing of it counts: the file goes (a later prepend takes the same number), the spool is as it was.
       closeSync(fd);
+      try {
+        unlinkSync(file.file);
+      } catch {
+        // (gone already, or the disk refuses even that: a later start reads it as a torn record)
+      }
+      throw err;
     }
+    closeSync(fd);
+    for (const batch of batches) this.count(batch, 1);
+    this.head = undefined; // (it is read again from the front)
     this.files.unshift(file);
   }
 

@@ -11,7 +11,10 @@
  *   batches go to the spool, in order, until it opens again — no failure); the spool is replayed through the term's
  *   `fence` (rows of tickers handed over from that term are dropped, redundancy/spool-fence.ts).
  * - A sealed batch goes to memory while the memory queue holds less than RECORDER_BUFFER_MAX_BYTES and its lane's
- *   spool is empty; otherwise it is appended to the spool (write + fdatasync) — order per table is kept.
+ *   spool is empty; otherwise it is appended to the spool (write + fdatasync) — order per table is kept. While a
+ *   lane's spool holds batches, every younger one goes behind them, the spool full or not (the feeds are paused then,
+ *   so this is bounded); one the spool cannot take (a write error) waits in memory behind the spool (the lane's
+ *   tail), and is inserted after it or spooled at the next write that works.
  * - A failed insert is ambiguous (the server may have committed it before the connection broke, or may still be
  *   running it): before the next attempt the lane makes sure the old query is gone (the store kills it and waits
  *   for it to leave the server's process list) and probes for the batch's last row; present means written. Batches
@@ -24,6 +27,9 @@
  *   resumed below 80 % of both bounds.
  * - close(): seal everything, keep inserting the memory queue until it is empty or the deadline passes, then
  *   abort what is in flight and spool every batch still in memory. Nothing is dropped.
+ * - drained(timeoutMs): a hand-over waits until what was enqueued before it is durable; past the timeout (ClickHouse
+ *   away) the lanes' in-flight inserts are aborted and the memory batches spooled, as close() does, so a hand-over or
+ *   a stop never waits on ClickHouse.
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -121,9 +127,24 @@ const LANES: LaneName[] = ['book', 'trades', 'verifications'];
 const BOOK_TABLES = ['deltas', 'gaps', 'snapshots'] as const;
 const laneOf = (table: InsertTable): LaneName => (table === 'trades' || table === 'verifications' ? table : 'book');
 
+interface DrainWaiter {
+  left: Set<SealedBatch>;
+  resolve: () => void;
+}
+
 class Lane {
+  /** Memory batches older than anything in the spool. */
   readonly queue: SealedBatch[] = [];
+  /**
+   * Memory batches younger than the spool, which the spool could not take (a write error): spooled at the next write
+   * that works, or moved to the queue once the spool is replayed. Never in flight.
+   */
+  readonly tail: SealedBatch[] = [];
   inflight: SealedBatch | undefined;
+  /** drained() ran out of time: the memory batches are to go to the spool (the insert in flight is aborted). */
+  evict = false;
+  /** Ends the retry pause the lane is in, if any. */
+  wakeSleep: (() => void) | undefined;
   abort: AbortController | undefined;
   private wake: (() => void) | undefined;
   running: Promise<void> | undefined;
@@ -177,12 +198,14 @@ export class Writer {
   private readonly sleeps = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
   private readonly term: number;
   /** drained() callers: the memory batches each still waits for. */
-  private drainWaiters: { left: Set<SealedBatch>; resolve: () => void }[] = [];
+  private drainWaiters: DrainWaiter[] = [];
   /** Fences by term (asked once per term). */
   private readonly fences = new Map<number, Fence | undefined>();
   /** Spooled batches filtered by their fence: at which fence epoch (invalidateFence() starts a new one). */
   private readonly fencedAt = new WeakMap<SealedBatch, number>();
   private fenceEpoch = 0;
+  /** Memory batches spoolOlder wrote to the spool while they were in flight (they stayed in memory too). */
+  private readonly copied = new WeakSet<SealedBatch>();
 
   constructor(private readonly o: WriterOptions) {
     this.now = o.now ?? Date.now;
@@ -220,20 +243,24 @@ export class Writer {
       return;
     }
     const spoolFull = this.spoolBytes() >= this.o.maxSpoolBytes;
-    if (lane.spoolEmpty && (this.memoryBytes + batch.bytes <= this.o.maxMemoryBytes || spoolFull)) {
-      // (With the spool full, memory takes it beyond its bound: the feeds are paused, so this is bounded.)
-      this.pushMemory(lane, batch);
-    } else if (spoolFull) {
-      this.pushMemory(lane, batch);
-    } else {
-      try {
-        this.spoolOlder(lane);
-        lane.spool.append(batch);
-        releaseBatch(batch);
-      } catch (err) {
-        this.o.logger.error({ err, table: batch.table }, 'cannot write the spool; keeping the batch in memory');
-        this.pushMemory(lane, batch);
+    if (lane.spoolEmpty && lane.tail.length === 0) {
+      if (this.memoryBytes + batch.bytes <= this.o.maxMemoryBytes || spoolFull) {
+        // (With the spool full, memory takes it beyond its bound: the feeds are paused, so this is bounded.)
+        this.pushMemory(lane.queue, batch);
+        this.checkPressure();
+        lane.signal();
+        return;
       }
+    }
+    // Behind everything older, the spool full or not: a batch younger than a spooled one is never inserted before it.
+    try {
+      this.spoolOlder(lane);
+      this.spoolTail(lane);
+      lane.spool.append(batch);
+      releaseBatch(batch);
+    } catch (err) {
+      this.o.logger.error({ err, table: batch.table }, 'cannot write the spool; keeping the batch in memory');
+      this.pushMemory(lane.spoolEmpty && lane.tail.length === 0 ? lane.queue : lane.tail, batch);
     }
     this.checkPressure();
     lane.signal();
@@ -248,41 +275,60 @@ export class Writer {
   private spoolOlder(lane: Lane): void {
     if (lane.queue.length === 0) return;
     const inflight = lane.inflight !== undefined && lane.queue[0] === lane.inflight ? lane.inflight : undefined;
-    const waiting = lane.queue.splice(inflight === undefined ? 0 : 1);
-    lane.spool.prepend(inflight === undefined ? waiting : [inflight, ...waiting]);
-    for (const b of waiting) {
-      this.memoryBytes -= b.bytes;
-      addCounts(this.memoryRows, b.rowsByExchange, -1);
-      releaseBatch(b);
-    }
-    this.settled(waiting);
+    // Written first: a spool that cannot be written leaves the queue as it was (throws).
+    lane.spool.prepend(lane.queue);
+    if (inflight) this.copied.add(inflight);
+    this.leaveMemory(lane.queue.splice(inflight === undefined ? 0 : 1));
   }
 
-  private pushMemory(lane: Lane, batch: SealedBatch): void {
-    lane.queue.push(batch);
+  /** Appends the lane's tail to the spool, in order (throws at the first batch the spool cannot take, keeping it). */
+  private spoolTail(lane: Lane): number {
+    let rows = 0;
+    while (lane.tail.length > 0) {
+      const batch = lane.tail[0] as SealedBatch;
+      lane.spool.append(batch);
+      lane.tail.shift();
+      rows += batch.rows;
+      this.leaveMemory([batch]);
+    }
+    return rows;
+  }
+
+  private pushMemory(list: SealedBatch[], batch: SealedBatch): void {
+    list.push(batch);
     this.memoryBytes += batch.bytes;
     addCounts(this.memoryRows, batch.rowsByExchange);
   }
 
-  private popMemory(lane: Lane): void {
-    const batch = lane.queue.shift();
+  /** A memory batch landed (the first of `list`). */
+  private popMemory(list: SealedBatch[]): void {
+    const batch = list.shift();
     if (!batch) return;
     this.memoryBytes -= batch.bytes;
     addCounts(this.memoryRows, batch.rowsByExchange, -1);
     this.settled([batch]);
   }
 
-  /** Moves the lane's memory queue in front of its spool (it is older), durably; the batches are released. */
-  private spoolMemory(lane: Lane): SealedBatch[] {
-    const batches = lane.queue.splice(0);
-    lane.spool.prepend(batches);
+  /** Batches taken out of memory into the spool: released, and drained() callers waiting for them may go on. */
+  private leaveMemory(batches: SealedBatch[]): void {
     for (const b of batches) {
       this.memoryBytes -= b.bytes;
       addCounts(this.memoryRows, b.rowsByExchange, -1);
       releaseBatch(b);
     }
     this.settled(batches);
-    return batches;
+  }
+
+  /**
+   * Moves the lane's memory queue in front of its spool (it is older), durably, then its tail behind it; the batches
+   * are released. Throws when the spool cannot be written (what was not written stays in memory).
+   */
+  private spoolMemory(lane: Lane): number {
+    // (A batch spoolOlder copied to the spool while it was in flight is there already, in front.)
+    lane.spool.prepend(lane.queue.filter((b) => !this.copied.has(b)));
+    const batches = lane.queue.splice(0);
+    this.leaveMemory(batches);
+    return batches.reduce((n, b) => n + b.rows, 0) + this.spoolTail(lane);
   }
 
   /** Batches that left memory (landed, rejected or spooled): drained() callers waiting for them may go on. */
@@ -300,10 +346,56 @@ export class Writer {
    * Resolves when every batch enqueued before the call is in ClickHouse or in the spool (durable either way). Rows
    * still in the sink's open batches are not enqueued yet: seal them first (TsvSink.tick(now, true)).
    */
-  drained(): Promise<void> {
-    const left = new Set(LANES.flatMap((l) => this.lanes[l].queue));
+  drained(timeoutMs?: number): Promise<void> {
+    const left = new Set(LANES.flatMap((l) => [...this.lanes[l].queue, ...this.lanes[l].tail]));
     if (left.size === 0) return Promise.resolve();
-    return new Promise((resolve) => this.drainWaiters.push({ left, resolve }));
+    return new Promise((resolve) => {
+      const waiter: DrainWaiter = { left, resolve };
+      this.drainWaiters.push(waiter);
+      if (timeoutMs === undefined) return;
+      const timers: NodeJS.Timeout[] = [];
+      waiter.resolve = () => {
+        for (const t of timers) clearTimeout(t);
+        resolve();
+      };
+      timers.push(
+        setTimeout(() => {
+          this.o.logger.warn(
+            { batches: waiter.left.size, timeoutMs },
+            'ClickHouse did not take the rows in time: spooling them instead',
+          );
+          this.evict(waiter);
+          // A spool that cannot be written either: give up waiting (said loudly), rather than wait on both forever.
+          timers.push(
+            setTimeout(() => {
+              this.o.logger.error(
+                { batches: waiter.left.size },
+                'rows are neither in ClickHouse nor in the spool: going on without them being durable',
+              );
+              this.drainWaiters = this.drainWaiters.filter((w) => w !== waiter);
+              waiter.resolve();
+            }, timeoutMs),
+          );
+        }, timeoutMs),
+      );
+    });
+  }
+
+  /** The lanes holding batches `waiter` waits for spool their memory batches (aborting the insert in flight). */
+  private evict(waiter: DrainWaiter): void {
+    for (const lane of Object.values(this.lanes)) {
+      if (!lane.queue.some((b) => waiter.left.has(b)) && !lane.tail.some((b) => waiter.left.has(b))) continue;
+      lane.evict = true;
+      lane.abort?.abort(new Error('spooled: ClickHouse did not take the batch in time'));
+      lane.wakeSleep?.();
+      lane.signal();
+    }
+  }
+
+  /** How long inserts have been failing without a success in between (on any lane), by the writer's clock. */
+  writeTroubleForMs(): number | undefined {
+    const since = this.writeTroubleSince();
+    return since === undefined ? undefined : this.now() - since;
   }
 
   /** now() since when inserts have been failing without a success in between (on any lane); undefined: healthy. */
@@ -349,7 +441,9 @@ export class Writer {
 
   /** Nothing waits in memory or in the spool. */
   get idle(): boolean {
-    return Object.values(this.lanes).every((l) => l.queue.length === 0 && l.spoolEmpty && l.inflight === undefined);
+    return Object.values(this.lanes).every(
+      (l) => l.queue.length === 0 && l.tail.length === 0 && l.spoolEmpty && l.inflight === undefined,
+    );
   }
 
   get spoolEmpty(): boolean {
@@ -367,6 +461,8 @@ export class Writer {
 
   private async run(lane: Lane): Promise<void> {
     while (!this.stopping) {
+      // The spool replayed, the tail (younger than it) is the oldest in memory: it joins the queue.
+      if (lane.tail.length > 0 && lane.spoolEmpty) lane.queue.push(...lane.tail.splice(0));
       const fromMemory = lane.queue[0];
       const spooled = fromMemory ? undefined : lane.peekSpool();
       const batch = fromMemory ?? spooled?.batch;
@@ -388,15 +484,16 @@ export class Writer {
       lane.inflight = undefined;
       if (outcome === 'stopped') break;
       if (outcome === 'refence') continue; // the same spooled batch, filtered again first
-      if (outcome === 'gated') {
-        // The lease's local deadline passed: what waits in memory goes to the spool (in order), and the lane
-        // replays it from there once the gate opens again.
-        if (fromMemory) this.spoolMemory(lane);
+      if (outcome === 'gated' || outcome === 'evicted') {
+        // The lease's local deadline passed, or drained() ran out of time: what waits in memory goes to the spool
+        // (in order), and the lane replays it from there (once the gate opens again).
+        lane.evict = false;
+        this.trySpoolMemory(lane);
         this.checkPressure();
         while (!this.stopping && this.o.gate?.() === false) await this.sleep(50);
         continue;
       }
-      if (fromMemory) this.popMemory(lane);
+      if (fromMemory) this.popMemory(lane.queue);
       else spooled?.spool.ack(batch);
       this.o.onWritten?.(batch, this.now());
       releaseBatch(batch);
@@ -450,11 +547,12 @@ export class Writer {
    * Inserts a batch, retrying until it is in ClickHouse ('done'), the writer stops ('stopped'), the gate closes
    * ('gated') or a spooled batch's fence changed ('refence'), the last two checked before every attempt.
    */
-  private async deliver(lane: Lane, batch: SealedBatch): Promise<'done' | 'stopped' | 'gated' | 'refence'> {
+  private async deliver(lane: Lane, batch: SealedBatch): Promise<'done' | 'stopped' | 'gated' | 'refence' | 'evicted'> {
     const table = batch.table;
     for (let attempt = 0; ; attempt++) {
       if (this.stopping) return 'stopped';
       if (this.o.gate?.() === false) return 'gated';
+      if (lane.evict) return 'evicted';
       if (batch.spool && this.o.fence && this.fencedAt.get(batch) !== this.fenceEpoch) return 'refence';
       try {
         // On a cluster a batch sent again is dropped by every shard that already has it (RecorderStore): no probe.
@@ -515,7 +613,8 @@ export class Writer {
         lane.failures++;
         lane.troubleSince ??= this.now();
         if (this.stopping) return 'stopped';
-        await this.sleep(Math.min(5000, 100 * 2 ** Math.min(attempt, 6)) * (0.5 + Math.random() / 2));
+        if (lane.evict) return 'evicted';
+        await this.sleep(Math.min(5000, 100 * 2 ** Math.min(attempt, 6)) * (0.5 + Math.random() / 2), lane);
       }
     }
   }
@@ -544,17 +643,28 @@ export class Writer {
     this.o.onRejected?.(batch);
   }
 
-  private sleep(ms: number): Promise<void> {
+  /** A pause that close() ends, and with `lane`, the lane's eviction (drained() out of time) too. */
+  private sleep(ms: number, lane?: Lane): Promise<void> {
     return new Promise((resolve) => {
-      const entry = {
-        timer: setTimeout(() => {
-          this.sleeps.delete(entry);
-          resolve();
-        }, ms),
-        resolve,
+      const done = () => {
+        clearTimeout(entry.timer);
+        this.sleeps.delete(entry);
+        if (lane && lane.wakeSleep === done) lane.wakeSleep = undefined;
+        resolve();
       };
+      const entry = { timer: setTimeout(done, ms), resolve: done };
       this.sleeps.add(entry);
+      if (lane) lane.wakeSleep = done;
     });
+  }
+
+  /** spoolMemory, a spool that cannot be written said and left in memory (inserted from there later). */
+  private trySpoolMemory(lane: Lane): void {
+    try {
+      this.spoolMemory(lane);
+    } catch (err) {
+      this.o.logger.error({ err, lane: lane.name }, 'cannot write the spool; keeping the batches in memory');
+    }
   }
 
   /**
@@ -596,8 +706,13 @@ export class Writer {
     );
     let spooled = 0;
     for (const lane of Object.values(this.lanes)) {
-      // The memory queue is older than anything in the spool: it goes in front.
-      spooled += this.spoolMemory(lane).reduce((n, b) => n + b.rows, 0);
+      // The memory queue is older than anything in the spool: it goes in front (its tail behind).
+      try {
+        spooled += this.spoolMemory(lane);
+      } catch (err) {
+        const lost = [...lane.queue, ...lane.tail].reduce((n, b) => n + b.rows, 0);
+        this.o.logger.error({ err, lane: lane.name, rows: lost }, 'cannot write the spool at close: rows lost');
+      }
       lane.running = undefined;
     }
     this.memoryBytes = 0;
