@@ -141,6 +141,26 @@ describe('recorder durability', () => {
     for (const [i, exchange] of VENUE_CLOCK.entries()) await expectRule7(h, exchange, end.at, 300 + i);
   });
 
+  it('a SIGTERM while a venue still discovers stops the recorder, flushing what the others recorded (exit 0)', async () => {
+    h = await createRecorderHarness({ sim: { updatesPerSecond: 150 } });
+    // Kalshi's listing never answers (within a minute's REST timeout): its venue is still discovering.
+    h.sim.faults.inject({ platform: 'venue-b', route: '/trade-api/v2/markets', kind: 'hang' });
+    const child = await h.spawnChild({ RECORDER_REST_TIMEOUT_MS: '60000' }, { ready: false });
+    const gemini = h.sim.books.tickers('venue_c');
+    await waitFor(async () => (await h?.rows('venue_c'))?.some((r) => r.kind === 'delta') ?? false, {
+      timeoutMs: 30_000,
+      what: 'Gemini rows in ClickHouse while Kalshi still discovers',
+    });
+    expect(gemini.length).toBeGreaterThan(0);
+    const lines = h.logs.lines.length;
+    expect(await h.terminateChild(child)).toBe(0);
+    // The recorder's own stop ran (the feeds closed, the rows flushed), not just the process's exit.
+    const after = h.logs.lines.slice(lines).join('\n');
+    expect(after).toContain('recorder stopping: closing the feeds, flushing buffered rows');
+    expect(after).toContain('recorder stopped');
+    expect(await h.rows('venue_b')).toEqual([]);
+  });
+
   it('flushes on SIGTERM and resumes after a restart of the built entrypoint: a gap and a snapshot at the seam', async () => {
     h = await createRecorderHarness({ sim: { updatesPerSecond: 150, changesPerUpdate: { gemini: 2 } } });
     const first = await h.spawnChild();

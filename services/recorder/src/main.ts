@@ -52,5 +52,9 @@ runMain(async () => {
     // Redundant mode: a lost lease ends this term. The SIGTERM path stops the recorder (whose writer spools what is
     // left: the lease's gate is shut), the process exits, and the pod starts again as a new term.
     onFatal: () => process.kill(process.pid, 'SIGTERM'),
+    // A SIGTERM while the venues start stops (and flushes) what already records.
+    onStopable: (recorder) => {
+      running.recorder = recorder;
+    },
   });
 });

@@ -29,6 +29,11 @@ export interface RecorderDeps {
    * the recorder stops itself.
    */
   onFatal?: (reason: string) => void;
+  /**
+   * The recorder as soon as it can be stopped, before its feeds start: a SIGTERM while a venue is still discovering
+   * (another may record already) stops and flushes it. The same object startRecorder resolves with.
+   */
+  onStopable?: (recorder: Recorder) => void;
 }
 
 export interface Recorder {
@@ -269,11 +274,6 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
   }, 100);
   sweep.unref();
 
-  await Promise.all([...venues.values()].map((v) => v.start()));
-  bound?.controller.start();
-  started = true;
-  logger.info({ exchanges: [...venues.keys()] }, 'recording');
-
   const recorder: Recorder = {
     venues,
     writer,
@@ -300,5 +300,13 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
     },
   };
   self.stop = () => void recorder.stop();
+  deps.onStopable?.(recorder);
+
+  await Promise.all([...venues.values()].map((v) => v.start()));
+  // Stopped while the venues started (a SIGTERM during discovery): nothing more to start.
+  if (stopping !== undefined) return recorder;
+  bound?.controller.start();
+  started = true;
+  logger.info({ exchanges: [...venues.keys()] }, 'recording');
   return recorder;
 }

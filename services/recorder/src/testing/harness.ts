@@ -74,8 +74,11 @@ export interface RecorderHarness {
   metrics?: RecorderMetrics;
   startInProcess(extra?: Record<string, string>): Promise<Recorder>;
   stopInProcess(): Promise<void>;
-  /** Spawns the built entrypoint (`services/recorder/dist/main.js`) and waits for /ready; `url` is its HTTP server. */
-  spawnChild(extra?: Record<string, string>): Promise<ChildProcess & { url: string }>;
+  /**
+   * Spawns the built entrypoint (`services/recorder/dist/main.js`) and waits for /ready (with `ready: false`, only for
+   * /health); `url` is its HTTP server.
+   */
+  spawnChild(extra?: Record<string, string>, wait?: { ready: boolean }): Promise<ChildProcess & { url: string }>;
   /** SIGTERM, then the exit code. */
   terminateChild(child: ChildProcess): Promise<number | null>;
   rows(exchange: ExchangeKey, ticker?: string): Promise<Row[]>;
@@ -157,7 +160,7 @@ export async function createRecorderHarness(
       await h.recorder?.stop();
       h.recorder = undefined;
     },
-    async spawnChild(extra = {}) {
+    async spawnChild(extra = {}, wait = { ready: true }) {
       const entry = path.join(repoRoot, 'services/recorder/dist/main.js');
       if (!existsSync(entry)) throw new Error(`${entry} is missing: build first (./dev test builds)`);
       const port = await freePort();
@@ -175,10 +178,10 @@ export async function createRecorderHarness(
           if (child.exitCode !== null) {
             throw new Error(`recorder exited (${child.exitCode}); its last lines: ${logs.lines.slice(-3).join(' | ')}`);
           }
-          const res = await fetch(`http://127.0.0.1:${port}/ready`).catch(() => undefined);
+          const res = await fetch(`http://127.0.0.1:${port}/${wait.ready ? 'ready' : 'health'}`).catch(() => undefined);
           return res?.status === 200;
         },
-        { timeoutMs: 30_000, intervalMs: 100, what: 'the recorder process to be ready' },
+        { timeoutMs: 30_000, intervalMs: 100, what: `the recorder process to be ${wait.ready ? 'ready' : 'up'}` },
       );
       return Object.assign(child, { url: `http://127.0.0.1:${port}` });
     },

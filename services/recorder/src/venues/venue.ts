@@ -149,6 +149,7 @@ export class Venue {
   /** First discovery, then feeds; discovery and reconciliation repeat on their intervals. */
   async start(): Promise<void> {
     await this.discover();
+    if (this.stopped) return; // stopped while discovering: no intervals to start
     if (this.o.discoveryIntervalMs > 0 && this.listingWanted()) {
       const t = setInterval(() => void this.discover(), this.o.discoveryIntervalMs);
       t.unref();
