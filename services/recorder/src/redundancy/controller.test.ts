@@ -543,7 +543,7 @@ describe('Controller release', () => {
   });
 
   it('waits for the writer at most 2 × TTL before releasing (the writer spools what it holds then)', async () => {
-    const { ownership, f, c } = await ownedBy4('X');
+    const { f, c } = await ownedBy4('X');
     c.onSpoolFull(true);
     await c.poll();
     expect(f.drainTimeouts).toEqual([2 * TTL]);
@@ -569,13 +569,13 @@ describe('Controller release', () => {
   });
 
   it('releaseAll never rejects (the stop must go on to flush): Redis failing while it waits for the peer', async () => {
-    const { ownership, f, c } = await ownedBy4('X');
+    const { ownership, c } = await ownedBy4('X');
     ownership.owners = () => Promise.reject(new Error('Connection is closed.'));
     await expect(c.releaseAll()).resolves.toBeUndefined();
   });
 
   it('hands tickers to live peers when the spool is full', async () => {
-    const { ownership, f, c } = await ownedBy4('X');
+    const { ownership, c } = await ownedBy4('X');
     c.onSpoolFull(true);
     await c.poll();
     expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'released' });
