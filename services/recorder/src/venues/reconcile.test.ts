@@ -1,11 +1,13 @@
 /**
  * The reconciliation schedule's pacing: the spacing rule between two REST book reads of an exchange, and the REST
- * client's background lane that keeps those reads from holding back discovery and backfill.
+ * client's background lane that keeps those reads from holding back discovery and backfill; and the retry of tickers
+ * whose resume points cannot be read yet.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createLogger } from '@depthgate/service-kit';
 import { RestClient } from './rest';
-import { reconcileSpacingMs } from './venue';
+import { Venue, reconcileSpacingMs, type VenueOptions } from './venue';
 
 describe('reconciliation spacing', () => {
   // Kalshi: 19 requests/s documented (descriptor budget), a tenth of it: 1.9 reads/s. Gemini: 1.9/s → 0.19 reads/s.
@@ -73,5 +75,52 @@ describe('RestClient lanes', () => {
     await rest.background().json('/b1');
     await Promise.all([rest.json('/f1'), rest.json('/f2'), rest.background().json('/b2'), rest.json('/f3')]);
     expect(order).toEqual(['b1', 'f1', 'f2', 'f3', 'b2']);
+  });
+});
+
+describe('Venue: tickers whose resume points cannot be read yet', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('are asked again by one retry at a time, 2 s doubling, however many discoveries add tickers meanwhile', async () => {
+    jest.useFakeTimers();
+    const asked: string[][] = [];
+    const selection = { tickers: ['A'], prefixes: [] as string[], series: [] as string[] };
+    const quiet = createLogger({ name: 't', level: 'silent' });
+    const venue = new Venue({
+      protocol: { exchange: 'venue_b', normalizeTicker: (t: string) => t },
+      rest: { background: () => ({}) },
+      store: {
+        storedTickers: (_exchange: string, tickers: string[]) => {
+          asked.push([...tickers]);
+          return Promise.reject(new Error('ClickHouse is away'));
+        },
+      },
+      logger: quiet,
+      selection,
+      maxTickers: 100,
+      discoveryIntervalMs: 0,
+      reconcileIntervalMs: 0,
+      reconcileReadsPerSecond: 0,
+      trades: undefined,
+    } as unknown as VenueOptions);
+    await venue.start();
+    await jest.advanceTimersByTimeAsync(0);
+    expect(asked).toEqual([['A']]);
+    // A discovery adds B meanwhile: asked at once, and no second retry chain.
+    selection.tickers.push('B');
+    await venue.discover();
+    await jest.advanceTimersByTimeAsync(0);
+    expect(asked).toEqual([['A'], ['A', 'B']]);
+    expect(jest.getTimerCount()).toBe(1);
+    await jest.advanceTimersByTimeAsync(2000); // the first retry (2 s after the first failure)
+    expect(asked).toHaveLength(3);
+    expect(jest.getTimerCount()).toBe(1);
+    // Three failures in a row: the next retry waits 8 s.
+    await jest.advanceTimersByTimeAsync(7999);
+    expect(asked).toHaveLength(3);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(asked).toHaveLength(4);
+    await venue.stop();
+    expect(jest.getTimerCount()).toBe(0);
   });
 });

@@ -94,6 +94,9 @@ export class Venue {
   private desired = new Set<string>();
   private awaiting = new Set<string>();
   private timers: NodeJS.Timeout[] = [];
+  /** The one pending retry of `admit` (resume points unreadable), and the failures in a row that set its delay. */
+  private admitRetry: NodeJS.Timeout | undefined;
+  private admitFailures = 0;
   private stopped = false;
   private paused = false;
   private cappedWarned = false;
@@ -266,13 +269,23 @@ export class Venue {
           ? await this.o.store.storedTickers(this.exchange, unknown, undefined, { tradesBackMs: this.o.quietMs })
           : new Map();
     } catch (err) {
-      // Cannot know where their series end: try again shortly (they are not recorded meanwhile).
+      // Cannot know where their series end: try again (they are not recorded meanwhile), one retry at a time for
+      // every ticker waiting, 2 s doubling to a minute while it keeps failing.
+      this.admitFailures++;
       this.log.warn({ err: { message: (err as Error).message }, tickers: list.length }, 'cannot resume tickers yet');
-      const t = setTimeout(() => void this.admit(), 2000);
-      t.unref();
-      this.timers.push(t);
+      if (this.admitRetry === undefined && !this.stopped) {
+        this.admitRetry = setTimeout(
+          () => {
+            this.admitRetry = undefined;
+            void this.admit();
+          },
+          Math.min(60_000, 2000 * 2 ** Math.min(this.admitFailures - 1, 5)),
+        );
+        this.admitRetry.unref();
+      }
       return;
     }
+    this.admitFailures = 0;
     if (this.stopped) return;
     const admitted: string[] = [];
     for (const t of list) {
@@ -438,6 +451,7 @@ export class Venue {
    */
   async stop(): Promise<void> {
     this.stopped = true;
+    clearTimeout(this.admitRetry);
     for (const t of this.timers) {
       clearInterval(t);
       clearTimeout(t);
