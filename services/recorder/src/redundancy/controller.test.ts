@@ -568,6 +568,44 @@ describe('Controller release', () => {
     expect(f.calls.filter((call) => call[0] === 'writeOwnGap').map((call) => call[1])).toEqual(['X', 'Y']);
   });
 
+  it('a release failing on the second exchange gives the first exchange’s switched tickers back', async () => {
+    const EX2 = 'venue_d' as ExchangeKey;
+    const ownership = new MemoryOwnership();
+    const f = fakes({ term: 4, alive: [5] });
+    const c = controller(f, ownership, undefined, [EX, EX2]);
+    await c.admit(EX, ['X']);
+    await c.admit(EX2, ['Y']);
+    await ownership.setLive(EX, 5, ['X'], []);
+    // Redis fails once the first exchange's ticker is switched, on the second exchange's live sets.
+    let switched = false;
+    const setOwner = f.routing.setOwner;
+    f.routing.setOwner = (exchange, ticker, isOwner) => {
+      if (!isOwner) switched = true;
+      setOwner(exchange, ticker, isOwner);
+    };
+    const liveSets = ownership.liveSets.bind(ownership);
+    ownership.liveSets = (exchange) =>
+      exchange === EX2 && switched ? Promise.reject(new Error('Command timed out')) : liveSets(exchange);
+    f.calls.length = 0;
+    c.onSpoolFull(true);
+    await c.poll();
+    // X was switched to the buffer, then given back.
+    expect(f.calls.filter((call) => call[0] === 'setOwner' && call[1] === 'X')).toEqual([
+      ['setOwner', 'X', false],
+      ['setOwner', 'X', true],
+    ]);
+    expect([c.role(EX, 'X'), f.owned.get('X')]).toEqual(['owner', true]);
+    expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'owned' });
+  });
+
+  it('a ticker it writes that Redis still has as released by it (an undo that failed) is owned again at the poll', async () => {
+    const { ownership, c } = await ownedBy4('X');
+    await ownership.release(EX, ['X'], 4, 'released');
+    expect(c.role(EX, 'X')).toBe('owner');
+    await c.poll();
+    expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'owned' });
+  });
+
   it('releaseAll never rejects (the stop must go on to flush): Redis failing while it waits for the peer', async () => {
     const { ownership, c } = await ownedBy4('X');
     ownership.owners = () => Promise.reject(new Error('Connection is closed.'));

@@ -371,6 +371,7 @@ export class Controller {
         const take: Array<[string, Owner | null]> = [];
         const confirm: string[] = [];
         const back: string[] = [];
+        const reclaim: Array<[string, Owner]> = [];
         for (const [ticker, role] of roles) {
           const owner = owners.get(ticker);
           if (role === 'owner') {
@@ -380,6 +381,9 @@ export class Controller {
               this.o.routing.setOwner(exchange, ticker, false);
               this.setRole(exchange, ticker, 'standby');
             } else if (owner.state === 'splicing') confirm.push(ticker);
+            // Ours here, released or offered there: a release or offer that failed midway and could not be undone
+            // then (Redis away). Owned again, before a peer takes it while this recorder writes it.
+            else if (owner.state === 'released' || owner.state === 'offered') reclaim.push([ticker, owner]);
             continue;
           }
           if (role !== 'standby' || !this.o.tickers.live(exchange, ticker)) continue;
@@ -404,6 +408,9 @@ export class Controller {
           }
         }
         if (confirm.length > 0) await this.o.ownership.confirm(exchange, confirm, this.term);
+        for (const { from, tickers } of groupByValue(reclaim).values()) {
+          await this.o.ownership.swap(exchange, tickers, from as Owner, { term: this.term, state: 'owned' });
+        }
         await this.takeBack(exchange, back, 'released');
         for (const { from, tickers } of groupByValue(take).values()) takeovers.push([exchange, from, tickers]);
       }
@@ -651,24 +658,24 @@ export class Controller {
     const alive = this.aliveCache();
     const out = new Map<ExchangeKey, Set<string>>();
     const chosen = new Map<ExchangeKey, string[]>();
-    for (const exchange of this.o.exchanges) {
-      const live = await this.o.ownership.liveSets(exchange);
-      const tickers: string[] = [];
-      for (const [ticker, role] of this.rolesOf(exchange)) {
-        if (role === 'owner' && (await this.livePeer(live, ticker, alive))) tickers.push(ticker);
-      }
-      for (const t of tickers) {
-        this.setRole(exchange, t, 'releasing');
-        // Taken at the switch: the book now is the one after the last row routed to the writer.
-        const end = this.o.routing.endOf(exchange, t);
-        if (end) this.released.set(key(exchange, t), { ...end, digest: this.o.tickers.bookDigest(exchange, t) });
-        this.o.routing.setOwner(exchange, t, false);
-      }
-      chosen.set(exchange, tickers);
-    }
-    if ([...chosen.values()].every((tickers) => tickers.length === 0)) return out;
     const settled = new Set<string>();
     try {
+      for (const exchange of this.o.exchanges) {
+        const live = await this.o.ownership.liveSets(exchange);
+        const tickers: string[] = [];
+        for (const [ticker, role] of this.rolesOf(exchange)) {
+          if (role === 'owner' && (await this.livePeer(live, ticker, alive))) tickers.push(ticker);
+        }
+        chosen.set(exchange, tickers);
+        for (const t of tickers) {
+          this.setRole(exchange, t, 'releasing');
+          // Taken at the switch: the book now is the one after the last row routed to the writer.
+          const end = this.o.routing.endOf(exchange, t);
+          if (end) this.released.set(key(exchange, t), { ...end, digest: this.o.tickers.bookDigest(exchange, t) });
+          this.o.routing.setOwner(exchange, t, false);
+        }
+      }
+      if ([...chosen.values()].every((tickers) => tickers.length === 0)) return out;
       await this.drained();
       for (const [exchange, tickers] of chosen) {
         if (tickers.length === 0) continue;

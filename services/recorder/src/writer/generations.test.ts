@@ -358,14 +358,43 @@ describe('term, gate, drained, write trouble', () => {
     await w.close(100);
   });
 
-  it('a spool that cannot be written loses none of the batches waiting in memory', async () => {
+  it('an in-flight batch copied to the spool, sent again since and then evicted: its copy names its last query id', async () => {
     const { store, landed, state } = stoppingStore(0);
+    const ids: string[] = [];
+    const ended: string[] = [];
+    const insert = store.insert.bind(store);
+    store.insert = (table, source, o) => {
+      ids.push(o?.queryId ?? '');
+      return insert(table, source, o);
+    };
+    store.ensureQueryEnded = async (id) => void ended.push(id);
     const first = deltasBatch(1);
-    const w = makeWriter(store, { maxMemoryBytes: 2 * first.bytes });
+    const w = makeWriter(store, { maxMemoryBytes: first.bytes });
     w.start();
     w.enqueue(first);
     await until(() => state.attempts >= 1);
-    w.enqueue(deltasBatch(10)); // memory: waiting behind the one in flight
+    w.enqueue(deltasBatch(10)); // memory full: to the spool, a copy of the one in flight in front
+    w.enqueue(deltasBatch(20)); // (no second copy of it)
+    await until(() => state.attempts >= 3); // sent again twice: other query ids
+    await w.drained(20);
+    const last = ids.at(-1) as string;
+    state.ok = Infinity;
+    await until(() => w.idle);
+    // The replay made sure the last attempt had ended before probing for it, and every batch landed once.
+    expect(ended.indexOf(last)).toBeGreaterThanOrEqual(0);
+    expect(seqs(landed)).toEqual([1, 2, 10, 11, 20, 21]);
+    await w.close(100);
+  });
+
+  it('a spool that cannot be written loses none of the batches waiting in memory', async () => {
+    const { store, landed, state } = stoppingStore(0);
+    const first = deltasBatch(1);
+    const second = deltasBatch(10);
+    const w = makeWriter(store, { maxMemoryBytes: first.bytes + second.bytes });
+    w.start();
+    w.enqueue(first);
+    await until(() => state.attempts >= 1);
+    w.enqueue(second); // memory: waiting behind the one in flight
     const full = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
     const prepend = jest.spyOn(TableSpool.prototype, 'prepend').mockImplementationOnce(() => {
       throw full;

@@ -444,6 +444,23 @@ describe('Writer', () => {
     return sealed[0] as SealedBatch;
   };
 
+  it('copies a trades batch in flight to the spool once, however many batches go to the spool behind it', async () => {
+    const { store, tables, state } = fakeStore();
+    state.failNext = 1_000_000; // ClickHouse away
+    const first = twoTrades();
+    const w = make(store, { maxMemoryBytes: first.bytes });
+    w.start();
+    w.enqueue(first);
+    await until(() => state.inserts > 0);
+    for (let i = 0; i < 4; i++) w.enqueue(twoTrades()); // to the spool
+    state.failNext = 0;
+    await until(() => w.idle);
+    // Five batches of two; trades are sent again without a probe, so each extra copy would be two rows more. The one
+    // in flight landed from memory and once from its copy: 12 rows, not 18.
+    expect(tables.get('trades')).toHaveLength(12);
+    await w.close(1000);
+  });
+
   it('writes trades through their own lane and sends a trades batch again without a probe (read once by id)', async () => {
     const { store, tables, state } = fakeStore();
     state.commitThenFail = 1;

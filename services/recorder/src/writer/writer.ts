@@ -204,8 +204,11 @@ export class Writer {
   /** Spooled batches filtered by their fence: at which fence epoch (invalidateFence() starts a new one). */
   private readonly fencedAt = new WeakMap<SealedBatch, number>();
   private fenceEpoch = 0;
-  /** Memory batches spoolOlder wrote to the spool while they were in flight (they stayed in memory too). */
-  private readonly copied = new WeakSet<SealedBatch>();
+  /**
+   * Memory batches spoolOlder wrote to the spool while they were in flight (they stayed in memory too), with the
+   * query id their copy names: a retry since has another, which a copy must name for its replay to make sure it ended.
+   */
+  private readonly copied = new WeakMap<SealedBatch, string | undefined>();
 
   constructor(private readonly o: WriterOptions) {
     this.now = o.now ?? Date.now;
@@ -275,10 +278,17 @@ export class Writer {
   private spoolOlder(lane: Lane): void {
     if (lane.queue.length === 0) return;
     const inflight = lane.inflight !== undefined && lane.queue[0] === lane.inflight ? lane.inflight : undefined;
+    // Only the one in flight, its copy already spooled under its current query id: nothing to write.
+    if (lane.queue.length === 1 && inflight && this.hasCopy(inflight)) return;
     // Written first: a spool that cannot be written leaves the queue as it was (throws).
     lane.spool.prepend(lane.queue);
-    if (inflight) this.copied.add(inflight);
+    if (inflight) this.copied.set(inflight, inflight.lastQueryId);
     this.leaveMemory(lane.queue.splice(inflight === undefined ? 0 : 1));
+  }
+
+  /** The batch's copy in the spool names its current query id. */
+  private hasCopy(batch: SealedBatch): boolean {
+    return this.copied.has(batch) && this.copied.get(batch) === batch.lastQueryId;
   }
 
   /** Appends the lane's tail to the spool, in order (throws at the first batch the spool cannot take, keeping it). */
@@ -324,8 +334,9 @@ export class Writer {
    * are released. Throws when the spool cannot be written (what was not written stays in memory).
    */
   private spoolMemory(lane: Lane): number {
-    // (A batch spoolOlder copied to the spool while it was in flight is there already, in front.)
-    lane.spool.prepend(lane.queue.filter((b) => !this.copied.has(b)));
+    // (A batch spoolOlder copied to the spool while it was in flight is there already, in front — unless it was sent
+    // again since, under a query id its copy does not name: then a fresh copy goes in front of the old one.)
+    lane.spool.prepend(lane.queue.filter((b) => !this.hasCopy(b)));
     const batches = lane.queue.splice(0);
     this.leaveMemory(batches);
     return batches.reduce((n, b) => n + b.rows, 0) + this.spoolTail(lane);
@@ -379,6 +390,11 @@ export class Writer {
         }, timeoutMs),
       );
     });
+  }
+
+  /** A drained() caller waits for a batch of the lane's memory. */
+  private waitedFor(lane: Lane): boolean {
+    return this.drainWaiters.some((w) => [...lane.queue, ...lane.tail].some((b) => w.left.has(b)));
   }
 
   /** The lanes holding batches `waiter` waits for spool their memory batches (aborting the insert in flight). */
@@ -482,12 +498,16 @@ export class Writer {
       lane.inflight = batch;
       const outcome = await this.deliver(lane, batch);
       lane.inflight = undefined;
+      const evicting = lane.evict;
+      lane.evict = false;
       if (outcome === 'stopped') break;
-      if (outcome === 'refence') continue; // the same spooled batch, filtered again first
+      if (outcome === 'refence') {
+        lane.evict = evicting; // the same spooled batch, filtered again first
+        continue;
+      }
       if (outcome === 'gated' || outcome === 'evicted') {
         // The lease's local deadline passed, or drained() ran out of time: what waits in memory goes to the spool
         // (in order), and the lane replays it from there (once the gate opens again).
-        lane.evict = false;
         this.trySpoolMemory(lane);
         this.checkPressure();
         while (!this.stopping && this.o.gate?.() === false) await this.sleep(50);
@@ -495,6 +515,8 @@ export class Writer {
       }
       if (fromMemory) this.popMemory(lane.queue);
       else spooled?.spool.ack(batch);
+      // Landed before the eviction took effect: the batches behind it that a drained() caller waits for go too.
+      if (evicting && this.waitedFor(lane)) lane.evict = true;
       this.o.onWritten?.(batch, this.now());
       releaseBatch(batch);
       this.checkPressure();
