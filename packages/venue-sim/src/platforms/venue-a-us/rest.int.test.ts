@@ -70,6 +70,27 @@ describe('Polymarket US', () => {
     }
   });
 
+  test('events: tagIds keeps events with any of the tags, excludeTagId drops those with any; both repeated', async () => {
+    type Ev = { id: string; tags: Array<{ id: string; slug: string }> };
+    const events = async (q: string) => ((await get(`${u}/v1/events?limit=1000${q}`)).json as { events: Ev[] }).events;
+    const all = await events('');
+    const tagged = (e: Ev, ...ids: string[]) => e.tags.some((t) => ids.includes(t.id));
+    const nba = all.find((e) => e.tags.some((t) => t.slug === 'nba'))?.tags.find((t) => t.slug === 'nba')?.id as string;
+    const fed = all.find((e) => e.tags.some((t) => t.slug === 'fed'))?.tags.find((t) => t.slug === 'fed')?.id as string;
+    expect(all.some((e) => tagged(e, nba)) && all.some((e) => tagged(e, fed))).toBe(true);
+    expect(all.some((e) => !tagged(e, nba, fed))).toBe(true);
+    expect(await events(`&tagIds=${nba}`)).toEqual(all.filter((e) => tagged(e, nba)));
+    expect(await events(`&tagIds=${nba}&tagIds=${fed}`)).toEqual(all.filter((e) => tagged(e, nba, fed)));
+    expect(await events(`&excludeTagId=${nba}`)).toEqual(all.filter((e) => !tagged(e, nba)));
+    expect(await events(`&excludeTagId=${nba}&excludeTagId=${fed}`)).toEqual(all.filter((e) => !tagged(e, nba, fed)));
+    expect(await events(`&tagIds=${nba}&excludeTagId=${nba}`)).toEqual([]);
+    expect(await events('&tagIds=999')).toEqual([]);
+    for (const q of ['tagIds=nba', 'excludeTagId=1.5', 'tagIds=4294967296']) {
+      const bad = await get(`${u}/v1/events?${q}`);
+      expect([bad.status, (bad.json as { code: number }).code]).toEqual([400, 3]);
+    }
+  });
+
   test('settlement: the docs’ {slug, settlement} once settled, 404 before', async () => {
     const closed = ((await get(`${u}/v1/markets?closed=true&limit=100`)).json as { markets: Market[] }).markets;
     const settlements = await Promise.all(
