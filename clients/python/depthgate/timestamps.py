@@ -23,7 +23,7 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
 
 _RFC3339 = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))",
+    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))",
     re.ASCII,  # \d: ASCII digits only, as the service and the TypeScript client read them
 )
 #: Epoch milliseconds as text, as the history API takes them: 13 digits, the first not 0 (2001-09-09 to 2286-11-20).
@@ -38,8 +38,8 @@ def _leap(y: int) -> bool:
 
 
 def parse_ms(text: str) -> Optional[int]:
-    """Epoch milliseconds of an RFC 3339 date-time (sub-milliseconds dropped), or None when it is not one
-    (including impossible dates, leap seconds and offsets beyond ±23:59)."""
+    """Epoch milliseconds of an RFC 3339 date-time (a fraction of any length, sub-milliseconds dropped), or None when
+    it is not one (including impossible dates, leap seconds and offsets beyond ±23:59)."""
     if not isinstance(text, str):
         return None
     m = _RFC3339.fullmatch(text)

@@ -72,6 +72,9 @@ class TimestampsTest(unittest.TestCase):
         self.assertEqual(parse_ms("2026-03-26T14:00:01.193Z"), 1_774_533_601_193)
         self.assertEqual(parse_ms("2026-03-26T16:00:01.193+02:00"), 1_774_533_601_193)
         self.assertEqual(parse_ms("2026-03-26 14:00:01.1939999z"), 1_774_533_601_193)  # sub-ms dropped
+        # More than 9 fraction digits (RFC 3339 sets no limit).
+        self.assertEqual(parse_ms("2026-03-26T14:00:01.1934567891Z"), 1_774_533_601_193)
+        self.assertEqual(parse_ms("2026-03-26T14:00:01." + "0" * 400 + "Z"), 1_774_533_601_000)
         self.assertEqual(parse_ms("2024-02-29T00:00:00Z"), 1_709_164_800_000)
         for bad in ("2026-02-30T00:00:00Z", "2026-03-26", "2026-03-26T14:00:01", "1774533601193", "2026-13-01T00:00:00Z",
                     "2026-03-26T24:00:00Z", "2026-03-26T14:00:60Z", "2026-03-26T14:00:00+24:00", "2023-02-29T00:00:00Z"):
@@ -92,6 +95,7 @@ class TimestampsTest(unittest.TestCase):
         self.assertEqual(moment(1_774_533_601_193), want)
         self.assertEqual(moment("2026-03-26T14:00:01.193Z"), want)
         self.assertEqual(moment("1774533601193"), want)  # epoch ms as text, as the history API takes it
+        self.assertEqual(moment("2026-03-26T14:00:01.1930000000Z"), want)
         self.assertEqual(moment(datetime(2026, 3, 26, 14, 0, 1, 193999, tzinfo=UTC)), want)
         self.assertEqual(to_ms(want), 1_774_533_601_193)
         for bad in (datetime(2026, 3, 26), 1.7e12, True, "yesterday", "2026-03-26", -1, None, "1774533601", "-1774533601193", "1774533601193.5", "01774533601193", "１７７４５３３６０１１９３", "２０２６-03-26T14:00:01Z"):

@@ -254,6 +254,8 @@ describe('timestamps', () => {
       new Date(T),
       '2026-03-26T14:00:01.193Z',
       '2026-03-26T15:00:01.1939+01:00',
+      '2026-03-26T14:00:01.1934567891Z', // more than 9 fraction digits: RFC 3339 sets no limit
+      `2026-03-26T14:00:01.193${'9'.repeat(400)}Z`,
       String(T),
     ]) {
       expect(momentMs(m)).toBe(T);

@@ -101,9 +101,9 @@ function dateMs(text: string): number {
   return daysFromCivil(y, mo, d) * 86_400_000;
 }
 
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
 
-/** Epoch milliseconds of any RFC 3339 date-time (sub-milliseconds dropped), or NaN. */
+/** Epoch milliseconds of any RFC 3339 date-time (a fraction of any length, sub-milliseconds dropped), or NaN. */
 export function parseTimestamp(text: string): number {
   const fast = parseServiceTimestamp(text);
   if (!Number.isNaN(fast)) return fast;

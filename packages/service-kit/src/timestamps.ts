@@ -4,12 +4,11 @@
  */
 
 /**
- * RFC 3339 `date-time`: `YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)`. `T` may be `t` or a space and `Z` may be `z`
- * (RFC 3339 §5.6). A space where the offset's `+` should be is read as `+`: an unencoded `+` in a query string
- * arrives as a space, and nothing else can be meant there.
+ * RFC 3339 `date-time`: `YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)`, the fraction of any number of digits (the RFC sets
+ * no limit). `T` may be `t` or a space and `Z` may be `z` (RFC 3339 §5.6). A space where the offset's `+` should be
+ * is read as `+`: an unencoded `+` in a query string arrives as a space, and nothing else can be meant there.
  */
-const RFC3339 =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+\- ])(\d{2}):(\d{2}))$/;
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+\- ])(\d{2}):(\d{2}))$/;
 
 function daysInMonth(year: number, month: number): number {
   if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
@@ -49,9 +48,10 @@ export function parseRfc3339(text: string, rounding: 'floor' | 'ceil' = 'floor')
     if (offH > 23 || offM > 59) return undefined;
     offsetMinutes = (sign === '-' ? -1 : 1) * (offH * 60 + offM);
   }
-  const digits = (frac ?? '').padEnd(9, '0');
-  const millis = Number(digits.slice(0, 3));
-  const below = Number(digits.slice(3)) > 0;
+  const digits = frac ?? '';
+  const millis = Number(digits.slice(0, 3).padEnd(3, '0'));
+  // Sub-milliseconds: whether any digit past the third is not 0, read as text (a fraction may have any length).
+  const below = /[1-9]/.test(digits.slice(3));
   const base = utcMillis(year, month, day, hour, minute, second, millis);
   return base - offsetMinutes * 60_000 + (below && rounding === 'ceil' ? 1 : 0);
 }

@@ -270,4 +270,60 @@ describe('feeds: Polymarket CLOB market channel, Coinbase Exchange, Kalshi ticke
     expect(last.yes_bid_dollars).toBe(book.bids[0]?.[0]);
     expect(last.yes_ask_dollars).toBe(book.asks[0]?.[0]);
   });
+  test('Kalshi: ticker without market tickers follows every market; the book and trade still need them (14)', async () => {
+    sim = await startSimulator({ seed: 8, updatesPerSecond: 0, platforms: ['kalshi'], rateLimits: false });
+    const markets = sim.books.tickers('kalshi');
+    const [a, b] = markets as [string, string];
+    const signed = () => signers.kalshiHeaders(sim.credentials.kalshi, 'GET', '/trade-api/ws/v2');
+    const every = await open(sim.feeds['venue-b'], signed());
+    every.send({ id: 1, cmd: 'subscribe', params: { channels: ['ticker'] } });
+    const named = await open(sim.feeds['venue-b'], signed());
+    named.send({ id: 1, cmd: 'subscribe', params: { channels: ['ticker'], market_tickers: [a] } });
+    await every.until((ms) => ms.some((m) => m.type === 'subscribed'));
+    await named.until((ms) => ms.some((m) => m.type === 'subscribed'));
+    expect(every.messages[0]).toEqual({ id: 1, type: 'subscribed', msg: { channel: 'ticker', sid: 1 } });
+    const tickerOf = (m: Record<string, unknown>) => (m.msg as { market_ticker: string }).market_ticker;
+    const seen = () => new Set(every.messages.filter((m) => m.type === 'ticker').map(tickerOf));
+    for (let i = 0; i < 500 && seen().size < markets.length; i++) {
+      sim.books.step(5);
+      await every.sync();
+    }
+    expect([...seen()].sort()).toEqual([...markets].sort());
+    await named.sync();
+    // Market a's messages are those a subscription naming it gets.
+    const ofA = every.messages.filter((m) => m.type === 'ticker' && tickerOf(m) === a).map((m) => m.msg);
+    expect(ofA.length).toBeGreaterThan(0);
+    expect(ofA).toEqual(named.messages.filter((m) => m.type === 'ticker').map((m) => m.msg));
+
+    const asked: [Record<string, unknown>, number, string][] = [
+      [{ id: 2, cmd: 'subscribe', params: { channels: ['orderbook_delta'] } }, 14, 'Market Ticker required'],
+      [{ id: 3, cmd: 'subscribe', params: { channels: ['trade'] } }, 14, 'Market Ticker required'],
+      [{ id: 4, cmd: 'subscribe', params: { channels: ['ticker', 'orderbook_delta'] } }, 14, 'Market Ticker required'],
+      [
+        { id: 5, cmd: 'update_subscription', params: { sid: 1, action: 'add_markets', market_tickers: [a] } },
+        13,
+        'Unsupported action: the subscription follows every market',
+      ],
+    ];
+    for (const [command] of asked) every.send(command);
+    every.send({ id: 6, cmd: 'list_subscriptions' });
+    await every.until((ms) => ms.some((m) => m.id === 6));
+    expect(asked.map(([command]) => every.messages.find((m) => m.id === command.id))).toEqual(
+      asked.map(([command, code, msg]) => ({ id: command.id, type: 'error', msg: { code, msg } })),
+    );
+    expect(every.messages.find((m) => m.id === 6)).toEqual({ id: 6, type: 'ok', msg: [{ channel: 'ticker', sid: 1 }] });
+
+    // Unsubscribed, a connection no longer follows every market: a fault of market b reaches only `every`.
+    const gone = await open(sim.feeds['venue-b'], signed());
+    gone.send({ id: 1, cmd: 'subscribe', params: { channels: ['ticker'] } });
+    gone.send({ id: 2, cmd: 'unsubscribe', params: { sids: [1] } });
+    await gone.until((ms) => ms.some((m) => m.type === 'unsubscribed'));
+    const before = gone.messages.length;
+    sim.books.step(50);
+    await gone.sync();
+    expect(gone.messages.length).toBe(before);
+    expect(sim.feedFaults.disconnect('kalshi', { ticker: b })).toBe(1);
+    await every.until(() => every.closed);
+    expect(named.closed || gone.closed).toBe(false);
+  });
 });

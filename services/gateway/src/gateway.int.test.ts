@@ -420,7 +420,7 @@ describe('upstream failures, mapped as documented', () => {
     }
   });
 
-  it('refused connections and DNS failures → 502; the IBKR portal down → 503 with a clear message', async () => {
+  it('refused connections and DNS failures → 502; the IBKR portal down → 502 saying how to start it', async () => {
     const closed = await refusedPort();
     const broken = await gateway({
       UPSTREAM_VENUE_C_URL: `http://127.0.0.1:${closed}`,
@@ -434,10 +434,10 @@ describe('upstream failures, mapped as documented', () => {
     expect(dns.status).toBe(502);
     expect(dns.json()).toMatchObject({ error: 'bad_gateway' });
     const portal = await call(broken.port, '/api/v1/venue-e/trsrv/event/category-tree', { 'X-API-Key': key });
-    expect(portal.status).toBe(503);
-    expect(portal.json()).toMatchObject({
-      error: 'upstream_unavailable',
-      message: expect.stringContaining('Client Portal'),
+    expect(portal.status).toBe(502);
+    expect(portal.json()).toEqual({
+      error: 'bad_gateway',
+      message: `The IBKR Client Portal gateway is not reachable at https://127.0.0.1:${closed}; start it (bin/run.sh root/conf.yaml) and log in`,
     });
   });
 

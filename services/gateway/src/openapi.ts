@@ -113,12 +113,12 @@ export function openApiDocument(platforms: GatewayPlatforms): oas32.OpenAPIObjec
     ),
     '502': error(
       502,
-      '`bad_gateway`: the upstream refused or reset the connection, could not be resolved, failed TLS, or did not answer within the timeout. Upstream 4xx/5xx answers are passed through with their own status and body instead.',
+      '`bad_gateway`: the upstream refused or reset the connection, could not be resolved, failed TLS, or did not answer within the timeout (the IBKR Client Portal gateway not running is one). Upstream 4xx/5xx answers are passed through with their own status and body instead.',
       { error: 'bad_gateway', message: 'Upstream api.elections.kalshi.com did not answer within 10000 ms' },
     ),
     '503': error(
       503,
-      '`upstream_unavailable`: the platform is disabled, its circuit is open after repeated failures (Retry-After), or the IBKR Client Portal gateway is not running. `service_unavailable`: API keys cannot be verified (Redis unreachable and the key not cached).',
+      '`upstream_unavailable`: the platform is disabled, or its circuit is open after repeated failures (Retry-After). `service_unavailable`: API keys cannot be verified (Redis unreachable and the key not cached).',
       { error: 'upstream_unavailable', message: 'Kalshi is failing; requests are paused for 8 s' },
     ),
   };

@@ -38,6 +38,8 @@ function textsFor(message: Outgoing, conn: FeedConnection): readonly string[] {
 /** One client connection of a feed, with what it subscribed to and its stall state. */
 export class FeedConnection {
   readonly tickers = new Set<string>();
+  /** Whether the connection follows every ticker (a subscription of every market): faults of any ticker reach it. */
+  everyTicker = false;
   stalledUntil = 0;
   readonly backlog: string[] = [];
   /** Per-platform state (Kalshi subscriptions, Polymarket US request ids, ...). */
@@ -315,7 +317,7 @@ export class FeedHub {
   }
 
   private select(ticker?: string): FeedConnection[] {
-    return [...this.connections].filter((c) => ticker === undefined || c.tickers.has(ticker));
+    return [...this.connections].filter((c) => ticker === undefined || c.everyTicker || c.tickers.has(ticker));
   }
 
   /** Cuts connections abruptly (no close frame); returns how many. */

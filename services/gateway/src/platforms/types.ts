@@ -1,5 +1,4 @@
 import { hostId, type AnyDescriptor, type Budget, type ResolvedPlatform, type Signer } from '@depthgate/platforms';
-import type { ErrorCode } from '@depthgate/service-kit';
 import { encodeSegment } from '../proxy/path';
 import type { GatewayConfig } from '../config';
 
@@ -17,8 +16,11 @@ export interface UpstreamTarget {
   signer?: Signer;
   /** TLS for this origin only: `ca` pins a certificate; `verify: false` accepts a self-signed one. */
   tls?: { ca?: string; verify: boolean };
-  /** How a refused or unreachable connection is reported (default 502 `bad_gateway`). */
-  unreachable?: { code: ErrorCode; message: string };
+  /**
+   * The message of a refused or unreachable connection, in place of the generic one (it is 502 `bad_gateway` either
+   * way: an unreachable upstream is a bad gateway, whatever the target).
+   */
+  unreachable?: { message: string };
   /** The upstream's limit, counted per origin: targets on one origin (Kalshi's API and its `/v1`) share it. */
   budget: Budget | null;
   /**

@@ -9,7 +9,7 @@ const PORTAL_ROOTS = new Set(['trsrv', 'iserver', 'forecast']);
  * `venue-e`: IBKR ForecastEx, read-only. `/trsrv/…`, `/iserver/…` and `/forecast/…` go to the Client Portal gateway
  * (HTTPS with its self-signed certificate, trusted for that host only, or pinned with IBKR_PORTAL_CA_FILE; the
  * session is kept alive with `/tickle`); everything else goes to the public ForecastEx site API. A portal that is
- * not running answers 503 `upstream_unavailable`.
+ * not running answers 502 `bad_gateway` (an unreachable upstream, as for every platform) saying how to start it.
  */
 export const venueERoutes: RouteModule<Platforms['venue-e']> = (ctx) => {
   const { portalCa } = ctx.platform.credentials;
@@ -18,7 +18,6 @@ export const venueERoutes: RouteModule<Platforms['venue-e']> = (ctx) => {
   const portal = ctx.target('portal', {
     tls: { ca: portalCa?.pem, verify: portalCa !== undefined },
     unreachable: {
-      code: 'upstream_unavailable',
       message: `The IBKR Client Portal gateway is not reachable at ${new URL(ctx.platform.urls.portal).origin}; start it (bin/run.sh root/conf.yaml) and log in`,
     },
   });

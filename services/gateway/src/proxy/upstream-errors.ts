@@ -23,16 +23,19 @@ function codeOf(err: unknown): string {
 
 /**
  * Maps a failed upstream call to what the caller gets: refused or reset connections, DNS failures, TLS failures
- * and timeouts are 502 `bad_gateway` (or the target's own `unreachable` answer, e.g. 503 for the IBKR portal).
- * Messages name the host, never a credential.
+ * and timeouts are 502 `bad_gateway`; a refused, unresolved or unreachable host says so with the target's own
+ * `unreachable` message where it has one (the IBKR portal: how to start it). Messages name the host, never a
+ * credential.
  */
 export function classifyUpstreamError(err: unknown, target: UpstreamTarget, connectTimeoutMs: number): ClassifiedError {
   const host = target.host;
   const code = codeOf(err);
-  const unreachable = (message: string): ClassifiedError =>
-    target.unreachable
-      ? { code: target.unreachable.code, message: target.unreachable.message, upstreamFault: true, outcome: 'error' }
-      : { code: 'bad_gateway', message, upstreamFault: true, outcome: 'error' };
+  const unreachable = (message: string): ClassifiedError => ({
+    code: 'bad_gateway',
+    message: target.unreachable?.message ?? message,
+    upstreamFault: true,
+    outcome: 'error',
+  });
   if (err instanceof UpstreamTimeout) {
     return {
       code: 'bad_gateway',

@@ -220,6 +220,22 @@ describe('GET /api/{exchange}/snapshots/{ticker}', () => {
     expect(one.body.count).toBe(4);
   });
 
+  it('an RFC 3339 fraction of any length: sub-milliseconds round inwards (start_ts up, end_ts down)', async () => {
+    const frac = (t: number, sub: string) => `${iso(t).slice(0, -1)}${sub}Z`; // iso(t) ends ".mmmZ"
+    const exact = await get(
+      `/api/venue_b/snapshots/${A}?start_ts=${frac(t4, '0000000')}&end_ts=${frac(t6, '0000000')}`,
+      full,
+    );
+    expect(exact.status).toBe(200);
+    expect(exact.body.rows).toEqual([t4, t5, t6].flatMap(bookRows));
+    const inner = await get(
+      `/api/venue_b/snapshots/${A}?start_ts=${frac(t4, '0000001')}&end_ts=${frac(t6, '9999999')}`,
+      full,
+    );
+    expect(inner.status).toBe(200);
+    expect(inner.body.rows).toEqual([t5, t6].flatMap(bookRows));
+  });
+
   it('limit keeps the earliest rows and never cuts a book: it is rounded up to whole books', async () => {
     expect((await get(`/api/venue_b/snapshots/${A}?limit=1`, full)).body).toMatchObject({
       rows: bookRows(t1),

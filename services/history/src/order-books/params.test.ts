@@ -57,13 +57,26 @@ describe('parseRfc3339', () => {
     expect(parseRfc3339('2026-03-26T14:00:01.193000000Z', 'ceil')).toBe(T);
   });
 
+  it('takes a fraction of any number of digits (RFC 3339 sets no limit), rounding past 9 digits by the same rule', () => {
+    const S = T - 193; // 14:00:01.000
+    expect(parseRfc3339('2026-03-26T14:00:01.0000000000Z', 'floor')).toBe(S);
+    expect(parseRfc3339('2026-03-26T14:00:01.0000000000Z', 'ceil')).toBe(S);
+    expect(parseRfc3339('2026-03-26T14:00:01.1934567891Z', 'floor')).toBe(T);
+    expect(parseRfc3339('2026-03-26T14:00:01.1934567891Z', 'ceil')).toBe(T + 1);
+    // Digits past any number's precision: only whether one of them is not 0 counts.
+    const zeros = '0'.repeat(400);
+    expect(parseRfc3339(`2026-03-26T14:00:01.193${zeros}Z`, 'ceil')).toBe(T);
+    expect(parseRfc3339(`2026-03-26T14:00:01.193${zeros}1Z`, 'ceil')).toBe(T + 1);
+    expect(parseRfc3339(`2026-03-26T14:00:01.193${zeros}1Z`, 'floor')).toBe(T);
+    expect(parseRfc3339(`2026-03-26T14:00:01.193${'9'.repeat(400)}+00:00`, 'floor')).toBe(T);
+  });
+
   it.each([
     '',
     '2026-03-26',
     '2026-03-26T14:00:01',
     '2026-03-26T14:00Z',
     '2026-03-26T14:00:01.Z',
-    '2026-03-26T14:00:01.1234567890Z',
     '2026-3-26T14:00:01Z',
     '26-03-26T14:00:01Z',
     '2026-13-01T00:00:00Z',

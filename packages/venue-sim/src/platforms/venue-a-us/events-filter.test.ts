@@ -57,6 +57,17 @@ describe('Polymarket US /v1/events filters', () => {
     expect(run('limit=1000&seriesId=999')).toEqual([]);
   });
 
+  test('tagIds (any of them) and excludeTagId (none of them), repeated', () => {
+    const id = (slug: string) => catalog.tags.find((t) => t.slug === slug)?.id as string;
+    const [nba, fed] = [id('nba'), id('fed')];
+    const has = (e: (typeof catalog.events)[number], ...ids: string[]) => e.tags.some((t) => ids.includes(t.id));
+    expect(run(`limit=1000&tagIds=${nba}`)).toEqual(all().filter((e) => has(e, nba)));
+    expect(run(`limit=1000&tagIds=${nba}&tagIds=${fed}`)).toEqual(all().filter((e) => has(e, nba, fed)));
+    expect(run(`limit=1000&excludeTagId=${nba}&excludeTagId=${fed}`)).toEqual(all().filter((e) => !has(e, nba, fed)));
+    expect(run(`limit=1000&tagIds=${nba}`).length).toBeGreaterThan(0);
+    expect(run(`limit=1000&excludeTagId=${nba}&excludeTagId=${fed}`).length).toBeGreaterThan(0);
+  });
+
   test('start and end date bounds are inclusive', () => {
     const e = all()[0] as (typeof catalog.events)[number];
     const exact = run(`limit=1000&startDateMin=${e.startDate}&startDateMax=${e.startDate}`);
@@ -97,6 +108,9 @@ describe('Polymarket US /v1/events filters', () => {
     ['limit=abc', /limit/],
     ['active=maybe', /active/],
     ['seriesId=x', /seriesId/],
+    ['tagIds=nba', /tagIds/],
+    ['excludeTagId=-', /excludeTagId/],
+    ['seriesId=2147483648', /seriesId/],
     ['startDateMin=yesterday', /startDateMin/],
     ['liquidityMin=lots', /liquidityMin/],
     ['orderBy=nonsense', /orderBy/],

@@ -16,6 +16,10 @@ export interface EventsQuery {
   tagSlug?: string;
   categories: string[];
   seriesIds: number[];
+  /** `tagIds` (repeated): events carrying any of these tags. */
+  tagIds: number[];
+  /** `excludeTagId` (repeated): events carrying none of these tags. */
+  excludeTagIds: number[];
   startDateMin?: number;
   startDateMax?: number;
   endDateMin?: number;
@@ -24,6 +28,12 @@ export interface EventsQuery {
   liquidityMax?: number;
   volumeMin?: number;
   volumeMax?: number;
+  orderBy: string[];
+  orderDirection: 'asc' | 'desc';
+}
+
+/** `orderBy` (repeated fields, applied in turn) and `orderDirection` of a Polymarket US listing. */
+export interface Order {
   orderBy: string[];
   orderDirection: 'asc' | 'desc';
 }
@@ -80,10 +90,72 @@ export function parseListQuery<F extends string>(
   return { ok: true, query: q };
 }
 
+/** A repeated int32 parameter (`seriesId`, `tagIds`, `filters.id`): every value an int32, else a 400. */
+export function parseInt32s(
+  params: URLSearchParams,
+  name: string,
+): { ok: true; values: number[] } | { ok: false; message: string } {
+  const values: number[] = [];
+  for (const v of params.getAll(name)) {
+    if (!/^-?\d{1,10}$/.test(v) || Number(v) > 2 ** 31 - 1 || Number(v) < -(2 ** 31)) return failure(name, v, 'int32');
+    values.push(Number(v));
+  }
+  return { ok: true, values };
+}
+
+/** Parses `orderBy` (each one of `fields`, else a 400 naming them) and `orderDirection` (`asc`, the default, or `desc`). */
+export function parseOrder(
+  params: URLSearchParams,
+  fields: readonly string[],
+): { ok: true; order: Order } | { ok: false; message: string } {
+  const order: Order = { orderBy: params.getAll('orderBy'), orderDirection: 'asc' };
+  for (const f of order.orderBy) {
+    if (!fields.includes(f))
+      return { ok: false, message: `invalid orderBy field "${f}" (one of ${fields.join(', ')})` };
+  }
+  const dir = params.get('orderDirection');
+  if (dir !== null && dir !== '') {
+    if (dir !== 'asc' && dir !== 'desc') return failure('orderDirection', dir, 'direction (asc or desc)');
+    order.orderDirection = dir;
+  }
+  return { ok: true, order };
+}
+
+/**
+ * Sorts `items` in place by `order` (a no-op without `orderBy`): field by field as `value` reads them, ties by `id`
+ * ascending.
+ */
+export function sortByOrder<T>(
+  items: T[],
+  order: Order,
+  value: (item: T, field: string) => number | string,
+  id: (item: T) => number,
+): T[] {
+  if (!order.orderBy.length) return items;
+  const sign = order.orderDirection === 'desc' ? -1 : 1;
+  return items.sort((a, b) => {
+    for (const f of order.orderBy) {
+      const va = value(a, f);
+      const vb = value(b, f);
+      if (va < vb) return -sign;
+      if (va > vb) return sign;
+    }
+    return id(a) - id(b);
+  });
+}
+
 /** Parses the query like the gateway's grpc-gateway does: repeated keys are arrays, bad values are 400s. */
 export function parseEventsQuery(params: URLSearchParams): ParseResult {
   const list = parseListQuery(params, ['active', 'closed', 'archived', 'featured', 'live', 'ended'] as const);
   if (!list.ok) return list;
+  const order = parseOrder(params, ORDER_FIELDS);
+  if (!order.ok) return order;
+  const seriesIds = parseInt32s(params, 'seriesId');
+  if (!seriesIds.ok) return seriesIds;
+  const tagIds = parseInt32s(params, 'tagIds');
+  if (!tagIds.ok) return tagIds;
+  const excludeTagIds = parseInt32s(params, 'excludeTagId');
+  if (!excludeTagIds.ok) return excludeTagIds;
   const q: EventsQuery = {
     ...list.query.flags,
     limit: list.query.limit,
@@ -91,14 +163,11 @@ export function parseEventsQuery(params: URLSearchParams): ParseResult {
     ids: params.getAll('id'),
     slugs: params.getAll('slug'),
     categories: params.getAll('categories'),
-    seriesIds: [],
-    orderBy: params.getAll('orderBy'),
-    orderDirection: 'asc',
+    seriesIds: seriesIds.values,
+    tagIds: tagIds.values,
+    excludeTagIds: excludeTagIds.values,
+    ...order.order,
   };
-  for (const v of params.getAll('seriesId')) {
-    if (!/^-?\d+$/.test(v)) return failure('seriesId', v, 'int32');
-    q.seriesIds.push(Number(v));
-  }
   const tagSlug = params.get('tagSlug');
   if (tagSlug) q.tagSlug = tagSlug;
   for (const name of ['startDateMin', 'startDateMax', 'endDateMin', 'endDateMax'] as const) {
@@ -114,16 +183,6 @@ export function parseEventsQuery(params: URLSearchParams): ParseResult {
     const n = Number(v);
     if (!Number.isFinite(n)) return failure(name, v, 'double');
     q[name] = n;
-  }
-  for (const f of q.orderBy) {
-    if (!(ORDER_FIELDS as readonly string[]).includes(f)) {
-      return { ok: false, message: `invalid orderBy field "${f}" (one of ${ORDER_FIELDS.join(', ')})` };
-    }
-  }
-  const dir = params.get('orderDirection');
-  if (dir !== null && dir !== '') {
-    if (dir !== 'asc' && dir !== 'desc') return failure('orderDirection', dir, 'direction (asc or desc)');
-    q.orderDirection = dir;
   }
   return { ok: true, query: q };
 }
@@ -164,6 +223,8 @@ export function filterEvents(events: readonly PmEventDef[], q: EventsQuery): PmE
     if (q.ids.length && !q.ids.includes(e.id)) return false;
     if (q.slugs.length && !q.slugs.includes(e.slug)) return false;
     if (q.tagSlug !== undefined && !e.tags.some((t) => t.slug === q.tagSlug)) return false;
+    if (q.tagIds.length && !e.tags.some((t) => q.tagIds.includes(Number(t.id)))) return false;
+    if (q.excludeTagIds.length && e.tags.some((t) => q.excludeTagIds.includes(Number(t.id)))) return false;
     if (cats.length && !cats.includes(e.category.toLowerCase())) return false;
     if (q.seriesIds.length && !q.seriesIds.includes(Number(e.series.id))) return false;
     const start = Date.parse(e.startDate);
@@ -179,17 +240,6 @@ export function filterEvents(events: readonly PmEventDef[], q: EventsQuery): PmE
     if (q.volumeMax !== undefined && e.volumeCents > q.volumeMax * 100) return false;
     return true;
   });
-  if (q.orderBy.length) {
-    const sign = q.orderDirection === 'desc' ? -1 : 1;
-    out.sort((a, b) => {
-      for (const f of q.orderBy) {
-        const va = value(a, f);
-        const vb = value(b, f);
-        if (va < vb) return -sign;
-        if (va > vb) return sign;
-      }
-      return Number(a.id) - Number(b.id);
-    });
-  }
+  sortByOrder(out, q, value, (e) => Number(e.id));
   return out.slice(q.offset, q.offset + q.limit);
 }

@@ -70,6 +70,27 @@ describe('Polymarket US', () => {
     }
   });
 
+  test('events: tagIds keeps events with any of the tags, excludeTagId drops those with any; both repeated', async () => {
+    type Ev = { id: string; tags: Array<{ id: string; slug: string }> };
+    const events = async (q: string) => ((await get(`${u}/v1/events?limit=1000${q}`)).json as { events: Ev[] }).events;
+    const all = await events('');
+    const tagged = (e: Ev, ...ids: string[]) => e.tags.some((t) => ids.includes(t.id));
+    const nba = all.find((e) => e.tags.some((t) => t.slug === 'nba'))?.tags.find((t) => t.slug === 'nba')?.id as string;
+    const fed = all.find((e) => e.tags.some((t) => t.slug === 'fed'))?.tags.find((t) => t.slug === 'fed')?.id as string;
+    expect(all.some((e) => tagged(e, nba)) && all.some((e) => tagged(e, fed))).toBe(true);
+    expect(all.some((e) => !tagged(e, nba, fed))).toBe(true);
+    expect(await events(`&tagIds=${nba}`)).toEqual(all.filter((e) => tagged(e, nba)));
+    expect(await events(`&tagIds=${nba}&tagIds=${fed}`)).toEqual(all.filter((e) => tagged(e, nba, fed)));
+    expect(await events(`&excludeTagId=${nba}`)).toEqual(all.filter((e) => !tagged(e, nba)));
+    expect(await events(`&excludeTagId=${nba}&excludeTagId=${fed}`)).toEqual(all.filter((e) => !tagged(e, nba, fed)));
+    expect(await events(`&tagIds=${nba}&excludeTagId=${nba}`)).toEqual([]);
+    expect(await events('&tagIds=999')).toEqual([]);
+    for (const q of ['tagIds=nba', 'excludeTagId=1.5', 'tagIds=4294967296']) {
+      const bad = await get(`${u}/v1/events?${q}`);
+      expect([bad.status, (bad.json as { code: number }).code]).toEqual([400, 3]);
+    }
+  });
+
   test('settlement: the docs’ {slug, settlement} once settled, 404 before', async () => {
     const closed = ((await get(`${u}/v1/markets?closed=true&limit=100`)).json as { markets: Market[] }).markets;
     const settlements = await Promise.all(
@@ -156,6 +177,43 @@ describe('Polymarket US', () => {
       Object.keys(((await get(`${u}/v1/sports/teams/provider?league=nfl`)).json as { teams: object }).teams),
     ).toEqual(expect.arrayContaining([expect.any(String)]));
     expect((await get(`${u}/v1/sports/teams/provider?provider=NOPE`)).status).toBe(400);
+  });
+
+  test('teams: filters.name, filters.abbreviation, filters.id (each repeated) with filters.league; ordered and paged', async () => {
+    type Team = { id: string; name: string; abbreviation: string; league: string };
+    const teams = async (q: string) => ((await get(`${u}/v1/sports/teams?${q}`)).json as { teams: Team[] }).teams;
+    const all = await teams('');
+    expect(all.length).toBeGreaterThan(3);
+    const [a, b, c] = all as [Team, Team, Team];
+    expect(await teams(`filters.name=${encodeURIComponent(a.name)}`)).toEqual([a]);
+    expect(
+      await teams(`filters.name=${encodeURIComponent(a.name)}&filters.name=${encodeURIComponent(c.name)}`),
+    ).toEqual([a, c]);
+    expect(await teams(`filters.abbreviation=${b.abbreviation}&filters.abbreviation=${c.abbreviation}`)).toEqual([
+      b,
+      c,
+    ]);
+    expect(await teams(`filters.id=${c.id}&filters.id=${a.id}`)).toEqual([a, c]);
+    expect(await teams('filters.name=nobody')).toEqual([]);
+    // The filters combine (AND): a team of another league is not found by its id.
+    const other = all.find((t) => t.league !== a.league) as Team;
+    expect(await teams(`filters.league=${a.league}&filters.id=${other.id}&filters.id=${a.id}`)).toEqual([a]);
+    // Ordered by the team's fields, ties by id; then offset and limit.
+    const byName = [...all].sort((x, y) => (x.name < y.name ? -1 : 1));
+    expect(await teams('orderBy=name')).toEqual(byName);
+    expect(await teams('orderBy=name&orderDirection=desc')).toEqual([...byName].reverse());
+    const byLeague = await teams('orderBy=league&orderDirection=desc');
+    expect(byLeague.map((t) => t.league)).toEqual([...all.map((t) => t.league)].sort().reverse());
+    expect(byLeague.filter((t) => t.league === a.league)).toEqual(all.filter((t) => t.league === a.league));
+    expect(await teams('orderBy=name&limit=2&offset=1')).toEqual(byName.slice(1, 3));
+    for (const [q, message] of [
+      ['filters.id=LAL', 'parsing field "filters.id": invalid int32 "LAL"'],
+      ['orderBy=colour', 'invalid orderBy field "colour" (one of id, name, abbreviation, league, alias)'],
+      ['orderDirection=up', 'parsing field "orderDirection": invalid direction (asc or desc) "up"'],
+    ]) {
+      const bad = await get(`${u}/v1/sports/teams?${q}`);
+      expect([bad.status, bad.json]).toEqual([400, { code: 3, message, details: [] }]);
+    }
   });
 
   test('the signed account: one open order (by id too), a position, activities, balances; 401 unsigned', async () => {

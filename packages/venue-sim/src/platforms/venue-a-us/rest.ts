@@ -10,7 +10,7 @@ import type { PlatformContext } from '../context';
 import { verifyPmUs } from './auth';
 import type { PmCatalog, PmEventDef, PmMarketDef } from './catalog';
 import { pmUsAccountRoutes } from './account';
-import { filterEvents, parseEventsQuery, parseListQuery } from './events-filter';
+import { filterEvents, parseEventsQuery, parseInt32s, parseListQuery, parseOrder, sortByOrder } from './events-filter';
 import { amount, int32, invalid, pmUsErrors } from './wire';
 
 /**
@@ -255,14 +255,36 @@ export function pmUsHosts(ctx: PlatformContext, catalog: PmCatalog): { pub: SimH
     }),
   );
   const teamsRequireAuth = opts.assumptions.polymarketUsTeamsRequiresAuth ? 'required' : 'none';
+  // Teams [V] (sports-legacy-schema.json): `filters.league`, `filters.name`, `filters.abbreviation` (repeated strings,
+  // matched exactly [U]) and `filters.id` (repeated int32), then `orderBy`/`orderDirection` as the events' (over the
+  // team's own fields), then `offset` and `limit` (default 100 [U]).
   pub.get(
     '/v1/sports/teams',
     (req) => {
       const parsed = parseListQuery(req.params, [] as const, 100);
       if (!parsed.ok) return invalid(parsed.message);
+      const order = parseOrder(req.params, TEAM_ORDER_FIELDS);
+      if (!order.ok) return invalid(order.message);
+      const ids = parseInt32s(req.params, 'filters.id');
+      if (!ids.ok) return invalid(ids.message);
       const { limit, offset } = parsed.query;
       const leagues = req.params.getAll('filters.league');
-      const teams = TEAMS.filter((t) => leagues.length === 0 || leagues.includes(t.league));
+      const names = req.params.getAll('filters.name');
+      const abbreviations = req.params.getAll('filters.abbreviation');
+      const match = <T>(wanted: T[], v: T) => wanted.length === 0 || wanted.includes(v);
+      const teams = TEAMS.filter(
+        (t) =>
+          match(leagues, t.league) &&
+          match(names, t.name) &&
+          match(abbreviations, t.abbreviation) &&
+          match(ids.values, Number(t.id)),
+      );
+      sortByOrder(
+        teams,
+        order.order,
+        (t, f) => (f === 'id' ? Number(t.id) : t[f as TeamOrderField]),
+        (t) => Number(t.id),
+      );
       return json(200, { teams: teams.slice(offset, offset + limit).map(teamJson) });
     },
     teamsRequireAuth,
@@ -319,6 +341,10 @@ const PROVIDERS = [
   'PROVIDER_ENETPULSE',
   'PROVIDER_UFC',
 ];
+
+/** The fields `/v1/sports/teams` orders by. [U]: the docs say only "Order by field". */
+const TEAM_ORDER_FIELDS = ['id', 'name', 'abbreviation', 'league', 'alias'] as const;
+type TeamOrderField = (typeof TEAM_ORDER_FIELDS)[number];
 
 /** Teams. The docs' `SportsTeam.id` is an int64 string; polymarket-us 0.1.1 types it as a number (the docs win). */
 const TEAMS = [

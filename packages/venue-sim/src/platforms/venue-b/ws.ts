@@ -26,6 +26,14 @@ interface Subscription {
   seq: number;
   channel: Channel;
   tickers: Set<string>;
+  /** A `ticker` subscription without market tickers: every market's messages [V] (`tickers` stays empty). */
+  everyMarket: boolean;
+}
+
+/** A subscription and the connection that holds it. */
+interface Held {
+  conn: FeedConnection;
+  sub: Subscription;
 }
 
 /** What a market's last `ticker` message said, to send the next only when something changed. */
@@ -56,12 +64,15 @@ export interface KalshiFeedOptions {
  * names are the fixed-point ones seen in production-shaped fixtures [3P]: dollar strings with 4 decimals, counts with
  * 2. `trade` messages carry the engine's trades in the current schema [V] (trades.ts: the ids the REST trades
  * have), without `seq` (the schema defines none on trades [V]); `ticker` messages (without `seq`; sent when the best
- * prices or the last trade change) carry both the legacy cent integers and the dollar strings [3P].
+ * prices or the last trade change) carry both the legacy cent integers and the dollar strings [3P]. `ticker` subscribed
+ * without market tickers follows every market [V].
  */
 export class KalshiFeed {
   readonly hub: FeedHub;
   /** Subscriptions per market ticker. */
-  private readonly byTicker = new Map<string, Set<{ conn: FeedConnection; sub: Subscription }>>();
+  private readonly byTicker = new Map<string, Set<Held>>();
+  /** Subscriptions of every market (`ticker` subscribed without market tickers). */
+  private readonly everyMarket = new Set<Held>();
   private readonly tickers = new Map<string, TickerState>();
   private readonly ids: KalshiTradeIds;
 
@@ -136,13 +147,16 @@ export class KalshiFeed {
         if (!channels.every((c) => (KALSHI_CHANNELS as readonly unknown[]).includes(c)))
           return this.error(conn, id, ERR.channel);
         const tickers = tickerList(params);
-        if (tickers.length === 0) return this.error(conn, id, ERR.market);
+        // Without market tickers, `ticker` follows every market (Kalshi's docs and starter code subscribe so [V]);
+        // the book and `trade` need them.
+        const everyMarket = tickers.length === 0;
+        if (everyMarket && channels.some((c) => c !== 'ticker')) return this.error(conn, id, ERR.market);
         const unknown = tickers.find((t) => !this.catalog.marketsByTicker.has(t));
         if (unknown !== undefined) return this.error(conn, id, ERR.marketNotFound, unknown);
-        const adding = new Set(channels).size * tickers.length;
+        const adding = new Set(channels).size * Math.max(1, tickers.length);
         if (!this.room(conn, state, id, adding)) return;
         for (const channel of new Set(channels as Channel[])) {
-          const sub: Subscription = { sid: state.nextSid++, seq: 0, channel, tickers: new Set(tickers) };
+          const sub: Subscription = { sid: state.nextSid++, seq: 0, channel, tickers: new Set(tickers), everyMarket };
           state.subs.set(sub.sid, sub);
           this.hub.send(conn, kalshiWire.subscribed(id, channel, sub.sid));
           if (channel === 'orderbook_delta') for (const t of sub.tickers) this.snapshot(conn, sub, t);
@@ -169,6 +183,9 @@ export class KalshiFeed {
         const sub = typeof sid === 'number' ? state.subs.get(sid) : undefined;
         if (!sub) return this.error(conn, id, ERR.sid);
         if (typeof params.action !== 'string') return this.error(conn, id, ERR.actionRequired);
+        // [U] Kalshi's answer: a subscription of every market has no markets to add or delete.
+        if (sub.everyMarket && (params.action === 'add_markets' || params.action === 'delete_markets'))
+          return this.error(conn, id, ERR.action, 'the subscription follows every market');
         const tickers = tickerList(params);
         const unknown = tickers.find((t) => !this.catalog.marketsByTicker.has(t));
         if (unknown !== undefined) return this.error(conn, id, ERR.marketNotFound, unknown);
@@ -209,6 +226,10 @@ export class KalshiFeed {
   }
 
   private index(conn: FeedConnection, sub: Subscription): void {
+    if (sub.everyMarket) {
+      this.everyMarket.add({ conn, sub });
+      conn.everyTicker = true;
+    }
     for (const t of sub.tickers) {
       let set = this.byTicker.get(t);
       if (!set) this.byTicker.set(t, (set = new Set()));
@@ -218,6 +239,10 @@ export class KalshiFeed {
   }
 
   private unindex(conn: FeedConnection, sub: Subscription): void {
+    if (sub.everyMarket) {
+      for (const e of this.everyMarket) if (e.sub === sub) this.everyMarket.delete(e);
+      conn.everyTicker = [...this.everyMarket].some((e) => e.conn === conn);
+    }
     for (const t of sub.tickers) {
       const set = this.byTicker.get(t);
       if (!set) continue;
@@ -252,7 +277,8 @@ export class KalshiFeed {
   }
 
   private onEvent(inst: Instrument, event: BookEvent, book: OrderBook): void {
-    const subs = this.byTicker.get(inst.ticker);
+    const named = this.byTicker.get(inst.ticker);
+    const subs = this.everyMarket.size === 0 ? named : new Set([...(named ?? []), ...this.everyMarket]);
     const trades = event.trades;
     const tickerChanged = this.tickerChange(inst.ticker, book, trades);
     if (!subs || subs.size === 0) return;
@@ -328,6 +354,7 @@ export class KalshiFeed {
   close(): void {
     this.hub.close();
     this.byTicker.clear();
+    this.everyMarket.clear();
   }
 }
 
