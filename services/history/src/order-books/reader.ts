@@ -306,14 +306,13 @@ export class OrderBookReader {
     for (;;) {
       const raw = await current.raw;
       const ahead = current.last ? undefined : read();
+      // Not awaited when this window's page fails or fills the answer: its failure must not go unhandled.
+      ahead?.raw.catch(() => undefined);
       const page = barsJson(raw, intervalMs);
       parts.push(page);
       count += page.ends.length;
       if (ahead === undefined) break;
-      if (count >= want) {
-        ahead.raw.catch(() => undefined); // not needed: the page is full
-        break;
-      }
+      if (count >= want) break; // the page is full: the window ahead is not needed
       current = ahead;
     }
     this.metrics.windows.observe({ endpoint: 'bars' }, planned);
@@ -639,7 +638,11 @@ export class OrderBookReader {
             grouped = 0;
             if (text === undefined) continue;
             await settle();
-            sent = { written: out.write(text), text };
+            const written = out.write(text);
+            // Awaited by the next settle(); until then (the consumer may wait for the next window first) a caller
+            // gone meanwhile must not leave its rejection unhandled (that ends the process).
+            written.catch(() => undefined);
+            sent = { written, text };
           }
           rows.endOfQuery();
           this.metrics.rowsStreamed.inc({ endpoint }, item.rows);

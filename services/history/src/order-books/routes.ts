@@ -182,6 +182,9 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
       await body(scope);
     } catch (err) {
       const answer = fail(err, req, res, scope, endpoint);
+      // The request's other queries (a window read ahead, a partner of Promise.all, one still waiting at the gate)
+      // end with it: killed, not left running for an answer nobody reads.
+      scope.abort('cancelled');
       if (answer) next(answer);
       else if (!res.destroyed) res.destroy();
     } finally {

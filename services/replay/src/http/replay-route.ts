@@ -150,6 +150,8 @@ export function replayRoutes(deps: ReplayRouteDeps): Router {
     run()
       .catch((err: unknown) => {
         const answer = answerFor(err, req, res, scope);
+        // A page read ahead ends with the request: killed, not left running for an answer nobody reads.
+        scope.abort('cancelled');
         if (answer) {
           next(answer);
           return;
