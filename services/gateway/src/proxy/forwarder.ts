@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
 import { Pool, type Dispatcher } from 'undici';
 import { AppError, type Logger } from '@depthgate/service-kit';
 import type { GatewayConfig } from '../config';
@@ -351,22 +352,25 @@ export class Forwarder {
     }
   }
 
-  /** A call of the gateway's own (IBKR session keep-alive): budget without waiting, no caller, body discarded. */
+  /** A call of the gateway's own (IBKR session keep-alive): no caller, body discarded; undefined without a budget slot. */
   async ping(target: UpstreamTarget, method: string, path: string): Promise<number | undefined> {
     return (await this.own(target, method, path, ''))?.status;
   }
 
   /**
-   * A read of the gateway's own (the WebSocket proxy's book reconciliation): budget without waiting, no caller; the
-   * JSON body of a 200, else undefined.
+   * A read of the gateway's own (the WebSocket proxy's book reconciliation), no caller: the JSON body of a 200;
+   * undefined without a budget slot; any other status, or a failed call, throws.
    */
   async readJson(target: UpstreamTarget, path: string, query: string): Promise<unknown> {
     const answer = await this.own(target, 'GET', path, query);
-    return answer?.status === 200 ? JSON.parse(answer.body.toString('utf8')) : undefined;
+    if (answer === undefined) return undefined;
+    if (answer.status !== 200) throw new Error(`Upstream ${target.host} answered ${answer.status}`);
+    return JSON.parse(answer.body.toString('utf8'));
   }
 
   /**
-   * The status and (for a 200) body of a call of the gateway's own; undefined without a budget slot. Within
+   * The status and (for a 200) body of a call of the gateway's own; undefined without a budget slot. A slot granted
+   * for later (within UPSTREAM_BUDGET_MAX_WAIT_MS) is waited for and used: it is taken either way. Within
    * UPSTREAM_TIMEOUT_MS, body included, also while it waits for a connection of the pool (dispatchUpstream).
    */
   private async own(
@@ -377,7 +381,8 @@ export class Forwarder {
   ): Promise<{ status: number; body: Buffer } | undefined> {
     if (target.budget) {
       const decision = await this.deps.budgets.take(target.origin, target.budget);
-      if (!decision.allowed || decision.waitUs > 0) return undefined;
+      if (!decision.allowed) return undefined;
+      if (decision.waitUs > 0) await delay(decision.waitUs / 1000);
     }
     const full = `${target.basePath}${path}`;
     const headers = upstreamRequestHeaders({});
