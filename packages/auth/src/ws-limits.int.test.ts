@@ -89,6 +89,18 @@ describe('per-key WebSocket limits in Redis (shared by the gateway and the repla
     expect(await a.reserve('a:2', 2, 4)).toBe(true);
   });
 
+  it('a connection closed while another key’s renewal is in flight is not written back by its own key’s', async () => {
+    const a = replica();
+    expect(await a.open('a:1', 'kA', 1)).toBe(true);
+    expect(await a.open('a:2', 'kB', 1)).toBe(true);
+    // The lease timer's renewal (private; called here so that the close lands while kA's script is awaited).
+    const renewing = (a as unknown as { renew(): Promise<void> }).renew();
+    a.close('a:2');
+    await renewing;
+    expect(await redis.hkeys(`${prefix}replay:key:kB`)).toEqual([]);
+    expect(await a.open('a:3', 'kB', 1)).toBe(true);
+  });
+
   it('counts per process while Redis cannot answer, and says so', async () => {
     // A client whose every command fails, as a fail-fast client's do while Redis is unreachable.
     const unreachable = () => Promise.reject(new Error('Connection is closed.'));

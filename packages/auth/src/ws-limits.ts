@@ -155,13 +155,21 @@ export class KeyLimits {
   }
 
   private async renew(): Promise<void> {
-    const byKey = new Map<string, (string | number)[]>();
+    const byKey = new Map<string, string[]>();
     for (const [conn, e] of this.entries) {
-      let list = byKey.get(e.keyId);
-      if (!list) byKey.set(e.keyId, (list = []));
-      list.push(conn, e.subs);
+      let conns = byKey.get(e.keyId);
+      if (!conns) byKey.set(e.keyId, (conns = []));
+      conns.push(conn);
     }
-    for (const [keyId, list] of byKey) await this.script(RENEW, keyId, [this.now(), this.o.leaseMs, ...list]);
+    for (const [keyId, conns] of byKey) {
+      // As they are now: a connection closed (HDEL) while an earlier key's renewal was awaited is not written back.
+      const list: (string | number)[] = [];
+      for (const conn of conns) {
+        const e = this.entries.get(conn);
+        if (e) list.push(conn, e.subs);
+      }
+      if (list.length > 0) await this.script(RENEW, keyId, [this.now(), this.o.leaseMs, ...list]);
+    }
   }
 
   stop(): void {

@@ -101,6 +101,31 @@ describe('FeedSocket', () => {
     await s.close();
   });
 
+  it('a URL the WebSocket library refuses is logged and retried, never an unhandled rejection', async () => {
+    const s = await server();
+    const errors: string[] = [];
+    let calls = 0;
+    const socket = feedSocket(s.url, {
+      logger: { ...quiet, error: (_o, msg) => errors.push(msg) },
+      // A fragment, then a scheme `ws` does not take, then the feed.
+      handshake: () => ({ url: [`${s.url}/v2#frag`, 'ftp://127.0.0.1/'][calls++] ?? s.url }),
+    });
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown) => rejections.push(reason);
+    process.on('unhandledRejection', onRejection);
+    try {
+      socket.start();
+      await until(() => socket.isOpen, 'the third attempt to connect');
+      expect(calls).toBe(3);
+      expect(errors).toEqual(Array(2).fill('cannot open a feed connection (its handshake or URL)'));
+      expect(rejections).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onRejection);
+      await socket.stop();
+      await s.close();
+    }
+  });
+
   it('holds messages the owner does not admit, in order, and hands them over when it does', async () => {
     const s = await server();
     const got: string[] = [];

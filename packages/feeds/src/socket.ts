@@ -17,7 +17,10 @@ export interface FeedLogger {
 
 export interface FeedSocketOptions<C extends string> {
   logger: FeedLogger;
-  /** The URL and headers of the next handshake; may throw (a signer that cannot sign): retried with backoff. */
+  /**
+   * The URL and headers of the next handshake; may throw (a signer that cannot sign): retried with backoff, as is a
+   * URL the WebSocket library refuses (logged each time).
+   */
   handshake(nowMs: number): { url: string; headers?: Record<string, string> };
   /**
    * No message, heartbeat or ping from the feed for this long: the connection is replaced (`causes.stall`). Its
@@ -107,25 +110,27 @@ export class FeedSocket<C extends string> {
     void this.connect();
   }
 
+  /** Never rejects (it runs unawaited): what fails before a connection exists is logged and retried with backoff. */
   private async connect(): Promise<void> {
     if (this.stopped) return;
-    await this.o.beforeConnect?.();
-    if (this.stopped) return;
-    let handshake: { url: string; headers?: Record<string, string> };
+    let ws: WebSocket;
     try {
-      handshake = this.o.handshake(Date.now());
+      await this.o.beforeConnect?.();
+      if (this.stopped) return;
+      const handshake = this.o.handshake(Date.now());
+      // Throws at once for a URL `ws` cannot use (not ws/wss/http/https, a fragment).
+      ws = new WebSocket(handshake.url, {
+        headers: handshake.headers,
+        perMessageDeflate: false,
+        handshakeTimeout: 15_000,
+        maxPayload: 256 * 1024 * 1024,
+        skipUTF8Validation: true,
+      });
     } catch (err) {
-      this.o.logger.error({ err }, 'cannot build the feed handshake');
+      this.o.logger.error({ err }, 'cannot open a feed connection (its handshake or URL)');
       this.scheduleReconnect();
       return;
     }
-    const ws = new WebSocket(handshake.url, {
-      headers: handshake.headers,
-      perMessageDeflate: false,
-      handshakeTimeout: 15_000,
-      maxPayload: 256 * 1024 * 1024,
-      skipUTF8Validation: true,
-    });
     this.ws = ws;
     this.cause = undefined;
     ws.on('open', () => {

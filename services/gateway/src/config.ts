@@ -49,10 +49,13 @@ export const gatewayEnvSchema = z.object({
 
   /** Platforms answered with 503 `upstream_unavailable` without calling them. */
   DISABLED_PLATFORMS: envList([]),
-  /** Whole-request upstream deadline (until the response headers). */
+  /** Whole-request upstream deadline (until the response headers; waiting for a pool connection included). */
   UPSTREAM_TIMEOUT_MS: envInt(10_000, { min: 100, max: 300_000 }),
   UPSTREAM_CONNECT_TIMEOUT_MS: envInt(3_000, { min: 50, max: 60_000 }),
-  /** Longest silence while an upstream body streams before the response is cut. */
+  /**
+   * Longest silence while an upstream body streams before the response is cut; also the longest a caller may take
+   * nothing of an answer with more waiting for it (holding the upstream body back) before it is cut.
+   */
   UPSTREAM_BODY_TIMEOUT_MS: envInt(30_000, { min: 100, max: 600_000 }),
   /** Keep-alive connections per upstream origin. */
   UPSTREAM_CONNECTIONS: envInt(64, { min: 1, max: 4096 }),

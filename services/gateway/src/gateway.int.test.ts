@@ -1,4 +1,5 @@
 import http from 'node:http';
+import net from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { RedisKeyStore, type Redis } from '@depthgate/auth';
 import { rawExchange, refusedPort, uniqueName, waitFor } from '@depthgate/test-utils';
@@ -592,29 +593,59 @@ describe('an upstream origin has one budget', () => {
   });
 });
 
+/**
+ * An upstream in Coinbase's place: `/big` answers a body of `total` bytes (byte i is i mod 251) written only as fast
+ * as the gateway reads it; any other path `{"ok":true}`. `sent()`: the bytes of `/big` written so far.
+ */
+async function pacedUpstream(total: number) {
+  const CHUNK = 64 * 1024;
+  let sent = 0;
+  const server = http.createServer((req, res) => {
+    if (req.url !== '/big') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return void res.end('{"ok":true}');
+    }
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(total) });
+    let at = 0;
+    const pump = () => {
+      while (at < total) {
+        const n = Math.min(CHUNK, total - at);
+        const chunk = Buffer.allocUnsafe(n);
+        for (let i = 0; i < n; i++) chunk[i] = (at + i) % 251;
+        at += n;
+        sent += n;
+        if (!res.write(chunk)) return void res.once('drain', pump);
+      }
+      res.end();
+    };
+    pump();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    sent: () => sent,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+/** `p`, or 'no answer' if it has not settled within `ms` (a bound for failing, not a timing assertion). */
+async function within<T>(p: Promise<T>, ms: number): Promise<T | 'no answer'> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<'no answer'>((r) => (timer = setTimeout(() => r('no answer'), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 describe('streaming a large upstream body', () => {
   it('a caller that stops reading holds the upstream back; resumed, it gets every byte in order', async () => {
     const TOTAL = 48 * 1024 * 1024;
-    const CHUNK = 64 * 1024;
-    let sent = 0;
-    // An upstream that writes only as fast as the gateway reads: byte i of the body is i mod 251.
-    const upstream = http.createServer((_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(TOTAL) });
-      const pump = () => {
-        while (sent < TOTAL) {
-          const n = Math.min(CHUNK, TOTAL - sent);
-          const chunk = Buffer.allocUnsafe(n);
-          for (let i = 0; i < n; i++) chunk[i] = (sent + i) % 251;
-          sent += n;
-          if (!res.write(chunk)) return void res.once('drain', pump);
-        }
-        res.end();
-      };
-      pump();
-    });
-    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-    const port = (upstream.address() as { port: number }).port;
-    const g = await gateway({ UPSTREAM_VENUE_D_URL: `http://127.0.0.1:${port}` });
+    const upstream = await pacedUpstream(TOTAL);
+    const g = await gateway({ UPSTREAM_VENUE_D_URL: upstream.url });
     try {
       const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
         const req = http.get(
@@ -627,10 +658,10 @@ describe('streaming a large upstream body', () => {
       res.pause();
       await new Promise((r) => setTimeout(r, 1000));
       // What left the upstream is what fits in the socket buffers and one shared-response window, not the body.
-      const heldAt = sent;
+      const heldAt = upstream.sent();
       expect(heldAt).toBeLessThan(TOTAL / 2);
       await new Promise((r) => setTimeout(r, 500));
-      expect(sent).toBe(heldAt);
+      expect(upstream.sent()).toBe(heldAt);
       let received = 0;
       let wrong = -1;
       res.on('data', (c: Buffer) => {
@@ -643,8 +674,77 @@ describe('streaming a large upstream body', () => {
       expect(wrong).toBe(-1);
       expect(received).toBe(TOTAL);
     } finally {
-      upstream.closeAllConnections();
-      await new Promise((r) => upstream.close(r));
+      await upstream.close();
+    }
+  });
+
+  /**
+   * A gateway (`env`) with one upstream connection, held by a caller that asked for 48 MB of `/big` and reads nothing
+   * of it. `readRest()` has that caller read what it was sent until its connection ends: the bytes it got.
+   * `small()`: another request's answer, or 'no answer'.
+   */
+  async function poolHeldByNonReader(env: Record<string, string>) {
+    const TOTAL = 48 * 1024 * 1024;
+    const upstream = await pacedUpstream(TOTAL);
+    const g = await gateway({ UPSTREAM_VENUE_D_URL: upstream.url, UPSTREAM_CONNECTIONS: '1', ...env });
+    const socket = net.connect(g.port, '127.0.0.1', () => {
+      socket.write(`GET /api/v1/venue-d/big HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${key}\r\n\r\n`);
+      socket.pause();
+    });
+    socket.on('error', () => undefined);
+    let bytes = 0;
+    socket.on('data', (c: Buffer) => (bytes += c.length));
+    await waitFor(async () => upstream.sent() > 0, { timeoutMs: 5000, what: 'the body to start' });
+    return {
+      g,
+      TOTAL,
+      small: () => within(call(g.port, '/api/v1/venue-d/small', { 'X-API-Key': key }), 8000),
+      readRest: () =>
+        within(
+          new Promise<number>((resolve) => {
+            socket.once('close', () => resolve(bytes));
+            socket.resume();
+          }),
+          8000,
+        ),
+      async close() {
+        socket.destroy();
+        await upstream.close();
+      },
+    };
+  }
+
+  it('a request waiting for a pool connection held by a caller that reads nothing still gets 502 within UPSTREAM_TIMEOUT_MS', async () => {
+    // No cut of the caller that does not read before the test ends.
+    const held = await poolHeldByNonReader({ UPSTREAM_BODY_TIMEOUT_MS: '600000' });
+    try {
+      const queued = await held.small();
+      expect(queued).not.toBe('no answer');
+      expect(queued !== 'no answer' && queued.status).toBe(502);
+      expect(queued !== 'no answer' && queued.json()).toEqual({
+        error: 'bad_gateway',
+        message: expect.stringMatching(/^Upstream \S+ did not answer within 1000 ms$/),
+      });
+      // The gateway's own reads (the WebSocket proxy's reconciliation) have the same deadline.
+      const target = held.g.platforms.byKey['venue-d']?.targets[0];
+      if (!target) throw new Error('venue-d has no target');
+      const own = held.g.forwarder.readJson(target, '/small', '').catch((err: Error) => err.name);
+      expect(await within(own, 8000)).toBe('TimeoutError');
+    } finally {
+      await held.close();
+    }
+  });
+
+  it('a caller that reads nothing for UPSTREAM_BODY_TIMEOUT_MS is cut; the pool connection it held serves the next', async () => {
+    const held = await poolHeldByNonReader({ UPSTREAM_TIMEOUT_MS: '30000', UPSTREAM_BODY_TIMEOUT_MS: '300' });
+    try {
+      const next = await held.small();
+      expect(next !== 'no answer' && [next.status, next.text]).toEqual([200, '{"ok":true}']);
+      // It was cut: its connection ends with the body short.
+      const got = await held.readRest();
+      expect(got !== 'no answer' && got < held.TOTAL).toBe(true);
+    } finally {
+      await held.close();
     }
   });
 });

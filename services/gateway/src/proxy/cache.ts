@@ -74,36 +74,74 @@ export function acceptableAgeMs(requestCacheControl: string | undefined): number
   return Number.POSITIVE_INFINITY;
 }
 
-/** The micro-cache: fresh entries only, least recently used evicted first, bounded in bytes. */
+/** What an entry costs beyond its key, body and headers (the objects holding it, its place in the map), roughly. */
+const ENTRY_OVERHEAD = 512;
+
+/** Entries looked at per `set` for having expired: an expired entry leaves within a pass, read again or not. */
+const SWEEP_PER_SET = 4;
+
+function headerBytes(headers: OutgoingHttpHeaders): number {
+  let n = 0;
+  for (const [name, value] of Object.entries(headers)) n += name.length + String(value ?? '').length;
+  return n;
+}
+
+interface Stored {
+  entry: CachedResponse;
+  /** Bytes it is counted for: key (up to ~16 KB: the query and the caller's Accept headers), body, headers. */
+  size: number;
+}
+
+/**
+ * The micro-cache: fresh entries only, least recently used evicted first, bounded in bytes (keys and headers
+ * counted with the bodies). Each `set` also looks at the next few entries of a sweep through all of them, dropping
+ * those that expired.
+ */
 export class MicroCache {
-  private readonly entries = new Map<string, CachedResponse>();
+  private readonly entries = new Map<string, Stored>();
   private bytes = 0;
+  /** Where the sweep goes on from (a Map's iterator also visits entries added or moved since it began). */
+  private sweep: Iterator<[string, Stored]> | undefined;
 
   constructor(private readonly maxBytes: number) {}
 
   get(key: string, now: number, maxAgeMs: number): CachedResponse | undefined {
-    const entry = this.entries.get(key);
-    if (!entry) return undefined;
+    const stored = this.entries.get(key);
+    if (!stored) return undefined;
+    const { entry } = stored;
     if (now >= entry.expiresAt) {
       this.delete(key);
       return undefined;
     }
     if (now - entry.storedAt > maxAgeMs) return undefined;
     this.entries.delete(key);
-    this.entries.set(key, entry);
+    this.entries.set(key, stored);
     return entry;
   }
 
   set(key: string, entry: CachedResponse): void {
-    const size = entry.body.length + 512;
+    this.sweepExpired(entry.storedAt);
+    const size = key.length + entry.body.length + headerBytes(entry.headers) + ENTRY_OVERHEAD;
     if (size > this.maxBytes) return;
     this.delete(key);
-    this.entries.set(key, entry);
+    this.entries.set(key, { entry, size });
     this.bytes += size;
     for (const [oldest, old] of this.entries) {
       if (this.bytes <= this.maxBytes) break;
       this.entries.delete(oldest);
-      this.bytes -= old.body.length + 512;
+      this.bytes -= old.size;
+    }
+  }
+
+  private sweepExpired(now: number): void {
+    for (let i = 0; i < SWEEP_PER_SET; i++) {
+      const next = (this.sweep ??= this.entries.entries()).next();
+      if (next.done) {
+        this.sweep = undefined; // a pass is complete: the next set begins another
+        return;
+      }
+      const [key, stored] = next.value;
+      if (now >= stored.entry.expiresAt) this.delete(key);
     }
   }
 
@@ -111,7 +149,7 @@ export class MicroCache {
     const old = this.entries.get(key);
     if (!old) return;
     this.entries.delete(key);
-    this.bytes -= old.body.length + 512;
+    this.bytes -= old.size;
   }
 
   get size(): number {

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
 import { Pool, type Dispatcher } from 'undici';
 import { AppError, type Logger } from '@depthgate/service-kit';
 import type { GatewayConfig } from '../config';
@@ -57,9 +58,11 @@ interface UpstreamHead {
 /**
  * One upstream call through undici's handler API: `sink.onStart` when status and headers are in (the promise then
  * resolves), then the body into `sink`; an error before the start rejects the promise. Aborting `signal` aborts the
- * call at any stage. (Not `pool.request()`: its body stream and promise chain keep about 1.5 KB per request alive
- * across a young-generation collection, which at 1,000 requests/s per process meant a mark-compact pause every
- * 1.5 s; docs/benchmarks.md, gateway.)
+ * call at any stage, also while it waits in the pool for a connection (undici starts a request only once a connection
+ * is free, and takes no abort before that): the promise rejects at once, and the request is dropped when its turn
+ * comes. (Not `pool.request()`: its body stream and promise chain keep about 1.5 KB per request alive across a
+ * young-generation collection, which at 1,000 requests/s per process meant a mark-compact pause every 1.5 s;
+ * docs/benchmarks.md, gateway.)
  */
 function dispatchUpstream(
   pool: Pool,
@@ -68,15 +71,19 @@ function dispatchUpstream(
   sink: UpstreamSink,
 ): Promise<void> {
   return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason as Error);
     let started = false;
     let controller: Dispatcher.DispatchController | undefined;
-    const onAbort = () => controller?.abort(signal.reason as Error);
+    const onAbort = () => {
+      if (controller) controller.abort(signal.reason as Error);
+      else reject(signal.reason as Error); // still queued: onRequestStart drops it
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
     const done = () => signal.removeEventListener('abort', onAbort);
     pool.dispatch(options, {
       onRequestStart(c) {
         controller = c;
         if (signal.aborted) c.abort(signal.reason as Error);
-        else signal.addEventListener('abort', onAbort, { once: true });
       },
       onResponseStart(c, statusCode, headers) {
         started = true;
@@ -188,7 +195,7 @@ export class Forwarder {
         return;
       }
     }
-    const shared = new SharedResponse(config.MAX_SHARED_BODY_BYTES, () => {
+    const shared = new SharedResponse(config.MAX_SHARED_BODY_BYTES, config.UPSTREAM_BODY_TIMEOUT_MS, () => {
       if (this.inflight.get(key) === shared) this.inflight.delete(key);
       metrics.inflight.dec();
     });
@@ -345,31 +352,37 @@ export class Forwarder {
     }
   }
 
-  /** A call of the gateway's own (IBKR session keep-alive): budget without waiting, no caller, body discarded. */
+  /** A call of the gateway's own (IBKR session keep-alive): no caller, body discarded; undefined without a budget slot. */
   async ping(target: UpstreamTarget, method: string, path: string): Promise<number | undefined> {
-    const response = await this.own(target, method, path, '');
-    await response?.body.dump();
-    return response?.statusCode;
+    return (await this.own(target, method, path, ''))?.status;
   }
 
   /**
-   * A read of the gateway's own (the WebSocket proxy's book reconciliation): budget without waiting, no caller; the
-   * JSON body of a 200, else undefined.
+   * A read of the gateway's own (the WebSocket proxy's book reconciliation), no caller: the JSON body of a 200;
+   * undefined without a budget slot; any other status, or a failed call, throws.
    */
   async readJson(target: UpstreamTarget, path: string, query: string): Promise<unknown> {
-    const response = await this.own(target, 'GET', path, query);
-    if (!response) return undefined;
-    if (response.statusCode !== 200) {
-      await response.body.dump();
-      return undefined;
-    }
-    return response.body.json();
+    const answer = await this.own(target, 'GET', path, query);
+    if (answer === undefined) return undefined;
+    if (answer.status !== 200) throw new Error(`Upstream ${target.host} answered ${answer.status}`);
+    return JSON.parse(answer.body.toString('utf8'));
   }
 
-  private async own(target: UpstreamTarget, method: string, path: string, query: string) {
+  /**
+   * The status and (for a 200) body of a call of the gateway's own; undefined without a budget slot. A slot granted
+   * for later (within UPSTREAM_BUDGET_MAX_WAIT_MS) is waited for and used: it is taken either way. Within
+   * UPSTREAM_TIMEOUT_MS, body included, also while it waits for a connection of the pool (dispatchUpstream).
+   */
+  private async own(
+    target: UpstreamTarget,
+    method: string,
+    path: string,
+    query: string,
+  ): Promise<{ status: number; body: Buffer } | undefined> {
     if (target.budget) {
       const decision = await this.deps.budgets.take(target.origin, target.budget);
-      if (!decision.allowed || decision.waitUs > 0) return undefined;
+      if (!decision.allowed) return undefined;
+      if (decision.waitUs > 0) await delay(decision.waitUs / 1000);
     }
     const full = `${target.basePath}${path}`;
     const headers = upstreamRequestHeaders({});
@@ -378,12 +391,25 @@ export class Forwarder {
         headers,
         await target.signer.sign({ method, path: full, query, body: '', host: target.host }, this.now()),
       );
-    return this.pool(target).request({
-      path: query === '' ? full : `${full}?${query}`,
-      method,
-      headers,
-      signal: AbortSignal.timeout(this.deps.config.UPSTREAM_TIMEOUT_MS),
+    const signal = AbortSignal.timeout(this.deps.config.UPSTREAM_TIMEOUT_MS);
+    let status = 0;
+    const chunks: Buffer[] = [];
+    await new Promise<void>((resolve, reject) => {
+      dispatchUpstream(
+        this.pool(target),
+        { path: query === '' ? full : `${full}?${query}`, method: method as Dispatcher.HttpMethod, headers },
+        signal,
+        {
+          onStart: (head) => (status = head.statusCode),
+          onData: (chunk) => {
+            if (status === 200) chunks.push(chunk);
+          },
+          onEnd: resolve,
+          onError: reject,
+        },
+      ).catch(reject);
     });
+    return { status, body: Buffer.concat(chunks) };
   }
 
   async close(): Promise<void> {

@@ -44,7 +44,7 @@ describe('micro-cache rules', () => {
   });
 
   it('expires entries, evicts least recently used past the byte bound, refuses oversize entries', () => {
-    const cache = new MicroCache(3 * (100 + 512));
+    const cache = new MicroCache(3 * (1 + 100 + 512)); // a one-letter key, the body, what an entry costs besides
     const entry = (n: number, at: number) => ({
       status: 200,
       headers: {},
@@ -63,6 +63,37 @@ describe('micro-cache rules', () => {
     expect(cache.get('a', 1000, Infinity)).toBeUndefined(); // expired
     cache.set('huge', { ...entry(5, 0), body: Buffer.alloc(5000) });
     expect(cache.get('huge', 1, Infinity)).toBeUndefined();
+  });
+
+  it('counts keys and headers against the byte bound, not only bodies', () => {
+    const small = (headers: Record<string, string> = {}) => ({
+      status: 200,
+      headers,
+      body: Buffer.from('{}'),
+      storedAt: 0,
+      expiresAt: 1000,
+    });
+    // Keys of 10 KB (a long query): at most ten fit in 100 KB, however small their bodies.
+    const byKey = new MicroCache(100_000);
+    for (let i = 0; i < 20; i++) byKey.set(`GET venue-b /markets?${'q'.repeat(10_000)}=${i}`, small());
+    expect(byKey.size).toBeLessThanOrEqual(10);
+    const byHeaders = new MicroCache(100_000);
+    for (let i = 0; i < 20; i++) byHeaders.set(`k${i}`, small({ etag: 'e'.repeat(10_000) }));
+    expect(byHeaders.size).toBeLessThanOrEqual(10);
+  });
+
+  it('sweeps expired entries as new ones are stored, read again or not', () => {
+    const cache = new MicroCache(1_000_000);
+    const entry = (at: number, ttl: number) => ({
+      status: 200,
+      headers: {},
+      body: Buffer.alloc(10),
+      storedAt: at,
+      expiresAt: at + ttl,
+    });
+    for (let i = 0; i < 10; i++) cache.set(`old${i}`, entry(0, 100));
+    for (let i = 0; i < 10; i++) cache.set(`new${i}`, entry(200, 1000));
+    expect(cache.size).toBe(10);
   });
 });
 

@@ -8,6 +8,8 @@ interface Subscriber {
   cache: CacheStatus;
   started: boolean;
   blocked: boolean;
+  /** While blocked: cuts the caller if it reads nothing more within the stall bound. */
+  stall?: NodeJS.Timeout;
 }
 
 export interface Failure {
@@ -21,7 +23,10 @@ export interface Failure {
  * delivered: a late joiner gets the status, headers and the body so far replayed, then the rest live. The body is
  * kept for replay (and for the micro-cache) only up to `maxReplayBytes`; past that, the call stops taking joiners.
  * The upstream body is paused while any caller is not keeping up (bounded memory), and the upstream request is
- * aborted as soon as the last caller has gone.
+ * aborted as soon as the last caller has gone. A caller that takes nothing more for `stallMs` while more waits to be
+ * sent to it is cut (its connection destroyed): it cannot hold the upstream call, and with it a connection of the
+ * upstream pool, for ever (undici's body timeout does not run while the body is paused). The others then go on, or
+ * the call is aborted if it was the last.
  */
 export class SharedResponse {
   readonly abort = new AbortController();
@@ -41,6 +46,7 @@ export class SharedResponse {
 
   constructor(
     private readonly maxReplayBytes: number,
+    private readonly stallMs: number,
     private readonly onSettled: () => void,
   ) {}
 
@@ -122,12 +128,14 @@ export class SharedResponse {
       sub.blocked = true;
       if (this.blocked++ === 0) this.pause();
       sub.res.once('drain', () => this.unblock(sub));
+      sub.stall = setTimeout(() => sub.res.destroy(), this.stallMs); // 'close' then: leave()
     }
   }
 
   private unblock(sub: Subscriber): void {
     if (!sub.blocked) return;
     sub.blocked = false;
+    clearTimeout(sub.stall);
     if (--this.blocked === 0) this.resume();
   }
 

@@ -7,8 +7,9 @@ import { ClientConnection } from './client';
 import { Frame } from './frame';
 import type { StreamHub } from './hub';
 import { WsMetrics } from './metrics';
-import type { ClientContext, PlatformStream } from './types';
+import type { ClientContext, PlatformStream, Subscriber } from './types';
 import { venueAUsStream } from './venue-a-us';
+import { venueDStream } from './venue-d';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
 const HIGH_WATER_MARK = 16 * 1024;
@@ -174,65 +175,74 @@ function payloadOf(frame: Buffer): string {
   return frame.subarray(head).toString();
 }
 
+/**
+ * A client session of `stream` on a hub with `room` places for new upstream topics and a key limit that grants
+ * everything (`whileReserving` runs while a reservation is awaited): what the hub attached and detached, the
+ * subscriptions it returned, what the client was sent, what the key holds.
+ */
+function onFakeHub(stream: PlatformStream, platform: string, room: { n: number }, whileReserving = () => {}) {
+  const socket = new FakeSocket();
+  const ws = new FakeWs(socket);
+  const attached: string[] = [];
+  const detached: string[] = [];
+  const subs: Subscriber[] = [];
+  let held = 0;
+  const hub = {
+    room: () => room.n,
+    attach: (_client: unknown, _conn: unknown, channel: string, market: string, handle: unknown) => {
+      attached.push(`${channel} ${market}`);
+      const sub = { topic: { key: `${channel} ${market}`, channel, market }, handle } as unknown as Subscriber;
+      subs.push(sub);
+      return sub;
+    },
+    detach: (sub: { topic: { market: string } }) => detached.push(sub.topic.market),
+  };
+  const limits = {
+    reserve: async (_conn: string, n: number) => {
+      whileReserving();
+      held += n;
+      return true;
+    },
+    release: (_conn: string, n: number) => {
+      held -= n;
+    },
+    close: () => undefined,
+  };
+  const client = new ClientConnection({
+    id: 1,
+    connId: 'c1',
+    ws: ws as unknown as WebSocket,
+    socket: socket as unknown as Duplex,
+    platform,
+    hub: hub as unknown as StreamHub,
+    stream,
+    keyId: 'k',
+    maxSubscriptions: 100,
+    limits: limits as unknown as KeyLimits,
+    onlyChannel: undefined,
+    maxBufferedBytes: 1 << 20,
+    messagesPerSecond: 1000,
+    metrics: new WsMetrics(new Registry()).forPlatform(platform),
+    logger,
+    onClosed: () => undefined,
+  });
+  const receive = async (message: unknown) => {
+    ws.emit('message', Buffer.from(JSON.stringify(message)), false);
+    await turns();
+  };
+  const sent = () => socket.written.map(payloadOf);
+  return { client, receive, sent, attached, detached, subs, held: () => held };
+}
+
 describe('Polymarket US: a subscription replaced by its requestId', () => {
-  /**
-   * A PM US client session on a hub with `room` places for new upstream topics and a key limit that grants
-   * everything: what the hub attached and detached, and what the client was sent.
-   */
   function pmUs(room: { n: number }) {
-    const socket = new FakeSocket();
-    const ws = new FakeWs(socket);
-    const attached: string[] = [];
-    const detached: string[] = [];
-    let held = 0;
-    const hub = {
-      room: () => room.n,
-      attach: (_client: unknown, _conn: unknown, channel: string, market: string, handle: unknown) => {
-        attached.push(`${channel} ${market}`);
-        return { topic: { channel, market }, handle };
-      },
-      detach: (sub: { topic: { market: string } }) => detached.push(sub.topic.market),
-    };
-    const limits = {
-      reserve: async (_conn: string, n: number) => {
-        held += n;
-        return true;
-      },
-      release: (_conn: string, n: number) => {
-        held -= n;
-      },
-      close: () => undefined,
-    };
     const stream = venueAUsStream.create({
       platform: { signer: undefined, feeds: { main: 'wss://example.invalid/v1/ws/markets' } },
     } as unknown as Parameters<typeof venueAUsStream.create>[0]);
-    new ClientConnection({
-      id: 1,
-      connId: 'c1',
-      ws: ws as unknown as WebSocket,
-      socket: socket as unknown as Duplex,
-      platform: 'venue-a-us',
-      hub: hub as unknown as StreamHub,
-      stream: stream as unknown as PlatformStream,
-      keyId: 'k',
-      maxSubscriptions: 100,
-      limits: limits as unknown as KeyLimits,
-      onlyChannel: undefined,
-      maxBufferedBytes: 1 << 20,
-      messagesPerSecond: 1000,
-      metrics: new WsMetrics(new Registry()).forPlatform('venue-a-us'),
-      logger,
-      onClosed: () => undefined,
-    });
-    const subscribe = async (requestId: string, slugs: string[]) => {
-      const text = JSON.stringify({
-        subscribe: { requestId, subscriptionType: 'SUBSCRIPTION_TYPE_MARKET_DATA', marketSlugs: slugs },
-      });
-      ws.emit('message', Buffer.from(text), false);
-      await turns();
-    };
-    const sent = () => socket.written.map(payloadOf);
-    return { subscribe, sent, attached, detached, held: () => held };
+    const c = onFakeHub(stream as unknown as PlatformStream, 'venue-a-us', room);
+    const subscribe = (requestId: string, slugs: string[]) =>
+      c.receive({ subscribe: { requestId, subscriptionType: 'SUBSCRIPTION_TYPE_MARKET_DATA', marketSlugs: slugs } });
+    return { ...c, subscribe };
   }
 
   it('refused for want of upstream room, the old subscription stays and nothing is taken from the key', async () => {
@@ -261,5 +271,28 @@ describe('Polymarket US: a subscription replaced by its requestId', () => {
       'SUBSCRIPTION_TYPE_MARKET_DATA b-market',
     ]);
     expect(c.held()).toBe(2);
+  });
+});
+
+describe('Coinbase: subscriptions and the key’s places', () => {
+  const coinbase = () =>
+    venueDStream.create({
+      platform: { credentials: {}, feeds: { main: 'wss://example.invalid' } },
+    } as unknown as Parameters<typeof venueDStream.create>[0]) as unknown as PlatformStream;
+
+  it('a subscription dropped while a subscribe naming it waits for its places is not attached again without one', async () => {
+    let whileReserving = () => {};
+    const c = onFakeHub(coinbase(), 'venue-d', { n: 100 }, () => whileReserving());
+    await c.receive({ type: 'subscribe', product_ids: ['BTC-USD'], channels: ['level2'] });
+    expect([c.attached, c.held()]).toEqual([['level2 BTC-USD'], 1]);
+    // BTC-USD's book fails upstream while the next subscribe (BTC-USD again, and ETH-USD) waits for the key.
+    whileReserving = () => c.client.dropped(c.subs[0] as Subscriber);
+    await c.receive({ type: 'subscribe', product_ids: ['BTC-USD', 'ETH-USD'], channels: ['level2'] });
+    // One place was reserved (ETH-USD's): one attached; the key holds what the connection holds.
+    expect([c.attached, c.held()]).toEqual([['level2 BTC-USD', 'level2 ETH-USD'], 1]);
+    expect(JSON.parse(c.sent().at(-1) as string)).toEqual({
+      type: 'subscriptions',
+      channels: [{ name: 'level2', product_ids: ['ETH-USD'] }],
+    });
   });
 });

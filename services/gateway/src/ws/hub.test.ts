@@ -1,17 +1,24 @@
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Redis } from 'ioredis';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { createLogger, Registry } from '@depthgate/service-kit';
+import { loadConfig } from '../config';
+import { GatewayMetrics } from '../metrics';
+import type { UpstreamTarget } from '../platforms/types';
+import { UpstreamBudgets } from '../proxy/budget';
+import { Forwarder } from '../proxy/forwarder';
 import { StreamHub } from './hub';
 import { WsMetrics } from './metrics';
-import type {
-  ClientLink,
-  Notice,
-  Outgoing,
-  PlatformStream,
-  ResyncReason,
-  Subscriber,
+import {
   Topic,
-  UpstreamContext,
+  type ClientLink,
+  type Notice,
+  type Outgoing,
+  type PlatformStream,
+  type ResyncReason,
+  type Subscriber,
+  type UpstreamContext,
 } from './types';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
@@ -112,9 +119,9 @@ class Client implements ClientLink {
   }
 }
 
-const until = async (f: () => boolean, what: string) => {
+const until = async (f: () => boolean | Promise<boolean>, what: string) => {
   const deadline = Date.now() + 5_000;
-  while (!f()) {
+  while (!(await f())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
@@ -283,6 +290,106 @@ describe('StreamHub', () => {
     } finally {
       await hub.stop();
       await up.close();
+    }
+  });
+});
+
+describe('REST reconciliation', () => {
+  type Book = { bids: [string, string][]; asks: [string, string][] };
+  const book: Book = { bids: [['1', '2']], asks: [['3', '4']] };
+  /** The test platform with a REST book of every market equal to the kept one. */
+  const reconciled = (): PlatformStream => ({
+    ...stream('ws://127.0.0.1:9'),
+    reconcile: { path: (m) => `/book/${m}`, parse: (body) => body as Book, kept: () => book },
+  });
+  /** A live topic on a hub without upstream connections (reconciliation needs none). */
+  function liveTopic(hub: StreamHub, market: string): void {
+    const topic = new Topic(`book ${market}`, 'book', market);
+    topic.status = 'live';
+    hub.topics.set(topic.key, topic);
+  }
+  /** gateway_ws_reconciliations_total by result. */
+  async function results(registry: Registry): Promise<Record<string, number>> {
+    const metric = await registry.getSingleMetric('gateway_ws_reconciliations_total')?.get();
+    return Object.fromEntries((metric?.values ?? []).map((v) => [String(v.labels.result), v.value]));
+  }
+
+  it('a read the budget grants for later is waited for and made (the slot is taken either way)', async () => {
+    let reads = 0;
+    const server = http.createServer((_req, res) => {
+      reads++;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(book));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const config = loadConfig({ LOG_LEVEL: 'silent' });
+    // Redis away: the budget counts in memory, with the same arithmetic.
+    const redis = { status: 'end', defineCommand: () => undefined } as unknown as Redis;
+    const budgets = new UpstreamBudgets(redis, 'dg:', config.UPSTREAM_BUDGET_MAX_WAIT_MS, logger);
+    const forwarder = new Forwarder({ config, budgets, metrics: new GatewayMetrics(new Registry()), logger });
+    const target = {
+      id: 'test',
+      platform: 'test',
+      origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      basePath: '',
+      host: 'test',
+      budget: { perSecond: 1.9, burst: 6 }, // Gemini's
+    } as UpstreamTarget;
+    // Callers took the whole burst: the next slot is granted for about half a second later.
+    for (let i = 0; i < 6; i++) await budgets.take(target.origin, { perSecond: 1.9, burst: 6 });
+    const registry = new Registry();
+    const hub = hubOf('ws://127.0.0.1:9', {
+      stream: reconciled(),
+      metrics: new WsMetrics(registry),
+      reconcileIntervalMs: 3_600_000,
+      rest: { forwarder, target },
+    });
+    try {
+      liveTopic(hub, 'm1');
+      await until(async () => (await results(registry)).match === 1, 'the comparison');
+      expect(reads).toBe(1);
+    } finally {
+      await hub.stop();
+      await forwarder.close();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it('each book is tried at most once per interval, whatever came of it: no budget slot, a failed read, a match', async () => {
+    jest.useFakeTimers();
+    try {
+      let reads = 0;
+      const answers: (() => unknown)[] = [
+        () => undefined, // no budget slot
+        () => {
+          throw new Error('Upstream test answered 503');
+        },
+        () => book,
+      ];
+      const forwarder = { readJson: async () => (answers[reads++] as () => unknown)() } as unknown as Forwarder;
+      const registry = new Registry();
+      const hub = hubOf('ws://127.0.0.1:9', {
+        stream: reconciled(),
+        metrics: new WsMetrics(registry),
+        reconcileIntervalMs: 60_000,
+        rest: { forwarder, target: {} as UpstreamTarget },
+      });
+      liveTopic(hub, 'm1');
+      await jest.advanceTimersByTimeAsync(250);
+      expect(reads).toBe(1);
+      // Not again at the next ticks (every 250 ms), but an interval later.
+      await jest.advanceTimersByTimeAsync(59_000);
+      expect(reads).toBe(1);
+      await jest.advanceTimersByTimeAsync(1_000);
+      expect(reads).toBe(2);
+      await jest.advanceTimersByTimeAsync(59_750);
+      expect(reads).toBe(2);
+      await jest.advanceTimersByTimeAsync(250);
+      expect(reads).toBe(3);
+      expect(await results(registry)).toEqual({ no_budget: 1, failed: 1, match: 1 });
+      await hub.stop();
+    } finally {
+      jest.useRealTimers();
     }
   });
 });

@@ -17,6 +17,8 @@ import {
   type Outgoing,
   type PerSubscriber,
   type PlatformStream,
+  type Reconcile,
+  type ReconcileResult,
   type ResyncReason,
   type RestAccess,
   type Subscriber,
@@ -303,9 +305,11 @@ export class StreamHub {
   // REST reconciliation (feeds without sequence numbers)
 
   /**
-   * One live topic at a time, each at most every WS_RECONCILE_INTERVAL_MS: the kept book is compared with the REST
-   * book. A difference counts only when it is certain: the topic received nothing during either of two REST reads
-   * WS_RECONCILE_GRACE_MS apart, both reads agree, and the kept book differs from them. Then something was lost.
+   * One live topic at a time, each at most once every WS_RECONCILE_INTERVAL_MS whatever the outcome (a read the
+   * budget refused or the upstream failed is tried again an interval later, not at the next tick): the kept book is
+   * compared with the REST book. A difference counts only when it is certain: the topic received nothing during
+   * either of two REST reads WS_RECONCILE_GRACE_MS apart, both reads agree, and the kept book differs from them. Then
+   * something was lost.
    */
   private async reconcileNext(): Promise<void> {
     if (this.reconciling || this.stopped) return;
@@ -314,45 +318,45 @@ export class StreamHub {
     if (!reconcile || !rest) return;
     const now = Date.now();
     const due = [...this.topics.values()].filter(
-      (t) => t.status === 'live' && now - t.lastVerifiedAt >= this.o.reconcileIntervalMs && reconcile.kept(t),
+      (t) => t.status === 'live' && now - t.reconciledAt >= this.o.reconcileIntervalMs && reconcile.kept(t),
     );
     if (due.length === 0) return;
     const topic = due[this.reconcileCursor++ % due.length] as Topic;
+    topic.reconciledAt = now;
     this.reconciling = true;
     try {
-      const read = async () => {
-        const v = topic.version;
-        const body = await rest.forwarder.readJson(rest.target, ...splitPath(reconcile.path(topic.market)));
-        if (body === undefined || topic.version !== v || topic.status !== 'live') return undefined;
-        return JSON.stringify(normalise(reconcile.parse(body)));
-      };
-      const first = await read();
-      if (first === undefined) return;
-      const kept = () => JSON.stringify(normalise(reconcile.kept(topic) ?? { bids: [], asks: [] }));
-      const keptAtFirst = kept();
-      if (first === keptAtFirst) {
-        topic.lastVerifiedAt = Date.now();
-        this.m.reconciliations.inc({ result: 'match' });
-        return;
-      }
-      const version = topic.version;
-      await new Promise((r) => setTimeout(r, this.o.reconcileGraceMs));
-      const second = await read();
-      if (second === undefined || topic.version !== version) {
-        this.m.reconciliations.inc({ result: 'inconclusive' });
-        return;
-      }
-      if (second === first && kept() === keptAtFirst) {
-        this.m.reconciliations.inc({ result: 'mismatch' });
-        this.gap(topic, 'book_mismatch');
-      } else {
-        this.m.reconciliations.inc({ result: 'inconclusive' });
-      }
+      const result = await this.compare(topic, reconcile, rest);
+      this.m.reconciliations.inc({ result });
+      if (result === 'mismatch') this.gap(topic, 'book_mismatch');
     } catch (err) {
+      this.m.reconciliations.inc({ result: 'failed' });
       this.log.debug({ err: { message: (err as Error).message }, topic: topic.key }, 'REST book failed');
     } finally {
       this.reconciling = false;
     }
+  }
+
+  /** One comparison of a topic's kept book with the REST book (throws when a read fails). */
+  private async compare(topic: Topic, reconcile: Reconcile, rest: RestAccess): Promise<ReconcileResult> {
+    /** The REST book, normalised; or why there is none to compare: no budget slot, the topic moved meanwhile. */
+    const read = async (): Promise<{ book: string } | { result: ReconcileResult }> => {
+      const v = topic.version;
+      const body = await rest.forwarder.readJson(rest.target, ...splitPath(reconcile.path(topic.market)));
+      if (body === undefined) return { result: 'no_budget' };
+      if (topic.version !== v || topic.status !== 'live') return { result: 'inconclusive' };
+      return { book: JSON.stringify(normalise(reconcile.parse(body))) };
+    };
+    const kept = () => JSON.stringify(normalise(reconcile.kept(topic) ?? { bids: [], asks: [] }));
+    const first = await read();
+    if ('result' in first) return first.result;
+    const keptAtFirst = kept();
+    if (first.book === keptAtFirst) return 'match';
+    const version = topic.version;
+    await new Promise((r) => setTimeout(r, this.o.reconcileGraceMs));
+    const second = await read();
+    if ('result' in second) return second.result;
+    if (topic.version !== version) return 'inconclusive';
+    return second.book === first.book && kept() === keptAtFirst ? 'mismatch' : 'inconclusive';
   }
 
   async stop(): Promise<void> {

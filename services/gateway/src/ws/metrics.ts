@@ -72,7 +72,7 @@ export class WsMetrics {
     });
     this.reconciliations = new Counter({
       name: 'gateway_ws_reconciliations_total',
-      help: 'Kept books compared with the REST book: match, mismatch (resynced) or inconclusive (the book moved)',
+      help: 'Kept books compared with the REST book: match, mismatch (resynced), inconclusive (the book moved), no_budget (no upstream budget slot for the read) or failed (the read failed)',
       labelNames: ['platform', 'result'] as const,
       registers,
     });

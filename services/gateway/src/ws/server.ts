@@ -351,7 +351,9 @@ export class WsGateway {
       });
     }
     const maxConnections = resolved.wsMaxConnections ?? config.WS_MAX_CONNECTIONS_PER_KEY;
-    const connId = `${this.instance}:${this.nextId}`;
+    // Taken before the await: concurrent handshakes each have their own entry in the key's count.
+    const id = this.nextId++;
+    const connId = `${this.instance}:${id}`;
     if (!(await this.limits.open(connId, resolved.id, maxConnections))) {
       return this.refuse(req, socket, {
         code: 'too_many_connections',
@@ -377,7 +379,6 @@ export class WsGateway {
     });
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       opened = true;
-      const id = this.nextId++;
       const m = this.d.metrics.forPlatform(platform);
       const client = new ClientConnection({
         id,

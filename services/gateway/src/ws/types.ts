@@ -75,7 +75,8 @@ export class Topic<S = unknown> {
   resyncReason: ResyncReason | undefined;
   /** Applied book messages (the REST reconciliation compares only while nothing moved). */
   version = 0;
-  lastVerifiedAt = 0;
+  /** When its kept book was last compared with the REST book (or tried to be). */
+  reconciledAt = 0;
 
   constructor(
     readonly key: string,
@@ -166,7 +167,14 @@ export interface UpstreamLimits {
 }
 
 /** The REST book a module compares its kept book with (platforms whose feeds carry no sequence numbers). */
-interface Reconcile {
+/**
+ * What one comparison of a kept book with the REST book found (`gateway_ws_reconciliations_total{result}`): the same
+ * book; a difference two reads confirmed; nothing certain (the book moved, or the reads disagree); no read, for want
+ * of a budget slot; a read that failed (an error status, a failed call, a body that does not parse).
+ */
+export type ReconcileResult = 'match' | 'mismatch' | 'inconclusive' | 'no_budget' | 'failed';
+
+export interface Reconcile {
   /** Path (and query) of the REST book of a market, relative to the platform's main host. */
   path(market: string): string;
   /** The REST answer as [price, size] text per side. */

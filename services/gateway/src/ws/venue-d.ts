@@ -238,8 +238,11 @@ class CoinbaseClient {
       }
     }
     if (pairs.length === 0) return this.error('No channels or product ids provided');
+    // The topics a place is reserved for. One held before the reservation and dropped while it was awaited (its
+    // topic failed upstream; the client was told) has none: it is not attached again.
+    const fresh = new Set<string>();
     if (m.type === 'subscribe') {
-      const fresh = new Set(pairs.map(([c, p]) => `${TOPIC_OF[c]} ${p}`).filter((k) => !this.subs.has(k)));
+      for (const [c, p] of pairs) if (!this.subs.has(`${TOPIC_OF[c]} ${p}`)) fresh.add(`${TOPIC_OF[c]} ${p}`);
       const refused = await this.ctx.reserve(fresh.size);
       if (refused !== undefined) return this.error(`depthgate: ${refused}`);
     }
@@ -250,7 +253,7 @@ class CoinbaseClient {
       const held = this.subs.get(key);
       if (m.type === 'subscribe') {
         if (held) held.names.add(c);
-        else if (!attach.some(([x, y]) => TOPIC_OF[x] === TOPIC_OF[c] && y === p)) attach.push([c, p]);
+        else if (fresh.delete(key)) attach.push([c, p]); // each reserved topic once, under the first channel naming it
       } else if (held) {
         held.names.delete(c);
         if (held.names.size === 0) {

@@ -408,6 +408,25 @@ describe('caller authentication and limits', () => {
     await b.until(() => b.ofType('type', 'orderbook_snapshot').length === 2, 'room again');
   });
 
+  test('concurrent handshakes of one key are each counted: the limit holds, and a close frees only its own place', async () => {
+    const limited = await h.newKey({ ws_max_connections: 2 });
+    const headers = { 'X-API-Key': limited };
+    const attempt = () =>
+      WsClient.open(url('/ws/v1/kalshi'), { headers }).then(
+        (c) => (clients.push(c), c),
+        (err: Error) => err.message,
+      );
+    // Five at once, all waiting for the key's count in Redis together.
+    const results = await Promise.all(Array.from({ length: 5 }, attempt));
+    const opened = results.filter((r): r is WsClient => typeof r !== 'string');
+    expect(opened).toHaveLength(2);
+    expect(results.filter((r) => typeof r === 'string')).toEqual(Array(3).fill('handshake refused: 429'));
+    // Closing one gives back one place, not the other's.
+    await (opened[0] as WsClient).close();
+    await eventually(async () => typeof (await attempt()) !== 'string', 'the freed place');
+    expect(await refused(url('/ws/v1/kalshi'), { headers })).toMatchObject({ status: 429 });
+  });
+
   test('Polymarket US: a replacement the key’s limit refuses leaves the subscription it would replace as it was', async () => {
     const limited = await h.newKey({ ws_max_subscriptions: 2 });
     const x = await WsClient.open(url('/ws/v1/venue-a-us'), { headers: { 'X-API-Key': limited } });
