@@ -6,6 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BookError, DataError, HttpError, TransportError } from './errors';
 import { GatewayClient } from './gateway-client';
+import { parseRetryAfter } from './http';
 import { HistoryClient } from './history-client';
 import { OrderBook } from './order-book';
 import type { DeltaRow, Gap, SnapshotRow } from './rows';
@@ -58,6 +59,14 @@ describe('transport', () => {
     expect(seen.map((s) => s.url)).toEqual(Array(3).fill('/api/venue_b/tickers?prefix=kx'));
     expect(seen.every((s) => s.headers['x-api-key'] === 'dg_key')).toBe(true);
     expect(new Set(seen.map((s) => s.headers['x-request-id'])).size).toBe(3);
+  });
+
+  it('reads Retry-After as delta-seconds or an HTTP date, and nothing else (`1.5` and `-1` are no dates)', () => {
+    const now = Date.UTC(2026, 10, 28, 12);
+    expect(parseRetryAfter('7', now)).toBe(7000);
+    expect(parseRetryAfter('Sat, 28 Nov 2026 12:00:03 GMT', now)).toBe(3000);
+    for (const bad of ['1.5', '-1', '', 'soon', null])
+      expect([bad, parseRetryAfter(bad, now)]).toEqual([bad, undefined]);
   });
 
   it('does not wait for a Retry-After beyond its bound: the error says how long', async () => {
@@ -158,6 +167,15 @@ describe('GatewayClient', () => {
       x: undefined,
     });
     expect(seen[0]?.url).toBe('/api/v1/venue-b/markets/KX%20A/orderbook?depth=5&tickers=A&tickers=B');
+    // A runtime without URLSearchParams.size (Node before 18.16, Safari before 17) sends the query too.
+    const size = Object.getOwnPropertyDescriptor(URLSearchParams.prototype, 'size');
+    delete (URLSearchParams.prototype as { size?: number }).size;
+    try {
+      await gw.get('venue-b', 'markets', { limit: 2 });
+    } finally {
+      if (size) Object.defineProperty(URLSearchParams.prototype, 'size', size);
+    }
+    expect(seen.splice(1, 1)[0]?.url).toBe('/api/v1/venue-b/markets?limit=2');
     expect(got).toMatchObject({ status: 200, data: { method: 'GET' }, cache: 'MISS', requestId: 'srv-1' });
     const posted = await gw.post('venue-a-clob', 'books', [{ token_id: '1' }]);
     expect(seen[1]?.url).toBe('/api/v1/venue-a-clob/books');

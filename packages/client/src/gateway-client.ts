@@ -97,7 +97,9 @@ export class GatewayClient {
       if (v === undefined) continue;
       for (const item of Array.isArray(v) ? v : [v]) q.append(k, String(item));
     }
-    if (q.size) url += `?${q}`;
+    // (Not `q.size`: runtimes before Node 18.16 and Safari 17 have none, and the query went missing.)
+    const search = q.toString();
+    if (search) url += `?${search}`;
     const headers: Record<string, string> = { Accept: 'application/json', ...options.headers };
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     const answer = await this.http.request(url, { method, headers, body, signal: options.signal });

@@ -88,11 +88,15 @@ function newRequestId(): string {
   return `dgc-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}-${counter}`;
 }
 
-/** `Retry-After` in ms: delta-seconds or an HTTP date; undefined when absent or unreadable. */
+/**
+ * `Retry-After` in ms: delta-seconds or an HTTP date (which names its day and month: `1.5` or `-1`, which `Date.parse`
+ * would read as dates, are neither); undefined when absent or unreadable, and the usual backoff applies.
+ */
 export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
   if (value === null) return undefined;
   const text = value.trim();
   if (/^\d+$/.test(text)) return Number(text) * 1000;
+  if (!/[A-Za-z]{3}/.test(text)) return undefined;
   const date = Date.parse(text);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }

@@ -263,5 +263,7 @@ describe('timestamps', () => {
     for (const bad of ['1774533601', '-1774533601193', '1774533601193.5', '01774533601193', ' 1774533601193', NaN]) {
       expect(momentMs(bad)).toBeNaN();
     }
+    // Numbers and Dates outside the years RFC 3339 text can name (nanoseconds given by mistake, a negative epoch).
+    for (const bad of [1e16, -1, new Date(1e16), new Date(-1)]) expect(momentMs(bad)).toBeNaN();
   });
 });

@@ -161,10 +161,16 @@ const EPOCH_MS_TEXT = /^[1-9][0-9]{12}$/;
  */
 export type Moment = number | Date | string;
 
-/** Epoch ms of a moment; NaN when it is not one. */
+/** The moments RFC 3339 text can name (years 1970 to 9999), as epoch ms. */
+const LAST_MOMENT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/** Epoch ms of a moment; NaN when it is not one (a number or `Date` outside years 1970–9999 included). */
 export function momentMs(m: Moment): number {
-  if (typeof m === 'number') return Number.isFinite(m) ? Math.floor(m) : NaN;
-  if (m instanceof Date) return m.getTime();
+  if (typeof m === 'number') return Number.isFinite(m) && m >= 0 && m <= LAST_MOMENT ? Math.floor(m) : NaN;
+  if (m instanceof Date) {
+    const t = m.getTime();
+    return t >= 0 && t <= LAST_MOMENT ? t : NaN;
+  }
   if (typeof m === 'string' && EPOCH_MS_TEXT.test(m)) return Number(m);
   return parseTimestamp(m);
 }
