@@ -730,9 +730,7 @@ export class Controller {
         this.setRole(exchange, t, 'standby');
         continue;
       }
-      this.o.routing.setOwner(exchange, t, true);
-      this.setRole(exchange, t, 'owner');
-      this.o.tickers.writeOwnGap(exchange, t);
+      this.writeOn(exchange, t);
     }
   }
 
@@ -754,11 +752,19 @@ export class Controller {
     );
     for (const t of back) {
       this.releasedAt.delete(key(exchange, t));
-      this.o.routing.setOwner(exchange, t, true);
-      this.setRole(exchange, t, 'owner');
-      this.o.tickers.writeOwnGap(exchange, t);
+      this.writeOn(exchange, t);
     }
     this.count(state === 'released' ? 'release' : 'offer', 'returned', back.length);
+  }
+
+  /**
+   * A ticker this recorder keeps (a release or offer nobody took, or one undone): routed to the writer again, the rows
+   * buffered meanwhile written as produced, its own gap included (the RoutingSink's hand-back).
+   */
+  private writeOn(exchange: ExchangeKey, ticker: string): void {
+    this.o.routing.setOwner(exchange, ticker, true);
+    this.setRole(exchange, ticker, 'owner');
+    this.o.tickers.writeOwnGap(exchange, ticker);
   }
 
   /** Whether this recorder owns any ticker. */
@@ -794,9 +800,7 @@ export class Controller {
    */
   async onLost(exchange: ExchangeKey, ticker: string, bound: number, reason: string): Promise<'peer' | 'gap'> {
     const own = () => {
-      this.o.routing.setOwner(exchange, ticker, true);
-      this.setRole(exchange, ticker, 'owner');
-      this.o.tickers.writeOwnGap(exchange, ticker);
+      this.writeOn(exchange, ticker);
       return 'gap' as const;
     };
     // A standby's loss is its buffer's (a gap row there); stopping or deposed: no offer.

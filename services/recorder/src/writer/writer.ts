@@ -132,6 +132,10 @@ interface DrainWaiter {
   resolve: () => void;
 }
 
+/** The lane's memory (queue or tail) holds a batch the drained() caller waits for. */
+const holdsFor = (lane: Lane, waiter: DrainWaiter): boolean =>
+  lane.queue.some((b) => waiter.left.has(b)) || lane.tail.some((b) => waiter.left.has(b));
+
 class Lane {
   /** Memory batches older than anything in the spool. */
   readonly queue: SealedBatch[] = [];
@@ -394,13 +398,13 @@ export class Writer {
 
   /** A drained() caller waits for a batch of the lane's memory. */
   private waitedFor(lane: Lane): boolean {
-    return this.drainWaiters.some((w) => [...lane.queue, ...lane.tail].some((b) => w.left.has(b)));
+    return this.drainWaiters.some((w) => holdsFor(lane, w));
   }
 
   /** The lanes holding batches `waiter` waits for spool their memory batches (aborting the insert in flight). */
   private evict(waiter: DrainWaiter): void {
     for (const lane of Object.values(this.lanes)) {
-      if (!lane.queue.some((b) => waiter.left.has(b)) && !lane.tail.some((b) => waiter.left.has(b))) continue;
+      if (!holdsFor(lane, waiter)) continue;
       lane.evict = true;
       lane.abort?.abort(new Error('spooled: ClickHouse did not take the batch in time'));
       lane.wakeSleep?.();
