@@ -328,7 +328,7 @@ describe('TickerRecorder', () => {
     rec.applyLevel(rec.beginEvent(400), BID, '1', '13');
     expect(rec.openVerifications).toBe(0);
     expect(outcomes).toEqual(['match', 'match']);
-    // Never reached: a gap from the last moment the book was known right (the previous match's request, at 300).
+    // Never reached: a gap from the last moment the book was known right (the state the previous read matched: 400).
     v = rec.startVerification(500, told);
     expect(rec.completeVerification(v!, [['1', '99']], [])).toBe('pending');
     clock.now += 501;
@@ -337,11 +337,34 @@ describe('TickerRecorder', () => {
     expect(outcomes).toEqual(['match', 'match', 'mismatch']);
     expect(rec.live).toBe(false);
     rec.venueSnapshot(bids(['1', '99']), [], { ts: clock.now });
-    expect(sink.of('gap')).toMatchObject([{ fromTs: 300, toTs: clock.now, reason: 'divergence' }]);
+    expect(sink.of('gap')).toMatchObject([{ fromTs: 400, toTs: clock.now, reason: 'divergence' }]);
     // Told once: the sweep after the snapshot and a late answer change nothing.
     rec.sweep(clock.now + 1000);
     expect(rec.completeVerification(v!, [['1', '99']], [])).toBe('void');
     expect(outcomes).toEqual(['match', 'match', 'mismatch']);
+  });
+
+  it('puts a REST match at the state that matched: a level lost before the request and repaired after it leaves the book at the request unproven', () => {
+    const { rec, sink } = setup({ venueClock: false, provesContinuity: false });
+    rec.venueSnapshot(bids(['1', '10']), [['2', '5']], { ts: 100 });
+    // The venue changed ask 2 → 6 at about 150; that message never reached us: our book is wrong from here.
+    rec.applyLevel(rec.beginEvent(200), BID, '1', '11');
+    const answered = rec.startVerification(500); // sent with our (wrong) book as of 200
+    // The venue's next size for the level repairs our book at 300, before the answer (ask 2 = 7).
+    rec.applyLevel(rec.beginEvent(300), ASK, '2', '7');
+    expect(rec.completeVerification(answered!, [['1', '11']], [['2', '7']])).toBe('match');
+    expect(rec.verifiedTs).toBe(300);
+    const pending = rec.startVerification(500); // sent at 300; the answer shows a change still in flight to us
+    rec.applyLevel(rec.beginEvent(350), ASK, '2', '8'); // not what the answer shows yet
+    expect(rec.completeVerification(pending!, [['1', '12']], [['2', '8']])).toBe('pending');
+    rec.applyLevel(rec.beginEvent(400), BID, '1', '12');
+    // Each point is where our book equalled the REST book, never the request's moment (the book at 200 was wrong).
+    expect(rec.verifiedTs).toBe(400);
+    rec.writeVerification();
+    expect(sink.verifications.map((p) => [p.ts, p.method])).toEqual([
+      [100, 'snapshot'],
+      [400, 'rest_book'],
+    ]);
   });
 
   it('tells a read whose book was lost or re-based meanwhile void, and a failed one error', () => {

@@ -211,7 +211,11 @@ export type ReconcileOutcome = 'match' | 'mismatch' | 'void' | 'error';
 export const RECONCILE_OUTCOMES: readonly ReconcileOutcome[] = ['match', 'mismatch', 'void', 'error'];
 
 interface Verification {
-  /** ts of the last row written when the REST request was sent (a match proves the book right here). */
+  /**
+   * ts of the last row written when the REST request was sent: a match of the book as it was then proves it right
+   * here; a match of a later state proves it right only at that state's row (a lost change the venue's next size for
+   * the level repaired after the request leaves the book wrong before it).
+   */
   fromTs: number;
   /**
    * The ticker's last verified moment when the request was sent: a mismatch is a gap from here (a later
@@ -222,8 +226,8 @@ interface Verification {
   onOutcome?: (outcome: ReconcileOutcome) => void;
   /** Our book when the REST request was sent (`side:price` → quantity). */
   base: Map<string, bigint>;
-  /** Changes applied since, in order. */
-  log: [string, bigint][];
+  /** Changes applied since, in order: `side:price`, the new quantity, the row's ts. */
+  log: [string, bigint, number][];
   /** Once the REST book is in: its levels, and the keys where it differs from our book now. */
   rest?: Map<string, bigint>;
   mismatch?: Set<string>;
@@ -614,7 +618,7 @@ export class TickerRecorder {
       this.eventVenueSeq,
     );
     if (t > this.lastTs) this.lastTs = t;
-    if (this.verifications.length > 0) this.trackChange(`${side}:${price}`, newQuantity);
+    if (this.verifications.length > 0) this.trackChange(`${side}:${price}`, newQuantity, t);
   }
 
   // ------------------------------------------------------------------------------------------------------------
@@ -895,18 +899,17 @@ export class TickerRecorder {
     const mismatch = new Set<string>();
     for (const [key, q] of rest) if (state.get(key) !== q) mismatch.add(key);
     for (const key of state.keys()) if (!rest.has(key)) mismatch.add(key);
-    const check = () => mismatch.size === 0;
-    let matched = check();
-    for (const [key, q] of v.log) {
-      if (matched) break;
+    let matchedAt = mismatch.size === 0 ? v.fromTs : undefined;
+    for (const [key, q, ts] of v.log) {
+      if (matchedAt !== undefined) break;
       if (q === 0n) state.delete(key);
       else state.set(key, q);
       if ((rest.get(key) ?? 0n) === q) mismatch.delete(key);
       else mismatch.add(key);
-      matched = check();
+      if (mismatch.size === 0) matchedAt = ts;
     }
-    if (matched) {
-      this.verified(v.fromTs, 'rest_book');
+    if (matchedAt !== undefined) {
+      this.verified(matchedAt, 'rest_book');
       this.finish(v, 'match');
       return 'match';
     }
@@ -917,17 +920,17 @@ export class TickerRecorder {
     return 'pending';
   }
 
-  private trackChange(key: string, q: bigint): void {
+  private trackChange(key: string, q: bigint, ts: number): void {
     for (let i = this.verifications.length - 1; i >= 0; i--) {
       const v = this.verifications[i] as Verification;
       if (v.rest === undefined) {
-        v.log.push([key, q]);
+        v.log.push([key, q, ts]);
         continue;
       }
       if ((v.rest.get(key) ?? 0n) === q) v.mismatch?.delete(key);
       else v.mismatch?.add(key);
       if (v.mismatch?.size === 0) {
-        this.verified(v.fromTs, 'rest_book');
+        this.verified(ts, 'rest_book');
         this.finish(v, 'match');
       }
     }
