@@ -347,4 +347,5 @@ export function rawExchange(
 }
 
 export { WsTestClient, type WsOpenOptions } from './ws-client';
+export { LoopStalls } from './loop-stalls';
 export * from './contract';

@@ -15,7 +15,7 @@
 import type { ExchangeKey } from '@depthgate/platforms';
 import { Rng } from '@depthgate/service-kit';
 import { formatDecimal, parseDecimal } from '@depthgate/feeds';
-import { waitFor } from '@depthgate/test-utils';
+import { LoopStalls, waitFor } from '@depthgate/test-utils';
 import { FEED_FAULT_KINDS, type FeedFaultKind, type Simulator } from '@depthgate/venue-sim';
 import {
   FAST_ENV,
@@ -54,8 +54,15 @@ const REST_BOOK: Record<string, (path: string, query: string) => string | undefi
   venue_d: (p) => /\/products\/([^/]+)\/book$/.exec(p)?.[1],
 };
 
-/** Gemini stamps rows with their receive time: its book at T is the venue's at some moment this much before T. */
+/**
+ * Gemini stamps rows with their receive time: its book at T is the venue's at some moment this much before T, plus
+ * the time this process (the simulator and the recorder share it) spent off its event loop meanwhile — a message
+ * waits while nothing reads it (measured: LoopStalls; on a busy CI machine a stall of 800 ms left a quiet ticker's
+ * last change unread beyond the bare allowance).
+ */
 const RECEIVE_LAG_MS = 750;
+/** How far back a stall of the process can still hold a message back at T (beyond it, the recorder reads). */
+const STALL_LOOKBACK_MS = 5000;
 const GRACE_MS = Number(FAST_ENV.RECORDER_RECONCILE_GRACE_MS);
 /** A REST read's answer reaches the recorder within this (loopback; the reconciler's own pacing aside). */
 const REST_LATENCY_MS = 1000;
@@ -124,6 +131,7 @@ describe('no wrong book under feed faults', () => {
   });
 
   it('every rule-7 rebuild and /book answer of the five exchanges equals the venue’s book or lies in a gap, every fault kind on every feed', async () => {
+    const stalls = new LoopStalls().start();
     h = await createRecorderHarness({ sim: { updatesPerSecond: 120, recordRequests: true } });
     const sim = h.sim;
 
@@ -231,6 +239,7 @@ describe('no wrong book under feed faults', () => {
     const end = Date.now();
     await sleep(500);
     await h.stopInProcess();
+    stalls.stop();
 
     // Every fault kind each feed takes was injected.
     for (const f of FEEDS) {
@@ -315,10 +324,17 @@ describe('no wrong book under feed faults', () => {
     const allowed = (e: ExchangeKey, t: string, at: number) =>
       allowances.find((a) => a.fault.exchange === e && a.fault.ticker === t && at >= a.from && at <= a.to);
 
-    /** The venue's book at `at` as the rows can know it: Gemini's receive clock trails the venue's. */
+    /**
+     * The venue's book at `at` as the rows can know it: Gemini's receive clock trails the venue's (the stalls since the
+     * ticker's first book count: one before it held back only what that whole book replaced).
+     */
+    const firstBook = new Map<string, number>();
     const venueBooks = (e: ExchangeKey, t: string, at: number): FlatBook[] => {
       if (e !== 'venue_c') return [simBookAt(sim, e, t, at)];
-      const moments = [at - RECEIVE_LAG_MS, ...sim.books.events(e, t, at - RECEIVE_LAG_MS + 1).map((x) => x.ts)];
+      const first = firstBook.get(t) ?? firstSnapshot(rows(e, t));
+      firstBook.set(t, first);
+      const lag = RECEIVE_LAG_MS + stalls.within(Math.max(at - STALL_LOOKBACK_MS, first), at);
+      const moments = [at - lag, ...sim.books.events(e, t, at - lag + 1).map((x) => x.ts)];
       return moments.filter((m) => m <= at).map((m) => simBookAt(sim, e, t, m));
     };
 
@@ -355,7 +371,7 @@ describe('no wrong book under feed faults', () => {
           if (venueBooks(f.exchange, t, m).some((want) => same(got, want))) continue;
           if (allowed(f.exchange, t, m)) continue;
           wrong.push(
-            `${f.exchange} ${t} at ${iso(m)}: rebuilt ${JSON.stringify(sorted(got))}\n  venue ${JSON.stringify(sorted(simBookAt(sim, f.exchange, t, m)))}\n  gaps ${JSON.stringify(gaps.filter((g) => g.to > m - 10_000 && g.from < m + 10_000))}`,
+            `${f.exchange} ${t} at ${iso(m)}: rebuilt ${JSON.stringify(sorted(got))}\n  venue ${JSON.stringify(sorted(simBookAt(sim, f.exchange, t, m)))}\n  gaps ${JSON.stringify(gaps.filter((g) => g.to > m - 10_000 && g.from < m + 10_000))}\n  loop stalls ${stalls.within(m - STALL_LOOKBACK_MS, m)} ms`,
           );
         }
       }
