@@ -33,9 +33,12 @@ interface UpstreamConn {
   log: string[];
 }
 
-/** An upstream that records, per connection, the markets subscribed and unsubscribed (and may answer subscribes). */
-async function upstream() {
-  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+/**
+ * An upstream that records, per connection, the markets subscribed and unsubscribed (and may answer subscribes), on
+ * `port` (default: any free one).
+ */
+async function upstream(port = 0) {
+  const wss = new WebSocketServer({ port, host: '127.0.0.1' });
   await new Promise((r) => wss.once('listening', r));
   const connections: UpstreamConn[] = [];
   const up = {
@@ -250,6 +253,42 @@ describe('StreamHub', () => {
     await hub.stop();
     await up.close();
   });
+  it('a topic whose upstream cannot be reached: stale at the first failed attempt (a client joining meanwhile too), then, once it is reached, the first snapshot and resynced', async () => {
+    // A port nothing listens on, until the upstream starts there.
+    const probe = http.createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise((r) => probe.close(r));
+    const hub = hubOf(`ws://127.0.0.1:${port}`);
+    let up: Awaited<ReturnType<typeof upstream>> | undefined;
+    try {
+      const owner = { dropped: () => undefined };
+      const a = new Client(1);
+      hub.attach(a, owner, 'book', 'm1', undefined);
+      await until(() => a.got.length === 1, 'the notice');
+      expect(a.got).toEqual(['stale upstream_disconnect m1']);
+      const b = new Client(2);
+      hub.attach(b, owner, 'book', 'm1', undefined);
+      expect(b.got).toEqual(['stale upstream_disconnect m1']);
+      // More attempts fail (every 10 to 20 ms): the subscribers were told once.
+      await new Promise((r) => setTimeout(r, 100));
+      up = await upstream(port);
+      up.onSubscribe = (c, markets) => {
+        for (const market of markets) c.ws.send(JSON.stringify({ market, book: 'b1' }));
+      };
+      await until(() => [a, b].every((x) => x.got.length === 3), 'the first book and resynced');
+      for (const x of [a, b])
+        expect(x.got).toEqual([
+          'stale upstream_disconnect m1',
+          '{"market":"m1","book":"b1"}',
+          'resynced upstream_disconnect m1',
+        ]);
+    } finally {
+      await hub.stop();
+      await up?.close();
+    }
+  });
+
   it('subscription churn faster than the platform’s message budget: adds and drops of one topic cancel out while messages wait, the rest go in one batch', async () => {
     const up = await upstream();
     const hub = hubOf(up.url, {

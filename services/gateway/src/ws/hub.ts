@@ -1,10 +1,10 @@
 /**
  * One platform's shared subscriptions: its topics (one upstream subscription per channel and market, however many
  * clients want it), the upstream connections they are spread over within the platform's limits, the fan-out of
- * every upstream message to the topic's subscribers, and resync: when a connection is lost or goes silent beyond the
- * venue's heartbeat rhythm, or a topic's book is in doubt (sequence gap, impossible change, a REST book that
- * disagrees), every subscriber gets the gateway's notice `stale` at once, then the platform's own fresh snapshot, then
- * `resynced` (both naming the reason); it is never left silently stale.
+ * every upstream message to the topic's subscribers, and resync: when a connection is lost, cannot be opened, or goes
+ * silent beyond the venue's heartbeat rhythm, or a topic's book is in doubt (sequence gap, impossible change, a REST
+ * book that disagrees), every subscriber gets the gateway's notice `stale` at once, then the platform's own fresh
+ * snapshot, then `resynced` (both naming the reason); it is never left silently stale, nor silently waiting.
  */
 import { canonicalDecimal, parseDecimal } from '@depthgate/feeds';
 import type { Logger } from '@depthgate/service-kit';
@@ -183,7 +183,7 @@ export class StreamHub {
         connectSlot: () => this.connectSlot(),
         hub,
         onOpen: () => this.m.upstreamConnections.inc(),
-        onLost: (l, reason) => this.lost(l, reason),
+        onLost: (l, reason, wasOpen) => this.lost(l, reason, wasOpen),
         onMessage: () => this.m.messagesIn.inc(),
         onSent: () => this.m.upstreamMessagesOut.inc(),
       },
@@ -216,19 +216,25 @@ export class StreamHub {
     }
   }
 
-  /** A connection ended: its topics wait for their fresh snapshot on the next one; their subscribers are told. */
-  private lost(link: UpstreamConnection, reason: ResyncReason): void {
-    this.m.upstreamConnections.dec();
+  /**
+   * A connection ended, or an attempt to open one failed (an upstream unreachable, a refused handshake): its topics
+   * wait for their (fresh) snapshot on the next one; their subscribers are told.
+   */
+  private lost(link: UpstreamConnection, reason: ResyncReason, wasOpen: boolean): void {
+    if (wasOpen) this.m.upstreamConnections.dec();
     for (const topic of link.topics.values()) this.resyncing(topic, reason);
   }
 
   // ---------------------------------------------------------------------------------------------------------------
   // What the modules report
 
-  /** A topic's book (or stream) lost continuity: its subscribers are told `stale` at once (once per resync). */
+  /**
+   * A topic's book (or stream) lost continuity: its subscribers are told `stale` at once (once per resync). A pending
+   * topic's too: its first snapshot is held up (its connection failed, or never came up), and its subscribers would
+   * otherwise wait in silence for as long as the upstream is away; `resynced` follows that first snapshot.
+   */
   private resyncing(topic: Topic, reason: ResyncReason): void {
-    // Pending: its first snapshot is still to come, nothing to correct; resyncing: its subscribers were told.
-    if (topic.status !== 'live') return;
+    if (topic.status === 'resyncing') return; // its subscribers were told
     topic.status = 'resyncing';
     topic.resyncReason = reason;
     this.m.resyncs.inc({ reason });
