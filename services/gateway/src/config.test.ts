@@ -48,6 +48,13 @@ describe('gateway configuration', () => {
     expect(() => loadConfig({ GATEWAY_MAX_BODY_BYTES: '0' })).toThrow(/GATEWAY_MAX_BODY_BYTES/);
   });
 
+  it('reconciliation takes a tenth of each platform’s budget unless told, a fraction above 0 and at most 1', () => {
+    expect(loadConfig({}).WS_RECONCILE_BUDGET).toBe(0.1);
+    expect(loadConfig({ WS_RECONCILE_BUDGET: '0.25' }).WS_RECONCILE_BUDGET).toBe(0.25);
+    for (const bad of ['0', '1.5', 'a tenth'])
+      expect(() => loadConfig({ WS_RECONCILE_BUDGET: bad })).toThrow(/WS_RECONCILE_BUDGET/);
+  });
+
   it('refuses at start a feed URL the WebSocket library would refuse at every connection attempt', () => {
     for (const [url, problem] of [
       ['ftp://feeds.example.com/v2', 'not a WebSocket URL'],

@@ -44,6 +44,8 @@ export interface HubOptions {
   lingerMs: number;
   reconcileIntervalMs: number;
   reconcileGraceMs: number;
+  /** The fraction of the platform's REST budget reconciliation may use (WS_RECONCILE_BUDGET). */
+  reconcileBudget: number;
   /** The platform's REST book, for reconciliation. */
   rest?: RestAccess;
   /** Whether an upstream message may be handled now (see admitUpstream in client.ts). */
@@ -313,9 +315,11 @@ export class StreamHub {
   /**
    * One live topic at a time, each at most once every WS_RECONCILE_INTERVAL_MS whatever the outcome (a read the
    * budget refused or the upstream failed is tried again an interval later, not at the next tick): the kept book is
-   * compared with the REST book. A difference counts only when it is certain: the topic received nothing during
-   * either of two REST reads WS_RECONCILE_GRACE_MS apart, both reads agree, and the kept book differs from them. Then
-   * something was lost.
+   * compared with the REST book. Each read takes a slot of WS_RECONCILE_BUDGET of the platform's budget before its
+   * slot of the whole (UpstreamBudgets.share), so callers always keep the rest; with more books than that share reads
+   * in an interval, each is compared less often. A difference counts only when it is certain: the topic received
+   * nothing during either of two REST reads WS_RECONCILE_GRACE_MS apart, both reads agree, and the kept book differs
+   * from them. Then something was lost.
    */
   private async reconcileNext(): Promise<void> {
     if (this.reconciling || this.stopped) return;
@@ -346,6 +350,9 @@ export class StreamHub {
   private async compare(topic: Topic, reconcile: Reconcile, rest: RestAccess): Promise<ReconcileResult> {
     /** The REST book, normalised; or why there is none to compare: no budget slot, the topic moved meanwhile. */
     const read = async (): Promise<{ book: string } | { result: ReconcileResult }> => {
+      // Reconciliation's share of the budget first: its slot is waited for (up to an interval), before the read.
+      if (!(await rest.forwarder.share(rest.target, this.o.reconcileBudget, this.o.reconcileIntervalMs)))
+        return { result: 'no_budget' };
       const v = topic.version;
       const body = await rest.forwarder.readJson(rest.target, ...splitPath(reconcile.path(topic.market)));
       if (body === undefined) return { result: 'no_budget' };
