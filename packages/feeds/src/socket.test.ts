@@ -101,12 +101,14 @@ describe('FeedSocket', () => {
     await s.close();
   });
 
-  it('a URL the WebSocket library refuses is logged and retried, never an unhandled rejection', async () => {
+  it('a URL the WebSocket library refuses is logged, reported as a failed attempt and retried, never an unhandled rejection', async () => {
     const s = await server();
     const errors: string[] = [];
+    const closes: { cause: Cause; wasOpen: boolean }[] = [];
     let calls = 0;
     const socket = feedSocket(s.url, {
       logger: { ...quiet, error: (_o, msg) => errors.push(msg) },
+      onClose: ({ cause, wasOpen }) => closes.push({ cause, wasOpen }),
       // A fragment, then a scheme `ws` does not take, then the feed.
       handshake: () => ({ url: [`${s.url}/v2#frag`, 'ftp://127.0.0.1/'][calls++] ?? s.url }),
     });
@@ -118,6 +120,8 @@ describe('FeedSocket', () => {
       await until(() => socket.isOpen, 'the third attempt to connect');
       expect(calls).toBe(3);
       expect(errors).toEqual(Array(2).fill('cannot open a feed connection (its handshake or URL)'));
+      // Its owner hears of each, as of an attempt the feed refused.
+      expect(closes).toEqual(Array(2).fill({ cause: 'd', wasOpen: false }));
       expect(rejections).toEqual([]);
     } finally {
       process.off('unhandledRejection', onRejection);

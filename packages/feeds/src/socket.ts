@@ -54,7 +54,10 @@ export interface FeedSocketOptions<C extends string> {
   onOpen(): void;
   /** A text message; throwing replaces the connection (`causes.unusable`). */
   onMessage(text: string, receivedAt: number): void;
-  /** The connection ended; `stopping` when by `stop()` (no reconnect follows). */
+  /**
+   * The connection ended, or an attempt to open one failed (`wasOpen` false; also a handshake that could not be built
+   * or a URL the library refused); `stopping` when by `stop()` (no reconnect follows).
+   */
   onClose(e: { code: number; reason: string; cause: C; wasOpen: boolean; stopping: boolean }): void;
 }
 
@@ -128,6 +131,9 @@ export class FeedSocket<C extends string> {
       });
     } catch (err) {
       this.o.logger.error({ err }, 'cannot open a feed connection (its handshake or URL)');
+      // A failed attempt, as one the feed refused: the owner hears of it (its subscribers may be waiting).
+      const reason = (err as Error).message;
+      this.o.onClose({ code: 1006, reason, cause: this.o.causes.disconnect, wasOpen: false, stopping: false });
       this.scheduleReconnect();
       return;
     }

@@ -5,7 +5,7 @@
  * variables itself.
  */
 import { z } from 'zod';
-import { envOptionalString, envUrl, group, parseEnv, ConfigError, secret } from '@depthgate/service-kit';
+import { envOptionalString, envUrl, envWsUrl, group, parseEnv, ConfigError, secret } from '@depthgate/service-kit';
 import type {
   Budget,
   CredentialGroups,
@@ -51,9 +51,9 @@ export type ResolvedPlatforms<R extends Registry> = { readonly [K in keyof R]: R
 
 type Shape = Record<string, z.ZodType>;
 
-function urlShape(specs: Readonly<Record<string, UrlSpec>> | undefined): Shape {
+function urlShape(specs: Readonly<Record<string, UrlSpec>> | undefined, url = envUrl): Shape {
   const shape: Shape = {};
-  for (const spec of Object.values(specs ?? {})) shape[spec.env] = envUrl(spec.default);
+  for (const spec of Object.values(specs ?? {})) shape[spec.env] = url(spec.default);
   return shape;
 }
 
@@ -66,7 +66,8 @@ function hostsOf(d: AnyDescriptor, parts: EnvParts): Readonly<Record<string, Url
 export function descriptorEnvShape(d: AnyDescriptor, parts: EnvParts): Shape {
   const shape: Shape = {};
   if (parts.hosts) Object.assign(shape, urlShape(hostsOf(d, parts)));
-  if (parts.feeds) Object.assign(shape, urlShape(d.feeds));
+  // A feed URL the WebSocket library refuses would otherwise be retried (and logged) forever.
+  if (parts.feeds) Object.assign(shape, urlShape(d.feeds, envWsUrl));
   if (parts.credentials) {
     for (const g of Object.values(d.credentials as CredentialGroups)) {
       for (const v of g.vars) {

@@ -77,19 +77,43 @@ export const envList = (defaultValue: string[] = []) =>
             .filter((s) => s.length > 0),
     );
 
-export const envUrl = (defaultValue: string) =>
+/** A URL (without a trailing slash); `refuse` names what is wrong with one the setting cannot use. */
+export const envUrl = (defaultValue: string, refuse: (url: URL) => string | undefined = () => undefined) =>
   z
     .string()
     .optional()
     .transform((v, ctx) => {
       const s = v === undefined || v.trim() === '' ? defaultValue : v.trim();
+      let url: URL;
       try {
-        return new URL(s).toString().replace(/\/$/, '');
+        url = new URL(s);
       } catch {
         ctx.addIssue({ code: 'custom', message: `not a URL: ${s}` });
         return z.NEVER;
       }
+      const problem = refuse(url);
+      if (problem !== undefined) {
+        ctx.addIssue({ code: 'custom', message: `${problem}: ${s}` });
+        return z.NEVER;
+      }
+      return url.toString().replace(/\/$/, '');
     });
+
+/** The schemes the WebSocket library (`ws`) connects to; it takes http and https as ws and wss. */
+const WS_SCHEMES = new Set(['ws:', 'wss:', 'http:', 'https:']);
+
+/**
+ * A WebSocket URL as the `ws` library takes it: ws:// or wss:// (http:// and https:// read as those), without a
+ * #fragment. Anything else it refuses at every connection attempt, so the setting refuses it at start.
+ */
+export const envWsUrl = (defaultValue: string) =>
+  envUrl(defaultValue, (url) =>
+    !WS_SCHEMES.has(url.protocol)
+      ? 'not a WebSocket URL (ws:// or wss://)'
+      : url.hash !== ''
+        ? 'a WebSocket URL has no #fragment'
+        : undefined,
+  );
 
 export const envString = (defaultValue: string) =>
   z

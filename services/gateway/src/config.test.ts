@@ -48,6 +48,26 @@ describe('gateway configuration', () => {
     expect(() => loadConfig({ GATEWAY_MAX_BODY_BYTES: '0' })).toThrow(/GATEWAY_MAX_BODY_BYTES/);
   });
 
+  it('reconciliation takes a tenth of each platform’s budget unless told, a fraction above 0 and at most 1', () => {
+    expect(loadConfig({}).WS_RECONCILE_BUDGET).toBe(0.1);
+    expect(loadConfig({ WS_RECONCILE_BUDGET: '0.25' }).WS_RECONCILE_BUDGET).toBe(0.25);
+    for (const bad of ['0', '1.5', 'a tenth'])
+      expect(() => loadConfig({ WS_RECONCILE_BUDGET: bad })).toThrow(/WS_RECONCILE_BUDGET/);
+  });
+
+  it('refuses at start a feed URL the WebSocket library would refuse at every connection attempt', () => {
+    for (const [url, problem] of [
+      ['ftp://feeds.example.com/v2', 'not a WebSocket URL'],
+      ['wss://feeds.example.com/v2#book', 'no #fragment'],
+    ] as const) {
+      const { issues } = thrownBy(() => loadConfig({ FEED_VENUE_C_URL: url }), ConfigError);
+      expect(issues).toEqual([expect.stringMatching(new RegExp(`^FEED_VENUE_C_URL: .*${problem}`))]);
+    }
+    // What it connects to: ws and wss, and http and https, which it takes as those.
+    for (const url of ['ws://127.0.0.1:9000/v2', 'wss://feeds.example.com/v2', 'http://127.0.0.1:9000/v2'])
+      expect(loadConfig({ FEED_VENUE_C_URL: url }).platforms['venue-c'].feeds.main).toBe(url);
+  });
+
   it('reads secrets from *_FILE, and refuses partial or doubly given credentials', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'gw-'));
     writeFileSync(path.join(dir, 'secret'), 'c2VjcmV0\n');

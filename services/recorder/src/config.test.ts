@@ -97,6 +97,8 @@ describe('recorder configuration', () => {
       { RECORDER_RECONCILE_BUDGET: '1.5' },
       { RECORDER_RECONCILE_BUDGET: 'a tenth' },
       { FEED_VENUE_B_URL: 'not a url' },
+      { FEED_VENUE_B_URL: 'ftp://feeds.example.com/trade-api/ws/v2' },
+      { FEED_VENUE_C_URL: 'wss://feeds.example.com/v2#book' },
       { CLICKHOUSE_DATABASE: 'bad-name' },
     ]) {
       const [name] = Object.keys(env);

@@ -71,9 +71,12 @@ export class UpstreamBudgets {
     this.redis = redis as BudgetRedis;
   }
 
-  /** A slot of the budget of the upstream origin `origin` (every target on it shares one budget). */
-  async take(origin: string, budget: Budget): Promise<BudgetDecision> {
-    const maxWaitUs = this.maxWaitMs * 1000;
+  /**
+   * A slot of the budget of the upstream origin `origin` (every target on it shares one budget), granted up to
+   * `maxWaitMs` ahead (UPSTREAM_BUDGET_MAX_WAIT_MS unless told).
+   */
+  async take(origin: string, budget: Budget, maxWaitMs = this.maxWaitMs): Promise<BudgetDecision> {
+    const maxWaitUs = maxWaitMs * 1000;
     const { interval, tolerance } = params(budget);
     if (this.redis.status === 'ready') {
       try {
@@ -92,6 +95,16 @@ export class UpstreamBudgets {
       this.setDegraded(true);
     }
     return this.local.take(origin, budget, maxWaitUs, Math.round(performance.now() * 1000));
+  }
+
+  /**
+   * A slot of `fraction` of the budget of `origin`: a budget of its own, of that fraction of the rate and one request
+   * at a time, shared by every replica as the whole is; granted up to `maxWaitMs` ahead. The gateway's own background
+   * reads (the WebSocket proxy's book reconciliation) take one before their slot of the whole budget, so that they
+   * never use more than that fraction of it: callers always keep the rest.
+   */
+  share(origin: string, budget: Budget, fraction: number, maxWaitMs: number): Promise<BudgetDecision> {
+    return this.take(`${origin} share`, { perSecond: budget.perSecond * fraction, burst: 1 }, maxWaitMs);
   }
 
   private setDegraded(degraded: boolean, err?: unknown): void {

@@ -358,6 +358,17 @@ export class Forwarder {
   }
 
   /**
+   * Waits for a slot of `fraction` of the target's budget (UpstreamBudgets.share), granted up to `maxWaitMs` ahead;
+   * false at once when none is that near. True at once for a target without a budget.
+   */
+  async share(target: UpstreamTarget, fraction: number, maxWaitMs: number): Promise<boolean> {
+    if (!target.budget) return true;
+    const slot = await this.deps.budgets.share(target.origin, target.budget, fraction, maxWaitMs);
+    if (slot.allowed && slot.waitUs > 0) await delay(slot.waitUs / 1000, undefined, { ref: false });
+    return slot.allowed;
+  }
+
+  /**
    * A read of the gateway's own (the WebSocket proxy's book reconciliation), no caller: the JSON body of a 200;
    * undefined without a budget slot; any other status, or a failed call, throws.
    */

@@ -7,8 +7,9 @@ import { ClientConnection } from './client';
 import { Frame } from './frame';
 import type { StreamHub } from './hub';
 import { WsMetrics } from './metrics';
-import type { ClientContext, PlatformStream, Subscriber } from './types';
+import type { ClientContext, ClientSession, PlatformStream, Subscriber } from './types';
 import { venueAUsStream } from './venue-a-us';
+import { venueBStream } from './venue-b';
 import { venueDStream } from './venue-d';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
@@ -294,5 +295,56 @@ describe('Coinbase: subscriptions and the key’s places', () => {
       type: 'subscriptions',
       channels: [{ name: 'level2', product_ids: ['ETH-USD'] }],
     });
+  });
+});
+
+describe('Kalshi: add_markets and the key’s places', () => {
+  it('a subscription unsubscribed while add_markets waits for its places: they are given back, nothing is attached, the client is told the sid is unknown', async () => {
+    const stream = venueBStream.create({
+      platform: { signer: undefined, feeds: { main: 'wss://example.invalid/trade-api/ws/v2' } },
+    } as unknown as Parameters<typeof venueBStream.create>[0]);
+    const sent: string[] = [];
+    const attached: string[] = [];
+    let held = 0;
+    let whileReserving = () => {};
+    const ctx: ClientContext<unknown> = {
+      logger,
+      onlyChannel: undefined,
+      send: (text) => void sent.push(String(text)),
+      close: () => undefined,
+      reserve: async (n) => {
+        whileReserving();
+        held += n;
+        return undefined;
+      },
+      attach: (channel, market, handle) => {
+        attached.push(`${channel} ${market}`);
+        return { topic: { key: `${channel} ${market}`, channel, market }, handle } as unknown as Subscriber;
+      },
+      detach: (subs, keep = 0) => {
+        const n = [...subs].length;
+        held -= n - Math.min(n, keep);
+      },
+      release: (n) => {
+        held -= n;
+      },
+    };
+    // The session driven directly: a client connection hands it one message at a time (an unsubscribe cannot come
+    // between add_markets and its places there), so this is the only way into that turn of events.
+    const session: ClientSession = stream.openClient(ctx);
+    const receive = (m: unknown) => session.onMessage(JSON.stringify(m));
+    await receive({ id: 1, cmd: 'subscribe', params: { channels: ['ticker'], market_tickers: ['KX-A'] } });
+    expect([attached, held]).toEqual([['ticker KX-A'], 1]);
+    whileReserving = () => void receive({ id: 3, cmd: 'unsubscribe', params: { sids: [1] } });
+    await receive({
+      id: 2,
+      cmd: 'update_subscription',
+      params: { sid: 1, action: 'add_markets', market_tickers: ['KX-B', 'KX-C'] },
+    });
+    expect([attached, held]).toEqual([['ticker KX-A'], 0]);
+    expect(sent.map((m) => JSON.parse(m) as unknown).slice(1)).toEqual([
+      { id: 3, sid: 1, seq: 1, type: 'unsubscribed' },
+      { id: 2, type: 'error', msg: { code: 7, msg: expect.stringContaining('Unknown subscription ID') } },
+    ]);
   });
 });

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { envBool, envInt, envOptionalInt } from '@depthgate/service-kit';
 
 /**
@@ -49,6 +50,11 @@ export const wsEnvShape = {
   WS_KEY_LEASE_MS: envInt(60_000, { min: 1_000, max: 3_600_000 }),
   /** Books of feeds without sequence numbers (CLOB, Gemini, Coinbase) are compared with the REST book this often; 0: never. */
   WS_RECONCILE_INTERVAL_MS: envInt(60_000, { min: 0, max: 86_400_000 }),
+  /**
+   * Reconciliation's REST reads of a platform stay within this fraction of its upstream budget (all replicas
+   * together), so that callers always keep the rest; with many books each is compared less often instead.
+   */
+  WS_RECONCILE_BUDGET: z.coerce.number().gt(0).lte(1).default(0.1),
   /** A difference with the REST book that is still there this much later, unexplained by the feed, is a gap. */
   WS_RECONCILE_GRACE_MS: envInt(3_000, { min: 0, max: 600_000 }),
   /** Gemini: pause between unsubscribing and subscribing a symbol again (a resync) [3P, the recorder's]. */

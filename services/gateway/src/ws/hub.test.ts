@@ -33,9 +33,12 @@ interface UpstreamConn {
   log: string[];
 }
 
-/** An upstream that records, per connection, the markets subscribed and unsubscribed (and may answer subscribes). */
-async function upstream() {
-  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+/**
+ * An upstream that records, per connection, the markets subscribed and unsubscribed (and may answer subscribes), on
+ * `port` (default: any free one).
+ */
+async function upstream(port = 0) {
+  const wss = new WebSocketServer({ port, host: '127.0.0.1' });
   await new Promise((r) => wss.once('listening', r));
   const connections: UpstreamConn[] = [];
   const up = {
@@ -106,6 +109,7 @@ function hubOf(url: string, o: Partial<ConstructorParameters<typeof StreamHub>[0
     lingerMs: 0,
     reconcileIntervalMs: 0,
     reconcileGraceMs: 0,
+    reconcileBudget: 0.1,
     ...o,
   });
 }
@@ -145,6 +149,7 @@ describe('StreamHub', () => {
       lingerMs: 0,
       reconcileIntervalMs: 0,
       reconcileGraceMs: 0,
+      reconcileBudget: 0.1,
     });
     const owner = { dropped: () => undefined };
     const a = new Client(1);
@@ -250,6 +255,42 @@ describe('StreamHub', () => {
     await hub.stop();
     await up.close();
   });
+  it('a topic whose upstream cannot be reached: stale at the first failed attempt (a client joining meanwhile too), then, once it is reached, the first snapshot and resynced', async () => {
+    // A port nothing listens on, until the upstream starts there.
+    const probe = http.createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise((r) => probe.close(r));
+    const hub = hubOf(`ws://127.0.0.1:${port}`);
+    let up: Awaited<ReturnType<typeof upstream>> | undefined;
+    try {
+      const owner = { dropped: () => undefined };
+      const a = new Client(1);
+      hub.attach(a, owner, 'book', 'm1', undefined);
+      await until(() => a.got.length === 1, 'the notice');
+      expect(a.got).toEqual(['stale upstream_disconnect m1']);
+      const b = new Client(2);
+      hub.attach(b, owner, 'book', 'm1', undefined);
+      expect(b.got).toEqual(['stale upstream_disconnect m1']);
+      // More attempts fail (every 10 to 20 ms): the subscribers were told once.
+      await new Promise((r) => setTimeout(r, 100));
+      up = await upstream(port);
+      up.onSubscribe = (c, markets) => {
+        for (const market of markets) c.ws.send(JSON.stringify({ market, book: 'b1' }));
+      };
+      await until(() => [a, b].every((x) => x.got.length === 3), 'the first book and resynced');
+      for (const x of [a, b])
+        expect(x.got).toEqual([
+          'stale upstream_disconnect m1',
+          '{"market":"m1","book":"b1"}',
+          'resynced upstream_disconnect m1',
+        ]);
+    } finally {
+      await hub.stop();
+      await up?.close();
+    }
+  });
+
   it('subscription churn faster than the platform’s message budget: adds and drops of one topic cancel out while messages wait, the rest go in one batch', async () => {
     const up = await upstream();
     const hub = hubOf(up.url, {
@@ -314,16 +355,19 @@ describe('REST reconciliation', () => {
     return Object.fromEntries((metric?.values ?? []).map((v) => [String(v.labels.result), v.value]));
   }
 
-  it('a read the budget grants for later is waited for and made (the slot is taken either way)', async () => {
-    let reads = 0;
+  /**
+   * A REST book server counting its reads, and a forwarder to it within `budget`, counted in memory (Redis away: the
+   * same arithmetic).
+   */
+  async function restBook(budget: { perSecond: number; burst: number }) {
+    const served = { reads: 0 };
     const server = http.createServer((_req, res) => {
-      reads++;
+      served.reads++;
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(book));
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const config = loadConfig({ LOG_LEVEL: 'silent' });
-    // Redis away: the budget counts in memory, with the same arithmetic.
     const redis = { status: 'end', defineCommand: () => undefined } as unknown as Redis;
     const budgets = new UpstreamBudgets(redis, 'dg:', config.UPSTREAM_BUDGET_MAX_WAIT_MS, logger);
     const forwarder = new Forwarder({ config, budgets, metrics: new GatewayMetrics(new Registry()), logger });
@@ -333,8 +377,17 @@ describe('REST reconciliation', () => {
       origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
       basePath: '',
       host: 'test',
-      budget: { perSecond: 1.9, burst: 6 }, // Gemini's
+      budget,
     } as UpstreamTarget;
+    const close = async () => {
+      await forwarder.close();
+      await new Promise((r) => server.close(r));
+    };
+    return { served, budgets, forwarder, target, close };
+  }
+
+  it('a read the budget grants for later is waited for and made (the slot is taken either way)', async () => {
+    const { served, budgets, forwarder, target, close } = await restBook({ perSecond: 1.9, burst: 6 }); // Gemini's
     // Callers took the whole burst: the next slot is granted for about half a second later.
     for (let i = 0; i < 6; i++) await budgets.take(target.origin, { perSecond: 1.9, burst: 6 });
     const registry = new Registry();
@@ -347,11 +400,62 @@ describe('REST reconciliation', () => {
     try {
       liveTopic(hub, 'm1');
       await until(async () => (await results(registry)).match === 1, 'the comparison');
-      expect(reads).toBe(1);
+      expect(served.reads).toBe(1);
     } finally {
       await hub.stop();
-      await forwarder.close();
-      await new Promise((r) => server.close(r));
+      await close();
+    }
+  });
+
+  it('reads within WS_RECONCILE_BUDGET of the platform’s budget: many books do not take the callers’ share', async () => {
+    // 0.1 reads/s with a burst of 10; reconciliation's tenth is one read per 100 s.
+    const budget = { perSecond: 0.1, burst: 10 };
+    const { served, budgets, forwarder, target, close } = await restBook(budget);
+    const registry = new Registry();
+    const hub = hubOf('ws://127.0.0.1:9', {
+      stream: reconciled(),
+      metrics: new WsMetrics(registry),
+      reconcileIntervalMs: 1_000,
+      reconcileBudget: 0.1,
+      rest: { forwarder, target },
+    });
+    try {
+      for (let i = 1; i <= 5; i++) liveTopic(hub, `m${i}`);
+      const tried = async () => Object.values(await results(registry)).reduce((a, b) => a + b, 0);
+      await until(async () => (await tried()) >= 5, 'every book tried');
+      // One read; the other books found no slot of reconciliation's share within an interval.
+      expect(served.reads).toBe(1);
+      expect((await results(registry)).match).toBe(1);
+      // Callers keep the rest of the burst: nine slots at once.
+      for (let i = 0; i < 9; i++)
+        expect(await budgets.take(target.origin, budget)).toEqual({ allowed: true, waitUs: 0 });
+    } finally {
+      await hub.stop();
+      await close();
+    }
+  });
+
+  it('a difference is confirmed though the second read waits longer than UPSTREAM_BUDGET_MAX_WAIT_MS for its share', async () => {
+    // Half of one read a second: a read every 2 s, the second one waited for beyond the 1 s callers wait at most.
+    const { served, forwarder, target, close } = await restBook({ perSecond: 1, burst: 10 });
+    const registry = new Registry();
+    const stream = reconciled();
+    const kept: Book = { bids: [['1', '2']], asks: [['3', '5']] };
+    const hub = hubOf('ws://127.0.0.1:9', {
+      stream: { ...stream, reconcile: { ...stream.reconcile!, kept: () => kept } },
+      metrics: new WsMetrics(registry),
+      reconcileIntervalMs: 60_000,
+      reconcileGraceMs: 10,
+      reconcileBudget: 0.5,
+      rest: { forwarder, target },
+    });
+    try {
+      liveTopic(hub, 'm1');
+      await until(async () => Object.keys(await results(registry)).length > 0, 'the comparison');
+      expect([await results(registry), served.reads]).toEqual([{ mismatch: 1 }, 2]);
+    } finally {
+      await hub.stop();
+      await close();
     }
   });
 
@@ -366,7 +470,10 @@ describe('REST reconciliation', () => {
         },
         () => book,
       ];
-      const forwarder = { readJson: async () => (answers[reads++] as () => unknown)() } as unknown as Forwarder;
+      const forwarder = {
+        share: async () => true,
+        readJson: async () => (answers[reads++] as () => unknown)(),
+      } as unknown as Forwarder;
       const registry = new Registry();
       const hub = hubOf('ws://127.0.0.1:9', {
         stream: reconciled(),

@@ -1,10 +1,10 @@
 /**
  * One platform's shared subscriptions: its topics (one upstream subscription per channel and market, however many
  * clients want it), the upstream connections they are spread over within the platform's limits, the fan-out of
- * every upstream message to the topic's subscribers, and resync: when a connection is lost or goes silent beyond the
- * venue's heartbeat rhythm, or a topic's book is in doubt (sequence gap, impossible change, a REST book that
- * disagrees), every subscriber gets the gateway's notice `stale` at once, then the platform's own fresh snapshot, then
- * `resynced` (both naming the reason); it is never left silently stale.
+ * every upstream message to the topic's subscribers, and resync: when a connection is lost, cannot be opened, or goes
+ * silent beyond the venue's heartbeat rhythm, or a topic's book is in doubt (sequence gap, impossible change, a REST
+ * book that disagrees), every subscriber gets the gateway's notice `stale` at once, then the platform's own fresh
+ * snapshot, then `resynced` (both naming the reason); it is never left silently stale, nor silently waiting.
  */
 import { canonicalDecimal, parseDecimal } from '@depthgate/feeds';
 import type { Logger } from '@depthgate/service-kit';
@@ -44,6 +44,8 @@ export interface HubOptions {
   lingerMs: number;
   reconcileIntervalMs: number;
   reconcileGraceMs: number;
+  /** The fraction of the platform's REST budget reconciliation may use (WS_RECONCILE_BUDGET). */
+  reconcileBudget: number;
   /** The platform's REST book, for reconciliation. */
   rest?: RestAccess;
   /** Whether an upstream message may be handled now (see admitUpstream in client.ts). */
@@ -183,7 +185,7 @@ export class StreamHub {
         connectSlot: () => this.connectSlot(),
         hub,
         onOpen: () => this.m.upstreamConnections.inc(),
-        onLost: (l, reason) => this.lost(l, reason),
+        onLost: (l, reason, wasOpen) => this.lost(l, reason, wasOpen),
         onMessage: () => this.m.messagesIn.inc(),
         onSent: () => this.m.upstreamMessagesOut.inc(),
       },
@@ -216,19 +218,25 @@ export class StreamHub {
     }
   }
 
-  /** A connection ended: its topics wait for their fresh snapshot on the next one; their subscribers are told. */
-  private lost(link: UpstreamConnection, reason: ResyncReason): void {
-    this.m.upstreamConnections.dec();
+  /**
+   * A connection ended, or an attempt to open one failed (an upstream unreachable, a refused handshake): its topics
+   * wait for their (fresh) snapshot on the next one; their subscribers are told.
+   */
+  private lost(link: UpstreamConnection, reason: ResyncReason, wasOpen: boolean): void {
+    if (wasOpen) this.m.upstreamConnections.dec();
     for (const topic of link.topics.values()) this.resyncing(topic, reason);
   }
 
   // ---------------------------------------------------------------------------------------------------------------
   // What the modules report
 
-  /** A topic's book (or stream) lost continuity: its subscribers are told `stale` at once (once per resync). */
+  /**
+   * A topic's book (or stream) lost continuity: its subscribers are told `stale` at once (once per resync). A pending
+   * topic's too: its first snapshot is held up (its connection failed, or never came up), and its subscribers would
+   * otherwise wait in silence for as long as the upstream is away; `resynced` follows that first snapshot.
+   */
   private resyncing(topic: Topic, reason: ResyncReason): void {
-    // Pending: its first snapshot is still to come, nothing to correct; resyncing: its subscribers were told.
-    if (topic.status !== 'live') return;
+    if (topic.status === 'resyncing') return; // its subscribers were told
     topic.status = 'resyncing';
     topic.resyncReason = reason;
     this.m.resyncs.inc({ reason });
@@ -307,9 +315,11 @@ export class StreamHub {
   /**
    * One live topic at a time, each at most once every WS_RECONCILE_INTERVAL_MS whatever the outcome (a read the
    * budget refused or the upstream failed is tried again an interval later, not at the next tick): the kept book is
-   * compared with the REST book. A difference counts only when it is certain: the topic received nothing during
-   * either of two REST reads WS_RECONCILE_GRACE_MS apart, both reads agree, and the kept book differs from them. Then
-   * something was lost.
+   * compared with the REST book. Each read takes a slot of WS_RECONCILE_BUDGET of the platform's budget before its
+   * slot of the whole (UpstreamBudgets.share), so callers always keep the rest; with more books than that share reads
+   * in an interval, each is compared less often. A difference counts only when it is certain: the topic received
+   * nothing during either of two REST reads WS_RECONCILE_GRACE_MS apart, both reads agree, and the kept book differs
+   * from them. Then something was lost.
    */
   private async reconcileNext(): Promise<void> {
     if (this.reconciling || this.stopped) return;
@@ -340,6 +350,9 @@ export class StreamHub {
   private async compare(topic: Topic, reconcile: Reconcile, rest: RestAccess): Promise<ReconcileResult> {
     /** The REST book, normalised; or why there is none to compare: no budget slot, the topic moved meanwhile. */
     const read = async (): Promise<{ book: string } | { result: ReconcileResult }> => {
+      // Reconciliation's share of the budget first: its slot is waited for (up to an interval), before the read.
+      if (!(await rest.forwarder.share(rest.target, this.o.reconcileBudget, this.o.reconcileIntervalMs)))
+        return { result: 'no_budget' };
       const v = topic.version;
       const body = await rest.forwarder.readJson(rest.target, ...splitPath(reconcile.path(topic.market)));
       if (body === undefined) return { result: 'no_budget' };

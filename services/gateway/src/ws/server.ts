@@ -143,6 +143,7 @@ export class WsGateway {
         lingerMs: config.WS_UPSTREAM_LINGER_MS,
         reconcileIntervalMs: config.WS_RECONCILE_INTERVAL_MS,
         reconcileGraceMs: config.WS_RECONCILE_GRACE_MS,
+        reconcileBudget: config.WS_RECONCILE_BUDGET,
         ...(main ? { rest: { forwarder: d.forwarder, target: main } } : {}),
         admit,
       });

@@ -3,8 +3,8 @@
  * handshake headers, signed where the platform needs it; ping frames or the platform's text ping; stall detection;
  * jittered exponential backoff) is `@depthgate/feeds`' FeedSocket, shared with the recorder; this batches topics into
  * the module's subscribe messages, paces what it sends to the platform's message limit, and hands the module's
- * session every message. When it ends, every topic on it is resynced on the next connection; the hub tells their
- * subscribers.
+ * session every message. When it ends, or an attempt to open it fails, every topic on it is resynced on the next
+ * connection; the hub tells their subscribers.
  */
 import { FeedSocket } from '@depthgate/feeds';
 import type { Logger } from '@depthgate/service-kit';
@@ -26,8 +26,8 @@ export interface UpstreamOptions {
   /** The hub's side of the session context (everything but sending and this connection's topics). */
   hub: Omit<UpstreamContext, 'send' | 'topics' | 'topic' | 'reconnect' | 'logger'>;
   onOpen: (link: UpstreamConnection) => void;
-  /** The connection ended: its topics are to be resynced (`reason`). */
-  onLost: (link: UpstreamConnection, reason: ResyncReason) => void;
+  /** The connection ended, or an attempt to open one failed (`wasOpen` false): its topics are to be resynced. */
+  onLost: (link: UpstreamConnection, reason: ResyncReason, wasOpen: boolean) => void;
   onMessage: () => void;
   onSent: () => void;
 }
@@ -207,7 +207,7 @@ export class UpstreamConnection implements UpstreamLinkRef {
       { code: e.code, reason: e.reason, cause: e.cause, attempt: this.socket.attempts, topics: this.topics.size },
       'upstream closed',
     );
-    if (e.wasOpen) this.o.onLost(this, e.cause);
+    this.o.onLost(this, e.cause, e.wasOpen);
   }
 
   /** Closes the connection and stops reconnecting. */

@@ -371,7 +371,12 @@ class KalshiClient {
         const fresh = markets.filter((t) => !h.markets.has(t));
         const refused = await this.ctx.reserve(fresh.length);
         if (refused !== undefined) return this.error(id, ERR.channelError, `depthgate: ${refused}`);
-        if (!this.subs.has(h.sid)) return;
+        if (!this.subs.has(h.sid)) {
+          // Unsubscribed meanwhile (a client connection hands over one message at a time, so not through it): the
+          // places go back, and the client is told as if the unsubscribe had come first.
+          this.ctx.release(fresh.length);
+          return this.error(id, ERR.sid, String(h.sid));
+        }
         for (const market of fresh) h.markets.set(market, this.ctx.attach(h.channel, market, h));
         break;
       }
