@@ -65,6 +65,9 @@ start)
   fi
   tail -n 30 "$dir/log/clickhouse-server.err.log" "$dir/log/stdout.log" >&2 2>/dev/null || true
   dg_stop "$pidfile" 10
+  # Bound by another process between the checks above and the server binding it (a shared machine's ephemeral ports).
+  cat "$dir/log/clickhouse-server.err.log" "$dir/log/stdout.log" 2>/dev/null | grep -q "Address already in use" &&
+    dg_die "port $http_port or $tcp_port is taken by another process (bound after the check); set other ClickHouse ports (docs/development.md)"
   dg_die "clickhouse did not start on port $http_port"
   ;;
 stop) dg_stop "$pidfile" 30 ;;

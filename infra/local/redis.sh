@@ -46,6 +46,9 @@ start)
   done
   tail -n 20 "$dir/redis.log" >&2 || true
   dg_stop "$pidfile" 5
+  # Bound by another process between the check above and redis binding it (a shared machine's ephemeral ports).
+  grep -q "Address already in use" "$dir/redis.log" 2>/dev/null &&
+    dg_die "port $port is taken by another process (bound after the check); set another Redis port (docs/development.md)"
   dg_die "redis did not start on port $port"
   ;;
 stop) dg_stop "$pidfile" 10 ;;
