@@ -137,6 +137,78 @@ describe('transport', () => {
     expect(() => new HistoryClient({ baseUrl: 'http://dg_abc@127.0.0.1/' })).toThrow(/credentials/);
   });
 
+  it('follows a redirect within the service’s origin with the key; to another origin none is followed, the key never sent there', async () => {
+    // Another origin: the same host on another port, recording what reaches it.
+    const reached: http.IncomingHttpHeaders[] = [];
+    const other = http.createServer((req, res) => {
+      reached.push(req.headers);
+      json(res, 200, { exchange: 'venue_b', count: 0, tickers: [] });
+    });
+    await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+    const elsewhere = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+    try {
+      handler = (req, res) => {
+        const path = req.url ?? '';
+        const to = path.startsWith('/loop')
+          ? '/loop'
+          : path.startsWith('/old/')
+            ? path.slice(4)
+            : path.startsWith('/away/')
+              ? elsewhere + path.slice(5)
+              : undefined;
+        if (to === undefined)
+          return json(res, 200, { method: req.method, exchange: 'venue_b', count: 1, tickers: ['KXA'] });
+        res.writeHead(path.includes('see-other') ? 303 : 307, { Location: to });
+        res.end('moved');
+      };
+      for (const keyIn of ['header', 'basic'] as const) {
+        // Within the origin: followed, the key sent again.
+        seen.length = 0;
+        const near = new HistoryClient({ baseUrl: `${base}/old`, apiKey: 'dg_secret', keyIn });
+        expect(await near.tickers('venue_b')).toEqual(['KXA']);
+        expect(seen.map((s) => s.url)).toEqual(['/old/api/venue_b/tickers', '/api/venue_b/tickers']);
+        expect(seen[1]?.headers[keyIn === 'header' ? 'x-api-key' : 'authorization']).toBeDefined();
+        // To another origin: a TransportError `redirect`, and nothing reaches it.
+        const far = new HistoryClient({ baseUrl: `${base}/away`, apiKey: 'dg_secret', keyIn });
+        const err = (await far.tickers('venue_b').catch((e: unknown) => e)) as TransportError;
+        expect(err).toBeInstanceOf(TransportError);
+        expect(err.code).toBe('redirect');
+        expect(err.message).toContain(elsewhere);
+        const gw = new GatewayClient({ baseUrl: `${base}/away`, apiKey: 'dg_secret', keyIn });
+        await expect(gw.post('venue-a-clob', 'books', [])).rejects.toMatchObject({ code: 'redirect' });
+      }
+      expect(reached).toEqual([]);
+      // A 303 after a POST goes on as a GET without the body; a redirect loop ends after 5 hops.
+      seen.length = 0;
+      const gw = new GatewayClient({ baseUrl: `${base}/old`, apiKey: 'dg_secret' });
+      expect((await gw.post('venue-a-clob', 'books', [], { see: 'see-other' })).data).toMatchObject({ method: 'GET' });
+      expect(seen.map((s) => [s.headers['x-api-key'], s.headers['content-type'], s.body])).toEqual([
+        ['dg_secret', 'application/json', '[]'],
+        ['dg_secret', undefined, ''],
+      ]);
+      seen.length = 0;
+      await expect(new HistoryClient({ baseUrl: `${base}/loop` }).tickers('venue_b')).rejects.toMatchObject({
+        code: 'redirect',
+      });
+      expect(seen).toHaveLength(6);
+    } finally {
+      other.closeAllConnections();
+      await new Promise((r) => other.close(r));
+    }
+  });
+
+  it('a redirect a browser’s fetch hides (an opaque answer) is not followed', async () => {
+    const opaque = (async () => ({
+      type: 'opaqueredirect',
+      status: 0,
+      headers: new Headers(),
+      body: null,
+    })) as unknown as typeof fetch;
+    await expect(new HistoryClient({ baseUrl: base, fetch: opaque }).tickers('venue_b')).rejects.toMatchObject({
+      code: 'redirect',
+    });
+  });
+
   it('calls fetch as a plain function, as a browser’s fetch must be called (else "Illegal invocation")', async () => {
     handler = (_req, res) => json(res, 200, { exchange: 'venue_b', count: 0, tickers: [] });
     const real = globalThis.fetch;
