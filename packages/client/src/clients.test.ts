@@ -4,6 +4,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { inspect } from 'node:util';
 import { BookError, DataError, HttpError, TransportError } from './errors';
 import { GatewayClient } from './gateway-client';
 import { parseRetryAfter } from './http';
@@ -207,6 +208,26 @@ describe('transport', () => {
     await expect(new HistoryClient({ baseUrl: base, fetch: opaque }).tickers('venue_b')).rejects.toMatchObject({
       code: 'redirect',
     });
+  });
+
+  it('shows no key when a client is logged or serialised (util.inspect, JSON.stringify), and still sends it', async () => {
+    handler = (_req, res) => json(res, 200, { exchange: 'venue_b', count: 0, tickers: [] });
+    for (const keyIn of ['header', 'basic'] as const) {
+      const options = { baseUrl: base, apiKey: 'dg_secret', keyIn, headers: { 'X-Custom': 'x' } };
+      const history = new HistoryClient(options);
+      for (const client of [history, new GatewayClient(options)]) {
+        const shown = [inspect(client, { depth: Infinity, showHidden: true }), JSON.stringify(client)];
+        expect(shown[0]).toContain(base); // what is shown is the client
+        for (const text of shown) {
+          expect(text).not.toContain('dg_secret');
+          expect(text).not.toContain(Buffer.from('dg_secret:').toString('base64'));
+        }
+      }
+      await history.tickers('venue_b');
+      expect(seen.at(-1)?.headers[keyIn === 'header' ? 'x-api-key' : 'authorization']).toBe(
+        keyIn === 'header' ? 'dg_secret' : `Basic ${Buffer.from('dg_secret:').toString('base64')}`,
+      );
+    }
   });
 
   it('calls fetch as a plain function, as a browser’s fetch must be called (else "Illegal invocation")', async () => {

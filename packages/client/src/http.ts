@@ -118,9 +118,13 @@ export class Transport {
   private readonly retries: number;
   private readonly maxDelayMs: number;
   private readonly baseDelayMs: number;
-  private readonly fixedHeaders: Record<string, string>;
+  // The options and the headers hold the key: private to the language (`#`), so that neither `console.log` (Node's
+  // util.inspect shows TypeScript's `private` fields) nor `JSON.stringify` of a client shows it.
+  readonly #options: ClientOptions;
+  readonly #headers: Record<string, string>;
 
-  constructor(private readonly options: ClientOptions) {
+  constructor(options: ClientOptions) {
+    this.#options = options;
     const url = new URL(String(options.baseUrl));
     if (url.username || url.password) {
       throw new TypeError('baseUrl must not carry credentials: give the key as apiKey');
@@ -134,12 +138,12 @@ export class Transport {
     this.retries = options.retry?.retries ?? 3;
     this.maxDelayMs = options.retry?.maxDelayMs ?? 60_000;
     this.baseDelayMs = options.retry?.baseDelayMs ?? 500;
-    this.fixedHeaders = { ...options.headers };
+    this.#headers = { ...options.headers };
     if (options.apiKey !== undefined) {
       if (!/^[\x21-\x7e]+$/.test(options.apiKey)) throw new TypeError('apiKey must be printable ASCII');
       if ((options.keyIn ?? 'header') === 'basic') {
-        this.fixedHeaders.Authorization = `Basic ${btoa(`${options.apiKey}:`)}`;
-      } else this.fixedHeaders['X-API-Key'] = options.apiKey;
+        this.#headers.Authorization = `Basic ${btoa(`${options.apiKey}:`)}`;
+      } else this.#headers['X-API-Key'] = options.apiKey;
     }
   }
 
@@ -160,7 +164,7 @@ export class Transport {
     const method = opts.method ?? 'GET';
     const label = `${method} ${url}`;
     for (let attempt = 0; ; attempt++) {
-      const requestId = this.options.requestIds === false ? undefined : newRequestId();
+      const requestId = this.#options.requestIds === false ? undefined : newRequestId();
       const controller = new AbortController();
       const onAbort = () => controller.abort(opts.signal?.reason);
       if (opts.signal?.aborted) throw new TransportError('aborted', `${label}: aborted`, url, requestId);
@@ -169,8 +173,8 @@ export class Transport {
       const timer = setTimeout(() => {
         timedOut = true;
         controller.abort();
-      }, this.options.timeoutMs ?? 30_000);
-      const headers: Record<string, string> = { ...this.fixedHeaders, ...opts.headers };
+      }, this.#options.timeoutMs ?? 30_000);
+      const headers: Record<string, string> = { ...this.#headers, ...opts.headers };
       if (requestId !== undefined) headers['X-Request-Id'] = requestId;
       let response: Response;
       try {
@@ -189,7 +193,7 @@ export class Transport {
         if (timedOut) {
           throw new TransportError(
             'timeout',
-            `${label}: no answer within ${this.options.timeoutMs ?? 30_000} ms${requestId ? ` (request id ${requestId})` : ''}`,
+            `${label}: no answer within ${this.#options.timeoutMs ?? 30_000} ms${requestId ? ` (request id ${requestId})` : ''}`,
             url,
             requestId,
             { cause: err },
@@ -214,7 +218,7 @@ export class Transport {
         controller,
         opts.signal,
         onAbort,
-        this.options.idleTimeoutMs ?? 60_000,
+        this.#options.idleTimeoutMs ?? 60_000,
         label,
         url,
         answerId,
