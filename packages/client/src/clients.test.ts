@@ -331,6 +331,26 @@ describe('HistoryClient: rows', () => {
     expect(seen[0]?.url).toContain('format=ndjson');
   });
 
+  it('sends a sub-millisecond start rounded up and an end rounded down, as the service reads them', async () => {
+    handler = (req, res) =>
+      req.url?.includes('/coverage/')
+        ? json(res, 200, coverage([]))
+        : json(res, 200, { exchange: 'venue_b', ticker: 'T', rows: [], count: 0, next_cursor: null });
+    const client = new HistoryClient({ baseUrl: base });
+    const range = { start: '2026-03-26T14:00:00.0005Z', end: '2026-03-26T14:00:01.0009Z' };
+    for await (const _r of client.deltas('venue_b', 'T', range)) void _r;
+    await client.snapshotPage('venue_b', 'T', range);
+    await client.coverage('venue_b', 'T', range);
+    await client.book('venue_b', 'T', { at: range.end }).catch(() => undefined);
+    const sent = seen.map((s) => new URL(s.url, 'http://x'));
+    const ranges = sent.filter((u) => !u.pathname.includes('/book/')).map((u) => u.searchParams);
+    expect(ranges.map((q) => [q.get('start_ts'), q.get('end_ts')])).toEqual(
+      Array(ranges.length).fill(['2026-03-26T14:00:00.001Z', '2026-03-26T14:00:01.000Z']),
+    );
+    expect(ranges.length).toBeGreaterThanOrEqual(3);
+    expect(sent.at(-1)?.searchParams.get('at')).toBe('2026-03-26T14:00:01.000Z');
+  });
+
   it('a service without streams answers JSON of its default size: the client asks again in pages of a known size', async () => {
     const rows = deltaRows(50, 3);
     const spec = specDeltas(rows);

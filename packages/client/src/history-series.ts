@@ -61,7 +61,7 @@ export async function* series<K extends RowKind>(
   if (options.pageSize !== undefined && !(Number.isInteger(options.pageSize) && options.pageSize > 0)) {
     throw new InvalidArgumentError('pageSize must be a positive integer');
   }
-  let start = assertMoment(options.start, 'start');
+  let start = assertMoment(options.start, 'start', 'ceil');
   const end = assertMoment(options.end, 'end');
   const interval = kind === 'bar' ? assertInterval(options.interval) : undefined;
   const path = historyPath(exchange, ENDPOINTS[kind], ticker);
