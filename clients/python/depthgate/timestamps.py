@@ -43,8 +43,8 @@ def _leap(y: int) -> bool:
 
 def parse_ms(text: str, rounding: str = "floor") -> Optional[int]:
     """Epoch milliseconds of an RFC 3339 date-time (a fraction of any length, sub-milliseconds rounded as ``rounding``
-    says: down by default, up with ``"ceil"``), or None when it is not one (including impossible dates, leap seconds
-    and offsets beyond ±23:59)."""
+    says: down by default, up with ``"ceil"``), or None when it is not one (including impossible dates and offsets
+    beyond ±23:59). A leap second (``:60``, RFC 3339 §5.7) is the next minute's first, as the service reads it."""
     if not isinstance(text, str):
         return None
     m = _RFC3339.fullmatch(text)
@@ -53,7 +53,7 @@ def parse_ms(text: str, rounding: str = "floor") -> Optional[int]:
     y, mo, d, h, mi, s = (int(m.group(i)) for i in range(1, 7))
     if y < 1 or not 1 <= mo <= 12 or d < 1 or d > _DAYS[mo - 1] + (1 if mo == 2 and _leap(y) else 0):
         return None
-    if h > 23 or mi > 59 or s > 59:
+    if h > 23 or mi > 59 or s > 60:
         return None
     offset = 0
     if m.group(9):

@@ -77,8 +77,13 @@ class TimestampsTest(unittest.TestCase):
         self.assertEqual(parse_ms("2026-03-26T14:00:01.1934567891Z"), 1_774_533_601_193)
         self.assertEqual(parse_ms("2026-03-26T14:00:01." + "0" * 400 + "Z"), 1_774_533_601_000)
         self.assertEqual(parse_ms("2024-02-29T00:00:00Z"), 1_709_164_800_000)
+        # A leap second is the next minute's first, as the service reads it (and the TypeScript client).
+        self.assertEqual(parse_ms("2026-12-31T23:59:60Z"), parse_ms("2027-01-01T00:00:00Z"))
+        self.assertEqual(parse_ms("2027-01-01T00:59:60.250+01:00"), parse_ms("2027-01-01T00:00:00.250Z"))
+        self.assertEqual(moment("2026-12-31T23:59:60.5Z"), datetime(2027, 1, 1, 0, 0, 0, 500000, tzinfo=UTC))
         for bad in ("2026-02-30T00:00:00Z", "2026-03-26", "2026-03-26T14:00:01", "1774533601193", "2026-13-01T00:00:00Z",
-                    "2026-03-26T24:00:00Z", "2026-03-26T14:00:60Z", "2026-03-26T14:00:00+24:00", "2023-02-29T00:00:00Z"):
+                    "2026-03-26T24:00:00Z", "2026-03-26T14:00:61Z", "2026-03-26T14:60:00Z", "2026-03-26T14:00:00+24:00",
+                    "2023-02-29T00:00:00Z"):
             with self.subTest(bad=bad):
                 self.assertIsNone(parse_ms(bad))
                 self.assertIsNone(parse_timestamp(bad))
