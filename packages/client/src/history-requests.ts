@@ -118,6 +118,8 @@ export async function getPage<K extends RowKind>(
       cursor: options.cursor,
       fields: options.fields?.length ? options.fields.join(',') : undefined,
       include: includeOf(options),
+      // By name, so that the page says where the next begins (next_cursor) whatever its size (history-series.ts).
+      format: kind === 'bar' ? undefined : 'json',
     }),
     { signal: options.signal, headers: { Accept: 'application/json' } },
   );

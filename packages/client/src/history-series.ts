@@ -82,7 +82,10 @@ export async function* series<K extends RowKind>(
       cursor,
       fields: options.fields?.length ? options.fields.join(',') : undefined,
       include: includeOf(options),
-      format: stream ? 'ndjson' : undefined,
+      // JSON asked for by name: a service with cursors then gives every page its next_cursor (the spec's form
+      // carries it in the `Link` header only, for a page its limit cut within its first 1 MiB). Bars have no format:
+      // JSON only, next_cursor always.
+      format: stream ? 'ndjson' : kind === 'bar' ? undefined : 'json',
     });
     const answer = await http.request(url, {
       signal: options.signal,
