@@ -484,10 +484,14 @@ describe('HistoryClient: rows', () => {
 });
 
 /**
- * A history service over a recorded series held here (NDJSON streams and coverage as the service answers them), for
- * rule 7 across snapshots and gaps.
+ * A history service over a recorded series held here (NDJSON streams and coverage as the service answers them; with
+ * `jsonOnly`, the spec's JSON pages whatever is asked for, as a service without streams), for rule 7 across snapshots
+ * and gaps.
  */
-function recordedService(series: { snapshots: SnapshotRow[]; deltas: DeltaRow[]; gaps: Gap[] }): Handler {
+function recordedService(
+  series: { snapshots: SnapshotRow[]; deltas: DeltaRow[]; gaps: Gap[] },
+  { jsonOnly = false } = {},
+): Handler {
   return (req, res) => {
     const url = new URL(req.url ?? '', 'http://x');
     const q = url.searchParams;
@@ -502,6 +506,14 @@ function recordedService(series: { snapshots: SnapshotRow[]; deltas: DeltaRow[];
       );
     }
     const rows = (url.pathname.includes('/snapshots/') ? series.snapshots : series.deltas).filter((r) => inRange(r.ts));
+    if (jsonOnly) {
+      // Its limit cuts deltas exactly and snapshots after the whole book (the spec's pages; no cursors).
+      const limit = Number(q.get('limit') ?? 1000);
+      const last = rows[limit - 1];
+      const page =
+        url.pathname.includes('/snapshots/') && last ? rows.filter((r) => r.ts <= last.ts) : rows.slice(0, limit);
+      return json(res, 200, { exchange: 'venue_b', ticker: 'T', rows: page, count: page.length });
+    }
     res.writeHead(200, { 'Content-Type': 'application/x-ndjson' });
     res.end(
       rows.map((r) => JSON.stringify(r) + '\n').join('') +
@@ -620,6 +632,30 @@ describe('HistoryClient: rule 7 across snapshots and gaps', () => {
       for await (const _e of strict) void _e;
     })().catch((e: unknown) => e);
     expect((err as BookError).code).toBe('in_gap');
+  });
+
+  it('replay against a service that answers JSON pages only: the same events, each snapshot checked', async () => {
+    const events = async (client: HistoryClient) => {
+      const out: string[] = [];
+      for await (const e of client.replay('venue_b', 'T', { from: T0, to: T0 + 20 * M, pageSize: 2 })) {
+        if (e.type === 'book') out.push(`book ${e.ts} ${e.book.checksum()}`);
+        else if (e.type === 'snapshot') out.push(`snapshot ${e.ts}${e.restarted ? ' restarted' : ''}`);
+        else out.push(`gap ${e.gap.reason}`);
+      }
+      return out;
+    };
+    handler = recordedService(series);
+    const streamed = await events(new HistoryClient({ baseUrl: base }));
+    expect(streamed).toContain(`snapshot ${iso(T0 + 5 * M)}`);
+    handler = recordedService(series, { jsonOnly: true });
+    expect(await events(new HistoryClient({ baseUrl: base }))).toEqual(streamed);
+    expect(seen.some((s) => s.url.includes('/snapshots/') && s.url.includes('format=json'))).toBe(true);
+    // A snapshot that disagrees is found there too.
+    handler = recordedService({ ...series, deltas: series.deltas.filter((x) => x.sequence !== 3) }, { jsonOnly: true });
+    await expect(events(new HistoryClient({ baseUrl: base }))).rejects.toMatchObject({
+      code: 'snapshot_mismatch',
+      where: { ts: T0 + 5 * M },
+    });
   });
 
   it('a snapshot that disagrees with the replayed book outside a gap is snapshot_mismatch', async () => {
