@@ -83,7 +83,8 @@ class HttpError(DepthgateError):
 
 
 class TransportError(DepthgateError):
-    """No usable answer: ``network_error`` (refused, reset, DNS) or ``timeout``."""
+    """No usable answer: ``network_error`` (refused, reset, DNS), ``timeout``, or ``redirect`` (a redirect not followed:
+    to another origin, where the key is never sent, or the sixth within the service's)."""
 
     url: str
     #: Our X-Request-Id of the last attempt (the service logs it).

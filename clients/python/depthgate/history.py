@@ -40,8 +40,9 @@ _FIELDS = {
 }
 
 
-def _optional_moment(value: Optional[Moment], name: str) -> Optional[datetime]:
-    return None if value is None else moment(value, name)
+def _optional_moment(value: Optional[Moment], name: str, rounding: str = "floor") -> Optional[datetime]:
+    """A moment parameter, if given (a range's start: ``rounding="ceil"``, as the service reads ``start_ts``)."""
+    return None if value is None else moment(value, name, rounding)
 
 
 def _fields(kind: str, fields: Sequence[str]) -> Sequence[str]:
@@ -94,7 +95,7 @@ class HistoryClient:
         """What is recorded for a ticker in a window (first/last ts and rows per kind), and every gap overlapping it."""
         answer, body = self._json(
             history_path(exchange, "coverage", ticker),
-            {"start_ts": iso(_optional_moment(start, "start")), "end_ts": iso(_optional_moment(end, "end"))},
+            {"start_ts": iso(_optional_moment(start, "start", "ceil")), "end_ts": iso(_optional_moment(end, "end"))},
         )
         return parse_coverage(answer, body)
 
@@ -117,7 +118,7 @@ class HistoryClient:
         target = self.http.path(
             history_path(exchange, kind.endpoint, ticker),
             {
-                "start_ts": iso(_optional_moment(o.get("start"), "start")),
+                "start_ts": iso(_optional_moment(o.get("start"), "start", "ceil")),
                 "end_ts": iso(_optional_moment(o.get("end"), "end")),
                 "limit": limit,
                 "cursor": o.get("cursor"),
@@ -185,7 +186,7 @@ class HistoryClient:
                 kind,
                 exchange,
                 ticker,
-                start=_optional_moment(o.get("start"), "start"),
+                start=_optional_moment(o.get("start"), "start", "ceil"),
                 end=_optional_moment(o.get("end"), "end"),
                 page_size=o.get("page_size"),
                 fields=_fields(kind.name, o.get("fields") or ()),

@@ -8,6 +8,11 @@ an exponential backoff with full jitter), and requests that got no answer at all
 Not retried: a ``Retry-After`` longer than ``max_retry_delay`` (the error carries it), any other status, a timeout.
 Every request the clients send is a read (GETs, and the gateway's read-only POSTs), so a retry never repeats an
 effect. A kept-alive connection the server closed meanwhile is replaced at once, without counting as an attempt.
+
+Redirects (as the TypeScript client does; :mod:`http.client` follows none by itself): within the service's origin
+(scheme, host and port) followed with the key, at most ``MAX_REDIRECTS`` hops; to another origin not at all — a
+:class:`~depthgate.errors.TransportError` ``redirect``, the key never sent there. Followed without the key instead,
+the history service would answer an anonymous caller's window (its last day): a different result, and no error.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import time
 import uuid
 import zlib
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import SplitResult, quote, urlencode, urljoin, urlsplit
 
 from ._version import __version__
 from .errors import DataError, HttpError, TransportError
@@ -33,6 +38,9 @@ QueryValue = Union[str, int, bool]
 Query = Mapping[str, Union[QueryValue, Sequence[QueryValue], None]]
 
 _MAX_BODY_SHOWN = 500
+#: Redirects followed within the service's origin before giving up (``redirect``).
+MAX_REDIRECTS = 5
+_REDIRECT_STATUSES = (301, 302, 303, 307, 308)
 _CHUNK = 65536
 
 
@@ -228,7 +236,9 @@ class Transport:
         self.host = parts.hostname
         self.port = parts.port
         self.prefix = parts.path.rstrip("/")
-        self.base_url = f"{parts.scheme}://{parts.netloc}{self.prefix}"
+        self._root = f"{parts.scheme}://{parts.netloc}"
+        self.base_url = self._root + self.prefix
+        self._origin = _origin(parts)
         self.timeout = timeout
         self.idle_timeout = idle_timeout
         self.retries = retries
@@ -279,7 +289,7 @@ class Transport:
         body: Optional[bytes] = None,
     ) -> Answer:
         """Sends a request (with retries); returns an :class:`Answer` with status below 400, else raises."""
-        label = f"{method} {self.base_url[: len(self.base_url) - len(self.prefix)]}{target}"
+        label = f"{method} {self._root}{target}"
         attempt = 0
         while True:
             request_id = str(uuid.uuid4()) if self.request_ids else None
@@ -288,7 +298,7 @@ class Transport:
             if request_id is not None:
                 sent["X-Request-Id"] = request_id
             try:
-                conn, response = self._send(method, target, sent, body)
+                conn, response = self._follow(method, target, sent, body, label, request_id)
             except (socket.timeout, TimeoutError):
                 raise TransportError("timeout", f"{label}: no answer within {self.timeout} s", label, request_id) from None
             except (OSError, http.client.HTTPException) as err:
@@ -308,6 +318,37 @@ class Transport:
                 attempt += 1
                 continue
             raise _error_of(answer, retry_after)
+
+    def _follow(
+        self,
+        method: str,
+        target: str,
+        headers: Dict[str, str],
+        body: Optional[bytes],
+        label: str,
+        request_id: Optional[str],
+    ) -> Tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+        """One attempt, its redirects followed within the service's origin (see the top of this module): a 303 — and a
+        301 or 302 after a POST — goes on as a GET without its body, as browsers and ``fetch`` do."""
+        hops = 0
+        while True:
+            conn, response = self._send(method, target, headers, body)
+            location = response.getheader("location") if response.status in _REDIRECT_STATUSES else None
+            if location is None:
+                return conn, response
+            Answer(self, conn, response, label, request_id).close()
+            to = urlsplit(urljoin(self._root + target, location))
+            if _origin(to) != self._origin:
+                origin = f"{to.scheme}://{to.netloc.rpartition('@')[2]}"
+                why = f"redirected to another origin ({origin}), not followed: the key is not sent there"
+                raise TransportError("redirect", f"{label}: {why}", label, request_id)
+            if hops == MAX_REDIRECTS:
+                raise TransportError("redirect", f"{label}: more than {MAX_REDIRECTS} redirects", label, request_id)
+            hops += 1
+            if (response.status == 303 and method != "HEAD") or (response.status < 303 and method == "POST"):
+                method, body = "GET", None
+                headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
+            target = (to.path or "/") + (f"?{to.query}" if to.query else "")
 
     def _send(
         self, method: str, target: str, headers: Dict[str, str], body: Optional[bytes]
@@ -383,6 +424,16 @@ class _HTTPSConnection(http.client.HTTPSConnection):
     def connect(self) -> None:
         super().connect()
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+def _origin(parts: SplitResult) -> Tuple[str, str, int]:
+    """A URL's origin: scheme, host (lower case) and port (the scheme's own when it names none)."""
+    try:
+        port = parts.port
+    except ValueError:  # a port that is not one: no origin of ours
+        port = -1
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), port or (443 if scheme == "https" else 80)
 
 
 def _text(v: QueryValue) -> str:

@@ -6,7 +6,9 @@ A *moment* given to a call is an aware :class:`~datetime.datetime` (a ``pandas.T
 or epoch milliseconds: an ``int``, or its text of 13 digits as the history API takes it (the one rule of
 docs/history.md, "Parameters and their edges", which the TypeScript client follows too; the client sends RFC 3339
 to the service either way). Naive datetimes, floats, dates without a time and 10-digit epoch seconds are refused: each is a guess
-about a time zone or a unit.
+about a time zone or a unit. Sub-milliseconds (of the text, or a datetime's microseconds) round as the service rounds
+its timestamp parameters: towards the inside of the range they bound — a range's start up (``"ceil"``), its end and a
+moment down (``"floor"``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from .errors import InvalidArgumentError
 UTC = timezone.utc
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
+#: The last millisecond a moment can name.
+_LAST = datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=UTC)
 
 _RFC3339 = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))",
@@ -37,9 +41,10 @@ def _leap(y: int) -> bool:
     return y % 4 == 0 and (y % 100 != 0 or y % 400 == 0)
 
 
-def parse_ms(text: str) -> Optional[int]:
-    """Epoch milliseconds of an RFC 3339 date-time (a fraction of any length, sub-milliseconds dropped), or None when
-    it is not one (including impossible dates, leap seconds and offsets beyond ±23:59)."""
+def parse_ms(text: str, rounding: str = "floor") -> Optional[int]:
+    """Epoch milliseconds of an RFC 3339 date-time (a fraction of any length, sub-milliseconds rounded as ``rounding``
+    says: down by default, up with ``"ceil"``), or None when it is not one (including impossible dates and offsets
+    beyond ±23:59). A leap second (``:60``, RFC 3339 §5.7) is the next minute's first, as the service reads it."""
     if not isinstance(text, str):
         return None
     m = _RFC3339.fullmatch(text)
@@ -48,7 +53,7 @@ def parse_ms(text: str) -> Optional[int]:
     y, mo, d, h, mi, s = (int(m.group(i)) for i in range(1, 7))
     if y < 1 or not 1 <= mo <= 12 or d < 1 or d > _DAYS[mo - 1] + (1 if mo == 2 and _leap(y) else 0):
         return None
-    if h > 23 or mi > 59 or s > 59:
+    if h > 23 or mi > 59 or s > 60:
         return None
     offset = 0
     if m.group(9):
@@ -57,7 +62,7 @@ def parse_ms(text: str) -> Optional[int]:
             return None
         offset = (oh * 60 + om) * (-1 if m.group(9) == "-" else 1)
     frac = m.group(7) or ""
-    ms = int((frac + "000")[:3])
+    ms = int((frac + "000")[:3]) + (1 if rounding == "ceil" and frac[3:].strip("0") else 0)
     days = (datetime(y, mo, d) - datetime(1970, 1, 1)).days
     return days * 86_400_000 + h * 3_600_000 + mi * 60_000 + s * 1000 + ms - offset * 60_000
 
@@ -91,9 +96,10 @@ def to_ms(dt: datetime) -> int:
     return (dt - EPOCH) // _MS
 
 
-def moment(value: Moment, name: str = "moment") -> datetime:
-    """A caller's moment as a UTC datetime at millisecond precision; :class:`InvalidArgumentError` when it is not
-    one (a naive datetime, a float, text that is not RFC 3339, a year outside 1970–9999)."""
+def moment(value: Moment, name: str = "moment", rounding: str = "floor") -> datetime:
+    """A caller's moment as a UTC datetime at millisecond precision, sub-milliseconds rounded as ``rounding`` says
+    (down by default; ``"ceil"`` for a range's start, as the service reads ``start_ts``); :class:`InvalidArgumentError`
+    when it is not one (a naive datetime, a float, text that is not RFC 3339, a year outside 1970–9999)."""
     if isinstance(value, bool):
         raise InvalidArgumentError(f"{name} is a bool, not a moment")
     if isinstance(value, datetime):
@@ -102,15 +108,21 @@ def moment(value: Moment, name: str = "moment") -> datetime:
                 f"{name} is a naive datetime: give one with a time zone (datetime.now(timezone.utc))"
             )
         dt = value.astimezone(UTC)
-        dt = dt.replace(microsecond=dt.microsecond // 1000 * 1000)
+        # Below the millisecond: the microseconds past it, and a pandas.Timestamp's nanoseconds.
+        below = dt.microsecond % 1000 or getattr(dt, "nanosecond", 0)
         # pandas.Timestamp is a datetime subclass; the rest of the client works with plain datetimes.
-        return datetime(dt.year, dt.month, dt.day, dt.hour, dt.minute, dt.second, dt.microsecond, tzinfo=UTC)
+        plain = datetime(dt.year, dt.month, dt.day, dt.hour, dt.minute, dt.second, dt.microsecond // 1000 * 1000, tzinfo=UTC)
+        if not (below and rounding == "ceil"):
+            return plain
+        if plain >= _LAST:
+            raise InvalidArgumentError(f"{name} {value!r} rounds up past the year 9999")
+        return plain + _MS
     if isinstance(value, int):
         if not 0 <= value <= 253_402_300_799_999:
             raise InvalidArgumentError(f"{name} {value} is not epoch milliseconds between 1970 and 9999")
         return from_ms(value)
     if isinstance(value, str):
-        ms = int(value) if _EPOCH_MS_TEXT.fullmatch(value) else parse_ms(value)
+        ms = int(value) if _EPOCH_MS_TEXT.fullmatch(value) else parse_ms(value, rounding)
         if ms is None or not 0 <= ms <= 253_402_300_799_999:
             raise InvalidArgumentError(
                 f"{name} {value!r} is neither an RFC 3339 date-time (e.g. 2026-03-26T14:00:00Z)"

@@ -112,6 +112,18 @@ class RowsTest(Fixture):
         self.assertEqual(requests[-1].q("start_ts"), "2026-03-26T14:00:01.213Z")
         self.assertEqual(requests[-1].headers["x-api-key"], "dg_k")
 
+    def test_a_sub_millisecond_start_is_sent_rounded_up_and_an_end_down_as_the_service_reads_them(self) -> None:
+        start, end = "2026-03-26T14:00:01.2030001Z", "2026-03-26T14:00:01.2139Z"
+        requests = self.history.server.requests
+        # The start rounded up: not the deltas of .203, which the service itself would not give.
+        self.assertEqual([d.sequence for d in self.client.deltas("venue_b", "KXT", start=start, end=end)], [3])
+        self.client.delta_page("venue_b", "KXT", start=start, end=end)
+        self.client.coverage("venue_b", "KXT", start=start, end=end)
+        self.assertEqual(
+            [(r.q("start_ts"), r.q("end_ts")) for r in requests[-3:]],
+            [("2026-03-26T14:00:01.204Z", "2026-03-26T14:00:01.213Z")] * 3,
+        )
+
     def test_a_stream_the_service_stops_early_is_continued_with_its_cursor(self) -> None:
         capped = FakeHistory(SNAPSHOTS_ROWS, DELTA_ROWS, GAPS, stream_cap=5)
         try:

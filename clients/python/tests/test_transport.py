@@ -157,6 +157,56 @@ class TransportTest(unittest.TestCase):
                 HistoryClient(server.url).tickers("venue_b")
             self.assertEqual(caught.exception.code, "malformed_body")
 
+    def test_redirects_within_the_origin_are_followed_with_the_key_to_another_origin_none_is(self) -> None:
+        # Another origin: the same host on another port, recording what reaches it.
+        with Server(lambda r: Reply.json({"tickers": []})) as other:
+
+            def handler(r: Request) -> Reply:
+                if r.path.startswith("/loop"):
+                    to = "/loop"
+                elif r.path.startswith("/old/"):
+                    to = r.path[4:]
+                elif r.path.startswith("/away/"):
+                    to = other.url + r.path[5:]
+                else:
+                    return Reply.json({"method": r.method, "tickers": ["KXA"]})
+                return Reply(303 if r.q("see") else 307, {"Location": to}, [b"moved"])
+
+            with Server(handler) as server:
+                for key_in, header in (("header", "x-api-key"), ("basic", "authorization")):
+                    with self.subTest(key_in=key_in):
+                        # Within the origin: followed, the key sent again.
+                        near = HistoryClient(server.url + "/old", api_key="dg_secret", key_in=key_in)
+                        self.assertEqual(near.tickers("venue_b"), ["KXA"])
+                        self.assertEqual(
+                            [r.path for r in server.requests[-2:]], ["/old/api/venue_b/tickers", "/api/venue_b/tickers"]
+                        )
+                        self.assertIn(header, server.requests[-1].headers)
+                        # To another origin: a TransportError `redirect`, and nothing reaches it.
+                        far = HistoryClient(server.url + "/away", api_key="dg_secret", key_in=key_in)
+                        with self.assertRaises(TransportError) as caught:
+                            far.tickers("venue_b")
+                        self.assertEqual(caught.exception.code, "redirect")
+                        self.assertIn(other.url, str(caught.exception))
+                        gateway = GatewayClient(server.url + "/away", api_key="dg_secret", key_in=key_in)
+                        with self.assertRaises(TransportError) as caught:
+                            gateway.post("venue-a-clob", "books", [])
+                        self.assertEqual(caught.exception.code, "redirect")
+                self.assertEqual(other.requests, [])
+                # A 303 after a POST goes on as a GET without the body; a redirect loop ends after 5 hops.
+                del server.requests[:]
+                answer = GatewayClient(server.url + "/old", api_key="dg_secret").post("venue-a-clob", "books", [], {"see": "1"})
+                self.assertEqual(answer.data["method"], "GET")
+                self.assertEqual(
+                    [(r.method, r.headers.get("x-api-key"), r.headers.get("content-type"), r.body) for r in server.requests],
+                    [("POST", "dg_secret", "application/json", b"[]"), ("GET", "dg_secret", None, b"")],
+                )
+                del server.requests[:]
+                with self.assertRaises(TransportError) as caught:
+                    HistoryClient(server.url + "/loop").tickers("venue_b")
+                self.assertEqual(caught.exception.code, "redirect")
+                self.assertEqual(len(server.requests), 6)
+
     def test_retry_after_forms(self) -> None:
         self.assertEqual(parse_retry_after("5"), 5.0)
         self.assertIsNone(parse_retry_after(None))

@@ -1,5 +1,6 @@
 """Decimals, timestamps and rows: what is accepted, what it becomes, and what is refused (with which error)."""
 
+import importlib.util
 import unittest
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
@@ -76,8 +77,13 @@ class TimestampsTest(unittest.TestCase):
         self.assertEqual(parse_ms("2026-03-26T14:00:01.1934567891Z"), 1_774_533_601_193)
         self.assertEqual(parse_ms("2026-03-26T14:00:01." + "0" * 400 + "Z"), 1_774_533_601_000)
         self.assertEqual(parse_ms("2024-02-29T00:00:00Z"), 1_709_164_800_000)
+        # A leap second is the next minute's first, as the service reads it (and the TypeScript client).
+        self.assertEqual(parse_ms("2026-12-31T23:59:60Z"), parse_ms("2027-01-01T00:00:00Z"))
+        self.assertEqual(parse_ms("2027-01-01T00:59:60.250+01:00"), parse_ms("2027-01-01T00:00:00.250Z"))
+        self.assertEqual(moment("2026-12-31T23:59:60.5Z"), datetime(2027, 1, 1, 0, 0, 0, 500000, tzinfo=UTC))
         for bad in ("2026-02-30T00:00:00Z", "2026-03-26", "2026-03-26T14:00:01", "1774533601193", "2026-13-01T00:00:00Z",
-                    "2026-03-26T24:00:00Z", "2026-03-26T14:00:60Z", "2026-03-26T14:00:00+24:00", "2023-02-29T00:00:00Z"):
+                    "2026-03-26T24:00:00Z", "2026-03-26T14:00:61Z", "2026-03-26T14:60:00Z", "2026-03-26T14:00:00+24:00",
+                    "2023-02-29T00:00:00Z"):
             with self.subTest(bad=bad):
                 self.assertIsNone(parse_ms(bad))
                 self.assertIsNone(parse_timestamp(bad))
@@ -102,6 +108,29 @@ class TimestampsTest(unittest.TestCase):
             with self.subTest(bad=bad), self.assertRaises(InvalidArgumentError) as caught:
                 moment(bad)  # type: ignore[arg-type]
             self.assertEqual(caught.exception.code, "invalid_argument")
+
+    def test_sub_milliseconds_round_as_the_service_rounds_them_a_start_up_an_end_down(self) -> None:
+        want = datetime(2026, 3, 26, 14, 0, 1, 193000, tzinfo=UTC)
+        later = want + timedelta(milliseconds=1)
+        for m in ("2026-03-26T14:00:01.1930001Z", "2026-03-26T15:00:01.1935+01:00", "2026-03-26T14:00:01.193" + "0" * 400 + "1Z",
+                  datetime(2026, 3, 26, 14, 0, 1, 193001, tzinfo=UTC)):
+            with self.subTest(m=m):
+                self.assertEqual((moment(m, "start", "ceil"), moment(m, "end", "floor"), moment(m)), (later, want, want))
+        # Nothing past the millisecond: nothing to round.
+        for m in ("2026-03-26T14:00:01.193Z", "2026-03-26T14:00:01.1930000Z", "1774533601193", 1_774_533_601_193, want):
+            with self.subTest(m=m):
+                self.assertEqual(moment(m, "start", "ceil"), want)
+        self.assertEqual(parse_ms("2026-03-26T14:00:01.9995Z", "ceil"), 1_774_533_602_000)
+        with self.assertRaises(InvalidArgumentError):
+            moment(datetime.max.replace(tzinfo=UTC), "start", "ceil")
+
+    @unittest.skipUnless(importlib.util.find_spec("pandas"), "pandas is not installed")
+    def test_a_pandas_timestamps_nanoseconds_round_like_any_sub_milliseconds(self) -> None:
+        import pandas
+
+        ts = pandas.Timestamp("2026-03-26T14:00:01.193000001Z")
+        want = datetime(2026, 3, 26, 14, 0, 1, 193000, tzinfo=UTC)
+        self.assertEqual((moment(ts, "start", "ceil"), moment(ts)), (want + timedelta(milliseconds=1), want))
 
 
 class RowsTest(unittest.TestCase):

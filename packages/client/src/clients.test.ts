@@ -4,6 +4,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { inspect } from 'node:util';
 import { BookError, DataError, HttpError, TransportError } from './errors';
 import { GatewayClient } from './gateway-client';
 import { parseRetryAfter } from './http';
@@ -137,6 +138,98 @@ describe('transport', () => {
     expect(() => new HistoryClient({ baseUrl: 'http://dg_abc@127.0.0.1/' })).toThrow(/credentials/);
   });
 
+  it('follows a redirect within the service’s origin with the key; to another origin none is followed, the key never sent there', async () => {
+    // Another origin: the same host on another port, recording what reaches it.
+    const reached: http.IncomingHttpHeaders[] = [];
+    const other = http.createServer((req, res) => {
+      reached.push(req.headers);
+      json(res, 200, { exchange: 'venue_b', count: 0, tickers: [] });
+    });
+    await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+    const elsewhere = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+    try {
+      handler = (req, res) => {
+        const path = req.url ?? '';
+        const to = path.startsWith('/loop')
+          ? '/loop'
+          : path.startsWith('/old/')
+            ? path.slice(4)
+            : path.startsWith('/away/')
+              ? elsewhere + path.slice(5)
+              : undefined;
+        if (to === undefined)
+          return json(res, 200, { method: req.method, exchange: 'venue_b', count: 1, tickers: ['KXA'] });
+        res.writeHead(path.includes('see-other') ? 303 : 307, { Location: to });
+        res.end('moved');
+      };
+      for (const keyIn of ['header', 'basic'] as const) {
+        // Within the origin: followed, the key sent again.
+        seen.length = 0;
+        const near = new HistoryClient({ baseUrl: `${base}/old`, apiKey: 'dg_secret', keyIn });
+        expect(await near.tickers('venue_b')).toEqual(['KXA']);
+        expect(seen.map((s) => s.url)).toEqual(['/old/api/venue_b/tickers', '/api/venue_b/tickers']);
+        expect(seen[1]?.headers[keyIn === 'header' ? 'x-api-key' : 'authorization']).toBeDefined();
+        // To another origin: a TransportError `redirect`, and nothing reaches it.
+        const far = new HistoryClient({ baseUrl: `${base}/away`, apiKey: 'dg_secret', keyIn });
+        const err = (await far.tickers('venue_b').catch((e: unknown) => e)) as TransportError;
+        expect(err).toBeInstanceOf(TransportError);
+        expect(err.code).toBe('redirect');
+        expect(err.message).toContain(elsewhere);
+        const gw = new GatewayClient({ baseUrl: `${base}/away`, apiKey: 'dg_secret', keyIn });
+        await expect(gw.post('venue-a-clob', 'books', [])).rejects.toMatchObject({ code: 'redirect' });
+      }
+      expect(reached).toEqual([]);
+      // A 303 after a POST goes on as a GET without the body; a redirect loop ends after 5 hops.
+      seen.length = 0;
+      const gw = new GatewayClient({ baseUrl: `${base}/old`, apiKey: 'dg_secret' });
+      expect((await gw.post('venue-a-clob', 'books', [], { see: 'see-other' })).data).toMatchObject({ method: 'GET' });
+      expect(seen.map((s) => [s.headers['x-api-key'], s.headers['content-type'], s.body])).toEqual([
+        ['dg_secret', 'application/json', '[]'],
+        ['dg_secret', undefined, ''],
+      ]);
+      seen.length = 0;
+      await expect(new HistoryClient({ baseUrl: `${base}/loop` }).tickers('venue_b')).rejects.toMatchObject({
+        code: 'redirect',
+      });
+      expect(seen).toHaveLength(6);
+    } finally {
+      other.closeAllConnections();
+      await new Promise((r) => other.close(r));
+    }
+  });
+
+  it('a redirect a browser’s fetch hides (an opaque answer) is not followed', async () => {
+    const opaque = (async () => ({
+      type: 'opaqueredirect',
+      status: 0,
+      headers: new Headers(),
+      body: null,
+    })) as unknown as typeof fetch;
+    await expect(new HistoryClient({ baseUrl: base, fetch: opaque }).tickers('venue_b')).rejects.toMatchObject({
+      code: 'redirect',
+    });
+  });
+
+  it('shows no key when a client is logged or serialised (util.inspect, JSON.stringify), and still sends it', async () => {
+    handler = (_req, res) => json(res, 200, { exchange: 'venue_b', count: 0, tickers: [] });
+    for (const keyIn of ['header', 'basic'] as const) {
+      const options = { baseUrl: base, apiKey: 'dg_secret', keyIn, headers: { 'X-Custom': 'x' } };
+      const history = new HistoryClient(options);
+      for (const client of [history, new GatewayClient(options)]) {
+        const shown = [inspect(client, { depth: Infinity, showHidden: true }), JSON.stringify(client)];
+        expect(shown[0]).toContain(base); // what is shown is the client
+        for (const text of shown) {
+          expect(text).not.toContain('dg_secret');
+          expect(text).not.toContain(Buffer.from('dg_secret:').toString('base64'));
+        }
+      }
+      await history.tickers('venue_b');
+      expect(seen.at(-1)?.headers[keyIn === 'header' ? 'x-api-key' : 'authorization']).toBe(
+        keyIn === 'header' ? 'dg_secret' : `Basic ${Buffer.from('dg_secret:').toString('base64')}`,
+      );
+    }
+  });
+
   it('calls fetch as a plain function, as a browser’s fetch must be called (else "Illegal invocation")', async () => {
     handler = (_req, res) => json(res, 200, { exchange: 'venue_b', count: 0, tickers: [] });
     const real = globalThis.fetch;
@@ -236,6 +329,26 @@ describe('HistoryClient: rows', () => {
     expect(got).toEqual(rows);
     expect(seen.length).toBeGreaterThan(10);
     expect(seen[0]?.url).toContain('format=ndjson');
+  });
+
+  it('sends a sub-millisecond start rounded up and an end rounded down, as the service reads them', async () => {
+    handler = (req, res) =>
+      req.url?.includes('/coverage/')
+        ? json(res, 200, coverage([]))
+        : json(res, 200, { exchange: 'venue_b', ticker: 'T', rows: [], count: 0, next_cursor: null });
+    const client = new HistoryClient({ baseUrl: base });
+    const range = { start: '2026-03-26T14:00:00.0005Z', end: '2026-03-26T14:00:01.0009Z' };
+    for await (const _r of client.deltas('venue_b', 'T', range)) void _r;
+    await client.snapshotPage('venue_b', 'T', range);
+    await client.coverage('venue_b', 'T', range);
+    await client.book('venue_b', 'T', { at: range.end }).catch(() => undefined);
+    const sent = seen.map((s) => new URL(s.url, 'http://x'));
+    const ranges = sent.filter((u) => !u.pathname.includes('/book/')).map((u) => u.searchParams);
+    expect(ranges.map((q) => [q.get('start_ts'), q.get('end_ts')])).toEqual(
+      Array(ranges.length).fill(['2026-03-26T14:00:00.001Z', '2026-03-26T14:00:01.000Z']),
+    );
+    expect(ranges.length).toBeGreaterThanOrEqual(3);
+    expect(sent.at(-1)?.searchParams.get('at')).toBe('2026-03-26T14:00:01.000Z');
   });
 
   it('a service without streams answers JSON of its default size: the client asks again in pages of a known size', async () => {
@@ -371,10 +484,14 @@ describe('HistoryClient: rows', () => {
 });
 
 /**
- * A history service over a recorded series held here (NDJSON streams and coverage as the service answers them), for
- * rule 7 across snapshots and gaps.
+ * A history service over a recorded series held here (NDJSON streams and coverage as the service answers them; with
+ * `jsonOnly`, the spec's JSON pages whatever is asked for, as a service without streams), for rule 7 across snapshots
+ * and gaps.
  */
-function recordedService(series: { snapshots: SnapshotRow[]; deltas: DeltaRow[]; gaps: Gap[] }): Handler {
+function recordedService(
+  series: { snapshots: SnapshotRow[]; deltas: DeltaRow[]; gaps: Gap[] },
+  { jsonOnly = false } = {},
+): Handler {
   return (req, res) => {
     const url = new URL(req.url ?? '', 'http://x');
     const q = url.searchParams;
@@ -389,6 +506,14 @@ function recordedService(series: { snapshots: SnapshotRow[]; deltas: DeltaRow[];
       );
     }
     const rows = (url.pathname.includes('/snapshots/') ? series.snapshots : series.deltas).filter((r) => inRange(r.ts));
+    if (jsonOnly) {
+      // Its limit cuts deltas exactly and snapshots after the whole book (the spec's pages; no cursors).
+      const limit = Number(q.get('limit') ?? 1000);
+      const last = rows[limit - 1];
+      const page =
+        url.pathname.includes('/snapshots/') && last ? rows.filter((r) => r.ts <= last.ts) : rows.slice(0, limit);
+      return json(res, 200, { exchange: 'venue_b', ticker: 'T', rows: page, count: page.length });
+    }
     res.writeHead(200, { 'Content-Type': 'application/x-ndjson' });
     res.end(
       rows.map((r) => JSON.stringify(r) + '\n').join('') +
@@ -507,6 +632,30 @@ describe('HistoryClient: rule 7 across snapshots and gaps', () => {
       for await (const _e of strict) void _e;
     })().catch((e: unknown) => e);
     expect((err as BookError).code).toBe('in_gap');
+  });
+
+  it('replay against a service that answers JSON pages only: the same events, each snapshot checked', async () => {
+    const events = async (client: HistoryClient) => {
+      const out: string[] = [];
+      for await (const e of client.replay('venue_b', 'T', { from: T0, to: T0 + 20 * M, pageSize: 2 })) {
+        if (e.type === 'book') out.push(`book ${e.ts} ${e.book.checksum()}`);
+        else if (e.type === 'snapshot') out.push(`snapshot ${e.ts}${e.restarted ? ' restarted' : ''}`);
+        else out.push(`gap ${e.gap.reason}`);
+      }
+      return out;
+    };
+    handler = recordedService(series);
+    const streamed = await events(new HistoryClient({ baseUrl: base }));
+    expect(streamed).toContain(`snapshot ${iso(T0 + 5 * M)}`);
+    handler = recordedService(series, { jsonOnly: true });
+    expect(await events(new HistoryClient({ baseUrl: base }))).toEqual(streamed);
+    expect(seen.some((s) => s.url.includes('/snapshots/') && s.url.includes('format=json'))).toBe(true);
+    // A snapshot that disagrees is found there too.
+    handler = recordedService({ ...series, deltas: series.deltas.filter((x) => x.sequence !== 3) }, { jsonOnly: true });
+    await expect(events(new HistoryClient({ baseUrl: base }))).rejects.toMatchObject({
+      code: 'snapshot_mismatch',
+      where: { ts: T0 + 5 * M },
+    });
   });
 
   it('a snapshot that disagrees with the replayed book outside a gap is snapshot_mismatch', async () => {

@@ -16,6 +16,8 @@ export type ErrorCode =
   | 'timeout'
   /** The caller's AbortSignal fired. */
   | 'aborted'
+  /** A redirect not followed: to another origin (the key is never sent there), or the sixth within the service's. */
+  | 'redirect'
   /** A 2xx body that is not what the endpoint answers (not JSON, a missing envelope field). */
   | 'malformed_body'
   /** One row (or line of a stream) is not a valid row: a missing field, a bad decimal, a bad timestamp. */
@@ -108,11 +110,11 @@ export class HttpError extends DepthgateError {
   }
 }
 
-/** No usable answer: `network_error`, `timeout` or `aborted`. */
+/** No usable answer: `network_error`, `timeout`, `aborted` or `redirect`. */
 export class TransportError extends DepthgateError {
   override name = 'TransportError';
   constructor(
-    code: 'network_error' | 'timeout' | 'aborted',
+    code: 'network_error' | 'timeout' | 'aborted' | 'redirect',
     message: string,
     /** The request's method and URL. */
     readonly url: string,

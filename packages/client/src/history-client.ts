@@ -124,12 +124,14 @@ export class HistoryClient {
     return flatten(series(this.http, 'bar', exchange, ticker, { ...options, interval }));
   }
 
-  /** One JSON page of snapshot rows (the spec's endpoint as it answers). */
+  /** One JSON page of snapshot rows (whole books), with `next_cursor` (null: the walk is complete). */
   snapshotPage(exchange: string, ticker: string, options: PageOptions = {}): Promise<Page<SnapshotRow>> {
     return getPage(this.http, 'snapshot', exchange, ticker, options);
   }
 
-  /** One JSON page of delta rows; with `trades: true` the trades among them (the limit counts both). */
+  /**
+   * One JSON page of delta rows, with `next_cursor`; with `trades: true` the trades among them (the limit counts both).
+   */
   deltaPage(exchange: string, ticker: string, options: DeltaPageOptions & { trades: true }): Promise<DeltaPage>;
   deltaPage(exchange: string, ticker: string, options?: PageOptions): Promise<Page<DeltaRow>>;
   deltaPage(exchange: string, ticker: string, options: DeltaPageOptions): Promise<DeltaPage>;

@@ -263,6 +263,8 @@ interface RecordedBook {
 /**
  * The snapshots of a range as `RecordedBook`s: the stream's row lines are taken in place and grouped by `ts` (read
  * from each line's text; a line of another shape is parsed for it), with no row made; the end line is checked as ever.
+ * A service that answers JSON pages only gives its rows parsed: each goes the same way as the line a stream would
+ * have held for it (its JSON text).
  */
 async function* recordedBooks(
   http: Transport,
@@ -311,7 +313,18 @@ async function* recordedBooks(
     return true;
   };
   for await (const batch of series(http, 'snapshot', exchange, ticker, { ...options, take })) {
-    if (batch.length) throw new DataError('malformed_row', 'a marker among snapshot rows', { ...where });
+    if (batch.length) {
+      const lines = batch.map((row) => {
+        if ('type' in row) throw new DataError('malformed_row', 'a marker among snapshot rows', { ...where });
+        return `${JSON.stringify(row)}\n`;
+      });
+      const chunk = lines.join('');
+      let from = 0;
+      for (const [i, line] of lines.entries()) {
+        take(chunk, from, from + line.length - 1, { line: i + 1 });
+        from += line.length;
+      }
+    }
     close();
     for (const b of done) yield b;
     done.length = 0;

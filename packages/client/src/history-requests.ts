@@ -6,14 +6,22 @@ import { DataError, InvalidArgumentError } from './errors.js';
 import type { Answer, Transport } from './http.js';
 import type { BarPage, Coverage, DeltaPage, Page, ServiceBook } from './history-types.js';
 import { BAR_INTERVALS, checkGap, checkPageRow, type BarInterval, type RowKind, type RowOf } from './rows.js';
-import { formatTimestamp, momentMs, type Moment } from './timestamps.js';
+import { formatTimestamp, momentMs, type Moment, type Rounding } from './timestamps.js';
 
 /** An exchange key or one of its aliases (`polymarket-us`): a path segment that needs no escaping. */
 const EXCHANGE = /^[A-Za-z0-9_-]{1,32}$/;
 
-export function assertMoment(value: Moment | undefined, name: string): number | undefined {
+/**
+ * Epoch ms of a caller's moment (undefined when not given), its sub-milliseconds rounded as the service rounds them:
+ * `ceil` for a range's start, else down; `InvalidArgumentError` when it is not a moment.
+ */
+export function assertMoment(
+  value: Moment | undefined,
+  name: string,
+  rounding: Rounding = 'floor',
+): number | undefined {
   if (value === undefined) return undefined;
-  const ms = momentMs(value);
+  const ms = momentMs(value, rounding);
   if (Number.isNaN(ms))
     throw new InvalidArgumentError(`${name} is not a moment (epoch ms, Date, or RFC 3339 or 13-digit epoch-ms text)`);
   return ms;
@@ -104,12 +112,14 @@ export async function getPage<K extends RowKind>(
   const answer = await http.request(
     http.url(historyPath(exchange, ENDPOINTS[kind], ticker), {
       interval: kind === 'bar' ? assertInterval(options.interval) : undefined,
-      start_ts: iso(assertMoment(options.start, 'start')),
+      start_ts: iso(assertMoment(options.start, 'start', 'ceil')),
       end_ts: iso(assertMoment(options.end, 'end')),
       limit: options.limit,
       cursor: options.cursor,
       fields: options.fields?.length ? options.fields.join(',') : undefined,
       include: includeOf(options),
+      // By name, so that the page says where the next begins (next_cursor) whatever its size (history-series.ts).
+      format: kind === 'bar' ? undefined : 'json',
     }),
     { signal: options.signal, headers: { Accept: 'application/json' } },
   );
@@ -126,7 +136,7 @@ export async function getCoverage(
   const body = (await getJson(
     http,
     historyPath(exchange, 'coverage', ticker),
-    { start_ts: iso(assertMoment(options.start, 'start')), end_ts: iso(assertMoment(options.end, 'end')) },
+    { start_ts: iso(assertMoment(options.start, 'start', 'ceil')), end_ts: iso(assertMoment(options.end, 'end')) },
     options.signal,
   )) as unknown as Coverage;
   if (!Array.isArray(body.gaps) || typeof body.snapshots !== 'object' || typeof body.deltas !== 'object') {

@@ -61,7 +61,7 @@ export async function* series<K extends RowKind>(
   if (options.pageSize !== undefined && !(Number.isInteger(options.pageSize) && options.pageSize > 0)) {
     throw new InvalidArgumentError('pageSize must be a positive integer');
   }
-  let start = assertMoment(options.start, 'start');
+  let start = assertMoment(options.start, 'start', 'ceil');
   const end = assertMoment(options.end, 'end');
   const interval = kind === 'bar' ? assertInterval(options.interval) : undefined;
   const path = historyPath(exchange, ENDPOINTS[kind], ticker);
@@ -82,7 +82,10 @@ export async function* series<K extends RowKind>(
       cursor,
       fields: options.fields?.length ? options.fields.join(',') : undefined,
       include: includeOf(options),
-      format: stream ? 'ndjson' : undefined,
+      // JSON asked for by name: a service with cursors then gives every page its next_cursor (the spec's form
+      // carries it in the `Link` header only, for a page its limit cut within its first 1 MiB). Bars have no format:
+      // JSON only, next_cursor always.
+      format: stream ? 'ndjson' : kind === 'bar' ? undefined : 'json',
     });
     const answer = await http.request(url, {
       signal: options.signal,

@@ -8,6 +8,12 @@
  * than `retry.maxDelayMs` (the error says how long to wait), any other status, a timeout, the caller's abort.
  * Every method this package sends is a read (GETs, and the gateway's read-only POSTs), so a retry never repeats an
  * effect.
+ *
+ * Redirects are followed here, not by `fetch` (which sends every header but `Authorization` on to wherever a redirect
+ * points, `X-API-Key` included): within the service's origin (scheme, host and port) with the key, at most
+ * `MAX_REDIRECTS` hops; to another origin not at all — a `TransportError` `redirect`, the key never sent there.
+ * Followed without the key instead, the history service would answer an anonymous caller's window (its last day): a
+ * different result, and no error to say so.
  */
 import { DataError, HttpError, TransportError } from './errors.js';
 
@@ -102,6 +108,9 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
 }
 
 const MAX_BODY_SHOWN = 500;
+/** Redirects followed within the service's origin before giving up (`redirect`). */
+const MAX_REDIRECTS = 5;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 export class Transport {
   private readonly base: string;
@@ -109,9 +118,13 @@ export class Transport {
   private readonly retries: number;
   private readonly maxDelayMs: number;
   private readonly baseDelayMs: number;
-  private readonly fixedHeaders: Record<string, string>;
+  // The options and the headers hold the key: private to the language (`#`), so that neither `console.log` (Node's
+  // util.inspect shows TypeScript's `private` fields) nor `JSON.stringify` of a client shows it.
+  readonly #options: ClientOptions;
+  readonly #headers: Record<string, string>;
 
-  constructor(private readonly options: ClientOptions) {
+  constructor(options: ClientOptions) {
+    this.#options = options;
     const url = new URL(String(options.baseUrl));
     if (url.username || url.password) {
       throw new TypeError('baseUrl must not carry credentials: give the key as apiKey');
@@ -125,12 +138,12 @@ export class Transport {
     this.retries = options.retry?.retries ?? 3;
     this.maxDelayMs = options.retry?.maxDelayMs ?? 60_000;
     this.baseDelayMs = options.retry?.baseDelayMs ?? 500;
-    this.fixedHeaders = { ...options.headers };
+    this.#headers = { ...options.headers };
     if (options.apiKey !== undefined) {
       if (!/^[\x21-\x7e]+$/.test(options.apiKey)) throw new TypeError('apiKey must be printable ASCII');
       if ((options.keyIn ?? 'header') === 'basic') {
-        this.fixedHeaders.Authorization = `Basic ${btoa(`${options.apiKey}:`)}`;
-      } else this.fixedHeaders['X-API-Key'] = options.apiKey;
+        this.#headers.Authorization = `Basic ${btoa(`${options.apiKey}:`)}`;
+      } else this.#headers['X-API-Key'] = options.apiKey;
     }
   }
 
@@ -151,7 +164,7 @@ export class Transport {
     const method = opts.method ?? 'GET';
     const label = `${method} ${url}`;
     for (let attempt = 0; ; attempt++) {
-      const requestId = this.options.requestIds === false ? undefined : newRequestId();
+      const requestId = this.#options.requestIds === false ? undefined : newRequestId();
       const controller = new AbortController();
       const onAbort = () => controller.abort(opts.signal?.reason);
       if (opts.signal?.aborted) throw new TransportError('aborted', `${label}: aborted`, url, requestId);
@@ -160,27 +173,27 @@ export class Transport {
       const timer = setTimeout(() => {
         timedOut = true;
         controller.abort();
-      }, this.options.timeoutMs ?? 30_000);
-      const headers: Record<string, string> = { ...this.fixedHeaders, ...opts.headers };
+      }, this.#options.timeoutMs ?? 30_000);
+      const headers: Record<string, string> = { ...this.#headers, ...opts.headers };
       if (requestId !== undefined) headers['X-Request-Id'] = requestId;
       let response: Response;
       try {
-        response = await this.fetchFn(url, {
-          method,
-          headers,
-          body: opts.body as RequestInit['body'],
-          signal: controller.signal,
-          redirect: 'follow',
-        });
+        response = await this.send(
+          url,
+          { method, headers, body: opts.body, signal: controller.signal },
+          label,
+          requestId,
+        );
       } catch (err) {
         clearTimeout(timer);
         opts.signal?.removeEventListener('abort', onAbort);
+        if (err instanceof TransportError) throw err; // a redirect not followed
         if (opts.signal?.aborted)
           throw new TransportError('aborted', `${label}: aborted`, url, requestId, { cause: err });
         if (timedOut) {
           throw new TransportError(
             'timeout',
-            `${label}: no answer within ${this.options.timeoutMs ?? 30_000} ms${requestId ? ` (request id ${requestId})` : ''}`,
+            `${label}: no answer within ${this.#options.timeoutMs ?? 30_000} ms${requestId ? ` (request id ${requestId})` : ''}`,
             url,
             requestId,
             { cause: err },
@@ -205,7 +218,7 @@ export class Transport {
         controller,
         opts.signal,
         onAbort,
-        this.options.idleTimeoutMs ?? 60_000,
+        this.#options.idleTimeoutMs ?? 60_000,
         label,
         url,
         answerId,
@@ -220,6 +233,55 @@ export class Transport {
         continue;
       }
       throw await errorOf(body, label, retryAfterMs);
+    }
+  }
+
+  /**
+   * One attempt's fetch, its redirects followed within the service's origin (see the top of this file): a 303 — and a
+   * 301 or 302 after a POST — goes on as a GET without its body, as `fetch` would.
+   */
+  private async send(
+    url: string,
+    init: { method: string; headers: Record<string, string>; body?: string | Uint8Array; signal: AbortSignal },
+    label: string,
+    requestId: string | undefined,
+  ): Promise<Response> {
+    let { method, headers, body } = init;
+    for (let at = url, hops = 0; ; hops++) {
+      const response = await this.fetchFn(at, {
+        method,
+        headers,
+        body: body as RequestInit['body'],
+        signal: init.signal,
+        redirect: 'manual',
+      });
+      const refuse = (why: string) => {
+        response.body?.cancel().catch(() => undefined);
+        return new TransportError(
+          'redirect',
+          `${label}: ${why}${requestId ? ` (request id ${requestId})` : ''}`,
+          url,
+          requestId,
+        );
+      };
+      // A browser's fetch shows a redirect it was told not to follow as an opaque answer: where it leads is hidden.
+      if (response.type === 'opaqueredirect') {
+        throw refuse('redirected, and this platform’s fetch hides where to: not followed (give that URL as baseUrl)');
+      }
+      const location = REDIRECT_STATUSES.has(response.status) ? response.headers.get('location') : null;
+      if (location === null) return response;
+      const next = new URL(location, at);
+      if (next.origin !== new URL(at).origin) {
+        throw refuse(`redirected to another origin (${next.origin}), not followed: the key is not sent there`);
+      }
+      if (hops === MAX_REDIRECTS) throw refuse(`more than ${MAX_REDIRECTS} redirects`);
+      response.body?.cancel().catch(() => undefined);
+      if ((response.status === 303 && method !== 'HEAD') || (response.status < 303 && method === 'POST')) {
+        method = 'GET';
+        body = undefined;
+        headers = Object.fromEntries(Object.entries(headers).filter(([k]) => k.toLowerCase() !== 'content-type'));
+      }
+      at = next.href;
     }
   }
 

@@ -38,7 +38,7 @@ export {
   type TradesGapMarker,
 } from './rows.js';
 export { EXCHANGES } from './exchanges.js';
-export { formatTimestamp, momentMs, parseTimestamp, type Moment } from './timestamps.js';
+export { formatTimestamp, momentMs, parseTimestamp, type Moment, type Rounding } from './timestamps.js';
 export { parseRetryAfter, type ClientOptions, type RetryOptions } from './http.js';
 export { HistoryClient } from './history-client.js';
 export type {

@@ -266,4 +266,21 @@ describe('timestamps', () => {
     // Numbers and Dates outside the years RFC 3339 text can name (nanoseconds given by mistake, a negative epoch).
     for (const bad of [1e16, -1, new Date(1e16), new Date(-1)]) expect(momentMs(bad)).toBeNaN();
   });
+
+  it('rounds sub-milliseconds as the service does: inwards, a range’s start up (ceil), its end and a moment down', () => {
+    const T = Date.UTC(2026, 2, 26, 14, 0, 1, 193);
+    for (const m of [
+      '2026-03-26T14:00:01.1930001Z',
+      '2026-03-26T15:00:01.1935+01:00',
+      `2026-03-26T14:00:01.193${'0'.repeat(400)}1Z`,
+      T + 0.1,
+    ]) {
+      expect([m, momentMs(m, 'ceil'), momentMs(m, 'floor'), momentMs(m)]).toEqual([m, T + 1, T, T]);
+    }
+    // No digit past the third that is not 0: nothing to round.
+    for (const m of ['2026-03-26T14:00:01.193Z', '2026-03-26T14:00:01.1930000Z', String(T), T, new Date(T)]) {
+      expect([m, momentMs(m, 'ceil')]).toEqual([m, T]);
+    }
+    expect(parseTimestamp('2026-03-26T14:00:01.9995Z', 'ceil')).toBe(Date.UTC(2026, 2, 26, 14, 0, 2));
+  });
 });

@@ -103,8 +103,18 @@ function dateMs(text: string): number {
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
 
-/** Epoch milliseconds of any RFC 3339 date-time (a fraction of any length, sub-milliseconds dropped), or NaN. */
-export function parseTimestamp(text: string): number {
+/**
+ * How a moment's sub-milliseconds round, as the history service reads its timestamp parameters (`parseRfc3339`,
+ * packages/service-kit): towards the inside of the range they bound — `ceil` for a range's start (`start_ts`: a row at
+ * .000 is before .0005), `floor` for its end and for a moment (`end_ts`, `at`).
+ */
+export type Rounding = 'floor' | 'ceil';
+
+/**
+ * Epoch milliseconds of any RFC 3339 date-time (a fraction of any length, sub-milliseconds rounded as `rounding` says:
+ * down by default), or NaN. A leap second (`:60`) is the next minute's first, as the service reads it.
+ */
+export function parseTimestamp(text: string, rounding: Rounding = 'floor'): number {
   const fast = parseServiceTimestamp(text);
   if (!Number.isNaN(fast)) return fast;
   const m = typeof text === 'string' ? RFC3339.exec(text) : null;
@@ -117,7 +127,9 @@ export function parseTimestamp(text: string): number {
   if (month < 1 || month > 12 || day < 1 || day > (DAYS_IN_MONTH[month - 1] as number) + (leap ? 1 : 0)) return NaN;
   if (Number(h) > 23 || Number(mi) > 59 || Number(s) > 60 || Number(oh ?? 0) > 23 || Number(om ?? 0) > 59) return NaN;
   const offset = sign ? (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om)) : 0;
-  const ms = Number((frac ?? '').padEnd(3, '0').slice(0, 3));
+  const ms =
+    Number((frac ?? '').padEnd(3, '0').slice(0, 3)) +
+    (rounding === 'ceil' && /[1-9]/.test((frac ?? '').slice(3)) ? 1 : 0);
   return (
     daysFromCivil(year, month, day) * 86_400_000 +
     Number(h) * 3_600_000 +
@@ -156,21 +168,31 @@ const EPOCH_MS_TEXT = /^[1-9][0-9]{12}$/;
 
 /**
  * A moment as callers give it — the history API's one rule (docs/history.md, "Parameters and their edges"): epoch
- * milliseconds (a number, floored; or its 13-digit text), a `Date`, or RFC 3339 text (sub-milliseconds dropped). The
- * client always sends the service RFC 3339 with milliseconds.
+ * milliseconds (a number; or its 13-digit text), a `Date`, or RFC 3339 text. Sub-milliseconds (of a number or the
+ * text) round as the service rounds them: a range's `start` up, its `end` and a moment (`at`) down. The client always
+ * sends the service RFC 3339 with milliseconds.
  */
 export type Moment = number | Date | string;
 
 /** The moments RFC 3339 text can name (years 1970 to 9999), as epoch ms. */
 const LAST_MOMENT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
-/** Epoch ms of a moment; NaN when it is not one (a number or `Date` outside years 1970–9999 included). */
-export function momentMs(m: Moment): number {
-  if (typeof m === 'number') return Number.isFinite(m) && m >= 0 && m <= LAST_MOMENT ? Math.floor(m) : NaN;
+/**
+ * Epoch ms of a moment, sub-milliseconds rounded as `rounding` says (down by default; `ceil` for a range's start); NaN
+ * when it is not one (a number or `Date` outside years 1970–9999 included).
+ */
+export function momentMs(m: Moment, rounding: Rounding = 'floor'): number {
+  if (typeof m === 'number') {
+    return Number.isFinite(m) && m >= 0 && m <= LAST_MOMENT
+      ? rounding === 'ceil'
+        ? Math.ceil(m)
+        : Math.floor(m)
+      : NaN;
+  }
   if (m instanceof Date) {
     const t = m.getTime();
     return t >= 0 && t <= LAST_MOMENT ? t : NaN;
   }
   if (typeof m === 'string' && EPOCH_MS_TEXT.test(m)) return Number(m);
-  return parseTimestamp(m);
+  return parseTimestamp(m, rounding);
 }

@@ -4,7 +4,7 @@
  * `replay`) gives exactly the service's book endpoint at random moments, and says `in_gap` where the service does;
  * error answers arrive as typed errors with the request id.
  */
-import { insertGapRows, storeOptions, type GapRow } from '@depthgate/history-store';
+import { insertDeltaRows, insertGapRows, storeOptions, type GapRow } from '@depthgate/history-store';
 import { Rng } from '@depthgate/service-kit';
 import { BookError, HistoryClient, HttpError, bookChecksum, type DeltaRow } from '@depthgate/client';
 import { planGeneration, runGeneration } from '@depthgate/history-tools';
@@ -17,6 +17,29 @@ const TICKERS = [
   { exchange: 'venue_c' as const, ticker: 'BTCUSD' },
 ];
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * A ticker of edge cases at EDGE_TS: 25 deltas at that ms (a run longer than two pages of 10), nine one ms apart, three
+ * identical rows (doubled, as a repeated insert leaves them) where a page of 10 from EDGE_TS + 1 ends, ten more.
+ */
+const EDGE = { exchange: 'venue_b' as const, ticker: 'KXEDGE-26MAY01-T1' };
+const EDGE_TS = FROM + 30 * 60_000;
+function edgeDeltas() {
+  const row = (i: number, ms: number, sequence = i + 1) => ({
+    ...EDGE,
+    ts: EDGE_TS + ms,
+    sequence,
+    side: i % 2 ? ('ask' as const) : ('bid' as const),
+    price: i % 2 ? '0.6' : '0.4',
+    quantity_delta: String(i + 1),
+  });
+  return [
+    ...Array.from({ length: 25 }, (_, i) => row(i, 0)),
+    ...Array.from({ length: 9 }, (_, i) => row(25 + i, 1 + i)),
+    ...Array.from({ length: 3 }, () => row(34, 10)),
+    ...Array.from({ length: 10 }, (_, i) => row(35 + i, 11 + i)),
+  ];
+}
 
 let h: Harness;
 let url: string;
@@ -55,6 +78,7 @@ beforeAll(async () => {
       rows.push({ exchange, ticker, from_ts: g.from, to_ts: g.to, reason: 'reconnect', detected_at: g.to });
   }
   await insertGapRows(h.ch, rows);
+  await insertDeltaRows(h.ch, edgeDeltas());
 }, 60_000);
 
 afterAll(async () => {
@@ -62,7 +86,7 @@ afterAll(async () => {
 });
 
 describe.each(TICKERS)('$exchange $ticker', ({ exchange, ticker }) => {
-  it('deltas() and snapshots() give exactly the service’s rows, streamed or paged, with cursors or start_ts', async () => {
+  it('deltas() and snapshots() give exactly the service’s rows, streamed or paged, cursors followed', async () => {
     const all = await client.deltaPage(exchange, ticker, { start: FROM, limit: 1_000_000 });
     const books = await client.snapshotPage(exchange, ticker, { start: FROM, limit: 1_000_000 });
     expect(all.count).toBeGreaterThan(3000);
@@ -145,6 +169,67 @@ describe.each(TICKERS)('$exchange $ticker', ({ exchange, ticker }) => {
     expect(restarts).toBe(2);
     expect(snapshots).toBeGreaterThan(30);
     expect(books).toBeGreaterThan(1000);
+  });
+});
+
+describe('edges of a range', () => {
+  const { exchange, ticker } = EDGE;
+  /** The service's own JSON answer to a query given as text (no client between). */
+  const serviceRows = async (query: string) => {
+    const res = await fetch(`${url}/api/${exchange}/deltas/${ticker}?limit=1000&${query}`, {
+      headers: { 'x-api-key': key },
+    });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { rows: DeltaRow[] }).rows;
+  };
+  const collect = async <R>(it: AsyncIterable<R>) => {
+    const out: R[] = [];
+    for await (const r of it) out.push(r);
+    return out;
+  };
+
+  it('a sub-millisecond start and end give the rows the service gives for the same text, on every path', async () => {
+    const start = iso(EDGE_TS).replace('Z', '0005Z'); // after the 25 rows at EDGE_TS: the service rounds up
+    const end = iso(EDGE_TS + 10).replace('Z', '9Z'); // the doubled rows at +10 ms included: the service rounds down
+    const expected = await serviceRows(`start_ts=${start}&end_ts=${end}`);
+    expect(expected.map((r) => Date.parse(r.ts) - EDGE_TS)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10]);
+    for (const transport of ['stream', 'pages'] as const) {
+      expect(await collect(client.deltas(exchange, ticker, { start, end, transport }))).toEqual(expected);
+    }
+    expect((await client.deltaPage(exchange, ticker, { start, end })).rows).toEqual(expected);
+  });
+
+  it('JSON pages of 10 give exactly the service’s rows, across a run longer than two pages and doubled rows at a page’s end', async () => {
+    const expected = await serviceRows('');
+    expect(expected).toHaveLength(47);
+    const asked: URL[] = [];
+    const recording = new HistoryClient({
+      baseUrl: url,
+      apiKey: key,
+      fetch: (input, init) => {
+        asked.push(new URL(String(input)));
+        return fetch(input, init);
+      },
+    });
+    expect(await collect(recording.deltas(exchange, ticker, { transport: 'pages', pageSize: 10 }))).toEqual(expected);
+    // Page after page of the size asked for, each where the last one ended.
+    expect(asked.map((u) => u.searchParams.get('limit'))).toEqual(Array(5).fill('10'));
+    // From EDGE_TS + 1: the first page ends with the first of the doubled rows, and the next begins with the second.
+    const start = EDGE_TS + 1;
+    expect(await collect(client.deltas(exchange, ticker, { start, transport: 'pages', pageSize: 10 }))).toEqual(
+      await serviceRows(`start_ts=${start}`),
+    );
+    // One page at a time: each says where the next begins, to its end.
+    const walked: DeltaRow[] = [];
+    let cursor: string | undefined;
+    for (;;) {
+      const page = await client.deltaPage(exchange, ticker, { limit: 10, cursor });
+      walked.push(...page.rows);
+      if (page.next_cursor === null) break;
+      expect(typeof page.next_cursor).toBe('string');
+      cursor = page.next_cursor;
+    }
+    expect(walked).toEqual(expected);
   });
 });
 
