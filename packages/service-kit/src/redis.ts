@@ -114,10 +114,18 @@ export function connectionOptions(target: RedisTarget): { url?: string; options:
       failoverDetector: true,
       sentinelCommandTimeout: 1000,
       sentinelRetryStrategy: (attempt) => Math.min(100 * 2 ** Math.min(attempt, 5), 2000),
-      // A demoted master answers writes with READONLY until we reconnect; reconnect (to the new master) at once.
-      reconnectOnError: (err) => (err.message.startsWith('READONLY') ? 2 : false),
     },
   };
+}
+
+/**
+ * ioredis' `reconnectOnError`: a server that answers READONLY was demoted to a replica, and a connection open to it
+ * stays there (behind one address the failover moved, as behind the sentinels). Reconnect at once — to the new
+ * master, which the address (or the sentinels) now names — and resend the command where the connection queues
+ * (2); a client without an offline queue fails that one command and the next go to the new master.
+ */
+export function reconnectOnReadonly(err: Error): 2 | false {
+  return err.message.startsWith('READONLY') ? 2 : false;
 }
 
 export interface RedisClientOptions {
@@ -146,6 +154,7 @@ export function createRedisClient(target: string | RedisTarget, options: RedisCl
     commandTimeout: options.commandTimeoutMs ?? 500,
     connectTimeout: 2000,
     retryStrategy: (attempt) => Math.min(100 * 2 ** Math.min(attempt, 5), 2000),
+    reconnectOnError: reconnectOnReadonly,
   };
   const client = connection.url === undefined ? new Redis(common) : new Redis(connection.url, common);
   // Without a listener ioredis prints every connection error; log the first of a run and every 30 s after.
