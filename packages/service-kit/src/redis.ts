@@ -134,24 +134,31 @@ export interface RedisClientOptions {
   logger?: Logger;
   /** Per-command deadline. A request never waits longer than this on Redis. */
   commandTimeoutMs?: number;
-  /** Queue commands until connected (CLI and subscriber connections only; never on a request path). */
+  /** Queue commands until connected (CLI connections only; never on a request path). */
   offlineQueue?: boolean;
+  /**
+   * A pub/sub subscriber connection: its commands wait for Redis however long it is away (queued, no retry limit, no
+   * command timeout), so a SUBSCRIBE asked for while Redis is unreachable is made once it is up — ioredis resubscribes
+   * after a reconnection only to channels whose SUBSCRIBE was answered. Never on a request path.
+   */
+  subscriber?: boolean;
 }
 
 /**
  * A Redis client that fails fast: no offline queue (a command while disconnected fails at once), a short command
  * timeout, one retry per command, and reconnects with capped backoff in the background. Callers decide what a
- * failure means (see rate-limit.ts and authenticator.ts); nothing here can make a request hang.
+ * failure means (see rate-limit.ts and authenticator.ts); nothing here can make a request hang. A `subscriber`
+ * connection instead waits for Redis (it serves no request).
  */
 export function createRedisClient(target: string | RedisTarget, options: RedisClientOptions): Redis {
   const connection = connectionOptions(typeof target === 'string' ? { url: target } : target);
   const common: RedisOptions = {
     ...connection.options,
     connectionName: options.name,
-    enableOfflineQueue: options.offlineQueue ?? false,
+    enableOfflineQueue: options.subscriber === true || options.offlineQueue === true,
     enableAutoPipelining: true,
-    maxRetriesPerRequest: 1,
-    commandTimeout: options.commandTimeoutMs ?? 500,
+    maxRetriesPerRequest: options.subscriber === true ? null : 1,
+    commandTimeout: options.subscriber === true ? undefined : (options.commandTimeoutMs ?? 500),
     connectTimeout: 2000,
     retryStrategy: (attempt) => Math.min(100 * 2 ** Math.min(attempt, 5), 2000),
     reconnectOnError: reconnectOnReadonly,
