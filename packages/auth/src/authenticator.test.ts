@@ -140,14 +140,62 @@ describe('Authenticator', () => {
     expect(await auth.verify(known)).toMatchObject({ status: 'valid' });
   });
 
-  it('keeps at most maxEntries answers', async () => {
-    const { store, auth } = setup({ max: 3 });
-    const keys = Array.from({ length: 5 }, generateApiKey);
-    for (const k of keys) await auth.verify(k);
-    expect(store.lookups).toBe(5);
-    await auth.verify(keys[4] ?? '');
-    expect(store.lookups).toBe(5);
-    await auth.verify(keys[0] ?? '');
-    expect(store.lookups).toBe(6);
+  it('keeps at most maxEntries answers for known keys, and a tenth of that for unknown ones', async () => {
+    const { store, auth } = setup({ max: 30 });
+    const known = Array.from({ length: 35 }, generateApiKey);
+    for (const k of known) store.add(k);
+    for (const k of known) await auth.verify(k);
+    expect(store.lookups).toBe(35);
+    await auth.verify(known[34] ?? '');
+    await auth.verify(known[5] ?? '');
+    expect(store.lookups).toBe(35);
+    await auth.verify(known[4] ?? '');
+    expect(store.lookups).toBe(36);
+
+    const unknown = Array.from({ length: 5 }, generateApiKey);
+    for (const k of unknown) await auth.verify(k);
+    expect(store.lookups).toBe(41);
+    await auth.verify(unknown[2] ?? '');
+    expect(store.lookups).toBe(41);
+    await auth.verify(unknown[1] ?? '');
+    expect(store.lookups).toBe(42);
+  });
+
+  it('evicts the least recently used answer: a key in use outlives newer ones through a store outage', async () => {
+    const { store, auth, advance } = setup({ max: 2 });
+    const [a, b, c] = [generateApiKey(), generateApiKey(), generateApiKey()];
+    for (const k of [a, b, c]) store.add(k);
+    await auth.verify(a);
+    await auth.verify(b);
+    expect(auth.verify(a)).toMatchObject({ status: 'valid' }); // a hit: A is now the most recently used
+    await auth.verify(c);
+    store.down = true;
+    advance(5000); // past the TTL: answers come from the cache only because the store cannot
+    expect(await auth.verify(a)).toMatchObject({ status: 'valid' });
+    expect(await auth.verify(c)).toMatchObject({ status: 'valid' });
+    expect(await auth.verify(b)).toEqual({ status: 'unavailable' });
+  });
+
+  it('unknown keys push out only each other: sprayed made-up keys never evict a key in use', async () => {
+    const { store, auth, advance } = setup({ max: 2 });
+    const [a, b] = [generateApiKey(), generateApiKey()];
+    for (const k of [a, b]) store.add(k);
+    await auth.verify(a);
+    await auth.verify(b);
+    for (let i = 0; i < 50; i++) expect(await auth.verify(generateApiKey())).toEqual({ status: 'invalid' });
+    store.down = true;
+    advance(5000);
+    expect(await auth.verify(a)).toMatchObject({ status: 'valid' });
+    expect(await auth.verify(b)).toMatchObject({ status: 'valid' });
+  });
+
+  it('a key created after its unknown answer was cached is known once the creation is announced', async () => {
+    const { store, auth } = setup();
+    const key = generateApiKey();
+    expect(await auth.verify(key)).toEqual({ status: 'invalid' });
+    store.add(key);
+    auth.invalidate(hashApiKey(key));
+    expect(await auth.verify(key)).toMatchObject({ status: 'valid' });
+    expect(auth.verify(key)).toMatchObject({ status: 'valid' });
   });
 });
