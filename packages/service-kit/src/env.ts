@@ -77,7 +77,10 @@ export const envList = (defaultValue: string[] = []) =>
             .filter((s) => s.length > 0),
     );
 
-/** A URL (without a trailing slash); `refuse` names what is wrong with one the setting cannot use. */
+/**
+ * A URL (without a trailing slash); `refuse` names what is wrong with one the setting cannot use. A refusal never
+ * shows the value: a URL may carry a password (`redis://user:password@host`).
+ */
 export const envUrl = (defaultValue: string, refuse: (url: URL) => string | undefined = () => undefined) =>
   z
     .string()
@@ -88,12 +91,12 @@ export const envUrl = (defaultValue: string, refuse: (url: URL) => string | unde
       try {
         url = new URL(s);
       } catch {
-        ctx.addIssue({ code: 'custom', message: `not a URL: ${s}` });
+        ctx.addIssue({ code: 'custom', message: 'not a URL' });
         return z.NEVER;
       }
       const problem = refuse(url);
       if (problem !== undefined) {
-        ctx.addIssue({ code: 'custom', message: `${problem}: ${s}` });
+        ctx.addIssue({ code: 'custom', message: problem });
         return z.NEVER;
       }
       return url.toString().replace(/\/$/, '');
