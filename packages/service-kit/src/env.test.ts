@@ -53,6 +53,20 @@ describe('parseEnv', () => {
   });
 });
 
+describe('blank settings', () => {
+  it('a blank integer means its default, as every other setting (not 0)', () => {
+    for (const blank of ['', '  ']) {
+      expect(parseEnv(schema, { PORT: blank, ENABLED: blank, LIST: blank, URL: blank, LIMIT: blank })).toEqual(
+        parseEnv(schema, {}),
+      );
+    }
+    expect(parseEnv(z.object({ N: envInt(5, { min: 1 }) }), { N: '' })).toEqual({ N: 5 });
+    expect(() => parseEnv(z.object({ N: envInt(5, { min: 1 }) }), { N: '0' })).toThrow(ConfigError);
+    expect(() => parseEnv(schema, { PORT: '1.5' })).toThrow(ConfigError);
+    expect(() => parseEnv(schema, { PORT: 'x' })).toThrow(ConfigError);
+  });
+});
+
 describe('a URL setting that is refused', () => {
   const urls = z.object({ REDIS_URL: envUrl('redis://127.0.0.1:1'), WS: envWsUrl('ws://127.0.0.1:1') });
   const issues = (env: Record<string, string>) => thrownBy(() => parseEnv(urls, env), ConfigError).issues;

@@ -18,14 +18,6 @@ export function parseEnv<S extends z.ZodType>(schema: S, env: Record<string, str
   throw new ConfigError(result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`));
 }
 
-export const envInt = (defaultValue: number, bounds: { min?: number; max?: number } = {}) =>
-  z.coerce
-    .number()
-    .int()
-    .min(bounds.min ?? Number.MIN_SAFE_INTEGER)
-    .max(bounds.max ?? Number.MAX_SAFE_INTEGER)
-    .default(defaultValue);
-
 export const envOptionalInt = (bounds: { min?: number; max?: number } = {}) =>
   z
     .string()
@@ -46,6 +38,10 @@ export const envOptionalInt = (bounds: { min?: number; max?: number } = {}) =>
       }
       return n;
     });
+
+/** An integer in `bounds`; unset or blank: the default (as every other setting), never 0. */
+export const envInt = (defaultValue: number, bounds: { min?: number; max?: number } = {}) =>
+  envOptionalInt(bounds).transform((v) => v ?? defaultValue);
 
 const TRUE = new Set(['1', 'true', 'yes', 'on']);
 const FALSE = new Set(['0', 'false', 'no', 'off']);
