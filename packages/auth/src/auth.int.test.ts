@@ -141,6 +141,20 @@ describe('keys against the real Redis', () => {
     }
   });
 
+  it('a key whose stored record fails validation is 401 (Redis answered), on both services; fixed, it works', async () => {
+    const required = await instance(config(testRedisUrl(), prefix, { KEY_CACHE_TTL_MS: 0 }));
+    const optional = await instance(config(testRedisUrl(), prefix, { KEY_CACHE_TTL_MS: 0 }), 'optional');
+    const { record, key } = await store.create({ name: 'corrupt' });
+    const stored = `${prefix}key:h:${record.key_hash}`;
+    await admin.set(stored, JSON.stringify({ ...record, platforms: ['no-such-platform'] }));
+    for (const inst of [required, optional]) {
+      const res = await request(inst.app).get('/api/whoami').set('X-API-Key', key);
+      expect([res.status, res.body]).toEqual([401, { error: 'unauthorized', message: 'Invalid API key' }]);
+    }
+    await admin.set(stored, JSON.stringify(record));
+    expect((await request(required.app).get('/api/whoami').set('X-API-Key', key)).body).toEqual({ key: record.id });
+  });
+
   it('takes the key from HTTP Basic (user name) too, with the same 401 for a bad one, in both modes', async () => {
     const basic = (user: string) => `Basic ${Buffer.from(`${user}:`).toString('base64')}`;
     const { key } = await store.create({ name: 'basic' });

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '@depthgate/service-kit';
 import { hashApiKey, isWellFormedApiKey } from './api-key';
 import type { KeyStore } from './key-store';
-import { resolveKey, type ResolvedKey } from './key-record';
+import { InvalidKeyRecordError, resolveKey, type KeyRecord, type ResolvedKey } from './key-record';
 import type { AuthMetrics } from './metrics';
 
 export type VerifyResult =
@@ -108,7 +108,18 @@ export class Authenticator {
   }
 
   private async lookup(hash: string): Promise<Cached> {
-    const record = await this.options.store.findByHash(hash);
+    let record: KeyRecord | null;
+    try {
+      record = await this.options.store.findByHash(hash);
+    } catch (err) {
+      if (!(err instanceof InvalidKeyRecordError)) throw err;
+      // The store answered: an invalid record is an invalid key (its entitlements cannot be read), not an outage.
+      this.options.logger?.error(
+        { keyId: err.keyId, problems: err.problems },
+        'key record invalid: its key is refused until the record is fixed',
+      );
+      record = null;
+    }
     let result: Cached;
     if (!record || !timingSafeEqual(Buffer.from(record.key_hash, 'hex'), Buffer.from(hash, 'hex'))) {
       result = { status: 'invalid' };
