@@ -148,7 +148,12 @@ function hookExit(): void {
 }
 
 /** Query parameter names (percent-decoded, any case) whose values commonly carry secrets. */
-const SECRET_NAME = /^(?:(?:x[-_]?)?api[-_]?key|key|token|access[-_]?token|signature|secret|password)$/i;
+const SECRET_NAMES = '(?:x[-_]?)?api[-_]?key|key|token|access[-_]?token|signature|secret|password';
+const SECRET_NAME = new RegExp(`^(?:${SECRET_NAMES})$`, 'i');
+/** The same names' values in a URL with nothing encoded, in one pass. */
+const SECRET_PARAMS = new RegExp(`([?&](?:${SECRET_NAMES})=)[^&]*`, 'gi');
+/** What makes a URL need the parameter-by-parameter reading: an escape, a `+`, or key-shaped text. */
+const NEEDS_READING = /[%+]|dg_/;
 
 /**
  * A depthgate API key wherever it stands: `dg_` and 39 letters and digits (packages/auth api-key.ts). Keys are
@@ -169,6 +174,9 @@ function decodeComponent(s: string): string {
  * so is any name or value that holds something shaped like an API key. Key-shaped text in the path is masked too.
  */
 export function loggableUrl(url: string): string {
+  // Most URLs have no escape and no key: their raw names are their decoded ones, and one replace masks the same
+  // values as the reading below, at a third of its cost (this runs for every access-log line).
+  if (!NEEDS_READING.test(url)) return url.includes('=') ? url.replace(SECRET_PARAMS, '$1[redacted]') : url;
   const q = url.indexOf('?');
   const rawPath = q === -1 ? url : url.slice(0, q);
   const path = rawPath.includes('dg_') ? rawPath.replace(KEYS_SHAPED, '[redacted]') : rawPath;

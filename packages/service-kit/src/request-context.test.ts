@@ -41,6 +41,13 @@ describe('loggableUrl', () => {
     expect(loggableUrl(`/ws/v1/kalshi?api%5Fkey=${KEY}`)).toBe('/ws/v1/kalshi?api%5Fkey=[redacted]');
     expect(loggableUrl(`/a?x-api-key=${KEY}&limit=5`)).toBe('/a?x-api-key=[redacted]&limit=5');
     expect(loggableUrl('/a?X-Api-Key=not-a-key')).toBe('/a?X-Api-Key=[redacted]');
+    // Nothing encoded (one pass) and something encoded (parameter by parameter) read the same.
+    expect(loggableUrl('/a?token=t&limit=5&Access_Token=u&x_api_key=v&apikey=w')).toBe(
+      '/a?token=[redacted]&limit=5&Access_Token=[redacted]&x_api_key=[redacted]&apikey=[redacted]',
+    );
+    expect(loggableUrl('/a?token=t&limit=5%2C6&Access_Token=u&x_api_key=v&apikey=w')).toBe(
+      '/a?token=[redacted]&limit=5%2C6&Access_Token=[redacted]&x_api_key=[redacted]&apikey=[redacted]',
+    );
     expect(loggableUrl('/a?%61pi_key=x%zz')).toBe('/a?%61pi_key=[redacted]');
   });
 
