@@ -1,5 +1,14 @@
 import { createHash } from 'node:crypto';
-import { KEY_ID_PATTERN, KEY_PREFIX, generateApiKey, generateKeyId, hashApiKey, isWellFormedApiKey } from './api-key';
+import { loggableUrl } from '@depthgate/service-kit';
+import {
+  KEY_ID_PATTERN,
+  KEY_PREFIX,
+  generateApiKey,
+  generateKeyId,
+  hashApiKey,
+  isWellFormedApiKey,
+  queryCarriesApiKey,
+} from './api-key';
 
 describe('API keys', () => {
   it('have the dg_ prefix, a fixed length and pass their own checksum', () => {
@@ -53,5 +62,33 @@ describe('API keys', () => {
     const id = generateKeyId();
     expect(id).toMatch(KEY_ID_PATTERN);
     expect(generateKeyId()).not.toBe(id);
+  });
+
+  it('are found in a query however they are carried; key-shaped text without its checksum is not a key', () => {
+    const key = generateApiKey();
+    const encoded = `dg%5F${key.slice(3)}`;
+    for (const query of [
+      `api_key=${key}`,
+      `ticker=KX&x-api-key=${key}`,
+      `api%5Fkey=${encoded}`,
+      `q=Bearer+${key}&limit=5`,
+      `${key}`,
+      `${encoded}=1`,
+    ]) {
+      expect([query, queryCarriesApiKey(query)]).toEqual([query, true]);
+    }
+    const forged = key.replace(/.$/, (c) => (c === 'a' ? 'b' : 'a'));
+    for (const query of ['', 'ticker=KXBTC&limit=5', `q=${forged}`, 'q=dg_short', `q=${'a'.repeat(60)}`]) {
+      expect([query, queryCarriesApiKey(query)]).toEqual([query, false]);
+    }
+  });
+
+  it('are masked in logged URLs wherever they stand (service-kit loggableUrl knows their shape)', () => {
+    for (let i = 0; i < 20; i++) {
+      const key = generateApiKey();
+      for (const url of [`/a?q=${key}`, `/a?${key}`, `/a/${key}`, `/a?x=dg%5F${key.slice(3)}`]) {
+        expect(loggableUrl(url)).not.toContain(key.slice(3));
+      }
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { hash, randomBytes } from 'node:crypto';
+import querystring from 'node:querystring';
 import { crc32 } from 'node:zlib';
 
 /**
@@ -47,6 +48,20 @@ export function isWellFormedApiKey(candidate: string): boolean {
   if (!KEY_PATTERN.test(candidate)) return false;
   const body = candidate.slice(KEY_PREFIX.length, KEY_PREFIX.length + BODY_LENGTH);
   return checksum(body) === candidate.slice(KEY_PREFIX.length + BODY_LENGTH);
+}
+
+const KEY_LENGTH = KEY_PREFIX.length + BODY_LENGTH + CHECKSUM_LENGTH;
+const KEY_SHAPED = new RegExp(`${KEY_PREFIX}[0-9A-Za-z]{${BODY_LENGTH + CHECKSUM_LENGTH}}`, 'g');
+
+/**
+ * Whether a URL's raw query carries a well-formed key anywhere: as a parameter's value or name, percent-encoded or
+ * not (whoever receives the query decodes it). The gateway forwards a query byte for byte and refuses one that does.
+ */
+export function queryCarriesApiKey(query: string): boolean {
+  if (query.length < KEY_LENGTH) return false;
+  const text = query.includes('%') ? querystring.unescape(query) : query;
+  for (const match of text.matchAll(KEY_SHAPED)) if (isWellFormedApiKey(match[0])) return true;
+  return false;
 }
 
 /** The key's SHA-256 in hex, as stored. One call, no Hash object: 0.22 against 0.57 µs, and it runs per request. */

@@ -141,6 +141,20 @@ describe('keys against the real Redis', () => {
     }
   });
 
+  it('a key whose stored record fails validation is 401 (Redis answered), on both services; fixed, it works', async () => {
+    const required = await instance(config(testRedisUrl(), prefix, { KEY_CACHE_TTL_MS: 0 }));
+    const optional = await instance(config(testRedisUrl(), prefix, { KEY_CACHE_TTL_MS: 0 }), 'optional');
+    const { record, key } = await store.create({ name: 'corrupt' });
+    const stored = `${prefix}key:h:${record.key_hash}`;
+    await admin.set(stored, JSON.stringify({ ...record, platforms: ['no-such-platform'] }));
+    for (const inst of [required, optional]) {
+      const res = await request(inst.app).get('/api/whoami').set('X-API-Key', key);
+      expect([res.status, res.body]).toEqual([401, { error: 'unauthorized', message: 'Invalid API key' }]);
+    }
+    await admin.set(stored, JSON.stringify(record));
+    expect((await request(required.app).get('/api/whoami').set('X-API-Key', key)).body).toEqual({ key: record.id });
+  });
+
   it('takes the key from HTTP Basic (user name) too, with the same 401 for a bad one, in both modes', async () => {
     const basic = (user: string) => `Basic ${Buffer.from(`${user}:`).toString('base64')}`;
     const { key } = await store.create({ name: 'basic' });
@@ -285,5 +299,64 @@ describe('Redis stopped mid-test', () => {
       what: 'the unseen key to verify',
     });
     expect(await metric(inst.registry, 'rate_limit_store_degraded')).toBe(0);
+  });
+});
+
+describe('Redis unreachable at start', () => {
+  let redis: PrivateServer;
+  beforeAll(async () => {
+    redis = await startPrivateRedis();
+    await redis.stop();
+  });
+  afterAll(async () => {
+    await redis.destroy();
+  });
+
+  it('the subscription to key events is made once Redis is up: a revocation then lands at once', async () => {
+    const lines: string[] = [];
+    const logger = createLogger({
+      name: 'test',
+      level: 'info',
+      destination: new Writable({
+        write: (c, _e, cb) => {
+          lines.push(String(c));
+          cb();
+        },
+      }),
+    });
+    const prefix = `${uniqueName('late')}:`;
+    // A TTL no test waits out: only the pub/sub message can drop the cached answer.
+    const auth = createAuth(config(redis.url, prefix, { KEY_CACHE_TTL_MS: 600_000 }), {
+      logger,
+      registry: createRegistry('test', { defaultMetrics: false }),
+      name: 'test',
+    });
+    const admin = createRedisClient(redis.url, { name: 'admin', offlineQueue: true });
+    try {
+      // Long enough for a subscriber that gives up (one retry, a 500 ms timeout) to have given up.
+      await new Promise((r) => setTimeout(r, 1500));
+      await redis.start();
+      await waitForRedis(auth.redis, 10_000);
+      await waitForRedis(admin, 5000);
+      const store = new RedisKeyStore(admin, prefix);
+      await waitFor(async () => (await admin.publish(store.eventsChannel, 'probe')) >= 1, {
+        timeoutMs: 10_000,
+        what: 'a subscriber on the key events channel',
+      });
+      const { record, key } = await store.create({ name: 'late' });
+      expect(await auth.authenticator.verify(key)).toMatchObject({ status: 'valid' });
+      await store.revoke(record.id);
+      await waitFor(async () => (await auth.authenticator.verify(key)).status === 'revoked', {
+        timeoutMs: 2000,
+        what: 'the revocation to reach the instance',
+      });
+    } finally {
+      admin.disconnect();
+      await auth.close();
+    }
+    const log = lines.join('');
+    expect(log).toContain('not subscribed to key events yet');
+    expect(log).toContain('subscribed to key events: revocations take effect at once');
+    expect(log).not.toContain('could not subscribe');
   });
 });

@@ -1,12 +1,15 @@
 import { Authenticator } from './authenticator';
 import { generateApiKey, hashApiKey } from './api-key';
-import type { KeyRecord, NewKeyInput } from './key-record';
+import type { Logger } from '@depthgate/service-kit';
+import { parseKeyRecord, type KeyRecord, type NewKeyInput } from './key-record';
 import type { KeyStore } from './key-store';
 
 /** A KeyStore over a Map, with a switch to make it fail like an unreachable Redis. */
 class FakeStore implements KeyStore {
   readonly eventsChannel = 'events';
   readonly records = new Map<string, KeyRecord>();
+  /** Records stored as given (JSON text), read as RedisKeyStore reads them. */
+  readonly raw = new Map<string, string>();
   lookups = 0;
   down = false;
 
@@ -31,7 +34,8 @@ class FakeStore implements KeyStore {
     this.lookups++;
     await new Promise((r) => setImmediate(r));
     if (this.down) throw new Error('Connection is closed.');
-    return this.records.get(hash) ?? null;
+    const raw = this.raw.get(hash);
+    return raw === undefined ? (this.records.get(hash) ?? null) : parseKeyRecord(raw);
   }
   create(_input: NewKeyInput): Promise<{ record: KeyRecord; key: string }> {
     throw new Error('not used');
@@ -54,14 +58,19 @@ class FakeStore implements KeyStore {
 function setup(options: { ttl?: number; stale?: number; max?: number } = {}) {
   const store = new FakeStore();
   let now = 1_000_000;
+  /** What the authenticator logs (it writes warnings and errors): level, fields, message. */
+  const logged: { level: string; fields: Record<string, unknown>; msg: string }[] = [];
+  const at = (level: string) => (fields: Record<string, unknown>, msg: string) => logged.push({ level, fields, msg });
+  const logger = { warn: at('warn'), error: at('error') } as unknown as Logger;
   const auth = new Authenticator({
     store,
     cacheTtlMs: options.ttl ?? 4000,
     maxStaleMs: options.stale ?? 60_000,
     maxEntries: options.max ?? 100,
+    logger,
     now: () => now,
   });
-  return { store, auth, advance: (ms: number) => (now += ms) };
+  return { store, auth, advance: (ms: number) => (now += ms), logged };
 }
 
 describe('Authenticator', () => {
@@ -140,14 +149,89 @@ describe('Authenticator', () => {
     expect(await auth.verify(known)).toMatchObject({ status: 'valid' });
   });
 
-  it('keeps at most maxEntries answers', async () => {
-    const { store, auth } = setup({ max: 3 });
-    const keys = Array.from({ length: 5 }, generateApiKey);
-    for (const k of keys) await auth.verify(k);
-    expect(store.lookups).toBe(5);
-    await auth.verify(keys[4] ?? '');
-    expect(store.lookups).toBe(5);
-    await auth.verify(keys[0] ?? '');
-    expect(store.lookups).toBe(6);
+  it('keeps at most maxEntries answers for known keys, and a tenth of that for unknown ones', async () => {
+    const { store, auth } = setup({ max: 30 });
+    const known = Array.from({ length: 35 }, generateApiKey);
+    for (const k of known) store.add(k);
+    for (const k of known) await auth.verify(k);
+    expect(store.lookups).toBe(35);
+    await auth.verify(known[34] ?? '');
+    await auth.verify(known[5] ?? '');
+    expect(store.lookups).toBe(35);
+    await auth.verify(known[4] ?? '');
+    expect(store.lookups).toBe(36);
+
+    const unknown = Array.from({ length: 5 }, generateApiKey);
+    for (const k of unknown) await auth.verify(k);
+    expect(store.lookups).toBe(41);
+    await auth.verify(unknown[2] ?? '');
+    expect(store.lookups).toBe(41);
+    await auth.verify(unknown[1] ?? '');
+    expect(store.lookups).toBe(42);
+  });
+
+  it('evicts the least recently used answer: a key in use outlives newer ones through a store outage', async () => {
+    const { store, auth, advance } = setup({ max: 2 });
+    const [a, b, c] = [generateApiKey(), generateApiKey(), generateApiKey()];
+    for (const k of [a, b, c]) store.add(k);
+    await auth.verify(a);
+    await auth.verify(b);
+    expect(auth.verify(a)).toMatchObject({ status: 'valid' }); // a hit: A is now the most recently used
+    await auth.verify(c);
+    store.down = true;
+    advance(5000); // past the TTL: answers come from the cache only because the store cannot
+    expect(await auth.verify(a)).toMatchObject({ status: 'valid' });
+    expect(await auth.verify(c)).toMatchObject({ status: 'valid' });
+    expect(await auth.verify(b)).toEqual({ status: 'unavailable' });
+  });
+
+  it('unknown keys push out only each other: sprayed made-up keys never evict a key in use', async () => {
+    const { store, auth, advance } = setup({ max: 2 });
+    const [a, b] = [generateApiKey(), generateApiKey()];
+    for (const k of [a, b]) store.add(k);
+    await auth.verify(a);
+    await auth.verify(b);
+    for (let i = 0; i < 50; i++) expect(await auth.verify(generateApiKey())).toEqual({ status: 'invalid' });
+    store.down = true;
+    advance(5000);
+    expect(await auth.verify(a)).toMatchObject({ status: 'valid' });
+    expect(await auth.verify(b)).toMatchObject({ status: 'valid' });
+  });
+
+  it('a stored record that fails validation: the key is invalid (not "store unreachable"), logged by id, never the key', async () => {
+    const { store, auth, logged } = setup();
+    const key = generateApiKey();
+    const record = store.add(key);
+    store.raw.set(record.key_hash, JSON.stringify({ ...record, requests_per_minute: 0 }));
+    expect(await auth.verify(key)).toEqual({ status: 'invalid' });
+    const garbled = generateApiKey();
+    store.raw.set(hashApiKey(garbled), '{"id":');
+    expect(await auth.verify(garbled)).toEqual({ status: 'invalid' });
+    const msg = 'key record invalid: its key is refused until the record is fixed';
+    expect(logged).toEqual([
+      {
+        level: 'error',
+        fields: { keyId: record.id, problems: [expect.stringMatching(/^requests_per_minute: /)] },
+        msg,
+      },
+      { level: 'error', fields: { keyId: undefined, problems: ['not JSON'] }, msg },
+    ]);
+    const text = JSON.stringify(logged);
+    expect(text).not.toContain(key);
+    expect(text).not.toContain(record.key_hash);
+    // Fixed, it is valid again once the cached answer is dropped.
+    store.raw.delete(record.key_hash);
+    auth.invalidate(record.key_hash);
+    expect(await auth.verify(key)).toMatchObject({ status: 'valid' });
+  });
+
+  it('a key created after its unknown answer was cached is known once the creation is announced', async () => {
+    const { store, auth } = setup();
+    const key = generateApiKey();
+    expect(await auth.verify(key)).toEqual({ status: 'invalid' });
+    store.add(key);
+    auth.invalidate(hashApiKey(key));
+    expect(await auth.verify(key)).toMatchObject({ status: 'valid' });
+    expect(auth.verify(key)).toMatchObject({ status: 'valid' });
   });
 });

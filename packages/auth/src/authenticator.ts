@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '@depthgate/service-kit';
 import { hashApiKey, isWellFormedApiKey } from './api-key';
 import type { KeyStore } from './key-store';
-import { resolveKey, type ResolvedKey } from './key-record';
+import { InvalidKeyRecordError, resolveKey, type KeyRecord, type ResolvedKey } from './key-record';
 import type { AuthMetrics } from './metrics';
 
 export type VerifyResult =
@@ -26,7 +26,11 @@ export interface AuthenticatorOptions {
   cacheTtlMs: number;
   /** While the store is unreachable, a cached answer keeps serving for this long after it was fetched. */
   maxStaleMs: number;
-  /** Cache capacity (least recently used entries leave first), so sprayed random keys cannot grow memory. */
+  /**
+   * Capacity of the cache of known keys (valid or revoked; least recently used leave first), so memory is bounded.
+   * Unknown keys have a bucket of their own, a tenth of this (at least one): sprayed made-up keys push out only each
+   * other, never a key in use, which keeps working from the cache while the store is unreachable.
+   */
   maxEntries: number;
   logger?: Logger;
   metrics?: AuthMetrics;
@@ -39,12 +43,16 @@ export interface AuthenticatorOptions {
  * message be missed, within `cacheTtlMs` at the latest.
  */
 export class Authenticator {
-  private readonly cache = new Map<string, Entry>();
+  /** Answers for known keys (valid, revoked), and for unknown ones: each a Map in order of last use, oldest first. */
+  private readonly known = new Map<string, Entry>();
+  private readonly unknown = new Map<string, Entry>();
+  private readonly maxUnknown: number;
   private readonly inflight = new Map<string, Promise<Cached>>();
   private readonly now: () => number;
 
   constructor(private readonly options: AuthenticatorOptions) {
     this.now = options.now ?? Date.now;
+    this.maxUnknown = Math.max(1, Math.ceil(options.maxEntries / 10));
   }
 
   /**
@@ -55,10 +63,11 @@ export class Authenticator {
   verify(candidate: string, maxAgeMs = this.options.cacheTtlMs): VerifyResult | Promise<VerifyResult> {
     // Only well-formed keys are ever looked up and cached, so a cached hash needs no shape check again.
     const hash = hashApiKey(candidate);
-    const entry = this.cache.get(hash);
+    const entry = this.known.get(hash) ?? this.unknown.get(hash);
     const now = this.now();
     if (entry && now - entry.fetchedAt < Math.min(maxAgeMs, this.options.cacheTtlMs)) {
       this.options.metrics?.cache.inc({ result: 'hit' });
+      this.used(hash, entry);
       return this.count(entry.result);
     }
     if (!isWellFormedApiKey(candidate)) return this.count({ status: 'invalid' });
@@ -73,6 +82,7 @@ export class Authenticator {
     } catch (err) {
       if (entry && now - entry.fetchedAt < this.options.maxStaleMs) {
         this.options.metrics?.cache.inc({ result: 'stale' });
+        this.used(hash, entry);
         this.options.logger?.warn(
           { err: { message: (err as Error).message } },
           'key store unreachable: serving a cached key answer',
@@ -98,7 +108,18 @@ export class Authenticator {
   }
 
   private async lookup(hash: string): Promise<Cached> {
-    const record = await this.options.store.findByHash(hash);
+    let record: KeyRecord | null;
+    try {
+      record = await this.options.store.findByHash(hash);
+    } catch (err) {
+      if (!(err instanceof InvalidKeyRecordError)) throw err;
+      // The store answered: an invalid record is an invalid key (its entitlements cannot be read), not an outage.
+      this.options.logger?.error(
+        { keyId: err.keyId, problems: err.problems },
+        'key record invalid: its key is refused until the record is fixed',
+      );
+      record = null;
+    }
     let result: Cached;
     if (!record || !timingSafeEqual(Buffer.from(record.key_hash, 'hex'), Buffer.from(hash, 'hex'))) {
       result = { status: 'invalid' };
@@ -112,18 +133,32 @@ export class Authenticator {
   }
 
   private remember(hash: string, result: Cached): void {
-    this.cache.delete(hash);
-    this.cache.set(hash, { result, fetchedAt: this.now() });
-    while (this.cache.size > this.options.maxEntries) {
-      const oldest = this.cache.keys().next().value;
+    this.invalidate(hash);
+    const [bucket, max] =
+      result.status === 'invalid' ? [this.unknown, this.maxUnknown] : [this.known, this.options.maxEntries];
+    bucket.set(hash, { result, fetchedAt: this.now() });
+    while (bucket.size > max) {
+      const oldest = bucket.keys().next().value;
       if (oldest === undefined) break;
-      this.cache.delete(oldest);
+      bucket.delete(oldest);
     }
+  }
+
+  /**
+   * Marks an answer as the most recently used of its bucket (a Map keeps insertion order; the oldest leaves first),
+   * unless it was dropped or replaced meanwhile (while the store was asked).
+   */
+  private used(hash: string, entry: Entry): void {
+    const bucket = entry.result.status === 'invalid' ? this.unknown : this.known;
+    if (bucket.get(hash) !== entry) return;
+    bucket.delete(hash);
+    bucket.set(hash, entry);
   }
 
   /** Drops the cached answer for a key hash (a create or revoke announced on the events channel). */
   invalidate(hash: string): void {
-    this.cache.delete(hash);
+    this.known.delete(hash);
+    this.unknown.delete(hash);
   }
 
   /** Listens for created and revoked keys on a dedicated subscriber connection. */

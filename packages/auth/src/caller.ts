@@ -30,7 +30,8 @@ const BASIC = /^basic[ \t]+([A-Za-z0-9+/]*={0,2})[ \t]*$/i;
  * theirs: for clients that cannot set a header but can put credentials in a URL (`http://dg_…@host/…`, which axios in
  * Node sends as `Authorization: Basic base64("dg_…:")`). `X-API-Key` wins when both are present. A Basic header that
  * does not decode presents an empty key (refused like any bad key); other schemes are not ours and are ignored.
- * There is no query-parameter form: a key in a URL's query would reach logs and upstreams.
+ * There is no query-parameter form: a key in a URL's query would reach logs and upstreams (the gateway refuses a REST
+ * query that carries one, and logs mask any).
  */
 export function presentedKey(headers: IncomingHttpHeaders): string | undefined {
   const header = headers['x-api-key'];

@@ -17,7 +17,7 @@ export const authEnvShape = {
   KEY_CACHE_TTL_MS: envInt(4000, { min: 0, max: 5000 }),
   /** While Redis is unreachable, cached key answers keep serving this long after they were fetched. */
   KEY_CACHE_MAX_STALE_MS: envInt(900_000, { min: 0, max: 86_400_000 }),
-  /** Capacity of the key cache. */
+  /** Capacity of the key cache for known keys (unknown keys: a tenth of it, apart). */
   KEY_CACHE_MAX_ENTRIES: envInt(10_000, { min: 1, max: 10_000_000 }),
   /** Requests per minute for a key that has no `requests_per_minute` of its own. */
   RATE_LIMIT_DEFAULT_RPM: envInt(600, { min: 1, max: 10_000_000 }),

@@ -23,6 +23,37 @@ export const keyRecordSchema = z.object({
 
 export type KeyRecord = z.infer<typeof keyRecordSchema>;
 
+/**
+ * A stored key record that is not a valid one (not JSON, or failing keyRecordSchema: edited by hand, written by
+ * another version). Names the record's id when it has a readable one and what is wrong; never the key or its hash.
+ */
+export class InvalidKeyRecordError extends Error {
+  constructor(
+    readonly keyId: string | undefined,
+    readonly problems: readonly string[],
+  ) {
+    super(`key record ${keyId ?? '(without a readable id)'} is invalid: ${problems.join('; ')}`);
+    this.name = 'InvalidKeyRecordError';
+  }
+}
+
+/** A record as stored (JSON), checked against the schema; InvalidKeyRecordError when it is not a valid one. */
+export function parseKeyRecord(raw: string): KeyRecord {
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    throw new InvalidKeyRecordError(undefined, ['not JSON']);
+  }
+  const result = keyRecordSchema.safeParse(json);
+  if (result.success) return result.data;
+  const id = (json as { id?: unknown } | null)?.id;
+  throw new InvalidKeyRecordError(
+    typeof id === 'string' && KEY_ID_PATTERN.test(id) ? id : undefined,
+    result.error.issues.map((issue) => `${issue.path.join('.') || '(record)'}: ${issue.message}`),
+  );
+}
+
 /** What may be shown about a key: everything but its hash. */
 export type PublicKeyRecord = Omit<KeyRecord, 'key_hash'>;
 

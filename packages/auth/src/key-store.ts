@@ -1,11 +1,12 @@
 import type { Redis } from 'ioredis';
 import { generateApiKey, generateKeyId, hashApiKey } from './api-key';
-import { keyRecordSchema, type KeyRecord, type NewKeyInput } from './key-record';
+import { keyRecordSchema, parseKeyRecord, type KeyRecord, type NewKeyInput } from './key-record';
 
 /** Where key records live. The Redis implementation is the real one; tests may use any other. */
 export interface KeyStore {
   /** Creates a record and returns it with the key, which is never retrievable again. */
   create(input: NewKeyInput, now?: Date): Promise<{ record: KeyRecord; key: string }>;
+  /** The record of a key hash, or null; InvalidKeyRecordError when the stored record is not a valid one. */
   findByHash(hash: string): Promise<KeyRecord | null>;
   get(id: string): Promise<KeyRecord | null>;
   list(): Promise<KeyRecord[]>;
@@ -70,7 +71,7 @@ export class RedisKeyStore implements KeyStore {
 
   async findByHash(hash: string): Promise<KeyRecord | null> {
     const raw = await this.redis.get(this.hashKey(hash));
-    return raw === null ? null : keyRecordSchema.parse(JSON.parse(raw));
+    return raw === null ? null : parseKeyRecord(raw);
   }
 
   async get(id: string): Promise<KeyRecord | null> {

@@ -34,11 +34,7 @@ export function createAuth(config: AuthConfig, deps: { logger: Logger; registry:
     logger: deps.logger,
     commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
   });
-  const subscriber = createRedisClient(target, {
-    name: `${deps.name}-events`,
-    logger: deps.logger,
-    offlineQueue: true,
-  });
+  const subscriber = createRedisClient(target, { name: `${deps.name}-events`, logger: deps.logger, subscriber: true });
   const metrics = new AuthMetrics(deps.registry);
   const store = new RedisKeyStore(redis, config.REDIS_KEY_PREFIX);
   const authenticator = new Authenticator({
@@ -49,12 +45,7 @@ export function createAuth(config: AuthConfig, deps: { logger: Logger; registry:
     logger: deps.logger,
     metrics,
   });
-  authenticator.subscribe(subscriber).catch((err: unknown) => {
-    deps.logger.warn(
-      { err: { message: (err as Error).message } },
-      'could not subscribe to key events; relying on the cache TTL',
-    );
-  });
+  const events = subscribeToKeyEvents(authenticator, subscriber, deps.logger);
   const rateLimiter = new RateLimiter({
     redis,
     prefix: config.REDIS_KEY_PREFIX,
@@ -76,10 +67,50 @@ export function createAuth(config: AuthConfig, deps: { logger: Logger; registry:
       ? [{ name: 'redis', check: async () => redis.status === 'ready' && (await redis.ping()) === 'PONG' }]
       : [],
     async close() {
+      events.close();
       subscriber.disconnect();
       await redis.quit().catch(() => undefined);
       // After QUIT too: with Sentinel, this also closes the connections that watch the sentinels for a failover.
       redis.disconnect();
+    },
+  };
+}
+
+/**
+ * The subscription to key events (revocations, creations), made whenever Redis is reachable: asked for at start, it
+ * waits on the subscriber connection until Redis answers (createRedisClient's `subscriber`), and ioredis renews it
+ * after each reconnection. Until it is made, a revocation takes effect within the cache TTL only: said once in the
+ * log, and when it is made.
+ */
+function subscribeToKeyEvents(authenticator: Authenticator, subscriber: Redis, logger: Logger): { close(): void } {
+  let state: 'pending' | 'waiting' | 'done' = 'pending';
+  const onError = () => {
+    if (state !== 'pending') return;
+    state = 'waiting';
+    logger.warn(
+      'not subscribed to key events yet (Redis unreachable): revocations take effect within the key cache TTL until then',
+    );
+  };
+  subscriber.on('error', onError);
+  authenticator.subscribe(subscriber).then(
+    () => {
+      subscriber.off('error', onError);
+      if (state === 'waiting') logger.info('subscribed to key events: revocations take effect at once');
+      state = 'done';
+    },
+    (err: unknown) => {
+      subscriber.off('error', onError);
+      if (state === 'done') return; // closed
+      state = 'done';
+      logger.warn(
+        { err: { message: (err as Error).message } },
+        'could not subscribe to key events; revocations take effect within the key cache TTL',
+      );
+    },
+  );
+  return {
+    close() {
+      state = 'done';
     },
   };
 }

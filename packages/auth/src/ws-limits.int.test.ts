@@ -1,9 +1,27 @@
 import { createLogger } from '@depthgate/service-kit';
-import { testRedisUrl, uniqueName } from '@depthgate/test-utils';
+import { testRedisUrl, uniqueName, waitFor } from '@depthgate/test-utils';
 import { createRedisClient, waitForRedis, type Redis } from './redis';
 import { KeyLimits } from './ws-limits';
 
 const logger = createLogger({ name: 'ws-limits-test', level: 'silent' });
+
+/** Every clock Jest can fake but Date. */
+const REAL_TIMERS: FakeableAPI[] = [
+  'hrtime',
+  'nextTick',
+  'performance',
+  'queueMicrotask',
+  'requestAnimationFrame',
+  'cancelAnimationFrame',
+  'requestIdleCallback',
+  'cancelIdleCallback',
+  'setImmediate',
+  'clearImmediate',
+  'setInterval',
+  'clearInterval',
+  'setTimeout',
+  'clearTimeout',
+];
 
 describe('per-key WebSocket limits in Redis (shared by the gateway and the replay)', () => {
   let redis: Redis;
@@ -22,15 +40,14 @@ describe('per-key WebSocket limits in Redis (shared by the gateway and the repla
   });
 
   /** One replica's limits. */
-  const replica = (o: { namespace?: string; now?: () => number; client?: Redis; degraded?: boolean[] } = {}) => {
+  const replica = (o: { namespace?: string; leaseMs?: number; client?: Redis; degraded?: boolean[] } = {}) => {
     const l = new KeyLimits({
       redis: o.client ?? redis,
       prefix,
       namespace: o.namespace ?? 'replay',
-      leaseMs: 60_000,
+      leaseMs: o.leaseMs ?? 60_000,
       logger,
       onDegraded: (d) => o.degraded?.push(d),
-      ...(o.now ? { now: o.now } : {}),
     });
     made.push(l);
     return l;
@@ -66,15 +83,38 @@ describe('per-key WebSocket limits in Redis (shared by the gateway and the repla
   });
 
   it('lets the connections of a replica that died expire with their lease', async () => {
-    let t = Date.UTC(2026, 10, 26, 12);
-    const dead = replica({ now: () => t });
+    const dead = replica({ leaseMs: 1000 });
     expect(await dead.open('dead:1', 'k', 1)).toBe(true);
     dead.stop(); // no renewals, no close: the process is gone
-    const alive = replica({ now: () => t });
+    const alive = replica({ leaseMs: 1000 });
     expect(await alive.open('alive:1', 'k', 1)).toBe(false);
-    t += 60_001;
-    expect(await alive.open('alive:1', 'k', 1)).toBe(true);
+    await waitFor(() => alive.open('alive:1', 'k', 1), { timeoutMs: 5000, what: 'the dead replica’s lease to end' });
     expect(await redis.hkeys(`${prefix}replay:key:k`)).toEqual(['alive:1']);
+  });
+
+  it('reads Redis’s clock, not the replica’s: one whose clock is 2 minutes ahead drops no live connection', async () => {
+    const a = replica();
+    expect(await a.open('a:1', 'k', 1)).toBe(true);
+    expect(await a.reserve('a:1', 2, 2)).toBe(true);
+    // This process's Date only (every timer stays real, for the Redis client).
+    jest.useFakeTimers({ now: Date.now() + 120_000, doNotFake: REAL_TIMERS });
+    try {
+      const ahead = replica();
+      expect(await ahead.open('b:1', 'k', 1)).toBe(false);
+      expect(await ahead.open('b:1', 'k', 2)).toBe(true);
+      expect(await ahead.reserve('b:1', 1, 2)).toBe(false);
+      // Its renewals are as long as anyone's: a second replica with a true clock still sees both connections live.
+      await (ahead as unknown as { renew(): Promise<void> }).renew();
+    } finally {
+      jest.useRealTimers();
+    }
+    expect(await replica().open('c:1', 'k', 2)).toBe(false);
+    // Every lease, the ahead replica's renewal included, ends within a lease of Redis's own clock.
+    const [seconds, micros] = await redis.time();
+    const redisNow = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    const leases = Object.values(await redis.hgetall(`${prefix}replay:key:k`)).map((v) => Number(v.split(':')[0]));
+    expect(leases).toHaveLength(2);
+    for (const end of leases) expect(end).toBeLessThanOrEqual(redisNow + 60_000);
   });
 
   it('counts subscriptions per key across connections and gives them back', async () => {

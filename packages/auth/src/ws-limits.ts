@@ -2,17 +2,23 @@
  * Per-key WebSocket limits shared by every replica of a service (the gateway's proxy, the replay): how many
  * connections a key has open and how many subscriptions they hold. One Redis hash per key and service
  * (`{prefix}{namespace}:key:{keyId}`; the gateway's namespace is `ws`, the replay's `replay`, so each service counts
- * its own connections): a field per open connection, `expiresAt:subscriptions`. Each replica renews its connections' leases on an interval, so the entries of a replica
- * that died expire by themselves; every check first drops expired entries. Checks are Lua scripts, atomic across
- * replicas. While Redis cannot answer, each process counts alone (a key's limits are then per replica), as the rate
- * limits do, and says so in a gauge and the log.
+ * its own connections): a field per open connection, `expiresAt:subscriptions`. Each replica renews its connections'
+ * leases on an interval, so the entries of a replica that died expire by themselves; every check first drops expired
+ * entries. Checks are Lua scripts, atomic across replicas, and read Redis's own clock (TIME), so the replicas' clocks
+ * do not matter. While Redis cannot answer, each process counts alone (a key's limits are then per replica), as the
+ * rate limits do, and says so in a gauge and the log.
  */
 import type { Logger } from '@depthgate/service-kit';
 import type { Redis } from './redis';
 
+/** Redis's clock in milliseconds, as `now`. */
+const NOW = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+`;
+
 /** Live entries of the hash as (connections, subscriptions), after dropping expired ones. */
-const SWEEP = `
-local now = tonumber(ARGV[1])
+const SWEEP = `${NOW}
 local conns, subs = 0, 0
 local all = redis.call('HGETALL', KEYS[1])
 for i = 1, #all, 2 do
@@ -27,31 +33,31 @@ for i = 1, #all, 2 do
 end
 `;
 
-/** ARGV: now, conn, lease, maxConnections → 1 opened, 0 refused. */
+/** ARGV: conn, lease, maxConnections → 1 opened, 0 refused. */
 const OPEN = `${SWEEP}
-if redis.call('HEXISTS', KEYS[1], ARGV[2]) == 1 then return 1 end
-if conns >= tonumber(ARGV[4]) then return 0 end
-redis.call('HSET', KEYS[1], ARGV[2], (now + tonumber(ARGV[3])) .. ':0')
-redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]) * 2)
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 1 end
+if conns >= tonumber(ARGV[3]) then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], (now + tonumber(ARGV[2])) .. ':0')
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 2)
 return 1`;
 
-/** ARGV: now, conn, lease, maxSubscriptions, delta → 1 done, 0 refused (delta > 0 over the limit). */
+/** ARGV: conn, lease, maxSubscriptions, delta → 1 done, 0 refused (delta > 0 over the limit). */
 const SUBS = `${SWEEP}
-local cur = redis.call('HGET', KEYS[1], ARGV[2])
+local cur = redis.call('HGET', KEYS[1], ARGV[1])
 local own = 0
 if cur then own = tonumber(string.sub(cur, string.find(cur, ':') + 1)) end
-local delta = tonumber(ARGV[5])
-if delta > 0 and subs + delta > tonumber(ARGV[4]) then return 0 end
-redis.call('HSET', KEYS[1], ARGV[2], (now + tonumber(ARGV[3])) .. ':' .. math.max(0, own + delta))
-redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]) * 2)
+local delta = tonumber(ARGV[4])
+if delta > 0 and subs + delta > tonumber(ARGV[3]) then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], (now + tonumber(ARGV[2])) .. ':' .. math.max(0, own + delta))
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 2)
 return 1`;
 
-/** ARGV: now, lease, conn, subs, conn, subs, … → renews each entry with its current count. */
-const RENEW = `
-for i = 3, #ARGV, 2 do
-  redis.call('HSET', KEYS[1], ARGV[i], (tonumber(ARGV[1]) + tonumber(ARGV[2])) .. ':' .. ARGV[i + 1])
+/** ARGV: lease, conn, subs, conn, subs, … → renews each entry with its current count. */
+const RENEW = `${NOW}
+for i = 2, #ARGV, 2 do
+  redis.call('HSET', KEYS[1], ARGV[i], (now + tonumber(ARGV[1])) .. ':' .. ARGV[i + 1])
 end
-redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 2)
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[1]) * 2)
 return 1`;
 
 interface Entry {
@@ -67,7 +73,6 @@ export interface KeyLimitsOptions {
   leaseMs: number;
   logger: Logger;
   onDegraded: (degraded: boolean) => void;
-  now?: () => number;
 }
 
 export class KeyLimits {
@@ -75,10 +80,8 @@ export class KeyLimits {
   private readonly entries = new Map<string, Entry>();
   private degraded = false;
   private readonly timer: NodeJS.Timeout;
-  private readonly now: () => number;
 
   constructor(private readonly o: KeyLimitsOptions) {
-    this.now = o.now ?? Date.now;
     this.timer = setInterval(() => void this.renew(), Math.max(100, Math.floor(o.leaseMs / 3)));
     this.timer.unref();
   }
@@ -123,7 +126,7 @@ export class KeyLimits {
 
   /** Registers a connection of `keyId` unless the key already has `max` open. */
   async open(conn: string, keyId: string, max: number): Promise<boolean> {
-    const shared = await this.script(OPEN, keyId, [this.now(), conn, this.o.leaseMs, max]);
+    const shared = await this.script(OPEN, keyId, [conn, this.o.leaseMs, max]);
     const ok = shared === undefined ? this.local(keyId).conns < max : shared === 1;
     if (ok) this.entries.set(conn, { keyId, subs: 0 });
     return ok;
@@ -133,7 +136,7 @@ export class KeyLimits {
   async reserve(conn: string, n: number, max: number): Promise<boolean> {
     const e = this.entries.get(conn);
     if (!e) return false;
-    const shared = await this.script(SUBS, e.keyId, [this.now(), conn, this.o.leaseMs, max, n]);
+    const shared = await this.script(SUBS, e.keyId, [conn, this.o.leaseMs, max, n]);
     const ok = shared === undefined ? this.local(e.keyId).subs + n <= max : shared === 1;
     if (ok && this.entries.get(conn) === e) e.subs += n;
     return ok;
@@ -144,7 +147,7 @@ export class KeyLimits {
     const e = this.entries.get(conn);
     if (!e || n <= 0) return;
     e.subs = Math.max(0, e.subs - n);
-    void this.script(SUBS, e.keyId, [this.now(), conn, this.o.leaseMs, Number.MAX_SAFE_INTEGER, -n]);
+    void this.script(SUBS, e.keyId, [conn, this.o.leaseMs, Number.MAX_SAFE_INTEGER, -n]);
   }
 
   close(conn: string): void {
@@ -168,7 +171,7 @@ export class KeyLimits {
         const e = this.entries.get(conn);
         if (e) list.push(conn, e.subs);
       }
-      if (list.length > 0) await this.script(RENEW, keyId, [this.now(), this.o.leaseMs, ...list]);
+      if (list.length > 0) await this.script(RENEW, keyId, [this.o.leaseMs, ...list]);
     }
   }
 

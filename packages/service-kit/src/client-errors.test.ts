@@ -112,6 +112,23 @@ describe('errors of the HTTP layer are answered as documented JSON, and the conn
     expect(handled).toBe(1);
   });
 
+  it('CONNECT → 405 method_not_allowed with an empty Allow (no proxy here), with the caller’s request id', async () => {
+    const answer = await raw(
+      server.port,
+      'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\nX-Request-Id: c-1\r\n\r\n',
+    );
+    expect(answer.status).toBe(405);
+    expect(answer.headers.allow).toBe('');
+    expect(answer.headers['x-request-id']).toBe('c-1');
+    expect(answer.headers.connection).toBe('close');
+    expect(JSON.parse(answer.body)).toEqual({
+      error: 'method_not_allowed',
+      message: 'CONNECT is not supported: this service is not a proxy',
+    });
+    expectJsonError(await raw(server.port, 'CONNECT example.com:443 HTTP/1.1\r\n\r\n'), 405, 'method_not_allowed');
+    expect(handled).toBe(0);
+  });
+
   it('a well-formed request on the same server is unaffected', async () => {
     const ok = await raw(server.port, 'GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n');
     expect(ok.status).toBe(200);

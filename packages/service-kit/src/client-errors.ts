@@ -3,7 +3,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { sendError, statusFor, type ErrorCode } from './errors';
-import { assignRequestId } from './request-context';
+import { assignRequestId, requestIdOf } from './request-context';
 
 /** After answering a request Node could not parse, the connection is given this long to drain, then cut. */
 const LINGER_MS = 1000;
@@ -113,10 +113,38 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, logger: L
     return;
   }
   logger.debug({ err: { code: err.code, message: err.message }, status: statusFor(answer.code) }, 'request refused');
-  socket.end(rawErrorResponse(answer.code, answer.message));
+  endWithError(socket, answer.code, answer.message);
+}
+
+/** Writes an error response on a raw connection and ends it: given LINGER_MS to drain, then cut. */
+function endWithError(
+  socket: Duplex,
+  code: ErrorCode,
+  message: string,
+  headers?: Readonly<Record<string, string>>,
+  requestId?: string,
+): void {
+  socket.end(rawErrorResponse(code, message, headers, requestId));
   const timer = setTimeout(() => socket.destroy(), LINGER_MS);
   timer.unref();
   socket.once('close', () => clearTimeout(timer));
+}
+
+/**
+ * A CONNECT request (Node hands it to the server's `connect` listeners, and destroys the connection unanswered when
+ * there is none): these services are no proxy. 405 with an empty `Allow` — a CONNECT names a host and port, not a
+ * resource of the service, so no method is allowed on it (RFC 9110 §10.2.1, §15.5.6) — then close.
+ */
+function refuseConnect(req: IncomingMessage, socket: Duplex, logger: Logger): void {
+  if (!socket.writable) return void socket.destroy();
+  logger.debug({ method: req.method, status: statusFor('method_not_allowed') }, 'request refused');
+  endWithError(
+    socket,
+    'method_not_allowed',
+    'CONNECT is not supported: this service is not a proxy',
+    { Allow: '' },
+    requestIdOf(req),
+  );
 }
 
 /** HTTP/1.1 requires Host (RFC 9112 §3.2); Node's own check answers an empty 400, so the server checks it here. */
@@ -132,13 +160,14 @@ export function refuseMissingHost(req: IncomingMessage, res: ServerResponse): vo
 }
 
 /**
- * Errors Node's HTTP layer would answer itself, as plain text or with an empty body, are answered in the documented
- * JSON form instead: requests its parser refuses (`clientError`: 400, 408, 413, 431) and expectations other than
- * `100-continue` (`checkExpectation`: 417). Each closes the connection. Requests without Host are refused by the
+ * Errors Node's HTTP layer would answer itself, as plain text, with an empty body or not at all, are answered in the
+ * documented JSON form instead: requests its parser refuses (`clientError`: 400, 408, 413, 431), expectations other
+ * than `100-continue` (`checkExpectation`: 417) and CONNECT (`connect`: 405). Each closes the connection. Requests without Host are refused by the
  * request listener (see `missingHost`), which requires `requireHostHeader: false` on the server.
  */
 export function answerHttpLayerErrors(server: http.Server, logger: Logger): void {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket, logger));
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => refuseConnect(req, socket, logger));
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     assignRequestId(req, res);
     res.setHeader('Connection', 'close');

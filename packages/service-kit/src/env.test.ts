@@ -2,7 +2,19 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { ConfigError, envBool, envInt, envList, envOptionalInt, envUrl, group, parseEnv, secret } from './env';
+import { thrownBy } from '@depthgate/test-utils';
+import {
+  ConfigError,
+  envBool,
+  envInt,
+  envList,
+  envOptionalInt,
+  envUrl,
+  envWsUrl,
+  group,
+  parseEnv,
+  secret,
+} from './env';
 
 const schema = z.object({
   PORT: envInt(8080, { min: 0, max: 65535 }),
@@ -38,6 +50,36 @@ describe('parseEnv', () => {
       const issues = (err as ConfigError).issues.join('\n');
       for (const name of ['PORT', 'ENABLED', 'URL', 'LIMIT']) expect(issues).toContain(name);
     }
+  });
+});
+
+describe('blank settings', () => {
+  it('a blank integer means its default, as every other setting (not 0)', () => {
+    for (const blank of ['', '  ']) {
+      expect(parseEnv(schema, { PORT: blank, ENABLED: blank, LIST: blank, URL: blank, LIMIT: blank })).toEqual(
+        parseEnv(schema, {}),
+      );
+    }
+    expect(parseEnv(z.object({ N: envInt(5, { min: 1 }) }), { N: '' })).toEqual({ N: 5 });
+    expect(() => parseEnv(z.object({ N: envInt(5, { min: 1 }) }), { N: '0' })).toThrow(ConfigError);
+    expect(() => parseEnv(schema, { PORT: '1.5' })).toThrow(ConfigError);
+    expect(() => parseEnv(schema, { PORT: 'x' })).toThrow(ConfigError);
+  });
+});
+
+describe('a URL setting that is refused', () => {
+  const urls = z.object({ REDIS_URL: envUrl('redis://127.0.0.1:1'), WS: envWsUrl('ws://127.0.0.1:1') });
+  const issues = (env: Record<string, string>) => thrownBy(() => parseEnv(urls, env), ConfigError).issues;
+
+  it('never shows the value, which may carry a password', () => {
+    expect(issues({ REDIS_URL: 'redis://user:s3cret@host:6379:bad' })).toEqual(['REDIS_URL: not a URL']);
+    expect(issues({ REDIS_URL: 'redis//:s3cret@host' })).toEqual(['REDIS_URL: not a URL']);
+    expect(issues({ WS: 'ftp://user:s3cret@feeds.example.com/v2' })).toEqual([
+      'WS: not a WebSocket URL (ws:// or wss://)',
+    ]);
+    expect(issues({ WS: 'wss://user:s3cret@feeds.example.com/v2#book' })).toEqual([
+      'WS: a WebSocket URL has no #fragment',
+    ]);
   });
 });
 

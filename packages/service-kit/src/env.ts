@@ -18,14 +18,6 @@ export function parseEnv<S extends z.ZodType>(schema: S, env: Record<string, str
   throw new ConfigError(result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`));
 }
 
-export const envInt = (defaultValue: number, bounds: { min?: number; max?: number } = {}) =>
-  z.coerce
-    .number()
-    .int()
-    .min(bounds.min ?? Number.MIN_SAFE_INTEGER)
-    .max(bounds.max ?? Number.MAX_SAFE_INTEGER)
-    .default(defaultValue);
-
 export const envOptionalInt = (bounds: { min?: number; max?: number } = {}) =>
   z
     .string()
@@ -46,6 +38,10 @@ export const envOptionalInt = (bounds: { min?: number; max?: number } = {}) =>
       }
       return n;
     });
+
+/** An integer in `bounds`; unset or blank: the default (as every other setting), never 0. */
+export const envInt = (defaultValue: number, bounds: { min?: number; max?: number } = {}) =>
+  envOptionalInt(bounds).transform((v) => v ?? defaultValue);
 
 const TRUE = new Set(['1', 'true', 'yes', 'on']);
 const FALSE = new Set(['0', 'false', 'no', 'off']);
@@ -77,7 +73,10 @@ export const envList = (defaultValue: string[] = []) =>
             .filter((s) => s.length > 0),
     );
 
-/** A URL (without a trailing slash); `refuse` names what is wrong with one the setting cannot use. */
+/**
+ * A URL (without a trailing slash); `refuse` names what is wrong with one the setting cannot use. A refusal never
+ * shows the value: a URL may carry a password (`redis://user:password@host`).
+ */
 export const envUrl = (defaultValue: string, refuse: (url: URL) => string | undefined = () => undefined) =>
   z
     .string()
@@ -88,12 +87,12 @@ export const envUrl = (defaultValue: string, refuse: (url: URL) => string | unde
       try {
         url = new URL(s);
       } catch {
-        ctx.addIssue({ code: 'custom', message: `not a URL: ${s}` });
+        ctx.addIssue({ code: 'custom', message: 'not a URL' });
         return z.NEVER;
       }
       const problem = refuse(url);
       if (problem !== undefined) {
-        ctx.addIssue({ code: 'custom', message: `${problem}: ${s}` });
+        ctx.addIssue({ code: 'custom', message: problem });
         return z.NEVER;
       }
       return url.toString().replace(/\/$/, '');

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ConfigError, parseEnv } from './env';
-import { connectionOptions, redisEnvShape, redisTarget } from './redis';
+import { connectionOptions, createRedisClient, redisEnvShape, redisTarget } from './redis';
 
 const parse = (env: Record<string, string>) => parseEnv(z.object(redisEnvShape), env);
 
@@ -36,9 +36,19 @@ describe('Redis settings', () => {
       sentinelTLS: {},
       failoverDetector: true,
     });
-    const reconnect = options.reconnectOnError as (err: Error) => boolean | 1 | 2;
-    expect(reconnect(new Error("READONLY You can't write against a read only replica."))).toBe(2);
-    expect(reconnect(new Error('ERR other'))).toBe(false);
+  });
+
+  it('reconnect at once when a server answers READONLY (a demoted master), with one address as with Sentinel', () => {
+    for (const target of [
+      { url: 'redis://127.0.0.1:1' },
+      { url: 'redis://x', sentinels: [{ host: '127.0.0.1', port: 1 }] },
+    ]) {
+      const client = createRedisClient(target, { name: 't' });
+      client.disconnect();
+      const reconnect = client.options.reconnectOnError as (err: Error) => boolean | 1 | 2;
+      expect(reconnect(new Error("READONLY You can't write against a read only replica."))).toBe(2);
+      expect(reconnect(new Error('ERR other'))).toBe(false);
+    }
   });
 
   it('take TLS to the sentinels from REDIS_SENTINEL_TLS over the URL scheme', () => {

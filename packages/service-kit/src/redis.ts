@@ -114,10 +114,18 @@ export function connectionOptions(target: RedisTarget): { url?: string; options:
       failoverDetector: true,
       sentinelCommandTimeout: 1000,
       sentinelRetryStrategy: (attempt) => Math.min(100 * 2 ** Math.min(attempt, 5), 2000),
-      // A demoted master answers writes with READONLY until we reconnect; reconnect (to the new master) at once.
-      reconnectOnError: (err) => (err.message.startsWith('READONLY') ? 2 : false),
     },
   };
+}
+
+/**
+ * ioredis' `reconnectOnError`: a server that answers READONLY was demoted to a replica, and a connection open to it
+ * stays there (behind one address the failover moved, as behind the sentinels). Reconnect at once — to the new
+ * master, which the address (or the sentinels) now names — and resend the command where the connection queues
+ * (2); a client without an offline queue fails that one command and the next go to the new master.
+ */
+export function reconnectOnReadonly(err: Error): 2 | false {
+  return err.message.startsWith('READONLY') ? 2 : false;
 }
 
 export interface RedisClientOptions {
@@ -126,26 +134,34 @@ export interface RedisClientOptions {
   logger?: Logger;
   /** Per-command deadline. A request never waits longer than this on Redis. */
   commandTimeoutMs?: number;
-  /** Queue commands until connected (CLI and subscriber connections only; never on a request path). */
+  /** Queue commands until connected (CLI connections only; never on a request path). */
   offlineQueue?: boolean;
+  /**
+   * A pub/sub subscriber connection: its commands wait for Redis however long it is away (queued, no retry limit, no
+   * command timeout), so a SUBSCRIBE asked for while Redis is unreachable is made once it is up — ioredis resubscribes
+   * after a reconnection only to channels whose SUBSCRIBE was answered. Never on a request path.
+   */
+  subscriber?: boolean;
 }
 
 /**
  * A Redis client that fails fast: no offline queue (a command while disconnected fails at once), a short command
  * timeout, one retry per command, and reconnects with capped backoff in the background. Callers decide what a
- * failure means (see rate-limit.ts and authenticator.ts); nothing here can make a request hang.
+ * failure means (see rate-limit.ts and authenticator.ts); nothing here can make a request hang. A `subscriber`
+ * connection instead waits for Redis (it serves no request).
  */
 export function createRedisClient(target: string | RedisTarget, options: RedisClientOptions): Redis {
   const connection = connectionOptions(typeof target === 'string' ? { url: target } : target);
   const common: RedisOptions = {
     ...connection.options,
     connectionName: options.name,
-    enableOfflineQueue: options.offlineQueue ?? false,
+    enableOfflineQueue: options.subscriber === true || options.offlineQueue === true,
     enableAutoPipelining: true,
-    maxRetriesPerRequest: 1,
-    commandTimeout: options.commandTimeoutMs ?? 500,
+    maxRetriesPerRequest: options.subscriber === true ? null : 1,
+    commandTimeout: options.subscriber === true ? undefined : (options.commandTimeoutMs ?? 500),
     connectTimeout: 2000,
     retryStrategy: (attempt) => Math.min(100 * 2 ** Math.min(attempt, 5), 2000),
+    reconnectOnError: reconnectOnReadonly,
   };
   const client = connection.url === undefined ? new Redis(common) : new Redis(connection.url, common);
   // Without a listener ioredis prints every connection error; log the first of a run and every 30 s after.

@@ -25,10 +25,46 @@ describe('request id', () => {
 });
 
 describe('loggableUrl', () => {
+  // Shaped like a depthgate key (`dg_` + 39 letters and digits; packages/auth tests it with generated keys).
+  const KEY = `dg_${'a1B2c3D4e5'.repeat(3)}F6g7h8I9j`;
+
   it('masks values of secret-looking query parameters and keeps the rest', () => {
     expect(loggableUrl('/a?api_key=dg_abc&limit=5&token=t1&signature=s')).toBe(
       '/a?api_key=[redacted]&limit=5&token=[redacted]&signature=[redacted]',
     );
     expect(loggableUrl('/a?monkey=1')).toBe('/a?monkey=1');
+    expect(loggableUrl('/a?ticker=KXBTC&limit=5&q=dg_short')).toBe('/a?ticker=KXBTC&limit=5&q=dg_short');
+    expect(loggableUrl('/a')).toBe('/a');
+  });
+
+  it('reads a parameter name as the services do: percent-decoded, any case, x-api-key too', () => {
+    expect(loggableUrl(`/ws/v1/kalshi?api%5Fkey=${KEY}`)).toBe('/ws/v1/kalshi?api%5Fkey=[redacted]');
+    expect(loggableUrl(`/a?x-api-key=${KEY}&limit=5`)).toBe('/a?x-api-key=[redacted]&limit=5');
+    expect(loggableUrl('/a?X-Api-Key=not-a-key')).toBe('/a?X-Api-Key=[redacted]');
+    // Nothing encoded (one pass) and something encoded (parameter by parameter) read the same.
+    expect(loggableUrl('/a?token=t&limit=5&Access_Token=u&x_api_key=v&apikey=w')).toBe(
+      '/a?token=[redacted]&limit=5&Access_Token=[redacted]&x_api_key=[redacted]&apikey=[redacted]',
+    );
+    expect(loggableUrl('/a?token=t&limit=5%2C6&Access_Token=u&x_api_key=v&apikey=w')).toBe(
+      '/a?token=[redacted]&limit=5%2C6&Access_Token=[redacted]&x_api_key=[redacted]&apikey=[redacted]',
+    );
+    expect(loggableUrl('/a?%61pi_key=x%zz')).toBe('/a?%61pi_key=[redacted]');
+  });
+
+  it('masks anything shaped like a key, whatever carries it, encoded or not', () => {
+    const encoded = `dg%5F${KEY.slice(3)}`;
+    for (const url of [
+      `/a?q=${KEY}`,
+      `/a?q=${encoded}`,
+      `/a?q=Bearer+${KEY}`,
+      `/a?${KEY}`,
+      `/a?${encoded}=1`,
+      `/a/${KEY}/b?limit=5`,
+    ]) {
+      const logged = loggableUrl(url);
+      expect(logged).toContain('[redacted]');
+      expect(logged).not.toContain(KEY.slice(3));
+    }
+    expect(loggableUrl(`/a?limit=5&q=${KEY}&b=2`)).toBe('/a?limit=5&q=[redacted]&b=2');
   });
 });

@@ -346,6 +346,35 @@ describe('header hygiene, both ways', () => {
     expect(seen?.headers['kalshi-access-key']).toBe(sim.credentials.kalshi.accessKey);
   });
 
+  it('a key in the query never reaches the upstream: 400 however it is written, beside a valid header or not', async () => {
+    const path = '/api/v1/venue-b/exchange/announcements';
+    const control = await call(gw.port, `${path}?limit=5`, { 'X-API-Key': key });
+    expect(control.status).toBe(200);
+    expect(sim.requests({ platform: 'kalshi' }).map((r) => r.query)).toEqual(['limit=5']);
+    const encoded = `dg%5F${key.slice(3)}`;
+    for (const query of [`api_key=${key}`, `api%5Fkey=${encoded}`, `x-api-key=${key}`, `limit=5&q=${encoded}`, key]) {
+      const res = await call(gw.port, `${path}?${query}`, { 'X-API-Key': key });
+      expect([query, res.status, res.json()]).toEqual([
+        query,
+        400,
+        {
+          error: 'invalid_request',
+          message:
+            'The query string carries an API key, which would be forwarded upstream; send the key as X-API-Key or HTTP Basic only',
+        },
+      ]);
+    }
+    // A key in the query alone authenticates nothing.
+    expect((await call(gw.port, `${path}?x-api-key=${key}`)).status).toBe(401);
+    expect(sim.requests({ platform: 'kalshi' })).toHaveLength(1);
+    // The access log (written every ACCESS_LOG_FLUSH_MS) shows each of those requests with the key masked.
+    await waitFor(() => h.logs().includes(`"url":"${path}?x-api-key=[redacted]","status":401`), {
+      what: 'the access log line of the 401',
+    });
+    expect(h.logs()).toContain('api%5Fkey=[redacted]');
+    expect(h.logs()).not.toContain(key.slice(3));
+  });
+
   it('upstream Set-Cookie and internal headers never reach the caller', async () => {
     // The simulator, like the CDN in front of the real hosts, sends them:
     const direct = await new Promise<http.IncomingHttpHeaders>((resolve, reject) =>

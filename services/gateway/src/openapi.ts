@@ -86,7 +86,7 @@ export function openApiDocument(platforms: GatewayPlatforms): oas32.OpenAPIObjec
   const errors = {
     '400': error(
       400,
-      'Invalid path (dot segments, encoded slashes or backslashes, `//`, control characters, malformed escapes) or query; nothing reaches an upstream',
+      'Invalid path (dot segments, encoded slashes or backslashes, `//`, control characters, malformed escapes) or query (raw non-ASCII or control characters, or an API key in it); nothing reaches an upstream',
       { error: 'invalid_path', message: 'Invalid path: dot segments are not allowed' },
     ),
     '401': error(401, 'The key (X-API-Key, or HTTP Basic with the key as user name) missing, unknown or revoked', {

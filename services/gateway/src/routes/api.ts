@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Auth, PlatformKey } from '@depthgate/auth';
+import { queryCarriesApiKey, type Auth, type PlatformKey } from '@depthgate/auth';
 import { AppError, sendError, type Logger } from '@depthgate/service-kit';
 import type { GatewayConfig } from '../config';
 import '../context';
@@ -23,8 +23,9 @@ const QUERY_OK = /^[\x21-\x7e]*$/;
 
 /**
  * Method (405 with `Allow`: GET and HEAD everywhere, POST where the route's target lists the path as a read-only
- * POST), the key's platform allowlist (403), a disabled platform (503), the query (400), then the forwarder; a POST
- * after its body has been read and checked (413, 415).
+ * POST), the key's platform allowlist (403), a disabled platform (503), the query (400: raw non-ASCII or control
+ * characters, or an API key anywhere in it), then the forwarder; a POST after its body has been read and checked
+ * (413, 415).
  */
 function forwardTo(
   req: IncomingMessage,
@@ -55,6 +56,14 @@ function forwardTo(
     return sendError(res, 'upstream_unavailable', `Platform ${key} is disabled on this gateway`);
   if (!QUERY_OK.test(target.query)) {
     return sendError(res, 'invalid_request', 'The query string contains characters that must be percent-encoded');
+  }
+  // The query goes upstream as it is: a key in it (beside the header that authenticated) would leave with it.
+  if (queryCarriesApiKey(target.query)) {
+    return sendError(
+      res,
+      'invalid_request',
+      'The query string carries an API key, which would be forwarded upstream; send the key as X-API-Key or HTTP Basic only',
+    );
   }
   if (route === undefined) {
     forwarder.forward(req, res, platform, platform.route(target, target.query), target.segments);

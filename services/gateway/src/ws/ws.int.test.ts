@@ -323,7 +323,11 @@ describe('caller authentication and limits', () => {
     expect(browser.ws.protocol).toBe('depthgate');
     const query = await WsClient.open(url(`/ws/v1/kalshi?api_key=${key}`));
     clients.push(query);
+    // The name percent-encoded reads the same (URLSearchParams), and is masked the same.
+    const encoded = await WsClient.open(url(`/ws/v1/kalshi?api%5Fkey=${key}`));
+    clients.push(encoded);
     expect(h.logs()).toContain('api_key=[redacted]');
+    expect(h.logs()).toContain('api%5Fkey=[redacted]');
     expect(h.logs()).not.toContain(key);
     expect(await refused(url('/ws/v1/kalshi'), { protocols: [key] })).toEqual({
       status: 400,

@@ -1,0 +1,88 @@
+import net from 'node:net';
+import { startPrivateRedis, waitFor, type PrivateServer } from '@depthgate/test-utils';
+import { createRedisClient, waitForRedis, type Redis } from './redis';
+
+/**
+ * One address in front of two servers, as a managed Redis's endpoint: new connections go to `target`, connections
+ * already open stay with the server they reached (a failover moves the address, not the open connections).
+ */
+async function movableAddress(initial: number): Promise<{ port: number; target: number; close(): Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  const address = {
+    port: 0,
+    target: initial,
+    close: () => {
+      for (const s of sockets) s.destroy();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+  const server = net.createServer((client) => {
+    const upstream = net.connect({ host: '127.0.0.1', port: address.target });
+    for (const [s, other] of [
+      [client, upstream],
+      [upstream, client],
+    ] as const) {
+      sockets.add(s);
+      s.on('error', () => other.destroy());
+      s.on('close', () => {
+        sockets.delete(s);
+        other.destroy();
+      });
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  address.port = (server.address() as net.AddressInfo).port;
+  return address;
+}
+
+describe('a Redis failover behind one address (REDIS_URL, no Sentinel)', () => {
+  let a: PrivateServer;
+  let b: PrivateServer;
+  const clients: Redis[] = [];
+  const client = (url: string, name: string) => {
+    const c = createRedisClient(url, { name, offlineQueue: true });
+    clients.push(c);
+    return c;
+  };
+  beforeAll(async () => {
+    [a, b] = await Promise.all([startPrivateRedis(), startPrivateRedis()]);
+  });
+  afterAll(async () => {
+    for (const c of clients) c.disconnect();
+    await Promise.all([a.destroy(), b.destroy()]);
+  });
+
+  it('a client whose connection stays on the demoted master (READONLY) reconnects and writes to the new one', async () => {
+    const adminA = client(a.url, 'admin-a');
+    const adminB = client(b.url, 'admin-b');
+    // (A replica's first sync waits 5 s by default, for more replicas to share it.)
+    for (const admin of [adminA, adminB]) await admin.config('SET', 'repl-diskless-sync-delay', '0');
+    await adminB.replicaof('127.0.0.1', String(a.port));
+    const address = await movableAddress(a.port);
+    try {
+      // The request-path client as the services make it: no offline queue, one retry, a short command timeout.
+      const redis = createRedisClient(`redis://127.0.0.1:${address.port}`, { name: 'service' });
+      clients.push(redis);
+      await waitForRedis(redis, 5000);
+      expect(await redis.set('k', 'before')).toBe('OK');
+      await waitFor(async () => (await adminB.get('k')) === 'before', { what: 'the replica to have the write' });
+
+      // The failover: B promoted, A demoted to its replica, the address moved to B.
+      await adminB.replicaof('NO', 'ONE');
+      await adminA.replicaof('127.0.0.1', String(b.port));
+      address.target = b.port;
+      expect((await adminA.role())[0]).toBe('slave');
+
+      // Without reconnecting on READONLY, every write would fail on the connection still open to A.
+      await waitFor(async () => (await redis.set('k', 'after').catch(() => undefined)) === 'OK', {
+        timeoutMs: 5000,
+        what: 'a write through the address to succeed',
+      });
+      expect(await adminB.get('k')).toBe('after');
+      expect(await redis.incr('n')).toBe(1);
+    } finally {
+      await address.close();
+    }
+  });
+});
