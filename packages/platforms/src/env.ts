@@ -5,7 +5,16 @@
  * variables itself.
  */
 import { z } from 'zod';
-import { envOptionalString, envUrl, envWsUrl, group, parseEnv, ConfigError, secret } from '@depthgate/service-kit';
+import {
+  type envUrl,
+  envHttpUrl,
+  envOptionalString,
+  envWsUrl,
+  group,
+  parseEnv,
+  ConfigError,
+  secret,
+} from '@depthgate/service-kit';
 import type {
   Budget,
   CredentialGroups,
@@ -51,7 +60,7 @@ export type ResolvedPlatforms<R extends Registry> = { readonly [K in keyof R]: R
 
 type Shape = Record<string, z.ZodType>;
 
-function urlShape(specs: Readonly<Record<string, UrlSpec>> | undefined, url = envUrl): Shape {
+function urlShape(specs: Readonly<Record<string, UrlSpec>> | undefined, url: typeof envUrl): Shape {
   const shape: Shape = {};
   for (const spec of Object.values(specs ?? {})) shape[spec.env] = url(spec.default);
   return shape;
@@ -65,7 +74,8 @@ function hostsOf(d: AnyDescriptor, parts: EnvParts): Readonly<Record<string, Url
 /** The zod shape of one platform's variables for the parts asked for. */
 export function descriptorEnvShape(d: AnyDescriptor, parts: EnvParts): Shape {
   const shape: Shape = {};
-  if (parts.hosts) Object.assign(shape, urlShape(hostsOf(d, parts)));
+  // A REST host URL that is not a base HTTP URL would fail (or reach another path) at every request.
+  if (parts.hosts) Object.assign(shape, urlShape(hostsOf(d, parts), envHttpUrl));
   // A feed URL the WebSocket library refuses would otherwise be retried (and logged) forever.
   if (parts.feeds) Object.assign(shape, urlShape(d.feeds, envWsUrl));
   if (parts.credentials) {

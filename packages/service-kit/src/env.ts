@@ -114,6 +114,19 @@ export const envWsUrl = (defaultValue: string) =>
         : undefined,
   );
 
+/**
+ * An HTTP service's base URL: http:// or https://, without a ?query or #fragment (paths are appended to it). Anything
+ * else would fail, or go somewhere else, at every request, so the setting refuses it at start.
+ */
+export const envHttpUrl = (defaultValue: string) =>
+  envUrl(defaultValue, (url) =>
+    url.protocol !== 'http:' && url.protocol !== 'https:'
+      ? 'not an HTTP URL (http:// or https://)'
+      : url.search !== '' || url.hash !== ''
+        ? 'a base URL has no ?query or #fragment'
+        : undefined,
+  );
+
 export const envString = (defaultValue: string) =>
   z
     .string()

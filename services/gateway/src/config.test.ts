@@ -55,17 +55,38 @@ describe('gateway configuration', () => {
       expect(() => loadConfig({ WS_RECONCILE_BUDGET: bad })).toThrow(/WS_RECONCILE_BUDGET/);
   });
 
-  it('refuses at start a feed URL the WebSocket library would refuse at every connection attempt', () => {
-    for (const [url, problem] of [
-      ['ftp://feeds.example.com/v2', 'not a WebSocket URL'],
-      ['wss://feeds.example.com/v2#book', 'no #fragment'],
-    ] as const) {
-      const { issues } = thrownBy(() => loadConfig({ FEED_VENUE_C_URL: url }), ConfigError);
-      expect(issues).toEqual([expect.stringMatching(new RegExp(`^FEED_VENUE_C_URL: .*${problem}`))]);
+  it('refuses at start an upstream URL that is not a base HTTP URL, and a feed URL the WebSocket library refuses (every request or connection attempt would fail or go elsewhere)', () => {
+    const cases: [variable: string, refused: [string, string][], taken: string[]][] = [
+      [
+        'UPSTREAM_VENUE_C_URL',
+        [
+          ['ftp://api.example.com', 'not an HTTP URL'],
+          ['wss://api.example.com', 'not an HTTP URL'],
+          ['https://api.example.com/v1?token=x', 'no \\?query or #fragment'],
+          ['https://api.example.com/v1#x', 'no \\?query or #fragment'],
+        ],
+        ['http://127.0.0.1:9000', 'https://api.example.com/v1'],
+      ],
+      [
+        'FEED_VENUE_C_URL',
+        [
+          ['ftp://feeds.example.com/v2', 'not a WebSocket URL'],
+          ['wss://feeds.example.com/v2#book', 'no #fragment'],
+        ],
+        // What it connects to: ws and wss, and http and https, which it takes as those.
+        ['ws://127.0.0.1:9000/v2', 'wss://feeds.example.com/v2', 'http://127.0.0.1:9000/v2'],
+      ],
+    ];
+    for (const [variable, refused, taken] of cases) {
+      for (const [url, problem] of refused) {
+        const { issues } = thrownBy(() => loadConfig({ [variable]: url }), ConfigError);
+        expect(issues).toEqual([expect.stringMatching(new RegExp(`^${variable}: .*${problem}`))]);
+      }
+      for (const url of taken) {
+        const venueC = loadConfig({ [variable]: url }).platforms['venue-c'];
+        expect(variable.startsWith('FEED_') ? venueC.feeds.main : venueC.urls.main).toBe(url);
+      }
     }
-    // What it connects to: ws and wss, and http and https, which it takes as those.
-    for (const url of ['ws://127.0.0.1:9000/v2', 'wss://feeds.example.com/v2', 'http://127.0.0.1:9000/v2'])
-      expect(loadConfig({ FEED_VENUE_C_URL: url }).platforms['venue-c'].feeds.main).toBe(url);
   });
 
   it('reads secrets from *_FILE, and refuses partial or doubly given credentials', () => {
