@@ -12,7 +12,7 @@
  */
 import http from 'node:http';
 import net from 'node:net';
-import { insertSnapshotRows } from '@depthgate/history-store';
+import { insertGapRows, insertSnapshotRows } from '@depthgate/history-store';
 import type { TestDatabase } from '@depthgate/history-store/testing';
 import type { ExchangeKey } from '@depthgate/platforms';
 import type { Registry } from '@depthgate/service-kit';
@@ -166,6 +166,43 @@ describe('GET /api/{exchange}/replay/{ticker}', () => {
         timeoutMs: 10_000,
         what: 'the replay to end as cancelled',
       });
+    });
+  });
+
+  describe('received_ts of a gap’s reset', () => {
+    const T = Date.UTC(2026, 2, 8);
+    const ticker = 'KXREPLAY-RESET';
+    const row = (ts: number, received: number, side: 'bid' | 'ask', price: string, quantity: string) => ({
+      exchange: 'venue_b' as const,
+      ticker,
+      ts,
+      side,
+      price,
+      quantity,
+      received_ts: received,
+    });
+    beforeAll(async () => {
+      await insertSnapshotRows(db.store, [
+        row(T, T + 1, 'bid', '0.40', '10'),
+        // The book that closes the gap: written at T+20 (the gap's end), its newest message received at T+27.
+        row(T + 20, T + 27, 'bid', '0.42', '3'),
+        row(T + 20, T + 27, 'ask', '0.58', '4'),
+      ]);
+      await insertGapRows(db.store, [
+        { exchange: 'venue_b', ticker, from_ts: T + 10, to_ts: T + 20, reason: 'disconnect', detected_at: T + 15 },
+      ]);
+    });
+
+    it('on the venue clock, the reset line carries when the closing book was received', async () => {
+      const r = await replayed(`/api/venue_b/replay/${ticker}?from=${T}&to=${T + 30}`);
+      expect(r.status).toBe(200);
+      const lines = r.lines
+        .slice(0, -1)
+        .map((l) => JSON.parse(l) as { ts: string; received_ts: string; message: object });
+      expect(lines.map((l) => [l.ts, l.received_ts, (l.message as { type: string }).type])).toEqual([
+        [new Date(T).toISOString(), new Date(T).toISOString(), 'orderbook_snapshot'],
+        [new Date(T + 20).toISOString(), new Date(T + 27).toISOString(), 'orderbook_snapshot'],
+      ]);
     });
   });
 

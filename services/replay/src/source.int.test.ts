@@ -147,6 +147,8 @@ describe('readWindow: one ticker’s recorded window from ClickHouse', () => {
         from: T + 30,
         to: T + 40,
         reason: 'disconnect',
+        // Its closing book's receive time (stored without one: its ts).
+        received_ts: T + 40,
         book: {
           bids: [['0.45', '5']],
           asks: expect.arrayContaining([
@@ -196,7 +198,9 @@ describe('readWindow: one ticker’s recorded window from ClickHouse', () => {
     await insertDeltaRows(db.store, [{ ...delta(T + 25, 3, 'ask', '0.70', '4'), ticker: other }]);
     const w = await readWindow(queries, scope(), { exchange, ticker: other, from: T + 5, to: T + 30 });
     expect(w.start?.book).toEqual({ bids: [['0.3', '9']], asks: [] });
-    expect(w.gaps).toEqual([{ from: T + 10, to: T + 20, reason: 'disconnect', book: { bids: [], asks: [] } }]);
+    expect(w.gaps).toEqual([
+      { from: T + 10, to: T + 20, reason: 'disconnect', received_ts: T + 20, book: { bids: [], asks: [] } },
+    ]);
     // After the gap, the book restarts empty at its end (rule 7 as the history's /book applies it).
     const after = await readWindow(queries, scope(), { exchange, ticker: other, from: T + 26, to: T + 30 });
     expect(after.start?.book).toEqual({ bids: [], asks: [['0.7', '4']] });

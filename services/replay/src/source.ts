@@ -16,8 +16,8 @@
  *   is read when the engine starts playing the one before it (replayPaged), so a replay holds at most two pages.
  *   `venue_side` is not part of that read: '' (the encoders fall back on `side`).
  * - **The book gaps**, page by page: each page lists the gaps that overlap its stretch, each that closes in it with
- *   the snapshot that closes it (the snapshot rows at its `to`; none: the empty book), one that closes after `to`
- *   without one.
+ *   the snapshot that closes it (the snapshot rows at its `to`; none: the empty book) and that snapshot's receive
+ *   time, one that closes after `to` without one.
  */
 import { canonicalDecimal, formatDecimal, parseDecimal } from '@depthgate/feeds';
 import {
@@ -380,16 +380,13 @@ class PageReader {
       // (Receive clock: a gap the recorder had not detected by the window's end is not in it.)
       if (received && g.detectedAt > s.to) continue;
       const gap: RecordedGap = { from: g.fromTs, to: g.toTs, reason: g.reason };
-      if (g.toTs < until) {
-        if (!received) {
-          if (g.toTs <= s.to) gap.book = (await snapshotAt(this.queries, this.scope, s, g.toTs)).book;
-        } else {
-          const reset = await snapshotAt(this.queries, this.scope, s, g.toTs);
-          if (reset.received <= s.from) continue;
-          if (reset.received <= s.to) {
-            gap.book = reset.book;
-            gap.received_ts = reset.received;
-          }
+      // Closing in this stretch: its book, at the time the recorder received it (the reset's `received_ts`).
+      if (g.toTs < until && (received || g.toTs <= s.to)) {
+        const reset = await snapshotAt(this.queries, this.scope, s, g.toTs);
+        if (received && reset.received <= s.from) continue;
+        if (!received || reset.received <= s.to) {
+          gap.book = reset.book;
+          gap.received_ts = reset.received;
         }
       }
       gaps.push(gap);
