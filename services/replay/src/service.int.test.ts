@@ -12,14 +12,14 @@
  */
 import http from 'node:http';
 import net from 'node:net';
-import { insertGapRows, insertSnapshotRows } from '@depthgate/history-store';
+import { insertGapRows, insertSnapshotRows, insertTradeRows } from '@depthgate/history-store';
 import type { TestDatabase } from '@depthgate/history-store/testing';
 import type { ExchangeKey } from '@depthgate/platforms';
 import type { Registry } from '@depthgate/service-kit';
 import { WsTestClient, waitFor } from '@depthgate/test-utils';
 import type { RecordedWindow } from './engine';
 import { KalshiClient } from './testing/clients';
-import { startHarness, TICKERS, type Harness } from './testing/harness';
+import { startHarness, TICKERS, type Harness, type Replayed } from './testing/harness';
 import { VENUES, type Venue } from './testing/venues';
 
 describe('GET /api/{exchange}/replay/{ticker}', () => {
@@ -203,6 +203,42 @@ describe('GET /api/{exchange}/replay/{ticker}', () => {
         [new Date(T).toISOString(), new Date(T).toISOString(), 'orderbook_snapshot'],
         [new Date(T + 20).toISOString(), new Date(T + 27).toISOString(), 'orderbook_snapshot'],
       ]);
+    });
+  });
+
+  describe('the last trade before the window, as the caller may see it', () => {
+    const day = 86_400_000;
+    const product = 'OLD-USD';
+    beforeAll(async () => {
+      await insertSnapshotRows(db.store, [
+        { exchange: 'venue_d', ticker: product, ts: now - 4 * day, side: 'bid', price: '100', quantity: '1' },
+      ]);
+      // The product's last trade, three days before the service's now.
+      await insertTradeRows(db.store, [
+        {
+          exchange: 'venue_d',
+          ticker: product,
+          ts: now - 3 * day,
+          sequence: 1,
+          trade_id: '77',
+          price: '101',
+          size: '0.5',
+          side: 'buy',
+          venue_side: 'sell',
+          received_ts: now - 3 * day,
+        },
+      ]);
+    });
+
+    it('anonymous (the last day): Coinbase sends no last_match for a trade 3 days old; a full-history key gets it', async () => {
+      const from = new Date(now - day / 2).toISOString();
+      const path = `/api/venue_d/replay/${product}?from=${from}&to=${now - day / 2 + 1000}`;
+      const types = (r: Replayed) => r.texts.map((t) => (JSON.parse(t) as { type: string }).type);
+      const anonymous = await replayed(path, {});
+      expect(anonymous.status).toBe(200);
+      expect(types(anonymous)).toEqual(['snapshot']);
+      const keyed = await replayed(path);
+      expect(types(keyed)).toEqual(['snapshot', 'last_match']);
     });
   });
 

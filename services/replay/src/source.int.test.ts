@@ -114,6 +114,7 @@ describe('readWindow: one ticker’s recorded window from ClickHouse', () => {
     ticker,
     from,
     to,
+    visibleFrom: T,
     ...(pageRows ? { pageRows } : {}),
   });
 
@@ -196,13 +197,19 @@ describe('readWindow: one ticker’s recorded window from ClickHouse', () => {
       { exchange, ticker: other, from_ts: T + 10, to_ts: T + 20, reason: 'disconnect', detected_at: T + 21 },
     ]);
     await insertDeltaRows(db.store, [{ ...delta(T + 25, 3, 'ask', '0.70', '4'), ticker: other }]);
-    const w = await readWindow(queries, scope(), { exchange, ticker: other, from: T + 5, to: T + 30 });
+    const w = await readWindow(queries, scope(), { exchange, ticker: other, from: T + 5, to: T + 30, visibleFrom: T });
     expect(w.start?.book).toEqual({ bids: [['0.3', '9']], asks: [] });
     expect(w.gaps).toEqual([
       { from: T + 10, to: T + 20, reason: 'disconnect', received_ts: T + 20, book: { bids: [], asks: [] } },
     ]);
     // After the gap, the book restarts empty at its end (rule 7 as the history's /book applies it).
-    const after = await readWindow(queries, scope(), { exchange, ticker: other, from: T + 26, to: T + 30 });
+    const after = await readWindow(queries, scope(), {
+      exchange,
+      ticker: other,
+      from: T + 26,
+      to: T + 30,
+      visibleFrom: T,
+    });
     expect(after.start?.book).toEqual({ bids: [], asks: [['0.7', '4']] });
     // Far after the last book (past the first read's look back): the same book, found through the whole past.
     const later = await readWindow(queries, scope(), {
@@ -210,6 +217,7 @@ describe('readWindow: one ticker’s recorded window from ClickHouse', () => {
       ticker: other,
       from: T + 3_600_000,
       to: T + 3_600_001,
+      visibleFrom: T,
     });
     expect(later.start?.book).toEqual({ bids: [], asks: [['0.7', '4']] });
   });
@@ -277,6 +285,17 @@ describe('readWindow: one ticker’s recorded window from ClickHouse', () => {
     );
   });
 
+  test('the last trade is one the caller may see: none older than the start of its window (`visibleFrom`)', async () => {
+    // trade-2 (T+35) is the last at T+44, but the caller's window starts at T+40.
+    expect((await readWindow(queries, scope(), { ...spec(T + 44, T + 50), visibleFrom: T + 40 })).lastTrade).toBe(
+      undefined,
+    );
+    // An hour on (past the first read's look back): trade-3 (T+45) when visible, none when the window starts after it.
+    const later = spec(T + 3_600_000, T + 3_600_001);
+    expect((await readWindow(queries, scope(), { ...later, visibleFrom: T + 45 })).lastTrade?.trade_id).toBe('trade-3');
+    expect((await readWindow(queries, scope(), { ...later, visibleFrom: T + 46 })).lastTrade).toBeUndefined();
+  });
+
   test('of the trades at the last moment, the last one (a trade stored twice counts by its first copy)', async () => {
     const other = 'KXREPLAY-LAST';
     const t = (sequence: number, id: string, price: string) => ({
@@ -295,7 +314,7 @@ describe('readWindow: one ticker’s recorded window from ClickHouse', () => {
     await insertTradeRows(db.store, [t(10, '1001', '0.30'), t(20, '1002', '0.31'), t(30, '1001', '0.30')]);
     await insertTradeRows(db.store, [{ ...t(5, '1000', '0.29'), ts: T + 10 }]);
     await insertSnapshotRows(db.store, [{ exchange, ticker: other, ts: T, side: 'bid', price: '0.30', quantity: '2' }]);
-    const w = await readWindow(queries, scope(), { exchange, ticker: other, from: T + 25, to: T + 26 });
+    const w = await readWindow(queries, scope(), { exchange, ticker: other, from: T + 25, to: T + 26, visibleFrom: T });
     expect(w.lastTrade).toMatchObject({ trade_id: '1002', price: '0.31', size: '1.5', sequence: 20 });
     // Coinbase sends it first as `last_match` (the venue's own first message of the matches channel).
     const texts = [...replay(w, coinbaseEncoder({ product: other }))].map((m) => JSON.parse(m.text) as object);
@@ -328,6 +347,7 @@ describe('readWindow: one ticker’s recorded window from ClickHouse', () => {
       from: T + from,
       to: T + to,
       clock: 'received_ts',
+      visibleFrom: T,
       ...(pageRows ? { pageRows } : {}),
     });
     beforeAll(async () => {
@@ -420,6 +440,11 @@ describe('readWindow: one ticker’s recorded window from ClickHouse', () => {
     test('the last trade received by `from`, whatever its venue time', async () => {
       expect((await readWindow(queries, scope(), rspec(85, 90))).lastTrade?.trade_id).toBe('r-0');
       expect((await readWindow(queries, scope(), rspec(45, 50))).lastTrade?.trade_id).toBe('r-1');
+    });
+
+    test('of the trades the caller may see: the window is on venue time, so r-0 (T+5, received T+80) is not', async () => {
+      const w = await readWindow(queries, scope(), { ...rspec(85, 90), visibleFrom: T + 10 });
+      expect(w.lastTrade?.trade_id).toBe('r-1');
     });
   });
 });

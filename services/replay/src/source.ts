@@ -7,8 +7,8 @@
  *   S ≤ ts ≤ `from` in (ts, sequence) order; a book gap that ended after that snapshot (one closed by an empty book
  *   leaves no snapshot at its end) restarts the book empty at the gap's end. When `from` falls inside a book gap
  *   (from_ts ≤ `from` < to_ts) there is no book: `start` is undefined and the gap is the window's first.
- * - **The last trade at or before `from`** (`lastTrade`: Coinbase's `last_match`, the CLOB's `last_trade_price`), one
- *   bounded query (history-store `lastTrade`).
+ * - **The last trade at or before `from`** (`lastTrade`: Coinbase's `last_match`, the CLOB's `last_trade_price`) of
+ *   those the caller may see (`ts` ≥ `visibleFrom`), read by history-store `lastTrade`.
  * - **The rows of (`from`, `to`]**: deltas and trades interleaved by (ts, sequence), with their `received_ts`, read
  *   `pageRows` at a time (one read per page, resumed inside a millisecond where a read ends); a trade is read once
  *   whatever copies are stored. A page never splits a millisecond: the rows of the last millisecond a read reached
@@ -51,6 +51,11 @@ export interface WindowSpec {
   pageRows?: number;
   /** The clock `from` and `to` are on: the venue's (`ts`, the default) or the recorder's receive clock. */
   clock?: ClockField;
+  /**
+   * The start of the caller's window for the ticker (packages/auth `windowStart`, epoch ms on `ts`): nothing older is
+   * read that the replay would show as such (the last trade before `from`).
+   */
+  visibleFrom: number;
 }
 
 export const DEFAULT_PAGE_ROWS = 10_000;
@@ -494,7 +499,7 @@ export async function openWindow(queries: OrderBookQueries, scope: QueryScope, s
     start = startBook === undefined ? undefined : { ts: s.from, book: startBook };
     range = { tsFrom: s.from + 1, tsTo: s.to, gapsFrom: s.from };
   }
-  const last = await queries.lastTrade(scope, s.exchange, s.ticker, s.from, s.clock ?? 'ts');
+  const last = await queries.lastTrade(scope, s.exchange, s.ticker, s.visibleFrom, s.from, s.clock ?? 'ts');
   const reader = new PageReader(queries, scope, s, range);
   let first: WindowPage | undefined = await reader.next();
   const window: PagedWindow = {

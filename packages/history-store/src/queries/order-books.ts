@@ -208,6 +208,9 @@ export const BOOK_LAYOUT = { kind: 0, ts: 1, sequence: 9, side: 17, price: 18, q
 /** How far back the book's first read looks (bookQuery). */
 export const BOOK_FIRST_LOOK_BACK_MS = 15 * 60_000;
 
+/** How far back the last trade's first read looks on the venue clock (OrderBookQueries.lastTrade). */
+export const LAST_TRADE_FIRST_LOOK_BACK_MS = 15 * 60_000;
+
 /**
  * Where the book at `at` starts when its first read held none: the newest snapshot ts and the newest gap end in
  * [lower, at] (`snapshot_ts`, `gap_end`; 0 when there is none). Reads the ticker's snapshot keys and gaps only.
@@ -643,17 +646,34 @@ export class OrderBookQueries {
   }
 
   /**
-   * The last trade at or before `at` on a clock (`ts`, or `received_ts`: the last one received by then), one
-   * bounded query (lastTradeQuery); undefined when there is none.
+   * The last trade at or before `at` on a clock (`ts`, or `received_ts`: the last one received by then) whose `ts` is
+   * at or after `lower` (a caller's window: nothing older is shown); undefined when there is none. On the venue clock
+   * the trades of LAST_TRADE_FIRST_LOOK_BACK_MS before `at` are read first (a traded ticker's last trade is there:
+   * one short read), all of them from `lower` only when that held none. On the receive clock one read from `lower`:
+   * a trade read back from the venue long after it happened may be the last one received, whatever its `ts`.
    */
   async lastTrade(
     scope: QueryScope,
     exchange: ExchangeKey,
     ticker: string,
+    lower: number,
     at: number,
     clock: 'ts' | 'received_ts' = 'ts',
   ): Promise<StoredTrade | undefined> {
-    const query = lastTradeQuery(this.q.db, exchange, ticker, at, clock);
+    const near = clock === 'ts' ? Math.max(lower, at - LAST_TRADE_FIRST_LOOK_BACK_MS) : lower;
+    const found = await this.lastTradeFrom(scope, exchange, ticker, near, at, clock);
+    return found ?? (near > lower ? this.lastTradeFrom(scope, exchange, ticker, lower, at, clock) : undefined);
+  }
+
+  private async lastTradeFrom(
+    scope: QueryScope,
+    exchange: ExchangeKey,
+    ticker: string,
+    lower: number,
+    at: number,
+    clock: 'ts' | 'received_ts',
+  ): Promise<StoredTrade | undefined> {
+    const query = lastTradeQuery(this.q.db, exchange, ticker, lower, at, clock);
     const [trade] = await this.q.json(scope, 'trades', query, (r) => ({
       ts: Number(r.ts),
       sequence: Number(r.sequence),
