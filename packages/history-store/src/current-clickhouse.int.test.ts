@@ -305,6 +305,16 @@ async function answers(store: HistoryStore, rows: ReturnType<typeof generate>): 
         ] as const) {
           out[`coverage ${exchange} ${ticker} ${from} ${to}`] = await q.coverage(scope, exchange, ticker, from, to);
         }
+        // Where the book begins after a moment (before every row, inside, after the last), bounded and open.
+        for (const after of [FROM - 1, FROM + 300_500, TO + 60_000])
+          for (const to of [after + 600_000, null])
+            out[`book start ${exchange} ${ticker} ${after} ${to}`] = await q.bookStart(
+              scope,
+              exchange,
+              ticker,
+              after,
+              to,
+            );
         for (const at of [FROM - 1, FROM + 300_500, FROM + 1_234_567, TO + 60_000]) {
           for (const lower of [0, FROM + 600_000]) {
             out[`verified ${exchange} ${ticker} ${at} ${lower}`] = await q.verifiedAround(
@@ -515,6 +525,9 @@ describe('the SQL on current ClickHouse (chdb) answers as on the test ClickHouse
     expect(
       (expected['bars venue_b KXBTCD-26MAR31-T84000 1m 1774998000000 null 100000'] as string).length,
     ).toBeGreaterThan(1000);
+    // The book begins at a snapshot after a moment before every row (and at none after the last).
+    expect(expected[`book start ${ticker} ${FROM - 1} null`]).toMatchObject({ snapshotTs: expect.any(Number) });
+    expect(expected[`book start ${ticker} ${TO + 60_000} null`]).toEqual({ snapshotTs: undefined, gapFrom: undefined });
     // The last trade before a moment is found (and none before the first, nor before the lower bound).
     const everything = FROM - 86_400_000;
     expect(expected[`last trade ${ticker} ${everything} ${FROM + 1_234_567} ts`]).toMatchObject({

@@ -222,6 +222,86 @@ describe('readWindow: one ticker’s recorded window from ClickHouse', () => {
     expect(later.start?.book).toEqual({ bids: [], asks: [['0.7', '4']] });
   });
 
+  describe('a window that starts before the ticker’s first book (a market listed inside it: no gap is recorded)', () => {
+    const listed = 'KXREPLAY-LISTED';
+    const S = T + 10_000;
+    beforeAll(async () => {
+      await insertTradeRows(db.store, [
+        {
+          exchange,
+          ticker: listed,
+          ts: T + 5_000,
+          sequence: 1,
+          trade_id: 'before-book',
+          price: '0.50',
+          size: '1',
+          side: 'buy',
+          venue_side: 'yes',
+          received_ts: T + 5_001,
+        },
+      ]);
+      await insertSnapshotRows(
+        db.store,
+        snapshot(S, [['0.48', '10']], [['0.52', '7']]).map((r) => ({ ...r, ticker: listed, received_ts: S + 2 })),
+      );
+      await insertDeltaRows(db.store, [
+        { ...delta(S, 2, 'bid', '0.49', '4'), ticker: listed },
+        { ...delta(T + 12_000, 3, 'ask', '0.52', '-7'), ticker: listed },
+        { ...delta(T + 20_000, 4, 'ask', '0.53', '2'), ticker: listed },
+      ]);
+    });
+    // The first snapshot, the change at its ts and the two after it.
+    const endBook = exactBook({
+      bids: [
+        ['0.48', '10'],
+        ['0.49', '4'],
+      ],
+      asks: [['0.53', '2']],
+    });
+
+    const window = { exchange, ticker: listed, from: T, to: T + 60_000, visibleFrom: T };
+    const firstSnapshot = { ts: S, received_ts: S + 2, book: { bids: [['0.48', '10']], asks: [['0.52', '7']] } };
+    const kalshi = () => kalshiEncoder({ ticker: listed, book: { sid: 1, seq: 0 }, tradeSid: 2 });
+    const replayed = (w: Awaited<ReturnType<typeof readWindow>>) => {
+      const client = new KalshiClient();
+      const messages = [...replay(w, kalshi())];
+      for (const m of messages) client.consume(m.text);
+      return { client, messages };
+    };
+
+    test('the book starts at its first snapshot in the window, played as a reset; the client ends with the book', async () => {
+      const w = await readWindow(queries, scope(), window);
+      expect([w.start, w.firstBook, w.gaps]).toEqual([undefined, firstSnapshot, []]);
+      const { client, messages } = replayed(w);
+      expect(messages.map((m) => [m.ts - T, (JSON.parse(m.text) as { type: string }).type])).toEqual([
+        [5_000, 'trade'],
+        [10_000, 'orderbook_snapshot'],
+        [10_000, 'orderbook_delta'],
+        [12_000, 'orderbook_delta'],
+        [20_000, 'orderbook_delta'],
+      ]);
+      expect(messages[1]?.received_ts).toBe(S + 2);
+      expect(client.book()).toEqual(endBook);
+      // Page by page, the same.
+      const paged = replayPaged(await openWindow(queries, scope(), { ...window, pageRows: 1 }), kalshi());
+      const texts: string[] = [];
+      for (let r = paged.next(); !r.done; r = paged.next())
+        if (r.value instanceof PageWait) await r.value.ready;
+        else texts.push(r.value.text);
+      expect(texts).toEqual(messages.map((m) => m.text));
+    });
+
+    test('on the receive clock too, at the first snapshot’s receive time; none when the window ends before it', async () => {
+      const w = await readWindow(queries, scope(), { ...window, clock: 'received_ts' });
+      expect([w.start, w.firstBook]).toEqual([undefined, firstSnapshot]);
+      expect(replayed(w).client.book()).toEqual(endBook);
+      // Received at S + 2, after a receive-time window ending at S + 1; recorded at S, after a window ending at S − 1.
+      const received = { ...window, to: S + 1, clock: 'received_ts' as const };
+      expect((await readWindow(queries, scope(), received)).firstBook).toBeUndefined();
+      expect((await readWindow(queries, scope(), { ...window, to: S - 1 })).firstBook).toBeUndefined();
+    });
+  });
+
   test('replayed as Kalshi, a client following the venue’s rules ends with the recorded book', async () => {
     const w = await readWindow(queries, scope(), spec(T, T + 59));
     const client = new KalshiClient();

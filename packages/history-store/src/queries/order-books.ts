@@ -222,6 +222,19 @@ export function bookBaseQuery(db: Sql, exchange: ExchangeKey, ticker: string, lo
   (SELECT max(to_ts) FROM ${db}.gaps WHERE ${key} AND ${BOOK_GAPS} AND ${range(sql`to_ts`)}) AS gap_end`;
 }
 
+/**
+ * Where a ticker's book begins after `after` when it has none then (a window that starts before the ticker's first
+ * snapshot): the first snapshot's ts in (after, to] (`snapshot_ts`; to null: open) and the earliest start of a book
+ * gap that ends after `after` (`gap_from`: a gap before that snapshot opens the book instead); 0 when there is none.
+ * Reads the ticker's snapshot keys and gaps only.
+ */
+export function bookStartQuery(db: Sql, exchange: ExchangeKey, ticker: string, after: number, to: number | null): Sql {
+  const key = tickerCondition(exchange, ticker);
+  const upper = to === null ? sql`` : sql` AND ts <= ${lit.int(to)}`;
+  return sql`SELECT (SELECT min(ts) FROM ${db}.snapshots WHERE ${key} AND ts > ${lit.int(after)}${upper}) AS snapshot_ts,
+  (SELECT min(from_ts) FROM ${db}.gaps WHERE ${key} AND ${BOOK_GAPS} AND to_ts > ${lit.int(after)}) AS gap_from`;
+}
+
 /** One recorded book gap of a ticker by its bounds (its reason and detected_at). */
 function gapQuery(db: Sql, exchange: ExchangeKey, ticker: string, fromTs: number, toTs: number): Sql {
   return sql`SELECT from_ts, to_ts, reason, detected_at FROM ${db}.gaps
@@ -599,6 +612,22 @@ export class OrderBookQueries {
     const [row] = await this.q.json(scope, 'book', bookBaseQuery(this.q.db, exchange, ticker, lower, at), (r) => r);
     const some = (v: unknown) => (Number(v) > 0 ? Number(v) : undefined);
     return { snapshotTs: some(row?.snapshot_ts), gapEnd: some(row?.gap_end) };
+  }
+
+  /**
+   * Where the book begins after `after` when there is none then (bookStartQuery): the first snapshot in (after, to]
+   * and the earliest start of a gap ending after `after` (undefined: none).
+   */
+  async bookStart(
+    scope: QueryScope,
+    exchange: ExchangeKey,
+    ticker: string,
+    after: number,
+    to: number | null,
+  ): Promise<{ snapshotTs: number | undefined; gapFrom: number | undefined }> {
+    const [row] = await this.q.json(scope, 'book', bookStartQuery(this.q.db, exchange, ticker, after, to), (r) => r);
+    const some = (v: unknown) => (Number(v) > 0 ? Number(v) : undefined);
+    return { snapshotTs: some(row?.snapshot_ts), gapFrom: some(row?.gap_from) };
   }
 
   /** A recorded gap by its bounds. */

@@ -12,12 +12,17 @@
  * recorder writes the gap, then the snapshot that closes it, then deltas); at its `to` the encoder writes the venue's
  * reset form with the gap's snapshot as the new book. A window that starts inside a gap (`start` undefined) sends no
  * book until that gap closes; one that ends inside a gap (the gap has no `book`) sends no book after its `from`.
- * Trades are replayed whatever the book's state (the recorder records them so).
+ * A window that starts before the ticker's first book (`firstBook`) is inside a gap the recorder does not write: it
+ * ends at that first snapshot, which is played as a gap's reset, by the same steps. Trades are replayed whatever the
+ * book's state (the recorder records them so).
  */
 import { ReplayBook, sideCode } from './replay-book';
 import type { NativeMessage, RecordedDelta, RecordedGap, RecordedTrade, RecordedWindow } from './types';
 
-/** Why a whole book is sent: the window's start, or the end of a recorded gap. */
+/**
+ * Why a whole book is sent: the window's start, or the end of a recorded gap (also the ticker's first book inside
+ * the window, played as the end of the gap before it: `reason` 'first_book').
+ */
 export type BookCause = { kind: 'start'; lastTrade: RecordedTrade | undefined } | { kind: 'gap'; gap: RecordedGap };
 
 /**
@@ -82,6 +87,7 @@ export interface WindowPage {
 export interface PagedWindow {
   ticker: string;
   start: RecordedWindow['start'];
+  firstBook?: RecordedWindow['firstBook'];
   lastTrade?: RecordedTrade;
   /**
    * The next page (the first, then each after it); asked for once a page, in order, only while the last one had
@@ -142,6 +148,15 @@ export function* replayPaged(window: PagedWindow, encoder: VenueEncoder): Genera
     for (const text of encoder.book(book, window.start.ts, { kind: 'start', lastTrade: window.lastTrade }))
       yield message(received, window.start.ts, text);
   }
+  // The window starts before the ticker's first book: the stretch before it is a gap (unrecorded) that it closes.
+  const first = window.firstBook;
+  const opening: RecordedGap | undefined = first && {
+    from: Number.NEGATIVE_INFINITY,
+    to: first.ts,
+    reason: 'first_book',
+    book: first.book,
+    ...(first.received_ts === undefined ? {} : { received_ts: first.received_ts }),
+  };
   // The `to` of the last gap whose reset was played: a page that lists it again leaves it out.
   let gapsDoneTo = Number.NEGATIVE_INFINITY;
   let read: PageRead | undefined = startRead(window);
@@ -152,7 +167,9 @@ export function* replayPaged(window: PagedWindow, encoder: VenueEncoder): Genera
     read = page.until === Infinity ? undefined : startRead(window);
     const { deltas, trades, until } = page;
     // Gaps the start's book already covers, or an earlier page played, are behind us.
-    const gaps = page.gaps.filter((g) => (startTs === undefined || g.to > startTs) && g.to > gapsDoneTo);
+    const gaps = (opening ? [opening, ...page.gaps] : page.gaps)
+      .filter((g) => (startTs === undefined || g.to > startTs) && g.to > gapsDoneTo)
+      .sort((a, b) => a.to - b.to);
     let di = 0;
     let ti = 0;
     let gi = 0;
