@@ -242,6 +242,61 @@ describe('GET /api/{exchange}/replay/{ticker}', () => {
     });
   });
 
+  describe('the last trade before a window without a book at `from` (inside a gap)', () => {
+    const T = Date.UTC(2026, 2, 9);
+    const asset = '20000000000000000000000000000000000000000000000000000000000000000000000000002';
+    const markets = [
+      ['venue_d', 'GAP-USD'],
+      ['venue_a_clob', asset],
+    ] as const;
+    beforeAll(async () => {
+      for (const [exchange, ticker] of markets) {
+        await insertSnapshotRows(db.store, [
+          { exchange, ticker, ts: T, side: 'bid', price: '0.40', quantity: '10' },
+          { exchange, ticker, ts: T + 20, side: 'ask', price: '0.60', quantity: '5' },
+        ]);
+        await insertTradeRows(db.store, [
+          {
+            exchange,
+            ticker,
+            ts: T + 5,
+            sequence: 1,
+            trade_id: `0x${'cd'.repeat(32)}`,
+            price: '0.45',
+            size: '2',
+            side: 'buy',
+            venue_side: 'sell',
+            received_ts: T + 5,
+          },
+        ]);
+        await insertGapRows(db.store, [
+          { exchange, ticker, from_ts: T + 10, to_ts: T + 20, reason: 'disconnect', detected_at: T + 12 },
+        ]);
+      }
+    });
+    const lines = async (exchange: string, ticker: string) => {
+      const r = await replayed(`/api/${exchange}/replay/${ticker}?from=${T + 15}&to=${T + 30}`);
+      expect(r.status).toBe(200);
+      return r.lines.slice(0, -1).map((l) => JSON.parse(l) as { ts: string; received_ts: string; message: object });
+    };
+
+    it('Coinbase sends last_match first, at `from`; then the snapshot at the gap’s end', async () => {
+      const got = await lines('venue_d', 'GAP-USD');
+      expect(got.map((l) => [l.ts, l.received_ts, (l.message as { type: string }).type])).toEqual([
+        [new Date(T + 15).toISOString(), new Date(T + 15).toISOString(), 'last_match'],
+        [new Date(T + 20).toISOString(), new Date(T + 20).toISOString(), 'snapshot'],
+      ]);
+      expect(got[0]?.message).toMatchObject({ price: '0.45', size: '2', side: 'sell' });
+    });
+
+    it('the CLOB’s first book, at the gap’s end, says the last trade’s price', async () => {
+      const got = await lines('venue_a_clob', asset);
+      expect(got.map((l) => l.message)).toEqual([
+        expect.objectContaining({ event_type: 'book', timestamp: String(T + 20), last_trade_price: '0.45' }),
+      ]);
+    });
+  });
+
   describe('bad input', () => {
     const T = Date.UTC(2026, 2, 7);
     const ticker = TICKERS.venue_b;

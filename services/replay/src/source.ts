@@ -530,6 +530,8 @@ export async function openWindow(queries: OrderBookQueries, scope: QueryScope, s
   const window: PagedWindow = {
     ticker: s.ticker,
     start: start === 'none' ? undefined : start,
+    // Without a book at `from`, what names the last trade goes out at `from` (receive clock: at the trade's venue time).
+    opening: { ts: s.clock === 'received_ts' ? (last?.ts ?? s.from) : s.from, received_ts: s.from },
     nextPage: () => {
       if (first === undefined) return reader.next();
       const page = first;
@@ -558,6 +560,7 @@ export async function readWindow(queries: OrderBookQueries, scope: QueryScope, s
   const window: RecordedWindow = {
     ticker: s.ticker,
     start: paged.start,
+    opening: paged.opening,
     deltas,
     trades,
     gaps: [...gaps.values()].sort((a, b) => a.to - b.to),

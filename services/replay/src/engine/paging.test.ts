@@ -49,6 +49,7 @@ function paged(w: RecordedWindow, pages: WindowPage[], sync = false) {
   const window: PagedWindow = {
     ticker: w.ticker,
     start: w.start,
+    opening: w.opening,
     nextPage: () => {
       const page = pages[state.asked++];
       if (page === undefined) throw new Error('a page after the last was asked for');
@@ -129,6 +130,7 @@ describe('replayPaged: reading', () => {
     const window: PagedWindow = {
       ticker: w.ticker,
       start: w.start,
+      opening: w.opening,
       nextPage: () => (n++ === 0 ? (pages[0] as WindowPage) : Promise.reject(new Error('ClickHouse went away'))),
     };
     const sent: NativeMessage[] = [];

@@ -42,6 +42,13 @@ export interface VenueEncoder {
   changes(book: ReplayBook, deltas: readonly RecordedDelta[], ts: number): EncodedText[];
   /** A trade; `book` is undefined while no book is known (inside a gap). */
   trade(trade: RecordedTrade, book: ReplayBook | undefined): EncodedText[];
+  /**
+   * The window starts without a book (inside a gap, or before the ticker's first book) and `lastTrade` is the last
+   * trade at or before its start: what the venue sends of it first (Coinbase's `last_match`); an encoder whose later
+   * books name the last trade (the CLOB's `last_trade_price`) keeps it. With a book at the start, `book`'s cause
+   * carries it instead. Absent: the venue names no earlier trade.
+   */
+  startWithoutBook?(lastTrade: RecordedTrade): EncodedText[];
 }
 
 /** Applies one recorded delta; returns the level's new quantity (0n: removed). */
@@ -89,6 +96,7 @@ export interface PagedWindow {
   start: RecordedWindow['start'];
   firstBook?: RecordedWindow['firstBook'];
   lastTrade?: RecordedTrade;
+  opening: RecordedWindow['opening'];
   /**
    * The next page (the first, then each after it); asked for once a page, in order, only while the last one had
    * `until` < Infinity. The engine asks for a page as soon as it starts playing the one before (read-ahead of one).
@@ -147,10 +155,14 @@ export function* replayPaged(window: PagedWindow, encoder: VenueEncoder): Genera
     const received = window.start.received_ts ?? window.start.ts;
     for (const text of encoder.book(book, window.start.ts, { kind: 'start', lastTrade: window.lastTrade }))
       yield message(received, window.start.ts, text);
+  } else if (window.lastTrade && encoder.startWithoutBook) {
+    // No book yet: the last earlier trade is still what the venue names first.
+    const { ts, received_ts } = window.opening;
+    for (const text of encoder.startWithoutBook(window.lastTrade)) yield message(received_ts, ts, text);
   }
   // The window starts before the ticker's first book: the stretch before it is a gap (unrecorded) that it closes.
   const first = window.firstBook;
-  const opening: RecordedGap | undefined = first && {
+  const beforeFirst: RecordedGap | undefined = first && {
     from: Number.NEGATIVE_INFINITY,
     to: first.ts,
     reason: 'first_book',
@@ -167,7 +179,7 @@ export function* replayPaged(window: PagedWindow, encoder: VenueEncoder): Genera
     read = page.until === Infinity ? undefined : startRead(window);
     const { deltas, trades, until } = page;
     // Gaps the start's book already covers, or an earlier page played, are behind us.
-    const gaps = (opening ? [opening, ...page.gaps] : page.gaps)
+    const gaps = (beforeFirst ? [beforeFirst, ...page.gaps] : page.gaps)
       .filter((g) => (startTs === undefined || g.to > startTs) && g.to > gapsDoneTo)
       .sort((a, b) => a.to - b.to);
     let di = 0;

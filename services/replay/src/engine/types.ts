@@ -70,6 +70,12 @@ export interface RecordedWindow {
   gaps: readonly RecordedGap[];
   /** The last trade at or before the start, where the venue's first messages name it (Coinbase, Polymarket CLOB). */
   lastTrade?: RecordedTrade;
+  /**
+   * The time of the window's first messages when it has no book at its start (`start` undefined): what the venue
+   * sends first of `lastTrade` goes out then. Venue clock: `from` for both; receive clock: `received_ts` is `from`,
+   * `ts` the last trade's.
+   */
+  opening: { ts: number; received_ts: number };
 }
 
 /**

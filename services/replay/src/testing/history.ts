@@ -143,7 +143,16 @@ export function randomWindow(seed: number | string, grid: Grid, o: HistoryOption
     trades.push(randomTrade(ts));
   }
   if (o.endInGap) gaps.push({ from: ts + 1, to: ts + 100, reason: 'stall' });
-  return { ticker: 'T', start, ...(firstBook ? { firstBook } : {}), deltas, trades, gaps };
+  // (The window starts at T0: inside the first gap, before the first book, or on the start's book.)
+  return {
+    ticker: 'T',
+    start,
+    ...(firstBook ? { firstBook } : {}),
+    opening: { ts: T0, received_ts: T0 },
+    deltas,
+    trades,
+    gaps,
+  };
 
   function randomTrade(at: number): RecordedTrade {
     const side = rng.int(2) === 0 ? 'buy' : 'sell';
