@@ -305,6 +305,16 @@ async function answers(store: HistoryStore, rows: ReturnType<typeof generate>): 
         ] as const) {
           out[`coverage ${exchange} ${ticker} ${from} ${to}`] = await q.coverage(scope, exchange, ticker, from, to);
         }
+        // Where the book begins after a moment (before every row, inside, after the last), bounded and open.
+        for (const after of [FROM - 1, FROM + 300_500, TO + 60_000])
+          for (const to of [after + 600_000, null])
+            out[`book start ${exchange} ${ticker} ${after} ${to}`] = await q.bookStart(
+              scope,
+              exchange,
+              ticker,
+              after,
+              to,
+            );
         for (const at of [FROM - 1, FROM + 300_500, FROM + 1_234_567, TO + 60_000]) {
           for (const lower of [0, FROM + 600_000]) {
             out[`verified ${exchange} ${ticker} ${at} ${lower}`] = await q.verifiedAround(
@@ -366,16 +376,19 @@ async function answers(store: HistoryStore, rows: ReturnType<typeof generate>): 
             to,
           );
         }
-        // The last trade at or before a moment, on either clock (before the first trade, inside, after the last).
-        for (const at of [FROM - 1, FROM + 300_500, FROM + 1_234_567, TO + 60_000])
-          for (const clock of ['ts', 'received_ts'] as const)
-            out[`last trade ${exchange} ${ticker} ${at} ${clock}`] = await q.lastTrade(
-              scope,
-              exchange,
-              ticker,
-              at,
-              clock,
-            );
+        // The last trade at or before a moment, on either clock (before the first trade, inside, after the last),
+        // of those from a lower bound on (before every trade; inside, past the first read's look back).
+        for (const lower of [FROM - 86_400_000, FROM + 600_000])
+          for (const at of [FROM - 1, FROM + 300_500, FROM + 1_234_567, TO + 60_000])
+            for (const clock of ['ts', 'received_ts'] as const)
+              out[`last trade ${exchange} ${ticker} ${lower} ${at} ${clock}`] = await q.lastTrade(
+                scope,
+                exchange,
+                ticker,
+                lower,
+                at,
+                clock,
+              );
         out[`trade gaps ${exchange} ${ticker}`] = await q.gaps(scope, exchange, ticker, {
           from: FROM,
           to: null,
@@ -512,9 +525,19 @@ describe('the SQL on current ClickHouse (chdb) answers as on the test ClickHouse
     expect(
       (expected['bars venue_b KXBTCD-26MAR31-T84000 1m 1774998000000 null 100000'] as string).length,
     ).toBeGreaterThan(1000);
-    // The last trade before a moment is found (and none before the first).
-    expect(expected[`last trade ${ticker} ${FROM + 1_234_567} ts`]).toMatchObject({ tradeId: expect.any(String) });
-    expect(expected[`last trade ${ticker} ${FROM - 1} ts`]).toBeUndefined();
+    // The book begins at a snapshot after a moment before every row (and at none after the last).
+    expect(expected[`book start ${ticker} ${FROM - 1} null`]).toMatchObject({ snapshotTs: expect.any(Number) });
+    expect(expected[`book start ${ticker} ${TO + 60_000} null`]).toEqual({ snapshotTs: undefined, gapFrom: undefined });
+    // The last trade before a moment is found (and none before the first, nor before the lower bound).
+    const everything = FROM - 86_400_000;
+    expect(expected[`last trade ${ticker} ${everything} ${FROM + 1_234_567} ts`]).toMatchObject({
+      tradeId: expect.any(String),
+    });
+    expect(expected[`last trade ${ticker} ${everything} ${FROM - 1} ts`]).toBeUndefined();
+    expect(expected[`last trade ${ticker} ${FROM + 600_000} ${FROM + 300_500} ts`]).toBeUndefined();
+    expect(expected[`last trade ${ticker} ${FROM + 600_000} ${FROM + 1_234_567} ts`]).toMatchObject({
+      ts: expect.any(Number) as unknown,
+    });
   });
 
   it('answers the trade reads identically once the replacing engine merged the copies of a trade', async () => {

@@ -98,6 +98,7 @@ export {
 // The named queries, per caller.
 export {
   BOOK_FIRST_LOOK_BACK_MS,
+  LAST_TRADE_FIRST_LOOK_BACK_MS,
   BOOK_LAYOUT,
   OrderBookQueries,
   storedTickerName,

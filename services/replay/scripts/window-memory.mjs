@@ -58,7 +58,7 @@ async function drain(messages, base) {
 async function measure(n, mode) {
   const store = new HistoryStore({ url, database });
   const queries = new OrderBookQueries(store);
-  const spec = { exchange: 'venue_c', ticker: `MEM${n}USD`, from: T, to: T + n + 1, pageRows };
+  const spec = { exchange: 'venue_c', ticker: `MEM${n}USD`, from: T, to: T + n + 1, pageRows, visibleFrom: T };
   const encoder = () => geminiEncoder({ symbol: spec.ticker });
   const run = async (s) => {
     const scope = store.scope(600_000, { answerStarted: () => true });

@@ -60,8 +60,11 @@ export async function visibleTicker(
   return name;
 }
 
-/** `from` not before the caller's window for the ticker (anonymous: the last day; max_data_age_days; …). */
-export function checkWindowStart(caller: Caller | undefined, ticker: string, from: number, now: number): void {
+/**
+ * `from` not before the caller's window for the ticker (anonymous: the last day; max_data_age_days; …); returns that
+ * window's start (nothing older may be shown: WindowSpec.visibleFrom).
+ */
+export function checkWindowStart(caller: Caller | undefined, ticker: string, from: number, now: number): number {
   const earliest = windowStart(caller, ticker, now);
   if (from < earliest) {
     throw new AppError(
@@ -69,4 +72,5 @@ export function checkWindowStart(caller: Caller | undefined, ticker: string, fro
       `from ${iso(from)} is before the start of your window for ${ticker}, ${iso(earliest)}`,
     );
   }
+  return earliest;
 }

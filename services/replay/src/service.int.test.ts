@@ -12,14 +12,14 @@
  */
 import http from 'node:http';
 import net from 'node:net';
-import { insertSnapshotRows } from '@depthgate/history-store';
+import { insertGapRows, insertSnapshotRows, insertTradeRows } from '@depthgate/history-store';
 import type { TestDatabase } from '@depthgate/history-store/testing';
 import type { ExchangeKey } from '@depthgate/platforms';
 import type { Registry } from '@depthgate/service-kit';
 import { WsTestClient, waitFor } from '@depthgate/test-utils';
 import type { RecordedWindow } from './engine';
 import { KalshiClient } from './testing/clients';
-import { startHarness, TICKERS, type Harness } from './testing/harness';
+import { startHarness, TICKERS, type Harness, type Replayed } from './testing/harness';
 import { VENUES, type Venue } from './testing/venues';
 
 describe('GET /api/{exchange}/replay/{ticker}', () => {
@@ -166,6 +166,134 @@ describe('GET /api/{exchange}/replay/{ticker}', () => {
         timeoutMs: 10_000,
         what: 'the replay to end as cancelled',
       });
+    });
+  });
+
+  describe('received_ts of a gap’s reset', () => {
+    const T = Date.UTC(2026, 2, 8);
+    const ticker = 'KXREPLAY-RESET';
+    const row = (ts: number, received: number, side: 'bid' | 'ask', price: string, quantity: string) => ({
+      exchange: 'venue_b' as const,
+      ticker,
+      ts,
+      side,
+      price,
+      quantity,
+      received_ts: received,
+    });
+    beforeAll(async () => {
+      await insertSnapshotRows(db.store, [
+        row(T, T + 1, 'bid', '0.40', '10'),
+        // The book that closes the gap: written at T+20 (the gap's end), its newest message received at T+27.
+        row(T + 20, T + 27, 'bid', '0.42', '3'),
+        row(T + 20, T + 27, 'ask', '0.58', '4'),
+      ]);
+      await insertGapRows(db.store, [
+        { exchange: 'venue_b', ticker, from_ts: T + 10, to_ts: T + 20, reason: 'disconnect', detected_at: T + 15 },
+      ]);
+    });
+
+    it('on the venue clock, the reset line carries when the closing book was received', async () => {
+      const r = await replayed(`/api/venue_b/replay/${ticker}?from=${T}&to=${T + 30}`);
+      expect(r.status).toBe(200);
+      const lines = r.lines
+        .slice(0, -1)
+        .map((l) => JSON.parse(l) as { ts: string; received_ts: string; message: object });
+      expect(lines.map((l) => [l.ts, l.received_ts, (l.message as { type: string }).type])).toEqual([
+        [new Date(T).toISOString(), new Date(T).toISOString(), 'orderbook_snapshot'],
+        [new Date(T + 20).toISOString(), new Date(T + 27).toISOString(), 'orderbook_snapshot'],
+      ]);
+    });
+  });
+
+  describe('the last trade before the window, as the caller may see it', () => {
+    const day = 86_400_000;
+    const product = 'OLD-USD';
+    beforeAll(async () => {
+      await insertSnapshotRows(db.store, [
+        { exchange: 'venue_d', ticker: product, ts: now - 4 * day, side: 'bid', price: '100', quantity: '1' },
+      ]);
+      // The product's last trade, three days before the service's now.
+      await insertTradeRows(db.store, [
+        {
+          exchange: 'venue_d',
+          ticker: product,
+          ts: now - 3 * day,
+          sequence: 1,
+          trade_id: '77',
+          price: '101',
+          size: '0.5',
+          side: 'buy',
+          venue_side: 'sell',
+          received_ts: now - 3 * day,
+        },
+      ]);
+    });
+
+    it('anonymous (the last day): Coinbase sends no last_match for a trade 3 days old; a full-history key gets it', async () => {
+      const from = new Date(now - day / 2).toISOString();
+      const path = `/api/venue_d/replay/${product}?from=${from}&to=${now - day / 2 + 1000}`;
+      const types = (r: Replayed) => r.texts.map((t) => (JSON.parse(t) as { type: string }).type);
+      const anonymous = await replayed(path, {});
+      expect(anonymous.status).toBe(200);
+      expect(types(anonymous)).toEqual(['snapshot']);
+      const keyed = await replayed(path);
+      expect(types(keyed)).toEqual(['snapshot', 'last_match']);
+    });
+  });
+
+  describe('the last trade before a window without a book at `from` (inside a gap)', () => {
+    const T = Date.UTC(2026, 2, 9);
+    const asset = '20000000000000000000000000000000000000000000000000000000000000000000000000002';
+    const markets = [
+      ['venue_d', 'GAP-USD'],
+      ['venue_a_clob', asset],
+    ] as const;
+    beforeAll(async () => {
+      for (const [exchange, ticker] of markets) {
+        await insertSnapshotRows(db.store, [
+          { exchange, ticker, ts: T, side: 'bid', price: '0.40', quantity: '10' },
+          { exchange, ticker, ts: T + 20, side: 'ask', price: '0.60', quantity: '5' },
+        ]);
+        await insertTradeRows(db.store, [
+          {
+            exchange,
+            ticker,
+            ts: T + 5,
+            sequence: 1,
+            trade_id: `0x${'cd'.repeat(32)}`,
+            price: '0.45',
+            size: '2',
+            side: 'buy',
+            venue_side: 'sell',
+            received_ts: T + 5,
+          },
+        ]);
+        await insertGapRows(db.store, [
+          { exchange, ticker, from_ts: T + 10, to_ts: T + 20, reason: 'disconnect', detected_at: T + 12 },
+        ]);
+      }
+    });
+    const lines = async (exchange: string, ticker: string) => {
+      const r = await replayed(`/api/${exchange}/replay/${ticker}?from=${T + 15}&to=${T + 30}`);
+      expect(r.status).toBe(200);
+      return r.lines.slice(0, -1).map((l) => JSON.parse(l) as { ts: string; received_ts: string; message: object });
+    };
+
+    it('Coinbase sends last_match first, at `from`; then the snapshot at the gap’s end', async () => {
+      const got = await lines('venue_d', 'GAP-USD');
+      expect(got.map((l) => [l.ts, l.received_ts, (l.message as { type: string }).type])).toEqual([
+        [new Date(T + 15).toISOString(), new Date(T + 15).toISOString(), 'last_match'],
+        [new Date(T + 20).toISOString(), new Date(T + 20).toISOString(), 'snapshot'],
+      ]);
+      expect(got[0]?.message).toMatchObject({ price: '0.45', size: '2', side: 'sell' });
+    });
+
+    it('the CLOB’s first book, at the gap’s end, says the last trade’s price', async () => {
+      const got = await lines('venue_a_clob', asset);
+      expect(got.map((l) => l.message)).toEqual([
+        expect.objectContaining({ event_type: 'book', timestamp: String(T + 20), last_trade_price: '0.45' }),
+      ]);
     });
   });
 

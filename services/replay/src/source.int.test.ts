@@ -114,6 +114,7 @@ describe('readWindow: one ticker’s recorded window from ClickHouse', () => {
     ticker,
     from,
     to,
+    visibleFrom: T,
     ...(pageRows ? { pageRows } : {}),
   });
 
@@ -147,6 +148,8 @@ describe('readWindow: one ticker’s recorded window from ClickHouse', () => {
         from: T + 30,
         to: T + 40,
         reason: 'disconnect',
+        // Its closing book's receive time (stored without one: its ts).
+        received_ts: T + 40,
         book: {
           bids: [['0.45', '5']],
           asks: expect.arrayContaining([
@@ -194,11 +197,19 @@ describe('readWindow: one ticker’s recorded window from ClickHouse', () => {
       { exchange, ticker: other, from_ts: T + 10, to_ts: T + 20, reason: 'disconnect', detected_at: T + 21 },
     ]);
     await insertDeltaRows(db.store, [{ ...delta(T + 25, 3, 'ask', '0.70', '4'), ticker: other }]);
-    const w = await readWindow(queries, scope(), { exchange, ticker: other, from: T + 5, to: T + 30 });
+    const w = await readWindow(queries, scope(), { exchange, ticker: other, from: T + 5, to: T + 30, visibleFrom: T });
     expect(w.start?.book).toEqual({ bids: [['0.3', '9']], asks: [] });
-    expect(w.gaps).toEqual([{ from: T + 10, to: T + 20, reason: 'disconnect', book: { bids: [], asks: [] } }]);
+    expect(w.gaps).toEqual([
+      { from: T + 10, to: T + 20, reason: 'disconnect', received_ts: T + 20, book: { bids: [], asks: [] } },
+    ]);
     // After the gap, the book restarts empty at its end (rule 7 as the history's /book applies it).
-    const after = await readWindow(queries, scope(), { exchange, ticker: other, from: T + 26, to: T + 30 });
+    const after = await readWindow(queries, scope(), {
+      exchange,
+      ticker: other,
+      from: T + 26,
+      to: T + 30,
+      visibleFrom: T,
+    });
     expect(after.start?.book).toEqual({ bids: [], asks: [['0.7', '4']] });
     // Far after the last book (past the first read's look back): the same book, found through the whole past.
     const later = await readWindow(queries, scope(), {
@@ -206,8 +217,89 @@ describe('readWindow: one ticker’s recorded window from ClickHouse', () => {
       ticker: other,
       from: T + 3_600_000,
       to: T + 3_600_001,
+      visibleFrom: T,
     });
     expect(later.start?.book).toEqual({ bids: [], asks: [['0.7', '4']] });
+  });
+
+  describe('a window that starts before the ticker’s first book (a market listed inside it: no gap is recorded)', () => {
+    const listed = 'KXREPLAY-LISTED';
+    const S = T + 10_000;
+    beforeAll(async () => {
+      await insertTradeRows(db.store, [
+        {
+          exchange,
+          ticker: listed,
+          ts: T + 5_000,
+          sequence: 1,
+          trade_id: 'before-book',
+          price: '0.50',
+          size: '1',
+          side: 'buy',
+          venue_side: 'yes',
+          received_ts: T + 5_001,
+        },
+      ]);
+      await insertSnapshotRows(
+        db.store,
+        snapshot(S, [['0.48', '10']], [['0.52', '7']]).map((r) => ({ ...r, ticker: listed, received_ts: S + 2 })),
+      );
+      await insertDeltaRows(db.store, [
+        { ...delta(S, 2, 'bid', '0.49', '4'), ticker: listed },
+        { ...delta(T + 12_000, 3, 'ask', '0.52', '-7'), ticker: listed },
+        { ...delta(T + 20_000, 4, 'ask', '0.53', '2'), ticker: listed },
+      ]);
+    });
+    // The first snapshot, the change at its ts and the two after it.
+    const endBook = exactBook({
+      bids: [
+        ['0.48', '10'],
+        ['0.49', '4'],
+      ],
+      asks: [['0.53', '2']],
+    });
+
+    const window = { exchange, ticker: listed, from: T, to: T + 60_000, visibleFrom: T };
+    const firstSnapshot = { ts: S, received_ts: S + 2, book: { bids: [['0.48', '10']], asks: [['0.52', '7']] } };
+    const kalshi = () => kalshiEncoder({ ticker: listed, book: { sid: 1, seq: 0 }, tradeSid: 2 });
+    const replayed = (w: Awaited<ReturnType<typeof readWindow>>) => {
+      const client = new KalshiClient();
+      const messages = [...replay(w, kalshi())];
+      for (const m of messages) client.consume(m.text);
+      return { client, messages };
+    };
+
+    test('the book starts at its first snapshot in the window, played as a reset; the client ends with the book', async () => {
+      const w = await readWindow(queries, scope(), window);
+      expect([w.start, w.firstBook, w.gaps]).toEqual([undefined, firstSnapshot, []]);
+      const { client, messages } = replayed(w);
+      expect(messages.map((m) => [m.ts - T, (JSON.parse(m.text) as { type: string }).type])).toEqual([
+        [5_000, 'trade'],
+        [10_000, 'orderbook_snapshot'],
+        [10_000, 'orderbook_delta'],
+        [12_000, 'orderbook_delta'],
+        [20_000, 'orderbook_delta'],
+      ]);
+      expect(messages[1]?.received_ts).toBe(S + 2);
+      expect(client.book()).toEqual(endBook);
+      // Page by page, the same.
+      const paged = replayPaged(await openWindow(queries, scope(), { ...window, pageRows: 1 }), kalshi());
+      const texts: string[] = [];
+      for (let r = paged.next(); !r.done; r = paged.next())
+        if (r.value instanceof PageWait) await r.value.ready;
+        else texts.push(r.value.text);
+      expect(texts).toEqual(messages.map((m) => m.text));
+    });
+
+    test('on the receive clock too, at the first snapshot’s receive time; none when the window ends before it', async () => {
+      const w = await readWindow(queries, scope(), { ...window, clock: 'received_ts' });
+      expect([w.start, w.firstBook]).toEqual([undefined, firstSnapshot]);
+      expect(replayed(w).client.book()).toEqual(endBook);
+      // Received at S + 2, after a receive-time window ending at S + 1; recorded at S, after a window ending at S − 1.
+      const received = { ...window, to: S + 1, clock: 'received_ts' as const };
+      expect((await readWindow(queries, scope(), received)).firstBook).toBeUndefined();
+      expect((await readWindow(queries, scope(), { ...window, to: S - 1 })).firstBook).toBeUndefined();
+    });
   });
 
   test('replayed as Kalshi, a client following the venue’s rules ends with the recorded book', async () => {
@@ -273,6 +365,17 @@ describe('readWindow: one ticker’s recorded window from ClickHouse', () => {
     );
   });
 
+  test('the last trade is one the caller may see: none older than the start of its window (`visibleFrom`)', async () => {
+    // trade-2 (T+35) is the last at T+44, but the caller's window starts at T+40.
+    expect((await readWindow(queries, scope(), { ...spec(T + 44, T + 50), visibleFrom: T + 40 })).lastTrade).toBe(
+      undefined,
+    );
+    // An hour on (past the first read's look back): trade-3 (T+45) when visible, none when the window starts after it.
+    const later = spec(T + 3_600_000, T + 3_600_001);
+    expect((await readWindow(queries, scope(), { ...later, visibleFrom: T + 45 })).lastTrade?.trade_id).toBe('trade-3');
+    expect((await readWindow(queries, scope(), { ...later, visibleFrom: T + 46 })).lastTrade).toBeUndefined();
+  });
+
   test('of the trades at the last moment, the last one (a trade stored twice counts by its first copy)', async () => {
     const other = 'KXREPLAY-LAST';
     const t = (sequence: number, id: string, price: string) => ({
@@ -291,7 +394,7 @@ describe('readWindow: one ticker’s recorded window from ClickHouse', () => {
     await insertTradeRows(db.store, [t(10, '1001', '0.30'), t(20, '1002', '0.31'), t(30, '1001', '0.30')]);
     await insertTradeRows(db.store, [{ ...t(5, '1000', '0.29'), ts: T + 10 }]);
     await insertSnapshotRows(db.store, [{ exchange, ticker: other, ts: T, side: 'bid', price: '0.30', quantity: '2' }]);
-    const w = await readWindow(queries, scope(), { exchange, ticker: other, from: T + 25, to: T + 26 });
+    const w = await readWindow(queries, scope(), { exchange, ticker: other, from: T + 25, to: T + 26, visibleFrom: T });
     expect(w.lastTrade).toMatchObject({ trade_id: '1002', price: '0.31', size: '1.5', sequence: 20 });
     // Coinbase sends it first as `last_match` (the venue's own first message of the matches channel).
     const texts = [...replay(w, coinbaseEncoder({ product: other }))].map((m) => JSON.parse(m.text) as object);
@@ -324,6 +427,7 @@ describe('readWindow: one ticker’s recorded window from ClickHouse', () => {
       from: T + from,
       to: T + to,
       clock: 'received_ts',
+      visibleFrom: T,
       ...(pageRows ? { pageRows } : {}),
     });
     beforeAll(async () => {
@@ -416,6 +520,11 @@ describe('readWindow: one ticker’s recorded window from ClickHouse', () => {
     test('the last trade received by `from`, whatever its venue time', async () => {
       expect((await readWindow(queries, scope(), rspec(85, 90))).lastTrade?.trade_id).toBe('r-0');
       expect((await readWindow(queries, scope(), rspec(45, 50))).lastTrade?.trade_id).toBe('r-1');
+    });
+
+    test('of the trades the caller may see: the window is on venue time, so r-0 (T+5, received T+80) is not', async () => {
+      const w = await readWindow(queries, scope(), { ...rspec(85, 90), visibleFrom: T + 10 });
+      expect(w.lastTrade?.trade_id).toBe('r-1');
     });
   });
 });

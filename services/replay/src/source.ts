@@ -6,9 +6,11 @@
  * - **The book at `from`**, by the spec's rule 7: the newest snapshot at or before `from` plus the deltas with
  *   S ≤ ts ≤ `from` in (ts, sequence) order; a book gap that ended after that snapshot (one closed by an empty book
  *   leaves no snapshot at its end) restarts the book empty at the gap's end. When `from` falls inside a book gap
- *   (from_ts ≤ `from` < to_ts) there is no book: `start` is undefined and the gap is the window's first.
- * - **The last trade at or before `from`** (`lastTrade`: Coinbase's `last_match`, the CLOB's `last_trade_price`), one
- *   bounded query (history-store `lastTrade`).
+ *   (from_ts ≤ `from` < to_ts) there is no book: `start` is undefined and the gap is the window's first. When `from`
+ *   is before the ticker's first book, `start` is undefined and `firstBook` is its first snapshot in the window
+ *   (firstBookIn): the recorder writes no gap before it, the replay starts the book there as at a gap's end.
+ * - **The last trade at or before `from`** (`lastTrade`: Coinbase's `last_match`, the CLOB's `last_trade_price`) of
+ *   those the caller may see (`ts` ≥ `visibleFrom`), read by history-store `lastTrade`.
  * - **The rows of (`from`, `to`]**: deltas and trades interleaved by (ts, sequence), with their `received_ts`, read
  *   `pageRows` at a time (one read per page, resumed inside a millisecond where a read ends); a trade is read once
  *   whatever copies are stored. A page never splits a millisecond: the rows of the last millisecond a read reached
@@ -16,8 +18,8 @@
  *   is read when the engine starts playing the one before it (replayPaged), so a replay holds at most two pages.
  *   `venue_side` is not part of that read: '' (the encoders fall back on `side`).
  * - **The book gaps**, page by page: each page lists the gaps that overlap its stretch, each that closes in it with
- *   the snapshot that closes it (the snapshot rows at its `to`; none: the empty book), one that closes after `to`
- *   without one.
+ *   the snapshot that closes it (the snapshot rows at its `to`; none: the empty book) and that snapshot's receive
+ *   time, one that closes after `to` without one.
  */
 import { canonicalDecimal, formatDecimal, parseDecimal } from '@depthgate/feeds';
 import {
@@ -51,6 +53,11 @@ export interface WindowSpec {
   pageRows?: number;
   /** The clock `from` and `to` are on: the venue's (`ts`, the default) or the recorder's receive clock. */
   clock?: ClockField;
+  /**
+   * The start of the caller's window for the ticker (packages/auth `windowStart`, epoch ms on `ts`): nothing older is
+   * read that the replay would show as such (the last trade before `from`).
+   */
+  visibleFrom: number;
 }
 
 export const DEFAULT_PAGE_ROWS = 10_000;
@@ -111,13 +118,13 @@ function levelsOf(map: Map<string, bigint>): Level[] {
   return [...map].map(([key, q]) => [key.slice(4), formatDecimal(q)] as const);
 }
 
-/** The book at `at` by rule 7 (undefined inside a gap or before any book). */
+/** The book at `at` by rule 7: its levels, or why there is none ('gap': inside a gap; 'none': before any book). */
 async function bookAt(
   queries: OrderBookQueries,
   scope: QueryScope,
   s: WindowSpec,
   at: number,
-): Promise<BookLevels | undefined> {
+): Promise<BookLevels | 'gap' | 'none'> {
   const read = async (from: number) =>
     bookRows(
       await collect((onChunk) => queries.book(scope, { exchange: s.exchange, ticker: s.ticker, from, at }, onChunk)),
@@ -128,15 +135,15 @@ async function bookAt(
   if (!rows.some((r) => r.kind === 1 || r.kind === 3)) {
     const base = await queries.bookBase(scope, s.exchange, s.ticker, 0, at);
     const from = Math.max(base.snapshotTs ?? -1, base.gapEnd ?? -1);
-    if (from < 0) return undefined;
+    if (from < 0) return 'none';
     rows = await read(from);
   }
   const gaps = rows.filter((r) => r.kind === 3).map((r) => ({ from: r.ts, to: Number(r.sequence) }));
-  if (gaps.some((g) => g.from <= at && g.to > at)) return undefined;
+  if (gaps.some((g) => g.from <= at && g.to > at)) return 'gap';
   const snapshotTs = Math.max(-1, ...rows.filter((r) => r.kind === 1).map((r) => r.ts));
   const restart = Math.max(-1, ...gaps.filter((g) => g.to <= at).map((g) => g.to));
   const startFrom = restart > snapshotTs ? restart : snapshotTs;
-  if (startFrom < 0) return undefined;
+  if (startFrom < 0) return 'none';
   // `side:price` → quantity; the price kept as canonical text after the 4-character side prefix.
   const book = new Map<string, bigint>();
   const key = (r: BookRow) => `${r.side}:${formatDecimal(r.price)}`;
@@ -191,6 +198,27 @@ async function snapshotAt(
     received = Math.max(received, Number(raw.readBigInt64LE(o + 41)));
   }
   return { book: { bids, asks }, received: raw.length === 0 ? ts : received };
+}
+
+/**
+ * The ticker's first book when the window starts before it (no book at `from`, not inside a gap): its first snapshot
+ * in the window — venue clock: with `from` < ts ≤ `to`; receive clock: received in (`from`, `to`] — unless a book gap
+ * starts before it (that gap's end then opens the book, as any gap's). The recorder writes no gap before a ticker's
+ * first snapshot, so without this a window starting before it would never send a book.
+ */
+async function firstBookIn(
+  queries: OrderBookQueries,
+  scope: QueryScope,
+  s: WindowSpec,
+): Promise<RecordedWindow['firstBook']> {
+  const received = s.clock === 'received_ts';
+  // (Receive clock: no snapshot was received by `from`, so the first one of all is the first received after it.)
+  const found = await queries.bookStart(scope, s.exchange, s.ticker, received ? 0 : s.from, received ? null : s.to);
+  if (found.snapshotTs === undefined || (found.gapFrom !== undefined && found.gapFrom < found.snapshotTs))
+    return undefined;
+  const first = await snapshotAt(queries, scope, s, found.snapshotTs);
+  if (received && first.received > s.to) return undefined;
+  return { ts: found.snapshotTs, received_ts: first.received, book: first.book };
 }
 
 /** Reads an unsigned LEB128 length. */
@@ -380,16 +408,13 @@ class PageReader {
       // (Receive clock: a gap the recorder had not detected by the window's end is not in it.)
       if (received && g.detectedAt > s.to) continue;
       const gap: RecordedGap = { from: g.fromTs, to: g.toTs, reason: g.reason };
-      if (g.toTs < until) {
-        if (!received) {
-          if (g.toTs <= s.to) gap.book = (await snapshotAt(this.queries, this.scope, s, g.toTs)).book;
-        } else {
-          const reset = await snapshotAt(this.queries, this.scope, s, g.toTs);
-          if (reset.received <= s.from) continue;
-          if (reset.received <= s.to) {
-            gap.book = reset.book;
-            gap.received_ts = reset.received;
-          }
+      // Closing in this stretch: its book, at the time the recorder received it (the reset's `received_ts`).
+      if (g.toTs < until && (received || g.toTs <= s.to)) {
+        const reset = await snapshotAt(this.queries, this.scope, s, g.toTs);
+        if (received && reset.received <= s.from) continue;
+        if (!received || reset.received <= s.to) {
+          gap.book = reset.book;
+          gap.received_ts = reset.received;
         }
       }
       gaps.push(gap);
@@ -415,15 +440,15 @@ function tradeOf(t: StoredTrade): RecordedTrade {
  * The book at `from` on the receive clock: the book the recorder had received by `from` — rule 7 over the rows
  * received by then: the newest snapshot received at or before `from` (S), or the end of a gap closed by an empty book
  * received by then when later, plus the deltas with ts ≥ that base received by `from`, in (ts, sequence) order.
- * Undefined inside a gap (detected by `from`, its closing book not received by then) or before any book. Its `ts`:
- * the venue time it reflects (the base, or the last delta applied).
+ * Undefined inside a gap (detected by `from`, its closing book not received by then), 'none' before any book. Its
+ * `ts`: the venue time it reflects (the base, or the last delta applied).
  */
 async function bookReceivedBy(
   queries: OrderBookQueries,
   scope: QueryScope,
   s: WindowSpec,
   span: ReceiveSpan,
-): Promise<{ start: RecordedWindow['start']; gapsFrom: number }> {
+): Promise<{ start: RecordedWindow['start'] | 'none'; gapsFrom: number }> {
   const snapshotTs = span.snapshotTs ?? -1;
   const lookTo = Math.max(snapshotTs, span.bookLastTs ?? -1, span.firstTs ?? -1);
   let restart = -1;
@@ -437,7 +462,7 @@ async function bookReceivedBy(
     }
   }
   const base = Math.max(snapshotTs, restart);
-  if (base < 0) return { start: undefined, gapsFrom: span.firstTs ?? s.from };
+  if (base < 0) return { start: 'none', gapsFrom: span.firstTs ?? s.from };
   const levels = new Map<string, bigint>();
   const key = (side: 'bid' | 'ask', price: string) => `${side}:${formatDecimal(parseDecimal(price))}`;
   if (restart < snapshotTs) {
@@ -480,7 +505,7 @@ async function bookReceivedBy(
  * receive time. Where those rows lie on the venue clock is found first (one query: receiveSpan).
  */
 export async function openWindow(queries: OrderBookQueries, scope: QueryScope, s: WindowSpec): Promise<PagedWindow> {
-  let start: RecordedWindow['start'];
+  let start: RecordedWindow['start'] | 'none';
   let range: RowRange;
   if (s.clock === 'received_ts') {
     const span = await queries.receiveSpan(scope, s.exchange, s.ticker, s.from, s.to);
@@ -494,15 +519,19 @@ export async function openWindow(queries: OrderBookQueries, scope: QueryScope, s
     };
   } else {
     const startBook = await bookAt(queries, scope, s, s.from);
-    start = startBook === undefined ? undefined : { ts: s.from, book: startBook };
+    start = startBook === 'gap' ? undefined : startBook === 'none' ? 'none' : { ts: s.from, book: startBook };
     range = { tsFrom: s.from + 1, tsTo: s.to, gapsFrom: s.from };
   }
-  const last = await queries.lastTrade(scope, s.exchange, s.ticker, s.from, s.clock ?? 'ts');
+  // Before the ticker's first book: the book starts at its first snapshot in the window.
+  const firstBook = start === 'none' ? await firstBookIn(queries, scope, s) : undefined;
+  const last = await queries.lastTrade(scope, s.exchange, s.ticker, s.visibleFrom, s.from, s.clock ?? 'ts');
   const reader = new PageReader(queries, scope, s, range);
   let first: WindowPage | undefined = await reader.next();
   const window: PagedWindow = {
     ticker: s.ticker,
-    start,
+    start: start === 'none' ? undefined : start,
+    // Without a book at `from`, what names the last trade goes out at `from` (receive clock: at the trade's venue time).
+    opening: { ts: s.clock === 'received_ts' ? (last?.ts ?? s.from) : s.from, received_ts: s.from },
     nextPage: () => {
       if (first === undefined) return reader.next();
       const page = first;
@@ -510,6 +539,7 @@ export async function openWindow(queries: OrderBookQueries, scope: QueryScope, s
       return page;
     },
   };
+  if (firstBook) window.firstBook = firstBook;
   if (last) window.lastTrade = tradeOf(last);
   return window;
 }
@@ -530,10 +560,12 @@ export async function readWindow(queries: OrderBookQueries, scope: QueryScope, s
   const window: RecordedWindow = {
     ticker: s.ticker,
     start: paged.start,
+    opening: paged.opening,
     deltas,
     trades,
     gaps: [...gaps.values()].sort((a, b) => a.to - b.to),
   };
+  if (paged.firstBook) window.firstBook = paged.firstBook;
   if (paged.lastTrade) window.lastTrade = paged.lastTrade;
   return window;
 }

@@ -12,6 +12,9 @@
  * - the trades received equal the history's `/trades` of (from, to];
  * - a window crossing a recorded gap's end gets the venue's reset form (a whole book after the first).
  *
+ * And a market whose first book comes inside the window (no gap recorded before it): that book in the venue's
+ * whole-book form at its first snapshot, the client's book at the end the history's.
+ *
  * Then sessions: two venues' sockets sharing a `session` get their messages in one time order.
  */
 import { execFile } from 'node:child_process';
@@ -20,16 +23,41 @@ import { promisify } from 'node:util';
 import { complementOfOne, formatDecimal, parseDecimal } from '@depthgate/feeds';
 import { Rng } from '@depthgate/service-kit';
 import { WsTestClient, repoRoot } from '@depthgate/test-utils';
+import type { ExchangeKey } from '@depthgate/platforms';
 import type { RecordedWindow } from './engine';
-import { startHarness, TICKERS, type Harness } from './testing/harness';
+import { randomWindow } from './testing/history';
+import { startHarness, storeWindow, TICKERS, type Harness } from './testing/harness';
 import { VENUES, type Venue, type VenueSocketClient } from './testing/venues';
 
 const WINDOWS = 100;
 
 let h: Harness;
 
+/**
+ * Per venue a market whose first book comes 10 s after the start of its history (a market listed inside the window:
+ * the recorder writes no gap before it), stored beside the harness's.
+ */
+const FIRST_BOOK: Record<ExchangeKey, string> = {
+  venue_b: 'KXFIRSTBOOK-26MAR07-T1',
+  venue_c: 'FIRSTUSD',
+  venue_a_us: 'first-book-market',
+  venue_a_clob: '10000000000000000000000000000000000000000000000000000000000000000000000000001',
+  venue_d: 'FIRST-USD',
+};
+const firstBooks = new Map<ExchangeKey, RecordedWindow>();
+
 beforeAll(async () => {
   h = await startHarness({ seed: 'ws', env: { REPLAY_SUBSCRIBE_TIMEOUT_MS: '1000' } });
+  for (const v of VENUES) {
+    const w = randomWindow(`ws-first-book|${v.exchange}`, v.grid, {
+      events: 80,
+      gapRate: 0,
+      startBeforeFirstBook: true,
+      ...(v.tradeId ? { tradeId: v.tradeId } : {}),
+    });
+    firstBooks.set(v.exchange, w);
+    await storeWindow(h.db, v.exchange, FIRST_BOOK[v.exchange], w);
+  }
 }, 90_000);
 
 afterAll(async () => {
@@ -40,9 +68,10 @@ afterAll(async () => {
 async function overSocket(
   v: Venue & { socket: VenueSocketClient },
   query: string,
+  ticker = TICKERS[v.exchange],
 ): Promise<{ texts: string[]; code: number | undefined; reason: string | undefined }> {
   const c = await WsTestClient.open(h.wsUrl(v.socket.platform, query), { headers: { 'X-API-Key': h.key } });
-  for (const frame of v.socket.subscribe(TICKERS[v.exchange])) c.send(frame);
+  for (const frame of v.socket.subscribe(ticker)) c.send(frame);
   await c.untilClosed(30_000);
   return { texts: c.texts.filter((t) => !v.socket.isAck(t)), code: c.closeCode, reason: c.closeReason };
 }
@@ -101,6 +130,35 @@ describe.each(socketVenues)('$name over /ws/replay/v1', (v) => {
     expect(inner).toBeGreaterThan(WINDOWS / 2);
     expect(resets).toBeGreaterThan(0);
   }, 240_000);
+
+  it('a window starting before the market’s first book: its whole book at the first snapshot, then its changes; the book at the end is the history’s', async () => {
+    const ticker = FIRST_BOOK[v.exchange];
+    const first = (firstBooks.get(v.exchange) as RecordedWindow).firstBook as NonNullable<RecordedWindow['firstBook']>;
+    // (T0, T0 + 60 s]: the first snapshot is at T0 + 10 s, a trade before it, changes after it.
+    const from = first.ts - 10_000;
+    const to = from + 60_000;
+    const ws = await overSocket(v, `from=${from}&to=${to}&speed=max`, ticker);
+    expect([ws.code, ws.reason]).toEqual([1000, 'replay finished']);
+    // The HTTP replay's messages (the socket's, but for the subscription's own ids), whose lines give their times.
+    const http = await h.replayed(`/api/${v.exchange}/replay/${ticker}?from=${from}&to=${to}`);
+    expect(ws.texts).toHaveLength(http.texts.length);
+    const times = http.lines
+      .slice(0, -1)
+      .map((l) => Date.parse((JSON.parse(l.replace(/,"message":.*$/, '}')) as { ts: string }).ts));
+    const client = v.client(ticker);
+    const wholeBooks: number[] = [];
+    for (const [k, text] of ws.texts.entries()) {
+      client.consume(text);
+      if (client.isWholeBook(text)) wholeBooks.push(times[k] as number);
+    }
+    // The first whole book is the venue's whole-book (reset) form at the first snapshot.
+    expect(wholeBooks[0]).toBe(first.ts);
+    expect(times.filter((t) => t > first.ts).length).toBeGreaterThan(10);
+    const end = await h.historyBook(v.exchange, to, ticker);
+    expect(end).toBeDefined();
+    expect(client.book()).toEqual(end);
+    expect(client.trades).toEqual(await h.historyTrades(v, from, to, ticker));
+  });
 });
 
 describe('sessions: one clock for several sockets', () => {

@@ -208,6 +208,9 @@ export const BOOK_LAYOUT = { kind: 0, ts: 1, sequence: 9, side: 17, price: 18, q
 /** How far back the book's first read looks (bookQuery). */
 export const BOOK_FIRST_LOOK_BACK_MS = 15 * 60_000;
 
+/** How far back the last trade's first read looks on the venue clock (OrderBookQueries.lastTrade). */
+export const LAST_TRADE_FIRST_LOOK_BACK_MS = 15 * 60_000;
+
 /**
  * Where the book at `at` starts when its first read held none: the newest snapshot ts and the newest gap end in
  * [lower, at] (`snapshot_ts`, `gap_end`; 0 when there is none). Reads the ticker's snapshot keys and gaps only.
@@ -217,6 +220,19 @@ export function bookBaseQuery(db: Sql, exchange: ExchangeKey, ticker: string, lo
   const range = (column: Sql) => sql`${column} >= ${lit.int(lower)} AND ${column} <= ${lit.int(at)}`;
   return sql`SELECT (SELECT max(ts) FROM ${db}.snapshots WHERE ${key} AND ${range(sql`ts`)}) AS snapshot_ts,
   (SELECT max(to_ts) FROM ${db}.gaps WHERE ${key} AND ${BOOK_GAPS} AND ${range(sql`to_ts`)}) AS gap_end`;
+}
+
+/**
+ * Where a ticker's book begins after `after` when it has none then (a window that starts before the ticker's first
+ * snapshot): the first snapshot's ts in (after, to] (`snapshot_ts`; to null: open) and the earliest start of a book
+ * gap that ends after `after` (`gap_from`: a gap before that snapshot opens the book instead); 0 when there is none.
+ * Reads the ticker's snapshot keys and gaps only.
+ */
+export function bookStartQuery(db: Sql, exchange: ExchangeKey, ticker: string, after: number, to: number | null): Sql {
+  const key = tickerCondition(exchange, ticker);
+  const upper = to === null ? sql`` : sql` AND ts <= ${lit.int(to)}`;
+  return sql`SELECT (SELECT min(ts) FROM ${db}.snapshots WHERE ${key} AND ts > ${lit.int(after)}${upper}) AS snapshot_ts,
+  (SELECT min(from_ts) FROM ${db}.gaps WHERE ${key} AND ${BOOK_GAPS} AND to_ts > ${lit.int(after)}) AS gap_from`;
 }
 
 /** One recorded book gap of a ticker by its bounds (its reason and detected_at). */
@@ -598,6 +614,22 @@ export class OrderBookQueries {
     return { snapshotTs: some(row?.snapshot_ts), gapEnd: some(row?.gap_end) };
   }
 
+  /**
+   * Where the book begins after `after` when there is none then (bookStartQuery): the first snapshot in (after, to]
+   * and the earliest start of a gap ending after `after` (undefined: none).
+   */
+  async bookStart(
+    scope: QueryScope,
+    exchange: ExchangeKey,
+    ticker: string,
+    after: number,
+    to: number | null,
+  ): Promise<{ snapshotTs: number | undefined; gapFrom: number | undefined }> {
+    const [row] = await this.q.json(scope, 'book', bookStartQuery(this.q.db, exchange, ticker, after, to), (r) => r);
+    const some = (v: unknown) => (Number(v) > 0 ? Number(v) : undefined);
+    return { snapshotTs: some(row?.snapshot_ts), gapFrom: some(row?.gap_from) };
+  }
+
   /** A recorded gap by its bounds. */
   async gap(
     scope: QueryScope,
@@ -643,17 +675,34 @@ export class OrderBookQueries {
   }
 
   /**
-   * The last trade at or before `at` on a clock (`ts`, or `received_ts`: the last one received by then), one
-   * bounded query (lastTradeQuery); undefined when there is none.
+   * The last trade at or before `at` on a clock (`ts`, or `received_ts`: the last one received by then) whose `ts` is
+   * at or after `lower` (a caller's window: nothing older is shown); undefined when there is none. On the venue clock
+   * the trades of LAST_TRADE_FIRST_LOOK_BACK_MS before `at` are read first (a traded ticker's last trade is there:
+   * one short read), all of them from `lower` only when that held none. On the receive clock one read from `lower`:
+   * a trade read back from the venue long after it happened may be the last one received, whatever its `ts`.
    */
   async lastTrade(
     scope: QueryScope,
     exchange: ExchangeKey,
     ticker: string,
+    lower: number,
     at: number,
     clock: 'ts' | 'received_ts' = 'ts',
   ): Promise<StoredTrade | undefined> {
-    const query = lastTradeQuery(this.q.db, exchange, ticker, at, clock);
+    const near = clock === 'ts' ? Math.max(lower, at - LAST_TRADE_FIRST_LOOK_BACK_MS) : lower;
+    const found = await this.lastTradeFrom(scope, exchange, ticker, near, at, clock);
+    return found ?? (near > lower ? this.lastTradeFrom(scope, exchange, ticker, lower, at, clock) : undefined);
+  }
+
+  private async lastTradeFrom(
+    scope: QueryScope,
+    exchange: ExchangeKey,
+    ticker: string,
+    lower: number,
+    at: number,
+    clock: 'ts' | 'received_ts',
+  ): Promise<StoredTrade | undefined> {
+    const query = lastTradeQuery(this.q.db, exchange, ticker, lower, at, clock);
     const [trade] = await this.q.json(scope, 'trades', query, (r) => ({
       ts: Number(r.ts),
       sequence: Number(r.sequence),

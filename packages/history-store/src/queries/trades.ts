@@ -199,19 +199,22 @@ export function tradeRowExistsQuery(
 
 /**
  * The last trade of one ticker at or before `at` on a clock (`ts`, the venue's time, or `received_ts`, when it was
- * received): of the trades at the newest such moment, the last to arrive (the largest sequence, then trade_id), one
- * row per trade (the copy with the smallest sequence, as every read). One query: the newest moment is a scalar subquery that reads
- * the ticker's clock column only, the trade is read from that moment's rows. JSONEachRow: ts, sequence, trade_id,
- * price and size as text, side, venue_side, received_ts; no row when the ticker has no trade by then.
+ * received) among the trades with `ts` ≥ `lower`: of the trades at the newest such moment, the last to arrive (the
+ * largest sequence, then trade_id), one row per trade (the copy with the smallest sequence, as every read). One
+ * query: the newest moment is a scalar subquery that reads the ticker's clock column only, the trade is read from
+ * that moment's rows. `lower` bounds `ts` on either clock: it is the column a caller's window is on, and the sort
+ * key's, so it also bounds what is read (`received_ts` is in no sort key). JSONEachRow: ts, sequence, trade_id, price
+ * and size as text, side, venue_side, received_ts; no row when the ticker has no such trade.
  */
 export function lastTradeQuery(
   db: Sql,
   exchange: ExchangeKey,
   ticker: string,
+  lower: number,
   at: number,
   clock: 'ts' | 'received_ts' = 'ts',
 ): Sql {
-  const key = tickerCondition(exchange, ticker);
+  const key = sql`${tickerCondition(exchange, ticker)} AND ts >= ${lit.int(lower)}`;
   const column = lit.identifier(clock);
   return sql`SELECT ts, sequence, trade_id, toString(price) AS price_text, toString(size) AS size_text,
   toString(side) AS side_name, venue_side, received_ts

@@ -1,4 +1,4 @@
-import { mergeByClock, paced, type MergedMessage } from './clock';
+import { MAX_SLEEP_MS, mergeByClock, paced, type MergedMessage } from './clock';
 import { replay } from './replay';
 import type { NativeMessage } from './types';
 import { kalshiEncoder } from './venue-b';
@@ -101,6 +101,53 @@ describe('paced', () => {
       f.c.now += 80;
     });
     expect(f.c.sleeps).toEqual([80]);
+  });
+
+  /** A sleep as Node's setTimeout keeps it: a delay over 2^31 − 1 ms fires after 1 ms. */
+  const timerClock = () => {
+    const f = fakeClock();
+    return {
+      ...f,
+      sleep: (ms: number) => f.sleep(ms > 2 ** 31 - 1 ? 1 : ms),
+    };
+  };
+
+  it('a wait longer than a timer holds is slept in pieces until the message is due (speed 0.001, 36 minutes in)', async () => {
+    const f = timerClock();
+    const start = f.c.now;
+    const released: number[] = [];
+    await drain(paced(merged([0, 36 * 60_000]), { speed: 0.001, from: 0, now: f.now, sleep: f.sleep }), () => {
+      released.push(f.c.now - start);
+    });
+    // Due 36 min / 0.001 = 2,160,000,000 ms after the start: not one millisecond before.
+    expect(released).toEqual([0, 2_160_000_000]);
+    expect(f.c.sleeps).toEqual([MAX_SLEEP_MS, 2_160_000_000 - MAX_SLEEP_MS]);
+  });
+
+  it('speed 1 with `from` 25 days before the first row: released 25 days in', async () => {
+    const f = timerClock();
+    const start = f.c.now;
+    const day = 86_400_000;
+    let at = -1;
+    await drain(paced(merged([25 * day]), { speed: 1, from: 0, now: f.now, sleep: f.sleep }), () => {
+      at = f.c.now - start;
+    });
+    expect(at).toBe(25 * day);
+  });
+
+  it('an aborted signal ends a long wait and the stream: nothing more is released', async () => {
+    const f = timerClock();
+    const halt = new AbortController();
+    const sleep = (ms: number) => {
+      // Someone leaves during the first piece of the wait.
+      halt.abort();
+      return f.sleep(ms);
+    };
+    const out = await drain(
+      paced(merged([0, 36 * 60_000, 40 * 60_000]), { speed: 0.001, from: 0, now: f.now, sleep, signal: halt.signal }),
+    );
+    expect(out).toEqual([0]);
+    expect(f.c.sleeps).toEqual([MAX_SLEEP_MS]);
   });
 
   it('max never sleeps; a speed that is not a positive number is refused', async () => {

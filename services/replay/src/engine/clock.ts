@@ -70,16 +70,30 @@ export interface PaceOptions {
   from: number;
   /** Wall clock, ms. */
   now: () => number;
+  /**
+   * Waits about `ms` (never more than MAX_SLEEP_MS at once: a timer's longest delay). It may end early: the stream
+   * looks at the wall clock again and sleeps on until the message is due.
+   */
   sleep: (ms: number) => Promise<void>;
   /** Called before the stream waits (for its next message's time, or for a page): a consumer flushes what it holds. */
   idle?: () => void;
+  /** Once aborted, the stream ends at its next wait (a `sleep` that hears it ends early). */
+  signal?: AbortSignal;
 }
+
+/**
+ * The longest single sleep: Node's timers take at most 2^31 − 1 ms (about 24.8 days) and fire after 1 ms when given
+ * more, so a longer wait (a message 36 minutes in at speed 0.001; `from` 25 days before the first row at speed 1) is
+ * slept in pieces of at most this.
+ */
+export const MAX_SLEEP_MS = 2 ** 31 - 1;
 
 /**
  * A merged stream paced by its clock: the message at clock time `at` is released at `start + (at − from) / speed`
  * on the wall clock (`start` when the first is asked for); one that is due already goes at once, so a slow consumer
- * catches up instead of drifting further. `speed: 'max'` releases each as soon as it is asked for. A PageWait among
- * them is awaited, not released.
+ * catches up instead of drifting further. A wait longer than a timer can hold is slept in pieces (MAX_SLEEP_MS) until
+ * the message is due. `speed: 'max'` releases each as soon as it is asked for. A PageWait among them is awaited, not
+ * released. An aborted `signal` ends the stream.
  */
 export async function* paced(
   messages: Iterable<MergedMessage | PageWait>,
@@ -94,12 +108,13 @@ export async function* paced(
       await m.ready;
       continue;
     }
+    if (o.signal?.aborted) return;
     if (o.speed !== 'max') {
       const due = start + (m.at - o.from) / o.speed;
-      const wait = due - o.now();
-      if (wait > 0) {
+      for (let wait = due - o.now(); wait > 0; wait = due - o.now()) {
         o.idle?.();
-        await o.sleep(wait);
+        await o.sleep(Math.min(wait, MAX_SLEEP_MS));
+        if (o.signal?.aborted) return;
       }
     }
     yield m;

@@ -14,6 +14,9 @@ function check(v: Venue, w: RecordedWindow): { client: ReferenceClient; texts: s
   const messages = [...replay(w, v.encoder())];
   const client = v.client();
   const resets = new Map(w.gaps.filter((g) => g.book && (!w.start || g.to > w.start.ts)).map((g) => [g.to, g]));
+  // The ticker's first book inside the window is sent as a gap's reset.
+  if (w.firstBook)
+    resets.set(w.firstBook.ts, { from: -Infinity, to: w.firstBook.ts, reason: '', book: w.firstBook.book });
   if (w.start) expect(client.isWholeBook((messages[0] as { text: string }).text)).toBe(true);
   let checked = 0;
   messages.forEach((m, i) => {
@@ -76,6 +79,21 @@ describe.each(VENUES)('$name', (v) => {
     expect(first.ts).toBe(w.gaps[0]?.to);
     expect(client.isWholeBook(first.text)).toBe(true);
     check(v, w);
+  });
+
+  it('a window starting before the ticker’s first book sends that book (the reset form) at its ts, then its changes', () => {
+    for (let seed = 1; seed <= 10; seed++) {
+      const w = randomWindow(`${v.name}|before-first-book|${seed}`, v.grid, opts({ startBeforeFirstBook: true }));
+      const first = w.firstBook as NonNullable<RecordedWindow['firstBook']>;
+      const messages = [...replay(w, v.encoder())];
+      // The first whole book is the first snapshot, at its ts (the trade before it came alone).
+      const probe = v.client();
+      expect(messages.find((m) => probe.isWholeBook(m.text))?.ts).toBe(first.ts);
+      expect(messages.filter((m) => m.ts < first.ts).length).toBeGreaterThan(0);
+      const { client } = check(v, w);
+      expect(client.book()).toBeDefined();
+      expect(client.book()).toEqual(directBook(w, Number.MAX_SAFE_INTEGER));
+    }
   });
 
   it('a window ending inside a gap sends no book change after the gap starts', () => {

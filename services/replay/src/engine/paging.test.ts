@@ -49,12 +49,14 @@ function paged(w: RecordedWindow, pages: WindowPage[], sync = false) {
   const window: PagedWindow = {
     ticker: w.ticker,
     start: w.start,
+    opening: w.opening,
     nextPage: () => {
       const page = pages[state.asked++];
       if (page === undefined) throw new Error('a page after the last was asked for');
       return sync ? page : new Promise<WindowPage>((resolve) => setImmediate(() => resolve(page)));
     },
   };
+  if (w.firstBook) window.firstBook = w.firstBook;
   if (w.lastTrade) window.lastTrade = w.lastTrade;
   return { window, state };
 }
@@ -95,8 +97,8 @@ describe.each(VENUES)('replayPaged: $name', (v) => {
     expect(multiPage).toBeGreaterThan(15);
   });
 
-  it('a window starting, or ending, inside a gap is paged the same', async () => {
-    for (const o of [{ startInGap: true }, { endInGap: true }]) {
+  it('a window starting, or ending, inside a gap, or starting before the ticker’s first book, is paged the same', async () => {
+    for (const o of [{ startInGap: true }, { endInGap: true }, { startBeforeFirstBook: true }]) {
       const w = randomWindow(`${v.name}|paged|${JSON.stringify(o)}`, v.grid, opts(o));
       const pages = pagesOf(w, random(7), 6);
       expect(await drain(replayPaged(paged(w, pages).window, v.encoder()))).toEqual(whole(w, v.encoder()));
@@ -128,6 +130,7 @@ describe('replayPaged: reading', () => {
     const window: PagedWindow = {
       ticker: w.ticker,
       start: w.start,
+      opening: w.opening,
       nextPage: () => (n++ === 0 ? (pages[0] as WindowPage) : Promise.reject(new Error('ClickHouse went away'))),
     };
     const sent: NativeMessage[] = [];

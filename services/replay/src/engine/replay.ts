@@ -12,12 +12,17 @@
  * recorder writes the gap, then the snapshot that closes it, then deltas); at its `to` the encoder writes the venue's
  * reset form with the gap's snapshot as the new book. A window that starts inside a gap (`start` undefined) sends no
  * book until that gap closes; one that ends inside a gap (the gap has no `book`) sends no book after its `from`.
- * Trades are replayed whatever the book's state (the recorder records them so).
+ * A window that starts before the ticker's first book (`firstBook`) is inside a gap the recorder does not write: it
+ * ends at that first snapshot, which is played as a gap's reset, by the same steps. Trades are replayed whatever the
+ * book's state (the recorder records them so).
  */
 import { ReplayBook, sideCode } from './replay-book';
 import type { NativeMessage, RecordedDelta, RecordedGap, RecordedTrade, RecordedWindow } from './types';
 
-/** Why a whole book is sent: the window's start, or the end of a recorded gap. */
+/**
+ * Why a whole book is sent: the window's start, or the end of a recorded gap (also the ticker's first book inside
+ * the window, played as the end of the gap before it: `reason` 'first_book').
+ */
 export type BookCause = { kind: 'start'; lastTrade: RecordedTrade | undefined } | { kind: 'gap'; gap: RecordedGap };
 
 /**
@@ -37,6 +42,13 @@ export interface VenueEncoder {
   changes(book: ReplayBook, deltas: readonly RecordedDelta[], ts: number): EncodedText[];
   /** A trade; `book` is undefined while no book is known (inside a gap). */
   trade(trade: RecordedTrade, book: ReplayBook | undefined): EncodedText[];
+  /**
+   * The window starts without a book (inside a gap, or before the ticker's first book) and `lastTrade` is the last
+   * trade at or before its start: what the venue sends of it first (Coinbase's `last_match`); an encoder whose later
+   * books name the last trade (the CLOB's `last_trade_price`) keeps it. With a book at the start, `book`'s cause
+   * carries it instead. Absent: the venue names no earlier trade.
+   */
+  startWithoutBook?(lastTrade: RecordedTrade): EncodedText[];
 }
 
 /** Applies one recorded delta; returns the level's new quantity (0n: removed). */
@@ -82,7 +94,9 @@ export interface WindowPage {
 export interface PagedWindow {
   ticker: string;
   start: RecordedWindow['start'];
+  firstBook?: RecordedWindow['firstBook'];
   lastTrade?: RecordedTrade;
+  opening: RecordedWindow['opening'];
   /**
    * The next page (the first, then each after it); asked for once a page, in order, only while the last one had
    * `until` < Infinity. The engine asks for a page as soon as it starts playing the one before (read-ahead of one).
@@ -141,7 +155,20 @@ export function* replayPaged(window: PagedWindow, encoder: VenueEncoder): Genera
     const received = window.start.received_ts ?? window.start.ts;
     for (const text of encoder.book(book, window.start.ts, { kind: 'start', lastTrade: window.lastTrade }))
       yield message(received, window.start.ts, text);
+  } else if (window.lastTrade && encoder.startWithoutBook) {
+    // No book yet: the last earlier trade is still what the venue names first.
+    const { ts, received_ts } = window.opening;
+    for (const text of encoder.startWithoutBook(window.lastTrade)) yield message(received_ts, ts, text);
   }
+  // The window starts before the ticker's first book: the stretch before it is a gap (unrecorded) that it closes.
+  const first = window.firstBook;
+  const beforeFirst: RecordedGap | undefined = first && {
+    from: Number.NEGATIVE_INFINITY,
+    to: first.ts,
+    reason: 'first_book',
+    book: first.book,
+    ...(first.received_ts === undefined ? {} : { received_ts: first.received_ts }),
+  };
   // The `to` of the last gap whose reset was played: a page that lists it again leaves it out.
   let gapsDoneTo = Number.NEGATIVE_INFINITY;
   let read: PageRead | undefined = startRead(window);
@@ -152,7 +179,9 @@ export function* replayPaged(window: PagedWindow, encoder: VenueEncoder): Genera
     read = page.until === Infinity ? undefined : startRead(window);
     const { deltas, trades, until } = page;
     // Gaps the start's book already covers, or an earlier page played, are behind us.
-    const gaps = page.gaps.filter((g) => (startTs === undefined || g.to > startTs) && g.to > gapsDoneTo);
+    const gaps = (beforeFirst ? [beforeFirst, ...page.gaps] : page.gaps)
+      .filter((g) => (startTs === undefined || g.to > startTs) && g.to > gapsDoneTo)
+      .sort((a, b) => a.to - b.to);
     let di = 0;
     let ti = 0;
     let gi = 0;

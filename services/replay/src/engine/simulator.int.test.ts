@@ -37,7 +37,14 @@ function windowOf(ticker: string, start: DecimalBook, startTs: number, events: B
         venue_side: t.venueSide,
       });
   }
-  return { ticker, start: { ts: startTs, book: { bids: start.bids, asks: start.asks } }, deltas, trades, gaps: [] };
+  return {
+    ticker,
+    start: { ts: startTs, book: { bids: start.bids, asks: start.asks } },
+    opening: { ts: startTs, received_ts: startTs },
+    deltas,
+    trades,
+    gaps: [],
+  };
 }
 
 const texts = (w: RecordedWindow, encoder: VenueEncoder) => [...replay(w, encoder)].map((m) => m.text);

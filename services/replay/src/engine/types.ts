@@ -56,14 +56,26 @@ export interface RecordedWindow {
   /**
    * The book at the window's start by the spec's rule 7 (the last snapshot at or before it plus the deltas after), at
    * `ts`; undefined when the start falls inside a gap (the first book is then the one that closes that gap, which
-   * must be in `gaps`).
+   * must be in `gaps`) or before the ticker's first book (`firstBook`).
    */
   start: { ts: number; received_ts?: number; book: BookLevels } | undefined;
+  /**
+   * The window starts before the ticker's first book (`start` undefined; the recorder writes no gap before a
+   * ticker's first snapshot): that first snapshot, inside the window, at `ts`. The replay starts the book there as at
+   * the end of a gap (the venue's reset form); before it, no delta is replayed (none should exist) and trades are.
+   */
+  firstBook?: { ts: number; received_ts?: number; book: BookLevels };
   deltas: readonly RecordedDelta[];
   trades: readonly RecordedTrade[];
   gaps: readonly RecordedGap[];
   /** The last trade at or before the start, where the venue's first messages name it (Coinbase, Polymarket CLOB). */
   lastTrade?: RecordedTrade;
+  /**
+   * The time of the window's first messages when it has no book at its start (`start` undefined): what the venue
+   * sends first of `lastTrade` goes out then. Venue clock: `from` for both; receive clock: `received_ts` is `from`,
+   * `ts` the last trade's.
+   */
+  opening: { ts: number; received_ts: number };
 }
 
 /**

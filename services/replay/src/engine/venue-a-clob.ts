@@ -14,8 +14,8 @@
  *   book is known (inside a gap) the trade comes alone.
  * - Not recorded, so taken from the options (what the server knows of the market) and otherwise assumed: `market`
  *   (the condition id; required), `min_order_size` ("5"), `tick_size` ("0.01"), `neg_risk` (false) — the values of the
- *   production book in protocols.md §2.2. `last_trade_price` is the window's last earlier trade (`lastTrade`), or ""
- *   when none is known, then each replayed trade's.
+ *   production book in protocols.md §2.2. `last_trade_price` is the window's last earlier trade (`lastTrade`; also in
+ *   the first book of a window without a book at its start), or "" when none is known, then each replayed trade's.
  * - Reset after a recorded gap: a `book` (the venue's whole-book message, which every client takes as the asset's
  *   book; the venue sends one on subscription and after trades), hashed like every other. The channel has no
  *   sequence: the hash of each later message proves the client's book from there on.
@@ -93,6 +93,12 @@ export function clobEncoder(o: ClobEncoderOptions): VenueEncoder {
         transactionHash: TX_HASH.test(t.trade_id) ? t.trade_id : '',
       });
       return book ? [trade, bookMessage(book, t.ts)] : [trade];
+    },
+
+    startWithoutBook(t: RecordedTrade): string[] {
+      // Sent nothing of (the channel names it only in books): the first book, at a gap's end, says it.
+      lastTradePrice = shortest(t.price);
+      return [];
     },
   };
 }

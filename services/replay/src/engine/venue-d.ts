@@ -3,7 +3,8 @@
  * Coinbase Exchange (`venue_d`) as its `level2` and `matches` channels write a product (protocols.md §5.2).
  *
  * - The snapshot is a `snapshot` (bids and asks best first, `[price, size]`; no time, no sequence [V]); after it, at
- *   the window's start, the `last_match` the channel sends first when the window's last earlier trade is known.
+ *   the window's start, the `last_match` the channel sends first when the window's last earlier trade is known (a
+ *   window without a book at its start: the `last_match` alone, first).
  * - A group of deltas is one `l2update`: `changes` carry each level's new size ("0" in the size's places removes it),
  *   `time` the group's ts (RFC 3339, microseconds).
  * - A trade is a `match`: `trade_id` the recorded id, `side` the **maker's** (the recorded `venue_side`, which is the
@@ -72,6 +73,10 @@ export function coinbaseEncoder(o: CoinbaseEncoderOptions): VenueEncoder {
 
     trade(t: RecordedTrade): string[] {
       return [match(t, 'match')];
+    },
+
+    startWithoutBook(t: RecordedTrade): string[] {
+      return [match(t, 'last_match')];
     },
   };
 }

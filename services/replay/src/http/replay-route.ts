@@ -106,7 +106,7 @@ export function replayRoutes(deps: ReplayRouteDeps): Router {
       const clock = parseClock(req.query.clock);
       // Authorise: the ticker as the caller may see it, the window inside the caller's.
       const ticker = await visibleTicker(deps.queries, scope, req.caller, exchange, String(req.params.ticker ?? ''));
-      checkWindowStart(req.caller, ticker, from, deps.now());
+      const visibleFrom = checkWindowStart(req.caller, ticker, from, deps.now());
       // Open (the book at `from`, the first page), then pipe with backpressure, the pages read as they are needed.
       const window = await openWindow(deps.queries, scope, {
         exchange,
@@ -115,6 +115,7 @@ export function replayRoutes(deps: ReplayRouteDeps): Router {
         to,
         clock,
         pageRows: deps.pageRows,
+        visibleFrom,
       });
       const messages = replayPaged(window, encoderFor(exchange, ticker));
       res.status(200).type('application/x-ndjson; charset=utf-8');

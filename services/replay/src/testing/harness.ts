@@ -69,6 +69,7 @@ export async function storeWindow(
   ];
   const snapshots = [
     ...(w.start ? snapshot(w.start.ts, w.start.book) : []),
+    ...(w.firstBook ? snapshot(w.firstBook.ts, w.firstBook.book) : []),
     ...w.gaps.flatMap((g) => (g.book ? snapshot(g.to, g.book) : [])),
   ];
   if (snapshots.length > 0) await insertSnapshotRows(db.store, snapshots);

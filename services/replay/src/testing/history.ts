@@ -27,6 +27,11 @@ export interface HistoryOptions {
   gapRate: number;
   /** The window starts inside a gap (no start book; the first gap closes it). */
   startInGap?: boolean;
+  /**
+   * The window starts before the ticker's first book: a trade, then the first snapshot (`firstBook`) 10 s in, no gap
+   * (the recorder writes none before a ticker's first snapshot).
+   */
+  startBeforeFirstBook?: boolean;
   /** The window ends inside a gap (the last gap has no closing book). */
   endInGap?: boolean;
   /** Trade ids: Coinbase/Gemini digits, the CLOB's transaction hashes, Kalshi's UUIDs. */
@@ -82,6 +87,8 @@ export function randomWindow(seed: number | string, grid: Grid, o: HistoryOption
   const tradeId = o.tradeId ?? ((n: number) => String(1_000_000 + n));
   let current: ExactBook;
   let start: RecordedWindow['start'];
+  let firstBook: RecordedWindow['firstBook'];
+  let trade = 0;
   // The receive clock never goes backwards along the rows as they arrive (as the recorder's: docs/history-internals.md
   // "received_ts"), so the book received by a moment is one the recorder had.
   let lastReceived = Number.NEGATIVE_INFINITY;
@@ -96,12 +103,17 @@ export function randomWindow(seed: number | string, grid: Grid, o: HistoryOption
     });
     current = exactBook(gaps[0]?.book as BookLevels);
     ts += 3;
+  } else if (o.startBeforeFirstBook) {
+    // Trades are recorded whatever the book's state; changes only once there is a book.
+    trades.push(randomTrade(ts + 1));
+    ts += 10_000;
+    firstBook = { ts, received_ts: arrive(ts + 1), book: randomBook(rng, grid) };
+    current = exactBook(firstBook.book);
   } else {
     const book = randomBook(rng, grid);
     start = { ts, received_ts: arrive(ts + 1), book };
     current = exactBook(book);
   }
-  let trade = 0;
   for (let i = 0; i < o.events; i++) {
     ts += rng.int(3);
     const r = rng.float();
@@ -131,7 +143,16 @@ export function randomWindow(seed: number | string, grid: Grid, o: HistoryOption
     trades.push(randomTrade(ts));
   }
   if (o.endInGap) gaps.push({ from: ts + 1, to: ts + 100, reason: 'stall' });
-  return { ticker: 'T', start, deltas, trades, gaps };
+  // (The window starts at T0: inside the first gap, before the first book, or on the start's book.)
+  return {
+    ticker: 'T',
+    start,
+    ...(firstBook ? { firstBook } : {}),
+    opening: { ts: T0, received_ts: T0 },
+    deltas,
+    trades,
+    gaps,
+  };
 
   function randomTrade(at: number): RecordedTrade {
     const side = rng.int(2) === 0 ? 'buy' : 'sell';
@@ -179,11 +200,15 @@ export function randomWindow(seed: number | string, grid: Grid, o: HistoryOption
 
 /**
  * The book after every row with ts <= t, by applying the rows directly; undefined inside a gap (after its `from`,
- * before its `to`) or before the first book.
+ * before its `to`) or before the first book (the start's, a gap's, or the ticker's first, `firstBook`).
  */
 export function directBook(w: RecordedWindow, t: number): ExactBook | undefined {
   let book = w.start ? exactBook(w.start.book) : undefined;
-  const gaps = [...w.gaps];
+  // Before the ticker's first book there is none, as inside a gap: the first book ends that stretch.
+  const before: RecordedGap[] = w.firstBook
+    ? [{ from: Number.NEGATIVE_INFINITY, to: w.firstBook.ts, reason: 'first_book', book: w.firstBook.book }]
+    : [];
+  const gaps = [...before, ...w.gaps];
   let di = 0;
   for (;;) {
     const d = w.deltas[di];

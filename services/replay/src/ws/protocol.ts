@@ -69,7 +69,8 @@ export interface VenueSocket {
 
 /**
  * An encoder that writes only the channels a client subscribed: without `book`, its whole books and changes are still
- * applied (the book must stay true for what follows) but not sent; without `trades`, trades are not sent.
+ * applied (the book must stay true for what follows) but not sent; without `trades`, trades (and what names the last
+ * earlier trade at a start without a book) are not sent.
  */
 export function onlyChannels(encoder: VenueEncoder, wanted: { book: boolean; trades: boolean }): VenueEncoder {
   if (wanted.book && wanted.trades) return encoder;
@@ -78,5 +79,9 @@ export function onlyChannels(encoder: VenueEncoder, wanted: { book: boolean; tra
     changes: (book, deltas, ts) =>
       wanted.book ? encoder.changes(book, deltas, ts) : (encoder.changes(book, deltas, ts), []),
     trade: (trade, book) => (wanted.trades ? encoder.trade(trade, book) : []),
+    startWithoutBook: (trade) => {
+      const out = encoder.startWithoutBook?.(trade) ?? [];
+      return wanted.trades ? out : [];
+    },
   };
 }

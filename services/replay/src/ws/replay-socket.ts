@@ -15,7 +15,7 @@
  *    a time budget run out or ClickHouse unavailable, 1011 "replay failed" for anything else (read-failure.ts: what
  *    HTTP answers 503 and 500); 1001 at shutdown.
  */
-import type { Caller } from '@depthgate/auth';
+import { windowStart, type Caller } from '@depthgate/auth';
 import { SerialInbox } from '@depthgate/feeds';
 import type { HistoryStore, OrderBookQueries, QueryScope } from '@depthgate/history-store';
 import { AppError, type Logger } from '@depthgate/service-kit';
@@ -243,6 +243,7 @@ export class ReplaySocket implements SessionMember {
           to: d.terms.to,
           clock: d.terms.clock,
           pageRows: d.pageRows,
+          visibleFrom: windowStart(d.caller, s.ticker, d.now()),
         });
         iterators.push(replayPaged(window, s.encoder));
       }

@@ -57,7 +57,8 @@ export class Session {
   private readonly places = new Set<object>();
   private started = false;
   private settleTimer: NodeJS.Timeout | undefined;
-  private wake: (() => void) | undefined;
+  /** Aborted when every member has left: the pacing's wait ends, and the session with it. */
+  private readonly halt = new AbortController();
 
   constructor(
     readonly terms: SessionTerms,
@@ -119,7 +120,7 @@ export class Session {
     const m = this.members.find((j) => j.member === member);
     if (m) m.left = true;
     if (this.members.every((j) => j.left)) {
-      this.wake?.();
+      this.halt.abort();
       this.endIfAbandoned();
     } else this.arm();
   }
@@ -175,13 +176,17 @@ export class Session {
       from: this.terms.from,
       now: Date.now,
       idle: flush,
+      signal: this.halt.signal,
       sleep: (ms) =>
         new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, ms);
-          this.wake = () => {
+          const done = () => {
             clearTimeout(timer);
+            this.halt.signal.removeEventListener('abort', done);
             resolve();
           };
+          const timer = setTimeout(done, ms);
+          if (this.halt.signal.aborted) done();
+          else this.halt.signal.addEventListener('abort', done);
         }),
     });
     try {

@@ -146,6 +146,35 @@ describe('Polymarket CLOB replay protocol (the market channel)', () => {
     }
   });
 
+  it('a window starting inside a gap: its first book (at the gap’s end) names the last earlier trade, hashed with it', () => {
+    const lastTrade = {
+      ts: 1_772_841_500_000,
+      sequence: 1,
+      trade_id: `0x${'ab'.repeat(32)}`,
+      price: '0.3700',
+      size: '12',
+      side: 'buy' as const,
+      venue_side: '',
+    };
+    const w = {
+      ...randomWindow('clob-start-in-gap', binary, { events: 60, gapRate: 0, startInGap: true }),
+      ticker: YES,
+      lastTrade,
+    };
+    const p = clobSocket.create();
+    subscribed(p, subscribe([YES]));
+    const texts = played(p, new Map([[YES, w]]));
+    const first = JSON.parse(texts[0] as string) as { event_type: string; timestamp: string; last_trade_price: string };
+    expect([first.event_type, first.timestamp, first.last_trade_price]).toEqual([
+      'book',
+      String(w.gaps[0]?.to),
+      '0.37',
+    ]);
+    const client = new ClobClient(YES);
+    for (const t of texts) client.consume(t);
+    expect(client.hashesChecked).toBeGreaterThan(10);
+  });
+
   it('initial_dump false leaves out the book at from; unsubscribe before the start drops the asset, after it stops its messages', () => {
     const windows = new Map([
       [YES, windowOf(YES, 'clob-dump-yes')],

@@ -65,6 +65,10 @@ function whileSubscribed(encoder: VenueEncoder, a: Asset): VenueEncoder {
       const out = encoder.trade(trade, book);
       return a.on ? out : [];
     },
+    startWithoutBook(trade) {
+      const out = encoder.startWithoutBook?.(trade) ?? [];
+      return a.on ? out : [];
+    },
   };
 }
 

@@ -183,6 +183,30 @@ describe('Coinbase replay protocol (Exchange feed)', () => {
     expect(new Set(rest)).toEqual(new Set(['match']));
   });
 
+  it('a window without a book at its start (inside a gap, before the first book) still sends last_match first, matches alone too', () => {
+    for (const o of [{ startInGap: true }, { startBeforeFirstBook: true }]) {
+      const w = {
+        ...randomWindow(`coinbase-no-book|${Object.keys(o)[0]}`, grid, { events: 40, gapRate: 0, ...o }),
+        lastTrade,
+      };
+      expect(w.start).toBeUndefined();
+      for (const channels of [['matches'], ['level2', 'matches']]) {
+        const p = coinbaseSocket.create();
+        subscribed(p, { type: 'subscribe', product_ids: ['BTC-USD'], channels }, ['BTC-USD']);
+        const [s] = p.streams();
+        const messages = [...replay(w, s?.encoder as never)];
+        expect(JSON.parse(messages[0]?.text as string)).toMatchObject({ type: 'last_match', trade_id: 99 });
+        // At the window's start, once.
+        expect(messages[0]?.ts).toBe(w.opening.ts);
+        expect(messages.filter((m) => m.text.includes('"type":"last_match"'))).toHaveLength(1);
+      }
+      const p = coinbaseSocket.create();
+      subscribed(p, { type: 'subscribe', product_ids: ['BTC-USD'], channels: ['level2'] }, ['BTC-USD']);
+      const [s] = p.streams();
+      expect([...replay(w, s?.encoder as never)].filter((m) => m.text.includes('last_match'))).toEqual([]);
+    }
+  });
+
   it('only the channels subscribed: matches alone gets last_match and match; level2 alone the book; level2_batch is level2', () => {
     const w = { ...randomWindow('coinbase-channels', grid, { events: 300, gapRate: 0.05 }), lastTrade };
     expect(w.gaps.length).toBeGreaterThan(0);

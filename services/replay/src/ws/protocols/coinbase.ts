@@ -10,7 +10,8 @@
  *   ignored: the caller authenticates to depthgate with its depthgate key.
  * - Then per product the engine's messages (engine/venue-d.ts), only the channels subscribed: with `level2` the
  *   `snapshot` at `from`, `l2update`s, a recorded gap as a new `snapshot`; with `matches` the `last_match` (when the
- *   window's last earlier trade is known) and every `match`. Products are merged in time order.
+ *   window's last earlier trade is known, whether or not there is a book at `from`) and every `match`. Products are
+ *   merged in time order.
  * - `level2_batch` is served as `level2`: every recorded change as its own `l2update` (the recorded messages, not
  *   regathered into 50 ms windows; a client that applies batches applies these the same way). A product on both
  *   `level2` and `level2_batch` gets its book messages once.
@@ -63,6 +64,8 @@ function channels(encoder: VenueEncoder, wanted: () => { book: boolean; trades: 
       return wanted().book ? out : [];
     },
     trade: (trade, book) => (wanted().trades ? encoder.trade(trade, book) : []),
+    // No book at the start: the last_match alone.
+    startWithoutBook: (trade) => (wanted().trades ? (encoder.startWithoutBook?.(trade) ?? []) : []),
   };
 }
 

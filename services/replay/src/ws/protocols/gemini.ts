@@ -36,6 +36,7 @@ function until(encoder: VenueEncoder, stopped: () => boolean): VenueEncoder {
     book: (book, ts, cause) => (stopped() ? [] : encoder.book(book, ts, cause)),
     changes: (book, deltas, ts) => (stopped() ? [] : encoder.changes(book, deltas, ts)),
     trade: (trade, book) => (stopped() ? [] : encoder.trade(trade, book)),
+    startWithoutBook: (trade) => (stopped() ? [] : (encoder.startWithoutBook?.(trade) ?? [])),
   };
 }
 
