@@ -65,7 +65,10 @@ function recordedSpan(c: Coverage): { first: number; last: number } | undefined 
   const firsts = [c.snapshots.first_ts, c.deltas.first_ts].filter((t): t is string => t !== null);
   const lasts = [c.snapshots.last_ts, c.deltas.last_ts].filter((t): t is string => t !== null);
   if (!firsts.length || !lasts.length) return undefined;
-  return { first: Math.min(...firsts.map(parseTimestamp)), last: Math.max(...lasts.map(parseTimestamp)) };
+  return {
+    first: Math.min(...firsts.map((t) => parseTimestamp(t))),
+    last: Math.max(...lasts.map((t) => parseTimestamp(t))),
+  };
 }
 
 class Explorer {
