@@ -9,12 +9,12 @@
  *   as a fresh `orderbook_snapshot` at the next `seq` (engine/venue-b.ts); only the channels subscribed.
  *
  * Bad commands get Kalshi's error form (`{"id","type":"error","msg":{"code","msg"}}`, protocols.md §1.6) and the
- * socket stays open: 1 not JSON or not a command, 2 no params, 3 no channels, 8 a channel other than orderbook_delta
- * and trade, 14 no market, 16 a market never recorded (or outside the key's ticker_prefixes), 11 a window before the
+ * socket stays open: 1 not JSON or not a command (or an `id` nested too deep to be echoed: answered with `id`
+ * null), 2 no params, 3 no channels, 8 a channel other than orderbook_delta and trade, 14 no market, 16 a market never recorded (or outside the key's ticker_prefixes), 11 a window before the
  * start of the caller's window for a market, 5 an unknown command, 13 a command the replay does not support
  * (update_subscription, unsubscribe, list_subscriptions) or a subscribe after the replay started.
  */
-import { KALSHI_WS_ERRORS, kalshiWire, type KalshiWsError } from '@depthgate/feeds';
+import { jsonWritable, KALSHI_WS_ERRORS, kalshiWire, type KalshiWsError } from '@depthgate/feeds';
 import type { AppError } from '@depthgate/service-kit';
 import { kalshiEncoder, type KalshiSubscription } from '../../engine';
 import {
@@ -58,6 +58,8 @@ class KalshiProtocol implements ReplayProtocol<Detail> {
     if (m === null || typeof m !== 'object' || Array.isArray(m)) return error(null, ERR.unprocessable);
     const { cmd, params } = m as { cmd?: unknown; params?: unknown };
     const id = (m as { id?: unknown }).id ?? null;
+    // Every answer echoes the id: one nested too deep to be written back cannot be answered as its command.
+    if (!jsonWritable(id)) return error(null, ERR.unprocessable);
     if (cmd !== 'subscribe') {
       if (typeof cmd === 'string' && UNSUPPORTED.has(cmd))
         return error(id, ERR.action, `the replay answers subscribe only (${cmd})`);
