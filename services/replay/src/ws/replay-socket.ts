@@ -159,8 +159,11 @@ export class ReplaySocket implements SessionMember {
     scope?.dispose();
   }
 
+  /** The socket ends here: nothing more starts for it (a replay armed to start, a subscribe's reads). */
   private end(code: number, reason: string): void {
     if (this.state === 'done') return;
+    if (this.settleTimer) clearTimeout(this.settleTimer);
+    if (this.idleTimer) clearTimeout(this.idleTimer);
     this.release();
     this.state = 'done';
     this.count('cut');
@@ -175,7 +178,7 @@ export class ReplaySocket implements SessionMember {
     if (this.state === 'done') return;
     const f = this.protocol.frame(text, isBinary, this.state !== 'open');
     if (f.kind === 'reply') return this.reply(f.texts);
-    if (f.kind === 'close') return void this.d.ws.close(f.code, f.reason);
+    if (f.kind === 'close') return this.end(f.code, f.reason);
     if (this.state !== 'open') return;
     await this.subscribe(f.request);
   }
@@ -196,7 +199,7 @@ export class ReplaySocket implements SessionMember {
           if (!(err instanceof AppError) || (err.code !== 'unknown_ticker' && err.code !== 'invalid_timestamp'))
             throw err;
           const r = this.protocol.refuse(request, requested, err);
-          if (r.close) return void d.ws.close(r.close.code, r.close.reason);
+          if (r.close) return this.end(r.close.code, r.close.reason);
           if (r.reject) return this.reply(r.texts);
           refusals.push(...r.texts);
           continue;

@@ -1,0 +1,172 @@
+/**
+ * A replay socket on a real WebSocket pair (the `ws` library on loopback), with the history stubbed: the catalogue
+ * answers from a list of recorded tickers, and every other read (opening a window) is counted and refused. What is
+ * checked here is the socket's own handling — its replies, its closes, its reads — not the replay's messages (the
+ * integration tests replay real windows).
+ */
+import type net from 'node:net';
+import { Writable } from 'node:stream';
+import type { Caller } from '@depthgate/auth';
+import { QueryScope, type CatalogueSpan, type HistoryStore, type OrderBookQueries } from '@depthgate/history-store';
+import { createLogger, createRegistry } from '@depthgate/service-kit';
+import { waitFor } from '@depthgate/test-utils';
+import { WebSocket, WebSocketServer } from 'ws';
+import { ReplayMetrics } from '../metrics';
+import type { VenueSocket } from './protocol';
+import { clobSocket } from './protocols/clob';
+import { ReplaySocket } from './replay-socket';
+import { Session, type SessionTerms } from './session';
+
+const DAY_MS = 86_400_000;
+const NOW = Date.UTC(2026, 3, 1);
+
+const quiet = () =>
+  createLogger({ name: 't', level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
+
+/** A key that sees every ticker from the start of history, but those starting `bbb` only for the last day. */
+const keyCaller: Caller = {
+  kind: 'key',
+  key: {
+    id: 'k1',
+    name: 'test',
+    tickerPrefixes: null,
+    fullHistoryPrefixes: ['aaa'],
+    maxDataAgeDays: 1,
+    requestsPerMinute: null,
+    platforms: null,
+  },
+};
+
+interface Pair {
+  client: WebSocket;
+  server: WebSocket;
+  /** The history's scopes opened (one per subscribe resolved, one per replay started). */
+  scopes: number;
+  /** Catalogue lookups, and the other reads (windows) asked for. */
+  catalogue: number;
+  reads: string[];
+  /** The client's raw socket (paused: the client reads nothing more). */
+  raw: net.Socket;
+}
+
+const servers: WebSocketServer[] = [];
+const clients: WebSocket[] = [];
+
+afterEach(async () => {
+  for (const c of clients.splice(0)) c.terminate();
+  for (const s of servers.splice(0)) {
+    for (const ws of s.clients) ws.terminate();
+    await new Promise((resolve) => s.close(resolve));
+  }
+});
+
+/** A replay socket of `venue` on a fresh server, its client connected. */
+async function pair(
+  o: {
+    venue?: VenueSocket;
+    caller?: Caller;
+    recorded?: string[];
+    settleMs?: number;
+    terms?: Partial<SessionTerms>;
+  } = {},
+): Promise<Pair> {
+  const recorded = o.recorded ?? [];
+  const terms: SessionTerms = { from: NOW - 2 * DAY_MS, to: NOW, speed: 'max', clock: 'ts', ...o.terms };
+  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1', perMessageDeflate: false, maxPayload: 64 * 1024 });
+  servers.push(wss);
+  await new Promise((resolve) => wss.once('listening', resolve));
+  const p = { scopes: 0, catalogue: 0, reads: [] as string[] } as Pair;
+  const spans = (ticker: string): CatalogueSpan[] =>
+    recorded
+      .filter((t) => t.toLowerCase() === ticker.toLowerCase())
+      .map((t) => ({ ticker: t, kind: 'snapshot', firstTs: 0, lastTs: NOW, rows: 1 }));
+  const queries = new Proxy(
+    {
+      catalogue: (_scope: unknown, _exchange: unknown, ticker: string) => {
+        p.catalogue++;
+        return Promise.resolve(spans(ticker));
+      },
+    },
+    {
+      get(target, name: string) {
+        if (name in target) return target[name as keyof typeof target];
+        return () => {
+          p.reads.push(name);
+          return Promise.reject(new Error('no window in this test'));
+        };
+      },
+    },
+  ) as unknown as OrderBookQueries;
+  const store = {
+    scope: (budgetMs: number, options: { answerStarted?: () => boolean } = {}) => {
+      p.scopes++;
+      return new QueryScope(() => Promise.resolve(), budgetMs, options.answerStarted);
+    },
+  } as unknown as HistoryStore;
+  const settleMs = o.settleMs ?? 0;
+  wss.on('connection', (ws) => {
+    ws.on('error', () => undefined);
+    p.server = ws;
+    new ReplaySocket({
+      ws,
+      venue: o.venue ?? clobSocket,
+      caller: o.caller ?? keyCaller,
+      session: new Session(terms, settleMs, () => undefined),
+      terms,
+      store,
+      queries,
+      metrics: new ReplayMetrics(createRegistry('replay-test', { defaultMetrics: false })),
+      logger: quiet(),
+      queryTimeoutMs: 5000,
+      pageRows: 1000,
+      settleMs,
+      subscribeTimeoutMs: 60_000,
+      now: () => NOW,
+    });
+  });
+  const { port } = wss.address() as net.AddressInfo;
+  const client = new WebSocket(`ws://127.0.0.1:${port}`, { perMessageDeflate: false });
+  clients.push(client);
+  client.on('error', () => undefined);
+  await new Promise((resolve, reject) => {
+    client.once('open', resolve);
+    client.once('error', reject);
+  });
+  await waitFor(() => p.server !== undefined, { what: 'the server side' });
+  p.client = client;
+  p.raw = (client as unknown as { _socket: net.Socket })._socket;
+  return p;
+}
+
+/** Sends frames in one write (the server reads them together, in one turn). */
+function sendTogether(p: Pair, frames: string[]): void {
+  p.raw.cork();
+  for (const f of frames) p.client.send(f);
+  p.raw.uncork();
+}
+
+describe('ReplaySocket', () => {
+  it('a CLOB subscribe closed 1008 (its window starts before the caller’s) leaves nothing armed: no replay starts', async () => {
+    const p = await pair({ venue: clobSocket, recorded: ['aaa1', 'bbb1'], settleMs: 0 });
+    // The first asset is accepted and arms the replay's start (settle time 0); the second's window starts before the
+    // caller's (bbb: the last day only): the socket is closed 1008.
+    sendTogether(p, [
+      JSON.stringify({ assets_ids: ['aaa1'], type: 'market' }),
+      JSON.stringify({ assets_ids: ['bbb1'], operation: 'subscribe' }),
+    ]);
+    // The client reads nothing more: the close is not answered, so the server's socket stays closing.
+    p.raw.pause();
+    await waitFor(() => p.server.readyState === WebSocket.CLOSING, { what: 'the server to close the socket' });
+    // A timer armed after the settle timer (0 ms) fires after it.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Two subscribes resolved; no replay started (it would open a scope and read the window).
+    expect(p.catalogue).toBe(2);
+    expect({ scopes: p.scopes, reads: p.reads }).toEqual({ scopes: 2, reads: [] });
+    // The close the client gets once it reads again.
+    const closed = new Promise<[number, string]>((resolve) =>
+      p.client.once('close', (code, reason) => resolve([code, String(reason)])),
+    );
+    p.raw.resume();
+    expect(await closed).toEqual([1008, expect.stringMatching(/^from is before the start of your window, /)]);
+  });
+});
