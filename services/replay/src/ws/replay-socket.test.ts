@@ -14,6 +14,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import { ReplayMetrics } from '../metrics';
 import type { VenueSocket } from './protocol';
 import { clobSocket } from './protocols/clob';
+import { kalshiSocket } from './protocols/kalshi';
 import { ReplaySocket } from './replay-socket';
 import { Session, type SessionTerms } from './session';
 
@@ -169,4 +170,37 @@ describe('ReplaySocket', () => {
     p.raw.resume();
     expect(await closed).toEqual([1008, expect.stringMatching(/^from is before the start of your window, /)]);
   });
+
+  it('replies to frames a client sends but never reads stop at the high-water mark: the socket stops reading', async () => {
+    const p = await pair({ venue: kalshiSocket });
+    // The peak of what the server holds unsent, right after each of its sends.
+    let peak = 0;
+    const send = p.server.send.bind(p.server) as (data: string, cb?: (err?: Error) => void) => void;
+    (p.server as unknown as { send: typeof send }).send = (data, cb) => {
+      send(data, cb);
+      peak = Math.max(peak, p.server.bufferedAmount);
+    };
+    let received = 0;
+    p.server.on('message', () => received++);
+    // Each frame is an unknown command whose error echoes its 60 KB id: 500 of them ask for 30 MB of replies, far
+    // more than the kernel's buffers on both sides hold.
+    const FRAMES = 500;
+    const id = 'i'.repeat(60_000);
+    p.raw.pause();
+    for (let i = 0; i < FRAMES; i++) p.client.send(JSON.stringify({ id: `${i}:${id}`, cmd: 'x' }));
+    // Either every frame was taken (and answered into memory), or the server stopped reading.
+    await waitFor(() => received === FRAMES || p.server.isPaused, { timeoutMs: 30_000, what: 'the server to stop' });
+    expect(received).toBeLessThan(FRAMES);
+    // Once the client reads, every frame is answered, in order.
+    const replies: number[] = [];
+    p.client.on('message', (data) => {
+      const m = JSON.parse(String(data)) as { id: string; msg: { code: number } };
+      replies.push(m.msg.code === 5 ? Number(m.id.slice(0, m.id.indexOf(':'))) : -1);
+    });
+    p.raw.resume();
+    await waitFor(() => replies.length === FRAMES, { timeoutMs: 30_000, what: 'every reply' });
+    expect(replies).toEqual([...Array(FRAMES).keys()]);
+    // At most the high-water mark (1 MiB) and the reply that crossed it were ever held.
+    expect(peak).toBeLessThanOrEqual(1024 * 1024 + 61_000);
+  }, 60_000);
 });

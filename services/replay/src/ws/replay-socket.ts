@@ -69,8 +69,11 @@ export class ReplaySocket implements SessionMember {
   /** Closes a socket that has subscribed to nothing replayable within REPLAY_SUBSCRIBE_TIMEOUT_MS. */
   private idleTimer: NodeJS.Timeout | undefined;
   private scope: QueryScope | undefined;
+  /** Settles when the WebSocket has closed. */
+  private readonly closed: Promise<void>;
 
   constructor(private readonly d: ReplaySocketDeps) {
+    this.closed = new Promise((resolve) => d.ws.once('close', () => resolve()));
     this.protocol = d.venue.create();
     d.session.join(this, d.terms);
     this.idleTimer = setTimeout(() => {
@@ -106,9 +109,14 @@ export class ReplaySocket implements SessionMember {
     const { ws } = this.d;
     // Characters, not bytes: a batch's size need not be exact.
     const size = text.length;
-    if (ws.bufferedAmount > HIGH_WATER_BYTES) return new Promise<number>((r) => ws.send(text, () => r(size)));
+    if (ws.bufferedAmount > HIGH_WATER_BYTES) return this.written(text).then(() => size);
     ws.send(text);
     return size;
+  }
+
+  /** Sends `text`: settles once the socket has written it out, or has closed. */
+  private written(text: string): Promise<void> {
+    return Promise.race([new Promise<void>((resolve) => this.d.ws.send(text, () => resolve())), this.closed]);
   }
 
   /** The socket under the WebSocket (ws keeps it as `_socket`): corked around a batch of frames. */
@@ -170,8 +178,20 @@ export class ReplaySocket implements SessionMember {
     this.d.ws.close(code, reason);
   }
 
-  private reply(texts: readonly string[]): void {
-    for (const t of texts) if (this.d.ws.readyState === this.d.ws.OPEN) this.d.ws.send(t);
+  /**
+   * Sends replies to the client's frames (the venue's errors, pongs, acks). With more than HIGH_WATER_BYTES unsent
+   * after them, as Session's sends, the frame that asked for them settles only once the socket has written them out:
+   * the frames after it wait, and with MAX_PENDING_FRAMES waiting the socket stops reading (SerialInbox). A client
+   * that sends and never reads is slowed by TCP, not answered into the process's memory.
+   */
+  private reply(texts: readonly string[]): Promise<void> | undefined {
+    const { ws } = this.d;
+    for (let i = 0; i < texts.length && ws.readyState === ws.OPEN; i++) {
+      const text = texts[i] as string;
+      if (i < texts.length - 1 || ws.bufferedAmount + text.length <= HIGH_WATER_BYTES) ws.send(text);
+      else return this.written(text);
+    }
+    return undefined;
   }
 
   private async frame(text: string, isBinary: boolean): Promise<void> {
@@ -214,14 +234,15 @@ export class ReplaySocket implements SessionMember {
       this.scope = undefined;
     }
     if (this.state !== 'open') return;
-    this.reply(refusals);
-    this.reply(this.protocol.accept(request, tickers));
+    const sent = this.reply([...refusals, ...this.protocol.accept(request, tickers)]);
     // A subscribe that named nothing replayable (every market refused the venue's way) starts nothing.
-    if (tickers.length === 0 && !this.subscribed) return;
-    this.subscribed = true;
-    if (this.idleTimer) clearTimeout(this.idleTimer);
-    if (this.settleTimer) clearTimeout(this.settleTimer);
-    this.settleTimer = setTimeout(() => void this.read(), d.settleMs);
+    if (tickers.length > 0 || this.subscribed) {
+      this.subscribed = true;
+      if (this.idleTimer) clearTimeout(this.idleTimer);
+      if (this.settleTimer) clearTimeout(this.settleTimer);
+      this.settleTimer = setTimeout(() => void this.read(), d.settleMs);
+    }
+    await sent;
   }
 
   /** The subscribes have settled: every market's window read, the streams handed to the session. */
