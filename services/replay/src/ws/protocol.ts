@@ -13,9 +13,17 @@ import type { ExchangeKey, PlatformKey } from '@depthgate/platforms';
 import type { AppError } from '@depthgate/service-kit';
 import type { VenueEncoder } from '../engine';
 
+/**
+ * Distinct markets one subscribe may name at most; a protocol refuses more in its venue's form (Kalshi 11, the
+ * others as the gateway refuses its limits), before anything is looked up. A subscribe's markets are resolved in one
+ * catalogue query, so one frame's work stays bounded. 500: the Polymarket CLOB's own limit of assets per connection
+ * [3P]; Polymarket US takes 100 per subscription, as the venue does.
+ */
+export const MAX_MARKETS_PER_SUBSCRIBE = 500;
+
 /** A subscribe the client sent, as its venue's protocol reads it. */
 export interface SubscribeRequest<D = unknown> {
-  /** The markets it names, as the client spelled them (at least one). */
+  /** The markets it names, as the client spelled them (at least one, at most MAX_MARKETS_PER_SUBSCRIBE). */
   tickers: string[];
   /** The venue's own rest (channels, request id, …), for `accept` and `streams`. */
   detail: D;

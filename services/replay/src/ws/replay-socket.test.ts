@@ -14,6 +14,8 @@ import { WebSocket, WebSocketServer } from 'ws';
 import { ReplayMetrics } from '../metrics';
 import type { VenueSocket } from './protocol';
 import { clobSocket } from './protocols/clob';
+import { coinbaseSocket } from './protocols/coinbase';
+import { geminiSocket } from './protocols/gemini';
 import { kalshiSocket } from './protocols/kalshi';
 import { ReplaySocket } from './replay-socket';
 import { Session, type SessionTerms } from './session';
@@ -86,6 +88,10 @@ async function pair(
       catalogue: (_scope: unknown, _exchange: unknown, ticker: string) => {
         p.catalogue++;
         return Promise.resolve(spans(ticker));
+      },
+      catalogues: (_scope: unknown, _exchange: unknown, tickers: string[]) => {
+        p.catalogue++;
+        return Promise.resolve(tickers.flatMap(spans));
       },
     },
     {
@@ -203,4 +209,70 @@ describe('ReplaySocket', () => {
     // At most the high-water mark (1 MiB) and the reply that crossed it were ever held.
     expect(peak).toBeLessThanOrEqual(1024 * 1024 + 61_000);
   }, 60_000);
+
+  it('a CLOB subscribe of 5,000 asset ids is refused before any lookup', async () => {
+    const p = await pair({ venue: clobSocket, recorded: ['aaa1'] });
+    const replies: string[] = [];
+    p.client.on('message', (data) => replies.push(String(data)));
+    p.client.send(JSON.stringify({ assets_ids: [...Array(5000).keys()].map((i) => `x${i}`), type: 'market' }));
+    await waitFor(() => replies.length === 1 || p.catalogue >= 5000, { what: 'the refusal' });
+    expect(p.catalogue).toBe(0);
+    expect(replies.map((r) => JSON.parse(r) as unknown)).toEqual([
+      {
+        event_type: 'depthgate_error',
+        error: 'subscription_limit',
+        message: 'depthgate: at most 500 assets per subscribe',
+      },
+    ]);
+  });
+
+  it('a subscribe’s markets are looked up in one catalogue query (a CLOB frame of 500 assets, one recorded)', async () => {
+    // (No replay starts meanwhile: the settle time is long.)
+    const p = await pair({ venue: clobSocket, recorded: ['aaa1'], settleMs: 60_000 });
+    const replies: string[] = [];
+    p.client.on('message', (data) => replies.push(String(data)));
+    p.client.send(
+      JSON.stringify({ assets_ids: [...[...Array(499).keys()].map((i) => `x${i}`), 'AAA1'], type: 'market' }),
+    );
+    // The next frame is handled once that subscribe is done.
+    p.client.send('PING');
+    await waitFor(() => replies.length === 1, { what: 'the pong' });
+    expect(replies).toEqual(['PONG']);
+    expect(p.catalogue).toBe(1);
+  });
+
+  it('every venue refuses a subscribe of more than 500 markets in its own form, before any lookup', async () => {
+    const names = [...Array(501).keys()].map((i) => `m${i}`);
+    const cases: [VenueSocket, string, unknown][] = [
+      [
+        kalshiSocket,
+        JSON.stringify({ id: 7, cmd: 'subscribe', params: { channels: ['trade'], market_tickers: names } }),
+        { id: 7, type: 'error', msg: { code: 11, msg: 'Invalid parameter: at most 500 markets per command' } },
+      ],
+      [
+        geminiSocket,
+        JSON.stringify({ type: 'subscribe', subscriptions: [{ name: 'l2', symbols: names }] }),
+        {
+          type: 'error',
+          result: 'error',
+          reason: 'SubscriptionLimit',
+          message: 'depthgate: at most 500 symbols per subscribe',
+        },
+      ],
+      [
+        coinbaseSocket,
+        JSON.stringify({ type: 'subscribe', product_ids: names, channels: ['level2'] }),
+        { type: 'error', message: 'Failed to subscribe', reason: 'depthgate: at most 500 products per subscribe' },
+      ],
+    ];
+    for (const [venue, frame, refusal] of cases) {
+      const p = await pair({ venue });
+      const replies: unknown[] = [];
+      p.client.on('message', (data) => replies.push(JSON.parse(String(data))));
+      p.client.send(frame);
+      await waitFor(() => replies.length === 1, { what: `${venue.name}'s refusal` });
+      expect(replies).toEqual([refusal]);
+      expect(p.catalogue).toBe(0);
+    }
+  });
 });

@@ -15,14 +15,14 @@
  *    a time budget run out or ClickHouse unavailable, 1011 "replay failed" for anything else (read-failure.ts: what
  *    HTTP answers 503 and 500); 1001 at shutdown.
  */
-import type { Caller } from '@depthgate/auth';
+import { unknownTicker, type Caller } from '@depthgate/auth';
 import { SerialInbox } from '@depthgate/feeds';
 import type { HistoryStore, OrderBookQueries, QueryScope } from '@depthgate/history-store';
-import { AppError, type Logger } from '@depthgate/service-kit';
+import type { Logger } from '@depthgate/service-kit';
 import type { WebSocket } from 'ws';
 import { replayPaged, type NativeMessage, type PageWait } from '../engine';
 import type { ReplayMetrics } from '../metrics';
-import { checkWindowStart, visibleTicker } from '../request';
+import { visibleTickers, windowRefusal } from '../request';
 import { closeFor, readFailure } from '../read-failure';
 import { openWindow } from '../source';
 import type { ReplayProtocol, SubscribeRequest, VenueSocket } from './protocol';
@@ -207,25 +207,10 @@ export class ReplaySocket implements SessionMember {
     const { d } = this;
     const scope = d.store.scope(d.queryTimeoutMs);
     this.scope = scope;
-    const tickers: string[] = [];
-    const refusals: string[] = [];
+    let names: Map<string, string | undefined>;
     try {
-      for (const requested of request.tickers) {
-        let ticker: string;
-        try {
-          ticker = await visibleTicker(d.queries, scope, d.caller, d.venue.exchange, requested);
-          checkWindowStart(d.caller, ticker, d.terms.from, d.now());
-        } catch (err) {
-          if (!(err instanceof AppError) || (err.code !== 'unknown_ticker' && err.code !== 'invalid_timestamp'))
-            throw err;
-          const r = this.protocol.refuse(request, requested, err);
-          if (r.close) return this.end(r.close.code, r.close.reason);
-          if (r.reject) return this.reply(r.texts);
-          refusals.push(...r.texts);
-          continue;
-        }
-        if (!tickers.includes(ticker)) tickers.push(ticker);
-      }
+      // Every market of the frame in one catalogue query (protocols take at most MAX_MARKETS_PER_SUBSCRIBE).
+      names = await visibleTickers(d.queries, scope, d.caller, d.venue.exchange, request.tickers);
     } catch (err) {
       // Resolving failed (ClickHouse cannot answer, or its time budget): the socket cannot go on.
       return this.fail(err, scope, 'resolving the markets');
@@ -234,9 +219,26 @@ export class ReplaySocket implements SessionMember {
       this.scope = undefined;
     }
     if (this.state !== 'open') return;
-    const sent = this.reply([...refusals, ...this.protocol.accept(request, tickers)]);
+    const tickers = new Set<string>();
+    const refusals: string[] = [];
+    for (const requested of request.tickers) {
+      const ticker = names.get(requested);
+      const refusal =
+        ticker === undefined
+          ? unknownTicker(d.venue.exchange, requested)
+          : windowRefusal(d.caller, ticker, d.terms.from, d.now());
+      if (refusal === undefined) {
+        tickers.add(ticker as string);
+        continue;
+      }
+      const r = this.protocol.refuse(request, requested, refusal);
+      if (r.close) return this.end(r.close.code, r.close.reason);
+      if (r.reject) return this.reply(r.texts);
+      refusals.push(...r.texts);
+    }
+    const sent = this.reply([...refusals, ...this.protocol.accept(request, [...tickers])]);
     // A subscribe that named nothing replayable (every market refused the venue's way) starts nothing.
-    if (tickers.length > 0 || this.subscribed) {
+    if (tickers.size > 0 || this.subscribed) {
       this.subscribed = true;
       if (this.idleTimer) clearTimeout(this.idleTimer);
       if (this.settleTimer) clearTimeout(this.settleTimer);

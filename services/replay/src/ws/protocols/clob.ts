@@ -14,6 +14,8 @@
  *   only refusal; so does a subscribe after the replay started (it would miss the clock).
  * - A window that starts before the caller's window for an asset closes the socket 1008 naming that start (the
  *   channel has no error message that could say so).
+ * - depthgate's own limits (more than MAX_MARKETS_PER_SUBSCRIBE assets in one subscribe) get the gateway's
+ *   `{"event_type":"depthgate_error","error":"subscription_limit","message":"depthgate: …"}`; the socket stays open.
  *
  * Then, per asset (engine/venue-a-clob.ts): its `book` at `from` (hashed), each recorded change as a `price_change`
  * with the hash of the asset's book after each entry, each trade as a `last_trade_price` followed by the asset's
@@ -26,9 +28,10 @@
  * id) is not recorded: it is "" on every message, and every hash is computed with that "" (README, "Values not
  * recorded").
  */
-import { CLOB_INVALID_OPERATION, parseClobRequest } from '@depthgate/feeds';
+import { CLOB_INVALID_OPERATION, clobDepthgateError, parseClobRequest } from '@depthgate/feeds';
 import type { AppError } from '@depthgate/service-kit';
 import { clobEncoder, type VenueEncoder } from '../../engine';
+import { MAX_MARKETS_PER_SUBSCRIBE } from '../protocol';
 import type { Frame, MarketStream, Refusal, ReplayProtocol, SubscribeRequest, VenueSocket } from '../protocol';
 
 interface Detail {
@@ -42,6 +45,12 @@ interface Asset {
 }
 
 const invalid: Frame<Detail> = { kind: 'reply', texts: [CLOB_INVALID_OPERATION] };
+
+/** depthgate's own refusal (the channel has none that says why): the gateway's `depthgate_error`. */
+const refused = (error: string, message: string): Frame<Detail> => ({
+  kind: 'reply',
+  texts: [clobDepthgateError(error, `depthgate: ${message}`)],
+});
 
 /** A WebSocket close reason is at most 123 bytes. */
 const reason = (text: string) => Buffer.from(text).subarray(0, 123).toString();
@@ -86,7 +95,10 @@ class ClobProtocol implements ReplayProtocol<Detail> {
       return { kind: 'reply', texts: [] };
     }
     if (started) return invalid;
-    const tickers = [...new Set(r.assets)].filter((id) => !this.assets.has(id));
+    const named = [...new Set(r.assets)];
+    if (named.length > MAX_MARKETS_PER_SUBSCRIBE)
+      return refused('subscription_limit', `at most ${MAX_MARKETS_PER_SUBSCRIBE} assets per subscribe`);
+    const tickers = named.filter((id) => !this.assets.has(id));
     // Nothing new (an empty list, or assets already subscribed): as the venue, nothing is sent.
     if (tickers.length === 0) return { kind: 'reply', texts: [] };
     return { kind: 'subscribe', request: { tickers, detail: { initialDump: r.initialDump } } };

@@ -22,7 +22,8 @@
  * channel not of the feed (`X is not a valid channel`), `ticker`/`heartbeat` (not replayed), no pair of channel and
  * product (`No channels or product ids provided`), a product never recorded or outside the key's `ticker_prefixes`
  * (`X is not a valid product`), a window starting before the caller's for a product (the reason names that start), a
- * subscribe after the replay started.
+ * subscribe after the replay started; depthgate's own limits (`depthgate: …`, as the gateway's): more than
+ * MAX_MARKETS_PER_SUBSCRIBE products in one subscribe.
  */
 import {
   COINBASE_CHANNELS,
@@ -33,6 +34,7 @@ import {
 } from '@depthgate/feeds';
 import type { AppError } from '@depthgate/service-kit';
 import { coinbaseEncoder, type VenueEncoder } from '../../engine';
+import { MAX_MARKETS_PER_SUBSCRIBE } from '../protocol';
 import type { Frame, MarketStream, Refusal, ReplayProtocol, SubscribeRequest, VenueSocket } from '../protocol';
 
 /** The channels replayed (the book's two, and the trades'). */
@@ -96,7 +98,10 @@ class CoinbaseProtocol implements ReplayProtocol<Detail> {
       return fail(
         'the replay has started: subscribe every product before it starts (within the settle time of the last subscribe)',
       );
-    return { kind: 'subscribe', request: { tickers: [...new Set(pairs.map(([, p]) => p))], detail: { pairs } } };
+    const tickers = [...new Set(pairs.map(([, p]) => p))];
+    if (tickers.length > MAX_MARKETS_PER_SUBSCRIBE)
+      return fail(`depthgate: at most ${MAX_MARKETS_PER_SUBSCRIBE} products per subscribe`);
+    return { kind: 'subscribe', request: { tickers, detail: { pairs } } };
   }
 
   refuse(_request: SubscribeRequest<Detail>, requested: string, err: AppError): Refusal {

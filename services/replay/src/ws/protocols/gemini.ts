@@ -18,11 +18,13 @@
  * simulator writes it) a symbol never recorded, or outside the key's `ticker_prefixes` — the frame's other symbols go
  * on; `InvalidTimestamp` a window starting before the caller's for the symbol (the message names that start), the
  * other symbols go on; `ReplayStarted` a subscribe after the replay started (its clock is running: subscribe every
- * symbol within REPLAY_SUBSCRIBE_SETTLE_MS of the last subscribe).
+ * symbol within REPLAY_SUBSCRIBE_SETTLE_MS of the last subscribe); `SubscriptionLimit` (the gateway's, `depthgate: …`)
+ * depthgate's own limits, the whole frame refused: more than MAX_MARKETS_PER_SUBSCRIBE symbols in one subscribe.
  */
 import { geminiWire, parseGeminiSubscribe, parseObject, valueText } from '@depthgate/feeds';
 import type { AppError } from '@depthgate/service-kit';
 import { geminiEncoder, type VenueEncoder } from '../../engine';
+import { MAX_MARKETS_PER_SUBSCRIBE } from '../protocol';
 import type { Frame, MarketStream, Refusal, ReplayProtocol, SubscribeRequest, VenueSocket } from '../protocol';
 
 const reply = (reason: string, message: string): Frame<undefined> => ({
@@ -65,6 +67,8 @@ class GeminiProtocol implements ReplayProtocol<undefined> {
     // As given (a symbol that is not a string is never recorded: refused as Gemini refuses it, `invalid symbol X`).
     const tickers = [...new Set(parsed.symbols.map(valueText))];
     if (tickers.length === 0) return reply('InvalidJson', 'no symbols to subscribe');
+    if (tickers.length > MAX_MARKETS_PER_SUBSCRIBE)
+      return reply('SubscriptionLimit', `depthgate: at most ${MAX_MARKETS_PER_SUBSCRIBE} symbols per subscribe`);
     return { kind: 'subscribe', request: { tickers, detail: undefined } };
   }
 

@@ -10,14 +10,17 @@
  *
  * Bad commands get Kalshi's error form (`{"id","type":"error","msg":{"code","msg"}}`, protocols.md §1.6) and the
  * socket stays open: 1 not JSON or not a command (or an `id` nested too deep to be echoed: answered with `id`
- * null), 2 no params, 3 no channels, 8 a channel other than orderbook_delta and trade, 14 no market, 16 a market never recorded (or outside the key's ticker_prefixes), 11 a window before the
- * start of the caller's window for a market, 5 an unknown command, 13 a command the replay does not support
- * (update_subscription, unsubscribe, list_subscriptions) or a subscribe after the replay started.
+ * null), 2 no params, 3 no channels, 8 a channel other than orderbook_delta and trade, 14 no market, 16 a market
+ * never recorded (or outside the key's ticker_prefixes), 11 a window before the start of the caller's window for a
+ * market (or more than MAX_MARKETS_PER_SUBSCRIBE markets in one command), 5 an unknown command, 13 a command the
+ * replay does not support (update_subscription, unsubscribe, list_subscriptions) or a subscribe after the replay
+ * started.
  */
 import { jsonWritable, KALSHI_WS_ERRORS, kalshiWire, type KalshiWsError } from '@depthgate/feeds';
 import type { AppError } from '@depthgate/service-kit';
 import { kalshiEncoder, type KalshiSubscription } from '../../engine';
 import {
+  MAX_MARKETS_PER_SUBSCRIBE,
   onlyChannels,
   type Frame,
   type MarketStream,
@@ -80,6 +83,8 @@ class KalshiProtocol implements ReplayProtocol<Detail> {
       ]),
     ];
     if (tickers.length === 0 || tickers.some((t) => typeof t !== 'string')) return error(id, ERR.market);
+    if (tickers.length > MAX_MARKETS_PER_SUBSCRIBE)
+      return error(id, ERR.parameter, `at most ${MAX_MARKETS_PER_SUBSCRIBE} markets per command`);
     return {
       kind: 'subscribe',
       request: { tickers: tickers as string[], detail: { id, channels: channels as string[] } },
