@@ -3,7 +3,9 @@
  *
  * - `subscribe` (`{"id":1,"cmd":"subscribe","params":{"channels":["orderbook_delta","trade"],"market_ticker":"…"}}`,
  *   or `market_tickers`) is answered with one `subscribed` per channel, each with the connection's next `sid` (1, 2, …
- *   in the order subscribed), as Kalshi answers. Several subscribes before the replay starts each get their own sids.
+ *   in the order subscribed), as Kalshi answers. Several subscribes before the replay starts each get their own sids;
+ *   a market named by several gets its messages on each of their sids (its book first on each), as Kalshi's socket,
+ *   the gateway's and the simulator's send a market subscribed again.
  * - Then each market's book at `from` (`orderbook_snapshot`), every recorded change (`orderbook_delta`, `seq`
  *   contiguous per `sid` across its markets) and trade (`trade`, on the trade subscription's `sid`), a recorded gap
  *   as a fresh `orderbook_snapshot` at the next `seq` (engine/venue-b.ts); only the channels subscribed.
@@ -47,8 +49,11 @@ const error = (id: unknown, refusal: KalshiWsError, detail?: string): Frame<Deta
 
 class KalshiProtocol implements ReplayProtocol<Detail> {
   private nextSid = 1;
-  /** Per market, its book subscription and trade sid (the first subscribe that names it). */
-  private readonly markets = new Map<string, { book?: KalshiSubscription; tradeSid?: number }>();
+  /**
+   * Per market, the book subscriptions and trade sids of every subscribe that names it: a market named again gets
+   * its messages on each subscription, as Kalshi's (and the gateway's, the simulator's) sockets send them.
+   */
+  private readonly markets = new Map<string, { books: KalshiSubscription[]; tradeSids: number[] }>();
 
   frame(text: string, isBinary: boolean, started: boolean): Frame<Detail> {
     if (isBinary) return error(null, ERR.unprocessable);
@@ -107,11 +112,12 @@ class KalshiProtocol implements ReplayProtocol<Detail> {
     const bookSid = sids.get('orderbook_delta');
     // One book subscription (its seq shared by its markets), as Kalshi numbers a connection's subscriptions.
     const book: KalshiSubscription | undefined = bookSid === undefined ? undefined : { sid: bookSid, seq: 0 };
+    const tradeSid = sids.get('trade');
     for (const t of tickers) {
-      const m = this.markets.get(t) ?? {};
-      m.book ??= book;
-      m.tradeSid ??= sids.get('trade');
-      this.markets.set(t, m);
+      let m = this.markets.get(t);
+      if (!m) this.markets.set(t, (m = { books: [], tradeSids: [] }));
+      if (book) m.books.push(book);
+      if (tradeSid !== undefined) m.tradeSids.push(tradeSid);
     }
     return [...sids].map(([channel, sid]) => kalshiWire.subscribed(id, channel, sid));
   }
@@ -119,9 +125,9 @@ class KalshiProtocol implements ReplayProtocol<Detail> {
   streams(): MarketStream[] {
     return [...this.markets].map(([ticker, m]) => ({
       ticker,
-      encoder: onlyChannels(kalshiEncoder({ ticker, book: m.book ?? { sid: 0, seq: 0 }, tradeSid: m.tradeSid ?? 0 }), {
-        book: m.book !== undefined,
-        trades: m.tradeSid !== undefined,
+      encoder: onlyChannels(kalshiEncoder({ ticker, book: m.books, tradeSid: m.tradeSids }), {
+        book: m.books.length > 0,
+        trades: m.tradeSids.length > 0,
       }),
     }));
   }
