@@ -5,8 +5,8 @@
  *
  * A protocol object lives as long as its socket (it keeps the connection's subscriptions, sids, request ids). Its
  * life: `frame` for every client frame; for each subscribe, each named market is resolved by the socket (stored name,
- * the caller's entitlements), a market that cannot be replayed goes through `refuse`, then `accept` gives the acks
- * sent at once; once the subscribes have settled (no new one for the settle time) `streams` gives one encoder per
+ * the caller's entitlements), a market that cannot be replayed goes through `refuse`, the subscriptions it adds
+ * (`held`) are taken from the caller's limit (refused: `limited`), then `accept` gives the acks sent at once; once the subscribes have settled (no new one for the settle time) `streams` gives one encoder per
  * market, and the replay starts. A subscribe after the start gets `frame(…, started = true)`: the venue's refusal.
  */
 import type { ExchangeKey, PlatformKey } from '@depthgate/platforms';
@@ -62,6 +62,14 @@ export interface ReplayProtocol<D = unknown> {
   refuse(request: SubscribeRequest<D>, requested: string, err: AppError): Refusal;
   /** A subscribe accepted for `tickers` (stored names, each once, in the order named): the acks it gets now. */
   accept(request: SubscribeRequest<D>, tickers: string[]): string[];
+  /**
+   * The subscriptions the connection holds, counted as the gateway counts them against a key's
+   * `ws_max_subscriptions` (channel × market; a market named by two subscriptions counts twice): now, or — given a
+   * subscribe and its `tickers` — once `accept` has taken it (nothing is changed).
+   */
+  held(request?: SubscribeRequest<D>, tickers?: string[]): number;
+  /** A subscribe refused for depthgate's subscription limit (`reason`: the limit, as a sentence): the venue's form. */
+  limited(request: SubscribeRequest<D>, reason: string): string[];
   /** The replay starts: one stream per subscribed market (possibly none: the socket then finishes at once). */
   streams(): MarketStream[];
 }

@@ -48,6 +48,8 @@ interface Pair {
   /** Catalogue lookups, and the other reads (windows) asked for. */
   catalogue: number;
   reads: string[];
+  /** The socket's places held in its caller's subscription limit (`max`). */
+  places: number;
   /** The client's raw socket (paused: the client reads nothing more). */
   raw: net.Socket;
 }
@@ -71,6 +73,8 @@ async function pair(
     recorded?: string[];
     settleMs?: number;
     terms?: Partial<SessionTerms>;
+    /** The caller's subscription limit. */
+    max?: number;
   } = {},
 ): Promise<Pair> {
   const recorded = o.recorded ?? [];
@@ -78,7 +82,8 @@ async function pair(
   const wss = new WebSocketServer({ port: 0, host: '127.0.0.1', perMessageDeflate: false, maxPayload: 64 * 1024 });
   servers.push(wss);
   await new Promise((resolve) => wss.once('listening', resolve));
-  const p = { scopes: 0, catalogue: 0, reads: [] as string[] } as Pair;
+  const p = { scopes: 0, catalogue: 0, reads: [] as string[], places: 0 } as Pair;
+  const max = o.max ?? Infinity;
   const spans = (ticker: string): CatalogueSpan[] =>
     recorded
       .filter((t) => t.toLowerCase() === ticker.toLowerCase())
@@ -118,6 +123,14 @@ async function pair(
       ws,
       venue: o.venue ?? clobSocket,
       caller: o.caller ?? keyCaller,
+      places: {
+        reserve: (n) => {
+          if (p.places + n > max) return Promise.resolve(`subscription limit reached: at most ${max}`);
+          p.places += n;
+          return Promise.resolve(undefined);
+        },
+        release: (n) => void (p.places -= n),
+      },
       session: new Session(terms, settleMs, () => undefined),
       terms,
       store,
@@ -274,5 +287,33 @@ describe('ReplaySocket', () => {
       expect(replies).toEqual([refusal]);
       expect(p.catalogue).toBe(0);
     }
+  });
+
+  it('takes a subscribe’s subscriptions from the caller’s limit, refused in the venue’s form; an unsubscribe gives them back', async () => {
+    const p = await pair({ venue: clobSocket, recorded: ['aaa1', 'aaa2', 'aaa3'], settleMs: 60_000, max: 2 });
+    const replies: string[] = [];
+    p.client.on('message', (data) => replies.push(String(data)));
+    /** Sends frames, then PING: resolves once all were handled (the PONG). */
+    const handled = async (...frames: unknown[]) => {
+      const before = replies.filter((r) => r === 'PONG').length;
+      for (const f of frames) p.client.send(JSON.stringify(f));
+      p.client.send('PING');
+      await waitFor(() => replies.filter((r) => r === 'PONG').length > before, { what: 'the frames to be handled' });
+    };
+    await handled({ assets_ids: ['aaa1', 'aaa2'], type: 'market' });
+    expect(p.places).toBe(2);
+    await handled({ assets_ids: ['aaa3'], operation: 'subscribe' });
+    expect(p.places).toBe(2);
+    expect(JSON.parse(replies.at(-2) as string)).toEqual({
+      event_type: 'depthgate_error',
+      error: 'subscription_limit',
+      message: 'depthgate: subscription limit reached: at most 2',
+    });
+    // Assets already held take nothing more.
+    await handled({ assets_ids: ['aaa1'], operation: 'subscribe' });
+    expect(p.places).toBe(2);
+    await handled({ assets_ids: ['aaa1'], operation: 'unsubscribe' }, { assets_ids: ['aaa3'], operation: 'subscribe' });
+    expect(p.places).toBe(2);
+    expect(replies.filter((r) => r !== 'PONG')).toHaveLength(1);
   });
 });

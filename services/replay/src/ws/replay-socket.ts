@@ -35,10 +35,22 @@ const HIGH_WATER_BYTES = 1024 * 1024;
 /** Frames read ahead of the one being handled, at most (SerialInbox: then the socket stops reading). */
 const MAX_PENDING_FRAMES = 64;
 
+/**
+ * The caller's subscriptions (channel × market) across its replay sockets: places taken (`reserve`: undefined when
+ * granted, else why not, as a sentence) and given back (`release`); whatever a socket holds is given back when it
+ * closes.
+ */
+export interface SubscriptionPlaces {
+  reserve(n: number): Promise<string | undefined>;
+  release(n: number): void;
+}
+
 export interface ReplaySocketDeps {
   ws: WebSocket;
   venue: VenueSocket;
   caller: Caller;
+  /** This socket's places in its caller's subscription limit. */
+  places: SubscriptionPlaces;
   session: Session;
   /** This socket's window, speed and clock (those of its session). */
   terms: SessionTerms;
@@ -69,6 +81,8 @@ export class ReplaySocket implements SessionMember {
   /** Closes a socket that has subscribed to nothing replayable within REPLAY_SUBSCRIBE_TIMEOUT_MS. */
   private idleTimer: NodeJS.Timeout | undefined;
   private scope: QueryScope | undefined;
+  /** Subscriptions this socket holds of its caller's limit (`places`). */
+  private holding = 0;
   /** Settles when the WebSocket has closed. */
   private readonly closed: Promise<void>;
 
@@ -197,6 +211,8 @@ export class ReplaySocket implements SessionMember {
   private async frame(text: string, isBinary: boolean): Promise<void> {
     if (this.state === 'done') return;
     const f = this.protocol.frame(text, isBinary, this.state !== 'open');
+    // An unsubscribe gives its places back.
+    this.giveBack();
     if (f.kind === 'reply') return this.reply(f.texts);
     if (f.kind === 'close') return this.end(f.code, f.reason);
     if (this.state !== 'open') return;
@@ -236,7 +252,20 @@ export class ReplaySocket implements SessionMember {
       if (r.reject) return this.reply(r.texts);
       refusals.push(...r.texts);
     }
+    // The subscriptions it adds, from the caller's limit.
+    const more = this.protocol.held(request, [...tickers]) - this.holding;
+    if (more > 0) {
+      const refused = await d.places.reserve(more);
+      if (this.state !== 'open') {
+        if (refused === undefined) d.places.release(more);
+        return;
+      }
+      if (refused !== undefined) return this.reply([...refusals, ...this.protocol.limited(request, refused)]);
+      this.holding += more;
+    }
     const sent = this.reply([...refusals, ...this.protocol.accept(request, [...tickers])]);
+    // (A subscribe that replaces one may hold fewer.)
+    this.giveBack();
     // A subscribe that named nothing replayable (every market refused the venue's way) starts nothing.
     if (tickers.size > 0 || this.subscribed) {
       this.subscribed = true;
@@ -245,6 +274,14 @@ export class ReplaySocket implements SessionMember {
       this.settleTimer = setTimeout(() => void this.read(), d.settleMs);
     }
     await sent;
+  }
+
+  /** Gives back the places of subscriptions the socket no longer holds. */
+  private giveBack(): void {
+    const held = this.protocol.held();
+    if (held >= this.holding) return;
+    this.d.places.release(this.holding - held);
+    this.holding = held;
   }
 
   /** The subscribes have settled: every market's window read, the streams handed to the session. */

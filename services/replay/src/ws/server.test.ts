@@ -37,6 +37,7 @@ beforeAll(async () => {
     settleMs: 0,
     subscribeTimeoutMs: 60_000,
     connections: { perKey: 1, anonymous: 1, leaseMs: 60_000, redisKeyPrefix: 't:' },
+    subscriptions: { perKey: 1, anonymous: 1 },
   });
   server = http.createServer((_req, res) => res.end());
   server.on('upgrade', (_req, socket: net.Socket) => upgraded.push(socket));

@@ -121,6 +121,16 @@ class ClobProtocol implements ReplayProtocol<Detail> {
     return [];
   }
 
+  held(_request?: SubscribeRequest<Detail>, tickers: string[] = []): number {
+    let n = tickers.filter((t) => !this.assets.has(t)).length;
+    for (const a of this.assets.values()) if (a.on) n++;
+    return n;
+  }
+
+  limited(_request: SubscribeRequest<Detail>, reason: string): string[] {
+    return [clobDepthgateError('subscription_limit', `depthgate: ${reason}`)];
+  }
+
   streams(): MarketStream[] {
     // `market`: the condition id is not recorded ("" as on the HTTP replay, src/encoders.ts).
     return [...this.assets].map(([ticker, a]) => ({

@@ -41,6 +41,8 @@ import type { Frame, MarketStream, Refusal, ReplayProtocol, SubscribeRequest, Ve
 const REPLAYED = ['level2', 'level2_batch', 'matches'] as const;
 type Channel = (typeof REPLAYED)[number];
 const BOOK: readonly Channel[] = ['level2', 'level2_batch'];
+/** The subscription a channel is part of: the product's book, or its trades. */
+const topicOf = (c: Channel) => (BOOK.includes(c) ? 'level2' : c);
 
 interface Detail {
   pairs: [Channel, string][];
@@ -110,13 +112,34 @@ class CoinbaseProtocol implements ReplayProtocol<Detail> {
   }
 
   accept(request: SubscribeRequest<Detail>, tickers: string[]): string[] {
-    // Each named product's stored name: itself, else the one stored name it matches case-insensitively (request.ts).
-    const stored = (p: string) => (tickers.includes(p) ? p : tickers.find((t) => t.toLowerCase() === p.toLowerCase()));
-    for (const [c, p] of request.detail.pairs) {
-      const t = stored(p);
-      if (t !== undefined) this.subscribed.get(c)?.add(t);
-    }
+    for (const [c, t] of this.pairs(request, tickers)) this.subscribed.get(c)?.add(t);
     return [this.list()];
+  }
+
+  /** The pairs a subscribe accepted for `tickers` adds: each named product by its stored name. */
+  private pairs(request: SubscribeRequest<Detail>, tickers: string[]): [Channel, string][] {
+    // A named product's stored name: itself, else the one stored name it matches case-insensitively (request.ts).
+    const stored = (p: string) => (tickers.includes(p) ? p : tickers.find((t) => t.toLowerCase() === p.toLowerCase()));
+    return request.detail.pairs.flatMap(([c, p]): [Channel, string][] => {
+      const t = stored(p);
+      return t === undefined ? [] : [[c, t]];
+    });
+  }
+
+  /**
+   * The gateway's count: a product's book (`level2` and `level2_batch` share it) and its `matches`, each a
+   * subscription while some channel of it is live.
+   */
+  held(request?: SubscribeRequest<Detail>, tickers: string[] = []): number {
+    const topics = new Set<string>();
+    for (const [c, products] of this.subscribed)
+      for (const p of products) if (!this.stopped.has(`${c} ${p}`)) topics.add(`${topicOf(c)} ${p}`);
+    if (request) for (const [c, t] of this.pairs(request, tickers)) topics.add(`${topicOf(c)} ${t}`);
+    return topics.size;
+  }
+
+  limited(_request: SubscribeRequest<Detail>, reason: string): string[] {
+    return [coinbaseWire.subscribeError(`depthgate: ${reason}`)];
   }
 
   /** The connection's whole list, in the feed's channel order. */

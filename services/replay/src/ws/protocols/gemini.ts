@@ -85,6 +85,14 @@ class GeminiProtocol implements ReplayProtocol<undefined> {
     return [];
   }
 
+  held(_request?: SubscribeRequest<undefined>, tickers: string[] = []): number {
+    return this.symbols.size - this.stopped.size + tickers.filter((t) => !this.symbols.has(t)).length;
+  }
+
+  limited(_request: SubscribeRequest<undefined>, reason: string): string[] {
+    return [geminiWire.error('SubscriptionLimit', `depthgate: ${reason}`)];
+  }
+
   streams(): MarketStream[] {
     return [...this.symbols].map((ticker) => ({
       ticker,

@@ -54,6 +54,8 @@ class KalshiProtocol implements ReplayProtocol<Detail> {
    * its messages on each subscription, as Kalshi's (and the gateway's, the simulator's) sockets send them.
    */
   private readonly markets = new Map<string, { books: KalshiSubscription[]; tradeSids: number[] }>();
+  /** Subscriptions held: each subscribe's channels × its markets (the replay has no unsubscribe). */
+  private subscriptions = 0;
 
   frame(text: string, isBinary: boolean, started: boolean): Frame<Detail> {
     if (isBinary) return error(null, ERR.unprocessable);
@@ -112,6 +114,7 @@ class KalshiProtocol implements ReplayProtocol<Detail> {
     const bookSid = sids.get('orderbook_delta');
     // One book subscription (its seq shared by its markets), as Kalshi numbers a connection's subscriptions.
     const book: KalshiSubscription | undefined = bookSid === undefined ? undefined : { sid: bookSid, seq: 0 };
+    this.subscriptions = this.held(request, tickers);
     const tradeSid = sids.get('trade');
     for (const t of tickers) {
       let m = this.markets.get(t);
@@ -120,6 +123,15 @@ class KalshiProtocol implements ReplayProtocol<Detail> {
       if (tradeSid !== undefined) m.tradeSids.push(tradeSid);
     }
     return [...sids].map(([channel, sid]) => kalshiWire.subscribed(id, channel, sid));
+  }
+
+  held(request?: SubscribeRequest<Detail>, tickers: string[] = []): number {
+    return this.subscriptions + (request ? request.detail.channels.length * tickers.length : 0);
+  }
+
+  limited(request: SubscribeRequest<Detail>, reason: string): string[] {
+    // The gateway's answer to its limits: 10 Channel error, `depthgate: …`.
+    return [kalshiWire.refusal(request.detail.id, ERR.channelError, `depthgate: ${reason}`)];
   }
 
   streams(): MarketStream[] {

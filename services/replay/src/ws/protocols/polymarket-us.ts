@@ -90,6 +90,17 @@ class PmUsProtocol implements ReplayProtocol<Detail> {
     return [];
   }
 
+  held(request?: SubscribeRequest<Detail>, tickers: string[] = []): number {
+    // A subscribe replaces the subscription of its requestId.
+    let n = request ? tickers.length : 0;
+    for (const [requestId, sub] of this.subs) if (requestId !== request?.detail.requestId) n += sub.tickers.length;
+    return n;
+  }
+
+  limited(request: SubscribeRequest<Detail>, reason: string): string[] {
+    return [pmUsWire.error(request.detail.requestId, `depthgate: ${reason}`)];
+  }
+
   streams(): MarketStream[] {
     for (const [requestId, sub] of this.subs)
       for (const ticker of sub.tickers) {
