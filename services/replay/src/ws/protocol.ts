@@ -11,7 +11,7 @@
  */
 import type { ExchangeKey, PlatformKey } from '@depthgate/platforms';
 import type { AppError } from '@depthgate/service-kit';
-import type { VenueEncoder } from '../engine';
+import { applyDelta, type RecordedDelta, type ReplayBook, type VenueEncoder } from '../engine';
 
 /**
  * Distinct markets one subscribe may name at most; a protocol refuses more in its venue's form (Kalshi 11, the
@@ -54,6 +54,11 @@ export interface Refusal {
 export interface MarketStream {
   ticker: string;
   encoder: VenueEncoder;
+  /**
+   * Whether the client still wants any of the market's messages (absent: always). Once not (every subscription of it
+   * ended after the start, which no subscribe can undo), the market is no longer read.
+   */
+  wanted?: () => boolean;
 }
 
 export interface ReplayProtocol<D = unknown> {
@@ -84,15 +89,23 @@ export interface VenueSocket {
 }
 
 /**
- * An encoder that writes only the channels a client subscribed: without `book`, its whole books and changes are still
- * applied (the book must stay true for what follows) but not sent; without `trades`, trades are not sent.
+ * An encoder that writes only the channels a client subscribed: without `book`, the changes are applied to the book
+ * (it stays true for what follows) but nothing of it is written; without `trades`, trades are not written.
  */
 export function onlyChannels(encoder: VenueEncoder, wanted: { book: boolean; trades: boolean }): VenueEncoder {
   if (wanted.book && wanted.trades) return encoder;
   return {
-    book: (book, ts, cause) => (wanted.book ? encoder.book(book, ts, cause) : (encoder.book(book, ts, cause), [])),
-    changes: (book, deltas, ts) =>
-      wanted.book ? encoder.changes(book, deltas, ts) : (encoder.changes(book, deltas, ts), []),
+    book: (book, ts, cause) => (wanted.book ? encoder.book(book, ts, cause) : []),
+    changes: (book, deltas, ts) => (wanted.book ? encoder.changes(book, deltas, ts) : applied(book, deltas)),
     trade: (trade, book) => (wanted.trades ? encoder.trade(trade, book) : []),
   };
+}
+
+/**
+ * Changes a client does not want: applied to the book (it stays true), nothing written — what an encoder's `changes`
+ * costs (a CLOB entry's hash of the whole book, texts) is not spent on them.
+ */
+export function applied(book: ReplayBook, deltas: readonly RecordedDelta[]): [] {
+  for (const d of deltas) applyDelta(book, d);
+  return [];
 }

@@ -11,14 +11,15 @@ import { QueryScope, type CatalogueSpan, type HistoryStore, type OrderBookQuerie
 import { createLogger, createRegistry } from '@depthgate/service-kit';
 import { waitFor } from '@depthgate/test-utils';
 import { WebSocket, WebSocketServer } from 'ws';
+import { PageWait, type PagedWindow, type RecordedDelta, type WindowPage } from '../engine';
 import { ReplayMetrics } from '../metrics';
-import type { VenueSocket } from './protocol';
+import type { MarketStream, VenueSocket } from './protocol';
 import { clobSocket } from './protocols/clob';
 import { coinbaseSocket } from './protocols/coinbase';
 import { geminiSocket } from './protocols/gemini';
 import { kalshiSocket } from './protocols/kalshi';
-import { ReplaySocket } from './replay-socket';
-import { Session, type SessionTerms } from './session';
+import { marketReplay, ReplaySocket } from './replay-socket';
+import { Session, type SessionMember, type SessionTerms } from './session';
 
 const DAY_MS = 86_400_000;
 const NOW = Date.UTC(2026, 3, 1);
@@ -315,5 +316,94 @@ describe('ReplaySocket', () => {
     await handled({ assets_ids: ['aaa1'], operation: 'unsubscribe' }, { assets_ids: ['aaa3'], operation: 'subscribe' });
     expect(p.places).toBe(2);
     expect(replies.filter((r) => r !== 'PONG')).toHaveLength(1);
+  });
+});
+
+/** A market's window: a book at 0, then one page (read after a turn of the loop) of `rows` changes and a trade. */
+function bigWindow(rows: number): { window: PagedWindow; asked: () => number } {
+  const deltas: RecordedDelta[] = Array.from({ length: rows }, (_, i) => ({
+    ts: 1 + i,
+    sequence: 1 + i,
+    side: 'bid',
+    price: '0.40',
+    quantity_delta: i % 2 === 0 ? '1' : '-1',
+  }));
+  const trade = { ts: rows + 1, sequence: rows + 1, trade_id: 't1', price: '0.40', size: '1', side: 'buy' as const };
+  const page: WindowPage = { deltas, trades: [{ ...trade, venue_side: '' }], gaps: [], until: Infinity };
+  let asked = 0;
+  return {
+    window: {
+      ticker: 'T',
+      start: { ts: 0, book: { bids: [['0.40', '10']], asks: [['0.60', '10']] } },
+      nextPage: () => {
+        asked++;
+        return new Promise((resolve) => setImmediate(() => resolve(page)));
+      },
+    },
+    asked: () => asked,
+  };
+}
+
+describe('marketReplay', () => {
+  it('plays rows that give nothing (a Kalshi trade subscription over 10,000 book changes) over many turns of the event loop', async () => {
+    const p = kalshiSocket.create();
+    const f = p.frame(
+      JSON.stringify({ id: 1, cmd: 'subscribe', params: { channels: ['trade'], market_ticker: 'T' } }),
+      false,
+      false,
+    );
+    if (f.kind !== 'subscribe') throw new Error('expected a subscribe');
+    p.accept(f.request, ['T']);
+    const [stream] = p.streams();
+    // The event loop's turns, counted by a callback that queues itself for the next one.
+    let turns = 0;
+    let ticking = true;
+    const tick = () => {
+      turns++;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const terms: SessionTerms = { from: 0, to: 20_000, speed: 'max', clock: 'ts' };
+    const sent: { text: string; turn: number }[] = [];
+    const done = new Promise<void>((resolve) => {
+      const member: SessionMember = {
+        send: (text) => (sent.push({ text, turn: turns }), text.length),
+        cork: () => undefined,
+        uncork: () => undefined,
+        gone: () => false,
+        finished: () => resolve(),
+        failed: () => resolve(),
+      };
+      const session = new Session(terms, 0, () => undefined);
+      session.join(member, terms);
+      session.ready(member, [marketReplay(bigWindow(10_000).window, stream as MarketStream)]);
+    });
+    const start = turns;
+    await done;
+    ticking = false;
+    // Only the trade is sent; the 10,000 changes before it took a turn of the loop every 1,000 rows at most.
+    expect(sent.map((m) => (JSON.parse(m.text) as { type: string }).type)).toEqual(['trade']);
+    expect((sent[0] as { turn: number }).turn - start).toBeGreaterThanOrEqual(10);
+  });
+
+  it('no longer reads a market unsubscribed after the start (a CLOB asset)', async () => {
+    const p = clobSocket.create();
+    const f = p.frame(JSON.stringify({ assets_ids: ['T'], type: 'market' }), false, false);
+    if (f.kind !== 'subscribe') throw new Error('expected a subscribe');
+    p.accept(f.request, ['T']);
+    const [stream] = p.streams();
+    const { window, asked } = bigWindow(10_000);
+    const messages = marketReplay(window, stream as MarketStream);
+    // The book at the start, then the page being read.
+    const first = messages.next();
+    expect(first.done === false && !(first.value instanceof PageWait) && JSON.parse(first.value.text)).toMatchObject({
+      event_type: 'book',
+    });
+    expect(p.frame(JSON.stringify({ assets_ids: ['T'], operation: 'unsubscribe' }), false, true)).toEqual({
+      kind: 'reply',
+      texts: [],
+    });
+    expect(messages.next()).toEqual({ done: true, value: undefined });
+    expect(asked()).toBeLessThanOrEqual(1);
   });
 });

@@ -20,12 +20,12 @@ import { SerialInbox } from '@depthgate/feeds';
 import type { HistoryStore, OrderBookQueries, QueryScope } from '@depthgate/history-store';
 import type { Logger } from '@depthgate/service-kit';
 import type { WebSocket } from 'ws';
-import { replayPaged, type NativeMessage, type PageWait } from '../engine';
+import { replayPaged, sliced, type NativeMessage, type PagedWindow, type PageWait } from '../engine';
 import type { ReplayMetrics } from '../metrics';
 import { visibleTickers, windowRefusal } from '../request';
 import { closeFor, readFailure } from '../read-failure';
 import { openWindow } from '../source';
-import type { ReplayProtocol, SubscribeRequest, VenueSocket } from './protocol';
+import type { MarketStream, ReplayProtocol, SubscribeRequest, VenueSocket } from './protocol';
 import type { Session, SessionMember, SessionTerms } from './session';
 
 export const CLOSE_FINISHED = { code: 1000, reason: 'replay finished' } as const;
@@ -34,6 +34,28 @@ export const CLOSE_FINISHED = { code: 1000, reason: 'replay finished' } as const
 const HIGH_WATER_BYTES = 1024 * 1024;
 /** Frames read ahead of the one being handled, at most (SerialInbox: then the socket stops reading). */
 const MAX_PENDING_FRAMES = 64;
+/**
+ * Rows of a market the engine plays at most between two turns of the event loop, whatever they give (engine
+ * slices.ts): a page of rows that give nothing (a book applied but not sent) never holds the process for long.
+ */
+const ROWS_PER_TURN = 1000;
+
+/**
+ * A market's messages as its socket replays them: its window played at most ROWS_PER_TURN rows per turn of the
+ * event loop, and no longer read once nobody wants any of it (`wanted`).
+ */
+export function marketReplay(window: PagedWindow, stream: MarketStream): Iterator<NativeMessage | PageWait> {
+  const messages = replayPaged(sliced(window, ROWS_PER_TURN), stream.encoder);
+  const { wanted } = stream;
+  if (!wanted) return messages;
+  return {
+    next: () => {
+      if (wanted()) return messages.next();
+      messages.return(undefined);
+      return { done: true, value: undefined };
+    },
+  };
+}
 
 /**
  * The caller's subscriptions (channel × market) across its replay sockets: places taken (`reserve`: undefined when
@@ -307,7 +329,7 @@ export class ReplaySocket implements SessionMember {
           clock: d.terms.clock,
           pageRows: d.pageRows,
         });
-        iterators.push(replayPaged(window, s.encoder));
+        iterators.push(marketReplay(window, s));
       }
       if ((this.state as string) === 'done') return;
       this.state = 'ready';

@@ -8,7 +8,8 @@
  *   assets: ccxt sends one per watched outcome); `"initial_dump":false` leaves out the assets' books at `from`. No
  *   confirmation, as the venue sends none. An asset id never recorded (or outside the key's `ticker_prefixes`) is
  *   ignored silently, as the venue ignores unknown assets.
- * - `{"assets_ids":[…],"operation":"unsubscribe"}` removes assets (after the start, their messages stop).
+ * - `{"assets_ids":[…],"operation":"unsubscribe"}` removes assets (after the start, their messages stop and they are
+ *   no longer read).
  * - The text `PING` is answered `PONG`; anything else (not JSON, not an object, `assets_ids` missing or not a list of
  *   strings, no `type`/`operation` the channel knows, a binary frame) gets the text `INVALID OPERATION`, the venue's
  *   only refusal; so does a subscribe after the replay started (it would miss the clock).
@@ -31,7 +32,7 @@
 import { CLOB_INVALID_OPERATION, clobDepthgateError, parseClobRequest } from '@depthgate/feeds';
 import type { AppError } from '@depthgate/service-kit';
 import { clobEncoder, type VenueEncoder } from '../../engine';
-import { MAX_MARKETS_PER_SUBSCRIBE } from '../protocol';
+import { applied, MAX_MARKETS_PER_SUBSCRIBE } from '../protocol';
 import type { Frame, MarketStream, Refusal, ReplayProtocol, SubscribeRequest, VenueSocket } from '../protocol';
 
 interface Detail {
@@ -56,24 +57,19 @@ const refused = (error: string, message: string): Frame<Detail> => ({
 const reason = (text: string) => Buffer.from(text).subarray(0, 123).toString();
 
 /**
- * The asset's messages while it is subscribed: the encoder sees every step (its book and last trade price stay true,
- * so the hashes after an unsubscribe-and-resubscribe would too), but nothing is sent for an unsubscribed asset, nor
- * the book at `from` without `initial_dump`.
+ * The asset's messages while it is subscribed: nothing is sent for an asset unsubscribed after the start (which no
+ * subscribe can undo: its book is only kept, and the socket stops reading it), nor the book at `from` without
+ * `initial_dump` (the encoder still sees that step: its state stays that of the window).
  */
 function whileSubscribed(encoder: VenueEncoder, a: Asset): VenueEncoder {
   return {
     book(book, ts, cause) {
+      if (!a.on) return [];
       const out = encoder.book(book, ts, cause);
-      return a.on && (a.dump || cause.kind !== 'start') ? out : [];
+      return a.dump || cause.kind !== 'start' ? out : [];
     },
-    changes(book, deltas, ts) {
-      const out = encoder.changes(book, deltas, ts);
-      return a.on ? out : [];
-    },
-    trade(trade, book) {
-      const out = encoder.trade(trade, book);
-      return a.on ? out : [];
-    },
+    changes: (book, deltas, ts) => (a.on ? encoder.changes(book, deltas, ts) : applied(book, deltas)),
+    trade: (trade, book) => (a.on ? encoder.trade(trade, book) : []),
   };
 }
 
@@ -136,6 +132,7 @@ class ClobProtocol implements ReplayProtocol<Detail> {
     return [...this.assets].map(([ticker, a]) => ({
       ticker,
       encoder: whileSubscribed(clobEncoder({ asset: ticker, market: '' }), a),
+      wanted: () => a.on,
     }));
   }
 }

@@ -15,7 +15,7 @@
  *   regathered into 50 ms windows; a client that applies batches applies these the same way). A product on both
  *   `level2` and `level2_batch` gets its book messages once.
  * - `unsubscribe` (same form) is answered with the list after it: before the start the pairs leave the replay; after
- *   it, their messages stop.
+ *   it, their messages stop (a product none of whose channels is left is no longer read).
  *
  * Errors are `{"type":"error","message":"Failed to subscribe","reason":…}`, as the simulator writes them, and the
  * socket stays open; the whole frame is refused: not JSON or another type (`type must be subscribe or unsubscribe`), a
@@ -34,7 +34,7 @@ import {
 } from '@depthgate/feeds';
 import type { AppError } from '@depthgate/service-kit';
 import { coinbaseEncoder, type VenueEncoder } from '../../engine';
-import { MAX_MARKETS_PER_SUBSCRIBE } from '../protocol';
+import { applied, MAX_MARKETS_PER_SUBSCRIBE } from '../protocol';
 import type { Frame, MarketStream, Refusal, ReplayProtocol, SubscribeRequest, VenueSocket } from '../protocol';
 
 /** The channels replayed (the book's two, and the trades'). */
@@ -62,10 +62,7 @@ function channels(encoder: VenueEncoder, wanted: () => { book: boolean; trades: 
       const w = wanted();
       return [...(w.book && snapshot !== undefined ? [snapshot] : []), ...(w.trades ? lastMatch : [])];
     },
-    changes(book, deltas, ts) {
-      const out = encoder.changes(book, deltas, ts);
-      return wanted().book ? out : [];
-    },
+    changes: (book, deltas, ts) => (wanted().book ? encoder.changes(book, deltas, ts) : applied(book, deltas)),
     trade: (trade, book) => (wanted().trades ? encoder.trade(trade, book) : []),
   };
 }
@@ -156,12 +153,14 @@ class CoinbaseProtocol implements ReplayProtocol<Detail> {
   streams(): MarketStream[] {
     const on = (c: Channel, p: string) => this.subscribed.get(c)?.has(p) === true && !this.stopped.has(`${c} ${p}`);
     const products = new Set(REPLAYED.flatMap((c) => [...(this.subscribed.get(c) as Set<string>)]));
+    const wanted = (ticker: string) => ({ book: BOOK.some((c) => on(c, ticker)), trades: on('matches', ticker) });
     return [...products].map((ticker) => ({
       ticker,
-      encoder: channels(coinbaseEncoder({ product: ticker }), () => ({
-        book: BOOK.some((c) => on(c, ticker)),
-        trades: on('matches', ticker),
-      })),
+      encoder: channels(coinbaseEncoder({ product: ticker }), () => wanted(ticker)),
+      wanted: () => {
+        const w = wanted(ticker);
+        return w.book || w.trades;
+      },
     }));
   }
 }

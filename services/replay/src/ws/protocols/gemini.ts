@@ -10,7 +10,8 @@
  * - Then per symbol the engine's messages (engine/venue-c.ts): the first `l2_updates` with the whole book (`trades`
  *   and `auction_events` empty), `l2_updates` of changed levels (new absolute quantities), `trade`s; a recorded gap as
  *   the first-message form again (the whole book at the gap's end). Symbols are merged in time order.
- * - `unsubscribe` (same form): before the start the symbol leaves the replay; after it, its messages stop.
+ * - `unsubscribe` (same form): before the start the symbol leaves the replay; after it, its messages stop (and it is
+ *   no longer read).
  *
  * Errors are Gemini's form `{"type":"error","result":"error","reason","message"}` and the socket stays open:
  * `InvalidJson` a frame that is not JSON, not a subscribe/unsubscribe with a `subscriptions` list, or a subscription
@@ -97,6 +98,7 @@ class GeminiProtocol implements ReplayProtocol<undefined> {
     return [...this.symbols].map((ticker) => ({
       ticker,
       encoder: until(geminiEncoder({ symbol: ticker }), () => this.stopped.has(ticker)),
+      wanted: () => !this.stopped.has(ticker),
     }));
   }
 }

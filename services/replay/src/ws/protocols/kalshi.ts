@@ -12,7 +12,8 @@
  *
  * Bad commands get Kalshi's error form (`{"id","type":"error","msg":{"code","msg"}}`, protocols.md §1.6) and the
  * socket stays open: 1 not JSON or not a command (or an `id` nested too deep to be echoed: answered with `id`
- * null), 2 no params, 3 no channels, 8 a channel other than orderbook_delta and trade, 14 no market, 16 a market
+ * null), 2 no params, 3 no channels, 8 a channel other than orderbook_delta and trade, 10 depthgate's subscription
+ * limit (`depthgate: …`, as the gateway answers its limits), 14 no market, 16 a market
  * never recorded (or outside the key's ticker_prefixes), 11 a window before the start of the caller's window for a
  * market (or more than MAX_MARKETS_PER_SUBSCRIBE markets in one command), 5 an unknown command, 13 a command the
  * replay does not support (update_subscription, unsubscribe, list_subscriptions) or a subscribe after the replay
