@@ -24,6 +24,20 @@ export function valueText(v: unknown): string {
   }
 }
 
+/**
+ * Whether `JSON.stringify` can write a value a sender gave (parsed with `JSON.parse`): not an array or object nested
+ * deeper than its stack allows, which `JSON.parse` takes. A value echoed back as JSON (Kalshi's command `id`) is
+ * checked first, as `valueText` guards a value named in a message.
+ */
+export function jsonWritable(v: unknown): boolean {
+  try {
+    JSON.stringify(v);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The strings of an array value, or undefined when it is not an array of strings. */
 export function stringList(v: unknown): string[] | undefined {
   return Array.isArray(v) && v.every((x) => typeof x === 'string') ? (v as string[]) : undefined;

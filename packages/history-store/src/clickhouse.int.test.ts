@@ -537,11 +537,16 @@ describe('inserts and the catalogue', () => {
       },
     ]);
     const scope = db.store.scope(10_000);
-    const entries = await new OrderBookQueries(db.store).catalogue(scope, 'venue_a_us', 'CAT-TEST');
+    const queries = new OrderBookQueries(db.store);
+    const entries = await queries.catalogue(scope, 'venue_a_us', 'CAT-TEST');
+    // Several tickers in one query: each that exists, whatever the case asked; none for an empty list.
+    const several = await queries.catalogues(scope, 'venue_a_us', ['nope', 'Cat-Test', 'cat-test', 'cat']);
+    expect(await queries.catalogues(scope, 'venue_a_us', [])).toEqual([]);
     scope.dispose();
     const byKind = Object.fromEntries(entries.map((e) => [e.kind, [e.firstTs, e.lastTs, e.rows]]));
     expect(byKind).toEqual({ snapshot: [5000, 9000, 3], delta: [7000, 7000, 1] });
     expect(entries.every((e) => e.ticker === 'cat-test')).toBe(true);
+    expect(several).toEqual(entries);
     const stored = await rows<{ p: string; q: string }>(
       sql`SELECT toString(price) AS p, toString(quantity) AS q FROM ${ch.db}.snapshots WHERE ticker = ${lit.ticker('cat-test')} ORDER BY ts, side, toFloat64(price)`,
     );

@@ -5,8 +5,21 @@ import type { Logger } from 'pino';
 import { sendError, statusFor, type ErrorCode } from './errors';
 import { assignRequestId, requestIdOf } from './request-context';
 
-/** After answering a request Node could not parse, the connection is given this long to drain, then cut. */
+/** After a last answer on a raw socket (a refused request or handshake), the connection is given this long to drain, then cut. */
 const LINGER_MS = 1000;
+
+/**
+ * Ends a connection with its last bytes (an HTTP error response written on the raw socket: a request Node could not
+ * parse, a refused WebSocket handshake), then cuts it LINGER_MS later unless it has closed by then. An HTTP server's
+ * sockets are half-open (`allowHalfOpen`): `end` only closes the server's side, and a peer that never closes its own
+ * (nor sends anything more) would otherwise hold the socket for good.
+ */
+export function endWithLinger(socket: Duplex, last: string): void {
+  socket.end(last);
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+}
 
 /**
  * What a request Node's HTTP parser refused is answered with (its `clientError` codes, lib/_http_server.js):
@@ -116,7 +129,7 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, logger: L
   endWithError(socket, answer.code, answer.message);
 }
 
-/** Writes an error response on a raw connection and ends it: given LINGER_MS to drain, then cut. */
+/** Writes an error response on a raw connection and ends it (endWithLinger). */
 function endWithError(
   socket: Duplex,
   code: ErrorCode,
@@ -124,10 +137,7 @@ function endWithError(
   headers?: Readonly<Record<string, string>>,
   requestId?: string,
 ): void {
-  socket.end(rawErrorResponse(code, message, headers, requestId));
-  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
-  timer.unref();
-  socket.once('close', () => clearTimeout(timer));
+  endWithLinger(socket, rawErrorResponse(code, message, headers, requestId));
 }
 
 /**

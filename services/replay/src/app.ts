@@ -53,6 +53,10 @@ export function createReplayService(deps: ReplayDeps): { app: Express; sockets: 
       leaseMs: config.REPLAY_WS_KEY_LEASE_MS,
       redisKeyPrefix: config.REDIS_KEY_PREFIX,
     },
+    subscriptions: {
+      perKey: config.REPLAY_WS_MAX_SUBSCRIPTIONS_PER_KEY,
+      anonymous: config.REPLAY_WS_MAX_SUBSCRIPTIONS_ANONYMOUS,
+    },
   });
   const app = createServiceApp({
     ...deps,

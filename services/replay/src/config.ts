@@ -52,6 +52,14 @@ export const replayEnvSchema = z.object({
   REPLAY_WS_MAX_CONNECTIONS_PER_KEY: envInt(20, { min: 1, max: 1_000_000 }),
   /** Replay sockets callers without a key may hold open at once per client address (every replica together). */
   REPLAY_WS_MAX_CONNECTIONS_ANONYMOUS: envInt(2, { min: 1, max: 1_000_000 }),
+  /**
+   * Subscriptions (channel × market, as the gateway counts them) a key's replay sockets may hold together, every
+   * replica together (a key's `ws_max_subscriptions` overrides it). Each market a socket replays holds about 3 MiB
+   * (docs/replay.md, "Memory"), so this bounds what one key's replays hold.
+   */
+  REPLAY_WS_MAX_SUBSCRIPTIONS_PER_KEY: envInt(100, { min: 1, max: 1_000_000 }),
+  /** The same for callers without a key, per client address. */
+  REPLAY_WS_MAX_SUBSCRIPTIONS_ANONYMOUS: envInt(20, { min: 1, max: 1_000_000 }),
   /** Lease of a socket in its key's shared count (renewed at a third; a dead replica's sockets expire with it). */
   REPLAY_WS_KEY_LEASE_MS: envInt(60_000, { min: 1_000, max: 3_600_000 }),
 });

@@ -54,10 +54,35 @@ export async function visibleTicker(
   exchange: ExchangeKey,
   requested: string,
 ): Promise<string> {
-  if (!TICKER_PATTERN.test(requested)) throw unknownTicker(exchange, requested);
-  const name = storedTickerName(await queries.catalogue(scope, exchange, requested), requested);
-  if (name === undefined || !canSeeTicker(caller, name)) throw unknownTicker(exchange, requested);
+  const name = (await visibleTickers(queries, scope, caller, exchange, [requested])).get(requested);
+  if (name === undefined) throw unknownTicker(exchange, requested);
   return name;
+}
+
+/**
+ * `visibleTicker` of several requests, with one catalogue query for all of them: each request's stored ticker, or
+ * undefined for one that does not exist for the caller (never recorded, not a ticker, outside its `ticker_prefixes`).
+ */
+export async function visibleTickers(
+  queries: OrderBookQueries,
+  scope: QueryScope,
+  caller: Caller | undefined,
+  exchange: ExchangeKey,
+  requested: readonly string[],
+): Promise<Map<string, string | undefined>> {
+  const valid = requested.filter((t) => TICKER_PATTERN.test(t));
+  // The stored spellings by their lower case (a request matches its own case, else the one stored spelling).
+  const stored = new Map<string, { ticker: string }[]>();
+  for (const span of await queries.catalogues(scope, exchange, valid)) {
+    const key = span.ticker.toLowerCase();
+    stored.set(key, [...(stored.get(key) ?? []), span]);
+  }
+  const names = new Map<string, string | undefined>();
+  for (const t of requested) {
+    const name = TICKER_PATTERN.test(t) ? storedTickerName(stored.get(t.toLowerCase()) ?? [], t) : undefined;
+    names.set(t, name !== undefined && canSeeTicker(caller, name) ? name : undefined);
+  }
+  return names;
 }
 
 /**
@@ -65,12 +90,22 @@ export async function visibleTicker(
  * window's start (nothing older may be shown: WindowSpec.visibleFrom).
  */
 export function checkWindowStart(caller: Caller | undefined, ticker: string, from: number, now: number): number {
+  const refusal = windowRefusal(caller, ticker, from, now);
+  if (refusal) throw refusal;
+  return windowStart(caller, ticker, now);
+}
+
+/** The refusal `checkWindowStart` throws (400 invalid_timestamp naming the window's start), or undefined. */
+export function windowRefusal(
+  caller: Caller | undefined,
+  ticker: string,
+  from: number,
+  now: number,
+): AppError | undefined {
   const earliest = windowStart(caller, ticker, now);
-  if (from < earliest) {
-    throw new AppError(
-      'invalid_timestamp',
-      `from ${iso(from)} is before the start of your window for ${ticker}, ${iso(earliest)}`,
-    );
-  }
-  return earliest;
+  if (from >= earliest) return undefined;
+  return new AppError(
+    'invalid_timestamp',
+    `from ${iso(from)} is before the start of your window for ${ticker}, ${iso(earliest)}`,
+  );
 }

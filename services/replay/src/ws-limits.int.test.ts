@@ -3,13 +3,15 @@
  * service on the test Redis and ClickHouse): a caller over its limit is refused before the upgrade with
  * `429 too_many_connections` in the JSON error form; a socket's place is given back when it closes, however it
  * closes; the limit is a key's own `ws_max_connections`, else REPLAY_WS_MAX_CONNECTIONS_PER_KEY, and per client
- * address without a key. (The count's own mechanics — across replicas, apart from the gateway's, leases — are
+ * address without a key. Subscriptions likewise: a key's (or an address's) sockets hold at most its
+ * `ws_max_subscriptions`, else REPLAY_WS_MAX_SUBSCRIPTIONS_*, together; over it a subscribe gets the venue's refusal.
+ * (The count's own mechanics — across replicas, apart from the gateway's, leases — are
  * packages/auth's ws-limits.int.test.ts.)
  */
 import http from 'node:http';
 import { WsTestClient, waitFor } from '@depthgate/test-utils';
 import { startHarness, TICKERS, type Harness } from './testing/harness';
-import { VENUES } from './testing/venues';
+import { VENUES, type Venue, type VenueSocketClient } from './testing/venues';
 
 let h: Harness;
 const PER_KEY = 3;
@@ -18,7 +20,11 @@ beforeAll(async () => {
   h = await startHarness({
     seed: 'limits',
     events: 60,
-    env: { REPLAY_WS_MAX_CONNECTIONS_PER_KEY: String(PER_KEY), REPLAY_WS_MAX_CONNECTIONS_ANONYMOUS: '1' },
+    env: {
+      REPLAY_WS_MAX_CONNECTIONS_PER_KEY: String(PER_KEY),
+      REPLAY_WS_MAX_CONNECTIONS_ANONYMOUS: '1',
+      REPLAY_WS_MAX_SUBSCRIPTIONS_ANONYMOUS: '1',
+    },
   });
 }, 90_000);
 
@@ -48,17 +54,7 @@ async function closed(c: WsTestClient): Promise<void> {
 }
 
 /** Opens a socket as soon as the caller has a place again (a closed socket's place is given back asynchronously). */
-function openOnceFree(key: string | undefined): Promise<WsTestClient> {
-  return waitFor(
-    () =>
-      open(key).catch((err: unknown) => {
-        // Still over the limit: try again; anything else fails at once.
-        if ((err as Error).message === 'handshake refused: 429') return undefined;
-        throw err;
-      }),
-    { timeoutMs: 10_000, intervalMs: 50, what: 'the caller to have a place again' },
-  );
-}
+const openOnceFree = (key: string | undefined) => openOnceFreeOn(() => open(key));
 
 describe('replay sockets per key', () => {
   it('refuses a key over its own ws_max_connections before the upgrade (429 too_many_connections, JSON)', async () => {
@@ -173,3 +169,118 @@ describe('replay sockets per key', () => {
     await closed(keyed);
   }, 60_000);
 });
+
+describe('replay subscriptions per key', () => {
+  /** The subscriptions each venue's test subscribe holds (testing/venues.ts: the book and the trades where apart). */
+  const HOLDS: Record<string, number> = { venue_b: 2, venue_c: 1, venue_a_us: 2, venue_a_clob: 1, venue_d: 2 };
+  const LIMIT = /depthgate: subscription limit reached: /;
+
+  /** Every socket a test opened: closed after it, whatever happened. */
+  const opened: WsTestClient[] = [];
+  afterEach(async () => {
+    for (const c of opened.splice(0)) if (!c.closed) await closed(c);
+  });
+
+  const socketOf = (v: Venue) => ({ ...v, socket: v.socket as VenueSocketClient });
+  const openOn = async (v: Venue & { socket: VenueSocketClient }, key: string | undefined, q?: string) => {
+    const { first, last } = h.span(v.exchange);
+    const c = await WsTestClient.open(
+      h.wsUrl(v.socket.platform, q ?? `from=${first}&to=${last}&speed=0.000001`),
+      key === undefined ? {} : headers(key),
+    );
+    opened.push(c);
+    return c;
+  };
+  const subscribe = (c: WsTestClient, v: Venue & { socket: VenueSocketClient }) => {
+    for (const frame of v.socket.subscribe(TICKERS[v.exchange])) c.send(frame);
+  };
+  /** The texts received after the first `from`. */
+  const since = (c: WsTestClient, from: number) => c.texts.slice(from);
+
+  for (const v of VENUES.filter((x) => x.socket).map(socketOf)) {
+    it(`${v.name}: a key's sockets hold its ws_max_subscriptions together; one more is refused in the venue's form`, async () => {
+      const key = await h.issue({ requests_per_minute: 100_000, ws_max_subscriptions: HOLDS[v.exchange] });
+      const a = await openOn(v, key);
+      subscribe(a, v);
+      // Accepted: the replay starts (its first message that is not an ack).
+      await a.until(() => a.texts.some((t) => !v.socket.isAck(t)), 'the replay to start');
+      expect(a.texts.filter((t) => LIMIT.test(t))).toEqual([]);
+      const b = await openOn(v, key);
+      subscribe(b, v);
+      await b.until(() => b.texts.some((t) => LIMIT.test(t)), 'the refusal');
+      const refusal = b.texts.find((t) => LIMIT.test(t)) as string;
+      expect(refusal).toContain(
+        `depthgate: subscription limit reached: this API key may hold ${HOLDS[v.exchange]} subscriptions (channel × market) across its replay sockets`,
+      );
+      expect(JSON.parse(refusal)).toMatchObject(
+        {
+          venue_b: { id: 1, type: 'error', msg: { code: 10 } },
+          venue_c: { type: 'error', result: 'error', reason: 'SubscriptionLimit' },
+          venue_a_us: { requestId: 'md' },
+          venue_a_clob: { event_type: 'depthgate_error', error: 'subscription_limit' },
+          venue_d: { type: 'error', message: 'Failed to subscribe' },
+        }[v.exchange] as object,
+      );
+      expect(b.closed).toBe(false);
+      // The first socket's places come back when it closes: the second's subscribe is taken then.
+      await closed(a);
+      await waitFor(
+        async () => {
+          const from = b.texts.length;
+          subscribe(b, v);
+          await b.until(
+            () => since(b, from).some((t) => LIMIT.test(t) || !v.socket.isAck(t)),
+            'an answer to the subscribe',
+          );
+          return since(b, from).every((t) => !LIMIT.test(t));
+        },
+        { timeoutMs: 10_000, intervalMs: 50, what: 'the places to come back' },
+      );
+      await closed(b);
+    }, 60_000);
+  }
+
+  it('Kalshi: a market subscribed again counts again (each subscription is sent)', async () => {
+    const v = socketOf(venue);
+    const key = await h.issue({ requests_per_minute: 100_000, ws_max_subscriptions: 3 });
+    const a = await openOn(v, key);
+    subscribe(a, v);
+    await a.until((ms) => ms.filter((m) => m.type === 'subscribed').length === 2, 'the acks');
+    subscribe(a, v);
+    await a.until((ms) => ms.some((m) => m.type === 'error'), 'the refusal');
+    expect(a.messages.find((m) => m.type === 'error')).toEqual({
+      id: 1,
+      type: 'error',
+      msg: {
+        code: 10,
+        msg: 'Channel error: depthgate: subscription limit reached: this API key may hold 3 subscriptions (channel × market) across its replay sockets',
+      },
+    });
+    await closed(a);
+  }, 60_000);
+
+  it('limits callers without a key per client address (REPLAY_WS_MAX_SUBSCRIPTIONS_ANONYMOUS)', async () => {
+    const v = socketOf(venue);
+    // Inside the anonymous caller's window (the last day).
+    const a = await openOnceFreeOn(() => openOn(v, undefined, `from=${h.now - 3_600_000}&to=${h.now}&speed=0.000001`));
+    subscribe(a, v);
+    await a.until((ms) => ms.some((m) => m.type === 'error'), 'the refusal');
+    expect(a.messages.find((m) => m.type === 'error')?.msg).toEqual({
+      code: 10,
+      msg: 'Channel error: depthgate: subscription limit reached: callers without an API key may hold 1 subscriptions (channel × market) across their replay sockets per address',
+    });
+    await closed(a);
+  }, 60_000);
+});
+
+/** Opens a socket with `open` as soon as the caller has a place again (refused with 429 meanwhile). */
+function openOnceFreeOn(open: () => Promise<WsTestClient>): Promise<WsTestClient> {
+  return waitFor(
+    () =>
+      open().catch((err: unknown) => {
+        if ((err as Error).message === 'handshake refused: 429') return undefined;
+        throw err;
+      }),
+    { timeoutMs: 10_000, intervalMs: 50, what: 'the caller to have a place again' },
+  );
+}

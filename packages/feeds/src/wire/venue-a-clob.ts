@@ -104,6 +104,15 @@ export const clobWire = {
 /** The channel's answer to a message it cannot read [U] (it has no other error form). */
 export const CLOB_INVALID_OPERATION = 'INVALID OPERATION';
 
+/**
+ * depthgate's own refusal on the market channel, which has no error message that could say why (its limits, an
+ * upstream's refusal): `{"event_type":"depthgate_error","error","message"}`, an event type no client of the venue
+ * acts on. The gateway's and the replay's.
+ */
+export function clobDepthgateError(error: string, message: string): string {
+  return JSON.stringify({ event_type: 'depthgate_error', error, message });
+}
+
 /** What a client's frame on the market channel asks for. */
 export type ClobRequest =
   /** The text `PING` (keep-alive), answered with the text `PONG` [3P]. */

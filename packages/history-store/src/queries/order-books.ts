@@ -327,13 +327,17 @@ ${part}`,
 }
 
 /**
- * Catalogue entries (per kind) of the tickers that equal `ticker` ignoring case: the book's catalogue per kind, and
- * the trades' own (kind `trade`). (Result aliases never reuse a column's name: the analyzer of current ClickHouse
- * resolves such names differently from 18.16.) Reads the small aggregated catalogues only, never raw rows. Ordered,
- * so that every server (and a cluster's merge of its shards) answers alike.
+ * Catalogue entries (per kind) of the tickers that equal one of `tickers` (at least one) ignoring case: the book's
+ * catalogue per kind, and the trades' own (kind `trade`). (Result aliases never reuse a column's name: the analyzer of
+ * current ClickHouse resolves such names differently from 18.16.) Reads the small aggregated catalogues only, never raw
+ * rows. Ordered, so that every server (and a cluster's merge of its shards) answers alike.
  */
-function catalogueEntryQuery(db: Sql, exchange: ExchangeKey, ticker: string): Sql {
-  const where = sql`exchange = ${lit.exchange(exchange)} AND lower(ticker) = ${lit.ticker(ticker.toLowerCase())}`;
+function catalogueEntryQuery(db: Sql, exchange: ExchangeKey, tickers: readonly string[]): Sql {
+  const names = join(
+    [...new Set(tickers.map((t) => t.toLowerCase()))].map((t) => lit.ticker(t)),
+    ', ',
+  );
+  const where = sql`exchange = ${lit.exchange(exchange)} AND lower(ticker) IN (${names})`;
   return sql`SELECT ticker_name, kind_name, min_ts, max_ts, n_rows FROM (
   SELECT ticker AS ticker_name, toString(kind) AS kind_name, minMerge(first_ts) AS min_ts, maxMerge(last_ts) AS max_ts,
     countMerge(row_count) AS n_rows
@@ -506,8 +510,18 @@ export class OrderBookQueries {
   }
 
   /** Catalogue spans (per kind) of the tickers of `exchange` equal to `ticker` ignoring case. */
-  async catalogue(scope: QueryScope, exchange: ExchangeKey, ticker: string): Promise<CatalogueSpan[]> {
-    const rows = await this.q.json(scope, 'catalogue', catalogueEntryQuery(this.q.db, exchange, ticker), (r) => ({
+  catalogue(scope: QueryScope, exchange: ExchangeKey, ticker: string): Promise<CatalogueSpan[]> {
+    return this.catalogues(scope, exchange, [ticker]);
+  }
+
+  /**
+   * Catalogue spans (per kind) of the tickers of `exchange` equal to any of `tickers` ignoring case, in one query
+   * (none for an empty list). Each name is at most 128 characters (TICKER_PATTERN), so a list of a few hundred keeps
+   * the query well inside ClickHouse's `max_query_size` (256 KiB).
+   */
+  async catalogues(scope: QueryScope, exchange: ExchangeKey, tickers: readonly string[]): Promise<CatalogueSpan[]> {
+    if (tickers.length === 0) return [];
+    const rows = await this.q.json(scope, 'catalogue', catalogueEntryQuery(this.q.db, exchange, tickers), (r) => ({
       ticker: String(r.ticker_name),
       kind: String(r.kind_name),
       firstTs: Number(r.min_ts),

@@ -17,7 +17,16 @@
  */
 import { createHash } from 'node:crypto';
 import type { Platforms } from '@depthgate/platforms';
-import { ASK, BID, canonicalDecimal, LocalBook, type SideCode, parseObject, stringList } from '@depthgate/feeds';
+import {
+  ASK,
+  BID,
+  canonicalDecimal,
+  clobDepthgateError,
+  LocalBook,
+  type SideCode,
+  parseObject,
+  stringList,
+} from '@depthgate/feeds';
 import { Frame } from './frame';
 import {
   noticeDoc,
@@ -198,7 +207,7 @@ class ClobClient {
   constructor(private readonly ctx: ClientContext<ClobSubs>) {}
 
   private error(error: string, message: string): void {
-    this.ctx.send(JSON.stringify({ event_type: 'depthgate_error', error, message }));
+    this.ctx.send(clobDepthgateError(error, message));
   }
 
   async onMessage(text: string): Promise<void> {

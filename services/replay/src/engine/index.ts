@@ -20,4 +20,5 @@ export { geminiEncoder, type GeminiEncoderOptions } from './venue-c';
 export { pmUsEncoder, type PmUsEncoderOptions } from './venue-a-us';
 export { clobEncoder, CLOB_ASSUMED, type ClobEncoderOptions } from './venue-a-clob';
 export { coinbaseEncoder, type CoinbaseEncoderOptions } from './venue-d';
+export { sliced, slicesOf } from './slices';
 export { mergeByClock, paced, type ClockField, type MergedMessage, type PaceOptions } from './clock';

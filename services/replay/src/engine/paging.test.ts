@@ -2,6 +2,7 @@ import { randomWindow, type HistoryOptions } from '../testing/history';
 import { VENUES, binary } from '../testing/venues';
 import { mergeByClock, paced } from './clock';
 import { PageWait, replay, replayPaged, type PagedWindow, type VenueEncoder, type WindowPage } from './replay';
+import { sliced } from './slices';
 import type { NativeMessage, RecordedGap, RecordedWindow } from './types';
 import { kalshiEncoder } from './venue-b';
 
@@ -97,6 +98,22 @@ describe.each(VENUES)('replayPaged: $name', (v) => {
     expect(multiPage).toBeGreaterThan(15);
   });
 
+  it('in slices of a few rows (sliced) sends exactly what the whole window sends, reading as far ahead', async () => {
+    for (let seed = 1; seed <= 30; seed++) {
+      const o = seed % 5 === 0 ? { startInGap: true } : seed % 7 === 0 ? { endInGap: true } : {};
+      const w = randomWindow(`${v.name}|sliced|${seed}`, v.grid, opts(o));
+      const pages = pagesOf(w, random(seed), seed % 6);
+      const { window, state } = paged(w, pages, seed % 3 === 0);
+      const rows = 1 + (seed % 4);
+      let waits = 0;
+      const messages = await drain(replayPaged(sliced(window, rows), v.encoder()), () => waits++);
+      expect(messages).toEqual(whole(w, v.encoder()));
+      expect(state.asked).toBe(pages.length);
+      // A wait every few rows (a slice ends at the end of its last millisecond: up to 3 rows more).
+      expect(waits).toBeGreaterThanOrEqual(Math.floor((w.deltas.length + w.trades.length) / (rows + 3)) - 1);
+    }
+  });
+
   it('a window starting, or ending, inside a gap, or starting before the ticker’s first book, is paged the same', async () => {
     for (const o of [{ startInGap: true }, { endInGap: true }, { startBeforeFirstBook: true }]) {
       const w = randomWindow(`${v.name}|paged|${JSON.stringify(o)}`, v.grid, opts(o));
@@ -122,6 +139,35 @@ describe('replayPaged: reading', () => {
     // Each wait is for the page just asked for: never more than one page ahead of the one being played.
     asked.forEach((n, i) => expect(n).toBeLessThanOrEqual(i + 2));
     expect(state.asked).toBe(pages.length);
+  });
+
+  it('sliced, it still reads one page ahead: a page is asked for once the one two before it is played, not earlier', async () => {
+    const v = randomWindow('paged|sliced-ahead', binary, { events: 120, gapRate: 0 });
+    const pages = pagesOf(v, random(3), 8);
+    expect(pages.length).toBeGreaterThan(3);
+    const rowsOf = (upTo: number) => pages.slice(0, upTo).reduce((n, p) => n + p.deltas.length + p.trades.length, 0);
+    const { window, state } = paged(v, pages);
+    // Rows the encoder has played when each page was asked for.
+    let played = 0;
+    const playedAt: number[] = [];
+    const nextPage = window.nextPage.bind(window);
+    window.nextPage = () => {
+      playedAt.push(played);
+      return nextPage();
+    };
+    const encoder = kalshiEncoder({ ticker: v.ticker, book: { sid: 1, seq: 0 }, tradeSid: 2 });
+    const counted: VenueEncoder = {
+      book: encoder.book,
+      changes: (book, deltas, ts) => ((played += deltas.length), encoder.changes(book, deltas, ts)),
+      trade: (t, book) => (played++, encoder.trade(t, book)),
+    };
+    await drain(replayPaged(sliced(window, 3), counted));
+    expect(state.asked).toBe(pages.length);
+    playedAt.forEach((n, k) => {
+      // Page k is asked for once page k − 2 is played, and before page k − 1 is.
+      if (k >= 2) expect(n).toBeGreaterThanOrEqual(rowsOf(k - 1));
+      if (k >= 1) expect(n).toBeLessThanOrEqual(rowsOf(k - 1));
+    });
   });
 
   it('a page that cannot be read is thrown by the replay’s next step (after the messages before it)', async () => {

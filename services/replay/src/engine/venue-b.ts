@@ -30,10 +30,13 @@ export interface KalshiSubscription {
 
 export interface KalshiEncoderOptions {
   ticker: string;
-  /** The `orderbook_delta` subscription. */
-  book: KalshiSubscription;
-  /** The `trade` subscription's sid. */
-  tradeSid: number;
+  /**
+   * The `orderbook_delta` subscription, or each of the connection's subscriptions that name the market (a market
+   * subscribed twice is sent on both, each with its own `sid` and `seq`, as Kalshi's and the gateway's sockets do).
+   */
+  book: KalshiSubscription | readonly KalshiSubscription[];
+  /** The `trade` subscription's sid, or each trade subscription's. */
+  tradeSid: number | readonly number[];
   /** Kalshi's market id (a UUID): not recorded; without it the snapshot leaves `market_id` out and deltas send "". */
   marketId?: string;
   /** Snapshot level fields (`yes_dollars_fp`, the current ones, by default). */
@@ -49,25 +52,26 @@ const noPrices = new CanonicalMemo((price) => complementOfOne(dollars(price)), 2
 const noPrice = (price: string) => noPrices.get(price);
 
 export function kalshiEncoder(o: KalshiEncoderOptions): VenueEncoder {
-  const sub = o.book;
+  const subs = Array.isArray(o.book) ? (o.book as readonly KalshiSubscription[]) : [o.book as KalshiSubscription];
+  const tradeSids = typeof o.tradeSid === 'number' ? [o.tradeSid] : o.tradeSid;
   return {
     book(book: ReplayBook, _ts: number, _cause: BookCause): EncodedText[] {
       const yes = book.levels(BID, 'asc').map(([p, q]) => [dollars(p), formatPlaces(q, COUNT_PLACES)] as const);
       // NO bids ascending = YES asks descending.
       const no = book.levels(ASK, 'desc').map(([p, q]) => [noPrice(p), formatPlaces(q, COUNT_PLACES)] as const);
       const snapshot = { ticker: o.ticker, marketId: o.marketId, yes, no, fields: o.fields ?? 'fp' } as const;
-      return [() => kalshiWire.snapshot(sub.sid, ++sub.seq, snapshot)];
+      return subs.map((sub) => () => kalshiWire.snapshot(sub.sid, ++sub.seq, snapshot));
     },
 
     changes(book: ReplayBook, deltas: readonly RecordedDelta[], ts: number): EncodedText[] {
       const body = kalshiWire.deltaBodies(o.ticker, o.marketId ?? '', ts);
-      return deltas.map((d) => {
+      return deltas.flatMap((d) => {
         applyDelta(book, d);
         const yesSide = sideCode(d.side) === BID;
         const price = yesSide ? dollars(d.price) : noPrice(d.price);
         const delta = formatPlaces(parseDecimal(d.quantity_delta), COUNT_PLACES);
         const msg = body(price, delta, yesSide ? 'yes' : 'no');
-        return () => kalshiWire.delta(sub.sid, ++sub.seq, msg);
+        return subs.map((sub) => () => kalshiWire.delta(sub.sid, ++sub.seq, msg));
       });
     },
 
@@ -82,7 +86,7 @@ export function kalshiEncoder(o: KalshiEncoderOptions): VenueEncoder {
         takerYes: t.side === 'buy',
         tsMs: t.ts,
       });
-      return [kalshiWire.trade(o.tradeSid, body)];
+      return tradeSids.map((sid) => kalshiWire.trade(sid, body));
     },
   };
 }

@@ -5,17 +5,25 @@
  *
  * A protocol object lives as long as its socket (it keeps the connection's subscriptions, sids, request ids). Its
  * life: `frame` for every client frame; for each subscribe, each named market is resolved by the socket (stored name,
- * the caller's entitlements), a market that cannot be replayed goes through `refuse`, then `accept` gives the acks
- * sent at once; once the subscribes have settled (no new one for the settle time) `streams` gives one encoder per
+ * the caller's entitlements), a market that cannot be replayed goes through `refuse`, the subscriptions it adds
+ * (`held`) are taken from the caller's limit (refused: `limited`), then `accept` gives the acks sent at once; once the subscribes have settled (no new one for the settle time) `streams` gives one encoder per
  * market, and the replay starts. A subscribe after the start gets `frame(…, started = true)`: the venue's refusal.
  */
 import type { ExchangeKey, PlatformKey } from '@depthgate/platforms';
 import type { AppError } from '@depthgate/service-kit';
-import type { VenueEncoder } from '../engine';
+import { applyDelta, type RecordedDelta, type ReplayBook, type VenueEncoder } from '../engine';
+
+/**
+ * Distinct markets one subscribe may name at most; a protocol refuses more in its venue's form (Kalshi 11, the
+ * others as the gateway refuses its limits), before anything is looked up. A subscribe's markets are resolved in one
+ * catalogue query, so one frame's work stays bounded. 500: the Polymarket CLOB's own limit of assets per connection
+ * [3P]; Polymarket US takes 100 per subscription, as the venue does.
+ */
+export const MAX_MARKETS_PER_SUBSCRIBE = 500;
 
 /** A subscribe the client sent, as its venue's protocol reads it. */
 export interface SubscribeRequest<D = unknown> {
-  /** The markets it names, as the client spelled them (at least one). */
+  /** The markets it names, as the client spelled them (at least one, at most MAX_MARKETS_PER_SUBSCRIBE). */
   tickers: string[];
   /** The venue's own rest (channels, request id, …), for `accept` and `streams`. */
   detail: D;
@@ -46,6 +54,11 @@ export interface Refusal {
 export interface MarketStream {
   ticker: string;
   encoder: VenueEncoder;
+  /**
+   * Whether the client still wants any of the market's messages (absent: always). Once not (every subscription of it
+   * ended after the start, which no subscribe can undo), the market is no longer read.
+   */
+  wanted?: () => boolean;
 }
 
 export interface ReplayProtocol<D = unknown> {
@@ -54,6 +67,14 @@ export interface ReplayProtocol<D = unknown> {
   refuse(request: SubscribeRequest<D>, requested: string, err: AppError): Refusal;
   /** A subscribe accepted for `tickers` (stored names, each once, in the order named): the acks it gets now. */
   accept(request: SubscribeRequest<D>, tickers: string[]): string[];
+  /**
+   * The subscriptions the connection holds, counted as the gateway counts them against a key's
+   * `ws_max_subscriptions` (channel × market; a market named by two subscriptions counts twice): now, or — given a
+   * subscribe and its `tickers` — once `accept` has taken it (nothing is changed).
+   */
+  held(request?: SubscribeRequest<D>, tickers?: string[]): number;
+  /** A subscribe refused for depthgate's subscription limit (`reason`: the limit, as a sentence): the venue's form. */
+  limited(request: SubscribeRequest<D>, reason: string): string[];
   /** The replay starts: one stream per subscribed market (possibly none: the socket then finishes at once). */
   streams(): MarketStream[];
 }
@@ -68,20 +89,28 @@ export interface VenueSocket {
 }
 
 /**
- * An encoder that writes only the channels a client subscribed: without `book`, its whole books and changes are still
- * applied (the book must stay true for what follows) but not sent; without `trades`, trades (and what names the last
- * earlier trade at a start without a book) are not sent.
+ * An encoder that writes only the channels a client subscribed: without `book`, the changes are applied to the book
+ * (it stays true for what follows) but nothing of it is written; without `trades`, trades (and what names the last
+ * earlier trade at a start without a book) are not written.
  */
 export function onlyChannels(encoder: VenueEncoder, wanted: { book: boolean; trades: boolean }): VenueEncoder {
   if (wanted.book && wanted.trades) return encoder;
   return {
-    book: (book, ts, cause) => (wanted.book ? encoder.book(book, ts, cause) : (encoder.book(book, ts, cause), [])),
-    changes: (book, deltas, ts) =>
-      wanted.book ? encoder.changes(book, deltas, ts) : (encoder.changes(book, deltas, ts), []),
+    book: (book, ts, cause) => (wanted.book ? encoder.book(book, ts, cause) : []),
+    changes: (book, deltas, ts) => (wanted.book ? encoder.changes(book, deltas, ts) : applied(book, deltas)),
     trade: (trade, book) => (wanted.trades ? encoder.trade(trade, book) : []),
     startWithoutBook: (trade) => {
       const out = encoder.startWithoutBook?.(trade) ?? [];
       return wanted.trades ? out : [];
     },
   };
+}
+
+/**
+ * Changes a client does not want: applied to the book (it stays true), nothing written — what an encoder's `changes`
+ * costs (a CLOB entry's hash of the whole book, texts) is not spent on them.
+ */
+export function applied(book: ReplayBook, deltas: readonly RecordedDelta[]): [] {
+  for (const d of deltas) applyDelta(book, d);
+  return [];
 }

@@ -15,17 +15,17 @@
  *    a time budget run out or ClickHouse unavailable, 1011 "replay failed" for anything else (read-failure.ts: what
  *    HTTP answers 503 and 500); 1001 at shutdown.
  */
-import { windowStart, type Caller } from '@depthgate/auth';
+import { unknownTicker, windowStart, type Caller } from '@depthgate/auth';
 import { SerialInbox } from '@depthgate/feeds';
 import type { HistoryStore, OrderBookQueries, QueryScope } from '@depthgate/history-store';
-import { AppError, type Logger } from '@depthgate/service-kit';
+import type { Logger } from '@depthgate/service-kit';
 import type { WebSocket } from 'ws';
-import { replayPaged, type NativeMessage, type PageWait } from '../engine';
+import { replayPaged, sliced, type NativeMessage, type PagedWindow, type PageWait } from '../engine';
 import type { ReplayMetrics } from '../metrics';
-import { checkWindowStart, visibleTicker } from '../request';
+import { visibleTickers, windowRefusal } from '../request';
 import { closeFor, readFailure } from '../read-failure';
 import { openWindow } from '../source';
-import type { ReplayProtocol, SubscribeRequest, VenueSocket } from './protocol';
+import type { MarketStream, ReplayProtocol, SubscribeRequest, VenueSocket } from './protocol';
 import type { Session, SessionMember, SessionTerms } from './session';
 
 export const CLOSE_FINISHED = { code: 1000, reason: 'replay finished' } as const;
@@ -34,11 +34,45 @@ export const CLOSE_FINISHED = { code: 1000, reason: 'replay finished' } as const
 const HIGH_WATER_BYTES = 1024 * 1024;
 /** Frames read ahead of the one being handled, at most (SerialInbox: then the socket stops reading). */
 const MAX_PENDING_FRAMES = 64;
+/**
+ * Rows of a market the engine plays at most between two turns of the event loop, whatever they give (engine
+ * slices.ts): a page of rows that give nothing (a book applied but not sent) never holds the process for long.
+ */
+const ROWS_PER_TURN = 1000;
+
+/**
+ * A market's messages as its socket replays them: its window played at most ROWS_PER_TURN rows per turn of the
+ * event loop, and no longer read once nobody wants any of it (`wanted`).
+ */
+export function marketReplay(window: PagedWindow, stream: MarketStream): Iterator<NativeMessage | PageWait> {
+  const messages = replayPaged(sliced(window, ROWS_PER_TURN), stream.encoder);
+  const { wanted } = stream;
+  if (!wanted) return messages;
+  return {
+    next: () => {
+      if (wanted()) return messages.next();
+      messages.return(undefined);
+      return { done: true, value: undefined };
+    },
+  };
+}
+
+/**
+ * The caller's subscriptions (channel × market) across its replay sockets: places taken (`reserve`: undefined when
+ * granted, else why not, as a sentence) and given back (`release`); whatever a socket holds is given back when it
+ * closes.
+ */
+export interface SubscriptionPlaces {
+  reserve(n: number): Promise<string | undefined>;
+  release(n: number): void;
+}
 
 export interface ReplaySocketDeps {
   ws: WebSocket;
   venue: VenueSocket;
   caller: Caller;
+  /** This socket's places in its caller's subscription limit. */
+  places: SubscriptionPlaces;
   session: Session;
   /** This socket's window, speed and clock (those of its session). */
   terms: SessionTerms;
@@ -69,8 +103,13 @@ export class ReplaySocket implements SessionMember {
   /** Closes a socket that has subscribed to nothing replayable within REPLAY_SUBSCRIBE_TIMEOUT_MS. */
   private idleTimer: NodeJS.Timeout | undefined;
   private scope: QueryScope | undefined;
+  /** Subscriptions this socket holds of its caller's limit (`places`). */
+  private holding = 0;
+  /** Settles when the WebSocket has closed. */
+  private readonly closed: Promise<void>;
 
   constructor(private readonly d: ReplaySocketDeps) {
+    this.closed = new Promise((resolve) => d.ws.once('close', () => resolve()));
     this.protocol = d.venue.create();
     d.session.join(this, d.terms);
     this.idleTimer = setTimeout(() => {
@@ -106,9 +145,14 @@ export class ReplaySocket implements SessionMember {
     const { ws } = this.d;
     // Characters, not bytes: a batch's size need not be exact.
     const size = text.length;
-    if (ws.bufferedAmount > HIGH_WATER_BYTES) return new Promise<number>((r) => ws.send(text, () => r(size)));
+    if (ws.bufferedAmount > HIGH_WATER_BYTES) return this.written(text).then(() => size);
     ws.send(text);
     return size;
+  }
+
+  /** Sends `text`: settles once the socket has written it out, or has closed. */
+  private written(text: string): Promise<void> {
+    return Promise.race([new Promise<void>((resolve) => this.d.ws.send(text, () => resolve())), this.closed]);
   }
 
   /** The socket under the WebSocket (ws keeps it as `_socket`): corked around a batch of frames. */
@@ -159,23 +203,40 @@ export class ReplaySocket implements SessionMember {
     scope?.dispose();
   }
 
+  /** The socket ends here: nothing more starts for it (a replay armed to start, a subscribe's reads). */
   private end(code: number, reason: string): void {
     if (this.state === 'done') return;
+    if (this.settleTimer) clearTimeout(this.settleTimer);
+    if (this.idleTimer) clearTimeout(this.idleTimer);
     this.release();
     this.state = 'done';
     this.count('cut');
     this.d.ws.close(code, reason);
   }
 
-  private reply(texts: readonly string[]): void {
-    for (const t of texts) if (this.d.ws.readyState === this.d.ws.OPEN) this.d.ws.send(t);
+  /**
+   * Sends replies to the client's frames (the venue's errors, pongs, acks). With more than HIGH_WATER_BYTES unsent
+   * after them, as Session's sends, the frame that asked for them settles only once the socket has written them out:
+   * the frames after it wait, and with MAX_PENDING_FRAMES waiting the socket stops reading (SerialInbox). A client
+   * that sends and never reads is slowed by TCP, not answered into the process's memory.
+   */
+  private reply(texts: readonly string[]): Promise<void> | undefined {
+    const { ws } = this.d;
+    for (let i = 0; i < texts.length && ws.readyState === ws.OPEN; i++) {
+      const text = texts[i] as string;
+      if (i < texts.length - 1 || ws.bufferedAmount + text.length <= HIGH_WATER_BYTES) ws.send(text);
+      else return this.written(text);
+    }
+    return undefined;
   }
 
   private async frame(text: string, isBinary: boolean): Promise<void> {
     if (this.state === 'done') return;
     const f = this.protocol.frame(text, isBinary, this.state !== 'open');
+    // An unsubscribe gives its places back.
+    this.giveBack();
     if (f.kind === 'reply') return this.reply(f.texts);
-    if (f.kind === 'close') return void this.d.ws.close(f.code, f.reason);
+    if (f.kind === 'close') return this.end(f.code, f.reason);
     if (this.state !== 'open') return;
     await this.subscribe(f.request);
   }
@@ -184,25 +245,10 @@ export class ReplaySocket implements SessionMember {
     const { d } = this;
     const scope = d.store.scope(d.queryTimeoutMs);
     this.scope = scope;
-    const tickers: string[] = [];
-    const refusals: string[] = [];
+    let names: Map<string, string | undefined>;
     try {
-      for (const requested of request.tickers) {
-        let ticker: string;
-        try {
-          ticker = await visibleTicker(d.queries, scope, d.caller, d.venue.exchange, requested);
-          checkWindowStart(d.caller, ticker, d.terms.from, d.now());
-        } catch (err) {
-          if (!(err instanceof AppError) || (err.code !== 'unknown_ticker' && err.code !== 'invalid_timestamp'))
-            throw err;
-          const r = this.protocol.refuse(request, requested, err);
-          if (r.close) return void d.ws.close(r.close.code, r.close.reason);
-          if (r.reject) return this.reply(r.texts);
-          refusals.push(...r.texts);
-          continue;
-        }
-        if (!tickers.includes(ticker)) tickers.push(ticker);
-      }
+      // Every market of the frame in one catalogue query (protocols take at most MAX_MARKETS_PER_SUBSCRIBE).
+      names = await visibleTickers(d.queries, scope, d.caller, d.venue.exchange, request.tickers);
     } catch (err) {
       // Resolving failed (ClickHouse cannot answer, or its time budget): the socket cannot go on.
       return this.fail(err, scope, 'resolving the markets');
@@ -211,14 +257,53 @@ export class ReplaySocket implements SessionMember {
       this.scope = undefined;
     }
     if (this.state !== 'open') return;
-    this.reply(refusals);
-    this.reply(this.protocol.accept(request, tickers));
+    const tickers = new Set<string>();
+    const refusals: string[] = [];
+    for (const requested of request.tickers) {
+      const ticker = names.get(requested);
+      const refusal =
+        ticker === undefined
+          ? unknownTicker(d.venue.exchange, requested)
+          : windowRefusal(d.caller, ticker, d.terms.from, d.now());
+      if (refusal === undefined) {
+        tickers.add(ticker as string);
+        continue;
+      }
+      const r = this.protocol.refuse(request, requested, refusal);
+      if (r.close) return this.end(r.close.code, r.close.reason);
+      if (r.reject) return this.reply(r.texts);
+      refusals.push(...r.texts);
+    }
+    // The subscriptions it adds, from the caller's limit.
+    const more = this.protocol.held(request, [...tickers]) - this.holding;
+    if (more > 0) {
+      const refused = await d.places.reserve(more);
+      if (this.state !== 'open') {
+        if (refused === undefined) d.places.release(more);
+        return;
+      }
+      if (refused !== undefined) return this.reply([...refusals, ...this.protocol.limited(request, refused)]);
+      this.holding += more;
+    }
+    const sent = this.reply([...refusals, ...this.protocol.accept(request, [...tickers])]);
+    // (A subscribe that replaces one may hold fewer.)
+    this.giveBack();
     // A subscribe that named nothing replayable (every market refused the venue's way) starts nothing.
-    if (tickers.length === 0 && !this.subscribed) return;
-    this.subscribed = true;
-    if (this.idleTimer) clearTimeout(this.idleTimer);
-    if (this.settleTimer) clearTimeout(this.settleTimer);
-    this.settleTimer = setTimeout(() => void this.read(), d.settleMs);
+    if (tickers.size > 0 || this.subscribed) {
+      this.subscribed = true;
+      if (this.idleTimer) clearTimeout(this.idleTimer);
+      if (this.settleTimer) clearTimeout(this.settleTimer);
+      this.settleTimer = setTimeout(() => void this.read(), d.settleMs);
+    }
+    await sent;
+  }
+
+  /** Gives back the places of subscriptions the socket no longer holds. */
+  private giveBack(): void {
+    const held = this.protocol.held();
+    if (held >= this.holding) return;
+    this.d.places.release(this.holding - held);
+    this.holding = held;
   }
 
   /** The subscribes have settled: every market's window read, the streams handed to the session. */
@@ -245,7 +330,7 @@ export class ReplaySocket implements SessionMember {
           pageRows: d.pageRows,
           visibleFrom: windowStart(d.caller, s.ticker, d.now()),
         });
-        iterators.push(replayPaged(window, s.encoder));
+        iterators.push(marketReplay(window, s));
       }
       if ((this.state as string) === 'done') return;
       this.state = 'ready';

@@ -8,7 +8,8 @@
  * not `venue` nor `received` (400 invalid_request), a bad key (401), the caller's requests per minute used up (429 rate_limited: a handshake counts
  * as a request of the shared budget, per key or, anonymous, per client address through TRUST_PROXY_HOPS), keys that
  * cannot be checked (503), the caller's replay sockets at their limit (429 too_many_connections: packages/auth
- * `KeyLimits` in the `replay` namespace, every replica together; the place is given back when the socket closes). The key is optional as on the HTTP replay:
+ * `KeyLimits` in the `replay` namespace, every replica together; the place is given back when the socket closes); its
+ * subscriptions are counted there too, against the key's `ws_max_subscriptions` (replay-socket.ts). The key is optional as on the HTTP replay:
  * `X-API-Key` or HTTP Basic; without one, the last day.
  */
 import { randomUUID } from 'node:crypto';
@@ -17,12 +18,19 @@ import type { Duplex } from 'node:stream';
 import { ipBucket, KeyLimits, presentedKey, type Auth, type Caller } from '@depthgate/auth';
 import type { HistoryStore, OrderBookQueries } from '@depthgate/history-store';
 import { canonicalPlatform } from '@depthgate/platforms';
-import { AppError, answerHandshakes, rawErrorResponse, requestIdOf, type Logger } from '@depthgate/service-kit';
+import {
+  AppError,
+  answerHandshakes,
+  endWithLinger,
+  rawErrorResponse,
+  requestIdOf,
+  type Logger,
+} from '@depthgate/service-kit';
 import proxyaddr from 'proxy-addr';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ReplayMetrics } from '../metrics';
 import { parseClock, parseWindow } from '../request';
-import { ReplaySocket } from './replay-socket';
+import { ReplaySocket, type SubscriptionPlaces } from './replay-socket';
 import { Sessions } from './session';
 import { VENUE_SOCKETS } from './venues';
 
@@ -46,6 +54,11 @@ export interface ReplaySocketsDeps {
    * overrides it), `anonymous` per client address; counted in Redis under `{redisKeyPrefix}replay:key:…`.
    */
   connections: { perKey: number; anonymous: number; leaseMs: number; redisKeyPrefix: string };
+  /**
+   * Subscriptions (channel × market) a caller's replay sockets may hold together, every replica together: `perKey` (a
+   * key's `ws_max_subscriptions` overrides it), `anonymous` per client address; counted with the sockets.
+   */
+  subscriptions: { perKey: number; anonymous: number };
 }
 
 /** A `session` name: what a caller's sockets share to be replayed on one clock. */
@@ -126,9 +139,10 @@ export class ReplaySockets {
     });
   };
 
+  /** The refusal, then the socket closes (cut after a linger if the client keeps its side open). */
   private refuse(req: IncomingMessage, socket: Duplex, err: AppError): void {
     if (!socket.writable) return void socket.destroy();
-    socket.end(rawErrorResponse(err.code, err.message, err.headers, req.id));
+    endWithLinger(socket, rawErrorResponse(err.code, err.message, err.headers, req.id));
   }
 
   private async handshake(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
@@ -214,7 +228,7 @@ export class ReplaySockets {
       // the socket with the code that says why (1009, 1007, 1002) and emits the error, which must have a listener.
       ws.on('error', (err) => this.d.logger.debug({ err: { message: err.message } }, 'replay socket: frame refused'));
       try {
-        new ReplaySocket({ ...this.d, ws, venue, caller, session, terms });
+        new ReplaySocket({ ...this.d, ws, venue, caller, session, terms, places: this.places(connId, caller) });
       } catch (err) {
         ws.close(1008, err instanceof AppError ? err.message.slice(0, 120) : 'replay failed');
       } finally {
@@ -237,6 +251,23 @@ export class ReplaySockets {
       'too_many_connections',
       `Callers without an API key may hold ${anonymous} replay sockets at once per address`,
     );
+  }
+
+  /**
+   * A socket's places in its caller's subscription limit, counted with its place among the caller's sockets (the
+   * gateway's KeyLimits.reserve: every replica together; given back with the socket's place when it closes).
+   */
+  private places(connId: string, caller: Caller): SubscriptionPlaces {
+    const { perKey, anonymous } = this.d.subscriptions;
+    const max = caller.kind === 'key' ? (caller.key.wsMaxSubscriptions ?? perKey) : anonymous;
+    const refusal =
+      caller.kind === 'key'
+        ? `subscription limit reached: this API key may hold ${max} subscriptions (channel × market) across its replay sockets`
+        : `subscription limit reached: callers without an API key may hold ${max} subscriptions (channel × market) across their replay sockets per address`;
+    return {
+      reserve: async (n) => ((await this.limits.reserve(connId, n, max)) ? undefined : refusal),
+      release: (n) => this.limits.release(connId, n),
+    };
   }
 
   /** The caller by the key the handshake presents (X-API-Key or Basic), anonymous without one. */

@@ -16,14 +16,15 @@
  *   regathered into 50 ms windows; a client that applies batches applies these the same way). A product on both
  *   `level2` and `level2_batch` gets its book messages once.
  * - `unsubscribe` (same form) is answered with the list after it: before the start the pairs leave the replay; after
- *   it, their messages stop.
+ *   it, their messages stop (a product none of whose channels is left is no longer read).
  *
  * Errors are `{"type":"error","message":"Failed to subscribe","reason":…}`, as the simulator writes them, and the
  * socket stays open; the whole frame is refused: not JSON or another type (`type must be subscribe or unsubscribe`), a
  * channel not of the feed (`X is not a valid channel`), `ticker`/`heartbeat` (not replayed), no pair of channel and
  * product (`No channels or product ids provided`), a product never recorded or outside the key's `ticker_prefixes`
  * (`X is not a valid product`), a window starting before the caller's for a product (the reason names that start), a
- * subscribe after the replay started.
+ * subscribe after the replay started; depthgate's own limits (`depthgate: …`, as the gateway's): more than
+ * MAX_MARKETS_PER_SUBSCRIBE products in one subscribe.
  */
 import {
   COINBASE_CHANNELS,
@@ -34,12 +35,15 @@ import {
 } from '@depthgate/feeds';
 import type { AppError } from '@depthgate/service-kit';
 import { coinbaseEncoder, type VenueEncoder } from '../../engine';
+import { applied, MAX_MARKETS_PER_SUBSCRIBE } from '../protocol';
 import type { Frame, MarketStream, Refusal, ReplayProtocol, SubscribeRequest, VenueSocket } from '../protocol';
 
 /** The channels replayed (the book's two, and the trades'). */
 const REPLAYED = ['level2', 'level2_batch', 'matches'] as const;
 type Channel = (typeof REPLAYED)[number];
 const BOOK: readonly Channel[] = ['level2', 'level2_batch'];
+/** The subscription a channel is part of: the product's book, or its trades. */
+const topicOf = (c: Channel) => (BOOK.includes(c) ? 'level2' : c);
 
 interface Detail {
   pairs: [Channel, string][];
@@ -59,10 +63,7 @@ function channels(encoder: VenueEncoder, wanted: () => { book: boolean; trades: 
       const w = wanted();
       return [...(w.book && snapshot !== undefined ? [snapshot] : []), ...(w.trades ? lastMatch : [])];
     },
-    changes(book, deltas, ts) {
-      const out = encoder.changes(book, deltas, ts);
-      return wanted().book ? out : [];
-    },
+    changes: (book, deltas, ts) => (wanted().book ? encoder.changes(book, deltas, ts) : applied(book, deltas)),
     trade: (trade, book) => (wanted().trades ? encoder.trade(trade, book) : []),
     // No book at the start: the last_match alone.
     startWithoutBook: (trade) => (wanted().trades ? (encoder.startWithoutBook?.(trade) ?? []) : []),
@@ -99,7 +100,10 @@ class CoinbaseProtocol implements ReplayProtocol<Detail> {
       return fail(
         'the replay has started: subscribe every product before it starts (within the settle time of the last subscribe)',
       );
-    return { kind: 'subscribe', request: { tickers: [...new Set(pairs.map(([, p]) => p))], detail: { pairs } } };
+    const tickers = [...new Set(pairs.map(([, p]) => p))];
+    if (tickers.length > MAX_MARKETS_PER_SUBSCRIBE)
+      return fail(`depthgate: at most ${MAX_MARKETS_PER_SUBSCRIBE} products per subscribe`);
+    return { kind: 'subscribe', request: { tickers, detail: { pairs } } };
   }
 
   refuse(_request: SubscribeRequest<Detail>, requested: string, err: AppError): Refusal {
@@ -108,13 +112,34 @@ class CoinbaseProtocol implements ReplayProtocol<Detail> {
   }
 
   accept(request: SubscribeRequest<Detail>, tickers: string[]): string[] {
-    // Each named product's stored name: itself, else the one stored name it matches case-insensitively (request.ts).
-    const stored = (p: string) => (tickers.includes(p) ? p : tickers.find((t) => t.toLowerCase() === p.toLowerCase()));
-    for (const [c, p] of request.detail.pairs) {
-      const t = stored(p);
-      if (t !== undefined) this.subscribed.get(c)?.add(t);
-    }
+    for (const [c, t] of this.pairs(request, tickers)) this.subscribed.get(c)?.add(t);
     return [this.list()];
+  }
+
+  /** The pairs a subscribe accepted for `tickers` adds: each named product by its stored name. */
+  private pairs(request: SubscribeRequest<Detail>, tickers: string[]): [Channel, string][] {
+    // A named product's stored name: itself, else the one stored name it matches case-insensitively (request.ts).
+    const stored = (p: string) => (tickers.includes(p) ? p : tickers.find((t) => t.toLowerCase() === p.toLowerCase()));
+    return request.detail.pairs.flatMap(([c, p]): [Channel, string][] => {
+      const t = stored(p);
+      return t === undefined ? [] : [[c, t]];
+    });
+  }
+
+  /**
+   * The gateway's count: a product's book (`level2` and `level2_batch` share it) and its `matches`, each a
+   * subscription while some channel of it is live.
+   */
+  held(request?: SubscribeRequest<Detail>, tickers: string[] = []): number {
+    const topics = new Set<string>();
+    for (const [c, products] of this.subscribed)
+      for (const p of products) if (!this.stopped.has(`${c} ${p}`)) topics.add(`${topicOf(c)} ${p}`);
+    if (request) for (const [c, t] of this.pairs(request, tickers)) topics.add(`${topicOf(c)} ${t}`);
+    return topics.size;
+  }
+
+  limited(_request: SubscribeRequest<Detail>, reason: string): string[] {
+    return [coinbaseWire.subscribeError(`depthgate: ${reason}`)];
   }
 
   /** The connection's whole list, in the feed's channel order. */
@@ -131,12 +156,14 @@ class CoinbaseProtocol implements ReplayProtocol<Detail> {
   streams(): MarketStream[] {
     const on = (c: Channel, p: string) => this.subscribed.get(c)?.has(p) === true && !this.stopped.has(`${c} ${p}`);
     const products = new Set(REPLAYED.flatMap((c) => [...(this.subscribed.get(c) as Set<string>)]));
+    const wanted = (ticker: string) => ({ book: BOOK.some((c) => on(c, ticker)), trades: on('matches', ticker) });
     return [...products].map((ticker) => ({
       ticker,
-      encoder: channels(coinbaseEncoder({ product: ticker }), () => ({
-        book: BOOK.some((c) => on(c, ticker)),
-        trades: on('matches', ticker),
-      })),
+      encoder: channels(coinbaseEncoder({ product: ticker }), () => wanted(ticker)),
+      wanted: () => {
+        const w = wanted(ticker);
+        return w.book || w.trades;
+      },
     }));
   }
 }

@@ -10,7 +10,8 @@
  * - Then per symbol the engine's messages (engine/venue-c.ts): the first `l2_updates` with the whole book (`trades`
  *   and `auction_events` empty), `l2_updates` of changed levels (new absolute quantities), `trade`s; a recorded gap as
  *   the first-message form again (the whole book at the gap's end). Symbols are merged in time order.
- * - `unsubscribe` (same form): before the start the symbol leaves the replay; after it, its messages stop.
+ * - `unsubscribe` (same form): before the start the symbol leaves the replay; after it, its messages stop (and it is
+ *   no longer read).
  *
  * Errors are Gemini's form `{"type":"error","result":"error","reason","message"}` and the socket stays open:
  * `InvalidJson` a frame that is not JSON, not a subscribe/unsubscribe with a `subscriptions` list, or a subscription
@@ -18,11 +19,13 @@
  * simulator writes it) a symbol never recorded, or outside the key's `ticker_prefixes` — the frame's other symbols go
  * on; `InvalidTimestamp` a window starting before the caller's for the symbol (the message names that start), the
  * other symbols go on; `ReplayStarted` a subscribe after the replay started (its clock is running: subscribe every
- * symbol within REPLAY_SUBSCRIBE_SETTLE_MS of the last subscribe).
+ * symbol within REPLAY_SUBSCRIBE_SETTLE_MS of the last subscribe); `SubscriptionLimit` (the gateway's, `depthgate: …`)
+ * depthgate's own limits, the whole frame refused: more than MAX_MARKETS_PER_SUBSCRIBE symbols in one subscribe.
  */
 import { geminiWire, parseGeminiSubscribe, parseObject, valueText } from '@depthgate/feeds';
 import type { AppError } from '@depthgate/service-kit';
 import { geminiEncoder, type VenueEncoder } from '../../engine';
+import { MAX_MARKETS_PER_SUBSCRIBE } from '../protocol';
 import type { Frame, MarketStream, Refusal, ReplayProtocol, SubscribeRequest, VenueSocket } from '../protocol';
 
 const reply = (reason: string, message: string): Frame<undefined> => ({
@@ -66,6 +69,8 @@ class GeminiProtocol implements ReplayProtocol<undefined> {
     // As given (a symbol that is not a string is never recorded: refused as Gemini refuses it, `invalid symbol X`).
     const tickers = [...new Set(parsed.symbols.map(valueText))];
     if (tickers.length === 0) return reply('InvalidJson', 'no symbols to subscribe');
+    if (tickers.length > MAX_MARKETS_PER_SUBSCRIBE)
+      return reply('SubscriptionLimit', `depthgate: at most ${MAX_MARKETS_PER_SUBSCRIBE} symbols per subscribe`);
     return { kind: 'subscribe', request: { tickers, detail: undefined } };
   }
 
@@ -82,10 +87,19 @@ class GeminiProtocol implements ReplayProtocol<undefined> {
     return [];
   }
 
+  held(_request?: SubscribeRequest<undefined>, tickers: string[] = []): number {
+    return this.symbols.size - this.stopped.size + tickers.filter((t) => !this.symbols.has(t)).length;
+  }
+
+  limited(_request: SubscribeRequest<undefined>, reason: string): string[] {
+    return [geminiWire.error('SubscriptionLimit', `depthgate: ${reason}`)];
+  }
+
   streams(): MarketStream[] {
     return [...this.symbols].map((ticker) => ({
       ticker,
       encoder: until(geminiEncoder({ symbol: ticker }), () => this.stopped.has(ticker)),
+      wanted: () => !this.stopped.has(ticker),
     }));
   }
 }

@@ -9,7 +9,8 @@
  *   is the market's book at `from`. Each subscription gets every message of its kind for each of its markets under its
  *   own `requestId` (a market in two MARKET_DATA subscriptions gets each book twice, as on the venue); a subscribe with
  *   a `requestId` already used replaces that subscription.
- * - `{"unsubscribe":{"requestId"}}` ends a subscription (after the start, its messages stop).
+ * - `{"unsubscribe":{"requestId"}}` ends a subscription (after the start, its messages stop; a market none of whose
+ *   subscriptions is left is no longer read).
  * - Errors, in the venue's form `{"requestId"?,"error"}` with the simulator's texts, and the socket stays open:
  *   `invalid message` (not a JSON object), `unknown message`, `requestId is required`, `unsupported subscriptionType`
  *   (MARKET_DATA_LITE is not replayed: its fields are not recorded), `marketSlugs is required`, `too many marketSlugs
@@ -90,6 +91,17 @@ class PmUsProtocol implements ReplayProtocol<Detail> {
     return [];
   }
 
+  held(request?: SubscribeRequest<Detail>, tickers: string[] = []): number {
+    // A subscribe replaces the subscription of its requestId.
+    let n = request ? tickers.length : 0;
+    for (const [requestId, sub] of this.subs) if (requestId !== request?.detail.requestId) n += sub.tickers.length;
+    return n;
+  }
+
+  limited(request: SubscribeRequest<Detail>, reason: string): string[] {
+    return [pmUsWire.error(request.detail.requestId, `depthgate: ${reason}`)];
+  }
+
   streams(): MarketStream[] {
     for (const [requestId, sub] of this.subs)
       for (const ticker of sub.tickers) {
@@ -100,6 +112,7 @@ class PmUsProtocol implements ReplayProtocol<Detail> {
     return [...this.markets].map(([ticker, m]) => ({
       ticker,
       encoder: pmUsEncoder({ slug: ticker, requestId: m.book, tradeRequestId: m.trade }),
+      wanted: () => m.book.length + m.trade.length > 0,
     }));
   }
 }
