@@ -464,7 +464,8 @@ export class OrderBookReader {
    * from ClickHouse whole (into memory, at ClickHouse's pace) before it is rendered, two at once, and at most
    * STREAM_HELD of them ahead of the caller: a slow caller holds no ClickHouse query, memory stays flat, and a fast
    * one finds the next windows read while it takes this one. `stop()` is asked before each window is started (the
-   * service is draining): the stream then ends after the windows already started, with a cursor.
+   * service is draining): the stream then ends after the windows already started, with a cursor. Its first failure
+   * ends it at once (see `fail`): what went out is a prefix of the rows, and the caller's abort ends the rest.
    */
   async stream(
     scope: QueryScope,
@@ -485,6 +486,19 @@ export class OrderBookReader {
       w?.();
     };
     const waitChange = () => new Promise<void>((resolve) => (wake = resolve));
+    let onFailure!: () => void;
+    const failed = new Promise<void>((resolve) => (onFailure = resolve));
+    /**
+     * The stream's first failure — a window's read (whether or not its turn has come), or a write to the caller —
+     * ends it: nothing more is written, and the stream does not wait for the windows still being read nor for the
+     * caller to take what it was given (the request's abort ends them).
+     */
+    const fail = (err: unknown) => {
+      if (failure !== undefined) return;
+      failure = err;
+      onFailure();
+      notify();
+    };
 
     /** The stream stops before the end of its range (its limit, or a drain): it ends with a cursor. */
     let cut = false;
@@ -528,8 +542,8 @@ export class OrderBookReader {
           kind === 'snapshot'
             ? this.snapshotWindow(scope, at, want, rows.size)
             : this.keyedWindow(scope, read, rows.layout, at, want);
-        // Awaited in turn; one still running when the stream failed must not become an unhandled rejection.
-        result.catch(() => undefined);
+        // Awaited in turn, but its failure ends the stream when it happens (the windows ahead of it are not waited for).
+        result.catch(fail);
         return { window, result };
       };
       let delivered = 0;
@@ -618,9 +632,10 @@ export class OrderBookReader {
     const consume = async () => {
       try {
         for (;;) {
+          if (failure !== undefined) return;
           const item = queue.shift();
           if (item === undefined) {
-            if (!producing || failure !== undefined) return;
+            if (!producing) return;
             await waitChange();
             continue;
           }
@@ -638,6 +653,8 @@ export class OrderBookReader {
             grouped = 0;
             if (text === undefined) continue;
             await settle();
+            // A failed stream writes nothing more: the rows still queued are dropped with it.
+            if (failure !== undefined) return;
             const written = out.write(text);
             // Awaited by the next settle(); until then (the consumer may wait for the next window first) a caller
             // gone meanwhile must not leave its rejection unhandled (that ends the process).
@@ -652,20 +669,12 @@ export class OrderBookReader {
       }
     };
     const producer = produce()
-      .catch((err: unknown) => {
-        failure ??= err;
-      })
+      .catch(fail)
       .finally(() => {
         producing = false;
         notify();
       });
-    try {
-      await consume();
-    } catch (err) {
-      failure ??= err;
-      notify();
-    }
-    await producer;
+    await Promise.race([Promise.all([producer, consume().catch(fail)]), failed]);
     if (failure !== undefined) throw failure;
     this.metrics.windows.observe({ endpoint }, windows);
     // A cut stream continues after its last row, as a page does (not at the end of its last window: a gap marker
