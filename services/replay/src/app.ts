@@ -1,5 +1,5 @@
 import express, { type Express } from 'express';
-import { EXCHANGES, type Auth, type ExchangeKey, type Exchanges } from '@depthgate/auth';
+import { EXCHANGES, KeyLimits, type Auth, type ExchangeKey, type Exchanges } from '@depthgate/auth';
 import { OrderBookQueries, QueryGate, type HistoryStore } from '@depthgate/history-store';
 import { createServiceApp, type Lifecycle, type Logger, type Registry } from '@depthgate/service-kit';
 import type { ReplayConfig } from './config';
@@ -58,6 +58,16 @@ export function createReplayService(deps: ReplayDeps): { app: Express; sockets: 
       anonymous: config.REPLAY_WS_MAX_SUBSCRIPTIONS_ANONYMOUS,
     },
   });
+  // HTTP replays running per key (or address), every replica together: the sockets' mechanism, a count of its own.
+  const httpLimits = new KeyLimits({
+    redis: auth.redis,
+    prefix: config.REDIS_KEY_PREFIX,
+    namespace: 'replay-http',
+    leaseMs: config.REPLAY_WS_KEY_LEASE_MS,
+    logger: deps.logger,
+    onDegraded: (degraded) => metrics.limitsDegraded.set(degraded ? 1 : 0),
+  });
+  deps.lifecycle.onShutdown('replay http limits', () => httpLimits.stop());
   const app = createServiceApp({
     ...deps,
     readiness: [...auth.readiness, { name: 'clickhouse', check: () => store.ping(900) }],
@@ -82,6 +92,12 @@ export function createReplayService(deps: ReplayDeps): { app: Express; sockets: 
           queryTimeoutMs: config.REPLAY_QUERY_TIMEOUT_MS,
           pageRows: config.REPLAY_PAGE_ROWS,
           now,
+          concurrent: {
+            limits: httpLimits,
+            perKey: config.REPLAY_HTTP_MAX_CONCURRENT_PER_KEY,
+            anonymous: config.REPLAY_HTTP_MAX_CONCURRENT_ANONYMOUS,
+          },
+          writeTimeoutMs: config.REPLAY_HTTP_WRITE_TIMEOUT_MS,
         }),
       );
       app.use('/api', api);

@@ -35,6 +35,18 @@ export const replayEnvSchema = z.object({
    */
   REPLAY_PAGE_ROWS: envInt(10_000, { min: 100, max: 1_000_000 }),
   /**
+   * HTTP replays a key may have running at once, every replica together: each holds a window's pages (about 3 MiB)
+   * for as long as its caller reads (docs/replay.md, "HTTP replay"). One more → 429 too_many_connections.
+   */
+  REPLAY_HTTP_MAX_CONCURRENT_PER_KEY: envInt(10, { min: 1, max: 1_000_000 }),
+  /** The same for callers without a key, per client address. */
+  REPLAY_HTTP_MAX_CONCURRENT_ANONYMOUS: envInt(2, { min: 1, max: 1_000_000 }),
+  /**
+   * An HTTP replay whose caller takes nothing of what is waiting to be sent (a batch and the socket's buffers) for this
+   * long is cut (no end line): a reader that stopped would otherwise hold its replay, and its place, for good.
+   */
+  REPLAY_HTTP_WRITE_TIMEOUT_MS: envInt(60_000, { min: 100, max: 3_600_000 }),
+  /**
    * A replay socket starts this long after its last subscribe (a library that subscribes market by market, or waits
    * for each ack, gets every market into the replay); the sockets of a `session` start this long after the last one
    * joined and all have subscribed.

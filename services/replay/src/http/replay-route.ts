@@ -14,11 +14,21 @@
  * access.ts), the window inside the caller's (`windowStart`), opened (the book at `from`, the first page of rows) under
  * one QueryScope, then read page by page as it is written (source.ts, replayPaged: the next page is read while the
  * one before is written) with backpressure: a replay holds two pages of rows and a book, a slow reader at most the
- * socket's buffer and one batch besides.
+ * socket's buffer and one batch besides. A caller has at most REPLAY_HTTP_MAX_CONCURRENT_* replays running at once
+ * (more: 429 too_many_connections, with Retry-After), and one that takes nothing of what waits for
+ * REPLAY_HTTP_WRITE_TIMEOUT_MS is cut: a reader that stopped holds nothing for long.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import express, { type Router } from 'express';
-import { unknownExchange, type ExchangeKey, type Exchanges } from '@depthgate/auth';
+import { randomUUID } from 'node:crypto';
+import {
+  ipBucket,
+  unknownExchange,
+  type Caller,
+  type ExchangeKey,
+  type Exchanges,
+  type KeyLimits,
+} from '@depthgate/auth';
 import type { HistoryStore, OrderBookQueries, QueryScope } from '@depthgate/history-store';
 import { AppError, drained, type Logger } from '@depthgate/service-kit';
 import { PageWait, replayPaged } from '../engine';
@@ -38,6 +48,18 @@ export interface ReplayRouteDeps {
   /** Rows per read of a window (REPLAY_PAGE_ROWS). */
   pageRows: number;
   now: () => number;
+  /** HTTP replays a caller may have running at once (REPLAY_HTTP_MAX_CONCURRENT_*), counted in `limits`. */
+  concurrent: { limits: KeyLimits; perKey: number; anonymous: number };
+  /** A replay whose caller takes nothing waiting for this long is cut (REPLAY_HTTP_WRITE_TIMEOUT_MS). */
+  writeTimeoutMs: number;
+}
+
+/** The caller read nothing of what waited for REPLAY_HTTP_WRITE_TIMEOUT_MS: its replay is cut. */
+class StalledReader extends Error {
+  constructor(ms: number) {
+    super(`the caller read nothing for ${ms} ms`);
+    this.name = 'StalledReader';
+  }
 }
 
 /** Lines are written in batches of about this many bytes (one `write` each). */
@@ -59,6 +81,25 @@ function resolveExchange(exchanges: Exchanges<ExchangeKey>): RequestHandler {
 
 export function replayRoutes(deps: ReplayRouteDeps): Router {
   const router = express.Router();
+  const instance = randomUUID();
+  let nextId = 0;
+
+  /** A place among the caller's running replays (its release), or 429 too_many_connections. */
+  async function place(caller: Caller | undefined): Promise<() => void> {
+    const { limits, perKey, anonymous } = deps.concurrent;
+    const id = `${instance}:${nextId++}`;
+    const keyed = caller?.kind === 'key';
+    const max = keyed ? perKey : anonymous;
+    const bucket = caller?.kind === 'key' ? caller.key.id : `ip:${ipBucket(caller?.ip ?? 'unknown')}`;
+    if (await limits.open(id, bucket, max)) return () => limits.close(id);
+    throw new AppError(
+      'too_many_connections',
+      keyed
+        ? `This API key may run ${max} HTTP replays at once; retry when one has finished`
+        : `Callers without an API key may run ${max} HTTP replays at once per address; retry when one has finished`,
+      { headers: { 'Retry-After': '5' } },
+    );
+  }
 
   /** A failure before the answer started → the error answer; after → undefined (the stream is cut). */
   function answerFor(err: unknown, req: Request, res: Response, scope: QueryScope): AppError | undefined {
@@ -100,10 +141,14 @@ export function replayRoutes(deps: ReplayRouteDeps): Router {
       scope.abort('cancelled');
     };
     res.once('close', onClose);
+    let release: (() => void) | undefined;
     const run = async () => {
       // Parse: every parameter, before any query.
       const { from, to } = parseWindow(req.query as Record<string, unknown>);
       const clock = parseClock(req.query.clock);
+      // A place among the caller's running replays, held to the end.
+      release = await place(req.caller);
+      if (gone) return;
       // Authorise: the ticker as the caller may see it, the window inside the caller's.
       const ticker = await visibleTicker(deps.queries, scope, req.caller, exchange, String(req.params.ticker ?? ''));
       const visibleFrom = checkWindowStart(req.caller, ticker, from, deps.now());
@@ -128,7 +173,10 @@ export function replayRoutes(deps: ReplayRouteDeps): Router {
         deps.metrics.messages.inc({ exchange }, batched);
         batch = '';
         batched = 0;
-        if (!ok && !gone) await drained(res);
+        if (ok || gone) return;
+        // The caller has REPLAY_HTTP_WRITE_TIMEOUT_MS to take what waits (its reading frees a place in the socket).
+        await drained(res, AbortSignal.timeout(deps.writeTimeoutMs));
+        if (!gone && res.writableNeedDrain) throw new StalledReader(deps.writeTimeoutMs);
       };
       for (const m of messages) {
         if (gone) return;
@@ -159,12 +207,19 @@ export function replayRoutes(deps: ReplayRouteDeps): Router {
         }
         if (!gone) {
           deps.metrics.replays.inc({ exchange, outcome: 'cut' });
-          deps.logger.warn({ req_id: req.id, err: { message: (err as Error).message } }, 'replay failed: stream cut');
+          if (err instanceof StalledReader)
+            deps.logger.info(
+              { req_id: req.id, err: { message: err.message } },
+              'replay cut: the caller stopped reading',
+            );
+          else
+            deps.logger.warn({ req_id: req.id, err: { message: (err as Error).message } }, 'replay failed: stream cut');
         }
         if (!res.destroyed) res.destroy();
       })
       .finally(() => {
         if (gone) deps.metrics.replays.inc({ exchange, outcome: 'cancelled' });
+        release?.();
         scope.dispose();
         res.off('close', onClose);
       });
