@@ -346,6 +346,29 @@ export function rawExchange(
   });
 }
 
+/**
+ * A client that sends `request` and never closes its own side (allowHalfOpen: it does not answer the server's FIN
+ * with its own), as a client that just stops would: resolves with what it received once the server ended its side.
+ * The caller destroys `client`.
+ */
+export function halfOpenExchange(port: number, request: string): { client: net.Socket; answer: Promise<string> } {
+  const client = net.connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+  let received = '';
+  const answer = new Promise<string>((resolve, reject) => {
+    client.on('data', (d: Buffer) => (received += d.toString('latin1')));
+    client.on('end', () => resolve(received));
+    client.on('error', reject);
+  });
+  answer.catch(() => undefined);
+  client.write(request);
+  return { client, answer };
+}
+
+/** A WebSocket handshake's request for `path` (no key: refused by any service that wants one). */
+export const webSocketHandshake = (path: string) =>
+  `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
+  'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n';
+
 export { WsTestClient, type WsOpenOptions } from './ws-client';
 export { LoopStalls } from './loop-stalls';
 export * from './contract';

@@ -2,7 +2,14 @@ import http from 'node:http';
 import net from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { RedisKeyStore, type Redis } from '@depthgate/auth';
-import { rawExchange, refusedPort, uniqueName, waitFor } from '@depthgate/test-utils';
+import {
+  halfOpenExchange,
+  rawExchange,
+  refusedPort,
+  uniqueName,
+  waitFor,
+  webSocketHandshake,
+} from '@depthgate/test-utils';
 import { GatewayClient, HttpError, type Platform } from '@depthgate/client';
 import type { Simulator } from '@depthgate/venue-sim';
 import type { RunningGateway } from './server';
@@ -200,6 +207,19 @@ describe('caller side', () => {
     );
     expect(opened.head).toMatch(/^HTTP\/1\.1 101 /);
     expect(opened.head).toMatch(/\r\nX-Request-Id: ws-open-1(\r\n|$)/i);
+  });
+
+  it('a refused handshake is answered, and its connection closed even when the client keeps its side open', async () => {
+    let serverSide: net.Socket | undefined;
+    gw.server.prependOnceListener('upgrade', (_req, socket: net.Socket) => (serverSide = socket));
+    const { client, answer } = halfOpenExchange(gw.port, webSocketHandshake('/ws/v1/kalshi'));
+    try {
+      expect(await answer).toMatch(/^HTTP\/1\.1 401 /);
+      // The client holds its side open; the server does not wait for it.
+      await waitFor(() => serverSide?.destroyed, { timeoutMs: 10_000, what: 'the gateway to close the connection' });
+    } finally {
+      client.destroy();
+    }
   });
 
   it('unknown platform: 404 listing the valid keys with their real-name aliases', async () => {

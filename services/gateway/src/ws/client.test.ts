@@ -298,11 +298,36 @@ describe('Coinbase: subscriptions and the key’s places', () => {
   });
 });
 
+/** Kalshi's stream, its sessions driven directly (no upstream is reached). */
+const kalshiStream = () =>
+  venueBStream.create({
+    platform: { signer: undefined, feeds: { main: 'wss://example.invalid/trade-api/ws/v2' } },
+  } as unknown as Parameters<typeof venueBStream.create>[0]);
+
+describe('Kalshi: a command whose id cannot be echoed', () => {
+  it('an id nested deeper than JSON.stringify can write is answered code 1 with id null, and the session goes on', async () => {
+    const stream = kalshiStream();
+    const sent: string[] = [];
+    const ctx = {
+      logger,
+      onlyChannel: undefined,
+      send: (text: unknown) => void sent.push(String(text)),
+      close: () => undefined,
+    } as unknown as ClientContext<unknown>;
+    const session: ClientSession = stream.openClient(ctx);
+    const deep = `${'['.repeat(30_000)}${']'.repeat(30_000)}`; // fits a 64 KiB frame; JSON.parse takes it
+    await session.onMessage(`{"id":${deep},"cmd":"list_subscriptions"}`);
+    await session.onMessage(JSON.stringify({ id: 2, cmd: 'list_subscriptions' }));
+    expect(sent.map((m) => JSON.parse(m) as unknown)).toEqual([
+      { id: null, type: 'error', msg: { code: 1, msg: expect.any(String) } },
+      { id: 2, type: 'ok', msg: [] },
+    ]);
+  });
+});
+
 describe('Kalshi: add_markets and the key’s places', () => {
   it('a subscription unsubscribed while add_markets waits for its places: they are given back, nothing is attached, the client is told the sid is unknown', async () => {
-    const stream = venueBStream.create({
-      platform: { signer: undefined, feeds: { main: 'wss://example.invalid/trade-api/ws/v2' } },
-    } as unknown as Parameters<typeof venueBStream.create>[0]);
+    const stream = kalshiStream();
     const sent: string[] = [];
     const attached: string[] = [];
     let held = 0;

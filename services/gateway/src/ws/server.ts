@@ -23,6 +23,7 @@ import {
 import { feedLiveness } from '@depthgate/platforms';
 import {
   answerHandshakes,
+  endWithLinger,
   loggableUrl,
   rawErrorResponse,
   requestIdOf,
@@ -201,7 +202,8 @@ export class WsGateway {
   private refuse(req: IncomingMessage, socket: Duplex, r: Refusal, headers: Record<string, string> = {}): void {
     if (r.platform) this.d.metrics.forPlatform(r.platform).handshake(r.code);
     if (!socket.writable) return void socket.destroy();
-    socket.end(rawErrorResponse(r.code, r.message, headers, req.id));
+    // Answered, then cut should the client keep its side open (the server's sockets are half-open).
+    endWithLinger(socket, rawErrorResponse(r.code, r.message, headers, req.id));
   }
 
   /** The stream a handshake's host and path name, or why none. */

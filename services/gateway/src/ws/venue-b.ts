@@ -21,6 +21,7 @@ import {
   BID,
   formatFixed,
   fractionDigits,
+  jsonWritable,
   KALSHI_WS_ERRORS,
   kalshiWire,
   type KalshiWsError,
@@ -273,7 +274,8 @@ class KalshiClient {
 
   async onMessage(text: string): Promise<void> {
     const m = parseObject(text);
-    if (!m) return this.error(null, ERR.unprocessable);
+    // Every answer echoes the id: one nested too deep to be written back cannot be answered as its command.
+    if (!m || !jsonWritable(m.id)) return this.error(null, ERR.unprocessable);
     const id = m.id;
     const params = m.params;
     const p = (params && typeof params === 'object' ? params : undefined) as Record<string, unknown> | undefined;

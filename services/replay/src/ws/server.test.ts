@@ -4,12 +4,12 @@
  * side open.
  */
 import http from 'node:http';
-import net from 'node:net';
+import type net from 'node:net';
 import { Writable } from 'node:stream';
 import type { Auth } from '@depthgate/auth';
 import type { HistoryStore, OrderBookQueries } from '@depthgate/history-store';
 import { createLogger, createRegistry } from '@depthgate/service-kit';
-import { waitFor } from '@depthgate/test-utils';
+import { halfOpenExchange, waitFor, webSocketHandshake } from '@depthgate/test-utils';
 import { ReplayMetrics } from '../metrics';
 import { ReplaySockets } from './server';
 
@@ -53,20 +53,10 @@ afterAll(async () => {
 });
 
 it('a refused handshake is answered, and its connection closed even when the client keeps its side open', async () => {
-  // allowHalfOpen: the client does not answer the server's FIN with its own (a client that never closes).
-  const client = net.connect({ port, host: '127.0.0.1', allowHalfOpen: true });
-  let answer = '';
-  let ended = false;
-  client.on('data', (d: Buffer) => (answer += d.toString('latin1')));
-  client.on('end', () => (ended = true));
-  client.on('error', () => undefined);
-  client.write(
-    'GET /nope HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n' +
-      'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
-  );
-  await waitFor(() => ended, { what: 'the refusal' });
-  expect(answer).toMatch(/^HTTP\/1\.1 404 /);
-  expect(answer).toContain('"error":"not_found"');
+  const { client, answer } = halfOpenExchange(port, webSocketHandshake('/nope'));
+  const text = await answer;
+  expect(text).toMatch(/^HTTP\/1\.1 404 /);
+  expect(text).toContain('"error":"not_found"');
   const serverSide = upgraded.at(-1) as net.Socket;
   // The client holds its side open; the server does not wait for it.
   await waitFor(() => serverSide.destroyed, { timeoutMs: 10_000, what: 'the server to close the connection' });
