@@ -9,13 +9,19 @@ import { assignRequestId, requestIdOf } from './request-context';
 const LINGER_MS = 1000;
 
 /**
- * Ends a connection with its last bytes (an HTTP error response written on the raw socket: a request Node could not
- * parse, a refused WebSocket handshake), then cuts it LINGER_MS later unless it has closed by then. An HTTP server's
- * sockets are half-open (`allowHalfOpen`): `end` only closes the server's side, and a peer that never closes its own
- * (nor sends anything more) would otherwise hold the socket for good.
+ * Answers an error on a raw connection (a request Node could not parse, a CONNECT, a refused WebSocket handshake) and
+ * ends it, then cuts it LINGER_MS later unless it has closed by then. An HTTP server's sockets are half-open
+ * (`allowHalfOpen`): `end` only closes the server's side, and a peer that never closes its own (nor sends anything
+ * more) would otherwise hold the socket for good.
  */
-export function endWithLinger(socket: Duplex, last: string): void {
-  socket.end(last);
+export function endWithError(
+  socket: Duplex,
+  code: ErrorCode,
+  message: string,
+  headers?: Readonly<Record<string, string>>,
+  requestId?: string,
+): void {
+  socket.end(rawErrorResponse(code, message, headers, requestId));
   const timer = setTimeout(() => socket.destroy(), LINGER_MS);
   timer.unref();
   socket.once('close', () => clearTimeout(timer));
@@ -127,17 +133,6 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, logger: L
   }
   logger.debug({ err: { code: err.code, message: err.message }, status: statusFor(answer.code) }, 'request refused');
   endWithError(socket, answer.code, answer.message);
-}
-
-/** Writes an error response on a raw connection and ends it (endWithLinger). */
-function endWithError(
-  socket: Duplex,
-  code: ErrorCode,
-  message: string,
-  headers?: Readonly<Record<string, string>>,
-  requestId?: string,
-): void {
-  endWithLinger(socket, rawErrorResponse(code, message, headers, requestId));
 }
 
 /**

@@ -23,9 +23,8 @@ import {
 import { feedLiveness } from '@depthgate/platforms';
 import {
   answerHandshakes,
-  endWithLinger,
+  endWithError,
   loggableUrl,
-  rawErrorResponse,
   requestIdOf,
   type ErrorCode,
   type Logger,
@@ -203,7 +202,7 @@ export class WsGateway {
     if (r.platform) this.d.metrics.forPlatform(r.platform).handshake(r.code);
     if (!socket.writable) return void socket.destroy();
     // Answered, then cut should the client keep its side open (the server's sockets are half-open).
-    endWithLinger(socket, rawErrorResponse(r.code, r.message, headers, req.id));
+    endWithError(socket, r.code, r.message, headers, req.id);
   }
 
   /** The stream a handshake's host and path name, or why none. */

@@ -18,14 +18,7 @@ import type { Duplex } from 'node:stream';
 import { ipBucket, KeyLimits, presentedKey, type Auth, type Caller } from '@depthgate/auth';
 import type { HistoryStore, OrderBookQueries } from '@depthgate/history-store';
 import { canonicalPlatform } from '@depthgate/platforms';
-import {
-  AppError,
-  answerHandshakes,
-  endWithLinger,
-  rawErrorResponse,
-  requestIdOf,
-  type Logger,
-} from '@depthgate/service-kit';
+import { AppError, answerHandshakes, endWithError, requestIdOf, type Logger } from '@depthgate/service-kit';
 import proxyaddr from 'proxy-addr';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ReplayMetrics } from '../metrics';
@@ -142,7 +135,7 @@ export class ReplaySockets {
   /** The refusal, then the socket closes (cut after a linger if the client keeps its side open). */
   private refuse(req: IncomingMessage, socket: Duplex, err: AppError): void {
     if (!socket.writable) return void socket.destroy();
-    endWithLinger(socket, rawErrorResponse(err.code, err.message, err.headers, req.id));
+    endWithError(socket, err.code, err.message, err.headers, req.id);
   }
 
   private async handshake(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
