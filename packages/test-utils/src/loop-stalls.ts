@@ -38,9 +38,4 @@ export class LoopStalls {
     for (const s of this.stalls) if (s.at >= from && s.at - s.ms <= to) ms += s.ms;
     return ms;
   }
-
-  /** The longest single stall seen. */
-  get longest(): number {
-    return this.stalls.reduce((m, s) => Math.max(m, s.ms), 0);
-  }
 }

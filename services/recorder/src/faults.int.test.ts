@@ -57,8 +57,8 @@ const REST_BOOK: Record<string, (path: string, query: string) => string | undefi
 /**
  * Gemini stamps rows with their receive time: its book at T is the venue's at some moment this much before T, plus
  * the time this process (the simulator and the recorder share it) spent off its event loop meanwhile — a message
- * waits while nothing reads it (measured: LoopStalls; on a busy CI machine a stall of 800 ms left a quiet ticker's
- * last change unread beyond the bare allowance).
+ * waits while nothing reads it (measured: LoopStalls; most likely why one CI run on a busy machine found a quiet
+ * ticker's last change still unread beyond the bare allowance, not reproduced since).
  */
 const RECEIVE_LAG_MS = 750;
 /** How far back a stall of the process can still hold a message back at T (beyond it, the recorder reads). */
