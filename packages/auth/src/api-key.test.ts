@@ -7,7 +7,7 @@ import {
   generateKeyId,
   hashApiKey,
   isWellFormedApiKey,
-  queryCarriesApiKey,
+  carriesApiKey,
 } from './api-key';
 
 describe('API keys', () => {
@@ -64,7 +64,7 @@ describe('API keys', () => {
     expect(generateKeyId()).not.toBe(id);
   });
 
-  it('are found in a query however they are carried; key-shaped text without its checksum is not a key', () => {
+  it('are found in a query or path however they are carried; key-shaped text without its checksum is not a key', () => {
     const key = generateApiKey();
     const encoded = `dg%5F${key.slice(3)}`;
     for (const query of [
@@ -74,12 +74,13 @@ describe('API keys', () => {
       `q=Bearer+${key}&limit=5`,
       `${key}`,
       `${encoded}=1`,
+      `/products/${encoded}/book`,
     ]) {
-      expect([query, queryCarriesApiKey(query)]).toEqual([query, true]);
+      expect([query, carriesApiKey(query)]).toEqual([query, true]);
     }
     const forged = key.replace(/.$/, (c) => (c === 'a' ? 'b' : 'a'));
     for (const query of ['', 'ticker=KXBTC&limit=5', `q=${forged}`, 'q=dg_short', `q=${'a'.repeat(60)}`]) {
-      expect([query, queryCarriesApiKey(query)]).toEqual([query, false]);
+      expect([query, carriesApiKey(query)]).toEqual([query, false]);
     }
   });
 

@@ -54,13 +54,14 @@ const KEY_LENGTH = KEY_PREFIX.length + BODY_LENGTH + CHECKSUM_LENGTH;
 const KEY_SHAPED = new RegExp(`${KEY_PREFIX}[0-9A-Za-z]{${BODY_LENGTH + CHECKSUM_LENGTH}}`, 'g');
 
 /**
- * Whether a URL's raw query carries a well-formed key anywhere: as a parameter's value or name, percent-encoded or
- * not (whoever receives the query decodes it). The gateway forwards a query byte for byte and refuses one that does.
+ * Whether a text carries a well-formed key anywhere, percent-escapes decoded first (whoever receives a URL decodes
+ * them): a raw query (as a parameter's value or name), a path, a body. The gateway forwards those byte for byte and
+ * refuses a request whose do.
  */
-export function queryCarriesApiKey(query: string): boolean {
-  if (query.length < KEY_LENGTH) return false;
-  const text = query.includes('%') ? querystring.unescape(query) : query;
-  for (const match of text.matchAll(KEY_SHAPED)) if (isWellFormedApiKey(match[0])) return true;
+export function carriesApiKey(text: string): boolean {
+  if (text.length < KEY_LENGTH) return false;
+  const decoded = text.includes('%') ? querystring.unescape(text) : text;
+  for (const match of decoded.matchAll(KEY_SHAPED)) if (isWellFormedApiKey(match[0])) return true;
   return false;
 }
 

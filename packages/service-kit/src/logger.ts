@@ -168,10 +168,17 @@ function decodeComponent(s: string): string {
   return s.includes('%') || s.includes('+') ? querystring.unescape(s.replace(/\+/g, ' ')) : s;
 }
 
+/** A path segment with a key-shaped text in it masked, as written or once its escapes are decoded (whole, then). */
+function maskedSegment(segment: string): string {
+  if (segment.includes('dg_')) return segment.replace(KEYS_SHAPED, '[redacted]');
+  return segment.includes('%') && holdsKey(decodeComponent(segment)) ? '[redacted]' : segment;
+}
+
 /**
  * A URL safe to log. Each query parameter is read as the services read it (percent-decoded): the value of one whose
  * name commonly carries secrets (`api_key`, `x-api-key`, `token`, `signature`, …, however encoded) is masked, and
- * so is any name or value that holds something shaped like an API key. Key-shaped text in the path is masked too.
+ * so is any name or value that holds something shaped like an API key. Key-shaped text in the path is masked too,
+ * percent-encoded or not.
  */
 export function loggableUrl(url: string): string {
   // Most URLs have no escape and no key: their raw names are their decoded ones, and one replace masks the same
@@ -179,7 +186,8 @@ export function loggableUrl(url: string): string {
   if (!NEEDS_READING.test(url)) return url.includes('=') ? url.replace(SECRET_PARAMS, '$1[redacted]') : url;
   const q = url.indexOf('?');
   const rawPath = q === -1 ? url : url.slice(0, q);
-  const path = rawPath.includes('dg_') ? rawPath.replace(KEYS_SHAPED, '[redacted]') : rawPath;
+  const path =
+    rawPath.includes('dg_') || rawPath.includes('%') ? rawPath.split('/').map(maskedSegment).join('/') : rawPath;
   if (q === -1) return path;
   const params = url.slice(q + 1).split('&');
   for (let i = 0; i < params.length; i++) {

@@ -60,11 +60,14 @@ describe('loggableUrl', () => {
       `/a?${KEY}`,
       `/a?${encoded}=1`,
       `/a/${KEY}/b?limit=5`,
+      `/a/${encoded}/b`,
+      `/a/x%2D${encoded}.json?limit=5`,
     ]) {
       const logged = loggableUrl(url);
       expect(logged).toContain('[redacted]');
       expect(logged).not.toContain(KEY.slice(3));
     }
     expect(loggableUrl(`/a?limit=5&q=${KEY}&b=2`)).toBe('/a?limit=5&q=[redacted]&b=2');
+    expect(loggableUrl(`/a/${encoded}/b%2Dc?x=1`)).toBe('/a/[redacted]/b%2Dc?x=1');
   });
 });

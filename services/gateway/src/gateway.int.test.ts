@@ -366,7 +366,7 @@ describe('header hygiene, both ways', () => {
     expect(seen?.headers['kalshi-access-key']).toBe(sim.credentials.kalshi.accessKey);
   });
 
-  it('a key in the query never reaches the upstream: 400 however it is written, beside a valid header or not', async () => {
+  it('a key in the query, path or POST body never reaches the upstream: 400 however it is written, beside a valid header or not', async () => {
     const path = '/api/v1/venue-b/exchange/announcements';
     const control = await call(gw.port, `${path}?limit=5`, { 'X-API-Key': key });
     expect(control.status).toBe(200);
@@ -380,10 +380,26 @@ describe('header hygiene, both ways', () => {
         {
           error: 'invalid_request',
           message:
-            'The query string carries an API key, which would be forwarded upstream; send the key as X-API-Key or HTTP Basic only',
+            "The request's query string carries an API key, which would be forwarded upstream; send the key as X-API-Key or HTTP Basic only",
         },
       ]);
     }
+    // In the path, however encoded, and in a read-only POST's JSON (as written, or in an escape its parser decodes).
+    const refused = (where: string) => ({
+      error: 'invalid_request',
+      message: `The request's ${where} carries an API key, which would be forwarded upstream; send the key as X-API-Key or HTTP Basic only`,
+    });
+    for (const resource of [`exchange/${key}`, `exchange/${encoded}`, `markets/x%2D${encoded}.json`]) {
+      const res = await call(gw.port, `/api/v1/venue-b/${resource}`, { 'X-API-Key': key });
+      expect([resource, res.status, res.json()]).toEqual([resource, 400, refused('path')]);
+    }
+    const json = { 'Content-Type': 'application/json', 'X-API-Key': key };
+    const escaped = `\\u0064g_${key.slice(3)}`;
+    for (const body of [`[{"token_id":"${key}"}]`, `[{"token_id":"${escaped}"}]`, `{"${escaped}":1}`]) {
+      const res = await call(gw.port, '/api/v1/venue-a-clob/books', json, 'POST', body);
+      expect([body, res.status, res.json()]).toEqual([body, 400, refused('body')]);
+    }
+    expect(sim.requests({ platform: 'venue-a-clob' })).toHaveLength(0);
     // A key in the query alone authenticates nothing.
     expect((await call(gw.port, `${path}?x-api-key=${key}`)).status).toBe(401);
     expect(sim.requests({ platform: 'kalshi' })).toHaveLength(1);

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { queryCarriesApiKey, type Auth, type PlatformKey } from '@depthgate/auth';
+import { carriesApiKey, type Auth, type PlatformKey } from '@depthgate/auth';
 import { AppError, sendError, type Logger } from '@depthgate/service-kit';
 import type { GatewayConfig } from '../config';
 import '../context';
@@ -24,8 +24,8 @@ const QUERY_OK = /^[\x21-\x7e]*$/;
 /**
  * Method (405 with `Allow`: GET and HEAD everywhere, POST where the route's target lists the path as a read-only
  * POST), the key's platform allowlist (403), a disabled platform (503), the query (400: raw non-ASCII or control
- * characters, or an API key anywhere in it), then the forwarder; a POST after its body has been read and checked
- * (413, 415).
+ * characters), an API key in the path or query (400), then the forwarder; a POST after its body has been read and
+ * checked (413, 415, and 400 for a key in it).
  */
 function forwardTo(
   req: IncomingMessage,
@@ -57,14 +57,9 @@ function forwardTo(
   if (!QUERY_OK.test(target.query)) {
     return sendError(res, 'invalid_request', 'The query string contains characters that must be percent-encoded');
   }
-  // The query goes upstream as it is: a key in it (beside the header that authenticated) would leave with it.
-  if (queryCarriesApiKey(target.query)) {
-    return sendError(
-      res,
-      'invalid_request',
-      'The query string carries an API key, which would be forwarded upstream; send the key as X-API-Key or HTTP Basic only',
-    );
-  }
+  // The path and query go upstream as they came: a key in them (beside the header that authenticated) would leave too.
+  if (carriesApiKey(target.segments.join('/'))) return refuseKeyIn(res, 'path');
+  if (carriesApiKey(target.query)) return refuseKeyIn(res, 'query string');
   if (route === undefined) {
     forwarder.forward(req, res, platform, platform.route(target, target.query), target.segments);
     return;
@@ -72,8 +67,31 @@ function forwardTo(
   const post = route;
   readJsonBody(req, res, config.GATEWAY_MAX_BODY_BYTES, (body) => {
     if (body instanceof AppError) return sendError(res, body.code, body.message, { ...body.headers });
+    if (jsonCarriesApiKey(body.text)) return refuseKeyIn(res, 'body');
     forwarder.forward(req, res, platform, post, target.segments, body);
   });
+}
+
+/** 400: a caller's key in what would be forwarded upstream (the path, the query, a POST's body). */
+function refuseKeyIn(res: ServerResponse, where: string): void {
+  sendError(
+    res,
+    'invalid_request',
+    `The request's ${where} carries an API key, which would be forwarded upstream; send the key as X-API-Key or HTTP Basic only`,
+  );
+}
+
+/** A JSON text holding a key: as written, or in a string whose escapes (`\u0064g_…`) the upstream's parser decodes. */
+function jsonCarriesApiKey(text: string): boolean {
+  if (carriesApiKey(text)) return true;
+  if (!text.includes('\\')) return false;
+  let found = false;
+  // (The text parsed already: readJsonBody refuses one that does not.)
+  JSON.parse(text, function (this: unknown, name: string, value: unknown) {
+    if (!found) found = carriesApiKey(name) || (typeof value === 'string' && carriesApiKey(value));
+    return value;
+  });
+  return found;
 }
 
 type Router = (req: IncomingMessage, res: ServerResponse, deps: ApiDeps, platform: Platform | undefined) => void;
