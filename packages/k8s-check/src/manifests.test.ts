@@ -5,6 +5,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { gatewayEnvNames } from '../../../services/gateway/src/config';
 import { historyEnvSchema } from '../../../services/history/src/config';
 import { recorderEnvNames } from '../../../services/recorder/src/config';
+import { RECONCILE_STOP_WAIT_MS } from '../../../services/recorder/src/venues/venue';
 import { replayEnvSchema } from '../../../services/replay/src/config';
 
 /**
@@ -86,11 +87,12 @@ describe.each(services)('base/%s', (service) => {
   });
 
   it('drains within the termination grace period', () => {
-    // The recorder serves no traffic: its HTTP drain is fixed at 2 s (services/recorder/src/main.ts), then it flushes its buffer
-    // for at most RECORDER_SHUTDOWN_FLUSH_MS (default 20 s) before spooling the rest.
+    // The recorder serves no traffic: its HTTP drain is fixed at 2 s (services/recorder/src/main.ts), it waits for a
+    // reconciliation read in flight for at most RECONCILE_STOP_WAIT_MS (2 s, services/recorder/src/venues/venue.ts), then
+    // it flushes its buffer for at most RECORDER_SHUTDOWN_FLUSH_MS (default 20 s) before spooling the rest.
     const drainMs =
       service === 'recorder'
-        ? 2000 + Number(env.get('RECORDER_SHUTDOWN_FLUSH_MS') ?? 20_000)
+        ? 2000 + RECONCILE_STOP_WAIT_MS + Number(env.get('RECORDER_SHUTDOWN_FLUSH_MS') ?? 20_000)
         : Number(env.get('SHUTDOWN_DELAY_MS') ?? 0) + Number(env.get('DRAIN_TIMEOUT_MS') ?? 15_000);
     expect(drainMs + 5000).toBeLessThanOrEqual(spec.terminationGracePeriodSeconds * 1000);
   });

@@ -4,13 +4,14 @@
  * ClickHouse holds), the feed connections they are spread over, the REST reconciliation of their books, and the
  * REST backfill of the trades their feed missed.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import { TICKER_PATTERN, type RecorderStore } from '@depthgate/history-store';
 import type { ExchangeKey } from '@depthgate/platforms';
 import type { Logger } from '@depthgate/service-kit';
 import type { CanonicalMemo } from '@depthgate/feeds';
 import type { RecorderMetrics } from '../metrics';
 import type { GapReason, RowSink } from '../rows';
-import { TickerRecorder, type ReconcileOutcome, type TickerResume } from '../ticker';
+import { TickerRecorder, type TickerResume } from '../ticker';
 import { TradeBackfiller } from './backfill';
 import { FeedShard } from './feed';
 import type { RestClient } from './rest';
@@ -19,6 +20,11 @@ import type { VenueProtocol } from './types';
 
 /** How often the reconciliation schedule looks whether its next read is due. */
 const RECONCILE_POLL_MS = 20;
+/**
+ * How long a stop waits for a reconciliation read in flight, so that the venue's answer is compared with the book and
+ * its verification point written with the last rows (packages/k8s-check counts it in the shutdown budget).
+ */
+export const RECONCILE_STOP_WAIT_MS = 2000;
 
 /**
  * Milliseconds between two reconciliation reads of an exchange: the interval spread over its live tickers (each is
@@ -103,7 +109,8 @@ export class Venue {
   private discoveredOnce = false;
   private discovering: Promise<void> | undefined;
   private reconcileCursor = 0;
-  private reconciling = false;
+  /** The reconciliation read in flight, if any: one at a time, and a stop waits for it. */
+  private reconciliation: Promise<void> | undefined;
   /** The next reconciliation read may start at this wall time (its spacing after the previous one's answer). */
   private reconcileAt = 0;
   /** The reconciliation schedule's REST client: the exchange's rate, on the background lane. */
@@ -159,7 +166,7 @@ export class Venue {
       this.timers.push(t);
     }
     if (this.o.reconcileIntervalMs > 0 && this.o.reconcileReadsPerSecond > 0) {
-      const t = setInterval(() => void this.reconcileNext(), RECONCILE_POLL_MS);
+      const t = setInterval(() => this.reconcileNext(), RECONCILE_POLL_MS);
       t.unref();
       this.timers.push(t);
     }
@@ -402,18 +409,18 @@ export class Venue {
    * previous read's answer, so that a read held back by the REST rate does not bring the next one closer; they use
    * the background lane of the exchange's REST rate (rest.ts), yielding to discovery, backfill and confirmations.
    */
-  private async reconcileNext(): Promise<void> {
-    if (this.reconciling || this.stopped || this.paused || Date.now() < this.reconcileAt) return;
+  private reconcileNext(): void {
+    if (this.reconciliation !== undefined || this.stopped || this.paused || Date.now() < this.reconcileAt) return;
     const live = [...this.recorders.values()].filter((r) => r.live);
     const ready = live.filter((r) => r.openVerifications === 0);
     if (ready.length === 0) return;
-    this.reconciling = true;
+    const rec = ready[this.reconcileCursor++ % ready.length] as TickerRecorder;
     const exchange = this.exchange;
-    const count = (result: ReconcileOutcome) => this.o.metrics.reconciliations.inc({ exchange, result });
-    try {
-      const rec = ready[this.reconcileCursor++ % ready.length] as TickerRecorder;
-      const v = rec.startVerification(this.o.reconcileGraceMs, count);
-      if (!v) return;
+    const v = rec.startVerification(this.o.reconcileGraceMs, (result) =>
+      this.o.metrics.reconciliations.inc({ exchange, result }),
+    );
+    if (!v) return;
+    this.reconciliation = (async () => {
       try {
         const book = await this.o.protocol.restBook(this.reconcileRest, rec.ticker);
         if (this.recorders.get(rec.ticker) === rec) rec.completeVerification(v, book.bids, book.asks);
@@ -424,9 +431,7 @@ export class Venue {
       }
       this.reconcileAt =
         Date.now() + reconcileSpacingMs(this.o.reconcileIntervalMs, live.length, this.o.reconcileReadsPerSecond);
-    } finally {
-      this.reconciling = false;
-    }
+    })().finally(() => (this.reconciliation = undefined));
   }
 
   pause(): void {
@@ -457,6 +462,20 @@ export class Venue {
       clearTimeout(t);
     }
     this.timers = [];
+    // A reconciliation read in flight is waited for, RECONCILE_STOP_WAIT_MS at most, with the feeds still open: its
+    // answer is compared with the book while the book is still live (a closed feed voids it), and a match is a
+    // verification point written with the last rows.
+    if (this.reconciliation !== undefined) {
+      const answered = await Promise.race([
+        this.reconciliation.then(() => true),
+        delay(RECONCILE_STOP_WAIT_MS, false, { ref: false }),
+      ]);
+      if (!answered)
+        this.log.warn(
+          { waitedMs: RECONCILE_STOP_WAIT_MS },
+          'stopping: a reconciliation read still in flight is given up',
+        );
+    }
     await Promise.all(this.shards.map((s) => s.stop()));
     // Verification points held for coalescing are written with the last rows.
     for (const rec of this.recorders.values()) rec.writeVerification();
