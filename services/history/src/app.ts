@@ -79,6 +79,7 @@ export function createApp(deps: HistoryDeps): Express {
           metrics,
           logger: deps.logger,
           queryTimeoutMs: config.QUERY_TIMEOUT_MS,
+          writeTimeoutMs: config.WRITE_TIMEOUT_MS,
           defaultLimit: config.DEFAULT_LIMIT,
           maxLimit: config.MAX_LIMIT,
           now: deps.now ?? Date.now,

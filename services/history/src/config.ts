@@ -30,6 +30,12 @@ export const historyEnvSchema = z
      * the millisecond by the service until the response has started.
      */
     QUERY_TIMEOUT_MS: envInt(10_000, { min: 1, max: 600_000 }),
+    /**
+     * A response whose caller takes nothing of what waits to be sent (the socket's and gzip's buffers) for this long is
+     * cut: a reader that stopped would otherwise hold its stream's windows (up to four, tens of MB) and its request for
+     * good (docs/history.md, "Bulk streams").
+     */
+    WRITE_TIMEOUT_MS: envInt(60_000, { min: 100, max: 3_600_000 }),
     /** Rows returned when a request gives no `limit`. */
     DEFAULT_LIMIT: envInt(1000, { min: 1, max: 100_000_000 }),
     /** Largest `limit` accepted; a larger one is answered 400 `invalid_limit`. */

@@ -13,6 +13,7 @@ export class HistoryMetrics {
   readonly windows: Histogram<'endpoint'>;
   readonly catalogueCache: Counter<'result'>;
   readonly cutStreams: Counter<'endpoint'>;
+  readonly stalledReaders: Counter<'endpoint'>;
 
   constructor(registry: Registry) {
     this.budget = new QueryBudgetMetrics(registry, {
@@ -54,6 +55,12 @@ export class HistoryMetrics {
     this.cutStreams = new Counter({
       name: 'history_cut_streams_total',
       help: 'Responses cut mid-stream because ClickHouse failed after the first rows were sent',
+      labelNames: ['endpoint'] as const,
+      registers: [registry],
+    });
+    this.stalledReaders = new Counter({
+      name: 'history_stalled_readers_total',
+      help: 'Responses cut because their caller took nothing of what waited to be sent for WRITE_TIMEOUT_MS',
       labelNames: ['endpoint'] as const,
       registers: [registry],
     });

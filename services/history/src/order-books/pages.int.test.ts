@@ -538,6 +538,49 @@ describe('bulk streams', () => {
   });
 });
 
+describe('a caller that stops reading', () => {
+  const BIG = 'KXSTALL-1';
+  let stall: Harness;
+  let stallKey: string;
+  let url: string;
+  beforeAll(async () => {
+    stall = await createHarness({ now: NOW, env: { STREAM_WINDOW_ROWS: '10000', WRITE_TIMEOUT_MS: '1000' } });
+    // About 20 MB of NDJSON: far more than the loopback's socket buffers hold.
+    await stall.db.fillDeltas({ exchange: 'venue_b', ticker: BIG, fromTs: NOW - 3_600_000, stepMs: 10, rows: 200_000 });
+    stallKey = await stall.key({});
+    url = (await stall.listen()).url;
+  }, 60_000);
+  afterAll(async () => {
+    await stall?.close();
+  });
+
+  it('is cut after WRITE_TIMEOUT_MS: the stream ends without its end line, and no query of it runs on', async () => {
+    const body = await new Promise<string>((resolve, reject) => {
+      http
+        .get(`${url}/api/venue_b/deltas/${BIG}?format=ndjson`, { headers: { 'x-api-key': stallKey } }, (res) => {
+          expect(res.statusCode).toBe(200);
+          const chunks: Buffer[] = [];
+          res.once('data', (c: Buffer) => {
+            chunks.push(c);
+            res.pause();
+            // Read on only once the service has cut the response: what was in the buffers, then the end.
+            waitFor(async () => (await stall.metric('history_stalled_readers_total', { endpoint: 'deltas' })) === 1, {
+              what: 'the stalled response cut',
+            }).then(() => {
+              res.on('data', (c2: Buffer) => chunks.push(c2));
+              res.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+              res.resume();
+            }, reject);
+          });
+        })
+        .on('error', reject);
+    });
+    expect(body).not.toContain('"type":"end"');
+    expect(body.split('\n').length).toBeLessThan(200_000);
+    await waitFor(async () => (await stall.db.runningQueries()).length === 0, { what: 'no query running' });
+  });
+});
+
 describe('bad input', () => {
   it.each([
     ['format=xml', 'invalid_format'],

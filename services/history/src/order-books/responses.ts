@@ -32,6 +32,14 @@ import { ONE_SHOT_MAX_BYTES } from '../gzip';
 /** Body bytes held before the headers go out (so a short page can carry its Link header). */
 const HOLD_BYTES = 1024 * 1024;
 
+/** The caller took nothing of what waited to be sent for the write timeout: the response is cut. */
+export class StalledReaderError extends Error {
+  constructor(ms: number) {
+    super(`the caller took nothing for ${ms} ms`);
+    this.name = 'StalledReaderError';
+  }
+}
+
 class AbortedError extends Error {
   constructor() {
     super('the request was aborted');
@@ -145,6 +153,8 @@ export class RowsResponse implements RowsSink {
     private readonly res: Response,
     /** The request's abort signal: a wait for 'drain' ends with it. */
     private readonly signal: AbortSignal,
+    /** A wait for 'drain' longer than this fails (StalledReaderError): the caller stopped reading. */
+    private readonly writeTimeoutMs: number,
     private readonly framing: RowsFraming,
   ) {}
 
@@ -222,14 +232,16 @@ export class RowsResponse implements RowsSink {
     const signal = this.signal;
     if (signal.aborted) return Promise.reject(new AbortedError());
     return new Promise((resolve, reject) => {
-      const onAbort = () => {
+      const settle = (error?: Error) => {
         this.onDrain = undefined;
-        reject(new AbortedError());
-      };
-      this.onDrain = () => {
+        clearTimeout(timer);
         signal.removeEventListener('abort', onAbort);
-        resolve();
+        if (error) reject(error);
+        else resolve();
       };
+      const onAbort = () => settle(new AbortedError());
+      const timer = setTimeout(() => settle(new StalledReaderError(this.writeTimeoutMs)), this.writeTimeoutMs);
+      this.onDrain = () => settle();
       signal.addEventListener('abort', onAbort, { once: true });
     });
   }

@@ -60,7 +60,7 @@ import {
   parseTradeFields,
 } from './params';
 import type { BookRead, CatalogueEntry, OrderBookReader } from './reader';
-import { RowsResponse } from './responses';
+import { RowsResponse, StalledReaderError } from './responses';
 import {
   FIELD_RECEIVED,
   FIELD_SEQUENCE,
@@ -80,6 +80,8 @@ export interface HistoryRoutesDeps {
   metrics: HistoryMetrics;
   logger: Logger;
   queryTimeoutMs: number;
+  /** A response whose caller takes nothing for this long is cut (WRITE_TIMEOUT_MS). */
+  writeTimeoutMs: number;
   defaultLimit: number;
   maxLimit: number;
   now: () => number;
@@ -114,6 +116,11 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
   /** Maps a failure to the answer: an AppError to send, or nothing when the connection must be cut. */
   function fail(err: unknown, req: Request, res: Response, scope: QueryScope, endpoint: Endpoint): AppError | null {
     if (err instanceof AppError) return err;
+    if (err instanceof StalledReaderError) {
+      deps.metrics.stalledReaders.inc({ endpoint });
+      deps.logger.info({ req_id: req.id, err: { message: err.message } }, 'response cut: the caller stopped reading');
+      return null;
+    }
     if (scope.reason === 'cancelled') {
       deps.metrics.cancellations.inc({ endpoint });
       deps.logger.debug({ req_id: req.id }, 'caller went away: queries cancelled');
@@ -308,7 +315,7 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
           columnar: parquet,
           gaps,
         };
-        const out = new RowsResponse(res, scope.signal, {
+        const out = new RowsResponse(res, scope.signal, deps.writeTimeoutMs, {
           format,
           kind: series,
           exchange,
