@@ -53,8 +53,15 @@ export function parseRfc3339(text: string, rounding: 'floor' | 'ceil' = 'floor')
   // Sub-milliseconds: whether any digit past the third is not 0, read as text (a fraction may have any length).
   const below = /[1-9]/.test(digits.slice(3));
   const base = utcMillis(year, month, day, hour, minute, second, millis);
-  return base - offsetMinutes * 60_000 + (below && rounding === 'ceil' ? 1 : 0);
+  const moment = base - offsetMinutes * 60_000 + (below && rounding === 'ceil' ? 1 : 0);
+  // The offset can carry a moment past the four-digit years (9999-12-31T23:59:59.999-00:01): no RFC 3339 UTC text
+  // names it, so nothing could echo it back.
+  return moment < FIRST_MOMENT || moment > LAST_MOMENT ? undefined : moment;
 }
+
+/** 0000-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z: the moments RFC 3339 UTC text can name. */
+const FIRST_MOMENT = -62_167_219_200_000;
+const LAST_MOMENT = 253_402_300_799_999;
 
 /**
  * Integer epoch milliseconds as text: 13 digits, the first not 0 — every millisecond from 2001-09-09T01:46:40Z to

@@ -98,8 +98,18 @@ describe('parseRfc3339', () => {
     'now',
     '２０２６-03-26T14:00:01Z',
     "2026-03-26T14:00:01Z'; DROP TABLE snapshots",
+    // Moments its offset carries past the four-digit years: no UTC text names them.
+    '9999-12-31T23:59:59.999-00:01',
+    '0000-01-01T00:00:00+00:01',
   ])('rejects %j', (text) => {
     expect(parseRfc3339(text)).toBeUndefined();
+  });
+
+  it('takes the first and last moments four-digit UTC years name, however they are written', () => {
+    expect(parseRfc3339('9999-12-31T23:59:59.999Z')).toBe(253_402_300_799_999);
+    expect(parseRfc3339('9999-12-31T23:58:59.999-00:01')).toBe(253_402_300_799_999);
+    expect(parseRfc3339('0000-01-01T00:00:00Z')).toBe(-62_167_219_200_000);
+    expect(parseRfc3339('0000-01-01T00:01:00+00:01')).toBe(-62_167_219_200_000);
   });
 });
 
