@@ -22,6 +22,7 @@
  */
 import type { ExchangeKey } from '@depthgate/auth';
 import {
+  BAR_LAYOUT,
   BOOK_FIRST_LOOK_BACK_MS,
   storedTickerName,
   type OrderBookQueries,
@@ -305,14 +306,16 @@ export class OrderBookReader {
     let current = read();
     for (;;) {
       const raw = await current.raw;
-      const ahead = current.last ? undefined : read();
-      // Not awaited when this window's page fails or fills the answer: its failure must not go unhandled.
+      // The next window is read while this one is rendered — unless this one fills the page (its bars are counted
+      // from its length): a window read for nothing would cost at least all those before it.
+      const full = count + raw.length / BAR_LAYOUT.size >= want;
+      const ahead = current.last || full ? undefined : read();
+      // Not awaited when this window's page fails: its failure must not go unhandled.
       ahead?.raw.catch(() => undefined);
       const page = barsJson(raw, intervalMs);
       parts.push(page);
       count += page.ends.length;
       if (ahead === undefined) break;
-      if (count >= want) break; // the page is full: the window ahead is not needed
       current = ahead;
     }
     this.metrics.windows.observe({ endpoint: 'bars' }, planned);

@@ -587,6 +587,43 @@ describe('GET /api/{exchange}/bars/{ticker}', () => {
     expect(body.next_cursor).toBeNull();
     expect((await queriesSent(h.app, 'bars')) - before).toBe(1);
   });
+
+  it('a window that fills the page is the last read: no window ahead is aggregated for nothing', async () => {
+    // A trade a minute for 3,000 minutes: the first window (the limit and one more bar) fills a page of 1,000.
+    const DENSE = 'KXDENSE-26JUN01';
+    const from = NOW - 3000 * 60_000;
+    const trades: TradeRow[] = Array.from({ length: 3000 }, (_, k) => ({
+      exchange: 'venue_b',
+      ticker: DENSE,
+      ts: from + k * 60_000,
+      sequence: 1 + k,
+      trade_id: `d-${k}`,
+      price: '0.5',
+      size: '1',
+      side: 'buy',
+      venue_side: '',
+    }));
+    await insertTradeRows(h.ch, trades);
+    // The windows a bars answer read (history_response_windows; a window read ahead ends after the answer, so the
+    // queries' own count could be read before it).
+    const windows = async () =>
+      Number(
+        /^history_response_windows_sum\{[^}]*endpoint="bars"[^}]*\} (\d+)$/m.exec(
+          (await request(h.app).get('/metrics')).text,
+        )?.[1] ?? 0,
+      );
+    const before = await windows();
+    const page = await fetchPage(
+      h.app,
+      `/api/venue_b/bars/${DENSE}?interval=1m&start_ts=${iso(from)}&limit=1000`,
+      full,
+    );
+    expect(page.status).toBe(200);
+    const body = JSON.parse(page.body) as { rows: Bar[]; next_cursor: string | null };
+    expect(body.rows.map((b) => b.ts)).toEqual(trades.slice(0, 1000).map((t) => iso(t.ts)));
+    expect(body.next_cursor).not.toBeNull();
+    expect((await windows()) - before).toBe(1);
+  });
 });
 
 describe('format=parquet', () => {
