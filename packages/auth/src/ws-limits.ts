@@ -8,7 +8,10 @@
  * do not matter. While Redis cannot answer, each process counts alone (a key's limits are then per replica), as the
  * rate limits do, and says so in a gauge and the log.
  */
-import type { Logger } from '@depthgate/service-kit';
+import { randomUUID } from 'node:crypto';
+import { AppError, type Logger } from '@depthgate/service-kit';
+import type { Caller } from './caller';
+import { ipBucket } from './rate-limit';
 import type { Redis } from './redis';
 
 /** Redis's clock in milliseconds, as `now`. */
@@ -177,5 +180,37 @@ export class KeyLimits {
 
   stop(): void {
     clearInterval(this.timer);
+  }
+}
+
+/**
+ * A cap on the requests of one kind a caller has running at once — a key's, or those of an address without one —
+ * every replica together: KeyLimits' leases (give it a namespace of its own). `what` names them in the refusal
+ * ("HTTP replays", "bulk streams").
+ */
+export class RunningRequests {
+  private readonly instance = randomUUID();
+  private next = 0;
+
+  constructor(
+    private readonly limits: KeyLimits,
+    private readonly max: { perKey: number; anonymous: number },
+    private readonly what: string,
+  ) {}
+
+  /** A place among the caller's running requests: its release (call it once the request ends, however it ends). */
+  async take(caller: Caller | undefined): Promise<() => void> {
+    const id = `${this.instance}:${this.next++}`;
+    const keyed = caller?.kind === 'key';
+    const max = keyed ? this.max.perKey : this.max.anonymous;
+    const bucket = caller?.kind === 'key' ? caller.key.id : `ip:${ipBucket(caller?.ip ?? 'unknown')}`;
+    if (await this.limits.open(id, bucket, max)) return () => this.limits.close(id);
+    throw new AppError(
+      'too_many_connections',
+      keyed
+        ? `This API key may run ${max} ${this.what} at once; retry when one has finished`
+        : `Callers without an API key may run ${max} ${this.what} at once per address; retry when one has finished`,
+      { headers: { 'Retry-After': '5' } },
+    );
   }
 }

@@ -1,5 +1,5 @@
 import express, { type Express } from 'express';
-import { EXCHANGES, type Auth, type ExchangeKey, type Exchanges } from '@depthgate/auth';
+import { EXCHANGES, KeyLimits, RunningRequests, type Auth, type ExchangeKey, type Exchanges } from '@depthgate/auth';
 import { OrderBookQueries, QueryGate, type HistoryStore } from '@depthgate/history-store';
 import { createServiceApp, type Lifecycle, type Logger, type Registry } from '@depthgate/service-kit';
 import type { HistoryConfig } from './config';
@@ -37,6 +37,9 @@ export function historyOpenApi(config: HistoryConfig): ReturnType<typeof openApi
   });
 }
 
+/** A running stream's lease in its key's shared count (renewed at a third; a dead replica's streams expire with it). */
+const STREAM_LEASE_MS = 60_000;
+
 const ROUTE_LABEL = /^\/api\/[^/]+\/(tickers|snapshots|deltas|trades|bars|coverage|book)(\/|$)/;
 
 /** Builds the history app. No side effects: everything it talks to arrives in `deps`. */
@@ -51,6 +54,21 @@ export function createApp(deps: HistoryDeps): Express {
   const reader = new OrderBookReader(queries, metrics, config.CATALOGUE_CACHE_TTL_MS);
   const cursors = new CursorCodec(config.cursorSecrets, exchanges);
   const openapi = JSON.stringify(historyOpenApi(config));
+  // Bulk streams running per key (or address), every replica together: the WebSocket limits' leases, a count of its own.
+  const streamLimits = new KeyLimits({
+    redis: auth.redis,
+    prefix: config.REDIS_KEY_PREFIX,
+    namespace: 'history-streams',
+    leaseMs: STREAM_LEASE_MS,
+    logger: deps.logger,
+    onDegraded: (degraded) => metrics.limitsDegraded.set(degraded ? 1 : 0),
+  });
+  deps.lifecycle.onShutdown('history stream limits', () => streamLimits.stop());
+  const streams = new RunningRequests(
+    streamLimits,
+    { perKey: config.STREAMS_MAX_CONCURRENT_PER_KEY, anonymous: config.STREAMS_MAX_CONCURRENT_ANONYMOUS },
+    'bulk streams',
+  );
   return createServiceApp({
     ...deps,
     readiness: [...auth.readiness, { name: 'clickhouse', check: () => store.ping(900) }],
@@ -80,6 +98,7 @@ export function createApp(deps: HistoryDeps): Express {
           logger: deps.logger,
           queryTimeoutMs: config.QUERY_TIMEOUT_MS,
           writeTimeoutMs: config.WRITE_TIMEOUT_MS,
+          streams,
           defaultLimit: config.DEFAULT_LIMIT,
           maxLimit: config.MAX_LIMIT,
           now: deps.now ?? Date.now,

@@ -36,6 +36,13 @@ export const historyEnvSchema = z
      * good (docs/history.md, "Bulk streams").
      */
     WRITE_TIMEOUT_MS: envInt(60_000, { min: 100, max: 3_600_000 }),
+    /**
+     * Bulk streams (NDJSON, CSV, Parquet) a key may have running at once, every replica together: each holds up to four
+     * windows (tens of MB) while its caller reads. One more → 429 too_many_connections.
+     */
+    STREAMS_MAX_CONCURRENT_PER_KEY: envInt(8, { min: 1, max: 1_000_000 }),
+    /** The same for callers without a key, per client address. */
+    STREAMS_MAX_CONCURRENT_ANONYMOUS: envInt(2, { min: 1, max: 1_000_000 }),
     /** Rows returned when a request gives no `limit`. */
     DEFAULT_LIMIT: envInt(1000, { min: 1, max: 100_000_000 }),
     /** Largest `limit` accepted; a larger one is answered 400 `invalid_limit`. */

@@ -1,5 +1,5 @@
 import { QueryBudgetMetrics } from '@depthgate/history-store';
-import { Counter, Histogram, type Registry } from '@depthgate/service-kit';
+import { Counter, Gauge, Histogram, type Registry } from '@depthgate/service-kit';
 
 export type Endpoint = 'tickers' | 'snapshots' | 'deltas' | 'trades' | 'bars' | 'coverage' | 'book';
 
@@ -14,6 +14,7 @@ export class HistoryMetrics {
   readonly catalogueCache: Counter<'result'>;
   readonly cutStreams: Counter<'endpoint'>;
   readonly stalledReaders: Counter<'endpoint'>;
+  readonly limitsDegraded: Gauge;
 
   constructor(registry: Registry) {
     this.budget = new QueryBudgetMetrics(registry, {
@@ -56,6 +57,11 @@ export class HistoryMetrics {
       name: 'history_cut_streams_total',
       help: 'Responses cut mid-stream because ClickHouse failed after the first rows were sent',
       labelNames: ['endpoint'] as const,
+      registers: [registry],
+    });
+    this.limitsDegraded = new Gauge({
+      name: 'history_stream_limits_degraded',
+      help: '1 while Redis is unreachable and the bulk streams per key are counted per process instead of shared',
       registers: [registry],
     });
     this.stalledReaders = new Counter({

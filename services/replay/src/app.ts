@@ -1,5 +1,5 @@
 import express, { type Express } from 'express';
-import { EXCHANGES, KeyLimits, type Auth, type ExchangeKey, type Exchanges } from '@depthgate/auth';
+import { EXCHANGES, KeyLimits, RunningRequests, type Auth, type ExchangeKey, type Exchanges } from '@depthgate/auth';
 import { OrderBookQueries, QueryGate, type HistoryStore } from '@depthgate/history-store';
 import { createServiceApp, type Lifecycle, type Logger, type Registry } from '@depthgate/service-kit';
 import type { ReplayConfig } from './config';
@@ -92,11 +92,14 @@ export function createReplayService(deps: ReplayDeps): { app: Express; sockets: 
           queryTimeoutMs: config.REPLAY_QUERY_TIMEOUT_MS,
           pageRows: config.REPLAY_PAGE_ROWS,
           now,
-          concurrent: {
-            limits: httpLimits,
-            perKey: config.REPLAY_HTTP_MAX_CONCURRENT_PER_KEY,
-            anonymous: config.REPLAY_HTTP_MAX_CONCURRENT_ANONYMOUS,
-          },
+          running: new RunningRequests(
+            httpLimits,
+            {
+              perKey: config.REPLAY_HTTP_MAX_CONCURRENT_PER_KEY,
+              anonymous: config.REPLAY_HTTP_MAX_CONCURRENT_ANONYMOUS,
+            },
+            'HTTP replays',
+          ),
           writeTimeoutMs: config.REPLAY_HTTP_WRITE_TIMEOUT_MS,
         }),
       );

@@ -100,7 +100,10 @@ export function openApiDocument(options: OpenApiOptions): oas32.OpenAPIObject {
       'unauthorized: a key was given (x-api-key, or HTTP Basic with the key as user name) but is unknown, malformed or revoked',
     ),
     '404': error(404, 'unknown_exchange, or unknown_ticker (also for a ticker outside the key’s ticker_prefixes)'),
-    '429': error(429, 'rate_limited (per key, or per client IP for anonymous callers)'),
+    '429': error(
+      429,
+      'rate_limited (per key, or per client IP for anonymous callers), or too_many_connections (a bulk stream over STREAMS_MAX_CONCURRENT_PER_KEY, or _ANONYMOUS per address, running at once)',
+    ),
     '500': error(500, 'internal_error: a bug (e.g. a missing table), logged with the ClickHouse message'),
     '503': error(
       503,

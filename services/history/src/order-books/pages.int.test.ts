@@ -544,7 +544,10 @@ describe('a caller that stops reading', () => {
   let stallKey: string;
   let url: string;
   beforeAll(async () => {
-    stall = await createHarness({ now: NOW, env: { STREAM_WINDOW_ROWS: '10000', WRITE_TIMEOUT_MS: '1000' } });
+    stall = await createHarness({
+      now: NOW,
+      env: { STREAM_WINDOW_ROWS: '10000', WRITE_TIMEOUT_MS: '5000', STREAMS_MAX_CONCURRENT_PER_KEY: '2' },
+    });
     // About 20 MB of NDJSON: far more than the loopback's socket buffers hold.
     await stall.db.fillDeltas({ exchange: 'venue_b', ticker: BIG, fromTs: NOW - 3_600_000, stepMs: 10, rows: 200_000 });
     stallKey = await stall.key({});
@@ -554,7 +557,57 @@ describe('a caller that stops reading', () => {
     await stall?.close();
   });
 
+  /** A stream whose caller reads its first chunk and then nothing (until destroyed). */
+  function stalled(key: string): Promise<{ status: number; destroy: () => void }> {
+    return new Promise((resolve, reject) => {
+      const req = http.get(
+        `${url}/api/venue_b/deltas/${BIG}?format=ndjson`,
+        { headers: { 'x-api-key': key } },
+        (res) => {
+          res.once('data', () => res.pause());
+          res.on('error', () => undefined);
+          resolve({ status: res.statusCode ?? 0, destroy: () => req.destroy() });
+        },
+      );
+      req.on('error', reject);
+    });
+  }
+
+  it('a key has at most STREAMS_MAX_CONCURRENT_PER_KEY bulk streams running; one more is 429, its place back once one ends', async () => {
+    const key = await stall.key({});
+    const [a, b] = [await stalled(key), await stalled(key)];
+    expect([a.status, b.status]).toEqual([200, 200]);
+    const over = await fetchPage(stall.app, `/api/venue_b/deltas/${BIG}?format=csv`, key);
+    expect([over.status, over.headers['retry-after'], JSON.parse(over.body)]).toEqual([
+      429,
+      '5',
+      {
+        error: 'too_many_connections',
+        message: 'This API key may run 2 bulk streams at once; retry when one has finished',
+      },
+    ]);
+    // Pages are not streams; another key is not affected.
+    expect((await fetchPage(stall.app, `/api/venue_b/deltas/${BIG}?limit=10`, key)).status).toBe(200);
+    const other = await stalled(await stall.key({}));
+    expect(other.status).toBe(200);
+    other.destroy();
+    a.destroy();
+    const c = await waitFor(
+      async () => {
+        const s = await stalled(key);
+        if (s.status === 200) return s;
+        s.destroy();
+        return undefined;
+      },
+      { what: 'a place back once a stream ended' },
+    );
+    b.destroy();
+    c.destroy();
+  });
+
   it('is cut after WRITE_TIMEOUT_MS: the stream ends without its end line, and no query of it runs on', async () => {
+    const cut = () => stall.metric('history_stalled_readers_total', { endpoint: 'deltas' });
+    const before = await cut();
     const body = await new Promise<string>((resolve, reject) => {
       http
         .get(`${url}/api/venue_b/deltas/${BIG}?format=ndjson`, { headers: { 'x-api-key': stallKey } }, (res) => {
@@ -564,7 +617,7 @@ describe('a caller that stops reading', () => {
             chunks.push(c);
             res.pause();
             // Read on only once the service has cut the response: what was in the buffers, then the end.
-            waitFor(async () => (await stall.metric('history_stalled_readers_total', { endpoint: 'deltas' })) === 1, {
+            waitFor(async () => (await cut()) === before + 1, {
               what: 'the stalled response cut',
             }).then(() => {
               res.on('data', (c2: Buffer) => chunks.push(c2));

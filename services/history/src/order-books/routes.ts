@@ -28,6 +28,7 @@ import {
   type Caller,
   type ExchangeKey,
   type Exchanges,
+  type RunningRequests,
 } from '@depthgate/auth';
 import {
   BAR_INTERVALS,
@@ -59,7 +60,7 @@ import {
   parseTimeRange,
   parseTradeFields,
 } from './params';
-import type { BookRead, CatalogueEntry, OrderBookReader } from './reader';
+import type { BookRead, CatalogueEntry, OrderBookReader, ReadResult } from './reader';
 import { RowsResponse, StalledReaderError } from './responses';
 import {
   FIELD_RECEIVED,
@@ -82,6 +83,8 @@ export interface HistoryRoutesDeps {
   queryTimeoutMs: number;
   /** A response whose caller takes nothing for this long is cut (WRITE_TIMEOUT_MS). */
   writeTimeoutMs: number;
+  /** Bulk streams a caller may have running at once (STREAMS_MAX_CONCURRENT_*; 429 past them). */
+  streams: RunningRequests;
   defaultLimit: number;
   maxLimit: number;
   now: () => number;
@@ -331,9 +334,18 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
           includeGaps: include.gaps,
           parquet,
         });
-        const result = bulk
-          ? await deps.reader.stream(scope, read, out, { windowRows: deps.streamWindowRows, stop: deps.draining })
-          : await deps.reader.read(scope, read, out);
+        let result: ReadResult;
+        if (bulk) {
+          const release = await deps.streams.take(caller);
+          try {
+            result = await deps.reader.stream(scope, read, out, {
+              windowRows: deps.streamWindowRows,
+              stop: deps.draining,
+            });
+          } finally {
+            release();
+          }
+        } else result = await deps.reader.read(scope, read, out);
         const nextCursor =
           result.next === null
             ? null

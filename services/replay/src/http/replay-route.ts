@@ -20,15 +20,7 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import express, { type Router } from 'express';
-import { randomUUID } from 'node:crypto';
-import {
-  ipBucket,
-  unknownExchange,
-  type Caller,
-  type ExchangeKey,
-  type Exchanges,
-  type KeyLimits,
-} from '@depthgate/auth';
+import { unknownExchange, type ExchangeKey, type Exchanges, type RunningRequests } from '@depthgate/auth';
 import type { HistoryStore, OrderBookQueries, QueryScope } from '@depthgate/history-store';
 import { AppError, drained, type Logger } from '@depthgate/service-kit';
 import { PageWait, replayPaged } from '../engine';
@@ -49,7 +41,8 @@ export interface ReplayRouteDeps {
   pageRows: number;
   now: () => number;
   /** HTTP replays a caller may have running at once (REPLAY_HTTP_MAX_CONCURRENT_*), counted in `limits`. */
-  concurrent: { limits: KeyLimits; perKey: number; anonymous: number };
+  /** HTTP replays a caller may have running at once (429 too_many_connections past them). */
+  running: RunningRequests;
   /** A replay whose caller takes nothing waiting for this long is cut (REPLAY_HTTP_WRITE_TIMEOUT_MS). */
   writeTimeoutMs: number;
 }
@@ -81,25 +74,6 @@ function resolveExchange(exchanges: Exchanges<ExchangeKey>): RequestHandler {
 
 export function replayRoutes(deps: ReplayRouteDeps): Router {
   const router = express.Router();
-  const instance = randomUUID();
-  let nextId = 0;
-
-  /** A place among the caller's running replays (its release), or 429 too_many_connections. */
-  async function place(caller: Caller | undefined): Promise<() => void> {
-    const { limits, perKey, anonymous } = deps.concurrent;
-    const id = `${instance}:${nextId++}`;
-    const keyed = caller?.kind === 'key';
-    const max = keyed ? perKey : anonymous;
-    const bucket = caller?.kind === 'key' ? caller.key.id : `ip:${ipBucket(caller?.ip ?? 'unknown')}`;
-    if (await limits.open(id, bucket, max)) return () => limits.close(id);
-    throw new AppError(
-      'too_many_connections',
-      keyed
-        ? `This API key may run ${max} HTTP replays at once; retry when one has finished`
-        : `Callers without an API key may run ${max} HTTP replays at once per address; retry when one has finished`,
-      { headers: { 'Retry-After': '5' } },
-    );
-  }
 
   /** A failure before the answer started → the error answer; after → undefined (the stream is cut). */
   function answerFor(err: unknown, req: Request, res: Response, scope: QueryScope): AppError | undefined {
@@ -147,7 +121,7 @@ export function replayRoutes(deps: ReplayRouteDeps): Router {
       const { from, to } = parseWindow(req.query as Record<string, unknown>);
       const clock = parseClock(req.query.clock);
       // A place among the caller's running replays, held to the end.
-      release = await place(req.caller);
+      release = await deps.running.take(req.caller);
       if (gone) return;
       // Authorise: the ticker as the caller may see it, the window inside the caller's.
       const ticker = await visibleTicker(deps.queries, scope, req.caller, exchange, String(req.params.ticker ?? ''));
