@@ -348,6 +348,37 @@ describe('Coinbase session', () => {
     expect(h.windows[1]?.window.to).toBe(MS(60));
   });
 
+  it('a product Coinbase refuses is dropped, and the others of the subscribe it ignored are subscribed again', () => {
+    const h = coinbase();
+    h.msg({ type: 'error', message: 'Failed to subscribe', reason: 'ETH-USD is not a valid product' });
+    expect(h.rejected).toEqual(['ETH-USD']);
+    expect(h.sent.slice(1)).toEqual([
+      { type: 'subscribe', product_ids: ['BTC-USD'], channels: ['matches', 'heartbeat', 'level2_batch'] },
+    ]);
+    // A book that came is not asked for again.
+    h.msg({ type: 'snapshot', product_id: 'BTC-USD', bids: [['100.00', '1']], asks: [['101.00', '1']] });
+    h.msg({ type: 'error', message: 'Failed to subscribe', reason: 'XRP-USD is not a valid product' });
+    expect(h.sent).toHaveLength(2);
+  });
+
+  it("a last_match (the product's last trade, maybe hours old) does not date a waiting snapshot", () => {
+    const h = coinbase();
+    h.msg({ type: 'snapshot', product_id: 'BTC-USD', bids: [['100.00', '1']], asks: [['101.00', '1']] });
+    h.msg({
+      type: 'last_match',
+      trade_id: 7,
+      sequence: 9,
+      time: T(-3_600_000),
+      product_id: 'ETH-USD',
+      size: '0.1',
+      price: '2000.00',
+      side: 'buy',
+    });
+    expect(h.sink.of('snapshot')).toEqual([]);
+    h.msg({ type: 'l2update', product_id: 'BTC-USD', changes: [['buy', '100.00', '2']], time: T(10) });
+    expect(h.sink.of('snapshot').map((r) => r.ts)).toEqual([MS(10), MS(10)]);
+  });
+
   it('counts, logs and turns an unreadable change into a gap of its product, and asks for its book again', () => {
     const h = coinbase();
     for (const p of ['BTC-USD', 'ETH-USD']) {

@@ -275,7 +275,9 @@ class VenueDSession implements VenueSession {
         const venueSeq = sequenceText(m.sequence);
         if (trade === undefined || product === undefined || venueSeq === undefined)
           return this.malformed('unreadable match', text, product);
-        this.timestamped(trade.ts);
+        // A `last_match` is the product's last trade, maybe hours old: its time says nothing of what has arrived, so
+        // it settles no waiting snapshot (which would be dated back to it, before the feed's outage ended).
+        if (m.type === 'match') this.timestamped(trade.ts);
         const rec = this.ctx.ticker(product);
         if (rec === undefined || !this.trades) return;
         const id = BigInt(trade.id);
@@ -306,6 +308,9 @@ class VenueDSession implements VenueSession {
           this.products.delete(unknown);
           this.expecting.delete(unknown);
           this.ctx.rejectTicker(unknown, reason);
+          // Coinbase ignores the whole subscribe message that named it: the products still waiting for their first
+          // book (those of that message among them) are subscribed again, without it.
+          if (this.expecting.size > 0) this.subscribe([...this.expecting]);
           return;
         }
         this.ctx.logger.warn({ error: m }, 'Coinbase feed error');
