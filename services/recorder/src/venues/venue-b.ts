@@ -267,19 +267,19 @@ class VenueBSession implements VenueSession {
   }
 
   /**
-   * Removes markets: each subscription that holds one is dropped, and its other markets are subscribed again (their
-   * snapshots match their books, so they continue without a gap).
+   * Removes markets. A subscription that holds one and others is retired, as after a sequence gap: its other markets
+   * follow it until their new subscription's snapshot (which then takes each over, and drops it once none follows
+   * it), so none of their changes is lost between the two; one that no market follows any more is dropped.
    */
   unsubscribe(tickers: readonly string[]): void {
     const gone = new Set(tickers);
     const keep: string[] = [];
     for (const [sid, sub] of this.subs) {
       if (![...sub.tickers].some((t) => gone.has(t))) continue;
-      for (const t of sub.tickers) {
-        if (this.active.get(t) === sid) this.active.delete(t);
-        if (!gone.has(t)) keep.push(t);
-      }
-      this.dropSubscription(sid);
+      for (const t of gone) sub.tickers.delete(t);
+      keep.push(...sub.tickers);
+      if ([...sub.tickers].some((t) => this.active.get(t) === sid)) sub.retiring = true;
+      else this.dropSubscription(sid);
     }
     for (const t of tickers) this.active.delete(t);
     if (keep.length > 0) this.subscribeChannel('orderbook_delta', keep);

@@ -98,6 +98,45 @@ describe('Kalshi normalisation', () => {
     ).toEqual({ 'bid:0.1': '7' });
   });
 
+  it('removing a market loses no change of the others of its subscription: they follow it until their new snapshot', () => {
+    const protocol = placed(venueBProtocol({ subscribeBatch: 10, trades: false }), 'venue_b');
+    const h = harness(protocol, ['A', 'B']);
+    h.session.subscribe(['A', 'B']);
+    h.msg({ id: 1, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 1 } });
+    const msg = (type: string, sid: number, seq: number, body: Record<string, unknown>) =>
+      h.msg({ type, sid, seq, msg: body });
+    msg('orderbook_snapshot', 1, 1, { market_ticker: 'A', yes_dollars_fp: [['0.4800', '100.00']], no_dollars_fp: [] });
+    msg('orderbook_snapshot', 1, 2, { market_ticker: 'B', yes_dollars_fp: [['0.1000', '1.00']], no_dollars_fp: [] });
+    const delta = (sid: number, seq: number, t: string, d: string, ts: number) =>
+      msg('orderbook_delta', sid, seq, {
+        market_ticker: t,
+        side: 'yes',
+        price_dollars: '0.4800',
+        delta_fp: d,
+        ts_ms: ts,
+      });
+    delta(1, 3, 'A', '1.00', 5000);
+    h.sent.length = 0;
+    // B closes: A is subscribed again; A's changes on the old sid until its new snapshot still count.
+    h.session.unsubscribe(['B']);
+    expect(h.sent).toEqual([
+      { id: 2, cmd: 'subscribe', params: { channels: ['orderbook_delta'], market_tickers: ['A'] } },
+    ]);
+    delta(1, 4, 'A', '2.00', 5010);
+    h.msg({ id: 2, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 2 } });
+    msg('orderbook_snapshot', 2, 1, { market_ticker: 'A', yes_dollars_fp: [['0.4800', '103.00']], no_dollars_fp: [] });
+    delta(1, 5, 'A', '1.00', 5015); // the old sid, after A's new snapshot: not A's any more
+    delta(2, 2, 'A', '1.00', 5020);
+    expect(h.sent.at(-1)).toEqual({ id: 3, cmd: 'unsubscribe', params: { sids: [1] } });
+    expect(h.sink.of('gap')).toEqual([]);
+    expect(
+      rebuild(
+        h.sink.rows.filter((r) => r.ticker === 'A'),
+        5020,
+      ),
+    ).toEqual({ 'bid:0.48': '104' });
+  });
+
   it('drops a market Kalshi does not know and subscribes the rest again', () => {
     const protocol = placed(venueBProtocol({ subscribeBatch: 10, trades: false }), 'venue_b');
     const h = harness(protocol, ['A', 'ZZ']);
