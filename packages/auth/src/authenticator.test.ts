@@ -44,7 +44,7 @@ class FakeStore implements KeyStore {
     return [...this.records.values()].find((r) => r.id === id) ?? null;
   }
   async list() {
-    return [...this.records.values()];
+    return { records: [...this.records.values()], invalid: [] };
   }
   async revoke(id: string) {
     const r = await this.get(id);

@@ -1,5 +1,6 @@
 import { testRedisUrl, uniqueName } from '@depthgate/test-utils';
 import { runCli } from './cli';
+import { createRedisClient } from './redis';
 
 describe('keys CLI against the real Redis', () => {
   let out: string[];
@@ -59,6 +60,41 @@ describe('keys CLI against the real Redis', () => {
     const created = JSON.parse(out[0] ?? '{}');
     expect(created.key).toMatch(/^dg_/);
     expect(created).toMatchObject({ name: 'j', ticker_prefixes: null, requests_per_minute: null, revoked_at: null });
+  });
+
+  it('list shows the valid records when others are invalid, names those (never their key or hash) and exits 1', async () => {
+    const ids: string[] = [];
+    for (const name of ['good one', 'bad rpm', 'not json', 'good two']) {
+      expect(await runCli(['create', '--name', name, '--json'], env)).toBe(0);
+      ids.push(JSON.parse(out[out.length - 1] ?? '{}').id);
+    }
+    const [good, badRpm, notJson, goodTwo] = ids as [string, string, string, string];
+    const redis = createRedisClient(env.REDIS_URL ?? '', { name: 'cli-test', offlineQueue: true });
+    const hashes: string[] = [];
+    try {
+      const recordKey = async (id: string) => {
+        const hash = (await redis.get(`${env.REDIS_KEY_PREFIX}key:id:${id}`)) ?? '';
+        hashes.push(hash);
+        return `${env.REDIS_KEY_PREFIX}key:h:${hash}`;
+      };
+      const bad = JSON.parse((await redis.get(await recordKey(badRpm))) ?? '{}');
+      await redis.set(await recordKey(badRpm), JSON.stringify({ ...bad, requests_per_minute: -5 }));
+      await redis.set(await recordKey(notJson), '{"id":');
+    } finally {
+      redis.disconnect();
+    }
+    for (const json of [false, true]) {
+      out = [];
+      err = [];
+      expect(await runCli(json ? ['list', '--json'] : ['list'], env)).toBe(1);
+      if (json) expect((JSON.parse(out.join('\n')) as { id: string }[]).map((r) => r.id)).toEqual([good, goodTwo]);
+      else expect(out.map((line) => /key_[0-9a-f]{16}/.exec(line)?.[0])).toEqual([good, goodTwo]);
+      const errors = err.join('\n');
+      expect(errors).toContain(`key record ${badRpm} is invalid: requests_per_minute:`);
+      expect(errors).toContain(`key record ${notJson} is invalid: not JSON`);
+      expect(errors).toContain('2 of 4 key records are invalid');
+      for (const hash of hashes) expect(`${errors}\n${out.join('\n')}`).not.toContain(hash);
+    }
   });
 
   it('show and revoke of an unknown id fail with exit 1', async () => {

@@ -9,6 +9,8 @@
  *
  * `create` prints the new key alone on its last line (with --json: the record plus the key, one JSON line).
  * No other command ever prints a key. Exit status: 0 done, 1 failed (e.g. unknown id, Redis down), 2 bad arguments.
+ * `list` with invalid stored records (edited by hand, written by another version) lists the valid ones as usual, names
+ * each invalid one on stderr (its id and what is wrong, never its hash) and exits 1.
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
@@ -195,11 +197,11 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
         return 0;
       }
       case 'list': {
-        const records = await store.list();
+        const { records, invalid } = await store.list();
         if (parsed.json) {
           console.log(JSON.stringify(records.map(publicView)));
         } else if (records.length === 0) {
-          console.log('no keys');
+          console.log(invalid.length === 0 ? 'no keys' : 'no valid keys');
         } else {
           for (const r of records) {
             console.log(
@@ -207,7 +209,12 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
             );
           }
         }
-        return 0;
+        if (invalid.length === 0) return 0;
+        for (const problem of invalid) console.error(`error: ${problem.message}`);
+        console.error(
+          `error: ${invalid.length} of ${records.length + invalid.length} key records are invalid (their keys are refused); listed the others`,
+        );
+        return 1;
       }
       case 'show':
       case 'revoke': {

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { generateApiKey, generateKeyId, hashApiKey } from './api-key';
-import { keyRecordSchema, parseKeyRecord, type KeyRecord, type NewKeyInput } from './key-record';
+import { InvalidKeyRecordError, keyRecordSchema, parseKeyRecord, type KeyRecord, type NewKeyInput } from './key-record';
 
 /** Where key records live. The Redis implementation is the real one; tests may use any other. */
 export interface KeyStore {
@@ -9,11 +9,20 @@ export interface KeyStore {
   /** The record of a key hash, or null; InvalidKeyRecordError when the stored record is not a valid one. */
   findByHash(hash: string): Promise<KeyRecord | null>;
   get(id: string): Promise<KeyRecord | null>;
-  list(): Promise<KeyRecord[]>;
+  /**
+   * Every key's record, oldest first. A stored record that is not a valid one does not fail the listing: it is in
+   * `invalid`, named by the id it is listed under.
+   */
+  list(): Promise<KeyListing>;
   /** Marks the key revoked (idempotent). Returns null when no such key exists. */
   revoke(id: string, now?: Date): Promise<KeyRecord | null>;
   /** Channel on which changes are announced (the payload is the key hash), so caches can drop entries at once. */
   readonly eventsChannel: string;
+}
+
+export interface KeyListing {
+  records: KeyRecord[];
+  invalid: InvalidKeyRecordError[];
 }
 
 /**
@@ -79,10 +88,19 @@ export class RedisKeyStore implements KeyStore {
     return hash === null ? null : this.findByHash(hash);
   }
 
-  async list(): Promise<KeyRecord[]> {
+  async list(): Promise<KeyListing> {
     const ids = await this.redis.zrange(`${this.prefix}keys`, '0', '-1');
-    const records = await Promise.all(ids.map((id) => this.get(id)));
-    return records.filter((r): r is KeyRecord => r !== null);
+    const listing: KeyListing = { records: [], invalid: [] };
+    const read = (id: string) =>
+      this.get(id).catch((err: unknown) => {
+        if (!(err instanceof InvalidKeyRecordError)) throw err;
+        return new InvalidKeyRecordError(id, err.problems);
+      });
+    for (const entry of await Promise.all(ids.map(read))) {
+      if (entry instanceof InvalidKeyRecordError) listing.invalid.push(entry);
+      else if (entry) listing.records.push(entry);
+    }
+    return listing;
   }
 
   async revoke(id: string, now = new Date()): Promise<KeyRecord | null> {
