@@ -359,21 +359,23 @@ export class Forwarder {
 
   /**
    * Waits for a slot of `fraction` of the target's budget (UpstreamBudgets.share), granted up to `maxWaitMs` ahead;
-   * false at once when none is that near. True at once for a target without a budget.
+   * false at once when none is that near. True at once for a target without a budget. Aborting `signal` ends the
+   * wait (the promise rejects with its AbortError).
    */
-  async share(target: UpstreamTarget, fraction: number, maxWaitMs: number): Promise<boolean> {
+  async share(target: UpstreamTarget, fraction: number, maxWaitMs: number, signal?: AbortSignal): Promise<boolean> {
     if (!target.budget) return true;
     const slot = await this.deps.budgets.share(target.origin, target.budget, fraction, maxWaitMs);
-    if (slot.allowed && slot.waitUs > 0) await delay(slot.waitUs / 1000, undefined, { ref: false });
+    if (slot.allowed && slot.waitUs > 0) await delay(slot.waitUs / 1000, undefined, { ref: false, signal });
     return slot.allowed;
   }
 
   /**
    * A read of the gateway's own (the WebSocket proxy's book reconciliation), no caller: the JSON body of a 200;
-   * undefined without a budget slot; any other status, or a failed call, throws.
+   * undefined without a budget slot; any other status, or a failed call, throws. Aborting `signal` ends it at any
+   * stage (the promise rejects).
    */
-  async readJson(target: UpstreamTarget, path: string, query: string): Promise<unknown> {
-    const answer = await this.own(target, 'GET', path, query);
+  async readJson(target: UpstreamTarget, path: string, query: string, signal?: AbortSignal): Promise<unknown> {
+    const answer = await this.own(target, 'GET', path, query, signal);
     if (answer === undefined) return undefined;
     if (answer.status !== 200) throw new Error(`Upstream ${target.host} answered ${answer.status}`);
     return JSON.parse(answer.body.toString('utf8'));
@@ -382,18 +384,21 @@ export class Forwarder {
   /**
    * The status and (for a 200) body of a call of the gateway's own; undefined without a budget slot. A slot granted
    * for later (within UPSTREAM_BUDGET_MAX_WAIT_MS) is waited for and used: it is taken either way. Within
-   * UPSTREAM_TIMEOUT_MS, body included, also while it waits for a connection of the pool (dispatchUpstream).
+   * UPSTREAM_TIMEOUT_MS, body included, also while it waits for a connection of the pool (dispatchUpstream); aborting
+   * `cancel` ends it at any stage.
    */
   private async own(
     target: UpstreamTarget,
     method: string,
     path: string,
     query: string,
+    cancel?: AbortSignal,
   ): Promise<{ status: number; body: Buffer } | undefined> {
+    cancel?.throwIfAborted(); // before a budget slot is taken
     if (target.budget) {
       const decision = await this.deps.budgets.take(target.origin, target.budget);
       if (!decision.allowed) return undefined;
-      if (decision.waitUs > 0) await delay(decision.waitUs / 1000);
+      if (decision.waitUs > 0) await delay(decision.waitUs / 1000, undefined, { signal: cancel });
     }
     const full = `${target.basePath}${path}`;
     const headers = upstreamRequestHeaders({});
@@ -402,7 +407,8 @@ export class Forwarder {
         headers,
         await target.signer.sign({ method, path: full, query, body: '', host: target.host }, this.now()),
       );
-    const signal = AbortSignal.timeout(this.deps.config.UPSTREAM_TIMEOUT_MS);
+    const timeout = AbortSignal.timeout(this.deps.config.UPSTREAM_TIMEOUT_MS);
+    const signal = cancel ? AbortSignal.any([timeout, cancel]) : timeout;
     let status = 0;
     const chunks: Buffer[] = [];
     await new Promise<void>((resolve, reject) => {

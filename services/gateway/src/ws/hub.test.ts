@@ -459,6 +459,34 @@ describe('REST reconciliation', () => {
     }
   });
 
+  it('stop cancels a read waiting for its share of the budget: the wait ends, and the read is never made', async () => {
+    const budget = { perSecond: 1, burst: 10 };
+    const { served, budgets, forwarder, target, close } = await restBook(budget);
+    // Reconciliation's share (a hundredth: a read per 100 s) was just used: its next slot is 100 s away.
+    await budgets.share(target.origin, budget, 0.01, 0);
+    const share = jest.spyOn(forwarder, 'share');
+    const registry = new Registry();
+    const hub = hubOf('ws://127.0.0.1:9', {
+      stream: reconciled(),
+      metrics: new WsMetrics(registry),
+      reconcileIntervalMs: 3_600_000,
+      reconcileBudget: 0.01,
+      rest: { forwarder, target },
+    });
+    try {
+      liveTopic(hub, 'm1');
+      await until(() => share.mock.results.length === 1, 'the read waiting for its share');
+      await hub.stop();
+      // Without the cancellation the wait goes on for 100 s after stop, and the read follows it.
+      await expect(share.mock.results[0]?.value).rejects.toMatchObject({ name: 'AbortError' });
+      expect(served.reads).toBe(0);
+      expect(await results(registry)).toEqual({});
+    } finally {
+      await hub.stop();
+      await close();
+    }
+  });
+
   it('each book is tried at most once per interval, whatever came of it: no budget slot, a failed read, a match', async () => {
     jest.useFakeTimers();
     try {

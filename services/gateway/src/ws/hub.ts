@@ -6,6 +6,7 @@
  * book that disagrees), every subscriber gets the gateway's notice `stale` at once, then the platform's own fresh
  * snapshot, then `resynced` (both naming the reason); it is never left silently stale, nor silently waiting.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import { canonicalDecimal, parseDecimal } from '@depthgate/feeds';
 import type { Logger } from '@depthgate/service-kit';
 import { Frame } from './frame';
@@ -66,7 +67,9 @@ export class StreamHub {
   private connectRefill = Date.now();
   private readonly reconcileTimer: NodeJS.Timeout | undefined;
   private reconcileCursor = 0;
-  private reconciling = false;
+  /** The reconciliation under way, if any (one at a time); stop cancels it (`stopping`) and waits for its end. */
+  private reconciliation: Promise<void> | undefined;
+  private readonly stopping = new AbortController();
   private stopped = false;
   private readonly log: Logger;
   private readonly m: PlatformWsMetrics;
@@ -76,7 +79,9 @@ export class StreamHub {
     this.connectTokens = o.limits.connectsPerSecond;
     this.m = o.metrics.forPlatform(o.platform);
     if (o.stream.reconcile && o.rest && o.reconcileIntervalMs > 0) {
-      this.reconcileTimer = setInterval(() => void this.reconcileNext(), 250);
+      this.reconcileTimer = setInterval(() => {
+        this.reconciliation ??= this.reconcileNext().finally(() => (this.reconciliation = undefined));
+      }, 250);
       this.reconcileTimer.unref();
     }
   }
@@ -322,7 +327,7 @@ export class StreamHub {
    * from them. Then something was lost.
    */
   private async reconcileNext(): Promise<void> {
-    if (this.reconciling || this.stopped) return;
+    if (this.stopped) return;
     const reconcile = this.o.stream.reconcile;
     const rest = this.o.rest;
     if (!reconcile || !rest) return;
@@ -333,28 +338,27 @@ export class StreamHub {
     if (due.length === 0) return;
     const topic = due[this.reconcileCursor++ % due.length] as Topic;
     topic.reconciledAt = now;
-    this.reconciling = true;
     try {
       const result = await this.compare(topic, reconcile, rest);
       this.m.reconciliations.inc({ result });
       if (result === 'mismatch') this.gap(topic, 'book_mismatch');
     } catch (err) {
+      if (this.stopped) return; // cancelled by stop: no outcome
       this.m.reconciliations.inc({ result: 'failed' });
       this.log.debug({ err: { message: (err as Error).message }, topic: topic.key }, 'REST book failed');
-    } finally {
-      this.reconciling = false;
     }
   }
 
-  /** One comparison of a topic's kept book with the REST book (throws when a read fails). */
+  /** One comparison of a topic's kept book with the REST book (throws when a read fails, or stop cancels it). */
   private async compare(topic: Topic, reconcile: Reconcile, rest: RestAccess): Promise<ReconcileResult> {
+    const { signal } = this.stopping;
     /** The REST book, normalised; or why there is none to compare: no budget slot, the topic moved meanwhile. */
     const read = async (): Promise<{ book: string } | { result: ReconcileResult }> => {
       // Reconciliation's share of the budget first: its slot is waited for (up to an interval), before the read.
-      if (!(await rest.forwarder.share(rest.target, this.o.reconcileBudget, this.o.reconcileIntervalMs)))
+      if (!(await rest.forwarder.share(rest.target, this.o.reconcileBudget, this.o.reconcileIntervalMs, signal)))
         return { result: 'no_budget' };
       const v = topic.version;
-      const body = await rest.forwarder.readJson(rest.target, ...splitPath(reconcile.path(topic.market)));
+      const body = await rest.forwarder.readJson(rest.target, ...splitPath(reconcile.path(topic.market)), signal);
       if (body === undefined) return { result: 'no_budget' };
       if (topic.version !== v || topic.status !== 'live') return { result: 'inconclusive' };
       return { book: JSON.stringify(normalise(reconcile.parse(body))) };
@@ -365,18 +369,20 @@ export class StreamHub {
     const keptAtFirst = kept();
     if (first.book === keptAtFirst) return 'match';
     const version = topic.version;
-    await new Promise((r) => setTimeout(r, this.o.reconcileGraceMs));
+    await delay(this.o.reconcileGraceMs, undefined, { signal });
     const second = await read();
     if ('result' in second) return second.result;
     if (topic.version !== version) return 'inconclusive';
     return second.book === first.book && kept() === keptAtFirst ? 'mismatch' : 'inconclusive';
   }
 
+  /** Closes the upstream connections; a reconciliation under way is cancelled (its waits and read) and waited for. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping.abort();
     if (this.reconcileTimer) clearInterval(this.reconcileTimer);
     for (const t of this.topics.values()) if (t.lingerTimer) clearTimeout(t.lingerTimer);
-    await Promise.all(this.links.map((l) => l.stop()));
+    await Promise.all([...this.links.map((l) => l.stop()), this.reconciliation]);
   }
 }
 
