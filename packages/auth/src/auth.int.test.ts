@@ -146,12 +146,15 @@ describe('keys against the real Redis', () => {
     const optional = await instance(config(testRedisUrl(), prefix, { KEY_CACHE_TTL_MS: 0 }), 'optional');
     const { record, key } = await store.create({ name: 'corrupt' });
     const stored = `${prefix}key:h:${record.key_hash}`;
-    await admin.set(stored, JSON.stringify({ ...record, platforms: ['no-such-platform'] }));
+    await admin.set(stored, JSON.stringify({ ...record, requests_per_minute: 0 }));
     for (const inst of [required, optional]) {
       const res = await request(inst.app).get('/api/whoami').set('X-API-Key', key);
       expect([res.status, res.body]).toEqual([401, { error: 'unauthorized', message: 'Invalid API key' }]);
     }
     await admin.set(stored, JSON.stringify(record));
+    expect((await request(required.app).get('/api/whoami').set('X-API-Key', key)).body).toEqual({ key: record.id });
+    // A platform a newer version added (a rolling deploy) does not make the record invalid here.
+    await admin.set(stored, JSON.stringify({ ...record, platforms: ['venue-b', 'no-such-platform'] }));
     expect((await request(required.app).get('/api/whoami').set('X-API-Key', key)).body).toEqual({ key: record.id });
   });
 

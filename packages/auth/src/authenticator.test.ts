@@ -225,6 +225,30 @@ describe('Authenticator', () => {
     expect(await auth.verify(key)).toMatchObject({ status: 'valid' });
   });
 
+  it('a record granting a platform this version does not know (a newer replica’s) works for the known ones; the unknown one is ignored, logged once', async () => {
+    const { store, auth, logged, advance } = setup();
+    const key = generateApiKey();
+    const record = store.add(key);
+    store.raw.set(record.key_hash, JSON.stringify({ ...record, platforms: ['venue-b', 'venue-z'] }));
+    expect(await auth.verify(key)).toMatchObject({ status: 'valid', key: { platforms: new Set(['venue-b']) } });
+    // Only unknown ones: valid, but for no platform here (an empty allowlist, not "all").
+    const other = generateApiKey();
+    const only = store.add(other);
+    store.raw.set(only.key_hash, JSON.stringify({ ...only, platforms: ['venue-z'] }));
+    expect(await auth.verify(other)).toMatchObject({ status: 'valid', key: { platforms: new Set() } });
+    // Looked up again after the cache TTL: not logged again.
+    advance(10_000);
+    expect(await auth.verify(key)).toMatchObject({ status: 'valid' });
+    expect(store.lookups).toBe(3);
+    expect(logged).toEqual([
+      {
+        level: 'warn',
+        fields: { keyId: record.id, platforms: ['venue-z'] },
+        msg: 'key record grants platforms this version does not know (a newer version added them?): ignored here',
+      },
+    ]);
+  });
+
   it('a key created after its unknown answer was cached is known once the creation is announced', async () => {
     const { store, auth } = setup();
     const key = generateApiKey();

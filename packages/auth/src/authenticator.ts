@@ -48,6 +48,8 @@ export class Authenticator {
   private readonly unknown = new Map<string, Entry>();
   private readonly maxUnknown: number;
   private readonly inflight = new Map<string, Promise<Cached>>();
+  /** Platforms granted by a record that this version does not know, logged once each. */
+  private readonly unknownPlatforms = new Set<string>();
   private readonly now: () => number;
 
   constructor(private readonly options: AuthenticatorOptions) {
@@ -126,10 +128,22 @@ export class Authenticator {
     } else if (record.revoked_at !== null) {
       result = { status: 'revoked' };
     } else {
-      result = { status: 'valid', key: resolveKey(record) };
+      const { id } = record;
+      result = { status: 'valid', key: resolveKey(record, (platforms) => this.ignoredPlatforms(id, platforms)) };
     }
     this.remember(hash, result);
     return result;
+  }
+
+  /** A newer version's platforms in a record (a rolling deploy): ignored here, said once per platform. */
+  private ignoredPlatforms(keyId: string, platforms: string[]): void {
+    const unseen = platforms.filter((p) => !this.unknownPlatforms.has(p));
+    if (unseen.length === 0) return;
+    for (const p of unseen) this.unknownPlatforms.add(p);
+    this.options.logger?.warn(
+      { keyId, platforms: unseen },
+      'key record grants platforms this version does not know (a newer version added them?): ignored here',
+    );
   }
 
   private remember(hash: string, result: Cached): void {

@@ -3,6 +3,13 @@ import { KEY_ID_PATTERN } from './api-key';
 import { PLATFORM_KEYS, TICKER_PREFIX_PATTERN, type PlatformKey } from './entitlements';
 
 const prefixList = z.array(z.string().regex(TICKER_PREFIX_PATTERN)).min(1).nullable();
+/**
+ * A platform key as stored: one this version knows, or one a newer version added (a rolling deploy runs both): the
+ * record stays valid, and resolveKey leaves the unknown one out.
+ */
+const STORED_PLATFORM = /^[a-z][a-z0-9-]{0,63}$/;
+const KNOWN_PLATFORMS: ReadonlySet<string> = new Set(PLATFORM_KEYS);
+const isKnownPlatform = (name: string): name is PlatformKey => KNOWN_PLATFORMS.has(name);
 
 /** A key as stored. `key_hash` is the SHA-256 of the key; the key itself is never stored. */
 export const keyRecordSchema = z.object({
@@ -14,7 +21,7 @@ export const keyRecordSchema = z.object({
   max_data_age_days: z.number().int().positive().nullable(),
   full_history_prefixes: prefixList,
   requests_per_minute: z.number().int().positive().nullable(),
-  platforms: z.array(z.enum(PLATFORM_KEYS)).min(1).nullable(),
+  platforms: z.array(z.string().regex(STORED_PLATFORM)).min(1).nullable(),
   /** The gateway's WebSocket limits for this key (null: the gateway's defaults); absent in older records. */
   ws_max_connections: z.number().int().positive().nullable().optional(),
   ws_max_subscriptions: z.number().int().positive().nullable().optional(),
@@ -87,7 +94,17 @@ export interface ResolvedKey {
   wsMaxSubscriptions?: number | null;
 }
 
-export function resolveKey(record: KeyRecord): ResolvedKey {
+/**
+ * The key as the services use it. Granted platforms this version does not know are left out (the key works for the
+ * others; granted only unknown ones, for none here), and given to `onUnknownPlatforms`.
+ */
+export function resolveKey(record: KeyRecord, onUnknownPlatforms?: (platforms: string[]) => void): ResolvedKey {
+  let platforms: Set<PlatformKey> | null = null;
+  if (record.platforms) {
+    platforms = new Set(record.platforms.filter(isKnownPlatform));
+    if (platforms.size < record.platforms.length)
+      onUnknownPlatforms?.(record.platforms.filter((p) => !isKnownPlatform(p)));
+  }
   return {
     id: record.id,
     name: record.name,
@@ -95,7 +112,7 @@ export function resolveKey(record: KeyRecord): ResolvedKey {
     fullHistoryPrefixes: record.full_history_prefixes?.map((p) => p.toLowerCase()) ?? null,
     maxDataAgeDays: record.max_data_age_days,
     requestsPerMinute: record.requests_per_minute,
-    platforms: record.platforms ? new Set(record.platforms) : null,
+    platforms,
     wsMaxConnections: record.ws_max_connections ?? null,
     wsMaxSubscriptions: record.ws_max_subscriptions ?? null,
   };
