@@ -253,7 +253,7 @@ export function noticeDoc(name: string, example: Record<string, unknown>, path: 
   return {
     name,
     summary:
-      'The gateway’s notice: `stale` at once when the subscription lost continuity (`reason` says why), then the platform’s fresh snapshot, then `resynced` (same `reason`); clients that do not know it skip it',
+      'The gateway’s notice: `stale` at once when the subscription cannot be served as a continuous stream — it lost continuity, or its upstream has not been reached yet (`upstream_disconnect` before its first snapshot); `reason` says why — then the platform’s fresh (or first) snapshot, then `resynced` (same `reason`); clients that do not know it skip it',
     example: as('stale'),
     more: [as('resynced')],
     payload: path.reduceRight<object>(
