@@ -56,6 +56,11 @@ interface Subscription {
   lastSeq: number | undefined;
   /** A seq gap was seen: its markets are being moved to a new subscription. */
   retiring: boolean;
+  /**
+   * The ts of its last in-order delta: where a loss of its seq starts (the connection's other subscriptions may have
+   * moved further on; `seq` counts per subscription).
+   */
+  mark: number;
 }
 
 /** NO price → YES ask price, memoised (prices sit on a grid). */
@@ -406,7 +411,7 @@ class VenueBSession implements VenueSession {
       }
       const sidOf = newSid;
       if (command.channel === 'trade') this.tradesSubscribed(sidOf, command.tickers);
-      else this.subs.set(sidOf, { tickers: new Set(command.tickers), lastSeq: undefined, retiring: false });
+      else this.subs.set(sidOf, { tickers: new Set(command.tickers), lastSeq: undefined, retiring: false, mark: 0 });
       return;
     }
     if (type === 'error') {
@@ -452,7 +457,7 @@ class VenueBSession implements VenueSession {
     const moving: string[] = [];
     for (const t of sub.tickers) {
       if (this.active.get(t) !== sid) continue;
-      this.ctx.ticker(t)?.suspectLoss('sequence_gap', this.mark);
+      this.ctx.ticker(t)?.suspectLoss('sequence_gap', sub.mark);
       moving.push(t);
     }
     this.ctx.logger.warn(
@@ -506,7 +511,10 @@ class VenueBSession implements VenueSession {
       this.pending.clear();
     }
     const sub = this.subs.get(sid);
-    if (sub !== undefined && !sub.retiring && ts > this.mark) this.mark = ts;
+    if (sub !== undefined && !sub.retiring) {
+      if (ts > this.mark) this.mark = ts;
+      if (ts > sub.mark) sub.mark = ts;
+    }
     if (this.active.get(ticker) !== sid) return;
     const rec = this.ctx.ticker(ticker);
     if (rec === undefined) return;

@@ -137,6 +137,35 @@ describe('Kalshi normalisation', () => {
     ).toEqual({ 'bid:0.48': '104' });
   });
 
+  it("a sequence gap starts at its own subscription's last in-order delta, not the connection's", () => {
+    const protocol = placed(venueBProtocol({ subscribeBatch: 1, trades: false }), 'venue_b');
+    const h = harness(protocol, ['A', 'B']);
+    h.session.subscribe(['A', 'B']);
+    h.msg({ id: 1, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 1 } });
+    h.msg({ id: 2, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 2 } });
+    const msg = (type: string, sid: number, seq: number, body: Record<string, unknown>) =>
+      h.msg({ type, sid, seq, msg: body });
+    const book = (t: string) => ({ market_ticker: t, yes_dollars_fp: [['0.4800', '100.00']], no_dollars_fp: [] });
+    msg('orderbook_snapshot', 1, 1, book('A'));
+    msg('orderbook_snapshot', 2, 1, book('B'));
+    const delta = (sid: number, seq: number, t: string, ts: number) =>
+      msg('orderbook_delta', sid, seq, {
+        market_ticker: t,
+        side: 'yes',
+        price_dollars: '0.4800',
+        delta_fp: '1.00',
+        ts_ms: ts,
+      });
+    delta(1, 2, 'A', 5000);
+    delta(2, 2, 'B', 5100);
+    // A's seq 3 (its change at 5050) is lost; seq 4 shows it.
+    delta(1, 4, 'A', 5150);
+    h.msg({ id: 3, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 3 } });
+    msg('orderbook_snapshot', 3, 1, { ...book('A'), yes_dollars_fp: [['0.4800', '103.00']] });
+    delta(3, 2, 'A', 5200);
+    expect(h.sink.of('gap')).toMatchObject([{ ticker: 'A', fromTs: 5000, reason: 'sequence_gap' }]);
+  });
+
   it('drops a market Kalshi does not know and subscribes the rest again', () => {
     const protocol = placed(venueBProtocol({ subscribeBatch: 10, trades: false }), 'venue_b');
     const h = harness(protocol, ['A', 'ZZ']);
