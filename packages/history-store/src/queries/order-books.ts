@@ -571,7 +571,7 @@ export class OrderBookQueries {
 
   /**
    * The bars of the trades with `from` ≤ ts < `to` (null: open), at most `limit`, in RowBinary (BAR_LAYOUT), whole:
-   * a page of bars is small.
+   * one window of a page of bars, rendered in one buffer and written before the next window's.
    */
   async bars(
     scope: QueryScope,

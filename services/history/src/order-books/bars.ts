@@ -121,10 +121,12 @@ export interface BarsText {
 }
 
 /**
- * The bars of a query's output as their JSON objects, comma-separated; `intervalMs` checks their starts. Written into
- * one buffer straight from the RowBinary decimals (only the VWAP goes through BigInt): no string per bar.
+ * The bars of a query's output as their JSON objects, comma-separated; `intervalMs` checks their starts. `after`:
+ * bars went before these in the body, so the first has its comma too (the window's text follows the last one's as it
+ * is). Written into one buffer straight from the RowBinary decimals (only the VWAP goes through BigInt): no string
+ * per bar.
  */
-export function barsJson(raw: Buffer, intervalMs: number): BarsText {
+export function barsJson(raw: Buffer, intervalMs: number, after = false): BarsText {
   const size = BAR_LAYOUT.size;
   if (raw.length % size !== 0) throw new CorruptStreamError('the bars ended in the middle of a row');
   const ends: number[] = [];
@@ -156,7 +158,7 @@ export function barsJson(raw: Buffer, intervalMs: number): BarsText {
         ),
         vwap,
       );
-    if (p > 0) out[p++] = 0x2c;
+    if (p > 0 || after) out[p++] = 0x2c;
     p = flat
       ? writeBarText(raw, o, ts, raw, o + BAR_LAYOUT.low, trades, out, p)
       : writeBarText(raw, o, ts, vwap, 0, trades, out, p);

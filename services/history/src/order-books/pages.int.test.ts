@@ -159,10 +159,12 @@ describe('framing of a page held whole', () => {
     // (superagent may have inflated it already.)
     const inflated = zipped.body[0] === 0x1f && zipped.body[1] === 0x8b ? gunzipSync(zipped.body) : zipped.body;
     expect(inflated.equals(plain.body)).toBe(true);
-    // A short page: one piece, gzipped in one call with its length.
+    // A short page: one piece, gzipped in one call with its length; with its length too when not gzipped.
     const short = await raw(`/api/venue_b/deltas/${EQ}?limit=300`, 'gzip');
     expect(short.headers['content-encoding']).toBe('gzip');
     expect(Number(short.headers['content-length'])).toBeGreaterThan(0);
+    const shortPlain = await raw(`/api/venue_b/deltas/${EQ}?limit=300`, 'identity');
+    expect(shortPlain.headers['content-length']).toBe(String(shortPlain.body.length));
   });
 });
 

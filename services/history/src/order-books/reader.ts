@@ -37,7 +37,7 @@ import {
   type WindowRead,
 } from '@depthgate/history-store';
 import type { Endpoint, HistoryMetrics } from '../metrics';
-import { barsJson, type BarsText } from './bars';
+import { barsJson } from './bars';
 import { bookRows, rebuildBook, type GapBounds, type RebuiltBook } from './book';
 import type { Position } from './cursor';
 import { gapLine, type Marker } from './gaps';
@@ -253,14 +253,15 @@ export class OrderBookReader {
 
   /**
    * A page of bars: those starting at or after `from` (a bar's start) built from the trades up to `to` (inclusive;
-   * null: the newest), at most `limit`, and where the next page begins (the bar after the last, when there is one).
-   * The range is read window by window from where the ticker's trades begin (the catalogue): the first window of at
-   * least BAR_FIRST_WINDOW bars and BAR_FIRST_WINDOW_TRADES trades at the ticker's density (and no more than
-   * `limit + 1` bars, which says whether the page was cut), each next twice as
-   * long, the rest at once after MAX_BAR_WINDOWS; the last always runs to the end of the range (trades newer than the
-   * cached catalogue are not missed). The next window's query is sent before this one's bars are rendered, so
-   * ClickHouse aggregates while the service writes text (two cores: the two overlap). `body`: the bars' JSON objects,
-   * comma-separated.
+   * null: the newest), at most `limit`, written to `out` as their JSON objects, comma-separated, window by window as
+   * each window's aggregation answers; returns how many, and where the next page begins (the bar after the last, when
+   * there is one). The range is read window by window from where the ticker's trades begin (the catalogue): the first
+   * window of at least BAR_FIRST_WINDOW bars and BAR_FIRST_WINDOW_TRADES trades at the ticker's density (and no more
+   * than `limit + 1` bars, which says whether the page was cut), each next twice as long, the rest at once after
+   * MAX_BAR_WINDOWS; the last always runs to the end of the range (trades newer than the cached catalogue are not
+   * missed). The next window's query is sent before this one's bars are rendered and written, so ClickHouse
+   * aggregates while the service writes text (two cores: the two overlap). A window's failure is thrown as it is
+   * found, after the windows before it were written (the route then cuts an answer that has started).
    */
   async bars(
     scope: QueryScope,
@@ -272,10 +273,11 @@ export class OrderBookReader {
       to: number | null;
       limit: number;
     },
-  ): Promise<{ body: Buffer; count: number; next: number | null }> {
+    out: RowsSink,
+  ): Promise<{ count: number; next: number | null }> {
     const { entry, intervalMs } = q;
     const span = entry.spans.trade;
-    if (span === undefined || (q.to !== null && q.from > q.to)) return { body: Buffer.alloc(0), count: 0, next: null };
+    if (span === undefined || (q.to !== null && q.from > q.to)) return { count: 0, next: null };
     const want = q.limit + 1;
     const end = q.to === null ? null : q.to + 1;
     const horizon = q.to === null ? span.lastTs : Math.min(q.to, span.lastTs);
@@ -301,8 +303,8 @@ export class OrderBookReader {
       length *= 2;
       return { raw, last };
     };
-    const parts: BarsText[] = [];
     let count = 0;
+    let next: number | null = null;
     let current = read();
     for (;;) {
       const raw = await current.raw;
@@ -312,35 +314,23 @@ export class OrderBookReader {
       const ahead = current.last || full ? undefined : read();
       // Not awaited when this window's page fails: its failure must not go unhandled.
       ahead?.raw.catch(() => undefined);
-      const page = barsJson(raw, intervalMs);
-      parts.push(page);
+      // One buffer per window, its first bar after a comma when bars went before (they are written as they are).
+      const page = barsJson(raw, intervalMs, count > 0);
+      const room = q.limit - count;
+      if (page.ends.length > room) {
+        // The page is full: the bar after its last is where the next begins (the window ahead is not needed).
+        next = page.starts[room] as number;
+        if (room > 0) await out.write(page.text.subarray(0, page.ends[room - 1]));
+        count = q.limit;
+        break;
+      }
+      if (page.ends.length > 0) await out.write(page.text);
       count += page.ends.length;
       if (ahead === undefined) break;
       current = ahead;
     }
     this.metrics.windows.observe({ endpoint: 'bars' }, planned);
-    const texts: Buffer[] = [];
-    const comma = Buffer.from(',');
-    let taken = 0;
-    let next: number | null = null;
-    for (const page of parts) {
-      if (page.ends.length === 0) continue;
-      const room = q.limit - taken;
-      if (room <= 0) {
-        next ??= page.starts[0] as number;
-        break;
-      }
-      if (texts.length > 0) texts.push(comma);
-      if (page.ends.length > room) {
-        texts.push(page.text.subarray(0, page.ends[room - 1]));
-        next = page.starts[room] as number;
-        taken += room;
-        break;
-      }
-      texts.push(page.text);
-      taken += page.ends.length;
-    }
-    return { body: Buffer.concat(texts), count: taken, next };
+    return { count, next };
   }
 
   /** What a ticker holds in [from, to], per kind, and its verification points there. */

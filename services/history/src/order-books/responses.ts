@@ -1,6 +1,6 @@
 /**
- * The body of a snapshots/deltas/trades response, written as the reader hands over rows, in one of four formats
- * (docs/history.md, "Responses", "Bulk streams" and "Parquet"):
+ * The body of a snapshots/deltas/trades or bars response, written as the reader hands over rows. The rows endpoints
+ * answer in one of four formats (docs/history.md, "Responses", "Bulk streams" and "Parquet"):
  *
  *   json     {"exchange":"venue_b","ticker":"KX…","rows":[ …row, row… ],"count":N}
  *            (with a parameter added after the spec — cursor, fields, include, format — and on the trades endpoint
@@ -12,6 +12,10 @@
  *   csv      a header line, one row per line, gap markers `#gap,…` (`#trades_gap,…`) among them, and a last line
  *            `#end,N,next_cursor`
  *   parquet  a Parquet file (parquet.ts) whose footer's key-value metadata says what the end line and the markers say
+ *
+ * and the bars endpoint in JSON, {"exchange":…,"ticker":…,"interval":"1m","rows":[ …bar, bar… ],"count":N,
+ * "next_cursor":…} (docs/history.md, "Bars"). A Framing says what differs (headers, opening, end); RowsResponse is
+ * the one writer of them all.
  *
  * `count` follows the rows so nothing has to be held back: the number is known only once the last row went out
  * (JSON objects are unordered; docs/history.md says so). The first HOLD_BYTES of the body are held back before the
@@ -66,6 +70,19 @@ const FILE_NAME: Record<SeriesKind, string> = {
   interleaved: 'deltas-trades',
 };
 
+/** How an answer's body is framed: what the writer (RowsResponse) cannot know of it. */
+export interface Framing {
+  /** Sets the answer's headers (Content-Type and those of its format) but Link, which is the writer's. */
+  headers(res: Response): void;
+  /** The body up to its first row. */
+  opening: string;
+  /**
+   * The end of the body. `linked`: the headers are still held, so a cut page's Link goes with them; when they went
+   * before the page ended (a page over HOLD_BYTES), the body is the only place left to say where the next page begins.
+   */
+  closing(ending: RowsEnding, linked: boolean): string | Buffer;
+}
+
 /** How an answer of rows is framed. */
 export interface RowsFraming {
   format: RowFormat;
@@ -92,6 +109,35 @@ export interface RowsEnding {
   gaps: Marker[];
 }
 
+/** The framing of an answer of rows. */
+export function rowsFraming(f: RowsFraming): Framing {
+  return {
+    headers: (res) => {
+      res.setHeader('Content-Type', CONTENT_TYPE[f.format]);
+      res.vary('Accept');
+      if (f.format === 'csv' || f.format === 'parquet') {
+        const name = `${f.exchange}-${f.ticker}-${FILE_NAME[f.kind]}.${f.format}`;
+        res.setHeader('Content-Disposition', `inline; filename="${name}"`);
+      }
+    },
+    opening: opening(f),
+    closing: (e, linked) => closing(f, e, linked),
+  };
+}
+
+/**
+ * The framing of a page of bars: JSON only (no Vary: Accept), `next_cursor` always in the body (with Link too when
+ * the page ends within the headers' hold).
+ */
+export function barsFraming(exchange: ExchangeKey, ticker: string, interval: string): Framing {
+  return {
+    headers: (res) => res.setHeader('Content-Type', CONTENT_TYPE.json),
+    opening: `{"exchange":${JSON.stringify(exchange)},"ticker":${JSON.stringify(ticker)},"interval":"${interval}","rows":[`,
+    closing: (e) =>
+      `],"count":${e.count},"next_cursor":${e.nextCursor === null ? 'null' : JSON.stringify(e.nextCursor)}}`,
+  };
+}
+
 function opening(f: RowsFraming): string {
   switch (f.format) {
     case 'json':
@@ -106,9 +152,8 @@ function opening(f: RowsFraming): string {
 }
 
 /**
- * The end of the body. `linked`: the headers are still held, so a cut page's Link goes with them; when they went
- * before the page ended (a JSON page over HOLD_BYTES), the spec's JSON answer carries `next_cursor` instead, the
- * only way left to say where the next page begins.
+ * The end of the body (Framing.closing): a JSON page whose headers went before its end (over HOLD_BYTES) carries
+ * `next_cursor` even in the spec's form.
  */
 function closing(f: RowsFraming, e: RowsEnding, linked: boolean): string | Buffer {
   const cursor = e.nextCursor === null ? 'null' : JSON.stringify(e.nextCursor);
@@ -155,7 +200,7 @@ export class RowsResponse implements RowsSink {
     private readonly signal: AbortSignal,
     /** A wait for 'drain' longer than this fails (StalledReaderError): the caller stopped reading. */
     private readonly writeTimeoutMs: number,
-    private readonly framing: RowsFraming,
+    private readonly framing: Framing,
   ) {}
 
   /**
@@ -183,8 +228,8 @@ export class RowsResponse implements RowsSink {
   /** Closes the body: the end of the array and object, or the end line. */
   finish(ending: RowsEnding): void {
     // Held to the end: the whole answer goes out with its length (in one piece when gzip.ts can compress it in one call).
-    if (this.held) this.commit(ending.nextLink, closing(this.framing, ending, true));
-    else this.res.end(closing(this.framing, ending, false));
+    if (this.held) this.commit(ending.nextLink, this.framing.closing(ending, true));
+    else this.res.end(this.framing.closing(ending, false));
   }
 
   /**
@@ -196,23 +241,20 @@ export class RowsResponse implements RowsSink {
     this.held = undefined;
     const res = this.res;
     res.status(200);
-    res.setHeader('Content-Type', CONTENT_TYPE[this.framing.format]);
-    res.vary('Accept');
-    if (this.framing.format === 'csv' || this.framing.format === 'parquet') {
-      const name = `${this.framing.exchange}-${this.framing.ticker}-${FILE_NAME[this.framing.kind]}.${this.framing.format}`;
-      res.setHeader('Content-Disposition', `inline; filename="${name}"`);
-    }
+    this.framing.headers(res);
     if (link !== null) res.setHeader('Link', `<${link}>; rel="next"`);
-    const head = Buffer.from(opening(this.framing), 'latin1');
+    const head = Buffer.from(this.framing.opening, 'latin1');
     const pieces = head.length > 0 ? [head, ...held] : held;
     if (last !== undefined) {
       const tail = typeof last === 'string' ? Buffer.from(last, 'utf8') : last;
       const bytes = head.length + this.heldBytes + tail.length;
-      // Small enough to be gzipped in one call (gzip.ts): one piece. Larger: the pieces as they are, not copied into
-      // one (a 10,000-row page is a megabyte), with the body's length, which `compression` drops if it compresses.
+      // With the body's length (which `compression` drops if it compresses, and gzip.ts replaces if it does): its end
+      // alone would not set it, since `compression` sends the headers before it. Small enough to be gzipped in one
+      // call (gzip.ts): one piece. Larger: the pieces as they are, not copied into one (a 10,000-row page is a
+      // megabyte).
+      res.setHeader('Content-Length', bytes);
       if (bytes <= ONE_SHOT_MAX_BYTES) res.end(Buffer.concat([...pieces, tail]));
       else {
-        res.setHeader('Content-Length', bytes);
         for (const piece of pieces) res.write(piece);
         res.end(tail);
       }

@@ -61,7 +61,7 @@ import {
   parseTradeFields,
 } from './params';
 import type { BookRead, CatalogueEntry, OrderBookReader, ReadResult } from './reader';
-import { RowsResponse, StalledReaderError } from './responses';
+import { barsFraming, RowsResponse, rowsFraming, StalledReaderError } from './responses';
 import {
   FIELD_RECEIVED,
   FIELD_SEQUENCE,
@@ -318,22 +318,27 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
           columnar: parquet,
           gaps,
         };
-        const out = new RowsResponse(res, scope.signal, deps.writeTimeoutMs, {
-          format,
-          kind: series,
-          exchange,
-          ticker: entry.ticker,
-          fields,
-          // The trades endpoint came after the spec: its JSON answers always carry next_cursor.
-          extended:
-            kind === 'trade' ||
-            cursorText !== undefined ||
-            explicit ||
-            fieldNames.length > 0 ||
-            query.include !== undefined,
-          includeGaps: include.gaps,
-          parquet,
-        });
+        const out = new RowsResponse(
+          res,
+          scope.signal,
+          deps.writeTimeoutMs,
+          rowsFraming({
+            format,
+            kind: series,
+            exchange,
+            ticker: entry.ticker,
+            fields,
+            // The trades endpoint came after the spec: its JSON answers always carry next_cursor.
+            extended:
+              kind === 'trade' ||
+              cursorText !== undefined ||
+              explicit ||
+              fieldNames.length > 0 ||
+              query.include !== undefined,
+            includeGaps: include.gaps,
+            parquet,
+          }),
+        );
         let result: ReadResult;
         if (bulk) {
           const release = await deps.streams.take(caller);
@@ -393,7 +398,15 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
       const earliest = alignUp(windowStart(caller, entry.ticker, deps.now()), intervalMs);
       const from = Math.max(earliest, cursor?.position.ts ?? alignUp(range.start ?? earliest, intervalMs));
       const to = cursor ? cursor.to : (range.end ?? null);
-      const page = await deps.reader.bars(scope, { exchange, entry, intervalMs, from, to, limit });
+      // Written as the windows' aggregations answer, through the rows' writer: a page within its first MiB goes out
+      // whole (with Link when cut), a longer one streams.
+      const out = new RowsResponse(
+        res,
+        scope.signal,
+        deps.writeTimeoutMs,
+        barsFraming(exchange, entry.ticker, interval),
+      );
+      const page = await deps.reader.bars(scope, { exchange, entry, intervalMs, from, to, limit }, out);
       const nextCursor =
         page.next === null
           ? null
@@ -407,21 +420,12 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
               },
               caller,
             );
-      if (nextCursor !== null)
-        res.setHeader('Link', `<${nextLink(exchange, 'bars', entry.ticker, query, nextCursor)}>; rel="next"`);
-      res
-        .type('application/json')
-        .send(
-          Buffer.concat([
-            Buffer.from(
-              `{"exchange":${JSON.stringify(exchange)},"ticker":${JSON.stringify(entry.ticker)},"interval":"${interval}","rows":[`,
-            ),
-            page.body,
-            Buffer.from(
-              `],"count":${page.count},"next_cursor":${nextCursor === null ? 'null' : JSON.stringify(nextCursor)}}`,
-            ),
-          ]),
-        );
+      out.finish({
+        count: page.count,
+        nextCursor,
+        nextLink: nextCursor === null ? null : nextLink(exchange, 'bars', entry.ticker, query, nextCursor),
+        gaps: [],
+      });
     }),
   );
 

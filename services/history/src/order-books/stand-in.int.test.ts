@@ -1,13 +1,14 @@
 /**
- * Failures a real ClickHouse cannot be made to show on cue, against a stand-in that answers the service's queries
- * (its catalogue, a bars window in RowBinary) and then fails: a failed request must end its other queries (the
- * window read ahead is aborted and killed), and their failures must never go unhandled (that would end the process).
- * The service runs as in production, with Redis for its auth; only ClickHouse is the stand-in.
+ * What a real ClickHouse cannot be made to show on cue, against a stand-in that answers the service's queries (its
+ * catalogue, bars windows in RowBinary) as each test says: a failed request must end its other queries (the window
+ * read ahead is aborted and killed), and their failures must never go unhandled (that would end the process); a long
+ * page of bars goes out as its windows answer, and a window that fails after it started cuts it. The service runs as
+ * in production, with Redis for its auth; only ClickHouse is the stand-in.
  */
-import http from 'node:http';
+import http, { type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { createAuth } from '@depthgate/auth';
+import { createAuth, RedisKeyStore, waitForRedis } from '@depthgate/auth';
 import { HistoryStore, storeOptions } from '@depthgate/history-store';
 import { Lifecycle, createRegistry } from '@depthgate/service-kit';
 import { testRedisUrl, uniqueName, waitFor } from '@depthgate/test-utils';
@@ -26,6 +27,12 @@ function oneBar(ts: number): Buffer {
   return bar;
 }
 
+/** Bars `from` ≤ ts < `to` (null: open) of a bars query, as its WHERE says. */
+interface BarsWindow {
+  from: number;
+  to: number | null;
+}
+
 interface StandIn {
   url: string;
   /** Bars queries received, in order. */
@@ -40,10 +47,13 @@ interface StandIn {
 }
 
 /**
- * Answers the catalogue; the first bars window with a bar and then the exception text ClickHouse appends to a 200 it
- * had started (a memory limit hit mid-answer); every later bars window, after `failAfterMs`, with a 500.
+ * Answers the catalogue — a ticker T1 whose 100,000 trades span the `days` before NOW — and the `n`-th bars query
+ * (from 0) as `answer` does.
  */
-async function standIn(failAfterMs: number): Promise<StandIn> {
+async function standIn(
+  answer: (n: number, window: BarsWindow, res: http.ServerResponse) => void,
+  days = 2,
+): Promise<StandIn> {
   const state = { bars: 0, killed: [] as string[], abandoned: 0, ended: 0 };
   const server = http.createServer((req, res) => {
     let body = '';
@@ -61,7 +71,7 @@ async function standIn(failAfterMs: number): Promise<StandIn> {
           JSON.stringify({
             ticker_name: 'T1',
             kind_name: kind,
-            min_ts: NOW - 2 * 86_400_000,
+            min_ts: NOW - days * 86_400_000,
             max_ts: NOW,
             n_rows: rows,
           });
@@ -69,24 +79,16 @@ async function standIn(failAfterMs: number): Promise<StandIn> {
         return;
       }
       if (/trade_count/.test(query)) {
-        const n = state.bars++;
-        const from = Number(/ts >= (\d+)/.exec(query)?.[1] ?? NOW);
-        if (n === 0) {
-          res.writeHead(200);
-          const failed = Buffer.from('Code: 241. DB::Exception: Memory limit (for query) exceeded\n');
-          res.end(Buffer.concat([oneBar(from), failed]));
-          state.ended++;
-          return;
-        }
-        const timer = setTimeout(() => {
-          res.statusCode = 500;
-          res.end('Code: 241. DB::Exception: Memory limit (for query) exceeded');
-        }, failAfterMs);
+        const to = /ts < (\d+)/.exec(query)?.[1];
+        const window = {
+          from: Number(/ts >= (\d+)/.exec(query)?.[1] ?? NOW),
+          to: to === undefined ? null : Number(to),
+        };
         res.on('close', () => {
-          clearTimeout(timer);
           if (!res.writableFinished) state.abandoned++;
           state.ended++;
         });
+        answer(state.bars++, window, res);
         return;
       }
       // Start-up and readiness probes, settings: an empty answer.
@@ -103,17 +105,33 @@ async function standIn(failAfterMs: number): Promise<StandIn> {
   });
 }
 
+/** A bar each minute of a window (up to NOW). */
+function minuteBars(w: BarsWindow): Buffer {
+  const bars: Buffer[] = [];
+  for (let ts = w.from; ts < Math.min(w.to ?? NOW, NOW); ts += 60_000) bars.push(oneBar(ts));
+  return Buffer.concat(bars);
+}
+
+const MEMORY_LIMIT = 'Code: 241. DB::Exception: Memory limit (for query) exceeded';
+
 describe('history service over a ClickHouse stand-in', () => {
   const unhandled: unknown[] = [];
   const onUnhandled = (reason: unknown) => unhandled.push(reason);
   beforeAll(() => process.on('unhandledRejection', onUnhandled));
   afterAll(() => process.off('unhandledRejection', onUnhandled));
 
-  /** The service over the stand-in (its own Redis prefix), for `run`; everything closed after. */
-  async function withService(ch: StandIn, run: (app: ReturnType<typeof createApp>) => Promise<void>): Promise<void> {
+  /**
+   * The service over the stand-in (its own Redis prefix), for `run`, with a key of full history; everything closed
+   * after.
+   */
+  async function withService(
+    ch: StandIn,
+    run: (app: ReturnType<typeof createApp>, key: string) => Promise<void>,
+  ): Promise<void> {
+    const prefix = `${uniqueName('t')}:`;
     const config = loadConfig({
       REDIS_URL: testRedisUrl(),
-      REDIS_KEY_PREFIX: `${uniqueName('t')}:`,
+      REDIS_KEY_PREFIX: prefix,
       CLICKHOUSE_URL: ch.url,
       CATALOGUE_CACHE_TTL_MS: '0',
       ACCESS_LOG: 'false',
@@ -124,7 +142,9 @@ describe('history service over a ClickHouse stand-in', () => {
     const auth = createAuth(config, { logger, registry, name: 'history-test' });
     const store = new HistoryStore({ ...storeOptions(config), requestTimeoutMs: 30_000, logger });
     try {
-      await run(createApp({ config, logger, auth, store, registry, lifecycle: new Lifecycle(), now: () => NOW }));
+      await waitForRedis(auth.redis, 5000);
+      const { key } = await new RedisKeyStore(auth.redis, prefix).create({ name: 'stand-in' });
+      await run(createApp({ config, logger, auth, store, registry, lifecycle: new Lifecycle(), now: () => NOW }), key);
     } finally {
       await store.close();
       await auth.close();
@@ -133,7 +153,20 @@ describe('history service over a ClickHouse stand-in', () => {
   }
 
   it('a bars answer that fails: the window read ahead ends with it, and its failure is not left unhandled', async () => {
-    const ch = await standIn(60_000);
+    // The first window: a bar and then the exception text ClickHouse appends to a 200 it had started (a memory limit
+    // hit mid-answer); every later one, after a minute, a 500.
+    const ch = await standIn((n, window, res) => {
+      if (n === 0) {
+        res.writeHead(200);
+        res.end(Buffer.concat([oneBar(window.from), Buffer.from(`${MEMORY_LIMIT}\n`)]));
+        return;
+      }
+      const timer = setTimeout(() => {
+        res.statusCode = 500;
+        res.end(MEMORY_LIMIT);
+      }, 60_000);
+      res.on('close', () => clearTimeout(timer));
+    });
     await withService(ch, async (app) => {
       const res = await request(app).get('/api/venue_b/bars/T1?interval=1m');
       expect([res.status, res.body.error]).toEqual([500, 'internal_error']);
@@ -144,6 +177,109 @@ describe('history service over a ClickHouse stand-in', () => {
       // Its failure (the abort) was handled.
       await new Promise((r) => setImmediate(r));
       expect(unhandled).toEqual([]);
+    });
+  });
+
+  /** A request to the app on a loopback port, its body taken as it comes. */
+  async function served(app: ReturnType<typeof createApp>, path: string, key: string) {
+    const server = http.createServer(app);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const response = new Promise<IncomingMessage>((resolve, reject) => {
+      const req = http.get(
+        { host: '127.0.0.1', port: (server.address() as AddressInfo).port, path, headers: { 'x-api-key': key } },
+        resolve,
+      );
+      req.on('error', reject);
+    });
+    /** Whether the body came whole (false: the connection was cut). */
+    const ended = response.then(
+      (res) =>
+        new Promise<boolean>((resolve) => {
+          res.on('data', (c: Buffer) => {
+            chunks.push(c);
+            received += c.length;
+          });
+          res.on('error', () => undefined);
+          res.on('close', () => resolve(res.complete));
+        }),
+    );
+    return {
+      response,
+      ended,
+      received: () => received,
+      body: () => Buffer.concat(chunks).toString('utf8'),
+      close: () => {
+        server.closeAllConnections();
+        return new Promise((r) => server.close(r));
+      },
+    };
+  }
+
+  /**
+   * 100,000 trades over 60 days: a page of 20,000 one-minute bars reads a first window of 14,156 minutes (16,384
+   * trades at that rate), 1.5 MB of JSON — more than the 1 MiB held before the headers go out — and a second of twice
+   * that, which fills the page.
+   */
+  const LONG_PAGE = '/api/venue_b/bars/T1?interval=1m&limit=20000';
+
+  it('a page of bars over 1 MiB goes out as its windows answer: its first bars reach the caller before its last window is read', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    // The second window is answered only once released.
+    const ch = await standIn((n, window, res) => {
+      if (n === 0) res.end(minuteBars(window));
+      else void released.then(() => res.end(minuteBars(window)));
+    }, 60);
+    await withService(ch, async (app, key) => {
+      const answer = await served(app, LONG_PAGE, key);
+      try {
+        const res = await answer.response;
+        expect(res.statusCode).toBe(200);
+        // The first MiB and more came while the last window's aggregation had not answered.
+        await waitFor(() => answer.received() > 1024 * 1024, { what: 'the first MiB of the page' });
+        expect([ch.bars, ch.ended]).toEqual([2, 1]);
+        expect(answer.body().startsWith('{"exchange":"venue_b","ticker":"T1","interval":"1m","rows":[{"ts":')).toBe(
+          true,
+        );
+        release();
+        expect(await answer.ended).toBe(true);
+        // Its headers went before its end: no Link, no length; the body says where the next page begins.
+        expect(res.headers.link).toBeUndefined();
+        expect(res.headers['content-length']).toBeUndefined();
+        const page = JSON.parse(answer.body()) as { rows: { ts: string }[]; count: number; next_cursor: string | null };
+        expect(page.count).toBe(20_000);
+        expect(page.rows).toHaveLength(20_000);
+        const first = Date.parse(page.rows[0]?.ts as string);
+        expect(page.rows.every((bar, i) => Date.parse(bar.ts) === first + i * 60_000)).toBe(true);
+        expect(typeof page.next_cursor).toBe('string');
+      } finally {
+        release();
+        await answer.close();
+      }
+    });
+  });
+
+  it('a page of bars whose later window fails after its first MiB went out is cut, as the rows pages are', async () => {
+    const ch = await standIn((n, window, res) => {
+      if (n === 0) res.end(minuteBars(window));
+      else {
+        res.statusCode = 500;
+        res.end(MEMORY_LIMIT);
+      }
+    }, 60);
+    await withService(ch, async (app, key) => {
+      const answer = await served(app, LONG_PAGE, key);
+      try {
+        expect((await answer.response).statusCode).toBe(200);
+        // The connection is cut: the body ends short of its end, never a well-formed JSON with bars missing.
+        expect(await answer.ended).toBe(false);
+        expect(answer.received()).toBeGreaterThan(1024 * 1024);
+        expect(() => JSON.parse(answer.body()) as unknown).toThrow(SyntaxError);
+      } finally {
+        await answer.close();
+      }
     });
   });
 });

@@ -523,6 +523,10 @@ describe('GET /api/{exchange}/bars/{ticker}', () => {
   it('walks bars with cursors exactly (a cursor of another interval, or of the trades, is refused)', async () => {
     const want = expectedBars(60_000, NOW - DAY_MS);
     expect(want.length).toBeGreaterThan(20);
+    // A page held whole (within its first MiB): one piece with its length, and its Link when cut.
+    const held = await bytes(`/api/venue_b/bars/${T}?interval=1m&limit=7`);
+    expect(held.headers['content-length']).toBe(String(held.body.length));
+    expect(held.headers.link).toMatch(/^<\/api\/venue_b\/bars\/.+&cursor=.+>; rel="next"$/);
     const walked = await walk(h.app, `/api/venue_b/bars/${T}?interval=1m&limit=7`, undefined);
     expect(walked.rows).toEqual(want);
     const linked = await walk(h.app, `/api/venue_b/bars/${T}?interval=1m&limit=9`, undefined, { via: 'link' });
