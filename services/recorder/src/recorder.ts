@@ -285,6 +285,8 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
       (bound === undefined || ([...venues.values()].every((v) => v.settled) && bound.controller.ready())),
     stop() {
       stopping ??= (async () => {
+        // A reconciliation read in flight is answered while the tickers are still recorded here (Venue).
+        await Promise.all([...venues.values()].map((v) => v.finishReconciliation()));
         // Redundant mode: the tickers a live peer can take are handed over first (the peer records on).
         await bound?.controller.releaseAll();
         logger.info('recorder stopping: closing the feeds, flushing buffered rows');

@@ -77,8 +77,8 @@ describe('recorder stop with a reconciliation read in flight', () => {
       )?.value ?? 0;
     const before = await matched();
     const stopped = recorder.stop();
-    const venue = recorder.venues.get('venue_c') as unknown as { stopped: boolean };
-    await waitFor(() => venue.stopped, { what: 'the venue stopping' });
+    const venue = recorder.venues.get('venue_c') as unknown as { reconcileClosed: boolean };
+    await waitFor(() => venue.reconcileClosed, { what: 'the venue stopping its reconciliation' });
     // The stop waits for the answer before it closes the feeds (a closed feed leaves no live book to compare with).
     expect(h!.sim.feedFaults.stats('gemini').connections).toBeGreaterThan(0);
     proxy!.release();

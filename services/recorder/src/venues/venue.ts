@@ -111,6 +111,8 @@ export class Venue {
   private reconcileCursor = 0;
   /** The reconciliation read in flight, if any: one at a time, and a stop waits for it. */
   private reconciliation: Promise<void> | undefined;
+  /** No reconciliation read starts any more (the recorder is stopping: finishReconciliation). */
+  private reconcileClosed = false;
   /** The next reconciliation read may start at this wall time (its spacing after the previous one's answer). */
   private reconcileAt = 0;
   /** The reconciliation schedule's REST client: the exchange's rate, on the background lane. */
@@ -410,7 +412,8 @@ export class Venue {
    * the background lane of the exchange's REST rate (rest.ts), yielding to discovery, backfill and confirmations.
    */
   private reconcileNext(): void {
-    if (this.reconciliation !== undefined || this.stopped || this.paused || Date.now() < this.reconcileAt) return;
+    if (this.reconciliation !== undefined || this.reconcileClosed || this.stopped || this.paused) return;
+    if (Date.now() < this.reconcileAt) return;
     const live = [...this.recorders.values()].filter((r) => r.live);
     const ready = live.filter((r) => r.openVerifications === 0);
     if (ready.length === 0) return;
@@ -451,6 +454,26 @@ export class Venue {
   }
 
   /**
+   * The recorder's stop, first step: no reconciliation read starts any more, and the one in flight is waited for,
+   * RECONCILE_STOP_WAIT_MS at most, with the feeds still open and the tickers still this recorder's (in redundant mode,
+   * before they are handed over): its answer is compared with the live book (a closed feed voids it), and a match is a
+   * verification point written with the last rows.
+   */
+  async finishReconciliation(): Promise<void> {
+    this.reconcileClosed = true;
+    if (this.reconciliation === undefined) return;
+    const answered = await Promise.race([
+      this.reconciliation.then(() => true),
+      delay(RECONCILE_STOP_WAIT_MS, false, { ref: false }),
+    ]);
+    if (!answered)
+      this.log.warn(
+        { waitedMs: RECONCILE_STOP_WAIT_MS },
+        'stopping: a reconciliation read still in flight is given up',
+      );
+  }
+
+  /**
    * Stops the feeds and the backfill. Windows not yet read back become trades gaps (`backfill_failed`): after a
    * restart the recorder reads back only what follows the stored end, which may be later than them.
    */
@@ -462,20 +485,6 @@ export class Venue {
       clearTimeout(t);
     }
     this.timers = [];
-    // A reconciliation read in flight is waited for, RECONCILE_STOP_WAIT_MS at most, with the feeds still open: its
-    // answer is compared with the book while the book is still live (a closed feed voids it), and a match is a
-    // verification point written with the last rows.
-    if (this.reconciliation !== undefined) {
-      const answered = await Promise.race([
-        this.reconciliation.then(() => true),
-        delay(RECONCILE_STOP_WAIT_MS, false, { ref: false }),
-      ]);
-      if (!answered)
-        this.log.warn(
-          { waitedMs: RECONCILE_STOP_WAIT_MS },
-          'stopping: a reconciliation read still in flight is given up',
-        );
-    }
     await Promise.all(this.shards.map((s) => s.stop()));
     // Verification points held for coalescing are written with the last rows.
     for (const rec of this.recorders.values()) rec.writeVerification();
