@@ -19,7 +19,7 @@ import { coinbaseSocket } from './protocols/coinbase';
 import { geminiSocket } from './protocols/gemini';
 import { kalshiSocket } from './protocols/kalshi';
 import { marketReplay, ReplaySocket } from './replay-socket';
-import { Session, type SessionMember, type SessionTerms } from './session';
+import { Session, type SessionMember, type SessionStream, type SessionTerms } from './session';
 
 const DAY_MS = 86_400_000;
 const NOW = Date.UTC(2026, 3, 1);
@@ -345,6 +345,42 @@ function bigWindow(rows: number): { window: PagedWindow; asked: () => number } {
   };
 }
 
+/** A market's window in one page: a book at 0, then a change of its bid at each of `times`. */
+function smallWindow(ticker: string, times: number[]): PagedWindow {
+  const deltas: RecordedDelta[] = times.map((ts, i) => ({
+    ts,
+    sequence: 1 + i,
+    side: 'bid',
+    price: '0.40',
+    quantity_delta: '1',
+  }));
+  const page: WindowPage = { deltas, trades: [], gaps: [], until: Infinity };
+  return {
+    ticker,
+    start: { ts: 0, book: { bids: [['0.40', '10']], asks: [['0.60', '10']] } },
+    opening: { ts: 0, received_ts: 0 },
+    nextPage: () => page,
+  };
+}
+
+/** Plays `streams` in a session of one member at speed `max`, each message handed to `onSend`; settles at the end. */
+function played(streams: SessionStream[], onSend: (text: string) => void): Promise<void> {
+  const terms: SessionTerms = { from: 0, to: Number.MAX_SAFE_INTEGER, speed: 'max', clock: 'ts' };
+  return new Promise<void>((resolve) => {
+    const member: SessionMember = {
+      send: (text) => (onSend(text), text.length),
+      cork: () => undefined,
+      uncork: () => undefined,
+      gone: () => false,
+      finished: () => resolve(),
+      failed: () => resolve(),
+    };
+    const session = new Session(terms, 0, () => undefined);
+    session.join(member, terms);
+    session.ready(member, streams);
+  });
+}
+
 describe('marketReplay', () => {
   it('plays rows that give nothing (a Kalshi trade subscription over 10,000 book changes) over many turns of the event loop', async () => {
     const p = kalshiSocket.create();
@@ -364,27 +400,33 @@ describe('marketReplay', () => {
       if (ticking) setImmediate(tick);
     };
     setImmediate(tick);
-    const terms: SessionTerms = { from: 0, to: 20_000, speed: 'max', clock: 'ts' };
     const sent: { text: string; turn: number }[] = [];
-    const done = new Promise<void>((resolve) => {
-      const member: SessionMember = {
-        send: (text) => (sent.push({ text, turn: turns }), text.length),
-        cork: () => undefined,
-        uncork: () => undefined,
-        gone: () => false,
-        finished: () => resolve(),
-        failed: () => resolve(),
-      };
-      const session = new Session(terms, 0, () => undefined);
-      session.join(member, terms);
-      session.ready(member, [marketReplay(bigWindow(10_000).window, stream as MarketStream)]);
-    });
     const start = turns;
-    await done;
+    await played([marketReplay(bigWindow(10_000).window, stream as MarketStream)], (text) =>
+      sent.push({ text, turn: turns }),
+    );
     ticking = false;
     // Only the trade is sent; the 10,000 changes before it took a turn of the loop every 1,000 rows at most.
     expect(sent.map((m) => (JSON.parse(m.text) as { type: string }).type)).toEqual(['trade']);
     expect((sent[0] as { turn: number }).turn - start).toBeGreaterThanOrEqual(10);
+  });
+
+  it('sends nothing of a market after its unsubscribe, not even the message read ahead of it (CLOB assets)', async () => {
+    const p = clobSocket.create();
+    const f = p.frame(JSON.stringify({ assets_ids: ['A', 'B'], type: 'market' }), false, false);
+    if (f.kind !== 'subscribe') throw new Error('expected a subscribe');
+    p.accept(f.request, ['A', 'B']);
+    const [a, b] = p.streams() as [MarketStream, MarketStream];
+    const sent: string[] = [];
+    await played([marketReplay(smallWindow('A', [1, 3]), a), marketReplay(smallWindow('B', [2, 4]), b)], (text) => {
+      const m = JSON.parse(text) as { event_type: string; asset_id?: string; price_changes?: { asset_id: string }[] };
+      sent.push(`${m.event_type} ${m.asset_id ?? m.price_changes?.[0]?.asset_id}`);
+      // The client unsubscribes A when B's book arrives: A's change (at 1) is then the merge's next message of A,
+      // read ahead while B's book (at 0) went first.
+      if (m.event_type === 'book' && m.asset_id === 'B')
+        p.frame(JSON.stringify({ assets_ids: ['A'], operation: 'unsubscribe' }), false, true);
+    });
+    expect(sent).toEqual(['book A', 'book B', 'price_change B', 'price_change B']);
   });
 
   it('no longer reads a market unsubscribed after the start (a CLOB asset)', async () => {
@@ -394,7 +436,7 @@ describe('marketReplay', () => {
     p.accept(f.request, ['T']);
     const [stream] = p.streams();
     const { window, asked } = bigWindow(10_000);
-    const messages = marketReplay(window, stream as MarketStream);
+    const { messages } = marketReplay(window, stream as MarketStream);
     // The book at the start, then the page being read.
     const first = messages.next();
     expect(first.done === false && !(first.value instanceof PageWait) && JSON.parse(first.value.text)).toMatchObject({

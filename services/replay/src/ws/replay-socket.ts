@@ -20,13 +20,13 @@ import { SerialInbox } from '@depthgate/feeds';
 import type { HistoryStore, OrderBookQueries, QueryScope } from '@depthgate/history-store';
 import type { Logger } from '@depthgate/service-kit';
 import type { WebSocket } from 'ws';
-import { replayPaged, sliced, type NativeMessage, type PagedWindow, type PageWait } from '../engine';
+import { replayPaged, sliced, type PagedWindow } from '../engine';
 import type { ReplayMetrics } from '../metrics';
 import { visibleTickers, windowRefusal } from '../request';
 import { closeFor, readFailure } from '../read-failure';
 import { openWindow } from '../source';
 import type { MarketStream, ReplayProtocol, SubscribeRequest, VenueSocket } from './protocol';
-import type { Session, SessionMember, SessionTerms } from './session';
+import type { Session, SessionMember, SessionStream, SessionTerms } from './session';
 
 export const CLOSE_FINISHED = { code: 1000, reason: 'replay finished' } as const;
 
@@ -42,18 +42,22 @@ const ROWS_PER_TURN = 1000;
 
 /**
  * A market's messages as its socket replays them: its window played at most ROWS_PER_TURN rows per turn of the
- * event loop, and no longer read once nobody wants any of it (`wanted`).
+ * event loop, no longer read once nobody wants any of it (`wanted`), and what was read ahead of that then dropped
+ * (SessionStream).
  */
-export function marketReplay(window: PagedWindow, stream: MarketStream): Iterator<NativeMessage | PageWait> {
+export function marketReplay(window: PagedWindow, stream: MarketStream): SessionStream {
   const messages = replayPaged(sliced(window, ROWS_PER_TURN), stream.encoder);
   const { wanted } = stream;
-  if (!wanted) return messages;
+  if (!wanted) return { messages };
   return {
-    next: () => {
-      if (wanted()) return messages.next();
-      messages.return(undefined);
-      return { done: true, value: undefined };
+    messages: {
+      next: () => {
+        if (wanted()) return messages.next();
+        messages.return(undefined);
+        return { done: true, value: undefined };
+      },
     },
+    wanted,
   };
 }
 
@@ -319,7 +323,7 @@ export class ReplaySocket implements SessionMember {
     const scope = d.store.scope(d.queryTimeoutMs, { answerStarted: () => this.state === 'ready' });
     this.scope = scope;
     try {
-      const iterators: Iterator<NativeMessage | PageWait>[] = [];
+      const replays: SessionStream[] = [];
       for (const s of streams) {
         const window = await openWindow(d.queries, scope, {
           exchange: d.venue.exchange,
@@ -330,11 +334,11 @@ export class ReplaySocket implements SessionMember {
           pageRows: d.pageRows,
           visibleFrom: windowStart(d.caller, s.ticker, d.now()),
         });
-        iterators.push(marketReplay(window, s));
+        replays.push(marketReplay(window, s));
       }
       if ((this.state as string) === 'done') return;
       this.state = 'ready';
-      d.session.ready(this, iterators);
+      d.session.ready(this, replays);
     } catch (err) {
       if ((this.state as string) === 'done') return;
       this.fail(err, scope, 'reading the window');

@@ -1,10 +1,10 @@
 import type { NativeMessage } from '../engine';
-import { Session, Sessions, type SessionMember } from './session';
+import { Session, Sessions, type SessionMember, type SessionStream } from './session';
 
 const terms = { from: 0, to: 100, speed: 'max' as const, clock: 'ts' as const };
 
-function stream(name: string, times: number[]): Iterator<NativeMessage> {
-  return times.map((ts) => ({ ts, received_ts: ts, text: `${name}@${ts}` }))[Symbol.iterator]();
+function stream(name: string, times: number[]): SessionStream {
+  return { messages: times.map((ts) => ({ ts, received_ts: ts, text: `${name}@${ts}` }))[Symbol.iterator]() };
 }
 
 class Member implements SessionMember {
@@ -119,7 +119,7 @@ describe('Session', () => {
         throw new Error('a delta takes a level below zero');
       },
     };
-    s.ready(a, [broken]);
+    s.ready(a, [{ messages: broken }]);
     s.ready(b, [stream('b', [1])]);
     await until(() => a.failure !== undefined && b.failure !== undefined);
     expect(a.failure?.message).toContain('below zero');

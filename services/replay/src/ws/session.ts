@@ -45,9 +45,20 @@ export interface SessionTerms {
   clock: ClockField;
 }
 
+/** One market's messages as a session plays them. */
+export interface SessionStream {
+  messages: Iterator<NativeMessage | PageWait>;
+  /**
+   * Whether the client still wants the market's messages (absent: always), asked again as each one is about to be
+   * sent: the merge reads each stream's next message ahead and the pacing holds one until it is due, and once the
+   * market is unsubscribed those are dropped, as the venue sends nothing of a market after its unsubscribe.
+   */
+  wanted?: () => boolean;
+}
+
 interface Joined {
   member: SessionMember;
-  streams: Iterator<NativeMessage | PageWait>[] | undefined;
+  streams: SessionStream[] | undefined;
   left: boolean;
 }
 
@@ -109,7 +120,7 @@ export class Session {
   }
 
   /** A member's streams are ready (its subscribes settled, its windows read). */
-  ready(member: SessionMember, streams: Iterator<NativeMessage | PageWait>[]): void {
+  ready(member: SessionMember, streams: SessionStream[]): void {
     const m = this.members.find((j) => j.member === member);
     if (m) m.streams = streams;
     this.arm();
@@ -151,14 +162,18 @@ export class Session {
   }
 
   private async run(members: Joined[]): Promise<void> {
-    // Every member's markets in one merge; `owner[i]` is the member of stream i.
+    // Every member's markets in one merge; `owner[i]` is the member of stream i, `wanted[i]` its client's wish.
     const owner: Joined[] = [];
+    const wanted: ((() => boolean) | undefined)[] = [];
     const streams: Iterator<NativeMessage | PageWait>[] = [];
     for (const j of members)
       for (const s of j.streams ?? []) {
         owner.push(j);
+        wanted.push(s.wanted);
         // A member that has gone stops being read (its markets end).
-        streams.push({ next: () => (j.left || j.member.gone() ? { done: true, value: undefined } : s.next()) });
+        streams.push({
+          next: () => (j.left || j.member.gone() ? { done: true, value: undefined } : s.messages.next()),
+        });
       }
     const sent = new Map<Joined, number>(members.map((j) => [j, 0]));
     // Messages go out in batches: each socket corked while a batch is written (one write of many frames, not one
@@ -192,7 +207,7 @@ export class Session {
     try {
       for await (const m of messages) {
         const j = owner[m.source] as Joined;
-        if (j.left || j.member.gone()) continue;
+        if (j.left || j.member.gone() || wanted[m.source]?.() === false) continue;
         if (members.every((x) => x.left || x.member.gone())) break;
         if (!corked.has(j)) {
           j.member.cork();
