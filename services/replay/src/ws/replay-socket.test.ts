@@ -76,6 +76,8 @@ async function pair(
     terms?: Partial<SessionTerms>;
     /** The caller's subscription limit. */
     max?: number;
+    /** The wall clock (default: NOW, standing still). */
+    now?: () => number;
   } = {},
 ): Promise<Pair> {
   const recorded = o.recorded ?? [];
@@ -142,7 +144,7 @@ async function pair(
       pageRows: 1000,
       settleMs,
       subscribeTimeoutMs: 60_000,
-      now: () => NOW,
+      acceptedAt: (o.now ?? (() => NOW))(),
     });
   });
   const { port } = wss.address() as net.AddressInfo;
@@ -189,6 +191,24 @@ describe('ReplaySocket', () => {
     );
     p.raw.resume();
     expect(await closed).toEqual([1008, expect.stringMatching(/^from is before the start of your window, /)]);
+  });
+
+  it('computes an anonymous caller’s day once, when the socket is accepted: a window valid then is not refused as time passes', async () => {
+    let now = NOW;
+    const anonymous: Caller = { kind: 'anonymous', ip: '127.0.0.1' };
+    // The window starts a second inside the anonymous day as it was when the socket was accepted.
+    const from = NOW - DAY_MS + 1000;
+    const p = await pair({ venue: clobSocket, caller: anonymous, recorded: ['aaa1'], terms: { from }, now: () => now });
+    // The client subscribes five seconds later (a library that waits, a slow network).
+    now = NOW + 5000;
+    const closed = new Promise<[number, string]>((resolve) =>
+      p.client.once('close', (code, reason) => resolve([code, String(reason)])),
+    );
+    p.client.send(JSON.stringify({ assets_ids: ['aaa1'], type: 'market' }));
+    // The replay starts: its window is read (refused by this test's history: the socket then closes 1011 'replay
+    // failed'), not a close 1008 'from is before the start of your window'.
+    expect(await closed).toEqual([1011, 'replay failed']);
+    expect(p.reads.length).toBeGreaterThan(0);
   });
 
   it('replies to frames a client sends but never reads stop at the high-water mark: the socket stops reading', async () => {

@@ -91,7 +91,12 @@ export interface ReplaySocketDeps {
   settleMs: number;
   /** A socket that has subscribed to nothing replayable this long after it opened is closed (1008). */
   subscribeTimeoutMs: number;
-  now: () => number;
+  /**
+   * When the handshake was accepted (epoch ms): the moment the caller's window is computed from, once (packages/auth
+   * `windowStart`: anonymous, the day before it), for every subscribe's check and every market's read, as the
+   * history computes it once per request — not again when a subscribe comes or the replay starts.
+   */
+  acceptedAt: number;
 }
 
 export class ReplaySocket implements SessionMember {
@@ -268,7 +273,7 @@ export class ReplaySocket implements SessionMember {
       const refusal =
         ticker === undefined
           ? unknownTicker(d.venue.exchange, requested)
-          : windowRefusal(d.caller, ticker, d.terms.from, d.now());
+          : windowRefusal(d.caller, ticker, d.terms.from, d.acceptedAt);
       if (refusal === undefined) {
         tickers.add(ticker as string);
         continue;
@@ -332,7 +337,7 @@ export class ReplaySocket implements SessionMember {
           to: d.terms.to,
           clock: d.terms.clock,
           pageRows: d.pageRows,
-          visibleFrom: windowStart(d.caller, s.ticker, d.now()),
+          visibleFrom: windowStart(d.caller, s.ticker, d.acceptedAt),
         });
         replays.push(marketReplay(window, s));
       }

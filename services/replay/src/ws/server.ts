@@ -221,7 +221,16 @@ export class ReplaySockets {
       // the socket with the code that says why (1009, 1007, 1002) and emits the error, which must have a listener.
       ws.on('error', (err) => this.d.logger.debug({ err: { message: err.message } }, 'replay socket: frame refused'));
       try {
-        new ReplaySocket({ ...this.d, ws, venue, caller, session, terms, places: this.places(connId, caller) });
+        new ReplaySocket({
+          ...this.d,
+          ws,
+          venue,
+          caller,
+          session,
+          terms,
+          places: this.places(connId, caller),
+          acceptedAt: this.d.now(),
+        });
       } catch (err) {
         ws.close(1008, err instanceof AppError ? err.message.slice(0, 120) : 'replay failed');
       } finally {
