@@ -119,3 +119,4 @@ export { BAR_INTERVALS, BAR_LAYOUT, type BarInterval } from './queries/trades';
 export { benchmarkSql, type AnchorFormat, type BenchmarkSql } from './queries/benchmark';
 export { RecorderStore, type LandedDelta, type LandedEnd, type ProbeKey, type StoredTicker } from './queries/recorder';
 export { tickersWithData } from './queries/generator';
+export { combinedSpan, expectedRows, WindowPlanner, type KindSpan, type PlanInput } from './planner';

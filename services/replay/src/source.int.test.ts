@@ -1,4 +1,5 @@
 import {
+  HistoryStore,
   OrderBookQueries,
   insertDeltaRows,
   insertGapRows,
@@ -527,4 +528,58 @@ describe('readWindow: one ticker’s recorded window from ClickHouse', () => {
       expect(w.lastTrade?.trade_id).toBe('r-1');
     });
   });
+});
+
+/**
+ * A long window: 300,000 changes of one ticker, 100 ms apart (about 8 hours). ClickHouse 18.16 cannot stop a
+ * `ORDER BY … LIMIT n` read early, so a page read over the rest of the window reads all of it; ClickHouse counts the
+ * rows each query reads, and a store that allows at most 100,000 of them a query refuses any read that does.
+ */
+describe('a long window is read page by page, each read near its page', () => {
+  const long = 'KXLONG-26MAR07';
+  const ROWS = 300_000;
+  const STEP_MS = 100;
+  const last = T + (ROWS - 1) * STEP_MS;
+  let db: TestDatabase;
+  let bounded: HistoryStore;
+  beforeAll(async () => {
+    db = await createTestDatabase({ url: testClickHouseUrl(), database: uniqueName('replay_long') });
+    await db.fillDeltas({ exchange, ticker: long, fromTs: T, stepMs: STEP_MS, rows: ROWS });
+    await insertSnapshotRows(db.store, [
+      { exchange, ticker: long, ts: T, side: 'bid', price: '0.48', quantity: '1000' },
+    ]);
+    bounded = new HistoryStore({
+      url: testClickHouseUrl(),
+      database: db.database,
+      settings: { max_rows_to_read: '100000', read_overflow_mode: 'throw' },
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await bounded.close();
+    await db.drop();
+    await db.close();
+  });
+
+  for (const clock of ['ts', 'received_ts'] as const)
+    test(`on the ${clock === 'ts' ? 'venue' : 'receive'} clock, no read of the first pages reads more than 100,000 rows`, async () => {
+      const scope = bounded.scope(30_000);
+      try {
+        const window = await openWindow(new OrderBookQueries(bounded), scope, {
+          exchange,
+          ticker: long,
+          from: T,
+          to: last,
+          clock,
+          pageRows: 1000,
+          visibleFrom: 0,
+        });
+        // The first three pages: the changes after `from` in order (a page never splits a millisecond).
+        const sequences: number[] = [];
+        for (let i = 0; i < 3; i++) sequences.push(...(await window.nextPage()).deltas.map((d) => d.sequence));
+        expect(sequences).toEqual([...Array(sequences.length).keys()].map((i) => i + 1));
+        expect(sequences.length).toBeGreaterThanOrEqual(2997);
+      } finally {
+        scope.dispose();
+      }
+    });
 });

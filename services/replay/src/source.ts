@@ -25,6 +25,9 @@ import { canonicalDecimal, formatDecimal, parseDecimal } from '@depthgate/feeds'
 import {
   BOOK_FIRST_LOOK_BACK_MS,
   BOOK_LAYOUT,
+  combinedSpan,
+  WindowPlanner,
+  type KindSpan,
   type OrderBookQueries,
   type QueryScope,
   type ReceiveSpan,
@@ -292,22 +295,31 @@ function decodeRows(raw: Buffer): { rows: Row[]; last?: { ts: number; sequence: 
 }
 
 /**
- * What a PageReader reads: rows with `tsFrom` ≤ ts ≤ `tsTo` (those received in `received`, when given), and where
- * its pages' gaps start (`gapsFrom`).
+ * What a PageReader reads: rows with `tsFrom` ≤ ts ≤ `tsTo` (those received in `received`, when given), where its
+ * pages' gaps start (`gapsFrom`), and what is known of the rows' density (`span`: their count over a span of `ts`;
+ * none: the range is read as one part).
  */
 interface RowRange {
   tsFrom: number;
   tsTo: number;
   received?: { from: number; to: number };
   gapsFrom: number;
+  span: KindSpan | undefined;
 }
 
-/** A window's rows page by page, each page with its gaps (see the module comment). */
+/**
+ * A window's rows page by page, each page with its gaps (see the module comment). ClickHouse 18.16 cannot stop a
+ * `ORDER BY … LIMIT n` read early: a read over the rest of the window would read all of it for every page. So the
+ * window is read in parts of `ts` sized from the rows per ms (WindowPlanner, the history's reads' planner) to hold a
+ * few more rows than a read asks for, each read with the row cap (so a read is mostly one query, cut by the cap and
+ * planned again from there), and a read costs about what it returns wherever it is in the window.
+ */
 class PageReader {
   private readonly limit: number;
-  /** Where the next read starts: its first millisecond, and the rows of it already read. */
-  private windowFrom: number;
-  private resume: { sequence: bigint; skip: number } | undefined;
+  /** The parts of `ts` the window is read in, each sized from the rows per ms. */
+  private readonly planner: WindowPlanner;
+  /** Where the row cap cut the last read: the last row's key, and the rows of that key already read. */
+  private resume: { ts: number; sequence: bigint; skip: number } | undefined;
   /** The rows of the last millisecond read, held for the next page. */
   private carry: Row[] = [];
   /** The start of the next page's stretch (the last page's `until`). */
@@ -321,38 +333,64 @@ class PageReader {
     private readonly range: RowRange,
   ) {
     this.limit = s.pageRows ?? DEFAULT_PAGE_ROWS;
-    this.windowFrom = range.tsFrom;
     this.stretchFrom = range.gapsFrom;
+    this.planner = new WindowPlanner({
+      from: range.tsFrom,
+      to: range.tsTo,
+      // Without a count, one part over the whole range (planned again from where the row cap cuts it).
+      span: range.span ?? { firstTs: range.tsFrom, lastTs: range.tsTo, rows: 0 },
+      limit: Infinity,
+      windowRows: this.limit,
+      maxWindows: Infinity,
+    });
   }
 
-  /** One read of at most `limit` rows from where the last one ended; `more`: the window may hold more. */
+  /**
+   * At most `limit` rows from where the last read ended, read part by part; `more`: the window may hold more (a part
+   * was cut by the row cap: the next read goes on from its last row).
+   */
   async read(): Promise<{ rows: Row[]; more: boolean }> {
     const { s, range } = this;
-    if (range.tsTo < this.windowFrom) return { rows: [], more: false };
-    const raw = await collect((onChunk) =>
-      this.queries.interleaved(
-        this.scope,
-        {
-          exchange: s.exchange,
-          ticker: s.ticker,
-          window: { from: this.windowFrom, to: range.tsTo, toInclusive: true },
-          limit: this.limit,
-          receivedTs: true,
-          ...(this.resume ? { resume: this.resume } : {}),
-          ...(range.received ? { received: range.received } : {}),
-        },
-        onChunk,
-      ),
-    );
-    const { rows, last } = decodeRows(raw);
-    if (rows.length < this.limit || last === undefined) return { rows, more: false };
-    // The next read: from the last row's millisecond, past the rows of its (ts, sequence) already read.
-    const resume = this.resume;
-    const skip =
-      this.windowFrom === last.ts && resume?.sequence === last.sequence ? resume.skip + last.same : last.same;
-    this.windowFrom = last.ts;
-    this.resume = { sequence: last.sequence, skip };
-    return { rows, more: true };
+    let rows: Row[] = [];
+    for (;;) {
+      const part = this.planner.next();
+      if (part === null) return { rows, more: false };
+      const asked = this.limit - rows.length;
+      const resume = this.resume?.ts === part.from ? this.resume : undefined;
+      const raw = await collect((onChunk) =>
+        this.queries.interleaved(
+          this.scope,
+          {
+            exchange: s.exchange,
+            ticker: s.ticker,
+            window: part,
+            limit: asked,
+            receivedTs: true,
+            ...(resume ? { resume: { sequence: resume.sequence, skip: resume.skip } } : {}),
+            ...(range.received ? { received: range.received } : {}),
+          },
+          onChunk,
+        ),
+      );
+      const got = decodeRows(raw);
+      rows = rows.length === 0 ? got.rows : rows.concat(got.rows);
+      const last = got.last;
+      if (got.rows.length < asked || last === undefined) {
+        // The part is read to its end: the next one is sized from the rows per ms it held.
+        if (part.to !== null && !part.toInclusive) this.planner.observe(got.rows.length, part.to - part.from);
+        continue;
+      }
+      // The row cap cut it: the rest is planned again from its last row's millisecond, past the rows of its
+      // (ts, sequence) already read, from the rows per ms it showed.
+      const skip =
+        resume !== undefined && part.from === last.ts && resume.sequence === last.sequence
+          ? resume.skip + last.same
+          : last.same;
+      this.resume = { ts: last.ts, sequence: last.sequence, skip };
+      this.planner.observe(got.rows.length, last.ts - part.from + 1);
+      this.planner.resume(last.ts);
+      return { rows, more: true };
+    }
   }
 
   async next(): Promise<WindowPage> {
@@ -471,11 +509,13 @@ async function bookReceivedBy(
     for (const [p, q] of book.asks) levels.set(key('ask', p), parseDecimal(q));
   }
   let ts = base;
+  // (At most about a snapshot interval of rows: one part, unless the row cap cuts it.)
   const reader = new PageReader(queries, scope, s, {
     tsFrom: base,
     tsTo: span.bookLastTs ?? -1,
     received: { from: -1, to: s.from },
     gapsFrom: base,
+    span: undefined,
   });
   for (let more = true; more;) {
     const got = await reader.read();
@@ -516,11 +556,16 @@ export async function openWindow(queries: OrderBookQueries, scope: QueryScope, s
       tsTo: span.rows > 0 ? (span.lastTs as number) : -1,
       received: { from: s.from, to: s.to },
       gapsFrom: opened.gapsFrom,
+      span:
+        span.rows > 0 ? { firstTs: span.firstTs as number, lastTs: span.lastTs as number, rows: span.rows } : undefined,
     };
   } else {
     const startBook = await bookAt(queries, scope, s, s.from);
     start = startBook === 'gap' ? undefined : startBook === 'none' ? 'none' : { ts: s.from, book: startBook };
-    range = { tsFrom: s.from + 1, tsTo: s.to, gapsFrom: s.from };
+    // The rows' density: the ticker's deltas and trades as the catalogue counts them.
+    const spans = (await queries.catalogue(scope, s.exchange, s.ticker)).filter((c) => c.ticker === s.ticker);
+    const of = (kind: 'delta' | 'trade') => spans.find((c) => c.kind === kind);
+    range = { tsFrom: s.from + 1, tsTo: s.to, gapsFrom: s.from, span: combinedSpan(of('delta'), of('trade')) };
   }
   // Before the ticker's first book: the book starts at its first snapshot in the window.
   const firstBook = start === 'none' ? await firstBookIn(queries, scope, s) : undefined;

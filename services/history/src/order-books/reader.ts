@@ -3,7 +3,7 @@
  *
  * - The catalogue: a ticker's entry (its stored name, first/last `ts` and row count per kind), cached briefly
  *   in-process; an exchange's ticker list.
- * - The window planner (planner.ts): a range is read in ascending time windows sized from the ticker's row density,
+ * - The window planner (history-store planner.ts): a range is read in ascending time windows sized from the ticker's row density,
  *   so a limited read costs about what it returns.
  * - The never-cut-a-book rule, with its slack: an answer of snapshots ends at the end of a book, whatever its limit
  *   (`cutAtBook` of row-binary.ts decides, for pages and for bulk streams alike).
@@ -24,7 +24,11 @@ import type { ExchangeKey } from '@depthgate/auth';
 import {
   BAR_LAYOUT,
   BOOK_FIRST_LOOK_BACK_MS,
+  combinedSpan,
+  expectedRows,
   storedTickerName,
+  WindowPlanner,
+  type KindSpan,
   type OrderBookQueries,
   type QueryScope,
   type GapStream,
@@ -41,7 +45,6 @@ import { barsJson } from './bars';
 import { bookRows, rebuildBook, type GapBounds, type RebuiltBook } from './book';
 import type { Position } from './cursor';
 import { gapLine, type Marker } from './gaps';
-import { expectedRows, WindowPlanner, type KindSpan } from './planner';
 import {
   cutAtBook,
   RowChunks,
@@ -61,14 +64,7 @@ export interface CatalogueEntry {
 
 /** What the catalogue knows of a kind's rows (interleaved: the deltas' and the trades' together). */
 export function spanOf(entry: CatalogueEntry, kind: SeriesKind): KindSpan | undefined {
-  if (kind !== 'interleaved') return entry.spans[kind];
-  const { delta, trade } = entry.spans;
-  if (delta === undefined || trade === undefined) return delta ?? trade;
-  return {
-    firstTs: Math.min(delta.firstTs, trade.firstTs),
-    lastTs: Math.max(delta.lastTs, trade.lastTs),
-    rows: delta.rows + trade.rows,
-  };
+  return kind === 'interleaved' ? combinedSpan(entry.spans.delta, entry.spans.trade) : entry.spans[kind];
 }
 
 /** What one answer asks for: rows of one kind of one ticker, from `start` to `to` (inclusive), at most `limit`. */

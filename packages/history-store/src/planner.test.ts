@@ -1,4 +1,4 @@
-import type { TimeWindow } from '@depthgate/history-store';
+import type { TimeWindow } from './queries/conditions';
 import { expectedRows, WindowPlanner, type PlanInput } from './planner';
 
 /** Runs a plan against rows at the given timestamps (sorted), as the service would. */

@@ -1,5 +1,6 @@
 /**
- * Walks a time range in ascending windows so that a limited query reads about as many rows as it returns.
+ * Walks a time range in ascending windows so that a limited query reads about as many rows as it returns: the
+ * history's reads (services/history reader.ts) and the replay's pages (services/replay source.ts).
  *
  * ClickHouse 18.16 cannot stop reading early for `ORDER BY ts LIMIT n` (no read-in-order optimisation): it reads
  * every row of the range, sorts, then cuts. Over months of one ticker that is millions of rows for a 1,000-row
@@ -15,7 +16,7 @@
  * results of those ahead of them (a stream reads two at once). A window its cap cut short is continued by the
  * stream itself, over the rest of that window's range.
  */
-import type { TimeWindow } from '@depthgate/history-store';
+import type { TimeWindow } from './queries/conditions';
 
 export interface KindSpan {
   firstTs: number;
@@ -38,6 +39,12 @@ export interface PlanInput {
   maxWindows?: number;
   /** Rows a window is expected to hold, relative to those it is sized for (default 1.25: a few more). */
   margin?: number;
+}
+
+/** The span of two kinds read together (a ticker's deltas and trades, interleaved), from each one's (either absent). */
+export function combinedSpan(a: KindSpan | undefined, b: KindSpan | undefined): KindSpan | undefined {
+  if (a === undefined || b === undefined) return a ?? b;
+  return { firstTs: Math.min(a.firstTs, b.firstTs), lastTs: Math.max(a.lastTs, b.lastTs), rows: a.rows + b.rows };
 }
 
 /** Rows of a kind the catalogue's span expects in [from, to] (to null: its newest), at the span's average density. */
