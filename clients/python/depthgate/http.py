@@ -208,6 +208,9 @@ class Transport:
     the longest wait before one (a longer ``Retry-After`` is not waited for); ``retry_base_delay``: the first backoff
     without ``Retry-After``, doubling per attempt, with full jitter. ``request_ids``: send an ``X-Request-Id`` with
     every attempt. ``headers``: added to every request.
+
+    The key (and an ``X-API-Key`` or ``Authorization`` header given) is held so that no ``repr``, ``vars()``, error
+    message or traceback's locals show it, and a client is not pickled (:class:`_Secret`).
     """
 
     def __init__(
@@ -250,14 +253,14 @@ class Transport:
             "Accept-Encoding": "gzip",
             "User-Agent": f"depthgate-python/{__version__}",
         }
-        self._headers.update(headers or {})
+        self._headers.update(_hidden(headers))
         if api_key is not None:
             if not api_key or not all(0x21 <= ord(c) <= 0x7E for c in api_key):
                 raise ValueError("api_key must be printable ASCII")
             if key_in == "basic":
-                self._headers["Authorization"] = "Basic " + base64.b64encode(f"{api_key}:".encode()).decode()
+                self._headers["Authorization"] = _Secret("Basic " + base64.b64encode(f"{api_key}:".encode()).decode())
             else:
-                self._headers["x-api-key"] = api_key
+                self._headers["x-api-key"] = _Secret(api_key)
         self._idle: List[http.client.HTTPConnection] = []
         self._lock = threading.Lock()
 
@@ -294,7 +297,7 @@ class Transport:
         while True:
             request_id = str(uuid.uuid4()) if self.request_ids else None
             sent = dict(self._headers)
-            sent.update(headers or {})
+            sent.update(_hidden(headers))
             if request_id is not None:
                 sent["X-Request-Id"] = request_id
             try:
@@ -409,6 +412,29 @@ class Transport:
     @staticmethod
     def _sleep(seconds: float) -> None:
         time.sleep(seconds)
+
+
+class _Secret(str):
+    """A header value that carries the key: sent as it is (it is the text), but shown by ``repr`` as ``'<hidden>'`` —
+    so neither ``vars()`` of a client nor the headers in a traceback's locals, a debugger or a log of them carry it —
+    and never pickled (as the TypeScript client keeps the key in private fields, out of ``inspect`` and JSON)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "'<hidden>'"
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError("a depthgate client holds an API key and is not pickled: make one where it is needed")
+
+
+#: The headers that carry the key (``api_key`` sent either way, or given among ``headers``).
+_KEY_HEADERS = ("x-api-key", "authorization")
+
+
+def _hidden(headers: Optional[Mapping[str, str]]) -> Dict[str, str]:
+    """Headers with the values of those that carry the key as :class:`_Secret`."""
+    return {k: _Secret(v) if k.lower() in _KEY_HEADERS else v for k, v in (headers or {}).items()}
 
 
 class _HTTPConnection(http.client.HTTPConnection):

@@ -2,11 +2,14 @@
 Retry-After, error answers as HttpError with the service's code, timeouts, cut bodies, gzip, kept-alive
 connections."""
 
+import base64
 import json
+import pickle
 import socket
 import time
+import traceback
 import unittest
-from typing import List
+from typing import Callable, List
 
 from depthgate import DataError, GatewayClient, HistoryClient, HttpError, TransportError
 from depthgate.http import Transport, parse_retry_after
@@ -20,6 +23,15 @@ def free_port() -> int:
     port = s.getsockname()[1]
     s.close()
     return port
+
+
+def raised(call: Callable[[], object]) -> HttpError:
+    """The HttpError a call raises, its traceback kept (frames and their locals)."""
+    try:
+        call()
+    except HttpError as err:
+        return err
+    raise AssertionError("no HttpError")
 
 
 class TransportTest(unittest.TestCase):
@@ -44,6 +56,35 @@ class TransportTest(unittest.TestCase):
             Transport("http://user:pw@127.0.0.1:1")
         with self.assertRaises(ValueError):
             Transport("http://127.0.0.1:1", api_key="dg_ key")
+
+    def test_the_key_is_sent_but_in_no_repr_vars_pickle_error_or_tracebacks_locals(self) -> None:
+        secret = "dg_secret"
+        forms = (secret, base64.b64encode(f"{secret}:".encode()).decode())  # as given, and as HTTP Basic sends it
+        with Server(lambda r: Reply.json({"error": "unauthorized", "message": "no such key"}, 401)) as server:
+            # The key as api_key (either way it is sent), or as one of the headers given.
+            given = ({"api_key": secret}, {"api_key": secret, "key_in": "basic"}, {"headers": {"X-API-Key": secret}})
+            for make, options in [(make, options) for make in (HistoryClient, GatewayClient) for options in given]:
+                with self.subTest(client=make.__name__, options=options):
+                    client = make(server.url, **options)
+                    # Caught here, not by assertRaises (which clears the traceback's frames).
+                    call = client.tickers if make is HistoryClient else lambda _: client.get("kalshi", "markets")
+                    err = raised(lambda: call("venue_b"))
+                    sent = server.requests[-1].headers
+                    basic = options.get("key_in") == "basic"
+                    if basic:
+                        self.assertEqual(sent["authorization"], f"Basic {forms[1]}")
+                    else:
+                        self.assertEqual(sent["x-api-key"], secret)
+                    # A traceback's locals, as a debugger or an error reporter shows them: the request's headers.
+                    tb = "".join(traceback.TracebackException.from_exception(err, capture_locals=True).format())
+                    self.assertIn("authorization" if basic else "x-api-key", tb.lower())
+                    with self.assertRaises(TypeError) as refused:
+                        pickle.dumps(client)
+                    shown = [repr(client), repr(vars(client)), repr(vars(client.http)), str(err), repr(err.args), tb]
+                    shown.append(str(refused.exception))
+                    for text in shown:
+                        for form in forms:
+                            self.assertNotIn(form, text)
 
     def test_error_answers_carry_the_services_code_message_status_and_request_id(self) -> None:
         def handler(r: Request) -> Reply:
