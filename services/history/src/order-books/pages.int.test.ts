@@ -166,6 +166,15 @@ describe('framing of a page held whole', () => {
     const shortPlain = await raw(`/api/venue_b/deltas/${EQ}?limit=300`, 'identity');
     expect(shortPlain.headers['content-length']).toBe(String(shortPlain.body.length));
   });
+
+  it.each([300, 100_000])('a HEAD of a page of %i rows carries the length of its GET’s body', async (limit) => {
+    const path = `/api/venue_b/deltas/${EQ}?limit=${limit}`;
+    const get = await raw(path, 'identity');
+    const head = await request(h.app).head(path).set({ 'x-api-key': key, 'accept-encoding': 'gzip' });
+    expect(head.status).toBe(200);
+    expect(head.headers['content-length']).toBe(String(get.body.length));
+    expect(head.headers['content-length']).toBe(get.headers['content-length']);
+  });
 });
 
 describe('a page of the spec over the 1 MiB held', () => {
