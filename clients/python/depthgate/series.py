@@ -180,8 +180,9 @@ def series(
     cursor: Optional[str] = None
     # Paging by start_ts (a service without cursors): the moment and key of the last row given.
     seen: Optional[Tuple[datetime, int]] = None
-    # A stream has no default limit (the whole range, with a cursor when the service stops early); pages do.
     page_limit = page_size or DEFAULT_PAGE
+    # The next request's limit: a stream has none (the whole range, with a cursor when the service stops early).
+    limit: Optional[int] = None if stream and page_size is None else page_limit
     while True:
         target = http.path(
             path,
@@ -189,7 +190,7 @@ def series(
                 # A cursor carries the range it walks (the service refuses both).
                 "start_ts": iso(start) if cursor is None else None,
                 "end_ts": iso(end) if cursor is None else None,
-                "limit": None if stream and page_size is None else page_limit,
+                "limit": limit,
                 "cursor": cursor,
                 "fields": ",".join(fields) if fields else None,
                 "include": ",".join(include) if include else None,
@@ -207,11 +208,9 @@ def series(
         if not _JSON.match(ctype):
             answer.close()
             raise DataError("malformed_body", f"a rows answer of type {ctype!r}", url=answer.url, request_id=answer.request_id)
-        if stream and page_size is None:
-            # A service without streams answered a page of its default size: ask again, in pages of a known size.
-            answer.close()
-            stream = False
-            continue
+        # A service without streams answers a page (of its default size when no limit was asked): its rows are taken,
+        # and the range goes on in pages.
+        stream = False
         page = check_page(kind, answer, answer.text())
         gaps = list(page.gaps) if "gaps" in include else []
         for row in page.rows:
@@ -226,14 +225,16 @@ def series(
             if page.next_cursor is None:
                 return
             cursor = page.next_cursor
+            limit = page_limit
             continue
-        # The spec's paging: a page shorter than asked for is the last.
-        if len(page.rows) < page_limit:
+        # The spec's paging: a page shorter than asked for is the last (of a size not asked for: an empty one).
+        if len(page.rows) < (limit or 1):
             return
         last = page.rows[-1]
         if kind.whole_moments:
             # Pages never cut a book: the next one starts after the last book's ts.
             start = last.ts + timedelta(milliseconds=1)
+            limit = page_limit
             continue
         if kind.resume_key is None:
             raise DataError(
@@ -241,11 +242,13 @@ def series(
                 f"a full page of {kind.endpoint} without next_cursor: this service cannot be paged on",
                 url=answer.url,
             )
-        key = kind.resume_key(last)
-        if seen is not None and key <= seen:
-            # Every row of the page shares the ts we started at and was given already: ask for more at once.
-            page_limit *= 2
-        seen = key
+        # The next page starts at the last ts (start_ts is inclusive, to the millisecond), so it holds again every row
+        # of that ts given so far — all of them are in this page, which began at or before it: it asks for those and
+        # a page more (at least as many again, so that a ts with more rows than a page takes a few requests, not one
+        # per page), each requested once.
+        run = sum(1 for r in page.rows if r.ts == last.ts)
+        limit = run + max(page_limit, run)
+        seen = kind.resume_key(last)
         start = last.ts
 
 

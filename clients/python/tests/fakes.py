@@ -177,7 +177,9 @@ class FakeHistory:
     """Rows of one ticker served as the history service serves them: ``start_ts``/``end_ts`` inclusive, ``limit``
     (snapshots rounded up to whole books), cursors (the index of the next row), NDJSON with ``count`` and
     ``next_cursor`` in its end line (a stream stops early after ``stream_cap`` rows), JSON pages with ``next_cursor``
-    when asked with ``format=json``, and gap markers with ``include=gaps``."""
+    when asked with ``format=json``, and gap markers with ``include=gaps``. ``cursors=False``: no ``next_cursor`` (the
+    spec's pages); ``streams=False``: JSON pages of ``default_limit`` rows whatever ``format`` asks for (a service
+    without streams). ``served``: the rows each request of rows was answered with."""
 
     def __init__(
         self,
@@ -188,12 +190,17 @@ class FakeHistory:
         ticker: str = "KXT",
         stream_cap: Optional[int] = None,
         cursors: bool = True,
+        streams: bool = True,
+        default_limit: int = 1000,
     ) -> None:
         self.rows = {"snapshots": list(snapshots), "deltas": list(deltas)}
         self.gaps = list(gaps)
         self.ticker = ticker
         self.stream_cap = stream_cap
         self.cursors = cursors
+        self.streams = streams
+        self.default_limit = default_limit
+        self.served: List[List[Dict[str, Any]]] = []
         self.server = Server(self.handle)
         self.url = self.server.url
 
@@ -230,8 +237,8 @@ class FakeHistory:
         else:
             first = next((i for i, r in enumerate(rows) if start is None or parse_ms(r["ts"]) >= start), len(rows))
         in_range = [i for i in range(first, len(rows)) if end is None or parse_ms(rows[i]["ts"]) <= end]
-        ndjson = req.q("format") == "ndjson"
-        limit = int(req.q("limit")) if req.q("limit") else (None if ndjson else 1000)
+        ndjson = self.streams and req.q("format") == "ndjson"
+        limit = int(req.q("limit")) if req.q("limit") else (None if ndjson else self.default_limit)
         if ndjson and self.stream_cap is not None:
             limit = min(limit or self.stream_cap, self.stream_cap)
         chosen = in_range if limit is None else in_range[:limit]
@@ -239,6 +246,7 @@ class FakeHistory:
             last_ts = rows[chosen[-1]]["ts"]
             chosen = [i for i in in_range if parse_ms(rows[i]["ts"]) <= parse_ms(last_ts)]
         more = len(chosen) < len(in_range)
+        self.served.append([rows[i] for i in chosen])
         next_cursor = f"{chosen[-1] + 1}:{'' if end is None else end}" if more and chosen else None
         out: List[Dict[str, Any]] = []
         gaps = []

@@ -147,6 +147,30 @@ class RowsTest(Fixture):
         finally:
             spec.close()
 
+    def test_a_service_without_cursors_is_asked_for_each_page_once_reading_again_only_the_ts_it_starts_at(self) -> None:
+        # 25 deltas at each ts: runs longer than a page of 10, and than the service's own default of 7.
+        rows = [delta(T0 + 10 * (i // 25), i + 1, "bid", "0.4", "1") for i in range(60)]
+        spec = FakeHistory([], rows, cursors=False, streams=False, default_limit=7)
+        try:
+            client = HistoryClient(spec.url)
+            # Pages of a size given; and a stream asked for, answered by a JSON page of the service's default size.
+            for options in ({"transport": "pages", "page_size": 10}, {}):
+                with self.subTest(**options):
+                    first = len(spec.server.requests)
+                    self.assertEqual(list(client.deltas("venue_b", "KXT", **options)), as_rows(DELTAS, rows))
+                    requests, served = spec.server.requests[first:], spec.served[first:]
+                    given: set = set()
+                    for n, (request, page) in enumerate(zip(requests, served)):
+                        again = [r for r in page if r["sequence"] in given]
+                        # Paging by start_ts (inclusive, to the millisecond) reads again the rows at the ts it starts
+                        # at, and nothing else; and every request but the last brings rows not read before.
+                        self.assertEqual({r["ts"] for r in again} - {request.q("start_ts")}, set(), f"request {n}")
+                        if n < len(requests) - 1:
+                            self.assertLess(len(again), len(page), f"request {n} brought nothing new")
+                        given.update(r["sequence"] for r in page)
+        finally:
+            spec.close()
+
     def test_gap_markers_come_among_the_rows_in_time_order(self) -> None:
         items = list(self.client.deltas("venue_b", "KXT", gaps=True))
         kinds = ["gap" if isinstance(i, Gap) else i.sequence for i in items]

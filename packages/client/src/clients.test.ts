@@ -309,12 +309,14 @@ function deltaRows(n: number, perTs: number): DeltaRow[] {
   }));
 }
 
-function specDeltas(rows: DeltaRow[]): Handler {
+/** The spec's JSON pages (no streams, no cursors) of `defaultLimit` rows unless asked; `served` gets each page. */
+function specDeltas(rows: DeltaRow[], { defaultLimit = 1000, served = [] as DeltaRow[][] } = {}): Handler {
   return (req, res) => {
     const q = new URL(req.url ?? '', 'http://x').searchParams;
     const start = q.has('start_ts') ? Date.parse(q.get('start_ts') as string) : -Infinity;
-    const limit = Number(q.get('limit') ?? 1000);
+    const limit = Number(q.get('limit') ?? defaultLimit);
     const page = rows.filter((r) => Date.parse(r.ts) >= start).slice(0, limit);
+    served.push(page);
     json(res, 200, { exchange: 'venue_b', ticker: 'T', rows: page, count: page.length });
   };
 }
@@ -327,7 +329,7 @@ describe('HistoryClient: rows', () => {
     const got: DeltaRow[] = [];
     for await (const r of client.deltas('venue_b', 'T', { pageSize: 10 })) got.push(r);
     expect(got).toEqual(rows);
-    expect(seen.length).toBeGreaterThan(10);
+    expect(seen).toHaveLength(10); // each a page of 10 rows not given before (and the rows of its start_ts again)
     expect(seen[0]?.url).toContain('format=ndjson');
   });
 
@@ -351,20 +353,43 @@ describe('HistoryClient: rows', () => {
     expect(sent.at(-1)?.searchParams.get('at')).toBe('2026-03-26T14:00:01.000Z');
   });
 
-  it('a service without streams answers JSON of its default size: the client asks again in pages of a known size', async () => {
+  it('a service without streams answers JSON of its default size: the client takes it and goes on in pages', async () => {
     const rows = deltaRows(50, 3);
-    const spec = specDeltas(rows);
-    handler = (req, res, body) => {
-      const url = new URL(req.url ?? '', 'http://x');
-      if (!url.searchParams.has('limit')) url.searchParams.set('limit', '7'); // its DEFAULT_LIMIT
-      req.url = url.pathname + url.search;
-      spec(req, res, body);
-    };
+    handler = specDeltas(rows, { defaultLimit: 7 });
     const got: DeltaRow[] = [];
     for await (const r of new HistoryClient({ baseUrl: base }).deltas('venue_b', 'T')) got.push(r);
     expect(got).toEqual(rows);
     expect(seen[0]?.url).not.toContain('limit=');
-    expect(seen[1]?.url).toContain('limit=100000');
+    // From the last ts of the first page: its one row there again, and a page of the default size.
+    expect(new URL(seen[1]?.url ?? '', base).searchParams.get('start_ts')).toBe(rows[6]?.ts);
+    expect(seen[1]?.url).toContain('limit=100001');
+    expect(seen).toHaveLength(2);
+  });
+
+  it('a service without cursors is asked for each page once, reading again only the ts it starts at', async () => {
+    const rows = deltaRows(60, 25); // runs longer than a page of 10, and than the service's own default of 7
+    const served: DeltaRow[][] = [];
+    handler = specDeltas(rows, { defaultLimit: 7, served });
+    const client = new HistoryClient({ baseUrl: base });
+    // Pages of a size given; and a stream asked for, answered by a JSON page of the service's default size.
+    for (const options of [{ transport: 'pages' as const, pageSize: 10 }, {}]) {
+      seen.length = 0;
+      served.length = 0;
+      const got: DeltaRow[] = [];
+      for await (const r of client.deltas('venue_b', 'T', options)) got.push(r);
+      expect(got).toEqual(rows);
+      const given = new Set<number>();
+      served.forEach((page, n) => {
+        const again = page.filter((r) => given.has(r.sequence));
+        // Paging by start_ts (inclusive, to the millisecond) reads again the rows at the ts it starts at, and nothing
+        // else; and every request but the last brings rows not read before.
+        const start = new URL(seen[n]?.url ?? '', base).searchParams.get('start_ts');
+        expect({ options, n, elsewhere: again.filter((r) => r.ts !== start) }).toEqual({ options, n, elsewhere: [] });
+        if (n < served.length - 1)
+          expect({ options, n, fresh: page.length - again.length > 0 }).toMatchObject({ fresh: true });
+        for (const r of page) given.add(r.sequence);
+      });
+    }
   });
 
   it('asks for more at once when one ts holds more deltas than a page', async () => {

@@ -70,15 +70,16 @@ export async function* series<K extends RowKind>(
   let cursor: string | undefined;
   /** Paging by start_ts: the deltas already given at the last ts. */
   let seen: { ts: string; sequence: number } | undefined;
-  // A stream has no default limit (the whole range, with a cursor if the service stops early); pages do.
-  let pageLimit = options.pageSize ?? DEFAULT_PAGE;
+  const pageLimit = options.pageSize ?? DEFAULT_PAGE;
+  // The next request's limit: a stream has none (the whole range, with a cursor if the service stops early).
+  let limit = stream && options.pageSize === undefined ? undefined : pageLimit;
   for (;;) {
     const url = http.url(path, {
       interval,
       // A cursor carries the range it walks (the service refuses both).
       start_ts: cursor === undefined ? iso(start) : undefined,
       end_ts: cursor === undefined ? iso(end) : undefined,
-      limit: stream && options.pageSize === undefined ? undefined : pageLimit,
+      limit,
       cursor,
       fields: options.fields?.length ? options.fields.join(',') : undefined,
       include: includeOf(options),
@@ -101,12 +102,6 @@ export async function* series<K extends RowKind>(
       cursor = next;
       continue;
     }
-    if (stream && /^application\/json/i.test(type) && options.pageSize === undefined) {
-      // A service without streams answered a page of its default size: ask again, in pages of a known size.
-      answer.cancel();
-      stream = false;
-      continue;
-    }
     if (!/^application\/json/i.test(type)) {
       answer.cancel();
       throw new DataError('malformed_body', `a rows answer of type ${JSON.stringify(type)}`, {
@@ -114,6 +109,9 @@ export async function* series<K extends RowKind>(
         requestId: answer.requestId,
       });
     }
+    // A service without streams answers a page (of its default size when no limit was asked): its rows are taken,
+    // and the range goes on in pages.
+    stream = false;
     const page = checkPage(kind, answer, await answer.text());
     const rows = page.rows as (RowOf<K> | TradeLine)[];
     // A page's gap markers (the trades' gaps too, among deltas and trades) go among its rows as a stream places them:
@@ -125,13 +123,11 @@ export async function* series<K extends RowKind>(
       markers.sort((a, b) => parseTimestamp(a.from_ts) - parseTimestamp(b.from_ts));
     }
     const batch: unknown[] = [];
-    let given = 0;
     let m = 0;
     for (const row of rows) {
       const ts = parseTimestamp(row.ts);
       while (m < markers.length && parseTimestamp((markers[m] as Gap).from_ts) < ts) batch.push(markers[m++]);
       if (kind === 'delta' && seen && row.ts === seen.ts && (row as DeltaRow).sequence <= seen.sequence) continue;
-      given++;
       batch.push(row);
     }
     while (m < markers.length) batch.push(markers[m++]);
@@ -140,10 +136,11 @@ export async function* series<K extends RowKind>(
       // A service with cursors says where to go on (null: nothing left).
       if (page.next_cursor === null) return;
       cursor = page.next_cursor;
+      limit = pageLimit;
       continue;
     }
-    // The spec's paging: a page shorter than asked for is the last.
-    if (rows.length < pageLimit) return;
+    // The spec's paging: a page shorter than asked for is the last (of a size not asked for: an empty one).
+    if (rows.length < (limit ?? 1)) return;
     // Only the spec's two endpoints page without cursors; every later one always answers next_cursor.
     if ((kind !== 'snapshot' && kind !== 'delta') || options.trades) {
       throw new DataError('malformed_body', `a full page of ${ENDPOINTS[kind]} without "next_cursor"`, {
@@ -155,13 +152,16 @@ export async function* series<K extends RowKind>(
     if (kind === 'snapshot') {
       // Pages never cut a book: the next one starts after the last book's ts.
       start = parseTimestamp(last.ts) + 1;
+      limit = pageLimit;
       continue;
     }
+    // The next page starts at the last ts (start_ts is inclusive, to the millisecond), so it holds again every row of
+    // that ts given so far — all of them are in this page, which began at or before it: it asks for those and a page
+    // more (at least as many again, so that a ts with more rows than a page takes a few requests, not one per page),
+    // each requested once.
+    const run = rows.filter((r) => r.ts === last.ts).length;
+    limit = run + Math.max(pageLimit, run);
     const lastDelta = last as DeltaRow;
-    if (given === 0) {
-      // Every row of the page shares the ts we started at and was given already: ask for more at once.
-      pageLimit *= 2;
-    }
     seen = { ts: lastDelta.ts, sequence: lastDelta.sequence };
     start = parseTimestamp(lastDelta.ts);
   }
