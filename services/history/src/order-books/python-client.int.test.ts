@@ -91,6 +91,11 @@ beforeAll(async () => {
   await sleep(500);
   end = Date.now();
   await sleep(1000);
+  // The recording at rest before anything reads it: a recorder left running would find its quiet feeds stalled
+  // (under load) and write a gap reaching back to its last verification, before \`end\`, while the clients read — so
+  // two reads of the same range could differ (CI27: the two backtests' books 16 against 18 on venue_a_us).
+  await recorder.stop();
+  recorder = undefined;
 });
 
 afterAll(async () => {
