@@ -8,6 +8,7 @@ import {
   hashApiKey,
   isWellFormedApiKey,
   carriesApiKey,
+  jsonCarriesApiKey,
 } from './api-key';
 
 describe('API keys', () => {
@@ -81,6 +82,17 @@ describe('API keys', () => {
     const forged = key.replace(/.$/, (c) => (c === 'a' ? 'b' : 'a'));
     for (const query of ['', 'ticker=KXBTC&limit=5', `q=${forged}`, 'q=dg_short', `q=${'a'.repeat(60)}`]) {
       expect([query, carriesApiKey(query)]).toEqual([query, false]);
+    }
+  });
+
+  it('are found in JSON as written or behind a string’s escapes; text that is not JSON, as written only', () => {
+    const key = generateApiKey();
+    const escaped = `\\u0064${key.slice(1)}`;
+    for (const text of [`{"a":["${key}"]}`, `{"a":["${escaped}"]}`, `{"${escaped}":1}`, `PING ${key}`]) {
+      expect([text, jsonCarriesApiKey(text)]).toEqual([text, true]);
+    }
+    for (const text of ['{"a":["KXBTC"]}', `{"a":"\\u0041"}`, 'PING', `not json ${escaped}`]) {
+      expect([text, jsonCarriesApiKey(text)]).toEqual([text, false]);
     }
   });
 

@@ -65,6 +65,25 @@ export function carriesApiKey(text: string): boolean {
   return false;
 }
 
+/**
+ * Whether a JSON text carries a key: as written (carriesApiKey), or in a string whose escapes (`\u0064g_…`) whoever
+ * parses it decodes. A text that is not JSON is checked as written only (nobody decodes its escapes).
+ */
+export function jsonCarriesApiKey(text: string): boolean {
+  if (carriesApiKey(text)) return true;
+  if (!text.includes('\\')) return false;
+  let found = false;
+  try {
+    JSON.parse(text, function (this: unknown, name: string, value: unknown) {
+      if (!found) found = carriesApiKey(name) || (typeof value === 'string' && carriesApiKey(value));
+      return value;
+    });
+  } catch {
+    return false;
+  }
+  return found;
+}
+
 /** The key's SHA-256 in hex, as stored. One call, no Hash object: 0.22 against 0.57 µs, and it runs per request. */
 export function hashApiKey(key: string): string {
   return hash('sha256', key, 'hex');

@@ -97,6 +97,41 @@ describe('keys CLI against the real Redis', () => {
     }
   });
 
+  it('show and revoke of an invalid record name it by its id on stderr (never its hash) and exit 1', async () => {
+    const ids: string[] = [];
+    for (const name of ['not json', 'bad rpm']) {
+      expect(await runCli(['create', '--name', name, '--json'], env)).toBe(0);
+      ids.push(JSON.parse(out[out.length - 1] ?? '{}').id);
+    }
+    const [notJson, badRpm] = ids as [string, string];
+    const redis = createRedisClient(env.REDIS_URL ?? '', { name: 'cli-test', offlineQueue: true });
+    const hashes: string[] = [];
+    try {
+      for (const id of ids) hashes.push((await redis.get(`${env.REDIS_KEY_PREFIX}key:id:${id}`)) ?? '');
+      const [notJsonKey, badRpmKey] = hashes.map((h) => `${env.REDIS_KEY_PREFIX}key:h:${h}`) as [string, string];
+      await redis.set(notJsonKey, '{"id":');
+      const bad = JSON.parse((await redis.get(badRpmKey)) ?? '{}');
+      await redis.set(badRpmKey, JSON.stringify({ ...bad, requests_per_minute: -5 }));
+    } finally {
+      redis.disconnect();
+    }
+    for (const args of [['show'], ['show', '--json'], ['revoke']]) {
+      out = [];
+      err = [];
+      expect(await runCli([...args.slice(0, 1), notJson, ...args.slice(1)], env)).toBe(1);
+      expect(await runCli([...args.slice(0, 1), badRpm, ...args.slice(1)], env)).toBe(1);
+      expect([args, out, err]).toEqual([
+        args,
+        [],
+        [
+          `error: key record ${notJson} is invalid: not JSON`,
+          expect.stringMatching(new RegExp(`^error: key record ${badRpm} is invalid: requests_per_minute: `)),
+        ],
+      ]);
+      for (const hash of hashes) expect(err.join('\n')).not.toContain(hash);
+    }
+  });
+
   it('show and revoke of an unknown id fail with exit 1', async () => {
     expect(await runCli(['show', 'key_0000000000000000'], env)).toBe(1);
     expect(await runCli(['revoke', 'key_0000000000000000'], env)).toBe(1);

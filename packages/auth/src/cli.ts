@@ -10,7 +10,9 @@
  * `create` prints the new key alone on its last line (with --json: the record plus the key, one JSON line).
  * No other command ever prints a key. Exit status: 0 done, 1 failed (e.g. unknown id, Redis down), 2 bad arguments.
  * `list` with invalid stored records (edited by hand, written by another version) lists the valid ones as usual, names
- * each invalid one on stderr (its id and what is wrong, never its hash) and exits 1.
+ * each invalid one on stderr (its id and what is wrong, never its hash) and exits 1; `show` and `revoke` of an invalid
+ * record print nothing on stdout, name it the same way (by the id asked for, also when the record is not JSON) and
+ * exit 1.
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';

@@ -8,6 +8,7 @@ export interface KeyStore {
   create(input: NewKeyInput, now?: Date): Promise<{ record: KeyRecord; key: string }>;
   /** The record of a key hash, or null; InvalidKeyRecordError when the stored record is not a valid one. */
   findByHash(hash: string): Promise<KeyRecord | null>;
+  /** The record of a key id, or null; InvalidKeyRecordError naming that id when the stored record is not a valid one. */
   get(id: string): Promise<KeyRecord | null>;
   /**
    * Every key's record, oldest first. A stored record that is not a valid one does not fail the listing: it is in
@@ -85,7 +86,14 @@ export class RedisKeyStore implements KeyStore {
 
   async get(id: string): Promise<KeyRecord | null> {
     const hash = await this.redis.get(this.idKey(id));
-    return hash === null ? null : this.findByHash(hash);
+    if (hash === null) return null;
+    try {
+      return await this.findByHash(hash);
+    } catch (err) {
+      // Named by the id it was asked for: the stored one may be unreadable (not JSON), missing or another.
+      if (err instanceof InvalidKeyRecordError) throw new InvalidKeyRecordError(id, err.problems);
+      throw err;
+    }
   }
 
   async list(): Promise<KeyListing> {
@@ -94,7 +102,7 @@ export class RedisKeyStore implements KeyStore {
     const read = (id: string) =>
       this.get(id).catch((err: unknown) => {
         if (!(err instanceof InvalidKeyRecordError)) throw err;
-        return new InvalidKeyRecordError(id, err.problems);
+        return err;
       });
     for (const entry of await Promise.all(ids.map(read))) {
       if (entry instanceof InvalidKeyRecordError) listing.invalid.push(entry);

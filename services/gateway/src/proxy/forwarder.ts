@@ -352,9 +352,12 @@ export class Forwarder {
     }
   }
 
-  /** A call of the gateway's own (IBKR session keep-alive): no caller, body discarded; undefined without a budget slot. */
-  async ping(target: UpstreamTarget, method: string, path: string): Promise<number | undefined> {
-    return (await this.own(target, method, path, ''))?.status;
+  /**
+   * A call of the gateway's own (IBKR session keep-alive): no caller, body discarded; undefined without a budget slot.
+   * Aborting `signal` ends it at any stage (the promise rejects).
+   */
+  async ping(target: UpstreamTarget, method: string, path: string, signal?: AbortSignal): Promise<number | undefined> {
+    return (await this.own(target, method, path, '', signal))?.status;
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { carriesApiKey, type Auth, type PlatformKey } from '@depthgate/auth';
+import { carriesApiKey, jsonCarriesApiKey, type Auth, type PlatformKey } from '@depthgate/auth';
 import { AppError, sendError, type Logger } from '@depthgate/service-kit';
 import type { GatewayConfig } from '../config';
 import '../context';
@@ -79,19 +79,6 @@ function refuseKeyIn(res: ServerResponse, where: string): void {
     'invalid_request',
     `The request's ${where} carries an API key, which would be forwarded upstream; send the key as X-API-Key or HTTP Basic only`,
   );
-}
-
-/** A JSON text holding a key: as written, or in a string whose escapes (`\u0064g_…`) the upstream's parser decodes. */
-function jsonCarriesApiKey(text: string): boolean {
-  if (carriesApiKey(text)) return true;
-  if (!text.includes('\\')) return false;
-  let found = false;
-  // (The text parsed already: readJsonBody refuses one that does not.)
-  JSON.parse(text, function (this: unknown, name: string, value: unknown) {
-    if (!found) found = carriesApiKey(name) || (typeof value === 'string' && carriesApiKey(value));
-    return value;
-  });
-  return found;
 }
 
 type Router = (req: IncomingMessage, res: ServerResponse, deps: ApiDeps, platform: Platform | undefined) => void;

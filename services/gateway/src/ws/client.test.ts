@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
-import type { KeyLimits } from '@depthgate/auth';
+import { generateApiKey, type KeyLimits } from '@depthgate/auth';
 import { createLogger, Registry } from '@depthgate/service-kit';
 import { ClientConnection } from './client';
 import { Frame } from './frame';
@@ -59,8 +59,8 @@ class FakeWs extends EventEmitter {
   resume(): void {
     this.isPaused = false;
   }
-  close(code: number): void {
-    this.emit('close', code, Buffer.from(''));
+  close(code: number, reason = ''): void {
+    this.emit('close', code, Buffer.from(reason));
   }
   terminate(): void {}
   ping(): void {}
@@ -225,15 +225,57 @@ function onFakeHub(stream: PlatformStream, platform: string, room: { n: number }
     messagesPerSecond: 1000,
     metrics: new WsMetrics(new Registry()).forPlatform(platform),
     logger,
-    onClosed: () => undefined,
+    onClosed: (_client, code, reason) => closes.push(`${code} ${reason}`),
   });
+  const closes: string[] = [];
   const receive = async (message: unknown) => {
     ws.emit('message', Buffer.from(JSON.stringify(message)), false);
     await turns();
   };
+  const receiveText = async (text: string) => {
+    ws.emit('message', Buffer.from(text), false);
+    await turns();
+  };
   const sent = () => socket.written.map(payloadOf);
-  return { client, receive, sent, attached, detached, subs, held: () => held };
+  return { client, receive, receiveText, sent, attached, detached, subs, closes, held: () => held };
 }
+
+describe('a client message carrying an API key', () => {
+  const key = generateApiKey();
+  const escaped = `\\u0064${key.slice(1)}`; // "\u0064g_…": the session's JSON.parse makes it the key
+  const cases: [string, () => PlatformStream, string][] = [
+    [
+      'Polymarket US (a market slug)',
+      () =>
+        venueAUsStream.create({
+          platform: { signer: undefined, feeds: { main: 'wss://example.invalid/v1/ws/markets' } },
+        } as unknown as Parameters<typeof venueAUsStream.create>[0]) as unknown as PlatformStream,
+      `{"subscribe":{"requestId":"md-1","subscriptionType":"SUBSCRIPTION_TYPE_MARKET_DATA","marketSlugs":["KEY"]}}`,
+    ],
+    [
+      'Kalshi (a market ticker)',
+      () => kalshiStream() as unknown as PlatformStream,
+      `{"id":1,"cmd":"subscribe","params":{"channels":["orderbook_delta"],"market_tickers":["KEY"]}}`,
+    ],
+  ];
+  for (const [name, stream, frame] of cases) {
+    it(`${name}: is handled no further (nothing subscribed upstream, nothing quoted back) and the connection is closed 4400`, async () => {
+      for (const spelling of [key, escaped]) {
+        const c = onFakeHub(stream(), 'test', { n: 100 });
+        // The same subscribe with a market's name reaches the hub: the key would have too.
+        await c.receive(JSON.parse(frame.replace('KEY', 'a-market')));
+        expect(c.attached).toHaveLength(1);
+        c.attached.length = 0;
+        await c.receiveText(frame.replace('KEY', spelling));
+        expect([c.attached, c.sent().filter((m) => m.includes(key)), c.closes]).toEqual([
+          [],
+          [],
+          ['4400 a message carries an API key; send the key in the handshake only'],
+        ]);
+      }
+    });
+  }
+});
 
 describe('Polymarket US: a subscription replaced by its requestId', () => {
   function pmUs(room: { n: number }) {

@@ -5,7 +5,7 @@
  */
 import type { Duplex } from 'node:stream';
 import type { RawData, WebSocket } from 'ws';
-import type { KeyLimits } from '@depthgate/auth';
+import { jsonCarriesApiKey, type KeyLimits } from '@depthgate/auth';
 import { SerialInbox } from '@depthgate/feeds';
 import { drained, type Logger } from '@depthgate/service-kit';
 import { CLOSE } from './close-codes';
@@ -232,6 +232,8 @@ export class ClientConnection implements ClientLink, SubscriberOwner {
     this.tokens -= 1;
     if (isBinary) return this.cut('unsupportedData', 'binary_frame');
     const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as Buffer).toString();
+    // Its markets and ids go upstream, its refusals quote them back, the hub logs topics: a key stops here.
+    if (jsonCarriesApiKey(text)) return this.cut('keyInMessage', 'api_key_in_message');
     // A subscribe waits for the key's limit (Redis) before the next message is handled; a slow Redis cannot make
     // the messages of one connection pile up in memory (at most MAX_PENDING_MESSAGES are read ahead). Each message
     // is handled once what the client has unsent is back under its bound (`room`).

@@ -18,8 +18,12 @@ export const CLOSE = {
   unresponsive: { code: 4008, reason: 'no pong within the ping interval' },
   /** The client does not read fast enough: its send buffer passed WS_MAX_BUFFERED_BYTES. */
   slowConsumer: { code: 4009, reason: 'slow consumer: send buffer above the limit' },
-  /** A message the platform's protocol has no error reply for (Polymarket CLOB), malformed. */
-  invalidMessage: { code: 4400, reason: 'invalid message' },
+  /**
+   * A client message carrying an API key (carriesApiKey, a JSON string's escapes too): what the client sends may
+   * reach the upstream (its markets, its ids), so the message is handled no further; as REST's 400 for a key in a
+   * path, query or body.
+   */
+  keyInMessage: { code: 4400, reason: 'a message carries an API key; send the key in the handshake only' },
   /** More messages than WS_CLIENT_MESSAGES_PER_SECOND allows. */
   tooManyMessages: { code: 4429, reason: 'too many messages' },
 } as const;

@@ -1,13 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Redis } from 'ioredis';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { createLogger, Registry } from '@depthgate/service-kit';
-import { loadConfig } from '../config';
-import { GatewayMetrics } from '../metrics';
 import type { UpstreamTarget } from '../platforms/types';
-import { UpstreamBudgets } from '../proxy/budget';
-import { Forwarder } from '../proxy/forwarder';
+import type { Forwarder } from '../proxy/forwarder';
+import { ownCallsTo } from '../testing/own-calls';
 import { StreamHub } from './hub';
 import { WsMetrics } from './metrics';
 import {
@@ -366,24 +363,7 @@ describe('REST reconciliation', () => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(book));
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const config = loadConfig({ LOG_LEVEL: 'silent' });
-    const redis = { status: 'end', defineCommand: () => undefined } as unknown as Redis;
-    const budgets = new UpstreamBudgets(redis, 'dg:', config.UPSTREAM_BUDGET_MAX_WAIT_MS, logger);
-    const forwarder = new Forwarder({ config, budgets, metrics: new GatewayMetrics(new Registry()), logger });
-    const target = {
-      id: 'test',
-      platform: 'test',
-      origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-      basePath: '',
-      host: 'test',
-      budget,
-    } as UpstreamTarget;
-    const close = async () => {
-      await forwarder.close();
-      await new Promise((r) => server.close(r));
-    };
-    return { served, budgets, forwarder, target, close };
+    return { served, ...(await ownCallsTo(server, budget)) };
   }
 
   it('a read the budget grants for later is waited for and made (the slot is taken either way)', async () => {
