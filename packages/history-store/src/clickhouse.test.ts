@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { classifyClickHouseError, serverErrorCode } from './errors';
 import {
   CURRENT_ROW_FORMAT,
@@ -14,7 +16,13 @@ import {
   RowFormatError,
 } from './inserts';
 import { MIGRATIONS, migrationChecksum, storedExchanges, type Migration } from './migrations';
-import { conditionalSettings, loggableClickHouseUrl, parseClickHouseUrl } from './connection';
+import {
+  conditionalSettings,
+  createConnection,
+  loggableClickHouseUrl,
+  newQueryId,
+  parseClickHouseUrl,
+} from './connection';
 import { Layout } from './layout';
 import { LiteralError, lit, sql } from './literals';
 
@@ -495,5 +503,37 @@ describe('settings pinned only where the server knows them', () => {
       insert: { async_insert: 0 },
       read: { optimize_skip_unused_shards: 1 },
     });
+  });
+});
+
+describe('killing a query (a cancelled scope)', () => {
+  it('is sent ON CLUSTER on a cluster (queued for every server, not waited for), and to the server alone on one', async () => {
+    // A stand-in for ClickHouse that records each statement and its settings, and answers 200.
+    const asked: { statement: string; ddlTimeout: string | null }[] = [];
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        const params = new URL(req.url ?? '/', 'http://clickhouse').searchParams;
+        asked.push({ statement: body.trim(), ddlTimeout: params.get('distributed_ddl_task_timeout') });
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const id = newQueryId('book');
+    try {
+      for (const cluster of [{ cluster: 'depthgate' }, {}]) {
+        const connection = createConnection({ url, database: 'hist', ...cluster });
+        await connection.kill(id);
+        await connection.close();
+      }
+    } finally {
+      server.close();
+    }
+    expect(asked).toEqual([
+      { statement: `KILL QUERY ON CLUSTER 'depthgate' WHERE query_id = '${id}' ASYNC`, ddlTimeout: '0' },
+      { statement: `KILL QUERY WHERE query_id = '${id}' ASYNC`, ddlTimeout: null },
+    ]);
   });
 });

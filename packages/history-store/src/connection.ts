@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import type { Logger } from '@depthgate/service-kit';
 import { createHttpReads, type HttpReads } from './http-reads';
+import { onCluster } from './layout';
 import { join, lit, sql, type Sql } from './literals';
 
 /**
@@ -33,7 +34,10 @@ export interface Connection {
   settingsFor(kind: 'insert' | 'read'): Promise<ClickHouseSettings>;
   /** A `SELECT 1` on the control client within `timeoutMs`; false on any failure. */
   ping(timeoutMs?: number): Promise<boolean>;
-  /** `KILL QUERY … ASYNC` for one query id; never throws (logs instead). */
+  /**
+   * `KILL QUERY … ASYNC` for one query id, on a cluster `ON CLUSTER` (every server: the query runs on whichever the
+   * address led it to); never throws (logs instead).
+   */
   kill(queryId: string): Promise<void>;
   close(): Promise<void>;
 }
@@ -221,7 +225,15 @@ export function createConnection(options: ConnectionOptions): Connection {
     },
     async kill(queryId: string) {
       try {
-        await control.command({ query: sql`KILL QUERY WHERE query_id = ${lit.queryId(queryId)} ASYNC`.text });
+        // On a cluster the query runs on the server the shared address (a Service over every server) led it to, which
+        // this request need not reach: the kill goes to every server through the distributed DDL queue, as the
+        // migrations do. It is queued, not waited for (`distributed_ddl_task_timeout = 0`: the server answers once the
+        // kill is queued), as a server that is down would hold the answer up to the DDL timeout (180 s) on the control
+        // client's few sockets (the readiness probes'); that server runs the kill once it is back.
+        await control.command({
+          query: sql`KILL QUERY${onCluster(options.cluster)} WHERE query_id = ${lit.queryId(queryId)} ASYNC`.text,
+          ...(options.cluster === undefined ? {} : { clickhouse_settings: { distributed_ddl_task_timeout: '0' } }),
+        });
       } catch (err) {
         logger?.warn({ err: { message: (err as Error).message }, query_id: queryId }, 'KILL QUERY failed');
       }

@@ -59,6 +59,14 @@ const columnList = (columns: TableSpec['columns']): Sql =>
     ',\n  ',
   );
 
+/**
+ * ` ON CLUSTER '<cluster>'` on a cluster (a statement every server of it runs, through the distributed DDL queue);
+ * nothing on one server.
+ */
+export function onCluster(cluster: string | undefined): Sql {
+  return cluster === undefined ? sql`` : sql` ON CLUSTER ${lit.cluster(cluster)}`;
+}
+
 /** The DDL of the history tables for one database, on one server or a cluster. */
 export class Layout {
   private readonly on: Sql;
@@ -70,7 +78,7 @@ export class Layout {
     /** The cluster's name, or undefined on a single server. */
     readonly cluster: string | undefined,
   ) {
-    this.on = cluster === undefined ? sql`` : sql` ON CLUSTER ${lit.cluster(cluster)}`;
+    this.on = onCluster(cluster);
   }
 
   /** The table holding this server's rows of `name`: `db.name`, or `db.name_local` on a cluster. */

@@ -10,8 +10,9 @@
  * - Every query also carries `max_execution_time` (whole seconds: the rest of the budget rounded up, or the whole
  *   budget once the answer has started), so the server stops it by itself even if this process could not.
  * - `abort('cancelled')` (a caller that went away) aborts the HTTP requests to ClickHouse and sends
- *   `KILL QUERY … ASYNC` for each running query id: a query still sorting would otherwise run on, since an aborted
- *   HTTP request only stops a query when it next writes.
+ *   `KILL QUERY … ASYNC` for each running query id (on a cluster `ON CLUSTER`, so it reaches the server running
+ *   it): a query still sorting would otherwise run on, since an aborted HTTP request only stops a query when it next
+ *   writes.
  */
 export type AbortReason = 'timeout' | 'cancelled';
 

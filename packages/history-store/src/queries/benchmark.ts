@@ -7,7 +7,7 @@
  */
 import type { ExchangeKey } from '@depthgate/platforms';
 import { INSERT_COLUMNS } from '../inserts';
-import { LOCAL_SUFFIX } from '../layout';
+import { LOCAL_SUFFIX, onCluster } from '../layout';
 import { join, lit, sql, type Sql } from '../literals';
 import { READ_COLUMNS, TABLES, type ReadKind, type RowKind } from '../schema';
 import { bookBaseQuery, bookQuery, bookReads, deltaWindowQuery, type TimeWindow } from './order-books';
@@ -54,7 +54,6 @@ export function benchmarkSql(database: string, cluster?: string) {
     INSERT_COLUMNS.deltas.map((c) => lit.bare(c)),
     ', ',
   );
-  const onCluster = cluster === undefined ? sql`` : sql` ON CLUSTER ${lit.cluster(cluster)}`;
   const columns = (kind: ReadKind, receivedTs: boolean) =>
     kind === 'trade'
       ? [...TRADE_WIRE_COLUMNS, ...(receivedTs ? ['received_ts'] : [])].join(', ')
@@ -151,7 +150,7 @@ FORMAT RowBinary`.text,
     exists: (): string =>
       sql`SELECT count() AS n FROM system.tables WHERE database = ${name} AND name = ${lit.name(TABLES.deltas)}`.text,
 
-    dropDatabase: (): string => sql`DROP DATABASE IF EXISTS ${db}${onCluster}`.text,
+    dropDatabase: (): string => sql`DROP DATABASE IF EXISTS ${db}${onCluster(cluster)}`.text,
 
     /**
      * Merges each partition of a table into one part, so every run reads the same layout (in cluster mode: the

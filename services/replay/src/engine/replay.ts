@@ -27,9 +27,10 @@ export type BookCause = { kind: 'start'; lastTrade: RecordedTrade | undefined } 
 
 /**
  * A message's text, or (a message that takes a subscription's next sequence number: Kalshi's book messages) the
- * function that writes it when it is sent — see `NativeMessage.text`.
+ * function that writes it when it is sent — see `NativeMessage.text`; or either with the market's channel it is
+ * written for (`NativeMessage.channel`).
  */
-export type EncodedText = string | (() => string);
+export type EncodedText = string | (() => string) | { channel: string; text: string | (() => string) };
 
 /** A venue's messages for the engine's steps. Each hook returns the step's messages, in order. */
 export interface VenueEncoder {
@@ -62,13 +63,14 @@ export function applyDelta(book: ReplayBook, d: RecordedDelta): bigint {
  * sending it) keeps the subscription's numbers contiguous. Read `text` in the order the messages go out.
  */
 function message(received_ts: number, ts: number, encoded: EncodedText): NativeMessage {
-  if (typeof encoded === 'string') return { received_ts, ts, text: encoded };
+  const { channel, text: given } = typeof encoded === 'object' ? encoded : { channel: undefined, text: encoded };
+  const of = channel === undefined ? { received_ts, ts } : { received_ts, ts, channel };
+  if (typeof given === 'string') return { ...of, text: given };
   let text: string | undefined;
   return {
-    received_ts,
-    ts,
+    ...of,
     get text() {
-      return (text ??= encoded());
+      return (text ??= given());
     },
   };
 }

@@ -87,6 +87,12 @@ export interface NativeMessage {
   readonly received_ts: number;
   readonly ts: number;
   readonly text: string;
+  /**
+   * The market's channel the message was written for, where a venue's client can end one channel of a market and
+   * keep the others (Coinbase's `level2` and `matches`, a Polymarket US subscription's requestId); absent: the
+   * market's messages are one channel.
+   */
+  readonly channel?: string;
 }
 
 /** The recorded rows contradict themselves (a delta takes a level below zero): the window cannot be replayed. */

@@ -10,13 +10,15 @@
  * - A trade is a `SUBSCRIPTION_TYPE_TRADE` message (`price`, `quantity` as Amounts, `tradeTime`, maker's and taker's
  *   side and intent on the long side), on the trade subscription's `requestId`.
  * - Prices with 3 places and quantities with 2 by default (the venue's `px.value` and the simulator's `qty`).
+ * - Each message names its subscription's `requestId` as its channel (`NativeMessage.channel`): a client may end one
+ *   subscription of a market and keep the others.
  * - Reset after a recorded gap: the whole book at the gap's end. Every message of this feed is the whole book and it
  *   has no sequence: a client replaces its book with each, so the message after the gap is the reset (nothing in the
  *   protocol can say more).
  */
 import { ASK, BID, parseDecimal, pmUsWire } from '@depthgate/feeds';
 import { formatPlaces, priceFormat, type Places, type ReplayBook } from './replay-book';
-import { applyDelta, type VenueEncoder } from './replay';
+import { applyDelta, type EncodedText, type VenueEncoder } from './replay';
 import type { RecordedDelta, RecordedTrade } from './types';
 
 export interface PmUsEncoderOptions {
@@ -39,7 +41,10 @@ export function pmUsEncoder(o: PmUsEncoderOptions): VenueEncoder {
   const qtyPlaces = o.quantityDecimals ?? 2;
   const price = priceFormat(pricePlaces);
   const ids = (given: string | readonly string[]): readonly string[] => (typeof given === 'string' ? [given] : given);
-  const whole = (book: ReplayBook, ts: number): string[] => {
+  /** The message of `body` for each of `requestIds`, each on its own channel. */
+  const each = (requestIds: readonly string[], body: string): EncodedText[] =>
+    requestIds.map((id) => ({ channel: id, text: pmUsWire.frame(id, body) }));
+  const whole = (book: ReplayBook, ts: number): EncodedText[] => {
     const requestIds = ids(o.requestId);
     if (requestIds.length === 0) return [];
     const side = (code: typeof BID | typeof ASK, order: 'asc' | 'desc') =>
@@ -52,19 +57,19 @@ export function pmUsEncoder(o: PmUsEncoderOptions): VenueEncoder {
       transactTime: new Date(ts).toISOString(),
     });
     const body = pmUsWire.body('SUBSCRIPTION_TYPE_MARKET_DATA', 'marketData', JSON.stringify(data));
-    return requestIds.map((id) => pmUsWire.frame(id, body));
+    return each(requestIds, body);
   };
   return {
-    book(book: ReplayBook, ts: number): string[] {
+    book(book: ReplayBook, ts: number): EncodedText[] {
       return whole(book, ts);
     },
 
-    changes(book: ReplayBook, deltas: readonly RecordedDelta[], ts: number): string[] {
+    changes(book: ReplayBook, deltas: readonly RecordedDelta[], ts: number): EncodedText[] {
       for (const d of deltas) applyDelta(book, d);
       return whole(book, ts);
     },
 
-    trade(t: RecordedTrade): string[] {
+    trade(t: RecordedTrade): EncodedText[] {
       const requestIds = ids(o.tradeRequestId);
       if (requestIds.length === 0) return [];
       const trade = pmUsWire.trade({
@@ -75,7 +80,7 @@ export function pmUsEncoder(o: PmUsEncoderOptions): VenueEncoder {
         takerBuys: t.side === 'buy',
       });
       const body = pmUsWire.body('SUBSCRIPTION_TYPE_TRADE', 'trade', trade);
-      return requestIds.map((id) => pmUsWire.frame(id, body));
+      return each(requestIds, body);
     },
   };
 }

@@ -16,11 +16,13 @@
  *   else the shortest form.
  * - Reset after a recorded gap: a new `snapshot`. level2 has no sequence; the snapshot is what a (re)subscription
  *   gets, and clients (the official ones, ccxt, the recorder) replace the product's book with any snapshot.
+ * - Each message names its channel (`NativeMessage.channel`): `level2` for `snapshot` and `l2update` (`level2_batch`
+ *   shares it), `matches` for `match` and `last_match` — a client may unsubscribe one and keep the other.
  */
 import { createHash } from 'node:crypto';
 import { ASK, BID, coinbaseWire, isoMicros, parseDecimal, type CoinbaseSide } from '@depthgate/feeds';
 import { formatPlaces, priceFormat, sideCode, type Places, type ReplayBook } from './replay-book';
-import { applyDelta, type BookCause, type VenueEncoder } from './replay';
+import { applyDelta, type BookCause, type EncodedText, type VenueEncoder } from './replay';
 import type { RecordedDelta, RecordedTrade } from './types';
 
 export interface CoinbaseEncoderOptions {
@@ -38,10 +40,10 @@ function orderId(tradeId: string, role: 'maker' | 'taker'): string {
 export function coinbaseEncoder(o: CoinbaseEncoderOptions): VenueEncoder {
   const price = priceFormat(o.priceDecimals ?? 'shortest');
   const size = (q: bigint) => formatPlaces(q, o.sizeDecimals ?? 'shortest');
-  const match = (t: RecordedTrade, type: 'match' | 'last_match') => {
+  const match = (t: RecordedTrade, type: 'match' | 'last_match'): EncodedText => {
     const maker: CoinbaseSide =
       t.venue_side === 'buy' || t.venue_side === 'sell' ? t.venue_side : t.side === 'buy' ? 'sell' : 'buy';
-    return coinbaseWire.match({
+    const text = coinbaseWire.match({
       type,
       tradeId: t.trade_id,
       sequence: t.sequence,
@@ -53,29 +55,31 @@ export function coinbaseEncoder(o: CoinbaseEncoderOptions): VenueEncoder {
       price: price(t.price),
       side: maker,
     });
+    return { channel: 'matches', text };
   };
+  const level2 = (text: string): EncodedText => ({ channel: 'level2', text });
   return {
-    book(book: ReplayBook, _ts: number, cause: BookCause): string[] {
+    book(book: ReplayBook, _ts: number, cause: BookCause): EncodedText[] {
       const side = (code: typeof BID | typeof ASK, order: 'asc' | 'desc') =>
         book.levels(code, order).map(([p, q]) => [price(p), size(q)] as const);
-      const out = [coinbaseWire.snapshot(o.product, side(BID, 'desc'), side(ASK, 'asc'))];
+      const out = [level2(coinbaseWire.snapshot(o.product, side(BID, 'desc'), side(ASK, 'asc')))];
       if (cause.kind === 'start' && cause.lastTrade) out.push(match(cause.lastTrade, 'last_match'));
       return out;
     },
 
-    changes(book: ReplayBook, deltas: readonly RecordedDelta[], ts: number): string[] {
+    changes(book: ReplayBook, deltas: readonly RecordedDelta[], ts: number): EncodedText[] {
       const changes = deltas.map((d) => {
         const q = applyDelta(book, d);
         return coinbaseWire.change(sideCode(d.side) === BID ? 'buy' : 'sell', price(d.price), size(q));
       });
-      return [coinbaseWire.l2update(o.product, changes, isoMicros(ts))];
+      return [level2(coinbaseWire.l2update(o.product, changes, isoMicros(ts)))];
     },
 
-    trade(t: RecordedTrade): string[] {
+    trade(t: RecordedTrade): EncodedText[] {
       return [match(t, 'match')];
     },
 
-    startWithoutBook(t: RecordedTrade): string[] {
+    startWithoutBook(t: RecordedTrade): EncodedText[] {
       return [match(t, 'last_match')];
     },
   };

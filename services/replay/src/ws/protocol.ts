@@ -55,10 +55,12 @@ export interface MarketStream {
   ticker: string;
   encoder: VenueEncoder;
   /**
-   * Whether the client still wants any of the market's messages (absent: always). Once not (every subscription of it
-   * ended after the start, which no subscribe can undo), the market is no longer read.
+   * Whether the client still wants the market's messages of `channel` (NativeMessage.channel: a venue where one
+   * channel of a market can be unsubscribed and others kept), or — no channel given — any of its messages (absent:
+   * always). Asked again as each message is about to be sent (SessionStream); once the market has nothing wanted
+   * left (every subscription of it ended after the start, which no subscribe can undo), it is no longer read.
    */
-  wanted?: () => boolean;
+  wanted?: (channel?: string) => boolean;
 }
 
 export interface ReplayProtocol<D = unknown> {

@@ -11,13 +11,14 @@ import { QueryScope, type CatalogueSpan, type HistoryStore, type OrderBookQuerie
 import { createLogger, createRegistry } from '@depthgate/service-kit';
 import { waitFor } from '@depthgate/test-utils';
 import { WebSocket, WebSocketServer } from 'ws';
-import { PageWait, type PagedWindow, type RecordedDelta, type WindowPage } from '../engine';
+import { PageWait, type PagedWindow, type RecordedDelta, type RecordedTrade, type WindowPage } from '../engine';
 import { ReplayMetrics } from '../metrics';
-import type { MarketStream, VenueSocket } from './protocol';
+import type { MarketStream, ReplayProtocol, VenueSocket } from './protocol';
 import { clobSocket } from './protocols/clob';
 import { coinbaseSocket } from './protocols/coinbase';
 import { geminiSocket } from './protocols/gemini';
 import { kalshiSocket } from './protocols/kalshi';
+import { pmUsSocket } from './protocols/polymarket-us';
 import { marketReplay, ReplaySocket } from './replay-socket';
 import { Session, type SessionMember, type SessionStream, type SessionTerms } from './session';
 
@@ -365,8 +366,8 @@ function bigWindow(rows: number): { window: PagedWindow; asked: () => number } {
   };
 }
 
-/** A market's window in one page: a book at 0, then a change of its bid at each of `times`. */
-function smallWindow(ticker: string, times: number[]): PagedWindow {
+/** A market's window in one page: a book at 0, then a change of its bid at each of `times`, a trade at each of `trades`. */
+function smallWindow(ticker: string, times: number[], tradeTimes: number[] = []): PagedWindow {
   const deltas: RecordedDelta[] = times.map((ts, i) => ({
     ts,
     sequence: 1 + i,
@@ -374,7 +375,16 @@ function smallWindow(ticker: string, times: number[]): PagedWindow {
     price: '0.40',
     quantity_delta: '1',
   }));
-  const page: WindowPage = { deltas, trades: [], gaps: [], until: Infinity };
+  const trades: RecordedTrade[] = tradeTimes.map((ts, i) => ({
+    ts,
+    sequence: 1000 + i,
+    trade_id: `t${i}`,
+    price: '0.40',
+    size: '1',
+    side: 'buy',
+    venue_side: 'buy',
+  }));
+  const page: WindowPage = { deltas, trades, gaps: [], until: Infinity };
   return {
     ticker,
     start: { ts: 0, book: { bids: [['0.40', '10']], asks: [['0.60', '10']] } },
@@ -399,6 +409,27 @@ function played(streams: SessionStream[], onSend: (text: string) => void): Promi
     session.join(member, terms);
     session.ready(member, streams);
   });
+}
+
+/**
+ * A socket of `venue` subscribed by `frames` (before the start) to markets A (a change at 1, a trade at 3) and B
+ * (changes at 2 and 4), played in a session of one; `onSend` gets each message sent and the socket's protocol.
+ */
+async function twoMarketsPlayed(
+  venue: VenueSocket,
+  frames: unknown[],
+  onSend: (text: string, p: ReplayProtocol) => void,
+): Promise<void> {
+  const p = venue.create();
+  for (const m of frames) {
+    const f = p.frame(JSON.stringify(m), false, false);
+    if (f.kind !== 'subscribe') throw new Error('expected a subscribe');
+    p.accept(f.request, f.request.tickers);
+  }
+  const [a, b] = p.streams() as [MarketStream, MarketStream];
+  expect([a.ticker, b.ticker]).toEqual(['A', 'B']);
+  const streams = [marketReplay(smallWindow('A', [1], [3]), a), marketReplay(smallWindow('B', [2, 4]), b)];
+  await played(streams, (text) => onSend(text, p));
 }
 
 describe('marketReplay', () => {
@@ -447,6 +478,48 @@ describe('marketReplay', () => {
         p.frame(JSON.stringify({ assets_ids: ['A'], operation: 'unsubscribe' }), false, true);
     });
     expect(sent).toEqual(['book A', 'book B', 'price_change B', 'price_change B']);
+  });
+
+  it('sends nothing of a channel after its unsubscribe, not even the message read ahead of it, and the rest of the market goes on (Coinbase level2, matches kept)', async () => {
+    const sent: string[] = [];
+    await twoMarketsPlayed(
+      coinbaseSocket,
+      [
+        { type: 'subscribe', product_ids: ['A', 'B'], channels: ['level2'] },
+        { type: 'subscribe', product_ids: ['A'], channels: ['matches'] },
+      ],
+      (text, p) => {
+        const m = JSON.parse(text) as { type: string; product_id: string };
+        sent.push(`${m.type} ${m.product_id}`);
+        // The client drops A's level2 (keeping its matches) when B's snapshot arrives: A's l2update (at 1) is then
+        // the merge's next message of A, read ahead while B's snapshot (at 0) went first.
+        if (m.type === 'snapshot' && m.product_id === 'B')
+          p.frame(JSON.stringify({ type: 'unsubscribe', product_ids: ['A'], channels: ['level2'] }), false, true);
+      },
+    );
+    expect(sent).toEqual(['snapshot A', 'snapshot B', 'l2update B', 'match A', 'l2update B']);
+  });
+
+  it('sends nothing of a subscription after its unsubscribe, not even the message read ahead of it, and the market’s others go on (Polymarket US)', async () => {
+    const sent: string[] = [];
+    const subscribe = (requestId: string, subscriptionType: string, slug: string) => ({
+      subscribe: { requestId, subscriptionType, marketSlugs: [slug] },
+    });
+    await twoMarketsPlayed(
+      pmUsSocket,
+      [
+        subscribe('mdA', 'SUBSCRIPTION_TYPE_MARKET_DATA', 'A'),
+        subscribe('mdB', 'SUBSCRIPTION_TYPE_MARKET_DATA', 'B'),
+        subscribe('trA', 'SUBSCRIPTION_TYPE_TRADE', 'A'),
+      ],
+      (text, p) => {
+        sent.push((JSON.parse(text) as { requestId: string }).requestId);
+        // The client ends mdA (A's book; its trades stay on trA) when B's first book arrives: A's book at 1 is then
+        // the merge's next message of A, read ahead while B's book (at 0) went first.
+        if (sent.length === 2) p.frame(JSON.stringify({ unsubscribe: { requestId: 'mdA' } }), false, true);
+      },
+    );
+    expect(sent).toEqual(['mdA', 'mdB', 'mdB', 'trA', 'mdB']);
   });
 
   it('no longer reads a market unsubscribed after the start (a CLOB asset)', async () => {

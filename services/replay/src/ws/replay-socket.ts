@@ -42,8 +42,8 @@ const ROWS_PER_TURN = 1000;
 
 /**
  * A market's messages as its socket replays them: its window played at most ROWS_PER_TURN rows per turn of the
- * event loop, no longer read once nobody wants any of it (`wanted`), and what was read ahead of that then dropped
- * (SessionStream).
+ * event loop, no longer read once nobody wants any of it (`wanted`), and what was read ahead of a market or of a
+ * channel of it the client has since unsubscribed then dropped (SessionStream).
  */
 export function marketReplay(window: PagedWindow, stream: MarketStream): SessionStream {
   const messages = replayPaged(sliced(window, ROWS_PER_TURN), stream.encoder);

@@ -49,11 +49,12 @@ export interface SessionTerms {
 export interface SessionStream {
   messages: Iterator<NativeMessage | PageWait>;
   /**
-   * Whether the client still wants the market's messages (absent: always), asked again as each one is about to be
-   * sent: the merge reads each stream's next message ahead and the pacing holds one until it is due, and once the
-   * market is unsubscribed those are dropped, as the venue sends nothing of a market after its unsubscribe.
+   * Whether the client still wants the market's messages of the message's channel (NativeMessage.channel; absent:
+   * always), asked again as each one is about to be sent: the merge reads each stream's next message ahead and the
+   * pacing holds one until it is due, and once the market — or that channel of it — is unsubscribed those are
+   * dropped, as the venue sends nothing of a subscription after its unsubscribe.
    */
-  wanted?: () => boolean;
+  wanted?: (channel?: string) => boolean;
 }
 
 interface Joined {
@@ -164,7 +165,7 @@ export class Session {
   private async run(members: Joined[]): Promise<void> {
     // Every member's markets in one merge; `owner[i]` is the member of stream i, `wanted[i]` its client's wish.
     const owner: Joined[] = [];
-    const wanted: ((() => boolean) | undefined)[] = [];
+    const wanted: SessionStream['wanted'][] = [];
     const streams: Iterator<NativeMessage | PageWait>[] = [];
     for (const j of members)
       for (const s of j.streams ?? []) {
@@ -207,7 +208,7 @@ export class Session {
     try {
       for await (const m of messages) {
         const j = owner[m.source] as Joined;
-        if (j.left || j.member.gone() || wanted[m.source]?.() === false) continue;
+        if (j.left || j.member.gone() || wanted[m.source]?.(m.message.channel) === false) continue;
         if (members.every((x) => x.left || x.member.gone())) break;
         if (!corked.has(j)) {
           j.member.cork();

@@ -160,9 +160,10 @@ class CoinbaseProtocol implements ReplayProtocol<Detail> {
     return [...products].map((ticker) => ({
       ticker,
       encoder: channels(coinbaseEncoder({ product: ticker }), () => wanted(ticker)),
-      wanted: () => {
+      // The encoder's channels: `level2` (the book, level2_batch's too) and `matches`.
+      wanted: (channel?: string) => {
         const w = wanted(ticker);
-        return w.book || w.trades;
+        return channel === 'level2' ? w.book : channel === 'matches' ? w.trades : w.book || w.trades;
       },
     }));
   }

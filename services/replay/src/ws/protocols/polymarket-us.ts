@@ -112,7 +112,9 @@ class PmUsProtocol implements ReplayProtocol<Detail> {
     return [...this.markets].map(([ticker, m]) => ({
       ticker,
       encoder: pmUsEncoder({ slug: ticker, requestId: m.book, tradeRequestId: m.trade }),
-      wanted: () => m.book.length + m.trade.length > 0,
+      // The encoder's channels are the subscriptions' requestIds.
+      wanted: (channel?: string) =>
+        channel === undefined ? m.book.length + m.trade.length > 0 : [...m.book, ...m.trade].includes(channel),
     }));
   }
 }
