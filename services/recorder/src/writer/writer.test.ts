@@ -502,15 +502,20 @@ describe('Writer', () => {
     await w.close(1000);
   });
 
-  it('moves a batch ClickHouse refuses as malformed to rejected/ instead of blocking', async () => {
+  it('moves a batch ClickHouse refuses as malformed to rejected/ instead of blocking, none of its rows counted written', async () => {
     const { store, state } = fakeStore();
     state.rejectNext = true;
     const rejected: SealedBatch[] = [];
-    const w = make(store, { onRejected: (b) => rejected.push(b) });
+    const written: number[] = [];
+    const w = make(store, { onRejected: (b) => rejected.push(b), onWritten: (b) => written.push(b.rows) });
     w.start();
     w.enqueue(deltas(1));
     await until(() => w.idle);
     expect(rejected).toHaveLength(1);
+    // The next batch lands: only its rows are written (recorder_rows_total), none of the refused one's.
+    w.enqueue(deltas(11));
+    await until(() => w.idle);
+    expect(written).toEqual([2]);
     await w.close(1000);
   });
 

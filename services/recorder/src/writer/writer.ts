@@ -521,7 +521,8 @@ export class Writer {
       else spooled?.spool.ack(batch);
       // Landed before the eviction took effect: the batches behind it that a drained() caller waits for go too.
       if (evicting && this.waitedFor(lane)) lane.evict = true;
-      this.o.onWritten?.(batch, this.now());
+      // A refused batch left the lane, but none of its rows is in ClickHouse (recorder_rejected_rows_total counts them).
+      if (outcome === 'done') this.o.onWritten?.(batch, this.now());
       releaseBatch(batch);
       this.checkPressure();
     }
@@ -570,10 +571,14 @@ export class Writer {
   }
 
   /**
-   * Inserts a batch, retrying until it is in ClickHouse ('done'), the writer stops ('stopped'), the gate closes
+   * Inserts a batch, retrying until it is in ClickHouse ('done') or refused as malformed ('rejected': kept in
+   * rejected/, not written), the writer stops ('stopped'), the gate closes
    * ('gated') or a spooled batch's fence changed ('refence'), the last two checked before every attempt.
    */
-  private async deliver(lane: Lane, batch: SealedBatch): Promise<'done' | 'stopped' | 'gated' | 'refence' | 'evicted'> {
+  private async deliver(
+    lane: Lane,
+    batch: SealedBatch,
+  ): Promise<'done' | 'rejected' | 'stopped' | 'gated' | 'refence' | 'evicted'> {
     const table = batch.table;
     for (let attempt = 0; ; attempt++) {
       if (this.stopping) return 'stopped';
@@ -628,7 +633,7 @@ export class Writer {
         this.o.onInsert?.(table, 'failed', 0, failure.kind);
         if (failure.code !== undefined && REJECTING_CODES.has(failure.code)) {
           this.reject(batch, failure.message);
-          return 'done';
+          return 'rejected';
         }
         if (lane.failures === 0 || lane.failures % 20 === 0) {
           this.o.logger.warn(
