@@ -279,6 +279,10 @@ describe('row encoders', () => {
     expect(recorderQueryId(17, 'deltas')).not.toBe(recorderQueryId(17, 'deltas'));
     expect(recorderQueryId(0, 'gaps')).toMatch(/^dg-insert-gaps-[0-9a-f-]{36}$/);
     for (const term of [-1, 1.5, Number.NaN]) expect(() => recorderQueryId(term, 'deltas')).toThrow(TypeError);
+    // A place instead of the uuid: the same id at every call (a spooled record's inserts).
+    expect(recorderQueryId(17, 'deltas', 'spool-000000000003-512')).toBe('rec-17-deltas-spool-000000000003-512');
+    expect(recorderQueryId(0, 'gaps', 'spool-000000000003-0')).toBe('dg-insert-gaps-spool-000000000003-0');
+    expect(() => recorderQueryId(0, 'gaps', "x' OR 1")).toThrow(TypeError);
   });
 
   it('rejects bad sequences and gap reasons', () => {

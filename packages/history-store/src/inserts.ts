@@ -338,10 +338,14 @@ export interface InsertOptions {
  * The query id of a recorder's insert into `table`. Under a term (redundant recording: term > 0, from the recorder's
  * lease) `rec-<term>-<table>-<uuid>`, so that the recorder taking its tickers over can end every insert of that term
  * still running (RecorderStore.killWriter); a recorder alone (term 0) keeps newQueryId's `dg-insert-<table>-<uuid>`.
+ * `place` (lowercase letters, digits, `-`) stands instead of the uuid where every insert of the same rows must carry
+ * the same id, in any life of the process (a spooled record's: the next start can end one a dead process left running).
  */
-export function recorderQueryId(term: number, table: InsertTable): string {
+export function recorderQueryId(term: number, table: InsertTable, place?: string): string {
   if (!Number.isSafeInteger(term) || term < 0) throw new TypeError(`not a term: ${term}`);
-  return term === 0 ? newQueryId(`insert-${table}`) : `${recorderQueryPrefix(term)}${table}-${randomUUID()}`;
+  if (place !== undefined && !/^[a-z0-9-]{1,48}$/.test(place)) throw new TypeError(`not a query id place: ${place}`);
+  if (place === undefined && term === 0) return newQueryId(`insert-${table}`);
+  return `${term === 0 ? 'dg-insert-' : recorderQueryPrefix(term)}${table}-${place ?? randomUUID()}`;
 }
 
 /** What every insert query id of a term starts with (`rec-<term>-`). */

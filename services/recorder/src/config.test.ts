@@ -149,6 +149,25 @@ describe('recorder configuration', () => {
     ).toEqual(['RECORDER_STANDBY_BUFFER_MS: must be at least 3 × RECORDER_LEASE_TTL_MS']);
   });
 
+  it("refuses a stall timeout not above the keep-alive whose answer is a feed's only sign of life", () => {
+    const issues = (env: Record<string, string>) => thrownBy(() => loadRecorderConfig(env), ConfigError).issues;
+    // The CLOB answers our PING (every 10 s by default): a quiet market's connection hears nothing else.
+    expect(issues({ RECORDER_EXCHANGES: 'venue_a_clob', RECORDER_STALL_TIMEOUT_MS: '5000' })).toEqual([
+      "RECORDER_STALL_TIMEOUT_MS: 5000 ms is not longer than venue_a_clob's keep-alive interval (10000 ms), whose answer is its quiet feed's only sign of life: every quiet connection would be cut as stalled; make it longer, or RECORDER_PING_INTERVAL_MS shorter",
+    ]);
+    const env = {
+      RECORDER_EXCHANGES: 'venue_a_clob',
+      RECORDER_STALL_TIMEOUT_MS: '1500',
+      RECORDER_PING_INTERVAL_MS: '500',
+    };
+    expect(loadRecorderConfig(env).RECORDER_STALL_TIMEOUT_MS).toBe(1500);
+    // A venue's own heartbeat is not checked: the override serves a feed (a simulator) that beats faster.
+    expect(
+      loadRecorderConfig({ RECORDER_EXCHANGES: 'venue_b', RECORDER_STALL_TIMEOUT_MS: '1500' })
+        .RECORDER_STALL_TIMEOUT_MS,
+    ).toBe(1500);
+  });
+
   it('documents every setting in docs/configuration.md', () => {
     expect(undocumentedSettings(recorderEnvNames())).toEqual([]);
   });

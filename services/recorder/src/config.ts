@@ -6,6 +6,8 @@ import {
   PLATFORMS,
   type RECORDED_PLATFORMS,
   exchangesOf,
+  feedLiveness,
+  mainFeedHeartbeat,
   platformEnvNames,
   recordedPlatforms,
   resolvePlatforms,
@@ -170,10 +172,14 @@ export function recorderEnvShape(exchanges: Exchanges, adapters: Adapters) {
 }
 
 /** The documented request rate (per second) of the platform an exchange is recorded from (its descriptor's budget). */
-function budgetOf(registry: Registry, exchanges: Exchanges<ExchangeKey>, exchange: ExchangeKey): number {
+function descriptorOf(registry: Registry, exchanges: Exchanges<ExchangeKey>, exchange: ExchangeKey) {
   const descriptor = registry[exchanges.info(exchange).platform];
   if (!descriptor) throw new Error(`the recorded exchange ${exchange} has no platform descriptor`);
-  return descriptor.budget.perSecond;
+  return descriptor;
+}
+
+function budgetOf(registry: Registry, exchanges: Exchanges<ExchangeKey>, exchange: ExchangeKey): number {
+  return descriptorOf(registry, exchanges, exchange).budget.perSecond;
 }
 
 function adapterOf(adapters: Adapters, exchange: string) {
@@ -286,6 +292,19 @@ export function loadRecorderConfig(
   if (base.RECORDER_REDIS_URL !== undefined && base.RECORDER_STANDBY_BUFFER_MS < 3 * base.RECORDER_LEASE_TTL_MS) {
     // A takeover of a dead owner waits two TTLs and reads ClickHouse: the standby's buffer must reach back past that.
     issues.push('RECORDER_STANDBY_BUFFER_MS: must be at least 3 × RECORDER_LEASE_TTL_MS');
+  }
+  const stallMs = base.RECORDER_STALL_TIMEOUT_MS;
+  for (const e of stallMs === undefined ? [] : chosen) {
+    // Where the feed's only sign of life on a quiet market is the venue's answer to our keep-alive, a threshold not
+    // above that keep-alive's interval cuts every quiet connection as stalled, again and again. (A venue's own
+    // heartbeat is not checked: the override is there for a venue, or a simulator, whose rhythm is not its descriptor's.)
+    const descriptor = descriptorOf(registry, exchanges, e);
+    const { pingMs } = feedLiveness(descriptor, { stallMs, pingMs: base.RECORDER_PING_INTERVAL_MS, falseAlarm: 'gap' });
+    if (mainFeedHeartbeat(descriptor)?.kind === 'answer' && (stallMs as number) <= pingMs) {
+      issues.push(
+        `RECORDER_STALL_TIMEOUT_MS: ${stallMs} ms is not longer than ${e}'s keep-alive interval (${pingMs} ms), whose answer is its quiet feed's only sign of life: every quiet connection would be cut as stalled; make it longer, or RECORDER_PING_INTERVAL_MS shorter`,
+      );
+    }
   }
   if (base.RECORDER_RECONNECT_MIN_MS > base.RECORDER_RECONNECT_MAX_MS) {
     issues.push('RECORDER_RECONNECT_MIN_MS: must not exceed RECORDER_RECONNECT_MAX_MS');

@@ -357,6 +357,25 @@ export class TickerRecorder {
     if (this.pendingGap !== pending) this.tellLost();
   }
 
+  /**
+   * The ticker leaves the recording (the listing dropped it, the venue refused it) at `at` (wall clock): nothing more
+   * is recorded for it, so what a stop would leave to the next start is written now — its last verification, the gap
+   * it owes (a lost book not yet replaced) ending here, and the window of trades its feed stopped carrying closed here
+   * (read back, or a trades gap). It resumes after them if it comes back.
+   */
+  leave(at: number): void {
+    this.writeVerification();
+    const gap = this.pendingGap;
+    if (gap !== undefined) {
+      const to = Math.max(at, this.lastTs + 1);
+      this.env.sink.gap(this.exchange, this.ticker, Math.min(gap.from, to), to, gap.reason, this.env.now());
+      this.lastTs = to;
+      this.pendingGap = undefined;
+    }
+    const w = this.tradeWindow;
+    if (w?.broken) this.closeTradeWindow(Math.max(at, w.gapFrom));
+  }
+
   /** Redundant recording: a gap just became pending (TickerEnv.onLost). */
   private tellLost(): void {
     const gap = this.pendingGap;

@@ -152,8 +152,14 @@ class VenueAUsSession implements VenueSession {
     return this.mark;
   }
 
-  private send(requestId: string, type: PmSubscription, slugs: readonly string[]): void {
-    if (type === 'SUBSCRIPTION_TYPE_MARKET_DATA') for (const s of slugs) this.expecting.add(s);
+  /**
+   * Sends a subscription (a new one, or one sent again under its id: every market of it gets a first book). Only the
+   * markets of `fresh` wait for theirs as the venue's snapshot (`expecting`): for the others, live, the first book is
+   * one more whole book, diffed into deltas (taken as a snapshot, a change the venue made meanwhile would differ from
+   * our book: a false `divergence`); a market still waiting for its first book keeps waiting.
+   */
+  private send(requestId: string, type: PmSubscription, slugs: readonly string[], fresh: readonly string[]): void {
+    if (type === 'SUBSCRIPTION_TYPE_MARKET_DATA') for (const s of fresh) this.expecting.add(s);
     this.ctx.send(
       JSON.stringify({
         subscribe: {
@@ -178,7 +184,7 @@ class VenueAUsSession implements VenueSession {
     const requestId = `${prefix}-${this.nextRequest++}`;
     this.requests.set(requestId, { type, slugs: new Set(slugs) });
     for (const s of slugs) requestOf.set(s, requestId);
-    this.send(requestId, type, slugs);
+    this.send(requestId, type, slugs, slugs);
   }
 
   unsubscribe(tickers: readonly string[]): void {
@@ -202,15 +208,18 @@ class VenueAUsSession implements VenueSession {
       } else {
         // Subscribing again under the same id replaces its market list; the markets kept get a first book, which
         // matches ours (no gap), and keep their trades.
-        this.send(id, request.type, [...request.slugs]);
+        this.send(id, request.type, [...request.slugs], []);
       }
     }
   }
 
-  /** Books in doubt: their MARKET_DATA requests again (the trade subscriptions carry on). */
+  /** Books in doubt: their MARKET_DATA requests again (the trade subscriptions carry on); only they wait for a book. */
   resync(tickers: readonly string[]): void {
-    const ids = new Set(tickers.map((s) => this.requestOf.get(s)).filter((id): id is string => id !== undefined));
-    for (const id of ids) this.send(id, 'SUBSCRIPTION_TYPE_MARKET_DATA', [...(this.requests.get(id)?.slugs ?? [])]);
+    const fresh = tickers.filter((s) => this.requestOf.has(s));
+    const ids = new Set(fresh.map((s) => this.requestOf.get(s) as string));
+    for (const id of ids) {
+      this.send(id, 'SUBSCRIPTION_TYPE_MARKET_DATA', [...(this.requests.get(id)?.slugs ?? [])], fresh);
+    }
   }
 
   private onTrade(raw: Record<string, unknown>, text: string, receivedAt: number): void {

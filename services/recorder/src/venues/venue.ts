@@ -258,7 +258,7 @@ export class Venue {
       this.awaiting.delete(t);
       const rec = this.recorders.get(t);
       if (!rec) continue;
-      rec.writeVerification(); // its last verification point, held for coalescing, is kept
+      rec.leave(this.o.now());
       this.retired.set(t, rec.resumePoint());
       this.recorders.delete(t);
     }
@@ -376,7 +376,10 @@ export class Venue {
     this.log.warn({ ticker, message }, 'the venue refused a ticker; not recorded until the next discovery');
     this.refused.add(ticker);
     const rec = this.recorders.get(ticker);
-    if (rec) this.retired.set(ticker, rec.resumePoint());
+    if (rec) {
+      rec.leave(this.o.now());
+      this.retired.set(ticker, rec.resumePoint());
+    }
     this.recorders.delete(ticker);
     this.desired.delete(ticker);
   }

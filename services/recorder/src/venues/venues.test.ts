@@ -277,6 +277,36 @@ describe('Polymarket US normalisation', () => {
     ]);
   });
 
+  it('a subscription sent again waits for a new book only of the markets that need one: a live sibling records no divergence', () => {
+    const protocol = placed(venueAUsProtocol({ subscribeBatch: 500, debounced: false, trades: false }), 'venue_a_us');
+    const h = harness(protocol, ['m-a', 'm-b', 'm-c']);
+    h.session.subscribe(['m-a', 'm-b', 'm-c']);
+    for (const slug of ['m-a', 'm-b', 'm-c'])
+      h.msg(book(slug, [['0.50', '1']], [['0.60', '1']], '2026-03-07T15:00:00.100Z'));
+    // m-a's book is in doubt: its request is sent again (every market of it gets a first book); m-c leaves, and the
+    // request is sent again without it.
+    h.recs.get('m-a')?.lose('malformed_message');
+    h.session.resync(['m-a']);
+    h.session.unsubscribe(['m-c']);
+    expect(h.sent).toHaveLength(3);
+    // m-b's next book is a change the venue made meanwhile (or its first book of the request sent again): deltas.
+    h.msg(book('m-b', [['0.50', '2']], [['0.60', '1']], '2026-03-07T15:00:00.200Z'));
+    h.msg(book('m-a', [['0.51', '1']], [['0.60', '1']], '2026-03-07T15:00:00.300Z'));
+    const t0 = Date.UTC(2026, 2, 7, 15, 0, 0, 100);
+    expect(h.sink.of('gap').map((g) => g.kind === 'gap' && [g.ticker, g.reason])).toEqual([
+      ['m-a', 'malformed_message'],
+    ]);
+    expect(h.sink.of('delta').map((r) => [r.ticker, r.ts - t0, r.side, r.price, r.quantityDelta])).toEqual([
+      ['m-b', 100, 'bid', '0.5', '1'],
+    ]);
+    expect(
+      h.sink
+        .of('snapshot')
+        .filter((r) => r.ts > t0 + 1)
+        .map((r) => r.ticker),
+    ).toEqual(['m-a', 'm-a']);
+  });
+
   it('keeps subscriptions at 100 markets or fewer', () => {
     const protocol = placed(venueAUsProtocol({ subscribeBatch: 500, debounced: false, trades: false }), 'venue_a_us');
     const slugs = Array.from({ length: 250 }, (_, i) => `m-${i}`);

@@ -502,15 +502,20 @@ describe('Writer', () => {
     await w.close(1000);
   });
 
-  it('moves a batch ClickHouse refuses as malformed to rejected/ instead of blocking', async () => {
+  it('moves a batch ClickHouse refuses as malformed to rejected/ instead of blocking, none of its rows counted written', async () => {
     const { store, state } = fakeStore();
     state.rejectNext = true;
     const rejected: SealedBatch[] = [];
-    const w = make(store, { onRejected: (b) => rejected.push(b) });
+    const written: number[] = [];
+    const w = make(store, { onRejected: (b) => rejected.push(b), onWritten: (b) => written.push(b.rows) });
     w.start();
     w.enqueue(deltas(1));
     await until(() => w.idle);
     expect(rejected).toHaveLength(1);
+    // The next batch lands: only its rows are written (recorder_rows_total), none of the refused one's.
+    w.enqueue(deltas(11));
+    await until(() => w.idle);
+    expect(written).toEqual([2]);
     await w.close(1000);
   });
 
@@ -532,6 +537,51 @@ describe('Writer', () => {
     const seqs = (tables.get('deltas') ?? []).map((l) => Number(l.split('\t')[3]));
     expect(seqs).toEqual([1, 2, 11, 12, 21, 22, 31, 32, 41, 42]);
     await again.close(1000);
+  });
+
+  it('replays a spooled record under one query id in every life: a restart ends the insert a dead process left running before its probe', async () => {
+    const dir = tmp();
+    // First life: ClickHouse away; the batch is spooled at the stop.
+    const away = fakeStore();
+    away.state.failNext = 1_000_000;
+    const first = make(away.store, { spoolDir: dir });
+    first.start();
+    first.enqueue(deltas(1));
+    await until(() => away.state.inserts > 0);
+    await first.close(50);
+    // Second life: the replay's insert is sent and never answered (the process dies while ClickHouse commits it).
+    const sent: string[] = [];
+    const hanging: WriterStore = {
+      ...away.store,
+      insert: (_table, _source, o) => {
+        sent.push(o?.queryId ?? '');
+        return new Promise((_resolve, reject) => o?.signal?.addEventListener('abort', () => reject(new Error('gone'))));
+      },
+    };
+    const second = make(hanging, { spoolDir: dir });
+    second.start();
+    await until(() => sent.length > 0);
+    // Third life (the second never stopped): before its probe it makes sure that insert has ended, and its own
+    // insert carries the same id.
+    const back = fakeStore();
+    const calls: string[] = [];
+    const third = make(
+      {
+        ...back.store,
+        ensureQueryEnded: async (id) => void calls.push(`ended? ${id}`),
+        probeBatch: async (key) => (calls.push('probe'), back.store.probeBatch(key)),
+        insert: (table, source, o) => (calls.push(`insert ${o?.queryId}`), back.store.insert(table, source, o)),
+      },
+      { spoolDir: dir },
+    );
+    third.start();
+    await until(() => third.spoolEmpty && third.idle);
+    expect(calls).toContain(`ended? ${sent[0]}`);
+    expect(calls.indexOf(`ended? ${sent[0]}`)).toBeLessThan(calls.indexOf('probe'));
+    expect(calls.at(-1)).toBe(`insert ${sent[0]}`);
+    expect(back.tables.get('deltas')).toHaveLength(2);
+    await third.close(1000);
+    await second.close(50);
   });
 
   it('spools the batches waiting in memory before a younger one: a crash loses none older than what survives', async () => {

@@ -78,8 +78,14 @@ export interface WriterOptions {
  * The query id of an insert: `rec-{term}-{table}-{uuid}` under a term (a new owner kills the deposed term's inserts
  * by that prefix), today's form solo.
  */
-function insertQueryId(term: number, table: InsertTable): string {
-  return recorderQueryId(term, table);
+/**
+ * The query id of an insert of `batch`. A spooled record's is named by its place in the spool (file and offset), the
+ * same at every attempt and after a restart: the probe before a replay first makes sure no insert of it is still
+ * running — one a dead process left committing could land after the probe said absent (the record twice).
+ */
+function insertQueryId(term: number, table: InsertTable, spool?: SealedBatch['spool']): string {
+  const place = spool && `spool-${path.basename(spool.file, '.spool').toLowerCase()}-${spool.offset}`;
+  return recorderQueryId(term, table, place);
 }
 
 /** The probe key of a (kept) TabSeparated line of `table`: the same fields the sink keys its batches by. */
@@ -521,7 +527,8 @@ export class Writer {
       else spooled?.spool.ack(batch);
       // Landed before the eviction took effect: the batches behind it that a drained() caller waits for go too.
       if (evicting && this.waitedFor(lane)) lane.evict = true;
-      this.o.onWritten?.(batch, this.now());
+      // A refused batch left the lane, but none of its rows is in ClickHouse (recorder_rejected_rows_total counts them).
+      if (outcome === 'done') this.o.onWritten?.(batch, this.now());
       releaseBatch(batch);
       this.checkPressure();
     }
@@ -570,10 +577,14 @@ export class Writer {
   }
 
   /**
-   * Inserts a batch, retrying until it is in ClickHouse ('done'), the writer stops ('stopped'), the gate closes
+   * Inserts a batch, retrying until it is in ClickHouse ('done') or refused as malformed ('rejected': kept in
+   * rejected/, not written), the writer stops ('stopped'), the gate closes
    * ('gated') or a spooled batch's fence changed ('refence'), the last two checked before every attempt.
    */
-  private async deliver(lane: Lane, batch: SealedBatch): Promise<'done' | 'stopped' | 'gated' | 'refence' | 'evicted'> {
+  private async deliver(
+    lane: Lane,
+    batch: SealedBatch,
+  ): Promise<'done' | 'rejected' | 'stopped' | 'gated' | 'refence' | 'evicted'> {
     const table = batch.table;
     for (let attempt = 0; ; attempt++) {
       if (this.stopping) return 'stopped';
@@ -586,7 +597,9 @@ export class Writer {
         // never an answer; and a probe by the last trade is not conclusive (a peer recorder, at a hand-over, or a REST
         // backfill may have stored that trade while the rest of this batch never landed: chaos runs lost trades so).
         if (batch.maybeWritten && !this.o.store.retriesDeduplicated && table !== 'trades') {
-          if (batch.lastQueryId) await this.o.store.ensureQueryEnded(batch.lastQueryId);
+          // The last attempt's (a record spooled at a stop names it), and every replay's of a spooled record.
+          const replay = batch.spool && insertQueryId(batch.term ?? this.term, table, batch.spool);
+          for (const id of new Set([batch.lastQueryId, replay])) if (id) await this.o.store.ensureQueryEnded(id);
           let present: boolean;
           try {
             present = await this.o.store.probeBatch(batch.probe);
@@ -605,7 +618,7 @@ export class Writer {
           }
         }
         batch.maybeWritten = true;
-        batch.lastQueryId = insertQueryId(batch.term ?? this.term, table);
+        batch.lastQueryId = insertQueryId(batch.term ?? this.term, table, batch.spool);
         const abort = new AbortController();
         lane.abort = abort;
         const timer = setTimeout(() => abort.abort(new Error('insert timeout')), this.o.insertTimeoutMs);
@@ -628,7 +641,7 @@ export class Writer {
         this.o.onInsert?.(table, 'failed', 0, failure.kind);
         if (failure.code !== undefined && REJECTING_CODES.has(failure.code)) {
           this.reject(batch, failure.message);
-          return 'done';
+          return 'rejected';
         }
         if (lane.failures === 0 || lane.failures % 20 === 0) {
           this.o.logger.warn(
