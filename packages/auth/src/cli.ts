@@ -10,9 +10,10 @@
  * `create` prints the new key alone on its last line (with --json: the record plus the key, one JSON line).
  * No other command ever prints a key. Exit status: 0 done, 1 failed (e.g. unknown id, Redis down), 2 bad arguments.
  * `list` with invalid stored records (edited by hand, written by another version) lists the valid ones as usual, names
- * each invalid one on stderr (its id and what is wrong, never its hash) and exits 1; `show` and `revoke` of an invalid
- * record print nothing on stdout, name it the same way (by the id asked for, also when the record is not JSON) and
- * exit 1.
+ * each invalid one on stderr (its id and what is wrong, never its hash) and exits 1; `show` of an invalid record
+ * prints nothing on stdout, names it the same way (by the id asked for, also when the record is not JSON) and exits 1.
+ * `revoke` of an invalid record deletes it (its key is refused for good), says so on stdout with what was wrong and
+ * exits 0.
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
@@ -20,7 +21,7 @@ import { envString, parseEnv } from '@depthgate/service-kit';
 import { redisEnvShape } from './config';
 import { KEY_ID_PATTERN } from './api-key';
 import { canonicalPlatform, PLATFORM_KEYS, TICKER_PREFIX_PATTERN, type PlatformKey } from './entitlements';
-import { publicView, type KeyRecord, type NewKeyInput } from './key-record';
+import { InvalidKeyRecordError, publicView, type KeyRecord, type NewKeyInput } from './key-record';
 import { RedisKeyStore } from './key-store';
 import { createRedisClient, redisTarget, waitForRedis } from './redis';
 
@@ -224,6 +225,16 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
         if (!record) {
           console.error(`error: no key with id ${parsed.id}`);
           return 1;
+        }
+        if (record instanceof InvalidKeyRecordError) {
+          if (parsed.json) console.log(JSON.stringify({ id: parsed.id, removed: true, invalid: record.problems }));
+          else {
+            const problems = record.problems.join('; ');
+            console.log(
+              `revoked ${parsed.id}: its record was invalid (${problems}), so it was deleted; its key is refused for good`,
+            );
+          }
+          return 0;
         }
         if (parsed.json) console.log(JSON.stringify(publicView(record)));
         else console.log(parsed.kind === 'revoke' ? `revoked ${record.id} at ${record.revoked_at}` : describe(record));

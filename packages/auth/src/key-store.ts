@@ -15,8 +15,12 @@ export interface KeyStore {
    * `invalid`, named by the id it is listed under.
    */
   list(): Promise<KeyListing>;
-  /** Marks the key revoked (idempotent). Returns null when no such key exists. */
-  revoke(id: string, now?: Date): Promise<KeyRecord | null>;
+  /**
+   * Marks the key revoked (idempotent). Returns null when no such key exists. A stored record that is not a valid one
+   * cannot be marked (it may not even be JSON): it is deleted with its id, so its key is refused for good and no later
+   * version can read it back to life; that record's InvalidKeyRecordError is returned.
+   */
+  revoke(id: string, now?: Date): Promise<KeyRecord | InvalidKeyRecordError | null>;
   /** Channel on which changes are announced (the payload is the key hash), so caches can drop entries at once. */
   readonly eventsChannel: string;
 }
@@ -99,20 +103,35 @@ export class RedisKeyStore implements KeyStore {
   async list(): Promise<KeyListing> {
     const ids = await this.redis.zrange(`${this.prefix}keys`, '0', '-1');
     const listing: KeyListing = { records: [], invalid: [] };
-    const read = (id: string) =>
-      this.get(id).catch((err: unknown) => {
-        if (!(err instanceof InvalidKeyRecordError)) throw err;
-        return err;
-      });
-    for (const entry of await Promise.all(ids.map(read))) {
+    for (const entry of await Promise.all(ids.map((id) => this.read(id)))) {
       if (entry instanceof InvalidKeyRecordError) listing.invalid.push(entry);
       else if (entry) listing.records.push(entry);
     }
     return listing;
   }
 
-  async revoke(id: string, now = new Date()): Promise<KeyRecord | null> {
-    const record = await this.get(id);
+  /** Like get, but an invalid stored record is returned as its InvalidKeyRecordError instead of thrown. */
+  private read(id: string): Promise<KeyRecord | InvalidKeyRecordError | null> {
+    return this.get(id).catch((err: unknown) => {
+      if (!(err instanceof InvalidKeyRecordError)) throw err;
+      return err;
+    });
+  }
+
+  async revoke(id: string, now = new Date()): Promise<KeyRecord | InvalidKeyRecordError | null> {
+    const record = await this.read(id);
+    if (record instanceof InvalidKeyRecordError) {
+      const hash = await this.redis.get(this.idKey(id));
+      if (hash === null) return null;
+      const result = await this.redis
+        .multi()
+        .del(this.hashKey(hash), this.idKey(id))
+        .zrem(`${this.prefix}keys`, id)
+        .publish(this.eventsChannel, hash)
+        .exec();
+      if (!result || result.some(([err]) => err)) throw new Error(`could not delete the invalid key record ${id}`);
+      return record;
+    }
     if (!record) return null;
     if (record.revoked_at !== null) return record;
     const revoked: KeyRecord = { ...record, revoked_at: now.toISOString() };
