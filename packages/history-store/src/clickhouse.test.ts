@@ -24,6 +24,8 @@ import {
   parseClickHouseUrl,
 } from './connection';
 import { Layout } from './layout';
+import { RecorderStore } from './queries/recorder';
+import { HistoryStore } from './store';
 import { LiteralError, lit, sql } from './literals';
 
 describe('classifyClickHouseError', () => {
@@ -539,5 +541,78 @@ describe('killing a query (a cancelled scope)', () => {
       { statement: `KILL QUERY ON CLUSTER 'depthgate' WHERE query_id = '${id}' ASYNC`, ddlTimeout: '0' },
       { statement: `KILL QUERY WHERE query_id = '${id}' ASYNC`, ddlTimeout: null },
     ]);
+  });
+});
+
+describe('making sure an abandoned insert has ended (RecorderStore.ensureQueryEnded)', () => {
+  /**
+   * A stand-in for ClickHouse behind the shared address: the insert runs on `runsOn` (the server answering, or
+   * `ch-b` of the cluster's `ch-a` and `ch-b`) until a KILL QUERY arrives; every statement is recorded.
+   */
+  async function standIn(runsOn: 'entry' | 'ch-b', use: (url: string) => Promise<void>): Promise<string[]> {
+    const asked: string[] = [];
+    let running = true;
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        const statement = body.replace(/\s*FORMAT JSONEachRow\s*$/, '').trim();
+        let answer = '';
+        if (!statement.includes('system.settings')) asked.push(statement);
+        if (statement.includes('system.clusters')) {
+          answer = '{"host_name":"ch-a","port":9000}\n{"host_name":"ch-b","port":9000}\n';
+        } else if (statement.startsWith('KILL QUERY')) {
+          running = false;
+        } else if (statement.includes('system.processes')) {
+          const here = statement.includes("remote('ch-b:9000'")
+            ? 'ch-b'
+            : statement.includes('remote(')
+              ? 'ch-a'
+              : 'entry';
+          answer = `{"n":"${running && here === runsOn ? 1 : 0}"}\n`;
+        }
+        res.end(answer);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      await use(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    } finally {
+      server.close();
+    }
+    return asked;
+  }
+  const id = recorderQueryId(0, 'deltas');
+  const ofInsert = `query_id = '${id}' OR initial_query_id = '${id}'`;
+
+  it('asks every server of a cluster (the shared address may lead to one the insert is not on), and kills it there', async () => {
+    const asked = await standIn('ch-b', async (url) => {
+      const store = new HistoryStore({ url, database: 'hist', cluster: 'depthgate' });
+      try {
+        await new RecorderStore(store).ensureQueryEnded(id, 10_000);
+      } finally {
+        await store.close();
+      }
+    });
+    const ask = (server: string) => `SELECT count() AS n FROM remote('${server}', system.processes) WHERE ${ofInsert}`;
+    expect(asked[0]).toMatch(/FROM system\.clusters WHERE cluster = 'depthgate'/);
+    // Both servers asked, in either order; the kill after them, then both asked again.
+    expect(new Set(asked.slice(1, 3))).toEqual(new Set([ask('ch-a:9000'), ask('ch-b:9000')]));
+    expect(asked[3]).toBe(`KILL QUERY ON CLUSTER 'depthgate' WHERE ${ofInsert} SYNC`);
+    expect(new Set(asked.slice(4))).toEqual(new Set([ask('ch-a:9000'), ask('ch-b:9000')]));
+    expect(asked).toHaveLength(6);
+  });
+
+  it('asks the one server alone when there is no cluster', async () => {
+    const asked = await standIn('entry', async (url) => {
+      const store = new HistoryStore({ url, database: 'hist' });
+      try {
+        await new RecorderStore(store).ensureQueryEnded(id, 10_000);
+      } finally {
+        await store.close();
+      }
+    });
+    const ask = `SELECT count() AS n FROM system.processes WHERE query_id = '${id}'`;
+    expect(asked).toEqual([ask, `KILL QUERY WHERE query_id = '${id}' ASYNC`, ask]);
   });
 });

@@ -1,8 +1,9 @@
 /**
- * RecorderStore.killWriter on the local cluster of `./dev test --cluster` (2 shards × 2 replicas of 18.16): a query
+ * RecorderStore.killWriter and ensureQueryEnded on the local cluster of `./dev test --cluster` (2 shards × 2 replicas of 18.16): a query
  * of a deposed recorder term (`rec-<term>-…`) running on a server other than the one we talk to is killed, with every
  * server up and with one of them down (where `KILL QUERY ON CLUSTER` alone waits out the DDL timeout and fails); a
- * query of another term is left alone.
+ * query of another term is left alone. An abandoned insert still running on a server other than the one we talk to
+ * is found there and ended before ensureQueryEnded returns (the shared address of a deployment may lead anywhere).
  */
 import { randomUUID } from 'node:crypto';
 import { testCluster, uniqueName, waitFor } from '@depthgate/test-utils';
@@ -33,11 +34,11 @@ async function runningOn(url: string, queryId: string): Promise<boolean> {
   return (await res.text()).trim() !== '0';
 }
 
-describe('killWriter on a cluster', () => {
-  const store = new HistoryStore({ url: entry.url, database: uniqueName('clkill'), cluster: cluster.name });
-  const recorder = new RecorderStore(store);
-  afterAll(() => store.close());
+const store = new HistoryStore({ url: entry.url, database: uniqueName('clkill'), cluster: cluster.name });
+const recorder = new RecorderStore(store);
+afterAll(() => store.close());
 
+describe('killWriter on a cluster', () => {
   it("kills a term's query on another server and leaves another term's running", async () => {
     const term = 700_000 + Math.floor(Math.random() * 100_000);
     const victim = cluster.node('s2r2');
@@ -85,5 +86,20 @@ describe('killWriter on a cluster', () => {
     expect(await runningOn(victim.url, other)).toBe(true);
     await fetch(`${victim.url}/`, { method: 'POST', body: `KILL QUERY WHERE query_id = '${other}' SYNC` });
     expect(await spared).toMatch(/Code: 394/);
+  });
+});
+
+// (A server that is down is handled by the mechanism ensureQueryEnded shares with killWriter: tested above.)
+describe('ensureQueryEnded on a cluster', () => {
+  it('does not return while the insert still runs on another server: it ends it there first', async () => {
+    const victim = cluster.node('s2r2');
+    // An insert-like query id (the writer's), on a server the entry server does not see it on.
+    const id = `dg-insert-deltas-${randomUUID()}`;
+    const abandoned = longQuery(victim.url, id);
+    await waitFor(() => runningOn(victim.url, id), { what: 'the insert-like query to run' });
+    expect(await runningOn(entry.url, id)).toBe(false);
+    await recorder.ensureQueryEnded(id);
+    expect(await runningOn(victim.url, id)).toBe(false);
+    expect(await abandoned).toMatch(/Code: 394/); // QUERY_WAS_CANCELLED
   });
 });

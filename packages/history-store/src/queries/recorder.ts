@@ -147,14 +147,29 @@ export class RecorderStore {
   /**
    * Makes sure an insert we gave up on is not still running on the server (it could commit after our probe said
    * "absent"): kills it and waits until it has left system.processes. Throws if ClickHouse cannot be asked.
+   *
+   * On a cluster the shared address (a Service over every server) may lead this request to a server the insert is not
+   * on, which would answer that it has ended: every server is asked instead, as killWriter does (endOnCluster), for the
+   * insert and the shards' parts of it (their `initial_query_id` is the insert's).
    */
   async ensureQueryEnded(queryId: string, timeoutMs = 30_000): Promise<void> {
+    const ch = connectionOf(this.store);
+    const id = lit.queryId(queryId);
+    if (ch.cluster !== undefined) {
+      await this.endOnCluster(
+        ch.cluster,
+        sql`query_id = ${id} OR initial_query_id = ${id}`,
+        `insert ${queryId}`,
+        timeoutMs,
+      );
+      return;
+    }
     const deadline = Date.now() + timeoutMs;
-    const running = sql`SELECT count() AS n FROM system.processes WHERE query_id = ${lit.queryId(queryId)}`;
+    const running = sql`SELECT count() AS n FROM system.processes WHERE query_id = ${id}`;
     for (let round = 0; ; round++) {
       if ((await this.count('running', running, 5000)) === 0) return;
       if (Date.now() > deadline) throw new Error(`insert ${queryId} is still running after KILL QUERY`);
-      if (round === 0) await connectionOf(this.store).kill(queryId);
+      if (round === 0) await ch.kill(queryId);
       await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** round)));
     }
   }
@@ -353,7 +368,20 @@ FROM ${db}.deltas WHERE ${ofExchange} AND (${atTs(bookEnds)}) ORDER BY ticker, s
       await ch.data.command({ query: sql`KILL QUERY WHERE ${ofTerm} SYNC`.text });
       return;
     }
-    const cluster = lit.cluster(ch.cluster);
+    await this.endOnCluster(ch.cluster, ofTerm, `queries of term ${term}`, timeoutMs);
+  }
+
+  /**
+   * Ends the queries `which` selects on every server of the cluster and waits until none runs one (killWriter,
+   * ensureQueryEnded): each server (`system.clusters`) is asked through `remote()` whether it runs one; only then is
+   * `KILL QUERY ON CLUSTER … SYNC` sent (through the distributed DDL queue), with `distributed_ddl_task_timeout`
+   * bounded by `timeoutMs`, and the servers are asked again until none runs one. A server `remote()` cannot reach
+   * counts as running none (its queued kill runs when it is back). Throws if ClickHouse cannot be asked, or a reachable
+   * server still runs one at `timeoutMs` (`what` names them in the error).
+   */
+  private async endOnCluster(clusterName: string, which: Sql, what: string, timeoutMs: number): Promise<void> {
+    const ch = connectionOf(this.store);
+    const cluster = lit.cluster(clusterName);
     const deadline = Date.now() + timeoutMs;
     const servers = await this.q.jsonWithin(
       timeoutMs,
@@ -361,8 +389,8 @@ FROM ${db}.deltas WHERE ${ofExchange} AND (${atTs(bookEnds)}) ORDER BY ticker, s
       sql`SELECT DISTINCT host_name, port FROM system.clusters WHERE cluster = ${cluster}`,
       (r) => `${String(r.host_name)}:${Number(r.port)}`,
     );
-    if (servers.length === 0) throw new Error(`killWriter: no server of cluster ${ch.cluster} in system.clusters`);
-    /** The servers that run a query of the term (unreachable ones count as running none). */
+    if (servers.length === 0) throw new Error(`no server of cluster ${clusterName} in system.clusters`);
+    /** The servers that run one of the queries (unreachable ones count as running none). */
     const running = async (): Promise<string[]> => {
       const budget = Math.max(1000, Math.min(10_000, deadline - Date.now()));
       const found = await Promise.all(
@@ -370,8 +398,8 @@ FROM ${db}.deltas WHERE ${ofExchange} AND (${atTs(bookEnds)}) ORDER BY ticker, s
           try {
             const [n] = await this.q.jsonWithin(
               budget,
-              'term-queries',
-              sql`SELECT count() AS n FROM remote(${lit.address(server)}, system.processes) WHERE ${ofTerm}`,
+              'cluster-running',
+              sql`SELECT count() AS n FROM remote(${lit.address(server)}, system.processes) WHERE ${which}`,
               (r) => Number(r.n),
             );
             return (n ?? 0) > 0 ? [server] : [];
@@ -387,12 +415,12 @@ FROM ${db}.deltas WHERE ${ofExchange} AND (${atTs(bookEnds)}) ORDER BY ticker, s
       const busy = await running();
       if (busy.length === 0) return;
       if (Date.now() >= deadline) {
-        throw new Error(`killWriter: ${busy.join(', ')} still run queries of term ${term} after KILL QUERY ON CLUSTER`);
+        throw new Error(`${busy.join(', ')} still run ${what} after KILL QUERY ON CLUSTER`);
       }
       const ddlTimeout = Math.max(1, Math.min(10, Math.floor((deadline - Date.now()) / 1000)));
       try {
         await ch.data.command({
-          query: sql`KILL QUERY ON CLUSTER ${cluster} WHERE ${ofTerm} SYNC`.text,
+          query: sql`KILL QUERY ON CLUSTER ${cluster} WHERE ${which} SYNC`.text,
           clickhouse_settings: { distributed_ddl_task_timeout: String(ddlTimeout) },
         });
       } catch (err) {

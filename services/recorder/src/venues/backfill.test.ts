@@ -209,20 +209,25 @@ describe('TradeBackfiller', () => {
     expect(h.counts.get('backfills venue_b audit abandoned')).toBe(1);
   });
 
-  it('writes nothing but a gap for a ticker that left the recording meanwhile', async () => {
-    let calls = 0;
-    const h = setup(
-      {
-        fetch: () => {
-          calls++;
-          return Promise.resolve({ trades: [trade(2000, 'x')] });
+  it('writes nothing but a gap for a window no longer ours (its ticker came back under another recorder), before or during the read', async () => {
+    for (const during of [false, true]) {
+      const ours = { current: during };
+      let calls = 0;
+      const h = setup(
+        {
+          fetch: () => {
+            calls++;
+            ours.current = false; // the ticker comes back while the window is read
+            return Promise.resolve({ trades: [trade(2000, 'x')] });
+          },
         },
-      },
-      { current: false },
-    );
-    h.miss(1500, 3000);
-    await h.until(() => h.backfiller.pending === 0);
-    expect(calls).toBe(0);
-    expect(h.tradeGaps()).toEqual([[1000, 3000, 'backfill_failed']]);
+        ours,
+      );
+      h.miss(1500, 3000);
+      await h.until(() => h.backfiller.pending === 0);
+      expect(calls).toBe(during ? 1 : 0);
+      expect(h.sink.of('trade').map((r) => r.tradeId)).not.toContain('x');
+      expect(h.tradeGaps()).toEqual([[1000, 3000, 'backfill_failed']]);
+    }
   });
 });

@@ -31,8 +31,14 @@ export interface BackfillerOptions {
   maxPages: number;
   /** A window is read this long after it closed. */
   delayMs: number;
-  /** Whether the recorder is still the one recording its ticker (one that left is no longer ours to write). */
+  /**
+   * Whether its windows are still ours to write: the recorder is the one recording its ticker, or its ticker left the
+   * recording and has not come back (a comeback's recorder resumes after what this one wrote). Asked before a window is
+   * read and again before what was read is written.
+   */
   current: (rec: TickerRecorder) => boolean;
+  /** A window of the recorder was written (read back, or a gap). */
+  settled?: (rec: TickerRecorder) => void;
   /** Base of the pause between attempts (ms; tests shorten it). */
   retryMs?: number;
 }
@@ -50,7 +56,7 @@ export class TradeBackfiller {
   add(rec: TickerRecorder, w: OpenTradeWindow): void {
     const history = this.o.history;
     if (!canBackfill(history)) {
-      rec.completeTradeWindow(w, [], [{ from: w.gapFrom, to: w.to }], 'no_backfill');
+      this.complete(rec, w, [], [{ from: w.gapFrom, to: w.to }], 'no_backfill');
       this.o.metrics.backfills.inc({ exchange: this.o.exchange, kind: w.kind, outcome: 'none' });
       return;
     }
@@ -98,14 +104,21 @@ export class TradeBackfiller {
     }
   }
 
+  /** TickerRecorder.completeTradeWindow, and `settled`. */
+  private complete(rec: TickerRecorder, ...args: Parameters<TickerRecorder['completeTradeWindow']>): number {
+    const recorded = rec.completeTradeWindow(...args);
+    this.o.settled?.(rec);
+    return recorded;
+  }
+
   private failed(rec: TickerRecorder, w: OpenTradeWindow, err?: unknown): void {
     if (this.stopped && w.kind === 'audit') {
       // An audit cut short by a stop is left undone, as the window still open is: the feed carried those trades.
-      rec.completeTradeWindow(w, []);
+      this.complete(rec, w, []);
       this.o.metrics.backfills.inc({ exchange: this.o.exchange, kind: w.kind, outcome: 'abandoned' });
       return;
     }
-    rec.completeTradeWindow(w, [], [{ from: w.from, to: w.to }], 'backfill_failed');
+    this.complete(rec, w, [], [{ from: w.from, to: w.to }], 'backfill_failed');
     this.o.metrics.backfills.inc({ exchange: this.o.exchange, kind: w.kind, outcome: 'failed' });
     this.o.logger.warn(
       { ticker: rec.ticker, from: w.gapFrom, to: w.to, err: err ? { message: (err as Error).message } : undefined },
@@ -128,7 +141,7 @@ export class TradeBackfiller {
     }
     if (window.from >= window.to && missing.length > 0) {
       // Nothing left the venue still keeps.
-      rec.completeTradeWindow(w, [], missing, 'backfill_incomplete');
+      this.complete(rec, w, [], missing, 'backfill_incomplete');
       this.o.metrics.backfills.inc({ exchange, kind: w.kind, outcome: 'incomplete' });
       return;
     }
@@ -136,8 +149,10 @@ export class TradeBackfiller {
     for (let attempt = 1; ; attempt++) {
       try {
         const result = await history.fetch(this.o.rest, rec.ticker, window, { maxPages: this.o.maxPages, signal });
+        // Its ticker came back while the window was read (a new recorder resumed from this one's end): not ours now.
+        if (!this.o.current(rec)) return this.failed(rec, w);
         if (result.missing) missing.push(result.missing);
-        const recorded = rec.completeTradeWindow(w, result.trades, missing, 'backfill_incomplete');
+        const recorded = this.complete(rec, w, result.trades, missing, 'backfill_incomplete');
         this.o.metrics.tradesBackfilled.inc({ exchange }, recorded);
         this.o.metrics.backfills.inc({
           exchange,

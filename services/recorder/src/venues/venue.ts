@@ -95,6 +95,11 @@ export class Venue {
   private readonly shards: FeedShard[] = [];
   /** Tickers that left the recording: where their series ended, for when they come back. */
   private readonly retired = new Map<string, TickerResume>();
+  /**
+   * Recorders of tickers that left while a window of their trades was still to be read back: the backfiller still
+   * writes for them until it is (their `retired` point moves past what it wrote), unless the ticker comes back first.
+   */
+  private readonly leaving = new Map<string, TickerRecorder>();
   /** Refused by the venue (unknown market): not asked for again before the next discovery. */
   private readonly refused = new Set<string>();
   private desired = new Set<string>();
@@ -136,7 +141,12 @@ export class Venue {
             now: o.now,
             maxPages: o.backfillMaxPages,
             delayMs: o.backfillDelayMs,
-            current: (rec) => this.recorders.get(rec.ticker) === rec,
+            current: (rec) => (this.recorders.get(rec.ticker) ?? this.leaving.get(rec.ticker)) === rec,
+            settled: (rec) => {
+              if (this.leaving.get(rec.ticker) !== rec || rec.tradeWindows.length > 0) return;
+              this.leaving.delete(rec.ticker);
+              this.retired.set(rec.ticker, rec.resumePoint());
+            },
           });
   }
 
@@ -258,9 +268,7 @@ export class Venue {
       this.awaiting.delete(t);
       const rec = this.recorders.get(t);
       if (!rec) continue;
-      rec.leave(this.o.now());
-      this.retired.set(t, rec.resumePoint());
-      this.recorders.delete(t);
+      this.retire(rec);
     }
   }
 
@@ -300,9 +308,11 @@ export class Venue {
     for (const t of list) {
       if (!this.awaiting.has(t) || this.recorders.has(t)) continue;
       this.awaiting.delete(t);
-      const retired = this.retired.get(t);
+      // A left recorder whose trades are still being read back writes no more once its ticker comes back.
+      const retired = this.leaving.get(t)?.resumePoint() ?? this.retired.get(t);
       const resume: TickerResume = retired ?? stored.get(t) ?? { lastTs: -1, sequence: 0 };
       this.retired.delete(t);
+      this.leaving.delete(t);
       const rec = new TickerRecorder(this.exchange, t, resume, {
         sink: this.o.sink,
         now: this.o.now,
@@ -376,12 +386,19 @@ export class Venue {
     this.log.warn({ ticker, message }, 'the venue refused a ticker; not recorded until the next discovery');
     this.refused.add(ticker);
     const rec = this.recorders.get(ticker);
-    if (rec) {
-      rec.leave(this.o.now());
-      this.retired.set(ticker, rec.resumePoint());
-    }
-    this.recorders.delete(ticker);
+    if (rec) this.retire(rec);
     this.desired.delete(ticker);
+  }
+
+  /**
+   * A ticker leaves the recording (TickerRecorder.leave): it resumes from where it ended if it comes back. A window of
+   * its trades to be read back still is (the backfiller writes for it while it is `leaving`).
+   */
+  private retire(rec: TickerRecorder): void {
+    rec.leave(this.o.now());
+    this.recorders.delete(rec.ticker);
+    this.retired.set(rec.ticker, rec.resumePoint());
+    if (rec.tradeWindows.length > 0) this.leaving.set(rec.ticker, rec);
   }
 
   /** The ticker's book is in doubt: a gap from its last verification, and a fresh book from the venue. */
