@@ -365,15 +365,20 @@ export class TickerRecorder {
    */
   leave(at: number): void {
     this.writeVerification();
-    const gap = this.pendingGap;
-    if (gap !== undefined) {
+    if (this.pendingGap !== undefined) {
       const to = Math.max(at, this.lastTs + 1);
-      this.env.sink.gap(this.exchange, this.ticker, Math.min(gap.from, to), to, gap.reason, this.env.now());
+      this.writePendingGap(to);
       this.lastTs = to;
-      this.pendingGap = undefined;
     }
-    const w = this.tradeWindow;
-    if (w?.broken) this.closeTradeWindow(Math.max(at, w.gapFrom));
+    this.closeBrokenTradeWindow(at);
+  }
+
+  /** Writes the gap the ticker owes (a lost book not yet replaced), if any, ending at `to`. */
+  private writePendingGap(to: number): void {
+    const gap = this.pendingGap;
+    if (gap === undefined) return;
+    this.env.sink.gap(this.exchange, this.ticker, Math.min(gap.from, to), to, gap.reason, this.env.now());
+    this.pendingGap = undefined;
   }
 
   /** Redundant recording: a gap just became pending (TickerEnv.onLost). */
@@ -451,12 +456,7 @@ export class TickerRecorder {
   settle(ts: number): void {
     if (this.pendingSnapshot === undefined) return;
     const s = Math.max(ts, this.lastTs + 1);
-    const gap = this.pendingGap;
-    if (gap !== undefined) {
-      const from = Math.min(gap.from, s);
-      this.env.sink.gap(this.exchange, this.ticker, from, s, gap.reason, this.env.now());
-      this.pendingGap = undefined;
-    }
+    this.writePendingGap(s);
     this.knownAt = this.pendingSnapshot.receivedAt;
     const venueSeq = this.pendingSnapshot.venueSeq;
     this.pendingSnapshot = undefined;
@@ -750,8 +750,7 @@ export class TickerRecorder {
     if (!this.env.onTradeWindow || this.tradeWindow?.broken) return;
     const held = this.lastTrade?.ts;
     this.interruptTrades(held ?? to);
-    const w = this.tradeWindow;
-    if (w?.broken) this.closeTradeWindow(Math.max(to, w.gapFrom));
+    this.closeBrokenTradeWindow(to);
   }
 
   /** The feed carries the ticker's trades again (the first book after a stop, or the very first). */
@@ -764,7 +763,13 @@ export class TickerRecorder {
       }
       return;
     }
-    if (w.broken) this.closeTradeWindow(Math.max(ts, w.gapFrom));
+    this.closeBrokenTradeWindow(ts);
+  }
+
+  /** A window of trades the feed stopped carrying is closed at `at` (or where its gap starts, if later). */
+  private closeBrokenTradeWindow(at: number): void {
+    const w = this.tradeWindow;
+    if (w?.broken) this.closeTradeWindow(Math.max(at, w.gapFrom));
   }
 
   /** Closes the open window at `to` and hands it to `onTradeWindow`; an audited ticker's next window starts there. */
