@@ -76,12 +76,9 @@ export interface WriterOptions {
 
 /**
  * The query id of an insert: `rec-{term}-{table}-{uuid}` under a term (a new owner kills the deposed term's inserts
- * by that prefix), today's form solo.
- */
-/**
- * The query id of an insert of `batch`. A spooled record's is named by its place in the spool (file and offset), the
- * same at every attempt and after a restart: the probe before a replay first makes sure no insert of it is still
- * running — one a dead process left committing could land after the probe said absent (the record twice).
+ * by that prefix), today's form solo. A spooled record's is named by its place in the spool (file and offset) instead
+ * of a uuid, the same at every attempt and after a restart: the probe before a replay first makes sure no insert of it
+ * is still running — one a dead process left committing could land after the probe said absent (the record twice).
  */
 function insertQueryId(term: number, table: InsertTable, spool?: SealedBatch['spool']): string {
   const place = spool && `spool-${path.basename(spool.file, '.spool').toLowerCase()}-${spool.offset}`;
