@@ -85,7 +85,11 @@ const key = execFileSync(
   .split('\n')
   .pop();
 
-/** A service of the build at `root`, as bench/history/stack.sh starts it. */
+/**
+ * A service of the build at `root`, as bench/history/stack.sh starts it but on glibc's malloc (`MALLOC_ARENA_MAX=2`)
+ * where the image and the benchmark use jemalloc: compare builds with it, not its absolute figures with the
+ * benchmark's (jemalloc costs small streams more CPU: docs/benchmarks.md, "Warm-up and the allocator").
+ */
 async function service(name, root) {
   const port = await freePort();
   start(name, process.execPath, ['--max-semi-space-size=4', `${root}/services/history/dist/main.js`], {

@@ -3,7 +3,7 @@
  * data set already loaded, every figure beside its anchor measured in the same run:
  *
  * 1. throughput: rows/s of 10k, 100k and 1M-row snapshot and delta responses (JSON), gzip off and on, beside
- *    ClickHouse's own HTTP interface returning the same rows as JSONEachRow — interleaved runs, median of each;
+ *    ClickHouse's own HTTP interface returning the same rows as JSONEachRow — interleaved runs after unmeasured warm-up ones, median of each;
  * 2. latency: p50/p99 of 1,000-row queries from 32 concurrent keep-alive clients, beside ClickHouse given the same
  *    windows;
  * 3. memory: the service's peak RSS while it streams 1M rows;
@@ -213,9 +213,44 @@ function cpuMeter() {
   });
 }
 
+/** Rows each side of a comparison serves, unmeasured, before it is measured (see warmUp). */
+const WARM_UP_ROWS = 1_000_000;
+
 /**
- * `runs` interleaved timings of the service's `url` and ClickHouse answering `anchor` itself, gzip off or on: the
- * median rows/s of each for `count` rows, and the bytes each sent.
+ * Unmeasured rounds of each of `sides` (in turn) before a comparison measures them: enough for about WARM_UP_ROWS
+ * rows through each when a round serves `rows`, at least 3 and at most 50. Both sides start cold in a run: the
+ * service's JIT has not compiled its per-request paths nor its heap grown to its working size, ClickHouse's caches
+ * are empty. On 20,145 trades a fresh service took 65, 42, then 34 ms (medians of its first three tens of requests)
+ * and settled near 30 ms after about fifty; five rounds from cold had put the trades stream at 0.5× ClickHouse where
+ * the steady state is near 1.0× (docs/benchmarks.md, "Warm-up").
+ */
+async function warmUp(rows: number, ...sides: (() => Promise<unknown>)[]): Promise<void> {
+  const rounds = Math.min(50, Math.max(3, Math.ceil(WARM_UP_ROWS / Math.max(1, rows))));
+  for (let i = 0; i < rounds; i++) for (const side of sides) await side();
+}
+
+/** `runs` timings (ms) of each of `a` and `b`, the one going first alternating from round to round. */
+async function alternate(
+  runs: number,
+  a: () => Promise<number>,
+  b: () => Promise<number>,
+): Promise<{ a: number[]; b: number[] }> {
+  const times = { a: [] as number[], b: [] as number[] };
+  for (let i = 0; i < runs; i++) {
+    if (i % 2 === 0) {
+      times.a.push(await a());
+      times.b.push(await b());
+    } else {
+      times.b.push(await b());
+      times.a.push(await a());
+    }
+  }
+  return times;
+}
+
+/**
+ * `runs` interleaved timings of the service's `url` and ClickHouse answering `anchor` itself, gzip off or on, after
+ * a warm-up: the median rows/s of each for `count` rows, and the bytes each sent.
  */
 async function interleaved(
   url: string,
@@ -224,15 +259,13 @@ async function interleaved(
   gzip: boolean,
   runs: number,
 ): Promise<{ ourRate: number; theirRate: number; ourBytes: number; theirBytes: number }> {
-  const ours: number[] = [];
-  const theirs: number[] = [];
   let ourBytes = 0;
   let theirBytes = 0;
   const service = async () => {
     const a = await fetchRaw(url, { headers: keyHeaders(gzip) });
     if (a.status !== 200) throw new Error(`service answered ${a.status}`);
-    ours.push(a.ms);
     ourBytes = a.bytes;
+    return a.ms;
   };
   const clickhouse = async () => {
     const b = await fetchRaw(`${CLICKHOUSE_URL}/?enable_http_compression=${gzip ? 1 : 0}`, {
@@ -241,21 +274,14 @@ async function interleaved(
       headers: { 'accept-encoding': gzip ? 'gzip' : 'identity' },
     });
     if (b.status !== 200) throw new Error(`ClickHouse answered ${b.status}`);
-    theirs.push(b.ms);
     theirBytes = b.bytes;
+    return b.ms;
   };
-  for (let i = 0; i < runs; i++) {
-    if (i % 2 === 0) {
-      await service();
-      await clickhouse();
-    } else {
-      await clickhouse();
-      await service();
-    }
-  }
+  await warmUp(count, service, clickhouse);
+  const times = await alternate(runs, service, clickhouse);
   return {
-    ourRate: (count * 1000) / median(ours),
-    theirRate: (count * 1000) / median(theirs),
+    ourRate: (count * 1000) / median(times.a),
+    theirRate: (count * 1000) / median(times.b),
     ourBytes,
     theirBytes,
   };
@@ -789,7 +815,7 @@ async function tradeStreams(): Promise<string[]> {
       throw new Error(`trades ${format}: service ${served}, ClickHouse ${count}`);
     const anchor = SQL.rows('trade', top.exchange, top.ticker, inclusive(range), { format: anchorFormat });
     for (const gzip of [false, true]) {
-      const r = await interleaved(url, anchor, count, gzip, QUICK ? 3 : 5);
+      const r = await interleaved(url, anchor, count, gzip, QUICK ? 3 : 9);
       lines.push(
         `| ${fmt(count)} | ${format.toUpperCase()} | ${gzip ? 'on' : 'off'} | ${fmt(r.ourRate)} | ${fmt(r.theirRate)} | ${anchorFormat} | ${(r.ourRate / r.theirRate).toFixed(2)}× | ${(r.ourBytes / 1e6).toFixed(1)} | ${(r.theirBytes / 1e6).toFixed(1)} |`,
       );
@@ -819,30 +845,27 @@ async function bars(): Promise<string[]> {
     .filter((l) => l !== '').length;
   if (check.status !== 200 || page.next_cursor !== null || page.count !== theirRows)
     throw new Error(`bars: service ${check.status} ${page.count} bars, ClickHouse ${theirRows}`);
-  const [trades] = await chRows<{ n: string }>(
+  const [counted] = await chRows<{ n: string }>(
     SQL.count('trade', top.exchange, top.ticker, { from, to, toInclusive: false }),
   );
   const runs = QUICK ? 20 : 100;
-  const ours: number[] = [];
-  const theirs: number[] = [];
-  for (let i = 0; i < 5; i++) {
-    await fetchRaw(url, { headers: keyHeaders(false) });
-    await ch(anchor);
-  }
-  const meter = cpuMeter();
-  for (let i = 0; i < runs; i++) {
-    ours.push((await fetchRaw(url, { headers: keyHeaders(false) })).ms);
+  const service = async () => (await fetchRaw(url, { headers: keyHeaders(false) })).ms;
+  const clickhouse = async () => {
     const t0 = performance.now();
     await ch(anchor);
-    theirs.push(performance.now() - t0);
-  }
+    return performance.now() - t0;
+  };
+  const trades = Number(counted?.n);
+  await warmUp(trades, service, clickhouse);
+  const meter = cpuMeter();
+  const times = await alternate(runs, service, clickhouse);
   const cpu = meter(runs);
-  ours.sort((a, b) => a - b);
-  theirs.sort((a, b) => a - b);
+  const ours = times.a.sort((a, b) => a - b);
+  const theirs = times.b.sort((a, b) => a - b);
   const row = (who: string, t: number[]) =>
     `| ${who} | ${pct(t, 50).toFixed(1)} ms | ${pct(t, 90).toFixed(1)} ms | ${pct(t, 99).toFixed(1)} ms | ${(t[t.length - 1] ?? 0).toFixed(1)} ms |`;
   const lines = [
-    `${iso(from).slice(0, 7)}, ${top.ticker} (${top.exchange}): ${fmt(Number(trades?.n))} trades, ${fmt(page.count)} one-minute bars; ${runs} requests each, alternating, one client, after 5 warm-up rounds:`,
+    `${iso(from).slice(0, 7)}, ${top.ticker} (${top.exchange}): ${fmt(trades)} trades, ${fmt(page.count)} one-minute bars; ${runs} requests each, alternating which goes first, one client, after a warm-up:`,
     '',
     '| answered by | p50 | p90 | p99 | max |',
     '| --- | ---: | ---: | ---: | ---: |',
@@ -879,21 +902,23 @@ async function parquet(): Promise<string[]> {
       throw new Error(`${kind} parquet: ${check.status}, ${body.length} bytes`);
     if (!body.includes(Buffer.from(`depthgate.count`)) || !body.includes(Buffer.from(String(count))))
       throw new Error(`${kind} parquet: the footer does not say ${count} rows`);
-    const ours: number[] = [];
-    const theirs: number[] = [];
     let ndBytes = 0;
     let pqBytes = 0;
-    for (let i = 0; i < (QUICK ? 3 : 5); i++) {
+    const ndjson = async () => {
       const a = await fetchRaw(nd, { headers: keyHeaders(false) });
-      const b = await fetchRaw(pq, { headers: keyHeaders(false) });
-      theirs.push(a.ms);
-      ours.push(b.ms);
       ndBytes = a.bytes;
+      return a.ms;
+    };
+    const parquetFile = async () => {
+      const b = await fetchRaw(pq, { headers: keyHeaders(false) });
       pqBytes = b.bytes;
-    }
+      return b.ms;
+    };
+    await warmUp(count, ndjson, parquetFile);
+    const times = await alternate(QUICK ? 3 : 9, ndjson, parquetFile);
     const gz = await fetchRaw(nd, { headers: keyHeaders(true) });
-    const ndRate = (count * 1000) / median(theirs);
-    const pqRate = (count * 1000) / median(ours);
+    const ndRate = (count * 1000) / median(times.a);
+    const pqRate = (count * 1000) / median(times.b);
     lines.push(
       `| ${fmt(count)} | ${kind} | ${fmt(ndRate)} | ${fmt(pqRate)} | ${(pqRate / ndRate).toFixed(2)}× | ${(ndBytes / 1e6).toFixed(1)} | ${(gz.bytes / 1e6).toFixed(1)} | ${(pqBytes / 1e6).toFixed(1)} | ${(pqBytes / gz.bytes).toFixed(2)}× |`,
     );
