@@ -85,6 +85,18 @@ describe('RowChunks: rows of a variable width (trades: their id last)', () => {
     }
   });
 
+  it('keeps the ends of thousands of rows (across the segments they are held in)', () => {
+    const many = Array.from({ length: 2500 }, (_, i) =>
+      tradeRow({ ts: t + i, sequence: i, trade_id: `t${i}`, price: '1', size: `${i + 1}`, side: 'sell' }),
+    );
+    const held = new RowChunks(layout);
+    for (const chunk of randomChunks(new Rng('row-chunks-segments'), Buffer.concat(many), 5000)) held.add(chunk);
+    expect(held.rows).toBe(2500);
+    for (const i of [0, 1023, 1024, 1025, 2047, 2048, 2499]) expect(held.row(i)).toEqual(many[i]);
+    expect(Buffer.concat(held.first(2049).chunks)).toEqual(Buffer.concat(many.slice(0, 2049)));
+    expect(held.from(1024)).toEqual(Buffer.concat(many.slice(1024)));
+  });
+
   it('counts whole rows only', () => {
     const held = new RowChunks(layout);
     held.add(all.subarray(0, (rows[0] as Buffer).length + (rows[1] as Buffer).length + 5));

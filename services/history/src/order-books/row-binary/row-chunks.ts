@@ -8,6 +8,16 @@
  */
 import { rowLength, type Layout } from './layouts';
 
+/**
+ * Row ends are kept in segments of this many (8 KiB each). One array doubled as rows came was a 256 KiB allocation
+ * for 20,000 trades, a "large" one that jemalloc, as the image runs it, gives back to the system between requests
+ * and the next request faults in page by page: a third of such an answer's page faults (docs/benchmarks.md, "Warm-up
+ * and the allocator").
+ */
+const END_SEGMENT_BITS = 10;
+const END_SEGMENT = 1 << END_SEGMENT_BITS;
+const END_SEGMENT_MASK = END_SEGMENT - 1;
+
 export class RowChunks {
   readonly chunks: Buffer[] = [];
   bytes = 0;
@@ -15,7 +25,7 @@ export class RowChunks {
   readonly size: number;
   /** Layouts with Strings: the layout, and where each whole row found so far ends (offsets over all chunks). */
   private readonly variable: Layout | undefined;
-  private ends: Float64Array | undefined;
+  private readonly ends: Float64Array[] | undefined;
   private found = 0;
   /** Where the next row to find begins (over all chunks), and the chunk it begins in. */
   private next = 0;
@@ -28,7 +38,7 @@ export class RowChunks {
       this.size = layout.size;
       if (layout.strings > 0) {
         this.variable = layout;
-        this.ends = new Float64Array(1024);
+        this.ends = [];
       }
     }
   }
@@ -81,7 +91,9 @@ export class RowChunks {
   /** Where row `i` ends (0 for i = -1). */
   private endOf(i: number): number {
     if (i < 0) return 0;
-    return this.ends ? (this.ends[i] as number) : (i + 1) * this.size;
+    return this.ends
+      ? ((this.ends[i >> END_SEGMENT_BITS] as Float64Array)[i & END_SEGMENT_MASK] as number)
+      : (i + 1) * this.size;
   }
 
   /** Finds the rows made whole by the chunks added so far. */
@@ -107,13 +119,11 @@ export class RowChunks {
       // Not whole yet, or not a row: left for the renderer, which rejects what is not a row.
       if (length < 0) return;
       this.next += length;
-      let ends = this.ends as Float64Array;
-      if (this.found === ends.length) {
-        const bigger = new Float64Array(ends.length * 2);
-        bigger.set(ends);
-        this.ends = ends = bigger;
-      }
-      ends[this.found++] = this.next;
+      const ends = this.ends as Float64Array[];
+      const slot = this.found & END_SEGMENT_MASK;
+      if (slot === 0) ends.push(new Float64Array(END_SEGMENT));
+      (ends[ends.length - 1] as Float64Array)[slot] = this.next;
+      this.found++;
     }
   }
 
