@@ -1,3 +1,5 @@
+import { KEY_IN_MESSAGE_CLOSE } from '@depthgate/auth';
+
 /**
  * Every close code the gateway's WebSocket proxy uses, with its reason text: one table, documented in
  * docs/websockets.md ("Refusals and close codes") and the AsyncAPI document. RFC 6455 codes where one fits; the
@@ -23,7 +25,7 @@ export const CLOSE = {
    * reach the upstream (its markets, its ids), so the message is handled no further; as REST's 400 for a key in a
    * path, query or body.
    */
-  keyInMessage: { code: 4400, reason: 'a message carries an API key; send the key in the handshake only' },
+  keyInMessage: KEY_IN_MESSAGE_CLOSE,
   /** More messages than WS_CLIENT_MESSAGES_PER_SECOND allows. */
   tooManyMessages: { code: 4429, reason: 'too many messages' },
 } as const;

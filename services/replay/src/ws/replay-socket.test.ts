@@ -6,7 +6,7 @@
  */
 import type net from 'node:net';
 import { Writable } from 'node:stream';
-import type { Caller } from '@depthgate/auth';
+import { generateApiKey, type Caller } from '@depthgate/auth';
 import { QueryScope, type CatalogueSpan, type HistoryStore, type OrderBookQueries } from '@depthgate/history-store';
 import { createLogger, createRegistry } from '@depthgate/service-kit';
 import { waitFor } from '@depthgate/test-utils';
@@ -244,6 +244,34 @@ describe('ReplaySocket', () => {
     // At most the high-water mark (1 MiB) and the reply that crossed it were ever held.
     expect(peak).toBeLessThanOrEqual(1024 * 1024 + 61_000);
   }, 60_000);
+
+  it('a frame carrying an API key closes the socket 4400 before anything of it is looked up or quoted back (text, escaped, binary)', async () => {
+    const key = generateApiKey();
+    const escaped = `\\u0064${key.slice(1)}`;
+    const frames: [string, boolean][] = [
+      // Kalshi quotes an unknown market, and an unknown command's id, back in its error.
+      [
+        JSON.stringify({ id: 1, cmd: 'subscribe', params: { channels: ['orderbook_delta'], market_ticker: key } }),
+        false,
+      ],
+      [`{"id":"${escaped}","cmd":"x"}`, false],
+      [JSON.stringify({ id: key, cmd: 'x' }), true],
+    ];
+    for (const [frame, binary] of frames) {
+      const p = await pair({ venue: kalshiSocket, recorded: ['aaa1'] });
+      // The first thing the client gets: the close, or a reply (which would quote the key).
+      const first = new Promise<[number | string, string]>((resolve) => {
+        p.client.once('close', (code, reason) => resolve([code, String(reason)]));
+        p.client.once('message', (data) => resolve(['reply', String(data)]));
+      });
+      p.client.send(frame, { binary });
+      expect([frame, await first]).toEqual([
+        frame,
+        [4400, 'a message carries an API key; send the key in the handshake only'],
+      ]);
+      expect({ catalogue: p.catalogue, scopes: p.scopes }).toEqual({ catalogue: 0, scopes: 0 });
+    }
+  });
 
   it('a CLOB subscribe of 5,000 asset ids is refused before any lookup', async () => {
     const p = await pair({ venue: clobSocket, recorded: ['aaa1'] });

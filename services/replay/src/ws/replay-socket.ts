@@ -15,7 +15,7 @@
  *    a time budget run out or ClickHouse unavailable, 1011 "replay failed" for anything else (read-failure.ts: what
  *    HTTP answers 503 and 500); 1001 at shutdown.
  */
-import { unknownTicker, windowStart, type Caller } from '@depthgate/auth';
+import { jsonCarriesApiKey, KEY_IN_MESSAGE_CLOSE, unknownTicker, windowStart, type Caller } from '@depthgate/auth';
 import { SerialInbox } from '@depthgate/feeds';
 import type { HistoryStore, OrderBookQueries, QueryScope } from '@depthgate/history-store';
 import type { Logger } from '@depthgate/service-kit';
@@ -131,6 +131,9 @@ export class ReplaySocket implements SessionMember {
     });
     d.ws.on('message', (data, isBinary) => {
       const text = Buffer.isBuffer(data) ? data.toString('utf8') : String(data);
+      // Its markets go into the catalogue query and the venues' refusals quote them (and ids) back: a key stops
+      // here, binary frames too, before anything of the frame is looked at.
+      if (jsonCarriesApiKey(text)) return this.end(KEY_IN_MESSAGE_CLOSE.code, KEY_IN_MESSAGE_CLOSE.reason);
       this.inbox.push(() => this.frame(text, isBinary));
     });
     d.ws.on('close', () => {
