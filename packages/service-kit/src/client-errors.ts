@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { sendError, statusFor, type ErrorCode } from './errors';
+import { errorBody, sendError, statusFor, type ErrorCode } from './errors';
 import { assignRequestId, requestIdOf } from './request-context';
 
 /** After a last answer on a raw socket (a refused request or handshake), the connection is given this long to drain, then cut. */
@@ -60,7 +60,7 @@ export function rawErrorResponse(
   requestId: string = randomUUID(),
 ): string {
   const status = statusFor(code);
-  const body = JSON.stringify({ error: code, message });
+  const body = errorBody(code, message);
   return (
     `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? 'Error'}\r\n` +
     'Content-Type: application/json; charset=utf-8\r\n' +

@@ -29,6 +29,32 @@ describe('error mapping', () => {
     expect(statusFor('rate_limited')).toBe(429);
   });
 
+  it('never repeats an API key an answer would quote from its request: path, parameter, percent-encoded', async () => {
+    // Key-shaped (`dg_` and 39 letters and digits), as packages/auth makes them.
+    const key = `dg_${'aB3'.repeat(13)}`;
+    const app = express();
+    app.get('/api/:exchange/trades/:ticker', (req) => {
+      throw new AppError('unknown_ticker', `Unknown ticker ${JSON.stringify(req.params.ticker)} on venue_d`);
+    });
+    app.get('/format', (req) => {
+      throw new AppError('invalid_format', `format must be json, got ${JSON.stringify(req.query.format)}`);
+    });
+    app.use(notFoundHandler());
+    app.use(errorHandler(silentLogger().logger));
+    const answers = await Promise.all([
+      request(app).get(`/api/venue_d/trades/${key}`),
+      request(app).get(`/format?format=BTC-${key}`),
+      request(app).get(`/nowhere/${key}`),
+      request(app).get(`/nowhere/%64g_${key.slice(3)}`),
+    ]);
+    expect(answers.map((a) => [a.status, a.body])).toEqual([
+      [404, { error: 'unknown_ticker', message: 'Unknown ticker "[redacted]" on venue_d' }],
+      [400, { error: 'invalid_format', message: 'format must be json, got "BTC-[redacted]"' }],
+      [404, { error: 'not_found', message: 'No route for GET /nowhere/[redacted]' }],
+      [404, { error: 'not_found', message: 'No route for GET /nowhere/[redacted]' }],
+    ]);
+  });
+
   it('renders AppError as {error, message} with its headers, and hides unexpected errors', async () => {
     const { logger, lines } = silentLogger();
     const app = express();

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
+import { withoutApiKeys } from './logger';
 
 /**
  * Every error either service answers with. One enum, one status mapping, one renderer:
@@ -101,6 +102,15 @@ export interface ErrorBody {
   message: string;
 }
 
+/**
+ * The JSON body of an error answer, every one of them (sendError, client-errors.ts): a message quotes what the request
+ * said (an unknown ticker, a parameter's value, a path), and a key sent in one of those places is masked in it —
+ * keys never appear in a response (withoutApiKeys, as the logs mask them).
+ */
+export function errorBody(code: ErrorCode, message: string): string {
+  return JSON.stringify({ error: code, message: withoutApiKeys(message) } satisfies ErrorBody);
+}
+
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly headers: Readonly<Record<string, string>>;
@@ -131,7 +141,7 @@ export function sendError(
     res.destroy();
     return;
   }
-  const body = JSON.stringify({ error: code, message } satisfies ErrorBody);
+  const body = errorBody(code, message);
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
   res.statusCode = statusFor(code);
   res.setHeader('Content-Type', 'application/json; charset=utf-8');

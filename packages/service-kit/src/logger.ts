@@ -175,6 +175,18 @@ function maskedSegment(segment: string): string {
 }
 
 /**
+ * `text` with every key-shaped part masked, as written or, when it has escapes, once percent-decoded: what an error
+ * answer quotes of its request (a ticker, a parameter's value, a path) never repeats a key sent in the wrong place,
+ * as a log line never does (errors.ts `errorBody`).
+ */
+export function withoutApiKeys(text: string): string {
+  const masked = text.includes('dg_') ? text.replace(KEYS_SHAPED, '[redacted]') : text;
+  if (!masked.includes('%')) return masked;
+  const decoded = decodeComponent(masked);
+  return holdsKey(decoded) ? decoded.replace(KEYS_SHAPED, '[redacted]') : masked;
+}
+
+/**
  * A URL safe to log. Each query parameter is read as the services read it (percent-decoded): the value of one whose
  * name commonly carries secrets (`api_key`, `x-api-key`, `token`, `signature`, …, however encoded) is masked, and
  * so is any name or value that holds something shaped like an API key. Key-shaped text in the path is masked too,
