@@ -39,17 +39,26 @@ describe('error mapping', () => {
     app.get('/format', (req) => {
       throw new AppError('invalid_format', `format must be json, got ${JSON.stringify(req.query.format)}`);
     });
+    // A message that cuts what it quotes (at 40 characters here) holds the start of a key.
+    app.get('/limit', (req) => {
+      throw new AppError(
+        'invalid_limit',
+        `limit must be an integer, got ${JSON.stringify(String(req.query.limit).slice(0, 40))}`,
+      );
+    });
     app.use(notFoundHandler());
     app.use(errorHandler(silentLogger().logger));
     const answers = await Promise.all([
       request(app).get(`/api/venue_d/trades/${key}`),
       request(app).get(`/format?format=BTC-${key}`),
+      request(app).get(`/limit?limit=${key}`),
       request(app).get(`/nowhere/${key}`),
       request(app).get(`/nowhere/%64g_${key.slice(3)}`),
     ]);
     expect(answers.map((a) => [a.status, a.body])).toEqual([
       [404, { error: 'unknown_ticker', message: 'Unknown ticker "[redacted]" on venue_d' }],
       [400, { error: 'invalid_format', message: 'format must be json, got "BTC-[redacted]"' }],
+      [400, { error: 'invalid_limit', message: 'limit must be an integer, got "[redacted]"' }],
       [404, { error: 'not_found', message: 'No route for GET /nowhere/[redacted]' }],
       [404, { error: 'not_found', message: 'No route for GET /nowhere/[redacted]' }],
     ]);
