@@ -222,7 +222,7 @@ const WARM_UP_ROWS = 1_000_000;
  * service's JIT has not compiled its per-request paths nor its heap grown to its working size, ClickHouse's caches
  * are empty. On 20,145 trades a fresh service took 65, 42, then 34 ms (medians of its first three tens of requests)
  * and settled near 30 ms after about fifty; five rounds from cold had put the trades stream at 0.5× ClickHouse where
- * the steady state is near 1.0× (docs/benchmarks.md, "Warm-up").
+ * warm runs gave 0.7–0.9× (docs/benchmarks.md, "Warm-up and the allocator").
  */
 async function warmUp(rows: number, ...sides: (() => Promise<unknown>)[]): Promise<void> {
   const rounds = Math.min(50, Math.max(3, Math.ceil(WARM_UP_ROWS / Math.max(1, rows))));
