@@ -5,17 +5,21 @@
  * 2. downloads that day's deltas as the service's NDJSON stream, and the snapshot the day starts from;
  * 3. measures, in interleaved rounds on the same bytes (median of each):
  *    - anchor: the raw parse — the bytes decoded, split into lines, `JSON.parse` of each line;
+ *    - the same raw parse of the deltas and of the day's later snapshots: all the NDJSON the verified replay reads;
  *    - the client's replay as a caller runs it: `HistoryClient.replay` over the day (NDJSON lines parsed, rows
  *      checked, every delta applied to an `OrderBook`, the book yielded after every moment), with the answers
- *      served from memory through `fetch` (a Response per request), so the network is not in the figure;
+ *      served from memory through `fetch` (a Response per request, its body in views of 64 KiB as a socket gives it),
+ *      so the network is not in the figure;
  *    - the same with `verifySnapshots: false` (the day's later snapshots are not read and compared);
  *    - without the async iteration: `parseLine` + `OrderBook.apply` in a loop (parse and book alone);
  * 4. once, over the network: the same replay against the running service.
  *
- * Environment: HISTORY_URL, API_KEY, BENCH_ROUNDS.
+ * Environment: HISTORY_URL, API_KEY, BENCH_ROUNDS; BENCH_WHOLE_BODY=1 serves each body in one copied chunk
+ * (`new Response(bytes)`), as the benchmark did before 2026-11-28.
  */
 import os from 'node:os';
 import { EXCHANGES as RECORDED, HistoryClient, OrderBook, parseLine, type SnapshotRow } from '@depthgate/client';
+import { socketBody } from './socket-body.mts';
 
 const env = (name: string, fallback?: string): string => {
   const v = process.env[name] ?? fallback;
@@ -25,6 +29,8 @@ const env = (name: string, fallback?: string): string => {
 const HISTORY_URL = env('HISTORY_URL');
 const API_KEY = env('API_KEY');
 const ROUNDS = Number(env('BENCH_ROUNDS', '15'));
+/** BENCH_WHOLE_BODY=1: each body as one chunk, copied (`new Response(bytes)`), as before 2026-11-28; else as a socket gives it. */
+const CHUNKED = process.env.BENCH_WHOLE_BODY !== '1';
 const DAY = 86_400_000;
 const EXCHANGES = RECORDED.map((e) => e.key);
 
@@ -73,7 +79,7 @@ function memoryFetch(bodies: { coverage: string; snapshots: Uint8Array; deltas: 
     const kind = url.pathname.split('/')[3];
     if (kind === 'coverage') return new Response(bodies.coverage, { headers: { 'Content-Type': 'application/json' } });
     const body = kind === 'snapshots' ? bodies.snapshots : bodies.deltas;
-    return new Response(body, { headers: { 'Content-Type': 'application/x-ndjson' } });
+    return new Response(CHUNKED ? socketBody(body) : body, { headers: { 'Content-Type': 'application/x-ndjson' } });
   };
 }
 
@@ -158,6 +164,7 @@ async function main(): Promise<void> {
   // The replay also reads the day's later snapshots (to check the book against them): serve those from memory too.
   const laterSnapshots = await download(`/api/${exchange}/snapshots/${encodeURIComponent(ticker)}?${q(from + 1, to)}`);
   const rows = rawParse(deltas);
+  const laterRows = rawParse(laterSnapshots);
   const memory = new HistoryClient({
     baseUrl: 'http://memory.invalid',
     fetch: (input, init) => {
@@ -172,6 +179,7 @@ async function main(): Promise<void> {
   });
 
   const anchor: number[] = [];
+  const both: number[] = [];
   const replay: number[] = [];
   const quick: number[] = [];
   const loop: number[] = [];
@@ -180,6 +188,9 @@ async function main(): Promise<void> {
     let t = performance.now();
     if (rawParse(deltas) !== rows) throw new Error('raw parse count changed');
     const a = performance.now() - t;
+    t = performance.now();
+    if (rawParse(deltas) !== rows || rawParse(laterSnapshots) !== laterRows) throw new Error('raw parse count changed');
+    const e = performance.now() - t;
     t = performance.now();
     moments = (await clientReplay(memory, exchange, ticker, from, to)).moments;
     const b = performance.now() - t;
@@ -193,6 +204,7 @@ async function main(): Promise<void> {
     const d = performance.now() - t;
     if (r >= 2) {
       anchor.push(a);
+      both.push(e);
       replay.push(b);
       loop.push(c);
       quick.push(d);
@@ -217,6 +229,7 @@ async function main(): Promise<void> {
         `${best(xs).toFixed(1)} | ${fmt(perSec(best(xs)))} |`,
     );
   rowOf('raw parse of the NDJSON (split lines, JSON.parse each) — anchor', anchor);
+  rowOf('raw parse of the deltas and the later snapshots (all the NDJSON `replay()` reads)', both);
   rowOf(
     '**client `replay()`**: stream parsed, rows checked, every delta applied, a book per moment, checked against each of the day’s snapshots',
     replay,
@@ -224,6 +237,10 @@ async function main(): Promise<void> {
   rowOf('**client `replay({ verifySnapshots: false })`**: the same without reading the later snapshots', quick);
   rowOf('client `parseLine` + `OrderBook.apply` in a loop', loop);
   rowOf('client `replay()` against the running service (network, once)', [liveMs]);
+  console.log(
+    `\n\`replay()\` against the raw parse of all the NDJSON it reads (${fmt(laterRows)} snapshot rows besides the ` +
+      `deltas): ${(median(both) / median(replay)).toFixed(2)}×`,
+  );
   if (live.moments !== moments)
     throw new Error(`the live replay saw ${live.moments} moments, the memory one ${moments}`);
 }

@@ -2,9 +2,12 @@
  * @depthgate/client micro-benchmark: the same code paths as bench.mts (`./dev bench client`) without the history
  * stack. It generates one busy ticker's day in the service's exact NDJSON row shapes — about 14,000 deltas over
  * about 5,500 moments, and a snapshot of about 65 levels every 5 minutes (288, plus the one the day starts from) —
- * serves them from memory through `fetch`, and measures in interleaved rounds (median CPU time, `process.cpuUsage()`):
+ * serves them from memory through `fetch` (each body in views of 64 KiB, as a socket gives it: socket-body.mts;
+ * BENCH_WHOLE_BODY=1 hands it over in one copied chunk, as before 2026-11-28), and measures in interleaved rounds
+ * (median CPU time, `process.cpuUsage()`):
  *
  * - anchor: the deltas' bytes decoded, split into lines, `JSON.parse` of each line;
+ * - the same raw parse of the deltas and of the later snapshots: all the NDJSON the verified replay reads;
  * - `replay()` (snapshot verification, the default) as a caller runs it;
  * - `replay({ verifySnapshots: false })`.
  *
@@ -14,8 +17,11 @@
  * Profile: node --cpu-prof --cpu-prof-dir=/tmp/prof bench/client/micro.mts
  */
 import { HistoryClient } from '@depthgate/client';
+import { socketBody } from './socket-body.mts';
 
 const ROUNDS = Number(process.argv[2] ?? 41);
+/** BENCH_WHOLE_BODY=1: each body as one chunk, copied (`new Response(bytes)`), as before 2026-11-28; else as a socket gives it. */
+const CHUNKED = process.env.BENCH_WHOLE_BODY !== '1';
 const DAY0 = Date.UTC(2026, 9, 22);
 const DAY = 86_400_000;
 const SNAP_EVERY = 5 * 60_000;
@@ -126,7 +132,7 @@ const options = {
     if (kind === 'coverage') return new Response(COVERAGE, { headers: { 'Content-Type': 'application/json' } });
     const start = Date.parse(url.searchParams.get('start_ts') ?? '');
     const body = kind === 'snapshots' ? (start > DAY0 ? LATER : FIRST) : DELTAS;
-    return new Response(body, { headers: { 'Content-Type': 'application/x-ndjson' } });
+    return new Response(CHUNKED ? socketBody(body) : body, { headers: { 'Content-Type': 'application/x-ndjson' } });
   },
 };
 const current = new HistoryClient(options);
@@ -168,6 +174,11 @@ async function main(): Promise<void> {
       run: async () => rawParse(DELTAS) === deltaRows,
       ms: [],
     },
+    {
+      name: 'raw parse of the deltas and the later snapshots (all the NDJSON `replay()` reads)',
+      run: async () => rawParse(DELTAS) === deltaRows && rawParse(LATER) === laterRows,
+      ms: [],
+    },
   ];
   for (const [who, client] of [
     ['', current],
@@ -204,6 +215,11 @@ async function main(): Promise<void> {
     console.log(
       `| ${x.name} | ${m.toFixed(2)} | ${fmt(Math.round((deltaRows / m) * 1000))} | ${(anchor / m).toFixed(2)}× |`,
     );
+  }
+  // The verified replay reads the later snapshots too: beside the raw parse of everything it reads.
+  const all = median((runs[1] as { ms: number[] }).ms);
+  for (const x of runs.filter((r) => r.name.endsWith('`replay()`'))) {
+    console.log(`${x.name} vs the raw parse of all the NDJSON it reads: ${(all / median(x.ms)).toFixed(2)}×`);
   }
 }
 
