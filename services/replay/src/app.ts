@@ -47,6 +47,7 @@ export function createReplayService(deps: ReplayDeps): { app: Express; sockets: 
     trustProxyHops: config.TRUST_PROXY_HOPS,
     settleMs: config.REPLAY_SUBSCRIBE_SETTLE_MS,
     subscribeTimeoutMs: config.REPLAY_SUBSCRIBE_TIMEOUT_MS,
+    messagesPerSecond: config.REPLAY_WS_MESSAGES_PER_SECOND,
     connections: {
       perKey: config.REPLAY_WS_MAX_CONNECTIONS_PER_KEY,
       anonymous: config.REPLAY_WS_MAX_CONNECTIONS_ANONYMOUS,

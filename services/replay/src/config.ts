@@ -58,6 +58,11 @@ export const replayEnvSchema = z.object({
    */
   REPLAY_SUBSCRIBE_TIMEOUT_MS: envInt(60_000, { min: 100, max: 3_600_000 }),
   /**
+   * Frames a replay socket's client may send per second, bursts of twice as many; more close the socket with 4429 (as
+   * the gateway's WS_CLIENT_MESSAGES_PER_SECOND). Each subscribe is a query of the history's catalogue.
+   */
+  REPLAY_WS_MESSAGES_PER_SECOND: envInt(20, { min: 1, max: 100_000 }),
+  /**
    * Replay sockets a key may hold open at once, every replica together (a key's `ws_max_connections` overrides it). The
    * replay's own count, apart from the gateway's live connections (docs/replay.md, "Connections per key").
    */

@@ -3,8 +3,9 @@
  * frames the WebSocket library refuses (over 64 KiB, text that is not UTF-8) close that socket with the code that says
  * why and leave the service serving; a subscribe naming a market with a JSON value that is not a string gets the
  * venue's refusal, not a failed replay; frames sent faster than they are handled are all answered, in order; a
- * malformed platform in the path is a 404 in the JSON error form; a handshake after the shutdown began is refused with
- * 503. (The shutdown case comes last: it closes the harness's sockets for good.)
+ * malformed platform in the path is a 404 in the JSON error form; a client sending more frames than its rate allows is
+ * closed 4429; a handshake after the shutdown began is refused with 503. (The shutdown case comes last: it closes the
+ * harness's sockets for good.)
  */
 import { rawExchange, WsTestClient } from '@depthgate/test-utils';
 import { startHarness, TICKERS, type Harness } from './testing/harness';
@@ -13,7 +14,8 @@ import { VENUES, type Venue, type VenueSocketClient } from './testing/venues';
 let h: Harness;
 
 beforeAll(async () => {
-  h = await startHarness({ seed: 'robust', events: 60 });
+  // 200 frames a second, bursts of 400: the 300 subscribes below fit, a flood of 1,000 does not.
+  h = await startHarness({ seed: 'robust', events: 60, env: { REPLAY_WS_MESSAGES_PER_SECOND: '200' } });
 }, 90_000);
 
 afterAll(async () => {
@@ -92,6 +94,15 @@ it('300 subscribes sent at once are each answered, in the order sent', async () 
     Array.from({ length: 300 }, (_, i) => i + 1),
   );
   await c.close();
+});
+
+it('a client sending more frames than REPLAY_WS_MESSAGES_PER_SECOND allows (bursts of twice as many) is closed 4429', async () => {
+  const c = await open(kalshi);
+  for (let id = 1; id <= 1000; id++) c.send({ id, cmd: 'list_subscriptions' });
+  await c.untilClosed();
+  expect(c.closeCode).toBe(4429);
+  expect(c.closeReason).toBe('too many messages');
+  await serving();
 });
 
 it('a platform whose percent-escapes are malformed is 404 unknown_platform in the JSON error form', async () => {

@@ -6,7 +6,7 @@
 import type { Duplex } from 'node:stream';
 import type { RawData, WebSocket } from 'ws';
 import { jsonCarriesApiKey, type KeyLimits } from '@depthgate/auth';
-import { SerialInbox } from '@depthgate/feeds';
+import { MessageRate, SerialInbox } from '@depthgate/feeds';
 import { drained, type Logger } from '@depthgate/service-kit';
 import { CLOSE } from './close-codes';
 import { Frame } from './frame';
@@ -107,15 +107,14 @@ export class ClientConnection implements ClientLink, SubscriberOwner {
   private readonly session: ClientSession;
   /** Client messages, one at a time, in order; one that fails unexpectedly closes the connection (1011). */
   private readonly inbox: SerialInbox;
-  private tokens: number;
-  private lastRefill = Date.now();
+  private readonly rate: MessageRate;
   private corked = false;
   /** Wakes the message waiting for room (`room`), if one is. */
   private roomWake: AbortController | undefined;
 
   constructor(private readonly o: ClientOptions) {
     this.id = o.id;
-    this.tokens = o.messagesPerSecond * 2;
+    this.rate = new MessageRate(o.messagesPerSecond);
     this.session = o.stream.openClient(this.context());
     this.inbox = new SerialInbox(o.ws, MAX_PENDING_MESSAGES, (err) => {
       o.logger.error({ err, conn: this.id }, 'client message failed');
@@ -224,12 +223,7 @@ export class ClientConnection implements ClientLink, SubscriberOwner {
     if (!this.open) return;
     this.messagesIn++;
     this.o.metrics.clientMessagesIn.inc();
-    const now = Date.now();
-    const rate = this.o.messagesPerSecond;
-    this.tokens = Math.min(rate * 2, this.tokens + ((now - this.lastRefill) * rate) / 1000);
-    this.lastRefill = now;
-    if (this.tokens < 1) return this.cut('tooManyMessages', 'too_many_messages');
-    this.tokens -= 1;
+    if (!this.rate.take()) return this.cut('tooManyMessages', 'too_many_messages');
     if (isBinary) return this.cut('unsupportedData', 'binary_frame');
     const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as Buffer).toString();
     // Its markets and ids go upstream, its refusals quote them back, the hub logs topics: a key stops here.

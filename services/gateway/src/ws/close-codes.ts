@@ -1,4 +1,5 @@
 import { KEY_IN_MESSAGE_CLOSE } from '@depthgate/auth';
+import { TOO_MANY_MESSAGES_CLOSE } from '@depthgate/feeds';
 
 /**
  * Every close code the gateway's WebSocket proxy uses, with its reason text: one table, documented in
@@ -26,6 +27,6 @@ export const CLOSE = {
    * path, query or body.
    */
   keyInMessage: KEY_IN_MESSAGE_CLOSE,
-  /** More messages than WS_CLIENT_MESSAGES_PER_SECOND allows. */
-  tooManyMessages: { code: 4429, reason: 'too many messages' },
+  /** More messages than WS_CLIENT_MESSAGES_PER_SECOND allows (MessageRate). */
+  tooManyMessages: TOO_MANY_MESSAGES_CLOSE,
 } as const;

@@ -145,6 +145,8 @@ async function pair(
       pageRows: 1000,
       settleMs,
       subscribeTimeoutMs: 60_000,
+      // Not what these tests look at (ws-robustness.int.test.ts closes a flood with 4429).
+      messagesPerSecond: 100_000,
       acceptedAt: (o.now ?? (() => NOW))(),
     });
   });

@@ -16,7 +16,7 @@
  *    HTTP answers 503 and 500); 1001 at shutdown.
  */
 import { jsonCarriesApiKey, KEY_IN_MESSAGE_CLOSE, unknownTicker, windowStart, type Caller } from '@depthgate/auth';
-import { SerialInbox } from '@depthgate/feeds';
+import { MessageRate, SerialInbox, TOO_MANY_MESSAGES_CLOSE } from '@depthgate/feeds';
 import type { HistoryStore, OrderBookQueries, QueryScope } from '@depthgate/history-store';
 import type { Logger } from '@depthgate/service-kit';
 import type { WebSocket } from 'ws';
@@ -91,6 +91,8 @@ export interface ReplaySocketDeps {
   settleMs: number;
   /** A socket that has subscribed to nothing replayable this long after it opened is closed (1008). */
   subscribeTimeoutMs: number;
+  /** Client frames a socket may send per second, bursts of twice as many (more: closed 4429). */
+  messagesPerSecond: number;
   /**
    * When the handshake was accepted (epoch ms): the moment the caller's window is computed from, once (packages/auth
    * `windowStart`: anonymous, the day before it), for every subscribe's check and every market's read, as the
@@ -109,6 +111,8 @@ export class ReplaySocket implements SessionMember {
    */
   private readonly inbox: SerialInbox;
   private settleTimer: NodeJS.Timeout | undefined;
+  /** Its client's frames per second (REPLAY_WS_MESSAGES_PER_SECOND): each subscribe costs a catalogue query. */
+  private readonly rate: MessageRate;
   /** Closes a socket that has subscribed to nothing replayable within REPLAY_SUBSCRIBE_TIMEOUT_MS. */
   private idleTimer: NodeJS.Timeout | undefined;
   private scope: QueryScope | undefined;
@@ -129,7 +133,11 @@ export class ReplaySocket implements SessionMember {
       this.d.logger.error({ err: { message: (err as Error).message } }, 'replay frame failed');
       this.end(1011, 'replay failed');
     });
+    this.rate = new MessageRate(d.messagesPerSecond);
     d.ws.on('message', (data, isBinary) => {
+      // Each subscribe is a query of the history's catalogue: a client sending faster than its rate is closed, as the
+      // gateway's proxy closes one, before anything of the frame is looked at.
+      if (!this.rate.take()) return this.end(TOO_MANY_MESSAGES_CLOSE.code, TOO_MANY_MESSAGES_CLOSE.reason);
       const text = Buffer.isBuffer(data) ? data.toString('utf8') : String(data);
       // Its markets go into the catalogue query and the venues' refusals quote them (and ids) back: a key stops
       // here, binary frames too, before anything of the frame is looked at.

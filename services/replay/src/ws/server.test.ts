@@ -36,6 +36,7 @@ beforeAll(async () => {
     trustProxyHops: 0,
     settleMs: 0,
     subscribeTimeoutMs: 60_000,
+    messagesPerSecond: 20,
     connections: { perKey: 1, anonymous: 1, leaseMs: 60_000, redisKeyPrefix: 't:' },
     subscriptions: { perKey: 1, anonymous: 1 },
   });

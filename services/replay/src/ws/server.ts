@@ -42,6 +42,8 @@ export interface ReplaySocketsDeps {
   settleMs: number;
   /** A socket that has subscribed to nothing replayable this long after it opened is closed (1008). */
   subscribeTimeoutMs: number;
+  /** Client frames a socket may send per second, bursts of twice as many (more: closed 4429). */
+  messagesPerSecond: number;
   /**
    * Replay sockets a caller may hold at once, every replica together: `perKey` (a key's `ws_max_connections`
    * overrides it), `anonymous` per client address; counted in Redis under `{redisKeyPrefix}replay:key:…`.
