@@ -108,6 +108,14 @@ export class RateLimiter {
     return this.options.anonymousRequestsPerMinute;
   }
 
+  /**
+   * Counts one request of `caller` against its limit, in its bucket (its key's, else its address's): what the middleware
+   * counts for an HTTP request, for a WebSocket handshake (the gateway's and the replay's), which goes around it.
+   */
+  consumeFor(caller: Caller): RateLimitDecision | Promise<RateLimitDecision> {
+    return this.consume(callerBucket(caller), this.limitFor(caller));
+  }
+
   /** Counts one request of `bucket` against `limit`; synchronous while this process holds numbers of the bucket. */
   consume(bucket: string, limit: number): RateLimitDecision | Promise<RateLimitDecision> {
     const lease = this.leases.get(bucket);
@@ -193,14 +201,12 @@ export class RateLimiter {
   middleware(): NodeMiddleware {
     const policySuffix = `;w=${Math.round(this.windowMs / 1000)}`;
     const apply = (d: RateLimitDecision, req: IncomingMessage, res: ServerResponse, next: () => void) => {
-      const reset = Math.ceil(d.resetMs / 1000);
       res.setHeader('RateLimit-Policy', `${d.limit}${policySuffix}`);
-      res.setHeader('RateLimit', `limit=${d.limit}, remaining=${d.remaining}, reset=${reset}`);
+      res.setHeader('RateLimit', `limit=${d.limit}, remaining=${d.remaining}, reset=${Math.ceil(d.resetMs / 1000)}`);
       if (d.allowed) return next();
       this.options.metrics?.rateLimited.inc({ scope: req.caller?.kind === 'key' ? 'key' : 'anonymous' });
-      sendError(res, 'rate_limited', `Rate limit exceeded: ${d.limit} requests per minute; retry in ${reset} s`, {
-        'Retry-After': String(reset),
-      });
+      const refusal = rateLimitedRefusal(d);
+      sendError(res, 'rate_limited', refusal.message, refusal.headers);
     };
     return (req, res, next) => {
       const decision = this.consume(bucketFor(req), this.limitFor(req.caller));
@@ -215,9 +221,21 @@ function sweep<T extends { resetAt: number }>(map: Map<string, T>, now: number):
 }
 
 function bucketFor(req: IncomingMessage): string {
-  const caller = req.caller;
-  if (caller?.kind === 'key') return `key:${caller.key.id}`;
-  return `ip:${ipBucket(caller?.ip ?? req.socket.remoteAddress ?? 'unknown')}`;
+  return callerBucket(req.caller ?? { kind: 'anonymous', ip: req.socket.remoteAddress ?? 'unknown' });
+}
+
+/** The bucket a caller's requests count in: its key's, or (anonymous) its address's. */
+export function callerBucket(caller: Caller): string {
+  return caller.kind === 'key' ? `key:${caller.key.id}` : `ip:${ipBucket(caller.ip)}`;
+}
+
+/** The 429 `rate_limited` answer's message and `Retry-After` for a refused request (HTTP's and handshakes'). */
+export function rateLimitedRefusal(d: RateLimitDecision): { message: string; headers: { 'Retry-After': string } } {
+  const reset = Math.ceil(d.resetMs / 1000);
+  return {
+    message: `Rate limit exceeded: ${d.limit} requests per minute; retry in ${reset} s`,
+    headers: { 'Retry-After': String(reset) },
+  };
 }
 
 /**

@@ -15,6 +15,7 @@ import { WebSocketServer } from 'ws';
 import {
   KeyLimits,
   presentedKey,
+  rateLimitedRefusal,
   type Auth,
   type ResolvedKey,
   type PlatformKey,
@@ -337,6 +338,14 @@ export class WsGateway {
         message: `This API key may not use platform ${platform}`,
         platform,
       });
+    }
+    // A handshake is a request of the key's budget (its requests per minute, shared with REST), as the replay counts
+    // its handshakes: a client opening and closing sockets in a loop is refused like one sending requests in a loop.
+    let decision = this.d.auth.rateLimiter.consumeFor({ kind: 'key', key: resolved });
+    if (decision instanceof Promise) decision = await decision;
+    if (!decision.allowed) {
+      const refusal = rateLimitedRefusal(decision);
+      return this.refuse(req, socket, { code: 'rate_limited', message: refusal.message, platform }, refusal.headers);
     }
     const unavailable = this.d.draining()
       ? 'The gateway is shutting down; connect again'

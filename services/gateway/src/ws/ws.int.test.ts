@@ -431,6 +431,21 @@ describe('caller authentication and limits', () => {
     expect(await refused(url('/ws/v1/kalshi'), { headers })).toMatchObject({ status: 429 });
   });
 
+  test('a handshake is a request of the key’s rate limit (shared with REST): past it, 429 rate_limited before anything opens', async () => {
+    const limited = await h.newKey({ requests_per_minute: 2 });
+    const headers = { 'X-API-Key': limited };
+    const a = await WsClient.open(url('/ws/v1/kalshi'), { headers });
+    clients.push(a);
+    // One REST request of the same key: its second request of the minute.
+    expect((await fetch(url('/api/v1/kalshi/markets?limit=1').replace('ws:', 'http:'), { headers })).status).toBe(200);
+    const over = await refused(url('/ws/v1/kalshi'), { headers });
+    expect(over.status).toBe(429);
+    expect(over.body).toMatchObject({ error: 'rate_limited' });
+    expect((over.body as { message: string }).message).toMatch(
+      /^Rate limit exceeded: 2 requests per minute; retry in \d+ s$/,
+    );
+  });
+
   test('Polymarket US: a replacement the key’s limit refuses leaves the subscription it would replace as it was', async () => {
     const limited = await h.newKey({ ws_max_subscriptions: 2 });
     const x = await WsClient.open(url('/ws/v1/venue-a-us'), { headers: { 'X-API-Key': limited } });

@@ -15,7 +15,15 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { ipBucket, KeyLimits, presentedKey, type Auth, type Caller } from '@depthgate/auth';
+import {
+  callerBucket,
+  ipBucket,
+  KeyLimits,
+  presentedKey,
+  rateLimitedRefusal,
+  type Auth,
+  type Caller,
+} from '@depthgate/auth';
 import type { HistoryStore, OrderBookQueries } from '@depthgate/history-store';
 import { canonicalPlatform } from '@depthgate/platforms';
 import { AppError, answerHandshakes, endWithError, requestIdOf, type Logger } from '@depthgate/service-kit';
@@ -40,7 +48,7 @@ export interface ReplaySocketsDeps {
   trustProxyHops: number;
   /** Quiet time after a socket's last subscribe (and a session's last join) before its replay starts. */
   settleMs: number;
-  /** A socket that has subscribed to nothing replayable this long after it opened is closed (1008). */
+  /** The latest start, from the opening (REPLAY_SUBSCRIBE_TIMEOUT_MS); nothing replayable subscribed by then: 1008. */
   subscribeTimeoutMs: number;
   /** Client frames a socket may send per second, bursts of twice as many (more: closed 4429). */
   messagesPerSecond: number;
@@ -176,18 +184,10 @@ export class ReplaySockets {
       throw new AppError('invalid_request', 'session must be given once, 1 to 64 of A-Z a-z 0-9 . _ : -');
     const caller = await this.caller(req);
     // A handshake is a request of the caller's budget (the shared per-key, or per-IP, requests per minute).
-    const limiter = this.d.auth.rateLimiter;
-    const bucket = caller.kind === 'key' ? `key:${caller.key.id}` : `ip:${ipBucket(caller.ip)}`;
-    const decision = await limiter.consume(bucket, limiter.limitFor(caller));
+    const decision = await this.d.auth.rateLimiter.consumeFor(caller);
     if (!decision.allowed) {
-      const reset = Math.ceil(decision.resetMs / 1000);
-      throw new AppError(
-        'rate_limited',
-        `Rate limit exceeded: ${decision.limit} requests per minute; retry in ${reset} s`,
-        {
-          headers: { 'Retry-After': String(reset) },
-        },
-      );
+      const refusal = rateLimitedRefusal(decision);
+      throw new AppError('rate_limited', refusal.message, { headers: refusal.headers });
     }
     // The caller's sockets at once (before a named session is made for it); the place is given back when the socket
     // closes — a handshake refused after this point (the session's checks below, a bad Sec-WebSocket-Key the WebSocket
@@ -204,7 +204,7 @@ export class ReplaySockets {
     });
     const terms = { from, to, speed, clock };
     // A session is the caller's: the same key, or anonymous, the same client address (as its rate limit's bucket).
-    const session = this.sessions.session(bucket, sessionName, terms);
+    const session = this.sessions.session(callerBucket(caller), sessionName, terms);
     // Refused before the upgrade when it cannot join (started, or other terms); checked again as it joins. The place
     // it holds is given back once the socket has joined, or when the upgrade fails (a bad Sec-WebSocket-Key): a
     // named session nobody joined is then forgotten.
