@@ -53,8 +53,10 @@ export const replayEnvSchema = z.object({
    */
   REPLAY_SUBSCRIBE_SETTLE_MS: envInt(250, { min: 0, max: 60_000 }),
   /**
-   * A replay socket that has subscribed to nothing replayable this long after it opened is closed (1008 and the
-   * reason): it holds one of its key's connections and a session's start.
+   * The latest start of a replay socket, from its opening: one that has subscribed something replayable starts then
+   * even if subscribes keep coming (each puts the settle off again, and each is a catalogue query); one that has
+   * subscribed to nothing replayable is closed (1008 and the reason): it holds one of its key's connections and a
+   * session's start.
    */
   REPLAY_SUBSCRIBE_TIMEOUT_MS: envInt(60_000, { min: 100, max: 3_600_000 }),
   /**

@@ -4,8 +4,9 @@
  * why and leave the service serving; a subscribe naming a market with a JSON value that is not a string gets the
  * venue's refusal, not a failed replay; frames sent faster than they are handled are all answered, in order; a
  * malformed platform in the path is a 404 in the JSON error form; a client sending more frames than its rate allows is
- * closed 4429; a handshake after the shutdown began is refused with 503. (The shutdown case comes last: it closes the
- * harness's sockets for good.)
+ * closed 4429; subscribes that keep coming do not hold the start back past REPLAY_SUBSCRIBE_TIMEOUT_MS; a handshake
+ * after the shutdown began is refused with 503. (The shutdown case comes last: it closes the harness's sockets for
+ * good.)
  */
 import { rawExchange, WsTestClient } from '@depthgate/test-utils';
 import { startHarness, TICKERS, type Harness } from './testing/harness';
@@ -103,6 +104,42 @@ it('a client sending more frames than REPLAY_WS_MESSAGES_PER_SECOND allows (burs
   expect(c.closeCode).toBe(4429);
   expect(c.closeReason).toBe('too many messages');
   await serving();
+});
+
+describe('subscribes that keep coming', () => {
+  let quick: Harness;
+  beforeAll(async () => {
+    quick = await startHarness({
+      seed: 'keep-subscribing',
+      events: 20,
+      env: { REPLAY_SUBSCRIBE_TIMEOUT_MS: '1000', REPLAY_WS_MESSAGES_PER_SECOND: '200' },
+    });
+  }, 90_000);
+  afterAll(async () => {
+    await quick?.close();
+  });
+
+  it('hold the start back no longer than REPLAY_SUBSCRIBE_TIMEOUT_MS (here 1 s) after the socket opened', async () => {
+    const gemini = venue('venue_c');
+    const { first, last } = quick.span(gemini.exchange);
+    const c = await WsTestClient.open(quick.wsUrl(gemini.socket.platform, `from=${first}&to=${last}&speed=max`), {
+      headers: { 'X-API-Key': quick.key },
+    });
+    // The same subscribe every 10 ms, each accepted again and each restarting the settle (50 ms here), until the replay
+    // sent its first message: without the deadline it never would, and each would be a catalogue query.
+    const subscribe = () => {
+      for (const frame of gemini.socket.subscribe(TICKERS[gemini.exchange])) c.send(frame);
+    };
+    subscribe();
+    const again = setInterval(subscribe, 10);
+    try {
+      await c.until((ms) => ms.some((m) => m.type === 'l2_updates'), 'the replay’s first message', 20_000);
+    } finally {
+      clearInterval(again);
+    }
+    expect(c.closed).toBe(false);
+    await c.close();
+  });
 });
 
 it('a platform whose percent-escapes are malformed is 404 unknown_platform in the JSON error form', async () => {

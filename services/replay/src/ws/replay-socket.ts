@@ -89,7 +89,7 @@ export interface ReplaySocketDeps {
   pageRows: number;
   /** Quiet time after the last subscribe before the replay starts. */
   settleMs: number;
-  /** A socket that has subscribed to nothing replayable this long after it opened is closed (1008). */
+  /** The latest start, from the opening (REPLAY_SUBSCRIBE_TIMEOUT_MS); nothing replayable subscribed by then: 1008. */
   subscribeTimeoutMs: number;
   /** Client frames a socket may send per second, bursts of twice as many (more: closed 4429). */
   messagesPerSecond: number;
@@ -113,7 +113,10 @@ export class ReplaySocket implements SessionMember {
   private settleTimer: NodeJS.Timeout | undefined;
   /** Its client's frames per second (REPLAY_WS_MESSAGES_PER_SECOND): each subscribe costs a catalogue query. */
   private readonly rate: MessageRate;
-  /** Closes a socket that has subscribed to nothing replayable within REPLAY_SUBSCRIBE_TIMEOUT_MS. */
+  /**
+   * REPLAY_SUBSCRIBE_TIMEOUT_MS after the socket opened: the replay starts then if anything replayable was subscribed
+   * (subscribes that keep coming, each restarting the settle, hold it back no longer), else the socket is closed.
+   */
   private idleTimer: NodeJS.Timeout | undefined;
   private scope: QueryScope | undefined;
   /** Subscriptions this socket holds of its caller's limit (`places`). */
@@ -126,8 +129,11 @@ export class ReplaySocket implements SessionMember {
     this.protocol = d.venue.create();
     d.session.join(this, d.terms);
     this.idleTimer = setTimeout(() => {
-      if (!this.subscribed && this.state === 'open')
-        this.end(1008, `no subscribe to a replayable market within ${Math.round(d.subscribeTimeoutMs / 1000)} s`);
+      if (this.state !== 'open') return;
+      if (this.subscribed) {
+        if (this.settleTimer) clearTimeout(this.settleTimer);
+        void this.read();
+      } else this.end(1008, `no subscribe to a replayable market within ${Math.round(d.subscribeTimeoutMs / 1000)} s`);
     }, d.subscribeTimeoutMs);
     this.inbox = new SerialInbox(d.ws, MAX_PENDING_FRAMES, (err) => {
       this.d.logger.error({ err: { message: (err as Error).message } }, 'replay frame failed');
@@ -311,7 +317,6 @@ export class ReplaySocket implements SessionMember {
     // A subscribe that named nothing replayable (every market refused the venue's way) starts nothing.
     if (tickers.size > 0 || this.subscribed) {
       this.subscribed = true;
-      if (this.idleTimer) clearTimeout(this.idleTimer);
       if (this.settleTimer) clearTimeout(this.settleTimer);
       this.settleTimer = setTimeout(() => void this.read(), d.settleMs);
     }
