@@ -160,7 +160,15 @@ async function main() {
     JSON.stringify({ id: 1, cmd: 'subscribe', params: { channels: ['orderbook_delta'], market_tickers: markets } });
 
   // --- the gateway -------------------------------------------------------------------------------------------
-  const key = createKey(redisUrl, ['--ws-max-connections', '100000', '--ws-max-subscriptions', '1000000']);
+  // Requests per minute without a limit that matters: each WebSocket handshake counts as a request of the key.
+  const key = createKey(redisUrl, [
+    '--requests-per-minute',
+    '100000000',
+    '--ws-max-connections',
+    '100000',
+    '--ws-max-subscriptions',
+    '1000000',
+  ]);
   const gatewayPort = await freePort();
   const gateway = start('gateway', process.execPath, [path.join(ROOT, 'services/gateway/dist/main.js')], {
     logDir: dir,

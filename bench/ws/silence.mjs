@@ -126,7 +126,15 @@ async function main() {
   ]);
   const { control, env: simEnv } = sim;
   const books = await (await fetch(`${control}/control/books`)).json();
-  const key = createKey(redisUrl, ['--ws-max-connections', '1000', '--ws-max-subscriptions', '1000']);
+  // Requests per minute without a limit that matters: each WebSocket handshake counts as a request of the key.
+  const key = createKey(redisUrl, [
+    '--requests-per-minute',
+    '100000000',
+    '--ws-max-connections',
+    '1000',
+    '--ws-max-subscriptions',
+    '1000',
+  ]);
   const gatewayPort = await freePort();
   start('gateway', process.execPath, [path.join(ROOT, 'services/gateway/dist/main.js')], {
     logDir: dir,
