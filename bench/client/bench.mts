@@ -19,7 +19,7 @@
  */
 import os from 'node:os';
 import { EXCHANGES as RECORDED, HistoryClient, OrderBook, parseLine, type SnapshotRow } from '@depthgate/client';
-import { socketBody } from './socket-body.mts';
+import { servedBody } from './socket-body.mts';
 
 const env = (name: string, fallback?: string): string => {
   const v = process.env[name] ?? fallback;
@@ -29,8 +29,6 @@ const env = (name: string, fallback?: string): string => {
 const HISTORY_URL = env('HISTORY_URL');
 const API_KEY = env('API_KEY');
 const ROUNDS = Number(env('BENCH_ROUNDS', '15'));
-/** BENCH_WHOLE_BODY=1: each body as one chunk, copied (`new Response(bytes)`), as before 2026-11-28; else as a socket gives it. */
-const CHUNKED = process.env.BENCH_WHOLE_BODY !== '1';
 const DAY = 86_400_000;
 const EXCHANGES = RECORDED.map((e) => e.key);
 
@@ -79,7 +77,7 @@ function memoryFetch(bodies: { coverage: string; snapshots: Uint8Array; deltas: 
     const kind = url.pathname.split('/')[3];
     if (kind === 'coverage') return new Response(bodies.coverage, { headers: { 'Content-Type': 'application/json' } });
     const body = kind === 'snapshots' ? bodies.snapshots : bodies.deltas;
-    return new Response(CHUNKED ? socketBody(body) : body, { headers: { 'Content-Type': 'application/x-ndjson' } });
+    return new Response(servedBody(body), { headers: { 'Content-Type': 'application/x-ndjson' } });
   };
 }
 

@@ -17,11 +17,9 @@
  * Profile: node --cpu-prof --cpu-prof-dir=/tmp/prof bench/client/micro.mts
  */
 import { HistoryClient } from '@depthgate/client';
-import { socketBody } from './socket-body.mts';
+import { servedBody } from './socket-body.mts';
 
 const ROUNDS = Number(process.argv[2] ?? 41);
-/** BENCH_WHOLE_BODY=1: each body as one chunk, copied (`new Response(bytes)`), as before 2026-11-28; else as a socket gives it. */
-const CHUNKED = process.env.BENCH_WHOLE_BODY !== '1';
 const DAY0 = Date.UTC(2026, 9, 22);
 const DAY = 86_400_000;
 const SNAP_EVERY = 5 * 60_000;
@@ -132,7 +130,7 @@ const options = {
     if (kind === 'coverage') return new Response(COVERAGE, { headers: { 'Content-Type': 'application/json' } });
     const start = Date.parse(url.searchParams.get('start_ts') ?? '');
     const body = kind === 'snapshots' ? (start > DAY0 ? LATER : FIRST) : DELTAS;
-    return new Response(CHUNKED ? socketBody(body) : body, { headers: { 'Content-Type': 'application/x-ndjson' } });
+    return new Response(servedBody(body), { headers: { 'Content-Type': 'application/x-ndjson' } });
   },
 };
 const current = new HistoryClient(options);

@@ -16,3 +16,12 @@ export function socketBody(bytes: Uint8Array, size = 65_536): ReadableStream<Uin
     },
   });
 }
+
+/**
+ * What the benchmarks' memory `fetch` answers with: `bytes` as a socket gives them (socketBody), or with
+ * BENCH_WHOLE_BODY=1 the bytes themselves, which `new Response` hands over in one copied chunk (as the benchmarks did
+ * before 2026-11-28).
+ */
+export function servedBody(bytes: Uint8Array): ReadableStream<Uint8Array> | Uint8Array {
+  return process.env.BENCH_WHOLE_BODY === '1' ? bytes : socketBody(bytes);
+}
