@@ -117,7 +117,7 @@ export class ReplaySocket implements SessionMember {
    * REPLAY_SUBSCRIBE_TIMEOUT_MS after the socket opened: the replay starts then if anything replayable was subscribed
    * (subscribes that keep coming, each restarting the settle, hold it back no longer), else the socket is closed.
    */
-  private idleTimer: NodeJS.Timeout | undefined;
+  private startDeadline: NodeJS.Timeout | undefined;
   private scope: QueryScope | undefined;
   /** Subscriptions this socket holds of its caller's limit (`places`). */
   private holding = 0;
@@ -128,7 +128,7 @@ export class ReplaySocket implements SessionMember {
     this.closed = new Promise((resolve) => d.ws.once('close', () => resolve()));
     this.protocol = d.venue.create();
     d.session.join(this, d.terms);
-    this.idleTimer = setTimeout(() => {
+    this.startDeadline = setTimeout(() => {
       if (this.state !== 'open') return;
       if (this.subscribed) {
         if (this.settleTimer) clearTimeout(this.settleTimer);
@@ -153,7 +153,7 @@ export class ReplaySocket implements SessionMember {
     d.ws.on('close', () => {
       const wasRunning = this.state === 'ready';
       if (this.settleTimer) clearTimeout(this.settleTimer);
-      if (this.idleTimer) clearTimeout(this.idleTimer);
+      if (this.startDeadline) clearTimeout(this.startDeadline);
       this.release();
       if (this.state !== 'done') {
         this.state = 'done';
@@ -233,7 +233,7 @@ export class ReplaySocket implements SessionMember {
   private end(code: number, reason: string): void {
     if (this.state === 'done') return;
     if (this.settleTimer) clearTimeout(this.settleTimer);
-    if (this.idleTimer) clearTimeout(this.idleTimer);
+    if (this.startDeadline) clearTimeout(this.startDeadline);
     this.release();
     this.state = 'done';
     this.count('cut');
