@@ -23,7 +23,7 @@ export class AuthMetrics {
     });
     this.rateLimited = new Counter({
       name: 'rate_limit_rejections_total',
-      help: 'Requests answered 429 by the caller rate limit, by scope (key or anonymous)',
+      help: 'Requests and WebSocket handshakes answered 429 by the caller rate limit, by scope (key or anonymous)',
       labelNames: ['scope'] as const,
       registers: [registry],
     });

@@ -1,4 +1,6 @@
 import { testRedisUrl, uniqueName } from '@depthgate/test-utils';
+import { Registry } from 'prom-client';
+import { AuthMetrics } from './metrics';
 import { RateLimiter, leaseSize, type RateLimitDecision } from './rate-limit';
 import { createRedisClient, waitForRedis, type Redis } from './redis';
 
@@ -73,5 +75,23 @@ describe('leased rate-limit counting in Redis', () => {
     expect(await used(a.consume('key:f', 5))).toBe(1);
     await redis.script('FLUSH');
     expect(await used(a.consume('key:f', 5))).toBe(2);
+  });
+
+  it('counts each refusal of a caller in rate_limit_rejections_total, by scope, whoever asks (middleware or handshake)', async () => {
+    const registry = new Registry();
+    const metrics = new AuthMetrics(registry);
+    const a = new RateLimiter({ redis, prefix, metrics, defaultRequestsPerMinute: 2, anonymousRequestsPerMinute: 1 });
+    const key = { kind: 'key', key: { id: 'k-metrics', requestsPerMinute: 2 } } as Parameters<
+      RateLimiter['consumeFor']
+    >[0];
+    const anonymous = { kind: 'anonymous', ip: '198.51.100.9' } as const;
+    const allowed = [];
+    for (const caller of [key, key, key, key, anonymous, anonymous]) allowed.push((await a.consumeFor(caller)).allowed);
+    expect(allowed).toEqual([true, true, false, false, true, false]);
+    const counted = (await metrics.rateLimited.get()).values.map((v) => [v.labels.scope, v.value]);
+    expect(counted.sort()).toEqual([
+      ['anonymous', 1],
+      ['key', 2],
+    ]);
   });
 });

@@ -109,11 +109,20 @@ export class RateLimiter {
   }
 
   /**
-   * Counts one request of `caller` against its limit, in its bucket (its key's, else its address's): what the middleware
-   * counts for an HTTP request, for a WebSocket handshake (the gateway's and the replay's), which goes around it.
+   * Counts one request of `caller` against its limit, in its bucket (its key's, else its address's), and a refusal in
+   * `rate_limit_rejections_total`: what the middleware counts for an HTTP request, and for a WebSocket handshake (the
+   * gateway's and the replay's), which goes around the middleware.
    */
   consumeFor(caller: Caller): RateLimitDecision | Promise<RateLimitDecision> {
-    return this.consume(callerBucket(caller), this.limitFor(caller));
+    const decision = this.consume(callerBucket(caller), this.limitFor(caller));
+    return decision instanceof Promise
+      ? decision.then((d) => this.countRefusal(d, caller))
+      : this.countRefusal(decision, caller);
+  }
+
+  private countRefusal(d: RateLimitDecision, caller: Caller): RateLimitDecision {
+    if (!d.allowed) this.options.metrics?.rateLimited.inc({ scope: caller.kind });
+    return d;
   }
 
   /** Counts one request of `bucket` against `limit`; synchronous while this process holds numbers of the bucket. */
@@ -204,12 +213,11 @@ export class RateLimiter {
       res.setHeader('RateLimit-Policy', `${d.limit}${policySuffix}`);
       res.setHeader('RateLimit', `limit=${d.limit}, remaining=${d.remaining}, reset=${Math.ceil(d.resetMs / 1000)}`);
       if (d.allowed) return next();
-      this.options.metrics?.rateLimited.inc({ scope: req.caller?.kind === 'key' ? 'key' : 'anonymous' });
       const refusal = rateLimitedRefusal(d);
       sendError(res, 'rate_limited', refusal.message, refusal.headers);
     };
     return (req, res, next) => {
-      const decision = this.consume(bucketFor(req), this.limitFor(req.caller));
+      const decision = this.consumeFor(req.caller ?? { kind: 'anonymous', ip: req.socket.remoteAddress ?? 'unknown' });
       if (decision instanceof Promise) decision.then((d) => apply(d, req, res, next), next);
       else apply(decision, req, res, next);
     };
@@ -218,10 +226,6 @@ export class RateLimiter {
 
 function sweep<T extends { resetAt: number }>(map: Map<string, T>, now: number): void {
   for (const [k, v] of map) if (v.resetAt <= now) map.delete(k);
-}
-
-function bucketFor(req: IncomingMessage): string {
-  return callerBucket(req.caller ?? { kind: 'anonymous', ip: req.socket.remoteAddress ?? 'unknown' });
 }
 
 /** The bucket a caller's requests count in: its key's, or (anonymous) its address's. */
