@@ -27,12 +27,38 @@ describe('leased rate-limit counting in Redis', () => {
   it('counts small limits exactly, one Redis increment per request, across processes', async () => {
     const a = limiter();
     const b = limiter();
-    const numbers = [];
-    for (const l of [a, b, a, b, b, a, b]) numbers.push(await used(l.consume('key:k1', 5)));
-    expect(numbers).toEqual([1, 2, 3, 4, 5, 6, 7]);
-    expect(await redis.get(`${prefix}rl:key:k1`)).toBe('7');
-    const sixth = await a.consume('key:k1', 5);
-    expect(sixth).toMatchObject({ allowed: false, limit: 5, remaining: 0 });
+    const decisions = [];
+    for (const l of [a, b, a, b, b, a]) decisions.push(await l.consume('key:k1', 5));
+    expect(decisions.map((d) => d.used)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, true, true, false]);
+    expect(await redis.get(`${prefix}rl:key:k1`)).toBe('6');
+    expect(decisions[5]).toMatchObject({ allowed: false, limit: 5, remaining: 0 });
+  });
+
+  it('refuses a flood over the limit without asking Redis again until the window ends', async () => {
+    const a = limiter(400);
+    const b = limiter(400);
+    const allowed = [];
+    for (const l of [a, b, a]) allowed.push((await l.consume('key:flood', 2)).allowed);
+    expect(allowed).toEqual([true, true, false]);
+    expect(await redis.get(`${prefix}rl:key:flood`)).toBe('3');
+    // a saw the count reach the limit: its refusals are synchronous and count nothing more in Redis.
+    for (let i = 0; i < 50; i++) {
+      const d = a.consume('key:flood', 2);
+      expect(d).not.toBeInstanceOf(Promise);
+      expect((d as RateLimitDecision).allowed).toBe(false);
+    }
+    expect(await redis.get(`${prefix}rl:key:flood`)).toBe('3');
+    // b took number 2, the limit: it refuses on its own too.
+    const fromB = b.consume('key:flood', 2);
+    expect(fromB).not.toBeInstanceOf(Promise);
+    expect((fromB as RateLimitDecision).allowed).toBe(false);
+    expect(await redis.get(`${prefix}rl:key:flood`)).toBe('3');
+    // A higher limit (the key's record changed) is asked of Redis again.
+    expect((await a.consume('key:flood', 10)).allowed).toBe(true);
+    // The next window starts over.
+    await new Promise((r) => setTimeout(r, 450));
+    expect((await a.consume('key:flood', 2)).allowed).toBe(true);
   });
 
   it('never lets more than the limit through, and loses less than a lease per process', async () => {

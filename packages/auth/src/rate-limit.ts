@@ -17,7 +17,8 @@ import type { AuthMetrics } from './metrics';
  * ends are lost, so a bucket can be under-served by at most (lease − 1) per process per window. The lease is 1% of the
  * limit, at least 1: limits under 200 per minute are counted exactly, one INCR per request (a key with 5 per minute
  * gets 429 on its sixth call, at either service, in any mix); a key with 60,000 per minute costs one Redis call per
- * 600 requests. While a process holds numbers, a decision is synchronous.
+ * 600 requests. While a process holds numbers, a decision is synchronous; so is a refusal once the count it last
+ * saw in Redis reached the limit (until the window ends: a flood over the limit costs Redis nothing).
  *
  * Redis down: keep serving. Each process counts on its own with the same limits (so during an outage a key's budget
  * is multiplied by the number of replicas), logs the transition loudly and exposes `rate_limit_store_degraded`. A
@@ -125,12 +126,15 @@ export class RateLimiter {
     return d;
   }
 
-  /** Counts one request of `bucket` against `limit`; synchronous while this process holds numbers of the bucket. */
+  /**
+   * Counts one request of `bucket` against `limit`; synchronous while this process holds numbers of the bucket, and
+   * once the window's count in Redis has reached the limit: every later request of the window is refused anyway (the
+   * count only grows), so a caller flooding over its limit costs no Redis round trip per refused request.
+   */
   consume(bucket: string, limit: number): RateLimitDecision | Promise<RateLimitDecision> {
     const lease = this.leases.get(bucket);
     const now = this.now();
-    if (lease && lease.resetAt > now && lease.next <= lease.end)
-      return this.decide(lease.next++, limit, lease.resetAt - now);
+    if (decidesLocally(lease, limit, now)) return this.decide(lease.next++, limit, lease.resetAt - now);
     return this.consumeAfterRefill(bucket, limit);
   }
 
@@ -146,9 +150,8 @@ export class RateLimiter {
       this.setDegraded(false);
       const lease = this.leases.get(bucket);
       const now = this.now();
-      // Concurrent requests may have taken every number of the new lease; then take another.
-      if (lease && lease.resetAt > now && lease.next <= lease.end)
-        return this.decide(lease.next++, limit, lease.resetAt - now);
+      // Concurrent requests may have taken every number of the new lease; then take another (unless refused anyway).
+      if (decidesLocally(lease, limit, now)) return this.decide(lease.next++, limit, lease.resetAt - now);
     }
   }
 
@@ -222,6 +225,11 @@ export class RateLimiter {
       else apply(decision, req, res, next);
     };
   }
+}
+
+/** Whether `lease` decides a request of the window now: it holds a number, or the count reached the limit. */
+function decidesLocally(lease: Lease | undefined, limit: number, now: number): lease is Lease {
+  return lease !== undefined && lease.resetAt > now && (lease.next <= lease.end || lease.end >= limit);
 }
 
 function sweep<T extends { resetAt: number }>(map: Map<string, T>, now: number): void {
