@@ -19,6 +19,8 @@ import { MIGRATIONS, migrationChecksum, storedExchanges, type Migration } from '
 import {
   conditionalSettings,
   createConnection,
+  KILL_BATCH_IDS,
+  killInBatches,
   loggableClickHouseUrl,
   newQueryId,
   parseClickHouseUrl,
@@ -513,8 +515,8 @@ describe('settings pinned only where the server knows them', () => {
 });
 
 describe('killing a query (a cancelled scope)', () => {
-  it('is sent ON CLUSTER on a cluster (queued for every server, not waited for), and to the server alone on one', async () => {
-    // A stand-in for ClickHouse that records each statement and its settings, and answers 200.
+  /** A stand-in for ClickHouse that records each statement and its settings, and answers 200. */
+  async function standIn(use: (url: string) => Promise<void>) {
     const asked: { statement: string; ddlTimeout: string | null }[] = [];
     const server = createServer((req, res) => {
       let body = '';
@@ -526,21 +528,70 @@ describe('killing a query (a cancelled scope)', () => {
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const id = newQueryId('book');
     try {
+      await use(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    } finally {
+      server.close();
+    }
+    return asked;
+  }
+
+  it('is sent ON CLUSTER on a cluster (queued for every server, not waited for), and to the server alone on one', async () => {
+    const id = newQueryId('book');
+    const asked = await standIn(async (url) => {
       for (const cluster of [{ cluster: 'depthgate' }, {}]) {
         const connection = createConnection({ url, database: 'hist', ...cluster });
         await connection.kill(id);
         await connection.close();
       }
-    } finally {
-      server.close();
-    }
+    });
     expect(asked).toEqual([
-      { statement: `KILL QUERY ON CLUSTER 'depthgate' WHERE query_id = '${id}' ASYNC`, ddlTimeout: '0' },
-      { statement: `KILL QUERY WHERE query_id = '${id}' ASYNC`, ddlTimeout: null },
+      { statement: `KILL QUERY ON CLUSTER 'depthgate' WHERE query_id IN ('${id}') ASYNC`, ddlTimeout: '0' },
+      { statement: `KILL QUERY WHERE query_id IN ('${id}') ASYNC`, ddlTimeout: null },
     ]);
+  });
+
+  it('names 40 queries cancelled at once in two statements (one DDL task each on a cluster), not 40', async () => {
+    const ids = Array.from({ length: 40 }, () => newQueryId('book'));
+    const asked = await standIn(async (url) => {
+      const connection = createConnection({ url, database: 'hist', cluster: 'depthgate' });
+      await Promise.all(ids.map((id) => connection.kill(id)));
+      await connection.close();
+    });
+    const named = (statement: string) => [...statement.matchAll(/'([^']+)'/g)].map((m) => m[1]).slice(1);
+    expect(asked.map((a) => named(a.statement).length)).toEqual([1, 39]);
+    expect(asked.flatMap((a) => named(a.statement))).toEqual(ids);
+  });
+
+  it('sends the kills asked while one is on its way together: a flood of cancellations is a few statements', async () => {
+    const statements: string[][] = [];
+    let answer: (() => void) | undefined;
+    const kill = killInBatches(async (ids) => {
+      statements.push(ids);
+      await new Promise<void>((resolve) => (answer = resolve));
+    });
+    const ids = Array.from({ length: KILL_BATCH_IDS + 21 }, (_, i) => `q-${i}`);
+    const sent = new Set<string>();
+    const kills = ids.map((id) => kill(id).then(() => sent.add(id)));
+    // The first at once, alone; nothing counts as sent before its statement is answered.
+    expect(statements).toEqual([['q-0']]);
+    await new Promise((r) => setImmediate(r));
+    expect(sent.size).toBe(0);
+    answer?.();
+    // Then the rest, in statements of at most KILL_BATCH_IDS, one at a time.
+    await new Promise((r) => setImmediate(r));
+    expect(statements.map((s) => s.length)).toEqual([1, KILL_BATCH_IDS]);
+    expect([...sent]).toEqual(['q-0']);
+    answer?.();
+    await new Promise((r) => setImmediate(r));
+    expect(statements.map((s) => s.length)).toEqual([1, KILL_BATCH_IDS, 20]);
+    answer?.();
+    await Promise.all(kills);
+    expect(statements.flat()).toEqual(ids);
+    // A kill asked after the flood goes out at once again.
+    void kill('q-late');
+    expect(statements.at(-1)).toEqual(['q-late']);
+    answer?.();
   });
 });
 
@@ -613,6 +664,6 @@ describe('making sure an abandoned insert has ended (RecorderStore.ensureQueryEn
       }
     });
     const ask = `SELECT count() AS n FROM system.processes WHERE query_id = '${id}'`;
-    expect(asked).toEqual([ask, `KILL QUERY WHERE query_id = '${id}' ASYNC`, ask]);
+    expect(asked).toEqual([ask, `KILL QUERY WHERE query_id IN ('${id}') ASYNC`, ask]);
   });
 });

@@ -36,7 +36,8 @@ export interface Connection {
   ping(timeoutMs?: number): Promise<boolean>;
   /**
    * `KILL QUERY … ASYNC` for one query id, on a cluster `ON CLUSTER` (every server: the query runs on whichever the
-   * address led it to); never throws (logs instead).
+   * address led it to); never throws (logs instead). Resolves once the statement naming it has been answered; kills
+   * asked meanwhile go together in the next statement (killInBatches).
    */
   kill(queryId: string): Promise<void>;
   close(): Promise<void>;
@@ -223,24 +224,57 @@ export function createConnection(options: ConnectionOptions): Connection {
         clearTimeout(timer);
       }
     },
-    async kill(queryId: string) {
+    kill: killInBatches(async (queryIds) => {
       try {
         // On a cluster the query runs on the server the shared address (a Service over every server) led it to, which
         // this request need not reach: the kill goes to every server through the distributed DDL queue, as the
         // migrations do. It is queued, not waited for (`distributed_ddl_task_timeout = 0`: the server answers once the
         // kill is queued), as a server that is down would hold the answer up to the DDL timeout (180 s) on the control
         // client's few sockets (the readiness probes'); that server runs the kill once it is back.
+        const ids = join(
+          queryIds.map((id) => lit.queryId(id)),
+          ', ',
+        );
         await control.command({
-          query: sql`KILL QUERY${onCluster(options.cluster)} WHERE query_id = ${lit.queryId(queryId)} ASYNC`.text,
+          query: sql`KILL QUERY${onCluster(options.cluster)} WHERE query_id IN (${ids}) ASYNC`.text,
           ...(options.cluster === undefined ? {} : { clickhouse_settings: { distributed_ddl_task_timeout: '0' } }),
         });
       } catch (err) {
-        logger?.warn({ err: { message: (err as Error).message }, query_id: queryId }, 'KILL QUERY failed');
+        logger?.warn({ err: { message: (err as Error).message }, query_ids: queryIds }, 'KILL QUERY failed');
       }
-    },
+    }),
     async close() {
       reads.close();
       await Promise.allSettled([data.close(), control.close()]);
     },
   };
+}
+
+/** Query ids one `KILL QUERY` statement names at most (about 50 bytes each: well inside `max_query_size`). */
+export const KILL_BATCH_IDS = 500;
+
+/**
+ * One kill statement at a time: the first query id goes out at once; those asked while it is on its way wait for its
+ * answer and then go together, in statements of at most KILL_BATCH_IDS. A flood of cancelled requests so costs a few
+ * statements, not one each — on a cluster each statement is a task of the distributed DDL queue, in ZooKeeper, on
+ * every server. `send` is to log its own failures (one is not retried: the server's `max_execution_time` ends the query).
+ */
+export function killInBatches(send: (queryIds: string[]) => Promise<void>): (queryId: string) => Promise<void> {
+  let queued: { id: string; sent: () => void }[] = [];
+  let sending = false;
+  const pump = async () => {
+    sending = true;
+    while (queued.length > 0) {
+      const batch = queued.slice(0, KILL_BATCH_IDS);
+      queued = queued.slice(KILL_BATCH_IDS);
+      await send(batch.map((q) => q.id)).catch(() => undefined);
+      for (const q of batch) q.sent();
+    }
+    sending = false;
+  };
+  return (id) =>
+    new Promise<void>((sent) => {
+      queued.push({ id, sent });
+      if (!sending) void pump();
+    });
 }
