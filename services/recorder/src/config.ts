@@ -101,7 +101,10 @@ const ownShape = {
   RECORDER_BATCH_MAX_BYTES: envInt(32 * MiB, { min: 1024, max: 256 * MiB }),
   /** A row waits at most this long before its batch is sent (rows are queryable about this much later). */
   RECORDER_BATCH_MAX_DELAY_MS: envInt(500, { min: 10, max: 60_000 }),
-  /** Sealed batches kept in memory while ClickHouse is slow or away; beyond it they go to the spool. */
+  /**
+   * Sealed batches kept in memory while ClickHouse is slow or away; beyond it they go to the spool (one that cannot be
+   * written keeps them in memory, and past this bound the feeds are paused).
+   */
   RECORDER_BUFFER_MAX_BYTES: envInt(64 * MiB, { min: 64 * 1024, max: 4096 * MiB }),
   /** Where batches wait when memory is full; a persistent volume in production. */
   RECORDER_SPOOL_DIR: envString(path.join(os.tmpdir(), 'depthgate-recorder-spool')),

@@ -114,6 +114,7 @@ export class RecorderMetrics {
   readonly insertFailures: Counter<'table' | 'kind'>;
   readonly probes: Counter<'result'>;
   readonly rejectedRows: Counter<'table'>;
+  readonly spoolWriteFailures: Counter;
   readonly connections: Gauge<'exchange'>;
   readonly reconnects: Counter<'exchange' | 'reason'>;
   readonly tickers: Gauge<'exchange' | 'state'>;
@@ -274,7 +275,12 @@ export class RecorderMetrics {
     });
     this.paused = new Gauge({
       name: 'recorder_feeds_paused',
-      help: '1 while the feeds are paused because the buffer and the spool are full',
+      help: '1 while the feeds are paused: the spool is full, or the buffer is and the spool cannot be written',
+      registers,
+    });
+    this.spoolWriteFailures = new Counter({
+      name: 'recorder_spool_write_failures_total',
+      help: 'Writes to the spool that failed (a full or failing disk): the batches stayed in memory',
       registers,
     });
     for (const exchange of exchanges) {

@@ -169,6 +169,7 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
     },
     onProbe: (result) => metrics.probes.inc({ result }),
     onRejected: (batch) => metrics.rejectedRows.inc({ table: batch.table }, batch.rows),
+    onSpoolFailure: () => metrics.spoolWriteFailures.inc(),
   });
   const sink = new TsvSink(
     {

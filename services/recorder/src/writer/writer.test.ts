@@ -663,4 +663,49 @@ describe('Writer', () => {
     expect(pressure).toEqual([true, false]);
     await w.close(1000);
   });
+
+  it('pauses the feeds at the memory bound when ClickHouse is away and the spool cannot be written, and loses nothing once they recover', async () => {
+    const { store, tables, state } = fakeStore();
+    state.failNext = 1_000_000; // ClickHouse away
+    const diskFull = () => {
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    };
+    const append = jest.spyOn(TableSpool.prototype, 'append').mockImplementation(diskFull);
+    const prepend = jest.spyOn(TableSpool.prototype, 'prepend').mockImplementation(diskFull);
+    const pressure: boolean[] = [];
+    let spoolFailures = 0;
+    const w = make(store, {
+      maxMemoryBytes: 4 * deltas(1).bytes,
+      onPressure: (p) => pressure.push(p),
+      onSpoolFailure: () => spoolFailures++,
+    });
+    try {
+      w.start();
+      // A feed reads until it is asked to pause.
+      let sent = 0;
+      while (sent < 1000 && !w.isPaused) w.enqueue(deltas(++sent * 10));
+      expect(pressure).toEqual([true]);
+      // What memory holds: its bound and the batch that went past it, not every batch the feeds could read.
+      expect(sent).toBeLessThanOrEqual(5);
+      expect(w.bufferedRows()).toEqual([2 * sent]);
+      // Still failing at the lanes' retries: the pause holds.
+      const failuresBefore = spoolFailures;
+      await until(() => spoolFailures > failuresBefore && state.inserts >= 3);
+      expect(pressure).toEqual([true]);
+      // The spool works again, ClickHouse still away: the memory batches go there, and the feeds resume.
+      append.mockRestore();
+      prepend.mockRestore();
+      await until(() => pressure.length > 1);
+      expect(pressure).toEqual([true, false]);
+      expect(w.spoolBytes()).toBeGreaterThan(0);
+      // ClickHouse back: every row held, in order, once.
+      state.failNext = 0;
+      await until(() => w.idle);
+      const seqs = (tables.get('deltas') ?? []).map((l) => Number(l.split('\t')[3]));
+      expect(seqs).toEqual(Array.from({ length: sent }, (_, i) => [(i + 1) * 10, (i + 1) * 10 + 1]).flat());
+    } finally {
+      jest.restoreAllMocks();
+      await w.close(1000);
+    }
+  });
 });

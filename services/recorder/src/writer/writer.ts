@@ -14,7 +14,8 @@
  *   spool is empty; otherwise it is appended to the spool (write + fdatasync) — order per table is kept. While a
  *   lane's spool holds batches, every younger one goes behind them, the spool full or not (the feeds are paused then,
  *   so this is bounded); one the spool cannot take (a write error) waits in memory behind the spool (the lane's
- *   tail), and is inserted after it or spooled at the next write that works.
+ *   tail), and is inserted after it or spooled at the next write that works — the next batch's, or a lane's next retry
+ *   of a failed insert while memory is past its bound.
  * - A failed insert is ambiguous (the server may have committed it before the connection broke, or may still be
  *   running it): before the next attempt the lane makes sure the old query is gone (the store kills it and waits
  *   for it to leave the server's process list) and probes for the batch's last row; present means written. Batches
@@ -23,8 +24,10 @@
  *   table drops the block it already holds (a batch spread over shards may have reached some and not others, which
  *   a probe of one row could not tell). Retries back off exponentially (with jitter) up to 5 s. Rows ClickHouse refuses as malformed (which the encoders make impossible) are moved to
  *   `<spool>/rejected/` with an error log instead of blocking the lane forever.
- * - When the spool holds RECORDER_SPOOL_MAX_BYTES, `onPressure(true)` asks the feeds to stop reading; they are
- *   resumed below 80 % of both bounds.
+ * - When the spool holds RECORDER_SPOOL_MAX_BYTES, or memory holds more than RECORDER_BUFFER_MAX_BYTES (only a spool
+ *   that cannot be written leaves batches there beyond it), `onPressure(true)` asks the feeds to stop reading; they are
+ *   resumed below 80 % of both bounds. So with ClickHouse away and the spool failing, memory holds the bound and what
+ *   the feeds had already read, not more.
  * - close(): seal everything, keep inserting the memory queue until it is empty or the deadline passes, then
  *   abort what is in flight and spool every batch still in memory. Nothing is dropped.
  * - drained(timeoutMs): a hand-over waits until what was enqueued before it is durable; past the timeout (ClickHouse
@@ -66,6 +69,8 @@ export interface WriterOptions {
   onInsert?: (table: InsertTable, outcome: 'ok' | 'failed', seconds: number, kind?: string) => void;
   onProbe?: (result: 'present' | 'absent' | 'failed') => void;
   onRejected?: (batch: SealedBatch) => void;
+  /** A write to the spool failed (a full or failing disk): the batches stay in memory. */
+  onSpoolFailure?: () => void;
   /** The recorder term its batches are produced under (redundant recording; 0, the default: solo). */
   term?: number;
   /** Asked before every insert attempt: false (the lease's local deadline passed) → the batch is spooled instead. */
@@ -264,12 +269,11 @@ export class Writer {
     }
     // Behind everything older, the spool full or not: a batch younger than a spooled one is never inserted before it.
     try {
-      this.spoolOlder(lane);
-      this.spoolTail(lane);
+      this.spoolMemoryBehind(lane);
       lane.spool.append(batch);
       releaseBatch(batch);
     } catch (err) {
-      this.o.logger.error({ err, table: batch.table }, 'cannot write the spool; keeping the batch in memory');
+      this.spoolFailed(err, { table: batch.table }, 'cannot write the spool; keeping the batch in memory');
       this.pushMemory(lane.spoolEmpty && lane.tail.length === 0 ? lane.queue : lane.tail, batch);
     }
     this.checkPressure();
@@ -291,6 +295,33 @@ export class Writer {
     lane.spool.prepend(lane.queue);
     if (inflight) this.copied.set(inflight, inflight.lastQueryId);
     this.leaveMemory(lane.queue.splice(inflight === undefined ? 0 : 1));
+  }
+
+  /** spoolOlder, then spoolTail: what the lane holds in memory goes to the spool, in order (throws as they do). */
+  private spoolMemoryBehind(lane: Lane): void {
+    this.spoolOlder(lane);
+    this.spoolTail(lane);
+  }
+
+  /**
+   * Memory is past its bound (the feeds are paused), the spool not full: only a spool that could not be written left
+   * batches there. At every retry of a failed insert the lane tries it again (as the next batch would): a spool that
+   * works again takes the lane's memory batches (in order) and the feeds resume, ClickHouse still away.
+   */
+  private relieveMemory(lane: Lane): void {
+    if (this.memoryBytes <= this.o.maxMemoryBytes || this.spoolFull) return;
+    // (The batch in flight stays in memory either way: nothing to do for a lane that holds only it.)
+    const inflight = lane.inflight !== undefined && lane.queue[0] === lane.inflight ? 1 : 0;
+    if (lane.queue.length - inflight + lane.tail.length === 0) return;
+    if (!this.trySpoolMemory(lane, () => this.spoolMemoryBehind(lane))) return; // the pause holds
+    this.o.logger.warn({ lane: lane.name }, 'the spool takes batches again: memory batches spooled');
+    this.checkPressure();
+  }
+
+  /** A spool write failed: said (error log) and counted (recorder_spool_write_failures_total). */
+  private spoolFailed(err: unknown, fields: Record<string, unknown>, message: string): void {
+    this.o.logger.error({ err, ...fields }, message);
+    this.o.onSpoolFailure?.();
   }
 
   /** The batch's copy in the spool names its current query id. */
@@ -430,18 +461,32 @@ export class Writer {
     return since;
   }
 
+  /**
+   * Backpressure: the feeds are paused when the spool is full or memory is past its bound (the spool cannot be
+   * written), and resumed once both are below 80 % of their bounds.
+   */
   private checkPressure(): void {
     const spool = this.spoolBytes();
-    if (!this.paused && spool >= this.o.maxSpoolBytes) {
+    const memory = this.memoryBytes;
+    const bounds = {
+      spool_bytes: spool,
+      max_spool_bytes: this.o.maxSpoolBytes,
+      memory_bytes: memory,
+      max_memory_bytes: this.o.maxMemoryBytes,
+    };
+    const spoolFull = spool >= this.o.maxSpoolBytes;
+    if (!this.paused && (spoolFull || memory > this.o.maxMemoryBytes)) {
       this.paused = true;
       this.o.logger.error(
-        { spool_bytes: spool, max: this.o.maxSpoolBytes },
-        'spool full: pausing the feeds until ClickHouse takes rows again (venues may disconnect us; recorded as gaps)',
+        bounds,
+        spoolFull
+          ? 'spool full: pausing the feeds until ClickHouse takes rows again (venues may disconnect us; recorded as gaps)'
+          : 'memory full and the spool cannot be written: pausing the feeds until ClickHouse or the spool takes rows again (venues may disconnect us; recorded as gaps)',
       );
       this.o.onPressure?.(true);
-    } else if (this.paused && spool < this.o.maxSpoolBytes * 0.8 && this.memoryBytes < this.o.maxMemoryBytes * 0.8) {
+    } else if (this.paused && spool < this.o.maxSpoolBytes * 0.8 && memory < this.o.maxMemoryBytes * 0.8) {
       this.paused = false;
-      this.o.logger.warn({ spool_bytes: spool }, 'spool below its bound again: resuming the feeds');
+      this.o.logger.warn(bounds, 'spool and memory below their bounds again: resuming the feeds');
       this.o.onPressure?.(false);
     }
   }
@@ -650,6 +695,7 @@ export class Writer {
         lane.troubleSince ??= this.now();
         if (this.stopping) return 'stopped';
         if (lane.evict) return 'evicted';
+        this.relieveMemory(lane);
         await this.sleep(Math.min(5000, 100 * 2 ** Math.min(attempt, 6)) * (0.5 + Math.random() / 2), lane);
       }
     }
@@ -694,12 +740,17 @@ export class Writer {
     });
   }
 
-  /** spoolMemory, a spool that cannot be written said and left in memory (inserted from there later). */
-  private trySpoolMemory(lane: Lane): void {
+  /**
+   * spoolMemory (or `spool`), a spool that cannot be written said and left in memory (inserted from there later);
+   * false then.
+   */
+  private trySpoolMemory(lane: Lane, spool: () => unknown = () => this.spoolMemory(lane)): boolean {
     try {
-      this.spoolMemory(lane);
+      spool();
+      return true;
     } catch (err) {
-      this.o.logger.error({ err, lane: lane.name }, 'cannot write the spool; keeping the batches in memory');
+      this.spoolFailed(err, { lane: lane.name }, 'cannot write the spool; keeping the batches in memory');
+      return false;
     }
   }
 
@@ -747,7 +798,7 @@ export class Writer {
         spooled += this.spoolMemory(lane);
       } catch (err) {
         const lost = [...lane.queue, ...lane.tail].reduce((n, b) => n + b.rows, 0);
-        this.o.logger.error({ err, lane: lane.name, rows: lost }, 'cannot write the spool at close: rows lost');
+        this.spoolFailed(err, { lane: lane.name, rows: lost }, 'cannot write the spool at close: rows lost');
       }
       lane.running = undefined;
     }
