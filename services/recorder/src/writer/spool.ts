@@ -100,6 +100,16 @@ export type DecodeResult =
 
 let nextSpoolId = 1_000_000_000;
 
+/** Closes and deletes a spool file that was not written whole. */
+function discard(fd: number, file: string): void {
+  closeSync(fd);
+  try {
+    unlinkSync(file);
+  } catch {
+    // (gone already, or the disk refuses even that: a later start reads it as a torn record, or an empty file)
+  }
+}
+
 /** Decodes the record at `offset` of an open file of `size` bytes. */
 export function readRecord(fd: number, offset: number, size: number, file: string): DecodeResult {
   if (offset >= size) return { ok: false, reason: 'end' };
@@ -249,7 +259,12 @@ export class TableSpool {
   }
 
   private rotate(): void {
-    if (this.writeFd !== undefined) closeSync(this.writeFd);
+    // Forgotten before the next file is made: if that fails, the next append tries again, and never closes this
+    // descriptor a second time (by then its number may be another file's or socket's).
+    const fd = this.writeFd;
+    this.writeFd = undefined;
+    this.writeFile = undefined;
+    if (fd !== undefined) closeSync(fd);
     const last = this.files.at(-1);
     const number = last ? fileNumber(last.name) + 1 : FIRST_NUMBER;
     const created = this.createFile(number);
@@ -262,11 +277,17 @@ export class TableSpool {
     const name = `${String(number).padStart(12, '0')}.spool`;
     const file = path.join(this.dir, name);
     const fd = openSync(file, 'wx');
-    const dirFd = openSync(this.dir, 'r');
     try {
-      fsyncSync(dirFd);
-    } finally {
-      closeSync(dirFd);
+      const dirFd = openSync(this.dir, 'r');
+      try {
+        fsyncSync(dirFd);
+      } finally {
+        closeSync(dirFd);
+      }
+    } catch (err) {
+      // Its name not durable: the file goes, so that the next attempt can create it.
+      discard(fd, file);
+      throw err;
     }
     return { fd, file: { name, file, size: 0, readOffset: 0 } };
   }
@@ -292,12 +313,7 @@ export class TableSpool {
       fdatasyncSync(fd);
     } catch (err) {
       // Nothing of it counts: the file goes (a later prepend takes the same number), the spool is as it was.
-      closeSync(fd);
-      try {
-        unlinkSync(file.file);
-      } catch {
-        // (gone already, or the disk refuses even that: a later start reads it as a torn record)
-      }
+      discard(fd, file.file);
       throw err;
     }
     closeSync(fd);

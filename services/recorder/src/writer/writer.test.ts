@@ -1,4 +1,15 @@
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import fs, {
+  closeSync,
+  fstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -237,6 +248,53 @@ describe('spool', () => {
       n++;
     }
     expect(n).toBe(4);
+    spool.close();
+  });
+
+  it('takes batches again once a new file can be created, and closes no descriptor it no longer holds', () => {
+    const dir = tmp();
+    const spool = new TableSpool(dir, 'deltas', 1); // a new file at every append
+    const a = batch(2, MARCH);
+    const b = batch(3, APRIL);
+    spool.append(a);
+    // The next file cannot be created (its name taken; a read-only or failing volume is the same to the spool).
+    const blocker = path.join(dir, 'deltas', '100000000001.spool');
+    mkdirSync(blocker);
+    expect(() => spool.append(b)).toThrow(/EEXIST/);
+    // The descriptor the spool closed is the process's again (the next open takes the lowest free number).
+    const otherFile = path.join(dir, 'other');
+    const other = openSync(otherFile, 'w');
+    try {
+      rmdirSync(blocker);
+      spool.append(b);
+      // Still open, and still that file.
+      expect(fstatSync(other).ino).toBe(statSync(otherFile).ino);
+    } finally {
+      closeSync(other);
+    }
+    const read: number[] = [];
+    for (let r = spool.peek(); r; r = spool.peek()) {
+      read.push(r.rows);
+      spool.ack(r);
+    }
+    expect(read).toEqual([2, 3]);
+    spool.close();
+  });
+
+  it('cleans up a new file whose directory entry could not be made durable, so the next append can take its name', () => {
+    const dir = tmp();
+    const spool = new TableSpool(dir, 'deltas', 1);
+    const fsync = jest.spyOn(fs, 'fsyncSync').mockImplementationOnce(() => {
+      throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' });
+    });
+    try {
+      expect(() => spool.append(batch(2, MARCH))).toThrow(/EIO/);
+      expect(readdirSync(path.join(dir, 'deltas'))).toEqual([]);
+      spool.append(batch(3, MARCH));
+    } finally {
+      fsync.mockRestore();
+    }
+    expect(spool.peek()?.rows).toBe(3);
     spool.close();
   });
 
