@@ -6,18 +6,14 @@ import type { TickerResume } from '../ticker';
 import type { TradeHistory } from './trades';
 import { Venue, type VenueOptions } from './venue';
 
-/**
- * A venue recording A and B, both stored up to 5000 (book verified at 4000): resumed with a `recorder_start` gap
- * pending and their trades missed since, until a book comes — which never does here (the feed cannot connect).
- */
-async function twoTickers(trades: TradeHistory) {
+/** A venue recording the configured `selection.tickers`, whose feed cannot connect, resumed from `stored`. */
+function venueOf(
+  selection: { tickers: string[]; prefixes: string[]; series: string[] },
+  stored: Map<string, TickerResume>,
+  trades: TradeHistory,
+) {
   const sink = new ListSink();
   const clock = { now: 60_000 };
-  const selection = { tickers: ['A', 'B'], prefixes: [] as string[], series: [] as string[] };
-  const stored = new Map<string, TickerResume>([
-    ['A', { lastTs: 5000, bookTs: 4000, sequence: 5_000_000 }],
-    ['B', { lastTs: 5000, bookTs: 4000, sequence: 5_000_000 }],
-  ]);
   const venue = new Venue({
     protocol: {
       exchange: 'venue_a_us',
@@ -52,6 +48,20 @@ async function twoTickers(trades: TradeHistory) {
     backfillDelayMs: 1000,
     tradeAuditIntervalMs: 0,
   } as unknown as VenueOptions);
+  return { venue, sink, clock };
+}
+
+/**
+ * A venue recording A and B, both stored up to 5000 (book verified at 4000): resumed with a `recorder_start` gap
+ * pending and their trades missed since, until a book comes — which never does here (the feed cannot connect).
+ */
+async function twoTickers(trades: TradeHistory) {
+  const selection = { tickers: ['A', 'B'], prefixes: [] as string[], series: [] as string[] };
+  const stored = new Map<string, TickerResume>([
+    ['A', { lastTs: 5000, bookTs: 4000, sequence: 5_000_000 }],
+    ['B', { lastTs: 5000, bookTs: 4000, sequence: 5_000_000 }],
+  ]);
+  const { venue, sink, clock } = venueOf(selection, stored, trades);
   await venue.start();
   for (let i = 0; i < 100 && venue.recorders.size < 2; i++) await new Promise((r) => setImmediate(r));
   expect([...venue.recorders.keys()]).toEqual(['A', 'B']);
@@ -112,6 +122,47 @@ describe('Venue: a ticker that leaves the recording', () => {
       await venue.discover();
       for (let i = 0; i < 100 && !venue.recorders.has('A'); i++) await new Promise((r) => setImmediate(r));
       expect(venue.recorders.get('A')?.resumePoint().sequence).toBe(30_000_000);
+    } finally {
+      await venue.stop();
+    }
+  });
+});
+
+describe('Venue: markets listed and delisted', () => {
+  it('remembers where a ticker left for a day (back within it: a resubscribe gap), not every market it ever delisted', async () => {
+    const hour = 3600_000;
+    const selection = { tickers: [] as string[], prefixes: [] as string[], series: [] as string[] };
+    const market = (n: number) => Array.from({ length: 5 }, (_, i) => `M${n}-${i}`);
+    // Every market stored up to 5000 (book verified at 4000).
+    const stored = new Map<string, TickerResume>(
+      Array.from({ length: 200 }, (_, n) => market(n))
+        .flat()
+        .map((t) => [t, { lastTs: 5000, bookTs: 4000, sequence: 5_000_000 }]),
+    );
+    const { venue, clock } = venueOf(selection, stored, { cannot: 'no trade history' });
+    const retired = (venue as unknown as { retired: Map<string, unknown> }).retired;
+    /** A listing read an hour after the last one, that wants `tickers` (the ones before it are delisted). */
+    const read = async (tickers: string[]) => {
+      clock.now += hour;
+      selection.tickers = tickers;
+      await venue.discover();
+      for (let i = 0; i < 100 && !tickers.every((t) => venue.recorders.has(t)); i++) {
+        await new Promise((r) => setImmediate(r));
+      }
+      expect([...venue.recorders.keys()].sort()).toEqual([...tickers].sort());
+    };
+    try {
+      await venue.start();
+      // A thousand markets over 200 hourly reads, five listed at a time.
+      for (let n = 0; n < 200; n++) await read(market(n));
+      // Remembered: the markets delisted within the last 24 hours (reads 175 to 198 dropped 174 to 197, read 199
+      // dropped 198), not the thousand.
+      expect(retired.size).toBe(5 * 25);
+      // One that left three hours ago comes back: it continues where it left, after a gap `resubscribe`.
+      await read([...market(199), 'M196-0']);
+      const back = venue.recorders.get('M196-0');
+      expect(back?.pendingGap?.reason).toBe('resubscribe');
+      expect(back?.resumePoint().lastTs).toBe(60_000 + 198 * hour); // when read 197 dropped it
     } finally {
       await venue.stop();
     }

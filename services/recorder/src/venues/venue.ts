@@ -27,6 +27,12 @@ const RECONCILE_POLL_MS = 20;
 export const RECONCILE_STOP_WAIT_MS = 2000;
 
 /**
+ * How long a ticker that left the recording (closed, delisted, refused) is remembered, so that one back within it
+ * continues where it left, after a gap `resubscribe` (Venue.forgetRetired).
+ */
+export const RETIRED_KEEP_MS = 24 * 3600_000;
+
+/**
  * Milliseconds between two reconciliation reads of an exchange: the interval spread over its live tickers (each is
  * compared about every `intervalMs`), but never closer than its budget allows (`readsPerSecond`: the fraction
  * RECORDER_RECONCILE_BUDGET of the platform's documented limit) — so with many tickers each is compared less often
@@ -93,8 +99,11 @@ export interface VenueOptions {
 export class Venue {
   readonly recorders = new Map<string, TickerRecorder>();
   private readonly shards: FeedShard[] = [];
-  /** Tickers that left the recording: where their series ended, for when they come back. */
-  private readonly retired = new Map<string, TickerResume>();
+  /**
+   * Tickers that left the recording: where their series ended (and when), for when they come back — for
+   * RETIRED_KEEP_MS, or while the listing still wants them (forgetRetired).
+   */
+  private readonly retired = new Map<string, { resume: TickerResume; at: number }>();
   /**
    * Recorders of tickers that left while a window of their trades was still to be read back: the backfiller still
    * writes for them until it is (their `retired` point moves past what it wrote), unless the ticker comes back first.
@@ -145,7 +154,7 @@ export class Venue {
             settled: (rec) => {
               if (this.leaving.get(rec.ticker) !== rec || rec.tradeWindows.length > 0) return;
               this.leaving.delete(rec.ticker);
-              this.retired.set(rec.ticker, rec.resumePoint());
+              this.remember(rec);
             },
           });
   }
@@ -235,6 +244,7 @@ export class Venue {
       return false;
     });
     let unique = [...new Set(valid)];
+    this.forgetRetired(new Set(unique));
     if (unique.length > this.o.maxTickers) {
       if (!this.cappedWarned) {
         this.log.warn(
@@ -246,6 +256,19 @@ export class Venue {
       unique = unique.slice(0, this.o.maxTickers);
     }
     this.apply(new Set(unique));
+  }
+
+  /**
+   * A listing read forgets where a ticker left when it left more than RETIRED_KEEP_MS ago and the read does not want
+   * it (not listed, not configured): a market closed that long is not expected back, and if it does come back it
+   * resumes from ClickHouse's stored end, as at a start (its rows have landed unless ClickHouse was away that long;
+   * even then its new rows follow the stored ones, their sequences following `ts`, and its gap starts earlier). So
+   * `retired` holds the tickers that left within that time (and listed ones the cap leaves out), not every market the
+   * venue ever delisted. Before `apply`, which retires the ones this read drops.
+   */
+  private forgetRetired(wanted: ReadonlySet<string>): void {
+    const before = this.o.now() - RETIRED_KEEP_MS;
+    for (const [t, { at }] of this.retired) if (at < before && !wanted.has(t)) this.retired.delete(t);
   }
 
   private apply(next: Set<string>): void {
@@ -309,7 +332,7 @@ export class Venue {
       if (!this.awaiting.has(t) || this.recorders.has(t)) continue;
       this.awaiting.delete(t);
       // A left recorder whose trades are still being read back writes no more once its ticker comes back.
-      const retired = this.leaving.get(t)?.resumePoint() ?? this.retired.get(t);
+      const retired = this.leaving.get(t)?.resumePoint() ?? this.retired.get(t)?.resume;
       const resume: TickerResume = retired ?? stored.get(t) ?? { lastTs: -1, sequence: 0 };
       this.retired.delete(t);
       this.leaving.delete(t);
@@ -397,8 +420,13 @@ export class Venue {
   private retire(rec: TickerRecorder): void {
     rec.leave(this.o.now());
     this.recorders.delete(rec.ticker);
-    this.retired.set(rec.ticker, rec.resumePoint());
+    this.remember(rec);
     if (rec.tradeWindows.length > 0) this.leaving.set(rec.ticker, rec);
+  }
+
+  /** Where a ticker that left ends, for when it comes back (`retired`). */
+  private remember(rec: TickerRecorder): void {
+    this.retired.set(rec.ticker, { resume: rec.resumePoint(), at: this.o.now() });
   }
 
   /** The ticker's book is in doubt: a gap from its last verification, and a fresh book from the venue. */
