@@ -96,6 +96,7 @@ describe('Venue: tickers whose resume points cannot be read yet', () => {
         },
       },
       logger: quiet,
+      now: () => Date.now(),
       selection,
       maxTickers: 100,
       discoveryIntervalMs: 0,

@@ -11,6 +11,7 @@ function venueOf(
   selection: { tickers: string[]; prefixes: string[]; series: string[] },
   stored: Map<string, TickerResume>,
   trades: TradeHistory,
+  discoveryIntervalMs = 0,
 ) {
   const sink = new ListSink();
   const clock = { now: 60_000 };
@@ -32,7 +33,7 @@ function venueOf(
     price: new CanonicalMemo(),
     selection,
     maxTickers: 100,
-    discoveryIntervalMs: 0,
+    discoveryIntervalMs,
     tickersPerConnection: 100,
     snapshotIntervalMs: 300_000,
     quietMs: 1000,
@@ -122,6 +123,56 @@ describe('Venue: a ticker that leaves the recording', () => {
       await venue.discover();
       for (let i = 0; i < 100 && !venue.recorders.has('A'); i++) await new Promise((r) => setImmediate(r));
       expect(venue.recorders.get('A')?.resumePoint().sequence).toBe(30_000_000);
+    } finally {
+      await venue.stop();
+    }
+  });
+});
+
+describe('Venue: a market the venue lists but refuses', () => {
+  it('is asked for again at later and later discoveries (doubling up to an hour), not at every one', async () => {
+    const interval = 300_000;
+    const selection = { tickers: ['B'], prefixes: [] as string[], series: [] as string[] };
+    const stored = new Map<string, TickerResume>([['B', { lastTs: 5000, bookTs: 4000, sequence: 5_000_000 }]]);
+    const { venue, sink, clock } = venueOf(selection, stored, { cannot: 'no trade history' }, interval);
+    const refuse = (venue as unknown as { refuse(t: string, message: string): void }).refuse.bind(venue);
+    const settle = async () => {
+      for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    };
+    const admittedAt: number[] = [];
+    try {
+      await venue.start();
+      // Four hours of discoveries every 5 minutes; the venue refuses B whenever it is asked for.
+      for (let k = 0; k < 48; k++) {
+        if (k > 0) {
+          clock.now += interval;
+          await venue.discover();
+        }
+        await settle();
+        if (venue.recorders.has('B')) {
+          admittedAt.push(k);
+          refuse('B', 'unknown market');
+        }
+      }
+      expect(admittedAt).toEqual([0, 1, 3, 7, 15, 27, 39]);
+      const bookGaps = sink.of('gap').filter((g) => g.kind === 'gap' && g.stream === 'book');
+      expect(bookGaps).toHaveLength(admittedAt.length);
+      // Not listed any more, then listed again: it starts afresh (asked for at the next discovery after a refusal).
+      selection.tickers = [];
+      clock.now += interval;
+      await venue.discover();
+      selection.tickers = ['B'];
+      const again: number[] = [];
+      for (let k = 0; k < 4; k++) {
+        clock.now += interval;
+        await venue.discover();
+        await settle();
+        if (venue.recorders.has('B')) {
+          again.push(k);
+          refuse('B', 'unknown market');
+        }
+      }
+      expect(again).toEqual([0, 1, 3]);
     } finally {
       await venue.stop();
     }

@@ -33,6 +33,12 @@ export const RECONCILE_STOP_WAIT_MS = 2000;
 export const RETIRED_KEEP_MS = 24 * 3600_000;
 
 /**
+ * The longest a ticker the venue refused (listed, yet "unknown market" to its feed) waits before it is asked for
+ * again (Venue.refuse: the discovery interval, doubling at each refusal in a row up to this).
+ */
+export const REFUSED_RETRY_MAX_MS = 3600_000;
+
+/**
  * Milliseconds between two reconciliation reads of an exchange: the interval spread over its live tickers (each is
  * compared about every `intervalMs`), but never closer than its budget allows (`readsPerSecond`: the fraction
  * RECORDER_RECONCILE_BUDGET of the platform's documented limit) — so with many tickers each is compared less often
@@ -109,8 +115,11 @@ export class Venue {
    * writes for them until it is (their `retired` point moves past what it wrote), unless the ticker comes back first.
    */
   private readonly leaving = new Map<string, TickerRecorder>();
-  /** Refused by the venue (unknown market): not asked for again before the next discovery. */
-  private readonly refused = new Set<string>();
+  /**
+   * Refused by the venue (unknown market): not asked for again before `until` (a later discovery: refuse), and how
+   * many times in a row, which sets the next wait.
+   */
+  private readonly refused = new Map<string, { until: number; times: number; at: number }>();
   private desired = new Set<string>();
   private awaiting = new Set<string>();
   private timers: NodeJS.Timeout[] = [];
@@ -237,14 +246,16 @@ export class Venue {
         if (every || prefixes.some((p) => lower.startsWith(p)) || bySeries.has(raw)) wanted.push(t);
       }
     }
-    this.refused.clear();
     const valid = wanted.filter((t) => {
       if (TICKER_PATTERN.test(t)) return true;
       this.log.warn({ ticker: t.slice(0, 100) }, 'ticker outside the history ticker grammar; not recorded');
       return false;
     });
     let unique = [...new Set(valid)];
-    this.forgetRetired(new Set(unique));
+    const wantedNow = new Set(unique);
+    this.forgetRetired(wantedNow);
+    // A refused ticker the listing no longer wants starts afresh if it comes back.
+    for (const t of this.refused.keys()) if (!wantedNow.has(t)) this.refused.delete(t);
     if (unique.length > this.o.maxTickers) {
       if (!this.cappedWarned) {
         this.log.warn(
@@ -278,10 +289,9 @@ export class Venue {
     const added = [...next].filter((t) => !this.desired.has(t));
     this.desired = next;
     if (removed.length > 0) this.removeTickers(removed);
-    if (added.length > 0) {
-      for (const t of added) this.awaiting.add(t);
-      void this.admit();
-    }
+    for (const t of added) this.awaiting.add(t);
+    // The added ones, and refused ones whose wait may have run out (still wanted, so not added again).
+    if (added.length > 0 || [...this.awaiting].some((t) => this.refused.has(t))) void this.admit();
   }
 
   private removeTickers(tickers: string[]): void {
@@ -297,7 +307,8 @@ export class Venue {
 
   /** Creates recorders for the awaited tickers (resumed from ClickHouse) and gives them to connections. */
   private async admit(): Promise<void> {
-    const list = [...this.awaiting].filter((t) => !this.recorders.has(t) && !this.refused.has(t));
+    const now = this.o.now();
+    const list = [...this.awaiting].filter((t) => !this.recorders.has(t) && !((this.refused.get(t)?.until ?? 0) > now));
     if (list.length === 0 || this.stopped) return;
     const unknown = list.filter((t) => !this.retired.has(t));
     let stored: Map<string, TickerResume>;
@@ -406,8 +417,22 @@ export class Venue {
   }
 
   private refuse(ticker: string, message: string): void {
-    this.log.warn({ ticker, message }, 'the venue refused a ticker; not recorded until the next discovery');
-    this.refused.add(ticker);
+    // Asked for again at a later discovery: the next at the first refusal, then waiting twice as long at each refusal
+    // in a row, up to REFUSED_RETRY_MAX_MS — so a market the venue lists but will not stream costs a subscribe, a
+    // trades read-back and a `resubscribe` gap row that often, not at every discovery. (A refusal after a longer
+    // wait than the longest follows a recording: it starts afresh.)
+    const now = this.o.now();
+    const before = this.refused.get(ticker);
+    const times =
+      before !== undefined && now - before.at <= REFUSED_RETRY_MAX_MS + this.o.discoveryIntervalMs
+        ? before.times + 1
+        : 1;
+    const wait = Math.min(REFUSED_RETRY_MAX_MS, this.o.discoveryIntervalMs * 2 ** (times - 1));
+    this.refused.set(ticker, { until: now + wait - this.o.discoveryIntervalMs / 2, times, at: now });
+    this.log.warn(
+      { ticker, message, retry_in_ms: wait },
+      'the venue refused a ticker; not recorded until a later discovery',
+    );
     const rec = this.recorders.get(ticker);
     if (rec) this.retire(rec);
     this.desired.delete(ticker);
