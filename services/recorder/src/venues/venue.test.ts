@@ -136,24 +136,26 @@ describe('Venue: a market the venue lists but refuses', () => {
     const stored = new Map<string, TickerResume>([['B', { lastTs: 5000, bookTs: 4000, sequence: 5_000_000 }]]);
     const { venue, sink, clock } = venueOf(selection, stored, { cannot: 'no trade history' }, interval);
     const refuse = (venue as unknown as { refuse(t: string, message: string): void }).refuse.bind(venue);
-    const settle = async () => {
-      for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
-    };
-    const admittedAt: number[] = [];
-    try {
-      await venue.start();
-      // Four hours of discoveries every 5 minutes; the venue refuses B whenever it is asked for.
-      for (let k = 0; k < 48; k++) {
-        if (k > 0) {
+    /** `n` discoveries `interval` apart (the first at once when `first`); the venue refuses B whenever asked for. */
+    const discoveries = async (n: number, first = false) => {
+      const admitted: number[] = [];
+      for (let k = 0; k < n; k++) {
+        if (k > 0 || !first) {
           clock.now += interval;
           await venue.discover();
         }
-        await settle();
+        for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
         if (venue.recorders.has('B')) {
-          admittedAt.push(k);
+          admitted.push(k);
           refuse('B', 'unknown market');
         }
       }
+      return admitted;
+    };
+    try {
+      await venue.start();
+      // Four hours of discoveries every 5 minutes (the first at the start).
+      const admittedAt = await discoveries(48, true);
       expect(admittedAt).toEqual([0, 1, 3, 7, 15, 27, 39]);
       const bookGaps = sink.of('gap').filter((g) => g.kind === 'gap' && g.stream === 'book');
       expect(bookGaps).toHaveLength(admittedAt.length);
@@ -162,16 +164,7 @@ describe('Venue: a market the venue lists but refuses', () => {
       clock.now += interval;
       await venue.discover();
       selection.tickers = ['B'];
-      const again: number[] = [];
-      for (let k = 0; k < 4; k++) {
-        clock.now += interval;
-        await venue.discover();
-        await settle();
-        if (venue.recorders.has('B')) {
-          again.push(k);
-          refuse('B', 'unknown market');
-        }
-      }
+      const again = await discoveries(4);
       expect(again).toEqual([0, 1, 3]);
     } finally {
       await venue.stop();
