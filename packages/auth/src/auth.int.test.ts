@@ -96,6 +96,35 @@ describe('keys against the real Redis', () => {
     expect(await store.findByHash(record.key_hash)).toEqual(record);
   });
 
+  it('two revokes at once: the one that read first and wrote last does not overwrite the other (one revoked_at)', async () => {
+    const { record } = await store.create({ name: 'race' });
+    const hashKey = `${prefix}key:h:${record.key_hash}`;
+    const realGet = admin.get.bind(admin);
+    let readRecord!: () => void;
+    const recordRead = new Promise<void>((resolve) => (readRecord = resolve));
+    let resume!: () => void;
+    const resumed = new Promise<void>((resolve) => (resume = resolve));
+    // The first revoke is held right after reading the record; the second one runs whole meanwhile.
+    const get = jest.spyOn(admin, 'get').mockImplementation((async (key: string) => {
+      const value = await realGet(key);
+      if (key === hashKey) {
+        get.mockRestore();
+        readRecord();
+        await resumed;
+      }
+      return value;
+    }) as unknown as Redis['get']);
+    const first = store.revoke(record.id, new Date('2026-01-01T00:00:00.000Z'));
+    await recordRead;
+    const second = await store.revoke(record.id, new Date('2026-01-02T00:00:00.000Z'));
+    resume();
+    const firstResult = await first;
+    const stored = await store.get(record.id);
+    expect(stored?.revoked_at).toBe('2026-01-02T00:00:00.000Z');
+    expect(second).toEqual(stored);
+    expect(firstResult).toEqual(stored);
+  });
+
   it('create → authenticate → revoke → 401 on every instance, at once through pub/sub', async () => {
     const a = await instance(config(testRedisUrl(), prefix));
     const b = await instance(config(testRedisUrl(), prefix));

@@ -16,7 +16,8 @@ export interface KeyStore {
    */
   list(): Promise<KeyListing>;
   /**
-   * Marks the key revoked (idempotent). Returns null when no such key exists. A stored record that is not a valid one
+   * Marks the key revoked (idempotent: the first revocation's revoked_at stays, also against a revoke running at the
+   * same time, which then returns that record). Returns null when no such key exists. A stored record that is not a valid one
    * cannot be marked (it may not even be JSON): it is deleted with its id, so its key is refused for good and no later
    * version can read it back to life; that record's InvalidKeyRecordError is returned.
    */
@@ -89,10 +90,21 @@ export class RedisKeyStore implements KeyStore {
   }
 
   async get(id: string): Promise<KeyRecord | null> {
+    const stored = await this.stored(id);
+    return stored && this.parse(id, stored.raw);
+  }
+
+  /** The hash a key id names and its record as stored (null when missing), or null when no such id. */
+  private async stored(id: string): Promise<{ hash: string; raw: string | null } | null> {
     const hash = await this.redis.get(this.idKey(id));
     if (hash === null) return null;
+    return { hash, raw: await this.redis.get(this.hashKey(hash)) };
+  }
+
+  /** A stored record of `id`; InvalidKeyRecordError named by that id when it is not a valid one. */
+  private parse(id: string, raw: string | null): KeyRecord | null {
     try {
-      return await this.findByHash(hash);
+      return raw === null ? null : parseKeyRecord(raw);
     } catch (err) {
       // Named by the id it was asked for: the stored one may be unreadable (not JSON), missing or another.
       if (err instanceof InvalidKeyRecordError) throw new InvalidKeyRecordError(id, err.problems);
@@ -119,27 +131,52 @@ export class RedisKeyStore implements KeyStore {
   }
 
   async revoke(id: string, now = new Date()): Promise<KeyRecord | InvalidKeyRecordError | null> {
-    const record = await this.read(id);
-    if (record instanceof InvalidKeyRecordError) {
-      const hash = await this.redis.get(this.idKey(id));
-      if (hash === null) return null;
-      const result = await this.redis
-        .multi()
-        .del(this.hashKey(hash), this.idKey(id))
-        .zrem(`${this.prefix}keys`, id)
-        .publish(this.eventsChannel, hash)
-        .exec();
-      if (!result || result.some(([err]) => err)) throw new Error(`could not delete the invalid key record ${id}`);
-      return record;
+    for (;;) {
+      const stored = await this.stored(id);
+      if (stored === null) return null;
+      let record: KeyRecord | InvalidKeyRecordError | null;
+      try {
+        record = this.parse(id, stored.raw);
+      } catch (err) {
+        if (!(err instanceof InvalidKeyRecordError)) throw err;
+        record = err;
+      }
+      if (record instanceof InvalidKeyRecordError) {
+        const result = await this.redis
+          .multi()
+          .del(this.hashKey(stored.hash), this.idKey(id))
+          .zrem(`${this.prefix}keys`, id)
+          .publish(this.eventsChannel, stored.hash)
+          .exec();
+        if (!result || result.some(([e]) => e)) throw new Error(`could not delete the invalid key record ${id}`);
+        return record;
+      }
+      if (!record) return null;
+      if (record.revoked_at !== null) return record;
+      const revoked: KeyRecord = { ...record, revoked_at: now.toISOString() };
+      // Written only over the record as it was read: one written meanwhile (another revoke, which keeps its
+      // revoked_at) is read again rather than overwritten.
+      const written = await this.redis.eval(
+        REPLACE_IF_UNCHANGED,
+        1,
+        this.hashKey(record.key_hash),
+        stored.raw as string,
+        JSON.stringify(revoked),
+        this.eventsChannel,
+        record.key_hash,
+      );
+      if (written === 1) return revoked;
     }
-    if (!record) return null;
-    if (record.revoked_at !== null) return record;
-    const revoked: KeyRecord = { ...record, revoked_at: now.toISOString() };
-    await this.redis
-      .multi()
-      .set(this.hashKey(record.key_hash), JSON.stringify(revoked))
-      .publish(this.eventsChannel, record.key_hash)
-      .exec();
-    return revoked;
   }
 }
+
+/**
+ * KEYS[1] set to ARGV[2] only if it still holds ARGV[1], the change then announced (PUBLISH ARGV[3] ARGV[4]); 1 when
+ * written, 0 when the record had changed. Atomic in Redis, so a read-modify-write loses no concurrent write.
+ */
+const REPLACE_IF_UNCHANGED = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2])
+redis.call('PUBLISH', ARGV[3], ARGV[4])
+return 1
+`;
