@@ -11,6 +11,18 @@ import { createLogger } from './logger';
 const quiet = () =>
   createLogger({ name: 't', level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
 
+/** `app` served on a free port of 127.0.0.1, without delay before the drain, in the test's process. */
+const serveLocal = (app: express.Express, lifecycle: Lifecycle, drainTimeoutMs: number) =>
+  serve(app, {
+    port: 0,
+    host: '127.0.0.1',
+    logger: quiet(),
+    lifecycle,
+    shutdownDelayMs: 0,
+    drainTimeoutMs,
+    exit: false,
+  });
+
 describe('health and readiness', () => {
   it('/health is the spec body; /ready reflects checks and draining', async () => {
     const lifecycle = new Lifecycle();
@@ -63,15 +75,7 @@ describe('graceful shutdown', () => {
     lifecycle.onShutdown('second', () => void order.push('second'));
     const app = express();
     app.get('/slow', (_req, res) => setTimeout(() => res.json({ done: true }), 300));
-    const running = await serve(app, {
-      port: 0,
-      host: '127.0.0.1',
-      logger: quiet(),
-      lifecycle,
-      shutdownDelayMs: 0,
-      drainTimeoutMs: 5000,
-      exit: false,
-    });
+    const running = await serveLocal(app, lifecycle, 5000);
     const inflight = new Promise<string>((resolve, reject) => {
       http
         .get(`http://127.0.0.1:${running.port}/slow`, { agent: false }, (res) => {
@@ -92,6 +96,30 @@ describe('graceful shutdown', () => {
         http.get(`http://127.0.0.1:${running.port}/slow`, { agent: false }, resolve).on('error', reject),
       ),
     ).rejects.toThrow(/ECONNREFUSED/);
+  });
+});
+
+describe('drain deadline', () => {
+  it('answers a request still unanswered at the deadline with a JSON 503, not a reset, and completes', async () => {
+    const lifecycle = new Lifecycle();
+    const app = express();
+    app.get('/never', () => undefined); // a handler that holds its request past any grace
+    const running = await serveLocal(app, lifecycle, 200);
+    const answer = new Promise<{ status?: number; connection?: string; body: string }>((resolve, reject) => {
+      http
+        .get(`http://127.0.0.1:${running.port}/never`, { agent: false }, (res) => {
+          let body = '';
+          res.on('data', (c) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode, connection: res.headers.connection, body }));
+        })
+        .on('error', reject);
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    await running.shutdown('test');
+    const { status, connection, body } = await answer;
+    expect(status).toBe(503);
+    expect(connection).toBe('close');
+    expect(JSON.parse(body)).toMatchObject({ error: 'service_unavailable' });
   });
 });
 

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { RequestListener } from 'node:http';
 import type { Logger } from 'pino';
 import { answerHttpLayerErrors, missingHost, refuseMissingHost } from './client-errors';
+import { sendError } from './errors';
 
 type Hook = () => Promise<void> | void;
 
@@ -79,8 +80,36 @@ function isWebSocketUpgrade(req: http.IncomingMessage): boolean {
   return (req.headers.upgrade ?? '').split(',').some((p) => p.trim().toLowerCase() === 'websocket');
 }
 
+/** How long the 503s of the drain's deadline get to be written before the connections are cut. */
+const LAST_ANSWERS_MS = 1000;
+
+/**
+ * At the drain's deadline, the requests not yet answered get a 503 `service_unavailable` (connection closed) instead
+ * of a reset; resolves once those are written, at most after LAST_ANSWERS_MS. A response already started cannot be
+ * answered otherwise: its connection is cut with the others.
+ */
+function answerUnstarted(open: Set<http.ServerResponse>): Promise<void> {
+  const written: Promise<void>[] = [];
+  for (const res of open) {
+    if (res.headersSent || res.destroyed) continue;
+    written.push(new Promise<void>((resolve) => res.once('close', () => resolve())));
+    res.setHeader('Connection', 'close');
+    sendError(res, 'service_unavailable', 'The server is shutting down; retry the request');
+  }
+  if (written.length === 0) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const cap = setTimeout(resolve, LAST_ANSWERS_MS);
+    void Promise.all(written).then(() => {
+      clearTimeout(cap);
+      resolve();
+    });
+  });
+}
+
 export async function serve(handler: RequestListener, options: ServeOptions): Promise<RunningServer> {
   const { logger, lifecycle } = options;
+  // Responses under way, for the drain's deadline (answerUnstarted).
+  const open = new Set<http.ServerResponse>();
   const server: http.Server = http.createServer(
     {
       // Longer than the usual 60 s idle timeout of load balancers, so they close idle connections first.
@@ -94,6 +123,8 @@ export async function serve(handler: RequestListener, options: ServeOptions): Pr
       shouldUpgradeCallback: (req): boolean => server.listenerCount('upgrade') > 0 && isWebSocketUpgrade(req),
     },
     (req, res) => {
+      open.add(res);
+      res.once('close', () => open.delete(res));
       if (lifecycle.draining) res.setHeader('Connection', 'close');
       if (missingHost(req)) return refuseMissingHost(req, res);
       handler(req, res);
@@ -131,6 +162,7 @@ export async function serve(handler: RequestListener, options: ServeOptions): Pr
       clearInterval(idleSweep);
       if (!drained) {
         logger.warn({ drainTimeoutMs: options.drainTimeoutMs }, 'drain timeout: closing remaining connections');
+        await answerUnstarted(open);
         server.closeAllConnections();
       }
       await lifecycle.runHooks(logger);

@@ -472,6 +472,18 @@ describe('upstream failures, mapped as documented', () => {
     expect((await get('/api/v1/venue-c/prediction-markets/categories')).status).toBe(200);
   });
 
+  it('a request still waiting on its upstream at the end of the drain gets a JSON 503, not a reset', async () => {
+    const draining = await gateway({ UPSTREAM_TIMEOUT_MS: '5000', SHUTDOWN_DELAY_MS: '0', DRAIN_TIMEOUT_MS: '300' });
+    sim.faults.inject({ platform: 'gemini', kind: 'hang', ms: 5000, times: 1 });
+    const before = sim.requests({ platform: 'gemini' }).length;
+    const answer = call(draining.port, '/api/v1/venue-c/prediction-markets/categories', { 'X-API-Key': key });
+    await waitFor(() => sim.requests({ platform: 'gemini' }).length > before, { what: 'the upstream call' });
+    await draining.shutdown('test');
+    const res = await answer;
+    expect(res.status).toBe(503);
+    expect(res.json()).toMatchObject({ error: 'service_unavailable' });
+  });
+
   it('a truncated body is cut short for the caller too, never completed', async () => {
     sim.faults.inject({ platform: 'coinbase', kind: 'truncate', times: 1 });
     const outcome = await call(gw.port, '/api/v1/venue-d/currencies', { 'X-API-Key': key }).then(
