@@ -42,7 +42,7 @@ import {
   type CanonicalMemo,
 } from '@depthgate/feeds';
 import { VENUE_SEQ_PATTERN, VENUE_TEXT_PATTERN, type VerificationMethod } from '@depthgate/history-store';
-import type { GapReason, RowSink, TradeGapReason } from './rows';
+import { checkedRowTs, type GapReason, type RowSink, type TradeGapReason } from './rows';
 import { TradeCountAudit } from './trade-count';
 import type { TradeWindow, VenueTrade } from './venues/trades';
 
@@ -424,6 +424,7 @@ export class TickerRecorder {
     timing: { ts?: number; defer?: boolean; receivedAt?: number; venueSeq?: string },
   ): boolean {
     const venueSeq = checkedVenueSeq(timing.venueSeq);
+    if (timing.ts !== undefined) checkedRowTs(timing.ts, 'snapshot time');
     const book = this.buildBook(bids, asks);
     const receivedAt = timing.receivedAt ?? this.env.now();
     if (this.live && this.pendingSnapshot === undefined) {
@@ -514,6 +515,7 @@ export class TickerRecorder {
    * event is ignored).
    */
   beginEvent(ts: number, receivedAt: number = this.env.now(), venueSeq = ''): number {
+    checkedRowTs(ts, 'event time');
     this.eventVenueSeq = checkedVenueSeq(venueSeq);
     if (!this.live) return -1;
     let t = ts;
@@ -650,7 +652,7 @@ export class TickerRecorder {
    */
   trade(t: VenueTrade, receivedAt: number = this.env.now(), source: 'feed' | 'backfill' = 'feed'): boolean {
     if (!this.env.onTradeWindow) return false;
-    if (!Number.isSafeInteger(t.ts) || t.ts < 0) throw new RangeError(`bad trade time ${String(t.ts)}`);
+    checkedRowTs(t.ts, 'trade time');
     if (t.id === '' || !VENUE_TEXT_PATTERN.test(t.id)) throw new RangeError(`bad trade id ${JSON.stringify(t.id)}`);
     if (!VENUE_TEXT_PATTERN.test(t.venueSide)) throw new RangeError(`bad trade side ${JSON.stringify(t.venueSide)}`);
     const venueSeq = checkedVenueSeq(t.venueSeq);
@@ -808,6 +810,7 @@ export class TickerRecorder {
    */
   tradesCounted(total: string, ts: number): void {
     if (!this.env.onTradeWindow) return;
+    checkedRowTs(ts, 'traded quantity time');
     const count = parseDecimal(total);
     if (count < 0n) throw new RangeError(`negative traded quantity ${total}`);
     const check = this.tradeCount.book(count, ts);
