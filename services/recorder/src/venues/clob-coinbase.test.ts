@@ -348,6 +348,29 @@ describe('Coinbase session', () => {
     expect(h.windows[1]?.window.to).toBe(MS(60));
   });
 
+  it('a heartbeat whose last_trade_id is not an integer is a malformed message: its trades checked, its book asked again', () => {
+    const h = coinbase();
+    h.msg({ type: 'snapshot', product_id: 'BTC-USD', bids: [['100.00', '1']], asks: [['101.00', '1']] });
+    h.msg({ type: 'l2update', product_id: 'BTC-USD', time: T(10), changes: [['buy', '100.00', '2']] });
+    h.msg({
+      type: 'match',
+      product_id: 'BTC-USD',
+      trade_id: 10,
+      sequence: 60,
+      time: T(20),
+      price: '100',
+      size: '1',
+      side: 'sell',
+    });
+    const windows = h.windows.length;
+    const sent = h.sent.length;
+    h.msg({ type: 'heartbeat', sequence: 90, last_trade_id: 15.5, product_id: 'BTC-USD', time: T(60) });
+    expect(h.malformed).toEqual(['unreadable heartbeat']);
+    expect(h.windows.length).toBeGreaterThan(windows);
+    expect(h.recs.get('BTC-USD')?.live).toBe(false);
+    expect(h.sent.length).toBeGreaterThan(sent);
+  });
+
   it('a product Coinbase refuses is dropped, and the others of the subscribe it ignored are subscribed again', () => {
     const h = coinbase();
     h.msg({ type: 'error', message: 'Failed to subscribe', reason: 'ETH-USD is not a valid product' });
