@@ -139,7 +139,10 @@ export const TRADE_GAP_REASONS = [
   'no_backfill',
   /** Reading the window back failed (REST errors after retries, or the recorder stopped first). */
   'backfill_failed',
-  /** The venue's history did not reach back far enough, or the window needed more requests than its budget. */
+  /**
+   * The venue's history did not reach back far enough, or the window needed more requests than its budget, or a trade
+   * it gave back could not be read (a gap at that trade's moment).
+   */
   'backfill_incomplete',
   /**
    * The venue's book messages count more traded quantity than the feed's trades brought (Polymarket US

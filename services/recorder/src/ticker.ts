@@ -126,6 +126,8 @@ export interface TickerEnv {
   metrics?: {
     clamped(exchange: ExchangeKey): void;
     tradeDeduplicated?(exchange: ExchangeKey): void;
+    /** A venue message (a REST trade read back) could not be read (`recorder_malformed_messages_total`). */
+    malformed?(exchange: ExchangeKey): void;
     /** The trade count audit found more trades than the venue counts (`quantity`), or the count went back. */
     tradeCountExcess?(exchange: ExchangeKey, ticker: string, quantity: string | undefined): void;
   };
@@ -824,8 +826,9 @@ export class TickerRecorder {
 
   /**
    * A window's read is over: `trades` (REST's, any order) are recorded in time order where they fall inside it and
-   * are not held yet; `missing` parts (clipped to the window) become trades gaps with `reason`. Returns how many
-   * trades were recorded.
+   * are not held yet; `missing` parts (clipped to the window) become trades gaps with `reason`, and so does the moment
+   * of a trade the tables cannot hold (counted as malformed: one bad trade of a page is not the whole window's read
+   * failing). Returns how many trades were recorded.
    */
   completeTradeWindow(
     w: OpenTradeWindow,
@@ -838,9 +841,17 @@ export class TickerRecorder {
     if (i < 0) return 0;
     let recorded = 0;
     const inside = trades.filter((t) => t.ts >= w.from && t.ts <= w.to).sort((a, b) => a.ts - b.ts);
-    for (const t of inside) if (this.trade(t, receivedAt, 'backfill')) recorded++;
+    const unread: { from: number; to: number }[] = [];
+    for (const t of inside) {
+      try {
+        if (this.trade(t, receivedAt, 'backfill')) recorded++;
+      } catch {
+        this.env.metrics?.malformed?.(this.exchange);
+        unread.push({ from: t.ts, to: t.ts });
+      }
+    }
     this.tradeWindows.splice(i, 1);
-    for (const m of missing) {
+    for (const m of [...missing, ...unread]) {
       const from = Math.max(m.from, w.from);
       const to = Math.min(m.to, w.to);
       if (from > to) continue;
