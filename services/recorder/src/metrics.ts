@@ -263,7 +263,7 @@ export class RecorderMetrics {
     });
     this.malformed = new Counter({
       name: 'recorder_malformed_messages_total',
-      help: "Venue messages that could not be read (not JSON, cut short, a needed field missing or malformed): each is logged and its books become a gap 'malformed_message'",
+      help: "Venue messages that could not be read (not JSON, cut short, a needed field missing or malformed): each is logged and its books become a gap 'malformed_message'; a trade read back from REST that the tables cannot hold becomes a trades gap at its moment",
       labelNames: ['exchange'] as const,
       registers,
     });

@@ -77,6 +77,20 @@ export interface RowSink {
   lost?(exchange: ExchangeKey, ticker: string, fromTs: number, reason: GapReason): void;
 }
 
+/** 9999-12-31T23:59:59.999Z: the last moment RFC 3339 text (and so the history API) can name. */
+export const LAST_ROW_TS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/** A venue time a row can carry: integer epoch ms from 1970 to 9999 (RFC 3339's four-digit years). */
+export function isRowTs(ts: unknown): ts is number {
+  return typeof ts === 'number' && Number.isSafeInteger(ts) && ts >= 0 && ts <= LAST_ROW_TS;
+}
+
+/** `ts` when a row can carry it (`isRowTs`); throws RangeError on another (a malformed message). */
+export function checkedRowTs(ts: number, what: string): number {
+  if (!isRowTs(ts)) throw new RangeError(`${what} ${String(ts)} is not a time a row can carry`);
+  return ts;
+}
+
 /** Why a series stopped being continuous; the `reason` of a gap row and the label of `recorder_gaps_total`. */
 export const GAP_REASONS = [
   /** The feed connection closed or failed. */
@@ -125,7 +139,10 @@ export const TRADE_GAP_REASONS = [
   'no_backfill',
   /** Reading the window back failed (REST errors after retries, or the recorder stopped first). */
   'backfill_failed',
-  /** The venue's history did not reach back far enough, or the window needed more requests than its budget. */
+  /**
+   * The venue's history did not reach back far enough, or the window needed more requests than its budget, or a trade
+   * it gave back could not be read (a gap at that trade's moment).
+   */
   'backfill_incomplete',
   /**
    * The venue's book messages count more traded quantity than the feed's trades brought (Polymarket US

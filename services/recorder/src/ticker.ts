@@ -42,7 +42,7 @@ import {
   type CanonicalMemo,
 } from '@depthgate/feeds';
 import { VENUE_SEQ_PATTERN, VENUE_TEXT_PATTERN, type VerificationMethod } from '@depthgate/history-store';
-import type { GapReason, RowSink, TradeGapReason } from './rows';
+import { checkedRowTs, type GapReason, type RowSink, type TradeGapReason } from './rows';
 import { TradeCountAudit } from './trade-count';
 import type { TradeWindow, VenueTrade } from './venues/trades';
 
@@ -126,6 +126,8 @@ export interface TickerEnv {
   metrics?: {
     clamped(exchange: ExchangeKey): void;
     tradeDeduplicated?(exchange: ExchangeKey): void;
+    /** A venue message (a REST trade read back) could not be read (`recorder_malformed_messages_total`). */
+    malformed?(exchange: ExchangeKey): void;
     /** The trade count audit found more trades than the venue counts (`quantity`), or the count went back. */
     tradeCountExcess?(exchange: ExchangeKey, ticker: string, quantity: string | undefined): void;
   };
@@ -424,6 +426,7 @@ export class TickerRecorder {
     timing: { ts?: number; defer?: boolean; receivedAt?: number; venueSeq?: string },
   ): boolean {
     const venueSeq = checkedVenueSeq(timing.venueSeq);
+    if (timing.ts !== undefined) checkedRowTs(timing.ts, 'snapshot time');
     const book = this.buildBook(bids, asks);
     const receivedAt = timing.receivedAt ?? this.env.now();
     if (this.live && this.pendingSnapshot === undefined) {
@@ -514,6 +517,7 @@ export class TickerRecorder {
    * event is ignored).
    */
   beginEvent(ts: number, receivedAt: number = this.env.now(), venueSeq = ''): number {
+    checkedRowTs(ts, 'event time');
     this.eventVenueSeq = checkedVenueSeq(venueSeq);
     if (!this.live) return -1;
     let t = ts;
@@ -650,7 +654,7 @@ export class TickerRecorder {
    */
   trade(t: VenueTrade, receivedAt: number = this.env.now(), source: 'feed' | 'backfill' = 'feed'): boolean {
     if (!this.env.onTradeWindow) return false;
-    if (!Number.isSafeInteger(t.ts) || t.ts < 0) throw new RangeError(`bad trade time ${String(t.ts)}`);
+    checkedRowTs(t.ts, 'trade time');
     if (t.id === '' || !VENUE_TEXT_PATTERN.test(t.id)) throw new RangeError(`bad trade id ${JSON.stringify(t.id)}`);
     if (!VENUE_TEXT_PATTERN.test(t.venueSide)) throw new RangeError(`bad trade side ${JSON.stringify(t.venueSide)}`);
     const venueSeq = checkedVenueSeq(t.venueSeq);
@@ -808,6 +812,7 @@ export class TickerRecorder {
    */
   tradesCounted(total: string, ts: number): void {
     if (!this.env.onTradeWindow) return;
+    checkedRowTs(ts, 'traded quantity time');
     const count = parseDecimal(total);
     if (count < 0n) throw new RangeError(`negative traded quantity ${total}`);
     const check = this.tradeCount.book(count, ts);
@@ -821,8 +826,9 @@ export class TickerRecorder {
 
   /**
    * A window's read is over: `trades` (REST's, any order) are recorded in time order where they fall inside it and
-   * are not held yet; `missing` parts (clipped to the window) become trades gaps with `reason`. Returns how many
-   * trades were recorded.
+   * are not held yet; `missing` parts (clipped to the window) become trades gaps with `reason`, and so does the moment
+   * of a trade the tables cannot hold (counted as malformed: one bad trade of a page is not the whole window's read
+   * failing). Returns how many trades were recorded.
    */
   completeTradeWindow(
     w: OpenTradeWindow,
@@ -835,9 +841,17 @@ export class TickerRecorder {
     if (i < 0) return 0;
     let recorded = 0;
     const inside = trades.filter((t) => t.ts >= w.from && t.ts <= w.to).sort((a, b) => a.ts - b.ts);
-    for (const t of inside) if (this.trade(t, receivedAt, 'backfill')) recorded++;
+    const unread: { from: number; to: number }[] = [];
+    for (const t of inside) {
+      try {
+        if (this.trade(t, receivedAt, 'backfill')) recorded++;
+      } catch {
+        this.env.metrics?.malformed?.(this.exchange);
+        unread.push({ from: t.ts, to: t.ts });
+      }
+    }
     this.tradeWindows.splice(i, 1);
-    for (const m of missing) {
+    for (const m of [...missing, ...unread]) {
       const from = Math.max(m.from, w.from);
       const to = Math.min(m.to, w.to);
       if (from > to) continue;

@@ -58,6 +58,7 @@ function setup(history: TradeHistory, o: { delayMs?: number; current?: boolean; 
       onBroken: () => undefined,
       onTradeWindow: (r, w) => backfiller.add(r, w),
       tradeAuditIntervalMs: o.auditMs,
+      metrics: { clamped: () => undefined, malformed: (exchange) => counter('malformed').inc({ exchange }) },
     },
   );
   /** The ticker holds a trade at `from` − 500, its feed stops at `from`, and carries trades again at `to`. */
@@ -99,6 +100,26 @@ describe('TradeBackfiller', () => {
     expect(h.tradeGaps()).toEqual([]);
     expect(h.counts.get('backfills venue_b missed complete')).toBe(1);
     expect(h.counts.get('backfilled venue_b')).toBe(1);
+  });
+
+  it('a REST trade the tables cannot hold is counted malformed and a trades gap at its moment; the rest of the read stands', async () => {
+    let calls = 0;
+    const history: TradeBackfill = {
+      fetch: () => {
+        calls++;
+        return Promise.resolve({
+          trades: [trade(2000, 'a'), { ...trade(2500, 'bad'), size: '1e999999' }, trade(2800, 'b')],
+        });
+      },
+    };
+    const h = setup(history);
+    h.miss(1500, 3000);
+    await h.until(() => h.backfiller.pending === 0);
+    expect(calls).toBe(1);
+    expect(h.sink.of('trade').map((r) => r.tradeId)).toEqual(['held-1500', 'a', 'b']);
+    expect(h.tradeGaps()).toEqual([[2500, 2500, 'backfill_incomplete']]);
+    expect(h.counts.get('malformed venue_b')).toBe(1);
+    expect(h.counts.get('backfills venue_b missed failed')).toBeUndefined();
   });
 
   it('waits the delay before reading, and reads nothing while paused', async () => {

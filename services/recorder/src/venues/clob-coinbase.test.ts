@@ -348,6 +348,29 @@ describe('Coinbase session', () => {
     expect(h.windows[1]?.window.to).toBe(MS(60));
   });
 
+  it('a heartbeat whose last_trade_id is not an integer is a malformed message: its trades checked, its book asked again', () => {
+    const h = coinbase();
+    h.msg({ type: 'snapshot', product_id: 'BTC-USD', bids: [['100.00', '1']], asks: [['101.00', '1']] });
+    h.msg({ type: 'l2update', product_id: 'BTC-USD', time: T(10), changes: [['buy', '100.00', '2']] });
+    h.msg({
+      type: 'match',
+      product_id: 'BTC-USD',
+      trade_id: 10,
+      sequence: 60,
+      time: T(20),
+      price: '100',
+      size: '1',
+      side: 'sell',
+    });
+    const windows = h.windows.length;
+    const sent = h.sent.length;
+    h.msg({ type: 'heartbeat', sequence: 90, last_trade_id: 15.5, product_id: 'BTC-USD', time: T(60) });
+    expect(h.malformed).toEqual(['unreadable heartbeat']);
+    expect(h.windows.length).toBeGreaterThan(windows);
+    expect(h.recs.get('BTC-USD')?.live).toBe(false);
+    expect(h.sent.length).toBeGreaterThan(sent);
+  });
+
   it('a product Coinbase refuses is dropped, and the others of the subscribe it ignored are subscribed again', () => {
     const h = coinbase();
     h.msg({ type: 'error', message: 'Failed to subscribe', reason: 'ETH-USD is not a valid product' });
@@ -439,5 +462,36 @@ describe('Coinbase session', () => {
     const back = await venueDTrades.fetch(rest, 'BTC-USD', { from: MS(2), to: MS(9) }, { maxPages: 5 });
     expect(back.trades.map((t) => t.id)).toEqual(['9', '8']);
     expect(venueDTrade({ time: 'yesterday', trade_id: 1, price: '1', size: '1', side: 'buy' })).toBeUndefined();
+  });
+});
+
+describe('a venue time the tables cannot hold', () => {
+  /** Every row's ts is epoch ms a row can carry (RFC 3339 years, 1970 to 9999). */
+  const LAST = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+  const badTs = (h: { sink: ReturnType<typeof clob>['sink'] }) =>
+    h.sink.rows.filter((r) => !(Number.isSafeInteger(r.ts) && r.ts >= 0 && r.ts <= LAST)).map((r) => r.ts);
+
+  it('Polymarket CLOB: a 20-digit book timestamp is a malformed message, not a row, and the book is asked again', () => {
+    const h = clob();
+    h.raw(JSON.stringify([bookMessage(summary(1000, [['0.4', '10']], [['0.6', '5']]))]));
+    const sent = h.sent.length;
+    h.msg({ ...bookMessage(summary(2000, [['0.4', '11']], [['0.6', '5']])), timestamp: '99999999999999999999' });
+    expect(badTs(h)).toEqual([]);
+    expect(h.malformed).toEqual([expect.stringContaining('time')]);
+    expect(h.recs.get(ASSET)?.live).toBe(false);
+    expect(h.sent.length).toBeGreaterThan(sent);
+    expect(h.sink.of('gap').map((g) => g.kind === 'gap' && g.reason)).toEqual([]);
+  });
+
+  it('Coinbase: an l2update dated before 1970 is a malformed message, not a row, and the book is asked again', () => {
+    const h = coinbase();
+    h.msg({ type: 'snapshot', product_id: 'BTC-USD', bids: [['100.00', '1']], asks: [['101.00', '1']] });
+    h.msg({ type: 'l2update', product_id: 'BTC-USD', time: T(0), changes: [['buy', '100.00', '2']] });
+    const sent = h.sent.length;
+    h.msg({ type: 'l2update', product_id: 'BTC-USD', time: '1969-12-31T23:59:59.000Z', changes: [['buy', '99', '1']] });
+    expect(badTs(h)).toEqual([]);
+    expect(h.malformed).toEqual([expect.stringContaining('time')]);
+    expect(h.recs.get('BTC-USD')?.live).toBe(false);
+    expect(h.sent.length).toBeGreaterThan(sent);
   });
 });

@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { TradeSide } from '@depthgate/history-store';
+import { isRowTs } from '../rows';
 import type { RestClient } from './rest';
 
 /** One trade as a venue reported it (feed or REST), on the book's scale (Kalshi: the YES price). */
@@ -65,12 +66,22 @@ export function canBackfill(h: TradeHistory): h is TradeBackfill {
 
 const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/;
 
-/** An RFC 3339 time (any number of fraction digits) as epoch ms, truncated (not rounded) to the millisecond. */
+/**
+ * An RFC 3339 time (any number of fraction digits) as epoch ms, truncated (not rounded) to the millisecond; undefined
+ * when it is not one, or not a time a row can carry (before 1970: `isRowTs`).
+ */
 export function rfc3339Millis(v: unknown): number | undefined {
   if (typeof v !== 'string' || !RFC3339.test(v)) return undefined;
   // V8 reads at most three fraction digits and ignores the rest: truncation, as the venues' ms fields are.
   const ms = Date.parse(v);
-  return Number.isNaN(ms) ? undefined : ms;
+  return isRowTs(ms) ? ms : undefined;
+}
+
+/** Epoch ms as decimal digit text (Polymarket CLOB's `timestamp`); undefined unless it is a time a row can carry. */
+export function epochMillisText(v: unknown): number | undefined {
+  if (typeof v !== 'string' || !/^\d{1,16}$/.test(v)) return undefined;
+  const ms = Number(v);
+  return isRowTs(ms) ? ms : undefined;
 }
 
 /**

@@ -52,7 +52,7 @@ import { VENUE_TEXT_PATTERN } from '@depthgate/history-store';
 import type { TickerRecorder } from '../ticker';
 import { defineAdapter } from './adapter';
 import type { RestClient } from './rest';
-import { deterministicTradeId, type VenueTrade } from './trades';
+import { deterministicTradeId, epochMillisText, type VenueTrade } from './trades';
 import {
   chunk,
   malformedMessage,
@@ -70,8 +70,6 @@ interface AssetSettings {
   negRisk?: boolean;
   lastTradePrice: string;
 }
-
-const DIGITS = /^\d{1,20}$/;
 
 function isText(v: unknown): v is string {
   return typeof v === 'string';
@@ -119,14 +117,15 @@ export function clobSummaryOf(
 /** A `last_trade_price` event as a trade (the taker's side [V]); undefined when a field it needs is missing. */
 export function venueAClobTrade(m: Record<string, unknown>): VenueTrade | undefined {
   const { price, size, side, timestamp } = m;
-  if (!isText(price) || !isText(size) || !isText(timestamp) || !DIGITS.test(timestamp)) return undefined;
+  const ts = epochMillisText(timestamp);
+  if (!isText(price) || !isText(size) || !isText(timestamp) || ts === undefined) return undefined;
   if (side !== 'BUY' && side !== 'SELL') return undefined;
   const tx = m.transaction_hash;
   const id =
     isText(tx) && tx !== '' && VENUE_TEXT_PATTERN.test(tx)
       ? tx
       : deterministicTradeId([String(m.asset_id), timestamp, price, size, side]);
-  return { ts: Number(timestamp), id, price, size, side: side === 'BUY' ? 'buy' : 'sell', venueSide: side };
+  return { ts, id, price, size, side: side === 'BUY' ? 'buy' : 'sell', venueSide: side };
 }
 
 class VenueAClobSession implements VenueSession {
@@ -253,7 +252,8 @@ class VenueAClobSession implements VenueSession {
     const bids = clobLevels(m.bids);
     const asks = clobLevels(m.asks);
     const { timestamp, hash, market } = m;
-    if (!bids || !asks || !isText(timestamp) || !DIGITS.test(timestamp) || !isText(hash) || !isText(market))
+    const ts = epochMillisText(timestamp);
+    if (!bids || !asks || !isText(timestamp) || ts === undefined || !isText(hash) || !isText(market))
       return this.malformed('book without its levels, timestamp, hash or market', text, asset);
     const s: AssetSettings = this.settings.get(asset) ?? { market, lastTradePrice: '' };
     s.market = market;
@@ -262,7 +262,6 @@ class VenueAClobSession implements VenueSession {
     if (typeof m.neg_risk === 'boolean') s.negRisk = m.neg_risk;
     if (isText(m.last_trade_price)) s.lastTradePrice = m.last_trade_price;
     this.settings.set(asset, s);
-    const ts = Number(timestamp);
     if (ts > this.mark) this.mark = ts;
     let rowTs: number;
     if (this.expecting.delete(asset) || !rec.live) {
@@ -279,9 +278,9 @@ class VenueAClobSession implements VenueSession {
 
   private priceChange(m: Record<string, unknown>, text: string, receivedAt: number): void {
     const { timestamp } = m;
-    if (!isText(timestamp) || !DIGITS.test(timestamp) || !Array.isArray(m.price_changes))
+    const ts = epochMillisText(timestamp);
+    if (!isText(timestamp) || ts === undefined || !Array.isArray(m.price_changes))
       return this.malformed('price_change without timestamp or price_changes', text);
-    const ts = Number(timestamp);
     if (ts > this.mark) this.mark = ts;
     const rows = new Map<string, number>();
     for (const raw of m.price_changes as unknown[]) {

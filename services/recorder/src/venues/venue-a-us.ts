@@ -34,6 +34,7 @@
  */
 import { parseObject } from '@depthgate/feeds';
 import { envBool } from '@depthgate/service-kit';
+import { isRowTs } from '../rows';
 import { defineAdapter } from './adapter';
 import type { RestClient } from './rest';
 import { deterministicTradeId, rfc3339Millis, type VenueTrade } from './trades';
@@ -65,11 +66,11 @@ function levels(list: unknown): [string, string][] {
   return out;
 }
 
-/** `transactTime` in ms: undefined when absent; throws when it is not a time. */
+/** `transactTime` in ms: undefined when absent; throws when it is not a time (one a row can carry: `isRowTs`). */
 function transactTime(v: unknown): number | undefined {
   if (v === undefined) return undefined;
   const ms = typeof v === 'string' ? Date.parse(v) : Number.NaN;
-  if (Number.isNaN(ms)) throw new RangeError('transactTime is not a time');
+  if (!isRowTs(ms)) throw new RangeError('transactTime is not a time');
   return ms;
 }
 

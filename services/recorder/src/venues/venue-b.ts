@@ -37,6 +37,7 @@
  */
 import { defineAdapter } from './adapter';
 import { ASK, BID, CanonicalMemo, centsToDollars, complementOfOne, parseObject } from '@depthgate/feeds';
+import { isRowTs } from '../rows';
 import type { TickerRecorder } from '../ticker';
 import type { RestClient } from './rest';
 import { rfc3339Millis, type BackfillResult, type TradeBackfill, type TradeWindow, type VenueTrade } from './trades';
@@ -129,6 +130,7 @@ export function venueBDelta(
     // Seconds in some legacy fixtures.
     ts = msg.ts < 1e12 ? msg.ts * 1000 : msg.ts;
   }
+  if (ts !== undefined && !isRowTs(ts)) return undefined;
   return side === 'yes'
     ? { side: BID, price: rawPrice, delta, ts }
     : { side: ASK, price: complement.get(rawPrice), delta, ts };

@@ -23,7 +23,7 @@
  *   book event may share one in the simulator); book rows carry '' (level2 has none [V]), and so do trades read back
  *   from REST.
  * - Anything that cannot be read — not JSON, a change or level that is not `[side, price, size]` text, a time that
- *   is not RFC 3339, a `sequence` that is not an integer — is counted and logged, and the books it may have changed are a gap (`malformed_message`) until
+ *   is not RFC 3339, a `sequence` or a heartbeat's `last_trade_id` that is not an integer — is counted and logged, and the books it may have changed are a gap (`malformed_message`) until
  *   their fresh snapshot.
  */
 import { ASK, BID, parseObject, stringList } from '@depthgate/feeds';
@@ -291,7 +291,9 @@ class VenueDSession implements VenueSession {
       case 'heartbeat': {
         const ts = rfc3339Millis(m.time);
         const id = tradeIdText(m.last_trade_id);
-        if (ts === undefined || product === undefined) return this.malformed('unreadable heartbeat', text, product);
+        // A `last_trade_id` present but not an integer: the lost-trade check it is for cannot be made.
+        if (ts === undefined || product === undefined || (m.last_trade_id !== undefined && id === undefined))
+          return this.malformed('unreadable heartbeat', text, product);
         this.timestamped(ts);
         const rec = this.ctx.ticker(product);
         if (rec === undefined || !this.trades || id === undefined) return;

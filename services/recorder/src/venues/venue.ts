@@ -362,6 +362,7 @@ export class Venue {
         metrics: {
           clamped: (exchange) => this.o.metrics.clamped.inc({ exchange }),
           tradeDeduplicated: (exchange) => this.o.metrics.tradesDeduplicated.inc({ exchange }),
+          malformed: (exchange) => this.o.metrics.malformed.inc({ exchange }),
           tradeCountExcess: (exchange, ticker, quantity) => {
             this.o.metrics.tradeCountExcess.inc({ exchange });
             this.log.warn(

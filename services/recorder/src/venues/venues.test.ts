@@ -551,3 +551,33 @@ describe('venue sequences and unreadable messages (Kalshi, Gemini, Polymarket US
     expect(gaps(h)).toEqual([['m-a', t0, t0 + 801, 'malformed_message']]);
   });
 });
+
+describe('a venue time the tables cannot hold (Polymarket US transactTime)', () => {
+  const LAST = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+  const level = (p: string, q: string) => ({ px: { value: p, currency: 'USD' }, qty: q });
+  const book = (transactTime: string, qty: string) => ({
+    marketData: {
+      marketSlug: 'm-a',
+      bids: [level('0.5', qty)],
+      offers: [],
+      transactTime,
+      stats: { sharesTraded: '0' },
+    },
+  });
+
+  it.each([['+275760-09-13T00:00:00.000Z'], ['1900-01-01T00:00:00.000Z']])(
+    '%s: a malformed message, no row at that time, the book asked again',
+    (time) => {
+      const protocol = placed(venueAUsProtocol({ subscribeBatch: 500, debounced: false, trades: true }), 'venue_a_us');
+      const h = harness(protocol, ['m-a'], { trades: true });
+      h.session.subscribe(['m-a']);
+      h.msg(book('2026-03-07T15:00:00.100Z', '1'));
+      const sent = h.sent.length;
+      h.msg(book(time, '2'));
+      expect(h.sink.rows.filter((r) => !(Number.isSafeInteger(r.ts) && r.ts >= 0 && r.ts <= LAST))).toEqual([]);
+      expect(h.malformed).toEqual([expect.stringContaining('time')]);
+      expect(h.recs.get('m-a')?.live).toBe(false);
+      expect(h.sent.length).toBeGreaterThan(sent);
+    },
+  );
+});
