@@ -16,8 +16,8 @@ describe('leased rate-limit counting in Redis', () => {
     prefix = `${uniqueName('lease')}:`;
   });
 
-  const limiter = (windowMs = 60_000) =>
-    new RateLimiter({ redis, prefix, windowMs, defaultRequestsPerMinute: 600, anonymousRequestsPerMinute: 10 });
+  const limiter = () =>
+    new RateLimiter({ redis, prefix, defaultRequestsPerMinute: 600, anonymousRequestsPerMinute: 10 });
   const used = async (d: RateLimitDecision | Promise<RateLimitDecision>) => (await d).used;
 
   it('leases 1% of the limit, at least one number', () => {
@@ -36,8 +36,11 @@ describe('leased rate-limit counting in Redis', () => {
   });
 
   it('refuses a flood over the limit without asking Redis again until the window ends', async () => {
-    const a = limiter(400);
-    const b = limiter(400);
+    // The processes' clock stands still until the test moves it, so the window cannot end mid-test on a slow machine.
+    let clock = Date.now();
+    const now = () => clock;
+    const a = new RateLimiter({ redis, prefix, now, defaultRequestsPerMinute: 600, anonymousRequestsPerMinute: 10 });
+    const b = new RateLimiter({ redis, prefix, now, defaultRequestsPerMinute: 600, anonymousRequestsPerMinute: 10 });
     const allowed = [];
     for (const l of [a, b, a]) allowed.push((await l.consume('key:flood', 2)).allowed);
     expect(allowed).toEqual([true, true, false]);
@@ -56,8 +59,9 @@ describe('leased rate-limit counting in Redis', () => {
     expect(await redis.get(`${prefix}rl:key:flood`)).toBe('3');
     // A higher limit (the key's record changed) is asked of Redis again.
     expect((await a.consume('key:flood', 10)).allowed).toBe(true);
-    // The next window starts over.
-    await new Promise((r) => setTimeout(r, 450));
+    // The next window starts over (Redis's count expired with it).
+    clock += 60_000;
+    await redis.del(`${prefix}rl:key:flood`);
     expect((await a.consume('key:flood', 2)).allowed).toBe(true);
   });
 
@@ -85,13 +89,29 @@ describe('leased rate-limit counting in Redis', () => {
   });
 
   it('starts over when the window ends, in every process', async () => {
-    const a = limiter(300);
-    const b = limiter(300);
+    // The processes' clock moves only when the test moves it; Redis's count expires on Redis's own clock, so the
+    // test ends its window by deleting the count, after checking that it would expire with the window.
+    let clock = Date.now();
+    const now = () => clock;
+    const options = {
+      redis,
+      prefix,
+      now,
+      windowMs: 300,
+      defaultRequestsPerMinute: 600,
+      anonymousRequestsPerMinute: 10,
+    };
+    const a = new RateLimiter(options);
+    const b = new RateLimiter(options);
     expect(await used(a.consume('key:w', 1000))).toBe(1);
     expect(await used(b.consume('key:w', 1000))).toBe(11);
     const { resetMs } = await a.consume('key:w', 1000);
     expect(resetMs).toBeLessThanOrEqual(300);
-    await new Promise((r) => setTimeout(r, 350));
+    const ttl = await redis.pttl(`${prefix}rl:key:w`);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(300);
+    clock += 350;
+    await redis.del(`${prefix}rl:key:w`);
     expect(await used(b.consume('key:w', 1000))).toBe(1);
     expect(await used(a.consume('key:w', 1000))).toBe(11);
   });
