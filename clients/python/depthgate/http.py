@@ -22,6 +22,7 @@ import email.utils
 import http.client
 import json
 import random
+import re
 import socket
 import ssl
 import threading
@@ -42,6 +43,9 @@ _MAX_BODY_SHOWN = 500
 MAX_REDIRECTS = 5
 _REDIRECT_STATUSES = (301, 302, 303, 307, 308)
 _CHUNK = 65536
+#: ``Retry-After`` as delta-seconds: ASCII digits only (``str.isdigit`` takes ``²``, which ``int`` refuses), as the
+#: TypeScript client reads it.
+_DELTA_SECONDS = re.compile(r"[0-9]+")
 
 
 def parse_retry_after(value: Optional[str], now: Optional[float] = None) -> Optional[float]:
@@ -49,7 +53,7 @@ def parse_retry_after(value: Optional[str], now: Optional[float] = None) -> Opti
     if value is None:
         return None
     text = value.strip()
-    if text.isdigit():
+    if _DELTA_SECONDS.fullmatch(text):
         return float(int(text))
     try:
         when = email.utils.parsedate_to_datetime(text)

@@ -252,6 +252,9 @@ class TransportTest(unittest.TestCase):
         self.assertEqual(parse_retry_after("5"), 5.0)
         self.assertIsNone(parse_retry_after(None))
         self.assertIsNone(parse_retry_after("soon"))
+        # Not delta-seconds, nor a date: ignored (the usual backoff applies), never an exception out of the request.
+        for odd in ("\u00b2", "1\u00b9", "1.5", "-1"):
+            self.assertIsNone(parse_retry_after(odd), odd)
         self.assertAlmostEqual(parse_retry_after("Thu, 01 Jan 2026 00:00:10 GMT", now=1_767_225_600.0) or 0, 10.0)
 
 
