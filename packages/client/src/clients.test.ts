@@ -333,6 +333,17 @@ describe('HistoryClient: rows', () => {
     expect(seen[0]?.url).toContain('format=ndjson');
   });
 
+  it('refuses a page limit that is not a positive integer before sending anything, as the Python client', async () => {
+    const client = new HistoryClient({ baseUrl: base });
+    for (const limit of [0, -1, 1.5, NaN, Infinity]) {
+      await expect(client.deltaPage('venue_b', 'T', { limit })).rejects.toMatchObject({
+        name: 'InvalidArgumentError',
+        code: 'invalid_argument',
+      });
+    }
+    expect(seen).toHaveLength(0);
+  });
+
   it('sends a sub-millisecond start rounded up and an end rounded down, as the service reads them', async () => {
     handler = (req, res) =>
       req.url?.includes('/coverage/')
