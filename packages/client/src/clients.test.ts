@@ -333,6 +333,17 @@ describe('HistoryClient: rows', () => {
     expect(seen[0]?.url).toContain('format=ndjson');
   });
 
+  it('refuses an empty ticker before sending anything, as the Python client', async () => {
+    const client = new HistoryClient({ baseUrl: base });
+    const refused = { name: 'InvalidArgumentError', message: 'not a ticker: ""' };
+    await expect(client.deltaPage('venue_b', '')).rejects.toMatchObject(refused);
+    await expect(client.coverage('venue_b', '')).rejects.toMatchObject(refused);
+    await expect(client.book('venue_b', '')).rejects.toMatchObject(refused);
+    await expect(client.snapshots('venue_b', '').next()).rejects.toMatchObject(refused);
+    await expect(client.rebuild('venue_b', '', '2026-03-26T14:00:00Z')).rejects.toMatchObject(refused);
+    expect(seen).toHaveLength(0);
+  });
+
   it('refuses a lookbackMs that is not a positive integer before sending anything, as the Python client', async () => {
     const client = new HistoryClient({ baseUrl: base });
     const at = '2026-03-26T14:00:00Z';

@@ -78,6 +78,10 @@ export function includeOf(o: { gaps?: boolean; trades?: boolean }): string | und
 /** The path of an endpoint (`/api/{exchange}/{endpoint}[/{ticker}]`), the exchange key checked. */
 export function historyPath(exchange: string, endpoint: string, ticker?: string): string {
   if (!EXCHANGE.test(exchange)) throw new InvalidArgumentError(`not an exchange key: ${JSON.stringify(exchange)}`);
+  // An empty ticker would name another endpoint (`/api/x/deltas/`), whose 404 the replay reads as "no coverage".
+  if (ticker === '') {
+    throw new InvalidArgumentError(`not a ticker: ${JSON.stringify(ticker)}`);
+  }
   return `/api/${exchange}/${endpoint}${ticker === undefined ? '' : `/${encodeURIComponent(ticker)}`}`;
 }
 
