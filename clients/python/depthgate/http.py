@@ -22,6 +22,7 @@ import email.utils
 import http.client
 import json
 import random
+import re
 import socket
 import ssl
 import threading
@@ -42,6 +43,9 @@ _MAX_BODY_SHOWN = 500
 MAX_REDIRECTS = 5
 _REDIRECT_STATUSES = (301, 302, 303, 307, 308)
 _CHUNK = 65536
+#: ``Retry-After`` as delta-seconds: ASCII digits only (``str.isdigit`` takes ``²``, which ``int`` refuses), as the
+#: TypeScript client reads it.
+_DELTA_SECONDS = re.compile(r"[0-9]+")
 
 
 def parse_retry_after(value: Optional[str], now: Optional[float] = None) -> Optional[float]:
@@ -49,7 +53,7 @@ def parse_retry_after(value: Optional[str], now: Optional[float] = None) -> Opti
     if value is None:
         return None
     text = value.strip()
-    if text.isdigit():
+    if _DELTA_SECONDS.fullmatch(text):
         return float(int(text))
     try:
         when = email.utils.parsedate_to_datetime(text)
@@ -90,7 +94,7 @@ class Answer:
         """The body in chunks as they arrive, gzip undone. A body cut short is a ``stream_cut`` error, a stalled one
         a ``timeout``; stopping early closes the connection (the rest is not read)."""
         encoding = (self.response.getheader("content-encoding") or "identity").strip().lower()
-        inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if encoding in ("gzip", "x-gzip") else None
+        inflate = _Gunzip() if encoding in ("gzip", "x-gzip") else None
         if inflate is None and encoding not in ("identity", ""):
             self.close()
             raise DataError("malformed_body", f"a body in an encoding not asked for: {encoding}", url=self.url)
@@ -129,7 +133,7 @@ class Answer:
                     yield data
                     continue
                 try:
-                    out = inflate.decompress(data)
+                    out = inflate.feed(data)
                 except zlib.error as err:
                     raise DataError(
                         "malformed_body", f"the gzip body is corrupt: {err}", url=self.url, request_id=self.request_id
@@ -137,10 +141,7 @@ class Answer:
                 if out:
                     yield out
             if inflate is not None:
-                tail = inflate.flush()
-                if tail:
-                    yield tail
-                if not inflate.eof:
+                if not inflate.complete:
                     raise DataError(
                         "stream_cut", "the gzip body ended early", url=self.url, request_id=self.request_id
                     )
@@ -194,6 +195,31 @@ class Answer:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+class _Gunzip:
+    """A gzip body undone as it arrives: every member of it (RFC 1952 §2.2: a gzip file is a series of members, which
+    the TypeScript client's ``fetch`` reads too), zero padding after the last one skipped, as :mod:`gzip` does."""
+
+    def __init__(self) -> None:
+        self._member = zlib.decompressobj(16 + zlib.MAX_WBITS)
+
+    @property
+    def complete(self) -> bool:
+        """Whether the body so far ends at the end of a member (else it was cut inside one)."""
+        return self._member.eof
+
+    def feed(self, data: bytes) -> bytes:
+        out = []
+        while data:
+            if self._member.eof:
+                data = data.lstrip(b"\0")
+                if not data:
+                    break
+                self._member = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            out.append(self._member.decompress(data))
+            data = self._member.unused_data if self._member.eof else b""
+        return b"".join(out)
 
 
 class Transport:

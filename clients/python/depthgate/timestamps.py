@@ -23,8 +23,8 @@ from .errors import InvalidArgumentError
 UTC = timezone.utc
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
-#: The last millisecond a moment can name.
-_LAST = datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=UTC)
+#: The last millisecond a moment can name (9999-12-31T23:59:59.999Z), in epoch milliseconds.
+_LAST_MS = 253_402_300_799_999
 
 _RFC3339 = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))",
@@ -99,36 +99,40 @@ def to_ms(dt: datetime) -> int:
 def moment(value: Moment, name: str = "moment", rounding: str = "floor") -> datetime:
     """A caller's moment as a UTC datetime at millisecond precision, sub-milliseconds rounded as ``rounding`` says
     (down by default; ``"ceil"`` for a range's start, as the service reads ``start_ts``); :class:`InvalidArgumentError`
-    when it is not one (a naive datetime, a float, text that is not RFC 3339, a year outside 1970–9999)."""
+    when it is not one (a naive datetime, a float, text that is not RFC 3339, a moment of any form outside the years
+    1970–9999)."""
     if isinstance(value, bool):
         raise InvalidArgumentError(f"{name} is a bool, not a moment")
+    ms: Optional[int]
     if isinstance(value, datetime):
         if value.tzinfo is None or value.utcoffset() is None:
             raise InvalidArgumentError(
                 f"{name} is a naive datetime: give one with a time zone (datetime.now(timezone.utc))"
             )
-        dt = value.astimezone(UTC)
-        # Below the millisecond: the microseconds past it, and a pandas.Timestamp's nanoseconds.
-        below = dt.microsecond % 1000 or getattr(dt, "nanosecond", 0)
-        # pandas.Timestamp is a datetime subclass; the rest of the client works with plain datetimes.
-        plain = datetime(dt.year, dt.month, dt.day, dt.hour, dt.minute, dt.second, dt.microsecond // 1000 * 1000, tzinfo=UTC)
-        if not (below and rounding == "ceil"):
-            return plain
-        if plain >= _LAST:
-            raise InvalidArgumentError(f"{name} {value!r} rounds up past the year 9999")
-        return plain + _MS
-    if isinstance(value, int):
-        if not 0 <= value <= 253_402_300_799_999:
-            raise InvalidArgumentError(f"{name} {value} is not epoch milliseconds between 1970 and 9999")
-        return from_ms(value)
-    if isinstance(value, str):
+        try:
+            dt = value.astimezone(UTC)
+        except OverflowError:  # an offset that carries it past the year 9999 or before the year 1
+            ms = None
+        else:
+            # Below the millisecond: the microseconds past it, and a pandas.Timestamp's nanoseconds.
+            below = dt.microsecond % 1000 or getattr(dt, "nanosecond", 0)
+            ms = to_ms(dt) + (1 if below and rounding == "ceil" else 0)
+        why = "is not between 1970 and 9999 (after rounding)"
+    elif isinstance(value, int):
+        ms = value
+        why = "is not epoch milliseconds between 1970 and 9999"
+    elif isinstance(value, str):
         ms = int(value) if _EPOCH_MS_TEXT.fullmatch(value) else parse_ms(value, rounding)
-        if ms is None or not 0 <= ms <= 253_402_300_799_999:
-            raise InvalidArgumentError(
-                f"{name} {value!r} is neither an RFC 3339 date-time (e.g. 2026-03-26T14:00:00Z)"
-                " nor 13-digit epoch milliseconds (e.g. 1774533600000)"
-            )
-        return from_ms(ms)
-    raise InvalidArgumentError(
-        f"{name} must be an aware datetime, RFC 3339 text or epoch milliseconds (int), not {type(value).__name__}"
-    )
+        why = (
+            "is neither an RFC 3339 date-time between 1970 and 9999 (e.g. 2026-03-26T14:00:00Z)"
+            " nor 13-digit epoch milliseconds (e.g. 1774533600000)"
+        )
+    else:
+        raise InvalidArgumentError(
+            f"{name} must be an aware datetime, RFC 3339 text or epoch milliseconds (int), not {type(value).__name__}"
+        )
+    # One range for every form: the moments RFC 3339 UTC text can name from the epoch on, as the TypeScript client.
+    if ms is None or not 0 <= ms <= _LAST_MS:
+        raise InvalidArgumentError(f"{name} {value!r} {why}")
+    # A plain datetime: pandas.Timestamp is a datetime subclass; the rest of the client works with plain datetimes.
+    return from_ms(ms)

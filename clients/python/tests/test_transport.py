@@ -3,6 +3,7 @@ Retry-After, error answers as HttpError with the service's code, timeouts, cut b
 connections."""
 
 import base64
+import gzip
 import json
 import pickle
 import socket
@@ -176,6 +177,19 @@ class TransportTest(unittest.TestCase):
                 HistoryClient(server.url, idle_timeout=0.2).tickers("venue_b")
             self.assertEqual(caught.exception.code, "timeout")
 
+    def test_a_gzip_body_of_several_members_is_read_whole_never_its_first_member_only(self) -> None:
+        # RFC 1952: a gzip body is a series of members (a proxy may write one per flush); fetch reads them all.
+        first, second = gzip.compress(b"line 1\n"), gzip.compress(b"line 2\n")
+        text = {"Content-Type": "text/plain", "Content-Encoding": "gzip"}
+        for chunks in ([first + second], [first, second], [first[:5], first[5:] + second[:3], second[3:] + b"\0\0"]):
+            with self.subTest(chunks=len(chunks)), Server(lambda r, c=chunks: Reply(200, text, c)) as server:
+                self.assertEqual(GatewayClient(server.url).get("venue-b", "text").data, "line 1\nline 2\n")
+        # The second member cut short is a cut body, as the first would be.
+        with Server(lambda r: Reply(200, text, [first + second[:-4]])) as server:
+            with self.assertRaises(DataError) as caught:
+                GatewayClient(server.url).get("venue-b", "text")
+            self.assertEqual(caught.exception.code, "stream_cut")
+
     def test_cut_and_corrupt_bodies_are_errors_never_short_results(self) -> None:
         with Server(lambda r: Reply(200, {"Content-Type": "application/json"}, [b'{"tickers":["A",', b'"B"]}'], cut=True)) as server:
             with self.assertRaises(DataError) as caught:
@@ -252,6 +266,9 @@ class TransportTest(unittest.TestCase):
         self.assertEqual(parse_retry_after("5"), 5.0)
         self.assertIsNone(parse_retry_after(None))
         self.assertIsNone(parse_retry_after("soon"))
+        # Not delta-seconds, nor a date: ignored (the usual backoff applies), never an exception out of the request.
+        for odd in ("\u00b2", "1\u00b9", "1.5", "-1"):
+            self.assertIsNone(parse_retry_after(odd), odd)
         self.assertAlmostEqual(parse_retry_after("Thu, 01 Jan 2026 00:00:10 GMT", now=1_767_225_600.0) or 0, 10.0)
 
 

@@ -8,7 +8,7 @@ from decimal import Decimal
 from depthgate.decimals import EXACT, canonical, normalize, parse_decimal, to_decimal
 from depthgate.errors import DataError, InvalidArgumentError
 from depthgate.rows import DELTAS, SNAPSHOTS, TRADES, DeltaRow, EndLine, Gap, SnapshotRow, TradeRow, Where, parse_bar, parse_line
-from depthgate.timestamps import format_timestamp, moment, parse_ms, parse_timestamp, to_ms
+from depthgate.timestamps import EPOCH, format_timestamp, moment, parse_ms, parse_timestamp, to_ms
 
 UTC = timezone.utc
 
@@ -108,6 +108,16 @@ class TimestampsTest(unittest.TestCase):
             with self.subTest(bad=bad), self.assertRaises(InvalidArgumentError) as caught:
                 moment(bad)  # type: ignore[arg-type]
             self.assertEqual(caught.exception.code, "invalid_argument")
+
+    def test_every_form_of_a_moment_is_refused_outside_the_years_1970_to_9999_as_the_typescript_client(self) -> None:
+        east = timezone(timedelta(hours=1))
+        for bad in (datetime(1969, 12, 31, 23, 59, 59, 999000, tzinfo=UTC), datetime(1970, 1, 1, 0, 30, tzinfo=east),
+                    datetime(9999, 12, 31, 23, 59, tzinfo=timezone(timedelta(hours=-1))), "1969-12-31T23:59:59.999Z",
+                    "1970-01-01T00:30:00+01:00", "0001-01-01T00:00:00Z", "9999-12-31T23:59:59.999-00:01", -1):
+            with self.subTest(bad=bad), self.assertRaises(InvalidArgumentError):
+                moment(bad)
+        self.assertEqual(moment(datetime(1970, 1, 1, 1, tzinfo=east)), EPOCH)
+        self.assertEqual(moment("1970-01-01T01:00:00+01:00"), EPOCH)
 
     def test_sub_milliseconds_round_as_the_service_rounds_them_a_start_up_an_end_down(self) -> None:
         want = datetime(2026, 3, 26, 14, 0, 1, 193000, tzinfo=UTC)

@@ -333,6 +333,43 @@ describe('HistoryClient: rows', () => {
     expect(seen[0]?.url).toContain('format=ndjson');
   });
 
+  it('refuses an empty ticker before sending anything, as the Python client', async () => {
+    const client = new HistoryClient({ baseUrl: base });
+    const refused = { name: 'InvalidArgumentError', message: 'not a ticker: ""' };
+    await expect(client.deltaPage('venue_b', '')).rejects.toMatchObject(refused);
+    await expect(client.coverage('venue_b', '')).rejects.toMatchObject(refused);
+    await expect(client.book('venue_b', '')).rejects.toMatchObject(refused);
+    await expect(client.snapshots('venue_b', '').next()).rejects.toMatchObject(refused);
+    await expect(client.rebuild('venue_b', '', '2026-03-26T14:00:00Z')).rejects.toMatchObject(refused);
+    expect(seen).toHaveLength(0);
+  });
+
+  it('refuses a lookbackMs that is not a positive integer before sending anything, as the Python client', async () => {
+    const client = new HistoryClient({ baseUrl: base });
+    const at = '2026-03-26T14:00:00Z';
+    for (const lookbackMs of [0, -60_000, NaN, Infinity]) {
+      await expect(client.rebuild('venue_b', 'T', at, { lookbackMs })).rejects.toMatchObject({
+        name: 'InvalidArgumentError',
+        message: 'lookbackMs must be a positive integer',
+      });
+      await expect(client.replay('venue_b', 'T', { from: at, lookbackMs }).next()).rejects.toMatchObject({
+        name: 'InvalidArgumentError',
+      });
+    }
+    expect(seen).toHaveLength(0);
+  });
+
+  it('refuses a page limit that is not a positive integer before sending anything, as the Python client', async () => {
+    const client = new HistoryClient({ baseUrl: base });
+    for (const limit of [0, -1, 1.5, NaN, Infinity]) {
+      await expect(client.deltaPage('venue_b', 'T', { limit })).rejects.toMatchObject({
+        name: 'InvalidArgumentError',
+        code: 'invalid_argument',
+      });
+    }
+    expect(seen).toHaveLength(0);
+  });
+
   it('sends a sub-millisecond start rounded up and an end rounded down, as the service reads them', async () => {
     handler = (req, res) =>
       req.url?.includes('/coverage/')

@@ -7,7 +7,7 @@
  */
 import { BookError, DataError, type DataLocation } from './errors.js';
 import type { Transport } from './http.js';
-import { assertMoment, getCoverage } from './history-requests.js';
+import { assertCount, assertMoment, getCoverage } from './history-requests.js';
 import { itemMs, series, type Batch, type LineTaker, type SeriesItem } from './history-series.js';
 import type { ExtraField, MarketEvent, RangeOptions, ReplayEvent } from './history-types.js';
 import { OrderBook } from './order-book.js';
@@ -367,6 +367,9 @@ async function startingBook(
   lookbackMs = 86_400_000,
   signal?: AbortSignal,
 ): Promise<OrderBook> {
+  // As the Python client's `lookback` (a positive timedelta): 0 gave no_snapshot at once, a negative one a 400, NaN
+  // a "start is not a moment".
+  assertCount(lookbackMs, 'lookbackMs');
   for (let span = 15 * 60_000; ; span *= 4) {
     const w = Math.min(span, lookbackMs);
     let last: { ts: number; rows: SnapshotRow[] } | undefined;

@@ -27,6 +27,13 @@ export function assertMoment(
   return ms;
 }
 
+/** A count a caller gives (`limit`, `depth`, `pageSize`): undefined, or a positive integer; else `InvalidArgumentError`. */
+export function assertCount(value: number | undefined, name: string): void {
+  if (value !== undefined && !(Number.isInteger(value) && value > 0)) {
+    throw new InvalidArgumentError(`${name} must be a positive integer`);
+  }
+}
+
 export const iso = (ms: number | undefined) => (ms === undefined ? undefined : formatTimestamp(ms));
 
 /** The path segment of each row endpoint. */
@@ -71,6 +78,10 @@ export function includeOf(o: { gaps?: boolean; trades?: boolean }): string | und
 /** The path of an endpoint (`/api/{exchange}/{endpoint}[/{ticker}]`), the exchange key checked. */
 export function historyPath(exchange: string, endpoint: string, ticker?: string): string {
   if (!EXCHANGE.test(exchange)) throw new InvalidArgumentError(`not an exchange key: ${JSON.stringify(exchange)}`);
+  // An empty ticker would name another endpoint (`/api/x/deltas/`), whose 404 the replay reads as "no coverage".
+  if (ticker === '') {
+    throw new InvalidArgumentError(`not a ticker: ${JSON.stringify(ticker)}`);
+  }
   return `/api/${exchange}/${endpoint}${ticker === undefined ? '' : `/${encodeURIComponent(ticker)}`}`;
 }
 
@@ -109,6 +120,8 @@ export async function getPage<K extends RowKind>(
   ticker: string,
   options: RowsQuery,
 ): Promise<PageOf<K>> {
+  // Checked here, as the Python client checks it (a NaN, 0 or 1.5 went to the service, to come back a 400).
+  assertCount(options.limit, 'limit');
   const answer = await http.request(
     http.url(historyPath(exchange, ENDPOINTS[kind], ticker), {
       interval: kind === 'bar' ? assertInterval(options.interval) : undefined,
@@ -153,9 +166,7 @@ export async function getBook(
   ticker: string,
   options: { at?: Moment; depth?: number; signal?: AbortSignal },
 ): Promise<ServiceBook> {
-  if (options.depth !== undefined && !(Number.isInteger(options.depth) && options.depth > 0)) {
-    throw new InvalidArgumentError('depth must be a positive integer');
-  }
+  assertCount(options.depth, 'depth');
   const body = (await getJson(
     http,
     historyPath(exchange, 'book', ticker),

@@ -5,9 +5,18 @@
  * `ts`). Bars come in JSON pages, following `next_cursor`. Rows are checked as they are parsed; a cut stream is a
  * `stream_cut` error, never a short result.
  */
-import { DataError, InvalidArgumentError, type DataLocation } from './errors.js';
+import { DataError, type DataLocation } from './errors.js';
 import type { Answer, Transport } from './http.js';
-import { ENDPOINTS, assertInterval, assertMoment, checkPage, historyPath, includeOf, iso } from './history-requests.js';
+import {
+  ENDPOINTS,
+  assertCount,
+  assertInterval,
+  assertMoment,
+  checkPage,
+  historyPath,
+  includeOf,
+  iso,
+} from './history-requests.js';
 import type { RangeOptions } from './history-types.js';
 import { splitLines } from './lines.js';
 import {
@@ -58,9 +67,7 @@ export async function* series<K extends RowKind>(
     take?: LineTaker;
   },
 ): AsyncGenerator<Batch<SeriesItem<K>>> {
-  if (options.pageSize !== undefined && !(Number.isInteger(options.pageSize) && options.pageSize > 0)) {
-    throw new InvalidArgumentError('pageSize must be a positive integer');
-  }
+  assertCount(options.pageSize, 'pageSize');
   let start = assertMoment(options.start, 'start', 'ceil');
   const end = assertMoment(options.end, 'end');
   const interval = kind === 'bar' ? assertInterval(options.interval) : undefined;

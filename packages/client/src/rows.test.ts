@@ -265,6 +265,17 @@ describe('timestamps', () => {
     }
     // Numbers and Dates outside the years RFC 3339 text can name (nanoseconds given by mistake, a negative epoch).
     for (const bad of [1e16, -1, new Date(1e16), new Date(-1)]) expect(momentMs(bad)).toBeNaN();
+    // Text too: the same years, as the Python client (before 1970, or past 9999 by its offset or its rounding).
+    for (const bad of [
+      '1969-12-31T23:59:59.999Z',
+      '1970-01-01T00:30:00+01:00',
+      '0001-01-01T00:00:00Z',
+      '9999-12-31T23:59:59.999-00:01',
+    ]) {
+      expect([bad, momentMs(bad)]).toEqual([bad, NaN]);
+    }
+    expect(momentMs('9999-12-31T23:59:59.9991Z', 'ceil')).toBeNaN();
+    expect(momentMs('1970-01-01T01:00:00+01:00')).toBe(0);
   });
 
   it('rounds sub-milliseconds as the service does: inwards, a range’s start up (ceil), its end and a moment down', () => {

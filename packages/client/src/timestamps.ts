@@ -179,20 +179,14 @@ const LAST_MOMENT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 /**
  * Epoch ms of a moment, sub-milliseconds rounded as `rounding` says (down by default; `ceil` for a range's start); NaN
- * when it is not one (a number or `Date` outside years 1970–9999 included).
+ * when it is not one (a moment of any form outside years 1970–9999 included, as the Python client refuses it).
  */
 export function momentMs(m: Moment, rounding: Rounding = 'floor'): number {
-  if (typeof m === 'number') {
-    return Number.isFinite(m) && m >= 0 && m <= LAST_MOMENT
-      ? rounding === 'ceil'
-        ? Math.ceil(m)
-        : Math.floor(m)
-      : NaN;
-  }
-  if (m instanceof Date) {
-    const t = m.getTime();
-    return t >= 0 && t <= LAST_MOMENT ? t : NaN;
-  }
-  if (typeof m === 'string' && EPOCH_MS_TEXT.test(m)) return Number(m);
-  return parseTimestamp(m, rounding);
+  let ms: number;
+  if (typeof m === 'number') ms = rounding === 'ceil' ? Math.ceil(m) : Math.floor(m);
+  else if (m instanceof Date) ms = m.getTime();
+  else if (typeof m === 'string' && EPOCH_MS_TEXT.test(m)) ms = Number(m);
+  else ms = parseTimestamp(m, rounding);
+  // One range for every form (NaN and the infinities fail it too).
+  return ms >= 0 && ms <= LAST_MOMENT ? ms : NaN;
 }
