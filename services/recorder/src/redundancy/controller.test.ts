@@ -466,6 +466,50 @@ function optionsOf(f: ReturnType<typeof fakes>) {
   };
 }
 
+describe('Controller forget (a ticker the recorder stopped recording)', () => {
+  it('releases an owned ticker the venue dropped, forgets it and takes it out of the live set; a standby one too', async () => {
+    const ownership = new MemoryOwnership();
+    await ownership.swap(EX, ['S'], null, { term: 5, state: 'owned' });
+    const f = fakes({ term: 4, alive: [5] });
+    const c = controller(f, ownership);
+    await c.admit(EX, ['X', 'Y', 'S']);
+    expect([c.role(EX, 'X'), c.role(EX, 'S')]).toEqual(['owner', 'standby']);
+    f.live.add('X').add('Y').add('S');
+    await c.poll();
+    f.advance(LIVE_SETTLE_MS);
+    await c.poll(); // published live
+    expect((await ownership.liveSets(EX)).get(4)).toEqual(new Set(['X', 'Y', 'S']));
+    f.live.delete('X');
+    f.live.delete('S');
+    c.forget(EX, 'X');
+    c.forget(EX, 'S');
+    f.calls.length = 0;
+    await c.poll();
+    // As a stop releases: routing off, the writer drained, then the state.
+    expect(f.calls.slice(0, 2)).toEqual([['setOwner', 'X', false], ['drained']]);
+    expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'released' });
+    expect((await ownership.owners(EX)).get('Y')).toEqual({ term: 4, state: 'owned' });
+    expect([c.role(EX, 'X'), c.role(EX, 'S'), c.role(EX, 'Y')]).toEqual([undefined, undefined, 'owner']);
+    expect((await ownership.liveSets(EX)).get(4)).toEqual(new Set(['Y']));
+    // The market comes back: admitted afresh, ours again (Redis still has it as released by us: owned at the poll).
+    expect((await c.admit(EX, ['X'])).get('X')).toBe('owner');
+    await c.poll();
+    expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'owned' });
+  });
+
+  it('keeps a ticker admitted again before the poll forgot it', async () => {
+    const ownership = new MemoryOwnership();
+    const f = fakes({ term: 4 });
+    const c = controller(f, ownership);
+    await c.admit(EX, ['X']);
+    c.forget(EX, 'X');
+    await c.admit(EX, ['X']);
+    await c.poll();
+    expect(c.role(EX, 'X')).toBe('owner');
+    expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'owned' });
+  });
+});
+
 describe('Controller release', () => {
   /** Term 4 owns `tickers`; the live peer 5 is live on all of them. */
   const ownedBy4 = async (...tickers: string[]) => {
