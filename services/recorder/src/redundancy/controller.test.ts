@@ -180,6 +180,19 @@ function controller(
 const names = (calls: Call[]) => calls.map((c) => c[0]);
 const LANDED: LandedEnd = { lastTs: 5000, sequence: 5_000_003, lastTradeTs: 4990, deltasAtLast: [] };
 
+/** Term 4 stands by for X (on EX) and Y (on EX2), both owned by term 3, alive for now. */
+async function deadTermOnTwoExchanges() {
+  const EX2 = 'venue_d' as ExchangeKey;
+  const ownership = new MemoryOwnership();
+  await ownership.swap(EX, ['X'], null, { term: 3, state: 'owned' });
+  await ownership.swap(EX2, ['Y'], null, { term: 3, state: 'owned' });
+  const f = fakes({ term: 4, alive: [3], landed: { X: LANDED, Y: LANDED } });
+  const c = controller(f, ownership, undefined, [EX, EX2]);
+  await c.admit(EX, ['X']);
+  await c.admit(EX2, ['Y']);
+  return { f, c, EX2 };
+}
+
 describe('Controller takeover (decision 1)', () => {
   it('takes a dead owner’s ticker: TTL wait, kill, landed end, handovers row, splice, routing — in that order', async () => {
     const ownership = new MemoryOwnership();
@@ -247,14 +260,7 @@ describe('Controller takeover (decision 1)', () => {
   });
 
   it('waits the TTL and kills a dead term once, however many exchanges it owned tickers of', async () => {
-    const EX2 = 'venue_d' as ExchangeKey;
-    const ownership = new MemoryOwnership();
-    await ownership.swap(EX, ['X'], null, { term: 3, state: 'owned' });
-    await ownership.swap(EX2, ['Y'], null, { term: 3, state: 'owned' });
-    const f = fakes({ term: 4, alive: [3], landed: { X: LANDED, Y: LANDED } });
-    const c = controller(f, ownership, undefined, [EX, EX2]);
-    await c.admit(EX, ['X']);
-    await c.admit(EX2, ['Y']);
+    const { f, c, EX2 } = await deadTermOnTwoExchanges();
     f.live.add('X').add('Y');
     await c.poll(); // live from now
     f.alive.delete(3);
@@ -270,6 +276,28 @@ describe('Controller takeover (decision 1)', () => {
       ['Y', 'takeover', 3],
     ]);
     expect([c.role(EX, 'X'), c.role(EX2, 'Y')]).toEqual(['owner', 'owner']);
+  });
+
+  it('forgets an ended dead term once no ticker names it any more, not before (no second wait and kill)', async () => {
+    const { f, c, EX2 } = await deadTermOnTwoExchanges();
+    const ended = (c as unknown as { deadTermsEnded: Map<number, unknown> }).deadTermsEnded;
+    f.live.add('X'); // Y's book is not live yet: it is not taken with X
+    await c.poll();
+    f.alive.delete(3);
+    f.advance(TTL + 2000);
+    await c.poll();
+    expect([c.role(EX, 'X'), c.role(EX2, 'Y')]).toEqual(['owner', 'standby']);
+    await c.poll(); // term 3 still owns Y: kept
+    expect([...ended.keys()]).toEqual([3]);
+    f.live.add('Y');
+    await c.poll();
+    f.advance(TTL + 2000);
+    f.calls.length = 0;
+    await c.poll();
+    expect(c.role(EX2, 'Y')).toBe('owner');
+    expect(f.calls.filter((call) => call[0] === 'sleep' || call[0] === 'killWriter')).toEqual([]);
+    await c.poll(); // nothing names term 3 any more
+    expect(ended.size).toBe(0);
   });
 
   it('takes a released ticker without waiting or killing, as a `release`', async () => {

@@ -170,8 +170,11 @@ export class Controller {
   private readonly releasedAt = new Map<string, number>();
   /** Since when (monotonic) this recorder's book of a ticker is live without a break, as the polls saw it. */
   private readonly liveSince = new Map<string, number>();
-  /** Dead terms whose inserts were ended (endDeadTerm), or are being ended. */
-  private readonly deadTermsEnded = new Map<number, Promise<void>>();
+  /**
+   * Dead terms whose inserts were ended (endDeadTerm), or are being ended (`settled` false), until no owner value in
+   * Redis nor a claim of ours still names the term (`forgetEndedTerms`).
+   */
+  private readonly deadTermsEnded = new Map<number, { ended: Promise<void>; settled: boolean }>();
   /** Tickers the recorder stopped recording (`forget`), per exchange, until the poll forgets them. */
   private readonly left = new Map<ExchangeKey, Set<string>>();
   /** Ends of tickers being released, taken when their routing left the writer, until published. */
@@ -367,12 +370,15 @@ export class Controller {
     try {
       const alive = this.aliveCache();
       const takeovers: Array<[ExchangeKey, Owner | null, string[]]> = [];
+      /** The terms named by an owner value, on every exchange. */
+      const named = new Set<number>();
       for (const exchange of this.o.exchanges) {
         await this.publishLive(exchange);
         if (this.stopping) continue;
         await this.forgetLeft(exchange);
         await this.dropDeadLive(exchange, alive);
         const owners = await this.o.ownership.owners(exchange);
+        for (const owner of owners.values()) named.add(owner.term);
         const roles = this.rolesOf(exchange);
         const take: Array<[string, Owner | null]> = [];
         const confirm: string[] = [];
@@ -420,6 +426,7 @@ export class Controller {
         await this.takeBack(exchange, back, 'released');
         for (const { from, tickers } of groupByValue(take).values()) takeovers.push([exchange, from, tickers]);
       }
+      if (!this.stopping) this.forgetEndedTerms(named);
       // Every exchange's at once: a dead owner's takeovers wait one lease TTL each, not one after another.
       await Promise.all(takeovers.map(([exchange, from, tickers]) => this.takeOver(exchange, from, tickers)));
       await this.checkWriteTrouble();
@@ -939,16 +946,35 @@ export class Controller {
    * the last exchanges' splices no longer reached back into the standby buffer (handover gaps). A failure is not kept.
    */
   private endDeadTerm(term: number): Promise<void> {
-    let ended = this.deadTermsEnded.get(term);
-    if (!ended) {
-      ended = (async () => {
+    const known = this.deadTermsEnded.get(term);
+    if (known) return known.ended;
+    const entry = {
+      ended: (async () => {
         await this.clock.sleep(this.o.ttlMs);
         await this.o.store.killWriter(term);
-      })();
-      this.deadTermsEnded.set(term, ended);
-      ended.catch(() => this.deadTermsEnded.delete(term));
+      })(),
+      settled: false,
+    };
+    this.deadTermsEnded.set(term, entry);
+    entry.ended.then(
+      () => (entry.settled = true),
+      () => this.deadTermsEnded.delete(term),
+    );
+    return entry.ended;
+  }
+
+  /**
+   * Forgets the ended dead terms nothing can ask `endDeadTerm` for again: a takeover needs the kill only of an owner
+   * value read from Redis (`owned` or `splicing` of the term) or of a claim of ours still to splice (`claimedFrom`),
+   * and a dead term owns nothing new. `named`: the terms of every exchange's owner values, read this poll (after a term
+   * went from them, a claim from it fails its compare-and-set). One still being ended is kept (a takeover awaits it).
+   */
+  private forgetEndedTerms(named: ReadonlySet<number>): void {
+    const claimed = new Set<number>();
+    for (const from of this.claimedFrom.values()) if (from !== null) claimed.add(from.term);
+    for (const [term, { settled }] of this.deadTermsEnded) {
+      if (settled && !named.has(term) && !claimed.has(term)) this.deadTermsEnded.delete(term);
     }
-    return ended;
   }
 
   /** Publishes the ends of tickers about to be released (read before their routing left the writer). */
