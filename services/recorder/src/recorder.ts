@@ -253,6 +253,7 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
     const buffered = writer.bufferedRows();
     const open = sink.openRows();
     const spooled = writer.spoolBytesByExchange();
+    metrics.bufferBytes.set(writer.bufferedBytes());
     for (const e of config.registry.list) {
       const exchange = e.key;
       const i = exchangeIndex(e.code);
