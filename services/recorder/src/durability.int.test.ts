@@ -188,6 +188,10 @@ describe('recorder durability', () => {
       expect(value('recorder_buffer_rows', `exchange="${exchange}"`)).toBeGreaterThanOrEqual(0);
       expect(value('recorder_gaps_total', `exchange="${exchange}",reason="disconnect"`)).toBe(0);
     }
+    // The writer's memory, against RECORDER_BUFFER_MAX_BYTES (64 MiB by default): far below it here.
+    const heldBytes = value('recorder_buffer_bytes', 'service=');
+    expect(heldBytes).toBeGreaterThanOrEqual(0);
+    expect(heldBytes).toBeLessThan(64 * 1024 * 1024);
     expect(await h.terminateChild(first)).toBe(0);
     const before = new Map<string, number>();
     for (const exchange of ALL) {

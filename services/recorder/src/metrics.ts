@@ -110,6 +110,7 @@ export class RecorderMetrics {
   readonly backfills: Counter<'exchange' | 'kind' | 'outcome'>;
   readonly bufferRows: Gauge<'exchange'>;
   readonly spoolBytes: Gauge<'exchange'>;
+  readonly bufferBytes: Gauge;
   readonly inserts: Histogram<'table' | 'outcome'>;
   readonly insertFailures: Counter<'table' | 'kind'>;
   readonly probes: Counter<'result'>;
@@ -192,6 +193,11 @@ export class RecorderMetrics {
       name: 'recorder_buffer_rows',
       help: 'Rows received and not yet acknowledged by ClickHouse or spooled, per exchange',
       labelNames: ['exchange'] as const,
+      registers,
+    });
+    this.bufferBytes = new Gauge({
+      name: 'recorder_buffer_bytes',
+      help: "Bytes of the writer's batches held in memory (not yet inserted or spooled): the feeds pause past RECORDER_BUFFER_MAX_BYTES when the spool cannot take them",
       registers,
     });
     this.spoolBytes = new Gauge({

@@ -240,6 +240,7 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
         ...(bound && redundancy
           ? {
               roles: (e: ExchangeKey, tickers: readonly string[]) => bound.controller.admit(e, tickers),
+              left: (e: ExchangeKey, ticker: string) => bound.controller.forget(e, ticker),
               onLost: (rec, fromTs, reason) => redundancy.onLost(rec, fromTs, reason),
             }
           : {}),
@@ -252,6 +253,7 @@ export async function startRecorder(deps: RecorderDeps): Promise<Recorder> {
     const buffered = writer.bufferedRows();
     const open = sink.openRows();
     const spooled = writer.spoolBytesByExchange();
+    metrics.bufferBytes.set(writer.bufferedBytes());
     for (const e of config.registry.list) {
       const exchange = e.key;
       const i = exchangeIndex(e.code);

@@ -659,7 +659,7 @@ describe('TickerRecorder trades', () => {
     // Read from the newest trade held; forward readers (Gemini) start from the newest one before it.
     expect([w.from, w.gapFrom, w.to, w.last]).toEqual([1600, 1800, 3000, { ts: 1500, id: 'held-1' }]);
     // REST gives back the window (and more): what is held, or outside, is dropped; the rest goes in in time order.
-    const recorded = rec.completeTradeWindow(w, [
+    const { recorded } = rec.completeTradeWindow(w, [
       trade(3100, 'after-window'),
       trade(2950, 'new-on-feed'),
       trade(2500, 'missed-2'),
@@ -695,7 +695,7 @@ describe('TickerRecorder trades', () => {
       ['trades', 1500, 2400, 'backfill_incomplete'],
     ]);
     // Completing it again does nothing.
-    expect(rec.completeTradeWindow(w, [trade(2600, 'late')], [{ from: 0, to: 9999 }])).toBe(0);
+    expect(rec.completeTradeWindow(w, [trade(2600, 'late')], [{ from: 0, to: 9999 }]).recorded).toBe(0);
     expect(sink.of('trade').map((r) => r.tradeId)).toEqual(['held', 'got']);
   });
 
@@ -731,7 +731,7 @@ describe('TickerRecorder trades', () => {
         trade(4200, 'stored-4200'),
         trade(3900, 'arrived-late'),
         trade(4300, 'read-back'),
-      ]),
+      ]).recorded,
     ).toBe(1);
     expect(sink.of('trade').map((r) => r.tradeId)).toEqual(['arrived-late', 'lost-by-the-lane', 'read-back']);
   });
@@ -863,7 +863,7 @@ describe('TickerRecorder trade audits', () => {
     clock.now += 60_000;
     rec.sweep(clock.now);
     expect(windows).toHaveLength(1); // the previous read is still pending
-    expect(rec.completeTradeWindow(first, [t(1_000_100, 'a'), t(1_020_000, 'lost-on-the-feed')])).toBe(1);
+    expect(rec.completeTradeWindow(first, [t(1_000_100, 'a'), t(1_020_000, 'lost-on-the-feed')]).recorded).toBe(1);
     // The feed stops: no audit while it is stopped; the open window becomes the missed one.
     rec.lose('disconnect', 1_119_000);
     rec.interruptTrades(1_119_000);

@@ -828,7 +828,7 @@ export class TickerRecorder {
    * A window's read is over: `trades` (REST's, any order) are recorded in time order where they fall inside it and
    * are not held yet; `missing` parts (clipped to the window) become trades gaps with `reason`, and so does the moment
    * of a trade the tables cannot hold (counted as malformed: one bad trade of a page is not the whole window's read
-   * failing). Returns how many trades were recorded.
+   * failing). Returns how many trades were recorded, and how many could not be held (`unread`).
    */
   completeTradeWindow(
     w: OpenTradeWindow,
@@ -836,9 +836,9 @@ export class TickerRecorder {
     missing: readonly { from: number; to: number }[] = [],
     reason: TradeGapReason = 'backfill_incomplete',
     receivedAt: number = this.env.now(),
-  ): number {
+  ): { recorded: number; unread: number } {
     const i = this.tradeWindows.indexOf(w);
-    if (i < 0) return 0;
+    if (i < 0) return { recorded: 0, unread: 0 };
     let recorded = 0;
     const inside = trades.filter((t) => t.ts >= w.from && t.ts <= w.to).sort((a, b) => a.ts - b.ts);
     const unread: { from: number; to: number }[] = [];
@@ -857,7 +857,7 @@ export class TickerRecorder {
       if (from > to) continue;
       this.env.sink.gap(this.exchange, this.ticker, from, to, reason, this.env.now(), 'trades');
     }
-    return recorded;
+    return { recorded, unread: unread.length };
   }
 
   /** Where this ticker's series ends, trades included (it resumes from here if it comes back). */

@@ -180,6 +180,19 @@ function controller(
 const names = (calls: Call[]) => calls.map((c) => c[0]);
 const LANDED: LandedEnd = { lastTs: 5000, sequence: 5_000_003, lastTradeTs: 4990, deltasAtLast: [] };
 
+/** Term 4 stands by for X (on EX) and Y (on EX2), both owned by term 3, alive for now. */
+async function deadTermOnTwoExchanges() {
+  const EX2 = 'venue_d' as ExchangeKey;
+  const ownership = new MemoryOwnership();
+  await ownership.swap(EX, ['X'], null, { term: 3, state: 'owned' });
+  await ownership.swap(EX2, ['Y'], null, { term: 3, state: 'owned' });
+  const f = fakes({ term: 4, alive: [3], landed: { X: LANDED, Y: LANDED } });
+  const c = controller(f, ownership, undefined, [EX, EX2]);
+  await c.admit(EX, ['X']);
+  await c.admit(EX2, ['Y']);
+  return { f, c, EX2 };
+}
+
 describe('Controller takeover (decision 1)', () => {
   it('takes a dead owner’s ticker: TTL wait, kill, landed end, handovers row, splice, routing — in that order', async () => {
     const ownership = new MemoryOwnership();
@@ -247,14 +260,7 @@ describe('Controller takeover (decision 1)', () => {
   });
 
   it('waits the TTL and kills a dead term once, however many exchanges it owned tickers of', async () => {
-    const EX2 = 'venue_d' as ExchangeKey;
-    const ownership = new MemoryOwnership();
-    await ownership.swap(EX, ['X'], null, { term: 3, state: 'owned' });
-    await ownership.swap(EX2, ['Y'], null, { term: 3, state: 'owned' });
-    const f = fakes({ term: 4, alive: [3], landed: { X: LANDED, Y: LANDED } });
-    const c = controller(f, ownership, undefined, [EX, EX2]);
-    await c.admit(EX, ['X']);
-    await c.admit(EX2, ['Y']);
+    const { f, c, EX2 } = await deadTermOnTwoExchanges();
     f.live.add('X').add('Y');
     await c.poll(); // live from now
     f.alive.delete(3);
@@ -270,6 +276,28 @@ describe('Controller takeover (decision 1)', () => {
       ['Y', 'takeover', 3],
     ]);
     expect([c.role(EX, 'X'), c.role(EX2, 'Y')]).toEqual(['owner', 'owner']);
+  });
+
+  it('forgets an ended dead term once no ticker names it any more, not before (no second wait and kill)', async () => {
+    const { f, c, EX2 } = await deadTermOnTwoExchanges();
+    const ended = (c as unknown as { deadTermsEnded: Map<number, unknown> }).deadTermsEnded;
+    f.live.add('X'); // Y's book is not live yet: it is not taken with X
+    await c.poll();
+    f.alive.delete(3);
+    f.advance(TTL + 2000);
+    await c.poll();
+    expect([c.role(EX, 'X'), c.role(EX2, 'Y')]).toEqual(['owner', 'standby']);
+    await c.poll(); // term 3 still owns Y: kept
+    expect([...ended.keys()]).toEqual([3]);
+    f.live.add('Y');
+    await c.poll();
+    f.advance(TTL + 2000);
+    f.calls.length = 0;
+    await c.poll();
+    expect(c.role(EX2, 'Y')).toBe('owner');
+    expect(f.calls.filter((call) => call[0] === 'sleep' || call[0] === 'killWriter')).toEqual([]);
+    await c.poll(); // nothing names term 3 any more
+    expect(ended.size).toBe(0);
   });
 
   it('takes a released ticker without waiting or killing, as a `release`', async () => {
@@ -465,6 +493,50 @@ function optionsOf(f: ReturnType<typeof fakes>) {
     clock: f.clock,
   };
 }
+
+describe('Controller forget (a ticker the recorder stopped recording)', () => {
+  it('releases an owned ticker the venue dropped, forgets it and takes it out of the live set; a standby one too', async () => {
+    const ownership = new MemoryOwnership();
+    await ownership.swap(EX, ['S'], null, { term: 5, state: 'owned' });
+    const f = fakes({ term: 4, alive: [5] });
+    const c = controller(f, ownership);
+    await c.admit(EX, ['X', 'Y', 'S']);
+    expect([c.role(EX, 'X'), c.role(EX, 'S')]).toEqual(['owner', 'standby']);
+    f.live.add('X').add('Y').add('S');
+    await c.poll();
+    f.advance(LIVE_SETTLE_MS);
+    await c.poll(); // published live
+    expect((await ownership.liveSets(EX)).get(4)).toEqual(new Set(['X', 'Y', 'S']));
+    f.live.delete('X');
+    f.live.delete('S');
+    c.forget(EX, 'X');
+    c.forget(EX, 'S');
+    f.calls.length = 0;
+    await c.poll();
+    // As a stop releases: routing off, the writer drained, then the state.
+    expect(f.calls.slice(0, 2)).toEqual([['setOwner', 'X', false], ['drained']]);
+    expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'released' });
+    expect((await ownership.owners(EX)).get('Y')).toEqual({ term: 4, state: 'owned' });
+    expect([c.role(EX, 'X'), c.role(EX, 'S'), c.role(EX, 'Y')]).toEqual([undefined, undefined, 'owner']);
+    expect((await ownership.liveSets(EX)).get(4)).toEqual(new Set(['Y']));
+    // The market comes back: admitted afresh, ours again (Redis still has it as released by us: owned at the poll).
+    expect((await c.admit(EX, ['X'])).get('X')).toBe('owner');
+    await c.poll();
+    expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'owned' });
+  });
+
+  it('keeps a ticker admitted again before the poll forgot it', async () => {
+    const ownership = new MemoryOwnership();
+    const f = fakes({ term: 4 });
+    const c = controller(f, ownership);
+    await c.admit(EX, ['X']);
+    c.forget(EX, 'X');
+    await c.admit(EX, ['X']);
+    await c.poll();
+    expect(c.role(EX, 'X')).toBe('owner');
+    expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'owned' });
+  });
+});
 
 describe('Controller release', () => {
   /** Term 4 owns `tickers`; the live peer 5 is live on all of them. */

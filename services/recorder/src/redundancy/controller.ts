@@ -24,6 +24,8 @@
  * - offering (decision 4): the owner lost the book (`onLost`). With a live peer: as releasing, state `offered`; the
  *   peer's claim within the offer timeout means no gap at all. Nobody claims: `ours|offered` → `ours|owned`, rows go
  *   to the writer again and the ticker writes its own gap (`writeOwnGap`). Without a live peer: the gap at once.
+ * - forgotten (`forget`: the venue stopped recording the ticker): owned, released as at SIGTERM (with or without a live
+ *   peer: if the market comes back, a peer may take it); then no role, out of our live set.
  *
  * A peer's term is alive while its lease key exists; a term is "live on" a ticker when the ticker is in its live set
  * (this recorder publishes its own every poll). The poll runs every second; loss offers and SIGTERM act at once.
@@ -168,8 +170,13 @@ export class Controller {
   private readonly releasedAt = new Map<string, number>();
   /** Since when (monotonic) this recorder's book of a ticker is live without a break, as the polls saw it. */
   private readonly liveSince = new Map<string, number>();
-  /** Dead terms whose inserts were ended (endDeadTerm), or are being ended. */
-  private readonly deadTermsEnded = new Map<number, Promise<void>>();
+  /**
+   * Dead terms whose inserts were ended (endDeadTerm), or are being ended (`settled` false), until no owner value in
+   * Redis nor a claim of ours still names the term (`forgetEndedTerms`).
+   */
+  private readonly deadTermsEnded = new Map<number, { ended: Promise<void>; settled: boolean }>();
+  /** Tickers the recorder stopped recording (`forget`), per exchange, until the poll forgets them. */
+  private readonly left = new Map<ExchangeKey, Set<string>>();
   /** Ends of tickers being released, taken when their routing left the writer, until published. */
   private readonly released = new Map<string, LandedEnd>();
   private readonly clock: Clock;
@@ -284,6 +291,7 @@ export class Controller {
    */
   async admit(exchange: ExchangeKey, tickers: readonly string[]): Promise<Map<string, Role>> {
     const roles = this.rolesOf(exchange);
+    for (const t of tickers) this.left.get(exchange)?.delete(t);
     const fresh = tickers.filter((t) => !roles.has(t));
     if (fresh.length > 0) {
       const owners = await this.o.ownership.owners(exchange);
@@ -362,11 +370,15 @@ export class Controller {
     try {
       const alive = this.aliveCache();
       const takeovers: Array<[ExchangeKey, Owner | null, string[]]> = [];
+      /** The terms named by an owner value, on every exchange. */
+      const named = new Set<number>();
       for (const exchange of this.o.exchanges) {
         await this.publishLive(exchange);
         if (this.stopping) continue;
+        await this.forgetLeft(exchange);
         await this.dropDeadLive(exchange, alive);
         const owners = await this.o.ownership.owners(exchange);
+        for (const owner of owners.values()) named.add(owner.term);
         const roles = this.rolesOf(exchange);
         const take: Array<[string, Owner | null]> = [];
         const confirm: string[] = [];
@@ -414,12 +426,50 @@ export class Controller {
         await this.takeBack(exchange, back, 'released');
         for (const { from, tickers } of groupByValue(take).values()) takeovers.push([exchange, from, tickers]);
       }
+      if (!this.stopping) this.forgetEndedTerms(named);
       // Every exchange's at once: a dead owner's takeovers wait one lease TTL each, not one after another.
       await Promise.all(takeovers.map(([exchange, from, tickers]) => this.takeOver(exchange, from, tickers)));
       await this.checkWriteTrouble();
       this.updateRoleGauge();
     } catch (err) {
       this.o.logger.warn({ err: { message: (err as Error).message } }, 'redundancy poll failed; retried next second');
+    }
+  }
+
+  /**
+   * The recorder stopped recording a ticker (its venue dropped it, and what it had to write is written): the next poll
+   * releases it if it is ours, as a stop does (if the market comes back, a live peer may take it), and forgets it —
+   * its role and its entry in our live set. A ticker admitted again before then is kept.
+   */
+  forget(exchange: ExchangeKey, ticker: string): void {
+    let left = this.left.get(exchange);
+    if (!left) this.left.set(exchange, (left = new Set()));
+    left.add(ticker);
+  }
+
+  /** `forget`: the left tickers released (ours) and forgotten; one being taken, released or offered once it settles. */
+  private async forgetLeft(exchange: ExchangeKey): Promise<void> {
+    const left = this.left.get(exchange);
+    if (left === undefined || left.size === 0) return;
+    const roles = this.rolesOf(exchange);
+    // A release failing midway leaves them ours: the next poll tries again.
+    await this.release([exchange], 'released', (e) =>
+      Promise.resolve([...left].filter((t) => this.rolesOf(e).get(t) === 'owner')),
+    );
+    // After the release: a ticker admitted again meanwhile is no longer in `left`.
+    const gone = [...left].filter((t) => (roles.get(t) ?? 'standby') === 'standby');
+    const sent = this.published.get(exchange);
+    const unpublish = gone.filter((t) => sent?.has(t) === true);
+    if (unpublish.length > 0) await this.o.ownership.setLive(exchange, this.term, [], unpublish);
+    for (const t of gone) {
+      const k = key(exchange, t);
+      roles.delete(t);
+      left.delete(t);
+      sent?.delete(t);
+      this.liveSince.delete(k);
+      this.releasedAt.delete(k);
+      this.claimedFrom.delete(k);
+      this.released.delete(k);
     }
   }
 
@@ -656,16 +706,34 @@ export class Controller {
    */
   private async releaseToPeers(state: 'released' | 'offered'): Promise<Map<ExchangeKey, Set<string>>> {
     const alive = this.aliveCache();
+    const out = await this.release(this.o.exchanges, state, async (exchange) => {
+      const live = await this.o.ownership.liveSets(exchange);
+      const tickers: string[] = [];
+      for (const [ticker, role] of this.rolesOf(exchange)) {
+        if (role === 'owner' && (await this.livePeer(live, ticker, alive))) tickers.push(ticker);
+      }
+      return tickers;
+    });
+    for (const done of out.values()) this.count('release', 'handed', done.size);
+    return out;
+  }
+
+  /**
+   * Releases (`state`) the owned tickers `pick` chooses on each exchange: routing to our buffer, the writer drained,
+   * their ends published, then the state; standby here. Returns what was released, per exchange. A failure midway
+   * leaves the tickers not released ours (`resume`).
+   */
+  private async release(
+    exchanges: readonly ExchangeKey[],
+    state: 'released' | 'offered',
+    pick: (exchange: ExchangeKey) => Promise<string[]>,
+  ): Promise<Map<ExchangeKey, Set<string>>> {
     const out = new Map<ExchangeKey, Set<string>>();
     const chosen = new Map<ExchangeKey, string[]>();
     const settled = new Set<string>();
     try {
-      for (const exchange of this.o.exchanges) {
-        const live = await this.o.ownership.liveSets(exchange);
-        const tickers: string[] = [];
-        for (const [ticker, role] of this.rolesOf(exchange)) {
-          if (role === 'owner' && (await this.livePeer(live, ticker, alive))) tickers.push(ticker);
-        }
+      for (const exchange of exchanges) {
+        const tickers = await pick(exchange);
         chosen.set(exchange, tickers);
         for (const t of tickers) {
           this.setRole(exchange, t, 'releasing');
@@ -687,7 +755,6 @@ export class Controller {
         }
         for (const t of done) this.releasedAt.set(key(exchange, t), this.clock.monotonic());
         out.set(exchange, new Set(done));
-        this.count('release', 'handed', done.length);
       }
     } catch (err) {
       // (Redis failed midway.) The tickers not released are ours again, whatever Redis says of them now: left
@@ -879,16 +946,35 @@ export class Controller {
    * the last exchanges' splices no longer reached back into the standby buffer (handover gaps). A failure is not kept.
    */
   private endDeadTerm(term: number): Promise<void> {
-    let ended = this.deadTermsEnded.get(term);
-    if (!ended) {
-      ended = (async () => {
+    const known = this.deadTermsEnded.get(term);
+    if (known) return known.ended;
+    const entry = {
+      ended: (async () => {
         await this.clock.sleep(this.o.ttlMs);
         await this.o.store.killWriter(term);
-      })();
-      this.deadTermsEnded.set(term, ended);
-      ended.catch(() => this.deadTermsEnded.delete(term));
+      })(),
+      settled: false,
+    };
+    this.deadTermsEnded.set(term, entry);
+    entry.ended.then(
+      () => (entry.settled = true),
+      () => this.deadTermsEnded.delete(term),
+    );
+    return entry.ended;
+  }
+
+  /**
+   * Forgets the ended dead terms nothing can ask `endDeadTerm` for again: a takeover needs the kill only of an owner
+   * value read from Redis (`owned` or `splicing` of the term) or of a claim of ours still to splice (`claimedFrom`),
+   * and a dead term owns nothing new. `named`: the terms of every exchange's owner values, read this poll (after a term
+   * went from them, a claim from it fails its compare-and-set). One still being ended is kept (a takeover awaits it).
+   */
+  private forgetEndedTerms(named: ReadonlySet<number>): void {
+    const claimed = new Set<number>();
+    for (const from of this.claimedFrom.values()) if (from !== null) claimed.add(from.term);
+    for (const [term, { settled }] of this.deadTermsEnded) {
+      if (settled && !named.has(term) && !claimed.has(term)) this.deadTermsEnded.delete(term);
     }
-    return ended;
   }
 
   /** Publishes the ends of tickers about to be released (read before their routing left the writer). */

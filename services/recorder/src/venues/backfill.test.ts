@@ -120,6 +120,9 @@ describe('TradeBackfiller', () => {
     expect(h.tradeGaps()).toEqual([[2500, 2500, 'backfill_incomplete']]);
     expect(h.counts.get('malformed venue_b')).toBe(1);
     expect(h.counts.get('backfills venue_b missed failed')).toBeUndefined();
+    // The window's outcome says so (its gap is backfill_incomplete), not `complete`.
+    expect(h.counts.get('backfills venue_b missed incomplete')).toBe(1);
+    expect(h.counts.get('backfills venue_b missed complete')).toBeUndefined();
   });
 
   it('waits the delay before reading, and reads nothing while paused', async () => {

@@ -105,10 +105,13 @@ export class TradeBackfiller {
   }
 
   /** TickerRecorder.completeTradeWindow, and `settled`. */
-  private complete(rec: TickerRecorder, ...args: Parameters<TickerRecorder['completeTradeWindow']>): number {
-    const recorded = rec.completeTradeWindow(...args);
+  private complete(
+    rec: TickerRecorder,
+    ...args: Parameters<TickerRecorder['completeTradeWindow']>
+  ): ReturnType<TickerRecorder['completeTradeWindow']> {
+    const done = rec.completeTradeWindow(...args);
     this.o.settled?.(rec);
-    return recorded;
+    return done;
   }
 
   private failed(rec: TickerRecorder, w: OpenTradeWindow, err?: unknown): void {
@@ -152,15 +155,16 @@ export class TradeBackfiller {
         // Its ticker came back while the window was read (a new recorder resumed from this one's end): not ours now.
         if (!this.o.current(rec)) return this.failed(rec, w);
         if (result.missing) missing.push(result.missing);
-        const recorded = this.complete(rec, w, result.trades, missing, 'backfill_incomplete');
+        const { recorded, unread } = this.complete(rec, w, result.trades, missing, 'backfill_incomplete');
         this.o.metrics.tradesBackfilled.inc({ exchange }, recorded);
-        this.o.metrics.backfills.inc({
-          exchange,
-          kind: w.kind,
-          outcome: missing.length > 0 ? 'incomplete' : 'complete',
-        });
-        if (missing.length > 0) {
-          this.o.logger.warn({ ticker: rec.ticker, missing }, 'trades backfill could not reach the whole window');
+        // A trade the tables cannot hold is a backfill_incomplete gap too: the window is not complete.
+        const incomplete = missing.length > 0 || unread > 0;
+        this.o.metrics.backfills.inc({ exchange, kind: w.kind, outcome: incomplete ? 'incomplete' : 'complete' });
+        if (incomplete) {
+          this.o.logger.warn(
+            { ticker: rec.ticker, missing, unread },
+            'trades backfill could not record the whole window',
+          );
         }
         return;
       } catch (err) {

@@ -11,7 +11,7 @@
  *   (exact decimal arithmetic, the price's own number of places).
  * - Field shapes [3P]: fixed-point `yes_dollars_fp`/`no_dollars_fp` ([price, count] strings), or `yes_dollars`/
  *   `no_dollars`, or legacy integer cents `yes`/`no`; deltas `price_dollars` + `delta_fp` (or legacy `price` cents
- *   + `delta`), `side` yes|no, `ts_ms` (or RFC 3339 `ts`) — the event time used as the row's ts.
+ *   + `delta`), `side` yes|no, `ts_ms` (or RFC 3339 `ts`) — the event time used as the row's ts (none: the receipt's).
  *
  * Integrity: a `seq` gap marks every market of the subscription as suspect and resubscribes them on a new `sid`;
  * each market switches to the new subscription at its snapshot, which decides whether it lost anything (its book
@@ -37,7 +37,7 @@
  */
 import { defineAdapter } from './adapter';
 import { ASK, BID, CanonicalMemo, centsToDollars, complementOfOne, parseObject } from '@depthgate/feeds';
-import { isRowTs } from '../rows';
+import { checkedRowTs } from '../rows';
 import type { TickerRecorder } from '../ticker';
 import type { RestClient } from './rest';
 import { rfc3339Millis, type BackfillResult, type TradeBackfill, type TradeWindow, type VenueTrade } from './trades';
@@ -106,7 +106,25 @@ export function venueBBook(msg: Record<string, unknown>): RestBook {
   };
 }
 
-/** A delta message's fields: side (bid for YES, ask for NO), YES-side price, signed change, event ms. */
+/**
+ * A delta's event ms: `ts_ms`, else `ts` (RFC 3339, or epoch s or ms in legacy fixtures). Absent (the legacy cents
+ * shape carries none): undefined, its receipt stands for it. Present but not a time a row can carry (unparseable, out
+ * of range): throws RangeError (`checkedRowTs`), a malformed message as at every venue — never the receipt instead.
+ */
+function venueBDeltaTs(msg: Record<string, unknown>): number | undefined {
+  let ts: unknown;
+  if (msg.ts_ms !== undefined && msg.ts_ms !== null) ts = msg.ts_ms;
+  else if (typeof msg.ts === 'string') ts = rfc3339Millis(msg.ts) ?? NaN;
+  else if (typeof msg.ts === 'number') ts = Number.isSafeInteger(msg.ts) && msg.ts < 1e12 ? msg.ts * 1000 : msg.ts;
+  else if (msg.ts !== undefined && msg.ts !== null) ts = NaN;
+  else return undefined;
+  return checkedRowTs(typeof ts === 'number' ? ts : NaN, 'orderbook_delta time');
+}
+
+/**
+ * A delta message's fields: side (bid for YES, ask for NO), YES-side price, signed change, event ms (venueBDeltaTs:
+ * throws on one present and unreadable).
+ */
 export function venueBDelta(
   msg: Record<string, unknown>,
 ): { side: typeof BID | typeof ASK; price: string; delta: string; ts: number | undefined } | undefined {
@@ -121,16 +139,7 @@ export function venueBDelta(
   const delta =
     typeof msg.delta_fp === 'string' ? msg.delta_fp : typeof msg.delta === 'number' ? String(msg.delta) : undefined;
   if (rawPrice === undefined || delta === undefined) return undefined;
-  let ts: number | undefined;
-  if (typeof msg.ts_ms === 'number' && Number.isSafeInteger(msg.ts_ms)) ts = msg.ts_ms;
-  else if (typeof msg.ts === 'string') {
-    const parsed = Date.parse(msg.ts);
-    if (!Number.isNaN(parsed)) ts = parsed;
-  } else if (typeof msg.ts === 'number' && Number.isSafeInteger(msg.ts)) {
-    // Seconds in some legacy fixtures.
-    ts = msg.ts < 1e12 ? msg.ts * 1000 : msg.ts;
-  }
-  if (ts !== undefined && !isRowTs(ts)) return undefined;
+  const ts = venueBDeltaTs(msg);
   return side === 'yes'
     ? { side: BID, price: rawPrice, delta, ts }
     : { side: ASK, price: complement.get(rawPrice), delta, ts };

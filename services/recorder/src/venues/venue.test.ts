@@ -15,6 +15,8 @@ function venueOf(
 ) {
   const sink = new ListSink();
   const clock = { now: 60_000 };
+  /** The tickers the venue reported done (VenueOptions.left). */
+  const left: string[] = [];
   const venue = new Venue({
     protocol: {
       exchange: 'venue_a_us',
@@ -48,8 +50,9 @@ function venueOf(
     backfillMaxPages: 1,
     backfillDelayMs: 1000,
     tradeAuditIntervalMs: 0,
+    left: (_exchange: string, ticker: string) => left.push(ticker),
   } as unknown as VenueOptions);
-  return { venue, sink, clock };
+  return { venue, sink, clock, left };
 }
 
 /**
@@ -62,7 +65,7 @@ async function twoTickers(trades: TradeHistory) {
     ['A', { lastTs: 5000, bookTs: 4000, sequence: 5_000_000 }],
     ['B', { lastTs: 5000, bookTs: 4000, sequence: 5_000_000 }],
   ]);
-  const { venue, sink, clock } = venueOf(selection, stored, trades);
+  const { venue, sink, clock, left } = venueOf(selection, stored, trades);
   await venue.start();
   for (let i = 0; i < 100 && venue.recorders.size < 2; i++) await new Promise((r) => setImmediate(r));
   expect([...venue.recorders.keys()]).toEqual(['A', 'B']);
@@ -75,14 +78,16 @@ async function twoTickers(trades: TradeHistory) {
     expect(venue.recorders.size).toBe(0);
   };
   const gaps = () => sink.of('gap').map((g) => g.kind === 'gap' && [g.ticker, g.stream, g.fromTs, g.toTs, g.reason]);
-  return { venue, sink, clock, selection, leave, gaps };
+  return { venue, sink, clock, selection, leave, gaps, left };
 }
 
 describe('Venue: a ticker that leaves the recording', () => {
   it('writes the gap it owes and closes its missed trades window there, whether the listing dropped it or the venue refused it', async () => {
-    const { venue, leave, gaps } = await twoTickers({ cannot: 'no trade history' });
+    const { venue, leave, gaps, left } = await twoTickers({ cannot: 'no trade history' });
     try {
       await leave();
+      // Nothing more to write for them: the controller may forget them.
+      expect(left).toEqual(['A', 'B']);
       expect(gaps()).toEqual([
         ['A', 'book', 4000, 60_000, 'recorder_start'],
         ['A', 'trades', 5001, 60_000, 'no_backfill'],
@@ -96,7 +101,7 @@ describe('Venue: a ticker that leaves the recording', () => {
 
   it('still has its missed trades read back where the venue gives them, and resumes after them if it comes back', async () => {
     const windows: string[] = [];
-    const { venue, sink, clock, selection, leave, gaps } = await twoTickers({
+    const { venue, sink, clock, selection, leave, gaps, left } = await twoTickers({
       fetch: async (_rest, ticker, window) => {
         windows.push(`${ticker} ${window.from}..${window.to}`);
         return {
@@ -106,8 +111,11 @@ describe('Venue: a ticker that leaves the recording', () => {
     });
     try {
       await leave();
+      // Their trades are still to be read back: not done yet.
+      expect(left).toEqual([]);
       clock.now += 1000; // the backfill delay passes
-      for (let i = 0; i < 200 && sink.of('trade').length < 2; i++) await new Promise((r) => setTimeout(r, 5));
+      for (let i = 0; i < 200 && left.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
+      expect(left.sort()).toEqual(['A', 'B']);
       expect(windows.sort()).toEqual(['A 5001..60000', 'B 5001..60000']);
       const trades = sink.of('trade').map((t) => t.kind === 'trade' && [t.ticker, t.ts, t.tradeId, t.sequence]);
       expect(trades.sort()).toEqual([

@@ -98,6 +98,11 @@ export interface VenueOptions {
    * `admit`: owner or standby, a dead term's tickers taken over) before their resume points are read.
    */
   roles?: (exchange: ExchangeKey, tickers: readonly string[]) => Promise<unknown>;
+  /**
+   * Redundant recording: the venue stopped recording a ticker and wrote all it had for it (its trades read back);
+   * the controller forgets it (`Controller.forget`).
+   */
+  left?: (exchange: ExchangeKey, ticker: string) => void;
   /** Redundant recording: a ticker lost its book (TickerEnv.onLost). */
   onLost?: (rec: TickerRecorder, fromTs: number, reason: GapReason) => void;
 }
@@ -164,6 +169,7 @@ export class Venue {
               if (this.leaving.get(rec.ticker) !== rec || rec.tradeWindows.length > 0) return;
               this.leaving.delete(rec.ticker);
               this.remember(rec);
+              this.o.left?.(this.exchange, rec.ticker);
             },
           });
   }
@@ -448,6 +454,7 @@ export class Venue {
     this.recorders.delete(rec.ticker);
     this.remember(rec);
     if (rec.tradeWindows.length > 0) this.leaving.set(rec.ticker, rec);
+    else this.o.left?.(this.exchange, rec.ticker);
   }
 
   /** Where a ticker that left ends, for when it comes back (`retired`). */

@@ -328,6 +328,15 @@ describe('venue sequences and unreadable messages (Kalshi, Gemini, Polymarket US
     h.session.subscribe(['A', 'B']);
     return h;
   }
+  /** Kalshi with A and B live on sid 1 (A changed at 5000, seq 3). */
+  function kalshiLive() {
+    const h = kalshi();
+    h.msg({ id: 1, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 1 } });
+    h.msg(snap(1, 1, 'A', [['0.4800', '10.00']]));
+    h.msg(snap(1, 2, 'B', [['0.4800', '20.00']]));
+    h.msg(delta(1, 3, 'A', '5.00', 5000));
+    return h;
+  }
   const snap = (sid: number, seq: number, t: string, yes: string[][]) => ({
     type: 'orderbook_snapshot',
     sid,
@@ -368,11 +377,7 @@ describe('venue sequences and unreadable messages (Kalshi, Gemini, Polymarket US
   });
 
   it('Kalshi: an unreadable message is counted and a gap of its market, its subscription or the connection', () => {
-    const h = kalshi();
-    h.msg({ id: 1, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 1 } });
-    h.msg(snap(1, 1, 'A', [['0.4800', '10.00']]));
-    h.msg(snap(1, 2, 'B', [['0.4800', '20.00']]));
-    h.msg(delta(1, 3, 'A', '5.00', 5000));
+    const h = kalshiLive();
     h.sent.length = 0;
     // A delta without its change: A alone, subscribed again.
     h.msg({ type: 'orderbook_delta', sid: 1, seq: 4, msg: { market_ticker: 'A', side: 'yes', ts_ms: 5010 } });
@@ -404,6 +409,31 @@ describe('venue sequences and unreadable messages (Kalshi, Gemini, Polymarket US
       ['A', 5000, 6000, 'malformed_message'],
       ['B', 5000, 6000, 'malformed_message'],
     ]);
+  });
+
+  it('Kalshi: a delta whose time cannot be read is malformed (not recorded at its receipt); one without a time is recorded at its receipt', () => {
+    const h = kalshiLive();
+    const change = { side: 'yes', price_dollars: '0.4800', delta_fp: '1.00' };
+    h.sent.length = 0;
+    h.msg({ type: 'orderbook_delta', sid: 1, seq: 4, msg: { market_ticker: 'A', ...change, ts: 'yesterday' } });
+    h.msg({ type: 'orderbook_delta', sid: 1, seq: 5, msg: { market_ticker: 'B', ...change, ts_ms: 1.5 } });
+    expect(h.malformed).toEqual([expect.stringContaining('time'), expect.stringContaining('time')]);
+    expect([h.recs.get('A')?.live, h.recs.get('B')?.live]).toEqual([false, false]);
+    expect(h.sent.map((m) => (m as { params?: unknown }).params)).toEqual([
+      { channels: ['orderbook_delta'], market_tickers: ['A'] },
+      { channels: ['orderbook_delta'], market_tickers: ['B'] },
+    ]);
+    // Neither change was recorded (at its receipt or otherwise).
+    expect(h.sink.of('delta').map((r) => [r.ticker, r.ts])).toEqual([['A', 5000]]);
+    // The legacy shape carries no time: recorded at its receipt.
+    h.msg({ id: 2, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 2 } });
+    h.msg(snap(2, 1, 'A', [['0.4800', '15.00']]));
+    h.msg({ type: 'orderbook_delta', sid: 2, seq: 2, msg: { market_ticker: 'A', side: 'yes', price: 48, delta: 1 } });
+    expect(h.sink.of('delta').map((r) => [r.ticker, r.ts])).toEqual([
+      ['A', 5000],
+      ['A', h.clock.now],
+    ]);
+    expect(h.malformed).toHaveLength(2);
   });
 
   it('Kalshi: an unreadable trade is not lost silently: its trades up to then are read back (a missed window)', () => {

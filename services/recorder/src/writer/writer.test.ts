@@ -741,11 +741,19 @@ describe('Writer', () => {
       w.start();
       // A feed reads until it is asked to pause.
       let sent = 0;
-      while (sent < 1000 && !w.isPaused) w.enqueue(deltas(++sent * 10));
+      let bytes = 0;
+      while (sent < 1000 && !w.isPaused) {
+        const batch = deltas(++sent * 10);
+        bytes += batch.bytes;
+        w.enqueue(batch);
+      }
       expect(pressure).toEqual([true]);
       // What memory holds: its bound and the batch that went past it, not every batch the feeds could read.
       expect(sent).toBeLessThanOrEqual(5);
       expect(w.bufferedRows()).toEqual([2 * sent]);
+      // The gauge recorder_buffer_bytes: past the bound.
+      expect(w.bufferedBytes()).toBe(bytes);
+      expect(bytes).toBeGreaterThan(4 * deltas(1).bytes);
       // Still failing at the lanes' retries: the pause holds.
       const failuresBefore = spoolFailures;
       await until(() => spoolFailures > failuresBefore && state.inserts >= 3);

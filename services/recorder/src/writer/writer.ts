@@ -496,6 +496,11 @@ export class Writer {
     return [...this.memoryRows];
   }
 
+  /** Bytes of the batches held in memory: what RECORDER_BUFFER_MAX_BYTES bounds (`recorder_buffer_bytes`). */
+  bufferedBytes(): number {
+    return this.memoryBytes;
+  }
+
   /** Payload bytes waiting in the spool, per exchange index. */
   spoolBytesByExchange(): number[] {
     const out: number[] = [];
