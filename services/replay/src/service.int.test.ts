@@ -483,6 +483,41 @@ describe('GET /api/{exchange}/replay/{ticker}', () => {
       });
     });
 
+    it('unsubscribe: before the start the sid leaves the replay; after it, nothing more of the sid is sent', async () => {
+      const { first, last } = span();
+      const before = await WsTestClient.open(socketUrl(`from=${first}&to=${last}&speed=max`), {
+        headers: { 'X-API-Key': key },
+      });
+      before.send(subscribe(1, ['orderbook_delta', 'trade']));
+      before.send({ id: 2, cmd: 'unsubscribe', params: { sids: [2] } });
+      await before.untilClosed(30_000);
+      expect([before.closeCode, before.closeReason]).toEqual([1000, 'replay finished']);
+      expect(before.messages.slice(0, 3)).toEqual([
+        { id: 1, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 1 } },
+        { id: 1, type: 'subscribed', msg: { channel: 'trade', sid: 2 } },
+        { id: 2, sid: 2, seq: 1, type: 'unsubscribed' },
+      ]);
+      const rest = before.texts.slice(3);
+      expect(rest.every((t) => (JSON.parse(t) as { sid: number }).sid === 1)).toBe(true);
+      const client = new KalshiClient();
+      for (const t of rest) client.consume(t);
+      expect(client.book()).toEqual(await historyBook('venue_b', last));
+      // After the start (at a millionth of real time, the message after the first book is due 1000 s later).
+      const after = await WsTestClient.open(socketUrl(`from=${first}&to=${last}&speed=0.000001`), {
+        headers: { 'X-API-Key': key },
+      });
+      after.send(subscribe(1, ['orderbook_delta']));
+      await after.until((m) => m.some((x) => x.type === 'orderbook_snapshot'), 'the first book');
+      after.send({ id: 2, cmd: 'unsubscribe', params: { sids: [1] } });
+      await after.until((m) => m.some((x) => x.type === 'unsubscribed'), 'the answer');
+      // The sid's next seq: its snapshot was 1, the change read ahead of it was never sent.
+      expect(after.messages.slice(1)).toEqual([
+        expect.objectContaining({ type: 'orderbook_snapshot', sid: 1, seq: 1 }),
+        { id: 2, sid: 1, seq: 2, type: 'unsubscribed' },
+      ]);
+      after.ws.close();
+    });
+
     it('only the channels subscribed are sent', async () => {
       const { first, last } = span();
       const c = await WsTestClient.open(socketUrl(`from=${first}&to=${last}&speed=max`), {
@@ -513,7 +548,8 @@ describe('GET /api/{exchange}/replay/{ticker}', () => {
         [subscribe(4, ['orderbook_delta', 'ticker']), 8],
         [subscribe(5, ['trade'], {}), 14],
         [subscribe(6, ['trade'], { market_ticker: 'KXNEVER-RECORDED' }), 16],
-        [{ id: 7, cmd: 'unsubscribe', params: { sids: [1] } }, 13],
+        [{ id: 7, cmd: 'unsubscribe', params: { sids: [1] } }, 7],
+        [{ id: 7, cmd: 'list_subscriptions' }, 13],
         [{ id: 8, cmd: 'dance' }, 5],
       ];
       for (const [i, [message, code]] of cases.entries()) {

@@ -156,12 +156,20 @@ describe('Polymarket CLOB over /ws/replay/v1/polymarket-clob', () => {
     expect([c.closeCode, c.closeReason, c.texts]).toEqual([1008, 'no subscribe to a replayable market within 2 s', []]);
   });
 
-  it('a subscribe after the replay started gets INVALID OPERATION; the replay goes on', async () => {
+  /**
+   * A socket on YES at a millionth of real time, once its replay has started (its first book sent): the message after
+   * that book is due long after the test has ended.
+   */
+  async function started(): Promise<WsTestClient> {
     const { first, last } = h.span('venue_a_clob');
-    // A millionth of real time: after the first book the replay waits for as long as the test lasts.
     const c = await open('polymarket-clob', `from=${first}&to=${last}&speed=0.000001`);
     c.send({ assets_ids: [YES], type: 'market' });
     await c.until((m) => m.some((x) => x.event_type === 'book'), 'the first book');
+    return c;
+  }
+
+  it('a subscribe after the replay started gets INVALID OPERATION; the replay goes on', async () => {
+    const c = await started();
     const before = c.texts.length;
     c.send({ assets_ids: [NO], operation: 'subscribe' });
     await c.until(() => c.texts.length > before, 'the answer');
@@ -170,6 +178,16 @@ describe('Polymarket CLOB over /ws/replay/v1/polymarket-clob', () => {
     await c.until(() => c.texts.includes('PONG'), 'the PONG');
     expect(c.ws.readyState).toBe(c.ws.OPEN);
     c.ws.close();
+  });
+
+  it('a socket whose every asset is unsubscribed after the start finishes then, not when its next message was due', async () => {
+    const c = await started();
+    const before = c.texts.length;
+    c.send({ assets_ids: [YES], operation: 'unsubscribe' });
+    await c.untilClosed(10_000);
+    expect([c.closeCode, c.closeReason]).toEqual([1000, 'replay finished']);
+    // Nothing of the asset after its unsubscribe.
+    expect(c.texts.slice(before)).toEqual([]);
   });
 
   it('a window before the caller’s (anonymous: the last day) closes 1008 naming its start', async () => {

@@ -150,6 +150,33 @@ describe('paced', () => {
     expect(f.c.sleeps).toEqual([MAX_SLEEP_MS]);
   });
 
+  it('a message no longer wanted is dropped without its wait, also when that changes during the wait', async () => {
+    const f = fakeClock();
+    const unwanted = new Set<number>([3000]);
+    let woken = false;
+    const sleep = (ms: number) => {
+      if (woken) return f.sleep(ms);
+      // The client unsubscribes what the message at 36 min belongs to during the first second of its wait (the sleep
+      // ends early, as a session's does when woken).
+      woken = true;
+      unwanted.add(36 * 60_000);
+      return f.sleep(1000);
+    };
+    const out = await drain(
+      paced(merged([0, 3000, 36 * 60_000, 36 * 60_000 + 10]), {
+        speed: 0.001,
+        from: 0,
+        now: f.now,
+        sleep,
+        wanted: (m) => !unwanted.has(m.at),
+      }),
+    );
+    expect(out).toEqual([0, 36 * 60_000 + 10]);
+    // Nothing waited for 3000 (unwanted from the start); a second of the wait for 36 min, then the last one's wait.
+    const last = (36 * 60_000 + 10) / 0.001 - 1000;
+    expect(f.c.sleeps).toEqual([1000, MAX_SLEEP_MS, last - MAX_SLEEP_MS]);
+  });
+
   it('max never sleeps; a speed that is not a positive number is refused', async () => {
     const f = fakeClock();
     expect(await drain(paced(merged([0, 5000]), { speed: 'max', from: 0, now: f.now, sleep: f.sleep }))).toEqual([

@@ -79,6 +79,11 @@ export interface PaceOptions {
   idle?: () => void;
   /** Once aborted, the stream ends at its next wait (a `sleep` that hears it ends early). */
   signal?: AbortSignal;
+  /**
+   * Whether a message is still wanted, asked before its wait and after each sleep: one that is not is dropped at once,
+   * not released when its time comes (absent: every message is). A `sleep` may end early so that it is asked again.
+   */
+  wanted?: (m: MergedMessage) => boolean;
 }
 
 /**
@@ -93,7 +98,7 @@ export const MAX_SLEEP_MS = 2 ** 31 - 1;
  * on the wall clock (`start` when the first is asked for); one that is due already goes at once, so a slow consumer
  * catches up instead of drifting further. A wait longer than a timer can hold is slept in pieces (MAX_SLEEP_MS) until
  * the message is due. `speed: 'max'` releases each as soon as it is asked for. A PageWait among them is awaited, not
- * released. An aborted `signal` ends the stream.
+ * released. An aborted `signal` ends the stream; a message `wanted` says is no longer wanted is dropped without its wait.
  */
 export async function* paced(
   messages: Iterable<MergedMessage | PageWait>,
@@ -101,7 +106,7 @@ export async function* paced(
 ): AsyncGenerator<MergedMessage> {
   if (o.speed !== 'max' && !(o.speed > 0 && Number.isFinite(o.speed))) throw new RangeError(`speed must be > 0 or max`);
   const start = o.now();
-  for (const m of messages) {
+  next: for (const m of messages) {
     // A page still being read: wait for it (the message it holds is then released on its own due time).
     if (m instanceof PageWait) {
       o.idle?.();
@@ -109,12 +114,14 @@ export async function* paced(
       continue;
     }
     if (o.signal?.aborted) return;
+    if (o.wanted?.(m) === false) continue;
     if (o.speed !== 'max') {
       const due = start + (m.at - o.from) / o.speed;
       for (let wait = due - o.now(); wait > 0; wait = due - o.now()) {
         o.idle?.();
         await o.sleep(Math.min(wait, MAX_SLEEP_MS));
         if (o.signal?.aborted) return;
+        if (o.wanted?.(m) === false) continue next;
       }
     }
     yield m;

@@ -11,6 +11,8 @@
  *   subscription take the next one. A subscription of several markets shares one counter (`KalshiSubscription`),
  *   and a message takes its number when its text is first read (NativeMessage), i.e. when it is sent.
  * - `trade` messages go to the trade subscription's `sid`, without `seq` (the schema defines none [V]).
+ * - Each message names its `sid` as its channel (`NativeMessage.channel`): a client may unsubscribe one subscription
+ *   of a market and keep the others.
  * - Reset after a recorded gap: an `orderbook_snapshot` on the same subscription at the next `seq` — what Kalshi sends
  *   for `update_subscription`/`get_snapshot` and on a resubscription, and what every client applies as the market's
  *   whole book (the recorder itself re-bases on it). The `seq` stays contiguous because the replay lost nothing of
@@ -33,9 +35,10 @@ export interface KalshiEncoderOptions {
   /**
    * The `orderbook_delta` subscription, or each of the connection's subscriptions that name the market (a market
    * subscribed twice is sent on both, each with its own `sid` and `seq`, as Kalshi's and the gateway's sockets do).
+   * A list is read at each message: a caller may take a subscription out of it (an unsubscribe).
    */
   book: KalshiSubscription | readonly KalshiSubscription[];
-  /** The `trade` subscription's sid, or each trade subscription's. */
+  /** The `trade` subscription's sid, or each trade subscription's (a list read at each message, as `book`). */
   tradeSid: number | readonly number[];
   /** Kalshi's market id (a UUID): not recorded; without it the snapshot leaves `market_id` out and deltas send "". */
   marketId?: string;
@@ -60,7 +63,10 @@ export function kalshiEncoder(o: KalshiEncoderOptions): VenueEncoder {
       // NO bids ascending = YES asks descending.
       const no = book.levels(ASK, 'desc').map(([p, q]) => [noPrice(p), formatPlaces(q, COUNT_PLACES)] as const);
       const snapshot = { ticker: o.ticker, marketId: o.marketId, yes, no, fields: o.fields ?? 'fp' } as const;
-      return subs.map((sub) => () => kalshiWire.snapshot(sub.sid, ++sub.seq, snapshot));
+      return subs.map((sub) => ({
+        channel: String(sub.sid),
+        text: () => kalshiWire.snapshot(sub.sid, ++sub.seq, snapshot),
+      }));
     },
 
     changes(book: ReplayBook, deltas: readonly RecordedDelta[], ts: number): EncodedText[] {
@@ -71,11 +77,11 @@ export function kalshiEncoder(o: KalshiEncoderOptions): VenueEncoder {
         const price = yesSide ? dollars(d.price) : noPrice(d.price);
         const delta = formatPlaces(parseDecimal(d.quantity_delta), COUNT_PLACES);
         const msg = body(price, delta, yesSide ? 'yes' : 'no');
-        return subs.map((sub) => () => kalshiWire.delta(sub.sid, ++sub.seq, msg));
+        return subs.map((sub) => ({ channel: String(sub.sid), text: () => kalshiWire.delta(sub.sid, ++sub.seq, msg) }));
       });
     },
 
-    trade(t: RecordedTrade): string[] {
+    trade(t: RecordedTrade): EncodedText[] {
       const yesPrice = dollars(t.price);
       const body = kalshiWire.tradeBody({
         id: t.trade_id,
@@ -86,7 +92,7 @@ export function kalshiEncoder(o: KalshiEncoderOptions): VenueEncoder {
         takerYes: t.side === 'buy',
         tsMs: t.ts,
       });
-      return tradeSids.map((sid) => kalshiWire.trade(sid, body));
+      return tradeSids.map((sid) => ({ channel: String(sid), text: kalshiWire.trade(sid, body) }));
     },
   };
 }

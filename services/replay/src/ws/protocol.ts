@@ -116,3 +116,9 @@ export function applied(book: ReplayBook, deltas: readonly RecordedDelta[]): [] 
   for (const d of deltas) applyDelta(book, d);
   return [];
 }
+
+/** Takes `item` out of `list` (its first place), if it is there: a subscription ended, from the lists an encoder reads. */
+export function remove<T>(list: T[], item: T): void {
+  const i = list.indexOf(item);
+  if (i >= 0) list.splice(i, 1);
+}

@@ -552,6 +552,39 @@ describe('marketReplay', () => {
     expect(sent).toEqual(['mdA', 'mdB', 'mdB', 'trA', 'mdB']);
   });
 
+  it('sends nothing of a subscription after its unsubscribe, not even the message read ahead of it, and the market’s others go on (Kalshi sids)', async () => {
+    const sent: string[] = [];
+    const replies: unknown[] = [];
+    const subscribe = (id: number, channel: string, market: string) => ({
+      id,
+      cmd: 'subscribe',
+      params: { channels: [channel], market_ticker: market },
+    });
+    await twoMarketsPlayed(
+      kalshiSocket,
+      [subscribe(1, 'orderbook_delta', 'A'), subscribe(2, 'orderbook_delta', 'B'), subscribe(3, 'trade', 'A')],
+      (text, p) => {
+        const m = JSON.parse(text) as { type: string; sid: number; seq?: number };
+        sent.push(`${m.type} ${m.sid}${m.seq === undefined ? '' : `/${m.seq}`}`);
+        // The client ends sid 1 (A's book; its trades stay on sid 3) when B's snapshot arrives: A's delta at 1 is then
+        // the merge's next message of A, read ahead while B's snapshot (at 0) went first.
+        if (m.type === 'orderbook_snapshot' && m.sid === 2) {
+          const f = p.frame(JSON.stringify({ id: 4, cmd: 'unsubscribe', params: { sids: [1] } }), false, true);
+          if (f.kind === 'reply') replies.push(...f.texts.map((t) => JSON.parse(t) as unknown));
+        }
+      },
+    );
+    expect(sent).toEqual([
+      'orderbook_snapshot 1/1',
+      'orderbook_snapshot 2/1',
+      'orderbook_delta 2/2',
+      'trade 3',
+      'orderbook_delta 2/3',
+    ]);
+    // Its seq follows the last message sent on it (the one read ahead was never numbered).
+    expect(replies).toEqual([{ id: 4, sid: 1, seq: 2, type: 'unsubscribed' }]);
+  });
+
   it('no longer reads a market unsubscribed after the start (a CLOB asset)', async () => {
     const p = clobSocket.create();
     const f = p.frame(JSON.stringify({ assets_ids: ['T'], type: 'market' }), false, false);

@@ -259,9 +259,12 @@ export class ReplaySocket implements SessionMember {
   private async frame(text: string, isBinary: boolean): Promise<void> {
     if (this.state === 'done') return;
     const f = this.protocol.frame(text, isBinary, this.state !== 'open');
-    // An unsubscribe gives its places back.
+    // An unsubscribe gives its places back, and what the session's pacing waits to send may no longer be wanted.
     this.giveBack();
-    if (f.kind === 'reply') return this.reply(f.texts);
+    if (f.kind === 'reply') {
+      this.d.session.wake();
+      return this.reply(f.texts);
+    }
     if (f.kind === 'close') return this.end(f.code, f.reason);
     if (this.state !== 'open') return;
     await this.subscribe(f.request);

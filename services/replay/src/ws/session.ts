@@ -14,7 +14,7 @@
  *   socket then closes with 1000 "replay finished") or every member has gone.
  */
 import { AppError } from '@depthgate/service-kit';
-import { mergeByClock, paced, type ClockField, type NativeMessage, type PageWait } from '../engine';
+import { mergeByClock, paced, type ClockField, type MergedMessage, type NativeMessage, type PageWait } from '../engine';
 
 /** A batch of messages is written (the sockets uncorked) at about this many bytes. */
 const BATCH_BYTES = 64 * 1024;
@@ -71,6 +71,8 @@ export class Session {
   private settleTimer: NodeJS.Timeout | undefined;
   /** Aborted when every member has left: the pacing's wait ends, and the session with it. */
   private readonly halt = new AbortController();
+  /** Ends the pacing's current wait early, if it is waiting (`wake`). */
+  private wakeWait: (() => void) | undefined;
 
   constructor(
     readonly terms: SessionTerms,
@@ -134,7 +136,19 @@ export class Session {
     if (this.members.every((j) => j.left)) {
       this.halt.abort();
       this.endIfAbandoned();
-    } else this.arm();
+    } else {
+      this.arm();
+      this.wake();
+    }
+  }
+
+  /**
+   * What a member wants may have changed (an unsubscribe, a member gone): the pacing looks again at the message it is
+   * waiting for, and drops it at once when it is no longer wanted instead of waiting for its time — a socket with
+   * nothing left to replay finishes then.
+   */
+  wake(): void {
+    this.wakeWait?.();
   }
 
   /** Ends a session that has not started when every member has left and no handshake holds a place in it. */
@@ -187,20 +201,28 @@ export class Session {
       corked.clear();
       batchBytes = 0;
     };
+    /** Whether a message is still to be sent: its member there, its market (and channel) still subscribed. */
+    const keep = (m: MergedMessage) => {
+      const j = owner[m.source] as Joined;
+      return !j.left && !j.member.gone() && wanted[m.source]?.(m.message.channel) !== false;
+    };
     const messages = paced(mergeByClock(streams, this.terms.clock), {
       speed: this.terms.speed,
       from: this.terms.from,
       now: Date.now,
       idle: flush,
       signal: this.halt.signal,
+      wanted: keep,
       sleep: (ms) =>
         new Promise<void>((resolve) => {
           const done = () => {
             clearTimeout(timer);
             this.halt.signal.removeEventListener('abort', done);
+            if (this.wakeWait === done) this.wakeWait = undefined;
             resolve();
           };
           const timer = setTimeout(done, ms);
+          this.wakeWait = done;
           if (this.halt.signal.aborted) done();
           else this.halt.signal.addEventListener('abort', done);
         }),
@@ -208,7 +230,7 @@ export class Session {
     try {
       for await (const m of messages) {
         const j = owner[m.source] as Joined;
-        if (j.left || j.member.gone() || wanted[m.source]?.(m.message.channel) === false) continue;
+        if (!keep(m)) continue;
         if (members.every((x) => x.left || x.member.gone())) break;
         if (!corked.has(j)) {
           j.member.cork();

@@ -2,7 +2,7 @@ import { replay } from '../../engine';
 import { KalshiClient } from '../../testing/clients';
 import { directBook, randomWindow } from '../../testing/history';
 import { binary } from '../../testing/venues';
-import type { ReplayProtocol } from '../protocol';
+import type { MarketStream, ReplayProtocol } from '../protocol';
 import { kalshiSocket } from './kalshi';
 
 /** Subscribes `channels` of `market` with command `id`, accepted (the market recorded): its acks. */
@@ -75,5 +75,40 @@ describe('Kalshi replay protocol', () => {
     const trades = (sid: number) => (bySid.get(sid) ?? []).map((t) => (JSON.parse(t) as { msg: unknown }).msg);
     expect(trades(4)).toEqual(trades(2));
     expect(trades(2)).toHaveLength(w.trades.length);
+  });
+
+  it('unsubscribe ends the sids it names, each answered unsubscribed (as the simulator); an unknown sid is 7, none 4', () => {
+    const p = kalshiSocket.create();
+    subscribed(p, 1, ['orderbook_delta', 'trade'], 'T');
+    subscribed(p, 2, ['orderbook_delta'], 'U');
+    expect(p.held()).toBe(3);
+    const unsubscribe = (id: number, sids: unknown, started = false) => {
+      const f = p.frame(JSON.stringify({ id, cmd: 'unsubscribe', params: { sids } }), false, started);
+      if (f.kind !== 'reply') throw new Error(`not a reply: ${JSON.stringify(f)}`);
+      return f.texts.map((t) => JSON.parse(t) as unknown);
+    };
+    expect(unsubscribe(3, [2])).toEqual([{ id: 3, sid: 2, seq: 1, type: 'unsubscribed' }]);
+    expect(p.held()).toBe(2);
+    expect(unsubscribe(4, [2])).toEqual([{ id: 4, type: 'error', msg: { code: 7, msg: 'Unknown subscription ID' } }]);
+    expect(unsubscribe(5, [])).toEqual([{ id: 5, type: 'error', msg: { code: 4, msg: 'Subscription IDs required' } }]);
+    // Before the start: T's trades are gone from the replay, U's book stays.
+    const streams = p.streams();
+    expect(streams.map((s) => s.ticker)).toEqual(['T', 'U']);
+    const w = randomWindow('kalshi-unsub', binary, { events: 50, gapRate: 0 });
+    const sids = new Map<number, number>();
+    for (const s of streams)
+      for (const m of replay(w, s.encoder)) {
+        const sid = (JSON.parse(m.text) as { sid: number }).sid;
+        sids.set(sid, (sids.get(sid) ?? 0) + 1);
+      }
+    expect([...sids.keys()].sort()).toEqual([1, 3]);
+    // After it: the sid's messages are no longer wanted, the market's others are; a market with none left is not read.
+    // Its `seq` follows the last one sent on it.
+    const seq = (sids.get(3) ?? 0) + 1;
+    expect(unsubscribe(6, [3], true)).toEqual([{ id: 6, sid: 3, seq, type: 'unsubscribed' }]);
+    const [t, u] = streams as [MarketStream, MarketStream];
+    expect([u.wanted?.('3'), u.wanted?.()]).toEqual([false, false]);
+    expect([t.wanted?.('1'), t.wanted?.()]).toEqual([true, true]);
+    expect(p.held()).toBe(1);
   });
 });

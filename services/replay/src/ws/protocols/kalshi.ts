@@ -9,6 +9,10 @@
  * - Then each market's book at `from` (`orderbook_snapshot`), every recorded change (`orderbook_delta`, `seq`
  *   contiguous per `sid` across its markets) and trade (`trade`, on the trade subscription's `sid`), a recorded gap
  *   as a fresh `orderbook_snapshot` at the next `seq` (engine/venue-b.ts); only the channels subscribed.
+ * - `unsubscribe` (`{"id":2,"cmd":"unsubscribe","params":{"sids":[1]}}`) is answered, as the simulator answers it,
+ *   with one `unsubscribed` per sid (`{"id","sid","seq","type":"unsubscribed"}`, `seq` the sid's next); before the
+ *   start the sid leaves the replay, after it nothing more of it is sent (not what was read ahead either), the
+ *   market's other sids going on; a market with no sid left is no longer read. 4 no sids, 7 a sid not held.
  *
  * Bad commands get Kalshi's error form (`{"id","type":"error","msg":{"code","msg"}}`, protocols.md §1.6) and the
  * socket stays open: 1 not JSON or not a command (or an `id` nested too deep to be echoed: answered with `id`
@@ -16,8 +20,7 @@
  * limit (`depthgate: …`, as the gateway answers its limits), 14 no market, 16 a market
  * never recorded (or outside the key's ticker_prefixes), 11 a window before the start of the caller's window for a
  * market (or more than MAX_MARKETS_PER_SUBSCRIBE markets in one command), 5 an unknown command, 13 a command the
- * replay does not support (update_subscription, unsubscribe, list_subscriptions) or a subscribe after the replay
- * started.
+ * replay does not support (update_subscription, list_subscriptions) or a subscribe after the replay started.
  */
 import { jsonWritable, KALSHI_WS_ERRORS, kalshiWire, type KalshiWsError } from '@depthgate/feeds';
 import type { AppError } from '@depthgate/service-kit';
@@ -25,6 +28,7 @@ import { kalshiEncoder, type KalshiSubscription } from '../../engine';
 import {
   MAX_MARKETS_PER_SUBSCRIBE,
   onlyChannels,
+  remove,
   type Frame,
   type MarketStream,
   type Refusal,
@@ -34,7 +38,7 @@ import {
 } from '../protocol';
 
 const CHANNELS = new Set(['orderbook_delta', 'trade']);
-const UNSUPPORTED = new Set(['update_subscription', 'unsubscribe', 'list_subscriptions']);
+const UNSUPPORTED = new Set(['update_subscription', 'list_subscriptions']);
 
 interface Detail {
   id: unknown;
@@ -48,15 +52,24 @@ const error = (id: unknown, refusal: KalshiWsError, detail?: string): Frame<Deta
   texts: [kalshiWire.refusal(id, refusal, detail)],
 });
 
+/** One of the connection's subscriptions (a `sid`): its channel, its markets, and its `seq` (book messages take it). */
+interface Subscription {
+  channel: string;
+  /** The `sid` and its last `seq`, shared with the encoders of its markets. */
+  counter: KalshiSubscription;
+  tickers: string[];
+}
+
 class KalshiProtocol implements ReplayProtocol<Detail> {
   private nextSid = 1;
+  /** The subscriptions held, by sid (an unsubscribe ends one). */
+  private readonly subs = new Map<number, Subscription>();
   /**
    * Per market, the book subscriptions and trade sids of every subscribe that names it: a market named again gets
-   * its messages on each subscription, as Kalshi's (and the gateway's, the simulator's) sockets send them.
+   * its messages on each subscription, as Kalshi's (and the gateway's, the simulator's) sockets send them. The
+   * encoders read these lists at each message, so an unsubscribe after the start takes a sid out of them.
    */
   private readonly markets = new Map<string, { books: KalshiSubscription[]; tradeSids: number[] }>();
-  /** Subscriptions held: each subscribe's channels × its markets (the replay has no unsubscribe). */
-  private subscriptions = 0;
 
   frame(text: string, isBinary: boolean, started: boolean): Frame<Detail> {
     if (isBinary) return error(null, ERR.unprocessable);
@@ -71,9 +84,10 @@ class KalshiProtocol implements ReplayProtocol<Detail> {
     const id = (m as { id?: unknown }).id ?? null;
     // Every answer echoes the id: one nested too deep to be written back cannot be answered as its command.
     if (!jsonWritable(id)) return error(null, ERR.unprocessable);
+    if (cmd === 'unsubscribe') return this.unsubscribe(id, params);
     if (cmd !== 'subscribe') {
       if (typeof cmd === 'string' && UNSUPPORTED.has(cmd))
-        return error(id, ERR.action, `the replay answers subscribe only (${cmd})`);
+        return error(id, ERR.action, `the replay answers subscribe and unsubscribe only (${cmd})`);
       return error(id, ERR.command);
     }
     if (started) return error(id, ERR.action, 'subscribe before the replay starts');
@@ -99,6 +113,31 @@ class KalshiProtocol implements ReplayProtocol<Detail> {
     };
   }
 
+  /**
+   * `unsubscribe` (`params.sids`), as the simulator answers it: each sid in turn ended and answered `unsubscribed`
+   * with its next `seq`; none given 4, a sid not held 7 (those before it stay ended). Before the start the sid leaves
+   * the replay; after it nothing more of it is sent (MarketStream.wanted: not what was read ahead either).
+   */
+  private unsubscribe(id: unknown, params: unknown): Frame<Detail> {
+    if (params === null || typeof params !== 'object') return error(id, ERR.params);
+    const sids = (params as { sids?: unknown }).sids;
+    if (!Array.isArray(sids) || sids.length === 0) return error(id, ERR.sids);
+    const texts: string[] = [];
+    for (const sid of sids) {
+      const sub = typeof sid === 'number' ? this.subs.get(sid) : undefined;
+      if (!sub) return { kind: 'reply', texts: [...texts, kalshiWire.refusal(id, ERR.sid)] };
+      this.subs.delete(sub.counter.sid);
+      for (const t of sub.tickers) {
+        const m = this.markets.get(t);
+        if (!m) continue;
+        remove(m.books, sub.counter);
+        remove(m.tradeSids, sub.counter.sid);
+      }
+      texts.push(kalshiWire.unsubscribed(id, sub.counter.sid, ++sub.counter.seq));
+    }
+    return { kind: 'reply', texts };
+  }
+
   refuse(request: SubscribeRequest<Detail>, requested: string, err: AppError): Refusal {
     const unknown = err.code === 'unknown_ticker';
     const texts = [
@@ -111,23 +150,26 @@ class KalshiProtocol implements ReplayProtocol<Detail> {
 
   accept(request: SubscribeRequest<Detail>, tickers: string[]): string[] {
     const { id, channels } = request.detail;
-    const sids = new Map(channels.map((c) => [c, this.nextSid++]));
-    const bookSid = sids.get('orderbook_delta');
-    // One book subscription (its seq shared by its markets), as Kalshi numbers a connection's subscriptions.
-    const book: KalshiSubscription | undefined = bookSid === undefined ? undefined : { sid: bookSid, seq: 0 };
-    this.subscriptions = this.held(request, tickers);
-    const tradeSid = sids.get('trade');
-    for (const t of tickers) {
-      let m = this.markets.get(t);
-      if (!m) this.markets.set(t, (m = { books: [], tradeSids: [] }));
-      if (book) m.books.push(book);
-      if (tradeSid !== undefined) m.tradeSids.push(tradeSid);
+    const acks: string[] = [];
+    for (const channel of channels) {
+      // One subscription per channel (its seq shared by its markets), as Kalshi numbers a connection's subscriptions.
+      const counter: KalshiSubscription = { sid: this.nextSid++, seq: 0 };
+      this.subs.set(counter.sid, { channel, counter, tickers });
+      for (const t of tickers) {
+        let m = this.markets.get(t);
+        if (!m) this.markets.set(t, (m = { books: [], tradeSids: [] }));
+        if (channel === 'orderbook_delta') m.books.push(counter);
+        else m.tradeSids.push(counter.sid);
+      }
+      acks.push(kalshiWire.subscribed(id, channel, counter.sid));
     }
-    return [...sids].map(([channel, sid]) => kalshiWire.subscribed(id, channel, sid));
+    return acks;
   }
 
   held(request?: SubscribeRequest<Detail>, tickers: string[] = []): number {
-    return this.subscriptions + (request ? request.detail.channels.length * tickers.length : 0);
+    let n = request ? request.detail.channels.length * tickers.length : 0;
+    for (const sub of this.subs.values()) n += sub.tickers.length;
+    return n;
   }
 
   limited(request: SubscribeRequest<Detail>, reason: string): string[] {
@@ -136,13 +178,18 @@ class KalshiProtocol implements ReplayProtocol<Detail> {
   }
 
   streams(): MarketStream[] {
-    return [...this.markets].map(([ticker, m]) => ({
-      ticker,
-      encoder: onlyChannels(kalshiEncoder({ ticker, book: m.books, tradeSid: m.tradeSids }), {
-        book: m.books.length > 0,
-        trades: m.tradeSids.length > 0,
-      }),
-    }));
+    return [...this.markets]
+      .filter(([, m]) => m.books.length + m.tradeSids.length > 0)
+      .map(([ticker, m]) => ({
+        ticker,
+        encoder: onlyChannels(kalshiEncoder({ ticker, book: m.books, tradeSid: m.tradeSids }), {
+          book: m.books.length > 0,
+          trades: m.tradeSids.length > 0,
+        }),
+        // The encoder's channels are the sids: one still held is wanted; a market with none left is not read.
+        wanted: (channel?: string) =>
+          channel === undefined ? m.books.length + m.tradeSids.length > 0 : this.subs.has(Number(channel)),
+      }));
   }
 }
 

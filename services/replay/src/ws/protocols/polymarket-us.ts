@@ -25,6 +25,7 @@
 import { parsePmUsRequest, pmUsWire, type PmUsSubscriptionType } from '@depthgate/feeds';
 import type { AppError } from '@depthgate/service-kit';
 import { pmUsEncoder } from '../../engine';
+import { remove } from '../protocol';
 import type { Frame, MarketStream, Refusal, ReplayProtocol, SubscribeRequest, VenueSocket } from '../protocol';
 
 const REPLAYED = new Set<PmUsSubscriptionType>(['SUBSCRIPTION_TYPE_MARKET_DATA', 'SUBSCRIPTION_TYPE_TRADE']);
@@ -117,11 +118,6 @@ class PmUsProtocol implements ReplayProtocol<Detail> {
         channel === undefined ? m.book.length + m.trade.length > 0 : [...m.book, ...m.trade].includes(channel),
     }));
   }
-}
-
-function remove(list: string[], item: string): void {
-  const i = list.indexOf(item);
-  if (i >= 0) list.splice(i, 1);
 }
 
 export const pmUsSocket: VenueSocket = {
