@@ -48,6 +48,7 @@ export function createReplayService(deps: ReplayDeps): { app: Express; sockets: 
     settleMs: config.REPLAY_SUBSCRIBE_SETTLE_MS,
     subscribeTimeoutMs: config.REPLAY_SUBSCRIBE_TIMEOUT_MS,
     messagesPerSecond: config.REPLAY_WS_MESSAGES_PER_SECOND,
+    writeTimeoutMs: config.REPLAY_WS_WRITE_TIMEOUT_MS,
     connections: {
       perKey: config.REPLAY_WS_MAX_CONNECTIONS_PER_KEY,
       anonymous: config.REPLAY_WS_MAX_CONNECTIONS_ANONYMOUS,

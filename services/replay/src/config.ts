@@ -47,6 +47,12 @@ export const replayEnvSchema = z.object({
    */
   REPLAY_HTTP_WRITE_TIMEOUT_MS: envInt(60_000, { min: 100, max: 3_600_000 }),
   /**
+   * The same for a replay socket: one whose client reads nothing of what waits for this long (a frame over the
+   * socket's high-water mark not written out) is closed 4009 `slow consumer`. It would otherwise hold its place, its
+   * reads and, in a `session`, every other socket of the session, whose true order waits for it.
+   */
+  REPLAY_WS_WRITE_TIMEOUT_MS: envInt(60_000, { min: 100, max: 3_600_000 }),
+  /**
    * A replay socket starts this long after its last subscribe (a library that subscribes market by market, or waits
    * for each ack, gets every market into the replay); the sockets of a `session` start this long after the last one
    * joined and all have subscribed.

@@ -54,6 +54,8 @@ interface Pair {
   places: number;
   /** The client's raw socket (paused: the client reads nothing more). */
   raw: net.Socket;
+  /** The server's replay socket. */
+  socket: ReplaySocket;
 }
 
 const servers: WebSocketServer[] = [];
@@ -79,6 +81,8 @@ async function pair(
     max?: number;
     /** The wall clock (default: NOW, standing still). */
     now?: () => number;
+    /** REPLAY_WS_WRITE_TIMEOUT_MS (default 60 s). */
+    writeTimeoutMs?: number;
   } = {},
 ): Promise<Pair> {
   const recorded = o.recorded ?? [];
@@ -123,7 +127,7 @@ async function pair(
   wss.on('connection', (ws) => {
     ws.on('error', () => undefined);
     p.server = ws;
-    new ReplaySocket({
+    p.socket = new ReplaySocket({
       ws,
       venue: o.venue ?? clobSocket,
       caller: o.caller ?? keyCaller,
@@ -147,6 +151,7 @@ async function pair(
       subscribeTimeoutMs: 60_000,
       // Not what these tests look at (ws-robustness.int.test.ts closes a flood with 4429).
       messagesPerSecond: 100_000,
+      writeTimeoutMs: o.writeTimeoutMs ?? 60_000,
       acceptedAt: (o.now ?? (() => NOW))(),
     });
   });
@@ -172,6 +177,25 @@ function sendTogether(p: Pair, frames: string[]): void {
 }
 
 describe('ReplaySocket', () => {
+  it('closes 4009 a socket whose client reads nothing of what waits for REPLAY_WS_WRITE_TIMEOUT_MS', async () => {
+    const p = await pair({ venue: kalshiSocket, writeTimeoutMs: 200 });
+    p.raw.pause();
+    // More than the loopback's buffers hold: what the client does not read stays in the server's socket.
+    const big = 'x'.repeat(8 * 1024 * 1024);
+    let waited: number | Promise<number> = 0;
+    for (let i = 0; i < 8 && !(waited instanceof Promise); i++) waited = p.socket.send(big);
+    expect(waited).toBeInstanceOf(Promise);
+    await waited;
+    // Closed by the server, not by the client (which has read nothing); the session goes on without it.
+    expect(p.server.readyState).toBe(WebSocket.CLOSING);
+    expect(p.socket.gone()).toBe(true);
+    const closed = new Promise<[number, string]>((resolve) =>
+      p.client.once('close', (code, reason) => resolve([code, String(reason)])),
+    );
+    p.raw.resume();
+    expect(await closed).toEqual([4009, 'slow consumer: nothing read for too long']);
+  });
+
   it('a CLOB subscribe closed 1008 (its window starts before the caller’s) leaves nothing armed: no replay starts', async () => {
     const p = await pair({ venue: clobSocket, recorded: ['aaa1', 'bbb1'], settleMs: 0 });
     // The first asset is accepted and arms the replay's start (settle time 0); the second's window starts before the

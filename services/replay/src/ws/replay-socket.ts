@@ -32,6 +32,8 @@ export const CLOSE_FINISHED = { code: 1000, reason: 'replay finished' } as const
 
 /** Above this many unsent bytes the replay waits for the socket before sending more. */
 const HIGH_WATER_BYTES = 1024 * 1024;
+/** A client that stopped reading (REPLAY_WS_WRITE_TIMEOUT_MS): the code the gateway's proxy closes a slow consumer with. */
+const SLOW_CONSUMER = { code: 4009, reason: 'slow consumer: nothing read for too long' } as const;
 /** Frames read ahead of the one being handled, at most (SerialInbox: then the socket stops reading). */
 const MAX_PENDING_FRAMES = 64;
 /**
@@ -93,6 +95,8 @@ export interface ReplaySocketDeps {
   subscribeTimeoutMs: number;
   /** Client frames a socket may send per second, bursts of twice as many (more: closed 4429). */
   messagesPerSecond: number;
+  /** A socket whose client reads nothing of what waits for this long is closed 4009 (REPLAY_WS_WRITE_TIMEOUT_MS). */
+  writeTimeoutMs: number;
   /**
    * When the handshake was accepted (epoch ms): the moment the caller's window is computed from, once (packages/auth
    * `windowStart`: anonymous, the day before it), for every subscribe's check and every market's read, as the
@@ -176,9 +180,21 @@ export class ReplaySocket implements SessionMember {
     return size;
   }
 
-  /** Sends `text`: settles once the socket has written it out, or has closed. */
+  /**
+   * Sends `text`: settles once the socket has written it out, or has closed. A client that takes none of it for
+   * REPLAY_WS_WRITE_TIMEOUT_MS is a reader that stopped: the socket is closed 4009 (its session goes on without it).
+   */
   private written(text: string): Promise<void> {
-    return Promise.race([new Promise<void>((resolve) => this.d.ws.send(text, () => resolve())), this.closed]);
+    let timer: NodeJS.Timeout | undefined;
+    const stalled = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        this.d.logger.info({ exchange: this.d.venue.exchange }, 'replay socket closed: its client stopped reading');
+        this.end(SLOW_CONSUMER.code, SLOW_CONSUMER.reason);
+        resolve();
+      }, this.d.writeTimeoutMs);
+    });
+    const sent = new Promise<void>((resolve) => this.d.ws.send(text, () => resolve()));
+    return Promise.race([sent, this.closed, stalled]).finally(() => clearTimeout(timer));
   }
 
   /** The socket under the WebSocket (ws keeps it as `_socket`): corked around a batch of frames. */

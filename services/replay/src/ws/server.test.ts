@@ -37,6 +37,7 @@ beforeAll(async () => {
     settleMs: 0,
     subscribeTimeoutMs: 60_000,
     messagesPerSecond: 20,
+    writeTimeoutMs: 60_000,
     connections: { perKey: 1, anonymous: 1, leaseMs: 60_000, redisKeyPrefix: 't:' },
     subscriptions: { perKey: 1, anonymous: 1 },
   });

@@ -52,6 +52,8 @@ export interface ReplaySocketsDeps {
   subscribeTimeoutMs: number;
   /** Client frames a socket may send per second, bursts of twice as many (more: closed 4429). */
   messagesPerSecond: number;
+  /** A socket whose client reads nothing of what waits for this long is closed 4009 (REPLAY_WS_WRITE_TIMEOUT_MS). */
+  writeTimeoutMs: number;
   /**
    * Replay sockets a caller may hold at once, every replica together: `perKey` (a key's `ws_max_connections`
    * overrides it), `anonymous` per client address; counted in Redis under `{redisKeyPrefix}replay:key:…`.
