@@ -25,6 +25,19 @@ import { Session, type SessionMember, type SessionStream, type SessionTerms } fr
 const DAY_MS = 86_400_000;
 const NOW = Date.UTC(2026, 3, 1);
 
+/** A logger whose lines are kept in `into`. */
+const capture = (into: Array<{ level: number; msg: string }>) =>
+  createLogger({
+    name: 't',
+    level: 'debug',
+    destination: new Writable({
+      write: (chunk: Buffer, _e, cb) => {
+        for (const line of String(chunk).split('\n').filter(Boolean)) into.push(JSON.parse(line));
+        cb();
+      },
+    }),
+  });
+
 const quiet = () =>
   createLogger({ name: 't', level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
 
@@ -83,6 +96,10 @@ async function pair(
     now?: () => number;
     /** REPLAY_WS_WRITE_TIMEOUT_MS (default 60 s). */
     writeTimeoutMs?: number;
+    /** The catalogue answers only when its scope is aborted (then fails as a cancelled read does). */
+    catalogueHangs?: boolean;
+    /** Where the socket's log lines go (default: nowhere). */
+    logged?: Array<{ level: number; msg: string }>;
   } = {},
 ): Promise<Pair> {
   const recorded = o.recorded ?? [];
@@ -102,8 +119,13 @@ async function pair(
         p.catalogue++;
         return Promise.resolve(spans(ticker));
       },
-      catalogues: (_scope: unknown, _exchange: unknown, tickers: string[]) => {
+      catalogues: (scope: QueryScope, _exchange: unknown, tickers: string[]) => {
         p.catalogue++;
+        if (o.catalogueHangs) {
+          return new Promise((_resolve, reject) =>
+            scope.signal.addEventListener('abort', () => reject(new Error('query cancelled'))),
+          );
+        }
         return Promise.resolve(tickers.flatMap(spans));
       },
     },
@@ -144,7 +166,7 @@ async function pair(
       store,
       queries,
       metrics: new ReplayMetrics(createRegistry('replay-test', { defaultMetrics: false })),
-      logger: quiet(),
+      logger: o.logged ? capture(o.logged) : quiet(),
       queryTimeoutMs: 5000,
       pageRows: 1000,
       settleMs,
@@ -177,6 +199,22 @@ function sendTogether(p: Pair, frames: string[]): void {
 }
 
 describe('ReplaySocket', () => {
+  it('a client gone while its markets are looked up is no failure: nothing logged at warn', async () => {
+    const logged: Array<{ level: number; msg: string }> = [];
+    const p = await pair({ venue: kalshiSocket, recorded: ['aaa1'], catalogueHangs: true, logged });
+    p.client.send(
+      JSON.stringify({ id: 1, cmd: 'subscribe', params: { channels: ['orderbook_delta'], market_ticker: 'aaa1' } }),
+    );
+    await waitFor(() => p.catalogue === 1, { what: 'the lookup to start' });
+    const closed = new Promise((resolve) => p.server.once('close', resolve));
+    p.client.close();
+    await closed;
+    // The lookup, cancelled with the socket, has failed by now (its rejection comes from the close's abort).
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(logged.filter((l) => l.level >= 40)).toEqual([]);
+    expect(logged.map((l) => l.msg)).toContain('WebSocket replay ended with its socket: its reads cancelled');
+  });
+
   it('closes 4009 a socket whose client reads nothing of what waits for REPLAY_WS_WRITE_TIMEOUT_MS', async () => {
     const p = await pair({ venue: kalshiSocket, writeTimeoutMs: 200 });
     p.raw.pause();

@@ -224,6 +224,11 @@ export class ReplaySocket implements SessionMember {
 
   /** A read failed: the socket ends with the close its failure calls for (read-failure.ts). */
   private fail(err: unknown, scope: QueryScope | undefined, what: string): void {
+    if (this.state === 'done') {
+      // The socket ended first (its client left, or it was closed): its reads were cancelled with it, no failure.
+      this.d.logger.debug({ what }, 'WebSocket replay ended with its socket: its reads cancelled');
+      return;
+    }
     const failure = readFailure(err, scope);
     this.d.logger.warn(
       { err: { message: failure.message.slice(0, 300) }, failure: failure.kind, code: failure.code },
