@@ -52,9 +52,8 @@ const error = (id: unknown, refusal: KalshiWsError, detail?: string): Frame<Deta
   texts: [kalshiWire.refusal(id, refusal, detail)],
 });
 
-/** One of the connection's subscriptions (a `sid`): its channel, its markets, and its `seq` (book messages take it). */
+/** One of the connection's subscriptions (a `sid`): its markets, and its `seq` (book messages take it). */
 interface Subscription {
-  channel: string;
   /** The `sid` and its last `seq`, shared with the encoders of its markets. */
   counter: KalshiSubscription;
   tickers: string[];
@@ -154,7 +153,7 @@ class KalshiProtocol implements ReplayProtocol<Detail> {
     for (const channel of channels) {
       // One subscription per channel (its seq shared by its markets), as Kalshi numbers a connection's subscriptions.
       const counter: KalshiSubscription = { sid: this.nextSid++, seq: 0 };
-      this.subs.set(counter.sid, { channel, counter, tickers });
+      this.subs.set(counter.sid, { counter, tickers });
       for (const t of tickers) {
         let m = this.markets.get(t);
         if (!m) this.markets.set(t, (m = { books: [], tradeSids: [] }));
