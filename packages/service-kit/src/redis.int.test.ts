@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { startPrivateRedis, waitFor, type PrivateServer } from '@depthgate/test-utils';
+import { startPrivateRedis, testRedisUrl, waitFor, type PrivateServer } from '@depthgate/test-utils';
 import { createRedisClient, waitForRedis, type Redis } from './redis';
 
 /**
@@ -83,6 +83,38 @@ describe('a Redis failover behind one address (REDIS_URL, no Sentinel)', () => {
       expect(await redis.incr('n')).toBe(1);
     } finally {
       await address.close();
+    }
+  });
+});
+
+describe('a client ioredis gives up though nobody closed it', () => {
+  const url = testRedisUrl();
+
+  it('connects again (a connector disconnected while it connects: the Sentinel failover race)', async () => {
+    const redis = createRedisClient(url, { name: 'revived' });
+    try {
+      const ended = new Promise((resolve) => redis.once('end', resolve));
+      // What the failover detector of a dead connection does to a client asking the sentinels for the new master:
+      // its connector is disconnected (for a reconnection) while it connects. ioredis then ends the client for good.
+      redis.disconnect(true);
+      await ended;
+      await waitForRedis(redis, 10_000);
+      expect(await redis.ping()).toBe('PONG');
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('stays closed when closed on purpose (QUIT or disconnect)', async () => {
+    for (const close of [(r: Redis) => void r.quit(), (r: Redis) => r.disconnect()]) {
+      const redis = createRedisClient(url, { name: 'closed' });
+      await waitForRedis(redis, 5000);
+      const ended = new Promise((resolve) => redis.once('end', resolve));
+      close(redis);
+      await ended;
+      // Longer than the first reconnection delay (200 ms) a revival would wait.
+      await new Promise((r) => setTimeout(r, 600));
+      expect(redis.status).toBe('end');
     }
   });
 });

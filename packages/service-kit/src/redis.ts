@@ -89,8 +89,14 @@ export function redisTarget(config: RedisConfig): RedisTarget {
   };
 }
 
+/** Delay before the `attempt`-th reconnection in a row: 200 ms doubling to 2 s. */
+const backoff = (attempt: number) => Math.min(100 * 2 ** Math.min(attempt, 5), 2000);
+
+/** ioredis' options for a client with RESP2 replies as the `Redis` type has them (`replyMapping` legacy). */
+type ClientOptions = RedisOptions & { replyMapping?: 'legacy' };
+
 /** The connection part of a client's options: the URL's parts, TLS, and the sentinels when there are any. */
-export function connectionOptions(target: RedisTarget): { url?: string; options: RedisOptions } {
+export function connectionOptions(target: RedisTarget): { url?: string; options: ClientOptions } {
   const url = new URL(target.url);
   const ca = target.tlsCaFile ? readFileSync(target.tlsCaFile) : undefined;
   const tls = url.protocol === 'rediss:' ? (ca ? { ca } : {}) : undefined;
@@ -113,7 +119,7 @@ export function connectionOptions(target: RedisTarget): { url?: string; options:
       // Follow a failover as soon as a sentinel announces it, instead of at the next failed command.
       failoverDetector: true,
       sentinelCommandTimeout: 1000,
-      sentinelRetryStrategy: (attempt) => Math.min(100 * 2 ** Math.min(attempt, 5), 2000),
+      sentinelRetryStrategy: backoff,
     },
   };
 }
@@ -145,14 +151,57 @@ export interface RedisClientOptions {
 }
 
 /**
+ * The ioredis client, made to connect again when ioredis ends it though nobody closed it. ioredis gives a connection
+ * up for good (status `end`: every later command fails "Connection is closed") when its connector is disconnected
+ * while it connects. With Sentinel that is a race a failover runs into: the master dies, the client reconnects and
+ * asks the sentinels for the new master; meanwhile the failover detector of the connection that died hears
+ * `+switch-master` and disconnects the connector; the answer from the sentinels then finds the connector closed and
+ * the client ends (redis/ioredis#1683: "Connection is closed" for good on some pods after a failover; our Sentinel
+ * failover test hit it too). A service would then stay degraded until restarted.
+ * Closed on purpose (`quit`, `disconnect()`) it stays closed.
+ */
+class RevivingRedis extends Redis {
+  private closedOnPurpose = false;
+  private revivals = 0;
+
+  constructor(
+    connection: { url?: string; options: ClientOptions },
+    private readonly onRevive: () => void,
+  ) {
+    const { url, options } = connection;
+    super(...((url === undefined ? [options] : [url, options]) as [string, typeof options]));
+    this.on('ready', () => (this.revivals = 0));
+    this.on('end', () => {
+      if (this.closedOnPurpose) return;
+      this.onRevive();
+      setTimeout(() => {
+        if (!this.closedOnPurpose && this.status === 'end') this.connect().catch(() => undefined);
+      }, backoff(++this.revivals)).unref();
+    });
+  }
+
+  override disconnect(reconnect = false): void {
+    if (!reconnect) this.closedOnPurpose = true;
+    super.disconnect(reconnect);
+  }
+
+  /** Every command goes through here, QUIT (and the other commands that close the connection) too. */
+  override sendCommand(...args: Parameters<Redis['sendCommand']>): ReturnType<Redis['sendCommand']> {
+    if (args[0].name === 'quit' || args[0].name === 'shutdown') this.closedOnPurpose = true;
+    return super.sendCommand(...args);
+  }
+}
+
+/**
  * A Redis client that fails fast: no offline queue (a command while disconnected fails at once), a short command
- * timeout, one retry per command, and reconnects with capped backoff in the background. Callers decide what a
- * failure means (see rate-limit.ts and authenticator.ts); nothing here can make a request hang. A `subscriber`
- * connection instead waits for Redis (it serves no request).
+ * timeout, one retry per command, and reconnects with capped backoff in the background — also when ioredis itself
+ * would give the connection up (RevivingRedis). Callers decide what a failure means (see rate-limit.ts and
+ * authenticator.ts); nothing here can make a request hang. A `subscriber` connection instead waits for Redis (it
+ * serves no request).
  */
 export function createRedisClient(target: string | RedisTarget, options: RedisClientOptions): Redis {
   const connection = connectionOptions(typeof target === 'string' ? { url: target } : target);
-  const common: RedisOptions = {
+  const common: ClientOptions = {
     ...connection.options,
     connectionName: options.name,
     enableOfflineQueue: options.subscriber === true || options.offlineQueue === true,
@@ -160,10 +209,12 @@ export function createRedisClient(target: string | RedisTarget, options: RedisCl
     maxRetriesPerRequest: options.subscriber === true ? null : 1,
     commandTimeout: options.subscriber === true ? undefined : (options.commandTimeoutMs ?? 500),
     connectTimeout: 2000,
-    retryStrategy: (attempt) => Math.min(100 * 2 ** Math.min(attempt, 5), 2000),
+    retryStrategy: backoff,
     reconnectOnError: reconnectOnReadonly,
   };
-  const client = connection.url === undefined ? new Redis(common) : new Redis(connection.url, common);
+  const client = new RevivingRedis({ url: connection.url, options: common }, () =>
+    options.logger?.warn({ redis: options.name }, 'redis connection ended though not closed: connecting again'),
+  );
   // Without a listener ioredis prints every connection error; log the first of a run and every 30 s after.
   let lastLogged = 0;
   client.on('error', (err: Error) => {
