@@ -1,5 +1,7 @@
 import net from 'node:net';
+import { Writable } from 'node:stream';
 import { startPrivateRedis, testRedisUrl, waitFor, type PrivateServer } from '@depthgate/test-utils';
+import { createLogger } from './logger';
 import { createRedisClient, waitForRedis, type Redis } from './redis';
 
 /**
@@ -91,7 +93,15 @@ describe('a client ioredis gives up though nobody closed it', () => {
   const url = testRedisUrl();
 
   it('connects again (a connector disconnected while it connects: the Sentinel failover race)', async () => {
-    const redis = createRedisClient(url, { name: 'revived' });
+    const lines: string[] = [];
+    const destination = new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    });
+    const logger = createLogger({ name: 'test', level: 'warn', destination });
+    const redis = createRedisClient(url, { name: 'revived', logger });
     try {
       const ended = new Promise((resolve) => redis.once('end', resolve));
       // What the failover detector of a dead connection does to a client asking the sentinels for the new master:
@@ -100,6 +110,13 @@ describe('a client ioredis gives up though nobody closed it', () => {
       await ended;
       await waitForRedis(redis, 10_000);
       expect(await redis.ping()).toBe('PONG');
+      const warnings = lines.map((l) => JSON.parse(l) as { level: string }).filter((l) => l.level === 'warn');
+      expect(warnings).toEqual([
+        expect.objectContaining({
+          msg: 'redis connection ended though not closed: connecting again',
+          redis: 'revived',
+        }),
+      ]);
     } finally {
       redis.disconnect();
     }

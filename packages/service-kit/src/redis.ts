@@ -173,7 +173,8 @@ class RevivingRedis extends Redis {
     this.on('ready', () => (this.revivals = 0));
     this.on('end', () => {
       if (this.closedOnPurpose) return;
-      this.onRevive();
+      // Once per run of revivals (a client that keeps ending is logged again only after it was ready).
+      if (this.revivals === 0) this.onRevive();
       setTimeout(() => {
         if (!this.closedOnPurpose && this.status === 'end') this.connect().catch(() => undefined);
       }, backoff(++this.revivals)).unref();
