@@ -43,7 +43,8 @@ describe('a Redis failover behind one address (REDIS_URL, no Sentinel)', () => {
   let b: PrivateServer;
   const clients: Redis[] = [];
   const client = (url: string, name: string) => {
-    const c = createRedisClient(url, { name, offlineQueue: true });
+    // Generous deadlines: the test's own commands must not time out on a loaded machine.
+    const c = createRedisClient(url, { name, offlineQueue: true, commandTimeoutMs: 30_000 });
     clients.push(c);
     return c;
   };
@@ -63,10 +64,14 @@ describe('a Redis failover behind one address (REDIS_URL, no Sentinel)', () => {
     await adminB.replicaof('127.0.0.1', String(a.port));
     const address = await movableAddress(a.port);
     try {
-      // The request-path client as the services make it: no offline queue, one retry, a short command timeout.
-      const redis = createRedisClient(`redis://127.0.0.1:${address.port}`, { name: 'service' });
+      // The request-path client as the services make it (no offline queue, one retry), with a command timeout a
+      // loaded machine cannot run out of.
+      const redis = createRedisClient(`redis://127.0.0.1:${address.port}`, {
+        name: 'service',
+        commandTimeoutMs: 30_000,
+      });
       clients.push(redis);
-      await waitForRedis(redis, 5000);
+      await waitForRedis(redis, 30_000);
       expect(await redis.set('k', 'before')).toBe('OK');
       await waitFor(async () => (await adminB.get('k')) === 'before', { what: 'the replica to have the write' });
 
@@ -78,7 +83,7 @@ describe('a Redis failover behind one address (REDIS_URL, no Sentinel)', () => {
 
       // Without reconnecting on READONLY, every write would fail on the connection still open to A.
       await waitFor(async () => (await redis.set('k', 'after').catch(() => undefined)) === 'OK', {
-        timeoutMs: 5000,
+        timeoutMs: 30_000,
         what: 'a write through the address to succeed',
       });
       expect(await adminB.get('k')).toBe('after');
@@ -108,7 +113,7 @@ describe('a client ioredis gives up though nobody closed it', () => {
       // its connector is disconnected (for a reconnection) while it connects. ioredis then ends the client for good.
       redis.disconnect(true);
       await ended;
-      await waitForRedis(redis, 10_000);
+      await waitForRedis(redis, 30_000);
       expect(await redis.ping()).toBe('PONG');
       const warnings = lines.map((l) => JSON.parse(l) as { level: string }).filter((l) => l.level === 'warn');
       expect(warnings).toEqual([
@@ -125,7 +130,7 @@ describe('a client ioredis gives up though nobody closed it', () => {
   it('stays closed when closed on purpose (QUIT or disconnect)', async () => {
     for (const close of [(r: Redis) => void r.quit(), (r: Redis) => r.disconnect()]) {
       const redis = createRedisClient(url, { name: 'closed' });
-      await waitForRedis(redis, 5000);
+      await waitForRedis(redis, 30_000);
       const ended = new Promise((resolve) => redis.once('end', resolve));
       close(redis);
       await ended;
