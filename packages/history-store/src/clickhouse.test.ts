@@ -473,6 +473,18 @@ describe('cluster layout (CLICKHOUSE_CLUSTER)', () => {
     );
   });
 
+  it('keeps 10,000 blocks of every replicated table in its deduplication log, on any version (one server: no setting)', () => {
+    const settings =
+      'SETTINGS index_granularity = 8192, replicated_deduplication_window = 10000, replicated_deduplication_window_seconds = 604800';
+    for (const i of [0, 2, 4, 6]) expect(statements[i]?.endsWith(`\n${settings}`)).toBe(true);
+    const single = new Layout(db, 'hist', undefined);
+    const tables = (MIGRATIONS[0] as Migration)
+      .steps(db)
+      .flatMap((step) => ('createTable' in step ? single.createTable(step.createTable) : []));
+    expect(tables).toHaveLength(4);
+    for (const t of tables) expect(t.text.endsWith('\nSETTINGS index_granularity = 8192')).toBe(true);
+  });
+
   it("builds the catalogue per shard: each view reads and feeds the shard's own tables", () => {
     expect(statements[8]).toBe(
       "CREATE MATERIALIZED VIEW IF NOT EXISTS `hist`.snapshots_catalogue_mv ON CLUSTER 'depthgate' TO `hist`.ticker_catalogue_local AS\n" +

@@ -48,6 +48,21 @@ export const SHARDING_KEY = sql`cityHash64(toString(exchange), ticker)`;
 /** Suffix of the tables that hold a shard's rows on a cluster. */
 export const LOCAL_SUFFIX = '_local';
 
+/**
+ * The insert deduplication every replicated table of the history keeps (its `SETTINGS`, cluster only), the same on
+ * 18.16 and current releases: the checksums of its last 10,000 blocks, for up to 7 days. The recorder sends a batch
+ * whose insert failed ambiguously again, the same bytes, and counts on the shard to drop it if it has it
+ * (queries/recorder.ts, `retriesDeduplicated`); sent again after more newer blocks of its shard than the window, it
+ * is stored twice. Those blocks come from the other recorder (up to one batch per table every
+ * RECORDER_BATCH_MAX_DELAY_MS, 500 ms, at most one block per shard) while the resend waits: a backoff, a restart
+ * replaying the spool, an outage of its own link. 18.16's default, 100 blocks, is 25 to 50 s of that; 10,000 is at
+ * least 40 minutes, and the count is what binds (current releases keep 10,000 blocks by default, for 1 hour only).
+ * The cost is ZooKeeper's: a node per block, shard and table (a few hundred bytes of its memory), listed by the
+ * shard's cleanup every 30 to 40 s — 10,000 names of at most 48 bytes, half of its default 1 MB packet limit, which
+ * is why the window is not larger. docs/history-internals.md, "Idempotence".
+ */
+const DEDUPLICATION_SETTINGS = sql`replicated_deduplication_window = 10000, replicated_deduplication_window_seconds = 604800`;
+
 /** ZooKeeper path of a sharded table's replicas; `{shard}` and `{replica}` are every server's macros. */
 function replicaPath(database: string, table: string): string {
   return `/clickhouse/tables/{shard}/${database}/${table}`;
@@ -116,11 +131,12 @@ ORDER BY version`;
         ? sql`${lit.bare(spec.engine)}()`
         : sql`${lit.bare(`Replicated${spec.engine}`)}(${lit.zooKeeperPath(replicaPath(this.database, spec.name))}, ${lit.replicaName('{replica}')})`;
     const partition = spec.partitionBy ? sql`PARTITION BY ${spec.partitionBy}\n` : sql``;
+    const settings = this.cluster === undefined ? spec.settings : sql`${spec.settings}, ${DEDUPLICATION_SETTINGS}`;
     const table = sql`CREATE TABLE IF NOT EXISTS ${this.local(spec.name)}${this.on} (
   ${columnList(spec.columns)}
 ) ENGINE = ${engine}
 ${partition}ORDER BY ${spec.orderBy}
-SETTINGS ${spec.settings}`;
+SETTINGS ${settings}`;
     return this.cluster === undefined ? [table] : [table, this.createDistributed(spec.name, spec.columns)];
   }
 

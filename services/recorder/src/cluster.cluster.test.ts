@@ -128,4 +128,55 @@ describe('the recorder on a cluster', () => {
       await db.close();
     }
   });
+
+  it('stores a batch once when it is sent again after 150 newer blocks of its shard (the other recorder writing meanwhile)', async () => {
+    const db = await createTestDatabase({ url: entry.url, database: uniqueName('cld'), cluster: cluster.name });
+    const store = new HistoryStore({ url: entry.url, database: db.database, cluster: cluster.name });
+    const real = new RecorderStore(store);
+    const ts = Date.UTC(2026, 2, 15);
+    const row = { exchange: 'venue_c', ticker: 'PAIR0USD' } as const;
+    const entryView = new ClusterNodeView(entry.url, db.database);
+    const shard = cluster.node(`s${await entryView.shardOf(row.exchange, row.ticker, 2)}r1`);
+    const shardView = new ClusterNodeView(shard.url, db.database);
+    // What the other recorder writes while this one's resend waits (a backoff, a restart, its own link down): later
+    // rows of the same shard, one block each — more than 18.16's default window of 100 blocks.
+    const newer = Array.from({ length: 150 }, (_, i) => deltaBatch(2, { ...row, ts: ts + 1000 * (i + 1) }));
+    let failAfterCommit = 1;
+    const flaky: WriterStore = {
+      retriesDeduplicated: real.retriesDeduplicated,
+      async insert(table, source, options) {
+        const result = await real.insert(table, source, options);
+        if (failAfterCommit-- > 0) {
+          for (const b of newer) await real.insert('deltas', b.chunks, { rowFormat: b.rowFormat });
+          // The shard's leader trims its deduplication log to the table's window (every 30 to 40 s).
+          await waitFor(
+            async () => {
+              const log = await shardView.deduplicationLog('deltas');
+              return log.blocks <= log.window;
+            },
+            { timeoutMs: 120_000, intervalMs: 1000, what: "the shard's deduplication log trimmed to its window" },
+          );
+          throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+        }
+        return result;
+      },
+      probeBatch: (key) => real.probeBatch(key),
+      ensureQueryEnded: (id) => real.ensureQueryEnded(id),
+    };
+    const { writer, dispose } = testWriter(flaky, { insertTimeoutMs: 300_000 });
+    try {
+      writer.start();
+      writer.enqueue(deltaBatch(40, { ...row, ts }));
+      await waitFor(() => writer.idle, { timeoutMs: 200_000 });
+      expect(failAfterCommit).toBeLessThan(0);
+      expect(await db.distinctKeys('deltas')).toEqual({ rows: 340, keys: 340 });
+      // The shard still knows the first batch's block: its log holds more than the 151 blocks written.
+      expect((await shardView.deduplicationLog('deltas')).blocks).toBeGreaterThan(150);
+    } finally {
+      await dispose();
+      await Promise.all([entryView.close(), shardView.close(), store.close()]);
+      await db.drop();
+      await db.close();
+    }
+  });
 });

@@ -336,6 +336,33 @@ FROM (SELECT ${lit.exchange(exchange)} AS exchange, ${lit.ticker(ticker)} AS tic
     return Number((await rs.json<{ slot: string | number }>())[0]?.slot) + 1;
   }
 
+  /**
+   * The insert deduplication log of this server's shard of `table` (its replicated `<table>_local`): how many block
+   * checksums ZooKeeper holds, and how many the table keeps (`replicated_deduplication_window`: the table's own
+   * setting, else the server's default). The shard's leader trims the log to the window every 30 to 40 s.
+   */
+  async deduplicationLog(table: InsertTable): Promise<{ blocks: number; window: number }> {
+    const ch = connectionOf(this.store);
+    const name = lit.name(`${table}${LOCAL_SUFFIX}`);
+    const of = await ch.data.query({
+      query: sql`SELECT r.zookeeper_path AS zk, t.engine_full AS engine,
+  (SELECT value FROM system.merge_tree_settings WHERE name = 'replicated_deduplication_window') AS server_window
+FROM system.replicas AS r ANY INNER JOIN system.tables AS t ON r.database = t.database AND r.table = t.name
+WHERE r.database = ${lit.name(ch.database)} AND r.table = ${name}`.text,
+      format: 'JSONEachRow',
+    });
+    const [found] = await of.json<{ zk: string; engine: string; server_window: string }>();
+    if (!found) throw new Error(`no replicated table ${table}${LOCAL_SUFFIX} on this server`);
+    // (system.zookeeper takes only a literal path.)
+    const rs = await ch.data.query({
+      query: sql`SELECT count() AS n FROM system.zookeeper WHERE path = ${lit.zooKeeperPath(`${found.zk}/blocks`)}`
+        .text,
+      format: 'JSONEachRow',
+    });
+    const own = /\breplicated_deduplication_window = (\d+)/.exec(found.engine)?.[1];
+    return { blocks: Number((await rs.json<{ n: string }>())[0]?.n), window: Number(own ?? found.server_window) };
+  }
+
   /** Waits until this replica has fetched every part its shard's other replicas hold (SYSTEM SYNC REPLICA). */
   async sync(): Promise<void> {
     const ch = connectionOf(this.store);
