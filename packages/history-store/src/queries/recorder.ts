@@ -94,7 +94,8 @@ export class RecorderStore {
   /**
    * A batch sent again is stored once by the tables themselves (cluster mode): each shard's replicated table drops a
    * block whose checksum it already holds among its last 10,000 (insert deduplication, layout.ts
-   * DEDUPLICATION_SETTINGS), so a retry needs no probe — the same bytes are simply sent again. On one server (plain MergeTree, which 18.16 cannot deduplicate) the writer probes first.
+   * DEDUPLICATION_SETTINGS), so a retry needs no probe — the same bytes are simply sent again. On one server (plain
+   * MergeTree, which 18.16 cannot deduplicate) the writer probes first.
    */
   readonly retriesDeduplicated: boolean;
 
