@@ -127,6 +127,30 @@ describe('a client ioredis gives up though nobody closed it', () => {
     }
   });
 
+  it('a subscriber ended while it reconnects connects again and is subscribed again', async () => {
+    const subscriber = createRedisClient(url, { name: 'revived-subscriber', subscriber: true });
+    const publisher = createRedisClient(url, { name: 'publisher', offlineQueue: true, commandTimeoutMs: 30_000 });
+    const channel = `revival-${process.pid}-${Date.now()}`;
+    try {
+      const received: string[] = [];
+      subscriber.on('message', (_channel: string, message: string) => received.push(message));
+      await subscriber.subscribe(channel);
+      // A subscribed connection drops; as its reconnection starts, its connector is disconnected again (the race).
+      const ended = new Promise((resolve) => subscriber.once('end', resolve));
+      subscriber.once('connecting', () => subscriber.disconnect(true));
+      subscriber.disconnect(true);
+      await ended;
+      await waitFor(async () => (await publisher.publish(channel, 'after')) === 1, {
+        timeoutMs: 30_000,
+        what: 'the subscriber to be subscribed again',
+      });
+      await waitFor(() => received.includes('after'), { timeoutMs: 30_000, what: 'the message' });
+    } finally {
+      subscriber.disconnect();
+      publisher.disconnect();
+    }
+  });
+
   it('stays closed when closed on purpose (QUIT or disconnect)', async () => {
     for (const close of [(r: Redis) => void r.quit(), (r: Redis) => r.disconnect()]) {
       const redis = createRedisClient(url, { name: 'closed' });
