@@ -567,6 +567,31 @@ describe('Controller forget (a ticker the recorder stopped recording)', () => {
     expect(buffer.size).toBe(0);
   });
 
+  it('keeps a ticker admitted again while the poll takes it out of the live set (and publishes it again)', async () => {
+    const ownership = new MemoryOwnership();
+    const f = fakes({ term: 4 });
+    const c = controller(f, ownership);
+    await c.admit(EX, ['X']);
+    f.live.add('X');
+    await c.poll();
+    f.advance(LIVE_SETTLE_MS);
+    await c.poll(); // published live
+    c.forget(EX, 'X');
+    // The listing lists X again while the poll's Redis call that unpublishes it is under way.
+    const setLive = ownership.setLive.bind(ownership);
+    let readmitted: Promise<unknown> | undefined;
+    ownership.setLive = (exchange, term, add, remove) => {
+      if (remove.includes('X')) readmitted ??= c.admit(EX, ['X']);
+      return setLive(exchange, term, add, remove);
+    };
+    await c.poll();
+    await readmitted;
+    expect(c.role(EX, 'X')).toBe('standby'); // released by the forget, recorded again: a role, as at any admit
+    expect(f.calls.filter((call) => call[0] === 'forget')).toEqual([]);
+    await c.poll();
+    expect((await ownership.liveSets(EX)).get(4)).toEqual(new Set(['X']));
+  });
+
   it('keeps a ticker admitted again before the poll forgot it', async () => {
     const ownership = new MemoryOwnership();
     const f = fakes({ term: 4 });

@@ -462,11 +462,13 @@ export class Controller {
     const sent = this.published.get(exchange);
     const unpublish = gone.filter((t) => sent?.has(t) === true);
     if (unpublish.length > 0) await this.o.ownership.setLive(exchange, this.term, [], unpublish);
+    for (const t of unpublish) sent?.delete(t);
     for (const t of gone) {
+      // Admitted again while Redis answered: kept (with its role; the next poll publishes it again when live).
+      if (!left.has(t)) continue;
       const k = key(exchange, t);
       roles.delete(t);
       left.delete(t);
-      sent?.delete(t);
       this.liveSince.delete(k);
       this.releasedAt.delete(k);
       this.claimedFrom.delete(k);
