@@ -9,6 +9,7 @@ export * from './book';
 export * from './decimal';
 export * from './inbox';
 export * from './message-rate';
+export * from './slow-consumer';
 export * from './message';
 export * from './socket';
 export * from './clob-hash';

@@ -1,5 +1,5 @@
 import { KEY_IN_MESSAGE_CLOSE } from '@depthgate/auth';
-import { TOO_MANY_MESSAGES_CLOSE } from '@depthgate/feeds';
+import { slowConsumerClose, TOO_MANY_MESSAGES_CLOSE } from '@depthgate/feeds';
 
 /**
  * Every close code the gateway's WebSocket proxy uses, with its reason text: one table, documented in
@@ -20,7 +20,7 @@ export const CLOSE = {
   /** The client stopped answering pings. */
   unresponsive: { code: 4008, reason: 'no pong within the ping interval' },
   /** The client does not read fast enough: its send buffer passed WS_MAX_BUFFERED_BYTES. */
-  slowConsumer: { code: 4009, reason: 'slow consumer: send buffer above the limit' },
+  slowConsumer: slowConsumerClose('send buffer above the limit'),
   /**
    * A client message carrying an API key (carriesApiKey, a JSON string's escapes too): what the client sends may
    * reach the upstream (its markets, its ids), so the message is handled no further; as REST's 400 for a key in a

@@ -1,8 +1,12 @@
 import type { ExchangeKey } from '@depthgate/platforms';
 import { Registry, createLogger } from '@depthgate/service-kit';
+import { BID } from '@depthgate/feeds';
 import type { RowSink } from '../rows';
+import { ListSink } from '../testing/support';
 import { Controller, LIVE_SETTLE_MS, type Clock } from './controller';
 import { MemoryOwnership } from './ownership';
+import { RoutingSink } from './routing-sink';
+import { StandbyBuffer } from './standby-buffer';
 import type { ControlBuffer, ControlLease, ControlSplicePoint, ControlStore, HandoverRow, LandedEnd } from './pieces';
 
 const EX = 'venue_b' as ExchangeKey;
@@ -111,6 +115,9 @@ function fakes(options: {
     },
     // What an owned ticker produced: none here (a release falls back to what landed).
     endOf: (): LandedEnd | undefined => undefined,
+    forget: (_exchange: ExchangeKey, ticker: string) => {
+      calls.push(['forget', ticker]);
+    },
   };
   const live = new Set<string>();
   const tickers = {
@@ -523,6 +530,66 @@ describe('Controller forget (a ticker the recorder stopped recording)', () => {
     expect((await c.admit(EX, ['X'])).get('X')).toBe('owner');
     await c.poll();
     expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'owned' });
+  });
+
+  it('leaves nothing of the tickers that came and went in the routing sink (where handed over, buffered rows)', async () => {
+    // The real routing sink and standby buffer; term 5, alive, owns the S tickers (standby here).
+    const ownership = new MemoryOwnership();
+    const f = fakes({ term: 4, alive: [5] });
+    const buffer = new StandbyBuffer(() => 0);
+    const rs = new RoutingSink(new ListSink(), buffer);
+    const c = new Controller({
+      ...optionsOf(f),
+      ownership,
+      routing: {
+        setOwner: (e, t, owned) => rs.setOwned(e, t, owned),
+        endOf: (e, t) => rs.endOf(e, t),
+        forget: (e, t) => rs.forget(e, t),
+      },
+    });
+    const handed = (rs as unknown as { handed: Map<ExchangeKey, Map<string, number>> }).handed;
+    const buffered = (buffer as unknown as { exchanges: Map<ExchangeKey, Map<string, unknown>> }).exchanges;
+    const entries = (m: Map<ExchangeKey, Map<string, unknown>>) => [...m.values()].reduce((n, t) => n + t.size, 0);
+    // A hundred markets, two at a time (one ours, one the peer's), each recorded, then dropped by the venue.
+    for (let n = 0; n < 100; n++) {
+      const [mine, peers] = [`M${n}`, `S${n}`];
+      await ownership.swap(EX, [peers], null, { term: 5, state: 'owned' });
+      await c.admit(EX, [mine, peers]);
+      expect([c.role(EX, mine), c.role(EX, peers)]).toEqual(['owner', 'standby']);
+      for (const t of [mine, peers]) rs.delta(EX, t, 1000 + n, (1000 + n) * 1000, BID, '0.5', '1', 1000 + n, '');
+      c.forget(EX, mine);
+      c.forget(EX, peers);
+      await c.poll();
+      expect([c.role(EX, mine), c.role(EX, peers)]).toEqual([undefined, undefined]);
+    }
+    expect(entries(handed)).toBe(0);
+    expect(entries(buffered)).toBe(0);
+    expect(buffer.size).toBe(0);
+  });
+
+  it('keeps a ticker admitted again while the poll takes it out of the live set (and publishes it again)', async () => {
+    const ownership = new MemoryOwnership();
+    const f = fakes({ term: 4 });
+    const c = controller(f, ownership);
+    await c.admit(EX, ['X']);
+    f.live.add('X');
+    await c.poll();
+    f.advance(LIVE_SETTLE_MS);
+    await c.poll(); // published live
+    c.forget(EX, 'X');
+    // The listing lists X again while the poll's Redis call that unpublishes it is under way.
+    const setLive = ownership.setLive.bind(ownership);
+    let readmitted: Promise<unknown> | undefined;
+    ownership.setLive = (exchange, term, add, remove) => {
+      if (remove.includes('X')) readmitted ??= c.admit(EX, ['X']);
+      return setLive(exchange, term, add, remove);
+    };
+    await c.poll();
+    await readmitted;
+    expect(c.role(EX, 'X')).toBe('standby'); // released by the forget, recorded again: a role, as at any admit
+    expect(f.calls.filter((call) => call[0] === 'forget')).toEqual([]);
+    await c.poll();
+    expect((await ownership.liveSets(EX)).get(4)).toEqual(new Set(['X']));
   });
 
   it('keeps a ticker admitted again before the poll forgot it', async () => {

@@ -25,7 +25,8 @@
  *   peer's claim within the offer timeout means no gap at all. Nobody claims: `ours|offered` → `ours|owned`, rows go
  *   to the writer again and the ticker writes its own gap (`writeOwnGap`). Without a live peer: the gap at once.
  * - forgotten (`forget`: the venue stopped recording the ticker): owned, released as at SIGTERM (with or without a live
- *   peer: if the market comes back, a peer may take it); then no role, out of our live set.
+ *   peer: if the market comes back, a peer may take it); then no role, out of our live set, and the routing forgets it
+ *   (`ControlRouting.forget`).
  *
  * A peer's term is alive while its lease key exists; a term is "live on" a ticker when the ticker is in its live set
  * (this recorder publishes its own every poll). The poll runs every second; loss offers and SIGTERM act at once.
@@ -439,7 +440,7 @@ export class Controller {
   /**
    * The recorder stopped recording a ticker (its venue dropped it, and what it had to write is written): the next poll
    * releases it if it is ours, as a stop does (if the market comes back, a live peer may take it), and forgets it —
-   * its role and its entry in our live set. A ticker admitted again before then is kept.
+   * its role, its entry in our live set and what the routing keeps of it. A ticker admitted again before then is kept.
    */
   forget(exchange: ExchangeKey, ticker: string): void {
     let left = this.left.get(exchange);
@@ -461,15 +462,18 @@ export class Controller {
     const sent = this.published.get(exchange);
     const unpublish = gone.filter((t) => sent?.has(t) === true);
     if (unpublish.length > 0) await this.o.ownership.setLive(exchange, this.term, [], unpublish);
+    for (const t of unpublish) sent?.delete(t);
     for (const t of gone) {
+      // Admitted again while Redis answered: kept (with its role; the next poll publishes it again when live).
+      if (!left.has(t)) continue;
       const k = key(exchange, t);
       roles.delete(t);
       left.delete(t);
-      sent?.delete(t);
       this.liveSince.delete(k);
       this.releasedAt.delete(k);
       this.claimedFrom.delete(k);
       this.released.delete(k);
+      this.o.routing.forget(exchange, t);
     }
   }
 

@@ -84,6 +84,11 @@ export interface ControlRouting {
    * publishes it: the peer continues from there, not from what landed (a spool's rows are not lost to a release).
    */
   endOf(exchange: ExchangeKey, ticker: string): LandedEnd | undefined;
+  /**
+   * The recorder stopped recording the ticker and the controller forgot it (standby here): what the routing keeps of
+   * it goes (where it was handed over, its buffered rows). Nothing of it is written any more.
+   */
+  forget(exchange: ExchangeKey, ticker: string): void;
 }
 
 /** The recorder's tickers (Venue / TickerRecorder). */

@@ -209,6 +209,7 @@ export async function startRedundancy(deps: RedundancyDeps): Promise<Redundancy 
         routing: {
           setOwner: (exchange, ticker, owned) => r.setOwned(exchange, ticker, owned),
           endOf: (exchange, ticker) => r.endOf(exchange, ticker),
+          forget: (exchange, ticker) => r.forget(exchange, ticker),
         },
         tickers: {
           live: (exchange, ticker) => rec(exchange, ticker)?.live ?? false,

@@ -55,6 +55,16 @@ export class RoutingSink implements RowSink {
     }
   }
 
+  /**
+   * The ticker left the recording for good (Controller.forget; not owned: released first): no row of it comes any
+   * more, so neither where it was handed over (no late trade of it) nor its buffered rows (no splice of it) are needed.
+   * Without this both stayed for every ticker the recorder ever stopped recording.
+   */
+  forget(exchange: ExchangeKey, ticker: string): void {
+    this.handed.get(exchange)?.delete(ticker);
+    this.buffer.drop(exchange, ticker);
+  }
+
   /** The end of what the ticker wrote since it was last set owned (undefined: not owned, or nothing written). */
   endOf(exchange: ExchangeKey, ticker: string): ProducedEnd | undefined {
     const end = this.owned.get(exchange)?.get(ticker);

@@ -17,6 +17,8 @@ function venueOf(
   const clock = { now: 60_000 };
   /** The tickers the venue reported done (VenueOptions.left). */
   const left: string[] = [];
+  /** The tickers whose stored ends were read. */
+  const read: string[] = [];
   const venue = new Venue({
     protocol: {
       exchange: 'venue_a_us',
@@ -27,7 +29,12 @@ function venueOf(
       provesContinuity: false,
     },
     rest: { background: () => ({}) },
-    store: { storedTickers: async () => stored },
+    store: {
+      storedTickers: async (_exchange: string, tickers: string[]) => {
+        read.push(...tickers);
+        return stored;
+      },
+    },
     sink,
     metrics: new RecorderMetrics(new Registry()),
     logger: createLogger({ name: 't', level: 'silent' }),
@@ -52,7 +59,7 @@ function venueOf(
     tradeAuditIntervalMs: 0,
     left: (_exchange: string, ticker: string) => left.push(ticker),
   } as unknown as VenueOptions);
-  return { venue, sink, clock, left };
+  return { venue, sink, clock, left, read };
 }
 
 /**
@@ -65,7 +72,7 @@ async function twoTickers(trades: TradeHistory) {
     ['A', { lastTs: 5000, bookTs: 4000, sequence: 5_000_000 }],
     ['B', { lastTs: 5000, bookTs: 4000, sequence: 5_000_000 }],
   ]);
-  const { venue, sink, clock, left } = venueOf(selection, stored, trades);
+  const { venue, sink, clock, left, read } = venueOf(selection, stored, trades);
   await venue.start();
   for (let i = 0; i < 100 && venue.recorders.size < 2; i++) await new Promise((r) => setImmediate(r));
   expect([...venue.recorders.keys()]).toEqual(['A', 'B']);
@@ -78,7 +85,7 @@ async function twoTickers(trades: TradeHistory) {
     expect(venue.recorders.size).toBe(0);
   };
   const gaps = () => sink.of('gap').map((g) => g.kind === 'gap' && [g.ticker, g.stream, g.fromTs, g.toTs, g.reason]);
-  return { venue, sink, clock, selection, leave, gaps, left };
+  return { venue, sink, clock, selection, leave, gaps, left, read };
 }
 
 describe('Venue: a ticker that leaves the recording', () => {
@@ -132,6 +139,37 @@ describe('Venue: a ticker that leaves the recording', () => {
       for (let i = 0; i < 100 && !venue.recorders.has('A'); i++) await new Promise((r) => setImmediate(r));
       expect(venue.recorders.get('A')?.resumePoint().sequence).toBe(30_000_000);
     } finally {
+      await venue.stop();
+    }
+  });
+
+  it('comes back while its trades are still read back: resumes where the one that left is, its stored end not read', async () => {
+    let answer: (() => void) | undefined;
+    const { venue, clock, selection, leave, left, read } = await twoTickers({
+      fetch: async (_rest, ticker) => {
+        if (ticker === 'A') await new Promise<void>((resolve) => (answer = resolve));
+        return { trades: [] };
+      },
+    });
+    try {
+      await leave();
+      clock.now += 1000; // the backfill delay passes: A's window is being read
+      for (let i = 0; i < 200 && answer === undefined; i++) await new Promise((r) => setTimeout(r, 5));
+      expect(answer).toBeDefined();
+      const leaving = (venue as unknown as { leaving: Map<string, { resumePoint(): TickerResume }> }).leaving.get('A');
+      expect(read).toEqual(['A', 'B']);
+      selection.tickers = ['A'];
+      await venue.discover();
+      for (let i = 0; i < 100 && !venue.recorders.has('A'); i++) await new Promise((r) => setImmediate(r));
+      expect(venue.recorders.get('A')?.resumePoint()).toEqual(leaving?.resumePoint());
+      expect(venue.recorders.get('A')?.pendingGap?.reason).toBe('resubscribe');
+      expect(read).toEqual(['A', 'B']); // where A ends is known: ClickHouse is not asked
+      answer?.();
+      // The window read for the one that left is not its to write any more; A is recorded, so not reported done.
+      for (let i = 0; i < 200 && !left.includes('B'); i++) await new Promise((r) => setTimeout(r, 5));
+      expect(left).toEqual(['B']);
+    } finally {
+      answer?.();
       await venue.stop();
     }
   });

@@ -111,13 +111,13 @@ export class Venue {
   readonly recorders = new Map<string, TickerRecorder>();
   private readonly shards: FeedShard[] = [];
   /**
-   * Tickers that left the recording: where their series ended (and when), for when they come back — for
-   * RETIRED_KEEP_MS, or while the listing still wants them (forgetRetired).
+   * Tickers that left the recording and wrote all they had: where their series ended (and when), for when they come
+   * back — for RETIRED_KEEP_MS, or while the listing still wants them (forgetRetired). One still writing is `leaving`.
    */
   private readonly retired = new Map<string, { resume: TickerResume; at: number }>();
   /**
    * Recorders of tickers that left while a window of their trades was still to be read back: the backfiller still
-   * writes for them until it is (their `retired` point moves past what it wrote), unless the ticker comes back first.
+   * writes for them until it is (then `retired`, past what it wrote), unless the ticker comes back first.
    */
   private readonly leaving = new Map<string, TickerRecorder>();
   /**
@@ -168,8 +168,7 @@ export class Venue {
             settled: (rec) => {
               if (this.leaving.get(rec.ticker) !== rec || rec.tradeWindows.length > 0) return;
               this.leaving.delete(rec.ticker);
-              this.remember(rec);
-              this.o.left?.(this.exchange, rec.ticker);
+              this.done(rec);
             },
           });
   }
@@ -316,7 +315,7 @@ export class Venue {
     const now = this.o.now();
     const list = [...this.awaiting].filter((t) => !this.recorders.has(t) && !((this.refused.get(t)?.until ?? 0) > now));
     if (list.length === 0 || this.stopped) return;
-    const unknown = list.filter((t) => !this.retired.has(t));
+    const unknown = list.filter((t) => this.leftAt(t) === undefined);
     let stored: Map<string, TickerResume>;
     try {
       await this.o.roles?.(this.exchange, list);
@@ -349,7 +348,7 @@ export class Venue {
       if (!this.awaiting.has(t) || this.recorders.has(t)) continue;
       this.awaiting.delete(t);
       // A left recorder whose trades are still being read back writes no more once its ticker comes back.
-      const retired = this.leaving.get(t)?.resumePoint() ?? this.retired.get(t)?.resume;
+      const retired = this.leftAt(t);
       const resume: TickerResume = retired ?? stored.get(t) ?? { lastTs: -1, sequence: 0 };
       this.retired.delete(t);
       this.leaving.delete(t);
@@ -452,14 +451,22 @@ export class Venue {
   private retire(rec: TickerRecorder): void {
     rec.leave(this.o.now());
     this.recorders.delete(rec.ticker);
-    this.remember(rec);
     if (rec.tradeWindows.length > 0) this.leaving.set(rec.ticker, rec);
-    else this.o.left?.(this.exchange, rec.ticker);
+    else this.done(rec);
   }
 
-  /** Where a ticker that left ends, for when it comes back (`retired`). */
-  private remember(rec: TickerRecorder): void {
+  /**
+   * A ticker that left has written all it had (its trades read back): where it ends is remembered for when it comes
+   * back (`retired`), and the controller may forget it (`left`).
+   */
+  private done(rec: TickerRecorder): void {
     this.retired.set(rec.ticker, { resume: rec.resumePoint(), at: this.o.now() });
+    this.o.left?.(this.exchange, rec.ticker);
+  }
+
+  /** Where a ticker that left ends (undefined: it did not leave, or that was forgotten): `leaving` or `retired`. */
+  private leftAt(ticker: string): TickerResume | undefined {
+    return this.leaving.get(ticker)?.resumePoint() ?? this.retired.get(ticker)?.resume;
   }
 
   /** The ticker's book is in doubt: a gap from its last verification, and a fresh book from the venue. */

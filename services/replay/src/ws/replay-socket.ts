@@ -16,7 +16,7 @@
  *    HTTP answers 503 and 500); 1001 at shutdown.
  */
 import { jsonCarriesApiKey, KEY_IN_MESSAGE_CLOSE, unknownTicker, windowStart, type Caller } from '@depthgate/auth';
-import { MessageRate, SerialInbox, TOO_MANY_MESSAGES_CLOSE } from '@depthgate/feeds';
+import { MessageRate, SerialInbox, slowConsumerClose, TOO_MANY_MESSAGES_CLOSE } from '@depthgate/feeds';
 import type { HistoryStore, OrderBookQueries, QueryScope } from '@depthgate/history-store';
 import type { Logger } from '@depthgate/service-kit';
 import type { WebSocket } from 'ws';
@@ -32,8 +32,8 @@ export const CLOSE_FINISHED = { code: 1000, reason: 'replay finished' } as const
 
 /** Above this many unsent bytes the replay waits for the socket before sending more. */
 const HIGH_WATER_BYTES = 1024 * 1024;
-/** A client that stopped reading (REPLAY_WS_WRITE_TIMEOUT_MS): the code the gateway's proxy closes a slow consumer with. */
-const SLOW_CONSUMER = { code: 4009, reason: 'slow consumer: nothing read for too long' } as const;
+/** A client that stopped reading (REPLAY_WS_WRITE_TIMEOUT_MS): closed as the gateway's proxy closes a slow consumer. */
+const SLOW_CONSUMER = slowConsumerClose('nothing read for too long');
 /** Frames read ahead of the one being handled, at most (SerialInbox: then the socket stops reading). */
 const MAX_PENDING_FRAMES = 64;
 /**
