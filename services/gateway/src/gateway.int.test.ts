@@ -20,8 +20,8 @@ let sim: Simulator;
 let admin: Redis;
 let gw: RunningGateway;
 let key: string;
-const gateway = (overrides?: Record<string, string>, withCredentials?: boolean) =>
-  h.gateway(overrides, withCredentials);
+const gateway: GatewayHarness['gateway'] = (overrides, withCredentials, now) =>
+  h.gateway(overrides, withCredentials, now);
 const newKey: GatewayHarness['newKey'] = (input) => h.newKey(input);
 const last: GatewayHarness['last'] = (filter) => h.last(filter);
 /** The project's own client on a gateway of this suite (no retries unless asked: the statuses are the point). */
@@ -528,7 +528,10 @@ describe('upstream failures, mapped as documented', () => {
   });
 
   it('repeated failures open the circuit (503 without calling), a probe after the pause closes it', async () => {
-    const guarded = await gateway({ CIRCUIT_FAILURE_THRESHOLD: '3' });
+    // The gateway's clock stands still until the test moves it past the pause (CIRCUIT_OPEN_MS, 400 ms): a slow step
+    // between two requests cannot end the pause early.
+    let clock = Date.now();
+    const guarded = await gateway({ CIRCUIT_FAILURE_THRESHOLD: '3' }, true, () => clock);
     const get = (path: string) => call(guarded.port, path, { 'X-API-Key': key });
     sim.faults.inject({ platform: 'gemini', kind: 'status', status: 503, times: 3 });
     for (let i = 0; i < 3; i++) expect((await get('/api/v1/venue-c/v1/symbols')).status).toBe(503);
@@ -538,7 +541,7 @@ describe('upstream failures, mapped as documented', () => {
     expect(open.json()).toMatchObject({ error: 'upstream_unavailable' });
     expect(Number(open.headers['retry-after'])).toBeGreaterThan(0);
     expect(sim.requests({ platform: 'gemini' })).toHaveLength(before);
-    await new Promise((r) => setTimeout(r, 450));
+    clock += 450;
     expect((await get('/api/v1/venue-c/v1/symbols')).status).toBe(200);
     expect((await get('/api/v1/venue-c/v1/symbols')).status).toBe(200);
   });
@@ -594,17 +597,21 @@ describe('coalescing and the micro-cache', () => {
   });
 
   it('an opt-in cached route answers HIT until its TTL, and Cache-Control: no-cache bypasses it', async () => {
-    const first = await call(gw.port, '/api/v1/venue-d/time', { 'X-API-Key': key, 'Cache-Control': 'no-cache' });
-    const second = await call(gw.port, '/api/v1/venue-d/time', { 'X-API-Key': key });
+    // The gateway's clock stands still until the test moves it (the TTL is 400 ms): a slow request cannot outlive it.
+    let clock = Date.now();
+    const cached = await gateway({}, true, () => clock);
+    const first = await call(cached.port, '/api/v1/venue-d/time', { 'X-API-Key': key, 'Cache-Control': 'no-cache' });
+    clock += 100;
+    const second = await call(cached.port, '/api/v1/venue-d/time', { 'X-API-Key': key });
     expect(first.headers['x-cache']).toBe('MISS');
     expect(second.headers['x-cache']).toBe('HIT');
     expect(second.text).toBe(first.text);
-    expect(Number(second.headers['x-cache-age-ms'])).toBeLessThan(400);
+    expect(second.headers['x-cache-age-ms']).toBe('100');
     expect(sim.requests({ platform: 'coinbase', pathPrefix: '/time' })).toHaveLength(1);
-    const bypass = await call(gw.port, '/api/v1/venue-d/time', { 'X-API-Key': key, 'Cache-Control': 'no-cache' });
+    const bypass = await call(cached.port, '/api/v1/venue-d/time', { 'X-API-Key': key, 'Cache-Control': 'no-cache' });
     expect(bypass.headers['x-cache']).toBe('MISS');
-    await new Promise((r) => setTimeout(r, 450));
-    expect((await call(gw.port, '/api/v1/venue-d/time', { 'X-API-Key': key })).headers['x-cache']).toBe('MISS');
+    clock += 450;
+    expect((await call(cached.port, '/api/v1/venue-d/time', { 'X-API-Key': key })).headers['x-cache']).toBe('MISS');
     expect(sim.requests({ platform: 'coinbase', pathPrefix: '/time' })).toHaveLength(3);
   });
 });
