@@ -547,29 +547,37 @@ describe('upstream failures, mapped as documented', () => {
   });
 
   it('a caller that disconnects aborts its upstream request', async () => {
-    sim.faults.inject({ platform: 'gemini', kind: 'hang', ms: 10_000, times: 1 });
-    await new Promise<void>((resolve) => {
+    // An upstream in Coinbase's place that never answers, and a gateway that would wait 60 s for it: only the abort
+    // closes the upstream request within the wait.
+    let arrived = false;
+    let closed = false;
+    const silent = http.createServer((req) => {
+      arrived = true;
+      req.socket.once('close', () => (closed = true));
+    });
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    try {
+      const patient = await gateway({
+        UPSTREAM_VENUE_D_URL: `http://127.0.0.1:${(silent.address() as net.AddressInfo).port}`,
+        UPSTREAM_TIMEOUT_MS: '60000',
+      });
       const req = http.request({
         host: '127.0.0.1',
-        port: gw.port,
-        path: '/api/v1/venue-c/v1/symbols',
+        port: patient.port,
+        path: '/api/v1/venue-d/products',
         headers: { 'X-API-Key': key },
         agent: false,
       });
-      req.on('error', () => resolve());
+      req.on('error', () => undefined);
       req.end();
-      setTimeout(() => {
-        req.destroy();
-        resolve();
-      }, 200);
-    });
-    await waitFor(
-      async () => (await gw.registry.getSingleMetric('gateway_upstream_inflight')?.get())?.values[0]?.value === 0,
-      {
-        timeoutMs: 800,
-        what: 'the upstream call to be aborted',
-      },
-    );
+      await waitFor(() => arrived, { timeoutMs: 20_000, what: 'the upstream request to arrive' });
+      req.destroy();
+      await waitFor(() => closed, { timeoutMs: 20_000, what: 'the upstream request to be aborted' });
+      expect((await patient.registry.getSingleMetric('gateway_upstream_inflight')?.get())?.values[0]?.value).toBe(0);
+    } finally {
+      silent.closeAllConnections();
+      await new Promise((r) => silent.close(r));
+    }
   });
 });
 
