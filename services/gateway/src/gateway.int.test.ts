@@ -748,12 +748,18 @@ describe('streaming a large upstream body', () => {
       });
       expect(res.statusCode).toBe(200);
       res.pause();
-      await new Promise((r) => setTimeout(r, 1000));
-      // What left the upstream is what fits in the socket buffers and one shared-response window, not the body.
-      const heldAt = upstream.sent();
+      // Held back: what left the upstream stops growing (the same over 500 ms; waited for, since a loaded machine
+      // takes longer to fill the buffers), and it is what fits in the socket buffers and one shared-response window,
+      // not the body (without the hold it would stop only at the body's end).
+      const heldAt = await waitFor(
+        async () => {
+          const before = upstream.sent();
+          await new Promise((r) => setTimeout(r, 500));
+          return upstream.sent() === before ? before : false;
+        },
+        { timeoutMs: 30_000, intervalMs: 0, what: 'the upstream to be held back' },
+      );
       expect(heldAt).toBeLessThan(TOTAL / 2);
-      await new Promise((r) => setTimeout(r, 500));
-      expect(upstream.sent()).toBe(heldAt);
       let received = 0;
       let wrong = -1;
       res.on('data', (c: Buffer) => {
