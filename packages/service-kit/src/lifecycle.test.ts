@@ -74,7 +74,12 @@ describe('graceful shutdown', () => {
     lifecycle.onShutdown('first', () => void order.push('first'));
     lifecycle.onShutdown('second', () => void order.push('second'));
     const app = express();
-    app.get('/slow', (_req, res) => setTimeout(() => res.json({ done: true }), 300));
+    // The handler says when the request reached it: the shutdown starts then, not after a guessed delay.
+    const { promise: reached, resolve: arrived } = Promise.withResolvers<void>();
+    app.get('/slow', (_req, res) => {
+      arrived();
+      setTimeout(() => res.json({ done: true }), 300);
+    });
     const running = await serveLocal(app, lifecycle, 5000);
     const inflight = new Promise<string>((resolve, reject) => {
       http
@@ -85,7 +90,7 @@ describe('graceful shutdown', () => {
         })
         .on('error', reject);
     });
-    await new Promise((r) => setTimeout(r, 50));
+    await reached;
     const done = running.shutdown('test');
     expect(lifecycle.draining).toBe(true);
     expect(JSON.parse(await inflight)).toEqual({ done: true });
@@ -103,7 +108,8 @@ describe('drain deadline', () => {
   it('answers a request still unanswered at the deadline with a JSON 503, not a reset, and completes', async () => {
     const lifecycle = new Lifecycle();
     const app = express();
-    app.get('/never', () => undefined); // a handler that holds its request past any grace
+    const { promise: reached, resolve: arrived } = Promise.withResolvers<void>();
+    app.get('/never', () => arrived()); // a handler that holds its request past any grace
     const running = await serveLocal(app, lifecycle, 200);
     const answer = new Promise<{ status?: number; connection?: string; body: string }>((resolve, reject) => {
       http
@@ -114,7 +120,7 @@ describe('drain deadline', () => {
         })
         .on('error', reject);
     });
-    await new Promise((r) => setTimeout(r, 50));
+    await reached;
     await running.shutdown('test');
     const { status, connection, body } = await answer;
     expect(status).toBe(503);

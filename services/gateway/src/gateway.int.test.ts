@@ -20,8 +20,8 @@ let sim: Simulator;
 let admin: Redis;
 let gw: RunningGateway;
 let key: string;
-const gateway = (overrides?: Record<string, string>, withCredentials?: boolean) =>
-  h.gateway(overrides, withCredentials);
+const gateway: GatewayHarness['gateway'] = (overrides, withCredentials, now) =>
+  h.gateway(overrides, withCredentials, now);
 const newKey: GatewayHarness['newKey'] = (input) => h.newKey(input);
 const last: GatewayHarness['last'] = (filter) => h.last(filter);
 /** The project's own client on a gateway of this suite (no retries unless asked: the statuses are the point). */
@@ -528,7 +528,10 @@ describe('upstream failures, mapped as documented', () => {
   });
 
   it('repeated failures open the circuit (503 without calling), a probe after the pause closes it', async () => {
-    const guarded = await gateway({ CIRCUIT_FAILURE_THRESHOLD: '3' });
+    // The gateway's clock stands still until the test moves it past the pause (CIRCUIT_OPEN_MS, 400 ms): a slow step
+    // between two requests cannot end the pause early.
+    let clock = Date.now();
+    const guarded = await gateway({ CIRCUIT_FAILURE_THRESHOLD: '3' }, true, () => clock);
     const get = (path: string) => call(guarded.port, path, { 'X-API-Key': key });
     sim.faults.inject({ platform: 'gemini', kind: 'status', status: 503, times: 3 });
     for (let i = 0; i < 3; i++) expect((await get('/api/v1/venue-c/v1/symbols')).status).toBe(503);
@@ -538,35 +541,43 @@ describe('upstream failures, mapped as documented', () => {
     expect(open.json()).toMatchObject({ error: 'upstream_unavailable' });
     expect(Number(open.headers['retry-after'])).toBeGreaterThan(0);
     expect(sim.requests({ platform: 'gemini' })).toHaveLength(before);
-    await new Promise((r) => setTimeout(r, 450));
+    clock += 450;
     expect((await get('/api/v1/venue-c/v1/symbols')).status).toBe(200);
     expect((await get('/api/v1/venue-c/v1/symbols')).status).toBe(200);
   });
 
   it('a caller that disconnects aborts its upstream request', async () => {
-    sim.faults.inject({ platform: 'gemini', kind: 'hang', ms: 10_000, times: 1 });
-    await new Promise<void>((resolve) => {
+    // An upstream in Coinbase's place that never answers, and a gateway that would wait 60 s for it: only the abort
+    // closes the upstream request within the wait.
+    let arrived = false;
+    let closed = false;
+    const silent = http.createServer((req) => {
+      arrived = true;
+      req.socket.once('close', () => (closed = true));
+    });
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    try {
+      const patient = await gateway({
+        UPSTREAM_VENUE_D_URL: `http://127.0.0.1:${(silent.address() as net.AddressInfo).port}`,
+        UPSTREAM_TIMEOUT_MS: '60000',
+      });
       const req = http.request({
         host: '127.0.0.1',
-        port: gw.port,
-        path: '/api/v1/venue-c/v1/symbols',
+        port: patient.port,
+        path: '/api/v1/venue-d/products',
         headers: { 'X-API-Key': key },
         agent: false,
       });
-      req.on('error', () => resolve());
+      req.on('error', () => undefined);
       req.end();
-      setTimeout(() => {
-        req.destroy();
-        resolve();
-      }, 200);
-    });
-    await waitFor(
-      async () => (await gw.registry.getSingleMetric('gateway_upstream_inflight')?.get())?.values[0]?.value === 0,
-      {
-        timeoutMs: 800,
-        what: 'the upstream call to be aborted',
-      },
-    );
+      await waitFor(() => arrived, { timeoutMs: 20_000, what: 'the upstream request to arrive' });
+      req.destroy();
+      await waitFor(() => closed, { timeoutMs: 20_000, what: 'the upstream request to be aborted' });
+      expect((await patient.registry.getSingleMetric('gateway_upstream_inflight')?.get())?.values[0]?.value).toBe(0);
+    } finally {
+      silent.closeAllConnections();
+      await new Promise((r) => silent.close(r));
+    }
   });
 });
 
@@ -594,17 +605,21 @@ describe('coalescing and the micro-cache', () => {
   });
 
   it('an opt-in cached route answers HIT until its TTL, and Cache-Control: no-cache bypasses it', async () => {
-    const first = await call(gw.port, '/api/v1/venue-d/time', { 'X-API-Key': key, 'Cache-Control': 'no-cache' });
-    const second = await call(gw.port, '/api/v1/venue-d/time', { 'X-API-Key': key });
+    // The gateway's clock stands still until the test moves it (the TTL is 400 ms): a slow request cannot outlive it.
+    let clock = Date.now();
+    const cached = await gateway({}, true, () => clock);
+    const first = await call(cached.port, '/api/v1/venue-d/time', { 'X-API-Key': key, 'Cache-Control': 'no-cache' });
+    clock += 100;
+    const second = await call(cached.port, '/api/v1/venue-d/time', { 'X-API-Key': key });
     expect(first.headers['x-cache']).toBe('MISS');
     expect(second.headers['x-cache']).toBe('HIT');
     expect(second.text).toBe(first.text);
-    expect(Number(second.headers['x-cache-age-ms'])).toBeLessThan(400);
+    expect(second.headers['x-cache-age-ms']).toBe('100');
     expect(sim.requests({ platform: 'coinbase', pathPrefix: '/time' })).toHaveLength(1);
-    const bypass = await call(gw.port, '/api/v1/venue-d/time', { 'X-API-Key': key, 'Cache-Control': 'no-cache' });
+    const bypass = await call(cached.port, '/api/v1/venue-d/time', { 'X-API-Key': key, 'Cache-Control': 'no-cache' });
     expect(bypass.headers['x-cache']).toBe('MISS');
-    await new Promise((r) => setTimeout(r, 450));
-    expect((await call(gw.port, '/api/v1/venue-d/time', { 'X-API-Key': key })).headers['x-cache']).toBe('MISS');
+    clock += 450;
+    expect((await call(cached.port, '/api/v1/venue-d/time', { 'X-API-Key': key })).headers['x-cache']).toBe('MISS');
     expect(sim.requests({ platform: 'coinbase', pathPrefix: '/time' })).toHaveLength(3);
   });
 });
@@ -613,8 +628,10 @@ describe('the upstream budget is shared by all gateway replicas', () => {
   it('two gateways together never exceed the budget, and refuse what cannot wait', async () => {
     const budgetPrefix = `${uniqueName('budget')}:`;
     const limits = {
-      UPSTREAM_BUDGETS: 'venue-c=5/1',
-      UPSTREAM_BUDGET_MAX_WAIT_MS: '300',
+      // One slot every 2 s and 3 s of patience: the requests may take up to 1 s to arrive (a loaded machine) and
+      // the count below is still exact.
+      UPSTREAM_BUDGETS: 'venue-c=0.5/1',
+      UPSTREAM_BUDGET_MAX_WAIT_MS: '3000',
       COALESCE: 'false',
       REDIS_KEY_PREFIX: budgetPrefix,
     };
@@ -632,16 +649,16 @@ describe('the upstream budget is shared by all gateway replicas', () => {
       const ok = answers.filter((r) => r.status === 200).length;
       const refused = answers.filter((r) => r.status === 429);
       expect(ok + refused.length).toBe(16);
-      // 5/s with burst 1 and 300 ms of patience: the first, then one every 200 ms for 300 ms → 2 or 3 get through.
-      expect(ok).toBeGreaterThanOrEqual(2);
-      expect(ok).toBeLessThanOrEqual(3);
+      // 0.5/s with burst 1 and 3 s of patience: the first, then the one the slot 2 s later serves; the slot after it
+      // (4 s) is further than any request arrived within 1 s may wait → exactly 2 get through.
+      expect(ok).toBe(2);
       for (const r of refused) expect(r.json()).toMatchObject({ error: 'upstream_rate_limited' });
       // The simulator's own limit (5/s) never fired.
       expect(sim.requests({ platform: 'gemini' }).every((r) => r.status !== 429)).toBe(true);
       // Each replica says the budget it enforces (a dashboard's budget use: the calls' rate over it).
       const metrics = await call(a.port, '/metrics');
       expect(metrics.text).toContain(
-        'gateway_upstream_budget_per_second{platform="venue-c",target="venue-c",service="gateway"} 5',
+        'gateway_upstream_budget_per_second{platform="venue-c",target="venue-c",service="gateway"} 0.5',
       );
     } finally {
       sim.rateLimits.set('gemini', null);
@@ -733,12 +750,18 @@ describe('streaming a large upstream body', () => {
       });
       expect(res.statusCode).toBe(200);
       res.pause();
-      await new Promise((r) => setTimeout(r, 1000));
-      // What left the upstream is what fits in the socket buffers and one shared-response window, not the body.
-      const heldAt = upstream.sent();
+      // Held back: what left the upstream stops growing (the same over 500 ms; waited for, since a loaded machine
+      // takes longer to fill the buffers), and it is what fits in the socket buffers and one shared-response window,
+      // not the body (without the hold it would stop only at the body's end).
+      const heldAt = await waitFor(
+        async () => {
+          const before = upstream.sent();
+          await new Promise((r) => setTimeout(r, 500));
+          return upstream.sent() === before ? before : false;
+        },
+        { timeoutMs: 30_000, intervalMs: 0, what: 'the upstream to be held back' },
+      );
       expect(heldAt).toBeLessThan(TOTAL / 2);
-      await new Promise((r) => setTimeout(r, 500));
-      expect(upstream.sent()).toBe(heldAt);
       let received = 0;
       let wrong = -1;
       res.on('data', (c: Buffer) => {

@@ -38,6 +38,8 @@ export async function startGateway(
     exit?: boolean;
     /** Route modules by platform key (default: every platform's, ROUTES); tests add a fixture platform's. */
     routes?: Parameters<typeof createPlatforms>[1];
+    /** The upstream calls' clock (circuits, micro-cache, signatures; default Date.now): tests move one of their own. */
+    now?: () => number;
   },
 ): Promise<RunningGateway> {
   const { logger } = options;
@@ -55,7 +57,7 @@ export async function startGateway(
   );
   const platforms = createPlatforms(config, options.routes);
   metrics.budgets(Object.values(platforms.byKey).flatMap((p) => p.targets));
-  const forwarder = new Forwarder({ config, budgets, metrics, logger });
+  const forwarder = new Forwarder({ config, budgets, metrics, logger, now: options.now });
   lifecycle.onShutdown('upstreams', () => forwarder.close());
   const running = await serve(createHandler({ config, logger, auth, registry, lifecycle, platforms, forwarder }), {
     port: config.GATEWAY_PORT,

@@ -66,8 +66,11 @@ export interface GatewayHarness {
   store: RedisKeyStore;
   /** Every line any gateway of this harness logged. */
   logLines: string[];
-  /** A gateway on the simulator (with its credentials unless `withCredentials` is false), stopped by close(). */
-  gateway(overrides?: Record<string, string>, withCredentials?: boolean): Promise<RunningGateway>;
+  /**
+   * A gateway on the simulator (with its credentials unless `withCredentials` is false), stopped by close(); `now`:
+   * the clock of its upstream calls (startGateway's), for a test that moves time instead of waiting for it.
+   */
+  gateway(overrides?: Record<string, string>, withCredentials?: boolean, now?: () => number): Promise<RunningGateway>;
   /** A key in this harness's namespace (100 000 requests per minute unless given). */
   newKey(input?: Partial<NewKeyInput>): Promise<string>;
   /** The last request the simulator recorded for a platform (or path prefix). */
@@ -99,7 +102,7 @@ export async function startGatewayHarness(simOptions: SimulatorOptions = {}): Pr
     prefix,
     store,
     logLines,
-    async gateway(overrides = {}, withCredentials = true) {
+    async gateway(overrides = {}, withCredentials = true, now?: () => number) {
       const env: Record<string, string> = {
         ...(withCredentials
           ? sim.env()
@@ -120,7 +123,7 @@ export async function startGatewayHarness(simOptions: SimulatorOptions = {}): Pr
         ...overrides,
       };
       const config = loadConfig(env);
-      const running = await startGateway(config, { logger, exit: false });
+      const running = await startGateway(config, { logger, exit: false, now });
       await waitForRedis(running.auth.redis, 5000);
       gateways.push(running);
       const byHost = config.baseDomain === undefined ? undefined : hostRouter(config.baseDomain, running.platforms);
