@@ -24,7 +24,9 @@ import { BookError, Decimal, HistoryClient, bookChecksum } from '@depthgate/clie
 import { createHarness, type Harness } from '../testing/harness';
 import { startRecorder, type Recorder } from '../testing/recorder';
 
-jest.setTimeout(180_000);
+// A guard against a hang, not a speed limit: the backtest test runs both examples (a Python and a Node process each)
+// twice on every recorded ticker, 110–170 s in CI runs on a quiet machine, and more beside other work.
+jest.setTimeout(600_000);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const python = process.env.DG_PYTHON ?? (existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
