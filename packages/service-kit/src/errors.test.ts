@@ -1,18 +1,12 @@
 import express from 'express';
 import request from 'supertest';
-import { Writable } from 'node:stream';
+import { linesSink } from '@depthgate/test-utils';
 import { AppError, ERROR_CODES, errorHandler, notFoundHandler, sendError, statusFor } from './errors';
 import { createLogger } from './logger';
 
 function silentLogger() {
   const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk, _enc, cb) {
-      lines.push(String(chunk));
-      cb();
-    },
-  });
-  return { logger: createLogger({ name: 'test', level: 'info', destination: sink }), lines };
+  return { logger: createLogger({ name: 'test', level: 'info', destination: linesSink(lines) }), lines };
 }
 
 describe('error mapping', () => {

@@ -1,17 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { Writable } from 'node:stream';
+import { linesSink } from '@depthgate/test-utils';
 import { ACCESS_LOG_BATCH, ACCESS_LOG_FLUSH_MS, accessLogWriter, createLogger } from './logger';
 
 it('redacts keys, authorization, cookies and secrets wherever they appear', () => {
   const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk, _enc, cb) {
-      lines.push(String(chunk));
-      cb();
-    },
-  });
-  const logger = createLogger({ name: 't', level: 'info', destination: sink });
+  const logger = createLogger({ name: 't', level: 'info', destination: linesSink(lines) });
   logger.info(
     {
       req: { headers: { 'x-api-key': 'dg_SECRET1', authorization: 'Bearer SECRET2', cookie: 'sid=SECRET3' } },
@@ -29,21 +23,12 @@ it('redacts keys, authorization, cookies and secrets wherever they appear', () =
   expect(out).toContain('[redacted]');
 });
 
-function sinkOf(writes: string[]): Writable {
-  return new Writable({
-    write(chunk, _enc, cb) {
-      writes.push(String(chunk));
-      cb();
-    },
-  });
-}
-
 beforeEach(() => jest.useFakeTimers());
 afterEach(() => jest.useRealTimers());
 
 it('access-log lines go to the same stream in the same format, without a redaction pass', () => {
   const writes: string[] = [];
-  const logger = createLogger({ name: 'svc', level: 'info', destination: sinkOf(writes) });
+  const logger = createLogger({ name: 'svc', level: 'info', destination: linesSink(writes) });
   const write = accessLogWriter(logger);
   write?.({ url: '/api/v1/x?a="b"', status: 200, aborted: false, skipped: undefined });
   logger.info({ secret: 'S' }, 'other');
@@ -67,12 +52,12 @@ it('access-log lines go to the same stream in the same format, without a redacti
     secret: '[redacted]',
   });
   expect(records).toHaveLength(2);
-  expect(accessLogWriter(createLogger({ name: 'svc', level: 'warn', destination: sinkOf(writes) }))).toBeUndefined();
+  expect(accessLogWriter(createLogger({ name: 'svc', level: 'warn', destination: linesSink(writes) }))).toBeUndefined();
 });
 
 it('hands access-log lines to the stream together: after ACCESS_LOG_FLUSH_MS, or at once at ACCESS_LOG_BATCH', () => {
   const writes: string[] = [];
-  const write = accessLogWriter(createLogger({ name: 'svc', level: 'info', destination: sinkOf(writes) }));
+  const write = accessLogWriter(createLogger({ name: 'svc', level: 'info', destination: linesSink(writes) }));
   for (let i = 0; i < 5; i++) write?.({ url: `/r/${i}`, status: 200 });
   jest.advanceTimersByTime(ACCESS_LOG_FLUSH_MS - 1);
   expect(writes).toEqual([]);
@@ -102,7 +87,7 @@ it('hands access-log lines to the stream together: after ACCESS_LOG_FLUSH_MS, or
 
 it('gives every line the time it was written, to the millisecond (the text is made once a millisecond)', () => {
   const writes: string[] = [];
-  const logger = createLogger({ name: 'svc', level: 'info', destination: sinkOf(writes) });
+  const logger = createLogger({ name: 'svc', level: 'info', destination: linesSink(writes) });
   const write = accessLogWriter(logger);
   jest.setSystemTime(Date.parse('2026-11-27T10:00:00.123Z'));
   write?.({ url: '/a', status: 200 });
@@ -131,7 +116,7 @@ it('gives every line the time it was written, to the millisecond (the text is ma
 
 it('keeps access-log lines whole and in order: characters beyond ASCII, and a line longer than the batch', () => {
   const writes: string[] = [];
-  const write = accessLogWriter(createLogger({ name: 'svc', level: 'info', destination: sinkOf(writes) }));
+  const write = accessLogWriter(createLogger({ name: 'svc', level: 'info', destination: linesSink(writes) }));
   const huge = `/${'y'.repeat(ACCESS_LOG_BATCH)}`;
   write?.({ url: '/prix/€/ü', status: 200 });
   write?.({ url: huge, status: 200 });

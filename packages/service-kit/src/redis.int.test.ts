@@ -1,6 +1,5 @@
 import net from 'node:net';
-import { Writable } from 'node:stream';
-import { startPrivateRedis, testRedisUrl, waitFor, type PrivateServer } from '@depthgate/test-utils';
+import { linesSink, startPrivateRedis, testRedisUrl, waitFor, type PrivateServer } from '@depthgate/test-utils';
 import { createLogger } from './logger';
 import { createRedisClient, waitForRedis, type Redis } from './redis';
 
@@ -99,13 +98,7 @@ describe('a client ioredis gives up though nobody closed it', () => {
 
   it('connects again (a connector disconnected while it connects: the Sentinel failover race)', async () => {
     const lines: string[] = [];
-    const destination = new Writable({
-      write(chunk, _enc, cb) {
-        lines.push(String(chunk));
-        cb();
-      },
-    });
-    const logger = createLogger({ name: 'test', level: 'warn', destination });
+    const logger = createLogger({ name: 'test', level: 'warn', destination: linesSink(lines) });
     const redis = createRedisClient(url, { name: 'revived', logger });
     try {
       const ended = new Promise((resolve) => redis.once('end', resolve));

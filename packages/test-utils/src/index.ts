@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -18,6 +19,16 @@ export function requireEnv(name: string): string {
   const value = process.env[name];
   if (!value) throw new Error(`${name} is not set: run integration tests through ./dev test`);
   return value;
+}
+
+/** A stream that keeps each chunk written to it, as a string, in `lines` (a logger's destination in a test). */
+export function linesSink(lines: string[]): Writable {
+  return new Writable({
+    write(chunk, _enc, cb) {
+      lines.push(String(chunk));
+      cb();
+    },
+  });
 }
 
 export const testRedisUrl = () => requireEnv('TEST_REDIS_URL');

@@ -9,10 +9,9 @@
  * the upstream's, not the gateway's contract, and are not checked.
  */
 import http from 'node:http';
-import { Writable } from 'node:stream';
 import { RedisKeyStore, createRedisClient, waitForRedis, type NewKeyInput, type Redis } from '@depthgate/auth';
 import { createLogger } from '@depthgate/service-kit';
-import { ContractChecker, ContractWatch, testRedisUrl, uniqueName } from '@depthgate/test-utils';
+import { ContractChecker, ContractWatch, linesSink, testRedisUrl, uniqueName } from '@depthgate/test-utils';
 import { startSimulator, type Simulator, type SimulatorOptions } from '@depthgate/venue-sim';
 import { loadConfig } from '../config';
 import { openApiDocument } from '../openapi';
@@ -82,13 +81,7 @@ export interface GatewayHarness {
 
 export async function startGatewayHarness(simOptions: SimulatorOptions = {}): Promise<GatewayHarness> {
   const logLines: string[] = [];
-  const logSink = new Writable({
-    write(chunk, _enc, cb) {
-      logLines.push(String(chunk));
-      cb();
-    },
-  });
-  const logger = createLogger({ name: 'gateway-test', level: 'info', destination: logSink });
+  const logger = createLogger({ name: 'gateway-test', level: 'info', destination: linesSink(logLines) });
   const sim = await startSimulator({ seed: 11, updatesPerSecond: 0, rateLimits: false, ...simOptions });
   const admin = createRedisClient(testRedisUrl(), { name: 'gw-test-admin', offlineQueue: true });
   await waitForRedis(admin, 5000);
