@@ -23,6 +23,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { ExchangeKey } from '@depthgate/platforms';
+import type { Simulator } from '@depthgate/venue-sim';
 import { formatDecimal, parseDecimal } from '@depthgate/feeds';
 import { Rng } from '@depthgate/service-kit';
 import { freePort, repoRoot, testRedisUrl, uniqueName, waitFor } from '@depthgate/test-utils';
@@ -166,6 +167,11 @@ export interface ChaosReport {
   duplicateSamples: string[];
   /** `duplicates.deltas` by exchange (only those with some). */
   deltaDuplicatesByExchange: Partial<Record<ExchangeKey, number>>;
+  /**
+   * Receive-clock tickers whose venue changes were counted from before their first snapshot's stamp (the venue had
+   * changed the book while the snapshot was on its way; `receiveClockStart`).
+   */
+  receiveClockStarts: number;
   /** Rows read through the API, per kind. */
   readRows: { deltas: number; trades: number; snapshots: number };
   /** Rule-7 moments compared (random and event moments; handover moments apart). */
@@ -466,6 +472,7 @@ export class Chaos {
     const duplicateSamples: string[] = [];
     const deltaDuplicatesByExchange: Partial<Record<ExchangeKey, number>> = {};
     const readRows = { deltas: 0, trades: 0, snapshots: 0 };
+    let receiveClockStarts = 0;
     try {
       const from = this.started - 60_000;
       for (const exchange of CHAOS_EXCHANGES) {
@@ -481,12 +488,18 @@ export class Chaos {
           readRows.deltas += deltas.length;
           const clocked = exchange !== 'venue_c';
           const key = (ts: number, k: string) => (clocked ? `${ts} ${k}` : k);
+          // On a receive clock the venue's changes count from the moment the first snapshot shows, not from its stamp.
+          const since = clocked ? first : receiveClockStart(this.h.sim, exchange, ticker, rows, first);
+          if (since < first) receiveClockStarts++;
+          const changes = simChanges(this.h.sim, exchange, ticker);
           const emitted = new Map<string, number>();
-          for (const c of simChanges(this.h.sim, exchange, ticker)) {
-            if (c.ts <= first || c.ts > end.at) continue;
+          for (const c of changes) {
+            if (c.ts <= since || c.ts > end.at) continue;
             emitted.set(key(c.ts, c.key), (emitted.get(key(c.ts, c.key)) ?? 0) + 1);
           }
           const got = new Map<string, number>();
+          /** Where each counted key's rows are (ms of ts), for the samples. */
+          const rowsAt = new Map<string, number[]>();
           const seqs = new Set<string>();
           for (const d of deltas) {
             const ts = Date.parse(d.ts as string);
@@ -499,13 +512,22 @@ export class Chaos {
             if (gaps.some((g) => ts >= g.from && ts <= g.to)) continue;
             const k = key(ts, `${d.side as string} ${canonical(d.price)} ${canonical(d.quantity_delta)}`);
             got.set(k, (got.get(k) ?? 0) + 1);
+            rowsAt.set(k, [...(rowsAt.get(k) ?? []), ts]);
           }
           for (const [k, n] of got) {
             const want = emitted.get(k) ?? 0;
             if (want > 0 && n > want) {
               duplicates.deltas += n - want;
-              if (duplicateSamples.length < 10)
-                duplicateSamples.push(`${exchange} ${ticker} ${k} ×${n} (emitted ×${want})`);
+              if (duplicateSamples.length < 10) {
+                // Where they were, in ms after the first snapshot: the rows and (receive clock) the venue's changes.
+                const at = (list: readonly number[]) => list.map((t) => t - first).join(',');
+                const venueAt = clocked
+                  ? ''
+                  : `, venue at ${at(changes.filter((c) => c.key === k && c.ts <= end.at).map((c) => c.ts))}`;
+                duplicateSamples.push(
+                  `${exchange} ${ticker} ${k} ×${n} (emitted ×${want}) rows at ${at(rowsAt.get(k) ?? [])}${venueAt}`,
+                );
+              }
             }
           }
           if (duplicates.deltas > before) {
@@ -612,6 +634,7 @@ export class Chaos {
       duplicates,
       duplicateSamples,
       deltaDuplicatesByExchange,
+      receiveClockStarts,
       readRows,
       rule7Moments,
       handovers,
@@ -638,6 +661,36 @@ export class Chaos {
 }
 
 const canonical = (d: unknown) => formatDecimal(parseDecimal(String(d)));
+
+/**
+ * On a receive clock (Gemini), the simulator's moment that a ticker's first recorded snapshot shows: the latest of its
+ * events at or before `first` (the snapshot's stamp, when it arrived) after which the simulator's book is the
+ * snapshot's; `first` when none within RECEIVE_LAG_MS is. The venue's changes made between sending the snapshot and
+ * its arrival reach the recorder after it, stamped after `first`: counted from `first`, each was one more than the
+ * venue made whenever the venue made the same change again later (CI58's one duplicated Gemini delta; two quiet runs
+ * of the one-recorder case had such a change in one ticker of six, and none).
+ */
+function receiveClockStart(sim: Simulator, exchange: ExchangeKey, ticker: string, rows: readonly Row[], first: number) {
+  const snapshot = JSON.stringify(
+    sorted(
+      rebuild(
+        rows.filter((r) => r.kind === 'snapshot'),
+        first,
+      ),
+    ),
+  );
+  const events = sim.books.events(exchange, ticker).filter((e) => e.ts <= first && e.ts > first - RECEIVE_LAG_MS);
+  for (let i = events.length - 1; i >= 0; i--) {
+    const ts = (events[i] as { ts: number }).ts;
+    // The latest event already gives the snapshot's book: nothing happened between it and `first`.
+    if (JSON.stringify(sorted(simBookAt(sim, exchange, ticker, ts))) === snapshot)
+      return i === events.length - 1 ? first : ts;
+  }
+  return first;
+}
+
+/** How long before its arrival `receiveClockStart` looks for the moment a snapshot was sent. */
+const RECEIVE_LAG_MS = 5000;
 
 /** Every row of a kind of a ticker in [from, to] through the history API's NDJSON stream (the end line dropped). */
 async function apiRows(
