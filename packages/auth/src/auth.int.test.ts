@@ -3,6 +3,7 @@ import request from 'supertest';
 import type { Express } from 'express';
 import { createRegistry, createServiceApp, Lifecycle, createLogger, type Registry } from '@depthgate/service-kit';
 import { startPrivateRedis, testRedisUrl, uniqueName, waitFor, type PrivateServer } from '@depthgate/test-utils';
+import { generateApiKey } from './api-key';
 import { Authenticator } from './authenticator';
 import type { AuthConfig } from './config';
 import { RedisKeyStore } from './key-store';
@@ -22,6 +23,7 @@ function config(redisUrl: string, prefix: string, overrides: Partial<AuthConfig>
     KEY_CACHE_MAX_ENTRIES: 1000,
     RATE_LIMIT_DEFAULT_RPM: 600,
     RATE_LIMIT_ANONYMOUS_RPM: 10,
+    RATE_LIMIT_UNKNOWN_KEYS_PER_MINUTE: 30,
     TRUST_PROXY_HOPS: 0,
     READY_REQUIRES_REDIS: true,
     ...overrides,
@@ -270,6 +272,35 @@ describe('keys against the real Redis', () => {
       if (res.status === 200) expect(res.body.ip).toBe(ip);
     }
     expect(seen).toEqual([200, 200, 429, 200]);
+  });
+
+  it('made-up keys: past RATE_LIMIT_UNKNOWN_KEYS_PER_MINUTE an address gets 429 without a Redis lookup; keys it used still work; other addresses are not affected', async () => {
+    const cfg = config(testRedisUrl(), prefix, { RATE_LIMIT_UNKNOWN_KEYS_PER_MINUTE: 3, TRUST_PROXY_HOPS: 1 });
+    const a = await instance(cfg);
+    const { key } = await store.create({ name: 'in use' });
+    const created = await store.create({ name: 'new' });
+    const from = (ip: string, k: string) =>
+      request(a.app).get('/api/whoami').set('X-Forwarded-For', ip).set('X-API-Key', k);
+    expect((await from('198.51.100.7', key)).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await from('198.51.100.7', generateApiKey())).status).toBe(401);
+    const lookups = await metric(a.registry, 'auth_key_cache_total');
+    const refused = await from('198.51.100.7', generateApiKey());
+    expect(refused.status).toBe(429);
+    expect(refused.body).toEqual({
+      error: 'rate_limited',
+      message: expect.stringMatching(/^Too many unknown API keys from this address; retry in \d+ s$/),
+    });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    // A key not seen before is refused from that address too, without a lookup; the key in use still works.
+    expect((await from('198.51.100.7', created.key)).status).toBe(429);
+    expect((await from('198.51.100.7', key)).status).toBe(200);
+    expect(await metric(a.registry, 'auth_key_cache_total')).toBe(lookups + 1); // the one cache hit, no miss
+    // The same key from another client address (through the trusted proxy) is looked up and works.
+    expect((await from('198.51.100.8', created.key)).status).toBe(200);
+    const throttled = (await a.registry.getSingleMetric('auth_verifications_total')?.get())?.values.find(
+      (v) => v.labels.result === 'throttled',
+    );
+    expect(throttled?.value).toBe(2);
   });
 
   it('an invalid key on the optional-key service is 401, not anonymous', async () => {

@@ -3,6 +3,7 @@ import { generateApiKey, hashApiKey } from './api-key';
 import type { Logger } from '@depthgate/service-kit';
 import { parseKeyRecord, type KeyRecord, type NewKeyInput } from './key-record';
 import type { KeyStore } from './key-store';
+import { RefusedKeys } from './refused-keys';
 
 /** A KeyStore over a Map, with a switch to make it fail like an unreachable Redis. */
 class FakeStore implements KeyStore {
@@ -55,7 +56,7 @@ class FakeStore implements KeyStore {
   }
 }
 
-function setup(options: { ttl?: number; stale?: number; max?: number } = {}) {
+function setup(options: { ttl?: number; stale?: number; max?: number; unknownPerMinute?: number } = {}) {
   const store = new FakeStore();
   let now = 1_000_000;
   /** What the authenticator logs (it writes warnings and errors): level, fields, message. */
@@ -67,6 +68,9 @@ function setup(options: { ttl?: number; stale?: number; max?: number } = {}) {
     cacheTtlMs: options.ttl ?? 4000,
     maxStaleMs: options.stale ?? 60_000,
     maxEntries: options.max ?? 100,
+    ...(options.unknownPerMinute === undefined
+      ? {}
+      : { refusedKeys: new RefusedKeys(options.unknownPerMinute, { now: () => now }) }),
     logger,
     now: () => now,
   });
@@ -257,5 +261,74 @@ describe('Authenticator', () => {
     auth.invalidate(hashApiKey(key));
     expect(await auth.verify(key)).toMatchObject({ status: 'valid' });
     expect(auth.verify(key)).toMatchObject({ status: 'valid' });
+  });
+
+  describe('made-up keys per client address (RefusedKeys)', () => {
+    it('past the limit, an address’s keys the cache has no answer for are throttled without a store lookup until the window ends', async () => {
+      const { store, auth, advance } = setup({ unknownPerMinute: 3 });
+      for (let i = 0; i < 3; i++)
+        expect(await auth.verify(generateApiKey(), '203.0.113.9')).toEqual({ status: 'invalid' });
+      expect(store.lookups).toBe(3);
+      const valid = generateApiKey();
+      store.add(valid);
+      // A key never seen here, even a valid one, is not looked up for that address now…
+      expect(await auth.verify(valid, '203.0.113.9')).toEqual({ status: 'throttled', retryAfterMs: 60_000 });
+      advance(59_000);
+      expect(await auth.verify(generateApiKey(), '203.0.113.9')).toEqual({ status: 'throttled', retryAfterMs: 1000 });
+      expect(store.lookups).toBe(3);
+      // …other addresses are not affected, nor is a call that names no address…
+      expect(await auth.verify(valid, '198.51.100.1')).toMatchObject({ status: 'valid' });
+      expect(store.lookups).toBe(4);
+      // …and once the window has ended the address is looked up again.
+      advance(1000);
+      expect(await auth.verify(generateApiKey(), '203.0.113.9')).toEqual({ status: 'invalid' });
+      expect(store.lookups).toBe(5);
+    });
+
+    it('keys the cache has an answer for are answered as always from a throttled address, fresh or stale', async () => {
+      const { store, auth, advance } = setup({ unknownPerMinute: 1, ttl: 4000 });
+      const [valid, revoked, unknown] = [generateApiKey(), generateApiKey(), generateApiKey()];
+      store.add(valid);
+      store.add(revoked, { revoked_at: new Date(0).toISOString() });
+      expect(await auth.verify(valid, '203.0.113.9')).toMatchObject({ status: 'valid' });
+      expect(await auth.verify(revoked, '203.0.113.9')).toEqual({ status: 'revoked' });
+      expect(await auth.verify(unknown, '203.0.113.9')).toEqual({ status: 'invalid' });
+      expect(await auth.verify(generateApiKey(), '203.0.113.9')).toMatchObject({ status: 'throttled' });
+      // The same unknown key again is answered from the cache: it neither costs a lookup nor counts.
+      expect(auth.verify(unknown, '203.0.113.9')).toEqual({ status: 'invalid' });
+      const lookups = store.lookups;
+      advance(5000); // every answer stale: each is fetched again, not throttled
+      expect(await auth.verify(valid, '203.0.113.9')).toMatchObject({ status: 'valid' });
+      expect(await auth.verify(revoked, '203.0.113.9')).toEqual({ status: 'revoked' });
+      expect(await auth.verify(unknown, '203.0.113.9')).toEqual({ status: 'invalid' });
+      expect(store.lookups).toBe(lookups + 3);
+    });
+
+    it('counts only keys the store did not know: valid keys, malformed ones and store outages never count', async () => {
+      const { store, auth } = setup({ unknownPerMinute: 1 });
+      for (let i = 0; i < 5; i++) {
+        const k = generateApiKey();
+        store.add(k);
+        expect(await auth.verify(k, '203.0.113.9')).toMatchObject({ status: 'valid' });
+      }
+      expect(await auth.verify('dg_not-a-key', '203.0.113.9')).toEqual({ status: 'invalid' });
+      store.down = true;
+      expect(await auth.verify(generateApiKey(), '203.0.113.9')).toEqual({ status: 'unavailable' });
+      store.down = false;
+      expect(await auth.verify(generateApiKey(), '203.0.113.9')).toEqual({ status: 'invalid' });
+      expect(await auth.verify(generateApiKey(), '203.0.113.9')).toMatchObject({ status: 'throttled' });
+    });
+
+    it('an address’s IPv6 neighbours (its /56) share its count; without RefusedKeys nothing is throttled', async () => {
+      const { auth } = setup({ unknownPerMinute: 2 });
+      expect(await auth.verify(generateApiKey(), '2001:db8:abcd:1200::1')).toEqual({ status: 'invalid' });
+      expect(await auth.verify(generateApiKey(), '2001:db8:abcd:12ff:ffff::2')).toEqual({ status: 'invalid' });
+      expect(await auth.verify(generateApiKey(), '2001:db8:abcd:1234::3')).toMatchObject({ status: 'throttled' });
+      expect(await auth.verify(generateApiKey(), '2001:db8:abcd:1300::1')).toEqual({ status: 'invalid' });
+      const plain = setup();
+      for (let i = 0; i < 50; i++)
+        expect(await plain.auth.verify(generateApiKey(), '203.0.113.9')).toEqual({ status: 'invalid' });
+      expect(plain.store.lookups).toBe(50);
+    });
   });
 });

@@ -5,13 +5,19 @@ import { hashApiKey, isWellFormedApiKey } from './api-key';
 import type { KeyStore } from './key-store';
 import { InvalidKeyRecordError, resolveKey, type KeyRecord, type ResolvedKey } from './key-record';
 import type { AuthMetrics } from './metrics';
+import type { RefusedKeys } from './refused-keys';
 
 export type VerifyResult =
   | { status: 'valid'; key: ResolvedKey }
   | { status: 'invalid' }
   | { status: 'revoked' }
   /** The store is unreachable and this key has never been seen (or was seen too long ago). */
-  | { status: 'unavailable' };
+  | { status: 'unavailable' }
+  /**
+   * Not looked up: the key is not in the cache and its address presented too many unknown keys lately
+   * (RefusedKeys); it may try again in `retryAfterMs`.
+   */
+  | { status: 'throttled'; retryAfterMs: number };
 
 type Cached = { status: 'valid'; key: ResolvedKey } | { status: 'invalid' } | { status: 'revoked' };
 
@@ -32,6 +38,8 @@ export interface AuthenticatorOptions {
    * other, never a key in use, which keeps working from the cache while the store is unreachable.
    */
   maxEntries: number;
+  /** Unknown keys counted per client address: past its limit an address's uncached keys are not looked up. */
+  refusedKeys?: RefusedKeys;
   logger?: Logger;
   metrics?: AuthMetrics;
   now?: () => number;
@@ -58,11 +66,17 @@ export class Authenticator {
   }
 
   /**
-   * Synchronous when the answer is cached and fresh, which is the common case. `maxAgeMs` (at most the cache TTL)
-   * asks for an answer at most that old: the WebSocket proxy re-checks open connections' keys on an interval and so
-   * still closes a revoked key's sockets within the TTL.
+   * Synchronous when the answer is cached and fresh, which is the common case. `address` is the client's
+   * (clientAddress): a key the store does not know counts against it, and a key the cache has no answer for is not
+   * looked up while the address is over its limit (RefusedKeys; without an address nothing is counted). `maxAgeMs`
+   * (at most the cache TTL) asks for an answer at most that old: the WebSocket proxy re-checks open connections' keys
+   * on an interval and so still closes a revoked key's sockets within the TTL.
    */
-  verify(candidate: string, maxAgeMs = this.options.cacheTtlMs): VerifyResult | Promise<VerifyResult> {
+  verify(
+    candidate: string,
+    address?: string,
+    maxAgeMs = this.options.cacheTtlMs,
+  ): VerifyResult | Promise<VerifyResult> {
     // Only well-formed keys are ever looked up and cached, so a cached hash needs no shape check again.
     const hash = hashApiKey(candidate);
     const entry = this.known.get(hash) ?? this.unknown.get(hash);
@@ -73,13 +87,19 @@ export class Authenticator {
       return this.count(entry.result);
     }
     if (!isWellFormedApiKey(candidate)) return this.count({ status: 'invalid' });
-    return this.refresh(hash, entry, now);
+    const refused = address === undefined ? undefined : this.options.refusedKeys;
+    if (entry === undefined && refused !== undefined) {
+      const waitMs = refused.waitMs(address as string);
+      if (waitMs > 0) return this.count({ status: 'throttled', retryAfterMs: waitMs });
+    }
+    return this.refresh(hash, entry, now, address);
   }
 
-  private async refresh(hash: string, entry: Entry | undefined, now: number): Promise<VerifyResult> {
+  private async refresh(hash: string, entry: Entry | undefined, now: number, address?: string): Promise<VerifyResult> {
     try {
       const result = await this.fetch(hash);
       this.options.metrics?.cache.inc({ result: 'miss' });
+      if (result.status === 'invalid' && address !== undefined) this.options.refusedKeys?.refused(address);
       return this.count(result);
     } catch (err) {
       if (entry && now - entry.fetchedAt < this.options.maxStaleMs) {

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { sendError } from '@depthgate/service-kit';
+import { sendError, type ErrorCode } from '@depthgate/service-kit';
+import { clientAddress } from './address';
 import type { Authenticator, VerifyResult } from './authenticator';
 import type { ResolvedKey } from './key-record';
 import type { AuthMetrics } from './metrics';
@@ -45,28 +46,55 @@ export function presentedKey(headers: IncomingHttpHeaders): string | undefined {
   return colon === -1 ? credentials : credentials.slice(0, colon);
 }
 
-/**
- * `required` (gateway): no key → 401. `optional` (history): no key → anonymous caller.
- * In both modes a key that is present (presentedKey: header or Basic) but unknown, malformed or revoked is 401 with
- * the spec's body.
- */
-export function apiKeyAuth(auth: Authenticator, mode: 'required' | 'optional', metrics?: AuthMetrics): NodeMiddleware {
-  const apply = (result: VerifyResult, req: IncomingMessage, res: ServerResponse, next: () => void) => {
-    switch (result.status) {
-      case 'valid':
-        req.caller = { kind: 'key', key: result.key };
-        next();
-        return;
-      case 'invalid':
-      case 'revoked':
-        sendError(res, 'unauthorized', INVALID_KEY_MESSAGE);
-        return;
-      case 'unavailable':
-        sendError(res, 'service_unavailable', 'API keys cannot be verified right now; retry shortly', {
-          'Retry-After': '5',
-        });
-        return;
+/** How a refused key is answered (HTTP requests and WebSocket handshakes alike): its error code, message and headers. */
+export interface KeyRefusal {
+  code: ErrorCode;
+  message: string;
+  headers?: Record<string, string>;
+}
+
+/** The answer to a key that is not valid: 401 (unknown, malformed, revoked), 503 (not verifiable now) or 429. */
+export function keyRefusal(result: Exclude<VerifyResult, { status: 'valid' }>): KeyRefusal {
+  switch (result.status) {
+    case 'invalid':
+    case 'revoked':
+      return { code: 'unauthorized', message: INVALID_KEY_MESSAGE };
+    case 'unavailable':
+      return {
+        code: 'service_unavailable',
+        message: 'API keys cannot be verified right now; retry shortly',
+        headers: { 'Retry-After': '5' },
+      };
+    case 'throttled': {
+      const seconds = String(Math.ceil(result.retryAfterMs / 1000));
+      return {
+        code: 'rate_limited',
+        message: `Too many unknown API keys from this address; retry in ${seconds} s`,
+        headers: { 'Retry-After': seconds },
+      };
     }
+  }
+}
+
+/**
+ * `required` (gateway): no key → 401. `optional` (history): no key → anonymous caller, known by its address
+ * (clientAddress through `trustProxyHops`). In both modes a key that is present (presentedKey: header or Basic) but
+ * not valid is answered by keyRefusal (401 with the spec's body for an unknown, malformed or revoked one).
+ */
+export function apiKeyAuth(
+  auth: Authenticator,
+  mode: 'required' | 'optional',
+  trustProxyHops: number,
+  metrics?: AuthMetrics,
+): NodeMiddleware {
+  const apply = (result: VerifyResult, req: IncomingMessage, res: ServerResponse, next: () => void) => {
+    if (result.status === 'valid') {
+      req.caller = { kind: 'key', key: result.key };
+      next();
+      return;
+    }
+    const refusal = keyRefusal(result);
+    sendError(res, refusal.code, refusal.message, refusal.headers);
   };
   return (req, res, next) => {
     const key = presentedKey(req.headers);
@@ -76,12 +104,11 @@ export function apiKeyAuth(auth: Authenticator, mode: 'required' | 'optional', m
         sendError(res, 'unauthorized', INVALID_KEY_MESSAGE);
         return;
       }
-      // Express computes `ip` from its `trust proxy` hop count (the history service is an Express app).
-      req.caller = { kind: 'anonymous', ip: (req as { ip?: string }).ip ?? req.socket.remoteAddress ?? 'unknown' };
+      req.caller = { kind: 'anonymous', ip: clientAddress(req, trustProxyHops) };
       next();
       return;
     }
-    const result = auth.verify(key);
+    const result = auth.verify(key, clientAddress(req, trustProxyHops));
     if (result instanceof Promise) {
       result.then((r) => apply(r, req, res, next), next);
     } else {

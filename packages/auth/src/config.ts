@@ -23,6 +23,11 @@ export const authEnvShape = {
   RATE_LIMIT_DEFAULT_RPM: envInt(600, { min: 1, max: 10_000_000 }),
   /** Requests per minute per client IP for anonymous callers (history service). */
   RATE_LIMIT_ANONYMOUS_RPM: envInt(10, { min: 1, max: 10_000_000 }),
+  /**
+   * Unknown API keys a client address (IPv6: its /56) may present per minute, counted in each process; past it, keys
+   * the process has no cached answer for are answered 429 without a Redis lookup until the minute ends (0: no limit).
+   */
+  RATE_LIMIT_UNKNOWN_KEYS_PER_MINUTE: envInt(30, { min: 0, max: 1_000_000 }),
   /** Number of reverse proxies in front of the service whose X-Forwarded-For is trusted (0: none). Never "true". */
   TRUST_PROXY_HOPS: envInt(0, { min: 0, max: 10 }),
   /**
@@ -40,6 +45,7 @@ export interface AuthConfig extends RedisConfig {
   KEY_CACHE_MAX_ENTRIES: number;
   RATE_LIMIT_DEFAULT_RPM: number;
   RATE_LIMIT_ANONYMOUS_RPM: number;
+  RATE_LIMIT_UNKNOWN_KEYS_PER_MINUTE: number;
   TRUST_PROXY_HOPS: number;
   READY_REQUIRES_REDIS: boolean;
 }

@@ -10,4 +10,6 @@ export * from './rate-limit';
 export * from './redis';
 export * from './setup';
 export * from './access';
+export * from './address';
+export * from './refused-keys';
 export * from './ws-limits';

@@ -11,7 +11,7 @@ export class AuthMetrics {
   constructor(registry: Registry) {
     this.verifications = new Counter({
       name: 'auth_verifications_total',
-      help: 'API key checks by result (valid, missing, invalid, revoked, unavailable)',
+      help: 'API key checks by result (valid, missing, invalid, revoked, unavailable, throttled: not looked up, the address presented too many unknown keys)',
       labelNames: ['result'] as const,
       registers: [registry],
     });

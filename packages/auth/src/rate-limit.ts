@@ -1,10 +1,10 @@
-import { isIPv6 } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Redis } from 'ioredis';
 import type { Logger } from '@depthgate/service-kit';
 import { sendError } from '@depthgate/service-kit';
 import type { Caller, NodeMiddleware } from './caller';
 import type { AuthMetrics } from './metrics';
+import { ipBucket } from './address';
 
 /**
  * Rate limits per key (its `requests_per_minute`, else a default) and per client IP for anonymous callers, in a
@@ -248,22 +248,4 @@ export function rateLimitedRefusal(d: RateLimitDecision): { message: string; hea
     message: `Rate limit exceeded: ${d.limit} requests per minute; retry in ${reset} s`,
     headers: { 'Retry-After': String(reset) },
   };
-}
-
-/**
- * The rate-limit identity of a client address: IPv4 as is (IPv4-mapped IPv6 too), IPv6 by its /56 prefix, so one
- * client cannot rotate through the addresses of its own allocation.
- */
-export function ipBucket(ip: string): string {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (mapped) return mapped[1] ?? ip;
-  if (!isIPv6(ip)) return ip;
-  const [head = '', tail = ''] = ip.split('::');
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  const groups = ip.includes('::')
-    ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right]
-    : left;
-  const hex = groups.map((g) => g.padStart(4, '0').toLowerCase()).join('');
-  return `${hex.slice(0, 14)}::/56`;
 }

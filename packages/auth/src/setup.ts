@@ -4,6 +4,7 @@ import type { Registry } from 'prom-client';
 import type { ReadinessCheck } from '@depthgate/service-kit';
 import { Authenticator } from './authenticator';
 import { apiKeyAuth, type NodeMiddleware } from './caller';
+import { RefusedKeys } from './refused-keys';
 import type { AuthConfig } from './config';
 import { RedisKeyStore } from './key-store';
 import { AuthMetrics } from './metrics';
@@ -42,6 +43,7 @@ export function createAuth(config: AuthConfig, deps: { logger: Logger; registry:
     cacheTtlMs: config.KEY_CACHE_TTL_MS,
     maxStaleMs: config.KEY_CACHE_MAX_STALE_MS,
     maxEntries: config.KEY_CACHE_MAX_ENTRIES,
+    refusedKeys: new RefusedKeys(config.RATE_LIMIT_UNKNOWN_KEYS_PER_MINUTE),
     logger: deps.logger,
     metrics,
   });
@@ -59,8 +61,8 @@ export function createAuth(config: AuthConfig, deps: { logger: Logger; registry:
     store,
     authenticator,
     metrics,
-    requireKey: apiKeyAuth(authenticator, 'required', metrics),
-    optionalKey: apiKeyAuth(authenticator, 'optional', metrics),
+    requireKey: apiKeyAuth(authenticator, 'required', config.TRUST_PROXY_HOPS, metrics),
+    optionalKey: apiKeyAuth(authenticator, 'optional', config.TRUST_PROXY_HOPS, metrics),
     rateLimit: rateLimiter.middleware(),
     rateLimiter,
     readiness: config.READY_REQUIRES_REDIS

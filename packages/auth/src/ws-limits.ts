@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, type Logger } from '@depthgate/service-kit';
 import type { Caller } from './caller';
-import { ipBucket } from './rate-limit';
+import { ipBucket } from './address';
 import type { Redis } from './redis';
 
 /** Redis's clock in milliseconds, as `now`. */

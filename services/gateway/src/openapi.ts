@@ -108,7 +108,7 @@ export function openApiDocument(platforms: GatewayPlatforms): oas32.OpenAPIObjec
     ),
     '429': error(
       429,
-      '`rate_limited`: the caller exceeded its key rate limit (RateLimit, RateLimit-Policy, Retry-After headers). `upstream_rate_limited`: the upstream budget is exhausted (Retry-After). An upstream 429 passes through as it is.',
+      '`rate_limited`: the caller exceeded its key rate limit (RateLimit, RateLimit-Policy, Retry-After headers), or its address presented too many unknown API keys (Retry-After). `upstream_rate_limited`: the upstream budget is exhausted (Retry-After). An upstream 429 passes through as it is.',
       { error: 'rate_limited', message: 'Rate limit exceeded: 600 requests per minute; retry in 12 s' },
     ),
     '502': error(

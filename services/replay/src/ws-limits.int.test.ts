@@ -9,6 +9,7 @@
  * packages/auth's ws-limits.int.test.ts.)
  */
 import http from 'node:http';
+import { generateApiKey } from '@depthgate/auth';
 import { WsTestClient, waitFor } from '@depthgate/test-utils';
 import { startHarness, TICKERS, type Harness } from './testing/harness';
 import { VENUES, type Venue, type VenueSocketClient } from './testing/venues';
@@ -24,6 +25,7 @@ beforeAll(async () => {
       REPLAY_WS_MAX_CONNECTIONS_PER_KEY: String(PER_KEY),
       REPLAY_WS_MAX_CONNECTIONS_ANONYMOUS: '1',
       REPLAY_WS_MAX_SUBSCRIPTIONS_ANONYMOUS: '1',
+      RATE_LIMIT_UNKNOWN_KEYS_PER_MINUTE: '1',
     },
   });
 }, 90_000);
@@ -284,3 +286,20 @@ function openOnceFreeOn(open: () => Promise<WsTestClient>): Promise<WsTestClient
     { timeoutMs: 10_000, intervalMs: 50, what: 'the caller to have a place again' },
   );
 }
+
+describe('made-up keys (RATE_LIMIT_UNKNOWN_KEYS_PER_MINUTE: 1)', () => {
+  it('past the limit a handshake with a key this process never answered is 429 rate_limited (JSON); a key it answered still opens', async () => {
+    const key = await h.issue({ requests_per_minute: 100_000 });
+    await closed(await open(key));
+    const first = await refused(generateApiKey());
+    expect([first.status, first.json]).toEqual([401, { error: 'unauthorized', message: 'Invalid API key' }]);
+    const over = await refused(generateApiKey());
+    expect(over.status).toBe(429);
+    expect(over.json).toEqual({
+      error: 'rate_limited',
+      message: expect.stringMatching(/^Too many unknown API keys from this address; retry in \d+ s$/),
+    });
+    expect((await refused(await h.issue({ requests_per_minute: 100_000 }))).status).toBe(429);
+    await closed(await openOnceFree(key));
+  }, 60_000);
+});

@@ -13,7 +13,9 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import {
+  clientAddress,
   KeyLimits,
+  keyRefusal,
   presentedKey,
   rateLimitedRefusal,
   type Auth,
@@ -318,18 +320,14 @@ export class WsGateway {
     if (key === undefined) {
       return this.refuse(req, socket, { code: 'unauthorized', message: 'Invalid API key', platform });
     }
-    let verdict: VerifyResult | Promise<VerifyResult> = this.d.auth.authenticator.verify(key);
+    let verdict: VerifyResult | Promise<VerifyResult> = this.d.auth.authenticator.verify(
+      key,
+      clientAddress(req, config.TRUST_PROXY_HOPS),
+    );
     if (verdict instanceof Promise) verdict = await verdict;
-    if (verdict.status === 'unavailable') {
-      return this.refuse(
-        req,
-        socket,
-        { code: 'service_unavailable', message: 'API keys cannot be verified right now; retry shortly', platform },
-        { 'Retry-After': '5' },
-      );
-    }
     if (verdict.status !== 'valid') {
-      return this.refuse(req, socket, { code: 'unauthorized', message: 'Invalid API key', platform });
+      const refusal = keyRefusal(verdict);
+      return this.refuse(req, socket, { code: refusal.code, message: refusal.message, platform }, refusal.headers);
     }
     const resolved = verdict.key;
     if (resolved.platforms && !resolved.platforms.has(platform as PlatformKey)) {
@@ -458,7 +456,7 @@ export class WsGateway {
         if (r.status !== 'invalid' && r.status !== 'revoked') return;
         for (const c of [...group.clients]) c.cut('revoked', 'revoked');
       };
-      const r = this.d.auth.authenticator.verify(group.key, maxAge);
+      const r = this.d.auth.authenticator.verify(group.key, undefined, maxAge);
       if (r instanceof Promise) {
         group.checking = true;
         r.then(apply, () => {

@@ -1,3 +1,4 @@
+import { generateApiKey } from '@depthgate/auth';
 import { signers, type Simulator } from '@depthgate/venue-sim';
 import type { RunningGateway } from '../server';
 import { simSecrets, startGatewayHarness, type GatewayHarness } from '../testing/harness';
@@ -356,6 +357,35 @@ describe('caller authentication and limits', () => {
     expect(await refused(url('/ws/v1/kalshi'), { headers: { 'X-PM-Access-Key': key } })).toEqual(invalid);
   });
 
+  test('made-up keys past RATE_LIMIT_UNKNOWN_KEYS_PER_MINUTE: handshakes and requests from the address get 429 without a lookup; a key it used still connects', async () => {
+    const g = await h.gateway({ ...WS_ENV, RATE_LIMIT_UNKNOWN_KEYS_PER_MINUTE: '1' });
+    clients.push(await WsClient.open(url('/ws/v1/kalshi', g), { headers: { 'X-API-Key': key } }));
+    const madeUp = () => ({ headers: { 'X-API-Key': generateApiKey() } });
+    expect(await refused(url('/ws/v1/kalshi', g), madeUp())).toEqual({
+      status: 401,
+      body: { error: 'unauthorized', message: 'Invalid API key' },
+    });
+    const throttled = await refused(url('/ws/v1/kalshi', g), madeUp());
+    expect(throttled).toEqual({
+      status: 429,
+      body: {
+        error: 'rate_limited',
+        message: expect.stringMatching(/^Too many unknown API keys from this address; retry in \d+ s$/),
+      },
+    });
+    // The process counts REST requests and handshakes together.
+    const rest = await fetch(`http://127.0.0.1:${g.port}/api/v1/venue-b/exchange/announcements`, madeUp());
+    expect(rest.status).toBe(429);
+    expect(Number(rest.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await rest.json()).toMatchObject({ error: 'rate_limited' });
+    clients.push(await WsClient.open(url('/ws/v1/kalshi', g), { headers: { 'X-API-Key': key } }));
+    expect(
+      await fetch(`http://127.0.0.1:${g.port}/api/v1/venue-b/exchange/announcements`, {
+        headers: { 'X-API-Key': key },
+      }),
+    ).toMatchObject({ status: 200 });
+  });
+
   test('a key revoked while its connections are open: they are closed with 4001 within the key cache TTL', async () => {
     const { record, key: doomed } = await h.store.create({ name: 'doomed' });
     const a = await WsClient.open(url('/ws/v1/kalshi'), { headers: { 'X-API-Key': doomed } });
@@ -437,7 +467,9 @@ describe('caller authentication and limits', () => {
     const a = await WsClient.open(url('/ws/v1/kalshi'), { headers });
     clients.push(a);
     // One REST request of the same key: its second request of the minute.
-    expect((await fetch(url('/api/v1/kalshi/markets?limit=1').replace('ws:', 'http:'), { headers })).status).toBe(200);
+    expect(
+      (await fetch(url('/api/v1/venue-b/exchange/announcements?limit=1').replace('ws:', 'http:'), { headers })).status,
+    ).toBe(200);
     const over = await refused(url('/ws/v1/kalshi'), { headers });
     expect(over.status).toBe(429);
     expect(over.body).toMatchObject({ error: 'rate_limited' });

@@ -102,7 +102,7 @@ export function openApiDocument(options: OpenApiOptions): oas32.OpenAPIObject {
     '404': error(404, 'unknown_exchange, or unknown_ticker (also for a ticker outside the key’s ticker_prefixes)'),
     '429': error(
       429,
-      'rate_limited (per key, or per client IP for anonymous callers), or too_many_connections (a bulk stream over STREAMS_MAX_CONCURRENT_PER_KEY, or _ANONYMOUS per address, running at once)',
+      'rate_limited (per key, or per client IP for anonymous callers; or the client IP presented too many unknown API keys), or too_many_connections (a bulk stream over STREAMS_MAX_CONCURRENT_PER_KEY, or _ANONYMOUS per address, running at once)',
     ),
     '500': error(500, 'internal_error: a bug (e.g. a missing table), logged with the ClickHouse message'),
     '503': error(

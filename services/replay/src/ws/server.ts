@@ -17,8 +17,10 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import {
   callerBucket,
+  clientAddress,
   ipBucket,
   KeyLimits,
+  keyRefusal,
   presentedKey,
   rateLimitedRefusal,
   type Auth,
@@ -27,7 +29,6 @@ import {
 import type { HistoryStore, OrderBookQueries } from '@depthgate/history-store';
 import { canonicalPlatform } from '@depthgate/platforms';
 import { AppError, answerHandshakes, endWithError, requestIdOf, type Logger } from '@depthgate/service-kit';
-import proxyaddr from 'proxy-addr';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ReplayMetrics } from '../metrics';
 import { parseClock, parseWindow } from '../request';
@@ -111,14 +112,10 @@ export class ReplaySockets {
   /** Shutting down (closeAll): a handshake still in progress is refused. */
   private closing = false;
 
-  private readonly trust: (addr: string, i: number) => boolean;
-
   constructor(private readonly d: ReplaySocketsDeps) {
     answerHandshakes(this.wss, (req, socket, code, message, headers) =>
       this.refuse(req, socket, new AppError(code, message, { headers })),
     );
-    // As Express compiles a hop count (`trust proxy`: n): the n nearest addresses are proxies.
-    this.trust = (_addr, hop) => hop < d.trustProxyHops;
     this.sessions = new Sessions(d.settleMs);
     this.limits = new KeyLimits({
       redis: d.auth.redis,
@@ -279,15 +276,13 @@ export class ReplaySockets {
   /** The caller by the key the handshake presents (X-API-Key or Basic), anonymous without one. */
   private async caller(req: IncomingMessage): Promise<Caller> {
     const key = presentedKey(req.headers);
-    // The client's address as the HTTP app reads it (Express's `req.ip`: X-Forwarded-For through the trusted hops).
-    if (key === undefined) return { kind: 'anonymous', ip: proxyaddr(req, this.trust) };
-    const verdict = await this.d.auth.authenticator.verify(key);
+    // The client's address as the HTTP app reads it (X-Forwarded-For through the trusted hops).
+    const address = clientAddress(req, this.d.trustProxyHops);
+    if (key === undefined) return { kind: 'anonymous', ip: address };
+    const verdict = await this.d.auth.authenticator.verify(key, address);
     if (verdict.status === 'valid') return { kind: 'key', key: verdict.key };
-    if (verdict.status === 'unavailable')
-      throw new AppError('service_unavailable', 'API keys cannot be verified right now; retry shortly', {
-        headers: { 'Retry-After': '5' },
-      });
-    throw new AppError('unauthorized', 'Invalid API key');
+    const refusal = keyRefusal(verdict);
+    throw new AppError(refusal.code, refusal.message, refusal.headers ? { headers: refusal.headers } : {});
   }
 
   /** Closes every replay socket (shutdown: 1001 going away); handshakes still in progress are refused. */

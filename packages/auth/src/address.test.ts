@@ -1,4 +1,4 @@
-import { ipBucket } from './rate-limit';
+import { ipBucket } from './address';
 
 describe('client address buckets', () => {
   it('keeps IPv4 (and IPv4-mapped IPv6) addresses as they are', () => {
