@@ -10,7 +10,8 @@ import proxyaddr from 'proxy-addr';
 export function clientAddress(req: IncomingMessage, trustProxyHops: number): string {
   // No proxy trusted (the default): the peer, without reading X-Forwarded-For at all.
   if (trustProxyHops === 0) return req.socket.remoteAddress ?? 'unknown';
-  return proxyaddr(req, (_addr, hop) => hop < trustProxyHops);
+  // (proxy-addr's type says string; without a socket address and a forwarded one it gives undefined.)
+  return (proxyaddr(req, (_addr, hop) => hop < trustProxyHops) as string | undefined) ?? 'unknown';
 }
 
 /**

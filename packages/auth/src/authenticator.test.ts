@@ -264,44 +264,80 @@ describe('Authenticator', () => {
   });
 
   describe('made-up keys per client address (RefusedKeys)', () => {
+    const from = (address: string) => ({ address: () => address });
+
     it('past the limit, an address’s keys the cache has no answer for are throttled without a store lookup until the window ends', async () => {
       const { store, auth, advance } = setup({ unknownPerMinute: 3 });
       for (let i = 0; i < 3; i++)
-        expect(await auth.verify(generateApiKey(), '203.0.113.9')).toEqual({ status: 'invalid' });
+        expect(await auth.verify(generateApiKey(), from('203.0.113.9'))).toEqual({ status: 'invalid' });
       expect(store.lookups).toBe(3);
       const valid = generateApiKey();
       store.add(valid);
       // A key never seen here, even a valid one, is not looked up for that address now…
-      expect(await auth.verify(valid, '203.0.113.9')).toEqual({ status: 'throttled', retryAfterMs: 60_000 });
+      expect(await auth.verify(valid, from('203.0.113.9'))).toEqual({ status: 'throttled', retryAfterMs: 60_000 });
       advance(59_000);
-      expect(await auth.verify(generateApiKey(), '203.0.113.9')).toEqual({ status: 'throttled', retryAfterMs: 1000 });
+      expect(await auth.verify(generateApiKey(), from('203.0.113.9'))).toEqual({
+        status: 'throttled',
+        retryAfterMs: 1000,
+      });
       expect(store.lookups).toBe(3);
       // …other addresses are not affected, nor is a call that names no address…
-      expect(await auth.verify(valid, '198.51.100.1')).toMatchObject({ status: 'valid' });
+      expect(await auth.verify(valid, from('198.51.100.1'))).toMatchObject({ status: 'valid' });
       expect(store.lookups).toBe(4);
       // …and once the window has ended the address is looked up again.
       advance(1000);
-      expect(await auth.verify(generateApiKey(), '203.0.113.9')).toEqual({ status: 'invalid' });
+      expect(await auth.verify(generateApiKey(), from('203.0.113.9'))).toEqual({ status: 'invalid' });
       expect(store.lookups).toBe(5);
     });
 
-    it('keys the cache has an answer for are answered as always from a throttled address, fresh or stale', async () => {
+    it('from a throttled address a key the store knew is looked up as always; one refused before gets its cached 401 without a lookup', async () => {
       const { store, auth, advance } = setup({ unknownPerMinute: 1, ttl: 4000 });
       const [valid, revoked, unknown] = [generateApiKey(), generateApiKey(), generateApiKey()];
       store.add(valid);
       store.add(revoked, { revoked_at: new Date(0).toISOString() });
-      expect(await auth.verify(valid, '203.0.113.9')).toMatchObject({ status: 'valid' });
-      expect(await auth.verify(revoked, '203.0.113.9')).toEqual({ status: 'revoked' });
-      expect(await auth.verify(unknown, '203.0.113.9')).toEqual({ status: 'invalid' });
-      expect(await auth.verify(generateApiKey(), '203.0.113.9')).toMatchObject({ status: 'throttled' });
-      // The same unknown key again is answered from the cache: it neither costs a lookup nor counts.
-      expect(auth.verify(unknown, '203.0.113.9')).toEqual({ status: 'invalid' });
+      expect(await auth.verify(valid, from('203.0.113.9'))).toMatchObject({ status: 'valid' });
+      expect(await auth.verify(revoked, from('203.0.113.9'))).toEqual({ status: 'revoked' });
+      expect(await auth.verify(unknown, from('203.0.113.9'))).toEqual({ status: 'invalid' });
+      expect(await auth.verify(generateApiKey(), from('203.0.113.9'))).toMatchObject({ status: 'throttled' });
+      // Fresh answers come from the cache, whoever asks.
+      expect(auth.verify(unknown, from('203.0.113.9'))).toEqual({ status: 'invalid' });
       const lookups = store.lookups;
-      advance(5000); // every answer stale: each is fetched again, not throttled
-      expect(await auth.verify(valid, '203.0.113.9')).toMatchObject({ status: 'valid' });
-      expect(await auth.verify(revoked, '203.0.113.9')).toEqual({ status: 'revoked' });
-      expect(await auth.verify(unknown, '203.0.113.9')).toEqual({ status: 'invalid' });
+      advance(5000); // every answer stale
+      expect(await auth.verify(valid, from('203.0.113.9'))).toMatchObject({ status: 'valid' });
+      expect(await auth.verify(revoked, from('203.0.113.9'))).toEqual({ status: 'revoked' });
+      expect(auth.verify(unknown, from('203.0.113.9'))).toEqual({ status: 'invalid' });
+      expect(store.lookups).toBe(lookups + 2);
+      // Not throttled, a stale refused key is looked up again, and counts again.
+      expect(await auth.verify(unknown, from('198.51.100.1'))).toEqual({ status: 'invalid' });
       expect(store.lookups).toBe(lookups + 3);
+      expect(await auth.verify(generateApiKey(), from('198.51.100.1'))).toMatchObject({ status: 'throttled' });
+    });
+
+    it('concurrent lookups cannot pass the limit together; copies of one key in flight cost one lookup and count once', async () => {
+      const { store, auth } = setup({ unknownPerMinute: 3 });
+      const spray = await Promise.all(
+        Array.from({ length: 10 }, () => auth.verify(generateApiKey(), from('203.0.113.9'))),
+      );
+      expect(spray.filter((r) => r.status === 'invalid')).toHaveLength(3);
+      expect(spray.filter((r) => r.status === 'throttled')).toHaveLength(7);
+      expect(store.lookups).toBe(3);
+      const other = setup({ unknownPerMinute: 2 });
+      const one = generateApiKey();
+      const copies = await Promise.all(Array.from({ length: 10 }, () => other.auth.verify(one, from('203.0.113.9'))));
+      expect(copies.every((r) => r.status === 'invalid')).toBe(true);
+      expect(other.store.lookups).toBe(1);
+      expect(await other.auth.verify(generateApiKey(), from('203.0.113.9'))).toEqual({ status: 'invalid' });
+      expect(await other.auth.verify(generateApiKey(), from('203.0.113.9'))).toMatchObject({ status: 'throttled' });
+    });
+
+    it('lookups of keys the store knows are given back, also concurrent ones: valid keys never use up the limit', async () => {
+      const { store, auth } = setup({ unknownPerMinute: 2 });
+      const keys = Array.from({ length: 20 }, () => generateApiKey());
+      for (const k of keys) store.add(k);
+      const all = await Promise.all(keys.slice(0, 2).map((k) => auth.verify(k, from('203.0.113.9'))));
+      expect(all.every((r) => r.status === 'valid')).toBe(true);
+      for (const k of keys.slice(2))
+        expect(await auth.verify(k, from('203.0.113.9'))).toMatchObject({ status: 'valid' });
     });
 
     it('counts only keys the store did not know: valid keys, malformed ones and store outages never count', async () => {
@@ -309,25 +345,25 @@ describe('Authenticator', () => {
       for (let i = 0; i < 5; i++) {
         const k = generateApiKey();
         store.add(k);
-        expect(await auth.verify(k, '203.0.113.9')).toMatchObject({ status: 'valid' });
+        expect(await auth.verify(k, from('203.0.113.9'))).toMatchObject({ status: 'valid' });
       }
-      expect(await auth.verify('dg_not-a-key', '203.0.113.9')).toEqual({ status: 'invalid' });
+      expect(await auth.verify('dg_not-a-key', from('203.0.113.9'))).toEqual({ status: 'invalid' });
       store.down = true;
-      expect(await auth.verify(generateApiKey(), '203.0.113.9')).toEqual({ status: 'unavailable' });
+      expect(await auth.verify(generateApiKey(), from('203.0.113.9'))).toEqual({ status: 'unavailable' });
       store.down = false;
-      expect(await auth.verify(generateApiKey(), '203.0.113.9')).toEqual({ status: 'invalid' });
-      expect(await auth.verify(generateApiKey(), '203.0.113.9')).toMatchObject({ status: 'throttled' });
+      expect(await auth.verify(generateApiKey(), from('203.0.113.9'))).toEqual({ status: 'invalid' });
+      expect(await auth.verify(generateApiKey(), from('203.0.113.9'))).toMatchObject({ status: 'throttled' });
     });
 
     it('an address’s IPv6 neighbours (its /56) share its count; without RefusedKeys nothing is throttled', async () => {
       const { auth } = setup({ unknownPerMinute: 2 });
-      expect(await auth.verify(generateApiKey(), '2001:db8:abcd:1200::1')).toEqual({ status: 'invalid' });
-      expect(await auth.verify(generateApiKey(), '2001:db8:abcd:12ff:ffff::2')).toEqual({ status: 'invalid' });
-      expect(await auth.verify(generateApiKey(), '2001:db8:abcd:1234::3')).toMatchObject({ status: 'throttled' });
-      expect(await auth.verify(generateApiKey(), '2001:db8:abcd:1300::1')).toEqual({ status: 'invalid' });
+      expect(await auth.verify(generateApiKey(), from('2001:db8:abcd:1200::1'))).toEqual({ status: 'invalid' });
+      expect(await auth.verify(generateApiKey(), from('2001:db8:abcd:12ff:ffff::2'))).toEqual({ status: 'invalid' });
+      expect(await auth.verify(generateApiKey(), from('2001:db8:abcd:1234::3'))).toMatchObject({ status: 'throttled' });
+      expect(await auth.verify(generateApiKey(), from('2001:db8:abcd:1300::1'))).toEqual({ status: 'invalid' });
       const plain = setup();
       for (let i = 0; i < 50; i++)
-        expect(await plain.auth.verify(generateApiKey(), '203.0.113.9')).toEqual({ status: 'invalid' });
+        expect(await plain.auth.verify(generateApiKey(), from('203.0.113.9'))).toEqual({ status: 'invalid' });
       expect(plain.store.lookups).toBe(50);
     });
   });

@@ -5,7 +5,7 @@ import { hashApiKey, isWellFormedApiKey } from './api-key';
 import type { KeyStore } from './key-store';
 import { InvalidKeyRecordError, resolveKey, type KeyRecord, type ResolvedKey } from './key-record';
 import type { AuthMetrics } from './metrics';
-import type { RefusedKeys } from './refused-keys';
+import type { RefusedKeys, RefusedKeysAttempt } from './refused-keys';
 
 export type VerifyResult =
   | { status: 'valid'; key: ResolvedKey }
@@ -18,6 +18,16 @@ export type VerifyResult =
    * (RefusedKeys); it may try again in `retryAfterMs`.
    */
   | { status: 'throttled'; retryAfterMs: number };
+
+/** What `verify` may be told besides the key. */
+export interface VerifyOptions {
+  /** The client's address (clientAddress), asked for only when the store would be asked. */
+  address?: () => string;
+  /** Accept a cached answer at most this old (at most the cache TTL). */
+  maxAgeMs?: number;
+}
+
+const NO_OPTIONS: VerifyOptions = {};
 
 type Cached = { status: 'valid'; key: ResolvedKey } | { status: 'invalid' } | { status: 'revoked' };
 
@@ -66,42 +76,54 @@ export class Authenticator {
   }
 
   /**
-   * Synchronous when the answer is cached and fresh, which is the common case. `address` is the client's
-   * (clientAddress): a key the store does not know counts against it, and a key the cache has no answer for is not
-   * looked up while the address is over its limit (RefusedKeys; without an address nothing is counted). `maxAgeMs`
-   * (at most the cache TTL) asks for an answer at most that old: the WebSocket proxy re-checks open connections' keys
-   * on an interval and so still closes a revoked key's sockets within the TTL.
+   * Synchronous when the answer is cached and fresh, which is the common case. `address` gives the client's address
+   * (clientAddress; asked for only when the store would be asked): each lookup it starts counts against it unless the
+   * store knew the key, and while it is over its limit (RefusedKeys) a key without a cached answer is `throttled`, one
+   * refused before gets its cached 401 however old, and no lookup is made for either. Without `address` nothing is
+   * counted. `maxAgeMs` (at most the cache TTL) asks for an answer at most that old: the WebSocket proxy re-checks open
+   * connections' keys on an interval and so still closes a revoked key's sockets within the TTL.
    */
-  verify(
-    candidate: string,
-    address?: string,
-    maxAgeMs = this.options.cacheTtlMs,
-  ): VerifyResult | Promise<VerifyResult> {
+  verify(candidate: string, o: VerifyOptions = NO_OPTIONS): VerifyResult | Promise<VerifyResult> {
     // Only well-formed keys are ever looked up and cached, so a cached hash needs no shape check again.
     const hash = hashApiKey(candidate);
     const entry = this.known.get(hash) ?? this.unknown.get(hash);
     const now = this.now();
-    if (entry && now - entry.fetchedAt < Math.min(maxAgeMs, this.options.cacheTtlMs)) {
+    if (entry && now - entry.fetchedAt < Math.min(o.maxAgeMs ?? this.options.cacheTtlMs, this.options.cacheTtlMs)) {
       this.options.metrics?.cache.inc({ result: 'hit' });
       this.used(hash, entry);
       return this.count(entry.result);
     }
     if (!isWellFormedApiKey(candidate)) return this.count({ status: 'invalid' });
-    const refused = address === undefined ? undefined : this.options.refusedKeys;
-    if (entry === undefined && refused !== undefined) {
-      const waitMs = refused.waitMs(address as string);
-      if (waitMs > 0) return this.count({ status: 'throttled', retryAfterMs: waitMs });
+    const refusedKeys = this.options.refusedKeys;
+    // A lookup of the key already in flight costs nothing more: joined, whoever asks.
+    if (o.address === undefined || refusedKeys === undefined || this.inflight.has(hash)) {
+      return this.refresh(hash, entry, now);
     }
-    return this.refresh(hash, entry, now, address);
+    const address = o.address();
+    const waitMs = refusedKeys.waitMs(address);
+    if (waitMs === 0) return this.refresh(hash, entry, now, refusedKeys.begin(address));
+    if (entry === undefined) return this.count({ status: 'throttled', retryAfterMs: waitMs });
+    if (entry.result.status === 'invalid') {
+      this.used(hash, entry);
+      return this.count(entry.result);
+    }
+    // A key the store knew (valid or revoked) is looked up again as always, uncounted.
+    return this.refresh(hash, entry, now);
   }
 
-  private async refresh(hash: string, entry: Entry | undefined, now: number, address?: string): Promise<VerifyResult> {
+  private async refresh(
+    hash: string,
+    entry: Entry | undefined,
+    now: number,
+    attempt?: RefusedKeysAttempt,
+  ): Promise<VerifyResult> {
     try {
       const result = await this.fetch(hash);
       this.options.metrics?.cache.inc({ result: 'miss' });
-      if (result.status === 'invalid' && address !== undefined) this.options.refusedKeys?.refused(address);
+      this.options.refusedKeys?.end(attempt, result.status === 'invalid');
       return this.count(result);
     } catch (err) {
+      this.options.refusedKeys?.end(attempt, false);
       if (entry && now - entry.fetchedAt < this.options.maxStaleMs) {
         this.options.metrics?.cache.inc({ result: 'stale' });
         this.used(hash, entry);

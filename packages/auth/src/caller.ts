@@ -108,7 +108,7 @@ export function apiKeyAuth(
       next();
       return;
     }
-    const result = auth.verify(key, clientAddress(req, trustProxyHops));
+    const result = auth.verify(key, { address: () => clientAddress(req, trustProxyHops) });
     if (result instanceof Promise) {
       result.then((r) => apply(r, req, res, next), next);
     } else {

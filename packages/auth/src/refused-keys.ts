@@ -1,17 +1,25 @@
 import { ipBucket } from './address';
 
+/** One lookup counted against its address's window (the window it was counted in). */
+export interface RefusedKeysAttempt {
+  count: number;
+  resetAt: number;
+}
+
 /**
  * Made-up keys, counted per client address. A well-formed key that is not in the cache costs a Redis GET, and a
  * caller who presents a key is answered 401 before any rate limit applies (the limits count keys and anonymous
  * callers, and an unknown key is neither), so without this a client spraying made-up keys cost Redis a GET per request
- * with no bound. Each key the store does not know counts against its address (ipBucket: IPv4, or IPv6 by /56) in a
- * one-minute window kept in this process; an address that reached `perMinute` is answered 429 for every key the cache
- * has no answer for, without asking Redis, until its window ends. Keys the cache has an answer for (valid, revoked, or
- * refused before, fresh or stale) are answered as always, so a caller who shares the address with a sprayer keeps
- * using a key it used before. Per process: with N replicas an address may try N × `perMinute` keys a minute.
+ * with no bound. Each lookup a client address starts counts against it (ipBucket: IPv4, or IPv6 by /56) in a
+ * one-minute window kept in this process, and is given back unless the store did not know the key (`begin`, `end`:
+ * counted when it starts, so concurrent lookups cannot pass the limit together). An address that reached `perMinute`
+ * (`waitMs` > 0) is answered without a lookup until its window ends (Authenticator.verify: 429 for a key without a
+ * cached answer, the cached 401 for one refused before). Per process: with N replicas an address may try N ×
+ * `perMinute` keys a minute.
  */
 export class RefusedKeys {
-  private readonly windows = new Map<string, { count: number; resetAt: number }>();
+  /** Per address bucket, in the order the windows started (so also the order they end). */
+  private readonly windows = new Map<string, RefusedKeysAttempt>();
   private readonly windowMs: number;
   private readonly maxAddresses: number;
   private readonly now: () => number;
@@ -40,9 +48,12 @@ export class RefusedKeys {
     return left > 0 && window.count >= this.perMinute ? left : 0;
   }
 
-  /** The store did not know a key presented from `address`. */
-  refused(address: string): void {
-    if (this.perMinute === 0) return;
+  /**
+   * Counts a lookup that `address` starts now (undefined without a limit); `end` says how it ended. Called only when
+   * `waitMs` is 0, so the count stays within the limit however many lookups run at once.
+   */
+  begin(address: string): RefusedKeysAttempt | undefined {
+    if (this.perMinute === 0) return undefined;
     const bucket = ipBucket(address);
     const now = this.now();
     let window = this.windows.get(bucket);
@@ -53,6 +64,12 @@ export class RefusedKeys {
       this.windows.set(bucket, window);
     }
     window.count++;
+    return window;
+  }
+
+  /** The lookup ended: a key the store did not know stays counted; any other answer (or none) is given back. */
+  end(attempt: RefusedKeysAttempt | undefined, unknown: boolean): void {
+    if (attempt !== undefined && !unknown && attempt.count > 0) attempt.count--;
   }
 
   /** Addresses counted (tests, metrics). */
@@ -60,11 +77,13 @@ export class RefusedKeys {
     return this.windows.size;
   }
 
-  /** Drops the ended windows, then (still full) the oldest: a Map iterates in insertion order. */
+  /**
+   * Drops the ended windows, then (still full) the oldest. The Map iterates in the order the windows started, which is
+   * the order they end: the first window not ended ends the scan.
+   */
   private evict(now: number): void {
-    for (const [k, w] of this.windows) if (w.resetAt <= now) this.windows.delete(k);
-    for (const k of this.windows.keys()) {
-      if (this.windows.size < this.maxAddresses) break;
+    for (const [k, w] of this.windows) {
+      if (w.resetAt > now && this.windows.size < this.maxAddresses) break;
       this.windows.delete(k);
     }
   }

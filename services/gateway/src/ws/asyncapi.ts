@@ -16,7 +16,11 @@ const HANDSHAKE_ERRORS: [number, string, string][] = [
   [404, 'unknown_channel', '`/ws/{platform}/{channel}` with a channel the platform does not have'],
   [404, 'not_found', 'another path after `/ws/v1/{platform}` than the platform’s own'],
   [429, 'too_many_connections', 'the key holds WS_MAX_CONNECTIONS_PER_KEY (or its own limit) connections'],
-  [429, 'rate_limited', 'the key’s requests per minute are used up (a handshake counts as a request); Retry-After'],
+  [
+    429,
+    'rate_limited',
+    'the key’s requests per minute are used up (a handshake counts as a request), or the client address presented too many unknown keys; Retry-After',
+  ],
   [503, 'upstream_unavailable', 'the platform is disabled, needs credentials the gateway lacks, or the gateway drains'],
   [503, 'service_unavailable', 'keys cannot be verified (Redis down, key never seen), or the process is full'],
 ];

@@ -5,7 +5,7 @@
  * / `unknown_channel` / `not_found`), the caller's key (401; `X-API-Key`, HTTP Basic, a `Sec-WebSocket-Protocol`
  * token or the `api_key` query parameter, and for clients that can send no other the platform's own key header), the
  * key's platform allowlist (403), a disabled platform or a full process (503), the key's connection limit (429
- * `too_many_connections`). Refusals are the gateway's JSON error bodies. Open connections' keys are checked again
+ * `too_many_connections`), the key's requests per minute or the client address's unknown keys (429 `rate_limited`). Refusals are the gateway's JSON error bodies. Open connections' keys are checked again
  * every WS_KEY_CHECK_MS; a revoked key's connections are closed (4001) within the key cache TTL.
  */
 import { randomUUID } from 'node:crypto';
@@ -14,6 +14,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import {
   clientAddress,
+  INVALID_KEY_MESSAGE,
   KeyLimits,
   keyRefusal,
   presentedKey,
@@ -318,12 +319,11 @@ export class WsGateway {
     const key = this.callerKey(req, entry.module.keyHeader);
     if (key !== undefined && typeof key !== 'string') return this.refuse(req, socket, { ...key, platform });
     if (key === undefined) {
-      return this.refuse(req, socket, { code: 'unauthorized', message: 'Invalid API key', platform });
+      return this.refuse(req, socket, { code: 'unauthorized', message: INVALID_KEY_MESSAGE, platform });
     }
-    let verdict: VerifyResult | Promise<VerifyResult> = this.d.auth.authenticator.verify(
-      key,
-      clientAddress(req, config.TRUST_PROXY_HOPS),
-    );
+    let verdict: VerifyResult | Promise<VerifyResult> = this.d.auth.authenticator.verify(key, {
+      address: () => clientAddress(req, config.TRUST_PROXY_HOPS),
+    });
     if (verdict instanceof Promise) verdict = await verdict;
     if (verdict.status !== 'valid') {
       const refusal = keyRefusal(verdict);
@@ -456,7 +456,7 @@ export class WsGateway {
         if (r.status !== 'invalid' && r.status !== 'revoked') return;
         for (const c of [...group.clients]) c.cut('revoked', 'revoked');
       };
-      const r = this.d.auth.authenticator.verify(group.key, undefined, maxAge);
+      const r = this.d.auth.authenticator.verify(group.key, { maxAgeMs: maxAge });
       if (r instanceof Promise) {
         group.checking = true;
         r.then(apply, () => {

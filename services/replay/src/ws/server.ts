@@ -6,7 +6,8 @@
  * unknown_platform) or not a recorded venue (404 unknown_platform, naming the ones that are), `from`/`to`
  * as the HTTP replay takes them (400 invalid_timestamp), `speed` not `max` nor a positive number, `clock`
  * not `venue` nor `received` (400 invalid_request), a bad key (401), the caller's requests per minute used up (429 rate_limited: a handshake counts
- * as a request of the shared budget, per key or, anonymous, per client address through TRUST_PROXY_HOPS), keys that
+ * as a request of the shared budget, per key or, anonymous, per client address through TRUST_PROXY_HOPS; also the
+ * address's unknown keys past RATE_LIMIT_UNKNOWN_KEYS_PER_MINUTE, packages/auth RefusedKeys), keys that
  * cannot be checked (503), the caller's replay sockets at their limit (429 too_many_connections: packages/auth
  * `KeyLimits` in the `replay` namespace, every replica together; the place is given back when the socket closes); its
  * subscriptions are counted there too, against the key's `ws_max_subscriptions` (replay-socket.ts). The key is optional as on the HTTP replay:
@@ -279,7 +280,7 @@ export class ReplaySockets {
     // The client's address as the HTTP app reads it (X-Forwarded-For through the trusted hops).
     const address = clientAddress(req, this.d.trustProxyHops);
     if (key === undefined) return { kind: 'anonymous', ip: address };
-    const verdict = await this.d.auth.authenticator.verify(key, address);
+    const verdict = await this.d.auth.authenticator.verify(key, { address: () => address });
     if (verdict.status === 'valid') return { kind: 'key', key: verdict.key };
     const refusal = keyRefusal(verdict);
     throw new AppError(refusal.code, refusal.message, refusal.headers ? { headers: refusal.headers } : {});
