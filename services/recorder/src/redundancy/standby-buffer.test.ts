@@ -653,6 +653,66 @@ describe('TickerBuffer.splice on a receive clock with the old owner’s book (a 
     }
   });
 
+  it('writes no gap of its own start when its first book, received after S, is the old owner’s last (a quiet ticker)', () => {
+    // The standby started after the old owner's last row (L = 46,200) of a ticker that then did not change: its
+    // `recorder_start` gap runs from the stored end to its first snapshot (46,577), past S. The old owner's book at its
+    // release is the standby's first book: the split is there, the book at S known, and that gap is the old owner's time.
+    const v = venue(71, 12);
+    const book = toBook(v.start);
+    const buffer = new StandbyBuffer(() => 0, { venueClock: () => false });
+    buffer.gap(EX, T, 46_200, 46_577, 'recorder_start', 46_577);
+    buffer.snapshot(EX, T, 46_577, book, 46_577, '');
+    let at = 50_000;
+    for (const e of v.events) {
+      at += 10;
+      for (const [side, price, delta] of e.changes) buffer.delta(EX, T, at, at * 1000, side, price, delta, at, '');
+    }
+    // A trades gap of its start reaching past S stays: the old owner's trades end at S.
+    buffer.gap(EX, T, 46_100, 46_577, 'no_backfill', 46_577, 'trades');
+    const s = 46_201;
+    const out = collector();
+    const result = buffer.of(EX, T).splice({ s, sequence: 0, lastTradeTs: -1, digest: bookDigest(book) }, out, 0);
+    expect(result).toMatchObject({ continuous: true });
+    expect(result.pendingGap).toBeUndefined();
+    expect(out.rows[0]).toMatchObject({ kind: 'snapshot', ts: s, book: book.flatten() });
+    expect(out.rows.filter((row) => row.kind === 'gap')).toEqual([
+      { kind: 'gap', from: s, to: 46_577, reason: 'no_backfill' },
+    ]);
+    const changes = v.events.reduce((n, e) => n + e.changes.length, 0);
+    expect(out.rows.filter((row) => row.kind === 'delta').length).toBe(changes);
+  });
+
+  it('matches the book its window starts from when that first book was folded out and the ticker stayed quiet', () => {
+    const v = venue(72, 1);
+    const book = toBook(v.start);
+    const clock = { now: 46_577 };
+    const buffer = new StandbyBuffer(() => clock.now, { venueClock: () => false });
+    buffer.gap(EX, T, 46_200, 46_577, 'recorder_start', 46_577);
+    buffer.snapshot(EX, T, 46_577, book, 46_577, '');
+    buffer.of(EX, T).trim(46_578);
+    expect(buffer.of(EX, T).size).toBe(0);
+    clock.now = 66_000;
+    const [side, price, delta] = (v.events[0] as VenueEvent).changes[0] as [SideCode, string, string];
+    buffer.delta(EX, T, 66_000, 66_000_000, side, price, delta, 66_000, '');
+    const s = 46_201;
+    const released = buffer
+      .of(EX, T)
+      .splice({ s, sequence: 0, lastTradeTs: -1, digest: bookDigest(book) }, collector(), 0);
+    expect(released).toMatchObject({ continuous: true });
+    // Another book than the window's start: not known at S (the window no longer reaches back to it).
+    const other = new StandbyBuffer(() => clock.now, { venueClock: () => false });
+    clock.now = 46_577;
+    other.snapshot(EX, T, 46_577, book, 46_577, '');
+    other.of(EX, T).trim(46_578);
+    const changed = new Map(v.start);
+    changed.set(`${side}:${price}`, (changed.get(`${side}:${price}`) ?? 0n) + parseDecimal(delta));
+    const out = collector();
+    const result = other
+      .of(EX, T)
+      .splice({ s, sequence: 0, lastTradeTs: -1, digest: bookDigest(toBook(changed)) }, out, 0);
+    expect(result).toMatchObject({ continuous: false, pendingGap: { from: s, reason: 'handover' } });
+  });
+
   it('splits by time without the digest (an offer, a dead owner): the changes received around S by both come twice', () => {
     const { buffer, s, later } = setting(61, 120);
     const out = collector();

@@ -96,7 +96,9 @@ export interface SplicePoint {
    * The old owner's book when it stopped writing the ticker (bookDigest; a release only). On a receive clock (Gemini)
    * the two recorders stamp one venue message with different ms, so a split by time alone records the messages
    * received around S by both; with the digest the new owner splits where its own book was the old owner's last
-   * (the nearest such point to S) and writes its rows after it, their ts raised to S.
+   * (the nearest such point to S within 2 s, the book its window starts from included) and writes its rows after it,
+   * their ts raised to S. Its own book gaps before that point are the old owner's time: one still open at S (its first
+   * book arrived after the old owner's last row: a ticker quiet around a restart) is not written.
    */
   digest?: string;
 }
@@ -372,12 +374,15 @@ export class TickerBuffer {
         // A gap of the standby's own after S is a window both recorders missed; one reaching back before S starts at S.
         // One that ended by S is the old owner's time.
         if (row.toTs <= s) continue;
-        const from = Math.max(row.fromTs, s);
+        // Split by the book: a book gap of ours before the matching row closed at or before it, and the old owner's
+        // book is ours from there: it reaches past S only where our first book arrived after S (a quiet ticker).
+        if (i < from && row.stream === 'book') continue;
+        const start = Math.max(row.fromTs, s);
         if (openGapReason !== undefined && row.stream === 'book') {
           // The gap opened at S already says the book is unknown from S: this one continues it.
           sink.gap(this.exchange, this.ticker, s, row.toTs, row.reason, row.detectedAt, row.stream);
           openGapReason = undefined;
-        } else sink.gap(this.exchange, this.ticker, from, row.toTs, row.reason, row.detectedAt, row.stream);
+        } else sink.gap(this.exchange, this.ticker, start, row.toTs, row.reason, row.detectedAt, row.stream);
         written++;
         if (row.stream === 'book' && row.toTs > lastTs) lastTs = row.toTs;
         continue;
@@ -494,6 +499,11 @@ export class TickerBuffer {
     const rows = this.rows();
     let book = this.base === undefined ? undefined : copyBook(this.base);
     let best: { index: number; book: LocalBook; distance: number } | undefined;
+    // The book the window starts from is a candidate too: a ticker quiet since then has no row to match.
+    if (book !== undefined && this.foldedTs <= latestTs) {
+      const distance = Math.abs(this.foldedTs - (s - 1));
+      if (distance <= withinMs && bookDigest(book) === digest) best = { index: 0, book: copyBook(book), distance };
+    }
     for (let i = 0; i < rows.length; i++) {
       const row = rows[i] as BufferedRow;
       book = apply(book, row, Number.POSITIVE_INFINITY);
