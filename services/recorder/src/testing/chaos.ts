@@ -159,7 +159,10 @@ export interface ChaosEvent {
 export interface ChaosReport {
   /** Book and trades gap rows after their ticker's first snapshot, by `stream:reason`. */
   recorderGaps: Record<string, number>;
-  /** Up to three gaps of each `stream:reason`, with when they started (seconds after the first recorder started). */
+  /**
+   * Up to three gaps of each `stream:reason`: when each started and when it was written (seconds after the first
+   * recorder started), and its ticker's hand-overs within 30 s of it (which event wrote it).
+   */
   gapSamples: string[];
   /** Rows read through the history API beyond one copy: deltas (vs the simulator's changes), trades (by id), snapshots (by ts, side, price). */
   duplicates: { deltas: number; trades: number; snapshots: number };
@@ -449,6 +452,7 @@ export class Chaos {
     const recorderGaps: Record<string, number> = {};
     const gapSamples: string[] = [];
     const rowsOf = new Map<string, Row[]>();
+    const table = await this.h.db.handovers();
     for (const exchange of CHAOS_EXCHANGES) {
       for (const ticker of this.h.sim.books.tickers(exchange)) {
         const rows = await this.h.rows(exchange, ticker);
@@ -459,8 +463,14 @@ export class Chaos {
           recorderGaps[k] = (recorderGaps[k] ?? 0) + 1;
           // The first few of each kind with where they are, to tell which event made them.
           if ((recorderGaps[k] ?? 0) <= 3) {
+            // When it was written, and the ticker's hand-overs near it: which recorder, and which event, wrote it.
+            const near = (table ?? [])
+              .filter((ho) => ho.exchange === exchange && ho.ticker === ticker)
+              .filter((ho) => Math.abs(ho.ts - (g.fromTs as number)) <= 30_000)
+              .map((ho) => `${ho.kind} ${ho.from_term}→${ho.to_term} S=${ho.ts} (${this.sinceStart(ho.ts)})`);
             gapSamples.push(
-              `${k} ${exchange} ${ticker} ${g.fromTs as number}..${g.toTs as number} (${this.sinceStart(g.fromTs as number)})`,
+              `${k} ${exchange} ${ticker} ${g.fromTs as number}..${g.toTs as number} (${this.sinceStart(g.fromTs as number)}, ` +
+                `written ${this.sinceStart(g.detectedAt as number)}; hand-overs near it: ${near.join(', ') || 'none'})`,
             );
           }
         }
@@ -595,7 +605,6 @@ export class Chaos {
     }
 
     let handovers: ChaosReport['handovers'];
-    const table = await this.h.db.handovers();
     if (table !== undefined) {
       let moments = 0;
       for (const ho of table) {
