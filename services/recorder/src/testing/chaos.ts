@@ -522,7 +522,9 @@ export class Chaos {
             if (gaps.some((g) => ts >= g.from && ts <= g.to)) continue;
             const k = key(ts, `${d.side as string} ${canonical(d.price)} ${canonical(d.quantity_delta)}`);
             got.set(k, (got.get(k) ?? 0) + 1);
-            rowsAt.set(k, [...(rowsAt.get(k) ?? []), ts]);
+            const at = rowsAt.get(k);
+            if (at === undefined) rowsAt.set(k, [ts]);
+            else at.push(ts);
           }
           for (const [k, n] of got) {
             const want = emitted.get(k) ?? 0;

@@ -278,9 +278,10 @@ export class ReplaySockets {
   private async caller(req: IncomingMessage): Promise<Caller> {
     const key = presentedKey(req.headers);
     // The client's address as the HTTP app reads it (X-Forwarded-For through the trusted hops).
-    const address = clientAddress(req, this.d.trustProxyHops);
-    if (key === undefined) return { kind: 'anonymous', ip: address };
-    const verdict = await this.d.auth.authenticator.verify(key, { address: () => address });
+    const address = () => clientAddress(req, this.d.trustProxyHops);
+    if (key === undefined) return { kind: 'anonymous', ip: address() };
+    // Computed only when Redis would be asked (a key the cache answers needs no address).
+    const verdict = await this.d.auth.authenticator.verify(key, { address });
     if (verdict.status === 'valid') return { kind: 'key', key: verdict.key };
     const refusal = keyRefusal(verdict);
     throw new AppError(refusal.code, refusal.message, refusal.headers ? { headers: refusal.headers } : {});
