@@ -343,9 +343,11 @@ export class TickerBuffer {
     for (let i = 0; i < rows.length; i++) {
       const row = rows[i] as BufferedRow;
       if (row.kind === 'loss') continue;
-      if (match !== undefined && row.kind !== 'trade' && row.kind !== 'gap') {
+      if (match !== undefined && row.kind !== 'trade' && !(row.kind === 'gap' && row.stream === 'trades')) {
         // Split by the book: the rows after the matching one are ours to write, at S at the earliest; our snapshots
-        // and verification points before S repeat what the snapshot at S says.
+        // and verification points before S repeat what the snapshot at S says. A book gap of ours before the matching
+        // row closed at or before it: the old owner's time, even where it reaches past S (our first book arrived after
+        // the old owner's last row: a ticker quiet around our start). Trades are split by id, not by the book.
         if (i < from || ((row.kind === 'snapshot' || row.kind === 'verification') && row.ts <= s)) continue;
         if (row.kind === 'delta') {
           const ts = Math.max(row.ts, s);
@@ -374,9 +376,6 @@ export class TickerBuffer {
         // A gap of the standby's own after S is a window both recorders missed; one reaching back before S starts at S.
         // One that ended by S is the old owner's time.
         if (row.toTs <= s) continue;
-        // Split by the book: a book gap of ours before the matching row closed at or before it, and the old owner's
-        // book is ours from there: it reaches past S only where our first book arrived after S (a quiet ticker).
-        if (i < from && row.stream === 'book') continue;
         const start = Math.max(row.fromTs, s);
         if (openGapReason !== undefined && row.stream === 'book') {
           // The gap opened at S already says the book is unknown from S: this one continues it.
