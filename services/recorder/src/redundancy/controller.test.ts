@@ -2,6 +2,7 @@ import type { ExchangeKey } from '@depthgate/platforms';
 import { Registry, createLogger } from '@depthgate/service-kit';
 import { BID } from '@depthgate/feeds';
 import type { RowSink } from '../rows';
+import { LogCapture } from '../testing/harness';
 import { ListSink } from '../testing/support';
 import { Controller, LIVE_SETTLE_MS, type Clock } from './controller';
 import { MemoryOwnership } from './ownership';
@@ -22,6 +23,8 @@ function fakes(options: {
   landed?: Record<string, LandedEnd>;
   /** The landed books' digests (a receive clock); without: the store has no landedDigest (a venue clock). */
   digests?: Record<string, string>;
+  /** Tickers whose buffer no longer reaches back to S (their splice writes a `handover` gap). */
+  beyondWindow?: readonly string[];
 }) {
   const calls: Call[] = [];
   const alive = new Set(options.alive ?? []);
@@ -97,8 +100,10 @@ function fakes(options: {
     splice: (_exchange, ticker, point) => {
       calls.push(['splice', ticker, point.s]);
       spliced.push(point);
+      const beyondWindow = options.beyondWindow?.includes(ticker) ?? false;
       return {
-        continuous: true,
+        continuous: !beyondWindow,
+        beyondWindow,
         diverged: false,
         completed: 0,
         lastTs: point.s,
@@ -164,6 +169,7 @@ function controller(
   ownership: MemoryOwnership,
   registry?: Registry,
   exchanges: ExchangeKey[] = [EX],
+  log = logger,
 ) {
   return new Controller({
     lease: f.lease,
@@ -178,7 +184,7 @@ function controller(
     ttlMs: TTL,
     offerTimeoutMs: 1000,
     writeFailureMs: 60_000,
-    logger,
+    logger: log,
     clock: f.clock,
     registry,
   });
@@ -198,6 +204,17 @@ async function deadTermOnTwoExchanges() {
   await c.admit(EX, ['X']);
   await c.admit(EX2, ['Y']);
   return { f, c, EX2 };
+}
+
+/** Admits X and Y (owned by term 3) and makes them live; then term 3 dies and the next poll takes them over. */
+async function liveOnXYThenOwnerDies(c: Controller, f: ReturnType<typeof fakes>): Promise<void> {
+  await c.admit(EX, ['X', 'Y']);
+  f.live.add('X');
+  f.live.add('Y');
+  await c.poll();
+  f.alive.delete(3);
+  f.advance(TTL + 2000);
+  await c.poll();
 }
 
 describe('Controller takeover (decision 1)', () => {
@@ -245,19 +262,44 @@ describe('Controller takeover (decision 1)', () => {
     expect(metrics).toContain('recorder_takeover_seconds_count{kind="takeover"} 1');
   });
 
+  it('warns when the standby buffer no longer reached back to S (handover gaps), with how far back it had to reach', async () => {
+    const ownership = new MemoryOwnership();
+    await ownership.swap(EX, ['X', 'Y'], null, { term: 3, state: 'owned' });
+    const f = fakes({ term: 4, alive: [3], landed: { X: LANDED, Y: LANDED }, beyondWindow: ['Y'] });
+    const logs = new LogCapture();
+    const c = controller(
+      f,
+      ownership,
+      undefined,
+      [EX],
+      createLogger({ name: 'controller-test', level: 'info', destination: logs }),
+    );
+    await liveOnXYThenOwnerDies(c, f);
+    expect(c.role(EX, 'Y')).toBe('owner');
+    const lines = logs.lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    const took = lines.find((l) => l.msg === 'took tickers over');
+    const warned = lines.filter((l) => l.level === 'warn');
+    expect(took).toMatchObject({ exchange: EX, tickers: 2, kind: 'takeover' });
+    expect(warned).toEqual([
+      expect.objectContaining({
+        exchange: EX,
+        tickers: 1,
+        kind: 'takeover',
+        reachMs: took?.reachMs,
+        msg: expect.stringContaining('RECORDER_STANDBY_BUFFER_MS'),
+      }),
+    ]);
+    // From S (the landed end + 1) to when the ends were read, on the wall clock.
+    expect(took?.reachMs).toBe((f.handovers[0]?.detectedAt as number) - (LANDED.lastTs + 1));
+  });
+
   it('splices a dead owner’s ticker on a receive clock at its landed book’s digest', async () => {
     const ownership = new MemoryOwnership();
     await ownership.swap(EX, ['X', 'Y'], null, { term: 3, state: 'owned' });
     // Y's landed book is not known (a gap after its snapshot): no digest, the split is by time.
     const f = fakes({ term: 4, alive: [3], landed: { X: LANDED, Y: LANDED }, digests: { X: 'digest-of-x' } });
     const c = controller(f, ownership);
-    await c.admit(EX, ['X', 'Y']);
-    f.live.add('X');
-    f.live.add('Y');
-    await c.poll();
-    f.alive.delete(3);
-    f.advance(TTL + 2000);
-    await c.poll();
+    await liveOnXYThenOwnerDies(c, f);
     expect(f.calls).toContainEqual(['landedDigest', 'X', LANDED.lastTs]);
     const point = (ticker: string) =>
       f.spliced[f.calls.filter((k) => k[0] === 'splice').findIndex((k) => k[1] === ticker)];

@@ -570,8 +570,10 @@ export class Controller {
           );
         }
         // Synchronous from here to the routing switch: no row of the ticker can slip between splice and routing.
+        let beyondWindow = 0;
         for (const p of points) {
           const result = this.o.buffer.splice(exchange, p.ticker, p, this.o.sink);
+          if (result.beyondWindow) beyondWindow++;
           this.o.routing.setOwner(exchange, p.ticker, true);
           this.o.tickers.resumeSequence(exchange, p.ticker, result.sequence, p.s, result.pendingGap);
           this.setRole(exchange, p.ticker, 'owner');
@@ -583,10 +585,27 @@ export class Controller {
         });
         this.count(kind, 'taken', group.length);
         this.metrics?.takeoverSeconds.observe({ kind }, (this.clock.monotonic() - startedAt) / 1000);
+        // How far back the splice had to reach (from the oldest S to when the ends were read), and how long the
+        // takeover took from its decision (a dead owner's: the TTL wait, the kill and the reads).
+        const reachMs = detectedAt - Math.min(...points.map((p) => p.s));
         this.o.logger.info(
-          { exchange, tickers: group.length, from: original, kind, term: this.term },
+          {
+            exchange,
+            tickers: group.length,
+            from: original,
+            kind,
+            term: this.term,
+            reachMs,
+            tookMs: this.clock.monotonic() - startedAt,
+          },
           'took tickers over',
         );
+        if (beyondWindow > 0) {
+          this.o.logger.warn(
+            { exchange, tickers: beyondWindow, from: original, kind, reachMs },
+            'the standby buffer no longer reached back to S: handover gaps written (raise RECORDER_STANDBY_BUFFER_MS)',
+          );
+        }
       } catch (err) {
         for (const t of group) if (this.role(exchange, t) === 'taking') this.setRole(exchange, t, 'standby');
         this.count(kind, 'failed', group.length);

@@ -280,7 +280,7 @@ describe('TickerBuffer.splice', () => {
     const s = (v.events[20] as VenueEvent).ts;
     const out = collector();
     const result = tb.splice({ s, sequence: 0, lastTradeTs: -1 }, out, clock.now);
-    expect(result.continuous).toBe(false);
+    expect(result).toMatchObject({ continuous: false, beyondWindow: true });
     const firstSnapshot = out.rows.find((row) => row.kind === 'snapshot');
     if (firstSnapshot === undefined) {
       expect(out.rows).toEqual([]);
@@ -290,10 +290,11 @@ describe('TickerBuffer.splice', () => {
       expect(result.pendingGap).toBeUndefined();
     }
     // A standby that never had a snapshot since S owes the gap to the ticker's recorder.
+    // (Not for want of a window: `beyondWindow` is false.)
     const empty = new StandbyBuffer(() => 0).of(EX, 'OTHER');
-    expect(empty.splice({ s: 5, sequence: 0, lastTradeTs: -1 }, collector(), 0).pendingGap).toEqual({
-      from: 5,
-      reason: 'handover',
+    expect(empty.splice({ s: 5, sequence: 0, lastTradeTs: -1 }, collector(), 0)).toMatchObject({
+      beyondWindow: false,
+      pendingGap: { from: 5, reason: 'handover' },
     });
   });
 

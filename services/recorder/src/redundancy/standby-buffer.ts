@@ -120,6 +120,11 @@ export interface SpliceResult {
   /** Rows written (snapshot levels count one each). */
   rows: number;
   /**
+   * S is older than the buffer's window (RECORDER_STANDBY_BUFFER_MS): the rows from S on were folded out, so a
+   * `handover` gap from S was written instead of the book at S.
+   */
+  beyondWindow: boolean;
+  /**
    * The book is still not known after the buffered rows (the standby has no snapshot since S): the ticker's recorder
    * owes a gap from `from` to its next snapshot (its `pendingGap`).
    */
@@ -286,6 +291,7 @@ export class TickerBuffer {
     // Completing ms S − 1 needs every own delta there: a buffer folded up to S − 1 no longer has them.
     const book = match?.book ?? (this.venueClock && s - 1 <= this.foldedTs ? undefined : this.bookAt(s));
     const continuous = book !== undefined;
+    const beyondWindow = !continuous && (s <= this.foldedTs || (this.venueClock && s - 1 <= this.foldedTs));
     let diverged = false;
     let completed = 0;
     /** A gap opened at S (the book is not known there), closed by the next buffered snapshot. */
@@ -337,8 +343,7 @@ export class TickerBuffer {
       written += book.size;
       lastTs = s;
     } else {
-      openGapReason =
-        s <= this.foldedTs || (this.venueClock && s - 1 <= this.foldedTs) ? 'handover' : this.gapReasonAt(s);
+      openGapReason = beyondWindow ? 'handover' : this.gapReasonAt(s);
     }
     for (let i = 0; i < rows.length; i++) {
       const row = rows[i] as BufferedRow;
@@ -424,6 +429,7 @@ export class TickerBuffer {
     }
     return {
       continuous,
+      beyondWindow,
       diverged,
       completed,
       sequence,
