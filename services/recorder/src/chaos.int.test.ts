@@ -13,7 +13,7 @@
  *   `recorder_start` gaps it is documented to leave, and the checks say so.
  */
 import { sleep } from './testing/harness';
-import { Chaos, type ChaosReport } from './testing/chaos';
+import { Chaos, chaosSummary, type ChaosReport } from './testing/chaos';
 
 const LONG_MINUTES = Number(process.env.CHAOS_MINUTES ?? 0);
 jest.setTimeout(Math.max(15, LONG_MINUTES + 15) * 60_000);
@@ -35,19 +35,6 @@ function expectClean(report: ChaosReport): void {
   expect(report.rule7Moments).toBeGreaterThan(0);
 }
 
-const summary = (report: ChaosReport) =>
-  JSON.stringify(
-    {
-      ...report,
-      events: report.events.map(
-        (e) =>
-          `${((e.at - (report.events[0]?.at ?? e.at)) / 1000).toFixed(1)} s ${e.recorder} ${e.action}${e.detail ? ` ${e.detail}` : ''}`,
-      ),
-    },
-    null,
-    1,
-  );
-
 describe('chaos', () => {
   let chaos: Chaos | undefined;
   afterEach(async () => {
@@ -64,7 +51,7 @@ describe('chaos', () => {
     await sleep(8000);
     const end = await chaos.finish();
     const report = await chaos.check(end);
-    process.stdout.write(`chaos (one recorder): ${summary(report)}\n`);
+    process.stdout.write(`chaos (one recorder): ${chaosSummary(report)}\n`);
     // Every ticker of the five exchanges had its book gap at the restart; trades gaps only where the venue cannot give
     // the window's trades back.
     const tickers = chaos.h.sim.books.tickers;
@@ -90,7 +77,7 @@ describe('chaos', () => {
     await sleep(15_000);
     const end = await chaos.finish();
     const report = await chaos.check(end);
-    process.stdout.write(`chaos (two recorders, short): ${summary(report)}\n`);
+    process.stdout.write(`chaos (two recorders, short): ${chaosSummary(report)}\n`);
     expectClean(report);
     // Every kill, restart and release moved tickers: the hand-overs were checked.
     expect(report.handovers?.rows ?? 0).toBeGreaterThan(0);
@@ -134,7 +121,7 @@ describe('chaos', () => {
       });
       const end = await chaos.finish();
       const report = await chaos.check(end, { moments: 1000 });
-      process.stdout.write(`chaos (two recorders, ${LONG_MINUTES} minutes): ${summary(report)}\n`);
+      process.stdout.write(`chaos (two recorders, ${LONG_MINUTES} minutes): ${chaosSummary(report)}\n`);
       expectClean(report);
       expect(report.handovers?.rows ?? 0).toBeGreaterThan(0);
     },

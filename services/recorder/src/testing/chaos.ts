@@ -192,6 +192,17 @@ export interface ChaosReport {
   /** First failure of each remaining check (changes once, trades once, rule 7, Gemini at the quiet end), if any. */
   failures: string[];
   events: ChaosEvent[];
+  /** When the first recorder started (epoch ms): the origin of the gap samples' and the summary's seconds. */
+  startedAt: number;
+}
+
+/** The report as printed by the chaos tests: every event with its seconds after the first recorder started. */
+export function chaosSummary(report: ChaosReport): string {
+  const events = report.events.map(
+    (e) =>
+      `${((e.at - report.startedAt) / 1000).toFixed(1)} s ${e.recorder} ${e.action}${e.detail ? ` ${e.detail}` : ''}`,
+  );
+  return JSON.stringify({ ...report, events }, null, 1);
 }
 
 interface Metrics {
@@ -651,6 +662,7 @@ export class Chaos {
       handovers,
       failures,
       events: this.events,
+      startedAt: this.started,
     };
   }
 

@@ -267,7 +267,8 @@ export async function createRecorderHarness(
       for (const c of children) c.kill('SIGKILL');
       await h.recorder?.stop().catch(() => undefined);
       await sim.stop();
-      await db.drop();
+      if (process.env.CHAOS_KEEP_DB === '1') process.stdout.write(`database kept: ${database}\n`);
+      else await db.drop();
       await db.close();
       rmSync(spoolDir, { recursive: true, force: true });
     },
