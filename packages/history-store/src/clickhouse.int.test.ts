@@ -4,6 +4,9 @@
  * column check of start-up, and the recorder's operations. (The window queries' RowBinary is checked through the
  * history API's renderer, in services/history.)
  */
+import net from 'node:net';
+import { Readable } from 'node:stream';
+import { createClient } from '@clickhouse/client';
 import { Rng } from '@depthgate/service-kit';
 import { testClickHouseUrl, uniqueName, waitFor } from '@depthgate/test-utils';
 import type { Connection } from './connection';
@@ -14,6 +17,7 @@ import {
   insertTradeRows,
   insertTsv,
   insertVerificationRows,
+  LATEST_ROW_FORMAT,
   recorderQueryId,
 } from './inserts';
 import { TICKER_PATTERN, join, lit, quoteString, sql, type Sql } from './literals';
@@ -574,6 +578,90 @@ describe('inserts and the catalogue', () => {
       sql`SELECT count() AS n FROM ${ch.db}.snapshots WHERE ticker = ${lit.ticker('BAD-1')}`,
     );
     expect(Number(n[0]?.n)).toBe(0);
+  });
+
+  it('an insert whose body stops short (the client killed or aborting) stores nothing; a plain body stores what came', async () => {
+    // Through a proxy that counts the bytes it passes to ClickHouse. Each insert's source sends 20,000 rows (about
+    // 1.5 MB, in whole lines) and then waits: once the proxy has passed them, the insert is aborted (its socket
+    // destroyed, as a killed recorder's is). The one difference between the two inserts is our connection's gzip.
+    let passed = 0;
+    const proxy = net.createServer((client) => {
+      const upstream = net.connect(Number(chUrl.port), chUrl.hostname);
+      client.on('data', (chunk: Buffer) => {
+        passed += chunk.length;
+        upstream.write(chunk);
+      });
+      upstream.on('data', (chunk: Buffer) => client.write(chunk));
+      client.on('close', () => upstream.end());
+      for (const s of [client, upstream]) s.on('error', () => s.destroy());
+    });
+    const chUrl = new URL(testClickHouseUrl());
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const url = new URL(testClickHouseUrl());
+    url.host = `127.0.0.1:${(proxy.address() as net.AddressInfo).port}`;
+    const ROWS = 20_000;
+    const line = (ticker: string, i: number) =>
+      `venue_b\t${ticker}\t${1000 + i}\t${1000 + i}\tbid\t0.5\t1\t${1000 + i}\t\n`;
+    const bytes = Array.from({ length: ROWS }, (_, i) => line('CUT-PLAIN', i)).join('').length;
+    async function* stalled(ticker: string, signal: AbortSignal): AsyncGenerator<string> {
+      for (let i = 0; i < ROWS; i += 500) {
+        yield Array.from({ length: 500 }, (_, k) => line(ticker, i + k)).join('');
+      }
+      await new Promise((resolve) => signal.addEventListener('abort', resolve));
+    }
+    /** Runs `insert` until the proxy has passed all but the deflater's last window of the rows, then aborts it. */
+    async function cutShort(insert: (signal: AbortSignal) => Promise<unknown>): Promise<void> {
+      passed = 0;
+      const abort = new AbortController();
+      const done = insert(abort.signal).then(
+        () => 'committed',
+        () => 'failed',
+      );
+      await waitFor(() => passed >= bytes - 64 * 1024, { timeoutMs: 20_000, what: 'the rows to reach ClickHouse' });
+      abort.abort();
+      expect(await done).toBe('failed');
+    }
+    const count = async (ticker: string) =>
+      Number(
+        (
+          await rows<{ n: string }>(sql`SELECT count() AS n FROM ${ch.db}.deltas WHERE ticker = ${lit.ticker(ticker)}`)
+        )[0]?.n,
+      );
+    try {
+      // The same client without the gzip: ClickHouse inserts the rows that came (the hazard).
+      const plain = createClient({ url: url.origin, username: url.username || 'default', password: url.password });
+      try {
+        await cutShort((signal) =>
+          plain.insert({
+            table: sql`${ch.db}.deltas`.text,
+            values: Readable.from(stalled('CUT-PLAIN', signal), { objectMode: false }),
+            format: 'TabSeparated',
+            abort_signal: signal,
+          }),
+        );
+      } finally {
+        await plain.close();
+      }
+      await waitFor(async () => (await count('CUT-PLAIN')) === ROWS, {
+        timeoutMs: 10_000,
+        what: 'the plain body’s rows to land',
+      });
+      // Ours: the gzip stream that stops short does not inflate.
+      const store = new HistoryStore({ url: url.toString(), database: db.database });
+      try {
+        await cutShort((signal) =>
+          insertTsv(store, 'deltas', stalled('CUT-OURS', signal), { signal, rowFormat: LATEST_ROW_FORMAT }),
+        );
+      } finally {
+        await store.close();
+      }
+      // Anything that was to land has landed by the time a later insert on the same server is visible.
+      await insertTsv(db.store, 'deltas', [line('CUT-AFTER', 0)], { rowFormat: LATEST_ROW_FORMAT });
+      await waitFor(async () => (await count('CUT-AFTER')) === 1, { timeoutMs: 10_000, what: 'a later insert' });
+      expect(await count('CUT-OURS')).toBe(0);
+    } finally {
+      proxy.close();
+    }
   });
 
   it('joins lists of literals', () => {

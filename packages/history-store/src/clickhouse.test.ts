@@ -1,5 +1,6 @@
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gunzipSync } from 'node:zlib';
 import { classifyClickHouseError, serverErrorCode } from './errors';
 import {
   CURRENT_ROW_FORMAT,
@@ -526,14 +527,20 @@ describe('settings pinned only where the server knows them', () => {
   });
 });
 
+/** A request's body as ClickHouse reads it: inflated when the client sent it as gzip (the data client does). */
+async function statementOf(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  const body = Buffer.concat(chunks);
+  return (req.headers['content-encoding'] === 'gzip' ? gunzipSync(body) : body).toString();
+}
+
 describe('killing a query (a cancelled scope)', () => {
   /** A stand-in for ClickHouse that records each statement and its settings, and answers 200. */
   async function standIn(use: (url: string) => Promise<void>) {
     const asked: { statement: string; ddlTimeout: string | null }[] = [];
     const server = createServer((req, res) => {
-      let body = '';
-      req.on('data', (c: Buffer) => (body += c.toString()));
-      req.on('end', () => {
+      void statementOf(req).then((body) => {
         const params = new URL(req.url ?? '/', 'http://clickhouse').searchParams;
         asked.push({ statement: body.trim(), ddlTimeout: params.get('distributed_ddl_task_timeout') });
         res.end();
@@ -616,9 +623,7 @@ describe('making sure an abandoned insert has ended (RecorderStore.ensureQueryEn
     const asked: string[] = [];
     let running = true;
     const server = createServer((req, res) => {
-      let body = '';
-      req.on('data', (c: Buffer) => (body += c.toString()));
-      req.on('end', () => {
+      void statementOf(req).then((body) => {
         const statement = body.replace(/\s*FORMAT JSONEachRow\s*$/, '').trim();
         let answer = '';
         if (!statement.includes('system.settings')) asked.push(statement);

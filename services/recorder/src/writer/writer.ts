@@ -19,7 +19,8 @@
  * - A failed insert is ambiguous (the server may have committed it before the connection broke, or may still be
  *   running it): before the next attempt the lane makes sure the old query is gone (the store kills it and waits
  *   for it to leave the server's process list) and probes for the batch's last row; present means written. Batches
- *   are single-part inserts (one month, under max_insert_block_size rows), so present-or-absent is all-or-nothing.
+ *   are single-part inserts (one month, under max_insert_block_size rows) sent as gzip (a body cut short by an abort
+ *   or a crash inserts nothing: history-store's createConnection), so present-or-absent is all-or-nothing.
  *   On a cluster (`retriesDeduplicated`) there is no probe: the same bytes go again, and every shard's replicated
  *   table drops the block it already holds (a batch spread over shards may have reached some and not others, which
  *   a probe of one row could not tell). Retries back off exponentially (with jitter) up to 5 s. Rows ClickHouse refuses as malformed (which the encoders make impossible) are moved to
