@@ -1,4 +1,4 @@
-import { fenceOf, fenceRows, type HandoverCut } from './spool-fence';
+import { fenceOf, fenceRows, lastLineOfEachTicker, type HandoverCut } from './spool-fence';
 
 /** KX was handed over at 1000; KY was not. */
 const cut: HandoverCut = (exchange, ticker) => (exchange === 'venue_b' && ticker === 'KX' ? 1000 : undefined);
@@ -53,7 +53,25 @@ describe('fenceRows', () => {
       rows: 0,
       dropped: 2,
       clipped: 0,
+      stored: 0,
       last: undefined,
+    });
+  });
+
+  it('leaves out whole the tickers already stored, and finds the last line of each ticker', () => {
+    const text = ['venue_b\tKX\t998\t1', 'venue_b\tKY\t997\t2', 'venue_b\tKX\t999\t3', 'venue_b\tKY\t1500\t4']
+      .map((l) => `${l}\t\n`)
+      .join('');
+    const cut = fenceOf(new Map([['venue_b\tKY', [{ from: 1000, until: Infinity }]]]));
+    expect([...lastLineOfEachTicker(text)].map(([k, f]) => [k, f[2]])).toEqual([
+      ['venue_b\tKX', '999'],
+      ['venue_b\tKY', '1500'],
+    ]);
+    expect(fenceRows('deltas', text, cut, new Set(['venue_b\tKX']))).toMatchObject({
+      text: 'venue_b\tKY\t997\t2\t\n',
+      rows: 1,
+      dropped: 1,
+      stored: 2,
     });
   });
 });

@@ -8,6 +8,13 @@
  *
  * Works on the TabSeparated lines of any row format (1–4): every table's lines start with `exchange`, `ticker`, then
  * `ts` (a gap: `from_ts`, `to_ts`).
+ *
+ * A record the fence changes is no longer the block it was: if it had landed before the term died (a spool file is
+ * deleted only once all its records are in, so a restart replays records that landed), a cluster's block
+ * deduplication would not recognise the changed block and its kept rows would be stored twice. So on a cluster the
+ * writer first asks, per ticker, whether the record's last line of that ticker is stored (one ticker's rows are on one
+ * shard, and a record lands on a shard whole or not at all), and leaves those tickers out (`stored`). On one server
+ * the probe by the kept rows' last line already says whether the record (one part) landed.
  */
 import type { InsertTable } from '@depthgate/history-store';
 
@@ -45,20 +52,37 @@ export interface FencedRows {
   text: string;
   rows: number;
   dropped: number;
+  /** Lines of the tickers in `stored` (fenceRows): already in the table. */
+  stored: number;
   /** Gaps whose end was moved back to the hand-over point. */
   clipped: number;
   /** The last kept line, split (the batch's probe key is taken from it), or undefined when nothing is kept. */
   last: string[] | undefined;
 }
 
-export function fenceRows(table: InsertTable, text: string, cut: Fence): FencedRows {
+/**
+ * The lines of `text` the term still writes. `stored`: tickers (`exchange\tticker`) whose lines of this record are in
+ * the table already (the record landed on their shard before the term died: see lastLineOfEachTicker); they are left
+ * out whole.
+ */
+export function fenceRows(
+  table: InsertTable,
+  text: string,
+  cut: Fence,
+  stored: ReadonlySet<string> = new Set(),
+): FencedRows {
   const out: string[] = [];
   let dropped = 0;
   let clipped = 0;
+  let storedLines = 0;
   let last: string[] | undefined;
   for (const line of text.split('\n')) {
     if (line === '') continue;
     const f = line.split('\t');
+    if (stored.size > 0 && stored.has(`${f[0]}\t${f[1]}`)) {
+      storedLines++;
+      continue;
+    }
     const fence = table === 'trades' ? undefined : cut(f[0] as string, f[1] as string);
     if (fence !== undefined) {
       const ts = Number(f[2]);
@@ -75,5 +99,16 @@ export function fenceRows(table: InsertTable, text: string, cut: Fence): FencedR
     out.push(`${f.join('\t')}\n`);
     last = f;
   }
-  return { text: out.join(''), rows: out.length, dropped, clipped, last };
+  return { text: out.join(''), rows: out.length, dropped, clipped, stored: storedLines, last };
+}
+
+/** The last line of each ticker (`exchange\tticker`) in `text`, split. */
+export function lastLineOfEachTicker(text: string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const line of text.split('\n')) {
+    if (line === '') continue;
+    const f = line.split('\t');
+    out.set(`${f[0]}\t${f[1]}`, f);
+  }
+  return out;
 }

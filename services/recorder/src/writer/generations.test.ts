@@ -511,6 +511,32 @@ describe('spool records with a term, and the fenced replay', () => {
     expect(w.spoolEmpty).toBe(true);
     await w.close(100);
   });
+  it('on a cluster leaves out the tickers of a fenced record already stored (a changed record is another block)', async () => {
+    const dir = tmp();
+    // Term 4 spooled this record and died after it landed on KX's shard, not on KY's; KY was taken over at 1000.
+    const spool = new TableSpool(dir, 'book', 1 << 20);
+    spool.append(batchOf(['KX 998 1', 'KY 997 2', 'KX 999 3', 'KY 1500 4'], 'deltas', 4));
+    spool.close();
+    const { store, landed, state } = stoppingStore();
+    landed.push({ table: 'deltas', lines: ['venue_b\tKX\t998\t1', 'venue_b\tKX\t999\t3'], queryId: 'rec-4-x' });
+    const w = makeWriter(
+      { ...store, retriesDeduplicated: true },
+      {
+        spoolDir: dir,
+        term: 5,
+        fence: async (term) =>
+          term === 4 ? fenceOf(new Map([['venue_b\tKY', [{ from: 1000, until: Infinity }]]])) : undefined,
+      },
+    );
+    w.start();
+    await until(() => w.idle);
+    // KX's rows are not sent again (they would be a second copy: the changed record is not the block that landed);
+    // KY's row before the cut is (it never landed). One probe per ticker, by its last line in the record.
+    expect(landed.slice(1).map((b) => b.lines.map((l) => l.split('\t').slice(1, 4).join(' ')))).toEqual([['KY 997 2']]);
+    expect(state.probes).toBe(2);
+    await w.close(100);
+  });
+
   it('filters a spooled record again when its term’s fence is invalidated while the lane retries it', async () => {
     const dir = tmp();
     const spool = new TableSpool(dir, 'book', 1 << 20);

@@ -47,7 +47,7 @@ import {
 } from '@depthgate/history-store';
 import type { ExchangeKey } from '@depthgate/platforms';
 import type { Logger } from '@depthgate/service-kit';
-import { fenceRows, type Fence } from '../redundancy/spool-fence';
+import { fenceRows, lastLineOfEachTicker, type Fence } from '../redundancy/spool-fence';
 import { addCounts, batchText, releaseBatch, type SealedBatch } from './batch';
 import { TableSpool } from './spool';
 
@@ -600,10 +600,23 @@ export class Writer {
     this.fencedAt.set(batch, this.fenceEpoch);
     const fence = this.fences.get(term);
     if (fence === undefined) return true;
-    const r = fenceRows(batch.table, batchText(batch), fence);
+    const text = batchText(batch);
+    let r = fenceRows(batch.table, text, fence);
     if (r.dropped === 0 && r.clipped === 0) return true;
+    if (this.o.store.retriesDeduplicated) {
+      // Changed, the record is another block than the one that may have landed: its tickers already stored go whole.
+      let stored: Set<string>;
+      try {
+        stored = await this.storedTickers(batch.table, text);
+      } catch (err) {
+        this.o.logger.warn({ term, err: { message: (err as Error).message } }, 'cannot probe a fenced spool record');
+        await this.sleep(1000);
+        return undefined;
+      }
+      if (stored.size > 0) r = fenceRows(batch.table, text, fence, stored);
+    }
     this.o.logger.info(
-      { table: batch.table, term, kept: r.rows, dropped: r.dropped, clipped: r.clipped },
+      { table: batch.table, term, kept: r.rows, dropped: r.dropped, clipped: r.clipped, stored: r.stored },
       'spooled rows of tickers handed over from their term are fenced off',
     );
     if (r.last === undefined) return false;
@@ -613,6 +626,23 @@ export class Writer {
     batch.rows = r.rows;
     batch.probe = probeOfLine(batch.table, r.last);
     return true;
+  }
+
+  /**
+   * The tickers (`exchange\tticker`) whose last line in `text` is in the table: the record landed on their shard
+   * (spool-fence.ts). Eight probes at a time.
+   */
+  private async storedTickers(table: InsertTable, text: string): Promise<Set<string>> {
+    const last = [...lastLineOfEachTicker(text)];
+    const stored = new Set<string>();
+    for (let i = 0; i < last.length; i += 8) {
+      await Promise.all(
+        last.slice(i, i + 8).map(async ([key, f]) => {
+          if (await this.o.store.probeBatch(probeOfLine(table, f))) stored.add(key);
+        }),
+      );
+    }
+    return stored;
   }
 
   /**
