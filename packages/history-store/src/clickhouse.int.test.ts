@@ -585,6 +585,7 @@ describe('inserts and the catalogue', () => {
     // 1.5 MB, in whole lines) and then waits: once the proxy has passed them, the insert is aborted (its socket
     // destroyed, as a killed recorder's is). The one difference between the two inserts is our connection's gzip.
     let passed = 0;
+    const chUrl = new URL(testClickHouseUrl());
     const proxy = net.createServer((client) => {
       const upstream = net.connect(Number(chUrl.port), chUrl.hostname);
       client.on('data', (chunk: Buffer) => {
@@ -595,9 +596,8 @@ describe('inserts and the catalogue', () => {
       client.on('close', () => upstream.end());
       for (const s of [client, upstream]) s.on('error', () => s.destroy());
     });
-    const chUrl = new URL(testClickHouseUrl());
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    const url = new URL(testClickHouseUrl());
+    const url = new URL(chUrl);
     url.host = `127.0.0.1:${(proxy.address() as net.AddressInfo).port}`;
     const ROWS = 20_000;
     const line = (ticker: string, i: number) =>

@@ -584,9 +584,10 @@ export class Controller {
           this.o.logger.warn({ err: { message: err.message }, exchange }, 'confirming a takeover failed; retried');
         });
         this.count(kind, 'taken', group.length);
-        this.metrics?.takeoverSeconds.observe({ kind }, (this.clock.monotonic() - startedAt) / 1000);
-        // How far back the splice had to reach (from the oldest S to when the ends were read), and how long the
-        // takeover took from its decision (a dead owner's: the TTL wait, the kill and the reads).
+        // How long the takeover took from its decision (a dead owner's: the TTL wait, the kill and the reads), and how
+        // far back the splice had to reach (from the oldest S to when the ends were read).
+        const tookMs = this.clock.monotonic() - startedAt;
+        this.metrics?.takeoverSeconds.observe({ kind }, tookMs / 1000);
         const reachMs = detectedAt - Math.min(...points.map((p) => p.s));
         this.o.logger.info(
           {
@@ -596,7 +597,7 @@ export class Controller {
             kind,
             term: this.term,
             reachMs,
-            tookMs: this.clock.monotonic() - startedAt,
+            tookMs,
           },
           'took tickers over',
         );

@@ -288,10 +288,11 @@ export class TickerBuffer {
     // Receive clock with the old owner's last book: split where ours was that book (from = the first row after it).
     const match = !this.venueClock && point.digest !== undefined ? this.matchDigest(point.digest, s) : undefined;
     const from = match?.index ?? -1;
-    // Completing ms S − 1 needs every own delta there: a buffer folded up to S − 1 no longer has them.
-    const book = match?.book ?? (this.venueClock && s - 1 <= this.foldedTs ? undefined : this.bookAt(s));
+    // The window no longer reaches S (on a venue clock S − 1: completing ms S − 1 needs every own delta there).
+    const folded = s <= this.foldedTs || (this.venueClock && s - 1 <= this.foldedTs);
+    const book = match?.book ?? (folded ? undefined : this.bookAt(s));
     const continuous = book !== undefined;
-    const beyondWindow = !continuous && (s <= this.foldedTs || (this.venueClock && s - 1 <= this.foldedTs));
+    const beyondWindow = !continuous && folded;
     let diverged = false;
     let completed = 0;
     /** A gap opened at S (the book is not known there), closed by the next buffered snapshot. */

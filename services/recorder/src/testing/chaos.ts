@@ -196,11 +196,15 @@ export interface ChaosReport {
   startedAt: number;
 }
 
+/** `ts` as seconds after `start` (the first recorder's start), as the report prints times. */
+function secondsAfter(start: number, ts: number): string {
+  return `${((ts - start) / 1000).toFixed(1)} s`;
+}
+
 /** The report as printed by the chaos tests: every event with its seconds after the first recorder started. */
 export function chaosSummary(report: ChaosReport): string {
   const events = report.events.map(
-    (e) =>
-      `${((e.at - report.startedAt) / 1000).toFixed(1)} s ${e.recorder} ${e.action}${e.detail ? ` ${e.detail}` : ''}`,
+    (e) => `${secondsAfter(report.startedAt, e.at)} ${e.recorder} ${e.action}${e.detail ? ` ${e.detail}` : ''}`,
   );
   return JSON.stringify({ ...report, events }, null, 1);
 }
@@ -279,7 +283,7 @@ export class Chaos {
 
   /** Seconds from the first recorder's start to `ts` (the simulator's clock is the wall clock). */
   private sinceStart(ts: number): string {
-    return `${((ts - this.started) / 1000).toFixed(1)} s`;
+    return secondsAfter(this.started, ts);
   }
 
   private note(recorder: ChaosRecorder, action: ChaosEvent['action'], detail?: string): void {
