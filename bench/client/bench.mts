@@ -7,9 +7,11 @@
  *    - anchor: the raw parse — the bytes decoded, split into lines, `JSON.parse` of each line;
  *    - the same raw parse of the deltas and of the day's later snapshots: all the NDJSON the verified replay reads;
  *    - the client's replay as a caller runs it: `HistoryClient.replay` over the day (NDJSON lines parsed, rows
- *      checked, every delta applied to an `OrderBook`, the book yielded after every moment), with the answers
- *      served from memory through `fetch` (a Response per request, its body in views of 64 KiB as a socket gives it),
- *      so the network is not in the figure;
+ *      checked, every delta applied to an `OrderBook`, the book yielded after every moment, each later snapshot
+ *      checked by its digest: `format=digest`), with the answers served from memory through `fetch` (a Response per
+ *      request, its body in views of 64 KiB as a socket gives it), so the network is not in the figure;
+ *    - the same against a service without digests (`format=digest` refused: the later snapshots' rows are read and
+ *      compared, as every replay did before 2026-11-29);
  *    - the same with `verifySnapshots: false` (the day's later snapshots are not read and compared);
  *    - without the async iteration: `parseLine` + `OrderBook.apply` in a loop (parse and book alone);
  * 4. once, over the network: the same replay against the running service.
@@ -161,25 +163,42 @@ async function main(): Promise<void> {
   });
   // The replay also reads the day's later snapshots (to check the book against them): serve those from memory too.
   const laterSnapshots = await download(`/api/${exchange}/snapshots/${encodeURIComponent(ticker)}?${q(from + 1, to)}`);
+  const laterDigests = await download(
+    `/api/${exchange}/snapshots/${encodeURIComponent(ticker)}?${q(from + 1, to).replace('ndjson', 'digest')}`,
+  );
   const rows = rawParse(deltas);
   const laterRows = rawParse(laterSnapshots);
-  const memory = new HistoryClient({
-    baseUrl: 'http://memory.invalid',
-    fetch: (input, init) => {
-      const url = new URL(String(input));
-      const startTs = url.searchParams.get('start_ts');
-      const body =
-        url.pathname.includes('/snapshots/') && startTs !== null && Date.parse(startTs) > from
-          ? laterSnapshots
-          : snapshots;
-      return memoryFetch({ coverage, snapshots: body, deltas })(input, init);
-    },
-  });
+  /** The replay's answers from memory; `digests: false` refuses format=digest as a service before it does. */
+  const memoryClient = (digests: boolean) =>
+    new HistoryClient({
+      baseUrl: 'http://memory.invalid',
+      fetch: async (input, init) => {
+        const url = new URL(String(input));
+        const startTs = url.searchParams.get('start_ts');
+        if (url.searchParams.get('format') === 'digest') {
+          if (!digests) {
+            return new Response('{"error":"invalid_format","message":"format must be json, ndjson, csv or parquet"}', {
+              status: 400,
+              headers: { 'Content-Type': 'application/json' },
+            });
+          }
+          return memoryFetch({ coverage, snapshots: laterDigests, deltas })(input, init);
+        }
+        const body =
+          url.pathname.includes('/snapshots/') && startTs !== null && Date.parse(startTs) > from
+            ? laterSnapshots
+            : snapshots;
+        return memoryFetch({ coverage, snapshots: body, deltas })(input, init);
+      },
+    });
+  const memory = memoryClient(true);
+  const memoryRows = memoryClient(false);
 
   const anchor: number[] = [];
   const both: number[] = [];
   const replay: number[] = [];
   const quick: number[] = [];
+  const byRows: number[] = [];
   const loop: number[] = [];
   let moments = 0;
   for (let r = 0; r < ROUNDS + 2; r++) {
@@ -200,7 +219,13 @@ async function main(): Promise<void> {
       throw new Error('the replay without snapshot checks saw other moments');
     }
     const d = performance.now() - t;
+    t = performance.now();
+    if ((await clientReplay(memoryRows, exchange, ticker, from, to)).moments !== moments) {
+      throw new Error('the replay checking the snapshots by their rows saw other moments');
+    }
+    const f = performance.now() - t;
     if (r >= 2) {
+      byRows.push(f);
       anchor.push(a);
       both.push(e);
       replay.push(b);
@@ -229,15 +254,21 @@ async function main(): Promise<void> {
   rowOf('raw parse of the NDJSON (split lines, JSON.parse each) — anchor', anchor);
   rowOf('raw parse of the deltas and the later snapshots (all the NDJSON `replay()` reads)', both);
   rowOf(
-    '**client `replay()`**: stream parsed, rows checked, every delta applied, a book per moment, checked against each of the day’s snapshots',
+    '**client `replay()`**: stream parsed, rows checked, every delta applied, a book per moment, checked against each of the day’s snapshots (by their digests)',
     replay,
+  );
+  rowOf(
+    'client `replay()` against a service without digests: each of the day’s snapshots read and compared by its rows',
+    byRows,
   );
   rowOf('**client `replay({ verifySnapshots: false })`**: the same without reading the later snapshots', quick);
   rowOf('client `parseLine` + `OrderBook.apply` in a loop', loop);
   rowOf('client `replay()` against the running service (network, once)', [liveMs]);
   console.log(
-    `\n\`replay()\` against the raw parse of all the NDJSON it reads (${fmt(laterRows)} snapshot rows besides the ` +
-      `deltas): ${(median(both) / median(replay)).toFixed(2)}×`,
+    `\nThe replay that reads the snapshots' rows, against the raw parse of all the NDJSON it reads (${fmt(laterRows)} ` +
+      `snapshot rows besides the deltas): ${(median(both) / median(byRows)).toFixed(2)}×; the digests of the same ` +
+      `${fmt(rawParse(laterDigests))} books: ${(laterDigests.length / 1e3).toFixed(1)} kB against ` +
+      `${(laterSnapshots.length / 1e6).toFixed(2)} MB of rows.`,
   );
   if (live.moments !== moments)
     throw new Error(`the live replay saw ${live.moments} moments, the memory one ${moments}`);

@@ -8,7 +8,9 @@
  *
  * - anchor: the deltas' bytes decoded, split into lines, `JSON.parse` of each line;
  * - the same raw parse of the deltas and of the later snapshots: all the NDJSON the verified replay reads;
- * - `replay()` (snapshot verification, the default) as a caller runs it;
+ * - `replay()` (snapshot verification, the default: each later snapshot checked by its digest, `format=digest`) as a
+ *   caller runs it;
+ * - `replay()` against a service without digests (the later snapshots' rows read and compared, as before 2026-11-29);
  * - `replay({ verifySnapshots: false })`.
  *
  * Run (after `pnpm --filter @depthgate/client build`): node bench/client/micro.mts [rounds] [baseline]
@@ -16,7 +18,7 @@
  * replays are measured in the same interleaved rounds, for a before/after on one machine state.
  * Profile: node --cpu-prof --cpu-prof-dir=/tmp/prof bench/client/micro.mts
  */
-import { HistoryClient } from '@depthgate/client';
+import { HistoryClient, OrderBook, type SnapshotRow } from '@depthgate/client';
 import { servedBody } from './socket-body.mts';
 
 const ROUNDS = Number(process.argv[2] ?? 41);
@@ -104,6 +106,19 @@ const enc = new TextEncoder();
 const DELTAS = enc.encode(deltas + end(deltaRows));
 const FIRST = enc.encode(first + end(first.split('\n').length - 1));
 const LATER = enc.encode(later + end(laterRows));
+/** The later snapshots' digest lines (`format=digest`), from their rows. */
+const DIGESTS = (() => {
+  const books = new Map<string, SnapshotRow[]>();
+  for (const line of later.split('\n')) {
+    if (line === '') continue;
+    const row = JSON.parse(line) as SnapshotRow;
+    books.set(row.ts, [...(books.get(row.ts) ?? []), row]);
+  }
+  const lines = [...books].map(
+    ([ts, rows]) => `{"ts":"${ts}","levels":${rows.length},"digest":"${OrderBook.fromSnapshot(rows).digest()}"}\n`,
+  );
+  return enc.encode(lines.join('') + end(lines.length));
+})();
 const COVERAGE = JSON.stringify({
   exchange: EXCHANGE,
   ticker: TICKER,
@@ -122,19 +137,34 @@ const Baseline: typeof HistoryClient | undefined = BASELINE
       .HistoryClient
   : undefined;
 
-const options = {
+/** Answers from memory; `digests: false` refuses format=digest, as a service before it did. */
+const options = (digests: boolean) => ({
   baseUrl: 'http://memory.invalid',
   fetch: async (input: Parameters<typeof fetch>[0]) => {
     const url = new URL(String(input));
     const kind = url.pathname.split('/')[3];
     if (kind === 'coverage') return new Response(COVERAGE, { headers: { 'Content-Type': 'application/json' } });
+    if (url.searchParams.get('format') === 'digest' && !digests) {
+      return new Response('{"error":"invalid_format","message":"format must be json, ndjson, csv or parquet"}', {
+        status: 400,
+        headers: { 'Content-Type': 'application/json' },
+      });
+    }
     const start = Date.parse(url.searchParams.get('start_ts') ?? '');
-    const body = kind === 'snapshots' ? (start > DAY0 ? LATER : FIRST) : DELTAS;
+    const body =
+      kind === 'snapshots'
+        ? url.searchParams.get('format') === 'digest'
+          ? DIGESTS
+          : start > DAY0
+            ? LATER
+            : FIRST
+        : DELTAS;
     return new Response(servedBody(body), { headers: { 'Content-Type': 'application/x-ndjson' } });
   },
-};
-const current = new HistoryClient(options);
-const baseline = Baseline && new Baseline(options);
+});
+const current = new HistoryClient(options(true));
+const byRows = new HistoryClient(options(false));
+const baseline = Baseline && new Baseline(options(true));
 
 function rawParse(bytes: Uint8Array): number {
   const text = new TextDecoder().decode(bytes);
@@ -191,6 +221,11 @@ async function main(): Promise<void> {
       });
     }
   }
+  runs.push({
+    name: '`replay()` against a service without digests (the snapshots’ rows compared)',
+    run: async () => (await replay(byRows, true)) === moments,
+    ms: [],
+  });
   for (let r = 0; r < ROUNDS + 3; r++) {
     for (const x of runs) {
       const c = process.cpuUsage();
@@ -216,7 +251,7 @@ async function main(): Promise<void> {
   }
   // The verified replay reads the later snapshots too: beside the raw parse of everything it reads.
   const all = median((runs[1] as { ms: number[] }).ms);
-  for (const x of runs.filter((r) => r.name.endsWith('`replay()`'))) {
+  for (const x of runs.filter((r) => r.name.includes('`replay()`'))) {
     console.log(`${x.name} vs the raw parse of all the NDJSON it reads: ${(all / median(x.ms)).toFixed(2)}×`);
   }
 }

@@ -519,9 +519,12 @@ describe('HistoryClient: rows', () => {
 
   it('rebuild fails on a cut delta stream instead of returning a book', async () => {
     handler = (req, res) => {
-      const path = new URL(req.url ?? '', 'http://x').pathname;
+      const url = new URL(req.url ?? '', 'http://x');
+      const path = url.pathname;
       if (path.includes('/coverage/')) return json(res, 404, { error: 'not_found', message: 'Not found' });
       res.writeHead(200, { 'Content-Type': 'application/x-ndjson' });
+      // No later snapshot.
+      if (url.searchParams.get('format') === 'digest') return res.end(digestStream([]));
       if (path.includes('/snapshots/')) {
         return res.end(
           `{"ts":"${iso(T0)}","side":"bid","price":"0.4","quantity":"5"}\n{"type":"end","count":1,"next_cursor":null}\n`,
@@ -545,18 +548,33 @@ describe('HistoryClient: rows', () => {
   });
 });
 
+/** The snapshots' digest lines as the service writes them (`format=digest`): one per book, in order, and the end. */
+function digestStream(rows: SnapshotRow[]): string {
+  const books = new Map<string, SnapshotRow[]>();
+  for (const r of rows) books.set(r.ts, [...(books.get(r.ts) ?? []), r]);
+  const lines = [...books].map(
+    ([ts, book]) =>
+      `{"ts":"${ts}","levels":${book.length},"digest":"${OrderBook.fromSnapshot(book, { checkCrossed: false }).digest()}"}\n`,
+  );
+  return `${lines.join('')}{"type":"end","count":${lines.length},"next_cursor":null}\n`;
+}
+
 /**
- * A history service over a recorded series held here (NDJSON streams and coverage as the service answers them; with
- * `jsonOnly`, the spec's JSON pages whatever is asked for, as a service without streams), for rule 7 across snapshots
- * and gaps.
+ * A history service over a recorded series held here (NDJSON streams, the snapshots' digests and coverage as the
+ * service answers them; with `jsonOnly`, the spec's JSON pages whatever is asked for, as a service without streams;
+ * with `digests: false`, `format=digest` refused as a service from before it refuses it), for rule 7 across
+ * snapshots and gaps.
  */
 function recordedService(
   series: { snapshots: SnapshotRow[]; deltas: DeltaRow[]; gaps: Gap[] },
-  { jsonOnly = false } = {},
+  { jsonOnly = false, digests = true } = {},
 ): Handler {
   return (req, res) => {
     const url = new URL(req.url ?? '', 'http://x');
     const q = url.searchParams;
+    if (!jsonOnly && q.get('format') === 'digest' && !digests) {
+      return json(res, 400, { error: 'invalid_format', message: 'format must be json, ndjson, csv or parquet' });
+    }
     const start = q.has('start_ts') ? Date.parse(q.get('start_ts') as string) : -Infinity;
     const end = q.has('end_ts') ? Date.parse(q.get('end_ts') as string) : Infinity;
     const inRange = (ts: string) => Date.parse(ts) >= start && Date.parse(ts) <= end;
@@ -577,6 +595,7 @@ function recordedService(
       return json(res, 200, { exchange: 'venue_b', ticker: 'T', rows: page, count: page.length });
     }
     res.writeHead(200, { 'Content-Type': 'application/x-ndjson' });
+    if (q.get('format') === 'digest') return res.end(digestStream(rows as SnapshotRow[]));
     res.end(
       rows.map((r) => JSON.stringify(r) + '\n').join('') +
         JSON.stringify({ type: 'end', count: rows.length, next_cursor: null }) +
@@ -720,19 +739,108 @@ describe('HistoryClient: rule 7 across snapshots and gaps', () => {
     });
   });
 
-  it('a snapshot that disagrees with the replayed book outside a gap is snapshot_mismatch', async () => {
-    handler = recordedService({ ...series, deltas: series.deltas.filter((x) => x.sequence !== 3) });
+  it.each([
+    ['its digest', true],
+    ['its rows (a service without digests)', false],
+  ])(
+    'a snapshot that disagrees with the replayed book outside a gap is snapshot_mismatch, checked by %s',
+    async (_, digests) => {
+      handler = recordedService({ ...series, deltas: series.deltas.filter((x) => x.sequence !== 3) }, { digests });
+      const err = await (async () => {
+        for await (const _e of new HistoryClient({ baseUrl: base }).replay('venue_b', 'T', { from: T0 })) void _e;
+      })().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(BookError);
+      expect(err).toMatchObject({ code: 'snapshot_mismatch', where: { ts: T0 + 5 * M } });
+      // The later snapshots were read as digests, or (refused) as rows after the digests were asked for.
+      const snapshotReads = seen.filter(
+        (x) => x.url.includes('/snapshots/') && !x.url.includes('end_ts=' + encodeURIComponent(iso(T0))),
+      );
+      expect(snapshotReads.map((x) => new URL(x.url, 'http://x').searchParams.get('format'))).toEqual(
+        digests ? ['digest'] : ['digest', 'ndjson'],
+      );
+    },
+  );
+
+  it('the digest check: the same books pass; a different quantity, a missing or an extra level is snapshot_mismatch; the restart after a gap reads that book’s rows', async () => {
+    const at5 = series.snapshots.slice(2);
+    const replayWith = async (snapshot5: SnapshotRow[], deltas = series.deltas) => {
+      handler = recordedService({ ...series, snapshots: [...series.snapshots.slice(0, 2), ...snapshot5], deltas });
+      const events: string[] = [];
+      for await (const e of new HistoryClient({ baseUrl: base }).replay('venue_b', 'T', { from: T0, to: T0 + 6 * M })) {
+        if (e.type === 'snapshot') events.push(`snapshot ${(e.at - T0) / M}m`);
+      }
+      return events;
+    };
+    const mismatch = async (snapshot5: SnapshotRow[], deltas = series.deltas) => {
+      await expect(replayWith(snapshot5, deltas)).rejects.toMatchObject({
+        code: 'snapshot_mismatch',
+        where: { ts: T0 + 5 * M },
+      });
+    };
+    expect(await replayWith(at5)).toEqual(['snapshot 5m']);
+    const with45 = (quantity: string) => at5.map((r) => (r.price === '0.45' ? { ...r, quantity } : r));
+    await mismatch(with45('1.000000000000000001'));
+    await mismatch(with45('2'));
+    await mismatch(at5.filter((r) => r.price !== '0.45'));
+    await mismatch([...at5, s(T0 + 5 * M, 'ask', '0.65', '1')]);
+    await mismatch(at5.map((r) => (r.price === '0.45' ? { ...r, price: '0.46' } : r)));
+    await mismatch(at5.map((r) => (r.price === '0.45' ? { ...r, side: 'ask' as const, price: '0.65' } : r)));
+    // A gap closed by a recorded book: the replay restarts from that book's rows (read for it), then checks the
+    // next snapshot's digest against the book it built from them.
+    const restart = {
+      snapshots: [
+        ...series.snapshots,
+        s(T0 + 9 * M, 'bid', '0.2', '3'),
+        s(T0 + 12 * M, 'bid', '0.2', '3'),
+        s(T0 + 12 * M, 'bid', '0.3', '4'),
+        s(T0 + 12 * M, 'ask', '0.7', '1'),
+      ],
+      deltas: series.deltas,
+      gaps: series.gaps,
+    };
+    handler = recordedService(restart);
+    const events: string[] = [];
+    for await (const e of new HistoryClient({ baseUrl: base }).replay('venue_b', 'T', { from: T0 + 8 * M })) {
+      if (e.type === 'snapshot') events.push(`snapshot ${(e.at - T0) / M}m${e.restarted ? ' restarted' : ''}`);
+    }
+    expect(events).toEqual(['snapshot 9m restarted', 'snapshot 12m']);
+    expect(
+      seen.some(
+        (x) =>
+          x.url.includes('/snapshots/') &&
+          x.url.includes('format=ndjson') &&
+          x.url.includes(encodeURIComponent(iso(T0 + 9 * M))),
+      ),
+    ).toBe(true);
+  });
+
+  it.each([
+    ['a cut digest stream', '{"ts":"TS","levels":3,"digest":"1"}\n{"ts":"TS","lev', 'stream_cut'],
+    ['a digest stream without its end line', '', 'stream_cut'],
+    ['an end line that miscounts', '{"type":"end","count":2,"next_cursor":null}\n', 'stream_cut'],
+    ['a digest that is not a decimal integer', '{"ts":"TS","levels":3,"digest":"0x12"}\n', 'malformed_row'],
+    ['a line that is not JSON', 'nope\n', 'malformed_row'],
+  ])('%s is a typed error, never a silent pass', async (_what, body, code) => {
+    const service = recordedService(series);
+    handler = (req, res, text) => {
+      if (new URL(req.url ?? '', 'http://x').searchParams.get('format') !== 'digest') return service(req, res, text);
+      res.writeHead(200, { 'Content-Type': 'application/x-ndjson' });
+      res.end(body.replaceAll('TS', iso(T0 + 5 * M)));
+    };
     const err = await (async () => {
       for await (const _e of new HistoryClient({ baseUrl: base }).replay('venue_b', 'T', { from: T0 })) void _e;
     })().catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(BookError);
-    expect(err).toMatchObject({ code: 'snapshot_mismatch', where: { ts: T0 + 5 * M } });
+    expect(err).toBeInstanceOf(DataError);
+    expect((err as DataError).code).toBe(code);
   });
 
   it('the snapshot check: by text as the service writes it, else by value; the last decimal, a missing or an extra level is snapshot_mismatch', async () => {
     const at5 = series.snapshots.slice(2);
     const replayWith = async (snapshot5: SnapshotRow[], deltas = series.deltas) => {
-      handler = recordedService({ ...series, snapshots: [...series.snapshots.slice(0, 2), ...snapshot5], deltas });
+      handler = recordedService(
+        { ...series, snapshots: [...series.snapshots.slice(0, 2), ...snapshot5], deltas },
+        { digests: false },
+      );
       const seen: string[] = [];
       for await (const e of new HistoryClient({ baseUrl: base }).replay('venue_b', 'T', { from: T0, to: T0 + 6 * M })) {
         if (e.type === 'snapshot') seen.push(`snapshot ${(e.at - T0) / M}m`);
@@ -765,13 +873,17 @@ describe('HistoryClient: rule 7 across snapshots and gaps', () => {
   });
 
   it('the snapshot check: a line whose text starts at the book’s ts but parses to another moment is malformed_row', async () => {
-    const service = recordedService(series);
+    const service = recordedService(series, { digests: false });
     const [bid4, bid45, ask6] = series.snapshots.slice(2).map((r) => JSON.stringify(r)) as [string, string, string];
     // The same levels, the 0.45 line with a second "ts" (JSON.parse keeps the last: a minute later).
     const odd = bid45.replace(`"ts":"${iso(T0 + 5 * M)}",`, `"ts":"${iso(T0 + 5 * M)}","ts":"${iso(T0 + 6 * M)}",`);
     handler = (req, res, body) => {
       const url = new URL(req.url ?? '', 'http://x');
-      if (!url.pathname.includes('/snapshots/') || Date.parse(url.searchParams.get('start_ts') ?? '') <= T0) {
+      if (
+        !url.pathname.includes('/snapshots/') ||
+        url.searchParams.get('format') === 'digest' ||
+        Date.parse(url.searchParams.get('start_ts') ?? '') <= T0
+      ) {
         return service(req, res, body);
       }
       res.writeHead(200, { 'Content-Type': 'application/x-ndjson' });

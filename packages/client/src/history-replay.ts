@@ -5,10 +5,11 @@
  * trades and the trades' gaps among the deltas, in the one (ts, sequence) order of the service's `include=trades`
  * stream. Gaps are reported, never papered over; a replayed book that differs from a recorded snapshot is an error.
  */
-import { BookError, DataError, type DataLocation } from './errors.js';
+import { BookError, DataError, HttpError, type DataLocation } from './errors.js';
 import type { Transport } from './http.js';
-import { assertCount, assertMoment, getCoverage } from './history-requests.js';
-import { itemMs, series, type Batch, type LineTaker, type SeriesItem } from './history-series.js';
+import { assertCount, assertMoment, getCoverage, historyPath, iso } from './history-requests.js';
+import { splitLines } from './lines.js';
+import { checkEnd, itemMs, series, type Batch, type LineTaker, type SeriesItem } from './history-series.js';
 import type { ExtraField, MarketEvent, RangeOptions, ReplayEvent } from './history-types.js';
 import { OrderBook } from './order-book.js';
 import { lastParsedTs, parseLine, parseLineAt, type Gap, type SnapshotRow } from './rows.js';
@@ -95,11 +96,12 @@ export async function* walk(
       fields: events ? options.fields : undefined,
     }),
   );
-  // Later snapshots (a range of one moment has none: the service refuses start_ts after end_ts).
+  // Later snapshots (a range of one moment has none: the service refuses start_ts after end_ts): their digests, or
+  // their rows from a service without digests.
   const books = (
     (to !== undefined && begin + 1 > to) || options.verifySnapshots === false
-      ? none<RecordedBook>()
-      : recordedBooks(http, exchange, ticker, { ...range, start: begin + 1 })
+      ? none<Recorded>()
+      : recordedSnapshots(http, exchange, ticker, { ...range, start: begin + 1 })
   )[Symbol.asyncIterator]();
   try {
     await deltas.fill();
@@ -148,10 +150,10 @@ export async function* walk(
         nextBook = await books.next();
         if (bookTs < skipUntil) continue; // inside a gap: the gap's end decides where the book restarts
         const restarted = skipUntil !== -Infinity;
-        if (restarted) book.loadSnapshot(recorded.rows());
-        // A snapshot at S is the book after every delta with ts < S: it must equal the replayed book (its text as the
-        // service writes it, else its rows by value).
-        else if (book.matchesLines(recorded.lines, recorded.tsText) || book.equalsSnapshot(recorded.rows())) {
+        if (restarted) book.loadSnapshot(await recorded.rows());
+        // A snapshot at S is the book after every delta with ts < S: it must equal the replayed book (its digest, or
+        // its text as the service writes it, else its rows by value).
+        else if (recorded.matches(book)) {
           book.passSnapshot(bookTs);
         } else {
           throw new BookError(
@@ -167,16 +169,8 @@ export async function* walk(
       if (restartTs === next) {
         // The gap ended without a snapshot (the book was empty then): it restarts empty. Without the snapshots'
         // stream, the snapshot at the gap's end (if any) is read here.
-        const rows: SnapshotRow[] = [];
-        if (options.verifySnapshots === false) {
-          for await (const batch of series(http, 'snapshot', exchange, ticker, {
-            start: restartTs,
-            end: restartTs,
-            signal,
-          })) {
-            for (const r of batch) if (!('type' in r)) rows.push(r);
-          }
-        }
+        const rows =
+          options.verifySnapshots === false ? await snapshotAt(http, exchange, ticker, restartTs, signal) : [];
         book.loadSnapshot(rows, restartTs);
         skipUntil = -Infinity;
         if (restartTs >= from) {
@@ -245,12 +239,134 @@ async function* booksIn(
   if (rows.length) yield { ts, rows };
 }
 
+/** The rows of the snapshot recorded at `ts` (none: no book was recorded then). */
+async function snapshotAt(
+  http: Transport,
+  exchange: string,
+  ticker: string,
+  ts: number,
+  signal: AbortSignal | undefined,
+): Promise<SnapshotRow[]> {
+  const rows: SnapshotRow[] = [];
+  for await (const batch of series(http, 'snapshot', exchange, ticker, { start: ts, end: ts, signal })) {
+    for (const r of batch) if (!('type' in r)) rows.push(r);
+  }
+  return rows;
+}
+
+/** A recorded snapshot as the replay checks it: whether the replayed book equals it, and its rows to restart from. */
+interface Recorded {
+  ts: number;
+  matches(book: OrderBook): boolean;
+  rows(): SnapshotRow[] | Promise<SnapshotRow[]>;
+}
+
+/**
+ * The later snapshots of a range as the replay checks them: their digests (`format=digest`, one line per book,
+ * compared with `OrderBook.digest()`), or — from a service that has no digests (it refuses the format, or answers
+ * JSON) — their rows (`recordedBooks`).
+ */
+async function* recordedSnapshots(
+  http: Transport,
+  exchange: string,
+  ticker: string,
+  options: RangeOptions,
+): AsyncGenerator<Recorded> {
+  const signal = options.signal;
+  const path = historyPath(exchange, 'snapshots', ticker);
+  let cursor: string | undefined;
+  for (let first = true; ; first = false) {
+    const url = http.url(path, {
+      start_ts: cursor === undefined ? iso(options.start as number) : undefined,
+      end_ts: cursor === undefined ? iso(options.end as number | undefined) : undefined,
+      limit: options.pageSize,
+      cursor,
+      format: 'digest',
+    });
+    let answer;
+    try {
+      answer = await http.request(url, { signal, headers: { Accept: 'application/x-ndjson' } });
+    } catch (err) {
+      if (first && err instanceof HttpError && err.status === 400 && err.code === 'invalid_format') {
+        return yield* recordedBooks(http, exchange, ticker, options);
+      }
+      throw err;
+    }
+    if (!/^application\/(x-)?ndjson/i.test(answer.response.headers.get('content-type') ?? '')) {
+      answer.cancel();
+      if (first) return yield* recordedBooks(http, exchange, ticker, options);
+      throw new DataError('malformed_body', 'a digest answer that is not NDJSON', {
+        url: answer.url,
+        requestId: answer.requestId,
+      });
+    }
+    const where = { url: answer.url, requestId: answer.requestId, line: 0 };
+    const source = splitLines(answer.chunks(), where);
+    let end: { count: number; next_cursor: string | null } | undefined;
+    let count = 0;
+    for await (const { text, bounds } of source.batches) {
+      const batch: Recorded[] = [];
+      for (let i = 0; i < bounds.length; i += 2) {
+        where.line++;
+        const line = text.slice(bounds[i], bounds[i + 1]);
+        if (line === '') continue;
+        if (end !== undefined)
+          throw new DataError('malformed_body', 'a line after the end line', { ...where, text: line });
+        const item = digestLine(line, where);
+        if ('count' in item) end = item;
+        else {
+          count++;
+          batch.push(item);
+        }
+      }
+      yield* batch;
+    }
+    checkEnd(end, count, source.complete(), where, 'books');
+    if (end.next_cursor === null) return;
+    cursor = end.next_cursor;
+  }
+
+  /** One line of a digest stream: a book's digest, or the end line. */
+  function digestLine(line: string, where: DataLocation): Recorded | { count: number; next_cursor: string | null } {
+    let v: { ts?: unknown; levels?: unknown; digest?: unknown; type?: unknown; count?: unknown; next_cursor?: unknown };
+    try {
+      v = JSON.parse(line) as typeof v;
+    } catch {
+      throw new DataError('malformed_row', 'a digest line that is not JSON', { ...where, text: line });
+    }
+    if (v.type === 'end') {
+      if (!Number.isSafeInteger(v.count) || (v.next_cursor !== null && typeof v.next_cursor !== 'string')) {
+        throw new DataError('malformed_body', 'a malformed end line', { ...where, text: line });
+      }
+      return { count: v.count as number, next_cursor: v.next_cursor as string | null };
+    }
+    const ts = typeof v.ts === 'string' ? parseTimestamp(v.ts) : NaN;
+    const levels = v.levels;
+    const digest = v.digest;
+    if (
+      Number.isNaN(ts) ||
+      !Number.isSafeInteger(levels) ||
+      (levels as number) < 1 ||
+      typeof digest !== 'string' ||
+      !/^(0|[1-9][0-9]{0,18})$/.test(digest)
+    ) {
+      throw new DataError('malformed_row', 'not a digest line ({"ts","levels","digest"})', { ...where, text: line });
+    }
+    return {
+      ts,
+      // The same number of levels and the same digest: the same book (digest.ts says how sure that is).
+      matches: (book) => book.depth() === levels && book.digest() === digest,
+      rows: () => snapshotAt(http, exchange, ticker, ts, signal),
+    };
+  }
+}
+
 /**
  * A recorded snapshot as its lines arrived (`lines`: each ending in a newline), compared in place with the replayed
  * book (`OrderBook.matchesLines`); `rows()` parses and checks them when that comparison fails or the book restarts
  * from it.
  */
-interface RecordedBook {
+interface RecordedBook extends Recorded {
   ts: number;
   /** The `ts` text of its first line ('' when that line is not in the service's shape). */
   tsText: string;
@@ -339,6 +455,9 @@ function recordedBook(ts: number, tsText: string, where: DataLocation): Recorded
     tsText,
     head: tsText === '' ? '' : `{"ts":"${tsText}"`,
     lines: '',
+    matches(book) {
+      return book.matchesLines(this.lines, this.tsText) || book.equalsSnapshot(this.rows());
+    },
     rows() {
       const rows: SnapshotRow[] = [];
       for (const line of this.lines.split('\n')) {

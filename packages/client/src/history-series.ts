@@ -227,17 +227,33 @@ async function* readNdjson<K extends LineKind>(
     }
     if (batch.length || take) yield batch;
   }
+  checkEnd(end, count, source.complete(), where);
+  return end.next_cursor;
+}
+
+/**
+ * @internal A stream that ended: it had its end line (else it was cut: `complete` says whether inside a line), and the
+ * end line counts the `count` items (`what`) it had.
+ */
+export function checkEnd<E extends { count: number }>(
+  end: E | undefined,
+  count: number,
+  complete: boolean,
+  where: DataLocation,
+  what = 'rows',
+): asserts end is E {
   if (end === undefined) {
     throw new DataError(
       'stream_cut',
-      source.complete() ? 'the stream ended without its end line' : 'the stream ended inside a line',
+      complete ? 'the stream ended without its end line' : 'the stream ended inside a line',
       { ...where },
     );
   }
   if (end.count !== count) {
-    throw new DataError('stream_cut', `the end line counts ${end.count} rows, the stream had ${count}`, { ...where });
+    throw new DataError('stream_cut', `the end line counts ${end.count} ${what}, the stream had ${count}`, {
+      ...where,
+    });
   }
-  return end.next_cursor;
 }
 
 /** One item at a time from batches (the public iterators). */

@@ -15,6 +15,7 @@ export {
   type ErrorCode,
 } from './errors.js';
 export { bookChecksum, checksumText, crc32, type Level } from './checksum.js';
+export { DIGEST_MODULUS, digestText, levelWeight, murmur3, type DigestLine } from './digest.js';
 export { OrderBook, type Best, type BookState, type OrderBookOptions } from './order-book.js';
 export {
   BAR_INTERVALS,

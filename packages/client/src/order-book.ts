@@ -26,6 +26,7 @@ import {
   Decimal,
 } from './decimal.js';
 import { bookChecksum, type Level } from './checksum.js';
+import { digestText, levelWeight } from './digest.js';
 import type { DeltaRow, Side, SnapshotRow } from './rows.js';
 import { formatTimestamp, parseServiceTimestamp, parseTimestamp } from './timestamps.js';
 
@@ -44,6 +45,8 @@ interface LevelState {
   readonly approx: number;
   /** Quantity in units of 10^-18; always > 0. */
   q: bigint;
+  /** The level's weight in the book digest (digest.ts). */
+  readonly weight: bigint;
   /** The quantity's canonical text, computed when first asked for after a change. */
   text: string | undefined;
   /** The last `equalsSnapshot` comparison that met this level (a price given twice is caught). */
@@ -100,6 +103,19 @@ class BookSide {
   }
 }
 
+/** A new level of `side` at `price` (canonical) holding `q`. */
+function newLevel(side: Side, price: string, q: bigint): LevelState {
+  return {
+    price,
+    approx: Number(price),
+    q,
+    weight: levelWeight(side, price),
+    text: undefined,
+    mark: 0,
+    line: undefined,
+  };
+}
+
 /** The level's snapshot line after its `ts`, as the service writes it. */
 function lineOf(level: LevelState, side: Side): string {
   return (level.line ??= `","side":"${side}","price":"${level.price}","quantity":"${view(level).quantity}"}\n`);
@@ -143,6 +159,8 @@ export class OrderBook {
   private at = -Infinity;
   private snapshotAt = -Infinity;
   private lastSeq = -1;
+  /** Σ quantity · weight over the levels (the book digest before its reduction: digest.ts). */
+  private sum = 0n;
   /** A moment is open: deltas of `at` were applied and its cross check is still due. */
   private open = false;
   private readonly checkCrossed: boolean;
@@ -179,6 +197,7 @@ export class OrderBook {
   loadSnapshot(rows: Iterable<SnapshotRow>, ts?: number): void {
     this.bidSide.clear();
     this.askSide.clear();
+    this.sum = 0n;
     let at = ts ?? -Infinity;
     let first: string | undefined;
     for (const row of rows) {
@@ -211,7 +230,11 @@ export class OrderBook {
           price,
         });
       }
-      if (q > 0n) side.insert({ price, approx: Number(price), q, text: undefined, mark: 0, line: undefined });
+      if (q > 0n) {
+        const level = newLevel(row.side as Side, price, q);
+        side.insert(level);
+        this.sum += q * level.weight;
+      }
     }
     this.at = at;
     this.snapshotAt = at;
@@ -278,12 +301,28 @@ export class OrderBook {
     this.lastSeq = delta.sequence;
     this.open = true;
     if (level === undefined) {
-      if (q > 0n) side.insert({ price: key, approx: Number(key), q, text: undefined, mark: 0, line: undefined });
-    } else if (q > 0n) {
+      if (q > 0n) {
+        level = newLevel(delta.side, key, q);
+        side.insert(level);
+        this.sum += q * level.weight;
+      }
+      return;
+    }
+    this.sum += change * level.weight;
+    if (q > 0n) {
       level.q = q;
       level.text = undefined;
       level.line = undefined;
     } else side.remove(level);
+  }
+
+  /**
+   * The book digest (digest.ts): Σ quantity · weight over the levels modulo 2^61 − 1, as decimal text — what the
+   * history service's `format=digest` gives for each recorded snapshot. Kept current as deltas apply (one
+   * multiplication each), so asking costs one reduction.
+   */
+  digest(): string {
+    return digestText(this.sum);
   }
 
   /** Applies deltas in order (see `apply`). */
@@ -440,7 +479,7 @@ export class OrderBook {
       [this.askSide, copy.askSide],
     ] as const) {
       for (const l of from.sorted) {
-        const c = { price: l.price, approx: l.approx, q: l.q, text: l.text, mark: 0, line: l.line };
+        const c = { ...l, mark: 0 };
         to.byPrice.set(c.price, c);
         to.sorted.push(c);
       }
@@ -448,6 +487,7 @@ export class OrderBook {
     copy.at = this.at;
     copy.snapshotAt = this.snapshotAt;
     copy.lastSeq = this.lastSeq;
+    copy.sum = this.sum;
     copy.open = this.open;
     copy.lastTsText = this.lastTsText;
     return copy;

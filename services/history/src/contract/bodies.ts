@@ -67,6 +67,21 @@ export const SnapshotRow = z
   })
   .meta({ id: 'SnapshotRow' });
 
+/** A recorded book as its digest (`format=digest` on the snapshots stream): one line per book instead of its rows. */
+export const DigestLine = z
+  .object({
+    ts: Timestamp.meta({ description: 'The book’s ts (that of each of its rows)' }),
+    levels: z.number().int().min(1).meta({ description: 'Its levels (rows)' }),
+    digest: z
+      .string()
+      .regex(/^(0|[1-9][0-9]{0,18})$/)
+      .meta({
+        description:
+          'Σ quantity · weight over its levels modulo 2^61 − 1, in decimal: the book digest that @depthgate/client’s OrderBook.digest() keeps current delta by delta (docs/history.md, "Book digests")',
+      }),
+  })
+  .meta({ id: 'DigestLine' });
+
 /** One level change: add `quantity_delta` at (`side`, `price`). */
 export const DeltaRow = z
   .object({
@@ -234,9 +249,9 @@ const LINES =
  * A line of an NDJSON stream: a row, a gap marker, or the end line (which comes last, once). OpenAPI 3.1 has no
  * sequence media type: the schema of `application/x-ndjson` is that of each line.
  */
-export const SnapshotLine = z
-  .xor([SnapshotRow, GapLine, EndLine])
-  .meta({ description: LINES.replace('%s', 'SnapshotRow') });
+export const SnapshotLine = z.xor([SnapshotRow, DigestLine, GapLine, EndLine]).meta({
+  description: `${LINES.replace('%s', 'SnapshotRow')} With format=digest, one DigestLine per book instead of its rows (the end line's count: books).`,
+});
 export const DeltaLine = z.xor([DeltaRow, TradeLine, GapLine, TradesGapLine, EndLine]).meta({
   description: `${LINES.replace('%s', 'DeltaRow')} With include=trades, trades {"type":"trade",…} among the rows in one (ts, sequence) order, and with include=gaps,trades the trades’ gaps {"type":"trades_gap",…}.`,
 });

@@ -17,6 +17,7 @@ import {
   type Coverage as ClientCoverage,
   type DeltaPage as ClientDeltaPage,
   type DeltaRow as ClientDeltaRow,
+  type DigestLine as ClientDigestLine,
   type EndLine as ClientEndLine,
   type Gap as ClientGap,
   type GapMarker as ClientGapMarker,
@@ -44,6 +45,7 @@ import {
   DeltaLine,
   type DeltaPage,
   type DeltaRow,
+  type DigestLine,
   type EndLine,
   type Gap,
   type GapLine,
@@ -75,7 +77,9 @@ const _deltaRow: Same<Out<typeof DeltaRow>, ClientDeltaRow> = true;
 const _gap: Same<Out<typeof Gap>, ClientGap> = true;
 const _gapLine: Same<Out<typeof GapLine>, ClientGapMarker> = true;
 const _endLine: Same<Out<typeof EndLine>, ClientEndLine> = true;
-const _snapshotLine: Same<Out<typeof SnapshotLine>, StreamLine<'snapshot'>> = true;
+const _digestLine: Same<Out<typeof DigestLine>, ClientDigestLine> = true;
+// (The snapshots' lines with format=digest are DigestLines, which the replay reads apart.)
+const _snapshotLine: Same<Out<typeof SnapshotLine>, StreamLine<'snapshot'> | ClientDigestLine> = true;
 // Trades, bars, and the lines deltas carry with include=trades (a trade, a gap of the trades), exactly.
 const _tradeRow: Same<Out<typeof TradeRow>, ClientTradeRow> = true;
 const _tradeLine: Same<Out<typeof TradeLine>, ClientTradeLine> = true;

@@ -80,7 +80,7 @@ describe('the parameters read through their schemas answer exactly as before', (
     ],
     [
       'invalid_format',
-      'format must be json, ndjson, csv or parquet, got "xlsx" (or ask with Accept: application/x-ndjson, text/csv or application/vnd.apache.parquet)',
+      'format must be json, ndjson, csv, parquet or digest, got "xlsx" (or ask with Accept: application/x-ndjson, text/csv or application/vnd.apache.parquet)',
       () => parseFormat({ format: 'xlsx' }, undefined),
     ],
     [

@@ -233,8 +233,11 @@ export function documentedLimitParam(o: LimitOptions): QueryParam<number> {
 
 export const TEXT_FORMATS = ['json', 'ndjson', 'csv'] as const;
 export type TextFormat = (typeof TEXT_FORMATS)[number];
-/** The formats of a rows answer: the text ones, and Parquet (a bulk stream's rows as a columnar file). */
-export const ROW_FORMATS = [...TEXT_FORMATS, 'parquet'] as const;
+/**
+ * The formats of a rows answer: the text ones, Parquet (a bulk stream's rows as a columnar file), and digest (the
+ * snapshots stream's books as one NDJSON line each: their digest instead of their rows).
+ */
+export const ROW_FORMATS = [...TEXT_FORMATS, 'parquet', 'digest'] as const;
 export type RowFormat = (typeof ROW_FORMATS)[number];
 
 export const formatParam: QueryParam<RowFormat> = {
@@ -242,9 +245,9 @@ export const formatParam: QueryParam<RowFormat> = {
   code: 'invalid_format',
   schema: z.preprocess((v) => (typeof v === 'string' ? v.toLowerCase() : v), z.enum(ROW_FORMATS)).optional(),
   message: (text) =>
-    `format must be json, ndjson, csv or parquet, got ${quoted(text)} (or ask with Accept: application/x-ndjson, text/csv or application/vnd.apache.parquet)`,
+    `format must be json, ndjson, csv, parquet or digest, got ${quoted(text)} (or ask with Accept: application/x-ndjson, text/csv or application/vnd.apache.parquet)`,
   description:
-    'json (the default), ndjson, csv or parquet; wins over Accept (application/json, application/x-ndjson or application/ndjson, text/csv, application/vnd.apache.parquet). NDJSON, CSV and Parquet are bulk streams of the whole range; NDJSON and CSV end with a line that says how they ended, Parquet says it in its footer’s key-value metadata (depthgate.count, depthgate.next_cursor, depthgate.gaps).',
+    'json (the default), ndjson, csv or parquet; wins over Accept (application/json, application/x-ndjson or application/ndjson, text/csv, application/vnd.apache.parquet). NDJSON, CSV and Parquet are bulk streams of the whole range; NDJSON and CSV end with a line that says how they ended, Parquet says it in its footer’s key-value metadata (depthgate.count, depthgate.next_cursor, depthgate.gaps). On the snapshots endpoint also digest: an NDJSON stream of one line per book, {"ts","levels","digest"} (the book digest, docs/history.md), ending like NDJSON with count = books.',
 };
 
 export const fieldsParam: QueryParam<ExtraField[]> = {

@@ -10,18 +10,9 @@
  * A page holds at most MAX_LIMIT bars: one string per bar is fine here (the rows endpoints' hot path is row-binary/).
  */
 import { BAR_LAYOUT } from '@depthgate/history-store';
-import { bytes, copy, CorruptStreamError, writeDecimal18, writeTimestamp } from './row-binary';
+import { bytes, copy, CorruptStreamError, int128, writeDecimal18, writeTimestamp } from './row-binary';
 
 const MAX_TS = 253_402_300_799_999;
-
-/**
- * A little-endian two's-complement Int128 at `src[o]`; one 64-bit read when its high half is 0 (a bar's prices,
- * volumes and notional parts mostly: they are never negative).
- */
-function int128(src: Buffer, o: number): bigint {
-  if (src.readUInt32LE(o + 8) === 0 && src.readUInt32LE(o + 12) === 0) return src.readBigUInt64LE(o);
-  return BigInt.asIntN(128, (src.readBigUInt64LE(o + 8) << 64n) | src.readBigUInt64LE(o));
-}
 
 /** Whether the Int128 at `src[o]` is 0. */
 const isZero128 = (src: Buffer, o: number): boolean =>

@@ -6,7 +6,15 @@
  */
 import { insertDeltaRows, insertGapRows, storeOptions, type GapRow } from '@depthgate/history-store';
 import { Rng } from '@depthgate/service-kit';
-import { BookError, HistoryClient, HttpError, bookChecksum, type DeltaRow } from '@depthgate/client';
+import {
+  BookError,
+  HistoryClient,
+  HttpError,
+  OrderBook,
+  bookChecksum,
+  type DeltaRow,
+  type SnapshotRow,
+} from '@depthgate/client';
 import { planGeneration, runGeneration } from '@depthgate/history-tools';
 import { createHarness, type Harness } from '../testing/harness';
 
@@ -169,6 +177,44 @@ describe.each(TICKERS)('$exchange $ticker', ({ exchange, ticker }) => {
     expect(restarts).toBe(2);
     expect(snapshots).toBeGreaterThan(30);
     expect(books).toBeGreaterThan(1000);
+  });
+
+  it('format=digest: a line per recorded book, its digest the client’s of that book’s rows; replay checks the later snapshots by them', async () => {
+    const rows = (await client.snapshotPage(exchange, ticker, { start: FROM, limit: 1_000_000 })).rows;
+    const books = new Map<string, SnapshotRow[]>();
+    for (const r of rows) books.set(r.ts, [...(books.get(r.ts) ?? []), r]);
+    const res = await fetch(`${url}/api/${exchange}/snapshots/${ticker}?start_ts=${iso(FROM)}&format=digest`, {
+      headers: { 'X-API-Key': key },
+    });
+    expect([res.status, res.headers.get('content-type')]).toEqual([200, 'application/x-ndjson; charset=utf-8']);
+    const lines = (await res.text())
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as unknown);
+    expect(lines.pop()).toEqual({ type: 'end', count: books.size, next_cursor: null });
+    expect(books.size).toBeGreaterThan(30);
+    expect(lines).toEqual(
+      [...books].map(([ts, book]) => ({ ts, levels: book.length, digest: OrderBook.fromSnapshot(book).digest() })),
+    );
+    // The replay asks for the digests once, and for rows only to start and to restart after each gap.
+    const asked: string[] = [];
+    const counting = new HistoryClient({
+      baseUrl: url,
+      apiKey: key,
+      fetch: (input, init) => {
+        asked.push(String(input instanceof Request ? input.url : input));
+        return fetch(input, init);
+      },
+    });
+    const first = Date.parse((await client.coverage(exchange, ticker)).snapshots.first_ts as string);
+    let checked = 0;
+    for await (const e of counting.replay(exchange, ticker, { from: first, to: TO - 1 })) {
+      if (e.type === 'snapshot' && !e.restarted) checked++;
+    }
+    const snapshotReads = asked.filter((u) => u.includes('/snapshots/'));
+    expect(snapshotReads.filter((u) => u.includes('format=digest'))).toHaveLength(1);
+    expect(snapshotReads.filter((u) => !u.includes('format=digest')).length).toBeLessThanOrEqual(1 + 2);
+    expect(checked).toBeGreaterThan(30);
   });
 });
 

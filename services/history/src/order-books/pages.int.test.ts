@@ -658,8 +658,13 @@ describe('bad input', () => {
     ['format=csv&limit=0', 'invalid_limit'],
     ['format=ndjson&limit=-5', 'invalid_limit'],
     ['cursor=', 'invalid_cursor'],
+    ['format=digest', 'invalid_format'],
+    ['snapshots:format=digest&fields=received_ts', 'invalid_format'],
+    ['snapshots:format=digest&include=gaps', 'invalid_format'],
   ])('%s → 400 %s', async (query, error) => {
-    const res = await fetchPage(h.app, `/api/venue_b/deltas/${EQ}?${query}`, key);
+    // `snapshots:` asks the snapshots endpoint (else the deltas').
+    const [endpoint, q] = query.startsWith('snapshots:') ? ['snapshots', query.slice(10)] : ['deltas', query];
+    const res = await fetchPage(h.app, `/api/venue_b/${endpoint}/${EQ}?${q}`, key);
     expect(res.status).toBe(400);
     const body = JSON.parse(res.body) as { error: string; message: string };
     expect(Object.keys(body).sort()).toEqual(['error', 'message']);

@@ -28,6 +28,7 @@ import type { ExchangeKey } from '@depthgate/auth';
 import type { Response } from 'express';
 import type { RowFormat } from '../contract/params';
 import { gapJson, type Marker } from './gaps';
+import type { DigestStream } from './digest';
 import { PARQUET_CONTENT_TYPE, type ParquetStream } from './parquet';
 import type { RowsSink } from './reader';
 import { csvHeader, type SeriesKind } from './row-binary';
@@ -61,6 +62,7 @@ const CONTENT_TYPE: Record<RowFormat, string> = {
   ndjson: 'application/x-ndjson; charset=utf-8',
   csv: 'text/csv; charset=utf-8; header=present',
   parquet: PARQUET_CONTENT_TYPE,
+  digest: 'application/x-ndjson; charset=utf-8',
 };
 
 const FILE_NAME: Record<SeriesKind, string> = {
@@ -96,6 +98,8 @@ export interface RowsFraming {
   includeGaps: boolean;
   /** Parquet: the file being written (its footer ends the answer). */
   parquet?: ParquetStream;
+  /** Digest: the books' lines being written (the last one ends with the rows). */
+  digest?: DigestStream;
 }
 
 /** How an answer ended. */
@@ -147,6 +151,7 @@ function opening(f: RowsFraming): string {
     case 'csv':
       return csvHeader(f.kind, f.fields);
     case 'parquet':
+    case 'digest':
       return '';
   }
 }
@@ -182,6 +187,12 @@ function closing(f: RowsFraming, e: RowsEnding, linked: boolean): string | Buffe
       });
     case 'ndjson':
       return `{"type":"end","count":${e.count},"next_cursor":${cursor}}\n`;
+    case 'digest': {
+      // The end line counts books (one line each), not the rows they were summed from.
+      const digest = f.digest as DigestStream;
+      const last = digest.finish();
+      return `${last}{"type":"end","count":${digest.books},"next_cursor":${cursor}}\n`;
+    }
     case 'csv':
       return `#end,${e.count},${e.nextCursor ?? ''}\n`;
   }

@@ -47,6 +47,7 @@ import type { Endpoint, HistoryMetrics } from '../metrics';
 import { levels } from './book';
 import type { CursorCodec, Position } from './cursor';
 import { gapJson, mergeMarkers, type Marker } from './gaps';
+import { DigestStream } from './digest';
 import { ParquetStream } from './parquet';
 import {
   parseAt,
@@ -261,6 +262,14 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
             'include=trades has no Parquet form: read the trades as Parquet beside the deltas (fields=sequence), and order the two by (ts, sequence)',
           );
         }
+        if (format === 'digest' && (kind !== 'snapshot' || fieldNames.length > 0 || include.gaps)) {
+          throw new AppError(
+            'invalid_format',
+            kind !== 'snapshot'
+              ? `format=digest is for the snapshots endpoint (a book's digest), not the ${endpoint}`
+              : 'format=digest gives one line per book: it takes neither fields nor include (read the gaps from coverage)',
+          );
+        }
         const series: SeriesKind = include.trades ? 'interleaved' : kind;
         const fields =
           (fieldNames.includes('received_ts') ? FIELD_RECEIVED : 0) |
@@ -301,6 +310,7 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
           } else gaps = await gapsOf(series === 'trade' ? 'trades' : 'book');
         }
         const parquet = format === 'parquet' ? new ParquetStream(series, fields) : undefined;
+        const digest = format === 'digest' ? new DigestStream() : undefined;
         // Read, and pipe to the response as the rows come.
         const read: BookRead = {
           kind: series,
@@ -309,13 +319,13 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
           start,
           to,
           limit,
-          // (Parquet takes the rows of the JSON layout.)
-          format: format === 'parquet' ? 'json' : format,
+          // (Parquet and the digests take the rows of the JSON layout.)
+          format: format === 'parquet' || format === 'digest' ? 'json' : format,
           receivedTs: (fields & FIELD_RECEIVED) !== 0,
           venueSide: (fields & FIELD_VENUE_SIDE) !== 0,
           sequence: (fields & FIELD_SEQUENCE) !== 0,
           venueSeq: (fields & FIELD_VENUE_SEQ) !== 0,
-          columnar: parquet,
+          columnar: parquet ?? digest,
           gaps,
         };
         const out = new RowsResponse(
@@ -337,6 +347,7 @@ export function historyRoutes(deps: HistoryRoutesDeps): Router {
               query.include !== undefined,
             includeGaps: include.gaps,
             parquet,
+            digest,
           }),
         );
         let result: ReadResult;

@@ -25,6 +25,7 @@ export {
   layoutOf,
   rowBinarySize,
   rowKey,
+  SIDE_BID,
   VENUE_SEQ_BYTES,
   type Layout,
   type RowKey,
@@ -33,4 +34,4 @@ export {
 } from './layouts';
 export { CorruptStreamError, RowRenderer, type ColumnarSink, type RenderOptions } from './renderer';
 export { RowChunks } from './row-chunks';
-export { bytes, copy, decimalText, timestampText, writeDecimal18, writeTimestamp } from './text';
+export { bytes, copy, decimalText, int128, readTs, timestampText, writeDecimal18, writeTimestamp } from './text';

@@ -45,6 +45,15 @@ export function readTs(src: Buffer, o: number): number {
   return i32(src, o + 4) * TWO_32 + (i32(src, o) >>> 0);
 }
 
+/**
+ * A little-endian two's-complement Int128 at `src[o]` (a Decimal(38, 18)'s units) as a BigInt; one 64-bit read when
+ * its high half is 0 (prices, quantities and sizes mostly: they are never negative).
+ */
+export function int128(src: Buffer, o: number): bigint {
+  if (src.readUInt32LE(o + 8) === 0 && src.readUInt32LE(o + 12) === 0) return src.readBigUInt64LE(o);
+  return BigInt.asIntN(128, (src.readBigUInt64LE(o + 8) << 64n) | src.readBigUInt64LE(o));
+}
+
 /** `text` into `out` at `p`: byte by byte when short, else by `set` (a memory copy, about 10 ns whatever its length). */
 export function copy(text: Buffer, out: Buffer, p: number): number {
   const n = text.length;

@@ -1,0 +1,75 @@
+/**
+ * `format=digest` on the snapshots stream: each recorded book as one NDJSON line instead of its rows —
+ *
+ *   {"ts":"2026-11-15T00:05:00.000Z","levels":65,"digest":"1894132580178927783"}
+ *
+ * its `ts`, its number of levels and its digest (@depthgate/client's digest.ts: Σ quantity · weight over the levels
+ * modulo 2^61 − 1, the weight a hash of the side and canonical price). A client replaying deltas keeps the same digest
+ * current with one multiplication a delta (`OrderBook.digest()`), so it verifies every recorded snapshot of a range
+ * while reading one short line per book rather than every row (docs/history.md, "Book digests").
+ *
+ * The rows come as the snapshots stream reads them (whole books: a stream never cuts one), through the renderer's
+ * columnar hook in the JSON layout; the stream's end line counts books, not rows.
+ */
+import { digestText, levelWeight } from '@depthgate/client';
+import { int128, readTs, SIDE_BID, timestampText, writeDecimal18, type ColumnarSink } from './row-binary';
+
+/** Offsets in a snapshot row (layouts.ts): ts Int64 | side Enum8 | price Decimal(38,18) | quantity Decimal(38,18). */
+const SIDE = 8;
+const PRICE = 9;
+const QUANTITY = 25;
+
+export class DigestStream implements ColumnarSink {
+  /** Books whose line was written. */
+  books = 0;
+  private ts = -1;
+  private levels = 0;
+  private sum = 0n;
+  private lines: string[] = [];
+  /** Weights by side and price text (a ticker's prices recur from book to book). */
+  private readonly weights = new Map<string, bigint>();
+  private readonly price = Buffer.allocUnsafe(64);
+
+  add(src: Buffer, o: number): void {
+    const ts = readTs(src, o);
+    if (ts !== this.ts) {
+      this.close();
+      this.ts = ts;
+    }
+    const side = src[o + SIDE] === SIDE_BID ? 'bid' : 'ask';
+    const key = `${side}:${this.price.toString('latin1', 0, writeDecimal18(src, o + PRICE, this.price, 0))}`;
+    const weight = this.weights.get(key) ?? this.weigh(side, key);
+    this.sum += int128(src, o + QUANTITY) * weight;
+    this.levels++;
+  }
+
+  take(): Buffer | undefined {
+    if (this.lines.length === 0) return undefined;
+    const out = Buffer.from(this.lines.join(''), 'latin1');
+    this.lines = [];
+    return out;
+  }
+
+  /** The last book's line (the rows have all come); the text not yet taken. */
+  finish(): string {
+    this.close();
+    const rest = this.lines.join('');
+    this.lines = [];
+    return rest;
+  }
+
+  private weigh(side: string, key: string): bigint {
+    const weight = levelWeight(side, key.slice(side.length + 1));
+    this.weights.set(key, weight);
+    return weight;
+  }
+
+  /** Writes the book at hand's line. */
+  private close(): void {
+    if (this.levels === 0) return;
+    this.lines.push(`{"ts":"${timestampText(this.ts)}","levels":${this.levels},"digest":"${digestText(this.sum)}"}\n`);
+    this.books++;
+    this.levels = 0;
+    this.sum = 0n;
+  }
+}
