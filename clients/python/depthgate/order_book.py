@@ -24,6 +24,7 @@ from decimal import Decimal
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional
 
 from .checksum import book_checksum
+from .digest import book_digest
 from .decimals import EXACT, canonical, normalize, to_decimal
 from .errors import BookError, DataError
 from .rows import DeltaRow, SnapshotRow
@@ -269,6 +270,14 @@ class OrderBook:
     def checksum(self, depth: int = 25) -> int:
         """The documented checksum of the top ``depth`` levels (:mod:`depthgate.checksum`), the TypeScript client's."""
         return book_checksum(self.bids(depth), self.asks(depth), depth)
+
+    def digest(self) -> str:
+        """The book digest (:mod:`depthgate.digest`): Σ quantity · weight over the levels modulo 2**61 − 1, as decimal
+        text — what the history service's ``format=digest`` gives for each recorded book, and the TypeScript client's
+        ``OrderBook.digest()``."""
+        return book_digest(
+            [("bid", p, q) for p, q in self._bids.items()] + [("ask", p, q) for p, q in self._asks.items()]
+        )
 
     @property
     def ts(self) -> Optional[datetime]:

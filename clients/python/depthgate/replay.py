@@ -11,11 +11,11 @@ from datetime import datetime
 from typing import Any, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from .answers import parse_coverage
-from .errors import BookError, HttpError
+from .errors import BookError, DataError, HttpError
 from .http import Transport
 from .order_book import OrderBook
-from .rows import DELTAS, SNAPSHOTS, DeltaRow, Gap, SnapshotRow
-from .series import history_path, iso, parse_json_body, series
+from .rows import DELTAS, DIGESTS, SNAPSHOTS, DeltaRow, DigestLine, Gap, SnapshotRow
+from .series import _NDJSON, history_path, iso, parse_json_body, read_ndjson, series
 from .timestamps import format_timestamp, from_ms, to_ms
 
 _INF = float("inf")
@@ -102,6 +102,64 @@ def books_in(
         rows.append(row)
     if rows:
         yield to_ms(rows[0].ts), rows
+
+
+#: A later snapshot as the replay checks it: its digest line, or (a service without digests) its rows.
+Recorded = Union[DigestLine, List[SnapshotRow]]
+
+
+def recorded_snapshots(
+    http: Transport, exchange: str, ticker: str, start: int, end: Optional[int], page_size: Optional[int] = None
+) -> Iterator[Tuple[int, Recorded]]:
+    """The snapshots of a range as the replay checks them, one per book (epoch ms, …): their digests
+    (``format=digest``: one line per book), or — from a service that refuses the format (one from before it) or
+    answers JSON only — their rows (:func:`books_in`)."""
+    path = history_path(exchange, SNAPSHOTS.endpoint, ticker)
+    cursor: Optional[str] = None
+    first = True
+    while True:
+        target = http.path(
+            path,
+            {
+                "start_ts": iso(from_ms(start)) if cursor is None else None,
+                "end_ts": iso(None if end is None else from_ms(end)) if cursor is None else None,
+                "limit": page_size,
+                "cursor": cursor,
+                "format": "digest",
+            },
+        )
+        try:
+            answer = http.request(target, headers={"Accept": "application/x-ndjson"})
+        except HttpError as err:
+            if first and err.status == 400 and err.code == "invalid_format":
+                yield from books_in(http, exchange, ticker, start, end, page_size)
+                return
+            raise
+        if not _NDJSON.match(answer.content_type):
+            answer.close()
+            if first:
+                yield from books_in(http, exchange, ticker, start, end, page_size)
+                return
+            raise DataError("malformed_body", "a digest answer that is not NDJSON", url=answer.url, request_id=answer.request_id)
+        first = False
+        lines = read_ndjson(DIGESTS, answer)
+        while True:
+            try:
+                line = next(lines)
+            except StopIteration as done:
+                cursor = done.value
+                break
+            yield to_ms(line.ts), line
+        if cursor is None:
+            return
+
+
+def _matches(book: OrderBook, recorded: Recorded) -> bool:
+    """Whether the replayed book equals a recorded one: the same number of levels and the same digest, or (rows) the
+    same levels by value."""
+    if isinstance(recorded, DigestLine):
+        return len(book._bids) + len(book._asks) == recorded.levels and book.digest() == recorded.digest
+    return book.equals_snapshot(recorded)
 
 
 def starting_book(http: Transport, exchange: str, ticker: str, at: int, lookback_ms: int) -> OrderBook:
@@ -192,10 +250,11 @@ def walk(
     )
     end = None if to is None else from_ms(to)
     deltas = _Deltas(series(http, DELTAS, exchange, ticker, start=from_ms(begin), end=end, page_size=page_size))
-    # Later snapshots (a range of one moment has none: the service refuses start_ts after end_ts).
+    # Later snapshots (a range of one moment has none: the service refuses start_ts after end_ts): their digests, or
+    # their rows from a service without digests.
     no_books = (to is not None and begin + 1 > to) or not verify_snapshots
-    books: Iterator[Tuple[int, List[SnapshotRow]]] = (
-        iter(()) if no_books else books_in(http, exchange, ticker, begin + 1, to, page_size)
+    books: Iterator[Tuple[int, Recorded]] = (
+        iter(()) if no_books else recorded_snapshots(http, exchange, ticker, begin + 1, to, page_size)
     )
     try:
         next_book = next(books, None)
@@ -238,14 +297,17 @@ def walk(
                     yield GapEvent(gap[2])
                 continue
             if next_book is not None and book_ts == nxt:
-                bts, rows = next_book
+                bts, recorded = next_book
                 next_book = next(books, None)
                 if bts < skip_until:
                     continue  # inside a gap: the gap's end decides where the book restarts
                 restarted = skip_until != -_INF
                 if restarted:
-                    book.load_snapshot(rows)
-                elif book.equals_snapshot(rows):
+                    # From a digest, the book's rows are read here.
+                    book.load_snapshot(
+                        _rows_at(http, exchange, ticker, bts) if isinstance(recorded, DigestLine) else recorded
+                    )
+                elif _matches(book, recorded):
                     # A snapshot at S is the book after every delta with ts < S: it equals the replayed book.
                     book._pass_snapshot(bts)
                 else:
@@ -265,11 +327,7 @@ def walk(
                 # The gap ended without a snapshot (the book was empty then): it restarts empty. Without the
                 # snapshots' stream, the snapshot at the gap's end (if any) is read here.
                 at = int(restart_ts)
-                rows_at: List[SnapshotRow] = []
-                if not verify_snapshots:
-                    for _, found in books_in(http, exchange, ticker, at, at):
-                        rows_at = found
-                book.load_snapshot(rows_at, from_ms(at))
+                book.load_snapshot([] if verify_snapshots else _rows_at(http, exchange, ticker, at), from_ms(at))
                 skip_until = -_INF
                 if at >= frm:
                     yield SnapshotEvent(from_ms(at), book, True)
@@ -284,6 +342,14 @@ def walk(
         close = getattr(books, "close", None)
         if close is not None:
             close()
+
+
+def _rows_at(http: Transport, exchange: str, ticker: str, at: int) -> List[SnapshotRow]:
+    """The rows of the snapshot recorded at ``at`` (none: no book was recorded then)."""
+    rows: List[SnapshotRow] = []
+    for _, found in books_in(http, exchange, ticker, at, at):
+        rows = found
+    return rows
 
 
 def rebuild_at(http: Transport, exchange: str, ticker: str, at: int, lookback_ms: int) -> OrderBook:

@@ -13,6 +13,7 @@ is one ``Kind`` and one method of :class:`~depthgate.history.HistoryClient`.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -194,6 +195,27 @@ def parse_snapshot(value: Any, where: Where) -> SnapshotRow:
     )
 
 
+class DigestLine(NamedTuple):
+    """A recorded book as its digest (``format=digest`` on the snapshots endpoint; :mod:`depthgate.digest`)."""
+
+    ts: datetime
+    levels: int
+    #: Decimal text of an integer in [0, 2**61 − 1).
+    digest: str
+
+
+_DIGEST = re.compile(r"0|[1-9][0-9]{0,18}")
+
+
+def parse_digest(value: Any, where: Where) -> DigestLine:
+    o = _obj(value, where)
+    levels = _int(o, "levels", where)
+    digest = o.get("digest")
+    if levels < 1 or not isinstance(digest, str) or _DIGEST.fullmatch(digest) is None:
+        raise _malformed("not a digest line (ts, levels ≥ 1, digest: a decimal integer)", where, o)
+    return DigestLine(_ts(o, "ts", where), levels, digest)
+
+
 def parse_delta(value: Any, where: Where) -> DeltaRow:
     o = _obj(value, where)
     return DeltaRow(
@@ -270,6 +292,8 @@ DELTAS: Kind[DeltaRow] = Kind(
     "delta", "deltas", parse_delta, resume_key=lambda r: (r.ts, r.sequence), columns=DeltaRow._fields
 )
 TRADES: Kind[TradeRow] = Kind("trade", "trades", parse_trade, columns=TradeRow._fields)
+#: The snapshots' digests: asked for with ``format=digest`` (series' ``query``), one line per book.
+DIGESTS: Kind[DigestLine] = Kind("digest", "snapshots", parse_digest, whole_moments=True, columns=DigestLine._fields)
 BARS: Kind[Bar] = Kind("bar", "bars", parse_bar, streams=False, columns=Bar._fields)
 
 

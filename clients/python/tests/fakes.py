@@ -9,11 +9,13 @@ import json
 import socket
 import threading
 import time
+from decimal import Decimal
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from depthgate.digest import book_digest
 from depthgate.timestamps import format_timestamp, from_ms, parse_ms
 
 
@@ -179,7 +181,9 @@ class FakeHistory:
     ``next_cursor`` in its end line (a stream stops early after ``stream_cap`` rows), JSON pages with ``next_cursor``
     when asked with ``format=json``, and gap markers with ``include=gaps``. ``cursors=False``: no ``next_cursor`` (the
     spec's pages); ``streams=False``: JSON pages of ``default_limit`` rows whatever ``format`` asks for (a service
-    without streams). ``served``: the rows each request of rows was answered with."""
+    without streams). ``format=digest`` on snapshots: the books' digest lines (``digests=False``: refused with 400
+    ``invalid_format``, as a service from before them). ``served``: the rows each request of rows was answered
+    with."""
 
     def __init__(
         self,
@@ -192,6 +196,7 @@ class FakeHistory:
         cursors: bool = True,
         streams: bool = True,
         default_limit: int = 1000,
+        digests: bool = True,
     ) -> None:
         self.rows = {"snapshots": list(snapshots), "deltas": list(deltas)}
         self.gaps = list(gaps)
@@ -200,6 +205,7 @@ class FakeHistory:
         self.cursors = cursors
         self.streams = streams
         self.default_limit = default_limit
+        self.digests = digests
         self.served: List[List[Dict[str, Any]]] = []
         self.server = Server(self.handle)
         self.url = self.server.url
@@ -230,6 +236,9 @@ class FakeHistory:
             )
         if endpoint not in self.rows:
             return Reply.json({"error": "not_found", "message": "no such path"}, 404)
+        digest = self.streams and endpoint == "snapshots" and req.q("format") == "digest"
+        if digest and not self.digests:
+            return Reply.json({"error": "invalid_format", "message": "format must be json, ndjson, csv or parquet"}, 400)
         rows = self.rows[endpoint]
         cursor = req.q("cursor")
         if cursor is not None:
@@ -237,7 +246,7 @@ class FakeHistory:
         else:
             first = next((i for i, r in enumerate(rows) if start is None or parse_ms(r["ts"]) >= start), len(rows))
         in_range = [i for i in range(first, len(rows)) if end is None or parse_ms(rows[i]["ts"]) <= end]
-        ndjson = self.streams and req.q("format") == "ndjson"
+        ndjson = self.streams and req.q("format") in ("ndjson", "digest")
         limit = int(req.q("limit")) if req.q("limit") else (None if ndjson else self.default_limit)
         if ndjson and self.stream_cap is not None:
             limit = min(limit or self.stream_cap, self.stream_cap)
@@ -263,9 +272,23 @@ class FakeHistory:
             out.append(rows[i])
         if not more:
             out.extend({"type": "gap", **g} for g in pending)
+        if digest:
+            # One line per book: its ts, levels and digest (the client's own definition, depthgate.digest).
+            books: Dict[str, List[Dict[str, Any]]] = {}
+            for o in out:
+                books.setdefault(o["ts"], []).append(o)
+            out = [
+                {
+                    "ts": ts,
+                    "levels": len(book),
+                    "digest": book_digest((r["side"], Decimal(r["price"]), Decimal(r["quantity"])) for r in book),
+                }
+                for ts, book in books.items()
+            ]
         if ndjson:
             lines = [json.dumps(o, separators=(",", ":")) for o in out]
-            lines.append(json.dumps({"type": "end", "count": len(chosen), "next_cursor": next_cursor}))
+            count = len(out) if digest else len(chosen)
+            lines.append(json.dumps({"type": "end", "count": count, "next_cursor": next_cursor}))
             body = ("\n".join(lines) + "\n").encode()
             return Reply(200, {"Content-Type": "application/x-ndjson; charset=utf-8"}, [body[i : i + 700] for i in range(0, len(body), 700)] or [b""], gzip=True)
         page: Dict[str, Any] = {
