@@ -45,8 +45,8 @@ interface LevelState {
   readonly approx: number;
   /** Quantity in units of 10^-18; always > 0. */
   q: bigint;
-  /** The level's weight in the book digest (digest.ts). */
-  readonly weight: bigint;
+  /** The level's weight in the book digest (digest.ts), once the digest is kept (`BookSide.weightOf`). */
+  weight: bigint | undefined;
   /** The quantity's canonical text, computed when first asked for after a change. */
   text: string | undefined;
   /** The last `equalsSnapshot` comparison that met this level (a price given twice is caught). */
@@ -59,7 +59,24 @@ class BookSide {
   readonly byPrice = new Map<string, LevelState>();
   /** Best first. */
   readonly sorted: LevelState[] = [];
-  constructor(private readonly descending: boolean) {}
+  /** Digest weights by price: a level removed and made again at a price (most are) is not hashed again. */
+  private readonly weights = new Map<string, bigint>();
+  constructor(
+    private readonly descending: boolean,
+    private readonly name: Side,
+  ) {}
+
+  /** The digest weight of a level of this side (digest.ts). */
+  weightOf(level: LevelState): bigint {
+    if (level.weight !== undefined) return level.weight;
+    let w = this.weights.get(level.price);
+    if (w === undefined) {
+      if (this.weights.size >= 65_536) this.weights.clear();
+      w = levelWeight(this.name, level.price);
+      this.weights.set(level.price, w);
+    }
+    return (level.weight = w);
+  }
 
   /** Index where `level` is or would go, best first. */
   private search(level: LevelState): number {
@@ -103,17 +120,9 @@ class BookSide {
   }
 }
 
-/** A new level of `side` at `price` (canonical) holding `q`. */
-function newLevel(side: Side, price: string, q: bigint): LevelState {
-  return {
-    price,
-    approx: Number(price),
-    q,
-    weight: levelWeight(side, price),
-    text: undefined,
-    mark: 0,
-    line: undefined,
-  };
+/** A new level at `price` (canonical) holding `q`. */
+function newLevel(price: string, q: bigint): LevelState {
+  return { price, approx: Number(price), q, weight: undefined, text: undefined, mark: 0, line: undefined };
 }
 
 /** The level's snapshot line after its `ts`, as the service writes it. */
@@ -153,14 +162,17 @@ export interface BookState {
 }
 
 export class OrderBook {
-  private readonly bidSide = new BookSide(true);
-  private readonly askSide = new BookSide(false);
+  private readonly bidSide = new BookSide(true, 'bid');
+  private readonly askSide = new BookSide(false, 'ask');
   /** Epoch ms the book stands at (-Infinity before a snapshot). */
   private at = -Infinity;
   private snapshotAt = -Infinity;
   private lastSeq = -1;
-  /** Σ quantity · weight over the levels (the book digest before its reduction: digest.ts). */
-  private sum = 0n;
+  /**
+   * Σ quantity · weight over the levels (the book digest before its reduction: digest.ts), kept delta by delta once
+   * `digest()` was asked for; undefined until then (a book nobody digests pays nothing for it).
+   */
+  private sum: bigint | undefined = undefined;
   /** A moment is open: deltas of `at` were applied and its cross check is still due. */
   private open = false;
   private readonly checkCrossed: boolean;
@@ -197,7 +209,7 @@ export class OrderBook {
   loadSnapshot(rows: Iterable<SnapshotRow>, ts?: number): void {
     this.bidSide.clear();
     this.askSide.clear();
-    this.sum = 0n;
+    this.sum = undefined;
     let at = ts ?? -Infinity;
     let first: string | undefined;
     for (const row of rows) {
@@ -231,9 +243,7 @@ export class OrderBook {
         });
       }
       if (q > 0n) {
-        const level = newLevel(row.side as Side, price, q);
-        side.insert(level);
-        this.sum += q * level.weight;
+        side.insert(newLevel(price, q));
       }
     }
     this.at = at;
@@ -302,13 +312,13 @@ export class OrderBook {
     this.open = true;
     if (level === undefined) {
       if (q > 0n) {
-        level = newLevel(delta.side, key, q);
+        level = newLevel(key, q);
         side.insert(level);
-        this.sum += q * level.weight;
+        if (this.sum !== undefined) this.sum += q * side.weightOf(level);
       }
       return;
     }
-    this.sum += change * level.weight;
+    if (this.sum !== undefined) this.sum += change * side.weightOf(level);
     if (q > 0n) {
       level.q = q;
       level.text = undefined;
@@ -318,10 +328,17 @@ export class OrderBook {
 
   /**
    * The book digest (digest.ts): Σ quantity · weight over the levels modulo 2^61 − 1, as decimal text — what the
-   * history service's `format=digest` gives for each recorded snapshot. Kept current as deltas apply (one
-   * multiplication each), so asking costs one reduction.
+   * history service's `format=digest` gives for each recorded snapshot. The first call sums the levels; from then on
+   * the book keeps it current as deltas apply (one multiplication each), so asking again costs one reduction.
    */
   digest(): string {
+    if (this.sum === undefined) {
+      let sum = 0n;
+      for (const side of [this.bidSide, this.askSide]) {
+        for (const level of side.sorted) sum += level.q * side.weightOf(level);
+      }
+      this.sum = sum;
+    }
     return digestText(this.sum);
   }
 
