@@ -303,10 +303,19 @@ def walk(
                     continue  # inside a gap: the gap's end decides where the book restarts
                 restarted = skip_until != -_INF
                 if restarted:
-                    # From a digest, the book's rows are read here.
+                    # From a digest, the book's rows are read here, and must be that book.
                     book.load_snapshot(
-                        _rows_at(http, exchange, ticker, bts) if isinstance(recorded, DigestLine) else recorded
+                        _rows_at(http, exchange, ticker, bts) if isinstance(recorded, DigestLine) else recorded,
+                        from_ms(bts),
                     )
+                    if not _matches(book, recorded):
+                        raise BookError(
+                            "snapshot_mismatch",
+                            "the rows read for the recorded book a gap restarts from differ from its digest",
+                            exchange=exchange,
+                            ticker=ticker,
+                            ts=from_ms(bts),
+                        )
                 elif _matches(book, recorded):
                     # A snapshot at S is the book after every delta with ts < S: it equals the replayed book.
                     book._pass_snapshot(bts)

@@ -211,8 +211,8 @@ def parse_digest(value: Any, where: Where) -> DigestLine:
     o = _obj(value, where)
     levels = _int(o, "levels", where)
     digest = o.get("digest")
-    if levels < 1 or not isinstance(digest, str) or _DIGEST.fullmatch(digest) is None:
-        raise _malformed("not a digest line (ts, levels ≥ 1, digest: a decimal integer)", where, o)
+    if not isinstance(digest, str) or _DIGEST.fullmatch(digest) is None:
+        raise _malformed("not a digest line (ts, levels, digest: a decimal integer)", where, o)
     return DigestLine(_ts(o, "ts", where), levels, digest)
 
 

@@ -280,7 +280,7 @@ class FakeHistory:
             out = [
                 {
                     "ts": ts,
-                    "levels": len(book),
+                    "levels": sum(1 for r in book if Decimal(r["quantity"]) != 0),
                     "digest": book_digest((r["side"], Decimal(r["price"]), Decimal(r["quantity"])) for r in book),
                 }
                 for ts, book in books.items()

@@ -2,6 +2,7 @@
 their digests (format=digest), or by their rows against a service without digests."""
 
 import random
+import re
 import unittest
 from decimal import Decimal
 
@@ -99,10 +100,35 @@ class ReplayByDigestTest(unittest.TestCase):
         missing = [s for i, s in enumerate(SNAPSHOTS_ROWS) if i != 5]
         history = FakeHistory(missing, DELTA_ROWS, GAPS)
         try:
-            with self.assertRaises(BookError):
+            with self.assertRaises(BookError) as caught:
                 self.replay(history)
+            self.assertEqual((caught.exception.code, caught.exception.ts), ("snapshot_mismatch", _dt(T0 + 100)))
         finally:
             history.close()
+
+    def test_the_book_a_gap_restarts_from_is_read_as_rows_and_checked_against_its_digest(self) -> None:
+        real = FakeHistory(SNAPSHOTS_ROWS, DELTA_ROWS, GAPS)
+        restart = _dt(T0 + 200).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+        def spoiled(req: Request) -> Reply:
+            reply = real.handle(req)
+            if req.q("format") != "digest":
+                return reply
+            # The T0+200 book (a gap ends there) with another digest: its rows, read for the restart, disagree.
+            body = b"".join(reply.chunks).decode()
+            lines = [l if restart not in l else re.sub(r'"digest":"[0-9]+"', '"digest":"1"', l) for l in body.split("\n")]
+            return Reply(200, {"Content-Type": "application/x-ndjson"}, ["\n".join(lines).encode()])
+
+        server = Server(spoiled)
+        client = HistoryClient(server.url)
+        try:
+            with self.assertRaises(BookError) as caught:
+                list(client.replay("venue_b", "KXT", T0, LAST))
+            self.assertEqual((caught.exception.code, caught.exception.ts), ("snapshot_mismatch", _dt(T0 + 200)))
+        finally:
+            client.close()
+            server.close()
+            real.close()
 
     def test_a_cut_or_malformed_digest_stream_is_a_data_error(self) -> None:
         real = FakeHistory(SNAPSHOTS_ROWS, DELTA_ROWS, GAPS)
@@ -111,7 +137,7 @@ class ReplayByDigestTest(unittest.TestCase):
             ("", "stream_cut"),
             ('{"type":"end","count":2,"next_cursor":null}\n', "stream_cut"),
             ('{"ts":"TS","levels":3,"digest":"0x12"}\n', "malformed_row"),
-            ('{"ts":"TS","levels":0,"digest":"12"}\n', "malformed_row"),
+            ('{"ts":"TS","levels":-1,"digest":"12"}\n', "malformed_row"),
         ]
         try:
             for body, code in cases:

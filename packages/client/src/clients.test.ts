@@ -552,10 +552,10 @@ describe('HistoryClient: rows', () => {
 function digestStream(rows: SnapshotRow[]): string {
   const books = new Map<string, SnapshotRow[]>();
   for (const r of rows) books.set(r.ts, [...(books.get(r.ts) ?? []), r]);
-  const lines = [...books].map(
-    ([ts, book]) =>
-      `{"ts":"${ts}","levels":${book.length},"digest":"${OrderBook.fromSnapshot(book, { checkCrossed: false }).digest()}"}\n`,
-  );
+  const lines = [...books].map(([ts, rows]) => {
+    const book = OrderBook.fromSnapshot(rows, { checkCrossed: false });
+    return `{"ts":"${ts}","levels":${book.depth()},"digest":"${book.digest()}"}\n`;
+  });
   return `${lines.join('')}{"type":"end","count":${lines.length},"next_cursor":null}\n`;
 }
 
@@ -814,12 +814,55 @@ describe('HistoryClient: rule 7 across snapshots and gaps', () => {
     ).toBe(true);
   });
 
+  it('the book a gap restarts from is read as rows and checked against its digest; digest pages are followed by their cursor', async () => {
+    const restart = {
+      snapshots: [...series.snapshots, s(T0 + 9 * M, 'bid', '0.2', '3'), s(T0 + 12 * M, 'bid', '0.2', '3')],
+      deltas: series.deltas.filter((x) => x.sequence < 6),
+      gaps: series.gaps,
+    };
+    const service = recordedService(restart);
+    const digestAsked: string[] = [];
+    // The later digests in two pages: the first ends with a cursor; `wrong` spoils the 9m book's digest.
+    const paged =
+      (wrong: boolean): Handler =>
+      (req, res, body) => {
+        const q = new URL(req.url ?? '', 'http://x').searchParams;
+        if (q.get('format') !== 'digest') return service(req, res, body);
+        digestAsked.push(q.has('cursor') ? `cursor=${q.get('cursor')}` : `start_ts=${q.get('start_ts')}`);
+        const nine = OrderBook.fromSnapshot([s(T0 + 9 * M, 'bid', '0.2', '3')]);
+        const twelve = OrderBook.fromSnapshot([s(T0 + 12 * M, 'bid', '0.2', '3')]);
+        res.writeHead(200, { 'Content-Type': 'application/x-ndjson' });
+        if (!q.has('cursor')) {
+          return res.end(
+            `{"ts":"${iso(T0 + 9 * M)}","levels":1,"digest":"${wrong ? '1' : nine.digest()}"}\n` +
+              '{"type":"end","count":1,"next_cursor":"page-2"}\n',
+          );
+        }
+        res.end(
+          `{"ts":"${iso(T0 + 12 * M)}","levels":1,"digest":"${twelve.digest()}"}\n{"type":"end","count":1,"next_cursor":null}\n`,
+        );
+      };
+    const replay = async () => {
+      const events: string[] = [];
+      for await (const e of new HistoryClient({ baseUrl: base }).replay('venue_b', 'T', { from: T0 + 8 * M })) {
+        if (e.type === 'snapshot') events.push(`snapshot ${(e.at - T0) / M}m${e.restarted ? ' restarted' : ''}`);
+      }
+      return events;
+    };
+    handler = paged(false);
+    expect(await replay()).toEqual(['snapshot 9m restarted', 'snapshot 12m']);
+    expect(digestAsked).toEqual([`start_ts=${iso(T0 + 5 * M + 1)}`, 'cursor=page-2']);
+    handler = paged(true);
+    await expect(replay()).rejects.toMatchObject({ code: 'snapshot_mismatch', where: { ts: T0 + 9 * M } });
+  });
+
   it.each([
     ['a cut digest stream', '{"ts":"TS","levels":3,"digest":"1"}\n{"ts":"TS","lev', 'stream_cut'],
     ['a digest stream without its end line', '', 'stream_cut'],
     ['an end line that miscounts', '{"type":"end","count":2,"next_cursor":null}\n', 'stream_cut'],
     ['a digest that is not a decimal integer', '{"ts":"TS","levels":3,"digest":"0x12"}\n', 'malformed_row'],
     ['a line that is not JSON', 'nope\n', 'malformed_row'],
+    ['a line that is JSON but not an object', 'null\n', 'malformed_row'],
   ])('%s is a typed error, never a silent pass', async (_what, body, code) => {
     const service = recordedService(series);
     handler = (req, res, text) => {

@@ -150,7 +150,17 @@ export async function* walk(
         nextBook = await books.next();
         if (bookTs < skipUntil) continue; // inside a gap: the gap's end decides where the book restarts
         const restarted = skipUntil !== -Infinity;
-        if (restarted) book.loadSnapshot(await recorded.rows());
+        if (restarted) {
+          // The rows of a book known by its digest are read now, and must be that book.
+          book.loadSnapshot(await recorded.rows(), bookTs);
+          if (!recorded.matches(book)) {
+            throw new BookError(
+              'snapshot_mismatch',
+              'the rows read for the recorded book a gap restarts from differ from its digest',
+              { exchange, ticker, ts: bookTs },
+            );
+          }
+        }
         // A snapshot at S is the book after every delta with ts < S: it must equal the replayed book (its digest, or
         // its text as the service writes it, else its rows by value).
         else if (recorded.matches(book)) {
@@ -334,6 +344,9 @@ async function* recordedSnapshots(
     } catch {
       throw new DataError('malformed_row', 'a digest line that is not JSON', { ...where, text: line });
     }
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) {
+      throw new DataError('malformed_row', 'a digest line that is not a JSON object', { ...where, text: line });
+    }
     if (v.type === 'end') {
       if (!Number.isSafeInteger(v.count) || (v.next_cursor !== null && typeof v.next_cursor !== 'string')) {
         throw new DataError('malformed_body', 'a malformed end line', { ...where, text: line });
@@ -346,7 +359,7 @@ async function* recordedSnapshots(
     if (
       Number.isNaN(ts) ||
       !Number.isSafeInteger(levels) ||
-      (levels as number) < 1 ||
+      (levels as number) < 0 ||
       typeof digest !== 'string' ||
       !/^(0|[1-9][0-9]{0,18})$/.test(digest)
     ) {

@@ -71,7 +71,7 @@ export const SnapshotRow = z
 export const DigestLine = z
   .object({
     ts: Timestamp.meta({ description: 'The book’s ts (that of each of its rows)' }),
-    levels: z.number().int().min(1).meta({ description: 'Its levels (rows)' }),
+    levels: z.number().int().min(0).meta({ description: 'Its levels (its rows of a quantity above 0)' }),
     digest: z
       .string()
       .regex(/^(0|[1-9][0-9]{0,18})$/)

@@ -61,4 +61,20 @@ describe('format=digest (DigestStream)', () => {
     expect(b).not.toBe(a);
     expect(digestLines([], rng)).toEqual({ lines: [], books: 0 });
   });
+
+  it('a row of quantity 0 is no level: not counted, the digest the book’s without it; a book of such rows only is empty', () => {
+    const rng = new Rng('digest-3');
+    const at = (ts: number, price: string, quantity: string): Snapshot => ({ ts, side: 'ask', price, quantity });
+    const { lines, books } = digestLines(
+      [at(T, '0.5', '7'), at(T, '0.6', '0'), at(T + 1, '0.6', '0'), at(T + 2, '0.5', '7')],
+      rng,
+    );
+    const seven = OrderBook.fromSnapshot([{ ts: new Date(T).toISOString(), side: 'ask', price: '0.5', quantity: '7' }]);
+    expect(books).toBe(3);
+    expect(lines.map((l) => JSON.parse(l) as unknown)).toEqual([
+      { ts: '2026-11-15T00:05:00.000Z', levels: 1, digest: seven.digest() },
+      { ts: '2026-11-15T00:05:00.001Z', levels: 0, digest: '0' },
+      { ts: '2026-11-15T00:05:00.002Z', levels: 1, digest: seven.digest() },
+    ]);
+  });
 });

@@ -23,6 +23,8 @@ export class DigestStream implements ColumnarSink {
   /** Books whose line was written. */
   books = 0;
   private ts = -1;
+  /** The book at hand: its rows, its levels (rows of quantity > 0), Σ quantity · weight. */
+  private rows = 0;
   private levels = 0;
   private sum = 0n;
   private lines: string[] = [];
@@ -36,11 +38,18 @@ export class DigestStream implements ColumnarSink {
       this.close();
       this.ts = ts;
     }
+    const quantity = int128(src, o + QUANTITY);
+    // A row of quantity 0 is no level (the clients' books hold none): not counted, nothing to add.
+    if (quantity === 0n) {
+      this.rows++;
+      return;
+    }
     const side = src[o + SIDE] === SIDE_BID ? 'bid' : 'ask';
     const key = `${side}:${this.price.toString('latin1', 0, writeDecimal18(src, o + PRICE, this.price, 0))}`;
     const weight = this.weights.get(key) ?? this.weigh(side, key);
-    this.sum += int128(src, o + QUANTITY) * weight;
+    this.sum += quantity * weight;
     this.levels++;
+    this.rows++;
   }
 
   take(): Buffer | undefined {
@@ -59,17 +68,20 @@ export class DigestStream implements ColumnarSink {
   }
 
   private weigh(side: string, key: string): bigint {
+    // Bounded as the client's cache is: a long stream over a fine price grid meets many prices.
+    if (this.weights.size >= 65_536) this.weights.clear();
     const weight = levelWeight(side, key.slice(side.length + 1));
     this.weights.set(key, weight);
     return weight;
   }
 
-  /** Writes the book at hand's line. */
+  /** Writes the book at hand's line (a book of rows of quantity 0 only: levels 0, digest 0, an empty book). */
   private close(): void {
-    if (this.levels === 0) return;
+    if (this.rows === 0) return;
     this.lines.push(`{"ts":"${timestampText(this.ts)}","levels":${this.levels},"digest":"${digestText(this.sum)}"}\n`);
     this.books++;
     this.levels = 0;
+    this.rows = 0;
     this.sum = 0n;
   }
 }
