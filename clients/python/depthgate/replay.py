@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from .answers import parse_coverage
-from .errors import BookError, DataError, HttpError
+from .errors import BookError, HttpError
 from .http import Transport
 from .order_book import OrderBook
 from .rows import DELTAS, DIGESTS, SNAPSHOTS, DeltaRow, DigestLine, Gap, SnapshotRow
@@ -116,7 +116,8 @@ def recorded_snapshots(
     answers JSON only — their rows (:func:`books_in`)."""
     path = history_path(exchange, SNAPSHOTS.endpoint, ticker)
     cursor: Optional[str] = None
-    first = True
+    #: Where the books not yet given begin (pages end on whole books): where the rows take over after a refusal.
+    rest = start
     while True:
         target = http.path(
             path,
@@ -131,17 +132,16 @@ def recorded_snapshots(
         try:
             answer = http.request(target, headers={"Accept": "application/x-ndjson"})
         except HttpError as err:
-            if first and err.status == 400 and err.code == "invalid_format":
-                yield from books_in(http, exchange, ticker, start, end, page_size)
+            # A service without digests (also a replica of an older version answering a later page, mid-deploy).
+            if err.status == 400 and err.code == "invalid_format":
+                yield from books_in(http, exchange, ticker, rest, end, page_size)
                 return
             raise
         if not _NDJSON.match(answer.content_type):
+            # A service that answers JSON pages only.
             answer.close()
-            if first:
-                yield from books_in(http, exchange, ticker, start, end, page_size)
-                return
-            raise DataError("malformed_body", "a digest answer that is not NDJSON", url=answer.url, request_id=answer.request_id)
-        first = False
+            yield from books_in(http, exchange, ticker, rest, end, page_size)
+            return
         lines = read_ndjson(DIGESTS, answer)
         while True:
             try:
@@ -149,7 +149,8 @@ def recorded_snapshots(
             except StopIteration as done:
                 cursor = done.value
                 break
-            yield to_ms(line.ts), line
+            rest = to_ms(line.ts) + 1
+            yield rest - 1, line
         if cursor is None:
             return
 

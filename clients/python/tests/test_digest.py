@@ -84,6 +84,32 @@ class ReplayByDigestTest(unittest.TestCase):
         self.assertEqual(events[True], events[False])
         self.assertIn(("SnapshotEvent", _dt(T0 + 100)), events[True])
 
+    def test_digest_pages_are_followed_and_a_later_page_refused_mid_deploy_hands_over_to_the_rows(self) -> None:
+        real = FakeHistory(SNAPSHOTS_ROWS, DELTA_ROWS, GAPS)
+        asked = []
+
+        def refusing(req: Request) -> Reply:
+            if req.q("format") == "digest":
+                asked.append("cursor" if req.q("cursor") else "start")
+                if req.q("cursor"):
+                    return Reply.json({"error": "invalid_format", "message": "format must be json, ndjson, csv or parquet"}, 400)
+            return real.handle(req)
+
+        server = Server(refusing)
+        client = HistoryClient(server.url)
+        try:
+            direct = HistoryClient(real.url)
+            expected = [(type(e).__name__, getattr(e, "ts", None)) for e in direct.replay("venue_b", "KXT", T0, LAST, page_size=3)]
+            direct.close()
+            got = [(type(e).__name__, getattr(e, "ts", None)) for e in client.replay("venue_b", "KXT", T0, LAST, page_size=3)]
+            self.assertEqual(got, expected)
+            self.assertEqual(asked, ["start", "cursor"])
+            self.assertIn(("SnapshotEvent", _dt(T0 + 100)), got)
+        finally:
+            client.close()
+            server.close()
+            real.close()
+
     def test_a_recorded_book_that_differs_is_snapshot_mismatch_by_digest_and_by_rows(self) -> None:
         for change in ("100.000000000000000001", "5.5"):
             wrong = [dict(s) for s in SNAPSHOTS_ROWS]

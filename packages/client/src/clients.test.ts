@@ -824,17 +824,21 @@ describe('HistoryClient: rule 7 across snapshots and gaps', () => {
     const digestAsked: string[] = [];
     // The later digests in two pages: the first ends with a cursor; `wrong` spoils the 9m book's digest.
     const paged =
-      (wrong: boolean): Handler =>
+      (mode: 'right' | 'wrong' | 'second refused'): Handler =>
       (req, res, body) => {
         const q = new URL(req.url ?? '', 'http://x').searchParams;
         if (q.get('format') !== 'digest') return service(req, res, body);
         digestAsked.push(q.has('cursor') ? `cursor=${q.get('cursor')}` : `start_ts=${q.get('start_ts')}`);
+        // A replica from before digests answering the second page (mid-deploy): the rows take over from there.
+        if (q.has('cursor') && mode === 'second refused') {
+          return json(res, 400, { error: 'invalid_format', message: 'format must be json, ndjson, csv or parquet' });
+        }
         const nine = OrderBook.fromSnapshot([s(T0 + 9 * M, 'bid', '0.2', '3')]);
         const twelve = OrderBook.fromSnapshot([s(T0 + 12 * M, 'bid', '0.2', '3')]);
         res.writeHead(200, { 'Content-Type': 'application/x-ndjson' });
         if (!q.has('cursor')) {
           return res.end(
-            `{"ts":"${iso(T0 + 9 * M)}","levels":1,"digest":"${wrong ? '1' : nine.digest()}"}\n` +
+            `{"ts":"${iso(T0 + 9 * M)}","levels":1,"digest":"${mode === 'wrong' ? '1' : nine.digest()}"}\n` +
               '{"type":"end","count":1,"next_cursor":"page-2"}\n',
           );
         }
@@ -849,10 +853,18 @@ describe('HistoryClient: rule 7 across snapshots and gaps', () => {
       }
       return events;
     };
-    handler = paged(false);
+    handler = paged('right');
     expect(await replay()).toEqual(['snapshot 9m restarted', 'snapshot 12m']);
     expect(digestAsked).toEqual([`start_ts=${iso(T0 + 5 * M + 1)}`, 'cursor=page-2']);
-    handler = paged(true);
+    const before = seen.length;
+    handler = paged('second refused');
+    expect(await replay()).toEqual(['snapshot 9m restarted', 'snapshot 12m']);
+    const rowsAfter = seen
+      .slice(before)
+      .map((x) => new URL(x.url, 'http://x').searchParams)
+      .filter((q) => q.get('format') === 'ndjson' && q.get('start_ts') === iso(T0 + 9 * M + 1));
+    expect(rowsAfter).toHaveLength(1);
+    handler = paged('wrong');
     await expect(replay()).rejects.toMatchObject({ code: 'snapshot_mismatch', where: { ts: T0 + 9 * M } });
   });
 

@@ -285,7 +285,9 @@ async function* recordedSnapshots(
   const signal = options.signal;
   const path = historyPath(exchange, 'snapshots', ticker);
   let cursor: string | undefined;
-  for (let first = true; ; first = false) {
+  /** Where the books not yet given begin (pages end on whole books): where the rows take over after a refusal. */
+  let rest = options.start as number;
+  for (;;) {
     const url = http.url(path, {
       start_ts: cursor === undefined ? iso(options.start as number) : undefined,
       end_ts: cursor === undefined ? iso(options.end as number | undefined) : undefined,
@@ -297,18 +299,16 @@ async function* recordedSnapshots(
     try {
       answer = await http.request(url, { signal, headers: { Accept: 'application/x-ndjson' } });
     } catch (err) {
-      if (first && err instanceof HttpError && err.status === 400 && err.code === 'invalid_format') {
-        return yield* recordedBooks(http, exchange, ticker, options);
+      // A service without digests (also a replica of an older version answering a later page, mid-deploy).
+      if (err instanceof HttpError && err.status === 400 && err.code === 'invalid_format') {
+        return yield* recordedBooks(http, exchange, ticker, { ...options, start: rest });
       }
       throw err;
     }
     if (!/^application\/(x-)?ndjson/i.test(answer.response.headers.get('content-type') ?? '')) {
+      // A service that answers JSON pages only.
       answer.cancel();
-      if (first) return yield* recordedBooks(http, exchange, ticker, options);
-      throw new DataError('malformed_body', 'a digest answer that is not NDJSON', {
-        url: answer.url,
-        requestId: answer.requestId,
-      });
+      return yield* recordedBooks(http, exchange, ticker, { ...options, start: rest });
     }
     const where = { url: answer.url, requestId: answer.requestId, line: 0 };
     const source = splitLines(answer.chunks(), where);
@@ -329,7 +329,10 @@ async function* recordedSnapshots(
           batch.push(item);
         }
       }
-      yield* batch;
+      for (const item of batch) {
+        rest = item.ts + 1;
+        yield item;
+      }
     }
     checkEnd(end, count, source.complete(), where, 'books');
     if (end.next_cursor === null) return;
