@@ -173,7 +173,9 @@ export async function* walk(
           );
         }
         skipUntil = -Infinity;
-        if (bookTs >= from) yield { type: 'snapshot', ts: formatTimestamp(bookTs), at: bookTs, book, restarted };
+        if (bookTs >= from) {
+          yield { type: 'snapshot', ts: formatTimestampLike(recorded.tsText, bookTs), at: bookTs, book, restarted };
+        }
         continue;
       }
       if (restartTs === next) {
@@ -267,6 +269,8 @@ async function snapshotAt(
 /** A recorded snapshot as the replay checks it: whether the replayed book equals it, and its rows to restart from. */
 interface Recorded {
   ts: number;
+  /** Its `ts` as the service wrote it ('' when unknown): the snapshot event's, without a `Date`. */
+  tsText: string;
   matches(book: OrderBook): boolean;
   rows(): SnapshotRow[] | Promise<SnapshotRow[]>;
 }
@@ -370,6 +374,7 @@ async function* recordedSnapshots(
     }
     return {
       ts,
+      tsText: v.ts as string,
       // The same number of levels and the same digest: the same book (digest.ts says how sure that is).
       matches: (book) => book.depth() === levels && book.digest() === digest,
       rows: () => snapshotAt(http, exchange, ticker, ts, signal),
