@@ -242,9 +242,7 @@ export class OrderBook {
           price,
         });
       }
-      if (q > 0n) {
-        side.insert(newLevel(price, q));
-      }
+      if (q > 0n) side.insert(newLevel(price, q));
     }
     this.at = at;
     this.snapshotAt = at;
@@ -311,19 +309,14 @@ export class OrderBook {
     this.lastSeq = delta.sequence;
     this.open = true;
     if (level === undefined) {
-      if (q > 0n) {
-        level = newLevel(key, q);
-        side.insert(level);
-        if (this.sum !== undefined) this.sum += q * side.weightOf(level);
-      }
-      return;
-    }
-    if (this.sum !== undefined) this.sum += change * side.weightOf(level);
-    if (q > 0n) {
+      if (q > 0n) side.insert((level = newLevel(key, q)));
+    } else if (q > 0n) {
       level.q = q;
       level.text = undefined;
       level.line = undefined;
     } else side.remove(level);
+    // A kept digest moves by this delta's own change at its level, whatever the level held (digest.ts).
+    if (level !== undefined && this.sum !== undefined) this.sum += change * side.weightOf(level);
   }
 
   /**

@@ -22,9 +22,8 @@ const QUANTITY = 25;
 export class DigestStream implements ColumnarSink {
   /** Books whose line was written. */
   books = 0;
+  /** The book at hand (-1: none): its ts, its levels (rows of quantity > 0), Σ quantity · weight. */
   private ts = -1;
-  /** The book at hand: its rows, its levels (rows of quantity > 0), Σ quantity · weight. */
-  private rows = 0;
   private levels = 0;
   private sum = 0n;
   private lines: string[] = [];
@@ -40,31 +39,30 @@ export class DigestStream implements ColumnarSink {
     }
     const quantity = int128(src, o + QUANTITY);
     // A row of quantity 0 is no level (the clients' books hold none): not counted, nothing to add.
-    if (quantity === 0n) {
-      this.rows++;
-      return;
-    }
+    if (quantity === 0n) return;
     const side = src[o + SIDE] === SIDE_BID ? 'bid' : 'ask';
     const key = `${side}:${this.price.toString('latin1', 0, writeDecimal18(src, o + PRICE, this.price, 0))}`;
     const weight = this.weights.get(key) ?? this.weigh(side, key);
     this.sum += quantity * weight;
     this.levels++;
-    this.rows++;
   }
 
   take(): Buffer | undefined {
-    if (this.lines.length === 0) return undefined;
-    const out = Buffer.from(this.lines.join(''), 'latin1');
-    this.lines = [];
-    return out;
+    const text = this.drain();
+    return text === '' ? undefined : Buffer.from(text, 'latin1');
   }
 
   /** The last book's line (the rows have all come); the text not yet taken. */
   finish(): string {
     this.close();
-    const rest = this.lines.join('');
+    return this.drain();
+  }
+
+  /** The lines written and not yet taken, as one text. */
+  private drain(): string {
+    const text = this.lines.join('');
     this.lines = [];
-    return rest;
+    return text;
   }
 
   private weigh(side: string, key: string): bigint {
@@ -77,11 +75,11 @@ export class DigestStream implements ColumnarSink {
 
   /** Writes the book at hand's line (a book of rows of quantity 0 only: levels 0, digest 0, an empty book). */
   private close(): void {
-    if (this.rows === 0) return;
+    if (this.ts < 0) return;
     this.lines.push(`{"ts":"${timestampText(this.ts)}","levels":${this.levels},"digest":"${digestText(this.sum)}"}\n`);
     this.books++;
+    this.ts = -1;
     this.levels = 0;
-    this.rows = 0;
     this.sum = 0n;
   }
 }
