@@ -202,11 +202,14 @@ export function cleanup(dir) {
 
 export const fmt = (n, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 
-/** The p-th percentile (nearest rank) of a list of numbers; NaN when empty. */
+/**
+ * The p-th percentile (nearest rank: the smallest value with at least p % of the list at or below it) of a list of
+ * numbers; NaN when empty. The p99 of 100 values is the second largest, not the largest (which one stray value sets).
+ */
 export const pct = (list, p) => {
   if (list.length === 0) return NaN;
   const s = [...list].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
 };
 
 /** A Redis of the benchmark's own in `dir/redis` (infra/local/redis.sh); `stop()` may be called more than once. */

@@ -128,8 +128,9 @@ async function chRows<T>(query: string): Promise<T[]> {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+/** The p-th percentile of a sorted list, by nearest rank as bench/lib.mjs's `pct` (the p99 of 100 is the second largest). */
 const pct = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] as number;
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const keyHeaders = (gzip: boolean) => ({ 'x-api-key': API_KEY, 'accept-encoding': gzip ? 'gzip' : 'identity' });
 
@@ -854,7 +855,9 @@ async function bars(): Promise<string[]> {
   const [counted] = await chRows<{ n: string }>(
     SQL.count('trade', top.exchange, top.ticker, { from, to, toInclusive: false }),
   );
-  const runs = QUICK ? 20 : 100;
+  // 400: a p99 of 100 requests is their second largest, which one stray pause on either side decides (1.04–4.11× over
+  // runs of 100 on 2026-11-28/29; docs/benchmarks.md, "Trades, bars and Parquet").
+  const runs = QUICK ? 20 : 400;
   const service = async () => (await fetchRaw(url, { headers: keyHeaders(false) })).ms;
   const clickhouse = async () => {
     const t0 = performance.now();

@@ -32,7 +32,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { benchmarkSql } from '@depthgate/history-store';
-import { ROOT, cleanup, fmt, freePort, sleep, start, stopAll, tempDir, waitHttp } from '../lib.mjs';
+import { ROOT, cleanup, fmt, freePort, pct, sleep, start, stopAll, tempDir, waitHttp } from '../lib.mjs';
 import { agent, ndjsonReplay, wsReplay } from './clients.mjs';
 import { venueNamed } from './venues.mjs';
 
@@ -86,13 +86,7 @@ const SQL = benchmarkSql(DB);
 let clickhouseUrl;
 let redisUrl;
 
-const pct = (sorted, p) =>
-  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-const median = (list) =>
-  pct(
-    [...list].sort((a, b) => a - b),
-    50,
-  );
+const median = (list) => pct(list, 50);
 const iso = (ms) => new Date(ms).toISOString();
 
 async function ch(query) {
