@@ -13,7 +13,8 @@
  *    - the same against a service without digests (`format=digest` refused: the later snapshots' rows are read and
  *      compared, as every replay did before 2026-11-29);
  *    - the same with `verifySnapshots: false` (the day's later snapshots are not read and compared);
- *    - without the async iteration: `parseLine` + `OrderBook.apply` in a loop (parse and book alone);
+ *    - without the async iteration: `parseLine` + `OrderBook.apply` in a loop (parse and book alone), and `parseLine`
+ *      alone (the checked parse of each line: what any replay of the deltas does at the least);
  * 4. once, over the network: the same replay against the running service.
  *
  * Environment: HISTORY_URL, API_KEY, BENCH_ROUNDS; BENCH_WHOLE_BODY=1 serves each body in one copied chunk
@@ -92,6 +93,21 @@ function rawParse(bytes: Uint8Array): number {
     if (nl < 0) break;
     const o = JSON.parse(text.slice(start, nl)) as { type?: string };
     if (o.type === undefined) n++;
+    start = nl + 1;
+  }
+  return n;
+}
+
+/** The client's checked parse of each line alone (no book): the floor of any replay's per-delta work. */
+function loopParse(bytes: Uint8Array): number {
+  const text = new TextDecoder().decode(bytes);
+  let n = 0;
+  let start = 0;
+  let line = 0;
+  for (;;) {
+    const nl = text.indexOf('\n', start);
+    if (nl < 0) break;
+    if (!('type' in parseLine('delta', text.slice(start, nl), { line: ++line }))) n++;
     start = nl + 1;
   }
   return n;
@@ -200,6 +216,7 @@ async function main(): Promise<void> {
   const quick: number[] = [];
   const byRows: number[] = [];
   const loop: number[] = [];
+  const parseOnly: number[] = [];
   let moments = 0;
   for (let r = 0; r < ROUNDS + 2; r++) {
     let t = performance.now();
@@ -214,6 +231,9 @@ async function main(): Promise<void> {
     t = performance.now();
     if (loopReplay(deltas, snapshotRows) !== rows) throw new Error('loop replay count changed');
     const c = performance.now() - t;
+    t = performance.now();
+    if (loopParse(deltas) !== rows) throw new Error('loop parse count changed');
+    const g = performance.now() - t;
     t = performance.now();
     if ((await clientReplay(memory, exchange, ticker, from, to, false)).moments !== moments) {
       throw new Error('the replay without snapshot checks saw other moments');
@@ -230,6 +250,7 @@ async function main(): Promise<void> {
       both.push(e);
       replay.push(b);
       loop.push(c);
+      parseOnly.push(g);
       quick.push(d);
     }
   }
@@ -263,6 +284,7 @@ async function main(): Promise<void> {
   );
   rowOf('**client `replay({ verifySnapshots: false })`**: the same without reading the later snapshots', quick);
   rowOf('client `parseLine` + `OrderBook.apply` in a loop', loop);
+  rowOf('client `parseLine` alone in a loop (each line checked, no book)', parseOnly);
   rowOf('client `replay()` against the running service (network, once)', [liveMs]);
   console.log(
     `\nThe replay that reads the snapshots' rows, against the raw parse of all the NDJSON it reads (${fmt(laterRows)} ` +
