@@ -673,6 +673,35 @@ describe('HistoryClient: rule 7 across snapshots and gaps', () => {
     });
   });
 
+  it('replay: the gaps, the first deltas and the first later snapshot are asked for at once, after the starting book', async () => {
+    handler = recordedService(series);
+    // What each fetch asks for, and the sets of requests waiting for their answers at once.
+    const inFlight = new Set<string>();
+    const together: string[] = [];
+    const counting: typeof fetch = async (input, init) => {
+      const url = new URL(String(input));
+      const what = `${url.pathname.split('/')[3]}${url.searchParams.get('format') === 'digest' ? ' digests' : ''}`;
+      inFlight.add(what);
+      together.push([...inFlight].sort().join(', '));
+      try {
+        return await fetch(input, init);
+      } finally {
+        inFlight.delete(what);
+      }
+    };
+    let books = 0;
+    for await (const e of new HistoryClient({ baseUrl: base, fetch: counting }).replay('venue_b', 'T', {
+      from: T0,
+      to: T0 + 20 * M,
+    })) {
+      if (e.type === 'book') books++;
+    }
+    expect(books).toBe(6);
+    // The starting book alone first (the others begin at its moment), then the three together.
+    expect(together[0]).toBe('snapshots');
+    expect(together).toContain('coverage, deltas, snapshots digests');
+  });
+
   it('replay: a book per moment, the snapshot checked, the gap reported, the restart said', async () => {
     handler = recordedService(series);
     const events: string[] = [];

@@ -79,10 +79,6 @@ export async function* walk(
   // The book to walk from (`rebuild` gives it), else the latest snapshot at or before `from`.
   const book = start ?? (await startingBook(http, exchange, ticker, from, options.lookbackMs, signal));
   const begin = book.ts as number;
-  const gaps = (await gapsIn(http, exchange, ticker, begin, to, signal))
-    .map((g) => ({ gap: g, from: parseTimestamp(g.from_ts), to: parseTimestamp(g.to_ts) }))
-    .filter((g) => g.to > begin && (to === undefined || g.from <= to))
-    .sort((a, b) => a.from - b.from);
   const range = { end: to, pageSize: options.pageSize, signal };
   // Deltas come in batches (one per received chunk) and are walked synchronously inside a batch. With `events`, the
   // trades and the trades' gaps come among them (the book's gaps come from coverage, as for replay: their markers in
@@ -104,8 +100,18 @@ export async function* walk(
       : recordedSnapshots(http, exchange, ticker, { ...range, start: begin + 1 })
   )[Symbol.asyncIterator]();
   try {
-    await deltas.fill();
-    let nextBook = await books.next();
+    // The three reads from the book's moment go out together (one round trip, not three): the range's gaps, the
+    // first deltas and the first later snapshot.
+    const [recordedGaps, , first] = await allSettled([
+      gapsIn(http, exchange, ticker, begin, to, signal),
+      deltas.fill(),
+      books.next(),
+    ] as const);
+    const gaps = recordedGaps
+      .map((g) => ({ gap: g, from: parseTimestamp(g.from_ts), to: parseTimestamp(g.to_ts) }))
+      .filter((g) => g.to > begin && (to === undefined || g.from <= to))
+      .sort((a, b) => a.from - b.from);
+    let nextBook = first;
     let gapIndex = 0;
     /** Inside a gap until this moment (-Infinity: not in one). */
     let skipUntil = -Infinity;
@@ -532,6 +538,16 @@ async function startingBook(
       });
     }
   }
+}
+
+/**
+ * Awaits every one of `work` (so none is left running unobserved when another fails), then gives their values or
+ * throws the error of the first, in the given order, that failed.
+ */
+async function allSettled<T extends readonly unknown[]>(work: { [K in keyof T]: Promise<T[K]> }): Promise<T> {
+  const settled = await Promise.allSettled(work);
+  for (const r of settled) if (r.status === 'rejected') throw r.reason;
+  return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
 }
 
 /** Gaps overlapping [from, to] from `coverage`; none when the service has no coverage endpoint (404 not_found). */
