@@ -18,7 +18,9 @@
  * 4. over the network: the same replay against the running service (5 rounds after one unmeasured).
  *
  * Environment: HISTORY_URL, API_KEY, BENCH_ROUNDS; BENCH_WHOLE_BODY=1 serves each body in one copied chunk
- * (`new Response(bytes)`), as the benchmark did before 2026-11-28.
+ * (`new Response(bytes)`), as the benchmark did before 2026-11-28; BENCH_BASELINE=<another build's
+ * dist/esm/index.js>: also 40 alternating rounds of the live replay with that build's client and this one (the whole
+ * replay, and the time to its first event).
  */
 import os from 'node:os';
 import { EXCHANGES as RECORDED, HistoryClient, OrderBook, parseLine, type SnapshotRow } from '@depthgate/client';
@@ -150,6 +152,37 @@ async function clientReplay(
     }
   }
   return { moments, checksum };
+}
+
+/** BENCH_BASELINE: the live replay with another build's client and this one, alternating, medians of each. */
+async function liveAgainst(path: string, exchange: string, ticker: string, from: number, to: number): Promise<void> {
+  const Baseline = ((await import(path)) as { HistoryClient: typeof HistoryClient }).HistoryClient;
+  const sides = { baseline: new Baseline({ baseUrl: HISTORY_URL, apiKey: API_KEY }), this: client };
+  const whole = { baseline: [] as number[], this: [] as number[] };
+  const first = { baseline: [] as number[], this: [] as number[] };
+  for (let r = 0; r < 44; r++) {
+    for (const side of r % 2 ? (['baseline', 'this'] as const) : (['this', 'baseline'] as const)) {
+      let t = performance.now();
+      await clientReplay(sides[side], exchange, ticker, from, to);
+      const w = performance.now() - t;
+      t = performance.now();
+      const events = sides[side].replay(exchange, ticker, { from, to });
+      await events.next();
+      const f = performance.now() - t;
+      await events.return(undefined);
+      if (r >= 4) {
+        whole[side].push(w);
+        first[side].push(f);
+      }
+    }
+  }
+  console.log(
+    `
+Live replay, 40 alternating rounds, medians: the whole replay ${median(whole.this).toFixed(1)} ms against the ` +
+      `baseline's ${median(whole.baseline).toFixed(1)} (${(median(whole.this) / median(whole.baseline)).toFixed(2)}×); ` +
+      `its first event ${median(first.this).toFixed(1)} ms against ${median(first.baseline).toFixed(1)} ` +
+      `(${(median(first.this) / median(first.baseline)).toFixed(2)}×).`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -297,6 +330,7 @@ async function main(): Promise<void> {
       `${fmt(rawParse(laterDigests))} books: ${(laterDigests.length / 1e3).toFixed(1)} kB against ` +
       `${(laterSnapshots.length / 1e6).toFixed(2)} MB of rows.`,
   );
+  if (process.env.BENCH_BASELINE) await liveAgainst(process.env.BENCH_BASELINE, exchange, ticker, from, to);
   if (live.moments !== moments)
     throw new Error(`the live replay saw ${live.moments} moments, the memory one ${moments}`);
 }
