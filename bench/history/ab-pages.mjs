@@ -7,6 +7,9 @@
 //   node bench/history/ab-pages.mjs ROOT_A ROOT_B [rounds=100] [rows=10000]   # ROOT_*: built worktrees
 //   node bench/history/ab-pages.mjs ROOT_A ROOT_B ROUNDS --path '/api/…?…' --anchor FILE.sql   # any request, beside
 //                                                         # ClickHouse answering FILE.sql (its FORMAT in the SQL)
+//   … --env-a 'K=V,K=V' --env-b 'K=V'   # settings added to one service's environment, e.g. the image's allocator:
+//       --env-a "LD_PRELOAD=$(find /usr/lib -name libjemalloc.so.2),MALLOC_CONF=background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0"
+//       (a MALLOC_CONF's own commas are kept: a part without '=' continues the value before it)
 //
 // Run each pair in both orders (A B, then B A) and compare the two. Ports: DG_BENCH_CLICKHOUSE_HTTP_PORT,
 // DG_BENCH_REDIS_PORT as for ./dev bench history; the two services take the next two free ports.
@@ -27,6 +30,19 @@ function option(name) {
   return value;
 }
 const onePath = option('--path');
+/** `K=V,K=V` as an environment; a part without `=` belongs to the value before it (MALLOC_CONF's own commas). */
+function envOption(name) {
+  const env = {};
+  let last;
+  for (const part of (option(name) ?? '').split(',').filter((p) => p !== '')) {
+    const at = part.indexOf('=');
+    if (at > 0) env[(last = part.slice(0, at))] = part.slice(at + 1);
+    else if (last !== undefined) env[last] += `,${part}`;
+    else throw new Error(`${name}: ${part} is not K=V`);
+  }
+  return env;
+}
+const extraEnv = { A: envOption('--env-a'), B: envOption('--env-b') };
 const anchorFile = option('--anchor');
 const [A, B] = [args[0], args[1]];
 if (!A || !B || (onePath === undefined) !== (anchorFile === undefined)) {
@@ -88,7 +104,8 @@ const key = execFileSync(
 /**
  * A service of the build at `root`, as bench/history/stack.sh starts it but on glibc's malloc (`MALLOC_ARENA_MAX=2`)
  * where the image and the benchmark use jemalloc: compare builds with it, not its absolute figures with the
- * benchmark's (jemalloc costs small streams more CPU: docs/benchmarks.md, "Warm-up and the allocator").
+ * benchmark's (jemalloc costs small streams more CPU: docs/benchmarks.md, "Warm-up and the allocator"), unless
+ * `--env-a` / `--env-b` put it on another allocator.
  */
 async function service(name, root) {
   const port = await freePort();
@@ -105,6 +122,7 @@ async function service(name, root) {
       QUERY_TIMEOUT_MS: '60000',
       CLICKHOUSE_QUERY_CONCURRENCY: '4',
       MALLOC_ARENA_MAX: '2',
+      ...extraEnv[name],
     },
     logDir,
   });
