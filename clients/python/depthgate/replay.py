@@ -7,6 +7,7 @@ error. The same walk, in the same order, as the TypeScript client's ``history-re
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
@@ -216,9 +217,14 @@ class _Deltas:
         self.ts = self._last_ms
 
     def close(self) -> None:
-        close = getattr(self._source, "close", None)
-        if close is not None:
-            close()
+        _close(self._source)
+
+
+def _close(source: Iterator[Any]) -> None:
+    """Closes a generator (its open answer with it); other iterators hold nothing."""
+    close = getattr(source, "close", None)
+    if close is not None:
+        close()
 
 
 def walk(
@@ -241,24 +247,42 @@ def walk(
     moment (the book then holds everything before it)."""
     begin = book._at
     assert begin is not None
-    gaps = sorted(
-        (
-            (to_ms(g.from_ts), to_ms(g.to_ts), g)
-            for g in gaps_in(http, exchange, ticker, begin, to)
-            if to_ms(g.to_ts) > begin and (to is None or to_ms(g.from_ts) <= to)
-        ),
-        key=lambda x: x[0],
-    )
     end = None if to is None else from_ms(to)
-    deltas = _Deltas(series(http, DELTAS, exchange, ticker, start=from_ms(begin), end=end, page_size=page_size))
+    source = series(http, DELTAS, exchange, ticker, start=from_ms(begin), end=end, page_size=page_size)
     # Later snapshots (a range of one moment has none: the service refuses start_ts after end_ts): their digests, or
     # their rows from a service without digests.
     no_books = (to is not None and begin + 1 > to) or not verify_snapshots
     books: Iterator[Tuple[int, Recorded]] = (
         iter(()) if no_books else recorded_snapshots(http, exchange, ticker, begin + 1, to, page_size)
     )
+    # The three reads from the book's moment go out together (one round trip, not three): the range's gaps and the
+    # first later snapshot on two threads (the transport is thread-safe), the first deltas here. Every one is over
+    # before a failure among them is raised (the first in that order), so none is left running.
+    deltas: Optional[_Deltas] = None
+    failed: Optional[BaseException] = None
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="depthgate-replay") as pool:
+        found_gaps = pool.submit(gaps_in, http, exchange, ticker, begin, to)
+        first_book = pool.submit(next, books, None)
+        try:
+            deltas = _Deltas(source)
+        except BaseException as err:  # raised below, once the threads are done
+            failed = err
+    error = found_gaps.exception() or failed or first_book.exception()
+    if error is not None:
+        _close(source)
+        _close(books)
+        raise error
+    assert deltas is not None
+    gaps = sorted(
+        (
+            (to_ms(g.from_ts), to_ms(g.to_ts), g)
+            for g in found_gaps.result()
+            if to_ms(g.to_ts) > begin and (to is None or to_ms(g.from_ts) <= to)
+        ),
+        key=lambda x: x[0],
+    )
     try:
-        next_book = next(books, None)
+        next_book = first_book.result()
         gap_index = 0
         #: Inside a gap until this moment (-inf: not in one).
         skip_until: float = -_INF
@@ -349,9 +373,7 @@ def walk(
             deltas.advance()
     finally:
         deltas.close()
-        close = getattr(books, "close", None)
-        if close is not None:
-            close()
+        _close(books)
 
 
 def _rows_at(http: Transport, exchange: str, ticker: str, at: int) -> List[SnapshotRow]:

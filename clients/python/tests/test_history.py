@@ -3,12 +3,13 @@ followed (and without cursors, by start_ts), gap markers kept, cut streams refus
 replay, books_at — across gaps, restarts and snapshots, against a plain model; to_pandas."""
 
 import json
+import threading
 import unittest
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any, Dict, List, Optional
 
-from depthgate import BookError, DataError, DeltaRow, Gap, HistoryClient
+from depthgate import BookError, DataError, DeltaRow, Gap, HistoryClient, HttpError
 from depthgate.replay import BookEvent, GapEvent, SnapshotEvent
 from depthgate.rows import DELTAS, SNAPSHOTS, Where
 from depthgate.timestamps import from_ms, parse_ms
@@ -425,6 +426,77 @@ class RuleSevenTest(Fixture):
         with self.assertRaises(BookError) as caught:
             self.client.rebuild("venue_b", "KXT", T0 - 1, lookback=timedelta(hours=1))
         self.assertEqual(caught.exception.code, "no_snapshot")
+
+
+class TogetherTest(unittest.TestCase):
+    def test_the_gaps_the_first_deltas_and_the_first_later_snapshot_are_asked_for_at_once(self) -> None:
+        real = FakeHistory(SNAPSHOTS_ROWS, DELTA_ROWS, GAPS)
+        # The first request of each of the three waits here for the other two (the timeout only keeps a failing run
+        # finite: asked one after another, the first waits it out, the barrier breaks and nothing is recorded).
+        meet = threading.Barrier(3)
+        met: List[str] = []
+        waiting = {"coverage", "deltas", "digests"}
+        lock = threading.Lock()
+
+        def handler(req: Request) -> Reply:
+            what = (
+                "coverage" if "/coverage/" in req.path
+                else "deltas" if "/deltas/" in req.path
+                else "digests" if req.q("format") == "digest"
+                else None
+            )
+            with lock:
+                first = what in waiting
+                waiting.discard(what or "")
+            if first:
+                try:
+                    meet.wait(timeout=10)
+                    with lock:
+                        met.append(str(what))
+                except threading.BrokenBarrierError:
+                    pass
+            return real.handle(req)
+
+        server = Server(handler)
+        client = HistoryClient(server.url)
+        direct = HistoryClient(real.url)
+        try:
+            got = [(type(e).__name__, getattr(e, "ts", None)) for e in client.replay("venue_b", "KXT", T0, LAST)]
+            want = [(type(e).__name__, getattr(e, "ts", None)) for e in direct.replay("venue_b", "KXT", T0, LAST)]
+            self.assertEqual(sorted(met), ["coverage", "deltas", "digests"])
+            self.assertEqual(got, want)
+            # The starting book was read before them (they begin at its moment).
+            self.assertEqual(server.requests[0].path, "/api/venue_b/snapshots/KXT")
+        finally:
+            client.close()
+            direct.close()
+            server.close()
+            real.close()
+
+    def test_a_failure_among_them_is_raised_once_the_others_are_over(self) -> None:
+        real = FakeHistory(SNAPSHOTS_ROWS, DELTA_ROWS, GAPS)
+        refused: List[str] = []
+
+        def handler(req: Request) -> Reply:
+            if "/coverage/" in req.path and not refused:
+                refused.append(req.path)
+                return Reply.json({"error": "forbidden", "message": "no"}, 403)
+            return real.handle(req)
+
+        server = Server(handler)
+        client = HistoryClient(server.url)
+        try:
+            with self.assertRaises(HttpError) as caught:
+                list(client.replay("venue_b", "KXT", T0, LAST))
+            self.assertEqual(caught.exception.status, 403)
+            # The deltas were asked for beside it; their answer was closed, and the client serves the next replay.
+            self.assertIn("/api/venue_b/deltas/KXT", [r.path for r in server.requests])
+            again = [(type(e).__name__, getattr(e, "ts", None)) for e in client.replay("venue_b", "KXT", T0, LAST)]
+            self.assertEqual(sum(1 for kind, _ in again if kind == "BookEvent"), 8)
+        finally:
+            client.close()
+            server.close()
+            real.close()
 
 
 try:
