@@ -5,7 +5,7 @@ import type { RowSink } from '../rows';
 import { LogCapture } from '../testing/harness';
 import { ListSink } from '../testing/support';
 import { Controller, LIVE_SETTLE_MS, type Clock } from './controller';
-import { MemoryOwnership } from './ownership';
+import { MemoryOwnership, UNHELD_KEPT_MS } from './ownership';
 import { RoutingSink } from './routing-sink';
 import { StandbyBuffer } from './standby-buffer';
 import type { ControlBuffer, ControlLease, ControlSplicePoint, ControlStore, HandoverRow, LandedEnd } from './pieces';
@@ -572,6 +572,61 @@ describe('Controller forget (a ticker the recorder stopped recording)', () => {
     expect((await c.admit(EX, ['X'])).get('X')).toBe('owner');
     await c.poll();
     expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'owned' });
+  });
+
+  it('deletes the owner entry of a released ticker nobody holds for a day; one a peer has live stays', async () => {
+    const ownership = new MemoryOwnership();
+    const f = fakes({ term: 4, alive: [5] });
+    const c = controller(f, ownership);
+    await c.admit(EX, ['X', 'P']);
+    f.live.add('X').add('P');
+    await c.poll();
+    f.advance(LIVE_SETTLE_MS);
+    await c.poll();
+    // The venue drops both; the live peer 5 still has P live (it may take it), nobody has X.
+    await ownership.setLive(EX, 5, ['P'], []);
+    f.live.delete('X');
+    f.live.delete('P');
+    c.forget(EX, 'X');
+    c.forget(EX, 'P');
+    await c.poll();
+    expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'released' });
+    f.advance(UNHELD_KEPT_MS - 1);
+    await c.poll();
+    expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'released' }); // not yet
+    f.advance(1);
+    await c.poll();
+    const owners = await ownership.owners(EX);
+    expect(owners.has('X')).toBe(false);
+    expect(owners.get('P')).toEqual({ term: 4, state: 'released' });
+    // The market comes back: unowned, claimed afresh.
+    expect((await c.admit(EX, ['X'])).get('X')).toBe('owner');
+    expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'owned' });
+  });
+
+  it('keeps a released entry that someone holds again before the day is up, and counts the day afresh after', async () => {
+    const ownership = new MemoryOwnership();
+    const f = fakes({ term: 4, alive: [5] });
+    const c = controller(f, ownership);
+    await ownership.swap(EX, ['Y'], null, { term: 5, state: 'released' });
+    await c.poll();
+    f.advance(UNHELD_KEPT_MS - 1);
+    await ownership.setLive(EX, 5, ['Y'], []); // the peer holds it again
+    await c.poll();
+    await ownership.setLive(EX, 5, [], ['Y']);
+    f.advance(UNHELD_KEPT_MS - 1);
+    await c.poll(); // unheld again for 0 ms, not almost two days
+    expect((await ownership.owners(EX)).get('Y')).toEqual({ term: 5, state: 'released' });
+    // Claimed between the read and the delete: the compare-and-delete leaves the claim.
+    f.advance(UNHELD_KEPT_MS);
+    const owners = ownership.owners.bind(ownership);
+    ownership.owners = async (exchange) => {
+      const read = await owners(exchange);
+      await ownership.swap(EX, ['Y'], { term: 5, state: 'released' }, { term: 6, state: 'splicing' });
+      return read;
+    };
+    await c.poll();
+    expect((await owners(EX)).get('Y')).toEqual({ term: 6, state: 'splicing' });
   });
 
   it('leaves nothing of the tickers that came and went in the routing sink (where handed over, buffered rows)', async () => {

@@ -46,7 +46,7 @@ import { performance } from 'node:perf_hooks';
 import type { ExchangeKey } from '@depthgate/platforms';
 import { Counter, Gauge, Histogram, type Logger, type Registry } from '@depthgate/service-kit';
 import type { RowSink } from '../rows';
-import type { Owner, Ownership } from './ownership';
+import { UNHELD_KEPT_MS, type Owner, type Ownership } from './ownership';
 import type {
   ControlBuffer,
   ControlLease,
@@ -178,6 +178,11 @@ export class Controller {
   private readonly deadTermsEnded = new Map<number, { ended: Promise<void>; settled: boolean }>();
   /** Tickers the recorder stopped recording (`forget`), per exchange, until the poll forgets them. */
   private readonly left = new Map<ExchangeKey, Set<string>>();
+  /**
+   * Per exchange, the released tickers that no recorder holds (no role here, in no term's live set), by when
+   * (monotonic) the polls first saw them so: their entries are deleted after UNHELD_KEPT_MS (`dropUnheld`).
+   */
+  private readonly unheld = new Map<ExchangeKey, Map<string, number>>();
   /** Ends of tickers being released, taken when their routing left the writer, until published. */
   private readonly released = new Map<string, LandedEnd>();
   private readonly clock: Clock;
@@ -377,7 +382,7 @@ export class Controller {
         await this.publishLive(exchange);
         if (this.stopping) continue;
         await this.forgetLeft(exchange);
-        await this.dropDeadLive(exchange, alive);
+        const liveSets = await this.dropDeadLive(exchange, alive);
         const owners = await this.o.ownership.owners(exchange);
         for (const owner of owners.values()) named.add(owner.term);
         const roles = this.rolesOf(exchange);
@@ -426,6 +431,7 @@ export class Controller {
         }
         await this.takeBack(exchange, back, 'released');
         for (const { from, tickers } of groupByValue(take).values()) takeovers.push([exchange, from, tickers]);
+        await this.dropUnheld(exchange, owners, roles, liveSets);
       }
       if (!this.stopping) this.forgetEndedTerms(named);
       // Every exchange's at once: a dead owner's takeovers wait one lease TTL each, not one after another.
@@ -477,11 +483,56 @@ export class Controller {
     }
   }
 
-  /** Forgets the live sets of terms whose lease is gone (each restart leaves one behind). */
-  private async dropDeadLive(exchange: ExchangeKey, alive: (term: number) => Promise<boolean>): Promise<void> {
+  /**
+   * Forgets the live sets of terms whose lease is gone (each restart leaves one behind); the live sets of the others
+   * (this term's included).
+   */
+  private async dropDeadLive(
+    exchange: ExchangeKey,
+    alive: (term: number) => Promise<boolean>,
+  ): Promise<Map<number, Set<string>>> {
     const live = await this.o.ownership.liveSets(exchange);
-    for (const term of live.keys()) {
-      if (term !== this.term && !(await alive(term))) await this.o.ownership.dropLive(exchange, term);
+    for (const term of [...live.keys()]) {
+      if (term !== this.term && !(await alive(term))) {
+        await this.o.ownership.dropLive(exchange, term);
+        live.delete(term);
+      }
+    }
+    return live;
+  }
+
+  /**
+   * Deletes the owner entries of released tickers that no recorder holds — no role here and in no live term's live
+   * set — for UNHELD_KEPT_MS of polls (a day: as long as the releasing term's published ends are kept, far longer
+   * than a restart or a rolling deploy). Without this, every market a venue ever dropped (Kalshi's expire daily)
+   * stayed in the owner hash, which every recorder reads whole each poll. A market that comes back after that is
+   * unowned, and claimed afresh as any new one; what its released owner left is durable. Compare-and-delete: an entry
+   * claimed meanwhile stays. `offered` entries (an owner that lost the book) are left to a peer's takeover.
+   */
+  private async dropUnheld(
+    exchange: ExchangeKey,
+    owners: ReadonlyMap<string, Owner>,
+    roles: ReadonlyMap<string, Role>,
+    liveSets: ReadonlyMap<number, ReadonlySet<string>>,
+  ): Promise<void> {
+    const before = this.unheld.get(exchange);
+    const now = new Map<string, number>();
+    const drop: Array<[string, Owner]> = [];
+    const at = this.clock.monotonic();
+    for (const [ticker, owner] of owners) {
+      if (owner.state !== 'released' || roles.has(ticker)) continue;
+      let live = false;
+      for (const set of liveSets.values()) live ||= set.has(ticker);
+      if (live) continue;
+      const since = before?.get(ticker) ?? at;
+      if (at - since >= UNHELD_KEPT_MS) drop.push([ticker, owner]);
+      else now.set(ticker, since);
+    }
+    this.unheld.set(exchange, now);
+    for (const { from, tickers } of groupByValue(drop).values()) {
+      const gone = await this.o.ownership.swap(exchange, tickers, from, null);
+      if (gone.length > 0)
+        this.o.logger.info({ exchange, tickers: gone.length }, 'released tickers nobody holds: forgotten');
     }
   }
 

@@ -138,6 +138,18 @@ describe('RedisOwnership', () => {
     });
   });
 
+  it('deletes an entry only from the value it read (compare-and-delete), and the ticker is then unowned', async () => {
+    const own = new RedisOwnership(redis, prefix);
+    await own.claim('venue_b', ['X', 'Y'], null, 3);
+    await own.confirm('venue_b', ['X', 'Y'], 3);
+    await own.release('venue_b', ['X', 'Y'], 3);
+    await own.claim('venue_b', ['Y'], { term: 3, state: 'released' }, 4); // Y taken meanwhile
+    expect(await own.swap('venue_b', ['X', 'Y'], { term: 3, state: 'released' }, null)).toEqual(['X']);
+    expect(Object.fromEntries(await own.owners('venue_b'))).toEqual({ Y: { term: 4, state: 'splicing' } });
+    expect(await redis.hexists(`${prefix}owner:venue_b`, 'X')).toBe(0);
+    expect(await own.claim('venue_b', ['X'], null, 5)).toEqual(['X']);
+  });
+
   it('keeps each term’s live set, in batches, and forgets a term', async () => {
     const own = new RedisOwnership(redis, prefix);
     const many = Array.from({ length: 1201 }, (_, i) => `T${i}`);

@@ -6,7 +6,8 @@
  *   owner stopped recording it and made everything durable: a live peer takes it without killing anything),
  *   `offered` (the same after the owner lost the ticker's book: taken like `released`, recorded as an `offer`) or
  *   `splicing` (a new owner is taking it over). Every change is a compare-and-set on the whole value (Lua), so of two
- *   recorders claiming a ticker exactly one wins.
+ *   recorders claiming a ticker exactly one wins. A `released` ticker that no recorder holds for a day loses its
+ *   entry (`UNHELD_KEPT_MS`; controller.ts, `dropUnheld`).
  * - `live:{exchange}:{term}` set: the tickers whose book the term's recorder has live (updated in batches), and
  *   `terms:{exchange}`: the terms that published a live set. A peer may be handed a ticker only where it is live.
  *
@@ -33,14 +34,18 @@ export function parseOwner(value: string): Owner | undefined {
 
 /**
  * Compare-and-set of many tickers: KEYS[1] the hash, ARGV[1] the expected value ('' = no owner), ARGV[2] the new
- * value, ARGV[3…] the tickers. Returns the tickers changed.
+ * value ('' = no owner: the field is deleted), ARGV[3…] the tickers. Returns the tickers changed.
  */
 const CAS = `
 local out = {}
 for i = 3, #ARGV do
   local cur = redis.call('HGET', KEYS[1], ARGV[i])
   if (cur == false and ARGV[1] == '') or cur == ARGV[1] then
-    redis.call('HSET', KEYS[1], ARGV[i], ARGV[2])
+    if ARGV[2] == '' then
+      redis.call('HDEL', KEYS[1], ARGV[i])
+    else
+      redis.call('HSET', KEYS[1], ARGV[i], ARGV[2])
+    end
     out[#out + 1] = ARGV[i]
   end
 end
@@ -53,10 +58,10 @@ export interface Ownership {
   /** Every owned ticker of an exchange and its owner. */
   owners(exchange: ExchangeKey): Promise<Map<string, Owner>>;
   /**
-   * Compare-and-set: each ticker whose value is `from` (null: no owner) becomes `to`. Returns the tickers changed (the
-   * others changed owner meanwhile).
+   * Compare-and-set: each ticker whose value is `from` (null: no owner) becomes `to` (null: no owner, its entry
+   * deleted). Returns the tickers changed (the others changed owner meanwhile).
    */
-  swap(exchange: ExchangeKey, tickers: readonly string[], from: Owner | null, to: Owner): Promise<string[]>;
+  swap(exchange: ExchangeKey, tickers: readonly string[], from: Owner | null, to: Owner | null): Promise<string[]>;
   /** Claims tickers for `toTerm` (`splicing`) from `from`; the claimer confirms with `confirm` after its splice. */
   claim(exchange: ExchangeKey, tickers: readonly string[], from: Owner | null, toTerm: number): Promise<string[]>;
   /** `term|splicing` → `term|owned`. */
@@ -84,6 +89,11 @@ export interface Ownership {
 
 /** How long a released term's published ends are kept. */
 const ENDS_TTL_S = 86_400;
+/**
+ * How long a `released` ticker that no recorder holds keeps its owner entry (controller.ts, `dropUnheld`): as long as
+ * the releasing term's published ends are kept, far longer than a restart or a rolling deploy takes.
+ */
+export const UNHELD_KEPT_MS = ENDS_TTL_S * 1000;
 
 export class RedisOwnership implements Ownership {
   constructor(
@@ -113,7 +123,12 @@ export class RedisOwnership implements Ownership {
     return out;
   }
 
-  async swap(exchange: ExchangeKey, tickers: readonly string[], from: Owner | null, to: Owner): Promise<string[]> {
+  async swap(
+    exchange: ExchangeKey,
+    tickers: readonly string[],
+    from: Owner | null,
+    to: Owner | null,
+  ): Promise<string[]> {
     const changed: string[] = [];
     for (let i = 0; i < tickers.length; i += BATCH) {
       const part = tickers.slice(i, i + BATCH);
@@ -122,7 +137,7 @@ export class RedisOwnership implements Ownership {
         1,
         this.ownerKey(exchange),
         from === null ? '' : formatOwner(from),
-        formatOwner(to),
+        to === null ? '' : formatOwner(to),
         ...part,
       )) as string[];
       changed.push(...r);
@@ -230,14 +245,15 @@ export class MemoryOwnership implements Ownership {
     return Promise.resolve(new Map(this.of(exchange)));
   }
 
-  swap(exchange: ExchangeKey, tickers: readonly string[], from: Owner | null, to: Owner): Promise<string[]> {
+  swap(exchange: ExchangeKey, tickers: readonly string[], from: Owner | null, to: Owner | null): Promise<string[]> {
     const m = this.of(exchange);
     const changed: string[] = [];
     for (const t of tickers) {
       const cur = m.get(t);
       const same = cur === undefined ? from === null : from !== null && formatOwner(cur) === formatOwner(from);
       if (!same) continue;
-      m.set(t, to);
+      if (to === null) m.delete(t);
+      else m.set(t, to);
       changed.push(t);
     }
     return Promise.resolve(changed);
