@@ -568,13 +568,42 @@ describe('Controller forget (a ticker the recorder stopped recording)', () => {
     expect((await ownership.owners(EX)).get('Y')).toEqual({ term: 4, state: 'owned' });
     expect([c.role(EX, 'X'), c.role(EX, 'S'), c.role(EX, 'Y')]).toEqual([undefined, undefined, 'owner']);
     expect((await ownership.liveSets(EX)).get(4)).toEqual(new Set(['Y']));
-    // The market comes back: admitted afresh, ours again (Redis still has it as released by us: owned at the poll).
+    // The market comes back: admitted afresh, ours again (Redis still has it as released by us: owned back in the
+    // admit itself, so a peer's delete of an entry nobody held cannot come between).
     expect((await c.admit(EX, ['X'])).get('X')).toBe('owner');
+    expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'owned' });
     await c.poll();
     expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'owned' });
   });
 
-  it('deletes the owner entry of a released ticker nobody holds for a day; one a peer has live stays', async () => {
+  it('a ticker it released, admitted again after its entry was deleted or claimed: owner from no owner, or standby', async () => {
+    const ownership = new MemoryOwnership();
+    const f = fakes({ term: 4, alive: [5] });
+    const c = controller(f, ownership);
+    await c.admit(EX, ['X', 'Z']);
+    c.forget(EX, 'X');
+    c.forget(EX, 'Z');
+    await c.poll();
+    expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'released' });
+    // The admit reads the entries; then X is deleted (a peer's dropUnheld) and Z claimed (a peer's takeover) before
+    // it swaps them back.
+    const owners = ownership.owners.bind(ownership);
+    ownership.owners = async (exchange) => {
+      const read = await owners(exchange);
+      ownership.owners = owners;
+      await ownership.swap(EX, ['X'], { term: 4, state: 'released' }, null);
+      await ownership.swap(EX, ['Z'], { term: 4, state: 'released' }, { term: 5, state: 'splicing' });
+      return read;
+    };
+    const roles = await c.admit(EX, ['X', 'Z']);
+    expect([roles.get('X'), roles.get('Z')]).toEqual(['owner', 'standby']);
+    expect(Object.fromEntries(await ownership.owners(EX))).toEqual({
+      X: { term: 4, state: 'owned' },
+      Z: { term: 5, state: 'splicing' },
+    });
+  });
+
+  it('deletes the owner entry of a released ticker nobody holds for an hour; one a peer has live stays', async () => {
     const ownership = new MemoryOwnership();
     const f = fakes({ term: 4, alive: [5] });
     const c = controller(f, ownership);
@@ -604,7 +633,7 @@ describe('Controller forget (a ticker the recorder stopped recording)', () => {
     expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'owned' });
   });
 
-  it('keeps a released entry that someone holds again before the day is up, and counts the day afresh after', async () => {
+  it('keeps a released entry that someone holds again before the hour is up, and counts the hour afresh after', async () => {
     const ownership = new MemoryOwnership();
     const f = fakes({ term: 4, alive: [5] });
     const c = controller(f, ownership);
@@ -615,7 +644,7 @@ describe('Controller forget (a ticker the recorder stopped recording)', () => {
     await c.poll();
     await ownership.setLive(EX, 5, [], ['Y']);
     f.advance(UNHELD_KEPT_MS - 1);
-    await c.poll(); // unheld again for 0 ms, not almost two days
+    await c.poll(); // unheld again for 0 ms, not almost two hours
     expect((await ownership.owners(EX)).get('Y')).toEqual({ term: 5, state: 'released' });
     // Claimed between the read and the delete: the compare-and-delete leaves the claim.
     f.advance(UNHELD_KEPT_MS);

@@ -305,16 +305,28 @@ export class Controller {
       const alive = this.aliveCache();
       const unowned: string[] = [];
       const dead: Array<[string, Owner]> = [];
+      const ownBack: Array<[string, Owner]> = [];
       for (const ticker of fresh) {
         const owner = owners.get(ticker);
         if (owner === undefined) unowned.push(ticker);
-        else if (owner.term === this.term) {
+        else if (owner.term === this.term && (owner.state === 'released' || owner.state === 'offered')) {
+          ownBack.push([ticker, owner]);
+        } else if (owner.term === this.term) {
           // Ours from resolveTerm; a claim of ours still splicing is finished by the poll (as a takeover).
           const unfinished = owner.state === 'splicing' && this.claimedFrom.has(key(exchange, ticker));
           this.setRole(exchange, ticker, unfinished ? 'standby' : 'owner');
         } else if (await alive(owner.term)) this.setRole(exchange, ticker, 'standby');
         else if (await this.livePeer(live, ticker, alive)) this.setRole(exchange, ticker, 'standby');
         else dead.push([ticker, owner]);
+      }
+      // Released (or offered) by us and admitted again (a market that came back): owned again here, by compare-and-set,
+      // not at the next poll — a peer may delete an entry nobody held (dropUnheld) meanwhile. Gone: unowned.
+      for (const { from, tickers: group } of groupByValue(ownBack).values()) {
+        const won = new Set(await this.o.ownership.swap(exchange, group, from, { term: this.term, state: 'owned' }));
+        for (const t of group) {
+          if (won.has(t)) this.setRole(exchange, t, 'owner');
+          else unowned.push(t);
+        }
       }
       if (unowned.length > 0) {
         const won = new Set(await this.o.ownership.swap(exchange, unowned, null, { term: this.term, state: 'owned' }));
@@ -503,11 +515,12 @@ export class Controller {
 
   /**
    * Deletes the owner entries of released tickers that no recorder holds — no role here and in no live term's live
-   * set — for UNHELD_KEPT_MS of polls (a day: as long as the releasing term's published ends are kept, far longer
-   * than a restart or a rolling deploy). Without this, every market a venue ever dropped (Kalshi's expire daily)
-   * stayed in the owner hash, which every recorder reads whole each poll. A market that comes back after that is
-   * unowned, and claimed afresh as any new one; what its released owner left is durable. Compare-and-delete: an entry
-   * claimed meanwhile stays. `offered` entries (an owner that lost the book) are left to a peer's takeover.
+   * set — for UNHELD_KEPT_MS of this recorder's polls (an hour: far longer than a restart or a rolling deploy).
+   * Without this, every market a venue ever dropped (Kalshi's expire daily) stayed in the owner hash, which every
+   * recorder reads whole each poll. A market that comes back after that is unowned, and claimed afresh as any new one
+   * (spliced at what landed, as a takeover is; without a hand-over row); what its released owner left is durable.
+   * Compare-and-delete: an entry claimed meanwhile stays. The releaser admitting it again owns it back at once (`admit`),
+   * so a delete cannot come between. `offered` entries (an owner that lost the book) are left to a peer's takeover.
    */
   private async dropUnheld(
     exchange: ExchangeKey,
@@ -525,12 +538,13 @@ export class Controller {
       for (const set of liveSets.values()) live ||= set.has(ticker);
       if (live) continue;
       const since = before?.get(ticker) ?? at;
+      now.set(ticker, since);
       if (at - since >= UNHELD_KEPT_MS) drop.push([ticker, owner]);
-      else now.set(ticker, since);
     }
     this.unheld.set(exchange, now);
     for (const { from, tickers } of groupByValue(drop).values()) {
       const gone = await this.o.ownership.swap(exchange, tickers, from, null);
+      for (const t of tickers) now.delete(t); // deleted, or changed meanwhile (counted afresh if unheld again)
       if (gone.length > 0)
         this.o.logger.info({ exchange, tickers: gone.length }, 'released tickers nobody holds: forgotten');
     }

@@ -6,7 +6,7 @@
  *   owner stopped recording it and made everything durable: a live peer takes it without killing anything),
  *   `offered` (the same after the owner lost the ticker's book: taken like `released`, recorded as an `offer`) or
  *   `splicing` (a new owner is taking it over). Every change is a compare-and-set on the whole value (Lua), so of two
- *   recorders claiming a ticker exactly one wins. A `released` ticker that no recorder holds for a day loses its
+ *   recorders claiming a ticker exactly one wins. A `released` ticker that no recorder holds for an hour loses its
  *   entry (`UNHELD_KEPT_MS`; controller.ts, `dropUnheld`).
  * - `live:{exchange}:{term}` set: the tickers whose book the term's recorder has live (updated in batches), and
  *   `terms:{exchange}`: the terms that published a live set. A peer may be handed a ticker only where it is live.
@@ -90,10 +90,10 @@ export interface Ownership {
 /** How long a released term's published ends are kept. */
 const ENDS_TTL_S = 86_400;
 /**
- * How long a `released` ticker that no recorder holds keeps its owner entry (controller.ts, `dropUnheld`): as long as
- * the releasing term's published ends are kept, far longer than a restart or a rolling deploy takes.
+ * How long a `released` ticker that no recorder holds keeps its owner entry (controller.ts, `dropUnheld`): far longer
+ * than a restart, a rolling deploy or a venue listing's admission take. Counted by each recorder from its own start.
  */
-export const UNHELD_KEPT_MS = ENDS_TTL_S * 1000;
+export const UNHELD_KEPT_MS = 3_600_000;
 
 export class RedisOwnership implements Ownership {
   constructor(
