@@ -216,14 +216,12 @@ class _Deltas:
             self._last_ms = to_ms(row.ts)
         self.ts = self._last_ms
 
-    def close(self) -> None:
-        _close(self._source)
-
 
 def _close(source: Iterator[Any]) -> None:
-    """Closes a generator (its open answer with it); other iterators hold nothing."""
+    """Closes a generator (its open answer with it); other iterators hold nothing. One still running on a thread (an
+    interrupt while the pool waited) is left to the garbage collector."""
     close = getattr(source, "close", None)
-    if close is not None:
+    if close is not None and not getattr(source, "gi_running", False):
         close()
 
 
@@ -255,33 +253,30 @@ def walk(
     books: Iterator[Tuple[int, Recorded]] = (
         iter(()) if no_books else recorded_snapshots(http, exchange, ticker, begin + 1, to, page_size)
     )
-    # The three reads from the book's moment go out together (one round trip, not three): the range's gaps and the
-    # first later snapshot on two threads (the transport is thread-safe), the first deltas here. Every one is over
-    # before a failure among them is raised (the first in that order), so none is left running.
-    deltas: Optional[_Deltas] = None
-    failed: Optional[BaseException] = None
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="depthgate-replay") as pool:
-        found_gaps = pool.submit(gaps_in, http, exchange, ticker, begin, to)
-        first_book = pool.submit(next, books, None)
-        try:
-            deltas = _Deltas(source)
-        except BaseException as err:  # raised below, once the threads are done
-            failed = err
-    error = found_gaps.exception() or failed or first_book.exception()
-    if error is not None:
-        _close(source)
-        _close(books)
-        raise error
-    assert deltas is not None
-    gaps = sorted(
-        (
-            (to_ms(g.from_ts), to_ms(g.to_ts), g)
-            for g in found_gaps.result()
-            if to_ms(g.to_ts) > begin and (to is None or to_ms(g.from_ts) <= to)
-        ),
-        key=lambda x: x[0],
-    )
     try:
+        # The three reads from the book's moment go out together (one round trip, not three): the range's gaps and the
+        # first later snapshot on two threads (the transport is thread-safe), the first deltas here. Every one is over
+        # before a failure among them is raised (the first in that order), so none is left running; an interrupt
+        # (KeyboardInterrupt, SystemExit) is not held back, and the pool's exit waits for the threads.
+        failed: Optional[Exception] = None
+        with ThreadPoolExecutor(max_workers=2, thread_name_prefix="depthgate-replay") as pool:
+            found_gaps = pool.submit(gaps_in, http, exchange, ticker, begin, to)
+            first_book = pool.submit(next, books, None)
+            try:
+                deltas = _Deltas(source)
+            except Exception as err:  # raised below, once the threads are done
+                failed = err
+        error = found_gaps.exception() or failed or first_book.exception()
+        if error is not None:
+            raise error
+        gaps = sorted(
+            (
+                (to_ms(g.from_ts), to_ms(g.to_ts), g)
+                for g in found_gaps.result()
+                if to_ms(g.to_ts) > begin and (to is None or to_ms(g.from_ts) <= to)
+            ),
+            key=lambda x: x[0],
+        )
         next_book = first_book.result()
         gap_index = 0
         #: Inside a gap until this moment (-inf: not in one).
@@ -372,7 +367,7 @@ def walk(
                 pending = int(delta_ts)
             deltas.advance()
     finally:
-        deltas.close()
+        _close(source)
         _close(books)
 
 

@@ -473,6 +473,33 @@ class TogetherTest(unittest.TestCase):
             server.close()
             real.close()
 
+    def test_an_interrupt_while_the_deltas_are_read_is_not_held_back_behind_another_failure(self) -> None:
+        import depthgate.replay as replay_module
+
+        real = FakeHistory(SNAPSHOTS_ROWS, DELTA_ROWS, GAPS)
+
+        def handler(req: Request) -> Reply:
+            if "/coverage/" in req.path:
+                return Reply.json({"error": "forbidden", "message": "no"}, 403)
+            return real.handle(req)
+
+        class Interrupted(replay_module._Deltas):
+            def __init__(self, source: Any) -> None:
+                raise KeyboardInterrupt
+
+        server = Server(handler)
+        client = HistoryClient(server.url)
+        original = replay_module._Deltas
+        replay_module._Deltas = Interrupted  # type: ignore[misc]
+        try:
+            with self.assertRaises(KeyboardInterrupt):
+                list(client.replay("venue_b", "KXT", T0, LAST))
+        finally:
+            replay_module._Deltas = original  # type: ignore[misc]
+            client.close()
+            server.close()
+            real.close()
+
     def test_a_failure_among_them_is_raised_once_the_others_are_over(self) -> None:
         real = FakeHistory(SNAPSHOTS_ROWS, DELTA_ROWS, GAPS)
         refused: List[str] = []
