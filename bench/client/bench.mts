@@ -100,24 +100,13 @@ function rawParse(bytes: Uint8Array): number {
   return n;
 }
 
-/** The client's checked parse of each line alone (no book): the floor of any replay's per-delta work. */
-function loopParse(bytes: Uint8Array): number {
+/**
+ * `parseLine` of every line in a plain loop, and each delta applied to a book from `snapshot`; without a snapshot, the
+ * checked parse alone (no book): the floor of any replay's per-delta work.
+ */
+function loopReplay(bytes: Uint8Array, snapshot?: SnapshotRow[]): number {
   const text = new TextDecoder().decode(bytes);
-  let n = 0;
-  let start = 0;
-  let line = 0;
-  for (;;) {
-    const nl = text.indexOf('\n', start);
-    if (nl < 0) break;
-    if (!('type' in parseLine('delta', text.slice(start, nl), { line: ++line }))) n++;
-    start = nl + 1;
-  }
-  return n;
-}
-
-function loopReplay(bytes: Uint8Array, snapshot: SnapshotRow[]): number {
-  const text = new TextDecoder().decode(bytes);
-  const book = OrderBook.fromSnapshot(snapshot);
+  const book = snapshot && OrderBook.fromSnapshot(snapshot);
   let n = 0;
   let start = 0;
   let line = 0;
@@ -126,12 +115,12 @@ function loopReplay(bytes: Uint8Array, snapshot: SnapshotRow[]): number {
     if (nl < 0) break;
     const item = parseLine('delta', text.slice(start, nl), { line: ++line });
     if (!('type' in item)) {
-      book.apply(item);
+      book?.apply(item);
       n++;
     }
     start = nl + 1;
   }
-  book.settle();
+  book?.settle();
   return n;
 }
 
@@ -177,8 +166,7 @@ async function liveAgainst(path: string, exchange: string, ticker: string, from:
     }
   }
   console.log(
-    `
-Live replay, 40 alternating rounds, medians: the whole replay ${median(whole.this).toFixed(1)} ms against the ` +
+    `\nLive replay, 40 alternating rounds, medians: the whole replay ${median(whole.this).toFixed(1)} ms against the ` +
       `baseline's ${median(whole.baseline).toFixed(1)} (${(median(whole.this) / median(whole.baseline)).toFixed(2)}×); ` +
       `its first event ${median(first.this).toFixed(1)} ms against ${median(first.baseline).toFixed(1)} ` +
       `(${(median(first.this) / median(first.baseline)).toFixed(2)}×).`,
@@ -265,7 +253,7 @@ async function main(): Promise<void> {
     if (loopReplay(deltas, snapshotRows) !== rows) throw new Error('loop replay count changed');
     const c = performance.now() - t;
     t = performance.now();
-    if (loopParse(deltas) !== rows) throw new Error('loop parse count changed');
+    if (loopReplay(deltas) !== rows) throw new Error('loop parse count changed');
     const g = performance.now() - t;
     t = performance.now();
     if ((await clientReplay(memory, exchange, ticker, from, to, false)).moments !== moments) {
