@@ -35,12 +35,22 @@ dg_pid_of() {
 }
 
 # dg_spawn PIDFILE LOGFILE SIGNATURE CMD...: start CMD detached in its own session, output appended to LOGFILE.
+# Returns once the child has exec'd CMD (its command line carries SIGNATURE) or has died: until the exec, the child is
+# a copy of this shell, whose command line lacks the signature, and dg_alive would call a starting server dead (a
+# loaded machine can take longer to exec than a first health check takes to fail).
 dg_spawn() {
-  local pidfile=$1 logfile=$2 sig=$3
+  local pidfile=$1 logfile=$2 sig=$3 pid i
   shift 3
   mkdir -p "$(dirname "$pidfile")" "$(dirname "$logfile")"
   (exec setsid "$@" >>"$logfile" 2>&1 </dev/null) &
-  printf '%s %s\n' "$!" "$sig" >"$pidfile"
+  pid=$!
+  printf '%s %s\n' "$pid" "$sig" >"$pidfile"
+  for ((i = 0; i < 300; i++)); do
+    dg_running "$pid" || return 0
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$sig" && return 0
+    sleep 0.1
+  done
+  dg_log "  warning: pid $pid has not exec'd its command ($sig) within 30 s"
 }
 
 # dg_stop PIDFILE [TIMEOUT_SECONDS]: SIGTERM, wait, then SIGKILL the process group. Removes the pid file.
