@@ -549,7 +549,7 @@ describe('GET /api/{exchange}/replay/{ticker}', () => {
         [subscribe(5, ['trade'], {}), 14],
         [subscribe(6, ['trade'], { market_ticker: 'KXNEVER-RECORDED' }), 16],
         [{ id: 7, cmd: 'unsubscribe', params: { sids: [1] } }, 7],
-        [{ id: 7, cmd: 'list_subscriptions' }, 13],
+        [{ id: 7, cmd: 'update_subscription', params: { sid: 1, action: 'get_snapshot' } }, 13],
         [{ id: 8, cmd: 'dance' }, 5],
       ];
       for (const [i, [message, code]] of cases.entries()) {
@@ -561,10 +561,14 @@ describe('GET /api/{exchange}/replay/{ticker}', () => {
           msg: { code, msg: expect.any(String) },
         });
       }
+      // list_subscriptions is answered as Kalshi answers it: none held yet.
+      c.send({ id: 8, cmd: 'list_subscriptions' });
+      await c.until((m) => m.length > cases.length, 'the subscriptions listed');
+      expect(c.messages[cases.length]).toEqual({ id: 8, type: 'ok', msg: [] });
       c.send(subscribe(9, ['orderbook_delta']));
       await c.untilClosed(30_000);
       expect([c.closeCode, c.closeReason]).toEqual([1000, 'replay finished']);
-      expect(c.messages[cases.length]).toEqual({
+      expect(c.messages[cases.length + 1]).toEqual({
         id: 9,
         type: 'subscribed',
         msg: { channel: 'orderbook_delta', sid: 1 },

@@ -120,6 +120,11 @@ export const kalshiWire = {
     return JSON.stringify({ id, sid, seq, type: 'unsubscribed' });
   },
 
+  /** The answer to `list_subscriptions`: every subscription the connection holds, `{"channel","sid"}` each. */
+  subscriptions(id: unknown, held: readonly { channel: string; sid: number }[]): string {
+    return JSON.stringify({ id, type: 'ok', msg: held.map(({ channel, sid }) => ({ channel, sid })) });
+  },
+
   /** The answer to `update_subscription` [V]: the subscription's markets, with its current `seq`. */
   ok(id: unknown, sid: number, seq: number, tickers: readonly string[]): string {
     return JSON.stringify({ id, sid, seq, type: 'ok', msg: { market_tickers: tickers } });

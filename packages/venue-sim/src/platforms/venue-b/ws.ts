@@ -118,10 +118,6 @@ export class KalshiFeed {
     });
   }
 
-  private reply(conn: FeedConnection, value: unknown): void {
-    this.hub.send(conn, JSON.stringify(value));
-  }
-
   private error(conn: FeedConnection, id: unknown, error: KalshiWsError, detail?: string): void {
     this.hub.send(conn, kalshiWire.refusal(id, error, detail));
   }
@@ -214,11 +210,7 @@ export class KalshiFeed {
         return;
       }
       case 'list_subscriptions':
-        this.reply(conn, {
-          id,
-          type: 'ok',
-          msg: [...state.subs.values()].map((s) => ({ channel: s.channel, sid: s.sid })),
-        });
+        this.hub.send(conn, kalshiWire.subscriptions(id, [...state.subs.values()]));
         return;
       default:
         return this.error(conn, id, ERR.command);

@@ -111,4 +111,41 @@ describe('Kalshi replay protocol', () => {
     expect([t.wanted?.('1'), t.wanted?.()]).toEqual([true, true]);
     expect(p.held()).toBe(1);
   });
+
+  it('list_subscriptions answers the subscriptions still held, by sid, before and after the start (as the simulator)', () => {
+    const p = kalshiSocket.create();
+    const list = (id: number, started: boolean) => {
+      const f = p.frame(JSON.stringify({ id, cmd: 'list_subscriptions' }), false, started);
+      if (f.kind !== 'reply') throw new Error(`not a reply: ${JSON.stringify(f)}`);
+      return f.texts.map((t) => JSON.parse(t) as unknown);
+    };
+    expect(list(1, false)).toEqual([{ id: 1, type: 'ok', msg: [] }]);
+    subscribed(p, 2, ['trade', 'orderbook_delta'], 'T');
+    subscribed(p, 3, ['orderbook_delta'], 'U');
+    expect(list(4, false)).toEqual([
+      {
+        id: 4,
+        type: 'ok',
+        msg: [
+          { channel: 'trade', sid: 1 },
+          { channel: 'orderbook_delta', sid: 2 },
+          { channel: 'orderbook_delta', sid: 3 },
+        ],
+      },
+    ]);
+    p.frame(JSON.stringify({ id: 5, cmd: 'unsubscribe', params: { sids: [2] } }), false, true);
+    expect(list(6, true)).toEqual([
+      {
+        id: 6,
+        type: 'ok',
+        msg: [
+          { channel: 'trade', sid: 1 },
+          { channel: 'orderbook_delta', sid: 3 },
+        ],
+      },
+    ]);
+    // update_subscription stays unsupported: 13.
+    const f = p.frame(JSON.stringify({ id: 7, cmd: 'update_subscription', params: { sid: 1 } }), false, false);
+    expect(f.kind === 'reply' && JSON.parse(f.texts[0] as string)).toMatchObject({ id: 7, msg: { code: 13 } });
+  });
 });

@@ -14,13 +14,17 @@
  *   start the sid leaves the replay, after it nothing more of it is sent (not what was read ahead either), the
  *   market's other sids going on; a market with no sid left is no longer read. 4 no sids, 7 a sid not held.
  *
+ * - `list_subscriptions` (`{"id":3,"cmd":"list_subscriptions"}`), before or after the start, is answered as Kalshi's
+ *   socket and the simulator answer it: `{"id":3,"type":"ok","msg":[{"channel":"orderbook_delta","sid":1},…]}`, the
+ *   subscriptions still held, by sid.
+ *
  * Bad commands get Kalshi's error form (`{"id","type":"error","msg":{"code","msg"}}`, protocols.md §1.6) and the
  * socket stays open: 1 not JSON or not a command (or an `id` nested too deep to be echoed: answered with `id`
  * null), 2 no params, 3 no channels, 8 a channel other than orderbook_delta and trade, 10 depthgate's subscription
  * limit (`depthgate: …`, as the gateway answers its limits), 14 no market, 16 a market
  * never recorded (or outside the key's ticker_prefixes), 11 a window before the start of the caller's window for a
  * market (or more than MAX_MARKETS_PER_SUBSCRIBE markets in one command), 5 an unknown command, 13 a command the
- * replay does not support (update_subscription, list_subscriptions) or a subscribe after the replay started.
+ * replay does not support (update_subscription) or a subscribe after the replay started.
  */
 import { jsonWritable, KALSHI_WS_ERRORS, kalshiWire, type KalshiWsError } from '@depthgate/feeds';
 import type { AppError } from '@depthgate/service-kit';
@@ -38,7 +42,7 @@ import {
 } from '../protocol';
 
 const CHANNELS = new Set(['orderbook_delta', 'trade']);
-const UNSUPPORTED = new Set(['update_subscription', 'list_subscriptions']);
+const UNSUPPORTED = new Set(['update_subscription']);
 
 interface Detail {
   id: unknown;
@@ -56,6 +60,7 @@ const error = (id: unknown, refusal: KalshiWsError, detail?: string): Frame<Deta
 interface Subscription {
   /** The `sid` and its last `seq`, shared with the encoders of its markets. */
   counter: KalshiSubscription;
+  channel: string;
   tickers: string[];
 }
 
@@ -84,9 +89,14 @@ class KalshiProtocol implements ReplayProtocol<Detail> {
     // Every answer echoes the id: one nested too deep to be written back cannot be answered as its command.
     if (!jsonWritable(id)) return error(null, ERR.unprocessable);
     if (cmd === 'unsubscribe') return this.unsubscribe(id, params);
+    if (cmd === 'list_subscriptions') {
+      const held = [...this.subs.values()].map((s) => ({ channel: s.channel, sid: s.counter.sid }));
+      held.sort((a, b) => a.sid - b.sid);
+      return { kind: 'reply', texts: [kalshiWire.subscriptions(id, held)] };
+    }
     if (cmd !== 'subscribe') {
       if (typeof cmd === 'string' && UNSUPPORTED.has(cmd))
-        return error(id, ERR.action, `the replay answers subscribe and unsubscribe only (${cmd})`);
+        return error(id, ERR.action, `the replay answers subscribe, unsubscribe and list_subscriptions only (${cmd})`);
       return error(id, ERR.command);
     }
     if (started) return error(id, ERR.action, 'subscribe before the replay starts');
@@ -153,7 +163,7 @@ class KalshiProtocol implements ReplayProtocol<Detail> {
     for (const channel of channels) {
       // One subscription per channel (its seq shared by its markets), as Kalshi numbers a connection's subscriptions.
       const counter: KalshiSubscription = { sid: this.nextSid++, seq: 0 };
-      this.subs.set(counter.sid, { counter, tickers });
+      this.subs.set(counter.sid, { counter, channel, tickers });
       for (const t of tickers) {
         let m = this.markets.get(t);
         if (!m) this.markets.set(t, (m = { books: [], tradeSids: [] }));
