@@ -7,6 +7,7 @@ error. The same walk, in the same order, as the TypeScript client's ``history-re
 
 from __future__ import annotations
 
+import contextvars
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
@@ -260,8 +261,9 @@ def walk(
         # (KeyboardInterrupt, SystemExit) is not held back, and the pool's exit waits for the threads.
         failed: Optional[Exception] = None
         with ThreadPoolExecutor(max_workers=2, thread_name_prefix="depthgate-replay") as pool:
-            found_gaps = pool.submit(gaps_in, http, exchange, ticker, begin, to)
-            first_book = pool.submit(next, books, None)
+            # Each on a copy of the caller's context, as if called here (a tracer's current span, a log's request id).
+            found_gaps = pool.submit(contextvars.copy_context().run, gaps_in, http, exchange, ticker, begin, to)
+            first_book = pool.submit(contextvars.copy_context().run, next, books, None)
             try:
                 deltas = _Deltas(source)
             except Exception as err:  # raised below, once the threads are done

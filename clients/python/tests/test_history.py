@@ -7,7 +7,7 @@ import threading
 import unittest
 from datetime import timedelta
 from decimal import Decimal
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from depthgate import BookError, DataError, DeltaRow, Gap, HistoryClient, HttpError
 from depthgate.replay import BookEvent, GapEvent, SnapshotEvent
@@ -471,6 +471,33 @@ class TogetherTest(unittest.TestCase):
             client.close()
             direct.close()
             server.close()
+            real.close()
+
+    def test_every_request_runs_in_the_callers_context(self) -> None:
+        # A tracer's current span or a log's request id lives in a contextvars.ContextVar: the requests sent from the
+        # pool's threads must see the caller's, as the one sent from the calling thread does.
+        import contextvars
+
+        request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="none")
+        real = FakeHistory(SNAPSHOTS_ROWS, DELTA_ROWS, GAPS)
+        client = HistoryClient(real.url)
+        seen: List[Tuple[str, str]] = []
+        sent = client.http.request
+
+        def request(target: str, *args: Any, **kwargs: Any) -> Any:
+            seen.append((target.split("?")[0], request_id.get()))
+            return sent(target, *args, **kwargs)
+
+        client.http.request = request  # type: ignore[method-assign]
+        try:
+            request_id.set("req-42")
+            events = list(client.replay("venue_b", "KXT", T0, LAST))
+            self.assertGreater(len(events), 0)
+            paths = {path for path, _ in seen}
+            self.assertTrue({"/api/venue_b/coverage/KXT", "/api/venue_b/deltas/KXT"} <= paths, paths)
+            self.assertEqual({rid for _, rid in seen}, {"req-42"})
+        finally:
+            client.close()
             real.close()
 
     def test_an_interrupt_while_the_deltas_are_read_is_not_held_back_behind_another_failure(self) -> None:
