@@ -145,8 +145,15 @@ describe('Coinbase replay protocol (Exchange feed)', () => {
       'A-USD',
       'B-USD',
     ]);
+    // Its pairs of channels never replayed end nothing; the others are ended (the simulator ends every pair named).
     expect(
-      replies(p.frame(text({ type: 'unsubscribe', product_ids: ['a-usd'], channels: ['matches'] }), false, false)),
+      replies(
+        p.frame(
+          text({ type: 'unsubscribe', product_ids: ['a-usd'], channels: ['matches', 'heartbeat'] }),
+          false,
+          false,
+        ),
+      ),
     ).toEqual([
       {
         type: 'subscriptions',

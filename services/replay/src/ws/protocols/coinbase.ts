@@ -16,11 +16,12 @@
  *   regathered into 50 ms windows; a client that applies batches applies these the same way). A product on both
  *   `level2` and `level2_batch` gets its book messages once.
  * - `unsubscribe` (same form) is answered with the list after it: before the start the pairs leave the replay; after
- *   it, their messages stop (a product none of whose channels is left is no longer read).
+ *   it, their messages stop (a product none of whose channels is left is no longer read). Pairs of `ticker` or
+ *   `heartbeat` (never replayed) end nothing; the frame's other pairs are ended as named.
  *
  * Errors are `{"type":"error","message":"Failed to subscribe","reason":…}`, as the simulator writes them, and the
  * socket stays open; the whole frame is refused: not JSON or another type (`type must be subscribe or unsubscribe`), a
- * channel not of the feed (`X is not a valid channel`), `ticker`/`heartbeat` (not replayed), no pair of channel and
+ * channel not of the feed (`X is not a valid channel`), `ticker`/`heartbeat` in a subscribe (not replayed), no pair of channel and
  * product (`No channels or product ids provided`), a product never recorded or outside the key's `ticker_prefixes`
  * (`X is not a valid product`), a window starting before the caller's for a product (the reason names that start), a
  * subscribe after the replay started; depthgate's own limits (`depthgate: …`, as the gateway's): more than
@@ -81,9 +82,10 @@ class CoinbaseProtocol implements ReplayProtocol<Detail> {
     if ('error' in parsed) return fail(parsed.error);
     const pairs: [Channel, string][] = [];
     for (const [c, p] of parsed.pairs) {
-      if (!(REPLAYED as readonly CoinbaseChannel[]).includes(c))
+      if ((REPLAYED as readonly CoinbaseChannel[]).includes(c)) pairs.push([c as Channel, p]);
+      // An unsubscribe from a channel never replayed (ticker, heartbeat) has nothing to end: its other pairs are.
+      else if (parsed.type === 'subscribe')
         return fail(`${c} is not replayed: the replay serves level2, level2_batch and matches`);
-      pairs.push([c as Channel, p]);
     }
     if (parsed.type === 'unsubscribe') {
       for (const [c, p] of pairs) {
