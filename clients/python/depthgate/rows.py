@@ -313,7 +313,12 @@ def parse_line(kind: Kind[Any], line: str, where: Where) -> Union[Row, Gap, EndL
             return parse_gap(value, where, TradesGap)
         if t == "end":
             count, cursor = value.get("count"), value.get("next_cursor")
-            if not isinstance(count, int) or isinstance(count, bool) or not (cursor is None or isinstance(cursor, str)):
+            if (
+                not isinstance(count, int)
+                or isinstance(count, bool)
+                or count < 0
+                or not (cursor is None or isinstance(cursor, str))
+            ):
                 raise _malformed("an end line without count and next_cursor", where, line)
             return EndLine(count, cursor)
         if t == "trade":

@@ -199,6 +199,7 @@ class RowsTest(Fixture):
             "inside a line": good + '{"ts":"2026-03-26T14:00:01.193Z","seq',
             "a wrong count": good + '{"type":"end","count":2,"next_cursor":null}\n',
             "a line after the end": good + '{"type":"end","count":1,"next_cursor":null}\n' + good,
+            "a count below zero": good + '{"type":"end","count":-1,"next_cursor":null}\n',
         }
         for name, body in bodies.items():
             with self.subTest(name=name), Server(lambda r, b=body: Reply(200, {"Content-Type": "application/x-ndjson"}, [b.encode()], gzip=True)) as server:
@@ -207,7 +208,8 @@ class RowsTest(Fixture):
                     for row in HistoryClient(server.url).deltas("venue_b", "KXT"):
                         rows.append(row)
                 self.assertEqual(len(rows), 1)
-                self.assertEqual(caught.exception.code, "malformed_body" if name == "a line after the end" else "stream_cut")
+                expected = {"a line after the end": "malformed_body", "a count below zero": "malformed_row"}
+                self.assertEqual(caught.exception.code, expected.get(name, "stream_cut"))
 
     def test_arguments_are_checked_before_any_request(self) -> None:
         before = len(self.history.server.requests)

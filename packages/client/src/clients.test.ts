@@ -486,6 +486,11 @@ describe('HistoryClient: rows', () => {
       'stream_cut',
     ],
     [
+      'an end line whose count is not a whole number',
+      ndjsonCase(rows3.map(line).join('') + '{"type":"end","count":2.5,"next_cursor":null}\n'),
+      'malformed_row',
+    ],
+    [
       'a malformed row',
       ndjsonCase(
         line(rows3[0] as DeltaRow) +
@@ -901,6 +906,11 @@ describe('HistoryClient: rule 7 across snapshots and gaps', () => {
     ['a cut digest stream', '{"ts":"TS","levels":3,"digest":"1"}\n{"ts":"TS","lev', 'stream_cut'],
     ['a digest stream without its end line', '', 'stream_cut'],
     ['an end line that miscounts', '{"type":"end","count":2,"next_cursor":null}\n', 'stream_cut'],
+    [
+      'an end line whose count is not a whole number',
+      '{"type":"end","count":-1,"next_cursor":null}\n',
+      'malformed_row',
+    ],
     ['a digest that is not a decimal integer', '{"ts":"TS","levels":3,"digest":"0x12"}\n', 'malformed_row'],
     ['a line that is not JSON', 'nope\n', 'malformed_row'],
     ['a line that is JSON but not an object', 'null\n', 'malformed_row'],

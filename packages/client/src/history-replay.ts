@@ -12,7 +12,7 @@ import { splitLines } from './lines.js';
 import { checkEnd, itemMs, series, type Batch, type LineTaker, type SeriesItem } from './history-series.js';
 import type { ExtraField, MarketEvent, RangeOptions, ReplayEvent } from './history-types.js';
 import { OrderBook } from './order-book.js';
-import { lastParsedTs, parseLine, parseLineAt, type Gap, type SnapshotRow } from './rows.js';
+import { checkEndLine, lastParsedTs, parseLine, parseLineAt, type Gap, type SnapshotRow } from './rows.js';
 import {
   formatTimestamp,
   formatTimestampLike,
@@ -360,12 +360,7 @@ async function* recordedSnapshots(
     if (typeof v !== 'object' || v === null || Array.isArray(v)) {
       throw new DataError('malformed_row', 'a digest line that is not a JSON object', { ...where, text: line });
     }
-    if (v.type === 'end') {
-      if (!Number.isSafeInteger(v.count) || (v.next_cursor !== null && typeof v.next_cursor !== 'string')) {
-        throw new DataError('malformed_body', 'a malformed end line', { ...where, text: line });
-      }
-      return { count: v.count as number, next_cursor: v.next_cursor as string | null };
-    }
+    if (v.type === 'end') return checkEndLine(v, { ...where, text: line });
     const ts = typeof v.ts === 'string' ? parseTimestamp(v.ts) : NaN;
     const levels = v.levels;
     const digest = v.digest;

@@ -347,6 +347,18 @@ function fastSnapshot(text: string, s: number, end: number): SnapshotRow | undef
 }
 
 /**
+ * The `{"type":"end","count","next_cursor"}` line of a stream (rows or book digests): `count` a whole number,
+ * `next_cursor` a string or null. Throws `malformed_row` for anything else.
+ */
+export function checkEndLine(value: Record<string, unknown>, where: DataLocation): EndLine {
+  const { count, next_cursor: next } = value;
+  if (!Number.isSafeInteger(count) || (count as number) < 0 || !(next === null || typeof next === 'string')) {
+    throw malformed('an end line without count and next_cursor', where);
+  }
+  return value as unknown as EndLine;
+}
+
+/**
  * Parses one NDJSON line of a snapshots, deltas or trades stream: a row, a `{"type":"gap",…}` marker or the
  * `{"type":"end",…}` line; among deltas also `{"type":"trade",…}` and `{"type":"trades_gap",…}` lines. Throws
  * `malformed_row` (with the line number in `where`) for anything else.
@@ -387,12 +399,7 @@ export function parseLineAt<K extends LineKind>(
       return trade as StreamLine<K>;
     }
     lastTs = NaN;
-    if (value.type === 'end') {
-      if (typeof value.count !== 'number' || !(value.next_cursor === null || typeof value.next_cursor === 'string')) {
-        throw malformed('an end line without count and next_cursor', at);
-      }
-      return value as unknown as EndLine;
-    }
+    if (value.type === 'end') return checkEndLine(value, at);
     throw malformed(`unknown line type ${JSON.stringify(value.type)}`, at);
   }
   const row = checkRow(kind, value, at);
