@@ -633,6 +633,23 @@ describe('Controller forget (a ticker the recorder stopped recording)', () => {
     expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'owned' });
   });
 
+  it('counts the hour from when a recorder first saw the entry unheld: a restarted recorder does not start it again', async () => {
+    const ownership = new MemoryOwnership();
+    const first = fakes({ term: 4, alive: [5] });
+    await ownership.swap(EX, ['Y'], null, { term: 5, state: 'released' });
+    await controller(first, ownership).poll();
+    // The recorder restarts (a new term) most of an hour later, its clock no further than the wall's.
+    const again = fakes({ term: 6, alive: [5] });
+    again.advance(UNHELD_KEPT_MS - 1);
+    const c = controller(again, ownership);
+    await c.poll();
+    expect((await ownership.owners(EX)).get('Y')).toEqual({ term: 5, state: 'released' }); // not yet
+    again.advance(1);
+    await c.poll();
+    expect((await ownership.owners(EX)).has('Y')).toBe(false);
+    expect(await ownership.unheldSince(EX)).toEqual(new Map());
+  });
+
   it('keeps a released entry that someone holds again before the hour is up, and counts the hour afresh after', async () => {
     const ownership = new MemoryOwnership();
     const f = fakes({ term: 4, alive: [5] });

@@ -178,11 +178,6 @@ export class Controller {
   private readonly deadTermsEnded = new Map<number, { ended: Promise<void>; settled: boolean }>();
   /** Tickers the recorder stopped recording (`forget`), per exchange, until the poll forgets them. */
   private readonly left = new Map<ExchangeKey, Set<string>>();
-  /**
-   * Per exchange, the released tickers that no recorder holds (no role here, in no term's live set), by when
-   * (monotonic) the polls first saw them so: their entries are deleted after UNHELD_KEPT_MS (`dropUnheld`).
-   */
-  private readonly unheld = new Map<ExchangeKey, Map<string, number>>();
   /** Ends of tickers being released, taken when their routing left the writer, until published. */
   private readonly released = new Map<string, LandedEnd>();
   private readonly clock: Clock;
@@ -515,7 +510,9 @@ export class Controller {
 
   /**
    * Deletes the owner entries of released tickers that no recorder holds — no role here and in no live term's live
-   * set — for UNHELD_KEPT_MS of this recorder's polls (an hour: far longer than a restart or a rolling deploy).
+   * set — for UNHELD_KEPT_MS (an hour: far longer than a restart or a rolling deploy), counted from when a recorder's
+   * poll first saw them so (`unheldSince`, shared: a restarted recorder goes on counting; a recorder that holds one
+   * forgets its time, so the hour starts again once nobody does).
    * Without this, every market a venue ever dropped (Kalshi's expire daily) stayed in the owner hash, which every
    * recorder reads whole each poll. A market that comes back after that is unowned, and claimed afresh as any new one
    * (spliced at what landed, as a takeover is; without a hand-over row); what its released owner left is durable.
@@ -528,23 +525,28 @@ export class Controller {
     roles: ReadonlyMap<string, Role>,
     liveSets: ReadonlyMap<number, ReadonlySet<string>>,
   ): Promise<void> {
-    const before = this.unheld.get(exchange);
-    const now = new Map<string, number>();
+    const ownership = this.o.ownership;
+    const since = await ownership.unheldSince(exchange);
+    const unheld = new Set<string>();
+    const add: string[] = [];
     const drop: Array<[string, Owner]> = [];
-    const at = this.clock.monotonic();
+    const at = this.clock.wall();
     for (const [ticker, owner] of owners) {
       if (owner.state !== 'released' || roles.has(ticker)) continue;
       let live = false;
       for (const set of liveSets.values()) live ||= set.has(ticker);
       if (live) continue;
-      const since = before?.get(ticker) ?? at;
-      now.set(ticker, since);
-      if (at - since >= UNHELD_KEPT_MS) drop.push([ticker, owner]);
+      unheld.add(ticker);
+      const first = since.get(ticker);
+      if (first === undefined) add.push(ticker);
+      else if (at - first >= UNHELD_KEPT_MS) drop.push([ticker, owner]);
     }
-    this.unheld.set(exchange, now);
+    const held = [...since.keys()].filter((t) => !unheld.has(t));
+    await ownership.noteUnheld(exchange, add, at, held);
     for (const { from, tickers } of groupByValue(drop).values()) {
-      const gone = await this.o.ownership.swap(exchange, tickers, from, null);
-      for (const t of tickers) now.delete(t); // deleted, or changed meanwhile (counted afresh if unheld again)
+      const gone = await ownership.swap(exchange, tickers, from, null);
+      // Deleted, or changed meanwhile (counted afresh if unheld again).
+      await ownership.noteUnheld(exchange, [], at, tickers);
       if (gone.length > 0)
         this.o.logger.info({ exchange, tickers: gone.length }, 'released tickers nobody holds: forgotten');
     }

@@ -150,6 +150,29 @@ describe('RedisOwnership', () => {
     expect(await own.claim('venue_b', ['X'], null, 5)).toEqual(['X']);
   });
 
+  it('notes when tickers were first seen unheld (the first time stays), forgets them, in batches; the hash expires', async () => {
+    const own = new RedisOwnership(redis, prefix);
+    const many = Array.from({ length: 1201 }, (_, i) => `T${i}`);
+    await own.noteUnheld('venue_b', many, 1000, []);
+    await own.noteUnheld('venue_b', ['T0', 'U'], 2000, ['T1', 'T1200']);
+    const since = await own.unheldSince('venue_b');
+    expect(since.size).toBe(1200);
+    expect([since.get('T0'), since.get('T1199'), since.get('U'), since.has('T1'), since.has('T1200')]).toEqual([
+      1000,
+      1000,
+      2000,
+      false,
+      false,
+    ]);
+    expect(await own.unheldSince('venue_c')).toEqual(new Map());
+    // Unwritten for two hours, the hash goes: its TTL is set at each write.
+    const ttl = await redis.pttl(`${prefix}unheld:venue_b`);
+    expect(ttl).toBeGreaterThan(3_600_000);
+    expect(ttl).toBeLessThanOrEqual(7_200_000);
+    await own.noteUnheld('venue_b', [], 3000, [...since.keys()]);
+    expect(await redis.exists(`${prefix}unheld:venue_b`)).toBe(0);
+  });
+
   it('keeps each term’s live set, in batches, and forgets a term', async () => {
     const own = new RedisOwnership(redis, prefix);
     const many = Array.from({ length: 1201 }, (_, i) => `T${i}`);

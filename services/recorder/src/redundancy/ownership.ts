@@ -8,6 +8,8 @@
  *   `splicing` (a new owner is taking it over). Every change is a compare-and-set on the whole value (Lua), so of two
  *   recorders claiming a ticker exactly one wins. A `released` ticker that no recorder holds for an hour loses its
  *   entry (`UNHELD_KEPT_MS`; controller.ts, `dropUnheld`).
+ * - `unheld:{exchange}` hash: ticker → when a recorder first saw its `released` entry held by none (wall-clock ms),
+ *   shared so that a recorder's restart does not count that hour afresh; it expires when unwritten for two hours.
  * - `live:{exchange}:{term}` set: the tickers whose book the term's recorder has live (updated in batches), and
  *   `terms:{exchange}`: the terms that published a live set. A peer may be handed a ticker only where it is live.
  *
@@ -51,6 +53,17 @@ for i = 3, #ARGV do
 end
 return out`;
 
+/**
+ * First-seen times of unheld tickers: KEYS[1] the hash, ARGV[1] the time, ARGV[2] the hash's TTL (ms), ARGV[3] n,
+ * ARGV[4…3+n] tickers noted at that time unless already noted, the rest tickers forgotten.
+ */
+const NOTE_UNHELD = `
+local n = tonumber(ARGV[3])
+for i = 4, 3 + n do redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[1]) end
+for i = 4 + n, #ARGV do redis.call('HDEL', KEYS[1], ARGV[i]) end
+if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0`;
+
 /** Tickers per script call or SADD/SREM (a script holds Redis while it runs). */
 const BATCH = 500;
 
@@ -85,13 +98,18 @@ export interface Ownership {
    */
   publishEnds(exchange: ExchangeKey, term: number, ends: ReadonlyMap<string, string>): Promise<void>;
   publishedEnds(exchange: ExchangeKey, term: number, tickers: readonly string[]): Promise<Map<string, string>>;
+  /** When each ticker was first seen unheld (controller.ts `dropUnheld`), in wall-clock ms, as every recorder sees it. */
+  unheldSince(exchange: ExchangeKey): Promise<Map<string, number>>;
+  /** Notes `add` first seen unheld at `at` (a time already noted stays) and forgets `forget` (no longer unheld). */
+  noteUnheld(exchange: ExchangeKey, add: readonly string[], at: number, forget: readonly string[]): Promise<void>;
 }
 
 /** How long a released term's published ends are kept. */
 const ENDS_TTL_S = 86_400;
 /**
  * How long a `released` ticker that no recorder holds keeps its owner entry (controller.ts, `dropUnheld`): far longer
- * than a restart, a rolling deploy or a venue listing's admission take. Counted by each recorder from its own start.
+ * than a restart, a rolling deploy or a venue listing's admission take. Counted from when a recorder first saw the
+ * entry unheld (`unheldSince`, in Redis: a restart does not start it again).
  */
 export const UNHELD_KEPT_MS = 3_600_000;
 
@@ -113,14 +131,18 @@ export class RedisOwnership implements Ownership {
     return `${this.prefix}terms:${exchange}`;
   }
 
-  async owners(exchange: ExchangeKey): Promise<Map<string, Owner>> {
-    const all = await this.redis.hgetall(this.ownerKey(exchange));
-    const out = new Map<string, Owner>();
-    for (const [ticker, value] of Object.entries(all)) {
-      const owner = parseOwner(value);
-      if (owner) out.set(ticker, owner);
+  /** A hash's fields whose value `parse` reads (the others left out). */
+  private async hash<T>(key: string, parse: (value: string) => T | undefined): Promise<Map<string, T>> {
+    const out = new Map<string, T>();
+    for (const [field, text] of Object.entries(await this.redis.hgetall(key))) {
+      const value = parse(text);
+      if (value !== undefined) out.set(field, value);
     }
     return out;
+  }
+
+  owners(exchange: ExchangeKey): Promise<Map<string, Owner>> {
+    return this.hash(this.ownerKey(exchange), parseOwner);
   }
 
   async swap(
@@ -181,6 +203,30 @@ export class RedisOwnership implements Ownership {
     await this.redis.srem(this.termsKey(exchange), String(term));
   }
 
+  private unheldKey(exchange: string): string {
+    return `${this.prefix}unheld:${exchange}`;
+  }
+
+  unheldSince(exchange: ExchangeKey): Promise<Map<string, number>> {
+    return this.hash(this.unheldKey(exchange), (text) => (/^\d+$/.test(text) ? Number(text) : undefined));
+  }
+
+  async noteUnheld(
+    exchange: ExchangeKey,
+    add: readonly string[],
+    at: number,
+    forget: readonly string[],
+  ): Promise<void> {
+    const key = this.unheldKey(exchange);
+    const ttl = 2 * UNHELD_KEPT_MS;
+    for (let i = 0; i < add.length; i += BATCH) {
+      const part = add.slice(i, i + BATCH);
+      await this.redis.eval(NOTE_UNHELD, 1, key, String(at), ttl, part.length, ...part);
+    }
+    for (let i = 0; i < forget.length; i += BATCH)
+      await this.redis.eval(NOTE_UNHELD, 1, key, String(at), ttl, 0, ...forget.slice(i, i + BATCH));
+  }
+
   private endsKey(exchange: string, term: number): string {
     return `${this.prefix}ends:${exchange}:${term}`;
   }
@@ -210,6 +256,7 @@ export class RedisOwnership implements Ownership {
 /** The same in memory: one process's view (the controller's tests; the base of the solo mode's). */
 export class MemoryOwnership implements Ownership {
   private readonly owned = new Map<string, Map<string, Owner>>();
+  private readonly unheld = new Map<string, Map<string, number>>();
   private readonly live = new Map<string, Map<number, Set<string>>>();
   private readonly ends = new Map<string, Map<string, string>>();
 
@@ -227,6 +274,18 @@ export class MemoryOwnership implements Ownership {
       if (v !== undefined) out.set(t, v);
     }
     return Promise.resolve(out);
+  }
+
+  unheldSince(exchange: ExchangeKey): Promise<Map<string, number>> {
+    return Promise.resolve(new Map(this.unheld.get(exchange)));
+  }
+
+  noteUnheld(exchange: ExchangeKey, add: readonly string[], at: number, forget: readonly string[]): Promise<void> {
+    let m = this.unheld.get(exchange);
+    if (!m) this.unheld.set(exchange, (m = new Map()));
+    for (const t of add) if (!m.has(t)) m.set(t, at);
+    for (const t of forget) m.delete(t);
+    return Promise.resolve();
   }
 
   private of(exchange: string): Map<string, Owner> {
