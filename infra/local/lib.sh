@@ -25,7 +25,7 @@ dg_alive() {
   read -r pid sig <"$pidfile" || [[ -n ${pid:-} ]] || return 1
   dg_running "$pid" || return 1
   [[ -z $sig ]] && return 0
-  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$sig"
+  { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | grep -qF -- "$sig"
 }
 
 dg_pid_of() {
@@ -47,7 +47,7 @@ dg_spawn() {
   printf '%s %s\n' "$pid" "$sig" >"$pidfile"
   for ((i = 0; i < 300; i++)); do
     dg_running "$pid" || return 0
-    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$sig" && return 0
+    { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | grep -qF -- "$sig" && return 0
     sleep 0.1
   done
   dg_log "  warning: pid $pid has not exec'd its command ($sig) within 30 s"

@@ -18,9 +18,12 @@ describe('dg_spawn (infra/local/lib.sh)', () => {
   it("returns only once the child has exec'd its command, so a starting server is never taken for a dead one", () => {
     // The child's command line lacks the signature ("sleep 11") until it execs, as a forked shell's does: here the
     // exec comes half a second late, standing in for a loaded machine. dg_alive right after dg_spawn must find it.
+    // (The signature is put together at run time: this script's own text, which the child has until its first exec,
+    // must not hold it.)
     const script = `
       source "$LIB"
-      dg_spawn "$DIR/p.pid" "$DIR/p.log" "sleep 11" bash -c 'sleep 0.5; exec sleep "$0$0"' 1
+      sig="sl""eep 11"
+      dg_spawn "$DIR/p.pid" "$DIR/p.log" "$sig" bash -c 'sleep 0.5; exec sleep "$0$0"' 1
       if dg_alive "$DIR/p.pid"; then echo alive; else echo dead; fi
       tr '\\0' ' ' < "/proc/$(dg_pid_of "$DIR/p.pid")/cmdline"; echo
       dg_stop "$DIR/p.pid" 5

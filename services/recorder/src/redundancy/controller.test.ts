@@ -650,6 +650,19 @@ describe('Controller forget (a ticker the recorder stopped recording)', () => {
     expect(await ownership.unheldSince(EX)).toEqual(new Map());
   });
 
+  it('a failure forgetting unheld tickers (Redis) does not hold back the poll’s takeovers', async () => {
+    const ownership = new MemoryOwnership();
+    await ownership.swap(EX, ['X', 'Y'], null, { term: 3, state: 'released' });
+    ownership.unheldSince = () => Promise.reject(new Error('redis gone'));
+    const f = fakes({ term: 4, alive: [3], landed: { X: LANDED } });
+    const c = controller(f, ownership);
+    await c.admit(EX, ['X', 'Y']);
+    f.live.add('X');
+    await c.poll();
+    expect(f.handovers.map((h) => [h.ticker, h.kind, h.fromTerm])).toEqual([['X', 'release', 3]]);
+    expect((await ownership.owners(EX)).get('X')).toEqual({ term: 4, state: 'owned' });
+  });
+
   it('keeps a released entry that someone holds again before the hour is up, and counts the hour afresh after', async () => {
     const ownership = new MemoryOwnership();
     const f = fakes({ term: 4, alive: [5] });

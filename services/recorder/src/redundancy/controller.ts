@@ -438,7 +438,13 @@ export class Controller {
         }
         await this.takeBack(exchange, back, 'released');
         for (const { from, tickers } of groupByValue(take).values()) takeovers.push([exchange, from, tickers]);
-        await this.dropUnheld(exchange, owners, roles, liveSets);
+        // A clean-up: its failure (Redis) must not hold back the rest of the poll (takeovers above all).
+        await this.dropUnheld(exchange, owners, roles, liveSets).catch((err: unknown) =>
+          this.o.logger.warn(
+            { exchange, err: { message: (err as Error).message } },
+            'forgetting unheld tickers failed',
+          ),
+        );
       }
       if (!this.stopping) this.forgetEndedTerms(named);
       // Every exchange's at once: a dead owner's takeovers wait one lease TTL each, not one after another.
@@ -512,7 +518,8 @@ export class Controller {
    * Deletes the owner entries of released tickers that no recorder holds — no role here and in no live term's live
    * set — for UNHELD_KEPT_MS (an hour: far longer than a restart or a rolling deploy), counted from when a recorder's
    * poll first saw them so (`unheldSince`, shared: a restarted recorder goes on counting; a recorder that holds one
-   * forgets its time, so the hour starts again once nobody does).
+   * forgets its time, so the hour starts again once nobody does). The times are the recorders' wall clocks: a clock
+   * behind by Δ makes its peers delete Δ early, which only means an earlier fresh claim if the market comes back.
    * Without this, every market a venue ever dropped (Kalshi's expire daily) stayed in the owner hash, which every
    * recorder reads whole each poll. A market that comes back after that is unowned, and claimed afresh as any new one
    * (spliced at what landed, as a takeover is; without a hand-over row); what its released owner left is durable.
