@@ -18,6 +18,11 @@ dg_running() {
   ! grep -q '^State:[[:space:]]*Z' "/proc/$pid/status" 2>/dev/null
 }
 
+# dg_cmdline_has PID SIGNATURE: the command line of PID holds SIGNATURE (quiet when PID is gone meanwhile).
+dg_cmdline_has() {
+  { tr '\0' ' ' <"/proc/$1/cmdline"; } 2>/dev/null | grep -qF -- "$2"
+}
+
 # dg_alive PIDFILE: the process recorded in PIDFILE runs and is still the one we started.
 dg_alive() {
   local pidfile=$1 pid sig
@@ -25,7 +30,7 @@ dg_alive() {
   read -r pid sig <"$pidfile" || [[ -n ${pid:-} ]] || return 1
   dg_running "$pid" || return 1
   [[ -z $sig ]] && return 0
-  { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | grep -qF -- "$sig"
+  dg_cmdline_has "$pid" "$sig"
 }
 
 dg_pid_of() {
@@ -47,7 +52,7 @@ dg_spawn() {
   printf '%s %s\n' "$pid" "$sig" >"$pidfile"
   for ((i = 0; i < 300; i++)); do
     dg_running "$pid" || return 0
-    { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | grep -qF -- "$sig" && return 0
+    dg_cmdline_has "$pid" "$sig" && return 0
     sleep 0.1
   done
   dg_log "  warning: pid $pid has not exec'd its command ($sig) within 30 s"

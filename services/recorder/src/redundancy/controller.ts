@@ -548,15 +548,15 @@ export class Controller {
       if (first === undefined) add.push(ticker);
       else if (at - first >= UNHELD_KEPT_MS) drop.push([ticker, owner]);
     }
-    const held = [...since.keys()].filter((t) => !unheld.has(t));
-    await ownership.noteUnheld(exchange, add, at, held);
+    // Forgotten: those held now, and those dropped (deleted, or changed meanwhile: counted afresh if unheld again).
+    const forget = [...since.keys()].filter((t) => !unheld.has(t));
     for (const { from, tickers } of groupByValue(drop).values()) {
       const gone = await ownership.swap(exchange, tickers, from, null);
-      // Deleted, or changed meanwhile (counted afresh if unheld again).
-      await ownership.noteUnheld(exchange, [], at, tickers);
+      forget.push(...tickers);
       if (gone.length > 0)
         this.o.logger.info({ exchange, tickers: gone.length }, 'released tickers nobody holds: forgotten');
     }
+    await ownership.noteUnheld(exchange, add, at, forget);
   }
 
   /**

@@ -21,11 +21,11 @@
  *
  * Errors are `{"type":"error","message":"Failed to subscribe","reason":…}`, as the simulator writes them, and the
  * socket stays open; the whole frame is refused: not JSON or another type (`type must be subscribe or unsubscribe`), a
- * channel not of the feed (`X is not a valid channel`), `ticker`/`heartbeat` in a subscribe (not replayed), no pair of channel and
- * product (`No channels or product ids provided`), a product never recorded or outside the key's `ticker_prefixes`
- * (`X is not a valid product`), a window starting before the caller's for a product (the reason names that start), a
- * subscribe after the replay started; depthgate's own limits (`depthgate: …`, as the gateway's): more than
- * MAX_MARKETS_PER_SUBSCRIBE products in one subscribe.
+ * channel not of the feed (`X is not a valid channel`), `ticker`/`heartbeat` in a subscribe (not replayed), no pair of
+ * channel and product (`No channels or product ids provided`), a product never recorded or outside the key's
+ * `ticker_prefixes` (`X is not a valid product`), a window starting before the caller's for a product (the reason names
+ * that start), a subscribe after the replay started; depthgate's own limits (`depthgate: …`, as the gateway's): more
+ * than MAX_MARKETS_PER_SUBSCRIBE products in one subscribe.
  */
 import {
   COINBASE_CHANNELS,

@@ -90,8 +90,8 @@ class KalshiProtocol implements ReplayProtocol<Detail> {
     if (!jsonWritable(id)) return error(null, ERR.unprocessable);
     if (cmd === 'unsubscribe') return this.unsubscribe(id, params);
     if (cmd === 'list_subscriptions') {
+      // By sid: sids are handed out in increasing order and the map keeps its insertion order.
       const held = [...this.subs.values()].map((s) => ({ channel: s.channel, sid: s.counter.sid }));
-      held.sort((a, b) => a.sid - b.sid);
       return { kind: 'reply', texts: [kalshiWire.subscriptions(id, held)] };
     }
     if (cmd !== 'subscribe') {
